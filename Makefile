@@ -1,0 +1,84 @@
+SHELL := bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DELETE_ON_ERROR:
+.DEFAULT_GOAL := help
+MAKEFLAGS += --warn-undefined-variables --no-builtin-rules
+
+GO_MODULES := api backend tools tui
+GO_PACKAGES := $(addprefix ./,$(addsuffix /...,$(GO_MODULES)))
+BIN := bin
+NODE_STAMP := node_modules/.package-lock.json
+PORT ?= 7420
+OFFLINE_PORT ?= 7421
+BUF := node_modules/.bin/buf
+
+.PHONY: help
+help: ## Show this help
+	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-15s\033[0m %s\n", $$1, $$2}'
+
+$(NODE_STAMP): package.json package-lock.json web/package.json
+	npm ci --no-audit --no-fund
+	@touch $@
+
+.PHONY: deps
+deps: $(NODE_STAMP) ## Install the npm packages (buf, protoc-gen-es, the web toolchain)
+
+.PHONY: generate
+generate: $(NODE_STAMP) ## Regenerate Go and TypeScript code from api/
+	rm -rf api/gen web/src/gen
+	$(BUF) generate
+
+.PHONY: checkgenerate
+checkgenerate: $(NODE_STAMP) ## Fail when the committed generated code is stale
+	$(BUF) lint
+	tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	$(BUF) generate -o "$$tmp"; \
+	diff -r api/gen "$$tmp/api/gen" && diff -r web/src/gen "$$tmp/web/src/gen" \
+	  || { echo "generated code is stale: run 'make generate' and commit" >&2; exit 1; }
+
+.PHONY: breaking
+breaking: $(NODE_STAMP) ## Check api/ for breaking changes against main
+	$(BUF) breaking --against '.git#branch=main'
+
+.PHONY: build
+build: $(NODE_STAMP) ## Build the agents binary, the offline model and the web app
+	mkdir -p $(BIN)
+	go build -o $(BIN)/agents ./backend/cmd/agents
+	go build -o $(BIN)/fakellm ./tools/cmd/fakellm
+	npm run --workspace web build
+
+.PHONY: run
+run: build ## Build, then serve the example agents (offline model unless OPENAI_API_KEY is set)
+	PORT=$(PORT) OFFLINE_PORT=$(OFFLINE_PORT) BIN=$(BIN) tools/run-example.sh
+
+.PHONY: test
+test: checkgenerate vet gotest webtest ## Run every check and test
+
+.PHONY: vet
+vet: ## go vet every module
+	go vet $(GO_PACKAGES)
+
+.PHONY: gotest
+gotest: ## go test -race every module
+	go test -race -count=1 $(GO_PACKAGES)
+
+.PHONY: webtest
+webtest: $(NODE_STAMP) ## Type-check and unit-test the web app
+	npm run --workspace web typecheck
+	npm run --workspace web test
+
+.PHONY: bench
+bench: ## Run the benchmarks
+	go test -run '^$$' -bench . -benchmem $(GO_PACKAGES)
+
+.PHONY: lint
+lint: $(NODE_STAMP) ## buf lint, gofmt, go vet, tsc
+	$(BUF) lint
+	@unformatted=$$(gofmt -l $(GO_MODULES)); \
+	  if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
+	go vet $(GO_PACKAGES)
+	npm run --workspace web typecheck
+
+.PHONY: clean
+clean: ## Remove build outputs
+	rm -rf $(BIN) web/dist

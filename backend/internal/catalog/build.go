@@ -1,0 +1,143 @@
+package catalog
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/agents-os/agents/backend/internal/agentfile"
+	"github.com/agents-os/agents/backend/internal/bashtool"
+	"github.com/agents-os/agents/backend/internal/session"
+)
+
+// helperSchema is the parameters of every prompt_agent_<slug> tool.
+var helperSchema = json.RawMessage(`{"type":"object","properties":{"prompt":{"type":"string","description":"What to ask the helper agent."}},"required":["prompt"]}`)
+
+// build turns a loaded set into a snapshot. Scripts are described
+// concurrently (a describe may take a while); an agent whose tools fail to
+// describe keeps the others, and each failure is one load error.
+func build(ctx context.Context, set *agentfile.Set, opts Options) *Snapshot {
+	snap := &Snapshot{bySlug: map[string]*Agent{}, Errors: append([]*agentfile.Error(nil), set.Errors...)}
+	list := set.List()
+	agents := make([]*Agent, len(list))
+	problems := make([][]*agentfile.Error, len(list))
+	var wg sync.WaitGroup
+	for i, a := range list {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			agents[i], problems[i] = buildAgent(ctx, set, a, opts)
+		}()
+	}
+	wg.Wait()
+	for i, a := range agents {
+		snap.Errors = append(snap.Errors, problems[i]...)
+		snap.bySlug[a.Slug] = a
+		snap.sorted = append(snap.sorted, a)
+	}
+	sortErrors(snap.Errors)
+	return snap
+}
+
+func buildAgent(ctx context.Context, set *agentfile.Set, file *agentfile.Agent, opts Options) (*Agent, []*agentfile.Error) {
+	a := &Agent{Agent: file, Model: resolveModel(file, opts), byName: map[string]*Tool{}}
+	var problems []*agentfile.Error
+	report := func(field string, err error) {
+		problems = append(problems, toLoadError(file.File, field, err))
+	}
+
+	var scripts []bashtool.Tool
+	for i, box := range file.BashToolboxes {
+		field := fmt.Sprintf("contents.bashToolboxes[%d]", i)
+		var tools []bashtool.Tool
+		var errs []error
+		switch box.Kind {
+		case agentfile.FileSystemDirectory:
+			tools, errs = bashtool.DescribeDirMatching(ctx, box.Path, box.BasenameFilter)
+		case agentfile.SingleTool:
+			tools, errs = bashtool.DescribeFile(ctx, box.Path)
+		}
+		for _, err := range errs {
+			report(field, err)
+		}
+		scripts = append(scripts, tools...)
+	}
+	if file.ToolDirectory != "" {
+		tools, errs := bashtool.DescribeDir(ctx, file.ToolDirectory)
+		for _, err := range errs {
+			report("contents.toolDirectory", err)
+		}
+		scripts = append(scripts, tools...)
+	}
+	for i := range scripts {
+		s := &scripts[i]
+		a.add(&Tool{Name: s.Name(), Description: s.Description, Parameters: s.Schema(), Kind: session.ToolBash, Source: s.Path, Bash: s}, report)
+	}
+	for _, slug := range file.Helpers {
+		helper := set.Get(slug)
+		if helper == nil {
+			continue // its file did not load; that error is already reported
+		}
+		a.add(&Tool{
+			Name:        HelperToolPrefix + slug,
+			Description: helperDescription(helper),
+			Parameters:  helperSchema,
+			Kind:        session.ToolHelper,
+			Source:      slug,
+			Helper:      slug,
+		}, report)
+	}
+	for _, ct := range file.ClientTools {
+		a.add(&Tool{Name: ct.Name, Description: ct.Description, Parameters: ct.Parameters, Kind: session.ToolClient, Source: "client"}, report)
+	}
+	return a, problems
+}
+
+// add offers a tool unless its name is taken: the model could not tell two
+// tools of one name apart.
+func (a *Agent) add(t *Tool, report func(string, error)) {
+	if prev, dup := a.byName[t.Name]; dup {
+		report("contents", fmt.Errorf("tool %q from %s clashes with the one from %s; the second is not offered", t.Name, t.Source, prev.Source))
+		return
+	}
+	a.byName[t.Name] = t
+	a.Tools = append(a.Tools, t)
+}
+
+func helperDescription(helper *agentfile.Agent) string {
+	if helper.Announce != "" {
+		return helper.Announce
+	}
+	return "Ask the helper agent " + helper.Slug + "."
+}
+
+func resolveModel(file *agentfile.Agent, opts Options) Model {
+	m := Model{Flavor: file.Flavor, URL: file.ModelURL, Name: file.ModelName, APIKeyID: file.APIKeyID}
+	m.KeyPresent = file.APIKeyID == "" || (opts.HasKey != nil && opts.HasKey(file.APIKeyID))
+	if !m.KeyPresent && opts.OfflineModelURL != "" {
+		m.URL = opts.OfflineModelURL
+		m.Offline = true
+	}
+	return m
+}
+
+func toLoadError(file, field string, err error) *agentfile.Error {
+	var fe *agentfile.Error
+	if errors.As(err, &fe) {
+		return fe
+	}
+	return &agentfile.Error{File: file, Field: field, Reason: err.Error()}
+}
+
+// sortErrors orders load errors by file then field so listings are stable.
+func sortErrors(list []*agentfile.Error) {
+	sort.SliceStable(list, func(i, j int) bool {
+		if list[i].File != list[j].File {
+			return list[i].File < list[j].File
+		}
+		return list[i].Field < list[j].Field
+	})
+}

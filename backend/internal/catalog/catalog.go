@@ -1,0 +1,82 @@
+// Package catalog holds the agents the server offers: the agent files as
+// loaded, each with the full list of tools its model is offered (bash tools
+// described from their scripts, helper agents, client tools). A reload swaps
+// the whole catalog at once, so a reader never sees half of one.
+package catalog
+
+import (
+	"context"
+	"sync"
+
+	"github.com/agents-os/agents/backend/internal/agentfile"
+	"github.com/agents-os/agents/backend/internal/errs"
+)
+
+// LoadFunc reads the agent files afresh.
+type LoadFunc func() *agentfile.Set
+
+// Options tune how agents become catalog entries.
+type Options struct {
+	// HasKey reports whether the server holds a value for an API key id.
+	HasKey func(id string) bool
+	// OfflineModelURL, when set, is the model endpoint of every agent whose
+	// API key the server does not hold: the demo and tests run offline.
+	OfflineModelURL string
+}
+
+// Catalog is the current set of agents. It is safe for concurrent use.
+type Catalog struct {
+	load LoadFunc
+	opts Options
+
+	mu   sync.RWMutex
+	snap *Snapshot
+}
+
+// New loads the agents once and returns the catalog.
+func New(ctx context.Context, load LoadFunc, opts Options) *Catalog {
+	c := &Catalog{load: load, opts: opts}
+	c.snap = build(ctx, load(), opts)
+	return c
+}
+
+// Snapshot returns the current agents; it never changes afterwards.
+func (c *Catalog) Snapshot() *Snapshot {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.snap
+}
+
+// Get returns one agent of the current snapshot.
+func (c *Catalog) Get(slug string) (*Agent, error) {
+	return c.Snapshot().Get(slug)
+}
+
+// Reload reads the agent files again, describes their tools and swaps the
+// catalog. Sessions already running keep the *Agent they hold.
+func (c *Catalog) Reload(ctx context.Context) *Snapshot {
+	snap := build(ctx, c.load(), c.opts)
+	c.mu.Lock()
+	c.snap = snap
+	c.mu.Unlock()
+	return snap
+}
+
+// Snapshot is one immutable generation of the catalog.
+type Snapshot struct {
+	bySlug map[string]*Agent
+	sorted []*Agent
+	// Errors has one entry per agent file or tool that could not be loaded.
+	Errors []*agentfile.Error
+}
+
+// Agents returns every agent sorted by slug.
+func (s *Snapshot) Agents() []*Agent { return s.sorted }
+
+// Get returns the agent with this slug, or an unknown_agent error.
+func (s *Snapshot) Get(slug string) (*Agent, error) {
+	if a, ok := s.bySlug[slug]; ok {
+		return a, nil
+	}
+	return nil, errs.NotFound("unknown_agent", "unknown agent %q", slug)
+}

@@ -1,0 +1,66 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"time"
+
+	"connectrpc.com/connect"
+)
+
+// errorInterceptor converts domain errors returned by handlers into Connect
+// errors with a machine code, and logs one line per call with procedure,
+// code and duration. The full text of internal errors goes to the log only.
+type errorInterceptor struct{ log *slog.Logger }
+
+var _ connect.Interceptor = errorInterceptor{}
+
+func (i errorInterceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
+	return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
+		start := time.Now()
+		res, err := next(ctx, req)
+		i.record(ctx, req.Spec().Procedure, start, err)
+		return res, connectError(err)
+	}
+}
+
+func (i errorInterceptor) WrapStreamingClient(next connect.StreamingClientFunc) connect.StreamingClientFunc {
+	return next
+}
+
+func (i errorInterceptor) WrapStreamingHandler(next connect.StreamingHandlerFunc) connect.StreamingHandlerFunc {
+	return func(ctx context.Context, conn connect.StreamingHandlerConn) error {
+		start := time.Now()
+		err := next(ctx, conn)
+		i.record(ctx, conn.Spec().Procedure, start, err)
+		return connectError(err)
+	}
+}
+
+func (i errorInterceptor) record(ctx context.Context, procedure string, start time.Time, err error) {
+	code := "ok"
+	if err != nil {
+		code = connect.CodeOf(connectError(err)).String()
+	}
+	attrs := []slog.Attr{
+		slog.String("procedure", procedure),
+		slog.String("code", code),
+		slog.Duration("duration", time.Since(start)),
+	}
+	if err != nil {
+		attrs = append(attrs, slog.String("error", err.Error()))
+	}
+	i.log.LogAttrs(ctx, logLevel(err), "rpc", attrs...)
+}
+
+// recoverHandler turns a panic in a handler into an internal error and logs
+// its stack, so one bad request never takes the server down.
+func recoverHandler(log *slog.Logger) connect.HandlerOption {
+	return connect.WithRecover(func(ctx context.Context, spec connect.Spec, _ http.Header, p any) error {
+		log.ErrorContext(ctx, "panic in handler", "procedure", spec.Procedure, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+		return connect.NewError(connect.CodeInternal, fmt.Errorf("internal error"))
+	})
+}

@@ -1,0 +1,99 @@
+// Package wire converts between the domain types of the backend and the
+// protobuf messages of api/agents/v1. The server and the runner's event
+// publishing share it, so a domain value has exactly one wire form.
+package wire
+
+import (
+	"fmt"
+
+	"google.golang.org/protobuf/types/known/structpb"
+
+	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/backend/internal/agentfile"
+	"github.com/agents-os/agents/backend/internal/catalog"
+	"github.com/agents-os/agents/backend/internal/session"
+)
+
+// Agent converts a catalog agent to its descriptor. API key values never
+// leave the server; only the key id and whether it is present do.
+func Agent(a *catalog.Agent) *agentsv1.AgentDescriptor {
+	d := &agentsv1.AgentDescriptor{
+		Slug:     a.Slug,
+		Announce: a.Announce,
+		Model: &agentsv1.ModelDescriptor{
+			Flavor:        string(a.Model.Flavor),
+			Url:           a.Model.URL,
+			Name:          a.Model.Name,
+			ApiKeyId:      a.Model.APIKeyID,
+			ApiKeyPresent: a.Model.KeyPresent,
+		},
+		SystemPrompt:     a.SystemPrompt,
+		Helpers:          a.Helpers,
+		File:             a.File,
+		Parent:           a.Parent,
+		MailInToolResult: a.MailInToolResult,
+		MaxSteps:         int32(a.MaxSteps),
+	}
+	for _, t := range a.Tools {
+		d.Tools = append(d.Tools, &agentsv1.ToolDescriptor{
+			Name:        t.Name,
+			Description: t.Description,
+			Parameters:  schemaStruct(t.Parameters),
+			Kind:        ToolKind(t.Kind),
+			Source:      t.Source,
+		})
+	}
+	for _, p := range a.Params {
+		d.Params = append(d.Params, &agentsv1.ParamDescriptor{Name: p.Name, Description: p.Description, Secret: p.Secret, Required: p.Required})
+	}
+	for _, m := range a.MCPServers {
+		target := m.Executable
+		for _, arg := range m.Args {
+			target += " " + arg
+		}
+		d.McpServers = append(d.McpServers, &agentsv1.McpServerDescriptor{Name: m.Name, Transport: "stdio", Target: target})
+	}
+	return d
+}
+
+// LoadErrors converts load problems.
+func LoadErrors(list []*agentfile.Error) []*agentsv1.AgentLoadError {
+	out := make([]*agentsv1.AgentLoadError, 0, len(list))
+	for _, e := range list {
+		reason := e.Reason
+		if e.Line > 0 {
+			reason = fmt.Sprintf("line %d, column %d: %s", e.Line, e.Column, e.Reason)
+		}
+		out = append(out, &agentsv1.AgentLoadError{File: e.File, Field: e.Field, Reason: reason})
+	}
+	return out
+}
+
+// ToolKind converts a tool kind.
+func ToolKind(k session.ToolKind) agentsv1.ToolKind {
+	switch k {
+	case session.ToolBash:
+		return agentsv1.ToolKind_TOOL_KIND_BASH
+	case session.ToolHelper:
+		return agentsv1.ToolKind_TOOL_KIND_HELPER
+	case session.ToolClient:
+		return agentsv1.ToolKind_TOOL_KIND_CLIENT
+	case session.ToolMCP:
+		return agentsv1.ToolKind_TOOL_KIND_MCP
+	case session.ToolSystem:
+		return agentsv1.ToolKind_TOOL_KIND_SYSTEM
+	}
+	return agentsv1.ToolKind_TOOL_KIND_UNSPECIFIED
+}
+
+// schemaStruct decodes a JSON schema into a Struct; a schema that is not a
+// JSON object (the loaders reject those) becomes an empty one.
+func schemaStruct(raw []byte) *structpb.Struct {
+	s := &structpb.Struct{}
+	if len(raw) > 0 {
+		if err := s.UnmarshalJSON(raw); err != nil {
+			return &structpb.Struct{}
+		}
+	}
+	return s
+}

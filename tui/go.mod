@@ -1,0 +1,3 @@
+module github.com/agents-os/agents/tui
+
+go 1.26.0

@@ -1,0 +1,15 @@
+import { defineConfig } from "vitest/config";
+
+// The dev server proxies the API to a local `agents serve` so the app and
+// the API share an origin, as they do when the server serves the build.
+export default defineConfig({
+  server: {
+    proxy: {
+      "/agents.v1.": "http://127.0.0.1:7420",
+      "/v1/": "http://127.0.0.1:7420",
+    },
+  },
+  test: {
+    environment: "node",
+  },
+});
