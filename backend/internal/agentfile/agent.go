@@ -1,0 +1,98 @@
+package agentfile
+
+import "encoding/json"
+
+// Agent is one loaded agent, a root or a helper. Paths are absolute.
+// Treat it as read-only: a Set shares its agents between callers.
+type Agent struct {
+	Slug      string
+	Flavor    Flavor
+	ModelURL  string
+	APIKeyID  string // "" when the model needs no key
+	ModelName string
+	Announce  string
+
+	SystemPrompt []string // one entry per line, as written in the file
+
+	ToolDirectory string // "" if none
+	BashToolboxes []BashToolbox
+	MCPServers    []MCPServer
+
+	// Extensions of this server to the agents-exe format.
+	ClientTools      []ClientTool
+	MailInToolResult bool
+	MaxSteps         int // 0: the runner's default
+	Params           []Param
+
+	// Helpers are the slugs of the direct helper agents, in declaration
+	// order: agent files found in ToolDirectory and in FileSystemDirectory
+	// toolboxes, then extraAgents. Helpers may form cycles, and an agent may
+	// list itself (a recursive agent): walk them with a visited set.
+	Helpers []string
+
+	File   string // absolute path of the agent file
+	Parent string // slug of the agent that first declared it as a helper; "" for roots
+}
+
+// Model is what a model client needs to reach an agent's model.
+type Model struct {
+	Flavor   Flavor
+	BaseURL  string
+	Name     string
+	APIKeyID string
+}
+
+// Model returns the agent's model settings.
+func (a *Agent) Model() Model {
+	return Model{Flavor: a.Flavor, BaseURL: a.ModelURL, Name: a.ModelName, APIKeyID: a.APIKeyID}
+}
+
+// BashToolboxKind is the tag of a bashToolboxes entry.
+type BashToolboxKind string
+
+// The bash toolbox kinds agent files may declare.
+const (
+	// FileSystemDirectory: every executable in a directory is a tool.
+	FileSystemDirectory BashToolboxKind = "FileSystemDirectory"
+	// SingleTool: one executable is a tool.
+	SingleTool BashToolboxKind = "SingleTool"
+)
+
+// BashToolbox is a source of bash tools (programs following the
+// "describe" / "run" protocol).
+type BashToolbox struct {
+	Kind BashToolboxKind
+	Path string // absolute: the directory, or the single executable
+	// BasenameFilter, for FileSystemDirectory only: load only executables
+	// whose file name contains this text ("" loads all).
+	BasenameFilter string
+}
+
+// MCPKindSimpleBinary is the only MCP server kind agent files declare: a
+// program started with arguments, speaking MCP on its stdin and stdout.
+const MCPKindSimpleBinary = "McpSimpleBinary"
+
+// MCPServer is an MCP server an agent uses for tools.
+type MCPServer struct {
+	Kind       string // MCPKindSimpleBinary
+	Name       string
+	Executable string // as written: a name looked up in PATH, or a path
+	Args       []string
+}
+
+// ClientTool is a tool the server does not run: calls to it are deferred to
+// a client, which answers them (see the runner's deferred calls).
+type ClientTool struct {
+	Name        string
+	Description string
+	Parameters  json.RawMessage // a JSON Schema object describing the arguments
+}
+
+// Param is a value the agent needs from whoever starts a session, such as a
+// per-user token. Secret values are never stored or returned.
+type Param struct {
+	Name        string
+	Description string
+	Secret      bool
+	Required    bool
+}

@@ -1,0 +1,124 @@
+package agentfile
+
+import (
+	"encoding/json"
+	"strings"
+)
+
+// emptyParameters is the schema of a client tool that takes no arguments,
+// a new slice each time since callers get to keep it.
+func emptyParameters() json.RawMessage {
+	return json.RawMessage(`{"type":"object","properties":{}}`)
+}
+
+// clientTools reads "clientTools": [{"name", "description", "parameters"}],
+// tools the server defers to a client. "parameters" is the JSON Schema of
+// the arguments; model APIs require it to describe an object.
+func (d *decoder) clientTools(c *object) []ClientTool {
+	raw, ok := c.get("clientTools")
+	if !ok {
+		return nil
+	}
+	var tools []ClientTool
+	seen := map[string]bool{}
+	for i, item := range d.list(c.field("clientTools"), raw) {
+		entry := d.object(index(c.field("clientTools"), i), item)
+		if d.failed() {
+			break
+		}
+		tool := ClientTool{Name: d.requiredString(entry, "name")}
+		switch {
+		case d.failed():
+		case !toolNamePattern.MatchString(tool.Name):
+			d.failf(entry.field("name"), "%q: use 1 to 64 letters, digits, \"-\" or \"_\"", tool.Name)
+		case seen[tool.Name]:
+			d.failf(entry.field("name"), "duplicate client tool %q", tool.Name)
+		}
+		seen[tool.Name] = true
+		tool.Description = d.optionalString(entry, "description")
+		tool.Parameters = d.parametersSchema(entry)
+		d.warnUnread(entry, noIgnoredFields)
+		tools = append(tools, tool)
+	}
+	return tools
+}
+
+// parametersSchema checks the shape model APIs insist on: an object schema,
+// with "properties" an object and "required" a list of names. It does not
+// validate the rest of JSON Schema; the model provider does.
+func (d *decoder) parametersSchema(entry *object) json.RawMessage {
+	raw, ok := entry.get("parameters")
+	if !ok {
+		return emptyParameters()
+	}
+	schema := d.object(entry.field("parameters"), raw)
+	if d.failed() {
+		return nil
+	}
+	if t, ok := schema.get("type"); ok {
+		if kind := d.str(schema.field("type"), t); !d.failed() && kind != "object" {
+			d.failf(schema.field("type"), "must be \"object\" (tool arguments are an object), got %q", kind)
+		}
+	}
+	if props, ok := schema.get("properties"); ok {
+		d.object(schema.field("properties"), props)
+	}
+	if required, ok := schema.get("required"); ok {
+		d.strings(schema.field("required"), required)
+	}
+	return raw
+}
+
+func (d *decoder) maxSteps(c *object) int {
+	raw, ok := c.get("maxSteps")
+	if !ok {
+		return 0
+	}
+	n := d.integer(c.field("maxSteps"), raw)
+	if !d.failed() && n <= 0 {
+		d.failf(c.field("maxSteps"), "must be greater than 0, got %d", n)
+	}
+	return n
+}
+
+// paramFieldNotSupported reports the agents-exe parameter fields this
+// server does not implement: who may set the value, and a default taken
+// from a secret source.
+func paramFieldNotSupported(key string) bool {
+	return key == "scope" || key == "default"
+}
+
+// params reads the declared session parameters from "params" and from
+// "parameters", agents-exe's name for the same list. Both default to
+// secret: false, required: true, as agents-exe does.
+func (d *decoder) params(c *object) []Param {
+	var params []Param
+	seen := map[string]bool{}
+	for _, key := range []string{"params", "parameters"} {
+		raw, ok := c.get(key)
+		if !ok {
+			continue
+		}
+		for i, item := range d.list(c.field(key), raw) {
+			entry := d.object(index(c.field(key), i), item)
+			if d.failed() {
+				return nil
+			}
+			p := Param{Name: d.requiredString(entry, "name")}
+			switch {
+			case d.failed():
+			case strings.ContainsAny(p.Name, " \t\r\n"):
+				d.failf(entry.field("name"), "%q must not contain spaces", p.Name)
+			case seen[p.Name]:
+				d.failf(entry.field("name"), "duplicate parameter %q", p.Name)
+			}
+			seen[p.Name] = true
+			p.Description = d.optionalString(entry, "description")
+			p.Secret = d.optionalBool(entry, "secret", false)
+			p.Required = d.optionalBool(entry, "required", true)
+			d.warnUnread(entry, paramFieldNotSupported)
+			params = append(params, p)
+		}
+	}
+	return params
+}

@@ -1,0 +1,266 @@
+package agentfile
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+)
+
+// AgentTag is the "tag" every agent file carries.
+const AgentTag = "OpenAIAgentDescription"
+
+// maxSlugLength keeps "prompt_agent_<slug>", the tool a parent calls its
+// helper by, within the 64 characters model APIs allow for a tool name.
+const maxSlugLength = 64 - len("prompt_agent_")
+
+var (
+	slugPattern     = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+	toolNamePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+)
+
+// agentsExeOnlyField reports the agents-exe fields this server does not
+// implement. Files using them still load; the fields are reported as
+// warnings.
+func agentsExeOnlyField(key string) bool {
+	switch key {
+	case "builtinToolboxes", "openApiToolboxes", "postgrestToolboxes",
+		"skillSources", "autoEnableSkills", "executionMode",
+		"toolCallPolicy", "toolCallPolicyConfig", "asyncYieldStrategy",
+		"maxConcurrency", "asyncCallTimeoutSeconds":
+		return true
+	}
+	return false
+}
+
+// parsed is one agent file read on its own, before its helpers are found.
+type parsed struct {
+	agent    *Agent
+	extras   []extraRef
+	scanDirs []scanDir
+}
+
+// extraRef is one extraAgents entry.
+type extraRef struct {
+	index   int
+	slug    string // the slug the entry expects the file to have
+	written string // the path as written
+	path    string // absolute
+}
+
+func (r extraRef) pathField() string {
+	return fmt.Sprintf("contents.extraAgents[%d].path", r.index)
+}
+
+func (r extraRef) slugField() string {
+	return fmt.Sprintf("contents.extraAgents[%d].slug", r.index)
+}
+
+// scanDir is a directory whose agent files are helpers of the agent
+// (toolDirectory and FileSystemDirectory toolboxes, as in agents-exe).
+type scanDir struct {
+	field string
+	dir   string
+}
+
+// places says where relative paths in one agent file are resolved.
+type places struct {
+	fileDir string // the agent file's directory: the rule
+	workDir string // the working directory: agents-exe's rule for tool paths
+}
+
+// ParseFile reads one agent file on its own, without loading its helpers
+// (Helpers stays empty). Relative tool paths that exist only under the
+// process working directory are resolved there; see Loader for details.
+func ParseFile(path string) (*Agent, []*Error, error) {
+	return Loader{}.ParseFile(path)
+}
+
+// ParseFile reads one agent file on its own; see the package function.
+// Warnings do not prevent loading; err is an *Error when the file is bad.
+func (l Loader) ParseFile(path string) (*Agent, []*Error, error) {
+	work := l.workDir()
+	abs := absolute(work, path)
+	shown := displayPath(work, abs)
+	data, err := os.ReadFile(abs)
+	if err != nil {
+		return nil, nil, &Error{File: shown, Reason: readReason(err)}
+	}
+	p, warnings, perr, _ := parse(data, abs, work)
+	for _, w := range warnings {
+		w.File = shown
+	}
+	if perr != nil {
+		perr.File = shown
+		return nil, warnings, perr
+	}
+	return p.agent, warnings, nil
+}
+
+// parse reads the agent file at file (absolute) whose content is data.
+// notAgent is set, along with the error, when data is a JSON object with
+// neither "tag" nor "contents": some other kind of JSON file. Errors and
+// warnings come back without File; the caller knows how to show it.
+func parse(data []byte, file, workDir string) (p *parsed, warnings []*Error, err *Error, notAgent bool) {
+	var top map[string]json.RawMessage
+	if jerr := json.Unmarshal(data, &top); jerr != nil {
+		var typ *json.UnmarshalTypeError
+		if errors.As(jerr, &typ) {
+			return nil, nil, &Error{Reason: fmt.Sprintf("must be a JSON object with \"tag\" and \"contents\", got %s", typ.Value)}, true
+		}
+		return nil, nil, JSONError("", data, jerr), false
+	}
+	root := &object{values: top, read: map[string]bool{}}
+	if !root.has("tag") && !root.has("contents") {
+		return nil, nil, &Error{Field: "tag", Reason: fmt.Sprintf("required field is missing: not an agent file (want \"tag\": %q)", AgentTag)}, true
+	}
+
+	d := &decoder{}
+	tag := d.requiredString(root, "tag")
+	if !d.failed() && tag != AgentTag {
+		d.failf("tag", "unknown tag %q (want %q)", tag, AgentTag)
+	}
+	raw, ok := root.get("contents")
+	if !ok {
+		d.failf("contents", "required field is missing")
+	}
+	d.warnUnread(root, noIgnoredFields)
+	p = d.contents(raw, places{fileDir: filepath.Dir(file), workDir: workDir})
+	if d.failed() {
+		return nil, d.warnings, d.err, false
+	}
+	p.agent.File = file
+	return p, d.warnings, nil, false
+}
+
+// contents reads the "contents" object: the agent itself.
+func (d *decoder) contents(raw json.RawMessage, where places) *parsed {
+	c := d.object("contents", raw)
+	if d.failed() {
+		return nil
+	}
+	a := &Agent{}
+	p := &parsed{agent: a}
+
+	a.Slug = d.requiredString(c, "slug")
+	d.checkSlug(c.field("slug"), a.Slug)
+
+	flavor := d.requiredString(c, "flavor")
+	if !d.failed() {
+		f, ok := ParseFlavor(flavor)
+		if !ok {
+			d.failf(c.field("flavor"), "unknown flavor %q (want one of %s)", flavor, flavorList())
+		}
+		a.Flavor = f
+	}
+
+	a.ModelURL = d.requiredString(c, "modelUrl")
+	d.checkModelURL(c.field("modelUrl"), a.ModelURL)
+	a.ModelName = d.requiredString(c, "modelName")
+	a.APIKeyID = d.optionalString(c, "apiKeyId")
+	a.Announce = d.optionalString(c, "announce")
+	a.SystemPrompt = d.systemPrompt(c)
+
+	if written := d.optionalString(c, "toolDirectory"); written != "" {
+		path, info := d.toolPath(c.field("toolDirectory"), written, where)
+		a.ToolDirectory = path
+		if info != nil && info.IsDir() {
+			p.scanDirs = append(p.scanDirs, scanDir{field: c.field("toolDirectory"), dir: path})
+		} else if info != nil {
+			d.warnf(c.field("toolDirectory"), "%q is not a directory", written)
+		}
+	}
+
+	var toolboxDirs []scanDir
+	a.BashToolboxes, toolboxDirs = d.bashToolboxes(c, where)
+	p.scanDirs = append(p.scanDirs, toolboxDirs...)
+	a.MCPServers = d.mcpServers(c)
+	p.extras = d.extraAgents(c, where)
+
+	a.ClientTools = d.clientTools(c)
+	a.MailInToolResult = d.optionalBool(c, "mailInToolResult", false)
+	a.MaxSteps = d.maxSteps(c)
+	a.Params = d.params(c)
+
+	d.warnUnread(c, agentsExeOnlyField)
+	if d.failed() {
+		return nil
+	}
+	return p
+}
+
+func (d *decoder) checkSlug(field, slug string) {
+	if d.failed() {
+		return
+	}
+	switch {
+	case !slugPattern.MatchString(slug):
+		d.failf(field, "%q: use only letters, digits, \"-\" and \"_\" (the slug names the tool prompt_agent_<slug>)", slug)
+	case len(slug) > maxSlugLength:
+		d.failf(field, "%q is %d characters; at most %d fit in the tool name prompt_agent_<slug>", slug, len(slug), maxSlugLength)
+	}
+}
+
+func (d *decoder) checkModelURL(field, raw string) {
+	if d.failed() {
+		return
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		d.failf(field, "%q is not an http:// or https:// URL", raw)
+	}
+}
+
+// systemPrompt reads the prompt lines. A single string is accepted as one
+// line; agents-exe itself requires a list.
+func (d *decoder) systemPrompt(c *object) []string {
+	raw, ok := c.get("systemPrompt")
+	if !ok {
+		return nil
+	}
+	if kindOf(raw) == "string" {
+		return []string{d.str(c.field("systemPrompt"), raw)}
+	}
+	return d.strings(c.field("systemPrompt"), raw)
+}
+
+// toolPath resolves a tool path written in an agent file. The rule is the
+// agent file's directory. agents-exe resolves tool paths against the
+// working directory instead, and its files rely on that; so a path that
+// exists only there is taken from there, with a warning. A path that exists
+// nowhere is kept next to the agent file, with a warning: the tools are
+// described later, and that is where their absence becomes an error.
+func (d *decoder) toolPath(field, written string, where places) (string, os.FileInfo) {
+	if filepath.IsAbs(written) {
+		info, _ := os.Stat(written)
+		if info == nil {
+			d.warnf(field, "%q does not exist", written)
+		}
+		return filepath.Clean(written), info
+	}
+	nextToFile := filepath.Join(where.fileDir, written)
+	if info, err := os.Stat(nextToFile); err == nil {
+		return nextToFile, info
+	}
+	fromWork := filepath.Join(where.workDir, written)
+	if info, err := os.Stat(fromWork); err == nil {
+		d.warnf(field, "%q is not next to the agent file; using %s, relative to the working directory", written, fromWork)
+		return fromWork, info
+	}
+	d.warnf(field, "%q does not exist (looked in %s and %s)", written, where.fileDir, where.workDir)
+	return nextToFile, nil
+}
+
+func readReason(err error) string {
+	var pathErr *os.PathError
+	if errors.As(err, &pathErr) {
+		if errors.Is(err, os.ErrNotExist) {
+			return "file does not exist"
+		}
+		return pathErr.Err.Error()
+	}
+	return err.Error()
+}

@@ -1,0 +1,110 @@
+package bashtool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Bounds of "describe". A description is small and quick to print; a script
+// that does more is broken and must not hold up loading the other tools.
+const (
+	DescribeTimeout        = 10 * time.Second
+	maxDescriptionSize     = 1 << 20
+	maxDescribeStderrShown = 4 << 10
+)
+
+// DescribeError is why a script could not be described.
+type DescribeError struct {
+	Script string // path of the script
+	Err    error
+}
+
+func (e *DescribeError) Error() string { return e.Script + ": describe: " + e.Err.Error() }
+
+func (e *DescribeError) Unwrap() error { return e.Err }
+
+// Describe runs "SCRIPT describe" and validates what it prints. The script
+// runs in its own directory with the server's environment (minus the
+// reserved AGENT_* variables, which only a run has) and is killed after
+// DescribeTimeout or when ctx ends. Errors are *DescribeError.
+func Describe(ctx context.Context, scriptPath string) (Tool, error) {
+	path, err := filepath.Abs(scriptPath)
+	if err != nil {
+		return Tool{}, &DescribeError{Script: scriptPath, Err: err}
+	}
+	fail := func(err error) (Tool, error) { return Tool{}, &DescribeError{Script: path, Err: err} }
+
+	if err := checkExecutableFile(path); err != nil {
+		return fail(err)
+	}
+	env, err := buildEnvironment(Env{}, nil)
+	if err != nil {
+		return fail(err)
+	}
+	out := runProcess(ctx, processSpec{
+		path:      path,
+		args:      []string{"describe"},
+		dir:       filepath.Dir(path),
+		env:       env,
+		timeout:   DescribeTimeout,
+		maxStdout: maxDescriptionSize,
+		maxStderr: maxDescribeStderrShown,
+	})
+	switch out.cause {
+	case stopNotStarted:
+		return fail(out.startErr)
+	case stopTimedOut:
+		return fail(fmt.Errorf("timed out after %s", DescribeTimeout))
+	case stopCancelled:
+		return fail(fmt.Errorf("cancelled: %w", context.Cause(ctx)))
+	}
+	if !out.state.Success() {
+		msg := out.state.String() // "exit status 1", "signal: killed"
+		if stderr := strings.TrimSpace(out.stderr.text()); stderr != "" {
+			msg += ": " + stderr
+		}
+		return fail(errors.New(msg))
+	}
+	if out.stdout.truncated() {
+		return fail(fmt.Errorf("description is larger than %d bytes", maxDescriptionSize))
+	}
+	d, err := parseDescription(out.stdout.kept)
+	if err != nil {
+		return fail(err)
+	}
+	return Tool{
+		Path:            path,
+		Slug:            d.Slug,
+		Description:     d.Description,
+		Args:            d.Args,
+		EmptyResult:     d.EmptyResult,
+		OutputMediaType: d.OutputMediaType,
+	}, nil
+}
+
+// checkExecutableFile gives a clearer error than exec would for the usual
+// mistakes: a wrong path, a directory, a missing chmod +x.
+func checkExecutableFile(path string) error {
+	info, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if !info.Mode().IsRegular() {
+		return errors.New("not a regular file")
+	}
+	if !isExecutable(info) {
+		return errors.New("not executable (chmod +x)")
+	}
+	return nil
+}
+
+// isExecutable looks at the mode bits only; a file executable by someone
+// else but not by the server fails when run, with the system's error.
+func isExecutable(info os.FileInfo) bool {
+	return info.Mode().Perm()&0o111 != 0
+}

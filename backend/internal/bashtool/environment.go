@@ -1,0 +1,124 @@
+package bashtool
+
+import (
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+)
+
+// The variables every run gets. They are reserved: inherited values are
+// dropped, and neither extra variables nor env-mode arguments may set them,
+// so a script can trust they describe the current call.
+const (
+	EnvSessionID  = "AGENT_SESSION_ID"
+	EnvAgentSlug  = "AGENT_SLUG"
+	EnvToolCallID = "AGENT_TOOL_CALL_ID"
+)
+
+func isReservedEnvVar(name string) bool {
+	switch name {
+	case EnvSessionID, EnvAgentSlug, EnvToolCallID:
+		return true
+	}
+	return false
+}
+
+// Env is what a run knows about the call that caused it.
+type Env struct {
+	SessionID  string // AGENT_SESSION_ID
+	AgentSlug  string // AGENT_SLUG
+	ToolCallID string // AGENT_TOOL_CALL_ID
+
+	// Extra variables supplied by the caller (for example session
+	// parameters). They override the server's environment and env-mode
+	// arguments, so the model cannot replace a value the caller set.
+	Extra map[string]string
+
+	// WorkDir is the directory the script runs in; empty means the
+	// directory that contains the script.
+	WorkDir string
+}
+
+// environment is an ordered set of variables; later sets replace earlier
+// ones in place so the result has each name once.
+type environment struct {
+	names  []string
+	values map[string]string
+}
+
+func newEnvironment() *environment {
+	return &environment{values: map[string]string{}}
+}
+
+func (e *environment) set(name, value string) {
+	if _, ok := e.values[name]; !ok {
+		e.names = append(e.names, name)
+	}
+	e.values[name] = value
+}
+
+func (e *environment) list() []string {
+	out := make([]string, 0, len(e.names))
+	for _, n := range e.names {
+		out = append(out, n+"="+e.values[n])
+	}
+	return out
+}
+
+// buildEnvironment layers, lowest priority first: the server's environment
+// (minus reserved names), env-mode arguments, the caller's extra variables,
+// and the reserved variables of the call.
+func buildEnvironment(env Env, argVars map[string]string) ([]string, error) {
+	result := newEnvironment()
+	for _, kv := range os.Environ() {
+		name, value, ok := strings.Cut(kv, "=")
+		if !ok || name == "" || isReservedEnvVar(name) {
+			continue
+		}
+		result.set(name, value)
+	}
+	for _, name := range sortedKeys(argVars) {
+		result.set(name, argVars[name])
+	}
+	for _, name := range sortedKeys(env.Extra) {
+		value := env.Extra[name]
+		if err := checkEnvVar(name, value); err != nil {
+			return nil, err
+		}
+		if isReservedEnvVar(name) {
+			return nil, fmt.Errorf("extra environment variable %s is reserved", name)
+		}
+		result.set(name, value)
+	}
+	for _, reserved := range []struct{ name, value string }{
+		{EnvSessionID, env.SessionID},
+		{EnvAgentSlug, env.AgentSlug},
+		{EnvToolCallID, env.ToolCallID},
+	} {
+		if reserved.value == "" {
+			continue
+		}
+		if err := checkEnvVar(reserved.name, reserved.value); err != nil {
+			return nil, err
+		}
+		result.set(reserved.name, reserved.value)
+	}
+	return result.list(), nil
+}
+
+// checkEnvVar rejects what execve cannot carry or would misparse.
+func checkEnvVar(name, value string) error {
+	if name == "" || strings.ContainsAny(name, "=\x00") {
+		return fmt.Errorf("invalid environment variable name %q", name)
+	}
+	if strings.ContainsRune(value, 0) {
+		return fmt.Errorf("environment variable %s contains a NUL byte", name)
+	}
+	return nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	return slices.Sorted(maps.Keys(m))
+}

@@ -1,0 +1,21 @@
+//go:build unix
+
+package bashtool
+
+import (
+	"os"
+	"os/exec"
+	"syscall"
+)
+
+// startInOwnProcessGroup makes the script the leader of a new process
+// group, so that it and everything it starts can be killed with one signal.
+func startInOwnProcessGroup(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+}
+
+// killProcessGroup sends SIGKILL to every process of the script's group.
+// An empty group (ESRCH) is the normal case after a clean exit.
+func killProcessGroup(p *os.Process) {
+	_ = syscall.Kill(-p.Pid, syscall.SIGKILL)
+}

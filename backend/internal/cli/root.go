@@ -1,0 +1,109 @@
+// Package cli wires the agents command line: one cobra command per
+// subcommand, all sharing the configuration flags of DESIGN §9.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agents-os/agents/backend/internal/config"
+)
+
+// Version is the binary's version, set at build time with
+// -ldflags "-X github.com/agents-os/agents/backend/internal/cli.Version=…".
+var Version = "dev"
+
+// app is the state shared by the subcommands of one invocation.
+type app struct {
+	stdout, stderr io.Writer
+	lookupEnv      func(string) (string, bool)
+	flags          config.Flags
+}
+
+// exitError carries a specific exit status out of a command.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// Execute runs the command line and returns the process exit status.
+func Execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	a := &app{stdout: stdout, stderr: stderr, lookupEnv: os.LookupEnv}
+	root := a.rootCommand()
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return 0
+	}
+	fmt.Fprintln(stderr, "agents:", err)
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	return 1
+}
+
+func (a *app) rootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "agents",
+		Short:         "An agent operating system: agents, sessions and their clients over one protocol",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	pf := root.PersistentFlags()
+	pf.StringVar(&a.flags.ConfigFile, "config", "", "config file (default: agents.json searched upward, then the user config directory)")
+	pf.StringArrayVar(&a.flags.AgentFiles, "agent-file", nil, "agent file to load (repeatable; replaces the config's agent files)")
+	pf.StringVar(&a.flags.Agent, "agent", "", "serve or use only this agent (and its helpers)")
+	pf.StringVar(&a.flags.ParamsFile, "params-file", "", "session params, a JSON object name → value")
+	pf.StringVar(&a.flags.APIKeysFile, "api-keys", "", `API keys file {"keys": [{"id", "value"}]}`)
+	root.AddCommand(a.serveCommand(), a.tuiCommand(), a.runCommand(), a.checkCommand(), a.versionCommand())
+	return root
+}
+
+// resolve combines defaults, the config file and the flags.
+func (a *app) resolve() (*config.Resolved, error) {
+	return config.Resolve(config.Options{LookupEnv: a.lookupEnv, Flags: a.flags})
+}
+
+func (a *app) versionCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			_, err := fmt.Fprintln(a.stdout, "agents", Version)
+			return err
+		},
+	}
+}
+
+// notYet is the honest answer of a subcommand whose feature is not built.
+func notYet(what string) error {
+	return &exitError{code: 2, err: fmt.Errorf("%s is not available in this version", what)}
+}
+
+func (a *app) tuiCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "tui",
+		Short: "Open the terminal UI (embedded server, or --attach to a running one)",
+		RunE:  func(*cobra.Command, []string) error { return notYet("the terminal UI") },
+	}
+}
+
+func (a *app) runCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "run -a SLUG PROMPT",
+		Short: "Run one prompt against an agent and stream the answer to stdout",
+		RunE:  func(*cobra.Command, []string) error { return notYet("agents run") },
+	}
+}

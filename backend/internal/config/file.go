@@ -1,0 +1,159 @@
+package config
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/agents-os/agents/backend/internal/agentfile"
+)
+
+// settings is what a config file says, with paths made absolute.
+type settings struct {
+	AgentsFiles       []string
+	AgentsDirectories []string
+	DB                string
+	Bind              string
+	Port              int
+	APIKeysFile       string
+}
+
+// agentsExeSetting reports the agents-exe config fields about its own
+// features (logs, sessions in files, prompt aliases, the TUI keymap). They
+// are accepted silently so that one file can serve both programs.
+func agentsExeSetting(key string) bool {
+	switch key {
+	case "agentsConfigDir", "agentsLogs", "promptAliases", "selfDescribeSlug",
+		"selfDescribeDescription", "keymap", "sessions":
+		return true
+	}
+	return false
+}
+
+// readSettings reads the config file at path. Relative paths in it are
+// relative to its directory; a leading "~/" is the home directory.
+func readSettings(path string, home func() (string, error)) (settings, []*agentfile.Error, error) {
+	var s settings
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return s, nil, fmt.Errorf("config file %s: %w", path, err)
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(data, &fields); err != nil {
+		if jerr := agentfile.JSONError(path, data, err); jerr.Line > 0 {
+			return s, nil, jerr
+		}
+		return s, nil, &agentfile.Error{File: path, Reason: "must be a JSON object"}
+	}
+	if _, tag := fields["tag"]; tag {
+		if _, contents := fields["contents"]; contents {
+			return s, nil, &agentfile.Error{File: path, Reason: "this is an agent file, not a config file (list it in agentsFiles instead)"}
+		}
+	}
+
+	r := fieldReader{file: path, fields: fields}
+	r.read("agentsFiles", &s.AgentsFiles, "a list of paths")
+	r.read("agentsDirectories", &s.AgentsDirectories, "a list of paths")
+	r.read("db", &s.DB, "a string (a SQLite path or a postgres:// DSN)")
+	r.read("bind", &s.Bind, "a string (an address to listen on)")
+	r.read("port", &s.Port, "a whole number")
+	r.read("apiKeysFile", &s.APIKeysFile, "a string (a path)")
+	if r.err == nil && (s.Port < 0 || s.Port > 65535) {
+		r.err = &agentfile.Error{File: path, Field: "port", Reason: fmt.Sprintf("must be between 1 and 65535, got %d", s.Port)}
+	}
+	if r.err != nil {
+		return settings{}, nil, r.err
+	}
+
+	dir := filepath.Dir(path)
+	resolve := func(p string) (string, error) { return configPath(dir, p, home) }
+	if err := mapPaths(path, "agentsFiles", s.AgentsFiles, resolve); err != nil {
+		return settings{}, nil, err
+	}
+	if err := mapPaths(path, "agentsDirectories", s.AgentsDirectories, resolve); err != nil {
+		return settings{}, nil, err
+	}
+	for _, f := range []struct {
+		field string
+		value *string
+	}{{"db", &s.DB}, {"apiKeysFile", &s.APIKeysFile}} {
+		if *f.value == "" || isDSN(*f.value) {
+			continue
+		}
+		if *f.value, err = resolve(*f.value); err != nil {
+			return settings{}, nil, &agentfile.Error{File: path, Field: f.field, Reason: err.Error()}
+		}
+	}
+	return s, r.unknown(), nil
+}
+
+// fieldReader decodes config fields one by one, keeping the first error.
+type fieldReader struct {
+	file   string
+	fields map[string]json.RawMessage
+	seen   map[string]bool
+	err    *agentfile.Error
+}
+
+func (r *fieldReader) read(key string, into any, want string) {
+	if r.seen == nil {
+		r.seen = map[string]bool{}
+	}
+	r.seen[key] = true
+	raw, ok := r.fields[key]
+	if !ok || r.err != nil {
+		return
+	}
+	if err := json.Unmarshal(raw, into); err != nil {
+		r.err = &agentfile.Error{File: r.file, Field: key, Reason: "must be " + want}
+	}
+}
+
+// unknown reports the fields neither this server nor agents-exe knows.
+func (r *fieldReader) unknown() []*agentfile.Error {
+	var keys []string
+	for key := range r.fields {
+		if !r.seen[key] && !agentsExeSetting(key) {
+			keys = append(keys, key)
+		}
+	}
+	sort.Strings(keys)
+	var warnings []*agentfile.Error
+	for _, key := range keys {
+		warnings = append(warnings, &agentfile.Error{File: r.file, Field: key, Reason: "unknown field; ignored"})
+	}
+	return warnings
+}
+
+func mapPaths(file, field string, paths []string, resolve func(string) (string, error)) error {
+	for i, p := range paths {
+		if strings.TrimSpace(p) == "" {
+			return &agentfile.Error{File: file, Field: fmt.Sprintf("%s[%d]", field, i), Reason: "must not be empty"}
+		}
+		abs, err := resolve(p)
+		if err != nil {
+			return &agentfile.Error{File: file, Field: fmt.Sprintf("%s[%d]", field, i), Reason: err.Error()}
+		}
+		paths[i] = abs
+	}
+	return nil
+}
+
+// configPath resolves a path written in a config file: "~/" is the home
+// directory, other relative paths are relative to the file's directory.
+func configPath(dir, p string, home func() (string, error)) (string, error) {
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		h, err := home()
+		if err != nil {
+			return "", fmt.Errorf("cannot expand ~: %w", err)
+		}
+		return filepath.Join(h, strings.TrimPrefix(p, "~")), nil
+	}
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p), nil
+	}
+	return filepath.Join(dir, p), nil
+}

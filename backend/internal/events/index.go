@@ -1,0 +1,140 @@
+package events
+
+import agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+
+// index holds the live subscribers, bucketed by scope so that fan-out visits
+// only the subscribers an event can match instead of all of them. Buckets are
+// slices (not maps) because Publish iterates them on every event and slice
+// iteration is the cheapest there is; removal is a linear scan, paid only on
+// Close. Not safe for concurrent use; the hub's mutex guards it.
+type index struct {
+	all      []*Subscription
+	owners   map[string][]*Subscription
+	sessions map[string][]*Subscription
+	count    int
+}
+
+func newIndex() index {
+	return index{
+		owners:   make(map[string][]*Subscription),
+		sessions: make(map[string][]*Subscription),
+	}
+}
+
+func (x *index) add(s *Subscription) {
+	switch s.scope.kind {
+	case scopeAll:
+		x.all = append(x.all, s)
+	case scopeOwner:
+		x.owners[s.scope.id] = append(x.owners[s.scope.id], s)
+	case scopeSession:
+		// An empty session id matches nothing, but the subscriber is still
+		// kept so Shutdown and Close treat it like any other.
+		x.sessions[s.scope.id] = append(x.sessions[s.scope.id], s)
+	default:
+		// The zero scope matches nothing; keep it with the empty-session
+		// bucket, which fan-out never visits.
+		x.sessions[""] = append(x.sessions[""], s)
+	}
+	x.count++
+}
+
+func (x *index) remove(s *Subscription) {
+	switch s.scope.kind {
+	case scopeAll:
+		x.all = without(x.all, s)
+	case scopeOwner:
+		setBucket(x.owners, s.scope.id, without(x.owners[s.scope.id], s))
+	case scopeSession:
+		setBucket(x.sessions, s.scope.id, without(x.sessions[s.scope.id], s))
+	default:
+		setBucket(x.sessions, "", without(x.sessions[""], s))
+	}
+	x.count--
+}
+
+// publish offers ev to every subscriber whose scope matches it, dropping the
+// ones it had to cut. It must agree exactly with Scope.Matches.
+func (x *index) publish(ev *agentsv1.Event) {
+	if len(x.all) > 0 {
+		x.all = x.offer(x.all, ev)
+	}
+	if id := ev.GetSessionId(); id != "" {
+		if b, ok := x.sessions[id]; ok {
+			x.offerKeyed(x.sessions, id, b, ev)
+		}
+	}
+	if owner := ev.GetOwner(); owner != "" {
+		if b, ok := x.owners[owner]; ok {
+			x.offerKeyed(x.owners, owner, b, ev)
+		}
+	} else if isServerWide(ev) {
+		// Rare (agents.changed): every owner subscriber gets it.
+		for owner, b := range x.owners {
+			x.offerKeyed(x.owners, owner, b, ev)
+		}
+	}
+}
+
+// offerKeyed offers ev to the bucket m[key] and writes the bucket back only
+// when a cut shrank it, keeping map writes off the common path.
+func (x *index) offerKeyed(m map[string][]*Subscription, key string, b []*Subscription, ev *agentsv1.Event) {
+	if kept := x.offer(b, ev); len(kept) != len(b) {
+		setBucket(m, key, kept)
+	}
+}
+
+// offer delivers ev to each subscriber of bucket and returns the bucket
+// without the subscribers that were cut, compacted in place.
+func (x *index) offer(bucket []*Subscription, ev *agentsv1.Event) []*Subscription {
+	kept := bucket[:0]
+	for _, s := range bucket {
+		if s.offer(ev) {
+			kept = append(kept, s)
+		} else {
+			x.count--
+		}
+	}
+	clear(bucket[len(kept):]) // let cut subscribers be collected
+	return kept
+}
+
+// each calls f for every subscriber.
+func (x *index) each(f func(*Subscription)) {
+	for _, s := range x.all {
+		f(s)
+	}
+	for _, b := range x.owners {
+		for _, s := range b {
+			f(s)
+		}
+	}
+	for _, b := range x.sessions {
+		for _, s := range b {
+			f(s)
+		}
+	}
+}
+
+// setBucket stores b under key, deleting the key once the bucket is empty so
+// that sessions that come and go do not leave the map growing.
+func setBucket(m map[string][]*Subscription, key string, b []*Subscription) {
+	if len(b) == 0 {
+		delete(m, key)
+		return
+	}
+	m[key] = b
+}
+
+// without removes s from b, not preserving order.
+func without(b []*Subscription, s *Subscription) []*Subscription {
+	for i, t := range b {
+		if t == s {
+			last := len(b) - 1
+			b[i] = b[last]
+			b[last] = nil
+			return b[:last]
+		}
+	}
+	return b
+}

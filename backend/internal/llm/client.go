@@ -1,0 +1,363 @@
+package llm
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Defaults for the zero fields of Config.
+const (
+	DefaultMaxAttempts    = 4
+	DefaultBackoffBase    = time.Second
+	DefaultMaxDelay       = time.Minute
+	DefaultRequestTimeout = 10 * time.Minute
+	DefaultIdleTimeout    = 2 * time.Minute
+)
+
+const (
+	maxErrorBody      = 64 << 10
+	maxCompletionBody = 32 << 20
+)
+
+// Config says where a Client sends its requests and how patient it is.
+type Config struct {
+	// BaseURL is the API root, as in agent files' modelUrl
+	// ("https://api.openai.com/v1", "http://localhost:11434/v1");
+	// "/chat/completions" is appended unless it is already there.
+	BaseURL string
+	// APIKey goes out as a bearer token; empty sends none (local servers).
+	APIKey string
+	Flavor Flavor
+	// HTTPClient should have no Timeout of its own: RequestTimeout and
+	// IdleTimeout bound the call. Nil uses a plain client.
+	HTTPClient *http.Client
+	// MaxAttempts counts the first try.
+	MaxAttempts int
+	// BackoffBase is the wait before the first retry; it doubles for each
+	// further one, up to MaxDelay.
+	BackoffBase time.Duration
+	// MaxDelay caps a wait between attempts. A provider asking (Retry-After)
+	// for a longer wait gets no retry: its error goes back to the caller.
+	MaxDelay time.Duration
+	// RequestTimeout bounds a whole call, retries and streaming included.
+	RequestTimeout time.Duration
+	// IdleTimeout bounds the silence between two reads of the response,
+	// including the wait for its first byte.
+	IdleTimeout time.Duration
+	// Logger hears about retries. Nil discards.
+	Logger *slog.Logger
+}
+
+// String keeps the API key out of logs and error messages.
+func (c Config) String() string {
+	return fmt.Sprintf("llm.Config{BaseURL: %q, Flavor: %s, APIKey: %s}", c.BaseURL, c.Flavor, redacted(c.APIKey))
+}
+
+// GoString keeps the API key out of %#v.
+func (c Config) GoString() string { return c.String() }
+
+func redacted(secret string) string {
+	if secret == "" {
+		return `""`
+	}
+	return "[redacted]"
+}
+
+// Client calls one chat-completions endpoint. It is safe for concurrent use.
+type Client struct {
+	endpoint       string
+	apiKey         string
+	flavor         Flavor
+	dialect        dialect
+	http           *http.Client
+	retry          retryPolicy
+	requestTimeout time.Duration
+	idleTimeout    time.Duration
+	log            *slog.Logger
+	// sleep waits between attempts; tests replace it to see the waits
+	// without spending them.
+	sleep func(context.Context, time.Duration) error
+}
+
+// New makes a Client from cfg, filling its zero fields with the defaults.
+func New(cfg Config) (*Client, error) {
+	u, err := url.Parse(cfg.BaseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("llm: base URL %q is not an http(s) URL", cfg.BaseURL)
+	}
+	flavor := cfg.Flavor
+	if flavor == "" {
+		flavor = FlavorOpenAI
+	}
+	if _, err := ParseFlavor(string(flavor)); err != nil {
+		return nil, err
+	}
+	c := &Client{
+		endpoint: endpointFor(u),
+		apiKey:   cfg.APIKey,
+		flavor:   flavor,
+		dialect:  dialectFor(flavor),
+		http:     cfg.HTTPClient,
+		retry: retryPolicy{
+			maxAttempts: orDefault(cfg.MaxAttempts, DefaultMaxAttempts),
+			base:        orDefault(cfg.BackoffBase, DefaultBackoffBase),
+			maxDelay:    orDefault(cfg.MaxDelay, DefaultMaxDelay),
+		},
+		requestTimeout: orDefault(cfg.RequestTimeout, DefaultRequestTimeout),
+		idleTimeout:    orDefault(cfg.IdleTimeout, DefaultIdleTimeout),
+		log:            cfg.Logger,
+		sleep:          sleep,
+	}
+	if c.http == nil {
+		c.http = &http.Client{}
+	}
+	if c.log == nil {
+		c.log = slog.New(slog.DiscardHandler)
+	}
+	return c, nil
+}
+
+// endpointFor appends the chat-completions path to the API root, keeping
+// any query (some gateways want an api-version there).
+func endpointFor(base *url.URL) string {
+	u := *base
+	u.Path = strings.TrimRight(u.Path, "/")
+	if !strings.HasSuffix(u.Path, "/chat/completions") {
+		u.Path += "/chat/completions"
+	}
+	u.RawPath = ""
+	return u.String()
+}
+
+func orDefault[T int | time.Duration](v, def T) T {
+	if v <= 0 {
+		return def
+	}
+	return v
+}
+
+// Flavor is the dialect the client speaks.
+func (c *Client) Flavor() Flavor { return c.flavor }
+
+// String names the client without its key.
+func (c *Client) String() string {
+	return fmt.Sprintf("llm.Client{%s %s}", c.flavor, c.endpoint)
+}
+
+// Stream sends req with streaming on and calls onDelta, from the calling
+// goroutine and in order, for each piece of text, thinking or tool call
+// progress; onDelta should not block, as its time counts against the idle
+// timeout. It returns the assembled Response.
+//
+// Failures before any delta was delivered are retried (see Config); after
+// one was, the error wraps ErrInterrupted and the Response holds what had
+// arrived. On cancellation of ctx the error wraps the context's cause.
+func (c *Client) Stream(ctx context.Context, req Request, onDelta func(Delta)) (Response, error) {
+	return c.call(ctx, req, true, onDelta)
+}
+
+// Complete sends req without streaming and returns the whole answer.
+func (c *Client) Complete(ctx context.Context, req Request) (Response, error) {
+	return c.call(ctx, req, false, nil)
+}
+
+func (c *Client) call(ctx context.Context, req Request, stream bool, onDelta func(Delta)) (Response, error) {
+	body, err := encodeRequest(c.dialect, req, stream)
+	if err != nil {
+		return Response{}, err
+	}
+	ctx, cancel := context.WithTimeoutCause(ctx, c.requestTimeout, ErrRequestTimeout)
+	defer cancel()
+
+	delivered := false
+	emit := func(d Delta) {
+		delivered = true
+		if onDelta != nil {
+			onDelta(d)
+		}
+	}
+	for attempt := 1; ; attempt++ {
+		resp, err := c.attempt(ctx, body, stream, emit)
+		switch {
+		case err == nil:
+			return resp, nil
+		case ctx.Err() != nil:
+			return resp, err
+		case delivered:
+			return resp, fmt.Errorf("%w: %w", ErrInterrupted, err)
+		}
+		wait, retry := c.retry.wait(ctx, attempt, err)
+		if !retry {
+			return resp, err
+		}
+		c.log.LogAttrs(ctx, slog.LevelWarn, "llm call failed, retrying",
+			slog.String("endpoint", c.endpoint), slog.Int("attempt", attempt),
+			slog.Duration("wait", wait), slog.String("error", err.Error()))
+		if err := c.sleep(ctx, wait); err != nil {
+			return Response{}, contextFailure(err)
+		}
+	}
+}
+
+// attempt is one HTTP exchange. Its context carries the idle timer, which
+// every read of the response pushes back.
+func (c *Client) attempt(ctx context.Context, body []byte, stream bool, emit func(Delta)) (Response, error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	idle := startIdleTimer(c.idleTimeout, func() { cancel(ErrIdleTimeout) })
+	defer idle.stop()
+
+	httpReq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint, bytes.NewReader(body))
+	if err != nil {
+		return Response{}, fmt.Errorf("llm: build request: %w", err)
+	}
+	httpReq.Header.Set("Content-Type", "application/json")
+	httpReq.Header.Set("Accept", "application/json")
+	if stream {
+		httpReq.Header.Set("Accept", "text/event-stream")
+	}
+	if c.apiKey != "" {
+		httpReq.Header.Set("Authorization", "Bearer "+c.apiKey)
+	}
+
+	httpResp, err := c.http.Do(httpReq)
+	if err != nil {
+		return Response{}, attemptFailure(ctx, fmt.Errorf("llm: send request: %w", err))
+	}
+	defer httpResp.Body.Close()
+	idle.touch()
+
+	if httpResp.StatusCode < 200 || httpResp.StatusCode > 299 {
+		// A body cut short still says more than none: keep what arrived.
+		errBody, _ := io.ReadAll(io.LimitReader(httpResp.Body, maxErrorBody))
+		return Response{}, newAPIError(httpResp.StatusCode, errBody, httpResp.Header, c.apiKey, time.Now())
+	}
+
+	respBody := &activityReader{r: httpResp.Body, idle: idle}
+	var resp Response
+	// A server may ignore stream:true and answer with one JSON document.
+	if stream && !isJSON(httpResp.Header.Get("Content-Type")) {
+		resp, err = c.readStream(respBody, httpResp.StatusCode, emit)
+	} else {
+		resp, err = c.readWhole(respBody, httpResp.StatusCode, emit)
+	}
+	if err != nil {
+		return resp, attemptFailure(ctx, err)
+	}
+	return resp, nil
+}
+
+// readStream folds a server-sent event stream into a Response.
+func (c *Client) readStream(body io.Reader, status int, emit func(Delta)) (Response, error) {
+	asm := newAssembler(emit)
+	events := newSSEReader(body)
+	for {
+		data, err := events.next()
+		if errors.Is(err, io.EOF) {
+			// Some servers end without [DONE]; a finish reason says the
+			// completion is whole all the same.
+			if asm.finishReason == "" {
+				return asm.response(), ErrTruncated
+			}
+			return asm.response(), nil
+		}
+		if err != nil {
+			return asm.response(), fmt.Errorf("llm: read stream: %w", err)
+		}
+		data = bytes.TrimSpace(data)
+		if len(data) == 0 {
+			continue
+		}
+		if bytes.Equal(data, []byte("[DONE]")) {
+			return asm.response(), nil
+		}
+		var chunk wireChunk
+		if err := json.Unmarshal(data, &chunk); err != nil {
+			return asm.response(), fmt.Errorf("llm: malformed stream chunk: %w", err)
+		}
+		if chunk.hasError() {
+			return asm.response(), newAPIError(status, data, nil, c.apiKey, time.Now())
+		}
+		asm.add(chunk)
+	}
+}
+
+// readWhole reads a non-streamed completion.
+func (c *Client) readWhole(body io.Reader, status int, emit func(Delta)) (Response, error) {
+	data, err := io.ReadAll(io.LimitReader(body, maxCompletionBody))
+	if err != nil {
+		return Response{}, fmt.Errorf("llm: read response: %w", err)
+	}
+	var completion wireChunk
+	if err := json.Unmarshal(data, &completion); err != nil {
+		return Response{}, fmt.Errorf("llm: malformed completion: %w", err)
+	}
+	if completion.hasError() {
+		return Response{}, newAPIError(status, data, nil, c.apiKey, time.Now())
+	}
+	if len(completion.Choices) == 0 {
+		return Response{}, errors.New("llm: completion has no choices")
+	}
+	asm := newAssembler(emit)
+	asm.add(completion)
+	return asm.response(), nil
+}
+
+// attemptFailure explains a failed exchange. When the exchange's context
+// ended, its cause (the idle timer, the request timeout, the caller's
+// cancellation) is the real error, not the broken read it led to.
+func attemptFailure(ctx context.Context, err error) error {
+	if cause := context.Cause(ctx); cause != nil {
+		return contextFailure(cause)
+	}
+	return err
+}
+
+func contextFailure(cause error) error {
+	if errors.Is(cause, ErrIdleTimeout) || errors.Is(cause, ErrRequestTimeout) {
+		return cause
+	}
+	return fmt.Errorf("llm: call ended: %w", cause)
+}
+
+func isJSON(contentType string) bool {
+	mediaType, _, err := mime.ParseMediaType(contentType)
+	return err == nil && mediaType == "application/json"
+}
+
+// idleTimer fires when nothing happened for its duration.
+type idleTimer struct {
+	t *time.Timer
+	d time.Duration
+}
+
+func startIdleTimer(d time.Duration, fire func()) *idleTimer {
+	return &idleTimer{t: time.AfterFunc(d, fire), d: d}
+}
+
+func (i *idleTimer) touch() { i.t.Reset(i.d) }
+func (i *idleTimer) stop()  { i.t.Stop() }
+
+// activityReader pushes the idle timer back whenever data arrives.
+type activityReader struct {
+	r    io.Reader
+	idle *idleTimer
+}
+
+func (a *activityReader) Read(p []byte) (int, error) {
+	n, err := a.r.Read(p)
+	if n > 0 {
+		a.idle.touch()
+	}
+	return n, err
+}

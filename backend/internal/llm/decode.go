@@ -1,0 +1,303 @@
+package llm
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/json"
+	"strings"
+)
+
+// wireChunk is one streamed chunk or, with Message instead of Delta in its
+// choice, a whole non-streamed completion. Fields that providers fill in
+// different shapes are kept raw and read leniently.
+type wireChunk struct {
+	Model   string          `json:"model"`
+	Choices []wireChoice    `json:"choices"`
+	Usage   *wireUsage      `json:"usage"`
+	Error   json.RawMessage `json:"error"`
+}
+
+func (c wireChunk) hasError() bool {
+	return len(c.Error) > 0 && !bytes.Equal(c.Error, []byte("null"))
+}
+
+type wireChoice struct {
+	Index        int        `json:"index"`
+	Delta        *wireDelta `json:"delta"`
+	Message      *wireDelta `json:"message"`
+	FinishReason *string    `json:"finish_reason"`
+	// Usage inside the choice is where Moonshot puts it in its last chunk.
+	Usage *wireUsage `json:"usage"`
+}
+
+type wireDelta struct {
+	// Content is a string, or (Mistral's reasoning models) a list of typed
+	// parts among which "thinking" ones carry the reasoning.
+	Content json.RawMessage `json:"content"`
+	// ReasoningContent (DeepSeek, Kimi, vLLM) and Reasoning (Ollama,
+	// OpenRouter, newer vLLM) are the same thing under two names.
+	ReasoningContent json.RawMessage     `json:"reasoning_content"`
+	Reasoning        json.RawMessage     `json:"reasoning"`
+	ToolCalls        []wireToolCallDelta `json:"tool_calls"`
+}
+
+type wireToolCallDelta struct {
+	// Index is missing from some providers' deltas.
+	Index    *int   `json:"index"`
+	ID       string `json:"id"`
+	Function struct {
+		Name string `json:"name"`
+		// Arguments is a JSON string of JSON text, or from a few servers
+		// the object itself.
+		Arguments json.RawMessage `json:"arguments"`
+	} `json:"function"`
+}
+
+// wireUsage gathers every usage field seen in the wild.
+type wireUsage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	InputTokens      int `json:"input_tokens"`
+	OutputTokens     int `json:"output_tokens"`
+	// CachedTokens at the top level is Kimi's; PromptCacheHitTokens is
+	// DeepSeek's; NumCachedTokens is Mistral's.
+	CachedTokens         int `json:"cached_tokens"`
+	PromptCacheHitTokens int `json:"prompt_cache_hit_tokens"`
+	NumCachedTokens      int `json:"num_cached_tokens"`
+	ReasoningTokens      int `json:"reasoning_tokens"`
+	PromptTokensDetails  *struct {
+		CachedTokens int `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
+	CompletionTokensDetails *struct {
+		ReasoningTokens int `json:"reasoning_tokens"`
+	} `json:"completion_tokens_details"`
+}
+
+func (u *wireUsage) usage() Usage {
+	if u == nil {
+		return Usage{}
+	}
+	out := Usage{
+		PromptTokens:     firstSet(u.PromptTokens, u.InputTokens),
+		CompletionTokens: firstSet(u.CompletionTokens, u.OutputTokens),
+		CachedTokens:     firstSet(u.CachedTokens, u.PromptCacheHitTokens, u.NumCachedTokens),
+		ReasoningTokens:  u.ReasoningTokens,
+	}
+	if d := u.PromptTokensDetails; d != nil && d.CachedTokens != 0 {
+		out.CachedTokens = d.CachedTokens
+	}
+	if d := u.CompletionTokensDetails; d != nil && d.ReasoningTokens != 0 {
+		out.ReasoningTokens = d.ReasoningTokens
+	}
+	return out
+}
+
+// firstSet is the first of values that is not the zero value.
+func firstSet[T comparable](values ...T) T {
+	var zero T
+	for _, v := range values {
+		if v != zero {
+			return v
+		}
+	}
+	return zero
+}
+
+// assembler folds chunks into a Response, handing each new piece of output
+// to emit as it goes.
+type assembler struct {
+	emit         func(Delta)
+	text         strings.Builder
+	thinking     strings.Builder
+	calls        []*partialCall
+	byIndex      map[int]int // provider's tool call index → position in calls
+	finishReason string
+	usage        *wireUsage
+	model        string
+}
+
+type partialCall struct {
+	id   string
+	name string
+	args strings.Builder
+}
+
+func newAssembler(emit func(Delta)) *assembler {
+	if emit == nil {
+		emit = func(Delta) {}
+	}
+	return &assembler{emit: emit, byIndex: map[int]int{}}
+}
+
+func (a *assembler) add(c wireChunk) {
+	if c.Model != "" {
+		a.model = c.Model
+	}
+	if c.Usage != nil {
+		a.usage = c.Usage
+	}
+	for _, choice := range c.Choices {
+		if choice.Index != 0 {
+			continue // only one completion is ever asked for
+		}
+		if choice.Usage != nil {
+			a.usage = choice.Usage
+		}
+		if d := choice.Delta; d != nil {
+			a.addDelta(*d)
+		}
+		if m := choice.Message; m != nil {
+			a.addDelta(*m)
+		}
+		if choice.FinishReason != nil && *choice.FinishReason != "" {
+			a.finishReason = *choice.FinishReason
+		}
+	}
+}
+
+func (a *assembler) addDelta(d wireDelta) {
+	thinking, _ := jsonString(d.ReasoningContent)
+	if thinking == "" {
+		thinking, _ = jsonString(d.Reasoning)
+	}
+	text, partThinking := contentText(d.Content)
+	a.addThinking(thinking)
+	a.addThinking(partThinking)
+	if text != "" {
+		a.text.WriteString(text)
+		a.emit(Delta{Text: text})
+	}
+	for _, tc := range d.ToolCalls {
+		a.addToolCall(tc)
+	}
+}
+
+func (a *assembler) addThinking(s string) {
+	if s == "" {
+		return
+	}
+	a.thinking.WriteString(s)
+	a.emit(Delta{Thinking: s})
+}
+
+func (a *assembler) addToolCall(tc wireToolCallDelta) {
+	pos := a.slotFor(tc)
+	call := a.calls[pos]
+	if call.id == "" {
+		call.id = tc.ID
+	}
+	// Most providers send the name once; some repeat it in every delta, a
+	// few split it. Appending only what differs serves all three.
+	if name := tc.Function.Name; name != "" && name != call.name {
+		call.name += name
+	}
+	args := jsonText(tc.Function.Arguments)
+	call.args.WriteString(args)
+	a.emit(Delta{ToolCall: &ToolCallProgress{Index: pos, ID: call.id, Name: call.name, ArgumentsDelta: args}})
+}
+
+// slotFor finds the call a tool call delta continues, or starts a new one.
+func (a *assembler) slotFor(tc wireToolCallDelta) int {
+	if tc.Index != nil {
+		pos, ok := a.byIndex[*tc.Index]
+		// A different id under a known index is a new call from a provider
+		// that numbers every call 0.
+		if ok && (tc.ID == "" || a.calls[pos].id == "" || a.calls[pos].id == tc.ID) {
+			return pos
+		}
+		pos = a.newCall()
+		a.byIndex[*tc.Index] = pos
+		return pos
+	}
+	if tc.ID != "" {
+		for pos, c := range a.calls {
+			if c.id == tc.ID {
+				return pos
+			}
+		}
+		return a.newCall()
+	}
+	// Neither index nor id: continue the last call, unless it is complete
+	// and this delta names a function, which starts the next call.
+	last := len(a.calls) - 1
+	if last < 0 {
+		return a.newCall()
+	}
+	if tc.Function.Name != "" && a.calls[last].name != "" && json.Valid([]byte(a.calls[last].args.String())) {
+		return a.newCall()
+	}
+	return last
+}
+
+func (a *assembler) newCall() int {
+	a.calls = append(a.calls, &partialCall{})
+	return len(a.calls) - 1
+}
+
+// response is what was assembled so far. Calls that never got an id from
+// the provider get one here, since tool results must name the call.
+func (a *assembler) response() Response {
+	r := Response{
+		Text:         a.text.String(),
+		Thinking:     a.thinking.String(),
+		FinishReason: a.finishReason,
+		Usage:        a.usage.usage(),
+		Model:        a.model,
+	}
+	for _, c := range a.calls {
+		if c.id == "" {
+			c.id = "call_" + rand.Text()
+		}
+		r.ToolCalls = append(r.ToolCalls, ToolCall{
+			ID:        c.id,
+			Name:      c.name,
+			Arguments: argumentsOrEmptyObject(c.args.String()),
+		})
+	}
+	return r
+}
+
+// jsonString reads raw as a JSON string; anything else (null, missing, an
+// object) gives false.
+func jsonString(raw json.RawMessage) (string, bool) {
+	if len(raw) == 0 || raw[0] != '"' {
+		return "", false
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", false
+	}
+	return s, true
+}
+
+// contentText reads message content as text and thinking: a plain string is
+// text; a list of parts contributes its "text" parts to text and its
+// "thinking" parts (each a string or a list of text parts) to thinking.
+func contentText(raw json.RawMessage) (text, thinking string) {
+	if s, ok := jsonString(raw); ok {
+		return s, ""
+	}
+	var parts []struct {
+		Type     string          `json:"type"`
+		Text     string          `json:"text"`
+		Thinking json.RawMessage `json:"thinking"`
+	}
+	if len(raw) == 0 || raw[0] != '[' || json.Unmarshal(raw, &parts) != nil {
+		return "", ""
+	}
+	var tb, hb strings.Builder
+	for _, p := range parts {
+		switch p.Type {
+		case "text":
+			tb.WriteString(p.Text)
+		case "thinking":
+			if s, ok := jsonString(p.Thinking); ok {
+				hb.WriteString(s)
+				continue
+			}
+			inner, _ := contentText(p.Thinking)
+			hb.WriteString(inner)
+		}
+	}
+	return tb.String(), hb.String()
+}

@@ -1,0 +1,227 @@
+package llm
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// The request body of POST /chat/completions. Optional fields are pointers or
+// omitempty so that a field a flavor leaves out is absent, not zero: strict
+// providers reject unknown or unexpected keys.
+type wireRequest struct {
+	Model               string             `json:"model"`
+	Messages            []wireMessage      `json:"messages"`
+	Tools               []wireTool         `json:"tools,omitempty"`
+	ToolChoice          string             `json:"tool_choice,omitempty"`
+	ParallelToolCalls   *bool              `json:"parallel_tool_calls,omitempty"`
+	Stream              bool               `json:"stream,omitempty"`
+	StreamOptions       *wireStreamOptions `json:"stream_options,omitempty"`
+	Temperature         *float64           `json:"temperature,omitempty"`
+	MaxTokens           int                `json:"max_tokens,omitempty"`
+	MaxCompletionTokens int                `json:"max_completion_tokens,omitempty"`
+	PromptCacheKey      string             `json:"prompt_cache_key,omitempty"`
+	Thinking            *wireThinking      `json:"thinking,omitempty"`
+}
+
+type wireStreamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
+}
+
+type wireThinking struct {
+	Type         string `json:"type"`
+	BudgetTokens int    `json:"budget_tokens"`
+}
+
+type wireMessage struct {
+	Role             string         `json:"role"`
+	Content          wireContent    `json:"content"`
+	ToolCalls        []wireToolCall `json:"tool_calls,omitempty"`
+	ToolCallID       string         `json:"tool_call_id,omitempty"`
+	ReasoningContent *string        `json:"reasoning_content,omitempty"`
+}
+
+// wireContent is a message's content: a plain string, a list of parts (text
+// plus images), or null (an assistant turn that only called tools; an empty
+// string there is refused by Claude's layer as an empty text block).
+type wireContent struct {
+	text  *string
+	parts []wirePart
+}
+
+func (c wireContent) MarshalJSON() ([]byte, error) {
+	switch {
+	case c.parts != nil:
+		return json.Marshal(c.parts)
+	case c.text != nil:
+		return json.Marshal(*c.text)
+	default:
+		return []byte("null"), nil
+	}
+}
+
+type wirePart struct {
+	Type     string        `json:"type"`
+	Text     string        `json:"text,omitempty"`
+	ImageURL *wireImageURL `json:"image_url,omitempty"`
+}
+
+type wireImageURL struct {
+	URL string `json:"url"`
+}
+
+type wireToolCall struct {
+	ID       string           `json:"id"`
+	Type     string           `json:"type"`
+	Function wireFunctionCall `json:"function"`
+}
+
+type wireFunctionCall struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+type wireTool struct {
+	Type     string       `json:"type"`
+	Function wireFunction `json:"function"`
+}
+
+type wireFunction struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters"`
+}
+
+// emptyObjectSchema is offered for tools without parameters: several
+// providers reject a function whose parameters are missing.
+const emptyObjectSchema = `{"type":"object","properties":{}}`
+
+// encodeRequest writes req in the dialect d.
+func encodeRequest(d dialect, req Request, stream bool) ([]byte, error) {
+	if req.Model == "" {
+		return nil, errors.New("llm: request has no model")
+	}
+	if len(req.Messages) == 0 {
+		return nil, errors.New("llm: request has no messages")
+	}
+	w := wireRequest{
+		Model:       req.Model,
+		Temperature: req.Temperature,
+		Stream:      stream,
+	}
+	for i, m := range req.Messages {
+		wm, err := encodeMessage(d, m)
+		if err != nil {
+			return nil, fmt.Errorf("llm: message %d: %w", i, err)
+		}
+		w.Messages = append(w.Messages, wm)
+	}
+	for _, t := range req.Tools {
+		w.Tools = append(w.Tools, encodeTool(t))
+	}
+	if stream && d.askStreamUsage {
+		w.StreamOptions = &wireStreamOptions{IncludeUsage: true}
+	}
+	if d.promptCacheKey {
+		w.PromptCacheKey = req.SessionID
+	}
+	if d.toolChoiceAuto && len(w.Tools) > 0 {
+		parallel := true
+		w.ToolChoice = "auto"
+		w.ParallelToolCalls = &parallel
+	}
+	if d.thinkingBudget > 0 {
+		w.Thinking = &wireThinking{Type: "enabled", BudgetTokens: d.thinkingBudget}
+	}
+	maxTokens := req.MaxTokens
+	if maxTokens == 0 {
+		maxTokens = d.defaultMaxTokens
+	}
+	if d.maxTokensField == "max_tokens" {
+		w.MaxTokens = maxTokens
+	} else {
+		w.MaxCompletionTokens = maxTokens
+	}
+	return json.Marshal(w)
+}
+
+func encodeMessage(d dialect, m Message) (wireMessage, error) {
+	wm := wireMessage{Role: string(m.Role)}
+	switch m.Role {
+	case RoleSystem:
+		wm.Content.text = &m.Text
+	case RoleUser:
+		if len(m.Images) == 0 {
+			wm.Content.text = &m.Text
+			break
+		}
+		wm.Content.parts = []wirePart{{Type: "text", Text: m.Text}}
+		for _, img := range m.Images {
+			wm.Content.parts = append(wm.Content.parts, wirePart{Type: "image_url", ImageURL: &wireImageURL{URL: img.URL}})
+		}
+	case RoleAssistant:
+		if m.Text != "" || len(m.ToolCalls) == 0 {
+			wm.Content.text = &m.Text
+		}
+		for _, c := range m.ToolCalls {
+			wm.ToolCalls = append(wm.ToolCalls, wireToolCall{
+				ID:       d.rewriteToolCallID(c.ID),
+				Type:     "function",
+				Function: wireFunctionCall{Name: c.Name, Arguments: argumentsOrEmptyObject(c.Arguments)},
+			})
+		}
+		if d.echoThinking {
+			wm.ReasoningContent = echoedThinking(m)
+		}
+	case RoleTool:
+		if m.ToolCallID == "" {
+			return wireMessage{}, errors.New("tool message without tool call id")
+		}
+		wm.Content.text = &m.Text
+		wm.ToolCallID = d.rewriteToolCallID(m.ToolCallID)
+	default:
+		return wireMessage{}, fmt.Errorf("unknown role %q", m.Role)
+	}
+	return wm, nil
+}
+
+// echoedThinking is the reasoning_content of an assistant turn for a
+// provider that wants it back, or nil to leave the field out.
+func echoedThinking(m Message) *string {
+	switch {
+	case m.Thinking != "":
+		return &m.Thinking
+	case len(m.ToolCalls) > 0:
+		placeholder := kimiThinkingPlaceholder
+		return &placeholder
+	default:
+		return nil
+	}
+}
+
+func (d dialect) rewriteToolCallID(id string) string {
+	if d.toolCallID == nil {
+		return id
+	}
+	return d.toolCallID(id)
+}
+
+func encodeTool(t ToolSpec) wireTool {
+	params := t.Parameters
+	if len(params) == 0 {
+		params = json.RawMessage(emptyObjectSchema)
+	}
+	return wireTool{
+		Type:     "function",
+		Function: wireFunction{Name: t.Name, Description: t.Description, Parameters: params},
+	}
+}
+
+// argumentsOrEmptyObject keeps providers that parse arguments from choking
+// on an empty string written back for a call without arguments.
+func argumentsOrEmptyObject(args string) string {
+	if args == "" {
+		return "{}"
+	}
+	return args
+}
