@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	connectrpc.com/connect v1.21.1 // indirect
 	github.com/agents-os/agents/api v0.0.0
+	github.com/agents-os/agents/tools v0.0.0
 	github.com/dustin/go-humanize v1.1.0 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
@@ -23,3 +24,5 @@ require (
 )
 
 replace github.com/agents-os/agents/api => ../api
+
+replace github.com/agents-os/agents/tools => ../tools

@@ -17,7 +17,12 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agents-os/agents/backend/internal/config"
+	"github.com/agents-os/agents/backend/internal/events"
+	"github.com/agents-os/agents/backend/internal/runner"
 	"github.com/agents-os/agents/backend/internal/server"
+	"github.com/agents-os/agents/backend/internal/store"
+	"github.com/agents-os/agents/backend/internal/store/sqlite"
 )
 
 type serveFlags struct {
@@ -82,13 +87,26 @@ func (a *app) serve(ctx context.Context, sf serveFlags) error {
 	}
 	log.Info("agents loaded", "count", len(snap.Agents()), "from", res.AgentsFrom)
 
-	if !strings.HasPrefix(res.DB, "postgres://") {
-		if err := os.MkdirAll(filepath.Dir(res.DB), 0o700); err != nil {
-			return fmt.Errorf("create data directory: %w", err)
-		}
+	db, err := openStore(ctx, res.DB)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	hub := events.New(events.Options{})
+	defer hub.Shutdown()
+	run := runner.New(runner.Options{
+		Log:     log,
+		Store:   db,
+		Hub:     hub,
+		Catalog: cat,
+		Models:  runner.LLMModels(keyValue(keys), log),
+	})
+	defer run.Close()
+	if err := run.Recover(ctx); err != nil {
+		return fmt.Errorf("recover sessions: %w", err)
 	}
 
-	srv := server.New(server.Deps{Log: log, Catalog: cat})
+	srv := server.New(server.Deps{Log: log, Catalog: cat, Runner: run, Hub: hub})
 	ln, err := net.Listen("tcp", net.JoinHostPort(res.Bind, strconv.Itoa(res.Port)))
 	if err != nil {
 		return err
@@ -109,10 +127,33 @@ func (a *app) serve(ctx context.Context, sf serveFlags) error {
 	log.Info("shutting down", "grace", sf.shutdownGrace)
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), sf.shutdownGrace)
 	defer cancel()
+	hub.Shutdown() // ends the event streams, which Shutdown would wait for
 	if err := httpServer.Shutdown(shutdownCtx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
 	return nil
+}
+
+// openStore opens the SQLite store, creating its directory.
+func openStore(ctx context.Context, dsn string) (store.Store, error) {
+	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+		return nil, fmt.Errorf("--db %s: the PostgreSQL store is not available in this version", "postgres://…")
+	}
+	if err := os.MkdirAll(filepath.Dir(dsn), 0o700); err != nil {
+		return nil, fmt.Errorf("create data directory: %w", err)
+	}
+	return sqlite.Open(ctx, dsn)
+}
+
+// keyValue looks up API key values for the model clients.
+func keyValue(keys config.Keys) func(id string) (string, bool) {
+	return func(id string) (string, bool) {
+		secret, ok := keys.Lookup(id)
+		if !ok {
+			return "", false
+		}
+		return secret.Reveal(), true
+	}
 }
 
 // newHTTPServer serves HTTP/1.1 and unencrypted HTTP/2 (for gRPC and

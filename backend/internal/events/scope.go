@@ -73,3 +73,9 @@ func (s Scope) String() string {
 func isServerWide(ev *agentsv1.Event) bool {
 	return ev.GetSessionId() == "" && ev.GetOwner() == ""
 }
+
+// Session returns the session of a session scope.
+func (s Scope) Session() (string, bool) { return s.id, s.kind == scopeSession }
+
+// IsAll reports whether the scope matches every event.
+func (s Scope) IsAll() bool { return s.kind == scopeAll }

@@ -11,18 +11,24 @@ import (
 
 	"github.com/agents-os/agents/api/gen/agents/v1/agentsv1connect"
 	"github.com/agents-os/agents/backend/internal/catalog"
+	"github.com/agents-os/agents/backend/internal/events"
+	"github.com/agents-os/agents/backend/internal/runner"
 )
 
 // Deps are what the server serves.
 type Deps struct {
 	Log     *slog.Logger
 	Catalog *catalog.Catalog
+	Runner  *runner.Runner
+	Hub     *events.Hub
 }
 
 // Server holds the handlers of every service.
 type Server struct {
 	log     *slog.Logger
 	catalog *catalog.Catalog
+	runner  *runner.Runner
+	hub     *events.Hub
 }
 
 // New returns a server over its dependencies.
@@ -31,7 +37,7 @@ func New(d Deps) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Server{log: log, catalog: d.Catalog}
+	return &Server{log: log, catalog: d.Catalog, runner: d.Runner, hub: d.Hub}
 }
 
 // Handler returns the mux with every route.
@@ -44,5 +50,6 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle(agentsv1connect.NewAgentServiceHandler(&agentService{s: s}, opts...))
 	mux.Handle(agentsv1connect.NewSessionServiceHandler(&sessionService{s: s}, opts...))
 	mux.Handle(agentsv1connect.NewEventServiceHandler(&eventService{s: s}, opts...))
+	s.routes(mux)
 	return mux
 }

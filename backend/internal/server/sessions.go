@@ -1,10 +1,184 @@
 package server
 
-import "github.com/agents-os/agents/api/gen/agents/v1/agentsv1connect"
+import (
+	"context"
+	"time"
+
+	"connectrpc.com/connect"
+
+	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/api/gen/agents/v1/agentsv1connect"
+	"github.com/agents-os/agents/backend/internal/errs"
+	"github.com/agents-os/agents/backend/internal/export"
+	"github.com/agents-os/agents/backend/internal/runner"
+	"github.com/agents-os/agents/backend/internal/session"
+	"github.com/agents-os/agents/backend/internal/store"
+	"github.com/agents-os/agents/backend/internal/wire"
+)
 
 // sessionService serves SessionService. Operations the runner does not offer
 // yet answer `unimplemented`.
 type sessionService struct {
 	agentsv1connect.UnimplementedSessionServiceHandler
 	s *Server
+}
+
+const (
+	defaultWait = 30 * time.Second
+	maxWait     = 5 * time.Minute
+)
+
+func (h *sessionService) CreateSession(ctx context.Context, req *connect.Request[agentsv1.CreateSessionRequest]) (*connect.Response[agentsv1.CreateSessionResponse], error) {
+	m := req.Msg
+	if m.GetAgent() == "" {
+		return nil, errs.Invalid("invalid_argument", "agent is required")
+	}
+	cr := runner.CreateRequest{
+		Agent:    m.GetAgent(),
+		Run:      runOptions(m.GetRun()),
+		Params:   m.GetParams(),
+		ParentID: m.GetParentId(),
+		Title:    m.GetTitle(),
+	}
+	if m.Message != nil {
+		msg := message(m.GetMessage())
+		cr.Message = &msg
+	}
+	view, err := h.s.runner.CreateSession(ctx, owner(ctx), cr)
+	if err != nil {
+		return nil, err
+	}
+	return connect.NewResponse(&agentsv1.CreateSessionResponse{Session: wire.Session(view.Meta, view.Turns, view.Deferred)}), nil
+}
+
+func (h *sessionService) PostMessage(ctx context.Context, req *connect.Request[agentsv1.PostMessageRequest]) (*connect.Response[agentsv1.PostMessageResponse], error) {
+	m := req.Msg
+	if err := requireID(m.GetSessionId()); err != nil {
+		return nil, err
+	}
+	if m.Message == nil {
+		return nil, errs.Invalid("invalid_argument", "message is required")
+	}
+	meta, mailID, err := h.s.runner.PostMessage(ctx, owner(ctx), m.GetSessionId(), message(m.GetMessage()), runOptions(m.GetRun()), m.GetParams())
+	if err != nil {
+		return nil, err
+	}
+	return connect.NewResponse(&agentsv1.PostMessageResponse{Meta: wire.Meta(meta), MailId: mailID}), nil
+}
+
+func (h *sessionService) GetSession(ctx context.Context, req *connect.Request[agentsv1.GetSessionRequest]) (*connect.Response[agentsv1.GetSessionResponse], error) {
+	m := req.Msg
+	if err := requireID(m.GetSessionId()); err != nil {
+		return nil, err
+	}
+	timeout := defaultWait
+	if m.Timeout != nil {
+		if err := m.GetTimeout().CheckValid(); err != nil {
+			return nil, errs.Invalid("invalid_argument", "timeout: %v", err)
+		}
+		timeout = min(m.GetTimeout().AsDuration(), maxWait)
+	}
+	view, err := h.s.runner.GetSession(ctx, owner(ctx), m.GetSessionId(), m.GetWait(), timeout)
+	if err != nil {
+		return nil, err
+	}
+	return connect.NewResponse(&agentsv1.GetSessionResponse{Session: wire.Session(view.Meta, view.Turns, view.Deferred)}), nil
+}
+
+func (h *sessionService) ListSessions(ctx context.Context, req *connect.Request[agentsv1.ListSessionsRequest]) (*connect.Response[agentsv1.ListSessionsResponse], error) {
+	m := req.Msg
+	if m.GetPageSize() < 0 || m.GetPageSize() > store.MaxPageSize {
+		return nil, errs.Invalid("invalid_argument", "page_size must be between 0 and %d", store.MaxPageSize)
+	}
+	who := owner(ctx)
+	if m.GetAllOwners() {
+		if !isAdmin(ctx) {
+			return nil, errs.PermissionDenied("permission_denied", "listing every owner's sessions needs an admin token")
+		}
+		who = runner.AnyOwner
+	}
+	list, next, err := h.s.runner.ListSessions(ctx, who, store.ListFilter{
+		Agent:     m.GetAgent(),
+		Status:    wire.StatusFromWire(m.GetStatus()),
+		ParentID:  m.GetParentId(),
+		RootsOnly: m.GetRootsOnly(),
+		Query:     m.GetQuery(),
+		PageSize:  int(m.GetPageSize()),
+		PageToken: m.GetPageToken(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return connect.NewResponse(&agentsv1.ListSessionsResponse{Sessions: wire.Metas(list), NextPageToken: next}), nil
+}
+
+func (h *sessionService) DeleteSession(ctx context.Context, req *connect.Request[agentsv1.DeleteSessionRequest]) (*connect.Response[agentsv1.DeleteSessionResponse], error) {
+	m := req.Msg
+	if err := requireID(m.GetSessionId()); err != nil {
+		return nil, err
+	}
+	mode := runner.DeleteSingle
+	if m.GetMode() == agentsv1.DeleteMode_DELETE_MODE_CASCADE {
+		mode = runner.DeleteCascade
+	}
+	ids, err := h.s.runner.DeleteSession(ctx, owner(ctx), m.GetSessionId(), mode)
+	if err != nil {
+		return nil, err
+	}
+	return connect.NewResponse(&agentsv1.DeleteSessionResponse{DeletedIds: ids}), nil
+}
+
+func (h *sessionService) CancelRun(ctx context.Context, req *connect.Request[agentsv1.CancelRunRequest]) (*connect.Response[agentsv1.CancelRunResponse], error) {
+	if err := requireID(req.Msg.GetSessionId()); err != nil {
+		return nil, err
+	}
+	meta, err := h.s.runner.CancelRun(ctx, owner(ctx), req.Msg.GetSessionId())
+	if err != nil {
+		return nil, err
+	}
+	return connect.NewResponse(&agentsv1.CancelRunResponse{Meta: wire.Meta(meta)}), nil
+}
+
+func (h *sessionService) ExportSession(ctx context.Context, req *connect.Request[agentsv1.ExportSessionRequest]) (*connect.Response[agentsv1.ExportSessionResponse], error) {
+	m := req.Msg
+	if err := requireID(m.GetSessionId()); err != nil {
+		return nil, err
+	}
+	view, err := h.s.runner.GetSession(ctx, owner(ctx), m.GetSessionId(), false, 0)
+	if err != nil {
+		return nil, err
+	}
+	res := &agentsv1.ExportSessionResponse{}
+	switch m.GetFormat() {
+	case agentsv1.ExportFormat_EXPORT_FORMAT_JSON:
+		res.ContentType = "application/json"
+		b, err := protoJSON.Marshal(wire.Session(view.Meta, view.Turns, view.Deferred))
+		if err != nil {
+			return nil, err
+		}
+		res.Content = string(b)
+	default:
+		res.ContentType = "text/markdown; charset=utf-8"
+		res.Content = export.Markdown(view.Meta, view.Turns)
+	}
+	return connect.NewResponse(res), nil
+}
+
+func requireID(id string) error {
+	if id == "" {
+		return errs.Invalid("invalid_argument", "session_id is required")
+	}
+	return nil
+}
+
+func message(m *agentsv1.Message) runner.Message {
+	msg := runner.Message{Text: m.GetText(), Interrupt: m.GetInterrupt()}
+	for _, a := range m.GetAttachments() {
+		msg.Attachments = append(msg.Attachments, session.Attachment{Name: a.GetName(), MediaType: a.GetMediaType(), Data: a.GetData()})
+	}
+	return msg
+}
+
+func runOptions(r *agentsv1.RunOptions) runner.RunOptions {
+	return runner.RunOptions{Hold: r.GetHold(), MaxSteps: int(r.GetMaxSteps())}
 }

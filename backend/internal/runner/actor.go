@@ -1,0 +1,183 @@
+package runner
+
+import (
+	"context"
+	"time"
+
+	"github.com/agents-os/agents/backend/internal/catalog"
+	"github.com/agents-os/agents/backend/internal/errs"
+	"github.com/agents-os/agents/backend/internal/session"
+)
+
+// state is a loaded session: everything the actor owns.
+type state struct {
+	meta  session.Meta
+	turns []session.Turn
+	// mail is the pending (undelivered) mail, in delivery order.
+	mail []session.Mail
+	// deferred are the unanswered deferred calls.
+	deferred []session.DeferredCall
+}
+
+// actor is the single writer of one live session.
+type actor struct {
+	r    *Runner
+	id   string
+	cmds chan func(*actor)
+	// refs counts holders (guarded by Runner.mu); an actor with holders is
+	// never evicted.
+	refs int
+
+	// The fields below belong to the actor goroutine.
+	st      *state
+	loadErr error
+	agent   *catalog.Agent
+	params  map[string]string
+	run     *run
+	// idleWaiters are closed when no run is active.
+	idleWaiters []chan struct{}
+	deleted     bool
+}
+
+func newActor(r *Runner, id string) *actor {
+	return &actor{r: r, id: id, cmds: make(chan func(*actor), 64), params: map[string]string{}}
+}
+
+// call runs fn on the actor goroutine and waits for its result. A caller
+// that gives up (ctx done) leaves fn queued: it still runs.
+func (a *actor) call(ctx context.Context, fn func(*actor) error) error {
+	done := make(chan error, 1)
+	wrapped := func(a *actor) {
+		if a.loadErr != nil {
+			done <- a.loadErr
+			return
+		}
+		if a.deleted {
+			done <- errs.NotFound("unknown_session", "unknown session %s", a.id)
+			return
+		}
+		done <- fn(a)
+	}
+	select {
+	case a.cmds <- wrapped:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// post queues fn from another goroutine (a model or tool call reporting
+// back). It must never be called from the actor goroutine itself.
+func (a *actor) post(fn func(*actor)) {
+	a.cmds <- fn
+}
+
+// loop is the actor goroutine. st is the initial state for a session that
+// was just created; nil loads it from the store.
+func (a *actor) loop(st *state) {
+	defer a.r.actors.Done()
+	if st == nil {
+		st, a.loadErr = a.r.load(a.r.ctx, a.id)
+	}
+	a.st = st
+	if a.loadErr == nil {
+		a.agent, _ = a.r.cat.Get(st.meta.Agent)
+	}
+	idle := time.NewTimer(a.r.opts.IdleEvict)
+	defer idle.Stop()
+	for {
+		select {
+		case fn := <-a.cmds:
+			fn(a)
+		case <-idle.C:
+			if (a.gone() || a.evictable()) && a.r.tryEvict(a) {
+				return
+			}
+		case <-a.r.ctx.Done():
+			a.shutdown()
+			return
+		}
+		switch {
+		case a.gone():
+			// Nothing can be done with a session that is not there: stop
+			// new holders from finding this actor, answer the current
+			// ones, and leave once none is left.
+			a.r.forget(a)
+			if a.r.tryEvict(a) {
+				return
+			}
+			idle.Reset(10 * time.Millisecond)
+		case a.run == nil:
+			idle.Reset(a.r.opts.IdleEvict)
+		}
+	}
+}
+
+// gone reports whether the session failed to load or was deleted.
+func (a *actor) gone() bool { return a.loadErr != nil || a.deleted }
+
+func (a *actor) evictable() bool {
+	return a.run == nil && len(a.idleWaiters) == 0
+}
+
+// shutdown stops the active run without recording it as stopped: the
+// store still says running, and the next start resumes it.
+func (a *actor) shutdown() {
+	if a.run != nil {
+		a.run.abandon()
+	}
+	for _, w := range a.idleWaiters {
+		close(w)
+	}
+	a.idleWaiters = nil
+	// Answer anything still queued so no caller waits forever.
+	for {
+		select {
+		case fn := <-a.cmds:
+			a.loadErr = errClosing
+			fn(a)
+		default:
+			return
+		}
+	}
+}
+
+// load reads a session and what is pending for it from the store.
+func (r *Runner) load(ctx context.Context, id string) (*state, error) {
+	meta, turns, err := r.store.LoadSession(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	mail, err := r.store.PendingMail(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	deferred, err := r.store.PendingDeferred(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return &state{meta: meta, turns: turns, mail: mail, deferred: deferred}, nil
+}
+
+// waitIdle returns a channel closed once no run is active.
+func (a *actor) waitIdle() <-chan struct{} {
+	ch := make(chan struct{})
+	if a.run == nil {
+		close(ch)
+		return ch
+	}
+	a.idleWaiters = append(a.idleWaiters, ch)
+	return ch
+}
+
+func (a *actor) wakeIdleWaiters() {
+	for _, w := range a.idleWaiters {
+		close(w)
+	}
+	a.idleWaiters = nil
+}

@@ -1,0 +1,227 @@
+// Package runner is the kernel: it drives sessions through runs of steps
+// (a model call plus the tool calls it asks for), persists every step, and
+// publishes what happens as events. It knows nothing of HTTP, RPC or SQL.
+//
+// Each live session is owned by one actor goroutine; every operation on a
+// session, and every result of its model and tool calls, reaches the actor
+// as a closure on its command channel, so a session's state has a single
+// writer. Model and tool calls run on their own goroutines and report back
+// to the actor, which stays free to take interrupts, cancels and mail.
+package runner
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/agents-os/agents/backend/internal/bashtool"
+	"github.com/agents-os/agents/backend/internal/catalog"
+	"github.com/agents-os/agents/backend/internal/errs"
+	"github.com/agents-os/agents/backend/internal/events"
+	"github.com/agents-os/agents/backend/internal/llm"
+	"github.com/agents-os/agents/backend/internal/store"
+)
+
+// Model streams one chat completion; *llm.Client implements it.
+type Model interface {
+	Stream(ctx context.Context, req llm.Request, onDelta func(llm.Delta)) (llm.Response, error)
+}
+
+// ModelFactory returns the client of an agent's model endpoint.
+type ModelFactory func(catalog.Model) (Model, error)
+
+// Defaults of Options fields left at zero.
+const (
+	DefaultMaxSteps  = 50
+	DefaultMaxDepth  = 8
+	DefaultIdleEvict = 5 * time.Minute
+)
+
+// Options configure a Runner.
+type Options struct {
+	Log     *slog.Logger
+	Store   store.Store
+	Hub     *events.Hub
+	Catalog *catalog.Catalog
+	Models  ModelFactory
+	// MaxSteps ends a run after this many steps unless the agent or the
+	// run sets its own limit.
+	MaxSteps int
+	// MaxDepth bounds the nesting of helper agents' child sessions.
+	MaxDepth int
+	// IdleEvict unloads a session that has had no run, call or waiter for
+	// this long.
+	IdleEvict time.Duration
+	// ToolLimits bound every bash tool run.
+	ToolLimits bashtool.Limits
+	// OnStep, when set, is told the timings of every completed step.
+	OnStep func(StepStats)
+	// Now is the clock; nil is time.Now.
+	Now func() time.Time
+}
+
+// StepStats are the timings of one step.
+type StepStats struct {
+	SessionID string
+	// Total is the wall time of the step, model and tools included.
+	Total time.Duration
+	// Model is the time spent in the model call.
+	Model time.Duration
+	// Tools is the time spent waiting for tool calls.
+	Tools time.Duration
+}
+
+// Overhead is the server's own time in the step.
+func (s StepStats) Overhead() time.Duration { return s.Total - s.Model - s.Tools }
+
+// Runner owns the live sessions.
+type Runner struct {
+	opts  Options
+	log   *slog.Logger
+	store store.Store
+	hub   *events.Hub
+	cat   *catalog.Catalog
+	now   func() time.Time
+
+	mu      sync.Mutex
+	live    map[string]*actor
+	closing bool
+	actors  sync.WaitGroup
+
+	// ctx is cancelled by Close: every run and call derives from it.
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+// New returns a runner. Call Recover once at start, Close at the end.
+func New(opts Options) *Runner {
+	if opts.MaxSteps <= 0 {
+		opts.MaxSteps = DefaultMaxSteps
+	}
+	if opts.MaxDepth <= 0 {
+		opts.MaxDepth = DefaultMaxDepth
+	}
+	if opts.IdleEvict <= 0 {
+		opts.IdleEvict = DefaultIdleEvict
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Runner{
+		opts:   opts,
+		log:    opts.Log,
+		store:  opts.Store,
+		hub:    opts.Hub,
+		cat:    opts.Catalog,
+		now:    func() time.Time { return opts.Now().UTC() },
+		live:   map[string]*actor{},
+		ctx:    ctx,
+		cancel: cancel,
+	}
+}
+
+// Close stops every run where it stands and unloads every session. Runs
+// stay `running` in the store, so the next start resumes them (see
+// Recover): a shutdown is handled like a crash, minus the lost work.
+func (r *Runner) Close() {
+	r.mu.Lock()
+	r.closing = true
+	r.mu.Unlock()
+	r.cancel()
+	r.actors.Wait()
+}
+
+var errClosing = errs.Unavailable("shutting_down", "the server is shutting down")
+
+// acquire returns the live actor of a session, loading it if needed, and
+// holds it in memory until release is called.
+func (r *Runner) acquire(id string) (*actor, func(), error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closing {
+		return nil, nil, errClosing
+	}
+	a, ok := r.live[id]
+	if !ok {
+		a = newActor(r, id)
+		r.live[id] = a
+		r.actors.Add(1)
+		go a.loop(nil)
+	}
+	a.refs++
+	return a, func() { r.releaseRef(a) }, nil
+}
+
+// adopt registers an actor for a session that was just created, with its
+// state already in hand.
+func (r *Runner) adopt(st *state) (*actor, func(), error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closing {
+		return nil, nil, errClosing
+	}
+	a := newActor(r, st.meta.ID)
+	a.refs = 1
+	r.live[st.meta.ID] = a
+	r.actors.Add(1)
+	go a.loop(st)
+	return a, func() { r.releaseRef(a) }, nil
+}
+
+func (r *Runner) releaseRef(a *actor) {
+	r.mu.Lock()
+	a.refs--
+	r.mu.Unlock()
+}
+
+// tryEvict removes an idle actor from the live set; it refuses while
+// anyone holds a reference, so no command can be sent to a gone actor.
+func (r *Runner) tryEvict(a *actor) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if a.refs > 0 || len(a.cmds) > 0 {
+		return false
+	}
+	if r.live[a.id] == a {
+		delete(r.live, a.id)
+	}
+	return true
+}
+
+// forget removes an actor whose session could not be loaded or was
+// deleted.
+func (r *Runner) forget(a *actor) {
+	r.mu.Lock()
+	if r.live[a.id] == a {
+		delete(r.live, a.id)
+	}
+	r.mu.Unlock()
+}
+
+// withSession runs fn inside the session's actor and returns its error.
+func (r *Runner) withSession(ctx context.Context, id string, fn func(a *actor) error) error {
+	a, release, err := r.acquire(id)
+	if err != nil {
+		return err
+	}
+	defer release()
+	return a.call(ctx, fn)
+}
+
+// LiveSessions is the number of sessions loaded in memory.
+func (r *Runner) LiveSessions() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.live)
+}
+
+// isCancel reports whether err is a cancellation rather than a failure.
+func isCancel(err error) bool {
+	return errors.Is(err, context.Canceled)
+}

@@ -1,0 +1,284 @@
+package server_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"connectrpc.com/connect"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/api/gen/agents/v1/agentsv1connect"
+	"github.com/agents-os/agents/backend/internal/agentfile"
+	"github.com/agents-os/agents/backend/internal/bashtool"
+	"github.com/agents-os/agents/backend/internal/catalog"
+	"github.com/agents-os/agents/backend/internal/events"
+	"github.com/agents-os/agents/backend/internal/llm"
+	"github.com/agents-os/agents/backend/internal/runner"
+	"github.com/agents-os/agents/backend/internal/server"
+	"github.com/agents-os/agents/backend/internal/store"
+	"github.com/agents-os/agents/backend/internal/store/sqlite"
+	"github.com/agents-os/agents/tools/fakellm"
+	"github.com/agents-os/agents/tools/fakellm/fakellmtest"
+)
+
+// env is a real server over a temporary SQLite file, the test agents and
+// the offline model: the whole mux, reached over HTTP.
+type env struct {
+	t      *testing.T
+	dbPath string
+	model  *fakellmtest.Server
+
+	store  store.Store
+	hub    *events.Hub
+	runner *runner.Runner
+	http   *httptest.Server
+
+	agents   agentsv1connect.AgentServiceClient
+	sessions agentsv1connect.SessionServiceClient
+	events   agentsv1connect.EventServiceClient
+}
+
+// start boots a server whose agents talk to an offline model scripted by
+// rules.
+func start(t *testing.T, rules fakellm.Rules) *env {
+	t.Helper()
+	e := &env{t: t, dbPath: filepath.Join(t.TempDir(), "agents.db"), model: fakellmtest.Start(t, rules)}
+	e.boot()
+	t.Cleanup(e.stop)
+	return e
+}
+
+func (e *env) boot() {
+	t := e.t
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, e.dbPath)
+	if err != nil {
+		t.Fatalf("open store: %v", err)
+	}
+	load := func() *agentfile.Set {
+		return agentfile.Load(nil, []string{"testdata/agents"})
+	}
+	cat := catalog.New(ctx, load, catalog.Options{
+		HasKey:          func(string) bool { return false },
+		OfflineModelURL: e.model.URL(),
+	})
+	if errs := cat.Snapshot().Errors; len(errs) > 0 {
+		t.Fatalf("test agents do not load: %v", errs)
+	}
+	hub := events.New(events.Options{})
+	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	run := runner.New(runner.Options{
+		Log:        log,
+		Store:      db,
+		Hub:        hub,
+		Catalog:    cat,
+		Models:     fastRetryModels,
+		ToolLimits: bashtool.Limits{Timeout: 2 * time.Second},
+	})
+	if err := run.Recover(ctx); err != nil {
+		t.Fatalf("recover: %v", err)
+	}
+	srv := server.New(server.Deps{Log: log, Catalog: cat, Runner: run, Hub: hub})
+	e.store, e.hub, e.runner = db, hub, run
+	e.http = httptest.NewServer(srv.Handler())
+	e.agents = agentsv1connect.NewAgentServiceClient(e.http.Client(), e.http.URL)
+	e.sessions = agentsv1connect.NewSessionServiceClient(e.http.Client(), e.http.URL)
+	e.events = agentsv1connect.NewEventServiceClient(e.http.Client(), e.http.URL)
+}
+
+// stop shuts the server down the way serve does.
+func (e *env) stop() {
+	if e.http == nil {
+		return
+	}
+	e.runner.Close()
+	e.hub.Shutdown()
+	e.http.CloseClientConnections()
+	e.http.Close()
+	_ = e.store.Close()
+	e.http = nil
+}
+
+// restart stops the server and boots a new one on the same database.
+func (e *env) restart() {
+	e.stop()
+	e.boot()
+}
+
+// fastRetryModels builds model clients that give up quickly, so a failing
+// endpoint fails a test run in milliseconds.
+func fastRetryModels(m catalog.Model) (runner.Model, error) {
+	return llm.New(llm.Config{BaseURL: m.URL, Flavor: llm.FlavorOpenAI, MaxAttempts: 2, BackoffBase: time.Millisecond, MaxDelay: 10 * time.Millisecond})
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+func ctxFor(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// create starts a session of agent with a first message.
+func (e *env) create(agent, text string) *agentsv1.Session {
+	e.t.Helper()
+	res, err := e.sessions.CreateSession(ctxFor(e.t), connect.NewRequest(&agentsv1.CreateSessionRequest{
+		Agent:   agent,
+		Message: &agentsv1.Message{Text: text},
+	}))
+	if err != nil {
+		e.t.Fatalf("create session: %v", err)
+	}
+	return res.Msg.GetSession()
+}
+
+// wait long-polls a session until its run ends.
+func (e *env) wait(id string) *agentsv1.Session {
+	e.t.Helper()
+	res, err := e.sessions.GetSession(ctxFor(e.t), connect.NewRequest(&agentsv1.GetSessionRequest{SessionId: id, Wait: true}))
+	if err != nil {
+		e.t.Fatalf("get session: %v", err)
+	}
+	s := res.Msg.GetSession()
+	if s.GetMeta().GetStatus() == agentsv1.SessionStatus_SESSION_STATUS_RUNNING {
+		e.t.Fatalf("session %s still running after wait", id)
+	}
+	return s
+}
+
+// do sends a plain HTTP request and returns the status and body.
+func (e *env) do(method, path, body string, header ...string) (int, http.Header, []byte) {
+	e.t.Helper()
+	req, err := http.NewRequestWithContext(ctxFor(e.t), method, e.http.URL+path, strings.NewReader(body))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	res, err := e.http.Client().Do(req)
+	if err != nil {
+		e.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		e.t.Fatalf("read %s %s: %v", method, path, err)
+	}
+	return res.StatusCode, res.Header, b
+}
+
+// jsonError decodes the error body of a JSON route.
+func jsonError(t *testing.T, body []byte) (code, reason, message string) {
+	t.Helper()
+	var e struct{ Code, Reason, Message string }
+	if err := json.Unmarshal(body, &e); err != nil {
+		t.Fatalf("error body %q is not JSON: %v", body, err)
+	}
+	return e.Code, e.Reason, e.Message
+}
+
+// sseFrame is one frame of an SSE stream; a comment (heartbeat) frame has
+// no event and no data.
+type sseFrame struct {
+	id, event string
+	data      string
+	comment   bool
+}
+
+// sseStream reads SSE frames from a GET route until stop is closed or the
+// stream ends.
+type sseStream struct {
+	header http.Header
+	frames chan sseFrame
+	cancel context.CancelFunc
+}
+
+func (e *env) openSSE(path string, header ...string) *sseStream {
+	e.t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.http.URL+path, nil)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	res, err := e.http.Client().Do(req)
+	if err != nil {
+		cancel()
+		e.t.Fatalf("GET %s: %v", path, err)
+	}
+	if res.StatusCode != http.StatusOK {
+		cancel()
+		e.t.Fatalf("GET %s: status %d", path, res.StatusCode)
+	}
+	s := &sseStream{header: res.Header, frames: make(chan sseFrame, 4096), cancel: cancel}
+	go func() {
+		defer close(s.frames)
+		defer res.Body.Close()
+		sc := bufio.NewScanner(res.Body)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		var f sseFrame
+		for sc.Scan() {
+			line := sc.Text()
+			switch {
+			case line == "":
+				if f.event != "" || f.data != "" || f.comment {
+					s.frames <- f
+				}
+				f = sseFrame{}
+			case strings.HasPrefix(line, ":"):
+				f.comment = true
+			case strings.HasPrefix(line, "id: "):
+				f.id = strings.TrimPrefix(line, "id: ")
+			case strings.HasPrefix(line, "event: "):
+				f.event = strings.TrimPrefix(line, "event: ")
+			case strings.HasPrefix(line, "data: "):
+				f.data = strings.TrimPrefix(line, "data: ")
+			}
+		}
+	}()
+	e.t.Cleanup(cancel)
+	return s
+}
+
+// next returns the next frame, failing the test after a generous wait.
+func (s *sseStream) next(t *testing.T) (sseFrame, bool) {
+	t.Helper()
+	select {
+	case f, ok := <-s.frames:
+		return f, ok
+	case <-time.After(20 * time.Second):
+		t.Fatal("no SSE frame within 20s")
+		return sseFrame{}, false
+	}
+}
+
+// event decodes an SSE frame's data as an Event.
+func (f sseFrame) eventOf(t *testing.T) *agentsv1.Event {
+	t.Helper()
+	ev := &agentsv1.Event{}
+	if err := protojson.Unmarshal([]byte(f.data), ev); err != nil {
+		t.Fatalf("frame data %q: %v", f.data, err)
+	}
+	return ev
+}

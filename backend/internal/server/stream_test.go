@@ -1,0 +1,187 @@
+package server_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"testing"
+
+	"connectrpc.com/connect"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/tools/fakellm"
+)
+
+// chatty streams a long answer in small chunks: many events per run.
+func chatty() fakellm.Rules {
+	return fakellm.Rules{Default: &fakellm.Reply{
+		Text:       "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen",
+		ChunkSize:  3,
+		ChunkDelay: "2ms",
+	}}
+}
+
+// collect reads event frames until the run of session id stops, returning
+// their seqs in order.
+func collect(t *testing.T, s *sseStream, id string) []uint64 {
+	t.Helper()
+	var seqs []uint64
+	for {
+		f, ok := s.next(t)
+		if !ok {
+			t.Fatal("stream ended before run.stopped")
+		}
+		if f.id == "" || f.event == "snapshot" {
+			continue
+		}
+		ev := f.eventOf(t)
+		seqs = append(seqs, ev.GetSeq())
+		if ev.GetKind() == "run.stopped" && ev.GetSessionId() == id {
+			return seqs
+		}
+	}
+}
+
+func TestSSEReconnectDeliversExactlyTheMissedEvents(t *testing.T) {
+	for _, via := range []string{"Last-Event-ID", "after"} {
+		t.Run(via, func(t *testing.T) {
+			e := start(t, chatty())
+			reference := e.openSSE("/v1/events")
+			first := e.openSSE("/v1/events")
+
+			id := e.create("boss", "talk").GetMeta().GetId()
+
+			// The first client reads a few events, then drops.
+			var lastSeen uint64
+			for n := 0; n < 5; {
+				f, ok := first.next(t)
+				if !ok {
+					t.Fatal("stream ended")
+				}
+				if f.id == "" {
+					continue
+				}
+				lastSeen = f.eventOf(t).GetSeq()
+				n++
+			}
+			first.cancel()
+
+			all := collect(t, reference, id)
+			e.wait(id)
+
+			path, header := "/v1/events", []string{"Last-Event-ID", strconv.FormatUint(lastSeen, 10)}
+			if via == "after" {
+				path, header = "/v1/events?after="+strconv.FormatUint(lastSeen, 10), nil
+			}
+			again := e.openSSE(path, header...)
+			if mode := again.header.Get("Agents-Replay"); mode != "replay" {
+				t.Fatalf("Agents-Replay = %q, want replay", mode)
+			}
+			resumed := collect(t, again, id)
+
+			var want []uint64
+			for _, seq := range all {
+				if seq > lastSeen {
+					want = append(want, seq)
+				}
+			}
+			if len(resumed) != len(want) {
+				t.Fatalf("resumed %d events, want %d:\ngot  %v\nwant %v", len(resumed), len(want), resumed, want)
+			}
+			for i := range want {
+				if resumed[i] != want[i] {
+					t.Fatalf("event %d: seq %d, want %d (got %v)", i, resumed[i], want[i], resumed)
+				}
+			}
+		})
+	}
+}
+
+func TestSSEWithAnUnknownPositionStartsWithASnapshot(t *testing.T) {
+	e := start(t, chatty())
+	id := e.create("boss", "talk").GetMeta().GetId()
+	e.wait(id)
+
+	s := e.openSSE("/v1/events", "Last-Event-ID", "999999")
+	if mode := s.header.Get("Agents-Replay"); mode != "snapshot" {
+		t.Fatalf("Agents-Replay = %q, want snapshot", mode)
+	}
+	f, _ := s.next(t)
+	if f.event != "snapshot" {
+		t.Fatalf("first frame = %+v, want a snapshot", f)
+	}
+	snap := &agentsv1.Snapshot{}
+	if err := protojson.Unmarshal([]byte(f.data), snap); err != nil {
+		t.Fatal(err)
+	}
+	if len(snap.GetSessions()) != 1 || snap.GetSessions()[0].GetId() != id {
+		t.Errorf("snapshot sessions = %v, want the one session", snap.GetSessions())
+	}
+}
+
+func TestSSEBadPositionIsInvalid(t *testing.T) {
+	e := start(t, chatty())
+	status, _, body := e.do(http.MethodGet, "/v1/events?after=ten", "")
+	if status != http.StatusBadRequest {
+		t.Fatalf("status = %d, want 400", status)
+	}
+	if code, _, _ := jsonError(t, body); code != "invalid_argument" {
+		t.Errorf("code = %q", code)
+	}
+}
+
+func TestConnectSubscribeReplaysAfterASeq(t *testing.T) {
+	e := start(t, chatty())
+	id := e.create("boss", "talk").GetMeta().GetId()
+	e.wait(id)
+
+	ctx, cancel := context.WithCancel(ctxFor(t))
+	defer cancel()
+	after := uint64(2)
+	stream, err := e.events.Subscribe(ctx, connect.NewRequest(&agentsv1.SubscribeRequest{
+		Scope: agentsv1.SubscribeScope_SUBSCRIBE_SCOPE_SESSION, SessionId: id, After: &after,
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stream.Close()
+	next := after
+	for stream.Receive() {
+		if mode := stream.ResponseHeader().Get("Agents-Replay"); mode != "replay" {
+			t.Fatalf("Agents-Replay = %q, want replay", mode)
+		}
+		ev := stream.Msg().GetEvent()
+		if ev == nil {
+			continue
+		}
+		if ev.GetSeq() <= next {
+			t.Fatalf("seq %d after %d: not strictly increasing", ev.GetSeq(), next)
+		}
+		next = ev.GetSeq()
+		if ev.GetSessionId() != id {
+			t.Fatalf("event of session %s on a session-scoped stream", ev.GetSessionId())
+		}
+		if ev.GetKind() == "run.stopped" {
+			return
+		}
+	}
+	t.Fatalf("stream ended without run.stopped: %v", stream.Err())
+}
+
+func TestSubscribeToAnUnknownSessionIsNotFound(t *testing.T) {
+	e := start(t, chatty())
+	stream, err := e.events.Subscribe(ctxFor(t), connect.NewRequest(&agentsv1.SubscribeRequest{
+		Scope: agentsv1.SubscribeScope_SUBSCRIBE_SCOPE_SESSION, SessionId: "nope",
+	}))
+	if err == nil {
+		for stream.Receive() {
+		}
+		err = stream.Err()
+	}
+	var ce *connect.Error
+	if !errors.As(err, &ce) || ce.Code() != connect.CodeNotFound {
+		t.Fatalf("err = %v, want not_found", err)
+	}
+}

@@ -1,0 +1,74 @@
+package store
+
+import (
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/agents-os/agents/backend/internal/errs"
+)
+
+// The machine codes of the errors the store reports.
+const (
+	CodeUnknownSession   = "unknown_session"
+	CodeUnknownToken     = "unknown_token"
+	CodeUnknownMail      = "unknown_mail"
+	CodeAlreadyExists    = "already_exists"
+	CodeCallCompleted    = "call_completed"
+	CodeMailDelivered    = "mail_delivered"
+	CodeTurnConflict     = "turn_conflict"
+	CodeInvalidTurns     = "invalid_turns"
+	CodeInvalidMail      = "invalid_mail"
+	CodeInvalidCall      = "invalid_call"
+	CodeInvalidPageToken = "invalid_page_token"
+	CodeLeaseHeld        = "lease_held"
+	CodeLeaseLost        = "lease_lost"
+)
+
+// Violation is the kind of constraint a driver error reports.
+type Violation int
+
+// The violations a dialect tells apart; everything else is ViolationNone.
+const (
+	ViolationNone Violation = iota
+	ViolationUnique
+	ViolationForeignKey
+)
+
+func unknownSession(id string) *errs.Error {
+	return errs.NotFound(CodeUnknownSession, "unknown session %s", id)
+}
+
+func unknownToken(token string) *errs.Error {
+	return errs.NotFound(CodeUnknownToken, "unknown continuation token %s", token)
+}
+
+// translate is the one place where an error from the database becomes an
+// error kind. missing is what a missing row means to the caller: it is
+// returned for sql.ErrNoRows and for a foreign-key violation (every foreign
+// key points at a session, so it means "no such session"); with missing nil
+// those stay internal. A unique violation is errs.Conflict. Everything else
+// is wrapped with what was being done and stays internal, so its text (SQL,
+// paths) reaches the log and never a client.
+func (s *SQL) translate(err error, missing *errs.Error, format string, args ...any) error {
+	if err == nil {
+		return nil
+	}
+	what := fmt.Sprintf(format, args...)
+	if missing != nil && errors.Is(err, sql.ErrNoRows) {
+		return missing
+	}
+	switch s.dialect.Classify(err) {
+	case ViolationForeignKey:
+		if missing != nil {
+			e := *missing
+			e.Err = err
+			return &e
+		}
+	case ViolationUnique:
+		e := errs.Conflict(CodeAlreadyExists, "%s: already exists", what)
+		e.Err = err
+		return e
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}

@@ -1,0 +1,120 @@
+package store
+
+import (
+	"context"
+	"embed"
+	"fmt"
+	"io/fs"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// The schema of each dialect lives in migrations/<dialect>/NNNN_name.sql.
+// A file is never edited once released: changes go into a new file, in
+// every dialect directory, with the same number.
+//
+//go:embed migrations
+var migrationFiles embed.FS
+
+// Migration is one schema change.
+type Migration struct {
+	Version int
+	Name    string
+	SQL     string
+}
+
+// Migrations returns the migrations of a dialect in version order.
+func Migrations(dialect string) ([]Migration, error) {
+	dir := path.Join("migrations", dialect)
+	entries, err := fs.ReadDir(migrationFiles, dir)
+	if err != nil {
+		return nil, fmt.Errorf("migrations for %q: %w", dialect, err)
+	}
+	var out []Migration
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() || !strings.HasSuffix(name, ".sql") {
+			continue
+		}
+		num, _, ok := strings.Cut(name, "_")
+		version, err := strconv.Atoi(num)
+		if !ok || err != nil || version <= 0 {
+			return nil, fmt.Errorf("migration %s/%s: name must start with a positive number and '_'", dir, name)
+		}
+		if len(out) > 0 && out[len(out)-1].Version == version {
+			return nil, fmt.Errorf("migration %s/%s: version %d used twice", dir, name, version)
+		}
+		text, err := fs.ReadFile(migrationFiles, path.Join(dir, name))
+		if err != nil {
+			return nil, err
+		}
+		// ReadDir sorts by name and the numbers are zero-padded, so the
+		// versions come out ascending.
+		out = append(out, Migration{Version: version, Name: strings.TrimSuffix(name, ".sql"), SQL: string(text)})
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no migrations for %q", dialect)
+	}
+	return out, nil
+}
+
+// Migrate brings the schema of db up to date: each migration not yet
+// recorded in schema_migrations runs in its own transaction together with
+// the row that records it, so a crash leaves it either applied and
+// recorded or neither, and a restart simply carries on. A database that has
+// a migration this binary does not know (written by a newer version) is
+// refused rather than used with a schema the code does not understand.
+//
+// Concurrent servers on one database must not migrate at the same time:
+// SQLite serializes them through its write lock (transactions begin
+// IMMEDIATE); a PostgreSQL opener should hold an advisory lock around
+// Migrate.
+func Migrate(ctx context.Context, db *sqlx.DB, dialect string) error {
+	ms, err := Migrations(dialect)
+	if err != nil {
+		return err
+	}
+	_, err = db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version INTEGER NOT NULL PRIMARY KEY,
+		name    TEXT    NOT NULL,
+		applied BIGINT  NOT NULL)`)
+	if err != nil {
+		return fmt.Errorf("create schema_migrations: %w", err)
+	}
+	var newest int
+	if err := db.GetContext(ctx, &newest, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`); err != nil {
+		return fmt.Errorf("read schema version: %w", err)
+	}
+	if known := ms[len(ms)-1].Version; newest > known {
+		return fmt.Errorf("database schema version %d is newer than this binary's %d", newest, known)
+	}
+	for _, m := range ms {
+		if err := apply(ctx, db, m); err != nil {
+			return fmt.Errorf("migration %s: %w", m.Name, err)
+		}
+	}
+	return nil
+}
+
+// apply runs one migration unless it is already recorded. The check is made
+// inside the transaction so that two processes starting together cannot
+// both apply it.
+func apply(ctx context.Context, db *sqlx.DB, m Migration) error {
+	return WithTx(ctx, db, func(tx Handle) error {
+		var n int
+		err := tx.GetContext(ctx, &n, tx.Rebind(`SELECT COUNT(*) FROM schema_migrations WHERE version = ?`), m.Version)
+		if err != nil || n > 0 {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, tx.Rebind(`INSERT INTO schema_migrations (version, name, applied)
+			VALUES (?, ?, ?)`), m.Version, m.Name, time.Now().UnixNano())
+		return err
+	})
+}

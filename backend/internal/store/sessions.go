@@ -1,0 +1,276 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/agents-os/agents/backend/internal/errs"
+	"github.com/agents-os/agents/backend/internal/session"
+)
+
+// CreateSession implements Sessions.
+func (s *SQL) CreateSession(ctx context.Context, meta session.Meta, turns []session.Turn) error {
+	if meta.TurnCount != len(turns) {
+		return errs.Invalid(CodeInvalidTurns, "session %s: turn count %d but %d turns", meta.ID, meta.TurnCount, len(turns))
+	}
+	rows, err := encodeTurns(turns, 0)
+	if err != nil {
+		return err
+	}
+	return WithTx(ctx, s.write, func(tx Handle) error {
+		_, err := tx.ExecContext(ctx, tx.Rebind(`INSERT INTO sessions (
+			id, agent, owner, title, status, status_reason, parent_id,
+			forked_from, turn_count, usage_prompt, usage_completion,
+			usage_cached, usage_reasoning, depth, created, updated)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+			meta.ID, meta.Agent, meta.Owner, meta.Title, string(meta.Status),
+			meta.StatusReason, meta.ParentID, meta.ForkedFrom, meta.TurnCount,
+			meta.Usage.Prompt, meta.Usage.Completion, meta.Usage.Cached,
+			meta.Usage.Reasoning, meta.Depth, nanos(meta.Created), nanos(meta.Updated))
+		if err != nil {
+			return s.translate(err, nil, "create session %s", meta.ID)
+		}
+		return s.insertTurns(ctx, tx, meta.ID, rows)
+	})
+}
+
+// GetMeta implements Sessions.
+func (s *SQL) GetMeta(ctx context.Context, id string) (session.Meta, error) {
+	return s.getMeta(ctx, s.read, id)
+}
+
+func (s *SQL) getMeta(ctx context.Context, h Handle, id string) (session.Meta, error) {
+	var r metaRow
+	err := h.GetContext(ctx, &r, h.Rebind(`SELECT `+metaColumns+` FROM sessions s WHERE s.id = ?`), id)
+	if err != nil {
+		return session.Meta{}, s.translate(err, unknownSession(id), "get session %s", id)
+	}
+	return r.meta(), nil
+}
+
+// LoadSession implements Sessions.
+func (s *SQL) LoadSession(ctx context.Context, id string) (session.Meta, []session.Turn, error) {
+	// A read-only transaction is one snapshot: a step committed between
+	// the two queries cannot make the turn count and the turns disagree.
+	tx, err := s.read.BeginTxx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return session.Meta{}, nil, fmt.Errorf("load session %s: %w", id, err)
+	}
+	defer func() { _ = tx.Rollback() }() // read-only: nothing to keep
+	meta, err := s.getMeta(ctx, s.read, id)
+	if err != nil {
+		return session.Meta{}, nil, err
+	}
+	var rows []turnRow
+	err = tx.SelectContext(ctx, &rows, tx.Rebind(`SELECT idx, created, payload
+		FROM turns WHERE session_id = ? ORDER BY idx`), id)
+	if err != nil {
+		return session.Meta{}, nil, s.translate(err, nil, "load turns of %s", id)
+	}
+	turns := make([]session.Turn, len(rows))
+	for i, r := range rows {
+		if turns[i], err = r.turn(); err != nil {
+			return session.Meta{}, nil, fmt.Errorf("load session %s: %w", id, err)
+		}
+	}
+	return meta, turns, nil
+}
+
+// ListSessions implements Sessions.
+func (s *SQL) ListSessions(ctx context.Context, f ListFilter) ([]session.Meta, string, error) {
+	var where []string
+	var args []any
+	add := func(cond string, a ...any) {
+		where = append(where, cond)
+		args = append(args, a...)
+	}
+	if f.Owner != "" {
+		add("s.owner = ?", f.Owner)
+	}
+	if f.Agent != "" {
+		add("s.agent = ?", f.Agent)
+	}
+	if f.Status != "" {
+		add("s.status = ?", string(f.Status))
+	}
+	if f.ParentID != "" {
+		add("s.parent_id = ?", f.ParentID)
+	}
+	if f.RootsOnly {
+		add("s.parent_id = ''")
+	}
+	if f.Query != "" {
+		// Lowering both sides with the database's own LOWER keeps the
+		// comparison consistent whatever that function folds.
+		add(`LOWER(s.title) LIKE LOWER(?) ESCAPE '\'`, "%"+escapeLike(f.Query)+"%")
+	}
+	if f.PageToken != "" {
+		c, err := decodeCursor(f.PageToken)
+		if err != nil {
+			return nil, "", err
+		}
+		// The first condition is a plain range an index can seek to; the
+		// second breaks ties in created time by id.
+		add("s.created <= ? AND (s.created < ? OR s.id < ?)", c.created, c.created, c.id)
+	}
+	q := `SELECT ` + metaColumns + ` FROM sessions s`
+	if len(where) > 0 {
+		q += ` WHERE ` + strings.Join(where, " AND ")
+	}
+	size := pageSize(f.PageSize)
+	// One row more than the page tells whether another page follows, so
+	// the last page never hands out a token to an empty one.
+	q += ` ORDER BY s.created DESC, s.id DESC LIMIT ?`
+	args = append(args, size+1)
+
+	var rows []metaRow
+	if err := s.read.SelectContext(ctx, &rows, s.read.Rebind(q), args...); err != nil {
+		return nil, "", s.translate(err, nil, "list sessions")
+	}
+	next := ""
+	if len(rows) > size {
+		rows = rows[:size]
+		last := rows[size-1]
+		next = cursor{created: last.Created, id: last.ID}.encode()
+	}
+	return metas(rows), next, nil
+}
+
+// ListByStatus implements Sessions.
+func (s *SQL) ListByStatus(ctx context.Context, statuses ...session.Status) ([]session.Meta, error) {
+	if len(statuses) == 0 {
+		return nil, nil
+	}
+	names := make([]string, len(statuses))
+	for i, st := range statuses {
+		names[i] = string(st)
+	}
+	q, args, err := sqlx.In(`SELECT `+metaColumns+` FROM sessions s
+		WHERE s.status IN (?) ORDER BY s.created, s.id`, names)
+	if err != nil {
+		return nil, fmt.Errorf("list sessions by status: %w", err)
+	}
+	var rows []metaRow
+	if err := s.read.SelectContext(ctx, &rows, s.read.Rebind(q), args...); err != nil {
+		return nil, s.translate(err, nil, "list sessions by status")
+	}
+	return metas(rows), nil
+}
+
+// Children implements Sessions.
+func (s *SQL) Children(ctx context.Context, id string) ([]session.Meta, error) {
+	var rows []metaRow
+	err := s.read.SelectContext(ctx, &rows, s.read.Rebind(`SELECT `+metaColumns+`
+		FROM sessions s WHERE s.parent_id = ? ORDER BY s.created, s.id`), id)
+	if err != nil {
+		return nil, s.translate(err, nil, "list children of %s", id)
+	}
+	return metas(rows), nil
+}
+
+// metaSet assigns the mutable metadata; metaArgs gives its arguments.
+const metaSet = `agent = ?, title = ?, status = ?, status_reason = ?,
+	usage_prompt = ?, usage_completion = ?, usage_cached = ?,
+	usage_reasoning = ?, updated = ?`
+
+func metaArgs(m session.Meta) []any {
+	return []any{m.Agent, m.Title, string(m.Status), m.StatusReason,
+		m.Usage.Prompt, m.Usage.Completion, m.Usage.Cached,
+		m.Usage.Reasoning, nanos(m.Updated)}
+}
+
+// UpdateMeta implements Sessions.
+func (s *SQL) UpdateMeta(ctx context.Context, meta session.Meta) error {
+	res, err := s.write.ExecContext(ctx, s.write.Rebind(`UPDATE sessions SET `+metaSet+` WHERE id = ?`),
+		append(metaArgs(meta), meta.ID)...)
+	if err != nil {
+		return s.translate(err, nil, "update session %s", meta.ID)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("update session %s: %w", meta.ID, err)
+	}
+	if n == 0 {
+		return unknownSession(meta.ID)
+	}
+	return nil
+}
+
+// DeleteSessions implements Sessions. The rows that belong to a session go
+// with it through ON DELETE CASCADE.
+func (s *SQL) DeleteSessions(ctx context.Context, ids ...string) (int, error) {
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	q, args, err := sqlx.In(`DELETE FROM sessions WHERE id IN (?)`, ids)
+	if err != nil {
+		return 0, fmt.Errorf("delete sessions: %w", err)
+	}
+	res, err := s.write.ExecContext(ctx, s.write.Rebind(q), args...)
+	if err != nil {
+		return 0, s.translate(err, nil, "delete sessions")
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("delete sessions: %w", err)
+	}
+	return int(n), nil
+}
+
+// encodeTurns checks that turns are indexed base, base+1, … and each holds
+// exactly one side, and encodes them before any transaction starts so the
+// write lock is held as briefly as possible.
+func encodeTurns(turns []session.Turn, base int) ([]turnRow, error) {
+	rows := make([]turnRow, len(turns))
+	for i, t := range turns {
+		if t.Index != base+i {
+			return nil, errs.Invalid(CodeInvalidTurns, "turn %d at position %d, want index %d", t.Index, i, base+i)
+		}
+		if (t.User == nil) == (t.LLM == nil) {
+			return nil, errs.Invalid(CodeInvalidTurns, "turn %d must be either a user or an LLM turn", t.Index)
+		}
+		payload, err := encode(turnPayload{User: t.User, LLM: t.LLM})
+		if err != nil {
+			return nil, fmt.Errorf("turn %d: %w", t.Index, err)
+		}
+		rows[i] = turnRow{Idx: t.Index, Created: nanos(t.Created), Payload: payload}
+	}
+	return rows, nil
+}
+
+func (s *SQL) insertTurns(ctx context.Context, h Handle, sessionID string, rows []turnRow) error {
+	err := insertRows(ctx, h, `INSERT INTO turns (session_id, idx, created, payload) VALUES `, 4, len(rows),
+		func(i int) []any { return []any{sessionID, rows[i].Idx, rows[i].Created, rows[i].Payload} })
+	return s.translate(err, unknownSession(sessionID), "append turns to %s", sessionID)
+}
+
+// insertBatch bounds the rows of one INSERT, far below the bind-parameter
+// limits of SQLite (32766) and PostgreSQL (65535).
+const insertBatch = 200
+
+// insertRows inserts n rows of width columns with one multi-row statement
+// per batch: a step's rows then cost one statement, not one each.
+func insertRows(ctx context.Context, h Handle, head string, width, n int, row func(i int) []any) error {
+	tuple := "(" + strings.TrimSuffix(strings.Repeat("?, ", width), ", ") + ")"
+	for start := 0; start < n; start += insertBatch {
+		end := min(start+insertBatch, n)
+		var q strings.Builder
+		q.WriteString(head)
+		args := make([]any, 0, (end-start)*width)
+		for i := start; i < end; i++ {
+			if i > start {
+				q.WriteString(", ")
+			}
+			q.WriteString(tuple)
+			args = append(args, row(i)...)
+		}
+		if _, err := h.ExecContext(ctx, h.Rebind(q.String()), args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,47 @@
+package store
+
+import (
+	"errors"
+	"sync"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// Dialect is what the shared SQL needs to know about one database family.
+type Dialect struct {
+	// Name names the family and its migration directory: "sqlite" or
+	// "postgres".
+	Name string
+	// Classify tells which constraint, if any, a driver error reports.
+	Classify func(error) Violation
+}
+
+// SQL implements Store with queries shared by every dialect. Reads go to
+// one pool and writes to another: a dialect that has no reason to split
+// them (PostgreSQL) passes the same pool twice.
+type SQL struct {
+	read, write *sqlx.DB
+	dialect     Dialect
+	closeOnce   sync.Once
+	closeErr    error
+}
+
+var _ Store = (*SQL)(nil)
+
+// NewSQL returns a store over pools whose schema is already migrated. It
+// takes ownership of the pools: Close closes them.
+func NewSQL(read, write *sqlx.DB, d Dialect) *SQL {
+	return &SQL{read: read, write: write, dialect: d}
+}
+
+// Close closes the pools once; later calls return the first result.
+func (s *SQL) Close() error {
+	s.closeOnce.Do(func() {
+		err := s.write.Close()
+		if s.read != s.write {
+			err = errors.Join(err, s.read.Close())
+		}
+		s.closeErr = err
+	})
+	return s.closeErr
+}

@@ -1,0 +1,140 @@
+// Package sqlite opens the store on an SQLite database file: the embedded
+// default, one file under the data directory.
+//
+// Connections: SQLite allows one writer at a time per file. Rather than let
+// several pooled connections race for the write lock and turn contention
+// into SQLITE_BUSY errors and busy-wait sleeps, every write goes through a
+// pool of exactly one connection, so writers queue in Go (database/sql hands
+// the connection over in order) and never contend inside SQLite. Reads use
+// a separate pool of query_only connections; in WAL mode they read a
+// committed snapshot concurrently with the writer and never block it.
+// busy_timeout still covers other processes on the same file (a second
+// server, `sqlite3 .backup`), and write transactions begin IMMEDIATE so a
+// transaction that reads before it writes takes the lock up front instead
+// of failing to upgrade when another process wrote in between.
+package sqlite
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"runtime"
+	"strings"
+
+	"github.com/jmoiron/sqlx"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/agents-os/agents/backend/internal/store"
+)
+
+// Memory opens a private in-memory database instead of a file. It lives as
+// long as the Store and is not shared with any other Store.
+const Memory = ":memory:"
+
+// busyTimeout is how long a statement waits for a lock another process
+// holds before failing, in milliseconds.
+const busyTimeout = 5000
+
+// Store is the store on one SQLite database.
+type Store struct {
+	*store.SQL
+	write *sqlx.DB
+}
+
+var _ store.Store = (*Store)(nil)
+
+// Open opens the database at path, creating the file if needed (not its
+// directory), and applies any migration it lacks. path is a plain file path
+// or Memory.
+func Open(ctx context.Context, path string) (*Store, error) {
+	if path == "" || strings.Contains(path, "?") {
+		// The driver reads everything after '?' as its own parameters.
+		return nil, fmt.Errorf("open sqlite: invalid database path %q", path)
+	}
+	write, err := connect(ctx, path, true)
+	if err != nil {
+		return nil, err
+	}
+	if err := store.Migrate(ctx, write, "sqlite"); err != nil {
+		write.Close()
+		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
+	}
+	read := write
+	if path != Memory {
+		// An in-memory database exists only on its one connection, so it
+		// reads through the writer; a file gets its own reader pool.
+		if read, err = connect(ctx, path, false); err != nil {
+			write.Close()
+			return nil, err
+		}
+	}
+	return &Store{SQL: store.NewSQL(read, write, dialect()), write: write}, nil
+}
+
+// Close lets SQLite update its query planner statistics, then closes the
+// database.
+func (s *Store) Close() error {
+	// optimize is cheap when there is nothing to do; it is advice, so a
+	// failure (an already closed store) does not matter.
+	_, _ = s.write.Exec(`PRAGMA optimize`)
+	return s.SQL.Close()
+}
+
+// connect opens the writer pool (one connection) or the reader pool.
+func connect(ctx context.Context, path string, writer bool) (*sqlx.DB, error) {
+	q := url.Values{}
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeout))
+	q.Add("_pragma", "foreign_keys(1)")
+	if writer {
+		// WAL is a property of the file, set once by the writer;
+		// synchronous=NORMAL in WAL mode syncs at checkpoints, not at every
+		// commit: a power cut may lose the last commits but never corrupts.
+		q.Add("_pragma", "journal_mode(WAL)")
+		q.Add("_pragma", "synchronous(NORMAL)")
+		q.Set("_txlock", "immediate")
+	} else {
+		q.Add("_pragma", "query_only(1)")
+	}
+	db, err := sqlx.Open("sqlite", path+"?"+q.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
+	}
+	if writer {
+		db.SetMaxOpenConns(1)
+		db.SetMaxIdleConns(1)
+	} else {
+		n := max(4, runtime.GOMAXPROCS(0))
+		db.SetMaxOpenConns(n)
+		db.SetMaxIdleConns(n)
+	}
+	// Connections are kept for the life of the pool: closing the only
+	// connection of an in-memory database would drop the database.
+	db.SetConnMaxLifetime(0)
+	db.SetConnMaxIdleTime(0)
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
+	}
+	return db, nil
+}
+
+func dialect() store.Dialect {
+	return store.Dialect{Name: "sqlite", Classify: classify}
+}
+
+// classify reads the extended result code of a driver error.
+func classify(err error) store.Violation {
+	var e *sqlite.Error
+	if !errors.As(err, &e) {
+		return store.ViolationNone
+	}
+	switch e.Code() {
+	case sqlite3.SQLITE_CONSTRAINT_UNIQUE, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
+		return store.ViolationUnique
+	case sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY:
+		return store.ViolationForeignKey
+	}
+	return store.ViolationNone
+}

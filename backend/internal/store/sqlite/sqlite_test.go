@@ -1,0 +1,201 @@
+package sqlite
+
+import (
+	"context"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/agents-os/agents/backend/internal/session"
+	"github.com/agents-os/agents/backend/internal/store"
+	"github.com/agents-os/agents/backend/internal/store/storetest"
+)
+
+// opener opens the database file at path.
+func opener(path string) storetest.Opener {
+	return func(t *testing.T) store.Store {
+		t.Helper()
+		s, err := Open(context.Background(), path)
+		if err != nil {
+			t.Fatalf("open %s: %v", path, err)
+		}
+		return s
+	}
+}
+
+func TestStore(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) storetest.Opener {
+		return opener(filepath.Join(t.TempDir(), "agents.db"))
+	})
+}
+
+func TestMemory(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, Memory)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	m := session.Meta{ID: "s1", Agent: "a", Owner: "o", Status: session.StatusReady, Created: time.Unix(1, 0).UTC(), Updated: time.Unix(1, 0).UTC()}
+	if err := s.CreateSession(ctx, m, nil); err != nil {
+		t.Fatal(err)
+	}
+	// Reads and writes share the one connection that holds the database.
+	if _, _, err := s.LoadSession(ctx, "s1"); err != nil {
+		t.Fatal(err)
+	}
+	other, err := Open(ctx, Memory)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if _, err := other.GetMeta(ctx, "s1"); err == nil {
+		t.Fatal("two in-memory stores share a database")
+	}
+}
+
+func TestOpenRejectsParameters(t *testing.T) {
+	for _, path := range []string{"", filepath.Join(t.TempDir(), "x.db?_pragma=foreign_keys(0)")} {
+		if s, err := Open(context.Background(), path); err == nil {
+			s.Close()
+			t.Errorf("Open(%q) succeeded, want an error", path)
+		}
+	}
+}
+
+func TestPragmas(t *testing.T) {
+	s, err := Open(context.Background(), filepath.Join(t.TempDir(), "agents.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	tests := []struct {
+		pragma string
+		want   string
+	}{
+		{"journal_mode", "wal"},
+		{"foreign_keys", "1"},
+		{"synchronous", "1"}, // NORMAL
+		{"busy_timeout", "5000"},
+	}
+	for _, tc := range tests {
+		var got string
+		if err := s.write.Get(&got, "PRAGMA "+tc.pragma); err != nil {
+			t.Fatal(err)
+		}
+		if got != tc.want {
+			t.Errorf("PRAGMA %s = %s, want %s", tc.pragma, got, tc.want)
+		}
+	}
+}
+
+func TestMigrations(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "agents.db")
+	for range 3 {
+		s, err := Open(ctx, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ms, err := store.Migrations("sqlite")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := sqlx.MustOpen("sqlite", path)
+	defer db.Close()
+	var versions []int
+	if err := db.Select(&versions, `SELECT version FROM schema_migrations ORDER BY version`); err != nil {
+		t.Fatal(err)
+	}
+	if len(versions) != len(ms) {
+		t.Fatalf("schema_migrations has %v, want one row for each of %d migrations", versions, len(ms))
+	}
+	for i, m := range ms {
+		if versions[i] != m.Version {
+			t.Fatalf("schema_migrations has %v, want the versions of %v", versions, ms)
+		}
+	}
+
+	// A database migrated by a newer binary is refused.
+	if _, err := db.Exec(`INSERT INTO schema_migrations (version, name, applied) VALUES (9999, 'future', 0)`); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := Open(ctx, path); err == nil {
+		s.Close()
+		t.Fatal("opened a database with a newer schema")
+	}
+}
+
+// TestTwoProcesses opens the same file twice, as a second server or a CLI
+// command would, and writes through both at once: busy_timeout and
+// IMMEDIATE transactions must turn the contention into waiting, not errors.
+func TestTwoProcesses(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "agents.db")
+	var stores [2]*Store
+	for i := range stores {
+		s, err := Open(ctx, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		stores[i] = s
+	}
+	const n = 40
+	errc := make(chan error, len(stores))
+	var wg sync.WaitGroup
+	for i, s := range stores {
+		wg.Go(func() {
+			for j := range n {
+				created := time.Unix(int64(j), 0).UTC()
+				m := session.Meta{ID: string(rune('a'+i)) + time.Duration(j).String(), Agent: "a", Owner: "o",
+					Status: session.StatusReady, Created: created, Updated: created}
+				if err := s.CreateSession(ctx, m, nil); err != nil {
+					errc <- err
+					return
+				}
+			}
+			errc <- nil
+		})
+	}
+	wg.Wait()
+	close(errc)
+	for err := range errc {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, _, err := stores[0].ListSessions(ctx, store.ListFilter{PageSize: store.MaxPageSize})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2*n {
+		t.Fatalf("listed %d sessions, want %d", len(got), 2*n)
+	}
+}
+
+func TestMigrationDialectsMatch(t *testing.T) {
+	lite, err := store.Migrations("sqlite")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pg, err := store.Migrations("postgres")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lite) != len(pg) {
+		t.Fatalf("%d sqlite migrations but %d postgres ones", len(lite), len(pg))
+	}
+	for i := range lite {
+		if lite[i].Name != pg[i].Name {
+			t.Errorf("migration %d is %s for sqlite but %s for postgres", i, lite[i].Name, pg[i].Name)
+		}
+	}
+}

@@ -1,0 +1,118 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/agents-os/agents/backend/internal/errs"
+)
+
+// CommitStep implements Sessions. Everything is checked and encoded before
+// the transaction starts; inside it, the metadata update comes first
+// because it is also the guard against a second writer.
+func (s *SQL) CommitStep(ctx context.Context, c StepCommit) error {
+	m := c.Meta
+	base := m.TurnCount - len(c.NewTurns)
+	if base < 0 {
+		return errs.Invalid(CodeInvalidTurns, "session %s: turn count %d is less than the %d new turns", m.ID, m.TurnCount, len(c.NewTurns))
+	}
+	turns, err := encodeTurns(c.NewTurns, base)
+	if err != nil {
+		return err
+	}
+	deferred, err := encodeDeferred(m.ID, c.NewDeferred)
+	if err != nil {
+		return err
+	}
+	mail := dedupe(c.DeliveredMail)
+
+	return WithTx(ctx, s.write, func(tx Handle) error {
+		res, err := tx.ExecContext(ctx, tx.Rebind(`UPDATE sessions SET `+metaSet+`, turn_count = ?
+			WHERE id = ? AND turn_count = ?`),
+			append(metaArgs(m), m.TurnCount, m.ID, base)...)
+		if err != nil {
+			return s.translate(err, nil, "commit step of %s", m.ID)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return fmt.Errorf("commit step of %s: %w", m.ID, err)
+		} else if n == 0 {
+			return s.turnConflict(ctx, tx, m.ID, base)
+		}
+		if err := s.insertTurns(ctx, tx, m.ID, turns); err != nil {
+			return err
+		}
+		if err := s.deliverAll(ctx, tx, m.ID, mail, nanos(m.Updated)); err != nil {
+			return err
+		}
+		return s.insertDeferred(ctx, tx, deferred)
+	})
+}
+
+// turnConflict explains why the guarded update matched no row: the session
+// is gone, or its history is not where the step thinks it is.
+func (s *SQL) turnConflict(ctx context.Context, h Handle, id string, base int) error {
+	var count int
+	err := h.GetContext(ctx, &count, h.Rebind(`SELECT turn_count FROM sessions WHERE id = ?`), id)
+	if err != nil {
+		return s.translate(err, unknownSession(id), "commit step of %s", id)
+	}
+	return errs.Conflict(CodeTurnConflict, "session %s has %d turns; the step appends at %d", id, count, base)
+}
+
+// deliverAll marks every id delivered or fails, so the transaction rolls
+// back and the mail stays pending: a commit never folds mail twice.
+func (s *SQL) deliverAll(ctx context.Context, h Handle, sessionID string, ids []string, at int64) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	q, args, err := sqlx.In(`UPDATE mail SET delivered = ?
+		WHERE session_id = ? AND delivered IS NULL AND id IN (?)`, at, sessionID, ids)
+	if err != nil {
+		return fmt.Errorf("deliver mail: %w", err)
+	}
+	res, err := h.ExecContext(ctx, h.Rebind(q), args...)
+	if err != nil {
+		return s.translate(err, nil, "deliver mail to %s", sessionID)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("deliver mail to %s: %w", sessionID, err)
+	}
+	if int(n) == len(ids) {
+		return nil
+	}
+	// Something was not deliverable: find out what, for the message.
+	q, args, err = sqlx.In(`SELECT id FROM mail WHERE session_id = ? AND id IN (?)`, sessionID, ids)
+	if err != nil {
+		return fmt.Errorf("deliver mail: %w", err)
+	}
+	var known []string
+	if err := h.SelectContext(ctx, &known, h.Rebind(q), args...); err != nil {
+		return s.translate(err, nil, "deliver mail to %s", sessionID)
+	}
+	for _, id := range ids {
+		if !slices.Contains(known, id) {
+			return errs.NotFound(CodeUnknownMail, "session %s has no mail %s", sessionID, id)
+		}
+	}
+	return errs.FailedPrecondition(CodeMailDelivered, "mail to session %s was already delivered", sessionID)
+}
+
+// dedupe drops repeated ids, keeping the first of each.
+func dedupe(ids []string) []string {
+	if len(ids) < 2 {
+		return ids
+	}
+	seen := make(map[string]bool, len(ids))
+	out := make([]string, 0, len(ids))
+	for _, id := range ids {
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	return out
+}

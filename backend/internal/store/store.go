@@ -1,0 +1,173 @@
+// Package store persists sessions and everything that belongs to them:
+// turns, mail, deferred calls, watches and run leases.
+//
+// The interfaces here are what the runner depends on; they speak only in
+// the types of package session. SQL is the one implementation, shared by
+// every dialect: its queries are written with `?` placeholders and rebound
+// for the driver, so a dialect package (sqlite, later postgres) only opens
+// the connections, names its migrations and classifies its driver's errors.
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/agents-os/agents/backend/internal/session"
+)
+
+// Store is everything the server keeps in its database.
+type Store interface {
+	Sessions
+	Mailbox
+	DeferredCalls
+	Watches
+	Leases
+	// Close releases the database. It is safe to call more than once.
+	Close() error
+}
+
+// Sessions holds session metadata and the append-only history of turns.
+type Sessions interface {
+	// CreateSession stores a new session with its first turns (a fork
+	// copies the source's turns). meta.TurnCount must equal len(turns) and
+	// the turns must be indexed 0, 1, … A duplicate id is errs.Conflict.
+	CreateSession(ctx context.Context, meta session.Meta, turns []session.Turn) error
+	// GetMeta returns one session's metadata, errs.NotFound
+	// (unknown_session) when there is none.
+	GetMeta(ctx context.Context, id string) (session.Meta, error)
+	// LoadSession returns the metadata and every turn, oldest first, read
+	// from one snapshot so the two agree.
+	LoadSession(ctx context.Context, id string) (session.Meta, []session.Turn, error)
+	// ListSessions returns one page of sessions, newest first, and the
+	// token of the next page ("" on the last page).
+	ListSessions(ctx context.Context, f ListFilter) ([]session.Meta, string, error)
+	// ListByStatus returns every session in one of the statuses; startup
+	// recovery uses it to find runs that were interrupted.
+	ListByStatus(ctx context.Context, statuses ...session.Status) ([]session.Meta, error)
+	// Children returns the direct sub-agent sessions of id, oldest first.
+	Children(ctx context.Context, id string) ([]session.Meta, error)
+	// UpdateMeta writes the mutable fields of meta: agent, title, status,
+	// status reason, usage and updated. The turn count only changes with
+	// CommitStep; the pending counts are always computed.
+	UpdateMeta(ctx context.Context, meta session.Meta) error
+	// CommitStep writes the outcome of one step in a single transaction.
+	CommitStep(ctx context.Context, c StepCommit) error
+	// DeleteSessions removes sessions with their turns, mail, deferred
+	// calls, watches and leases. Unknown ids are skipped; it returns how
+	// many sessions were deleted. Children are not deleted with their
+	// parent: the caller decides (single or cascade).
+	DeleteSessions(ctx context.Context, ids ...string) (int, error)
+}
+
+// Mailbox holds each session's mail. Delivery order is insertion order.
+type Mailbox interface {
+	// AddMail stores m; it is durable when AddMail returns, so the sender
+	// may be told it was accepted. An unknown session is errs.NotFound
+	// (unknown_session), a duplicate id errs.Conflict.
+	AddMail(ctx context.Context, m session.Mail) error
+	// PendingMail returns the undelivered mail of a session in delivery
+	// order (oldest first).
+	PendingMail(ctx context.Context, sessionID string) ([]session.Mail, error)
+	// ListMail returns a session's mail newest first, only the undelivered
+	// ones when pendingOnly is set.
+	ListMail(ctx context.Context, sessionID string, pendingOnly bool) ([]session.Mail, error)
+	// MarkDelivered marks mail delivered at the given time and returns the
+	// ids it newly marked, in the order given. An id that is unknown or
+	// already delivered is left out: each mail is marked exactly once, even
+	// when several callers race.
+	MarkDelivered(ctx context.Context, ids []string, at time.Time) ([]string, error)
+}
+
+// DeferredCalls holds tool calls that wait for a client's answer.
+type DeferredCalls interface {
+	// GetDeferred returns a call by its continuation token, errs.NotFound
+	// (unknown_token) when there is none.
+	GetDeferred(ctx context.Context, token string) (session.DeferredCall, error)
+	// PendingDeferred returns a session's unanswered calls in the order
+	// they were stored.
+	PendingDeferred(ctx context.Context, sessionID string) ([]session.DeferredCall, error)
+	// DeferredRound returns every call of one round of a session, answered
+	// or not, in the order they were stored: a run resumes with their
+	// results once none is pending.
+	DeferredRound(ctx context.Context, sessionID string, round int) ([]session.DeferredCall, error)
+	// CompleteDeferred stores the answer to a call and returns the call
+	// with its result. A second answer is errs.FailedPrecondition
+	// (call_completed); an unknown token errs.NotFound (unknown_token).
+	CompleteDeferred(ctx context.Context, token string, result session.ToolResult, at time.Time) (session.DeferredCall, error)
+}
+
+// Watches holds watch registrations so they survive restarts.
+type Watches interface {
+	// PutWatch registers w, or moves the expiry of an existing watch of the
+	// same pair. An unknown watcher or target is errs.NotFound.
+	PutWatch(ctx context.Context, w session.Watch) error
+	// DeleteWatch removes a watch; removing a missing one is not an error.
+	DeleteWatch(ctx context.Context, watcherID, targetID string) error
+	// ListWatches returns every stored watch, expired or not.
+	ListWatches(ctx context.Context) ([]session.Watch, error)
+	// DeleteExpiredWatches removes the watches that expire at or before
+	// now and returns how many it removed.
+	DeleteExpiredWatches(ctx context.Context, now time.Time) (int, error)
+}
+
+// Leases says which server runs a session when several share a database.
+// Times come from the caller's clock; servers sharing a database are
+// expected to keep their clocks close (well under a lease's ttl).
+type Leases interface {
+	// AcquireLease gives holder the run lease of a session until now+ttl.
+	// It succeeds when the lease is free, expired, or already held by
+	// holder; otherwise it is errs.Conflict (lease_held).
+	AcquireLease(ctx context.Context, sessionID, holder string, now time.Time, ttl time.Duration) error
+	// RenewLease extends a lease holder still holds; a lease that expired
+	// or passed to another holder is errs.FailedPrecondition (lease_lost).
+	RenewLease(ctx context.Context, sessionID, holder string, now time.Time, ttl time.Duration) error
+	// ReleaseLease gives up holder's lease; it does nothing when holder
+	// does not hold it.
+	ReleaseLease(ctx context.Context, sessionID, holder string) error
+}
+
+// ListFilter selects sessions for ListSessions. Zero fields select all.
+type ListFilter struct {
+	// Owner restricts to one owner; "" lists every owner's sessions.
+	Owner  string
+	Agent  string
+	Status session.Status
+	// ParentID lists the children of one session.
+	ParentID string
+	// RootsOnly leaves out sub-agent sessions.
+	RootsOnly bool
+	// Query keeps sessions whose title contains it, ignoring case (ASCII
+	// letters only on SQLite).
+	Query string
+	// PageSize is the most sessions to return: DefaultPageSize when zero
+	// or less, at most MaxPageSize.
+	PageSize int
+	// PageToken continues a listing where the page that returned it ended;
+	// it is only meaningful with the same filter.
+	PageToken string
+}
+
+// Page sizes for ListSessions.
+const (
+	DefaultPageSize = 50
+	MaxPageSize     = 500
+)
+
+// StepCommit is the outcome of one step of a run, written atomically so a
+// crash never leaves half of it behind.
+type StepCommit struct {
+	// Meta is the session's metadata after the step. Its TurnCount counts
+	// NewTurns, which must be its last len(NewTurns) turns: the commit
+	// fails with errs.Conflict (turn_conflict) unless the stored session
+	// has exactly TurnCount-len(NewTurns) turns, which stops two writers
+	// from both appending.
+	Meta     session.Meta
+	NewTurns []session.Turn
+	// DeliveredMail lists mail folded into the new turns; it is marked
+	// delivered at Meta.Updated. The commit fails if any of it is unknown
+	// to the session (unknown_mail) or was already delivered
+	// (mail_delivered).
+	DeliveredMail []string
+	// NewDeferred are the calls of this step that wait for a client.
+	NewDeferred []session.DeferredCall
+}

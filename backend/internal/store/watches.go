@@ -1,0 +1,61 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/agents-os/agents/backend/internal/errs"
+	"github.com/agents-os/agents/backend/internal/session"
+)
+
+type watchRow struct {
+	WatcherID string `db:"watcher_id"`
+	TargetID  string `db:"target_id"`
+	Expires   int64  `db:"expires"`
+}
+
+// PutWatch implements Watches.
+func (s *SQL) PutWatch(ctx context.Context, w session.Watch) error {
+	_, err := s.write.ExecContext(ctx, s.write.Rebind(`INSERT INTO watches
+		(watcher_id, target_id, expires) VALUES (?, ?, ?)
+		ON CONFLICT (watcher_id, target_id) DO UPDATE SET expires = excluded.expires`),
+		w.WatcherID, w.TargetID, nanos(w.Expires))
+	missing := errs.NotFound(CodeUnknownSession, "unknown session %s or %s", w.WatcherID, w.TargetID)
+	return s.translate(err, missing, "put watch %s on %s", w.WatcherID, w.TargetID)
+}
+
+// DeleteWatch implements Watches.
+func (s *SQL) DeleteWatch(ctx context.Context, watcherID, targetID string) error {
+	_, err := s.write.ExecContext(ctx, s.write.Rebind(`DELETE FROM watches
+		WHERE watcher_id = ? AND target_id = ?`), watcherID, targetID)
+	return s.translate(err, nil, "delete watch %s on %s", watcherID, targetID)
+}
+
+// ListWatches implements Watches.
+func (s *SQL) ListWatches(ctx context.Context) ([]session.Watch, error) {
+	var rows []watchRow
+	err := s.read.SelectContext(ctx, &rows, `SELECT watcher_id, target_id, expires
+		FROM watches ORDER BY watcher_id, target_id`)
+	if err != nil {
+		return nil, s.translate(err, nil, "list watches")
+	}
+	out := make([]session.Watch, len(rows))
+	for i, r := range rows {
+		out[i] = session.Watch{WatcherID: r.WatcherID, TargetID: r.TargetID, Expires: fromNanos(r.Expires)}
+	}
+	return out, nil
+}
+
+// DeleteExpiredWatches implements Watches.
+func (s *SQL) DeleteExpiredWatches(ctx context.Context, now time.Time) (int, error) {
+	res, err := s.write.ExecContext(ctx, s.write.Rebind(`DELETE FROM watches WHERE expires <= ?`), nanos(now))
+	if err != nil {
+		return 0, s.translate(err, nil, "delete expired watches")
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("delete expired watches: %w", err)
+	}
+	return int(n), nil
+}

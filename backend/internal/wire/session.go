@@ -1,0 +1,161 @@
+package wire
+
+import (
+	"time"
+
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/backend/internal/session"
+)
+
+var statusToWire = map[session.Status]agentsv1.SessionStatus{
+	session.StatusReady:   agentsv1.SessionStatus_SESSION_STATUS_READY,
+	session.StatusRunning: agentsv1.SessionStatus_SESSION_STATUS_RUNNING,
+	session.StatusWaiting: agentsv1.SessionStatus_SESSION_STATUS_WAITING,
+	session.StatusPaused:  agentsv1.SessionStatus_SESSION_STATUS_PAUSED,
+	session.StatusFailed:  agentsv1.SessionStatus_SESSION_STATUS_FAILED,
+}
+
+// Status converts a session status.
+func Status(s session.Status) agentsv1.SessionStatus { return statusToWire[s] }
+
+// StatusFromWire converts a wire status; unspecified becomes "".
+func StatusFromWire(s agentsv1.SessionStatus) session.Status {
+	for k, v := range statusToWire {
+		if v == s {
+			return k
+		}
+	}
+	return ""
+}
+
+// Meta converts session metadata.
+func Meta(m session.Meta) *agentsv1.SessionMeta {
+	return &agentsv1.SessionMeta{
+		Id:           m.ID,
+		Agent:        m.Agent,
+		Owner:        m.Owner,
+		Title:        m.Title,
+		Status:       Status(m.Status),
+		StatusReason: m.StatusReason,
+		ParentId:     m.ParentID,
+		ForkedFrom:   m.ForkedFrom,
+		TurnCount:    int32(m.TurnCount),
+		Usage:        Usage(m.Usage),
+		PendingMail:  int32(m.PendingMail),
+		PendingCalls: int32(m.PendingCalls),
+		Depth:        int32(m.Depth),
+		CreateTime:   timestamp(m.Created),
+		UpdateTime:   timestamp(m.Updated),
+	}
+}
+
+// Metas converts a list of metadata.
+func Metas(list []session.Meta) []*agentsv1.SessionMeta {
+	out := make([]*agentsv1.SessionMeta, len(list))
+	for i, m := range list {
+		out[i] = Meta(m)
+	}
+	return out
+}
+
+// Usage converts token usage.
+func Usage(u session.Usage) *agentsv1.Usage {
+	return &agentsv1.Usage{PromptTokens: u.Prompt, CompletionTokens: u.Completion, CachedTokens: u.Cached, ReasoningTokens: u.Reasoning}
+}
+
+// Session converts a whole session.
+func Session(m session.Meta, turns []session.Turn, pending []session.DeferredCall) *agentsv1.Session {
+	s := &agentsv1.Session{Meta: Meta(m), Turns: make([]*agentsv1.Turn, len(turns))}
+	for i, t := range turns {
+		s.Turns[i] = Turn(t)
+	}
+	for _, d := range pending {
+		s.PendingCalls = append(s.PendingCalls, DeferredCall(d))
+	}
+	return s
+}
+
+// Turn converts one turn.
+func Turn(t session.Turn) *agentsv1.Turn {
+	out := &agentsv1.Turn{Index: int32(t.Index), CreateTime: timestamp(t.Created)}
+	switch {
+	case t.User != nil:
+		u := &agentsv1.UserTurn{Text: t.User.Text}
+		for _, a := range t.User.Attachments {
+			u.Attachments = append(u.Attachments, &agentsv1.Attachment{Name: a.Name, MediaType: a.MediaType, Data: a.Data})
+		}
+		for _, r := range t.User.ToolResults {
+			u.ToolResults = append(u.ToolResults, ToolResult(r))
+		}
+		for _, m := range t.User.Mail {
+			u.Mail = append(u.Mail, Mail(m))
+		}
+		out.Kind = &agentsv1.Turn_User{User: u}
+	case t.LLM != nil:
+		l := &agentsv1.LlmTurn{
+			Text:         t.LLM.Text,
+			Thinking:     t.LLM.Thinking,
+			Usage:        Usage(t.LLM.Usage),
+			Model:        t.LLM.Model,
+			FinishReason: t.LLM.FinishReason,
+			Interrupted:  t.LLM.Interrupted,
+		}
+		for _, c := range t.LLM.ToolCalls {
+			l.ToolCalls = append(l.ToolCalls, ToolCall(c))
+		}
+		out.Kind = &agentsv1.Turn_Llm{Llm: l}
+	}
+	return out
+}
+
+// ToolCall converts a tool call.
+func ToolCall(c session.ToolCall) *agentsv1.ToolCall {
+	mode := agentsv1.CallMode_CALL_MODE_ATTACHED
+	if c.Mode == session.CallDeferred {
+		mode = agentsv1.CallMode_CALL_MODE_DEFERRED
+	}
+	return &agentsv1.ToolCall{Id: c.ID, Name: c.Name, Arguments: c.Arguments, Kind: ToolKind(c.Kind), Mode: mode}
+}
+
+var resultStatusToWire = map[session.ResultStatus]agentsv1.ToolResultStatus{
+	session.ResultOK:        agentsv1.ToolResultStatus_TOOL_RESULT_STATUS_OK,
+	session.ResultError:     agentsv1.ToolResultStatus_TOOL_RESULT_STATUS_ERROR,
+	session.ResultCancelled: agentsv1.ToolResultStatus_TOOL_RESULT_STATUS_CANCELLED,
+	session.ResultAborted:   agentsv1.ToolResultStatus_TOOL_RESULT_STATUS_ABORTED,
+}
+
+// ToolResult converts a tool result.
+func ToolResult(r session.ToolResult) *agentsv1.ToolResult {
+	out := &agentsv1.ToolResult{
+		CallId:         r.CallID,
+		Name:           r.Name,
+		Text:           r.Text,
+		Status:         resultStatusToWire[r.Status],
+		ChildSessionId: r.ChildSessionID,
+	}
+	if r.Duration > 0 {
+		out.Duration = durationpb.New(r.Duration)
+	}
+	return out
+}
+
+// DeferredCall converts a deferred call.
+func DeferredCall(d session.DeferredCall) *agentsv1.DeferredCall {
+	return &agentsv1.DeferredCall{
+		Token:      d.Token,
+		SessionId:  d.SessionID,
+		Call:       ToolCall(d.Call),
+		Reason:     d.Reason,
+		CreateTime: timestamp(d.Created),
+	}
+}
+
+func timestamp(t time.Time) *timestamppb.Timestamp {
+	if t.IsZero() {
+		return nil
+	}
+	return timestamppb.New(t)
+}
