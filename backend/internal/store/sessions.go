@@ -61,7 +61,7 @@ func (s *SQL) LoadSession(ctx context.Context, id string) (session.Meta, []sessi
 		return session.Meta{}, nil, fmt.Errorf("load session %s: %w", id, err)
 	}
 	defer func() { _ = tx.Rollback() }() // read-only: nothing to keep
-	meta, err := s.getMeta(ctx, s.read, id)
+	meta, err := s.getMeta(ctx, tx, id)
 	if err != nil {
 		return session.Meta{}, nil, err
 	}

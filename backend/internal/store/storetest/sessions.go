@@ -169,7 +169,7 @@ func listFixture(t *testing.T, s store.Store) {
 	}{
 		{"a", "alice", "coder", "", "Fix the Parser", session.StatusReady},
 		{"b", "alice", "writer", "", "100% done_ish", session.StatusRunning},
-		{"c", "bob", "coder", "", "parser notes", session.StatusFailed},
+		{"c", "bob", "coder", "", "parser notes 2020", session.StatusFailed},
 		{"d", "alice", "coder", "a", "child of a", session.StatusReady},
 		{"e", "bob", "coder", "c", "child of c", session.StatusWaiting},
 	} {
@@ -285,6 +285,9 @@ func testPagination(t *testing.T, fresh func(t *testing.T) Opener) {
 		}
 	}
 	equal(t, "filtered pages", walk(t, s, store.ListFilter{Owner: "bob", PageSize: 2}), bobs)
+	// A filter with no index in listing order makes the database sort, so
+	// ties are not broken by an index's order by accident.
+	equal(t, "sorted pages", walk(t, s, store.ListFilter{Status: session.StatusReady, PageSize: 2}), want)
 
 	// No page size means the default, which holds all of these.
 	got, next, err := s.ListSessions(context.Background(), store.ListFilter{})

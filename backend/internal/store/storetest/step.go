@@ -143,6 +143,7 @@ func testCommitStepAtomic(t *testing.T, fresh func(t *testing.T) Opener) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			s := open(t, fresh(t))
 			ctx := context.Background()
 			mustCreate(t, s, newMeta("s1", "alice", at(0)), userTurn(0, "q"))

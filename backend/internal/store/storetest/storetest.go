@@ -1,7 +1,11 @@
 // Package storetest is the behaviour every store.Store implementation must
-// have, as a test suite. Each dialect's tests run it over a fresh database:
+// have, as a test suite. Each dialect's tests run it, giving it a way to
+// make fresh databases:
 //
 //	storetest.Run(t, func(t *testing.T) storetest.Opener { … })
+//
+// SQLite makes a file in t.TempDir(); PostgreSQL, when a DSN is set, can
+// make a schema per test and drop it in t.Cleanup.
 package storetest
 
 import (
