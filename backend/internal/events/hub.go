@@ -34,6 +34,9 @@ type Hub struct {
 
 	// seq is written only under mu, but is atomic so Seq needs no lock.
 	seq atomic.Uint64
+	// lagged counts the subscriptions ever cut for falling behind; it is
+	// written under mu and read without it, for metrics.
+	lagged atomic.Uint64
 
 	mu       sync.Mutex
 	ring     ring
@@ -95,6 +98,10 @@ func (h *Hub) Subscribers() int {
 	defer h.mu.Unlock()
 	return h.subs.count
 }
+
+// Lagged returns how many subscriptions have been cut for falling behind
+// since the hub was made.
+func (h *Hub) Lagged() uint64 { return h.lagged.Load() }
 
 // Shutdown ends every subscription with ErrShutdown. Subscriptions made
 // afterwards start already ended the same way. It is idempotent.

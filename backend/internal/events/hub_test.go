@@ -54,6 +54,28 @@ func TestDefaults(t *testing.T) {
 	}
 }
 
+func TestLaggedCountsEachCutOnce(t *testing.T) {
+	h := New(Options{QueueSize: 2})
+	slow, _ := h.Subscribe(OwnerScope("o"), nil)
+	other, _ := h.Subscribe(OwnerScope("someone else"), nil)
+	publishN(h, 2, "s", "o")
+	if n := h.Lagged(); n != 0 {
+		t.Fatalf("Lagged() = %d with full but uncut queues, want 0", n)
+	}
+	publishN(h, 3, "s", "o")
+	if !errors.Is(slow.Err(), ErrLagged) || other.Err() != nil {
+		t.Fatalf("slow Err %v, other Err %v: want only slow cut", slow.Err(), other.Err())
+	}
+	if n := h.Lagged(); n != 1 {
+		t.Fatalf("Lagged() = %d after one cut and more events, want 1", n)
+	}
+	slow.Close()
+	h.Shutdown()
+	if n := h.Lagged(); n != 1 {
+		t.Fatalf("Lagged() = %d after Close and Shutdown, want 1", n)
+	}
+}
+
 func TestSeqStrictlyIncreasingUnderConcurrentPublishers(t *testing.T) {
 	const publishers, each = 8, 500
 	const total = publishers * each

@@ -184,6 +184,7 @@ func (s *Subscription) offer(ev *agentsv1.Event) bool {
 		return true
 	default:
 		s.end(reasonLagged)
+		s.hub.lagged.Add(1)
 		return false
 	}
 }

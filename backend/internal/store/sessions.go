@@ -161,6 +161,22 @@ func (s *SQL) ListByStatus(ctx context.Context, statuses ...session.Status) ([]s
 	return metas(rows), nil
 }
 
+// CountByStatus implements Sessions.
+func (s *SQL) CountByStatus(ctx context.Context) (map[session.Status]int, error) {
+	var rows []struct {
+		Status string `db:"status"`
+		N      int    `db:"n"`
+	}
+	if err := s.read.SelectContext(ctx, &rows, `SELECT status, COUNT(*) AS n FROM sessions GROUP BY status`); err != nil {
+		return nil, s.translate(err, nil, "count sessions by status")
+	}
+	counts := make(map[session.Status]int, len(rows))
+	for _, r := range rows {
+		counts[session.Status(r.Status)] = r.N
+	}
+	return counts, nil
+}
+
 // Children implements Sessions.
 func (s *SQL) Children(ctx context.Context, id string) ([]session.Meta, error) {
 	var rows []metaRow

@@ -44,6 +44,10 @@ type Sessions interface {
 	// ListByStatus returns every session in one of the statuses; startup
 	// recovery uses it to find runs that were interrupted.
 	ListByStatus(ctx context.Context, statuses ...session.Status) ([]session.Meta, error)
+	// CountByStatus returns how many sessions there are in each status;
+	// statuses without sessions are absent. Metrics read it at every
+	// scrape, and readiness probes use it to see the database answer.
+	CountByStatus(ctx context.Context) (map[session.Status]int, error)
 	// Children returns the direct sub-agent sessions of id, oldest first.
 	Children(ctx context.Context, id string) ([]session.Meta, error)
 	// UpdateMeta writes the mutable fields of meta: agent, title, status,

@@ -337,6 +337,12 @@ func testListByStatusAndChildren(t *testing.T, fresh func(t *testing.T) Opener) 
 	noErr(t, err, "no status")
 	equal(t, "no status", ids(got), []string{})
 
+	counts, err := s.CountByStatus(ctx)
+	noErr(t, err, "count by status")
+	equal(t, "counts by status", counts, map[session.Status]int{
+		session.StatusReady: 2, session.StatusRunning: 1, session.StatusFailed: 1, session.StatusWaiting: 1,
+	})
+
 	child := newMeta("a2", "alice", at(time.Hour))
 	child.ParentID = "a"
 	mustCreate(t, s, child)
