@@ -90,6 +90,9 @@ func buildAgent(ctx context.Context, set *agentfile.Set, file *agentfile.Agent, 
 			Helper:      slug,
 		}, report)
 	}
+	for _, t := range systemTools() {
+		a.add(t, report)
+	}
 	for _, ct := range file.ClientTools {
 		a.add(&Tool{Name: ct.Name, Description: ct.Description, Parameters: ct.Parameters, Kind: session.ToolClient, Source: "client"}, report)
 	}

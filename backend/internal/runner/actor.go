@@ -34,6 +34,8 @@ type actor struct {
 	agent   *catalog.Agent
 	params  map[string]string
 	run     *run
+	// waiting is the round whose deferred calls wait for clients.
+	waiting *step
 	// idleWaiters are closed when no run is active.
 	idleWaiters []chan struct{}
 	deleted     bool
@@ -157,10 +159,17 @@ func (r *Runner) load(ctx context.Context, id string) (*state, error) {
 	if err != nil {
 		return nil, err
 	}
-	deferred, err := r.store.PendingDeferred(ctx, id)
+	pending, err := r.store.PendingDeferred(ctx, id)
 	if err != nil {
 		return nil, err
 	}
+	var deferred []session.DeferredCall
+	for _, d := range pending {
+		if d.Reason == reasonClientTool {
+			deferred = append(deferred, d)
+		}
+	}
+	meta.PendingCalls = len(deferred)
 	return &state{meta: meta, turns: turns, mail: mail, deferred: deferred}, nil
 }
 

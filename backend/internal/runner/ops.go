@@ -63,6 +63,11 @@ func (r *Runner) CreateSession(ctx context.Context, owner string, req CreateRequ
 	if err := checkMessage(req.Message); err != nil {
 		return View{}, err
 	}
+	if req.Message != nil && !req.Run.Hold {
+		if missing := missingIn(agent.Params, req.Params); len(missing) > 0 {
+			return View{}, paramsRequired(missing)
+		}
+	}
 	now := r.now()
 	meta := session.Meta{
 		ID:      uuid.NewString(),
@@ -144,6 +149,9 @@ func (r *Runner) PostMessage(ctx context.Context, owner, id string, msg Message,
 			meta = a.st.meta
 			return nil
 		}
+		if missing := a.missingParams(); len(missing) > 0 && !opts.Hold {
+			return paramsRequired(missing)
+		}
 		if a.st.meta.Title == "" {
 			a.st.meta.Title = titleFrom(msg.Text)
 		}
@@ -222,24 +230,6 @@ func (r *Runner) GetSession(ctx context.Context, owner, id string, wait bool, ti
 func (r *Runner) ListSessions(ctx context.Context, owner string, f store.ListFilter) ([]session.Meta, string, error) {
 	f.Owner = owner
 	return r.store.ListSessions(ctx, f)
-}
-
-// CancelRun stops the active run; the session becomes ready. Without a
-// run it does nothing.
-func (r *Runner) CancelRun(ctx context.Context, owner, id string) (session.Meta, error) {
-	var meta session.Meta
-	err := r.withSession(ctx, id, func(a *actor) error {
-		if err := a.authorize(owner); err != nil {
-			return err
-		}
-		if a.run != nil {
-			a.run.stop = StopCancelled
-			a.cutStep()
-		}
-		meta = a.st.meta
-		return nil
-	})
-	return meta, err
 }
 
 // runOutcome is how a run ended, for a helper call waiting on its child.

@@ -50,8 +50,15 @@ type step struct {
 	// toolsStarted is when the tool calls of the step began.
 	toolsStarted time.Time
 	calls        []*callState
-	remaining    int
-	turnIndex    int
+	// running counts attached calls still in flight.
+	running   int
+	turnIndex int
+	// recorded says every call of the round has a row in the store: the
+	// round has deferred calls, so its results must survive a restart.
+	recorded bool
+	// resume is set once a client asked the run to go on when the round's
+	// last deferred call is answered.
+	resume bool
 }
 
 // callState is one tool call of a step.
@@ -60,10 +67,25 @@ type callState struct {
 	tool   *catalog.Tool
 	cancel context.CancelFunc
 	result *session.ToolResult
+	// token is the call's row in the store, for a recorded round.
+	token string
 }
 
-// startRun begins a run; the caller checked that none is active.
+// startRun begins a run with a model call; the caller checked that none is
+// active.
 func (a *actor) startRun(trigger agentsv1.RunTrigger, maxSteps int) error {
+	if err := a.openRun(trigger, maxSteps); err != nil {
+		return err
+	}
+	a.beginStep()
+	return nil
+}
+
+// openRun marks a run active without starting a step.
+func (a *actor) openRun(trigger agentsv1.RunTrigger, maxSteps int) error {
+	if missing := a.missingParams(); len(missing) > 0 {
+		return paramsRequired(missing)
+	}
 	if maxSteps <= 0 {
 		maxSteps = a.maxSteps()
 	}
@@ -75,7 +97,6 @@ func (a *actor) startRun(trigger agentsv1.RunTrigger, maxSteps int) error {
 		return err
 	}
 	a.emit(&agentsv1.Event{Kind: "run.started", Body: &agentsv1.Event_RunStarted{RunStarted: &agentsv1.RunStarted{Trigger: trigger}}})
-	a.beginStep()
 	return nil
 }
 
@@ -172,7 +193,8 @@ func (a *actor) modelDone(st *step, resp llm.Response, err error, took time.Dura
 			turn.ToolCalls = append(turn.ToolCalls, a.classify(c))
 		}
 	}
-	if err := a.commit(nil, session.Turn{LLM: &turn}); err != nil {
+	rows := a.roundRows(st, turn.ToolCalls)
+	if err := a.commitWith(nil, rows, session.Turn{LLM: &turn}); err != nil {
 		a.failRun("store_error", "could not store the answer")
 		a.r.log.Error("commit llm turn", "session", a.id, "err", err)
 		return
@@ -181,7 +203,7 @@ func (a *actor) modelDone(st *step, resp llm.Response, err error, took time.Dura
 		a.roundDone(st, turn.Text)
 		return
 	}
-	a.startCalls(st, turn.ToolCalls)
+	a.startCalls(st, turn.ToolCalls, rows)
 }
 
 // classify stamps a model's tool call with its kind and mode.
@@ -213,8 +235,8 @@ func (a *actor) roundDone(st *step, text string) {
 	a.endRun(session.StatusReady, reason, text)
 }
 
-// callsDone ends a round whose tool calls all finished: their results and
-// the pending mail become the next user turn.
+// callsDone ends a round whose tool calls all have results: the results
+// and the pending mail become the next user turn, and the run goes on.
 func (a *actor) callsDone(st *step) {
 	results := make([]session.ToolResult, len(st.calls))
 	for i, c := range st.calls {
@@ -224,12 +246,13 @@ func (a *actor) callsDone(st *step) {
 		a.failRun("store_error", "could not store the tool results")
 		return
 	}
+	a.waiting = nil
 	a.reportStep(st)
 	a.beginStep()
 }
 
 func (a *actor) reportStep(st *step) {
-	if a.r.opts.OnStep == nil {
+	if a.r.opts.OnStep == nil || st.recorded {
 		return
 	}
 	stats := StepStats{SessionID: a.id, Total: a.r.now().Sub(st.started), Model: st.model}
@@ -268,6 +291,11 @@ func (a *actor) appendUserTurn(u session.UserTurn) error {
 // commit appends turns with the session's new metadata in one
 // transaction, then publishes the change.
 func (a *actor) commit(deliveredMail []string, turns ...session.Turn) error {
+	return a.commitWith(deliveredMail, nil, turns...)
+}
+
+// commitWith is commit that also records deferred calls.
+func (a *actor) commitWith(deliveredMail []string, deferred []session.DeferredCall, turns ...session.Turn) error {
 	meta := a.st.meta
 	now := a.r.now()
 	for i := range turns {
@@ -280,7 +308,7 @@ func (a *actor) commit(deliveredMail []string, turns ...session.Turn) error {
 	meta.TurnCount += len(turns)
 	meta.PendingMail -= len(deliveredMail)
 	meta.Updated = now
-	err := a.r.store.CommitStep(a.r.ctx, store.StepCommit{Meta: meta, NewTurns: turns, DeliveredMail: deliveredMail})
+	err := a.r.store.CommitStep(a.r.ctx, store.StepCommit{Meta: meta, NewTurns: turns, DeliveredMail: deliveredMail, NewDeferred: deferred})
 	if err != nil {
 		return err
 	}
@@ -306,6 +334,7 @@ func (a *actor) endRun(status session.Status, reason, text string) {
 		Status: statusWire(status), Reason: reason, Steps: int32(run.steps), Text: text,
 	}}})
 	a.wakeIdleWaiters()
+	a.notifyWatchers(status, reason, text)
 }
 
 // failRun ends the run as failed; the session accepts input again.
@@ -318,6 +347,7 @@ func (a *actor) failRun(code, reason string) {
 	run.cancel()
 	a.emit(&agentsv1.Event{Kind: "session.failed", Body: &agentsv1.Event_SessionFailed{SessionFailed: &agentsv1.SessionFailed{Reason: reason, Code: code}}})
 	a.wakeIdleWaiters()
+	a.notifyWatchers(session.StatusFailed, reason, "")
 }
 
 // setStatus stores a new status and publishes the change.

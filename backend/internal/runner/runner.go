@@ -85,6 +85,8 @@ type Runner struct {
 	cat   *catalog.Catalog
 	now   func() time.Time
 
+	watches watches
+
 	mu      sync.Mutex
 	live    map[string]*actor
 	closing bool

@@ -13,16 +13,27 @@ import (
 	"github.com/agents-os/agents/backend/internal/wire"
 )
 
-// startCalls runs the attached tool calls of a step concurrently. Each
-// reports back to the actor; the round ends when the last one does.
-func (a *actor) startCalls(st *step, calls []session.ToolCall) {
+// startCalls starts the tool calls of a step: attached calls run
+// concurrently and report back to the actor; deferred calls wait for a
+// client. The round ends when every call has a result.
+func (a *actor) startCalls(st *step, calls []session.ToolCall, rows []session.DeferredCall) {
 	st.toolsStarted = a.r.now()
 	st.calls = make([]*callState, len(calls))
-	st.remaining = len(calls)
+	st.recorded = len(rows) > 0
+	var deferred []session.DeferredCall
 	for i, call := range calls {
 		cs := &callState{call: call}
+		if st.recorded {
+			cs.token = rows[i].Token
+		}
 		st.calls[i] = cs
 		tool, ok := a.agent.Tool(call.Name)
+		if ok && tool.Mode() == session.CallDeferred {
+			cs.tool = tool
+			deferred = append(deferred, rows[i])
+			continue
+		}
+		st.running++
 		if !ok {
 			a.callDone(st, cs, errorResult(call, fmt.Sprintf("unknown tool %q", call.Name), 0))
 			continue
@@ -44,20 +55,39 @@ func (a *actor) startCalls(st *step, calls []session.ToolCall) {
 			a.post(func(a *actor) { a.callDone(st, cs, res) })
 		}()
 	}
+	if len(deferred) > 0 {
+		a.waiting = st
+		a.st.deferred = append(a.st.deferred, deferred...)
+		a.st.meta.PendingCalls = len(a.st.deferred)
+		views := make([]*agentsv1.DeferredCall, len(deferred))
+		for i, d := range deferred {
+			views[i] = wire.DeferredCall(d)
+		}
+		a.emit(&agentsv1.Event{Kind: "calls.deferred", Body: &agentsv1.Event_CallsDeferred{CallsDeferred: &agentsv1.CallsDeferred{Calls: views}}})
+	}
+	if st.running == 0 {
+		a.attachedDone(st)
+	}
 }
 
-// callDone records one finished call and ends the round after the last.
+// callDone records one finished attached call.
 func (a *actor) callDone(st *step, cs *callState, res session.ToolResult) {
-	if !a.current(st) || cs.result != nil {
+	if cs.result != nil || (!a.current(st) && a.waiting != st) {
 		return
 	}
 	cs.result = &res
-	st.remaining--
+	if cs.token != "" {
+		// The round waits for clients: its results must outlive a restart.
+		if _, err := a.r.store.CompleteDeferred(a.r.ctx, cs.token, res, a.r.now()); err != nil {
+			a.r.log.Error("record attached result", "session", a.id, "call", res.CallID, "err", err)
+		}
+	}
 	if cs.tool != nil {
 		a.emit(&agentsv1.Event{Kind: "tool.completed", Body: &agentsv1.Event_ToolCompleted{ToolCompleted: &agentsv1.ToolCompleted{Result: wire.ToolResult(res)}}})
 	}
-	if st.remaining == 0 {
-		a.callsDone(st)
+	st.running--
+	if st.running == 0 {
+		a.attachedDone(st)
 	}
 }
 
@@ -102,6 +132,8 @@ func (r *Runner) execute(ctx context.Context, env callEnv, tool *catalog.Tool, c
 		}
 	case tool.Helper != "":
 		res = r.runHelper(ctx, env, tool.Helper, call)
+	case tool.Kind == session.ToolSystem:
+		res = r.runSystemTool(ctx, env, call)
 	default:
 		res = errorResult(call, fmt.Sprintf("tool %q cannot be run by the server", call.Name), 0)
 	}

@@ -89,6 +89,68 @@ func (s *Server) routes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /v1/sessions/{id}/cancel", s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
 		return unary(r.Context(), &agentsv1.CancelRunRequest{SessionId: r.PathValue("id")}, sessions.CancelRun)
 	}))
+	mux.HandleFunc("POST /v1/sessions/{id}/cancel-attached", s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
+		return unary(r.Context(), &agentsv1.CancelAttachedRequest{SessionId: r.PathValue("id")}, sessions.CancelAttached)
+	}))
+	mux.HandleFunc("POST /v1/sessions/{id}/pause", s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
+		return unary(r.Context(), &agentsv1.PauseRequest{SessionId: r.PathValue("id")}, sessions.Pause)
+	}))
+	mux.HandleFunc("POST /v1/sessions/{id}/resume", s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
+		req := &agentsv1.ResumeRequest{}
+		if err := decodeBody(r, req); err != nil {
+			return nil, 0, err
+		}
+		req.SessionId = r.PathValue("id")
+		return unary(r.Context(), req, sessions.Resume)
+	}))
+	mux.HandleFunc("POST /v1/sessions/{id}/mail", s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
+		req := &agentsv1.SendMailRequest{}
+		if err := decodeBody(r, req); err != nil {
+			return nil, 0, err
+		}
+		req.SessionId = r.PathValue("id")
+		res, _, err := unary(r.Context(), req, sessions.SendMail)
+		return res, http.StatusCreated, err
+	}))
+	mux.HandleFunc("GET /v1/sessions/{id}/mail", s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
+		pending, err := queryBool(r.URL.Query().Get("pending"), "pending")
+		if err != nil {
+			return nil, 0, err
+		}
+		return unary(r.Context(), &agentsv1.ListMailRequest{SessionId: r.PathValue("id"), PendingOnly: pending}, sessions.ListMail)
+	}))
+	mux.HandleFunc("POST /v1/sessions/{id}/fork", s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
+		req := &agentsv1.ForkSessionRequest{}
+		if err := decodeBody(r, req); err != nil {
+			return nil, 0, err
+		}
+		req.SessionId = r.PathValue("id")
+		res, _, err := unary(r.Context(), req, sessions.ForkSession)
+		if err != nil {
+			return nil, 0, err
+		}
+		w.Header().Set("Location", "/v1/sessions/"+res.GetSession().GetMeta().GetId())
+		return res, http.StatusCreated, nil
+	}))
+	mux.HandleFunc("POST /v1/sessions/{id}/watch", s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
+		req := &agentsv1.WatchSessionRequest{}
+		if err := decodeBody(r, req); err != nil {
+			return nil, 0, err
+		}
+		req.WatcherId = r.PathValue("id")
+		return unary(r.Context(), req, sessions.WatchSession)
+	}))
+	mux.HandleFunc("DELETE /v1/sessions/{id}/watch/{target}", s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
+		return unary(r.Context(), &agentsv1.UnwatchSessionRequest{WatcherId: r.PathValue("id"), TargetId: r.PathValue("target")}, sessions.UnwatchSession)
+	}))
+	mux.HandleFunc("POST /v1/calls/{token}/complete", s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
+		req := &agentsv1.CompleteCallRequest{}
+		if err := decodeBody(r, req); err != nil {
+			return nil, 0, err
+		}
+		req.Token = r.PathValue("token")
+		return unary(r.Context(), req, sessions.CompleteCall)
+	}))
 	mux.HandleFunc("GET /v1/sessions/{id}/export", s.exportRoute(sessions))
 
 	mux.HandleFunc("GET /v1/events", s.sseRoute(false))

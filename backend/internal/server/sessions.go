@@ -16,12 +16,12 @@ import (
 	"github.com/agents-os/agents/backend/internal/wire"
 )
 
-// sessionService serves SessionService. Operations the runner does not offer
-// yet answer `unimplemented`.
+// sessionService serves SessionService.
 type sessionService struct {
-	agentsv1connect.UnimplementedSessionServiceHandler
 	s *Server
 }
+
+var _ agentsv1connect.SessionServiceHandler = (*sessionService)(nil)
 
 const (
 	defaultWait = 30 * time.Second
@@ -126,17 +126,6 @@ func (h *sessionService) DeleteSession(ctx context.Context, req *connect.Request
 		return nil, err
 	}
 	return connect.NewResponse(&agentsv1.DeleteSessionResponse{DeletedIds: ids}), nil
-}
-
-func (h *sessionService) CancelRun(ctx context.Context, req *connect.Request[agentsv1.CancelRunRequest]) (*connect.Response[agentsv1.CancelRunResponse], error) {
-	if err := requireID(req.Msg.GetSessionId()); err != nil {
-		return nil, err
-	}
-	meta, err := h.s.runner.CancelRun(ctx, owner(ctx), req.Msg.GetSessionId())
-	if err != nil {
-		return nil, err
-	}
-	return connect.NewResponse(&agentsv1.CancelRunResponse{Meta: wire.Meta(meta)}), nil
 }
 
 func (h *sessionService) ExportSession(ctx context.Context, req *connect.Request[agentsv1.ExportSessionRequest]) (*connect.Response[agentsv1.ExportSessionResponse], error) {

@@ -14,10 +14,10 @@ func Mail(m session.Mail) *agentsv1.MailEnvelope {
 		Sender:     sender(m.Sender),
 		Priority:   Priority(m.Priority),
 		Body:       MailBody(m.Body),
-		CreateTime: timestamp(m.Created),
+		CreateTime: Timestamp(m.Created),
 	}
 	if m.Delivered != nil {
-		out.DeliverTime = timestamp(*m.Delivered)
+		out.DeliverTime = Timestamp(*m.Delivered)
 	}
 	return out
 }

@@ -47,8 +47,8 @@ func Meta(m session.Meta) *agentsv1.SessionMeta {
 		PendingMail:  int32(m.PendingMail),
 		PendingCalls: int32(m.PendingCalls),
 		Depth:        int32(m.Depth),
-		CreateTime:   timestamp(m.Created),
-		UpdateTime:   timestamp(m.Updated),
+		CreateTime:   Timestamp(m.Created),
+		UpdateTime:   Timestamp(m.Updated),
 	}
 }
 
@@ -80,7 +80,7 @@ func Session(m session.Meta, turns []session.Turn, pending []session.DeferredCal
 
 // Turn converts one turn.
 func Turn(t session.Turn) *agentsv1.Turn {
-	out := &agentsv1.Turn{Index: int32(t.Index), CreateTime: timestamp(t.Created)}
+	out := &agentsv1.Turn{Index: int32(t.Index), CreateTime: Timestamp(t.Created)}
 	switch {
 	case t.User != nil:
 		u := &agentsv1.UserTurn{Text: t.User.Text}
@@ -149,11 +149,12 @@ func DeferredCall(d session.DeferredCall) *agentsv1.DeferredCall {
 		SessionId:  d.SessionID,
 		Call:       ToolCall(d.Call),
 		Reason:     d.Reason,
-		CreateTime: timestamp(d.Created),
+		CreateTime: Timestamp(d.Created),
 	}
 }
 
-func timestamp(t time.Time) *timestamppb.Timestamp {
+// Timestamp converts a time; the zero time is unset.
+func Timestamp(t time.Time) *timestamppb.Timestamp {
 	if t.IsZero() {
 		return nil
 	}

@@ -1,0 +1,186 @@
+package runner
+
+import (
+	"context"
+	"sort"
+	"strings"
+
+	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/backend/internal/agentfile"
+	"github.com/agents-os/agents/backend/internal/errs"
+	"github.com/agents-os/agents/backend/internal/session"
+)
+
+// CancelRun stops the active run now; the session becomes ready. Calls in
+// flight are cancelled, deferred calls of a waiting round get a cancelled
+// result. Without a run it does nothing.
+func (r *Runner) CancelRun(ctx context.Context, owner, id string) (session.Meta, error) {
+	return r.control(ctx, owner, id, func(a *actor) error { return a.cancelRun("") })
+}
+
+// CancelAttached cancels the attached tool calls in flight; they return a
+// cancelled result and the run goes on. It returns how many it cancelled.
+func (r *Runner) CancelAttached(ctx context.Context, owner, id string) (session.Meta, int, error) {
+	n := 0
+	meta, err := r.control(ctx, owner, id, func(a *actor) error {
+		n = a.cancelAttached()
+		return nil
+	})
+	return meta, n, err
+}
+
+// Pause stops the run at the next step boundary (status paused). Without a
+// run it does nothing.
+func (r *Runner) Pause(ctx context.Context, owner, id string) (session.Meta, error) {
+	return r.control(ctx, owner, id, func(a *actor) error {
+		if a.run != nil {
+			a.run.pause = true
+		}
+		return nil
+	})
+}
+
+// Resume continues a session: a paused run, a waiting round whose deferred
+// calls are all answered, or a failed run (after a model error, or params
+// that a restart lost and the client now resupplies).
+func (r *Runner) Resume(ctx context.Context, owner, id string, params map[string]string) (session.Meta, error) {
+	return r.control(ctx, owner, id, func(a *actor) error {
+		a.setParams(params)
+		return a.resumeRun(ctx)
+	})
+}
+
+// control runs an operation on a session of the owner and returns the
+// session's metadata afterwards.
+func (r *Runner) control(ctx context.Context, owner, id string, fn func(a *actor) error) (session.Meta, error) {
+	var meta session.Meta
+	err := r.withSession(ctx, id, func(a *actor) error {
+		if err := a.authorize(owner); err != nil {
+			return err
+		}
+		if err := fn(a); err != nil {
+			return err
+		}
+		meta = a.st.meta
+		return nil
+	})
+	return meta, err
+}
+
+// cancelRun stops the run, or settles a waiting round as cancelled.
+func (a *actor) cancelRun(reason string) error {
+	if reason == "" {
+		reason = StopCancelled
+	}
+	if a.run != nil {
+		a.run.stop = reason
+		a.cutStep()
+		return nil
+	}
+	if a.st.meta.Status == session.StatusPaused {
+		return a.setStatus(session.StatusReady, StopCancelled)
+	}
+	st, err := a.waitingRound(a.r.ctx)
+	if err != nil || st == nil {
+		return err
+	}
+	a.settlePending(st, session.ResultCancelled, "the run was cancelled")
+	results := make([]session.ToolResult, len(st.calls))
+	for i, c := range st.calls {
+		results[i] = *c.result
+	}
+	if err := a.appendUserTurn(session.UserTurn{ToolResults: results}); err != nil {
+		return err
+	}
+	a.waiting = nil
+	if err := a.setStatus(session.StatusReady, StopCancelled); err != nil {
+		return err
+	}
+	a.emit(&agentsv1.Event{Kind: "run.stopped", Body: &agentsv1.Event_RunStopped{RunStopped: &agentsv1.RunStopped{
+		Status: statusWire(session.StatusReady), Reason: reason,
+	}}})
+	return nil
+}
+
+// cancelAttached cancels the attached calls in flight.
+func (a *actor) cancelAttached() int {
+	if a.run == nil || a.run.step == nil {
+		return 0
+	}
+	n := 0
+	for _, cs := range a.run.step.calls {
+		if cs.result == nil && cs.cancel != nil {
+			cs.cancel()
+			n++
+		}
+	}
+	return n
+}
+
+// resumeRun continues whatever the session was doing when it stopped.
+func (a *actor) resumeRun(ctx context.Context) error {
+	if a.run != nil {
+		a.run.pause = false
+		return nil
+	}
+	if missing := a.missingParams(); len(missing) > 0 {
+		return paramsRequired(missing)
+	}
+	switch a.st.meta.Status {
+	case session.StatusReady:
+		if len(a.st.mail) == 0 {
+			return nil
+		}
+	case session.StatusWaiting:
+		st, err := a.waitingRound(ctx)
+		if err != nil {
+			return err
+		}
+		if st != nil {
+			if n := unanswered(st); n > 0 {
+				return errs.FailedPrecondition("calls_pending", "%d deferred calls are not answered yet", n)
+			}
+			return a.continueRound(st, agentsv1.RunTrigger_RUN_TRIGGER_RESUME)
+		}
+	}
+	if n := len(a.st.turns); n > 0 && a.st.turns[n-1].LLM != nil && len(a.st.turns[n-1].LLM.ToolCalls) == 0 && len(a.st.mail) == 0 {
+		// The last answer ended the run: there is nothing to continue.
+		return a.setStatus(session.StatusReady, "")
+	}
+	if err := a.openRun(agentsv1.RunTrigger_RUN_TRIGGER_RESUME, 0); err != nil {
+		return err
+	}
+	if n := len(a.st.turns); n > 0 && a.st.turns[n-1].LLM != nil && len(a.st.mail) > 0 {
+		if err := a.appendUserTurn(session.UserTurn{}); err != nil {
+			a.failRun("store_error", "could not store the mail")
+			return nil
+		}
+	}
+	a.beginStep()
+	return nil
+}
+
+// missingParams lists the required params of the agent without a value.
+func (a *actor) missingParams() []string {
+	if a.agent == nil {
+		return nil
+	}
+	return missingIn(a.agent.Params, a.params)
+}
+
+// missingIn lists the required params without a value in values.
+func missingIn(declared []agentfile.Param, values map[string]string) []string {
+	var missing []string
+	for _, p := range declared {
+		if _, ok := values[p.Name]; p.Required && !ok {
+			missing = append(missing, p.Name)
+		}
+	}
+	sort.Strings(missing)
+	return missing
+}
+
+func paramsRequired(missing []string) error {
+	return errs.FailedPrecondition("params_required", "missing required params: %s", strings.Join(missing, ", ")).
+		With("missing", strings.Join(missing, ","))
+}

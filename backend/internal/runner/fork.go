@@ -1,0 +1,90 @@
+package runner
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+
+	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/backend/internal/errs"
+	"github.com/agents-os/agents/backend/internal/session"
+	"github.com/agents-os/agents/backend/internal/wire"
+)
+
+// forkedText is the result of a call the fork cut off before it ran.
+const forkedText = "not run: the session was forked before this call completed"
+
+// ForkSession copies a session up to a turn into a new root session, with
+// forked_from set. atTurn is a 0-based newest-first index (nil: the head);
+// agent, when set, binds the copy to another agent.
+func (r *Runner) ForkSession(ctx context.Context, owner, id string, atTurn *int, agent string) (View, error) {
+	var meta session.Meta
+	var turns []session.Turn
+	var params map[string]string
+	err := r.withSession(ctx, id, func(a *actor) error {
+		if err := a.authorize(owner); err != nil {
+			return err
+		}
+		n := len(a.st.turns)
+		keep := n
+		if atTurn != nil {
+			if *atTurn < 0 || *atTurn >= n {
+				return errs.NotFound("unknown_turn", "session %s has no turn %d (it has %d turns; 0 is the newest)", id, *atTurn, n)
+			}
+			keep = n - *atTurn
+		}
+		meta, turns, params = a.st.meta, a.st.turns[:keep:keep], a.paramsCopy()
+		return nil
+	})
+	if err != nil {
+		return View{}, err
+	}
+	if agent == "" {
+		agent = meta.Agent
+	}
+	if _, err := r.cat.Get(agent); err != nil {
+		return View{}, err
+	}
+	now := r.now()
+	copied := append([]session.Turn(nil), turns...)
+	if n := len(copied); n > 0 && copied[n-1].LLM != nil && len(copied[n-1].LLM.ToolCalls) > 0 {
+		// Every call needs a result before the model is asked again.
+		var results []session.ToolResult
+		for _, c := range copied[n-1].LLM.ToolCalls {
+			results = append(results, session.ToolResult{CallID: c.ID, Name: c.Name, Text: forkedText, Status: session.ResultCancelled})
+		}
+		copied = append(copied, session.Turn{Index: n, Created: now, User: &session.UserTurn{ToolResults: results}})
+	}
+	fork := session.Meta{
+		ID:         uuid.NewString(),
+		Agent:      agent,
+		Owner:      meta.Owner,
+		Title:      meta.Title,
+		Status:     session.StatusReady,
+		ForkedFrom: meta.ID,
+		TurnCount:  len(copied),
+		Created:    now,
+		Updated:    now,
+	}
+	for _, t := range copied {
+		if t.LLM != nil {
+			fork.Usage = fork.Usage.Add(t.LLM.Usage)
+		}
+	}
+	if err := r.store.CreateSession(ctx, fork, copied); err != nil {
+		return View{}, err
+	}
+	r.emitFor(fork.ID, fork.Owner, &agentsv1.Event{Kind: "session.created", Body: &agentsv1.Event_SessionCreated{SessionCreated: &agentsv1.SessionCreated{Meta: wire.Meta(fork)}}})
+	a, release, err := r.adopt(&state{meta: fork, turns: copied})
+	if err != nil {
+		return View{}, err
+	}
+	defer release()
+	var view View
+	err = a.call(ctx, func(a *actor) error {
+		a.setParams(params)
+		view = a.view()
+		return nil
+	})
+	return view, err
+}

@@ -1,0 +1,165 @@
+package server
+
+import (
+	"context"
+
+	"connectrpc.com/connect"
+
+	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/backend/internal/errs"
+	"github.com/agents-os/agents/backend/internal/runner"
+	"github.com/agents-os/agents/backend/internal/session"
+	"github.com/agents-os/agents/backend/internal/wire"
+)
+
+// The steering operations of SessionService: resume, deferred calls,
+// cancel, pause, mail, fork and watches.
+
+func (h *sessionService) Resume(ctx context.Context, req *connect.Request[agentsv1.ResumeRequest]) (*connect.Response[agentsv1.ResumeResponse], error) {
+	if err := requireID(req.Msg.GetSessionId()); err != nil {
+		return nil, err
+	}
+	meta, err := h.s.runner.Resume(ctx, owner(ctx), req.Msg.GetSessionId(), req.Msg.GetParams())
+	if err != nil {
+		return nil, err
+	}
+	return connect.NewResponse(&agentsv1.ResumeResponse{Meta: wire.Meta(meta)}), nil
+}
+
+func (h *sessionService) CompleteCall(ctx context.Context, req *connect.Request[agentsv1.CompleteCallRequest]) (*connect.Response[agentsv1.CompleteCallResponse], error) {
+	m := req.Msg
+	if m.GetToken() == "" {
+		return nil, errs.Invalid("invalid_argument", "token is required")
+	}
+	var answer runner.CallAnswer
+	switch r := m.GetResult().(type) {
+	case *agentsv1.CompleteCallRequest_Text:
+		answer.Text = r.Text
+	case *agentsv1.CompleteCallRequest_Error:
+		answer.Text, answer.Failed = r.Error, true
+	default:
+		return nil, errs.Invalid("invalid_argument", "set text or error")
+	}
+	meta, remaining, err := h.s.runner.CompleteCall(ctx, owner(ctx), m.GetToken(), answer, m.GetResume(), m.GetParams())
+	if err != nil {
+		return nil, err
+	}
+	return connect.NewResponse(&agentsv1.CompleteCallResponse{Meta: wire.Meta(meta), Remaining: int32(remaining)}), nil
+}
+
+func (h *sessionService) CancelRun(ctx context.Context, req *connect.Request[agentsv1.CancelRunRequest]) (*connect.Response[agentsv1.CancelRunResponse], error) {
+	if err := requireID(req.Msg.GetSessionId()); err != nil {
+		return nil, err
+	}
+	meta, err := h.s.runner.CancelRun(ctx, owner(ctx), req.Msg.GetSessionId())
+	if err != nil {
+		return nil, err
+	}
+	return connect.NewResponse(&agentsv1.CancelRunResponse{Meta: wire.Meta(meta)}), nil
+}
+
+func (h *sessionService) CancelAttached(ctx context.Context, req *connect.Request[agentsv1.CancelAttachedRequest]) (*connect.Response[agentsv1.CancelAttachedResponse], error) {
+	if err := requireID(req.Msg.GetSessionId()); err != nil {
+		return nil, err
+	}
+	meta, n, err := h.s.runner.CancelAttached(ctx, owner(ctx), req.Msg.GetSessionId())
+	if err != nil {
+		return nil, err
+	}
+	return connect.NewResponse(&agentsv1.CancelAttachedResponse{Meta: wire.Meta(meta), Cancelled: int32(n)}), nil
+}
+
+func (h *sessionService) Pause(ctx context.Context, req *connect.Request[agentsv1.PauseRequest]) (*connect.Response[agentsv1.PauseResponse], error) {
+	if err := requireID(req.Msg.GetSessionId()); err != nil {
+		return nil, err
+	}
+	meta, err := h.s.runner.Pause(ctx, owner(ctx), req.Msg.GetSessionId())
+	if err != nil {
+		return nil, err
+	}
+	return connect.NewResponse(&agentsv1.PauseResponse{Meta: wire.Meta(meta)}), nil
+}
+
+func (h *sessionService) SendMail(ctx context.Context, req *connect.Request[agentsv1.SendMailRequest]) (*connect.Response[agentsv1.SendMailResponse], error) {
+	m := req.Msg
+	if err := requireID(m.GetSessionId()); err != nil {
+		return nil, err
+	}
+	body, err := wire.MailBodyFromWire(m.GetBody())
+	if err != nil {
+		return nil, err
+	}
+	mail, err := h.s.runner.SendMail(ctx, owner(ctx), m.GetSessionId(), runner.Mail{
+		Body:        body,
+		Priority:    wire.PriorityFromWire(m.GetPriority()),
+		FromSession: m.GetFromSessionId(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return connect.NewResponse(&agentsv1.SendMailResponse{Envelope: wire.Mail(mail)}), nil
+}
+
+func (h *sessionService) ListMail(ctx context.Context, req *connect.Request[agentsv1.ListMailRequest]) (*connect.Response[agentsv1.ListMailResponse], error) {
+	if err := requireID(req.Msg.GetSessionId()); err != nil {
+		return nil, err
+	}
+	list, err := h.s.runner.ListMail(ctx, owner(ctx), req.Msg.GetSessionId(), req.Msg.GetPendingOnly())
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*agentsv1.MailEnvelope, len(list))
+	for i, m := range list {
+		out[i] = wire.Mail(m)
+	}
+	return connect.NewResponse(&agentsv1.ListMailResponse{Mail: out}), nil
+}
+
+func (h *sessionService) ForkSession(ctx context.Context, req *connect.Request[agentsv1.ForkSessionRequest]) (*connect.Response[agentsv1.ForkSessionResponse], error) {
+	m := req.Msg
+	if err := requireID(m.GetSessionId()); err != nil {
+		return nil, err
+	}
+	var at *int
+	if m.AtTurn != nil {
+		v := int(m.GetAtTurn())
+		at = &v
+	}
+	view, err := h.s.runner.ForkSession(ctx, owner(ctx), m.GetSessionId(), at, m.GetAgent())
+	if err != nil {
+		return nil, err
+	}
+	return connect.NewResponse(&agentsv1.ForkSessionResponse{Session: wire.Session(view.Meta, view.Turns, view.Deferred)}), nil
+}
+
+func (h *sessionService) WatchSession(ctx context.Context, req *connect.Request[agentsv1.WatchSessionRequest]) (*connect.Response[agentsv1.WatchSessionResponse], error) {
+	m := req.Msg
+	if m.GetWatcherId() == "" || m.GetTargetId() == "" {
+		return nil, errs.Invalid("invalid_argument", "watcher_id and target_id are required")
+	}
+	if m.Ttl != nil {
+		if err := m.GetTtl().CheckValid(); err != nil {
+			return nil, errs.Invalid("invalid_argument", "ttl: %v", err)
+		}
+	}
+	w, err := h.s.runner.WatchSession(ctx, owner(ctx), m.GetWatcherId(), m.GetTargetId(), m.GetTtl().AsDuration())
+	if err != nil {
+		return nil, err
+	}
+	return connect.NewResponse(&agentsv1.WatchSessionResponse{Watch: watch(w)}), nil
+}
+
+func (h *sessionService) UnwatchSession(ctx context.Context, req *connect.Request[agentsv1.UnwatchSessionRequest]) (*connect.Response[agentsv1.UnwatchSessionResponse], error) {
+	m := req.Msg
+	if m.GetWatcherId() == "" || m.GetTargetId() == "" {
+		return nil, errs.Invalid("invalid_argument", "watcher_id and target_id are required")
+	}
+	if err := h.s.runner.UnwatchSession(ctx, owner(ctx), m.GetWatcherId(), m.GetTargetId()); err != nil {
+		return nil, err
+	}
+	return connect.NewResponse(&agentsv1.UnwatchSessionResponse{}), nil
+}
+
+func watch(w session.Watch) *agentsv1.Watch {
+	return &agentsv1.Watch{WatcherId: w.WatcherID, TargetId: w.TargetID, ExpireTime: wire.Timestamp(w.Expires)}
+}
