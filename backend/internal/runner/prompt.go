@@ -81,20 +81,27 @@ func resultText(r session.ToolResult) string {
 	return r.Text
 }
 
-// renderMail renders folded mail, each piece under a [mail from …] header.
+// renderMail renders folded mail, each piece under a [mail from …] header
+// naming its sender.
 func renderMail(mail []session.Mail) string {
 	var parts []string
 	for _, m := range mail {
-		from := string(m.Sender.Kind)
-		if m.Sender.Name != "" {
-			from += " " + m.Sender.Name
-		}
-		if m.Body.Kind == session.MailAgentMessage && m.Body.Agent != "" {
-			from = fmt.Sprintf("agent %s (session %s)", m.Body.Agent, m.Sender.Name)
-		}
-		parts = append(parts, fmt.Sprintf("[mail from %s]\n%s", from, m.Body.Text))
+		parts = append(parts, fmt.Sprintf("[mail from %s]\n%s", senderLabel(m), m.Body.Text))
 	}
 	return strings.Join(parts, "\n\n")
+}
+
+func senderLabel(m session.Mail) string {
+	switch m.Sender.Kind {
+	case session.SenderSession:
+		if m.Body.Agent != "" {
+			return fmt.Sprintf("agent %s (session %s)", m.Body.Agent, m.Sender.Name)
+		}
+		return "session " + m.Sender.Name
+	case session.SenderSystem:
+		return "system " + m.Sender.Name
+	}
+	return "user " + m.Sender.Name
 }
 
 func joinNonEmpty(parts ...string) string {

@@ -31,6 +31,11 @@ func (h *agentService) GetAgent(_ context.Context, req *connect.Request[agentsv1
 
 func (h *agentService) ReloadAgents(ctx context.Context, _ *connect.Request[agentsv1.ReloadAgentsRequest]) (*connect.Response[agentsv1.ReloadAgentsResponse], error) {
 	snap := h.s.catalog.Reload(ctx)
+	changed := &agentsv1.AgentsChanged{Errors: wire.LoadErrors(snap.Errors)}
+	for _, a := range snap.Agents() {
+		changed.Slugs = append(changed.Slugs, a.Slug)
+	}
+	h.s.hub.Publish(&agentsv1.Event{Kind: "agents.changed", Body: &agentsv1.Event_AgentsChanged{AgentsChanged: changed}})
 	return connect.NewResponse(&agentsv1.ReloadAgentsResponse{Agents: descriptors(snap), Errors: wire.LoadErrors(snap.Errors)}), nil
 }
 
