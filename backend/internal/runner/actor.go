@@ -74,9 +74,14 @@ func (a *actor) call(ctx context.Context, fn func(*actor) error) error {
 }
 
 // post queues fn from another goroutine (a model or tool call reporting
-// back). It must never be called from the actor goroutine itself.
+// back). It must never be called from the actor goroutine itself. Once the
+// runner closes, reports are dropped: the actor is gone and the store
+// still says running, so the next start redoes the work.
 func (a *actor) post(fn func(*actor)) {
-	a.cmds <- fn
+	select {
+	case a.cmds <- fn:
+	case <-a.r.ctx.Done():
+	}
 }
 
 // loop is the actor goroutine. st is the initial state for a session that
