@@ -147,17 +147,7 @@ func (a *actor) resumeRun(ctx context.Context) error {
 		// The last answer ended the run: there is nothing to continue.
 		return a.setStatus(session.StatusReady, "")
 	}
-	if err := a.openRun(agentsv1.RunTrigger_RUN_TRIGGER_RESUME, 0); err != nil {
-		return err
-	}
-	if n := len(a.st.turns); n > 0 && a.st.turns[n-1].LLM != nil && len(a.st.mail) > 0 {
-		if err := a.appendUserTurn(session.UserTurn{}); err != nil {
-			a.failRun("store_error", "could not store the mail")
-			return nil
-		}
-	}
-	a.beginStep()
-	return nil
+	return a.startRun(agentsv1.RunTrigger_RUN_TRIGGER_RESUME, 0)
 }
 
 // missingParams lists the required params of the agent without a value.

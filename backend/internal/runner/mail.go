@@ -94,21 +94,13 @@ func (a *actor) obey(ctx context.Context, m session.Mail) error {
 	return nil
 }
 
-// wake starts a run on an idle session because mail arrived; the mail is
-// folded into the first user turn.
+// wake starts a run on an idle session because mail arrived; the first
+// step folds the mail into a user turn.
 func (a *actor) wake(trigger agentsv1.RunTrigger) error {
 	if missing := a.missingParams(); len(missing) > 0 {
 		return nil // the mail waits until a client supplies the params
 	}
-	if err := a.openRun(trigger, 0); err != nil {
-		return err
-	}
-	if err := a.appendUserTurn(session.UserTurn{}); err != nil {
-		a.failRun("store_error", "could not store the mail")
-		return nil
-	}
-	a.beginStep()
-	return nil
+	return a.startRun(trigger, 0)
 }
 
 // ListMail lists a session's mail, newest first.

@@ -125,6 +125,14 @@ func (a *actor) beginStep() {
 		a.failRun("unknown_agent", fmt.Sprintf("agent %q is not loaded", a.st.meta.Agent))
 		return
 	}
+	if len(a.st.mail) > 0 {
+		// Rule R1: every step starts by folding the pending mail into a
+		// user turn, so the model sees it now.
+		if err := a.appendUserTurn(session.UserTurn{}); err != nil {
+			a.failRun("store_error", "could not store the mail")
+			return
+		}
+	}
 	model, err := a.r.opts.Models(a.agent.Model)
 	if err != nil {
 		a.failRun("model_error", err.Error())
@@ -221,11 +229,7 @@ func (a *actor) classify(c llm.ToolCall) session.ToolCall {
 func (a *actor) roundDone(st *step, text string) {
 	a.reportStep(st)
 	if len(a.st.mail) > 0 && a.run.stop == "" {
-		if err := a.appendUserTurn(session.UserTurn{}); err != nil {
-			a.failRun("store_error", "could not store the mail")
-			return
-		}
-		a.beginStep()
+		a.beginStep() // it folds the mail that arrived during the step
 		return
 	}
 	reason := StopDone
