@@ -25,6 +25,10 @@ const (
 	KindResourceExhausted
 	KindUnimplemented
 	KindCanceled
+	// KindTooLarge is a request or a part of it over a size limit: the
+	// caller must send less (unlike KindResourceExhausted, waiting does not
+	// help).
+	KindTooLarge
 )
 
 // Error is a classified error with a stable machine code such as
@@ -101,6 +105,12 @@ func Unavailable(code, format string, args ...any) *Error {
 // ResourceExhausted reports a limit that was hit.
 func ResourceExhausted(code, format string, args ...any) *Error {
 	return newf(KindResourceExhausted, code, format, args...)
+}
+
+// TooLarge reports a request body, message or attachment over its size
+// limit.
+func TooLarge(code, format string, args ...any) *Error {
+	return newf(KindTooLarge, code, format, args...)
 }
 
 // Unimplemented reports an operation this server does not offer yet.

@@ -29,6 +29,7 @@ var kindTable = map[errs.Kind]struct {
 	errs.KindResourceExhausted:  {connect.CodeResourceExhausted, http.StatusTooManyRequests},
 	errs.KindUnimplemented:      {connect.CodeUnimplemented, http.StatusNotImplemented},
 	errs.KindCanceled:           {connect.CodeCanceled, 499},
+	errs.KindTooLarge:           {connect.CodeResourceExhausted, http.StatusRequestEntityTooLarge},
 }
 
 // publicError is what a client may learn about err: internal errors are

@@ -37,22 +37,53 @@ type env struct {
 	t      *testing.T
 	dbPath string
 	model  *fakellmtest.Server
+	tune   []func(*runner.Options)
 
 	store  store.Store
 	hub    *events.Hub
 	runner *runner.Runner
 	http   *httptest.Server
+	srv    *server.Server
 
 	agents   agentsv1connect.AgentServiceClient
 	sessions agentsv1connect.SessionServiceClient
 	events   agentsv1connect.EventServiceClient
+
+	security    server.Security
+	limits      server.Limits
+	logTo       io.Writer
+	withMetrics bool
+	stopMetrics func()
+}
+
+// option changes how start boots the server.
+type option func(*env)
+
+// withSecurity serves with tokens, CORS origins or allowed hosts.
+func withSecurity(sec server.Security) option { return func(e *env) { e.security = sec } }
+
+// withLimits serves with request limits.
+func withLimits(l server.Limits) option { return func(e *env) { e.limits = l } }
+
+// withLogTo writes the server's log, every level, as JSON lines to w.
+func withLogTo(w io.Writer) option { return func(e *env) { e.logTo = w } }
+
+// withMetrics serves /metrics and feeds it from the hub and the runner.
+func withMetrics() option { return func(e *env) { e.withMetrics = true } }
+
+// withRunner adjusts the runner's options.
+func withRunner(tune func(*runner.Options)) option {
+	return func(e *env) { e.tune = append(e.tune, tune) }
 }
 
 // start boots a server whose agents talk to an offline model scripted by
 // rules.
-func start(t *testing.T, rules fakellm.Rules) *env {
+func start(t *testing.T, rules fakellm.Rules, opts ...option) *env {
 	t.Helper()
 	e := &env{t: t, dbPath: filepath.Join(t.TempDir(), "agents.db"), model: fakellmtest.Start(t, rules)}
+	for _, o := range opts {
+		o(e)
+	}
 	e.boot()
 	t.Cleanup(e.stop)
 	return e
@@ -77,19 +108,37 @@ func (e *env) boot() {
 	}
 	hub := events.New(events.Options{})
 	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	run := runner.New(runner.Options{
+	if e.logTo != nil {
+		log = slog.New(slog.NewJSONHandler(e.logTo, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	var metrics *server.Metrics
+	var onStep func(runner.StepStats)
+	if e.withMetrics {
+		metrics = server.NewMetrics(db, hub)
+		onStep = metrics.ObserveStep
+		e.stopMetrics = metrics.Follow(hub)
+	}
+	opts := runner.Options{
 		Log:        log,
 		Store:      db,
 		Hub:        hub,
 		Catalog:    cat,
 		Models:     fastRetryModels,
 		ToolLimits: bashtool.Limits{Timeout: 2 * time.Second},
-	})
+		OnStep:     onStep,
+	}
+	for _, tune := range e.tune {
+		tune(&opts)
+	}
+	run := runner.New(opts)
 	if err := run.Recover(ctx); err != nil {
 		t.Fatalf("recover: %v", err)
 	}
-	srv := server.New(server.Deps{Log: log, Catalog: cat, Runner: run, Hub: hub})
-	e.store, e.hub, e.runner = db, hub, run
+	srv := server.New(server.Deps{
+		Log: log, Catalog: cat, Runner: run, Hub: hub, Store: db,
+		Metrics: metrics, Security: e.security, Limits: e.limits,
+	})
+	e.store, e.hub, e.runner, e.srv = db, hub, run, srv
 	e.http = httptest.NewServer(srv.Handler())
 	e.agents = agentsv1connect.NewAgentServiceClient(e.http.Client(), e.http.URL)
 	e.sessions = agentsv1connect.NewSessionServiceClient(e.http.Client(), e.http.URL)
@@ -103,11 +152,17 @@ func (e *env) stop() {
 	}
 	e.runner.Close()
 	e.hub.Shutdown()
+	if e.stopMetrics != nil {
+		e.stopMetrics()
+	}
 	e.http.CloseClientConnections()
 	e.http.Close()
 	_ = e.store.Close()
 	e.http = nil
 }
+
+// srvDrain marks the server as shutting down, as serve does on SIGTERM.
+func (e *env) srvDrain() { e.srv.Drain() }
 
 // restart stops the server and boots a new one on the same database.
 func (e *env) restart() {

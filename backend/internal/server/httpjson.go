@@ -57,8 +57,9 @@ type errorBody struct {
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	kind, code, message, metadata := publicError(err)
 	status := httpStatus(kind)
-	level := logLevel(err)
-	s.log.Log(r.Context(), level, "http", "method", r.Method, "path", r.URL.Path, "status", status, "error", err.Error())
+	if !noteError(r.Context(), kindTable[kind].code.String(), err) {
+		s.log.Log(r.Context(), logLevel(err), "http", "method", r.Method, "path", r.URL.Path, "status", status, "error", err.Error())
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(errorBody{
@@ -76,7 +77,7 @@ func decodeBody(r *http.Request, msg proto.Message) error {
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
-			return errs.ResourceExhausted("body_too_large", "request body is larger than %d bytes", maxBody)
+			return errs.TooLarge("body_too_large", "request body is larger than %d bytes", tooLarge.Limit)
 		}
 		return errs.Invalid("invalid_argument", "read body: %v", err)
 	}

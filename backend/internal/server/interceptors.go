@@ -12,8 +12,9 @@ import (
 )
 
 // errorInterceptor converts domain errors returned by handlers into Connect
-// errors with a machine code, and logs one line per call with procedure,
-// code and duration. The full text of internal errors goes to the log only.
+// errors with a machine code, and records procedure and code for the
+// request's log line (see logRequests), which carries the owner and the
+// duration too. The full text of internal errors goes to the log only.
 type errorInterceptor struct{ log *slog.Logger }
 
 var _ connect.Interceptor = errorInterceptor{}
@@ -40,10 +41,17 @@ func (i errorInterceptor) WrapStreamingHandler(next connect.StreamingHandlerFunc
 	}
 }
 
+// record notes the call's procedure and outcome for the request's log
+// line; a call served without the request layer (a test calling the
+// handler directly) gets a line of its own.
 func (i errorInterceptor) record(ctx context.Context, procedure string, start time.Time, err error) {
 	code := "ok"
 	if err != nil {
 		code = connect.CodeOf(connectError(err)).String()
+	}
+	if rec := recordOf(ctx); rec != nil {
+		rec.procedure, rec.code, rec.err = procedure, code, err
+		return
 	}
 	attrs := []slog.Attr{
 		slog.String("procedure", procedure),

@@ -1,11 +1,15 @@
 // Package server is the thin network layer over the runner: it decodes
 // requests, calls the domain, converts the answers to the wire format and
-// maps errors. One mux serves the Connect handlers of every service.
+// maps errors. One mux serves the Connect handlers of every service, the
+// JSON routes, the event streams, health and metrics; the layers around it
+// log, apply CORS, guard against foreign pages, authenticate and limit.
 package server
 
 import (
+	"errors"
 	"log/slog"
 	"net/http"
+	"sync/atomic"
 
 	"connectrpc.com/connect"
 
@@ -13,6 +17,7 @@ import (
 	"github.com/agents-os/agents/backend/internal/catalog"
 	"github.com/agents-os/agents/backend/internal/events"
 	"github.com/agents-os/agents/backend/internal/runner"
+	"github.com/agents-os/agents/backend/internal/store"
 )
 
 // Deps are what the server serves.
@@ -21,29 +26,75 @@ type Deps struct {
 	Catalog *catalog.Catalog
 	Runner  *runner.Runner
 	Hub     *events.Hub
+	// Store answers readiness probes, the run limits and the sessions
+	// metric.
+	Store store.Store
+	// Metrics, when set, are served at /metrics and count requests.
+	Metrics  *Metrics
+	Security Security
+	Limits   Limits
+}
+
+// Security says who may use the server over TCP.
+type Security struct {
+	// Tokens, when set, turn authentication on: every request needs a
+	// bearer token and acts as its owner. Nil serves everyone as the local
+	// owner, which is only safe on loopback (see guardBrowsers).
+	Tokens *Tokens
+	// CORSOrigins are the web origins whose pages may call the API ("*":
+	// any, only without tokens).
+	CORSOrigins []string
+	// AllowedHosts are Host names accepted besides loopback ones when
+	// there are no tokens (the name a trusted proxy forwards, say).
+	AllowedHosts []string
+	// PublicMetrics serves /metrics without a token.
+	PublicMetrics bool
+}
+
+// Validate reports a configuration the server refuses.
+func (c Security) Validate() error {
+	return checkCORSOrigins(c.CORSOrigins, c.Tokens != nil)
 }
 
 // Server holds the handlers of every service.
 type Server struct {
-	log     *slog.Logger
-	catalog *catalog.Catalog
-	runner  *runner.Runner
-	hub     *events.Hub
+	log      *slog.Logger
+	catalog  *catalog.Catalog
+	runner   *runner.Runner
+	hub      *events.Hub
+	store    store.Store
+	metrics  *Metrics
+	security Security
+	limits   Limits
+
+	mux      http.Handler
+	draining atomic.Bool
 }
 
-// New returns a server over its dependencies.
+// New returns a server over its dependencies. An invalid Security (see
+// Validate) is an error of the caller; New drops a "*" origin it would
+// otherwise refuse rather than serve it.
 func New(d Deps) *Server {
 	log := d.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Server{log: log, catalog: d.Catalog, runner: d.Runner, hub: d.Hub}
+	s := &Server{
+		log: log, catalog: d.Catalog, runner: d.Runner, hub: d.Hub, store: d.Store,
+		metrics: d.Metrics, security: d.Security, limits: d.Limits.withDefaults(),
+	}
+	if err := s.security.Validate(); err != nil {
+		log.Error("refusing the CORS wildcard", "error", err.Error())
+		s.security.CORSOrigins = withoutWildcard(s.security.CORSOrigins)
+	}
+	s.mux = recordPattern(s.newMux())
+	return s
 }
 
-// Handler returns the mux with every route.
-func (s *Server) Handler() http.Handler {
+func (s *Server) newMux() *http.ServeMux {
 	opts := []connect.HandlerOption{
-		connect.WithInterceptors(errorInterceptor{log: s.log}),
+		connect.WithInterceptors(errorInterceptor{log: s.log}, admitInterceptor{s: s}),
+		connect.WithReadMaxBytes(int(s.limits.MaxBodyBytes)),
 		recoverHandler(s.log),
 	}
 	mux := http.NewServeMux()
@@ -51,5 +102,56 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle(agentsv1connect.NewSessionServiceHandler(&sessionService{s: s}, opts...))
 	mux.Handle(agentsv1connect.NewEventServiceHandler(&eventService{s: s}, opts...))
 	s.routes(mux)
+	mux.HandleFunc("GET /healthz", s.healthz)
+	mux.HandleFunc("GET /readyz", s.readyz)
+	if s.metrics != nil {
+		mux.Handle("GET /metrics", s.metricsRoute())
+	}
 	return mux
+}
+
+// Handler returns the handler for TCP listeners. Its layers, outermost
+// first: the request log; CORS, which answers preflight requests before
+// anything checks them; without tokens, the Host and Origin guard; the
+// identity (token or local); body limits; the mux.
+func (s *Server) Handler() http.Handler {
+	h := s.limitBodies(s.mux)
+	h = s.authenticate(h)
+	if s.security.Tokens == nil {
+		h = s.guardBrowsers(h)
+	}
+	h = withCORS(s.security.CORSOrigins, h)
+	return s.logRequests(h)
+}
+
+// LocalHandler returns the handler for the Unix socket: the same mux and
+// limits, every request acting as the local owner without a token. Only
+// the socket's owner can connect (its mode is 0600), and no browser can
+// reach it, so it needs neither tokens nor guards.
+func (s *Server) LocalHandler() http.Handler {
+	return s.logRequests(asLocal(s.limitBodies(s.mux)))
+}
+
+func withoutWildcard(origins []string) []string {
+	var out []string
+	for _, o := range origins {
+		if o != "*" {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// ErrInsecureBind is returned by CheckBind for a non-loopback address
+// without tokens.
+var ErrInsecureBind = errors.New("refusing to serve without --auth-tokens on a non-loopback address: anyone who can reach it could run the agents' tools; give --auth-tokens FILE, bind 127.0.0.1, or pass --insecure-no-auth")
+
+// CheckBind refuses to listen on a non-loopback address without tokens,
+// unless insecure says the operator accepts it (behind a trusted proxy on
+// a private network, say).
+func CheckBind(bind string, auth, insecure bool) error {
+	if auth || insecure || IsLoopbackAddr(bind) {
+		return nil
+	}
+	return ErrInsecureBind
 }

@@ -1,0 +1,175 @@
+package server
+
+import (
+	"context"
+	"net/http"
+
+	"connectrpc.com/connect"
+
+	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/backend/internal/errs"
+	"github.com/agents-os/agents/backend/internal/session"
+	"github.com/agents-os/agents/backend/internal/store"
+)
+
+// Limits bound what one request may ask of the server. Zero size fields
+// take the defaults below; zero run limits mean no limit.
+type Limits struct {
+	// MaxBodyBytes bounds a request body (413 / resource_exhausted).
+	MaxBodyBytes int64
+	// MaxMessageBytes bounds the text of a message or of a call's answer.
+	MaxMessageBytes int
+	// MaxAttachmentBytes bounds each attachment of a message.
+	MaxAttachmentBytes int
+	// MaxRuns bounds the runs active on the server when a request would
+	// start one (429 / resource_exhausted).
+	MaxRuns int
+	// MaxRunsPerOwner bounds the runs active for the caller's owner.
+	MaxRunsPerOwner int
+}
+
+// Default size limits.
+const (
+	DefaultMaxBodyBytes       = 16 << 20
+	DefaultMaxMessageBytes    = 1 << 20
+	DefaultMaxAttachmentBytes = 8 << 20
+)
+
+func (l Limits) withDefaults() Limits {
+	if l.MaxBodyBytes <= 0 {
+		l.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if l.MaxMessageBytes <= 0 {
+		l.MaxMessageBytes = DefaultMaxMessageBytes
+	}
+	if l.MaxAttachmentBytes <= 0 {
+		l.MaxAttachmentBytes = DefaultMaxAttachmentBytes
+	}
+	return l
+}
+
+// limitBodies refuses a body announced larger than the limit at once and
+// cuts off one that turns out larger while it is read; the reader's error
+// then becomes the same 413.
+func (s *Server) limitBodies(next http.Handler) http.Handler {
+	limit := s.limits.MaxBodyBytes
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > limit {
+			s.writeError(w, r, errs.TooLarge("body_too_large", "request body is larger than %d bytes", limit))
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, limit)
+		next.ServeHTTP(w, r)
+	})
+}
+
+// admit checks a request message against the limits before its handler
+// runs: message and attachment sizes, and the run limits when the request
+// would start a run. The run count is read from the store, where a run is
+// marked before it starts, so it also counts runs resumed at startup.
+func (s *Server) admit(ctx context.Context, req any) error {
+	if err := s.checkSizes(req); err != nil {
+		return err
+	}
+	if s.limits.MaxRuns <= 0 && s.limits.MaxRunsPerOwner <= 0 {
+		return nil
+	}
+	if !s.startsRun(ctx, req) {
+		return nil
+	}
+	return s.checkRuns(ctx)
+}
+
+func (s *Server) checkSizes(req any) error {
+	var texts []string
+	var attachments []*agentsv1.Attachment
+	if m, ok := req.(interface{ GetMessage() *agentsv1.Message }); ok {
+		texts = append(texts, m.GetMessage().GetText())
+		attachments = m.GetMessage().GetAttachments()
+	}
+	if c, ok := req.(*agentsv1.CompleteCallRequest); ok {
+		texts = append(texts, c.GetText(), c.GetError())
+	}
+	for _, t := range texts {
+		if len(t) > s.limits.MaxMessageBytes {
+			return errs.TooLarge("message_too_large", "message text is %d bytes, more than the limit of %d", len(t), s.limits.MaxMessageBytes)
+		}
+	}
+	for _, a := range attachments {
+		if len(a.GetData()) > s.limits.MaxAttachmentBytes {
+			return errs.TooLarge("attachment_too_large", "attachment %q is %d bytes, more than the limit of %d", a.GetName(), len(a.GetData()), s.limits.MaxAttachmentBytes)
+		}
+	}
+	return nil
+}
+
+// startsRun reports whether req would start a run. A message to a session
+// that is already running becomes mail, so it starts none.
+func (s *Server) startsRun(ctx context.Context, req any) bool {
+	switch m := req.(type) {
+	case *agentsv1.CreateSessionRequest:
+		return m.Message != nil && !m.GetRun().GetHold()
+	case *agentsv1.PostMessageRequest:
+		return !m.GetRun().GetHold() && !s.isRunning(ctx, m.GetSessionId())
+	case *agentsv1.ResumeRequest:
+		return !s.isRunning(ctx, m.GetSessionId())
+	case *agentsv1.CompleteCallRequest:
+		return m.GetResume()
+	}
+	return false
+}
+
+func (s *Server) isRunning(ctx context.Context, id string) bool {
+	meta, err := s.store.GetMeta(ctx, id)
+	return err == nil && meta.Status == session.StatusRunning
+}
+
+func (s *Server) checkRuns(ctx context.Context) error {
+	if max := s.limits.MaxRuns; max > 0 {
+		counts, err := s.store.CountByStatus(ctx)
+		if err != nil {
+			return err
+		}
+		if counts[session.StatusRunning] >= max {
+			return errs.ResourceExhausted("too_many_runs", "the server is running %d runs, its limit; try again when one ends", max)
+		}
+	}
+	if max := s.limits.MaxRunsPerOwner; max > 0 {
+		running, _, err := s.store.ListSessions(ctx, store.ListFilter{
+			Owner:    owner(ctx),
+			Status:   session.StatusRunning,
+			PageSize: min(max, store.MaxPageSize),
+		})
+		if err != nil {
+			return err
+		}
+		if len(running) >= max {
+			return errs.ResourceExhausted("too_many_runs", "owner %q has %d runs active, its limit; try again when one ends", owner(ctx), max)
+		}
+	}
+	return nil
+}
+
+// admitInterceptor applies admit to every RPC.
+type admitInterceptor struct{ s *Server }
+
+var _ connect.Interceptor = admitInterceptor{}
+
+func (i admitInterceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
+	return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
+		if err := i.s.admit(ctx, req.Any()); err != nil {
+			return nil, err
+		}
+		return next(ctx, req)
+	}
+}
+
+func (i admitInterceptor) WrapStreamingClient(next connect.StreamingClientFunc) connect.StreamingClientFunc {
+	return next
+}
+
+// WrapStreamingHandler passes streams through: the only one, Subscribe,
+// carries no message and starts no run.
+func (i admitInterceptor) WrapStreamingHandler(next connect.StreamingHandlerFunc) connect.StreamingHandlerFunc {
+	return next
+}

@@ -1,0 +1,249 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/backend/internal/errs"
+	"github.com/agents-os/agents/backend/internal/events"
+	"github.com/agents-os/agents/backend/internal/runner"
+	"github.com/agents-os/agents/backend/internal/session"
+	"github.com/agents-os/agents/backend/internal/store"
+)
+
+// Metrics are the server's Prometheus metrics, on a registry of their own.
+// They come from four places: the event stream (runs, tool calls, events
+// by kind), the runner's step timings (OnStep), the request layer, and, at
+// scrape time, the store (sessions by status) and the hub (subscribers,
+// lagged cuts).
+type Metrics struct {
+	reg *prometheus.Registry
+
+	runsStarted  *prometheus.CounterVec
+	runsStopped  *prometheus.CounterVec
+	runsFailed   *prometheus.CounterVec
+	eventsByKind *prometheus.CounterVec
+	toolCalls    *prometheus.HistogramVec
+	steps        prometheus.Counter
+	stepSeconds  prometheus.Histogram
+	modelSeconds prometheus.Histogram
+	toolSeconds  prometheus.Histogram
+	requests     *prometheus.CounterVec
+	requestTime  *prometheus.HistogramVec
+}
+
+// latencyBuckets span a quick tool call to a long model answer, in seconds.
+var latencyBuckets = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300}
+
+// NewMetrics registers the metrics. sessions is read at every scrape for
+// the sessions by status; hub gives the subscriber and event counts.
+func NewMetrics(sessions store.Sessions, hub *events.Hub) *Metrics {
+	m := &Metrics{
+		reg: prometheus.NewRegistry(),
+		runsStarted: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agents_runs_started_total", Help: "Runs started, by what started them.",
+		}, []string{"trigger"}),
+		runsStopped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agents_runs_stopped_total", Help: "Runs that ended without failing, by reason (done, cancelled, paused, waiting, max_steps).",
+		}, []string{"reason"}),
+		runsFailed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agents_runs_failed_total", Help: "Runs that failed, by machine code.",
+		}, []string{"code"}),
+		eventsByKind: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agents_events_total", Help: "Events published, by kind.",
+		}, []string{"kind"}),
+		toolCalls: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "agents_tool_call_duration_seconds", Help: "Duration of attached tool calls, by how they ended.", Buckets: latencyBuckets,
+		}, []string{"status"}),
+		steps: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "agents_steps_total", Help: "Steps completed (a model call plus its tool calls).",
+		}),
+		stepSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "agents_step_duration_seconds", Help: "Wall time of a step.", Buckets: latencyBuckets,
+		}),
+		modelSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "agents_model_call_duration_seconds", Help: "Time a step spent in its model call.", Buckets: latencyBuckets,
+		}),
+		toolSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "agents_step_tools_duration_seconds", Help: "Time a step spent waiting for its tool calls.", Buckets: latencyBuckets,
+		}),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agents_requests_total", Help: "Requests served, by procedure or route and Connect code.",
+		}, []string{"procedure", "code"}),
+		requestTime: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "agents_request_duration_seconds", Help: "Request duration, by procedure or route (event streams last as long as the client stays).", Buckets: latencyBuckets,
+		}, []string{"procedure"}),
+	}
+	m.reg.MustRegister(
+		m.runsStarted, m.runsStopped, m.runsFailed, m.eventsByKind, m.toolCalls,
+		m.steps, m.stepSeconds, m.modelSeconds, m.toolSeconds, m.requests, m.requestTime,
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		sessionsCollector{sessions: sessions, desc: prometheus.NewDesc("agents_sessions", "Sessions by status.", []string{"status"}, nil)},
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "agents_subscribers", Help: "Live event subscriptions (streams of clients, plus one of the metrics themselves).",
+		}, func() float64 { return float64(hub.Subscribers()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "agents_subscribers_lagged_total", Help: "Subscriptions cut because their client fell behind.",
+		}, func() float64 { return float64(hub.Lagged()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "agents_event_seq", Help: "Sequence number of the newest event: every event ever published by this process.",
+		}, func() float64 { return float64(hub.Seq()) }),
+	)
+	return m
+}
+
+// Handler serves the metrics in the Prometheus text format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+}
+
+// ObserveStep records the timings of one step; it is the runner's OnStep.
+func (m *Metrics) ObserveStep(s runner.StepStats) {
+	m.steps.Inc()
+	m.stepSeconds.Observe(s.Total.Seconds())
+	m.modelSeconds.Observe(s.Model.Seconds())
+	m.toolSeconds.Observe(s.Tools.Seconds())
+}
+
+func (m *Metrics) observeRequest(procedure, code string, d time.Duration) {
+	if procedure == "" {
+		procedure = "other"
+	}
+	m.requests.WithLabelValues(procedure, code).Inc()
+	m.requestTime.WithLabelValues(procedure).Observe(d.Seconds())
+}
+
+// countEvent updates the metrics an event tells about.
+func (m *Metrics) countEvent(ev *agentsv1.Event) {
+	m.eventsByKind.WithLabelValues(ev.GetKind()).Inc()
+	switch b := ev.GetBody().(type) {
+	case *agentsv1.Event_RunStarted:
+		m.runsStarted.WithLabelValues(triggerName(b.RunStarted.GetTrigger())).Inc()
+	case *agentsv1.Event_RunStopped:
+		m.runsStopped.WithLabelValues(b.RunStopped.GetReason()).Inc()
+	case *agentsv1.Event_SessionFailed:
+		m.runsFailed.WithLabelValues(b.SessionFailed.GetCode()).Inc()
+	case *agentsv1.Event_ToolCompleted:
+		r := b.ToolCompleted.GetResult()
+		m.toolCalls.WithLabelValues(resultStatusName(r.GetStatus())).Observe(r.GetDuration().AsDuration().Seconds())
+	}
+}
+
+func triggerName(t agentsv1.RunTrigger) string {
+	switch t {
+	case agentsv1.RunTrigger_RUN_TRIGGER_MESSAGE:
+		return "message"
+	case agentsv1.RunTrigger_RUN_TRIGGER_MAIL:
+		return "mail"
+	case agentsv1.RunTrigger_RUN_TRIGGER_RESUME:
+		return "resume"
+	case agentsv1.RunTrigger_RUN_TRIGGER_RECOVERY:
+		return "recovery"
+	}
+	return "unspecified"
+}
+
+func resultStatusName(s agentsv1.ToolResultStatus) string {
+	switch s {
+	case agentsv1.ToolResultStatus_TOOL_RESULT_STATUS_OK:
+		return "ok"
+	case agentsv1.ToolResultStatus_TOOL_RESULT_STATUS_ERROR:
+		return "error"
+	case agentsv1.ToolResultStatus_TOOL_RESULT_STATUS_CANCELLED:
+		return "cancelled"
+	case agentsv1.ToolResultStatus_TOOL_RESULT_STATUS_ABORTED:
+		return "aborted"
+	}
+	return "unspecified"
+}
+
+// Follow counts the events of hub until stop is called or the hub shuts
+// down. It subscribes before it returns, so every event published after
+// that is counted; a subscription cut for lagging resumes after the last
+// event counted (from the hub's ring, when it still holds them).
+func (m *Metrics) Follow(hub *events.Hub) (stop func()) {
+	sub, _ := hub.Subscribe(events.AllScope(), nil)
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		for {
+			last, stopped := m.drain(sub, done)
+			sub.Close()
+			if stopped || !errors.Is(sub.Err(), events.ErrLagged) {
+				return
+			}
+			sub, _ = hub.Subscribe(events.AllScope(), &last)
+		}
+	}()
+	var once sync.Once
+	return func() {
+		once.Do(func() { close(done) })
+		<-finished
+	}
+}
+
+// drain counts events until the subscription ends or done is closed, and
+// returns the seq of the last event counted.
+func (m *Metrics) drain(sub *events.Subscription, done <-chan struct{}) (last uint64, stopped bool) {
+	last = sub.SnapshotSeq()
+	for {
+		select {
+		case <-done:
+			return last, true
+		case ev, ok := <-sub.C():
+			if !ok {
+				return last, false
+			}
+			m.countEvent(ev)
+			last = ev.GetSeq()
+		}
+	}
+}
+
+// sessionsCollector reads the sessions by status from the store at each
+// scrape, so the numbers are right after a restart and never drift.
+type sessionsCollector struct {
+	sessions store.Sessions
+	desc     *prometheus.Desc
+}
+
+// scrapeTimeout bounds the store query of one scrape.
+const scrapeTimeout = 5 * time.Second
+
+func (c sessionsCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+func (c sessionsCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), scrapeTimeout)
+	defer cancel()
+	counts, err := c.sessions.CountByStatus(ctx)
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(c.desc, err)
+		return
+	}
+	for _, st := range []session.Status{session.StatusReady, session.StatusRunning, session.StatusWaiting, session.StatusPaused, session.StatusFailed} {
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(counts[st]), string(st))
+	}
+}
+
+// metricsRoute serves /metrics: to anyone when the metrics are public,
+// else to admin tokens only (they describe every owner's work).
+func (s *Server) metricsRoute() http.Handler {
+	h := s.metrics.Handler()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !s.security.PublicMetrics && !isAdmin(r.Context()) {
+			s.writeError(w, r, errs.PermissionDenied("permission_denied", "the metrics need an admin token"))
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}

@@ -1,0 +1,164 @@
+package server
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"connectrpc.com/connect"
+)
+
+// requestRecord collects what the layers of one request learn about it, so
+// that exactly one log line (and one metric sample) describes the request
+// however it ended: refused by a guard, failed in a handler, or served.
+// Each field is written by one layer, all on the request's goroutine.
+type requestRecord struct {
+	// owner is set by the authentication layer.
+	owner string
+	// procedure is the Connect procedure, set by the interceptor.
+	procedure string
+	// pattern is the mux pattern that matched, set around the mux.
+	pattern string
+	// code is the Connect code of an RPC or of a JSON route's error.
+	code string
+	// err is the full error, for the log only: clients never see it.
+	err error
+}
+
+type requestRecordKey struct{}
+
+func recordOf(ctx context.Context) *requestRecord {
+	rec, _ := ctx.Value(requestRecordKey{}).(*requestRecord)
+	return rec
+}
+
+// noteError records a handler's error for the request's log line. It
+// reports false when the request is not being recorded.
+func noteError(ctx context.Context, code string, err error) bool {
+	rec := recordOf(ctx)
+	if rec == nil {
+		return false
+	}
+	rec.code, rec.err = code, err
+	return true
+}
+
+// statusWriter remembers the status a handler wrote. It unwraps for
+// http.ResponseController, so deadlines and flushing (SSE) still work.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(status int) {
+	if w.status == 0 {
+		w.status = status
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Flush is there because Connect's streams look for http.Flusher on the
+// writer itself rather than through http.ResponseController.
+func (w *statusWriter) Flush() {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	_ = http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// logRequests writes one line per request: method, path (never the query,
+// which may hold an access token), procedure or route, status, code, owner
+// and duration. Client errors log at INFO, server errors at ERROR. It also
+// feeds the request metrics.
+func (s *Server) logRequests(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rec := &requestRecord{}
+		sw := &statusWriter{ResponseWriter: w}
+		next.ServeHTTP(sw, r.WithContext(context.WithValue(r.Context(), requestRecordKey{}, rec)))
+		elapsed := time.Since(start)
+
+		status := sw.status
+		if status == 0 {
+			status = http.StatusOK
+		}
+		code := rec.code
+		if code == "" {
+			code = codeOfStatus(status)
+		}
+		procedure := rec.procedure
+		if procedure == "" {
+			procedure = rec.pattern
+		}
+		attrs := []slog.Attr{
+			slog.String("method", r.Method),
+			slog.String("path", r.URL.Path),
+			slog.String("procedure", procedure),
+			slog.Int("status", status),
+			slog.String("code", code),
+			slog.String("owner", rec.owner),
+			slog.Duration("duration", elapsed),
+		}
+		if rec.err != nil {
+			attrs = append(attrs, slog.String("error", rec.err.Error()))
+		}
+		s.log.LogAttrs(r.Context(), levelOfCode(code), "request", attrs...)
+		if s.metrics != nil {
+			s.metrics.observeRequest(procedure, code, elapsed)
+		}
+	})
+}
+
+// recordPattern notes which mux pattern served the request: the mux sets
+// it on the request it is handed, which is this layer's own.
+func recordPattern(mux *http.ServeMux) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mux.ServeHTTP(w, r)
+		if rec := recordOf(r.Context()); rec != nil && rec.procedure == "" {
+			rec.pattern = r.Pattern
+		}
+	})
+}
+
+// codeOfStatus names the Connect code of an HTTP status, for requests that
+// ended without a handler's error (a guard's refusal, a mux 404).
+func codeOfStatus(status int) string {
+	switch {
+	case status < 400:
+		return "ok"
+	case status == http.StatusRequestEntityTooLarge, status == http.StatusTooManyRequests:
+		return connect.CodeResourceExhausted.String()
+	}
+	for _, row := range kindTable {
+		if row.status == status {
+			return row.code.String()
+		}
+	}
+	if status >= 500 {
+		return connect.CodeInternal.String()
+	}
+	return connect.CodeUnknown.String()
+}
+
+// levelOfCode logs server faults at ERROR and everything else at INFO.
+func levelOfCode(code string) slog.Level {
+	var c connect.Code
+	if err := c.UnmarshalText([]byte(code)); err != nil {
+		return slog.LevelInfo
+	}
+	switch c {
+	case connect.CodeInternal, connect.CodeUnknown, connect.CodeDataLoss:
+		return slog.LevelError
+	}
+	return slog.LevelInfo
+}
