@@ -2,17 +2,24 @@ package cli
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agents-os/agents/backend/internal/agentfile"
+	"github.com/agents-os/agents/backend/internal/config"
 )
 
 func (a *app) checkCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "check",
 		Short: "Load every agent and describe every tool; report each problem as file: field: reason",
-		Args:  cobra.NoArgs,
+		Long: `Load every agent file the configuration names, run "describe" on every
+bash tool, and report each problem on a line of its own as
+"file: field: reason". Exits 1 when any agent file or tool does not load.
+Warnings (unknown config fields, API keys not found) do not change the exit
+status.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			res, err := a.resolve()
 			if err != nil {
@@ -27,16 +34,33 @@ func (a *app) checkCommand() *cobra.Command {
 				return err
 			}
 			snap := cat.Snapshot()
-			problems := append([]*agentfile.Error(nil), res.Warnings...)
-			problems = append(problems, snap.Errors...)
-			for _, p := range problems {
+			for _, p := range snap.Errors {
 				fmt.Fprintln(a.stdout, p.Error())
 			}
-			fmt.Fprintf(a.stdout, "%d agents loaded, %d problems\n", len(snap.Agents()), len(problems))
+			warnings := append([]*agentfile.Error(nil), res.Warnings...)
+			for _, ag := range snap.Agents() {
+				if !ag.Model.KeyPresent {
+					warnings = append(warnings, missingKey(ag.File, ag.Model.APIKeyID))
+				}
+			}
+			for _, w := range warnings {
+				fmt.Fprintln(a.stdout, "warning:", w.Error())
+			}
+			fmt.Fprintf(a.stdout, "%d agents loaded, %d problems, %d warnings\n", len(snap.Agents()), len(snap.Errors), len(warnings))
 			if len(snap.Errors) > 0 {
 				return &exitError{code: 1, err: fmt.Errorf("%d agent files or tools did not load", len(snap.Errors))}
 			}
 			return nil
 		},
+	}
+}
+
+// missingKey says where an agent's API key was looked for.
+func missingKey(file, id string) *agentfile.Error {
+	return &agentfile.Error{
+		File:  file,
+		Field: "contents.apiKeyId",
+		Reason: fmt.Sprintf("no key %q in the keys file or the environment (%s); the agent cannot reach its model",
+			id, strings.Join(config.EnvNames(id), ", ")),
 	}
 }

@@ -36,7 +36,12 @@ func (e *exitError) Unwrap() error { return e.err }
 
 // Execute runs the command line and returns the process exit status.
 func Execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	a := &app{stdout: stdout, stderr: stderr, lookupEnv: os.LookupEnv}
+	return execute(ctx, args, stdout, stderr, os.LookupEnv)
+}
+
+// execute is Execute with the environment given, for tests.
+func execute(ctx context.Context, args []string, stdout, stderr io.Writer, lookupEnv func(string) (string, bool)) int {
+	a := &app{stdout: stdout, stderr: stderr, lookupEnv: lookupEnv}
 	root := a.rootCommand()
 	root.SetArgs(args)
 	root.SetOut(stdout)
@@ -66,7 +71,8 @@ func (a *app) rootCommand() *cobra.Command {
 	pf.StringVar(&a.flags.Agent, "agent", "", "serve or use only this agent (and its helpers)")
 	pf.StringVar(&a.flags.ParamsFile, "params-file", "", "session params, a JSON object name → value")
 	pf.StringVar(&a.flags.APIKeysFile, "api-keys", "", `API keys file {"keys": [{"id", "value"}]}`)
-	root.AddCommand(a.serveCommand(), a.tuiCommand(), a.runCommand(), a.checkCommand(), a.versionCommand())
+	root.AddCommand(a.serveCommand(), a.tuiCommand(), a.runCommand(), a.checkCommand(), a.versionCommand(),
+		a.initCommand(), a.pathsCommand(), a.sessionsCommand(), a.agentsCommand())
 	return root
 }
 

@@ -11,24 +11,26 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
-	"strings"
+	"sync"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/agents-os/agents/backend/internal/config"
-	"github.com/agents-os/agents/backend/internal/events"
-	"github.com/agents-os/agents/backend/internal/runner"
 	"github.com/agents-os/agents/backend/internal/server"
-	"github.com/agents-os/agents/backend/internal/store"
-	"github.com/agents-os/agents/backend/internal/store/sqlite"
 )
 
 type serveFlags struct {
-	offlineModel  string
-	logFormat     string
-	shutdownGrace time.Duration
+	offlineModel   string
+	logFormat      string
+	shutdownGrace  time.Duration
+	socket         string
+	authTokens     string
+	insecureNoAuth bool
+	corsOrigins    []string
+	allowedHosts   []string
+	publicMetrics  bool
+	limits         server.Limits
 }
 
 func (a *app) serveCommand() *cobra.Command {
@@ -36,7 +38,16 @@ func (a *app) serveCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the server: agents, sessions, the API and the web app",
-		Args:  cobra.NoArgs,
+		Long: `Run the server. It listens on --bind:--port (127.0.0.1:7420) and, with
+--socket, on a Unix socket that only the current user can open.
+
+Without --auth-tokens every request acts as the local owner, so the server
+refuses a non-loopback --bind unless told --insecure-no-auth, and refuses
+requests whose Host or Origin is not loopback or configured.
+
+SIGTERM or SIGINT stops it gracefully within --shutdown-grace; a second
+signal stops it at once.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.serve(cmd.Context(), sf)
 		},
@@ -45,9 +56,20 @@ func (a *app) serveCommand() *cobra.Command {
 	f.StringVar(&a.flags.DB, "db", "", "SQLite file or postgres:// DSN (default $XDG_DATA_HOME/agents/agents.db)")
 	f.StringVar(&a.flags.Bind, "bind", "", "address to listen on (default 127.0.0.1)")
 	f.IntVar(&a.flags.Port, "port", 0, "TCP port (default 7420; 0 in the config file means the default)")
+	f.StringVar(&sf.socket, "socket", "", "also listen on this Unix socket (mode 0600, no token needed)")
+	f.StringVar(&sf.authTokens, "auth-tokens", "", `bearer tokens file {"tokens": [{"token" or "sha256", "owner", "admin"}]}`)
+	f.BoolVar(&sf.insecureNoAuth, "insecure-no-auth", false, "allow a non-loopback --bind without --auth-tokens")
+	f.StringArrayVar(&sf.corsOrigins, "cors-origin", nil, `web origin allowed to call the API from a browser (repeatable; "*" only without --auth-tokens)`)
+	f.StringArrayVar(&sf.allowedHosts, "allowed-host", nil, "Host name accepted besides loopback ones when there are no tokens (repeatable)")
+	f.BoolVar(&sf.publicMetrics, "public-metrics", false, "serve /metrics without a token (default: admin tokens only)")
+	f.Int64Var(&sf.limits.MaxBodyBytes, "max-body-bytes", server.DefaultMaxBodyBytes, "largest request body")
+	f.IntVar(&sf.limits.MaxMessageBytes, "max-message-bytes", server.DefaultMaxMessageBytes, "largest message text")
+	f.IntVar(&sf.limits.MaxAttachmentBytes, "max-attachment-bytes", server.DefaultMaxAttachmentBytes, "largest attachment")
+	f.IntVar(&sf.limits.MaxRuns, "max-runs", 64, "most runs active on the server when a request would start one (0: no limit)")
+	f.IntVar(&sf.limits.MaxRunsPerOwner, "max-runs-per-owner", 16, "most runs active per owner when a request would start one (0: no limit)")
 	f.StringVar(&sf.offlineModel, "offline-model", "", "model endpoint for agents whose API key is not configured (the offline model)")
 	f.StringVar(&sf.logFormat, "log-format", "json", "log format: json or text")
-	f.DurationVar(&sf.shutdownGrace, "shutdown-grace", 10*time.Second, "how long running requests may take to finish on shutdown")
+	f.DurationVar(&sf.shutdownGrace, "shutdown-grace", 10*time.Second, "how long requests and running steps get to finish on shutdown")
 	return cmd
 }
 
@@ -59,6 +81,23 @@ func (a *app) newLogger(format string) (*slog.Logger, error) {
 		return slog.New(slog.NewTextHandler(a.stderr, nil)), nil
 	}
 	return nil, fmt.Errorf("--log-format %q: want json or text", format)
+}
+
+// security builds the server's security settings from the flags.
+func (sf serveFlags) security() (server.Security, error) {
+	sec := server.Security{
+		CORSOrigins:   sf.corsOrigins,
+		AllowedHosts:  sf.allowedHosts,
+		PublicMetrics: sf.publicMetrics,
+	}
+	if sf.authTokens != "" {
+		tokens, err := server.LoadTokens(sf.authTokens)
+		if err != nil {
+			return sec, err
+		}
+		sec.Tokens = tokens
+	}
+	return sec, sec.Validate()
 }
 
 func (a *app) serve(ctx context.Context, sf serveFlags) error {
@@ -73,87 +112,124 @@ func (a *app) serve(ctx context.Context, sf serveFlags) error {
 	for _, w := range res.Warnings {
 		log.Warn("config", "problem", w.Error())
 	}
-	keys, err := res.LoadKeys(a.lookupEnv)
+	sec, err := sf.security()
 	if err != nil {
 		return err
 	}
-	cat, err := a.loadCatalog(ctx, res, keys, sf.offlineModel)
-	if err != nil {
+	if err := server.CheckBind(res.Bind, sec.Tokens != nil, sf.insecureNoAuth); err != nil {
 		return err
 	}
-	snap := cat.Snapshot()
-	for _, e := range snap.Errors {
-		log.Warn("agent file not loaded", "problem", e.Error())
+	if sec.Tokens == nil && !server.IsLoopbackAddr(res.Bind) {
+		log.Warn("serving without auth tokens on a non-loopback address (--insecure-no-auth)", "bind", res.Bind)
 	}
-	log.Info("agents loaded", "count", len(snap.Agents()), "from", res.AgentsFrom)
 
-	db, err := openStore(ctx, res.DB)
+	// Listen before loading anything, so a port in use fails fast.
+	tcp, err := net.Listen("tcp", net.JoinHostPort(res.Bind, strconv.Itoa(res.Port)))
 	if err != nil {
 		return err
 	}
-	defer db.Close()
-	hub := events.New(events.Options{})
-	defer hub.Shutdown()
-	run := runner.New(runner.Options{
-		Log:     log,
-		Store:   db,
-		Hub:     hub,
-		Catalog: cat,
-		Models:  runner.LLMModels(keyValue(keys), log),
+	defer tcp.Close()
+	var unix net.Listener
+	if sf.socket != "" {
+		if unix, err = listenUnix(sf.socket); err != nil {
+			return err
+		}
+		defer unix.Close()
+	}
+
+	st, err := a.startStack(ctx, res, log, stackOptions{
+		offlineModel: sf.offlineModel,
+		security:     sec,
+		limits:       sf.limits,
+		recover:      true,
 	})
-	defer run.Close()
-	if err := run.Recover(ctx); err != nil {
-		return fmt.Errorf("recover sessions: %w", err)
-	}
-
-	srv := server.New(server.Deps{Log: log, Catalog: cat, Runner: run, Hub: hub})
-	ln, err := net.Listen("tcp", net.JoinHostPort(res.Bind, strconv.Itoa(res.Port)))
 	if err != nil {
 		return err
 	}
-	httpServer := newHTTPServer(srv.Handler())
-	log.Info("listening", "addr", "http://"+ln.Addr().String(), "db", res.Paths().DB)
+	servers := []*http.Server{newHTTPServer(st.server.Handler())}
+	listeners := []net.Listener{tcp}
+	if unix != nil {
+		servers = append(servers, newHTTPServer(st.server.LocalHandler()))
+		listeners = append(listeners, unix)
+	}
+	log.Info("listening", "addr", "http://"+tcp.Addr().String(), "socket", sf.socket, "auth", sec.Tokens != nil, "db", res.Paths().DB)
 
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	served := make(chan error, 1)
-	go func() { served <- httpServer.Serve(ln) }()
+	served := make(chan error, len(servers))
+	for i, srv := range servers {
+		go func() { served <- srv.Serve(listeners[i]) }()
+	}
 	select {
-	case err := <-served:
-		return err
+	case err = <-served:
+		// A listener failed on its own: stop the others the same way.
+		log.Error("listener failed", "error", err.Error())
 	case <-ctx.Done():
 	}
-	stop() // a second signal now kills the process at once
+	stop() // from now on a second signal kills the process at once
 	log.Info("shutting down", "grace", sf.shutdownGrace)
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), sf.shutdownGrace)
-	defer cancel()
-	hub.Shutdown() // ends the event streams, which Shutdown would wait for
-	if err := httpServer.Shutdown(shutdownCtx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+	shutdown(st, servers, sf.shutdownGrace)
+	log.Info("stopped")
+	if err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
 	return nil
 }
 
-// openStore opens the SQLite store, creating its directory.
-func openStore(ctx context.Context, dsn string) (store.Store, error) {
-	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
-		return nil, fmt.Errorf("--db %s: the PostgreSQL store is not available in this version", "postgres://…")
+// shutdown stops the server within grace: readiness fails, listeners stop
+// accepting, event streams end cleanly, running requests and steps get the
+// grace to finish, and whatever is left is cut. Runs cut short stay
+// `running` in the store and resume at the next start.
+func shutdown(st *stack, servers []*http.Server, grace time.Duration) {
+	ctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	st.server.Drain()
+	var wg sync.WaitGroup
+	for _, srv := range servers {
+		wg.Go(func() {
+			if err := srv.Shutdown(ctx); err != nil {
+				// The grace is over: cut the requests still open.
+				_ = srv.Close()
+			}
+		})
 	}
-	if err := os.MkdirAll(filepath.Dir(dsn), 0o700); err != nil {
-		return nil, fmt.Errorf("create data directory: %w", err)
-	}
-	return sqlite.Open(ctx, dsn)
+	// Ending the streams lets Shutdown finish: it waits for every handler.
+	wg.Go(func() { st.drain(ctx) })
+	wg.Wait()
+	st.close()
 }
 
-// keyValue looks up API key values for the model clients.
-func keyValue(keys config.Keys) func(id string) (string, bool) {
-	return func(id string) (string, bool) {
-		secret, ok := keys.Lookup(id)
-		if !ok {
-			return "", false
+// listenUnix listens on a Unix socket only its owner may open. A socket
+// file left by a server that crashed is replaced; one a live server
+// answers on is not.
+func listenUnix(path string) (net.Listener, error) {
+	if info, err := os.Lstat(path); err == nil {
+		if info.Mode()&os.ModeSocket == 0 {
+			return nil, fmt.Errorf("--socket %s: exists and is not a socket", path)
 		}
-		return secret.Reveal(), true
+		if c, err := net.Dial("unix", path); err == nil {
+			_ = c.Close()
+			return nil, fmt.Errorf("--socket %s: another server is listening on it", path)
+		}
+		if err := os.Remove(path); err != nil {
+			return nil, fmt.Errorf("--socket %s: remove stale socket: %w", path, err)
+		}
 	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("--socket %s: %w", path, err)
+	}
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, err
+	}
+	// The socket is created with the umask's mode, which already denies
+	// others the write permission connecting needs under the usual 022;
+	// 0600 takes the group's away too.
+	if err := os.Chmod(path, 0o600); err != nil {
+		_ = ln.Close()
+		return nil, fmt.Errorf("--socket %s: %w", path, err)
+	}
+	return ln, nil
 }
 
 // newHTTPServer serves HTTP/1.1 and unencrypted HTTP/2 (for gRPC and

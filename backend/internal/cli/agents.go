@@ -1,0 +1,136 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"connectrpc.com/connect"
+	"github.com/spf13/cobra"
+
+	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+)
+
+// agentsCommand is `agents agents ls|show`.
+func (a *app) agentsCommand() *cobra.Command {
+	var cf clientFlags
+	cmd := &cobra.Command{
+		Use:   "agents",
+		Short: "List and show the agents a server offers (locally or on --attach)",
+		Args:  cobra.NoArgs,
+	}
+	cf.addClientFlags(cmd)
+	cmd.PersistentFlags().StringVar(&a.flags.DB, "db", "", "database of the server started in-process (without --attach)")
+	cmd.AddCommand(a.agentsList(&cf), a.agentsShow(&cf))
+	return cmd
+}
+
+func (a *app) agentsList(cf *clientFlags) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:     "ls",
+		Aliases: []string{"list"},
+		Short:   "List the agents, and the agent files that did not load",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := a.dial(cmd.Context(), *cf, embedOptions{})
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			res, err := c.Agents.ListAgents(cmd.Context(), connect.NewRequest(&agentsv1.ListAgentsRequest{}))
+			if err != nil {
+				return describeError(err)
+			}
+			if asJSON {
+				return writeJSON(a.stdout, res.Msg)
+			}
+			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "SLUG\tMODEL\tTOOLS\tANNOUNCE")
+			for _, ag := range res.Msg.GetAgents() {
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", ag.GetSlug(), ag.GetModel().GetName(), len(ag.GetTools()), oneLine(ag.GetAnnounce(), 70))
+			}
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			writeLoadErrors(a.stderr, res.Msg.GetErrors())
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the response as JSON")
+	return cmd
+}
+
+func (a *app) agentsShow(cf *clientFlags) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "show SLUG",
+		Short: "Show an agent: model, prompt, tools, helpers and params",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := a.dial(cmd.Context(), *cf, embedOptions{})
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			res, err := c.Agents.GetAgent(cmd.Context(), connect.NewRequest(&agentsv1.GetAgentRequest{Slug: args[0]}))
+			if err != nil {
+				return describeError(err)
+			}
+			if asJSON {
+				return writeJSON(a.stdout, res.Msg.GetAgent())
+			}
+			writeAgent(a.stdout, res.Msg.GetAgent())
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the agent as JSON")
+	return cmd
+}
+
+func writeAgent(w io.Writer, ag *agentsv1.AgentDescriptor) {
+	m := ag.GetModel()
+	key := "missing"
+	if m.GetApiKeyPresent() {
+		key = "present"
+	}
+	fmt.Fprintf(w, "agent     %s\nfile      %s\nannounce  %s\nmodel     %s at %s (%s; key %q %s)\n",
+		ag.GetSlug(), ag.GetFile(), ag.GetAnnounce(), m.GetName(), m.GetUrl(), m.GetFlavor(), m.GetApiKeyId(), key)
+	if len(ag.GetHelpers()) > 0 {
+		fmt.Fprintf(w, "helpers   %s\n", strings.Join(ag.GetHelpers(), ", "))
+	}
+	for _, p := range ag.GetParams() {
+		var flags []string
+		if p.GetRequired() {
+			flags = append(flags, "required")
+		}
+		if p.GetSecret() {
+			flags = append(flags, "secret")
+		}
+		fmt.Fprintf(w, "param     %s %v %s\n", p.GetName(), flags, p.GetDescription())
+	}
+	fmt.Fprintln(w, "\nsystem prompt:")
+	for _, line := range ag.GetSystemPrompt() {
+		fmt.Fprintf(w, "    %s\n", line)
+	}
+	fmt.Fprintln(w, "\ntools:")
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, t := range ag.GetTools() {
+		kind := strings.ToLower(strings.TrimPrefix(t.GetKind().String(), "TOOL_KIND_"))
+		fmt.Fprintf(tw, "    %s\t%s\t%s\n", t.GetName(), kind, oneLine(t.GetDescription(), 70))
+	}
+	_ = tw.Flush()
+}
+
+func writeLoadErrors(w io.Writer, list []*agentsv1.AgentLoadError) {
+	for _, e := range list {
+		parts := []string{}
+		for _, p := range []string{e.GetFile(), e.GetField(), e.GetReason()} {
+			if p != "" {
+				parts = append(parts, p)
+			}
+		}
+		fmt.Fprintln(w, "not loaded:", strings.Join(parts, ": "))
+	}
+}

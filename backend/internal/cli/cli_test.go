@@ -1,0 +1,190 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// testEnv is an environment with its own config and data directories, so
+// no test reads the real user's files.
+func testEnv(t *testing.T) (dir string, lookupEnv func(string) (string, bool)) {
+	t.Helper()
+	dir = t.TempDir()
+	env := map[string]string{
+		"HOME":            dir,
+		"XDG_CONFIG_HOME": filepath.Join(dir, "config"),
+		"XDG_DATA_HOME":   filepath.Join(dir, "data"),
+	}
+	return dir, func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+}
+
+// run runs the command line and returns its exit status and output.
+func run(t *testing.T, lookupEnv func(string) (string, bool), args ...string) (int, string, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	code := execute(ctx, args, &stdout, &stderr, lookupEnv)
+	return code, stdout.String(), stderr.String()
+}
+
+func writeFile(t *testing.T, path, content string, mode os.FileMode) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), mode); err != nil {
+		t.Fatal(err)
+	}
+}
+
+const goodTool = `#!/usr/bin/env bash
+case "$1" in
+  describe) echo '{"slug": "ok", "description": "Works.", "args": []}' ;;
+  run) echo fine ;;
+esac
+`
+
+const brokenTool = `#!/usr/bin/env bash
+case "$1" in
+  describe) echo 'this is not JSON' ;;
+esac
+`
+
+func agentJSON(slug, extra string) string {
+	return `{"tag": "OpenAIAgentDescription", "contents": {"slug": "` + slug + `", "flavor": "OpenAIv1",
+		"modelUrl": "http://127.0.0.1:1/v1", "apiKeyId": "test-key", "modelName": "m",
+		"announce": "a test agent", "systemPrompt": ["You test."]` + extra + `}}`
+}
+
+func TestCheckReportsEachProblemAsFileFieldReason(t *testing.T) {
+	t.Parallel()
+	dir, env := testEnv(t)
+	good := filepath.Join(dir, "good")
+	writeFile(t, filepath.Join(good, "good.json"), agentJSON("good", `, "bashToolboxes": [{"tag": "FileSystemDirectory", "contents": {"Path": "tools"}}]`), 0o644)
+	writeFile(t, filepath.Join(good, "tools", "ok"), goodTool, 0o755)
+
+	bad := filepath.Join(dir, "bad")
+	writeFile(t, filepath.Join(bad, "no-model.json"), `{"tag": "OpenAIAgentDescription", "contents": {"slug": "nomodel", "flavor": "OpenAIv1", "modelUrl": "http://x/v1", "apiKeyId": "k", "announce": "", "systemPrompt": []}}`, 0o644)
+	writeFile(t, filepath.Join(bad, "tooly.json"), agentJSON("tooly", `, "bashToolboxes": [{"tag": "FileSystemDirectory", "contents": {"Path": "tools"}}]`), 0o644)
+	writeFile(t, filepath.Join(bad, "tools", "broken"), brokenTool, 0o755)
+	writeFile(t, filepath.Join(bad, "syntax.json"), "{\"tag\": \n", 0o644)
+
+	t.Run("problems", func(t *testing.T) {
+		code, out, _ := run(t, env, "check", "--config", writeConfig(t, dir, "bad.agents.json", good, bad))
+		if code != 1 {
+			t.Fatalf("exit status = %d, want 1; output:\n%s", code, out)
+		}
+		for _, want := range []string{
+			filepath.Join(bad, "no-model.json") + ": contents.modelName: ",
+			filepath.Join(bad, "tooly.json") + ": contents.bashToolboxes[0]: " + filepath.Join(bad, "tools", "broken") + ": describe: ",
+			filepath.Join(bad, "syntax.json") + ":1:9: ",
+			"warning: " + filepath.Join(good, "good.json") + `: contents.apiKeyId: no key "test-key"`,
+			"2 agents loaded, 3 problems, ",
+		} {
+			if !strings.Contains(out, want) {
+				t.Errorf("output lacks %q:\n%s", want, out)
+			}
+		}
+	})
+	t.Run("clean", func(t *testing.T) {
+		env := func(k string) (string, bool) {
+			if k == "TEST_KEY" {
+				return "a key", true
+			}
+			return env(k)
+		}
+		code, out, _ := run(t, env, "check", "--config", writeConfig(t, dir, "good.agents.json", good))
+		if code != 0 || !strings.Contains(out, "1 agents loaded, 0 problems, 0 warnings") {
+			t.Errorf("exit status = %d, output:\n%s\nwant 0 and no problem", code, out)
+		}
+	})
+}
+
+// writeConfig writes a config file naming agent directories.
+func writeConfig(t *testing.T, dir, name string, agentDirs ...string) string {
+	t.Helper()
+	b, err := json.Marshal(map[string]any{"agentsDirectories": agentDirs, "db": filepath.Join(dir, name+".db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, name)
+	writeFile(t, path, string(b), 0o644)
+	return path
+}
+
+func TestInitWritesAWorkingSkeletonAndKeepsExistingFiles(t *testing.T) {
+	t.Parallel()
+	dir, env := testEnv(t)
+	target := filepath.Join(dir, "project")
+
+	code, out, errOut := run(t, env, "init", target)
+	if code != 0 {
+		t.Fatalf("init = %d: %s%s", code, out, errOut)
+	}
+	for _, f := range []string{"agents.json", "agents/example.json", "agents/tools/hello"} {
+		if !strings.Contains(out, "created "+filepath.Join(target, f)) {
+			t.Errorf("init did not report creating %s:\n%s", f, out)
+		}
+	}
+	info, err := os.Stat(filepath.Join(target, "agents", "tools", "hello"))
+	if err != nil || info.Mode().Perm()&0o100 == 0 {
+		t.Fatalf("the bash tool is not executable: %v %v", info, err)
+	}
+
+	// What init wrote passes check: the agent loads and its tool describes.
+	code, out, _ = run(t, env, "check", "--config", filepath.Join(target, "agents.json"))
+	if code != 0 || !strings.Contains(out, "1 agents loaded, 0 problems") {
+		t.Fatalf("check of the skeleton = %d:\n%s", code, out)
+	}
+
+	// A second init overwrites nothing.
+	mine := filepath.Join(target, "agents", "example.json")
+	writeFile(t, mine, "my own edits", 0o644)
+	code, out, _ = run(t, env, "init", target)
+	if code != 0 || !strings.Contains(out, "kept    "+mine) || strings.Contains(out, "created") {
+		t.Errorf("second init = %d:\n%s\nwant every file kept", code, out)
+	}
+	if b, _ := os.ReadFile(mine); string(b) != "my own edits" {
+		t.Errorf("init overwrote %s: %q", mine, b)
+	}
+}
+
+func TestInitDefaultsToTheUserConfigDirectory(t *testing.T) {
+	t.Parallel()
+	dir, env := testEnv(t)
+	if code, out, errOut := run(t, env, "init"); code != 0 {
+		t.Fatalf("init = %d: %s%s", code, out, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "config", "agents", "agents.json")); err != nil {
+		t.Errorf("no config in $XDG_CONFIG_HOME/agents: %v", err)
+	}
+}
+
+func TestPathsPrintsWhatTheConfigurationUses(t *testing.T) {
+	t.Parallel()
+	dir, env := testEnv(t)
+	code, out, errOut := run(t, env, "paths", "--json")
+	if code != 0 {
+		t.Fatalf("paths = %d: %s", code, errOut)
+	}
+	var p struct {
+		ConfigDir, DataDir, DB string
+	}
+	if err := json.Unmarshal([]byte(out), &p); err != nil {
+		t.Fatalf("paths --json: %v\n%s", err, out)
+	}
+	if p.ConfigDir != filepath.Join(dir, "config", "agents") || p.DB != filepath.Join(dir, "data", "agents", "agents.db") {
+		t.Errorf("paths = %+v", p)
+	}
+	code, out, _ = run(t, env, "paths")
+	if code != 0 || !strings.Contains(out, "database") || !strings.Contains(out, p.DB) {
+		t.Errorf("paths = %d:\n%s", code, out)
+	}
+}

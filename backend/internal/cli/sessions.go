@@ -1,0 +1,265 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"connectrpc.com/connect"
+	"github.com/spf13/cobra"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
+	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+)
+
+// sessionsCommand is `agents sessions ls|show|export|rm`.
+func (a *app) sessionsCommand() *cobra.Command {
+	var cf clientFlags
+	cmd := &cobra.Command{
+		Use:   "sessions",
+		Short: "List, show, export and delete sessions (locally or on --attach)",
+		Args:  cobra.NoArgs,
+	}
+	cf.addClientFlags(cmd)
+	cmd.PersistentFlags().StringVar(&a.flags.DB, "db", "", "database of the server started in-process (without --attach)")
+	cmd.AddCommand(a.sessionsList(&cf), a.sessionsShow(&cf), a.sessionsExport(&cf), a.sessionsRemove(&cf))
+	return cmd
+}
+
+func (a *app) sessionsList(cf *clientFlags) *cobra.Command {
+	var (
+		all, roots, asJSON bool
+		agent, status, q   string
+		limit              int
+	)
+	cmd := &cobra.Command{
+		Use:     "ls",
+		Aliases: []string{"list"},
+		Short:   "List sessions, newest first",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			req := &agentsv1.ListSessionsRequest{Agent: agent, Query: q, RootsOnly: roots, AllOwners: all, PageSize: int32(limit)}
+			if status != "" {
+				v, ok := agentsv1.SessionStatus_value["SESSION_STATUS_"+strings.ToUpper(status)]
+				if !ok || v == 0 {
+					return fmt.Errorf("--status %q: want ready, running, waiting, paused or failed", status)
+				}
+				req.Status = agentsv1.SessionStatus(v)
+			}
+			c, err := a.dial(cmd.Context(), *cf, embedOptions{})
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			res, err := c.Sessions.ListSessions(cmd.Context(), connect.NewRequest(req))
+			if err != nil {
+				return describeError(err)
+			}
+			if asJSON {
+				return writeJSON(a.stdout, res.Msg)
+			}
+			return writeSessionTable(a.stdout, res.Msg.GetSessions(), all)
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&all, "all", false, "every owner's sessions (needs an admin token when attached with auth)")
+	f.BoolVar(&roots, "roots", false, "leave out sub-agent sessions")
+	f.StringVar(&agent, "agent-slug", "", "only sessions of this agent")
+	f.StringVar(&status, "status", "", "only sessions in this status (ready, running, waiting, paused, failed)")
+	f.StringVar(&q, "query", "", "only sessions whose title contains this")
+	f.IntVar(&limit, "limit", 50, "most sessions to list")
+	f.BoolVar(&asJSON, "json", false, "print the response as JSON")
+	return cmd
+}
+
+func writeSessionTable(w io.Writer, sessions []*agentsv1.SessionMeta, withOwner bool) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	header := "ID\tAGENT\tSTATUS\tTURNS\tUPDATED\tTITLE"
+	if withOwner {
+		header = "ID\tOWNER\tAGENT\tSTATUS\tTURNS\tUPDATED\tTITLE"
+	}
+	fmt.Fprintln(tw, header)
+	for _, s := range sessions {
+		cols := []string{s.GetId()}
+		if withOwner {
+			cols = append(cols, s.GetOwner())
+		}
+		cols = append(cols, s.GetAgent(), statusName(s.GetStatus()), fmt.Sprint(s.GetTurnCount()),
+			s.GetUpdateTime().AsTime().Local().Format(time.DateTime), oneLine(s.GetTitle(), 60))
+		fmt.Fprintln(tw, strings.Join(cols, "\t"))
+	}
+	return tw.Flush()
+}
+
+func (a *app) sessionsShow(cf *clientFlags) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "show ID",
+		Short: "Show a session: its summary and its turns",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := a.dial(cmd.Context(), *cf, embedOptions{})
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			res, err := c.Sessions.GetSession(cmd.Context(), connect.NewRequest(&agentsv1.GetSessionRequest{SessionId: args[0]}))
+			if err != nil {
+				return describeError(err)
+			}
+			if asJSON {
+				return writeJSON(a.stdout, res.Msg.GetSession())
+			}
+			writeSession(a.stdout, res.Msg.GetSession())
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the session as JSON")
+	return cmd
+}
+
+func writeSession(w io.Writer, s *agentsv1.Session) {
+	m := s.GetMeta()
+	fmt.Fprintf(w, "session  %s\nagent    %s\nowner    %s\nstatus   %s", m.GetId(), m.GetAgent(), m.GetOwner(), statusName(m.GetStatus()))
+	if r := m.GetStatusReason(); r != "" {
+		fmt.Fprintf(w, " (%s)", r)
+	}
+	fmt.Fprintf(w, "\ntitle    %s\ncreated  %s\nupdated  %s\n", m.GetTitle(),
+		m.GetCreateTime().AsTime().Local().Format(time.DateTime), m.GetUpdateTime().AsTime().Local().Format(time.DateTime))
+	if p := m.GetParentId(); p != "" {
+		fmt.Fprintf(w, "parent   %s\n", p)
+	}
+	if u := m.GetUsage(); u != nil {
+		fmt.Fprintf(w, "tokens   %d in, %d out\n", u.GetPromptTokens(), u.GetCompletionTokens())
+	}
+	for _, t := range s.GetTurns() {
+		fmt.Fprintln(w)
+		switch k := t.GetKind().(type) {
+		case *agentsv1.Turn_User:
+			fmt.Fprintf(w, "[%d] user\n", t.GetIndex())
+			writeIndented(w, k.User.GetText())
+			for _, r := range k.User.GetToolResults() {
+				fmt.Fprintf(w, "    ← %s: %s\n", r.GetName(), oneLine(r.GetText(), 100))
+			}
+		case *agentsv1.Turn_Llm:
+			fmt.Fprintf(w, "[%d] %s\n", t.GetIndex(), m.GetAgent())
+			writeIndented(w, k.Llm.GetText())
+			for _, c := range k.Llm.GetToolCalls() {
+				fmt.Fprintf(w, "    → %s %s\n", c.GetName(), oneLine(c.GetArguments(), 100))
+			}
+		}
+	}
+	for _, d := range s.GetPendingCalls() {
+		fmt.Fprintf(w, "\npending call %s (token %s)\n", d.GetCall().GetName(), d.GetToken())
+	}
+}
+
+func writeIndented(w io.Writer, text string) {
+	if strings.TrimSpace(text) == "" {
+		return
+	}
+	for line := range strings.SplitSeq(strings.TrimRight(text, "\n"), "\n") {
+		fmt.Fprintf(w, "    %s\n", line)
+	}
+}
+
+func (a *app) sessionsExport(cf *clientFlags) *cobra.Command {
+	var format, out string
+	cmd := &cobra.Command{
+		Use:   "export ID",
+		Short: "Export a session as Markdown or JSON",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			req := &agentsv1.ExportSessionRequest{SessionId: args[0]}
+			switch format {
+			case "markdown", "md":
+				req.Format = agentsv1.ExportFormat_EXPORT_FORMAT_MARKDOWN
+			case "json":
+				req.Format = agentsv1.ExportFormat_EXPORT_FORMAT_JSON
+			default:
+				return fmt.Errorf("--format %q: want markdown or json", format)
+			}
+			c, err := a.dial(cmd.Context(), *cf, embedOptions{})
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			res, err := c.Sessions.ExportSession(cmd.Context(), connect.NewRequest(req))
+			if err != nil {
+				return describeError(err)
+			}
+			if out == "" || out == "-" {
+				_, err = io.WriteString(a.stdout, res.Msg.GetContent())
+				return err
+			}
+			return os.WriteFile(out, []byte(res.Msg.GetContent()), 0o600)
+		},
+	}
+	cmd.Flags().StringVar(&format, "format", "markdown", "markdown or json")
+	cmd.Flags().StringVarP(&out, "output", "o", "", "write to this file instead of stdout")
+	return cmd
+}
+
+func (a *app) sessionsRemove(cf *clientFlags) *cobra.Command {
+	var cascade bool
+	cmd := &cobra.Command{
+		Use:     "rm ID...",
+		Aliases: []string{"delete"},
+		Short:   "Delete sessions (with --cascade, their sub-agent sessions too)",
+		Args:    cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			mode := agentsv1.DeleteMode_DELETE_MODE_SINGLE
+			if cascade {
+				mode = agentsv1.DeleteMode_DELETE_MODE_CASCADE
+			}
+			c, err := a.dial(cmd.Context(), *cf, embedOptions{})
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			for _, id := range args {
+				res, err := c.Sessions.DeleteSession(cmd.Context(), connect.NewRequest(&agentsv1.DeleteSessionRequest{SessionId: id, Mode: mode}))
+				if err != nil {
+					return fmt.Errorf("%s: %w", id, describeError(err))
+				}
+				for _, deleted := range res.Msg.GetDeletedIds() {
+					fmt.Fprintln(a.stdout, "deleted", deleted)
+				}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&cascade, "cascade", false, "also delete the sessions' sub-agent sessions")
+	return cmd
+}
+
+func statusName(s agentsv1.SessionStatus) string {
+	return strings.ToLower(strings.TrimPrefix(s.String(), "SESSION_STATUS_"))
+}
+
+// oneLine shortens text to its first line and at most n characters.
+func oneLine(text string, n int) string {
+	line, _, more := strings.Cut(strings.TrimSpace(text), "\n")
+	r := []rune(line)
+	if len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	if more {
+		return line + " …"
+	}
+	return line
+}
+
+// writeJSON prints a message in the protocol's JSON form.
+func writeJSON(w io.Writer, m proto.Message) error {
+	b, err := protojson.MarshalOptions{Multiline: true, Indent: "  "}.Marshal(m)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(w, string(b))
+	return err
+}

@@ -1,0 +1,147 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/agents-os/agents/backend/internal/config"
+	"github.com/agents-os/agents/backend/internal/events"
+	"github.com/agents-os/agents/backend/internal/runner"
+	"github.com/agents-os/agents/backend/internal/server"
+	"github.com/agents-os/agents/backend/internal/store"
+	"github.com/agents-os/agents/backend/internal/store/sqlite"
+)
+
+// stack is one assembled server: store, event hub, runner, metrics and the
+// HTTP handlers over them. `serve` listens with it; the other commands
+// start one in-process and talk to it through the same client as to a
+// remote server.
+type stack struct {
+	log     *slog.Logger
+	store   store.Store
+	hub     *events.Hub
+	runner  *runner.Runner
+	metrics *server.Metrics
+	server  *server.Server
+
+	stopMetrics func()
+}
+
+// stackOptions tune a stack.
+type stackOptions struct {
+	offlineModel string
+	security     server.Security
+	limits       server.Limits
+	// recover resumes the runs a previous process left running. Only the
+	// process that owns the database (serve, or a command that runs
+	// agents) should; one that only reads must not start runs.
+	recover bool
+}
+
+// startStack loads the agents, opens the store and assembles the server.
+func (a *app) startStack(ctx context.Context, res *config.Resolved, log *slog.Logger, opts stackOptions) (*stack, error) {
+	keys, err := res.LoadKeys(a.lookupEnv)
+	if err != nil {
+		return nil, err
+	}
+	cat, err := a.loadCatalog(ctx, res, keys, opts.offlineModel)
+	if err != nil {
+		return nil, err
+	}
+	snap := cat.Snapshot()
+	for _, e := range snap.Errors {
+		log.Warn("agent file not loaded", "problem", e.Error())
+	}
+	log.Info("agents loaded", "count", len(snap.Agents()), "from", res.AgentsFrom)
+
+	db, err := openStore(ctx, res.DB)
+	if err != nil {
+		return nil, err
+	}
+	s := &stack{log: log, store: db, hub: events.New(events.Options{})}
+	s.metrics = server.NewMetrics(db, s.hub)
+	// The metrics follow the hub before anything publishes, so the runs
+	// resumed by Recover are counted too.
+	s.stopMetrics = s.metrics.Follow(s.hub)
+	s.runner = runner.New(runner.Options{
+		Log:     log,
+		Store:   db,
+		Hub:     s.hub,
+		Catalog: cat,
+		Models:  runner.LLMModels(keyValue(keys), log),
+		OnStep:  s.metrics.ObserveStep,
+	})
+	if opts.recover {
+		if err := s.runner.Recover(ctx); err != nil {
+			s.close()
+			return nil, fmt.Errorf("recover sessions: %w", err)
+		}
+	}
+	s.server = server.New(server.Deps{
+		Log:      log,
+		Catalog:  cat,
+		Runner:   s.runner,
+		Hub:      s.hub,
+		Store:    db,
+		Metrics:  s.metrics,
+		Security: opts.security,
+		Limits:   opts.limits,
+	})
+	return s, nil
+}
+
+// drainer is a runner that can let the steps in flight reach their end
+// (model answer and tool results stored) before it closes, and start no
+// new ones. close uses it when the runner offers it.
+type drainer interface {
+	Drain(ctx context.Context) error
+}
+
+// drain ends the event streams, then gives running steps until ctx ends to
+// reach a step boundary.
+func (s *stack) drain(ctx context.Context) {
+	s.hub.Shutdown()
+	if d, ok := any(s.runner).(drainer); ok {
+		if err := d.Drain(ctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+			s.log.Warn("drain runs", "error", err.Error())
+		}
+	}
+}
+
+// close stops the runner (runs still going stay `running` in the store
+// and resume at the next start), the metrics and the store.
+func (s *stack) close() {
+	s.runner.Close()
+	s.hub.Shutdown()
+	s.stopMetrics()
+	if err := s.store.Close(); err != nil {
+		s.log.Error("close store", "error", err.Error())
+	}
+}
+
+// openStore opens the SQLite store, creating its directory.
+func openStore(ctx context.Context, dsn string) (store.Store, error) {
+	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+		return nil, fmt.Errorf("--db %s: the PostgreSQL store is not available in this version", "postgres://…")
+	}
+	if err := os.MkdirAll(filepath.Dir(dsn), 0o700); err != nil {
+		return nil, fmt.Errorf("create data directory: %w", err)
+	}
+	return sqlite.Open(ctx, dsn)
+}
+
+// keyValue looks up API key values for the model clients.
+func keyValue(keys config.Keys) func(id string) (string, bool) {
+	return func(id string) (string, bool) {
+		secret, ok := keys.Lookup(id)
+		if !ok {
+			return "", false
+		}
+		return secret.Reveal(), true
+	}
+}
