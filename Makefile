@@ -79,6 +79,22 @@ lint: $(NODE_STAMP) ## buf lint, gofmt, go vet, tsc
 	go vet $(GO_PACKAGES)
 	npm run --workspace web typecheck
 
+# make install: the agents binary, its systemd unit and its system user.
+# PREFIX=/usr installs for the distribution's paths; DESTDIR stages a
+# package. See docs/service.md.
+PREFIX ?= /usr/local
+DESTDIR ?=
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+
+.PHONY: install
+install: ## Install the agents binary, systemd unit and sysusers file (PREFIX=/usr/local, DESTDIR=)
+	mkdir -p $(BIN)
+	go build -trimpath -ldflags '-X github.com/agents-os/agents/backend/internal/cli.Version=$(VERSION)' -o $(BIN)/agents ./backend/cmd/agents
+	install -D -m 0755 $(BIN)/agents $(DESTDIR)$(PREFIX)/bin/agents
+	sed 's|@BINDIR@|$(PREFIX)/bin|g' packaging/systemd/agents.service > $(BIN)/agents.service
+	install -D -m 0644 $(BIN)/agents.service $(DESTDIR)$(PREFIX)/lib/systemd/system/agents.service
+	install -D -m 0644 packaging/systemd/agents.sysusers $(DESTDIR)$(PREFIX)/lib/sysusers.d/agents.conf
+
 .PHONY: clean
 clean: ## Remove build outputs
 	rm -rf $(BIN) web/dist
