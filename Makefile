@@ -23,17 +23,27 @@ $(NODE_STAMP): package.json package-lock.json web/package.json
 .PHONY: deps
 deps: $(NODE_STAMP) ## Install the npm packages (buf, protoc-gen-es, the web toolchain)
 
+# The OpenAPI description of the JSON routes, generated from the route
+# table and the protos (with their comments) by openapigen.
+OPENAPI := backend/internal/server/openapi.json
+OPENAPIGEN := go run ./backend/internal/server/openapigen
+
 .PHONY: generate
-generate: $(NODE_STAMP) ## Regenerate Go and TypeScript code from api/
+generate: $(NODE_STAMP) ## Regenerate Go and TypeScript code and openapi.json from api/
 	rm -rf api/gen web/src/gen
 	$(BUF) generate
+	tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	$(BUF) build -o "$$tmp/api.binpb"; \
+	$(OPENAPIGEN) -descriptors "$$tmp/api.binpb" -o $(OPENAPI)
 
 .PHONY: checkgenerate
 checkgenerate: $(NODE_STAMP) ## Fail when the committed generated code is stale
 	$(BUF) lint
 	tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
 	$(BUF) generate -o "$$tmp"; \
-	diff -r api/gen "$$tmp/api/gen" && diff -r web/src/gen "$$tmp/web/src/gen" \
+	$(BUF) build -o "$$tmp/api.binpb"; \
+	$(OPENAPIGEN) -descriptors "$$tmp/api.binpb" -o "$$tmp/openapi.json"; \
+	diff -r api/gen "$$tmp/api/gen" && diff -r web/src/gen "$$tmp/web/src/gen" && diff $(OPENAPI) "$$tmp/openapi.json" \
 	  || { echo "generated code is stale: run 'make generate' and commit" >&2; exit 1; }
 
 .PHONY: breaking

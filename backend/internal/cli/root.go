@@ -68,7 +68,7 @@ func (a *app) rootCommand() *cobra.Command {
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.flags.ConfigFile, "config", "", "config file (default: agents.json searched upward, then the user config directory)")
 	pf.StringArrayVar(&a.flags.AgentFiles, "agent-file", nil, "agent file to load (repeatable; replaces the config's agent files)")
-	pf.StringVar(&a.flags.Agent, "agent", "", "serve or use only this agent (and its helpers)")
+	pf.StringVarP(&a.flags.Agent, "agent", "a", "", "serve or use only this agent (and its helpers)")
 	pf.StringVar(&a.flags.ParamsFile, "params-file", "", "session params, a JSON object name → value")
 	pf.StringVar(&a.flags.APIKeysFile, "api-keys", "", `API keys file {"keys": [{"id", "value"}]}`)
 	root.AddCommand(a.serveCommand(), a.tuiCommand(), a.runCommand(), a.checkCommand(), a.versionCommand(),
@@ -103,13 +103,5 @@ func (a *app) tuiCommand() *cobra.Command {
 		Use:   "tui",
 		Short: "Open the terminal UI (embedded server, or --attach to a running one)",
 		RunE:  func(*cobra.Command, []string) error { return notYet("the terminal UI") },
-	}
-}
-
-func (a *app) runCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:   "run -a SLUG PROMPT",
-		Short: "Run one prompt against an agent and stream the answer to stdout",
-		RunE:  func(*cobra.Command, []string) error { return notYet("agents run") },
 	}
 }
