@@ -170,7 +170,11 @@ func TestInitDefaultsToTheUserConfigDirectory(t *testing.T) {
 func TestPathsPrintsWhatTheConfigurationUses(t *testing.T) {
 	t.Parallel()
 	dir, env := testEnv(t)
-	code, out, errOut := run(t, env, "paths", "--json")
+	// An explicit, empty config file: no search up from the test's
+	// directory, and the defaults show.
+	cfg := filepath.Join(dir, "empty.json")
+	writeFile(t, cfg, "{}", 0o644)
+	code, out, errOut := run(t, env, "paths", "--json", "--config", cfg)
 	if code != 0 {
 		t.Fatalf("paths = %d: %s", code, errOut)
 	}
@@ -183,8 +187,8 @@ func TestPathsPrintsWhatTheConfigurationUses(t *testing.T) {
 	if p.ConfigDir != filepath.Join(dir, "config", "agents") || p.DB != filepath.Join(dir, "data", "agents", "agents.db") {
 		t.Errorf("paths = %+v", p)
 	}
-	code, out, _ = run(t, env, "paths")
-	if code != 0 || !strings.Contains(out, "database") || !strings.Contains(out, p.DB) {
+	code, out, _ = run(t, env, "paths", "--config", cfg)
+	if code != 0 || !strings.Contains(out, "database") || !strings.Contains(out, p.DB) || !strings.Contains(out, cfg) {
 		t.Errorf("paths = %d:\n%s", code, out)
 	}
 }

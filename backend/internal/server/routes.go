@@ -13,152 +13,310 @@ import (
 	"github.com/agents-os/agents/backend/internal/errs"
 )
 
-// routes mounts the plain JSON routes of DESIGN §3. Each decodes into the
-// same request message as its RPC and calls the same handler, so the two
-// surfaces cannot drift apart.
-func (s *Server) routes(mux *http.ServeMux) {
-	agents := &agentService{s: s}
-	sessions := &sessionService{s: s}
+// route is one plain JSON route of DESIGN §3. The mux is built from the
+// route table and /openapi.json is generated from the same table, so what
+// is served and what is described cannot drift apart. Each route decodes
+// into the request message of its RPC and calls the same handler.
+type route struct {
+	method, path string
+	// rpc is the full name of the RPC the route calls; its comment in the
+	// protos describes the operation.
+	rpc string
+	// body is the JSON request body, nil when there is none.
+	body proto.Message
+	// query lists the query parameters.
+	query []param
+	// status is the success status; response the JSON answer, nil when
+	// the answer is not JSON (produces says what it is).
+	status   int
+	response proto.Message
+	produces []string
+	// header names a response header the route sets on success.
+	header string
 
-	mux.HandleFunc("GET /v1/agents", s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
-		return unary(r.Context(), &agentsv1.ListAgentsRequest{}, agents.ListAgents)
-	}))
-	mux.HandleFunc("GET /v1/agents/{slug}", s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
-		res, _, err := unary(r.Context(), &agentsv1.GetAgentRequest{Slug: r.PathValue("slug")}, agents.GetAgent)
-		return res.GetAgent(), http.StatusOK, err
-	}))
-	mux.HandleFunc("POST /v1/agents:reload", s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
-		return unary(r.Context(), &agentsv1.ReloadAgentsRequest{}, agents.ReloadAgents)
-	}))
-
-	mux.HandleFunc("POST /v1/sessions", s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
-		req := &agentsv1.CreateSessionRequest{}
-		if err := decodeBody(r, req); err != nil {
-			return nil, 0, err
-		}
-		res, _, err := unary(r.Context(), req, sessions.CreateSession)
-		if err != nil {
-			return nil, 0, err
-		}
-		w.Header().Set("Location", "/v1/sessions/"+res.GetSession().GetMeta().GetId())
-		return res, http.StatusCreated, nil
-	}))
-	mux.HandleFunc("GET /v1/sessions", s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
-		req, err := listRequest(r)
-		if err != nil {
-			return nil, 0, err
-		}
-		return unary(r.Context(), req, sessions.ListSessions)
-	}))
-	mux.HandleFunc("GET /v1/sessions/{id}", s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
-		q := r.URL.Query()
-		req := &agentsv1.GetSessionRequest{SessionId: r.PathValue("id")}
-		wait, err := queryBool(q.Get("wait"), "wait")
-		if err != nil {
-			return nil, 0, err
-		}
-		req.Wait = wait
-		if t := q.Get("timeout"); t != "" {
-			d, err := parseDuration(t, "timeout")
-			if err != nil {
-				return nil, 0, err
-			}
-			req.Timeout = durationpb.New(d)
-		}
-		return unary(r.Context(), req, sessions.GetSession)
-	}))
-	mux.HandleFunc("DELETE /v1/sessions/{id}", s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
-		req := &agentsv1.DeleteSessionRequest{SessionId: r.PathValue("id")}
-		switch mode := r.URL.Query().Get("mode"); mode {
-		case "", "single":
-			req.Mode = agentsv1.DeleteMode_DELETE_MODE_SINGLE
-		case "cascade":
-			req.Mode = agentsv1.DeleteMode_DELETE_MODE_CASCADE
-		default:
-			return nil, 0, errs.Invalid("invalid_argument", "mode %q: want single or cascade", mode)
-		}
-		return unary(r.Context(), req, sessions.DeleteSession)
-	}))
-	mux.HandleFunc("POST /v1/sessions/{id}/messages", s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
-		msg := &agentsv1.Message{}
-		if err := decodeBody(r, msg); err != nil {
-			return nil, 0, err
-		}
-		return unary(r.Context(), &agentsv1.PostMessageRequest{SessionId: r.PathValue("id"), Message: msg}, sessions.PostMessage)
-	}))
-	mux.HandleFunc("POST /v1/sessions/{id}/cancel", s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
-		return unary(r.Context(), &agentsv1.CancelRunRequest{SessionId: r.PathValue("id")}, sessions.CancelRun)
-	}))
-	mux.HandleFunc("POST /v1/sessions/{id}/cancel-attached", s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
-		return unary(r.Context(), &agentsv1.CancelAttachedRequest{SessionId: r.PathValue("id")}, sessions.CancelAttached)
-	}))
-	mux.HandleFunc("POST /v1/sessions/{id}/pause", s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
-		return unary(r.Context(), &agentsv1.PauseRequest{SessionId: r.PathValue("id")}, sessions.Pause)
-	}))
-	mux.HandleFunc("POST /v1/sessions/{id}/resume", s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
-		req := &agentsv1.ResumeRequest{}
-		if err := decodeBody(r, req); err != nil {
-			return nil, 0, err
-		}
-		req.SessionId = r.PathValue("id")
-		return unary(r.Context(), req, sessions.Resume)
-	}))
-	mux.HandleFunc("POST /v1/sessions/{id}/mail", s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
-		req := &agentsv1.SendMailRequest{}
-		if err := decodeBody(r, req); err != nil {
-			return nil, 0, err
-		}
-		req.SessionId = r.PathValue("id")
-		res, _, err := unary(r.Context(), req, sessions.SendMail)
-		return res, http.StatusCreated, err
-	}))
-	mux.HandleFunc("GET /v1/sessions/{id}/mail", s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
-		pending, err := queryBool(r.URL.Query().Get("pending"), "pending")
-		if err != nil {
-			return nil, 0, err
-		}
-		return unary(r.Context(), &agentsv1.ListMailRequest{SessionId: r.PathValue("id"), PendingOnly: pending}, sessions.ListMail)
-	}))
-	mux.HandleFunc("POST /v1/sessions/{id}/fork", s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
-		req := &agentsv1.ForkSessionRequest{}
-		if err := decodeBody(r, req); err != nil {
-			return nil, 0, err
-		}
-		req.SessionId = r.PathValue("id")
-		res, _, err := unary(r.Context(), req, sessions.ForkSession)
-		if err != nil {
-			return nil, 0, err
-		}
-		w.Header().Set("Location", "/v1/sessions/"+res.GetSession().GetMeta().GetId())
-		return res, http.StatusCreated, nil
-	}))
-	mux.HandleFunc("POST /v1/sessions/{id}/watch", s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
-		req := &agentsv1.WatchSessionRequest{}
-		if err := decodeBody(r, req); err != nil {
-			return nil, 0, err
-		}
-		req.WatcherId = r.PathValue("id")
-		return unary(r.Context(), req, sessions.WatchSession)
-	}))
-	mux.HandleFunc("DELETE /v1/sessions/{id}/watch/{target}", s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
-		return unary(r.Context(), &agentsv1.UnwatchSessionRequest{WatcherId: r.PathValue("id"), TargetId: r.PathValue("target")}, sessions.UnwatchSession)
-	}))
-	mux.HandleFunc("POST /v1/calls/{token}/complete", s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
-		req := &agentsv1.CompleteCallRequest{}
-		if err := decodeBody(r, req); err != nil {
-			return nil, 0, err
-		}
-		req.Token = r.PathValue("token")
-		return unary(r.Context(), req, sessions.CompleteCall)
-	}))
-	mux.HandleFunc("GET /v1/sessions/{id}/export", s.exportRoute(sessions))
-
-	mux.HandleFunc("GET /v1/events", s.sseRoute(false))
-	mux.HandleFunc("GET /v1/sessions/{id}/events", s.sseRoute(true))
+	serve http.HandlerFunc
 }
 
-// unary calls a Connect handler method with a request message.
-func unary[Req, Res any](ctx context.Context, req *Req, fn func(context.Context, *connect.Request[Req]) (*connect.Response[Res], error)) (*Res, int, error) {
+// param is a query parameter.
+type param struct {
+	name, doc string
+	// kind is the JSON schema type: string (default), integer, boolean.
+	kind string
+	enum []string
+}
+
+// routes mounts the JSON routes.
+func (s *Server) routes(mux *http.ServeMux) {
+	for _, rt := range s.routeTable() {
+		mux.HandleFunc(rt.method+" "+rt.path, rt.serve)
+	}
+}
+
+// routeTable lists the JSON routes with their handlers. It only builds
+// closures, so a zero Server gives the table for describing it.
+func (s *Server) routeTable() []route {
+	agents := &agentService{s: s}
+	sessions := &sessionService{s: s}
+	sse := []string{"text/event-stream"}
+	after := param{name: "after", kind: "integer", doc: "Resume after this event seq (or send Last-Event-ID)."}
+	accessToken := param{name: "access_token", doc: "The bearer token, for clients that cannot set headers (EventSource)."}
+
+	return []route{
+		{
+			method: "GET", path: "/v1/agents", rpc: "agents.v1.AgentService.ListAgents",
+			status: http.StatusOK, response: &agentsv1.ListAgentsResponse{},
+			serve: s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
+				return unary(r.Context(), s, &agentsv1.ListAgentsRequest{}, agents.ListAgents)
+			}),
+		},
+		{
+			method: "GET", path: "/v1/agents/{slug}", rpc: "agents.v1.AgentService.GetAgent",
+			status: http.StatusOK, response: &agentsv1.AgentDescriptor{},
+			serve: s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
+				res, _, err := unary(r.Context(), s, &agentsv1.GetAgentRequest{Slug: r.PathValue("slug")}, agents.GetAgent)
+				return res.GetAgent(), http.StatusOK, err
+			}),
+		},
+		{
+			method: "POST", path: "/v1/agents:reload", rpc: "agents.v1.AgentService.ReloadAgents",
+			status: http.StatusOK, response: &agentsv1.ReloadAgentsResponse{},
+			serve: s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
+				return unary(r.Context(), s, &agentsv1.ReloadAgentsRequest{}, agents.ReloadAgents)
+			}),
+		},
+		{
+			method: "POST", path: "/v1/sessions", rpc: "agents.v1.SessionService.CreateSession",
+			body:   &agentsv1.CreateSessionRequest{},
+			status: http.StatusCreated, response: &agentsv1.CreateSessionResponse{}, header: "Location",
+			serve: s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
+				req := &agentsv1.CreateSessionRequest{}
+				if err := decodeBody(r, req); err != nil {
+					return nil, 0, err
+				}
+				res, _, err := unary(r.Context(), s, req, sessions.CreateSession)
+				if err != nil {
+					return nil, 0, err
+				}
+				w.Header().Set("Location", "/v1/sessions/"+res.GetSession().GetMeta().GetId())
+				return res, http.StatusCreated, nil
+			}),
+		},
+		{
+			method: "GET", path: "/v1/sessions", rpc: "agents.v1.SessionService.ListSessions",
+			query: []param{
+				{name: "agent", doc: "Only sessions of this agent."},
+				{name: "status", doc: "Only sessions in this status.", enum: []string{"ready", "running", "waiting", "paused", "failed"}},
+				{name: "parent", doc: "Only the children of this session."},
+				{name: "roots", kind: "boolean", doc: "Leave out sub-agent sessions."},
+				{name: "q", doc: "Only sessions whose title contains this."},
+				{name: "limit", kind: "integer", doc: "Page size (default 50, at most 500)."},
+				{name: "page_token", doc: "The next_page_token of the previous page."},
+				{name: "scope", doc: "owner (default) or all (admin only).", enum: []string{"owner", "all"}},
+			},
+			status: http.StatusOK, response: &agentsv1.ListSessionsResponse{},
+			serve: s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
+				req, err := listRequest(r)
+				if err != nil {
+					return nil, 0, err
+				}
+				return unary(r.Context(), s, req, sessions.ListSessions)
+			}),
+		},
+		{
+			method: "GET", path: "/v1/sessions/{id}", rpc: "agents.v1.SessionService.GetSession",
+			query: []param{
+				{name: "wait", kind: "boolean", doc: "Answer once the session is not running."},
+				{name: "timeout", doc: "Longest wait, such as 30s (default 30s, at most 5m)."},
+			},
+			status: http.StatusOK, response: &agentsv1.GetSessionResponse{},
+			serve: s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
+				q := r.URL.Query()
+				req := &agentsv1.GetSessionRequest{SessionId: r.PathValue("id")}
+				wait, err := queryBool(q.Get("wait"), "wait")
+				if err != nil {
+					return nil, 0, err
+				}
+				req.Wait = wait
+				if t := q.Get("timeout"); t != "" {
+					d, err := parseDuration(t, "timeout")
+					if err != nil {
+						return nil, 0, err
+					}
+					req.Timeout = durationpb.New(d)
+				}
+				return unary(r.Context(), s, req, sessions.GetSession)
+			}),
+		},
+		{
+			method: "DELETE", path: "/v1/sessions/{id}", rpc: "agents.v1.SessionService.DeleteSession",
+			query:  []param{{name: "mode", doc: "single (default) or cascade: also delete the sub-agent sessions.", enum: []string{"single", "cascade"}}},
+			status: http.StatusOK, response: &agentsv1.DeleteSessionResponse{},
+			serve: s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
+				req := &agentsv1.DeleteSessionRequest{SessionId: r.PathValue("id")}
+				switch mode := r.URL.Query().Get("mode"); mode {
+				case "", "single":
+					req.Mode = agentsv1.DeleteMode_DELETE_MODE_SINGLE
+				case "cascade":
+					req.Mode = agentsv1.DeleteMode_DELETE_MODE_CASCADE
+				default:
+					return nil, 0, errs.Invalid("invalid_argument", "mode %q: want single or cascade", mode)
+				}
+				return unary(r.Context(), s, req, sessions.DeleteSession)
+			}),
+		},
+		{
+			method: "POST", path: "/v1/sessions/{id}/messages", rpc: "agents.v1.SessionService.PostMessage",
+			body:   &agentsv1.Message{},
+			status: http.StatusOK, response: &agentsv1.PostMessageResponse{},
+			serve: s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
+				msg := &agentsv1.Message{}
+				if err := decodeBody(r, msg); err != nil {
+					return nil, 0, err
+				}
+				return unary(r.Context(), s, &agentsv1.PostMessageRequest{SessionId: r.PathValue("id"), Message: msg}, sessions.PostMessage)
+			}),
+		},
+		{
+			method: "POST", path: "/v1/sessions/{id}/cancel", rpc: "agents.v1.SessionService.CancelRun",
+			status: http.StatusOK, response: &agentsv1.CancelRunResponse{},
+			serve: s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
+				return unary(r.Context(), s, &agentsv1.CancelRunRequest{SessionId: r.PathValue("id")}, sessions.CancelRun)
+			}),
+		},
+		{
+			method: "POST", path: "/v1/sessions/{id}/cancel-attached", rpc: "agents.v1.SessionService.CancelAttached",
+			status: http.StatusOK, response: &agentsv1.CancelAttachedResponse{},
+			serve: s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
+				return unary(r.Context(), s, &agentsv1.CancelAttachedRequest{SessionId: r.PathValue("id")}, sessions.CancelAttached)
+			}),
+		},
+		{
+			method: "POST", path: "/v1/sessions/{id}/pause", rpc: "agents.v1.SessionService.Pause",
+			status: http.StatusOK, response: &agentsv1.PauseResponse{},
+			serve: s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
+				return unary(r.Context(), s, &agentsv1.PauseRequest{SessionId: r.PathValue("id")}, sessions.Pause)
+			}),
+		},
+		{
+			method: "POST", path: "/v1/sessions/{id}/resume", rpc: "agents.v1.SessionService.Resume",
+			body:   &agentsv1.ResumeRequest{},
+			status: http.StatusOK, response: &agentsv1.ResumeResponse{},
+			serve: s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
+				req := &agentsv1.ResumeRequest{}
+				if err := decodeBody(r, req); err != nil {
+					return nil, 0, err
+				}
+				req.SessionId = r.PathValue("id")
+				return unary(r.Context(), s, req, sessions.Resume)
+			}),
+		},
+		{
+			method: "POST", path: "/v1/sessions/{id}/mail", rpc: "agents.v1.SessionService.SendMail",
+			body:   &agentsv1.SendMailRequest{},
+			status: http.StatusCreated, response: &agentsv1.SendMailResponse{},
+			serve: s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
+				req := &agentsv1.SendMailRequest{}
+				if err := decodeBody(r, req); err != nil {
+					return nil, 0, err
+				}
+				req.SessionId = r.PathValue("id")
+				res, _, err := unary(r.Context(), s, req, sessions.SendMail)
+				return res, http.StatusCreated, err
+			}),
+		},
+		{
+			method: "GET", path: "/v1/sessions/{id}/mail", rpc: "agents.v1.SessionService.ListMail",
+			query:  []param{{name: "pending", kind: "boolean", doc: "Only undelivered mail."}},
+			status: http.StatusOK, response: &agentsv1.ListMailResponse{},
+			serve: s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
+				pending, err := queryBool(r.URL.Query().Get("pending"), "pending")
+				if err != nil {
+					return nil, 0, err
+				}
+				return unary(r.Context(), s, &agentsv1.ListMailRequest{SessionId: r.PathValue("id"), PendingOnly: pending}, sessions.ListMail)
+			}),
+		},
+		{
+			method: "POST", path: "/v1/sessions/{id}/fork", rpc: "agents.v1.SessionService.ForkSession",
+			body:   &agentsv1.ForkSessionRequest{},
+			status: http.StatusCreated, response: &agentsv1.ForkSessionResponse{}, header: "Location",
+			serve: s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
+				req := &agentsv1.ForkSessionRequest{}
+				if err := decodeBody(r, req); err != nil {
+					return nil, 0, err
+				}
+				req.SessionId = r.PathValue("id")
+				res, _, err := unary(r.Context(), s, req, sessions.ForkSession)
+				if err != nil {
+					return nil, 0, err
+				}
+				w.Header().Set("Location", "/v1/sessions/"+res.GetSession().GetMeta().GetId())
+				return res, http.StatusCreated, nil
+			}),
+		},
+		{
+			method: "POST", path: "/v1/sessions/{id}/watch", rpc: "agents.v1.SessionService.WatchSession",
+			body:   &agentsv1.WatchSessionRequest{},
+			status: http.StatusOK, response: &agentsv1.WatchSessionResponse{},
+			serve: s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
+				req := &agentsv1.WatchSessionRequest{}
+				if err := decodeBody(r, req); err != nil {
+					return nil, 0, err
+				}
+				req.WatcherId = r.PathValue("id")
+				return unary(r.Context(), s, req, sessions.WatchSession)
+			}),
+		},
+		{
+			method: "DELETE", path: "/v1/sessions/{id}/watch/{target}", rpc: "agents.v1.SessionService.UnwatchSession",
+			status: http.StatusOK, response: &agentsv1.UnwatchSessionResponse{},
+			serve: s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
+				return unary(r.Context(), s, &agentsv1.UnwatchSessionRequest{WatcherId: r.PathValue("id"), TargetId: r.PathValue("target")}, sessions.UnwatchSession)
+			}),
+		},
+		{
+			method: "POST", path: "/v1/calls/{token}/complete", rpc: "agents.v1.SessionService.CompleteCall",
+			body:   &agentsv1.CompleteCallRequest{},
+			status: http.StatusOK, response: &agentsv1.CompleteCallResponse{},
+			serve: s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
+				req := &agentsv1.CompleteCallRequest{}
+				if err := decodeBody(r, req); err != nil {
+					return nil, 0, err
+				}
+				req.Token = r.PathValue("token")
+				return unary(r.Context(), s, req, sessions.CompleteCall)
+			}),
+		},
+		{
+			method: "GET", path: "/v1/sessions/{id}/export", rpc: "agents.v1.SessionService.ExportSession",
+			query:  []param{{name: "format", doc: "markdown (default) or json.", enum: []string{"markdown", "json"}}},
+			status: http.StatusOK, produces: []string{"text/markdown", "application/json"},
+			serve: s.exportRoute(sessions),
+		},
+		{
+			method: "GET", path: "/v1/events", rpc: "agents.v1.EventService.Subscribe",
+			query: []param{
+				{name: "scope", doc: "owner (default) or all (admin only).", enum: []string{"owner", "all"}},
+				after, accessToken,
+			},
+			status: http.StatusOK, produces: sse, header: replayHeader,
+			serve: s.sseRoute(false),
+		},
+		{
+			method: "GET", path: "/v1/sessions/{id}/events", rpc: "agents.v1.EventService.Subscribe",
+			query:  []param{after, accessToken},
+			status: http.StatusOK, produces: sse, header: replayHeader,
+			serve: s.sseRoute(true),
+		},
+	}
+}
+
+// unary calls a Connect handler method with a request message, after the
+// same admission checks (sizes, run limits) as the RPC.
+func unary[Req, Res any](ctx context.Context, s *Server, req *Req, fn func(context.Context, *connect.Request[Req]) (*connect.Response[Res], error)) (*Res, int, error) {
+	if err := s.admit(ctx, req); err != nil {
+		return nil, 0, err
+	}
 	res, err := fn(ctx, connect.NewRequest(req))
 	if err != nil {
 		return nil, 0, err
@@ -178,7 +336,7 @@ func (s *Server) exportRoute(sessions *sessionService) http.HandlerFunc {
 			s.writeError(w, r, errs.Invalid("invalid_argument", "format %q: want markdown or json", format))
 			return
 		}
-		res, _, err := unary(r.Context(), req, sessions.ExportSession)
+		res, _, err := unary(r.Context(), s, req, sessions.ExportSession)
 		if err != nil {
 			s.writeError(w, r, err)
 			return

@@ -148,6 +148,8 @@ func TestAuthRequiresAValidBearerToken(t *testing.T) {
 		{"access_token on a session stream", request{method: "GET", path: "/v1/sessions/" + id + "/events?access_token=" + aliceToken}, 200, ""},
 		{"health without a token", request{method: "GET", path: "/healthz"}, 200, ""},
 		{"readiness without a token", request{method: "GET", path: "/readyz"}, 200, ""},
+		{"the API description without a token", request{method: "GET", path: "/openapi.json"}, 200, ""},
+		{"metrics are not public by default", request{method: "GET", path: "/metrics"}, 401, "token_required"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -429,6 +431,10 @@ func TestLimitsRefuseOversizedRequests(t *testing.T) {
 		{"body over the limit", request{method: "POST", path: "/v1/sessions", body: `{"agent": "boss", "title": "` + big + `"}`}, false, 413, "body_too_large"},
 		{"body over the limit without a length", request{method: "POST", path: "/v1/sessions", body: `{"agent": "boss", "title": "` + big + `"}`}, true, 413, "body_too_large"},
 		{"Connect body over the limit", request{method: "POST", path: "/agents.v1.SessionService/CreateSession", body: `{"agent": "boss", "title": "` + big + `"}`}, false, 413, "body_too_large"},
+		{"message over the limit", request{method: "POST", path: "/v1/sessions", body: `{"agent": "boss", "message": {"text": "` + long + `"}}`}, false, 413, "message_too_large"},
+		{"posted message over the limit", request{method: "POST", path: "/v1/sessions/x/messages", body: `{"text": "` + long + `"}`}, false, 413, "message_too_large"},
+		{"attachment over the limit", request{method: "POST", path: "/v1/sessions", body: `{"agent": "boss", "message": {"text": "see", "attachments": [{"name": "a.txt", "data": "` + b64(long) + `"}]}}`}, false, 413, "attachment_too_large"},
+		{"call answer over the limit", request{method: "POST", path: "/v1/calls/t/complete", body: `{"text": "` + long + `"}`}, false, 413, "message_too_large"},
 		{"Connect message over the limit", request{method: "POST", path: "/agents.v1.SessionService/CreateSession", body: `{"agent": "boss", "message": {"text": "` + long + `"}}`}, false, 429, "message_too_large"},
 		{"Connect attachment over the limit", request{method: "POST", path: "/agents.v1.SessionService/CreateSession", body: `{"agent": "boss", "message": {"text": "see", "attachments": [{"name": "a.txt", "data": "` + b64(long) + `"}]}}`}, false, 429, "attachment_too_large"},
 	}

@@ -102,6 +102,7 @@ func (s *Server) newMux() *http.ServeMux {
 	mux.Handle(agentsv1connect.NewSessionServiceHandler(&sessionService{s: s}, opts...))
 	mux.Handle(agentsv1connect.NewEventServiceHandler(&eventService{s: s}, opts...))
 	s.routes(mux)
+	mux.HandleFunc("GET /openapi.json", serveOpenAPI)
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.HandleFunc("GET /readyz", s.readyz)
 	if s.metrics != nil {
