@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -254,12 +256,20 @@ func oneLine(text string, n int) string {
 	return line
 }
 
-// writeJSON prints a message in the protocol's JSON form.
+// writeJSON prints a message in the protocol's JSON form, indented.
+// protojson varies its whitespace on purpose (so nobody relies on it);
+// encoding/json re-indents it the same way every time, for scripts that
+// diff the output.
 func writeJSON(w io.Writer, m proto.Message) error {
-	b, err := protojson.MarshalOptions{Multiline: true, Indent: "  "}.Marshal(m)
+	b, err := protojson.Marshal(m)
 	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprintln(w, string(b))
+	var out bytes.Buffer
+	if err := json.Indent(&out, b, "", "  "); err != nil {
+		return err
+	}
+	out.WriteByte('\n')
+	_, err = out.WriteTo(w)
 	return err
 }
