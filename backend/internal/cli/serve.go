@@ -121,6 +121,13 @@ func (a *app) serve(ctx context.Context, sf serveFlags) error {
 	}
 	if sec.Tokens == nil && !server.IsLoopbackAddr(res.Bind) {
 		log.Warn("serving without auth tokens on a non-loopback address (--insecure-no-auth)", "bind", res.Bind)
+		// Clients that dial the address itself send it as Host.
+		if ip := net.ParseIP(res.Bind); ip != nil && !ip.IsUnspecified() {
+			sec.AllowedHosts = append(sec.AllowedHosts, res.Bind)
+		}
+	}
+	if sf.authTokens != "" {
+		warnIfReadable(log, sf.authTokens)
 	}
 
 	// Listen before loading anything, so a port in use fails fast.
@@ -197,6 +204,13 @@ func shutdown(st *stack, servers []*http.Server, grace time.Duration) {
 	wg.Go(func() { st.drain(ctx) })
 	wg.Wait()
 	st.close()
+}
+
+// warnIfReadable warns when other users may read the tokens file.
+func warnIfReadable(log *slog.Logger, path string) {
+	if info, err := os.Stat(path); err == nil && info.Mode().Perm()&0o004 != 0 {
+		log.Warn("the auth tokens file is readable by every user; chmod o-r it, or store sha256 digests instead of tokens", "file", path)
+	}
 }
 
 // listenUnix listens on a Unix socket only its owner may open. A socket
