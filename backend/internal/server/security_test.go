@@ -604,3 +604,34 @@ func TestTokensNeverReachTheLog(t *testing.T) {
 func b64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+
+func TestParseTokensRefusesBadFilesWithoutQuotingTokens(t *testing.T) {
+	t.Parallel()
+	const secret = "a-secret-token-value-123"
+	tests := []struct{ name, doc, want string }{
+		{"syntax error next to a token", `{"tokens": [{"token": "` + secret + `" "owner": "x"}]}`, "must be"},
+		{"unknown field", `{"tokens": [{"token": "` + secret + `", "owner": "x", "role": "admin"}]}`, "must be"},
+		{"no tokens", `{"tokens": []}`, "at least one token"},
+		{"token and sha256", `{"tokens": [{"token": "` + secret + `", "sha256": "` + hexDigest(secret) + `", "owner": "x"}]}`, "not both"},
+		{"neither", `{"tokens": [{"owner": "x"}]}`, "token or sha256 is required"},
+		{"short token", `{"tokens": [{"token": "short", "owner": "x"}]}`, "tokens[0].token: must be at least 16"},
+		{"bad digest", `{"tokens": [{"sha256": "xyz", "owner": "x"}]}`, "tokens[0].sha256: must be 64 hexadecimal"},
+		{"no owner", `{"tokens": [{"token": "` + secret + `"}]}`, "tokens[0].owner: is required"},
+		{"same token twice", `{"tokens": [{"token": "` + secret + `", "owner": "x"}, {"sha256": "` + hexDigest(secret) + `", "owner": "y"}]}`, "tokens[1]: same token as tokens[0]"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := server.ParseTokens([]byte(tc.doc))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want one saying %q", err, tc.want)
+			}
+			if strings.Contains(err.Error(), secret) {
+				t.Errorf("the error quotes the token: %v", err)
+			}
+		})
+	}
+	tokens, err := server.ParseTokens([]byte(`{"tokens": [{"token": "` + secret + `", "owner": "x"}, {"sha256": "` + strings.ToUpper(hexDigest("another-token-value-456")) + `", "owner": "y"}]}`))
+	if err != nil || tokens.Len() != 2 {
+		t.Errorf("a good file: %v, %d tokens", err, tokens.Len())
+	}
+}
