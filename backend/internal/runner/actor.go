@@ -135,13 +135,8 @@ func (a *actor) evictable() bool {
 // shutdown stops the active run without recording it as stopped: the
 // store still says running, and the next start resumes it.
 func (a *actor) shutdown() {
-	if a.run != nil {
-		a.run.abandon()
-	}
-	for _, w := range a.idleWaiters {
-		close(w)
-	}
-	a.idleWaiters = nil
+	a.closeRun()
+	a.wakeIdleWaiters()
 	// Answer anything still queued so no caller waits forever.
 	for {
 		select {

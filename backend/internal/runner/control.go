@@ -78,7 +78,12 @@ func (a *actor) cancelRun(reason string) error {
 		return nil
 	}
 	if a.st.meta.Status == session.StatusPaused {
-		return a.setStatus(session.StatusReady, StopCancelled)
+		// The paused run is over: say so, as for a run stopped in flight.
+		if err := a.setStatus(session.StatusReady, reason); err != nil {
+			return err
+		}
+		a.emitStopped(session.StatusReady, reason)
+		return nil
 	}
 	st, err := a.waitingRound(a.r.ctx)
 	if err != nil || st == nil {
@@ -93,12 +98,10 @@ func (a *actor) cancelRun(reason string) error {
 		return err
 	}
 	a.waiting = nil
-	if err := a.setStatus(session.StatusReady, StopCancelled); err != nil {
+	if err := a.setStatus(session.StatusReady, reason); err != nil {
 		return err
 	}
-	a.emit(&agentsv1.Event{Kind: "run.stopped", Body: &agentsv1.Event_RunStopped{RunStopped: &agentsv1.RunStopped{
-		Status: statusWire(session.StatusReady), Reason: reason,
-	}}})
+	a.emitStopped(session.StatusReady, reason)
 	return nil
 }
 

@@ -54,15 +54,11 @@ func (r *Runner) DeleteSession(ctx context.Context, owner, id string, mode Delet
 	var deleted []string
 	for _, target := range targets {
 		err := r.withSession(ctx, target, func(a *actor) error {
-			if a.run != nil {
-				a.run.abandon()
-				a.run = nil
-			}
+			a.closeRun()
 			if _, err := r.store.DeleteSessions(ctx, target); err != nil {
 				return err
 			}
 			a.deleted = true
-			a.wakeIdleWaiters()
 			a.emit(&agentsv1.Event{Kind: "session.deleted", Body: &agentsv1.Event_SessionDeleted{SessionDeleted: &agentsv1.SessionDeleted{Meta: wire.Meta(a.st.meta)}}})
 			return nil
 		})

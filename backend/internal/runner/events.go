@@ -29,3 +29,11 @@ func (a *actor) emitUpdated(head *session.Turn) {
 }
 
 func statusWire(s session.Status) agentsv1.SessionStatus { return wire.Status(s) }
+
+// emitStopped announces the end of a run that was not in flight (paused or
+// waiting for clients).
+func (a *actor) emitStopped(status session.Status, reason string) {
+	a.emit(&agentsv1.Event{Kind: "run.stopped", Body: &agentsv1.Event_RunStopped{RunStopped: &agentsv1.RunStopped{
+		Status: statusWire(status), Reason: reason,
+	}}})
+}

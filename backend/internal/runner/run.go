@@ -35,8 +35,6 @@ type run struct {
 	pause bool
 }
 
-// abandon cancels everything in flight without recording anything.
-func (r *run) abandon() { r.cancel() }
 
 // step is one model call and the tool calls it asked for.
 type step struct {
@@ -89,11 +87,14 @@ func (a *actor) openRun(trigger agentsv1.RunTrigger, maxSteps int) error {
 	if maxSteps <= 0 {
 		maxSteps = a.maxSteps()
 	}
+	if a.r.draining.Load() {
+		return errClosing
+	}
 	ctx, cancel := context.WithCancel(a.r.ctx)
 	a.run = &run{ctx: ctx, cancel: cancel, maxSteps: maxSteps}
+	a.r.active.Add(1)
 	if err := a.setStatus(session.StatusRunning, ""); err != nil {
-		cancel()
-		a.run = nil
+		a.closeRun()
 		return err
 	}
 	a.emit(&agentsv1.Event{Kind: "run.started", Body: &agentsv1.Event_RunStarted{RunStarted: &agentsv1.RunStarted{Trigger: trigger}}})
@@ -111,6 +112,11 @@ func (a *actor) maxSteps() int {
 func (a *actor) beginStep() {
 	run := a.run
 	switch {
+	case a.r.draining.Load():
+		// The server is stopping: the step that just ended is stored, the
+		// store still says running, and the next start goes on from here.
+		a.closeRun()
+		return
 	case run.stop != "":
 		a.endRun(session.StatusReady, run.stop, "")
 		return
@@ -332,26 +338,34 @@ func (a *actor) endRun(status session.Status, reason, text string) {
 	if err := a.setStatus(status, statusReason); err != nil {
 		a.r.log.Error("store run end", "session", a.id, "err", err)
 	}
-	a.run = nil
-	run.cancel()
+	a.closeRun()
 	a.emit(&agentsv1.Event{Kind: "run.stopped", Body: &agentsv1.Event_RunStopped{RunStopped: &agentsv1.RunStopped{
 		Status: statusWire(status), Reason: reason, Steps: int32(run.steps), Text: text,
 	}}})
-	a.wakeIdleWaiters()
 	a.notifyWatchers(status, reason, text)
 }
 
 // failRun ends the run as failed; the session accepts input again.
 func (a *actor) failRun(code, reason string) {
-	run := a.run
 	if err := a.setStatus(session.StatusFailed, reason); err != nil {
 		a.r.log.Error("store run failure", "session", a.id, "err", err)
 	}
-	a.run = nil
-	run.cancel()
+	a.closeRun()
 	a.emit(&agentsv1.Event{Kind: "session.failed", Body: &agentsv1.Event_SessionFailed{SessionFailed: &agentsv1.SessionFailed{Reason: reason, Code: code}}})
-	a.wakeIdleWaiters()
 	a.notifyWatchers(session.StatusFailed, reason, "")
+}
+
+// closeRun forgets the active run: what is in flight is cancelled and
+// whoever waits for the session to be idle is woken. Recording how the run
+// ended is the caller's business.
+func (a *actor) closeRun() {
+	if a.run == nil {
+		return
+	}
+	a.run.cancel()
+	a.run = nil
+	a.r.active.Add(-1)
+	a.wakeIdleWaiters()
 }
 
 // setStatus stores a new status and publishes the change.

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agents-os/agents/backend/internal/bashtool"
@@ -92,6 +93,11 @@ type Runner struct {
 	closing bool
 	actors  sync.WaitGroup
 
+	// draining refuses new runs and ends runs at their next step boundary.
+	draining atomic.Bool
+	// active counts the runs in flight.
+	active atomic.Int64
+
 	// ctx is cancelled by Close: every run and call derives from it.
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -137,6 +143,25 @@ func (r *Runner) Close() {
 	r.mu.Unlock()
 	r.cancel()
 	r.actors.Wait()
+}
+
+// Drain prepares a shutdown: new runs are refused, and every active run
+// ends at its next step boundary, once the step in flight is stored. The
+// store still says running, so the next start resumes the runs where they
+// stopped. Drain returns when no run is active, or ctx's error when it
+// ends first; Close then stops what is left.
+func (r *Runner) Drain(ctx context.Context) error {
+	r.draining.Store(true)
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for r.active.Load() > 0 {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+	return nil
 }
 
 var errClosing = errs.Unavailable("shutting_down", "the server is shutting down")

@@ -187,6 +187,11 @@ func (r *Runner) runHelper(ctx context.Context, env callEnv, helper string, call
 		}}})
 		return session.ToolResult{CallID: call.ID, Name: call.Name, Text: "cancelled", Status: session.ResultCancelled, ChildSessionID: childID}
 	}
+	if final.status == session.StatusRunning {
+		// The server is stopping and the child's run will resume at the
+		// next start; the parent learns the call did not finish here.
+		return session.ToolResult{CallID: call.ID, Name: call.Name, Text: abortedText, Status: session.ResultAborted, ChildSessionID: childID}
+	}
 	if final.status != session.StatusReady {
 		reason := final.reason
 		if reason == "" {
