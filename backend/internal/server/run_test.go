@@ -5,11 +5,13 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"connectrpc.com/connect"
 	"google.golang.org/protobuf/proto"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/backend/internal/runner"
 	"github.com/agents-os/agents/tools/fakellm"
 )
 
@@ -245,5 +247,29 @@ func TestRestartKeepsEverySessionAndTurn(t *testing.T) {
 	}
 	if len(listAfter.Msg.GetSessions()) != len(listBefore.Msg.GetSessions()) || len(listAfter.Msg.GetSessions()) != 2 {
 		t.Errorf("sessions after restart = %d, before %d, want 2 (the boss and its helper)", len(listAfter.Msg.GetSessions()), len(listBefore.Msg.GetSessions()))
+	}
+}
+
+func TestIdleSessionsAreEvictedAndLoadedAgainOnDemand(t *testing.T) {
+	e := start(t, bossScript(), withRunner(func(o *runner.Options) { o.IdleEvict = 20 * time.Millisecond }))
+	id := e.create("boss", "go").GetMeta().GetId()
+	before := e.wait(id)
+
+	deadline := time.Now().Add(20 * time.Second)
+	for e.runner.LiveSessions() > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d sessions still loaded long after they went idle", e.runner.LiveSessions())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	after := e.wait(id)
+	if len(after.GetTurns()) != len(before.GetTurns()) || after.GetMeta().GetStatus() != before.GetMeta().GetStatus() {
+		t.Errorf("reloaded session = %d turns %v, want %d turns %v", len(after.GetTurns()), after.GetMeta().GetStatus(), len(before.GetTurns()), before.GetMeta().GetStatus())
+	}
+	if _, err := e.sessions.PostMessage(ctxFor(t), connect.NewRequest(&agentsv1.PostMessageRequest{SessionId: id, Message: &agentsv1.Message{Text: "again"}})); err != nil {
+		t.Fatalf("post to a reloaded session: %v", err)
+	}
+	if s := e.wait(id); s.GetMeta().GetStatus() != agentsv1.SessionStatus_SESSION_STATUS_READY {
+		t.Errorf("status = %v", s.GetMeta().GetStatus())
 	}
 }
