@@ -31,6 +31,7 @@ type serveFlags struct {
 	allowedHosts   []string
 	publicMetrics  bool
 	limits         server.Limits
+	anyPort        bool // --port 0 was given: listen on any free port
 }
 
 func (a *app) serveCommand() *cobra.Command {
@@ -49,13 +50,16 @@ SIGTERM or SIGINT stops it gracefully within --shutdown-grace; a second
 signal stops it at once.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			// 0 is "unset" for the config file; given on the command line
+			// it asks for any free port (the log says which).
+			sf.anyPort = cmd.Flags().Changed("port") && a.flags.Port == 0
 			return a.serve(cmd.Context(), sf)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&a.flags.DB, "db", "", "SQLite file or postgres:// DSN (default $XDG_DATA_HOME/agents/agents.db)")
 	f.StringVar(&a.flags.Bind, "bind", "", "address to listen on (default 127.0.0.1)")
-	f.IntVar(&a.flags.Port, "port", 0, "TCP port (default 7420; 0 in the config file means the default)")
+	f.IntVar(&a.flags.Port, "port", 0, "TCP port (default 7420; --port 0 picks a free port, logged on start)")
 	f.StringVar(&sf.socket, "socket", "", "also listen on this Unix socket (mode 0600, no token needed)")
 	f.StringVar(&sf.authTokens, "auth-tokens", "", `bearer tokens file {"tokens": [{"token" or "sha256", "owner", "admin"}]}`)
 	f.BoolVar(&sf.insecureNoAuth, "insecure-no-auth", false, "allow a non-loopback --bind without --auth-tokens")
@@ -131,7 +135,11 @@ func (a *app) serve(ctx context.Context, sf serveFlags) error {
 	}
 
 	// Listen before loading anything, so a port in use fails fast.
-	tcp, err := net.Listen("tcp", net.JoinHostPort(res.Bind, strconv.Itoa(res.Port)))
+	port := res.Port
+	if sf.anyPort {
+		port = 0
+	}
+	tcp, err := net.Listen("tcp", net.JoinHostPort(res.Bind, strconv.Itoa(port)))
 	if err != nil {
 		return err
 	}
