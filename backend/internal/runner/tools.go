@@ -192,7 +192,8 @@ func (r *Runner) runHelper(ctx context.Context, env callEnv, helper string, call
 		// next start; the parent learns the call did not finish here.
 		return session.ToolResult{CallID: call.ID, Name: call.Name, Text: abortedText, Status: session.ResultAborted, ChildSessionID: childID}
 	}
-	if final.status != session.StatusReady {
+	if final.status != session.StatusReady || final.reason != "" {
+		// Failed, paused, waiting, cancelled or out of steps: no answer.
 		reason := final.reason
 		if reason == "" {
 			reason = string(final.status)

@@ -506,3 +506,94 @@ func TestAgentsSendMailToEachOtherWithTheirSystemTools(t *testing.T) {
 		t.Errorf("peer's answer = %v", lastTurn(p))
 	}
 }
+
+func TestMailInToolResultFoldsMailIntoTheLastToolResult(t *testing.T) {
+	e := start(t, fakellm.Rules{Rules: []fakellm.Rule{
+		{Match: fakellm.Match{AssistantMessages: steps(0)}, Reply: slowReply(fakellm.ToolCall{Name: "bash_echo", Arguments: json.RawMessage(`{"word": "x"}`)})},
+		{Match: fakellm.Match{AssistantMessages: steps(1)}, Reply: fakellm.Reply{Text: "done"}},
+	}})
+	feed := e.openSSE("/v1/events")
+	id := e.create("toolmail", "start").GetMeta().GetId()
+	until(t, feed, kind(id, "text.delta"))
+	if _, err := e.sessions.PostMessage(ctxFor(t), connect.NewRequest(&agentsv1.PostMessageRequest{SessionId: id, Message: &agentsv1.Message{Text: "by the way"}})); err != nil {
+		t.Fatal(err)
+	}
+	e.wait(id)
+
+	reqs := e.model.Requests()
+	msgs := reqs[len(reqs)-1].Messages
+	last := msgs[len(msgs)-1]
+	if last.Role != "tool" || !strings.Contains(last.Content, "echo: x") || !strings.Contains(last.Content, "[mail from user local]\nby the way") {
+		t.Errorf("last message the model saw = %s %q, want the tool result with the mail appended", last.Role, last.Content)
+	}
+}
+
+func TestCancellingTheParentsCallCancelsTheChild(t *testing.T) {
+	e := start(t, fakellm.Rules{Rules: []fakellm.Rule{
+		{Match: fakellm.Match{SystemContains: helperPrompt}, Reply: fakellm.Reply{Text: slowText + slowText, ChunkSize: 2, ChunkDelay: "50ms"}},
+		{Match: fakellm.Match{SystemContains: bossPrompt, AssistantMessages: steps(0)}, Reply: fakellm.Reply{
+			ToolCalls: []fakellm.ToolCall{{Name: "prompt_agent_helper", Arguments: json.RawMessage(`{"prompt": "think long"}`)}},
+		}},
+		{Match: fakellm.Match{SystemContains: bossPrompt, AssistantMessages: steps(1)}, Reply: fakellm.Reply{Text: "went on without it"}},
+	}})
+	feed := e.openSSE("/v1/events")
+
+	// The child cancelled on its own: the parent's call fails, the parent
+	// goes on.
+	id := e.create("boss", "delegate").GetMeta().GetId()
+	child := until(t, feed, kind(id, "subcall.started")).GetSubcallStarted().GetChildSessionId()
+	until(t, feed, kind(child, "text.delta"))
+	if _, err := e.sessions.CancelRun(ctxFor(t), connect.NewRequest(&agentsv1.CancelRunRequest{SessionId: child})); err != nil {
+		t.Fatal(err)
+	}
+	failed := until(t, feed, kind(id, "subcall.failed")).GetSubcallFailed()
+	if failed.GetChildSessionId() != child || failed.GetReason() != "cancelled" {
+		t.Errorf("subcall.failed = %v", failed)
+	}
+	s := e.wait(id)
+	if lastTurn(s).GetLlm().GetText() != "went on without it" || s.GetTurns()[2].GetUser().GetToolResults()[0].GetStatus() != agentsv1.ToolResultStatus_TOOL_RESULT_STATUS_ERROR {
+		t.Errorf("parent after its child was cancelled: %v", s.GetTurns())
+	}
+
+	// The parent cancelled: its call is cancelled and the child with it.
+	id = e.create("boss", "delegate again").GetMeta().GetId()
+	child = until(t, feed, kind(id, "subcall.started")).GetSubcallStarted().GetChildSessionId()
+	until(t, feed, kind(child, "text.delta"))
+	if _, err := e.sessions.CancelRun(ctxFor(t), connect.NewRequest(&agentsv1.CancelRunRequest{SessionId: id})); err != nil {
+		t.Fatal(err)
+	}
+	c := e.wait(child)
+	if c.GetMeta().GetStatus() != agentsv1.SessionStatus_SESSION_STATUS_READY || c.GetMeta().GetStatusReason() != "cancelled" {
+		t.Errorf("child after its parent was cancelled: %v (%s), want ready, cancelled", c.GetMeta().GetStatus(), c.GetMeta().GetStatusReason())
+	}
+	p := e.wait(id)
+	if r := p.GetTurns()[2].GetUser().GetToolResults()[0]; r.GetStatus() != agentsv1.ToolResultStatus_TOOL_RESULT_STATUS_CANCELLED || r.GetChildSessionId() != child {
+		t.Errorf("parent's helper result = %v, want cancelled with the child's id", r)
+	}
+}
+
+func TestMailToAnUnknownSessionIsRejectedToItsSender(t *testing.T) {
+	e := start(t, fakellm.Rules{Default: &fakellm.Reply{Text: "ok"}})
+	sender, err := e.sessions.CreateSession(ctxFor(t), connect.NewRequest(&agentsv1.CreateSessionRequest{Agent: "helper"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	from := sender.Msg.GetSession().GetMeta().GetId()
+	feed := e.openSSE("/v1/sessions/" + from + "/events")
+	_, err = e.sessions.SendMail(ctxFor(t), connect.NewRequest(&agentsv1.SendMailRequest{
+		SessionId:     "00000000-0000-0000-0000-000000000000",
+		FromSessionId: from,
+		Body:          &agentsv1.MailBody{Kind: &agentsv1.MailBody_AgentMessage{AgentMessage: &agentsv1.AgentMessage{Text: "anyone there?"}}},
+	}))
+	if codeOf(err) != connect.CodeNotFound {
+		t.Fatalf("err = %v, want not_found", err)
+	}
+	rejected := until(t, feed, kind(from, "mail.rejected")).GetMailRejected()
+	if rejected.GetCode() != "unknown_session" {
+		t.Errorf("mail.rejected = %v", rejected)
+	}
+	status, _, body := e.do(http.MethodPost, "/v1/sessions/"+from+"/mail", `{"body": {}}`)
+	if _, reason, _ := jsonError(t, body); status != http.StatusBadRequest || reason != "invalid_argument" {
+		t.Errorf("empty mail body = %d %s", status, body)
+	}
+}
