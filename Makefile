@@ -77,9 +77,20 @@ webtest: $(NODE_STAMP) ## Type-check and unit-test the web app
 	npm run --workspace web typecheck
 	npm run --workspace web test
 
+# The kernel benchmark (BENCHMARKS.md): steps per second and the server's
+# own time per step, for 1 and 64 concurrent sessions.
+KERNEL_BENCH := ^BenchmarkSteps$$
+KERNEL_PKG := ./backend/internal/runner/
+
 .PHONY: bench
-bench: ## Run the benchmarks
-	go test -run '^$$' -bench . -benchmem $(GO_PACKAGES)
+bench: bench-kernel ## Run every benchmark, the kernel's first
+	@echo '== other benchmarks'
+	go test -run '^$$' -bench . -skip '$(KERNEL_BENCH)' -benchmem $(GO_PACKAGES)
+
+.PHONY: bench-kernel
+bench-kernel: ## Run the kernel benchmark: steps/s, server time per step (BENCHMARKS.md)
+	@echo '== kernel: steps/s and server overhead per step, offline model, no delay (see BENCHMARKS.md)'
+	go test -run '^$$' -bench '$(KERNEL_BENCH)' -benchmem $(KERNEL_PKG)
 
 .PHONY: lint
 lint: $(NODE_STAMP) ## buf lint, gofmt, go vet, tsc

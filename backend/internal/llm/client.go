@@ -39,7 +39,8 @@ type Config struct {
 	APIKey string
 	Flavor Flavor
 	// HTTPClient should have no Timeout of its own: RequestTimeout and
-	// IdleTimeout bound the call. Nil uses a plain client.
+	// IdleTimeout bound the call. Nil uses a client whose transport keeps
+	// an idle connection for each of many concurrent calls.
 	HTTPClient *http.Client
 	// MaxAttempts counts the first try.
 	MaxAttempts int
@@ -119,7 +120,7 @@ func New(cfg Config) (*Client, error) {
 		sleep:          sleep,
 	}
 	if c.http == nil {
-		c.http = &http.Client{}
+		c.http = &http.Client{Transport: newTransport()}
 	}
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
@@ -137,6 +138,25 @@ func endpointFor(base *url.URL) string {
 	}
 	u.RawPath = ""
 	return u.String()
+}
+
+// maxIdleConnsPerHost is how many idle connections a client keeps to its
+// endpoint: one per session streaming from it at once, up to a bound.
+const maxIdleConnsPerHost = 256
+
+// newTransport is http.DefaultTransport with a larger idle pool. The
+// default keeps 2 idle connections per host, so with more sessions than
+// that calling one endpoint at once, most calls would dial (and TLS
+// handshake) a fresh connection and leave the old one in TIME_WAIT.
+func newTransport() http.RoundTripper {
+	base, ok := http.DefaultTransport.(*http.Transport)
+	if !ok {
+		return http.DefaultTransport
+	}
+	t := base.Clone()
+	t.MaxIdleConns = max(t.MaxIdleConns, maxIdleConnsPerHost)
+	t.MaxIdleConnsPerHost = maxIdleConnsPerHost
+	return t
 }
 
 func orDefault[T int | time.Duration](v, def T) T {

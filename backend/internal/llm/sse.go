@@ -15,8 +15,11 @@ type sseReader struct {
 	r *bufio.Reader
 }
 
+// newSSEReader uses bufio's default 4 KiB buffer: ReadBytes collects a
+// longer line across refills, and a stream is opened per model call, so a
+// bigger buffer would only be allocated (and collected) again every step.
 func newSSEReader(r io.Reader) *sseReader {
-	return &sseReader{r: bufio.NewReaderSize(r, 64<<10)}
+	return &sseReader{r: bufio.NewReader(r)}
 }
 
 // next returns the data of the next event, its data lines joined by "\n". It

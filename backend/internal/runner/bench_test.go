@@ -29,15 +29,21 @@ const stepsPerRun = 16
 // BenchmarkSteps is the kernel benchmark (`make bench`, BENCHMARKS.md): the
 // runner over a real SQLite file, the event hub and the offline model with
 // no delay, driven by 1 or 64 concurrent sessions that each start run after
-// run of stepsPerRun steps. One op is one step, so ns/op is the wall time
-// per step of the whole server; the metrics are
+// run of stepsPerRun steps (so starting and ending runs is in the measure,
+// once every stepsPerRun steps). One op is one step: ns/op is the wall time
+// per step of the whole server, and B/op, allocs/op count the whole
+// process, the offline model included. The metrics are
 //
 //   - steps/s: aggregate steps per second;
 //   - overhead-p50-µs, overhead-p99-µs: the server's own time per step,
 //     runner.StepStats.Overhead (total − model − tools), over every step of
 //     the timed window;
 //   - model-p50-µs, tools-p50-µs: the model call (HTTP to the in-process
-//     offline model) and the tool round as the runner times them, for scale.
+//     offline model) and the tool round as the runner times them; the
+//     round lasts until its results are stored, so it holds one commit;
+//   - cpu-µs/step: CPU time the whole process used per step, the offline
+//     model's included. Unlike the times above it hardly moves when other
+//     programs load the machine, and cores ÷ cpu-µs/step bounds steps/s.
 //
 // Every step asks for one tool call. With tool=system it is the system
 // tool os_list_sub_sessions, which the server runs itself (one indexed read
@@ -103,6 +109,7 @@ func benchSteps(b *testing.B, tool string, sessions int) {
 	var drivers sync.WaitGroup
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpuBefore, cpuKnown := processCPU()
 	for range sessions {
 		drivers.Go(func() {
 			if err := drive(ctx, run); err != nil && ctx.Err() == nil {
@@ -116,6 +123,7 @@ func benchSteps(b *testing.B, tool string, sessions int) {
 	case <-ctx.Done():
 	}
 	b.StopTimer()
+	cpuAfter, _ := processCPU()
 	// Steps still in flight finish or are abandoned by Close; only the
 	// first b.N were timed and recorded.
 	cancel()
@@ -137,12 +145,15 @@ func benchSteps(b *testing.B, tool string, sessions int) {
 	b.ReportMetric(micros(percentile(overhead, 0.99)), "overhead-p99-µs")
 	b.ReportMetric(micros(percentile(modelTime, 0.50)), "model-p50-µs")
 	b.ReportMetric(micros(percentile(toolTime, 0.50)), "tools-p50-µs")
+	if cpuKnown {
+		b.ReportMetric(micros(cpuAfter-cpuBefore)/float64(b.N), "cpu-µs/step")
+	}
 }
 
 // drive plays one client: it starts a session with a run of stepsPerRun
 // steps, waits for the run to end, checks that it ran every step and that
-// the tool succeeded, and starts the next, until ctx ends. A
-// fresh session per run keeps the history a step renders bounded.
+// the tool succeeded, and starts the next, until ctx ends. A fresh session
+// per run keeps the history a step renders bounded.
 func drive(ctx context.Context, run *runner.Runner) error {
 	const owner = "bench"
 	for ctx.Err() == nil {
