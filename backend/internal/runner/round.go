@@ -48,6 +48,7 @@ func (a *actor) roundRows(st *step, calls []session.ToolCall) []session.Deferred
 // round goes on at once when nothing else is outstanding; otherwise the run
 // stops and waits for clients.
 func (a *actor) attachedDone(st *step) {
+	st.toolsEnded = a.r.now()
 	if a.run != nil && a.run.stop != "" {
 		// The run is being cancelled: deferred calls will not be answered.
 		a.settlePending(st, session.ResultCancelled, "the run was cancelled")

@@ -45,8 +45,8 @@ type step struct {
 	// cut says the step was cut short on purpose (interrupt, cancel):
 	// a model error caused by it is not a failure.
 	cut bool
-	// toolsStarted is when the tool calls of the step began.
-	toolsStarted time.Time
+	// toolsStarted and toolsEnded bracket the tool calls of the step.
+	toolsStarted, toolsEnded time.Time
 	calls        []*callState
 	// running counts attached calls still in flight.
 	running   int
@@ -266,8 +266,8 @@ func (a *actor) reportStep(st *step) {
 		return
 	}
 	stats := StepStats{SessionID: a.id, Total: a.r.now().Sub(st.started), Model: st.model}
-	if !st.toolsStarted.IsZero() {
-		stats.Tools = a.r.now().Sub(st.toolsStarted)
+	if !st.toolsEnded.IsZero() {
+		stats.Tools = st.toolsEnded.Sub(st.toolsStarted)
 	}
 	a.r.opts.OnStep(stats)
 }

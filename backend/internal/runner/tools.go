@@ -33,11 +33,13 @@ func (a *actor) startCalls(st *step, calls []session.ToolCall, rows []session.De
 			deferred = append(deferred, rows[i])
 			continue
 		}
-		st.running++
 		if !ok {
-			a.callDone(st, cs, errorResult(call, fmt.Sprintf("unknown tool %q", call.Name), 0))
+			// Answered on the spot; the round ends below once the calls
+			// that do run are done too.
+			a.record(cs, errorResult(call, fmt.Sprintf("unknown tool %q", call.Name), 0))
 			continue
 		}
+		st.running++
 		cs.tool = tool
 		ctx, cancel := context.WithCancel(st.ctx)
 		cs.cancel = cancel
@@ -75,19 +77,25 @@ func (a *actor) callDone(st *step, cs *callState, res session.ToolResult) {
 	if cs.result != nil || (!a.current(st) && a.waiting != st) {
 		return
 	}
-	cs.result = &res
-	if cs.token != "" {
-		// The round waits for clients: its results must outlive a restart.
-		if _, err := a.r.store.CompleteDeferred(a.r.ctx, cs.token, res, a.r.now()); err != nil {
-			a.r.log.Error("record attached result", "session", a.id, "call", res.CallID, "err", err)
-		}
-	}
+	a.record(cs, res)
 	if cs.tool != nil {
 		a.emit(&agentsv1.Event{Kind: "tool.completed", Body: &agentsv1.Event_ToolCompleted{ToolCompleted: &agentsv1.ToolCompleted{Result: wire.ToolResult(res)}}})
 	}
 	st.running--
 	if st.running == 0 {
 		a.attachedDone(st)
+	}
+}
+
+// record keeps a call's result; in a round that waits for clients it is
+// also stored, so it outlives a restart.
+func (a *actor) record(cs *callState, res session.ToolResult) {
+	cs.result = &res
+	if cs.token == "" {
+		return
+	}
+	if _, err := a.r.store.CompleteDeferred(a.r.ctx, cs.token, res, a.r.now()); err != nil {
+		a.r.log.Error("record attached result", "session", a.id, "call", res.CallID, "err", err)
 	}
 }
 

@@ -273,3 +273,17 @@ func TestIdleSessionsAreEvictedAndLoadedAgainOnDemand(t *testing.T) {
 		t.Errorf("status = %v", s.GetMeta().GetStatus())
 	}
 }
+
+func TestARoundOfOnlyUnknownToolsIsAnsweredOnce(t *testing.T) {
+	e := start(t, fakellm.Rules{Rules: []fakellm.Rule{
+		{Match: fakellm.Match{AssistantMessages: steps(0)}, Reply: fakellm.Reply{ToolCalls: []fakellm.ToolCall{{Name: "nope_one"}, {Name: "nope_two"}}}},
+		{Match: fakellm.Match{AssistantMessages: steps(1)}, Reply: fakellm.Reply{Text: "fine"}},
+	}})
+	s := e.wait(e.create("boss", "call what does not exist").GetMeta().GetId())
+	if n := len(s.GetTurns()); n != 4 || s.GetMeta().GetStatus() != agentsv1.SessionStatus_SESSION_STATUS_READY {
+		t.Fatalf("turns = %d, status %v: want 4 turns (prompt, calls, results, answer) and ready", n, s.GetMeta().GetStatus())
+	}
+	if reqs := e.model.Requests(); len(reqs) != 2 {
+		t.Errorf("model calls = %d, want 2", len(reqs))
+	}
+}
