@@ -35,7 +35,6 @@ type run struct {
 	pause bool
 }
 
-
 // step is one model call and the tool calls it asked for.
 type step struct {
 	ctx     context.Context
@@ -47,7 +46,7 @@ type step struct {
 	cut bool
 	// toolsStarted and toolsEnded bracket the tool calls of the step.
 	toolsStarted, toolsEnded time.Time
-	calls        []*callState
+	calls                    []*callState
 	// running counts attached calls still in flight.
 	running   int
 	turnIndex int
