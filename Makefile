@@ -62,7 +62,12 @@ run: build ## Build, then serve the example agents (offline model unless OPENAI_
 	PORT=$(PORT) OFFLINE_PORT=$(OFFLINE_PORT) BIN=$(BIN) tools/run-example.sh
 
 .PHONY: test
-test: checkgenerate vet gotest webtest ## Run every check and test
+test: checkgenerate fmtcheck vet gotest webtest ## Run every check and test
+
+.PHONY: fmtcheck
+fmtcheck: ## Fail when Go code is not gofmt-formatted
+	@unformatted=$$(gofmt -l $(GO_MODULES)); \
+	  if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 
 .PHONY: vet
 vet: ## go vet every module
@@ -93,11 +98,8 @@ bench-kernel: ## Run the kernel benchmark: steps/s, server time per step (BENCHM
 	go test -run '^$$' -bench '$(KERNEL_BENCH)' -benchmem $(KERNEL_PKG)
 
 .PHONY: lint
-lint: $(NODE_STAMP) ## buf lint, gofmt, go vet, tsc
+lint: $(NODE_STAMP) fmtcheck vet ## buf lint, gofmt, go vet, tsc
 	$(BUF) lint
-	@unformatted=$$(gofmt -l $(GO_MODULES)); \
-	  if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
-	go vet $(GO_PACKAGES)
 	npm run --workspace web typecheck
 
 # make install: the agents binary, its systemd unit and its system user.
