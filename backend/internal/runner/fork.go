@@ -5,10 +5,8 @@ import (
 
 	"github.com/google/uuid"
 
-	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/backend/internal/errs"
 	"github.com/agents-os/agents/backend/internal/session"
-	"github.com/agents-os/agents/backend/internal/wire"
 )
 
 // forkedText is the result of a call the fork cut off before it ran.
@@ -71,20 +69,5 @@ func (r *Runner) ForkSession(ctx context.Context, owner, id string, atTurn *int,
 			fork.Usage = fork.Usage.Add(t.LLM.Usage)
 		}
 	}
-	if err := r.store.CreateSession(ctx, fork, copied); err != nil {
-		return View{}, err
-	}
-	r.emitFor(fork.ID, fork.Owner, &agentsv1.Event{Kind: "session.created", Body: &agentsv1.Event_SessionCreated{SessionCreated: &agentsv1.SessionCreated{Meta: wire.Meta(fork)}}})
-	a, release, err := r.adopt(&state{meta: fork, turns: copied})
-	if err != nil {
-		return View{}, err
-	}
-	defer release()
-	var view View
-	err = a.call(ctx, func(a *actor) error {
-		a.setParams(params)
-		view = a.view()
-		return nil
-	})
-	return view, err
+	return r.open(ctx, fork, copied, params, func(*actor) error { return nil })
 }

@@ -98,11 +98,21 @@ func (r *Runner) CreateSession(ctx context.Context, owner string, req CreateRequ
 		}
 	}
 	meta.TurnCount = len(turns)
+	return r.open(ctx, meta, turns, req.Params, func(a *actor) error {
+		if req.Message == nil || req.Run.Hold {
+			return nil
+		}
+		return a.startRun(agentsv1.RunTrigger_RUN_TRIGGER_MESSAGE, req.Run.MaxSteps)
+	})
+}
+
+// open stores a new session, announces it, makes it live with its params
+// and runs then on its actor (to start a run, say).
+func (r *Runner) open(ctx context.Context, meta session.Meta, turns []session.Turn, params map[string]string, then func(a *actor) error) (View, error) {
 	if err := r.store.CreateSession(ctx, meta, turns); err != nil {
 		return View{}, err
 	}
 	r.emitFor(meta.ID, meta.Owner, &agentsv1.Event{Kind: "session.created", Body: &agentsv1.Event_SessionCreated{SessionCreated: &agentsv1.SessionCreated{Meta: wire.Meta(meta)}}})
-
 	a, release, err := r.adopt(&state{meta: meta, turns: turns})
 	if err != nil {
 		return View{}, err
@@ -110,11 +120,9 @@ func (r *Runner) CreateSession(ctx context.Context, owner string, req CreateRequ
 	defer release()
 	var view View
 	err = a.call(ctx, func(a *actor) error {
-		a.setParams(req.Params)
-		if req.Message != nil && !req.Run.Hold {
-			if err := a.startRun(agentsv1.RunTrigger_RUN_TRIGGER_MESSAGE, req.Run.MaxSteps); err != nil {
-				return err
-			}
+		a.setParams(params)
+		if err := then(a); err != nil {
+			return err
 		}
 		view = a.view()
 		return nil
