@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jmoiron/sqlx"
+
 	"github.com/agents-os/agents/backend/internal/errs"
 	"github.com/agents-os/agents/backend/internal/session"
 )
@@ -16,9 +18,7 @@ import (
 // GetDeferred implements DeferredCalls.
 func (s *SQL) GetDeferred(ctx context.Context, token string) (session.DeferredCall, error) {
 	var r deferredRow
-	err := s.read.GetContext(ctx, &r, s.read.Rebind(`SELECT `+deferredColumns+`
-		FROM deferred_calls WHERE token = ?`), token)
-	if err != nil {
+	if err := s.st.getDeferred.GetContext(ctx, &r, token); err != nil {
 		return session.DeferredCall{}, s.translate(err, unknownToken(token), "get deferred call %s", token)
 	}
 	return r.call()
@@ -26,19 +26,25 @@ func (s *SQL) GetDeferred(ctx context.Context, token string) (session.DeferredCa
 
 // PendingDeferred implements DeferredCalls.
 func (s *SQL) PendingDeferred(ctx context.Context, sessionID string) ([]session.DeferredCall, error) {
-	return s.selectCalls(ctx, `SELECT `+deferredColumns+` FROM deferred_calls
-		WHERE session_id = ? AND completed IS NULL ORDER BY seq`, sessionID)
+	return s.selectCalls(ctx, s.st.pendingDeferred, sessionID)
 }
 
 // DeferredRound implements DeferredCalls.
 func (s *SQL) DeferredRound(ctx context.Context, sessionID string, round int) ([]session.DeferredCall, error) {
-	return s.selectCalls(ctx, `SELECT `+deferredColumns+` FROM deferred_calls
-		WHERE session_id = ? AND round = ? ORDER BY seq`, sessionID, round)
+	return s.selectCalls(ctx, s.st.deferredRound, sessionID, round)
 }
 
-func (s *SQL) selectCalls(ctx context.Context, q string, args ...any) ([]session.DeferredCall, error) {
+const (
+	sqlGetDeferred     = `SELECT ` + deferredColumns + ` FROM deferred_calls WHERE token = ?`
+	sqlPendingDeferred = `SELECT ` + deferredColumns + ` FROM deferred_calls
+		WHERE session_id = ? AND completed IS NULL ORDER BY seq`
+	sqlDeferredRound = `SELECT ` + deferredColumns + ` FROM deferred_calls
+		WHERE session_id = ? AND round = ? ORDER BY seq`
+)
+
+func (s *SQL) selectCalls(ctx context.Context, stmt *sqlx.Stmt, args ...any) ([]session.DeferredCall, error) {
 	var rows []deferredRow
-	if err := s.read.SelectContext(ctx, &rows, s.read.Rebind(q), args...); err != nil {
+	if err := stmt.SelectContext(ctx, &rows, args...); err != nil {
 		return nil, s.translate(err, nil, "list deferred calls")
 	}
 	return calls(rows)
@@ -52,10 +58,7 @@ func (s *SQL) CompleteDeferred(ctx context.Context, token string, result session
 		return session.DeferredCall{}, fmt.Errorf("complete deferred call %s: %w", token, err)
 	}
 	var rows []deferredRow
-	err = s.write.SelectContext(ctx, &rows, s.write.Rebind(`UPDATE deferred_calls
-		SET result = ?, completed = ? WHERE token = ? AND completed IS NULL
-		RETURNING `+deferredColumns), payload, nanos(at), token)
-	if err != nil {
+	if err := s.st.completeDeferred.SelectContext(ctx, &rows, payload, nanos(at), token); err != nil {
 		return session.DeferredCall{}, s.translate(err, nil, "complete deferred call %s", token)
 	}
 	if len(rows) == 1 {
@@ -67,6 +70,10 @@ func (s *SQL) CompleteDeferred(ctx context.Context, token string, result session
 	}
 	return session.DeferredCall{}, errs.FailedPrecondition(CodeCallCompleted, "call %s was already completed", token)
 }
+
+const sqlCompleteDeferred = `UPDATE deferred_calls
+	SET result = ?, completed = ? WHERE token = ? AND completed IS NULL
+	RETURNING ` + deferredColumns
 
 // deferredInsert is a deferred call encoded for its INSERT.
 type deferredInsert struct {
@@ -95,12 +102,19 @@ func encodeDeferred(sessionID string, cs []session.DeferredCall) ([]deferredInse
 	return out, nil
 }
 
-func (s *SQL) insertDeferred(ctx context.Context, h Handle, cs []deferredInsert) error {
+// sqlInsertDeferred heads the INSERT of deferred calls;
+// deferredInsertColumns is its width.
+const (
+	sqlInsertDeferred = `INSERT INTO deferred_calls
+		(token, session_id, round, tool_call, reason, created) VALUES`
+	deferredInsertColumns = 6
+)
+
+func (s *SQL) insertDeferred(ctx context.Context, tx *sqlx.Tx, cs []deferredInsert) error {
 	if len(cs) == 0 {
 		return nil
 	}
-	err := insertRows(ctx, h, `INSERT INTO deferred_calls
-		(token, session_id, round, tool_call, reason, created) VALUES `, 6, len(cs),
+	err := insertRows(ctx, tx, s.st.insertDeferred, sqlInsertDeferred, deferredInsertColumns, len(cs),
 		func(i int) []any {
 			c := cs[i]
 			return []any{c.token, c.sessionID, c.round, c.call, c.reason, c.created}

@@ -7,22 +7,11 @@ import (
 	"github.com/jmoiron/sqlx"
 )
 
-// Handle runs queries; both *sqlx.DB and *sqlx.Tx satisfy it, so the same
-// helpers serve inside and outside a transaction.
-type Handle interface {
-	sqlx.ExtContext
-	GetContext(ctx context.Context, dest any, query string, args ...any) error
-	SelectContext(ctx context.Context, dest any, query string, args ...any) error
-}
-
-var (
-	_ Handle = (*sqlx.DB)(nil)
-	_ Handle = (*sqlx.Tx)(nil)
-)
-
 // WithTx runs fn in a transaction on db. It commits when fn returns nil and
-// rolls back when fn fails or panics, so fn never has to clean up.
-func WithTx(ctx context.Context, db *sqlx.DB, fn func(tx Handle) error) (err error) {
+// rolls back when fn fails or panics, so fn never has to clean up. fn runs
+// prepared statements with tx.StmtxContext and must not use db itself: the
+// writer pool has one connection, which the transaction holds.
+func WithTx(ctx context.Context, db *sqlx.DB, fn func(tx *sqlx.Tx) error) (err error) {
 	tx, err := db.BeginTxx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin transaction: %w", err)

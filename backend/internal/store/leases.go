@@ -14,12 +14,7 @@ import (
 
 // AcquireLease implements Leases.
 func (s *SQL) AcquireLease(ctx context.Context, sessionID, holder string, now time.Time, ttl time.Duration) error {
-	res, err := s.write.ExecContext(ctx, s.write.Rebind(`INSERT INTO run_leases
-		(session_id, holder, expires) VALUES (?, ?, ?)
-		ON CONFLICT (session_id) DO UPDATE
-		SET holder = excluded.holder, expires = excluded.expires
-		WHERE run_leases.holder = excluded.holder OR run_leases.expires <= ?`),
-		sessionID, holder, nanos(now.Add(ttl)), nanos(now))
+	res, err := s.st.acquireLease.ExecContext(ctx, sessionID, holder, nanos(now.Add(ttl)), nanos(now))
 	if err != nil {
 		return s.translate(err, unknownSession(sessionID), "acquire lease on %s", sessionID)
 	}
@@ -33,13 +28,16 @@ func (s *SQL) AcquireLease(ctx context.Context, sessionID, holder string, now ti
 	return nil
 }
 
+const sqlAcquireLease = `INSERT INTO run_leases (session_id, holder, expires) VALUES (?, ?, ?)
+	ON CONFLICT (session_id) DO UPDATE
+	SET holder = excluded.holder, expires = excluded.expires
+	WHERE run_leases.holder = excluded.holder OR run_leases.expires <= ?`
+
 // RenewLease implements Leases. An expired lease is not renewed even when
 // nobody took it: its holder may already have been presumed dead, so it
 // must acquire again and learn whether it still may run.
 func (s *SQL) RenewLease(ctx context.Context, sessionID, holder string, now time.Time, ttl time.Duration) error {
-	res, err := s.write.ExecContext(ctx, s.write.Rebind(`UPDATE run_leases SET expires = ?
-		WHERE session_id = ? AND holder = ? AND expires > ?`),
-		nanos(now.Add(ttl)), sessionID, holder, nanos(now))
+	res, err := s.st.renewLease.ExecContext(ctx, nanos(now.Add(ttl)), sessionID, holder, nanos(now))
 	if err != nil {
 		return s.translate(err, nil, "renew lease on %s", sessionID)
 	}
@@ -53,9 +51,13 @@ func (s *SQL) RenewLease(ctx context.Context, sessionID, holder string, now time
 	return nil
 }
 
+const sqlRenewLease = `UPDATE run_leases SET expires = ?
+	WHERE session_id = ? AND holder = ? AND expires > ?`
+
 // ReleaseLease implements Leases.
 func (s *SQL) ReleaseLease(ctx context.Context, sessionID, holder string) error {
-	_, err := s.write.ExecContext(ctx, s.write.Rebind(`DELETE FROM run_leases
-		WHERE session_id = ? AND holder = ?`), sessionID, holder)
+	_, err := s.st.releaseLease.ExecContext(ctx, sessionID, holder)
 	return s.translate(err, nil, "release lease on %s", sessionID)
 }
+
+const sqlReleaseLease = `DELETE FROM run_leases WHERE session_id = ? AND holder = ?`

@@ -24,31 +24,38 @@ func (s *SQL) AddMail(ctx context.Context, m session.Mail) error {
 	if err != nil {
 		return fmt.Errorf("add mail %s: %w", m.ID, err)
 	}
-	_, err = s.write.ExecContext(ctx, s.write.Rebind(`INSERT INTO mail (`+mailColumns+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`),
-		m.ID, m.SessionID, string(m.Sender.Kind), m.Sender.Name, string(m.Priority),
+	_, err = s.st.addMail.ExecContext(ctx, m.ID, m.SessionID, string(m.Sender.Kind), m.Sender.Name, string(m.Priority),
 		body, nanos(m.Created), nullNanos(m.Delivered))
 	return s.translate(err, unknownSession(m.SessionID), "add mail %s", m.ID)
 }
 
+const sqlAddMail = `INSERT INTO mail (` + mailColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
+
 // PendingMail implements Mailbox.
 func (s *SQL) PendingMail(ctx context.Context, sessionID string) ([]session.Mail, error) {
-	return s.selectMail(ctx, `SELECT `+mailColumns+` FROM mail
-		WHERE session_id = ? AND delivered IS NULL ORDER BY seq`, sessionID)
+	return s.selectMail(ctx, s.st.pendingMail, sessionID)
 }
 
 // ListMail implements Mailbox.
 func (s *SQL) ListMail(ctx context.Context, sessionID string, pendingOnly bool) ([]session.Mail, error) {
-	q := `SELECT ` + mailColumns + ` FROM mail WHERE session_id = ?`
 	if pendingOnly {
-		q += ` AND delivered IS NULL`
+		return s.selectMail(ctx, s.st.listPendingMail, sessionID)
 	}
-	return s.selectMail(ctx, q+` ORDER BY seq DESC`, sessionID)
+	return s.selectMail(ctx, s.st.listMail, sessionID)
 }
 
-func (s *SQL) selectMail(ctx context.Context, q, sessionID string) ([]session.Mail, error) {
+const (
+	sqlPendingMail = `SELECT ` + mailColumns + ` FROM mail
+		WHERE session_id = ? AND delivered IS NULL ORDER BY seq`
+	sqlListMail = `SELECT ` + mailColumns + ` FROM mail
+		WHERE session_id = ? ORDER BY seq DESC`
+	sqlListPendingMail = `SELECT ` + mailColumns + ` FROM mail
+		WHERE session_id = ? AND delivered IS NULL ORDER BY seq DESC`
+)
+
+func (s *SQL) selectMail(ctx context.Context, stmt *sqlx.Stmt, sessionID string) ([]session.Mail, error) {
 	var rows []mailRow
-	if err := s.read.SelectContext(ctx, &rows, s.read.Rebind(q), sessionID); err != nil {
+	if err := stmt.SelectContext(ctx, &rows, sessionID); err != nil {
 		return nil, s.translate(err, nil, "list mail of %s", sessionID)
 	}
 	return mails(rows)
@@ -57,7 +64,8 @@ func (s *SQL) selectMail(ctx context.Context, q, sessionID string) ([]session.Ma
 // MarkDelivered implements Mailbox. One UPDATE … RETURNING both marks and
 // reports: the database decides, row by row, which caller flips delivered
 // from NULL, so racing callers can never both claim the same mail (a
-// SELECT followed by an UPDATE could, under READ COMMITTED).
+// SELECT followed by an UPDATE could, under READ COMMITTED). Its IN list
+// makes its text vary, so it is not prepared.
 func (s *SQL) MarkDelivered(ctx context.Context, ids []string, at time.Time) ([]string, error) {
 	ids = dedupe(ids)
 	if len(ids) == 0 {

@@ -104,7 +104,7 @@ func Migrate(ctx context.Context, db *sqlx.DB, dialect string) error {
 // inside the transaction so that two processes starting together cannot
 // both apply it.
 func apply(ctx context.Context, db *sqlx.DB, m Migration) error {
-	return WithTx(ctx, db, func(tx Handle) error {
+	return WithTx(ctx, db, func(tx *sqlx.Tx) error {
 		var n int
 		err := tx.GetContext(ctx, &n, tx.Rebind(`SELECT COUNT(*) FROM schema_migrations WHERE version = ?`), m.Version)
 		if err != nil || n > 0 {

@@ -21,12 +21,8 @@ func (s *SQL) CreateSession(ctx context.Context, meta session.Meta, turns []sess
 	if err != nil {
 		return err
 	}
-	return WithTx(ctx, s.write, func(tx Handle) error {
-		_, err := tx.ExecContext(ctx, tx.Rebind(`INSERT INTO sessions (
-			id, agent, owner, title, status, status_reason, parent_id,
-			forked_from, turn_count, usage_prompt, usage_completion,
-			usage_cached, usage_reasoning, depth, created, updated)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+	return WithTx(ctx, s.write, func(tx *sqlx.Tx) error {
+		_, err := tx.StmtxContext(ctx, s.st.insertSession).ExecContext(ctx,
 			meta.ID, meta.Agent, meta.Owner, meta.Title, string(meta.Status),
 			meta.StatusReason, meta.ParentID, meta.ForkedFrom, meta.TurnCount,
 			meta.Usage.Prompt, meta.Usage.Completion, meta.Usage.Cached,
@@ -38,14 +34,24 @@ func (s *SQL) CreateSession(ctx context.Context, meta session.Meta, turns []sess
 	})
 }
 
+const sqlInsertSession = `INSERT INTO sessions (
+	id, agent, owner, title, status, status_reason, parent_id,
+	forked_from, turn_count, usage_prompt, usage_completion,
+	usage_cached, usage_reasoning, depth, created, updated)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
 // GetMeta implements Sessions.
 func (s *SQL) GetMeta(ctx context.Context, id string) (session.Meta, error) {
-	return s.getMeta(ctx, s.read, id)
+	return s.getMeta(ctx, s.st.getMeta, id)
 }
 
-func (s *SQL) getMeta(ctx context.Context, h Handle, id string) (session.Meta, error) {
+const sqlGetMeta = `SELECT ` + metaColumns + ` FROM sessions s WHERE s.id = ?`
+
+// getMeta runs sqlGetMeta as prepared on the reader pool (st.getMeta) or
+// bound into a read transaction.
+func (s *SQL) getMeta(ctx context.Context, stmt *sqlx.Stmt, id string) (session.Meta, error) {
 	var r metaRow
-	err := h.GetContext(ctx, &r, h.Rebind(`SELECT `+metaColumns+` FROM sessions s WHERE s.id = ?`), id)
+	err := stmt.GetContext(ctx, &r, id)
 	if err != nil {
 		return session.Meta{}, s.translate(err, unknownSession(id), "get session %s", id)
 	}
@@ -61,13 +67,12 @@ func (s *SQL) LoadSession(ctx context.Context, id string) (session.Meta, []sessi
 		return session.Meta{}, nil, fmt.Errorf("load session %s: %w", id, err)
 	}
 	defer func() { _ = tx.Rollback() }() // read-only: nothing to keep
-	meta, err := s.getMeta(ctx, tx, id)
+	meta, err := s.getMeta(ctx, tx.StmtxContext(ctx, s.st.getMeta), id)
 	if err != nil {
 		return session.Meta{}, nil, err
 	}
 	var rows []turnRow
-	err = tx.SelectContext(ctx, &rows, tx.Rebind(`SELECT idx, created, payload
-		FROM turns WHERE session_id = ? ORDER BY idx`), id)
+	err = tx.StmtxContext(ctx, s.st.loadTurns).SelectContext(ctx, &rows, id)
 	if err != nil {
 		return session.Meta{}, nil, s.translate(err, nil, "load turns of %s", id)
 	}
@@ -80,7 +85,10 @@ func (s *SQL) LoadSession(ctx context.Context, id string) (session.Meta, []sessi
 	return meta, turns, nil
 }
 
-// ListSessions implements Sessions.
+const sqlLoadTurns = `SELECT idx, created, payload FROM turns WHERE session_id = ? ORDER BY idx`
+
+// ListSessions implements Sessions. Its text depends on the filter, so it
+// is not prepared.
 func (s *SQL) ListSessions(ctx context.Context, f ListFilter) ([]session.Meta, string, error) {
 	var where []string
 	var args []any
@@ -167,7 +175,7 @@ func (s *SQL) CountByStatus(ctx context.Context) (map[session.Status]int, error)
 		Status string `db:"status"`
 		N      int    `db:"n"`
 	}
-	if err := s.read.SelectContext(ctx, &rows, `SELECT status, COUNT(*) AS n FROM sessions GROUP BY status`); err != nil {
+	if err := s.st.countByStatus.SelectContext(ctx, &rows); err != nil {
 		return nil, s.translate(err, nil, "count sessions by status")
 	}
 	counts := make(map[session.Status]int, len(rows))
@@ -177,16 +185,19 @@ func (s *SQL) CountByStatus(ctx context.Context) (map[session.Status]int, error)
 	return counts, nil
 }
 
+const sqlCountByStatus = `SELECT status, COUNT(*) AS n FROM sessions GROUP BY status`
+
 // Children implements Sessions.
 func (s *SQL) Children(ctx context.Context, id string) ([]session.Meta, error) {
 	var rows []metaRow
-	err := s.read.SelectContext(ctx, &rows, s.read.Rebind(`SELECT `+metaColumns+`
-		FROM sessions s WHERE s.parent_id = ? ORDER BY s.created, s.id`), id)
-	if err != nil {
+	if err := s.st.children.SelectContext(ctx, &rows, id); err != nil {
 		return nil, s.translate(err, nil, "list children of %s", id)
 	}
 	return metas(rows), nil
 }
+
+const sqlChildren = `SELECT ` + metaColumns + `
+	FROM sessions s WHERE s.parent_id = ? ORDER BY s.created, s.id`
 
 // metaSet assigns the mutable metadata; metaArgs gives its arguments.
 const metaSet = `agent = ?, title = ?, status = ?, status_reason = ?,
@@ -201,8 +212,7 @@ func metaArgs(m session.Meta) []any {
 
 // UpdateMeta implements Sessions.
 func (s *SQL) UpdateMeta(ctx context.Context, meta session.Meta) error {
-	res, err := s.write.ExecContext(ctx, s.write.Rebind(`UPDATE sessions SET `+metaSet+` WHERE id = ?`),
-		append(metaArgs(meta), meta.ID)...)
+	res, err := s.st.updateMeta.ExecContext(ctx, append(metaArgs(meta), meta.ID)...)
 	if err != nil {
 		return s.translate(err, nil, "update session %s", meta.ID)
 	}
@@ -215,6 +225,8 @@ func (s *SQL) UpdateMeta(ctx context.Context, meta session.Meta) error {
 	}
 	return nil
 }
+
+const sqlUpdateMeta = `UPDATE sessions SET ` + metaSet + ` WHERE id = ?`
 
 // DeleteSessions implements Sessions. The rows that belong to a session go
 // with it through ON DELETE CASCADE.
@@ -258,8 +270,14 @@ func encodeTurns(turns []session.Turn, base int) ([]turnRow, error) {
 	return rows, nil
 }
 
-func (s *SQL) insertTurns(ctx context.Context, h Handle, sessionID string, rows []turnRow) error {
-	err := insertRows(ctx, h, `INSERT INTO turns (session_id, idx, created, payload) VALUES `, 4, len(rows),
+// sqlInsertTurns heads the INSERT of turns; turnColumns is its width.
+const (
+	sqlInsertTurns = `INSERT INTO turns (session_id, idx, created, payload) VALUES`
+	turnColumns    = 4
+)
+
+func (s *SQL) insertTurns(ctx context.Context, tx *sqlx.Tx, sessionID string, rows []turnRow) error {
+	err := insertRows(ctx, tx, s.st.insertTurn, sqlInsertTurns, turnColumns, len(rows),
 		func(i int) []any { return []any{sessionID, rows[i].Idx, rows[i].Created, rows[i].Payload} })
 	return s.translate(err, unknownSession(sessionID), "append turns to %s", sessionID)
 }
@@ -268,23 +286,24 @@ func (s *SQL) insertTurns(ctx context.Context, h Handle, sessionID string, rows 
 // limits of SQLite (32766) and PostgreSQL (65535).
 const insertBatch = 200
 
-// insertRows inserts n rows of width columns with one multi-row statement
-// per batch: a step's rows then cost one statement, not one each.
-func insertRows(ctx context.Context, h Handle, head string, width, n int, row func(i int) []any) error {
-	tuple := "(" + strings.TrimSuffix(strings.Repeat("?, ", width), ", ") + ")"
+// insertRows inserts n rows of width columns. A single row, all a step
+// writes, runs one, the prepared one-row INSERT. More rows run one
+// multi-row statement per batch, which costs one statement rather than one
+// per row; its text varies with the count, so it is compiled each time:
+// forks and multi-row commits are rare, and a statement per count would
+// keep up to insertBatch of them per table on every connection.
+func insertRows(ctx context.Context, tx *sqlx.Tx, one *sqlx.Stmt, head string, width, n int, row func(i int) []any) error {
+	if n == 1 {
+		_, err := tx.StmtxContext(ctx, one).ExecContext(ctx, row(0)...)
+		return err
+	}
 	for start := 0; start < n; start += insertBatch {
 		end := min(start+insertBatch, n)
-		var q strings.Builder
-		q.WriteString(head)
 		args := make([]any, 0, (end-start)*width)
 		for i := start; i < end; i++ {
-			if i > start {
-				q.WriteString(", ")
-			}
-			q.WriteString(tuple)
 			args = append(args, row(i)...)
 		}
-		if _, err := h.ExecContext(ctx, h.Rebind(q.String()), args...); err != nil {
+		if _, err := tx.ExecContext(ctx, tx.Rebind(insertSQL(head, width, end-start)), args...); err != nil {
 			return err
 		}
 	}

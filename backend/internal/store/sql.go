@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"sync"
 
@@ -21,6 +22,7 @@ type Dialect struct {
 // them (PostgreSQL) passes the same pool twice.
 type SQL struct {
 	read, write *sqlx.DB
+	st          *statements
 	dialect     Dialect
 	closeOnce   sync.Once
 	closeErr    error
@@ -28,16 +30,22 @@ type SQL struct {
 
 var _ Store = (*SQL)(nil)
 
-// NewSQL returns a store over pools whose schema is already migrated. It
-// takes ownership of the pools: Close closes them.
-func NewSQL(read, write *sqlx.DB, d Dialect) *SQL {
-	return &SQL{read: read, write: write, dialect: d}
+// NewSQL returns a store over pools whose schema is already migrated, with
+// its statements prepared (see statements). Once it succeeds the store owns
+// the pools: Close closes them. When it fails the caller still does.
+func NewSQL(ctx context.Context, read, write *sqlx.DB, d Dialect) (*SQL, error) {
+	st, err := prepareStatements(ctx, read, write)
+	if err != nil {
+		return nil, err
+	}
+	return &SQL{read: read, write: write, st: st, dialect: d}, nil
 }
 
-// Close closes the pools once; later calls return the first result.
+// Close closes the statements, then the pools, once; later calls return
+// the first result.
 func (s *SQL) Close() error {
 	s.closeOnce.Do(func() {
-		err := s.write.Close()
+		err := errors.Join(s.st.close(), s.write.Close())
 		if s.read != s.write {
 			err = errors.Join(err, s.read.Close())
 		}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"slices"
 
@@ -29,9 +30,8 @@ func (s *SQL) CommitStep(ctx context.Context, c StepCommit) error {
 	}
 	mail := dedupe(c.DeliveredMail)
 
-	return WithTx(ctx, s.write, func(tx Handle) error {
-		res, err := tx.ExecContext(ctx, tx.Rebind(`UPDATE sessions SET `+metaSet+`, turn_count = ?
-			WHERE id = ? AND turn_count = ?`),
+	return WithTx(ctx, s.write, func(tx *sqlx.Tx) error {
+		res, err := tx.StmtxContext(ctx, s.st.commitMeta).ExecContext(ctx,
 			append(metaArgs(m), m.TurnCount, m.ID, base)...)
 		if err != nil {
 			return s.translate(err, nil, "commit step of %s", m.ID)
@@ -51,29 +51,50 @@ func (s *SQL) CommitStep(ctx context.Context, c StepCommit) error {
 	})
 }
 
+// sqlCommitMeta updates the metadata only if the session still has the
+// turns the step started from: it is the guard against a second writer.
+const sqlCommitMeta = `UPDATE sessions SET ` + metaSet + `, turn_count = ?
+	WHERE id = ? AND turn_count = ?`
+
 // turnConflict explains why the guarded update matched no row: the session
-// is gone, or its history is not where the step thinks it is.
-func (s *SQL) turnConflict(ctx context.Context, h Handle, id string, base int) error {
+// is gone, or its history is not where the step thinks it is. It runs only
+// after a failed commit, so its query is not prepared.
+func (s *SQL) turnConflict(ctx context.Context, tx *sqlx.Tx, id string, base int) error {
 	var count int
-	err := h.GetContext(ctx, &count, h.Rebind(`SELECT turn_count FROM sessions WHERE id = ?`), id)
+	err := tx.GetContext(ctx, &count, tx.Rebind(`SELECT turn_count FROM sessions WHERE id = ?`), id)
 	if err != nil {
 		return s.translate(err, unknownSession(id), "commit step of %s", id)
 	}
 	return errs.Conflict(CodeTurnConflict, "session %s has %d turns; the step appends at %d", id, count, base)
 }
 
+// sqlDeliver marks mail delivered; its IN list makes its text vary with the
+// number of ids. sqlDeliverOne does the same for one id, the usual case,
+// with a fixed text, so it is prepared.
+const (
+	sqlDeliver = `UPDATE mail SET delivered = ?
+		WHERE session_id = ? AND delivered IS NULL AND id IN (?)`
+	sqlDeliverOne = `UPDATE mail SET delivered = ?
+		WHERE session_id = ? AND delivered IS NULL AND id = ?`
+)
+
 // deliverAll marks every id delivered or fails, so the transaction rolls
 // back and the mail stays pending: a commit never folds mail twice.
-func (s *SQL) deliverAll(ctx context.Context, h Handle, sessionID string, ids []string, at int64) error {
-	if len(ids) == 0 {
+func (s *SQL) deliverAll(ctx context.Context, tx *sqlx.Tx, sessionID string, ids []string, at int64) error {
+	var res sql.Result
+	var err error
+	switch len(ids) {
+	case 0:
 		return nil
+	case 1:
+		res, err = tx.StmtxContext(ctx, s.st.deliverOne).ExecContext(ctx, at, sessionID, ids[0])
+	default:
+		q, args, inErr := sqlx.In(sqlDeliver, at, sessionID, ids)
+		if inErr != nil {
+			return fmt.Errorf("deliver mail: %w", inErr)
+		}
+		res, err = tx.ExecContext(ctx, tx.Rebind(q), args...)
 	}
-	q, args, err := sqlx.In(`UPDATE mail SET delivered = ?
-		WHERE session_id = ? AND delivered IS NULL AND id IN (?)`, at, sessionID, ids)
-	if err != nil {
-		return fmt.Errorf("deliver mail: %w", err)
-	}
-	res, err := h.ExecContext(ctx, h.Rebind(q), args...)
 	if err != nil {
 		return s.translate(err, nil, "deliver mail to %s", sessionID)
 	}
@@ -85,12 +106,12 @@ func (s *SQL) deliverAll(ctx context.Context, h Handle, sessionID string, ids []
 		return nil
 	}
 	// Something was not deliverable: find out what, for the message.
-	q, args, err = sqlx.In(`SELECT id FROM mail WHERE session_id = ? AND id IN (?)`, sessionID, ids)
+	q, args, err := sqlx.In(`SELECT id FROM mail WHERE session_id = ? AND id IN (?)`, sessionID, ids)
 	if err != nil {
 		return fmt.Errorf("deliver mail: %w", err)
 	}
 	var known []string
-	if err := h.SelectContext(ctx, &known, h.Rebind(q), args...); err != nil {
+	if err := tx.SelectContext(ctx, &known, tx.Rebind(q), args...); err != nil {
 		return s.translate(err, nil, "deliver mail to %s", sessionID)
 	}
 	for _, id := range ids {

@@ -17,27 +17,26 @@ type watchRow struct {
 
 // PutWatch implements Watches.
 func (s *SQL) PutWatch(ctx context.Context, w session.Watch) error {
-	_, err := s.write.ExecContext(ctx, s.write.Rebind(`INSERT INTO watches
-		(watcher_id, target_id, expires) VALUES (?, ?, ?)
-		ON CONFLICT (watcher_id, target_id) DO UPDATE SET expires = excluded.expires`),
-		w.WatcherID, w.TargetID, nanos(w.Expires))
+	_, err := s.st.putWatch.ExecContext(ctx, w.WatcherID, w.TargetID, nanos(w.Expires))
 	missing := errs.NotFound(CodeUnknownSession, "unknown session %s or %s", w.WatcherID, w.TargetID)
 	return s.translate(err, missing, "put watch %s on %s", w.WatcherID, w.TargetID)
 }
 
+const sqlPutWatch = `INSERT INTO watches (watcher_id, target_id, expires) VALUES (?, ?, ?)
+	ON CONFLICT (watcher_id, target_id) DO UPDATE SET expires = excluded.expires`
+
 // DeleteWatch implements Watches.
 func (s *SQL) DeleteWatch(ctx context.Context, watcherID, targetID string) error {
-	_, err := s.write.ExecContext(ctx, s.write.Rebind(`DELETE FROM watches
-		WHERE watcher_id = ? AND target_id = ?`), watcherID, targetID)
+	_, err := s.st.deleteWatch.ExecContext(ctx, watcherID, targetID)
 	return s.translate(err, nil, "delete watch %s on %s", watcherID, targetID)
 }
+
+const sqlDeleteWatch = `DELETE FROM watches WHERE watcher_id = ? AND target_id = ?`
 
 // ListWatches implements Watches.
 func (s *SQL) ListWatches(ctx context.Context) ([]session.Watch, error) {
 	var rows []watchRow
-	err := s.read.SelectContext(ctx, &rows, `SELECT watcher_id, target_id, expires
-		FROM watches ORDER BY watcher_id, target_id`)
-	if err != nil {
+	if err := s.st.listWatches.SelectContext(ctx, &rows); err != nil {
 		return nil, s.translate(err, nil, "list watches")
 	}
 	out := make([]session.Watch, len(rows))
@@ -47,9 +46,11 @@ func (s *SQL) ListWatches(ctx context.Context) ([]session.Watch, error) {
 	return out, nil
 }
 
+const sqlListWatches = `SELECT watcher_id, target_id, expires FROM watches ORDER BY watcher_id, target_id`
+
 // DeleteExpiredWatches implements Watches.
 func (s *SQL) DeleteExpiredWatches(ctx context.Context, now time.Time) (int, error) {
-	res, err := s.write.ExecContext(ctx, s.write.Rebind(`DELETE FROM watches WHERE expires <= ?`), nanos(now))
+	res, err := s.st.deleteExpiredWatches.ExecContext(ctx, nanos(now))
 	if err != nil {
 		return 0, s.translate(err, nil, "delete expired watches")
 	}
@@ -59,3 +60,5 @@ func (s *SQL) DeleteExpiredWatches(ctx context.Context, now time.Time) (int, err
 	}
 	return int(n), nil
 }
+
+const sqlDeleteExpiredWatches = `DELETE FROM watches WHERE expires <= ?`

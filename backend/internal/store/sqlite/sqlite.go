@@ -70,7 +70,15 @@ func Open(ctx context.Context, path string) (*Store, error) {
 			return nil, err
 		}
 	}
-	return &Store{SQL: store.NewSQL(read, write, dialect()), write: write}, nil
+	s, err := store.NewSQL(ctx, read, write, dialect())
+	if err != nil {
+		write.Close()
+		if read != write {
+			read.Close()
+		}
+		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
+	}
+	return &Store{SQL: s, write: write}, nil
 }
 
 // Close lets SQLite update its query planner statistics, then closes the

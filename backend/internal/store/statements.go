@@ -1,0 +1,136 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// Prepared statements.
+//
+// Running a statement from its text compiles it every time (the SQLite
+// driver does so on each call, and compiling was 14% of the kernel
+// benchmark's CPU); a prepared one is compiled once per connection and
+// only bound and run after that. So every statement whose text is fixed is
+// prepared when the store opens and kept until it closes.
+//
+// Statements whose text varies (IN lists, multi-row inserts, listing
+// filters) are not cached: a cache keyed by text would need a bound and an
+// eviction that may close a statement another goroutine is binding. Where
+// such a statement is on the hot path, its one-row form (fixed text) is
+// prepared and used whenever the count is one, which is what a step writes.
+//
+// Preparing at open, never later, is also what keeps the writer safe: its
+// pool has one connection, and preparing on the pool while a transaction
+// holds that connection would wait for it forever. Inside a transaction a
+// statement is bound with Tx.StmtxContext, which reuses the statement
+// already compiled on the transaction's connection (or compiles it there)
+// and never asks the pool for a connection. A statement belongs to the pool
+// it was prepared on: bound into a transaction of the other pool it fails.
+//
+// database/sql keeps one compiled copy per connection and compiles it on a
+// connection the first time it runs there, so the same design serves the
+// reader pool of SQLite and a single pgx pool of PostgreSQL.
+type statements struct {
+	// all lists every statement once, for close.
+	all []*sqlx.Stmt
+
+	// On the write pool.
+	insertSession, insertTurn, commitMeta, updateMeta     *sqlx.Stmt
+	deliverOne, insertDeferred, addMail, completeDeferred *sqlx.Stmt
+	acquireLease, renewLease, releaseLease                *sqlx.Stmt
+	putWatch, deleteWatch, deleteExpiredWatches           *sqlx.Stmt
+
+	// On the read pool.
+	getMeta, loadTurns, children, countByStatus *sqlx.Stmt
+	pendingMail, listMail, listPendingMail      *sqlx.Stmt
+	getDeferred, pendingDeferred, deferredRound *sqlx.Stmt
+	listWatches                                 *sqlx.Stmt
+}
+
+// prepareStatements prepares every fixed statement on its pool. The schema
+// must be migrated: a statement naming a missing table or column fails
+// here, at open, rather than on first use.
+func prepareStatements(ctx context.Context, read, write *sqlx.DB) (*statements, error) {
+	st := &statements{}
+	for _, p := range []struct {
+		dst   **sqlx.Stmt
+		db    *sqlx.DB
+		query string
+	}{
+		{&st.insertSession, write, sqlInsertSession},
+		{&st.insertTurn, write, insertSQL(sqlInsertTurns, turnColumns, 1)},
+		{&st.commitMeta, write, sqlCommitMeta},
+		{&st.updateMeta, write, sqlUpdateMeta},
+		{&st.deliverOne, write, sqlDeliverOne},
+		{&st.insertDeferred, write, insertSQL(sqlInsertDeferred, deferredInsertColumns, 1)},
+		{&st.addMail, write, sqlAddMail},
+		{&st.completeDeferred, write, sqlCompleteDeferred},
+		{&st.acquireLease, write, sqlAcquireLease},
+		{&st.renewLease, write, sqlRenewLease},
+		{&st.releaseLease, write, sqlReleaseLease},
+		{&st.putWatch, write, sqlPutWatch},
+		{&st.deleteWatch, write, sqlDeleteWatch},
+		{&st.deleteExpiredWatches, write, sqlDeleteExpiredWatches},
+
+		{&st.getMeta, read, sqlGetMeta},
+		{&st.loadTurns, read, sqlLoadTurns},
+		{&st.children, read, sqlChildren},
+		{&st.countByStatus, read, sqlCountByStatus},
+		{&st.pendingMail, read, sqlPendingMail},
+		{&st.listMail, read, sqlListMail},
+		{&st.listPendingMail, read, sqlListPendingMail},
+		{&st.getDeferred, read, sqlGetDeferred},
+		{&st.pendingDeferred, read, sqlPendingDeferred},
+		{&st.deferredRound, read, sqlDeferredRound},
+		{&st.listWatches, read, sqlListWatches},
+	} {
+		stmt, err := p.db.PreparexContext(ctx, p.db.Rebind(p.query))
+		if err != nil {
+			return nil, errors.Join(fmt.Errorf("prepare %s: %w", oneLine(p.query), err), st.close())
+		}
+		*p.dst = stmt
+		st.all = append(st.all, stmt)
+	}
+	return st, nil
+}
+
+// close closes every statement. database/sql defers closing a statement's
+// compiled copy on a connection until the connection is no longer in use,
+// so this is safe while calls are still running; they then fail.
+func (st *statements) close() error {
+	var err error
+	for _, stmt := range st.all {
+		err = errors.Join(err, stmt.Close())
+	}
+	return err
+}
+
+// insertSQL is the text of an INSERT of rows rows: head names the table and
+// columns and ends with VALUES; width is the number of columns.
+func insertSQL(head string, width, rows int) string {
+	tuple := "(" + strings.TrimSuffix(strings.Repeat("?, ", width), ", ") + ")"
+	var q strings.Builder
+	q.Grow(len(head) + 1 + rows*(len(tuple)+2))
+	q.WriteString(head)
+	q.WriteString(" ")
+	for i := range rows {
+		if i > 0 {
+			q.WriteString(", ")
+		}
+		q.WriteString(tuple)
+	}
+	return q.String()
+}
+
+// oneLine shortens a statement for an error message.
+func oneLine(q string) string {
+	q = strings.Join(strings.Fields(q), " ")
+	if len(q) > 60 {
+		q = q[:60] + "…"
+	}
+	return q
+}
