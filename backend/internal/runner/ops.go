@@ -148,7 +148,7 @@ func (r *Runner) PostMessage(ctx context.Context, owner, id string, msg Message,
 			m, err := a.addMail(ctx, session.Mail{
 				Sender:   session.Sender{Kind: session.SenderUser, Name: a.st.meta.Owner},
 				Priority: priorityOf(msg.Interrupt),
-				Body:     session.MailBody{Kind: session.MailUserMessage, Text: msg.Text, AttachmentNames: attachmentNames(msg.Attachments)},
+				Body:     session.MailBody{Kind: session.MailUserMessage, Text: msg.Text, AttachmentNames: attachmentNames(msg.Attachments), Attachments: msg.Attachments},
 			})
 			if err != nil {
 				return err

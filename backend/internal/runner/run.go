@@ -285,6 +285,10 @@ func (a *actor) appendUserTurn(u session.UserTurn) error {
 		folded := make([]session.Mail, len(mail))
 		for i, m := range mail {
 			m.Delivered = &now
+			// The files join the turn's attachments, where the model sees
+			// them; the folded mail keeps their names.
+			u.Attachments = append(u.Attachments, m.Body.Attachments...)
+			m.Body.Attachments = nil
 			folded[i] = m
 		}
 		u.Mail = folded

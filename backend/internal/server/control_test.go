@@ -597,3 +597,30 @@ func TestMailToAnUnknownSessionIsRejectedToItsSender(t *testing.T) {
 		t.Errorf("empty mail body = %d %s", status, body)
 	}
 }
+
+func TestAttachmentsPostedDuringARunReachTheNextTurn(t *testing.T) {
+	e := start(t, fakellm.Rules{Rules: []fakellm.Rule{
+		{Match: fakellm.Match{AssistantMessages: steps(0)}, Reply: slowReply(fakellm.ToolCall{Name: "bash_echo", Arguments: json.RawMessage(`{"word": "x"}`)})},
+		{Match: fakellm.Match{AssistantMessages: steps(1), UserContains: "notes.txt"}, Reply: fakellm.Reply{Text: "read the notes"}},
+	}})
+	feed := e.openSSE("/v1/events")
+	id := e.create("boss", "start").GetMeta().GetId()
+	until(t, feed, kind(id, "text.delta"))
+	if _, err := e.sessions.PostMessage(ctxFor(t), connect.NewRequest(&agentsv1.PostMessageRequest{SessionId: id, Message: &agentsv1.Message{
+		Text:        "see the file",
+		Attachments: []*agentsv1.Attachment{{Name: "notes.txt", MediaType: "text/plain", Data: []byte("remember the milk")}},
+	}})); err != nil {
+		t.Fatal(err)
+	}
+	s := e.wait(id)
+	turn := s.GetTurns()[2].GetUser()
+	if a := turn.GetAttachments(); len(a) != 1 || a[0].GetName() != "notes.txt" || string(a[0].GetData()) != "remember the milk" {
+		t.Errorf("turn attachments = %v, want the posted file", a)
+	}
+	if m := turn.GetMail(); len(m) != 1 || len(m[0].GetBody().GetUserMessage().GetAttachmentNames()) != 1 {
+		t.Errorf("folded mail = %v, want the file named", m)
+	}
+	if got := lastTurn(s).GetLlm().GetText(); got != "read the notes" {
+		t.Errorf("answer = %q: the model did not get the file", got)
+	}
+}

@@ -54,6 +54,9 @@ type MailBody struct {
 	Agent string `json:"agent,omitempty"`
 	// AttachmentNames lists files of a user message.
 	AttachmentNames []string `json:"attachment_names,omitempty"`
+	// Attachments are the files themselves while the mail is pending; they
+	// move to the user turn the mail is folded into.
+	Attachments []Attachment `json:"attachments,omitempty"`
 	// Reason explains a control order.
 	Reason string `json:"reason,omitempty"`
 }
