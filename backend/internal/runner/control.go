@@ -90,14 +90,9 @@ func (a *actor) cancelRun(reason string) error {
 		return err
 	}
 	a.settlePending(st, session.ResultCancelled, "the run was cancelled")
-	results := make([]session.ToolResult, len(st.calls))
-	for i, c := range st.calls {
-		results[i] = *c.result
-	}
-	if err := a.appendUserTurn(session.UserTurn{ToolResults: results}); err != nil {
+	if err := a.storeRound(st); err != nil {
 		return err
 	}
-	a.waiting = nil
 	if err := a.setStatus(session.StatusReady, reason); err != nil {
 		return err
 	}
@@ -146,9 +141,8 @@ func (a *actor) resumeRun(ctx context.Context) error {
 			return a.continueRound(st, agentsv1.RunTrigger_RUN_TRIGGER_RESUME)
 		}
 	}
-	if n := len(a.st.turns); n > 0 && a.st.turns[n-1].LLM != nil && len(a.st.turns[n-1].LLM.ToolCalls) == 0 && len(a.st.mail) == 0 {
-		// The last answer ended the run: there is nothing to continue.
-		return a.setStatus(session.StatusReady, "")
+	if a.answered() {
+		return a.setStatus(session.StatusReady, "") // nothing to continue
 	}
 	return a.startRun(agentsv1.RunTrigger_RUN_TRIGGER_RESUME, 0)
 }

@@ -43,16 +43,12 @@ func (a *actor) recoverRun(ctx context.Context) error {
 		// Params live in memory only: a client must resupply them (Resume).
 		return a.fail("params_required", "the server restarted; resupply the params "+strings.Join(missing, ", ")+" with Resume")
 	}
-	n := len(a.st.turns)
-	if n > 0 && a.st.turns[n-1].LLM != nil {
-		last := a.st.turns[n-1].LLM
-		if len(last.ToolCalls) == 0 && len(a.st.mail) == 0 {
-			// The answer was stored but not the end of the run: it ended.
-			return a.setStatus(session.StatusReady, "")
-		}
-		if len(last.ToolCalls) > 0 {
-			return a.recoverRound(ctx, last.ToolCalls)
-		}
+	if a.answered() {
+		// The answer was stored but not the end of the run: it ended.
+		return a.setStatus(session.StatusReady, "")
+	}
+	if n := len(a.st.turns); n > 0 && a.st.turns[n-1].LLM != nil && len(a.st.turns[n-1].LLM.ToolCalls) > 0 {
+		return a.recoverRound(ctx, a.st.turns[n-1].LLM.ToolCalls)
 	}
 	return a.startRun(agentsv1.RunTrigger_RUN_TRIGGER_RECOVERY, 0)
 }

@@ -60,6 +60,21 @@ func (a *actor) attachedDone(st *step) {
 	a.endRun(session.StatusWaiting, StopWaiting, "")
 }
 
+// storeRound appends the results of a round whose calls all have one, in
+// call order and with the pending mail, as the next user turn; the round no
+// longer waits.
+func (a *actor) storeRound(st *step) error {
+	results := make([]session.ToolResult, len(st.calls))
+	for i, c := range st.calls {
+		results[i] = *c.result
+	}
+	if err := a.appendUserTurn(session.UserTurn{ToolResults: results}); err != nil {
+		return err
+	}
+	a.waiting = nil
+	return nil
+}
+
 // unanswered counts the calls of a round without a result.
 func unanswered(st *step) int {
 	n := 0

@@ -229,6 +229,13 @@ func (a *actor) classify(c llm.ToolCall) session.ToolCall {
 	return call
 }
 
+// answered reports whether the history ends with a model answer that
+// called no tool and no mail waits: a run would have nothing to do.
+func (a *actor) answered() bool {
+	n := len(a.st.turns)
+	return n > 0 && a.st.turns[n-1].LLM != nil && len(a.st.turns[n-1].LLM.ToolCalls) == 0 && len(a.st.mail) == 0
+}
+
 // roundDone ends a round that made no tool calls: the run continues when
 // mail is waiting, and ends otherwise.
 func (a *actor) roundDone(st *step, text string) {
@@ -247,15 +254,10 @@ func (a *actor) roundDone(st *step, text string) {
 // callsDone ends a round whose tool calls all have results: the results
 // and the pending mail become the next user turn, and the run goes on.
 func (a *actor) callsDone(st *step) {
-	results := make([]session.ToolResult, len(st.calls))
-	for i, c := range st.calls {
-		results[i] = *c.result
-	}
-	if err := a.appendUserTurn(session.UserTurn{ToolResults: results}); err != nil {
+	if err := a.storeRound(st); err != nil {
 		a.failRun("store_error", "could not store the tool results")
 		return
 	}
-	a.waiting = nil
 	a.reportStep(st)
 	a.beginStep()
 }
