@@ -17,6 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agents-os/agents/backend/internal/runner"
 	"github.com/agents-os/agents/backend/internal/server"
 )
 
@@ -31,6 +32,7 @@ type serveFlags struct {
 	allowedHosts   []string
 	publicMetrics  bool
 	limits         server.Limits
+	retention      runner.Retention
 	anyPort        bool // --port 0 was given: listen on any free port
 }
 
@@ -69,8 +71,10 @@ signal stops it at once.`,
 	f.Int64Var(&sf.limits.MaxBodyBytes, "max-body-bytes", server.DefaultMaxBodyBytes, "largest request body")
 	f.IntVar(&sf.limits.MaxMessageBytes, "max-message-bytes", server.DefaultMaxMessageBytes, "largest message text")
 	f.IntVar(&sf.limits.MaxAttachmentBytes, "max-attachment-bytes", server.DefaultMaxAttachmentBytes, "largest attachment")
-	f.IntVar(&sf.limits.MaxRuns, "max-runs", 64, "most runs active on the server when a request would start one (0: no limit)")
-	f.IntVar(&sf.limits.MaxRunsPerOwner, "max-runs-per-owner", 16, "most runs active per owner when a request would start one (0: no limit)")
+	f.IntVar(&sf.limits.MaxRuns, "max-runs", 256, "most runs active at once on the server, whoever starts them (0: no limit)")
+	f.IntVar(&sf.limits.MaxRunsPerOwner, "max-runs-per-owner", 0, "most runs active at once per owner (0: no limit)")
+	f.DurationVar(&sf.retention.Age, "event-retention", runner.DefaultRetentionAge, "how long the event log keeps events for replay")
+	f.IntVar(&sf.retention.Count, "event-retention-count", runner.DefaultRetentionCount, "most events the event log keeps for replay")
 	f.StringVar(&sf.offlineModel, "offline-model", "", "model endpoint for agents whose API key is not configured (the offline model)")
 	f.StringVar(&sf.logFormat, "log-format", "json", "log format: json or text")
 	f.DurationVar(&sf.shutdownGrace, "shutdown-grace", 10*time.Second, "how long requests and running steps get to finish on shutdown")
@@ -155,8 +159,9 @@ func (a *app) serve(ctx context.Context, sf serveFlags) error {
 	st, err := a.startStack(ctx, res, log, stackOptions{
 		offlineModel: sf.offlineModel,
 		security:     sec,
-		limits:       sf.limits,
-		recover:      true,
+		limits:         sf.limits,
+		eventRetention: sf.retention,
+		recover:        true,
 	})
 	if err != nil {
 		return err

@@ -37,6 +37,8 @@ type stackOptions struct {
 	offlineModel string
 	security     server.Security
 	limits       server.Limits
+	// eventRetention bounds the event log; zero fields take the defaults.
+	eventRetention runner.Retention
 	// recover resumes the runs a previous process left running. Only the
 	// process that owns the database (serve, or a command that runs
 	// agents) should; one that only reads must not start runs.
@@ -63,7 +65,12 @@ func (a *app) startStack(ctx context.Context, res *config.Resolved, log *slog.Lo
 	if err != nil {
 		return nil, err
 	}
-	s := &stack{log: log, store: db, hub: events.New(events.Options{})}
+	hub, err := runner.NewHub(ctx, db, events.Options{})
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("read the event log: %w", err)
+	}
+	s := &stack{log: log, store: db, hub: hub}
 	s.metrics = server.NewMetrics(db, s.hub)
 	// The metrics follow the hub before anything publishes, so the runs
 	// resumed by Recover are counted too.
@@ -75,6 +82,10 @@ func (a *app) startStack(ctx context.Context, res *config.Resolved, log *slog.Lo
 		Catalog: cat,
 		Models:  runner.LLMModels(keyValue(keys), log),
 		OnStep:  s.metrics.ObserveStep,
+
+		MaxRuns:         opts.limits.MaxRuns,
+		MaxRunsPerOwner: opts.limits.MaxRunsPerOwner,
+		EventRetention:  opts.eventRetention,
 	})
 	if opts.recover {
 		if err := s.runner.Recover(ctx); err != nil {

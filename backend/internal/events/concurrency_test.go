@@ -109,7 +109,7 @@ func TestSlowSubscriberIsCut(t *testing.T) {
 	if fast.Err() != nil {
 		t.Fatalf("fast subscriber ended: %v", fast.Err())
 	}
-	if lagged, last := slow.Lagged(); !lagged || last != queue {
+	if lagged, last := slow.Lagged(); !lagged || last.Seq != queue {
 		t.Fatalf("slow Lagged() = %v, %d; want true, %d", lagged, last, queue)
 	}
 	if !errors.Is(slow.Err(), ErrLagged) {
@@ -148,7 +148,7 @@ func TestPublishNeverBlocks(t *testing.T) {
 	}()
 	<-done
 	for i, sub := range all {
-		if lagged, last := sub.Lagged(); !lagged || last != queue {
+		if lagged, last := sub.Lagged(); !lagged || last.Seq != queue {
 			t.Fatalf("subscriber %d: Lagged() = %v, %d; want true, %d", i, lagged, last, queue)
 		}
 	}
@@ -166,7 +166,7 @@ func TestLaggedReportsTheLastMatchingSeq(t *testing.T) {
 	h.Publish(event("mine", "o", "text.delta"))  // 4
 	h.Publish(event("other", "o", "text.delta")) // 5
 	h.Publish(event("mine", "o", "text.delta"))  // 6: the queue is full
-	if lagged, last := sub.Lagged(); !lagged || last != 4 {
+	if lagged, last := sub.Lagged(); !lagged || last.Seq != 4 {
 		t.Fatalf("Lagged() = %v, %d; want true, 4", lagged, last)
 	}
 	wantSeqs(t, "queued", queued(sub), []uint64{2, 4})

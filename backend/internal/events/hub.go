@@ -1,36 +1,74 @@
 package events
 
 import (
+	"context"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
+
+	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 )
 
 // Defaults for Options fields left at zero.
 const (
-	DefaultRingSize  = 4096
-	DefaultQueueSize = 1024
+	DefaultRingSize       = 4096
+	DefaultRingBytes      = 16 << 20
+	DefaultDeltaRingSize  = 2048
+	DefaultDeltaRingBytes = 2 << 20
+	DefaultQueueSize      = 1024
+	DefaultMaxReplay      = 10000
 )
+
+// Log is the durable event log a hub replays from when a subscriber's
+// position is older than the ring.
+type Log interface {
+	// After returns up to limit logged events after seq that scope
+	// matches, oldest first.
+	After(ctx context.Context, scope Scope, seq uint64, limit int) ([]*agentsv1.Event, error)
+	// Bounds returns the oldest and the newest seq in the log (0, 0 when
+	// it is empty).
+	Bounds(ctx context.Context) (oldest, newest uint64, err error)
+}
 
 // Options configure a Hub. Zero fields take the defaults.
 type Options struct {
-	// RingSize is how many of the newest events are kept for replay.
-	RingSize int
+	// RingSize and RingBytes bound the newest logged events kept in memory
+	// for replay, by count and by encoded size.
+	RingSize  int
+	RingBytes int
+	// DeltaRingSize and DeltaRingBytes bound the deltas kept in memory;
+	// deltas have a ring of their own, so they never push logged events
+	// out of the replay window.
+	DeltaRingSize  int
+	DeltaRingBytes int
 	// QueueSize is how many live events a subscriber may have waiting before
 	// it is cut as lagged. Replayed events come on top: they never count
 	// against it.
 	QueueSize int
+	// Log, when set, serves replays older than the ring. Without it such
+	// positions get a snapshot.
+	Log Log
+	// MaxReplay is the most events a replay from the log sends; a position
+	// further behind gets a snapshot.
+	MaxReplay int
 	// Now stamps event times; tests inject a fake clock.
 	Now func() time.Time
 }
 
-// Hub numbers, keeps and fans out events. It is safe for concurrent use.
+// Hub keeps and fans out events. It is safe for concurrent use.
+//
+// Logged events arrive with the seq the log gave them, in seq order (the
+// publisher serialises its commits and publishes in commit order); an
+// event published without a seq gets the next one, for a hub without a
+// log. Deltas get the newest seq and a delta counter of their own.
 type Hub struct {
 	now       func() time.Time
 	queueSize int
+	log       Log
+	maxReplay int
 
 	// seq is written only under mu, but is atomic so Seq needs no lock.
 	seq atomic.Uint64
@@ -39,7 +77,9 @@ type Hub struct {
 	lagged atomic.Uint64
 
 	mu       sync.Mutex
+	delta    uint64
 	ring     ring
+	deltas   ring
 	subs     index
 	shutdown bool
 }
@@ -49,8 +89,20 @@ func New(opts Options) *Hub {
 	if opts.RingSize <= 0 {
 		opts.RingSize = DefaultRingSize
 	}
+	if opts.RingBytes <= 0 {
+		opts.RingBytes = DefaultRingBytes
+	}
+	if opts.DeltaRingSize <= 0 {
+		opts.DeltaRingSize = DefaultDeltaRingSize
+	}
+	if opts.DeltaRingBytes <= 0 {
+		opts.DeltaRingBytes = DefaultDeltaRingBytes
+	}
 	if opts.QueueSize <= 0 {
 		opts.QueueSize = DefaultQueueSize
+	}
+	if opts.MaxReplay <= 0 {
+		opts.MaxReplay = DefaultMaxReplay
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -58,39 +110,86 @@ func New(opts Options) *Hub {
 	return &Hub{
 		now:       opts.Now,
 		queueSize: opts.QueueSize,
-		ring:      newRing(opts.RingSize),
+		log:       opts.Log,
+		maxReplay: opts.MaxReplay,
+		ring:      newRing(opts.RingSize, opts.RingBytes),
+		deltas:    newRing(opts.DeltaRingSize, opts.DeltaRingBytes),
 		subs:      newIndex(),
 	}
 }
 
-// Publish stamps ev with the next seq and the current time, keeps it for
-// replay and offers it to every matching subscriber, and returns the seq.
-// It never blocks on a subscriber: one whose queue is full is cut as lagged.
-// ev must not be nil, and from now on it belongs to the hub: nobody may
-// modify it. Publishing still numbers and keeps events after Shutdown, so a
-// runner winding down needs no special case.
+// Start sets the position the log is at when the process starts: the
+// first event published next comes after seq, and replays of anything up
+// to seq come from the log. Call it before the first Publish.
+func (h *Hub) Start(seq uint64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.seq.Store(seq)
+	h.ring.reset(Position{Seq: seq})
+	h.deltas.reset(Position{Seq: seq})
+}
+
+// Stamp sets ev's time to now unless it has one.
+func (h *Hub) Stamp(ev *agentsv1.Event) {
+	if ev.Time == nil {
+		ev.Time = timestamppb.New(h.now())
+	}
+}
+
+// Publish keeps a logged event for replay and offers it to every matching
+// subscriber, and returns its seq. An event with no seq gets the next one
+// (a hub without a log); otherwise its seq must be above every seq
+// published before. It never blocks on a subscriber: one whose queue is
+// full is cut as lagged. ev must not be nil, and from now on it belongs to
+// the hub: nobody may modify it.
 func (h *Hub) Publish(ev *agentsv1.Event) uint64 {
+	return h.PublishSized(ev, proto.Size(ev))
+}
+
+// PublishSized is Publish for a caller that knows the event's encoded size.
+func (h *Hub) PublishSized(ev *agentsv1.Event, size int) uint64 {
 	if ev == nil {
 		panic("events: Publish of a nil event")
 	}
-	// Allocate outside the critical section; fill inside it, so times never
-	// go backwards along seqs (given a clock that does not step back).
-	ts := new(timestamppb.Timestamp)
-
+	h.Stamp(ev)
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	seq := h.seq.Load() + 1
-	h.seq.Store(seq)
-	now := h.now()
-	ts.Seconds, ts.Nanos = now.Unix(), int32(now.Nanosecond())
-	ev.Seq, ev.Time = seq, ts
-	h.ring.put(ev)
+	if ev.Seq <= h.seq.Load() {
+		ev.Seq = h.seq.Load() + 1
+	}
+	ev.DeltaSeq = 0
+	h.seq.Store(ev.Seq)
+	h.ring.put(ev, size)
 	h.subs.publish(ev)
-	return seq
+	return ev.Seq
 }
 
-// Seq returns the seq of the newest event, 0 before the first.
+// PublishDelta offers an event that is not logged (a text or thinking
+// delta) and keeps it in the delta ring. It returns the event's position.
+func (h *Hub) PublishDelta(ev *agentsv1.Event) Position {
+	size := proto.Size(ev)
+	h.Stamp(ev)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.delta++
+	ev.Seq, ev.DeltaSeq = h.seq.Load(), h.delta
+	h.deltas.put(ev, size)
+	h.subs.publish(ev)
+	return PositionOf(ev)
+}
+
+// Seq returns the seq of the newest logged event.
 func (h *Hub) Seq() uint64 { return h.seq.Load() }
+
+// Position returns the position of the newest event: every event
+// published so far is at or before it, every later one after it.
+func (h *Hub) Position() Position {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.position()
+}
+
+func (h *Hub) position() Position { return Position{Seq: h.seq.Load(), Delta: h.delta} }
 
 // Subscribers returns how many subscriptions are live.
 func (h *Hub) Subscribers() int {

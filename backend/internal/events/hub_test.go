@@ -186,7 +186,7 @@ func TestReplayIsNotChargedToTheQueue(t *testing.T) {
 		t.Fatalf("10 replayed + 2 live with a queue of 2: Err %v, want live", sub.Err())
 	}
 	publishN(h, 1, "s", "o")
-	if lagged, last := sub.Lagged(); !lagged || last != 12 {
+	if lagged, last := sub.Lagged(); !lagged || last.Seq != 12 {
 		t.Fatalf("Lagged() = %v, %d; want true, 12", lagged, last)
 	}
 	wantSeqs(t, "queued before the cut", queued(sub), seqRange(1, 12))

@@ -2,32 +2,69 @@ package events
 
 import agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 
-// ring holds the newest events. Seqs are consecutive, so the event with seq s
-// lives at slot (s-1) mod size and no head index is needed. Not safe for
-// concurrent use; the hub's mutex guards it.
+// ring holds the newest events in order, bounded both by count and by
+// their encoded size, so a few huge events cannot pin much memory. floor is
+// the position of the newest event pushed out (or where the ring began):
+// the ring holds every event after it. Not safe for concurrent use; the
+// hub's mutex guards it.
 type ring struct {
-	slots []*agentsv1.Event
+	entries  []ringEntry
+	head, n  int
+	bytes    int
+	maxBytes int
+	floor    Position
 }
 
-func newRing(size int) ring { return ring{slots: make([]*agentsv1.Event, size)} }
-
-// put stores ev, which carries the hub's newest seq, overwriting the oldest.
-func (r *ring) put(ev *agentsv1.Event) {
-	r.slots[(ev.Seq-1)%uint64(len(r.slots))] = ev
+type ringEntry struct {
+	ev   *agentsv1.Event
+	size int
 }
 
-// covers reports whether every event with a seq in (after, last] is still in
-// the ring, last being the newest seq. after == last covers the empty range;
-// after > last (a seq from another server process) covers nothing.
-func (r *ring) covers(after, last uint64) bool {
-	return after <= last && last-after <= uint64(len(r.slots))
+func newRing(count, maxBytes int) ring {
+	return ring{entries: make([]ringEntry, count), maxBytes: maxBytes}
 }
 
-// each calls f, oldest first, for every event with a seq in (after, last]
-// that scope matches. The caller has checked covers(after, last).
-func (r *ring) each(scope Scope, after, last uint64, f func(*agentsv1.Event)) {
-	for seq := after + 1; seq <= last; seq++ {
-		if ev := r.slots[(seq-1)%uint64(len(r.slots))]; scope.Matches(ev) {
+// put appends ev, which comes after every event in the ring, pushing out
+// the oldest ones until the ring fits its bounds again.
+func (r *ring) put(ev *agentsv1.Event, size int) {
+	for r.n > 0 && (r.n == len(r.entries) || r.bytes+size > r.maxBytes) {
+		r.dropOldest()
+	}
+	if size > r.maxBytes {
+		// Too big to keep at all: it counts as pushed out at once.
+		r.floor = PositionOf(ev)
+		return
+	}
+	r.entries[(r.head+r.n)%len(r.entries)] = ringEntry{ev: ev, size: size}
+	r.n++
+	r.bytes += size
+}
+
+func (r *ring) dropOldest() {
+	e := &r.entries[r.head]
+	r.floor = PositionOf(e.ev)
+	r.bytes -= e.size
+	*e = ringEntry{}
+	r.head = (r.head + 1) % len(r.entries)
+	r.n--
+}
+
+// covers reports whether the ring holds every event after p.
+func (r *ring) covers(p Position) bool { return !p.Before(r.floor) }
+
+// reset empties the ring; it now holds every event after p (none).
+func (r *ring) reset(p Position) {
+	for r.n > 0 {
+		r.dropOldest()
+	}
+	r.floor = p
+}
+
+// each calls f, oldest first, for every event after p that scope matches.
+func (r *ring) each(scope Scope, p Position, f func(*agentsv1.Event)) {
+	for i := range r.n {
+		ev := r.entries[(r.head+i)%len(r.entries)].ev
+		if p.Before(PositionOf(ev)) && scope.Matches(ev) {
 			f(ev)
 		}
 	}

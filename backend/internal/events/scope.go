@@ -79,3 +79,6 @@ func (s Scope) Session() (string, bool) { return s.id, s.kind == scopeSession }
 
 // IsAll reports whether the scope matches every event.
 func (s Scope) IsAll() bool { return s.kind == scopeAll }
+
+// Owner returns the owner of an owner scope.
+func (s Scope) Owner() (string, bool) { return s.id, s.kind == scopeOwner }

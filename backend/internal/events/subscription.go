@@ -1,6 +1,7 @@
 package events
 
 import (
+	"context"
 	"errors"
 	"sync/atomic"
 
@@ -57,63 +58,147 @@ const (
 // Subscription is one subscriber's stream of events. Its methods are safe to
 // call from any goroutine.
 type Subscription struct {
-	hub         *Hub
-	scope       Scope
-	mode        Mode
-	snapshotSeq uint64
-	ch          chan *agentsv1.Event
+	hub      *Hub
+	scope    Scope
+	mode     Mode
+	snapshot Position
+	ch       chan *agentsv1.Event
 
-	// lastSeq is written under the hub's mutex and read without it.
-	lastSeq atomic.Uint64
-	reason  atomic.Int32
-
-	// ended is guarded by the hub's mutex; it makes ending idempotent.
-	ended bool
+	// last is the position of the newest event queued (or where the
+	// subscription began); ended makes ending idempotent. Both are
+	// guarded by the hub's mutex.
+	last   Position
+	ended  bool
+	reason atomic.Int32
 }
 
-// Subscribe registers a subscriber for scope. With after nil it receives
-// live events only (ModeLive). When every event after *after is still in the
-// ring — including after == Seq() — it first receives the matching ones, in
-// order, then live ones (ModeReplay). Otherwise (too old, or newer than
-// anything this hub numbered) it receives live events after SnapshotSeq and
-// the caller owes the client a snapshot (ModeSnapshot).
-//
-// Registration and the copy of the replayed events happen in one critical
-// section, so no event can fall between them or arrive twice.
+// Subscribe is SubscribeAt for a hub without a log, with a seq for a
+// position.
 func (h *Hub) Subscribe(scope Scope, after *uint64) (*Subscription, Mode) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
+	var p *Position
+	if after != nil {
+		p = &Position{Seq: *after}
+	}
+	s, err := h.SubscribeAt(context.Background(), scope, p)
+	if err != nil {
+		// Only reading the log fails, and without one nothing is read.
+		s = h.register(scope, ModeSnapshot, nil, Position{})
+	}
+	return s, s.mode
+}
 
-	cur := h.seq.Load()
-	s := &Subscription{hub: h, scope: scope, snapshotSeq: cur}
-	// Whatever the mode, every event up to cur that the subscription will
-	// carry is queued below, covered by the snapshot, or was not asked for.
-	s.lastSeq.Store(cur)
-	backlog := 0
+// SubscribeAt registers a subscriber for scope. With after nil it receives
+// live events only (ModeLive). When every logged event after *after is
+// still in the ring or in the log, it first receives the matching ones,
+// with the deltas after *after the delta ring still holds, in order, then
+// live ones (ModeReplay). Otherwise (too old, or newer than anything
+// published) it receives live events after SnapshotPosition and the caller
+// owes the client a snapshot (ModeSnapshot). It fails only when reading
+// the log fails.
+//
+// The replayed events are queued and the subscriber registered in one
+// critical section, so no event can fall between them or arrive twice.
+func (h *Hub) SubscribeAt(ctx context.Context, scope Scope, after *Position) (*Subscription, error) {
+	h.mu.Lock()
 	switch {
 	case after == nil:
-		s.mode = ModeLive
-	case h.ring.covers(*after, cur):
-		s.mode = ModeReplay
-		// Counting first sizes the channel exactly without building an
-		// intermediate slice; this runs under the lock, so it matters.
-		h.ring.each(scope, *after, cur, func(*agentsv1.Event) { backlog++ })
-	default:
-		s.mode = ModeSnapshot
+		defer h.mu.Unlock()
+		return h.register(scope, ModeLive, nil, Position{}), nil
+	case after.Seq > h.seq.Load():
+		defer h.mu.Unlock()
+		return h.register(scope, ModeSnapshot, nil, Position{}), nil
+	case h.ring.covers(*after):
+		defer h.mu.Unlock()
+		var logged []*agentsv1.Event
+		h.ring.each(scope, *after, func(ev *agentsv1.Event) { logged = append(logged, ev) })
+		return h.register(scope, ModeReplay, h.withDeltas(scope, *after, logged), Position{}), nil
 	}
+	h.mu.Unlock()
+	if h.log == nil {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		return h.register(scope, ModeSnapshot, nil, Position{}), nil
+	}
+	// Older than the ring: read the log up to its newest seq, then take
+	// what was published since from the ring. A burst that pushes that
+	// point out of the ring meanwhile makes it read again.
+	for range 3 {
+		oldest, newest, err := h.log.Bounds(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if oldest == 0 || after.Seq+1 < oldest {
+			break // pruned: the log no longer has the events after it
+		}
+		logged, err := h.log.After(ctx, scope, after.Seq, h.maxReplay+1)
+		if err != nil {
+			return nil, err
+		}
+		if len(logged) > h.maxReplay {
+			break
+		}
+		for len(logged) > 0 && logged[len(logged)-1].Seq > newest {
+			logged = logged[:len(logged)-1]
+		}
+		upTo := Position{Seq: newest}
+		h.mu.Lock()
+		if !h.ring.covers(upTo) {
+			h.mu.Unlock()
+			continue
+		}
+		h.ring.each(scope, upTo, func(ev *agentsv1.Event) { logged = append(logged, ev) })
+		s := h.register(scope, ModeReplay, h.withDeltas(scope, *after, logged), upTo)
+		h.mu.Unlock()
+		return s, nil
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.register(scope, ModeSnapshot, nil, Position{}), nil
+}
 
+// withDeltas merges into logged (ordered) the deltas after p that scope
+// matches. Called under the hub's mutex.
+func (h *Hub) withDeltas(scope Scope, p Position, logged []*agentsv1.Event) []*agentsv1.Event {
+	var deltas []*agentsv1.Event
+	h.deltas.each(scope, p, func(ev *agentsv1.Event) { deltas = append(deltas, ev) })
+	if len(deltas) == 0 {
+		return logged
+	}
+	out := make([]*agentsv1.Event, 0, len(logged)+len(deltas))
+	i, j := 0, 0
+	for i < len(logged) || j < len(deltas) {
+		if j == len(deltas) || (i < len(logged) && PositionOf(logged[i]).Before(PositionOf(deltas[j]))) {
+			out = append(out, logged[i])
+			i++
+		} else {
+			out = append(out, deltas[j])
+			j++
+		}
+	}
+	return out
+}
+
+// register makes a subscription with backlog queued ahead of live events.
+// Live events at or before seen (read from the log but not yet published)
+// are skipped. Called under the hub's mutex.
+func (h *Hub) register(scope Scope, mode Mode, backlog []*agentsv1.Event, seen Position) *Subscription {
+	cur := h.position()
+	s := &Subscription{hub: h, scope: scope, mode: mode, snapshot: cur, last: cur}
+	if cur.Before(seen) {
+		s.last = seen
+	}
 	// The backlog gets room of its own so the live queue keeps its full
 	// size, and filling it here can never block.
-	s.ch = make(chan *agentsv1.Event, h.queueSize+backlog)
+	s.ch = make(chan *agentsv1.Event, h.queueSize+len(backlog))
 	if h.shutdown {
 		s.end(reasonShutdown)
-		return s, s.mode
+		return s
 	}
-	if backlog > 0 {
-		h.ring.each(scope, *after, cur, func(ev *agentsv1.Event) { s.ch <- ev })
+	for _, ev := range backlog {
+		s.ch <- ev
 	}
 	h.subs.add(s)
-	return s, s.mode
+	return s
 }
 
 // C returns the channel of events. It is closed when the subscription ends
@@ -126,17 +211,27 @@ func (s *Subscription) Mode() Mode { return s.mode }
 // Scope returns the subscription's scope.
 func (s *Subscription) Scope() Scope { return s.scope }
 
-// SnapshotSeq returns the hub's seq when the subscription was registered. In
-// ModeSnapshot the snapshot must reflect at least every event up to it; live
-// events start right after it.
-func (s *Subscription) SnapshotSeq() uint64 { return s.snapshotSeq }
+// SnapshotPosition returns the hub's position when the subscription was
+// registered. In ModeSnapshot the snapshot must reflect at least every
+// event up to it; live events start right after it.
+func (s *Subscription) SnapshotPosition() Position { return s.snapshot }
 
-// LastSeq returns the position of the subscription: a consumer that has
-// read every event queued so far has seen every matching event with a seq up
-// to LastSeq. It starts at SnapshotSeq (the replayed events are queued at
-// once) and then follows each live event queued. It is what a client
-// reconnects with.
-func (s *Subscription) LastSeq() uint64 { return s.lastSeq.Load() }
+// SnapshotSeq is SnapshotPosition's seq.
+func (s *Subscription) SnapshotSeq() uint64 { return s.snapshot.Seq }
+
+// LastPosition returns the position of the subscription: a consumer that
+// has read every event queued so far has seen every matching event up to
+// it. It starts where the subscription began (the replayed events are
+// queued at once) and then follows each live event queued. It is what a
+// client reconnects with.
+func (s *Subscription) LastPosition() Position {
+	s.hub.mu.Lock()
+	defer s.hub.mu.Unlock()
+	return s.last
+}
+
+// LastSeq is LastPosition's seq.
+func (s *Subscription) LastSeq() uint64 { return s.LastPosition().Seq }
 
 // Err returns nil while the subscription is live, then why it ended:
 // ErrClosed, ErrLagged or ErrShutdown.
@@ -154,11 +249,11 @@ func (s *Subscription) Err() error {
 }
 
 // Lagged reports whether the subscription was cut for falling behind, and
-// its LastSeq: the seq of the last event it was given (or SnapshotSeq when
-// none came live). Once the consumer has drained C(), the client resumes
-// after it.
-func (s *Subscription) Lagged() (bool, uint64) {
-	return reason(s.reason.Load()) == reasonLagged, s.lastSeq.Load()
+// its LastPosition: that of the last event it was given (or where it began
+// when none came live). Once the consumer has drained C(), the client
+// resumes after it.
+func (s *Subscription) Lagged() (bool, Position) {
+	return reason(s.reason.Load()) == reasonLagged, s.LastPosition()
 }
 
 // Close ends the subscription and unregisters it. It is idempotent and may
@@ -178,9 +273,13 @@ func (s *Subscription) Close() {
 // subscription as lagged and returns false; the caller drops it from the
 // index. Called under the hub's mutex.
 func (s *Subscription) offer(ev *agentsv1.Event) bool {
+	p := PositionOf(ev)
+	if !s.last.Before(p) {
+		return true // already replayed from the log
+	}
 	select {
 	case s.ch <- ev:
-		s.lastSeq.Store(ev.Seq)
+		s.last = p
 		return true
 	default:
 		s.end(reasonLagged)

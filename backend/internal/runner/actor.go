@@ -32,8 +32,16 @@ type actor struct {
 	st      *state
 	loadErr error
 	agent   *catalog.Agent
-	params  map[string]string
-	run     *run
+	// owner is the session's owner, which never changes; goroutines of
+	// the session's calls read it.
+	owner string
+	// params are the session's params, shared with the runner so they
+	// outlive an eviction (see Runner.paramsOf).
+	params map[string]string
+	run    *run
+	// unsynced is a run's end the store refused to write; it is written
+	// again before anything else (see settle).
+	unsynced *edit
 	// waiting is the round whose deferred calls wait for clients.
 	waiting *step
 	// idleWaiters are closed when no run is active.
@@ -42,7 +50,7 @@ type actor struct {
 }
 
 func newActor(r *Runner, id string) *actor {
-	return &actor{r: r, id: id, cmds: make(chan func(*actor), 64), params: map[string]string{}}
+	return &actor{r: r, id: id, cmds: make(chan func(*actor), 64)}
 }
 
 // call runs fn on the actor goroutine and waits for its result. A caller
@@ -94,6 +102,8 @@ func (a *actor) loop(st *state) {
 	a.st = st
 	if a.loadErr == nil {
 		a.agent, _ = a.r.cat.Get(st.meta.Agent)
+		a.owner = st.meta.Owner
+		a.params = a.r.params.of(a.id)
 	}
 	idle := time.NewTimer(a.r.opts.IdleEvict)
 	defer idle.Stop()
@@ -102,7 +112,11 @@ func (a *actor) loop(st *state) {
 		case fn := <-a.cmds:
 			fn(a)
 		case <-idle.C:
-			if (a.gone() || a.evictable()) && a.r.tryEvict(a) {
+			if a.unsynced != nil {
+				if err := a.resync(); err != nil {
+					a.r.log.Warn("store still refuses the session's write", "session", a.id, "err", err)
+				}
+			} else if (a.gone() || a.evictable()) && a.r.tryEvict(a) {
 				return
 			}
 		case <-a.r.ctx.Done():
@@ -119,6 +133,8 @@ func (a *actor) loop(st *state) {
 				return
 			}
 			idle.Reset(10 * time.Millisecond)
+		case a.unsynced != nil:
+			idle.Reset(resyncEvery)
 		case a.run == nil:
 			idle.Reset(a.r.opts.IdleEvict)
 		}
@@ -129,8 +145,11 @@ func (a *actor) loop(st *state) {
 func (a *actor) gone() bool { return a.loadErr != nil || a.deleted }
 
 func (a *actor) evictable() bool {
-	return a.run == nil && len(a.idleWaiters) == 0
+	return a.run == nil && len(a.idleWaiters) == 0 && a.unsynced == nil
 }
+
+// resyncEvery is how often a write the store refused is tried again.
+const resyncEvery = 250 * time.Millisecond
 
 // shutdown stops the active run without recording it as stopped: the
 // store still says running, and the next start resumes it.

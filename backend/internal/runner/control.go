@@ -13,9 +13,26 @@ import (
 
 // CancelRun stops the active run now; the session becomes ready. Calls in
 // flight are cancelled, deferred calls of a waiting round get a cancelled
-// result. Without a run it does nothing.
+// result. Without a run it does nothing. It returns once the run has
+// stopped, with the session as the run left it.
 func (r *Runner) CancelRun(ctx context.Context, owner, id string) (session.Meta, error) {
-	return r.control(ctx, owner, id, func(a *actor) error { return a.cancelRun("") })
+	var idle <-chan struct{}
+	meta, err := r.control(ctx, owner, id, func(a *actor) error {
+		if err := a.cancelRun(""); err != nil {
+			return err
+		}
+		idle = a.waitIdle()
+		return nil
+	})
+	if err != nil {
+		return meta, err
+	}
+	select {
+	case <-idle:
+	case <-ctx.Done():
+		return meta, ctx.Err()
+	}
+	return r.control(ctx, owner, id, func(*actor) error { return nil })
 }
 
 // CancelAttached cancels the attached tool calls in flight; they return a
@@ -79,24 +96,22 @@ func (a *actor) cancelRun(reason string) error {
 	}
 	if a.st.meta.Status == session.StatusPaused {
 		// The paused run is over: say so, as for a run stopped in flight.
-		if err := a.setStatus(session.StatusReady, reason); err != nil {
-			return err
-		}
-		a.emitStopped(session.StatusReady, reason)
-		return nil
+		return a.setStatus(session.StatusReady, reason, stoppedEvent(session.StatusReady, reason))
 	}
 	st, err := a.waitingRound(a.r.ctx)
 	if err != nil || st == nil {
 		return err
 	}
 	a.settlePending(st, session.ResultCancelled, "the run was cancelled")
-	if err := a.storeRound(st); err != nil {
+	e := a.edit()
+	a.storeRound(e, st)
+	e.meta.Status, e.meta.StatusReason = session.StatusReady, reason
+	e.meta.PendingCalls = 0
+	e.emit(a, stoppedEvent(session.StatusReady, reason))
+	if err := a.apply(e); err != nil {
 		return err
 	}
-	if err := a.setStatus(session.StatusReady, reason); err != nil {
-		return err
-	}
-	a.emitStopped(session.StatusReady, reason)
+	a.waiting = nil
 	return nil
 }
 
@@ -138,13 +153,13 @@ func (a *actor) resumeRun(ctx context.Context) error {
 			if n := unanswered(st); n > 0 {
 				return errs.FailedPrecondition("calls_pending", "%d deferred calls are not answered yet", n)
 			}
-			return a.continueRound(st, agentsv1.RunTrigger_RUN_TRIGGER_RESUME)
+			return a.continueRound(a.edit(), st, agentsv1.RunTrigger_RUN_TRIGGER_RESUME)
 		}
 	}
 	if a.answered() {
 		return a.setStatus(session.StatusReady, "") // nothing to continue
 	}
-	return a.startRun(agentsv1.RunTrigger_RUN_TRIGGER_RESUME, 0)
+	return a.startRun(a.edit(), agentsv1.RunTrigger_RUN_TRIGGER_RESUME, 0)
 }
 
 // missingParams lists the required params of the agent without a value.

@@ -2,10 +2,12 @@ package runner
 
 import (
 	"context"
+	"strconv"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/backend/internal/errs"
 	"github.com/agents-os/agents/backend/internal/session"
+	"github.com/agents-os/agents/backend/internal/store"
 	"github.com/agents-os/agents/backend/internal/wire"
 )
 
@@ -14,8 +16,9 @@ type DeleteMode int
 
 // The delete modes.
 const (
-	// DeleteSingle deletes one session; it is refused while a descendant
-	// has an active run.
+	// DeleteSingle deletes one session; it is refused while the session
+	// has child sessions, so no child is ever left pointing at a parent
+	// that is gone.
 	DeleteSingle DeleteMode = iota
 	// DeleteCascade deletes the session and all its descendants.
 	DeleteCascade
@@ -36,12 +39,10 @@ func (r *Runner) DeleteSession(ctx context.Context, owner, id string, mode Delet
 		return nil, err
 	}
 	targets := []string{id}
-	if mode != DeleteCascade {
-		for _, d := range descendants {
-			if d.Status == session.StatusRunning || d.Status == session.StatusWaiting || d.Status == session.StatusPaused {
-				return nil, errs.FailedPrecondition("session_has_children", "session %s has a child session %s with an active run; delete with mode cascade", id, d.ID)
-			}
-		}
+	if mode != DeleteCascade && len(descendants) > 0 {
+		return nil, errs.FailedPrecondition("session_has_children",
+			"session %s has %d child sessions; delete with mode cascade (agents sessions rm --cascade) to delete them too", id, len(descendants)).
+			With("children", strconv.Itoa(len(descendants)))
 	}
 	if mode == DeleteCascade {
 		// Children first, so a parent never goes while its children stay.
@@ -54,12 +55,15 @@ func (r *Runner) DeleteSession(ctx context.Context, owner, id string, mode Delet
 	var deleted []string
 	for _, target := range targets {
 		err := r.withSession(ctx, target, func(a *actor) error {
-			a.closeRun()
-			if _, err := r.store.DeleteSessions(ctx, target); err != nil {
+			ev := &agentsv1.Event{SessionId: a.id, Owner: a.owner, Kind: "session.deleted",
+				Body: &agentsv1.Event_SessionDeleted{SessionDeleted: &agentsv1.SessionDeleted{Meta: wire.Meta(a.st.meta)}}}
+			if err := r.write(ctx, &store.Change{Delete: []string{target}}, []*agentsv1.Event{ev}); err != nil {
 				return err
 			}
+			a.closeRun()
 			a.deleted = true
-			a.emit(&agentsv1.Event{Kind: "session.deleted", Body: &agentsv1.Event_SessionDeleted{SessionDeleted: &agentsv1.SessionDeleted{Meta: wire.Meta(a.st.meta)}}})
+			a.unsynced = nil
+			r.params.forget(target)
 			return nil
 		})
 		if err != nil {

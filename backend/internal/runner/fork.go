@@ -69,5 +69,5 @@ func (r *Runner) ForkSession(ctx context.Context, owner, id string, atTurn *int,
 			fork.Usage = fork.Usage.Add(t.LLM.Usage)
 		}
 	}
-	return r.open(ctx, fork, copied, params, func(*actor) error { return nil })
+	return r.open(ctx, fork, copied, params, func(a *actor, e *edit) error { return a.apply(e) })
 }

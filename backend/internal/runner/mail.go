@@ -15,6 +15,9 @@ type Mail struct {
 	// FromSession sends on behalf of a session of the same owner; empty
 	// sends as the owner.
 	FromSession string
+	// IdempotencyKey makes a retry return the first mail instead of
+	// sending it again.
+	IdempotencyKey string
 }
 
 // SendMail stores mail for a session and acts on it: text mail wakes an
@@ -33,7 +36,7 @@ func (r *Runner) SendMail(ctx context.Context, owner, to string, m Mail) (sessio
 			m.Body.Agent = from.Agent
 		}
 	}
-	mail, err := r.deliver(ctx, owner, to, session.Mail{Sender: sender, Priority: m.Priority, Body: m.Body})
+	mail, err := r.deliver(ctx, owner, to, session.Mail{Sender: sender, Priority: m.Priority, Body: m.Body}, m.IdempotencyKey)
 	if err != nil && m.FromSession != "" {
 		r.rejected(m.FromSession, owner, err)
 	}
@@ -43,13 +46,16 @@ func (r *Runner) SendMail(ctx context.Context, owner, to string, m Mail) (sessio
 // rejected tells a sending session its mail could not be delivered.
 func (r *Runner) rejected(from, owner string, cause error) {
 	code := errs.CodeOf(cause)
-	r.emitFor(from, owner, &agentsv1.Event{Kind: "mail.rejected", Body: &agentsv1.Event_MailRejected{MailRejected: &agentsv1.MailRejected{
+	err := r.announce(r.ctx, &agentsv1.Event{SessionId: from, Owner: owner, Kind: "mail.rejected", Body: &agentsv1.Event_MailRejected{MailRejected: &agentsv1.MailRejected{
 		Code: code, Reason: publicText(cause),
 	}}})
+	if err != nil {
+		r.log.Error("announce rejected mail", "session", from, "err", err)
+	}
 }
 
 // deliver stores mail in a session's mailbox and acts on it.
-func (r *Runner) deliver(ctx context.Context, owner, to string, m session.Mail) (session.Mail, error) {
+func (r *Runner) deliver(ctx context.Context, owner, to string, m session.Mail, key string) (session.Mail, error) {
 	if err := checkMail(m.Body); err != nil {
 		return session.Mail{}, err
 	}
@@ -58,7 +64,19 @@ func (r *Runner) deliver(ctx context.Context, owner, to string, m session.Mail) 
 		if err := a.authorize(owner); err != nil {
 			return err
 		}
-		stored, err := a.addMail(ctx, m)
+		if done, err := r.replayed(ctx, a.owner, key, opMail); err != nil || done != nil {
+			if err == nil {
+				out, err = r.mailByID(ctx, done.SessionID, done.MailID)
+			}
+			return err
+		}
+		if m.Body.Kind.IsControl() {
+			// Controls are acted on, never folded into a turn: they are
+			// stored delivered.
+			now := a.r.now()
+			m.Delivered = &now
+		}
+		stored, err := a.addMail(ctx, m, key, opMail)
 		if err != nil {
 			return err
 		}
@@ -74,14 +92,24 @@ func (r *Runner) deliver(ctx context.Context, owner, to string, m session.Mail) 
 	return out, err
 }
 
-// obey carries out control mail and marks it delivered: controls are
-// acted on, never folded into a turn.
+// mailByID reads one mail of a session.
+func (r *Runner) mailByID(ctx context.Context, sessionID, id string) (session.Mail, error) {
+	list, err := r.store.ListMail(ctx, sessionID, false)
+	if err != nil {
+		return session.Mail{}, err
+	}
+	for _, m := range list {
+		if m.ID == id {
+			return m, nil
+		}
+	}
+	return session.Mail{}, errs.NotFound("unknown_mail", "mail %s is gone", id)
+}
+
+// obey carries out control mail, which addMail stored delivered.
 func (a *actor) obey(ctx context.Context, m session.Mail) error {
 	a.st.mail = a.st.mail[:len(a.st.mail)-1] // addMail queued it last
 	a.st.meta.PendingMail--
-	if _, err := a.r.store.MarkDelivered(ctx, []string{m.ID}, a.r.now()); err != nil {
-		return err
-	}
 	switch m.Body.Kind {
 	case session.MailStopRun:
 		return a.cancelRun(m.Body.Reason)
@@ -100,7 +128,27 @@ func (a *actor) wake(trigger agentsv1.RunTrigger) error {
 	if missing := a.missingParams(); len(missing) > 0 {
 		return nil // the mail waits until a client supplies the params
 	}
-	return a.startRun(trigger, 0)
+	err := a.startRun(a.edit(), trigger, 0)
+	if errs.KindOf(err) == errs.KindResourceExhausted {
+		// No run slot: the mail is stored, and the session wakes when a
+		// run elsewhere ends.
+		a.r.slots.queue(a.id)
+		return nil
+	}
+	return err
+}
+
+// wakeQueued wakes a session that waited for a run slot.
+func (r *Runner) wakeQueued(id string) {
+	err := r.withSession(r.ctx, id, func(a *actor) error {
+		if a.run == nil && a.st.meta.Status.AcceptsInput() && len(a.st.mail) > 0 {
+			return a.wake(agentsv1.RunTrigger_RUN_TRIGGER_MAIL)
+		}
+		return nil
+	})
+	if err != nil && r.ctx.Err() == nil {
+		r.log.Warn("wake session", "session", id, "err", err)
+	}
 }
 
 // ListMail lists a session's mail, newest first.

@@ -9,7 +9,9 @@ import (
 	"github.com/google/uuid"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/backend/internal/agentfile"
 	"github.com/agents-os/agents/backend/internal/errs"
+	"github.com/agents-os/agents/backend/internal/events"
 	"github.com/agents-os/agents/backend/internal/session"
 	"github.com/agents-os/agents/backend/internal/store"
 	"github.com/agents-os/agents/backend/internal/wire"
@@ -32,6 +34,9 @@ type RunOptions struct {
 	// Hold stores the message without starting a run.
 	Hold     bool
 	MaxSteps int
+	// IdempotencyKey makes a retry of the request return the first
+	// answer instead of posting again.
+	IdempotencyKey string
 }
 
 // CreateRequest creates a session.
@@ -42,6 +47,16 @@ type CreateRequest struct {
 	Params   map[string]string
 	ParentID string
 	Title    string
+	// IdempotencyKey makes a retry return the session the first request
+	// created.
+	IdempotencyKey string
+
+	// helperOf, for a helper's child, names the parent's call it answers.
+	helperOf *helperOf
+}
+
+type helperOf struct {
+	callID, agent string
 }
 
 // View is a session as a client sees it.
@@ -49,13 +64,24 @@ type View struct {
 	Meta     session.Meta
 	Turns    []session.Turn
 	Deferred []session.DeferredCall
+	// Position is the event position the view reflects.
+	Position events.Position
+	// InProgress is the step in flight, nil without one.
+	InProgress *InProgress
 }
 
 const maxTitle = 80
 
 // CreateSession creates a session, stores its first message if any, and
-// starts a run unless told to hold.
+// starts a run unless told to hold. The session, its first turn and the
+// start of its run are one write.
 func (r *Runner) CreateSession(ctx context.Context, owner string, req CreateRequest) (View, error) {
+	if done, err := r.replayed(ctx, owner, req.IdempotencyKey, opCreate); err != nil || done != nil {
+		if err != nil {
+			return View{}, err
+		}
+		return r.GetSession(ctx, owner, done.SessionID, false, 0)
+	}
 	agent, err := r.cat.Get(req.Agent)
 	if err != nil {
 		return View{}, err
@@ -98,30 +124,47 @@ func (r *Runner) CreateSession(ctx context.Context, owner string, req CreateRequ
 		}
 	}
 	meta.TurnCount = len(turns)
-	return r.open(ctx, meta, turns, req.Params, func(a *actor) error {
-		if req.Message == nil || req.Run.Hold {
-			return nil
+	view, err := r.open(ctx, meta, turns, req.Params, func(a *actor, e *edit) error {
+		e.idem = r.idempotency(owner, req.IdempotencyKey, opCreate, keyed{SessionID: meta.ID})
+		if h := req.helperOf; h != nil {
+			e.helpers = []store.HelperCall{{SessionID: meta.ParentID, CallID: h.callID, ChildID: meta.ID, Created: now}}
+			e.events = append(e.events, &agentsv1.Event{SessionId: meta.ParentID, Owner: meta.Owner, Kind: "subcall.started",
+				Body: &agentsv1.Event_SubcallStarted{SubcallStarted: &agentsv1.SubcallStarted{
+					ChildSessionId: meta.ID, Agent: h.agent, CallId: h.callID, Depth: int32(meta.Depth),
+				}}})
 		}
-		return a.startRun(agentsv1.RunTrigger_RUN_TRIGGER_MESSAGE, req.Run.MaxSteps)
+		if req.Message == nil || req.Run.Hold {
+			return a.apply(e)
+		}
+		return a.startRun(e, agentsv1.RunTrigger_RUN_TRIGGER_MESSAGE, req.Run.MaxSteps)
 	})
+	if errs.KindOf(err) == errs.KindConflict && req.IdempotencyKey != "" {
+		// The same key raced this request and won: answer as it did.
+		if done, rerr := r.replayed(ctx, owner, req.IdempotencyKey, opCreate); rerr == nil && done != nil {
+			return r.GetSession(ctx, owner, done.SessionID, false, 0)
+		}
+	}
+	return view, err
 }
 
-// open stores a new session, announces it, makes it live with its params
-// and runs then on its actor (to start a run, say).
-func (r *Runner) open(ctx context.Context, meta session.Meta, turns []session.Turn, params map[string]string, then func(a *actor) error) (View, error) {
-	if err := r.store.CreateSession(ctx, meta, turns); err != nil {
-		return View{}, err
-	}
-	r.emitFor(meta.ID, meta.Owner, &agentsv1.Event{Kind: "session.created", Body: &agentsv1.Event_SessionCreated{SessionCreated: &agentsv1.SessionCreated{Meta: wire.Meta(meta)}}})
-	a, release, err := r.adopt(&state{meta: meta, turns: turns})
+// open makes a new session live with its params and writes it through
+// write (with session.created first), which may start a run. Until write
+// succeeds nothing of the session exists.
+func (r *Runner) open(ctx context.Context, meta session.Meta, turns []session.Turn, params map[string]string, write func(a *actor, e *edit) error) (View, error) {
+	a, release, err := r.adopt(&state{meta: session.Meta{ID: meta.ID, Owner: meta.Owner, Agent: meta.Agent}})
 	if err != nil {
 		return View{}, err
 	}
 	defer release()
 	var view View
 	err = a.call(ctx, func(a *actor) error {
+		e := &edit{meta: meta, turns: turns, create: true}
+		e.events = append(e.events, &agentsv1.Event{SessionId: meta.ID, Owner: meta.Owner, Kind: "session.created",
+			Body: &agentsv1.Event_SessionCreated{SessionCreated: &agentsv1.SessionCreated{Meta: wire.Meta(meta)}}})
 		a.setParams(params)
-		if err := then(a); err != nil {
+		if err := write(a, e); err != nil {
+			a.deleted = true // never stored: the actor goes
+			a.r.params.forget(meta.ID)
 			return err
 		}
 		view = a.view()
@@ -131,8 +174,9 @@ func (r *Runner) open(ctx context.Context, meta session.Meta, turns []session.Tu
 }
 
 // PostMessage sends a user message. An idle session stores it as a user
-// turn and starts a run; during a run it becomes mail folded at the next
-// step, and with Interrupt it also cuts the step in flight short.
+// turn and starts a run, in one write; during a run it becomes mail folded
+// at the next step, and with Interrupt it also cuts the step in flight
+// short.
 func (r *Runner) PostMessage(ctx context.Context, owner, id string, msg Message, opts RunOptions, params map[string]string) (session.Meta, string, error) {
 	if err := checkMessage(&msg); err != nil {
 		return session.Meta{}, "", err
@@ -143,13 +187,22 @@ func (r *Runner) PostMessage(ctx context.Context, owner, id string, msg Message,
 		if err := a.authorize(owner); err != nil {
 			return err
 		}
-		a.setParams(params)
+		if done, err := r.replayed(ctx, a.owner, opts.IdempotencyKey, opPost); err != nil || done != nil {
+			if err == nil && done.SessionID != id {
+				err = errs.Conflict("idempotency_key_reused", "the idempotency key was used for another session")
+			}
+			if err == nil {
+				meta, mailID = a.st.meta, done.MailID
+			}
+			return err
+		}
 		if a.run != nil || !a.st.meta.Status.AcceptsInput() {
+			a.setParams(params)
 			m, err := a.addMail(ctx, session.Mail{
 				Sender:   session.Sender{Kind: session.SenderUser, Name: a.st.meta.Owner},
 				Priority: priorityOf(msg.Interrupt),
 				Body:     session.MailBody{Kind: session.MailUserMessage, Text: msg.Text, AttachmentNames: attachmentNames(msg.Attachments), Attachments: msg.Attachments},
-			})
+			}, opts.IdempotencyKey, opPost)
 			if err != nil {
 				return err
 			}
@@ -157,19 +210,22 @@ func (r *Runner) PostMessage(ctx context.Context, owner, id string, msg Message,
 			meta = a.st.meta
 			return nil
 		}
-		if missing := a.missingParams(); len(missing) > 0 && !opts.Hold {
+		if missing := missingIn(a.agentParams(), a.withParams(params)); len(missing) > 0 && !opts.Hold {
 			return paramsRequired(missing)
 		}
-		if a.st.meta.Title == "" {
-			a.st.meta.Title = titleFrom(msg.Text)
+		a.setParams(params)
+		e := a.edit()
+		if e.meta.Title == "" {
+			e.meta.Title = titleFrom(msg.Text)
 		}
-		if err := a.appendUserTurn(session.UserTurn{Text: msg.Text, Attachments: msg.Attachments}); err != nil {
-			return err
-		}
-		if !opts.Hold {
-			if err := a.startRun(agentsv1.RunTrigger_RUN_TRIGGER_MESSAGE, opts.MaxSteps); err != nil {
+		e.idem = r.idempotency(a.owner, opts.IdempotencyKey, opPost, keyed{SessionID: id})
+		a.addUserTurn(e, session.UserTurn{Text: msg.Text, Attachments: msg.Attachments})
+		if opts.Hold {
+			if err := a.apply(e); err != nil {
 				return err
 			}
+		} else if err := a.startRun(e, agentsv1.RunTrigger_RUN_TRIGGER_MESSAGE, opts.MaxSteps); err != nil {
+			return err
 		}
 		meta = a.st.meta
 		return nil
@@ -177,21 +233,23 @@ func (r *Runner) PostMessage(ctx context.Context, owner, id string, msg Message,
 	return meta, mailID, err
 }
 
-// addMail stores mail for the session, acknowledges it with an event and,
-// for urgent mail during a run, cuts the step in flight.
-func (a *actor) addMail(ctx context.Context, m session.Mail) (session.Mail, error) {
+// addMail stores mail for the session with its mail.accepted event,
+// and, for urgent mail during a run, cuts the step in flight.
+func (a *actor) addMail(ctx context.Context, m session.Mail, key, op string) (session.Mail, error) {
 	m.ID = uuid.NewString()
 	m.SessionID = a.id
 	m.Created = a.r.now()
 	if m.Priority == "" {
 		m.Priority = session.PriorityNormal
 	}
-	if err := a.r.store.AddMail(ctx, m); err != nil {
+	ch := &store.Change{NewMail: []session.Mail{m}, Idempotency: a.r.idempotency(a.owner, key, op, keyed{SessionID: a.id, MailID: m.ID})}
+	ev := &agentsv1.Event{SessionId: a.id, Owner: a.owner, Kind: "mail.accepted",
+		Body: &agentsv1.Event_MailAccepted{MailAccepted: &agentsv1.MailAccepted{Envelope: wire.EventMail(m)}}}
+	if err := a.r.write(ctx, ch, []*agentsv1.Event{ev}); err != nil {
 		return session.Mail{}, err
 	}
 	a.st.mail = append(a.st.mail, m)
 	a.st.meta.PendingMail++
-	a.emit(&agentsv1.Event{Kind: "mail.accepted", Body: &agentsv1.Event_MailAccepted{MailAccepted: &agentsv1.MailAccepted{Envelope: wire.Mail(m)}}})
 	if m.Priority == session.PriorityUrgent {
 		a.cutStep()
 	}
@@ -282,10 +340,13 @@ func (a *actor) lastAnswer() string {
 // the caller cannot reach the actor's array.
 func (a *actor) view() View {
 	n := len(a.st.turns)
+	progress, pos := a.inProgress()
 	return View{
-		Meta:     a.st.meta,
-		Turns:    a.st.turns[:n:n],
-		Deferred: append([]session.DeferredCall(nil), a.st.deferred...),
+		Meta:       a.st.meta,
+		Turns:      a.st.turns[:n:n],
+		Deferred:   append([]session.DeferredCall(nil), a.st.deferred...),
+		Position:   pos,
+		InProgress: progress,
 	}
 }
 
@@ -300,9 +361,27 @@ func (a *actor) authorize(owner string) error {
 
 // setParams merges client-supplied params; they live in memory only.
 func (a *actor) setParams(params map[string]string) {
-	for k, v := range params {
-		a.params[k] = v
+	if len(params) > 0 {
+		a.params = a.r.params.merge(a.id, params)
 	}
+}
+
+// withParams returns the session's params with params merged in, without
+// keeping them.
+func (a *actor) withParams(params map[string]string) map[string]string {
+	out := a.paramsCopy()
+	for k, v := range params {
+		out[k] = v
+	}
+	return out
+}
+
+// agentParams are the params the session's agent declares.
+func (a *actor) agentParams() []agentfile.Param {
+	if a.agent == nil {
+		return nil
+	}
+	return a.agent.Params
 }
 
 func checkMessage(m *Message) error {

@@ -13,8 +13,10 @@ import (
 const abortedText = "the server restarted while this call was running; it may or may not have completed"
 
 // Recover restores what was live when the server last stopped: the watch
-// index, and the runs that were active. Calls that were in flight get an
-// aborted result; the interrupted model call is simply made again.
+// index, the runs that were active, and sessions whose mail arrived but
+// did not wake them. Calls that were in flight get an aborted result,
+// except helper calls, which wait for their child again; the interrupted
+// model call is simply made again.
 func (r *Runner) Recover(ctx context.Context) error {
 	if err := r.loadWatches(ctx); err != nil {
 		return err
@@ -31,66 +33,134 @@ func (r *Runner) Recover(ctx context.Context) error {
 		}
 		r.log.Info("recovered session", "session", m.ID)
 	}
+	waiting, err := r.store.SessionsWithPendingMail(ctx)
+	if err != nil {
+		return err
+	}
+	for _, id := range waiting {
+		err := r.withSession(ctx, id, func(a *actor) error {
+			if a.run == nil && a.st.meta.Status.AcceptsInput() && len(a.st.mail) > 0 {
+				return a.wake(agentsv1.RunTrigger_RUN_TRIGGER_MAIL)
+			}
+			return nil
+		})
+		if err != nil {
+			r.log.Error("wake session with mail", "session", id, "err", err)
+		}
+	}
 	return nil
 }
 
-// recoverRun restarts the run of a session found running at start.
+// recoverRun restarts the run of a session found running with no run: at
+// start, or when a helper call waits for a child that was not recovered
+// yet. It does nothing for a session that has a run.
 func (a *actor) recoverRun(ctx context.Context) error {
-	if a.run != nil {
+	if a.run != nil || a.st.meta.Status != session.StatusRunning {
 		return nil
-	}
-	if missing := a.missingParams(); len(missing) > 0 {
-		// Params live in memory only: a client must resupply them (Resume).
-		return a.fail("params_required", "the server restarted; resupply the params "+strings.Join(missing, ", ")+" with Resume")
 	}
 	if a.answered() {
 		// The answer was stored but not the end of the run: it ended.
 		return a.setStatus(session.StatusReady, "")
 	}
-	if n := len(a.st.turns); n > 0 && a.st.turns[n-1].LLM != nil && len(a.st.turns[n-1].LLM.ToolCalls) > 0 {
-		return a.recoverRound(ctx, a.st.turns[n-1].LLM.ToolCalls)
+	if a.dangling() {
+		return a.recoverRound(ctx)
 	}
-	return a.startRun(agentsv1.RunTrigger_RUN_TRIGGER_RECOVERY, 0)
+	if missing := a.missingParams(); len(missing) > 0 {
+		return a.needParams(missing)
+	}
+	return a.startRun(a.edit(), agentsv1.RunTrigger_RUN_TRIGGER_RECOVERY, 0)
 }
 
-// recoverRound settles the round that was in flight: attached calls get an
-// aborted result; deferred calls keep waiting for their clients.
-func (a *actor) recoverRound(ctx context.Context, calls []session.ToolCall) error {
+// needParams fails a session whose run needs params a restart lost: a
+// client must resupply them (Resume).
+func (a *actor) needParams(missing []string) error {
+	a.fail("params_required", "the server restarted; resupply the params "+strings.Join(missing, ", ")+" with Resume")
+	return nil
+}
+
+// recoverRound settles the round that was in flight. Helper calls whose
+// child is known wait for it again; other attached calls get an aborted
+// result; deferred calls keep waiting for their clients. The round is
+// settled before anything else, so no call is left without a result.
+func (a *actor) recoverRound(ctx context.Context) error {
 	st, err := a.waitingRound(ctx)
 	if err != nil {
 		return err
 	}
 	if st == nil {
-		results := make([]session.ToolResult, len(calls))
-		for i, c := range calls {
-			results[i] = session.ToolResult{CallID: c.ID, Name: c.Name, Text: abortedText, Status: session.ResultAborted}
-		}
-		if err := a.appendUserTurn(session.UserTurn{ToolResults: results}); err != nil {
-			return err
-		}
-		return a.startRun(agentsv1.RunTrigger_RUN_TRIGGER_RECOVERY, 0)
+		st = a.roundOf(len(a.st.turns) - 1)
 	}
+	missing := a.missingParams()
+	var again []*callState
+	var children []string
 	for _, cs := range st.calls {
 		if cs.result != nil || (cs.tool != nil && cs.tool.Mode() == session.CallDeferred) {
 			continue
 		}
-		res := session.ToolResult{CallID: cs.call.ID, Name: cs.call.Name, Text: abortedText, Status: session.ResultAborted}
-		if _, err := a.r.store.CompleteDeferred(ctx, cs.token, res, a.r.now()); err != nil {
-			return err
+		if cs.tool != nil && cs.tool.Helper != "" && len(missing) == 0 {
+			child, err := a.r.store.HelperChild(ctx, a.id, cs.call.ID)
+			if err != nil {
+				return err
+			}
+			if child != "" {
+				again = append(again, cs)
+				children = append(children, child)
+				continue
+			}
 		}
+		res := session.ToolResult{CallID: cs.call.ID, Name: cs.call.Name, Text: abortedText, Status: session.ResultAborted}
 		cs.result = &res
 	}
-	if unanswered(st) > 0 {
-		return a.setStatus(session.StatusWaiting, StopWaiting)
+	switch {
+	case len(again) > 0:
+		if err := a.openRun(a.edit(), agentsv1.RunTrigger_RUN_TRIGGER_RECOVERY, 0); err != nil {
+			return err
+		}
+		st.ctx, st.cancel = context.WithCancel(a.run.ctx)
+		st.started = a.r.now()
+		st.progress.stored = true
+		a.run.step = st
+		a.run.steps++
+		for i, cs := range again {
+			a.launch(st, cs, children[i])
+		}
+		return nil
+	case unanswered(st) > 0:
+		// Deferred calls wait for their clients; what the server ran is
+		// settled now.
+		a.waiting = st
+		e := a.edit()
+		for _, cs := range st.calls {
+			if cs.result != nil && cs.token != "" && !cs.stored {
+				e.completed = append(e.completed, storeCompletion(cs, a.r.now()))
+				cs.stored = true
+			}
+		}
+		e.meta.Status, e.meta.StatusReason = session.StatusWaiting, StopWaiting
+		e.emit(a, stoppedEvent(session.StatusWaiting, StopWaiting))
+		return a.apply(e)
+	case len(missing) > 0:
+		e := a.edit()
+		a.storeRound(e, st)
+		if err := a.apply(e); err != nil {
+			return err
+		}
+		a.waiting = nil
+		return a.needParams(missing)
 	}
-	return a.continueRound(st, agentsv1.RunTrigger_RUN_TRIGGER_RECOVERY)
+	return a.continueRound(a.edit(), st, agentsv1.RunTrigger_RUN_TRIGGER_RECOVERY)
 }
 
-// fail marks a session without an active run as failed.
-func (a *actor) fail(code, reason string) error {
-	if err := a.setStatus(session.StatusFailed, reason); err != nil {
-		return err
+// roundOf rebuilds, from the history, the round of the model turn at
+// index i, whose calls have no rows in the store.
+func (a *actor) roundOf(i int) *step {
+	st := &step{ctx: context.Background(), cancel: func() {}, turnIndex: i}
+	for _, call := range a.st.turns[i].LLM.ToolCalls {
+		cs := &callState{call: call}
+		if a.agent != nil {
+			cs.tool, _ = a.agent.Tool(call.Name)
+		}
+		st.calls = append(st.calls, cs)
 	}
-	a.emit(&agentsv1.Event{Kind: "session.failed", Body: &agentsv1.Event_SessionFailed{SessionFailed: &agentsv1.SessionFailed{Reason: reason, Code: code}}})
-	return nil
+	return st
 }

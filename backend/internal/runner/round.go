@@ -2,12 +2,14 @@ package runner
 
 import (
 	"context"
+	"time"
 
 	"github.com/google/uuid"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/backend/internal/errs"
 	"github.com/agents-os/agents/backend/internal/session"
+	"github.com/agents-os/agents/backend/internal/store"
 )
 
 // Reasons stored with a round's call rows.
@@ -49,6 +51,13 @@ func (a *actor) roundRows(st *step, calls []session.ToolCall) []session.Deferred
 // stops and waits for clients.
 func (a *actor) attachedDone(st *step) {
 	st.toolsEnded = a.r.now()
+	if st.shutdown {
+		// A call was cut by the server stopping (a helper whose child
+		// goes on at the next start): nothing is stored, the store says
+		// running, and the next start picks the round up again.
+		a.closeRun()
+		return
+	}
 	if a.run != nil && a.run.stop != "" {
 		// The run is being cancelled: deferred calls will not be answered.
 		a.settlePending(st, session.ResultCancelled, "the run was cancelled")
@@ -60,19 +69,19 @@ func (a *actor) attachedDone(st *step) {
 	a.endRun(session.StatusWaiting, StopWaiting, "")
 }
 
-// storeRound appends the results of a round whose calls all have one, in
-// call order and with the pending mail, as the next user turn; the round no
-// longer waits.
-func (a *actor) storeRound(st *step) error {
+// storeRound adds to e the results of a round whose calls all have one,
+// in call order and with the pending mail, as the next user turn, with the
+// answers of its recorded calls that only memory holds. Once e is applied
+// the round no longer waits.
+func (a *actor) storeRound(e *edit, st *step) {
 	results := make([]session.ToolResult, len(st.calls))
 	for i, c := range st.calls {
 		results[i] = *c.result
+		if c.token != "" && !c.stored {
+			e.completed = append(e.completed, storeCompletion(c, a.r.now()))
+		}
 	}
-	if err := a.appendUserTurn(session.UserTurn{ToolResults: results}); err != nil {
-		return err
-	}
-	a.waiting = nil
-	return nil
+	a.addUserTurn(e, session.UserTurn{ToolResults: results})
 }
 
 // unanswered counts the calls of a round without a result.
@@ -86,7 +95,8 @@ func unanswered(st *step) int {
 	return n
 }
 
-// settlePending gives every unanswered call of a round the same result.
+// settlePending gives every unanswered call of a round the same result,
+// in memory; storeRound writes them with the round.
 func (a *actor) settlePending(st *step, status session.ResultStatus, text string) {
 	for _, cs := range st.calls {
 		if cs.result != nil {
@@ -94,11 +104,6 @@ func (a *actor) settlePending(st *step, status session.ResultStatus, text string
 		}
 		res := session.ToolResult{CallID: cs.call.ID, Name: cs.call.Name, Text: text, Status: status}
 		cs.result = &res
-		if cs.token != "" {
-			if _, err := a.r.store.CompleteDeferred(a.r.ctx, cs.token, res, a.r.now()); err != nil && errs.KindOf(err) != errs.KindFailedPrecondition {
-				a.r.log.Error("settle call", "session", a.id, "call", cs.call.ID, "err", err)
-			}
-		}
 	}
 	a.dropDeferred(st)
 }
@@ -142,7 +147,7 @@ func (a *actor) waitingRound(ctx context.Context) (*step, error) {
 	st := &step{ctx: context.Background(), cancel: func() {}, turnIndex: n - 1, recorded: true}
 	for _, call := range a.st.turns[n-1].LLM.ToolCalls {
 		row := byCall[call.ID]
-		cs := &callState{call: call, token: row.Token, result: row.Result}
+		cs := &callState{call: call, token: row.Token, result: row.Result, stored: row.Result != nil}
 		if a.agent != nil {
 			cs.tool, _ = a.agent.Tool(call.Name)
 		}
@@ -154,6 +159,9 @@ func (a *actor) waitingRound(ctx context.Context) (*step, error) {
 
 // CallAnswer is a client's answer to a deferred call.
 type CallAnswer struct {
+	// IdempotencyKey makes a retry return the session instead of failing
+	// with call_completed.
+	IdempotencyKey string
 	Text string
 	// Failed makes the answer an error result.
 	Failed bool
@@ -177,37 +185,61 @@ func (r *Runner) CompleteCall(ctx context.Context, owner, token string, answer C
 		if row.Reason != reasonClientTool {
 			return errs.FailedPrecondition("call_not_deferred", "call %s is run by the server, not by a client", row.Call.ID)
 		}
-		a.setParams(params)
+		if done, err := r.replayed(ctx, a.owner, answer.IdempotencyKey, opComplete); err != nil || done != nil {
+			meta, remaining = a.st.meta, a.st.meta.PendingCalls
+			return err
+		}
 		st, err := a.waitingRound(ctx)
 		if err != nil {
 			return err
 		}
+		var cs *callState
+		if st != nil {
+			for _, c := range st.calls {
+				if c.token == token {
+					cs = c
+				}
+			}
+		}
+		if cs == nil || cs.result != nil {
+			return errs.FailedPrecondition("call_completed", "call %s was already completed", row.Call.ID)
+		}
+		remaining = unanswered(st) - 1
+		continues := remaining == 0 && st.running == 0 && (resume || st.resume) && a.run == nil
+		if continues {
+			// Check before anything is stored: an answer that cannot
+			// continue must not be half taken.
+			if missing := missingIn(a.agentParams(), a.withParams(params)); len(missing) > 0 {
+				return paramsRequired(missing)
+			}
+			if err := a.r.slots.check(a.owner); err != nil {
+				return err
+			}
+		}
+		a.setParams(params)
 		res := session.ToolResult{CallID: row.Call.ID, Name: row.Call.Name, Text: answer.Text, Status: session.ResultOK}
 		if answer.Failed {
 			res.Status = session.ResultError
 		}
-		if _, err := r.store.CompleteDeferred(ctx, token, res, r.now()); err != nil {
-			return err
-		}
-		if st == nil {
-			meta = a.st.meta
-			return nil // a round already settled (cancelled) in memory
-		}
-		for _, cs := range st.calls {
-			if cs.token == token {
-				cs.result = &res
+		e := a.edit()
+		e.completed = []store.Completion{{Token: token, Result: res, At: r.now()}}
+		e.idem = r.idempotency(a.owner, answer.IdempotencyKey, opComplete, keyed{SessionID: a.id})
+		e.meta.PendingCalls--
+		if continues {
+			cs.result, cs.stored = &res, true
+			err := a.continueRound(e, st, agentsv1.RunTrigger_RUN_TRIGGER_RESUME)
+			if err != nil {
+				cs.result, cs.stored = nil, false
+				return err
 			}
+		} else if err := a.apply(e); err != nil {
+			return err
+		} else {
+			cs.result, cs.stored = &res, true
 		}
 		a.dropDeferred(st)
 		if resume {
 			st.resume = true
-		}
-		remaining = unanswered(st)
-		a.emitUpdated(nil)
-		if remaining == 0 && st.running == 0 && st.resume && a.run == nil {
-			if err := a.continueRound(st, agentsv1.RunTrigger_RUN_TRIGGER_RESUME); err != nil {
-				return err
-			}
 		}
 		meta = a.st.meta
 		return nil
@@ -215,11 +247,18 @@ func (r *Runner) CompleteCall(ctx context.Context, owner, token string, answer C
 	return meta, remaining, err
 }
 
-// continueRound opens a run that starts from a completed round's results.
-func (a *actor) continueRound(st *step, trigger agentsv1.RunTrigger) error {
-	if err := a.openRun(trigger, 0); err != nil {
+// continueRound writes e with the round's results as the next user turn
+// and the run's start, then goes on with the next step.
+func (a *actor) continueRound(e *edit, st *step, trigger agentsv1.RunTrigger) error {
+	a.storeRound(e, st)
+	if err := a.openRun(e, trigger, 0); err != nil {
 		return err
 	}
-	a.callsDone(st)
+	a.waiting = nil
+	a.beginStep()
 	return nil
+}
+
+func storeCompletion(cs *callState, at time.Time) store.Completion {
+	return store.Completion{Token: cs.token, Result: *cs.result, At: at}
 }

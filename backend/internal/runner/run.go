@@ -10,7 +10,7 @@ import (
 	"github.com/agents-os/agents/backend/internal/catalog"
 	"github.com/agents-os/agents/backend/internal/llm"
 	"github.com/agents-os/agents/backend/internal/session"
-	"github.com/agents-os/agents/backend/internal/store"
+	"github.com/agents-os/agents/backend/internal/wire"
 )
 
 // Reasons a run stops, as reported in run.stopped.
@@ -33,6 +33,8 @@ type run struct {
 	stop string
 	// pause ends the run at the next boundary with status paused.
 	pause bool
+	// owner holds the run's place in the run limits.
+	owner string
 }
 
 // step is one model call and the tool calls it asked for.
@@ -56,6 +58,11 @@ type step struct {
 	// resume is set once a client asked the run to go on when the round's
 	// last deferred call is answered.
 	resume bool
+	// progress is the turn the model is streaming.
+	progress progress
+	// shutdown says a call was cut by the server stopping: the round is
+	// not stored, so the next start takes it up again.
+	shutdown bool
 }
 
 // callState is one tool call of a step.
@@ -66,20 +73,24 @@ type callState struct {
 	result *session.ToolResult
 	// token is the call's row in the store, for a recorded round.
 	token string
+	// stored says the result is in the call's row already.
+	stored bool
 }
 
-// startRun begins a run with a model call; the caller checked that none is
-// active.
-func (a *actor) startRun(trigger agentsv1.RunTrigger, maxSteps int) error {
-	if err := a.openRun(trigger, maxSteps); err != nil {
+// startRun starts a run with a model call, writing e (a new user turn,
+// say) together with the run's start: a crash can never leave a turn that
+// was meant to start a run without one. The caller checked none is active.
+func (a *actor) startRun(e *edit, trigger agentsv1.RunTrigger, maxSteps int) error {
+	if err := a.openRun(e, trigger, maxSteps); err != nil {
 		return err
 	}
 	a.beginStep()
 	return nil
 }
 
-// openRun marks a run active without starting a step.
-func (a *actor) openRun(trigger agentsv1.RunTrigger, maxSteps int) error {
+// openRun writes e with the session marked running and run.started, and
+// makes the run active, without starting a step.
+func (a *actor) openRun(e *edit, trigger agentsv1.RunTrigger, maxSteps int) error {
 	if missing := a.missingParams(); len(missing) > 0 {
 		return paramsRequired(missing)
 	}
@@ -89,14 +100,18 @@ func (a *actor) openRun(trigger agentsv1.RunTrigger, maxSteps int) error {
 	if a.r.draining.Load() {
 		return errClosing
 	}
-	ctx, cancel := context.WithCancel(a.r.ctx)
-	a.run = &run{ctx: ctx, cancel: cancel, maxSteps: maxSteps}
-	a.r.active.Add(1)
-	if err := a.setStatus(session.StatusRunning, ""); err != nil {
-		a.closeRun()
+	if err := a.r.slots.take(e.meta.Owner); err != nil {
 		return err
 	}
-	a.emit(&agentsv1.Event{Kind: "run.started", Body: &agentsv1.Event_RunStarted{RunStarted: &agentsv1.RunStarted{Trigger: trigger}}})
+	e.meta.Status, e.meta.StatusReason = session.StatusRunning, ""
+	e.emit(a, &agentsv1.Event{Kind: "run.started", Body: &agentsv1.Event_RunStarted{RunStarted: &agentsv1.RunStarted{Trigger: trigger}}})
+	if err := a.apply(e); err != nil {
+		a.r.slots.give(e.meta.Owner)
+		return err
+	}
+	ctx, cancel := context.WithCancel(a.r.ctx)
+	a.run = &run{ctx: ctx, cancel: cancel, maxSteps: maxSteps, owner: e.meta.Owner}
+	a.r.active.Add(1)
 	return nil
 }
 
@@ -126,14 +141,21 @@ func (a *actor) beginStep() {
 		a.endRun(session.StatusReady, StopMaxSteps, "")
 		return
 	}
+	// Each step uses the agent as it is now: a reload reaches live
+	// sessions at their next step.
+	a.refreshAgent()
 	if a.agent == nil {
 		a.failRun("unknown_agent", fmt.Sprintf("agent %q is not loaded", a.st.meta.Agent))
 		return
 	}
-	if len(a.st.mail) > 0 {
+	if len(a.st.mail) > 0 || a.dangling() {
 		// Rule R1: every step starts by folding the pending mail into a
-		// user turn, so the model sees it now.
-		if err := a.appendUserTurn(session.UserTurn{}); err != nil {
+		// user turn, so the model sees it now. A history that ends with
+		// calls nobody answered gets their results first.
+		e := a.edit()
+		a.addUserTurn(e, session.UserTurn{})
+		if err := a.apply(e); err != nil {
+			a.r.log.Error("commit user turn", "session", a.id, "err", err)
 			a.failRun("store_error", "could not store the mail")
 			return
 		}
@@ -146,6 +168,7 @@ func (a *actor) beginStep() {
 	run.steps++
 	ctx, cancel := context.WithCancel(run.ctx)
 	st := &step{ctx: ctx, cancel: cancel, started: a.r.now(), turnIndex: len(a.st.turns)}
+	st.progress.turnIndex = st.turnIndex
 	run.step = st
 	req := a.buildRequest()
 	go func() {
@@ -156,12 +179,40 @@ func (a *actor) beginStep() {
 	}()
 }
 
+// refreshAgent takes the current definition of the session's agent.
+func (a *actor) refreshAgent() {
+	if agent, err := a.r.cat.Get(a.st.meta.Agent); err == nil {
+		a.agent = agent
+	} else {
+		a.agent = nil
+	}
+}
+
+// dangling reports whether the history ends with tool calls that have no
+// results and no round waits for them.
+func (a *actor) dangling() bool {
+	n := len(a.st.turns)
+	return n > 0 && a.st.turns[n-1].LLM != nil && len(a.st.turns[n-1].LLM.ToolCalls) > 0
+}
+
+// publishDelta runs on the model call's goroutine: it adds the delta to
+// the step's turn in progress and publishes it in one critical section,
+// so a view taken under the same lock is exact about which deltas it
+// holds.
 func (a *actor) publishDelta(st *step, d llm.Delta) {
+	var ev *agentsv1.Event
 	switch {
 	case d.Text != "":
-		a.emit(&agentsv1.Event{Kind: "text.delta", Body: &agentsv1.Event_TextDelta{TextDelta: &agentsv1.TextDelta{Text: d.Text, TurnIndex: int32(st.turnIndex)}}})
+		ev = &agentsv1.Event{Kind: "text.delta", Body: &agentsv1.Event_TextDelta{TextDelta: &agentsv1.TextDelta{Text: d.Text, TurnIndex: int32(st.turnIndex)}}}
 	case d.Thinking != "":
-		a.emit(&agentsv1.Event{Kind: "thinking.delta", Body: &agentsv1.Event_ThinkingDelta{ThinkingDelta: &agentsv1.ThinkingDelta{Text: d.Thinking, TurnIndex: int32(st.turnIndex)}}})
+		ev = &agentsv1.Event{Kind: "thinking.delta", Body: &agentsv1.Event_ThinkingDelta{ThinkingDelta: &agentsv1.ThinkingDelta{Text: d.Thinking, TurnIndex: int32(st.turnIndex)}}}
+	}
+	st.progress.mu.Lock()
+	defer st.progress.mu.Unlock()
+	st.progress.add(d)
+	if ev != nil {
+		ev.SessionId, ev.Owner = a.id, a.owner
+		a.r.hub.PublishDelta(ev)
 	}
 }
 
@@ -206,17 +257,41 @@ func (a *actor) modelDone(st *step, resp llm.Response, err error, took time.Dura
 			turn.ToolCalls = append(turn.ToolCalls, a.classify(c))
 		}
 	}
+	e := a.edit()
+	a.addTurn(e, session.Turn{LLM: &turn})
 	rows := a.roundRows(st, turn.ToolCalls)
-	if err := a.commitWith(nil, rows, session.Turn{LLM: &turn}); err != nil {
-		a.failRun("store_error", "could not store the answer")
+	e.deferred = rows
+	if deferred := deferredOf(rows); len(deferred) > 0 {
+		views := make([]*agentsv1.DeferredCall, len(deferred))
+		for i, d := range deferred {
+			views[i] = wire.DeferredCall(d)
+		}
+		e.emit(a, &agentsv1.Event{Kind: "calls.deferred", Body: &agentsv1.Event_CallsDeferred{CallsDeferred: &agentsv1.CallsDeferred{Calls: views}}})
+	}
+	if err := a.apply(e); err != nil {
 		a.r.log.Error("commit llm turn", "session", a.id, "err", err)
+		a.failRun("store_error", "could not store the answer")
 		return
 	}
+	st.progress.mu.Lock()
+	st.progress.stored = true
+	st.progress.mu.Unlock()
 	if len(turn.ToolCalls) == 0 {
 		a.roundDone(st, turn.Text)
 		return
 	}
 	a.startCalls(st, turn.ToolCalls, rows)
+}
+
+// deferredOf keeps the rows of calls a client answers.
+func deferredOf(rows []session.DeferredCall) []session.DeferredCall {
+	var out []session.DeferredCall
+	for _, r := range rows {
+		if r.Reason == reasonClientTool {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // classify stamps a model's tool call with its kind and mode.
@@ -254,10 +329,14 @@ func (a *actor) roundDone(st *step, text string) {
 // callsDone ends a round whose tool calls all have results: the results
 // and the pending mail become the next user turn, and the run goes on.
 func (a *actor) callsDone(st *step) {
-	if err := a.storeRound(st); err != nil {
+	e := a.edit()
+	a.storeRound(e, st)
+	if err := a.apply(e); err != nil {
+		a.r.log.Error("commit tool results", "session", a.id, "err", err)
 		a.failRun("store_error", "could not store the tool results")
 		return
 	}
+	a.waiting = nil
 	a.reportStep(st)
 	a.beginStep()
 }
@@ -273,16 +352,10 @@ func (a *actor) reportStep(st *step) {
 	a.r.opts.OnStep(stats)
 }
 
-// appendUserTurn stores a user turn with every pending mail folded in
-// (rule R1). With the agent's mailInToolResult, mail goes into the last
-// tool result instead of the turn's text.
-func (a *actor) appendUserTurn(u session.UserTurn) error {
-	mail := a.st.mail
-	ids := make([]string, len(mail))
-	for i, m := range mail {
-		ids[i] = m.ID
-	}
-	if len(mail) > 0 {
+// addUserTurn adds a user turn to e with every pending mail folded in
+// (rule R1); the mail is marked delivered in the same write.
+func (a *actor) addUserTurn(e *edit, u session.UserTurn) {
+	if mail := a.st.mail; len(mail) > 0 {
 		now := a.r.now()
 		folded := make([]session.Mail, len(mail))
 		for i, m := range mail {
@@ -292,45 +365,12 @@ func (a *actor) appendUserTurn(u session.UserTurn) error {
 			u.Attachments = append(u.Attachments, m.Body.Attachments...)
 			m.Body.Attachments = nil
 			folded[i] = m
+			e.delivered = append(e.delivered, m.ID)
+			e.meta.PendingMail--
 		}
 		u.Mail = folded
 	}
-	if err := a.commit(ids, session.Turn{User: &u}); err != nil {
-		a.r.log.Error("commit user turn", "session", a.id, "err", err)
-		return err
-	}
-	a.st.mail = nil
-	return nil
-}
-
-// commit appends turns with the session's new metadata in one
-// transaction, then publishes the change.
-func (a *actor) commit(deliveredMail []string, turns ...session.Turn) error {
-	return a.commitWith(deliveredMail, nil, turns...)
-}
-
-// commitWith is commit that also records deferred calls.
-func (a *actor) commitWith(deliveredMail []string, deferred []session.DeferredCall, turns ...session.Turn) error {
-	meta := a.st.meta
-	now := a.r.now()
-	for i := range turns {
-		turns[i].Index = len(a.st.turns) + i
-		turns[i].Created = now
-		if turns[i].LLM != nil {
-			meta.Usage = meta.Usage.Add(turns[i].LLM.Usage)
-		}
-	}
-	meta.TurnCount += len(turns)
-	meta.PendingMail -= len(deliveredMail)
-	meta.Updated = now
-	err := a.r.store.CommitStep(a.r.ctx, store.StepCommit{Meta: meta, NewTurns: turns, DeliveredMail: deliveredMail, NewDeferred: deferred})
-	if err != nil {
-		return err
-	}
-	a.st.meta = meta
-	a.st.turns = append(a.st.turns, turns...)
-	a.emitUpdated(&turns[len(turns)-1])
-	return nil
+	a.addTurn(e, session.Turn{User: &u})
 }
 
 // endRun records the end of a run.
@@ -340,24 +380,51 @@ func (a *actor) endRun(status session.Status, reason, text string) {
 	if reason != StopDone {
 		statusReason = reason
 	}
-	if err := a.setStatus(status, statusReason); err != nil {
-		a.r.log.Error("store run end", "session", a.id, "err", err)
-	}
-	a.closeRun()
-	a.emit(&agentsv1.Event{Kind: "run.stopped", Body: &agentsv1.Event_RunStopped{RunStopped: &agentsv1.RunStopped{
+	e := a.edit()
+	e.meta.Status, e.meta.StatusReason = status, statusReason
+	e.emit(a, &agentsv1.Event{Kind: "run.stopped", Body: &agentsv1.Event_RunStopped{RunStopped: &agentsv1.RunStopped{
 		Status: statusWire(status), Reason: reason, Steps: int32(run.steps), Text: text,
 	}}})
-	a.notifyWatchers(status, reason, text)
+	a.closeRun()
+	a.settle(e, status, reason, text)
 }
 
 // failRun ends the run as failed; the session accepts input again.
 func (a *actor) failRun(code, reason string) {
-	if err := a.setStatus(session.StatusFailed, reason); err != nil {
-		a.r.log.Error("store run failure", "session", a.id, "err", err)
-	}
 	a.closeRun()
-	a.emit(&agentsv1.Event{Kind: "session.failed", Body: &agentsv1.Event_SessionFailed{SessionFailed: &agentsv1.SessionFailed{Reason: reason, Code: code}}})
-	a.notifyWatchers(session.StatusFailed, reason, "")
+	a.fail(code, reason)
+}
+
+// fail marks a session without an active run as failed.
+func (a *actor) fail(code, reason string) {
+	e := a.edit()
+	e.meta.Status, e.meta.StatusReason = session.StatusFailed, reason
+	e.emit(a, &agentsv1.Event{Kind: "session.failed", Body: &agentsv1.Event_SessionFailed{SessionFailed: &agentsv1.SessionFailed{Reason: reason, Code: code}}})
+	a.settle(e, session.StatusFailed, reason, "")
+}
+
+// settle writes the status a run ended with, and the watchers' mail with
+// it. It cannot fail: the session has no run any more, so neither may it
+// say running. When the store refuses the write, the actor keeps the new
+// status and its events and writes them again until the store takes them
+// (see resync), and no other write of the session goes through before.
+func (a *actor) settle(e *edit, status session.Status, reason, text string) {
+	a.watchMail(e, status, reason, text)
+	if err := a.apply(e); err != nil {
+		a.r.log.Error("store run end", "session", a.id, "err", err)
+		if a.unsynced == nil {
+			a.unsynced = e
+		} else {
+			// The earlier failed write is still pending: this one's
+			// events and mail follow it.
+			a.unsynced.events = append(a.unsynced.events, e.events...)
+			a.unsynced.mail = append(a.unsynced.mail, e.mail...)
+			a.unsynced.notify = append(a.unsynced.notify, e.notify...)
+		}
+		a.st.meta.Status, a.st.meta.StatusReason = e.meta.Status, e.meta.StatusReason
+		return
+	}
+	a.delivered(e.notify)
 }
 
 // closeRun forgets the active run: what is in flight is cancelled and
@@ -368,23 +435,20 @@ func (a *actor) closeRun() {
 		return
 	}
 	a.run.cancel()
+	a.r.slots.give(a.run.owner)
 	a.run = nil
 	a.r.active.Add(-1)
 	a.wakeIdleWaiters()
 }
 
-// setStatus stores a new status and publishes the change.
-func (a *actor) setStatus(status session.Status, reason string) error {
-	meta := a.st.meta
-	meta.Status = status
-	meta.StatusReason = reason
-	meta.Updated = a.r.now()
-	if err := a.r.store.UpdateMeta(a.r.ctx, meta); err != nil {
-		return err
+// setStatus stores a new status and publishes the change, with events.
+func (a *actor) setStatus(status session.Status, reason string, evs ...*agentsv1.Event) error {
+	e := a.edit()
+	e.meta.Status, e.meta.StatusReason = status, reason
+	for _, ev := range evs {
+		e.emit(a, ev)
 	}
-	a.st.meta = meta
-	a.emitUpdated(nil)
-	return nil
+	return a.apply(e)
 }
 
 // cutStep cancels the model call and the tool calls in flight; what they

@@ -57,6 +57,12 @@ type Options struct {
 	IdleEvict time.Duration
 	// ToolLimits bound every bash tool run.
 	ToolLimits bashtool.Limits
+	// MaxRuns bounds the runs active at once on the server, and
+	// MaxRunsPerOwner those of one owner; zero means no limit. Every run
+	// counts, whoever starts it.
+	MaxRuns, MaxRunsPerOwner int
+	// EventRetention bounds the event log.
+	EventRetention Retention
 	// OnStep, when set, is told the timings of every completed step.
 	OnStep func(StepStats)
 	// Now is the clock; nil is time.Now.
@@ -87,6 +93,10 @@ type Runner struct {
 	now   func() time.Time
 
 	watches watches
+	params  sessionParams
+	slots   slots
+	// commitMu orders commits, so events reach the hub in seq order.
+	commitMu sync.Mutex
 
 	mu      sync.Mutex
 	live    map[string]*actor
@@ -121,7 +131,7 @@ func New(opts Options) *Runner {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Runner{
+	r := &Runner{
 		opts:   opts,
 		log:    opts.Log,
 		store:  opts.Store,
@@ -131,8 +141,16 @@ func New(opts Options) *Runner {
 		live:   map[string]*actor{},
 		ctx:    ctx,
 		cancel: cancel,
+		slots:  slots{max: opts.MaxRuns, perOwner: opts.MaxRunsPerOwner},
 	}
+	r.slots.wake = r.wakeQueued
+	r.actors.Add(1)
+	go r.prune()
+	return r
 }
+
+// ActiveRuns is the number of runs in flight.
+func (r *Runner) ActiveRuns() int { return r.slots.active() }
 
 // Close stops every run where it stands and unloads every session. Runs
 // stay `running` in the store, so the next start resumes them (see

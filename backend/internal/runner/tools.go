@@ -10,6 +10,7 @@ import (
 	"github.com/agents-os/agents/backend/internal/bashtool"
 	"github.com/agents-os/agents/backend/internal/catalog"
 	"github.com/agents-os/agents/backend/internal/session"
+	"github.com/agents-os/agents/backend/internal/store"
 	"github.com/agents-os/agents/backend/internal/wire"
 )
 
@@ -21,6 +22,7 @@ func (a *actor) startCalls(st *step, calls []session.ToolCall, rows []session.De
 	st.calls = make([]*callState, len(calls))
 	st.recorded = len(rows) > 0
 	var deferred []session.DeferredCall
+	var started []*agentsv1.Event
 	for i, call := range calls {
 		cs := &callState{call: call}
 		if st.recorded {
@@ -36,66 +38,83 @@ func (a *actor) startCalls(st *step, calls []session.ToolCall, rows []session.De
 		if !ok {
 			// Answered on the spot; the round ends below once the calls
 			// that do run are done too.
-			a.record(cs, errorResult(call, fmt.Sprintf("unknown tool %q", call.Name), 0))
+			res := errorResult(call, fmt.Sprintf("unknown tool %q", call.Name), 0)
+			cs.result = &res
 			continue
 		}
-		st.running++
 		cs.tool = tool
-		ctx, cancel := context.WithCancel(st.ctx)
-		cs.cancel = cancel
-		a.emit(&agentsv1.Event{Kind: "tool.started", Body: &agentsv1.Event_ToolStarted{ToolStarted: &agentsv1.ToolStarted{Call: wire.ToolCall(call)}}})
-		env := callEnv{
-			sessionID: a.id,
-			owner:     a.st.meta.Owner,
-			depth:     a.st.meta.Depth,
-			agent:     a.agent.Slug,
-			params:    a.paramsCopy(),
+		started = append(started, &agentsv1.Event{SessionId: a.id, Owner: a.owner, Kind: "tool.started",
+			Body: &agentsv1.Event_ToolStarted{ToolStarted: &agentsv1.ToolStarted{Call: wire.ToolCall(call)}}})
+	}
+	if len(started) > 0 {
+		if err := a.r.announce(a.r.ctx, started...); err != nil {
+			a.r.log.Error("announce tool calls", "session", a.id, "err", err)
 		}
-		go func() {
-			res := a.r.execute(ctx, env, tool, call)
-			cancel()
-			a.post(func(a *actor) { a.callDone(st, cs, res) })
-		}()
+	}
+	for _, cs := range st.calls {
+		if cs.result == nil && cs.tool != nil && cs.tool.Mode() != session.CallDeferred {
+			a.launch(st, cs, "")
+		}
 	}
 	if len(deferred) > 0 {
 		a.waiting = st
 		a.st.deferred = append(a.st.deferred, deferred...)
 		a.st.meta.PendingCalls = len(a.st.deferred)
-		views := make([]*agentsv1.DeferredCall, len(deferred))
-		for i, d := range deferred {
-			views[i] = wire.DeferredCall(d)
-		}
-		a.emit(&agentsv1.Event{Kind: "calls.deferred", Body: &agentsv1.Event_CallsDeferred{CallsDeferred: &agentsv1.CallsDeferred{Calls: views}}})
 	}
 	if st.running == 0 {
 		a.attachedDone(st)
 	}
 }
 
+// launch runs one attached call on its own goroutine; it reports back to
+// the actor. child is the helper's child session when the call is taken up
+// again after a restart.
+func (a *actor) launch(st *step, cs *callState, child string) {
+	st.running++
+	ctx, cancel := context.WithCancel(st.ctx)
+	cs.cancel = cancel
+	env := callEnv{
+		sessionID: a.id,
+		owner:     a.owner,
+		depth:     a.st.meta.Depth,
+		agent:     a.agent.Slug,
+		params:    a.paramsCopy(),
+		child:     child,
+	}
+	tool, call := cs.tool, cs.call
+	go func() {
+		res, stopped := a.r.execute(ctx, env, tool, call)
+		cancel()
+		a.post(func(a *actor) { a.callDone(st, cs, res, stopped) })
+	}()
+}
+
 // callDone records one finished attached call.
-func (a *actor) callDone(st *step, cs *callState, res session.ToolResult) {
+func (a *actor) callDone(st *step, cs *callState, res session.ToolResult, stopped bool) {
 	if cs.result != nil || (!a.current(st) && a.waiting != st) {
 		return
 	}
-	a.record(cs, res)
-	if cs.tool != nil {
-		a.emit(&agentsv1.Event{Kind: "tool.completed", Body: &agentsv1.Event_ToolCompleted{ToolCompleted: &agentsv1.ToolCompleted{Result: wire.ToolResult(res)}}})
+	if stopped {
+		st.shutdown = true
+	} else {
+		cs.result = &res
+		ev := &agentsv1.Event{SessionId: a.id, Owner: a.owner, Kind: "tool.completed",
+			Body: &agentsv1.Event_ToolCompleted{ToolCompleted: &agentsv1.ToolCompleted{Result: wire.ToolResult(res)}}}
+		ch := &store.Change{}
+		if cs.token != "" {
+			// A round that waits for clients keeps its results in the
+			// store, so they outlive a restart.
+			ch.Completed = []store.Completion{{Token: cs.token, Result: res, At: a.r.now()}}
+		}
+		if err := a.r.write(a.r.ctx, ch, []*agentsv1.Event{ev}); err != nil {
+			a.r.log.Error("record tool result", "session", a.id, "call", res.CallID, "err", err)
+		} else {
+			cs.stored = cs.token != ""
+		}
 	}
 	st.running--
 	if st.running == 0 {
 		a.attachedDone(st)
-	}
-}
-
-// record keeps a call's result; in a round that waits for clients it is
-// also stored, so it outlives a restart.
-func (a *actor) record(cs *callState, res session.ToolResult) {
-	cs.result = &res
-	if cs.token == "" {
-		return
-	}
-	if _, err := a.r.store.CompleteDeferred(a.r.ctx, cs.token, res, a.r.now()); err != nil {
-		a.r.log.Error("record attached result", "session", a.id, "call", res.CallID, "err", err)
 	}
 }
 
@@ -115,13 +134,17 @@ type callEnv struct {
 	depth     int
 	agent     string
 	params    map[string]string
+	// child is the helper's child session, when a restarted call waits
+	// for it again.
+	child string
 }
 
 // execute runs one tool call to its result. Every failure becomes an
 // error result the model reads; a cancelled call reports cancelled.
-func (r *Runner) execute(ctx context.Context, env callEnv, tool *catalog.Tool, call session.ToolCall) session.ToolResult {
+// stopped says the call did not finish because the server is stopping and
+// must be taken up again at the next start (a helper's child goes on).
+func (r *Runner) execute(ctx context.Context, env callEnv, tool *catalog.Tool, call session.ToolCall) (res session.ToolResult, stopped bool) {
 	began := time.Now()
-	var res session.ToolResult
 	switch {
 	case tool.Bash != nil:
 		script := *tool.Bash
@@ -139,7 +162,7 @@ func (r *Runner) execute(ctx context.Context, env callEnv, tool *catalog.Tool, c
 			res.Status = session.ResultError
 		}
 	case tool.Helper != "":
-		res = r.runHelper(ctx, env, tool.Helper, call)
+		res, stopped = r.runHelper(ctx, env, tool.Helper, call)
 	case tool.Kind == session.ToolSystem:
 		res = r.runSystemTool(ctx, env, call)
 	default:
@@ -152,7 +175,7 @@ func (r *Runner) execute(ctx context.Context, env callEnv, tool *catalog.Tool, c
 		}
 	}
 	res.Duration = time.Since(began)
-	return res
+	return res, stopped
 }
 
 func errorResult(call session.ToolCall, text string, took time.Duration) session.ToolResult {
@@ -160,45 +183,53 @@ func errorResult(call session.ToolCall, text string, took time.Duration) session
 }
 
 // runHelper runs a helper agent as a child session of the caller and
-// returns its final answer as the call's result.
-func (r *Runner) runHelper(ctx context.Context, env callEnv, helper string, call session.ToolCall) session.ToolResult {
-	var args struct {
-		Prompt string `json:"prompt"`
+// returns its final answer as the call's result. Which child a call runs
+// is stored with the child, so after a restart the call waits for the same
+// child instead of starting the work again. stopped says the server is
+// stopping while the child still runs: the call is taken up at the next
+// start.
+func (r *Runner) runHelper(ctx context.Context, env callEnv, helper string, call session.ToolCall) (session.ToolResult, bool) {
+	childID := env.child
+	if childID == "" {
+		var args struct {
+			Prompt string `json:"prompt"`
+		}
+		if err := json.Unmarshal([]byte(orEmptyObject(call.Arguments)), &args); err != nil || args.Prompt == "" {
+			return errorResult(call, `the helper needs {"prompt": "…"}: a non-empty prompt string`, 0), false
+		}
+		if env.depth+1 > r.opts.MaxDepth {
+			return errorResult(call, fmt.Sprintf("helper agents may nest %d deep at most", r.opts.MaxDepth), 0), false
+		}
+		child, err := r.CreateSession(ctx, env.owner, CreateRequest{
+			Agent:    helper,
+			Message:  &Message{Text: args.Prompt},
+			ParentID: env.sessionID,
+			Params:   env.params,
+			helperOf: &helperOf{callID: call.ID, agent: helper},
+		})
+		if err != nil {
+			return errorResult(call, fmt.Sprintf("could not start the helper %s: %v", helper, publicText(err)), 0), false
+		}
+		childID = child.Meta.ID
 	}
-	if err := json.Unmarshal([]byte(orEmptyObject(call.Arguments)), &args); err != nil || args.Prompt == "" {
-		return errorResult(call, `the helper needs {"prompt": "…"}: a non-empty prompt string`, 0)
-	}
-	if env.depth+1 > r.opts.MaxDepth {
-		return errorResult(call, fmt.Sprintf("helper agents may nest %d deep at most", r.opts.MaxDepth), 0)
-	}
-	child, err := r.CreateSession(ctx, env.owner, CreateRequest{
-		Agent:    helper,
-		Message:  &Message{Text: args.Prompt},
-		ParentID: env.sessionID,
-		Params:   env.params,
-	})
-	if err != nil {
-		return errorResult(call, fmt.Sprintf("could not start the helper %s: %v", helper, publicText(err)), 0)
-	}
-	childID := child.Meta.ID
-	r.emitFor(env.sessionID, env.owner, &agentsv1.Event{Kind: "subcall.started", Body: &agentsv1.Event_SubcallStarted{SubcallStarted: &agentsv1.SubcallStarted{
-		ChildSessionId: childID, Agent: helper, CallId: call.ID, Depth: int32(child.Meta.Depth),
-	}}})
 	final, err := r.awaitRun(ctx, childID)
 	if err != nil {
+		if r.ctx.Err() != nil || r.draining.Load() {
+			return session.ToolResult{}, true
+		}
 		// The parent's call was cancelled: the child stops with it.
 		stopCtx, cancel := context.WithTimeout(r.ctx, 5*time.Second)
 		defer cancel()
 		_, _ = r.CancelRun(stopCtx, "", childID)
-		r.emitFor(env.sessionID, env.owner, &agentsv1.Event{Kind: "subcall.failed", Body: &agentsv1.Event_SubcallFailed{SubcallFailed: &agentsv1.SubcallFailed{
+		r.subcall(env, &agentsv1.Event{Kind: "subcall.failed", Body: &agentsv1.Event_SubcallFailed{SubcallFailed: &agentsv1.SubcallFailed{
 			ChildSessionId: childID, CallId: call.ID, Reason: "cancelled",
 		}}})
-		return session.ToolResult{CallID: call.ID, Name: call.Name, Text: "cancelled", Status: session.ResultCancelled, ChildSessionID: childID}
+		return session.ToolResult{CallID: call.ID, Name: call.Name, Text: "cancelled", Status: session.ResultCancelled, ChildSessionID: childID}, false
 	}
 	if final.status == session.StatusRunning {
 		// The server is stopping and the child's run will resume at the
-		// next start; the parent learns the call did not finish here.
-		return session.ToolResult{CallID: call.ID, Name: call.Name, Text: abortedText, Status: session.ResultAborted, ChildSessionID: childID}
+		// next start; so will this call, waiting for it.
+		return session.ToolResult{}, true
 	}
 	if final.status != session.StatusReady || final.reason != "" {
 		// Failed, paused, waiting, cancelled or out of steps: no answer.
@@ -206,15 +237,23 @@ func (r *Runner) runHelper(ctx context.Context, env callEnv, helper string, call
 		if reason == "" {
 			reason = string(final.status)
 		}
-		r.emitFor(env.sessionID, env.owner, &agentsv1.Event{Kind: "subcall.failed", Body: &agentsv1.Event_SubcallFailed{SubcallFailed: &agentsv1.SubcallFailed{
+		r.subcall(env, &agentsv1.Event{Kind: "subcall.failed", Body: &agentsv1.Event_SubcallFailed{SubcallFailed: &agentsv1.SubcallFailed{
 			ChildSessionId: childID, CallId: call.ID, Reason: reason,
 		}}})
-		return session.ToolResult{CallID: call.ID, Name: call.Name, Text: fmt.Sprintf("the helper %s did not answer: %s", helper, reason), Status: session.ResultError, ChildSessionID: childID}
+		return session.ToolResult{CallID: call.ID, Name: call.Name, Text: fmt.Sprintf("the helper %s did not answer: %s", helper, reason), Status: session.ResultError, ChildSessionID: childID}, false
 	}
-	r.emitFor(env.sessionID, env.owner, &agentsv1.Event{Kind: "subcall.completed", Body: &agentsv1.Event_SubcallCompleted{SubcallCompleted: &agentsv1.SubcallCompleted{
+	r.subcall(env, &agentsv1.Event{Kind: "subcall.completed", Body: &agentsv1.Event_SubcallCompleted{SubcallCompleted: &agentsv1.SubcallCompleted{
 		ChildSessionId: childID, CallId: call.ID, Text: final.text,
 	}}})
-	return session.ToolResult{CallID: call.ID, Name: call.Name, Text: final.text, Status: session.ResultOK, ChildSessionID: childID}
+	return session.ToolResult{CallID: call.ID, Name: call.Name, Text: final.text, Status: session.ResultOK, ChildSessionID: childID}, false
+}
+
+// subcall publishes an event of a helper call, stamped with the parent.
+func (r *Runner) subcall(env callEnv, ev *agentsv1.Event) {
+	ev.SessionId, ev.Owner = env.sessionID, env.owner
+	if err := r.announce(r.ctx, ev); err != nil {
+		r.log.Error("announce helper call", "session", env.sessionID, "err", err)
+	}
 }
 
 func orEmptyObject(s string) string {

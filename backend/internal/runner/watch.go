@@ -3,8 +3,14 @@ package runner
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
+
+	"github.com/google/uuid"
+
+	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/backend/internal/wire"
 
 	"github.com/agents-os/agents/backend/internal/errs"
 	"github.com/agents-os/agents/backend/internal/session"
@@ -20,14 +26,25 @@ const (
 type watches struct {
 	mu       sync.Mutex
 	byTarget map[string]map[string]time.Time // target → watcher → expiry
+	owners   map[string]string               // watcher → its owner
 }
 
-func (w *watches) put(watcher, target string, expires time.Time) {
+// owner returns a watcher's owner, for the events of its mail.
+func (w *watches) owner(watcher string) (string, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	o, ok := w.owners[watcher]
+	return o, ok
+}
+
+func (w *watches) put(watcher, owner, target string, expires time.Time) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.byTarget == nil {
 		w.byTarget = map[string]map[string]time.Time{}
+		w.owners = map[string]string{}
 	}
+	w.owners[watcher] = owner
 	if w.byTarget[target] == nil {
 		w.byTarget[target] = map[string]time.Time{}
 	}
@@ -70,7 +87,8 @@ func (r *Runner) WatchSession(ctx context.Context, owner, watcher, target string
 	if watcher == target {
 		return session.Watch{}, errs.Invalid("invalid_argument", "a session cannot watch itself")
 	}
-	for _, id := range []string{watcher, target} {
+	watcherOwner := ""
+	for i, id := range []string{watcher, target} {
 		m, err := r.store.GetMeta(ctx, id)
 		if err != nil {
 			return session.Watch{}, err
@@ -78,12 +96,15 @@ func (r *Runner) WatchSession(ctx context.Context, owner, watcher, target string
 		if owner != AnyOwner && m.Owner != owner {
 			return session.Watch{}, errs.NotFound("unknown_session", "unknown session %s", id)
 		}
+		if i == 0 {
+			watcherOwner = m.Owner
+		}
 	}
 	w := session.Watch{WatcherID: watcher, TargetID: target, Expires: r.now().Add(ttl)}
 	if err := r.store.PutWatch(ctx, w); err != nil {
 		return session.Watch{}, err
 	}
-	r.watches.put(watcher, target, w.Expires)
+	r.watches.put(watcher, watcherOwner, target, w.Expires)
 	return w, nil
 }
 
@@ -114,19 +135,33 @@ func (r *Runner) loadWatches(ctx context.Context) error {
 		return err
 	}
 	for _, w := range list {
-		r.watches.put(w.WatcherID, w.TargetID, w.Expires)
+		m, err := r.store.GetMeta(ctx, w.WatcherID)
+		if err != nil {
+			continue // the watcher is gone; its watch went with it
+		}
+		r.watches.put(w.WatcherID, m.Owner, w.TargetID, w.Expires)
 	}
 	return nil
 }
 
-// notifyWatchers mails a run's outcome to the target's watchers. It runs
-// on its own goroutine: delivering to another session's actor from inside
-// an actor could deadlock two sessions watching each other.
-func (a *actor) notifyWatchers(status session.Status, reason, text string) {
+// watchNote is mail a change wrote for a watcher, for the watcher's actor
+// to take in once the change is stored.
+type watchNote struct {
+	watcher string
+	mail    session.Mail
+}
+
+// watchMail adds to e the mail that tells the target's watchers how its
+// run ended: it is written with the status change (an outbox), so it is
+// delivered exactly once, crash or not.
+func (a *actor) watchMail(e *edit, status session.Status, reason, text string) {
 	r := a.r
-	meta := a.st.meta
+	meta := e.meta
 	live, expired := r.watches.of(meta.ID, r.now())
-	if len(live) == 0 && len(expired) == 0 {
+	if len(expired) > 0 {
+		go r.dropWatches(meta.ID, expired)
+	}
+	if len(live) == 0 {
 		return
 	}
 	summary := fmt.Sprintf("session %s (agent %s) stopped: status %s", meta.ID, meta.Agent, status)
@@ -136,24 +171,63 @@ func (a *actor) notifyWatchers(status session.Status, reason, text string) {
 	if text != "" {
 		summary += "\n\n" + text
 	}
-	go func() {
-		ctx, cancel := context.WithTimeout(r.ctx, 30*time.Second)
-		defer cancel()
-		for _, w := range expired {
-			r.watches.remove(w, meta.ID)
-			_ = r.store.DeleteWatch(ctx, w, meta.ID)
+	for _, w := range live {
+		m := session.Mail{
+			ID:        uuid.NewString(),
+			SessionID: w,
+			Sender:    session.Sender{Kind: session.SenderSystem, Name: "watch"},
+			Priority:  session.PriorityNormal,
+			Body:      session.MailBody{Kind: session.MailAgentMessage, Agent: meta.Agent, Text: summary},
+			Created:   r.now(),
 		}
-		for _, w := range live {
-			_, err := r.deliver(ctx, AnyOwner, w, session.Mail{
-				Sender:   session.Sender{Kind: session.SenderSystem, Name: "watch"},
-				Priority: session.PriorityNormal,
-				Body:     session.MailBody{Kind: session.MailAgentMessage, Agent: meta.Agent, Text: summary},
+		e.mail = append(e.mail, m)
+		e.notify = append(e.notify, watchNote{watcher: w, mail: m})
+		if owner, ok := r.watches.owner(w); ok {
+			e.events = append(e.events, &agentsv1.Event{SessionId: w, Owner: owner, Kind: "mail.accepted",
+				Body: &agentsv1.Event_MailAccepted{MailAccepted: &agentsv1.MailAccepted{Envelope: wire.EventMail(m)}}})
+		}
+	}
+}
+
+// delivered hands stored watch mail to the watchers' actors, which fold
+// it at their next step or wake for it. It runs on its own goroutine:
+// calling another session's actor from inside an actor could deadlock two
+// sessions watching each other. The mail is stored already, so a crash
+// loses nothing: the next start wakes the watcher (see Recover).
+func (a *actor) delivered(notes []watchNote) {
+	if len(notes) == 0 {
+		return
+	}
+	r := a.r
+	go func() {
+		for _, n := range notes {
+			err := r.withSession(r.ctx, n.watcher, func(a *actor) error {
+				if !slices.ContainsFunc(a.st.mail, func(m session.Mail) bool { return m.ID == n.mail.ID }) {
+					a.st.mail = append(a.st.mail, n.mail)
+					a.st.meta.PendingMail++
+				}
+				if a.run == nil && a.st.meta.Status.AcceptsInput() {
+					return a.wake(agentsv1.RunTrigger_RUN_TRIGGER_MAIL)
+				}
+				return nil
 			})
 			if errs.KindOf(err) == errs.KindNotFound {
-				r.watches.remove(w, meta.ID)
-			} else if err != nil {
-				r.log.Error("deliver watch mail", "watcher", w, "target", meta.ID, "err", err)
+				r.watches.remove(n.watcher, a.id)
+			} else if err != nil && r.ctx.Err() == nil {
+				r.log.Error("hand watch mail over", "watcher", n.watcher, "target", a.id, "err", err)
 			}
 		}
 	}()
+}
+
+// dropWatches forgets watches that expired.
+func (r *Runner) dropWatches(target string, watchers []string) {
+	ctx, cancel := context.WithTimeout(r.ctx, 30*time.Second)
+	defer cancel()
+	for _, w := range watchers {
+		r.watches.remove(w, target)
+		if err := r.store.DeleteWatch(ctx, w, target); err != nil && r.ctx.Err() == nil {
+			r.log.Error("drop expired watch", "watcher", w, "target", target, "err", err)
+		}
+	}
 }

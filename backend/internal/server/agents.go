@@ -35,7 +35,9 @@ func (h *agentService) ReloadAgents(ctx context.Context, _ *connect.Request[agen
 	for _, a := range snap.Agents() {
 		changed.Slugs = append(changed.Slugs, a.Slug)
 	}
-	h.s.hub.Publish(&agentsv1.Event{Kind: "agents.changed", Body: &agentsv1.Event_AgentsChanged{AgentsChanged: changed}})
+	if err := h.s.runner.Announce(ctx, &agentsv1.Event{Kind: "agents.changed", Body: &agentsv1.Event_AgentsChanged{AgentsChanged: changed}}); err != nil {
+		return nil, err
+	}
 	return connect.NewResponse(&agentsv1.ReloadAgentsResponse{Agents: descriptors(snap), Errors: wire.LoadErrors(snap.Errors)}), nil
 }
 

@@ -31,7 +31,7 @@ func (h *sessionService) CompleteCall(ctx context.Context, req *connect.Request[
 	if m.GetToken() == "" {
 		return nil, errs.Invalid("invalid_argument", "token is required")
 	}
-	var answer runner.CallAnswer
+	answer := runner.CallAnswer{IdempotencyKey: m.GetIdempotencyKey()}
 	switch r := m.GetResult().(type) {
 	case *agentsv1.CompleteCallRequest_Text:
 		answer.Text = r.Text
@@ -93,6 +93,8 @@ func (h *sessionService) SendMail(ctx context.Context, req *connect.Request[agen
 		Body:        body,
 		Priority:    wire.PriorityFromWire(m.GetPriority()),
 		FromSession: m.GetFromSessionId(),
+
+		IdempotencyKey: m.GetIdempotencyKey(),
 	})
 	if err != nil {
 		return nil, err
@@ -129,7 +131,7 @@ func (h *sessionService) ForkSession(ctx context.Context, req *connect.Request[a
 	if err != nil {
 		return nil, err
 	}
-	return connect.NewResponse(&agentsv1.ForkSessionResponse{Session: wire.Session(view.Meta, view.Turns, view.Deferred)}), nil
+	return connect.NewResponse(&agentsv1.ForkSessionResponse{Session: sessionOf(view)}), nil
 }
 
 func (h *sessionService) WatchSession(ctx context.Context, req *connect.Request[agentsv1.WatchSessionRequest]) (*connect.Response[agentsv1.WatchSessionResponse], error) {

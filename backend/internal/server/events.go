@@ -39,10 +39,9 @@ func (h *eventService) Subscribe(ctx context.Context, req *connect.Request[agent
 	if m.GetScope() == agentsv1.SubscribeScope_SUBSCRIBE_SCOPE_SESSION {
 		sessionID = m.GetSessionId()
 	}
-	var after *uint64
+	var after *events.Position
 	if m.After != nil {
-		v := m.GetAfter()
-		after = &v
+		after = &events.Position{Seq: m.GetAfter(), Delta: m.GetAfterDelta()}
 	}
 	sub, err := h.s.subscribe(ctx, m.GetScope(), sessionID, after)
 	if err != nil {
@@ -55,7 +54,7 @@ func (h *eventService) Subscribe(ctx context.Context, req *connect.Request[agent
 
 // subscribe checks the caller may use the scope and opens the
 // subscription.
-func (s *Server) subscribe(ctx context.Context, scope agentsv1.SubscribeScope, sessionID string, after *uint64) (*events.Subscription, error) {
+func (s *Server) subscribe(ctx context.Context, scope agentsv1.SubscribeScope, sessionID string, after *events.Position) (*events.Subscription, error) {
 	var sc events.Scope
 	switch scope {
 	case agentsv1.SubscribeScope_SUBSCRIBE_SCOPE_SESSION:
@@ -74,8 +73,7 @@ func (s *Server) subscribe(ctx context.Context, scope agentsv1.SubscribeScope, s
 	default:
 		sc = events.OwnerScope(owner(ctx))
 	}
-	sub, _ := s.hub.Subscribe(sc, after)
-	return sub, nil
+	return s.hub.SubscribeAt(ctx, sc, after)
 }
 
 // pump sends a subscription to a client: a snapshot or a heartbeat first
@@ -106,7 +104,7 @@ func (s *Server) pump(ctx context.Context, sub *events.Subscription, send func(*
 		case ev, ok := <-sub.C():
 			if !ok {
 				if lagged, last := sub.Lagged(); lagged {
-					return send(&agentsv1.SubscribeResponse{Item: &agentsv1.SubscribeResponse_Lagged{Lagged: &agentsv1.Lagged{LastSeq: last}}})
+					return send(&agentsv1.SubscribeResponse{Item: &agentsv1.SubscribeResponse_Lagged{Lagged: &agentsv1.Lagged{LastSeq: last.Seq, LastDeltaSeq: last.Delta}}})
 				}
 				return nil
 			}
@@ -125,7 +123,8 @@ func heartbeat(seq uint64) *agentsv1.SubscribeResponse {
 // stored before they are published, so it reflects every event up to the
 // subscription's snapshot seq.
 func (s *Server) snapshot(ctx context.Context, sub *events.Subscription) (*agentsv1.Snapshot, error) {
-	snap := &agentsv1.Snapshot{Seq: sub.SnapshotSeq()}
+	pos := sub.SnapshotPosition()
+	snap := &agentsv1.Snapshot{Seq: pos.Seq, DeltaSeq: pos.Delta}
 	if id, ok := sub.Scope().Session(); ok {
 		view, err := s.runner.GetSession(ctx, owner(ctx), id, false, 0)
 		if err != nil {

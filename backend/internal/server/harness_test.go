@@ -106,7 +106,10 @@ func (e *env) boot() {
 	if errs := cat.Snapshot().Errors; len(errs) > 0 {
 		t.Fatalf("test agents do not load: %v", errs)
 	}
-	hub := events.New(events.Options{})
+	hub, err := runner.NewHub(ctx, db, events.Options{})
+	if err != nil {
+		t.Fatalf("open the event log: %v", err)
+	}
 	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	if e.logTo != nil {
 		log = slog.New(slog.NewJSONHandler(e.logTo, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -126,6 +129,9 @@ func (e *env) boot() {
 		Models:     fastRetryModels,
 		ToolLimits: bashtool.Limits{Timeout: 2 * time.Second},
 		OnStep:     onStep,
+
+		MaxRuns:         e.limits.MaxRuns,
+		MaxRunsPerOwner: e.limits.MaxRunsPerOwner,
 	}
 	for _, tune := range e.tune {
 		tune(&opts)

@@ -8,8 +8,6 @@ import (
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/backend/internal/errs"
-	"github.com/agents-os/agents/backend/internal/session"
-	"github.com/agents-os/agents/backend/internal/store"
 )
 
 // Limits bound what one request may ask of the server. Zero size fields
@@ -21,10 +19,10 @@ type Limits struct {
 	MaxMessageBytes int
 	// MaxAttachmentBytes bounds each attachment of a message.
 	MaxAttachmentBytes int
-	// MaxRuns bounds the runs active on the server when a request would
-	// start one (429 / resource_exhausted).
-	MaxRuns int
-	// MaxRunsPerOwner bounds the runs active for the caller's owner.
+	// MaxRuns bounds the runs active on the server and MaxRunsPerOwner
+	// those of one owner (429 / resource_exhausted); the kernel enforces
+	// them on every run, whoever starts it.
+	MaxRuns         int
 	MaxRunsPerOwner int
 }
 
@@ -63,21 +61,11 @@ func (s *Server) limitBodies(next http.Handler) http.Handler {
 	})
 }
 
-// admit checks a request message against the limits before its handler
-// runs: message and attachment sizes, and the run limits when the request
-// would start a run. The run count is read from the store, where a run is
-// marked before it starts, so it also counts runs resumed at startup.
-func (s *Server) admit(ctx context.Context, req any) error {
-	if err := s.checkSizes(req); err != nil {
-		return err
-	}
-	if s.limits.MaxRuns <= 0 && s.limits.MaxRunsPerOwner <= 0 {
-		return nil
-	}
-	if !s.startsRun(ctx, req) {
-		return nil
-	}
-	return s.checkRuns(ctx)
+// admit checks a request message against the size limits before its
+// handler runs. Run limits are the kernel's: it counts every run where it
+// opens (see runner.Options.MaxRuns).
+func (s *Server) admit(_ context.Context, req any) error {
+	return s.checkSizes(req)
 }
 
 func (s *Server) checkSizes(req any) error {
@@ -98,53 +86,6 @@ func (s *Server) checkSizes(req any) error {
 	for _, a := range attachments {
 		if len(a.GetData()) > s.limits.MaxAttachmentBytes {
 			return errs.TooLarge("attachment_too_large", "attachment %q is %d bytes, more than the limit of %d", a.GetName(), len(a.GetData()), s.limits.MaxAttachmentBytes)
-		}
-	}
-	return nil
-}
-
-// startsRun reports whether req would start a run. A message to a session
-// that is already running becomes mail, so it starts none.
-func (s *Server) startsRun(ctx context.Context, req any) bool {
-	switch m := req.(type) {
-	case *agentsv1.CreateSessionRequest:
-		return m.Message != nil && !m.GetRun().GetHold()
-	case *agentsv1.PostMessageRequest:
-		return !m.GetRun().GetHold() && !s.isRunning(ctx, m.GetSessionId())
-	case *agentsv1.ResumeRequest:
-		return !s.isRunning(ctx, m.GetSessionId())
-	case *agentsv1.CompleteCallRequest:
-		return m.GetResume()
-	}
-	return false
-}
-
-func (s *Server) isRunning(ctx context.Context, id string) bool {
-	meta, err := s.store.GetMeta(ctx, id)
-	return err == nil && meta.Status == session.StatusRunning
-}
-
-func (s *Server) checkRuns(ctx context.Context) error {
-	if max := s.limits.MaxRuns; max > 0 {
-		counts, err := s.store.CountByStatus(ctx)
-		if err != nil {
-			return err
-		}
-		if counts[session.StatusRunning] >= max {
-			return errs.ResourceExhausted("too_many_runs", "the server is running %d runs, its limit; try again when one ends", max)
-		}
-	}
-	if max := s.limits.MaxRunsPerOwner; max > 0 {
-		running, _, err := s.store.ListSessions(ctx, store.ListFilter{
-			Owner:    owner(ctx),
-			Status:   session.StatusRunning,
-			PageSize: min(max, store.MaxPageSize),
-		})
-		if err != nil {
-			return err
-		}
-		if len(running) >= max {
-			return errs.ResourceExhausted("too_many_runs", "owner %q has %d runs active, its limit; try again when one ends", owner(ctx), max)
 		}
 	}
 	return nil

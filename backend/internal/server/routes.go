@@ -93,6 +93,7 @@ func (s *Server) routeTable() []route {
 				if err := decodeBody(r, req); err != nil {
 					return nil, 0, err
 				}
+				req.IdempotencyKey = idempotencyKey(r, req.IdempotencyKey)
 				res, _, err := unary(r.Context(), s, req, sessions.CreateSession)
 				if err != nil {
 					return nil, 0, err
@@ -173,7 +174,7 @@ func (s *Server) routeTable() []route {
 				if err := decodeBody(r, msg); err != nil {
 					return nil, 0, err
 				}
-				return unary(r.Context(), s, &agentsv1.PostMessageRequest{SessionId: r.PathValue("id"), Message: msg}, sessions.PostMessage)
+				return unary(r.Context(), s, &agentsv1.PostMessageRequest{SessionId: r.PathValue("id"), Message: msg, IdempotencyKey: idempotencyKey(r, "")}, sessions.PostMessage)
 			}),
 		},
 		{
@@ -220,6 +221,7 @@ func (s *Server) routeTable() []route {
 					return nil, 0, err
 				}
 				req.SessionId = r.PathValue("id")
+				req.IdempotencyKey = idempotencyKey(r, req.IdempotencyKey)
 				res, _, err := unary(r.Context(), s, req, sessions.SendMail)
 				return res, http.StatusCreated, err
 			}),
@@ -284,6 +286,7 @@ func (s *Server) routeTable() []route {
 					return nil, 0, err
 				}
 				req.Token = r.PathValue("token")
+				req.IdempotencyKey = idempotencyKey(r, req.IdempotencyKey)
 				return unary(r.Context(), s, req, sessions.CompleteCall)
 			}),
 		},
@@ -380,4 +383,13 @@ func listRequest(r *http.Request) (*agentsv1.ListSessionsRequest, error) {
 		return nil, errs.Invalid("invalid_argument", "scope %q: want owner or all", scope)
 	}
 	return req, nil
+}
+
+// idempotencyKey is the request's Idempotency-Key header, which wins over
+// a key in the body.
+func idempotencyKey(r *http.Request, body string) string {
+	if k := r.Header.Get("Idempotency-Key"); k != "" {
+		return k
+	}
+	return body
 }

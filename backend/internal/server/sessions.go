@@ -39,6 +39,8 @@ func (h *sessionService) CreateSession(ctx context.Context, req *connect.Request
 		Params:   m.GetParams(),
 		ParentID: m.GetParentId(),
 		Title:    m.GetTitle(),
+
+		IdempotencyKey: m.GetIdempotencyKey(),
 	}
 	if m.Message != nil {
 		msg := message(m.GetMessage())
@@ -48,7 +50,7 @@ func (h *sessionService) CreateSession(ctx context.Context, req *connect.Request
 	if err != nil {
 		return nil, err
 	}
-	return connect.NewResponse(&agentsv1.CreateSessionResponse{Session: wire.Session(view.Meta, view.Turns, view.Deferred)}), nil
+	return connect.NewResponse(&agentsv1.CreateSessionResponse{Session: sessionOf(view)}), nil
 }
 
 func (h *sessionService) PostMessage(ctx context.Context, req *connect.Request[agentsv1.PostMessageRequest]) (*connect.Response[agentsv1.PostMessageResponse], error) {
@@ -59,7 +61,9 @@ func (h *sessionService) PostMessage(ctx context.Context, req *connect.Request[a
 	if m.Message == nil {
 		return nil, errs.Invalid("invalid_argument", "message is required")
 	}
-	meta, mailID, err := h.s.runner.PostMessage(ctx, owner(ctx), m.GetSessionId(), message(m.GetMessage()), runOptions(m.GetRun()), m.GetParams())
+	opts := runOptions(m.GetRun())
+	opts.IdempotencyKey = m.GetIdempotencyKey()
+	meta, mailID, err := h.s.runner.PostMessage(ctx, owner(ctx), m.GetSessionId(), message(m.GetMessage()), opts, m.GetParams())
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +86,7 @@ func (h *sessionService) GetSession(ctx context.Context, req *connect.Request[ag
 	if err != nil {
 		return nil, err
 	}
-	return connect.NewResponse(&agentsv1.GetSessionResponse{Session: wire.Session(view.Meta, view.Turns, view.Deferred)}), nil
+	return connect.NewResponse(&agentsv1.GetSessionResponse{Session: sessionOf(view)}), nil
 }
 
 func (h *sessionService) ListSessions(ctx context.Context, req *connect.Request[agentsv1.ListSessionsRequest]) (*connect.Response[agentsv1.ListSessionsResponse], error) {
@@ -170,4 +174,22 @@ func message(m *agentsv1.Message) runner.Message {
 
 func runOptions(r *agentsv1.RunOptions) runner.RunOptions {
 	return runner.RunOptions{Hold: r.GetHold(), MaxSteps: int(r.GetMaxSteps())}
+}
+
+// sessionOf is a view on the wire: the session, the event position it
+// reflects and the step in flight.
+func sessionOf(view runner.View) *agentsv1.Session {
+	out := wire.Session(view.Meta, view.Turns, view.Deferred)
+	out.Seq, out.DeltaSeq = view.Position.Seq, view.Position.Delta
+	if p := view.InProgress; p != nil {
+		ip := &agentsv1.TurnInProgress{TurnIndex: int32(p.TurnIndex), Text: p.Text, Thinking: p.Thinking}
+		for _, c := range p.ToolCalls {
+			ip.ToolCalls = append(ip.ToolCalls, wire.ToolCall(c))
+		}
+		for _, r := range p.Results {
+			ip.ToolResults = append(ip.ToolResults, wire.ToolResult(r))
+		}
+		out.InProgress = ip
+	}
+	return out
 }

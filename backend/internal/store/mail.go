@@ -93,3 +93,12 @@ func (s *SQL) MarkDelivered(ctx context.Context, ids []string, at time.Time) ([]
 	}
 	return out, nil
 }
+
+// SessionsWithPendingMail returns the sessions that have undelivered mail.
+func (s *SQL) SessionsWithPendingMail(ctx context.Context) ([]string, error) {
+	var ids []string
+	if err := s.read.SelectContext(ctx, &ids, `SELECT DISTINCT session_id FROM mail WHERE delivered IS NULL`); err != nil {
+		return nil, s.translate(err, nil, "list sessions with mail")
+	}
+	return ids, nil
+}

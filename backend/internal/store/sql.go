@@ -15,6 +15,12 @@ type Dialect struct {
 	Name string
 	// Classify tells which constraint, if any, a driver error reports.
 	Classify func(error) Violation
+	// LockEvents, when set, runs in a transaction before it appends to
+	// the event log, so that event commits happen in seq order when
+	// several servers share the database (PostgreSQL:
+	// `SELECT pg_advisory_xact_lock(…)`). SQLite's single writer needs
+	// none.
+	LockEvents string
 }
 
 // SQL implements Store with queries shared by every dialect. Reads go to

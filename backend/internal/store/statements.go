@@ -43,12 +43,15 @@ type statements struct {
 	deliverOne, insertDeferred, addMail, completeDeferred *sqlx.Stmt
 	acquireLease, renewLease, releaseLease                *sqlx.Stmt
 	putWatch, deleteWatch, deleteExpiredWatches           *sqlx.Stmt
+	completePending, putHelperCall, putIdempotency        *sqlx.Stmt
+	appendEvent                                           *sqlx.Stmt
 
 	// On the read pool.
 	getMeta, loadTurns, children, countByStatus *sqlx.Stmt
 	pendingMail, listMail, listPendingMail      *sqlx.Stmt
 	getDeferred, pendingDeferred, deferredRound *sqlx.Stmt
-	listWatches                                 *sqlx.Stmt
+	listWatches, helperChild, getIdempotency    *sqlx.Stmt
+	eventsAll, eventsSession, eventsOwner       *sqlx.Stmt
 }
 
 // prepareStatements prepares every fixed statement on its pool. The schema
@@ -75,6 +78,10 @@ func prepareStatements(ctx context.Context, read, write *sqlx.DB) (*statements, 
 		{&st.putWatch, write, sqlPutWatch},
 		{&st.deleteWatch, write, sqlDeleteWatch},
 		{&st.deleteExpiredWatches, write, sqlDeleteExpiredWatches},
+		{&st.completePending, write, sqlCompletePending},
+		{&st.putHelperCall, write, sqlPutHelperCall},
+		{&st.putIdempotency, write, sqlPutIdempotency},
+		{&st.appendEvent, write, sqlAppendEvent},
 
 		{&st.getMeta, read, sqlGetMeta},
 		{&st.loadTurns, read, sqlLoadTurns},
@@ -87,6 +94,11 @@ func prepareStatements(ctx context.Context, read, write *sqlx.DB) (*statements, 
 		{&st.pendingDeferred, read, sqlPendingDeferred},
 		{&st.deferredRound, read, sqlDeferredRound},
 		{&st.listWatches, read, sqlListWatches},
+		{&st.helperChild, read, sqlHelperChild},
+		{&st.getIdempotency, read, sqlGetIdempotency},
+		{&st.eventsAll, read, sqlEventsAll},
+		{&st.eventsSession, read, sqlEventsSession},
+		{&st.eventsOwner, read, sqlEventsOwner},
 	} {
 		stmt, err := p.db.PreparexContext(ctx, p.db.Rebind(p.query))
 		if err != nil {

@@ -22,6 +22,18 @@ type Store interface {
 	DeferredCalls
 	Watches
 	Leases
+	EventLog
+	// Commit writes one change of the runner, with its events, in one
+	// transaction; on success each event has its seq.
+	Commit(ctx context.Context, c *Change) error
+	// HelperChild returns the child session a helper call runs, "" when
+	// none was recorded.
+	HelperChild(ctx context.Context, sessionID, callID string) (string, error)
+	// Idempotent returns what a keyed request produced, errs.NotFound
+	// when the key is unknown.
+	Idempotent(ctx context.Context, owner, key string) (IdempotencyRecord, error)
+	// PruneIdempotency forgets the keys recorded before a time.
+	PruneIdempotency(ctx context.Context, before time.Time) (int, error)
 	// Close releases the database. It is safe to call more than once.
 	Close() error
 }
@@ -80,6 +92,9 @@ type Mailbox interface {
 	// already delivered is left out: each mail is marked exactly once, even
 	// when several callers race.
 	MarkDelivered(ctx context.Context, ids []string, at time.Time) ([]string, error)
+	// SessionsWithPendingMail returns the sessions that have undelivered
+	// mail.
+	SessionsWithPendingMail(ctx context.Context) ([]string, error)
 }
 
 // DeferredCalls holds tool calls that wait for a client's answer.

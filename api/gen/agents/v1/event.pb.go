@@ -148,7 +148,14 @@ type SubscribeRequest struct {
 	// The session, for the session scope.
 	SessionId string `protobuf:"bytes,2,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
 	// Last seq the client has seen; absent starts with live events only.
-	After         *uint64 `protobuf:"varint,3,opt,name=after,proto3,oneof" json:"after,omitempty"`
+	// Positions come from the server's event log, so they keep their meaning
+	// across restarts: replay covers the log's retention.
+	After *uint64 `protobuf:"varint,3,opt,name=after,proto3,oneof" json:"after,omitempty"`
+	// With `after`, the last delta_seq the client has seen at that seq: the
+	// text and thinking deltas after it are replayed too (while the server
+	// still holds them), so a client that read GetSession mid-answer
+	// continues with no gap. Zero or absent: every delta after `after`.
+	AfterDelta    uint64 `protobuf:"varint,4,opt,name=after_delta,json=afterDelta,proto3" json:"after_delta,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -200,6 +207,13 @@ func (x *SubscribeRequest) GetSessionId() string {
 func (x *SubscribeRequest) GetAfter() uint64 {
 	if x != nil && x.After != nil {
 		return *x.After
+	}
+	return 0
+}
+
+func (x *SubscribeRequest) GetAfterDelta() uint64 {
+	if x != nil {
+		return x.AfterDelta
 	}
 	return 0
 }
@@ -332,7 +346,9 @@ type Snapshot struct {
 	// Seq of the last event included in the snapshot; live events follow it.
 	Seq uint64 `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
 	// Every session in scope.
-	Sessions      []*SessionMeta `protobuf:"bytes,2,rep,name=sessions,proto3" json:"sessions,omitempty"`
+	Sessions []*SessionMeta `protobuf:"bytes,2,rep,name=sessions,proto3" json:"sessions,omitempty"`
+	// Delta position at seq, as in Event.delta_seq.
+	DeltaSeq      uint64 `protobuf:"varint,3,opt,name=delta_seq,json=deltaSeq,proto3" json:"delta_seq,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -381,11 +397,21 @@ func (x *Snapshot) GetSessions() []*SessionMeta {
 	return nil
 }
 
+func (x *Snapshot) GetDeltaSeq() uint64 {
+	if x != nil {
+		return x.DeltaSeq
+	}
+	return 0
+}
+
 // Lagged ends the stream of a subscriber that fell behind.
 type Lagged struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Seq of the last event delivered; reconnect with `after` set to it.
-	LastSeq       uint64 `protobuf:"varint,1,opt,name=last_seq,json=lastSeq,proto3" json:"last_seq,omitempty"`
+	LastSeq uint64 `protobuf:"varint,1,opt,name=last_seq,json=lastSeq,proto3" json:"last_seq,omitempty"`
+	// Delta position of the last event delivered; reconnect with
+	// `after_delta` set to it.
+	LastDeltaSeq  uint64 `protobuf:"varint,2,opt,name=last_delta_seq,json=lastDeltaSeq,proto3" json:"last_delta_seq,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -423,6 +449,13 @@ func (*Lagged) Descriptor() ([]byte, []int) {
 func (x *Lagged) GetLastSeq() uint64 {
 	if x != nil {
 		return x.LastSeq
+	}
+	return 0
+}
+
+func (x *Lagged) GetLastDeltaSeq() uint64 {
+	if x != nil {
+		return x.LastDeltaSeq
 	}
 	return 0
 }
@@ -476,7 +509,9 @@ func (x *Heartbeat) GetSeq() uint64 {
 // Event is everything a client can observe.
 type Event struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Position in the server's total order of events, strictly increasing.
+	// Position in the server's event log, strictly increasing and kept
+	// across restarts. Text and thinking deltas are not logged: they carry
+	// the seq of the newest logged event and a delta_seq.
 	Seq uint64 `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
 	// The session the event is about; empty for server-wide events.
 	SessionId string `protobuf:"bytes,2,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
@@ -487,6 +522,10 @@ type Event struct {
 	// Stable name of the body kind (`text.delta`, `run.stopped`, …), also the
 	// SSE event name.
 	Kind string `protobuf:"bytes,5,opt,name=kind,proto3" json:"kind,omitempty"`
+	// Zero for logged events. For text and thinking deltas, which live in
+	// memory only, a position after `seq`: (seq, delta_seq) orders every
+	// event, and an SSE delta's id is `seq.delta_seq`.
+	DeltaSeq uint64 `protobuf:"varint,6,opt,name=delta_seq,json=deltaSeq,proto3" json:"delta_seq,omitempty"`
 	// What happened.
 	//
 	// Types that are valid to be assigned to Body:
@@ -577,6 +616,13 @@ func (x *Event) GetKind() string {
 		return x.Kind
 	}
 	return ""
+}
+
+func (x *Event) GetDeltaSeq() uint64 {
+	if x != nil {
+		return x.DeltaSeq
+	}
+	return 0
 }
 
 func (x *Event) GetBody() isEvent_Body {
@@ -1875,26 +1921,30 @@ var File_agents_v1_event_proto protoreflect.FileDescriptor
 
 const file_agents_v1_event_proto_rawDesc = "" +
 	"\n" +
-	"\x15agents/v1/event.proto\x12\tagents.v1\x1a\x15agents/v1/agent.proto\x1a\x14agents/v1/mail.proto\x1a\x17agents/v1/session.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x87\x01\n" +
+	"\x15agents/v1/event.proto\x12\tagents.v1\x1a\x15agents/v1/agent.proto\x1a\x14agents/v1/mail.proto\x1a\x17agents/v1/session.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa8\x01\n" +
 	"\x10SubscribeRequest\x12/\n" +
 	"\x05scope\x18\x01 \x01(\x0e2\x19.agents.v1.SubscribeScopeR\x05scope\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x02 \x01(\tR\tsessionId\x12\x19\n" +
-	"\x05after\x18\x03 \x01(\x04H\x00R\x05after\x88\x01\x01B\b\n" +
+	"\x05after\x18\x03 \x01(\x04H\x00R\x05after\x88\x01\x01\x12\x1f\n" +
+	"\vafter_delta\x18\x04 \x01(\x04R\n" +
+	"afterDeltaB\b\n" +
 	"\x06_after\"\xdb\x01\n" +
 	"\x11SubscribeResponse\x12(\n" +
 	"\x05event\x18\x01 \x01(\v2\x10.agents.v1.EventH\x00R\x05event\x121\n" +
 	"\bsnapshot\x18\x02 \x01(\v2\x13.agents.v1.SnapshotH\x00R\bsnapshot\x12+\n" +
 	"\x06lagged\x18\x03 \x01(\v2\x11.agents.v1.LaggedH\x00R\x06lagged\x124\n" +
 	"\theartbeat\x18\x04 \x01(\v2\x14.agents.v1.HeartbeatH\x00R\theartbeatB\x06\n" +
-	"\x04item\"P\n" +
+	"\x04item\"m\n" +
 	"\bSnapshot\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x122\n" +
-	"\bsessions\x18\x02 \x03(\v2\x16.agents.v1.SessionMetaR\bsessions\"#\n" +
+	"\bsessions\x18\x02 \x03(\v2\x16.agents.v1.SessionMetaR\bsessions\x12\x1b\n" +
+	"\tdelta_seq\x18\x03 \x01(\x04R\bdeltaSeq\"I\n" +
 	"\x06Lagged\x12\x19\n" +
-	"\blast_seq\x18\x01 \x01(\x04R\alastSeq\"\x1d\n" +
+	"\blast_seq\x18\x01 \x01(\x04R\alastSeq\x12$\n" +
+	"\x0elast_delta_seq\x18\x02 \x01(\x04R\flastDeltaSeq\"\x1d\n" +
 	"\tHeartbeat\x12\x10\n" +
-	"\x03seq\x18\x01 \x01(\x04R\x03seq\"\xbe\n" +
+	"\x03seq\x18\x01 \x01(\x04R\x03seq\"\xdb\n" +
 	"\n" +
 	"\x05Event\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12\x1d\n" +
@@ -1902,7 +1952,8 @@ const file_agents_v1_event_proto_rawDesc = "" +
 	"session_id\x18\x02 \x01(\tR\tsessionId\x12\x14\n" +
 	"\x05owner\x18\x03 \x01(\tR\x05owner\x12.\n" +
 	"\x04time\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\x12\x12\n" +
-	"\x04kind\x18\x05 \x01(\tR\x04kind\x12D\n" +
+	"\x04kind\x18\x05 \x01(\tR\x04kind\x12\x1b\n" +
+	"\tdelta_seq\x18\x06 \x01(\x04R\bdeltaSeq\x12D\n" +
 	"\x0fsession_created\x18\n" +
 	" \x01(\v2\x19.agents.v1.SessionCreatedH\x00R\x0esessionCreated\x12D\n" +
 	"\x0fsession_updated\x18\v \x01(\v2\x19.agents.v1.SessionUpdatedH\x00R\x0esessionUpdated\x12D\n" +

@@ -386,7 +386,15 @@ type Session struct {
 	// Every turn, oldest first.
 	Turns []*Turn `protobuf:"bytes,2,rep,name=turns,proto3" json:"turns,omitempty"`
 	// Deferred calls not yet completed, oldest first.
-	PendingCalls  []*DeferredCall `protobuf:"bytes,3,rep,name=pending_calls,json=pendingCalls,proto3" json:"pending_calls,omitempty"`
+	PendingCalls []*DeferredCall `protobuf:"bytes,3,rep,name=pending_calls,json=pendingCalls,proto3" json:"pending_calls,omitempty"`
+	// The event position this view reflects: Subscribe with after = seq and
+	// after_delta = delta_seq continues from it with no gap and no duplicate.
+	Seq uint64 `protobuf:"varint,4,opt,name=seq,proto3" json:"seq,omitempty"`
+	// Delta position at seq (see Event.delta_seq).
+	DeltaSeq uint64 `protobuf:"varint,5,opt,name=delta_seq,json=deltaSeq,proto3" json:"delta_seq,omitempty"`
+	// The step in flight, when a run is active: what the model has streamed
+	// so far and the results of the round's calls that already finished.
+	InProgress    *TurnInProgress `protobuf:"bytes,6,opt,name=in_progress,json=inProgress,proto3" json:"in_progress,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -442,6 +450,110 @@ func (x *Session) GetPendingCalls() []*DeferredCall {
 	return nil
 }
 
+func (x *Session) GetSeq() uint64 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
+func (x *Session) GetDeltaSeq() uint64 {
+	if x != nil {
+		return x.DeltaSeq
+	}
+	return 0
+}
+
+func (x *Session) GetInProgress() *TurnInProgress {
+	if x != nil {
+		return x.InProgress
+	}
+	return nil
+}
+
+// TurnInProgress is the part of a step that is not stored yet.
+type TurnInProgress struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Index the model's turn will have once stored.
+	TurnIndex int32 `protobuf:"varint,1,opt,name=turn_index,json=turnIndex,proto3" json:"turn_index,omitempty"`
+	// Text streamed so far.
+	Text string `protobuf:"bytes,2,opt,name=text,proto3" json:"text,omitempty"`
+	// Thinking streamed so far.
+	Thinking string `protobuf:"bytes,3,opt,name=thinking,proto3" json:"thinking,omitempty"`
+	// Tool calls streamed so far; arguments may be incomplete.
+	ToolCalls []*ToolCall `protobuf:"bytes,4,rep,name=tool_calls,json=toolCalls,proto3" json:"tool_calls,omitempty"`
+	// Results of this round's calls that already finished (the model's turn
+	// with the calls is stored; the results are stored with the round).
+	ToolResults   []*ToolResult `protobuf:"bytes,5,rep,name=tool_results,json=toolResults,proto3" json:"tool_results,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TurnInProgress) Reset() {
+	*x = TurnInProgress{}
+	mi := &file_agents_v1_session_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TurnInProgress) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TurnInProgress) ProtoMessage() {}
+
+func (x *TurnInProgress) ProtoReflect() protoreflect.Message {
+	mi := &file_agents_v1_session_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TurnInProgress.ProtoReflect.Descriptor instead.
+func (*TurnInProgress) Descriptor() ([]byte, []int) {
+	return file_agents_v1_session_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *TurnInProgress) GetTurnIndex() int32 {
+	if x != nil {
+		return x.TurnIndex
+	}
+	return 0
+}
+
+func (x *TurnInProgress) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+func (x *TurnInProgress) GetThinking() string {
+	if x != nil {
+		return x.Thinking
+	}
+	return ""
+}
+
+func (x *TurnInProgress) GetToolCalls() []*ToolCall {
+	if x != nil {
+		return x.ToolCalls
+	}
+	return nil
+}
+
+func (x *TurnInProgress) GetToolResults() []*ToolResult {
+	if x != nil {
+		return x.ToolResults
+	}
+	return nil
+}
+
 // Turn is one entry of a session's history: what the user side said, or
 // what the model answered.
 type Turn struct {
@@ -463,7 +575,7 @@ type Turn struct {
 
 func (x *Turn) Reset() {
 	*x = Turn{}
-	mi := &file_agents_v1_session_proto_msgTypes[2]
+	mi := &file_agents_v1_session_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -475,7 +587,7 @@ func (x *Turn) String() string {
 func (*Turn) ProtoMessage() {}
 
 func (x *Turn) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_proto_msgTypes[2]
+	mi := &file_agents_v1_session_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -488,7 +600,7 @@ func (x *Turn) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Turn.ProtoReflect.Descriptor instead.
 func (*Turn) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_proto_rawDescGZIP(), []int{2}
+	return file_agents_v1_session_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *Turn) GetIndex() int32 {
@@ -565,7 +677,7 @@ type UserTurn struct {
 
 func (x *UserTurn) Reset() {
 	*x = UserTurn{}
-	mi := &file_agents_v1_session_proto_msgTypes[3]
+	mi := &file_agents_v1_session_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -577,7 +689,7 @@ func (x *UserTurn) String() string {
 func (*UserTurn) ProtoMessage() {}
 
 func (x *UserTurn) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_proto_msgTypes[3]
+	mi := &file_agents_v1_session_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -590,7 +702,7 @@ func (x *UserTurn) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UserTurn.ProtoReflect.Descriptor instead.
 func (*UserTurn) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_proto_rawDescGZIP(), []int{3}
+	return file_agents_v1_session_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *UserTurn) GetText() string {
@@ -645,7 +757,7 @@ type LlmTurn struct {
 
 func (x *LlmTurn) Reset() {
 	*x = LlmTurn{}
-	mi := &file_agents_v1_session_proto_msgTypes[4]
+	mi := &file_agents_v1_session_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -657,7 +769,7 @@ func (x *LlmTurn) String() string {
 func (*LlmTurn) ProtoMessage() {}
 
 func (x *LlmTurn) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_proto_msgTypes[4]
+	mi := &file_agents_v1_session_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -670,7 +782,7 @@ func (x *LlmTurn) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LlmTurn.ProtoReflect.Descriptor instead.
 func (*LlmTurn) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_proto_rawDescGZIP(), []int{4}
+	return file_agents_v1_session_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *LlmTurn) GetText() string {
@@ -741,7 +853,7 @@ type ToolCall struct {
 
 func (x *ToolCall) Reset() {
 	*x = ToolCall{}
-	mi := &file_agents_v1_session_proto_msgTypes[5]
+	mi := &file_agents_v1_session_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -753,7 +865,7 @@ func (x *ToolCall) String() string {
 func (*ToolCall) ProtoMessage() {}
 
 func (x *ToolCall) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_proto_msgTypes[5]
+	mi := &file_agents_v1_session_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -766,7 +878,7 @@ func (x *ToolCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCall.ProtoReflect.Descriptor instead.
 func (*ToolCall) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_proto_rawDescGZIP(), []int{5}
+	return file_agents_v1_session_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ToolCall) GetId() string {
@@ -825,7 +937,7 @@ type ToolResult struct {
 
 func (x *ToolResult) Reset() {
 	*x = ToolResult{}
-	mi := &file_agents_v1_session_proto_msgTypes[6]
+	mi := &file_agents_v1_session_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -837,7 +949,7 @@ func (x *ToolResult) String() string {
 func (*ToolResult) ProtoMessage() {}
 
 func (x *ToolResult) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_proto_msgTypes[6]
+	mi := &file_agents_v1_session_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -850,7 +962,7 @@ func (x *ToolResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolResult.ProtoReflect.Descriptor instead.
 func (*ToolResult) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_proto_rawDescGZIP(), []int{6}
+	return file_agents_v1_session_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ToolResult) GetCallId() string {
@@ -910,7 +1022,7 @@ type Attachment struct {
 
 func (x *Attachment) Reset() {
 	*x = Attachment{}
-	mi := &file_agents_v1_session_proto_msgTypes[7]
+	mi := &file_agents_v1_session_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -922,7 +1034,7 @@ func (x *Attachment) String() string {
 func (*Attachment) ProtoMessage() {}
 
 func (x *Attachment) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_proto_msgTypes[7]
+	mi := &file_agents_v1_session_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -935,7 +1047,7 @@ func (x *Attachment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Attachment.ProtoReflect.Descriptor instead.
 func (*Attachment) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_proto_rawDescGZIP(), []int{7}
+	return file_agents_v1_session_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Attachment) GetName() string {
@@ -976,7 +1088,7 @@ type Usage struct {
 
 func (x *Usage) Reset() {
 	*x = Usage{}
-	mi := &file_agents_v1_session_proto_msgTypes[8]
+	mi := &file_agents_v1_session_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -988,7 +1100,7 @@ func (x *Usage) String() string {
 func (*Usage) ProtoMessage() {}
 
 func (x *Usage) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_proto_msgTypes[8]
+	mi := &file_agents_v1_session_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1001,7 +1113,7 @@ func (x *Usage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Usage.ProtoReflect.Descriptor instead.
 func (*Usage) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_proto_rawDescGZIP(), []int{8}
+	return file_agents_v1_session_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Usage) GetPromptTokens() int64 {
@@ -1052,7 +1164,7 @@ type DeferredCall struct {
 
 func (x *DeferredCall) Reset() {
 	*x = DeferredCall{}
-	mi := &file_agents_v1_session_proto_msgTypes[9]
+	mi := &file_agents_v1_session_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1064,7 +1176,7 @@ func (x *DeferredCall) String() string {
 func (*DeferredCall) ProtoMessage() {}
 
 func (x *DeferredCall) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_proto_msgTypes[9]
+	mi := &file_agents_v1_session_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1077,7 +1189,7 @@ func (x *DeferredCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeferredCall.ProtoReflect.Descriptor instead.
 func (*DeferredCall) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_proto_rawDescGZIP(), []int{9}
+	return file_agents_v1_session_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *DeferredCall) GetToken() string {
@@ -1132,7 +1244,7 @@ type Message struct {
 
 func (x *Message) Reset() {
 	*x = Message{}
-	mi := &file_agents_v1_session_proto_msgTypes[10]
+	mi := &file_agents_v1_session_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1144,7 +1256,7 @@ func (x *Message) String() string {
 func (*Message) ProtoMessage() {}
 
 func (x *Message) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_proto_msgTypes[10]
+	mi := &file_agents_v1_session_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1157,7 +1269,7 @@ func (x *Message) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Message.ProtoReflect.Descriptor instead.
 func (*Message) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_proto_rawDescGZIP(), []int{10}
+	return file_agents_v1_session_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Message) GetText() string {
@@ -1194,7 +1306,7 @@ type RunOptions struct {
 
 func (x *RunOptions) Reset() {
 	*x = RunOptions{}
-	mi := &file_agents_v1_session_proto_msgTypes[11]
+	mi := &file_agents_v1_session_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1206,7 +1318,7 @@ func (x *RunOptions) String() string {
 func (*RunOptions) ProtoMessage() {}
 
 func (x *RunOptions) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_proto_msgTypes[11]
+	mi := &file_agents_v1_session_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1219,7 +1331,7 @@ func (x *RunOptions) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunOptions.ProtoReflect.Descriptor instead.
 func (*RunOptions) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_proto_rawDescGZIP(), []int{11}
+	return file_agents_v1_session_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *RunOptions) GetHold() bool {
@@ -1252,7 +1364,7 @@ type Watch struct {
 
 func (x *Watch) Reset() {
 	*x = Watch{}
-	mi := &file_agents_v1_session_proto_msgTypes[12]
+	mi := &file_agents_v1_session_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1264,7 +1376,7 @@ func (x *Watch) String() string {
 func (*Watch) ProtoMessage() {}
 
 func (x *Watch) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_proto_msgTypes[12]
+	mi := &file_agents_v1_session_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1277,7 +1389,7 @@ func (x *Watch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Watch.ProtoReflect.Descriptor instead.
 func (*Watch) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_proto_rawDescGZIP(), []int{12}
+	return file_agents_v1_session_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Watch) GetWatcherId() string {
@@ -1326,11 +1438,23 @@ const file_agents_v1_session_proto_rawDesc = "" +
 	"\vcreate_time\x18\x0e \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"createTime\x12;\n" +
 	"\vupdate_time\x18\x0f \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"updateTime\"\x9a\x01\n" +
+	"updateTime\"\x85\x02\n" +
 	"\aSession\x12*\n" +
 	"\x04meta\x18\x01 \x01(\v2\x16.agents.v1.SessionMetaR\x04meta\x12%\n" +
 	"\x05turns\x18\x02 \x03(\v2\x0f.agents.v1.TurnR\x05turns\x12<\n" +
-	"\rpending_calls\x18\x03 \x03(\v2\x17.agents.v1.DeferredCallR\fpendingCalls\"\xb4\x01\n" +
+	"\rpending_calls\x18\x03 \x03(\v2\x17.agents.v1.DeferredCallR\fpendingCalls\x12\x10\n" +
+	"\x03seq\x18\x04 \x01(\x04R\x03seq\x12\x1b\n" +
+	"\tdelta_seq\x18\x05 \x01(\x04R\bdeltaSeq\x12:\n" +
+	"\vin_progress\x18\x06 \x01(\v2\x19.agents.v1.TurnInProgressR\n" +
+	"inProgress\"\xcd\x01\n" +
+	"\x0eTurnInProgress\x12\x1d\n" +
+	"\n" +
+	"turn_index\x18\x01 \x01(\x05R\tturnIndex\x12\x12\n" +
+	"\x04text\x18\x02 \x01(\tR\x04text\x12\x1a\n" +
+	"\bthinking\x18\x03 \x01(\tR\bthinking\x122\n" +
+	"\n" +
+	"tool_calls\x18\x04 \x03(\v2\x13.agents.v1.ToolCallR\ttoolCalls\x128\n" +
+	"\ftool_results\x18\x05 \x03(\v2\x15.agents.v1.ToolResultR\vtoolResults\"\xb4\x01\n" +
 	"\x04Turn\x12\x14\n" +
 	"\x05index\x18\x01 \x01(\x05R\x05index\x12;\n" +
 	"\vcreate_time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
@@ -1430,58 +1554,62 @@ func file_agents_v1_session_proto_rawDescGZIP() []byte {
 }
 
 var file_agents_v1_session_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_agents_v1_session_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
+var file_agents_v1_session_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
 var file_agents_v1_session_proto_goTypes = []any{
 	(SessionStatus)(0),            // 0: agents.v1.SessionStatus
 	(CallMode)(0),                 // 1: agents.v1.CallMode
 	(ToolResultStatus)(0),         // 2: agents.v1.ToolResultStatus
 	(*SessionMeta)(nil),           // 3: agents.v1.SessionMeta
 	(*Session)(nil),               // 4: agents.v1.Session
-	(*Turn)(nil),                  // 5: agents.v1.Turn
-	(*UserTurn)(nil),              // 6: agents.v1.UserTurn
-	(*LlmTurn)(nil),               // 7: agents.v1.LlmTurn
-	(*ToolCall)(nil),              // 8: agents.v1.ToolCall
-	(*ToolResult)(nil),            // 9: agents.v1.ToolResult
-	(*Attachment)(nil),            // 10: agents.v1.Attachment
-	(*Usage)(nil),                 // 11: agents.v1.Usage
-	(*DeferredCall)(nil),          // 12: agents.v1.DeferredCall
-	(*Message)(nil),               // 13: agents.v1.Message
-	(*RunOptions)(nil),            // 14: agents.v1.RunOptions
-	(*Watch)(nil),                 // 15: agents.v1.Watch
-	(*timestamppb.Timestamp)(nil), // 16: google.protobuf.Timestamp
-	(*MailEnvelope)(nil),          // 17: agents.v1.MailEnvelope
-	(ToolKind)(0),                 // 18: agents.v1.ToolKind
-	(*durationpb.Duration)(nil),   // 19: google.protobuf.Duration
+	(*TurnInProgress)(nil),        // 5: agents.v1.TurnInProgress
+	(*Turn)(nil),                  // 6: agents.v1.Turn
+	(*UserTurn)(nil),              // 7: agents.v1.UserTurn
+	(*LlmTurn)(nil),               // 8: agents.v1.LlmTurn
+	(*ToolCall)(nil),              // 9: agents.v1.ToolCall
+	(*ToolResult)(nil),            // 10: agents.v1.ToolResult
+	(*Attachment)(nil),            // 11: agents.v1.Attachment
+	(*Usage)(nil),                 // 12: agents.v1.Usage
+	(*DeferredCall)(nil),          // 13: agents.v1.DeferredCall
+	(*Message)(nil),               // 14: agents.v1.Message
+	(*RunOptions)(nil),            // 15: agents.v1.RunOptions
+	(*Watch)(nil),                 // 16: agents.v1.Watch
+	(*timestamppb.Timestamp)(nil), // 17: google.protobuf.Timestamp
+	(*MailEnvelope)(nil),          // 18: agents.v1.MailEnvelope
+	(ToolKind)(0),                 // 19: agents.v1.ToolKind
+	(*durationpb.Duration)(nil),   // 20: google.protobuf.Duration
 }
 var file_agents_v1_session_proto_depIdxs = []int32{
 	0,  // 0: agents.v1.SessionMeta.status:type_name -> agents.v1.SessionStatus
-	11, // 1: agents.v1.SessionMeta.usage:type_name -> agents.v1.Usage
-	16, // 2: agents.v1.SessionMeta.create_time:type_name -> google.protobuf.Timestamp
-	16, // 3: agents.v1.SessionMeta.update_time:type_name -> google.protobuf.Timestamp
+	12, // 1: agents.v1.SessionMeta.usage:type_name -> agents.v1.Usage
+	17, // 2: agents.v1.SessionMeta.create_time:type_name -> google.protobuf.Timestamp
+	17, // 3: agents.v1.SessionMeta.update_time:type_name -> google.protobuf.Timestamp
 	3,  // 4: agents.v1.Session.meta:type_name -> agents.v1.SessionMeta
-	5,  // 5: agents.v1.Session.turns:type_name -> agents.v1.Turn
-	12, // 6: agents.v1.Session.pending_calls:type_name -> agents.v1.DeferredCall
-	16, // 7: agents.v1.Turn.create_time:type_name -> google.protobuf.Timestamp
-	6,  // 8: agents.v1.Turn.user:type_name -> agents.v1.UserTurn
-	7,  // 9: agents.v1.Turn.llm:type_name -> agents.v1.LlmTurn
-	10, // 10: agents.v1.UserTurn.attachments:type_name -> agents.v1.Attachment
-	9,  // 11: agents.v1.UserTurn.tool_results:type_name -> agents.v1.ToolResult
-	17, // 12: agents.v1.UserTurn.mail:type_name -> agents.v1.MailEnvelope
-	8,  // 13: agents.v1.LlmTurn.tool_calls:type_name -> agents.v1.ToolCall
-	11, // 14: agents.v1.LlmTurn.usage:type_name -> agents.v1.Usage
-	18, // 15: agents.v1.ToolCall.kind:type_name -> agents.v1.ToolKind
-	1,  // 16: agents.v1.ToolCall.mode:type_name -> agents.v1.CallMode
-	2,  // 17: agents.v1.ToolResult.status:type_name -> agents.v1.ToolResultStatus
-	19, // 18: agents.v1.ToolResult.duration:type_name -> google.protobuf.Duration
-	8,  // 19: agents.v1.DeferredCall.call:type_name -> agents.v1.ToolCall
-	16, // 20: agents.v1.DeferredCall.create_time:type_name -> google.protobuf.Timestamp
-	10, // 21: agents.v1.Message.attachments:type_name -> agents.v1.Attachment
-	16, // 22: agents.v1.Watch.expire_time:type_name -> google.protobuf.Timestamp
-	23, // [23:23] is the sub-list for method output_type
-	23, // [23:23] is the sub-list for method input_type
-	23, // [23:23] is the sub-list for extension type_name
-	23, // [23:23] is the sub-list for extension extendee
-	0,  // [0:23] is the sub-list for field type_name
+	6,  // 5: agents.v1.Session.turns:type_name -> agents.v1.Turn
+	13, // 6: agents.v1.Session.pending_calls:type_name -> agents.v1.DeferredCall
+	5,  // 7: agents.v1.Session.in_progress:type_name -> agents.v1.TurnInProgress
+	9,  // 8: agents.v1.TurnInProgress.tool_calls:type_name -> agents.v1.ToolCall
+	10, // 9: agents.v1.TurnInProgress.tool_results:type_name -> agents.v1.ToolResult
+	17, // 10: agents.v1.Turn.create_time:type_name -> google.protobuf.Timestamp
+	7,  // 11: agents.v1.Turn.user:type_name -> agents.v1.UserTurn
+	8,  // 12: agents.v1.Turn.llm:type_name -> agents.v1.LlmTurn
+	11, // 13: agents.v1.UserTurn.attachments:type_name -> agents.v1.Attachment
+	10, // 14: agents.v1.UserTurn.tool_results:type_name -> agents.v1.ToolResult
+	18, // 15: agents.v1.UserTurn.mail:type_name -> agents.v1.MailEnvelope
+	9,  // 16: agents.v1.LlmTurn.tool_calls:type_name -> agents.v1.ToolCall
+	12, // 17: agents.v1.LlmTurn.usage:type_name -> agents.v1.Usage
+	19, // 18: agents.v1.ToolCall.kind:type_name -> agents.v1.ToolKind
+	1,  // 19: agents.v1.ToolCall.mode:type_name -> agents.v1.CallMode
+	2,  // 20: agents.v1.ToolResult.status:type_name -> agents.v1.ToolResultStatus
+	20, // 21: agents.v1.ToolResult.duration:type_name -> google.protobuf.Duration
+	9,  // 22: agents.v1.DeferredCall.call:type_name -> agents.v1.ToolCall
+	17, // 23: agents.v1.DeferredCall.create_time:type_name -> google.protobuf.Timestamp
+	11, // 24: agents.v1.Message.attachments:type_name -> agents.v1.Attachment
+	17, // 25: agents.v1.Watch.expire_time:type_name -> google.protobuf.Timestamp
+	26, // [26:26] is the sub-list for method output_type
+	26, // [26:26] is the sub-list for method input_type
+	26, // [26:26] is the sub-list for extension type_name
+	26, // [26:26] is the sub-list for extension extendee
+	0,  // [0:26] is the sub-list for field type_name
 }
 
 func init() { file_agents_v1_session_proto_init() }
@@ -1491,7 +1619,7 @@ func file_agents_v1_session_proto_init() {
 	}
 	file_agents_v1_agent_proto_init()
 	file_agents_v1_mail_proto_init()
-	file_agents_v1_session_proto_msgTypes[2].OneofWrappers = []any{
+	file_agents_v1_session_proto_msgTypes[3].OneofWrappers = []any{
 		(*Turn_User)(nil),
 		(*Turn_Llm)(nil),
 	}
@@ -1501,7 +1629,7 @@ func file_agents_v1_session_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agents_v1_session_proto_rawDesc), len(file_agents_v1_session_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   13,
+			NumMessages:   14,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

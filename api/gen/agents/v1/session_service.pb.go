@@ -142,9 +142,14 @@ type CreateSessionRequest struct {
 	// Parent session, making this one a child of it.
 	ParentId string `protobuf:"bytes,5,opt,name=parent_id,json=parentId,proto3" json:"parent_id,omitempty"`
 	// Human title.
-	Title         string `protobuf:"bytes,6,opt,name=title,proto3" json:"title,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Title string `protobuf:"bytes,6,opt,name=title,proto3" json:"title,omitempty"`
+	// A client-chosen key (up to 200 characters) that makes a retry safe:
+	// the same key from the same owner within 24 hours returns the first
+	// answer instead of doing it again. The JSON routes also take it as the
+	// Idempotency-Key header.
+	IdempotencyKey string `protobuf:"bytes,7,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *CreateSessionRequest) Reset() {
@@ -219,6 +224,13 @@ func (x *CreateSessionRequest) GetTitle() string {
 	return ""
 }
 
+func (x *CreateSessionRequest) GetIdempotencyKey() string {
+	if x != nil {
+		return x.IdempotencyKey
+	}
+	return ""
+}
+
 // CreateSessionResponse carries the new session.
 type CreateSessionResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -275,9 +287,14 @@ type PostMessageRequest struct {
 	// Run options when the message starts a run.
 	Run *RunOptions `protobuf:"bytes,3,opt,name=run,proto3" json:"run,omitempty"`
 	// Session params to add or replace.
-	Params        map[string]string `protobuf:"bytes,4,rep,name=params,proto3" json:"params,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Params map[string]string `protobuf:"bytes,4,rep,name=params,proto3" json:"params,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// A client-chosen key (up to 200 characters) that makes a retry safe:
+	// the same key from the same owner within 24 hours returns the first
+	// answer instead of doing it again. The JSON routes also take it as the
+	// Idempotency-Key header.
+	IdempotencyKey string `protobuf:"bytes,5,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *PostMessageRequest) Reset() {
@@ -336,6 +353,13 @@ func (x *PostMessageRequest) GetParams() map[string]string {
 		return x.Params
 	}
 	return nil
+}
+
+func (x *PostMessageRequest) GetIdempotencyKey() string {
+	if x != nil {
+		return x.IdempotencyKey
+	}
+	return ""
 }
 
 // PostMessageResponse says what became of the message.
@@ -509,9 +533,14 @@ type CompleteCallRequest struct {
 	// Continue the run once every deferred call of the round is answered.
 	Resume bool `protobuf:"varint,4,opt,name=resume,proto3" json:"resume,omitempty"`
 	// Session params to add or replace.
-	Params        map[string]string `protobuf:"bytes,5,rep,name=params,proto3" json:"params,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Params map[string]string `protobuf:"bytes,5,rep,name=params,proto3" json:"params,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// A client-chosen key (up to 200 characters) that makes a retry safe:
+	// the same key from the same owner within 24 hours returns the first
+	// answer instead of doing it again. The JSON routes also take it as the
+	// Idempotency-Key header.
+	IdempotencyKey string `protobuf:"bytes,6,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *CompleteCallRequest) Reset() {
@@ -588,6 +617,13 @@ func (x *CompleteCallRequest) GetParams() map[string]string {
 		return x.Params
 	}
 	return nil
+}
+
+func (x *CompleteCallRequest) GetIdempotencyKey() string {
+	if x != nil {
+		return x.IdempotencyKey
+	}
+	return ""
 }
 
 type isCompleteCallRequest_Result interface {
@@ -961,8 +997,13 @@ type SendMailRequest struct {
 	// Send on behalf of this session of the same owner (for agent messages);
 	// empty sends as the caller.
 	FromSessionId string `protobuf:"bytes,4,opt,name=from_session_id,json=fromSessionId,proto3" json:"from_session_id,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// A client-chosen key (up to 200 characters) that makes a retry safe:
+	// the same key from the same owner within 24 hours returns the first
+	// answer instead of doing it again. The JSON routes also take it as the
+	// Idempotency-Key header.
+	IdempotencyKey string `protobuf:"bytes,5,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *SendMailRequest) Reset() {
@@ -1019,6 +1060,13 @@ func (x *SendMailRequest) GetPriority() MailPriority {
 func (x *SendMailRequest) GetFromSessionId() string {
 	if x != nil {
 		return x.FromSessionId
+	}
+	return ""
+}
+
+func (x *SendMailRequest) GetIdempotencyKey() string {
+	if x != nil {
+		return x.IdempotencyKey
 	}
 	return ""
 }
@@ -1973,27 +2021,29 @@ var File_agents_v1_session_service_proto protoreflect.FileDescriptor
 
 const file_agents_v1_session_service_proto_rawDesc = "" +
 	"\n" +
-	"\x1fagents/v1/session_service.proto\x12\tagents.v1\x1a\x14agents/v1/mail.proto\x1a\x17agents/v1/session.proto\x1a\x1egoogle/protobuf/duration.proto\"\xc7\x02\n" +
+	"\x1fagents/v1/session_service.proto\x12\tagents.v1\x1a\x14agents/v1/mail.proto\x1a\x17agents/v1/session.proto\x1a\x1egoogle/protobuf/duration.proto\"\xf0\x02\n" +
 	"\x14CreateSessionRequest\x12\x14\n" +
 	"\x05agent\x18\x01 \x01(\tR\x05agent\x121\n" +
 	"\amessage\x18\x02 \x01(\v2\x12.agents.v1.MessageH\x00R\amessage\x88\x01\x01\x12'\n" +
 	"\x03run\x18\x03 \x01(\v2\x15.agents.v1.RunOptionsR\x03run\x12C\n" +
 	"\x06params\x18\x04 \x03(\v2+.agents.v1.CreateSessionRequest.ParamsEntryR\x06params\x12\x1b\n" +
 	"\tparent_id\x18\x05 \x01(\tR\bparentId\x12\x14\n" +
-	"\x05title\x18\x06 \x01(\tR\x05title\x1a9\n" +
+	"\x05title\x18\x06 \x01(\tR\x05title\x12'\n" +
+	"\x0fidempotency_key\x18\a \x01(\tR\x0eidempotencyKey\x1a9\n" +
 	"\vParamsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\n" +
 	"\n" +
 	"\b_message\"E\n" +
 	"\x15CreateSessionResponse\x12,\n" +
-	"\asession\x18\x01 \x01(\v2\x12.agents.v1.SessionR\asession\"\x88\x02\n" +
+	"\asession\x18\x01 \x01(\v2\x12.agents.v1.SessionR\asession\"\xb1\x02\n" +
 	"\x12PostMessageRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12,\n" +
 	"\amessage\x18\x02 \x01(\v2\x12.agents.v1.MessageR\amessage\x12'\n" +
 	"\x03run\x18\x03 \x01(\v2\x15.agents.v1.RunOptionsR\x03run\x12A\n" +
-	"\x06params\x18\x04 \x03(\v2).agents.v1.PostMessageRequest.ParamsEntryR\x06params\x1a9\n" +
+	"\x06params\x18\x04 \x03(\v2).agents.v1.PostMessageRequest.ParamsEntryR\x06params\x12'\n" +
+	"\x0fidempotency_key\x18\x05 \x01(\tR\x0eidempotencyKey\x1a9\n" +
 	"\vParamsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"Z\n" +
@@ -2008,13 +2058,14 @@ const file_agents_v1_session_service_proto_rawDesc = "" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"<\n" +
 	"\x0eResumeResponse\x12*\n" +
-	"\x04meta\x18\x01 \x01(\v2\x16.agents.v1.SessionMetaR\x04meta\"\xfa\x01\n" +
+	"\x04meta\x18\x01 \x01(\v2\x16.agents.v1.SessionMetaR\x04meta\"\xa3\x02\n" +
 	"\x13CompleteCallRequest\x12\x14\n" +
 	"\x05token\x18\x01 \x01(\tR\x05token\x12\x14\n" +
 	"\x04text\x18\x02 \x01(\tH\x00R\x04text\x12\x16\n" +
 	"\x05error\x18\x03 \x01(\tH\x00R\x05error\x12\x16\n" +
 	"\x06resume\x18\x04 \x01(\bR\x06resume\x12B\n" +
-	"\x06params\x18\x05 \x03(\v2*.agents.v1.CompleteCallRequest.ParamsEntryR\x06params\x1a9\n" +
+	"\x06params\x18\x05 \x03(\v2*.agents.v1.CompleteCallRequest.ParamsEntryR\x06params\x12'\n" +
+	"\x0fidempotency_key\x18\x06 \x01(\tR\x0eidempotencyKey\x1a9\n" +
 	"\vParamsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\b\n" +
@@ -2037,13 +2088,14 @@ const file_agents_v1_session_service_proto_rawDesc = "" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\";\n" +
 	"\rPauseResponse\x12*\n" +
-	"\x04meta\x18\x01 \x01(\v2\x16.agents.v1.SessionMetaR\x04meta\"\xb6\x01\n" +
+	"\x04meta\x18\x01 \x01(\v2\x16.agents.v1.SessionMetaR\x04meta\"\xdf\x01\n" +
 	"\x0fSendMailRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12'\n" +
 	"\x04body\x18\x02 \x01(\v2\x13.agents.v1.MailBodyR\x04body\x123\n" +
 	"\bpriority\x18\x03 \x01(\x0e2\x17.agents.v1.MailPriorityR\bpriority\x12&\n" +
-	"\x0ffrom_session_id\x18\x04 \x01(\tR\rfromSessionId\"G\n" +
+	"\x0ffrom_session_id\x18\x04 \x01(\tR\rfromSessionId\x12'\n" +
+	"\x0fidempotency_key\x18\x05 \x01(\tR\x0eidempotencyKey\"G\n" +
 	"\x10SendMailResponse\x123\n" +
 	"\benvelope\x18\x01 \x01(\v2\x17.agents.v1.MailEnvelopeR\benvelope\"S\n" +
 	"\x0fListMailRequest\x12\x1d\n" +

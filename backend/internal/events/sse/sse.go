@@ -13,10 +13,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/backend/internal/events"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 )
@@ -27,14 +27,15 @@ const (
 	LaggedEvent   = "lagged"
 )
 
-// WriteEvent writes ev as one frame: its seq as the id, its kind as the event
+// WriteEvent writes ev as one frame: its position as the id ("seq", or
+// "seq.delta" for a delta), its kind as the event
 // name, and the Event in proto JSON as the data. An event without a kind gets
 // no event line, which SSE clients read as "message".
 func WriteEvent(w io.Writer, ev *agentsv1.Event) error {
 	if ev == nil {
 		return errors.New("sse: nil event")
 	}
-	return writeFrame(w, strconv.FormatUint(ev.GetSeq(), 10), ev.GetKind(), ev)
+	return writeFrame(w, events.PositionOf(ev).String(), ev.GetKind(), ev)
 }
 
 // WriteSnapshot writes the snapshot frame sent first when replay is not
@@ -44,7 +45,7 @@ func WriteSnapshot(w io.Writer, s *agentsv1.Snapshot) error {
 	if s == nil {
 		return errors.New("sse: nil snapshot")
 	}
-	return writeFrame(w, strconv.FormatUint(s.GetSeq(), 10), SnapshotEvent, s)
+	return writeFrame(w, events.Position{Seq: s.GetSeq(), Delta: s.GetDeltaSeq()}.String(), SnapshotEvent, s)
 }
 
 // WriteLagged writes the frame that ends the stream of a subscriber that fell
@@ -54,7 +55,7 @@ func WriteLagged(w io.Writer, l *agentsv1.Lagged) error {
 	if l == nil {
 		return errors.New("sse: nil lagged")
 	}
-	return writeFrame(w, strconv.FormatUint(l.GetLastSeq(), 10), LaggedEvent, l)
+	return writeFrame(w, events.Position{Seq: l.GetLastSeq(), Delta: l.GetLastDeltaSeq()}.String(), LaggedEvent, l)
 }
 
 // WriteComment writes a comment frame, which clients ignore; the server

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/backend/internal/events"
 	"google.golang.org/protobuf/types/known/timestamppb"
 )
 
@@ -181,26 +182,32 @@ func TestWriteErrors(t *testing.T) {
 	}
 }
 
-func TestParseSeq(t *testing.T) {
-	good := map[string]uint64{
-		"0":                    0,
-		"42":                   42,
-		"007":                  7,
-		"18446744073709551615": 18446744073709551615,
+func TestParsePosition(t *testing.T) {
+	good := map[string]events.Position{
+		"0":                    {},
+		"42":                   {Seq: 42},
+		"007":                  {Seq: 7},
+		"42.3":                 {Seq: 42, Delta: 3},
+		"18446744073709551615": {Seq: 18446744073709551615},
 	}
 	for in, want := range good {
-		if got, err := ParseSeq(in); err != nil || got != want {
-			t.Errorf("ParseSeq(%q) = %d, %v; want %d", in, got, err, want)
+		if got, err := events.ParsePosition(in); err != nil || got != want {
+			t.Errorf("ParsePosition(%q) = %v, %v; want %v", in, got, err, want)
+		}
+		if in != "007" {
+			if got := want.String(); got != in {
+				t.Errorf("%v.String() = %q, want %q", want, got, in)
+			}
 		}
 	}
-	for _, in := range []string{"", "-1", "+1", " 1", "1 ", "0x10", "1_000", "1.5", "abc", "18446744073709551616"} {
-		_, err := ParseSeq(in)
+	for _, in := range []string{"", "-1", "+1", " 1", "1 ", "0x10", "1_000", "1.", ".5", "1.-2", "abc", "18446744073709551616", "1.2.3"} {
+		_, err := events.ParsePosition(in)
 		if err == nil {
-			t.Errorf("ParseSeq(%q) succeeded", in)
+			t.Errorf("ParsePosition(%q) succeeded", in)
 			continue
 		}
-		if !strings.Contains(err.Error(), "decimal sequence number") {
-			t.Errorf("ParseSeq(%q) error %q does not say what is expected", in, err)
+		if !strings.Contains(err.Error(), "seq or seq.delta") {
+			t.Errorf("ParsePosition(%q) error %q does not say what is expected", in, err)
 		}
 	}
 }
@@ -208,14 +215,15 @@ func TestParseSeq(t *testing.T) {
 func TestParseAfter(t *testing.T) {
 	tests := []struct {
 		header, query string
-		want          *uint64
+		want          *events.Position
 		wantErr       bool
 	}{
 		{"", "", nil, false},
-		{"5", "", ptr(5), false},
-		{"", "7", ptr(7), false},
-		{"5", "7", ptr(5), false},
-		{"0", "7", ptr(0), false},
+		{"5", "", &events.Position{Seq: 5}, false},
+		{"", "7", &events.Position{Seq: 7}, false},
+		{"5", "7", &events.Position{Seq: 5}, false},
+		{"5.2", "7", &events.Position{Seq: 5, Delta: 2}, false},
+		{"0", "7", &events.Position{}, false},
 		{"x", "7", nil, true},
 		{"", "x", nil, true},
 	}
@@ -226,18 +234,9 @@ func TestParseAfter(t *testing.T) {
 			continue
 		}
 		if (got == nil) != (tt.want == nil) || (got != nil && *got != *tt.want) {
-			t.Errorf("ParseAfter(%q, %q) = %v, want %v", tt.header, tt.query, show(got), show(tt.want))
+			t.Errorf("ParseAfter(%q, %q) = %v, want %v", tt.header, tt.query, got, tt.want)
 		}
 	}
-}
-
-func ptr(n uint64) *uint64 { return &n }
-
-func show(p *uint64) any {
-	if p == nil {
-		return "nil"
-	}
-	return *p
 }
 
 // countingWriter records what was written and in how many calls, or fails

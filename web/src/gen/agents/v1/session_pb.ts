@@ -16,7 +16,7 @@ import type { Message as Message$1 } from "@bufbuild/protobuf";
  * Describes the file agents/v1/session.proto.
  */
 export const file_agents_v1_session: GenFile = /*@__PURE__*/
-  fileDesc("ChdhZ2VudHMvdjEvc2Vzc2lvbi5wcm90bxIJYWdlbnRzLnYxIoIDCgtTZXNzaW9uTWV0YRIKCgJpZBgBIAEoCRINCgVhZ2VudBgCIAEoCRINCgVvd25lchgDIAEoCRINCgV0aXRsZRgEIAEoCRIoCgZzdGF0dXMYBSABKA4yGC5hZ2VudHMudjEuU2Vzc2lvblN0YXR1cxIVCg1zdGF0dXNfcmVhc29uGAYgASgJEhEKCXBhcmVudF9pZBgHIAEoCRITCgtmb3JrZWRfZnJvbRgIIAEoCRISCgp0dXJuX2NvdW50GAkgASgFEh8KBXVzYWdlGAogASgLMhAuYWdlbnRzLnYxLlVzYWdlEhQKDHBlbmRpbmdfbWFpbBgLIAEoBRIVCg1wZW5kaW5nX2NhbGxzGAwgASgFEg0KBWRlcHRoGA0gASgFEi8KC2NyZWF0ZV90aW1lGA4gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgt1cGRhdGVfdGltZRgPIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAifwoHU2Vzc2lvbhIkCgRtZXRhGAEgASgLMhYuYWdlbnRzLnYxLlNlc3Npb25NZXRhEh4KBXR1cm5zGAIgAygLMg8uYWdlbnRzLnYxLlR1cm4SLgoNcGVuZGluZ19jYWxscxgDIAMoCzIXLmFnZW50cy52MS5EZWZlcnJlZENhbGwilgEKBFR1cm4SDQoFaW5kZXgYASABKAUSLwoLY3JlYXRlX3RpbWUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiMKBHVzZXIYAyABKAsyEy5hZ2VudHMudjEuVXNlclR1cm5IABIhCgNsbG0YBCABKAsyEi5hZ2VudHMudjEuTGxtVHVybkgAQgYKBGtpbmQimAEKCFVzZXJUdXJuEgwKBHRleHQYASABKAkSKgoLYXR0YWNobWVudHMYAiADKAsyFS5hZ2VudHMudjEuQXR0YWNobWVudBIrCgx0b29sX3Jlc3VsdHMYAyADKAsyFS5hZ2VudHMudjEuVG9vbFJlc3VsdBIlCgRtYWlsGAQgAygLMhcuYWdlbnRzLnYxLk1haWxFbnZlbG9wZSKuAQoHTGxtVHVybhIMCgR0ZXh0GAEgASgJEhAKCHRoaW5raW5nGAIgASgJEicKCnRvb2xfY2FsbHMYAyADKAsyEy5hZ2VudHMudjEuVG9vbENhbGwSHwoFdXNhZ2UYBCABKAsyEC5hZ2VudHMudjEuVXNhZ2USDQoFbW9kZWwYBSABKAkSFQoNZmluaXNoX3JlYXNvbhgGIAEoCRITCgtpbnRlcnJ1cHRlZBgHIAEoCCJ9CghUb29sQ2FsbBIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEhEKCWFyZ3VtZW50cxgDIAEoCRIhCgRraW5kGAQgASgOMhMuYWdlbnRzLnYxLlRvb2xLaW5kEiEKBG1vZGUYBSABKA4yEy5hZ2VudHMudjEuQ2FsbE1vZGUirQEKClRvb2xSZXN1bHQSDwoHY2FsbF9pZBgBIAEoCRIMCgRuYW1lGAIgASgJEgwKBHRleHQYAyABKAkSKwoGc3RhdHVzGAQgASgOMhsuYWdlbnRzLnYxLlRvb2xSZXN1bHRTdGF0dXMSGAoQY2hpbGRfc2Vzc2lvbl9pZBgFIAEoCRIrCghkdXJhdGlvbhgGIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbiI8CgpBdHRhY2htZW50EgwKBG5hbWUYASABKAkSEgoKbWVkaWFfdHlwZRgCIAEoCRIMCgRkYXRhGAMgASgMImoKBVVzYWdlEhUKDXByb21wdF90b2tlbnMYASABKAMSGQoRY29tcGxldGlvbl90b2tlbnMYAiABKAMSFQoNY2FjaGVkX3Rva2VucxgDIAEoAxIYChByZWFzb25pbmdfdG9rZW5zGAQgASgDIpUBCgxEZWZlcnJlZENhbGwSDQoFdG9rZW4YASABKAkSEgoKc2Vzc2lvbl9pZBgCIAEoCRIhCgRjYWxsGAMgASgLMhMuYWdlbnRzLnYxLlRvb2xDYWxsEg4KBnJlYXNvbhgEIAEoCRIvCgtjcmVhdGVfdGltZRgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiVgoHTWVzc2FnZRIMCgR0ZXh0GAEgASgJEioKC2F0dGFjaG1lbnRzGAIgAygLMhUuYWdlbnRzLnYxLkF0dGFjaG1lbnQSEQoJaW50ZXJydXB0GAMgASgIIi0KClJ1bk9wdGlvbnMSDAoEaG9sZBgBIAEoCBIRCgltYXhfc3RlcHMYAiABKAUiXwoFV2F0Y2gSEgoKd2F0Y2hlcl9pZBgBIAEoCRIRCgl0YXJnZXRfaWQYAiABKAkSLwoLZXhwaXJlX3RpbWUYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wKrcBCg1TZXNzaW9uU3RhdHVzEh4KGlNFU1NJT05fU1RBVFVTX1VOU1BFQ0lGSUVEEAASGAoUU0VTU0lPTl9TVEFUVVNfUkVBRFkQARIaChZTRVNTSU9OX1NUQVRVU19SVU5OSU5HEAISGgoWU0VTU0lPTl9TVEFUVVNfV0FJVElORxADEhkKFVNFU1NJT05fU1RBVFVTX1BBVVNFRBAEEhkKFVNFU1NJT05fU1RBVFVTX0ZBSUxFRBAFKlUKCENhbGxNb2RlEhkKFUNBTExfTU9ERV9VTlNQRUNJRklFRBAAEhYKEkNBTExfTU9ERV9BVFRBQ0hFRBABEhYKEkNBTExfTU9ERV9ERUZFUlJFRBACKrEBChBUb29sUmVzdWx0U3RhdHVzEiIKHlRPT0xfUkVTVUxUX1NUQVRVU19VTlNQRUNJRklFRBAAEhkKFVRPT0xfUkVTVUxUX1NUQVRVU19PSxABEhwKGFRPT0xfUkVTVUxUX1NUQVRVU19FUlJPUhACEiAKHFRPT0xfUkVTVUxUX1NUQVRVU19DQU5DRUxMRUQQAxIeChpUT09MX1JFU1VMVF9TVEFUVVNfQUJPUlRFRBAEQjhaNmdpdGh1Yi5jb20vYWdlbnRzLW9zL2FnZW50cy9hcGkvZ2VuL2FnZW50cy92MTthZ2VudHN2MWIGcHJvdG8z", [file_agents_v1_agent, file_agents_v1_mail, file_google_protobuf_duration, file_google_protobuf_timestamp]);
+  fileDesc("ChdhZ2VudHMvdjEvc2Vzc2lvbi5wcm90bxIJYWdlbnRzLnYxIoIDCgtTZXNzaW9uTWV0YRIKCgJpZBgBIAEoCRINCgVhZ2VudBgCIAEoCRINCgVvd25lchgDIAEoCRINCgV0aXRsZRgEIAEoCRIoCgZzdGF0dXMYBSABKA4yGC5hZ2VudHMudjEuU2Vzc2lvblN0YXR1cxIVCg1zdGF0dXNfcmVhc29uGAYgASgJEhEKCXBhcmVudF9pZBgHIAEoCRITCgtmb3JrZWRfZnJvbRgIIAEoCRISCgp0dXJuX2NvdW50GAkgASgFEh8KBXVzYWdlGAogASgLMhAuYWdlbnRzLnYxLlVzYWdlEhQKDHBlbmRpbmdfbWFpbBgLIAEoBRIVCg1wZW5kaW5nX2NhbGxzGAwgASgFEg0KBWRlcHRoGA0gASgFEi8KC2NyZWF0ZV90aW1lGA4gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgt1cGRhdGVfdGltZRgPIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAizwEKB1Nlc3Npb24SJAoEbWV0YRgBIAEoCzIWLmFnZW50cy52MS5TZXNzaW9uTWV0YRIeCgV0dXJucxgCIAMoCzIPLmFnZW50cy52MS5UdXJuEi4KDXBlbmRpbmdfY2FsbHMYAyADKAsyFy5hZ2VudHMudjEuRGVmZXJyZWRDYWxsEgsKA3NlcRgEIAEoBBIRCglkZWx0YV9zZXEYBSABKAQSLgoLaW5fcHJvZ3Jlc3MYBiABKAsyGS5hZ2VudHMudjEuVHVybkluUHJvZ3Jlc3MimgEKDlR1cm5JblByb2dyZXNzEhIKCnR1cm5faW5kZXgYASABKAUSDAoEdGV4dBgCIAEoCRIQCgh0aGlua2luZxgDIAEoCRInCgp0b29sX2NhbGxzGAQgAygLMhMuYWdlbnRzLnYxLlRvb2xDYWxsEisKDHRvb2xfcmVzdWx0cxgFIAMoCzIVLmFnZW50cy52MS5Ub29sUmVzdWx0IpYBCgRUdXJuEg0KBWluZGV4GAEgASgFEi8KC2NyZWF0ZV90aW1lGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIjCgR1c2VyGAMgASgLMhMuYWdlbnRzLnYxLlVzZXJUdXJuSAASIQoDbGxtGAQgASgLMhIuYWdlbnRzLnYxLkxsbVR1cm5IAEIGCgRraW5kIpgBCghVc2VyVHVybhIMCgR0ZXh0GAEgASgJEioKC2F0dGFjaG1lbnRzGAIgAygLMhUuYWdlbnRzLnYxLkF0dGFjaG1lbnQSKwoMdG9vbF9yZXN1bHRzGAMgAygLMhUuYWdlbnRzLnYxLlRvb2xSZXN1bHQSJQoEbWFpbBgEIAMoCzIXLmFnZW50cy52MS5NYWlsRW52ZWxvcGUirgEKB0xsbVR1cm4SDAoEdGV4dBgBIAEoCRIQCgh0aGlua2luZxgCIAEoCRInCgp0b29sX2NhbGxzGAMgAygLMhMuYWdlbnRzLnYxLlRvb2xDYWxsEh8KBXVzYWdlGAQgASgLMhAuYWdlbnRzLnYxLlVzYWdlEg0KBW1vZGVsGAUgASgJEhUKDWZpbmlzaF9yZWFzb24YBiABKAkSEwoLaW50ZXJydXB0ZWQYByABKAgifQoIVG9vbENhbGwSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRIRCglhcmd1bWVudHMYAyABKAkSIQoEa2luZBgEIAEoDjITLmFnZW50cy52MS5Ub29sS2luZBIhCgRtb2RlGAUgASgOMhMuYWdlbnRzLnYxLkNhbGxNb2RlIq0BCgpUb29sUmVzdWx0Eg8KB2NhbGxfaWQYASABKAkSDAoEbmFtZRgCIAEoCRIMCgR0ZXh0GAMgASgJEisKBnN0YXR1cxgEIAEoDjIbLmFnZW50cy52MS5Ub29sUmVzdWx0U3RhdHVzEhgKEGNoaWxkX3Nlc3Npb25faWQYBSABKAkSKwoIZHVyYXRpb24YBiABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24iPAoKQXR0YWNobWVudBIMCgRuYW1lGAEgASgJEhIKCm1lZGlhX3R5cGUYAiABKAkSDAoEZGF0YRgDIAEoDCJqCgVVc2FnZRIVCg1wcm9tcHRfdG9rZW5zGAEgASgDEhkKEWNvbXBsZXRpb25fdG9rZW5zGAIgASgDEhUKDWNhY2hlZF90b2tlbnMYAyABKAMSGAoQcmVhc29uaW5nX3Rva2VucxgEIAEoAyKVAQoMRGVmZXJyZWRDYWxsEg0KBXRva2VuGAEgASgJEhIKCnNlc3Npb25faWQYAiABKAkSIQoEY2FsbBgDIAEoCzITLmFnZW50cy52MS5Ub29sQ2FsbBIOCgZyZWFzb24YBCABKAkSLwoLY3JlYXRlX3RpbWUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIlYKB01lc3NhZ2USDAoEdGV4dBgBIAEoCRIqCgthdHRhY2htZW50cxgCIAMoCzIVLmFnZW50cy52MS5BdHRhY2htZW50EhEKCWludGVycnVwdBgDIAEoCCItCgpSdW5PcHRpb25zEgwKBGhvbGQYASABKAgSEQoJbWF4X3N0ZXBzGAIgASgFIl8KBVdhdGNoEhIKCndhdGNoZXJfaWQYASABKAkSEQoJdGFyZ2V0X2lkGAIgASgJEi8KC2V4cGlyZV90aW1lGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCq3AQoNU2Vzc2lvblN0YXR1cxIeChpTRVNTSU9OX1NUQVRVU19VTlNQRUNJRklFRBAAEhgKFFNFU1NJT05fU1RBVFVTX1JFQURZEAESGgoWU0VTU0lPTl9TVEFUVVNfUlVOTklORxACEhoKFlNFU1NJT05fU1RBVFVTX1dBSVRJTkcQAxIZChVTRVNTSU9OX1NUQVRVU19QQVVTRUQQBBIZChVTRVNTSU9OX1NUQVRVU19GQUlMRUQQBSpVCghDYWxsTW9kZRIZChVDQUxMX01PREVfVU5TUEVDSUZJRUQQABIWChJDQUxMX01PREVfQVRUQUNIRUQQARIWChJDQUxMX01PREVfREVGRVJSRUQQAiqxAQoQVG9vbFJlc3VsdFN0YXR1cxIiCh5UT09MX1JFU1VMVF9TVEFUVVNfVU5TUEVDSUZJRUQQABIZChVUT09MX1JFU1VMVF9TVEFUVVNfT0sQARIcChhUT09MX1JFU1VMVF9TVEFUVVNfRVJST1IQAhIgChxUT09MX1JFU1VMVF9TVEFUVVNfQ0FOQ0VMTEVEEAMSHgoaVE9PTF9SRVNVTFRfU1RBVFVTX0FCT1JURUQQBEI4WjZnaXRodWIuY29tL2FnZW50cy1vcy9hZ2VudHMvYXBpL2dlbi9hZ2VudHMvdjE7YWdlbnRzdjFiBnByb3RvMw", [file_agents_v1_agent, file_agents_v1_mail, file_google_protobuf_duration, file_google_protobuf_timestamp]);
 
 /**
  * SessionMeta is the summary of a session, as listed and as carried by
@@ -167,6 +167,29 @@ export type Session = Message$1<"agents.v1.Session"> & {
    * @generated from field: repeated agents.v1.DeferredCall pending_calls = 3;
    */
   pendingCalls: DeferredCall[];
+
+  /**
+   * The event position this view reflects: Subscribe with after = seq and
+   * after_delta = delta_seq continues from it with no gap and no duplicate.
+   *
+   * @generated from field: uint64 seq = 4;
+   */
+  seq: bigint;
+
+  /**
+   * Delta position at seq (see Event.delta_seq).
+   *
+   * @generated from field: uint64 delta_seq = 5;
+   */
+  deltaSeq: bigint;
+
+  /**
+   * The step in flight, when a run is active: what the model has streamed
+   * so far and the results of the round's calls that already finished.
+   *
+   * @generated from field: agents.v1.TurnInProgress in_progress = 6;
+   */
+  inProgress?: TurnInProgress | undefined;
 };
 
 /**
@@ -175,6 +198,56 @@ export type Session = Message$1<"agents.v1.Session"> & {
  */
 export const SessionSchema: GenMessage<Session> = /*@__PURE__*/
   messageDesc(file_agents_v1_session, 1);
+
+/**
+ * TurnInProgress is the part of a step that is not stored yet.
+ *
+ * @generated from message agents.v1.TurnInProgress
+ */
+export type TurnInProgress = Message$1<"agents.v1.TurnInProgress"> & {
+  /**
+   * Index the model's turn will have once stored.
+   *
+   * @generated from field: int32 turn_index = 1;
+   */
+  turnIndex: number;
+
+  /**
+   * Text streamed so far.
+   *
+   * @generated from field: string text = 2;
+   */
+  text: string;
+
+  /**
+   * Thinking streamed so far.
+   *
+   * @generated from field: string thinking = 3;
+   */
+  thinking: string;
+
+  /**
+   * Tool calls streamed so far; arguments may be incomplete.
+   *
+   * @generated from field: repeated agents.v1.ToolCall tool_calls = 4;
+   */
+  toolCalls: ToolCall[];
+
+  /**
+   * Results of this round's calls that already finished (the model's turn
+   * with the calls is stored; the results are stored with the round).
+   *
+   * @generated from field: repeated agents.v1.ToolResult tool_results = 5;
+   */
+  toolResults: ToolResult[];
+};
+
+/**
+ * Describes the message agents.v1.TurnInProgress.
+ * Use `create(TurnInProgressSchema)` to create a new message.
+ */
+export const TurnInProgressSchema: GenMessage<TurnInProgress> = /*@__PURE__*/
+  messageDesc(file_agents_v1_session, 2);
 
 /**
  * Turn is one entry of a session's history: what the user side said, or
@@ -226,7 +299,7 @@ export type Turn = Message$1<"agents.v1.Turn"> & {
  * Use `create(TurnSchema)` to create a new message.
  */
 export const TurnSchema: GenMessage<Turn> = /*@__PURE__*/
-  messageDesc(file_agents_v1_session, 2);
+  messageDesc(file_agents_v1_session, 3);
 
 /**
  * UserTurn is what the model receives as input at a step.
@@ -268,7 +341,7 @@ export type UserTurn = Message$1<"agents.v1.UserTurn"> & {
  * Use `create(UserTurnSchema)` to create a new message.
  */
 export const UserTurnSchema: GenMessage<UserTurn> = /*@__PURE__*/
-  messageDesc(file_agents_v1_session, 3);
+  messageDesc(file_agents_v1_session, 4);
 
 /**
  * LlmTurn is one model answer.
@@ -332,7 +405,7 @@ export type LlmTurn = Message$1<"agents.v1.LlmTurn"> & {
  * Use `create(LlmTurnSchema)` to create a new message.
  */
 export const LlmTurnSchema: GenMessage<LlmTurn> = /*@__PURE__*/
-  messageDesc(file_agents_v1_session, 4);
+  messageDesc(file_agents_v1_session, 5);
 
 /**
  * ToolCall is one call the model asked for.
@@ -381,7 +454,7 @@ export type ToolCall = Message$1<"agents.v1.ToolCall"> & {
  * Use `create(ToolCallSchema)` to create a new message.
  */
 export const ToolCallSchema: GenMessage<ToolCall> = /*@__PURE__*/
-  messageDesc(file_agents_v1_session, 5);
+  messageDesc(file_agents_v1_session, 6);
 
 /**
  * ToolResult is the outcome of one tool call, as given back to the model.
@@ -437,7 +510,7 @@ export type ToolResult = Message$1<"agents.v1.ToolResult"> & {
  * Use `create(ToolResultSchema)` to create a new message.
  */
 export const ToolResultSchema: GenMessage<ToolResult> = /*@__PURE__*/
-  messageDesc(file_agents_v1_session, 6);
+  messageDesc(file_agents_v1_session, 7);
 
 /**
  * Attachment is a file sent with a message.
@@ -472,7 +545,7 @@ export type Attachment = Message$1<"agents.v1.Attachment"> & {
  * Use `create(AttachmentSchema)` to create a new message.
  */
 export const AttachmentSchema: GenMessage<Attachment> = /*@__PURE__*/
-  messageDesc(file_agents_v1_session, 7);
+  messageDesc(file_agents_v1_session, 8);
 
 /**
  * Usage counts tokens.
@@ -514,7 +587,7 @@ export type Usage = Message$1<"agents.v1.Usage"> & {
  * Use `create(UsageSchema)` to create a new message.
  */
 export const UsageSchema: GenMessage<Usage> = /*@__PURE__*/
-  messageDesc(file_agents_v1_session, 8);
+  messageDesc(file_agents_v1_session, 9);
 
 /**
  * DeferredCall is a tool call that waits for a client to answer it.
@@ -564,7 +637,7 @@ export type DeferredCall = Message$1<"agents.v1.DeferredCall"> & {
  * Use `create(DeferredCallSchema)` to create a new message.
  */
 export const DeferredCallSchema: GenMessage<DeferredCall> = /*@__PURE__*/
-  messageDesc(file_agents_v1_session, 9);
+  messageDesc(file_agents_v1_session, 10);
 
 /**
  * Message is what a user sends to a session.
@@ -601,7 +674,7 @@ export type Message = Message$1<"agents.v1.Message"> & {
  * Use `create(MessageSchema)` to create a new message.
  */
 export const MessageSchema: GenMessage<Message> = /*@__PURE__*/
-  messageDesc(file_agents_v1_session, 10);
+  messageDesc(file_agents_v1_session, 11);
 
 /**
  * RunOptions tunes the run a request starts.
@@ -629,7 +702,7 @@ export type RunOptions = Message$1<"agents.v1.RunOptions"> & {
  * Use `create(RunOptionsSchema)` to create a new message.
  */
 export const RunOptionsSchema: GenMessage<RunOptions> = /*@__PURE__*/
-  messageDesc(file_agents_v1_session, 11);
+  messageDesc(file_agents_v1_session, 12);
 
 /**
  * Watch makes the target's `run.stopped` and `session.failed` events reach
@@ -665,7 +738,7 @@ export type Watch = Message$1<"agents.v1.Watch"> & {
  * Use `create(WatchSchema)` to create a new message.
  */
 export const WatchSchema: GenMessage<Watch> = /*@__PURE__*/
-  messageDesc(file_agents_v1_session, 12);
+  messageDesc(file_agents_v1_session, 13);
 
 /**
  * SessionStatus is where a session stands in its life cycle.

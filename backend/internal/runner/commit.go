@@ -1,0 +1,223 @@
+package runner
+
+import (
+	"context"
+	"slices"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/backend/internal/errs"
+	"github.com/agents-os/agents/backend/internal/session"
+	"github.com/agents-os/agents/backend/internal/store"
+	"github.com/agents-os/agents/backend/internal/wire"
+)
+
+// Every change a client may observe is written in one transaction with
+// the events that describe it (and with the mail it triggers): an edit
+// collects them, apply writes them, and only then does the actor's state
+// change and the events go out. So an event a client sees is always
+// committed, and a failed write changes nothing, in the store or in memory.
+
+// edit is a change to the actor's session being put together.
+type edit struct {
+	// create makes meta a new session with turns as its first turns.
+	create    bool
+	meta      session.Meta
+	turns     []session.Turn
+	delivered []string
+	deferred  []session.DeferredCall
+	completed []store.Completion
+	mail      []session.Mail
+	helpers   []store.HelperCall
+	idem      *store.IdempotencyRecord
+	// updated announces the new metadata (and the newest new turn) with
+	// session.updated, ahead of events.
+	updated bool
+	events  []*agentsv1.Event
+	// notify are the watchers to tell about mail the change delivers.
+	notify []watchNote
+}
+
+// edit starts a change from the session as it is.
+func (a *actor) edit() *edit {
+	return &edit{meta: a.st.meta, updated: true}
+}
+
+// addTurn appends a turn. Every turn goes through here, which is where the
+// history keeps its one rule: every tool call has a result before anything
+// follows it. A turn that would follow calls without results gets them
+// first (aborted, as nothing answered them).
+func (a *actor) addTurn(e *edit, t session.Turn) {
+	prev := a.lastTurn(e)
+	if missing := unansweredCalls(prev, t); len(missing) > 0 {
+		if t.User == nil {
+			a.addTurn(e, session.Turn{User: &session.UserTurn{ToolResults: missing}})
+		} else {
+			u := *t.User
+			u.ToolResults = append(slices.Clone(u.ToolResults), missing...)
+			u.ToolResults = orderResults(prev.LLM.ToolCalls, u.ToolResults)
+			t.User = &u
+		}
+	}
+	t.Index = e.meta.TurnCount
+	t.Created = a.r.now()
+	if t.LLM != nil {
+		e.meta.Usage = e.meta.Usage.Add(t.LLM.Usage)
+	}
+	e.meta.TurnCount++
+	e.turns = append(e.turns, t)
+}
+
+// lastTurn is the newest turn with e applied; nil when there is none.
+func (a *actor) lastTurn(e *edit) *session.Turn {
+	if n := len(e.turns); n > 0 {
+		return &e.turns[n-1]
+	}
+	if n := len(a.st.turns); n > 0 {
+		return &a.st.turns[n-1]
+	}
+	return nil
+}
+
+// unansweredText is the result given to a call that nothing answered
+// before the history moved on.
+const unansweredText = "no result was recorded for this call; it may or may not have run"
+
+// unansweredCalls returns results for the calls of prev (a model turn)
+// that next does not answer; nil when prev called no tool or next answers
+// them all.
+func unansweredCalls(prev *session.Turn, next session.Turn) []session.ToolResult {
+	if prev == nil || prev.LLM == nil || len(prev.LLM.ToolCalls) == 0 {
+		return nil
+	}
+	answered := map[string]bool{}
+	if next.User != nil {
+		for _, r := range next.User.ToolResults {
+			answered[r.CallID] = true
+		}
+	}
+	var missing []session.ToolResult
+	for _, c := range prev.LLM.ToolCalls {
+		if !answered[c.ID] {
+			missing = append(missing, session.ToolResult{CallID: c.ID, Name: c.Name, Text: unansweredText, Status: session.ResultAborted})
+		}
+	}
+	return missing
+}
+
+// orderResults puts results in the order of the calls they answer.
+func orderResults(calls []session.ToolCall, results []session.ToolResult) []session.ToolResult {
+	pos := map[string]int{}
+	for i, c := range calls {
+		pos[c.ID] = i
+	}
+	slices.SortStableFunc(results, func(x, y session.ToolResult) int { return pos[x.CallID] - pos[y.CallID] })
+	return results
+}
+
+// emit adds an event about the session.
+func (e *edit) emit(a *actor, ev *agentsv1.Event) {
+	ev.SessionId, ev.Owner = a.id, e.meta.Owner
+	e.events = append(e.events, ev)
+}
+
+// apply writes e and, once it is stored, makes it the actor's state and
+// publishes its events. On failure nothing changed.
+func (a *actor) apply(e *edit) error {
+	if a.unsynced != nil {
+		// An earlier write failed: it goes first, or nothing does.
+		if err := a.resync(); err != nil {
+			return errStoreUnavailable
+		}
+	}
+	return a.applyNow(e)
+}
+
+var errStoreUnavailable = errs.Unavailable("store_unavailable", "the database refused a write; try again shortly")
+
+// resync writes the edit a failed write left behind.
+func (a *actor) resync() error {
+	e := a.unsynced
+	e.meta = a.st.meta
+	if err := a.applyNow(e); err != nil {
+		return err
+	}
+	a.unsynced = nil
+	a.delivered(e.notify)
+	return nil
+}
+
+func (a *actor) applyNow(e *edit) error {
+	e.meta.Updated = a.r.now()
+	ch := &store.Change{
+		Create:        e.create,
+		Meta:          &e.meta,
+		NewTurns:      e.turns,
+		DeliveredMail: e.delivered,
+		NewDeferred:   e.deferred,
+		Completed:     e.completed,
+		NewMail:       e.mail,
+		HelperCalls:   e.helpers,
+		Idempotency:   e.idem,
+	}
+	var evs []*agentsv1.Event
+	if e.updated && !e.create {
+		body := &agentsv1.SessionUpdated{Meta: wire.Meta(e.meta)}
+		if n := len(e.turns); n > 0 {
+			body.HeadTurn = wire.EventTurn(e.turns[n-1])
+		}
+		evs = append(evs, &agentsv1.Event{SessionId: a.id, Owner: e.meta.Owner, Kind: "session.updated",
+			Body: &agentsv1.Event_SessionUpdated{SessionUpdated: body}})
+	}
+	evs = append(evs, e.events...)
+	if err := a.r.write(a.r.ctx, ch, evs); err != nil {
+		return err
+	}
+	a.st.meta = e.meta
+	a.st.turns = append(a.st.turns, e.turns...)
+	if len(e.delivered) > 0 {
+		a.st.mail = slices.DeleteFunc(a.st.mail, func(m session.Mail) bool { return slices.Contains(e.delivered, m.ID) })
+	}
+	return nil
+}
+
+// write commits a change with its events and publishes them. Commits are
+// serialised so that events reach the hub in the order of their seqs.
+func (r *Runner) write(ctx context.Context, ch *store.Change, evs []*agentsv1.Event) error {
+	now := r.now()
+	ts := timestamppb.New(now)
+	ch.Events = make([]store.Event, len(evs))
+	for i, ev := range evs {
+		if ev.Time == nil {
+			ev.Time = ts
+		}
+		body, err := proto.Marshal(ev)
+		if err != nil {
+			return err
+		}
+		ch.Events[i] = store.Event{SessionID: ev.SessionId, Owner: ev.Owner, Kind: ev.Kind, Time: ev.Time.AsTime(), Body: body}
+	}
+	r.commitMu.Lock()
+	defer r.commitMu.Unlock()
+	if err := r.store.Commit(ctx, ch); err != nil {
+		return err
+	}
+	for i, ev := range evs {
+		ev.Seq = ch.Events[i].Seq
+		r.hub.PublishSized(ev, len(ch.Events[i].Body))
+	}
+	return nil
+}
+
+// announce logs and publishes events that change no state of their own
+// (a helper call's progress, a rejected mail, a reload of the agents).
+func (r *Runner) announce(ctx context.Context, evs ...*agentsv1.Event) error {
+	return r.write(ctx, &store.Change{}, evs)
+}
+
+// Announce publishes a server-wide event (agents.changed) through the log.
+func (r *Runner) Announce(ctx context.Context, ev *agentsv1.Event) error {
+	return r.announce(ctx, ev)
+}

@@ -1,0 +1,250 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/agents-os/agents/backend/internal/errs"
+	"github.com/agents-os/agents/backend/internal/session"
+)
+
+// Change is one atomic write of the runner: a state change together with
+// the events that describe it and whatever it triggers (mail to a watcher,
+// an idempotency record), so that a client never observes half of it and
+// an event is never lost or seen before what it reports is stored.
+type Change struct {
+	// Create inserts Meta as a new session with NewTurns (indexed from 0).
+	Create bool
+	// Meta, when set, is the session's metadata after the change. Without
+	// Create it is written as CommitStep writes it: guarded by the turn
+	// count, with NewTurns as its last turns.
+	Meta          *session.Meta
+	NewTurns      []session.Turn
+	DeliveredMail []string
+	// NewMail is stored for any session (a watcher's mail goes out in the
+	// same transaction as the status change that triggers it).
+	NewMail     []session.Mail
+	NewDeferred []session.DeferredCall
+	// Completed answers calls of the session; a call that already has an
+	// answer fails the change (call_completed).
+	Completed   []Completion
+	HelperCalls []HelperCall
+	// Delete removes sessions with everything that belongs to them.
+	Delete      []string
+	Idempotency *IdempotencyRecord
+	// Events are appended to the log. On success each gets its Seq.
+	Events []Event
+}
+
+// Completion is the answer to one deferred call.
+type Completion struct {
+	Token  string
+	Result session.ToolResult
+	At     time.Time
+}
+
+// HelperCall records the child session a helper call of a session runs.
+type HelperCall struct {
+	SessionID, CallID, ChildID string
+	Created                    time.Time
+}
+
+// IdempotencyRecord is what a keyed request produced: Result is the
+// operation's own small JSON summary (the ids it created).
+type IdempotencyRecord struct {
+	Owner, Key, Op, Result string
+	Created                time.Time
+}
+
+// Event is one entry of the event log. Body is the encoded event; the
+// store does not look inside it.
+type Event struct {
+	Seq       uint64
+	SessionID string
+	Owner     string
+	Kind      string
+	Time      time.Time
+	Body      []byte
+}
+
+// Commit writes c in one transaction.
+func (s *SQL) Commit(ctx context.Context, c *Change) error {
+	var turns []turnRow
+	var err error
+	base := 0
+	if c.Meta != nil {
+		base = c.Meta.TurnCount - len(c.NewTurns)
+		if c.Create {
+			base = 0
+			if c.Meta.TurnCount != len(c.NewTurns) {
+				return errs.Invalid(CodeInvalidTurns, "session %s: turn count %d but %d turns", c.Meta.ID, c.Meta.TurnCount, len(c.NewTurns))
+			}
+		}
+		if base < 0 {
+			return errs.Invalid(CodeInvalidTurns, "session %s: turn count %d is less than the %d new turns", c.Meta.ID, c.Meta.TurnCount, len(c.NewTurns))
+		}
+		if turns, err = encodeTurns(c.NewTurns, base); err != nil {
+			return err
+		}
+	} else if len(c.NewTurns) > 0 || len(c.DeliveredMail) > 0 || len(c.NewDeferred) > 0 {
+		return errs.Invalid(CodeInvalidTurns, "a change with turns, delivered mail or deferred calls needs the session's metadata")
+	}
+	var deferred []deferredInsert
+	if len(c.NewDeferred) > 0 {
+		if deferred, err = encodeDeferred(c.Meta.ID, c.NewDeferred); err != nil {
+			return err
+		}
+	}
+	mailBodies := make([]string, len(c.NewMail))
+	for i, m := range c.NewMail {
+		if m.ID == "" {
+			return errs.Invalid(CodeInvalidMail, "mail needs an id")
+		}
+		if mailBodies[i], err = encode(m.Body); err != nil {
+			return fmt.Errorf("add mail %s: %w", m.ID, err)
+		}
+	}
+	results := make([]string, len(c.Completed))
+	for i, cp := range c.Completed {
+		if results[i], err = encode(cp.Result); err != nil {
+			return fmt.Errorf("complete call %s: %w", cp.Token, err)
+		}
+	}
+	return WithTx(ctx, s.write, func(tx *sqlx.Tx) error {
+		if c.Meta != nil {
+			if err := s.writeMeta(ctx, tx, c, base, turns); err != nil {
+				return err
+			}
+			if err := s.deliverAll(ctx, tx, c.Meta.ID, dedupe(c.DeliveredMail), nanos(c.Meta.Updated)); err != nil {
+				return err
+			}
+			if err := s.insertDeferred(ctx, tx, deferred); err != nil {
+				return err
+			}
+		}
+		for i, m := range c.NewMail {
+			_, err := tx.StmtxContext(ctx, s.st.addMail).ExecContext(ctx, m.ID, m.SessionID, string(m.Sender.Kind), m.Sender.Name,
+				string(m.Priority), mailBodies[i], nanos(m.Created), nullNanos(m.Delivered))
+			if err != nil {
+				return s.translate(err, unknownSession(m.SessionID), "add mail %s", m.ID)
+			}
+		}
+		for i, cp := range c.Completed {
+			res, err := tx.StmtxContext(ctx, s.st.completePending).ExecContext(ctx, results[i], nanos(cp.At), cp.Token)
+			if err != nil {
+				return s.translate(err, nil, "complete deferred call %s", cp.Token)
+			}
+			if n, err := res.RowsAffected(); err != nil {
+				return fmt.Errorf("complete deferred call %s: %w", cp.Token, err)
+			} else if n == 0 {
+				return errs.FailedPrecondition(CodeCallCompleted, "call %s was already completed", cp.Token)
+			}
+		}
+		for _, h := range c.HelperCalls {
+			if _, err := tx.StmtxContext(ctx, s.st.putHelperCall).ExecContext(ctx, h.SessionID, h.CallID, h.ChildID, nanos(h.Created)); err != nil {
+				return s.translate(err, unknownSession(h.SessionID), "record helper call %s", h.CallID)
+			}
+		}
+		if len(c.Delete) > 0 {
+			q, args, err := sqlx.In(`DELETE FROM sessions WHERE id IN (?)`, c.Delete)
+			if err != nil {
+				return fmt.Errorf("delete sessions: %w", err)
+			}
+			if _, err := tx.ExecContext(ctx, tx.Rebind(q), args...); err != nil {
+				return s.translate(err, nil, "delete sessions")
+			}
+		}
+		if r := c.Idempotency; r != nil {
+			if _, err := tx.StmtxContext(ctx, s.st.putIdempotency).ExecContext(ctx, r.Owner, r.Key, r.Op, r.Result, nanos(r.Created)); err != nil {
+				return s.translate(err, nil, "record idempotency key")
+			}
+		}
+		return s.appendEvents(ctx, tx, c.Events)
+	})
+}
+
+// writeMeta inserts a new session or updates an existing one, guarded by
+// its turn count, and appends the new turns.
+func (s *SQL) writeMeta(ctx context.Context, tx *sqlx.Tx, c *Change, base int, turns []turnRow) error {
+	m := c.Meta
+	if c.Create {
+		_, err := tx.StmtxContext(ctx, s.st.insertSession).ExecContext(ctx,
+			m.ID, m.Agent, m.Owner, m.Title, string(m.Status),
+			m.StatusReason, m.ParentID, m.ForkedFrom, m.TurnCount,
+			m.Usage.Prompt, m.Usage.Completion, m.Usage.Cached,
+			m.Usage.Reasoning, m.Depth, nanos(m.Created), nanos(m.Updated))
+		if err != nil {
+			return s.translate(err, nil, "create session %s", m.ID)
+		}
+	} else {
+		res, err := tx.StmtxContext(ctx, s.st.commitMeta).ExecContext(ctx, append(metaArgs(*m), m.TurnCount, m.ID, base)...)
+		if err != nil {
+			return s.translate(err, nil, "commit change of %s", m.ID)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return fmt.Errorf("commit change of %s: %w", m.ID, err)
+		} else if n == 0 {
+			return s.turnConflict(ctx, tx, m.ID, base)
+		}
+	}
+	if len(turns) == 0 {
+		return nil
+	}
+	return s.insertTurns(ctx, tx, m.ID, turns)
+}
+
+// sqlCompletePending answers a call that has no answer yet.
+const sqlCompletePending = `UPDATE deferred_calls SET result = ?, completed = ?
+	WHERE token = ? AND completed IS NULL`
+
+const sqlPutHelperCall = `INSERT INTO helper_calls (session_id, call_id, child_id, created)
+	VALUES (?, ?, ?, ?) ON CONFLICT (session_id, call_id) DO UPDATE SET child_id = excluded.child_id`
+
+const sqlPutIdempotency = `INSERT INTO idempotency_keys (owner, key, op, result, created) VALUES (?, ?, ?, ?, ?)`
+
+// HelperChild returns the child session a helper call runs, "" when none
+// was recorded.
+func (s *SQL) HelperChild(ctx context.Context, sessionID, callID string) (string, error) {
+	var ids []string
+	if err := s.st.helperChild.SelectContext(ctx, &ids, sessionID, callID); err != nil {
+		return "", s.translate(err, nil, "read helper call %s", callID)
+	}
+	if len(ids) == 0 {
+		return "", nil
+	}
+	return ids[0], nil
+}
+
+const sqlHelperChild = `SELECT child_id FROM helper_calls WHERE session_id = ? AND call_id = ?`
+
+// Idempotent returns the record of a key, errs.NotFound when there is none.
+func (s *SQL) Idempotent(ctx context.Context, owner, key string) (IdempotencyRecord, error) {
+	var rows []struct {
+		Op      string `db:"op"`
+		Result  string `db:"result"`
+		Created int64  `db:"created"`
+	}
+	if err := s.st.getIdempotency.SelectContext(ctx, &rows, owner, key); err != nil {
+		return IdempotencyRecord{}, s.translate(err, nil, "read idempotency key")
+	}
+	if len(rows) == 0 {
+		return IdempotencyRecord{}, errs.NotFound("unknown_key", "no request with this idempotency key")
+	}
+	r := rows[0]
+	return IdempotencyRecord{Owner: owner, Key: key, Op: r.Op, Result: r.Result, Created: fromNanos(r.Created)}, nil
+}
+
+const sqlGetIdempotency = `SELECT op, result, created FROM idempotency_keys WHERE owner = ? AND key = ?`
+
+// PruneIdempotency forgets the keys recorded before a time.
+func (s *SQL) PruneIdempotency(ctx context.Context, before time.Time) (int, error) {
+	res, err := s.write.ExecContext(ctx, s.write.Rebind(`DELETE FROM idempotency_keys WHERE created < ?`), nanos(before))
+	if err != nil {
+		return 0, s.translate(err, nil, "prune idempotency keys")
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
+}

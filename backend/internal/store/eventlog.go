@@ -1,0 +1,133 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// The event log. Positions are the log's seq: assigned by the database on
+// insert, never reused, and committed in seq order (one writer on SQLite;
+// an advisory lock around event inserts on PostgreSQL), so a reader that
+// has seen seq n has seen every event up to n.
+
+// EventLog reads and trims the log.
+type EventLog interface {
+	// EventsAfter returns up to limit events with a seq above after that
+	// match f, oldest first.
+	EventsAfter(ctx context.Context, f EventFilter, after uint64, limit int) ([]Event, error)
+	// EventBounds returns the oldest seq still in the log and the newest
+	// one; both are 0 when the log is empty.
+	EventBounds(ctx context.Context) (oldest, newest uint64, err error)
+	// PruneEvents removes events older than before and events beyond the
+	// newest keep, but never the newest event, which carries the log's
+	// position into the next start. It returns how many it removed.
+	PruneEvents(ctx context.Context, before time.Time, keep int) (int, error)
+}
+
+// EventFilter selects events by scope: one session, one owner (with the
+// server-wide events, which have neither), or all of them.
+type EventFilter struct {
+	SessionID string
+	Owner     string
+	All       bool
+}
+
+const sqlAppendEvent = `INSERT INTO events (session_id, owner, kind, time, body)
+	VALUES (?, ?, ?, ?, ?) RETURNING seq`
+
+func (s *SQL) appendEvents(ctx context.Context, tx *sqlx.Tx, evs []Event) error {
+	if len(evs) == 0 {
+		return nil
+	}
+	if s.dialect.LockEvents != "" {
+		if _, err := tx.ExecContext(ctx, s.dialect.LockEvents); err != nil {
+			return s.translate(err, nil, "lock the event log")
+		}
+	}
+	stmt := tx.StmtxContext(ctx, s.st.appendEvent)
+	for i := range evs {
+		e := &evs[i]
+		if err := stmt.QueryRowxContext(ctx, e.SessionID, e.Owner, e.Kind, nanos(e.Time), e.Body).Scan(&e.Seq); err != nil {
+			return s.translate(err, nil, "append event %s", e.Kind)
+		}
+	}
+	return nil
+}
+
+type eventRow struct {
+	Seq       int64  `db:"seq"`
+	SessionID string `db:"session_id"`
+	Owner     string `db:"owner"`
+	Kind      string `db:"kind"`
+	Time      int64  `db:"time"`
+	Body      []byte `db:"body"`
+}
+
+// EventsAfter implements EventLog.
+func (s *SQL) EventsAfter(ctx context.Context, f EventFilter, after uint64, limit int) ([]Event, error) {
+	if limit <= 0 {
+		limit = 1000
+	}
+	var rows []eventRow
+	var err error
+	switch {
+	case f.All:
+		err = s.st.eventsAll.SelectContext(ctx, &rows, int64(after), limit)
+	case f.SessionID != "":
+		err = s.st.eventsSession.SelectContext(ctx, &rows, f.SessionID, int64(after), limit)
+	default:
+		err = s.st.eventsOwner.SelectContext(ctx, &rows, f.Owner, int64(after), limit)
+	}
+	if err != nil {
+		return nil, s.translate(err, nil, "read events after %d", after)
+	}
+	out := make([]Event, len(rows))
+	for i, r := range rows {
+		out[i] = Event{Seq: uint64(r.Seq), SessionID: r.SessionID, Owner: r.Owner, Kind: r.Kind, Time: fromNanos(r.Time), Body: r.Body}
+	}
+	return out, nil
+}
+
+const (
+	eventColumns     = `seq, session_id, owner, kind, time, body`
+	sqlEventsAll     = `SELECT ` + eventColumns + ` FROM events WHERE seq > ? ORDER BY seq LIMIT ?`
+	sqlEventsSession = `SELECT ` + eventColumns + ` FROM events
+		WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?`
+	// An owner's events and the server-wide ones (no owner, no session).
+	sqlEventsOwner = `SELECT ` + eventColumns + ` FROM events
+		WHERE (owner = ? OR (owner = '' AND session_id = '')) AND seq > ? ORDER BY seq LIMIT ?`
+)
+
+// EventBounds implements EventLog.
+func (s *SQL) EventBounds(ctx context.Context) (uint64, uint64, error) {
+	var b struct {
+		Oldest int64 `db:"oldest"`
+		Newest int64 `db:"newest"`
+	}
+	if err := s.read.GetContext(ctx, &b, `SELECT COALESCE(MIN(seq), 0) AS oldest, COALESCE(MAX(seq), 0) AS newest FROM events`); err != nil {
+		return 0, 0, s.translate(err, nil, "read event log bounds")
+	}
+	return uint64(b.Oldest), uint64(b.Newest), nil
+}
+
+// PruneEvents implements EventLog.
+func (s *SQL) PruneEvents(ctx context.Context, before time.Time, keep int) (int, error) {
+	_, newest, err := s.EventBounds(ctx)
+	if err != nil || newest == 0 {
+		return 0, err
+	}
+	floor := int64(newest) - int64(keep) // everything at or below goes
+	res, err := s.write.ExecContext(ctx, s.write.Rebind(`DELETE FROM events WHERE seq < ? AND (time < ? OR seq <= ?)`),
+		int64(newest), nanos(before), floor)
+	if err != nil {
+		return 0, s.translate(err, nil, "prune events")
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("prune events: %w", err)
+	}
+	return int(n), nil
+}
