@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"strconv"
 	"testing"
 
 	"connectrpc.com/connect"
 	"google.golang.org/protobuf/encoding/protojson"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/backend/internal/events"
 	"github.com/agents-os/agents/tools/fakellm"
 )
 
@@ -24,10 +24,10 @@ func chatty() fakellm.Rules {
 }
 
 // collect reads event frames until the run of session id stops, returning
-// their seqs in order.
-func collect(t *testing.T, s *sseStream, id string) []uint64 {
+// their positions in order.
+func collect(t *testing.T, s *sseStream, id string) []events.Position {
 	t.Helper()
-	var seqs []uint64
+	var seqs []events.Position
 	for {
 		f, ok := s.next(t)
 		if !ok {
@@ -37,7 +37,10 @@ func collect(t *testing.T, s *sseStream, id string) []uint64 {
 			continue
 		}
 		ev := f.eventOf(t)
-		seqs = append(seqs, ev.GetSeq())
+		if f.id != events.PositionOf(ev).String() {
+			t.Fatalf("frame id %q for an event at %v", f.id, events.PositionOf(ev))
+		}
+		seqs = append(seqs, events.PositionOf(ev))
 		if ev.GetKind() == "run.stopped" && ev.GetSessionId() == id {
 			return seqs
 		}
@@ -54,7 +57,7 @@ func TestSSEReconnectDeliversExactlyTheMissedEvents(t *testing.T) {
 			id := e.create("boss", "talk").GetMeta().GetId()
 
 			// The first client reads a few events, then drops.
-			var lastSeen uint64
+			var lastSeen events.Position
 			for n := 0; n < 5; {
 				f, ok := first.next(t)
 				if !ok {
@@ -63,7 +66,7 @@ func TestSSEReconnectDeliversExactlyTheMissedEvents(t *testing.T) {
 				if f.id == "" {
 					continue
 				}
-				lastSeen = f.eventOf(t).GetSeq()
+				lastSeen = events.PositionOf(f.eventOf(t))
 				n++
 			}
 			first.cancel()
@@ -71,9 +74,9 @@ func TestSSEReconnectDeliversExactlyTheMissedEvents(t *testing.T) {
 			all := collect(t, reference, id)
 			e.wait(id)
 
-			path, header := "/v1/events", []string{"Last-Event-ID", strconv.FormatUint(lastSeen, 10)}
+			path, header := "/v1/events", []string{"Last-Event-ID", lastSeen.String()}
 			if via == "after" {
-				path, header = "/v1/events?after="+strconv.FormatUint(lastSeen, 10), nil
+				path, header = "/v1/events?after="+lastSeen.String(), nil
 			}
 			again := e.openSSE(path, header...)
 			if mode := again.header.Get("Agents-Replay"); mode != "replay" {
@@ -81,10 +84,10 @@ func TestSSEReconnectDeliversExactlyTheMissedEvents(t *testing.T) {
 			}
 			resumed := collect(t, again, id)
 
-			var want []uint64
-			for _, seq := range all {
-				if seq > lastSeen {
-					want = append(want, seq)
+			var want []events.Position
+			for _, p := range all {
+				if lastSeen.Before(p) {
+					want = append(want, p)
 				}
 			}
 			if len(resumed) != len(want) {
@@ -147,7 +150,7 @@ func TestConnectSubscribeReplaysAfterASeq(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stream.Close()
-	next := after
+	next := events.Position{Seq: after}
 	for stream.Receive() {
 		if mode := stream.ResponseHeader().Get("Agents-Replay"); mode != "replay" {
 			t.Fatalf("Agents-Replay = %q, want replay", mode)
@@ -156,10 +159,10 @@ func TestConnectSubscribeReplaysAfterASeq(t *testing.T) {
 		if ev == nil {
 			continue
 		}
-		if ev.GetSeq() <= next {
-			t.Fatalf("seq %d after %d: not strictly increasing", ev.GetSeq(), next)
+		if !next.Before(events.PositionOf(ev)) {
+			t.Fatalf("position %v after %v: not strictly increasing", events.PositionOf(ev), next)
 		}
-		next = ev.GetSeq()
+		next = events.PositionOf(ev)
 		if ev.GetSessionId() != id {
 			t.Fatalf("event of session %s on a session-scoped stream", ev.GetSessionId())
 		}
