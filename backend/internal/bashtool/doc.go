@@ -14,10 +14,12 @@
 // script directly — never through a shell, so the model cannot inject shell
 // syntax.
 //
-// Every run gets a fresh environment built in layers, each overriding the
-// previous: the server's own, env-mode arguments, the caller's extra
-// variables (Env.Extra), and finally these reserved ones, which always
-// describe the current call and are never inherited from the server:
+// Every run gets a clean environment, never the server's, built in layers,
+// each overriding the previous: a few variables of the server's
+// environment (PATH, HOME, USER, LOGNAME, LANG, LC_*, TZ, TMPDIR, and the
+// names in Tool.PassEnv), env-mode arguments, the caller's extra variables
+// (Env.Extra), and finally these reserved ones, which always describe the
+// current call and are never inherited from the server:
 //
 //	AGENT_SESSION_ID    id of the session the call belongs to (same name as agents-exe)
 //	AGENT_SLUG          slug of the agent that made the call
