@@ -29,7 +29,8 @@
 // and a cancelled context both kill the script's whole process group, so
 // background children die with it; processes still alive in the group when
 // the script exits are killed as well. Stdout and stderr are captured up to
-// a cap and a note says how much was cut. Failures the model should see (bad
+// a cap and a note says how much was cut; each stderr line is also handed,
+// while the script runs, to Env.OnProgress. Failures the model should see (bad
 // arguments, non-zero exit, timeout) come back as a Result with IsError set,
 // never as a Go error.
 //

@@ -39,6 +39,16 @@ type Env struct {
 	// WorkDir is the directory the script runs in; empty means the
 	// directory that contains the script.
 	WorkDir string
+
+	// OnProgress, when set, receives each line the script writes to
+	// stderr, while it runs: lines end at "\n", "\r\n" or "\r", blank
+	// lines are skipped, and a line is cut to MaxProgressLine bytes on a
+	// character boundary. Calls come one at a time from the goroutine
+	// reading stderr and all happen before Run returns. The script's
+	// stderr waits while OnProgress runs, so it should not block; rate
+	// limiting is the caller's business. Stderr is captured for the
+	// Result as usual.
+	OnProgress func(line string)
 }
 
 // environment is an ordered set of variables; later sets replace earlier

@@ -24,6 +24,8 @@ type processSpec struct {
 	timeout   time.Duration
 	maxStdout int
 	maxStderr int
+	// onStderrLine, when set, gets each stderr line as it comes.
+	onStderrLine func(line string)
 }
 
 // stopCause says why a process is no longer running.
@@ -87,7 +89,15 @@ func runProcess(ctx context.Context, spec processSpec) (out processOutcome) {
 
 	var readers sync.WaitGroup
 	readers.Go(func() { _, _ = io.Copy(out.stdout, stdio.stdoutRead) })
-	readers.Go(func() { _, _ = io.Copy(out.stderr, stdio.stderrRead) })
+	readers.Go(func() {
+		if spec.onStderrLine == nil {
+			_, _ = io.Copy(out.stderr, stdio.stderrRead)
+			return
+		}
+		lines := newProgressLines(spec.onStderrLine)
+		_, _ = io.Copy(io.MultiWriter(out.stderr, lines), stdio.stderrRead)
+		lines.close()
+	})
 	go func() {
 		// A script that never reads stdin makes this fail with EPIPE
 		// or stay blocked until the pipe is closed below; both are fine.

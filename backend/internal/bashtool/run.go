@@ -50,6 +50,8 @@ func (t *Tool) Run(ctx context.Context, argsJSON []byte, env Env) Result {
 		timeout:   limits.Timeout,
 		maxStdout: limits.MaxStdout,
 		maxStderr: limits.MaxStderr,
+
+		onStderrLine: env.OnProgress,
 	})
 	return t.resultOf(out, limits)
 }
