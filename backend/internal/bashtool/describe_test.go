@@ -229,6 +229,7 @@ func TestTestdataExecutableBits(t *testing.T) {
 		"echo-args.sh":          true,
 		"hang.sh":               true,
 		"describe-env.sh":       true,
+		"progress.sh":           true,
 		"dir/one.sh":            true,
 		"dir/two":               true,
 		"dir/nested/three.sh":   true,

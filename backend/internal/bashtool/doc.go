@@ -28,11 +28,14 @@
 // A run is bounded: a timeout (DefaultTimeout unless Limits says otherwise)
 // and a cancelled context both kill the script's whole process group, so
 // background children die with it; processes still alive in the group when
-// the script exits are killed as well. Stdout and stderr are captured up to
-// a cap and a note says how much was cut; each stderr line is also handed,
-// while the script runs, to Env.OnProgress. Failures the model should see (bad
-// arguments, non-zero exit, timeout) come back as a Result with IsError set,
-// never as a Go error.
+// the script exits are killed as well. On Linux the script is also killed
+// when the server dies (a parent-death signal).
+//
+// Stdout and stderr are captured up to a cap and a note says how much was
+// cut; each stderr line is also handed, while the script runs, to
+// Env.OnProgress. Failures the model should see (bad arguments, non-zero
+// exit, timeout) come back as a Result with IsError set, never as a Go
+// error.
 //
 // DescribeDir and DescribeFile discover tools for the two toolbox kinds of
 // agent files (a directory of executables, a single executable);

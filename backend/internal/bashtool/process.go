@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
 	"sync"
 	"time"
 )
@@ -77,7 +78,7 @@ func runProcess(ctx context.Context, spec processSpec) (out processOutcome) {
 	cmd.Env = spec.env
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdio.stdinRead, stdio.stdoutWrite, stdio.stderrWrite
 	startInOwnProcessGroup(cmd)
-	err = cmd.Start()
+	exited, err := startAndWait(cmd)
 	// The child has its own copies of these ends now; keeping ours open
 	// would stop the readers from ever seeing end-of-file.
 	stdio.closeChildEnds()
@@ -103,12 +104,6 @@ func runProcess(ctx context.Context, spec processSpec) (out processOutcome) {
 		// or stay blocked until the pipe is closed below; both are fine.
 		_, _ = stdio.stdinWrite.Write(spec.stdin)
 		_ = stdio.stdinWrite.Close()
-	}()
-
-	exited := make(chan struct{})
-	go func() {
-		_ = cmd.Wait() // the exit status is read from cmd.ProcessState
-		close(exited)
 	}()
 
 	timeout := time.NewTimer(spec.timeout)
@@ -148,6 +143,35 @@ func runProcess(ctx context.Context, spec processSpec) (out processOutcome) {
 	}
 	stdio.closeParentEnds()
 	return out
+}
+
+// startAndWait starts cmd and waits for it in the background: exited is
+// closed once cmd.ProcessState is set.
+//
+// The parent-death signal (see dieWithParent) fires when the thread that
+// started the child exits, and Go ends a thread whenever a goroutine
+// locked to it returns — any goroutine, anywhere in the server, that
+// happens to run on that thread later. So one goroutine starts the child
+// and waits for it on a thread locked to it: no other goroutine runs on
+// that thread, which lives at least until the child has exited.
+func startAndWait(cmd *exec.Cmd) (exited <-chan struct{}, err error) {
+	startErr := make(chan error, 1)
+	done := make(chan struct{})
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if err := cmd.Start(); err != nil {
+			startErr <- err
+			return
+		}
+		startErr <- nil
+		_ = cmd.Wait() // the exit status is read from cmd.ProcessState
+		close(done)
+	}()
+	if err := <-startErr; err != nil {
+		return nil, err
+	}
+	return done, nil
 }
 
 // stdio holds both ends of the three pipes of a child process.
