@@ -230,6 +230,7 @@ func TestTestdataExecutableBits(t *testing.T) {
 		"hang.sh":               true,
 		"describe-env.sh":       true,
 		"progress.sh":           true,
+		"sleep-ok.sh":           true,
 		"dir/one.sh":            true,
 		"dir/two":               true,
 		"dir/nested/three.sh":   true,

@@ -29,7 +29,9 @@
 // and a cancelled context both kill the script's whole process group, so
 // background children die with it; processes still alive in the group when
 // the script exits are killed as well. On Linux the script is also killed
-// when the server dies (a parent-death signal).
+// when the server dies (a parent-death signal), and a Reaper records each
+// running group on disk so that KillLeftovers, at the next start, kills
+// what a crashed server left behind.
 //
 // Stdout and stderr are captured up to a cap and a note says how much was
 // cut; each stderr line is also handed, while the script runs, to

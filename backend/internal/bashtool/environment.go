@@ -49,6 +49,10 @@ type Env struct {
 	// limiting is the caller's business. Stderr is captured for the
 	// Result as usual.
 	OnProgress func(line string)
+
+	// Reaper, when set, records the script's process group while it runs,
+	// so that a server started after a crash can kill what is left of it.
+	Reaper *Reaper
 }
 
 // environment is an ordered set of variables; later sets replace earlier

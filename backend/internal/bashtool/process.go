@@ -27,6 +27,8 @@ type processSpec struct {
 	maxStderr int
 	// onStderrLine, when set, gets each stderr line as it comes.
 	onStderrLine func(line string)
+	// reaper, when set, records the process group while it runs.
+	reaper *Reaper
 }
 
 // stopCause says why a process is no longer running.
@@ -78,7 +80,7 @@ func runProcess(ctx context.Context, spec processSpec) (out processOutcome) {
 	cmd.Env = spec.env
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdio.stdinRead, stdio.stdoutWrite, stdio.stderrWrite
 	startInOwnProcessGroup(cmd)
-	exited, err := startAndWait(cmd)
+	exited, err := startAndWait(cmd, spec.reaper.track)
 	// The child has its own copies of these ends now; keeping ours open
 	// would stop the readers from ever seeing end-of-file.
 	stdio.closeChildEnds()
@@ -129,6 +131,7 @@ func runProcess(ctx context.Context, spec processSpec) (out processOutcome) {
 
 	// Whatever the script left running in its group dies with the call.
 	killProcessGroup(cmd.Process)
+	spec.reaper.untrack(cmd.Process.Pid)
 	_ = stdio.stdinWrite.Close()
 	drained := make(chan struct{})
 	go func() {
@@ -145,8 +148,9 @@ func runProcess(ctx context.Context, spec processSpec) (out processOutcome) {
 	return out
 }
 
-// startAndWait starts cmd and waits for it in the background: exited is
-// closed once cmd.ProcessState is set.
+// startAndWait starts cmd, calls started with its pid before anything can
+// wait for it (so the pid cannot be reused meanwhile), and waits for it in
+// the background: exited is closed once cmd.ProcessState is set.
 //
 // The parent-death signal (see dieWithParent) fires when the thread that
 // started the child exits, and Go ends a thread whenever a goroutine
@@ -154,7 +158,7 @@ func runProcess(ctx context.Context, spec processSpec) (out processOutcome) {
 // happens to run on that thread later. So one goroutine starts the child
 // and waits for it on a thread locked to it: no other goroutine runs on
 // that thread, which lives at least until the child has exited.
-func startAndWait(cmd *exec.Cmd) (exited <-chan struct{}, err error) {
+func startAndWait(cmd *exec.Cmd, started func(pid int)) (exited <-chan struct{}, err error) {
 	startErr := make(chan error, 1)
 	done := make(chan struct{})
 	go func() {
@@ -164,6 +168,7 @@ func startAndWait(cmd *exec.Cmd) (exited <-chan struct{}, err error) {
 			startErr <- err
 			return
 		}
+		started(cmd.Process.Pid)
 		startErr <- nil
 		_ = cmd.Wait() // the exit status is read from cmd.ProcessState
 		close(done)

@@ -52,6 +52,7 @@ func (t *Tool) Run(ctx context.Context, argsJSON []byte, env Env) Result {
 		maxStderr: limits.MaxStderr,
 
 		onStderrLine: env.OnProgress,
+		reaper:       env.Reaper,
 	})
 	return t.resultOf(out, limits)
 }
