@@ -23,6 +23,10 @@ type Agent struct {
 	MailInToolResult bool
 	MaxSteps         int // 0: the runner's default
 	Params           []Param
+	// PassEnv names variables of the server's environment the agent's bash
+	// tools get too, when set; tools otherwise start from a clean
+	// environment.
+	PassEnv []string
 
 	// Helpers are the slugs of the direct helper agents, in declaration
 	// order: agent files found in ToolDirectory and in FileSystemDirectory

@@ -122,3 +122,30 @@ func (d *decoder) params(c *object) []Param {
 	}
 	return params
 }
+
+// passEnv reads "passEnv": names of variables of the server's environment
+// passed on to the agent's bash tools.
+func (d *decoder) passEnv(c *object) []string {
+	raw, ok := c.get("passEnv")
+	if !ok {
+		return nil
+	}
+	names := d.strings(c.field("passEnv"), raw)
+	seen := map[string]bool{}
+	for i, name := range names {
+		if d.failed() {
+			return nil
+		}
+		switch {
+		case !envNamePattern.MatchString(name):
+			d.failf(index(c.field("passEnv"), i), "%q is not a variable name: use letters, digits and \"_\", not starting with a digit", name)
+		case seen[name]:
+			d.failf(index(c.field("passEnv"), i), "duplicate variable %q", name)
+		}
+		seen[name] = true
+	}
+	if d.failed() {
+		return nil
+	}
+	return names
+}

@@ -20,6 +20,7 @@ const maxSlugLength = 64 - len("prompt_agent_")
 var (
 	slugPattern     = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 	toolNamePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+	envNamePattern  = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 )
 
 // agentsExeOnlyField reports the agents-exe fields this server does not
@@ -184,6 +185,7 @@ func (d *decoder) contents(raw json.RawMessage, where places) *parsed {
 	a.MailInToolResult = d.optionalBool(c, "mailInToolResult", false)
 	a.MaxSteps = d.maxSteps(c)
 	a.Params = d.params(c)
+	a.PassEnv = d.passEnv(c)
 
 	d.warnUnread(c, agentsExeOnlyField)
 	if d.failed() {

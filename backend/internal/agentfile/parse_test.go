@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -37,6 +38,9 @@ func TestParseFileRejectsBadFiles(t *testing.T) {
 		{"mcp-no-executable.json", "contents.mcpServers[0].contents.executable", "required field is missing"},
 		{"extra-agent-no-path.json", "contents.extraAgents[0].path", "required field is missing"},
 		{"param-duplicate.json", "contents.parameters[0].name", `duplicate parameter "token"`},
+		{"pass-env-name.json", "contents.passEnv[1]", `"MY VAR" is not a variable name`},
+		{"pass-env-duplicate.json", "contents.passEnv[1]", `duplicate variable "GOPATH"`},
+		{"pass-env-not-strings.json", "contents.passEnv[1]", "must be a string, got number"},
 		{"not-object.json", "", `must be a JSON object with "tag" and "contents", got array`},
 	}
 	for _, tc := range cases {
@@ -120,6 +124,9 @@ func TestParseFileExtensions(t *testing.T) {
 		if agent.Params[i] != want {
 			t.Errorf("Params[%d] = %+v, want %+v", i, agent.Params[i], want)
 		}
+	}
+	if want := []string{"GOPATH", "MY_VAR"}; !slices.Equal(agent.PassEnv, want) {
+		t.Errorf("PassEnv = %q, want %q", agent.PassEnv, want)
 	}
 	wantWarnings := map[string]string{
 		"contents.flavour":               "unknown field; ignored",

@@ -29,8 +29,9 @@ func (e *DescribeError) Error() string { return e.Script + ": describe: " + e.Er
 func (e *DescribeError) Unwrap() error { return e.Err }
 
 // Describe runs "SCRIPT describe" and validates what it prints. The script
-// runs in its own directory with the server's environment (minus the
-// reserved AGENT_* variables, which only a run has) and is killed after
+// runs in its own directory with the base variables of the server's
+// environment only (see Tool.PassEnv; the reserved AGENT_* variables are
+// for runs) and is killed after
 // DescribeTimeout or when ctx ends. Errors are *DescribeError.
 func Describe(ctx context.Context, scriptPath string) (Tool, error) {
 	path, err := filepath.Abs(scriptPath)
@@ -42,7 +43,7 @@ func Describe(ctx context.Context, scriptPath string) (Tool, error) {
 	if err := checkExecutableFile(path); err != nil {
 		return fail(err)
 	}
-	env, err := buildEnvironment(Env{}, nil)
+	env, err := buildEnvironment(os.Environ(), nil, Env{}, nil)
 	if err != nil {
 		return fail(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -142,6 +143,19 @@ func TestDescribeFailures(t *testing.T) {
 	}
 }
 
+func TestDescribeGetsACleanEnvironment(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "sk-of-the-server")
+	t.Setenv("HOME", "/home/agents")
+	tool := mustDescribe(t, "describe-env.sh")
+	exported := strings.Fields(tool.Description)
+	if slices.Contains(exported, "OPENAI_API_KEY") {
+		t.Errorf("describe got the server's OPENAI_API_KEY; exported: %v", exported)
+	}
+	if !slices.Contains(exported, "HOME") {
+		t.Errorf("describe did not get HOME; exported: %v", exported)
+	}
+}
+
 func TestDescribeHonoursCancelledContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -214,6 +228,9 @@ func TestTestdataExecutableBits(t *testing.T) {
 	for name, wantExecutable := range map[string]bool{
 		"echo-args.sh":          true,
 		"hang.sh":               true,
+		"describe-env.sh":       true,
+		"progress.sh":           true,
+		"sleep-ok.sh":           true,
 		"dir/one.sh":            true,
 		"dir/two":               true,
 		"dir/nested/three.sh":   true,

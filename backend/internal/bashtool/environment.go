@@ -3,7 +3,6 @@ package bashtool
 import (
 	"fmt"
 	"maps"
-	"os"
 	"slices"
 	"strings"
 )
@@ -32,13 +31,28 @@ type Env struct {
 	ToolCallID string // AGENT_TOOL_CALL_ID
 
 	// Extra variables supplied by the caller (for example session
-	// parameters). They override the server's environment and env-mode
-	// arguments, so the model cannot replace a value the caller set.
+	// parameters). They override the variables taken from the server's
+	// environment and env-mode arguments, so the model cannot replace a
+	// value the caller set.
 	Extra map[string]string
 
 	// WorkDir is the directory the script runs in; empty means the
 	// directory that contains the script.
 	WorkDir string
+
+	// OnProgress, when set, receives each line the script writes to
+	// stderr, while it runs: lines end at "\n", "\r\n" or "\r", blank
+	// lines are skipped, and a line is cut to MaxProgressLine bytes on a
+	// character boundary. Calls come one at a time from the goroutine
+	// reading stderr and all happen before Run returns. The script's
+	// stderr waits while OnProgress runs, so it should not block; rate
+	// limiting is the caller's business. Stderr is captured for the
+	// Result as usual.
+	OnProgress func(line string)
+
+	// Reaper, when set, records the script's process group while it runs,
+	// so that a server started after a crash can kill what is left of it.
+	Reaper *Reaper
 }
 
 // environment is an ordered set of variables; later sets replace earlier
@@ -67,17 +81,34 @@ func (e *environment) list() []string {
 	return out
 }
 
-// buildEnvironment layers, lowest priority first: the server's environment
-// (minus reserved names), env-mode arguments, the caller's extra variables,
-// and the reserved variables of the call.
-func buildEnvironment(env Env, argVars map[string]string) ([]string, error) {
+// isBaseEnvVar reports the variables of the server's environment every
+// tool gets: where programs are, who and where the user is, the locale, the
+// time zone and the directory for temporary files. Nothing else of the
+// server's environment — API keys, tokens, proxies — reaches a tool unless
+// the agent file passes it on by name.
+func isBaseEnvVar(name string) bool {
+	switch name {
+	case "PATH", "HOME", "USER", "LOGNAME", "LANG", "TZ", "TMPDIR":
+		return true
+	}
+	return strings.HasPrefix(name, "LC_") // LC_ALL, LC_CTYPE, ...
+}
+
+// buildEnvironment layers, lowest priority first: the base variables of
+// the server's environment (server, as os.Environ gives it) and those it
+// names in pass, env-mode arguments, the caller's extra variables, and the
+// reserved variables of the call. Reserved names are never taken from the
+// server, even when pass names them.
+func buildEnvironment(server, pass []string, env Env, argVars map[string]string) ([]string, error) {
 	result := newEnvironment()
-	for _, kv := range os.Environ() {
+	for _, kv := range server {
 		name, value, ok := strings.Cut(kv, "=")
 		if !ok || name == "" || isReservedEnvVar(name) {
 			continue
 		}
-		result.set(name, value)
+		if isBaseEnvVar(name) || slices.Contains(pass, name) {
+			result.set(name, value)
+		}
 	}
 	for _, name := range sortedKeys(argVars) {
 		result.set(name, argVars[name])

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
 	"sync"
 	"time"
 )
@@ -24,6 +25,10 @@ type processSpec struct {
 	timeout   time.Duration
 	maxStdout int
 	maxStderr int
+	// onStderrLine, when set, gets each stderr line as it comes.
+	onStderrLine func(line string)
+	// reaper, when set, records the process group while it runs.
+	reaper *Reaper
 }
 
 // stopCause says why a process is no longer running.
@@ -75,7 +80,7 @@ func runProcess(ctx context.Context, spec processSpec) (out processOutcome) {
 	cmd.Env = spec.env
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdio.stdinRead, stdio.stdoutWrite, stdio.stderrWrite
 	startInOwnProcessGroup(cmd)
-	err = cmd.Start()
+	exited, err := startAndWait(cmd, spec.reaper.track)
 	// The child has its own copies of these ends now; keeping ours open
 	// would stop the readers from ever seeing end-of-file.
 	stdio.closeChildEnds()
@@ -87,18 +92,20 @@ func runProcess(ctx context.Context, spec processSpec) (out processOutcome) {
 
 	var readers sync.WaitGroup
 	readers.Go(func() { _, _ = io.Copy(out.stdout, stdio.stdoutRead) })
-	readers.Go(func() { _, _ = io.Copy(out.stderr, stdio.stderrRead) })
+	readers.Go(func() {
+		if spec.onStderrLine == nil {
+			_, _ = io.Copy(out.stderr, stdio.stderrRead)
+			return
+		}
+		lines := newProgressLines(spec.onStderrLine)
+		_, _ = io.Copy(io.MultiWriter(out.stderr, lines), stdio.stderrRead)
+		lines.close()
+	})
 	go func() {
 		// A script that never reads stdin makes this fail with EPIPE
 		// or stay blocked until the pipe is closed below; both are fine.
 		_, _ = stdio.stdinWrite.Write(spec.stdin)
 		_ = stdio.stdinWrite.Close()
-	}()
-
-	exited := make(chan struct{})
-	go func() {
-		_ = cmd.Wait() // the exit status is read from cmd.ProcessState
-		close(exited)
 	}()
 
 	timeout := time.NewTimer(spec.timeout)
@@ -124,6 +131,7 @@ func runProcess(ctx context.Context, spec processSpec) (out processOutcome) {
 
 	// Whatever the script left running in its group dies with the call.
 	killProcessGroup(cmd.Process)
+	spec.reaper.untrack(cmd.Process.Pid)
 	_ = stdio.stdinWrite.Close()
 	drained := make(chan struct{})
 	go func() {
@@ -138,6 +146,37 @@ func runProcess(ctx context.Context, spec processSpec) (out processOutcome) {
 	}
 	stdio.closeParentEnds()
 	return out
+}
+
+// startAndWait starts cmd, calls started with its pid before anything can
+// wait for it (so the pid cannot be reused meanwhile), and waits for it in
+// the background: exited is closed once cmd.ProcessState is set.
+//
+// The parent-death signal (see dieWithParent) fires when the thread that
+// started the child exits, and Go ends a thread whenever a goroutine
+// locked to it returns — any goroutine, anywhere in the server, that
+// happens to run on that thread later. So one goroutine starts the child
+// and waits for it on a thread locked to it: no other goroutine runs on
+// that thread, which lives at least until the child has exited.
+func startAndWait(cmd *exec.Cmd, started func(pid int)) (exited <-chan struct{}, err error) {
+	startErr := make(chan error, 1)
+	done := make(chan struct{})
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if err := cmd.Start(); err != nil {
+			startErr <- err
+			return
+		}
+		started(cmd.Process.Pid)
+		startErr <- nil
+		_ = cmd.Wait() // the exit status is read from cmd.ProcessState
+		close(done)
+	}()
+	if err := <-startErr; err != nil {
+		return nil, err
+	}
+	return done, nil
 }
 
 // stdio holds both ends of the three pipes of a child process.

@@ -10,8 +10,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -118,6 +120,36 @@ func TestRunWithCancelledContextDoesNotStart(t *testing.T) {
 	}
 	if _, err := os.Stat(pidFile); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("the script ran although the context was already cancelled")
+	}
+}
+
+// The parent-death signal fires when the thread that started the process
+// exits, not the process: Go ends a thread whenever a goroutine locked to
+// it returns. A run must survive that.
+func TestRunSurvivesExitingThreads(t *testing.T) {
+	tool := mustDescribe(t, "sleep-ok.sh")
+	done := make(chan Result, 1)
+	go func() { done <- tool.Run(context.Background(), nil, Env{}) }()
+	for {
+		select {
+		case res := <-done:
+			if res.IsError || res.Text != "ok\n" {
+				t.Fatalf("Run = %+v, want success", res)
+			}
+			return
+		default:
+		}
+		var wg sync.WaitGroup
+		for range 4 * runtime.GOMAXPROCS(0) {
+			wg.Go(func() {
+				runtime.LockOSThread() // never unlocked: the thread exits with the goroutine
+				// While this goroutine holds its thread, the others need
+				// more threads: idle ones, such as the one that started
+				// the script, are put to work and end the same way.
+				time.Sleep(time.Millisecond)
+			})
+		}
+		wg.Wait()
 	}
 }
 

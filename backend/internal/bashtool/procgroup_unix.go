@@ -9,9 +9,11 @@ import (
 )
 
 // startInOwnProcessGroup makes the script the leader of a new process
-// group, so that it and everything it starts can be killed with one signal.
+// group, so that it and everything it starts can be killed with one signal,
+// and, where the system can, makes it die with the server.
 func startInOwnProcessGroup(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	dieWithParent(cmd.SysProcAttr)
 }
 
 // killProcessGroup sends SIGKILL to every process of the script's group.

@@ -3,6 +3,7 @@ package bashtool
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -30,7 +31,7 @@ func (t *Tool) Run(ctx context.Context, argsJSON []byte, env Env) Result {
 	if err != nil {
 		return failedBeforeStart(err.Error())
 	}
-	environ, err := buildEnvironment(env, inv.env)
+	environ, err := buildEnvironment(os.Environ(), t.PassEnv, env, inv.env)
 	if err != nil {
 		return failedBeforeStart(fmt.Sprintf("%s could not be run: %v", t.Name(), err))
 	}
@@ -49,6 +50,9 @@ func (t *Tool) Run(ctx context.Context, argsJSON []byte, env Env) Result {
 		timeout:   limits.Timeout,
 		maxStdout: limits.MaxStdout,
 		maxStderr: limits.MaxStderr,
+
+		onStderrLine: env.OnProgress,
+		reaper:       env.Reaper,
 	})
 	return t.resultOf(out, limits)
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -16,11 +17,17 @@ type echoed struct {
 	Stdin string             `json:"stdin"`
 	Cwd   string             `json:"cwd"`
 	Env   map[string]*string `json:"env"`
+	// Exported is the name of every variable in the environment.
+	Exported []string `json:"exported"`
 }
 
 func runEcho(t *testing.T, argsJSON string, env Env) echoed {
 	t.Helper()
-	tool := mustDescribe(t, "echo-args.sh")
+	return runEchoTool(t, mustDescribe(t, "echo-args.sh"), argsJSON, env)
+}
+
+func runEchoTool(t *testing.T, tool Tool, argsJSON string, env Env) echoed {
+	t.Helper()
 	res := tool.Run(context.Background(), []byte(argsJSON), env)
 	if res.IsError || res.ExitCode != 0 {
 		t.Fatalf("Run(%s) failed: exit %d: %s", argsJSON, res.ExitCode, res.Text)
@@ -97,23 +104,72 @@ func TestRunPassesEachModeExactly(t *testing.T) {
 }
 
 func TestRunEnvironment(t *testing.T) {
-	// Stale values the server itself may have inherited must not leak.
+	// What the server itself inherited must not leak: secrets, and stale
+	// values of the reserved variables.
 	t.Setenv(EnvSessionID, "stale-session")
 	t.Setenv(EnvToolCallID, "stale-call")
+	t.Setenv("OPENAI_API_KEY", "sk-of-the-server")
 	t.Setenv("EXTRA_VAR", "from the server")
 	t.Setenv("API_TOKEN", "from the server")
+	t.Setenv("PASSED_VAR", "from the server")
+	t.Setenv("HOME", "/home/agents")
+	t.Setenv("LANG", "C.UTF-8")
+	t.Setenv("LC_TIME", "C")
 
-	t.Run("call variables replace inherited ones", func(t *testing.T) {
+	t.Run("only the base variables come from the server", func(t *testing.T) {
 		got := runEcho(t, `{"first": "a"}`, Env{SessionID: "session-1", AgentSlug: "helper", ToolCallID: "call-7"})
 		want := map[string]*string{
 			"AGENT_SESSION_ID":   ptr("session-1"),
 			"AGENT_SLUG":         ptr("helper"),
 			"AGENT_TOOL_CALL_ID": ptr("call-7"),
-			"API_TOKEN":          ptr("from the server"),
-			"EXTRA_VAR":          ptr("from the server"),
+			"API_TOKEN":          nil,
+			"EXTRA_VAR":          nil,
+			"PASSED_VAR":         nil,
 		}
 		if !reflect.DeepEqual(got.Env, want) {
 			t.Errorf("env = %v, want %v", show(got.Env), show(want))
+		}
+		if slices.Contains(got.Exported, "OPENAI_API_KEY") {
+			t.Error("OPENAI_API_KEY of the server reached the tool")
+		}
+		// Bash exports PWD, SHLVL and _ itself.
+		allowed := []string{"PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_TIME", "TZ", "TMPDIR",
+			EnvSessionID, EnvAgentSlug, EnvToolCallID, "PWD", "OLDPWD", "SHLVL", "_"}
+		var leaked []string
+		for _, name := range got.Exported {
+			if !slices.Contains(allowed, name) {
+				leaked = append(leaked, name)
+			}
+		}
+		if len(leaked) > 0 {
+			t.Errorf("the tool got %v from the server", leaked)
+		}
+		for _, name := range []string{"PATH", "HOME", "LANG", "LC_TIME"} {
+			if !slices.Contains(got.Exported, name) {
+				t.Errorf("the tool did not get %s; exported: %v", name, got.Exported)
+			}
+		}
+	})
+	t.Run("variables the tool passes on come from the server", func(t *testing.T) {
+		tool := mustDescribe(t, "echo-args.sh")
+		tool.PassEnv = []string{"PASSED_VAR", "NOT_SET_ANYWHERE", EnvSessionID}
+		got := runEchoTool(t, tool, `{"first": "a"}`, Env{AgentSlug: "helper"})
+		if deref(got.Env["PASSED_VAR"]) != "from the server" {
+			t.Errorf("PASSED_VAR = %s, want the server's value", deref(got.Env["PASSED_VAR"]))
+		}
+		if slices.Contains(got.Exported, "NOT_SET_ANYWHERE") {
+			t.Error("a passed variable the server does not have is set")
+		}
+		if got.Env[EnvSessionID] != nil {
+			t.Errorf("%s = %s, want a reserved variable never taken from the server", EnvSessionID, deref(got.Env[EnvSessionID]))
+		}
+		if slices.Contains(got.Exported, "OPENAI_API_KEY") || got.Env["EXTRA_VAR"] != nil {
+			t.Errorf("variables not passed on reached the tool: %v", got.Exported)
+		}
+
+		got = runEchoTool(t, tool, `{"first": "a"}`, Env{Extra: map[string]string{"PASSED_VAR": "from the caller"}})
+		if deref(got.Env["PASSED_VAR"]) != "from the caller" {
+			t.Errorf("PASSED_VAR = %s, want the caller's value to win", deref(got.Env["PASSED_VAR"]))
 		}
 	})
 	t.Run("unknown call variables are unset, not inherited", func(t *testing.T) {
@@ -122,7 +178,7 @@ func TestRunEnvironment(t *testing.T) {
 			t.Errorf("env = %v, want AGENT_SESSION_ID and AGENT_TOOL_CALL_ID unset", show(got.Env))
 		}
 	})
-	t.Run("extra variables win over the server and the model", func(t *testing.T) {
+	t.Run("extra variables win over the model", func(t *testing.T) {
 		got := runEcho(t, `{"first": "a", "api-token": "from the model"}`, Env{
 			Extra: map[string]string{"EXTRA_VAR": "from the caller", "API_TOKEN": "from the caller"},
 		})
@@ -130,7 +186,7 @@ func TestRunEnvironment(t *testing.T) {
 			t.Errorf("env = %v, want the caller's EXTRA_VAR and API_TOKEN", show(got.Env))
 		}
 	})
-	t.Run("env-mode arguments win over the server", func(t *testing.T) {
+	t.Run("env-mode arguments are passed", func(t *testing.T) {
 		got := runEcho(t, `{"first": "a", "api-token": "from the model"}`, Env{})
 		if deref(got.Env["API_TOKEN"]) != "from the model" {
 			t.Errorf("API_TOKEN = %q, want the model's value", deref(got.Env["API_TOKEN"]))

@@ -49,6 +49,12 @@ type Tool struct {
 	// stdout as text.
 	OutputMediaType string
 
+	// PassEnv names variables of the server's environment the script gets
+	// too, when they are set (the agent file's "passEnv"). A run starts
+	// from a clean environment: only PATH, HOME, USER, LOGNAME, LANG, LC_*,
+	// TZ and TMPDIR are taken from the server otherwise.
+	PassEnv []string
+
 	Limits Limits
 }
 

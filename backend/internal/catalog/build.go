@@ -74,6 +74,7 @@ func buildAgent(ctx context.Context, set *agentfile.Set, file *agentfile.Agent, 
 	}
 	for i := range scripts {
 		s := &scripts[i]
+		s.PassEnv = file.PassEnv
 		a.add(&Tool{Name: s.Name(), Description: s.Description, Parameters: s.Schema(), Kind: session.ToolBash, Source: s.Path, Bash: s}, report)
 	}
 	for _, slug := range file.Helpers {

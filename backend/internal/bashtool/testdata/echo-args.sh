@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Reports exactly what it received, as JSON: argv, stdin, working directory
-# and the environment variables the tests look at.
+# and its environment: the variables the tests look at, and the names of all
+# exported variables.
 set -euo pipefail
 
 json_string() {
@@ -49,12 +50,18 @@ JSON
     json_string "$PWD"
     printf ',"env":{'
     sep=""
-    for name in AGENT_SESSION_ID AGENT_SLUG AGENT_TOOL_CALL_ID API_TOKEN EXTRA_VAR; do
+    for name in AGENT_SESSION_ID AGENT_SLUG AGENT_TOOL_CALL_ID API_TOKEN EXTRA_VAR PASSED_VAR; do
       printf '%s"%s":' "$sep" "$name"
       if [[ -v $name ]]; then json_string "${!name}"; else printf 'null'; fi
       sep=","
     done
-    printf '}}\n'
+    printf '},"exported":['
+    sep=""
+    for name in $(compgen -e); do
+      printf '%s"%s"' "$sep" "$name"
+      sep=","
+    done
+    printf ']}\n'
     ;;
   *)
     echo "usage: $0 describe|run ARGS..." >&2

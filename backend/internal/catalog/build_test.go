@@ -1,0 +1,58 @@
+package catalog
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/agents-os/agents/backend/internal/agentfile"
+	"github.com/agents-os/agents/backend/internal/bashtool"
+)
+
+func writeFile(t *testing.T, path, content string, mode os.FileMode) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), mode); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestBashToolsGetTheAgentsPassEnv(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "tools", "show.sh"), `#!/bin/sh
+case "$1" in
+  describe) echo '{"slug": "show", "description": "shows a variable", "args": []}' ;;
+  run) printf '%s' "${GOPATH-unset}" ;;
+esac
+`, 0o755)
+	agentFile := filepath.Join(dir, "agent.json")
+	writeFile(t, agentFile, `{"tag": "OpenAIAgentDescription", "contents": {
+		"slug": "passing", "flavor": "OpenAIv1", "modelUrl": "https://example.test/v1", "modelName": "m",
+		"toolDirectory": "tools", "passEnv": ["GOPATH"]}}`, 0o644)
+	t.Setenv("GOPATH", "/srv/go")
+
+	set := agentfile.Loader{WorkDir: dir}.Load([]string{agentFile}, nil)
+	if err := set.Err(); err != nil {
+		t.Fatal(err)
+	}
+	cat := New(context.Background(), func() *agentfile.Set { return set }, Options{})
+	agent, err := cat.Get("passing")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tool, ok := agent.Tool("bash_show")
+	if !ok || tool.Bash == nil {
+		t.Fatalf("no bash_show among %d tools (errors: %v)", len(agent.Tools), cat.Snapshot().Errors)
+	}
+	if !slices.Equal(tool.Bash.PassEnv, []string{"GOPATH"}) {
+		t.Errorf("PassEnv = %q, want the agent file's", tool.Bash.PassEnv)
+	}
+	res := tool.Bash.Run(context.Background(), nil, bashtool.Env{})
+	if res.IsError || res.Text != "/srv/go" {
+		t.Errorf("Run = %+v, want the server's GOPATH", res)
+	}
+}
