@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/agents-os/agents/backend/internal/bashtool"
 	"github.com/agents-os/agents/backend/internal/config"
 	"github.com/agents-os/agents/backend/internal/events"
 	"github.com/agents-os/agents/backend/internal/runner"
@@ -71,6 +72,11 @@ func (a *app) startStack(ctx context.Context, res *config.Resolved, log *slog.Lo
 		return nil, fmt.Errorf("read the event log: %w", err)
 	}
 	s := &stack{log: log, store: db, hub: hub}
+	reaper, err := toolReaper(res.DataDir, opts.recover, log)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
 	s.metrics = server.NewMetrics(db, s.hub)
 	// The metrics follow the hub before anything publishes, so the runs
 	// resumed by Recover are counted too.
@@ -82,6 +88,8 @@ func (a *app) startStack(ctx context.Context, res *config.Resolved, log *slog.Lo
 		Catalog: cat,
 		Models:  runner.LLMModels(keyValue(keys), log),
 		OnStep:  s.metrics.ObserveStep,
+
+		ToolReaper: reaper,
 
 		MaxRuns:         opts.limits.MaxRuns,
 		MaxRunsPerOwner: opts.limits.MaxRunsPerOwner,
@@ -155,4 +163,25 @@ func keyValue(keys config.Keys) func(id string) (string, bool) {
 		}
 		return secret.Reveal(), true
 	}
+}
+
+// toolReaper returns the record of running tool processes under dataDir.
+// The process that owns the database (recover set) first ends the tool
+// processes a crash of the previous one left running: no tool outlives
+// the server that ran it.
+func toolReaper(dataDir string, recover bool, log *slog.Logger) (*bashtool.Reaper, error) {
+	dir := filepath.Join(dataDir, "toolpgids")
+	if recover {
+		n, err := bashtool.KillLeftovers(dir)
+		if err != nil {
+			log.Warn("end leftover tool processes", "dir", dir, "err", err)
+		} else if n > 0 {
+			log.Info("ended tool processes a previous server left running", "groups", n)
+		}
+	}
+	reaper, err := bashtool.NewReaper(dir, log)
+	if err != nil {
+		return nil, fmt.Errorf("tool process records: %w", err)
+	}
+	return reaper, nil
 }

@@ -57,6 +57,9 @@ type Options struct {
 	IdleEvict time.Duration
 	// ToolLimits bound every bash tool run.
 	ToolLimits bashtool.Limits
+	// ToolReaper records the process groups of running tools, so the next
+	// start can end what a crash left behind; nil records nothing.
+	ToolReaper *bashtool.Reaper
 	// MaxRuns bounds the runs active at once on the server, and
 	// MaxRunsPerOwner those of one owner; zero means no limit. Every run
 	// counts, whoever starts it.

@@ -151,12 +151,16 @@ func (r *Runner) execute(ctx context.Context, env callEnv, tool *catalog.Tool, c
 		if script.Limits == (bashtool.Limits{}) {
 			script.Limits = r.opts.ToolLimits
 		}
+		progress := r.newProgress(env, call.ID)
 		out := script.Run(ctx, []byte(call.Arguments), bashtool.Env{
 			SessionID:  env.sessionID,
 			AgentSlug:  env.agent,
 			ToolCallID: call.ID,
 			Extra:      env.params,
+			OnProgress: progress.report,
+			Reaper:     r.opts.ToolReaper,
 		})
+		progress.stop()
 		res = session.ToolResult{CallID: call.ID, Name: call.Name, Text: out.Text, Status: session.ResultOK}
 		if out.IsError {
 			res.Status = session.ResultError
@@ -212,6 +216,11 @@ func (r *Runner) runHelper(ctx context.Context, env callEnv, helper string, call
 		}
 		childID = child.Meta.ID
 	}
+	progress := r.newProgress(env, call.ID)
+	defer progress.stop()
+	followCtx, stopFollowing := context.WithCancel(ctx)
+	defer stopFollowing()
+	r.followChild(followCtx, childID, progress)
 	final, err := r.awaitRun(ctx, childID)
 	if err != nil {
 		if r.ctx.Err() != nil || r.draining.Load() {
