@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"connectrpc.com/connect"
+	"google.golang.org/protobuf/proto"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/backend/internal/errs"
@@ -64,10 +65,15 @@ func (s *Server) limitBodies(next http.Handler) http.Handler {
 }
 
 // admit checks a request message against the limits before its handler
-// runs: message and attachment sizes, and the run limits when the request
-// would start a run. The run count is read from the store, where a run is
+// runs: its fields (see checkFields), message and attachment sizes, and
+// the run limits when the request would start a run. The run count is read from the store, where a run is
 // marked before it starts, so it also counts runs resumed at startup.
 func (s *Server) admit(ctx context.Context, req any) error {
+	if m, ok := req.(proto.Message); ok {
+		if err := checkFields(m.ProtoReflect()); err != nil {
+			return err
+		}
+	}
 	if err := s.checkSizes(req); err != nil {
 		return err
 	}
@@ -87,8 +93,11 @@ func (s *Server) checkSizes(req any) error {
 		texts = append(texts, m.GetMessage().GetText())
 		attachments = m.GetMessage().GetAttachments()
 	}
-	if c, ok := req.(*agentsv1.CompleteCallRequest); ok {
-		texts = append(texts, c.GetText(), c.GetError())
+	switch m := req.(type) {
+	case *agentsv1.CompleteCallRequest:
+		texts = append(texts, m.GetText(), m.GetError())
+	case *agentsv1.SendMailRequest:
+		texts = append(texts, m.GetBody().GetUserMessage().GetText(), m.GetBody().GetAgentMessage().GetText())
 	}
 	for _, t := range texts {
 		if len(t) > s.limits.MaxMessageBytes {
@@ -168,8 +177,24 @@ func (i admitInterceptor) WrapStreamingClient(next connect.StreamingClientFunc) 
 	return next
 }
 
-// WrapStreamingHandler passes streams through: the only one, Subscribe,
-// carries no message and starts no run.
+// WrapStreamingHandler checks the fields of each message a stream
+// receives; the only stream, Subscribe, carries no message text and starts
+// no run.
 func (i admitInterceptor) WrapStreamingHandler(next connect.StreamingHandlerFunc) connect.StreamingHandlerFunc {
-	return next
+	return func(ctx context.Context, conn connect.StreamingHandlerConn) error {
+		return next(ctx, checkedConn{conn})
+	}
+}
+
+// checkedConn checks the fields of every message it receives.
+type checkedConn struct{ connect.StreamingHandlerConn }
+
+func (c checkedConn) Receive(msg any) error {
+	if err := c.StreamingHandlerConn.Receive(msg); err != nil {
+		return err
+	}
+	if m, ok := msg.(proto.Message); ok {
+		return checkFields(m.ProtoReflect())
+	}
+	return nil
 }

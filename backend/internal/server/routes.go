@@ -348,6 +348,10 @@ func (s *Server) exportRoute(sessions *sessionService) http.HandlerFunc {
 
 func listRequest(r *http.Request) (*agentsv1.ListSessionsRequest, error) {
 	q := r.URL.Query()
+	// The query is the field query; name it as this route spells it.
+	if err := checkChars("q", q.Get("q"), maxQueryChars); err != nil {
+		return nil, err
+	}
 	req := &agentsv1.ListSessionsRequest{
 		Agent:     q.Get("agent"),
 		ParentId:  q.Get("parent"),

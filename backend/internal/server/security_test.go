@@ -435,6 +435,8 @@ func TestLimitsRefuseOversizedRequests(t *testing.T) {
 		{"posted message over the limit", request{method: "POST", path: "/v1/sessions/x/messages", body: `{"text": "` + long + `"}`}, false, 413, "message_too_large"},
 		{"attachment over the limit", request{method: "POST", path: "/v1/sessions", body: `{"agent": "boss", "message": {"text": "see", "attachments": [{"name": "a.txt", "data": "` + b64(long) + `"}]}}`}, false, 413, "attachment_too_large"},
 		{"call answer over the limit", request{method: "POST", path: "/v1/calls/t/complete", body: `{"text": "` + long + `"}`}, false, 413, "message_too_large"},
+		{"mail over the limit", request{method: "POST", path: "/v1/sessions/x/mail", body: `{"body": {"userMessage": {"text": "` + long + `"}}}`}, false, 413, "message_too_large"},
+		{"agent mail over the limit", request{method: "POST", path: "/v1/sessions/x/mail", body: `{"body": {"agentMessage": {"agent": "boss", "text": "` + long + `"}}}`}, false, 413, "message_too_large"},
 		{"Connect message over the limit", request{method: "POST", path: "/agents.v1.SessionService/CreateSession", body: `{"agent": "boss", "message": {"text": "` + long + `"}}`}, false, 429, "message_too_large"},
 		{"Connect attachment over the limit", request{method: "POST", path: "/agents.v1.SessionService/CreateSession", body: `{"agent": "boss", "message": {"text": "see", "attachments": [{"name": "a.txt", "data": "` + b64(long) + `"}]}}`}, false, 429, "attachment_too_large"},
 	}
