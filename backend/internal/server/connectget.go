@@ -20,7 +20,7 @@ func checkGetMessage(next http.Handler) http.Handler {
 		if r.Method == http.MethodGet {
 			if q := r.URL.Query(); q.Get("base64") == "1" && !isQueryBase64(q.Get("message")) {
 				err := errs.Invalid("invalid_argument", "message: the query parameter is not URL-safe base64")
-				ce := connectError(err)
+				ce := connectError(r.Context(), err)
 				noteError(r.Context(), connect.CodeOf(ce).String(), err)
 				_ = errorWriter.Write(w, r, ce)
 				return
