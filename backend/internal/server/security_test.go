@@ -637,3 +637,34 @@ func TestParseTokensRefusesBadFilesWithoutQuotingTokens(t *testing.T) {
 		t.Errorf("a good file: %v, %d tokens", err, tokens.Len())
 	}
 }
+
+// TestReloadingAgentsNeedsAnAdmin: ReloadAgents acts on the whole server,
+// so with auth on only an admin token may call it, on both transports.
+func TestReloadingAgentsNeedsAnAdmin(t *testing.T) {
+	t.Parallel()
+	e := start(t, fakellm.Rules{Default: &fakellm.Reply{Text: "ok"}}, withSecurity(server.Security{Tokens: testTokens(t)}))
+	agentsAs := func(token string) agentsv1connect.AgentServiceClient {
+		return agentsv1connect.NewAgentServiceClient(e.http.Client(), e.http.URL, connect.WithInterceptors(tokenInterceptor(token)))
+	}
+
+	status, _, body := e.send(request{method: "POST", path: "/v1/agents:reload", header: bearer(aliceToken)})
+	if code, reason, _ := jsonError(t, body); status != http.StatusForbidden || code != "permission_denied" || reason != "permission_denied" {
+		t.Errorf("reload as alice = %d %s, want 403 permission_denied", status, body)
+	}
+	_, err := agentsAs(aliceToken).ReloadAgents(ctxFor(t), connect.NewRequest(&agentsv1.ReloadAgentsRequest{}))
+	if connect.CodeOf(err) != connect.CodePermissionDenied || machineCode(err) != "permission_denied" {
+		t.Errorf("Connect reload as alice: %v, want permission_denied", err)
+	}
+
+	if status, _, body := e.send(request{method: "POST", path: "/v1/agents:reload", header: bearer(adminToken)}); status != http.StatusOK {
+		t.Errorf("reload as an admin = %d %s, want 200", status, body)
+	}
+	res, err := agentsAs(adminToken).ReloadAgents(ctxFor(t), connect.NewRequest(&agentsv1.ReloadAgentsRequest{}))
+	if err != nil || len(res.Msg.GetAgents()) == 0 {
+		t.Errorf("Connect reload as an admin: %v", err)
+	}
+	// Reading the agents needs no admin.
+	if status, _, body := e.send(request{method: "GET", path: "/v1/agents", header: bearer(aliceToken)}); status != http.StatusOK {
+		t.Errorf("list agents as alice = %d %s, want 200", status, body)
+	}
+}
