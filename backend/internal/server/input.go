@@ -56,7 +56,8 @@ var sizedFields = map[protoreflect.Name]bool{"text": true, "error": true, "data"
 
 // checkFields checks every field set in a request message: short text
 // fields against their limits, params against theirs, enums against
-// their declared values, durations for being valid and not negative. A
+// their declared values, numbers and durations for being valid and not
+// negative. A
 // refusal names the field by its path (message.attachments[0].name).
 func checkFields(m protoreflect.Message) error {
 	return checkMessage("", m)
@@ -92,6 +93,11 @@ func checkValue(path string, fd protoreflect.FieldDescriptor, v protoreflect.Val
 	case protoreflect.StringKind:
 		if max, ok := shortFields[fd.Name()]; ok {
 			return checkChars(path, v.String(), max)
+		}
+	case protoreflect.Int32Kind, protoreflect.Int64Kind, protoreflect.Sint32Kind, protoreflect.Sint64Kind, protoreflect.Sfixed32Kind, protoreflect.Sfixed64Kind:
+		// The numbers of requests are counts and indexes.
+		if n := v.Int(); n < 0 {
+			return errs.Invalid("invalid_argument", "%s is %d: it must not be negative", path, n)
 		}
 	case protoreflect.EnumKind:
 		if fd.Enum().Values().ByNumber(v.Enum()) == nil {

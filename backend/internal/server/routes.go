@@ -11,6 +11,7 @@ import (
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/backend/internal/errs"
+	"github.com/agents-os/agents/backend/internal/store"
 )
 
 // route is one plain JSON route of DESIGN §3. The mux is built from the
@@ -373,6 +374,9 @@ func listRequest(r *http.Request) (*agentsv1.ListSessionsRequest, error) {
 		n, err := parseInt(l, "limit")
 		if err != nil {
 			return nil, err
+		}
+		if n < 0 || n > store.MaxPageSize {
+			return nil, errs.Invalid("invalid_argument", "limit %d: want 0 (the default, %d) to %d", n, store.DefaultPageSize, store.MaxPageSize)
 		}
 		req.PageSize = int32(n)
 	}
