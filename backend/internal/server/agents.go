@@ -29,7 +29,12 @@ func (h *agentService) GetAgent(_ context.Context, req *connect.Request[agentsv1
 	return connect.NewResponse(&agentsv1.GetAgentResponse{Agent: wire.Agent(a)}), nil
 }
 
+// ReloadAgents re-reads the agent files for every owner, so with auth on
+// it needs an admin token.
 func (h *agentService) ReloadAgents(ctx context.Context, _ *connect.Request[agentsv1.ReloadAgentsRequest]) (*connect.Response[agentsv1.ReloadAgentsResponse], error) {
+	if !isAdmin(ctx) {
+		return nil, errs.PermissionDenied("permission_denied", "reloading the agents needs an admin token")
+	}
 	snap := h.s.catalog.Reload(ctx)
 	changed := &agentsv1.AgentsChanged{Errors: wire.LoadErrors(snap.Errors)}
 	for _, a := range snap.Agents() {

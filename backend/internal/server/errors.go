@@ -32,25 +32,57 @@ var kindTable = map[errs.Kind]struct {
 	errs.KindTooLarge:           {connect.CodeResourceExhausted, http.StatusRequestEntityTooLarge},
 }
 
-// publicError is what a client may learn about err: internal errors are
-// reduced to a fixed text so their details (paths, SQL) never leak.
-func publicError(err error) (kind errs.Kind, code, message string, metadata map[string]string) {
+// The outcomes of a request whose own context ended, which are no kind of
+// domain error: the client cancelled it, or the deadline it set
+// (Connect-Timeout-Ms, grpc-timeout) passed. Their statuses are the
+// Connect protocol's.
+var (
+	canceledRow = kindTable[errs.KindCanceled]
+	deadlineRow = struct {
+		code   connect.Code
+		status int
+	}{connect.CodeDeadlineExceeded, http.StatusGatewayTimeout}
+)
+
+// wireError is what a client may learn about an error.
+type wireError struct {
+	code   connect.Code
+	status int
+	// reason is the stable machine code.
+	reason   string
+	message  string
+	metadata map[string]string
+}
+
+// publicError is what a client may learn about err, the failure of a
+// request whose context is ctx: internal errors are reduced to a fixed
+// text so their details (paths, SQL) never leak. When the request's own
+// context has ended, the failure is that ending, whatever error the work
+// it cut short returned (a driver's "interrupted", say): the client's
+// doing, not the server's. A context error that is not the request's is a
+// timeout or shutdown on the server's side: unavailable.
+func publicError(ctx context.Context, err error) wireError {
 	if e, ok := errs.As(err); ok && e.Kind != errs.KindInternal {
-		return e.Kind, e.Code, e.Message, e.Metadata
+		row := kindTable[e.Kind]
+		return wireError{code: row.code, status: row.status, reason: e.Code, message: e.Message, metadata: e.Metadata}
 	}
-	if errors.Is(err, context.Canceled) {
-		return errs.KindCanceled, "canceled", "request canceled", nil
+	switch cause := ctx.Err(); {
+	case errors.Is(cause, context.Canceled):
+		return wireError{code: canceledRow.code, status: canceledRow.status, reason: "canceled", message: "request canceled"}
+	case errors.Is(cause, context.DeadlineExceeded):
+		return wireError{code: deadlineRow.code, status: deadlineRow.status, reason: "deadline_exceeded", message: "deadline exceeded"}
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		row := kindTable[errs.KindUnavailable]
+		return wireError{code: row.code, status: row.status, reason: "unavailable", message: "the server cut the request short; try again"}
 	}
-	if errors.Is(err, context.DeadlineExceeded) {
-		return errs.KindUnavailable, "deadline_exceeded", "deadline exceeded", nil
-	}
-	return errs.KindInternal, "internal", "internal error", nil
+	row := kindTable[errs.KindInternal]
+	return wireError{code: row.code, status: row.status, reason: "internal", message: "internal error"}
 }
 
 // connectError converts a domain error to a Connect error carrying an
 // ErrorDetail with the machine code. Connect errors pass through unchanged
 // (connect's own decoding errors already have the right code).
-func connectError(err error) error {
+func connectError(ctx context.Context, err error) error {
 	if err == nil {
 		return nil
 	}
@@ -58,32 +90,19 @@ func connectError(err error) error {
 	if errors.As(err, &ce) {
 		return ce
 	}
-	kind, code, message, metadata := publicError(err)
-	out := connect.NewError(kindTable[kind].code, errors.New(message))
-	if detail, derr := connect.NewErrorDetail(&agentsv1.ErrorDetail{Code: code, Metadata: metadata}); derr == nil {
+	w := publicError(ctx, err)
+	out := connect.NewError(w.code, errors.New(w.message))
+	if detail, derr := connect.NewErrorDetail(&agentsv1.ErrorDetail{Code: w.reason, Metadata: w.metadata}); derr == nil {
 		out.AddDetail(detail)
 	}
 	return out
 }
 
-// httpStatus is the HTTP status of an error kind.
-func httpStatus(kind errs.Kind) int { return kindTable[kind].status }
-
-// logLevel says how loudly an error is logged: caller mistakes at INFO,
-// server faults at ERROR.
-func logLevel(err error) slog.Level {
-	if err == nil {
-		return slog.LevelInfo
-	}
-	var ce *connect.Error
-	if errors.As(err, &ce) {
-		switch ce.Code() {
-		case connect.CodeInternal, connect.CodeUnknown, connect.CodeDataLoss:
-			return slog.LevelError
-		}
-		return slog.LevelInfo
-	}
-	if errs.KindOf(err) == errs.KindInternal {
+// levelOf says how loudly an outcome is logged: server faults at ERROR,
+// everything else, the callers' mistakes and choices, at INFO.
+func levelOf(code connect.Code) slog.Level {
+	switch code {
+	case connect.CodeInternal, connect.CodeUnknown, connect.CodeUnavailable, connect.CodeDataLoss:
 		return slog.LevelError
 	}
 	return slog.LevelInfo

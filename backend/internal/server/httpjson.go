@@ -55,18 +55,17 @@ type errorBody struct {
 }
 
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
-	kind, code, message, metadata := publicError(err)
-	status := httpStatus(kind)
-	if !noteError(r.Context(), kindTable[kind].code.String(), err) {
-		s.log.Log(r.Context(), logLevel(err), "http", "method", r.Method, "path", r.URL.Path, "status", status, "error", err.Error())
+	e := publicError(r.Context(), err)
+	if !noteError(r.Context(), e.code.String(), err) {
+		s.log.Log(r.Context(), levelOf(e.code), "http", "method", r.Method, "path", r.URL.Path, "status", e.status, "code", e.code.String(), "error", err.Error())
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
+	w.WriteHeader(e.status)
 	_ = json.NewEncoder(w).Encode(errorBody{
-		Code:     kindTable[kind].code.String(),
-		Reason:   code,
-		Message:  message,
-		Metadata: metadata,
+		Code:     e.code.String(),
+		Reason:   e.reason,
+		Message:  e.message,
+		Metadata: e.metadata,
 	})
 }
 

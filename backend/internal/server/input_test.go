@@ -94,3 +94,72 @@ func TestCreateReturns201WithLocation(t *testing.T) {
 		t.Errorf("export = %d %s", status, body)
 	}
 }
+
+// TestBadInputIsNeverAServerError sends the JSON routes input of every
+// wrong shape: each is a 4xx with a JSON error and a client code, never a
+// 500, and none is taken silently for something else.
+func TestBadInputIsNeverAServerError(t *testing.T) {
+	t.Parallel()
+	var log syncBuffer
+	e := start(t, fakellm.Rules{Default: &fakellm.Reply{Text: "ok"}}, withLogTo(&log))
+	id := e.create("boss", "hi").GetMeta().GetId()
+	e.wait(id)
+	s := "/v1/sessions/" + id
+	tests := []struct {
+		name, method, path, body string
+		status                   int
+		message                  string
+	}{
+		{"body not an object", "POST", "/v1/sessions", `["boss"]`, 400, "invalid JSON body"},
+		{"null body", "POST", "/v1/sessions", `null`, 400, "invalid JSON body"},
+		{"wrong type", "POST", "/v1/sessions", `{"agent": 5}`, 400, "agent"},
+		{"duplicate field", "POST", "/v1/sessions", `{"agent": "boss", "agent": "boss"}`, 400, "duplicate"},
+		{"invalid UTF-8", "POST", "/v1/sessions", "{\"agent\": \"\xff\"}", 400, "UTF-8"},
+		{"int32 overflow", "POST", "/v1/sessions", `{"agent": "boss", "run": {"maxSteps": 99999999999}}`, 400, "maxSteps"},
+		{"negative max steps", "POST", "/v1/sessions", `{"agent": "boss", "message": {"text": "hi"}, "run": {"maxSteps": -1}}`, 400, "max_steps"},
+		{"params not strings", "POST", "/v1/sessions", `{"agent": "boss", "params": {"a": 1}}`, 400, "invalid value"},
+		{"bad attachment base64", "POST", s + "/messages", `{"text": "hi", "attachments": [{"name": "a", "data": "!!"}]}`, 400, "data"},
+		{"limit not a number", "GET", "/v1/sessions?limit=ten", "", 400, "limit"},
+		{"limit negative", "GET", "/v1/sessions?limit=-1", "", 400, "limit"},
+		{"limit too large", "GET", "/v1/sessions?limit=501", "", 400, "limit"},
+		{"limit past int32", "GET", "/v1/sessions?limit=4294967346", "", 400, "limit"},
+		{"limit past int64", "GET", "/v1/sessions?limit=99999999999999999999999", "", 400, "limit"},
+		{"bad roots", "GET", "/v1/sessions?roots=maybe", "", 400, "roots"},
+		{"bad scope", "GET", "/v1/sessions?scope=everyone", "", 400, "scope"},
+		{"bad wait", "GET", s + "?wait=yes", "", 400, "wait"},
+		{"negative timeout", "GET", s + "?wait=true&timeout=-1s", "", 400, "timeout"},
+		{"timeout not a duration", "GET", s + "?wait=true&timeout=30", "", 400, "timeout"},
+		{"bad mode", "DELETE", s + "?mode=CASCADE", "", 400, "mode"},
+		{"bad format", "GET", s + "/export?format=pdf", "", 400, "format"},
+		{"bad pending", "GET", s + "/mail?pending=1x", "", 400, "pending"},
+		{"at turn not a number", "POST", s + "/fork", `{"atTurn": "newest"}`, 400, "atTurn"},
+		{"negative at turn", "POST", s + "/fork", `{"atTurn": -1}`, 400, "at_turn"},
+		{"bad ttl", "POST", s + "/watch", `{"targetId": "x", "ttl": "soon"}`, 400, "Duration"},
+		{"negative ttl", "POST", s + "/watch", `{"targetId": "x", "ttl": "-5s"}`, 400, "ttl"},
+		{"unknown priority", "POST", s + "/mail", `{"body": {"userMessage": {"text": "x"}}, "priority": "MAIL_PRIORITY_SOON"}`, 400, "priority"},
+		{"numeric unknown priority", "POST", s + "/mail", `{"body": {"userMessage": {"text": "x"}}, "priority": 42}`, 400, "priority"},
+		{"empty mail", "POST", s + "/mail", `{"body": {}}`, 400, "mail body is empty"},
+		{"answer and error", "POST", "/v1/calls/t/complete", `{"text": "a", "error": "b"}`, 400, "oneof"},
+		{"no answer", "POST", "/v1/calls/t/complete", `{}`, 400, "text or error"},
+		{"bad after", "GET", "/v1/events?after=-1", "", 400, "event position"},
+		{"bad event scope", "GET", "/v1/events?scope=mine", "", 400, "scope"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			status, _, body := e.do(tc.method, tc.path, tc.body)
+			if status != tc.status {
+				t.Fatalf("status = %d, want %d (%s)", status, tc.status, body)
+			}
+			code, _, message := jsonError(t, body)
+			if code != "invalid_argument" || !strings.Contains(message, tc.message) {
+				t.Errorf("error = %s %q, want invalid_argument …%q…", code, message, tc.message)
+			}
+		})
+	}
+	e.stop()
+	for _, l := range requestLines(t, log.String()) {
+		if l.Level != "INFO" {
+			t.Errorf("logged at %s: %+v", l.Level, l)
+		}
+	}
+}

@@ -24,7 +24,7 @@ func (i errorInterceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
 		start := time.Now()
 		res, err := next(ctx, req)
 		i.record(ctx, req.Spec().Procedure, start, err)
-		return res, connectError(err)
+		return res, connectError(ctx, err)
 	}
 }
 
@@ -37,7 +37,7 @@ func (i errorInterceptor) WrapStreamingHandler(next connect.StreamingHandlerFunc
 		start := time.Now()
 		err := next(ctx, conn)
 		i.record(ctx, conn.Spec().Procedure, start, err)
-		return connectError(err)
+		return connectError(ctx, err)
 	}
 }
 
@@ -45,9 +45,10 @@ func (i errorInterceptor) WrapStreamingHandler(next connect.StreamingHandlerFunc
 // line; a call served without the request layer (a test calling the
 // handler directly) gets a line of its own.
 func (i errorInterceptor) record(ctx context.Context, procedure string, start time.Time, err error) {
-	code := "ok"
+	code, level := "ok", slog.LevelInfo
 	if err != nil {
-		code = connect.CodeOf(connectError(err)).String()
+		c := connect.CodeOf(connectError(ctx, err))
+		code, level = c.String(), levelOf(c)
 	}
 	if rec := recordOf(ctx); rec != nil {
 		rec.procedure, rec.code, rec.err = procedure, code, err
@@ -61,7 +62,7 @@ func (i errorInterceptor) record(ctx context.Context, procedure string, start ti
 	if err != nil {
 		attrs = append(attrs, slog.String("error", err.Error()))
 	}
-	i.log.LogAttrs(ctx, logLevel(err), "rpc", attrs...)
+	i.log.LogAttrs(ctx, level, "rpc", attrs...)
 }
 
 // recoverHandler turns a panic in a handler into an internal error and logs

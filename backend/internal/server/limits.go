@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"connectrpc.com/connect"
+	"google.golang.org/protobuf/proto"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/backend/internal/errs"
@@ -61,10 +62,16 @@ func (s *Server) limitBodies(next http.Handler) http.Handler {
 	})
 }
 
-// admit checks a request message against the size limits before its
-// handler runs. Run limits are the kernel's: it counts every run where it
-// opens (see runner.Options.MaxRuns).
+// admit checks a request message against the limits before its handler
+// runs: its fields (see checkFields) and the message and attachment sizes.
+// Run limits are the kernel's: it counts every run where it opens (see
+// runner.Options.MaxRuns).
 func (s *Server) admit(_ context.Context, req any) error {
+	if m, ok := req.(proto.Message); ok {
+		if err := checkFields(m.ProtoReflect()); err != nil {
+			return err
+		}
+	}
 	return s.checkSizes(req)
 }
 
@@ -75,8 +82,11 @@ func (s *Server) checkSizes(req any) error {
 		texts = append(texts, m.GetMessage().GetText())
 		attachments = m.GetMessage().GetAttachments()
 	}
-	if c, ok := req.(*agentsv1.CompleteCallRequest); ok {
-		texts = append(texts, c.GetText(), c.GetError())
+	switch m := req.(type) {
+	case *agentsv1.CompleteCallRequest:
+		texts = append(texts, m.GetText(), m.GetError())
+	case *agentsv1.SendMailRequest:
+		texts = append(texts, m.GetBody().GetUserMessage().GetText(), m.GetBody().GetAgentMessage().GetText())
 	}
 	for _, t := range texts {
 		if len(t) > s.limits.MaxMessageBytes {
@@ -109,8 +119,24 @@ func (i admitInterceptor) WrapStreamingClient(next connect.StreamingClientFunc) 
 	return next
 }
 
-// WrapStreamingHandler passes streams through: the only one, Subscribe,
-// carries no message and starts no run.
+// WrapStreamingHandler checks the fields of each message a stream
+// receives; the only stream, Subscribe, carries no message text and starts
+// no run.
 func (i admitInterceptor) WrapStreamingHandler(next connect.StreamingHandlerFunc) connect.StreamingHandlerFunc {
-	return next
+	return func(ctx context.Context, conn connect.StreamingHandlerConn) error {
+		return next(ctx, checkedConn{conn})
+	}
+}
+
+// checkedConn checks the fields of every message it receives.
+type checkedConn struct{ connect.StreamingHandlerConn }
+
+func (c checkedConn) Receive(msg any) error {
+	if err := c.StreamingHandlerConn.Receive(msg); err != nil {
+		return err
+	}
+	if m, ok := msg.(proto.Message); ok {
+		return checkFields(m.ProtoReflect())
+	}
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"time"
 
 	"connectrpc.com/connect"
@@ -94,7 +95,7 @@ func (s *Server) logRequests(next http.Handler) http.Handler {
 		}
 		code := rec.code
 		if code == "" {
-			code = codeOfStatus(status)
+			code = codeOfResponse(status, sw.Header())
 		}
 		procedure := rec.procedure
 		if procedure == "" {
@@ -130,14 +131,46 @@ func recordPattern(mux *http.ServeMux) http.Handler {
 	})
 }
 
-// codeOfStatus names the Connect code of an HTTP status, for requests that
-// ended without a handler's error (a guard's refusal, a mux 404).
+// codeOfResponse names the Connect code of a response that ended without
+// a handler's error: a guard's refusal, the mux's 404 or 405, a refusal
+// of the Connect protocol layer (415 for a Content-Type it does not read,
+// say), or a gRPC error, whose status is 200 and whose code is in the
+// grpc-status header or trailer.
+func codeOfResponse(status int, header http.Header) string {
+	if status == http.StatusOK {
+		for _, key := range []string{"Grpc-Status", http.TrailerPrefix + "Grpc-Status"} {
+			if v := header.Get(key); v != "" {
+				if n, err := strconv.ParseUint(v, 10, 32); err == nil {
+					if n == 0 {
+						return "ok"
+					}
+					return connect.Code(n).String()
+				}
+			}
+		}
+	}
+	return codeOfStatus(status)
+}
+
+// codeOfStatus names the Connect code of an HTTP status.
 func codeOfStatus(status int) string {
 	switch {
 	case status < 400:
 		return "ok"
+	case status == http.StatusNotFound:
+		return connect.CodeNotFound.String()
+	case status == http.StatusMethodNotAllowed, status == http.StatusNotImplemented:
+		return connect.CodeUnimplemented.String()
+	case status == http.StatusUnsupportedMediaType:
+		return connect.CodeInvalidArgument.String()
+	case status == http.StatusRequestTimeout, status == deadlineRow.status:
+		return connect.CodeDeadlineExceeded.String()
 	case status == http.StatusRequestEntityTooLarge, status == http.StatusTooManyRequests:
 		return connect.CodeResourceExhausted.String()
+	case status == canceledRow.status:
+		return connect.CodeCanceled.String()
+	case status == http.StatusBadGateway, status == http.StatusServiceUnavailable:
+		return connect.CodeUnavailable.String()
 	}
 	for _, row := range kindTable {
 		if row.status == status {
@@ -147,7 +180,8 @@ func codeOfStatus(status int) string {
 	if status >= 500 {
 		return connect.CodeInternal.String()
 	}
-	return connect.CodeUnknown.String()
+	// Any other 4xx is a request the server could not take as it was.
+	return connect.CodeInvalidArgument.String()
 }
 
 // levelOfCode logs server faults at ERROR and everything else at INFO.
@@ -156,9 +190,5 @@ func levelOfCode(code string) slog.Level {
 	if err := c.UnmarshalText([]byte(code)); err != nil {
 		return slog.LevelInfo
 	}
-	switch c {
-	case connect.CodeInternal, connect.CodeUnknown, connect.CodeDataLoss:
-		return slog.LevelError
-	}
-	return slog.LevelInfo
+	return levelOf(c)
 }

@@ -11,6 +11,7 @@ import (
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/backend/internal/errs"
+	"github.com/agents-os/agents/backend/internal/store"
 )
 
 // route is one plain JSON route of DESIGN §3. The mux is built from the
@@ -351,6 +352,10 @@ func (s *Server) exportRoute(sessions *sessionService) http.HandlerFunc {
 
 func listRequest(r *http.Request) (*agentsv1.ListSessionsRequest, error) {
 	q := r.URL.Query()
+	// The query is the field query; name it as this route spells it.
+	if err := checkChars("q", q.Get("q"), maxQueryChars); err != nil {
+		return nil, err
+	}
 	req := &agentsv1.ListSessionsRequest{
 		Agent:     q.Get("agent"),
 		ParentId:  q.Get("parent"),
@@ -372,6 +377,9 @@ func listRequest(r *http.Request) (*agentsv1.ListSessionsRequest, error) {
 		n, err := parseInt(l, "limit")
 		if err != nil {
 			return nil, err
+		}
+		if n < 0 || n > store.MaxPageSize {
+			return nil, errs.Invalid("invalid_argument", "limit %d: want 0 (the default, %d) to %d", n, store.DefaultPageSize, store.MaxPageSize)
 		}
 		req.PageSize = int32(n)
 	}

@@ -435,6 +435,8 @@ func TestLimitsRefuseOversizedRequests(t *testing.T) {
 		{"posted message over the limit", request{method: "POST", path: "/v1/sessions/x/messages", body: `{"text": "` + long + `"}`}, false, 413, "message_too_large"},
 		{"attachment over the limit", request{method: "POST", path: "/v1/sessions", body: `{"agent": "boss", "message": {"text": "see", "attachments": [{"name": "a.txt", "data": "` + b64(long) + `"}]}}`}, false, 413, "attachment_too_large"},
 		{"call answer over the limit", request{method: "POST", path: "/v1/calls/t/complete", body: `{"text": "` + long + `"}`}, false, 413, "message_too_large"},
+		{"mail over the limit", request{method: "POST", path: "/v1/sessions/x/mail", body: `{"body": {"userMessage": {"text": "` + long + `"}}}`}, false, 413, "message_too_large"},
+		{"agent mail over the limit", request{method: "POST", path: "/v1/sessions/x/mail", body: `{"body": {"agentMessage": {"agent": "boss", "text": "` + long + `"}}}`}, false, 413, "message_too_large"},
 		{"Connect message over the limit", request{method: "POST", path: "/agents.v1.SessionService/CreateSession", body: `{"agent": "boss", "message": {"text": "` + long + `"}}`}, false, 429, "message_too_large"},
 		{"Connect attachment over the limit", request{method: "POST", path: "/agents.v1.SessionService/CreateSession", body: `{"agent": "boss", "message": {"text": "see", "attachments": [{"name": "a.txt", "data": "` + b64(long) + `"}]}}`}, false, 429, "attachment_too_large"},
 	}
@@ -633,5 +635,36 @@ func TestParseTokensRefusesBadFilesWithoutQuotingTokens(t *testing.T) {
 	tokens, err := server.ParseTokens([]byte(`{"tokens": [{"token": "` + secret + `", "owner": "x"}, {"sha256": "` + strings.ToUpper(hexDigest("another-token-value-456")) + `", "owner": "y"}]}`))
 	if err != nil || tokens.Len() != 2 {
 		t.Errorf("a good file: %v, %d tokens", err, tokens.Len())
+	}
+}
+
+// TestReloadingAgentsNeedsAnAdmin: ReloadAgents acts on the whole server,
+// so with auth on only an admin token may call it, on both transports.
+func TestReloadingAgentsNeedsAnAdmin(t *testing.T) {
+	t.Parallel()
+	e := start(t, fakellm.Rules{Default: &fakellm.Reply{Text: "ok"}}, withSecurity(server.Security{Tokens: testTokens(t)}))
+	agentsAs := func(token string) agentsv1connect.AgentServiceClient {
+		return agentsv1connect.NewAgentServiceClient(e.http.Client(), e.http.URL, connect.WithInterceptors(tokenInterceptor(token)))
+	}
+
+	status, _, body := e.send(request{method: "POST", path: "/v1/agents:reload", header: bearer(aliceToken)})
+	if code, reason, _ := jsonError(t, body); status != http.StatusForbidden || code != "permission_denied" || reason != "permission_denied" {
+		t.Errorf("reload as alice = %d %s, want 403 permission_denied", status, body)
+	}
+	_, err := agentsAs(aliceToken).ReloadAgents(ctxFor(t), connect.NewRequest(&agentsv1.ReloadAgentsRequest{}))
+	if connect.CodeOf(err) != connect.CodePermissionDenied || machineCode(err) != "permission_denied" {
+		t.Errorf("Connect reload as alice: %v, want permission_denied", err)
+	}
+
+	if status, _, body := e.send(request{method: "POST", path: "/v1/agents:reload", header: bearer(adminToken)}); status != http.StatusOK {
+		t.Errorf("reload as an admin = %d %s, want 200", status, body)
+	}
+	res, err := agentsAs(adminToken).ReloadAgents(ctxFor(t), connect.NewRequest(&agentsv1.ReloadAgentsRequest{}))
+	if err != nil || len(res.Msg.GetAgents()) == 0 {
+		t.Errorf("Connect reload as an admin: %v", err)
+	}
+	// Reading the agents needs no admin.
+	if status, _, body := e.send(request{method: "GET", path: "/v1/agents", header: bearer(aliceToken)}); status != http.StatusOK {
+		t.Errorf("list agents as alice = %d %s, want 200", status, body)
 	}
 }

@@ -98,9 +98,10 @@ func (s *Server) newMux() *http.ServeMux {
 		recoverHandler(s.log),
 	}
 	mux := http.NewServeMux()
-	mux.Handle(agentsv1connect.NewAgentServiceHandler(&agentService{s: s}, opts...))
-	mux.Handle(agentsv1connect.NewSessionServiceHandler(&sessionService{s: s}, opts...))
-	mux.Handle(agentsv1connect.NewEventServiceHandler(&eventService{s: s}, opts...))
+	mount := func(path string, h http.Handler) { mux.Handle(path, checkGetMessage(h)) }
+	mount(agentsv1connect.NewAgentServiceHandler(&agentService{s: s}, opts...))
+	mount(agentsv1connect.NewSessionServiceHandler(&sessionService{s: s}, opts...))
+	mount(agentsv1connect.NewEventServiceHandler(&eventService{s: s}, opts...))
 	s.routes(mux)
 	mux.HandleFunc("GET /openapi.json", serveOpenAPI)
 	mux.HandleFunc("GET /healthz", s.healthz)

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/agents-os/agents/backend/internal/errs"
 )
@@ -23,8 +24,14 @@ func (c cursor) encode() string {
 	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(c.created, 10) + ":" + c.id))
 }
 
+// maxPageToken is far more than any token encode makes.
+const maxPageToken = 512
+
 func decodeCursor(token string) (cursor, error) {
 	bad := errs.Invalid(CodeInvalidPageToken, "malformed page token")
+	if len(token) > maxPageToken {
+		return cursor{}, bad
+	}
 	raw, err := base64.RawURLEncoding.DecodeString(token)
 	if err != nil {
 		return cursor{}, bad
@@ -38,6 +45,19 @@ func decodeCursor(token string) (cursor, error) {
 		return cursor{}, bad
 	}
 	return cursor{created: n, id: id}, nil
+}
+
+// MaxQueryLength bounds ListFilter.Query, in characters. Escaped and
+// wrapped in wildcards, the longest query stays far below the length of
+// pattern a database accepts (SQLite: 50,000 bytes).
+const MaxQueryLength = 256
+
+// checkQuery refuses a query over MaxQueryLength.
+func checkQuery(q string) error {
+	if n := utf8.RuneCountInString(q); n > MaxQueryLength {
+		return errs.Invalid("invalid_argument", "query is %d characters, more than the limit of %d", n, MaxQueryLength)
+	}
+	return nil
 }
 
 // escapeLike quotes the LIKE wildcards in s for use with ESCAPE '\'.

@@ -112,6 +112,9 @@ func (s *SQL) ListSessions(ctx context.Context, f ListFilter) ([]session.Meta, s
 		add("s.parent_id = ''")
 	}
 	if f.Query != "" {
+		if err := checkQuery(f.Query); err != nil {
+			return nil, "", err
+		}
 		// Lowering both sides with the database's own LOWER keeps the
 		// comparison consistent whatever that function folds.
 		add(`LOWER(s.title) LIKE LOWER(?) ESCAPE '\'`, "%"+escapeLike(f.Query)+"%")

@@ -208,6 +208,14 @@ func testListFilters(t *testing.T, fresh func(t *testing.T) Opener) {
 			equal(t, "next token", next, "")
 		})
 	}
+
+	// A query is bounded, so no pattern grows past what the database
+	// takes; at the bound, even all wildcards, it is a plain listing.
+	_, _, err := s.ListSessions(context.Background(), store.ListFilter{Query: strings.Repeat("x", store.MaxQueryLength+1)})
+	wantErr(t, err, errs.KindInvalid, "invalid_argument")
+	got, _, err := s.ListSessions(context.Background(), store.ListFilter{Query: strings.Repeat("%", store.MaxQueryLength)})
+	noErr(t, err, "list with the longest query")
+	equal(t, "ids", ids(got), []string{})
 }
 
 // tieFixture creates sessions whose created times tie in groups, with ids
