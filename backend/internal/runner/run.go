@@ -63,6 +63,9 @@ type step struct {
 	// shutdown says a call was cut by the server stopping: the round is
 	// not stored, so the next start takes it up again.
 	shutdown bool
+	// completed is the tool.completed event of the round's last call,
+	// written with the round's results when nothing else waits.
+	completed []*agentsv1.Event
 }
 
 // callState is one tool call of a step.
@@ -268,6 +271,13 @@ func (a *actor) modelDone(st *step, resp llm.Response, err error, took time.Dura
 		}
 		e.emit(a, &agentsv1.Event{Kind: "calls.deferred", Body: &agentsv1.Event_CallsDeferred{CallsDeferred: &agentsv1.CallsDeferred{Calls: views}}})
 	}
+	for _, c := range turn.ToolCalls {
+		// The calls the server runs start as soon as the turn is stored:
+		// say so in the same write.
+		if t, ok := a.agent.Tool(c.Name); ok && t.Mode() != session.CallDeferred {
+			e.emit(a, &agentsv1.Event{Kind: "tool.started", Body: &agentsv1.Event_ToolStarted{ToolStarted: &agentsv1.ToolStarted{Call: wire.ToolCall(c)}}})
+		}
+	}
 	if err := a.apply(e); err != nil {
 		a.r.log.Error("commit llm turn", "session", a.id, "err", err)
 		a.failRun("store_error", "could not store the answer")
@@ -330,6 +340,8 @@ func (a *actor) roundDone(st *step, text string) {
 // and the pending mail become the next user turn, and the run goes on.
 func (a *actor) callsDone(st *step) {
 	e := a.edit()
+	e.events = append(e.events, st.completed...)
+	st.completed = nil
 	a.storeRound(e, st)
 	if err := a.apply(e); err != nil {
 		a.r.log.Error("commit tool results", "session", a.id, "err", err)

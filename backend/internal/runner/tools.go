@@ -22,7 +22,6 @@ func (a *actor) startCalls(st *step, calls []session.ToolCall, rows []session.De
 	st.calls = make([]*callState, len(calls))
 	st.recorded = len(rows) > 0
 	var deferred []session.DeferredCall
-	var started []*agentsv1.Event
 	for i, call := range calls {
 		cs := &callState{call: call}
 		if st.recorded {
@@ -43,13 +42,6 @@ func (a *actor) startCalls(st *step, calls []session.ToolCall, rows []session.De
 			continue
 		}
 		cs.tool = tool
-		started = append(started, &agentsv1.Event{SessionId: a.id, Owner: a.owner, Kind: "tool.started",
-			Body: &agentsv1.Event_ToolStarted{ToolStarted: &agentsv1.ToolStarted{Call: wire.ToolCall(call)}}})
-	}
-	if len(started) > 0 {
-		if err := a.r.announce(a.r.ctx, started...); err != nil {
-			a.r.log.Error("announce tool calls", "session", a.id, "err", err)
-		}
 	}
 	for _, cs := range st.calls {
 		if cs.result == nil && cs.tool != nil && cs.tool.Mode() != session.CallDeferred {
@@ -100,6 +92,14 @@ func (a *actor) callDone(st *step, cs *callState, res session.ToolResult, stoppe
 		cs.result = &res
 		ev := &agentsv1.Event{SessionId: a.id, Owner: a.owner, Kind: "tool.completed",
 			Body: &agentsv1.Event_ToolCompleted{ToolCompleted: &agentsv1.ToolCompleted{Result: wire.ToolResult(res)}}}
+		if st.running == 1 && cs.token == "" && unanswered(st) == 0 {
+			// The round's last call in a round that goes on at once: its
+			// event goes out with the round's results, in one write.
+			st.completed = append(st.completed, ev)
+			st.running--
+			a.attachedDone(st)
+			return
+		}
 		ch := &store.Change{}
 		if cs.token != "" {
 			// A round that waits for clients keeps its results in the
