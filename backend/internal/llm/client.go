@@ -17,17 +17,26 @@ import (
 
 // Defaults for the zero fields of Config.
 const (
-	DefaultMaxAttempts    = 4
-	DefaultBackoffBase    = time.Second
-	DefaultMaxDelay       = time.Minute
-	DefaultRequestTimeout = 10 * time.Minute
-	DefaultIdleTimeout    = 2 * time.Minute
+	DefaultMaxAttempts = 4
+	DefaultBackoffBase = time.Second
+	DefaultMaxDelay    = time.Minute
+	DefaultMaxCallTime = 10 * time.Minute
+	DefaultIdleTimeout = 2 * time.Minute
 )
 
 const (
 	maxErrorBody      = 64 << 10
 	maxCompletionBody = 32 << 20
 )
+
+// Limits bound what one model call may cost: how long it takes. Zero
+// fields take the defaults.
+type Limits struct {
+	// MaxCallTime bounds a whole call, retries and streaming included: a
+	// provider that keeps talking never trips the idle timeout, so this is
+	// what ends it. Past it the call fails with ErrCallTooLong.
+	MaxCallTime time.Duration
+}
 
 // Config says where a Client sends its requests and how patient it is.
 type Config struct {
@@ -38,7 +47,7 @@ type Config struct {
 	// APIKey goes out as a bearer token; empty sends none (local servers).
 	APIKey string
 	Flavor Flavor
-	// HTTPClient should have no Timeout of its own: RequestTimeout and
+	// HTTPClient should have no Timeout of its own: MaxCallTime and
 	// IdleTimeout bound the call. Nil uses a client whose transport keeps
 	// an idle connection for each of many concurrent calls.
 	HTTPClient *http.Client
@@ -50,8 +59,8 @@ type Config struct {
 	// MaxDelay caps a wait between attempts. A provider asking (Retry-After)
 	// for a longer wait gets no retry: its error goes back to the caller.
 	MaxDelay time.Duration
-	// RequestTimeout bounds a whole call, retries and streaming included.
-	RequestTimeout time.Duration
+	// Limits bound each call; their zero fields take the defaults too.
+	Limits
 	// IdleTimeout bounds the silence between two reads of the response,
 	// including the wait for its first byte.
 	IdleTimeout time.Duration
@@ -76,15 +85,15 @@ func redacted(secret string) string {
 
 // Client calls one chat-completions endpoint. It is safe for concurrent use.
 type Client struct {
-	endpoint       string
-	apiKey         string
-	flavor         Flavor
-	dialect        dialect
-	http           *http.Client
-	retry          retryPolicy
-	requestTimeout time.Duration
-	idleTimeout    time.Duration
-	log            *slog.Logger
+	endpoint    string
+	apiKey      string
+	flavor      Flavor
+	dialect     dialect
+	http        *http.Client
+	retry       retryPolicy
+	maxCallTime time.Duration
+	idleTimeout time.Duration
+	log         *slog.Logger
 	// sleep waits between attempts; tests replace it to see the waits
 	// without spending them.
 	sleep func(context.Context, time.Duration) error
@@ -114,10 +123,10 @@ func New(cfg Config) (*Client, error) {
 			base:        orDefault(cfg.BackoffBase, DefaultBackoffBase),
 			maxDelay:    orDefault(cfg.MaxDelay, DefaultMaxDelay),
 		},
-		requestTimeout: orDefault(cfg.RequestTimeout, DefaultRequestTimeout),
-		idleTimeout:    orDefault(cfg.IdleTimeout, DefaultIdleTimeout),
-		log:            cfg.Logger,
-		sleep:          sleep,
+		maxCallTime: orDefault(cfg.MaxCallTime, DefaultMaxCallTime),
+		idleTimeout: orDefault(cfg.IdleTimeout, DefaultIdleTimeout),
+		log:         cfg.Logger,
+		sleep:       sleep,
 	}
 	if c.http == nil {
 		c.http = &http.Client{Transport: newTransport()}
@@ -181,7 +190,9 @@ func (c *Client) String() string {
 //
 // Failures before any delta was delivered are retried (see Config); after
 // one was, the error wraps ErrInterrupted and the Response holds what had
-// arrived. On cancellation of ctx the error wraps the context's cause.
+// arrived. On cancellation of ctx the error wraps the context's cause; past
+// Limits.MaxCallTime it is ErrCallTooLong, never retried, and the Response
+// again holds what had arrived.
 func (c *Client) Stream(ctx context.Context, req Request, onDelta func(Delta)) (Response, error) {
 	return c.call(ctx, req, true, onDelta)
 }
@@ -196,7 +207,7 @@ func (c *Client) call(ctx context.Context, req Request, stream bool, onDelta fun
 	if err != nil {
 		return Response{}, err
 	}
-	ctx, cancel := context.WithTimeoutCause(ctx, c.requestTimeout, ErrRequestTimeout)
+	ctx, cancel := context.WithTimeoutCause(ctx, c.maxCallTime, callTooLong(c.maxCallTime))
 	defer cancel()
 
 	delivered := false
@@ -334,7 +345,7 @@ func (c *Client) readWhole(body io.Reader, status int, emit func(Delta)) (Respon
 }
 
 // attemptFailure explains a failed exchange. When the exchange's context
-// ended, its cause (the idle timer, the request timeout, the caller's
+// ended, its cause (the idle timer, the call time limit, the caller's
 // cancellation) is the real error, not the broken read it led to.
 func attemptFailure(ctx context.Context, err error) error {
 	if cause := context.Cause(ctx); cause != nil {
@@ -344,7 +355,7 @@ func attemptFailure(ctx context.Context, err error) error {
 }
 
 func contextFailure(cause error) error {
-	if errors.Is(cause, ErrIdleTimeout) || errors.Is(cause, ErrRequestTimeout) {
+	if errors.Is(cause, ErrIdleTimeout) || errors.Is(cause, ErrCallTooLong) {
 		return cause
 	}
 	return fmt.Errorf("llm: call ended: %w", cause)

@@ -22,12 +22,25 @@ var (
 	// ErrIdleTimeout: the provider sent nothing for longer than the idle
 	// timeout.
 	ErrIdleTimeout = errors.New("llm: provider went silent past the idle timeout")
-	// ErrRequestTimeout: the whole call, retries included, took longer than
-	// the request timeout.
-	ErrRequestTimeout = errors.New("llm: request timed out")
+	// ErrCallTooLong: the whole call, retries and streaming included, took
+	// longer than Limits.MaxCallTime. The error names the limit.
+	ErrCallTooLong = errors.New("llm: the model call took too long")
 	// ErrTruncated: the stream ended before the provider said it was done.
 	ErrTruncated = errors.New("llm: stream ended before the completion did")
 )
+
+// limitError is a limit's sentinel error with the limit spelled out.
+type limitError struct {
+	kind error
+	text string
+}
+
+func (e *limitError) Error() string { return e.text }
+func (e *limitError) Unwrap() error { return e.kind }
+
+func callTooLong(limit time.Duration) error {
+	return &limitError{kind: ErrCallTooLong, text: "llm: the model call took longer than " + limit.String()}
+}
 
 // APIError is an error the provider answered with, as an HTTP status or as
 // an error object inside a stream (then Status is the stream's 200).
@@ -79,7 +92,7 @@ func (e *APIError) Retryable() bool {
 
 // Retryable reports whether sending the same request again may succeed:
 // rate limits, server errors, dropped or refused connections, a silent
-// provider, a truncated stream. Cancellation, the request timeout and
+// provider, a truncated stream. Cancellation, the call time limit and
 // client errors (4xx) are final. For an error wrapping ErrInterrupted it
 // speaks of the cause; the caller decides whether to redo a step whose
 // partial output it has already shown.
@@ -91,7 +104,7 @@ func Retryable(err error) bool {
 	switch {
 	case errors.As(err, &apiErr):
 		return apiErr.Retryable()
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded), errors.Is(err, ErrRequestTimeout):
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded), errors.Is(err, ErrCallTooLong):
 		return false
 	case errors.Is(err, ErrIdleTimeout), errors.Is(err, ErrTruncated):
 		return true
