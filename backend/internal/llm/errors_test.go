@@ -117,6 +117,7 @@ func TestRetryable(t *testing.T) {
 		{ErrTruncated, true},
 		{ErrCallTooLong, false},
 		{callTooLong(time.Minute), false},
+		{outputTooLarge(1 << 20), false},
 		{context.Canceled, false},
 		{context.DeadlineExceeded, false},
 		{errors.New("llm: malformed stream chunk"), false},
