@@ -72,6 +72,7 @@ signal stops it at once.`,
 	f.IntVar(&sf.limits.MaxRuns, "max-runs", 64, "most runs active on the server when a request would start one (0: no limit)")
 	f.IntVar(&sf.limits.MaxRunsPerOwner, "max-runs-per-owner", 16, "most runs active per owner when a request would start one (0: no limit)")
 	f.StringVar(&sf.offlineModel, "offline-model", "", "model endpoint for agents whose API key is not configured (the offline model)")
+	a.addModelFlags(cmd)
 	f.StringVar(&sf.logFormat, "log-format", "json", "log format: json or text")
 	f.DurationVar(&sf.shutdownGrace, "shutdown-grace", 10*time.Second, "how long requests and running steps get to finish on shutdown")
 	return cmd
