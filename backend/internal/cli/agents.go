@@ -22,6 +22,7 @@ func (a *app) agentsCommand() *cobra.Command {
 	}
 	cf.addClientFlags(cmd)
 	cmd.PersistentFlags().StringVar(&a.flags.DB, "db", "", "database of the server started in-process (without --attach)")
+	a.addModelFlags(cmd)
 	cmd.AddCommand(a.agentsList(&cf), a.agentsShow(&cf))
 	return cmd
 }

@@ -4,11 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agents-os/agents/backend/internal/llm"
 )
 
 // testEnv is an environment with its own config and data directories, so
@@ -190,5 +194,41 @@ func TestPathsPrintsWhatTheConfigurationUses(t *testing.T) {
 	code, out, _ = run(t, env, "paths", "--config", cfg)
 	if code != 0 || !strings.Contains(out, "database") || !strings.Contains(out, p.DB) || !strings.Contains(out, cfg) {
 		t.Errorf("paths = %d:\n%s", code, out)
+	}
+}
+
+// Every command that may start a server in-process takes the model call
+// limits, and they reach the resolved configuration.
+func TestModelLimitFlags(t *testing.T) {
+	t.Parallel()
+	dir, env := testEnv(t)
+	cfg := filepath.Join(dir, "agents.json")
+	writeFile(t, cfg, `{"maxModelCallTime": "5m"}`, 0o644)
+	for _, command := range [][]string{{"serve"}, {"run"}, {"sessions", "ls"}, {"agents", "ls"}} {
+		t.Run(strings.Join(command, " "), func(t *testing.T) {
+			t.Parallel()
+			a := &app{stdout: io.Discard, stderr: io.Discard, lookupEnv: env}
+			args := slices.Concat(command, []string{"--config", cfg, "--max-model-output-bytes", "1000"})
+			cmd, rest, err := a.rootCommand().Find(args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.ParseFlags(rest); err != nil {
+				t.Fatalf("%s: %v", cmd.CommandPath(), err)
+			}
+			res, err := a.resolve()
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := llm.Limits{MaxOutputBytes: 1000, MaxCallTime: 5 * time.Minute}
+			if res.ModelLimits != want {
+				t.Errorf("limits %+v, want %+v", res.ModelLimits, want)
+			}
+		})
+	}
+
+	code, _, errOut := run(t, env, "serve", "--config", cfg, "--max-model-call-time", "-1s")
+	if code != 1 || !strings.Contains(errOut, "--max-model-call-time -1s: must be positive") {
+		t.Errorf("serve with a negative call time = %d: %s", code, errOut)
 	}
 }

@@ -76,6 +76,16 @@ func (a *app) rootCommand() *cobra.Command {
 	return root
 }
 
+// addModelFlags gives cmd and its subcommands the limits of the model
+// calls of a server this process runs: serve's, or one started in-process.
+func (a *app) addModelFlags(cmd *cobra.Command) {
+	fs := cmd.PersistentFlags()
+	fs.Int64Var(&a.flags.MaxModelOutputBytes, "max-model-output-bytes", 0,
+		"largest model answer (text, thinking and tool calls) in bytes (default 4 MiB, or maxModelOutputBytes in the config file)")
+	fs.DurationVar(&a.flags.MaxModelCallTime, "max-model-call-time", 0,
+		"longest model call, retries included (default 10m, or maxModelCallTime in the config file)")
+}
+
 // resolve combines defaults, the config file and the flags.
 func (a *app) resolve() (*config.Resolved, error) {
 	return config.Resolve(config.Options{LookupEnv: a.lookupEnv, Flags: a.flags})

@@ -43,6 +43,7 @@ client to answer deferred calls, 130 when interrupted.`,
 	}
 	cf.addClientFlags(cmd)
 	cmd.Flags().StringVar(&offline, "offline-model", "", "model endpoint for agents whose API key is not configured (without --attach)")
+	a.addModelFlags(cmd)
 	return cmd
 }
 

@@ -28,6 +28,7 @@ func (a *app) sessionsCommand() *cobra.Command {
 	}
 	cf.addClientFlags(cmd)
 	cmd.PersistentFlags().StringVar(&a.flags.DB, "db", "", "database of the server started in-process (without --attach)")
+	a.addModelFlags(cmd)
 	cmd.AddCommand(a.sessionsList(&cf), a.sessionsShow(&cf), a.sessionsExport(&cf), a.sessionsRemove(&cf))
 	return cmd
 }

@@ -12,8 +12,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/agents-os/agents/backend/internal/agentfile"
+	"github.com/agents-os/agents/backend/internal/llm"
 )
 
 // Defaults and names.
@@ -46,6 +48,9 @@ type Flags struct {
 	DB          string   // --db PATH | postgres://…
 	Bind        string   // --bind
 	Port        int      // --port
+
+	MaxModelOutputBytes int64         // --max-model-output-bytes N
+	MaxModelCallTime    time.Duration // --max-model-call-time D
 }
 
 // Options are the inputs of Resolve.
@@ -101,6 +106,10 @@ type Resolved struct {
 	APIKeysFile string // "" when there is none
 	ParamsFile  string // "" when there is none
 
+	// ModelLimits bound each model call of the server's clients; its
+	// fields are set, to the llm defaults when nothing else says.
+	ModelLimits llm.Limits
+
 	// Warnings are problems in the config file that did not stop it from
 	// being used, such as unknown fields.
 	Warnings []*agentfile.Error
@@ -125,8 +134,8 @@ func Resolve(opts Options) (*Resolved, error) {
 	if err != nil {
 		return nil, err
 	}
-	if opts.Flags.Port < 0 || opts.Flags.Port > 65535 {
-		return nil, fmt.Errorf("--port %d: must be between 1 and 65535", opts.Flags.Port)
+	if err := opts.Flags.check(); err != nil {
+		return nil, err
 	}
 
 	r := &Resolved{WorkDir: work, ConfigDir: configDir, DataDir: dataDir, Agent: opts.Flags.Agent}
@@ -147,7 +156,24 @@ func Resolve(opts Options) (*Resolved, error) {
 	r.Port = firstNonZero(opts.Flags.Port, file.Port, DefaultPort)
 	r.APIKeysFile = firstNonEmpty(flagPath(work, opts.Flags.APIKeysFile), file.APIKeysFile, existingFile(filepath.Join(configDir, keysFileName)))
 	r.ParamsFile = flagPath(work, opts.Flags.ParamsFile)
+	r.ModelLimits = llm.Limits{
+		MaxOutputBytes: firstNonZero(opts.Flags.MaxModelOutputBytes, file.MaxModelOutputBytes, llm.DefaultMaxOutputBytes),
+		MaxCallTime:    firstNonZero(opts.Flags.MaxModelCallTime, file.MaxModelCallTime, llm.DefaultMaxCallTime),
+	}
 	return r, nil
+}
+
+// check rejects flag values out of range; zero ones are not given.
+func (f Flags) check() error {
+	switch {
+	case f.Port < 0 || f.Port > 65535:
+		return fmt.Errorf("--port %d: must be between 1 and 65535", f.Port)
+	case f.MaxModelOutputBytes < 0:
+		return fmt.Errorf("--max-model-output-bytes %d: must be positive", f.MaxModelOutputBytes)
+	case f.MaxModelCallTime < 0:
+		return fmt.Errorf("--max-model-call-time %s: must be positive", f.MaxModelCallTime)
+	}
+	return nil
 }
 
 // resolveAgents picks the agent files: --agent-file replaces everything;
@@ -257,7 +283,7 @@ func firstNonEmpty(values ...string) string {
 	return ""
 }
 
-func firstNonZero(values ...int) int {
+func firstNonZero[T int | int64 | time.Duration](values ...T) T {
 	for _, v := range values {
 		if v != 0 {
 			return v

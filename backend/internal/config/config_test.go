@@ -7,8 +7,10 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agents-os/agents/backend/internal/agentfile"
+	"github.com/agents-os/agents/backend/internal/llm"
 )
 
 // sandbox is a temporary home: a project directory to work in, XDG
@@ -92,6 +94,10 @@ func TestResolveDefaults(t *testing.T) {
 		Bind:       DefaultBind,
 		Port:       DefaultPort,
 		AgentsFrom: AgentsFromDefault,
+		ModelLimits: llm.Limits{
+			MaxOutputBytes: llm.DefaultMaxOutputBytes,
+			MaxCallTime:    llm.DefaultMaxCallTime,
+		},
 	}
 	if !reflect.DeepEqual(r, want) {
 		t.Errorf("Resolve() =\n %+v\nwant\n %+v", r, want)
@@ -214,7 +220,8 @@ func TestResolveFlagsWin(t *testing.T) {
 	s := newSandbox(t)
 	write(t, filepath.Join(s.project, "agents.json"), `{
 		"agentsFiles": ["config-agent.json"], "agentsDirectories": ["config-agents"],
-		"db": "config.db", "bind": "0.0.0.0", "port": 9000, "apiKeysFile": "config-keys.json"
+		"db": "config.db", "bind": "0.0.0.0", "port": 9000, "apiKeysFile": "config-keys.json",
+		"maxModelOutputBytes": 1000, "maxModelCallTime": "1m"
 	}`)
 	r := resolve(t, s.options(Flags{
 		AgentFiles:  []string{"mine.json", "/abs/other.json"},
@@ -224,6 +231,9 @@ func TestResolveFlagsWin(t *testing.T) {
 		DB:          "postgres://agents@db.internal/agents",
 		Bind:        "::1",
 		Port:        7500,
+
+		MaxModelOutputBytes: 2000,
+		MaxModelCallTime:    2 * time.Minute,
 	}))
 	checks := []struct {
 		name      string
@@ -238,6 +248,7 @@ func TestResolveFlagsWin(t *testing.T) {
 		{"DB", r.DB, "postgres://agents@db.internal/agents"},
 		{"Bind", r.Bind, "::1"},
 		{"Port", r.Port, 7500},
+		{"ModelLimits", r.ModelLimits, llm.Limits{MaxOutputBytes: 2000, MaxCallTime: 2 * time.Minute}},
 	}
 	for _, c := range checks {
 		if !reflect.DeepEqual(c.got, c.want) {
@@ -328,6 +339,11 @@ func TestResolveRejectsBadConfig(t *testing.T) {
 		{"files type", `{"agentsFiles": "a.json"}`, "FILE: agentsFiles: must be a list of paths"},
 		{"empty path", `{"agentsDirectories": ["a", ""]}`, "FILE: agentsDirectories[1]: must not be empty"},
 		{"agent file", `{"tag": "OpenAIAgentDescription", "contents": {}}`, "FILE: this is an agent file, not a config file (list it in agentsFiles instead)"},
+		{"output cap type", `{"maxModelOutputBytes": "4MiB"}`, "FILE: maxModelOutputBytes: must be a whole number of bytes"},
+		{"output cap range", `{"maxModelOutputBytes": -1}`, "FILE: maxModelOutputBytes: must be positive, got -1"},
+		{"call time type", `{"maxModelCallTime": 600}`, `FILE: maxModelCallTime: must be a duration such as "10m" or "90s"`},
+		{"call time syntax", `{"maxModelCallTime": "ten minutes"}`, `FILE: maxModelCallTime: must be a duration such as "10m" or "90s"`},
+		{"call time range", `{"maxModelCallTime": "-1s"}`, "FILE: maxModelCallTime: must be positive, got -1s"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -344,8 +360,28 @@ func TestResolveRejectsBadConfig(t *testing.T) {
 	}
 
 	s := newSandbox(t)
-	if _, err := Resolve(s.options(Flags{Port: 70000})); err == nil {
-		t.Errorf("--port 70000 was accepted")
+	for _, bad := range []struct {
+		flags Flags
+		want  string
+	}{
+		{Flags{Port: 70000}, "--port 70000: must be between 1 and 65535"},
+		{Flags{MaxModelOutputBytes: -1}, "--max-model-output-bytes -1: must be positive"},
+		{Flags{MaxModelCallTime: -time.Second}, "--max-model-call-time -1s: must be positive"},
+	} {
+		if _, err := Resolve(s.options(bad.flags)); err == nil || err.Error() != bad.want {
+			t.Errorf("Resolve(%+v): %v, want %s", bad.flags, err, bad.want)
+		}
+	}
+}
+
+func TestResolveModelLimitsFromTheConfigFile(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	write(t, filepath.Join(s.project, "agents.json"), `{"maxModelOutputBytes": 1048576, "maxModelCallTime": "90s"}`)
+	r := resolve(t, s.options(Flags{MaxModelCallTime: time.Minute}))
+	want := llm.Limits{MaxOutputBytes: 1 << 20, MaxCallTime: time.Minute}
+	if r.ModelLimits != want {
+		t.Errorf("ModelLimits = %+v, want %+v (the file's cap, the flag's time)", r.ModelLimits, want)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/agents-os/agents/backend/internal/agentfile"
 )
@@ -19,7 +20,12 @@ type settings struct {
 	Bind              string
 	Port              int
 	APIKeysFile       string
+	// The model call limits; zero when the file does not set them.
+	MaxModelOutputBytes int64
+	MaxModelCallTime    time.Duration
 }
+
+const durationWanted = `a duration such as "10m" or "90s"`
 
 // agentsExeSetting reports the agents-exe config fields about its own
 // features (logs, sessions in files, prompt aliases, the TUI keymap). They
@@ -61,8 +67,22 @@ func readSettings(path string, home func() (string, error)) (settings, []*agentf
 	r.read("bind", &s.Bind, "a string (an address to listen on)")
 	r.read("port", &s.Port, "a whole number")
 	r.read("apiKeysFile", &s.APIKeysFile, "a string (a path)")
-	if r.err == nil && (s.Port < 0 || s.Port > 65535) {
+	r.read("maxModelOutputBytes", &s.MaxModelOutputBytes, "a whole number of bytes")
+	var callTime string
+	r.read("maxModelCallTime", &callTime, durationWanted)
+	if r.err == nil && callTime != "" {
+		if s.MaxModelCallTime, err = time.ParseDuration(callTime); err != nil {
+			r.err = &agentfile.Error{File: path, Field: "maxModelCallTime", Reason: "must be " + durationWanted}
+		}
+	}
+	switch {
+	case r.err != nil:
+	case s.Port < 0 || s.Port > 65535:
 		r.err = &agentfile.Error{File: path, Field: "port", Reason: fmt.Sprintf("must be between 1 and 65535, got %d", s.Port)}
+	case s.MaxModelOutputBytes < 0:
+		r.err = &agentfile.Error{File: path, Field: "maxModelOutputBytes", Reason: fmt.Sprintf("must be positive, got %d", s.MaxModelOutputBytes)}
+	case s.MaxModelCallTime < 0:
+		r.err = &agentfile.Error{File: path, Field: "maxModelCallTime", Reason: fmt.Sprintf("must be positive, got %s", s.MaxModelCallTime)}
 	}
 	if r.err != nil {
 		return settings{}, nil, r.err

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"mime"
 	"net/http"
 	"net/url"
@@ -17,17 +18,33 @@ import (
 
 // Defaults for the zero fields of Config.
 const (
-	DefaultMaxAttempts    = 4
-	DefaultBackoffBase    = time.Second
-	DefaultMaxDelay       = time.Minute
-	DefaultRequestTimeout = 10 * time.Minute
-	DefaultIdleTimeout    = 2 * time.Minute
+	DefaultMaxAttempts = 4
+	DefaultBackoffBase = time.Second
+	DefaultMaxDelay    = time.Minute
+	DefaultMaxCallTime = 10 * time.Minute
+	DefaultIdleTimeout = 2 * time.Minute
+	// DefaultMaxOutputBytes is far more than any model writes in one
+	// answer, and little enough to hold for each of many sessions at once.
+	DefaultMaxOutputBytes = 4 << 20
 )
 
-const (
-	maxErrorBody      = 64 << 10
-	maxCompletionBody = 32 << 20
-)
+const maxErrorBody = 64 << 10
+
+// Limits bound what one model call may cost: the memory its answer holds
+// and the time it takes. Zero fields take the defaults.
+type Limits struct {
+	// MaxOutputBytes caps one answer: its text, thinking and tool calls
+	// (names, ids and arguments, plus a few bytes for each call) together.
+	// The call fails with ErrOutputTooLarge as soon as the answer passes
+	// it, and the connection is closed. The raw stream is bounded in
+	// proportion: one event, or a whole non-streamed completion, may be
+	// at most 6 times as long (JSON's worst escaping) plus 64 KiB.
+	MaxOutputBytes int64
+	// MaxCallTime bounds a whole call, retries and streaming included: a
+	// provider that keeps talking never trips the idle timeout, so this is
+	// what ends it. Past it the call fails with ErrCallTooLong.
+	MaxCallTime time.Duration
+}
 
 // Config says where a Client sends its requests and how patient it is.
 type Config struct {
@@ -38,7 +55,7 @@ type Config struct {
 	// APIKey goes out as a bearer token; empty sends none (local servers).
 	APIKey string
 	Flavor Flavor
-	// HTTPClient should have no Timeout of its own: RequestTimeout and
+	// HTTPClient should have no Timeout of its own: MaxCallTime and
 	// IdleTimeout bound the call. Nil uses a client whose transport keeps
 	// an idle connection for each of many concurrent calls.
 	HTTPClient *http.Client
@@ -50,8 +67,8 @@ type Config struct {
 	// MaxDelay caps a wait between attempts. A provider asking (Retry-After)
 	// for a longer wait gets no retry: its error goes back to the caller.
 	MaxDelay time.Duration
-	// RequestTimeout bounds a whole call, retries and streaming included.
-	RequestTimeout time.Duration
+	// Limits bound each call; their zero fields take the defaults too.
+	Limits
 	// IdleTimeout bounds the silence between two reads of the response,
 	// including the wait for its first byte.
 	IdleTimeout time.Duration
@@ -82,7 +99,8 @@ type Client struct {
 	dialect        dialect
 	http           *http.Client
 	retry          retryPolicy
-	requestTimeout time.Duration
+	maxCallTime    time.Duration
+	maxOutputBytes int64
 	idleTimeout    time.Duration
 	log            *slog.Logger
 	// sleep waits between attempts; tests replace it to see the waits
@@ -114,7 +132,8 @@ func New(cfg Config) (*Client, error) {
 			base:        orDefault(cfg.BackoffBase, DefaultBackoffBase),
 			maxDelay:    orDefault(cfg.MaxDelay, DefaultMaxDelay),
 		},
-		requestTimeout: orDefault(cfg.RequestTimeout, DefaultRequestTimeout),
+		maxCallTime:    orDefault(cfg.MaxCallTime, DefaultMaxCallTime),
+		maxOutputBytes: orDefault(cfg.MaxOutputBytes, DefaultMaxOutputBytes),
 		idleTimeout:    orDefault(cfg.IdleTimeout, DefaultIdleTimeout),
 		log:            cfg.Logger,
 		sleep:          sleep,
@@ -159,7 +178,7 @@ func newTransport() http.RoundTripper {
 	return t
 }
 
-func orDefault[T int | time.Duration](v, def T) T {
+func orDefault[T int | int64 | time.Duration](v, def T) T {
 	if v <= 0 {
 		return def
 	}
@@ -181,7 +200,9 @@ func (c *Client) String() string {
 //
 // Failures before any delta was delivered are retried (see Config); after
 // one was, the error wraps ErrInterrupted and the Response holds what had
-// arrived. On cancellation of ctx the error wraps the context's cause.
+// arrived. On cancellation of ctx the error wraps the context's cause. Past
+// a limit (Limits) the error is ErrCallTooLong or ErrOutputTooLarge, never
+// retried, and the Response again holds what had arrived.
 func (c *Client) Stream(ctx context.Context, req Request, onDelta func(Delta)) (Response, error) {
 	return c.call(ctx, req, true, onDelta)
 }
@@ -196,7 +217,7 @@ func (c *Client) call(ctx context.Context, req Request, stream bool, onDelta fun
 	if err != nil {
 		return Response{}, err
 	}
-	ctx, cancel := context.WithTimeoutCause(ctx, c.requestTimeout, ErrRequestTimeout)
+	ctx, cancel := context.WithTimeoutCause(ctx, c.maxCallTime, callTooLong(c.maxCallTime))
 	defer cancel()
 
 	delivered := false
@@ -211,7 +232,7 @@ func (c *Client) call(ctx context.Context, req Request, stream bool, onDelta fun
 		switch {
 		case err == nil:
 			return resp, nil
-		case ctx.Err() != nil:
+		case ctx.Err() != nil, errors.Is(err, ErrOutputTooLarge):
 			return resp, err
 		case delivered:
 			return resp, fmt.Errorf("%w: %w", ErrInterrupted, err)
@@ -279,10 +300,13 @@ func (c *Client) attempt(ctx context.Context, body []byte, stream bool, emit fun
 
 // readStream folds a server-sent event stream into a Response.
 func (c *Client) readStream(body io.Reader, status int, emit func(Delta)) (Response, error) {
-	asm := newAssembler(emit)
-	events := newSSEReader(body)
+	asm := newAssembler(emit, c.maxOutputBytes)
+	events := newSSEReader(body, rawBound(c.maxOutputBytes))
 	for {
 		data, err := events.next()
+		if errors.Is(err, errEventTooLarge) {
+			return asm.response(), outputTooLarge(c.maxOutputBytes)
+		}
 		if errors.Is(err, io.EOF) {
 			// Some servers end without [DONE]; a finish reason says the
 			// completion is whole all the same.
@@ -308,15 +332,21 @@ func (c *Client) readStream(body io.Reader, status int, emit func(Delta)) (Respo
 		if chunk.hasError() {
 			return asm.response(), newAPIError(status, data, nil, c.apiKey, time.Now())
 		}
-		asm.add(chunk)
+		if err := asm.add(chunk); err != nil {
+			return asm.response(), err
+		}
 	}
 }
 
 // readWhole reads a non-streamed completion.
 func (c *Client) readWhole(body io.Reader, status int, emit func(Delta)) (Response, error) {
-	data, err := io.ReadAll(io.LimitReader(body, maxCompletionBody))
+	bound := rawBound(c.maxOutputBytes)
+	data, err := io.ReadAll(io.LimitReader(body, int64(bound)+1))
 	if err != nil {
 		return Response{}, fmt.Errorf("llm: read response: %w", err)
+	}
+	if len(data) > bound {
+		return Response{}, outputTooLarge(c.maxOutputBytes)
 	}
 	var completion wireChunk
 	if err := json.Unmarshal(data, &completion); err != nil {
@@ -328,13 +358,26 @@ func (c *Client) readWhole(body io.Reader, status int, emit func(Delta)) (Respon
 	if len(completion.Choices) == 0 {
 		return Response{}, errors.New("llm: completion has no choices")
 	}
-	asm := newAssembler(emit)
-	asm.add(completion)
+	asm := newAssembler(emit, c.maxOutputBytes)
+	if err := asm.add(completion); err != nil {
+		return asm.response(), err
+	}
 	return asm.response(), nil
 }
 
+// rawBound is the most bytes one stream event, or a whole completion, may
+// take for an answer of at most limit bytes: JSON escapes a byte in at most
+// 6 (\u00XX), and the rest of a chunk (ids, usage, field names) is small.
+func rawBound(limit int64) int {
+	const slack = 64 << 10
+	if limit > (math.MaxInt-slack)/6 {
+		return math.MaxInt
+	}
+	return int(6*limit + slack)
+}
+
 // attemptFailure explains a failed exchange. When the exchange's context
-// ended, its cause (the idle timer, the request timeout, the caller's
+// ended, its cause (the idle timer, the call time limit, the caller's
 // cancellation) is the real error, not the broken read it led to.
 func attemptFailure(ctx context.Context, err error) error {
 	if cause := context.Cause(ctx); cause != nil {
@@ -344,7 +387,7 @@ func attemptFailure(ctx context.Context, err error) error {
 }
 
 func contextFailure(cause error) error {
-	if errors.Is(cause, ErrIdleTimeout) || errors.Is(cause, ErrRequestTimeout) {
+	if errors.Is(cause, ErrIdleTimeout) || errors.Is(cause, ErrCallTooLong) {
 		return cause
 	}
 	return fmt.Errorf("llm: call ended: %w", cause)

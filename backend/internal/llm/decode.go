@@ -104,7 +104,8 @@ func firstSet[T comparable](values ...T) T {
 }
 
 // assembler folds chunks into a Response, handing each new piece of output
-// to emit as it goes.
+// to emit as it goes. It holds at most limit bytes of output: a piece that
+// would pass it is neither kept nor handed out, and fails the chunk.
 type assembler struct {
 	emit         func(Delta)
 	text         strings.Builder
@@ -114,7 +115,12 @@ type assembler struct {
 	finishReason string
 	usage        *wireUsage
 	model        string
+	size, limit  int64 // bytes of output held, and the most it may hold
 }
+
+// callOverhead is what a tool call counts for besides its id, name and
+// arguments, so that a provider cannot open calls without end for free.
+const callOverhead = 64
 
 type partialCall struct {
 	id   string
@@ -122,14 +128,23 @@ type partialCall struct {
 	args strings.Builder
 }
 
-func newAssembler(emit func(Delta)) *assembler {
+func newAssembler(emit func(Delta), limit int64) *assembler {
 	if emit == nil {
 		emit = func(Delta) {}
 	}
-	return &assembler{emit: emit, byIndex: map[int]int{}}
+	return &assembler{emit: emit, byIndex: map[int]int{}, limit: limit}
 }
 
-func (a *assembler) add(c wireChunk) {
+// reserve counts n more bytes of output, or fails if they pass the limit.
+func (a *assembler) reserve(n int) error {
+	if a.size+int64(n) > a.limit {
+		return outputTooLarge(a.limit)
+	}
+	a.size += int64(n)
+	return nil
+}
+
+func (a *assembler) add(c wireChunk) error {
 	if c.Model != "" {
 		a.model = c.Model
 	}
@@ -144,94 +159,128 @@ func (a *assembler) add(c wireChunk) {
 			a.usage = choice.Usage
 		}
 		if d := choice.Delta; d != nil {
-			a.addDelta(*d)
+			if err := a.addDelta(*d); err != nil {
+				return err
+			}
 		}
 		if m := choice.Message; m != nil {
-			a.addDelta(*m)
+			if err := a.addDelta(*m); err != nil {
+				return err
+			}
 		}
 		if choice.FinishReason != nil && *choice.FinishReason != "" {
 			a.finishReason = *choice.FinishReason
 		}
 	}
+	return nil
 }
 
-func (a *assembler) addDelta(d wireDelta) {
+func (a *assembler) addDelta(d wireDelta) error {
 	thinking, _ := jsonString(d.ReasoningContent)
 	if thinking == "" {
 		thinking, _ = jsonString(d.Reasoning)
 	}
 	text, partThinking := contentText(d.Content)
-	a.addThinking(thinking)
-	a.addThinking(partThinking)
+	if err := a.addThinking(thinking); err != nil {
+		return err
+	}
+	if err := a.addThinking(partThinking); err != nil {
+		return err
+	}
 	if text != "" {
+		if err := a.reserve(len(text)); err != nil {
+			return err
+		}
 		a.text.WriteString(text)
 		a.emit(Delta{Text: text})
 	}
 	for _, tc := range d.ToolCalls {
-		a.addToolCall(tc)
+		if err := a.addToolCall(tc); err != nil {
+			return err
+		}
 	}
+	return nil
 }
 
-func (a *assembler) addThinking(s string) {
+func (a *assembler) addThinking(s string) error {
 	if s == "" {
-		return
+		return nil
+	}
+	if err := a.reserve(len(s)); err != nil {
+		return err
 	}
 	a.thinking.WriteString(s)
 	a.emit(Delta{Thinking: s})
+	return nil
 }
 
-func (a *assembler) addToolCall(tc wireToolCallDelta) {
-	pos := a.slotFor(tc)
-	call := a.calls[pos]
+func (a *assembler) addToolCall(tc wireToolCallDelta) error {
+	pos, fresh := a.slotFor(tc)
+	call := &partialCall{}
+	if !fresh {
+		call = a.calls[pos]
+	}
+	var id, name string
 	if call.id == "" {
-		call.id = tc.ID
+		id = tc.ID
 	}
 	// Most providers send the name once; some repeat it in every delta, a
 	// few split it. Appending only what differs serves all three.
-	if name := tc.Function.Name; name != "" && name != call.name {
-		call.name += name
+	if n := tc.Function.Name; n != "" && n != call.name {
+		name = n
 	}
 	args := jsonText(tc.Function.Arguments)
+	cost := len(id) + len(name) + len(args)
+	if fresh {
+		cost += callOverhead
+	}
+	if err := a.reserve(cost); err != nil {
+		return err
+	}
+	if fresh {
+		a.calls = append(a.calls, call)
+		if tc.Index != nil {
+			a.byIndex[*tc.Index] = pos
+		}
+	}
+	call.id += id
+	call.name += name
 	call.args.WriteString(args)
 	a.emit(Delta{ToolCall: &ToolCallProgress{Index: pos, ID: call.id, Name: call.name, ArgumentsDelta: args}})
+	return nil
 }
 
-// slotFor finds the call a tool call delta continues, or starts a new one.
-func (a *assembler) slotFor(tc wireToolCallDelta) int {
+// slotFor finds the call a tool call delta continues, or says (fresh) that
+// it starts a new one, which would go at pos.
+func (a *assembler) slotFor(tc wireToolCallDelta) (pos int, fresh bool) {
+	next := len(a.calls)
 	if tc.Index != nil {
 		pos, ok := a.byIndex[*tc.Index]
 		// A different id under a known index is a new call from a provider
 		// that numbers every call 0.
 		if ok && (tc.ID == "" || a.calls[pos].id == "" || a.calls[pos].id == tc.ID) {
-			return pos
+			return pos, false
 		}
-		pos = a.newCall()
-		a.byIndex[*tc.Index] = pos
-		return pos
+		return next, true
 	}
 	if tc.ID != "" {
 		for pos, c := range a.calls {
 			if c.id == tc.ID {
-				return pos
+				return pos, false
 			}
 		}
-		return a.newCall()
+		return next, true
 	}
 	// Neither index nor id: continue the last call, unless it is complete
 	// and this delta names a function, which starts the next call.
-	last := len(a.calls) - 1
+	last := next - 1
 	if last < 0 {
-		return a.newCall()
+		return next, true
 	}
 	if tc.Function.Name != "" && a.calls[last].name != "" && json.Valid([]byte(a.calls[last].args.String())) {
-		return a.newCall()
+		return next, true
 	}
-	return last
-}
-
-func (a *assembler) newCall() int {
-	a.calls = append(a.calls, &partialCall{})
-	return len(a.calls) - 1
+	return last, false
 }
 
 // response is what was assembled so far. Calls that never got an id from

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -22,12 +23,44 @@ var (
 	// ErrIdleTimeout: the provider sent nothing for longer than the idle
 	// timeout.
 	ErrIdleTimeout = errors.New("llm: provider went silent past the idle timeout")
-	// ErrRequestTimeout: the whole call, retries included, took longer than
-	// the request timeout.
-	ErrRequestTimeout = errors.New("llm: request timed out")
+	// ErrCallTooLong: the whole call, retries and streaming included, took
+	// longer than Limits.MaxCallTime. The error names the limit.
+	ErrCallTooLong = errors.New("llm: the model call took too long")
+	// ErrOutputTooLarge: the answer (its text, thinking and tool calls)
+	// grew past Limits.MaxOutputBytes. The error names the limit.
+	ErrOutputTooLarge = errors.New("llm: the model's answer is too large")
 	// ErrTruncated: the stream ended before the provider said it was done.
 	ErrTruncated = errors.New("llm: stream ended before the completion did")
 )
+
+// limitError is a limit's sentinel error with the limit spelled out.
+type limitError struct {
+	kind error
+	text string
+}
+
+func (e *limitError) Error() string { return e.text }
+func (e *limitError) Unwrap() error { return e.kind }
+
+func callTooLong(limit time.Duration) error {
+	return &limitError{kind: ErrCallTooLong, text: "llm: the model call took longer than " + limit.String()}
+}
+
+func outputTooLarge(limit int64) error {
+	return &limitError{kind: ErrOutputTooLarge, text: "llm: the model's answer exceeded " + formatBytes(limit)}
+}
+
+// formatBytes writes a size as people set it: in MiB or KiB when it is a
+// whole number of them.
+func formatBytes(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return strconv.FormatInt(n>>20, 10) + " MiB"
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return strconv.FormatInt(n>>10, 10) + " KiB"
+	}
+	return strconv.FormatInt(n, 10) + " bytes"
+}
 
 // APIError is an error the provider answered with, as an HTTP status or as
 // an error object inside a stream (then Status is the stream's 200).
@@ -79,10 +112,10 @@ func (e *APIError) Retryable() bool {
 
 // Retryable reports whether sending the same request again may succeed:
 // rate limits, server errors, dropped or refused connections, a silent
-// provider, a truncated stream. Cancellation, the request timeout and
-// client errors (4xx) are final. For an error wrapping ErrInterrupted it
-// speaks of the cause; the caller decides whether to redo a step whose
-// partial output it has already shown.
+// provider, a truncated stream. Cancellation, the limits of a call (its
+// time, the size of its answer) and client errors (4xx) are final. For an
+// error wrapping ErrInterrupted it speaks of the cause; the caller decides
+// whether to redo a step whose partial output it has already shown.
 func Retryable(err error) bool {
 	if err == nil {
 		return false
@@ -91,7 +124,8 @@ func Retryable(err error) bool {
 	switch {
 	case errors.As(err, &apiErr):
 		return apiErr.Retryable()
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded), errors.Is(err, ErrRequestTimeout):
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded),
+		errors.Is(err, ErrCallTooLong), errors.Is(err, ErrOutputTooLarge):
 		return false
 	case errors.Is(err, ErrIdleTimeout), errors.Is(err, ErrTruncated):
 		return true

@@ -36,6 +36,10 @@ type reply struct {
 	// pause is waited before the header and before each event: a provider
 	// that is slow but never silent for that long.
 	pause time.Duration
+	// forever, when set, is written as is after the events, again and
+	// again (after each pause) until the client leaves: a provider that
+	// never stops talking.
+	forever string
 }
 
 type recordedRequest struct {
@@ -52,11 +56,14 @@ type fakeProvider struct {
 	mu       sync.Mutex
 	replies  []reply
 	requests []recordedRequest
+
+	// left hears once from each reply with forever whose client hung up.
+	left chan struct{}
 }
 
 func newFakeProvider(t *testing.T, replies ...reply) *fakeProvider {
 	t.Helper()
-	f := &fakeProvider{t: t, replies: replies}
+	f := &fakeProvider{t: t, replies: replies, left: make(chan struct{}, len(replies))}
 	f.srv = httptest.NewServer(http.HandlerFunc(f.handle))
 	t.Cleanup(f.srv.Close)
 	return f
@@ -134,6 +141,11 @@ func (f *fakeProvider) write(w http.ResponseWriter, r *http.Request, rep reply) 
 		flush(w)
 	}
 
+	if rep.forever != "" {
+		f.talkUntilClientLeaves(w, r, rep)
+		return
+	}
+
 	switch rep.end {
 	case endAbort:
 		panic(http.ErrAbortHandler)
@@ -142,10 +154,38 @@ func (f *fakeProvider) write(w http.ResponseWriter, r *http.Request, rep reply) 
 	}
 }
 
-func flush(w http.ResponseWriter) {
-	if err := http.NewResponseController(w).Flush(); err != nil {
-		panic(err)
+// talkUntilClientLeaves writes rep.forever until a write fails or the
+// request ends, which is how the server sees the client close the
+// connection, then reports on f.left.
+func (f *fakeProvider) talkUntilClientLeaves(w http.ResponseWriter, r *http.Request, rep reply) {
+	rc := http.NewResponseController(w)
+	for r.Context().Err() == nil {
+		time.Sleep(rep.pause)
+		if _, err := io.WriteString(w, rep.forever); err != nil {
+			break
+		}
+		if err := rc.Flush(); err != nil {
+			break
+		}
 	}
+	f.left <- struct{}{}
+}
+
+// clientLeft waits for the client of a reply with forever to hang up; the
+// bound only keeps a client that never does from hanging the test binary.
+func (f *fakeProvider) clientLeft() bool {
+	select {
+	case <-f.left:
+		return true
+	case <-time.After(20 * time.Second):
+		return false
+	}
+}
+
+// flush sends what was written. It fails only once the client has hung
+// up, which tests of a client that gives up mean it to do.
+func flush(w http.ResponseWriter) {
+	_ = http.NewResponseController(w).Flush()
 }
 
 // waitForClientToLeave blocks until the client gives up on the request; the

@@ -7,19 +7,29 @@ import (
 	"io"
 )
 
+// errEventTooLarge: an event's data, or a line of the stream, is longer
+// than the reader's limit.
+var errEventTooLarge = errors.New("llm: stream event too large")
+
 // sseReader reads the data of server-sent events, one event at a time.
 // Comments, event names and ids are skipped: chat-completions streams carry
-// everything in data. Lines have no length limit, since a single chunk can
-// hold a whole tool call.
+// everything in data. An event's data may be as long as limit, since a
+// single chunk can hold a whole tool call, and no longer: a stream that
+// never ends its line is not buffered without end.
 type sseReader struct {
-	r *bufio.Reader
+	r     *bufio.Reader
+	limit int
 }
 
-// newSSEReader uses bufio's default 4 KiB buffer: ReadBytes collects a
-// longer line across refills, and a stream is opened per model call, so a
+// lineOverhead is what a line may hold besides an event's data: the
+// "data: " field name and the line end.
+const lineOverhead = len("data: \r\n")
+
+// newSSEReader uses bufio's default 4 KiB buffer: a longer line is
+// collected across refills, and a stream is opened per model call, so a
 // bigger buffer would only be allocated (and collected) again every step.
-func newSSEReader(r io.Reader) *sseReader {
-	return &sseReader{r: bufio.NewReader(r)}
+func newSSEReader(r io.Reader, limit int) *sseReader {
+	return &sseReader{r: bufio.NewReader(r), limit: limit}
 }
 
 // next returns the data of the next event, its data lines joined by "\n". It
@@ -28,7 +38,7 @@ func (s *sseReader) next() ([]byte, error) {
 	var data []byte
 	haveData := false
 	for {
-		line, err := s.r.ReadBytes('\n')
+		line, err := s.line()
 		if err != nil && !errors.Is(err, io.EOF) {
 			return nil, err
 		}
@@ -49,6 +59,9 @@ func (s *sseReader) next() ([]byte, error) {
 				if haveData {
 					data = append(data, '\n')
 				}
+				if len(data)+len(value) > s.limit {
+					return nil, errEventTooLarge
+				}
 				data = append(data, value...)
 				haveData = true
 			}
@@ -61,4 +74,30 @@ func (s *sseReader) next() ([]byte, error) {
 			return nil, io.EOF
 		}
 	}
+}
+
+// line reads the next line, its end included. The slice is valid until the
+// next call. A line longer than the limit allows fails once that much of it
+// has been read.
+func (s *sseReader) line() ([]byte, error) {
+	maxLine := s.limit + lineOverhead
+	frag, err := s.r.ReadSlice('\n')
+	if !errors.Is(err, bufio.ErrBufferFull) {
+		if len(frag) > maxLine {
+			return nil, errEventTooLarge
+		}
+		return frag, err
+	}
+	line := append([]byte(nil), frag...)
+	for errors.Is(err, bufio.ErrBufferFull) {
+		if len(line) > maxLine {
+			return nil, errEventTooLarge
+		}
+		frag, err = s.r.ReadSlice('\n')
+		line = append(line, frag...)
+	}
+	if len(line) > maxLine {
+		return nil, errEventTooLarge
+	}
+	return line, err
 }

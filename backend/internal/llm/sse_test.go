@@ -49,7 +49,7 @@ func TestSSEReader(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			r := newSSEReader(strings.NewReader(tt.stream))
+			r := newSSEReader(strings.NewReader(tt.stream), 1<<20)
 			var got []string
 			for {
 				data, err := r.next()
@@ -71,7 +71,7 @@ func TestSSEReader(t *testing.T) {
 func TestSSEReaderPassesReadErrors(t *testing.T) {
 	t.Parallel()
 	broken := io.MultiReader(strings.NewReader("data: one\n\ndata: tw"), errReader{io.ErrUnexpectedEOF})
-	r := newSSEReader(broken)
+	r := newSSEReader(broken, 1<<20)
 	if data, err := r.next(); err != nil || string(data) != "one" {
 		t.Fatalf("first event: %q, %v", data, err)
 	}
@@ -83,3 +83,39 @@ func TestSSEReaderPassesReadErrors(t *testing.T) {
 type errReader struct{ err error }
 
 func (e errReader) Read([]byte) (int, error) { return 0, e.err }
+
+func TestSSEReaderBoundsEvents(t *testing.T) {
+	t.Parallel()
+	const limit = 10
+	tests := []struct {
+		name   string
+		stream string
+		want   []string // events read before the error
+	}{
+		{"data over the limit", "data: 12345678901\n\n", nil},
+		{"data lines that add up past the limit", "data: 12345\ndata: 12345\n\n", nil},
+		{"a comment line over the limit", ": " + strings.Repeat("x", 100) + "\n\ndata: ok\n\n", nil},
+		{"an endless line", "data: ok\n\ndata: " + strings.Repeat("x", 100_000), []string{"ok"}},
+		{"at the limit", "data: 1234567890\n\ndata: 12345\ndata: 1234\n\ndata: " + strings.Repeat("x", 11), []string{"1234567890", "12345\n1234"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r := newSSEReader(strings.NewReader(tt.stream), limit)
+			var got []string
+			for {
+				data, err := r.next()
+				if errors.Is(err, errEventTooLarge) {
+					break
+				}
+				if err != nil {
+					t.Fatalf("next: %v after %q; want errEventTooLarge", err, got)
+				}
+				got = append(got, string(data))
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("got %q before the error, want %q", got, tt.want)
+			}
+		})
+	}
+}

@@ -55,19 +55,50 @@ func TestIdleTimeout(t *testing.T) {
 	})
 }
 
-func TestRequestTimeoutIsFinal(t *testing.T) {
+func TestMaxCallTimeIsFinal(t *testing.T) {
 	t.Parallel()
 	fake := newFakeProvider(t, reply{end: endHangBefore})
 	client, waits := testClient(t, fake.url(), FlavorOpenAI, func(c *Config) {
-		c.RequestTimeout = 200 * time.Millisecond
+		c.MaxCallTime = 200 * time.Millisecond
 		c.IdleTimeout = time.Hour
 	})
 	_, err := client.Stream(context.Background(), basicRequest(), nil)
-	if !errors.Is(err, ErrRequestTimeout) {
-		t.Fatalf("error %v, want ErrRequestTimeout", err)
+	if !errors.Is(err, ErrCallTooLong) {
+		t.Fatalf("error %v, want ErrCallTooLong", err)
 	}
 	if Retryable(err) || fake.requestCount() != 1 || len(*waits) != 0 {
 		t.Errorf("a timed-out call was retried or reported retryable")
+	}
+}
+
+// A provider that never stops sending deltas never trips the idle timer:
+// the call time cap is what ends it, and the client hangs up.
+func TestMaxCallTimeCutsAStreamThatNeverEnds(t *testing.T) {
+	t.Parallel()
+	fake := newFakeProvider(t, reply{
+		pause:   10 * time.Millisecond,
+		forever: "data: " + `{"choices":[{"index":0,"delta":{"content":"la"},"finish_reason":null}]}` + "\n\n",
+	})
+	client, waits := testClient(t, fake.url(), FlavorOpenAI, func(c *Config) {
+		c.MaxCallTime = 300 * time.Millisecond
+		c.IdleTimeout = time.Hour
+	})
+	var got collect
+	resp, err := client.Stream(context.Background(), basicRequest(), got.add)
+	if !errors.Is(err, ErrCallTooLong) {
+		t.Fatalf("error %v, want ErrCallTooLong", err)
+	}
+	if want := "llm: the model call took longer than 300ms"; err.Error() != want {
+		t.Errorf("error %q, want %q", err, want)
+	}
+	if errors.Is(err, ErrInterrupted) || Retryable(err) || fake.requestCount() != 1 || len(*waits) != 0 {
+		t.Errorf("a call past its time was reported as a broken stream, or retried: %v after %d requests", err, fake.requestCount())
+	}
+	if got.text() == "" || resp.Text != got.text() {
+		t.Errorf("streamed %q, partial %q; want the text that arrived", got.text(), resp.Text)
+	}
+	if !fake.clientLeft() {
+		t.Error("the client kept the connection open after giving up")
 	}
 }
 

@@ -6,7 +6,10 @@ import (
 	"github.com/agents-os/agents/backend/internal/session"
 )
 
-// Mail converts an envelope.
+// Mail converts an envelope. A user message's body names its files but
+// never carries their bytes (they move to the turn the mail is folded
+// into), so the envelope is as fit for events (mail.accepted) as for
+// ListMail.
 func Mail(m session.Mail) *agentsv1.MailEnvelope {
 	out := &agentsv1.MailEnvelope{
 		Id:         m.ID,

@@ -78,14 +78,28 @@ func Session(m session.Meta, turns []session.Turn, pending []session.DeferredCal
 	return s
 }
 
-// Turn converts one turn.
-func Turn(t session.Turn) *agentsv1.Turn {
+// Turn converts one turn, attachments and their bytes included.
+func Turn(t session.Turn) *agentsv1.Turn { return turn(t, true) }
+
+// TurnForEvent converts a turn for an event, such as the head turn of
+// session.updated: it is Turn without the attachments' bytes, each
+// attachment keeping its name and media type. Events are held in the event
+// log and in every subscriber's queue, so a file must not ride along; the
+// bytes stay in the session, where attachment i of this turn is
+// attachments[i] of the turn with the same index (GetSession).
+func TurnForEvent(t session.Turn) *agentsv1.Turn { return turn(t, false) }
+
+func turn(t session.Turn, withData bool) *agentsv1.Turn {
 	out := &agentsv1.Turn{Index: int32(t.Index), CreateTime: Timestamp(t.Created)}
 	switch {
 	case t.User != nil:
 		u := &agentsv1.UserTurn{Text: t.User.Text}
 		for _, a := range t.User.Attachments {
-			u.Attachments = append(u.Attachments, &agentsv1.Attachment{Name: a.Name, MediaType: a.MediaType, Data: a.Data})
+			wa := &agentsv1.Attachment{Name: a.Name, MediaType: a.MediaType}
+			if withData {
+				wa.Data = a.Data
+			}
+			u.Attachments = append(u.Attachments, wa)
 		}
 		for _, r := range t.User.ToolResults {
 			u.ToolResults = append(u.ToolResults, ToolResult(r))
