@@ -86,7 +86,7 @@ func (a *app) startStack(ctx context.Context, res *config.Resolved, log *slog.Lo
 		Store:   db,
 		Hub:     s.hub,
 		Catalog: cat,
-		Models:  runner.LLMModels(keyValue(keys), log),
+		Models:  runner.LLMModels(keyValue(keys), res.ModelLimits, log),
 		OnStep:  s.metrics.ObserveStep,
 
 		ToolReaper: reaper,

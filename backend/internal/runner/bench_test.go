@@ -14,6 +14,7 @@ import (
 	"github.com/agents-os/agents/backend/internal/agentfile"
 	"github.com/agents-os/agents/backend/internal/catalog"
 	"github.com/agents-os/agents/backend/internal/events"
+	"github.com/agents-os/agents/backend/internal/llm"
 	"github.com/agents-os/agents/backend/internal/runner"
 	"github.com/agents-os/agents/backend/internal/session"
 	"github.com/agents-os/agents/backend/internal/store/sqlite"
@@ -97,7 +98,7 @@ func benchSteps(b *testing.B, tool string, sessions int) {
 		Catalog: cat,
 		// The production factory: one shared client per endpoint, default
 		// transport and retry settings.
-		Models: runner.LLMModels(func(string) (string, bool) { return "", false }, nil),
+		Models: runner.LLMModels(func(string) (string, bool) { return "", false }, llm.Limits{}, nil),
 		OnStep: rec.add,
 	})
 	if err := run.Recover(ctx); err != nil {

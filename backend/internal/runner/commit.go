@@ -166,7 +166,7 @@ func (a *actor) applyNow(e *edit) error {
 	if e.updated && !e.create {
 		body := &agentsv1.SessionUpdated{Meta: wire.Meta(e.meta)}
 		if n := len(e.turns); n > 0 {
-			body.HeadTurn = wire.EventTurn(e.turns[n-1])
+			body.HeadTurn = wire.TurnForEvent(e.turns[n-1])
 		}
 		evs = append(evs, &agentsv1.Event{SessionId: a.id, Owner: e.meta.Owner, Kind: "session.updated",
 			Body: &agentsv1.Event_SessionUpdated{SessionUpdated: body}})

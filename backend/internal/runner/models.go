@@ -9,9 +9,9 @@ import (
 )
 
 // LLMModels returns a factory of OpenAI-compatible clients, one per
-// endpoint, shared by every session that uses it. key looks up an API key
+// endpoint, shared by every session that uses it, within limits. key looks up an API key
 // value by id; an agent pointed at the offline model sends no key.
-func LLMModels(key func(id string) (string, bool), log *slog.Logger) ModelFactory {
+func LLMModels(key func(id string) (string, bool), limits llm.Limits, log *slog.Logger) ModelFactory {
 	var mu sync.Mutex
 	clients := map[catalog.Model]*llm.Client{}
 	return func(m catalog.Model) (Model, error) {
@@ -20,7 +20,7 @@ func LLMModels(key func(id string) (string, bool), log *slog.Logger) ModelFactor
 		if c, ok := clients[m]; ok {
 			return c, nil
 		}
-		cfg := llm.Config{BaseURL: m.URL, Logger: log}
+		cfg := llm.Config{BaseURL: m.URL, Logger: log, Limits: limits}
 		if flavor, err := llm.ParseFlavor(string(m.Flavor)); err == nil {
 			cfg.Flavor = flavor
 		}

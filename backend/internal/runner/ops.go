@@ -244,7 +244,7 @@ func (a *actor) addMail(ctx context.Context, m session.Mail, key, op string) (se
 	}
 	ch := &store.Change{NewMail: []session.Mail{m}, Idempotency: a.r.idempotency(a.owner, key, op, keyed{SessionID: a.id, MailID: m.ID})}
 	ev := &agentsv1.Event{SessionId: a.id, Owner: a.owner, Kind: "mail.accepted",
-		Body: &agentsv1.Event_MailAccepted{MailAccepted: &agentsv1.MailAccepted{Envelope: wire.EventMail(m)}}}
+		Body: &agentsv1.Event_MailAccepted{MailAccepted: &agentsv1.MailAccepted{Envelope: wire.Mail(m)}}}
 	if err := a.r.write(ctx, ch, []*agentsv1.Event{ev}); err != nil {
 		return session.Mail{}, err
 	}

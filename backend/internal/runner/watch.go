@@ -184,7 +184,7 @@ func (a *actor) watchMail(e *edit, status session.Status, reason, text string) {
 		e.notify = append(e.notify, watchNote{watcher: w, mail: m})
 		if owner, ok := r.watches.owner(w); ok {
 			e.events = append(e.events, &agentsv1.Event{SessionId: w, Owner: owner, Kind: "mail.accepted",
-				Body: &agentsv1.Event_MailAccepted{MailAccepted: &agentsv1.MailAccepted{Envelope: wire.EventMail(m)}}})
+				Body: &agentsv1.Event_MailAccepted{MailAccepted: &agentsv1.MailAccepted{Envelope: wire.Mail(m)}}})
 		}
 	}
 }

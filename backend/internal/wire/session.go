@@ -95,7 +95,7 @@ func turn(t session.Turn, withData bool) *agentsv1.Turn {
 	case t.User != nil:
 		u := &agentsv1.UserTurn{Text: t.User.Text}
 		for _, a := range t.User.Attachments {
-			wa := &agentsv1.Attachment{Name: a.Name, MediaType: a.MediaType}
+			wa := &agentsv1.Attachment{Name: a.Name, MediaType: a.MediaType, Size: int64(len(a.Data))}
 			if withData {
 				wa.Data = a.Data
 			}

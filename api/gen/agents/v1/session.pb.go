@@ -1014,8 +1014,11 @@ type Attachment struct {
 	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
 	// MIME type (`image/png`, `text/plain`, …).
 	MediaType string `protobuf:"bytes,2,opt,name=media_type,json=mediaType,proto3" json:"media_type,omitempty"`
-	// The content.
-	Data          []byte `protobuf:"bytes,3,opt,name=data,proto3" json:"data,omitempty"`
+	// The content. Events leave it out (size tells how big it is): read the
+	// bytes from the session's turn with GetSession.
+	Data []byte `protobuf:"bytes,3,opt,name=data,proto3" json:"data,omitempty"`
+	// Size of the content in bytes, set by the server.
+	Size          int64 `protobuf:"varint,4,opt,name=size,proto3" json:"size,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1069,6 +1072,13 @@ func (x *Attachment) GetData() []byte {
 		return x.Data
 	}
 	return nil
+}
+
+func (x *Attachment) GetSize() int64 {
+	if x != nil {
+		return x.Size
+	}
+	return 0
 }
 
 // Usage counts tokens.
@@ -1489,13 +1499,14 @@ const file_agents_v1_session_proto_rawDesc = "" +
 	"\x04text\x18\x03 \x01(\tR\x04text\x123\n" +
 	"\x06status\x18\x04 \x01(\x0e2\x1b.agents.v1.ToolResultStatusR\x06status\x12(\n" +
 	"\x10child_session_id\x18\x05 \x01(\tR\x0echildSessionId\x125\n" +
-	"\bduration\x18\x06 \x01(\v2\x19.google.protobuf.DurationR\bduration\"S\n" +
+	"\bduration\x18\x06 \x01(\v2\x19.google.protobuf.DurationR\bduration\"g\n" +
 	"\n" +
 	"Attachment\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1d\n" +
 	"\n" +
 	"media_type\x18\x02 \x01(\tR\tmediaType\x12\x12\n" +
-	"\x04data\x18\x03 \x01(\fR\x04data\"\xa9\x01\n" +
+	"\x04data\x18\x03 \x01(\fR\x04data\x12\x12\n" +
+	"\x04size\x18\x04 \x01(\x03R\x04size\"\xa9\x01\n" +
 	"\x05Usage\x12#\n" +
 	"\rprompt_tokens\x18\x01 \x01(\x03R\fpromptTokens\x12+\n" +
 	"\x11completion_tokens\x18\x02 \x01(\x03R\x10completionTokens\x12#\n" +
