@@ -9,6 +9,7 @@ import (
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/backend/internal/bashtool"
 	"github.com/agents-os/agents/backend/internal/catalog"
+	"github.com/agents-os/agents/backend/internal/errs"
 	"github.com/agents-os/agents/backend/internal/session"
 	"github.com/agents-os/agents/backend/internal/store"
 	"github.com/agents-os/agents/backend/internal/wire"
@@ -215,6 +216,13 @@ func (r *Runner) runHelper(ctx context.Context, env callEnv, helper string, call
 			return errorResult(call, fmt.Sprintf("could not start the helper %s: %v", helper, publicText(err)), 0), false
 		}
 		childID = child.Meta.ID
+	} else {
+		// Taken up again after a restart: the child may not have been
+		// recovered yet.
+		err := r.withSession(ctx, childID, func(a *actor) error { return a.recoverRun(ctx) })
+		if errs.KindOf(err) == errs.KindNotFound {
+			return errorResult(call, fmt.Sprintf("the helper %s's session %s is gone", helper, childID), 0), false
+		}
 	}
 	progress := r.newProgress(env, call.ID)
 	defer progress.stop()
@@ -236,9 +244,12 @@ func (r *Runner) runHelper(ctx context.Context, env callEnv, helper string, call
 		return session.ToolResult{CallID: call.ID, Name: call.Name, Text: "cancelled", Status: session.ResultCancelled, ChildSessionID: childID}, false
 	}
 	if final.status == session.StatusRunning {
-		// The server is stopping and the child's run will resume at the
-		// next start; so will this call, waiting for it.
-		return session.ToolResult{}, true
+		if r.ctx.Err() != nil || r.draining.Load() {
+			// The server is stopping and the child's run will resume at
+			// the next start; so will this call, waiting for it.
+			return session.ToolResult{}, true
+		}
+		final.reason = "its run stopped without an answer"
 	}
 	if final.status != session.StatusReady || final.reason != "" {
 		// Failed, paused, waiting, cancelled or out of steps: no answer.
