@@ -95,7 +95,7 @@ func (a *app) runOnce(ctx context.Context, cf clientFlags, offline, prompt strin
 			// Reconnect from the last event delivered: replay fills the gap.
 			stream.Close()
 			after := lagged.GetLastSeq()
-			stream, err = c.Events.Subscribe(ctx, connect.NewRequest(&agentsv1.SubscribeRequest{Scope: agentsv1.SubscribeScope_SUBSCRIBE_SCOPE_OWNER, After: &after}))
+			stream, err = c.Events.Subscribe(ctx, connect.NewRequest(&agentsv1.SubscribeRequest{Scope: agentsv1.SubscribeScope_SUBSCRIBE_SCOPE_OWNER, After: &after, AfterDelta: lagged.GetLastDeltaSeq()}))
 			if err != nil {
 				return describeError(err)
 			}
