@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -35,8 +36,16 @@ type EventFilter struct {
 	All       bool
 }
 
-const sqlAppendEvent = `INSERT INTO events (session_id, owner, kind, time, body)
-	VALUES (?, ?, ?, ?, ?) RETURNING seq`
+// Events are appended up to eventBatch at a time, by one prepared INSERT
+// per batch size. In SQLite the rows of one INSERT get consecutive seqs
+// (AUTOINCREMENT, one writer), so the last insert id gives them all and
+// no row has to come back; a dialect with ReturningSeq reads them back
+// with RETURNING instead.
+const (
+	sqlAppendEvents = `INSERT INTO events (session_id, owner, kind, time, body) VALUES`
+	eventWidth      = 5
+	eventBatch      = 4
+)
 
 func (s *SQL) appendEvents(ctx context.Context, tx *sqlx.Tx, evs []Event) error {
 	if len(evs) == 0 {
@@ -47,14 +56,46 @@ func (s *SQL) appendEvents(ctx context.Context, tx *sqlx.Tx, evs []Event) error 
 			return s.translate(err, nil, "lock the event log")
 		}
 	}
-	stmt := tx.StmtxContext(ctx, s.st.appendEvent)
-	for i := range evs {
-		e := &evs[i]
-		if err := stmt.QueryRowxContext(ctx, e.SessionID, e.Owner, e.Kind, nanos(e.Time), e.Body).Scan(&e.Seq); err != nil {
-			return s.translate(err, nil, "append event %s", e.Kind)
+	for start := 0; start < len(evs); start += eventBatch {
+		batch := evs[start:min(start+eventBatch, len(evs))]
+		args := make([]any, 0, len(batch)*eventWidth)
+		for _, e := range batch {
+			args = append(args, e.SessionID, e.Owner, e.Kind, nanos(e.Time), e.Body)
+		}
+		stmt := tx.StmtxContext(ctx, s.st.appendEvents[len(batch)-1])
+		if s.dialect.ReturningSeq {
+			var seqs []int64
+			if err := stmt.SelectContext(ctx, &seqs, args...); err != nil {
+				return s.translate(err, nil, "append events")
+			}
+			slices.Sort(seqs)
+			for i := range batch {
+				batch[i].Seq = uint64(seqs[i])
+			}
+			continue
+		}
+		res, err := stmt.ExecContext(ctx, args...)
+		if err != nil {
+			return s.translate(err, nil, "append events")
+		}
+		last, err := res.LastInsertId()
+		if err != nil {
+			return fmt.Errorf("append events: %w", err)
+		}
+		for i := range batch {
+			batch[i].Seq = uint64(last - int64(len(batch)-1-i))
 		}
 	}
 	return nil
+}
+
+// appendEventsSQL is the INSERT of n events.
+func (d Dialect) appendEventsSQL(n int) string {
+	q := insertSQL(sqlAppendEvents, eventWidth, n)
+	if d.ReturningSeq {
+		q += " RETURNING seq"
+	}
+	return q
 }
 
 type eventRow struct {

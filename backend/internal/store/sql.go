@@ -21,6 +21,9 @@ type Dialect struct {
 	// `SELECT pg_advisory_xact_lock(…)`). SQLite's single writer needs
 	// none.
 	LockEvents string
+	// ReturningSeq reads the seqs of appended events back with RETURNING
+	// (PostgreSQL); without it they come from the last insert id.
+	ReturningSeq bool
 }
 
 // SQL implements Store with queries shared by every dialect. Reads go to
@@ -40,7 +43,7 @@ var _ Store = (*SQL)(nil)
 // its statements prepared (see statements). Once it succeeds the store owns
 // the pools: Close closes them. When it fails the caller still does.
 func NewSQL(ctx context.Context, read, write *sqlx.DB, d Dialect) (*SQL, error) {
-	st, err := prepareStatements(ctx, read, write)
+	st, err := prepareStatements(ctx, read, write, d)
 	if err != nil {
 		return nil, err
 	}

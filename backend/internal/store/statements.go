@@ -44,7 +44,8 @@ type statements struct {
 	acquireLease, renewLease, releaseLease                *sqlx.Stmt
 	putWatch, deleteWatch, deleteExpiredWatches           *sqlx.Stmt
 	completePending, putHelperCall, putIdempotency        *sqlx.Stmt
-	appendEvent                                           *sqlx.Stmt
+	// appendEvents[n-1] appends n events.
+	appendEvents [eventBatch]*sqlx.Stmt
 
 	// On the read pool.
 	getMeta, loadTurns, children, countByStatus *sqlx.Stmt
@@ -57,13 +58,18 @@ type statements struct {
 // prepareStatements prepares every fixed statement on its pool. The schema
 // must be migrated: a statement naming a missing table or column fails
 // here, at open, rather than on first use.
-func prepareStatements(ctx context.Context, read, write *sqlx.DB) (*statements, error) {
+func prepareStatements(ctx context.Context, read, write *sqlx.DB, d Dialect) (*statements, error) {
 	st := &statements{}
-	for _, p := range []struct {
+	type prepared struct {
 		dst   **sqlx.Stmt
 		db    *sqlx.DB
 		query string
-	}{
+	}
+	var batches []prepared
+	for n := 1; n <= eventBatch; n++ {
+		batches = append(batches, prepared{&st.appendEvents[n-1], write, d.appendEventsSQL(n)})
+	}
+	for _, p := range append([]prepared{
 		{&st.insertSession, write, sqlInsertSession},
 		{&st.insertTurn, write, insertSQL(sqlInsertTurns, turnColumns, 1)},
 		{&st.commitMeta, write, sqlCommitMeta},
@@ -81,7 +87,6 @@ func prepareStatements(ctx context.Context, read, write *sqlx.DB) (*statements, 
 		{&st.completePending, write, sqlCompletePending},
 		{&st.putHelperCall, write, sqlPutHelperCall},
 		{&st.putIdempotency, write, sqlPutIdempotency},
-		{&st.appendEvent, write, sqlAppendEvent},
 
 		{&st.getMeta, read, sqlGetMeta},
 		{&st.loadTurns, read, sqlLoadTurns},
@@ -99,7 +104,7 @@ func prepareStatements(ctx context.Context, read, write *sqlx.DB) (*statements, 
 		{&st.eventsAll, read, sqlEventsAll},
 		{&st.eventsSession, read, sqlEventsSession},
 		{&st.eventsOwner, read, sqlEventsOwner},
-	} {
+	}, batches...) {
 		stmt, err := p.db.PreparexContext(ctx, p.db.Rebind(p.query))
 		if err != nil {
 			return nil, errors.Join(fmt.Errorf("prepare %s: %w", oneLine(p.query), err), st.close())

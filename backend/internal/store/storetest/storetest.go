@@ -58,6 +58,8 @@ func Run(t *testing.T, fresh func(t *testing.T) Opener) {
 		{"Reopen", testReopen},
 		{"ConcurrentWriters", testConcurrentWriters},
 		{"Canceled", testCanceled},
+		{"EventLog", testEventLog},
+		{"CommitChange", testCommitChange},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

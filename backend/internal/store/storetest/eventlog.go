@@ -1,0 +1,146 @@
+package storetest
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/agents-os/agents/backend/internal/errs"
+	"github.com/agents-os/agents/backend/internal/session"
+	"github.com/agents-os/agents/backend/internal/store"
+)
+
+func event(sessionID, owner, kind string, n int) store.Event {
+	return store.Event{SessionID: sessionID, Owner: owner, Kind: kind, Time: at(0), Body: []byte(fmt.Sprintf("%s-%d", kind, n))}
+}
+
+func eventSeqs(evs []store.Event) []uint64 {
+	out := []uint64{}
+	for _, e := range evs {
+		out = append(out, e.Seq)
+	}
+	return out
+}
+
+// testEventLog: events get increasing seqs in commit order, in batches of
+// any size, read back by scope, and the log's position survives a reopen
+// and pruning.
+func testEventLog(t *testing.T, fresh func(t *testing.T) Opener) {
+	ctx := context.Background()
+	o := fresh(t)
+	s := o(t)
+	mustCreate(t, s, newMeta("a", "alice", at(0)))
+	mustCreate(t, s, newMeta("b", "bob", at(1)))
+
+	var want []uint64
+	last := uint64(0)
+	for i, batch := range [][]store.Event{
+		{event("a", "alice", "run.started", 0)},
+		{event("a", "alice", "x", 1), event("b", "bob", "x", 2), event("", "", "agents.changed", 3)},
+		{event("b", "bob", "x", 4), event("b", "bob", "x", 5), event("a", "alice", "x", 6), event("a", "alice", "x", 7), event("a", "alice", "x", 8), event("b", "bob", "x", 9)},
+	} {
+		c := &store.Change{Events: batch}
+		noErr(t, s.Commit(ctx, c), "commit batch %d", i)
+		for _, e := range c.Events {
+			if e.Seq <= last {
+				t.Fatalf("batch %d: seq %d after %d", i, e.Seq, last)
+			}
+			last = e.Seq
+			want = append(want, e.Seq)
+		}
+	}
+	all, err := s.EventsAfter(ctx, store.EventFilter{All: true}, 0, 0)
+	noErr(t, err, "read all")
+	equal(t, "all seqs", eventSeqs(all), want)
+	equal(t, "first body", string(all[0].Body), "run.started-0")
+	equal(t, "a server-wide event", all[3].Kind, "agents.changed")
+
+	alice, err := s.EventsAfter(ctx, store.EventFilter{Owner: "alice"}, 0, 0)
+	noErr(t, err, "read alice")
+	// Alice's own events and the server-wide one.
+	equal(t, "alice's events", len(alice), 6)
+	one, err := s.EventsAfter(ctx, store.EventFilter{SessionID: "b"}, want[4], 2)
+	noErr(t, err, "read b")
+	equal(t, "b after the fifth, two of them", eventSeqs(one), []uint64{want[5], want[9]})
+
+	oldest, newest, err := s.EventBounds(ctx)
+	noErr(t, err, "bounds")
+	equal(t, "bounds", []uint64{oldest, newest}, []uint64{want[0], want[len(want)-1]})
+
+	// Pruning keeps the newest, so the position survives.
+	n, err := s.PruneEvents(ctx, at(1), 0)
+	noErr(t, err, "prune")
+	equal(t, "pruned", n, len(want)-1)
+	noErr(t, s.Close(), "close")
+
+	s = open(t, o)
+	_, newest2, err := s.EventBounds(ctx)
+	noErr(t, err, "bounds after reopen")
+	equal(t, "newest after reopen", newest2, newest)
+	c := &store.Change{Events: []store.Event{event("a", "alice", "x", 10)}}
+	noErr(t, s.Commit(ctx, c), "commit after reopen")
+	if c.Events[0].Seq <= newest {
+		t.Fatalf("seq %d after a reopen at %d: positions went back", c.Events[0].Seq, newest)
+	}
+}
+
+// testCommitChange: a change's parts are written together or not at all.
+func testCommitChange(t *testing.T, fresh func(t *testing.T) Opener) {
+	ctx := context.Background()
+	s := open(t, fresh(t))
+	m := newMeta("s", "o", at(0))
+	m.TurnCount = 1
+	c := &store.Change{Create: true, Meta: &m, NewTurns: []session.Turn{userTurn(0, "hi")}, Events: []store.Event{event("s", "o", "session.created", 0)},
+		Idempotency: &store.IdempotencyRecord{Owner: "o", Key: "k1", Op: "create", Result: `{"session_id":"s"}`, Created: at(0)}}
+	noErr(t, s.Commit(ctx, c), "create")
+	rec, err := s.Idempotent(ctx, "o", "k1")
+	noErr(t, err, "idempotency key")
+	equal(t, "recorded op", rec.Op, "create")
+	_, err = s.Idempotent(ctx, "other", "k1")
+	wantErr(t, err, errs.KindNotFound, "unknown_key")
+
+	// A change that fails (the second key is taken) leaves nothing behind:
+	// not its turn, not its mail, not its events.
+	_, before, err := s.EventBounds(ctx)
+	noErr(t, err, "bounds")
+	m.TurnCount = 2
+	m.Status = session.StatusRunning
+	mail := newMail("m1", "s", at(1))
+	bad := &store.Change{Meta: &m, NewTurns: []session.Turn{llmTurn(1, "answer")}, NewMail: []session.Mail{mail},
+		Events:      []store.Event{event("s", "o", "session.updated", 1)},
+		Idempotency: &store.IdempotencyRecord{Owner: "o", Key: "k1", Op: "create", Result: "{}", Created: at(1)}}
+	if err := s.Commit(ctx, bad); err == nil {
+		t.Fatal("a change reusing an idempotency key committed")
+	}
+	got, turns, err := s.LoadSession(ctx, "s")
+	noErr(t, err, "load")
+	equal(t, "turns after a failed change", len(turns), 1)
+	equal(t, "status after a failed change", got.Status, session.StatusReady)
+	pending, err := s.PendingMail(ctx, "s")
+	noErr(t, err, "mail")
+	equal(t, "mail after a failed change", len(pending), 0)
+	_, after, err := s.EventBounds(ctx)
+	noErr(t, err, "bounds")
+	equal(t, "events after a failed change", after, before)
+
+	// Completing a call twice fails the second change.
+	d := newDeferred("t1", "s", 1)
+	m.TurnCount = 2
+	noErr(t, s.Commit(ctx, &store.Change{Meta: &m, NewTurns: []session.Turn{llmTurn(1, "calls")}, NewDeferred: []session.DeferredCall{d}}), "defer a call")
+	res := session.ToolResult{CallID: d.Call.ID, Text: "done", Status: session.ResultOK}
+	noErr(t, s.Commit(ctx, &store.Change{Completed: []store.Completion{{Token: "t1", Result: res, At: at(2)}}}), "complete")
+	err = s.Commit(ctx, &store.Change{Completed: []store.Completion{{Token: "t1", Result: res, At: at(3)}}})
+	wantErr(t, err, errs.KindFailedPrecondition, store.CodeCallCompleted)
+
+	// Helper calls and deletes.
+	noErr(t, s.Commit(ctx, &store.Change{HelperCalls: []store.HelperCall{{SessionID: "s", CallID: "c1", ChildID: "child", Created: at(2)}}}), "record helper")
+	child, err := s.HelperChild(ctx, "s", "c1")
+	noErr(t, err, "helper child")
+	equal(t, "helper child", child, "child")
+	noErr(t, s.Commit(ctx, &store.Change{Delete: []string{"s"}, Events: []store.Event{event("s", "o", "session.deleted", 2)}}), "delete")
+	_, err = s.GetMeta(ctx, "s")
+	wantErr(t, err, errs.KindNotFound, store.CodeUnknownSession)
+	child, err = s.HelperChild(ctx, "s", "c1")
+	noErr(t, err, "helper child after delete")
+	equal(t, "helper child after delete", child, "")
+}
