@@ -76,6 +76,10 @@ type Hub struct {
 	// written under mu and read without it, for metrics.
 	lagged atomic.Uint64
 
+	// frames caches each event's encoding while a ring holds it, so
+	// every subscriber shares one (see Frame).
+	frames sync.Map // *agentsv1.Event → *frame
+
 	mu       sync.Mutex
 	delta    uint64
 	ring     ring
@@ -107,7 +111,7 @@ func New(opts Options) *Hub {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Hub{
+	h := &Hub{
 		now:       opts.Now,
 		queueSize: opts.QueueSize,
 		log:       opts.Log,
@@ -116,6 +120,30 @@ func New(opts Options) *Hub {
 		deltas:    newRing(opts.DeltaRingSize, opts.DeltaRingBytes),
 		subs:      newIndex(),
 	}
+	forget := func(ev *agentsv1.Event) { h.frames.Delete(ev) }
+	h.ring.dropped, h.deltas.dropped = forget, forget
+	return h
+}
+
+// frame is one event's cached encoding.
+type frame struct {
+	once  sync.Once
+	bytes []byte
+	err   error
+}
+
+// Frame returns encode(ev), computed once per event for every subscriber
+// while the hub still holds the event; an event it no longer holds (read
+// from the log) is encoded each time. A hub has one encoding per event:
+// its one caller is the SSE writer, which Connect streams do not share.
+func (h *Hub) Frame(ev *agentsv1.Event, encode func(*agentsv1.Event) ([]byte, error)) ([]byte, error) {
+	v, ok := h.frames.Load(ev)
+	if !ok {
+		return encode(ev)
+	}
+	f := v.(*frame)
+	f.once.Do(func() { f.bytes, f.err = encode(ev) })
+	return f.bytes, f.err
 }
 
 // Start sets the position the log is at when the process starts: the
@@ -159,6 +187,7 @@ func (h *Hub) PublishSized(ev *agentsv1.Event, size int) uint64 {
 	}
 	ev.DeltaSeq = 0
 	h.seq.Store(ev.Seq)
+	h.frames.Store(ev, &frame{})
 	h.ring.put(ev, size)
 	h.subs.publish(ev)
 	return ev.Seq
@@ -173,6 +202,7 @@ func (h *Hub) PublishDelta(ev *agentsv1.Event) Position {
 	defer h.mu.Unlock()
 	h.delta++
 	ev.Seq, ev.DeltaSeq = h.seq.Load(), h.delta
+	h.frames.Store(ev, &frame{})
 	h.deltas.put(ev, size)
 	h.subs.publish(ev)
 	return PositionOf(ev)

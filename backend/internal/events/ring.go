@@ -13,6 +13,8 @@ type ring struct {
 	bytes    int
 	maxBytes int
 	floor    Position
+	// dropped is told of each event pushed out.
+	dropped func(*agentsv1.Event)
 }
 
 type ringEntry struct {
@@ -33,6 +35,9 @@ func (r *ring) put(ev *agentsv1.Event, size int) {
 	if size > r.maxBytes {
 		// Too big to keep at all: it counts as pushed out at once.
 		r.floor = PositionOf(ev)
+		if r.dropped != nil {
+			r.dropped(ev)
+		}
 		return
 	}
 	r.entries[(r.head+r.n)%len(r.entries)] = ringEntry{ev: ev, size: size}
@@ -43,6 +48,9 @@ func (r *ring) put(ev *agentsv1.Event, size int) {
 func (r *ring) dropOldest() {
 	e := &r.entries[r.head]
 	r.floor = PositionOf(e.ev)
+	if r.dropped != nil {
+		r.dropped(e.ev)
+	}
 	r.bytes -= e.size
 	*e = ringEntry{}
 	r.head = (r.head + 1) % len(r.entries)

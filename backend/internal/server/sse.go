@@ -51,7 +51,7 @@ func (s *Server) sseRoute(perSession bool) http.HandlerFunc {
 			return
 		}
 		_ = s.pump(r.Context(), sub, func(item *agentsv1.SubscribeResponse) error {
-			if err := writeSSE(w, item); err != nil {
+			if err := s.writeSSE(w, item); err != nil {
 				return err
 			}
 			return rc.Flush()
@@ -59,10 +59,17 @@ func (s *Server) sseRoute(perSession bool) http.HandlerFunc {
 	}
 }
 
-func writeSSE(w http.ResponseWriter, item *agentsv1.SubscribeResponse) error {
+// writeSSE writes one item; an event's frame is encoded once and shared
+// by every subscriber (Hub.Frame).
+func (s *Server) writeSSE(w http.ResponseWriter, item *agentsv1.SubscribeResponse) error {
 	switch it := item.GetItem().(type) {
 	case *agentsv1.SubscribeResponse_Event:
-		return sse.WriteEvent(w, it.Event)
+		b, err := s.hub.Frame(it.Event, sse.EventFrame)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(b)
+		return err
 	case *agentsv1.SubscribeResponse_Snapshot:
 		return sse.WriteSnapshot(w, it.Snapshot)
 	case *agentsv1.SubscribeResponse_Lagged:

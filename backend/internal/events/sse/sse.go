@@ -32,10 +32,21 @@ const (
 // name, and the Event in proto JSON as the data. An event without a kind gets
 // no event line, which SSE clients read as "message".
 func WriteEvent(w io.Writer, ev *agentsv1.Event) error {
-	if ev == nil {
-		return errors.New("sse: nil event")
+	b, err := EventFrame(ev)
+	if err != nil {
+		return err
 	}
-	return writeFrame(w, events.PositionOf(ev).String(), ev.GetKind(), ev)
+	_, err = w.Write(b)
+	return err
+}
+
+// EventFrame is the frame WriteEvent writes, for a caller that shares
+// one encoding between subscribers (events.Hub.Frame).
+func EventFrame(ev *agentsv1.Event) ([]byte, error) {
+	if ev == nil {
+		return nil, errors.New("sse: nil event")
+	}
+	return frameBytes(events.PositionOf(ev).String(), ev.GetKind(), ev)
 }
 
 // WriteSnapshot writes the snapshot frame sent first when replay is not
@@ -79,13 +90,22 @@ func WriteComment(w io.Writer, text string) error {
 // writeFrame writes "id:", "event:" (when name is set) and a single "data:"
 // line holding msg as compact proto JSON.
 func writeFrame(w io.Writer, id, name string, msg proto.Message) error {
+	b, err := frameBytes(id, name, msg)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(b)
+	return err
+}
+
+func frameBytes(id, name string, msg proto.Message) ([]byte, error) {
 	if strings.ContainsAny(name, "\r\n") {
-		return fmt.Errorf("sse: event name %q contains a line break", name)
+		return nil, fmt.Errorf("sse: event name %q contains a line break", name)
 	}
 	// Proto JSON uses the camelCase names and leaves out unset fields.
 	data, err := protojson.MarshalOptions{}.Marshal(msg)
 	if err != nil {
-		return fmt.Errorf("sse: encode %s: %w", name, err)
+		return nil, fmt.Errorf("sse: encode %s: %w", name, err)
 	}
 
 	var b bytes.Buffer
@@ -103,11 +123,10 @@ func writeFrame(w io.Writer, id, name string, msg proto.Message) error {
 	// bytes; compacting makes the frame stable. JSON escapes line breaks
 	// inside strings, so the result is always one line.
 	if err := json.Compact(&b, data); err != nil {
-		return fmt.Errorf("sse: compact %s: %w", name, err)
+		return nil, fmt.Errorf("sse: compact %s: %w", name, err)
 	}
 	b.WriteString("\n\n")
-	_, err = w.Write(b.Bytes())
-	return err
+	return b.Bytes(), nil
 }
 
 // splitLines splits text at every SSE line ending: CRLF, CR or LF.

@@ -1,0 +1,171 @@
+package events
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+)
+
+// memLog is a Log over a slice, for tests.
+type memLog struct{ evs []*agentsv1.Event }
+
+func (l *memLog) After(_ context.Context, scope Scope, seq uint64, limit int) ([]*agentsv1.Event, error) {
+	var out []*agentsv1.Event
+	for _, ev := range l.evs {
+		if ev.Seq > seq && scope.Matches(ev) && len(out) < limit {
+			out = append(out, ev)
+		}
+	}
+	return out, nil
+}
+
+func (l *memLog) Bounds(context.Context) (uint64, uint64, error) {
+	if len(l.evs) == 0 {
+		return 0, 0, nil
+	}
+	return l.evs[0].Seq, l.evs[len(l.evs)-1].Seq, nil
+}
+
+func positions(sub *Subscription) []Position {
+	var out []Position
+	for {
+		select {
+		case ev, ok := <-sub.C():
+			if !ok {
+				return out
+			}
+			out = append(out, PositionOf(ev))
+		default:
+			return out
+		}
+	}
+}
+
+// A hub that starts where the log is replays older positions from the
+// log, then the ring, then live events: positions mean the same across a
+// restart.
+func TestReplayFromTheLogAfterAStart(t *testing.T) {
+	log := &memLog{}
+	for seq := uint64(3); seq <= 10; seq++ { // 1 and 2 were pruned
+		log.evs = append(log.evs, &agentsv1.Event{Seq: seq, SessionId: "s", Owner: "o", Kind: "x"})
+	}
+	h := New(Options{Log: log, RingSize: 4})
+	h.Start(10)
+	for seq := uint64(11); seq <= 12; seq++ {
+		ev := &agentsv1.Event{Seq: seq, SessionId: "s", Owner: "o", Kind: "x"}
+		log.evs = append(log.evs, ev)
+		h.Publish(ev)
+	}
+
+	sub, err := h.SubscribeAt(context.Background(), OwnerScope("o"), &Position{Seq: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sub.Mode() != ModeReplay {
+		t.Fatalf("mode %v, want replay", sub.Mode())
+	}
+	h.Publish(&agentsv1.Event{Seq: 13, SessionId: "s", Owner: "o", Kind: "x"})
+	var got []uint64
+	for _, p := range positions(sub) {
+		got = append(got, p.Seq)
+	}
+	wantSeqs(t, "log, then ring, then live", got, seqRange(6, 13))
+
+	for _, tt := range []struct {
+		after uint64
+		want  Mode
+	}{{1, ModeSnapshot}, {2, ModeReplay}, {13, ModeReplay}, {14, ModeSnapshot}} {
+		sub, err := h.SubscribeAt(context.Background(), AllScope(), &Position{Seq: tt.after})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sub.Mode() != tt.want {
+			t.Errorf("after %d: mode %v, want %v", tt.after, sub.Mode(), tt.want)
+		}
+	}
+}
+
+// Deltas sit between logged events; a position with a delta resumes
+// after exactly that delta.
+func TestDeltasResumeAtTheirPosition(t *testing.T) {
+	h := New(Options{})
+	h.Publish(event("s", "o", "run.started")) // 1
+	d1 := h.PublishDelta(event("s", "o", "text.delta"))
+	d2 := h.PublishDelta(event("s", "o", "text.delta"))
+	h.Publish(event("s", "o", "session.updated")) // 2
+	d3 := h.PublishDelta(event("s", "o", "text.delta"))
+	if d1 != (Position{1, 1}) || d2 != (Position{1, 2}) || d3 != (Position{2, 3}) {
+		t.Fatalf("delta positions %v %v %v", d1, d2, d3)
+	}
+	sub, err := h.SubscribeAt(context.Background(), SessionScope("s"), &d1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := positions(sub)
+	want := []Position{{1, 2}, {2, 0}, {2, 3}}
+	if len(got) != len(want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("got %v, want %v", got, want)
+		}
+	}
+	if h.Position() != (Position{2, 3}) {
+		t.Errorf("Position() = %v", h.Position())
+	}
+	// Deltas have their own ring: many of them never push a logged event
+	// out of the replay window.
+	for range DefaultRingSize * 2 {
+		h.PublishDelta(event("s", "o", "text.delta"))
+	}
+	if sub, _ := h.Subscribe(AllScope(), ptr(0)); sub.Mode() != ModeReplay {
+		t.Errorf("after many deltas, replay from 0 is %v", sub.Mode())
+	}
+}
+
+// The ring is bounded by bytes too: a few huge events do not stay pinned.
+func TestRingIsBoundedByBytes(t *testing.T) {
+	h := New(Options{RingBytes: 10_000})
+	big := strings.Repeat("x", 4000)
+	for range 10 {
+		h.Publish(&agentsv1.Event{SessionId: "s", Owner: "o", Kind: "x", Body: &agentsv1.Event_TextDelta{TextDelta: &agentsv1.TextDelta{Text: big}}})
+	}
+	if h.ring.bytes > 10_000 || h.ring.n > 2 {
+		t.Fatalf("ring holds %d events, %d bytes; want at most 2 within 10000", h.ring.n, h.ring.bytes)
+	}
+	if _, mode := h.Subscribe(AllScope(), ptr(5)); mode != ModeSnapshot {
+		t.Errorf("a pushed-out position replays (%v)", mode)
+	}
+	if _, mode := h.Subscribe(AllScope(), ptr(8)); mode != ModeReplay {
+		t.Errorf("a held position does not replay (%v)", mode)
+	}
+}
+
+// Frame encodes an event once for every subscriber while the hub holds it.
+func TestFrameEncodesOnce(t *testing.T) {
+	h := New(Options{RingSize: 2})
+	ev := event("s", "o", "x")
+	h.Publish(ev)
+	calls := 0
+	encode := func(*agentsv1.Event) ([]byte, error) { calls++; return []byte("f"), nil }
+	for range 5 {
+		if b, err := h.Frame(ev, encode); err != nil || string(b) != "f" {
+			t.Fatalf("Frame = %q, %v", b, err)
+		}
+	}
+	if calls != 1 {
+		t.Fatalf("encoded %d times, want once", calls)
+	}
+	h.Publish(event("s", "o", "x"))
+	h.Publish(event("s", "o", "x")) // pushes ev out
+	h.Frame(ev, encode)
+	if calls != 2 {
+		t.Fatalf("an event the hub no longer holds was not encoded again (%d)", calls)
+	}
+	if _, ok := h.frames.Load(ev); ok {
+		t.Fatal("the frame of a pushed-out event is still cached")
+	}
+}
