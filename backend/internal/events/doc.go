@@ -1,23 +1,34 @@
-// Package events is the server's event hub: it numbers every event, keeps the
-// newest ones in a ring so reconnecting clients can replay what they missed,
-// and fans events out to subscribers without ever making the publisher wait.
+// Package events is the server's event hub: it keeps the newest events in
+// memory so reconnecting clients can replay what they missed, replays older
+// ones from the durable event log, and fans events out to subscribers
+// without ever making the publisher wait.
 //
-// # Publishing
+// # Positions
 //
-// The runner publishes; Publish stamps the event's seq (server-wide, strictly
-// increasing, starting at 1) and time, stores it in the ring and offers it to
-// every subscriber whose Scope matches. Publishers fill session_id, owner,
-// kind and body. Subcall events are stamped with the parent session, so the
-// parent's subscribers see them.
+// Every event except text and thinking deltas is stored in the event log
+// (see package store) in the transaction that makes the change it
+// describes; its seq is the log's, so it keeps its meaning across
+// restarts. The publisher (the runner) commits and then publishes, with
+// its commits serialised, so logged events reach the hub in seq order.
+// Deltas are not logged: PublishDelta stamps them with the newest seq and
+// a delta counter of the process. (Seq, Delta) is a Position; it orders
+// every event, and a logged event is (seq, 0). Start tells the hub where
+// the log is when the process starts.
 //
-// A published event is shared: the ring and every subscriber hold the same
-// pointer. Neither the publisher nor any consumer may modify it (or anything
-// it points to) after Publish. A publisher must not publish the same event
-// twice.
+// # Rings
 //
-// A publisher should persist a change before publishing the event that
-// describes it. A snapshot built from the store after Subscribe then reflects
-// every event up to Subscription.SnapshotSeq.
+// Logged events and deltas have a ring each, bounded by count and by
+// encoded size, so deltas never push logged events out of the replay
+// window and a few huge events cannot pin much memory. A subscription
+// after a position the ring no longer covers reads the log (Options.Log);
+// one the log cannot place either (pruned, or beyond anything published)
+// gets a snapshot.
+//
+// Subcall events are stamped with the parent session, so the parent's
+// subscribers see them. A published event is shared: the rings and every
+// subscriber hold the same pointer, and Frame caches its encoding once for
+// all of them. Neither the publisher nor any consumer may modify it (or
+// anything it points to) after Publish.
 //
 // # Locking
 //
@@ -30,19 +41,23 @@
 // is closed with the reason lagged and it is dropped from the index, so a slow
 // client can never slow the runner.
 //
-// Subscribe registers the subscriber and copies the replayed part of the ring
-// into its channel in the same critical section, which is what makes replay
-// gap-free and duplicate-free. Close, the lagged cut and Shutdown all end a
+// SubscribeAt registers the subscriber and copies the replayed events into
+// its channel in the same critical section, which is what makes replay
+// gap-free and duplicate-free; a replay from the log reads the log first,
+// outside the lock, then takes the rest from the ring under it. Close, the lagged cut and Shutdown all end a
 // subscription under the same mutex, so they cannot race each other.
 //
 // # Consuming
 //
 // A server stream loop looks like this:
 //
-//	sub, mode := hub.Subscribe(scope, after)
+//	sub, err := hub.SubscribeAt(ctx, scope, after)
+//	if err != nil {
+//		return err
+//	}
 //	defer sub.Close()
-//	if mode == events.ModeSnapshot {
-//		send(snapshotOf(scope, sub.SnapshotSeq()))
+//	if sub.Mode() == events.ModeSnapshot {
+//		send(snapshotOf(scope, sub.SnapshotPosition()))
 //	}
 //	for {
 //		select {
