@@ -39,7 +39,9 @@ func (r *Runner) Recover(ctx context.Context) error {
 	}
 	for _, id := range waiting {
 		err := r.withSession(ctx, id, func(a *actor) error {
-			if a.run == nil && a.st.meta.Status.AcceptsInput() && len(a.st.mail) > 0 {
+			// Only ready sessions: a failed one waits for a client, as it
+			// did before the restart.
+			if a.run == nil && a.st.meta.Status == session.StatusReady && len(a.st.mail) > 0 {
 				return a.wake(agentsv1.RunTrigger_RUN_TRIGGER_MAIL)
 			}
 			return nil
