@@ -38,6 +38,8 @@ type edit struct {
 	events  []*agentsv1.Event
 	// notify are the watchers to tell about mail the change delivers.
 	notify []watchNote
+	// settled are deferred calls the change answers without a client.
+	settled []string
 }
 
 // edit starts a change from the session as it is.
@@ -52,6 +54,7 @@ func (a *actor) edit() *edit {
 func (a *actor) addTurn(e *edit, t session.Turn) {
 	prev := a.lastTurn(e)
 	if missing := unansweredCalls(prev, t); len(missing) > 0 {
+		a.settleRows(e, missing)
 		if t.User == nil {
 			a.addTurn(e, session.Turn{User: &session.UserTurn{ToolResults: missing}})
 		} else {
@@ -68,6 +71,21 @@ func (a *actor) addTurn(e *edit, t session.Turn) {
 	}
 	e.meta.TurnCount++
 	e.turns = append(e.turns, t)
+}
+
+// settleRows completes, with e, the stored rows of calls that get results
+// this way, so no deferred call is left waiting for an answer that can no
+// longer matter.
+func (a *actor) settleRows(e *edit, results []session.ToolResult) {
+	for _, r := range results {
+		for _, d := range a.st.deferred {
+			if d.Call.ID == r.CallID {
+				e.completed = append(e.completed, store.Completion{Token: d.Token, Result: r, At: a.r.now()})
+				e.settled = append(e.settled, d.Token)
+				e.meta.PendingCalls--
+			}
+		}
+	}
 }
 
 // lastTurn is the newest turn with e applied; nil when there is none.
@@ -177,6 +195,11 @@ func (a *actor) applyNow(e *edit) error {
 	}
 	a.st.meta = e.meta
 	a.st.turns = append(a.st.turns, e.turns...)
+	if len(e.settled) > 0 {
+		a.st.deferred = slices.DeleteFunc(a.st.deferred, func(d session.DeferredCall) bool { return slices.Contains(e.settled, d.Token) })
+		a.st.meta.PendingCalls = len(a.st.deferred)
+		a.waiting = nil
+	}
 	if len(e.delivered) > 0 {
 		a.st.mail = slices.DeleteFunc(a.st.mail, func(m session.Mail) bool { return slices.Contains(e.delivered, m.ID) })
 	}
