@@ -7,12 +7,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -276,13 +274,13 @@ func ctxFor(t *testing.T) context.Context {
 	return ctx
 }
 
-// buildAgents builds the real binary the test runs.
+// buildAgents returns the real binary the tests run, built once for the
+// whole package.
 func buildAgents(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "agents")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/agents-os/agents/backend/cmd/agents")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	bin, err := agentsBinary()
+	if err != nil {
+		t.Fatal(err)
 	}
 	return bin
 }
@@ -305,17 +303,23 @@ func startServe(t *testing.T, bin, dir, db, modelURL string) *serveProc {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// `--port 0` means the default port (7420), not a free one: ask the
-	// kernel for a free port instead. The address the server really
-	// listens on still comes from its `listening` log line.
-	cmd := exec.Command(bin, "serve",
-		"--port", freePort(t),
+	// `--port 0` picks a free port; the address comes from the
+	// `listening` log line. A short grace keeps the cleanup quick when a
+	// test leaves a slow step streaming.
+	args := []string{"serve",
+		"--port", "0",
 		"--db", db,
 		"--offline-model", modelURL,
-		"--agent-file", filepath.Join(agents, "asker.json"),
-		"--agent-file", filepath.Join(agents, "slow.json"),
 		"--log-format", "json",
-	)
+		"--shutdown-grace", "1s",
+	}
+	for _, name := range crashAgents {
+		args = append(args, "--agent-file", filepath.Join(agents, name+".json"))
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "pids"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
 	cmd.Env = childEnv(dir)
 	logs := &lineLog{listening: make(chan string, 1)}
@@ -348,19 +352,9 @@ func startServe(t *testing.T, bin, dir, db, modelURL string) *serveProc {
 	return p
 }
 
-// freePort returns a TCP port that was free a moment ago.
-func freePort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
-}
-
 // childEnv is the test's environment with the home and XDG directories
-// moved under dir and the agents' API key variables removed.
+// moved under dir and the agents' API key variables removed. Tools record
+// their process ids under dir/pids (pidDirEnv).
 func childEnv(dir string) []string {
 	drop := map[string]bool{"HOME": true, "XDG_CONFIG_HOME": true, "XDG_DATA_HOME": true}
 	for _, name := range config.EnvNames(crashKeyID) {
@@ -377,6 +371,7 @@ func childEnv(dir string) []string {
 		"HOME="+filepath.Join(dir, "home"),
 		"XDG_CONFIG_HOME="+filepath.Join(dir, "config"),
 		"XDG_DATA_HOME="+filepath.Join(dir, "data"),
+		pidDirEnv+"="+filepath.Join(dir, "pids"),
 	)
 }
 
