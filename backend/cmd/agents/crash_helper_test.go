@@ -125,3 +125,67 @@ func (p *serveProc) children(t *testing.T, id string) []*agentsv1.SessionMeta {
 	}
 	return res.Msg.GetSessions()
 }
+
+// drainRules make the aide's first step call a tool after a short delay,
+// so that a graceful stop lands while it is in flight, and its second step
+// answer.
+func drainRules() fakellm.Rules {
+	r := helperRules()
+	r.Rules = append([]fakellm.Rule{
+		{Name: "aide looks around first", Match: fakellm.Match{SystemContains: aidePrompt, AssistantMessages: new(0)}, Reply: fakellm.Reply{
+			InitialDelay: "400ms",
+			ToolCalls:    []fakellm.ToolCall{{Name: "os_list_sub_sessions", Arguments: json.RawMessage(`{}`)}},
+		}},
+		{Name: "aide answers after looking", Match: fakellm.Match{SystemContains: aidePrompt, AssistantMessages: new(1)}, Reply: fakellm.Reply{
+			Text: aideAnswer,
+		}},
+	}, r.Rules...)
+	return r
+}
+
+// TestGracefulStopDuringAHelperRunKeepsTheParentWaitingForItsChild stops
+// the server (SIGTERM, a drain) while a helper's child is in the middle of
+// its run. The child stops at its step boundary and will go on at the
+// next start; the parent's call must not be answered "aborted" meanwhile:
+// after the restart it waits for the same child and gets its answer.
+func TestGracefulStopDuringAHelperRunKeepsTheParentWaitingForItsChild(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the agents binary and runs it as a child process")
+	}
+	t.Parallel()
+	bin := buildAgents(t)
+	model := fakellmtest.Start(t, drainRules())
+	dir := t.TempDir()
+	db := filepath.Join(dir, "agents.db")
+
+	first := startServe(t, bin, dir, db, model.URL())
+	feed := openEvents(t, first.url)
+	boss := first.create(t, "boss", "ask your aide about the sea")
+	started := feed.waitFor(t, "the aide's run", func(ev *agentsv1.Event) bool {
+		return ev.GetSessionId() != boss && ev.GetKind() == "run.started"
+	})
+	child := started.GetSessionId()
+	first.stop()
+	feed.close()
+
+	second := startServe(t, bin, dir, db, model.URL())
+	s := second.waitIdle(t, boss)
+	if got := s.GetMeta().GetStatus(); got != agentsv1.SessionStatus_SESSION_STATUS_READY {
+		t.Fatalf("boss status after restart = %v (%s), want ready", got, s.GetMeta().GetStatusReason())
+	}
+	checkAnswered(t, s)
+	turns := s.GetTurns()
+	if len(turns) != 4 {
+		t.Fatalf("boss turns = %d, want 4 (message, call, result, answer):\n%s", len(turns), dumpTurns(s))
+	}
+	results := turns[2].GetUser().GetToolResults()
+	if len(results) != 1 || results[0].GetStatus() != agentsv1.ToolResultStatus_TOOL_RESULT_STATUS_OK || !strings.Contains(results[0].GetText(), aideAnswer) {
+		t.Fatalf("boss tool results = %v, want the aide's answer %q", results, aideAnswer)
+	}
+	if kids := second.children(t, boss); len(kids) != 1 || kids[0].GetId() != child {
+		t.Fatalf("children of the boss after restart = %v, want only %s", kids, child)
+	}
+	if n := stepRequests(model.Requests(), bossPrompt, 0); n != 1 {
+		t.Errorf("boss asked for its first step %d times, want once", n)
+	}
+}
