@@ -72,28 +72,7 @@ func TestSIGKILLDuringAHelperRunDeliversTheChildsAnswerToItsParent(t *testing.T)
 	feed.close()
 
 	second := startServe(t, bin, dir, db, model.URL())
-	s := second.waitIdle(t, boss)
-	if got := s.GetMeta().GetStatus(); got != agentsv1.SessionStatus_SESSION_STATUS_READY {
-		t.Fatalf("boss status after restart = %v (%s), want ready", got, s.GetMeta().GetStatusReason())
-	}
-	checkAnswered(t, s)
-	turns := s.GetTurns()
-	if len(turns) != 4 {
-		t.Fatalf("boss turns = %d, want 4 (message, call, result, answer):\n%s", len(turns), dumpTurns(s))
-	}
-	results := turns[2].GetUser().GetToolResults()
-	if len(results) != 1 || results[0].GetStatus() != agentsv1.ToolResultStatus_TOOL_RESULT_STATUS_OK || !strings.Contains(results[0].GetText(), aideAnswer) {
-		t.Fatalf("boss tool results = %v, want the aide's answer %q", results, aideAnswer)
-	}
-	if got := turns[3].GetLlm().GetText(); got != "boss heard: "+results[0].GetText() {
-		t.Errorf("boss answer = %q, want it to quote the aide's answer", got)
-	}
-
-	// One child, the one that was streaming, which ended with its answer.
-	kids := second.children(t, boss)
-	if len(kids) != 1 || kids[0].GetId() != child {
-		t.Fatalf("children of the boss after restart = %v, want only %s", kids, child)
-	}
+	bossHeardItsAide(t, second, boss, child)
 	c := second.waitIdle(t, child)
 	if got := c.GetMeta().GetStatus(); got != agentsv1.SessionStatus_SESSION_STATUS_READY {
 		t.Errorf("aide status = %v (%s), want ready", got, c.GetMeta().GetStatusReason())
@@ -169,7 +148,18 @@ func TestGracefulStopDuringAHelperRunKeepsTheParentWaitingForItsChild(t *testing
 	feed.close()
 
 	second := startServe(t, bin, dir, db, model.URL())
-	s := second.waitIdle(t, boss)
+	bossHeardItsAide(t, second, boss, child)
+	if n := stepRequests(model.Requests(), bossPrompt, 0); n != 1 {
+		t.Errorf("boss asked for its first step %d times, want once", n)
+	}
+}
+
+// bossHeardItsAide checks, after a restart, that the boss ended ready with
+// its aide's answer as its call's result and quoted it, and that child was
+// its only aide.
+func bossHeardItsAide(t *testing.T, p *serveProc, boss, child string) {
+	t.Helper()
+	s := p.waitIdle(t, boss)
 	if got := s.GetMeta().GetStatus(); got != agentsv1.SessionStatus_SESSION_STATUS_READY {
 		t.Fatalf("boss status after restart = %v (%s), want ready", got, s.GetMeta().GetStatusReason())
 	}
@@ -182,10 +172,10 @@ func TestGracefulStopDuringAHelperRunKeepsTheParentWaitingForItsChild(t *testing
 	if len(results) != 1 || results[0].GetStatus() != agentsv1.ToolResultStatus_TOOL_RESULT_STATUS_OK || !strings.Contains(results[0].GetText(), aideAnswer) {
 		t.Fatalf("boss tool results = %v, want the aide's answer %q", results, aideAnswer)
 	}
-	if kids := second.children(t, boss); len(kids) != 1 || kids[0].GetId() != child {
-		t.Fatalf("children of the boss after restart = %v, want only %s", kids, child)
+	if got := turns[3].GetLlm().GetText(); got != "boss heard: "+results[0].GetText() {
+		t.Errorf("boss answer = %q, want it to quote the aide's answer", got)
 	}
-	if n := stepRequests(model.Requests(), bossPrompt, 0); n != 1 {
-		t.Errorf("boss asked for its first step %d times, want once", n)
+	if kids := p.children(t, boss); len(kids) != 1 || kids[0].GetId() != child {
+		t.Fatalf("children of the boss after restart = %v, want only %s", kids, child)
 	}
 }

@@ -14,24 +14,7 @@ import (
 
 // CreateSession implements Sessions.
 func (s *SQL) CreateSession(ctx context.Context, meta session.Meta, turns []session.Turn) error {
-	if meta.TurnCount != len(turns) {
-		return errs.Invalid(CodeInvalidTurns, "session %s: turn count %d but %d turns", meta.ID, meta.TurnCount, len(turns))
-	}
-	rows, err := encodeTurns(turns, 0)
-	if err != nil {
-		return err
-	}
-	return WithTx(ctx, s.write, func(tx *sqlx.Tx) error {
-		_, err := tx.StmtxContext(ctx, s.st.insertSession).ExecContext(ctx,
-			meta.ID, meta.Agent, meta.Owner, meta.Title, string(meta.Status),
-			meta.StatusReason, meta.ParentID, meta.ForkedFrom, meta.TurnCount,
-			meta.Usage.Prompt, meta.Usage.Completion, meta.Usage.Cached,
-			meta.Usage.Reasoning, meta.Depth, nanos(meta.Created), nanos(meta.Updated))
-		if err != nil {
-			return s.translate(err, nil, "create session %s", meta.ID)
-		}
-		return s.insertTurns(ctx, tx, meta.ID, rows)
-	})
+	return s.Commit(ctx, &Change{Create: true, Meta: &meta, NewTurns: turns})
 }
 
 const sqlInsertSession = `INSERT INTO sessions (

@@ -11,44 +11,9 @@ import (
 	"github.com/agents-os/agents/backend/internal/errs"
 )
 
-// CommitStep implements Sessions. Everything is checked and encoded before
-// the transaction starts; inside it, the metadata update comes first
-// because it is also the guard against a second writer.
+// CommitStep implements Sessions: it is the Commit of a step's parts.
 func (s *SQL) CommitStep(ctx context.Context, c StepCommit) error {
-	m := c.Meta
-	base := m.TurnCount - len(c.NewTurns)
-	if base < 0 {
-		return errs.Invalid(CodeInvalidTurns, "session %s: turn count %d is less than the %d new turns", m.ID, m.TurnCount, len(c.NewTurns))
-	}
-	turns, err := encodeTurns(c.NewTurns, base)
-	if err != nil {
-		return err
-	}
-	deferred, err := encodeDeferred(m.ID, c.NewDeferred)
-	if err != nil {
-		return err
-	}
-	mail := dedupe(c.DeliveredMail)
-
-	return WithTx(ctx, s.write, func(tx *sqlx.Tx) error {
-		res, err := tx.StmtxContext(ctx, s.st.commitMeta).ExecContext(ctx,
-			append(metaArgs(m), m.TurnCount, m.ID, base)...)
-		if err != nil {
-			return s.translate(err, nil, "commit step of %s", m.ID)
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return fmt.Errorf("commit step of %s: %w", m.ID, err)
-		} else if n == 0 {
-			return s.turnConflict(ctx, tx, m.ID, base)
-		}
-		if err := s.insertTurns(ctx, tx, m.ID, turns); err != nil {
-			return err
-		}
-		if err := s.deliverAll(ctx, tx, m.ID, mail, nanos(m.Updated)); err != nil {
-			return err
-		}
-		return s.insertDeferred(ctx, tx, deferred)
-	})
+	return s.Commit(ctx, &Change{Meta: &c.Meta, NewTurns: c.NewTurns, DeliveredMail: c.DeliveredMail, NewDeferred: c.NewDeferred})
 }
 
 // sqlCommitMeta updates the metadata only if the session still has the
