@@ -153,7 +153,7 @@ func (a *actor) apply(e *edit) error {
 	return a.applyNow(e)
 }
 
-var errStoreUnavailable = errs.Unavailable("store_unavailable", "the database refused a write; try again shortly")
+var errStoreUnavailable = errs.Unavailable(store.CodeStoreUnavailable, "the database refused a write; try again shortly")
 
 // resync writes the edit a failed write left behind.
 func (a *actor) resync() error {

@@ -113,7 +113,7 @@ func (s *SQL) Commit(ctx context.Context, c *Change) error {
 			return fmt.Errorf("complete call %s: %w", cp.Token, err)
 		}
 	}
-	return WithTx(ctx, s.write, func(tx *sqlx.Tx) error {
+	err = WithTx(ctx, s.write, func(tx *sqlx.Tx) error {
 		if c.Meta != nil {
 			if err := s.writeMeta(ctx, tx, c, base, turns); err != nil {
 				return err
@@ -164,6 +164,12 @@ func (s *SQL) Commit(ctx context.Context, c *Change) error {
 		}
 		return s.appendEvents(ctx, tx, c.Events)
 	})
+	if _, typed := errs.As(err); err != nil && !typed {
+		// Beginning or committing the transaction failed (the database is
+		// locked, say): a kind of its own, not a bare error.
+		return s.translate(err, nil, "commit change")
+	}
+	return err
 }
 
 // writeMeta inserts a new session or updates an existing one, guarded by

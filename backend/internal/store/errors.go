@@ -33,7 +33,14 @@ const (
 	ViolationNone Violation = iota
 	ViolationUnique
 	ViolationForeignKey
+	// ViolationUnavailable is a database that refuses work for now
+	// (locked, busy, disk full, read-only): a retry may succeed.
+	ViolationUnavailable
 )
+
+// CodeStoreUnavailable is the machine code of a write the database
+// refused for now.
+const CodeStoreUnavailable = "store_unavailable"
 
 func unknownSession(id string) *errs.Error {
 	return errs.NotFound(CodeUnknownSession, "unknown session %s", id)
@@ -68,6 +75,10 @@ func (s *SQL) translate(err error, missing *errs.Error, format string, args ...a
 	case ViolationUnique:
 		e := errs.Conflict(CodeAlreadyExists, "%s: already exists", what)
 		e.Err = err
+		return e
+	case ViolationUnavailable:
+		e := errs.Unavailable(CodeStoreUnavailable, "the database refused the request for now; retry shortly")
+		e.Err = fmt.Errorf("%s: %w", what, err)
 		return e
 	}
 	return fmt.Errorf("%s: %w", what, err)

@@ -144,5 +144,9 @@ func classify(err error) store.Violation {
 	case sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY:
 		return store.ViolationForeignKey
 	}
+	switch e.Code() & 0xff { // the primary result code
+	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED, sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_READONLY:
+		return store.ViolationUnavailable
+	}
 	return store.ViolationNone
 }
