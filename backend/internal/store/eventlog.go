@@ -154,21 +154,44 @@ func (s *SQL) EventBounds(ctx context.Context) (uint64, uint64, error) {
 	return uint64(b.Oldest), uint64(b.Newest), nil
 }
 
-// PruneEvents implements EventLog.
+// pruneBatch bounds the rows one DELETE of PruneEvents removes, so the
+// writer is never held long.
+const pruneBatch = 5000
+
+// PruneEvents implements EventLog. Events are in seq order and, give or
+// take clock steps, in time order too, so the cut is found by a scan from
+// the oldest event that stops at the first one to keep, and the delete is
+// a range of the primary key, in batches.
 func (s *SQL) PruneEvents(ctx context.Context, before time.Time, keep int) (int, error) {
-	_, newest, err := s.EventBounds(ctx)
+	oldest, newest, err := s.EventBounds(ctx)
 	if err != nil || newest == 0 {
 		return 0, err
 	}
-	floor := int64(newest) - int64(keep) // everything at or below goes
-	res, err := s.write.ExecContext(ctx, s.write.Rebind(`DELETE FROM events WHERE seq < ? AND (time < ? OR seq <= ?)`),
-		int64(newest), nanos(before), floor)
-	if err != nil {
-		return 0, s.translate(err, nil, "prune events")
+	cut := int64(0) // every seq below cut goes
+	if keep > 0 {
+		cut = int64(newest) - int64(keep) + 1
 	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return 0, fmt.Errorf("prune events: %w", err)
+	var recent []int64
+	if err := s.read.SelectContext(ctx, &recent, s.read.Rebind(`SELECT seq FROM events WHERE seq >= ? AND time >= ? ORDER BY seq LIMIT 1`), int64(oldest), nanos(before)); err != nil {
+		return 0, s.translate(err, nil, "find events to prune")
 	}
-	return int(n), nil
+	byTime := int64(newest)
+	if len(recent) > 0 {
+		byTime = recent[0]
+	}
+	// Never the newest event: it carries the position on.
+	cut = min(max(cut, byTime), int64(newest))
+	removed := 0
+	for from := int64(oldest); from < cut; from += pruneBatch {
+		res, err := s.write.ExecContext(ctx, s.write.Rebind(`DELETE FROM events WHERE seq < ?`), min(cut, from+pruneBatch))
+		if err != nil {
+			return removed, s.translate(err, nil, "prune events")
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return removed, fmt.Errorf("prune events: %w", err)
+		}
+		removed += int(n)
+	}
+	return removed, nil
 }

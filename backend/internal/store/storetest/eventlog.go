@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/agents-os/agents/backend/internal/errs"
 	"github.com/agents-os/agents/backend/internal/session"
@@ -143,4 +144,36 @@ func testCommitChange(t *testing.T, fresh func(t *testing.T) Opener) {
 	child, err = s.HelperChild(ctx, "s", "c1")
 	noErr(t, err, "helper child after delete")
 	equal(t, "helper child after delete", child, "")
+}
+
+// testPruneEvents: pruning by age and by count, whichever cuts more, in
+// seq order, never the newest event.
+func testPruneEvents(t *testing.T, fresh func(t *testing.T) Opener) {
+	ctx := context.Background()
+	s := open(t, fresh(t))
+	var seqs []uint64
+	for i := range 10 {
+		e := event("", "", "x", i)
+		e.Time = at(time.Duration(i) * time.Minute)
+		c := &store.Change{Events: []store.Event{e}}
+		noErr(t, s.Commit(ctx, c), "commit %d", i)
+		seqs = append(seqs, c.Events[0].Seq)
+	}
+	left := func() []uint64 {
+		all, err := s.EventsAfter(ctx, store.EventFilter{All: true}, 0, 0)
+		noErr(t, err, "read")
+		return eventSeqs(all)
+	}
+	n, err := s.PruneEvents(ctx, at(0), 8) // the count cuts
+	noErr(t, err, "prune by count")
+	equal(t, "pruned by count", n, 2)
+	equal(t, "left by count", left(), seqs[2:])
+	n, err = s.PruneEvents(ctx, at(5*time.Minute), 8) // the age cuts more
+	noErr(t, err, "prune by age")
+	equal(t, "pruned by age", n, 3)
+	equal(t, "left by age", left(), seqs[5:])
+	n, err = s.PruneEvents(ctx, at(time.Hour), 0) // all are old: the newest stays
+	noErr(t, err, "prune all")
+	equal(t, "pruned all but the newest", n, 4)
+	equal(t, "left", left(), seqs[9:])
 }

@@ -60,6 +60,7 @@ func Run(t *testing.T, fresh func(t *testing.T) Opener) {
 		{"Canceled", testCanceled},
 		{"EventLog", testEventLog},
 		{"CommitChange", testCommitChange},
+		{"PruneEvents", testPruneEvents},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

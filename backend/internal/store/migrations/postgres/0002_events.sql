@@ -15,10 +15,8 @@ CREATE TABLE events (
     body       BYTEA     NOT NULL
 );
 
--- Every index costs each commit a page; a session's replay (the common
--- one: a client that shows one session) gets one, an owner's replay and
--- pruning scan in seq order.
-CREATE INDEX events_session ON events (session_id, seq);
+-- No index but the seq, as in SQLite: replays and pruning scan in seq
+-- order from the position.
 
 CREATE TABLE idempotency_keys (
     owner   TEXT   NOT NULL,

@@ -16,10 +16,10 @@ CREATE TABLE events (
     body       BLOB    NOT NULL
 ) STRICT;
 
--- Every index costs each commit a page; a session's replay (the common
--- one: a client that shows one session) gets one, an owner's replay and
--- pruning scan in seq order.
-CREATE INDEX events_session ON events (session_id, seq);
+-- No index but the seq: every index would cost each commit a page more,
+-- and commits are the hot path. A replay from the log (only after a
+-- restart, or for a client further behind than the memory ring) and
+-- pruning scan in seq order from the position.
 
 -- A mutating request's key and what it produced, so a retry returns the
 -- first answer instead of doing the work twice.
