@@ -157,8 +157,8 @@ func (a *app) serve(ctx context.Context, sf serveFlags) error {
 	}
 
 	st, err := a.startStack(ctx, res, log, stackOptions{
-		offlineModel: sf.offlineModel,
-		security:     sec,
+		offlineModel:   sf.offlineModel,
+		security:       sec,
 		limits:         sf.limits,
 		eventRetention: sf.retention,
 		recover:        true,

@@ -162,7 +162,7 @@ type CallAnswer struct {
 	// IdempotencyKey makes a retry return the session instead of failing
 	// with call_completed.
 	IdempotencyKey string
-	Text string
+	Text           string
 	// Failed makes the answer an error result.
 	Failed bool
 }
