@@ -207,6 +207,19 @@ func WithTurns() func(*store.Change) bool {
 	return func(c *store.Change) bool { return len(c.NewTurns) > 0 }
 }
 
+// WithToolResults matches a commit that stores the results of a round of
+// tool calls.
+func WithToolResults() func(*store.Change) bool {
+	return func(c *store.Change) bool {
+		for _, t := range c.NewTurns {
+			if t.User != nil && len(t.User.ToolResults) > 0 {
+				return true
+			}
+		}
+		return false
+	}
+}
+
 // Of matches a commit about one session: its metadata or an event of it.
 func Of(sessionID string, match func(*store.Change) bool) func(*store.Change) bool {
 	return func(c *store.Change) bool {
