@@ -189,7 +189,7 @@ func (r *Runner) PostMessage(ctx context.Context, owner, id string, msg Message,
 		}
 		if done, err := r.replayed(ctx, a.owner, opts.IdempotencyKey, opPost); err != nil || done != nil {
 			if err == nil && done.SessionID != id {
-				err = errs.Conflict("idempotency_key_reused", "the idempotency key was used for another session")
+				err = errKeyReused
 			}
 			if err == nil {
 				meta, mailID = a.st.meta, done.MailID
