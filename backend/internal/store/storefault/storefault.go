@@ -220,6 +220,18 @@ func WithToolResults() func(*store.Change) bool {
 	}
 }
 
+// WithMail matches a commit that stores mail for a session.
+func WithMail(sessionID string) func(*store.Change) bool {
+	return func(c *store.Change) bool {
+		for _, m := range c.NewMail {
+			if m.SessionID == sessionID {
+				return true
+			}
+		}
+		return false
+	}
+}
+
 // Of matches a commit about one session: its metadata or an event of it.
 func Of(sessionID string, match func(*store.Change) bool) func(*store.Change) bool {
 	return func(c *store.Change) bool {
