@@ -58,6 +58,7 @@ func Run(t *testing.T, fresh func(t *testing.T) Opener) {
 		{"Reopen", testReopen},
 		{"ConcurrentWriters", testConcurrentWriters},
 		{"Canceled", testCanceled},
+		{"CommitKeepsChildrenWithTheirParent", testCommitKeepsChildrenWithTheirParent},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
