@@ -61,6 +61,8 @@ type env struct {
 	// modelFaults between the runner and the model; both outlive restarts.
 	faults      *storefault.Faults
 	modelFaults *modelfault.Faults
+	// agentsDir is where the agent files are read from.
+	agentsDir string
 }
 
 // option changes how start boots the server.
@@ -92,11 +94,14 @@ func withFaults() option { return func(e *env) { e.faults = &storefault.Faults{}
 // (e.modelFaults).
 func withModelFaults() option { return func(e *env) { e.modelFaults = &modelfault.Faults{} } }
 
+// withAgentsDir reads the agent files from dir instead of testdata/agents.
+func withAgentsDir(dir string) option { return func(e *env) { e.agentsDir = dir } }
+
 // start boots a server whose agents talk to an offline model scripted by
 // rules.
 func start(t *testing.T, rules fakellm.Rules, opts ...option) *env {
 	t.Helper()
-	e := &env{t: t, dbPath: filepath.Join(t.TempDir(), "agents.db"), model: fakellmtest.Start(t, rules)}
+	e := &env{t: t, dbPath: filepath.Join(t.TempDir(), "agents.db"), model: fakellmtest.Start(t, rules), agentsDir: "testdata/agents"}
 	for _, o := range opts {
 		o(e)
 	}
@@ -121,7 +126,7 @@ func (e *env) boot() {
 		models = e.modelFaults.Factory(models)
 	}
 	load := func() *agentfile.Set {
-		return agentfile.Load(nil, []string{"testdata/agents"})
+		return agentfile.Load(nil, []string{e.agentsDir})
 	}
 	cat := catalog.New(ctx, load, catalog.Options{
 		HasKey:          func(string) bool { return false },
