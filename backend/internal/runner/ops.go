@@ -236,6 +236,13 @@ func (r *Runner) PostMessage(ctx context.Context, owner, id string, msg Message,
 // addMail stores mail for the session with its mail.accepted event,
 // and, for urgent mail during a run, cuts the step in flight.
 func (a *actor) addMail(ctx context.Context, m session.Mail, key, op string) (session.Mail, error) {
+	if a.unsynced != nil {
+		// As for apply: an earlier failed write goes first, or nothing
+		// does.
+		if err := a.resync(); err != nil {
+			return session.Mail{}, errStoreUnavailable
+		}
+	}
 	m.ID = uuid.NewString()
 	m.SessionID = a.id
 	m.Created = a.r.now()
