@@ -92,7 +92,11 @@ func TestARefusedRunEndNeverLeavesTheSessionRunningWithoutARun(t *testing.T) {
 	}
 
 	e.faults.Clear()
-	eventually(t, "the store has the run's end", func() bool { return e.storedStatus(id) == session.StatusReady })
+	// A client polling the session meanwhile does not hold the write up.
+	eventually(t, "the store has the run's end", func() bool {
+		e.get(id)
+		return e.storedStatus(id) == session.StatusReady
+	})
 	stopped := until(t, feed, kind(id, "run.stopped"))
 	if stopped.GetRunStopped().GetText() != "first answer" {
 		t.Errorf("run.stopped = %v, want the first run's end", stopped.GetRunStopped())
@@ -186,5 +190,62 @@ func TestCancelRunAnswersWithTheSessionStopped(t *testing.T) {
 				t.Errorf("a turn is still in progress after cancel: %v", s.GetInProgress())
 			}
 		})
+	}
+}
+
+// Issue 8, item 2, through mail: while the store misses a run's end, mail
+// is refused like any other write of the session, not stored behind a
+// refusal the client retries (which would deliver it twice).
+func TestMailWhileTheStoreMissesARunsEndIsRefusedWhole(t *testing.T) {
+	t.Parallel()
+	e := start(t, fakellm.Rules{Default: &fakellm.Reply{Text: "answer to {{last_user}}"}}, withFaults())
+	e.faults.RefuseCommits(storefault.Always, storefault.EndsRun())
+	id := e.create("helper", "hello").GetMeta().GetId()
+	if err := e.faults.WaitRefused(ctxFor(t), 1); err != nil {
+		t.Fatal(err)
+	}
+	send := func() error {
+		_, err := e.sessions.SendMail(ctxFor(t), connect.NewRequest(&agentsv1.SendMailRequest{SessionId: id, Body: &agentsv1.MailBody{
+			Kind: &agentsv1.MailBody_UserMessage{UserMessage: &agentsv1.UserMessage{Text: "a note"}},
+		}}))
+		return err
+	}
+	if err := send(); codeOf(err) != connect.CodeUnavailable {
+		t.Fatalf("mail while the store refuses the run's end: err = %v, want unavailable", err)
+	}
+	if n := len(e.mailOf(id)); n != 0 {
+		t.Fatalf("the refused mail was stored: the mailbox holds %d", n)
+	}
+	e.faults.Clear()
+	eventually(t, "the store has the run's end", func() bool { return e.storedStatus(id) == session.StatusReady })
+	if err := send(); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the mail is folded", func() bool { return len(e.get(id).GetTurns()) == 4 })
+	if s := e.wait(id); lastTurn(s).GetLlm().GetText() != "answer to [mail from user local]\na note" || len(e.mailOf(id)) != 1 {
+		t.Errorf("after the mail: last turn %v, %d mails", lastTurn(s), len(e.mailOf(id)))
+	}
+}
+
+// Issue 8, item 2, through a watch: mail stored for a watcher whose own
+// run end the store still misses cannot wake it then; it wakes once the
+// store has that end, instead of keeping mail that nothing folds.
+func TestWatchMailForAWatcherTheStoreLagsBehindWakesItLater(t *testing.T) {
+	t.Parallel()
+	e := start(t, watchRules(), withFaults())
+	watcher, target := e.watchPair()
+	e.faults.RefuseCommits(storefault.Always, storefault.Of(watcher, storefault.EndsRun()))
+	e.post(watcher, "first")
+	if err := e.faults.WaitRefused(ctxFor(t), 1); err != nil {
+		t.Fatal(err)
+	}
+
+	e.post(target, "one")
+	e.wait(target)
+	eventually(t, "the watcher has the target's mail", func() bool { return len(e.mailOf(watcher)) == 1 })
+	e.faults.Clear()
+	eventually(t, "the watcher folds the mail", func() bool { return len(foldedMail(e.get(watcher))) == 1 })
+	if s := e.wait(watcher); lastTurn(s).GetLlm().GetText() != "seen" || s.GetMeta().GetStatus() != ready {
+		t.Errorf("watcher after the mail: status %v, last turn %v", s.GetMeta().GetStatus(), lastTurn(s))
 	}
 }

@@ -232,12 +232,16 @@ func WithMail(sessionID string) func(*store.Change) bool {
 	}
 }
 
-// Of matches a commit about one session: its metadata or an event of it.
+// Of matches a commit of one session: one that writes its metadata, or,
+// for a commit without metadata, one whose events are all about it.
 func Of(sessionID string, match func(*store.Change) bool) func(*store.Change) bool {
 	return func(c *store.Change) bool {
 		about := c.Meta != nil && c.Meta.ID == sessionID
-		for _, e := range c.Events {
-			about = about || e.SessionID == sessionID
+		if c.Meta == nil && len(c.Events) > 0 {
+			about = true
+			for _, e := range c.Events {
+				about = about && e.SessionID == sessionID
+			}
 		}
 		return about && match(c)
 	}
