@@ -316,7 +316,17 @@ type runOutcome struct {
 // ended. It returns ctx's error if ctx ends first.
 func (r *Runner) awaitRun(ctx context.Context, id string) (runOutcome, error) {
 	var idle <-chan struct{}
-	if err := r.withSession(ctx, id, func(a *actor) error { idle = a.waitIdle(); return nil }); err != nil {
+	err := r.withSession(ctx, id, func(a *actor) error {
+		// A child found running without a run was not recovered yet
+		// after a restart (recovery takes the parent up first): it
+		// resumes now, or the call would take it for stopped.
+		if err := a.recoverRun(ctx); err != nil {
+			return err
+		}
+		idle = a.waitIdle()
+		return nil
+	})
+	if err != nil {
 		return runOutcome{}, err
 	}
 	select {
@@ -325,7 +335,7 @@ func (r *Runner) awaitRun(ctx context.Context, id string) (runOutcome, error) {
 		return runOutcome{}, ctx.Err()
 	}
 	var out runOutcome
-	err := r.withSession(ctx, id, func(a *actor) error {
+	err = r.withSession(ctx, id, func(a *actor) error {
 		out = runOutcome{status: a.st.meta.Status, reason: a.st.meta.StatusReason, text: a.lastAnswer()}
 		return nil
 	})
