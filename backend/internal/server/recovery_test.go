@@ -151,3 +151,32 @@ func TestAMessageAfterARefusedRoundCommitStillAnswersEveryCall(t *testing.T) {
 	}
 	e.checkRequests()
 }
+
+// Issue 8, item 2, at a restart: when the store refuses the write that
+// resumes an interrupted run, the session does not stay running without
+// a run. It fails with the reason, and Resume takes the run up.
+func TestARefusedRecoveryFailsTheSessionInsteadOfLeavingItRunning(t *testing.T) {
+	t.Parallel()
+	e := start(t, fakellm.Rules{Rules: []fakellm.Rule{
+		{Match: fakellm.Match{RequestIndex: steps(0)}, Reply: fakellm.Reply{Text: slowText + slowText, ChunkSize: 2, ChunkDelay: "50ms"}},
+		{Reply: fakellm.Reply{Text: "resumed"}},
+	}}, withFaults())
+	feed := e.openSSE("/v1/events")
+	id := e.create("helper", "go").GetMeta().GetId()
+	until(t, feed, kind(id, "text.delta"))
+	e.faults.RefuseCommits(1, storefault.WithEvent("run.started"))
+
+	e.restart()
+
+	s := e.wait(id)
+	if s.GetMeta().GetStatus() != failed || !strings.Contains(s.GetMeta().GetStatusReason(), "resume") {
+		t.Fatalf("after a refused recovery: status %v (%s), want failed, asking for a resume", s.GetMeta().GetStatus(), s.GetMeta().GetStatusReason())
+	}
+	eventually(t, "the store has the failure", func() bool { return e.storedStatus(id) == "failed" })
+	if _, err := e.sessions.Resume(ctxFor(t), connect.NewRequest(&agentsv1.ResumeRequest{SessionId: id})); err != nil {
+		t.Fatal(err)
+	}
+	if s := e.wait(id); s.GetMeta().GetStatus() != ready || lastTurn(s).GetLlm().GetText() != "resumed" {
+		t.Fatalf("after resume: status %v (%s), last turn %v", s.GetMeta().GetStatus(), s.GetMeta().GetStatusReason(), lastTurn(s))
+	}
+}
