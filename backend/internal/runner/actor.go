@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/backend/internal/catalog"
 	"github.com/agents-os/agents/backend/internal/errs"
 	"github.com/agents-os/agents/backend/internal/session"
@@ -107,18 +108,27 @@ func (a *actor) loop(st *state) {
 	}
 	idle := time.NewTimer(a.r.opts.IdleEvict)
 	defer idle.Stop()
+	// resyncing says the timer is set for the next resync: commands do
+	// not push it back, or a session polled often would never write.
+	resyncing := false
 	for {
 		select {
 		case fn := <-a.cmds:
 			fn(a)
 		case <-idle.C:
-			if a.unsynced != nil {
+			switch {
+			case a.unsynced != nil:
 				if err := a.resync(); err != nil {
 					a.r.log.Warn("store still refuses the session's write", "session", a.id, "err", err)
+				} else {
+					a.wakeForMail()
 				}
-			} else if (a.gone() || a.evictable()) && a.r.tryEvict(a) {
+			case resyncing:
+				// Another write took the pending one along: not idle yet.
+			case (a.gone() || a.evictable()) && a.r.tryEvict(a):
 				return
 			}
+			resyncing = false
 		case <-a.r.ctx.Done():
 			a.shutdown()
 			return
@@ -133,11 +143,27 @@ func (a *actor) loop(st *state) {
 				return
 			}
 			idle.Reset(10 * time.Millisecond)
+			resyncing = false
 		case a.unsynced != nil:
-			idle.Reset(resyncEvery)
+			if !resyncing {
+				idle.Reset(resyncEvery)
+				resyncing = true
+			}
 		case a.run == nil:
 			idle.Reset(a.r.opts.IdleEvict)
+			resyncing = false
 		}
+	}
+}
+
+// wakeForMail starts a run for mail that arrived while the session could
+// not start one (its store lagged behind): nothing else would fold it.
+func (a *actor) wakeForMail() {
+	if a.run != nil || !a.st.meta.Status.AcceptsInput() || len(a.st.mail) == 0 {
+		return
+	}
+	if err := a.wake(agentsv1.RunTrigger_RUN_TRIGGER_MAIL); err != nil {
+		a.r.log.Error("wake for mail", "session", a.id, "err", err)
 	}
 }
 

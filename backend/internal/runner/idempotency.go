@@ -33,7 +33,13 @@ const MaxIdempotencyKey = 200
 type keyed struct {
 	SessionID string `json:"session_id,omitempty"`
 	MailID    string `json:"mail_id,omitempty"`
+	// Token is the deferred call a completion answered.
+	Token string `json:"token,omitempty"`
 }
+
+// errKeyReused refuses a key used again for a request of the same kind
+// aimed at something else (another session, another call).
+var errKeyReused = errs.Conflict("idempotency_key_reused", "the idempotency key was used for another request")
 
 // idempotency returns the record to write with the request's change; nil
 // without a key.

@@ -65,6 +65,9 @@ func (r *Runner) deliver(ctx context.Context, owner, to string, m session.Mail, 
 			return err
 		}
 		if done, err := r.replayed(ctx, a.owner, key, opMail); err != nil || done != nil {
+			if err == nil && done.SessionID != a.id {
+				err = errKeyReused
+			}
 			if err == nil {
 				out, err = r.mailByID(ctx, done.SessionID, done.MailID)
 			}

@@ -189,7 +189,7 @@ func (r *Runner) PostMessage(ctx context.Context, owner, id string, msg Message,
 		}
 		if done, err := r.replayed(ctx, a.owner, opts.IdempotencyKey, opPost); err != nil || done != nil {
 			if err == nil && done.SessionID != id {
-				err = errs.Conflict("idempotency_key_reused", "the idempotency key was used for another session")
+				err = errKeyReused
 			}
 			if err == nil {
 				meta, mailID = a.st.meta, done.MailID
@@ -236,6 +236,13 @@ func (r *Runner) PostMessage(ctx context.Context, owner, id string, msg Message,
 // addMail stores mail for the session with its mail.accepted event,
 // and, for urgent mail during a run, cuts the step in flight.
 func (a *actor) addMail(ctx context.Context, m session.Mail, key, op string) (session.Mail, error) {
+	if a.unsynced != nil {
+		// As for apply: an earlier failed write goes first, or nothing
+		// does.
+		if err := a.resync(); err != nil {
+			return session.Mail{}, errStoreUnavailable
+		}
+	}
 	m.ID = uuid.NewString()
 	m.SessionID = a.id
 	m.Created = a.r.now()
@@ -309,7 +316,17 @@ type runOutcome struct {
 // ended. It returns ctx's error if ctx ends first.
 func (r *Runner) awaitRun(ctx context.Context, id string) (runOutcome, error) {
 	var idle <-chan struct{}
-	if err := r.withSession(ctx, id, func(a *actor) error { idle = a.waitIdle(); return nil }); err != nil {
+	err := r.withSession(ctx, id, func(a *actor) error {
+		// A child found running without a run was not recovered yet
+		// after a restart (recovery takes the parent up first): it
+		// resumes now, or the call would take it for stopped.
+		if err := a.recoverRun(ctx); err != nil {
+			return err
+		}
+		idle = a.waitIdle()
+		return nil
+	})
+	if err != nil {
 		return runOutcome{}, err
 	}
 	select {
@@ -318,7 +335,7 @@ func (r *Runner) awaitRun(ctx context.Context, id string) (runOutcome, error) {
 		return runOutcome{}, ctx.Err()
 	}
 	var out runOutcome
-	err := r.withSession(ctx, id, func(a *actor) error {
+	err = r.withSession(ctx, id, func(a *actor) error {
 		out = runOutcome{status: a.st.meta.Status, reason: a.st.meta.StatusReason, text: a.lastAnswer()}
 		return nil
 	})

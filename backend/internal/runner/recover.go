@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/backend/internal/errs"
 	"github.com/agents-os/agents/backend/internal/session"
 )
 
@@ -60,6 +61,18 @@ func (a *actor) recoverRun(ctx context.Context) error {
 	if a.run != nil || a.st.meta.Status != session.StatusRunning {
 		return nil
 	}
+	err := a.resumeInterrupted(ctx)
+	if err != nil && a.run == nil && a.st.meta.Status == session.StatusRunning && errs.CodeOf(err) != errClosing.Code {
+		// The run could not go on (the store refused its start, no run
+		// was free): the session must not say running without a run.
+		// It fails, and a client resumes it.
+		a.fail("recovery_failed", "the run could not resume after the restart: "+publicText(err)+"; resume to try again")
+	}
+	return err
+}
+
+// resumeInterrupted takes up a run that was interrupted.
+func (a *actor) resumeInterrupted(ctx context.Context) error {
 	if a.answered() {
 		// The answer was stored but not the end of the run: it ended.
 		return a.setStatus(session.StatusReady, "")

@@ -186,6 +186,9 @@ func (r *Runner) CompleteCall(ctx context.Context, owner, token string, answer C
 			return errs.FailedPrecondition("call_not_deferred", "call %s is run by the server, not by a client", row.Call.ID)
 		}
 		if done, err := r.replayed(ctx, a.owner, answer.IdempotencyKey, opComplete); err != nil || done != nil {
+			if err == nil && done.Token != token {
+				return errKeyReused
+			}
 			meta, remaining = a.st.meta, a.st.meta.PendingCalls
 			return err
 		}
@@ -223,7 +226,7 @@ func (r *Runner) CompleteCall(ctx context.Context, owner, token string, answer C
 		}
 		e := a.edit()
 		e.completed = []store.Completion{{Token: token, Result: res, At: r.now()}}
-		e.idem = r.idempotency(a.owner, answer.IdempotencyKey, opComplete, keyed{SessionID: a.id})
+		e.idem = r.idempotency(a.owner, answer.IdempotencyKey, opComplete, keyed{SessionID: a.id, Token: token})
 		e.meta.PendingCalls--
 		if continues {
 			cs.result, cs.stored = &res, true

@@ -203,8 +203,7 @@ func (a *actor) delivered(notes []watchNote) {
 		for _, n := range notes {
 			err := r.withSession(r.ctx, n.watcher, func(a *actor) error {
 				if !slices.ContainsFunc(a.st.mail, func(m session.Mail) bool { return m.ID == n.mail.ID }) {
-					a.st.mail = append(a.st.mail, n.mail)
-					a.st.meta.PendingMail++
+					a.takeMail(n.mail)
 				}
 				if a.run == nil && a.st.meta.Status.AcceptsInput() {
 					return a.wake(agentsv1.RunTrigger_RUN_TRIGGER_MAIL)
@@ -218,6 +217,19 @@ func (a *actor) delivered(notes []watchNote) {
 			}
 		}
 	}()
+}
+
+// takeMail queues mail that another session's change stored, in the
+// order the mail was made: the handovers of two changes run on goroutines
+// of their own, and the outcome of a later run must not overtake that of
+// an earlier one.
+func (a *actor) takeMail(m session.Mail) {
+	i := len(a.st.mail)
+	for i > 0 && a.st.mail[i-1].Created.After(m.Created) {
+		i--
+	}
+	a.st.mail = slices.Insert(a.st.mail, i, m)
+	a.st.meta.PendingMail++
 }
 
 // dropWatches forgets watches that expired.

@@ -25,7 +25,13 @@ func slowReply(calls ...fakellm.ToolCall) fakellm.Reply {
 // until reads the stream until an event satisfies match and returns it.
 func until(t *testing.T, s *sseStream, match func(*agentsv1.Event) bool) *agentsv1.Event {
 	t.Helper()
+	// Heartbeats keep a quiet stream going: the wait has a deadline of
+	// its own.
+	deadline := time.Now().Add(30 * time.Second)
 	for {
+		if time.Now().After(deadline) {
+			t.Fatal("the awaited event did not come within 30s")
+		}
 		f, ok := s.next(t)
 		if !ok {
 			t.Fatal("stream ended before the awaited event")

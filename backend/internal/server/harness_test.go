@@ -24,9 +24,11 @@ import (
 	"github.com/agents-os/agents/backend/internal/events"
 	"github.com/agents-os/agents/backend/internal/llm"
 	"github.com/agents-os/agents/backend/internal/runner"
+	"github.com/agents-os/agents/backend/internal/runner/modelfault"
 	"github.com/agents-os/agents/backend/internal/server"
 	"github.com/agents-os/agents/backend/internal/store"
 	"github.com/agents-os/agents/backend/internal/store/sqlite"
+	"github.com/agents-os/agents/backend/internal/store/storefault"
 	"github.com/agents-os/agents/tools/fakellm"
 	"github.com/agents-os/agents/tools/fakellm/fakellmtest"
 )
@@ -54,6 +56,13 @@ type env struct {
 	logTo       io.Writer
 	withMetrics bool
 	stopMetrics func()
+
+	// faults, when set, sit between the runner and the database, and
+	// modelFaults between the runner and the model; both outlive restarts.
+	faults      *storefault.Faults
+	modelFaults *modelfault.Faults
+	// agentsDir is where the agent files are read from.
+	agentsDir string
 }
 
 // option changes how start boots the server.
@@ -76,11 +85,23 @@ func withRunner(tune func(*runner.Options)) option {
 	return func(e *env) { e.tune = append(e.tune, tune) }
 }
 
+// withFaults puts switches that refuse or slow writes between the runner
+// and the database (e.faults).
+func withFaults() option { return func(e *env) { e.faults = &storefault.Faults{} } }
+
+// withModelFaults puts switches that fail, hang or hold model calls
+// between the runner and the model, and records its requests
+// (e.modelFaults).
+func withModelFaults() option { return func(e *env) { e.modelFaults = &modelfault.Faults{} } }
+
+// withAgentsDir reads the agent files from dir instead of testdata/agents.
+func withAgentsDir(dir string) option { return func(e *env) { e.agentsDir = dir } }
+
 // start boots a server whose agents talk to an offline model scripted by
 // rules.
 func start(t *testing.T, rules fakellm.Rules, opts ...option) *env {
 	t.Helper()
-	e := &env{t: t, dbPath: filepath.Join(t.TempDir(), "agents.db"), model: fakellmtest.Start(t, rules)}
+	e := &env{t: t, dbPath: filepath.Join(t.TempDir(), "agents.db"), model: fakellmtest.Start(t, rules), agentsDir: "testdata/agents"}
 	for _, o := range opts {
 		o(e)
 	}
@@ -92,12 +113,20 @@ func start(t *testing.T, rules fakellm.Rules, opts ...option) *env {
 func (e *env) boot() {
 	t := e.t
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, e.dbPath)
+	sq, err := sqlite.Open(ctx, e.dbPath)
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}
+	var db store.Store = sq
+	if e.faults != nil {
+		db = storefault.Wrap(sq, e.faults)
+	}
+	models := runner.ModelFactory(fastRetryModels)
+	if e.modelFaults != nil {
+		models = e.modelFaults.Factory(models)
+	}
 	load := func() *agentfile.Set {
-		return agentfile.Load(nil, []string{"testdata/agents"})
+		return agentfile.Load(nil, []string{e.agentsDir})
 	}
 	cat := catalog.New(ctx, load, catalog.Options{
 		HasKey:          func(string) bool { return false },
@@ -126,7 +155,7 @@ func (e *env) boot() {
 		Store:      db,
 		Hub:        hub,
 		Catalog:    cat,
-		Models:     fastRetryModels,
+		Models:     models,
 		ToolLimits: bashtool.Limits{Timeout: 2 * time.Second},
 		OnStep:     onStep,
 

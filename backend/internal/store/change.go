@@ -156,6 +156,9 @@ func (s *SQL) Commit(ctx context.Context, c *Change) error {
 			if _, err := tx.ExecContext(ctx, tx.Rebind(q), args...); err != nil {
 				return s.translate(err, nil, "delete sessions")
 			}
+			if err := s.noOrphans(ctx, tx, c.Delete); err != nil {
+				return err
+			}
 		}
 		if r := c.Idempotency; r != nil {
 			if _, err := tx.StmtxContext(ctx, s.st.putIdempotency).ExecContext(ctx, r.Owner, r.Key, r.Op, r.Result, nanos(r.Created)); err != nil {
@@ -177,6 +180,11 @@ func (s *SQL) Commit(ctx context.Context, c *Change) error {
 func (s *SQL) writeMeta(ctx context.Context, tx *sqlx.Tx, c *Change, base int, turns []turnRow) error {
 	m := c.Meta
 	if c.Create {
+		if m.ParentID != "" {
+			if err := s.holdParent(ctx, tx, m.ParentID); err != nil {
+				return err
+			}
+		}
 		_, err := tx.StmtxContext(ctx, s.st.insertSession).ExecContext(ctx,
 			m.ID, m.Agent, m.Owner, m.Title, string(m.Status),
 			m.StatusReason, m.ParentID, m.ForkedFrom, m.TurnCount,
@@ -200,6 +208,49 @@ func (s *SQL) writeMeta(ctx context.Context, tx *sqlx.Tx, c *Change, base int, t
 		return nil
 	}
 	return s.insertTurns(ctx, tx, m.ID, turns)
+}
+
+// A child is never left pointing at a parent that is gone: a session is
+// created under a parent only while the parent exists, and a session is
+// deleted only with every child it has. Each side takes the parent's row
+// (the create's update, the delete's delete) before it looks, so two
+// transactions that race serialise on it, on PostgreSQL's row locks as on
+// SQLite's single writer.
+
+// holdParent checks, in the transaction that creates a child, that its
+// parent exists, and keeps its row from being deleted until the
+// transaction ends.
+func (s *SQL) holdParent(ctx context.Context, tx *sqlx.Tx, parentID string) error {
+	res, err := tx.ExecContext(ctx, tx.Rebind(`UPDATE sessions SET updated = updated WHERE id = ?`), parentID)
+	if err != nil {
+		return s.translate(err, nil, "hold parent %s", parentID)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("hold parent %s: %w", parentID, err)
+	} else if n == 0 {
+		return unknownSession(parentID)
+	}
+	return nil
+}
+
+// noOrphans fails a transaction that deleted sessions when a session it
+// did not delete is the child of one it did.
+func (s *SQL) noOrphans(ctx context.Context, tx *sqlx.Tx, deleted []string) error {
+	q, args, err := sqlx.In(`SELECT id, parent_id FROM sessions WHERE parent_id IN (?) LIMIT 1`, deleted)
+	if err != nil {
+		return fmt.Errorf("look for children: %w", err)
+	}
+	var left []struct {
+		ID       string `db:"id"`
+		ParentID string `db:"parent_id"`
+	}
+	if err := tx.SelectContext(ctx, &left, tx.Rebind(q), args...); err != nil {
+		return s.translate(err, nil, "look for children")
+	}
+	if len(left) > 0 {
+		return errs.FailedPrecondition(CodeHasChildren, "session %s has a child session %s", left[0].ParentID, left[0].ID)
+	}
+	return nil
 }
 
 // sqlCompletePending answers a call that has no answer yet.

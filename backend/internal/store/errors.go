@@ -23,6 +23,7 @@ const (
 	CodeInvalidPageToken = "invalid_page_token"
 	CodeLeaseHeld        = "lease_held"
 	CodeLeaseLost        = "lease_lost"
+	CodeHasChildren      = "session_has_children"
 )
 
 // Violation is the kind of constraint a driver error reports.

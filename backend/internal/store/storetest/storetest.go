@@ -61,6 +61,7 @@ func Run(t *testing.T, fresh func(t *testing.T) Opener) {
 		{"EventLog", testEventLog},
 		{"CommitChange", testCommitChange},
 		{"PruneEvents", testPruneEvents},
+		{"CommitKeepsChildrenWithTheirParent", testCommitKeepsChildrenWithTheirParent},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

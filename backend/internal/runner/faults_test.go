@@ -1,0 +1,152 @@
+package runner_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/agents-os/agents/backend/internal/agentfile"
+	"github.com/agents-os/agents/backend/internal/catalog"
+	"github.com/agents-os/agents/backend/internal/events"
+	llmclient "github.com/agents-os/agents/backend/internal/llm"
+	"github.com/agents-os/agents/backend/internal/runner"
+	"github.com/agents-os/agents/backend/internal/runner/modelfault"
+	"github.com/agents-os/agents/backend/internal/session"
+	"github.com/agents-os/agents/backend/internal/store/sqlite"
+	"github.com/agents-os/agents/backend/internal/store/storefault"
+	"github.com/agents-os/agents/tools/fakellm"
+	"github.com/agents-os/agents/tools/fakellm/fakellmtest"
+)
+
+// kernel is a runner over a SQLite file and the offline model, with
+// switches on both.
+type kernel struct {
+	run    *runner.Runner
+	hub    *events.Hub
+	store  *storefault.Faults
+	model  *modelfault.Faults
+	closed bool
+}
+
+func newKernel(t *testing.T, rules fakellm.Rules) *kernel {
+	t.Helper()
+	ctx := context.Background()
+	llm := fakellmtest.Start(t, rules)
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "kernel.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat := catalog.New(ctx, func() *agentfile.Set {
+		return agentfile.Load(nil, []string{"testdata/bench/agents"})
+	}, catalog.Options{HasKey: func(string) bool { return false }, OfflineModelURL: llm.URL()})
+	k := &kernel{store: &storefault.Faults{}, model: &modelfault.Faults{}}
+	st := storefault.Wrap(db, k.store)
+	if k.hub, err = runner.NewHub(ctx, st, events.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	k.run = runner.New(runner.Options{
+		Store:   st,
+		Hub:     k.hub,
+		Catalog: cat,
+		Models:  k.model.Factory(runner.LLMModels(func(string) (string, bool) { return "", false }, llmclient.Limits{}, nil)),
+	})
+	if err := k.run.Recover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		k.close()
+		_ = db.Close()
+	})
+	return k
+}
+
+func (k *kernel) close() {
+	if !k.closed {
+		k.closed = true
+		k.run.Close()
+		k.hub.Shutdown()
+	}
+}
+
+func (k *kernel) create(t *testing.T, text string) string {
+	t.Helper()
+	v, err := k.run.CreateSession(context.Background(), "me", runner.CreateRequest{Agent: "bench", Message: &runner.Message{Text: text}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v.Meta.ID
+}
+
+func (k *kernel) wait(t *testing.T, id string) runner.View {
+	t.Helper()
+	v, err := k.run.GetSession(context.Background(), "me", id, true, 20*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Meta.Status == session.StatusRunning {
+		t.Fatalf("session %s still running", id)
+	}
+	return v
+}
+
+var answer = fakellm.Rules{Default: &fakellm.Reply{Text: "done"}}
+
+// Close ends runs that wait on a model that never answers, and every
+// goroutine they started (TestMain checks for leaks).
+func TestCloseEndsRunsWaitingOnAHangingModel(t *testing.T) {
+	t.Parallel()
+	k := newKernel(t, answer)
+	k.model.Hang(modelfault.Always)
+	for range 3 {
+		k.create(t, "hello")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := k.model.WaitRequests(ctx, 3); err != nil {
+		t.Fatal(err)
+	}
+	if n := k.run.ActiveRuns(); n != 3 {
+		t.Fatalf("active runs = %d, want 3", n)
+	}
+	done := make(chan struct{})
+	go func() { k.close(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		t.Fatal("Close did not return while the model hung")
+	}
+}
+
+// A failed model call fails the run; the session takes a message again.
+func TestAFailedModelCallFailsTheRunAndTheNextMessageRuns(t *testing.T) {
+	t.Parallel()
+	k := newKernel(t, answer)
+	k.model.Fail(1, nil)
+	id := k.create(t, "hello")
+	if v := k.wait(t, id); v.Meta.Status != session.StatusFailed {
+		t.Fatalf("status = %s, want failed", v.Meta.Status)
+	}
+	if _, _, err := k.run.PostMessage(context.Background(), "me", id, runner.Message{Text: "again"}, runner.RunOptions{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if v := k.wait(t, id); v.Meta.Status != session.StatusReady || v.Turns[len(v.Turns)-1].LLM.Text != "done" {
+		t.Fatalf("after the retry: %s (%s)", v.Meta.Status, v.Meta.StatusReason)
+	}
+}
+
+// Slow writes hold the runs up but lose nothing.
+func TestSlowWritesLoseNothing(t *testing.T) {
+	t.Parallel()
+	k := newKernel(t, answer)
+	k.store.SlowWrites(5 * time.Millisecond)
+	ids := make([]string, 4)
+	for i := range ids {
+		ids[i] = k.create(t, "hello")
+	}
+	for _, id := range ids {
+		if v := k.wait(t, id); v.Meta.Status != session.StatusReady || len(v.Turns) != 2 {
+			t.Fatalf("session %s: %s with %d turns", id, v.Meta.Status, len(v.Turns))
+		}
+	}
+}
