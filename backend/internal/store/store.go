@@ -42,7 +42,8 @@ type Store interface {
 type Sessions interface {
 	// CreateSession stores a new session with its first turns (a fork
 	// copies the source's turns). meta.TurnCount must equal len(turns) and
-	// the turns must be indexed 0, 1, … A duplicate id is errs.Conflict.
+	// the turns must be indexed 0, 1, … A duplicate id is errs.Conflict; a
+	// parent that does not exist is errs.NotFound (unknown_session).
 	CreateSession(ctx context.Context, meta session.Meta, turns []session.Turn) error
 	// GetMeta returns one session's metadata, errs.NotFound
 	// (unknown_session) when there is none.

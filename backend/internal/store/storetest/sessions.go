@@ -30,6 +30,9 @@ func testCreateAndGet(t *testing.T, fresh func(t *testing.T) Opener) {
 		// Another zone: the store keeps the instant and answers in UTC.
 		Updated: at(time.Hour).In(time.FixedZone("X", 5*3600)),
 	}
+	// A child needs its parent to exist.
+	wantErr(t, s.CreateSession(ctx, m, nil), errs.KindNotFound, store.CodeUnknownSession)
+	mustCreate(t, s, newMeta("p0", "alice", at(0)))
 	noErr(t, s.CreateSession(ctx, m, nil), "create")
 
 	want := m
@@ -129,6 +132,7 @@ func testUnknownSession(t *testing.T, fresh func(t *testing.T) Opener) {
 func testUpdateMeta(t *testing.T, fresh func(t *testing.T) Opener) {
 	s := open(t, fresh(t))
 	ctx := context.Background()
+	mustCreate(t, s, newMeta("p", "alice", at(0)))
 	orig := newMeta("s1", "alice", at(0))
 	orig.ParentID = "p"
 	orig.Depth = 1
