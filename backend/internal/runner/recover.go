@@ -112,7 +112,10 @@ func (a *actor) recoverRound(ctx context.Context) error {
 		if cs.result != nil || (cs.tool != nil && cs.tool.Mode() == session.CallDeferred) {
 			continue
 		}
-		if cs.tool != nil && cs.tool.Helper != "" && len(missing) == 0 {
+		// A helper's child goes on without its parent's params: the call
+		// waits for it even when they are missing, and the run stops for
+		// them at its next step (see beginStep), its round settled.
+		if cs.tool != nil && cs.tool.Helper != "" {
 			child, err := a.r.store.HelperChild(ctx, a.id, cs.call.ID)
 			if err != nil {
 				return err
@@ -128,7 +131,7 @@ func (a *actor) recoverRound(ctx context.Context) error {
 	}
 	switch {
 	case len(again) > 0:
-		if err := a.openRun(a.edit(), agentsv1.RunTrigger_RUN_TRIGGER_RECOVERY, 0); err != nil {
+		if err := a.openRunWith(a.edit(), agentsv1.RunTrigger_RUN_TRIGGER_RECOVERY, 0, false); err != nil {
 			return err
 		}
 		st.ctx, st.cancel = context.WithCancel(a.run.ctx)

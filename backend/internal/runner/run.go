@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"strings"
 	"errors"
 	"fmt"
 	"time"
@@ -94,7 +95,14 @@ func (a *actor) startRun(e *edit, trigger agentsv1.RunTrigger, maxSteps int) err
 // openRun writes e with the session marked running and run.started, and
 // makes the run active, without starting a step.
 func (a *actor) openRun(e *edit, trigger agentsv1.RunTrigger, maxSteps int) error {
-	if missing := a.missingParams(); len(missing) > 0 {
+	return a.openRunWith(e, trigger, maxSteps, true)
+}
+
+// openRunWith is openRun; needParams says the run cannot start without
+// the agent's required params (a recovered round that only waits for a
+// helper's child can).
+func (a *actor) openRunWith(e *edit, trigger agentsv1.RunTrigger, maxSteps int, needParams bool) error {
+	if missing := a.missingParams(); len(missing) > 0 && needParams {
 		return paramsRequired(missing)
 	}
 	if maxSteps <= 0 {
@@ -149,6 +157,11 @@ func (a *actor) beginStep() {
 	a.refreshAgent()
 	if a.agent == nil {
 		a.failRun("unknown_agent", fmt.Sprintf("agent %q is not loaded", a.st.meta.Agent))
+		return
+	}
+	if missing := a.missingParams(); len(missing) > 0 {
+		// Only a run taken up after a restart gets here without them.
+		a.failRun("params_required", "the server restarted; resupply the params "+strings.Join(missing, ", ")+" with Resume")
 		return
 	}
 	if len(a.st.mail) > 0 || a.dangling() {
