@@ -2,9 +2,9 @@ package runner
 
 import (
 	"context"
-	"strings"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
