@@ -49,7 +49,8 @@ func (h *eventService) Subscribe(ctx context.Context, req *connect.Request[agent
 	}
 	defer sub.Close()
 	stream.ResponseHeader().Set(replayHeader, sub.Mode().String())
-	return h.s.pump(ctx, sub, stream.Send)
+	// Connect writes each message as it is sent.
+	return h.s.pump(ctx, sub, sink{send: stream.Send, flush: func() error { return nil }})
 }
 
 // subscribe checks the caller may use the scope and opens the
@@ -76,19 +77,34 @@ func (s *Server) subscribe(ctx context.Context, scope agentsv1.SubscribeScope, s
 	return s.hub.SubscribeAt(ctx, sc, after)
 }
 
+// sink is where a subscription's items go: send queues one, flush puts
+// what is queued on the wire.
+type sink struct {
+	send  func(*agentsv1.SubscribeResponse) error
+	flush func() error
+}
+
+// maxBatch bounds how many queued events pump writes before it flushes.
+const maxBatch = 256
+
 // pump sends a subscription to a client: a snapshot or a heartbeat first
 // (so the client knows the stream is open), then events, heartbeats while
-// idle, and a lagged item if the client fell behind.
-func (s *Server) pump(ctx context.Context, sub *events.Subscription, send func(*agentsv1.SubscribeResponse) error) error {
+// idle, and a lagged item if the client fell behind. Events already
+// queued when one arrives go out with it in one flush: a subscriber that
+// falls a little behind catches up in a few writes, not one per event.
+func (s *Server) pump(ctx context.Context, sub *events.Subscription, out sink) error {
+	first := heartbeat(s.hub.Seq())
 	if sub.Mode() == events.ModeSnapshot {
 		snap, err := s.snapshot(ctx, sub)
 		if err != nil {
 			return err
 		}
-		if err := send(&agentsv1.SubscribeResponse{Item: &agentsv1.SubscribeResponse_Snapshot{Snapshot: snap}}); err != nil {
-			return err
-		}
-	} else if err := send(heartbeat(s.hub.Seq())); err != nil {
+		first = &agentsv1.SubscribeResponse{Item: &agentsv1.SubscribeResponse_Snapshot{Snapshot: snap}}
+	}
+	if err := out.send(first); err != nil {
+		return err
+	}
+	if err := out.flush(); err != nil {
 		return err
 	}
 	ticker := time.NewTicker(heartbeatEvery)
@@ -98,17 +114,36 @@ func (s *Server) pump(ctx context.Context, sub *events.Subscription, send func(*
 		case <-ctx.Done():
 			return nil
 		case <-ticker.C:
-			if err := send(heartbeat(s.hub.Seq())); err != nil {
+			if err := out.send(heartbeat(s.hub.Seq())); err != nil {
+				return err
+			}
+			if err := out.flush(); err != nil {
 				return err
 			}
 		case ev, ok := <-sub.C():
-			if !ok {
-				if lagged, last := sub.Lagged(); lagged {
-					return send(&agentsv1.SubscribeResponse{Item: &agentsv1.SubscribeResponse_Lagged{Lagged: &agentsv1.Lagged{LastSeq: last.Seq, LastDeltaSeq: last.Delta}}})
+			for n := 0; ; n++ {
+				if !ok {
+					if lagged, last := sub.Lagged(); lagged {
+						if err := out.send(&agentsv1.SubscribeResponse{Item: &agentsv1.SubscribeResponse_Lagged{Lagged: &agentsv1.Lagged{LastSeq: last.Seq, LastDeltaSeq: last.Delta}}}); err != nil {
+							return err
+						}
+					}
+					return out.flush()
 				}
-				return nil
+				if err := out.send(&agentsv1.SubscribeResponse{Item: &agentsv1.SubscribeResponse_Event{Event: ev}}); err != nil {
+					return err
+				}
+				if n == maxBatch {
+					break
+				}
+				select {
+				case ev, ok = <-sub.C():
+					continue
+				default:
+				}
+				break
 			}
-			if err := send(&agentsv1.SubscribeResponse{Item: &agentsv1.SubscribeResponse_Event{Event: ev}}); err != nil {
+			if err := out.flush(); err != nil {
 				return err
 			}
 		}

@@ -50,11 +50,9 @@ func (s *Server) sseRoute(perSession bool) http.HandlerFunc {
 		if err := rc.Flush(); err != nil {
 			return
 		}
-		_ = s.pump(r.Context(), sub, func(item *agentsv1.SubscribeResponse) error {
-			if err := s.writeSSE(w, item); err != nil {
-				return err
-			}
-			return rc.Flush()
+		_ = s.pump(r.Context(), sub, sink{
+			send:  func(item *agentsv1.SubscribeResponse) error { return s.writeSSE(w, item) },
+			flush: rc.Flush,
 		})
 	}
 }
