@@ -206,8 +206,12 @@ func (a *actor) applyNow(e *edit) error {
 	return nil
 }
 
-// write commits a change with its events and publishes them. Commits are
-// serialised so that events reach the hub in the order of their seqs.
+// write commits a change with its events and publishes them, once the
+// commit succeeded. Writes of every session go through one committer
+// (commitLoop), which commits the writes that are ready together in one
+// transaction and publishes their events in commit order, so they reach
+// the hub in seq order. It returns the change's own outcome; ctx only
+// bounds the wait for a place in the queue.
 func (r *Runner) write(ctx context.Context, ch *store.Change, evs []*agentsv1.Event) error {
 	now := r.now()
 	ts := timestamppb.New(now)
@@ -222,16 +226,75 @@ func (r *Runner) write(ctx context.Context, ch *store.Change, evs []*agentsv1.Ev
 		}
 		ch.Events[i] = store.Event{SessionID: ev.SessionId, Owner: ev.Owner, Kind: ev.Kind, Time: ev.Time.AsTime(), Body: body}
 	}
-	r.commitMu.Lock()
-	defer r.commitMu.Unlock()
-	if err := r.store.Commit(ctx, ch); err != nil {
+	w := &pendingWrite{change: ch, events: evs, done: make(chan error, 1)}
+	select {
+	case r.writes <- w:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-r.ctx.Done():
+		return errClosing
+	}
+	select {
+	case err := <-w.done:
 		return err
+	case <-r.ctx.Done():
+		return errClosing
 	}
-	for i, ev := range evs {
-		ev.Seq = ch.Events[i].Seq
-		r.hub.PublishSized(ev, len(ch.Events[i].Body))
+}
+
+// pendingWrite is a change waiting for the committer.
+type pendingWrite struct {
+	change *store.Change
+	events []*agentsv1.Event
+	done   chan error
+}
+
+// maxGroup bounds the changes one group commit takes.
+const maxGroup = 64
+
+// commitLoop is the committer: it takes the writes that are waiting, up
+// to maxGroup, commits them in one transaction (each in a savepoint, so
+// one that fails fails alone), publishes the events of those that
+// committed, in order, and answers each writer. While a commit runs, the
+// next writes queue and go in the next group: with many sessions, one
+// commit serves many steps.
+func (r *Runner) commitLoop() {
+	defer r.actors.Done()
+	group := make([]*pendingWrite, 0, maxGroup)
+	changes := make([]*store.Change, 0, maxGroup)
+	for {
+		group, changes = group[:0], changes[:0]
+		select {
+		case w := <-r.writes:
+			group = append(group, w)
+		case <-r.ctx.Done():
+			return
+		}
+	more:
+		for len(group) < maxGroup {
+			select {
+			case w := <-r.writes:
+				group = append(group, w)
+			default:
+				break more
+			}
+		}
+		for _, w := range group {
+			changes = append(changes, w.change)
+		}
+		outcomes := r.store.CommitAll(r.ctx, changes)
+		for i, w := range group {
+			if outcomes[i] == nil {
+				for j, ev := range w.events {
+					ev.Seq = w.change.Events[j].Seq
+					r.hub.PublishSized(ev, len(w.change.Events[j].Body))
+				}
+			}
+			w.done <- outcomes[i]
+		}
+		clear(group)
+		clear(changes)
 	}
-	return nil
 }
 
 // announce logs and publishes events that change no state of their own

@@ -98,8 +98,8 @@ type Runner struct {
 	watches watches
 	params  sessionParams
 	slots   slots
-	// commitMu orders commits, so events reach the hub in seq order.
-	commitMu sync.Mutex
+	// writes feed the committer (see commitLoop).
+	writes chan *pendingWrite
 
 	mu      sync.Mutex
 	live    map[string]*actor
@@ -147,8 +147,10 @@ func New(opts Options) *Runner {
 		slots:  slots{max: opts.MaxRuns, perOwner: opts.MaxRunsPerOwner},
 	}
 	r.slots.wake = r.wakeQueued
-	r.actors.Add(1)
+	r.writes = make(chan *pendingWrite, maxGroup)
+	r.actors.Add(2)
 	go r.prune()
+	go r.commitLoop()
 	return r
 }
 

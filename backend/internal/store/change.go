@@ -72,107 +72,173 @@ type Event struct {
 
 // Commit writes c in one transaction.
 func (s *SQL) Commit(ctx context.Context, c *Change) error {
-	var turns []turnRow
-	var err error
-	base := 0
-	if c.Meta != nil {
-		base = c.Meta.TurnCount - len(c.NewTurns)
-		if c.Create {
-			base = 0
-			if c.Meta.TurnCount != len(c.NewTurns) {
-				return errs.Invalid(CodeInvalidTurns, "session %s: turn count %d but %d turns", c.Meta.ID, c.Meta.TurnCount, len(c.NewTurns))
-			}
-		}
-		if base < 0 {
-			return errs.Invalid(CodeInvalidTurns, "session %s: turn count %d is less than the %d new turns", c.Meta.ID, c.Meta.TurnCount, len(c.NewTurns))
-		}
-		if turns, err = encodeTurns(c.NewTurns, base); err != nil {
-			return err
-		}
-	} else if len(c.NewTurns) > 0 || len(c.DeliveredMail) > 0 || len(c.NewDeferred) > 0 {
-		return errs.Invalid(CodeInvalidTurns, "a change with turns, delivered mail or deferred calls needs the session's metadata")
-	}
-	var deferred []deferredInsert
-	if len(c.NewDeferred) > 0 {
-		if deferred, err = encodeDeferred(c.Meta.ID, c.NewDeferred); err != nil {
-			return err
+	return s.CommitAll(ctx, []*Change{c})[0]
+}
+
+// CommitAll writes changes in one transaction (a group commit), each in a
+// savepoint of its own: a change that fails is rolled back alone and
+// reports its error, the others commit together, in order. A failure of
+// the transaction itself fails them all. errs[i] is changes[i]'s.
+func (s *SQL) CommitAll(ctx context.Context, changes []*Change) []error {
+	out := make([]error, len(changes))
+	preps := make([]*encoded, len(changes))
+	ok := 0
+	for i, c := range changes {
+		if preps[i], out[i] = s.prepare(c); out[i] == nil {
+			ok++
 		}
 	}
-	mailBodies := make([]string, len(c.NewMail))
-	for i, m := range c.NewMail {
-		if m.ID == "" {
-			return errs.Invalid(CodeInvalidMail, "mail needs an id")
-		}
-		if mailBodies[i], err = encode(m.Body); err != nil {
-			return fmt.Errorf("add mail %s: %w", m.ID, err)
-		}
+	if ok == 0 {
+		return out
 	}
-	results := make([]string, len(c.Completed))
-	for i, cp := range c.Completed {
-		if results[i], err = encode(cp.Result); err != nil {
-			return fmt.Errorf("complete call %s: %w", cp.Token, err)
-		}
-	}
-	err = WithTx(ctx, s.write, func(tx *sqlx.Tx) error {
-		if c.Meta != nil {
-			if err := s.writeMeta(ctx, tx, c, base, turns); err != nil {
-				return err
+	single := ok == 1
+	err := WithTx(ctx, s.write, func(tx *sqlx.Tx) error {
+		for i, c := range changes {
+			if out[i] != nil {
+				continue
 			}
-			if err := s.deliverAll(ctx, tx, c.Meta.ID, dedupe(c.DeliveredMail), nanos(c.Meta.Updated)); err != nil {
-				return err
+			if single {
+				// One change needs no savepoint: the transaction is it.
+				return s.applyChange(ctx, tx, c, preps[i])
 			}
-			if err := s.insertDeferred(ctx, tx, deferred); err != nil {
-				return err
+			if _, err := tx.ExecContext(ctx, "SAVEPOINT change"); err != nil {
+				return s.translate(err, nil, "savepoint")
 			}
-		}
-		for i, m := range c.NewMail {
-			_, err := tx.StmtxContext(ctx, s.st.addMail).ExecContext(ctx, m.ID, m.SessionID, string(m.Sender.Kind), m.Sender.Name,
-				string(m.Priority), mailBodies[i], nanos(m.Created), nullNanos(m.Delivered))
-			if err != nil {
-				return s.translate(err, unknownSession(m.SessionID), "add mail %s", m.ID)
+			if out[i] = s.applyChange(ctx, tx, c, preps[i]); out[i] != nil {
+				for e := range c.Events {
+					c.Events[e].Seq = 0
+				}
+				if _, err := tx.ExecContext(ctx, "ROLLBACK TO SAVEPOINT change"); err != nil {
+					return s.translate(err, nil, "roll back a change")
+				}
 			}
-		}
-		for i, cp := range c.Completed {
-			res, err := tx.StmtxContext(ctx, s.st.completePending).ExecContext(ctx, results[i], nanos(cp.At), cp.Token)
-			if err != nil {
-				return s.translate(err, nil, "complete deferred call %s", cp.Token)
-			}
-			if n, err := res.RowsAffected(); err != nil {
-				return fmt.Errorf("complete deferred call %s: %w", cp.Token, err)
-			} else if n == 0 {
-				return errs.FailedPrecondition(CodeCallCompleted, "call %s was already completed", cp.Token)
+			if _, err := tx.ExecContext(ctx, "RELEASE SAVEPOINT change"); err != nil {
+				return s.translate(err, nil, "release savepoint")
 			}
 		}
-		for _, h := range c.HelperCalls {
-			if _, err := tx.StmtxContext(ctx, s.st.putHelperCall).ExecContext(ctx, h.SessionID, h.CallID, h.ChildID, nanos(h.Created)); err != nil {
-				return s.translate(err, unknownSession(h.SessionID), "record helper call %s", h.CallID)
-			}
-		}
-		if len(c.Delete) > 0 {
-			q, args, err := sqlx.In(`DELETE FROM sessions WHERE id IN (?)`, c.Delete)
-			if err != nil {
-				return fmt.Errorf("delete sessions: %w", err)
-			}
-			if _, err := tx.ExecContext(ctx, tx.Rebind(q), args...); err != nil {
-				return s.translate(err, nil, "delete sessions")
-			}
-			if err := s.noOrphans(ctx, tx, c.Delete); err != nil {
-				return err
-			}
-		}
-		if r := c.Idempotency; r != nil {
-			if _, err := tx.StmtxContext(ctx, s.st.putIdempotency).ExecContext(ctx, r.Owner, r.Key, r.Op, r.Result, nanos(r.Created)); err != nil {
-				return s.translate(err, nil, "record idempotency key")
-			}
-		}
-		return s.appendEvents(ctx, tx, c.Events)
+		return nil
 	})
 	if _, typed := errs.As(err); err != nil && !typed {
 		// Beginning or committing the transaction failed (the database is
 		// locked, say): a kind of its own, not a bare error.
-		return s.translate(err, nil, "commit change")
+		err = s.translate(err, nil, "commit change")
 	}
-	return err
+	if err != nil {
+		for i := range out {
+			if out[i] == nil {
+				out[i] = err
+			}
+		}
+	}
+	return out
+}
+
+// encoded is a change checked and encoded before its transaction starts,
+// so the write lock is held as briefly as possible.
+type encoded struct {
+	base                int
+	turns               []turnRow
+	deferred            []deferredInsert
+	mailBodies, results []string
+}
+
+func (s *SQL) prepare(c *Change) (*encoded, error) {
+	p := &encoded{}
+	var err error
+	if c.Meta != nil {
+		p.base = c.Meta.TurnCount - len(c.NewTurns)
+		if c.Create {
+			p.base = 0
+			if c.Meta.TurnCount != len(c.NewTurns) {
+				return nil, errs.Invalid(CodeInvalidTurns, "session %s: turn count %d but %d turns", c.Meta.ID, c.Meta.TurnCount, len(c.NewTurns))
+			}
+		}
+		if p.base < 0 {
+			return nil, errs.Invalid(CodeInvalidTurns, "session %s: turn count %d is less than the %d new turns", c.Meta.ID, c.Meta.TurnCount, len(c.NewTurns))
+		}
+		if p.turns, err = encodeTurns(c.NewTurns, p.base); err != nil {
+			return nil, err
+		}
+	} else if len(c.NewTurns) > 0 || len(c.DeliveredMail) > 0 || len(c.NewDeferred) > 0 {
+		return nil, errs.Invalid(CodeInvalidTurns, "a change with turns, delivered mail or deferred calls needs the session's metadata")
+	}
+	if len(c.NewDeferred) > 0 {
+		if p.deferred, err = encodeDeferred(c.Meta.ID, c.NewDeferred); err != nil {
+			return nil, err
+		}
+	}
+	p.mailBodies = make([]string, len(c.NewMail))
+	for i, m := range c.NewMail {
+		if m.ID == "" {
+			return nil, errs.Invalid(CodeInvalidMail, "mail needs an id")
+		}
+		if p.mailBodies[i], err = encode(m.Body); err != nil {
+			return nil, fmt.Errorf("add mail %s: %w", m.ID, err)
+		}
+	}
+	p.results = make([]string, len(c.Completed))
+	for i, cp := range c.Completed {
+		if p.results[i], err = encode(cp.Result); err != nil {
+			return nil, fmt.Errorf("complete call %s: %w", cp.Token, err)
+		}
+	}
+	return p, nil
+}
+
+// applyChange writes one prepared change inside tx.
+func (s *SQL) applyChange(ctx context.Context, tx *sqlx.Tx, c *Change, p *encoded) error {
+	if c.Meta != nil {
+		if err := s.writeMeta(ctx, tx, c, p.base, p.turns); err != nil {
+			return err
+		}
+		if err := s.deliverAll(ctx, tx, c.Meta.ID, dedupe(c.DeliveredMail), nanos(c.Meta.Updated)); err != nil {
+			return err
+		}
+		if err := s.insertDeferred(ctx, tx, p.deferred); err != nil {
+			return err
+		}
+	}
+	for i, m := range c.NewMail {
+		_, err := tx.StmtxContext(ctx, s.st.addMail).ExecContext(ctx, m.ID, m.SessionID, string(m.Sender.Kind), m.Sender.Name,
+			string(m.Priority), p.mailBodies[i], nanos(m.Created), nullNanos(m.Delivered))
+		if err != nil {
+			return s.translate(err, unknownSession(m.SessionID), "add mail %s", m.ID)
+		}
+	}
+	for i, cp := range c.Completed {
+		res, err := tx.StmtxContext(ctx, s.st.completePending).ExecContext(ctx, p.results[i], nanos(cp.At), cp.Token)
+		if err != nil {
+			return s.translate(err, nil, "complete deferred call %s", cp.Token)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return fmt.Errorf("complete deferred call %s: %w", cp.Token, err)
+		} else if n == 0 {
+			return errs.FailedPrecondition(CodeCallCompleted, "call %s was already completed", cp.Token)
+		}
+	}
+	for _, h := range c.HelperCalls {
+		if _, err := tx.StmtxContext(ctx, s.st.putHelperCall).ExecContext(ctx, h.SessionID, h.CallID, h.ChildID, nanos(h.Created)); err != nil {
+			return s.translate(err, unknownSession(h.SessionID), "record helper call %s", h.CallID)
+		}
+	}
+	if len(c.Delete) > 0 {
+		q, args, err := sqlx.In(`DELETE FROM sessions WHERE id IN (?)`, c.Delete)
+		if err != nil {
+			return fmt.Errorf("delete sessions: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, tx.Rebind(q), args...); err != nil {
+			return s.translate(err, nil, "delete sessions")
+		}
+		if err := s.noOrphans(ctx, tx, c.Delete); err != nil {
+			return err
+		}
+	}
+	if r := c.Idempotency; r != nil {
+		if _, err := tx.StmtxContext(ctx, s.st.putIdempotency).ExecContext(ctx, r.Owner, r.Key, r.Op, r.Result, nanos(r.Created)); err != nil {
+			return s.translate(err, nil, "record idempotency key")
+		}
+	}
+	return s.appendEvents(ctx, tx, c.Events)
 }
 
 // writeMeta inserts a new session or updates an existing one, guarded by

@@ -26,6 +26,10 @@ type Store interface {
 	// Commit writes one change of the runner, with its events, in one
 	// transaction; on success each event has its seq.
 	Commit(ctx context.Context, c *Change) error
+	// CommitAll writes several changes in one transaction, each in a
+	// savepoint: one that fails is rolled back alone and reports its
+	// error (errs[i] is changes[i]'s), the others commit together.
+	CommitAll(ctx context.Context, changes []*Change) []error
 	// HelperChild returns the child session a helper call runs, "" when
 	// none was recorded.
 	HelperChild(ctx context.Context, sessionID, callID string) (string, error)

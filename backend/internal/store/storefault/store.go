@@ -33,6 +33,26 @@ func (s *Store) Commit(ctx context.Context, c *store.Change) error {
 	return s.Store.Commit(ctx, c)
 }
 
+// CommitAll decides each change on its own, as Commit does, and commits
+// the ones it lets through together.
+func (s *Store) CommitAll(ctx context.Context, changes []*store.Change) []error {
+	out := make([]error, len(changes))
+	var through []*store.Change
+	var at []int
+	for i, c := range changes {
+		if out[i] = s.f.write(ctx, c); out[i] == nil {
+			through = append(through, c)
+			at = append(at, i)
+		}
+	}
+	if len(through) > 0 {
+		for j, err := range s.Store.CommitAll(ctx, through) {
+			out[at[j]] = err
+		}
+	}
+	return out
+}
+
 func (s *Store) CreateSession(ctx context.Context, meta session.Meta, turns []session.Turn) error {
 	if err := s.f.write(ctx, nil); err != nil {
 		return err

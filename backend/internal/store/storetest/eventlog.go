@@ -177,3 +177,38 @@ func testPruneEvents(t *testing.T, fresh func(t *testing.T) Opener) {
 	equal(t, "pruned all but the newest", n, 4)
 	equal(t, "left", left(), seqs[9:])
 }
+
+// testCommitAll: a group commit writes its changes in order, each with its
+// own outcome: a failing one leaves nothing, the others all commit.
+func testCommitAll(t *testing.T, fresh func(t *testing.T) Opener) {
+	ctx := context.Background()
+	s := open(t, fresh(t))
+	mustCreate(t, s, newMeta("a", "o", at(0)))
+	mustCreate(t, s, newMeta("b", "o", at(0)))
+	good := func(id string, n int) *store.Change {
+		m := mustGet(t, s, id)
+		m.TurnCount++
+		return &store.Change{Meta: &m, NewTurns: []session.Turn{userTurn(m.TurnCount-1, "hi")}, Events: []store.Event{event(id, "o", "session.updated", n)}}
+	}
+	stale := mustGet(t, s, "b")
+	stale.TurnCount += 2 // appends at a turn the session does not have
+	bad := &store.Change{Meta: &stale, NewTurns: []session.Turn{userTurn(1, "no")}, NewMail: []session.Mail{newMail("m-bad", "b", at(0))},
+		Events: []store.Event{event("b", "o", "session.updated", 99)}}
+	changes := []*store.Change{good("a", 1), bad, good("b", 2), {Events: []store.Event{event("", "", "agents.changed", 3)}}}
+	out := s.CommitAll(ctx, changes)
+	noErr(t, out[0], "first change")
+	wantErr(t, out[1], errs.KindConflict, store.CodeTurnConflict)
+	noErr(t, out[2], "third change")
+	noErr(t, out[3], "fourth change")
+	if !(changes[0].Events[0].Seq < changes[2].Events[0].Seq && changes[2].Events[0].Seq < changes[3].Events[0].Seq) {
+		t.Fatalf("seqs %d, %d, %d are not in the changes' order", changes[0].Events[0].Seq, changes[2].Events[0].Seq, changes[3].Events[0].Seq)
+	}
+	all, err := s.EventsAfter(ctx, store.EventFilter{All: true}, 0, 0)
+	noErr(t, err, "read events")
+	equal(t, "events stored", eventSeqs(all), []uint64{changes[0].Events[0].Seq, changes[2].Events[0].Seq, changes[3].Events[0].Seq})
+	equal(t, "a's turns", mustGet(t, s, "a").TurnCount, 1)
+	equal(t, "b's turns", mustGet(t, s, "b").TurnCount, 1)
+	pending, err := s.PendingMail(ctx, "b")
+	noErr(t, err, "b's mail")
+	equal(t, "the failed change's mail", len(pending), 0)
+}

@@ -61,6 +61,7 @@ func Run(t *testing.T, fresh func(t *testing.T) Opener) {
 		{"EventLog", testEventLog},
 		{"CommitChange", testCommitChange},
 		{"PruneEvents", testPruneEvents},
+		{"CommitAll", testCommitAll},
 		{"CommitKeepsChildrenWithTheirParent", testCommitKeepsChildrenWithTheirParent},
 	}
 	for _, tc := range tests {
