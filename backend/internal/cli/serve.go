@@ -33,6 +33,7 @@ type serveFlags struct {
 	publicMetrics  bool
 	limits         server.Limits
 	retention      runner.Retention
+	idleEvict      time.Duration
 	anyPort        bool // --port 0 was given: listen on any free port
 }
 
@@ -73,6 +74,7 @@ signal stops it at once.`,
 	f.IntVar(&sf.limits.MaxAttachmentBytes, "max-attachment-bytes", server.DefaultMaxAttachmentBytes, "largest attachment")
 	f.IntVar(&sf.limits.MaxRuns, "max-runs", 256, "most runs active at once on the server, whoever starts them (0: no limit)")
 	f.IntVar(&sf.limits.MaxRunsPerOwner, "max-runs-per-owner", 0, "most runs active at once per owner (0: no limit)")
+	f.DurationVar(&sf.idleEvict, "idle-evict", runner.DefaultIdleEvict, "how long an idle session stays loaded in memory")
 	f.DurationVar(&sf.retention.Age, "event-retention", runner.DefaultRetentionAge, "how long the event log keeps events for replay")
 	f.IntVar(&sf.retention.Count, "event-retention-count", runner.DefaultRetentionCount, "most events the event log keeps for replay")
 	f.StringVar(&sf.offlineModel, "offline-model", "", "model endpoint for agents whose API key is not configured (the offline model)")
@@ -162,6 +164,7 @@ func (a *app) serve(ctx context.Context, sf serveFlags) error {
 		security:       sec,
 		limits:         sf.limits,
 		eventRetention: sf.retention,
+		idleEvict:      sf.idleEvict,
 		recover:        true,
 	})
 	if err != nil {

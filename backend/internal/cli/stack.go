@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/agents-os/agents/backend/internal/bashtool"
 	"github.com/agents-os/agents/backend/internal/config"
@@ -40,6 +41,9 @@ type stackOptions struct {
 	limits       server.Limits
 	// eventRetention bounds the event log; zero fields take the defaults.
 	eventRetention runner.Retention
+	// idleEvict is how long an idle session stays loaded (zero: the
+	// default).
+	idleEvict time.Duration
 	// recover resumes the runs a previous process left running. Only the
 	// process that owns the database (serve, or a command that runs
 	// agents) should; one that only reads must not start runs.
@@ -94,6 +98,7 @@ func (a *app) startStack(ctx context.Context, res *config.Resolved, log *slog.Lo
 		MaxRuns:         opts.limits.MaxRuns,
 		MaxRunsPerOwner: opts.limits.MaxRunsPerOwner,
 		EventRetention:  opts.eventRetention,
+		IdleEvict:       opts.idleEvict,
 	})
 	if opts.recover {
 		if err := s.runner.Recover(ctx); err != nil {

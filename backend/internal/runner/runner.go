@@ -37,7 +37,10 @@ type ModelFactory func(catalog.Model) (Model, error)
 const (
 	DefaultMaxSteps  = 50
 	DefaultMaxDepth  = 8
-	DefaultIdleEvict = 5 * time.Minute
+	// DefaultIdleEvict is short: an idle session costs nothing but its
+	// rows in the store (and its params) once it is unloaded, and loading
+	// it again is one read.
+	DefaultIdleEvict = 20 * time.Second
 )
 
 // Options configure a Runner.
