@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -291,6 +292,13 @@ func (a *actor) modelDone(st *step, resp llm.Response, err error, took time.Dura
 			e.emit(a, &agentsv1.Event{Kind: "tool.started", Body: &agentsv1.Event_ToolStarted{ToolStarted: &agentsv1.ToolStarted{Call: wire.ToolCall(c)}}})
 		}
 	}
+	if len(turn.ToolCalls) == 0 && (len(a.st.mail) == 0 || a.run.stop != "") {
+		// The answer ends the run: the turn and the run's end are one
+		// write.
+		a.reportStep(st)
+		a.answerEnds(e, turn.Text)
+		return
+	}
 	if err := a.apply(e); err != nil {
 		a.r.log.Error("commit llm turn", "session", a.id, "err", err)
 		a.failRun("store_error", "could not store the answer")
@@ -345,6 +353,40 @@ func (a *actor) roundDone(st *step, text string) {
 	reason := StopDone
 	if a.run.stop != "" {
 		reason = a.run.stop
+	}
+	a.endRun(session.StatusReady, reason, text)
+}
+
+// answerEnds writes e, the model's last answer, with the end of the run
+// in the same write. When the store refuses that, the answer alone goes
+// first and the end follows as endRun writes it, so an answer is never
+// lost with an end the store would not take.
+func (a *actor) answerEnds(e *edit, text string) {
+	run := a.run
+	reason := StopDone
+	if run.stop != "" {
+		reason = run.stop
+	}
+	statusReason := ""
+	if reason != StopDone {
+		statusReason = reason
+	}
+	both := *e
+	both.events = slices.Clone(e.events)
+	both.meta.Status, both.meta.StatusReason = session.StatusReady, statusReason
+	both.emit(a, &agentsv1.Event{Kind: "run.stopped", Body: &agentsv1.Event_RunStopped{RunStopped: &agentsv1.RunStopped{
+		Status: statusWire(session.StatusReady), Reason: reason, Steps: int32(run.steps), Text: text,
+	}}})
+	a.watchMail(&both, session.StatusReady, reason, text)
+	if err := a.apply(&both); err == nil {
+		a.closeRun()
+		a.delivered(both.notify)
+		return
+	}
+	if err := a.apply(e); err != nil {
+		a.r.log.Error("commit llm turn", "session", a.id, "err", err)
+		a.failRun("store_error", "could not store the answer")
+		return
 	}
 	a.endRun(session.StatusReady, reason, text)
 }

@@ -35,8 +35,8 @@ type ModelFactory func(catalog.Model) (Model, error)
 
 // Defaults of Options fields left at zero.
 const (
-	DefaultMaxSteps  = 50
-	DefaultMaxDepth  = 8
+	DefaultMaxSteps = 50
+	DefaultMaxDepth = 8
 	// DefaultIdleEvict is short: an idle session costs nothing but its
 	// rows in the store (and its params) once it is unloaded, and loading
 	// it again is one read.
