@@ -35,6 +35,9 @@ type keyed struct {
 	MailID    string `json:"mail_id,omitempty"`
 	// Token is the deferred call a completion answered.
 	Token string `json:"token,omitempty"`
+	// Turns is the session's turn count when a post or mail was
+	// accepted: where the answer to a post with wait starts.
+	Turns int `json:"turns,omitempty"`
 }
 
 // errKeyReused refuses a key used again for a request of the same kind

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -61,9 +62,12 @@ type helperOf struct {
 
 // View is a session as a client sees it.
 type View struct {
-	Meta     session.Meta
-	Turns    []session.Turn
-	Deferred []session.DeferredCall
+	Meta session.Meta
+	// Turns are the turns the view carries, consecutive from FirstTurn;
+	// Meta.TurnCount counts every turn.
+	Turns     []session.Turn
+	FirstTurn int
+	Deferred  []session.DeferredCall
 	// Position is the event position the view reflects.
 	Position events.Position
 	// InProgress is the step in flight, nil without one.
@@ -178,24 +182,79 @@ func (r *Runner) open(ctx context.Context, meta session.Meta, turns []session.Tu
 // at the next step, and with Interrupt it also cuts the step in flight
 // short.
 func (r *Runner) PostMessage(ctx context.Context, owner, id string, msg Message, opts RunOptions, params map[string]string) (session.Meta, string, error) {
+	p, err := r.postMessage(ctx, owner, id, msg, opts, params, false)
+	return p.Meta, p.MailID, err
+}
+
+// Posted is what became of a message posted with PostMessageWait.
+type Posted struct {
+	// Meta is the summary once the message was accepted.
+	Meta session.Meta
+	// MailID is set when the message became mail.
+	MailID string
+	// View is the session once the run stopped (or the wait timed out),
+	// with the turns stored since the message was accepted.
+	View View
+
+	// from is the turn count when the message was accepted; idle, taken
+	// with wait, is closed once no run is active.
+	from int
+	idle <-chan struct{}
+}
+
+// PostMessageWait posts like PostMessage, then waits (up to timeout)
+// until the run the message started, or joined as mail, stops, and reads
+// the turns stored since the message was accepted: the message's turn (or
+// the one its mail was folded into) and the run's answers. The wait
+// begins in the same actor call as the post, so it waits for that run
+// and not a later one. A retry with the same idempotency key waits for
+// the session and answers from the first request's turn.
+func (r *Runner) PostMessageWait(ctx context.Context, owner, id string, msg Message, opts RunOptions, params map[string]string, timeout time.Duration) (Posted, error) {
+	p, err := r.postMessage(ctx, owner, id, msg, opts, params, true)
+	if err != nil {
+		return Posted{}, err
+	}
+	if err := await(ctx, p.idle, timeout); err != nil {
+		return Posted{}, err
+	}
+	var sel Turns
+	if p.from > 0 {
+		after := p.from - 1
+		sel.After = &after
+	}
+	p.View, err = r.ReadSession(ctx, owner, id, ViewRequest{Turns: sel})
+	return p, err
+}
+
+// postMessage is PostMessage, also saying the turn count it found and,
+// with wait, taking the session's idle channel after the post.
+func (r *Runner) postMessage(ctx context.Context, owner, id string, msg Message, opts RunOptions, params map[string]string, wait bool) (Posted, error) {
 	if err := checkMessage(&msg); err != nil {
-		return session.Meta{}, "", err
+		return Posted{}, err
 	}
 	var meta session.Meta
 	var mailID string
+	var from int
+	var idle <-chan struct{}
 	err := r.withSession(ctx, id, func(a *actor) error {
 		if err := a.authorize(owner); err != nil {
 			return err
+		}
+		if wait {
+			// The wait starts after the post, in this call, so that it
+			// is for the run the post started or joined.
+			defer func() { idle = a.waitIdle() }()
 		}
 		if done, err := r.replayed(ctx, a.owner, opts.IdempotencyKey, opPost); err != nil || done != nil {
 			if err == nil && done.SessionID != id {
 				err = errKeyReused
 			}
 			if err == nil {
-				meta, mailID = a.st.meta, done.MailID
+				meta, mailID, from = a.st.meta, done.MailID, done.Turns
 			}
 			return err
 		}
+		from = len(a.st.turns)
 		if a.run != nil || !a.st.meta.Status.AcceptsInput() {
 			a.setParams(params)
 			m, err := a.addMail(ctx, session.Mail{
@@ -218,7 +277,7 @@ func (r *Runner) PostMessage(ctx context.Context, owner, id string, msg Message,
 		if e.meta.Title == "" {
 			e.meta.Title = titleFrom(msg.Text)
 		}
-		e.idem = r.idempotency(a.owner, opts.IdempotencyKey, opPost, keyed{SessionID: id})
+		e.idem = r.idempotency(a.owner, opts.IdempotencyKey, opPost, keyed{SessionID: id, Turns: from})
 		a.addUserTurn(e, session.UserTurn{Text: msg.Text, Attachments: msg.Attachments})
 		if opts.Hold {
 			if err := a.apply(e); err != nil {
@@ -230,7 +289,7 @@ func (r *Runner) PostMessage(ctx context.Context, owner, id string, msg Message,
 		meta = a.st.meta
 		return nil
 	})
-	return meta, mailID, err
+	return Posted{Meta: meta, MailID: mailID, from: from, idle: idle}, err
 }
 
 // addMail stores mail for the session with its mail.accepted event,
@@ -249,7 +308,7 @@ func (a *actor) addMail(ctx context.Context, m session.Mail, key, op string) (se
 	if m.Priority == "" {
 		m.Priority = session.PriorityNormal
 	}
-	ch := &store.Change{NewMail: []session.Mail{m}, Idempotency: a.r.idempotency(a.owner, key, op, keyed{SessionID: a.id, MailID: m.ID})}
+	ch := &store.Change{NewMail: []session.Mail{m}, Idempotency: a.r.idempotency(a.owner, key, op, keyed{SessionID: a.id, MailID: m.ID, Turns: len(a.st.turns)})}
 	ev := &agentsv1.Event{SessionId: a.id, Owner: a.owner, Kind: "mail.accepted",
 		Body: &agentsv1.Event_MailAccepted{MailAccepted: &agentsv1.MailAccepted{Envelope: wire.Mail(m)}}}
 	if err := a.r.write(ctx, ch, []*agentsv1.Event{ev}); err != nil {
@@ -263,13 +322,43 @@ func (a *actor) addMail(ctx context.Context, m session.Mail, key, op string) (se
 	return m, nil
 }
 
-// GetSession returns a session. With wait, it first waits (up to timeout)
-// until no run is active.
+// Turns selects the turns a view carries: those after After and before
+// Before (absent: from the first, to the newest), then the first Limit or
+// the last Last of them (0: no limit). The zero value selects every turn;
+// None selects none.
+type Turns struct {
+	None          bool
+	After, Before *int
+	Limit, Last   int
+}
+
+// ViewRequest says what ReadSession returns.
+type ViewRequest struct {
+	// Wait first waits, up to Timeout, until no run is active.
+	Wait    bool
+	Timeout time.Duration
+	Turns   Turns
+}
+
+// GetSession returns a session with every turn. With wait, it first
+// waits (up to timeout) until no run is active.
 func (r *Runner) GetSession(ctx context.Context, owner, id string, wait bool, timeout time.Duration) (View, error) {
-	if wait {
+	return r.ReadSession(ctx, owner, id, ViewRequest{Wait: wait, Timeout: timeout})
+}
+
+// ReadSession returns a session with the turns req selects. A selection
+// outside the session's turns is refused before any wait: turns are only
+// ever appended, so one that fits now fits after the wait too. The view
+// shares the selected turns with the actor and copies nothing else of
+// the history.
+func (r *Runner) ReadSession(ctx context.Context, owner, id string, req ViewRequest) (View, error) {
+	if req.Wait {
 		var idle <-chan struct{}
 		err := r.withSession(ctx, id, func(a *actor) error {
 			if err := a.authorize(owner); err != nil {
+				return err
+			}
+			if _, _, err := req.Turns.bounds(len(a.st.turns)); err != nil {
 				return err
 			}
 			idle = a.waitIdle()
@@ -278,13 +367,8 @@ func (r *Runner) GetSession(ctx context.Context, owner, id string, wait bool, ti
 		if err != nil {
 			return View{}, err
 		}
-		timer := time.NewTimer(timeout)
-		defer timer.Stop()
-		select {
-		case <-idle:
-		case <-timer.C:
-		case <-ctx.Done():
-			return View{}, ctx.Err()
+		if err := await(ctx, idle, req.Timeout); err != nil {
+			return View{}, err
 		}
 	}
 	var view View
@@ -292,10 +376,79 @@ func (r *Runner) GetSession(ctx context.Context, owner, id string, wait bool, ti
 		if err := a.authorize(owner); err != nil {
 			return err
 		}
-		view = a.view()
+		lo, hi, err := req.Turns.bounds(len(a.st.turns))
+		if err != nil {
+			return err
+		}
+		view = a.viewRange(lo, hi)
 		return nil
 	})
 	return view, err
+}
+
+// await waits until idle is closed or timeout passes; it returns ctx's
+// error if ctx ends first.
+func await(ctx context.Context, idle <-chan struct{}, timeout time.Duration) error {
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case <-idle:
+	case <-timer.C:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return nil
+}
+
+// bounds checks the selection against a session of n turns and returns
+// the range [lo, hi) it carries. Without turns the range is empty at the
+// head.
+func (t Turns) bounds(n int) (lo, hi int, err error) {
+	if t.Limit < 0 || t.Last < 0 {
+		return 0, 0, errs.Invalid("invalid_argument", "turn_limit and last_turns must not be negative")
+	}
+	if t.None {
+		if t.After != nil || t.Before != nil || t.Limit != 0 || t.Last != 0 {
+			return 0, 0, errs.Invalid("invalid_argument", "meta_only leaves every turn out: it takes no after_turn, before_turn, turn_limit or last_turns")
+		}
+		return n, n, nil
+	}
+	if t.Limit > 0 && t.Last > 0 {
+		return 0, 0, errs.Invalid("invalid_argument", "turn_limit counts from the start of the range and last_turns from its end: set one of them")
+	}
+	lo, hi = 0, n
+	if t.After != nil {
+		if a := *t.After; a < 0 || a >= n {
+			return 0, 0, errs.Invalid("invalid_argument", "after_turn %d is out of range: %s", a, turnsRange(n, n-1))
+		}
+		lo = *t.After + 1
+	}
+	if t.Before != nil {
+		b := *t.Before
+		if b < 0 || b > n {
+			return 0, 0, errs.Invalid("invalid_argument", "before_turn %d is out of range: %s", b, turnsRange(n, n))
+		}
+		if t.After != nil && b <= *t.After {
+			return 0, 0, errs.Invalid("invalid_argument", "before_turn %d must be greater than after_turn %d", b, *t.After)
+		}
+		hi = b
+	}
+	if t.Limit > 0 && hi-lo > t.Limit {
+		hi = lo + t.Limit
+	}
+	if t.Last > 0 && hi-lo > t.Last {
+		lo = hi - t.Last
+	}
+	return lo, hi, nil
+}
+
+// turnsRange says, for an out-of-range index, how many turns the session
+// has and the largest index allowed.
+func turnsRange(n, max int) string {
+	if max < 0 {
+		return "the session has no turns"
+	}
+	return fmt.Sprintf("the session has %d turns, so at most %d", n, max)
 }
 
 // ListSessions lists sessions from the store, which every change reaches
@@ -352,15 +505,18 @@ func (a *actor) lastAnswer() string {
 	return ""
 }
 
-// view copies what a client may see. Turns are never modified once
-// appended, so sharing them is safe; the slice is capped so an append by
-// the caller cannot reach the actor's array.
-func (a *actor) view() View {
-	n := len(a.st.turns)
+// view copies what a client may see, every turn included.
+func (a *actor) view() View { return a.viewRange(0, len(a.st.turns)) }
+
+// viewRange is the view carrying turns [lo, hi). Turns are never
+// modified once appended, so sharing them is safe; the slice is capped so
+// an append by the caller cannot reach the actor's array.
+func (a *actor) viewRange(lo, hi int) View {
 	progress, pos := a.inProgress()
 	return View{
 		Meta:       a.st.meta,
-		Turns:      a.st.turns[:n:n],
+		Turns:      a.st.turns[lo:hi:hi],
+		FirstTurn:  lo,
 		Deferred:   append([]session.DeferredCall(nil), a.st.deferred...),
 		Position:   pos,
 		InProgress: progress,

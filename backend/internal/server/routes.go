@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"math"
 	"net/http"
 	"strings"
 
@@ -61,6 +62,8 @@ func (s *Server) routeTable() []route {
 	sse := []string{"text/event-stream"}
 	after := param{name: "after", kind: "integer", doc: "Resume after this event seq (or send Last-Event-ID)."}
 	accessToken := param{name: "access_token", doc: "The bearer token, for clients that cannot set headers (EventSource)."}
+	waitParam := param{name: "wait", kind: "boolean", doc: "Answer once the session is not running."}
+	timeoutParam := param{name: "timeout", doc: "Longest wait, such as 30s (default 30s, at most 5m)."}
 
 	return []route{
 		{
@@ -87,11 +90,18 @@ func (s *Server) routeTable() []route {
 		},
 		{
 			method: "POST", path: "/v1/sessions", rpc: "agents.v1.SessionService.CreateSession",
-			body:   &agentsv1.CreateSessionRequest{},
+			body: &agentsv1.CreateSessionRequest{},
+			query: []param{
+				{name: "wait", kind: "boolean", doc: "Answer once the first message's run stopped, with the whole session (or set wait in the body)."},
+				timeoutParam,
+			},
 			status: http.StatusCreated, response: &agentsv1.CreateSessionResponse{}, header: "Location",
 			serve: s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
 				req := &agentsv1.CreateSessionRequest{}
 				if err := decodeBody(r, req); err != nil {
+					return nil, 0, err
+				}
+				if err := queryWait(r, &req.Wait, &req.Timeout); err != nil {
 					return nil, 0, err
 				}
 				req.IdempotencyKey = idempotencyKey(r, req.IdempotencyKey)
@@ -127,24 +137,18 @@ func (s *Server) routeTable() []route {
 		{
 			method: "GET", path: "/v1/sessions/{id}", rpc: "agents.v1.SessionService.GetSession",
 			query: []param{
-				{name: "wait", kind: "boolean", doc: "Answer once the session is not running."},
-				{name: "timeout", doc: "Longest wait, such as 30s (default 30s, at most 5m)."},
+				{name: "view", doc: "full (default) or meta: leave every turn out (meta_only).", enum: []string{"full", "meta"}},
+				{name: "after_turn", kind: "integer", doc: "Only the turns after this index: the newest turn the client has."},
+				{name: "before_turn", kind: "integer", doc: "Only the turns before this index (a page back from the oldest turn the client has)."},
+				{name: "limit", kind: "integer", doc: "At most this many turns from the start of the range (turn_limit)."},
+				{name: "last", kind: "integer", doc: "Only the last this many turns of the range (last_turns)."},
+				waitParam, timeoutParam,
 			},
 			status: http.StatusOK, response: &agentsv1.GetSessionResponse{},
 			serve: s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
-				q := r.URL.Query()
-				req := &agentsv1.GetSessionRequest{SessionId: r.PathValue("id")}
-				wait, err := queryBool(q.Get("wait"), "wait")
+				req, err := getRequest(r)
 				if err != nil {
 					return nil, 0, err
-				}
-				req.Wait = wait
-				if t := q.Get("timeout"); t != "" {
-					d, err := parseDuration(t, "timeout")
-					if err != nil {
-						return nil, 0, err
-					}
-					req.Timeout = durationpb.New(d)
 				}
 				return unary(r.Context(), s, req, sessions.GetSession)
 			}),
@@ -168,14 +172,22 @@ func (s *Server) routeTable() []route {
 		},
 		{
 			method: "POST", path: "/v1/sessions/{id}/messages", rpc: "agents.v1.SessionService.PostMessage",
-			body:   &agentsv1.Message{},
+			body: &agentsv1.Message{},
+			query: []param{
+				{name: "wait", kind: "boolean", doc: "Answer once the run the message started (or joined as mail) stopped, with the turns stored since the message in session."},
+				timeoutParam,
+			},
 			status: http.StatusOK, response: &agentsv1.PostMessageResponse{},
 			serve: s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
 				msg := &agentsv1.Message{}
 				if err := decodeBody(r, msg); err != nil {
 					return nil, 0, err
 				}
-				return unary(r.Context(), s, &agentsv1.PostMessageRequest{SessionId: r.PathValue("id"), Message: msg, IdempotencyKey: idempotencyKey(r, "")}, sessions.PostMessage)
+				req := &agentsv1.PostMessageRequest{SessionId: r.PathValue("id"), Message: msg, IdempotencyKey: idempotencyKey(r, "")}
+				if err := queryWait(r, &req.Wait, &req.Timeout); err != nil {
+					return nil, 0, err
+				}
+				return unary(r.Context(), s, req, sessions.PostMessage)
 			}),
 		},
 		{
@@ -391,6 +403,66 @@ func listRequest(r *http.Request) (*agentsv1.ListSessionsRequest, error) {
 		return nil, errs.Invalid("invalid_argument", "scope %q: want owner or all", scope)
 	}
 	return req, nil
+}
+
+// getRequest is the GetSession request of GET /v1/sessions/{id}.
+func getRequest(r *http.Request) (*agentsv1.GetSessionRequest, error) {
+	q := r.URL.Query()
+	req := &agentsv1.GetSessionRequest{SessionId: r.PathValue("id")}
+	if err := queryWait(r, &req.Wait, &req.Timeout); err != nil {
+		return nil, err
+	}
+	switch view := q.Get("view"); view {
+	case "", "full":
+	case "meta":
+		req.MetaOnly = true
+	default:
+		return nil, errs.Invalid("invalid_argument", "view %q: want full or meta", view)
+	}
+	for _, f := range []struct {
+		name string
+		set  func(int32)
+	}{
+		{"after_turn", func(n int32) { req.AfterTurn = &n }},
+		{"before_turn", func(n int32) { req.BeforeTurn = &n }},
+		{"limit", func(n int32) { req.TurnLimit = n }},
+		{"last", func(n int32) { req.LastTurns = n }},
+	} {
+		v := q.Get(f.name)
+		if v == "" {
+			continue
+		}
+		n, err := parseInt(v, f.name)
+		if err != nil {
+			return nil, err
+		}
+		if n < 0 || n > math.MaxInt32 {
+			return nil, errs.Invalid("invalid_argument", "%s %d: want 0 or more", f.name, n)
+		}
+		f.set(int32(n))
+	}
+	return req, nil
+}
+
+// queryWait reads the wait and timeout query parameters into a request's
+// fields; each, when present, wins over the body.
+func queryWait(r *http.Request, wait *bool, timeout **durationpb.Duration) error {
+	q := r.URL.Query()
+	if v := q.Get("wait"); v != "" {
+		b, err := queryBool(v, "wait")
+		if err != nil {
+			return err
+		}
+		*wait = b
+	}
+	if t := q.Get("timeout"); t != "" {
+		d, err := parseDuration(t, "timeout")
+		if err != nil {
+			return err
+		}
+		*timeout = durationpb.New(d)
+	}
+	return nil
 }
 
 // idempotencyKey is the request's Idempotency-Key header, which wins over

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/api/gen/agents/v1/agentsv1connect"
@@ -46,9 +47,19 @@ func (h *sessionService) CreateSession(ctx context.Context, req *connect.Request
 		msg := message(m.GetMessage())
 		cr.Message = &msg
 	}
+	timeout, err := waitTimeout(m.GetTimeout())
+	if err != nil {
+		return nil, err
+	}
 	view, err := h.s.runner.CreateSession(ctx, owner(ctx), cr)
 	if err != nil {
 		return nil, err
+	}
+	if m.GetWait() {
+		// The session is new: every turn is what the run added.
+		if view, err = h.s.runner.ReadSession(ctx, owner(ctx), view.Meta.ID, runner.ViewRequest{Wait: true, Timeout: timeout}); err != nil {
+			return nil, err
+		}
 	}
 	return connect.NewResponse(&agentsv1.CreateSessionResponse{Session: sessionOf(view)}), nil
 }
@@ -63,6 +74,17 @@ func (h *sessionService) PostMessage(ctx context.Context, req *connect.Request[a
 	}
 	opts := runOptions(m.GetRun())
 	opts.IdempotencyKey = m.GetIdempotencyKey()
+	timeout, err := waitTimeout(m.GetTimeout())
+	if err != nil {
+		return nil, err
+	}
+	if m.GetWait() {
+		p, err := h.s.runner.PostMessageWait(ctx, owner(ctx), m.GetSessionId(), message(m.GetMessage()), opts, m.GetParams(), timeout)
+		if err != nil {
+			return nil, err
+		}
+		return connect.NewResponse(&agentsv1.PostMessageResponse{Meta: wire.Meta(p.Meta), MailId: p.MailID, Session: sessionOf(p.View)}), nil
+	}
 	meta, mailID, err := h.s.runner.PostMessage(ctx, owner(ctx), m.GetSessionId(), message(m.GetMessage()), opts, m.GetParams())
 	if err != nil {
 		return nil, err
@@ -75,19 +97,37 @@ func (h *sessionService) GetSession(ctx context.Context, req *connect.Request[ag
 	if err := requireID(m.GetSessionId()); err != nil {
 		return nil, err
 	}
-	timeout := defaultWait
-	if m.Timeout != nil {
-		if err := m.GetTimeout().CheckValid(); err != nil {
-			return nil, errs.Invalid("invalid_argument", "timeout: %v", err)
-		}
-		timeout = min(m.GetTimeout().AsDuration(), maxWait)
+	timeout, err := waitTimeout(m.GetTimeout())
+	if err != nil {
+		return nil, err
 	}
-	view, err := h.s.runner.GetSession(ctx, owner(ctx), m.GetSessionId(), m.GetWait(), timeout)
+	sel := runner.Turns{None: m.GetMetaOnly(), Limit: int(m.GetTurnLimit()), Last: int(m.GetLastTurns())}
+	if m.AfterTurn != nil {
+		sel.After = ptr(int(m.GetAfterTurn()))
+	}
+	if m.BeforeTurn != nil {
+		sel.Before = ptr(int(m.GetBeforeTurn()))
+	}
+	view, err := h.s.runner.ReadSession(ctx, owner(ctx), m.GetSessionId(), runner.ViewRequest{Wait: m.GetWait(), Timeout: timeout, Turns: sel})
 	if err != nil {
 		return nil, err
 	}
 	return connect.NewResponse(&agentsv1.GetSessionResponse{Session: sessionOf(view)}), nil
 }
+
+// waitTimeout is a request's longest wait: defaultWait when unset, at
+// most maxWait.
+func waitTimeout(d *durationpb.Duration) (time.Duration, error) {
+	if d == nil {
+		return defaultWait, nil
+	}
+	if err := d.CheckValid(); err != nil {
+		return 0, errs.Invalid("invalid_argument", "timeout: %v", err)
+	}
+	return min(d.AsDuration(), maxWait), nil
+}
+
+func ptr[T any](v T) *T { return &v }
 
 func (h *sessionService) ListSessions(ctx context.Context, req *connect.Request[agentsv1.ListSessionsRequest]) (*connect.Response[agentsv1.ListSessionsResponse], error) {
 	m := req.Msg
@@ -180,6 +220,7 @@ func runOptions(r *agentsv1.RunOptions) runner.RunOptions {
 // reflects and the step in flight.
 func sessionOf(view runner.View) *agentsv1.Session {
 	out := wire.Session(view.Meta, view.Turns, view.Deferred)
+	out.FirstTurnIndex = int32(view.FirstTurn)
 	out.Seq, out.DeltaSeq = view.Position.Seq, view.Position.Delta
 	if p := view.InProgress; p != nil {
 		ip := &agentsv1.TurnInProgress{TurnIndex: int32(p.TurnIndex), Text: p.Text, Thinking: p.Thinking}

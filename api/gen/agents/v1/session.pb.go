@@ -377,13 +377,16 @@ func (x *SessionMeta) GetUpdateTime() *timestamppb.Timestamp {
 	return nil
 }
 
-// Session is a whole session: its summary, every turn and the calls that
-// wait for a client.
+// Session is a session as a client asked to see it: its summary, its
+// turns (every one, or the range the request selected), the calls that
+// wait for a client and the step in flight.
 type Session struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The summary.
+	// The summary; its turn_count counts every turn, also those left out.
 	Meta *SessionMeta `protobuf:"bytes,1,opt,name=meta,proto3" json:"meta,omitempty"`
-	// Every turn, oldest first.
+	// The turns carried, oldest first and consecutive: indexes
+	// first_turn_index to first_turn_index + len(turns) - 1. Every turn
+	// unless the request selected a range.
 	Turns []*Turn `protobuf:"bytes,2,rep,name=turns,proto3" json:"turns,omitempty"`
 	// Deferred calls not yet completed, oldest first.
 	PendingCalls []*DeferredCall `protobuf:"bytes,3,rep,name=pending_calls,json=pendingCalls,proto3" json:"pending_calls,omitempty"`
@@ -394,9 +397,15 @@ type Session struct {
 	DeltaSeq uint64 `protobuf:"varint,5,opt,name=delta_seq,json=deltaSeq,proto3" json:"delta_seq,omitempty"`
 	// The step in flight, when a run is active: what the model has streamed
 	// so far and the results of the round's calls that already finished.
-	InProgress    *TurnInProgress `protobuf:"bytes,6,opt,name=in_progress,json=inProgress,proto3" json:"in_progress,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	InProgress *TurnInProgress `protobuf:"bytes,6,opt,name=in_progress,json=inProgress,proto3" json:"in_progress,omitempty"`
+	// Index of the first turn in turns; when turns is empty, where the
+	// selected range starts (meta.turn_count for a view that leaves the
+	// turns out). The turns after those carried start at first_turn_index +
+	// len(turns). The view holds every turn when this is 0 and len(turns) is
+	// meta.turn_count.
+	FirstTurnIndex int32 `protobuf:"varint,7,opt,name=first_turn_index,json=firstTurnIndex,proto3" json:"first_turn_index,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *Session) Reset() {
@@ -469,6 +478,13 @@ func (x *Session) GetInProgress() *TurnInProgress {
 		return x.InProgress
 	}
 	return nil
+}
+
+func (x *Session) GetFirstTurnIndex() int32 {
+	if x != nil {
+		return x.FirstTurnIndex
+	}
+	return 0
 }
 
 // TurnInProgress is the part of a step that is not stored yet.
@@ -1448,7 +1464,7 @@ const file_agents_v1_session_proto_rawDesc = "" +
 	"\vcreate_time\x18\x0e \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"createTime\x12;\n" +
 	"\vupdate_time\x18\x0f \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"updateTime\"\x85\x02\n" +
+	"updateTime\"\xaf\x02\n" +
 	"\aSession\x12*\n" +
 	"\x04meta\x18\x01 \x01(\v2\x16.agents.v1.SessionMetaR\x04meta\x12%\n" +
 	"\x05turns\x18\x02 \x03(\v2\x0f.agents.v1.TurnR\x05turns\x12<\n" +
@@ -1456,7 +1472,8 @@ const file_agents_v1_session_proto_rawDesc = "" +
 	"\x03seq\x18\x04 \x01(\x04R\x03seq\x12\x1b\n" +
 	"\tdelta_seq\x18\x05 \x01(\x04R\bdeltaSeq\x12:\n" +
 	"\vin_progress\x18\x06 \x01(\v2\x19.agents.v1.TurnInProgressR\n" +
-	"inProgress\"\xcd\x01\n" +
+	"inProgress\x12(\n" +
+	"\x10first_turn_index\x18\a \x01(\x05R\x0efirstTurnIndex\"\xcd\x01\n" +
 	"\x0eTurnInProgress\x12\x1d\n" +
 	"\n" +
 	"turn_index\x18\x01 \x01(\x05R\tturnIndex\x12\x12\n" +

@@ -148,8 +148,14 @@ type CreateSessionRequest struct {
 	// answer instead of doing it again. The JSON routes also take it as the
 	// Idempotency-Key header.
 	IdempotencyKey string `protobuf:"bytes,7,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// Answer once the run the first message started stops (or timeout
+	// passes), with the session as it is then: create, run and read in one
+	// request. Without a run (no message, or run.hold) it answers at once.
+	Wait bool `protobuf:"varint,8,opt,name=wait,proto3" json:"wait,omitempty"`
+	// Longest wait; default 30s, at most 5m.
+	Timeout       *durationpb.Duration `protobuf:"bytes,9,opt,name=timeout,proto3" json:"timeout,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CreateSessionRequest) Reset() {
@@ -231,10 +237,25 @@ func (x *CreateSessionRequest) GetIdempotencyKey() string {
 	return ""
 }
 
+func (x *CreateSessionRequest) GetWait() bool {
+	if x != nil {
+		return x.Wait
+	}
+	return false
+}
+
+func (x *CreateSessionRequest) GetTimeout() *durationpb.Duration {
+	if x != nil {
+		return x.Timeout
+	}
+	return nil
+}
+
 // CreateSessionResponse carries the new session.
 type CreateSessionResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The session as created (its first turn when a message was given).
+	// The session as created (its first turn when a message was given); with
+	// wait, as it is once the run stopped, every turn included.
 	Session       *Session `protobuf:"bytes,1,opt,name=session,proto3" json:"session,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -293,8 +314,16 @@ type PostMessageRequest struct {
 	// answer instead of doing it again. The JSON routes also take it as the
 	// Idempotency-Key header.
 	IdempotencyKey string `protobuf:"bytes,5,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// Answer once the run the message started, or the run it joined as
+	// mail, stops (or timeout passes), with the turns stored since the
+	// message was accepted in session: post and read the answer in one
+	// request. Without a run (run.hold, or mail to a paused or waiting
+	// session) it answers at once.
+	Wait bool `protobuf:"varint,6,opt,name=wait,proto3" json:"wait,omitempty"`
+	// Longest wait; default 30s, at most 5m.
+	Timeout       *durationpb.Duration `protobuf:"bytes,7,opt,name=timeout,proto3" json:"timeout,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *PostMessageRequest) Reset() {
@@ -362,13 +391,33 @@ func (x *PostMessageRequest) GetIdempotencyKey() string {
 	return ""
 }
 
+func (x *PostMessageRequest) GetWait() bool {
+	if x != nil {
+		return x.Wait
+	}
+	return false
+}
+
+func (x *PostMessageRequest) GetTimeout() *durationpb.Duration {
+	if x != nil {
+		return x.Timeout
+	}
+	return nil
+}
+
 // PostMessageResponse says what became of the message.
 type PostMessageResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The session summary after the message was accepted.
 	Meta *SessionMeta `protobuf:"bytes,1,opt,name=meta,proto3" json:"meta,omitempty"`
 	// Set when the message was stored as mail (a run was active).
-	MailId        string `protobuf:"bytes,2,opt,name=mail_id,json=mailId,proto3" json:"mail_id,omitempty"`
+	MailId string `protobuf:"bytes,2,opt,name=mail_id,json=mailId,proto3" json:"mail_id,omitempty"`
+	// Set with wait: the session once the run stopped (or the wait timed
+	// out, then with in_progress), carrying only the turns stored since the
+	// message was accepted: the message's own turn (or the turn its mail
+	// was folded into), the model's answers and the tool rounds between.
+	// first_turn_index is the turn count when the message was accepted.
+	Session       *Session `protobuf:"bytes,3,opt,name=session,proto3" json:"session,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -415,6 +464,13 @@ func (x *PostMessageResponse) GetMailId() string {
 		return x.MailId
 	}
 	return ""
+}
+
+func (x *PostMessageResponse) GetSession() *Session {
+	if x != nil {
+		return x.Session
+	}
+	return nil
 }
 
 // ResumeRequest continues a session.
@@ -1494,15 +1550,39 @@ func (x *ListSessionsResponse) GetNextPageToken() string {
 	return ""
 }
 
-// GetSessionRequest reads a session.
+// GetSessionRequest reads a session, or the part of it a client needs.
+// The turns carried are a range: those after after_turn and before
+// before_turn, then the first turn_limit or the last last_turns of them;
+// without these fields, every turn. The summary, the pending calls, the
+// position and the step in flight are always carried. A range outside the
+// session's turns is `invalid_argument`.
 type GetSessionRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The session.
 	SessionId string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
-	// Return once the session is not running (long-poll).
+	// Return once the session is not running (long-poll). With after_turn
+	// set to the newest turn the client has, the answer carries only what
+	// the run added.
 	Wait bool `protobuf:"varint,2,opt,name=wait,proto3" json:"wait,omitempty"`
 	// Longest wait; default 30s, at most 5m.
-	Timeout       *durationpb.Duration `protobuf:"bytes,3,opt,name=timeout,proto3" json:"timeout,omitempty"`
+	Timeout *durationpb.Duration `protobuf:"bytes,3,opt,name=timeout,proto3" json:"timeout,omitempty"`
+	// Leave every turn out: the summary, pending calls, position and step
+	// in flight only. Not with the range fields.
+	MetaOnly bool `protobuf:"varint,4,opt,name=meta_only,json=metaOnly,proto3" json:"meta_only,omitempty"`
+	// Only the turns whose index is greater: a client that holds turns 0 to
+	// N asks with after_turn = N. At most turn_count - 1; absent starts at
+	// turn 0.
+	AfterTurn *int32 `protobuf:"varint,5,opt,name=after_turn,json=afterTurn,proto3,oneof" json:"after_turn,omitempty"`
+	// Only the turns whose index is smaller (a page before the oldest turn
+	// a client holds). At most turn_count and greater than after_turn;
+	// absent ends at the newest turn.
+	BeforeTurn *int32 `protobuf:"varint,6,opt,name=before_turn,json=beforeTurn,proto3,oneof" json:"before_turn,omitempty"`
+	// At most this many turns from the start of the range (a page
+	// forward); 0 means no limit. Not with last_turns.
+	TurnLimit int32 `protobuf:"varint,7,opt,name=turn_limit,json=turnLimit,proto3" json:"turn_limit,omitempty"`
+	// Only the last this many turns of the range (the newest K, or a page
+	// backward with before_turn); 0 means no limit. Not with turn_limit.
+	LastTurns     int32 `protobuf:"varint,8,opt,name=last_turns,json=lastTurns,proto3" json:"last_turns,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1556,6 +1636,41 @@ func (x *GetSessionRequest) GetTimeout() *durationpb.Duration {
 		return x.Timeout
 	}
 	return nil
+}
+
+func (x *GetSessionRequest) GetMetaOnly() bool {
+	if x != nil {
+		return x.MetaOnly
+	}
+	return false
+}
+
+func (x *GetSessionRequest) GetAfterTurn() int32 {
+	if x != nil && x.AfterTurn != nil {
+		return *x.AfterTurn
+	}
+	return 0
+}
+
+func (x *GetSessionRequest) GetBeforeTurn() int32 {
+	if x != nil && x.BeforeTurn != nil {
+		return *x.BeforeTurn
+	}
+	return 0
+}
+
+func (x *GetSessionRequest) GetTurnLimit() int32 {
+	if x != nil {
+		return x.TurnLimit
+	}
+	return 0
+}
+
+func (x *GetSessionRequest) GetLastTurns() int32 {
+	if x != nil {
+		return x.LastTurns
+	}
+	return 0
 }
 
 // GetSessionResponse carries the session.
@@ -2021,7 +2136,7 @@ var File_agents_v1_session_service_proto protoreflect.FileDescriptor
 
 const file_agents_v1_session_service_proto_rawDesc = "" +
 	"\n" +
-	"\x1fagents/v1/session_service.proto\x12\tagents.v1\x1a\x14agents/v1/mail.proto\x1a\x17agents/v1/session.proto\x1a\x1egoogle/protobuf/duration.proto\"\xf0\x02\n" +
+	"\x1fagents/v1/session_service.proto\x12\tagents.v1\x1a\x14agents/v1/mail.proto\x1a\x17agents/v1/session.proto\x1a\x1egoogle/protobuf/duration.proto\"\xb9\x03\n" +
 	"\x14CreateSessionRequest\x12\x14\n" +
 	"\x05agent\x18\x01 \x01(\tR\x05agent\x121\n" +
 	"\amessage\x18\x02 \x01(\v2\x12.agents.v1.MessageH\x00R\amessage\x88\x01\x01\x12'\n" +
@@ -2029,27 +2144,32 @@ const file_agents_v1_session_service_proto_rawDesc = "" +
 	"\x06params\x18\x04 \x03(\v2+.agents.v1.CreateSessionRequest.ParamsEntryR\x06params\x12\x1b\n" +
 	"\tparent_id\x18\x05 \x01(\tR\bparentId\x12\x14\n" +
 	"\x05title\x18\x06 \x01(\tR\x05title\x12'\n" +
-	"\x0fidempotency_key\x18\a \x01(\tR\x0eidempotencyKey\x1a9\n" +
+	"\x0fidempotency_key\x18\a \x01(\tR\x0eidempotencyKey\x12\x12\n" +
+	"\x04wait\x18\b \x01(\bR\x04wait\x123\n" +
+	"\atimeout\x18\t \x01(\v2\x19.google.protobuf.DurationR\atimeout\x1a9\n" +
 	"\vParamsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\n" +
 	"\n" +
 	"\b_message\"E\n" +
 	"\x15CreateSessionResponse\x12,\n" +
-	"\asession\x18\x01 \x01(\v2\x12.agents.v1.SessionR\asession\"\xb1\x02\n" +
+	"\asession\x18\x01 \x01(\v2\x12.agents.v1.SessionR\asession\"\xfa\x02\n" +
 	"\x12PostMessageRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12,\n" +
 	"\amessage\x18\x02 \x01(\v2\x12.agents.v1.MessageR\amessage\x12'\n" +
 	"\x03run\x18\x03 \x01(\v2\x15.agents.v1.RunOptionsR\x03run\x12A\n" +
 	"\x06params\x18\x04 \x03(\v2).agents.v1.PostMessageRequest.ParamsEntryR\x06params\x12'\n" +
-	"\x0fidempotency_key\x18\x05 \x01(\tR\x0eidempotencyKey\x1a9\n" +
+	"\x0fidempotency_key\x18\x05 \x01(\tR\x0eidempotencyKey\x12\x12\n" +
+	"\x04wait\x18\x06 \x01(\bR\x04wait\x123\n" +
+	"\atimeout\x18\a \x01(\v2\x19.google.protobuf.DurationR\atimeout\x1a9\n" +
 	"\vParamsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"Z\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x88\x01\n" +
 	"\x13PostMessageResponse\x12*\n" +
 	"\x04meta\x18\x01 \x01(\v2\x16.agents.v1.SessionMetaR\x04meta\x12\x17\n" +
-	"\amail_id\x18\x02 \x01(\tR\x06mailId\"\xa7\x01\n" +
+	"\amail_id\x18\x02 \x01(\tR\x06mailId\x12,\n" +
+	"\asession\x18\x03 \x01(\v2\x12.agents.v1.SessionR\asession\"\xa7\x01\n" +
 	"\rResumeRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12<\n" +
@@ -2127,12 +2247,23 @@ const file_agents_v1_session_service_proto_rawDesc = "" +
 	"all_owners\x18\b \x01(\bR\tallOwners\"r\n" +
 	"\x14ListSessionsResponse\x122\n" +
 	"\bsessions\x18\x01 \x03(\v2\x16.agents.v1.SessionMetaR\bsessions\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"{\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xbf\x02\n" +
 	"\x11GetSessionRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x12\n" +
 	"\x04wait\x18\x02 \x01(\bR\x04wait\x123\n" +
-	"\atimeout\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\atimeout\"B\n" +
+	"\atimeout\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\atimeout\x12\x1b\n" +
+	"\tmeta_only\x18\x04 \x01(\bR\bmetaOnly\x12\"\n" +
+	"\n" +
+	"after_turn\x18\x05 \x01(\x05H\x00R\tafterTurn\x88\x01\x01\x12$\n" +
+	"\vbefore_turn\x18\x06 \x01(\x05H\x01R\n" +
+	"beforeTurn\x88\x01\x01\x12\x1d\n" +
+	"\n" +
+	"turn_limit\x18\a \x01(\x05R\tturnLimit\x12\x1d\n" +
+	"\n" +
+	"last_turns\x18\b \x01(\x05R\tlastTurnsB\r\n" +
+	"\v_after_turnB\x0e\n" +
+	"\f_before_turn\"B\n" +
 	"\x12GetSessionResponse\x12,\n" +
 	"\asession\x18\x01 \x01(\v2\x12.agents.v1.SessionR\asession\"`\n" +
 	"\x14DeleteSessionRequest\x12\x1d\n" +
@@ -2244,81 +2375,84 @@ var file_agents_v1_session_service_proto_goTypes = []any{
 	nil,                            // 37: agents.v1.CompleteCallRequest.ParamsEntry
 	(*Message)(nil),                // 38: agents.v1.Message
 	(*RunOptions)(nil),             // 39: agents.v1.RunOptions
-	(*Session)(nil),                // 40: agents.v1.Session
-	(*SessionMeta)(nil),            // 41: agents.v1.SessionMeta
-	(*MailBody)(nil),               // 42: agents.v1.MailBody
-	(MailPriority)(0),              // 43: agents.v1.MailPriority
-	(*MailEnvelope)(nil),           // 44: agents.v1.MailEnvelope
-	(SessionStatus)(0),             // 45: agents.v1.SessionStatus
-	(*durationpb.Duration)(nil),    // 46: google.protobuf.Duration
+	(*durationpb.Duration)(nil),    // 40: google.protobuf.Duration
+	(*Session)(nil),                // 41: agents.v1.Session
+	(*SessionMeta)(nil),            // 42: agents.v1.SessionMeta
+	(*MailBody)(nil),               // 43: agents.v1.MailBody
+	(MailPriority)(0),              // 44: agents.v1.MailPriority
+	(*MailEnvelope)(nil),           // 45: agents.v1.MailEnvelope
+	(SessionStatus)(0),             // 46: agents.v1.SessionStatus
 	(*Watch)(nil),                  // 47: agents.v1.Watch
 }
 var file_agents_v1_session_service_proto_depIdxs = []int32{
 	38, // 0: agents.v1.CreateSessionRequest.message:type_name -> agents.v1.Message
 	39, // 1: agents.v1.CreateSessionRequest.run:type_name -> agents.v1.RunOptions
 	34, // 2: agents.v1.CreateSessionRequest.params:type_name -> agents.v1.CreateSessionRequest.ParamsEntry
-	40, // 3: agents.v1.CreateSessionResponse.session:type_name -> agents.v1.Session
-	38, // 4: agents.v1.PostMessageRequest.message:type_name -> agents.v1.Message
-	39, // 5: agents.v1.PostMessageRequest.run:type_name -> agents.v1.RunOptions
-	35, // 6: agents.v1.PostMessageRequest.params:type_name -> agents.v1.PostMessageRequest.ParamsEntry
-	41, // 7: agents.v1.PostMessageResponse.meta:type_name -> agents.v1.SessionMeta
-	36, // 8: agents.v1.ResumeRequest.params:type_name -> agents.v1.ResumeRequest.ParamsEntry
-	41, // 9: agents.v1.ResumeResponse.meta:type_name -> agents.v1.SessionMeta
-	37, // 10: agents.v1.CompleteCallRequest.params:type_name -> agents.v1.CompleteCallRequest.ParamsEntry
-	41, // 11: agents.v1.CompleteCallResponse.meta:type_name -> agents.v1.SessionMeta
-	41, // 12: agents.v1.CancelRunResponse.meta:type_name -> agents.v1.SessionMeta
-	41, // 13: agents.v1.CancelAttachedResponse.meta:type_name -> agents.v1.SessionMeta
-	41, // 14: agents.v1.PauseResponse.meta:type_name -> agents.v1.SessionMeta
-	42, // 15: agents.v1.SendMailRequest.body:type_name -> agents.v1.MailBody
-	43, // 16: agents.v1.SendMailRequest.priority:type_name -> agents.v1.MailPriority
-	44, // 17: agents.v1.SendMailResponse.envelope:type_name -> agents.v1.MailEnvelope
-	44, // 18: agents.v1.ListMailResponse.mail:type_name -> agents.v1.MailEnvelope
-	40, // 19: agents.v1.ForkSessionResponse.session:type_name -> agents.v1.Session
-	45, // 20: agents.v1.ListSessionsRequest.status:type_name -> agents.v1.SessionStatus
-	41, // 21: agents.v1.ListSessionsResponse.sessions:type_name -> agents.v1.SessionMeta
-	46, // 22: agents.v1.GetSessionRequest.timeout:type_name -> google.protobuf.Duration
-	40, // 23: agents.v1.GetSessionResponse.session:type_name -> agents.v1.Session
-	0,  // 24: agents.v1.DeleteSessionRequest.mode:type_name -> agents.v1.DeleteMode
-	46, // 25: agents.v1.WatchSessionRequest.ttl:type_name -> google.protobuf.Duration
-	47, // 26: agents.v1.WatchSessionResponse.watch:type_name -> agents.v1.Watch
-	1,  // 27: agents.v1.ExportSessionRequest.format:type_name -> agents.v1.ExportFormat
-	2,  // 28: agents.v1.SessionService.CreateSession:input_type -> agents.v1.CreateSessionRequest
-	4,  // 29: agents.v1.SessionService.PostMessage:input_type -> agents.v1.PostMessageRequest
-	6,  // 30: agents.v1.SessionService.Resume:input_type -> agents.v1.ResumeRequest
-	8,  // 31: agents.v1.SessionService.CompleteCall:input_type -> agents.v1.CompleteCallRequest
-	10, // 32: agents.v1.SessionService.CancelRun:input_type -> agents.v1.CancelRunRequest
-	12, // 33: agents.v1.SessionService.CancelAttached:input_type -> agents.v1.CancelAttachedRequest
-	14, // 34: agents.v1.SessionService.Pause:input_type -> agents.v1.PauseRequest
-	16, // 35: agents.v1.SessionService.SendMail:input_type -> agents.v1.SendMailRequest
-	18, // 36: agents.v1.SessionService.ListMail:input_type -> agents.v1.ListMailRequest
-	20, // 37: agents.v1.SessionService.ForkSession:input_type -> agents.v1.ForkSessionRequest
-	22, // 38: agents.v1.SessionService.ListSessions:input_type -> agents.v1.ListSessionsRequest
-	24, // 39: agents.v1.SessionService.GetSession:input_type -> agents.v1.GetSessionRequest
-	26, // 40: agents.v1.SessionService.DeleteSession:input_type -> agents.v1.DeleteSessionRequest
-	28, // 41: agents.v1.SessionService.WatchSession:input_type -> agents.v1.WatchSessionRequest
-	30, // 42: agents.v1.SessionService.UnwatchSession:input_type -> agents.v1.UnwatchSessionRequest
-	32, // 43: agents.v1.SessionService.ExportSession:input_type -> agents.v1.ExportSessionRequest
-	3,  // 44: agents.v1.SessionService.CreateSession:output_type -> agents.v1.CreateSessionResponse
-	5,  // 45: agents.v1.SessionService.PostMessage:output_type -> agents.v1.PostMessageResponse
-	7,  // 46: agents.v1.SessionService.Resume:output_type -> agents.v1.ResumeResponse
-	9,  // 47: agents.v1.SessionService.CompleteCall:output_type -> agents.v1.CompleteCallResponse
-	11, // 48: agents.v1.SessionService.CancelRun:output_type -> agents.v1.CancelRunResponse
-	13, // 49: agents.v1.SessionService.CancelAttached:output_type -> agents.v1.CancelAttachedResponse
-	15, // 50: agents.v1.SessionService.Pause:output_type -> agents.v1.PauseResponse
-	17, // 51: agents.v1.SessionService.SendMail:output_type -> agents.v1.SendMailResponse
-	19, // 52: agents.v1.SessionService.ListMail:output_type -> agents.v1.ListMailResponse
-	21, // 53: agents.v1.SessionService.ForkSession:output_type -> agents.v1.ForkSessionResponse
-	23, // 54: agents.v1.SessionService.ListSessions:output_type -> agents.v1.ListSessionsResponse
-	25, // 55: agents.v1.SessionService.GetSession:output_type -> agents.v1.GetSessionResponse
-	27, // 56: agents.v1.SessionService.DeleteSession:output_type -> agents.v1.DeleteSessionResponse
-	29, // 57: agents.v1.SessionService.WatchSession:output_type -> agents.v1.WatchSessionResponse
-	31, // 58: agents.v1.SessionService.UnwatchSession:output_type -> agents.v1.UnwatchSessionResponse
-	33, // 59: agents.v1.SessionService.ExportSession:output_type -> agents.v1.ExportSessionResponse
-	44, // [44:60] is the sub-list for method output_type
-	28, // [28:44] is the sub-list for method input_type
-	28, // [28:28] is the sub-list for extension type_name
-	28, // [28:28] is the sub-list for extension extendee
-	0,  // [0:28] is the sub-list for field type_name
+	40, // 3: agents.v1.CreateSessionRequest.timeout:type_name -> google.protobuf.Duration
+	41, // 4: agents.v1.CreateSessionResponse.session:type_name -> agents.v1.Session
+	38, // 5: agents.v1.PostMessageRequest.message:type_name -> agents.v1.Message
+	39, // 6: agents.v1.PostMessageRequest.run:type_name -> agents.v1.RunOptions
+	35, // 7: agents.v1.PostMessageRequest.params:type_name -> agents.v1.PostMessageRequest.ParamsEntry
+	40, // 8: agents.v1.PostMessageRequest.timeout:type_name -> google.protobuf.Duration
+	42, // 9: agents.v1.PostMessageResponse.meta:type_name -> agents.v1.SessionMeta
+	41, // 10: agents.v1.PostMessageResponse.session:type_name -> agents.v1.Session
+	36, // 11: agents.v1.ResumeRequest.params:type_name -> agents.v1.ResumeRequest.ParamsEntry
+	42, // 12: agents.v1.ResumeResponse.meta:type_name -> agents.v1.SessionMeta
+	37, // 13: agents.v1.CompleteCallRequest.params:type_name -> agents.v1.CompleteCallRequest.ParamsEntry
+	42, // 14: agents.v1.CompleteCallResponse.meta:type_name -> agents.v1.SessionMeta
+	42, // 15: agents.v1.CancelRunResponse.meta:type_name -> agents.v1.SessionMeta
+	42, // 16: agents.v1.CancelAttachedResponse.meta:type_name -> agents.v1.SessionMeta
+	42, // 17: agents.v1.PauseResponse.meta:type_name -> agents.v1.SessionMeta
+	43, // 18: agents.v1.SendMailRequest.body:type_name -> agents.v1.MailBody
+	44, // 19: agents.v1.SendMailRequest.priority:type_name -> agents.v1.MailPriority
+	45, // 20: agents.v1.SendMailResponse.envelope:type_name -> agents.v1.MailEnvelope
+	45, // 21: agents.v1.ListMailResponse.mail:type_name -> agents.v1.MailEnvelope
+	41, // 22: agents.v1.ForkSessionResponse.session:type_name -> agents.v1.Session
+	46, // 23: agents.v1.ListSessionsRequest.status:type_name -> agents.v1.SessionStatus
+	42, // 24: agents.v1.ListSessionsResponse.sessions:type_name -> agents.v1.SessionMeta
+	40, // 25: agents.v1.GetSessionRequest.timeout:type_name -> google.protobuf.Duration
+	41, // 26: agents.v1.GetSessionResponse.session:type_name -> agents.v1.Session
+	0,  // 27: agents.v1.DeleteSessionRequest.mode:type_name -> agents.v1.DeleteMode
+	40, // 28: agents.v1.WatchSessionRequest.ttl:type_name -> google.protobuf.Duration
+	47, // 29: agents.v1.WatchSessionResponse.watch:type_name -> agents.v1.Watch
+	1,  // 30: agents.v1.ExportSessionRequest.format:type_name -> agents.v1.ExportFormat
+	2,  // 31: agents.v1.SessionService.CreateSession:input_type -> agents.v1.CreateSessionRequest
+	4,  // 32: agents.v1.SessionService.PostMessage:input_type -> agents.v1.PostMessageRequest
+	6,  // 33: agents.v1.SessionService.Resume:input_type -> agents.v1.ResumeRequest
+	8,  // 34: agents.v1.SessionService.CompleteCall:input_type -> agents.v1.CompleteCallRequest
+	10, // 35: agents.v1.SessionService.CancelRun:input_type -> agents.v1.CancelRunRequest
+	12, // 36: agents.v1.SessionService.CancelAttached:input_type -> agents.v1.CancelAttachedRequest
+	14, // 37: agents.v1.SessionService.Pause:input_type -> agents.v1.PauseRequest
+	16, // 38: agents.v1.SessionService.SendMail:input_type -> agents.v1.SendMailRequest
+	18, // 39: agents.v1.SessionService.ListMail:input_type -> agents.v1.ListMailRequest
+	20, // 40: agents.v1.SessionService.ForkSession:input_type -> agents.v1.ForkSessionRequest
+	22, // 41: agents.v1.SessionService.ListSessions:input_type -> agents.v1.ListSessionsRequest
+	24, // 42: agents.v1.SessionService.GetSession:input_type -> agents.v1.GetSessionRequest
+	26, // 43: agents.v1.SessionService.DeleteSession:input_type -> agents.v1.DeleteSessionRequest
+	28, // 44: agents.v1.SessionService.WatchSession:input_type -> agents.v1.WatchSessionRequest
+	30, // 45: agents.v1.SessionService.UnwatchSession:input_type -> agents.v1.UnwatchSessionRequest
+	32, // 46: agents.v1.SessionService.ExportSession:input_type -> agents.v1.ExportSessionRequest
+	3,  // 47: agents.v1.SessionService.CreateSession:output_type -> agents.v1.CreateSessionResponse
+	5,  // 48: agents.v1.SessionService.PostMessage:output_type -> agents.v1.PostMessageResponse
+	7,  // 49: agents.v1.SessionService.Resume:output_type -> agents.v1.ResumeResponse
+	9,  // 50: agents.v1.SessionService.CompleteCall:output_type -> agents.v1.CompleteCallResponse
+	11, // 51: agents.v1.SessionService.CancelRun:output_type -> agents.v1.CancelRunResponse
+	13, // 52: agents.v1.SessionService.CancelAttached:output_type -> agents.v1.CancelAttachedResponse
+	15, // 53: agents.v1.SessionService.Pause:output_type -> agents.v1.PauseResponse
+	17, // 54: agents.v1.SessionService.SendMail:output_type -> agents.v1.SendMailResponse
+	19, // 55: agents.v1.SessionService.ListMail:output_type -> agents.v1.ListMailResponse
+	21, // 56: agents.v1.SessionService.ForkSession:output_type -> agents.v1.ForkSessionResponse
+	23, // 57: agents.v1.SessionService.ListSessions:output_type -> agents.v1.ListSessionsResponse
+	25, // 58: agents.v1.SessionService.GetSession:output_type -> agents.v1.GetSessionResponse
+	27, // 59: agents.v1.SessionService.DeleteSession:output_type -> agents.v1.DeleteSessionResponse
+	29, // 60: agents.v1.SessionService.WatchSession:output_type -> agents.v1.WatchSessionResponse
+	31, // 61: agents.v1.SessionService.UnwatchSession:output_type -> agents.v1.UnwatchSessionResponse
+	33, // 62: agents.v1.SessionService.ExportSession:output_type -> agents.v1.ExportSessionResponse
+	47, // [47:63] is the sub-list for method output_type
+	31, // [31:47] is the sub-list for method input_type
+	31, // [31:31] is the sub-list for extension type_name
+	31, // [31:31] is the sub-list for extension extendee
+	0,  // [0:31] is the sub-list for field type_name
 }
 
 func init() { file_agents_v1_session_service_proto_init() }
@@ -2334,6 +2468,7 @@ func file_agents_v1_session_service_proto_init() {
 		(*CompleteCallRequest_Error)(nil),
 	}
 	file_agents_v1_session_service_proto_msgTypes[18].OneofWrappers = []any{}
+	file_agents_v1_session_service_proto_msgTypes[22].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{

@@ -83,10 +83,12 @@ const (
 type SessionServiceClient interface {
 	// CreateSession creates a session. Without a message it is an idle
 	// `ready` session; with one, a run starts unless `run.hold` is set.
+	// With `wait` it answers once that run stops.
 	CreateSession(context.Context, *connect.Request[v1.CreateSessionRequest]) (*connect.Response[v1.CreateSessionResponse], error)
 	// PostMessage sends a user message. On an idle session it starts a run;
 	// during a run it becomes mail folded at the next step, or with
 	// `interrupt` it cuts the step short and continues with the message.
+	// With `wait` it answers once the run stops, with the new turns.
 	PostMessage(context.Context, *connect.Request[v1.PostMessageRequest]) (*connect.Response[v1.PostMessageResponse], error)
 	// Resume continues a paused session, or a waiting one whose deferred
 	// calls are all answered, or a session whose run needs params again.
@@ -112,8 +114,10 @@ type SessionServiceClient interface {
 	ForkSession(context.Context, *connect.Request[v1.ForkSessionRequest]) (*connect.Response[v1.ForkSessionResponse], error)
 	// ListSessions lists sessions, newest first, with filters and pages.
 	ListSessions(context.Context, *connect.Request[v1.ListSessionsRequest]) (*connect.Response[v1.ListSessionsResponse], error)
-	// GetSession returns a whole session; with `wait` it returns once the
-	// session is not running (or the timeout passes).
+	// GetSession returns a session: every turn, or only the range the
+	// request selects (none, the turns after N, the last K, a page). With
+	// `wait` it returns once the session is not running (or the timeout
+	// passes).
 	GetSession(context.Context, *connect.Request[v1.GetSessionRequest]) (*connect.Response[v1.GetSessionResponse], error)
 	// DeleteSession deletes a session, cancelling its run first.
 	DeleteSession(context.Context, *connect.Request[v1.DeleteSessionRequest]) (*connect.Response[v1.DeleteSessionResponse], error)
@@ -344,10 +348,12 @@ func (c *sessionServiceClient) ExportSession(ctx context.Context, req *connect.R
 type SessionServiceHandler interface {
 	// CreateSession creates a session. Without a message it is an idle
 	// `ready` session; with one, a run starts unless `run.hold` is set.
+	// With `wait` it answers once that run stops.
 	CreateSession(context.Context, *connect.Request[v1.CreateSessionRequest]) (*connect.Response[v1.CreateSessionResponse], error)
 	// PostMessage sends a user message. On an idle session it starts a run;
 	// during a run it becomes mail folded at the next step, or with
 	// `interrupt` it cuts the step short and continues with the message.
+	// With `wait` it answers once the run stops, with the new turns.
 	PostMessage(context.Context, *connect.Request[v1.PostMessageRequest]) (*connect.Response[v1.PostMessageResponse], error)
 	// Resume continues a paused session, or a waiting one whose deferred
 	// calls are all answered, or a session whose run needs params again.
@@ -373,8 +379,10 @@ type SessionServiceHandler interface {
 	ForkSession(context.Context, *connect.Request[v1.ForkSessionRequest]) (*connect.Response[v1.ForkSessionResponse], error)
 	// ListSessions lists sessions, newest first, with filters and pages.
 	ListSessions(context.Context, *connect.Request[v1.ListSessionsRequest]) (*connect.Response[v1.ListSessionsResponse], error)
-	// GetSession returns a whole session; with `wait` it returns once the
-	// session is not running (or the timeout passes).
+	// GetSession returns a session: every turn, or only the range the
+	// request selects (none, the turns after N, the last K, a page). With
+	// `wait` it returns once the session is not running (or the timeout
+	// passes).
 	GetSession(context.Context, *connect.Request[v1.GetSessionRequest]) (*connect.Response[v1.GetSessionResponse], error)
 	// DeleteSession deletes a session, cancelling its run first.
 	DeleteSession(context.Context, *connect.Request[v1.DeleteSessionRequest]) (*connect.Response[v1.DeleteSessionResponse], error)

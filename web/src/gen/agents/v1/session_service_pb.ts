@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file agents/v1/session_service.proto.
  */
 export const file_agents_v1_session_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch9hZ2VudHMvdjEvc2Vzc2lvbl9zZXJ2aWNlLnByb3RvEglhZ2VudHMudjEipgIKFENyZWF0ZVNlc3Npb25SZXF1ZXN0Eg0KBWFnZW50GAEgASgJEigKB21lc3NhZ2UYAiABKAsyEi5hZ2VudHMudjEuTWVzc2FnZUgAiAEBEiIKA3J1bhgDIAEoCzIVLmFnZW50cy52MS5SdW5PcHRpb25zEjsKBnBhcmFtcxgEIAMoCzIrLmFnZW50cy52MS5DcmVhdGVTZXNzaW9uUmVxdWVzdC5QYXJhbXNFbnRyeRIRCglwYXJlbnRfaWQYBSABKAkSDQoFdGl0bGUYBiABKAkSFwoPaWRlbXBvdGVuY3lfa2V5GAcgASgJGi0KC1BhcmFtc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCCgoIX21lc3NhZ2UiPAoVQ3JlYXRlU2Vzc2lvblJlc3BvbnNlEiMKB3Nlc3Npb24YASABKAsyEi5hZ2VudHMudjEuU2Vzc2lvbiL0AQoSUG9zdE1lc3NhZ2VSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSIwoHbWVzc2FnZRgCIAEoCzISLmFnZW50cy52MS5NZXNzYWdlEiIKA3J1bhgDIAEoCzIVLmFnZW50cy52MS5SdW5PcHRpb25zEjkKBnBhcmFtcxgEIAMoCzIpLmFnZW50cy52MS5Qb3N0TWVzc2FnZVJlcXVlc3QuUGFyYW1zRW50cnkSFwoPaWRlbXBvdGVuY3lfa2V5GAUgASgJGi0KC1BhcmFtc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiTAoTUG9zdE1lc3NhZ2VSZXNwb25zZRIkCgRtZXRhGAEgASgLMhYuYWdlbnRzLnYxLlNlc3Npb25NZXRhEg8KB21haWxfaWQYAiABKAkiiAEKDVJlc3VtZVJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRI0CgZwYXJhbXMYAiADKAsyJC5hZ2VudHMudjEuUmVzdW1lUmVxdWVzdC5QYXJhbXNFbnRyeRotCgtQYXJhbXNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIjYKDlJlc3VtZVJlc3BvbnNlEiQKBG1ldGEYASABKAsyFi5hZ2VudHMudjEuU2Vzc2lvbk1ldGEi4wEKE0NvbXBsZXRlQ2FsbFJlcXVlc3QSDQoFdG9rZW4YASABKAkSDgoEdGV4dBgCIAEoCUgAEg8KBWVycm9yGAMgASgJSAASDgoGcmVzdW1lGAQgASgIEjoKBnBhcmFtcxgFIAMoCzIqLmFnZW50cy52MS5Db21wbGV0ZUNhbGxSZXF1ZXN0LlBhcmFtc0VudHJ5EhcKD2lkZW1wb3RlbmN5X2tleRgGIAEoCRotCgtQYXJhbXNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBQggKBnJlc3VsdCJPChRDb21wbGV0ZUNhbGxSZXNwb25zZRIkCgRtZXRhGAEgASgLMhYuYWdlbnRzLnYxLlNlc3Npb25NZXRhEhEKCXJlbWFpbmluZxgCIAEoBSImChBDYW5jZWxSdW5SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkiOQoRQ2FuY2VsUnVuUmVzcG9uc2USJAoEbWV0YRgBIAEoCzIWLmFnZW50cy52MS5TZXNzaW9uTWV0YSIrChVDYW5jZWxBdHRhY2hlZFJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCSJRChZDYW5jZWxBdHRhY2hlZFJlc3BvbnNlEiQKBG1ldGEYASABKAsyFi5hZ2VudHMudjEuU2Vzc2lvbk1ldGESEQoJY2FuY2VsbGVkGAIgASgFIiIKDFBhdXNlUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJIjUKDVBhdXNlUmVzcG9uc2USJAoEbWV0YRgBIAEoCzIWLmFnZW50cy52MS5TZXNzaW9uTWV0YSKlAQoPU2VuZE1haWxSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSIQoEYm9keRgCIAEoCzITLmFnZW50cy52MS5NYWlsQm9keRIpCghwcmlvcml0eRgDIAEoDjIXLmFnZW50cy52MS5NYWlsUHJpb3JpdHkSFwoPZnJvbV9zZXNzaW9uX2lkGAQgASgJEhcKD2lkZW1wb3RlbmN5X2tleRgFIAEoCSI9ChBTZW5kTWFpbFJlc3BvbnNlEikKCGVudmVsb3BlGAEgASgLMhcuYWdlbnRzLnYxLk1haWxFbnZlbG9wZSI7Cg9MaXN0TWFpbFJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIUCgxwZW5kaW5nX29ubHkYAiABKAgiOQoQTGlzdE1haWxSZXNwb25zZRIlCgRtYWlsGAEgAygLMhcuYWdlbnRzLnYxLk1haWxFbnZlbG9wZSJZChJGb3JrU2Vzc2lvblJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIUCgdhdF90dXJuGAIgASgFSACIAQESDQoFYWdlbnQYAyABKAlCCgoIX2F0X3R1cm4iOgoTRm9ya1Nlc3Npb25SZXNwb25zZRIjCgdzZXNzaW9uGAEgASgLMhIuYWdlbnRzLnYxLlNlc3Npb24ivwEKE0xpc3RTZXNzaW9uc1JlcXVlc3QSDQoFYWdlbnQYASABKAkSKAoGc3RhdHVzGAIgASgOMhguYWdlbnRzLnYxLlNlc3Npb25TdGF0dXMSEQoJcGFyZW50X2lkGAMgASgJEhIKCnJvb3RzX29ubHkYBCABKAgSDQoFcXVlcnkYBSABKAkSEQoJcGFnZV9zaXplGAYgASgFEhIKCnBhZ2VfdG9rZW4YByABKAkSEgoKYWxsX293bmVycxgIIAEoCCJZChRMaXN0U2Vzc2lvbnNSZXNwb25zZRIoCghzZXNzaW9ucxgBIAMoCzIWLmFnZW50cy52MS5TZXNzaW9uTWV0YRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiYQoRR2V0U2Vzc2lvblJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIMCgR3YWl0GAIgASgIEioKB3RpbWVvdXQYAyABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24iOQoSR2V0U2Vzc2lvblJlc3BvbnNlEiMKB3Nlc3Npb24YASABKAsyEi5hZ2VudHMudjEuU2Vzc2lvbiJPChREZWxldGVTZXNzaW9uUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEiMKBG1vZGUYAiABKA4yFS5hZ2VudHMudjEuRGVsZXRlTW9kZSIsChVEZWxldGVTZXNzaW9uUmVzcG9uc2USEwoLZGVsZXRlZF9pZHMYASADKAkiZAoTV2F0Y2hTZXNzaW9uUmVxdWVzdBISCgp3YXRjaGVyX2lkGAEgASgJEhEKCXRhcmdldF9pZBgCIAEoCRImCgN0dGwYAyABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24iNwoUV2F0Y2hTZXNzaW9uUmVzcG9uc2USHwoFd2F0Y2gYASABKAsyEC5hZ2VudHMudjEuV2F0Y2giPgoVVW53YXRjaFNlc3Npb25SZXF1ZXN0EhIKCndhdGNoZXJfaWQYASABKAkSEQoJdGFyZ2V0X2lkGAIgASgJIhgKFlVud2F0Y2hTZXNzaW9uUmVzcG9uc2UiUwoURXhwb3J0U2Vzc2lvblJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRInCgZmb3JtYXQYAiABKA4yFy5hZ2VudHMudjEuRXhwb3J0Rm9ybWF0Ij4KFUV4cG9ydFNlc3Npb25SZXNwb25zZRIUCgxjb250ZW50X3R5cGUYASABKAkSDwoHY29udGVudBgCIAEoCSpaCgpEZWxldGVNb2RlEhsKF0RFTEVURV9NT0RFX1VOU1BFQ0lGSUVEEAASFgoSREVMRVRFX01PREVfU0lOR0xFEAESFwoTREVMRVRFX01PREVfQ0FTQ0FERRACKmEKDEV4cG9ydEZvcm1hdBIdChlFWFBPUlRfRk9STUFUX1VOU1BFQ0lGSUVEEAASGgoWRVhQT1JUX0ZPUk1BVF9NQVJLRE9XThABEhYKEkVYUE9SVF9GT1JNQVRfSlNPThACMvUJCg5TZXNzaW9uU2VydmljZRJSCg1DcmVhdGVTZXNzaW9uEh8uYWdlbnRzLnYxLkNyZWF0ZVNlc3Npb25SZXF1ZXN0GiAuYWdlbnRzLnYxLkNyZWF0ZVNlc3Npb25SZXNwb25zZRJMCgtQb3N0TWVzc2FnZRIdLmFnZW50cy52MS5Qb3N0TWVzc2FnZVJlcXVlc3QaHi5hZ2VudHMudjEuUG9zdE1lc3NhZ2VSZXNwb25zZRI9CgZSZXN1bWUSGC5hZ2VudHMudjEuUmVzdW1lUmVxdWVzdBoZLmFnZW50cy52MS5SZXN1bWVSZXNwb25zZRJPCgxDb21wbGV0ZUNhbGwSHi5hZ2VudHMudjEuQ29tcGxldGVDYWxsUmVxdWVzdBofLmFnZW50cy52MS5Db21wbGV0ZUNhbGxSZXNwb25zZRJGCglDYW5jZWxSdW4SGy5hZ2VudHMudjEuQ2FuY2VsUnVuUmVxdWVzdBocLmFnZW50cy52MS5DYW5jZWxSdW5SZXNwb25zZRJVCg5DYW5jZWxBdHRhY2hlZBIgLmFnZW50cy52MS5DYW5jZWxBdHRhY2hlZFJlcXVlc3QaIS5hZ2VudHMudjEuQ2FuY2VsQXR0YWNoZWRSZXNwb25zZRI6CgVQYXVzZRIXLmFnZW50cy52MS5QYXVzZVJlcXVlc3QaGC5hZ2VudHMudjEuUGF1c2VSZXNwb25zZRJDCghTZW5kTWFpbBIaLmFnZW50cy52MS5TZW5kTWFpbFJlcXVlc3QaGy5hZ2VudHMudjEuU2VuZE1haWxSZXNwb25zZRJICghMaXN0TWFpbBIaLmFnZW50cy52MS5MaXN0TWFpbFJlcXVlc3QaGy5hZ2VudHMudjEuTGlzdE1haWxSZXNwb25zZSIDkAIBEkwKC0ZvcmtTZXNzaW9uEh0uYWdlbnRzLnYxLkZvcmtTZXNzaW9uUmVxdWVzdBoeLmFnZW50cy52MS5Gb3JrU2Vzc2lvblJlc3BvbnNlElQKDExpc3RTZXNzaW9ucxIeLmFnZW50cy52MS5MaXN0U2Vzc2lvbnNSZXF1ZXN0Gh8uYWdlbnRzLnYxLkxpc3RTZXNzaW9uc1Jlc3BvbnNlIgOQAgESTgoKR2V0U2Vzc2lvbhIcLmFnZW50cy52MS5HZXRTZXNzaW9uUmVxdWVzdBodLmFnZW50cy52MS5HZXRTZXNzaW9uUmVzcG9uc2UiA5ACARJSCg1EZWxldGVTZXNzaW9uEh8uYWdlbnRzLnYxLkRlbGV0ZVNlc3Npb25SZXF1ZXN0GiAuYWdlbnRzLnYxLkRlbGV0ZVNlc3Npb25SZXNwb25zZRJPCgxXYXRjaFNlc3Npb24SHi5hZ2VudHMudjEuV2F0Y2hTZXNzaW9uUmVxdWVzdBofLmFnZW50cy52MS5XYXRjaFNlc3Npb25SZXNwb25zZRJVCg5VbndhdGNoU2Vzc2lvbhIgLmFnZW50cy52MS5VbndhdGNoU2Vzc2lvblJlcXVlc3QaIS5hZ2VudHMudjEuVW53YXRjaFNlc3Npb25SZXNwb25zZRJXCg1FeHBvcnRTZXNzaW9uEh8uYWdlbnRzLnYxLkV4cG9ydFNlc3Npb25SZXF1ZXN0GiAuYWdlbnRzLnYxLkV4cG9ydFNlc3Npb25SZXNwb25zZSIDkAIBQjhaNmdpdGh1Yi5jb20vYWdlbnRzLW9zL2FnZW50cy9hcGkvZ2VuL2FnZW50cy92MTthZ2VudHN2MWIGcHJvdG8z", [file_agents_v1_mail, file_agents_v1_session, file_google_protobuf_duration]);
+  fileDesc("Ch9hZ2VudHMvdjEvc2Vzc2lvbl9zZXJ2aWNlLnByb3RvEglhZ2VudHMudjEi4AIKFENyZWF0ZVNlc3Npb25SZXF1ZXN0Eg0KBWFnZW50GAEgASgJEigKB21lc3NhZ2UYAiABKAsyEi5hZ2VudHMudjEuTWVzc2FnZUgAiAEBEiIKA3J1bhgDIAEoCzIVLmFnZW50cy52MS5SdW5PcHRpb25zEjsKBnBhcmFtcxgEIAMoCzIrLmFnZW50cy52MS5DcmVhdGVTZXNzaW9uUmVxdWVzdC5QYXJhbXNFbnRyeRIRCglwYXJlbnRfaWQYBSABKAkSDQoFdGl0bGUYBiABKAkSFwoPaWRlbXBvdGVuY3lfa2V5GAcgASgJEgwKBHdhaXQYCCABKAgSKgoHdGltZW91dBgJIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhotCgtQYXJhbXNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBQgoKCF9tZXNzYWdlIjwKFUNyZWF0ZVNlc3Npb25SZXNwb25zZRIjCgdzZXNzaW9uGAEgASgLMhIuYWdlbnRzLnYxLlNlc3Npb24irgIKElBvc3RNZXNzYWdlUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEiMKB21lc3NhZ2UYAiABKAsyEi5hZ2VudHMudjEuTWVzc2FnZRIiCgNydW4YAyABKAsyFS5hZ2VudHMudjEuUnVuT3B0aW9ucxI5CgZwYXJhbXMYBCADKAsyKS5hZ2VudHMudjEuUG9zdE1lc3NhZ2VSZXF1ZXN0LlBhcmFtc0VudHJ5EhcKD2lkZW1wb3RlbmN5X2tleRgFIAEoCRIMCgR3YWl0GAYgASgIEioKB3RpbWVvdXQYByABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24aLQoLUGFyYW1zRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASJxChNQb3N0TWVzc2FnZVJlc3BvbnNlEiQKBG1ldGEYASABKAsyFi5hZ2VudHMudjEuU2Vzc2lvbk1ldGESDwoHbWFpbF9pZBgCIAEoCRIjCgdzZXNzaW9uGAMgASgLMhIuYWdlbnRzLnYxLlNlc3Npb24iiAEKDVJlc3VtZVJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRI0CgZwYXJhbXMYAiADKAsyJC5hZ2VudHMudjEuUmVzdW1lUmVxdWVzdC5QYXJhbXNFbnRyeRotCgtQYXJhbXNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIjYKDlJlc3VtZVJlc3BvbnNlEiQKBG1ldGEYASABKAsyFi5hZ2VudHMudjEuU2Vzc2lvbk1ldGEi4wEKE0NvbXBsZXRlQ2FsbFJlcXVlc3QSDQoFdG9rZW4YASABKAkSDgoEdGV4dBgCIAEoCUgAEg8KBWVycm9yGAMgASgJSAASDgoGcmVzdW1lGAQgASgIEjoKBnBhcmFtcxgFIAMoCzIqLmFnZW50cy52MS5Db21wbGV0ZUNhbGxSZXF1ZXN0LlBhcmFtc0VudHJ5EhcKD2lkZW1wb3RlbmN5X2tleRgGIAEoCRotCgtQYXJhbXNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBQggKBnJlc3VsdCJPChRDb21wbGV0ZUNhbGxSZXNwb25zZRIkCgRtZXRhGAEgASgLMhYuYWdlbnRzLnYxLlNlc3Npb25NZXRhEhEKCXJlbWFpbmluZxgCIAEoBSImChBDYW5jZWxSdW5SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkiOQoRQ2FuY2VsUnVuUmVzcG9uc2USJAoEbWV0YRgBIAEoCzIWLmFnZW50cy52MS5TZXNzaW9uTWV0YSIrChVDYW5jZWxBdHRhY2hlZFJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCSJRChZDYW5jZWxBdHRhY2hlZFJlc3BvbnNlEiQKBG1ldGEYASABKAsyFi5hZ2VudHMudjEuU2Vzc2lvbk1ldGESEQoJY2FuY2VsbGVkGAIgASgFIiIKDFBhdXNlUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJIjUKDVBhdXNlUmVzcG9uc2USJAoEbWV0YRgBIAEoCzIWLmFnZW50cy52MS5TZXNzaW9uTWV0YSKlAQoPU2VuZE1haWxSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSIQoEYm9keRgCIAEoCzITLmFnZW50cy52MS5NYWlsQm9keRIpCghwcmlvcml0eRgDIAEoDjIXLmFnZW50cy52MS5NYWlsUHJpb3JpdHkSFwoPZnJvbV9zZXNzaW9uX2lkGAQgASgJEhcKD2lkZW1wb3RlbmN5X2tleRgFIAEoCSI9ChBTZW5kTWFpbFJlc3BvbnNlEikKCGVudmVsb3BlGAEgASgLMhcuYWdlbnRzLnYxLk1haWxFbnZlbG9wZSI7Cg9MaXN0TWFpbFJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIUCgxwZW5kaW5nX29ubHkYAiABKAgiOQoQTGlzdE1haWxSZXNwb25zZRIlCgRtYWlsGAEgAygLMhcuYWdlbnRzLnYxLk1haWxFbnZlbG9wZSJZChJGb3JrU2Vzc2lvblJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIUCgdhdF90dXJuGAIgASgFSACIAQESDQoFYWdlbnQYAyABKAlCCgoIX2F0X3R1cm4iOgoTRm9ya1Nlc3Npb25SZXNwb25zZRIjCgdzZXNzaW9uGAEgASgLMhIuYWdlbnRzLnYxLlNlc3Npb24ivwEKE0xpc3RTZXNzaW9uc1JlcXVlc3QSDQoFYWdlbnQYASABKAkSKAoGc3RhdHVzGAIgASgOMhguYWdlbnRzLnYxLlNlc3Npb25TdGF0dXMSEQoJcGFyZW50X2lkGAMgASgJEhIKCnJvb3RzX29ubHkYBCABKAgSDQoFcXVlcnkYBSABKAkSEQoJcGFnZV9zaXplGAYgASgFEhIKCnBhZ2VfdG9rZW4YByABKAkSEgoKYWxsX293bmVycxgIIAEoCCJZChRMaXN0U2Vzc2lvbnNSZXNwb25zZRIoCghzZXNzaW9ucxgBIAMoCzIWLmFnZW50cy52MS5TZXNzaW9uTWV0YRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAki7gEKEUdldFNlc3Npb25SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSDAoEd2FpdBgCIAEoCBIqCgd0aW1lb3V0GAMgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEhEKCW1ldGFfb25seRgEIAEoCBIXCgphZnRlcl90dXJuGAUgASgFSACIAQESGAoLYmVmb3JlX3R1cm4YBiABKAVIAYgBARISCgp0dXJuX2xpbWl0GAcgASgFEhIKCmxhc3RfdHVybnMYCCABKAVCDQoLX2FmdGVyX3R1cm5CDgoMX2JlZm9yZV90dXJuIjkKEkdldFNlc3Npb25SZXNwb25zZRIjCgdzZXNzaW9uGAEgASgLMhIuYWdlbnRzLnYxLlNlc3Npb24iTwoURGVsZXRlU2Vzc2lvblJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIjCgRtb2RlGAIgASgOMhUuYWdlbnRzLnYxLkRlbGV0ZU1vZGUiLAoVRGVsZXRlU2Vzc2lvblJlc3BvbnNlEhMKC2RlbGV0ZWRfaWRzGAEgAygJImQKE1dhdGNoU2Vzc2lvblJlcXVlc3QSEgoKd2F0Y2hlcl9pZBgBIAEoCRIRCgl0YXJnZXRfaWQYAiABKAkSJgoDdHRsGAMgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uIjcKFFdhdGNoU2Vzc2lvblJlc3BvbnNlEh8KBXdhdGNoGAEgASgLMhAuYWdlbnRzLnYxLldhdGNoIj4KFVVud2F0Y2hTZXNzaW9uUmVxdWVzdBISCgp3YXRjaGVyX2lkGAEgASgJEhEKCXRhcmdldF9pZBgCIAEoCSIYChZVbndhdGNoU2Vzc2lvblJlc3BvbnNlIlMKFEV4cG9ydFNlc3Npb25SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSJwoGZm9ybWF0GAIgASgOMhcuYWdlbnRzLnYxLkV4cG9ydEZvcm1hdCI+ChVFeHBvcnRTZXNzaW9uUmVzcG9uc2USFAoMY29udGVudF90eXBlGAEgASgJEg8KB2NvbnRlbnQYAiABKAkqWgoKRGVsZXRlTW9kZRIbChdERUxFVEVfTU9ERV9VTlNQRUNJRklFRBAAEhYKEkRFTEVURV9NT0RFX1NJTkdMRRABEhcKE0RFTEVURV9NT0RFX0NBU0NBREUQAiphCgxFeHBvcnRGb3JtYXQSHQoZRVhQT1JUX0ZPUk1BVF9VTlNQRUNJRklFRBAAEhoKFkVYUE9SVF9GT1JNQVRfTUFSS0RPV04QARIWChJFWFBPUlRfRk9STUFUX0pTT04QAjL1CQoOU2Vzc2lvblNlcnZpY2USUgoNQ3JlYXRlU2Vzc2lvbhIfLmFnZW50cy52MS5DcmVhdGVTZXNzaW9uUmVxdWVzdBogLmFnZW50cy52MS5DcmVhdGVTZXNzaW9uUmVzcG9uc2USTAoLUG9zdE1lc3NhZ2USHS5hZ2VudHMudjEuUG9zdE1lc3NhZ2VSZXF1ZXN0Gh4uYWdlbnRzLnYxLlBvc3RNZXNzYWdlUmVzcG9uc2USPQoGUmVzdW1lEhguYWdlbnRzLnYxLlJlc3VtZVJlcXVlc3QaGS5hZ2VudHMudjEuUmVzdW1lUmVzcG9uc2USTwoMQ29tcGxldGVDYWxsEh4uYWdlbnRzLnYxLkNvbXBsZXRlQ2FsbFJlcXVlc3QaHy5hZ2VudHMudjEuQ29tcGxldGVDYWxsUmVzcG9uc2USRgoJQ2FuY2VsUnVuEhsuYWdlbnRzLnYxLkNhbmNlbFJ1blJlcXVlc3QaHC5hZ2VudHMudjEuQ2FuY2VsUnVuUmVzcG9uc2USVQoOQ2FuY2VsQXR0YWNoZWQSIC5hZ2VudHMudjEuQ2FuY2VsQXR0YWNoZWRSZXF1ZXN0GiEuYWdlbnRzLnYxLkNhbmNlbEF0dGFjaGVkUmVzcG9uc2USOgoFUGF1c2USFy5hZ2VudHMudjEuUGF1c2VSZXF1ZXN0GhguYWdlbnRzLnYxLlBhdXNlUmVzcG9uc2USQwoIU2VuZE1haWwSGi5hZ2VudHMudjEuU2VuZE1haWxSZXF1ZXN0GhsuYWdlbnRzLnYxLlNlbmRNYWlsUmVzcG9uc2USSAoITGlzdE1haWwSGi5hZ2VudHMudjEuTGlzdE1haWxSZXF1ZXN0GhsuYWdlbnRzLnYxLkxpc3RNYWlsUmVzcG9uc2UiA5ACARJMCgtGb3JrU2Vzc2lvbhIdLmFnZW50cy52MS5Gb3JrU2Vzc2lvblJlcXVlc3QaHi5hZ2VudHMudjEuRm9ya1Nlc3Npb25SZXNwb25zZRJUCgxMaXN0U2Vzc2lvbnMSHi5hZ2VudHMudjEuTGlzdFNlc3Npb25zUmVxdWVzdBofLmFnZW50cy52MS5MaXN0U2Vzc2lvbnNSZXNwb25zZSIDkAIBEk4KCkdldFNlc3Npb24SHC5hZ2VudHMudjEuR2V0U2Vzc2lvblJlcXVlc3QaHS5hZ2VudHMudjEuR2V0U2Vzc2lvblJlc3BvbnNlIgOQAgESUgoNRGVsZXRlU2Vzc2lvbhIfLmFnZW50cy52MS5EZWxldGVTZXNzaW9uUmVxdWVzdBogLmFnZW50cy52MS5EZWxldGVTZXNzaW9uUmVzcG9uc2USTwoMV2F0Y2hTZXNzaW9uEh4uYWdlbnRzLnYxLldhdGNoU2Vzc2lvblJlcXVlc3QaHy5hZ2VudHMudjEuV2F0Y2hTZXNzaW9uUmVzcG9uc2USVQoOVW53YXRjaFNlc3Npb24SIC5hZ2VudHMudjEuVW53YXRjaFNlc3Npb25SZXF1ZXN0GiEuYWdlbnRzLnYxLlVud2F0Y2hTZXNzaW9uUmVzcG9uc2USVwoNRXhwb3J0U2Vzc2lvbhIfLmFnZW50cy52MS5FeHBvcnRTZXNzaW9uUmVxdWVzdBogLmFnZW50cy52MS5FeHBvcnRTZXNzaW9uUmVzcG9uc2UiA5ACAUI4WjZnaXRodWIuY29tL2FnZW50cy1vcy9hZ2VudHMvYXBpL2dlbi9hZ2VudHMvdjE7YWdlbnRzdjFiBnByb3RvMw", [file_agents_v1_mail, file_agents_v1_session, file_google_protobuf_duration]);
 
 /**
  * CreateSessionRequest creates a session.
@@ -75,6 +75,22 @@ export type CreateSessionRequest = Message<"agents.v1.CreateSessionRequest"> & {
    * @generated from field: string idempotency_key = 7;
    */
   idempotencyKey: string;
+
+  /**
+   * Answer once the run the first message started stops (or timeout
+   * passes), with the session as it is then: create, run and read in one
+   * request. Without a run (no message, or run.hold) it answers at once.
+   *
+   * @generated from field: bool wait = 8;
+   */
+  wait: boolean;
+
+  /**
+   * Longest wait; default 30s, at most 5m.
+   *
+   * @generated from field: google.protobuf.Duration timeout = 9;
+   */
+  timeout?: Duration | undefined;
 };
 
 /**
@@ -91,7 +107,8 @@ export const CreateSessionRequestSchema: GenMessage<CreateSessionRequest> = /*@_
  */
 export type CreateSessionResponse = Message<"agents.v1.CreateSessionResponse"> & {
   /**
-   * The session as created (its first turn when a message was given).
+   * The session as created (its first turn when a message was given); with
+   * wait, as it is once the run stopped, every turn included.
    *
    * @generated from field: agents.v1.Session session = 1;
    */
@@ -148,6 +165,24 @@ export type PostMessageRequest = Message<"agents.v1.PostMessageRequest"> & {
    * @generated from field: string idempotency_key = 5;
    */
   idempotencyKey: string;
+
+  /**
+   * Answer once the run the message started, or the run it joined as
+   * mail, stops (or timeout passes), with the turns stored since the
+   * message was accepted in session: post and read the answer in one
+   * request. Without a run (run.hold, or mail to a paused or waiting
+   * session) it answers at once.
+   *
+   * @generated from field: bool wait = 6;
+   */
+  wait: boolean;
+
+  /**
+   * Longest wait; default 30s, at most 5m.
+   *
+   * @generated from field: google.protobuf.Duration timeout = 7;
+   */
+  timeout?: Duration | undefined;
 };
 
 /**
@@ -176,6 +211,17 @@ export type PostMessageResponse = Message<"agents.v1.PostMessageResponse"> & {
    * @generated from field: string mail_id = 2;
    */
   mailId: string;
+
+  /**
+   * Set with wait: the session once the run stopped (or the wait timed
+   * out, then with in_progress), carrying only the turns stored since the
+   * message was accepted: the message's own turn (or the turn its mail
+   * was folded into), the model's answers and the tool rounds between.
+   * first_turn_index is the turn count when the message was accepted.
+   *
+   * @generated from field: agents.v1.Session session = 3;
+   */
+  session?: Session | undefined;
 };
 
 /**
@@ -744,7 +790,12 @@ export const ListSessionsResponseSchema: GenMessage<ListSessionsResponse> = /*@_
   messageDesc(file_agents_v1_session_service, 21);
 
 /**
- * GetSessionRequest reads a session.
+ * GetSessionRequest reads a session, or the part of it a client needs.
+ * The turns carried are a range: those after after_turn and before
+ * before_turn, then the first turn_limit or the last last_turns of them;
+ * without these fields, every turn. The summary, the pending calls, the
+ * position and the step in flight are always carried. A range outside the
+ * session's turns is `invalid_argument`.
  *
  * @generated from message agents.v1.GetSessionRequest
  */
@@ -757,7 +808,9 @@ export type GetSessionRequest = Message<"agents.v1.GetSessionRequest"> & {
   sessionId: string;
 
   /**
-   * Return once the session is not running (long-poll).
+   * Return once the session is not running (long-poll). With after_turn
+   * set to the newest turn the client has, the answer carries only what
+   * the run added.
    *
    * @generated from field: bool wait = 2;
    */
@@ -769,6 +822,48 @@ export type GetSessionRequest = Message<"agents.v1.GetSessionRequest"> & {
    * @generated from field: google.protobuf.Duration timeout = 3;
    */
   timeout?: Duration | undefined;
+
+  /**
+   * Leave every turn out: the summary, pending calls, position and step
+   * in flight only. Not with the range fields.
+   *
+   * @generated from field: bool meta_only = 4;
+   */
+  metaOnly: boolean;
+
+  /**
+   * Only the turns whose index is greater: a client that holds turns 0 to
+   * N asks with after_turn = N. At most turn_count - 1; absent starts at
+   * turn 0.
+   *
+   * @generated from field: optional int32 after_turn = 5;
+   */
+  afterTurn?: number | undefined;
+
+  /**
+   * Only the turns whose index is smaller (a page before the oldest turn
+   * a client holds). At most turn_count and greater than after_turn;
+   * absent ends at the newest turn.
+   *
+   * @generated from field: optional int32 before_turn = 6;
+   */
+  beforeTurn?: number | undefined;
+
+  /**
+   * At most this many turns from the start of the range (a page
+   * forward); 0 means no limit. Not with last_turns.
+   *
+   * @generated from field: int32 turn_limit = 7;
+   */
+  turnLimit: number;
+
+  /**
+   * Only the last this many turns of the range (the newest K, or a page
+   * backward with before_turn); 0 means no limit. Not with turn_limit.
+   *
+   * @generated from field: int32 last_turns = 8;
+   */
+  lastTurns: number;
 };
 
 /**
@@ -1082,6 +1177,7 @@ export const SessionService: GenService<{
   /**
    * CreateSession creates a session. Without a message it is an idle
    * `ready` session; with one, a run starts unless `run.hold` is set.
+   * With `wait` it answers once that run stops.
    *
    * @generated from rpc agents.v1.SessionService.CreateSession
    */
@@ -1094,6 +1190,7 @@ export const SessionService: GenService<{
    * PostMessage sends a user message. On an idle session it starts a run;
    * during a run it becomes mail folded at the next step, or with
    * `interrupt` it cuts the step short and continues with the message.
+   * With `wait` it answers once the run stops, with the new turns.
    *
    * @generated from rpc agents.v1.SessionService.PostMessage
    */
@@ -1199,8 +1296,10 @@ export const SessionService: GenService<{
     output: typeof ListSessionsResponseSchema;
   },
   /**
-   * GetSession returns a whole session; with `wait` it returns once the
-   * session is not running (or the timeout passes).
+   * GetSession returns a session: every turn, or only the range the
+   * request selects (none, the turns after N, the last K, a page). With
+   * `wait` it returns once the session is not running (or the timeout
+   * passes).
    *
    * @generated from rpc agents.v1.SessionService.GetSession
    */
