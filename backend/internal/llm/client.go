@@ -114,11 +114,8 @@ func New(cfg Config) (*Client, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("llm: base URL %q is not an http(s) URL", cfg.BaseURL)
 	}
-	flavor := cfg.Flavor
-	if flavor == "" {
-		flavor = FlavorOpenAI
-	}
-	if _, err := ParseFlavor(string(flavor)); err != nil {
+	flavor, err := ParseFlavor(string(cfg.Flavor))
+	if err != nil {
 		return nil, err
 	}
 	c := &Client{
