@@ -24,8 +24,8 @@ import (
 // (1 KiB, with mail every tenth time).
 //
 //   - step/turns=N: one op is one step of a session whose history has N
-//     turns, the newest two of them (the last answer and its result) new
-//     since the step before.
+//     turns (up to 10% more), the newest two of them (the last answer and
+//     its result) new since the step before.
 //   - session/turns=N: one op is every step of a session, from its first
 //     prompt until its history has N turns; ns/step and B/step are per
 //     step.
@@ -39,16 +39,23 @@ func BenchmarkRequest(b *testing.B) {
 }
 
 func benchStep(b *testing.B, n int) {
-	turns := benchHistory(n)
+	// The session grows by a step per op, from n turns to at most 10% more,
+	// then starts again from n, with the step before built untimed.
+	steps := max(1, n/20)
+	turns := benchHistory(n + 2*steps)
 	model := benchModel(b)
 	ctx := context.Background()
 	b.ReportAllocs()
+	var a *actor
 	for i := 0; i < b.N; i++ {
-		b.StopTimer()
-		a := benchActor(turns[:n-2])
-		a.buildRequest() // the step before
-		a.st.turns = turns
-		b.StartTimer()
+		k := n + 2*(i%steps)
+		if k == n {
+			b.StopTimer()
+			a = benchActor(turns[:n-2])
+			a.buildRequest()
+			b.StartTimer()
+		}
+		a.st.turns = turns[:k]
 		if _, err := model.Complete(ctx, a.buildRequest()); err != nil {
 			b.Fatal(err)
 		}
