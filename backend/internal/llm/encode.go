@@ -146,68 +146,48 @@ func encodedFor(flavor Flavor, req Request) bool {
 // with the options of wireOptions after the messages, as json.Marshal
 // writes one struct holding them all. The messages are req.Encoded when
 // they were written for d, or req.Messages written now.
-func encodeRequest(d dialect, req Request, stream bool) ([]byte, error) {
+func encodeRequest(d dialect, req Request, stream bool) (requestBody, error) {
 	if req.Model == "" {
-		return nil, errors.New("llm: request has no model")
+		return requestBody{}, errors.New("llm: request has no model")
 	}
 	if len(req.Messages) == 0 {
-		return nil, errors.New("llm: request has no messages")
+		return requestBody{}, errors.New("llm: request has no messages")
 	}
 	model, err := json.Marshal(req.Model)
 	if err != nil {
-		return nil, err
+		return requestBody{}, err
 	}
 	opts, err := json.Marshal(requestOptions(d, req, stream))
 	if err != nil {
-		return nil, err
+		return requestBody{}, err
 	}
-	const (
-		head = `{"model":`
-		mid  = `,"messages":`
-	)
-	size := len(head) + len(model) + len(mid) + len(opts)
-	var messages []byte // the messages array, when written now
-	encoded := encodedFor(d.flavor, req)
-	if encoded {
-		size += 1 + len(req.Encoded)
-		for _, m := range req.Encoded {
-			size += len(m.json)
-		}
-	} else {
-		wms := make([]wireMessage, 0, len(req.Messages))
-		for i, m := range req.Messages {
-			wm, err := encodeMessage(d, m)
-			if err != nil {
-				return nil, fmt.Errorf("llm: message %d: %w", i, err)
-			}
-			wms = append(wms, wm)
-		}
-		if messages, err = json.Marshal(wms); err != nil {
-			return nil, err
-		}
-		size += len(messages)
+	prefix := append(append([]byte(`{"model":`), model...), `,"messages":`...)
+	// The options' fields follow the messages: the object's "{" gives way
+	// to a comma, or to nothing when it has no fields.
+	suffix := opts[1:]
+	if len(opts) > len("{}") {
+		suffix = append([]byte{','}, suffix...)
 	}
-	body := make([]byte, 0, size)
-	body = append(body, head...)
-	body = append(body, model...)
-	body = append(body, mid...)
-	if encoded {
-		body = append(body, '[')
-		for i, m := range req.Encoded {
-			if i > 0 {
-				body = append(body, ',')
-			}
-			body = append(body, m.json...)
+	if encodedFor(d.flavor, req) {
+		return requestBody{
+			prefix:   append(prefix, '['),
+			messages: req.Encoded,
+			suffix:   append([]byte{']'}, suffix...),
+		}, nil
+	}
+	wms := make([]wireMessage, 0, len(req.Messages))
+	for i, m := range req.Messages {
+		wm, err := encodeMessage(d, m)
+		if err != nil {
+			return requestBody{}, fmt.Errorf("llm: message %d: %w", i, err)
 		}
-		body = append(body, ']')
-	} else {
-		body = append(body, messages...)
+		wms = append(wms, wm)
 	}
-	if len(opts) == len("{}") {
-		return append(body, '}'), nil
+	messages, err := json.Marshal(wms)
+	if err != nil {
+		return requestBody{}, err
 	}
-	body = append(body, ',')
-	return append(body, opts[1:]...), nil
+	return requestBody{prefix: append(prefix, messages...), suffix: suffix}, nil
 }
 
 // requestOptions is everything of req's body but its model and messages.

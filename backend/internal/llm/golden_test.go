@@ -53,11 +53,11 @@ func TestRequestBodyGolden(t *testing.T) {
 			t.Run(name, func(t *testing.T) {
 				t.Parallel()
 				path := filepath.Join("testdata", "request", name+".json")
-				got, err := encodeRequest(dialectFor(flavor), req, stream)
+				body, err := encodeRequest(dialectFor(flavor), req, stream)
 				if err != nil {
 					t.Fatal(err)
 				}
-				checkGolden(t, path, got)
+				checkGolden(t, path, body.bytes())
 				if *update {
 					return
 				}
@@ -72,10 +72,11 @@ func TestRequestBodyGolden(t *testing.T) {
 						if used := encodedFor(flavor, r); used != (by == flavor && part == len(encoded)) {
 							t.Errorf("encoded by %s, %d of %d messages: used %v", by, part, len(encoded), used)
 						}
-						got, err := encodeRequest(dialectFor(flavor), r, stream)
+						body, err := encodeRequest(dialectFor(flavor), r, stream)
 						if err != nil {
 							t.Fatal(err)
 						}
+						got := body.bytes()
 						if !bytes.Equal(got, readGolden(t, path)) {
 							t.Errorf("with %d of %d messages encoded by %s, body differs from %s:\n got %s", part, len(encoded), by, path, got)
 						}
