@@ -28,18 +28,18 @@ func (a *actor) buildRequest() llm.Request {
 
 // prompt is a session's history as the model reads it, kept from step to
 // step. Turns are only ever appended, so each is rendered (appendTurn) and
-// encoded for the model's flavor once, when the first step after it is
-// built; a request shares the kept slices, capped at their length, so
-// later appends never touch what a call in flight reads. A change of what
-// the rendering depends on besides the turns (the system prompt, the
-// agent's mailInToolResult, the model's flavor, as a reload of the agent
-// may bring) renders the whole history again, and so does a history that
-// is not the one rendered plus new turns.
+// encoded for the model's flavor once, by the first request built after
+// it; a request shares the kept slices, capped at their length, so later
+// appends never touch what a call in flight reads. A change of what the
+// rendering depends on besides the turns (the system prompt, the agent's
+// mailInToolResult, the model's flavor, as a reload of the agent may
+// bring) renders the whole history again, and so does a history that is
+// not the one rendered plus new turns.
 //
 // It holds, per turn, the rendered messages (which share the turn's
 // strings, except rendered mail, attachment text and image data URLs) and
-// their JSON: about the turn's size again, twice for images. It goes with
-// the actor when the session is evicted.
+// their JSON: about 1.3 times the history's JSON in all (BENCHMARKS.md,
+// "Request building"). It goes with the actor when the session is evicted.
 type prompt struct {
 	system           []string
 	mailInToolResult bool
