@@ -114,11 +114,8 @@ func New(cfg Config) (*Client, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("llm: base URL %q is not an http(s) URL", cfg.BaseURL)
 	}
-	flavor := cfg.Flavor
-	if flavor == "" {
-		flavor = FlavorOpenAI
-	}
-	if _, err := ParseFlavor(string(flavor)); err != nil {
+	flavor, err := ParseFlavor(string(cfg.Flavor))
+	if err != nil {
 		return nil, err
 	}
 	c := &Client{
@@ -252,16 +249,18 @@ func (c *Client) call(ctx context.Context, req Request, stream bool, onDelta fun
 
 // attempt is one HTTP exchange. Its context carries the idle timer, which
 // every read of the response pushes back.
-func (c *Client) attempt(ctx context.Context, body []byte, stream bool, emit func(Delta)) (Response, error) {
+func (c *Client) attempt(ctx context.Context, body requestBody, stream bool, emit func(Delta)) (Response, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	idle := startIdleTimer(c.idleTimeout, func() { cancel(ErrIdleTimeout) })
 	defer idle.stop()
 
-	httpReq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint, bytes.NewReader(body))
+	httpReq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint, body.reader())
 	if err != nil {
 		return Response{}, fmt.Errorf("llm: build request: %w", err)
 	}
+	httpReq.ContentLength = int64(body.size())
+	httpReq.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(body.reader()), nil }
 	httpReq.Header.Set("Content-Type", "application/json")
 	httpReq.Header.Set("Accept", "application/json")
 	if stream {

@@ -10,4 +10,9 @@
 //
 // Provider differences live in one table (dialectFor), chosen by the Flavor
 // named in the agent file.
+//
+// A conversation only grows at its end, so its messages can be written for
+// a flavor once (EncodeMessages) and sent with every later request
+// (Request.Encoded): a step then costs a copy of the history's bytes, not
+// their encoding.
 package llm

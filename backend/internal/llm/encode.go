@@ -6,12 +6,11 @@ import (
 	"fmt"
 )
 
-// The request body of POST /chat/completions. Optional fields are pointers or
-// omitempty so that a field a flavor leaves out is absent, not zero: strict
-// providers reject unknown or unexpected keys.
-type wireRequest struct {
-	Model               string             `json:"model"`
-	Messages            []wireMessage      `json:"messages"`
+// wireOptions is the request body of POST /chat/completions after its
+// model and messages, which encodeRequest writes before it. Optional fields
+// are pointers or omitempty so that a field a flavor leaves out is absent,
+// not zero: strict providers reject unknown or unexpected keys.
+type wireOptions struct {
 	Tools               []wireTool         `json:"tools,omitempty"`
 	ToolChoice          string             `json:"tool_choice,omitempty"`
 	ParallelToolCalls   *bool              `json:"parallel_tool_calls,omitempty"`
@@ -96,26 +95,104 @@ type wireFunction struct {
 // providers reject a function whose parameters are missing.
 const emptyObjectSchema = `{"type":"object","properties":{}}`
 
-// encodeRequest writes req in the dialect d.
-func encodeRequest(d dialect, req Request, stream bool) ([]byte, error) {
-	if req.Model == "" {
-		return nil, errors.New("llm: request has no model")
+// EncodedMessage is a Message as one flavor writes it in a request body.
+// EncodeMessages makes them; Request.Encoded carries them.
+type EncodedMessage struct {
+	flavor Flavor
+	json   []byte
+}
+
+// EncodeMessages writes msgs in the dialect of flavor f, one EncodedMessage
+// for each. A conversation grows only at its end, so a caller that keeps
+// the encoding of each message can send it with every later request
+// (Request.Encoded) instead of having the client write the whole history
+// again for each call.
+func EncodeMessages(f Flavor, msgs []Message) ([]EncodedMessage, error) {
+	flavor, err := ParseFlavor(string(f))
+	if err != nil {
+		return nil, err
 	}
-	if len(req.Messages) == 0 {
-		return nil, errors.New("llm: request has no messages")
-	}
-	w := wireRequest{
-		Model:       req.Model,
-		Temperature: req.Temperature,
-		Stream:      stream,
-	}
-	for i, m := range req.Messages {
+	d := dialectFor(flavor)
+	out := make([]EncodedMessage, 0, len(msgs))
+	for i, m := range msgs {
 		wm, err := encodeMessage(d, m)
 		if err != nil {
 			return nil, fmt.Errorf("llm: message %d: %w", i, err)
 		}
-		w.Messages = append(w.Messages, wm)
+		data, err := json.Marshal(wm)
+		if err != nil {
+			return nil, fmt.Errorf("llm: message %d: %w", i, err)
+		}
+		out = append(out, EncodedMessage{flavor: flavor, json: data})
 	}
+	return out, nil
+}
+
+// encodedFor reports whether req's Encoded messages are its Messages
+// written for flavor.
+func encodedFor(flavor Flavor, req Request) bool {
+	if len(req.Encoded) != len(req.Messages) {
+		return false
+	}
+	for _, m := range req.Encoded {
+		if m.flavor != flavor {
+			return false
+		}
+	}
+	return true
+}
+
+// encodeRequest writes req in the dialect d: {"model":…,"messages":[…],…}
+// with the options of wireOptions after the messages, as json.Marshal
+// writes one struct holding them all. The messages are req.Encoded when
+// they were written for d, or req.Messages written now.
+func encodeRequest(d dialect, req Request, stream bool) (requestBody, error) {
+	if req.Model == "" {
+		return requestBody{}, errors.New("llm: request has no model")
+	}
+	if len(req.Messages) == 0 {
+		return requestBody{}, errors.New("llm: request has no messages")
+	}
+	model, err := json.Marshal(req.Model)
+	if err != nil {
+		return requestBody{}, err
+	}
+	opts, err := json.Marshal(requestOptions(d, req, stream))
+	if err != nil {
+		return requestBody{}, err
+	}
+	prefix := append(append([]byte(`{"model":`), model...), `,"messages":`...)
+	// The options' fields follow the messages: the object's "{" gives way
+	// to a comma, or to nothing when it has no fields.
+	suffix := opts[1:]
+	if len(opts) > len("{}") {
+		suffix = append([]byte{','}, suffix...)
+	}
+	if encodedFor(d.flavor, req) {
+		return requestBody{
+			prefix:   append(prefix, '['),
+			messages: req.Encoded,
+			suffix:   append([]byte{']'}, suffix...),
+		}, nil
+	}
+	wms := make([]wireMessage, 0, len(req.Messages))
+	for i, m := range req.Messages {
+		wm, err := encodeMessage(d, m)
+		if err != nil {
+			return requestBody{}, fmt.Errorf("llm: message %d: %w", i, err)
+		}
+		wms = append(wms, wm)
+	}
+	messages, err := json.Marshal(wms)
+	if err != nil {
+		return requestBody{}, err
+	}
+	return requestBody{prefix: append(prefix, messages...), suffix: suffix}, nil
+}
+
+// requestOptions is everything of req's body but its model and messages.
+func requestOptions(d dialect, req Request, stream bool) wireOptions {
+	w := wireOptions{Temperature: req.Temperature, Stream: stream}
 	for _, t := range req.Tools {
 		w.Tools = append(w.Tools, encodeTool(t))
 	}
@@ -142,7 +219,7 @@ func encodeRequest(d dialect, req Request, stream bool) ([]byte, error) {
 	} else {
 		w.MaxCompletionTokens = maxTokens
 	}
-	return json.Marshal(w)
+	return w
 }
 
 func encodeMessage(d dialect, m Message) (wireMessage, error) {

@@ -278,7 +278,7 @@ func TestAssistantTextIsKeptBesideToolCalls(t *testing.T) {
 		t.Fatal(err)
 	}
 	var body map[string]any
-	if err := json.Unmarshal(raw, &body); err != nil {
+	if err := json.Unmarshal(raw.bytes(), &body); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := lookup(body, "messages.0.content"); got != "Let me check." {

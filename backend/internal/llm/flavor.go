@@ -39,6 +39,9 @@ func ParseFlavor(s string) (Flavor, error) {
 // exists because some provider rejects or requires something the others do
 // not; the reason is on the field.
 type dialect struct {
+	// flavor is the flavor the dialect is, spelled as ParseFlavor returns
+	// it.
+	flavor Flavor
 	// maxTokensField names the completion cap. OpenAI's reasoning models
 	// reject max_tokens; Mistral rejects max_completion_tokens (422).
 	maxTokensField string
@@ -73,6 +76,7 @@ func dialectFor(f Flavor) dialect {
 	switch f {
 	case FlavorMistral:
 		return dialect{
+			flavor:         FlavorMistral,
 			maxTokensField: "max_tokens",
 			promptCacheKey: true,
 			toolChoiceAuto: true,
@@ -80,6 +84,7 @@ func dialectFor(f Flavor) dialect {
 		}
 	case FlavorKimi:
 		return dialect{
+			flavor:         FlavorKimi,
 			maxTokensField: "max_tokens",
 			askStreamUsage: true,
 			promptCacheKey: true,
@@ -87,6 +92,7 @@ func dialectFor(f Flavor) dialect {
 		}
 	case FlavorClaude:
 		return dialect{
+			flavor:           FlavorClaude,
 			maxTokensField:   "max_tokens",
 			defaultMaxTokens: 16000,
 			askStreamUsage:   true,
@@ -94,6 +100,7 @@ func dialectFor(f Flavor) dialect {
 		}
 	default:
 		return dialect{
+			flavor:         FlavorOpenAI,
 			maxTokensField: "max_completion_tokens",
 			askStreamUsage: true,
 			promptCacheKey: true,

@@ -56,6 +56,21 @@ func TestMistralToolCallID(t *testing.T) {
 	}
 }
 
+// A flavor spelled as agent files may spell it is the flavor itself: a
+// client for "mistral-v1" speaks Mistral's dialect.
+func TestNewTakesTheParsedFlavor(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[Flavor]Flavor{"": FlavorOpenAI, "mistral-v1": FlavorMistral, "kimiv1": FlavorKimi, "claude-v1": FlavorClaude} {
+		c, err := New(Config{BaseURL: "https://example.com/v1", Flavor: in})
+		if err != nil {
+			t.Fatalf("New(%q): %v", in, err)
+		}
+		if c.Flavor() != want || c.dialect.toolChoiceAuto != (want == FlavorMistral) {
+			t.Errorf("New(%q) speaks %s (tool_choice auto %v), want %s", in, c.Flavor(), c.dialect.toolChoiceAuto, want)
+		}
+	}
+}
+
 func TestNewRejectsBadConfig(t *testing.T) {
 	t.Parallel()
 	for _, cfg := range []Config{

@@ -30,6 +30,11 @@ type Request struct {
 	// MaxTokens caps the completion; zero leaves it to the provider (or to the
 	// flavor's default where the provider requires one).
 	MaxTokens int
+	// Encoded optionally holds Messages as EncodeMessages wrote them, one
+	// for each message and in order, so that the client need not write
+	// them again. A client sends them as they are when they were written
+	// for its flavor, and writes Messages itself otherwise.
+	Encoded []EncodedMessage
 }
 
 // Message is one entry of the conversation.

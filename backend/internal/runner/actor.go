@@ -39,6 +39,8 @@ type actor struct {
 	// params are the session's params, shared with the runner so they
 	// outlive an eviction (see Runner.paramsOf).
 	params map[string]string
+	// prompt is the history rendered for the model (see buildRequest).
+	prompt prompt
 	run    *run
 	// unsynced is a run's end the store refused to write; it is written
 	// again before anything else (see settle).

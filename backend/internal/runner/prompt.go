@@ -2,25 +2,115 @@ package runner
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
+	"github.com/agents-os/agents/backend/internal/catalog"
 	"github.com/agents-os/agents/backend/internal/llm"
 	"github.com/agents-os/agents/backend/internal/session"
 )
 
-// buildRequest turns the session's history into a model request.
+// buildRequest turns the session's history into a model request. The
+// messages and their encoding come from the session's prompt, brought up
+// to date with the turns added since the step before.
 func (a *actor) buildRequest() llm.Request {
-	req := llm.Request{Model: a.agent.Model.Name, SessionID: a.id}
-	if len(a.agent.SystemPrompt) > 0 {
-		req.Messages = append(req.Messages, llm.SystemMessage(strings.Join(a.agent.SystemPrompt, "\n")))
-	}
-	for _, t := range a.st.turns {
-		req.Messages = appendTurn(req.Messages, t, a.agent.MailInToolResult)
+	a.prompt.update(a.agent, a.st.turns)
+	n := len(a.prompt.msgs)
+	req := llm.Request{Model: a.agent.Model.Name, SessionID: a.id, Messages: a.prompt.msgs[:n:n]}
+	if a.prompt.encoded != nil {
+		req.Encoded = a.prompt.encoded[:n:n]
 	}
 	for _, t := range a.agent.Tools {
 		req.Tools = append(req.Tools, llm.ToolSpec{Name: t.Name, Description: t.Description, Parameters: t.Parameters})
 	}
 	return req
+}
+
+// prompt is a session's history as the model reads it, kept from step to
+// step. Turns are only ever appended, so each is rendered (appendTurn) and
+// encoded for the model's flavor once, by the first request built after
+// it; a request shares the kept slices, capped at their length, so later
+// appends never touch what a call in flight reads. A change of what the
+// rendering depends on besides the turns (the system prompt, the agent's
+// mailInToolResult, the model's flavor, as a reload of the agent may
+// bring) renders the whole history again, and so does a history that is
+// not the one rendered plus new turns.
+//
+// It holds, per turn, the rendered messages (which share the turn's
+// strings, except rendered mail, attachment text and image data URLs) and
+// their JSON: about 1.3 times the history's JSON in all (BENCHMARKS.md,
+// "Request building"). It goes with the actor when the session is evicted.
+type prompt struct {
+	system           []string
+	mailInToolResult bool
+	flavor           llm.Flavor
+	// turns is how many turns are rendered; lastUser and lastLLM are the
+	// newest of them, to tell a history that grew from one that changed.
+	turns    int
+	lastUser *session.UserTurn
+	lastLLM  *session.LLMTurn
+	msgs     []llm.Message
+	// encoded has one entry per message of msgs; nil when a message could
+	// not be encoded, so that the client encodes msgs itself and reports
+	// why.
+	encoded []llm.EncodedMessage
+}
+
+// update renders and encodes the turns not yet rendered.
+func (p *prompt) update(agent *catalog.Agent, turns []session.Turn) {
+	flavor := modelFlavor(agent.Model)
+	if !p.current(agent, flavor, turns) {
+		*p = prompt{system: agent.SystemPrompt, mailInToolResult: agent.MailInToolResult, flavor: flavor, encoded: []llm.EncodedMessage{}}
+		if len(agent.SystemPrompt) > 0 {
+			p.msgs = append(p.msgs, llm.SystemMessage(strings.Join(agent.SystemPrompt, "\n")))
+			p.encode()
+		}
+	}
+	for _, t := range turns[p.turns:] {
+		p.msgs = appendTurn(p.msgs, t, p.mailInToolResult)
+		p.encode()
+	}
+	p.turns = len(turns)
+	if n := len(turns); n > 0 {
+		p.lastUser, p.lastLLM = turns[n-1].User, turns[n-1].LLM
+	}
+}
+
+// current reports whether p renders a beginning of turns for agent.
+func (p *prompt) current(agent *catalog.Agent, flavor llm.Flavor, turns []session.Turn) bool {
+	if flavor != p.flavor || agent.MailInToolResult != p.mailInToolResult || !slices.Equal(agent.SystemPrompt, p.system) {
+		return false
+	}
+	if p.turns == 0 {
+		return true
+	}
+	if len(turns) < p.turns {
+		return false
+	}
+	last := turns[p.turns-1]
+	return last.User == p.lastUser && last.LLM == p.lastLLM
+}
+
+// encode encodes the messages added since it last ran.
+func (p *prompt) encode() {
+	if p.encoded == nil || len(p.encoded) == len(p.msgs) {
+		return
+	}
+	encoded, err := llm.EncodeMessages(p.flavor, p.msgs[len(p.encoded):])
+	if err != nil {
+		p.encoded = nil
+		return
+	}
+	p.encoded = append(p.encoded, encoded...)
+}
+
+// modelFlavor is the flavor the model's client speaks (see LLMModels).
+func modelFlavor(m catalog.Model) llm.Flavor {
+	flavor, err := llm.ParseFlavor(string(m.Flavor))
+	if err != nil {
+		return llm.FlavorOpenAI
+	}
+	return flavor
 }
 
 // appendTurn renders one turn as chat messages: a user turn becomes one

@@ -1,0 +1,89 @@
+package llm
+
+import "io"
+
+// requestBody is a request body as the pieces it is sent from: prefix,
+// then the encoded messages joined with commas, then suffix. Messages a
+// caller keeps (Request.Encoded) are read from where they are kept, not
+// copied into a buffer the size of the history for every call.
+type requestBody struct {
+	prefix   []byte
+	messages []EncodedMessage
+	suffix   []byte
+}
+
+// size is the body's length in bytes.
+func (b requestBody) size() int {
+	n := len(b.prefix) + len(b.suffix) + max(0, len(b.messages)-1)
+	for _, m := range b.messages {
+		n += len(m.json)
+	}
+	return n
+}
+
+// pieces is how many pieces the body is read from: the prefix, the
+// messages and the commas between them, the suffix.
+func (b requestBody) pieces() int { return 2 + max(0, 2*len(b.messages)-1) }
+
+func (b requestBody) piece(i int) []byte {
+	switch {
+	case i == 0:
+		return b.prefix
+	case i == b.pieces()-1:
+		return b.suffix
+	case i%2 == 0:
+		return comma
+	}
+	return b.messages[(i-1)/2].json
+}
+
+var comma = []byte{','}
+
+// bytes is the whole body in one slice.
+func (b requestBody) bytes() []byte {
+	out := make([]byte, 0, b.size())
+	for i := range b.pieces() {
+		out = append(out, b.piece(i)...)
+	}
+	return out
+}
+
+// reader reads the body from its start.
+func (b requestBody) reader() io.Reader { return &bodyReader{body: b} }
+
+type bodyReader struct {
+	body requestBody
+	// next is the piece being read and off how much of it was read.
+	next, off int
+}
+
+func (r *bodyReader) Read(p []byte) (int, error) {
+	n := 0
+	for n < len(p) && r.next < r.body.pieces() {
+		piece := r.body.piece(r.next)[r.off:]
+		k := copy(p[n:], piece)
+		n += k
+		r.off += k
+		if k == len(piece) {
+			r.next, r.off = r.next+1, 0
+		}
+	}
+	if n == 0 && len(p) > 0 {
+		return 0, io.EOF
+	}
+	return n, nil
+}
+
+// WriteTo writes what is left of the body to w, piece by piece.
+func (r *bodyReader) WriteTo(w io.Writer) (int64, error) {
+	var total int64
+	for ; r.next < r.body.pieces(); r.next, r.off = r.next+1, 0 {
+		n, err := w.Write(r.body.piece(r.next)[r.off:])
+		total += int64(n)
+		if err != nil {
+			r.off += n
+			return total, err
+		}
+	}
+	return total, nil
+}
