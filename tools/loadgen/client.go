@@ -1,0 +1,200 @@
+package loadgen
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+)
+
+// client drives the server through its plain JSON routes
+// (docs/protocol.md), as a script would.
+type client struct {
+	base string
+	http *http.Client
+}
+
+// newClient returns a client that keeps up to conns connections open to
+// the server, so concurrent workers do not dial for every request.
+func newClient(base string, conns int) *client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConns = conns
+	tr.MaxIdleConnsPerHost = conns
+	return &client{base: base, http: &http.Client{Transport: tr}}
+}
+
+func (c *client) close() { c.http.CloseIdleConnections() }
+
+// Session statuses as the JSON routes write them.
+const (
+	statusReady   = "SESSION_STATUS_READY"
+	statusRunning = "SESSION_STATUS_RUNNING"
+)
+
+type sessionMeta struct {
+	ID           string `json:"id"`
+	Status       string `json:"status"`
+	StatusReason string `json:"statusReason"`
+	TurnCount    int    `json:"turnCount"`
+}
+
+// apiError is the JSON routes' error body.
+type apiError struct {
+	Code    string `json:"code"`
+	Reason  string `json:"reason"`
+	Message string `json:"message"`
+}
+
+// do sends a request and decodes a 2xx answer into out (when not nil). It
+// returns the size of the answer's body.
+func (c *client) do(ctx context.Context, method, path string, in, out any) (int, error) {
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return 0, err
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
+	if err != nil {
+		return 0, err
+	}
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return 0, fmt.Errorf("%s %s: %w", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, fmt.Errorf("%s %s: reading the answer: %w", method, path, err)
+	}
+	if resp.StatusCode/100 != 2 {
+		var e apiError
+		if json.Unmarshal(b, &e) == nil && e.Code != "" {
+			return len(b), fmt.Errorf("%s %s: %d %s %s: %s", method, path, resp.StatusCode, e.Code, e.Reason, e.Message)
+		}
+		return len(b), fmt.Errorf("%s %s: %s: %.200s", method, path, resp.Status, b)
+	}
+	if out != nil {
+		if err := json.Unmarshal(b, out); err != nil {
+			return len(b), fmt.Errorf("%s %s: decoding the answer: %w", method, path, err)
+		}
+	}
+	return len(b), nil
+}
+
+type message struct {
+	Text string `json:"text"`
+}
+
+// create makes a session of the load agent. With text, its first prompt
+// starts at once.
+func (c *client) create(ctx context.Context, text string) (string, error) {
+	in := struct {
+		Agent   string   `json:"agent"`
+		Message *message `json:"message,omitempty"`
+	}{Agent: agentSlug}
+	if text != "" {
+		in.Message = &message{Text: text}
+	}
+	var out struct {
+		Session struct {
+			Meta sessionMeta `json:"meta"`
+		} `json:"session"`
+	}
+	if _, err := c.do(ctx, "POST", "/v1/sessions", in, &out); err != nil {
+		return "", err
+	}
+	if out.Session.Meta.ID == "" {
+		return "", fmt.Errorf("POST /v1/sessions: no session id in the answer")
+	}
+	return out.Session.Meta.ID, nil
+}
+
+// post posts a message that must start a run.
+func (c *client) post(ctx context.Context, id, text string) error {
+	var out struct {
+		Meta   sessionMeta `json:"meta"`
+		MailID string      `json:"mailId"`
+	}
+	path := "/v1/sessions/" + id + "/messages"
+	if _, err := c.do(ctx, "POST", path, message{Text: text}, &out); err != nil {
+		return err
+	}
+	if out.MailID != "" {
+		return fmt.Errorf("POST %s: the session was busy: the message became mail %s", path, out.MailID)
+	}
+	return nil
+}
+
+// waitTimeout is the long poll's own timeout; a run still going when it
+// passes is waited for again.
+const waitTimeout = 60 * time.Second
+
+// wait long-polls a session until its run stopped, and fails unless it
+// stopped ready.
+func (c *client) wait(ctx context.Context, id string) (sessionMeta, error) {
+	path := fmt.Sprintf("/v1/sessions/%s?wait=true&timeout=%s", id, waitTimeout)
+	for {
+		var out struct {
+			Session struct {
+				Meta sessionMeta `json:"meta"`
+			} `json:"session"`
+		}
+		if _, err := c.do(ctx, "GET", path, nil, &out); err != nil {
+			return sessionMeta{}, err
+		}
+		m := out.Session.Meta
+		switch m.Status {
+		case statusRunning:
+			continue
+		case statusReady:
+			return m, nil
+		default:
+			return m, fmt.Errorf("session %s stopped %s (%s), want ready", id, m.Status, m.StatusReason)
+		}
+	}
+}
+
+// prompt posts text and waits until the run it starts stopped.
+func (c *client) prompt(ctx context.Context, id, text string) error {
+	if err := c.post(ctx, id, text); err != nil {
+		return err
+	}
+	_, err := c.wait(ctx, id)
+	return err
+}
+
+// get reads a whole session and returns the answer's size.
+func (c *client) get(ctx context.Context, id string) (int, error) {
+	return c.do(ctx, "GET", "/v1/sessions/"+id, nil, nil)
+}
+
+// metrics reads the server's /metrics and returns the samples without
+// labels (go_goroutines, go_memstats_heap_inuse_bytes, …).
+func (c *client) metrics(ctx context.Context) (map[string]float64, error) {
+	req, err := http.NewRequestWithContext(ctx, "GET", c.base+"/metrics", nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET /metrics: %s", resp.Status)
+	}
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	return ParseMetrics(string(b)), nil
+}

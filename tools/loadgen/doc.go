@@ -1,0 +1,24 @@
+// Package loadgen measures a real `agents serve` process over HTTP.
+//
+// It runs the agents binary with a temporary data directory and --port 0
+// against the offline model (fakellm, served in this process, answering
+// every prompt at once with text and no tool call), drives it through the
+// plain JSON routes and the SSE stream as scripts do, and reads the
+// server's CPU time and RSS from /proc. Each scenario starts servers of
+// its own:
+//
+//   - prompts: N concurrent sessions × P prompts; prompts/s, latency,
+//     server CPU per prompt, RSS.
+//   - fanout: S subscribers of GET /v1/events while sessions prompt;
+//     events delivered/s, delay until a subscriber sees run.stopped,
+//     server CPU per event and subscriber.
+//   - getsession: GetSession against session length.
+//   - stored: the prompts workload with many stored sessions.
+//   - startup: time from exec to the `listening` line with many stored
+//     sessions.
+//   - idle: memory and goroutines of sessions touched once, then idle.
+//
+// A prompt is PostMessage followed by a waiting GetSession until the run
+// it started stopped (ready). Stored sessions are written into the SQLite
+// file directly (see SeedSessions).
+package loadgen

@@ -1,0 +1,266 @@
+package loadgen
+
+import (
+	"context"
+	"database/sql"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestPercentile(t *testing.T) {
+	t.Parallel()
+	ms := func(ns ...int) []time.Duration {
+		var out []time.Duration
+		for _, n := range ns {
+			out = append(out, time.Duration(n)*time.Millisecond)
+		}
+		return out
+	}
+	hundred := make([]time.Duration, 100)
+	for i := range hundred {
+		hundred[i] = time.Duration(i+1) * time.Millisecond
+	}
+	tests := []struct {
+		name   string
+		sorted []time.Duration
+		p      float64
+		want   time.Duration
+	}{
+		{"empty", nil, 50, 0},
+		{"one sample", ms(7), 99, 7 * time.Millisecond},
+		{"median of odd", ms(1, 2, 3), 50, 2 * time.Millisecond},
+		{"median of even is the lower", ms(1, 2, 3, 4), 50, 2 * time.Millisecond},
+		{"p90 of 10", ms(1, 2, 3, 4, 5, 6, 7, 8, 9, 10), 90, 9 * time.Millisecond},
+		{"p99 of 10 is the max", ms(1, 2, 3, 4, 5, 6, 7, 8, 9, 10), 99, 10 * time.Millisecond},
+		{"p99 of 100", hundred, 99, 99 * time.Millisecond},
+		{"p100", hundred, 100, 100 * time.Millisecond},
+		{"tiny p is the min", hundred, 0.001, time.Millisecond},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := Percentile(tt.sorted, tt.p); got != tt.want {
+				t.Errorf("Percentile(%v, %v) = %v, want %v", tt.sorted, tt.p, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestSummarise(t *testing.T) {
+	t.Parallel()
+	l := Summarise([]time.Duration{3 * time.Millisecond, time.Millisecond, 2 * time.Millisecond})
+	want := Latency{N: 3, P50: Duration(2 * time.Millisecond), P90: Duration(3 * time.Millisecond), P99: Duration(3 * time.Millisecond), Max: Duration(3 * time.Millisecond)}
+	if l != want {
+		t.Errorf("Summarise = %+v, want %+v", l, want)
+	}
+	if got, err := Duration(1500 * time.Microsecond).MarshalJSON(); err != nil || string(got) != "1.5" {
+		t.Errorf("Duration JSON = %s, %v; want 1.5 (milliseconds)", got, err)
+	}
+}
+
+func TestParseStatCPU(t *testing.T) {
+	t.Parallel()
+	// Fields 14 and 15 are utime 1234 and stime 56; the command name
+	// holds spaces and a parenthesis.
+	stat := "4242 (agents (x) y) S 1 4242 4242 0 -1 4194560 1000 0 0 0 1234 56 0 0 20 0 9 0 100 2000000 5000 18446744073709551615\n"
+	got, err := ParseStatCPU(stat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (1234 + 56) * 10 * time.Millisecond; got != want {
+		t.Errorf("ParseStatCPU = %v, want %v", got, want)
+	}
+	for _, bad := range []string{"", "4242 agents S 1", "4242 (agents) S 1 2 3", "4242 (a) S 1 4242 4242 0 -1 0 0 0 0 0 x 56 0"} {
+		if _, err := ParseStatCPU(bad); err == nil {
+			t.Errorf("ParseStatCPU(%q) succeeded, want an error", bad)
+		}
+	}
+	// This process's own stat parses.
+	b, err := os.ReadFile("/proc/self/stat")
+	if err != nil {
+		t.Skip("no /proc:", err)
+	}
+	if _, err := ParseStatCPU(string(b)); err != nil {
+		t.Errorf("/proc/self/stat: %v", err)
+	}
+}
+
+func TestParseStatusRSS(t *testing.T) {
+	t.Parallel()
+	status := "Name:\tagents\nVmPeak:\t  900000 kB\nVmRSS:\t   21504 kB\nThreads:\t8\n"
+	got, err := ParseStatusRSS(status)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := int64(21504 * 1024); got != want {
+		t.Errorf("ParseStatusRSS = %d, want %d", got, want)
+	}
+	for _, bad := range []string{"Name:\tx\n", "VmRSS:\t12 MB\n", "VmRSS:\tlots kB\n"} {
+		if _, err := ParseStatusRSS(bad); err == nil {
+			t.Errorf("ParseStatusRSS(%q) succeeded, want an error", bad)
+		}
+	}
+	if u, err := ReadUsage(os.Getpid()); err == nil && u.RSS <= 0 {
+		t.Errorf("ReadUsage(self) = %+v, want a positive RSS", u)
+	}
+}
+
+func TestParseLoadAverage(t *testing.T) {
+	t.Parallel()
+	if got := parseLoadAverage("0.80 1.30 1.17 2/345 6789\n"); got != 0.8 {
+		t.Errorf("parseLoadAverage = %v, want 0.8", got)
+	}
+	if got := parseLoadAverage(""); got != -1 {
+		t.Errorf("parseLoadAverage(empty) = %v, want -1", got)
+	}
+}
+
+func TestParseMetrics(t *testing.T) {
+	t.Parallel()
+	text := `# HELP go_goroutines Number of goroutines.
+# TYPE go_goroutines gauge
+go_goroutines 17
+go_memstats_heap_inuse_bytes 3.629056e+06
+agents_sessions{status="ready"} 2
+agents_requests_total{code="ok",procedure="GET /v1/sessions/{id}"} 5
+broken_line
+`
+	m := ParseMetrics(text)
+	want := map[string]float64{
+		"go_goroutines":                   3.0 + 14,
+		"go_memstats_heap_inuse_bytes":    3629056,
+		`agents_sessions{status="ready"}`: 2,
+		`agents_requests_total{code="ok",procedure="GET /v1/sessions/{id}"}`: 5,
+	}
+	if len(m) != len(want) {
+		t.Errorf("ParseMetrics = %v, want %v", m, want)
+	}
+	for k, v := range want {
+		if m[k] != v {
+			t.Errorf("%s = %v, want %v", k, m[k], v)
+		}
+	}
+}
+
+func TestReadFrames(t *testing.T) {
+	t.Parallel()
+	stream := ": ping\n\n" +
+		"id: 3\nevent: session.updated\ndata: {\"a\":1}\n\n" +
+		"id: 4.1\r\nevent: text.delta\r\ndata: one\r\ndata: two\r\n\r\n" +
+		"data: no kind\n\n" +
+		"event: run.stopped\ndata:" + strings.Repeat("x", 100<<10) + "\n\n" +
+		"event: cut\ndata: never ended"
+	type frame struct{ kind, data string }
+	var got []frame
+	err := ReadFrames(strings.NewReader(stream), func(kind string, data []byte) bool {
+		got = append(got, frame{kind, string(data)})
+		return true
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []frame{
+		{"session.updated", `{"a":1}`},
+		{"text.delta", "one\ntwo"},
+		{"message", "no kind"},
+		{"run.stopped", strings.Repeat("x", 100<<10)},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %d frames, want %d: %v", len(got), len(want), got)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("frame %d = %.40q, want %.40q", i, got[i], want[i])
+		}
+	}
+
+	n := 0
+	_ = ReadFrames(strings.NewReader("data: 1\n\ndata: 2\n\n"), func(string, []byte) bool { n++; return false })
+	if n != 1 {
+		t.Errorf("ReadFrames went on after fn returned false: %d calls", n)
+	}
+}
+
+func TestEventTime(t *testing.T) {
+	t.Parallel()
+	data := []byte(`{"seq":"7","sessionId":"x","owner":"local","time":"2026-12-01T09:54:17.286285203Z","kind":"run.stopped","runStopped":{"status":"SESSION_STATUS_READY"}}`)
+	got, ok := EventTime(data)
+	want := time.Date(2026, 12, 1, 9, 54, 17, 286285203, time.UTC)
+	if !ok || !got.Equal(want) {
+		t.Errorf("EventTime = %v, %v; want %v", got, ok, want)
+	}
+	for _, bad := range []string{`{"seq":"7"}`, `{"time":"yesterday"}`, `{"time":"2026-12-01`} {
+		if _, ok := EventTime([]byte(bad)); ok {
+			t.Errorf("EventTime(%s) found a time", bad)
+		}
+	}
+}
+
+func TestParseLogLine(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ line, level, addr string }{
+		{`{"time":"t","level":"INFO","msg":"listening","addr":"http://127.0.0.1:32945","socket":"","auth":false}`, "INFO", "http://127.0.0.1:32945"},
+		{`{"time":"t","level":"INFO","msg":"agents loaded","count":1}`, "INFO", ""},
+		{`{"time":"t","level":"ERROR","msg":"step failed","addr":"x"}`, "ERROR", ""},
+		{`panic: something`, "", ""},
+	}
+	for _, tt := range tests {
+		level, addr := ParseLogLine(tt.line)
+		if level != tt.level || addr != tt.addr {
+			t.Errorf("ParseLogLine(%s) = %q, %q; want %q, %q", tt.line, level, addr, tt.level, tt.addr)
+		}
+	}
+}
+
+// TestSeedSessions seeds a database made with the server's own schema.
+func TestSeedSessions(t *testing.T) {
+	t.Parallel()
+	schema, err := os.ReadFile("../../backend/internal/store/migrations/sqlite/0001_init.sql")
+	if err != nil {
+		t.Skip("the server's schema is not at its place in the repository:", err)
+	}
+	path := filepath.Join(t.TempDir(), "agents.db")
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	for _, stmt := range []string{
+		string(schema),
+		`INSERT INTO sessions (id, agent, owner, title, status, turn_count, created, updated)
+		 VALUES ('0c37c130-7604-427a-b8bc-300914c00f9f', 'load', 'local', 'hi', 'ready', 2, 1000000000000, 1000000005000)`,
+		`INSERT INTO turns VALUES ('0c37c130-7604-427a-b8bc-300914c00f9f', 0, 1000000001000, '{"user":{"text":"hi"}}'),
+		                          ('0c37c130-7604-427a-b8bc-300914c00f9f', 1, 1000000004000, '{"llm":{"text":"Done."}}')`,
+	} {
+		if _, err := db.ExecContext(ctx, stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := SeedSessions(ctx, path, 5); err != nil {
+		t.Fatal(err)
+	}
+	var sessions, turns int
+	if err := db.QueryRow(`SELECT count(*) FROM sessions`).Scan(&sessions); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.QueryRow(`SELECT count(*) FROM turns`).Scan(&turns); err != nil {
+		t.Fatal(err)
+	}
+	if sessions != 6 || turns != 12 {
+		t.Errorf("after seeding 5: %d sessions, %d turns; want 6 and 12", sessions, turns)
+	}
+	var id, title string
+	var created, updated, turn1 int64
+	err = db.QueryRow(`SELECT s.id, s.title, s.created, s.updated, t.created FROM sessions s JOIN turns t ON t.session_id = s.id AND t.idx = 1
+		WHERE s.id = ?`, seedIDPrefix+"000000000005").Scan(&id, &title, &created, &updated, &turn1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if title != "hi" || created != 1000000000000-5*1000000 || updated != 1000000005000-5*1000000 || turn1 != created+4000 {
+		t.Errorf("seeded session 5: title %q, created %d, updated %d, turn 1 created %d", title, created, updated, turn1)
+	}
+}

@@ -1,0 +1,227 @@
+package loadgen
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+)
+
+// PromptRow is one run of the prompts workload.
+type PromptRow struct {
+	Stored        int      `json:"stored_sessions"` // sessions in the database before the run
+	Sessions      int      `json:"sessions"`        // concurrent sessions
+	PerSession    int      `json:"prompts_per_session"`
+	Prompts       int      `json:"prompts"` // prompts that completed
+	Errors        int      `json:"errors"`
+	FirstError    string   `json:"first_error,omitempty"`
+	Wall          Duration `json:"wall_ms"`
+	PromptsPerSec float64  `json:"prompts_per_s"`
+	Latency       Latency  `json:"latency_ms"`
+	ServerCPU     Duration `json:"server_cpu_ms"`
+	CPUPerPrompt  Duration `json:"server_cpu_per_prompt_ms"`
+	ClientCPU     Duration `json:"client_cpu_ms"` // this process: clients and the model
+	RSS           int64    `json:"server_rss_bytes"`
+	Startup       Duration `json:"startup_ms"`
+}
+
+// PromptRows is the prompts scenario's result (and the stored one's).
+type PromptRows struct {
+	Rows []PromptRow `json:"rows"`
+}
+
+func (r *PromptRows) failed() bool {
+	for _, row := range r.Rows {
+		if row.Errors > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// Table implements Result.
+func (r *PromptRows) Table() ([]string, [][]string) {
+	header := []string{"stored", "sessions", "prompts", "errors", "prompts/s", "p50 ms", "p90 ms", "p99 ms", "cpu/prompt ms", "server cpu ms", "client cpu ms", "rss MB", "startup ms"}
+	var rows [][]string
+	for _, p := range r.Rows {
+		rows = append(rows, []string{itoa(p.Stored), itoa(p.Sessions), fmt.Sprintf("%d×%d", p.Sessions, p.PerSession), itoa(p.Errors),
+			rate(p.PromptsPerSec), ms(p.Latency.P50), ms(p.Latency.P90), ms(p.Latency.P99),
+			ms(p.CPUPerPrompt), ms(p.ServerCPU), ms(p.ClientCPU), mb(p.RSS), ms(p.Startup)})
+	}
+	return header, rows
+}
+
+func runPrompts(ctx context.Context, e *env) (Result, error) {
+	res := &PromptRows{}
+	for _, n := range e.cfg.Concurrency {
+		e.logf("   %d sessions × %d prompts", n, e.cfg.Prompts)
+		row, err := promptRun(ctx, e, "", 0, n, e.cfg.Prompts)
+		res.Rows = append(res.Rows, row)
+		if err != nil {
+			return res, fmt.Errorf("%d sessions: %w", n, err)
+		}
+	}
+	return res, nil
+}
+
+// promptRun starts a server on db (a new database when empty), creates
+// sessions idle sessions and has each prompt perSession times, one prompt
+// after the other, all sessions at once.
+func promptRun(ctx context.Context, e *env, db string, stored, sessions, perSession int) (PromptRow, error) {
+	row := PromptRow{Stored: stored, Sessions: sessions, PerSession: perSession}
+	srv, c, err := e.start(fmt.Sprintf("prompts-%d", sessions), db)
+	if err != nil {
+		return row, err
+	}
+	row.Startup = Duration(srv.Startup)
+	measured, err := func() (bool, error) {
+		if err := warmUp(ctx, c); err != nil {
+			return false, err
+		}
+		ids, err := createSessions(ctx, c, sessions)
+		if err != nil {
+			return false, err
+		}
+		m, err := measure(srv, func() {
+			lat, errs := promptAll(ctx, c, ids, perSession)
+			row.Latency = Summarise(lat)
+			row.Prompts = len(lat)
+			row.Errors, row.FirstError = errs.get()
+		})
+		if err != nil {
+			return false, err
+		}
+		row.Wall, row.ServerCPU, row.ClientCPU, row.RSS = m.wall, m.serverCPU, m.clientCPU, m.rss
+		if row.Prompts > 0 {
+			row.PromptsPerSec = float64(row.Prompts) / time.Duration(m.wall).Seconds()
+			row.CPUPerPrompt = row.ServerCPU / Duration(row.Prompts)
+		}
+		return true, nil
+	}()
+	if stopErr := e.stop(srv, c); err == nil {
+		err = stopErr
+	}
+	if measured && row.Errors > 0 {
+		e.note("%d stored, %d sessions: %d of %d prompts failed; the first: %s", stored, sessions, row.Errors, sessions*perSession, row.FirstError)
+	}
+	return row, err
+}
+
+// warmUp runs a few prompts on a session of their own, so the first
+// measured prompt does not pay for connections and caches.
+func warmUp(ctx context.Context, c *client) error {
+	id, err := c.create(ctx, "")
+	if err != nil {
+		return fmt.Errorf("warm up: %w", err)
+	}
+	for i := range 3 {
+		if err := c.prompt(ctx, id, fmt.Sprintf("warm-up %d", i)); err != nil {
+			return fmt.Errorf("warm up: %w", err)
+		}
+	}
+	return nil
+}
+
+// createSessions makes n idle sessions, 16 at a time.
+func createSessions(ctx context.Context, c *client, n int) ([]string, error) {
+	ids := make([]string, n)
+	err := parallel(ctx, n, 16, func(i int) error {
+		id, err := c.create(ctx, "")
+		ids[i] = id
+		return err
+	})
+	return ids, err
+}
+
+// parallel calls fn(0), …, fn(n-1) from at most width goroutines and
+// returns the first error; after an error it starts no more calls.
+func parallel(ctx context.Context, n, width int, fn func(i int) error) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(width, n) {
+		wg.Go(func() {
+			for i := range next {
+				if err := fn(i); err != nil {
+					cancel(err)
+				}
+			}
+		})
+	}
+feed:
+	for i := range n {
+		select {
+		case next <- i:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	return context.Cause(ctx)
+}
+
+// promptAll has every session prompt perSession times, all at once, and
+// returns the latencies of the prompts that completed.
+func promptAll(ctx context.Context, c *client, ids []string, perSession int) ([]time.Duration, *errorCount) {
+	var lat samples
+	errs := &errorCount{}
+	var wg sync.WaitGroup
+	for _, id := range ids {
+		wg.Go(func() {
+			for i := range perSession {
+				begin := time.Now()
+				if err := c.prompt(ctx, id, fmt.Sprintf("prompt %d", i)); err != nil {
+					errs.add(err)
+					if ctx.Err() != nil {
+						return
+					}
+					continue
+				}
+				lat.add(time.Since(begin))
+			}
+		})
+	}
+	wg.Wait()
+	return lat.take(), errs
+}
+
+// measurement is what the kernel accounted while a workload ran.
+type measurement struct {
+	wall      Duration
+	serverCPU Duration
+	clientCPU Duration
+	rss       int64 // the server's, at the end
+}
+
+// measure runs work and reads the server's and this process's CPU time
+// around it.
+func measure(srv *Server, work func()) (measurement, error) {
+	self, err := ReadUsage(os.Getpid())
+	if err != nil {
+		return measurement{}, err
+	}
+	before, err := srv.Usage()
+	if err != nil {
+		return measurement{}, err
+	}
+	begin := time.Now()
+	work()
+	wall := time.Since(begin)
+	after, err := srv.Usage()
+	if err != nil {
+		return measurement{}, err
+	}
+	selfAfter, err := ReadUsage(os.Getpid())
+	if err != nil {
+		return measurement{}, err
+	}
+	return measurement{
+		wall:      Duration(wall),
+		serverCPU: Duration(after.CPU - before.CPU),
+		clientCPU: Duration(selfAfter.CPU - self.CPU),
+		rss:       after.RSS,
+	}, nil
+}

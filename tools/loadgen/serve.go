@@ -1,0 +1,256 @@
+package loadgen
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// ServeOptions say how to run one `agents serve`.
+type ServeOptions struct {
+	Bin       string   // the agents binary
+	Dir       string   // working directory; home and XDG directories go under it
+	DB        string   // the SQLite file
+	ModelURL  string   // the offline model's base URL (…/v1)
+	AgentFile string   // the agent file to serve
+	Args      []string // more flags for `agents serve`
+}
+
+// startTimeout bounds how long a server may take to log `listening`.
+const startTimeout = 2 * time.Minute
+
+// Server is a running `agents serve` process.
+type Server struct {
+	URL string // base URL, such as http://127.0.0.1:40123
+	Pid int
+	DB  string // the SQLite file it serves
+	// Startup is the time from exec to the `listening` log line.
+	Startup time.Duration
+	// Ready is the time from exec to the first 200 from /readyz.
+	Ready time.Duration
+
+	cmd    *exec.Cmd
+	logs   *serverLog
+	exited chan struct{}
+}
+
+// StartServer runs `agents serve --port 0` and waits for its `listening`
+// log line, which carries the address.
+func StartServer(o ServeOptions) (*Server, error) {
+	args := append([]string{"serve",
+		"--port", "0",
+		"--db", o.DB,
+		"--offline-model", o.ModelURL,
+		"--agent-file", o.AgentFile,
+		"--log-format", "json",
+		"--shutdown-grace", "2s",
+	}, o.Args...)
+	cmd := exec.Command(o.Bin, args...)
+	cmd.Dir = o.Dir
+	cmd.Env = serverEnv(o.Dir)
+	logs := &serverLog{listening: make(chan string, 1)}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stderr = cmd.Stdout // one pipe, read by one goroutine
+	begin := time.Now()
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", o.Bin, err)
+	}
+	s := &Server{Pid: cmd.Process.Pid, DB: o.DB, cmd: cmd, logs: logs, exited: make(chan struct{})}
+	read := make(chan struct{})
+	go func() {
+		logs.read(out)
+		close(read)
+	}()
+	go func() {
+		<-read // Wait closes the pipe: read it all first
+		_ = cmd.Wait()
+		close(s.exited)
+	}()
+	select {
+	case s.URL = <-logs.listening:
+		s.Startup = time.Since(begin)
+	case <-s.exited:
+		return nil, fmt.Errorf("agents serve exited before listening (%v); its last output:\n%s", cmd.ProcessState, logs.tail())
+	case <-time.After(startTimeout):
+		s.kill()
+		return nil, fmt.Errorf("agents serve did not log `listening` within %v; its last output:\n%s", startTimeout, logs.tail())
+	}
+	// The server installs its signal handler after it logs `listening`
+	// and before it serves: a first answer means a SIGTERM is handled.
+	if err := s.waitReady(begin.Add(startTimeout)); err != nil {
+		s.kill()
+		return nil, err
+	}
+	s.Ready = time.Since(begin)
+	return s, nil
+}
+
+// waitReady polls /readyz until it answers 200.
+func (s *Server) waitReady(deadline time.Time) error {
+	hc := &http.Client{Timeout: 5 * time.Second}
+	defer hc.CloseIdleConnections()
+	for {
+		resp, err := hc.Get(s.URL + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+			err = errors.New(resp.Status)
+		}
+		select {
+		case <-s.exited:
+			return fmt.Errorf("agents serve exited before it was ready (%v); its last output:\n%s", s.cmd.ProcessState, s.logs.tail())
+		default:
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("agents serve not ready by %v (GET /readyz: %v); its last output:\n%s", startTimeout, err, s.logs.tail())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// serverEnv is this process's environment with the home and XDG
+// directories moved under dir and the agent's API key variables removed,
+// so no config file or key of the machine reaches the server: the agent
+// talks to the offline model.
+func serverEnv(dir string) []string {
+	drop := map[string]bool{"HOME": true, "XDG_CONFIG_HOME": true, "XDG_DATA_HOME": true, "XDG_STATE_HOME": true,
+		agentKeyID: true, agentKeyEnv: true}
+	var env []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if !drop[name] {
+			env = append(env, kv)
+		}
+	}
+	return append(env,
+		"HOME="+filepath.Join(dir, "home"),
+		"XDG_CONFIG_HOME="+filepath.Join(dir, "config"),
+		"XDG_DATA_HOME="+filepath.Join(dir, "data"),
+		"XDG_STATE_HOME="+filepath.Join(dir, "state"),
+	)
+}
+
+// Usage reads the server's CPU time and RSS.
+func (s *Server) Usage() (Usage, error) {
+	select {
+	case <-s.exited:
+		return Usage{}, fmt.Errorf("agents serve exited (%v); its last output:\n%s", s.cmd.ProcessState, s.logs.tail())
+	default:
+	}
+	return ReadUsage(s.Pid)
+}
+
+// Problems is how many WARN and ERROR lines the server logged so far, and
+// the first of them.
+func (s *Server) Problems() (int, string) {
+	s.logs.mu.Lock()
+	defer s.logs.mu.Unlock()
+	return s.logs.problems, s.logs.firstProblem
+}
+
+// Stop ends the server with SIGTERM, and with SIGKILL if it has not
+// stopped 20 s later. It reports a server that did not exit cleanly.
+func (s *Server) Stop() error {
+	select {
+	case <-s.exited:
+		return fmt.Errorf("agents serve had already exited (%v); its last output:\n%s", s.cmd.ProcessState, s.logs.tail())
+	default:
+	}
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-s.exited:
+	case <-time.After(20 * time.Second):
+		s.kill()
+		return errors.New("agents serve did not stop within 20s of SIGTERM")
+	}
+	if !s.cmd.ProcessState.Success() {
+		return fmt.Errorf("agents serve exited with %v; its last output:\n%s", s.cmd.ProcessState, s.logs.tail())
+	}
+	return nil
+}
+
+func (s *Server) kill() {
+	_ = s.cmd.Process.Kill()
+	<-s.exited
+}
+
+// serverLog reads the server's JSON log lines: it finds the `listening`
+// line, counts warnings and errors, and keeps the last lines for error
+// messages.
+type serverLog struct {
+	listening chan string
+
+	mu           sync.Mutex
+	last         []string
+	problems     int
+	firstProblem string
+}
+
+const logTail = 20
+
+func (l *serverLog) read(r io.Reader) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		level, addr := ParseLogLine(line)
+		if addr != "" {
+			select {
+			case l.listening <- addr:
+			default:
+			}
+		}
+		l.mu.Lock()
+		if len(l.last) == logTail {
+			l.last = l.last[1:]
+		}
+		l.last = append(l.last, line)
+		if level == "WARN" || level == "ERROR" {
+			if l.problems == 0 {
+				l.firstProblem = line
+			}
+			l.problems++
+		}
+		l.mu.Unlock()
+	}
+	_, _ = io.Copy(io.Discard, r)
+}
+
+func (l *serverLog) tail() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Join(l.last, "\n")
+}
+
+// ParseLogLine returns the level of one JSON log line of the server and,
+// when it is the `listening` line, the address it gives. A line that is
+// not JSON has neither.
+func ParseLogLine(line string) (level, listeningAddr string) {
+	var entry struct {
+		Level string `json:"level"`
+		Msg   string `json:"msg"`
+		Addr  string `json:"addr"`
+	}
+	if json.Unmarshal([]byte(line), &entry) != nil {
+		return "", ""
+	}
+	if entry.Msg == "listening" {
+		return entry.Level, entry.Addr
+	}
+	return entry.Level, ""
+}
