@@ -1,0 +1,229 @@
+// Command loadgen measures a real `agents serve` over HTTP against the
+// offline model and prints the results as tables, or as JSON with -json.
+//
+//	loadgen [-agents-bin bin/agents] [-quick] [-scenario prompts,fanout,…] [-json]
+//
+// Without -agents-bin it builds ./backend/cmd/agents from the Go workspace
+// it runs in. Sizes have flags of their own; -quick makes every size small
+// (explicit size flags still win). Progress goes to stderr. It exits 1 when
+// a scenario failed or any request in it did; the report says which.
+// BENCHMARKS.md ("Load over HTTP") describes the scenarios.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/agents-os/agents/tools/loadgen"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+	case errors.Is(err, errUsage):
+		os.Exit(2)
+	case errors.Is(err, errFailed):
+		os.Exit(1)
+	default:
+		fmt.Fprintln(os.Stderr, "loadgen:", err)
+		os.Exit(1)
+	}
+}
+
+var (
+	// errUsage means the flags were wrong; the flag package already said how.
+	errUsage = errors.New("usage")
+	// errFailed means the report, already printed, has a failure.
+	errFailed = errors.New("a scenario failed")
+)
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cfg, asJSON, err := parseFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	cfg.Progress = stderr
+	rep, err := loadgen.Run(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(rep)
+	} else {
+		err = rep.WriteTable(stdout)
+	}
+	if err != nil {
+		return err
+	}
+	if rep.Failed() {
+		fmt.Fprintln(stderr, "loadgen: some scenarios failed or had errors; see the report")
+		return errFailed
+	}
+	return nil
+}
+
+// sizes are the flags that set a size; -quick changes their defaults.
+type sizes struct {
+	concurrency, subscribers, turns    ints
+	prompts, fanoutSessions, getCalls  int
+	stored, storedConcurrency, startup int
+	idleSessions                       int
+	idleAfter, evictWait               time.Duration
+}
+
+func parseFlags(args []string, stderr io.Writer) (loadgen.Config, bool, error) {
+	fs := flag.NewFlagSet("loadgen", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		cfg       loadgen.Config
+		scenarios string
+		quick     bool
+		asJSON    bool
+		serveArgs strs
+		s         sizes
+	)
+	fs.StringVar(&cfg.AgentsBin, "agents-bin", "", "the agents `binary`; default: build ./backend/cmd/agents")
+	fs.StringVar(&cfg.ModelURL, "model-url", "", "use this offline model (a fakellm `URL`, …/v1) instead of serving one here; it must answer at once")
+	fs.StringVar(&scenarios, "scenario", "", "comma-separated `scenarios` to run ("+strings.Join(loadgen.ScenarioNames(), ",")+"); default all")
+	fs.BoolVar(&quick, "quick", false, "small sizes: a check that runs in about half a minute")
+	fs.BoolVar(&asJSON, "json", false, "print the report as JSON instead of tables")
+	fs.BoolVar(&cfg.Keep, "keep", false, "keep the temporary directory (databases, agent file)")
+	fs.Var(&serveArgs, "serve-arg", "one more `flag` for agents serve, such as --max-runs=0 (repeatable)")
+	fs.Var(&s.concurrency, "concurrency", "prompts: concurrent `sessions`, a list (default 1,16,64,256; quick 1,16,64)")
+	fs.IntVar(&s.prompts, "prompts", 0, "prompts per session in prompts, stored and fanout (default 10)")
+	fs.Var(&s.subscribers, "subscribers", "fanout: SSE `subscribers`, a list (default 200,1000; quick 50,200)")
+	fs.IntVar(&s.fanoutSessions, "fanout-sessions", 0, "fanout: sessions prompting meanwhile (default 16)")
+	fs.Var(&s.turns, "turns", "getsession: session `lengths` in turns, a list (default 10,100,1000; quick 10,100)")
+	fs.IntVar(&s.getCalls, "get-calls", 0, "getsession: calls per length (default 200; quick 50)")
+	fs.IntVar(&s.stored, "stored", 0, "stored and startup: sessions in the database (default 100000; quick 10000)")
+	fs.IntVar(&s.storedConcurrency, "stored-concurrency", 0, "stored: concurrent sessions prompting (default 16)")
+	fs.IntVar(&s.startup, "startup-runs", 0, "startup: starts per size (default 3; quick 2)")
+	fs.IntVar(&s.idleSessions, "idle-sessions", 0, "idle: sessions touched once (default 1000; quick 200)")
+	fs.DurationVar(&s.idleAfter, "idle-after", -1, "idle: measure again this long after the touch, 0 to skip (default 1m; quick 0)")
+	fs.DurationVar(&s.evictWait, "evict-wait", -1, "idle: wait at most this long for the eviction, 0 to skip (default 7m; quick 0)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return cfg, false, err
+		}
+		return cfg, false, errUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "loadgen: unexpected argument %q\n", fs.Arg(0))
+		fs.Usage()
+		return cfg, false, errUsage
+	}
+
+	base := loadgen.DefaultConfig()
+	if quick {
+		base = loadgen.QuickConfig()
+	}
+	base.AgentsBin, base.ModelURL, base.Keep, base.ServeArgs = cfg.AgentsBin, cfg.ModelURL, cfg.Keep, serveArgs
+	if scenarios != "" {
+		base.Scenarios = strings.Split(scenarios, ",")
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	override := func(name string, apply func()) {
+		if set[name] {
+			apply()
+		}
+	}
+	override("concurrency", func() { base.Concurrency = s.concurrency })
+	override("prompts", func() { base.Prompts = s.prompts })
+	override("subscribers", func() { base.Subscribers = s.subscribers })
+	override("fanout-sessions", func() { base.FanoutSessions = s.fanoutSessions })
+	override("turns", func() { base.Turns = s.turns })
+	override("get-calls", func() { base.GetCalls = s.getCalls })
+	override("stored", func() { base.Stored = s.stored })
+	override("stored-concurrency", func() { base.StoredConcurrency = s.storedConcurrency })
+	override("startup-runs", func() { base.StartupRuns = s.startup })
+	override("idle-sessions", func() { base.IdleSessions = s.idleSessions })
+	override("idle-after", func() { base.IdleAfter = s.idleAfter })
+	override("evict-wait", func() { base.EvictWait = s.evictWait })
+	if err := check(base); err != nil {
+		fmt.Fprintln(stderr, "loadgen:", err)
+		return cfg, false, errUsage
+	}
+	return base, asJSON, nil
+}
+
+// check rejects sizes no scenario can run with.
+func check(c loadgen.Config) error {
+	for name, v := range map[string]int{
+		"-prompts": c.Prompts, "-fanout-sessions": c.FanoutSessions, "-get-calls": c.GetCalls,
+		"-stored": c.Stored, "-stored-concurrency": c.StoredConcurrency, "-startup-runs": c.StartupRuns,
+		"-idle-sessions": c.IdleSessions,
+	} {
+		if v < 1 {
+			return fmt.Errorf("%s must be at least 1", name)
+		}
+	}
+	for name, list := range map[string][]int{"-concurrency": c.Concurrency, "-subscribers": c.Subscribers, "-turns": c.Turns} {
+		if len(list) == 0 {
+			return fmt.Errorf("%s needs at least one size", name)
+		}
+	}
+	if c.IdleAfter < 0 || c.EvictWait < 0 {
+		return errors.New("-idle-after and -evict-wait cannot be negative")
+	}
+	for _, name := range c.Scenarios {
+		if !contains(loadgen.ScenarioNames(), name) {
+			return fmt.Errorf("unknown scenario %q (known: %s)", name, strings.Join(loadgen.ScenarioNames(), ", "))
+		}
+	}
+	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// ints is a flag holding a comma-separated list of counts.
+type ints []int
+
+func (l *ints) String() string {
+	var parts []string
+	for _, n := range *l {
+		parts = append(parts, strconv.Itoa(n))
+	}
+	return strings.Join(parts, ",")
+}
+
+func (l *ints) Set(s string) error {
+	var out ints
+	for part := range strings.SplitSeq(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(part))
+		if err != nil || n < 0 {
+			return fmt.Errorf("%q is not a count", part)
+		}
+		out = append(out, n)
+	}
+	*l = out
+	return nil
+}
+
+// strs is a repeatable string flag.
+type strs []string
+
+func (l *strs) String() string     { return strings.Join(*l, " ") }
+func (l *strs) Set(s string) error { *l = append(*l, s); return nil }
