@@ -88,7 +88,7 @@ KERNEL_BENCH := ^BenchmarkSteps$$
 KERNEL_PKG := ./backend/internal/runner/
 
 .PHONY: bench
-bench: bench-kernel ## Run every benchmark, the kernel's first
+bench: bench-kernel bench-load ## Run every benchmark: the kernel's, the load over HTTP, then the rest
 	@echo '== other benchmarks'
 	go test -run '^$$' -bench . -skip '$(KERNEL_BENCH)' -benchmem $(GO_PACKAGES)
 
@@ -96,6 +96,19 @@ bench: bench-kernel ## Run every benchmark, the kernel's first
 bench-kernel: ## Run the kernel benchmark: steps/s, server time per step (BENCHMARKS.md)
 	@echo '== kernel: steps/s and server overhead per step, offline model, no delay (see BENCHMARKS.md)'
 	go test -run '^$$' -bench '$(KERNEL_BENCH)' -benchmem $(KERNEL_PKG)
+
+# The load over HTTP (BENCHMARKS.md): tools/cmd/loadgen drives bin/agents
+# against the offline model. LOADGEN_FLAGS=-quick runs small sizes in
+# about half a minute; see `go run ./tools/cmd/loadgen -h`.
+LOADGEN_FLAGS ?=
+
+.PHONY: bench-load
+bench-load: ## Run the load tool against bin/agents over HTTP (BENCHMARKS.md; LOADGEN_FLAGS=-quick)
+	@echo '== load over HTTP: prompts, SSE fan-out, GetSession, stored sessions, start-up, idle memory (see BENCHMARKS.md)'
+	mkdir -p $(BIN)
+	go build -o $(BIN)/agents ./backend/cmd/agents
+	go build -o $(BIN)/loadgen ./tools/cmd/loadgen
+	$(BIN)/loadgen -agents-bin $(BIN)/agents $(LOADGEN_FLAGS)
 
 .PHONY: lint
 lint: $(NODE_STAMP) fmtcheck vet ## buf lint, gofmt, go vet, tsc
