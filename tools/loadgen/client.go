@@ -15,6 +15,9 @@ import (
 type client struct {
 	base string
 	http *http.Client
+	// postWait makes a prompt one request, a post with wait, instead of
+	// a post and then a waiting GetSession.
+	postWait bool
 }
 
 // newClient returns a client that keeps up to conns connections open to
@@ -165,6 +168,9 @@ func (c *client) wait(ctx context.Context, id string) (sessionMeta, error) {
 
 // prompt posts text and waits until the run it starts stopped.
 func (c *client) prompt(ctx context.Context, id, text string) error {
+	if c.postWait {
+		return c.postAndWait(ctx, id, text)
+	}
 	if err := c.post(ctx, id, text); err != nil {
 		return err
 	}
@@ -172,9 +178,32 @@ func (c *client) prompt(ctx context.Context, id, text string) error {
 	return err
 }
 
-// get reads a whole session and returns the answer's size.
-func (c *client) get(ctx context.Context, id string) (int, error) {
-	return c.do(ctx, "GET", "/v1/sessions/"+id, nil, nil)
+// postAndWait posts text with wait: the answer comes once the run
+// stopped. A run still going when the server answers (its timeout passed,
+// or a server that does not wait) is waited for with GetSession.
+func (c *client) postAndWait(ctx context.Context, id, text string) error {
+	var out struct {
+		MailID  string `json:"mailId"`
+		Session struct {
+			Meta sessionMeta `json:"meta"`
+		} `json:"session"`
+	}
+	path := fmt.Sprintf("/v1/sessions/%s/messages?wait=true&timeout=%s", id, waitTimeout)
+	if _, err := c.do(ctx, "POST", path, message{Text: text}, &out); err != nil {
+		return err
+	}
+	if out.MailID != "" {
+		return fmt.Errorf("POST %s: the session was busy: the message became mail %s", path, out.MailID)
+	}
+	switch m := out.Session.Meta; m.Status {
+	case statusReady:
+		return nil
+	case statusRunning, "":
+		_, err := c.wait(ctx, id)
+		return err
+	default:
+		return fmt.Errorf("session %s stopped %s (%s), want ready", id, m.Status, m.StatusReason)
+	}
 }
 
 // metrics reads the server's /metrics and returns the samples without

@@ -9,6 +9,7 @@ import (
 // GetRow is GetSession on one session of a given length.
 type GetRow struct {
 	Turns      int      `json:"turns"`
+	View       string   `json:"view"`  // the query: "" for the whole session
 	Calls      int      `json:"calls"` // calls that completed
 	Errors     int      `json:"errors"`
 	FirstError string   `json:"first_error,omitempty"`
@@ -35,18 +36,27 @@ func (r *GetRows) failed() bool {
 
 // Table implements Result.
 func (r *GetRows) Table() ([]string, [][]string) {
-	header := []string{"turns", "calls", "errors", "response KB", "p50 ms", "p90 ms", "p99 ms", "cpu/call ms", "server cpu ms"}
+	header := []string{"turns", "view", "calls", "errors", "response KB", "p50 ms", "p90 ms", "p99 ms", "cpu/call ms", "server cpu ms"}
 	var rows [][]string
 	for _, g := range r.Rows {
-		rows = append(rows, []string{itoa(g.Turns), itoa(g.Calls), itoa(g.Errors), fmt.Sprintf("%.1f", float64(g.Bytes)/1024),
+		view := g.View
+		if view == "" {
+			view = "whole"
+		}
+		rows = append(rows, []string{itoa(g.Turns), view, itoa(g.Calls), itoa(g.Errors), fmt.Sprintf("%.1f", float64(g.Bytes)/1024),
 			ms(g.Latency.P50), ms(g.Latency.P90), ms(g.Latency.P99), ms(g.CPUPerCall), ms(g.ServerCPU)})
 	}
 	return header, rows
 }
 
+// getViews are the reads measured on each session: the whole session,
+// and the last prompt's two turns (a view servers without views ignore,
+// which the response size shows).
+var getViews = []string{"", "last=2"}
+
 // runGetSession prompts one session per length until it has that many
-// turns (two per prompt: the message and the answer), then reads it whole
-// with GetSession, one call after the other.
+// turns (two per prompt: the message and the answer), then reads it with
+// GetSession, one call after the other: whole, and as a view.
 func runGetSession(ctx context.Context, e *env) (Result, error) {
 	res := &GetRows{}
 	srv, c, err := e.start("getsession", "")
@@ -58,15 +68,21 @@ func runGetSession(ctx context.Context, e *env) (Result, error) {
 			return err
 		}
 		for _, turns := range e.cfg.Turns {
-			e.logf("   %d turns, %d calls", turns, e.cfg.GetCalls)
-			row := GetRow{Turns: turns}
-			err := getRun(ctx, e, srv, c, &row)
-			res.Rows = append(res.Rows, row)
+			e.logf("   %d turns, %d calls per view", turns, e.cfg.GetCalls)
+			id, got, build, err := longSession(ctx, c, turns)
 			if err != nil {
 				return fmt.Errorf("%d turns: %w", turns, err)
 			}
-			if row.Errors > 0 {
-				e.note("%d turns: %d calls failed; the first: %s", turns, row.Errors, row.FirstError)
+			for _, view := range getViews {
+				row := GetRow{Turns: got, View: view, Build: Duration(build)}
+				err := getRun(ctx, e, srv, c, id, &row)
+				res.Rows = append(res.Rows, row)
+				if err != nil {
+					return fmt.Errorf("%d turns, view %q: %w", turns, view, err)
+				}
+				if row.Errors > 0 {
+					e.note("%d turns, view %q: %d calls failed; the first: %s", turns, view, row.Errors, row.FirstError)
+				}
 			}
 		}
 		return nil
@@ -77,24 +93,31 @@ func runGetSession(ctx context.Context, e *env) (Result, error) {
 	return res, err
 }
 
-func getRun(ctx context.Context, e *env, srv *Server, c *client, row *GetRow) error {
+// longSession makes a session with at least turns turns.
+func longSession(ctx context.Context, c *client, turns int) (id string, got int, build time.Duration, err error) {
 	begin := time.Now()
-	id, err := c.create(ctx, "")
-	if err != nil {
-		return err
+	if id, err = c.create(ctx, ""); err != nil {
+		return "", 0, 0, err
 	}
 	var meta sessionMeta
-	for i := 0; meta.TurnCount < row.Turns; i++ {
+	for i := 0; meta.TurnCount < turns; i++ {
 		if err := c.post(ctx, id, fmt.Sprintf("prompt %d", i)); err != nil {
-			return err
+			return "", 0, 0, err
 		}
 		if meta, err = c.wait(ctx, id); err != nil {
-			return err
+			return "", 0, 0, err
 		}
 	}
-	row.Build = Duration(time.Since(begin))
-	row.Turns = meta.TurnCount
-	if row.Bytes, err = c.get(ctx, id); err != nil { // and warm up
+	return id, meta.TurnCount, time.Since(begin), nil
+}
+
+func getRun(ctx context.Context, e *env, srv *Server, c *client, id string, row *GetRow) error {
+	path := "/v1/sessions/" + id
+	if row.View != "" {
+		path += "?" + row.View
+	}
+	var err error
+	if row.Bytes, err = c.do(ctx, "GET", path, nil, nil); err != nil { // and warm up
 		return err
 	}
 	var lat samples
@@ -102,7 +125,7 @@ func getRun(ctx context.Context, e *env, srv *Server, c *client, row *GetRow) er
 	m, err := measure(srv, func() {
 		for range e.cfg.GetCalls {
 			t := time.Now()
-			if _, err := c.get(ctx, id); err != nil {
+			if _, err := c.do(ctx, "GET", path, nil, nil); err != nil {
 				errs.add(err)
 				if ctx.Err() != nil {
 					return

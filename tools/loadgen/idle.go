@@ -3,6 +3,8 @@ package loadgen
 import (
 	"context"
 	"fmt"
+	"regexp"
+	"slices"
 	"time"
 )
 
@@ -13,25 +15,33 @@ type IdleRow struct {
 	RSS        int64    `json:"server_rss_bytes"`
 	Goroutines int      `json:"goroutines"`       // from /metrics; -1 when unknown
 	HeapInuse  int64    `json:"heap_inuse_bytes"` // from /metrics; -1 when unknown
+	GCs        int      `json:"gcs"`              // garbage collections so far, from /metrics; -1 when unknown
 	// Per 1,000 sessions touched, against the baseline.
 	RSSPer1000        float64 `json:"rss_delta_per_1000_bytes"`
 	GoroutinesPer1000 float64 `json:"goroutines_delta_per_1000"`
 	HeapPer1000       float64 `json:"heap_inuse_delta_per_1000_bytes"`
+
+	lastGC float64 // go_memstats_last_gc_time_seconds
 }
 
 // IdleRows is the idle scenario's result.
 type IdleRows struct {
-	Sessions int       `json:"sessions"`
-	Touch    Duration  `json:"touch_ms"`
-	Rows     []IdleRow `json:"rows"`
+	Sessions  int       `json:"sessions"`
+	Touch     Duration  `json:"touch_ms"`
+	IdleEvict Duration  `json:"idle_evict_ms,omitempty"` // the server's, when it has the flag
+	Rows      []IdleRow `json:"rows"`
 }
 
 // Table implements Result.
 func (r *IdleRows) Table() ([]string, [][]string) {
-	header := []string{"phase", "after touch s", "rss MB", "goroutines", "heap MB", "Δrss/1000 MB", "Δgoroutines/1000", "Δheap/1000 MB"}
+	header := []string{"phase", "after touch s", "rss MB", "goroutines", "heap MB", "GCs since baseline", "Δrss/1000 MB", "Δgoroutines/1000", "Δheap/1000 MB"}
 	var rows [][]string
 	for i, p := range r.Rows {
-		row := []string{p.Phase, fmt.Sprintf("%.0f", time.Duration(p.SinceTouch).Seconds()), mb(p.RSS), itoa(p.Goroutines), mb(p.HeapInuse)}
+		gcs := ""
+		if i > 0 && p.GCs >= 0 {
+			gcs = itoa(p.GCs - r.Rows[0].GCs)
+		}
+		row := []string{p.Phase, fmt.Sprintf("%.0f", time.Duration(p.SinceTouch).Seconds()), mb(p.RSS), itoa(p.Goroutines), mb(p.HeapInuse), gcs}
 		if i == 0 {
 			row = append(row, "", "", "")
 		} else {
@@ -42,27 +52,54 @@ func (r *IdleRows) Table() ([]string, [][]string) {
 	return header, rows
 }
 
-// evictPoll is how often the idle scenario looks for the eviction.
+// evictPoll is how often the idle scenario looks for the eviction, or for
+// a garbage collection after it.
 const evictPoll = 5 * time.Second
+
+// evictMargin is how long after the server's idle-evict time the idle
+// scenario takes the sessions for evicted.
+const evictMargin = 5 * time.Second
+
+var defaultDuration = regexp.MustCompile(`\(default ([0-9][^)]*)\)`)
 
 // runIdle touches cfg.IdleSessions new sessions once each (created with a
 // prompt, waited for) and reads the server's memory before, just after,
-// cfg.IdleAfter after, and once the sessions were evicted.
+// cfg.IdleAfter after, once the sessions were evicted, and after the next
+// garbage collection.
 func runIdle(ctx context.Context, e *env) (Result, error) {
 	res := &IdleRows{Sessions: e.cfg.IdleSessions}
-	srv, c, err := e.start("idle", "")
+	var args []string
+	evict := time.Duration(-1) // unknown: watch the goroutines instead
+	switch help := e.serveFlag("--idle-evict"); {
+	case help == "":
+		e.note("agents serve has no --idle-evict flag: the sessions count as evicted once the goroutines are back to the baseline")
+	case e.cfg.IdleEvict > 0:
+		args = append(args, fmt.Sprintf("--idle-evict=%s", e.cfg.IdleEvict))
+		evict = e.cfg.IdleEvict
+		e.note("served with --idle-evict=%s", e.cfg.IdleEvict)
+	default:
+		if m := defaultDuration.FindStringSubmatch(help); m != nil {
+			if d, err := time.ParseDuration(m[1]); err == nil {
+				evict = d
+			}
+		}
+		e.note("served with the default idle eviction (%s)", help)
+	}
+	if evict > 0 {
+		res.IdleEvict = Duration(evict)
+	}
+	srv, c, err := e.start("idle", "", args...)
 	if err != nil {
 		return res, err
 	}
-	err = idleMeasure(ctx, e, srv, c, res)
+	err = idleMeasure(ctx, e, srv, c, res, evict)
 	if stopErr := e.stop(srv, c); err == nil {
 		err = stopErr
 	}
 	return res, err
 }
 
-func idleMeasure(ctx context.Context, e *env, srv *Server, c *client, res *IdleRows) error {
-	e.note("agents serve has no flag for idle eviction: the runner evicts a session after 5 minutes idle (runner.DefaultIdleEvict)")
+func idleMeasure(ctx context.Context, e *env, srv *Server, c *client, res *IdleRows, evict time.Duration) error {
 	if err := warmUp(ctx, c); err != nil {
 		return err
 	}
@@ -102,49 +139,106 @@ func idleMeasure(ctx context.Context, e *env, srv *Server, c *client, res *IdleR
 	if _, err := add("after touch"); err != nil {
 		return err
 	}
+
+	// Timed checkpoints, in the order they come.
+	type checkpoint struct {
+		at    time.Duration
+		phase string
+	}
+	var points []checkpoint
 	if d := e.cfg.IdleAfter; d > 0 {
-		e.logf("   waiting %v", d)
-		if err := sleep(ctx, time.Until(touched.Add(d))); err != nil {
+		points = append(points, checkpoint{d, fmt.Sprintf("after %v idle", d)})
+	}
+	wait := e.cfg.EvictWait
+	evictedAt := time.Duration(-1)
+	if wait > 0 && evict > 0 {
+		if evict+evictMargin > wait {
+			e.note("-evict-wait %v is shorter than the server's idle eviction %v + %v: eviction not measured", wait, evict, evictMargin)
+			wait = 0
+		} else {
+			evictedAt = evict + evictMargin
+			points = append(points, checkpoint{evictedAt, fmt.Sprintf("evicted (%v idle-evict + %v)", evict, evictMargin)})
+		}
+	}
+	slices.SortStableFunc(points, func(a, b checkpoint) int { return int(a.at - b.at) })
+	for _, p := range points {
+		e.logf("   waiting until %v after the touch", p.at)
+		if err := sleep(ctx, time.Until(touched.Add(p.at))); err != nil {
 			return err
 		}
-		if _, err := add(fmt.Sprintf("after %v idle", d)); err != nil {
+		if _, err := add(p.phase); err != nil {
 			return err
 		}
 	}
-	if d := e.cfg.EvictWait; d > 0 {
-		e.logf("   waiting up to %v for the eviction", d)
-		deadline := touched.Add(d)
+	if wait <= 0 {
+		return nil
+	}
+	deadline := touched.Add(wait)
+	if evictedAt < 0 {
+		// No flag to say when: wait for the goroutines to go.
+		e.logf("   waiting up to %v for the eviction", wait)
 		for {
-			m, err := c.metrics(ctx)
+			row, err := memorySnapshot(ctx, srv, c, "", 0)
 			if err != nil {
-				return fmt.Errorf("read /metrics: %w", err)
-			}
-			g, ok := m["go_goroutines"]
-			if !ok {
-				return fmt.Errorf("/metrics has no go_goroutines: cannot tell when the sessions are evicted")
-			}
-			if int(g) <= base.Goroutines+n/10 {
-				_, err := add("after eviction")
 				return err
 			}
-			if time.Now().After(deadline) {
-				if _, err := add(fmt.Sprintf("not evicted after %v", d)); err != nil {
+			if row.Goroutines < 0 {
+				return fmt.Errorf("/metrics has no go_goroutines: cannot tell when the sessions are evicted")
+			}
+			if row.Goroutines <= base.Goroutines+n/10 {
+				if _, err := add("after eviction"); err != nil {
 					return err
 				}
-				return fmt.Errorf("%.0f goroutines %v after the touch (%d before it): the sessions were not evicted", g, d, base.Goroutines)
+				evictedAt = time.Since(touched)
+				break
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("%d goroutines %v after the touch (%d before it): the sessions were not evicted", row.Goroutines, wait, base.Goroutines)
 			}
 			if err := sleep(ctx, evictPoll); err != nil {
 				return err
 			}
 		}
 	}
-	return nil
+	// Until a garbage collection runs, heap in use still counts what the
+	// evicted sessions left; an idle server allocates nothing, so the next
+	// is the runtime's forced one, at most 2 minutes after the last.
+	e.logf("   waiting up to %v after the touch for a garbage collection after the eviction", wait)
+	evicted := float64(touched.Add(evictedAt).UnixNano()) / 1e9
+	for {
+		row, err := memorySnapshot(ctx, srv, c, "", 0)
+		if err != nil {
+			return err
+		}
+		if row.GCs < 0 || row.lastGC == 0 && row.GCs > 0 {
+			e.note("/metrics does not say when the last garbage collection ran: no row after one")
+			return nil
+		}
+		if row.lastGC >= evicted {
+			_, err := add("evicted, after a GC")
+			return err
+		}
+		if time.Now().After(deadline) {
+			e.note("no garbage collection ran between the eviction and %v after the touch: the heap figures still count the evicted sessions' garbage", wait)
+			return nil
+		}
+		if err := sleep(ctx, evictPoll); err != nil {
+			return err
+		}
+	}
 }
 
-// memorySnapshot reads the server's RSS from /proc and its goroutines and
-// heap from /metrics (-1 when /metrics does not say).
+// memorySnapshot reads the server's RSS from /proc and its goroutines,
+// heap and garbage collections from /metrics (-1 when /metrics does not
+// say).
 func memorySnapshot(ctx context.Context, srv *Server, c *client, phase string, since time.Duration) (IdleRow, error) {
-	row := IdleRow{Phase: phase, SinceTouch: Duration(since), Goroutines: -1, HeapInuse: -1}
+	row := IdleRow{Phase: phase, SinceTouch: Duration(since), Goroutines: -1, HeapInuse: -1, GCs: -1}
+	// The client's idle connections each keep a goroutine of the server's:
+	// close them, so every snapshot counts the one /metrics uses alone.
+	c.close()
+	if err := sleep(ctx, 200*time.Millisecond); err != nil {
+		return row, err
+	}
 	m, err := c.metrics(ctx)
 	if err == nil {
 		if v, ok := m["go_goroutines"]; ok {
@@ -153,6 +247,10 @@ func memorySnapshot(ctx context.Context, srv *Server, c *client, phase string, s
 		if v, ok := m["go_memstats_heap_inuse_bytes"]; ok {
 			row.HeapInuse = int64(v)
 		}
+		if v, ok := m["go_gc_duration_seconds_count"]; ok {
+			row.GCs = int(v)
+		}
+		row.lastGC = m["go_memstats_last_gc_time_seconds"]
 	}
 	u, err := srv.Usage()
 	if err != nil {

@@ -20,6 +20,7 @@ type Config struct {
 	Scenarios []string // names from Scenarios; empty: all
 	ServeArgs []string // more flags for every `agents serve`
 	Keep      bool     // keep the temporary directory
+	PostWait  bool     // a prompt is one request: a post with wait
 	Progress  io.Writer
 
 	Concurrency []int // prompts: concurrent sessions per row
@@ -38,6 +39,7 @@ type Config struct {
 	IdleSessions int           // idle: sessions touched once
 	IdleAfter    time.Duration // idle: measure again this long after the touch (0: no)
 	EvictWait    time.Duration // idle: wait at most this long for eviction (0: no)
+	IdleEvict    time.Duration // idle: the server's --idle-evict, when it has one (0: its default)
 }
 
 // DefaultConfig is the full-size run.
@@ -71,6 +73,8 @@ func QuickConfig() Config {
 		StoredConcurrency: 16,
 		StartupRuns:       2,
 		IdleSessions:      200,
+		IdleEvict:         2 * time.Second,
+		EvictWait:         15 * time.Second,
 	}
 }
 
@@ -149,7 +153,10 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	defer e.model.Close()
 
-	rep := &Report{Machine: describeMachine(e.bin), Started: time.Now()}
+	rep := &Report{Machine: describeMachine(e.bin), Started: time.Now(), Prompt: "POST /v1/sessions/{id}/messages, then GET /v1/sessions/{id}?wait=true"}
+	if cfg.PostWait {
+		rep.Prompt = "POST /v1/sessions/{id}/messages?wait=true"
+	}
 	rep.Machine.LoadBefore = LoadAverage()
 	for _, s := range selected {
 		if ctx.Err() != nil {
@@ -208,6 +215,7 @@ type env struct {
 	dirs      int
 	seeded    map[int]string // stored sessions → a pristine database with them
 	notes     []string
+	serveHelp *string // `agents serve --help`, once read
 }
 
 func (e *env) logf(format string, args ...any) {
@@ -225,6 +233,22 @@ func (e *env) takeNotes() []string {
 	return n
 }
 
+// serveFlag returns the line of `agents serve --help` that documents
+// flag (such as "--idle-evict"), or "" when the binary has no such flag.
+func (e *env) serveFlag(flag string) string {
+	if e.serveHelp == nil {
+		out, _ := exec.Command(e.bin, "serve", "--help").CombinedOutput()
+		help := string(out)
+		e.serveHelp = &help
+	}
+	for line := range strings.Lines(*e.serveHelp) {
+		if f := strings.Fields(line); len(f) > 0 && f[0] == flag {
+			return strings.Join(f, " ")
+		}
+	}
+	return ""
+}
+
 // newDir makes a directory of its own for one server or database.
 func (e *env) newDir(name string) (string, error) {
 	e.dirs++
@@ -234,7 +258,7 @@ func (e *env) newDir(name string) (string, error) {
 
 // start runs a server in a directory of its own, on the database db, or
 // on a new one in that directory when db is empty.
-func (e *env) start(name, db string) (*Server, *client, error) {
+func (e *env) start(name, db string, args ...string) (*Server, *client, error) {
 	dir, err := e.newDir(name)
 	if err != nil {
 		return nil, nil, err
@@ -243,12 +267,14 @@ func (e *env) start(name, db string) (*Server, *client, error) {
 		db = filepath.Join(dir, "agents.db")
 	}
 	srv, err := StartServer(ServeOptions{
-		Bin: e.bin, Dir: dir, DB: db, ModelURL: e.model.URL, AgentFile: e.agentFile, Args: e.cfg.ServeArgs,
+		Bin: e.bin, Dir: dir, DB: db, ModelURL: e.model.URL, AgentFile: e.agentFile, Args: append(args, e.cfg.ServeArgs...),
 	})
 	if err != nil {
 		return nil, nil, err
 	}
-	return srv, newClient(srv.URL, 512), nil
+	c := newClient(srv.URL, 512)
+	c.postWait = e.cfg.PostWait
+	return srv, c, nil
 }
 
 // stop stops srv and reports what went wrong with it: a bad exit, or

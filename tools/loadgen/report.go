@@ -17,6 +17,7 @@ import (
 type Report struct {
 	Machine   Machine          `json:"machine"`
 	Started   time.Time        `json:"started"`
+	Prompt    string           `json:"prompt"` // the requests of one prompt
 	Scenarios []ScenarioReport `json:"scenarios"`
 }
 
@@ -61,6 +62,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 	m := r.Machine
 	fmt.Fprintf(bw, "machine: %s, %d CPUs, %d MB, Linux %s, %s; %s\n", m.CPU, m.CPUs, m.MemoryMB, m.Kernel, m.Go, m.Agents)
 	fmt.Fprintf(bw, "load average (1 min): %.2f before, %.2f after\n", m.LoadBefore, m.LoadAfter)
+	fmt.Fprintf(bw, "a prompt: %s\n", r.Prompt)
 	for _, s := range r.Scenarios {
 		fmt.Fprintf(bw, "\n## %s (%.1f s)\n", s.Name, s.Seconds)
 		if s.Result != nil {

@@ -83,7 +83,7 @@ type sizes struct {
 	prompts, fanoutSessions, getCalls  int
 	stored, storedConcurrency, startup int
 	idleSessions                       int
-	idleAfter, evictWait               time.Duration
+	idleAfter, evictWait, idleEvict    time.Duration
 }
 
 func parseFlags(args []string, stderr io.Writer) (loadgen.Config, bool, error) {
@@ -102,6 +102,7 @@ func parseFlags(args []string, stderr io.Writer) (loadgen.Config, bool, error) {
 	fs.StringVar(&scenarios, "scenario", "", "comma-separated `scenarios` to run ("+strings.Join(loadgen.ScenarioNames(), ",")+"); default all")
 	fs.BoolVar(&quick, "quick", false, "small sizes: a check that runs in about half a minute")
 	fs.BoolVar(&asJSON, "json", false, "print the report as JSON instead of tables")
+	fs.BoolVar(&cfg.PostWait, "post-wait", false, "make a prompt one request, POST …/messages?wait=true, instead of a post and a waiting GetSession")
 	fs.BoolVar(&cfg.Keep, "keep", false, "keep the temporary directory (databases, agent file)")
 	fs.Var(&serveArgs, "serve-arg", "one more `flag` for agents serve, such as --max-runs=0 (repeatable)")
 	fs.Var(&s.concurrency, "concurrency", "prompts: concurrent `sessions`, a list (default 1,16,64,256; quick 1,16,64)")
@@ -115,7 +116,8 @@ func parseFlags(args []string, stderr io.Writer) (loadgen.Config, bool, error) {
 	fs.IntVar(&s.startup, "startup-runs", 0, "startup: starts per size (default 3; quick 2)")
 	fs.IntVar(&s.idleSessions, "idle-sessions", 0, "idle: sessions touched once (default 1000; quick 200)")
 	fs.DurationVar(&s.idleAfter, "idle-after", -1, "idle: measure again this long after the touch, 0 to skip (default 1m; quick 0)")
-	fs.DurationVar(&s.evictWait, "evict-wait", -1, "idle: wait at most this long for the eviction, 0 to skip (default 7m; quick 0)")
+	fs.DurationVar(&s.evictWait, "evict-wait", -1, "idle: wait at most this long for the eviction, 0 to skip (default 7m; quick 15s)")
+	fs.DurationVar(&s.idleEvict, "idle-evict", -1, "idle: serve with --idle-evict=`D` when the binary has the flag, 0 for its default (default 0; quick 2s)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return cfg, false, err
@@ -132,7 +134,7 @@ func parseFlags(args []string, stderr io.Writer) (loadgen.Config, bool, error) {
 	if quick {
 		base = loadgen.QuickConfig()
 	}
-	base.AgentsBin, base.ModelURL, base.Keep, base.ServeArgs = cfg.AgentsBin, cfg.ModelURL, cfg.Keep, serveArgs
+	base.AgentsBin, base.ModelURL, base.Keep, base.PostWait, base.ServeArgs = cfg.AgentsBin, cfg.ModelURL, cfg.Keep, cfg.PostWait, serveArgs
 	if scenarios != "" {
 		base.Scenarios = strings.Split(scenarios, ",")
 	}
@@ -155,6 +157,7 @@ func parseFlags(args []string, stderr io.Writer) (loadgen.Config, bool, error) {
 	override("idle-sessions", func() { base.IdleSessions = s.idleSessions })
 	override("idle-after", func() { base.IdleAfter = s.idleAfter })
 	override("evict-wait", func() { base.EvictWait = s.evictWait })
+	override("idle-evict", func() { base.IdleEvict = s.idleEvict })
 	if err := check(base); err != nil {
 		fmt.Fprintln(stderr, "loadgen:", err)
 		return cfg, false, errUsage
@@ -178,8 +181,8 @@ func check(c loadgen.Config) error {
 			return fmt.Errorf("%s needs at least one size", name)
 		}
 	}
-	if c.IdleAfter < 0 || c.EvictWait < 0 {
-		return errors.New("-idle-after and -evict-wait cannot be negative")
+	if c.IdleAfter < 0 || c.EvictWait < 0 || c.IdleEvict < 0 {
+		return errors.New("-idle-after, -evict-wait and -idle-evict cannot be negative")
 	}
 	for _, name := range c.Scenarios {
 		if !contains(loadgen.ScenarioNames(), name) {
