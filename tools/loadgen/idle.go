@@ -83,7 +83,11 @@ func runIdle(ctx context.Context, e *env) (Result, error) {
 				evict = d
 			}
 		}
-		e.note("served with the default idle eviction (%s)", help)
+		if evict > 0 {
+			e.note("served with the default --idle-evict, %v", evict)
+		} else {
+			e.note("served with the default --idle-evict, which its help does not give: %s", help)
+		}
 	}
 	if evict > 0 {
 		res.IdleEvict = Duration(evict)

@@ -34,6 +34,7 @@ type Config struct {
 
 	Stored            int // stored and startup: sessions in the database
 	StoredConcurrency int // stored: concurrent sessions prompting
+	StoredPrompts     int // stored: prompts per session
 	StartupRuns       int // startup: starts per size
 
 	IdleSessions int           // idle: sessions touched once
@@ -53,6 +54,7 @@ func DefaultConfig() Config {
 		GetCalls:          200,
 		Stored:            100_000,
 		StoredConcurrency: 16,
+		StoredPrompts:     50,
 		StartupRuns:       3,
 		IdleSessions:      1000,
 		IdleAfter:         time.Minute,
@@ -71,6 +73,7 @@ func QuickConfig() Config {
 		GetCalls:          50,
 		Stored:            10_000,
 		StoredConcurrency: 16,
+		StoredPrompts:     10,
 		StartupRuns:       2,
 		IdleSessions:      200,
 		IdleEvict:         2 * time.Second,

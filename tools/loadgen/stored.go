@@ -20,8 +20,8 @@ func runStored(ctx context.Context, e *env) (Result, error) {
 				return res, fmt.Errorf("seed %d sessions: %w", stored, err)
 			}
 		}
-		e.logf("   %d stored sessions: %d sessions × %d prompts", stored, e.cfg.StoredConcurrency, e.cfg.Prompts)
-		row, err := promptRun(ctx, e, db, stored, e.cfg.StoredConcurrency, e.cfg.Prompts)
+		e.logf("   %d stored sessions: %d sessions × %d prompts", stored, e.cfg.StoredConcurrency, e.cfg.StoredPrompts)
+		row, err := promptRun(ctx, e, db, stored, e.cfg.StoredConcurrency, e.cfg.StoredPrompts)
 		res.Rows = append(res.Rows, row)
 		if err != nil {
 			return res, fmt.Errorf("%d stored sessions: %w", stored, err)

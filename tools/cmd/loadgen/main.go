@@ -82,6 +82,7 @@ type sizes struct {
 	concurrency, subscribers, turns    ints
 	prompts, fanoutSessions, getCalls  int
 	stored, storedConcurrency, startup int
+	storedPrompts                      int
 	idleSessions                       int
 	idleAfter, evictWait, idleEvict    time.Duration
 }
@@ -106,13 +107,14 @@ func parseFlags(args []string, stderr io.Writer) (loadgen.Config, bool, error) {
 	fs.BoolVar(&cfg.Keep, "keep", false, "keep the temporary directory (databases, agent file)")
 	fs.Var(&serveArgs, "serve-arg", "one more `flag` for agents serve, such as --max-runs=0 (repeatable)")
 	fs.Var(&s.concurrency, "concurrency", "prompts: concurrent `sessions`, a list (default 1,16,64,256; quick 1,16,64)")
-	fs.IntVar(&s.prompts, "prompts", 0, "prompts per session in prompts, stored and fanout (default 10)")
+	fs.IntVar(&s.prompts, "prompts", 0, "prompts: prompts per session, and fanout's (default 10)")
 	fs.Var(&s.subscribers, "subscribers", "fanout: SSE `subscribers`, a list (default 200,1000; quick 50,200)")
 	fs.IntVar(&s.fanoutSessions, "fanout-sessions", 0, "fanout: sessions prompting meanwhile (default 16)")
 	fs.Var(&s.turns, "turns", "getsession: session `lengths` in turns, a list (default 10,100,1000; quick 10,100)")
 	fs.IntVar(&s.getCalls, "get-calls", 0, "getsession: calls per length (default 200; quick 50)")
 	fs.IntVar(&s.stored, "stored", 0, "stored and startup: sessions in the database (default 100000; quick 10000)")
 	fs.IntVar(&s.storedConcurrency, "stored-concurrency", 0, "stored: concurrent sessions prompting (default 16)")
+	fs.IntVar(&s.storedPrompts, "stored-prompts", 0, "stored: prompts per session (default 50; quick 10)")
 	fs.IntVar(&s.startup, "startup-runs", 0, "startup: starts per size (default 3; quick 2)")
 	fs.IntVar(&s.idleSessions, "idle-sessions", 0, "idle: sessions touched once (default 1000; quick 200)")
 	fs.DurationVar(&s.idleAfter, "idle-after", -1, "idle: measure again this long after the touch, 0 to skip (default 1m; quick 0)")
@@ -153,6 +155,7 @@ func parseFlags(args []string, stderr io.Writer) (loadgen.Config, bool, error) {
 	override("get-calls", func() { base.GetCalls = s.getCalls })
 	override("stored", func() { base.Stored = s.stored })
 	override("stored-concurrency", func() { base.StoredConcurrency = s.storedConcurrency })
+	override("stored-prompts", func() { base.StoredPrompts = s.storedPrompts })
 	override("startup-runs", func() { base.StartupRuns = s.startup })
 	override("idle-sessions", func() { base.IdleSessions = s.idleSessions })
 	override("idle-after", func() { base.IdleAfter = s.idleAfter })
@@ -169,7 +172,7 @@ func parseFlags(args []string, stderr io.Writer) (loadgen.Config, bool, error) {
 func check(c loadgen.Config) error {
 	for name, v := range map[string]int{
 		"-prompts": c.Prompts, "-fanout-sessions": c.FanoutSessions, "-get-calls": c.GetCalls,
-		"-stored": c.Stored, "-stored-concurrency": c.StoredConcurrency, "-startup-runs": c.StartupRuns,
+		"-stored": c.Stored, "-stored-concurrency": c.StoredConcurrency, "-stored-prompts": c.StoredPrompts, "-startup-runs": c.StartupRuns,
 		"-idle-sessions": c.IdleSessions,
 	} {
 		if v < 1 {
