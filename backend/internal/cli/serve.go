@@ -176,10 +176,11 @@ func (a *app) serve(ctx context.Context, sf serveFlags) error {
 		servers = append(servers, newHTTPServer(st.server.LocalHandler()))
 		listeners = append(listeners, unix)
 	}
-	log.Info("listening", "addr", "http://"+tcp.Addr().String(), "socket", sf.socket, "auth", sec.Tokens != nil, "db", res.Paths().DB)
-
+	// The signals are taken before `listening` is logged: a supervisor
+	// that stops the server as soon as it said so gets a graceful stop.
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	log.Info("listening", "addr", "http://"+tcp.Addr().String(), "socket", sf.socket, "auth", sec.Tokens != nil, "db", res.Paths().DB)
 	served := make(chan error, len(servers))
 	for i, srv := range servers {
 		go func() { served <- srv.Serve(listeners[i]) }()
