@@ -125,25 +125,41 @@ func New(opts Options) *Hub {
 	return h
 }
 
-// frame is one event's cached encoding.
+// Encoding names a wire format an event is encoded in.
+type Encoding int
+
+// The encodings a hub caches, one slot each.
+const (
+	// EncodingSSE is a whole SSE frame.
+	EncodingSSE Encoding = iota
+	// EncodingProto is the event in protobuf binary.
+	EncodingProto
+	// EncodingJSON is the event in protobuf JSON.
+	EncodingJSON
+	encodings
+)
+
+// frame is one event's cached encodings.
 type frame struct {
-	once  sync.Once
-	bytes []byte
-	err   error
+	slots [encodings]struct {
+		once  sync.Once
+		bytes []byte
+		err   error
+	}
 }
 
-// Frame returns encode(ev), computed once per event for every subscriber
-// while the hub still holds the event; an event it no longer holds (read
-// from the log) is encoded each time. A hub has one encoding per event:
-// its one caller is the SSE writer, which Connect streams do not share.
-func (h *Hub) Frame(ev *agentsv1.Event, encode func(*agentsv1.Event) ([]byte, error)) ([]byte, error) {
+// Frame returns encode(ev) for the encoding, computed once per event and
+// encoding for every subscriber while the hub still holds the event; an
+// event it no longer holds (read from the log) is encoded each time. The
+// bytes are shared: nobody may modify them.
+func (h *Hub) Frame(ev *agentsv1.Event, enc Encoding, encode func(*agentsv1.Event) ([]byte, error)) ([]byte, error) {
 	v, ok := h.frames.Load(ev)
-	if !ok {
+	if !ok || enc < 0 || enc >= encodings {
 		return encode(ev)
 	}
-	f := v.(*frame)
-	f.once.Do(func() { f.bytes, f.err = encode(ev) })
-	return f.bytes, f.err
+	slot := &v.(*frame).slots[enc]
+	slot.once.Do(func() { slot.bytes, slot.err = encode(ev) })
+	return slot.bytes, slot.err
 }
 
 // Start sets the position the log is at when the process starts: the

@@ -152,7 +152,7 @@ func TestFrameEncodesOnce(t *testing.T) {
 	calls := 0
 	encode := func(*agentsv1.Event) ([]byte, error) { calls++; return []byte("f"), nil }
 	for range 5 {
-		if b, err := h.Frame(ev, encode); err != nil || string(b) != "f" {
+		if b, err := h.Frame(ev, EncodingSSE, encode); err != nil || string(b) != "f" {
 			t.Fatalf("Frame = %q, %v", b, err)
 		}
 	}
@@ -161,7 +161,7 @@ func TestFrameEncodesOnce(t *testing.T) {
 	}
 	h.Publish(event("s", "o", "x"))
 	h.Publish(event("s", "o", "x")) // pushes ev out
-	h.Frame(ev, encode)
+	h.Frame(ev, EncodingSSE, encode)
 	if calls != 2 {
 		t.Fatalf("an event the hub no longer holds was not encoded again (%d)", calls)
 	}

@@ -101,7 +101,8 @@ func (s *Server) newMux() *http.ServeMux {
 	mount := func(path string, h http.Handler) { mux.Handle(path, checkGetMessage(h)) }
 	mount(agentsv1connect.NewAgentServiceHandler(&agentService{s: s}, opts...))
 	mount(agentsv1connect.NewSessionServiceHandler(&sessionService{s: s}, opts...))
-	mount(agentsv1connect.NewEventServiceHandler(&eventService{s: s}, opts...))
+	mount(agentsv1connect.NewEventServiceHandler(&eventService{s: s},
+		append(opts, connect.WithCodec(eventProtoCodec{s.hub}), connect.WithCodec(eventJSONCodec{s.hub}))...))
 	s.routes(mux)
 	mux.HandleFunc("GET /openapi.json", serveOpenAPI)
 	mux.HandleFunc("GET /healthz", s.healthz)

@@ -5,6 +5,7 @@ import (
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/backend/internal/errs"
+	"github.com/agents-os/agents/backend/internal/events"
 	"github.com/agents-os/agents/backend/internal/events/sse"
 )
 
@@ -62,7 +63,7 @@ func (s *Server) sseRoute(perSession bool) http.HandlerFunc {
 func (s *Server) writeSSE(w http.ResponseWriter, item *agentsv1.SubscribeResponse) error {
 	switch it := item.GetItem().(type) {
 	case *agentsv1.SubscribeResponse_Event:
-		b, err := s.hub.Frame(it.Event, sse.EventFrame)
+		b, err := s.hub.Frame(it.Event, events.EncodingSSE, sse.EventFrame)
 		if err != nil {
 			return err
 		}
