@@ -81,16 +81,16 @@ func (a *actor) resumeInterrupted(ctx context.Context) error {
 		return a.recoverRound(ctx)
 	}
 	if missing := a.missingParams(); len(missing) > 0 {
-		return a.needParams(missing)
+		a.needParams(missing)
+		return nil
 	}
 	return a.startRun(a.edit(), agentsv1.RunTrigger_RUN_TRIGGER_RECOVERY, 0)
 }
 
 // needParams fails a session whose run needs params a restart lost: a
 // client must resupply them (Resume).
-func (a *actor) needParams(missing []string) error {
+func (a *actor) needParams(missing []string) {
 	a.fail("params_required", "the server restarted; resupply the params "+strings.Join(missing, ", ")+" with Resume")
-	return nil
 }
 
 // recoverRound settles the round that was in flight. Helper calls whose
@@ -164,7 +164,8 @@ func (a *actor) recoverRound(ctx context.Context) error {
 			return err
 		}
 		a.waiting = nil
-		return a.needParams(missing)
+		a.needParams(missing)
+		return nil
 	}
 	return a.continueRound(a.edit(), st, agentsv1.RunTrigger_RUN_TRIGGER_RECOVERY)
 }

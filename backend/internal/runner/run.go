@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
@@ -162,7 +161,8 @@ func (a *actor) beginStep() {
 	}
 	if missing := a.missingParams(); len(missing) > 0 {
 		// Only a run taken up after a restart gets here without them.
-		a.failRun("params_required", "the server restarted; resupply the params "+strings.Join(missing, ", ")+" with Resume")
+		a.closeRun()
+		a.needParams(missing)
 		return
 	}
 	if len(a.st.mail) > 0 || a.dangling() {
@@ -350,11 +350,7 @@ func (a *actor) roundDone(st *step, text string) {
 		a.beginStep() // it folds the mail that arrived during the step
 		return
 	}
-	reason := StopDone
-	if a.run.stop != "" {
-		reason = a.run.stop
-	}
-	a.endRun(session.StatusReady, reason, text)
+	a.endRun(session.StatusReady, a.run.stopReason(), text)
 }
 
 // answerEnds writes e, the model's last answer, with the end of the run
@@ -362,21 +358,10 @@ func (a *actor) roundDone(st *step, text string) {
 // first and the end follows as endRun writes it, so an answer is never
 // lost with an end the store would not take.
 func (a *actor) answerEnds(e *edit, text string) {
-	run := a.run
-	reason := StopDone
-	if run.stop != "" {
-		reason = run.stop
-	}
-	statusReason := ""
-	if reason != StopDone {
-		statusReason = reason
-	}
+	reason := a.run.stopReason()
 	both := *e
 	both.events = slices.Clone(e.events)
-	both.meta.Status, both.meta.StatusReason = session.StatusReady, statusReason
-	both.emit(a, &agentsv1.Event{Kind: "run.stopped", Body: &agentsv1.Event_RunStopped{RunStopped: &agentsv1.RunStopped{
-		Status: statusWire(session.StatusReady), Reason: reason, Steps: int32(run.steps), Text: text,
-	}}})
+	a.markStopped(&both, session.StatusReady, reason, text)
 	a.watchMail(&both, session.StatusReady, reason, text)
 	if err := a.apply(&both); err == nil {
 		a.closeRun()
@@ -442,18 +427,32 @@ func (a *actor) addUserTurn(e *edit, u session.UserTurn) {
 
 // endRun records the end of a run.
 func (a *actor) endRun(status session.Status, reason, text string) {
-	run := a.run
+	e := a.edit()
+	a.markStopped(e, status, reason, text)
+	a.closeRun()
+	a.settle(e, status, reason, text)
+}
+
+// markStopped adds to e the end of the active run: its status (with the
+// reason, unless it is done) and run.stopped.
+func (a *actor) markStopped(e *edit, status session.Status, reason, text string) {
 	statusReason := ""
 	if reason != StopDone {
 		statusReason = reason
 	}
-	e := a.edit()
 	e.meta.Status, e.meta.StatusReason = status, statusReason
 	e.emit(a, &agentsv1.Event{Kind: "run.stopped", Body: &agentsv1.Event_RunStopped{RunStopped: &agentsv1.RunStopped{
-		Status: statusWire(status), Reason: reason, Steps: int32(run.steps), Text: text,
+		Status: statusWire(status), Reason: reason, Steps: int32(a.run.steps), Text: text,
 	}}})
-	a.closeRun()
-	a.settle(e, status, reason, text)
+}
+
+// stopReason is how the run ends when it ends at a boundary: the reason
+// it was told to stop for, or done.
+func (r *run) stopReason() string {
+	if r.stop != "" {
+		return r.stop
+	}
+	return StopDone
 }
 
 // failRun ends the run as failed; the session accepts input again.
