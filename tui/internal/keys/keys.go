@@ -1,0 +1,197 @@
+// Package keys is the terminal UI's keymap, in one place: every action a
+// key can do, its default keys and its help text. A keymap file (JSON,
+// action name → list of keys) overrides the defaults; the Help tab is
+// generated from the map.
+package keys
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+)
+
+// Action names a thing a key does. The names are the keymap file's keys.
+type Action string
+
+// Binding is an action's keys and help.
+type Binding struct {
+	Action Action
+	// Group sorts the Help tab: "global", "list", "conversation",
+	// "composer", "draft", "pending".
+	Group string
+	key.Binding
+}
+
+// Map is the whole keymap.
+type Map struct {
+	bindings []*Binding
+	byAction map[Action]*Binding
+}
+
+// Actions. Global.
+const (
+	Quit       Action = "quit"
+	NextTab    Action = "next_tab"
+	PrevTab    Action = "prev_tab"
+	Help       Action = "help"
+	Reload     Action = "reload_agents"
+	NewSession Action = "new_session"
+	OpenByID   Action = "open_session"
+	Back       Action = "back"
+)
+
+// Lists (Chats, Agents, History).
+const (
+	Up     Action = "up"
+	Down   Action = "down"
+	Open   Action = "open"
+	Search Action = "search"
+	Delete Action = "delete"
+)
+
+// Conversation.
+const (
+	Focus        Action = "focus_composer"
+	PageUp       Action = "page_up"
+	PageDown     Action = "page_down"
+	PrevTurn     Action = "prev_turn"
+	NextTurn     Action = "next_turn"
+	Expand       Action = "toggle_details"
+	OpenChild    Action = "open_child"
+	CopyTurn     Action = "copy_turn"
+	Interrupt    Action = "interrupt"
+	HardCancel   Action = "hard_cancel"
+	CancelRun    Action = "cancel_run"
+	Pause        Action = "pause_resume"
+	Fork         Action = "fork"
+	ContinueWith Action = "continue_with"
+	Export       Action = "export"
+	Pending      Action = "pending_calls"
+	Draft        Action = "draft"
+)
+
+// Composer and draft.
+const (
+	Send        Action = "send"
+	Newline     Action = "newline"
+	Editor      Action = "editor"
+	Attach      Action = "attach"
+	SendNow     Action = "send_draft_now"
+	ToggleDraft Action = "toggle_draft"
+)
+
+// Pending calls.
+const (
+	Answer Action = "answer_call"
+	Fail   Action = "fail_call"
+)
+
+func b(a Action, group, help string, keys ...string) *Binding {
+	return &Binding{Action: a, Group: group, Binding: key.NewBinding(key.WithKeys(keys...), key.WithHelp(strings.Join(keys, "/"), help))}
+}
+
+// Default is the keymap without a file.
+func Default() *Map {
+	return newMap([]*Binding{
+		b(Quit, "global", "quit", "ctrl+c", "ctrl+q"),
+		b(NextTab, "global", "next tab", "tab"),
+		b(PrevTab, "global", "previous tab", "shift+tab"),
+		b(Help, "global", "help", "f1"),
+		b(Reload, "global", "reload agents and tools", "f5"),
+		b(NewSession, "global", "new session", "ctrl+n"),
+		b(OpenByID, "global", "open a session by id", "ctrl+o"),
+		b(Back, "global", "back / close", "esc"),
+
+		b(Up, "list", "up", "up", "k"),
+		b(Down, "list", "down", "down", "j"),
+		b(Open, "list", "open", "enter"),
+		b(Search, "list", "search", "/"),
+		b(Delete, "list", "delete (asks first)", "ctrl+d"),
+
+		b(Focus, "conversation", "write a message", "i"),
+		b(PageUp, "conversation", "scroll up", "pgup"),
+		b(PageDown, "conversation", "scroll down", "pgdown"),
+		b(PrevTurn, "conversation", "previous turn", "["),
+		b(NextTurn, "conversation", "next turn", "]"),
+		b(Expand, "conversation", "show / hide thinking and tool details", "space"),
+		b(OpenChild, "conversation", "open the helper's session", "o"),
+		b(CopyTurn, "conversation", "copy the turn (OSC 52)", "y"),
+		b(Interrupt, "conversation", "interrupt", "ctrl+g"),
+		b(HardCancel, "conversation", "hard cancel (cancel running tools)", "ctrl+k"),
+		b(CancelRun, "conversation", "cancel the run", "ctrl+x"),
+		b(Pause, "conversation", "pause / resume", "ctrl+p"),
+		b(Fork, "conversation", "fork at the selected turn", "ctrl+f"),
+		b(ContinueWith, "conversation", "continue with another agent", "ctrl+a"),
+		b(Export, "conversation", "export to markdown", "ctrl+e"),
+		b(Pending, "conversation", "pending calls", "ctrl+l"),
+		b(Draft, "conversation", "open the draft", "ctrl+r"),
+
+		b(Send, "composer", "send (while busy: add to the draft)", "enter"),
+		b(Newline, "composer", "new line", "shift+enter", "alt+enter", "ctrl+j"),
+		b(Editor, "composer", "edit in $EDITOR", "ctrl+v"),
+		b(Attach, "composer", "attach a file", "ctrl+t"),
+		b(SendNow, "draft", "send the draft now", "ctrl+s"),
+		b(ToggleDraft, "draft", "expand / collapse the draft", "ctrl+r"),
+
+		b(Answer, "pending", "answer the call", "enter"),
+		b(Fail, "pending", "fail the call", "ctrl+d"),
+	})
+}
+
+func newMap(bs []*Binding) *Map {
+	m := &Map{bindings: bs, byAction: make(map[Action]*Binding, len(bs))}
+	for _, x := range bs {
+		m.byAction[x.Action] = x
+	}
+	return m
+}
+
+// Get is the binding of a, for key.Matches.
+func (m *Map) Get(a Action) key.Binding {
+	if x, ok := m.byAction[a]; ok {
+		return x.Binding
+	}
+	return key.NewBinding(key.WithDisabled())
+}
+
+// Bindings lists every binding, in the order of Default.
+func (m *Map) Bindings() []*Binding { return m.bindings }
+
+// Load applies the keymap file at path (a JSON object from action to a
+// list of keys) over the defaults. An unknown action is an error, so a
+// typo does not silently leave a key unbound.
+func Load(path string) (*Map, error) {
+	m := Default()
+	if path == "" {
+		return m, nil
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("keymap: %w", err)
+	}
+	var over map[string][]string
+	if err := json.Unmarshal(raw, &over); err != nil {
+		return nil, fmt.Errorf("keymap %s: want a JSON object from action to a list of keys: %w", path, err)
+	}
+	names := make([]string, 0, len(over))
+	for name := range over {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		x, ok := m.byAction[Action(name)]
+		if !ok {
+			return nil, fmt.Errorf("keymap %s: unknown action %q", path, name)
+		}
+		ks := over[name]
+		if len(ks) == 0 {
+			return nil, fmt.Errorf("keymap %s: action %q: give at least one key", path, name)
+		}
+		x.Binding = key.NewBinding(key.WithKeys(ks...), key.WithHelp(strings.Join(ks, "/"), x.Help().Desc))
+	}
+	return m, nil
+}

@@ -1,0 +1,36 @@
+// Package msgs holds the messages the parts of the terminal UI send each
+// other through bubbletea: what the event subscription delivers, and
+// what a screen asks of the shell around it.
+package msgs
+
+import (
+	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/api/client"
+)
+
+// Event is one event of the subscription, forwarded to every screen.
+type Event struct{ Event *agentsv1.Event }
+
+// Snapshot says events may have been missed: screens refetch what they
+// show.
+type Snapshot struct{ Snapshot *agentsv1.Snapshot }
+
+// Conn is a change of the connection to the server.
+type Conn struct{ State client.ConnState }
+
+// OpenSession asks the shell to show a session's conversation, remembering
+// the current one so Back returns to it.
+type OpenSession struct{ ID string }
+
+// Back asks the shell to close the current screen.
+type Back struct{}
+
+// Status is a line for the status bar: a result or an error.
+type Status struct {
+	Text string
+	Err  error
+}
+
+// Started says this TUI created a session (or started a run in it), so
+// an embedded TUI stops it when it quits.
+type Started struct{ ID string }
