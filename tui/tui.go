@@ -4,6 +4,8 @@
 package tui
 
 import (
+	"context"
+	"errors"
 	"io"
 
 	"github.com/agents-os/agents/api/client"
@@ -26,5 +28,7 @@ type Options struct {
 	Output io.Writer
 }
 
-// Run shows the TUI until the user quits.
-var _ = client.Client{}
+// Run shows the TUI until the user quits or ctx ends.
+func Run(ctx context.Context, c *client.Client, opts Options) error {
+	return errors.New("the terminal UI is not built yet")
+}
