@@ -299,22 +299,36 @@ type serveProc struct {
 // so no config file or key of the machine reaches it.
 func startServe(t *testing.T, bin, dir, db, modelURL string) *serveProc {
 	t.Helper()
-	agents, err := filepath.Abs("testdata/agents")
-	if err != nil {
-		t.Fatal(err)
+	files := make([]string, len(crashAgents))
+	for i, name := range crashAgents {
+		files[i] = filepath.Join("testdata/agents", name+".json")
+	}
+	return startServeAgents(t, bin, dir, db, modelURL, files, "")
+}
+
+// startServeAgents is startServe with the agent files given, listening on
+// addr (a port, "0" for any free one).
+func startServeAgents(t *testing.T, bin, dir, db, modelURL string, agentFiles []string, port string) *serveProc {
+	t.Helper()
+	if port == "" {
+		port = "0"
 	}
 	// `--port 0` picks a free port; the address comes from the
 	// `listening` log line. A short grace keeps the cleanup quick when a
 	// test leaves a slow step streaming.
 	args := []string{"serve",
-		"--port", "0",
+		"--port", port,
 		"--db", db,
 		"--offline-model", modelURL,
 		"--log-format", "json",
 		"--shutdown-grace", "1s",
 	}
-	for _, name := range crashAgents {
-		args = append(args, "--agent-file", filepath.Join(agents, name+".json"))
+	for _, f := range agentFiles {
+		abs, err := filepath.Abs(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		args = append(args, "--agent-file", abs)
 	}
 	if err := os.MkdirAll(filepath.Join(dir, "pids"), 0o700); err != nil {
 		t.Fatal(err)

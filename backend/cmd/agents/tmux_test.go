@@ -1,0 +1,149 @@
+//go:build unix
+
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// tmuxTerm is a terminal in a tmux server of its own, running one program:
+// the tests type into it with send-keys and read it with capture-pane, as
+// a person at a terminal would.
+type tmuxTerm struct {
+	t      *testing.T
+	socket string
+	name   string
+}
+
+// Size of the tests' terminals: the smallest the TUI promises to work in.
+const tmuxCols, tmuxRows = 100, 30
+
+// startTmux runs argv in dir with env in a new detached tmux session. The
+// pane stays after the program exits, so its last screen and its exit
+// status can be read.
+func startTmux(t *testing.T, dir string, env []string, argv ...string) *tmuxTerm {
+	t.Helper()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed")
+	}
+	m := &tmuxTerm{t: t, socket: filepath.Join(t.TempDir(), "tmux.sock"), name: "tui"}
+	// The command goes through a script so that its environment is exactly
+	// env, whatever the tmux server's own.
+	script := filepath.Join(t.TempDir(), "run.sh")
+	var b strings.Builder
+	b.WriteString("#!/bin/sh\ncd " + shellQuote(dir) + "\nexec env -i")
+	for _, kv := range env {
+		b.WriteString(" " + shellQuote(kv))
+	}
+	b.WriteString(" TERM=xterm-256color COLORTERM=truecolor")
+	for _, a := range argv {
+		b.WriteString(" " + shellQuote(a))
+	}
+	b.WriteString("\n")
+	if err := os.WriteFile(script, []byte(b.String()), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	m.tmux("-f", "/dev/null", "new-session", "-d", "-s", m.name,
+		"-x", fmt.Sprint(tmuxCols), "-y", fmt.Sprint(tmuxRows), script)
+	m.tmux("set-option", "-t", m.name, "remain-on-exit", "on")
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("last screen:\n%s", m.capture())
+		}
+		_ = exec.Command("tmux", "-S", m.socket, "kill-server").Run()
+	})
+	return m
+}
+
+func (m *tmuxTerm) tmux(args ...string) string {
+	m.t.Helper()
+	out, err := exec.Command("tmux", append([]string{"-S", m.socket}, args...)...).CombinedOutput()
+	if err != nil {
+		m.t.Fatalf("tmux %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// keys sends tmux key names (Enter, C-n, Tab, Escape, PageUp, …).
+func (m *tmuxTerm) keys(names ...string) {
+	m.t.Helper()
+	m.tmux(append([]string{"send-keys", "-t", m.name}, names...)...)
+}
+
+// typeText types s literally.
+func (m *tmuxTerm) typeText(s string) {
+	m.t.Helper()
+	m.tmux("send-keys", "-t", m.name, "-l", s)
+}
+
+// capture is the screen as text, without colours.
+func (m *tmuxTerm) capture() string {
+	out, err := exec.Command("tmux", "-S", m.socket, "capture-pane", "-p", "-t", m.name).CombinedOutput()
+	if err != nil {
+		return fmt.Sprintf("(capture-pane: %v: %s)", err, out)
+	}
+	return string(out)
+}
+
+// waitFor waits until the screen shows text, and returns the screen.
+func (m *tmuxTerm) waitFor(text string) string {
+	m.t.Helper()
+	return m.waitMatch(regexp.MustCompile(regexp.QuoteMeta(text)), text)
+}
+
+// waitMatch waits until the screen matches re.
+func (m *tmuxTerm) waitMatch(re *regexp.Regexp, what string) string {
+	m.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		screen := m.capture()
+		if re.MatchString(screen) {
+			return screen
+		}
+		if time.Now().After(deadline) {
+			m.t.Fatalf("the screen did not show %q within 30s:\n%s", what, screen)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// waitGone waits until the screen no longer shows text.
+func (m *tmuxTerm) waitGone(text string) {
+	m.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for strings.Contains(m.capture(), text) {
+		if time.Now().After(deadline) {
+			m.t.Fatalf("the screen still shows %q after 30s:\n%s", text, m.capture())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// exitStatus waits for the program to end and returns its exit status.
+func (m *tmuxTerm) exitStatus() int {
+	m.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		out := strings.Fields(m.tmux("display-message", "-p", "-t", m.name, "#{pane_dead} #{pane_dead_status}"))
+		if len(out) == 2 && out[0] == "1" {
+			var code int
+			fmt.Sscan(out[1], &code)
+			return code
+		}
+		if time.Now().After(deadline) {
+			m.t.Fatalf("the program did not exit within 30s:\n%s", m.capture())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
