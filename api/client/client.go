@@ -1,9 +1,10 @@
 // Package client is the one client of an agents server in this
 // repository: the generated Connect clients, a dialer for every address a
 // user can give (http(s)://, unix://PATH, a bare socket path, or an
-// in-process handler), and a subscription that reconnects by itself from
-// the last position it delivered. The CLI and the terminal UI both use it,
-// so a command never knows whether its server is local or remote.
+// in-process handler), a check that the address answers as an agents
+// server, and a subscription that reconnects by itself from the last
+// position it delivered. The CLI and the terminal UI both use it, so a
+// command never knows whether its server is local or remote.
 package client
 
 import (
@@ -12,7 +13,9 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
+	"sync"
 
 	"connectrpc.com/connect"
 
@@ -28,19 +31,27 @@ type Client struct {
 	// Target names the server for messages: its URL or socket path.
 	Target string
 
-	close func()
+	// timing paces Subscribe's reconnections; zero fields take the
+	// defaults (tests shorten them).
+	timing timing
+
+	closeOnce sync.Once
+	close     func()
 }
 
-// Close releases the connections (and whatever the dialer attached, such
-// as an in-process server).
+// Close releases the connections and whatever the dialer attached, such
+// as an in-process server. Calling it again does nothing.
 func (c *Client) Close() {
-	if c.close != nil {
-		c.close()
-	}
+	c.closeOnce.Do(func() {
+		if c.close != nil {
+			c.close()
+		}
+	})
 }
 
 // OnClose adds f to what Close does, after what it did already: the
-// owner of an in-process server stops it there.
+// owner of an in-process server stops it there, once no request reaches
+// it any more.
 func (c *Client) OnClose(f func()) {
 	prev := c.close
 	c.close = func() {
@@ -72,11 +83,15 @@ func New(h *http.Client, baseURL, token string) *Client {
 // It does not connect; Check does.
 func Dial(target, token string) (*Client, error) {
 	if path, ok := SocketPath(target); ok {
+		if path == "" {
+			return nil, fmt.Errorf("%q: the socket path is empty", target)
+		}
 		c := New(unixHTTPClient(path), "http://localhost", token)
 		c.Target = path
 		return c, nil
 	}
-	if !strings.HasPrefix(target, "http://") && !strings.HasPrefix(target, "https://") {
+	u, err := url.Parse(target)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("%q: want http(s)://host:port, unix:///path or a socket path", target)
 	}
 	return New(&http.Client{}, strings.TrimSuffix(target, "/"), token), nil
