@@ -6,9 +6,17 @@ package tui
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"log/slog"
+	"os"
+
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/agents-os/agents/api/client"
+	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/tui/internal/keys"
+	"github.com/agents-os/agents/tui/internal/ui"
 )
 
 // Options tune a TUI.
@@ -30,5 +38,63 @@ type Options struct {
 
 // Run shows the TUI until the user quits or ctx ends.
 func Run(ctx context.Context, c *client.Client, opts Options) error {
-	return errors.New("the terminal UI is not built yet")
+	km, err := keys.Load(opts.KeymapFile)
+	if err != nil {
+		return err
+	}
+	log, closeLog, err := openLog(opts.LogFile)
+	if err != nil {
+		return err
+	}
+	defer closeLog()
+	// Whatever logs through the default logger while the screen is taken
+	// goes to the file too; the previous default comes back afterwards.
+	prev := slog.Default()
+	slog.SetDefault(log)
+	defer slog.SetDefault(prev)
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	m := ui.New(ui.Config{
+		Ctx:        ctx,
+		Client:     c,
+		Keys:       km,
+		SessionID:  opts.SessionID,
+		StopOnQuit: opts.StopOnQuit,
+		Log:        log,
+	})
+	popts := []tea.ProgramOption{tea.WithContext(ctx)}
+	if opts.Input != nil {
+		popts = append(popts, tea.WithInput(opts.Input))
+	}
+	if opts.Output != nil {
+		popts = append(popts, tea.WithOutput(opts.Output))
+	}
+	p := tea.NewProgram(m, popts...)
+
+	updates := c.Subscribe(ctx, &agentsv1.SubscribeRequest{Scope: agentsv1.SubscribeScope_SUBSCRIBE_SCOPE_OWNER})
+	go ui.Forward(updates, p.Send)
+
+	_, err = p.Run()
+	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
+		// ctx ended: the caller asked the TUI to go, which is no failure.
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("terminal UI: %w", err)
+	}
+	return nil
+}
+
+// openLog returns the TUI's logger: JSON lines into path, or nowhere when
+// no path is given, since the screen is never a place for logs.
+func openLog(path string) (*slog.Logger, func(), error) {
+	if path == "" {
+		return slog.New(slog.DiscardHandler), func() {}, nil
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, nil, fmt.Errorf("log file: %w", err)
+	}
+	return slog.New(slog.NewJSONHandler(f, nil)), func() { f.Close() }, nil
 }

@@ -1,0 +1,387 @@
+// Package agentsview is the Agents tab: the agents the server loaded,
+// and the descriptor of the selected one (model, system prompt, tools
+// and their kinds, helpers, params), with the problems of the last load.
+package agentsview
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"connectrpc.com/connect"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/agents-os/agents/api/client"
+	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/tui/internal/cursor"
+	"github.com/agents-os/agents/tui/internal/keys"
+	"github.com/agents-os/agents/tui/internal/layout"
+	"github.com/agents-os/agents/tui/internal/msgs"
+	"github.com/agents-os/agents/tui/internal/theme"
+)
+
+// Loaded is the answer of Refresh or Reload.
+type Loaded struct {
+	Agents []*agentsv1.AgentDescriptor
+	Errors []*agentsv1.AgentLoadError
+	Err    error
+	// Reloaded says the server read its agent files again.
+	Reloaded bool
+}
+
+// NewSession asks the shell to start a session with an agent.
+type NewSession struct{ Agent string }
+
+// Agents is the Agents tab.
+type Agents struct {
+	ctx context.Context
+	c   *client.Client
+	th  *theme.Theme
+	km  *keys.Map
+
+	agents  []*agentsv1.AgentDescriptor
+	errs    []*agentsv1.AgentLoadError
+	cur     cursor.Cursor
+	scroll  int // first line of the descriptor shown
+	detailH int
+
+	loaded bool
+	err    error
+
+	// detail caches the selected descriptor's lines at a width.
+	detail struct {
+		agent *agentsv1.AgentDescriptor
+		w     int
+		dark  bool
+		lines []string
+	}
+}
+
+// New returns an empty tab; Refresh fills it.
+func New(ctx context.Context, c *client.Client, th *theme.Theme, km *keys.Map) *Agents {
+	return &Agents{ctx: ctx, c: c, th: th, km: km}
+}
+
+// Refresh lists the agents again.
+func (m *Agents) Refresh() tea.Cmd {
+	ctx, c := m.ctx, m.c
+	return func() tea.Msg {
+		res, err := c.Agents.ListAgents(ctx, connect.NewRequest(&agentsv1.ListAgentsRequest{}))
+		if err != nil {
+			return Loaded{Err: err}
+		}
+		return Loaded{Agents: res.Msg.GetAgents(), Errors: res.Msg.GetErrors()}
+	}
+}
+
+// Reload asks the server to read its agent files again and describe
+// their tools anew.
+func (m *Agents) Reload() tea.Cmd {
+	ctx, c := m.ctx, m.c
+	return func() tea.Msg {
+		res, err := c.Agents.ReloadAgents(ctx, connect.NewRequest(&agentsv1.ReloadAgentsRequest{}))
+		if err != nil {
+			return Loaded{Err: err, Reloaded: true}
+		}
+		return Loaded{Agents: res.Msg.GetAgents(), Errors: res.Msg.GetErrors(), Reloaded: true}
+	}
+}
+
+// List is the agents as last loaded, sorted by slug.
+func (m *Agents) List() []*agentsv1.AgentDescriptor { return m.agents }
+
+// Handle takes the tab's answers, and refetches when another client
+// reloaded the agents.
+func (m *Agents) Handle(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case Loaded:
+		if msg.Err != nil {
+			m.err = client.Describe(msg.Err)
+			if msg.Reloaded {
+				return status("", fmt.Errorf("reload agents: %w", m.err))
+			}
+			return nil
+		}
+		selected := ""
+		if a := m.selected(); a != nil {
+			selected = a.GetSlug()
+		}
+		m.agents, m.errs, m.err, m.loaded = msg.Agents, msg.Errors, nil, true
+		at := 0
+		for i, a := range m.agents {
+			if a.GetSlug() == selected {
+				at = i
+			}
+		}
+		m.cur.Set(at, len(m.agents))
+		if msg.Reloaded {
+			text := fmt.Sprintf("reloaded %s", plural(len(m.agents), "agent"))
+			if n := len(m.errs); n > 0 {
+				text += fmt.Sprintf(", %s", plural(n, "load problem"))
+			}
+			return status(text, nil)
+		}
+	case msgs.Event:
+		if _, ok := msg.Event.GetBody().(*agentsv1.Event_AgentsChanged); ok {
+			return m.Refresh()
+		}
+	}
+	return nil
+}
+
+// HandleKey moves through the agents, scrolls the descriptor and starts
+// a session with the selected agent; it reports whether it used the key.
+func (m *Agents) HandleKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
+	km := m.km
+	switch {
+	case key.Matches(msg, km.Get(keys.Up)):
+		m.cur.Move(-1, len(m.agents))
+		m.scroll = 0
+	case key.Matches(msg, km.Get(keys.Down)):
+		m.cur.Move(1, len(m.agents))
+		m.scroll = 0
+	case key.Matches(msg, km.Get(keys.PageDown)):
+		m.scroll += max(1, m.detailH-1)
+	case key.Matches(msg, km.Get(keys.PageUp)):
+		m.scroll = max(0, m.scroll-max(1, m.detailH-1))
+	case key.Matches(msg, km.Get(keys.Open)):
+		if a := m.selected(); a != nil {
+			slug := a.GetSlug()
+			return func() tea.Msg { return NewSession{Agent: slug} }, true
+		}
+	default:
+		return nil, false
+	}
+	return nil, true
+}
+
+func (m *Agents) selected() *agentsv1.AgentDescriptor {
+	if i := m.cur.Index(); i < len(m.agents) {
+		return m.agents[i]
+	}
+	return nil
+}
+
+// Render draws the tab in w×h cells: the list on the left, the
+// descriptor on the right, load problems across the foot.
+func (m *Agents) Render(w, h int) string {
+	st := m.th.App
+	var top []string
+	if m.err != nil {
+		top = append(top, st.Error.Render("cannot list agents: "+m.err.Error()))
+	}
+	if !m.loaded {
+		if m.err == nil {
+			top = append(top, st.Muted.Render("loading agents…"))
+		}
+		return layout.Fit(strings.Join(top, "\n"), w, h)
+	}
+	foot := m.problems(w, max(1, h/4))
+	bodyH := h - len(top) - len(foot)
+	if len(m.agents) == 0 {
+		top = append(top, st.Muted.Render("No agents loaded: add agent files to the configuration, then press "+m.km.Get(keys.Reload).Help().Key+"."))
+		return layout.Fit(strings.Join(append(top, foot...), "\n"), w, h)
+	}
+	listW := min(28, max(12, w/3))
+	detailW := w - listW - 3
+	list := m.renderList(listW, bodyH)
+	detail := m.renderDetail(detailW, bodyH)
+	sep := st.Muted.Render(" │ ")
+	lines := top
+	for i := range bodyH {
+		lines = append(lines, list[i]+sep+detail[i])
+	}
+	return layout.Fit(strings.Join(append(lines, foot...), "\n"), w, h)
+}
+
+func (m *Agents) renderList(w, h int) []string {
+	st := m.th.App
+	from, to := m.cur.Window(h, len(m.agents))
+	out := make([]string, 0, h)
+	for i := from; i < to; i++ {
+		a := m.agents[i]
+		pointer, bg := "  ", st.Selected.GetBackground()
+		if i != m.cur.Index() {
+			bg = nil
+		} else {
+			pointer = "› "
+		}
+		left := []layout.Seg{{Text: pointer, Style: st.Heading}, {Text: a.GetSlug(), Style: st.Title}}
+		var right []layout.Seg
+		if a.GetParent() != "" {
+			right = []layout.Seg{{Text: " helper", Style: st.Muted}}
+		}
+		out = append(out, layout.Row(w, left, right, bg))
+	}
+	for len(out) < h {
+		out = append(out, strings.Repeat(" ", w))
+	}
+	return out
+}
+
+func (m *Agents) renderDetail(w, h int) []string {
+	a := m.selected()
+	d := &m.detail
+	if d.agent != a || d.w != w || d.dark != m.th.Dark {
+		d.agent, d.w, d.dark = a, w, m.th.Dark
+		d.lines = strings.Split(describe(m.th.App, a, w), "\n")
+	}
+	m.detailH = h
+	m.scroll = max(0, min(m.scroll, len(d.lines)-h))
+	shown := d.lines[m.scroll:]
+	return strings.Split(layout.Fit(strings.Join(shown, "\n"), w, h), "\n")
+}
+
+// describe renders a descriptor in w cells: every field a person needs
+// to know what the agent will do, and nothing secret (the API key is
+// named, never shown).
+func describe(st theme.AppStyles, a *agentsv1.AgentDescriptor, w int) string {
+	var b strings.Builder
+	line := func(s string) { b.WriteString(s + "\n") }
+	wrap := func(indent, s string) {
+		for _, l := range strings.Split(ansi.Wrap(s, max(1, w-len(indent)), ""), "\n") {
+			line(indent + l)
+		}
+	}
+	field := func(name, value string) { line("  " + st.Muted.Render(fmt.Sprintf("%-7s", name)) + " " + value) }
+
+	line(st.Title.Bold(true).Render(a.GetSlug()))
+	if a.GetAnnounce() != "" {
+		wrap("", a.GetAnnounce())
+	}
+	if a.GetParent() != "" {
+		line(st.Muted.Render("helper of " + a.GetParent()))
+	}
+	if a.GetFile() != "" {
+		line(st.Muted.Render(a.GetFile()))
+	}
+
+	md := a.GetModel()
+	line("")
+	line(st.Heading.Render("Model"))
+	field("flavor", md.GetFlavor())
+	field("name", md.GetName())
+	field("url", md.GetUrl())
+	keyState := st.Error.Render("missing")
+	if md.GetApiKeyPresent() {
+		keyState = st.Connected.Render("present")
+	}
+	if md.GetApiKeyId() == "" {
+		field("key", st.Muted.Render("none"))
+	} else {
+		field("key", md.GetApiKeyId()+" ("+keyState+")")
+	}
+	if n := a.GetMaxSteps(); n > 0 {
+		field("steps", fmt.Sprintf("at most %d per run", n))
+	}
+
+	line("")
+	line(st.Heading.Render("System prompt"))
+	if len(a.GetSystemPrompt()) == 0 {
+		line(st.Muted.Render("  (none)"))
+	}
+	for _, p := range a.GetSystemPrompt() {
+		wrap("  ", p)
+	}
+
+	line("")
+	line(st.Heading.Render(fmt.Sprintf("Tools (%d)", len(a.GetTools()))))
+	for _, t := range a.GetTools() {
+		head := "  " + t.GetName() + " " + st.Key.Render("["+kindName(t.GetKind())+"]")
+		if t.GetSource() != "" {
+			head += " " + st.Muted.Render(t.GetSource())
+		}
+		line(head)
+		if d, _, _ := strings.Cut(t.GetDescription(), "\n"); d != "" {
+			line(st.Muted.Render("    " + ansi.Truncate(d, max(1, w-4), "…")))
+		}
+	}
+
+	if len(a.GetHelpers()) > 0 {
+		line("")
+		line(st.Heading.Render("Helpers"))
+		wrap("  ", strings.Join(a.GetHelpers(), ", "))
+	}
+
+	if len(a.GetParams()) > 0 {
+		line("")
+		line(st.Heading.Render("Params"))
+		for _, p := range a.GetParams() {
+			var tags []string
+			if p.GetRequired() {
+				tags = append(tags, "required")
+			}
+			if p.GetSecret() {
+				tags = append(tags, "secret")
+			}
+			s := "  " + p.GetName()
+			if len(tags) > 0 {
+				s += " " + st.Key.Render("("+strings.Join(tags, ", ")+")")
+			}
+			if p.GetDescription() != "" {
+				s += " " + st.Muted.Render(p.GetDescription())
+			}
+			line(s)
+		}
+	}
+
+	if len(a.GetMcpServers()) > 0 {
+		line("")
+		line(st.Heading.Render("MCP servers"))
+		for _, s := range a.GetMcpServers() {
+			line("  " + s.GetName() + " " + st.Muted.Render(s.GetTransport()+" "+s.GetTarget()))
+		}
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+func kindName(k agentsv1.ToolKind) string {
+	switch k {
+	case agentsv1.ToolKind_TOOL_KIND_BASH:
+		return "bash"
+	case agentsv1.ToolKind_TOOL_KIND_HELPER:
+		return "helper"
+	case agentsv1.ToolKind_TOOL_KIND_CLIENT:
+		return "client"
+	case agentsv1.ToolKind_TOOL_KIND_MCP:
+		return "mcp"
+	case agentsv1.ToolKind_TOOL_KIND_SYSTEM:
+		return "system"
+	default:
+		return "tool"
+	}
+}
+
+// problems are the load errors, at most max lines of them.
+func (m *Agents) problems(w, most int) []string {
+	if len(m.errs) == 0 {
+		return nil
+	}
+	st := m.th.App
+	out := []string{st.Error.Render(plural(len(m.errs), "load problem") + ":")}
+	for i, e := range m.errs {
+		if len(out) == most && i < len(m.errs)-1 {
+			out = append(out, st.Muted.Render(fmt.Sprintf("  …and %d more", len(m.errs)-i)))
+			break
+		}
+		where := e.GetFile()
+		if e.GetField() != "" {
+			where += " " + e.GetField()
+		}
+		out = append(out, ansi.Truncate("  "+where+": "+e.GetReason(), w, "…"))
+	}
+	return out
+}
+
+func status(text string, err error) tea.Cmd {
+	return func() tea.Msg { return msgs.Status{Text: text, Err: err} }
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}

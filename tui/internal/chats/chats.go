@@ -1,0 +1,474 @@
+// Package chats is the conversation list: root sessions newest first,
+// each with its sub-agent sessions nested under it, their status, agent,
+// title, turn count and unread markers, kept live by events.
+package chats
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"connectrpc.com/connect"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/agents-os/agents/api/client"
+	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/tui/internal/badge"
+	"github.com/agents-os/agents/tui/internal/cursor"
+	"github.com/agents-os/agents/tui/internal/keys"
+	"github.com/agents-os/agents/tui/internal/layout"
+	"github.com/agents-os/agents/tui/internal/msgs"
+	"github.com/agents-os/agents/tui/internal/pages"
+	"github.com/agents-os/agents/tui/internal/theme"
+)
+
+// Loaded is the answer of Refresh: every session of the owner.
+type Loaded struct {
+	Sessions []*agentsv1.SessionMeta
+	Err      error
+}
+
+// Deleted is the answer of a confirmed delete.
+type Deleted struct {
+	IDs []string
+	Err error
+}
+
+// Chats is the conversation list.
+type Chats struct {
+	ctx context.Context
+	c   *client.Client
+	th  *theme.Theme
+	km  *keys.Map
+
+	metas  map[string]*agentsv1.SessionMeta
+	unread map[string]bool
+	open   string
+
+	// rows is the tree flattened in display order, rebuilt from metas
+	// when stale.
+	rows     []row
+	stale    bool
+	selected string // id of the selected row, kept across rebuilds
+	cur      cursor.Cursor
+	height   int // of the last render, for page moves
+
+	loaded, loading bool
+	err             error
+	// sinceRefresh holds the events applied while a Refresh is in flight:
+	// its answer may predate them, so they are applied again over it.
+	sinceRefresh []*agentsv1.Event
+
+	confirm *deletion
+	cache   map[string]rendered
+}
+
+type row struct {
+	id          string
+	depth       int
+	descendants int
+}
+
+// deletion is a delete waiting for the user's yes.
+type deletion struct {
+	id, title   string
+	descendants int
+}
+
+// rendered is a row's output and what it was drawn from: it is reused
+// while none of that changed.
+type rendered struct {
+	from drawnFrom
+	s    string
+}
+
+type drawnFrom struct {
+	meta             *agentsv1.SessionMeta
+	w, depth         int
+	selected, unread bool
+	dark             bool
+}
+
+// New returns an empty list; Refresh fills it.
+func New(ctx context.Context, c *client.Client, th *theme.Theme, km *keys.Map) *Chats {
+	return &Chats{
+		ctx: ctx, c: c, th: th, km: km,
+		metas:  map[string]*agentsv1.SessionMeta{},
+		unread: map[string]bool{},
+		cache:  map[string]rendered{},
+	}
+}
+
+// Refresh fetches every session again.
+func (m *Chats) Refresh() tea.Cmd {
+	m.loading = true
+	m.sinceRefresh = nil
+	ctx, c := m.ctx, m.c
+	return func() tea.Msg {
+		all, err := pages.Sessions(ctx, c.Sessions, &agentsv1.ListSessionsRequest{})
+		return Loaded{Sessions: all, Err: err}
+	}
+}
+
+// Handle takes the list's own answers and the events that change it.
+func (m *Chats) Handle(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case Loaded:
+		m.loading = false
+		if msg.Err != nil {
+			m.err = client.Describe(msg.Err)
+			return nil
+		}
+		m.err, m.loaded = nil, true
+		m.metas = make(map[string]*agentsv1.SessionMeta, len(msg.Sessions))
+		for _, s := range msg.Sessions {
+			m.metas[s.GetId()] = s
+		}
+		for _, ev := range m.sinceRefresh {
+			m.apply(ev)
+		}
+		m.sinceRefresh = nil
+		m.stale = true
+	case Deleted:
+		if msg.Err != nil {
+			return status("", client.Describe(msg.Err))
+		}
+		for _, id := range msg.IDs {
+			m.remove(id)
+		}
+		return status(fmt.Sprintf("deleted %s", plural(len(msg.IDs), "session")), nil)
+	case msgs.Event:
+		if m.loading {
+			m.sinceRefresh = append(m.sinceRefresh, msg.Event)
+		}
+		m.apply(msg.Event)
+	case msgs.Snapshot:
+		return m.Refresh()
+	}
+	return nil
+}
+
+// apply changes the list by one event, without asking the server.
+func (m *Chats) apply(ev *agentsv1.Event) {
+	id := ev.GetSessionId()
+	switch b := ev.GetBody().(type) {
+	case *agentsv1.Event_SessionCreated:
+		m.upsert(b.SessionCreated.GetMeta())
+	case *agentsv1.Event_SessionUpdated:
+		if m.upsert(b.SessionUpdated.GetMeta()) && b.SessionUpdated.GetHeadTurn() != nil {
+			m.markUnread(id)
+		}
+	case *agentsv1.Event_SessionDeleted:
+		m.remove(id)
+	case *agentsv1.Event_RunStarted:
+		m.setStatus(id, agentsv1.SessionStatus_SESSION_STATUS_RUNNING, "")
+	case *agentsv1.Event_RunStopped:
+		m.setStatus(id, b.RunStopped.GetStatus(), b.RunStopped.GetReason())
+		m.markUnread(id)
+	case *agentsv1.Event_SessionFailed:
+		m.setStatus(id, agentsv1.SessionStatus_SESSION_STATUS_FAILED, b.SessionFailed.GetReason())
+		m.markUnread(id)
+	}
+}
+
+// upsert stores meta unless what the list holds is newer, and reports
+// whether it did.
+func (m *Chats) upsert(meta *agentsv1.SessionMeta) bool {
+	if meta.GetId() == "" {
+		return false
+	}
+	if old, ok := m.metas[meta.GetId()]; ok && old.GetUpdateTime().AsTime().After(meta.GetUpdateTime().AsTime()) {
+		return false
+	}
+	m.metas[meta.GetId()] = meta
+	m.stale = true
+	return true
+}
+
+func (m *Chats) remove(id string) {
+	if _, ok := m.metas[id]; !ok {
+		return
+	}
+	delete(m.metas, id)
+	delete(m.unread, id)
+	delete(m.cache, id)
+	m.stale = true
+}
+
+// setStatus applies a run event's status to a copy of the meta, so the
+// row's cache, keyed by the meta, sees the change.
+func (m *Chats) setStatus(id string, s agentsv1.SessionStatus, reason string) {
+	old, ok := m.metas[id]
+	if !ok || s == agentsv1.SessionStatus_SESSION_STATUS_UNSPECIFIED {
+		return
+	}
+	meta := proto.CloneOf(old)
+	meta.Status, meta.StatusReason = s, reason
+	m.metas[id] = meta
+}
+
+// markUnread notes news in a session the user is not looking at.
+func (m *Chats) markUnread(id string) {
+	if _, ok := m.metas[id]; ok && id != m.open {
+		m.unread[id] = true
+	}
+}
+
+// SetOpen says which session's conversation is on screen ("" for none):
+// it is read, and stays read while open.
+func (m *Chats) SetOpen(id string) {
+	m.open = id
+	delete(m.unread, id)
+}
+
+// Unread counts the sessions with news not seen yet.
+func (m *Chats) Unread() int { return len(m.unread) }
+
+// Meta is what the list knows of a session, or nil.
+func (m *Chats) Meta(id string) *agentsv1.SessionMeta { return m.metas[id] }
+
+// Focused reports whether the list holds the keyboard for a question of
+// its own (the delete confirmation).
+func (m *Chats) Focused() bool { return m.confirm != nil }
+
+// HandleKey moves the selection, opens and deletes; it reports whether
+// it used the key.
+func (m *Chats) HandleKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
+	m.rebuild()
+	if m.confirm != nil {
+		return m.answerConfirm(msg), true
+	}
+	km := m.km
+	switch {
+	case key.Matches(msg, km.Get(keys.Up)):
+		m.move(-1)
+	case key.Matches(msg, km.Get(keys.Down)):
+		m.move(1)
+	case key.Matches(msg, km.Get(keys.PageUp)):
+		m.move(-max(1, m.height-1))
+	case key.Matches(msg, km.Get(keys.PageDown)):
+		m.move(max(1, m.height-1))
+	case key.Matches(msg, km.Get(keys.Open)):
+		if r, ok := m.selectedRow(); ok {
+			return open(r.id), true
+		}
+	case key.Matches(msg, km.Get(keys.Delete)):
+		if r, ok := m.selectedRow(); ok {
+			m.confirm = &deletion{id: r.id, title: badge.Title(m.metas[r.id]), descendants: r.descendants}
+		}
+	default:
+		return nil, false
+	}
+	return nil, true
+}
+
+func (m *Chats) answerConfirm(msg tea.KeyPressMsg) tea.Cmd {
+	d := m.confirm
+	switch {
+	case msg.String() == "y" || key.Matches(msg, m.km.Get(keys.Open)):
+		m.confirm = nil
+		return m.delete(*d)
+	case msg.String() == "n" || key.Matches(msg, m.km.Get(keys.Back)):
+		m.confirm = nil
+	}
+	return nil
+}
+
+// delete asks the server to delete a session, with its sub-sessions when
+// it has any: the user was told so.
+func (m *Chats) delete(d deletion) tea.Cmd {
+	mode := agentsv1.DeleteMode_DELETE_MODE_SINGLE
+	if d.descendants > 0 {
+		mode = agentsv1.DeleteMode_DELETE_MODE_CASCADE
+	}
+	ctx, c := m.ctx, m.c
+	return func() tea.Msg {
+		res, err := c.Sessions.DeleteSession(ctx, connect.NewRequest(&agentsv1.DeleteSessionRequest{SessionId: d.id, Mode: mode}))
+		if err != nil {
+			return Deleted{Err: err}
+		}
+		return Deleted{IDs: res.Msg.GetDeletedIds()}
+	}
+}
+
+func (m *Chats) move(delta int) {
+	m.cur.Move(delta, len(m.rows))
+	if r, ok := m.selectedRow(); ok {
+		m.selected = r.id
+	}
+}
+
+func (m *Chats) selectedRow() (row, bool) {
+	i := m.cur.Index()
+	if i < 0 || i >= len(m.rows) {
+		return row{}, false
+	}
+	return m.rows[i], true
+}
+
+// rebuild flattens the tree again after the sessions changed: roots
+// newest first, children under their parent in the order they were
+// created. A child whose parent is not listed is shown as a root.
+func (m *Chats) rebuild() {
+	if !m.stale {
+		return
+	}
+	m.stale = false
+	children := map[string][]*agentsv1.SessionMeta{}
+	var roots []*agentsv1.SessionMeta
+	for _, s := range m.metas {
+		if p := s.GetParentId(); p != "" && m.metas[p] != nil {
+			children[p] = append(children[p], s)
+		} else {
+			roots = append(roots, s)
+		}
+	}
+	byCreation := func(a, b *agentsv1.SessionMeta) int {
+		return cmp.Or(
+			a.GetCreateTime().AsTime().Compare(b.GetCreateTime().AsTime()),
+			strings.Compare(a.GetId(), b.GetId()))
+	}
+	slices.SortFunc(roots, func(a, b *agentsv1.SessionMeta) int { return byCreation(b, a) })
+	m.rows = m.rows[:0]
+	var walk func(s *agentsv1.SessionMeta, depth int) int
+	walk = func(s *agentsv1.SessionMeta, depth int) int {
+		i := len(m.rows)
+		m.rows = append(m.rows, row{id: s.GetId(), depth: depth})
+		kids := children[s.GetId()]
+		slices.SortFunc(kids, byCreation)
+		n := 0
+		for _, k := range kids {
+			n += 1 + walk(k, depth+1)
+		}
+		m.rows[i].descendants = n
+		return n
+	}
+	for _, r := range roots {
+		walk(r, 0)
+	}
+	at := 0
+	for i, r := range m.rows {
+		if r.id == m.selected {
+			at = i
+			break
+		}
+	}
+	m.cur.Set(at, len(m.rows))
+	if r, ok := m.selectedRow(); ok {
+		m.selected = r.id
+	}
+}
+
+// Column widths, in cells.
+const (
+	agentWidth = 16
+	turnsWidth = 6
+)
+
+// Render draws the list in w×h cells.
+func (m *Chats) Render(w, h int) string {
+	m.rebuild()
+	st := m.th.App
+	var lines []string
+	if m.err != nil {
+		lines = append(lines, st.Error.Render("cannot list sessions: "+m.err.Error()))
+	}
+	foot := ""
+	if m.confirm != nil {
+		foot = st.Prompt.Render(m.confirmQuestion())
+	}
+	switch {
+	case !m.loaded && m.err == nil:
+		lines = append(lines, st.Muted.Render("loading sessions…"))
+	case len(m.rows) == 0 && m.loaded:
+		lines = append(lines, st.Muted.Render(fmt.Sprintf("No sessions yet: %s starts one.", m.km.Get(keys.NewSession).Help().Key)))
+	case len(m.rows) > 0:
+		lines = append(lines, layout.Row(w,
+			[]layout.Seg{{Text: "      session", Style: st.Muted}},
+			[]layout.Seg{{Text: fmt.Sprintf("%-*s", agentWidth, "agent"), Style: st.Muted}, {Text: fmt.Sprintf("%*s", turnsWidth, "turns"), Style: st.Muted}},
+			nil))
+		room := h - len(lines)
+		if foot != "" {
+			room--
+		}
+		m.height = room
+		from, to := m.cur.Window(room, len(m.rows))
+		for i := from; i < to; i++ {
+			lines = append(lines, m.renderRow(m.rows[i], w, i == m.cur.Index()))
+		}
+	}
+	body := layout.Fit(strings.Join(lines, "\n"), w, h)
+	if foot != "" {
+		body = layout.Fit(body, w, h-1) + "\n" + layout.Pad(foot, w)
+	}
+	return body
+}
+
+func (m *Chats) confirmQuestion() string {
+	d := m.confirm
+	if d.descendants > 0 {
+		return fmt.Sprintf("Delete %q and its %s? y/n", d.title, plural(d.descendants, "sub-session"))
+	}
+	return fmt.Sprintf("Delete %q? y/n", d.title)
+}
+
+// renderRow draws one session, reusing the last drawing while nothing
+// it shows changed.
+func (m *Chats) renderRow(r row, w int, selected bool) string {
+	meta := m.metas[r.id]
+	unread := m.unread[r.id]
+	from := drawnFrom{meta: meta, w: w, depth: r.depth, selected: selected, unread: unread, dark: m.th.Dark}
+	if c, ok := m.cache[r.id]; ok && c.from == from {
+		return c.s
+	}
+	st := m.th.App
+	bg := st.Selected.GetBackground()
+	pointer := "  "
+	if selected {
+		pointer = "› "
+	} else {
+		bg = nil
+	}
+	indent := ""
+	if r.depth > 0 {
+		indent = strings.Repeat("  ", r.depth-1) + "└ "
+	}
+	title := st.Title
+	if unread {
+		title = title.Bold(true)
+	}
+	left := []layout.Seg{
+		{Text: pointer, Style: st.Heading},
+		{Text: badge.Icon(meta.GetStatus(), unread), Style: badge.Style(st, meta.GetStatus(), unread)},
+		{Text: " "},
+		{Text: badge.UnreadMark(unread), Style: st.Unread},
+		{Text: " " + indent, Style: st.Muted},
+		{Text: badge.Title(meta), Style: title},
+	}
+	right := []layout.Seg{
+		{Text: " " + layout.Pad(meta.GetAgent(), agentWidth-1), Style: st.Muted},
+		{Text: fmt.Sprintf("%*d", turnsWidth, meta.GetTurnCount()), Style: st.Muted},
+	}
+	s := layout.Row(w, left, right, bg)
+	m.cache[r.id] = rendered{from: from, s: s}
+	return s
+}
+
+func open(id string) tea.Cmd {
+	return func() tea.Msg { return msgs.OpenSession{ID: id} }
+}
+
+func status(text string, err error) tea.Cmd {
+	return func() tea.Msg { return msgs.Status{Text: text, Err: err} }
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}

@@ -1,0 +1,100 @@
+// Package layout cuts and pads rendered text to the box a screen was
+// given, measuring ANSI-styled strings by their cells, never their bytes.
+package layout
+
+import (
+	"image/color"
+	"strings"
+
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
+)
+
+// Fit returns s as exactly h lines, each cut to at most w cells and padded
+// with spaces to w, so a screen never spills over its neighbours.
+func Fit(s string, w, h int) string {
+	if w <= 0 || h <= 0 {
+		return ""
+	}
+	lines := strings.Split(s, "\n")
+	if len(lines) > h {
+		lines = lines[:h]
+	}
+	for len(lines) < h {
+		lines = append(lines, "")
+	}
+	for i, l := range lines {
+		lines[i] = Pad(l, w)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Pad cuts one line to w cells (ending in … when cut) and fills the rest
+// with spaces.
+func Pad(line string, w int) string {
+	if ansi.StringWidth(line) > w {
+		line = ansi.Truncate(line, w, "…")
+	}
+	if n := w - ansi.StringWidth(line); n > 0 {
+		line += strings.Repeat(" ", n)
+	}
+	return line
+}
+
+// Columns lays left and right out on one line of w cells: left is cut
+// first when both do not fit, so the right part (a state, a count) stays.
+func Columns(left, right string, w int) string {
+	rw := ansi.StringWidth(right)
+	if rw >= w {
+		return Pad(right, w)
+	}
+	return Pad(left, w-rw) + right
+}
+
+// Seg is a piece of a row: plain text and the style it is drawn in.
+type Seg struct {
+	Text  string
+	Style lipgloss.Style
+}
+
+// Row lays segments out on one line of w cells: left ones from the
+// start, right ones flush with the end. Text is cut before it is styled
+// (the last left segments give way first), so no escape code is ever cut
+// in half; bg, when not nil, is painted under the whole line, gaps
+// included, which is how a selected row is drawn.
+func Row(w int, left, right []Seg, bg color.Color) string {
+	rw := 0
+	for _, s := range right {
+		rw += ansi.StringWidth(s.Text)
+	}
+	if rw > w {
+		right, rw = nil, 0
+	}
+	room := w - rw
+	paint := func(s lipgloss.Style) lipgloss.Style {
+		if bg != nil {
+			return s.Background(bg)
+		}
+		return s
+	}
+	var b strings.Builder
+	used := 0
+	for _, s := range left {
+		t := s.Text
+		if used+ansi.StringWidth(t) > room {
+			t = ansi.Truncate(t, room-used, "…")
+		}
+		if t == "" {
+			continue
+		}
+		b.WriteString(paint(s.Style).Render(t))
+		used += ansi.StringWidth(t)
+	}
+	if gap := w - used - rw; gap > 0 {
+		b.WriteString(paint(lipgloss.NewStyle()).Render(strings.Repeat(" ", gap)))
+	}
+	for _, s := range right {
+		b.WriteString(paint(s.Style).Render(s.Text))
+	}
+	return b.String()
+}

@@ -1,0 +1,127 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/agents-os/agents/tui/internal/keys"
+	"github.com/agents-os/agents/tui/internal/layout"
+)
+
+// View draws the frame: the tab bar, the screen in front, the status bar.
+func (m *Model) View() tea.View {
+	v := tea.NewView(m.render())
+	v.AltScreen = true
+	return v
+}
+
+func (m *Model) render() string {
+	w, h := m.w, m.h
+	if w <= 0 || h <= 0 {
+		return ""
+	}
+	bodyH := max(0, h-2)
+	var foot string
+	if m.dialog != nil {
+		foot = m.dialog.Render(w)
+		bodyH = max(0, bodyH-strings.Count(foot, "\n")-1)
+	}
+	var body string
+	if t := m.top(); t != nil {
+		body = t.Render(w, bodyH)
+	} else {
+		body = m.renderTab(w, bodyH)
+	}
+	parts := []string{m.renderTabs(w), layout.Fit(body, w, bodyH)}
+	if foot != "" {
+		parts = append(parts, foot)
+	}
+	parts = append(parts, m.renderStatus(w))
+	return layout.Fit(strings.Join(parts, "\n"), w, h)
+}
+
+func (m *Model) renderTab(w, h int) string {
+	switch m.tab {
+	case chatsTab:
+		return m.chats.Render(w, h)
+	case agentsTab:
+		return m.agents.Render(w, h)
+	case historyTab:
+		return m.history.Render(w, h)
+	default:
+		return m.help.Render(w, h)
+	}
+}
+
+// renderTabs is the tab bar; an open conversation shows as one more tab,
+// the active one.
+func (m *Model) renderTabs(w int) string {
+	st := m.th.App
+	chats := "Chats"
+	if n := m.chats.Unread(); n > 0 {
+		chats = fmt.Sprintf("Chats %s", st.Unread.Render(fmt.Sprintf("•%d", n)))
+	}
+	names := []string{chats, "Agents", "History", "Help"}
+	t := m.top()
+	var b strings.Builder
+	for i, name := range names {
+		if t == nil && tab(i) == m.tab {
+			b.WriteString(st.ActiveTab.Render(name))
+		} else {
+			b.WriteString(st.Tab.Render(name))
+		}
+	}
+	if t != nil {
+		title := t.SessionID()
+		if tt, ok := t.(titled); ok {
+			title = tt.Title()
+		}
+		b.WriteString(st.Muted.Render("›"))
+		b.WriteString(st.ActiveTab.Render(title))
+	}
+	hint := st.Muted.Render(m.km.Get(keys.Help).Help().Key + " help ")
+	return layout.Columns(b.String(), hint, w)
+}
+
+// renderStatus is the status bar: the last result or error on the left,
+// the connection on the right, always.
+func (m *Model) renderStatus(w int) string {
+	st := m.th.App
+	left := st.Status.Render(m.status.Text)
+	if m.status.Err != nil {
+		left = st.Error.Render(m.status.Err.Error())
+	}
+	return layout.Columns(" "+left, m.renderConn(w*2/3)+" ", w)
+}
+
+// renderConn says whether the event stream is up, in at most most cells;
+// the error, the longest part, is cut first.
+func (m *Model) renderConn(most int) string {
+	st := m.th.App
+	target := st.Muted.Render(" · " + m.c.Target)
+	var s string
+	switch {
+	case !m.connKnown:
+		s = st.Muted.Render("○ connecting") + target
+	case m.conn.Connected:
+		s = st.Connected.Render("● connected") + target
+	default:
+		s = st.Disconnected.Render("○ reconnecting in "+roundUp(m.conn.Retry)) + target
+		if m.conn.Err != nil {
+			s += st.Error.Render(": " + m.conn.Err.Error())
+		}
+	}
+	if ansi.StringWidth(s) > most {
+		s = ansi.Truncate(s, most, "…")
+	}
+	return s
+}
+
+// roundUp shows a retry wait in whole seconds, never as 0s.
+func roundUp(d time.Duration) string {
+	return fmt.Sprintf("%ds", max(1, int((d+time.Second-1)/time.Second)))
+}

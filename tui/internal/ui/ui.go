@@ -1,0 +1,359 @@
+// Package ui is the terminal UI's one bubbletea model: it owns the
+// state, the focus and the layout, and routes every message — keys to
+// the screen in front, events to every screen that shows sessions, the
+// answers of commands to the component that asked. The tabs (Chats,
+// Agents, History, Help) and the conversations opened over them are
+// components drawn into the frame this package draws: tab bar, body,
+// status bar.
+package ui
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/agents-os/agents/api/client"
+	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/tui/internal/agentsview"
+	"github.com/agents-os/agents/tui/internal/chats"
+	"github.com/agents-os/agents/tui/internal/help"
+	"github.com/agents-os/agents/tui/internal/history"
+	"github.com/agents-os/agents/tui/internal/keys"
+	"github.com/agents-os/agents/tui/internal/msgs"
+	"github.com/agents-os/agents/tui/internal/theme"
+)
+
+// Config is what the shell is built from.
+type Config struct {
+	// Ctx bounds every call the TUI makes.
+	Ctx    context.Context
+	Client *client.Client
+	Keys   *keys.Map
+	// SessionID opens this session at start.
+	SessionID string
+	// StopOnQuit sends a StopRun mail, on quit, to each session this TUI
+	// started that is still running.
+	StopOnQuit bool
+	Log        *slog.Logger
+	// Now is the clock History measures ages with; time.Now when nil.
+	Now func() time.Time
+}
+
+type tab int
+
+const (
+	chatsTab tab = iota
+	agentsTab
+	historyTab
+	helpTab
+	tabCount
+)
+
+// Model is the TUI.
+type Model struct {
+	ctx context.Context
+	c   *client.Client
+	km  *keys.Map
+	log *slog.Logger
+	// th is shared by every component; a change of background replaces
+	// what it points to, so they all draw with the new palette.
+	th *theme.Theme
+
+	sessionAtStart string
+	stopOnQuit     bool
+
+	w, h int
+	tab  tab
+
+	chats   *chats.Chats
+	agents  *agentsview.Agents
+	history *history.History
+	help    *help.Help
+
+	// screens are the open conversations, the one in front last; Back
+	// returns to the one before.
+	screens   []screen
+	newScreen func(id string) screen
+
+	dialog dialog
+
+	conn      client.ConnState
+	connKnown bool
+	status    msgs.Status
+
+	// started are the sessions this TUI created or started a run in.
+	started  map[string]bool
+	quitting bool
+}
+
+// New builds the shell; Init starts it.
+func New(cfg Config) *Model {
+	ctx := cfg.Ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	now := cfg.Now
+	if now == nil {
+		now = time.Now
+	}
+	log := cfg.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	th := theme.New(true) // until the terminal says what its background is
+	m := &Model{
+		ctx: ctx, c: cfg.Client, km: cfg.Keys, log: log, th: th,
+		sessionAtStart: cfg.SessionID,
+		stopOnQuit:     cfg.StopOnQuit,
+		chats:          chats.New(ctx, cfg.Client, th, cfg.Keys),
+		agents:         agentsview.New(ctx, cfg.Client, th, cfg.Keys),
+		history:        history.New(ctx, cfg.Client, th, cfg.Keys, now),
+		help:           help.New(th, cfg.Keys),
+		started:        map[string]bool{},
+	}
+	m.newScreen = func(id string) screen {
+		return &summary{id: id, th: m.th, km: m.km, known: titleOf(m)}
+	}
+	return m
+}
+
+// Init asks the terminal for its background and fetches every list.
+func (m *Model) Init() tea.Cmd {
+	cmds := []tea.Cmd{tea.RequestBackgroundColor, m.chats.Refresh(), m.agents.Refresh(), m.history.Refresh()}
+	if m.sessionAtStart != "" {
+		cmds = append(cmds, m.open(m.sessionAtStart))
+	}
+	return tea.Batch(cmds...)
+}
+
+// Update routes one message.
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.w, m.h = msg.Width, msg.Height
+		return m, nil
+	case tea.BackgroundColorMsg:
+		if msg.IsDark() != m.th.Dark {
+			*m.th = *theme.New(msg.IsDark())
+			m.history.Restyle()
+		}
+		return m, nil
+	case tea.KeyPressMsg:
+		return m, m.handleKey(msg)
+	case msgs.Conn:
+		wasUp := m.connKnown && m.conn.Connected
+		m.conn, m.connKnown = msg.State, true
+		cmds := []tea.Cmd{m.toScreens(msg)}
+		if msg.State.Connected && !wasUp {
+			// The lists were fetched before the stream was up (or while it
+			// was down): what happened in between is only in a fresh list.
+			cmds = append(cmds, m.chats.Refresh(), m.history.Refresh())
+		}
+		if !msg.State.Connected && msg.State.Err != nil {
+			m.log.Warn("event stream down", "err", msg.State.Err, "retry", msg.State.Retry)
+		}
+		return m, tea.Batch(cmds...)
+	case msgs.OpenSession:
+		m.dialog = nil
+		return m, m.open(msg.ID)
+	case msgs.Back:
+		return m, m.back()
+	case msgs.Status:
+		m.status = msg
+		if msg.Err != nil {
+			m.log.Info("status", "err", msg.Err)
+		}
+		return m, nil
+	case msgs.Started:
+		m.started[msg.ID] = true
+		return m, nil
+	case agentsview.NewSession:
+		m.dialog = nil
+		m.status = msgs.Status{Text: "creating a session with " + msg.Agent + "…"}
+		return m, createSession(m.ctx, m.c, msg.Agent)
+	case sessionCreated:
+		m.started[msg.id] = true
+		m.status = msgs.Status{}
+		return m, m.open(msg.id)
+	}
+	// Everything else (events, snapshots, the answers of commands) goes
+	// to every component: each takes what is its own.
+	return m, tea.Batch(
+		m.chats.Handle(msg),
+		m.history.Handle(msg),
+		m.agents.Handle(msg),
+		m.toScreens(msg),
+	)
+}
+
+func (m *Model) toScreens(msg tea.Msg) tea.Cmd {
+	cmds := make([]tea.Cmd, 0, len(m.screens))
+	for _, s := range m.screens {
+		cmds = append(cmds, s.Handle(msg))
+	}
+	return tea.Batch(cmds...)
+}
+
+func (m *Model) top() screen {
+	if len(m.screens) == 0 {
+		return nil
+	}
+	return m.screens[len(m.screens)-1]
+}
+
+// open shows a session's conversation in front, unless it is already.
+func (m *Model) open(id string) tea.Cmd {
+	if t := m.top(); t != nil && t.SessionID() == id {
+		return nil
+	}
+	s := m.newScreen(id)
+	m.screens = append(m.screens, s)
+	m.chats.SetOpen(id)
+	return s.Init()
+}
+
+// back closes the screen in front.
+func (m *Model) back() tea.Cmd {
+	t := m.top()
+	if t == nil {
+		return nil
+	}
+	m.screens = m.screens[:len(m.screens)-1]
+	open := ""
+	if n := m.top(); n != nil {
+		open = n.SessionID()
+	}
+	m.chats.SetOpen(open)
+	return t.Close()
+}
+
+// closeScreens closes every conversation, back to the tabs.
+func (m *Model) closeScreens() tea.Cmd {
+	var cmds []tea.Cmd
+	for len(m.screens) > 0 {
+		cmds = append(cmds, m.back())
+	}
+	return tea.Batch(cmds...)
+}
+
+// handleKey gives a key to whatever holds the keyboard: a dialog, else
+// the conversation in front, else the tab; what none of them uses is a
+// global key.
+func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
+	km := m.km
+	if key.Matches(msg, km.Get(keys.Quit)) {
+		return m.quit()
+	}
+	if m.dialog != nil {
+		cmd, done := m.dialog.HandleKey(msg)
+		if done {
+			m.dialog = nil
+		}
+		return cmd
+	}
+	t := m.top()
+	if t != nil {
+		if cmd, used := t.HandleKey(msg); used {
+			return cmd
+		}
+		if t.Focused() && msg.Text != "" {
+			return nil
+		}
+		if key.Matches(msg, km.Get(keys.Back)) {
+			return m.back()
+		}
+	}
+	// Tabs switch even while a tab's input line has the keyboard.
+	if cmd, ok := m.switchTab(msg); ok {
+		return cmd
+	}
+	if t == nil {
+		if cmd, used := m.tabKeys(msg); used {
+			return cmd
+		}
+	}
+	switch {
+	case key.Matches(msg, km.Get(keys.Help)):
+		m.tab = helpTab
+		return m.closeScreens()
+	case key.Matches(msg, km.Get(keys.NewSession)):
+		return m.pickAgent()
+	case key.Matches(msg, km.Get(keys.OpenByID)):
+		p, cmd := newIDPrompt(m.th, km)
+		m.dialog = p
+		return cmd
+	case key.Matches(msg, km.Get(keys.Reload)):
+		m.status = msgs.Status{Text: "reloading agents…"}
+		return m.agents.Reload()
+	}
+	return nil
+}
+
+func (m *Model) switchTab(msg tea.KeyPressMsg) (tea.Cmd, bool) {
+	switch {
+	case key.Matches(msg, m.km.Get(keys.NextTab)):
+		m.tab = (m.tab + 1) % tabCount
+	case key.Matches(msg, m.km.Get(keys.PrevTab)):
+		m.tab = (m.tab + tabCount - 1) % tabCount
+	default:
+		return nil, false
+	}
+	// A conversation is shown over the tabs: choosing a tab leaves it.
+	return m.closeScreens(), true
+}
+
+func (m *Model) tabKeys(msg tea.KeyPressMsg) (tea.Cmd, bool) {
+	switch m.tab {
+	case chatsTab:
+		return m.chats.HandleKey(msg)
+	case agentsTab:
+		return m.agents.HandleKey(msg)
+	case historyTab:
+		return m.history.HandleKey(msg)
+	default:
+		return m.help.HandleKey(msg)
+	}
+}
+
+// pickAgent opens the agent picker of a new session.
+func (m *Model) pickAgent() tea.Cmd {
+	list := m.agents.List()
+	if len(list) == 0 {
+		m.status = msgs.Status{Text: "no agents loaded: nothing to start a session with"}
+		return nil
+	}
+	m.dialog = &agentPicker{th: m.th, km: m.km, agents: list}
+	return nil
+}
+
+// quit leaves, first stopping the runs this TUI started when it was told
+// to (an embedded TUI: its server goes away with it). A second quit
+// while the stops are under way leaves at once.
+func (m *Model) quit() tea.Cmd {
+	closing := m.closeScreens()
+	if m.quitting || !m.stopOnQuit {
+		return tea.Sequence(closing, tea.Quit)
+	}
+	ids := m.stillRunning()
+	if len(ids) == 0 {
+		return tea.Sequence(closing, tea.Quit)
+	}
+	m.quitting = true
+	m.status = msgs.Status{Text: "stopping the runs this session started…"}
+	return tea.Sequence(closing, stopRuns(m.ctx, m.c, m.log, ids), tea.Quit)
+}
+
+// stillRunning lists the sessions this TUI started whose run is active,
+// as the events last said.
+func (m *Model) stillRunning() []string {
+	var ids []string
+	for id := range m.started {
+		if meta := m.chats.Meta(id); meta != nil && meta.GetStatus() == agentsv1.SessionStatus_SESSION_STATUS_RUNNING {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
