@@ -4,14 +4,27 @@ import "charm.land/lipgloss/v2"
 
 // TranscriptStyles draw a conversation's turns.
 type TranscriptStyles struct {
+	// User, Agent and Mail style the line that opens a turn or a piece of
+	// mail.
 	User, Agent, Mail lipgloss.Style
 	Thinking          lipgloss.Style
-	Tool, ToolError   lipgloss.Style
-	Muted             lipgloss.Style
-	SelectedTurn      lipgloss.Style
+	// Tool draws a tool call's line and details; OK, Warn and ToolError
+	// its status.
+	Tool, ToolError lipgloss.Style
+	OK, Warn        lipgloss.Style
+	Muted           lipgloss.Style
+	// SelectedTurn frames the highlighted turn; its left frame is the
+	// gutter every turn leaves free.
+	SelectedTurn lipgloss.Style
+	// Markdown names the glamour style answers are rendered with.
+	Markdown string
 }
 
 func newTranscriptStyles(p Palette) TranscriptStyles {
+	markdown := "light"
+	if p.Dark {
+		markdown = "dark"
+	}
 	return TranscriptStyles{
 		User:         lipgloss.NewStyle().Foreground(p.User).Bold(true),
 		Agent:        lipgloss.NewStyle().Foreground(p.Agent).Bold(true),
@@ -19,7 +32,10 @@ func newTranscriptStyles(p Palette) TranscriptStyles {
 		Thinking:     lipgloss.NewStyle().Foreground(p.Muted).Italic(true),
 		Tool:         lipgloss.NewStyle().Foreground(p.Muted),
 		ToolError:    lipgloss.NewStyle().Foreground(p.Error),
+		OK:           lipgloss.NewStyle().Foreground(p.OK),
+		Warn:         lipgloss.NewStyle().Foreground(p.Warn),
 		Muted:        lipgloss.NewStyle().Foreground(p.Muted),
-		SelectedTurn: lipgloss.NewStyle().BorderLeft(true).BorderStyle(lipgloss.ThickBorder()).BorderForeground(p.Accent),
+		SelectedTurn: lipgloss.NewStyle().BorderLeft(true).BorderStyle(lipgloss.ThickBorder()).BorderForeground(p.Accent).PaddingLeft(1),
+		Markdown:     markdown,
 	}
 }

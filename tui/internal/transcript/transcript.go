@@ -1,14 +1,15 @@
 // Package transcript renders a session's conversation: its stored turns,
-// the turn in progress and what live events add to it, as lines for a
-// given width. The conversation screen scrolls over these lines; the view
-// keeps every turn's lines until the turn or the width changes, so a long
-// session costs only what changed.
+// the turn in progress and what live events add to them, as lines for a
+// given width. The conversation screen scrolls over these lines. Every
+// turn keeps its lines until its data, its state (expanded, selected) or
+// the width changes, so a long session costs only what changed, and a
+// streamed answer re-renders only its growing tail.
 package transcript
 
 import (
+	"sort"
 	"strings"
 
-	"charm.land/lipgloss/v2"
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/tui/internal/theme"
 )
@@ -16,47 +17,151 @@ import (
 // View is the transcript of one session.
 type View struct {
 	st theme.TranscriptStyles
+	md *markdown
 
-	first int // index of turns[0]
-	total int // every turn of the session, also those not loaded
-	turns []*agentsv1.Turn
-	live  *agentsv1.TurnInProgress
-	fail  string // why the last run failed, shown under the last turn
+	agent  string // slug of the session's agent, named on its answers
+	status agentsv1.SessionStatus
+	reason string // why the session is in its status
+
+	first int      // index of turns[0]
+	total int      // turns of the session, loaded or not
+	turns []*entry // consecutive; an entry without a turn is one not received
+	live  *live    // the turn in progress, nil without one
+	calls calls
 
 	selected int
 	expanded map[int]bool
 
-	width  int
-	lines  []string
-	starts []int // first line of each loaded turn; the live turn follows
-	dirty  bool
+	// The assembled output at width: every turn's lines, a blank line
+	// between turns, then the footer. starts[i] is the first line of
+	// turns[i], liveStart that of the live turn (-1 without one).
+	width     int
+	lines     []string
+	starts    []int
+	liveStart int
+	dirty     bool
+}
+
+// entry is one stored turn and its rendered lines.
+type entry struct {
+	turn *agentsv1.Turn
+	lines
+}
+
+// lines caches one turn's output: the content at width, and the same with
+// the gutter that shows whether the turn is selected.
+type lines struct {
+	width    int
+	content  []string // nil when stale
+	framed   []string
+	selected bool // the state framed was drawn for
+}
+
+func (l *lines) invalidate() { l.content, l.framed = nil, nil }
+
+// live is the turn in progress: what the model has streamed so far.
+type live struct {
+	turn *agentsv1.TurnInProgress
+	text stream
+	lines
 }
 
 // New returns an empty transcript drawn with st.
 func New(st theme.TranscriptStyles) *View {
-	return &View{st: st, selected: -1, expanded: map[int]bool{}, dirty: true}
+	return &View{
+		st:       st,
+		md:       newMarkdown(st.Markdown),
+		calls:    calls{},
+		selected: -1,
+		expanded: map[int]bool{},
+		dirty:    true,
+	}
 }
 
-// Load replaces everything with the session s.
+// Load replaces everything with the session s: its turns from
+// s.FirstTurnIndex on, the turn in progress and the deferred calls.
 func (v *View) Load(s *agentsv1.Session) {
+	meta := s.GetMeta()
+	v.agent, v.status, v.reason = meta.GetAgent(), meta.GetStatus(), meta.GetStatusReason()
 	v.first = int(s.GetFirstTurnIndex())
-	v.turns = append([]*agentsv1.Turn(nil), s.GetTurns()...)
-	v.total = max(int(s.GetMeta().GetTurnCount()), v.first+len(v.turns))
-	v.live = s.GetInProgress()
-	v.fail = ""
-	if s.GetMeta().GetStatus() == agentsv1.SessionStatus_SESSION_STATUS_FAILED {
-		v.fail = s.GetMeta().GetStatusReason()
+	v.turns = v.turns[:0]
+	v.calls = calls{}
+	v.live = nil
+	for _, t := range s.GetTurns() {
+		v.turns = append(v.turns, &entry{turn: t})
+		v.record(t)
+	}
+	v.total = max(int(meta.GetTurnCount()), v.first+len(v.turns))
+	for _, d := range s.GetPendingCalls() {
+		v.deferred(d)
+	}
+	if ip := s.GetInProgress(); ip != nil {
+		v.calls.answered(ip.GetToolResults())
+		if ip.GetText() != "" || ip.GetThinking() != "" || len(ip.GetToolCalls()) > 0 {
+			v.live = &live{turn: ip}
+			v.calls.asked(int(ip.GetTurnIndex()), ip.GetToolCalls())
+		}
 	}
 	v.dirty = true
 }
 
 // Prepend adds an older page of turns, those just before FirstIndex.
 func (v *View) Prepend(turns []*agentsv1.Turn) {
-	if len(turns) == 0 {
+	// Keep only the consecutive run that ends right before the first
+	// loaded turn: anything else would break the index arithmetic.
+	end := len(turns)
+	for end > 0 && int(turns[end-1].GetIndex()) >= v.first {
+		end--
+	}
+	start := end
+	for start > 0 && int(turns[start-1].GetIndex()) == v.first-(end-start)-1 {
+		start--
+	}
+	page := turns[start:end]
+	if len(page) == 0 || int(page[len(page)-1].GetIndex()) != v.first-1 {
 		return
 	}
-	v.turns = append(append([]*agentsv1.Turn(nil), turns...), v.turns...)
-	v.first -= len(turns)
+	added := make([]*entry, len(page), len(page)+len(v.turns))
+	for i, t := range page {
+		added[i] = &entry{turn: t}
+		v.record(t)
+	}
+	v.turns = append(added, v.turns...)
+	v.first -= len(page)
+	v.dirty = true
+}
+
+// record indexes the calls and results of a stored turn, and marks stale
+// the turns that draw them.
+func (v *View) record(t *agentsv1.Turn) {
+	switch k := t.GetKind().(type) {
+	case *agentsv1.Turn_Llm:
+		v.calls.asked(int(t.GetIndex()), k.Llm.GetToolCalls())
+	case *agentsv1.Turn_User:
+		for _, owner := range v.calls.answered(k.User.GetToolResults()) {
+			v.touch(owner)
+		}
+	}
+}
+
+func (v *View) deferred(d *agentsv1.DeferredCall) {
+	c := v.calls.get(d.GetCall().GetId())
+	if c.call == nil {
+		c.call = d.GetCall()
+	}
+	if c.result == nil {
+		c.deferred = strings.ReplaceAll(d.GetReason(), "_", " ")
+	}
+	v.touch(c.owner)
+}
+
+// touch marks stale the turn with that index.
+func (v *View) touch(index int) {
+	if e := v.entry(index); e != nil {
+		e.invalidate()
+	} else if v.live != nil && int(v.live.turn.GetTurnIndex()) == index {
+		v.live.invalidate()
+	}
 	v.dirty = true
 }
 
@@ -65,21 +170,59 @@ func (v *View) Prepend(turns []*agentsv1.Turn) {
 func (v *View) Apply(ev *agentsv1.Event) bool {
 	switch b := ev.GetBody().(type) {
 	case *agentsv1.Event_TextDelta:
-		v.liveTurn(int(b.TextDelta.GetTurnIndex())).Text += b.TextDelta.GetText()
-	case *agentsv1.Event_ThinkingDelta:
-		v.liveTurn(int(b.ThinkingDelta.GetTurnIndex())).Thinking += b.ThinkingDelta.GetText()
-	case *agentsv1.Event_SessionUpdated:
-		t := b.SessionUpdated.GetHeadTurn()
-		if t == nil {
+		if b.TextDelta.GetText() == "" {
 			return false
 		}
-		v.store(t)
-		v.total = max(v.total, int(b.SessionUpdated.GetMeta().GetTurnCount()))
-	case *agentsv1.Event_SessionFailed:
-		v.fail = b.SessionFailed.GetReason()
-		v.live = nil
+		l := v.liveTurn(int(b.TextDelta.GetTurnIndex()))
+		l.turn.Text += b.TextDelta.GetText()
+		l.invalidate()
+	case *agentsv1.Event_ThinkingDelta:
+		if b.ThinkingDelta.GetText() == "" {
+			return false
+		}
+		l := v.liveTurn(int(b.ThinkingDelta.GetTurnIndex()))
+		l.turn.Thinking += b.ThinkingDelta.GetText()
+		l.invalidate()
+	case *agentsv1.Event_ToolStarted:
+		tc := b.ToolStarted.GetCall()
+		c := v.calls.get(tc.GetId())
+		if c.call == nil {
+			c.call = tc
+		}
+		c.running = c.result == nil
+		v.touch(c.owner)
+	case *agentsv1.Event_ToolProgressed:
+		c := v.calls.get(b.ToolProgressed.GetCallId())
+		c.progress = b.ToolProgressed.GetMessage()
+		v.touch(c.owner)
+	case *agentsv1.Event_ToolCompleted:
+		for _, owner := range v.calls.answered([]*agentsv1.ToolResult{b.ToolCompleted.GetResult()}) {
+			v.touch(owner)
+		}
+	case *agentsv1.Event_SubcallStarted:
+		c := v.calls.get(b.SubcallStarted.GetCallId())
+		c.child, c.agent = b.SubcallStarted.GetChildSessionId(), b.SubcallStarted.GetAgent()
+		v.touch(c.owner)
+	case *agentsv1.Event_SubcallCompleted:
+		c := v.calls.get(b.SubcallCompleted.GetCallId())
+		c.child = b.SubcallCompleted.GetChildSessionId()
+		v.touch(c.owner)
+	case *agentsv1.Event_SubcallFailed:
+		c := v.calls.get(b.SubcallFailed.GetCallId())
+		c.child, c.childFailed = b.SubcallFailed.GetChildSessionId(), b.SubcallFailed.GetReason()
+		v.touch(c.owner)
+	case *agentsv1.Event_CallsDeferred:
+		for _, d := range b.CallsDeferred.GetCalls() {
+			v.deferred(d)
+		}
+	case *agentsv1.Event_SessionUpdated:
+		return v.updated(b.SessionUpdated)
 	case *agentsv1.Event_RunStopped:
-		v.live = nil
+		v.status, v.reason = b.RunStopped.GetStatus(), b.RunStopped.GetReason()
+		v.endRun()
+	case *agentsv1.Event_SessionFailed:
+		v.status, v.reason = agentsv1.SessionStatus_SESSION_STATUS_FAILED, b.SessionFailed.GetReason()
+		v.endRun()
 	default:
 		return false
 	}
@@ -87,32 +230,66 @@ func (v *View) Apply(ev *agentsv1.Event) bool {
 	return true
 }
 
-func (v *View) liveTurn(index int) *agentsv1.TurnInProgress {
-	if v.live == nil || int(v.live.GetTurnIndex()) != index {
-		v.live = &agentsv1.TurnInProgress{TurnIndex: int32(index)}
-		v.fail = ""
+// updated takes a session.updated: the summary, and the turn it added,
+// which is the truth about its index: a partial turn there goes.
+func (v *View) updated(u *agentsv1.SessionUpdated) bool {
+	changed := false
+	if m := u.GetMeta(); m != nil {
+		if m.GetStatus() != v.status || m.GetStatusReason() != v.reason || m.GetAgent() != v.agent {
+			v.status, v.reason, v.agent = m.GetStatus(), m.GetStatusReason(), m.GetAgent()
+			changed = true
+		}
+		v.total = max(v.total, int(m.GetTurnCount()))
 	}
-	return v.live
+	if t := u.GetHeadTurn(); t != nil {
+		v.store(t)
+		changed = true
+	}
+	if changed {
+		v.dirty = true
+	}
+	return changed
 }
 
-// store puts a stored turn in its place; it is the truth about its index,
-// so a partial turn of the same index goes.
+// store puts a stored turn in its place.
 func (v *View) store(t *agentsv1.Turn) {
 	i := int(t.GetIndex()) - v.first
-	switch {
-	case i < 0:
-		return
-	case i < len(v.turns):
-		v.turns[i] = t
-	case i == len(v.turns):
-		v.turns = append(v.turns, t)
-	default:
+	if i < 0 {
 		return
 	}
+	for len(v.turns) <= i {
+		v.turns = append(v.turns, &entry{})
+	}
+	v.turns[i] = &entry{turn: t}
+	v.record(t)
 	v.total = max(v.total, int(t.GetIndex())+1)
-	if v.live != nil && v.live.GetTurnIndex() <= t.GetIndex() {
+	if v.live != nil && v.live.turn.GetTurnIndex() <= t.GetIndex() {
 		v.live = nil
 	}
+}
+
+// endRun forgets what only a run in flight has: the partial turn, and the
+// running state of calls that will not report again.
+func (v *View) endRun() {
+	v.live = nil
+	for _, c := range v.calls {
+		if c.running {
+			c.running, c.progress = false, ""
+			v.touch(c.owner)
+		}
+	}
+}
+
+// liveTurn is the turn in progress with that index, a new one when the
+// model started another.
+func (v *View) liveTurn(index int) *live {
+	if v.live == nil || int(v.live.turn.GetTurnIndex()) != index {
+		v.live = &live{turn: &agentsv1.TurnInProgress{TurnIndex: int32(index)}}
+		if v.status != agentsv1.SessionStatus_SESSION_STATUS_RUNNING {
+			v.status, v.reason = agentsv1.SessionStatus_SESSION_STATUS_RUNNING, ""
+		}
+	}
+	return v.live
 }
 
 // Lines renders the whole transcript at width.
@@ -121,51 +298,86 @@ func (v *View) Lines(width int) []string {
 		return v.lines
 	}
 	v.width, v.dirty = width, false
-	v.lines = v.lines[:0]
+	gutter := v.gutter()
+	cw := max(width-gutter, 8)
+	out := make([]string, 0, len(v.lines)+8)
 	v.starts = v.starts[:0]
-	for _, t := range v.turns {
-		v.starts = append(v.starts, len(v.lines))
-		v.lines = append(v.lines, v.renderTurn(t, width)...)
-	}
-	if v.live != nil {
-		v.lines = append(v.lines, wrap(v.st.Agent.Render("agent")+" …", width)...)
-		if v.live.GetText() != "" {
-			v.lines = append(v.lines, wrap(v.live.GetText(), width)...)
+	sep := func() {
+		if len(out) > 0 && out[len(out)-1] != "" {
+			out = append(out, "")
 		}
 	}
-	if v.fail != "" {
-		v.lines = append(v.lines, wrap(v.st.ToolError.Render("failed: "+v.fail), width)...)
+	for i, e := range v.turns {
+		index := v.first + i
+		if e.turn != nil && (e.content == nil || e.width != cw) {
+			e.width, e.framed = cw, nil
+			e.content = v.renderTurn(e.turn, cw, v.expanded[index])
+		}
+		if len(e.content) > 0 {
+			sep()
+		}
+		v.starts = append(v.starts, len(out))
+		out = append(out, v.frame(&e.lines, index)...)
 	}
-	return v.lines
+	v.liveStart = -1
+	if l := v.live; l != nil {
+		index := int(l.turn.GetTurnIndex())
+		if l.content == nil || l.width != cw {
+			l.width, l.framed = cw, nil
+			t := &agentsv1.LlmTurn{Text: l.turn.GetText(), Thinking: l.turn.GetThinking(), ToolCalls: l.turn.GetToolCalls()}
+			l.content = v.renderLLM(t, l.text.render(v.md, t.Text, cw), cw, v.expanded[index], true)
+		}
+		sep()
+		v.liveStart = len(out)
+		out = append(out, v.frame(&l.lines, index)...)
+	}
+	if foot := v.renderFooter(cw); len(foot) > 0 {
+		sep()
+		pad := strings.Repeat(" ", gutter)
+		for _, f := range foot {
+			out = append(out, pad+f)
+		}
+	}
+	v.lines = out
+	return out
 }
 
-func (v *View) renderTurn(t *agentsv1.Turn, width int) []string {
-	var out []string
-	switch k := t.GetKind().(type) {
-	case *agentsv1.Turn_User:
-		out = append(out, v.st.User.Render("you"))
-		if k.User.GetText() != "" {
-			out = append(out, wrap(k.User.GetText(), width)...)
-		}
-		for _, r := range k.User.GetToolResults() {
-			out = append(out, wrap(v.st.Tool.Render("← "+r.GetName()+": "+firstLine(r.GetText())), width)...)
-		}
-	case *agentsv1.Turn_Llm:
-		out = append(out, v.st.Agent.Render("agent"))
-		if k.Llm.GetText() != "" {
-			out = append(out, wrap(k.Llm.GetText(), width)...)
-		}
-		for _, c := range k.Llm.GetToolCalls() {
-			out = append(out, wrap(v.st.Tool.Render("→ "+c.GetName()+" "+c.GetArguments()), width)...)
-		}
-	}
-	return append(out, "")
+// gutter is the width left free before every turn for the selection's
+// frame.
+func (v *View) gutter() int {
+	return v.st.SelectedTurn.GetHorizontalFrameSize()
 }
 
-// TurnStart is the first line of the turn with that index, -1 when the
-// turn is not loaded.
+// frame puts the gutter before a turn's lines: blank, or the selection's
+// frame for the selected turn.
+func (v *View) frame(l *lines, index int) []string {
+	sel := index == v.selected
+	if l.framed != nil && l.selected == sel {
+		return l.framed
+	}
+	l.selected = sel
+	switch {
+	case len(l.content) == 0:
+		l.framed = []string{}
+	case sel:
+		l.framed = strings.Split(v.st.SelectedTurn.Render(strings.Join(l.content, "\n")), "\n")
+	default:
+		pad := strings.Repeat(" ", v.gutter())
+		l.framed = make([]string, len(l.content))
+		for i, c := range l.content {
+			l.framed[i] = pad + c
+		}
+	}
+	return l.framed
+}
+
+// TurnStart is the first line of the turn with that index in the last
+// Lines, -1 when the turn is not loaded.
 func (v *View) TurnStart(index int) int {
 	v.Lines(v.width)
+	if v.live != nil && index == int(v.live.turn.GetTurnIndex()) {
+		return v.liveStart
+	}
 	i := index - v.first
 	if i < 0 || i >= len(v.starts) {
 		return -1
@@ -173,17 +385,19 @@ func (v *View) TurnStart(index int) int {
 	return v.starts[i]
 }
 
-// TurnAt is the index of the turn shown at line, -1 when there is none.
+// TurnAt is the index of the turn shown at a line of the last Lines (the
+// blank line after a turn and the footer count as its own), -1 when no
+// turn is loaded.
 func (v *View) TurnAt(line int) int {
 	v.Lines(v.width)
-	if line < 0 || len(v.starts) == 0 {
+	if v.live != nil && line >= v.liveStart {
+		return int(v.live.turn.GetTurnIndex())
+	}
+	i := sort.Search(len(v.starts), func(i int) bool { return v.starts[i] > line }) - 1
+	if len(v.starts) == 0 {
 		return -1
 	}
-	i := 0
-	for i+1 < len(v.starts) && v.starts[i+1] <= line {
-		i++
-	}
-	return v.first + i
+	return v.first + max(i, 0)
 }
 
 // Select highlights the turn with that index; -1 highlights none.
@@ -199,32 +413,55 @@ func (v *View) Selected() int { return v.selected }
 
 // Toggle expands or collapses the thinking and tool details of a turn.
 func (v *View) Toggle(index int) {
-	v.expanded[index] = !v.expanded[index]
-	v.dirty = true
+	if v.expanded[index] {
+		delete(v.expanded, index)
+	} else {
+		v.expanded[index] = true
+	}
+	v.touch(index)
 }
 
-// Children lists the child sessions of the helper calls in that turn.
+// Expanded says whether a turn shows its thinking and tool details.
+func (v *View) Expanded(index int) bool { return v.expanded[index] }
+
+// Children lists the child sessions of the helper calls in that turn: the
+// calls an LLM turn asked for, or those whose results a user turn
+// carries.
 func (v *View) Children(index int) []string {
-	t := v.turn(index)
 	var ids []string
-	for _, r := range t.GetUser().GetToolResults() {
-		if r.GetChildSessionId() != "" {
-			ids = append(ids, r.GetChildSessionId())
+	for _, c := range v.turnCalls(index) {
+		if id := c.childID(); id != "" {
+			ids = append(ids, id)
 		}
 	}
 	return ids
 }
 
-// Markdown is a turn as markdown, for the clipboard.
-func (v *View) Markdown(index int) string {
-	t := v.turn(index)
-	switch k := t.GetKind().(type) {
-	case *agentsv1.Turn_User:
-		return k.User.GetText()
-	case *agentsv1.Turn_Llm:
-		return k.Llm.GetText()
+// turnCalls are the calls drawn in (or answered by) a turn, in order.
+func (v *View) turnCalls(index int) []*call {
+	var out []*call
+	add := func(id string) {
+		if c := v.calls[id]; c != nil {
+			out = append(out, c)
+		}
 	}
-	return ""
+	if v.live != nil && index == int(v.live.turn.GetTurnIndex()) {
+		for _, tc := range v.live.turn.GetToolCalls() {
+			add(tc.GetId())
+		}
+		return out
+	}
+	e := v.entry(index)
+	if e == nil {
+		return nil
+	}
+	for _, tc := range e.turn.GetLlm().GetToolCalls() {
+		add(tc.GetId())
+	}
+	for _, r := range e.turn.GetUser().GetToolResults() {
+		add(r.GetCallId())
+	}
+	return out
 }
 
 // FirstIndex is the lowest index of the turns loaded.
@@ -233,22 +470,11 @@ func (v *View) FirstIndex() int { return v.first }
 // Count is the number of turns of the session, loaded or not.
 func (v *View) Count() int { return v.total }
 
-func (v *View) turn(index int) *agentsv1.Turn {
+// entry is the loaded turn with that index, nil when there is none.
+func (v *View) entry(index int) *entry {
 	i := index - v.first
-	if i < 0 || i >= len(v.turns) {
+	if i < 0 || i >= len(v.turns) || v.turns[i].turn == nil {
 		return nil
 	}
 	return v.turns[i]
-}
-
-func wrap(s string, width int) []string {
-	if width <= 0 {
-		width = 80
-	}
-	return strings.Split(lipgloss.NewStyle().Width(width).Render(s), "\n")
-}
-
-func firstLine(s string) string {
-	line, _, _ := strings.Cut(s, "\n")
-	return line
 }
