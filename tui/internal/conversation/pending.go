@@ -1,0 +1,166 @@
+package conversation
+
+import (
+	"fmt"
+	"strings"
+
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
+
+	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+)
+
+// pendingRows is the most calls the panel lists at once.
+const pendingRows = 4
+
+// pendingPanel lists the session's deferred calls: the run waits for a
+// client to answer them. One is selected; answering opens a text input
+// for its result.
+type pendingPanel struct {
+	calls     []*agentsv1.DeferredCall
+	sel       int
+	answering bool
+	in        textinput.Model
+	sending   map[string]bool // tokens whose completion is in flight
+}
+
+func newPendingPanel(st styles) pendingPanel {
+	in := textinput.New()
+	in.Prompt = "result: "
+	in.Placeholder = "the call's result (enter answers, ctrl+d fails it with this text)"
+	in.SetStyles(st.input)
+	return pendingPanel{in: in, sending: map[string]bool{}}
+}
+
+// Set replaces the calls with the server's list, keeping the selection
+// on the same call when it is still there.
+func (p *pendingPanel) Set(calls []*agentsv1.DeferredCall) {
+	cur := p.Selected()
+	p.calls = append([]*agentsv1.DeferredCall(nil), calls...)
+	p.sel = 0
+	for i, c := range p.calls {
+		if c.GetToken() == cur.GetToken() {
+			p.sel = i
+		}
+	}
+	p.settle()
+}
+
+// Add appends calls not listed yet.
+func (p *pendingPanel) Add(calls []*agentsv1.DeferredCall) {
+	for _, c := range calls {
+		if p.index(c.GetToken()) < 0 {
+			p.calls = append(p.calls, c)
+		}
+	}
+}
+
+// Remove drops the call with token.
+func (p *pendingPanel) Remove(token string) {
+	i := p.index(token)
+	if i < 0 {
+		return
+	}
+	p.calls = append(p.calls[:i:i], p.calls[i+1:]...)
+	if p.sel > i || p.sel >= len(p.calls) {
+		p.sel = max(p.sel-1, 0)
+	}
+	p.settle()
+}
+
+// settle closes the answer input when its call went away.
+func (p *pendingPanel) settle() {
+	if len(p.calls) == 0 && p.answering {
+		p.answering = false
+		p.in.Blur()
+		p.in.Reset()
+	}
+}
+
+func (p *pendingPanel) index(token string) int {
+	for i, c := range p.calls {
+		if c.GetToken() == token {
+			return i
+		}
+	}
+	return -1
+}
+
+func (p *pendingPanel) Len() int { return len(p.calls) }
+
+// Selected is the selected call, nil when there is none.
+func (p *pendingPanel) Selected() *agentsv1.DeferredCall {
+	if p.sel < 0 || p.sel >= len(p.calls) {
+		return nil
+	}
+	return p.calls[p.sel]
+}
+
+func (p *pendingPanel) Move(delta int) {
+	if len(p.calls) > 0 {
+		p.sel = (p.sel + delta + len(p.calls)) % len(p.calls)
+	}
+}
+
+// StartAnswer opens the result input for the selected call.
+func (p *pendingPanel) StartAnswer() tea.Cmd {
+	p.answering = true
+	return p.in.Focus()
+}
+
+// StopAnswer closes the result input, dropping what it held.
+func (p *pendingPanel) StopAnswer() {
+	p.answering = false
+	p.in.Blur()
+	p.in.Reset()
+}
+
+func (p *pendingPanel) Update(msg tea.Msg) tea.Cmd {
+	var cmd tea.Cmd
+	p.in, cmd = p.in.Update(msg)
+	return cmd
+}
+
+// Render draws the panel; focused says whether keys go to it.
+func (p *pendingPanel) Render(width int, focused bool, st styles) string {
+	box := st.panel
+	if focused {
+		box = st.focused
+	}
+	inner := max(width-box.GetHorizontalFrameSize(), 1)
+	hint := "  ctrl+l to answer"
+	if focused {
+		hint = "  ↑/↓ select · enter answer · ctrl+d fail · esc close"
+	}
+	lines := []string{truncate(st.label.Render(fmt.Sprintf("pending calls (%d)", len(p.calls)))+st.muted.Render(hint), inner)}
+	first := max(0, min(p.sel-pendingRows+1, len(p.calls)-pendingRows))
+	for i := first; i < len(p.calls) && i < first+pendingRows; i++ {
+		c := p.calls[i]
+		mark := "  "
+		if i == p.sel {
+			mark = "▸ "
+		}
+		row := mark + c.GetCall().GetName() + " " + st.muted.Render(oneLine(c.GetCall().GetArguments()))
+		if r := c.GetReason(); r != "" {
+			row += st.muted.Render(" · " + r)
+		}
+		if p.sending[c.GetToken()] {
+			row += st.muted.Render(" · sending…")
+		}
+		row = fit(row, inner)
+		if i == p.sel && focused {
+			row = st.selected.Render(row)
+		}
+		lines = append(lines, row)
+	}
+	if p.answering {
+		p.in.SetWidth(max(inner-len(p.in.Prompt)-1, 1))
+		lines = append(lines, p.in.View())
+	}
+	return box.Width(width).Render(strings.Join(lines, "\n"))
+}
+
+// oneLine folds a text's lines into one, for a row.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}

@@ -1,0 +1,253 @@
+package conversation
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"connectrpc.com/connect"
+
+	"github.com/agents-os/agents/api/client"
+	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/tui/internal/msgs"
+)
+
+// rpcTimeout bounds every call the screen makes: a server that went away
+// shows as an error in the status line, never as a frozen screen.
+const rpcTimeout = 30 * time.Second
+
+// recentTurns is how many turns a conversation opens with; olderPage is
+// how many more each scroll past the top fetches.
+const (
+	recentTurns = 200
+	olderPage   = 100
+)
+
+// call runs f with a bounded context.
+func call[T any](f func(context.Context) (T, error)) (T, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), rpcTimeout)
+	defer cancel()
+	return f(ctx)
+}
+
+func emit(m tea.Msg) tea.Cmd { return func() tea.Msg { return m } }
+
+// status is a command that puts text, or err, on the status line.
+func status(text string, err error) tea.Cmd {
+	return emit(msgs.Status{Text: text, Err: err})
+}
+
+// fetchKind says what a GetSession was for.
+type fetchKind int
+
+const (
+	fetchAll   fetchKind = iota // the recent turns: (re)load the screen
+	fetchOlder                  // a page before the oldest turn loaded
+	fetchMeta                   // the summary and pending calls only
+)
+
+type sessionMsg struct {
+	id      string
+	kind    fetchKind
+	session *agentsv1.Session
+	err     error
+}
+
+func (s *Screen) fetch(kind fetchKind) tea.Cmd {
+	req := &agentsv1.GetSessionRequest{SessionId: s.id}
+	switch kind {
+	case fetchAll:
+		req.LastTurns = recentTurns
+	case fetchOlder:
+		before := int32(s.tr.FirstIndex())
+		req.BeforeTurn, req.LastTurns = &before, olderPage
+	case fetchMeta:
+		req.MetaOnly = true
+	}
+	c, id := s.c, s.id
+	return func() tea.Msg {
+		resp, err := call(func(ctx context.Context) (*connect.Response[agentsv1.GetSessionResponse], error) {
+			return c.Sessions.GetSession(ctx, connect.NewRequest(req))
+		})
+		m := sessionMsg{id: id, kind: kind, err: err}
+		if err == nil {
+			m.session = resp.Msg.GetSession()
+		}
+		return m
+	}
+}
+
+type agentsMsg struct {
+	id     string
+	agents []*agentsv1.AgentDescriptor
+	err    error
+}
+
+func (s *Screen) fetchAgents() tea.Cmd {
+	c, id := s.c, s.id
+	return func() tea.Msg {
+		resp, err := call(func(ctx context.Context) (*connect.Response[agentsv1.ListAgentsResponse], error) {
+			return c.Agents.ListAgents(ctx, connect.NewRequest(&agentsv1.ListAgentsRequest{}))
+		})
+		m := agentsMsg{id: id, err: err}
+		if err == nil {
+			m.agents = resp.Msg.GetAgents()
+		}
+		return m
+	}
+}
+
+// postedMsg is the outcome of a message sent from the composer.
+type postedMsg struct {
+	id   string
+	sent Draft
+	resp *agentsv1.PostMessageResponse
+	err  error
+}
+
+func (s *Screen) post(d Draft, interrupt bool) tea.Cmd {
+	c, id := s.c, s.id
+	req := &agentsv1.PostMessageRequest{SessionId: id, Message: &agentsv1.Message{Text: d.Text, Attachments: d.Attachments, Interrupt: interrupt}}
+	return func() tea.Msg {
+		resp, err := call(func(ctx context.Context) (*connect.Response[agentsv1.PostMessageResponse], error) {
+			return c.Sessions.PostMessage(ctx, connect.NewRequest(req))
+		})
+		m := postedMsg{id: id, sent: d, err: err}
+		if err == nil {
+			m.resp = resp.Msg
+		}
+		return m
+	}
+}
+
+// controlMsg is the outcome of a run control: what was done, and the
+// session's summary afterwards.
+type controlMsg struct {
+	id   string
+	done string
+	meta *agentsv1.SessionMeta
+	err  error
+}
+
+func (s *Screen) control(done string, f func(context.Context) (*agentsv1.SessionMeta, string, error)) tea.Cmd {
+	id := s.id
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), rpcTimeout)
+		defer cancel()
+		meta, more, err := f(ctx)
+		return controlMsg{id: id, done: done + more, meta: meta, err: err}
+	}
+}
+
+func (s *Screen) cancelRun(done string) tea.Cmd {
+	c, req := s.c, &agentsv1.CancelRunRequest{SessionId: s.id}
+	return s.control(done, func(ctx context.Context) (*agentsv1.SessionMeta, string, error) {
+		resp, err := c.Sessions.CancelRun(ctx, connect.NewRequest(req))
+		if err != nil {
+			return nil, "", err
+		}
+		return resp.Msg.GetMeta(), "", nil
+	})
+}
+
+func (s *Screen) cancelAttached() tea.Cmd {
+	c, req := s.c, &agentsv1.CancelAttachedRequest{SessionId: s.id}
+	return s.control("hard cancel", func(ctx context.Context) (*agentsv1.SessionMeta, string, error) {
+		resp, err := c.Sessions.CancelAttached(ctx, connect.NewRequest(req))
+		if err != nil {
+			return nil, "", err
+		}
+		return resp.Msg.GetMeta(), fmt.Sprintf(": %d tool calls cancelled", resp.Msg.GetCancelled()), nil
+	})
+}
+
+func (s *Screen) pause() tea.Cmd {
+	c, req := s.c, &agentsv1.PauseRequest{SessionId: s.id}
+	return s.control("pausing at the next step", func(ctx context.Context) (*agentsv1.SessionMeta, string, error) {
+		resp, err := c.Sessions.Pause(ctx, connect.NewRequest(req))
+		if err != nil {
+			return nil, "", err
+		}
+		return resp.Msg.GetMeta(), "", nil
+	})
+}
+
+func (s *Screen) resume() tea.Cmd {
+	c, req := s.c, &agentsv1.ResumeRequest{SessionId: s.id}
+	return s.control("resumed", func(ctx context.Context) (*agentsv1.SessionMeta, string, error) {
+		resp, err := c.Sessions.Resume(ctx, connect.NewRequest(req))
+		if err != nil {
+			return nil, "", err
+		}
+		return resp.Msg.GetMeta(), "", nil
+	})
+}
+
+// forkedMsg is the outcome of a fork: the new session opens.
+type forkedMsg struct {
+	id      string
+	session *agentsv1.Session
+	what    string
+	err     error
+}
+
+func (s *Screen) fork(req *agentsv1.ForkSessionRequest, what string) tea.Cmd {
+	c, id := s.c, s.id
+	return func() tea.Msg {
+		resp, err := call(func(ctx context.Context) (*connect.Response[agentsv1.ForkSessionResponse], error) {
+			return c.Sessions.ForkSession(ctx, connect.NewRequest(req))
+		})
+		m := forkedMsg{id: id, what: what, err: err}
+		if err == nil {
+			m.session = resp.Msg.GetSession()
+		}
+		return m
+	}
+}
+
+// export renders the session as markdown into <id>.md in the working
+// directory; the status line says where.
+func (s *Screen) export() tea.Cmd {
+	c, id := s.c, s.id
+	return func() tea.Msg {
+		resp, err := call(func(ctx context.Context) (*connect.Response[agentsv1.ExportSessionResponse], error) {
+			return c.Sessions.ExportSession(ctx, connect.NewRequest(&agentsv1.ExportSessionRequest{SessionId: id, Format: agentsv1.ExportFormat_EXPORT_FORMAT_MARKDOWN}))
+		})
+		if err != nil {
+			return msgs.Status{Err: fmt.Errorf("export: %w", client.Describe(err))}
+		}
+		path, err := filepath.Abs(id + ".md")
+		if err == nil {
+			err = os.WriteFile(path, []byte(resp.Msg.GetContent()), 0o644)
+		}
+		if err != nil {
+			return msgs.Status{Err: fmt.Errorf("export: %w", err)}
+		}
+		return msgs.Status{Text: "exported to " + path}
+	}
+}
+
+// completedMsg is the outcome of answering or failing a deferred call.
+type completedMsg struct {
+	id    string
+	token string
+	resp  *agentsv1.CompleteCallResponse
+	err   error
+}
+
+func (s *Screen) complete(req *agentsv1.CompleteCallRequest) tea.Cmd {
+	c, id := s.c, s.id
+	return func() tea.Msg {
+		resp, err := call(func(ctx context.Context) (*connect.Response[agentsv1.CompleteCallResponse], error) {
+			return c.Sessions.CompleteCall(ctx, connect.NewRequest(req))
+		})
+		m := completedMsg{id: id, token: req.GetToken(), err: err}
+		if err == nil {
+			m.resp = resp.Msg
+		}
+		return m
+	}
+}

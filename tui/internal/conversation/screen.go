@@ -1,0 +1,516 @@
+// Package conversation is the screen of one session: its header, the
+// transcript, the pending calls, the draft and the composer, and every
+// control of the session. It is a component of the TUI's one model, not
+// a model itself: the shell creates it with New, routes keys to
+// HandleKey and every other message to Handle, and draws it with Render.
+//
+// Drafts (seed §5) outlive the screen: they live in a Drafts store the
+// shell keeps for the whole run and feeds every message, so a draft is
+// posted when its run stops even while its conversation is closed.
+package conversation
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+
+	"charm.land/bubbles/v2/textarea"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/agents-os/agents/api/client"
+	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/tui/internal/keys"
+	"github.com/agents-os/agents/tui/internal/msgs"
+	"github.com/agents-os/agents/tui/internal/theme"
+	"github.com/agents-os/agents/tui/internal/transcript"
+)
+
+// focus says which part of the screen takes the keys.
+type focus int
+
+const (
+	focusView     focus = iota // the transcript: navigation keys
+	focusComposer              // writing a message
+	focusDraft                 // editing the draft
+	focusPending               // the pending calls panel
+	focusAttach                // the attachment path prompt
+	focusPicker                // choosing the agent to continue with
+)
+
+// Screen is one session's conversation.
+type Screen struct {
+	c      *client.Client
+	km     *keys.Map
+	st     styles
+	drafts *Drafts
+	id     string
+
+	meta   *agentsv1.SessionMeta
+	agents []*agentsv1.AgentDescriptor
+	tr     *transcript.View
+
+	// pos is the event position the transcript reflects: events at or
+	// before it are already in what GetSession returned.
+	pos position
+	// loading is set while the screen (re)loads: events are held
+	// meanwhile and applied after the load, those past its position.
+	loading bool
+	held    []*agentsv1.Event
+	// olderLoading is set while a page of older turns is on its way.
+	olderLoading bool
+	// metaLoading is set while the pending calls are refetched.
+	metaLoading bool
+
+	// The viewport over the transcript's lines: offset is the first line
+	// shown; follow keeps the bottom in view while text streams in,
+	// until the user scrolls up.
+	offset, viewHeight, viewWidth int
+	follow                        bool
+
+	focus       focus
+	composer    composer
+	draftEditor textarea.Model
+	draftOpen   bool
+	draftRev    int // the draft revision the editor holds
+	pending     pendingPanel
+	attach      *attachPrompt
+	picker      *agentPicker
+
+	// liveChildren are the child sessions of the helper calls in flight,
+	// oldest first: the selected turn links to a child only once the call
+	// ends, so until then "open the helper" opens the newest of these.
+	liveChildren []string
+}
+
+// New returns the screen of the session id. Nothing is fetched until
+// Init.
+func New(c *client.Client, th *theme.Theme, km *keys.Map, drafts *Drafts, sessionID string) *Screen {
+	st := newStyles(th)
+	s := &Screen{
+		c: c, km: km, st: st, drafts: drafts, id: sessionID,
+		tr:          transcript.New(th.Transcript),
+		loading:     true,
+		follow:      true,
+		focus:       focusComposer,
+		composer:    newComposer(st, km),
+		draftEditor: newTextArea(st, km),
+		pending:     newPendingPanel(st),
+	}
+	s.composer.Set(drafts.takeComposer(sessionID))
+	s.composer.Focus()
+	return s
+}
+
+// SessionID is the session the screen shows.
+func (s *Screen) SessionID() string { return s.id }
+
+// Focused reports whether a text field or a panel takes the keys, so the
+// shell leaves printable keys and tab alone.
+func (s *Screen) Focused() bool { return s.focus != focusView }
+
+// Init fetches the session's recent turns and the agents.
+func (s *Screen) Init() tea.Cmd {
+	return tea.Batch(s.fetch(fetchAll), s.fetchAgents())
+}
+
+// Close keeps what the composer holds for the next time the session
+// opens.
+func (s *Screen) Close() tea.Cmd {
+	s.drafts.keepComposer(s.id, s.composer.Draft())
+	s.composer.Blur()
+	return nil
+}
+
+// status reads the session's status; unspecified until it is loaded.
+func (s *Screen) status() agentsv1.SessionStatus { return s.meta.GetStatus() }
+
+// Handle takes every message that is not a key: events, the results of
+// the screen's own commands, pastes and the editor's return.
+func (s *Screen) Handle(msg tea.Msg) tea.Cmd {
+	defer s.syncDraft()
+	switch m := msg.(type) {
+	case msgs.Event:
+		return s.event(m.Event)
+	case msgs.Snapshot:
+		// Events may have been missed: load again.
+		return s.reload()
+	case msgs.Conn:
+		return nil
+	case tea.PasteMsg:
+		return s.paste(m)
+	case sessionMsg:
+		if m.id == s.id {
+			return s.loaded(m)
+		}
+	case agentsMsg:
+		if m.id == s.id {
+			if m.err != nil {
+				return status("", fmt.Errorf("list agents: %w", client.Describe(m.err)))
+			}
+			s.agents = m.agents
+		}
+	case postedMsg:
+		if m.id == s.id {
+			return s.posted(m)
+		}
+	case controlMsg:
+		if m.id == s.id {
+			return s.controlled(m)
+		}
+	case forkedMsg:
+		if m.id == s.id {
+			return s.forked(m)
+		}
+	case completedMsg:
+		if m.id == s.id {
+			return s.completed(m)
+		}
+	case completionMsg:
+		if s.attach != nil {
+			s.attach.apply(m)
+		}
+	case attachedMsg:
+		if m.id == s.id {
+			return s.attached(m)
+		}
+	case editorReadyMsg:
+		if m.id == s.id {
+			return s.runEditor(m)
+		}
+	case editorDoneMsg:
+		if m.id == s.id {
+			return s.edited(m)
+		}
+	}
+	return nil
+}
+
+// reload fetches the session again, holding events until it arrives.
+func (s *Screen) reload() tea.Cmd {
+	s.loading = true
+	return s.fetch(fetchAll)
+}
+
+// event applies one event of the subscription.
+func (s *Screen) event(ev *agentsv1.Event) tea.Cmd {
+	if ev.GetSessionId() != s.id {
+		return nil
+	}
+	if s.loading {
+		s.held = append(s.held, ev)
+		return nil
+	}
+	if !posOf(ev).after(s.pos) {
+		return nil // already in what GetSession returned
+	}
+	s.pos = posOf(ev)
+	s.tr.Apply(ev)
+	switch b := ev.GetBody().(type) {
+	case *agentsv1.Event_SessionUpdated:
+		s.meta = b.SessionUpdated.GetMeta()
+		if int(s.meta.GetPendingCalls()) != s.pending.Len() && !s.metaLoading {
+			// Someone answered a call, or a round deferred new ones
+			// the events did not list: ask the server.
+			s.metaLoading = true
+			return s.fetch(fetchMeta)
+		}
+	case *agentsv1.Event_RunStarted:
+		s.setStatus(agentsv1.SessionStatus_SESSION_STATUS_RUNNING, "")
+	case *agentsv1.Event_RunStopped:
+		s.setStatus(b.RunStopped.GetStatus(), b.RunStopped.GetReason())
+		s.liveChildren = nil
+	case *agentsv1.Event_SessionFailed:
+		s.setStatus(agentsv1.SessionStatus_SESSION_STATUS_FAILED, b.SessionFailed.GetReason())
+		s.liveChildren = nil
+	case *agentsv1.Event_CallsDeferred:
+		s.pending.Add(b.CallsDeferred.GetCalls())
+	case *agentsv1.Event_SubcallStarted:
+		s.liveChildren = append(s.liveChildren, b.SubcallStarted.GetChildSessionId())
+	case *agentsv1.Event_SubcallCompleted:
+		s.endChild(b.SubcallCompleted.GetChildSessionId())
+	case *agentsv1.Event_SubcallFailed:
+		s.endChild(b.SubcallFailed.GetChildSessionId())
+	case *agentsv1.Event_SessionDeleted:
+		return status("this session was deleted", nil)
+	}
+	return nil
+}
+
+func (s *Screen) setStatus(st agentsv1.SessionStatus, reason string) {
+	if s.meta == nil {
+		s.meta = &agentsv1.SessionMeta{Id: s.id}
+	}
+	s.meta.Status, s.meta.StatusReason = st, reason
+}
+
+func (s *Screen) endChild(id string) {
+	for i, c := range s.liveChildren {
+		if c == id {
+			s.liveChildren = append(s.liveChildren[:i:i], s.liveChildren[i+1:]...)
+			return
+		}
+	}
+}
+
+// loaded takes a GetSession answer.
+func (s *Screen) loaded(m sessionMsg) tea.Cmd {
+	switch m.kind {
+	case fetchOlder:
+		s.olderLoading = false
+	case fetchMeta:
+		s.metaLoading = false
+	}
+	if m.err != nil {
+		if m.kind == fetchAll {
+			s.loading = false
+			s.held = nil
+		}
+		return status("", fmt.Errorf("load session: %w", client.Describe(m.err)))
+	}
+	sess := m.session
+	switch m.kind {
+	case fetchOlder:
+		s.prepend(sess)
+		return nil
+	case fetchMeta:
+		s.meta = sess.GetMeta()
+		s.pending.Set(sess.GetPendingCalls())
+		return s.drafts.Settle(s.id, s.status())
+	}
+	s.meta = sess.GetMeta()
+	s.tr.Load(sess)
+	s.pending.Set(sess.GetPendingCalls())
+	s.pos = position{seq: sess.GetSeq(), delta: sess.GetDeltaSeq()}
+	s.loading = false
+	held := s.held
+	s.held = nil
+	var cmds []tea.Cmd
+	for _, ev := range held {
+		cmds = append(cmds, s.event(ev))
+	}
+	// The run may have stopped while nobody watched: a draft waiting for
+	// it goes now.
+	cmds = append(cmds, s.drafts.Settle(s.id, s.status()))
+	return tea.Batch(cmds...)
+}
+
+// prepend adds a page of older turns above those loaded, keeping the
+// lines on screen where they are.
+func (s *Screen) prepend(sess *agentsv1.Session) {
+	turns := sess.GetTurns()
+	if len(turns) == 0 || int(sess.GetFirstTurnIndex())+len(turns) != s.tr.FirstIndex() {
+		return // not the page just before ours (the session was reloaded)
+	}
+	before := len(s.tr.Lines(s.viewWidth))
+	s.tr.Prepend(turns)
+	s.offset += len(s.tr.Lines(s.viewWidth)) - before
+}
+
+// posted takes the answer to a message sent from the composer.
+func (s *Screen) posted(m postedMsg) tea.Cmd {
+	if m.err != nil {
+		s.composer.Restore(m.sent)
+		return status("", fmt.Errorf("send: %w", client.Describe(m.err)))
+	}
+	if meta := m.resp.GetMeta(); meta != nil && !s.loading {
+		s.meta = meta
+	}
+	if m.resp.GetMailId() != "" {
+		return status("sent: it reaches the model at its next step", nil)
+	}
+	return emit(msgs.Started{ID: s.id})
+}
+
+// controlled takes the answer to a run control.
+func (s *Screen) controlled(m controlMsg) tea.Cmd {
+	if m.err != nil {
+		return status("", fmt.Errorf("%s: %w", m.done, client.Describe(m.err)))
+	}
+	return status(m.done, nil)
+}
+
+// forked opens the session a fork made.
+func (s *Screen) forked(m forkedMsg) tea.Cmd {
+	if m.err != nil {
+		return status("", fmt.Errorf("%s: %w", m.what, client.Describe(m.err)))
+	}
+	id := m.session.GetMeta().GetId()
+	return tea.Batch(emit(msgs.OpenSession{ID: id}), status(m.what+": opened "+id, nil))
+}
+
+// completed takes the answer to CompleteCall. A call answered elsewhere
+// first is an error to show, not to stop for: the list is refetched.
+func (s *Screen) completed(m completedMsg) tea.Cmd {
+	delete(s.pending.sending, m.token)
+	if m.err != nil {
+		s.pending.Remove(m.token)
+		s.metaLoading = true
+		return tea.Batch(status("", fmt.Errorf("answer call: %w", client.Describe(m.err))), s.fetch(fetchMeta))
+	}
+	s.pending.Remove(m.token)
+	if s.pending.Len() == 0 && s.focus == focusPending {
+		s.setFocus(focusComposer)
+	}
+	if n := m.resp.GetRemaining(); n > 0 {
+		return status(fmt.Sprintf("call answered; %d more to go", n), nil)
+	}
+	return status("call answered", nil)
+}
+
+// attached takes a file read for the composer.
+func (s *Screen) attached(m attachedMsg) tea.Cmd {
+	if m.err != nil {
+		if s.attach != nil {
+			s.attach.err = m.err.Error()
+			return nil
+		}
+		return status("", fmt.Errorf("attach: %w", m.err))
+	}
+	s.composer.Attach(m.attachment)
+	s.attach = nil
+	if s.focus == focusAttach {
+		s.setFocus(focusComposer)
+	}
+	return status("attached "+m.attachment.GetName(), nil)
+}
+
+// paste puts pasted text where the keys go.
+func (s *Screen) paste(m tea.PasteMsg) tea.Cmd {
+	switch s.focus {
+	case focusView:
+		s.setFocus(focusComposer)
+		return s.composer.Update(m)
+	case focusComposer:
+		return s.composer.Update(m)
+	case focusDraft:
+		cmd := s.editDraft(m)
+		return cmd
+	case focusPending:
+		if s.pending.answering {
+			return s.pending.Update(m)
+		}
+	case focusAttach:
+		return s.attach.Update(m)
+	}
+	return nil
+}
+
+// syncDraft reloads the draft editor when the draft changed under it (an
+// append, a post, a failed post coming back).
+func (s *Screen) syncDraft() {
+	if rev := s.drafts.Revision(s.id); rev != s.draftRev {
+		s.draftRev = rev
+		s.draftEditor.SetValue(s.drafts.Get(s.id).Text)
+	}
+}
+
+// editDraft passes msg to the draft editor and keeps the store in step.
+func (s *Screen) editDraft(msg tea.Msg) tea.Cmd {
+	var cmd tea.Cmd
+	s.draftEditor, cmd = s.draftEditor.Update(msg)
+	if v := s.draftEditor.Value(); v != s.drafts.Get(s.id).Text {
+		s.drafts.SetText(s.id, v)
+		s.draftRev = s.drafts.Revision(s.id)
+	}
+	return cmd
+}
+
+// setFocus moves the keys to f.
+func (s *Screen) setFocus(f focus) tea.Cmd {
+	s.composer.Blur()
+	s.draftEditor.Blur()
+	s.focus = f
+	switch f {
+	case focusComposer:
+		return s.composer.Focus()
+	case focusDraft:
+		return s.draftEditor.Focus()
+	}
+	return nil
+}
+
+// Editing in $EDITOR: the text goes to a temporary file, the editor runs
+// in the terminal the TUI runs in, and the file's content comes back.
+
+type editorReadyMsg struct {
+	id, path string
+	draft    bool // editing the draft, not the composer
+	err      error
+}
+
+type editorDoneMsg struct {
+	id    string
+	text  string
+	draft bool
+	err   error
+}
+
+func (s *Screen) openEditor() tea.Cmd {
+	id, draft := s.id, s.focus == focusDraft
+	text := s.composer.ta.Value()
+	if draft {
+		text = s.draftEditor.Value()
+	}
+	return func() tea.Msg {
+		f, err := os.CreateTemp("", "agents-message-*.md")
+		if err != nil {
+			return editorReadyMsg{id: id, err: err}
+		}
+		_, err = f.WriteString(text)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		return editorReadyMsg{id: id, path: f.Name(), draft: draft, err: err}
+	}
+}
+
+func (s *Screen) runEditor(m editorReadyMsg) tea.Cmd {
+	if m.err != nil {
+		return status("", fmt.Errorf("editor: %w", m.err))
+	}
+	argv := strings.Fields(editorCommand())
+	cmd := exec.Command(argv[0], append(argv[1:], m.path)...)
+	return tea.ExecProcess(cmd, func(err error) tea.Msg {
+		done := editorDoneMsg{id: m.id, draft: m.draft, err: err}
+		if err == nil {
+			data, rerr := os.ReadFile(m.path)
+			done.text, done.err = strings.TrimRight(string(data), "\n"), rerr
+		}
+		os.Remove(m.path)
+		return done
+	})
+}
+
+// editorCommand is the user's editor: $VISUAL, then $EDITOR, then vi.
+func editorCommand() string {
+	for _, v := range []string{"VISUAL", "EDITOR"} {
+		if e := strings.TrimSpace(os.Getenv(v)); e != "" {
+			return e
+		}
+	}
+	return "vi"
+}
+
+func (s *Screen) edited(m editorDoneMsg) tea.Cmd {
+	if m.err != nil {
+		return status("", fmt.Errorf("editor: %w", m.err))
+	}
+	if m.draft {
+		s.drafts.SetText(s.id, m.text)
+		return nil
+	}
+	s.composer.ta.SetValue(m.text)
+	return nil
+}
+
+// position is a place in the event stream: (seq, delta_seq).
+type position struct{ seq, delta uint64 }
+
+func posOf(ev *agentsv1.Event) position {
+	return position{seq: ev.GetSeq(), delta: ev.GetDeltaSeq()}
+}
+
+func (p position) after(q position) bool {
+	return p.seq > q.seq || (p.seq == q.seq && p.delta > q.delta)
+}

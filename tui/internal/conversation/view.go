@@ -1,0 +1,179 @@
+package conversation
+
+import (
+	"fmt"
+	"strings"
+
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/agents-os/agents/tui/internal/keys"
+)
+
+// draftLines bounds the expanded draft editor's height.
+const (
+	draftMinLines = 3
+	draftMaxLines = 8
+)
+
+// Render draws the screen in width × height cells: the header, the
+// transcript, then from the bottom up the composer, the draft, the
+// pending calls and the agent picker; the transcript gets what is left.
+func (s *Screen) Render(width, height int) string {
+	if width <= 0 || height <= 0 {
+		return ""
+	}
+	header := s.renderHeader(width)
+	var bottom []string
+	if s.picker != nil {
+		bottom = append(bottom, s.picker.Render(width, s.st))
+	}
+	if s.pending.Len() > 0 {
+		bottom = append(bottom, s.pending.Render(width, s.focus == focusPending, s.st))
+	}
+	if d := s.renderDraft(width); d != "" {
+		bottom = append(bottom, d)
+	}
+	if s.attach != nil {
+		bottom = append(bottom, s.st.rule.Render(strings.Repeat("─", width)), s.attach.Render(width, s.st))
+	} else {
+		bottom = append(bottom, s.composer.Render(width, s.st))
+	}
+	foot := strings.Join(bottom, "\n")
+	viewHeight := max(height-lipgloss.Height(header)-lipgloss.Height(foot), 1)
+	out := strings.Join([]string{header, s.renderView(width, viewHeight), foot}, "\n")
+	// On a very small terminal the panels alone may not fit: keep the
+	// top, as the terminal would scroll it away otherwise.
+	if lines := strings.Split(out, "\n"); len(lines) > height {
+		out = strings.Join(lines[:height], "\n")
+	}
+	return out
+}
+
+// renderHeader draws two lines: agent, title and status; then usage and
+// what waits (mail, calls, the draft).
+func (s *Screen) renderHeader(width int) string {
+	m := s.meta
+	title := m.GetTitle()
+	if title == "" {
+		title = "untitled"
+	}
+	agent := m.GetAgent()
+	if agent == "" {
+		agent = s.id
+	}
+	left := s.st.agent.Render(agent) + "  " + s.st.title.Render(oneLine(title))
+	right := s.st.statusLabel(m)
+	gap := width - ansi.StringWidth(right) - 1
+	line1 := fit(truncate(left, max(gap, 0)), max(gap, 0)) + " " + right
+	if gap < 1 {
+		line1 = truncate(right, width)
+	}
+
+	u := m.GetUsage()
+	parts := []string{s.st.muted.Render(fmt.Sprintf("tokens in %s · out %s · cached %s · reasoning %s",
+		tokens(u.GetPromptTokens()), tokens(u.GetCompletionTokens()), tokens(u.GetCachedTokens()), tokens(u.GetReasoningTokens())))}
+	if n := m.GetPendingMail(); n > 0 {
+		parts = append(parts, s.st.warn.Render(fmt.Sprintf("%d mail pending", n)))
+	}
+	if n := m.GetPendingCalls(); n > 0 {
+		parts = append(parts, s.st.warn.Render(fmt.Sprintf("%d calls pending", n)))
+	}
+	if p := m.GetParentId(); p != "" {
+		parts = append(parts, s.st.muted.Render("helper session of "+shortID(p)))
+	}
+	if f := m.GetForkedFrom(); f != "" {
+		parts = append(parts, s.st.muted.Render("forked from "+shortID(f)))
+	}
+	line2 := truncate(strings.Join(parts, s.st.muted.Render(" · ")), width)
+	return line1 + "\n" + line2
+}
+
+// renderView draws the transcript lines the viewport shows, exactly
+// height of them.
+func (s *Screen) renderView(width, height int) string {
+	s.viewWidth, s.viewHeight = width, height
+	if s.loading && s.tr.Count() == 0 {
+		return fitLines([]string{s.st.muted.Render("loading…")}, width, height)
+	}
+	lines := s.tr.Lines(width)
+	bottom := max(len(lines)-height, 0)
+	if s.follow || s.offset > bottom {
+		s.offset = bottom
+	}
+	shown := append([]string(nil), lines[s.offset:min(s.offset+height, len(lines))]...)
+	if s.offset == 0 && s.tr.FirstIndex() > 0 && len(shown) > 0 {
+		note := fmt.Sprintf("↑ %d older turns: scroll up to load them", s.tr.FirstIndex())
+		if s.olderLoading {
+			note = "loading older turns…"
+		}
+		shown[0] = s.st.muted.Render(note)
+	}
+	if below := len(lines) - s.offset - height; below > 0 && len(shown) == height {
+		shown[height-1] = s.st.muted.Render(fmt.Sprintf("↓ %d more lines (%s)", below, s.keyName(keys.PageDown)))
+	}
+	return fitLines(shown, width, height)
+}
+
+// renderDraft draws the draft: one line (its first line and size) when
+// collapsed, its editor when expanded; nothing when there is none.
+func (s *Screen) renderDraft(width int) string {
+	d := s.drafts.Get(s.id)
+	if !s.draftOpen {
+		if d.Empty() {
+			return ""
+		}
+		n := strings.Count(strings.TrimRight(d.Text, "\n"), "\n") + 1
+		info := fmt.Sprintf(" · %d lines, %s", n, size(int64(len(d.Text))))
+		if len(d.Attachments) > 0 {
+			info += fmt.Sprintf(", %d files", len(d.Attachments))
+		}
+		info += fmt.Sprintf(" · %s send now · %s edit", s.keyName(keys.SendNow), s.keyName(keys.ToggleDraft))
+		label := s.st.label.Render("draft ")
+		room := max(width-ansi.StringWidth(label)-ansi.StringWidth(info), 8)
+		return truncate(label+truncate(firstLine(d.Text), room)+s.st.muted.Render(info), width)
+	}
+	box := s.st.panel
+	if s.focus == focusDraft {
+		box = s.st.focused
+	}
+	inner := max(width-box.GetHorizontalFrameSize(), 1)
+	lines := []string{truncate(s.st.label.Render("draft")+s.st.muted.Render(fmt.Sprintf(
+		"  posted whole when the run stops · %s send now · %s $EDITOR · esc collapse",
+		s.keyName(keys.SendNow), s.keyName(keys.Editor))), inner)}
+	s.draftEditor.SetWidth(inner)
+	s.draftEditor.SetHeight(min(max(s.draftEditor.LineCount(), draftMinLines), draftMaxLines))
+	lines = append(lines, s.draftEditor.View())
+	if chips := renderChips(d.Attachments, inner, s.st); chips != "" {
+		lines = append(lines, chips)
+	}
+	return box.Width(width).Render(strings.Join(lines, "\n"))
+}
+
+// keyName is the first key bound to a, as the hints show it.
+func (s *Screen) keyName(a keys.Action) string {
+	if ks := s.km.Get(a).Keys(); len(ks) > 0 {
+		return ks[0]
+	}
+	return "(unbound)"
+}
+
+// fitLines makes exactly height lines, each cut or padded to width.
+func fitLines(lines []string, width, height int) string {
+	out := make([]string, height)
+	for i := range out {
+		if i < len(lines) {
+			out[i] = fit(lines[i], width)
+		} else {
+			out[i] = strings.Repeat(" ", width)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+func shortID(id string) string {
+	if len(id) > 8 {
+		return id[:8]
+	}
+	return id
+}
