@@ -9,6 +9,7 @@ import (
 	"connectrpc.com/connect"
 	"github.com/spf13/cobra"
 
+	"github.com/agents-os/agents/api/client"
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 )
 
@@ -42,7 +43,7 @@ func (a *app) agentsList(cf *clientFlags) *cobra.Command {
 			defer c.Close()
 			res, err := c.Agents.ListAgents(cmd.Context(), connect.NewRequest(&agentsv1.ListAgentsRequest{}))
 			if err != nil {
-				return describeError(err)
+				return client.Describe(err)
 			}
 			if asJSON {
 				return writeJSON(a.stdout, res.Msg)
@@ -77,7 +78,7 @@ func (a *app) agentsShow(cf *clientFlags) *cobra.Command {
 			defer c.Close()
 			res, err := c.Agents.GetAgent(cmd.Context(), connect.NewRequest(&agentsv1.GetAgentRequest{Slug: args[0]}))
 			if err != nil {
-				return describeError(err)
+				return client.Describe(err)
 			}
 			if asJSON {
 				return writeJSON(a.stdout, res.Msg.GetAgent())

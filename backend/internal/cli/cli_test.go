@@ -183,16 +183,17 @@ func TestPathsPrintsWhatTheConfigurationUses(t *testing.T) {
 		t.Fatalf("paths = %d: %s", code, errOut)
 	}
 	var p struct {
-		ConfigDir, DataDir, DB string
+		ConfigDir, DataDir, DB, TUILog string
 	}
 	if err := json.Unmarshal([]byte(out), &p); err != nil {
 		t.Fatalf("paths --json: %v\n%s", err, out)
 	}
-	if p.ConfigDir != filepath.Join(dir, "config", "agents") || p.DB != filepath.Join(dir, "data", "agents", "agents.db") {
+	if p.ConfigDir != filepath.Join(dir, "config", "agents") || p.DB != filepath.Join(dir, "data", "agents", "agents.db") ||
+		p.TUILog != filepath.Join(dir, "data", "agents", "tui.log") {
 		t.Errorf("paths = %+v", p)
 	}
 	code, out, _ = run(t, env, "paths", "--config", cfg)
-	if code != 0 || !strings.Contains(out, "database") || !strings.Contains(out, p.DB) || !strings.Contains(out, cfg) {
+	if code != 0 || !strings.Contains(out, "database") || !strings.Contains(out, p.DB) || !strings.Contains(out, cfg) || !strings.Contains(out, p.TUILog) {
 		t.Errorf("paths = %d:\n%s", code, out)
 	}
 }
@@ -204,7 +205,7 @@ func TestModelLimitFlags(t *testing.T) {
 	dir, env := testEnv(t)
 	cfg := filepath.Join(dir, "agents.json")
 	writeFile(t, cfg, `{"maxModelCallTime": "5m"}`, 0o644)
-	for _, command := range [][]string{{"serve"}, {"run"}, {"sessions", "ls"}, {"agents", "ls"}} {
+	for _, command := range [][]string{{"serve"}, {"tui"}, {"run"}, {"sessions", "ls"}, {"agents", "ls"}} {
 		t.Run(strings.Join(command, " "), func(t *testing.T) {
 			t.Parallel()
 			a := &app{stdout: io.Discard, stderr: io.Discard, lookupEnv: env}

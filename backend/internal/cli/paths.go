@@ -7,6 +7,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+
+	"github.com/agents-os/agents/backend/internal/config"
 )
 
 func (a *app) pathsCommand() *cobra.Command {
@@ -21,10 +23,14 @@ func (a *app) pathsCommand() *cobra.Command {
 				return err
 			}
 			p := res.Paths()
+			tuiLog := tuiLogFile(res)
 			if asJSON {
 				enc := json.NewEncoder(a.stdout)
 				enc.SetIndent("", "  ")
-				return enc.Encode(p)
+				return enc.Encode(struct {
+					config.Paths
+					TUILog string `json:"tuiLog"`
+				}{p, tuiLog})
 			}
 			none := func(s string) string {
 				if s == "" {
@@ -49,6 +55,7 @@ func (a *app) pathsCommand() *cobra.Command {
 				{"agent files", list(p.AgentFiles)},
 				{"agent dirs", list(p.AgentDirs)},
 				{"agents from", p.AgentsFrom},
+				{"tui log", tuiLog},
 			} {
 				fmt.Fprintf(tw, "%s\t%s\n", row[0], row[1])
 			}

@@ -102,16 +102,3 @@ func (a *app) versionCommand() *cobra.Command {
 		},
 	}
 }
-
-// notYet is the honest answer of a subcommand whose feature is not built.
-func notYet(what string) error {
-	return &exitError{code: 2, err: fmt.Errorf("%s is not available in this version", what)}
-}
-
-func (a *app) tuiCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:   "tui",
-		Short: "Open the terminal UI (embedded server, or --attach to a running one)",
-		RunE:  func(*cobra.Command, []string) error { return notYet("the terminal UI") },
-	}
-}

@@ -13,6 +13,8 @@ import (
 	"connectrpc.com/connect"
 	"github.com/spf13/cobra"
 
+	"github.com/agents-os/agents/api/client"
+
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 )
 
@@ -69,51 +71,50 @@ func (a *app) runOnce(ctx context.Context, cf clientFlags, offline, prompt strin
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	// Subscribe before creating, so not one event of the run is missed.
-	stream, err := c.Events.Subscribe(ctx, connect.NewRequest(&agentsv1.SubscribeRequest{Scope: agentsv1.SubscribeScope_SUBSCRIBE_SCOPE_OWNER}))
-	if err != nil {
-		return describeError(err)
-	}
-	defer stream.Close()
-	if !stream.Receive() {
-		return describeError(fmt.Errorf("subscribe: %w", stream.Err()))
-	}
-
-	created, err := c.Sessions.CreateSession(ctx, connect.NewRequest(&agentsv1.CreateSessionRequest{
-		Agent:   a.flags.Agent,
-		Message: &agentsv1.Message{Text: prompt},
-		Params:  params,
-	}))
-	if err != nil {
-		return describeError(err)
-	}
-	id := created.Msg.GetSession().GetMeta().GetId()
-	p := &runPrinter{out: a.stdout, log: a.stderr, session: id, turn: -1}
-	for stream.Receive() {
-		item := stream.Msg()
-		if lagged := item.GetLagged(); lagged != nil {
-			// Reconnect from the last event delivered: replay fills the gap.
-			stream.Close()
-			after := lagged.GetLastSeq()
-			stream, err = c.Events.Subscribe(ctx, connect.NewRequest(&agentsv1.SubscribeRequest{Scope: agentsv1.SubscribeScope_SUBSCRIBE_SCOPE_OWNER, After: &after, AfterDelta: lagged.GetLastDeltaSeq()}))
+	// Subscribe before creating, so not one event of the run is missed:
+	// the session is created once the stream is open.
+	subCtx, unsubscribe := context.WithCancel(ctx)
+	defer unsubscribe()
+	updates := c.Subscribe(subCtx, &agentsv1.SubscribeRequest{Scope: agentsv1.SubscribeScope_SUBSCRIBE_SCOPE_OWNER})
+	var p *runPrinter
+	for u := range updates {
+		switch {
+		case u.State != nil && u.State.Connected && p == nil:
+			created, err := c.Sessions.CreateSession(ctx, connect.NewRequest(&agentsv1.CreateSessionRequest{
+				Agent:   a.flags.Agent,
+				Message: &agentsv1.Message{Text: prompt},
+				Params:  params,
+			}))
 			if err != nil {
-				return describeError(err)
+				return client.Describe(err)
 			}
-			continue
-		}
-		if done, err := p.event(item.GetEvent()); done {
-			return err
+			p = &runPrinter{out: a.stdout, log: a.stderr, session: created.Msg.GetSession().GetMeta().GetId(), turn: -1}
+		case u.State != nil && !u.State.Connected:
+			if p == nil {
+				return client.Describe(fmt.Errorf("subscribe: %w", u.State.Err))
+			}
+			// The run goes on without us; the subscription catches up.
+			fmt.Fprintf(a.stderr, "\nlost the server (%v); reconnecting\n", client.Describe(u.State.Err))
+		case u.Snapshot != nil && p != nil:
+			// Events were missed: the session itself says how it stands.
+			if done, err := p.settled(ctx, c); done {
+				return err
+			}
+		case u.Event != nil && p != nil:
+			if done, err := p.event(u.Event); done {
+				return err
+			}
 		}
 	}
-	if ctx.Err() != nil {
-		// Interrupted: stop the run rather than leave it going unseen.
-		cancelCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_, _ = c.Sessions.CancelRun(cancelCtx, connect.NewRequest(&agentsv1.CancelRunRequest{SessionId: id}))
-		fmt.Fprintf(a.stderr, "\ncancelled session %s\n", id)
+	if p == nil {
 		return &exitError{code: exitCancelled, err: errors.New("interrupted")}
 	}
-	return describeError(fmt.Errorf("event stream ended: %w", stream.Err()))
+	// Interrupted: stop the run rather than leave it going unseen.
+	cancelCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, _ = c.Sessions.CancelRun(cancelCtx, connect.NewRequest(&agentsv1.CancelRunRequest{SessionId: p.session}))
+	fmt.Fprintf(a.stderr, "\ncancelled session %s\n", p.session)
+	return &exitError{code: exitCancelled, err: errors.New("interrupted")}
 }
 
 // runPrinter turns one session's events into output: the answer text on
@@ -169,6 +170,28 @@ func (p *runPrinter) event(ev *agentsv1.Event) (done bool, err error) {
 		}
 	}
 	return false, nil
+}
+
+// settled reads the session after events were missed: done reports that
+// its run is over, with the outcome event would have given.
+func (p *runPrinter) settled(ctx context.Context, c *client.Client) (done bool, err error) {
+	res, err := c.Sessions.GetSession(ctx, connect.NewRequest(&agentsv1.GetSessionRequest{SessionId: p.session}))
+	if err != nil {
+		return true, client.Describe(err)
+	}
+	m := res.Msg.GetSession().GetMeta()
+	reason := m.GetStatusReason()
+	switch m.GetStatus() {
+	case agentsv1.SessionStatus_SESSION_STATUS_RUNNING:
+		return false, nil
+	case agentsv1.SessionStatus_SESSION_STATUS_FAILED:
+		return p.event(&agentsv1.Event{SessionId: p.session, Body: &agentsv1.Event_SessionFailed{SessionFailed: &agentsv1.SessionFailed{Reason: reason}}})
+	case agentsv1.SessionStatus_SESSION_STATUS_READY:
+		if reason == "" {
+			reason = "done"
+		}
+	}
+	return p.event(&agentsv1.Event{SessionId: p.session, Body: &agentsv1.Event_RunStopped{RunStopped: &agentsv1.RunStopped{Status: m.GetStatus(), Reason: reason}}})
 }
 
 func (p *runPrinter) endLine() {

@@ -21,6 +21,10 @@ import (
 	"github.com/agents-os/agents/backend/internal/server"
 )
 
+// defaultMaxRuns bounds the runs active at once on a server: enough for
+// any one person, few enough that a runaway client cannot exhaust it.
+const defaultMaxRuns = 256
+
 type serveFlags struct {
 	offlineModel   string
 	logFormat      string
@@ -72,7 +76,7 @@ signal stops it at once.`,
 	f.Int64Var(&sf.limits.MaxBodyBytes, "max-body-bytes", server.DefaultMaxBodyBytes, "largest request body")
 	f.IntVar(&sf.limits.MaxMessageBytes, "max-message-bytes", server.DefaultMaxMessageBytes, "largest message text")
 	f.IntVar(&sf.limits.MaxAttachmentBytes, "max-attachment-bytes", server.DefaultMaxAttachmentBytes, "largest attachment")
-	f.IntVar(&sf.limits.MaxRuns, "max-runs", 256, "most runs active at once on the server, whoever starts them (0: no limit)")
+	f.IntVar(&sf.limits.MaxRuns, "max-runs", defaultMaxRuns, "most runs active at once on the server, whoever starts them (0: no limit)")
 	f.IntVar(&sf.limits.MaxRunsPerOwner, "max-runs-per-owner", 0, "most runs active at once per owner (0: no limit)")
 	f.DurationVar(&sf.idleEvict, "idle-evict", runner.DefaultIdleEvict, "how long an idle session stays loaded in memory")
 	f.DurationVar(&sf.retention.Age, "event-retention", runner.DefaultRetentionAge, "how long the event log keeps events for replay")

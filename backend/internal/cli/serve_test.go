@@ -19,6 +19,7 @@ import (
 
 	"connectrpc.com/connect"
 
+	"github.com/agents-os/agents/api/client"
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/api/gen/agents/v1/agentsv1connect"
 	"github.com/agents-os/agents/tools/fakellm"
@@ -141,7 +142,12 @@ func (p *process) exitCode() int {
 
 // sessions is a Connect client over the Unix socket.
 func (p *process) sessions() agentsv1connect.SessionServiceClient {
-	return agentsv1connect.NewSessionServiceClient(unixClient(p.socket), "http://localhost")
+	c, err := client.Dial(p.socket, "")
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	p.t.Cleanup(c.Close)
+	return c.Sessions
 }
 
 func TestSIGTERMStopsGracefullyAndTheSessionSurvives(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/agents-os/agents/api/client"
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 )
 
@@ -60,7 +61,7 @@ func (a *app) sessionsList(cf *clientFlags) *cobra.Command {
 			defer c.Close()
 			res, err := c.Sessions.ListSessions(cmd.Context(), connect.NewRequest(req))
 			if err != nil {
-				return describeError(err)
+				return client.Describe(err)
 			}
 			if asJSON {
 				return writeJSON(a.stdout, res.Msg)
@@ -112,7 +113,7 @@ func (a *app) sessionsShow(cf *clientFlags) *cobra.Command {
 			defer c.Close()
 			res, err := c.Sessions.GetSession(cmd.Context(), connect.NewRequest(&agentsv1.GetSessionRequest{SessionId: args[0]}))
 			if err != nil {
-				return describeError(err)
+				return client.Describe(err)
 			}
 			if asJSON {
 				return writeJSON(a.stdout, res.Msg.GetSession())
@@ -193,7 +194,7 @@ func (a *app) sessionsExport(cf *clientFlags) *cobra.Command {
 			defer c.Close()
 			res, err := c.Sessions.ExportSession(cmd.Context(), connect.NewRequest(req))
 			if err != nil {
-				return describeError(err)
+				return client.Describe(err)
 			}
 			if out == "" || out == "-" {
 				_, err = io.WriteString(a.stdout, res.Msg.GetContent())
@@ -227,7 +228,7 @@ func (a *app) sessionsRemove(cf *clientFlags) *cobra.Command {
 			for _, id := range args {
 				res, err := c.Sessions.DeleteSession(cmd.Context(), connect.NewRequest(&agentsv1.DeleteSessionRequest{SessionId: id, Mode: mode}))
 				if err != nil {
-					return fmt.Errorf("%s: %w", id, describeError(err))
+					return fmt.Errorf("%s: %w", id, client.Describe(err))
 				}
 				for _, deleted := range res.Msg.GetDeletedIds() {
 					fmt.Fprintln(a.stdout, "deleted", deleted)
