@@ -12,6 +12,9 @@ import (
 // inProcessTarget names a server served inside this process.
 const inProcessTarget = "in-process"
 
+// handlerGrace bounds how long Close waits for cancelled handlers.
+const handlerGrace = 5 * time.Second
+
 // InProcess returns a client of h served inside this process: an
 // http.Server on an in-memory listener, so every call goes through the
 // same HTTP and Connect layers as over a socket (streams and their
@@ -29,9 +32,18 @@ func InProcess(h http.Handler) *Client {
 	c.Target = inProcessTarget
 	c.OnClose(func() {
 		// Closing every connection cancels the requests still open (the
-		// event streams); the gate then waits for their handlers.
+		// event streams); the gate then waits for their handlers, for a
+		// while: one that ignores its cancellation must not hang Close.
 		_ = srv.Close()
-		g.close()
+		closed := make(chan struct{})
+		go func() {
+			g.close()
+			close(closed)
+		}()
+		select {
+		case <-closed:
+		case <-time.After(handlerGrace):
+		}
 	})
 	return c
 }
