@@ -19,7 +19,8 @@ const handlerGrace = 5 * time.Second
 // http.Server on an in-memory listener, so every call goes through the
 // same HTTP and Connect layers as over a socket (streams and their
 // flushes included) without a file or a port anyone else could reach.
-// Close stops that server: once it returns, no handler of h is running.
+// Close stops that server: once it returns, no handler of h is running
+// (short of one that ignores its cancellation for handlerGrace).
 func InProcess(h http.Handler) *Client {
 	ln := newMemListener()
 	g := &gate{next: h}
