@@ -56,7 +56,8 @@ func (m *markdown) block(src string, width int) []string {
 	}
 	lines := strings.Split(strings.Trim(out, "\n"), "\n")
 	for i, l := range lines {
-		lines[i] = trimPadding(l)
+		// Glamour does not wrap code: a long code line is cut.
+		lines[i] = fit(trimPadding(l), width)
 	}
 	for len(lines) > 0 && lines[0] == "" {
 		lines = lines[1:]

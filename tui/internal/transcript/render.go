@@ -14,15 +14,17 @@ const (
 	markExpanded  = "▾"
 )
 
-// renderTurn is a stored turn's lines at width, without the gutter.
-func (v *View) renderTurn(t *agentsv1.Turn, width int, expanded bool) []string {
+// renderTurn is a stored turn's lines at width, without the gutter; never
+// nil, so a turn that shows nothing is not taken for a stale one.
+func (v *View) renderTurn(md *markdown, t *agentsv1.Turn, width int, expanded bool) []string {
+	out := []string{}
 	switch k := t.GetKind().(type) {
 	case *agentsv1.Turn_User:
-		return v.renderUser(k.User, width)
+		out = append(out, v.renderUser(k.User, width)...)
 	case *agentsv1.Turn_Llm:
-		return v.renderLLM(k.Llm, v.md.render(k.Llm.GetText(), width), width, expanded, false)
+		out = append(out, v.renderLLM(k.Llm, md.render(k.Llm.GetText(), width), width, expanded, false)...)
 	}
-	return nil
+	return out
 }
 
 func (v *View) renderUser(u *agentsv1.UserTurn, width int) []string {

@@ -7,17 +7,23 @@
 package transcript
 
 import (
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/tui/internal/theme"
+	"google.golang.org/protobuf/proto"
 )
 
 // View is the transcript of one session.
 type View struct {
 	st theme.TranscriptStyles
-	md *markdown
+	// mds are the markdown renderers, one per worker that renders turns:
+	// glamour's are not safe for concurrent use.
+	mds     []*markdown
+	workers int
 
 	agent  string // slug of the session's agent, named on its answers
 	status agentsv1.SessionStatus
@@ -70,7 +76,8 @@ type live struct {
 func New(st theme.TranscriptStyles) *View {
 	return &View{
 		st:       st,
-		md:       newMarkdown(st.Markdown),
+		mds:      []*markdown{newMarkdown(st.Markdown)},
+		workers:  runtime.GOMAXPROCS(0),
 		calls:    calls{},
 		selected: -1,
 		expanded: map[int]bool{},
@@ -79,16 +86,33 @@ func New(st theme.TranscriptStyles) *View {
 }
 
 // Load replaces everything with the session s: its turns from
-// s.FirstTurnIndex on, the turn in progress and the deferred calls.
+// s.FirstTurnIndex on, the turn in progress and the deferred calls. The
+// selection and the expanded turns stay. Loading the same session again
+// (a refetch after missed events) keeps the lines of the turns that did
+// not change.
 func (v *View) Load(s *agentsv1.Session) {
 	meta := s.GetMeta()
+	old := map[int32]*entry{}
+	if meta.GetAgent() == v.agent {
+		for _, e := range v.turns {
+			if e.turn != nil {
+				old[e.turn.GetIndex()] = e
+			}
+		}
+	}
 	v.agent, v.status, v.reason = meta.GetAgent(), meta.GetStatus(), meta.GetStatusReason()
 	v.first = int(s.GetFirstTurnIndex())
-	v.turns = v.turns[:0]
+	v.turns = make([]*entry, 0, len(s.GetTurns()))
 	v.calls = calls{}
 	v.live = nil
 	for _, t := range s.GetTurns() {
-		v.turns = append(v.turns, &entry{turn: t})
+		e := old[t.GetIndex()]
+		// An answer's lines depend on its calls' results too: only a
+		// turn drawn from itself alone is kept.
+		if e == nil || len(t.GetLlm().GetToolCalls()) > 0 || !proto.Equal(e.turn, t) {
+			e = &entry{turn: t}
+		}
+		v.turns = append(v.turns, e)
 		v.record(t)
 	}
 	v.total = max(int(meta.GetTurnCount()), v.first+len(v.turns))
@@ -307,12 +331,9 @@ func (v *View) Lines(width int) []string {
 			out = append(out, "")
 		}
 	}
+	v.renderStale(cw)
 	for i, e := range v.turns {
 		index := v.first + i
-		if e.turn != nil && (e.content == nil || e.width != cw) {
-			e.width, e.framed = cw, nil
-			e.content = v.renderTurn(e.turn, cw, v.expanded[index])
-		}
 		if len(e.content) > 0 {
 			sep()
 		}
@@ -325,7 +346,7 @@ func (v *View) Lines(width int) []string {
 		if l.content == nil || l.width != cw {
 			l.width, l.framed = cw, nil
 			t := &agentsv1.LlmTurn{Text: l.turn.GetText(), Thinking: l.turn.GetThinking(), ToolCalls: l.turn.GetToolCalls()}
-			l.content = v.renderLLM(t, l.text.render(v.md, t.Text, cw), cw, v.expanded[index], true)
+			l.content = v.renderLLM(t, l.text.render(v.mds[0], t.Text, cw), cw, v.expanded[index], true)
 		}
 		sep()
 		v.liveStart = len(out)
@@ -341,6 +362,45 @@ func (v *View) Lines(width int) []string {
 	v.lines = out
 	return out
 }
+
+// renderStale renders the stored turns whose lines are stale. Many at once
+// (a session just loaded, a resize) are shared among workers: glamour is
+// most of the cost, and the turns are independent.
+func (v *View) renderStale(width int) {
+	var stale []*entry
+	for _, e := range v.turns {
+		if e.turn != nil && (e.content == nil || e.width != width) {
+			e.width, e.framed = width, nil
+			e.content = nil
+			stale = append(stale, e)
+		}
+	}
+	workers := min(v.workers, len(stale)/minPerWorker)
+	if workers <= 1 {
+		for _, e := range stale {
+			e.content = v.renderTurn(v.mds[0], e.turn, width, v.expanded[int(e.turn.GetIndex())])
+		}
+		return
+	}
+	for len(v.mds) < workers {
+		v.mds = append(v.mds, newMarkdown(v.st.Markdown))
+	}
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			// Worker w takes every workers-th turn: the turns of a
+			// session cost about the same.
+			for i := w; i < len(stale); i += workers {
+				e := stale[i]
+				e.content = v.renderTurn(v.mds[w], e.turn, width, v.expanded[int(e.turn.GetIndex())])
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// minPerWorker is the fewest stale turns worth another worker.
+const minPerWorker = 16
 
 // gutter is the width left free before every turn for the selection's
 // frame.

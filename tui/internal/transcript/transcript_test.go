@@ -401,3 +401,50 @@ func TestApplyIgnoresOtherEvents(t *testing.T) {
 		t.Error("a session.updated that changes nothing shown changed the transcript")
 	}
 }
+
+// Turns rendered by several workers are the turns one renders.
+func TestWorkersRenderAsOne(t *testing.T) {
+	t.Parallel()
+	s := benchSession(120)
+	one, many := newView(), newView()
+	one.workers, many.workers = 1, 4
+	one.Load(s)
+	many.Load(s)
+	if !slices.Equal(one.Lines(72), many.Lines(72)) {
+		t.Error("four workers drew another transcript than one")
+	}
+}
+
+func TestReloadKeepsUnchangedTurns(t *testing.T) {
+	t.Parallel()
+	v := newView()
+	v.Load(toolSession())
+	v.Lines(60)
+	user, calls := v.turns[0].content, v.turns[1].content
+	v.Load(toolSession())
+	v.Lines(60)
+	if &v.turns[0].content[0] != &user[0] {
+		t.Error("reloading the same session rendered an unchanged turn again")
+	}
+	if &v.turns[1].content[0] == &calls[0] {
+		t.Error("reloading kept the lines of a turn with calls, whose results may have changed")
+	}
+	changed := toolSession()
+	changed.Turns[3] = llmTurn(3, "Another answer.")
+	v.Load(changed)
+	if !strings.Contains(plain(v.Lines(60)), "Another answer.") {
+		t.Error("reloading kept the lines of a changed turn")
+	}
+}
+
+// Code is not wrapped by glamour; its long lines are cut to the width.
+func TestLongCodeLinesAreCut(t *testing.T) {
+	t.Parallel()
+	v := newView()
+	v.Load(session(ready, "done", llmTurn(0, "```\n"+strings.Repeat("x", 200)+"\n```\n")))
+	for _, l := range v.Lines(40) {
+		if ansi.StringWidth(l) > 40 {
+			t.Fatalf("a line %d wide at 40 columns", ansi.StringWidth(l))
+		}
+	}
+}
