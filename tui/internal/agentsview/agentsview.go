@@ -229,8 +229,9 @@ func (m *Agents) renderDetail(w, h int) []string {
 		d.lines = strings.Split(describe(m.th.App, a, w), "\n")
 	}
 	m.detailH = h
-	m.scroll = max(0, min(m.scroll, len(d.lines)-h))
-	shown := d.lines[m.scroll:]
+	more := m.th.App.Muted.Render(m.km.Get(keys.PageDown).Help().Key + " for more")
+	shown, top := layout.Scroll(d.lines, m.scroll, h, more)
+	m.scroll = top
 	return strings.Split(layout.Fit(strings.Join(shown, "\n"), w, h), "\n")
 }
 

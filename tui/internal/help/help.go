@@ -72,8 +72,10 @@ func (m *Help) Render(w, h int) string {
 		lines = m.lines(sections, colW)
 	}
 	m.height = h
-	m.scroll = min(m.scroll, max(0, len(lines)-h))
-	return layout.Fit(strings.Join(lines[m.scroll:], "\n"), w, h)
+	more := m.th.App.Muted.Render(m.km.Get(keys.Down).Help().Key + " for more")
+	shown, top := layout.Scroll(lines, m.scroll, h, more)
+	m.scroll = top
+	return layout.Fit(strings.Join(shown, "\n"), w, h)
 }
 
 type section struct {
@@ -119,10 +121,21 @@ func split(ss []section, half int) (left, right []section) {
 	return ss, nil
 }
 
-const keyWidth = 22
+// keyWidth is the width of the keys column: the longest keys, within a
+// third of the column.
+func keyWidth(ss []section, w int) int {
+	n := 0
+	for _, s := range ss {
+		for _, b := range s.bindings {
+			n = max(n, ansi.StringWidth(b.Help().Key))
+		}
+	}
+	return min(n+2, max(8, w/3))
+}
 
 func (m *Help) lines(ss []section, w int) []string {
 	st := m.th.App
+	keyWidth := keyWidth(ss, w)
 	var out []string
 	for i, s := range ss {
 		if i > 0 {

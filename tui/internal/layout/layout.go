@@ -98,3 +98,15 @@ func Row(w int, left, right []Seg, bg color.Color) string {
 	}
 	return b.String()
 }
+
+// Scroll shows lines from top in h lines, top clamped so the last screen
+// is full; when lines are left below, the last line shown is more
+// instead, so a cut list never looks complete.
+func Scroll(lines []string, top, h int, more string) (shown []string, clamped int) {
+	top = max(0, min(top, len(lines)-h))
+	shown = lines[top:]
+	if len(shown) > h && h > 0 {
+		shown = append(shown[:h-1:h-1], more)
+	}
+	return shown, top
+}

@@ -25,6 +25,11 @@ func (m *Model) render() string {
 		return ""
 	}
 	bodyH := max(0, h-2)
+	var lost string
+	if m.connKnown && !m.conn.Connected {
+		lost = m.renderLost(w)
+		bodyH = max(0, bodyH-1)
+	}
 	var foot string
 	if m.dialog != nil {
 		foot = m.dialog.Render(w)
@@ -39,6 +44,9 @@ func (m *Model) render() string {
 	parts := []string{m.renderTabs(w), layout.Fit(body, w, bodyH)}
 	if foot != "" {
 		parts = append(parts, foot)
+	}
+	if lost != "" {
+		parts = append(parts, lost)
 	}
 	parts = append(parts, m.renderStatus(w))
 	return layout.Fit(strings.Join(parts, "\n"), w, h)
@@ -76,12 +84,8 @@ func (m *Model) renderTabs(w int) string {
 		}
 	}
 	if t != nil {
-		title := t.SessionID()
-		if tt, ok := t.(titled); ok {
-			title = tt.Title()
-		}
 		b.WriteString(st.Muted.Render("›"))
-		b.WriteString(st.ActiveTab.Render(title))
+		b.WriteString(st.ActiveTab.Render(m.sessionTitle(t.SessionID())))
 	}
 	hint := st.Muted.Render(m.km.Get(keys.Help).Help().Key + " help ")
 	return layout.Columns(b.String(), hint, w)
@@ -98,8 +102,8 @@ func (m *Model) renderStatus(w int) string {
 	return layout.Columns(" "+left, m.renderConn(w*2/3)+" ", w)
 }
 
-// renderConn says whether the event stream is up, in at most most cells;
-// the error, the longest part, is cut first.
+// renderConn says whether the event stream is up, and to which server,
+// in at most most cells.
 func (m *Model) renderConn(most int) string {
 	st := m.th.App
 	target := st.Muted.Render(" · " + m.c.Target)
@@ -111,14 +115,21 @@ func (m *Model) renderConn(most int) string {
 		s = st.Connected.Render("● connected") + target
 	default:
 		s = st.Disconnected.Render("○ reconnecting in "+roundUp(m.conn.Retry)) + target
-		if m.conn.Err != nil {
-			s += st.Error.Render(": " + m.conn.Err.Error())
-		}
 	}
 	if ansi.StringWidth(s) > most {
 		s = ansi.Truncate(s, most, "…")
 	}
 	return s
+}
+
+// renderLost is the line above the status bar while the server is away:
+// why, in full, and that nothing is lost by waiting.
+func (m *Model) renderLost(w int) string {
+	why := "the event stream ended"
+	if m.conn.Err != nil {
+		why = m.conn.Err.Error()
+	}
+	return layout.Pad(m.th.App.Error.Render(" server away: "+why)+m.th.App.Muted.Render(" · the screen catches up on reconnection"), w)
 }
 
 // roundUp shows a retry wait in whole seconds, never as 0s.

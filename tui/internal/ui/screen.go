@@ -30,16 +30,13 @@ type screen interface {
 	Close() tea.Cmd
 }
 
-// titled is a screen that names its session for the tab bar.
-type titled interface{ Title() string }
-
 // summary is the screen shown for an open session until the
 // conversation view can draw it: what the list knows of the session.
 type summary struct {
 	id    string
 	th    *theme.Theme
 	km    *keys.Map
-	known func(id string) string
+	title string
 }
 
 func (s *summary) Init() tea.Cmd     { return nil }
@@ -57,12 +54,10 @@ func (s *summary) HandleKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 	return nil, false
 }
 
-func (s *summary) Title() string { return s.known(s.id) }
-
 func (s *summary) Render(w, h int) string {
 	st := s.th.App
 	lines := []string{
-		st.Title.Bold(true).Render(s.Title()),
+		st.Title.Bold(true).Render(s.title),
 		st.Muted.Render("session " + s.id),
 		"",
 		st.Muted.Render(fmt.Sprintf("%s goes back.", s.km.Get(keys.Back).Help().Key)),
@@ -70,12 +65,10 @@ func (s *summary) Render(w, h int) string {
 	return layout.Fit(strings.Join(lines, "\n"), w, h)
 }
 
-// titleOf names a session for the tab bar from what a list knows of it.
-func titleOf(m *Model) func(id string) string {
-	return func(id string) string {
-		if meta := m.chats.Meta(id); meta != nil {
-			return badge.Title(meta)
-		}
-		return badge.ShortID(id)
+// sessionTitle names a session from what the list knows of it.
+func (m *Model) sessionTitle(id string) string {
+	if meta := m.chats.Meta(id); meta != nil {
+		return badge.Title(meta)
 	}
+	return badge.ShortID(id)
 }

@@ -115,7 +115,7 @@ func New(cfg Config) *Model {
 		started:        map[string]bool{},
 	}
 	m.newScreen = func(id string) screen {
-		return &summary{id: id, th: m.th, km: m.km, known: titleOf(m)}
+		return &summary{id: id, th: m.th, km: m.km, title: m.sessionTitle(id)}
 	}
 	return m
 }
