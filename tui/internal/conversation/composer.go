@@ -29,7 +29,6 @@ type composer struct {
 
 func newComposer(st styles, km *keys.Map) composer {
 	ta := newTextArea(st, km)
-	ta.Placeholder = "Write a message…"
 	ta.DynamicHeight = true
 	ta.MinHeight = 1
 	ta.MaxHeight = composerLines
@@ -54,6 +53,18 @@ func newTextArea(st styles, km *keys.Map) textarea.Model {
 	// Pasting arrives as tea.PasteMsg; the key that would read the
 	// clipboard instead opens $EDITOR.
 	ta.KeyMap.Paste = key.NewBinding(key.WithDisabled())
+	return ta
+}
+
+// newDraftEditor is the text area of the expanded draft: its panel's
+// border stands in for the composer's prompt.
+func newDraftEditor(st styles, km *keys.Map) textarea.Model {
+	ta := newTextArea(st, km)
+	ta.Prompt = ""
+	// Enter sends from the composer; in the draft's editor it is a
+	// line like any editor's.
+	ta.KeyMap.InsertNewline = key.NewBinding(key.WithKeys(append(km.Get(keys.Send).Keys(), km.Get(keys.Newline).Keys()...)...))
+	ta.Placeholder = "an empty draft: what you write here is sent when the run stops"
 	return ta
 }
 

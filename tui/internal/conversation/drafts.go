@@ -115,13 +115,11 @@ type draftSentMsg struct {
 
 func (d *Drafts) post(id string, dr Draft) tea.Cmd {
 	c := d.c
+	req := &agentsv1.PostMessageRequest{SessionId: id, Message: &agentsv1.Message{Text: dr.Text, Attachments: dr.Attachments}}
 	return func() tea.Msg {
-		ctx, cancel := context.WithTimeout(context.Background(), rpcTimeout)
-		defer cancel()
-		resp, err := c.Sessions.PostMessage(ctx, connect.NewRequest(&agentsv1.PostMessageRequest{
-			SessionId: id,
-			Message:   &agentsv1.Message{Text: dr.Text, Attachments: dr.Attachments},
-		}))
+		resp, err := call(func(ctx context.Context) (*connect.Response[agentsv1.PostMessageResponse], error) {
+			return c.Sessions.PostMessage(ctx, connect.NewRequest(req))
+		})
 		m := draftSentMsg{id: id, draft: dr, err: err}
 		if err == nil {
 			m.resp = resp.Msg

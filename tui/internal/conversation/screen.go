@@ -24,6 +24,7 @@ import (
 	"github.com/agents-os/agents/tui/internal/msgs"
 	"github.com/agents-os/agents/tui/internal/theme"
 	"github.com/agents-os/agents/tui/internal/transcript"
+	"google.golang.org/protobuf/proto"
 )
 
 // focus says which part of the screen takes the keys.
@@ -94,7 +95,7 @@ func New(c *client.Client, th *theme.Theme, km *keys.Map, drafts *Drafts, sessio
 		follow:      true,
 		focus:       focusComposer,
 		composer:    newComposer(st, km),
-		draftEditor: newTextArea(st, km),
+		draftEditor: newDraftEditor(st, km),
 		pending:     newPendingPanel(st),
 	}
 	s.composer.Set(drafts.takeComposer(sessionID))
@@ -237,11 +238,15 @@ func (s *Screen) event(ev *agentsv1.Event) tea.Cmd {
 	return nil
 }
 
+// setStatus records a status an event reported. The summary may be
+// shared with the event other screens got, so it is copied, not changed.
 func (s *Screen) setStatus(st agentsv1.SessionStatus, reason string) {
-	if s.meta == nil {
-		s.meta = &agentsv1.SessionMeta{Id: s.id}
+	m := &agentsv1.SessionMeta{Id: s.id}
+	if s.meta != nil {
+		m = proto.CloneOf(s.meta)
 	}
-	s.meta.Status, s.meta.StatusReason = st, reason
+	m.Status, m.StatusReason = st, reason
+	s.meta = m
 }
 
 func (s *Screen) endChild(id string) {

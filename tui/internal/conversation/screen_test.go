@@ -100,6 +100,11 @@ func TestDraftEditInItsEditor(t *testing.T) {
 		t.Fatalf("ctrl+r did not open the draft editor")
 	}
 	r.typeText(" too")
+	r.keys("enter")
+	if len(r.fake.posts) != 0 {
+		t.Fatalf("enter in the draft editor posted %v, want a new line", r.fake.posts)
+	}
+	r.keys("backspace")
 	if got, want := r.drafts.Get(sid).Text, "rename the flag too"; got != want {
 		t.Errorf("draft = %q, want %q", got, want)
 	}

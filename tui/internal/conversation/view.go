@@ -34,6 +34,7 @@ func (s *Screen) Render(width, height int) string {
 	if d := s.renderDraft(width); d != "" {
 		bottom = append(bottom, d)
 	}
+	s.composer.ta.Placeholder = s.placeholder()
 	if s.attach != nil {
 		bottom = append(bottom, s.st.rule.Render(strings.Repeat("─", width)), s.attach.Render(width, s.st))
 	} else {
@@ -139,7 +140,7 @@ func (s *Screen) renderDraft(width int) string {
 	}
 	inner := max(width-box.GetHorizontalFrameSize(), 1)
 	lines := []string{truncate(s.st.label.Render("draft")+s.st.muted.Render(fmt.Sprintf(
-		"  posted whole when the run stops · %s send now · %s $EDITOR · esc collapse",
+		"  sent when the run stops · %s now · %s editor · esc close",
 		s.keyName(keys.SendNow), s.keyName(keys.Editor))), inner)}
 	s.draftEditor.SetWidth(inner)
 	s.draftEditor.SetHeight(min(max(s.draftEditor.LineCount(), draftMinLines), draftMaxLines))
@@ -148,6 +149,15 @@ func (s *Screen) renderDraft(width int) string {
 		lines = append(lines, chips)
 	}
 	return box.Width(width).Render(strings.Join(lines, "\n"))
+}
+
+// placeholder says what enter does now: send, or add to the draft.
+func (s *Screen) placeholder() string {
+	if s.meta != nil && !acceptsInput(s.status()) {
+		return fmt.Sprintf("Busy: %s adds to the draft · %s interrupts with this message", s.keyName(keys.Send), s.keyName(keys.Interrupt))
+	}
+	return fmt.Sprintf("Write a message · %s sends · %s new line · %s attach · %s editor",
+		s.keyName(keys.Send), s.keyName(keys.Newline), s.keyName(keys.Attach), s.keyName(keys.Editor))
 }
 
 // keyName is the first key bound to a, as the hints show it.
