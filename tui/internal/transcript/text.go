@@ -22,16 +22,6 @@ func wrapPlain(text string, width int) []string {
 	return strings.Split(ansi.Wrap(text, max(width, 1), ""), "\n")
 }
 
-// styled wraps text at width and styles each line on its own, so a line
-// cut out of the transcript still carries its style.
-func styled(st lipgloss.Style, text string, width int) []string {
-	lines := wrapPlain(text, width)
-	for i, l := range lines {
-		lines[i] = st.Render(l)
-	}
-	return lines
-}
-
 // indent puts prefix before every line, wrapping the lines at what is
 // left of width.
 func indent(prefix string, st lipgloss.Style, text string, width int) []string {

@@ -120,11 +120,19 @@ func (v *View) Load(s *agentsv1.Session) {
 		v.deferred(d)
 	}
 	if ip := s.GetInProgress(); ip != nil {
-		v.calls.answered(ip.GetToolResults())
 		if ip.GetText() != "" || ip.GetThinking() != "" || len(ip.GetToolCalls()) > 0 {
+			// The model is answering.
 			v.live = &live{turn: ip}
 			v.calls.asked(int(ip.GetTurnIndex()), ip.GetToolCalls())
+		} else if e := v.entry(int(ip.GetTurnIndex()) - 1); e != nil {
+			// The calls of the stored answer run; some have finished.
+			for _, tc := range e.turn.GetLlm().GetToolCalls() {
+				if c := v.calls[tc.GetId()]; c.result == nil && c.deferred == "" {
+					c.running = true
+				}
+			}
 		}
+		v.calls.answered(ip.GetToolResults())
 	}
 	v.dirty = true
 }
@@ -194,14 +202,14 @@ func (v *View) touch(index int) {
 func (v *View) Apply(ev *agentsv1.Event) bool {
 	switch b := ev.GetBody().(type) {
 	case *agentsv1.Event_TextDelta:
-		if b.TextDelta.GetText() == "" {
-			return false
+		if b.TextDelta.GetText() == "" || v.entry(int(b.TextDelta.GetTurnIndex())) != nil {
+			return false // nothing, or a delta of a turn already stored
 		}
 		l := v.liveTurn(int(b.TextDelta.GetTurnIndex()))
 		l.turn.Text += b.TextDelta.GetText()
 		l.invalidate()
 	case *agentsv1.Event_ThinkingDelta:
-		if b.ThinkingDelta.GetText() == "" {
+		if b.ThinkingDelta.GetText() == "" || v.entry(int(b.ThinkingDelta.GetTurnIndex())) != nil {
 			return false
 		}
 		l := v.liveTurn(int(b.ThinkingDelta.GetTurnIndex()))
@@ -480,9 +488,6 @@ func (v *View) Toggle(index int) {
 	}
 	v.touch(index)
 }
-
-// Expanded says whether a turn shows its thinking and tool details.
-func (v *View) Expanded(index int) bool { return v.expanded[index] }
 
 // Children lists the child sessions of the helper calls in that turn: the
 // calls an LLM turn asked for, or those whose results a user turn

@@ -143,6 +143,17 @@ func TestGolden(t *testing.T) {
 			s.InProgress = &agentsv1.TurnInProgress{TurnIndex: 1, Text: "Here is the plan:\n\n## Ste", Thinking: "A hello world."}
 			v.Load(s)
 		}},
+		{"tool_round_loaded", 60, func(v *View) {
+			s := session(running, "",
+				userTurn(0, "List the files and read the README."),
+				llmTurn(1, "Let me look.",
+					toolCall("c1", "bash_ls", `{"path":"/work"}`),
+					toolCall("c2", "read_file", `{"path":"/work/README"}`)))
+			s.InProgress = &agentsv1.TurnInProgress{TurnIndex: 2, ToolResults: []*agentsv1.ToolResult{
+				result("c1", "bash_ls", "README", ok, 12*time.Millisecond),
+			}}
+			v.Load(s)
+		}},
 		{"interrupted", 60, func(v *View) {
 			l := llmTurn(1, "I was about to explain the")
 			l.GetLlm().Interrupted = true
@@ -445,6 +456,38 @@ func TestLongCodeLinesAreCut(t *testing.T) {
 	for _, l := range v.Lines(40) {
 		if ansi.StringWidth(l) > 40 {
 			t.Fatalf("a line %d wide at 40 columns", ansi.StringWidth(l))
+		}
+	}
+}
+
+func TestLateDeltaOfStoredTurnIsIgnored(t *testing.T) {
+	t.Parallel()
+	v := newView()
+	v.Load(session(ready, "done", userTurn(0, "Hi."), llmTurn(1, "Hello.")))
+	before := plain(v.Lines(60))
+	if v.Apply(event(&agentsv1.TextDelta{Text: "Hello.", TurnIndex: 1})) {
+		t.Error("a delta of a stored turn changed the transcript")
+	}
+	if after := plain(v.Lines(60)); after != before {
+		t.Errorf("after a late delta:\n%s", after)
+	}
+}
+
+func TestTrimPadding(t *testing.T) {
+	t.Parallel()
+	cases := []struct{ in, want string }{
+		{"text   ", "text"},
+		{"\x1b[38;5;252mtext\x1b[m\x1b[38;5;252m \x1b[m\x1b[38;5;252m \x1b[m", "\x1b[38;5;252mtext\x1b[m"},
+		// A space with a background shows: it stays.
+		{"\x1b[38;5;228;48;5;63;1m Title \x1b[m\x1b[38;5;252m \x1b[m", "\x1b[38;5;228;48;5;63;1m Title \x1b[m"},
+		// 38;5;42 is a foreground colour, not the background 42.
+		{"x\x1b[38;5;42m  \x1b[m", "x"},
+		// Spaces inside an open style are not known to be blank.
+		{"\x1b[7mreversed   ", "\x1b[7mreversed   "},
+	}
+	for _, c := range cases {
+		if got := trimPadding(c.in); got != c.want {
+			t.Errorf("trimPadding(%q) = %q, want %q", c.in, got, c.want)
 		}
 	}
 }
