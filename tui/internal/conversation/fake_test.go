@@ -31,6 +31,7 @@ type fakeSessions struct {
 	live      *agentsv1.TurnInProgress
 	seq       uint64
 	gets      []*agentsv1.GetSessionRequest
+	getErr    error
 	posts     []*agentsv1.PostMessageRequest
 	postErr   error
 	completes []*agentsv1.CompleteCallRequest
@@ -47,6 +48,9 @@ func (f *fakeSessions) GetSession(_ context.Context, r *connect.Request[agentsv1
 	defer f.mu.Unlock()
 	req := r.Msg
 	f.gets = append(f.gets, req)
+	if f.getErr != nil {
+		return nil, f.getErr
+	}
 	s := &agentsv1.Session{Meta: f.meta, PendingCalls: f.calls, Seq: f.seq, InProgress: f.live}
 	if req.GetMetaOnly() {
 		s.FirstTurnIndex = int32(len(f.turns))

@@ -19,14 +19,14 @@ func (s *Screen) is(msg tea.KeyPressMsg, a keys.Action) bool {
 // (esc with nothing to close, tab on the transcript) is the shell's.
 func (s *Screen) HandleKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 	defer s.syncDraft()
+	if s.is(msg, keys.Quit) {
+		return nil, false
+	}
 	switch s.focus {
 	case focusAttach:
 		return s.attachKey(msg), true
 	case focusPicker:
 		return s.pickerKey(msg), true
-	}
-	if s.is(msg, keys.Quit) {
-		return nil, false
 	}
 	if cmd, ok := s.controlKey(msg); ok {
 		return cmd, true

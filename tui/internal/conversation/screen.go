@@ -137,7 +137,11 @@ func (s *Screen) Handle(msg tea.Msg) tea.Cmd {
 		// Events may have been missed: load again.
 		return s.reload()
 	case msgs.Conn:
-		return nil
+		if m.State.Connected && s.meta == nil && !s.loading {
+			// The first load failed while the server was away: now
+			// that it is back, try again.
+			return s.reload()
+		}
 	case tea.PasteMsg:
 		return s.paste(m)
 	case sessionMsg:
@@ -280,12 +284,12 @@ func (s *Screen) loaded(m sessionMsg) tea.Cmd {
 		return nil
 	case fetchMeta:
 		s.meta = sess.GetMeta()
-		s.pending.Set(sess.GetPendingCalls())
+		s.setPending(sess.GetPendingCalls())
 		return s.drafts.Settle(s.id, s.status())
 	}
 	s.meta = sess.GetMeta()
 	s.tr.Load(sess)
-	s.pending.Set(sess.GetPendingCalls())
+	s.setPending(sess.GetPendingCalls())
 	s.pos = position{seq: sess.GetSeq(), delta: sess.GetDeltaSeq()}
 	s.loading = false
 	held := s.held
@@ -298,6 +302,15 @@ func (s *Screen) loaded(m sessionMsg) tea.Cmd {
 	// it goes now.
 	cmds = append(cmds, s.drafts.Settle(s.id, s.status()))
 	return tea.Batch(cmds...)
+}
+
+// setPending takes the server's list of pending calls; with none left,
+// the keys go back to the composer.
+func (s *Screen) setPending(calls []*agentsv1.DeferredCall) {
+	s.pending.Set(calls)
+	if s.pending.Len() == 0 && s.focus == focusPending {
+		s.setFocus(focusComposer)
+	}
 }
 
 // prepend adds a page of older turns above those loaded, keeping the

@@ -10,6 +10,7 @@ import (
 	"connectrpc.com/connect"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/agents-os/agents/api/client"
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/tui/internal/msgs"
 	"github.com/agents-os/agents/tui/internal/theme"
@@ -26,6 +27,32 @@ func TestOpenFetchesRecentTurnsAndAgents(t *testing.T) {
 	}
 	if r.s.tr.Count() != 4 {
 		t.Errorf("transcript count = %d, want 4", r.s.tr.Count())
+	}
+}
+
+func TestFailedLoadRetriesOnReconnect(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, ready, fewTurns()...)
+	r.fake.getErr = connect.NewError(connect.CodeUnavailable, errors.New("connection refused"))
+	r.open()
+	if r.lastStatus().Err == nil {
+		t.Fatalf("a failed load shows no error")
+	}
+	r.fake.getErr = nil
+	r.send(msgs.Conn{State: client.ConnState{Connected: true}})
+	if r.s.tr.Count() != 4 || r.s.status() != ready {
+		t.Errorf("after reconnecting: %d turns, status %v; want the session loaded", r.s.tr.Count(), r.s.status())
+	}
+}
+
+func TestSnapshotReloads(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, running, fewTurns()...).open()
+	r.fake.turns = append(r.fake.turns, userTurn(4, "missed while away"))
+	r.fake.meta.TurnCount, r.fake.meta.Status = 5, ready
+	r.send(msgs.Snapshot{Snapshot: &agentsv1.Snapshot{Seq: 20}})
+	if r.s.tr.Count() != 5 || r.s.status() != ready {
+		t.Errorf("after a snapshot: %d turns, status %v; want the session fetched again", r.s.tr.Count(), r.s.status())
 	}
 }
 
