@@ -221,6 +221,20 @@ func (m *History) HandleKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 	return nil, true
 }
 
+// Paste types pasted text into the search, when it has the keyboard.
+func (m *History) Paste(msg tea.PasteMsg) tea.Cmd {
+	if !m.search.Focused() {
+		return nil
+	}
+	var cmd tea.Cmd
+	m.search, cmd = m.search.Update(msg)
+	if q := strings.TrimSpace(m.search.Value()); q != m.query {
+		m.query = q
+		return tea.Batch(cmd, m.Refresh())
+	}
+	return cmd
+}
+
 // Column widths, in cells.
 const (
 	agentWidth  = 16

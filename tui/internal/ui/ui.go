@@ -19,6 +19,7 @@ import (
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/tui/internal/agentsview"
 	"github.com/agents-os/agents/tui/internal/chats"
+	"github.com/agents-os/agents/tui/internal/conversation"
 	"github.com/agents-os/agents/tui/internal/help"
 	"github.com/agents-os/agents/tui/internal/history"
 	"github.com/agents-os/agents/tui/internal/keys"
@@ -77,6 +78,9 @@ type Model struct {
 	// returns to the one before.
 	screens   []screen
 	newScreen func(id string) screen
+	// drafts outlive the conversations: a draft is posted when its run
+	// stops even if its conversation is closed.
+	drafts *conversation.Drafts
 
 	dialog dialog
 
@@ -113,9 +117,10 @@ func New(cfg Config) *Model {
 		history:        history.New(ctx, cfg.Client, th, cfg.Keys, now),
 		help:           help.New(th, cfg.Keys),
 		started:        map[string]bool{},
+		drafts:         conversation.NewDrafts(cfg.Client),
 	}
 	m.newScreen = func(id string) screen {
-		return &summary{id: id, th: m.th, km: m.km, title: m.sessionTitle(id)}
+		return conversation.New(m.c, m.th, m.km, m.drafts, id)
 	}
 	return m
 }
@@ -143,6 +148,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case tea.KeyPressMsg:
 		return m, m.handleKey(msg)
+	case tea.PasteMsg:
+		return m, m.paste(msg)
 	case msgs.Conn:
 		wasUp := m.connKnown && m.conn.Connected
 		m.conn, m.connKnown = msg.State, true
@@ -182,6 +189,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	// Everything else (events, snapshots, the answers of commands) goes
 	// to every component: each takes what is its own.
 	return m, tea.Batch(
+		m.drafts.Handle(msg),
 		m.chats.Handle(msg),
 		m.history.Handle(msg),
 		m.agents.Handle(msg),
@@ -259,7 +267,7 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		if cmd, used := t.HandleKey(msg); used {
 			return cmd
 		}
-		if t.Focused() && msg.Text != "" {
+		if t.Focused() && (msg.Text != "" || key.Matches(msg, km.Get(keys.NextTab), km.Get(keys.PrevTab))) {
 			return nil
 		}
 		if key.Matches(msg, km.Get(keys.Back)) {
@@ -316,6 +324,20 @@ func (m *Model) tabKeys(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 	default:
 		return m.help.HandleKey(msg)
 	}
+}
+
+// paste goes where the keys go: the dialog, else the screen in front,
+// else the History search.
+func (m *Model) paste(msg tea.PasteMsg) tea.Cmd {
+	switch {
+	case m.dialog != nil:
+		return nil
+	case m.top() != nil:
+		return m.top().Handle(msg)
+	case m.tab == historyTab:
+		return m.history.Paste(msg)
+	}
+	return nil
 }
 
 // pickAgent opens the agent picker of a new session.
