@@ -1,0 +1,93 @@
+package chats
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+	"connectrpc.com/connect"
+	"github.com/charmbracelet/x/ansi"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/agents-os/agents/api/client"
+	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/api/gen/agents/v1/agentsv1connect"
+	"github.com/agents-os/agents/tui/internal/keys"
+	"github.com/agents-os/agents/tui/internal/msgs"
+	"github.com/agents-os/agents/tui/internal/theme"
+)
+
+// deleter records the delete it is asked for.
+type deleter struct {
+	agentsv1connect.SessionServiceClient
+	got *agentsv1.DeleteSessionRequest
+}
+
+func (d *deleter) DeleteSession(_ context.Context, req *connect.Request[agentsv1.DeleteSessionRequest]) (*connect.Response[agentsv1.DeleteSessionResponse], error) {
+	d.got = req.Msg
+	return connect.NewResponse(&agentsv1.DeleteSessionResponse{DeletedIds: []string{req.Msg.GetSessionId(), "child"}}), nil
+}
+
+func meta(id, parent, title string, updated int64) *agentsv1.SessionMeta {
+	return &agentsv1.SessionMeta{Id: id, ParentId: parent, Title: title, UpdateTime: &timestamppb.Timestamp{Seconds: updated}}
+}
+
+func created(m *agentsv1.SessionMeta) msgs.Event {
+	return msgs.Event{Event: &agentsv1.Event{SessionId: m.GetId(), Body: &agentsv1.Event_SessionCreated{SessionCreated: &agentsv1.SessionCreated{Meta: m}}}}
+}
+
+func screen(c *Chats) string { return ansi.Strip(c.Render(80, 10)) }
+
+func TestDeleteAsksAndCascadesToSubSessions(t *testing.T) {
+	d := &deleter{}
+	c := New(t.Context(), &client.Client{Sessions: d}, theme.New(true), keys.Default())
+	c.Handle(Loaded{Sessions: []*agentsv1.SessionMeta{meta("root", "", "Root", 1), meta("child", "root", "Child", 1)}})
+
+	c.HandleKey(tea.KeyPressMsg{Code: 'd', Mod: tea.ModCtrl})
+	if s := screen(c); !strings.Contains(s, `Delete "Root" and its 1 sub-session? y/n`) {
+		t.Fatalf("no question naming the sub-session:\n%s", s)
+	}
+	cmd, _ := c.HandleKey(tea.KeyPressMsg{Code: 'y', Text: "y"})
+	c.Handle(cmd())
+	if d.got.GetMode() != agentsv1.DeleteMode_DELETE_MODE_CASCADE {
+		t.Errorf("mode %v, want cascade", d.got.GetMode())
+	}
+	if c.Meta("root") != nil || c.Meta("child") != nil {
+		t.Error("deleted sessions still listed")
+	}
+}
+
+func TestEventsDuringARefreshSurviveItsAnswer(t *testing.T) {
+	c := New(t.Context(), &client.Client{}, theme.New(true), keys.Default())
+	c.Handle(Loaded{Sessions: []*agentsv1.SessionMeta{meta("a", "", "Old title", 1)}})
+	c.Refresh() // in flight; its answer was read before the events below
+	c.Handle(created(meta("b", "", "Made meanwhile", 3)))
+	c.Handle(msgs.Event{Event: &agentsv1.Event{SessionId: "a", Body: &agentsv1.Event_SessionUpdated{SessionUpdated: &agentsv1.SessionUpdated{Meta: meta("a", "", "New title", 2)}}}})
+	c.Handle(Loaded{Sessions: []*agentsv1.SessionMeta{meta("a", "", "Old title", 1)}})
+
+	s := screen(c)
+	for _, want := range []string{"Made meanwhile", "New title"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("%q lost to a stale answer:\n%s", want, s)
+		}
+	}
+}
+
+func TestUnreadUntilOpened(t *testing.T) {
+	c := New(t.Context(), &client.Client{}, theme.New(true), keys.Default())
+	c.Handle(Loaded{Sessions: []*agentsv1.SessionMeta{meta("a", "", "A", 1), meta("b", "", "B", 1)}})
+	c.SetOpen("b")
+	stop := func(id string) msgs.Event {
+		return msgs.Event{Event: &agentsv1.Event{SessionId: id, Body: &agentsv1.Event_RunStopped{RunStopped: &agentsv1.RunStopped{Status: agentsv1.SessionStatus_SESSION_STATUS_READY}}}}
+	}
+	c.Handle(stop("a"))
+	c.Handle(stop("b"))
+	if n := c.Unread(); n != 1 {
+		t.Fatalf("%d unread, want 1: the open session is read", n)
+	}
+	c.SetOpen("a")
+	if n := c.Unread(); n != 0 {
+		t.Fatalf("%d unread after opening, want 0", n)
+	}
+}
