@@ -4,8 +4,8 @@
 package msgs
 
 import (
-	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/api/client"
+	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 )
 
 // Event is one event of the subscription, forwarded to every screen.
