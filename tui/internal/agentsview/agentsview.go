@@ -89,6 +89,9 @@ func (m *Agents) Reload() tea.Cmd {
 	}
 }
 
+// Loaded reports whether the agents were listed at least once.
+func (m *Agents) Loaded() bool { return m.loaded }
+
 // List is the agents as last loaded, sorted by slug.
 func (m *Agents) List() []*agentsv1.AgentDescriptor { return m.agents }
 

@@ -30,6 +30,8 @@ import (
 type Loaded struct {
 	Sessions []*agentsv1.SessionMeta
 	Err      error
+	// generation is the Refresh that asked; only the newest one counts.
+	generation int
 }
 
 // Deleted is the answer of a confirmed delete.
@@ -58,6 +60,8 @@ type Chats struct {
 	height   int // of the last render, for page moves
 
 	loaded, loading bool
+	// generation counts Refreshes, so a stale answer is told apart.
+	generation int
 	err             error
 	// sinceRefresh holds the events applied while a Refresh is in flight:
 	// its answer may predate them, so they are applied again over it.
@@ -105,12 +109,16 @@ func New(ctx context.Context, c *client.Client, th *theme.Theme, km *keys.Map) *
 
 // Refresh fetches every session again.
 func (m *Chats) Refresh() tea.Cmd {
+	// The answer covers every event before this moment, so only the
+	// events after it need replaying; an older Refresh still in flight
+	// answers with less and is ignored.
 	m.loading = true
 	m.sinceRefresh = nil
-	ctx, c := m.ctx, m.c
+	m.generation++
+	ctx, c, gen := m.ctx, m.c, m.generation
 	return func() tea.Msg {
 		all, err := pages.Sessions(ctx, c.Sessions, &agentsv1.ListSessionsRequest{})
-		return Loaded{Sessions: all, Err: err}
+		return Loaded{Sessions: all, Err: err, generation: gen}
 	}
 }
 
@@ -118,6 +126,9 @@ func (m *Chats) Refresh() tea.Cmd {
 func (m *Chats) Handle(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case Loaded:
+		if msg.generation != m.generation {
+			return nil
+		}
 		m.loading = false
 		if msg.Err != nil {
 			m.err = client.Describe(msg.Err)

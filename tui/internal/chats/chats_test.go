@@ -64,7 +64,7 @@ func TestEventsDuringARefreshSurviveItsAnswer(t *testing.T) {
 	c.Refresh() // in flight; its answer was read before the events below
 	c.Handle(created(meta("b", "", "Made meanwhile", 3)))
 	c.Handle(msgs.Event{Event: &agentsv1.Event{SessionId: "a", Body: &agentsv1.Event_SessionUpdated{SessionUpdated: &agentsv1.SessionUpdated{Meta: meta("a", "", "New title", 2)}}}})
-	c.Handle(Loaded{Sessions: []*agentsv1.SessionMeta{meta("a", "", "Old title", 1)}})
+	c.Handle(Loaded{Sessions: []*agentsv1.SessionMeta{meta("a", "", "Old title", 1)}, generation: c.generation})
 
 	s := screen(c)
 	for _, want := range []string{"Made meanwhile", "New title"} {
@@ -89,5 +89,22 @@ func TestUnreadUntilOpened(t *testing.T) {
 	c.SetOpen("a")
 	if n := c.Unread(); n != 0 {
 		t.Fatalf("%d unread after opening, want 0", n)
+	}
+}
+
+// Two refreshes overlap (the list loads at start, and again when the
+// stream connects): the first one's answer, older than an event that came
+// between them, must not replace what the event showed.
+func TestAnOlderRefreshAnswerIsIgnored(t *testing.T) {
+	c := New(t.Context(), &client.Client{}, theme.New(true), keys.Default())
+	c.Refresh()
+	first := c.generation
+	c.Refresh()
+	second := c.generation
+	c.Handle(created(meta("b", "", "Made meanwhile", 3)))
+	c.Handle(Loaded{Sessions: []*agentsv1.SessionMeta{meta("a", "", "A", 1)}, generation: first})
+	c.Handle(Loaded{Sessions: []*agentsv1.SessionMeta{meta("a", "", "A", 1)}, generation: second})
+	if s := screen(c); !strings.Contains(s, "Made meanwhile") {
+		t.Errorf("a session created between two refreshes was lost:\n%s", s)
 	}
 }

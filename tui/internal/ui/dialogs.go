@@ -64,27 +64,56 @@ func (p *idPrompt) Render(w int) string {
 	return layout.Pad(p.in.View(), w)
 }
 
-// agentPicker chooses the agent of a new session.
+// agentPicker chooses the agent of a new session. Typing narrows the list
+// to the agents whose slug contains what was typed.
 type agentPicker struct {
 	th     *theme.Theme
 	km     *keys.Map
-	agents []*agentsv1.AgentDescriptor
+	agents func() []*agentsv1.AgentDescriptor
+	filter string
 	cur    cursor.Cursor
 }
 
 // pickerRows is how many agents the picker shows at once.
 const pickerRows = 6
 
+// shown is the agents the filter lets through.
+func (p *agentPicker) shown() []*agentsv1.AgentDescriptor {
+	if p.filter == "" {
+		return p.agents()
+	}
+	var out []*agentsv1.AgentDescriptor
+	for _, a := range p.agents() {
+		if strings.Contains(strings.ToLower(a.GetSlug()), strings.ToLower(p.filter)) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
 func (p *agentPicker) HandleKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
+	shown := p.shown()
+	// Printable keys type into the filter, even those the lists bind
+	// (j, k): the arrows still move.
+	typed := msg.Text != "" && msg.Mod == 0
 	switch {
 	case key.Matches(msg, p.km.Get(keys.Back)):
 		return nil, true
+	case msg.String() == "backspace" && p.filter != "":
+		p.filter = p.filter[:len(p.filter)-1]
+		p.cur = cursor.Cursor{}
+	case typed && strings.TrimSpace(msg.Text) != "":
+		p.filter += msg.Text
+		p.cur = cursor.Cursor{}
 	case key.Matches(msg, p.km.Get(keys.Up)):
-		p.cur.Move(-1, len(p.agents))
+		p.cur.Move(-1, len(shown))
 	case key.Matches(msg, p.km.Get(keys.Down)):
-		p.cur.Move(1, len(p.agents))
+		p.cur.Move(1, len(shown))
 	case key.Matches(msg, p.km.Get(keys.Open)):
-		slug := p.agents[p.cur.Index()].GetSlug()
+		if len(shown) == 0 {
+			return nil, false
+		}
+		slug := shown[p.cur.Index()].GetSlug()
 		return func() tea.Msg { return agentsview.NewSession{Agent: slug} }, true
 	}
 	return nil, false
@@ -92,10 +121,22 @@ func (p *agentPicker) HandleKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 
 func (p *agentPicker) Render(w int) string {
 	st := p.th.App
-	lines := []string{st.Prompt.Render("New session with which agent?") + st.Muted.Render("  enter picks, "+p.km.Get(keys.Back).Help().Key+" cancels")}
-	from, to := p.cur.Window(pickerRows, len(p.agents))
+	hint := "  type to filter, enter picks, " + p.km.Get(keys.Back).Help().Key + " cancels"
+	head := st.Prompt.Render("New session with which agent?")
+	if p.filter != "" {
+		head += " " + st.Title.Render(p.filter)
+	}
+	lines := []string{head + st.Muted.Render(hint)}
+	shown := p.shown()
+	switch {
+	case len(shown) == 0 && p.filter == "":
+		lines = append(lines, st.Muted.Render("  loading agents…"))
+	case len(shown) == 0:
+		lines = append(lines, st.Muted.Render("  no agent matches"))
+	}
+	from, to := p.cur.Window(pickerRows, len(shown))
 	for i := from; i < to; i++ {
-		a := p.agents[i]
+		a := shown[i]
 		pointer, bg := "  ", st.Selected.GetBackground()
 		if i == p.cur.Index() {
 			pointer = "› "

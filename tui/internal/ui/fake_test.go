@@ -40,11 +40,16 @@ type fakeServer struct {
 	seq    uint64
 }
 
-// emit streams ev to the subscriber at the next position.
+// emit streams ev to the subscriber at the next position. A created
+// session is stored too, as a server would before announcing it: a list
+// fetched after the event must hold it.
 func (f *fakeServer) emit(ev *agentsv1.Event) {
 	f.mu.Lock()
 	f.seq++
 	ev.Seq = f.seq
+	if created := ev.GetSessionCreated(); created != nil {
+		f.sessions = append([]*agentsv1.SessionMeta{created.GetMeta()}, f.sessions...)
+	}
 	f.mu.Unlock()
 	f.events <- ev
 }

@@ -342,12 +342,13 @@ func (m *Model) paste(msg tea.PasteMsg) tea.Cmd {
 
 // pickAgent opens the agent picker of a new session.
 func (m *Model) pickAgent() tea.Cmd {
-	list := m.agents.List()
-	if len(list) == 0 {
+	if m.agents.Loaded() && len(m.agents.List()) == 0 {
 		m.status = msgs.Status{Text: "no agents loaded: nothing to start a session with"}
 		return nil
 	}
-	m.dialog = &agentPicker{th: m.th, km: m.km, agents: list}
+	// The picker reads the list as it draws: opened before the agents
+	// arrive, it fills in when they do.
+	m.dialog = &agentPicker{th: m.th, km: m.km, agents: m.agents.List}
 	return nil
 }
 
