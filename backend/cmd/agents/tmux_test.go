@@ -50,9 +50,14 @@ func startTmux(t *testing.T, dir string, env []string, argv ...string) *tmuxTerm
 	if err := os.WriteFile(script, []byte(b.String()), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	m.tmux("-f", "/dev/null", "new-session", "-d", "-s", m.name,
+	// remain-on-exit must hold before the program starts: one that fails
+	// at once would take its pane, and its message, with it.
+	conf := filepath.Join(t.TempDir(), "tmux.conf")
+	if err := os.WriteFile(conf, []byte("set -g remain-on-exit on\nset -g status off\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m.tmux("-f", conf, "new-session", "-d", "-s", m.name,
 		"-x", fmt.Sprint(tmuxCols), "-y", fmt.Sprint(tmuxRows), script)
-	m.tmux("set-option", "-t", m.name, "remain-on-exit", "on")
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("last screen:\n%s", m.capture())
@@ -71,10 +76,17 @@ func (m *tmuxTerm) tmux(args ...string) string {
 	return string(out)
 }
 
-// keys sends tmux key names (Enter, C-n, Tab, Escape, PageUp, …).
+// keys sends tmux key names (Enter, C-n, Tab, Escape, PageUp, …). A
+// terminal reads Escape followed at once by a key as that key with Alt,
+// so each Escape is followed by a pause, as a person's would be.
 func (m *tmuxTerm) keys(names ...string) {
 	m.t.Helper()
-	m.tmux(append([]string{"send-keys", "-t", m.name}, names...)...)
+	for _, name := range names {
+		m.tmux("send-keys", "-t", m.name, name)
+		if name == "Escape" {
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
 }
 
 // typeText types s literally.
@@ -84,8 +96,15 @@ func (m *tmuxTerm) typeText(s string) {
 }
 
 // capture is the screen as text, without colours.
-func (m *tmuxTerm) capture() string {
-	out, err := exec.Command("tmux", "-S", m.socket, "capture-pane", "-p", "-t", m.name).CombinedOutput()
+func (m *tmuxTerm) capture() string { return m.captureArgs() }
+
+// captureAll is the screen and the lines scrolled off it, wrapped lines
+// joined: what a program that is not full-screen printed.
+func (m *tmuxTerm) captureAll() string { return m.captureArgs("-J", "-S", "-") }
+
+func (m *tmuxTerm) captureArgs(extra ...string) string {
+	args := append([]string{"-S", m.socket, "capture-pane", "-p", "-t", m.name}, extra...)
+	out, err := exec.Command("tmux", args...).CombinedOutput()
 	if err != nil {
 		return fmt.Sprintf("(capture-pane: %v: %s)", err, out)
 	}
@@ -131,14 +150,17 @@ func (m *tmuxTerm) exitStatus() int {
 	m.t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		out := strings.Fields(m.tmux("display-message", "-p", "-t", m.name, "#{pane_dead} #{pane_dead_status}"))
-		if len(out) == 2 && out[0] == "1" {
-			var code int
-			fmt.Sscan(out[1], &code)
+		state := m.tmux("display-message", "-p", "-t", m.name, "#{pane_dead} #{pane_dead_status}")
+		var dead, code int
+		n, _ := fmt.Sscan(state, &dead, &code)
+		if n == 2 && dead == 1 {
 			return code
 		}
+		if n == 1 && dead == 1 && time.Now().After(deadline.Add(-28*time.Second)) {
+			return -1 // dead, but tmux gives no status: ended by a signal
+		}
 		if time.Now().After(deadline) {
-			m.t.Fatalf("the program did not exit within 30s:\n%s", m.capture())
+			m.t.Fatalf("the program did not exit within 30s (pane state %q):\n%s", state, m.capture())
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

@@ -19,7 +19,7 @@ func (s *Screen) is(msg tea.KeyPressMsg, a keys.Action) bool {
 // (esc with nothing to close, tab on the transcript) is the shell's.
 func (s *Screen) HandleKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 	defer s.syncDraft()
-	if s.is(msg, keys.Quit) {
+	if s.is(msg, keys.Quit) || s.isGlobal(msg) {
 		return nil, false
 	}
 	switch s.focus {
@@ -40,6 +40,17 @@ func (s *Screen) HandleKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 		return s.pendingKey(msg), true
 	}
 	return s.viewKey(msg)
+}
+
+// isGlobal reports a key of the shell's that no text field types: the
+// shell gets it whatever has the focus here.
+func (s *Screen) isGlobal(msg tea.KeyPressMsg) bool {
+	for _, a := range []keys.Action{keys.NewSession, keys.OpenByID, keys.Help, keys.Reload} {
+		if s.is(msg, a) {
+			return true
+		}
+	}
+	return false
 }
 
 // controlKey handles the keys that work wherever the focus is: the
@@ -132,6 +143,9 @@ func (s *Screen) pendingKey(msg tea.KeyPressMsg) tea.Cmd {
 		return s.answer("", true)
 	case s.is(msg, keys.Back):
 		return s.setFocus(focusComposer)
+	case msg.Text != "" && p.Selected() != nil:
+		// Typing starts the answer of the selected call.
+		return tea.Batch(p.StartAnswer(), p.Update(msg))
 	}
 	return nil
 }
@@ -388,6 +402,14 @@ func (s *Screen) openChild() tea.Cmd {
 	}
 	if n := len(s.liveChildren); n > 0 {
 		return emit(msgs.OpenSession{ID: s.liveChildren[n-1]})
+	}
+	if s.tr.Selected() < 0 {
+		// Nothing selected: the newest helper call of the conversation.
+		for i := s.tr.Count() - 1; i >= s.tr.FirstIndex(); i-- {
+			if ids := s.tr.Children(i); len(ids) > 0 {
+				return emit(msgs.OpenSession{ID: ids[len(ids)-1]})
+			}
+		}
 	}
 	return status("no helper session here: select a turn with a helper call", nil)
 }
