@@ -62,7 +62,7 @@ type Chats struct {
 	loaded, loading bool
 	// generation counts Refreshes, so a stale answer is told apart.
 	generation int
-	err             error
+	err        error
 	// sinceRefresh holds the events applied while a Refresh is in flight:
 	// its answer may predate them, so they are applied again over it.
 	sinceRefresh []*agentsv1.Event
