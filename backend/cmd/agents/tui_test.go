@@ -4,6 +4,8 @@ package main
 
 import (
 	"encoding/json"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -285,4 +287,68 @@ func TestTUIAnswersAPendingCall(t *testing.T) {
 	term.keys("Enter")
 	term.waitFor("you chose blue")
 	term.waitGone("pending calls")
+}
+
+// postJSON sends body to the server's JSON route path, as curl would.
+func postJSON(t *testing.T, url, path, body string) {
+	t.Helper()
+	res, err := http.Post(url+path, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatalf("POST %s: %v", path, err)
+	}
+	defer res.Body.Close()
+	if res.StatusCode/100 != 2 {
+		out, _ := io.ReadAll(res.Body)
+		t.Fatalf("POST %s: %s\n%s", path, res.Status, out)
+	}
+}
+
+func TestTUIAttachedSeesOtherClientsLive(t *testing.T) {
+	t.Parallel()
+	f := newTUIFixture(t)
+	srv := f.serve(t, "")
+	one := f.attached(t, srv.url)
+	two := f.attached(t, srv.url)
+	one.waitFor("● connected · " + srv.url)
+	two.waitFor("● connected · " + srv.url)
+
+	// A session made with curl shows in both lists as it is created.
+	postJSON(t, srv.url, "/v1/sessions", `{"agent": "chat", "message": {"text": "made with curl"}}`)
+	one.waitFor("made with curl")
+	two.waitFor("made with curl")
+
+	// Both open it; what one says, the other sees, answer included.
+	one.keys("Enter")
+	two.keys("Enter")
+	one.waitFor("hello from chat: made with curl")
+	two.waitFor("hello from chat: made with curl")
+	say(one, "said in the first terminal")
+	two.waitFor("hello from chat: said in the first terminal")
+}
+
+func TestTUIReconnectsAfterTheServerRestartsAndCatchesUp(t *testing.T) {
+	t.Parallel()
+	f := newTUIFixture(t)
+	srv := f.serve(t, "")
+	port := srv.url[strings.LastIndex(srv.url, ":")+1:]
+	term := f.attached(t, srv.url)
+	newChat(term, "teller")
+	say(term, "tell me a story")
+	term.waitFor("once upon a time")
+
+	srv.kill(t)
+	term.waitFor("reconnecting")
+	// The screen stays while the server is away.
+	term.waitFor("once upon a time")
+
+	again := f.serve(t, port)
+	term.waitFor("● connected · " + again.url)
+	// The restarted server resumes the run; the TUI follows it to its end
+	// without being told anything but the events.
+	term.waitFor("the end")
+	term.waitFor("○ ready")
+	// And it hears what happens after the restart.
+	postJSON(t, again.url, "/v1/sessions", `{"agent": "chat", "message": {"text": "after the restart"}}`)
+	term.keys("Escape", "Escape")
+	term.waitFor("after the restart")
 }
