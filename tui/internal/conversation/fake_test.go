@@ -147,7 +147,7 @@ func (f *fakeAgents) ListAgents(context.Context, *connect.Request[agentsv1.ListA
 
 // rig is a screen over fakes, with what its commands sent the shell.
 type rig struct {
-	t      *testing.T
+	t      testing.TB
 	fake   *fakeSessions
 	drafts *Drafts
 	s      *Screen
@@ -155,7 +155,7 @@ type rig struct {
 	out []tea.Msg
 }
 
-func newRig(t *testing.T, status agentsv1.SessionStatus, turns ...*agentsv1.Turn) *rig {
+func newRig(t testing.TB, status agentsv1.SessionStatus, turns ...*agentsv1.Turn) *rig {
 	t.Helper()
 	fake := &fakeSessions{
 		meta: &agentsv1.SessionMeta{
