@@ -107,6 +107,7 @@ type Runner struct {
 	mu      sync.Mutex
 	live    map[string]*actor
 	closing bool
+	release release
 	actors  sync.WaitGroup
 
 	// draining refuses new runs and ends runs at their next step boundary.
@@ -166,6 +167,9 @@ func (r *Runner) ActiveRuns() int { return r.slots.active() }
 func (r *Runner) Close() {
 	r.mu.Lock()
 	r.closing = true
+	if r.release.timer != nil {
+		r.release.timer.Stop()
+	}
 	r.mu.Unlock()
 	r.cancel()
 	r.actors.Wait()
@@ -243,6 +247,7 @@ func (r *Runner) tryEvict(a *actor) bool {
 	}
 	if r.live[a.id] == a {
 		delete(r.live, a.id)
+		r.noteEviction()
 	}
 	return true
 }
