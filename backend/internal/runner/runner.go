@@ -103,6 +103,8 @@ type Runner struct {
 	slots   slots
 	// writes feed the committer (see commitLoop).
 	writes chan *pendingWrite
+	// workers run the model calls.
+	workers *workers
 
 	mu      sync.Mutex
 	live    map[string]*actor
@@ -152,6 +154,7 @@ func New(opts Options) *Runner {
 	}
 	r.slots.wake = r.wakeQueued
 	r.writes = make(chan *pendingWrite, maxGroup)
+	r.workers = newWorkers(ctx)
 	r.actors.Add(2)
 	go r.prune()
 	go r.commitLoop()
