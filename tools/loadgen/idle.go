@@ -261,6 +261,11 @@ func memorySnapshot(ctx context.Context, srv *Server, c *client, phase string, s
 		return row, err
 	}
 	row.RSS = u.RSS
+	if phase != "" {
+		if err := srv.heapProfile(phase); err != nil {
+			return row, err
+		}
+	}
 	return row, nil
 }
 

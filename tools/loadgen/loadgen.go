@@ -21,7 +21,11 @@ type Config struct {
 	ServeArgs []string // more flags for every `agents serve`
 	Keep      bool     // keep the temporary directory
 	PostWait  bool     // a prompt is one request: a post with wait
-	Progress  io.Writer
+	// ProfileDir, when set, has every server serve its profiles
+	// (AGENTS_PPROF=1) and receives a CPU profile of each measured
+	// workload, named after the server's directory.
+	ProfileDir string
+	Progress   io.Writer
 
 	Concurrency []int // prompts: concurrent sessions per row
 	Prompts     int   // prompts per session (prompts, stored, fanout)
@@ -269,9 +273,13 @@ func (e *env) start(name, db string, args ...string) (*Server, *client, error) {
 	if db == "" {
 		db = filepath.Join(dir, "agents.db")
 	}
-	srv, err := StartServer(ServeOptions{
+	opts := ServeOptions{
 		Bin: e.bin, Dir: dir, DB: db, ModelURL: e.model.URL, AgentFile: e.agentFile, Args: append(args, e.cfg.ServeArgs...),
-	})
+	}
+	if e.cfg.ProfileDir != "" {
+		opts.Profile = filepath.Join(e.cfg.ProfileDir, filepath.Base(dir)+".cpu.pprof")
+	}
+	srv, err := StartServer(opts)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -207,9 +207,15 @@ func measure(srv *Server, work func()) (measurement, error) {
 	if err != nil {
 		return measurement{}, err
 	}
+	if err := srv.startProfile(); err != nil {
+		return measurement{}, err
+	}
 	begin := time.Now()
 	work()
 	wall := time.Since(begin)
+	if err := srv.stopProfile(); err != nil {
+		return measurement{}, err
+	}
 	after, err := srv.Usage()
 	if err != nil {
 		return measurement{}, err

@@ -24,6 +24,9 @@ type ServeOptions struct {
 	ModelURL  string   // the offline model's base URL (…/v1)
 	AgentFile string   // the agent file to serve
 	Args      []string // more flags for `agents serve`
+	// Profile, when set, serves the server's profiles (AGENTS_PPROF=1);
+	// each measured workload's CPU profile is written to this file.
+	Profile string
 }
 
 // startTimeout bounds how long a server may take to log `listening`.
@@ -38,6 +41,8 @@ type Server struct {
 	Startup time.Duration
 	// Ready is the time from exec to the first 200 from /readyz.
 	Ready time.Duration
+
+	profile string // where a measured workload's CPU profile goes
 
 	cmd    *exec.Cmd
 	logs   *serverLog
@@ -58,6 +63,9 @@ func StartServer(o ServeOptions) (*Server, error) {
 	cmd := exec.Command(o.Bin, args...)
 	cmd.Dir = o.Dir
 	cmd.Env = serverEnv(o.Dir)
+	if o.Profile != "" {
+		cmd.Env = append(cmd.Env, "AGENTS_PPROF=1")
+	}
 	logs := &serverLog{listening: make(chan string, 1)}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -68,7 +76,7 @@ func StartServer(o ServeOptions) (*Server, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", o.Bin, err)
 	}
-	s := &Server{Pid: cmd.Process.Pid, DB: o.DB, cmd: cmd, logs: logs, exited: make(chan struct{})}
+	s := &Server{Pid: cmd.Process.Pid, DB: o.DB, profile: o.Profile, cmd: cmd, logs: logs, exited: make(chan struct{})}
 	read := make(chan struct{})
 	go func() {
 		logs.read(out)
@@ -253,4 +261,80 @@ func ParseLogLine(line string) (level, listeningAddr string) {
 		return entry.Level, entry.Addr
 	}
 	return entry.Level, ""
+}
+
+// startProfile starts a CPU profile in the server when it was started
+// with a profile file.
+func (s *Server) startProfile() error {
+	if s.profile == "" {
+		return nil
+	}
+	resp, err := http.Post(s.URL+"/debug/pprof/cpu/start", "", nil)
+	if err != nil {
+		return fmt.Errorf("start the CPU profile: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		body, _ := io.ReadAll(resp.Body)
+		return fmt.Errorf("start the CPU profile: %s: %s", resp.Status, body)
+	}
+	return nil
+}
+
+// stopProfile stops the server's CPU profile and writes it to the
+// profile file.
+func (s *Server) stopProfile() error {
+	if s.profile == "" {
+		return nil
+	}
+	resp, err := http.Post(s.URL+"/debug/pprof/cpu/stop", "", nil)
+	if err != nil {
+		return fmt.Errorf("stop the CPU profile: %w", err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return fmt.Errorf("stop the CPU profile: %w", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("stop the CPU profile: %s: %s", resp.Status, body)
+	}
+	if err := os.MkdirAll(filepath.Dir(s.profile), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(s.profile, body, 0o644)
+}
+
+// heapProfile writes the server's heap profile next to the CPU profile,
+// named after phase, when it was started with a profile file. It forces a
+// garbage collection first, so it shows what is live now; the rows after
+// it then measure a server that just collected (a profiled run is for
+// looking, not for the numbers).
+func (s *Server) heapProfile(phase string) error {
+	if s.profile == "" {
+		return nil
+	}
+	resp, err := http.Get(s.URL + "/debug/pprof/heap?gc=1")
+	if err != nil {
+		return fmt.Errorf("heap profile: %w", err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return fmt.Errorf("heap profile: %w", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("heap profile: %s: %s", resp.Status, body)
+	}
+	name := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return '-'
+	}, strings.ToLower(phase))
+	path := strings.TrimSuffix(s.profile, ".cpu.pprof") + "." + name + ".heap.pprof"
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, body, 0o644)
 }

@@ -17,17 +17,21 @@
 //
 // # Rings
 //
-// Logged events and deltas have a ring each, bounded by count and by
-// encoded size, so deltas never push logged events out of the replay
-// window and a few huge events cannot pin much memory. A subscription
+// Logged events and deltas have a ring each, bounded by count and by the
+// bytes they keep, so deltas never push logged events out of the replay
+// window and a few huge events cannot pin much memory. A ring keeps each
+// event's protobuf encoding, not the event, and a replay decodes it; the
+// budgets are small (1 MiB and 256 KiB by default), since the log serves
+// older positions. A subscription
 // after a position the ring no longer covers reads the log (Options.Log);
 // one the log cannot place either (pruned, or beyond anything published)
 // gets a snapshot.
 //
 // Subcall events are stamped with the parent session, so the parent's
-// subscribers see them. A published event is shared: the rings and every
-// subscriber hold the same pointer, and Frame caches its encoding once for
-// all of them. Neither the publisher nor any consumer may modify it (or
+// subscribers see them. A published event is shared: every live
+// subscriber gets the same pointer, and Frame caches its encodings once
+// for all of them (and for copies replayed from the ring or the log)
+// while a ring holds it, counting them against the ring's budget. Neither the publisher nor any consumer may modify it (or
 // anything it points to) after Publish.
 //
 // # Locking

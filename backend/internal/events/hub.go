@@ -13,11 +13,16 @@ import (
 )
 
 // Defaults for Options fields left at zero.
+//
+// The rings are small: every logged event is in the log, so a position
+// the ring no longer covers replays from there, and deltas only matter
+// for the turn in progress, which GetSession returns anyway. What they
+// keep counts against an idle server's memory.
 const (
-	DefaultRingSize       = 4096
-	DefaultRingBytes      = 16 << 20
-	DefaultDeltaRingSize  = 2048
-	DefaultDeltaRingBytes = 2 << 20
+	DefaultRingSize       = 2048
+	DefaultRingBytes      = 1 << 20
+	DefaultDeltaRingSize  = 1024
+	DefaultDeltaRingBytes = 256 << 10
 	DefaultQueueSize      = 1024
 	DefaultMaxReplay      = 10000
 )
@@ -36,7 +41,8 @@ type Log interface {
 // Options configure a Hub. Zero fields take the defaults.
 type Options struct {
 	// RingSize and RingBytes bound the newest logged events kept in memory
-	// for replay, by count and by encoded size.
+	// for replay, by count and by the bytes kept (their encodings, see
+	// ring).
 	RingSize  int
 	RingBytes int
 	// DeltaRingSize and DeltaRingBytes bound the deltas kept in memory;
@@ -76,9 +82,11 @@ type Hub struct {
 	// written under mu and read without it, for metrics.
 	lagged atomic.Uint64
 
-	// frames caches each event's encoding while a ring holds it, so
-	// every subscriber shares one (see Frame).
-	frames sync.Map // *agentsv1.Event → *frame
+	// frames caches each event's encodings while a ring holds it, so
+	// every subscriber shares one (see Frame). It is keyed by position,
+	// which names one event: a copy of it read from the log or decoded
+	// from the ring shares the cache too.
+	frames sync.Map // Position → *frame
 
 	mu       sync.Mutex
 	delta    uint64
@@ -120,7 +128,7 @@ func New(opts Options) *Hub {
 		deltas:    newRing(opts.DeltaRingSize, opts.DeltaRingBytes),
 		subs:      newIndex(),
 	}
-	forget := func(ev *agentsv1.Event) { h.frames.Delete(ev) }
+	forget := func(p Position) { h.frames.Delete(p) }
 	h.ring.dropped, h.deltas.dropped = forget, forget
 	return h
 }
@@ -146,19 +154,38 @@ type frame struct {
 		bytes []byte
 		err   error
 	}
+	// ring is the ring whose entry the frame belongs to; size is what
+	// the entry counts against its budget, and gone says the entry was
+	// pushed out. Guarded by the hub's mutex.
+	ring *ring
+	size int
+	gone bool
 }
 
 // Frame returns encode(ev) for the encoding, computed once per event and
-// encoding for every subscriber while the hub still holds the event; an
-// event it no longer holds (read from the log) is encoded each time. The
-// bytes are shared: nobody may modify them.
+// encoding for every subscriber while a ring still holds the event (its
+// bytes then count against the ring's budget); an event no ring holds is
+// encoded each time. The bytes are shared: nobody may modify them.
 func (h *Hub) Frame(ev *agentsv1.Event, enc Encoding, encode func(*agentsv1.Event) ([]byte, error)) ([]byte, error) {
-	v, ok := h.frames.Load(ev)
-	if !ok || enc < 0 || enc >= encodings {
+	if enc < 0 || enc >= encodings {
 		return encode(ev)
 	}
-	slot := &v.(*frame).slots[enc]
-	slot.once.Do(func() { slot.bytes, slot.err = encode(ev) })
+	p := PositionOf(ev)
+	var f *frame
+	if v, ok := h.frames.Load(p); ok {
+		f = v.(*frame)
+	} else if f = h.frameOf(p); f == nil {
+		return encode(ev)
+	}
+	slot := &f.slots[enc]
+	slot.once.Do(func() {
+		slot.bytes, slot.err = encode(ev)
+		if n := len(slot.bytes); n > 0 {
+			h.mu.Lock()
+			f.ring.grow(f, n)
+			h.mu.Unlock()
+		}
+	})
 	return slot.bytes, slot.err
 }
 
@@ -187,11 +214,19 @@ func (h *Hub) Stamp(ev *agentsv1.Event) {
 // full is cut as lagged. ev must not be nil, and from now on it belongs to
 // the hub: nobody may modify it.
 func (h *Hub) Publish(ev *agentsv1.Event) uint64 {
-	return h.PublishSized(ev, proto.Size(ev))
+	if ev == nil {
+		panic("events: Publish of a nil event")
+	}
+	h.Stamp(ev)
+	return h.PublishEncoded(ev, encode(ev))
 }
 
-// PublishSized is Publish for a caller that knows the event's encoded size.
-func (h *Hub) PublishSized(ev *agentsv1.Event, size int) uint64 {
+// PublishEncoded is Publish for a caller that has the event's protobuf
+// encoding, body, made once its time was set; its seq and delta seq may
+// be missing or stale (the ring keeps the position beside it). The hub
+// keeps body: nobody may modify it. A nil body makes the ring skip the
+// event (a replay then comes from the log).
+func (h *Hub) PublishEncoded(ev *agentsv1.Event, body []byte) uint64 {
 	if ev == nil {
 		panic("events: Publish of a nil event")
 	}
@@ -203,23 +238,58 @@ func (h *Hub) PublishSized(ev *agentsv1.Event, size int) uint64 {
 	}
 	ev.DeltaSeq = 0
 	h.seq.Store(ev.Seq)
-	h.frames.Store(ev, &frame{})
-	h.ring.put(ev, size)
+	h.keep(&h.ring, ev, body)
 	h.subs.publish(ev)
 	return ev.Seq
+}
+
+// keep puts ev in r. Called under the hub's mutex.
+func (h *Hub) keep(r *ring, ev *agentsv1.Event, body []byte) {
+	if body == nil {
+		// Not encodable (invalid UTF-8, say): it cannot be kept, and
+		// counts as pushed out at once.
+		r.skip(PositionOf(ev))
+		return
+	}
+	r.put(ev, body)
+}
+
+// frameOf returns the frame of the event at p, made and cached on first
+// use while a ring holds the event; nil when none does.
+func (h *Hub) frameOf(p Position) *frame {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	r := &h.ring
+	if p.Delta != 0 {
+		r = &h.deltas
+	}
+	f := r.frameOf(p)
+	if f != nil {
+		h.frames.Store(p, f)
+	}
+	return f
+}
+
+// encode returns ev's protobuf encoding, nil when it has none.
+func encode(ev *agentsv1.Event) []byte {
+	b, err := proto.Marshal(ev)
+	if err != nil {
+		return nil
+	}
+	return b
 }
 
 // PublishDelta offers an event that is not logged (a text or thinking
 // delta) and keeps it in the delta ring. It returns the event's position.
 func (h *Hub) PublishDelta(ev *agentsv1.Event) Position {
-	size := proto.Size(ev)
 	h.Stamp(ev)
+	ev.Seq, ev.DeltaSeq = 0, 0
+	body := encode(ev)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.delta++
 	ev.Seq, ev.DeltaSeq = h.seq.Load(), h.delta
-	h.frames.Store(ev, &frame{})
-	h.deltas.put(ev, size)
+	h.keep(&h.deltas, ev, body)
 	h.subs.publish(ev)
 	return PositionOf(ev)
 }

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"google.golang.org/protobuf/proto"
+
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 )
 
@@ -165,7 +167,64 @@ func TestFrameEncodesOnce(t *testing.T) {
 	if calls != 2 {
 		t.Fatalf("an event the hub no longer holds was not encoded again (%d)", calls)
 	}
-	if _, ok := h.frames.Load(ev); ok {
+	if _, ok := h.frames.Load(PositionOf(ev)); ok {
 		t.Fatal("the frame of a pushed-out event is still cached")
+	}
+}
+
+// The ring keeps an event's encoding, not the event: a replay decodes an
+// equal copy, which shares the original's frame cache by position.
+func TestRingReplaysEqualCopies(t *testing.T) {
+	h := New(Options{})
+	ev := &agentsv1.Event{SessionId: "s", Owner: "o", Kind: "text.delta", Body: &agentsv1.Event_TextDelta{TextDelta: &agentsv1.TextDelta{Text: "héllo"}}}
+	h.Publish(ev)
+	d := &agentsv1.Event{SessionId: "s", Owner: "o", Kind: "text.delta", Body: &agentsv1.Event_TextDelta{TextDelta: &agentsv1.TextDelta{Text: "more"}}}
+	h.PublishDelta(d)
+	sub, mode := h.Subscribe(SessionScope("s"), ptr(0))
+	if mode != ModeReplay {
+		t.Fatalf("mode %v, want replay", mode)
+	}
+	var got []*agentsv1.Event
+	for range 2 {
+		got = append(got, <-sub.C())
+	}
+	for i, want := range []*agentsv1.Event{ev, d} {
+		if got[i] == want {
+			t.Errorf("replay %d is the published pointer, want a decoded copy", i)
+		}
+		if !proto.Equal(got[i], want) {
+			t.Errorf("replay %d = %v, want %v", i, got[i], want)
+		}
+	}
+	calls := 0
+	encode := func(*agentsv1.Event) ([]byte, error) { calls++; return []byte("frame"), nil }
+	h.Frame(ev, EncodingSSE, encode)
+	h.Frame(got[0], EncodingSSE, encode)
+	if calls != 1 {
+		t.Errorf("a replayed copy encoded again (%d encodings)", calls)
+	}
+}
+
+// The frames a ring caches count against its byte budget.
+func TestFramesCountAgainstRingBytes(t *testing.T) {
+	h := New(Options{RingBytes: 4 * entryOverhead})
+	var evs []*agentsv1.Event
+	for range 3 {
+		ev := event("s", "o", "x")
+		h.Publish(ev)
+		evs = append(evs, ev)
+	}
+	if h.ring.n != 3 {
+		t.Fatalf("ring holds %d events, want 3", h.ring.n)
+	}
+	big := make([]byte, 2*entryOverhead)
+	if _, err := h.Frame(evs[2], EncodingSSE, func(*agentsv1.Event) ([]byte, error) { return big, nil }); err != nil {
+		t.Fatal(err)
+	}
+	if h.ring.bytes > h.ring.maxBytes || h.ring.n != 1 {
+		t.Fatalf("ring holds %d events in %d bytes, want the newest alone within %d", h.ring.n, h.ring.bytes, h.ring.maxBytes)
+	}
+	if _, ok := h.frames.Load(PositionOf(evs[0])); ok {
+		t.Error("the frame of a pushed-out event is still cached")
 	}
 }

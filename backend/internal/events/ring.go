@@ -1,57 +1,127 @@
 package events
 
-import agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+import (
+	"fmt"
 
-// ring holds the newest events in order, bounded both by count and by
-// their encoded size, so a few huge events cannot pin much memory. floor is
-// the position of the newest event pushed out (or where the ring began):
-// the ring holds every event after it. Not safe for concurrent use; the
-// hub's mutex guards it.
+	"google.golang.org/protobuf/proto"
+
+	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+)
+
+// ring holds the newest events in order, bounded both by count and by the
+// bytes it keeps, so a few huge events cannot pin much memory. It keeps
+// one encoding of each event, its protobuf bytes, and not the event
+// itself: an event's objects weigh several times its encoding, and a
+// replay, the only reader, is rare. What the budget counts is what the
+// ring keeps: the encoding, the session and owner it matches scopes by,
+// the wire frames cached for the event while the ring holds it (see
+// Hub.Frame), and a fixed overhead per entry.
+//
+// floor is the position of the newest event pushed out (or where the ring
+// began): the ring holds every event after it. Not safe for concurrent
+// use; the hub's mutex guards it.
 type ring struct {
 	entries  []ringEntry
 	head, n  int
 	bytes    int
 	maxBytes int
 	floor    Position
-	// dropped is told of each event pushed out.
-	dropped func(*agentsv1.Event)
+	// dropped is told of each entry pushed out.
+	dropped func(Position)
 }
 
 type ringEntry struct {
-	ev   *agentsv1.Event
-	size int
+	pos            Position
+	session, owner string
+	// body is the event's protobuf encoding without its seq and delta
+	// seq, which pos holds.
+	body []byte
+	// frame is the event's cached wire encodings, made when the first
+	// subscriber asks for one (Hub.Frame); once it exists its size is
+	// the entry's.
+	frame *frame
+	size  int
 }
+
+// entryOverhead is what the budget counts per entry besides its bytes:
+// the entry, and the frame and the cache's map entry once made.
+const entryOverhead = 256
 
 func newRing(count, maxBytes int) ring {
 	return ring{entries: make([]ringEntry, count), maxBytes: maxBytes}
 }
 
-// put appends ev, which comes after every event in the ring, pushing out
-// the oldest ones until the ring fits its bounds again.
-func (r *ring) put(ev *agentsv1.Event, size int) {
-	for r.n > 0 && (r.n == len(r.entries) || r.bytes+size > r.maxBytes) {
+// put appends an event, which comes after every event in the ring,
+// pushing out the oldest ones until the ring fits its bounds again. body
+// is ev's encoding without seq and delta seq.
+func (r *ring) put(ev *agentsv1.Event, body []byte) {
+	e := ringEntry{pos: PositionOf(ev), session: ev.GetSessionId(), owner: ev.GetOwner(), body: body}
+	e.size = len(body) + len(e.session) + len(e.owner) + entryOverhead
+	for r.n > 0 && (r.n == len(r.entries) || r.bytes+e.size > r.maxBytes) {
 		r.dropOldest()
 	}
-	if size > r.maxBytes {
+	if e.size > r.maxBytes {
 		// Too big to keep at all: it counts as pushed out at once.
-		r.floor = PositionOf(ev)
-		if r.dropped != nil {
-			r.dropped(ev)
-		}
+		r.floor = e.pos
 		return
 	}
-	r.entries[(r.head+r.n)%len(r.entries)] = ringEntry{ev: ev, size: size}
+	r.entries[(r.head+r.n)%len(r.entries)] = e
 	r.n++
-	r.bytes += size
+	r.bytes += e.size
+}
+
+// grow counts n more bytes for f's entry (an encoding just cached) and
+// pushes out the oldest entries until the ring fits its budget again,
+// keeping the newest entry.
+func (r *ring) grow(f *frame, n int) {
+	if f.gone {
+		return
+	}
+	f.size += n
+	r.bytes += n
+	for r.n > 1 && r.bytes > r.maxBytes {
+		r.dropOldest()
+	}
+}
+
+// frameOf returns the frame of the entry at p, made on first use; nil
+// when the ring does not hold p.
+func (r *ring) frameOf(p Position) *frame {
+	// Entries are in position order: search the ring as one sorted list.
+	i, j := 0, r.n
+	for i < j {
+		m := int(uint(i+j) >> 1)
+		if r.entries[(r.head+m)%len(r.entries)].pos.Before(p) {
+			i = m + 1
+		} else {
+			j = m
+		}
+	}
+	if i == r.n {
+		return nil
+	}
+	e := &r.entries[(r.head+i)%len(r.entries)]
+	if e.pos != p {
+		return nil
+	}
+	if e.frame == nil {
+		e.frame = &frame{ring: r, size: e.size}
+	}
+	return e.frame
 }
 
 func (r *ring) dropOldest() {
 	e := &r.entries[r.head]
-	r.floor = PositionOf(e.ev)
-	if r.dropped != nil {
-		r.dropped(e.ev)
+	r.floor = e.pos
+	size := e.size
+	if e.frame != nil {
+		size = e.frame.size
+		e.frame.gone = true
+		if r.dropped != nil {
+			r.dropped(e.pos)
+		}
 	}
-	r.bytes -= e.size
+	r.bytes -= size
 	*e = ringEntry{}
 	r.head = (r.head + 1) % len(r.entries)
 	r.n--
@@ -68,12 +138,29 @@ func (r *ring) reset(p Position) {
 	r.floor = p
 }
 
-// each calls f, oldest first, for every event after p that scope matches.
-func (r *ring) each(scope Scope, p Position, f func(*agentsv1.Event)) {
+// each calls f, oldest first, for every event after p that scope
+// matches, decoded anew.
+func (r *ring) each(scope Scope, p Position, f func(*agentsv1.Event)) error {
 	for i := range r.n {
-		ev := r.entries[(r.head+i)%len(r.entries)].ev
-		if p.Before(PositionOf(ev)) && scope.Matches(ev) {
-			f(ev)
+		e := &r.entries[(r.head+i)%len(r.entries)]
+		if !p.Before(e.pos) || !scope.matches(e.session, e.owner) {
+			continue
 		}
+		ev := &agentsv1.Event{}
+		if err := proto.Unmarshal(e.body, ev); err != nil {
+			return fmt.Errorf("events: decode the event at %v: %w", e.pos, err)
+		}
+		ev.Seq, ev.DeltaSeq = e.pos.Seq, e.pos.Delta
+		f(ev)
 	}
+	return nil
+}
+
+// skip records an event that is not kept: the ring no longer covers the
+// positions before it, as if it had been pushed out at once.
+func (r *ring) skip(p Position) {
+	for r.n > 0 {
+		r.dropOldest()
+	}
+	r.floor = p
 }

@@ -38,14 +38,19 @@ func AllScope() Scope { return Scope{kind: scopeAll} }
 // delivers exactly the events Matches accepts; this method is the reference
 // for it.
 func (s Scope) Matches(ev *agentsv1.Event) bool {
+	return s.matches(ev.GetSessionId(), ev.GetOwner())
+}
+
+// matches is Matches for an event of session and owner.
+func (s Scope) matches(session, owner string) bool {
 	switch s.kind {
 	case scopeSession:
-		return s.id != "" && ev.GetSessionId() == s.id
+		return s.id != "" && session == s.id
 	case scopeOwner:
-		if s.id != "" && ev.GetOwner() == s.id {
+		if s.id != "" && owner == s.id {
 			return true
 		}
-		return isServerWide(ev)
+		return session == "" && owner == ""
 	case scopeAll:
 		return true
 	default:

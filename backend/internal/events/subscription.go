@@ -110,8 +110,14 @@ func (h *Hub) SubscribeAt(ctx context.Context, scope Scope, after *Position) (*S
 	case h.ring.covers(*after):
 		defer h.mu.Unlock()
 		var logged []*agentsv1.Event
-		h.ring.each(scope, *after, func(ev *agentsv1.Event) { logged = append(logged, ev) })
-		return h.register(scope, ModeReplay, h.withDeltas(scope, *after, logged), Position{}), nil
+		if err := h.ring.each(scope, *after, func(ev *agentsv1.Event) { logged = append(logged, ev) }); err != nil {
+			return nil, err
+		}
+		backlog, err := h.withDeltas(scope, *after, logged)
+		if err != nil {
+			return nil, err
+		}
+		return h.register(scope, ModeReplay, backlog, Position{}), nil
 	}
 	h.mu.Unlock()
 	if h.log == nil {
@@ -146,8 +152,16 @@ func (h *Hub) SubscribeAt(ctx context.Context, scope Scope, after *Position) (*S
 			h.mu.Unlock()
 			continue
 		}
-		h.ring.each(scope, upTo, func(ev *agentsv1.Event) { logged = append(logged, ev) })
-		s := h.register(scope, ModeReplay, h.withDeltas(scope, *after, logged), upTo)
+		err = h.ring.each(scope, upTo, func(ev *agentsv1.Event) { logged = append(logged, ev) })
+		var backlog []*agentsv1.Event
+		if err == nil {
+			backlog, err = h.withDeltas(scope, *after, logged)
+		}
+		if err != nil {
+			h.mu.Unlock()
+			return nil, err
+		}
+		s := h.register(scope, ModeReplay, backlog, upTo)
 		h.mu.Unlock()
 		return s, nil
 	}
@@ -158,11 +172,13 @@ func (h *Hub) SubscribeAt(ctx context.Context, scope Scope, after *Position) (*S
 
 // withDeltas merges into logged (ordered) the deltas after p that scope
 // matches. Called under the hub's mutex.
-func (h *Hub) withDeltas(scope Scope, p Position, logged []*agentsv1.Event) []*agentsv1.Event {
+func (h *Hub) withDeltas(scope Scope, p Position, logged []*agentsv1.Event) ([]*agentsv1.Event, error) {
 	var deltas []*agentsv1.Event
-	h.deltas.each(scope, p, func(ev *agentsv1.Event) { deltas = append(deltas, ev) })
+	if err := h.deltas.each(scope, p, func(ev *agentsv1.Event) { deltas = append(deltas, ev) }); err != nil {
+		return nil, err
+	}
 	if len(deltas) == 0 {
-		return logged
+		return logged, nil
 	}
 	out := make([]*agentsv1.Event, 0, len(logged)+len(deltas))
 	i, j := 0, 0
@@ -175,7 +191,7 @@ func (h *Hub) withDeltas(scope Scope, p Position, logged []*agentsv1.Event) []*a
 			j++
 		}
 	}
-	return out
+	return out, nil
 }
 
 // register makes a subscription with backlog queued ahead of live events.

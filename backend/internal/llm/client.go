@@ -160,7 +160,14 @@ func endpointFor(base *url.URL) string {
 // endpoint: one per session streaming from it at once, up to a bound.
 const maxIdleConnsPerHost = 256
 
-// newTransport is http.DefaultTransport with a larger idle pool. The
+// idleConnTimeout closes a connection to a model that no call used for
+// this long (the default transport's is 90 s). Each idle connection
+// keeps two goroutines and its buffers; a server that went quiet drops
+// them within half a minute, and a busy one reuses them long before.
+const idleConnTimeout = 30 * time.Second
+
+// newTransport is http.DefaultTransport with a larger idle pool, whose
+// connections close sooner when unused (idleConnTimeout). The
 // default keeps 2 idle connections per host, so with more sessions than
 // that calling one endpoint at once, most calls would dial (and TLS
 // handshake) a fresh connection and leave the old one in TIME_WAIT.
@@ -172,6 +179,7 @@ func newTransport() http.RoundTripper {
 	t := base.Clone()
 	t.MaxIdleConns = max(t.MaxIdleConns, maxIdleConnsPerHost)
 	t.MaxIdleConnsPerHost = maxIdleConnsPerHost
+	t.IdleConnTimeout = idleConnTimeout
 	return t
 }
 

@@ -287,7 +287,7 @@ func (r *Runner) commitLoop() {
 			if outcomes[i] == nil {
 				for j, ev := range w.events {
 					ev.Seq = w.change.Events[j].Seq
-					r.hub.PublishSized(ev, len(w.change.Events[j].Body))
+					r.hub.PublishEncoded(ev, w.change.Events[j].Body)
 				}
 			}
 			w.done <- outcomes[i]

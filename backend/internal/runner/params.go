@@ -12,9 +12,17 @@ type sessionParams struct {
 	byID map[string]map[string]string
 }
 
-// of returns a session's params. Only the session's actor reads or
+// of returns a session's params, nil when it has none: a session no
+// client gave params costs no entry. Only the session's actor reads or
 // writes the map it gets, and only merge changes it.
 func (p *sessionParams) of(id string) map[string]string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.byID[id]
+}
+
+// merge adds values to a session's params and returns them.
+func (p *sessionParams) merge(id string, values map[string]string) map[string]string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.byID == nil {
@@ -25,14 +33,6 @@ func (p *sessionParams) of(id string) map[string]string {
 		m = map[string]string{}
 		p.byID[id] = m
 	}
-	return m
-}
-
-// merge adds values to a session's params and returns them.
-func (p *sessionParams) merge(id string, values map[string]string) map[string]string {
-	m := p.of(id)
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	for k, v := range values {
 		m[k] = v
 	}

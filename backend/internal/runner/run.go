@@ -188,12 +188,12 @@ func (a *actor) beginStep() {
 	st.progress.turnIndex = st.turnIndex
 	run.step = st
 	req := a.buildRequest()
-	go func() {
+	a.r.workers.do(func() {
 		began := time.Now()
 		resp, err := model.Stream(ctx, req, func(d llm.Delta) { a.publishDelta(st, d) })
 		took := time.Since(began)
 		a.post(func(a *actor) { a.modelDone(st, resp, err, took) })
-	}()
+	})
 }
 
 // refreshAgent takes the current definition of the session's agent.

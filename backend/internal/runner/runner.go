@@ -103,10 +103,13 @@ type Runner struct {
 	slots   slots
 	// writes feed the committer (see commitLoop).
 	writes chan *pendingWrite
+	// workers run the model calls.
+	workers *workers
 
 	mu      sync.Mutex
 	live    map[string]*actor
 	closing bool
+	release release
 	actors  sync.WaitGroup
 
 	// draining refuses new runs and ends runs at their next step boundary.
@@ -151,6 +154,7 @@ func New(opts Options) *Runner {
 	}
 	r.slots.wake = r.wakeQueued
 	r.writes = make(chan *pendingWrite, maxGroup)
+	r.workers = newWorkers(ctx)
 	r.actors.Add(2)
 	go r.prune()
 	go r.commitLoop()
@@ -166,6 +170,9 @@ func (r *Runner) ActiveRuns() int { return r.slots.active() }
 func (r *Runner) Close() {
 	r.mu.Lock()
 	r.closing = true
+	if r.release.timer != nil {
+		r.release.timer.Stop()
+	}
 	r.mu.Unlock()
 	r.cancel()
 	r.actors.Wait()
@@ -243,6 +250,7 @@ func (r *Runner) tryEvict(a *actor) bool {
 	}
 	if r.live[a.id] == a {
 		delete(r.live, a.id)
+		r.noteEviction()
 	}
 	return true
 }

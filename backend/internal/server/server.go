@@ -110,6 +110,9 @@ func (s *Server) newMux() *http.ServeMux {
 	if s.metrics != nil {
 		mux.Handle("GET /metrics", s.metricsRoute())
 	}
+	if profilingOn() {
+		mountProfiles(mux)
+	}
 	return mux
 }
 
