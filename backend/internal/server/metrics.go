@@ -237,6 +237,17 @@ func (c sessionsCollector) Collect(ch chan<- prometheus.Metric) {
 
 // metricsRoute serves /metrics: to anyone when the metrics are public,
 // else to admin tokens only (they describe every owner's work).
+// adminOnly refuses h to anyone but an admin (anyone, without auth).
+func (s *Server) adminOnly(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !isAdmin(r.Context()) {
+			s.writeError(w, r, errs.PermissionDenied("permission_denied", "the profiles need an admin token"))
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
 func (s *Server) metricsRoute() http.Handler {
 	h := s.metrics.Handler()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

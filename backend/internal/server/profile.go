@@ -12,8 +12,8 @@ import (
 
 // ProfileEnv names the environment variable that, set to 1, serves the
 // runtime's profiles under /debug/pprof/ for measuring the server under
-// load (tools/loadgen -profile). Off by default: a profile shows the
-// program's internals and costs CPU while it runs.
+// load (tools/loadgen -profile), to admins only. Off by default: a
+// profile shows the program's internals and costs CPU while it runs.
 const ProfileEnv = "AGENTS_PPROF"
 
 func profilingOn() bool { return os.Getenv(ProfileEnv) == "1" }
@@ -23,16 +23,17 @@ func profilingOn() bool { return os.Getenv(ProfileEnv) == "1" }
 // POST /debug/pprof/cpu/stop answers the profile), so it covers exactly
 // the measured work rather than a fixed number of seconds. The heap is
 // sampled every 4 KiB instead of every 512 KiB.
-func mountProfiles(mux *http.ServeMux) {
+func mountProfiles(mux *http.ServeMux, guard func(http.Handler) http.Handler) {
 	// Sample the heap finely enough to account for small retained
 	// objects (the default samples once per 512 KiB).
 	runtime.MemProfileRate = 4096
-	mux.HandleFunc("GET /debug/pprof/", pprof.Index)
-	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+	handle := func(pattern string, h http.HandlerFunc) { mux.Handle(pattern, guard(h)) }
+	handle("GET /debug/pprof/", pprof.Index)
+	handle("GET /debug/pprof/profile", pprof.Profile)
+	handle("GET /debug/pprof/symbol", pprof.Symbol)
 	var cpu cpuProfile
-	mux.HandleFunc("POST /debug/pprof/cpu/start", cpu.start)
-	mux.HandleFunc("POST /debug/pprof/cpu/stop", cpu.stop)
+	handle("POST /debug/pprof/cpu/start", cpu.start)
+	handle("POST /debug/pprof/cpu/stop", cpu.stop)
 }
 
 // cpuProfile is a CPU profile between two requests.

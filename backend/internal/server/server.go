@@ -111,7 +111,7 @@ func (s *Server) newMux() *http.ServeMux {
 		mux.Handle("GET /metrics", s.metricsRoute())
 	}
 	if profilingOn() {
-		mountProfiles(mux)
+		mountProfiles(mux, s.adminOnly)
 	}
 	return mux
 }
