@@ -1,8 +1,10 @@
+import react from "@vitejs/plugin-react";
 import { defineConfig } from "vitest/config";
 
 // The dev server proxies the API to a local `agents serve` so the app and
 // the API share an origin, as they do when the server serves the build.
 export default defineConfig({
+  plugins: [react()],
   server: {
     proxy: {
       "/agents.v1.": "http://127.0.0.1:7420",
@@ -10,6 +12,7 @@ export default defineConfig({
     },
   },
   test: {
-    environment: "node",
+    environment: "jsdom",
+    include: ["src/**/*.test.{ts,tsx}"],
   },
 });
