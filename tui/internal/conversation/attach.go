@@ -13,6 +13,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/tui/internal/theme"
 )
 
 // maxAttachment keeps a mistaken path (a disk image, a log) from being
@@ -30,11 +31,11 @@ type attachPrompt struct {
 	err        string
 }
 
-func newAttachPrompt(st styles) *attachPrompt {
+func newAttachPrompt(st theme.ConversationStyles) *attachPrompt {
 	in := textinput.New()
 	in.Prompt = "attach: "
 	in.Placeholder = "path of a file (tab completes)"
-	in.SetStyles(st.input)
+	in.SetStyles(st.Input)
 	in.KeyMap.AcceptSuggestion.SetEnabled(false)
 	in.Focus()
 	return &attachPrompt{in: in}
@@ -46,14 +47,14 @@ func (p *attachPrompt) Update(msg tea.Msg) tea.Cmd {
 	return cmd
 }
 
-func (p *attachPrompt) Render(width int, st styles) string {
+func (p *attachPrompt) Render(width int, st theme.ConversationStyles) string {
 	p.in.SetWidth(max(width-len(p.in.Prompt)-1, 1))
 	lines := []string{p.in.View()}
 	switch {
 	case p.err != "":
-		lines = append(lines, st.err.Render(truncate(p.err, width)))
+		lines = append(lines, st.Error.Render(truncate(p.err, width)))
 	case len(p.candidates) > 0:
-		lines = append(lines, st.muted.Render(truncate(strings.Join(p.candidates, "  "), width)))
+		lines = append(lines, st.Muted.Render(truncate(strings.Join(p.candidates, "  "), width)))
 	}
 	return strings.Join(lines, "\n")
 }

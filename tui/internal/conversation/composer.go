@@ -9,6 +9,7 @@ import (
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/tui/internal/keys"
+	"github.com/agents-os/agents/tui/internal/theme"
 )
 
 // composerLines is the most lines the composer grows to; longer text
@@ -27,7 +28,7 @@ type composer struct {
 	width int
 }
 
-func newComposer(st styles, km *keys.Map) composer {
+func newComposer(st theme.ConversationStyles, km *keys.Map) composer {
 	ta := newTextArea(st, km)
 	ta.DynamicHeight = true
 	ta.MinHeight = 1
@@ -39,9 +40,9 @@ func newComposer(st styles, km *keys.Map) composer {
 // newTextArea is a text area that leaves to the screen the keys the
 // keymap gives to the conversation, and inserts a line with the keymap's
 // newline keys.
-func newTextArea(st styles, km *keys.Map) textarea.Model {
+func newTextArea(st theme.ConversationStyles, km *keys.Map) textarea.Model {
 	ta := textarea.New()
-	ta.SetStyles(st.area)
+	ta.SetStyles(st.Area)
 	ta.ShowLineNumbers = false
 	ta.Prompt = "│ "
 	ta.CharLimit = 0
@@ -58,7 +59,7 @@ func newTextArea(st styles, km *keys.Map) textarea.Model {
 
 // newDraftEditor is the text area of the expanded draft: its panel's
 // border stands in for the composer's prompt.
-func newDraftEditor(st styles, km *keys.Map) textarea.Model {
+func newDraftEditor(st theme.ConversationStyles, km *keys.Map) textarea.Model {
 	ta := newTextArea(st, km)
 	ta.Prompt = ""
 	// Enter sends from the composer; in the draft's editor it is a
@@ -116,7 +117,7 @@ func (c *composer) Update(msg tea.Msg) tea.Cmd {
 
 // Render draws the chips and the text area: a rule on top, then up to
 // composerLines lines.
-func (c *composer) Render(width int, st styles) string {
+func (c *composer) Render(width int, st theme.ConversationStyles) string {
 	if width != c.width {
 		c.width = width
 		c.ta.SetWidth(width)
@@ -125,18 +126,18 @@ func (c *composer) Render(width int, st styles) string {
 	if chips := renderChips(c.atts, width, st); chips != "" {
 		lines = append(lines, chips)
 	}
-	lines = append(lines, st.rule.Render(strings.Repeat("─", width)), c.ta.View())
+	lines = append(lines, st.Rule.Render(strings.Repeat("─", width)), c.ta.View())
 	return strings.Join(lines, "\n")
 }
 
 // renderChips draws attachments on one line, cut to width.
-func renderChips(atts []*agentsv1.Attachment, width int, st styles) string {
+func renderChips(atts []*agentsv1.Attachment, width int, st theme.ConversationStyles) string {
 	if len(atts) == 0 {
 		return ""
 	}
 	chips := make([]string, len(atts))
 	for i, a := range atts {
-		chips[i] = st.chip.Render("+ " + a.GetName() + " " + size(int64(len(a.GetData()))))
+		chips[i] = st.Chip.Render("+ " + a.GetName() + " " + size(int64(len(a.GetData()))))
 	}
-	return truncate(strings.Join(chips, " ")+st.muted.Render("  backspace on an empty message removes the last"), width)
+	return truncate(strings.Join(chips, " ")+st.Muted.Render("  backspace on an empty message removes the last"), width)
 }

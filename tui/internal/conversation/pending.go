@@ -8,6 +8,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/tui/internal/theme"
 )
 
 // pendingRows is the most calls the panel lists at once.
@@ -24,11 +25,11 @@ type pendingPanel struct {
 	sending   map[string]bool // tokens whose completion is in flight
 }
 
-func newPendingPanel(st styles) pendingPanel {
+func newPendingPanel(st theme.ConversationStyles) pendingPanel {
 	in := textinput.New()
 	in.Prompt = "result: "
 	in.Placeholder = "the call's result (enter answers, ctrl+d fails it with this text)"
-	in.SetStyles(st.input)
+	in.SetStyles(st.Input)
 	return pendingPanel{in: in, sending: map[string]bool{}}
 }
 
@@ -122,17 +123,17 @@ func (p *pendingPanel) Update(msg tea.Msg) tea.Cmd {
 }
 
 // Render draws the panel; focused says whether keys go to it.
-func (p *pendingPanel) Render(width int, focused bool, st styles) string {
-	box := st.panel
+func (p *pendingPanel) Render(width int, focused bool, st theme.ConversationStyles) string {
+	box := st.Panel
 	if focused {
-		box = st.focused
+		box = st.Focused
 	}
 	inner := max(width-box.GetHorizontalFrameSize(), 1)
 	hint := "  ctrl+l to answer"
 	if focused {
 		hint = "  ↑/↓ select · enter answer · ctrl+d fail · esc close"
 	}
-	lines := []string{truncate(st.label.Render(fmt.Sprintf("pending calls (%d)", len(p.calls)))+st.muted.Render(hint), inner)}
+	lines := []string{truncate(st.Label.Render(fmt.Sprintf("pending calls (%d)", len(p.calls)))+st.Muted.Render(hint), inner)}
 	first := max(0, min(p.sel-pendingRows+1, len(p.calls)-pendingRows))
 	for i := first; i < len(p.calls) && i < first+pendingRows; i++ {
 		c := p.calls[i]
@@ -140,16 +141,16 @@ func (p *pendingPanel) Render(width int, focused bool, st styles) string {
 		if i == p.sel {
 			mark = "▸ "
 		}
-		row := mark + c.GetCall().GetName() + " " + st.muted.Render(oneLine(c.GetCall().GetArguments()))
+		row := mark + c.GetCall().GetName() + " " + st.Muted.Render(oneLine(c.GetCall().GetArguments()))
 		if r := c.GetReason(); r != "" {
-			row += st.muted.Render(" · " + r)
+			row += st.Muted.Render(" · " + r)
 		}
 		if p.sending[c.GetToken()] {
-			row += st.muted.Render(" · sending…")
+			row += st.Muted.Render(" · sending…")
 		}
 		row = fit(row, inner)
 		if i == p.sel && focused {
-			row = st.selected.Render(row)
+			row = st.Selected.Render(row)
 		}
 		lines = append(lines, row)
 	}

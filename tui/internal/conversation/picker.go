@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/tui/internal/theme"
 )
 
 // pickerRows is the most agents the picker lists at once.
@@ -42,9 +43,9 @@ func (p *agentPicker) Selected() *agentsv1.AgentDescriptor {
 	return p.agents[p.sel]
 }
 
-func (p *agentPicker) Render(width int, st styles) string {
-	inner := max(width-st.focused.GetHorizontalFrameSize(), 1)
-	lines := []string{truncate(st.label.Render("continue with")+st.muted.Render("  ↑/↓ choose · enter fork at the head with it · esc close"), inner)}
+func (p *agentPicker) Render(width int, st theme.ConversationStyles) string {
+	inner := max(width-st.Focused.GetHorizontalFrameSize(), 1)
+	lines := []string{truncate(st.Label.Render("continue with")+st.Muted.Render("  ↑/↓ choose · enter fork at the head with it · esc close"), inner)}
 	first := max(0, min(p.sel-pickerRows+1, len(p.agents)-pickerRows))
 	for i := first; i < len(p.agents) && i < first+pickerRows; i++ {
 		a := p.agents[i]
@@ -54,16 +55,16 @@ func (p *agentPicker) Render(width int, st styles) string {
 		}
 		row := mark + a.GetSlug()
 		if a.GetSlug() == p.current {
-			row += st.muted.Render(" (current)")
+			row += st.Muted.Render(" (current)")
 		}
 		if ann := a.GetAnnounce(); ann != "" {
-			row += st.muted.Render(" · " + oneLine(ann))
+			row += st.Muted.Render(" · " + oneLine(ann))
 		}
 		row = fit(row, inner)
 		if i == p.sel {
-			row = st.selected.Render(row)
+			row = st.Selected.Render(row)
 		}
 		lines = append(lines, row)
 	}
-	return st.focused.Width(width).Render(strings.Join(lines, "\n"))
+	return st.Focused.Width(width).Render(strings.Join(lines, "\n"))
 }

@@ -43,7 +43,7 @@ const (
 type Screen struct {
 	c      *client.Client
 	km     *keys.Map
-	st     styles
+	st     theme.ConversationStyles
 	drafts *Drafts
 	id     string
 
@@ -87,7 +87,7 @@ type Screen struct {
 // New returns the screen of the session id. Nothing is fetched until
 // Init.
 func New(c *client.Client, th *theme.Theme, km *keys.Map, drafts *Drafts, sessionID string) *Screen {
-	st := newStyles(th)
+	st := th.Conversation
 	s := &Screen{
 		c: c, km: km, st: st, drafts: drafts, id: sessionID,
 		tr:          transcript.New(th.Transcript),

@@ -4,90 +4,31 @@ import (
 	"fmt"
 	"strings"
 
-	"charm.land/bubbles/v2/textarea"
-	"charm.land/bubbles/v2/textinput"
-	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/tui/internal/theme"
 )
 
-// styles are the theme's colours as the conversation screen draws them.
-type styles struct {
-	title, agent   lipgloss.Style
-	muted, err     lipgloss.Style
-	accent, ok     lipgloss.Style
-	warn           lipgloss.Style
-	rule           lipgloss.Style
-	chip           lipgloss.Style
-	selected       lipgloss.Style
-	panel, focused lipgloss.Style
-	label          lipgloss.Style
-	area           textarea.Styles
-	input          textinput.Styles
-}
-
-func newStyles(th *theme.Theme) styles {
-	st := styles{
-		title:    lipgloss.NewStyle().Foreground(th.Text).Bold(true),
-		agent:    th.Transcript.Agent,
-		muted:    th.App.Muted,
-		err:      th.App.Error,
-		accent:   lipgloss.NewStyle().Foreground(th.Accent),
-		ok:       lipgloss.NewStyle().Foreground(th.OK),
-		warn:     lipgloss.NewStyle().Foreground(th.Warn),
-		rule:     lipgloss.NewStyle().Foreground(th.Border),
-		chip:     lipgloss.NewStyle().Foreground(th.Text).Background(th.Subtle).Padding(0, 1),
-		selected: th.App.Selected,
-		panel:    th.App.Panel,
-		focused:  th.App.Panel.BorderForeground(th.Accent),
-		label:    lipgloss.NewStyle().Foreground(th.Accent).Bold(true),
-	}
-	area := textarea.DefaultStyles(th.Dark)
-	for _, s := range []*textarea.StyleState{&area.Focused, &area.Blurred} {
-		s.Base = lipgloss.NewStyle()
-		s.CursorLine = lipgloss.NewStyle()
-		s.Text = lipgloss.NewStyle().Foreground(th.Text)
-		s.Placeholder = th.App.Muted
-		s.Prompt = lipgloss.NewStyle().Foreground(th.Accent)
-		s.EndOfBuffer = th.App.Muted
-	}
-	area.Blurred.Prompt = th.App.Muted
-	area.Cursor.Color, area.Cursor.Blink = th.Accent, false
-	st.area = area
-
-	in := textinput.DefaultStyles(th.Dark)
-	for _, s := range []*textinput.StyleState{&in.Focused, &in.Blurred} {
-		s.Text = lipgloss.NewStyle().Foreground(th.Text)
-		s.Placeholder = th.App.Muted
-		s.Prompt = lipgloss.NewStyle().Foreground(th.Accent)
-		s.Suggestion = th.App.Muted
-	}
-	in.Cursor.Color, in.Cursor.Blink = th.Accent, false
-	st.input = in
-	return st
-}
-
 // statusLabel names a status as the header shows it.
-func (st styles) statusLabel(m *agentsv1.SessionMeta) string {
+func statusLabel(st theme.ConversationStyles, m *agentsv1.SessionMeta) string {
 	switch m.GetStatus() {
 	case agentsv1.SessionStatus_SESSION_STATUS_RUNNING:
-		return st.accent.Render("● running")
+		return st.Accent.Render("● running")
 	case agentsv1.SessionStatus_SESSION_STATUS_WAITING:
-		return st.warn.Render("◆ waiting for calls")
+		return st.Warn.Render("◆ waiting for calls")
 	case agentsv1.SessionStatus_SESSION_STATUS_PAUSED:
-		return st.warn.Render("❚❚ paused")
+		return st.Warn.Render("❚❚ paused")
 	case agentsv1.SessionStatus_SESSION_STATUS_FAILED:
 		label := "✗ failed"
 		if r := m.GetStatusReason(); r != "" {
 			label += ": " + firstLine(r)
 		}
-		return st.err.Render(label)
+		return st.Error.Render(label)
 	case agentsv1.SessionStatus_SESSION_STATUS_READY:
-		return st.ok.Render("○ ready")
+		return st.OK.Render("○ ready")
 	}
-	return st.muted.Render("loading…")
+	return st.Muted.Render("loading…")
 }
 
 // truncate cuts s, which may hold ANSI codes, to width cells.

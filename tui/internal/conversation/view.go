@@ -36,7 +36,7 @@ func (s *Screen) Render(width, height int) string {
 	}
 	s.composer.ta.Placeholder = s.placeholder()
 	if s.attach != nil {
-		bottom = append(bottom, s.st.rule.Render(strings.Repeat("─", width)), s.attach.Render(width, s.st))
+		bottom = append(bottom, s.st.Rule.Render(strings.Repeat("─", width)), s.attach.Render(width, s.st))
 	} else {
 		bottom = append(bottom, s.composer.Render(width, s.st))
 	}
@@ -63,8 +63,8 @@ func (s *Screen) renderHeader(width int) string {
 	if agent == "" {
 		agent = s.id
 	}
-	left := s.st.agent.Render(agent) + "  " + s.st.title.Render(oneLine(title))
-	right := s.st.statusLabel(m)
+	left := s.st.Agent.Render(agent) + "  " + s.st.Title.Render(oneLine(title))
+	right := statusLabel(s.st, m)
 	gap := width - ansi.StringWidth(right) - 1
 	line1 := fit(truncate(left, max(gap, 0)), max(gap, 0)) + " " + right
 	if gap < 1 {
@@ -72,21 +72,21 @@ func (s *Screen) renderHeader(width int) string {
 	}
 
 	u := m.GetUsage()
-	parts := []string{s.st.muted.Render(fmt.Sprintf("tokens in %s · out %s · cached %s · reasoning %s",
+	parts := []string{s.st.Muted.Render(fmt.Sprintf("tokens in %s · out %s · cached %s · reasoning %s",
 		tokens(u.GetPromptTokens()), tokens(u.GetCompletionTokens()), tokens(u.GetCachedTokens()), tokens(u.GetReasoningTokens())))}
 	if n := m.GetPendingMail(); n > 0 {
-		parts = append(parts, s.st.warn.Render(fmt.Sprintf("%d mail pending", n)))
+		parts = append(parts, s.st.Warn.Render(fmt.Sprintf("%d mail pending", n)))
 	}
 	if n := m.GetPendingCalls(); n > 0 {
-		parts = append(parts, s.st.warn.Render(fmt.Sprintf("%d calls pending", n)))
+		parts = append(parts, s.st.Warn.Render(fmt.Sprintf("%d calls pending", n)))
 	}
 	if p := m.GetParentId(); p != "" {
-		parts = append(parts, s.st.muted.Render("helper session of "+shortID(p)))
+		parts = append(parts, s.st.Muted.Render("helper session of "+shortID(p)))
 	}
 	if f := m.GetForkedFrom(); f != "" {
-		parts = append(parts, s.st.muted.Render("forked from "+shortID(f)))
+		parts = append(parts, s.st.Muted.Render("forked from "+shortID(f)))
 	}
-	line2 := truncate(strings.Join(parts, s.st.muted.Render(" · ")), width)
+	line2 := truncate(strings.Join(parts, s.st.Muted.Render(" · ")), width)
 	return line1 + "\n" + line2
 }
 
@@ -95,7 +95,7 @@ func (s *Screen) renderHeader(width int) string {
 func (s *Screen) renderView(width, height int) string {
 	s.viewWidth, s.viewHeight = width, height
 	if s.loading && s.tr.Count() == 0 {
-		return fitLines([]string{s.st.muted.Render("loading…")}, width, height)
+		return fitLines([]string{s.st.Muted.Render("loading…")}, width, height)
 	}
 	lines := s.tr.Lines(width)
 	bottom := max(len(lines)-height, 0)
@@ -108,10 +108,10 @@ func (s *Screen) renderView(width, height int) string {
 		if s.olderLoading {
 			note = "loading older turns…"
 		}
-		shown[0] = s.st.muted.Render(note)
+		shown[0] = s.st.Muted.Render(note)
 	}
 	if below := len(lines) - s.offset - height; below > 0 && len(shown) == height {
-		shown[height-1] = s.st.muted.Render(fmt.Sprintf("↓ %d more lines (%s)", below, s.keyName(keys.PageDown)))
+		shown[height-1] = s.st.Muted.Render(fmt.Sprintf("↓ %d more lines (%s)", below, s.keyName(keys.PageDown)))
 	}
 	return fitLines(shown, width, height)
 }
@@ -130,16 +130,16 @@ func (s *Screen) renderDraft(width int) string {
 			info += fmt.Sprintf(", %d files", len(d.Attachments))
 		}
 		info += fmt.Sprintf(" · %s send now · %s edit", s.keyName(keys.SendNow), s.keyName(keys.ToggleDraft))
-		label := s.st.label.Render("draft ")
+		label := s.st.Label.Render("draft ")
 		room := max(width-ansi.StringWidth(label)-ansi.StringWidth(info), 8)
-		return truncate(label+truncate(firstLine(d.Text), room)+s.st.muted.Render(info), width)
+		return truncate(label+truncate(firstLine(d.Text), room)+s.st.Muted.Render(info), width)
 	}
-	box := s.st.panel
+	box := s.st.Panel
 	if s.focus == focusDraft {
-		box = s.st.focused
+		box = s.st.Focused
 	}
 	inner := max(width-box.GetHorizontalFrameSize(), 1)
-	lines := []string{truncate(s.st.label.Render("draft")+s.st.muted.Render(fmt.Sprintf(
+	lines := []string{truncate(s.st.Label.Render("draft")+s.st.Muted.Render(fmt.Sprintf(
 		"  sent when the run stops · %s now · %s editor · esc close",
 		s.keyName(keys.SendNow), s.keyName(keys.Editor))), inner)}
 	s.draftEditor.SetWidth(inner)

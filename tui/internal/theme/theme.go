@@ -1,7 +1,8 @@
 // Package theme holds every style of the terminal UI, for light and dark
 // terminals: a palette, and the styles each part of the screen draws with
 // (AppStyles for the frame, tabs, lists and panels; TranscriptStyles for
-// the conversation). Nothing else in the TUI picks a colour.
+// the conversation's turns; ConversationStyles for the rest of a session's
+// screen). Nothing else in the TUI picks a colour.
 package theme
 
 import (
@@ -24,8 +25,9 @@ type Palette struct {
 // Theme is the palette and the styles built from it.
 type Theme struct {
 	Palette
-	App        AppStyles
-	Transcript TranscriptStyles
+	App          AppStyles
+	Transcript   TranscriptStyles
+	Conversation ConversationStyles
 }
 
 // New builds the theme for a dark or a light background.
@@ -46,5 +48,7 @@ func New(dark bool) *Theme {
 		Mail:      ld(lipgloss.Color("#bc4c00"), lipgloss.Color("#db6d28")),
 		Selection: ld(lipgloss.Color("#ddf4ff"), lipgloss.Color("#1f3a5f")),
 	}
-	return &Theme{Palette: p, App: newAppStyles(p), Transcript: newTranscriptStyles(p)}
+	th := &Theme{Palette: p, App: newAppStyles(p), Transcript: newTranscriptStyles(p)}
+	th.Conversation = newConversationStyles(th)
+	return th
 }
