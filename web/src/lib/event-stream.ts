@@ -1,12 +1,17 @@
+import { Code, ConnectError } from "@connectrpc/connect";
 import type { Event, Snapshot } from "../gen/agents/v1/event_pb";
 import { SubscribeScope } from "../gen/agents/v1/event_pb";
 import type { EventClient } from "./transport";
 
 // The connection to the server's event stream, as the app shows it.
+// retryAt is the time (Date.now()) of the next attempt, so a screen can
+// count down to it.
 export type ConnState =
   | { status: "connecting" }
   | { status: "connected" }
-  | { status: "reconnecting"; error: string; retryInMs: number };
+  | { status: "reconnecting"; error: string; retryInMs: number; retryAt: number }
+  | { status: "unauthenticated" }
+  | { status: "stopped" };
 
 // One thing the stream reports: exactly one field is set. A snapshot says
 // the server could not replay from the last position: what the app shows
@@ -16,9 +21,47 @@ export interface StreamUpdate {
   snapshot?: Snapshot;
 }
 
-export interface EventStreamOptions {
-  scope?: SubscribeScope;
+// Position is a place in the server's event order: the seq of a logged
+// event and, for the text and thinking deltas after it, their delta_seq.
+export interface Position {
+  seq: bigint;
+  deltaSeq: bigint;
 }
+
+// comparePosition orders two positions: negative when a comes first.
+export function comparePosition(a: Position, b: Position): number {
+  if (a.seq !== b.seq) return a.seq < b.seq ? -1 : 1;
+  if (a.deltaSeq !== b.deltaSeq) return a.deltaSeq < b.deltaSeq ? -1 : 1;
+  return 0;
+}
+
+// isAfter says whether an event comes after a position (a screen that read
+// GetSession at a position keeps only the events after it).
+export function isAfter(ev: Event, pos: Position | undefined): boolean {
+  return !pos || comparePosition({ seq: ev.seq, deltaSeq: ev.deltaSeq }, pos) > 0;
+}
+
+export interface EventStreamOptions {
+  // The scope; owner by default (the server widens nothing on its own).
+  scope?: SubscribeScope;
+  // The session, for the session scope.
+  sessionId?: string;
+  // Where to start; absent starts with live events, the first heartbeat
+  // giving the position.
+  after?: Position;
+  // A silent stream is given up after this long (the server sends a
+  // heartbeat every 15 s).
+  stallMs?: number;
+  // The first retry waits minBackoffMs, each failed attempt doubles it up
+  // to maxBackoffMs; a connection that opens resets it.
+  minBackoffMs?: number;
+  maxBackoffMs?: number;
+  // Told when the server refuses the caller: the stream stops until
+  // start() is called again (after a sign-in).
+  onUnauthenticated?: () => void;
+}
+
+const defaults = { stallMs: 45_000, minBackoffMs: 100, maxBackoffMs: 5_000 };
 
 // EventStream follows the server's events for the whole app: one
 // subscription, reconnecting by itself from the last position it
@@ -27,40 +70,159 @@ export class EventStream {
   private listeners = new Set<(u: StreamUpdate) => void>();
   private stateListeners = new Set<(s: ConnState) => void>();
   private current: ConnState = { status: "connecting" };
+  private pos: Position | undefined;
+  // The running loop's controller; aborting it ends the loop.
+  private run: AbortController | undefined;
 
   constructor(
     private readonly client: EventClient,
     private readonly opts: EventStreamOptions = {},
-  ) {}
+  ) {
+    this.pos = opts.after;
+  }
 
   get state(): ConnState {
     return this.current;
   }
 
+  // The position of the last thing delivered (or of the stream's start).
+  get position(): Position | undefined {
+    return this.pos;
+  }
+
   on(listener: (u: StreamUpdate) => void): () => void {
     this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+    return () => {
+      this.listeners.delete(listener);
+    };
   }
 
   onState(listener: (s: ConnState) => void): () => void {
     this.stateListeners.add(listener);
-    return () => this.stateListeners.delete(listener);
+    return () => {
+      this.stateListeners.delete(listener);
+    };
   }
 
+  // start opens the stream, or reconnects it at once if it is open (the
+  // backoff starts over, the position is kept).
   start(): void {
-    void this.client;
-    void this.opts;
-    // The subscription loop is built in the events store.
+    this.run?.abort();
+    const run = new AbortController();
+    this.run = run;
+    void this.loop(run.signal);
   }
 
-  stop(): void {}
+  // stop closes the stream and cancels any retry; start opens it again.
+  stop(): void {
+    this.run?.abort();
+    this.run = undefined;
+    this.setState({ status: "stopped" });
+  }
+
+  private async loop(stop: AbortSignal): Promise<void> {
+    const o = { ...defaults, ...this.opts };
+    let backoff = o.minBackoffMs;
+    this.setState({ status: "connecting" });
+    while (!stop.aborted) {
+      const call = new AbortController();
+      const onStop = () => call.abort();
+      stop.addEventListener("abort", onStop);
+      let stalled = false;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const arm = () => {
+        clearTimeout(timer);
+        timer = setTimeout(() => {
+          stalled = true;
+          call.abort();
+        }, o.stallMs);
+      };
+      let error = "the stream ended";
+      let again = false; // reconnect at once (lagged)
+      try {
+        arm();
+        const req = {
+          scope: this.opts.scope ?? SubscribeScope.OWNER,
+          sessionId: this.opts.sessionId ?? "",
+          after: this.pos?.seq,
+          afterDelta: this.pos?.deltaSeq ?? 0n,
+        };
+        for await (const res of this.client.subscribe(req, { signal: call.signal, timeoutMs: 0 })) {
+          if (stop.aborted) break;
+          arm();
+          if (this.current.status !== "connected") {
+            backoff = o.minBackoffMs;
+            this.setState({ status: "connected" });
+          }
+          const item = res.item;
+          if (item.case === "event") {
+            const ev = item.value;
+            if (!isAfter(ev, this.pos)) continue;
+            this.pos = { seq: ev.seq, deltaSeq: ev.deltaSeq };
+            this.emit({ event: ev });
+          } else if (item.case === "snapshot") {
+            this.pos = { seq: item.value.seq, deltaSeq: item.value.deltaSeq };
+            this.emit({ snapshot: item.value });
+          } else if (item.case === "heartbeat") {
+            this.pos ??= { seq: item.value.seq, deltaSeq: 0n };
+          } else if (item.case === "lagged") {
+            const last = { seq: item.value.lastSeq, deltaSeq: item.value.lastDeltaSeq };
+            if (!this.pos || comparePosition(last, this.pos) > 0) this.pos = last;
+            error = "fell behind the server";
+            again = true;
+            break;
+          }
+        }
+      } catch (err) {
+        const ce = ConnectError.from(err);
+        if (stalled) error = `no word from the server for ${Math.round(o.stallMs / 1000)} s`;
+        else if (ce.code === Code.Unauthenticated && !stop.aborted) {
+          this.setState({ status: "unauthenticated" });
+          this.opts.onUnauthenticated?.();
+          return;
+        } else error = ce.rawMessage || ce.message;
+      } finally {
+        clearTimeout(timer);
+        stop.removeEventListener("abort", onStop);
+        call.abort();
+      }
+      if (stop.aborted) return;
+      if (again) {
+        this.setState({ status: "reconnecting", error, retryInMs: 0, retryAt: Date.now() });
+        continue;
+      }
+      this.setState({ status: "reconnecting", error, retryInMs: backoff, retryAt: Date.now() + backoff });
+      await sleep(backoff, stop);
+      backoff = Math.min(backoff * 2, o.maxBackoffMs);
+    }
+  }
 
   protected emit(u: StreamUpdate): void {
-    for (const l of this.listeners) l(u);
+    for (const l of this.listeners) {
+      try {
+        l(u);
+      } catch (err) {
+        // One screen's bug must not end the stream for the others.
+        console.error(err);
+      }
+    }
   }
 
   protected setState(s: ConnState): void {
     this.current = s;
     for (const l of this.stateListeners) l(s);
   }
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const t = setTimeout(done, ms);
+    function done() {
+      clearTimeout(t);
+      signal.removeEventListener("abort", done);
+      resolve();
+    }
+    signal.addEventListener("abort", done);
+  });
 }
