@@ -1,0 +1,213 @@
+import { create } from "@bufbuild/protobuf";
+import { describe, expect, it } from "vitest";
+import { ToolKind } from "../../../gen/agents/v1/agent_pb";
+import { EventSchema, type Event } from "../../../gen/agents/v1/event_pb";
+import {
+  DeferredCallSchema,
+  LlmTurnSchema,
+  SessionMetaSchema,
+  SessionSchema,
+  SessionStatus,
+  ToolCallSchema,
+  ToolResultSchema,
+  ToolResultStatus,
+  TurnInProgressSchema,
+  TurnSchema,
+  UserTurnSchema,
+  type Session,
+  type Turn,
+} from "../../../gen/agents/v1/session_pb";
+import { callsOf, initialState, sessionReducer, type SessionAction, type SessionState } from "./session-state";
+
+const id = "s-1";
+
+function meta(status: SessionStatus, turnCount: number, extra: Partial<{ statusReason: string; pendingCalls: number }> = {}) {
+  return create(SessionMetaSchema, { id, agent: "assistant", status, turnCount, ...extra });
+}
+
+const call1 = create(ToolCallSchema, { id: "c1", name: "bash_clock", arguments: '{"tz":"UTC"}', kind: ToolKind.BASH });
+const result1 = create(ToolResultSchema, { callId: "c1", name: "bash_clock", text: "12:00", status: ToolResultStatus.OK });
+
+const turns: Turn[] = [
+  create(TurnSchema, { index: 0, kind: { case: "user", value: create(UserTurnSchema, { text: "what time is it?" }) } }),
+  create(TurnSchema, { index: 1, kind: { case: "llm", value: create(LlmTurnSchema, { text: "Hello", toolCalls: [call1] }) } }),
+  create(TurnSchema, { index: 2, kind: { case: "user", value: create(UserTurnSchema, { toolResults: [result1] }) } }),
+  create(TurnSchema, { index: 3, kind: { case: "llm", value: create(LlmTurnSchema, { text: "It is noon." }) } }),
+];
+
+function session(init: Partial<Session> & { seq: bigint }): Session {
+  return create(SessionSchema, { firstTurnIndex: 0, ...init });
+}
+
+type Body = Event["body"];
+function ev(seq: number, body: Body, delta = 0, sessionId = id): Event {
+  return create(EventSchema, { seq: BigInt(seq), deltaSeq: BigInt(delta), sessionId, body });
+}
+
+function run(state: SessionState, actions: SessionAction[]): SessionState {
+  return actions.reduce(sessionReducer, state);
+}
+
+function loadedWith(sess: Session): SessionState {
+  return run(initialState(id), [{ type: "fetch" }, { type: "loaded", session: sess }]);
+}
+
+// The session opened in the middle of its first answer.
+const midAnswer = session({
+  seq: 10n,
+  deltaSeq: 3n,
+  meta: meta(SessionStatus.RUNNING, 1),
+  turns: turns.slice(0, 1),
+  inProgress: create(TurnInProgressSchema, { turnIndex: 1, text: "Hel" }),
+});
+
+// What the stream says from there to the end of the run.
+const rest: Event[] = [
+  ev(10, { case: "textDelta", value: { $typeName: "agents.v1.TextDelta", text: "l", turnIndex: 1 } }, 2),
+  ev(10, { case: "textDelta", value: { $typeName: "agents.v1.TextDelta", text: "lo", turnIndex: 1 } }, 4),
+  ev(11, { case: "sessionUpdated", value: { $typeName: "agents.v1.SessionUpdated", meta: meta(SessionStatus.RUNNING, 2), headTurn: turns[1] } }),
+  ev(12, { case: "toolStarted", value: { $typeName: "agents.v1.ToolStarted", call: call1 } }),
+  ev(13, { case: "toolProgressed", value: { $typeName: "agents.v1.ToolProgressed", callId: "c1", message: "tick" } }),
+  ev(14, { case: "toolCompleted", value: { $typeName: "agents.v1.ToolCompleted", result: result1 } }),
+  ev(15, { case: "sessionUpdated", value: { $typeName: "agents.v1.SessionUpdated", meta: meta(SessionStatus.RUNNING, 3), headTurn: turns[2] } }),
+  ev(15, { case: "thinkingDelta", value: { $typeName: "agents.v1.ThinkingDelta", text: "noon", turnIndex: 3 } }, 5),
+  ev(15, { case: "textDelta", value: { $typeName: "agents.v1.TextDelta", text: "It is noon.", turnIndex: 3 } }, 6),
+  ev(16, { case: "sessionUpdated", value: { $typeName: "agents.v1.SessionUpdated", meta: meta(SessionStatus.RUNNING, 4), headTurn: turns[3] } }),
+  ev(17, { case: "runStopped", value: { $typeName: "agents.v1.RunStopped", status: SessionStatus.READY, reason: "done", steps: 2, text: "It is noon." } }),
+  ev(18, { case: "sessionUpdated", value: { $typeName: "agents.v1.SessionUpdated", meta: meta(SessionStatus.READY, 4, { statusReason: "done" }) } }),
+];
+
+describe("sessionReducer", () => {
+  it("shows the partial turn of a session opened mid-answer", () => {
+    const s = loadedWith(midAnswer);
+    expect(s.loaded).toBe(true);
+    expect(s.live).toEqual({ turnIndex: 1, text: "Hel", thinking: "", toolCalls: [] });
+    expect(s.pos).toEqual({ seq: 10n, delta: 3n });
+  });
+
+  it("drops events at or before the loaded position and applies those after", () => {
+    const s = run(loadedWith(midAnswer), rest.slice(0, 2).map((event) => ({ type: "event", event })));
+    expect(s.live?.text).toBe("Hello");
+  });
+
+  it("ends where a fresh load ends: deltas then head turns equal the stored turns", () => {
+    const followed = run(loadedWith(midAnswer), rest.map((event) => ({ type: "event", event })));
+    const fresh = loadedWith(session({ seq: 18n, meta: meta(SessionStatus.READY, 4, { statusReason: "done" }), turns }));
+    expect(followed).toEqual(fresh);
+  });
+
+  it("ends where a fresh load ends in the middle of a tool call", () => {
+    const followed = run(loadedWith(midAnswer), rest.slice(0, 4).map((event) => ({ type: "event", event })));
+    const fresh = loadedWith(
+      session({
+        seq: 12n,
+        meta: meta(SessionStatus.RUNNING, 2),
+        turns: turns.slice(0, 2),
+        inProgress: create(TurnInProgressSchema, { turnIndex: 2 }),
+      }),
+    );
+    expect(followed).toEqual(fresh);
+    expect(callsOf(followed, [call1])[0]).toMatchObject({ running: true, owner: 1 });
+  });
+
+  it("shows progress while a tool runs and forgets it with the result", () => {
+    let s = run(loadedWith(midAnswer), rest.slice(0, 5).map((event) => ({ type: "event", event })));
+    expect(s.calls.c1).toMatchObject({ running: true, progress: "tick" });
+    s = sessionReducer(s, { type: "event", event: rest[5] });
+    expect(s.calls.c1).toEqual({ call: call1, owner: 1, result: result1, running: false });
+  });
+
+  it("holds events while a load is in flight, then applies those past its position", () => {
+    let s = run(initialState(id), [{ type: "fetch" }, ...rest.slice(0, 3).map((event): SessionAction => ({ type: "event", event }))]);
+    expect(s.held).toHaveLength(3);
+    s = sessionReducer(s, { type: "loaded", session: midAnswer });
+    expect(s.held).toEqual([]);
+    expect(s.live).toBeUndefined();
+    expect(s.turns.map((t) => t?.index)).toEqual([0, 1]);
+    expect(s.pos).toEqual({ seq: 11n, delta: 0n });
+  });
+
+  it("ignores the events of other sessions", () => {
+    const s = loadedWith(midAnswer);
+    const other = ev(20, { case: "runStopped", value: { $typeName: "agents.v1.RunStopped", status: SessionStatus.READY, reason: "done", steps: 1, text: "" } }, 0, "s-2");
+    expect(sessionReducer(s, { type: "event", event: other })).toBe(s);
+  });
+
+  it("drops a load older than what the events already brought", () => {
+    const s = run(loadedWith(midAnswer), rest.map((event) => ({ type: "event", event })));
+    const stale = run(s, [{ type: "fetch" }, { type: "loaded", session: midAnswer }]);
+    expect(stale.turns).toEqual(s.turns);
+    expect(stale.pos).toEqual(s.pos);
+  });
+
+  it("prepends an older page before the first turn held", () => {
+    const last = loadedWith(session({ seq: 18n, meta: meta(SessionStatus.READY, 4), turns: turns.slice(2), firstTurnIndex: 2 }));
+    expect(last.first).toBe(2);
+    // The result of turn 2 is known before the call that asked for it.
+    expect(last.calls.c1).toMatchObject({ owner: -1, result: result1 });
+    const s = sessionReducer(last, { type: "older", session: session({ seq: 18n, turns: turns.slice(0, 2), firstTurnIndex: 0 }) });
+    expect(s.first).toBe(0);
+    expect(s.turns).toEqual(turns);
+    expect(s.calls.c1).toEqual({ call: call1, owner: 1, result: result1, running: false });
+  });
+
+  it("ignores a page that does not end at the first turn held", () => {
+    const last = loadedWith(session({ seq: 18n, meta: meta(SessionStatus.READY, 4), turns: turns.slice(3), firstTurnIndex: 3 }));
+    expect(sessionReducer(last, { type: "older", session: session({ seq: 18n, turns: turns.slice(0, 2) }) })).toBe(last);
+  });
+
+  it("fills the turns missed with a refetch after a snapshot", () => {
+    // Turn 2 was missed: turn 3 arrives and leaves a hole.
+    let s = run(loadedWith(session({ seq: 11n, meta: meta(SessionStatus.RUNNING, 2), turns: turns.slice(0, 2) })), [
+      { type: "event", event: rest[9] },
+    ]);
+    expect(s.turns.map((t) => t?.index)).toEqual([0, 1, undefined, 3]);
+    s = run(s, [
+      { type: "fetch" },
+      { type: "loaded", session: session({ seq: 18n, meta: meta(SessionStatus.READY, 4, { statusReason: "done" }), turns: turns.slice(2), firstTurnIndex: 2 }) },
+    ]);
+    expect(s).toEqual(loadedWith(session({ seq: 18n, meta: meta(SessionStatus.READY, 4, { statusReason: "done" }), turns })));
+  });
+
+  it("lists deferred calls and drops those answered elsewhere on a refetch", () => {
+    const ask = create(ToolCallSchema, { id: "c9", name: "ask_user", kind: ToolKind.CLIENT, mode: 2 });
+    const d = create(DeferredCallSchema, { token: "tok", sessionId: id, call: ask, reason: "client_tool" });
+    let s = run(loadedWith(session({ seq: 5n, meta: meta(SessionStatus.RUNNING, 1), turns: turns.slice(0, 1) })), [
+      { type: "event", event: ev(6, { case: "callsDeferred", value: { $typeName: "agents.v1.CallsDeferred", calls: [d] } }) },
+      { type: "event", event: ev(6, { case: "callsDeferred", value: { $typeName: "agents.v1.CallsDeferred", calls: [d] } }) },
+    ]);
+    expect(s.pending).toEqual([d]);
+    expect(s.calls.c9).toMatchObject({ deferred: "client_tool" });
+    s = run(s, [{ type: "fetch" }, { type: "loaded", session: session({ seq: 8n, meta: meta(SessionStatus.RUNNING, 1), turns: [], firstTurnIndex: 1 }) }]);
+    expect(s.pending).toEqual([]);
+    expect(s.calls.c9.deferred).toBeUndefined();
+  });
+
+  it("links a helper call to its child session while it runs and after", () => {
+    const helper = create(ToolCallSchema, { id: "h1", name: "prompt_agent_researcher", kind: ToolKind.HELPER });
+    const llm = create(TurnSchema, { index: 1, kind: { case: "llm", value: create(LlmTurnSchema, { toolCalls: [helper] }) } });
+    let s = run(loadedWith(session({ seq: 1n, meta: meta(SessionStatus.RUNNING, 2), turns: [turns[0], llm] })), [
+      { type: "event", event: ev(2, { case: "subcallStarted", value: { $typeName: "agents.v1.SubcallStarted", childSessionId: "child", agent: "researcher", callId: "h1", depth: 1 } }) },
+    ]);
+    expect(s.calls.h1).toMatchObject({ child: "child", childAgent: "researcher", owner: 1 });
+    const r = create(ToolResultSchema, { callId: "h1", name: helper.name, text: "found", status: ToolResultStatus.OK, childSessionId: "child" });
+    s = sessionReducer(s, { type: "event", event: ev(3, { case: "toolCompleted", value: { $typeName: "agents.v1.ToolCompleted", result: r } }) });
+    expect(s.calls.h1).toEqual({ call: helper, owner: 1, result: r, running: false });
+  });
+
+  it("marks a failure with its reason and code and ends the partial turn", () => {
+    const s = run(loadedWith(midAnswer), [
+      { type: "event", event: ev(11, { case: "sessionFailed", value: { $typeName: "agents.v1.SessionFailed", reason: "model down", code: "model_error" } }) },
+    ]);
+    expect(s.meta).toMatchObject({ status: SessionStatus.FAILED, statusReason: "model down" });
+    expect(s.failureCode).toBe("model_error");
+    expect(s.live).toBeUndefined();
+  });
+
+  it("marks the session deleted", () => {
+    const s = run(loadedWith(midAnswer), [
+      { type: "event", event: ev(11, { case: "sessionDeleted", value: { $typeName: "agents.v1.SessionDeleted", meta: meta(SessionStatus.READY, 1) } }) },
+    ]);
+    expect(s.deleted).toBe(true);
+  });
+});
