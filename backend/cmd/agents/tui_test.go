@@ -157,6 +157,15 @@ func newChat(term *tmuxTerm, agent string) {
 	term.waitFor("Write a message")
 }
 
+// startChat runs an embedded TUI serving only agent (and its helpers)
+// and opens a new session of it.
+func startChat(t *testing.T, agent string) *tmuxTerm {
+	t.Helper()
+	term := newTUIFixture(t).embedded(t, "-a", agent)
+	newChat(term, agent)
+	return term
+}
+
 // say types a message into the focused composer and sends it.
 func say(term *tmuxTerm, text string) {
 	term.t.Helper()
@@ -166,9 +175,7 @@ func say(term *tmuxTerm, text string) {
 
 func TestTUISendsAMessageAndShowsTheAnswerStreaming(t *testing.T) {
 	t.Parallel()
-	f := newTUIFixture(t)
-	term := f.embedded(t, "-a", "chat")
-	newChat(term, "chat")
+	term := startChat(t, "chat")
 	say(term, "hi there")
 	term.waitFor("you")
 	// The answer streams in pieces: a part of it shows before all of it.
@@ -179,9 +186,7 @@ func TestTUISendsAMessageAndShowsTheAnswerStreaming(t *testing.T) {
 
 func TestTUIShowsAToolCallAndOpensTheHelpersSession(t *testing.T) {
 	t.Parallel()
-	f := newTUIFixture(t)
-	term := f.embedded(t, "-a", "boss")
-	newChat(term, "boss")
+	term := startChat(t, "boss")
 	say(term, "what is the weather, and the sea?")
 	screen := term.waitFor("boss heard: aide says: the sea is teal")
 	for _, want := range []string{"bash_weather", "helper aide"} {
@@ -204,9 +209,7 @@ func TestTUIShowsAToolCallAndOpensTheHelpersSession(t *testing.T) {
 
 func TestTUIDraftTypedWhileBusyIsPostedWhenTheRunStops(t *testing.T) {
 	t.Parallel()
-	f := newTUIFixture(t)
-	term := f.embedded(t, "-a", "teller")
-	newChat(term, "teller")
+	term := startChat(t, "teller")
 	say(term, "tell me a story")
 	term.waitFor("once upon a time")
 	term.waitFor("Busy")
@@ -222,9 +225,7 @@ func TestTUIDraftTypedWhileBusyIsPostedWhenTheRunStops(t *testing.T) {
 
 func TestTUIPausesAndResumesARun(t *testing.T) {
 	t.Parallel()
-	f := newTUIFixture(t)
-	term := f.embedded(t, "-a", "boss")
-	newChat(term, "boss")
+	term := startChat(t, "boss")
 	say(term, "go slowly")
 	term.waitFor("first, the weather")
 	term.keys("C-p")
@@ -241,9 +242,7 @@ func TestTUIPausesAndResumesARun(t *testing.T) {
 
 func TestTUIInterruptsARunWithAMessage(t *testing.T) {
 	t.Parallel()
-	f := newTUIFixture(t)
-	term := f.embedded(t, "-a", "teller")
-	newChat(term, "teller")
+	term := startChat(t, "teller")
 	say(term, "tell me a story")
 	term.waitFor("once upon a time")
 	term.typeText("stop, please")
@@ -258,9 +257,7 @@ func TestTUIInterruptsARunWithAMessage(t *testing.T) {
 
 func TestTUIForksAConversation(t *testing.T) {
 	t.Parallel()
-	f := newTUIFixture(t)
-	term := f.embedded(t, "-a", "chat")
-	newChat(term, "chat")
+	term := startChat(t, "chat")
 	say(term, "first question")
 	term.waitFor("hello from chat: first question")
 	term.keys("Escape")
@@ -276,9 +273,7 @@ func TestTUIForksAConversation(t *testing.T) {
 
 func TestTUIAnswersAPendingCall(t *testing.T) {
 	t.Parallel()
-	f := newTUIFixture(t)
-	term := f.embedded(t, "-a", "asker")
-	newChat(term, "asker")
+	term := startChat(t, "asker")
 	say(term, "ask me something")
 	term.waitFor("pending calls (1)")
 	term.waitFor("which colour?")
