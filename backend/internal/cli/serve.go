@@ -19,6 +19,7 @@ import (
 
 	"github.com/agents-os/agents/backend/internal/runner"
 	"github.com/agents-os/agents/backend/internal/server"
+	"github.com/agents-os/agents/backend/internal/webui"
 )
 
 // defaultMaxRuns bounds the runs active at once on a server: enough for
@@ -39,6 +40,7 @@ type serveFlags struct {
 	retention      runner.Retention
 	idleEvict      time.Duration
 	anyPort        bool // --port 0 was given: listen on any free port
+	webDir         string
 }
 
 func (a *app) serveCommand() *cobra.Command {
@@ -81,6 +83,7 @@ signal stops it at once.`,
 	f.DurationVar(&sf.idleEvict, "idle-evict", runner.DefaultIdleEvict, "how long an idle session stays loaded in memory")
 	f.DurationVar(&sf.retention.Age, "event-retention", runner.DefaultRetentionAge, "how long the event log keeps events for replay")
 	f.IntVar(&sf.retention.Count, "event-retention-count", runner.DefaultRetentionCount, "most events the event log keeps for replay")
+	f.StringVar(&sf.webDir, "web-dir", "", "serve the web app from this folder (a build of web/, for development) instead of the one built in")
 	f.StringVar(&sf.offlineModel, "offline-model", "", "model endpoint for agents whose API key is not configured (the offline model)")
 	a.addModelFlags(cmd)
 	f.StringVar(&sf.logFormat, "log-format", "json", "log format: json or text")
@@ -115,6 +118,19 @@ func (sf serveFlags) security() (server.Security, error) {
 	return sec, sec.Validate()
 }
 
+// webApp returns the handler of the web app: the folder of --web-dir, or
+// the app built into the binary.
+func (sf serveFlags) webApp() (http.Handler, error) {
+	if sf.webDir == "" {
+		return webui.Handler(webui.Embedded()), nil
+	}
+	app, err := webui.Dir(sf.webDir)
+	if err != nil {
+		return nil, fmt.Errorf("--web-dir: %w", err)
+	}
+	return webui.Handler(app), nil
+}
+
 func (a *app) serve(ctx context.Context, sf serveFlags) error {
 	log, err := a.newLogger(sf.logFormat)
 	if err != nil {
@@ -144,6 +160,10 @@ func (a *app) serve(ctx context.Context, sf serveFlags) error {
 	if sf.authTokens != "" {
 		warnIfReadable(log, sf.authTokens)
 	}
+	web, err := sf.webApp()
+	if err != nil {
+		return err
+	}
 
 	// Listen before loading anything, so a port in use fails fast.
 	port := res.Port
@@ -170,6 +190,7 @@ func (a *app) serve(ctx context.Context, sf serveFlags) error {
 		eventRetention: sf.retention,
 		idleEvict:      sf.idleEvict,
 		recover:        true,
+		web:            web,
 	})
 	if err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -48,6 +49,8 @@ type stackOptions struct {
 	// process that owns the database (serve, or a command that runs
 	// agents) should; one that only reads must not start runs.
 	recover bool
+	// web serves the web app beside the API (serve only).
+	web http.Handler
 }
 
 // startStack loads the agents, opens the store and assembles the server.
@@ -115,6 +118,7 @@ func (a *app) startStack(ctx context.Context, res *config.Resolved, log *slog.Lo
 		Metrics:  s.metrics,
 		Security: opts.security,
 		Limits:   opts.limits,
+		Web:      opts.web,
 	})
 	return s, nil
 }

@@ -191,7 +191,8 @@ func isEventStream(r *http.Request) bool {
 }
 
 // isPublic reports whether r may be served without a token: liveness,
-// readiness, the API description, and the metrics when so configured.
+// readiness, the API description, the metrics when so configured, and
+// the web app's files (the app asks for a token itself).
 func (s *Server) isPublic(r *http.Request) bool {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		return false
@@ -202,5 +203,5 @@ func (s *Server) isPublic(r *http.Request) bool {
 	case "/metrics":
 		return s.security.PublicMetrics
 	}
-	return false
+	return s.web != nil && !isAPIPath(r.URL.Path)
 }

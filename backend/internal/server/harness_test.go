@@ -63,6 +63,8 @@ type env struct {
 	modelFaults *modelfault.Faults
 	// agentsDir is where the agent files are read from.
 	agentsDir string
+	// web serves the web app.
+	web http.Handler
 }
 
 // option changes how start boots the server.
@@ -96,6 +98,9 @@ func withModelFaults() option { return func(e *env) { e.modelFaults = &modelfaul
 
 // withAgentsDir reads the agent files from dir instead of testdata/agents.
 func withAgentsDir(dir string) option { return func(e *env) { e.agentsDir = dir } }
+
+// withWeb serves a web app beside the API.
+func withWeb(h http.Handler) option { return func(e *env) { e.web = h } }
 
 // start boots a server whose agents talk to an offline model scripted by
 // rules.
@@ -171,7 +176,7 @@ func (e *env) boot() {
 	}
 	srv := server.New(server.Deps{
 		Log: log, Catalog: cat, Runner: run, Hub: hub, Store: db,
-		Metrics: metrics, Security: e.security, Limits: e.limits,
+		Metrics: metrics, Security: e.security, Limits: e.limits, Web: e.web,
 	})
 	e.store, e.hub, e.runner, e.srv = db, hub, run, srv
 	e.http = httptest.NewServer(srv.Handler())

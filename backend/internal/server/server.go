@@ -33,6 +33,9 @@ type Deps struct {
 	Metrics  *Metrics
 	Security Security
 	Limits   Limits
+	// Web, when set, serves the web app for the GET requests no API route
+	// claims (see withWeb).
+	Web http.Handler
 }
 
 // Security says who may use the server over TCP.
@@ -66,6 +69,7 @@ type Server struct {
 	metrics  *Metrics
 	security Security
 	limits   Limits
+	web      http.Handler
 
 	mux      http.Handler
 	draining atomic.Bool
@@ -82,12 +86,14 @@ func New(d Deps) *Server {
 	s := &Server{
 		log: log, catalog: d.Catalog, runner: d.Runner, hub: d.Hub, store: d.Store,
 		metrics: d.Metrics, security: d.Security, limits: d.Limits.withDefaults(),
+		web: d.Web,
 	}
 	if err := s.security.Validate(); err != nil {
 		log.Error("refusing the CORS wildcard", "error", err.Error())
 		s.security.CORSOrigins = withoutWildcard(s.security.CORSOrigins)
 	}
-	s.mux = recordPattern(s.newMux())
+	api := s.newMux()
+	s.mux = s.withWeb(api, recordPattern(api))
 	return s
 }
 
