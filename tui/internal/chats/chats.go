@@ -59,13 +59,9 @@ type Chats struct {
 	cur      cursor.Cursor
 	height   int // of the last render, for page moves
 
-	loaded, loading bool
-	// generation counts Refreshes, so a stale answer is told apart.
-	generation int
+	loaded bool
 	err        error
-	// sinceRefresh holds the events applied while a Refresh is in flight:
-	// its answer may predate them, so they are applied again over it.
-	sinceRefresh []*agentsv1.Event
+	refresh pages.Refresh
 
 	confirm *deletion
 	cache   map[string]rendered
@@ -109,13 +105,8 @@ func New(ctx context.Context, c *client.Client, th *theme.Theme, km *keys.Map) *
 
 // Refresh fetches every session again.
 func (m *Chats) Refresh() tea.Cmd {
-	// The answer covers every event before this moment, so only the
-	// events after it need replaying; an older Refresh still in flight
-	// answers with less and is ignored.
-	m.loading = true
-	m.sinceRefresh = nil
-	m.generation++
-	ctx, c, gen := m.ctx, m.c, m.generation
+	gen := m.refresh.Start()
+	ctx, c := m.ctx, m.c
 	return func() tea.Msg {
 		all, err := pages.Sessions(ctx, c.Sessions, &agentsv1.ListSessionsRequest{})
 		return Loaded{Sessions: all, Err: err, generation: gen}
@@ -126,10 +117,10 @@ func (m *Chats) Refresh() tea.Cmd {
 func (m *Chats) Handle(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case Loaded:
-		if msg.generation != m.generation {
+		replay, ok := m.refresh.Done(msg.generation)
+		if !ok {
 			return nil
 		}
-		m.loading = false
 		if msg.Err != nil {
 			m.err = client.Describe(msg.Err)
 			return nil
@@ -139,10 +130,9 @@ func (m *Chats) Handle(msg tea.Msg) tea.Cmd {
 		for _, s := range msg.Sessions {
 			m.metas[s.GetId()] = s
 		}
-		for _, ev := range m.sinceRefresh {
+		for _, ev := range replay {
 			m.apply(ev)
 		}
-		m.sinceRefresh = nil
 		m.stale = true
 	case Deleted:
 		if msg.Err != nil {
@@ -153,9 +143,7 @@ func (m *Chats) Handle(msg tea.Msg) tea.Cmd {
 		}
 		return status(fmt.Sprintf("deleted %s", plural(len(msg.IDs), "session")), nil)
 	case msgs.Event:
-		if m.loading {
-			m.sinceRefresh = append(m.sinceRefresh, msg.Event)
-		}
+		m.refresh.Seen(msg.Event)
 		m.apply(msg.Event)
 	case msgs.Snapshot:
 		return m.Refresh()

@@ -61,10 +61,10 @@ func TestDeleteAsksAndCascadesToSubSessions(t *testing.T) {
 func TestEventsDuringARefreshSurviveItsAnswer(t *testing.T) {
 	c := New(t.Context(), &client.Client{}, theme.New(true), keys.Default())
 	c.Handle(Loaded{Sessions: []*agentsv1.SessionMeta{meta("a", "", "Old title", 1)}})
-	c.Refresh() // in flight; its answer was read before the events below
+	gen := c.refresh.Start() // in flight; its answer was read before the events below
 	c.Handle(created(meta("b", "", "Made meanwhile", 3)))
 	c.Handle(msgs.Event{Event: &agentsv1.Event{SessionId: "a", Body: &agentsv1.Event_SessionUpdated{SessionUpdated: &agentsv1.SessionUpdated{Meta: meta("a", "", "New title", 2)}}}})
-	c.Handle(Loaded{Sessions: []*agentsv1.SessionMeta{meta("a", "", "Old title", 1)}, generation: c.generation})
+	c.Handle(Loaded{Sessions: []*agentsv1.SessionMeta{meta("a", "", "Old title", 1)}, generation: gen})
 
 	s := screen(c)
 	for _, want := range []string{"Made meanwhile", "New title"} {
@@ -97,10 +97,8 @@ func TestUnreadUntilOpened(t *testing.T) {
 // between them, must not replace what the event showed.
 func TestAnOlderRefreshAnswerIsIgnored(t *testing.T) {
 	c := New(t.Context(), &client.Client{}, theme.New(true), keys.Default())
-	c.Refresh()
-	first := c.generation
-	c.Refresh()
-	second := c.generation
+	first := c.refresh.Start()
+	second := c.refresh.Start()
 	c.Handle(created(meta("b", "", "Made meanwhile", 3)))
 	c.Handle(Loaded{Sessions: []*agentsv1.SessionMeta{meta("a", "", "A", 1)}, generation: first})
 	c.Handle(Loaded{Sessions: []*agentsv1.SessionMeta{meta("a", "", "A", 1)}, generation: second})

@@ -44,17 +44,14 @@ type History struct {
 
 	search textinput.Model
 	query  string // the query of the rows shown (or being fetched)
-	gen    int
 
 	rows   []*agentsv1.SessionMeta // newest first
 	cur    cursor.Cursor
 	height int
 
-	loaded, loading bool
-	err             error
-	// sinceRefresh holds the events applied while a listing is in
-	// flight, applied again over its answer, which may predate them.
-	sinceRefresh []*agentsv1.Event
+	loaded  bool
+	err     error
+	refresh pages.Refresh
 
 	cache map[string]rendered
 }
@@ -96,10 +93,8 @@ func (m *History) Restyle() {
 
 // Refresh lists the sessions matching the query again, every page.
 func (m *History) Refresh() tea.Cmd {
-	m.gen++
-	m.loading = true
-	m.sinceRefresh = nil
-	ctx, c, gen, q := m.ctx, m.c, m.gen, m.query
+	gen := m.refresh.Start()
+	ctx, c, q := m.ctx, m.c, m.query
 	return func() tea.Msg {
 		all, err := pages.Sessions(ctx, c.Sessions, &agentsv1.ListSessionsRequest{Query: q})
 		return Loaded{Gen: gen, Sessions: all, Err: err}
@@ -110,25 +105,22 @@ func (m *History) Refresh() tea.Cmd {
 func (m *History) Handle(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case Loaded:
-		if msg.Gen != m.gen {
+		replay, ok := m.refresh.Done(msg.Gen)
+		if !ok {
 			return nil
 		}
-		m.loading = false
 		if msg.Err != nil {
 			m.err = client.Describe(msg.Err)
 			return nil
 		}
 		m.err, m.loaded = nil, true
 		m.rows = msg.Sessions
-		for _, ev := range m.sinceRefresh {
+		for _, ev := range replay {
 			m.apply(ev)
 		}
-		m.sinceRefresh = nil
 		m.cur.Set(m.cur.Index(), len(m.rows))
 	case msgs.Event:
-		if m.loading {
-			m.sinceRefresh = append(m.sinceRefresh, msg.Event)
-		}
+		m.refresh.Seen(msg.Event)
 		m.apply(msg.Event)
 	case msgs.Snapshot:
 		return m.Refresh()
