@@ -14,7 +14,7 @@ BUF := node_modules/.bin/buf
 
 .PHONY: help
 help: ## Show this help
-	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-15s\033[0m %s\n", $$1, $$2}'
+	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-15s\033[0m %s\n", $$1, $$2}'
 
 $(NODE_STAMP): package.json package-lock.json web/package.json
 	npm ci --no-audit --no-fund
@@ -50,19 +50,27 @@ checkgenerate: $(NODE_STAMP) ## Fail when the committed generated code is stale
 breaking: $(NODE_STAMP) ## Check api/ for breaking changes against main
 	$(BUF) breaking --against '.git#branch=main'
 
+# The agents binary embeds the web app from WEBUI_DIST, where the build
+# copies web/dist; only its .gitignore is committed, so a fresh clone
+# compiles (and serves a page saying how to build the app).
+WEBUI_DIST := backend/internal/webui/dist
+
 .PHONY: build
-build: $(NODE_STAMP) ## Build the agents binary, the offline model and the web app
+build: $(NODE_STAMP) ## Build the web app, the agents binary (with the app inside) and the offline model
+	npm run --workspace web build
+	find $(WEBUI_DIST) -mindepth 1 ! -name .gitignore -delete
+	cp -R web/dist/. $(WEBUI_DIST)/
 	mkdir -p $(BIN)
 	go build -o $(BIN)/agents ./backend/cmd/agents
 	go build -o $(BIN)/fakellm ./tools/cmd/fakellm
-	npm run --workspace web build
 
 .PHONY: run
-run: build ## Build, then serve the example agents (offline model unless OPENAI_API_KEY is set)
+run: build ## Build, then serve the example agents and the web app on http://127.0.0.1:7420/ (PORT=)
+	@echo "agents: the web app will be at http://127.0.0.1:$(PORT)/ (Ctrl-C stops the server)"
 	PORT=$(PORT) OFFLINE_PORT=$(OFFLINE_PORT) BIN=$(BIN) tools/run-example.sh
 
 .PHONY: test
-test: checkgenerate fmtcheck vet gotest webtest ## Run every check and test
+test: checkgenerate fmtcheck vet gotest webtest webe2e ## Run every check and test
 
 .PHONY: fmtcheck
 fmtcheck: ## Fail when Go code is not gofmt-formatted
@@ -81,6 +89,12 @@ gotest: ## go test -race every module
 webtest: $(NODE_STAMP) ## Type-check and unit-test the web app
 	npm run --workspace web typecheck
 	npm run --workspace web test
+
+# The browser tests (web/e2e): bin/agents and bin/fakellm against Debian's
+# Chromium; skipped with a message when /usr/bin/chromium is missing.
+.PHONY: webe2e
+webe2e: build ## Build, then run the web app's end-to-end tests in Chromium (web/e2e)
+	npm exec --workspace web -- vitest run --config vitest.e2e.config.ts
 
 # The kernel benchmark (BENCHMARKS.md): steps per second and the server's
 # own time per step, for 1 and 64 concurrent sessions.
@@ -133,4 +147,5 @@ install: ## Install the agents binary, systemd unit and sysusers file (PREFIX=/u
 
 .PHONY: clean
 clean: ## Remove build outputs
-	rm -rf $(BIN) web/dist
+	rm -rf $(BIN) web/dist web/e2e/output
+	find $(WEBUI_DIST) -mindepth 1 ! -name .gitignore -delete
