@@ -1,30 +1,74 @@
+import { Code, ConnectError, type Transport } from "@connectrpc/connect";
 import { TransportProvider } from "@connectrpc/connect-query";
 import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
-import { useEffect, useMemo, type ReactNode } from "react";
-import { useAuth } from "../features/auth/hooks/use-auth";
+import { useEffect, useMemo, useRef, useState, useSyncExternalStore, type ReactNode } from "react";
+import { AuthStore } from "../features/auth/api/auth-store";
+import { AuthContext } from "../features/auth/hooks/use-auth";
 import { EventStream } from "../lib/event-stream";
 import { EventStreamContext } from "../lib/event-stream-context";
 import { createEventClient, createTransport } from "../lib/transport";
 
-// Providers wires the one transport, the query cache and the one event
-// stream for the whole app.
-export function Providers({ children }: { children: ReactNode }) {
-  const auth = useAuth();
+export function createQueryClient(): QueryClient {
+  return new QueryClient({
+    defaultOptions: {
+      queries: {
+        // A refused token is not retried: the sign-in form shows at once.
+        retry: (n, err) => ConnectError.from(err).code !== Code.Unauthenticated && n < 1,
+        staleTime: 5_000,
+      },
+    },
+  });
+}
+
+// Providers wires the auth store, the one transport, the query cache and
+// the one event stream for the whole app. Tests pass their own transport
+// and auth store.
+export function Providers({
+  children,
+  transport: givenTransport,
+  authStore: givenAuth,
+}: {
+  children: ReactNode;
+  transport?: Transport;
+  authStore?: AuthStore;
+}) {
+  const [authStore] = useState(() => givenAuth ?? new AuthStore());
   const transport = useMemo(
-    () => createTransport({ token: () => auth.token(), onUnauthenticated: () => auth.signOut() }),
-    [auth],
+    () => givenTransport ?? createTransport({ token: authStore.token, onUnauthenticated: authStore.refused }),
+    [givenTransport, authStore],
   );
-  const queryClient = useMemo(() => new QueryClient({ defaultOptions: { queries: { retry: 1, staleTime: 5_000 } } }), []);
-  const stream = useMemo(() => new EventStream(createEventClient(transport)), [transport]);
+  const [queryClient] = useState(createQueryClient);
+  const stream = useMemo(
+    () => new EventStream(createEventClient(transport), { onUnauthenticated: authStore.refused }),
+    [transport, authStore],
+  );
+  const auth = useSyncExternalStore(authStore.subscribe, authStore.getState);
+  const blocked = auth.required && !auth.token;
+
+  // The stream runs while the app may call the server, and starts again
+  // (from its position) when the token changes.
   useEffect(() => {
+    if (blocked) return;
     stream.start();
     return () => stream.stop();
-  }, [stream]);
+  }, [stream, blocked, auth.token]);
+
+  // Signed out: nothing of the last identity stays in the cache. Signed
+  // in with another token: everything is fetched again.
+  const lastToken = useRef(auth.token);
+  useEffect(() => {
+    if (blocked) queryClient.clear();
+    else if (lastToken.current !== auth.token) void queryClient.resetQueries();
+    lastToken.current = auth.token;
+  }, [queryClient, blocked, auth.token]);
+
   return (
-    <TransportProvider transport={transport}>
-      <QueryClientProvider client={queryClient}>
-        <EventStreamContext.Provider value={stream}>{children}</EventStreamContext.Provider>
-      </QueryClientProvider>
-    </TransportProvider>
+    <AuthContext.Provider value={authStore}>
+      <TransportProvider transport={transport}>
+        <QueryClientProvider client={queryClient}>
+          <EventStreamContext.Provider value={stream}>{children}</EventStreamContext.Provider>
+        </QueryClientProvider>
+      </TransportProvider>
+    </AuthContext.Provider>
   );
 }

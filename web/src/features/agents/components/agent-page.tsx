@@ -1,7 +1,180 @@
-import { useParams } from "react-router";
+import { useQuery } from "@connectrpc/connect-query";
+import { useId } from "react";
+import { Link, useParams } from "react-router";
+import { AgentService, ToolKind, type AgentDescriptor } from "../../../gen/agents/v1/agent_pb";
 
-// AgentPage shows an agent's descriptor.
+const kindLabels: Record<ToolKind, string> = {
+  [ToolKind.UNSPECIFIED]: "tool",
+  [ToolKind.BASH]: "bash",
+  [ToolKind.HELPER]: "helper",
+  [ToolKind.CLIENT]: "client",
+  [ToolKind.MCP]: "MCP",
+  [ToolKind.SYSTEM]: "system",
+};
+
+// AgentPage shows an agent's descriptor: its model, prompt, tools,
+// helpers, params and MCP servers, and starts a session with it.
 export function AgentPage() {
-  const { slug } = useParams();
-  return <h1>{slug}</h1>;
+  const { slug = "" } = useParams();
+  const q = useQuery(AgentService.method.getAgent, { slug });
+  const heading = useId();
+  const agent = q.data?.agent;
+  return (
+    <article className="agent-page" aria-labelledby={heading}>
+      <header className="page-header">
+        <h1 id={heading}>{slug}</h1>
+        <Link to={`/?agent=${encodeURIComponent(slug)}`} state={{ focusPicker: true }} className="button primary">
+          Start a session
+        </Link>
+      </header>
+      {q.isPending ? (
+        <p>Loading…</p>
+      ) : q.error ? (
+        <p role="alert" className="error">
+          Could not load the agent: {q.error.rawMessage}
+        </p>
+      ) : agent ? (
+        <Descriptor agent={agent} />
+      ) : null}
+    </article>
+  );
+}
+
+function Descriptor({ agent }: { agent: AgentDescriptor }) {
+  const m = agent.model;
+  return (
+    <>
+      {agent.announce && <p className="agent-announce">{agent.announce}</p>}
+      <section aria-labelledby="agent-model">
+        <h2 id="agent-model">Model</h2>
+        <dl className="facts">
+          <dt>Flavor</dt>
+          <dd>{m?.flavor || "—"}</dd>
+          <dt>Name</dt>
+          <dd>{m?.name || "—"}</dd>
+          <dt>Endpoint</dt>
+          <dd>
+            <code>{m?.url || "—"}</code>
+          </dd>
+          <dt>API key</dt>
+          <dd>
+            {m?.apiKeyId ? (
+              <>
+                <code>{m.apiKeyId}</code> {m.apiKeyPresent ? "(present)" : <span className="error">(missing on the server)</span>}
+              </>
+            ) : (
+              "none"
+            )}
+          </dd>
+          {agent.parent && (
+            <>
+              <dt>Helper of</dt>
+              <dd>
+                <Link to={`/agents/${encodeURIComponent(agent.parent)}`}>{agent.parent}</Link>
+              </dd>
+            </>
+          )}
+          <dt>Step limit</dt>
+          <dd>{agent.maxSteps || "server default"}</dd>
+          <dt>Mail</dt>
+          <dd>{agent.mailInToolResult ? "folded into the last tool result" : "folded into a new user turn"}</dd>
+          <dt>File</dt>
+          <dd>
+            <code>{agent.file}</code>
+          </dd>
+        </dl>
+      </section>
+
+      <section aria-labelledby="agent-prompt">
+        <h2 id="agent-prompt">System prompt</h2>
+        {agent.systemPrompt.length ? <pre className="prompt">{agent.systemPrompt.join("\n")}</pre> : <p className="muted">None.</p>}
+      </section>
+
+      <section aria-labelledby="agent-tools">
+        <h2 id="agent-tools">Tools ({agent.tools.length})</h2>
+        {agent.tools.length === 0 ? (
+          <p className="muted">None.</p>
+        ) : (
+          <ul className="tool-list">
+            {agent.tools.map((t) => (
+              <li key={t.name}>
+                <div className="tool-head">
+                  <code className="tool-name">{t.name}</code>
+                  <span className={`kind kind-${kindLabels[t.kind]}`}>{kindLabels[t.kind]}</span>
+                  {t.source && <span className="muted">{t.source}</span>}
+                </div>
+                {t.description && <p>{t.description}</p>}
+                {t.parameters && (
+                  <details>
+                    <summary>Arguments schema</summary>
+                    <pre>{JSON.stringify(t.parameters, null, 2)}</pre>
+                  </details>
+                )}
+              </li>
+            ))}
+          </ul>
+        )}
+      </section>
+
+      <section aria-labelledby="agent-helpers">
+        <h2 id="agent-helpers">Helpers</h2>
+        {agent.helpers.length === 0 ? (
+          <p className="muted">None.</p>
+        ) : (
+          <ul>
+            {agent.helpers.map((h) => (
+              <li key={h}>
+                <Link to={`/agents/${encodeURIComponent(h)}`}>{h}</Link>
+              </li>
+            ))}
+          </ul>
+        )}
+      </section>
+
+      <section aria-labelledby="agent-params">
+        <h2 id="agent-params">Params</h2>
+        {agent.params.length === 0 ? (
+          <p className="muted">None.</p>
+        ) : (
+          <table className="params-table">
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Required</th>
+                <th scope="col">Secret</th>
+                <th scope="col">Description</th>
+              </tr>
+            </thead>
+            <tbody>
+              {agent.params.map((p) => (
+                <tr key={p.name}>
+                  <td>
+                    <code>{p.name}</code>
+                  </td>
+                  <td>{p.required ? "yes" : "no"}</td>
+                  <td>{p.secret ? "yes" : "no"}</td>
+                  <td>{p.description}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </section>
+
+      <section aria-labelledby="agent-mcp">
+        <h2 id="agent-mcp">MCP servers</h2>
+        {agent.mcpServers.length === 0 ? (
+          <p className="muted">None.</p>
+        ) : (
+          <ul>
+            {agent.mcpServers.map((s) => (
+              <li key={s.name}>
+                <strong>{s.name}</strong> ({s.transport}) <code>{s.target}</code>
+              </li>
+            ))}
+          </ul>
+        )}
+      </section>
+    </>
+  );
 }

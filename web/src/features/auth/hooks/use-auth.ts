@@ -1,27 +1,23 @@
-import { useMemo } from "react";
+import { createContext, useContext, useSyncExternalStore } from "react";
+import { AuthStore, type AuthState } from "../api/auth-store";
 
-// The bearer token of a server with auth: kept for the tab
-// (sessionStorage) or remembered on request (localStorage).
-export interface Auth {
-  token(): string | undefined;
+// The app's auth store; tests give their own.
+export const AuthContext = createContext<AuthStore | null>(null);
+
+export function useAuthStore(): AuthStore {
+  const store = useContext(AuthContext);
+  if (!store) throw new Error("useAuthStore outside the app's providers");
+  return store;
+}
+
+export interface Auth extends AuthState {
   signIn(token: string, remember: boolean): void;
   signOut(): void;
 }
 
-const key = "agents.token";
-
+// useAuth is the auth state, re-rendering when it changes.
 export function useAuth(): Auth {
-  return useMemo<Auth>(
-    () => ({
-      token: () => sessionStorage.getItem(key) ?? localStorage.getItem(key) ?? undefined,
-      signIn(token, remember) {
-        (remember ? localStorage : sessionStorage).setItem(key, token);
-      },
-      signOut() {
-        sessionStorage.removeItem(key);
-        localStorage.removeItem(key);
-      },
-    }),
-    [],
-  );
+  const store = useAuthStore();
+  const state = useSyncExternalStore(store.subscribe, store.getState);
+  return { ...state, signIn: store.signIn, signOut: store.signOut };
 }

@@ -12,7 +12,8 @@ import {
   type SessionListState,
 } from "./session-list";
 
-const meta = (id: string, at: number, extra: Partial<MessageInitShape<typeof SessionMetaSchema>> = {}): SessionMeta =>
+type MetaInit = { parentId?: string; depth?: number; title?: string; agent?: string; status?: SessionStatus; turnCount?: number };
+const meta = (id: string, at: number, extra: MetaInit = {}): SessionMeta =>
   create(SessionMetaSchema, { id, agent: "assistant", title: id, status: SessionStatus.READY, updateTime: timestampFromMs(at), ...extra });
 
 const event = (sessionId: string, at: number, body: MessageInitShape<typeof EventSchema>["body"]): Event =>
