@@ -6,7 +6,7 @@ import { AuthStore } from "../features/auth/api/auth-store";
 import { AuthContext } from "../features/auth/hooks/use-auth";
 import { EventStream } from "../lib/event-stream";
 import { EventStreamContext } from "../lib/event-stream-context";
-import { createEventClient, createTransport } from "../lib/transport";
+import { createEventClient, createTransport, type TransportOptions } from "../lib/transport";
 
 export function createQueryClient(): QueryClient {
   return new QueryClient({
@@ -22,20 +22,20 @@ export function createQueryClient(): QueryClient {
 
 // Providers wires the auth store, the one transport, the query cache and
 // the one event stream for the whole app. Tests pass their own transport
-// and auth store.
+// maker (handlers in memory) and auth store.
 export function Providers({
   children,
-  transport: givenTransport,
+  makeTransport = createTransport,
   authStore: givenAuth,
 }: {
   children: ReactNode;
-  transport?: Transport;
+  makeTransport?: (opts: TransportOptions) => Transport;
   authStore?: AuthStore;
 }) {
   const [authStore] = useState(() => givenAuth ?? new AuthStore());
   const transport = useMemo(
-    () => givenTransport ?? createTransport({ token: authStore.token, onUnauthenticated: authStore.refused }),
-    [givenTransport, authStore],
+    () => makeTransport({ token: authStore.token, onUnauthenticated: authStore.refused }),
+    [makeTransport, authStore],
   );
   const [queryClient] = useState(createQueryClient);
   const stream = useMemo(

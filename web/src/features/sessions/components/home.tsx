@@ -72,12 +72,17 @@ export function Home() {
                   value={a.slug}
                   checked={a.slug === agent?.slug}
                   onChange={() => setPicked(a.slug)}
+                  aria-describedby={`agent-${a.slug}-about`}
                 />
-                <label htmlFor={`agent-${a.slug}`}>
-                  <span className="agent-slug">{a.slug}</span>
-                  {a.parent && <span className="muted"> · helper of {a.parent}</span>}
-                  {a.announce && <span className="agent-announce">{a.announce}</span>}
-                </label>
+                <div className="agent-choice-text">
+                  <label htmlFor={`agent-${a.slug}`} className="agent-slug">
+                    {a.slug}
+                  </label>
+                  <span id={`agent-${a.slug}-about`} className="agent-announce">
+                    {a.parent && <span className="muted">helper of {a.parent}. </span>}
+                    {a.announce}
+                  </span>
+                </div>
                 <Link to={`/agents/${encodeURIComponent(a.slug)}`} className="agent-details" aria-label={`About ${a.slug}`}>
                   About
                 </Link>

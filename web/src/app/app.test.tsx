@@ -1,0 +1,238 @@
+import { create } from "@bufbuild/protobuf";
+import { timestampFromMs } from "@bufbuild/protobuf/wkt";
+import { Code, ConnectError, createRouterTransport, type Interceptor } from "@connectrpc/connect";
+import { act, cleanup, fireEvent, render, screen, waitFor, within } from "@testing-library/react";
+import axe from "axe-core";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { MemoryRouter } from "react-router";
+import { AgentService, ToolKind } from "../gen/agents/v1/agent_pb";
+import { EventSchema, EventService, type Event } from "../gen/agents/v1/event_pb";
+import { SessionMetaSchema, SessionStatus, type SessionMeta } from "../gen/agents/v1/session_pb";
+import { SessionService } from "../gen/agents/v1/session_service_pb";
+import { AuthStore, type TokenStorage } from "../features/auth/api/auth-store";
+import { Home } from "../features/sessions/components/home";
+import { Sidebar } from "../features/sessions/components/sidebar";
+import { AgentPage } from "../features/agents/components/agent-page";
+import type { TransportOptions } from "../lib/transport";
+import { App } from "./app";
+import { Providers } from "./providers";
+import { Route, Routes } from "react-router";
+
+// The chat feature is tested on its own; here the route only needs to exist.
+vi.mock("../features/chat/components/chat-page", () => ({ ChatPage: () => <p>chat</p> }));
+
+// A channel of events the fake server streams to subscribers.
+class Channel {
+  private waiting: ((e: Event) => void)[] = [];
+  private queued: Event[] = [];
+  push(e: Event) {
+    const w = this.waiting.shift();
+    if (w) w(e);
+    else this.queued.push(e);
+  }
+  next(signal: AbortSignal): Promise<Event | undefined> {
+    const q = this.queued.shift();
+    if (q) return Promise.resolve(q);
+    return new Promise((resolve) => {
+      this.waiting.push(resolve);
+      signal.addEventListener("abort", () => resolve(undefined));
+    });
+  }
+}
+
+const meta = (id: string, at: number, extra: { parentId?: string; title?: string; status?: SessionStatus } = {}): SessionMeta =>
+  create(SessionMetaSchema, { id, agent: "assistant", title: id, status: SessionStatus.READY, updateTime: timestampFromMs(at), ...extra });
+
+// fakeServer answers the app's calls in memory; with a token, calls
+// without it are refused.
+function fakeServer(opts: { token?: string; sessions?: SessionMeta[] } = {}) {
+  const events = new Channel();
+  const created: string[] = [];
+  const routes = (router: Parameters<Parameters<typeof createRouterTransport>[0]>[0]) => {
+    router.service(AgentService, {
+      listAgents: () => ({
+        agents: [
+          { slug: "assistant", announce: "Answers questions", model: { flavor: "OpenAIv1", name: "gpt" } },
+          { slug: "researcher", announce: "Looks things up", parent: "assistant" },
+        ],
+      }),
+      getAgent: (req) => ({
+        agent: {
+          slug: req.slug,
+          announce: "Answers questions",
+          model: { flavor: "OpenAIv1", name: "gpt-4o-mini", url: "http://127.0.0.1:9/v1", apiKeyId: "openai", apiKeyPresent: true },
+          systemPrompt: ["You help.", "Be brief."],
+          tools: [
+            { name: "bash_clock", description: "tells the time", kind: ToolKind.BASH, source: "/tools/clock" },
+            { name: "prompt_agent_researcher", kind: ToolKind.HELPER, source: "researcher" },
+          ],
+          helpers: ["researcher"],
+          params: [{ name: "GITHUB_TOKEN", description: "a token", secret: true, required: true }],
+          mcpServers: [{ name: "files", transport: "stdio", target: "mcp-files" }],
+        },
+      }),
+    });
+    router.service(SessionService, {
+      listSessions: () => ({ sessions: opts.sessions ?? [] }),
+      createSession: (req) => {
+        created.push(req.agent);
+        return { session: { meta: { id: "new-id", agent: req.agent } } };
+      },
+    });
+    router.service(EventService, {
+      async *subscribe(_req, ctx) {
+        yield { item: { case: "heartbeat", value: { seq: 1n } } };
+        for (;;) {
+          const e = await events.next(ctx.signal);
+          if (!e) return;
+          yield { item: { case: "event", value: e } };
+        }
+      },
+    });
+  };
+  const makeTransport = (o: TransportOptions) => {
+    // As lib/transport's interceptor does, over the in-memory router.
+    const auth: Interceptor = (next) => async (req) => {
+      const t = o.token?.();
+      if (t) req.header.set("Authorization", `Bearer ${t}`);
+      try {
+        return await next(req);
+      } catch (err) {
+        if (ConnectError.from(err).code === Code.Unauthenticated) o.onUnauthenticated?.();
+        throw err;
+      }
+    };
+    const check: Interceptor = (next) => async (req) => {
+      if (opts.token && req.header.get("Authorization") !== `Bearer ${opts.token}`) {
+        throw new ConnectError("token required", Code.Unauthenticated);
+      }
+      return next(req);
+    };
+    return createRouterTransport(routes, { router: { interceptors: [check] }, transport: { interceptors: [auth] } });
+  };
+  return { makeTransport, events, created };
+}
+
+function memoryStorage(): TokenStorage["session"] {
+  const m = new Map<string, string>();
+  return { getItem: (k) => m.get(k) ?? null, setItem: (k, v) => void m.set(k, v), removeItem: (k) => void m.delete(k) };
+}
+
+function mount(node: React.ReactNode, server = fakeServer(), path = "/") {
+  const authStore = new AuthStore({ session: memoryStorage(), local: memoryStorage() });
+  const view = render(
+    <MemoryRouter initialEntries={[path]}>
+      <Providers makeTransport={server.makeTransport} authStore={authStore}>
+        {node}
+      </Providers>
+    </MemoryRouter>,
+  );
+  return { ...view, server, authStore };
+}
+
+// violations are axe's findings of serious or critical impact.
+async function violations(root: Element) {
+  const res = await axe.run(root, { rules: { "color-contrast": { enabled: false } }, resultTypes: ["violations"] });
+  return res.violations
+    .filter((v) => v.impact === "serious" || v.impact === "critical")
+    .map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
+}
+
+afterEach(() => {
+  cleanup();
+});
+
+describe("the app", () => {
+  it("shows the sessions, nested, and follows the stream", async () => {
+    const server = fakeServer({
+      sessions: [meta("a", 1, { title: "plan a trip" }), meta("child", 2, { parentId: "a", title: "find trains" })],
+    });
+    mount(
+      <Routes>
+        <Route path="*" element={<Sidebar />} />
+      </Routes>,
+      server,
+      "/sessions/a",
+    );
+    const trip = await screen.findByRole("link", { name: /plan a trip/ });
+    expect(trip.getAttribute("aria-current")).toBe("page");
+    const sub = screen.getByRole("list", { name: "Sub-sessions of plan a trip" });
+    expect(within(sub).getByRole("link", { name: /find trains/ })).toBeTruthy();
+
+    act(() => {
+      server.events.push(create(EventSchema, { seq: 2n, sessionId: "b", body: { case: "sessionCreated", value: { meta: meta("b", 3, { title: "from curl" }) } } }));
+      server.events.push(create(EventSchema, { seq: 3n, sessionId: "b", time: timestampFromMs(4), body: { case: "runStopped", value: { status: SessionStatus.READY, reason: "done" } } }));
+    });
+    const b = await screen.findByRole("link", { name: /from curl \(unread\)/ });
+    expect(b.getAttribute("href")).toBe("/sessions/b");
+
+    fireEvent.change(screen.getByRole("searchbox", { name: "Search sessions" }), { target: { value: "trains" } });
+    expect(screen.queryByRole("link", { name: /from curl/ })).toBeNull();
+    expect(screen.getByRole("link", { name: /find trains/ })).toBeTruthy();
+  });
+
+  it("starts a session with the agent picked", async () => {
+    const { server } = mount(
+      <Routes>
+        <Route path="/" element={<Home />} />
+        <Route path="/sessions/:id" element={<p>opened</p>} />
+      </Routes>,
+    );
+    const researcher = await screen.findByRole("radio", { name: "researcher" });
+    expect((screen.getByRole("radio", { name: "assistant" }) as HTMLInputElement).checked).toBe(true);
+    fireEvent.click(researcher);
+    fireEvent.change(screen.getByLabelText("First message (optional)"), { target: { value: "hello" } });
+    fireEvent.click(screen.getByRole("button", { name: /Start a session with researcher/ }));
+    await screen.findByText("opened");
+    expect(server.created).toEqual(["researcher"]);
+  });
+
+  it("asks for a token when the server wants one, then loads", async () => {
+    const server = fakeServer({ token: "sesame" });
+    const { authStore } = mount(<App />, server);
+    const field = await screen.findByLabelText("Token");
+    expect(await violations(document.body)).toEqual([]);
+    fireEvent.change(field, { target: { value: "sesame" } });
+    fireEvent.click(screen.getByRole("checkbox", { name: "Remember on this device" }));
+    fireEvent.click(screen.getByRole("button", { name: "Sign in" }));
+    await screen.findByRole("radio", { name: "assistant" });
+    expect(authStore.getState()).toMatchObject({ token: "sesame", remembered: true });
+    await waitFor(() => expect(screen.getByRole("status").textContent).toBe("Live"));
+    fireEvent.click(screen.getByRole("button", { name: "Sign out" }));
+    await screen.findByLabelText("Token");
+  });
+
+  it("has no serious accessibility problems: sidebar and home", async () => {
+    const { container } = mount(<App />, fakeServer({ sessions: [meta("a", 1), meta("c", 2, { parentId: "a" })] }));
+    await screen.findByRole("radio", { name: "assistant" });
+    await screen.findByRole("link", { name: /^c/ });
+    expect(screen.getByRole("navigation", { name: "Sessions" })).toBeTruthy();
+    expect(screen.getByRole("main")).toBeTruthy();
+    expect(screen.getByRole("banner")).toBeTruthy();
+    expect(await violations(container)).toEqual([]);
+  });
+
+  it("has no serious accessibility problems: the agent page", async () => {
+    const { container } = mount(
+      <Routes>
+        <Route path="/agents/:slug" element={<AgentPage />} />
+      </Routes>,
+      fakeServer(),
+      "/agents/assistant",
+    );
+    await screen.findByText("bash_clock");
+    expect(screen.getByText("GITHUB_TOKEN")).toBeTruthy();
+    expect(screen.getByRole("link", { name: "Start a session" }).getAttribute("href")).toBe("/?agent=assistant");
+    expect(await violations(container)).toEqual([]);
+  });
+
+  it("opens the shortcut help with ?", async () => {
+    mount(<App />);
+    await screen.findByRole("radio", { name: "assistant" });
+    fireEvent.keyDown(document.body, { key: "?" });
+    const dialog = await screen.findByRole("dialog", { name: "Keyboard shortcuts" });
+    expect(within(dialog).getByText("New session")).toBeTruthy();
+    expect(within(dialog).getByText("Search sessions")).toBeTruthy();
+    expect(await violations(dialog)).toEqual([]);
+  });
+});
