@@ -1,7 +1,42 @@
-import { useParams } from "react-router";
+// ChatPage is one session: its conversation, composer and controls, and
+// its mailbox at /sessions/:id/mail.
+//
+// Stable hooks for the end-to-end tests (getByRole / getByLabel):
+//   - the transcript: role "log" named "Conversation"; each turn an
+//     "article" (named "<agent>, turn N", "You, turn N", "Tool results,
+//     turn N"; the streamed answer "<agent>, answering")
+//   - the composer: textbox "Message"; buttons "Send", "Interrupt",
+//     "Attach"; each attachment chip a button "Remove <file name>"
+//   - the session controls (toolbar "Session controls"): buttons "Pause"
+//     or "Resume" (the server's status decides which), "Cancel run",
+//     "Hard cancel", "Fork" (at the head), combobox "Agent to continue
+//     with" and button "Continue", "Export", "Delete"; the delete dialog
+//     is an "alertdialog" with "Cancel" and "Delete session" (or "Delete
+//     with N sub-sessions")
+//   - per turn: button "Fork here"
+//   - the status: role "status" named "Status: <ready|running|waiting|
+//     paused|failed>"
+//   - the draft: region "Draft" with buttons "Edit" / "Collapse", "Send
+//     now", "Clear" and, expanded, textbox "Draft text"
+//   - the pending calls: region "Pending calls"; per call a form "Answer
+//     <tool>" with textbox "Result" and buttons "Answer" / "Fail"
+//   - tool cards: role "group" named by the tool name; a helper call's
+//     link "Open the <agent> session" goes to /sessions/CHILD
+//   - the views: navigation "Session views" with links "Conversation" and
+//     "Mail"; the mail tab: textbox "Mail text", checkbox "Urgent…",
+//     button "Send mail", radios "All" / "Pending", list "Mail list"
+//   - session params: a details "Session params" with one input per
+//     param labelled by its name (password inputs for secrets)
+//   - keys: Enter sends, Shift+Enter is a new line, Escape leaves the
+//     composer; Alt+I interrupts, Alt+P pauses or resumes
 
-// ChatPage is one session: its conversation, composer and controls.
+import { useParams } from "react-router";
+import "./chat.css";
+import { ChatSession } from "./chat-session";
+
 export function ChatPage() {
   const { id } = useParams();
-  return <h1>{id}</h1>;
+  if (!id) return null;
+  // A new session is a new state: keyed by id, nothing leaks across.
+  return <ChatSession key={id} id={id} />;
 }

@@ -1,4 +1,4 @@
-import { create } from "@bufbuild/protobuf";
+import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { ToolKind } from "../../../gen/agents/v1/agent_pb";
 import { EventSchema, type Event } from "../../../gen/agents/v1/event_pb";
@@ -35,7 +35,7 @@ const turns: Turn[] = [
   create(TurnSchema, { index: 3, kind: { case: "llm", value: create(LlmTurnSchema, { text: "It is noon." }) } }),
 ];
 
-function session(init: Partial<Session> & { seq: bigint }): Session {
+function session(init: MessageInitShape<typeof SessionSchema> & { seq: bigint }): Session {
   return create(SessionSchema, { firstTurnIndex: 0, ...init });
 }
 

@@ -1,0 +1,209 @@
+import { skipToken, useMutation, useQuery, useTransport } from "@connectrpc/connect-query";
+import { useCallback, useEffect, useMemo, useRef, useState } from "react";
+import { NavLink, Route, Routes, useNavigate } from "react-router";
+import { AgentService } from "../../../gen/agents/v1/agent_pb";
+import { SessionStatus } from "../../../gen/agents/v1/session_pb";
+import { SessionService } from "../../../gen/agents/v1/session_service_pb";
+import { createSessionClient } from "../../../lib/transport";
+import { exportMarkdown } from "../api/export-session";
+import { useDraftsConnected } from "../hooks/use-draft";
+import { useSession } from "../hooks/use-session";
+import { heldText, holdText } from "../lib/composer-memory";
+import { drafts } from "../lib/draft-store";
+import { errorText } from "../lib/format";
+import { acceptsInput, isBusy } from "../lib/session-state";
+import { ChatHeader, type Controls } from "./chat-header";
+import { Composer, type ComposerMessage } from "./composer";
+import { DeleteDialog } from "./delete-dialog";
+import { DraftPanel } from "./draft-panel";
+import { MailTab } from "./mail-tab";
+import { given, ParamsForm } from "./params-form";
+import { PendingCalls } from "./pending-calls";
+import { Transcript } from "./transcript";
+
+// ChatSession is one open session: header and controls, the conversation
+// or the mailbox, the pending calls, the draft and the composer.
+export function ChatSession({ id }: { id: string }) {
+  useDraftsConnected();
+  const { state, error, olderLoading, loadOlder } = useSession(id);
+  const transport = useTransport();
+  const client = useMemo(() => createSessionClient(transport), [transport]);
+  const navigate = useNavigate();
+  const meta = state.meta;
+  const status = meta?.status;
+  const accepts = acceptsInput(status);
+  const busy = isBusy(status);
+
+  const agent = useQuery(AgentService.method.getAgent, meta?.agent ? { slug: meta.agent } : skipToken, { staleTime: 60_000 });
+  const agents = useQuery(AgentService.method.listAgents, {}, { staleTime: 60_000 });
+  const declared = agent.data?.agent?.params ?? [];
+  // Params live in this component's memory only: never in the browser's
+  // storage.
+  const [params, setParams] = useState<Record<string, string>>({});
+
+  const [notice, setNotice] = useState<string>();
+  const [working, setWorking] = useState(false);
+  const [deleting, setDeleting] = useState(false);
+
+  const post = useMutation(SessionService.method.postMessage);
+  const pause = useMutation(SessionService.method.pause);
+  const resume = useMutation(SessionService.method.resume);
+  const cancel = useMutation(SessionService.method.cancelRun);
+  const cancelAttached = useMutation(SessionService.method.cancelAttached);
+  const fork = useMutation(SessionService.method.forkSession);
+
+  // The run may have stopped while nobody watched: a draft waiting for it
+  // goes now.
+  useEffect(() => {
+    if (state.loaded) void drafts.settle(id, status);
+  }, [state.loaded, status, id]);
+
+  const act = useCallback(async (what: string, fn: () => Promise<unknown>): Promise<boolean> => {
+    setWorking(true);
+    try {
+      await fn();
+      setNotice(undefined);
+      return true;
+    } catch (err) {
+      setNotice(`${what}: ${errorText(err)}`);
+      return false;
+    } finally {
+      setWorking(false);
+    }
+  }, []);
+
+  const postMessage = (m: ComposerMessage, interrupt: boolean) =>
+    act(interrupt ? "Interrupt" : "Send", () =>
+      post.mutateAsync({ sessionId: id, message: { text: m.text, attachments: m.attachments, interrupt }, params: given(params) }),
+    );
+
+  const onSend = async (m: ComposerMessage) => {
+    if (!meta) return false;
+    if (accepts) return postMessage(m, false);
+    drafts.append(id, m.text, m.attachments);
+    return true;
+  };
+
+  // Interrupt continues with the composer's message, bypassing the draft;
+  // with nothing written it stops the run.
+  const onInterrupt = async (m: ComposerMessage) => {
+    if (m.text === "" && m.attachments.length === 0) return act("Cancel run", () => cancel.mutateAsync({ sessionId: id }));
+    return postMessage(m, true);
+  };
+
+  const forkAt = (atTurn?: number) =>
+    act("Fork", async () => {
+      const res = await fork.mutateAsync({ sessionId: id, atTurn });
+      const to = res.session?.meta?.id;
+      if (to) navigate(`/sessions/${to}`);
+    });
+
+  const controls: Controls = {
+    pauseOrResume: () =>
+      void (status === SessionStatus.RUNNING
+        ? act("Pause", () => pause.mutateAsync({ sessionId: id }))
+        : act("Resume", () => resume.mutateAsync({ sessionId: id, params: given(params) }))),
+    cancelRun: () => void act("Cancel run", () => cancel.mutateAsync({ sessionId: id })),
+    hardCancel: () => void act("Hard cancel", () => cancelAttached.mutateAsync({ sessionId: id })),
+    forkHead: () => void forkAt(undefined),
+    continueWith: (slug) =>
+      void act("Continue", async () => {
+        const res = await fork.mutateAsync({ sessionId: id, agent: slug });
+        const to = res.session?.meta?.id;
+        if (to) navigate(`/sessions/${to}`);
+      }),
+    remove: () => setDeleting(true),
+    exportMarkdown: () => void act("Export", () => exportMarkdown(client, id, meta?.title ?? "")),
+  };
+
+  // at_turn counts from the newest turn, 0 being the head.
+  const turnCount = meta?.turnCount ?? 0;
+  const onFork = useCallback((index: number) => void forkAt(turnCount - 1 - index), [turnCount]); // eslint-disable-line react-hooks/exhaustive-deps
+
+  // Alt+I interrupts, Alt+P pauses or resumes.
+  // TODO(shortcuts): register these in lib/shortcuts.ts once the shared
+  // registry lands, so the help dialog lists them.
+  const root = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if (!e.altKey || e.ctrlKey || e.metaKey) return;
+      const key = e.key.toLowerCase();
+      const which = key === "i" || e.code === "KeyI" ? "interrupt" : key === "p" || e.code === "KeyP" ? "pause" : undefined;
+      if (!which) return;
+      const b = root.current?.querySelector<HTMLButtonElement>(`[data-shortcut="${which}"]`);
+      if (b && !b.disabled) {
+        e.preventDefault();
+        b.click();
+      }
+    };
+    document.addEventListener("keydown", onKey);
+    return () => document.removeEventListener("keydown", onKey);
+  }, []);
+
+  const missingRequired = declared.some((p) => p.required && !params[p.name]);
+  const paramsOpen = missingRequired && (turnCount === 0 || state.failureCode === "params_required");
+
+  return (
+    <div className="chat" ref={root}>
+      <ChatHeader meta={meta} agents={agents.data?.agents ?? []} busy={busy} working={working} controls={controls} />
+      <nav className="chat-tabs" aria-label="Session views">
+        <NavLink to={`/sessions/${id}`} end>
+          Conversation
+        </NavLink>
+        <NavLink to={`/sessions/${id}/mail`}>Mail{meta?.pendingMail ? ` (${meta.pendingMail})` : ""}</NavLink>
+      </nav>
+      {error && !state.loaded && (
+        <p role="alert" className="error-text banner">
+          Could not load the session: {error}
+        </p>
+      )}
+      {state.deleted && (
+        <p role="alert" className="banner">
+          This session was deleted.
+        </p>
+      )}
+      {notice && (
+        <p role="alert" className="error-text banner">
+          {notice}
+        </p>
+      )}
+      <Routes>
+        <Route
+          index
+          element={
+            <div className="conversation">
+              <Transcript state={state} olderLoading={olderLoading} onLoadOlder={loadOlder} onFork={onFork} />
+              <div className="chat-bottom">
+                <PendingCalls calls={state.pending} params={given(params)} />
+                <DraftPanel sessionId={id} paused={status === SessionStatus.PAUSED} />
+                <ParamsForm params={declared} values={params} onChange={setParams} open={paramsOpen} />
+                <Composer
+                  key={id}
+                  accepts={accepts}
+                  canInterrupt={busy}
+                  disabled={!meta || state.deleted}
+                  onSend={onSend}
+                  onInterrupt={onInterrupt}
+                  initialText={heldText(id)}
+                  onTextChange={(t) => holdText(id, t)}
+                />
+              </div>
+            </div>
+          }
+        />
+        <Route path="mail" element={<MailTab sessionId={id} />} />
+      </Routes>
+      {deleting && meta && (
+        <DeleteDialog
+          meta={meta}
+          onClose={() => setDeleting(false)}
+          onDeleted={() => {
+            drafts.clear(id);
+            holdText(id, "");
+            navigate("/");
+          }}
+        />
+      )}
+    </div>
+  );
+}

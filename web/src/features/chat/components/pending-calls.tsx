@@ -1,0 +1,82 @@
+import { useMutation } from "@connectrpc/connect-query";
+import { useState } from "react";
+import type { DeferredCall } from "../../../gen/agents/v1/session_pb";
+import { SessionService } from "../../../gen/agents/v1/session_service_pb";
+import { errorText, prettyJson } from "../lib/format";
+
+interface Props {
+  calls: DeferredCall[];
+  params: Record<string, string>;
+}
+
+// PendingCalls lists the session's deferred calls, each with a form to
+// answer it or fail it. The run resumes with the answer to the last one.
+// A call answered elsewhere goes when the server says so.
+export function PendingCalls({ calls, params }: Props) {
+  const [answered, setAnswered] = useState<Set<string>>(new Set());
+  const open = calls.filter((c) => !answered.has(c.token));
+  if (calls.length === 0) return null;
+  return (
+    <section className="pending" role="region" aria-label="Pending calls">
+      <h2 className="pending-title">
+        {open.length} call{open.length === 1 ? "" : "s"} waiting for an answer
+      </h2>
+      <ul>
+        {calls.map((c) => (
+          <PendingCall
+            key={c.token}
+            call={c}
+            params={params}
+            hidden={answered.has(c.token)}
+            isLast={open.length === 1 && open[0].token === c.token}
+            onAnswered={() => setAnswered((s) => new Set(s).add(c.token))}
+          />
+        ))}
+      </ul>
+    </section>
+  );
+}
+
+function PendingCall({ call, params, hidden, isLast, onAnswered }: { call: DeferredCall; params: Record<string, string>; hidden: boolean; isLast: boolean; onAnswered: () => void }) {
+  const [text, setText] = useState("");
+  const complete = useMutation(SessionService.method.completeCall);
+  const name = call.call?.name ?? "call";
+  if (hidden) return null;
+  const answer = (fail: boolean) => {
+    const result = fail
+      ? ({ case: "error", value: text.trim() || "the user declined this call" } as const)
+      : ({ case: "text", value: text } as const);
+    complete.mutate({ token: call.token, result, resume: isLast, params }, { onSuccess: onAnswered });
+  };
+  return (
+    <li className="pending-call">
+      <form
+        aria-label={`Answer ${name}`}
+        onSubmit={(e) => {
+          e.preventDefault();
+          answer(false);
+        }}
+      >
+        <p>
+          <span className="tool-name">{name}</span> <span className="muted">{call.reason.replaceAll("_", " ")}</span>
+        </p>
+        {call.call?.arguments && <pre className="pending-args">{prettyJson(call.call.arguments)}</pre>}
+        <textarea aria-label="Result" rows={2} value={text} onChange={(e) => setText(e.target.value)} placeholder={call.reason === "approval" ? "Why (for a refusal)" : "The answer the model receives"} />
+        <div className="row">
+          <button type="submit" className="primary" disabled={complete.isPending}>
+            Answer
+          </button>
+          <button type="button" onClick={() => answer(true)} disabled={complete.isPending}>
+            Fail
+          </button>
+          {isLast && <span className="muted">the run resumes with this answer</span>}
+        </div>
+        {complete.error && (
+          <p role="alert" className="error-text">
+            {errorText(complete.error)}
+          </p>
+        )}
+      </form>
+    </li>
+  );
+}

@@ -1,0 +1,135 @@
+// How the chat view words things.
+
+import type { Duration } from "@bufbuild/protobuf/wkt";
+import { ConnectError } from "@connectrpc/connect";
+import type { MailEnvelope } from "../../../gen/agents/v1/mail_pb";
+import { SessionStatus, ToolResultStatus, type Usage } from "../../../gen/agents/v1/session_pb";
+
+export function statusLabel(s: SessionStatus | undefined): string {
+  switch (s) {
+    case SessionStatus.READY:
+      return "ready";
+    case SessionStatus.RUNNING:
+      return "running";
+    case SessionStatus.WAITING:
+      return "waiting";
+    case SessionStatus.PAUSED:
+      return "paused";
+    case SessionStatus.FAILED:
+      return "failed";
+  }
+  return "loading";
+}
+
+export function resultLabel(s: ToolResultStatus): string {
+  switch (s) {
+    case ToolResultStatus.ERROR:
+      return "error";
+    case ToolResultStatus.CANCELLED:
+      return "cancelled";
+    case ToolResultStatus.ABORTED:
+      return "aborted";
+  }
+  return "ok";
+}
+
+export function formatCount(n: bigint | number): string {
+  const v = Number(n);
+  if (v >= 1_000_000) return `${(v / 1_000_000).toFixed(1)}M`;
+  if (v >= 10_000) return `${Math.round(v / 1000)}k`;
+  if (v >= 1000) return `${(v / 1000).toFixed(1)}k`;
+  return String(v);
+}
+
+export function formatUsage(u: Usage | undefined): { label: string; value: string }[] {
+  return [
+    { label: "in", value: formatCount(u?.promptTokens ?? 0n) },
+    { label: "out", value: formatCount(u?.completionTokens ?? 0n) },
+    { label: "cached", value: formatCount(u?.cachedTokens ?? 0n) },
+    { label: "reasoning", value: formatCount(u?.reasoningTokens ?? 0n) },
+  ];
+}
+
+export function formatDuration(d: Duration | undefined): string {
+  if (!d) return "";
+  const ms = Number(d.seconds) * 1000 + Math.round(d.nanos / 1e6);
+  if (ms < 1000) return `${ms} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
+  const m = Math.floor(ms / 60_000);
+  return `${m} min ${Math.round((ms % 60_000) / 1000)} s`;
+}
+
+export function formatBytes(n: number | bigint): string {
+  const v = Number(n);
+  if (v < 1024) return `${v} B`;
+  if (v < 1024 * 1024) return `${(v / 1024).toFixed(1)} KB`;
+  return `${(v / 1024 / 1024).toFixed(1)} MB`;
+}
+
+// Sender says who sent mail: the user, another session's agent, or the
+// server itself; session is the sending session, to link to.
+export interface Sender {
+  label: string;
+  session?: string;
+}
+
+export function senderOf(m: MailEnvelope): Sender {
+  const k = m.sender?.kind;
+  switch (k?.case) {
+    case "user":
+      return { label: k.value ? `user ${k.value}` : "user" };
+    case "sessionId": {
+      const agent = m.body?.kind.case === "agentMessage" ? m.body.kind.value.agent : "";
+      return { label: agent ? `agent ${agent}` : "agent", session: k.value };
+    }
+    case "system":
+      return { label: k.value ? `system (${k.value})` : "system" };
+  }
+  return { label: "unknown sender" };
+}
+
+// mailText is what a piece of mail says.
+export function mailText(m: MailEnvelope): string {
+  const b = m.body?.kind;
+  switch (b?.case) {
+    case "userMessage":
+      return [b.value.text, ...b.value.attachmentNames.map((n) => `[attachment ${n}]`)].filter(Boolean).join("\n");
+    case "agentMessage":
+      return b.value.text;
+    case "control": {
+      const c = b.value.kind;
+      switch (c.case) {
+        case "stopRun":
+          return `stop the run${c.value.reason ? `: ${c.value.reason}` : ""}`;
+        case "cancelCalls":
+          return `cancel the tool calls${c.value.reason ? `: ${c.value.reason}` : ""}`;
+        case "resume":
+          return `resume${c.value.reason ? `: ${c.value.reason}` : ""}`;
+      }
+      return "control";
+    }
+  }
+  return "";
+}
+
+// prettyJson indents JSON text, or gives it back as it is when it does
+// not parse (a call's arguments may be incomplete while they stream).
+export function prettyJson(s: string): string {
+  if (!s.trim()) return "";
+  try {
+    return JSON.stringify(JSON.parse(s), null, 2);
+  } catch {
+    return s;
+  }
+}
+
+export function firstLine(s: string): string {
+  const line = s.split("\n").find((l) => l.trim() !== "") ?? "";
+  return line.length > 120 ? `${line.slice(0, 120)}…` : line;
+}
+
+// errorText is what to tell the user of a failed call.
+export function errorText(err: unknown): string {
+  if (err instanceof ConnectError) return err.rawMessage || err.message;
+  return err instanceof Error ? err.message : String(err);
+}
