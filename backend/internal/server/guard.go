@@ -34,12 +34,20 @@ func (s *Server) guardBrowsers(next http.Handler) http.Handler {
 			s.writeError(w, r, errs.PermissionDenied("host_not_allowed", "host %q is not allowed: without auth tokens the server answers loopback names and --allowed-host only", r.Host))
 			return
 		}
-		if origin := r.Header.Get("Origin"); origin != "" && !anyOrigin && !origins[normalizeOrigin(origin)] && !isLoopbackOrigin(origin) {
+		if origin := r.Header.Get("Origin"); origin != "" && !anyOrigin && !origins[normalizeOrigin(origin)] && !isLoopbackOrigin(origin) && !isOwnOrigin(origin, r.Host) {
 			s.writeError(w, r, errs.PermissionDenied("origin_not_allowed", "origin %q is not allowed: add it with --cors-origin", origin))
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// isOwnOrigin reports whether a page calls from the very host (and port)
+// the request was sent to, which the Host check has allowed: the web app
+// the server serves.
+func isOwnOrigin(origin, host string) bool {
+	u, err := url.Parse(origin)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && strings.EqualFold(u.Host, host)
 }
 
 // hostOnly strips the port of a host[:port] (also [v6]:port).

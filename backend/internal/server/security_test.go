@@ -282,6 +282,10 @@ func TestWithoutAuthForeignHostsAndOriginsAreRefused(t *testing.T) {
 		{"configured host", request{method: "GET", path: "/v1/sessions", host: "agents.internal:7420"}, 200, ""},
 		{"loopback origin", request{method: "GET", path: "/v1/sessions", header: map[string]string{"Origin": "http://localhost:5173"}}, 200, ""},
 		{"allowed origin", request{method: "GET", path: "/v1/sessions", header: map[string]string{"Origin": "https://app.example"}}, 200, ""},
+		// The web app the server itself serves on a configured host calls
+		// back from that very origin.
+		{"own origin on a configured host", request{method: "POST", path: "/agents.v1.SessionService/ListSessions", body: `{}`, host: "agents.internal:7420", header: map[string]string{"Origin": "http://agents.internal:7420"}}, 200, ""},
+		{"a configured host's name on another port", request{method: "GET", path: "/v1/sessions", host: "agents.internal:7420", header: map[string]string{"Origin": "http://agents.internal:9999"}}, 403, "origin_not_allowed"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
