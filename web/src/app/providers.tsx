@@ -1,8 +1,9 @@
 import { Code, ConnectError, type Transport } from "@connectrpc/connect";
-import { TransportProvider } from "@connectrpc/connect-query";
+import { createConnectQueryKey, TransportProvider } from "@connectrpc/connect-query";
 import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
 import { useEffect, useMemo, useRef, useState, useSyncExternalStore, type ReactNode } from "react";
 import { AuthStore } from "../features/auth/api/auth-store";
+import { AgentService } from "../gen/agents/v1/agent_pb";
 import { AuthContext } from "../features/auth/hooks/use-auth";
 import { EventStream } from "../lib/event-stream";
 import { EventStreamContext } from "../lib/event-stream-context";
@@ -61,6 +62,17 @@ export function Providers({
     else if (lastToken.current !== auth.token) void queryClient.resetQueries();
     lastToken.current = auth.token;
   }, [queryClient, blocked, auth.token]);
+
+  // Reloaded agents: every agent query is asked again.
+  useEffect(
+    () =>
+      stream.on((u) => {
+        if (u.event?.body.case === "agentsChanged") {
+          void queryClient.invalidateQueries({ queryKey: createConnectQueryKey({ schema: AgentService, cardinality: undefined }) });
+        }
+      }),
+    [stream, queryClient],
+  );
 
   return (
     <AuthContext.Provider value={authStore}>

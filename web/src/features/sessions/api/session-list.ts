@@ -152,7 +152,7 @@ export function matches(m: SessionMeta, f: SessionFilter): boolean {
 // sessions that match are kept with their ancestors (so a matching child
 // still shows where it belongs). A child whose parent is not loaded is a
 // root.
-export function sessionTree(state: SessionListState, f: SessionFilter = {}): SessionNode[] {
+export function sessionTree(state: Pick<SessionListState, "metas" | "unread">, f: SessionFilter = {}): SessionNode[] {
   const filtering = !!(f.agent || f.status || f.text?.trim());
   const keep = new Set<string>();
   for (const m of state.metas.values()) {

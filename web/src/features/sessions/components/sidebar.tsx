@@ -1,5 +1,5 @@
 import { timestampMs } from "@bufbuild/protobuf/wkt";
-import { useMemo, useRef, useState } from "react";
+import { useEffect, useMemo, useRef, useState, type KeyboardEvent } from "react";
 import { Link, useMatch, useNavigate } from "react-router";
 import { SessionStatus } from "../../../gen/agents/v1/session_pb";
 import { RelativeTime, useNow } from "../../../components/relative-time";
@@ -32,7 +32,11 @@ export function Sidebar() {
   const listRef = useRef<HTMLUListElement>(null);
 
   const agents = useMemo(() => [...new Set([...list.metas.values()].map((m) => m.agent))].sort(), [list.metas]);
-  const tree = useMemo(() => sessionTree(list, filter), [list, filter]);
+  useEffect(() => {
+    document.title = list.unread.size > 0 ? `(${list.unread.size}) agents` : "agents";
+  }, [list.unread.size]);
+  const { metas, unread } = list;
+  const tree = useMemo(() => sessionTree({ metas, unread }, filter), [metas, unread, filter]);
   const shown = useMemo(() => flatten(tree).length, [tree]);
   const filtering = !!(filter.agent || filter.status || filter.text?.trim());
 
@@ -114,7 +118,12 @@ export function Sidebar() {
         ) : shown === 0 ? (
           <p className="sidebar-note">{filtering ? "No session matches." : "No sessions yet."}</p>
         ) : (
-          <ul ref={listRef} className="session-list" aria-label={filtering ? `Sessions, ${shown} shown` : "Sessions"}>
+          <ul
+            ref={listRef}
+            className="session-list"
+            aria-label={filtering ? `Sessions, ${shown} shown` : "Sessions"}
+            onKeyDown={moveFocus}
+          >
             {tree.map((n) => (
               <SessionItem key={n.meta.id} node={n} openId={openId} now={now} />
             ))}
@@ -126,6 +135,19 @@ export function Sidebar() {
       </p>
     </nav>
   );
+}
+
+// moveFocus lets the arrow keys walk the session links (Tab still works).
+function moveFocus(e: KeyboardEvent<HTMLUListElement>) {
+  const step = e.key === "ArrowDown" || e.key === "j" ? 1 : e.key === "ArrowUp" || e.key === "k" ? -1 : 0;
+  const edge = e.key === "Home" ? "first" : e.key === "End" ? "last" : undefined;
+  if (!step && !edge) return;
+  const links = [...e.currentTarget.querySelectorAll<HTMLAnchorElement>("a.session-row")];
+  if (links.length === 0) return;
+  const at = links.indexOf(document.activeElement as HTMLAnchorElement);
+  const next = edge === "first" ? 0 : edge === "last" ? links.length - 1 : Math.min(Math.max(at + step, 0), links.length - 1);
+  e.preventDefault();
+  links[next].focus();
 }
 
 function SessionItem({ node, openId, now }: { node: SessionNode; openId?: string; now: number }) {
