@@ -4,6 +4,7 @@ import { NavLink, Route, Routes, useNavigate } from "react-router";
 import { AgentService } from "../../../gen/agents/v1/agent_pb";
 import { SessionStatus } from "../../../gen/agents/v1/session_pb";
 import { SessionService } from "../../../gen/agents/v1/session_service_pb";
+import { useShortcut } from "../../../lib/shortcuts";
 import { createSessionClient } from "../../../lib/transport";
 import { exportMarkdown } from "../api/export-session";
 import { useDraftsConnected } from "../hooks/use-draft";
@@ -120,25 +121,16 @@ export function ChatSession({ id }: { id: string }) {
   const turnCount = meta?.turnCount ?? 0;
   const onFork = useCallback((index: number) => void forkAt(turnCount - 1 - index), [turnCount]); // eslint-disable-line react-hooks/exhaustive-deps
 
-  // Alt+I interrupts, Alt+P pauses or resumes.
-  // TODO(shortcuts): register these in lib/shortcuts.ts once the shared
-  // registry lands, so the help dialog lists them.
+  // Alt+I interrupts, Alt+P pauses or resumes, from the composer too:
+  // they press the buttons, so they do what the buttons do and nothing
+  // while those are disabled.
   const root = useRef<HTMLDivElement>(null);
-  useEffect(() => {
-    const onKey = (e: KeyboardEvent) => {
-      if (!e.altKey || e.ctrlKey || e.metaKey) return;
-      const key = e.key.toLowerCase();
-      const which = key === "i" || e.code === "KeyI" ? "interrupt" : key === "p" || e.code === "KeyP" ? "pause" : undefined;
-      if (!which) return;
-      const b = root.current?.querySelector<HTMLButtonElement>(`[data-shortcut="${which}"]`);
-      if (b && !b.disabled) {
-        e.preventDefault();
-        b.click();
-      }
-    };
-    document.addEventListener("keydown", onKey);
-    return () => document.removeEventListener("keydown", onKey);
-  }, []);
+  const press = (which: string) => () => {
+    const b = root.current?.querySelector<HTMLButtonElement>(`[data-shortcut="${which}"]`);
+    if (b && !b.disabled) b.click();
+  };
+  useShortcut({ keys: "alt+i", description: "Interrupt the run (with the composer's message, if any)", group: "Chat", inFields: true, run: press("interrupt") });
+  useShortcut({ keys: "alt+p", description: "Pause or resume the session", group: "Chat", inFields: true, run: press("pause") });
 
   const missingRequired = declared.some((p) => p.required && !params[p.name]);
   const paramsOpen = missingRequired && (turnCount === 0 || state.failureCode === "params_required");

@@ -1,0 +1,272 @@
+import { create } from "@bufbuild/protobuf";
+import { createRouterTransport } from "@connectrpc/connect";
+import { TransportProvider } from "@connectrpc/connect-query";
+import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
+import { act, cleanup, fireEvent, render, screen, waitFor, within } from "@testing-library/react";
+import axe from "axe-core";
+import { MemoryRouter, Route, Routes, useLocation } from "react-router";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { AgentDescriptorSchema, AgentService, ParamDescriptorSchema, ToolKind } from "../../../gen/agents/v1/agent_pb";
+import { EventSchema, type Event } from "../../../gen/agents/v1/event_pb";
+import {
+  DeferredCallSchema,
+  LlmTurnSchema,
+  SessionMetaSchema,
+  SessionSchema,
+  SessionStatus,
+  ToolCallSchema,
+  TurnInProgressSchema,
+  TurnSchema,
+  UserTurnSchema,
+  type Session,
+} from "../../../gen/agents/v1/session_pb";
+import { SessionService, type CompleteCallRequest, type ForkSessionRequest, type PostMessageRequest } from "../../../gen/agents/v1/session_service_pb";
+import { EventStream, type StreamUpdate } from "../../../lib/event-stream";
+import { EventStreamContext } from "../../../lib/event-stream-context";
+import { shortcuts, useShortcutList } from "../../../lib/shortcuts";
+import { createEventClient } from "../../../lib/transport";
+import { ChatPage } from "./chat-page";
+
+// A stream the test drives.
+class TestStream extends EventStream {
+  push(u: StreamUpdate) {
+    act(() => this.emit(u));
+  }
+}
+
+beforeAll(() => {
+  // jsdom scrolls nothing; the transcript asks it to.
+  Element.prototype.scrollTo ??= function () {};
+  // axe asks for a canvas, which jsdom does not draw.
+  HTMLCanvasElement.prototype.getContext = () => null;
+  // jsdom lays nothing out: give the transcript a size, so the
+  // virtualiser has a view to fill.
+  Object.defineProperty(HTMLElement.prototype, "clientHeight", { configurable: true, get: () => 800 });
+  Object.defineProperty(HTMLElement.prototype, "clientWidth", { configurable: true, get: () => 800 });
+  Object.defineProperty(HTMLElement.prototype, "offsetHeight", { configurable: true, get: () => 100 });
+});
+
+afterEach(cleanup);
+
+function server(sess: Session) {
+  const posted: PostMessageRequest[] = [];
+  const completed: CompleteCallRequest[] = [];
+  const forked: ForkSessionRequest[] = [];
+  const transport = createRouterTransport(({ service }) => {
+    service(SessionService, {
+      getSession: () => ({ session: sess }),
+      postMessage: (req) => {
+        posted.push(req);
+        return { meta: sess.meta };
+      },
+      completeCall: (req) => {
+        completed.push(req);
+        return { meta: sess.meta, remaining: 0 };
+      },
+      listMail: () => ({ mail: [] }),
+      forkSession: (req) => {
+        forked.push(req);
+        return { session: create(SessionSchema, { meta: create(SessionMetaSchema, { id: "forked", agent: req.agent || "assistant" }) }) };
+      },
+    });
+    service(AgentService, {
+      getAgent: () => ({
+        agent: create(AgentDescriptorSchema, {
+          slug: "assistant",
+          params: [create(ParamDescriptorSchema, { name: "API_TOKEN", secret: true, required: true })],
+        }),
+      }),
+      listAgents: () => ({ agents: [create(AgentDescriptorSchema, { slug: "assistant" }), create(AgentDescriptorSchema, { slug: "critic" })] }),
+    });
+  });
+  return { transport, posted, completed, forked };
+}
+
+// Where shows the page's path, for the tests that navigate.
+function Where() {
+  return <output aria-label="Location">{useLocation().pathname}</output>;
+}
+
+function open(sess: Session) {
+  const srv = server(sess);
+  const stream = new TestStream(createEventClient(srv.transport));
+  const qc = new QueryClient({ defaultOptions: { queries: { retry: false } } });
+  const view = render(
+    <TransportProvider transport={srv.transport}>
+      <QueryClientProvider client={qc}>
+        <EventStreamContext.Provider value={stream}>
+          <MemoryRouter initialEntries={[`/sessions/${sess.meta?.id}`]}>
+            <Where />
+            <Routes>
+              <Route path="/sessions/:id/*" element={<ChatPage />} />
+              <Route path="/" element={<p>home</p>} />
+            </Routes>
+          </MemoryRouter>
+        </EventStreamContext.Provider>
+      </QueryClientProvider>
+    </TransportProvider>,
+  );
+  return { ...srv, stream, view };
+}
+
+function running(id: string): Session {
+  return create(SessionSchema, {
+    seq: 10n,
+    deltaSeq: 3n,
+    meta: create(SessionMetaSchema, { id, agent: "assistant", title: "Clock", status: SessionStatus.RUNNING, turnCount: 1 }),
+    turns: [create(TurnSchema, { index: 0, kind: { case: "user", value: create(UserTurnSchema, { text: "what time is it?" }) } })],
+    inProgress: create(TurnInProgressSchema, { turnIndex: 1, text: "Hel" }),
+  });
+}
+
+function ev(id: string, seq: number, body: Event["body"], delta = 0): StreamUpdate {
+  return { event: create(EventSchema, { seq: BigInt(seq), deltaSeq: BigInt(delta), sessionId: id, body }) };
+}
+
+function stopped(id: string, seq: number): StreamUpdate {
+  return ev(id, seq, { case: "runStopped", value: { $typeName: "agents.v1.RunStopped", status: SessionStatus.READY, reason: "done", steps: 1, text: "" } });
+}
+
+describe("ChatPage", () => {
+  it("shows the turns and the partial answer at once, then streams on", async () => {
+    const { stream } = open(running("p-1"));
+    const log = await screen.findByRole("log", { name: "Conversation" });
+    await within(log).findByRole("article", { name: "You, turn 1" });
+    const live = within(log).getByRole("article", { name: "assistant, answering" });
+    expect(live.textContent).toContain("Hel");
+    stream.push(ev("p-1", 10, { case: "textDelta", value: { $typeName: "agents.v1.TextDelta", text: "lo there", turnIndex: 1 } }, 4));
+    await waitFor(() => expect(within(log).getByRole("article", { name: "assistant, answering" }).textContent).toContain("Hello there"));
+    stream.push(
+      ev("p-1", 11, {
+        case: "sessionUpdated",
+        value: {
+          $typeName: "agents.v1.SessionUpdated",
+          meta: create(SessionMetaSchema, { id: "p-1", agent: "assistant", status: SessionStatus.RUNNING, turnCount: 2 }),
+          headTurn: create(TurnSchema, {
+            index: 1,
+            kind: { case: "llm", value: create(LlmTurnSchema, { text: "Hello there", toolCalls: [create(ToolCallSchema, { id: "c1", name: "bash_clock", kind: ToolKind.BASH })] }) },
+          }),
+        },
+      }),
+    );
+    const answer = await within(log).findByRole("article", { name: "assistant, turn 2" });
+    expect(within(answer).getByRole("group", { name: "bash_clock" })).toBeTruthy();
+    expect(within(log).queryByRole("article", { name: "assistant, answering" })).toBeNull();
+  });
+
+  it("adds to the draft while the run is busy and posts it whole when the run stops", async () => {
+    const { stream, posted } = open(running("p-2"));
+    const box = await screen.findByRole("textbox", { name: "Message" });
+    await screen.findByRole("status", { name: "Status: running" });
+    fireEvent.change(box, { target: { value: "also this" } });
+    fireEvent.keyDown(box, { key: "Enter" });
+    fireEvent.change(box, { target: { value: "and that" } });
+    fireEvent.click(screen.getByRole("button", { name: "Send" }));
+    const draft = await screen.findByRole("region", { name: "Draft" });
+    expect(draft.textContent).toContain("also this");
+    expect(posted).toEqual([]);
+    stream.push(stopped("p-2", 12));
+    await waitFor(() => expect(posted.map((p) => p.message?.text)).toEqual(["also this\n\nand that"]));
+    await waitFor(() => expect(screen.queryByRole("region", { name: "Draft" })).toBeNull());
+  });
+
+  it("sends now on request, and interrupts bypassing the draft", async () => {
+    const { posted } = open(running("p-3"));
+    const box = await screen.findByRole("textbox", { name: "Message" });
+    await screen.findByRole("status", { name: "Status: running" });
+    fireEvent.change(box, { target: { value: "later" } });
+    fireEvent.keyDown(box, { key: "Enter" });
+    fireEvent.click(await screen.findByRole("button", { name: "Send now" }));
+    await waitFor(() => expect(posted.map((p) => [p.message?.text, p.message?.interrupt])).toEqual([["later", false]]));
+    fireEvent.change(box, { target: { value: "stop, do this" } });
+    fireEvent.click(screen.getByRole("button", { name: "Interrupt" }));
+    await waitFor(() => expect(posted.map((p) => [p.message?.text, p.message?.interrupt])).toEqual([["later", false], ["stop, do this", true]]));
+  });
+
+  it("posts at once on a ready session, with the params given", async () => {
+    const ready = create(SessionSchema, {
+      seq: 1n,
+      meta: create(SessionMetaSchema, { id: "p-4", agent: "assistant", status: SessionStatus.READY, turnCount: 0 }),
+    });
+    const { posted } = open(ready);
+    const secret = await screen.findByLabelText(/API_TOKEN/);
+    expect(secret.getAttribute("type")).toBe("password");
+    fireEvent.change(secret, { target: { value: "s3cret" } });
+    const box = screen.getByRole("textbox", { name: "Message" });
+    fireEvent.change(box, { target: { value: "hello" } });
+    fireEvent.keyDown(box, { key: "Enter" });
+    await waitFor(() => expect(posted).toHaveLength(1));
+    expect(posted[0].message?.text).toBe("hello");
+    expect(posted[0].params).toEqual({ API_TOKEN: "s3cret" });
+    expect(screen.queryByRole("region", { name: "Draft" })).toBeNull();
+  });
+
+  it("answers the last pending call and resumes", async () => {
+    const call = create(ToolCallSchema, { id: "c9", name: "ask_user", arguments: '{"q":"ok?"}', kind: ToolKind.CLIENT });
+    const waiting = create(SessionSchema, {
+      seq: 5n,
+      meta: create(SessionMetaSchema, { id: "p-5", agent: "assistant", status: SessionStatus.WAITING, turnCount: 2, pendingCalls: 1 }),
+      turns: [
+        create(TurnSchema, { index: 0, kind: { case: "user", value: create(UserTurnSchema, { text: "ask me" }) } }),
+        create(TurnSchema, { index: 1, kind: { case: "llm", value: create(LlmTurnSchema, { toolCalls: [call] }) } }),
+      ],
+      pendingCalls: [create(DeferredCallSchema, { token: "tok", sessionId: "p-5", call, reason: "client_tool" })],
+    });
+    const { completed } = open(waiting);
+    const region = await screen.findByRole("region", { name: "Pending calls" });
+    fireEvent.change(within(region).getByRole("textbox", { name: "Result" }), { target: { value: "yes" } });
+    fireEvent.click(within(region).getByRole("button", { name: "Answer" }));
+    await waitFor(() => expect(completed).toHaveLength(1));
+    expect(completed[0]).toMatchObject({ token: "tok", resume: true, result: { case: "text", value: "yes" } });
+  });
+
+  it("forks at a turn, counting from the newest, and opens the fork", async () => {
+    const { forked } = open(running("p-7"));
+    const turn = await screen.findByRole("article", { name: "You, turn 1" });
+    fireEvent.click(within(turn).getByRole("button", { name: "Fork here" }));
+    await waitFor(() => expect(forked).toHaveLength(1));
+    // One turn stored: the first is the head, at_turn 0.
+    expect(forked[0]).toMatchObject({ sessionId: "p-7", atTurn: 0 });
+    await waitFor(() => expect(screen.getByLabelText("Location").textContent).toBe("/sessions/forked"));
+  });
+
+  it("continues with another agent", async () => {
+    const { forked } = open(running("p-8"));
+    const pick = await screen.findByRole("combobox", { name: "Agent to continue with" });
+    await within(pick).findByRole("option", { name: "critic" });
+    fireEvent.change(pick, { target: { value: "critic" } });
+    fireEvent.click(screen.getByRole("button", { name: "Continue" }));
+    await waitFor(() => expect(forked).toHaveLength(1));
+    expect(forked[0]).toMatchObject({ sessionId: "p-8", agent: "critic" });
+    expect(forked[0].atTurn).toBeUndefined();
+  });
+
+  it("interrupts with Alt+I from the composer, and lists its keys for the help", async () => {
+    const stop = shortcuts.install();
+    try {
+      let listed: readonly { keys: string; description: string }[] = [];
+      function Keys() {
+        listed = useShortcutList();
+        return null;
+      }
+      render(<Keys />);
+      const { posted } = open(running("p-9"));
+      const box = await screen.findByRole("textbox", { name: "Message" });
+      await screen.findByRole("status", { name: "Status: running" });
+      fireEvent.change(box, { target: { value: "now this" } });
+      fireEvent.keyDown(box, { key: "i", code: "KeyI", altKey: true });
+      await waitFor(() => expect(posted.map((p) => [p.message?.text, p.message?.interrupt])).toEqual([["now this", true]]));
+      expect(listed.map((s) => s.keys)).toEqual(expect.arrayContaining(["alt+i", "alt+p"]));
+    } finally {
+      stop();
+    }
+  });
+
+  it("has no serious or critical accessibility violations", async () => {
+    const { view } = open(running("p-6"));
+    await screen.findByRole("article", { name: "You, turn 1" });
+    const res = await axe.run(view.container, { rules: { "color-contrast": { enabled: false } } });
+    const bad = res.violations.filter((v) => v.impact === "serious" || v.impact === "critical");
+    expect(bad.map((v) => `${v.id}: ${v.nodes.map((n) => n.html).join(", ")}`)).toEqual([]);
+  });
+});
