@@ -13,14 +13,15 @@ export function ShortcutHelpDialog({
   registry?: ShortcutRegistry;
 }) {
   const list = useShortcutList(registry);
-  const groups = new Map<string, typeof list[number][]>();
+  // General first, then the groups in the order they registered.
+  const groups = new Map<string, typeof list[number][]>([["General", []]]);
   for (const s of list) {
     const g = s.group ?? "General";
     groups.set(g, [...(groups.get(g) ?? []), s]);
   }
   return (
     <Dialog open={open} onClose={onClose} title="Keyboard shortcuts" className="shortcut-help">
-      {[...groups].map(([group, items]) => (
+      {[...groups].filter(([, items]) => items.length > 0).map(([group, items]) => (
         <section key={group} aria-label={group}>
           <h3>{group}</h3>
           <dl className="shortcut-list">

@@ -180,7 +180,8 @@ export class EventStream {
           this.setState({ status: "unauthenticated" });
           this.opts.onUnauthenticated?.();
           return;
-        } else error = ce.rawMessage || ce.message;
+        } else if (/fetch|network/i.test(ce.rawMessage)) error = "cannot reach the server";
+        else error = ce.rawMessage || ce.message;
       } finally {
         clearTimeout(timer);
         stop.removeEventListener("abort", onStop);
