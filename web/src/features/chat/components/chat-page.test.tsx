@@ -8,6 +8,7 @@ import { MemoryRouter, Route, Routes, useLocation } from "react-router";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { AgentDescriptorSchema, AgentService, ParamDescriptorSchema, ToolKind } from "../../../gen/agents/v1/agent_pb";
 import { EventSchema, type Event } from "../../../gen/agents/v1/event_pb";
+import { MailEnvelopeSchema, MailPriority } from "../../../gen/agents/v1/mail_pb";
 import {
   DeferredCallSchema,
   LlmTurnSchema,
@@ -20,7 +21,16 @@ import {
   UserTurnSchema,
   type Session,
 } from "../../../gen/agents/v1/session_pb";
-import { SessionService, type CompleteCallRequest, type ForkSessionRequest, type PostMessageRequest } from "../../../gen/agents/v1/session_service_pb";
+import {
+  DeleteMode,
+  SessionService,
+  type CompleteCallRequest,
+  type DeleteSessionRequest,
+  type ForkSessionRequest,
+  type GetSessionRequest,
+  type PostMessageRequest,
+  type SendMailRequest,
+} from "../../../gen/agents/v1/session_service_pb";
 import { EventStream, type StreamUpdate } from "../../../lib/event-stream";
 import { EventStreamContext } from "../../../lib/event-stream-context";
 import { shortcuts, useShortcutList } from "../../../lib/shortcuts";
@@ -48,13 +58,19 @@ beforeAll(() => {
 
 afterEach(cleanup);
 
-function server(sess: Session) {
+function server(sess: Session, older?: Session) {
+  const gets: GetSessionRequest[] = [];
   const posted: PostMessageRequest[] = [];
   const completed: CompleteCallRequest[] = [];
   const forked: ForkSessionRequest[] = [];
+  const mailed: SendMailRequest[] = [];
+  const deleted: DeleteSessionRequest[] = [];
   const transport = createRouterTransport(({ service }) => {
     service(SessionService, {
-      getSession: () => ({ session: sess }),
+      getSession: (req) => {
+        gets.push(req);
+        return { session: older && req.beforeTurn !== undefined ? older : sess };
+      },
       postMessage: (req) => {
         posted.push(req);
         return { meta: sess.meta };
@@ -63,7 +79,29 @@ function server(sess: Session) {
         completed.push(req);
         return { meta: sess.meta, remaining: 0 };
       },
-      listMail: () => ({ mail: [] }),
+      listMail: (req) => ({
+        mail: req.pendingOnly
+          ? []
+          : [
+              create(MailEnvelopeSchema, {
+                id: "m1",
+                sessionId: sess.meta?.id,
+                sender: { kind: { case: "sessionId", value: "other" } },
+                body: { kind: { case: "agentMessage", value: { agent: "critic", text: "looks wrong" } } },
+              }),
+            ],
+      }),
+      sendMail: (req) => {
+        mailed.push(req);
+        return {};
+      },
+      listSessions: (req) => ({
+        sessions: req.parentId ? [create(SessionMetaSchema, { id: "kid", agent: "researcher", title: "digging", parentId: req.parentId })] : [],
+      }),
+      deleteSession: (req) => {
+        deleted.push(req);
+        return { deletedIds: [req.sessionId, "kid"] };
+      },
       forkSession: (req) => {
         forked.push(req);
         return { session: create(SessionSchema, { meta: create(SessionMetaSchema, { id: "forked", agent: req.agent || "assistant" }) }) };
@@ -79,7 +117,7 @@ function server(sess: Session) {
       listAgents: () => ({ agents: [create(AgentDescriptorSchema, { slug: "assistant" }), create(AgentDescriptorSchema, { slug: "critic" })] }),
     });
   });
-  return { transport, posted, completed, forked };
+  return { transport, posted, completed, forked, mailed, deleted, gets };
 }
 
 // Where shows the page's path, for the tests that navigate.
@@ -87,15 +125,15 @@ function Where() {
   return <output aria-label="Location">{useLocation().pathname}</output>;
 }
 
-function open(sess: Session) {
-  const srv = server(sess);
+function open(sess: Session, path = `/sessions/${sess.meta?.id}`, older?: Session) {
+  const srv = server(sess, older);
   const stream = new TestStream(createEventClient(srv.transport));
   const qc = new QueryClient({ defaultOptions: { queries: { retry: false } } });
   const view = render(
     <TransportProvider transport={srv.transport}>
       <QueryClientProvider client={qc}>
         <EventStreamContext.Provider value={stream}>
-          <MemoryRouter initialEntries={[`/sessions/${sess.meta?.id}`]}>
+          <MemoryRouter initialEntries={[path]}>
             <Where />
             <Routes>
               <Route path="/sessions/:id/*" element={<ChatPage />} />
@@ -260,6 +298,51 @@ describe("ChatPage", () => {
     } finally {
       stop();
     }
+  });
+
+  it("lists the mail with its sender and sends mail", async () => {
+    const { mailed } = open(running("p-10"), "/sessions/p-10/mail");
+    const list = await screen.findByRole("list", { name: "Mail list" });
+    expect(within(list).getByRole("link", { name: "agent critic" }).getAttribute("href")).toBe("/sessions/other");
+    expect(list.textContent).toContain("looks wrong");
+    fireEvent.click(screen.getByRole("radio", { name: "Pending" }));
+    await screen.findByText("No mail waiting.");
+    fireEvent.change(screen.getByRole("textbox", { name: "Mail text" }), { target: { value: "hurry" } });
+    fireEvent.click(screen.getByRole("checkbox", { name: /Urgent/ }));
+    fireEvent.click(screen.getByRole("button", { name: "Send mail" }));
+    await waitFor(() => expect(mailed).toHaveLength(1));
+    expect(mailed[0]).toMatchObject({ sessionId: "p-10", priority: MailPriority.URGENT, body: { kind: { case: "userMessage", value: { text: "hurry" } } } });
+  });
+
+  it("deletes after confirming, with the sub-sessions named", async () => {
+    const { deleted } = open(running("p-11"));
+    await screen.findByRole("status", { name: "Status: running" });
+    fireEvent.click(screen.getByRole("button", { name: "Delete" }));
+    const dialog = await screen.findByRole("alertdialog", { name: "Delete this session?" });
+    await within(dialog).findByText(/researcher: digging/);
+    fireEvent.click(within(dialog).getByRole("button", { name: "Delete with 1 sub-session" }));
+    await waitFor(() => expect(deleted).toHaveLength(1));
+    expect(deleted[0]).toMatchObject({ sessionId: "p-11", mode: DeleteMode.CASCADE });
+    await waitFor(() => expect(screen.getByLabelText("Location").textContent).toBe("/"));
+  });
+
+  it("opens on the last turns and loads the older ones from the top", async () => {
+    const user = (index: number, text: string) => create(TurnSchema, { index, kind: { case: "user", value: create(UserTurnSchema, { text }) } });
+    const llm = (index: number, text: string) => create(TurnSchema, { index, kind: { case: "llm", value: create(LlmTurnSchema, { text }) } });
+    const last = create(SessionSchema, {
+      seq: 9n,
+      meta: create(SessionMetaSchema, { id: "p-12", agent: "assistant", status: SessionStatus.READY, turnCount: 3 }),
+      turns: [user(2, "third")],
+      firstTurnIndex: 2,
+    });
+    const page = create(SessionSchema, { seq: 9n, meta: last.meta, turns: [user(0, "first"), llm(1, "second")], firstTurnIndex: 0 });
+    const { gets } = open(last, "/sessions/p-12", page);
+    const log = await screen.findByRole("log", { name: "Conversation" });
+    await within(log).findByRole("article", { name: "You, turn 3" });
+    await within(log).findByRole("article", { name: "You, turn 1" });
+    expect(within(log).getByRole("article", { name: "assistant, turn 2" }).textContent).toContain("second");
+    expect(gets[0]).toMatchObject({ lastTurns: 100 });
+    expect(gets.find((g) => g.beforeTurn !== undefined)).toMatchObject({ beforeTurn: 2, lastTurns: 100 });
   });
 
   it("has no serious or critical accessibility violations", async () => {

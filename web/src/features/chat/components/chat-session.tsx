@@ -26,7 +26,7 @@ import { Transcript } from "./transcript";
 // or the mailbox, the pending calls, the draft and the composer.
 export function ChatSession({ id }: { id: string }) {
   useDraftsConnected();
-  const { state, error, olderLoading, loadOlder } = useSession(id);
+  const { state, error, olderLoading, loadOlder, reload } = useSession(id);
   const transport = useTransport();
   const client = useMemo(() => createSessionClient(transport), [transport]);
   const navigate = useNavigate();
@@ -146,7 +146,10 @@ export function ChatSession({ id }: { id: string }) {
       </nav>
       {error && !state.loaded && (
         <p role="alert" className="error-text banner">
-          Could not load the session: {error}
+          Could not load the session: {error}{" "}
+          <button type="button" onClick={reload}>
+            Retry
+          </button>
         </p>
       )}
       {state.deleted && (

@@ -1,6 +1,6 @@
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { useCallback, useEffect, useLayoutEffect, useMemo, useRef } from "react";
-import { callsOf, type SessionState } from "../lib/session-state";
+import { callsOf, type CallInfo, type SessionState } from "../lib/session-state";
 import { statusLabel } from "../lib/format";
 import { LiveTurnView, TurnView } from "./turn-view";
 
@@ -111,12 +111,22 @@ export function Transcript({ state, olderLoading, onLoadOlder, onFork }: Props) 
   );
 }
 
+const none: CallInfo[] = [];
+
 function TurnRow({ state, index, agent, onFork }: { state: SessionState; index: number; agent: string; onFork: (i: number) => void }) {
   const turn = state.turns[index - state.first];
   const asked = turn?.kind.case === "llm" ? turn.kind.value.toolCalls : undefined;
   // The calls' infos are recomputed only when the calls change, so an
   // unchanged turn is not drawn again.
-  const calls = useMemo(() => (asked ? callsOf(state, asked) : []), [asked, state.calls]); // eslint-disable-line react-hooks/exhaustive-deps
+  const prev = useRef<CallInfo[]>(none);
+  const calls = useMemo(() => {
+    const next = asked ? callsOf(state, asked) : none;
+    // The same infos as before: keep the array, so the turn is not drawn
+    // again when another turn's call changed.
+    if (next.length === prev.current.length && next.every((c, i) => c === prev.current[i])) return prev.current;
+    prev.current = next;
+    return next;
+  }, [asked, state.calls]); // eslint-disable-line react-hooks/exhaustive-deps
   if (!turn) return null;
   return <TurnView turn={turn} agent={agent} calls={calls} onFork={onFork} />;
 }

@@ -87,7 +87,12 @@ export function useSession(id: string): SessionView {
   const asked = useRef<number | undefined>(undefined);
   useEffect(() => {
     const s = ref.current;
-    if (!s.loaded || wanted === undefined || wanted === s.pending.length || asked.current === wanted) return;
+    if (!s.loaded || wanted === undefined) return;
+    if (wanted === s.pending.length) {
+      asked.current = undefined;
+      return;
+    }
+    if (asked.current === wanted) return;
     asked.current = wanted;
     void fetchView({ metaOnly: true });
   }, [wanted, state.pending.length, state.loaded, fetchView]);

@@ -400,7 +400,16 @@ export function hasHoles(s: SessionState): boolean {
 // callsOf is the calls an LLM turn asked for, in order, with what is
 // known of each.
 export function callsOf(s: SessionState, calls: ToolCall[]): CallInfo[] {
-  return calls.map((tc) => s.calls[tc.id] ?? { call: tc, owner: -1, running: false });
+  return calls.map((tc) => s.calls[tc.id] ?? unknownCall(tc));
+}
+
+// unknownCall is a call nothing is known of yet; the same object for the
+// same call, so a turn drawn from it is not drawn again.
+const unknown = new WeakMap<ToolCall, CallInfo>();
+function unknownCall(tc: ToolCall): CallInfo {
+  let c = unknown.get(tc);
+  if (!c) unknown.set(tc, (c = { call: tc, owner: -1, running: false }));
+  return c;
 }
 
 // helperAgent is the slug of a helper call's agent.
