@@ -1,8 +1,8 @@
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError, createRouterTransport } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
-import { EventSchema, type Event } from "../../../gen/agents/v1/event_pb";
-import { AttachmentSchema, SessionStatus } from "../../../gen/agents/v1/session_pb";
+import { EventSchema, SnapshotSchema, type Event } from "../../../gen/agents/v1/event_pb";
+import { AttachmentSchema, SessionMetaSchema, SessionStatus } from "../../../gen/agents/v1/session_pb";
 import { SessionService, type PostMessageRequest } from "../../../gen/agents/v1/session_service_pb";
 import type { StreamUpdate } from "../../../lib/event-stream";
 import { createSessionClient } from "../../../lib/transport";
@@ -35,6 +35,9 @@ function stream() {
     },
     emit(event: Event) {
       for (const l of ls) l({ event });
+    },
+    update(u: StreamUpdate) {
+      for (const l of ls) l(u);
     },
     get listeners() {
       return ls.size;
@@ -125,6 +128,24 @@ describe("DraftStore", () => {
     s.emit(create(EventSchema, { seq: 3n, sessionId: "a", body: { case: "sessionFailed", value: { $typeName: "agents.v1.SessionFailed", reason: "x", code: "model_error" } } }));
     await settled();
     expect(posted.map((r) => r.message?.text)).toEqual(["for later"]);
+  });
+
+  it("posts the drafts of sessions a snapshot says accept input", async () => {
+    const { posted, poster } = server();
+    const s = stream();
+    const store = new DraftStore();
+    store.connect(s, poster);
+    store.append("a", "missed the stop");
+    store.append("b", "still running");
+    s.update({
+      snapshot: create(SnapshotSchema, {
+        seq: 9n,
+        sessions: [create(SessionMetaSchema, { id: "a", status: SessionStatus.READY }), create(SessionMetaSchema, { id: "b", status: SessionStatus.RUNNING })],
+      }),
+    });
+    await settled();
+    expect(posted.map((r) => [r.sessionId, r.message?.text])).toEqual([["a", "missed the stop"]]);
+    expect(store.get("b").text).toBe("still running");
   });
 
   it("sends now on request, and only the session's own draft", async () => {

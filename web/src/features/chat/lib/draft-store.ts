@@ -62,6 +62,8 @@ export class DraftStore {
     this.source = stream;
     this.unsubscribe = stream.on((u) => {
       if (u.event) this.handle(u.event);
+      // Events were missed: a run may have stopped unseen.
+      else if (u.snapshot) for (const m of u.snapshot.sessions) void this.settle(m.id, m.status);
     });
   }
 
