@@ -59,8 +59,8 @@ type Chats struct {
 	cur      cursor.Cursor
 	height   int // of the last render, for page moves
 
-	loaded bool
-	err        error
+	loaded  bool
+	err     error
 	refresh pages.Refresh
 
 	confirm *deletion
