@@ -115,6 +115,7 @@ func (a *app) startStack(ctx context.Context, res *config.Resolved, log *slog.Lo
 		Metrics:  s.metrics,
 		Security: opts.security,
 		Limits:   opts.limits,
+		Version:  Version,
 	})
 	return s, nil
 }

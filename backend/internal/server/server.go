@@ -33,6 +33,8 @@ type Deps struct {
 	Metrics  *Metrics
 	Security Security
 	Limits   Limits
+	// Version is the binary's, announced to MCP clients.
+	Version string
 }
 
 // Security says who may use the server over TCP.
@@ -66,8 +68,10 @@ type Server struct {
 	metrics  *Metrics
 	security Security
 	limits   Limits
+	version  string
 
 	mux      http.Handler
+	mcp      *mcpEndpoint
 	draining atomic.Bool
 }
 
@@ -82,7 +86,9 @@ func New(d Deps) *Server {
 	s := &Server{
 		log: log, catalog: d.Catalog, runner: d.Runner, hub: d.Hub, store: d.Store,
 		metrics: d.Metrics, security: d.Security, limits: d.Limits.withDefaults(),
+		version: d.Version,
 	}
+	s.mcp = &mcpEndpoint{s: s}
 	if err := s.security.Validate(); err != nil {
 		log.Error("refusing the CORS wildcard", "error", err.Error())
 		s.security.CORSOrigins = withoutWildcard(s.security.CORSOrigins)
@@ -105,6 +111,7 @@ func (s *Server) newMux() *http.ServeMux {
 		append(opts, connect.WithCodec(eventProtoCodec{s.hub}), connect.WithCodec(eventJSONCodec{s.hub}))...))
 	s.routes(mux)
 	mux.HandleFunc("GET /openapi.json", serveOpenAPI)
+	mux.Handle("/mcp", s.mcp)
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.HandleFunc("GET /readyz", s.readyz)
 	if s.metrics != nil {
