@@ -126,7 +126,7 @@ func (c *call) open(ctx context.Context) error {
 	if id := c.in.SessionID; id != "" {
 		got, err := sessions.GetSession(ctx, connect.NewRequest(&agentsv1.GetSessionRequest{SessionId: id, MetaOnly: true}))
 		if err != nil {
-			return fmt.Errorf("session %s: %w", id, client.Describe(err))
+			return client.Describe(err)
 		}
 		if agent := got.Msg.GetSession().GetMeta().GetAgent(); agent != c.slug {
 			return fmt.Errorf("session %s runs the agent %s: continue it with %s", id, agent, ToolName(agent))
