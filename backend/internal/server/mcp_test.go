@@ -226,8 +226,11 @@ func TestMCPNeedsAValidTokenWhenAuthIsOn(t *testing.T) {
 				header = append(header, "Authorization", "Bearer "+tc.token)
 			}
 			status, _, body := e.do(http.MethodPost, "/mcp", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`, header...)
-			if status != http.StatusUnauthorized || !strings.Contains(string(body), tc.code) {
-				t.Errorf("POST /mcp = %d %s, want 401 with %s", status, body, tc.code)
+			if status != http.StatusUnauthorized {
+				t.Fatalf("POST /mcp = %d %s, want 401", status, body)
+			}
+			if code, reason, _ := jsonError(t, body); code != "unauthenticated" || reason != tc.code {
+				t.Errorf("error = {%s %s}, want the JSON error {unauthenticated %s}", code, reason, tc.code)
 			}
 			if _, _, err := e.connectMCP(tc.token); err == nil {
 				t.Error("the MCP client connected")
@@ -314,5 +317,37 @@ func TestMCPToolListFollowsTheAgents(t *testing.T) {
 	}
 	if chief, ok := tools["ask_chief"]; !ok || chief.Description != "The new boss." {
 		t.Errorf("ask_chief = %+v, want the new agent's tool", chief)
+	}
+}
+
+func TestMCPIsGuardedLikeEveryRouteWithoutAuth(t *testing.T) {
+	t.Parallel()
+	e := start(t, bossScript(), withSecurity(server.Security{AllowedHosts: []string{"agents.internal:7420"}}))
+	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	accept := "application/json, text/event-stream"
+	tests := []struct {
+		name   string
+		req    request
+		status int
+		reason string
+	}{
+		{"foreign origin", request{method: "POST", path: "/mcp", body: initialize, header: map[string]string{"Accept": accept, "Origin": "https://evil.example"}}, 403, "origin_not_allowed"},
+		{"rebound host name", request{method: "POST", path: "/mcp", body: initialize, host: "evil.example", header: map[string]string{"Accept": accept}}, 403, "host_not_allowed"},
+		// The host the operator allowed is served, though it is not
+		// loopback: the server's guard decides, not the SDK's.
+		{"configured host", request{method: "POST", path: "/mcp", body: initialize, host: "agents.internal:7420", header: map[string]string{"Accept": accept}}, 200, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			status, _, body := e.send(tc.req)
+			if status != tc.status {
+				t.Fatalf("status = %d, want %d (%s)", status, tc.status, body)
+			}
+			if tc.reason != "" {
+				if code, reason, _ := jsonError(t, body); code != "permission_denied" || reason != tc.reason {
+					t.Errorf("error = {%s %s}, want {permission_denied %s}", code, reason, tc.reason)
+				}
+			}
+		})
 	}
 }
