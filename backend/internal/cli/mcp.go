@@ -83,7 +83,7 @@ func (a *app) serveMCP(ctx context.Context, in io.Reader, mf mcpFlags) error {
 	}
 	defer c.Close()
 
-	srv := mcpserve.New(mcpserve.Options{Agents: c, Params: params, Version: Version, Log: log})
+	srv := mcpserve.New(mcpserve.Options{Client: c, Params: params, Version: Version, Log: log})
 	if err := srv.Start(ctx); err != nil {
 		return err
 	}

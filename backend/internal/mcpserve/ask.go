@@ -29,29 +29,33 @@ func (s *Server) ask(slug string) mcp.ToolHandlerFor[askInput, askOutput] {
 			return nil, askOutput{}, errClosed
 		}
 		defer s.wg.Done()
-		c := &call{s: s, slug: slug, in: in, progress: newProgress(ctx, req)}
-		return c.run(callerContext(ctx, req))
+		c := &call{s: s, runs: s.client, slug: slug, in: in, progress: newProgress(ctx, req)}
+		if token := bearerToken(req); token != "" && s.forTokens != nil {
+			c.runs, ctx = s.forTokens, client.WithToken(ctx, token)
+		}
+		return c.run(ctx)
 	}
 }
 
-// callerContext makes the call act as its caller: over HTTP, with the
-// bearer token the MCP request came with (the agents server checked it
-// before the request got here).
-func callerContext(ctx context.Context, req *mcp.CallToolRequest) context.Context {
+// bearerToken is the token an MCP request over HTTP came with (the agents
+// server checked it before the request got here), or "".
+func bearerToken(req *mcp.CallToolRequest) string {
 	if req.Extra == nil || req.Extra.Header == nil {
-		return ctx
+		return ""
 	}
 	scheme, token, ok := strings.Cut(req.Extra.Header.Get("Authorization"), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
-		return ctx
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return ""
 	}
-	return client.WithToken(ctx, strings.TrimSpace(token))
+	return strings.TrimSpace(token)
 }
 
 // call is one ask_<slug> call: a prompt posted to a session, followed
 // until its run stops.
 type call struct {
-	s        *Server
+	s *Server
+	// runs is the client the call acts through: as its caller.
+	runs     *client.Client
 	slug     string
 	in       askInput
 	progress *progress
@@ -66,14 +70,13 @@ type call struct {
 // else) is a tool error that names the session, so the user can go on
 // with it elsewhere.
 func (c *call) run(ctx context.Context) (*mcp.CallToolResult, askOutput, error) {
-	runs := c.s.runs
 	if err := c.open(ctx); err != nil {
 		return c.fail(err)
 	}
 
 	subCtx, unsubscribe := context.WithCancel(ctx)
 	defer unsubscribe()
-	updates := runs.Subscribe(subCtx, &agentsv1.SubscribeRequest{Scope: agentsv1.SubscribeScope_SUBSCRIBE_SCOPE_SESSION, SessionId: c.session})
+	updates := c.runs.Subscribe(subCtx, &agentsv1.SubscribeRequest{Scope: agentsv1.SubscribeScope_SUBSCRIBE_SCOPE_SESSION, SessionId: c.session})
 	// The prompt is posted once the stream is open, so not one event of
 	// its run is missed.
 	if err := c.awaitStream(ctx, updates); err != nil {
@@ -122,7 +125,7 @@ func (c *call) run(ctx context.Context) (*mcp.CallToolResult, askOutput, error) 
 
 // open finds the session the call continues, or creates one.
 func (c *call) open(ctx context.Context) error {
-	sessions := c.s.runs.Sessions
+	sessions := c.runs.Sessions
 	if id := c.in.SessionID; id != "" {
 		got, err := sessions.GetSession(ctx, connect.NewRequest(&agentsv1.GetSessionRequest{SessionId: id, MetaOnly: true}))
 		if err != nil {
@@ -176,7 +179,7 @@ func (c *call) awaitStream(ctx context.Context, updates <-chan client.Update) er
 // post sends the prompt. A session that is paused or waits for deferred
 // calls keeps it as mail and starts no run: there is nothing to wait for.
 func (c *call) post(ctx context.Context) error {
-	posted, err := c.s.runs.Sessions.PostMessage(ctx, connect.NewRequest(&agentsv1.PostMessageRequest{
+	posted, err := c.runs.Sessions.PostMessage(ctx, connect.NewRequest(&agentsv1.PostMessageRequest{
 		SessionId: c.session,
 		Message:   &agentsv1.Message{Text: c.in.Prompt},
 		Params:    c.params(),
@@ -251,7 +254,7 @@ func (c *call) stopped(rs *agentsv1.RunStopped) (*mcp.CallToolResult, askOutput)
 // settled reads the session after events were missed: done reports that
 // its run is over, with the result the events would have given.
 func (c *call) settled(ctx context.Context) (done bool, res *mcp.CallToolResult, out askOutput, err error) {
-	got, err := c.s.runs.Sessions.GetSession(ctx, connect.NewRequest(&agentsv1.GetSessionRequest{SessionId: c.session, LastTurns: 1}))
+	got, err := c.runs.Sessions.GetSession(ctx, connect.NewRequest(&agentsv1.GetSessionRequest{SessionId: c.session, LastTurns: 1}))
 	if err != nil {
 		return false, nil, askOutput{}, client.Describe(err)
 	}
@@ -285,7 +288,7 @@ func (c *call) interrupted(ctx context.Context) (*mcp.CallToolResult, askOutput,
 	}
 	cancelCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelTimeout)
 	defer cancel()
-	if _, err := c.s.runs.Sessions.CancelRun(cancelCtx, connect.NewRequest(&agentsv1.CancelRunRequest{SessionId: c.session})); err != nil {
+	if _, err := c.runs.Sessions.CancelRun(cancelCtx, connect.NewRequest(&agentsv1.CancelRunRequest{SessionId: c.session})); err != nil {
 		c.s.log.Warn("cancel the run of a cancelled MCP call", "session", c.session, "error", client.Describe(err).Error())
 	}
 	return nil, askOutput{}, ctx.Err()

@@ -22,14 +22,16 @@ import (
 
 // Options configure a Server.
 type Options struct {
-	// Agents lists the agents and follows their changes. Over HTTP it
-	// acts for nobody in particular, so a server relaying for several
-	// owners gives it a client of its own.
-	Agents *client.Client
-	// Runs drives the sessions the calls start; nil means Agents. A call
-	// that came over HTTP with a bearer token acts with that token, so it
-	// owns the sessions it starts as the caller.
-	Runs *client.Client
+	// Client reaches the agents server: it lists the agents, follows
+	// their changes, and runs the calls that bring no bearer token of
+	// their own (all of them over stdio).
+	Client *client.Client
+	// ForTokens, when set, runs the calls that came over HTTP with a
+	// bearer token, acting with that token, so the caller owns the
+	// sessions it starts. A server that relays for several owners sets
+	// it; Client then acts for whoever reaches the endpoint without a
+	// token (the local owner).
+	ForTokens *client.Client
 	// Params are session params every call starts with; a call's own
 	// params add to them and win.
 	Params map[string]string
@@ -45,10 +47,10 @@ var errClosed = errors.New("the MCP server is closed")
 // Server is an MCP server whose tools are the root agents of one agents
 // server.
 type Server struct {
-	agents, runs *client.Client
-	params       map[string]string
-	log          *slog.Logger
-	mcp          *mcp.Server
+	client, forTokens *client.Client
+	params            map[string]string
+	log               *slog.Logger
+	mcp               *mcp.Server
 
 	// ctx ends with Close: the follower stops, and the calls in flight
 	// return without cancelling their runs (the agents server keeps them).
@@ -67,17 +69,13 @@ func New(opts Options) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	runs := opts.Runs
-	if runs == nil {
-		runs = opts.Agents
-	}
 	version := opts.Version
 	if version == "" {
 		version = "dev"
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{
-		agents: opts.Agents, runs: runs, params: opts.Params, log: log,
+		client: opts.Client, forTokens: opts.ForTokens, params: opts.Params, log: log,
 		ctx: ctx, cancel: cancel, tools: map[string]toolState{},
 	}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "agents", Title: "agents", Version: version}, &mcp.ServerOptions{

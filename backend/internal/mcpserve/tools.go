@@ -64,7 +64,7 @@ type askOutput struct {
 // get a tool, changed ones a new description, vanished ones lose theirs.
 // The SDK tells the connected clients the list changed.
 func (s *Server) sync(ctx context.Context) error {
-	res, err := s.agents.Agents.ListAgents(ctx, connect.NewRequest(&agentsv1.ListAgentsRequest{}))
+	res, err := s.client.Agents.ListAgents(ctx, connect.NewRequest(&agentsv1.ListAgentsRequest{}))
 	if err != nil {
 		return fmt.Errorf("list the agents: %w", client.Describe(err))
 	}
@@ -113,7 +113,7 @@ func (s *Server) sync(ctx context.Context) error {
 // cannot be sure they did not (a reconnection, events missed), until ctx
 // ends.
 func (s *Server) follow(ctx context.Context) {
-	updates := s.agents.Subscribe(ctx, &agentsv1.SubscribeRequest{Scope: agentsv1.SubscribeScope_SUBSCRIBE_SCOPE_OWNER})
+	updates := s.client.Subscribe(ctx, &agentsv1.SubscribeRequest{Scope: agentsv1.SubscribeScope_SUBSCRIBE_SCOPE_OWNER})
 	for u := range updates {
 		changed := u.Snapshot != nil ||
 			(u.State != nil && u.State.Connected) ||

@@ -12,10 +12,12 @@ import (
 
 // mcpEndpoint serves /mcp: the root agents as MCP tools over streamable
 // HTTP. The MCP server reaches this server through the same API as any
-// client, in-process: the agent list as the local owner, each call with
-// the token its request came with, so the sessions a call starts belong to
-// the caller. It is built at the first request, so a server nobody asks
-// for MCP runs none of it, and ends with Drain.
+// client, in-process: a call that came with a token acts with it, so the
+// sessions it starts belong to the caller; the agent list, and the calls
+// without a token (auth off, or the Unix socket: the authentication in
+// front of /mcp let them through), act as the local owner. It is built at
+// the first request, so a server nobody asks for MCP runs none of it, and
+// ends with Drain.
 type mcpEndpoint struct {
 	s *Server
 
@@ -47,16 +49,16 @@ func (e *mcpEndpoint) open(ctx context.Context) (http.Handler, error) {
 	}
 	// The requests of these clients were checked at /mcp already: no
 	// Host or Origin guard, and no request log of their own.
-	agents := client.InProcess(asLocal(e.s.limitBodies(e.s.mux)))
-	runs := client.InProcess(e.s.authenticate(e.s.limitBodies(e.s.mux)))
-	srv := mcpserve.New(mcpserve.Options{Agents: agents, Runs: runs, Version: e.s.version, Log: e.s.log})
+	local := client.InProcess(asLocal(e.s.limitBodies(e.s.mux)))
+	tokened := client.InProcess(e.s.authenticate(e.s.limitBodies(e.s.mux)))
+	srv := mcpserve.New(mcpserve.Options{Client: local, ForTokens: tokened, Version: e.s.version, Log: e.s.log})
 	if err := srv.Start(ctx); err != nil {
 		srv.Close()
-		agents.Close()
-		runs.Close()
+		local.Close()
+		tokened.Close()
 		return nil, err
 	}
-	e.mcp, e.handler, e.clients = srv, srv.Handler(), []*client.Client{agents, runs}
+	e.mcp, e.handler, e.clients = srv, srv.Handler(), []*client.Client{local, tokened}
 	return e.handler, nil
 }
 

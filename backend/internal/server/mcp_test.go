@@ -6,6 +6,7 @@ import (
 	"errors"
 	"maps"
 	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/api/gen/agents/v1/agentsv1connect"
 	"github.com/agents-os/agents/backend/internal/server"
 	"github.com/agents-os/agents/tools/fakellm"
 )
@@ -49,6 +51,11 @@ func (n *mcpNotes) messages() []string {
 // connectMCP connects the SDK's client to /mcp, with token unless it is
 // empty.
 func (e *env) connectMCP(token string) (*mcp.ClientSession, *mcpNotes, error) {
+	return e.connectMCPAt(e.http.URL, token)
+}
+
+// connectMCPAt is connectMCP to the server at base.
+func (e *env) connectMCPAt(base, token string) (*mcp.ClientSession, *mcpNotes, error) {
 	notes := &mcpNotes{changed: make(chan struct{}, 8)}
 	c := mcp.NewClient(&mcp.Implementation{Name: "agents-test", Version: "1"}, &mcp.ClientOptions{
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
@@ -67,7 +74,7 @@ func (e *env) connectMCP(token string) (*mcp.ClientSession, *mcpNotes, error) {
 	if token != "" {
 		h = &http.Client{Transport: bearerTransport{token: token, next: e.http.Client().Transport}}
 	}
-	cs, err := c.Connect(ctxFor(e.t), &mcp.StreamableClientTransport{Endpoint: e.http.URL + "/mcp", HTTPClient: h, MaxRetries: -1}, nil)
+	cs, err := c.Connect(ctxFor(e.t), &mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: h, MaxRetries: -1}, nil)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -349,5 +356,33 @@ func TestMCPIsGuardedLikeEveryRouteWithoutAuth(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The Unix socket serves everyone as the local owner without a token, /mcp
+// included, with auth on.
+func TestMCPOnTheSocketActsAsTheLocalOwner(t *testing.T) {
+	t.Parallel()
+	e := start(t, fakellm.Rules{Rules: []fakellm.Rule{
+		{Match: fakellm.Match{SystemContains: bossPrompt}, Reply: fakellm.Reply{Text: "hi"}},
+	}}, withSecurity(server.Security{Tokens: testTokens(t)}))
+	local := httptest.NewServer(e.srv.LocalHandler())
+	t.Cleanup(local.Close)
+	cs, _, err := e.connectMCPAt(local.URL, "")
+	if err != nil {
+		t.Fatalf("connect over the local handler: %v", err)
+	}
+	res, err := cs.CallTool(ctxFor(t), &mcp.CallToolParams{Name: "ask_boss", Arguments: map[string]any{"prompt": "go"}})
+	if err != nil || res.IsError {
+		t.Fatalf("ask_boss = %q (%v)", text(res), err)
+	}
+	id := structured(t, res).SessionID
+	asLocal := agentsv1connect.NewSessionServiceClient(local.Client(), local.URL)
+	got, err := asLocal.GetSession(ctxFor(t), connect.NewRequest(&agentsv1.GetSessionRequest{SessionId: id, MetaOnly: true}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if owner := got.Msg.GetSession().GetMeta().GetOwner(); owner != server.LocalOwner {
+		t.Errorf("owner = %q, want the local owner", owner)
 	}
 }
