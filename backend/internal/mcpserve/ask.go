@@ -220,6 +220,9 @@ func (c *call) event(ev *agentsv1.Event) (done bool, res *mcp.CallToolResult, ou
 	case *agentsv1.Event_SessionFailed:
 		res, out := c.toolError(fmt.Errorf("the run failed: %s", body.SessionFailed.GetReason()))
 		return true, res, out
+	case *agentsv1.Event_SessionDeleted:
+		res, out := c.toolError(errors.New("the session was deleted"))
+		return true, res, out
 	case *agentsv1.Event_RunStopped:
 		res, out := c.stopped(body.RunStopped)
 		return true, res, out
@@ -280,9 +283,10 @@ func (c *call) settled(ctx context.Context) (done bool, res *mcp.CallToolResult,
 
 // interrupted ends a call whose context ended. A call the MCP client
 // cancelled cancels its run: nobody waits for its answer any more. A call
-// cut short by the server closing leaves the run to the agents server.
+// cut short by the server closing (which also ends the calls' contexts)
+// leaves the run to the agents server, which resumes it after a restart.
 func (c *call) interrupted(ctx context.Context) (*mcp.CallToolResult, askOutput, error) {
-	if c.s.ctx.Err() != nil && ctx.Err() == nil {
+	if c.s.ctx.Err() != nil {
 		res, out := c.toolError(errors.New("the MCP server is shutting down; the run goes on"))
 		return res, out, nil
 	}
