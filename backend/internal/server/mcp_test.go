@@ -386,3 +386,40 @@ func TestMCPOnTheSocketActsAsTheLocalOwner(t *testing.T) {
 		t.Errorf("owner = %q, want the local owner", owner)
 	}
 }
+
+// A run that stops to wait for a client tool has no answer for the MCP
+// client: the call is a tool error that says so and names the session.
+func TestMCPRunWaitingForDeferredCallsIsAToolErrorNamingTheSession(t *testing.T) {
+	t.Parallel()
+	e := start(t, fakellm.Rules{Rules: []fakellm.Rule{
+		{Match: fakellm.Match{SystemContains: "client-tools agent"}, Reply: fakellm.Reply{
+			ToolCalls: []fakellm.ToolCall{{Name: "ask_user", Arguments: json.RawMessage(`{"question": "which colour?"}`)}},
+		}},
+	}})
+	cs, _ := e.mustConnectMCP("")
+	res, err := cs.CallTool(ctxFor(t), &mcp.CallToolParams{Name: "ask_clienty", Arguments: map[string]any{"prompt": "ask me"}})
+	if err != nil {
+		t.Fatalf("call ask_clienty: %v", err)
+	}
+	out := structured(t, res)
+	if !res.IsError || !strings.Contains(text(res), "deferred calls (ask_user)") || !strings.Contains(text(res), out.SessionID) || out.SessionID == "" {
+		t.Fatalf("result %q (error %v, session %q), want a tool error naming the deferred call and the session", text(res), res.IsError, out.SessionID)
+	}
+	if s := e.wait(out.SessionID); s.GetMeta().GetStatus() != agentsv1.SessionStatus_SESSION_STATUS_WAITING {
+		t.Errorf("session status = %v, want it waiting for its client", s.GetMeta().GetStatus())
+	}
+}
+
+func TestMCPFailedRunIsAToolErrorNamingTheSession(t *testing.T) {
+	t.Parallel()
+	e := start(t, fakellm.Rules{Default: &fakellm.Reply{Error: &fakellm.HTTPError{Status: 400, Message: "no such model"}}})
+	cs, _ := e.mustConnectMCP("")
+	res, err := cs.CallTool(ctxFor(t), &mcp.CallToolParams{Name: "ask_boss", Arguments: map[string]any{"prompt": "go"}})
+	if err != nil {
+		t.Fatalf("call ask_boss: %v", err)
+	}
+	out := structured(t, res)
+	if !res.IsError || !strings.Contains(text(res), "the run failed") || out.SessionID == "" || !strings.Contains(text(res), out.SessionID) {
+		t.Fatalf("result %q (error %v), want a tool error saying the run failed, naming the session", text(res), res.IsError)
+	}
+}
