@@ -65,10 +65,7 @@ func (c *Client) OnClose(f func()) {
 // New returns a client that reaches baseURL through h, sending token (when
 // not empty) as a bearer token on every call, streams included.
 func New(h *http.Client, baseURL, token string) *Client {
-	var opts []connect.ClientOption
-	if token != "" {
-		opts = append(opts, connect.WithInterceptors(bearer(token)))
-	}
+	opts := []connect.ClientOption{connect.WithInterceptors(bearer(token))}
 	return &Client{
 		Agents:   agentsv1connect.NewAgentServiceClient(h, baseURL, opts...),
 		Sessions: agentsv1connect.NewSessionServiceClient(h, baseURL, opts...),
@@ -117,14 +114,33 @@ func unixHTTPClient(path string) *http.Client {
 	}}
 }
 
-// bearer sends the token with every call, streams included.
+type tokenKey struct{}
+
+// WithToken returns ctx whose calls carry token as their bearer token in
+// place of the client's own: a process that relays the requests of
+// several callers to one server (the MCP endpoint) acts as each of them.
+func WithToken(ctx context.Context, token string) context.Context {
+	return context.WithValue(ctx, tokenKey{}, token)
+}
+
+// bearer sends the token with every call, streams included: the one
+// WithToken put in the call's context, else its own, else none.
 type bearer string
 
 var _ connect.Interceptor = bearer("")
 
+func (t bearer) token(ctx context.Context) string {
+	if token, ok := ctx.Value(tokenKey{}).(string); ok {
+		return token
+	}
+	return string(t)
+}
+
 func (t bearer) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
 	return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
-		req.Header().Set("Authorization", "Bearer "+string(t))
+		if token := t.token(ctx); token != "" {
+			req.Header().Set("Authorization", "Bearer "+token)
+		}
 		return next(ctx, req)
 	}
 }
@@ -132,7 +148,9 @@ func (t bearer) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
 func (t bearer) WrapStreamingClient(next connect.StreamingClientFunc) connect.StreamingClientFunc {
 	return func(ctx context.Context, spec connect.Spec) connect.StreamingClientConn {
 		conn := next(ctx, spec)
-		conn.RequestHeader().Set("Authorization", "Bearer "+string(t))
+		if token := t.token(ctx); token != "" {
+			conn.RequestHeader().Set("Authorization", "Bearer "+token)
+		}
 		return conn
 	}
 }

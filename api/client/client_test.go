@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -117,6 +118,33 @@ func TestNoTokenSendsNoAuthorization(t *testing.T) {
 	defer f.mu.Unlock()
 	if f.unary[0] != "" {
 		t.Errorf("Authorization %q without a token", f.unary[0])
+	}
+}
+
+func TestACallsTokenReplacesTheClients(t *testing.T) {
+	t.Parallel()
+	f, c := serveFake(t, func(ctx context.Context, _ int, send func(*agentsv1.SubscribeResponse) error) error {
+		if err := send(heartbeatItem(1)); err != nil {
+			return err
+		}
+		return hold(ctx)
+	}, "own-token")
+	ctx, cancel := context.WithCancel(WithToken(context.Background(), "caller-token"))
+	defer cancel()
+	if _, err := c.Agents.ListAgents(ctx, connect.NewRequest(&agentsv1.ListAgentsRequest{})); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Agents.ListAgents(context.Background(), connect.NewRequest(&agentsv1.ListAgentsRequest{})); err != nil {
+		t.Fatal(err)
+	}
+	collect(t, c.Subscribe(ctx, ownerScope), func(got []Update) bool { return len(got) == 1 })
+	if got := f.connections()[0].authorization; got != "Bearer caller-token" {
+		t.Errorf("stream Authorization %q, want the caller's token", got)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if want := []string{"Bearer caller-token", "Bearer own-token"}; !slices.Equal(f.unary, want) {
+		t.Errorf("unary Authorization %q, want %q", f.unary, want)
 	}
 }
 

@@ -119,6 +119,7 @@ func (a *app) startStack(ctx context.Context, res *config.Resolved, log *slog.Lo
 		Security: opts.security,
 		Limits:   opts.limits,
 		Web:      opts.web,
+		Version:  Version,
 	})
 	return s, nil
 }

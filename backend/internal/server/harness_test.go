@@ -190,6 +190,7 @@ func (e *env) stop() {
 	if e.http == nil {
 		return
 	}
+	e.srv.Drain() // ends the MCP sessions, and what serves them
 	e.runner.Close()
 	e.hub.Shutdown()
 	if e.stopMetrics != nil {

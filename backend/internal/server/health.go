@@ -54,5 +54,9 @@ func writeHealth(w http.ResponseWriter, status int, body healthBody) {
 }
 
 // Drain marks the server as shutting down: /readyz fails from now on, so
-// load balancers stop sending new work while running requests finish.
-func (s *Server) Drain() { s.draining.Store(true) }
+// load balancers stop sending new work while running requests finish, and
+// the MCP sessions end, so their streams do not hold the shutdown up.
+func (s *Server) Drain() {
+	s.draining.Store(true)
+	s.mcp.close()
+}

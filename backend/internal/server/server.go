@@ -36,6 +36,8 @@ type Deps struct {
 	// Web, when set, serves the web app for the GET requests no API route
 	// claims (see withWeb).
 	Web http.Handler
+	// Version is the binary's, announced to MCP clients.
+	Version string
 }
 
 // Security says who may use the server over TCP.
@@ -70,8 +72,10 @@ type Server struct {
 	security Security
 	limits   Limits
 	web      http.Handler
+	version  string
 
 	mux      http.Handler
+	mcp      *mcpEndpoint
 	draining atomic.Bool
 }
 
@@ -86,8 +90,10 @@ func New(d Deps) *Server {
 	s := &Server{
 		log: log, catalog: d.Catalog, runner: d.Runner, hub: d.Hub, store: d.Store,
 		metrics: d.Metrics, security: d.Security, limits: d.Limits.withDefaults(),
-		web: d.Web,
+		web:     d.Web,
+		version: d.Version,
 	}
+	s.mcp = &mcpEndpoint{s: s}
 	if err := s.security.Validate(); err != nil {
 		log.Error("refusing the CORS wildcard", "error", err.Error())
 		s.security.CORSOrigins = withoutWildcard(s.security.CORSOrigins)
@@ -111,6 +117,7 @@ func (s *Server) newMux() *http.ServeMux {
 		append(opts, connect.WithCodec(eventProtoCodec{s.hub}), connect.WithCodec(eventJSONCodec{s.hub}))...))
 	s.routes(mux)
 	mux.HandleFunc("GET /openapi.json", serveOpenAPI)
+	mux.Handle("/mcp", s.mcp)
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.HandleFunc("GET /readyz", s.readyz)
 	if s.metrics != nil {
