@@ -34,7 +34,7 @@ func TestParseFileRejectsBadFiles(t *testing.T) {
 		{"mail-in-tool-result-string.json", "contents.mailInToolResult", "must be true or false, got string"},
 		{"toolbox-tag.json", "contents.bashToolboxes[1].tag", `unknown bash toolbox "Directory" (want FileSystemDirectory or SingleTool)`},
 		{"toolbox-no-path.json", "contents.bashToolboxes[0].contents.Path", "required field is missing"},
-		{"mcp-tag.json", "contents.mcpServers[0].tag", `unknown MCP server kind "McpHttp" (want McpSimpleBinary)`},
+		{"mcp-tag.json", "contents.mcpServers[0].tag", `unknown MCP server kind "McpHttp" (want McpSimpleBinary or McpStreamableHttp)`},
 		{"mcp-no-executable.json", "contents.mcpServers[0].contents.executable", "required field is missing"},
 		{"extra-agent-no-path.json", "contents.extraAgents[0].path", "required field is missing"},
 		{"param-duplicate.json", "contents.parameters[0].name", `duplicate parameter "token"`},
