@@ -29,6 +29,7 @@ import (
 	"github.com/agents-os/agents/backend/internal/store"
 	"github.com/agents-os/agents/backend/internal/store/sqlite"
 	"github.com/agents-os/agents/backend/internal/store/storefault"
+	"github.com/agents-os/agents/backend/internal/tool"
 	"github.com/agents-os/agents/tools/fakellm"
 	"github.com/agents-os/agents/tools/fakellm/fakellmtest"
 )
@@ -131,6 +132,7 @@ func (e *env) boot() {
 	cat := catalog.New(ctx, load, catalog.Options{
 		HasKey:          func(string) bool { return false },
 		OfflineModelURL: e.model.URL(),
+		Bash:            tool.BashRuntime{Limits: bashtool.Limits{Timeout: 2 * time.Second}},
 	})
 	if errs := cat.Snapshot().Errors; len(errs) > 0 {
 		t.Fatalf("test agents do not load: %v", errs)
@@ -151,13 +153,12 @@ func (e *env) boot() {
 		e.stopMetrics = metrics.Follow(hub)
 	}
 	opts := runner.Options{
-		Log:        log,
-		Store:      db,
-		Hub:        hub,
-		Catalog:    cat,
-		Models:     models,
-		ToolLimits: bashtool.Limits{Timeout: 2 * time.Second},
-		OnStep:     onStep,
+		Log:     log,
+		Store:   db,
+		Hub:     hub,
+		Catalog: cat,
+		Models:  models,
+		OnStep:  onStep,
 
 		MaxRuns:         e.limits.MaxRuns,
 		MaxRunsPerOwner: e.limits.MaxRunsPerOwner,

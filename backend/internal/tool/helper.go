@@ -37,7 +37,7 @@ func (h *Helper) Mode() session.CallMode { return session.CallAttached }
 // Execute runs the helper, or waits for its child again after a restart.
 func (h *Helper) Execute(ctx context.Context, call Call) Result {
 	if call.Resume != "" {
-		return call.Host.Helper(ctx, call.ID, h.agent, "", call.Resume)
+		return call.Host.Helper(ctx, call, h.agent, "")
 	}
 	var args struct {
 		Prompt string `json:"prompt"`
@@ -45,7 +45,7 @@ func (h *Helper) Execute(ctx context.Context, call Call) Result {
 	if err := call.DecodeArguments(&args); err != nil || args.Prompt == "" {
 		return Failed(`the helper needs {"prompt": "…"}: a non-empty prompt string`)
 	}
-	return call.Host.Helper(ctx, call.ID, h.agent, args.Prompt, "")
+	return call.Host.Helper(ctx, call, h.agent, args.Prompt)
 }
 
 // Rejoin implements Resumable: the child session goes on across a

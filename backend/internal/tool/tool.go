@@ -100,9 +100,9 @@ func Failed(text string) Result { return Result{Text: text, Status: session.Resu
 // operations tools need, acting as that session within its owner.
 type Host interface {
 	// Helper runs the helper agent as a child session with the prompt and
-	// returns its final answer; with resume set it waits for that child
-	// again instead.
-	Helper(ctx context.Context, callID, agent, prompt, resume string) Result
+	// returns its final answer, reporting the child's steps as the call's
+	// progress; with call.Resume set it waits for that child again instead.
+	Helper(ctx context.Context, call Call, agent, prompt string) Result
 	// HelperChild returns the child session a helper call started, or "".
 	HelperChild(ctx context.Context, callID string) (string, error)
 	// SendMail delivers a message to another session of the owner and
