@@ -44,9 +44,13 @@ type server struct {
 	pool *Pool
 	c    conn
 
-	mu        sync.Mutex
-	session   *mcp.ClientSession
-	stopProc  func()
+	mu       sync.Mutex
+	session  *mcp.ClientSession
+	stopProc func()
+	// exited is closed when a stdio server's process has exited: a
+	// session over a dead process is not handed out, even before watch
+	// has noticed.
+	exited    <-chan struct{}
 	starting  chan struct{} // closed when the start in flight ends
 	tools     []*mcp.Tool
 	state     State
@@ -77,9 +81,13 @@ func (s *server) ensure(ctx context.Context, wait bool) (*mcp.ClientSession, err
 			return nil, errPoolClosed
 		}
 		if s.session != nil {
-			cs := s.session
+			cs, exited := s.session, s.exited
 			s.mu.Unlock()
-			return cs, nil
+			if !closed(exited) {
+				return cs, nil
+			}
+			s.lost(cs, "its process exited")
+			continue
 		}
 		if ch := s.starting; ch != nil {
 			s.mu.Unlock()
@@ -120,7 +128,7 @@ func (s *server) ensure(ctx context.Context, wait bool) (*mcp.ClientSession, err
 func (s *server) start() error {
 	ctx, cancel := context.WithTimeout(s.pool.ctx, s.pool.opts.StartTimeout)
 	defer cancel()
-	cs, stop, tools, err := s.connect(ctx)
+	cs, stop, exited, tools, err := s.connect(ctx)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.starting = nil
@@ -135,7 +143,7 @@ func (s *server) start() error {
 		return s.err
 	}
 	before := s.tools
-	s.session, s.stopProc, s.tools = cs, stop, tools
+	s.session, s.stopProc, s.exited, s.tools = cs, stop, exited, tools
 	s.state, s.err, s.startedAt = StateRunning, nil, time.Now()
 	s.pool.wg.Add(1)
 	go s.watch(cs)
@@ -161,10 +169,14 @@ func backoff(failures int) time.Duration {
 	return min(d, backoffMax)
 }
 
-func (s *server) connect(ctx context.Context) (*mcp.ClientSession, func(), []*mcp.Tool, error) {
+func (s *server) connect(ctx context.Context) (*mcp.ClientSession, func(), <-chan struct{}, []*mcp.Tool, error) {
 	t, stop, err := s.c.open(s.pool.opts.Reaper)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("%s: %w", s.c.target(), err)
+		return nil, nil, nil, nil, fmt.Errorf("%s: %w", s.c.target(), err)
+	}
+	var exited <-chan struct{}
+	if e, ok := t.(*exitReporting); ok {
+		exited = e.group.Exited()
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "agents", Version: "1"}, &mcp.ClientOptions{
 		Logger:                      s.pool.log,
@@ -174,14 +186,14 @@ func (s *server) connect(ctx context.Context) (*mcp.ClientSession, func(), []*mc
 	})
 	cs, err := client.Connect(ctx, t, nil)
 	if err != nil {
-		return nil, stop, nil, describeErr(s.c, t, err)
+		return nil, stop, nil, nil, describeErr(s.c, t, err)
 	}
 	tools, err := listTools(ctx, cs)
 	if err != nil {
 		_ = cs.Close()
-		return nil, stop, nil, describeErr(s.c, t, err)
+		return nil, stop, nil, nil, describeErr(s.c, t, err)
 	}
-	return cs, stop, tools, nil
+	return cs, stop, exited, tools, nil
 }
 
 func listTools(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Tool, error) {
@@ -195,34 +207,48 @@ func listTools(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Tool, error) 
 	return tools, nil
 }
 
-// watch waits for the session to end. When the server went away by
-// itself it crashed: it is restarted after a backoff, in the background,
-// so that it is back before the next call if it can be.
+// watch waits for the session to end.
 func (s *server) watch(cs *mcp.ClientSession) {
 	defer s.pool.wg.Done()
-	waitErr := cs.Wait()
+	reason := "the connection closed"
+	if err := cs.Wait(); err != nil {
+		reason = err.Error()
+	}
+	s.lost(cs, reason)
+}
+
+// lost handles the end of a session the server did not close: the
+// server crashed. It is restarted after a backoff, in the background, so
+// that it is back before the next call if it can be. A session already
+// handled is left alone.
+func (s *server) lost(cs *mcp.ClientSession, reason string) {
 	s.mu.Lock()
-	if s.session != cs {
+	if s.session != cs || s.closed {
 		s.mu.Unlock()
 		return
 	}
 	stop := s.stopProc
-	s.session, s.stopProc = nil, nil
-	if s.closed {
-		s.mu.Unlock()
-		return
-	}
-	reason := "the connection closed"
-	if waitErr != nil {
-		reason = waitErr.Error()
-	}
+	s.session, s.stopProc, s.exited = nil, nil, nil
 	s.failed(fmt.Errorf("%s stopped: %s", s.c.target(), reason))
 	delay := time.Until(s.retryAt)
 	s.mu.Unlock()
+	_ = cs.Close()
 	stop()
 	s.pool.log.Warn("MCP server stopped; restarting", "server", s.c.Name, "reason", reason, "in", delay)
 	s.pool.wg.Add(1)
 	go s.restart(delay)
+}
+
+func closed(ch <-chan struct{}) bool {
+	if ch == nil {
+		return false
+	}
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }
 
 // restart brings a crashed server back after delay, trying again with
