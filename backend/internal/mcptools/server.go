@@ -341,7 +341,13 @@ func (s *server) call(ctx context.Context, name string, args []byte, progress fu
 	}
 	params := &mcp.CallToolParams{Name: name, Arguments: rawArguments(args)}
 	params.SetProgressToken(token)
-	return cs.CallTool(ctx, params)
+	res, err := cs.CallTool(ctx, params)
+	if errors.Is(err, mcp.ErrConnectionClosed) {
+		// The server went away during the call: the next call must not
+		// get this session, even before watch notices.
+		s.lost(cs, "the connection closed during a call")
+	}
+	return res, err
 }
 
 func (s *server) onProgress(_ context.Context, req *mcp.ProgressNotificationClientRequest) {

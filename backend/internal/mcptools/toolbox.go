@@ -56,17 +56,17 @@ type Status struct {
 var ErrParamsMissing = errors.New("params missing")
 
 // Tools returns the server's tools, starting it when it is not running.
-// A server that cannot start gives an error and no tools.
+// A server that cannot start gives an error, and the tools it offered
+// when it last ran: a server that crashed keeps offering them while it
+// restarts, and a call waits for it.
 func (b *Toolbox) Tools(ctx context.Context, params map[string]string) ([]tool.Tool, error) {
 	c, err := b.resolve(params)
 	if err != nil {
 		return nil, err
 	}
 	s := b.pool.server(c)
-	if _, err := s.ensure(ctx, false); err != nil {
-		return nil, err
-	}
-	return b.offer(s), nil
+	_, err = s.ensure(ctx, false)
+	return b.offer(s), err
 }
 
 // Known returns the tools the server offered when last listed, starting
