@@ -36,6 +36,7 @@ func TestParseFileRejectsBadFiles(t *testing.T) {
 		{"toolbox-no-path.json", "contents.bashToolboxes[0].contents.Path", "required field is missing"},
 		{"mcp-tag.json", "contents.mcpServers[0].tag", `unknown MCP server kind "McpHttp" (want McpSimpleBinary or McpStreamableHttp)`},
 		{"mcp-no-executable.json", "contents.mcpServers[0].contents.executable", "required field is missing"},
+		{"mcp-undeclared-param.json", "contents.mcpServers[0].contents.headers.Authorization", `{{param:TOKN}} names a param the agent does not declare in "params"`},
 		{"extra-agent-no-path.json", "contents.extraAgents[0].path", "required field is missing"},
 		{"param-duplicate.json", "contents.parameters[0].name", `duplicate parameter "token"`},
 		{"pass-env-name.json", "contents.passEnv[1]", `"MY VAR" is not a variable name`},
