@@ -38,6 +38,13 @@ const (
 
 var errPoolClosed = errors.New("the server is stopping")
 
+// protocolVersion is the MCP version the client asks for. Under it a
+// server's change notifications come on the session itself; under later
+// versions they need a subscription stream the client opens after
+// connecting, which may not be listening yet when a change comes right
+// after a restart.
+const protocolVersion = "2025-11-25"
+
 // server is one connection to one MCP server, started on first need and
 // restarted when it crashes.
 type server struct {
@@ -184,7 +191,7 @@ func (s *server) connect(ctx context.Context) (*mcp.ClientSession, func(), <-cha
 		ToolListChangedHandler:      func(context.Context, *mcp.ToolListChangedRequest) { go s.refresh() },
 		ProgressNotificationHandler: s.onProgress,
 	})
-	cs, err := client.Connect(ctx, t, nil)
+	cs, err := client.Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: protocolVersion})
 	if err != nil {
 		return nil, stop, nil, nil, describeErr(s.c, t, err)
 	}
