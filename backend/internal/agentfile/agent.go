@@ -72,16 +72,33 @@ type BashToolbox struct {
 	BasenameFilter string
 }
 
-// MCPKindSimpleBinary is the only MCP server kind agent files declare: a
-// program started with arguments, speaking MCP on its stdin and stdout.
-const MCPKindSimpleBinary = "McpSimpleBinary"
+// The MCP server kinds agent files declare.
+const (
+	// MCPKindSimpleBinary is a program started with arguments, speaking
+	// MCP on its stdin and stdout (the agents-exe form).
+	MCPKindSimpleBinary = "McpSimpleBinary"
+	// MCPKindStreamableHTTP is a server reached over MCP's streamable
+	// HTTP transport.
+	MCPKindStreamableHTTP = "McpStreamableHttp"
+)
 
 // MCPServer is an MCP server an agent uses for tools.
 type MCPServer struct {
-	Kind       string // MCPKindSimpleBinary
-	Name       string
+	Kind string // MCPKindSimpleBinary or MCPKindStreamableHTTP
+	Name string
+
+	// For MCPKindSimpleBinary.
 	Executable string // as written: a name looked up in PATH, or a path
 	Args       []string
+	// Env is set for the program on top of the clean environment tools
+	// get (see PassEnv).
+	Env map[string]string
+
+	// For MCPKindStreamableHTTP.
+	URL string
+	// Headers are sent with every request; values may name session
+	// params as {{param:NAME}} (see ExpandParams).
+	Headers map[string]string
 }
 
 // ClientTool is a tool the server does not run: calls to it are deferred to

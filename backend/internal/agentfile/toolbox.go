@@ -2,7 +2,9 @@ package agentfile
 
 import (
 	"encoding/json"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -131,7 +133,11 @@ func (d *decoder) singleTool(field string, raw json.RawMessage, where places) Ba
 
 // mcpServers reads "mcpServers":
 //
-//	{"tag": "McpSimpleBinary", "contents": {"name": "x", "executable": "npx", "args": ["..."]}}
+//	{"tag": "McpSimpleBinary", "contents": {"name": "x", "executable": "npx", "args": ["..."], "env": {"K": "v"}}}
+//	{"tag": "McpStreamableHttp", "contents": {"name": "x", "url": "https://…/mcp", "headers": {"Authorization": "Bearer {{param:TOKEN}}"}}}
+//
+// Header values may name session params; checkParamRefs checks them once
+// the params are read.
 func (d *decoder) mcpServers(c *object) []MCPServer {
 	raw, ok := c.get("mcpServers")
 	if !ok {
@@ -145,8 +151,8 @@ func (d *decoder) mcpServers(c *object) []MCPServer {
 			break
 		}
 		kind := d.requiredString(entry, "tag")
-		if !d.failed() && kind != MCPKindSimpleBinary {
-			d.failf(entry.field("tag"), "unknown MCP server kind %q (want %s)", kind, MCPKindSimpleBinary)
+		if !d.failed() && kind != MCPKindSimpleBinary && kind != MCPKindStreamableHTTP {
+			d.failf(entry.field("tag"), "unknown MCP server kind %q (want %s or %s)", kind, MCPKindSimpleBinary, MCPKindStreamableHTTP)
 		}
 		contents, ok := entry.get("contents")
 		if !ok {
@@ -158,9 +164,22 @@ func (d *decoder) mcpServers(c *object) []MCPServer {
 		}
 		server := MCPServer{Kind: kind}
 		server.Name = d.requiredString(body, "name")
-		server.Executable = d.requiredString(body, "executable")
-		if args, ok := body.get("args"); ok {
-			server.Args = d.strings(body.field("args"), args)
+		if !d.failed() && !validServerName(server.Name) {
+			d.failf(body.field("name"), "%q must be letters, digits, - and _ only: it is part of the tool names (mcp_<name>_<tool>)", server.Name)
+		}
+		switch kind {
+		case MCPKindSimpleBinary:
+			server.Executable = d.requiredString(body, "executable")
+			if args, ok := body.get("args"); ok {
+				server.Args = d.strings(body.field("args"), args)
+			}
+			server.Env = d.stringMap(body, "env")
+		case MCPKindStreamableHTTP:
+			server.URL = d.requiredString(body, "url")
+			if !d.failed() && !strings.HasPrefix(server.URL, "http://") && !strings.HasPrefix(server.URL, "https://") {
+				d.failf(body.field("url"), "%q is not an http:// or https:// URL", server.URL)
+			}
+			server.Headers = d.stringMap(body, "headers")
 		}
 		if !d.failed() && seen[server.Name] {
 			d.failf(body.field("name"), "duplicate MCP server name %q", server.Name)
@@ -171,6 +190,53 @@ func (d *decoder) mcpServers(c *object) []MCPServer {
 		servers = append(servers, server)
 	}
 	return servers
+}
+
+// checkParamRefs refuses header values that name params the agent does
+// not declare: such a header could never be sent as meant.
+func (d *decoder) checkParamRefs(c *object, a *Agent) {
+	declared := map[string]bool{}
+	for _, p := range a.Params {
+		declared[p.Name] = true
+	}
+	for i, s := range a.MCPServers {
+		for _, name := range slices.Sorted(maps.Keys(s.Headers)) {
+			for _, ref := range ParamRefs(s.Headers[name]) {
+				if !declared[ref] {
+					d.failf(index(c.field("mcpServers"), i)+".contents.headers."+name, "{{param:%s}} names a param the agent does not declare in \"params\"", ref)
+				}
+			}
+		}
+	}
+}
+
+// validServerName reports whether an MCP server name can be part of a
+// tool name as models accept them.
+func validServerName(name string) bool {
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return name != ""
+}
+
+// stringMap reads an optional object of string values.
+func (d *decoder) stringMap(o *object, key string) map[string]string {
+	raw, ok := o.get(key)
+	if !ok {
+		return nil
+	}
+	m := d.object(o.field(key), raw)
+	if d.failed() {
+		return nil
+	}
+	out := map[string]string{}
+	for _, k := range slices.Sorted(maps.Keys(m.values)) {
+		out[k] = d.str(m.field(k), m.values[k])
+		m.read[k] = true
+	}
+	return out
 }
 
 // extraAgents reads "extraAgents": [{"slug": "x", "path": "./x.json"}].

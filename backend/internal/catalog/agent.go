@@ -1,16 +1,12 @@
 package catalog
 
 import (
-	"encoding/json"
+	"context"
 
 	"github.com/agents-os/agents/backend/internal/agentfile"
-	"github.com/agents-os/agents/backend/internal/bashtool"
-	"github.com/agents-os/agents/backend/internal/session"
+	"github.com/agents-os/agents/backend/internal/mcptools"
+	"github.com/agents-os/agents/backend/internal/tool"
 )
-
-// HelperToolPrefix names the tool that runs a helper agent as a child
-// session: prompt_agent_<slug>.
-const HelperToolPrefix = "prompt_agent_"
 
 // Agent is an agent file plus everything derived from it.
 type Agent struct {
@@ -18,9 +14,13 @@ type Agent struct {
 	// Model is the endpoint the agent really talks to (the offline model
 	// when its key is missing and one is configured).
 	Model Model
-	// Tools is every tool offered to the model, in offering order.
-	Tools  []*Tool
-	byName map[string]*Tool
+	// static is every tool known from the files alone (scripts, helpers,
+	// system and client tools), in offering order.
+	static []tool.Tool
+	byName map[string]tool.Tool
+	// mcp are the agent's MCP servers, whose tools are known once the
+	// server runs.
+	mcp []*mcptools.Toolbox
 }
 
 // Model is the resolved model endpoint of an agent.
@@ -35,31 +35,88 @@ type Model struct {
 	Offline    bool
 }
 
-// Tool returns the tool with this name.
-func (a *Agent) Tool(name string) (*Tool, bool) {
-	t, ok := a.byName[name]
-	return t, ok
-}
-
-// Tool is one tool as offered to a model.
-type Tool struct {
-	Name        string
-	Description string
-	// Parameters is the JSON schema of the arguments object.
-	Parameters json.RawMessage
-	Kind       session.ToolKind
-	// Source is where the tool comes from: a script path, a helper slug.
-	Source string
-	// Bash is the described script, for bash tools.
-	Bash *bashtool.Tool
-	// Helper is the helper agent's slug, for helper tools.
-	Helper string
-}
-
-// Mode is where calls to the tool run.
-func (t *Tool) Mode() session.CallMode {
-	if t.Kind == session.ToolClient {
-		return session.CallDeferred
+// Tool returns the tool with this name among those known without
+// starting anything: the agent's own, and those of its MCP servers as
+// they were last listed.
+func (a *Agent) Tool(name string) (tool.Tool, bool) {
+	if t, ok := a.byName[name]; ok {
+		return t, true
 	}
-	return session.CallAttached
+	for _, box := range a.mcp {
+		for _, t := range box.Known(nil) {
+			if t.Spec().Name == name {
+				return t, true
+			}
+		}
+	}
+	return nil, false
+}
+
+// Toolset returns the tools a step offers its model, for a session with
+// these params: the agent's own, then those of its MCP servers, which
+// start on this first need. A server that cannot start offers nothing;
+// its status says why, and the other tools are offered.
+func (a *Agent) Toolset(ctx context.Context, params map[string]string) *Toolset {
+	set := &Toolset{byName: make(map[string]tool.Tool, len(a.static))}
+	for _, t := range a.static {
+		set.add(t)
+	}
+	for _, box := range a.mcp {
+		tools, _ := box.Tools(ctx, params)
+		for _, t := range tools {
+			set.add(t)
+		}
+	}
+	return set
+}
+
+// Known is Toolset without starting any server: what clients are shown
+// of an agent nobody uses yet.
+func (a *Agent) Known() *Toolset {
+	set := &Toolset{byName: make(map[string]tool.Tool, len(a.static))}
+	for _, t := range a.static {
+		set.add(t)
+	}
+	for _, box := range a.mcp {
+		for _, t := range box.Known(nil) {
+			set.add(t)
+		}
+	}
+	return set
+}
+
+// MCPStatus reports each MCP server of the agent, in declaration order,
+// for a session with these params (nil: none).
+func (a *Agent) MCPStatus(params map[string]string) []mcptools.Status {
+	out := make([]mcptools.Status, len(a.mcp))
+	for i, box := range a.mcp {
+		out[i] = box.Status(params)
+	}
+	return out
+}
+
+// Toolset is the tools offered at one step, by name.
+type Toolset struct {
+	list   []tool.Tool
+	byName map[string]tool.Tool
+}
+
+// add offers t unless a tool of its name is offered already (a clash the
+// catalog reported for the agent's own tools).
+func (s *Toolset) add(t tool.Tool) {
+	name := t.Spec().Name
+	if _, dup := s.byName[name]; dup {
+		return
+	}
+	s.byName[name] = t
+	s.list = append(s.list, t)
+}
+
+// List returns the tools in offering order.
+func (s *Toolset) List() []tool.Tool { return s.list }
+
+// Get returns the tool with this name.
+func (s *Toolset) Get(name string) (tool.Tool, bool) {
+	t, ok := s.byName[name]
+	return t, ok
 }

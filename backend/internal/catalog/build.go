@@ -2,7 +2,6 @@ package catalog
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -10,11 +9,8 @@ import (
 
 	"github.com/agents-os/agents/backend/internal/agentfile"
 	"github.com/agents-os/agents/backend/internal/bashtool"
-	"github.com/agents-os/agents/backend/internal/session"
+	"github.com/agents-os/agents/backend/internal/tool"
 )
-
-// helperSchema is the parameters of every prompt_agent_<slug> tool.
-var helperSchema = json.RawMessage(`{"type":"object","properties":{"prompt":{"type":"string","description":"What to ask the helper agent."}},"required":["prompt"]}`)
 
 // build turns a loaded set into a snapshot. Scripts are described
 // concurrently (a describe may take a while); an agent whose tools fail to
@@ -43,7 +39,7 @@ func build(ctx context.Context, set *agentfile.Set, opts Options) *Snapshot {
 }
 
 func buildAgent(ctx context.Context, set *agentfile.Set, file *agentfile.Agent, opts Options) (*Agent, []*agentfile.Error) {
-	a := &Agent{Agent: file, Model: resolveModel(file, opts), byName: map[string]*Tool{}}
+	a := &Agent{Agent: file, Model: resolveModel(file, opts), byName: map[string]tool.Tool{}}
 	var problems []*agentfile.Error
 	report := func(field string, err error) {
 		problems = append(problems, toLoadError(file.File, field, err))
@@ -72,43 +68,43 @@ func buildAgent(ctx context.Context, set *agentfile.Set, file *agentfile.Agent, 
 		}
 		scripts = append(scripts, tools...)
 	}
-	for i := range scripts {
-		s := &scripts[i]
+	for _, s := range scripts {
 		s.PassEnv = file.PassEnv
-		a.add(&Tool{Name: s.Name(), Description: s.Description, Parameters: s.Schema(), Kind: session.ToolBash, Source: s.Path, Bash: s}, report)
+		a.add(tool.NewBash(s, opts.Bash), report)
 	}
 	for _, slug := range file.Helpers {
 		helper := set.Get(slug)
 		if helper == nil {
 			continue // its file did not load; that error is already reported
 		}
-		a.add(&Tool{
-			Name:        HelperToolPrefix + slug,
-			Description: helperDescription(helper),
-			Parameters:  helperSchema,
-			Kind:        session.ToolHelper,
-			Source:      slug,
-			Helper:      slug,
-		}, report)
+		a.add(tool.NewHelper(slug, helperDescription(helper)), report)
 	}
-	for _, t := range systemTools() {
+	for _, t := range tool.System() {
 		a.add(t, report)
 	}
 	for _, ct := range file.ClientTools {
-		a.add(&Tool{Name: ct.Name, Description: ct.Description, Parameters: ct.Parameters, Kind: session.ToolClient, Source: "client"}, report)
+		a.add(tool.NewClient(ct.Name, ct.Description, ct.Parameters), report)
+	}
+	for i, server := range file.MCPServers {
+		if opts.MCP == nil {
+			report(fmt.Sprintf("contents.mcpServers[%d]", i), fmt.Errorf("MCP server %s: MCP servers are not available here", server.Name))
+			continue
+		}
+		a.mcp = append(a.mcp, opts.MCP.Toolbox(server, file))
 	}
 	return a, problems
 }
 
 // add offers a tool unless its name is taken: the model could not tell two
 // tools of one name apart.
-func (a *Agent) add(t *Tool, report func(string, error)) {
-	if prev, dup := a.byName[t.Name]; dup {
-		report("contents", fmt.Errorf("tool %q from %s clashes with the one from %s; the second is not offered", t.Name, t.Source, prev.Source))
+func (a *Agent) add(t tool.Tool, report func(string, error)) {
+	spec := t.Spec()
+	if prev, dup := a.byName[spec.Name]; dup {
+		report("contents", fmt.Errorf("tool %q from %s clashes with the one from %s; the second is not offered", spec.Name, spec.Source, prev.Spec().Source))
 		return
 	}
-	a.byName[t.Name] = t
-	a.Tools = append(a.Tools, t)
+	a.byName[spec.Name] = t
+	a.static = append(a.static, t)
 }
 
 func helperDescription(helper *agentfile.Agent) string {

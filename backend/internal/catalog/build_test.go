@@ -8,7 +8,8 @@ import (
 	"testing"
 
 	"github.com/agents-os/agents/backend/internal/agentfile"
-	"github.com/agents-os/agents/backend/internal/bashtool"
+	"github.com/agents-os/agents/backend/internal/session"
+	"github.com/agents-os/agents/backend/internal/tool"
 )
 
 func writeFile(t *testing.T, path, content string, mode os.FileMode) {
@@ -44,15 +45,16 @@ esac
 	if err != nil {
 		t.Fatal(err)
 	}
-	tool, ok := agent.Tool("bash_show")
-	if !ok || tool.Bash == nil {
-		t.Fatalf("no bash_show among %d tools (errors: %v)", len(agent.Tools), cat.Snapshot().Errors)
+	found, ok := agent.Tool("bash_show")
+	bash, isBash := found.(*tool.Bash)
+	if !ok || !isBash {
+		t.Fatalf("no bash_show among %d tools (errors: %v)", len(agent.Known().List()), cat.Snapshot().Errors)
 	}
-	if !slices.Equal(tool.Bash.PassEnv, []string{"GOPATH"}) {
-		t.Errorf("PassEnv = %q, want the agent file's", tool.Bash.PassEnv)
+	if !slices.Equal(bash.Script().PassEnv, []string{"GOPATH"}) {
+		t.Errorf("PassEnv = %q, want the agent file's", bash.Script().PassEnv)
 	}
-	res := tool.Bash.Run(context.Background(), nil, bashtool.Env{})
-	if res.IsError || res.Text != "/srv/go" {
+	res := bash.Execute(context.Background(), tool.Call{})
+	if res.Status != session.ResultOK || res.Text != "/srv/go" {
 		t.Errorf("Run = %+v, want the server's GOPATH", res)
 	}
 }

@@ -1,7 +1,8 @@
 // Package catalog holds the agents the server offers: the agent files as
-// loaded, each with the full list of tools its model is offered (bash tools
-// described from their scripts, helper agents, client tools). A reload swaps
-// the whole catalog at once, so a reader never sees half of one.
+// loaded, each with the tools its model is offered (bash tools described
+// from their scripts, helper agents, system and client tools, the tools
+// of its MCP servers). A reload swaps the whole catalog at once, so a
+// reader never sees half of one.
 package catalog
 
 import (
@@ -10,6 +11,8 @@ import (
 
 	"github.com/agents-os/agents/backend/internal/agentfile"
 	"github.com/agents-os/agents/backend/internal/errs"
+	"github.com/agents-os/agents/backend/internal/mcptools"
+	"github.com/agents-os/agents/backend/internal/tool"
 )
 
 // LoadFunc reads the agent files afresh.
@@ -22,6 +25,11 @@ type Options struct {
 	// OfflineModelURL, when set, is the model endpoint of every agent whose
 	// API key the server does not hold: the demo and tests run offline.
 	OfflineModelURL string
+	// Bash is what every bash tool run gets from the server.
+	Bash tool.BashRuntime
+	// MCP connects to the MCP servers agents declare; without it a
+	// declared server is a load problem.
+	MCP *mcptools.Pool
 }
 
 // Catalog is the current set of agents. It is safe for concurrent use.

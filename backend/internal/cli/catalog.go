@@ -10,8 +10,9 @@ import (
 
 // loadCatalog loads the agents the resolved configuration names. An unknown
 // --agent slug is an error; bad agent files are not (they are reported by
-// the catalog and the others load).
-func (a *app) loadCatalog(ctx context.Context, res *config.Resolved, keys config.Keys, offlineURL string) (*catalog.Catalog, error) {
+// the catalog and the others load). opts says how tools run; the key
+// lookup is added here.
+func (a *app) loadCatalog(ctx context.Context, res *config.Resolved, keys config.Keys, opts catalog.Options) (*catalog.Catalog, error) {
 	if _, err := res.LoadAgents(); err != nil {
 		return nil, err
 	}
@@ -19,9 +20,9 @@ func (a *app) loadCatalog(ctx context.Context, res *config.Resolved, keys config
 		set, _ := res.LoadAgents() // the slug was checked above; a reload keeps serving what loads
 		return set
 	}
-	hasKey := func(id string) bool {
+	opts.HasKey = func(id string) bool {
 		_, ok := keys.Lookup(id)
 		return ok
 	}
-	return catalog.New(ctx, load, catalog.Options{HasKey: hasKey, OfflineModelURL: offlineURL}), nil
+	return catalog.New(ctx, load, opts), nil
 }

@@ -1,13 +1,16 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agents-os/agents/backend/internal/agentfile"
+	"github.com/agents-os/agents/backend/internal/catalog"
 	"github.com/agents-os/agents/backend/internal/config"
+	"github.com/agents-os/agents/backend/internal/mcptools"
 )
 
 func (a *app) checkCommand() *cobra.Command {
@@ -15,7 +18,7 @@ func (a *app) checkCommand() *cobra.Command {
 		Use:   "check",
 		Short: "Load every agent and describe every tool; report each problem as file: field: reason",
 		Long: `Load every agent file the configuration names, run "describe" on every
-bash tool, and report each problem on a line of its own as
+bash tool, start every MCP server and list its tools, and report each problem on a line of its own as
 "file: field: reason". Exits 1 when any agent file or tool does not load.
 Warnings (unknown config fields, API keys not found) do not change the exit
 status.`,
@@ -29,15 +32,22 @@ status.`,
 			if err != nil {
 				return err
 			}
-			cat, err := a.loadCatalog(cmd.Context(), res, keys, "")
+			pool := mcptools.NewPool(mcptools.Options{})
+			defer pool.Close()
+			cat, err := a.loadCatalog(cmd.Context(), res, keys, catalog.Options{MCP: pool})
 			if err != nil {
 				return err
 			}
 			snap := cat.Snapshot()
-			for _, p := range snap.Errors {
+			problems := snap.Errors
+			warnings := append([]*agentfile.Error(nil), res.Warnings...)
+			for _, ag := range snap.Agents() {
+				p, w := checkMCPServers(cmd.Context(), ag)
+				problems, warnings = append(problems, p...), append(warnings, w...)
+			}
+			for _, p := range problems {
 				fmt.Fprintln(a.stdout, p.Error())
 			}
-			warnings := append([]*agentfile.Error(nil), res.Warnings...)
 			for _, ag := range snap.Agents() {
 				if !ag.Model.KeyPresent {
 					warnings = append(warnings, missingKey(ag.File, ag.Model.APIKeyID))
@@ -46,13 +56,32 @@ status.`,
 			for _, w := range warnings {
 				fmt.Fprintln(a.stdout, "warning:", w.Error())
 			}
-			fmt.Fprintf(a.stdout, "%d agents loaded, %d problems, %d warnings\n", len(snap.Agents()), len(snap.Errors), len(warnings))
-			if len(snap.Errors) > 0 {
-				return &exitError{code: 1, err: fmt.Errorf("%d agent files or tools did not load", len(snap.Errors))}
+			fmt.Fprintf(a.stdout, "%d agents loaded, %d problems, %d warnings\n", len(snap.Agents()), len(problems), len(warnings))
+			if len(problems) > 0 {
+				return &exitError{code: 1, err: fmt.Errorf("%d agent files or tools did not load", len(problems))}
 			}
 			return nil
 		},
 	}
+}
+
+// checkMCPServers starts the agent's MCP servers and lists their tools:
+// one that does not start is a problem; one whose headers need session
+// params cannot be checked without them, a warning.
+func checkMCPServers(ctx context.Context, ag *catalog.Agent) (problems, warnings []*agentfile.Error) {
+	ag.Toolset(ctx, nil)
+	for i, st := range ag.MCPStatus(nil) {
+		if st.Error == "" {
+			continue
+		}
+		e := &agentfile.Error{File: ag.File, Field: fmt.Sprintf("contents.mcpServers[%d]", i), Reason: st.Error}
+		if st.State == mcptools.StateIdle {
+			warnings = append(warnings, e)
+		} else {
+			problems = append(problems, e)
+		}
+	}
+	return problems, warnings
 }
 
 // missingKey says where an agent's API key was looked for.

@@ -12,12 +12,16 @@ import (
 	"time"
 
 	"github.com/agents-os/agents/backend/internal/bashtool"
+	"github.com/agents-os/agents/backend/internal/catalog"
 	"github.com/agents-os/agents/backend/internal/config"
 	"github.com/agents-os/agents/backend/internal/events"
+	"github.com/agents-os/agents/backend/internal/mcptools"
 	"github.com/agents-os/agents/backend/internal/runner"
 	"github.com/agents-os/agents/backend/internal/server"
 	"github.com/agents-os/agents/backend/internal/store"
 	"github.com/agents-os/agents/backend/internal/store/sqlite"
+	"github.com/agents-os/agents/backend/internal/tool"
+	"github.com/agents-os/agents/backend/internal/wire"
 )
 
 // stack is one assembled server: store, event hub, runner, metrics and the
@@ -29,6 +33,9 @@ type stack struct {
 	store   store.Store
 	hub     *events.Hub
 	runner  *runner.Runner
+	catalog *catalog.Catalog
+	// mcp holds the MCP servers agents use; they stop with the stack.
+	mcp     *mcptools.Pool
 	metrics *server.Metrics
 	server  *server.Server
 
@@ -59,10 +66,22 @@ func (a *app) startStack(ctx context.Context, res *config.Resolved, log *slog.Lo
 	if err != nil {
 		return nil, err
 	}
-	cat, err := a.loadCatalog(ctx, res, keys, opts.offlineModel)
+	reaper, err := toolReaper(res.DataDir, opts.recover, log)
 	if err != nil {
 		return nil, err
 	}
+	s := &stack{log: log}
+	s.mcp = mcptools.NewPool(mcptools.Options{Log: log, Reaper: reaper, Changed: s.toolsChanged})
+	cat, err := a.loadCatalog(ctx, res, keys, catalog.Options{
+		OfflineModelURL: opts.offlineModel,
+		Bash:            tool.BashRuntime{Reaper: reaper},
+		MCP:             s.mcp,
+	})
+	if err != nil {
+		s.mcp.Close()
+		return nil, err
+	}
+	s.catalog = cat
 	snap := cat.Snapshot()
 	for _, e := range snap.Errors {
 		log.Warn("agent file not loaded", "problem", e.Error())
@@ -71,19 +90,16 @@ func (a *app) startStack(ctx context.Context, res *config.Resolved, log *slog.Lo
 
 	db, err := openStore(ctx, res.DB)
 	if err != nil {
+		s.mcp.Close()
 		return nil, err
 	}
 	hub, err := runner.NewHub(ctx, db, events.Options{})
 	if err != nil {
 		db.Close()
+		s.mcp.Close()
 		return nil, fmt.Errorf("read the event log: %w", err)
 	}
-	s := &stack{log: log, store: db, hub: hub}
-	reaper, err := toolReaper(res.DataDir, opts.recover, log)
-	if err != nil {
-		db.Close()
-		return nil, err
-	}
+	s.store, s.hub = db, hub
 	s.metrics = server.NewMetrics(db, s.hub)
 	// The metrics follow the hub before anything publishes, so the runs
 	// resumed by Recover are counted too.
@@ -95,8 +111,6 @@ func (a *app) startStack(ctx context.Context, res *config.Resolved, log *slog.Lo
 		Catalog: cat,
 		Models:  runner.LLMModels(keyValue(keys), res.ModelLimits, log),
 		OnStep:  s.metrics.ObserveStep,
-
-		ToolReaper: reaper,
 
 		MaxRuns:         opts.limits.MaxRuns,
 		MaxRunsPerOwner: opts.limits.MaxRunsPerOwner,
@@ -146,10 +160,21 @@ func (s *stack) drain(ctx context.Context) {
 // and resume at the next start), the metrics and the store.
 func (s *stack) close() {
 	s.runner.Close()
+	s.mcp.Close()
 	s.hub.Shutdown()
 	s.stopMetrics()
 	if err := s.store.Close(); err != nil {
 		s.log.Error("close store", "error", err.Error())
+	}
+}
+
+// toolsChanged tells clients that an MCP server's tools changed: the
+// agents using it offer other tools from their next step.
+func (s *stack) toolsChanged() {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := s.runner.Announce(ctx, wire.AgentsChanged(s.catalog.Snapshot())); err != nil {
+		s.log.Warn("announce changed tools", "err", err)
 	}
 }
 

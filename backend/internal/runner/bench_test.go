@@ -18,6 +18,7 @@ import (
 	"github.com/agents-os/agents/backend/internal/runner"
 	"github.com/agents-os/agents/backend/internal/session"
 	"github.com/agents-os/agents/backend/internal/store/sqlite"
+	"github.com/agents-os/agents/backend/internal/tool"
 	"github.com/agents-os/agents/tools/fakellm"
 	"github.com/agents-os/agents/tools/fakellm/fakellmtest"
 )
@@ -53,7 +54,7 @@ const stepsPerRun = 16
 // also starts one process, as real bash tools do.
 func BenchmarkSteps(b *testing.B) {
 	for _, tool := range []struct{ variant, name string }{
-		{"system", catalog.ToolListSubSessions},
+		{"system", tool.ListSubSessionsName},
 		{"bash", "bash_noop"},
 	} {
 		for _, sessions := range []int{1, 64} {

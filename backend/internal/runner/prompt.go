@@ -12,7 +12,8 @@ import (
 
 // buildRequest turns the session's history into a model request. The
 // messages and their encoding come from the session's prompt, brought up
-// to date with the turns added since the step before.
+// to date with the turns added since the step before; the tools are added
+// by the model call (toolSpecs).
 func (a *actor) buildRequest() llm.Request {
 	a.prompt.update(a.agent, a.st.turns)
 	n := len(a.prompt.msgs)
@@ -20,10 +21,17 @@ func (a *actor) buildRequest() llm.Request {
 	if a.prompt.encoded != nil {
 		req.Encoded = a.prompt.encoded[:n:n]
 	}
-	for _, t := range a.agent.Tools {
-		req.Tools = append(req.Tools, llm.ToolSpec{Name: t.Name, Description: t.Description, Parameters: t.Parameters})
-	}
 	return req
+}
+
+// toolSpecs is how the tools of a step are offered to the model.
+func toolSpecs(set *catalog.Toolset) []llm.ToolSpec {
+	var out []llm.ToolSpec
+	for _, t := range set.List() {
+		spec := t.Spec()
+		out = append(out, llm.ToolSpec{Name: spec.Name, Description: spec.Description, Parameters: spec.Parameters})
+	}
+	return out
 }
 
 // prompt is a session's history as the model reads it, kept from step to

@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -94,7 +93,6 @@ func benchActor(turns []session.Turn) *actor {
 		agent: &catalog.Agent{
 			Agent: &agentfile.Agent{SystemPrompt: []string{"You are a careful engineer.", "Answer briefly."}},
 			Model: catalog.Model{Flavor: agentfile.FlavorOpenAIv1, Name: "bench-model"},
-			Tools: []*catalog.Tool{{Name: "read_file", Description: "Read a file.", Parameters: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}}}`)}},
 		},
 	}
 }

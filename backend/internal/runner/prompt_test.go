@@ -60,7 +60,6 @@ func testAgent(flavor agentfile.Flavor, mailInToolResult bool, system ...string)
 	return &catalog.Agent{
 		Agent: &agentfile.Agent{SystemPrompt: system, MailInToolResult: mailInToolResult},
 		Model: catalog.Model{Flavor: flavor, Name: "m"},
-		Tools: []*catalog.Tool{{Name: "read_file", Description: "Read a file."}, {Name: "list_dir"}},
 	}
 }
 
@@ -169,7 +168,7 @@ func TestBuildRequestLeavesBadHistoryToTheClient(t *testing.T) {
 // checkRequest checks req against the messages want and the agent.
 func checkRequest(t *testing.T, agent *catalog.Agent, req llm.Request, want []llm.Message) {
 	t.Helper()
-	if req.Model != "m" || req.SessionID != "s-1" || len(req.Tools) != len(agent.Tools) {
+	if req.Model != "m" || req.SessionID != "s-1" || len(req.Tools) != 0 {
 		t.Errorf("request for %s, session %s, with %d tools", req.Model, req.SessionID, len(req.Tools))
 	}
 	if !reflect.DeepEqual(req.Messages, want) {

@@ -7,6 +7,7 @@ import (
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/backend/internal/errs"
 	"github.com/agents-os/agents/backend/internal/session"
+	"github.com/agents-os/agents/backend/internal/tool"
 )
 
 // abortedText is the result of a call that was in flight when the server
@@ -109,14 +110,14 @@ func (a *actor) recoverRound(ctx context.Context) error {
 	var again []*callState
 	var children []string
 	for _, cs := range st.calls {
-		if cs.result != nil || (cs.tool != nil && cs.tool.Mode() == session.CallDeferred) {
+		if cs.result != nil || cs.call.Mode == session.CallDeferred {
 			continue
 		}
 		// A helper's child goes on without its parent's params: the call
 		// waits for it even when they are missing, and the run stops for
 		// them at its next step (see beginStep), its round settled.
-		if cs.tool != nil && cs.tool.Helper != "" {
-			child, err := a.r.store.HelperChild(ctx, a.id, cs.call.ID)
+		if t, ok := cs.tool.(tool.Resumable); ok {
+			child, err := t.Rejoin(ctx, &host{r: a.r, env: a.callEnv()}, cs.call.ID)
 			if err != nil {
 				return err
 			}

@@ -14,7 +14,8 @@ import (
 
 // Reasons stored with a round's call rows.
 const (
-	// reasonClientTool marks a call a client answers with CompleteCall.
+	// reasonClientTool marks a call to a client tool, which a client
+	// answers with CompleteCall.
 	reasonClientTool = "client_tool"
 	// reasonAttached marks a call the server runs, recorded only because
 	// its round also has deferred calls.
@@ -24,7 +25,7 @@ const (
 // roundRows returns the store rows of a round that has deferred calls: one
 // per call, in call order, so the whole round survives a restart. A round
 // without deferred calls needs none.
-func (a *actor) roundRows(st *step, calls []session.ToolCall) []session.DeferredCall {
+func (a *actor) roundRows(st *step, calls []session.ToolCall, reasons []string) []session.DeferredCall {
 	deferred := false
 	for _, c := range calls {
 		if c.Mode == session.CallDeferred {
@@ -39,7 +40,7 @@ func (a *actor) roundRows(st *step, calls []session.ToolCall) []session.Deferred
 	for i, c := range calls {
 		reason := reasonAttached
 		if c.Mode == session.CallDeferred {
-			reason = reasonClientTool
+			reason = reasons[i]
 		}
 		rows[i] = session.DeferredCall{Token: uuid.NewString(), SessionID: a.id, Call: c, Reason: reason, Created: now, Round: st.turnIndex}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/agents-os/agents/backend/internal/catalog"
 	"github.com/agents-os/agents/backend/internal/llm"
 	"github.com/agents-os/agents/backend/internal/session"
+	"github.com/agents-os/agents/backend/internal/tool"
 	"github.com/agents-os/agents/backend/internal/wire"
 )
 
@@ -61,6 +62,10 @@ type step struct {
 	resume bool
 	// progress is the turn the model is streaming.
 	progress progress
+	// tools are the tools offered to the model in this step: its calls
+	// are resolved against them. Set by the model call's goroutine before
+	// it reports back.
+	tools *catalog.Toolset
 	// shutdown says a call was cut by the server stopping: the round is
 	// not stored, so the next start takes it up again.
 	shutdown bool
@@ -72,7 +77,7 @@ type step struct {
 // callState is one tool call of a step.
 type callState struct {
 	call   session.ToolCall
-	tool   *catalog.Tool
+	tool   tool.Tool
 	cancel context.CancelFunc
 	result *session.ToolResult
 	// token is the call's row in the store, for a recorded round.
@@ -188,8 +193,12 @@ func (a *actor) beginStep() {
 	st.progress.turnIndex = st.turnIndex
 	run.step = st
 	req := a.buildRequest()
+	agent, params := a.agent, a.paramsCopy()
 	a.r.workers.do(func() {
 		began := time.Now()
+		// Listing the tools may start MCP servers: off the actor.
+		st.tools = agent.Toolset(ctx, params)
+		req.Tools = toolSpecs(st.tools)
 		resp, err := model.Stream(ctx, req, func(d llm.Delta) { a.publishDelta(st, d) })
 		took := time.Since(began)
 		a.post(func(a *actor) { a.modelDone(st, resp, err, took) })
@@ -269,14 +278,18 @@ func (a *actor) modelDone(st *step, resp llm.Response, err error, took time.Dura
 		// Cut short: keep the text that arrived; calls that were still
 		// being written are dropped because they never ran.
 		turn.Interrupted = true
-	} else {
+	}
+	var reasons []string
+	if err == nil {
 		for _, c := range resp.ToolCalls {
-			turn.ToolCalls = append(turn.ToolCalls, a.classify(c))
+			call, d := a.decide(st, c)
+			turn.ToolCalls = append(turn.ToolCalls, call)
+			reasons = append(reasons, d.reason)
 		}
 	}
 	e := a.edit()
 	a.addTurn(e, session.Turn{LLM: &turn})
-	rows := a.roundRows(st, turn.ToolCalls)
+	rows := a.roundRows(st, turn.ToolCalls, reasons)
 	e.deferred = rows
 	if deferred := deferredOf(rows); len(deferred) > 0 {
 		views := make([]*agentsv1.DeferredCall, len(deferred))
@@ -288,7 +301,7 @@ func (a *actor) modelDone(st *step, resp llm.Response, err error, took time.Dura
 	for _, c := range turn.ToolCalls {
 		// The calls the server runs start as soon as the turn is stored:
 		// say so in the same write.
-		if t, ok := a.agent.Tool(c.Name); ok && t.Mode() != session.CallDeferred {
+		if _, ok := st.tools.Get(c.Name); ok && c.Mode != session.CallDeferred {
 			e.emit(a, &agentsv1.Event{Kind: "tool.started", Body: &agentsv1.Event_ToolStarted{ToolStarted: &agentsv1.ToolStarted{Call: wire.ToolCall(c)}}})
 		}
 	}
@@ -323,16 +336,6 @@ func deferredOf(rows []session.DeferredCall) []session.DeferredCall {
 		}
 	}
 	return out
-}
-
-// classify stamps a model's tool call with its kind and mode.
-func (a *actor) classify(c llm.ToolCall) session.ToolCall {
-	call := session.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments, Mode: session.CallAttached}
-	if t, ok := a.agent.Tool(c.Name); ok {
-		call.Kind = t.Kind
-		call.Mode = t.Mode()
-	}
-	return call
 }
 
 // answered reports whether the history ends with a model answer that

@@ -17,7 +17,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/agents-os/agents/backend/internal/bashtool"
 	"github.com/agents-os/agents/backend/internal/catalog"
 	"github.com/agents-os/agents/backend/internal/errs"
 	"github.com/agents-os/agents/backend/internal/events"
@@ -58,11 +57,6 @@ type Options struct {
 	// IdleEvict unloads a session that has had no run, call or waiter for
 	// this long.
 	IdleEvict time.Duration
-	// ToolLimits bound every bash tool run.
-	ToolLimits bashtool.Limits
-	// ToolReaper records the process groups of running tools, so the next
-	// start can end what a crash left behind; nil records nothing.
-	ToolReaper *bashtool.Reaper
 	// MaxRuns bounds the runs active at once on the server, and
 	// MaxRunsPerOwner those of one owner; zero means no limit. Every run
 	// counts, whoever starts it.

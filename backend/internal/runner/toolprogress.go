@@ -95,7 +95,7 @@ func (p *progressReporter) flush() {
 
 // followChild reports a helper's child session as the progress of the
 // parent's call: its tools starting and reporting, until ctx ends.
-func (r *Runner) followChild(ctx context.Context, childID string, p *progressReporter) {
+func (r *Runner) followChild(ctx context.Context, childID string, report func(string)) {
 	sub, _ := r.hub.Subscribe(events.SessionScope(childID), nil)
 	go func() {
 		defer sub.Close()
@@ -109,11 +109,11 @@ func (r *Runner) followChild(ctx context.Context, childID string, p *progressRep
 				}
 				switch b := ev.GetBody().(type) {
 				case *agentsv1.Event_ToolStarted:
-					p.report(fmt.Sprintf("%s: calling %s", childID, b.ToolStarted.GetCall().GetName()))
+					report(fmt.Sprintf("%s: calling %s", childID, b.ToolStarted.GetCall().GetName()))
 				case *agentsv1.Event_ToolProgressed:
-					p.report(fmt.Sprintf("%s: %s", childID, b.ToolProgressed.GetMessage()))
+					report(fmt.Sprintf("%s: %s", childID, b.ToolProgressed.GetMessage()))
 				case *agentsv1.Event_RunStarted:
-					p.report(fmt.Sprintf("%s: running", childID))
+					report(fmt.Sprintf("%s: running", childID))
 				}
 			}
 		}

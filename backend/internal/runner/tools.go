@@ -2,16 +2,14 @@ package runner
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
-	"github.com/agents-os/agents/backend/internal/bashtool"
-	"github.com/agents-os/agents/backend/internal/catalog"
 	"github.com/agents-os/agents/backend/internal/errs"
 	"github.com/agents-os/agents/backend/internal/session"
 	"github.com/agents-os/agents/backend/internal/store"
+	"github.com/agents-os/agents/backend/internal/tool"
 	"github.com/agents-os/agents/backend/internal/wire"
 )
 
@@ -29,23 +27,21 @@ func (a *actor) startCalls(st *step, calls []session.ToolCall, rows []session.De
 			cs.token = rows[i].Token
 		}
 		st.calls[i] = cs
-		tool, ok := a.agent.Tool(call.Name)
-		if ok && tool.Mode() == session.CallDeferred {
-			cs.tool = tool
+		t, ok := st.tools.Get(call.Name)
+		cs.tool = t
+		switch {
+		case call.Mode == session.CallDeferred:
+			// The decision made when the model asked (see decide).
 			deferred = append(deferred, rows[i])
-			continue
-		}
-		if !ok {
+		case !ok:
 			// Answered on the spot; the round ends below once the calls
 			// that do run are done too.
 			res := errorResult(call, fmt.Sprintf("unknown tool %q", call.Name), 0)
 			cs.result = &res
-			continue
 		}
-		cs.tool = tool
 	}
 	for _, cs := range st.calls {
-		if cs.result == nil && cs.tool != nil && cs.tool.Mode() != session.CallDeferred {
+		if cs.result == nil && cs.call.Mode != session.CallDeferred {
 			a.launch(st, cs, "")
 		}
 	}
@@ -66,14 +62,8 @@ func (a *actor) launch(st *step, cs *callState, child string) {
 	st.running++
 	ctx, cancel := context.WithCancel(st.ctx)
 	cs.cancel = cancel
-	env := callEnv{
-		sessionID: a.id,
-		owner:     a.owner,
-		depth:     a.st.meta.Depth,
-		agent:     a.agent.Slug,
-		params:    a.paramsCopy(),
-		child:     child,
-	}
+	env := a.callEnv()
+	env.child = child
 	tool, call := cs.tool, cs.call
 	go func() {
 		res, stopped := a.r.execute(ctx, env, tool, call)
@@ -127,6 +117,17 @@ func (a *actor) paramsCopy() map[string]string {
 	return out
 }
 
+// callEnv returns what a call of this session knows about it.
+func (a *actor) callEnv() callEnv {
+	return callEnv{
+		sessionID: a.id,
+		owner:     a.owner,
+		depth:     a.st.meta.Depth,
+		agent:     a.st.meta.Agent,
+		params:    a.paramsCopy(),
+	}
+}
+
 // callEnv is what a tool call needs to know about its session; it is a
 // copy, because the call runs off the actor goroutine.
 type callEnv struct {
@@ -140,38 +141,36 @@ type callEnv struct {
 	child string
 }
 
-// execute runs one tool call to its result. Every failure becomes an
-// error result the model reads; a cancelled call reports cancelled.
-// stopped says the call did not finish because the server is stopping and
-// must be taken up again at the next start (a helper's child goes on).
-func (r *Runner) execute(ctx context.Context, env callEnv, tool *catalog.Tool, call session.ToolCall) (res session.ToolResult, stopped bool) {
+// execute runs one tool call to its result, through the tool's own
+// Execute. Every failure becomes an error result the model reads; a
+// cancelled call reports cancelled. stopped says the call did not finish
+// because the server is stopping and must be taken up again at the next
+// start (a helper's child goes on).
+func (r *Runner) execute(ctx context.Context, env callEnv, t tool.Tool, call session.ToolCall) (res session.ToolResult, stopped bool) {
 	began := time.Now()
-	switch {
-	case tool.Bash != nil:
-		script := *tool.Bash
-		if script.Limits == (bashtool.Limits{}) {
-			script.Limits = r.opts.ToolLimits
-		}
-		progress := r.newProgress(env, call.ID)
-		out := script.Run(ctx, []byte(call.Arguments), bashtool.Env{
-			SessionID:  env.sessionID,
-			AgentSlug:  env.agent,
-			ToolCallID: call.ID,
-			Extra:      env.params,
-			OnProgress: progress.report,
-			Reaper:     r.opts.ToolReaper,
-		})
-		progress.stop()
-		res = session.ToolResult{CallID: call.ID, Name: call.Name, Text: out.Text, Status: session.ResultOK}
-		if out.IsError {
-			res.Status = session.ResultError
-		}
-	case tool.Helper != "":
-		res, stopped = r.runHelper(ctx, env, tool.Helper, call)
-	case tool.Kind == session.ToolSystem:
-		res = r.runSystemTool(ctx, env, call)
-	default:
-		res = errorResult(call, fmt.Sprintf("tool %q cannot be run by the server", call.Name), 0)
+	progress := r.newProgress(env, call.ID)
+	out := t.Execute(ctx, tool.Call{
+		ID:        call.ID,
+		Name:      call.Name,
+		Arguments: call.Arguments,
+		Session: tool.Session{
+			ID:     env.sessionID,
+			Owner:  env.owner,
+			Agent:  env.agent,
+			Depth:  env.depth,
+			Params: env.params,
+		},
+		Progress: progress.report,
+		Host:     &host{r: r, env: env},
+		Resume:   env.child,
+	})
+	progress.stop()
+	if out.Suspended {
+		return session.ToolResult{}, true
+	}
+	res = session.ToolResult{CallID: call.ID, Name: call.Name, Text: out.Text, Status: out.Status, ChildSessionID: out.ChildSessionID}
+	if res.Status == "" {
+		res.Status = session.ResultOK
 	}
 	if ctx.Err() != nil && res.Status != session.ResultOK {
 		res.Status = session.ResultCancelled
@@ -180,7 +179,7 @@ func (r *Runner) execute(ctx context.Context, env callEnv, tool *catalog.Tool, c
 		}
 	}
 	res.Duration = time.Since(began)
-	return res, stopped
+	return res, false
 }
 
 func errorResult(call session.ToolCall, text string, took time.Duration) session.ToolResult {
@@ -193,27 +192,21 @@ func errorResult(call session.ToolCall, text string, took time.Duration) session
 // child instead of starting the work again. stopped says the server is
 // stopping while the child still runs: the call is taken up at the next
 // start.
-func (r *Runner) runHelper(ctx context.Context, env callEnv, helper string, call session.ToolCall) (session.ToolResult, bool) {
-	childID := env.child
+func (r *Runner) runHelper(ctx context.Context, env callEnv, helper string, call tool.Call, prompt string) tool.Result {
+	childID := call.Resume
 	if childID == "" {
-		var args struct {
-			Prompt string `json:"prompt"`
-		}
-		if err := json.Unmarshal([]byte(orEmptyObject(call.Arguments)), &args); err != nil || args.Prompt == "" {
-			return errorResult(call, `the helper needs {"prompt": "…"}: a non-empty prompt string`, 0), false
-		}
 		if env.depth+1 > r.opts.MaxDepth {
-			return errorResult(call, fmt.Sprintf("helper agents may nest %d deep at most", r.opts.MaxDepth), 0), false
+			return tool.Failed(fmt.Sprintf("helper agents may nest %d deep at most", r.opts.MaxDepth))
 		}
 		child, err := r.CreateSession(ctx, env.owner, CreateRequest{
 			Agent:    helper,
-			Message:  &Message{Text: args.Prompt},
+			Message:  &Message{Text: prompt},
 			ParentID: env.sessionID,
 			Params:   env.params,
 			helperOf: &helperOf{callID: call.ID, agent: helper},
 		})
 		if err != nil {
-			return errorResult(call, fmt.Sprintf("could not start the helper %s: %v", helper, publicText(err)), 0), false
+			return tool.Failed(fmt.Sprintf("could not start the helper %s: %v", helper, publicText(err)))
 		}
 		childID = child.Meta.ID
 	} else {
@@ -221,18 +214,16 @@ func (r *Runner) runHelper(ctx context.Context, env callEnv, helper string, call
 		// recovered yet.
 		err := r.withSession(ctx, childID, func(a *actor) error { return a.recoverRun(ctx) })
 		if errs.KindOf(err) == errs.KindNotFound {
-			return errorResult(call, fmt.Sprintf("the helper %s's session %s is gone", helper, childID), 0), false
+			return tool.Failed(fmt.Sprintf("the helper %s's session %s is gone", helper, childID))
 		}
 	}
-	progress := r.newProgress(env, call.ID)
-	defer progress.stop()
 	followCtx, stopFollowing := context.WithCancel(ctx)
 	defer stopFollowing()
-	r.followChild(followCtx, childID, progress)
+	r.followChild(followCtx, childID, call.Progress)
 	final, err := r.awaitRun(ctx, childID)
 	if err != nil {
 		if r.ctx.Err() != nil || r.draining.Load() {
-			return session.ToolResult{}, true
+			return tool.Result{Suspended: true}
 		}
 		// The parent's call was cancelled: the child stops with it.
 		stopCtx, cancel := context.WithTimeout(r.ctx, 5*time.Second)
@@ -241,13 +232,13 @@ func (r *Runner) runHelper(ctx context.Context, env callEnv, helper string, call
 		r.subcall(env, &agentsv1.Event{Kind: "subcall.failed", Body: &agentsv1.Event_SubcallFailed{SubcallFailed: &agentsv1.SubcallFailed{
 			ChildSessionId: childID, CallId: call.ID, Reason: "cancelled",
 		}}})
-		return session.ToolResult{CallID: call.ID, Name: call.Name, Text: "cancelled", Status: session.ResultCancelled, ChildSessionID: childID}, false
+		return tool.Result{Text: "cancelled", Status: session.ResultCancelled, ChildSessionID: childID}
 	}
 	if final.status == session.StatusRunning {
 		if r.ctx.Err() != nil || r.draining.Load() {
 			// The server is stopping and the child's run will resume at
 			// the next start; so will this call, waiting for it.
-			return session.ToolResult{}, true
+			return tool.Result{Suspended: true}
 		}
 		final.reason = "its run stopped without an answer"
 	}
@@ -260,12 +251,12 @@ func (r *Runner) runHelper(ctx context.Context, env callEnv, helper string, call
 		r.subcall(env, &agentsv1.Event{Kind: "subcall.failed", Body: &agentsv1.Event_SubcallFailed{SubcallFailed: &agentsv1.SubcallFailed{
 			ChildSessionId: childID, CallId: call.ID, Reason: reason,
 		}}})
-		return session.ToolResult{CallID: call.ID, Name: call.Name, Text: fmt.Sprintf("the helper %s did not answer: %s", helper, reason), Status: session.ResultError, ChildSessionID: childID}, false
+		return tool.Result{Text: fmt.Sprintf("the helper %s did not answer: %s", helper, reason), Status: session.ResultError, ChildSessionID: childID}
 	}
 	r.subcall(env, &agentsv1.Event{Kind: "subcall.completed", Body: &agentsv1.Event_SubcallCompleted{SubcallCompleted: &agentsv1.SubcallCompleted{
 		ChildSessionId: childID, CallId: call.ID, Text: final.text,
 	}}})
-	return session.ToolResult{CallID: call.ID, Name: call.Name, Text: final.text, Status: session.ResultOK, ChildSessionID: childID}, false
+	return tool.Result{Text: final.text, Status: session.ResultOK, ChildSessionID: childID}
 }
 
 // subcall publishes an event of a helper call, stamped with the parent.
@@ -274,11 +265,4 @@ func (r *Runner) subcall(env callEnv, ev *agentsv1.Event) {
 	if err := r.announce(r.ctx, ev); err != nil {
 		r.log.Error("announce helper call", "session", env.sessionID, "err", err)
 	}
-}
-
-func orEmptyObject(s string) string {
-	if s == "" {
-		return "{}"
-	}
-	return s
 }

@@ -18,7 +18,10 @@ func (h *agentService) ListAgents(_ context.Context, _ *connect.Request[agentsv1
 	return connect.NewResponse(&agentsv1.ListAgentsResponse{Agents: descriptors(snap), Errors: wire.LoadErrors(snap.Errors)}), nil
 }
 
-func (h *agentService) GetAgent(_ context.Context, req *connect.Request[agentsv1.GetAgentRequest]) (*connect.Response[agentsv1.GetAgentResponse], error) {
+// GetAgent describes one agent with every tool it offers: its MCP servers
+// start if they are not running yet, so a server that cannot start shows
+// here with the reason.
+func (h *agentService) GetAgent(ctx context.Context, req *connect.Request[agentsv1.GetAgentRequest]) (*connect.Response[agentsv1.GetAgentResponse], error) {
 	if req.Msg.GetSlug() == "" {
 		return nil, errs.Invalid("invalid_argument", "slug is required")
 	}
@@ -26,7 +29,7 @@ func (h *agentService) GetAgent(_ context.Context, req *connect.Request[agentsv1
 	if err != nil {
 		return nil, err
 	}
-	return connect.NewResponse(&agentsv1.GetAgentResponse{Agent: wire.Agent(a)}), nil
+	return connect.NewResponse(&agentsv1.GetAgentResponse{Agent: wire.Agent(a, a.Toolset(ctx, nil), a.MCPStatus(nil))}), nil
 }
 
 // ReloadAgents re-reads the agent files for every owner, so with auth on
@@ -36,21 +39,19 @@ func (h *agentService) ReloadAgents(ctx context.Context, _ *connect.Request[agen
 		return nil, errs.PermissionDenied("permission_denied", "reloading the agents needs an admin token")
 	}
 	snap := h.s.catalog.Reload(ctx)
-	changed := &agentsv1.AgentsChanged{Errors: wire.LoadErrors(snap.Errors)}
-	for _, a := range snap.Agents() {
-		changed.Slugs = append(changed.Slugs, a.Slug)
-	}
-	if err := h.s.runner.Announce(ctx, &agentsv1.Event{Kind: "agents.changed", Body: &agentsv1.Event_AgentsChanged{AgentsChanged: changed}}); err != nil {
+	if err := h.s.runner.Announce(ctx, wire.AgentsChanged(snap)); err != nil {
 		return nil, err
 	}
 	return connect.NewResponse(&agentsv1.ReloadAgentsResponse{Agents: descriptors(snap), Errors: wire.LoadErrors(snap.Errors)}), nil
 }
 
+// descriptors lists the agents with the tools known so far: listing every
+// agent starts no MCP server.
 func descriptors(snap *catalog.Snapshot) []*agentsv1.AgentDescriptor {
 	agents := snap.Agents()
 	out := make([]*agentsv1.AgentDescriptor, 0, len(agents))
 	for _, a := range agents {
-		out = append(out, wire.Agent(a))
+		out = append(out, wire.Agent(a, a.Known(), a.MCPStatus(nil)))
 	}
 	return out
 }

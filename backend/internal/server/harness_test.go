@@ -23,12 +23,15 @@ import (
 	"github.com/agents-os/agents/backend/internal/catalog"
 	"github.com/agents-os/agents/backend/internal/events"
 	"github.com/agents-os/agents/backend/internal/llm"
+	"github.com/agents-os/agents/backend/internal/mcptools"
 	"github.com/agents-os/agents/backend/internal/runner"
 	"github.com/agents-os/agents/backend/internal/runner/modelfault"
 	"github.com/agents-os/agents/backend/internal/server"
 	"github.com/agents-os/agents/backend/internal/store"
 	"github.com/agents-os/agents/backend/internal/store/sqlite"
 	"github.com/agents-os/agents/backend/internal/store/storefault"
+	"github.com/agents-os/agents/backend/internal/tool"
+	"github.com/agents-os/agents/backend/internal/wire"
 	"github.com/agents-os/agents/tools/fakellm"
 	"github.com/agents-os/agents/tools/fakellm/fakellmtest"
 )
@@ -44,6 +47,7 @@ type env struct {
 	store  store.Store
 	hub    *events.Hub
 	runner *runner.Runner
+	mcp    *mcptools.Pool
 	http   *httptest.Server
 	srv    *server.Server
 
@@ -65,6 +69,8 @@ type env struct {
 	agentsDir string
 	// web serves the web app.
 	web http.Handler
+	// srvCatalog is the server's catalog, for announcing changed tools.
+	srvCatalog *catalog.Catalog
 }
 
 // option changes how start boots the server.
@@ -133,10 +139,16 @@ func (e *env) boot() {
 	load := func() *agentfile.Set {
 		return agentfile.Load(nil, []string{e.agentsDir})
 	}
+	e.mcp = mcptools.NewPool(mcptools.Options{Changed: func() {
+		_ = e.runner.Announce(context.Background(), wire.AgentsChanged(e.srvCatalog.Snapshot()))
+	}})
 	cat := catalog.New(ctx, load, catalog.Options{
+		MCP:             e.mcp,
 		HasKey:          func(string) bool { return false },
 		OfflineModelURL: e.model.URL(),
+		Bash:            tool.BashRuntime{Limits: bashtool.Limits{Timeout: 2 * time.Second}},
 	})
+	e.srvCatalog = cat
 	if errs := cat.Snapshot().Errors; len(errs) > 0 {
 		t.Fatalf("test agents do not load: %v", errs)
 	}
@@ -156,13 +168,12 @@ func (e *env) boot() {
 		e.stopMetrics = metrics.Follow(hub)
 	}
 	opts := runner.Options{
-		Log:        log,
-		Store:      db,
-		Hub:        hub,
-		Catalog:    cat,
-		Models:     models,
-		ToolLimits: bashtool.Limits{Timeout: 2 * time.Second},
-		OnStep:     onStep,
+		Log:     log,
+		Store:   db,
+		Hub:     hub,
+		Catalog: cat,
+		Models:  models,
+		OnStep:  onStep,
 
 		MaxRuns:         e.limits.MaxRuns,
 		MaxRunsPerOwner: e.limits.MaxRunsPerOwner,
@@ -192,6 +203,7 @@ func (e *env) stop() {
 	}
 	e.srv.Drain() // ends the MCP sessions, and what serves them
 	e.runner.Close()
+	e.mcp.Close()
 	e.hub.Shutdown()
 	if e.stopMetrics != nil {
 		e.stopMetrics()

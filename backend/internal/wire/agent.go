@@ -11,12 +11,14 @@ import (
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/backend/internal/agentfile"
 	"github.com/agents-os/agents/backend/internal/catalog"
+	"github.com/agents-os/agents/backend/internal/mcptools"
 	"github.com/agents-os/agents/backend/internal/session"
 )
 
-// Agent converts a catalog agent to its descriptor. API key values never
-// leave the server; only the key id and whether it is present do.
-func Agent(a *catalog.Agent) *agentsv1.AgentDescriptor {
+// Agent converts a catalog agent to its descriptor, with the tools it
+// offers and the state of its MCP servers. API key values never leave the
+// server; only the key id and whether it is present do.
+func Agent(a *catalog.Agent, tools *catalog.Toolset, servers []mcptools.Status) *agentsv1.AgentDescriptor {
 	d := &agentsv1.AgentDescriptor{
 		Slug:     a.Slug,
 		Announce: a.Announce,
@@ -34,26 +36,35 @@ func Agent(a *catalog.Agent) *agentsv1.AgentDescriptor {
 		MailInToolResult: a.MailInToolResult,
 		MaxSteps:         int32(a.MaxSteps),
 	}
-	for _, t := range a.Tools {
+	for _, t := range tools.List() {
+		spec := t.Spec()
 		d.Tools = append(d.Tools, &agentsv1.ToolDescriptor{
-			Name:        t.Name,
-			Description: t.Description,
-			Parameters:  schemaStruct(t.Parameters),
-			Kind:        ToolKind(t.Kind),
-			Source:      t.Source,
+			Name:        spec.Name,
+			Description: spec.Description,
+			Parameters:  schemaStruct(spec.Parameters),
+			Kind:        ToolKind(spec.Kind),
+			Source:      spec.Source,
 		})
 	}
 	for _, p := range a.Params {
 		d.Params = append(d.Params, &agentsv1.ParamDescriptor{Name: p.Name, Description: p.Description, Secret: p.Secret, Required: p.Required})
 	}
-	for _, m := range a.MCPServers {
-		target := m.Executable
-		for _, arg := range m.Args {
-			target += " " + arg
-		}
-		d.McpServers = append(d.McpServers, &agentsv1.McpServerDescriptor{Name: m.Name, Transport: "stdio", Target: target})
+	for _, m := range servers {
+		d.McpServers = append(d.McpServers, &agentsv1.McpServerDescriptor{
+			Name: m.Name, Transport: m.Transport, Target: m.Target,
+			State: string(m.State), Error: m.Error, ToolCount: int32(m.Tools),
+		})
 	}
 	return d
+}
+
+// AgentsChanged is the agents.changed event for a catalog snapshot.
+func AgentsChanged(snap *catalog.Snapshot) *agentsv1.Event {
+	changed := &agentsv1.AgentsChanged{Errors: LoadErrors(snap.Errors)}
+	for _, a := range snap.Agents() {
+		changed.Slugs = append(changed.Slugs, a.Slug)
+	}
+	return &agentsv1.Event{Kind: "agents.changed", Body: &agentsv1.Event_AgentsChanged{AgentsChanged: changed}}
 }
 
 // LoadErrors converts load problems.

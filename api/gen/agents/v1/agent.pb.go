@@ -765,7 +765,15 @@ type McpServerDescriptor struct {
 	// Transport: `stdio` or `http`.
 	Transport string `protobuf:"bytes,2,opt,name=transport,proto3" json:"transport,omitempty"`
 	// Command line (stdio) or URL (http).
-	Target        string `protobuf:"bytes,3,opt,name=target,proto3" json:"target,omitempty"`
+	Target string `protobuf:"bytes,3,opt,name=target,proto3" json:"target,omitempty"`
+	// `idle` (not started: it starts on first need), `running` or `failed`.
+	State string `protobuf:"bytes,4,opt,name=state,proto3" json:"state,omitempty"`
+	// Why the server is not running or could not be reached: it failed to
+	// start, it crashed and is not back yet, or its headers need session
+	// params. Its agent works without its tools meanwhile.
+	Error string `protobuf:"bytes,5,opt,name=error,proto3" json:"error,omitempty"`
+	// How many tools the server offers, once it ran.
+	ToolCount     int32 `protobuf:"varint,6,opt,name=tool_count,json=toolCount,proto3" json:"tool_count,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -819,6 +827,27 @@ func (x *McpServerDescriptor) GetTarget() string {
 		return x.Target
 	}
 	return ""
+}
+
+func (x *McpServerDescriptor) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *McpServerDescriptor) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+func (x *McpServerDescriptor) GetToolCount() int32 {
+	if x != nil {
+		return x.ToolCount
+	}
+	return 0
 }
 
 // AgentLoadError is one problem found while loading agent files or
@@ -938,11 +967,15 @@ const file_agents_v1_agent_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x12\x16\n" +
 	"\x06secret\x18\x03 \x01(\bR\x06secret\x12\x1a\n" +
-	"\brequired\x18\x04 \x01(\bR\brequired\"_\n" +
+	"\brequired\x18\x04 \x01(\bR\brequired\"\xaa\x01\n" +
 	"\x13McpServerDescriptor\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1c\n" +
 	"\ttransport\x18\x02 \x01(\tR\ttransport\x12\x16\n" +
-	"\x06target\x18\x03 \x01(\tR\x06target\"R\n" +
+	"\x06target\x18\x03 \x01(\tR\x06target\x12\x14\n" +
+	"\x05state\x18\x04 \x01(\tR\x05state\x12\x14\n" +
+	"\x05error\x18\x05 \x01(\tR\x05error\x12\x1d\n" +
+	"\n" +
+	"tool_count\x18\x06 \x01(\x05R\ttoolCount\"R\n" +
 	"\x0eAgentLoadError\x12\x12\n" +
 	"\x04file\x18\x01 \x01(\tR\x04file\x12\x14\n" +
 	"\x05field\x18\x02 \x01(\tR\x05field\x12\x16\n" +

@@ -1,0 +1,239 @@
+package mcptools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agents-os/agents/backend/internal/agentfile"
+	"github.com/agents-os/agents/backend/internal/bashtool"
+	"github.com/agents-os/agents/backend/internal/session"
+	"github.com/agents-os/agents/backend/internal/tool"
+)
+
+// Prefix starts the name of every MCP tool: mcp_<server>_<tool>.
+const Prefix = "mcp_"
+
+// Toolbox is one MCP server as one agent declares it.
+type Toolbox struct {
+	pool *Pool
+	decl agentfile.MCPServer
+	// dir is the agent file's directory: a stdio server runs there, and a
+	// relative executable path is taken from there.
+	dir string
+	// passEnv names variables of the server's environment a stdio server
+	// gets on top of the clean base every tool gets (the agent's passEnv).
+	passEnv []string
+}
+
+// Toolbox returns the toolbox of a server the agent file declares.
+func (p *Pool) Toolbox(decl agentfile.MCPServer, agent *agentfile.Agent) *Toolbox {
+	return &Toolbox{pool: p, decl: decl, dir: filepath.Dir(agent.File), passEnv: agent.PassEnv}
+}
+
+// Name is the server's name within the agent.
+func (b *Toolbox) Name() string { return b.decl.Name }
+
+// Status is what a client is told about a declared server.
+type Status struct {
+	Name      string
+	Transport string // stdio or http
+	Target    string // command line or URL
+	State     State
+	// Error says why the server is not running, when it failed.
+	Error string
+	// Tools is how many tools it offers, once running.
+	Tools int
+}
+
+// ErrParamsMissing is a server that cannot be reached before the
+// session supplies the params its headers name.
+var ErrParamsMissing = errors.New("params missing")
+
+// Tools returns the server's tools, starting it when it is not running.
+// A server that cannot start gives an error, and the tools it offered
+// when it last ran: a server that crashed keeps offering them while it
+// restarts, and a call waits for it.
+func (b *Toolbox) Tools(ctx context.Context, params map[string]string) ([]tool.Tool, error) {
+	c, err := b.resolve(params)
+	if err != nil {
+		return nil, err
+	}
+	s := b.pool.server(c)
+	_, err = s.ensure(ctx, false)
+	return b.offer(s), err
+}
+
+// Known returns the tools the server offered when last listed, starting
+// nothing; none when it never ran.
+func (b *Toolbox) Known(params map[string]string) []tool.Tool {
+	c, err := b.resolve(params)
+	if err != nil {
+		return nil
+	}
+	return b.offer(b.pool.server(c))
+}
+
+// Status reports the server's state for a session with these params.
+func (b *Toolbox) Status(params map[string]string) Status {
+	st := Status{Name: b.decl.Name, Transport: "stdio", Target: strings.Join(append([]string{b.decl.Executable}, b.decl.Args...), " "), State: StateIdle}
+	if b.decl.Kind == agentfile.MCPKindStreamableHTTP {
+		st.Transport, st.Target = "http", b.decl.URL
+	}
+	c, err := b.resolve(params)
+	if err != nil {
+		st.Error = err.Error()
+		return st
+	}
+	s := b.pool.server(c)
+	state, serr := s.status()
+	st.State, st.Tools = state, len(s.known())
+	if serr != nil {
+		st.Error = serr.Error()
+	}
+	return st
+}
+
+// resolve turns the declaration into a connection for a session with
+// these params.
+func (b *Toolbox) resolve(params map[string]string) (conn, error) {
+	c := conn{Name: b.decl.Name}
+	if b.decl.Kind == agentfile.MCPKindStreamableHTTP {
+		c.URL = b.decl.URL
+		var missing []string
+		for k, v := range b.decl.Headers {
+			if c.Headers == nil {
+				c.Headers = map[string]string{}
+			}
+			value, lack := agentfile.ExpandParams(v, params)
+			c.Headers[k] = value
+			missing = append(missing, lack...)
+		}
+		if len(missing) > 0 {
+			return conn{}, fmt.Errorf("MCP server %s: %w: its headers need the session params %s", b.decl.Name, ErrParamsMissing, strings.Join(missing, ", "))
+		}
+		return c, nil
+	}
+	c.Executable, c.Args, c.Dir = b.decl.Executable, b.decl.Args, b.dir
+	if strings.ContainsRune(c.Executable, filepath.Separator) && !filepath.IsAbs(c.Executable) {
+		c.Executable = filepath.Join(b.dir, c.Executable)
+	}
+	env, err := bashtool.Environment(b.passEnv, b.decl.Env)
+	if err != nil {
+		return conn{}, fmt.Errorf("MCP server %s: %w", b.decl.Name, err)
+	}
+	c.Env = env
+	return c, nil
+}
+
+// offer wraps the server's listed tools as agent tools.
+func (b *Toolbox) offer(s *server) []tool.Tool {
+	listed := s.known()
+	out := make([]tool.Tool, 0, len(listed))
+	for _, t := range listed {
+		out = append(out, &mcpTool{server: s, remote: t.Name, spec: tool.Spec{
+			Name:        ToolName(b.decl.Name, t.Name),
+			Description: t.Description,
+			Parameters:  schemaOf(t),
+			Kind:        session.ToolMCP,
+			Source:      "mcp:" + b.decl.Name,
+		}})
+	}
+	return out
+}
+
+// ToolName is the name an MCP tool is offered under: mcp_<server>_<tool>,
+// with what models do not accept in a name replaced by _.
+func ToolName(server, remote string) string {
+	name := []byte(Prefix + server + "_" + remote)
+	for i, c := range name {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			name[i] = '_'
+		}
+	}
+	return string(name)
+}
+
+// schemaOf is a tool's input schema as JSON; an object with no
+// properties when the server gives none.
+func schemaOf(t *mcp.Tool) json.RawMessage {
+	if t.InputSchema != nil {
+		if b, err := json.Marshal(t.InputSchema); err == nil && string(b) != "null" {
+			return b
+		}
+	}
+	return json.RawMessage(`{"type":"object","properties":{}}`)
+}
+
+// mcpTool is one tool of an MCP server.
+type mcpTool struct {
+	server *server
+	remote string
+	spec   tool.Spec
+}
+
+func (t *mcpTool) Spec() tool.Spec        { return t.spec }
+func (t *mcpTool) Mode() session.CallMode { return session.CallAttached }
+
+// Execute calls the tool on its server, starting or waiting for the server
+// when it is down. The server's progress notifications are the call's.
+func (t *mcpTool) Execute(ctx context.Context, call tool.Call) tool.Result {
+	res, err := t.server.call(ctx, t.remote, []byte(call.Arguments), call.Progress)
+	if err != nil {
+		if ctx.Err() != nil {
+			return tool.Result{Text: "cancelled", Status: session.ResultCancelled}
+		}
+		return tool.Failed(fmt.Sprintf("the call to %s failed: %v", t.spec.Name, err))
+	}
+	text := resultText(res)
+	if res.IsError {
+		return tool.Failed(text)
+	}
+	return tool.OK(text)
+}
+
+// resultText is what the model reads of a call's result: its text
+// content, a line for each other content, or the structured result.
+func resultText(res *mcp.CallToolResult) string {
+	var parts []string
+	for _, c := range res.Content {
+		switch c := c.(type) {
+		case *mcp.TextContent:
+			parts = append(parts, c.Text)
+		case *mcp.ImageContent:
+			parts = append(parts, fmt.Sprintf("[image %s, %d bytes]", c.MIMEType, len(c.Data)))
+		case *mcp.AudioContent:
+			parts = append(parts, fmt.Sprintf("[audio %s, %d bytes]", c.MIMEType, len(c.Data)))
+		case *mcp.ResourceLink:
+			parts = append(parts, fmt.Sprintf("[resource %s]", c.URI))
+		case *mcp.EmbeddedResource:
+			if c.Resource != nil && c.Resource.Text != "" {
+				parts = append(parts, c.Resource.Text)
+			} else if c.Resource != nil {
+				parts = append(parts, fmt.Sprintf("[resource %s]", c.Resource.URI))
+			}
+		}
+	}
+	if len(parts) == 0 && res.StructuredContent != nil {
+		if b, err := json.Marshal(res.StructuredContent); err == nil {
+			return string(b)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// rawArguments passes the model's arguments through as they are; none
+// is an empty object.
+func rawArguments(args []byte) json.RawMessage {
+	if len(strings.TrimSpace(string(args))) == 0 {
+		return json.RawMessage(`{}`)
+	}
+	return json.RawMessage(args)
+}
+
+var _ tool.Tool = (*mcpTool)(nil)
