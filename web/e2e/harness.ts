@@ -311,7 +311,9 @@ export async function openPage(browser: Browser, url: string, options: PageOptio
     // The browser asks for /favicon.ico by itself; its 404 is not the app's.
     if (msg.type() === "error" && !msg.location().url.endsWith("/favicon.ico")) errors.push(msg.text());
   });
-  page.on("close", () => void context.close());
+  // The context goes with its page; when the browser is closing too, it
+  // is gone already, and that is no error.
+  page.on("close", () => void context.close().catch(() => undefined));
   await page.goto(url);
   return page;
 }
