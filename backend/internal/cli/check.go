@@ -46,9 +46,9 @@ status.`,
 			for _, w := range warnings {
 				fmt.Fprintln(a.stdout, "warning:", w.Error())
 			}
-			fmt.Fprintf(a.stdout, "%d agents loaded, %d problems, %d warnings\n", len(snap.Agents()), len(snap.Errors), len(warnings))
+			fmt.Fprintf(a.stdout, "%s loaded, %s, %s\n", plural(len(snap.Agents()), "agent"), plural(len(snap.Errors), "problem"), plural(len(warnings), "warning"))
 			if len(snap.Errors) > 0 {
-				return &exitError{code: 1, err: fmt.Errorf("%d agent files or tools did not load", len(snap.Errors))}
+				return &exitError{code: 1, err: fmt.Errorf("%s loading the agent files and their tools", plural(len(snap.Errors), "problem"))}
 			}
 			return nil
 		},
