@@ -10,6 +10,7 @@ BIN := bin
 NODE_STAMP := node_modules/.package-lock.json
 PORT ?= 7420
 OFFLINE_PORT ?= 7421
+DEMO_DIR ?= .demo
 BUF := node_modules/.bin/buf
 
 .PHONY: help
@@ -65,9 +66,8 @@ build: $(NODE_STAMP) ## Build the web app, the agents binary (with the app insid
 	go build -o $(BIN)/fakellm ./tools/cmd/fakellm
 
 .PHONY: run
-run: build ## Build, then serve the example agents and the web app on http://127.0.0.1:7420/ (PORT=)
-	@echo "agents: the web app will be at http://127.0.0.1:$(PORT)/ (Ctrl-C stops the server)"
-	PORT=$(PORT) OFFLINE_PORT=$(OFFLINE_PORT) BIN=$(BIN) tools/run-example.sh
+run: build ## Build, then serve the example agents and the web app on http://127.0.0.1:7420/, demo data in .demo/ (PORT=, DEMO_DIR=)
+	PORT=$(PORT) OFFLINE_PORT=$(OFFLINE_PORT) DEMO_DIR=$(DEMO_DIR) BIN=$(BIN) tools/run-example.sh
 
 .PHONY: test
 test: checkgenerate fmtcheck vet gotest webtest webe2e ## Run every check and test

@@ -1,23 +1,61 @@
 #!/usr/bin/env bash
 # Serves the example agents. Without OPENAI_API_KEY the agents talk to the
 # offline model (tools/fakellm) scripted by examples/offline-rules.json, so
-# the demo works with no account and no network.
+# the demo works with no account and no network. The demo keeps its data
+# (database, tool records) in DEMO_DIR, never in the user's own data
+# directory: its sessions do not mix with the user's, and it cannot touch
+# the tools a real server of the user's is running.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-bin}
 PORT=${PORT:-7420}
 OFFLINE_PORT=${OFFLINE_PORT:-7421}
+DEMO_DIR=${DEMO_DIR:-.demo}
+mkdir -p "$DEMO_DIR"
+DEMO_DIR=$(cd "$DEMO_DIR" && pwd)
+url="http://127.0.0.1:$PORT"
+
+pids=()
+stop() {
+  # serve stops gracefully on SIGTERM; the offline model just ends.
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+}
+trap stop EXIT
 
 args=(serve --port "$PORT")
 if [ -z "${OPENAI_API_KEY:-}" ]; then
   "$BIN/fakellm" --rules examples/offline-rules.json --addr "127.0.0.1:$OFFLINE_PORT" >/dev/null &
-  fakellm_pid=$!
-  trap 'kill "$fakellm_pid" 2>/dev/null || true' EXIT
+  pids+=($!)
   for _ in $(seq 50); do
     curl -sf "http://127.0.0.1:$OFFLINE_PORT/v1/models" >/dev/null && break
     sleep 0.1
   done
-  echo "no OPENAI_API_KEY: the example agents use the offline model on port $OFFLINE_PORT" >&2
   args+=(--offline-model "http://127.0.0.1:$OFFLINE_PORT/v1")
 fi
-"$BIN/agents" "${args[@]}"
+
+XDG_DATA_HOME="$DEMO_DIR" "$BIN/agents" "${args[@]}" --log-format text &
+serve=$!
+pids+=("$serve")
+for _ in $(seq 100); do
+  curl -sf "$url/readyz" >/dev/null && break
+  kill -0 "$serve" 2>/dev/null || exit 1
+  sleep 0.1
+done
+
+# Which model each agent really talks to, as the server resolved it: a
+# key from the environment or from the keys file means OpenAI, no key the
+# offline model.
+{
+  echo
+  echo "demo data: $DEMO_DIR (not your own database; DEMO_DIR= moves it)"
+  if [ -z "${OPENAI_API_KEY:-}" ]; then
+    echo "no OPENAI_API_KEY: agents without a key use the offline model on port $OFFLINE_PORT (see docs/models.md for a real one)"
+  else
+    echo "OPENAI_API_KEY is set: the example agents use OpenAI"
+  fi
+  "$BIN/agents" agents ls --attach "$url"
+  echo
+  echo "the web app: $url/ (Ctrl-C stops the server)"
+} >&2
+wait "$serve"

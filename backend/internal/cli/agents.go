@@ -49,9 +49,12 @@ func (a *app) agentsList(cf *clientFlags) *cobra.Command {
 				return writeJSON(a.stdout, res.Msg)
 			}
 			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "SLUG\tMODEL\tTOOLS\tANNOUNCE")
+			// The endpoint is the one the agent really talks to: the
+			// offline model's when the server lacks the agent's key.
+			fmt.Fprintln(tw, "SLUG\tMODEL\tENDPOINT\tTOOLS\tANNOUNCE")
 			for _, ag := range res.Msg.GetAgents() {
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", ag.GetSlug(), ag.GetModel().GetName(), len(ag.GetTools()), oneLine(ag.GetAnnounce(), 70))
+				m := ag.GetModel()
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", ag.GetSlug(), m.GetName(), m.GetUrl(), len(ag.GetTools()), oneLine(ag.GetAnnounce(), 50))
 			}
 			if err := tw.Flush(); err != nil {
 				return err

@@ -56,9 +56,9 @@ status.`,
 			for _, w := range warnings {
 				fmt.Fprintln(a.stdout, "warning:", w.Error())
 			}
-			fmt.Fprintf(a.stdout, "%d agents loaded, %d problems, %d warnings\n", len(snap.Agents()), len(problems), len(warnings))
+			fmt.Fprintf(a.stdout, "%s loaded, %s, %s\n", plural(len(snap.Agents()), "agent"), plural(len(problems), "problem"), plural(len(warnings), "warning"))
 			if len(problems) > 0 {
-				return &exitError{code: 1, err: fmt.Errorf("%d agent files or tools did not load", len(problems))}
+				return &exitError{code: 1, err: fmt.Errorf("%s loading the agent files and their tools", plural(len(problems), "problem"))}
 			}
 			return nil
 		},

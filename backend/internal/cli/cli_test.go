@@ -31,10 +31,16 @@ func testEnv(t *testing.T) (dir string, lookupEnv func(string) (string, bool)) {
 // run runs the command line and returns its exit status and output.
 func run(t *testing.T, lookupEnv func(string) (string, bool), args ...string) (int, string, string) {
 	t.Helper()
+	return runWithInput(t, lookupEnv, "", args...)
+}
+
+// runWithInput is run with stdin.
+func runWithInput(t *testing.T, lookupEnv func(string) (string, bool), stdin string, args ...string) (int, string, string) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	var stdout, stderr bytes.Buffer
-	code := execute(ctx, args, &stdout, &stderr, lookupEnv)
+	code := execute(ctx, args, strings.NewReader(stdin), &stdout, &stderr, lookupEnv)
 	return code, stdout.String(), stderr.String()
 }
 
@@ -105,7 +111,7 @@ func TestCheckReportsEachProblemAsFileFieldReason(t *testing.T) {
 			return env(k)
 		}
 		code, out, _ := run(t, env, "check", "--config", writeConfig(t, dir, "good.agents.json", good))
-		if code != 0 || !strings.Contains(out, "1 agents loaded, 0 problems, 0 warnings") {
+		if code != 0 || !strings.Contains(out, "1 agent loaded, 0 problems, 0 warnings") {
 			t.Errorf("exit status = %d, output:\n%s\nwant 0 and no problem", code, out)
 		}
 	})
@@ -144,7 +150,7 @@ func TestInitWritesAWorkingSkeletonAndKeepsExistingFiles(t *testing.T) {
 
 	// What init wrote passes check: the agent loads and its tool describes.
 	code, out, _ = run(t, env, "check", "--config", filepath.Join(target, "agents.json"))
-	if code != 0 || !strings.Contains(out, "1 agents loaded, 0 problems") {
+	if code != 0 || !strings.Contains(out, "1 agent loaded, 0 problems") {
 		t.Fatalf("check of the skeleton = %d:\n%s", code, out)
 	}
 

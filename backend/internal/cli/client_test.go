@@ -102,7 +102,7 @@ func TestSessionsAndAgentsCommandsOverEveryTransport(t *testing.T) {
 		{"show another owner's session", append([]string{"sessions", "show", locals}, overTCP...), 1, nil, nil},
 		{"export", append([]string{"sessions", "export", alices}, overTCP...), 0, []string{"- agent: `good`"}, nil},
 		{"export as JSON", append([]string{"sessions", "export", alices, "--format", "json"}, overTCP...), 0, []string{`"id":"` + alices + `"`}, nil},
-		{"agents ls", append([]string{"agents", "ls"}, overTCP...), 0, []string{"SLUG", "good", "a test agent"}, nil},
+		{"agents ls", append([]string{"agents", "ls"}, overTCP...), 0, []string{"SLUG", "good", "http://127.0.0.1:1/v1", "a test agent"}, nil},
 		{"agents show", append([]string{"agents", "show", "good"}, overSocket...), 0, []string{"agent     good", "bash_ok", "You test."}, nil},
 		{"agents show unknown", append([]string{"agents", "show", "nope"}, overSocket...), 1, nil, nil},
 		{"rm", append([]string{"sessions", "rm", alices}, overTCP...), 0, []string{"deleted " + alices}, nil},

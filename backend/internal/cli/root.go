@@ -20,6 +20,7 @@ var Version = "dev"
 
 // app is the state shared by the subcommands of one invocation.
 type app struct {
+	stdin          io.Reader
 	stdout, stderr io.Writer
 	lookupEnv      func(string) (string, bool)
 	flags          config.Flags
@@ -36,12 +37,12 @@ func (e *exitError) Unwrap() error { return e.err }
 
 // Execute runs the command line and returns the process exit status.
 func Execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	return execute(ctx, args, stdout, stderr, os.LookupEnv)
+	return execute(ctx, args, os.Stdin, stdout, stderr, os.LookupEnv)
 }
 
-// execute is Execute with the environment given, for tests.
-func execute(ctx context.Context, args []string, stdout, stderr io.Writer, lookupEnv func(string) (string, bool)) int {
-	a := &app{stdout: stdout, stderr: stderr, lookupEnv: lookupEnv}
+// execute is Execute with the input and the environment given, for tests.
+func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, lookupEnv func(string) (string, bool)) int {
+	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, lookupEnv: lookupEnv}
 	root := a.rootCommand()
 	root.SetArgs(args)
 	root.SetOut(stdout)
@@ -62,9 +63,12 @@ func (a *app) rootCommand() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "agents",
 		Short:         "An agent operating system: agents, sessions and their clients over one protocol",
+		Version:       Version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	// --version prints what `agents version` prints.
+	root.SetVersionTemplate("agents {{.Version}}\n")
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.flags.ConfigFile, "config", "", "config file (default: agents.json searched upward, then the user config directory)")
 	pf.StringArrayVar(&a.flags.AgentFiles, "agent-file", nil, "agent file to load (repeatable; replaces the config's agent files)")
@@ -72,7 +76,7 @@ func (a *app) rootCommand() *cobra.Command {
 	pf.StringVar(&a.flags.ParamsFile, "params-file", "", "session params, a JSON object name → value")
 	pf.StringVar(&a.flags.APIKeysFile, "api-keys", "", `API keys file {"keys": [{"id", "value"}]}`)
 	root.AddCommand(a.serveCommand(), a.tuiCommand(), a.runCommand(), a.checkCommand(), a.versionCommand(),
-		a.initCommand(), a.pathsCommand(), a.sessionsCommand(), a.agentsCommand(), a.mcpCommand())
+		a.initCommand(), a.pathsCommand(), a.sessionsCommand(), a.agentsCommand(), a.mcpCommand(), a.callsCommand())
 	return root
 }
 
@@ -101,4 +105,12 @@ func (a *app) versionCommand() *cobra.Command {
 			return err
 		},
 	}
+}
+
+// plural counts things in words: "1 session", "2 sessions".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

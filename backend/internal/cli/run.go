@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"strings"
@@ -29,18 +30,39 @@ func (a *app) runCommand() *cobra.Command {
 	var cf clientFlags
 	var offline string
 	cmd := &cobra.Command{
-		Use:   "run -a SLUG [--attach URL|PATH] PROMPT…",
+		Use:   "run [-a SLUG] [--attach URL|PATH] PROMPT…|-",
 		Short: "Run one prompt against an agent and stream the answer to stdout",
 		Long: `Run one prompt against an agent and stream the answer to stdout.
-Tool calls and helper agents are reported on stderr. The exit status is 0
-when the agent answered, 3 when the run failed, 4 when it waits for a
-client to answer deferred calls, 130 when interrupted.`,
+Without -a, the server's only root agent runs. A prompt of - is read from
+stdin. Tool calls and helper agents are reported on stderr. The exit
+status is 0 when the agent answered, 3 when the run failed, 4 when it
+waits for a client to answer deferred calls (agents calls), 130 when
+interrupted.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if a.flags.Agent == "" {
-				return errors.New("-a SLUG is required: the agent to run")
+			prompt, err := a.textArg(args, "the prompt")
+			if err != nil {
+				return err
 			}
-			return a.runOnce(cmd.Context(), cf, offline, strings.Join(args, " "))
+			params, err := a.params()
+			if err != nil {
+				return err
+			}
+			return a.follow(cmd.Context(), cf, offline, func(ctx context.Context, c *client.Client) (string, error) {
+				agent, err := a.agentToRun(ctx, c)
+				if err != nil {
+					return "", err
+				}
+				created, err := c.Sessions.CreateSession(ctx, connect.NewRequest(&agentsv1.CreateSessionRequest{
+					Agent:   agent,
+					Message: &agentsv1.Message{Text: prompt},
+					Params:  params,
+				}))
+				if err != nil {
+					return "", describe(err)
+				}
+				return created.Msg.GetSession().GetMeta().GetId(), nil
+			})
 		},
 	}
 	cf.addClientFlags(cmd)
@@ -49,19 +71,64 @@ client to answer deferred calls, 130 when interrupted.`,
 	return cmd
 }
 
-// runOnce creates a session with the prompt and follows its events until
-// the run ends, printing the answer as it streams.
-func (a *app) runOnce(ctx context.Context, cf clientFlags, offline, prompt string) error {
-	params := map[string]string{}
-	if cf.attach == "" || a.flags.ParamsFile != "" {
-		res, err := a.resolve()
-		if err != nil {
-			return err
-		}
-		if params, err = res.LoadParams(); err != nil {
-			return err
+// textArg is the words of the command line, or stdin for "-"; what
+// names the text in errors.
+func (a *app) textArg(args []string, what string) (string, error) {
+	if len(args) != 1 || args[0] != "-" {
+		return strings.Join(args, " "), nil
+	}
+	b, err := io.ReadAll(a.stdin)
+	if err != nil {
+		return "", fmt.Errorf("read %s from stdin: %w", what, err)
+	}
+	text := strings.TrimRight(string(b), "\r\n")
+	if strings.TrimSpace(text) == "" {
+		return "", fmt.Errorf("%s on stdin is empty", what)
+	}
+	return text, nil
+}
+
+// params are the session params of --params-file, if given.
+func (a *app) params() (map[string]string, error) {
+	if a.flags.ParamsFile == "" {
+		return nil, nil
+	}
+	res, err := a.resolve()
+	if err != nil {
+		return nil, err
+	}
+	return res.LoadParams()
+}
+
+// agentToRun is -a, or the server's only root agent.
+func (a *app) agentToRun(ctx context.Context, c *client.Client) (string, error) {
+	if a.flags.Agent != "" {
+		return a.flags.Agent, nil
+	}
+	res, err := c.Agents.ListAgents(ctx, connect.NewRequest(&agentsv1.ListAgentsRequest{}))
+	if err != nil {
+		return "", describe(err)
+	}
+	var roots []string
+	for _, ag := range res.Msg.GetAgents() {
+		if ag.GetParent() == "" {
+			roots = append(roots, ag.GetSlug())
 		}
 	}
+	switch len(roots) {
+	case 1:
+		return roots[0], nil
+	case 0:
+		return "", errors.New("the server has no agents to run (see agents check)")
+	}
+	return "", fmt.Errorf("-a SLUG is required: the server has %s: %s", plural(len(roots), "agent"), strings.Join(roots, ", "))
+}
+
+// follow starts a run with start and follows its events until it ends,
+// printing the answer as it streams; the exit status says how it ended.
+// start returns the session whose run to follow, or "" when there is
+// none.
+func (a *app) follow(ctx context.Context, cf clientFlags, offline string, start func(context.Context, *client.Client) (string, error)) error {
 	c, err := a.dial(ctx, cf, embedOptions{offlineModel: offline})
 	if err != nil {
 		return err
@@ -71,8 +138,8 @@ func (a *app) runOnce(ctx context.Context, cf clientFlags, offline, prompt strin
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	// Subscribe before creating, so not one event of the run is missed:
-	// the session is created once the stream is open.
+	// Subscribe before starting, so not one event of the run is missed:
+	// the run starts once the stream is open.
 	subCtx, unsubscribe := context.WithCancel(ctx)
 	defer unsubscribe()
 	updates := c.Subscribe(subCtx, &agentsv1.SubscribeRequest{Scope: agentsv1.SubscribeScope_SUBSCRIBE_SCOPE_OWNER})
@@ -80,15 +147,11 @@ func (a *app) runOnce(ctx context.Context, cf clientFlags, offline, prompt strin
 	for u := range updates {
 		switch {
 		case u.State != nil && u.State.Connected && p == nil:
-			created, err := c.Sessions.CreateSession(ctx, connect.NewRequest(&agentsv1.CreateSessionRequest{
-				Agent:   a.flags.Agent,
-				Message: &agentsv1.Message{Text: prompt},
-				Params:  params,
-			}))
-			if err != nil {
-				return client.Describe(err)
+			id, err := start(ctx, c)
+			if err != nil || id == "" {
+				return err
 			}
-			p = &runPrinter{out: a.stdout, log: a.stderr, session: created.Msg.GetSession().GetMeta().GetId(), turn: -1}
+			p = &runPrinter{out: a.stdout, log: a.stderr, session: id, turn: -1, serverArgs: a.serverArgs(cf, offline)}
 		case u.State != nil && !u.State.Connected:
 			if p == nil {
 				return client.Describe(fmt.Errorf("subscribe: %w", u.State.Err))
@@ -117,12 +180,52 @@ func (a *app) runOnce(ctx context.Context, cf clientFlags, offline, prompt strin
 	return &exitError{code: exitCancelled, err: errors.New("interrupted")}
 }
 
+// serverArgs are the flags that name the server this command used, for
+// the commands it advises: the same server, the same agents, the same
+// database. A token given on the command line is not repeated.
+func (a *app) serverArgs(cf clientFlags, offline string) string {
+	var args []string
+	add := func(flag, value string) {
+		if value != "" {
+			args = append(args, flag, shellQuote(value))
+		}
+	}
+	if cf.attach != "" {
+		add("--attach", cf.attach)
+		add("--token-file", cf.tokenFile)
+	} else {
+		add("--config", a.flags.ConfigFile)
+		for _, f := range a.flags.AgentFiles {
+			add("--agent-file", f)
+		}
+		add("--api-keys", a.flags.APIKeysFile)
+		add("--db", a.flags.DB)
+		add("--offline-model", offline)
+	}
+	if len(args) == 0 {
+		return ""
+	}
+	return " " + strings.Join(args, " ")
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=@+,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
 // runPrinter turns one session's events into output: the answer text on
 // out, tool and helper activity on log.
 type runPrinter struct {
 	out, log interface{ Write([]byte) (int, error) }
 	session  string
 	turn     int32
+	// deferred are the calls the run waits for; serverArgs the flags
+	// that reach the same server, for the commands that answer them.
+	deferred   []*agentsv1.DeferredCall
+	serverArgs string
 	// wrote says text was printed; newline says it ended a line.
 	wrote, newline bool
 }
@@ -150,6 +253,8 @@ func (p *runPrinter) event(ev *agentsv1.Event) (done bool, err error) {
 		if r.GetStatus() != agentsv1.ToolResultStatus_TOOL_RESULT_STATUS_OK {
 			fmt.Fprintf(p.log, "← %s %s: %s\n", r.GetName(), statusWord(r.GetStatus()), firstLine(r.GetText()))
 		}
+	case *agentsv1.Event_CallsDeferred:
+		p.deferred = append(p.deferred, body.CallsDeferred.GetCalls()...)
 	case *agentsv1.Event_SubcallStarted:
 		fmt.Fprintf(p.log, "→ helper %s (session %s)\n", body.SubcallStarted.GetAgent(), body.SubcallStarted.GetChildSessionId())
 	case *agentsv1.Event_SessionFailed:
@@ -159,7 +264,7 @@ func (p *runPrinter) event(ev *agentsv1.Event) (done bool, err error) {
 		p.endLine()
 		switch body.RunStopped.GetStatus() {
 		case agentsv1.SessionStatus_SESSION_STATUS_WAITING:
-			return true, &exitError{code: exitRunWaiting, err: fmt.Errorf("session %s waits for deferred calls; answer them with CompleteCall", p.session)}
+			return true, &exitError{code: exitRunWaiting, err: p.waiting()}
 		case agentsv1.SessionStatus_SESSION_STATUS_READY:
 			if r := body.RunStopped.GetReason(); r != "done" {
 				return true, &exitError{code: exitRunFailed, err: fmt.Errorf("session %s stopped: %s", p.session, r)}
@@ -180,6 +285,7 @@ func (p *runPrinter) settled(ctx context.Context, c *client.Client) (done bool, 
 		return true, client.Describe(err)
 	}
 	m := res.Msg.GetSession().GetMeta()
+	p.deferred = res.Msg.GetSession().GetPendingCalls()
 	reason := m.GetStatusReason()
 	switch m.GetStatus() {
 	case agentsv1.SessionStatus_SESSION_STATUS_RUNNING:
@@ -192,6 +298,26 @@ func (p *runPrinter) settled(ctx context.Context, c *client.Client) (done bool, 
 		}
 	}
 	return p.event(&agentsv1.Event{SessionId: p.session, Body: &agentsv1.Event_RunStopped{RunStopped: &agentsv1.RunStopped{Status: m.GetStatus(), Reason: reason}}})
+}
+
+// waiting says which calls the run waits for and the commands that
+// answer them.
+func (p *runPrinter) waiting() error {
+	if len(p.deferred) == 0 {
+		return fmt.Errorf("session %s waits for deferred calls; list them with\n  agents calls ls --session %s%s", p.session, p.session, p.serverArgs)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "session %s waits for %s; answer with", p.session, plural(len(p.deferred), "deferred call"))
+	for _, d := range p.deferred {
+		c := d.GetCall()
+		fmt.Fprintf(&b, "\n  agents calls complete %s --resume%s 'RESULT'    # %s %s", d.GetToken(), p.serverArgs, c.GetName(), oneLine(c.GetArguments(), 60))
+	}
+	token := "TOKEN"
+	if len(p.deferred) == 1 {
+		token = p.deferred[0].GetToken()
+	}
+	fmt.Fprintf(&b, "\nor refuse with\n  agents calls fail %s --resume%s 'REASON'", token, p.serverArgs)
+	return errors.New(b.String())
 }
 
 func (p *runPrinter) endLine() {

@@ -55,8 +55,56 @@ func TestRunReportsAFailedRunWithANonZeroExit(t *testing.T) {
 	if code != 1 || !strings.Contains(stderr, `unknown agent "nobody"`) {
 		t.Errorf("unknown agent: exit %d, stderr %q", code, stderr)
 	}
-	code, _, stderr = run(t, env, "run", "--agent-file", agent, "hi")
-	if code != 1 || !strings.Contains(stderr, "-a SLUG is required") {
-		t.Errorf("no agent: exit %d, stderr %q", code, stderr)
+	other := filepath.Join(dir, "agents", "other.json")
+	writeFile(t, other, agentJSON("other", ""), 0o644)
+	code, _, stderr = run(t, env, "run", "--agent-file", agent, "--agent-file", other, "hi")
+	if want := "-a SLUG is required: the server has 2 agents: other, runner"; code != 1 || !strings.Contains(stderr, want) {
+		t.Errorf("no agent of two: exit %d, stderr %q, want %q", code, stderr, want)
+	}
+}
+
+// Without -a the only agent runs; "-" reads the prompt from stdin.
+func TestRunTakesTheOnlyAgentAndAPromptFromStdin(t *testing.T) {
+	dir, env := testEnv(t)
+	model := fakellmtest.Start(t, fakellm.Rules{Default: &fakellm.Reply{Text: "you said {{last_user}}"}})
+	agent := filepath.Join(dir, "agents", "runner.json")
+	writeFile(t, agent, agentJSON("runner", ""), 0o644)
+
+	code, stdout, stderr := runWithInput(t, env, "two\nlines\n", "run", "--agent-file", agent, "--offline-model", model.URL(), "-")
+	if code != 0 || stdout != "you said two\nlines\n" {
+		t.Errorf("run - = %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	code, _, stderr = runWithInput(t, env, "\n", "run", "--agent-file", agent, "--offline-model", model.URL(), "-")
+	if code != 1 || !strings.Contains(stderr, "the prompt on stdin is empty") {
+		t.Errorf("run - with nothing = %d, %q", code, stderr)
+	}
+}
+
+// A run refused for want of params names --params-file, and runs with it.
+func TestRunNamesParamsFile(t *testing.T) {
+	dir, env := testEnv(t)
+	model := fakellmtest.Start(t, fakellm.Rules{Default: &fakellm.Reply{Text: "ok"}})
+	agent := filepath.Join(dir, "agents", "vault.json")
+	writeFile(t, agent, agentJSON("vault", `, "params": [{"name": "API_TOKEN", "description": "a token", "required": true}]`), 0o644)
+
+	code, _, stderr := run(t, env, "run", "--agent-file", agent, "--offline-model", model.URL(), "hi")
+	if code != 1 || !strings.Contains(stderr, "API_TOKEN") || !strings.Contains(stderr, "--params-file FILE") {
+		t.Errorf("run without params = %d, %q; want the param and --params-file named", code, stderr)
+	}
+	params := filepath.Join(dir, "params.json")
+	writeFile(t, params, `{"API_TOKEN": "t0k3n"}`, 0o600)
+	code, stdout, stderr := run(t, env, "run", "--agent-file", agent, "--offline-model", model.URL(), "--params-file", params, "hi")
+	if code != 0 || stdout != "ok\n" {
+		t.Errorf("run --params-file = %d, %q, %q", code, stdout, stderr)
+	}
+}
+
+func TestVersionFlagAndCommandAgree(t *testing.T) {
+	t.Parallel()
+	_, env := testEnv(t)
+	code, flag, _ := run(t, env, "--version")
+	_, command, _ := run(t, env, "version")
+	if code != 0 || flag != "agents "+Version+"\n" || flag != command {
+		t.Errorf("--version = %d %q, version %q", code, flag, command)
 	}
 }

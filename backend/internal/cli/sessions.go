@@ -2,10 +2,12 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -30,7 +32,7 @@ func (a *app) sessionsCommand() *cobra.Command {
 	cf.addClientFlags(cmd)
 	cmd.PersistentFlags().StringVar(&a.flags.DB, "db", "", "database of the server started in-process (without --attach)")
 	a.addModelFlags(cmd)
-	cmd.AddCommand(a.sessionsList(&cf), a.sessionsShow(&cf), a.sessionsExport(&cf), a.sessionsRemove(&cf))
+	cmd.AddCommand(a.sessionsList(&cf), a.sessionsShow(&cf), a.sessionsExport(&cf), a.sessionsRemove(&cf), a.sessionsResume(&cf))
 	return cmd
 }
 
@@ -61,18 +63,29 @@ func (a *app) sessionsList(cf *clientFlags) *cobra.Command {
 			defer c.Close()
 			res, err := c.Sessions.ListSessions(cmd.Context(), connect.NewRequest(req))
 			if err != nil {
-				return client.Describe(err)
+				return describe(err)
 			}
 			if asJSON {
 				return writeJSON(a.stdout, res.Msg)
 			}
-			return writeSessionTable(a.stdout, res.Msg.GetSessions(), all)
+			list := res.Msg.GetSessions()
+			if len(list) == 0 {
+				fmt.Fprintln(a.stderr, "no sessions")
+				return nil
+			}
+			if res.Msg.GetNextPageToken() != "" {
+				fmt.Fprintf(a.stderr, "the newest %s; more with --limit\n", plural(len(list), "session"))
+			}
+			return writeSessionTable(a.stdout, list, all)
 		},
 	}
 	f := cmd.Flags()
 	f.BoolVar(&all, "all", false, "every owner's sessions (needs an admin token when attached with auth)")
 	f.BoolVar(&roots, "roots", false, "leave out sub-agent sessions")
-	f.StringVar(&agent, "agent-slug", "", "only sessions of this agent")
+	// This --agent shadows the global one: here it filters the list, and
+	// the server loads every agent, so sessions of any agent are listed
+	// and an agent whose file is gone finds its old sessions.
+	f.StringVarP(&agent, "agent", "a", "", "only sessions of this agent")
 	f.StringVar(&status, "status", "", "only sessions in this status (ready, running, waiting, paused, failed)")
 	f.StringVar(&q, "query", "", "only sessions whose title contains this")
 	f.IntVar(&limit, "limit", 50, "most sessions to list")
@@ -103,7 +116,7 @@ func (a *app) sessionsShow(cf *clientFlags) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "show ID",
-		Short: "Show a session: its summary and its turns",
+		Short: "Show a session: its summary and its turns (ID may be a unique prefix)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := a.dial(cmd.Context(), *cf, embedOptions{})
@@ -111,9 +124,13 @@ func (a *app) sessionsShow(cf *clientFlags) *cobra.Command {
 				return err
 			}
 			defer c.Close()
-			res, err := c.Sessions.GetSession(cmd.Context(), connect.NewRequest(&agentsv1.GetSessionRequest{SessionId: args[0]}))
+			id, err := resolveSession(cmd.Context(), c, args[0])
 			if err != nil {
-				return client.Describe(err)
+				return err
+			}
+			res, err := c.Sessions.GetSession(cmd.Context(), connect.NewRequest(&agentsv1.GetSessionRequest{SessionId: id}))
+			if err != nil {
+				return describe(err)
 			}
 			if asJSON {
 				return writeJSON(a.stdout, res.Msg.GetSession())
@@ -175,10 +192,10 @@ func (a *app) sessionsExport(cf *clientFlags) *cobra.Command {
 	var format, out string
 	cmd := &cobra.Command{
 		Use:   "export ID",
-		Short: "Export a session as Markdown or JSON",
+		Short: "Export a session as Markdown or JSON (ID may be a unique prefix)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			req := &agentsv1.ExportSessionRequest{SessionId: args[0]}
+			req := &agentsv1.ExportSessionRequest{}
 			switch format {
 			case "markdown", "md":
 				req.Format = agentsv1.ExportFormat_EXPORT_FORMAT_MARKDOWN
@@ -192,9 +209,12 @@ func (a *app) sessionsExport(cf *clientFlags) *cobra.Command {
 				return err
 			}
 			defer c.Close()
+			if req.SessionId, err = resolveSession(cmd.Context(), c, args[0]); err != nil {
+				return err
+			}
 			res, err := c.Sessions.ExportSession(cmd.Context(), connect.NewRequest(req))
 			if err != nil {
-				return client.Describe(err)
+				return describe(err)
 			}
 			if out == "" || out == "-" {
 				_, err = io.WriteString(a.stdout, res.Msg.GetContent())
@@ -213,7 +233,7 @@ func (a *app) sessionsRemove(cf *clientFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "rm ID...",
 		Aliases: []string{"delete"},
-		Short:   "Delete sessions (with --cascade, their sub-agent sessions too)",
+		Short:   "Delete sessions (with --cascade, their sub-agent sessions too; IDs may be unique prefixes)",
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			mode := agentsv1.DeleteMode_DELETE_MODE_SINGLE
@@ -225,10 +245,18 @@ func (a *app) sessionsRemove(cf *clientFlags) *cobra.Command {
 				return err
 			}
 			defer c.Close()
-			for _, id := range args {
-				res, err := c.Sessions.DeleteSession(cmd.Context(), connect.NewRequest(&agentsv1.DeleteSessionRequest{SessionId: id, Mode: mode}))
+			for _, arg := range args {
+				id, err := resolveSession(cmd.Context(), c, arg)
 				if err != nil {
-					return fmt.Errorf("%s: %w", id, client.Describe(err))
+					return err
+				}
+				res, err := c.Sessions.DeleteSession(cmd.Context(), connect.NewRequest(&agentsv1.DeleteSessionRequest{SessionId: id, Mode: mode}))
+				if code, meta := errorReason(err); code == "session_has_children" {
+					n, _ := strconv.Atoi(meta["children"])
+					return fmt.Errorf("session %s has %s: add --cascade to delete them too", id, plural(n, "sub-agent session"))
+				}
+				if err != nil {
+					return fmt.Errorf("%s: %w", id, describe(err))
 				}
 				for _, deleted := range res.Msg.GetDeletedIds() {
 					fmt.Fprintln(a.stdout, "deleted", deleted)
@@ -238,6 +266,36 @@ func (a *app) sessionsRemove(cf *clientFlags) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&cascade, "cascade", false, "also delete the sessions' sub-agent sessions")
+	return cmd
+}
+
+func (a *app) sessionsResume(cf *clientFlags) *cobra.Command {
+	var offline string
+	cmd := &cobra.Command{
+		Use:   "resume ID",
+		Short: "Continue a paused run, a waiting one whose calls are answered, or a failed one, and follow it",
+		Long: `Continue a session's run and stream its answer to stdout, as agents run
+does, with the same exit statuses. --params-file resupplies params (the
+secret ones a restart forgot). ID may be a unique prefix.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			params, err := a.params()
+			if err != nil {
+				return err
+			}
+			return a.follow(cmd.Context(), *cf, offline, func(ctx context.Context, c *client.Client) (string, error) {
+				id, err := resolveSession(ctx, c, args[0])
+				if err != nil {
+					return "", err
+				}
+				if _, err := c.Sessions.Resume(ctx, connect.NewRequest(&agentsv1.ResumeRequest{SessionId: id, Params: params})); err != nil {
+					return "", describe(err)
+				}
+				return id, nil
+			})
+		},
+	}
+	cmd.Flags().StringVar(&offline, "offline-model", "", "model endpoint for agents whose API key is not configured (without --attach)")
 	return cmd
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agents-os/agents/api/client"
 	"github.com/agents-os/agents/backend/internal/config"
 	"github.com/agents-os/agents/backend/internal/server"
 	"github.com/agents-os/agents/tui"
@@ -55,7 +56,7 @@ screen.`,
 	}
 	tf.addClientFlags(cmd)
 	f := cmd.Flags()
-	f.StringVar(&tf.session, "session", "", "open this session at start")
+	f.StringVar(&tf.session, "session", "", "open this session at start (an id or a unique prefix)")
 	f.StringVar(&tf.keymapFile, "keymap", "", `keymap file, a JSON object from action to a list of keys (see docs/tui.md)`)
 	f.StringVar(&tf.logFile, "log-file", "", "log file (default tui.log in the data directory, as agents paths shows)")
 	f.StringVar(&a.flags.DB, "db", "", "SQLite file of the embedded server (default $XDG_DATA_HOME/agents/agents.db)")
@@ -100,6 +101,9 @@ func (a *app) tui(ctx context.Context, tf tuiFlags) error {
 			return err
 		}
 		defer c.Close()
+		if opts.SessionID, err = a.tuiSession(ctx, c, tf.session); err != nil {
+			return err
+		}
 		return tui.Run(ctx, c, opts)
 	}
 
@@ -117,11 +121,27 @@ func (a *app) tui(ctx context.Context, tf tuiFlags) error {
 		return err
 	}
 	defer c.Close()
+	if opts.SessionID, err = a.tuiSession(ctx, c, tf.session); err != nil {
+		return err
+	}
 	opts.StopOnQuit = true
 	if err := tui.Run(ctx, c, opts); err != nil {
 		return fmt.Errorf("%w (log: %s)", err, logPath)
 	}
 	return nil
+}
+
+// tuiSession is the session --session names (an id or a unique prefix),
+// found before the screen is taken over so a mistake reads as an error.
+func (a *app) tuiSession(ctx context.Context, c *client.Client, arg string) (string, error) {
+	if arg == "" {
+		return "", nil
+	}
+	id, err := resolveSession(ctx, c, arg)
+	if err != nil {
+		return "", fmt.Errorf("--session: %w", err)
+	}
+	return id, nil
 }
 
 // openLog opens path for appending, creating it (and its directory)

@@ -55,6 +55,7 @@ func TestTUIAttachFailsFastWithTheReason(t *testing.T) {
 		{"a wrong token", []string{"--attach", withAuth.url, "--token", "wrong-token-0123456789"}, []string{withAuth.url, "unauthenticated", "not valid"}},
 		{"no token", []string{"--attach", withAuth.url}, []string{withAuth.url, "token is required", "--token-file"}},
 		{"junk", []string{"--attach", "localhost:7420"}, []string{"--attach", "want http(s)://"}},
+		{"an unknown session", []string{"--attach", withAuth.url, "--token", "alice-token-0123456789", "--session", "ffff"}, []string{"--session", `no session id starts with "ffff"`}},
 		{"an embedded-server flag", []string{"--attach", withAuth.url, "--db", filepath.Join(dir, "x.db")}, []string{"--db", "does not apply with --attach"}},
 	}
 	for _, tc := range tests {

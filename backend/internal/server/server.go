@@ -115,6 +115,7 @@ func (s *Server) newMux() *http.ServeMux {
 	mount(agentsv1connect.NewSessionServiceHandler(&sessionService{s: s}, opts...))
 	mount(agentsv1connect.NewEventServiceHandler(&eventService{s: s},
 		append(opts, connect.WithCodec(eventProtoCodec{s.hub}), connect.WithCodec(eventJSONCodec{s.hub}))...))
+	mountReflection(mux, opts...)
 	s.routes(mux)
 	mux.HandleFunc("GET /openapi.json", serveOpenAPI)
 	mux.Handle("/mcp", s.mcp)

@@ -1,0 +1,170 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"text/tabwriter"
+	"time"
+
+	"connectrpc.com/connect"
+	"github.com/spf13/cobra"
+
+	"github.com/agents-os/agents/api/client"
+	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+)
+
+// callsCommand is `agents calls ls|complete|fail`: the deferred calls a
+// run waits for (client tools, approvals), answered from the command line.
+func (a *app) callsCommand() *cobra.Command {
+	var cf clientFlags
+	var offline string
+	cmd := &cobra.Command{
+		Use:   "calls",
+		Short: "List and answer the deferred calls runs wait for (locally or on --attach)",
+		Long: `List and answer deferred calls: the calls of client tools and those that
+wait for approval. A run stops in waiting until every call of its round
+is answered; with --resume the answer that completes the round continues
+the run, and the command follows it to its end like agents run.`,
+		Args: cobra.NoArgs,
+	}
+	cf.addClientFlags(cmd)
+	pf := cmd.PersistentFlags()
+	pf.StringVar(&a.flags.DB, "db", "", "database of the server started in-process (without --attach)")
+	pf.StringVar(&offline, "offline-model", "", "model endpoint for agents whose API key is not configured (without --attach)")
+	a.addModelFlags(cmd)
+	cmd.AddCommand(a.callsList(&cf), a.callsAnswer(&cf, &offline, false), a.callsAnswer(&cf, &offline, true))
+	return cmd
+}
+
+func (a *app) callsList(cf *clientFlags) *cobra.Command {
+	var session string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:     "ls",
+		Aliases: []string{"list"},
+		Short:   "List the pending calls of a session, or of every session",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := a.dial(cmd.Context(), *cf, embedOptions{})
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			if session != "" {
+				if session, err = resolveSession(cmd.Context(), c, session); err != nil {
+					return err
+				}
+			}
+			calls, err := pendingCalls(cmd.Context(), c, session)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSON(a.stdout, &agentsv1.CallsDeferred{Calls: calls})
+			}
+			if len(calls) == 0 {
+				fmt.Fprintln(a.stderr, "no pending calls")
+				return nil
+			}
+			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "TOKEN\tSESSION\tTOOL\tREASON\tDEFERRED\tARGUMENTS")
+			for _, d := range calls {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", d.GetToken(), d.GetSessionId(), d.GetCall().GetName(), d.GetReason(),
+					d.GetCreateTime().AsTime().Local().Format(time.DateTime), oneLine(d.GetCall().GetArguments(), 60))
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().StringVarP(&session, "session", "s", "", "only this session's calls (an id or a unique prefix)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, `print the calls as JSON ({"calls": [...]})`)
+	return cmd
+}
+
+// callsAnswer is `calls complete` or, with failing, `calls fail`.
+func (a *app) callsAnswer(cf *clientFlags, offline *string, failing bool) *cobra.Command {
+	var resume bool
+	var value string
+	cmd := &cobra.Command{
+		Use:   "complete TOKEN (TEXT…|-|--json VALUE)",
+		Short: "Answer a deferred call with its result",
+		Long: `Answer a deferred call with its result: the words given, stdin for -, or
+a JSON value (--json, checked and sent compact). TOKEN may be a unique
+prefix of a pending call's token. With --resume the run continues once
+every call of its round is answered, and the command follows it.`,
+		Args: cobra.MinimumNArgs(1),
+	}
+	if failing {
+		cmd.Use = "fail TOKEN REASON…|-"
+		cmd.Short = "Refuse a deferred call: the model gets the reason as the call's error"
+		cmd.Long = `Refuse a deferred call: the model gets REASON (or stdin, for -) as the
+call's error result. TOKEN may be a unique prefix of a pending call's
+token. With --resume the run continues once every call of its round is
+answered, and the command follows it.`
+		cmd.Args = cobra.MinimumNArgs(2)
+	}
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		req, err := a.answer(args[1:], value, failing)
+		if err != nil {
+			return err
+		}
+		req.Resume = resume
+		if req.Params, err = a.params(); err != nil {
+			return err
+		}
+		return a.follow(cmd.Context(), *cf, *offline, func(ctx context.Context, c *client.Client) (string, error) {
+			if req.Token, err = resolveToken(ctx, c, args[0]); err != nil {
+				return "", err
+			}
+			res, err := c.Sessions.CompleteCall(ctx, connect.NewRequest(req))
+			if err != nil {
+				return "", describe(err)
+			}
+			id, left := res.Msg.GetMeta().GetId(), int(res.Msg.GetRemaining())
+			switch {
+			case left > 0:
+				fmt.Fprintf(a.stderr, "answered; session %s still waits for %s\n", id, plural(left, "call"))
+			case !resume:
+				fmt.Fprintf(a.stderr, "answered every call; continue the run with\n  agents sessions resume %s%s\n", id, a.serverArgs(*cf, *offline))
+			default:
+				return id, nil // the run continues: follow it
+			}
+			return "", nil
+		})
+	}
+	if !failing {
+		cmd.Flags().StringVar(&value, "json", "", "the result as a JSON value")
+	}
+	// The server's default: answering alone does not continue the run.
+	cmd.Flags().BoolVar(&resume, "resume", false, "continue the run once every call of its round is answered, and follow it")
+	return cmd
+}
+
+// answer builds the request that answers a call from the words of the
+// command line, stdin for "-", or a JSON value.
+func (a *app) answer(words []string, value string, failing bool) (*agentsv1.CompleteCallRequest, error) {
+	var text string
+	switch {
+	case value != "" && len(words) > 0:
+		return nil, errors.New("give the result as words or as --json, not both")
+	case value != "":
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, []byte(value)); err != nil {
+			return nil, fmt.Errorf("--json %s: not a JSON value: %w", oneLine(value, 40), err)
+		}
+		text = compact.String()
+	case len(words) == 0:
+		return nil, errors.New("give the result: words, - for stdin, or --json VALUE")
+	default:
+		var err error
+		if text, err = a.textArg(words, "the answer"); err != nil {
+			return nil, err
+		}
+	}
+	if failing {
+		return &agentsv1.CompleteCallRequest{Result: &agentsv1.CompleteCallRequest_Error{Error: text}}, nil
+	}
+	return &agentsv1.CompleteCallRequest{Result: &agentsv1.CompleteCallRequest_Text{Text: text}}, nil
+}

@@ -1,0 +1,138 @@
+package cli
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agents-os/agents/tools/fakellm"
+	"github.com/agents-os/agents/tools/fakellm/fakellmtest"
+)
+
+// askScript asks the client a question, then answers with what it said.
+func askScript() fakellm.Rules {
+	return fakellm.Rules{Rules: []fakellm.Rule{
+		{Match: fakellm.Match{AssistantMessages: new(0)}, Reply: fakellm.Reply{ToolCalls: []fakellm.ToolCall{{Name: "ask_user", Arguments: json.RawMessage(`{"question": "name?"}`)}}}},
+		{Match: fakellm.Match{AssistantMessages: new(1)}, Reply: fakellm.Reply{Text: "Hello {{last_tool_result}}"}},
+	}}
+}
+
+const askTool = `, "clientTools": [{"name": "ask_user", "description": "Ask the user.", "parameters": {"type": "object", "properties": {"question": {"type": "string"}}}}]`
+
+// advised is the command line an error advises, with its placeholder
+// replaced: the line of stderr that starts with prefix (after spaces),
+// without its comment.
+func advised(t *testing.T, stderr, prefix, placeholder, value string) []string {
+	t.Helper()
+	for line := range strings.SplitSeq(stderr, "\n") {
+		line = strings.TrimSpace(line)
+		if !strings.HasPrefix(line, prefix) {
+			continue
+		}
+		line, _, _ = strings.Cut(line, "    #")
+		args := strings.Fields(strings.Replace(line, placeholder, value, 1))
+		if args[0] != "agents" {
+			t.Fatalf("advised %q does not start with agents", line)
+		}
+		return args[1:]
+	}
+	t.Fatalf("stderr advises no %q:\n%s", prefix, stderr)
+	return nil
+}
+
+// agents run stops at a client tool with exit 4 and prints the command
+// that answers the call; that very command answers it and follows the
+// run to its end.
+func TestRunWaitingAdvisesTheCallsCommandThatAnswers(t *testing.T) {
+	dir, env := testEnv(t)
+	model := fakellmtest.Start(t, askScript())
+	agent := filepath.Join(dir, "agents", "asker.json")
+	writeFile(t, agent, agentJSON("asker", askTool), 0o644)
+
+	code, _, stderr := run(t, env, "run", "--agent-file", agent, "--offline-model", model.URL(), "greet me")
+	if code != exitRunWaiting {
+		t.Fatalf("run = %d, want %d; stderr %s", code, exitRunWaiting, stderr)
+	}
+	for _, want := range []string{"waits for 1 deferred call", "ask_user", `ask_user {"question":"name?"}`, "agents calls fail "} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+
+	// calls ls lists the call, over every session and for the session.
+	code, out, errOut := run(t, env, "calls", "ls", "--agent-file", agent)
+	if code != 0 || !strings.Contains(out, "ask_user") || !strings.Contains(out, "client_tool") {
+		t.Fatalf("calls ls = %d:\n%s%s", code, out, errOut)
+	}
+	row := strings.Fields(strings.Split(out, "\n")[1])
+	token, session := row[0], row[1]
+	code, out, _ = run(t, env, "calls", "ls", "--agent-file", agent, "--session", session[:8], "--json")
+	if code != 0 || !strings.Contains(out, `"token": "`+token+`"`) {
+		t.Errorf("calls ls --session PREFIX --json = %d:\n%s", code, out)
+	}
+
+	args := advised(t, stderr, "agents calls complete", "'RESULT'", "Ada")
+	code, out, errOut = run(t, env, args...)
+	if code != 0 || out != "Hello Ada\n" {
+		t.Errorf("%v = %d, stdout %q, stderr %q; want the run followed to its answer", args, code, out, errOut)
+	}
+	code, _, errOut = run(t, env, "calls", "ls", "--agent-file", agent)
+	if code != 0 || !strings.Contains(errOut, "no pending calls") {
+		t.Errorf("calls ls after the answer = %d, %q", code, errOut)
+	}
+}
+
+func TestCallsFailAndCompleteWithJSON(t *testing.T) {
+	dir, env := testEnv(t)
+	model := fakellmtest.Start(t, askScript())
+	agent := filepath.Join(dir, "agents", "asker.json")
+	writeFile(t, agent, agentJSON("asker", askTool), 0o644)
+	server := []string{"--agent-file", agent, "--offline-model", model.URL()}
+	waitingCall := func() string {
+		t.Helper()
+		if code, _, stderr := run(t, env, append([]string{"run", "greet me"}, server...)...); code != exitRunWaiting {
+			t.Fatalf("run = %d: %s", code, stderr)
+		}
+		_, out, _ := run(t, env, "calls", "ls", "--agent-file", agent)
+		return strings.Fields(strings.Split(out, "\n")[1])[0]
+	}
+
+	// Failing without --resume answers and says how to continue.
+	token := waitingCall()
+	code, _, stderr := run(t, env, append([]string{"calls", "fail", token[:6], "the", "user", "left"}, server...)...)
+	if code != 0 || !strings.Contains(stderr, "answered every call") {
+		t.Fatalf("calls fail = %d: %s", code, stderr)
+	}
+	args := advised(t, stderr, "agents sessions resume", "", "")
+	code, out, errOut := run(t, env, args...)
+	if code != 0 || out != "Hello Error: the user left\n" {
+		t.Errorf("%v = %d, stdout %q, stderr %q", args, code, out, errOut)
+	}
+
+	// A JSON value is checked and sent compact.
+	token = waitingCall()
+	for _, bad := range [][]string{
+		{"calls", "complete", token, "--json", "{nope"},
+		{"calls", "complete", token, "words", "--json", "1"},
+		{"calls", "complete", token},
+	} {
+		if code, _, stderr := run(t, env, append(bad, server...)...); code != 1 || !strings.Contains(stderr, "JSON") && !strings.Contains(stderr, "give the result") {
+			t.Errorf("%v = %d, %q; want a usage error", bad, code, stderr)
+		}
+	}
+	code, out, errOut = run(t, env, append([]string{"calls", "complete", token, "--resume", "--json", `{"name": "Ada"}`}, server...)...)
+	if code != 0 || out != "Hello {\"name\":\"Ada\"}\n" {
+		t.Errorf("complete --json = %d, stdout %q, stderr %q", code, out, errOut)
+	}
+
+	// An answer from stdin; a token nobody has.
+	token = waitingCall()
+	code, out, _ = runWithInput(t, env, "Grace\n", append([]string{"calls", "complete", token, "-", "--resume"}, server...)...)
+	if code != 0 || out != "Hello Grace\n" {
+		t.Errorf("complete - = %d, stdout %q", code, out)
+	}
+	if code, _, stderr := run(t, env, append([]string{"calls", "complete", "ffff", "x"}, server...)...); code != 1 || !strings.Contains(stderr, `no pending call id starts with "ffff"`) {
+		t.Errorf("complete of an unknown prefix = %d, %q", code, stderr)
+	}
+}

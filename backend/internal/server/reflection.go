@@ -1,0 +1,26 @@
+package server
+
+import (
+	"net/http"
+
+	"connectrpc.com/connect"
+	"connectrpc.com/grpcreflect"
+
+	"github.com/agents-os/agents/api/gen/agents/v1/agentsv1connect"
+)
+
+// mountReflection serves gRPC server reflection, so grpcurl, buf curl and
+// Postman find the services and their messages without the proto files.
+// Both versions are served: v1 is the standard, and many tools still ask
+// for v1alpha first. The reflection handlers sit in the same mux as the
+// services, behind the same authentication: the schema is no secret, but a
+// server that answers strangers only with health has less to scan.
+func mountReflection(mux *http.ServeMux, opts ...connect.HandlerOption) {
+	reflector := grpcreflect.NewStaticReflector(
+		agentsv1connect.AgentServiceName,
+		agentsv1connect.SessionServiceName,
+		agentsv1connect.EventServiceName,
+	)
+	mux.Handle(grpcreflect.NewHandlerV1(reflector, opts...))
+	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector, opts...))
+}
