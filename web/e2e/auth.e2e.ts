@@ -62,13 +62,7 @@ describeE2E("sign-in under auth", () => {
     await page.close();
   });
 
-  // Skipped: the app subscribes and lists with the owner scope whatever
-  // the token (web/src/lib/event-stream.ts asks SubscribeScope.OWNER, and
-  // the sidebar's ListSessions sends no scope), so an admin sees only the
-  // sessions it owns, not every owner's as issue 11 asks ("owner scope;
-  // all for an admin"). The server offers no way to ask whether a token
-  // is an admin's, so the fix is more than a line.
-  test.skip("an admin sees every owner's sessions", async () => {
+  test("an admin sees every owner's sessions", async () => {
     const page = await openPage(browser, server.url + "/");
     await signIn(page, tokens.admin.token);
     await sidebarLink(page, aliceSession).waitFor({ timeout: patience });

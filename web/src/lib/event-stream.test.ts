@@ -3,6 +3,7 @@ import { Code, ConnectError, createRouterTransport, type HandlerContext } from "
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import {
   EventService,
+  SubscribeScope,
   type SubscribeRequest,
   type SubscribeResponseSchema,
 } from "../gen/agents/v1/event_pb";
@@ -86,6 +87,27 @@ describe("EventStream", () => {
     expect(requests[1].afterDelta).toBe(0n);
     expect(seqs()).toEqual([6, 7, 8]);
     expect(states.map((s) => s.status)).toEqual(["connecting", "connected", "reconnecting", "connected"]);
+    stream.stop();
+  });
+
+  it("asks for every owner's sessions, and for its own once the server says it is no admin", async () => {
+    const { client, requests } = serve(
+      async function* () {
+        throw new ConnectError("the all scope needs an admin token", Code.PermissionDenied);
+      },
+      async function* (_req, ctx) {
+        yield hb(3);
+        yield ev(4);
+        await hang(ctx);
+      },
+    );
+    const stream = new EventStream(client);
+    const { seqs, states } = record(stream);
+    stream.start();
+    await flush();
+    expect(requests.map((r) => r.scope)).toEqual([SubscribeScope.ALL, SubscribeScope.OWNER]);
+    expect(seqs()).toEqual([4]);
+    expect(states.map((s) => s.status)).toEqual(["connecting", "connected"]);
     stream.stop();
   });
 

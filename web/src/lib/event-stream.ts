@@ -120,6 +120,16 @@ export class EventStream {
     this.setState({ status: "stopped" });
   }
 
+  // notAdmin is learnt from the server: the all scope was refused.
+  private notAdmin = false;
+
+  // scope is the one asked for; by default every owner's sessions for an
+  // admin (the server says whether one is), one's own for anyone else.
+  private scope(): SubscribeScope {
+    if (this.opts.scope !== undefined) return this.opts.scope;
+    return this.notAdmin ? SubscribeScope.OWNER : SubscribeScope.ALL;
+  }
+
   private async loop(stop: AbortSignal): Promise<void> {
     const o = { ...defaults, ...this.opts };
     let backoff = o.minBackoffMs;
@@ -142,7 +152,7 @@ export class EventStream {
       try {
         arm();
         const req = {
-          scope: this.opts.scope ?? SubscribeScope.OWNER,
+          scope: this.scope(),
           sessionId: this.opts.sessionId ?? "",
           after: this.pos?.seq,
           afterDelta: this.pos?.deltaSeq ?? 0n,
@@ -175,7 +185,11 @@ export class EventStream {
         }
       } catch (err) {
         const ce = ConnectError.from(err);
-        if (stalled) error = `no word from the server for ${Math.round(o.stallMs / 1000)} s`;
+        if (ce.code === Code.PermissionDenied && this.scope() === SubscribeScope.ALL && !stop.aborted) {
+          // Not an admin: every session one may see is one's own.
+          this.notAdmin = true;
+          continue;
+        } else if (stalled) error = `no word from the server for ${Math.round(o.stallMs / 1000)} s`;
         else if (ce.code === Code.Unauthenticated && !stop.aborted) {
           this.setState({ status: "unauthenticated" });
           this.opts.onUnauthenticated?.();

@@ -1,4 +1,5 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
+import { Code, ConnectError } from "@connectrpc/connect";
 import type { ListSessionsRequestSchema } from "../../../gen/agents/v1/session_service_pb";
 import type { SessionMeta } from "../../../gen/agents/v1/session_pb";
 import type { SessionClient } from "../../../lib/transport";
@@ -22,4 +23,19 @@ export async function listAllSessions(
     pageToken = res.nextPageToken;
   }
   return all;
+}
+
+// listVisibleSessions is every session the caller may see: every owner's
+// for an admin, one's own for anyone else (the server refuses the wider
+// listing to them).
+export async function listVisibleSessions(
+  client: Pick<SessionClient, "listSessions">,
+  signal?: AbortSignal,
+): Promise<SessionMeta[]> {
+  try {
+    return await listAllSessions(client, { allOwners: true }, signal);
+  } catch (err) {
+    if (ConnectError.from(err).code !== Code.PermissionDenied) throw err;
+    return listAllSessions(client, {}, signal);
+  }
 }

@@ -4,7 +4,7 @@ import { useEffect, useMemo, useReducer, useRef } from "react";
 import { useEventStream } from "../../../lib/event-stream-context";
 import { createSessionClient } from "../../../lib/transport";
 import { initialSessionList, reduceSessionList, type SessionListState } from "../api/session-list";
-import { listAllSessions } from "../api/list-sessions";
+import { listVisibleSessions } from "../api/list-sessions";
 
 // The query key of the sidebar's listing; invalidating it lists again.
 export const sessionListKey = ["sessions", "all"] as const;
@@ -26,7 +26,7 @@ export function useSessionList(openId: string | undefined): SessionListState & {
       const g = ++generation.current;
       dispatch({ type: "refresh", generation: g });
       try {
-        return { generation: g, sessions: await listAllSessions(client, {}, signal) };
+        return { generation: g, sessions: await listVisibleSessions(client, signal) };
       } catch (err) {
         dispatch({ type: "failed", generation: g });
         throw err;
