@@ -139,7 +139,9 @@ func TestSubscribeReconnectsAfterAStall(t *testing.T) {
 		}
 		return hold(ctx) // silent: no heartbeat comes
 	}, "")
-	c.timing.stall = 50 * time.Millisecond
+	// Long enough for a reconnection to open on a loaded machine (under
+	// the race detector), short next to the test's own timeout.
+	c.timing.stall = 400 * time.Millisecond
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	got := collect(t, c.Subscribe(ctx, ownerScope), untilEvents(2))
