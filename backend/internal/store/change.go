@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -255,7 +256,8 @@ func (s *SQL) writeMeta(ctx context.Context, tx *sqlx.Tx, c *Change, base int, t
 			m.ID, m.Agent, m.Owner, m.Title, string(m.Status),
 			m.StatusReason, m.ParentID, m.ForkedFrom, m.TurnCount,
 			m.Usage.Prompt, m.Usage.Completion, m.Usage.Cached,
-			m.Usage.Reasoning, m.Depth, nanos(m.Created), nanos(m.Updated))
+			m.Usage.Reasoning, m.Depth, nanos(m.Created), nanos(m.Updated),
+			strings.Join(m.AllowedTools, "\n"))
 		if err != nil {
 			return s.translate(err, nil, "create session %s", m.ID)
 		}
