@@ -158,6 +158,33 @@ func TestOpenApprovalSurvivesARestart(t *testing.T) {
 	}
 }
 
+func TestApprovedCallInFlightAtARestartIsAbortedNotAskedAgain(t *testing.T) {
+	e := start(t, fakellm.Rules{Rules: []fakellm.Rule{
+		{Match: fakellm.Match{AssistantMessages: steps(0)}, Reply: fakellm.Reply{ToolCalls: []fakellm.ToolCall{{Name: "bash_hang"}}}},
+		{Reply: fakellm.Reply{Text: "read: {{last_tool_result}}"}},
+	}})
+	feed := e.openSSE("/v1/events")
+	id := e.create("approver", "hang").GetMeta().GetId()
+	token := until(t, feed, kind(id, "calls.deferred")).GetCallsDeferred().GetCalls()[0].GetToken()
+	if status, body := e.answer(token, `{"approval": {"approve": true}}`); status != http.StatusOK {
+		t.Fatalf("approve = %d %s", status, body)
+	}
+	until(t, feed, kind(id, "tool.started"))
+
+	e.restart()
+
+	s := e.wait(id)
+	if s.GetMeta().GetPendingCalls() != 0 || len(s.GetPendingCalls()) != 0 || s.GetMeta().GetStatus() != ready {
+		t.Fatalf("after restart: %v with pending %v, want ready with nothing pending", s.GetMeta(), s.GetPendingCalls())
+	}
+	if r := s.GetTurns()[2].GetUser().GetToolResults(); len(r) != 1 || r[0].GetStatus() != agentsv1.ToolResultStatus_TOOL_RESULT_STATUS_ABORTED {
+		t.Errorf("results = %v, want the approved call aborted by the restart", r)
+	}
+	if status, body := e.answer(token, `{"approval": {"approve": true}}`); status < 400 {
+		t.Errorf("answer after the restart = %d %s, want it refused", status, body)
+	}
+}
+
 // TestNoApprovalIsLeftDangling settles an open approval every way a run
 // can end without an answer; nothing stays pending and a late answer says
 // what happened.
