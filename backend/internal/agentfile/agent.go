@@ -27,6 +27,9 @@ type Agent struct {
 	// tools get too, when set; tools otherwise start from a clean
 	// environment.
 	PassEnv []string
+	// Approvals are the tools whose calls may wait for a person's
+	// approval, one policy per tool; every other tool never asks.
+	Approvals []Approval
 
 	// Helpers are the slugs of the direct helper agents, in declaration
 	// order: agent files found in ToolDirectory and in FileSystemDirectory

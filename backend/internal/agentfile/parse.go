@@ -186,6 +186,7 @@ func (d *decoder) contents(raw json.RawMessage, where places) *parsed {
 	a.MaxSteps = d.maxSteps(c)
 	a.Params = d.params(c)
 	a.PassEnv = d.passEnv(c)
+	a.Approvals = d.approvals(c)
 	d.checkParamRefs(c, a)
 
 	d.warnUnread(c, agentsExeOnlyField)

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/agents-os/agents/backend/internal/agentfile"
 	"github.com/agents-os/agents/backend/internal/bashtool"
+	"github.com/agents-os/agents/backend/internal/mcptools"
 	"github.com/agents-os/agents/backend/internal/tool"
 )
 
@@ -31,6 +33,9 @@ func build(ctx context.Context, set *agentfile.Set, opts Options) *Snapshot {
 	wg.Wait()
 	for i, a := range agents {
 		snap.Errors = append(snap.Errors, problems[i]...)
+		if a == nil {
+			continue // refused; its problems say why
+		}
 		snap.bySlug[a.Slug] = a
 		snap.sorted = append(snap.sorted, a)
 	}
@@ -92,7 +97,38 @@ func buildAgent(ctx context.Context, set *agentfile.Set, file *agentfile.Agent, 
 		}
 		a.mcp = append(a.mcp, opts.MCP.Toolbox(server, file))
 	}
+	if unknown := a.checkApprovals(); len(unknown) > 0 {
+		// A policy on a tool the agent lacks is most likely a misspelt
+		// name: the calls it meant to hold would run unchecked.
+		return nil, append(problems, unknown...)
+	}
 	return a, problems
+}
+
+// checkApprovals returns a problem for each approval policy naming a tool
+// the agent does not have. An MCP tool is known only once its server
+// runs, so any name under a declared server's prefix is taken.
+func (a *Agent) checkApprovals() []*agentfile.Error {
+	var out []*agentfile.Error
+	for i, p := range a.Approvals {
+		if _, ok := a.byName[p.Tool]; ok || a.mcpName(p.Tool) {
+			continue
+		}
+		out = append(out, &agentfile.Error{File: a.File, Field: fmt.Sprintf("contents.approvals[%d].tool", i),
+			Reason: fmt.Sprintf("the agent has no tool %q; it is not loaded, so that no call meant to wait for approval runs unchecked", p.Tool)})
+	}
+	return out
+}
+
+// mcpName reports whether name is under the prefix of one of the agent's
+// MCP servers.
+func (a *Agent) mcpName(name string) bool {
+	for _, box := range a.mcp {
+		if strings.HasPrefix(name, mcptools.ToolName(box.Name(), "")) {
+			return true
+		}
+	}
+	return false
 }
 
 // add offers a tool unless its name is taken: the model could not tell two

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/agents-os/agents/backend/internal/agentfile"
@@ -56,5 +57,33 @@ esac
 	res := bash.Execute(context.Background(), tool.Call{})
 	if res.Status != session.ResultOK || res.Text != "/srv/go" {
 		t.Errorf("Run = %+v, want the server's GOPATH", res)
+	}
+}
+
+func TestApprovalsNamingUnknownToolsRefuseTheAgent(t *testing.T) {
+	dir := t.TempDir()
+	write := func(slug, approvals string) string {
+		path := filepath.Join(dir, slug+".json")
+		writeFile(t, path, `{"tag": "OpenAIAgentDescription", "contents": {
+			"slug": "`+slug+`", "flavor": "OpenAIv1", "modelUrl": "https://example.test/v1", "modelName": "m",
+			"clientTools": [{"name": "ask_user"}], "approvals": `+approvals+`}}`, 0o644)
+		return path
+	}
+	good := write("careful", `[{"tool": "ask_user", "approval": "always"}]`)
+	bad := write("typo", `[{"tool": "ask_usr", "approval": "always"}]`)
+	set := agentfile.Loader{WorkDir: dir}.Load([]string{good, bad}, nil)
+	if err := set.Err(); err != nil {
+		t.Fatal(err)
+	}
+	cat := New(context.Background(), func() *agentfile.Set { return set }, Options{})
+	if _, err := cat.Get("careful"); err != nil {
+		t.Errorf("careful: %v, want it loaded", err)
+	}
+	if _, err := cat.Get("typo"); err == nil {
+		t.Error("typo loaded, want it refused")
+	}
+	problems := cat.Snapshot().Errors
+	if len(problems) != 1 || problems[0].Field != "contents.approvals[0].tool" || !strings.Contains(problems[0].Reason, `no tool "ask_usr"`) {
+		t.Errorf("problems = %v, want one about ask_usr", problems)
 	}
 }

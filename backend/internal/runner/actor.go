@@ -212,7 +212,7 @@ func (r *Runner) load(ctx context.Context, id string) (*state, error) {
 	}
 	var deferred []session.DeferredCall
 	for _, d := range pending {
-		if d.Reason == reasonClientTool {
+		if clientAnswered(d.Reason) {
 			deferred = append(deferred, d)
 		}
 	}

@@ -40,6 +40,8 @@ type edit struct {
 	notify []watchNote
 	// settled are deferred calls the change answers without a client.
 	settled []string
+	// approved are calls that waited for approval and now run.
+	approved []string
 }
 
 // edit starts a change from the session as it is.
@@ -176,6 +178,7 @@ func (a *actor) applyNow(e *edit) error {
 		DeliveredMail: e.delivered,
 		NewDeferred:   e.deferred,
 		Completed:     e.completed,
+		Approved:      approvedChange(e.approved),
 		NewMail:       e.mail,
 		HelperCalls:   e.helpers,
 		Idempotency:   e.idem,

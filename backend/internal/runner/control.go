@@ -35,12 +35,17 @@ func (r *Runner) CancelRun(ctx context.Context, owner, id string) (session.Meta,
 	return r.control(ctx, owner, id, func(*actor) error { return nil })
 }
 
-// CancelAttached cancels the attached tool calls in flight; they return a
+// CancelAttached cancels the attached tool calls in flight, and the calls
+// that wait for approval, which the server would run; they return a
 // cancelled result and the run goes on. It returns how many it cancelled.
 func (r *Runner) CancelAttached(ctx context.Context, owner, id string) (session.Meta, int, error) {
 	n := 0
 	meta, err := r.control(ctx, owner, id, func(a *actor) error {
-		n = a.cancelAttached()
+		settled, err := a.settleApprovals(ctx, cancelledApproval, agentsv1.RunTrigger_RUN_TRIGGER_RESUME)
+		if err != nil {
+			return err
+		}
+		n = a.cancelAttached() + settled
 		return nil
 	})
 	return meta, n, err

@@ -75,6 +75,7 @@ func (r *Runner) deleteEach(ctx context.Context, targets []string) ([]string, er
 				return err
 			}
 			a.closeRun()
+			r.gone.add(a.pendingTokens(), "its session was deleted")
 			a.deleted = true
 			a.unsynced = nil
 			r.params.forget(target)

@@ -317,7 +317,17 @@ func (a *actor) addMail(ctx context.Context, m session.Mail, key, op string) (se
 	a.st.mail = append(a.st.mail, m)
 	a.st.meta.PendingMail++
 	if m.Priority == session.PriorityUrgent {
-		a.cutStep()
+		// An interrupt answers the approvals nobody gave yet, and the
+		// round goes on with the message.
+		running := a.run != nil
+		if _, err := a.settleApprovals(ctx, interruptedApproval, agentsv1.RunTrigger_RUN_TRIGGER_MESSAGE); err != nil {
+			a.r.log.Error("settle approvals", "session", a.id, "err", err)
+		}
+		if running {
+			// A run the settled round started is not cut: it is the
+			// one that takes the message.
+			a.cutStep()
+		}
 	}
 	return m, nil
 }

@@ -96,7 +96,8 @@ func (a *actor) needParams(missing []string) {
 
 // recoverRound settles the round that was in flight. Helper calls whose
 // child is known wait for it again; other attached calls get an aborted
-// result; deferred calls keep waiting for their clients. The round is
+// result (approved calls among them); deferred calls keep waiting for
+// their clients. The round is
 // settled before anything else, so no call is left without a result.
 func (a *actor) recoverRound(ctx context.Context) error {
 	st, err := a.waitingRound(ctx)
@@ -110,7 +111,7 @@ func (a *actor) recoverRound(ctx context.Context) error {
 	var again []*callState
 	var children []string
 	for _, cs := range st.calls {
-		if cs.result != nil || cs.call.Mode == session.CallDeferred {
+		if cs.result != nil || (cs.call.Mode == session.CallDeferred && !cs.approved) {
 			continue
 		}
 		// A helper's child goes on without its parent's params: the call

@@ -109,11 +109,12 @@ func (a *actor) settlePending(st *step, status session.ResultStatus, text string
 	a.dropDeferred(st)
 }
 
-// dropDeferred removes a round's answered calls from the pending list.
+// dropDeferred removes a round's answered calls from the pending list:
+// those with a result, and approved ones, which the server runs.
 func (a *actor) dropDeferred(st *step) {
 	answered := map[string]bool{}
 	for _, cs := range st.calls {
-		if cs.result != nil && cs.token != "" {
+		if (cs.result != nil || cs.approved) && cs.token != "" {
 			answered[cs.token] = true
 		}
 	}
@@ -148,7 +149,8 @@ func (a *actor) waitingRound(ctx context.Context) (*step, error) {
 	st := &step{ctx: context.Background(), cancel: func() {}, turnIndex: n - 1, recorded: true}
 	for _, call := range a.st.turns[n-1].LLM.ToolCalls {
 		row := byCall[call.ID]
-		cs := &callState{call: call, token: row.Token, result: row.Result, stored: row.Result != nil}
+		cs := &callState{call: call, token: row.Token, result: row.Result, stored: row.Result != nil,
+			approval: row.Reason == reasonApproval || row.Reason == reasonApproved, approved: row.Reason == reasonApproved}
 		if a.agent != nil {
 			cs.tool, _ = a.agent.Tool(call.Name)
 		}
@@ -166,16 +168,20 @@ type CallAnswer struct {
 	Text           string
 	// Failed makes the answer an error result.
 	Failed bool
+	// Approval answers a call that waits for approval instead of Text.
+	Approval *ApprovalAnswer
 }
 
 // CompleteCall answers a deferred call by its token. When it was the last
 // unanswered call of its round and resume is set (now or by an earlier
-// completion), the run continues. It returns the session and how many calls
-// of the round remain unanswered.
+// completion), the run continues. A call that waits for approval takes an
+// approval: approved, it runs on the server; refused, the model reads
+// why; either way the run continues once the round is complete. It
+// returns the session and how many calls of the round remain unanswered.
 func (r *Runner) CompleteCall(ctx context.Context, owner, token string, answer CallAnswer, resume bool, params map[string]string) (session.Meta, int, error) {
 	row, err := r.store.GetDeferred(ctx, token)
 	if err != nil {
-		return session.Meta{}, 0, err
+		return session.Meta{}, 0, r.gone.explain(token, err)
 	}
 	var meta session.Meta
 	remaining := 0
@@ -183,8 +189,18 @@ func (r *Runner) CompleteCall(ctx context.Context, owner, token string, answer C
 		if err := a.authorize(owner); err != nil {
 			return errs.NotFound("unknown_token", "unknown continuation token")
 		}
-		if row.Reason != reasonClientTool {
-			return errs.FailedPrecondition("call_not_deferred", "call %s is run by the server, not by a client", row.Call.ID)
+		if err := checkAnswer(row, answer); err != nil {
+			return err
+		}
+		approval := answer.Approval
+		if approval != nil {
+			resume = true
+			if !approval.Approve {
+				answer.Text, answer.Failed = notApprovedText, true
+				if approval.Reason != "" {
+					answer.Text += ": " + approval.Reason
+				}
+			}
 		}
 		if done, err := r.replayed(ctx, a.owner, answer.IdempotencyKey, opComplete); err != nil || done != nil {
 			if err == nil && done.Token != token {
@@ -205,10 +221,28 @@ func (r *Runner) CompleteCall(ctx context.Context, owner, token string, answer C
 				}
 			}
 		}
-		if cs == nil || cs.result != nil {
-			return errs.FailedPrecondition("call_completed", "call %s was already completed", row.Call.ID)
+		if cs == nil || cs.result != nil || cs.approved {
+			var res *session.ToolResult
+			if cs != nil {
+				res = cs.result
+			}
+			return answeredError(row, res)
 		}
 		remaining = unanswered(st) - 1
+		if approval != nil && approval.Approve && cs.tool != nil {
+			a.setParams(params)
+			e := a.edit()
+			e.idem = r.idempotency(a.owner, answer.IdempotencyKey, opComplete, keyed{SessionID: a.id, Token: token})
+			if err := a.approve(e, st, cs, approval.Always); err != nil {
+				return err
+			}
+			meta = a.st.meta
+			return nil
+		}
+		if approval != nil && approval.Approve {
+			// Approved, but a reload took the tool away.
+			answer.Text, answer.Failed = "the call was approved, but the agent no longer has the tool "+cs.call.Name, true
+		}
 		continues := remaining == 0 && st.running == 0 && (resume || st.resume) && a.run == nil
 		if continues {
 			// Check before anything is stored: an answer that cannot

@@ -84,6 +84,9 @@ type callState struct {
 	token string
 	// stored says the result is in the call's row already.
 	stored bool
+	// approval says the call waits, or waited, for a client's approval;
+	// approved that it got it and runs on the server.
+	approval, approved bool
 }
 
 // startRun starts a run with a model call, writing e (a new user turn,
@@ -331,7 +334,7 @@ func (a *actor) modelDone(st *step, resp llm.Response, err error, took time.Dura
 func deferredOf(rows []session.DeferredCall) []session.DeferredCall {
 	var out []session.DeferredCall
 	for _, r := range rows {
-		if r.Reason == reasonClientTool {
+		if clientAnswered(r.Reason) {
 			out = append(out, r)
 		}
 	}

@@ -94,7 +94,9 @@ type Runner struct {
 
 	watches watches
 	params  sessionParams
-	slots   slots
+	// gone are the deferred calls of deleted sessions, for late answers.
+	gone  goneCalls
+	slots slots
 	// writes feed the committer (see commitLoop).
 	writes chan *pendingWrite
 	// workers run the model calls.

@@ -25,6 +25,7 @@ func (a *actor) startCalls(st *step, calls []session.ToolCall, rows []session.De
 		cs := &callState{call: call}
 		if st.recorded {
 			cs.token = rows[i].Token
+			cs.approval = rows[i].Reason == reasonApproval
 		}
 		st.calls[i] = cs
 		t, ok := st.tools.Get(call.Name)

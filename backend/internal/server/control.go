@@ -37,8 +37,14 @@ func (h *sessionService) CompleteCall(ctx context.Context, req *connect.Request[
 		answer.Text = r.Text
 	case *agentsv1.CompleteCallRequest_Error:
 		answer.Text, answer.Failed = r.Error, true
+	case *agentsv1.CompleteCallRequest_Approval:
+		ap := r.Approval
+		if ap.GetAlways() && !ap.GetApprove() {
+			return nil, errs.Invalid("invalid_argument", "approval.always allows the tool for the session: it needs approve: true")
+		}
+		answer.Approval = &runner.ApprovalAnswer{Approve: ap.GetApprove(), Reason: ap.GetReason(), Always: ap.GetAlways()}
 	default:
-		return nil, errs.Invalid("invalid_argument", "set text or error")
+		return nil, errs.Invalid("invalid_argument", "set text or error, or approval for a call that waits for approval")
 	}
 	meta, remaining, err := h.s.runner.CompleteCall(ctx, owner(ctx), m.GetToken(), answer, m.GetResume(), m.GetParams())
 	if err != nil {

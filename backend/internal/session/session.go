@@ -37,6 +37,9 @@ type Meta struct {
 	Depth        int       `json:"depth"`
 	Created      time.Time `json:"created"`
 	Updated      time.Time `json:"updated"`
+	// AllowedTools are the tools a client allowed for the rest of the
+	// session: their calls skip approval.
+	AllowedTools []string `json:"allowed_tools,omitempty"`
 }
 
 // Usage counts tokens.

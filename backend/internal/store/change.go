@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -30,7 +31,11 @@ type Change struct {
 	NewDeferred []session.DeferredCall
 	// Completed answers calls of the session; a call that already has an
 	// answer fails the change (call_completed).
-	Completed   []Completion
+	Completed []Completion
+	// Approved are calls that waited for approval and now run: their
+	// reason becomes Approved.Reason, so a restart takes them for calls
+	// in flight, not for approvals still open.
+	Approved    *Approved
 	HelperCalls []HelperCall
 	// Delete removes sessions with everything that belongs to them.
 	Delete      []string
@@ -44,6 +49,12 @@ type Completion struct {
 	Token  string
 	Result session.ToolResult
 	At     time.Time
+}
+
+// Approved gives deferred calls that have no answer yet a new reason.
+type Approved struct {
+	Tokens []string
+	Reason string
 }
 
 // HelperCall records the child session a helper call of a session runs.
@@ -216,6 +227,19 @@ func (s *SQL) applyChange(ctx context.Context, tx *sqlx.Tx, c *Change, p *encode
 			return errs.FailedPrecondition(CodeCallCompleted, "call %s was already completed", cp.Token)
 		}
 	}
+	if a := c.Approved; a != nil {
+		for _, token := range a.Tokens {
+			res, err := tx.StmtxContext(ctx, s.st.approvePending).ExecContext(ctx, a.Reason, token)
+			if err != nil {
+				return s.translate(err, nil, "approve deferred call %s", token)
+			}
+			if n, err := res.RowsAffected(); err != nil {
+				return fmt.Errorf("approve deferred call %s: %w", token, err)
+			} else if n == 0 {
+				return errs.FailedPrecondition(CodeCallCompleted, "call %s was already completed", token)
+			}
+		}
+	}
 	for _, h := range c.HelperCalls {
 		if _, err := tx.StmtxContext(ctx, s.st.putHelperCall).ExecContext(ctx, h.SessionID, h.CallID, h.ChildID, nanos(h.Created)); err != nil {
 			return s.translate(err, unknownSession(h.SessionID), "record helper call %s", h.CallID)
@@ -255,7 +279,8 @@ func (s *SQL) writeMeta(ctx context.Context, tx *sqlx.Tx, c *Change, base int, t
 			m.ID, m.Agent, m.Owner, m.Title, string(m.Status),
 			m.StatusReason, m.ParentID, m.ForkedFrom, m.TurnCount,
 			m.Usage.Prompt, m.Usage.Completion, m.Usage.Cached,
-			m.Usage.Reasoning, m.Depth, nanos(m.Created), nanos(m.Updated))
+			m.Usage.Reasoning, m.Depth, nanos(m.Created), nanos(m.Updated),
+			strings.Join(m.AllowedTools, "\n"))
 		if err != nil {
 			return s.translate(err, nil, "create session %s", m.ID)
 		}
@@ -318,6 +343,9 @@ func (s *SQL) noOrphans(ctx context.Context, tx *sqlx.Tx, deleted []string) erro
 	}
 	return nil
 }
+
+// sqlApprovePending changes the reason of a call that has no answer yet.
+const sqlApprovePending = `UPDATE deferred_calls SET reason = ? WHERE token = ? AND completed IS NULL`
 
 // sqlCompletePending answers a call that has no answer yet.
 const sqlCompletePending = `UPDATE deferred_calls SET result = ?, completed = ?

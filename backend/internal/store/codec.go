@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/agents-os/agents/backend/internal/session"
@@ -65,7 +66,7 @@ func decode(s string, v any) error {
 const metaColumns = `s.id, s.agent, s.owner, s.title, s.status, s.status_reason,
 	s.parent_id, s.forked_from, s.turn_count, s.usage_prompt,
 	s.usage_completion, s.usage_cached, s.usage_reasoning, s.depth,
-	s.created, s.updated,
+	s.created, s.updated, s.allowed_tools,
 	(SELECT COUNT(*) FROM mail m
 		WHERE m.session_id = s.id AND m.delivered IS NULL) AS pending_mail,
 	(SELECT COUNT(*) FROM deferred_calls d
@@ -88,6 +89,7 @@ type metaRow struct {
 	Depth           int    `db:"depth"`
 	Created         int64  `db:"created"`
 	Updated         int64  `db:"updated"`
+	AllowedTools    string `db:"allowed_tools"`
 	PendingMail     int    `db:"pending_mail"`
 	PendingCalls    int    `db:"pending_calls"`
 }
@@ -114,7 +116,16 @@ func (r metaRow) meta() session.Meta {
 		Depth:        r.Depth,
 		Created:      fromNanos(r.Created),
 		Updated:      fromNanos(r.Updated),
+		AllowedTools: splitLines(r.AllowedTools),
 	}
+}
+
+// splitLines reads a column of one name per line; "" is none.
+func splitLines(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, "\n")
 }
 
 func metas(rows []metaRow) []session.Meta {

@@ -20,8 +20,8 @@ func (s *SQL) CreateSession(ctx context.Context, meta session.Meta, turns []sess
 const sqlInsertSession = `INSERT INTO sessions (
 	id, agent, owner, title, status, status_reason, parent_id,
 	forked_from, turn_count, usage_prompt, usage_completion,
-	usage_cached, usage_reasoning, depth, created, updated)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	usage_cached, usage_reasoning, depth, created, updated, allowed_tools)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 // GetMeta implements Sessions.
 func (s *SQL) GetMeta(ctx context.Context, id string) (session.Meta, error) {
@@ -188,12 +188,12 @@ const sqlChildren = `SELECT ` + metaColumns + `
 // metaSet assigns the mutable metadata; metaArgs gives its arguments.
 const metaSet = `agent = ?, title = ?, status = ?, status_reason = ?,
 	usage_prompt = ?, usage_completion = ?, usage_cached = ?,
-	usage_reasoning = ?, updated = ?`
+	usage_reasoning = ?, updated = ?, allowed_tools = ?`
 
 func metaArgs(m session.Meta) []any {
 	return []any{m.Agent, m.Title, string(m.Status), m.StatusReason,
 		m.Usage.Prompt, m.Usage.Completion, m.Usage.Cached,
-		m.Usage.Reasoning, nanos(m.Updated)}
+		m.Usage.Reasoning, nanos(m.Updated), strings.Join(m.AllowedTools, "\n")}
 }
 
 // UpdateMeta implements Sessions.

@@ -44,6 +44,7 @@ type statements struct {
 	acquireLease, renewLease, releaseLease                *sqlx.Stmt
 	putWatch, deleteWatch, deleteExpiredWatches           *sqlx.Stmt
 	completePending, putHelperCall, putIdempotency        *sqlx.Stmt
+	approvePending                                        *sqlx.Stmt
 	// appendEvents[n-1] appends n events.
 	appendEvents [eventBatch]*sqlx.Stmt
 
@@ -85,6 +86,7 @@ func prepareStatements(ctx context.Context, read, write *sqlx.DB, d Dialect) (*s
 		{&st.deleteWatch, write, sqlDeleteWatch},
 		{&st.deleteExpiredWatches, write, sqlDeleteExpiredWatches},
 		{&st.completePending, write, sqlCompletePending},
+		{&st.approvePending, write, sqlApprovePending},
 		{&st.putHelperCall, write, sqlPutHelperCall},
 		{&st.putIdempotency, write, sqlPutIdempotency},
 

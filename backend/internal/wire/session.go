@@ -49,6 +49,7 @@ func Meta(m session.Meta) *agentsv1.SessionMeta {
 		Depth:        int32(m.Depth),
 		CreateTime:   Timestamp(m.Created),
 		UpdateTime:   Timestamp(m.Updated),
+		AllowedTools: m.AllowedTools,
 	}
 }
 

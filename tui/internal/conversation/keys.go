@@ -118,6 +118,16 @@ func (s *Screen) draftKey(msg tea.KeyPressMsg) tea.Cmd {
 
 func (s *Screen) pendingKey(msg tea.KeyPressMsg) tea.Cmd {
 	p := &s.pending
+	if p.answering && p.rejecting {
+		switch {
+		case s.is(msg, keys.Answer):
+			return s.decide(false, false, p.in.Value())
+		case s.is(msg, keys.Back):
+			p.StopAnswer()
+			return nil
+		}
+		return p.Update(msg)
+	}
 	if p.answering {
 		switch {
 		case s.is(msg, keys.Answer):
@@ -130,11 +140,26 @@ func (s *Screen) pendingKey(msg tea.KeyPressMsg) tea.Cmd {
 		}
 		return p.Update(msg)
 	}
+	if isApproval(p.Selected()) {
+		// A call that waits for approval takes a decision, not text.
+		switch {
+		case s.is(msg, keys.Approve), s.is(msg, keys.Answer):
+			return s.decide(true, false, "")
+		case s.is(msg, keys.AlwaysAllow):
+			return s.decide(true, true, "")
+		case s.is(msg, keys.Reject):
+			return p.StartReject()
+		case s.is(msg, keys.Fail):
+			return s.decide(false, false, "")
+		}
+	}
 	switch {
 	case s.is(msg, keys.Up):
 		p.Move(-1)
 	case s.is(msg, keys.Down):
 		p.Move(1)
+	case isApproval(p.Selected()):
+		// Other keys do not start a text answer of an approval.
 	case s.is(msg, keys.Answer):
 		if p.Selected() != nil {
 			return p.StartAnswer()
@@ -332,6 +357,23 @@ func (s *Screen) answer(text string, fail bool) tea.Cmd {
 	} else {
 		req.Result = &agentsv1.CompleteCallRequest_Text{Text: text}
 	}
+	s.pending.sending[c.GetToken()] = true
+	s.pending.StopAnswer()
+	return s.complete(req)
+}
+
+// decide answers the selected call that waits for approval: approved (and
+// with always, its tool allowed for the rest of the session), or rejected
+// with reason. The server goes on with the run once the round is
+// complete.
+func (s *Screen) decide(approve, always bool, reason string) tea.Cmd {
+	c := s.pending.Selected()
+	if c == nil || s.pending.sending[c.GetToken()] {
+		return nil
+	}
+	req := &agentsv1.CompleteCallRequest{Token: c.GetToken(), Result: &agentsv1.CompleteCallRequest_Approval{
+		Approval: &agentsv1.Approval{Approve: approve, Always: always, Reason: reason},
+	}}
 	s.pending.sending[c.GetToken()] = true
 	s.pending.StopAnswer()
 	return s.complete(req)

@@ -14,24 +14,32 @@ import (
 // pendingRows is the most calls the panel lists at once.
 const pendingRows = 4
 
+// reasonApproval is the reason of a deferred call that waits for
+// approval: it is approved or rejected, not answered with text.
+const reasonApproval = "approval"
+
 // pendingPanel lists the session's deferred calls: the run waits for a
 // client to answer them. One is selected; answering opens a text input
-// for its result.
+// for its result, or, for a call that waits for approval, rejecting opens
+// one for the reason.
 type pendingPanel struct {
 	calls     []*agentsv1.DeferredCall
 	sel       int
 	answering bool
+	// rejecting says the input holds the reason of a rejection.
+	rejecting bool
 	in        textinput.Model
 	sending   map[string]bool // tokens whose completion is in flight
 }
 
 func newPendingPanel(st theme.ConversationStyles) pendingPanel {
 	in := textinput.New()
-	in.Prompt = "result: "
-	in.Placeholder = "the call's result (enter answers, ctrl+d fails it with this text)"
 	in.SetStyles(st.Input)
 	return pendingPanel{in: in, sending: map[string]bool{}}
 }
+
+// isApproval reports whether the call waits for approval.
+func isApproval(c *agentsv1.DeferredCall) bool { return c.GetReason() == reasonApproval }
 
 // Set replaces the calls with the server's list, keeping the selection
 // on the same call when it is still there.
@@ -105,13 +113,23 @@ func (p *pendingPanel) Move(delta int) {
 
 // StartAnswer opens the result input for the selected call.
 func (p *pendingPanel) StartAnswer() tea.Cmd {
-	p.answering = true
+	p.answering, p.rejecting = true, false
+	p.in.Prompt = "result: "
+	p.in.Placeholder = "the call's result (enter answers, ctrl+d fails it with this text)"
 	return p.in.Focus()
 }
 
-// StopAnswer closes the result input, dropping what it held.
+// StartReject opens the reason input for rejecting the selected call.
+func (p *pendingPanel) StartReject() tea.Cmd {
+	p.answering, p.rejecting = true, true
+	p.in.Prompt = "reason: "
+	p.in.Placeholder = "why not (the model reads it; enter rejects the call)"
+	return p.in.Focus()
+}
+
+// StopAnswer closes the input, dropping what it held.
 func (p *pendingPanel) StopAnswer() {
-	p.answering = false
+	p.answering, p.rejecting = false, false
 	p.in.Blur()
 	p.in.Reset()
 }
@@ -130,7 +148,10 @@ func (p *pendingPanel) Render(width int, focused bool, st theme.ConversationStyl
 	}
 	inner := max(width-box.GetHorizontalFrameSize(), 1)
 	hint := "  ctrl+l to answer"
-	if focused {
+	switch {
+	case focused && isApproval(p.Selected()):
+		hint = "  ↑/↓ select · a approve · A always allow · r reject · esc close"
+	case focused:
 		hint = "  ↑/↓ select · enter answer · ctrl+d fail · esc close"
 	}
 	lines := []string{truncate(st.Label.Render(fmt.Sprintf("pending calls (%d)", len(p.calls)))+st.Muted.Render(hint), inner)}
@@ -142,7 +163,12 @@ func (p *pendingPanel) Render(width int, focused bool, st theme.ConversationStyl
 			mark = "▸ "
 		}
 		row := mark + c.GetCall().GetName() + " " + st.Muted.Render(oneLine(c.GetCall().GetArguments()))
-		if r := c.GetReason(); r != "" {
+		switch r := c.GetReason(); {
+		case r == reasonApproval:
+			// The server runs it once approved: say so before the
+			// tool, where the eye starts.
+			row = mark + st.Label.Render("approve? ") + c.GetCall().GetName() + " " + st.Muted.Render(oneLine(c.GetCall().GetArguments()))
+		case r != "":
 			row += st.Muted.Render(" · " + r)
 		}
 		if p.sending[c.GetToken()] {

@@ -334,6 +334,57 @@ func TestPendingAnswerFailAndSelect(t *testing.T) {
 	}
 }
 
+func TestPendingApprovalApproveRejectAndAlwaysAllow(t *testing.T) {
+	t.Parallel()
+	approval := func(token, name, args string) *agentsv1.DeferredCall {
+		c := deferred(token, name, args)
+		c.Reason = "approval"
+		c.Call.Kind, c.Call.Mode = agentsv1.ToolKind_TOOL_KIND_BASH, agentsv1.CallMode_CALL_MODE_DEFERRED
+		return c
+	}
+	r := newRig(t, waiting, fewTurns()...)
+	r.fake.calls = []*agentsv1.DeferredCall{
+		approval("tok-1", "bash_run", `{"command":"rm -rf build"}`),
+		approval("tok-2", "bash_run", `{"command":"sudo reboot"}`),
+		approval("tok-3", "bash_deploy", `{}`),
+	}
+	r.open()
+	r.keys("ctrl+l")
+	view := ansi.Strip(r.s.pending.Render(100, true, r.s.st))
+	if !strings.Contains(view, "approve? bash_run") || !strings.Contains(view, "rm -rf build") || !strings.Contains(view, "a approve") {
+		t.Errorf("panel = %q, want the approval shown with its tool, arguments and keys", view)
+	}
+	// Typing does not answer an approval with text.
+	r.typeText("x")
+	if r.s.pending.answering || len(r.fake.completes) != 0 {
+		t.Fatalf("typing on an approval: answering %v, completes %d; want neither", r.s.pending.answering, len(r.fake.completes))
+	}
+
+	r.keys("a")
+	r.keys("r")
+	r.typeText("not today")
+	r.keys("enter")
+	r.keys("A")
+	if len(r.fake.completes) != 3 {
+		t.Fatalf("completes = %d, want 3", len(r.fake.completes))
+	}
+	want := []struct {
+		token           string
+		approve, always bool
+		reason          string
+	}{{"tok-1", true, false, ""}, {"tok-2", false, false, "not today"}, {"tok-3", true, true, ""}}
+	for i, w := range want {
+		c := r.fake.completes[i]
+		a := c.GetApproval()
+		if c.GetToken() != w.token || a == nil || a.GetApprove() != w.approve || a.GetAlways() != w.always || a.GetReason() != w.reason {
+			t.Errorf("answer %d = %v, want %+v", i, c, w)
+		}
+	}
+	if r.s.pending.Len() != 0 {
+		t.Errorf("pending = %d, want none left", r.s.pending.Len())
+	}
+}
+
 func TestPendingAnsweredElsewhere(t *testing.T) {
 	t.Parallel()
 	r := newRig(t, waiting, fewTurns()...)

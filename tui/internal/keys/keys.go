@@ -86,8 +86,11 @@ const (
 
 // Pending calls.
 const (
-	Answer Action = "answer_call"
-	Fail   Action = "fail_call"
+	Answer      Action = "answer_call"
+	Fail        Action = "fail_call"
+	Approve     Action = "approve_call"
+	Reject      Action = "reject_call"
+	AlwaysAllow Action = "always_allow_tool"
 )
 
 func b(a Action, group, help string, keys ...string) *Binding {
@@ -139,6 +142,9 @@ func Default() *Map {
 
 		b(Answer, "pending", "answer the call", "enter"),
 		b(Fail, "pending", "fail the call", "ctrl+d"),
+		b(Approve, "pending", "approve the call", "a"),
+		b(Reject, "pending", "reject the call, with a reason", "r"),
+		b(AlwaysAllow, "pending", "approve and always allow the tool", "A"),
 	})
 }
 

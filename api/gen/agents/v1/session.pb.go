@@ -237,7 +237,10 @@ type SessionMeta struct {
 	// When the session was created.
 	CreateTime *timestamppb.Timestamp `protobuf:"bytes,14,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
 	// When the session last changed.
-	UpdateTime    *timestamppb.Timestamp `protobuf:"bytes,15,opt,name=update_time,json=updateTime,proto3" json:"update_time,omitempty"`
+	UpdateTime *timestamppb.Timestamp `protobuf:"bytes,15,opt,name=update_time,json=updateTime,proto3" json:"update_time,omitempty"`
+	// Tools a client allowed for the rest of the session: their calls run
+	// without waiting for approval.
+	AllowedTools  []string `protobuf:"bytes,16,rep,name=allowed_tools,json=allowedTools,proto3" json:"allowed_tools,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -373,6 +376,13 @@ func (x *SessionMeta) GetCreateTime() *timestamppb.Timestamp {
 func (x *SessionMeta) GetUpdateTime() *timestamppb.Timestamp {
 	if x != nil {
 		return x.UpdateTime
+	}
+	return nil
+}
+
+func (x *SessionMeta) GetAllowedTools() []string {
+	if x != nil {
+		return x.AllowedTools
 	}
 	return nil
 }
@@ -1443,7 +1453,7 @@ var File_agents_v1_session_proto protoreflect.FileDescriptor
 
 const file_agents_v1_session_proto_rawDesc = "" +
 	"\n" +
-	"\x17agents/v1/session.proto\x12\tagents.v1\x1a\x15agents/v1/agent.proto\x1a\x14agents/v1/mail.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x93\x04\n" +
+	"\x17agents/v1/session.proto\x12\tagents.v1\x1a\x15agents/v1/agent.proto\x1a\x14agents/v1/mail.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xb8\x04\n" +
 	"\vSessionMeta\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
 	"\x05agent\x18\x02 \x01(\tR\x05agent\x12\x14\n" +
@@ -1464,7 +1474,8 @@ const file_agents_v1_session_proto_rawDesc = "" +
 	"\vcreate_time\x18\x0e \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"createTime\x12;\n" +
 	"\vupdate_time\x18\x0f \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"updateTime\"\xaf\x02\n" +
+	"updateTime\x12#\n" +
+	"\rallowed_tools\x18\x10 \x03(\tR\fallowedTools\"\xaf\x02\n" +
 	"\aSession\x12*\n" +
 	"\x04meta\x18\x01 \x01(\v2\x16.agents.v1.SessionMetaR\x04meta\x12%\n" +
 	"\x05turns\x18\x02 \x03(\v2\x0f.agents.v1.TurnR\x05turns\x12<\n" +

@@ -585,8 +585,10 @@ type CompleteCallRequest struct {
 	//
 	//	*CompleteCallRequest_Text
 	//	*CompleteCallRequest_Error
+	//	*CompleteCallRequest_Approval
 	Result isCompleteCallRequest_Result `protobuf_oneof:"result"`
 	// Continue the run once every deferred call of the round is answered.
+	// An approval always continues the run once its round is complete.
 	Resume bool `protobuf:"varint,4,opt,name=resume,proto3" json:"resume,omitempty"`
 	// Session params to add or replace.
 	Params map[string]string `protobuf:"bytes,5,rep,name=params,proto3" json:"params,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
@@ -661,6 +663,15 @@ func (x *CompleteCallRequest) GetError() string {
 	return ""
 }
 
+func (x *CompleteCallRequest) GetApproval() *Approval {
+	if x != nil {
+		if x, ok := x.Result.(*CompleteCallRequest_Approval); ok {
+			return x.Approval
+		}
+	}
+	return nil
+}
+
 func (x *CompleteCallRequest) GetResume() bool {
 	if x != nil {
 		return x.Resume
@@ -696,9 +707,83 @@ type CompleteCallRequest_Error struct {
 	Error string `protobuf:"bytes,3,opt,name=error,proto3,oneof"`
 }
 
+type CompleteCallRequest_Approval struct {
+	// The answer to a call that waits for approval (reason `approval`);
+	// the only answer such a call takes.
+	Approval *Approval `protobuf:"bytes,7,opt,name=approval,proto3,oneof"`
+}
+
 func (*CompleteCallRequest_Text) isCompleteCallRequest_Result() {}
 
 func (*CompleteCallRequest_Error) isCompleteCallRequest_Result() {}
+
+func (*CompleteCallRequest_Approval) isCompleteCallRequest_Result() {}
+
+// Approval answers a call that waits for approval.
+type Approval struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Run the call on the server (its result goes to the model), or refuse
+	// it (the reason goes to the model as the call's error result).
+	Approve bool `protobuf:"varint,1,opt,name=approve,proto3" json:"approve,omitempty"`
+	// Why the call was refused; a default text when empty.
+	Reason string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	// With approve: later calls of the same tool in this session run
+	// without asking (remembered with the session).
+	Always        bool `protobuf:"varint,3,opt,name=always,proto3" json:"always,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Approval) Reset() {
+	*x = Approval{}
+	mi := &file_agents_v1_session_service_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Approval) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Approval) ProtoMessage() {}
+
+func (x *Approval) ProtoReflect() protoreflect.Message {
+	mi := &file_agents_v1_session_service_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Approval.ProtoReflect.Descriptor instead.
+func (*Approval) Descriptor() ([]byte, []int) {
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *Approval) GetApprove() bool {
+	if x != nil {
+		return x.Approve
+	}
+	return false
+}
+
+func (x *Approval) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *Approval) GetAlways() bool {
+	if x != nil {
+		return x.Always
+	}
+	return false
+}
 
 // CompleteCallResponse carries the session summary.
 type CompleteCallResponse struct {
@@ -713,7 +798,7 @@ type CompleteCallResponse struct {
 
 func (x *CompleteCallResponse) Reset() {
 	*x = CompleteCallResponse{}
-	mi := &file_agents_v1_session_service_proto_msgTypes[7]
+	mi := &file_agents_v1_session_service_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -725,7 +810,7 @@ func (x *CompleteCallResponse) String() string {
 func (*CompleteCallResponse) ProtoMessage() {}
 
 func (x *CompleteCallResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_service_proto_msgTypes[7]
+	mi := &file_agents_v1_session_service_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -738,7 +823,7 @@ func (x *CompleteCallResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteCallResponse.ProtoReflect.Descriptor instead.
 func (*CompleteCallResponse) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{7}
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *CompleteCallResponse) GetMeta() *SessionMeta {
@@ -766,7 +851,7 @@ type CancelRunRequest struct {
 
 func (x *CancelRunRequest) Reset() {
 	*x = CancelRunRequest{}
-	mi := &file_agents_v1_session_service_proto_msgTypes[8]
+	mi := &file_agents_v1_session_service_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -778,7 +863,7 @@ func (x *CancelRunRequest) String() string {
 func (*CancelRunRequest) ProtoMessage() {}
 
 func (x *CancelRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_service_proto_msgTypes[8]
+	mi := &file_agents_v1_session_service_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -791,7 +876,7 @@ func (x *CancelRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelRunRequest.ProtoReflect.Descriptor instead.
 func (*CancelRunRequest) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{8}
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *CancelRunRequest) GetSessionId() string {
@@ -812,7 +897,7 @@ type CancelRunResponse struct {
 
 func (x *CancelRunResponse) Reset() {
 	*x = CancelRunResponse{}
-	mi := &file_agents_v1_session_service_proto_msgTypes[9]
+	mi := &file_agents_v1_session_service_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -824,7 +909,7 @@ func (x *CancelRunResponse) String() string {
 func (*CancelRunResponse) ProtoMessage() {}
 
 func (x *CancelRunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_service_proto_msgTypes[9]
+	mi := &file_agents_v1_session_service_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -837,7 +922,7 @@ func (x *CancelRunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelRunResponse.ProtoReflect.Descriptor instead.
 func (*CancelRunResponse) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{9}
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *CancelRunResponse) GetMeta() *SessionMeta {
@@ -858,7 +943,7 @@ type CancelAttachedRequest struct {
 
 func (x *CancelAttachedRequest) Reset() {
 	*x = CancelAttachedRequest{}
-	mi := &file_agents_v1_session_service_proto_msgTypes[10]
+	mi := &file_agents_v1_session_service_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -870,7 +955,7 @@ func (x *CancelAttachedRequest) String() string {
 func (*CancelAttachedRequest) ProtoMessage() {}
 
 func (x *CancelAttachedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_service_proto_msgTypes[10]
+	mi := &file_agents_v1_session_service_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -883,7 +968,7 @@ func (x *CancelAttachedRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelAttachedRequest.ProtoReflect.Descriptor instead.
 func (*CancelAttachedRequest) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{10}
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *CancelAttachedRequest) GetSessionId() string {
@@ -906,7 +991,7 @@ type CancelAttachedResponse struct {
 
 func (x *CancelAttachedResponse) Reset() {
 	*x = CancelAttachedResponse{}
-	mi := &file_agents_v1_session_service_proto_msgTypes[11]
+	mi := &file_agents_v1_session_service_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -918,7 +1003,7 @@ func (x *CancelAttachedResponse) String() string {
 func (*CancelAttachedResponse) ProtoMessage() {}
 
 func (x *CancelAttachedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_service_proto_msgTypes[11]
+	mi := &file_agents_v1_session_service_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -931,7 +1016,7 @@ func (x *CancelAttachedResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelAttachedResponse.ProtoReflect.Descriptor instead.
 func (*CancelAttachedResponse) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{11}
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *CancelAttachedResponse) GetMeta() *SessionMeta {
@@ -959,7 +1044,7 @@ type PauseRequest struct {
 
 func (x *PauseRequest) Reset() {
 	*x = PauseRequest{}
-	mi := &file_agents_v1_session_service_proto_msgTypes[12]
+	mi := &file_agents_v1_session_service_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -971,7 +1056,7 @@ func (x *PauseRequest) String() string {
 func (*PauseRequest) ProtoMessage() {}
 
 func (x *PauseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_service_proto_msgTypes[12]
+	mi := &file_agents_v1_session_service_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -984,7 +1069,7 @@ func (x *PauseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PauseRequest.ProtoReflect.Descriptor instead.
 func (*PauseRequest) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{12}
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *PauseRequest) GetSessionId() string {
@@ -1006,7 +1091,7 @@ type PauseResponse struct {
 
 func (x *PauseResponse) Reset() {
 	*x = PauseResponse{}
-	mi := &file_agents_v1_session_service_proto_msgTypes[13]
+	mi := &file_agents_v1_session_service_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1018,7 +1103,7 @@ func (x *PauseResponse) String() string {
 func (*PauseResponse) ProtoMessage() {}
 
 func (x *PauseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_service_proto_msgTypes[13]
+	mi := &file_agents_v1_session_service_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1031,7 +1116,7 @@ func (x *PauseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PauseResponse.ProtoReflect.Descriptor instead.
 func (*PauseResponse) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{13}
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *PauseResponse) GetMeta() *SessionMeta {
@@ -1064,7 +1149,7 @@ type SendMailRequest struct {
 
 func (x *SendMailRequest) Reset() {
 	*x = SendMailRequest{}
-	mi := &file_agents_v1_session_service_proto_msgTypes[14]
+	mi := &file_agents_v1_session_service_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1076,7 +1161,7 @@ func (x *SendMailRequest) String() string {
 func (*SendMailRequest) ProtoMessage() {}
 
 func (x *SendMailRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_service_proto_msgTypes[14]
+	mi := &file_agents_v1_session_service_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1089,7 +1174,7 @@ func (x *SendMailRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendMailRequest.ProtoReflect.Descriptor instead.
 func (*SendMailRequest) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{14}
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *SendMailRequest) GetSessionId() string {
@@ -1138,7 +1223,7 @@ type SendMailResponse struct {
 
 func (x *SendMailResponse) Reset() {
 	*x = SendMailResponse{}
-	mi := &file_agents_v1_session_service_proto_msgTypes[15]
+	mi := &file_agents_v1_session_service_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1150,7 +1235,7 @@ func (x *SendMailResponse) String() string {
 func (*SendMailResponse) ProtoMessage() {}
 
 func (x *SendMailResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_service_proto_msgTypes[15]
+	mi := &file_agents_v1_session_service_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1163,7 +1248,7 @@ func (x *SendMailResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendMailResponse.ProtoReflect.Descriptor instead.
 func (*SendMailResponse) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{15}
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *SendMailResponse) GetEnvelope() *MailEnvelope {
@@ -1186,7 +1271,7 @@ type ListMailRequest struct {
 
 func (x *ListMailRequest) Reset() {
 	*x = ListMailRequest{}
-	mi := &file_agents_v1_session_service_proto_msgTypes[16]
+	mi := &file_agents_v1_session_service_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1198,7 +1283,7 @@ func (x *ListMailRequest) String() string {
 func (*ListMailRequest) ProtoMessage() {}
 
 func (x *ListMailRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_service_proto_msgTypes[16]
+	mi := &file_agents_v1_session_service_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1211,7 +1296,7 @@ func (x *ListMailRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMailRequest.ProtoReflect.Descriptor instead.
 func (*ListMailRequest) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{16}
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ListMailRequest) GetSessionId() string {
@@ -1239,7 +1324,7 @@ type ListMailResponse struct {
 
 func (x *ListMailResponse) Reset() {
 	*x = ListMailResponse{}
-	mi := &file_agents_v1_session_service_proto_msgTypes[17]
+	mi := &file_agents_v1_session_service_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1251,7 +1336,7 @@ func (x *ListMailResponse) String() string {
 func (*ListMailResponse) ProtoMessage() {}
 
 func (x *ListMailResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_service_proto_msgTypes[17]
+	mi := &file_agents_v1_session_service_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1264,7 +1349,7 @@ func (x *ListMailResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMailResponse.ProtoReflect.Descriptor instead.
 func (*ListMailResponse) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{17}
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ListMailResponse) GetMail() []*MailEnvelope {
@@ -1291,7 +1376,7 @@ type ForkSessionRequest struct {
 
 func (x *ForkSessionRequest) Reset() {
 	*x = ForkSessionRequest{}
-	mi := &file_agents_v1_session_service_proto_msgTypes[18]
+	mi := &file_agents_v1_session_service_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1303,7 +1388,7 @@ func (x *ForkSessionRequest) String() string {
 func (*ForkSessionRequest) ProtoMessage() {}
 
 func (x *ForkSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_service_proto_msgTypes[18]
+	mi := &file_agents_v1_session_service_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1316,7 +1401,7 @@ func (x *ForkSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForkSessionRequest.ProtoReflect.Descriptor instead.
 func (*ForkSessionRequest) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{18}
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ForkSessionRequest) GetSessionId() string {
@@ -1351,7 +1436,7 @@ type ForkSessionResponse struct {
 
 func (x *ForkSessionResponse) Reset() {
 	*x = ForkSessionResponse{}
-	mi := &file_agents_v1_session_service_proto_msgTypes[19]
+	mi := &file_agents_v1_session_service_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1363,7 +1448,7 @@ func (x *ForkSessionResponse) String() string {
 func (*ForkSessionResponse) ProtoMessage() {}
 
 func (x *ForkSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_service_proto_msgTypes[19]
+	mi := &file_agents_v1_session_service_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1376,7 +1461,7 @@ func (x *ForkSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForkSessionResponse.ProtoReflect.Descriptor instead.
 func (*ForkSessionResponse) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{19}
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ForkSessionResponse) GetSession() *Session {
@@ -1411,7 +1496,7 @@ type ListSessionsRequest struct {
 
 func (x *ListSessionsRequest) Reset() {
 	*x = ListSessionsRequest{}
-	mi := &file_agents_v1_session_service_proto_msgTypes[20]
+	mi := &file_agents_v1_session_service_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1423,7 +1508,7 @@ func (x *ListSessionsRequest) String() string {
 func (*ListSessionsRequest) ProtoMessage() {}
 
 func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_service_proto_msgTypes[20]
+	mi := &file_agents_v1_session_service_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1436,7 +1521,7 @@ func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSessionsRequest.ProtoReflect.Descriptor instead.
 func (*ListSessionsRequest) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{20}
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ListSessionsRequest) GetAgent() string {
@@ -1508,7 +1593,7 @@ type ListSessionsResponse struct {
 
 func (x *ListSessionsResponse) Reset() {
 	*x = ListSessionsResponse{}
-	mi := &file_agents_v1_session_service_proto_msgTypes[21]
+	mi := &file_agents_v1_session_service_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1520,7 +1605,7 @@ func (x *ListSessionsResponse) String() string {
 func (*ListSessionsResponse) ProtoMessage() {}
 
 func (x *ListSessionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_service_proto_msgTypes[21]
+	mi := &file_agents_v1_session_service_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1533,7 +1618,7 @@ func (x *ListSessionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSessionsResponse.ProtoReflect.Descriptor instead.
 func (*ListSessionsResponse) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{21}
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ListSessionsResponse) GetSessions() []*SessionMeta {
@@ -1589,7 +1674,7 @@ type GetSessionRequest struct {
 
 func (x *GetSessionRequest) Reset() {
 	*x = GetSessionRequest{}
-	mi := &file_agents_v1_session_service_proto_msgTypes[22]
+	mi := &file_agents_v1_session_service_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1601,7 +1686,7 @@ func (x *GetSessionRequest) String() string {
 func (*GetSessionRequest) ProtoMessage() {}
 
 func (x *GetSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_service_proto_msgTypes[22]
+	mi := &file_agents_v1_session_service_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1614,7 +1699,7 @@ func (x *GetSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionRequest.ProtoReflect.Descriptor instead.
 func (*GetSessionRequest) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{22}
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *GetSessionRequest) GetSessionId() string {
@@ -1684,7 +1769,7 @@ type GetSessionResponse struct {
 
 func (x *GetSessionResponse) Reset() {
 	*x = GetSessionResponse{}
-	mi := &file_agents_v1_session_service_proto_msgTypes[23]
+	mi := &file_agents_v1_session_service_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1696,7 +1781,7 @@ func (x *GetSessionResponse) String() string {
 func (*GetSessionResponse) ProtoMessage() {}
 
 func (x *GetSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_service_proto_msgTypes[23]
+	mi := &file_agents_v1_session_service_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1709,7 +1794,7 @@ func (x *GetSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionResponse.ProtoReflect.Descriptor instead.
 func (*GetSessionResponse) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{23}
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *GetSessionResponse) GetSession() *Session {
@@ -1732,7 +1817,7 @@ type DeleteSessionRequest struct {
 
 func (x *DeleteSessionRequest) Reset() {
 	*x = DeleteSessionRequest{}
-	mi := &file_agents_v1_session_service_proto_msgTypes[24]
+	mi := &file_agents_v1_session_service_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1744,7 +1829,7 @@ func (x *DeleteSessionRequest) String() string {
 func (*DeleteSessionRequest) ProtoMessage() {}
 
 func (x *DeleteSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_service_proto_msgTypes[24]
+	mi := &file_agents_v1_session_service_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1757,7 +1842,7 @@ func (x *DeleteSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSessionRequest.ProtoReflect.Descriptor instead.
 func (*DeleteSessionRequest) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{24}
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *DeleteSessionRequest) GetSessionId() string {
@@ -1785,7 +1870,7 @@ type DeleteSessionResponse struct {
 
 func (x *DeleteSessionResponse) Reset() {
 	*x = DeleteSessionResponse{}
-	mi := &file_agents_v1_session_service_proto_msgTypes[25]
+	mi := &file_agents_v1_session_service_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1797,7 +1882,7 @@ func (x *DeleteSessionResponse) String() string {
 func (*DeleteSessionResponse) ProtoMessage() {}
 
 func (x *DeleteSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_service_proto_msgTypes[25]
+	mi := &file_agents_v1_session_service_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1810,7 +1895,7 @@ func (x *DeleteSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSessionResponse.ProtoReflect.Descriptor instead.
 func (*DeleteSessionResponse) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{25}
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *DeleteSessionResponse) GetDeletedIds() []string {
@@ -1835,7 +1920,7 @@ type WatchSessionRequest struct {
 
 func (x *WatchSessionRequest) Reset() {
 	*x = WatchSessionRequest{}
-	mi := &file_agents_v1_session_service_proto_msgTypes[26]
+	mi := &file_agents_v1_session_service_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1847,7 +1932,7 @@ func (x *WatchSessionRequest) String() string {
 func (*WatchSessionRequest) ProtoMessage() {}
 
 func (x *WatchSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_service_proto_msgTypes[26]
+	mi := &file_agents_v1_session_service_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1860,7 +1945,7 @@ func (x *WatchSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchSessionRequest.ProtoReflect.Descriptor instead.
 func (*WatchSessionRequest) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{26}
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *WatchSessionRequest) GetWatcherId() string {
@@ -1895,7 +1980,7 @@ type WatchSessionResponse struct {
 
 func (x *WatchSessionResponse) Reset() {
 	*x = WatchSessionResponse{}
-	mi := &file_agents_v1_session_service_proto_msgTypes[27]
+	mi := &file_agents_v1_session_service_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1907,7 +1992,7 @@ func (x *WatchSessionResponse) String() string {
 func (*WatchSessionResponse) ProtoMessage() {}
 
 func (x *WatchSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_service_proto_msgTypes[27]
+	mi := &file_agents_v1_session_service_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1920,7 +2005,7 @@ func (x *WatchSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchSessionResponse.ProtoReflect.Descriptor instead.
 func (*WatchSessionResponse) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{27}
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *WatchSessionResponse) GetWatch() *Watch {
@@ -1943,7 +2028,7 @@ type UnwatchSessionRequest struct {
 
 func (x *UnwatchSessionRequest) Reset() {
 	*x = UnwatchSessionRequest{}
-	mi := &file_agents_v1_session_service_proto_msgTypes[28]
+	mi := &file_agents_v1_session_service_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1955,7 +2040,7 @@ func (x *UnwatchSessionRequest) String() string {
 func (*UnwatchSessionRequest) ProtoMessage() {}
 
 func (x *UnwatchSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_service_proto_msgTypes[28]
+	mi := &file_agents_v1_session_service_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1968,7 +2053,7 @@ func (x *UnwatchSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnwatchSessionRequest.ProtoReflect.Descriptor instead.
 func (*UnwatchSessionRequest) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{28}
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *UnwatchSessionRequest) GetWatcherId() string {
@@ -1994,7 +2079,7 @@ type UnwatchSessionResponse struct {
 
 func (x *UnwatchSessionResponse) Reset() {
 	*x = UnwatchSessionResponse{}
-	mi := &file_agents_v1_session_service_proto_msgTypes[29]
+	mi := &file_agents_v1_session_service_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2006,7 +2091,7 @@ func (x *UnwatchSessionResponse) String() string {
 func (*UnwatchSessionResponse) ProtoMessage() {}
 
 func (x *UnwatchSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_service_proto_msgTypes[29]
+	mi := &file_agents_v1_session_service_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2019,7 +2104,7 @@ func (x *UnwatchSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnwatchSessionResponse.ProtoReflect.Descriptor instead.
 func (*UnwatchSessionResponse) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{29}
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{30}
 }
 
 // ExportSessionRequest exports a session.
@@ -2035,7 +2120,7 @@ type ExportSessionRequest struct {
 
 func (x *ExportSessionRequest) Reset() {
 	*x = ExportSessionRequest{}
-	mi := &file_agents_v1_session_service_proto_msgTypes[30]
+	mi := &file_agents_v1_session_service_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2047,7 +2132,7 @@ func (x *ExportSessionRequest) String() string {
 func (*ExportSessionRequest) ProtoMessage() {}
 
 func (x *ExportSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_service_proto_msgTypes[30]
+	mi := &file_agents_v1_session_service_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2060,7 +2145,7 @@ func (x *ExportSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportSessionRequest.ProtoReflect.Descriptor instead.
 func (*ExportSessionRequest) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{30}
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ExportSessionRequest) GetSessionId() string {
@@ -2090,7 +2175,7 @@ type ExportSessionResponse struct {
 
 func (x *ExportSessionResponse) Reset() {
 	*x = ExportSessionResponse{}
-	mi := &file_agents_v1_session_service_proto_msgTypes[31]
+	mi := &file_agents_v1_session_service_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2102,7 +2187,7 @@ func (x *ExportSessionResponse) String() string {
 func (*ExportSessionResponse) ProtoMessage() {}
 
 func (x *ExportSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_service_proto_msgTypes[31]
+	mi := &file_agents_v1_session_service_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2115,7 +2200,7 @@ func (x *ExportSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportSessionResponse.ProtoReflect.Descriptor instead.
 func (*ExportSessionResponse) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{31}
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ExportSessionResponse) GetContentType() string {
@@ -2178,18 +2263,23 @@ const file_agents_v1_session_service_proto_rawDesc = "" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"<\n" +
 	"\x0eResumeResponse\x12*\n" +
-	"\x04meta\x18\x01 \x01(\v2\x16.agents.v1.SessionMetaR\x04meta\"\xa3\x02\n" +
+	"\x04meta\x18\x01 \x01(\v2\x16.agents.v1.SessionMetaR\x04meta\"\xd6\x02\n" +
 	"\x13CompleteCallRequest\x12\x14\n" +
 	"\x05token\x18\x01 \x01(\tR\x05token\x12\x14\n" +
 	"\x04text\x18\x02 \x01(\tH\x00R\x04text\x12\x16\n" +
-	"\x05error\x18\x03 \x01(\tH\x00R\x05error\x12\x16\n" +
+	"\x05error\x18\x03 \x01(\tH\x00R\x05error\x121\n" +
+	"\bapproval\x18\a \x01(\v2\x13.agents.v1.ApprovalH\x00R\bapproval\x12\x16\n" +
 	"\x06resume\x18\x04 \x01(\bR\x06resume\x12B\n" +
 	"\x06params\x18\x05 \x03(\v2*.agents.v1.CompleteCallRequest.ParamsEntryR\x06params\x12'\n" +
 	"\x0fidempotency_key\x18\x06 \x01(\tR\x0eidempotencyKey\x1a9\n" +
 	"\vParamsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\b\n" +
-	"\x06result\"`\n" +
+	"\x06result\"T\n" +
+	"\bApproval\x12\x18\n" +
+	"\aapprove\x18\x01 \x01(\bR\aapprove\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\x12\x16\n" +
+	"\x06always\x18\x03 \x01(\bR\x06always\"`\n" +
 	"\x14CompleteCallResponse\x12*\n" +
 	"\x04meta\x18\x01 \x01(\v2\x16.agents.v1.SessionMetaR\x04meta\x12\x1c\n" +
 	"\tremaining\x18\x02 \x01(\x05R\tremaining\"1\n" +
@@ -2333,7 +2423,7 @@ func file_agents_v1_session_service_proto_rawDescGZIP() []byte {
 }
 
 var file_agents_v1_session_service_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_agents_v1_session_service_proto_msgTypes = make([]protoimpl.MessageInfo, 36)
+var file_agents_v1_session_service_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
 var file_agents_v1_session_service_proto_goTypes = []any{
 	(DeleteMode)(0),                // 0: agents.v1.DeleteMode
 	(ExportFormat)(0),              // 1: agents.v1.ExportFormat
@@ -2344,115 +2434,117 @@ var file_agents_v1_session_service_proto_goTypes = []any{
 	(*ResumeRequest)(nil),          // 6: agents.v1.ResumeRequest
 	(*ResumeResponse)(nil),         // 7: agents.v1.ResumeResponse
 	(*CompleteCallRequest)(nil),    // 8: agents.v1.CompleteCallRequest
-	(*CompleteCallResponse)(nil),   // 9: agents.v1.CompleteCallResponse
-	(*CancelRunRequest)(nil),       // 10: agents.v1.CancelRunRequest
-	(*CancelRunResponse)(nil),      // 11: agents.v1.CancelRunResponse
-	(*CancelAttachedRequest)(nil),  // 12: agents.v1.CancelAttachedRequest
-	(*CancelAttachedResponse)(nil), // 13: agents.v1.CancelAttachedResponse
-	(*PauseRequest)(nil),           // 14: agents.v1.PauseRequest
-	(*PauseResponse)(nil),          // 15: agents.v1.PauseResponse
-	(*SendMailRequest)(nil),        // 16: agents.v1.SendMailRequest
-	(*SendMailResponse)(nil),       // 17: agents.v1.SendMailResponse
-	(*ListMailRequest)(nil),        // 18: agents.v1.ListMailRequest
-	(*ListMailResponse)(nil),       // 19: agents.v1.ListMailResponse
-	(*ForkSessionRequest)(nil),     // 20: agents.v1.ForkSessionRequest
-	(*ForkSessionResponse)(nil),    // 21: agents.v1.ForkSessionResponse
-	(*ListSessionsRequest)(nil),    // 22: agents.v1.ListSessionsRequest
-	(*ListSessionsResponse)(nil),   // 23: agents.v1.ListSessionsResponse
-	(*GetSessionRequest)(nil),      // 24: agents.v1.GetSessionRequest
-	(*GetSessionResponse)(nil),     // 25: agents.v1.GetSessionResponse
-	(*DeleteSessionRequest)(nil),   // 26: agents.v1.DeleteSessionRequest
-	(*DeleteSessionResponse)(nil),  // 27: agents.v1.DeleteSessionResponse
-	(*WatchSessionRequest)(nil),    // 28: agents.v1.WatchSessionRequest
-	(*WatchSessionResponse)(nil),   // 29: agents.v1.WatchSessionResponse
-	(*UnwatchSessionRequest)(nil),  // 30: agents.v1.UnwatchSessionRequest
-	(*UnwatchSessionResponse)(nil), // 31: agents.v1.UnwatchSessionResponse
-	(*ExportSessionRequest)(nil),   // 32: agents.v1.ExportSessionRequest
-	(*ExportSessionResponse)(nil),  // 33: agents.v1.ExportSessionResponse
-	nil,                            // 34: agents.v1.CreateSessionRequest.ParamsEntry
-	nil,                            // 35: agents.v1.PostMessageRequest.ParamsEntry
-	nil,                            // 36: agents.v1.ResumeRequest.ParamsEntry
-	nil,                            // 37: agents.v1.CompleteCallRequest.ParamsEntry
-	(*Message)(nil),                // 38: agents.v1.Message
-	(*RunOptions)(nil),             // 39: agents.v1.RunOptions
-	(*durationpb.Duration)(nil),    // 40: google.protobuf.Duration
-	(*Session)(nil),                // 41: agents.v1.Session
-	(*SessionMeta)(nil),            // 42: agents.v1.SessionMeta
-	(*MailBody)(nil),               // 43: agents.v1.MailBody
-	(MailPriority)(0),              // 44: agents.v1.MailPriority
-	(*MailEnvelope)(nil),           // 45: agents.v1.MailEnvelope
-	(SessionStatus)(0),             // 46: agents.v1.SessionStatus
-	(*Watch)(nil),                  // 47: agents.v1.Watch
+	(*Approval)(nil),               // 9: agents.v1.Approval
+	(*CompleteCallResponse)(nil),   // 10: agents.v1.CompleteCallResponse
+	(*CancelRunRequest)(nil),       // 11: agents.v1.CancelRunRequest
+	(*CancelRunResponse)(nil),      // 12: agents.v1.CancelRunResponse
+	(*CancelAttachedRequest)(nil),  // 13: agents.v1.CancelAttachedRequest
+	(*CancelAttachedResponse)(nil), // 14: agents.v1.CancelAttachedResponse
+	(*PauseRequest)(nil),           // 15: agents.v1.PauseRequest
+	(*PauseResponse)(nil),          // 16: agents.v1.PauseResponse
+	(*SendMailRequest)(nil),        // 17: agents.v1.SendMailRequest
+	(*SendMailResponse)(nil),       // 18: agents.v1.SendMailResponse
+	(*ListMailRequest)(nil),        // 19: agents.v1.ListMailRequest
+	(*ListMailResponse)(nil),       // 20: agents.v1.ListMailResponse
+	(*ForkSessionRequest)(nil),     // 21: agents.v1.ForkSessionRequest
+	(*ForkSessionResponse)(nil),    // 22: agents.v1.ForkSessionResponse
+	(*ListSessionsRequest)(nil),    // 23: agents.v1.ListSessionsRequest
+	(*ListSessionsResponse)(nil),   // 24: agents.v1.ListSessionsResponse
+	(*GetSessionRequest)(nil),      // 25: agents.v1.GetSessionRequest
+	(*GetSessionResponse)(nil),     // 26: agents.v1.GetSessionResponse
+	(*DeleteSessionRequest)(nil),   // 27: agents.v1.DeleteSessionRequest
+	(*DeleteSessionResponse)(nil),  // 28: agents.v1.DeleteSessionResponse
+	(*WatchSessionRequest)(nil),    // 29: agents.v1.WatchSessionRequest
+	(*WatchSessionResponse)(nil),   // 30: agents.v1.WatchSessionResponse
+	(*UnwatchSessionRequest)(nil),  // 31: agents.v1.UnwatchSessionRequest
+	(*UnwatchSessionResponse)(nil), // 32: agents.v1.UnwatchSessionResponse
+	(*ExportSessionRequest)(nil),   // 33: agents.v1.ExportSessionRequest
+	(*ExportSessionResponse)(nil),  // 34: agents.v1.ExportSessionResponse
+	nil,                            // 35: agents.v1.CreateSessionRequest.ParamsEntry
+	nil,                            // 36: agents.v1.PostMessageRequest.ParamsEntry
+	nil,                            // 37: agents.v1.ResumeRequest.ParamsEntry
+	nil,                            // 38: agents.v1.CompleteCallRequest.ParamsEntry
+	(*Message)(nil),                // 39: agents.v1.Message
+	(*RunOptions)(nil),             // 40: agents.v1.RunOptions
+	(*durationpb.Duration)(nil),    // 41: google.protobuf.Duration
+	(*Session)(nil),                // 42: agents.v1.Session
+	(*SessionMeta)(nil),            // 43: agents.v1.SessionMeta
+	(*MailBody)(nil),               // 44: agents.v1.MailBody
+	(MailPriority)(0),              // 45: agents.v1.MailPriority
+	(*MailEnvelope)(nil),           // 46: agents.v1.MailEnvelope
+	(SessionStatus)(0),             // 47: agents.v1.SessionStatus
+	(*Watch)(nil),                  // 48: agents.v1.Watch
 }
 var file_agents_v1_session_service_proto_depIdxs = []int32{
-	38, // 0: agents.v1.CreateSessionRequest.message:type_name -> agents.v1.Message
-	39, // 1: agents.v1.CreateSessionRequest.run:type_name -> agents.v1.RunOptions
-	34, // 2: agents.v1.CreateSessionRequest.params:type_name -> agents.v1.CreateSessionRequest.ParamsEntry
-	40, // 3: agents.v1.CreateSessionRequest.timeout:type_name -> google.protobuf.Duration
-	41, // 4: agents.v1.CreateSessionResponse.session:type_name -> agents.v1.Session
-	38, // 5: agents.v1.PostMessageRequest.message:type_name -> agents.v1.Message
-	39, // 6: agents.v1.PostMessageRequest.run:type_name -> agents.v1.RunOptions
-	35, // 7: agents.v1.PostMessageRequest.params:type_name -> agents.v1.PostMessageRequest.ParamsEntry
-	40, // 8: agents.v1.PostMessageRequest.timeout:type_name -> google.protobuf.Duration
-	42, // 9: agents.v1.PostMessageResponse.meta:type_name -> agents.v1.SessionMeta
-	41, // 10: agents.v1.PostMessageResponse.session:type_name -> agents.v1.Session
-	36, // 11: agents.v1.ResumeRequest.params:type_name -> agents.v1.ResumeRequest.ParamsEntry
-	42, // 12: agents.v1.ResumeResponse.meta:type_name -> agents.v1.SessionMeta
-	37, // 13: agents.v1.CompleteCallRequest.params:type_name -> agents.v1.CompleteCallRequest.ParamsEntry
-	42, // 14: agents.v1.CompleteCallResponse.meta:type_name -> agents.v1.SessionMeta
-	42, // 15: agents.v1.CancelRunResponse.meta:type_name -> agents.v1.SessionMeta
-	42, // 16: agents.v1.CancelAttachedResponse.meta:type_name -> agents.v1.SessionMeta
-	42, // 17: agents.v1.PauseResponse.meta:type_name -> agents.v1.SessionMeta
-	43, // 18: agents.v1.SendMailRequest.body:type_name -> agents.v1.MailBody
-	44, // 19: agents.v1.SendMailRequest.priority:type_name -> agents.v1.MailPriority
-	45, // 20: agents.v1.SendMailResponse.envelope:type_name -> agents.v1.MailEnvelope
-	45, // 21: agents.v1.ListMailResponse.mail:type_name -> agents.v1.MailEnvelope
-	41, // 22: agents.v1.ForkSessionResponse.session:type_name -> agents.v1.Session
-	46, // 23: agents.v1.ListSessionsRequest.status:type_name -> agents.v1.SessionStatus
-	42, // 24: agents.v1.ListSessionsResponse.sessions:type_name -> agents.v1.SessionMeta
-	40, // 25: agents.v1.GetSessionRequest.timeout:type_name -> google.protobuf.Duration
-	41, // 26: agents.v1.GetSessionResponse.session:type_name -> agents.v1.Session
-	0,  // 27: agents.v1.DeleteSessionRequest.mode:type_name -> agents.v1.DeleteMode
-	40, // 28: agents.v1.WatchSessionRequest.ttl:type_name -> google.protobuf.Duration
-	47, // 29: agents.v1.WatchSessionResponse.watch:type_name -> agents.v1.Watch
-	1,  // 30: agents.v1.ExportSessionRequest.format:type_name -> agents.v1.ExportFormat
-	2,  // 31: agents.v1.SessionService.CreateSession:input_type -> agents.v1.CreateSessionRequest
-	4,  // 32: agents.v1.SessionService.PostMessage:input_type -> agents.v1.PostMessageRequest
-	6,  // 33: agents.v1.SessionService.Resume:input_type -> agents.v1.ResumeRequest
-	8,  // 34: agents.v1.SessionService.CompleteCall:input_type -> agents.v1.CompleteCallRequest
-	10, // 35: agents.v1.SessionService.CancelRun:input_type -> agents.v1.CancelRunRequest
-	12, // 36: agents.v1.SessionService.CancelAttached:input_type -> agents.v1.CancelAttachedRequest
-	14, // 37: agents.v1.SessionService.Pause:input_type -> agents.v1.PauseRequest
-	16, // 38: agents.v1.SessionService.SendMail:input_type -> agents.v1.SendMailRequest
-	18, // 39: agents.v1.SessionService.ListMail:input_type -> agents.v1.ListMailRequest
-	20, // 40: agents.v1.SessionService.ForkSession:input_type -> agents.v1.ForkSessionRequest
-	22, // 41: agents.v1.SessionService.ListSessions:input_type -> agents.v1.ListSessionsRequest
-	24, // 42: agents.v1.SessionService.GetSession:input_type -> agents.v1.GetSessionRequest
-	26, // 43: agents.v1.SessionService.DeleteSession:input_type -> agents.v1.DeleteSessionRequest
-	28, // 44: agents.v1.SessionService.WatchSession:input_type -> agents.v1.WatchSessionRequest
-	30, // 45: agents.v1.SessionService.UnwatchSession:input_type -> agents.v1.UnwatchSessionRequest
-	32, // 46: agents.v1.SessionService.ExportSession:input_type -> agents.v1.ExportSessionRequest
-	3,  // 47: agents.v1.SessionService.CreateSession:output_type -> agents.v1.CreateSessionResponse
-	5,  // 48: agents.v1.SessionService.PostMessage:output_type -> agents.v1.PostMessageResponse
-	7,  // 49: agents.v1.SessionService.Resume:output_type -> agents.v1.ResumeResponse
-	9,  // 50: agents.v1.SessionService.CompleteCall:output_type -> agents.v1.CompleteCallResponse
-	11, // 51: agents.v1.SessionService.CancelRun:output_type -> agents.v1.CancelRunResponse
-	13, // 52: agents.v1.SessionService.CancelAttached:output_type -> agents.v1.CancelAttachedResponse
-	15, // 53: agents.v1.SessionService.Pause:output_type -> agents.v1.PauseResponse
-	17, // 54: agents.v1.SessionService.SendMail:output_type -> agents.v1.SendMailResponse
-	19, // 55: agents.v1.SessionService.ListMail:output_type -> agents.v1.ListMailResponse
-	21, // 56: agents.v1.SessionService.ForkSession:output_type -> agents.v1.ForkSessionResponse
-	23, // 57: agents.v1.SessionService.ListSessions:output_type -> agents.v1.ListSessionsResponse
-	25, // 58: agents.v1.SessionService.GetSession:output_type -> agents.v1.GetSessionResponse
-	27, // 59: agents.v1.SessionService.DeleteSession:output_type -> agents.v1.DeleteSessionResponse
-	29, // 60: agents.v1.SessionService.WatchSession:output_type -> agents.v1.WatchSessionResponse
-	31, // 61: agents.v1.SessionService.UnwatchSession:output_type -> agents.v1.UnwatchSessionResponse
-	33, // 62: agents.v1.SessionService.ExportSession:output_type -> agents.v1.ExportSessionResponse
-	47, // [47:63] is the sub-list for method output_type
-	31, // [31:47] is the sub-list for method input_type
-	31, // [31:31] is the sub-list for extension type_name
-	31, // [31:31] is the sub-list for extension extendee
-	0,  // [0:31] is the sub-list for field type_name
+	39, // 0: agents.v1.CreateSessionRequest.message:type_name -> agents.v1.Message
+	40, // 1: agents.v1.CreateSessionRequest.run:type_name -> agents.v1.RunOptions
+	35, // 2: agents.v1.CreateSessionRequest.params:type_name -> agents.v1.CreateSessionRequest.ParamsEntry
+	41, // 3: agents.v1.CreateSessionRequest.timeout:type_name -> google.protobuf.Duration
+	42, // 4: agents.v1.CreateSessionResponse.session:type_name -> agents.v1.Session
+	39, // 5: agents.v1.PostMessageRequest.message:type_name -> agents.v1.Message
+	40, // 6: agents.v1.PostMessageRequest.run:type_name -> agents.v1.RunOptions
+	36, // 7: agents.v1.PostMessageRequest.params:type_name -> agents.v1.PostMessageRequest.ParamsEntry
+	41, // 8: agents.v1.PostMessageRequest.timeout:type_name -> google.protobuf.Duration
+	43, // 9: agents.v1.PostMessageResponse.meta:type_name -> agents.v1.SessionMeta
+	42, // 10: agents.v1.PostMessageResponse.session:type_name -> agents.v1.Session
+	37, // 11: agents.v1.ResumeRequest.params:type_name -> agents.v1.ResumeRequest.ParamsEntry
+	43, // 12: agents.v1.ResumeResponse.meta:type_name -> agents.v1.SessionMeta
+	9,  // 13: agents.v1.CompleteCallRequest.approval:type_name -> agents.v1.Approval
+	38, // 14: agents.v1.CompleteCallRequest.params:type_name -> agents.v1.CompleteCallRequest.ParamsEntry
+	43, // 15: agents.v1.CompleteCallResponse.meta:type_name -> agents.v1.SessionMeta
+	43, // 16: agents.v1.CancelRunResponse.meta:type_name -> agents.v1.SessionMeta
+	43, // 17: agents.v1.CancelAttachedResponse.meta:type_name -> agents.v1.SessionMeta
+	43, // 18: agents.v1.PauseResponse.meta:type_name -> agents.v1.SessionMeta
+	44, // 19: agents.v1.SendMailRequest.body:type_name -> agents.v1.MailBody
+	45, // 20: agents.v1.SendMailRequest.priority:type_name -> agents.v1.MailPriority
+	46, // 21: agents.v1.SendMailResponse.envelope:type_name -> agents.v1.MailEnvelope
+	46, // 22: agents.v1.ListMailResponse.mail:type_name -> agents.v1.MailEnvelope
+	42, // 23: agents.v1.ForkSessionResponse.session:type_name -> agents.v1.Session
+	47, // 24: agents.v1.ListSessionsRequest.status:type_name -> agents.v1.SessionStatus
+	43, // 25: agents.v1.ListSessionsResponse.sessions:type_name -> agents.v1.SessionMeta
+	41, // 26: agents.v1.GetSessionRequest.timeout:type_name -> google.protobuf.Duration
+	42, // 27: agents.v1.GetSessionResponse.session:type_name -> agents.v1.Session
+	0,  // 28: agents.v1.DeleteSessionRequest.mode:type_name -> agents.v1.DeleteMode
+	41, // 29: agents.v1.WatchSessionRequest.ttl:type_name -> google.protobuf.Duration
+	48, // 30: agents.v1.WatchSessionResponse.watch:type_name -> agents.v1.Watch
+	1,  // 31: agents.v1.ExportSessionRequest.format:type_name -> agents.v1.ExportFormat
+	2,  // 32: agents.v1.SessionService.CreateSession:input_type -> agents.v1.CreateSessionRequest
+	4,  // 33: agents.v1.SessionService.PostMessage:input_type -> agents.v1.PostMessageRequest
+	6,  // 34: agents.v1.SessionService.Resume:input_type -> agents.v1.ResumeRequest
+	8,  // 35: agents.v1.SessionService.CompleteCall:input_type -> agents.v1.CompleteCallRequest
+	11, // 36: agents.v1.SessionService.CancelRun:input_type -> agents.v1.CancelRunRequest
+	13, // 37: agents.v1.SessionService.CancelAttached:input_type -> agents.v1.CancelAttachedRequest
+	15, // 38: agents.v1.SessionService.Pause:input_type -> agents.v1.PauseRequest
+	17, // 39: agents.v1.SessionService.SendMail:input_type -> agents.v1.SendMailRequest
+	19, // 40: agents.v1.SessionService.ListMail:input_type -> agents.v1.ListMailRequest
+	21, // 41: agents.v1.SessionService.ForkSession:input_type -> agents.v1.ForkSessionRequest
+	23, // 42: agents.v1.SessionService.ListSessions:input_type -> agents.v1.ListSessionsRequest
+	25, // 43: agents.v1.SessionService.GetSession:input_type -> agents.v1.GetSessionRequest
+	27, // 44: agents.v1.SessionService.DeleteSession:input_type -> agents.v1.DeleteSessionRequest
+	29, // 45: agents.v1.SessionService.WatchSession:input_type -> agents.v1.WatchSessionRequest
+	31, // 46: agents.v1.SessionService.UnwatchSession:input_type -> agents.v1.UnwatchSessionRequest
+	33, // 47: agents.v1.SessionService.ExportSession:input_type -> agents.v1.ExportSessionRequest
+	3,  // 48: agents.v1.SessionService.CreateSession:output_type -> agents.v1.CreateSessionResponse
+	5,  // 49: agents.v1.SessionService.PostMessage:output_type -> agents.v1.PostMessageResponse
+	7,  // 50: agents.v1.SessionService.Resume:output_type -> agents.v1.ResumeResponse
+	10, // 51: agents.v1.SessionService.CompleteCall:output_type -> agents.v1.CompleteCallResponse
+	12, // 52: agents.v1.SessionService.CancelRun:output_type -> agents.v1.CancelRunResponse
+	14, // 53: agents.v1.SessionService.CancelAttached:output_type -> agents.v1.CancelAttachedResponse
+	16, // 54: agents.v1.SessionService.Pause:output_type -> agents.v1.PauseResponse
+	18, // 55: agents.v1.SessionService.SendMail:output_type -> agents.v1.SendMailResponse
+	20, // 56: agents.v1.SessionService.ListMail:output_type -> agents.v1.ListMailResponse
+	22, // 57: agents.v1.SessionService.ForkSession:output_type -> agents.v1.ForkSessionResponse
+	24, // 58: agents.v1.SessionService.ListSessions:output_type -> agents.v1.ListSessionsResponse
+	26, // 59: agents.v1.SessionService.GetSession:output_type -> agents.v1.GetSessionResponse
+	28, // 60: agents.v1.SessionService.DeleteSession:output_type -> agents.v1.DeleteSessionResponse
+	30, // 61: agents.v1.SessionService.WatchSession:output_type -> agents.v1.WatchSessionResponse
+	32, // 62: agents.v1.SessionService.UnwatchSession:output_type -> agents.v1.UnwatchSessionResponse
+	34, // 63: agents.v1.SessionService.ExportSession:output_type -> agents.v1.ExportSessionResponse
+	48, // [48:64] is the sub-list for method output_type
+	32, // [32:48] is the sub-list for method input_type
+	32, // [32:32] is the sub-list for extension type_name
+	32, // [32:32] is the sub-list for extension extendee
+	0,  // [0:32] is the sub-list for field type_name
 }
 
 func init() { file_agents_v1_session_service_proto_init() }
@@ -2466,16 +2558,17 @@ func file_agents_v1_session_service_proto_init() {
 	file_agents_v1_session_service_proto_msgTypes[6].OneofWrappers = []any{
 		(*CompleteCallRequest_Text)(nil),
 		(*CompleteCallRequest_Error)(nil),
+		(*CompleteCallRequest_Approval)(nil),
 	}
-	file_agents_v1_session_service_proto_msgTypes[18].OneofWrappers = []any{}
-	file_agents_v1_session_service_proto_msgTypes[22].OneofWrappers = []any{}
+	file_agents_v1_session_service_proto_msgTypes[19].OneofWrappers = []any{}
+	file_agents_v1_session_service_proto_msgTypes[23].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agents_v1_session_service_proto_rawDesc), len(file_agents_v1_session_service_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   36,
+			NumMessages:   37,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

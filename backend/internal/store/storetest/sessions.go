@@ -146,6 +146,7 @@ func testUpdateMeta(t *testing.T, fresh func(t *testing.T) Opener) {
 	upd.StatusReason = "boom"
 	upd.Usage = session.Usage{Prompt: 7, Completion: 8, Cached: 9, Reasoning: 10}
 	upd.Updated = at(time.Hour)
+	upd.AllowedTools = []string{"bash_run", "mcp_fs_write"}
 	want := upd
 
 	// The rest is not UpdateMeta's to change.

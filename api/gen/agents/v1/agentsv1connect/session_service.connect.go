@@ -93,9 +93,12 @@ type SessionServiceClient interface {
 	// Resume continues a paused session, or a waiting one whose deferred
 	// calls are all answered, or a session whose run needs params again.
 	Resume(context.Context, *connect.Request[v1.ResumeRequest]) (*connect.Response[v1.ResumeResponse], error)
-	// CompleteCall answers a deferred call by its continuation token. An
-	// unknown token is `not_found` (`unknown_token`); a second completion is
-	// `failed_precondition`.
+	// CompleteCall answers a deferred call by its continuation token: a
+	// client tool's call with its result, a call that waits for approval
+	// (reason `approval`) with an approval. An unknown token is `not_found`
+	// (`unknown_token`); a second completion is `failed_precondition`; an
+	// approval settled meanwhile (the run was cancelled or interrupted) is
+	// `failed_precondition` (`approval_settled`), saying why.
 	CompleteCall(context.Context, *connect.Request[v1.CompleteCallRequest]) (*connect.Response[v1.CompleteCallResponse], error)
 	// CancelRun stops the active run now; the session becomes `ready`.
 	CancelRun(context.Context, *connect.Request[v1.CancelRunRequest]) (*connect.Response[v1.CancelRunResponse], error)
@@ -358,9 +361,12 @@ type SessionServiceHandler interface {
 	// Resume continues a paused session, or a waiting one whose deferred
 	// calls are all answered, or a session whose run needs params again.
 	Resume(context.Context, *connect.Request[v1.ResumeRequest]) (*connect.Response[v1.ResumeResponse], error)
-	// CompleteCall answers a deferred call by its continuation token. An
-	// unknown token is `not_found` (`unknown_token`); a second completion is
-	// `failed_precondition`.
+	// CompleteCall answers a deferred call by its continuation token: a
+	// client tool's call with its result, a call that waits for approval
+	// (reason `approval`) with an approval. An unknown token is `not_found`
+	// (`unknown_token`); a second completion is `failed_precondition`; an
+	// approval settled meanwhile (the run was cancelled or interrupted) is
+	// `failed_precondition` (`approval_settled`), saying why.
 	CompleteCall(context.Context, *connect.Request[v1.CompleteCallRequest]) (*connect.Response[v1.CompleteCallResponse], error)
 	// CancelRun stops the active run now; the session becomes `ready`.
 	CancelRun(context.Context, *connect.Request[v1.CancelRunRequest]) (*connect.Response[v1.CancelRunResponse], error)

@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file agents/v1/session_service.proto.
  */
 export const file_agents_v1_session_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch9hZ2VudHMvdjEvc2Vzc2lvbl9zZXJ2aWNlLnByb3RvEglhZ2VudHMudjEi4AIKFENyZWF0ZVNlc3Npb25SZXF1ZXN0Eg0KBWFnZW50GAEgASgJEigKB21lc3NhZ2UYAiABKAsyEi5hZ2VudHMudjEuTWVzc2FnZUgAiAEBEiIKA3J1bhgDIAEoCzIVLmFnZW50cy52MS5SdW5PcHRpb25zEjsKBnBhcmFtcxgEIAMoCzIrLmFnZW50cy52MS5DcmVhdGVTZXNzaW9uUmVxdWVzdC5QYXJhbXNFbnRyeRIRCglwYXJlbnRfaWQYBSABKAkSDQoFdGl0bGUYBiABKAkSFwoPaWRlbXBvdGVuY3lfa2V5GAcgASgJEgwKBHdhaXQYCCABKAgSKgoHdGltZW91dBgJIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhotCgtQYXJhbXNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBQgoKCF9tZXNzYWdlIjwKFUNyZWF0ZVNlc3Npb25SZXNwb25zZRIjCgdzZXNzaW9uGAEgASgLMhIuYWdlbnRzLnYxLlNlc3Npb24irgIKElBvc3RNZXNzYWdlUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEiMKB21lc3NhZ2UYAiABKAsyEi5hZ2VudHMudjEuTWVzc2FnZRIiCgNydW4YAyABKAsyFS5hZ2VudHMudjEuUnVuT3B0aW9ucxI5CgZwYXJhbXMYBCADKAsyKS5hZ2VudHMudjEuUG9zdE1lc3NhZ2VSZXF1ZXN0LlBhcmFtc0VudHJ5EhcKD2lkZW1wb3RlbmN5X2tleRgFIAEoCRIMCgR3YWl0GAYgASgIEioKB3RpbWVvdXQYByABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24aLQoLUGFyYW1zRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASJxChNQb3N0TWVzc2FnZVJlc3BvbnNlEiQKBG1ldGEYASABKAsyFi5hZ2VudHMudjEuU2Vzc2lvbk1ldGESDwoHbWFpbF9pZBgCIAEoCRIjCgdzZXNzaW9uGAMgASgLMhIuYWdlbnRzLnYxLlNlc3Npb24iiAEKDVJlc3VtZVJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRI0CgZwYXJhbXMYAiADKAsyJC5hZ2VudHMudjEuUmVzdW1lUmVxdWVzdC5QYXJhbXNFbnRyeRotCgtQYXJhbXNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIjYKDlJlc3VtZVJlc3BvbnNlEiQKBG1ldGEYASABKAsyFi5hZ2VudHMudjEuU2Vzc2lvbk1ldGEi4wEKE0NvbXBsZXRlQ2FsbFJlcXVlc3QSDQoFdG9rZW4YASABKAkSDgoEdGV4dBgCIAEoCUgAEg8KBWVycm9yGAMgASgJSAASDgoGcmVzdW1lGAQgASgIEjoKBnBhcmFtcxgFIAMoCzIqLmFnZW50cy52MS5Db21wbGV0ZUNhbGxSZXF1ZXN0LlBhcmFtc0VudHJ5EhcKD2lkZW1wb3RlbmN5X2tleRgGIAEoCRotCgtQYXJhbXNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBQggKBnJlc3VsdCJPChRDb21wbGV0ZUNhbGxSZXNwb25zZRIkCgRtZXRhGAEgASgLMhYuYWdlbnRzLnYxLlNlc3Npb25NZXRhEhEKCXJlbWFpbmluZxgCIAEoBSImChBDYW5jZWxSdW5SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkiOQoRQ2FuY2VsUnVuUmVzcG9uc2USJAoEbWV0YRgBIAEoCzIWLmFnZW50cy52MS5TZXNzaW9uTWV0YSIrChVDYW5jZWxBdHRhY2hlZFJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCSJRChZDYW5jZWxBdHRhY2hlZFJlc3BvbnNlEiQKBG1ldGEYASABKAsyFi5hZ2VudHMudjEuU2Vzc2lvbk1ldGESEQoJY2FuY2VsbGVkGAIgASgFIiIKDFBhdXNlUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJIjUKDVBhdXNlUmVzcG9uc2USJAoEbWV0YRgBIAEoCzIWLmFnZW50cy52MS5TZXNzaW9uTWV0YSKlAQoPU2VuZE1haWxSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSIQoEYm9keRgCIAEoCzITLmFnZW50cy52MS5NYWlsQm9keRIpCghwcmlvcml0eRgDIAEoDjIXLmFnZW50cy52MS5NYWlsUHJpb3JpdHkSFwoPZnJvbV9zZXNzaW9uX2lkGAQgASgJEhcKD2lkZW1wb3RlbmN5X2tleRgFIAEoCSI9ChBTZW5kTWFpbFJlc3BvbnNlEikKCGVudmVsb3BlGAEgASgLMhcuYWdlbnRzLnYxLk1haWxFbnZlbG9wZSI7Cg9MaXN0TWFpbFJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIUCgxwZW5kaW5nX29ubHkYAiABKAgiOQoQTGlzdE1haWxSZXNwb25zZRIlCgRtYWlsGAEgAygLMhcuYWdlbnRzLnYxLk1haWxFbnZlbG9wZSJZChJGb3JrU2Vzc2lvblJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIUCgdhdF90dXJuGAIgASgFSACIAQESDQoFYWdlbnQYAyABKAlCCgoIX2F0X3R1cm4iOgoTRm9ya1Nlc3Npb25SZXNwb25zZRIjCgdzZXNzaW9uGAEgASgLMhIuYWdlbnRzLnYxLlNlc3Npb24ivwEKE0xpc3RTZXNzaW9uc1JlcXVlc3QSDQoFYWdlbnQYASABKAkSKAoGc3RhdHVzGAIgASgOMhguYWdlbnRzLnYxLlNlc3Npb25TdGF0dXMSEQoJcGFyZW50X2lkGAMgASgJEhIKCnJvb3RzX29ubHkYBCABKAgSDQoFcXVlcnkYBSABKAkSEQoJcGFnZV9zaXplGAYgASgFEhIKCnBhZ2VfdG9rZW4YByABKAkSEgoKYWxsX293bmVycxgIIAEoCCJZChRMaXN0U2Vzc2lvbnNSZXNwb25zZRIoCghzZXNzaW9ucxgBIAMoCzIWLmFnZW50cy52MS5TZXNzaW9uTWV0YRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAki7gEKEUdldFNlc3Npb25SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSDAoEd2FpdBgCIAEoCBIqCgd0aW1lb3V0GAMgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEhEKCW1ldGFfb25seRgEIAEoCBIXCgphZnRlcl90dXJuGAUgASgFSACIAQESGAoLYmVmb3JlX3R1cm4YBiABKAVIAYgBARISCgp0dXJuX2xpbWl0GAcgASgFEhIKCmxhc3RfdHVybnMYCCABKAVCDQoLX2FmdGVyX3R1cm5CDgoMX2JlZm9yZV90dXJuIjkKEkdldFNlc3Npb25SZXNwb25zZRIjCgdzZXNzaW9uGAEgASgLMhIuYWdlbnRzLnYxLlNlc3Npb24iTwoURGVsZXRlU2Vzc2lvblJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIjCgRtb2RlGAIgASgOMhUuYWdlbnRzLnYxLkRlbGV0ZU1vZGUiLAoVRGVsZXRlU2Vzc2lvblJlc3BvbnNlEhMKC2RlbGV0ZWRfaWRzGAEgAygJImQKE1dhdGNoU2Vzc2lvblJlcXVlc3QSEgoKd2F0Y2hlcl9pZBgBIAEoCRIRCgl0YXJnZXRfaWQYAiABKAkSJgoDdHRsGAMgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uIjcKFFdhdGNoU2Vzc2lvblJlc3BvbnNlEh8KBXdhdGNoGAEgASgLMhAuYWdlbnRzLnYxLldhdGNoIj4KFVVud2F0Y2hTZXNzaW9uUmVxdWVzdBISCgp3YXRjaGVyX2lkGAEgASgJEhEKCXRhcmdldF9pZBgCIAEoCSIYChZVbndhdGNoU2Vzc2lvblJlc3BvbnNlIlMKFEV4cG9ydFNlc3Npb25SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSJwoGZm9ybWF0GAIgASgOMhcuYWdlbnRzLnYxLkV4cG9ydEZvcm1hdCI+ChVFeHBvcnRTZXNzaW9uUmVzcG9uc2USFAoMY29udGVudF90eXBlGAEgASgJEg8KB2NvbnRlbnQYAiABKAkqWgoKRGVsZXRlTW9kZRIbChdERUxFVEVfTU9ERV9VTlNQRUNJRklFRBAAEhYKEkRFTEVURV9NT0RFX1NJTkdMRRABEhcKE0RFTEVURV9NT0RFX0NBU0NBREUQAiphCgxFeHBvcnRGb3JtYXQSHQoZRVhQT1JUX0ZPUk1BVF9VTlNQRUNJRklFRBAAEhoKFkVYUE9SVF9GT1JNQVRfTUFSS0RPV04QARIWChJFWFBPUlRfRk9STUFUX0pTT04QAjL1CQoOU2Vzc2lvblNlcnZpY2USUgoNQ3JlYXRlU2Vzc2lvbhIfLmFnZW50cy52MS5DcmVhdGVTZXNzaW9uUmVxdWVzdBogLmFnZW50cy52MS5DcmVhdGVTZXNzaW9uUmVzcG9uc2USTAoLUG9zdE1lc3NhZ2USHS5hZ2VudHMudjEuUG9zdE1lc3NhZ2VSZXF1ZXN0Gh4uYWdlbnRzLnYxLlBvc3RNZXNzYWdlUmVzcG9uc2USPQoGUmVzdW1lEhguYWdlbnRzLnYxLlJlc3VtZVJlcXVlc3QaGS5hZ2VudHMudjEuUmVzdW1lUmVzcG9uc2USTwoMQ29tcGxldGVDYWxsEh4uYWdlbnRzLnYxLkNvbXBsZXRlQ2FsbFJlcXVlc3QaHy5hZ2VudHMudjEuQ29tcGxldGVDYWxsUmVzcG9uc2USRgoJQ2FuY2VsUnVuEhsuYWdlbnRzLnYxLkNhbmNlbFJ1blJlcXVlc3QaHC5hZ2VudHMudjEuQ2FuY2VsUnVuUmVzcG9uc2USVQoOQ2FuY2VsQXR0YWNoZWQSIC5hZ2VudHMudjEuQ2FuY2VsQXR0YWNoZWRSZXF1ZXN0GiEuYWdlbnRzLnYxLkNhbmNlbEF0dGFjaGVkUmVzcG9uc2USOgoFUGF1c2USFy5hZ2VudHMudjEuUGF1c2VSZXF1ZXN0GhguYWdlbnRzLnYxLlBhdXNlUmVzcG9uc2USQwoIU2VuZE1haWwSGi5hZ2VudHMudjEuU2VuZE1haWxSZXF1ZXN0GhsuYWdlbnRzLnYxLlNlbmRNYWlsUmVzcG9uc2USSAoITGlzdE1haWwSGi5hZ2VudHMudjEuTGlzdE1haWxSZXF1ZXN0GhsuYWdlbnRzLnYxLkxpc3RNYWlsUmVzcG9uc2UiA5ACARJMCgtGb3JrU2Vzc2lvbhIdLmFnZW50cy52MS5Gb3JrU2Vzc2lvblJlcXVlc3QaHi5hZ2VudHMudjEuRm9ya1Nlc3Npb25SZXNwb25zZRJUCgxMaXN0U2Vzc2lvbnMSHi5hZ2VudHMudjEuTGlzdFNlc3Npb25zUmVxdWVzdBofLmFnZW50cy52MS5MaXN0U2Vzc2lvbnNSZXNwb25zZSIDkAIBEk4KCkdldFNlc3Npb24SHC5hZ2VudHMudjEuR2V0U2Vzc2lvblJlcXVlc3QaHS5hZ2VudHMudjEuR2V0U2Vzc2lvblJlc3BvbnNlIgOQAgESUgoNRGVsZXRlU2Vzc2lvbhIfLmFnZW50cy52MS5EZWxldGVTZXNzaW9uUmVxdWVzdBogLmFnZW50cy52MS5EZWxldGVTZXNzaW9uUmVzcG9uc2USTwoMV2F0Y2hTZXNzaW9uEh4uYWdlbnRzLnYxLldhdGNoU2Vzc2lvblJlcXVlc3QaHy5hZ2VudHMudjEuV2F0Y2hTZXNzaW9uUmVzcG9uc2USVQoOVW53YXRjaFNlc3Npb24SIC5hZ2VudHMudjEuVW53YXRjaFNlc3Npb25SZXF1ZXN0GiEuYWdlbnRzLnYxLlVud2F0Y2hTZXNzaW9uUmVzcG9uc2USVwoNRXhwb3J0U2Vzc2lvbhIfLmFnZW50cy52MS5FeHBvcnRTZXNzaW9uUmVxdWVzdBogLmFnZW50cy52MS5FeHBvcnRTZXNzaW9uUmVzcG9uc2UiA5ACAUI4WjZnaXRodWIuY29tL2FnZW50cy1vcy9hZ2VudHMvYXBpL2dlbi9hZ2VudHMvdjE7YWdlbnRzdjFiBnByb3RvMw", [file_agents_v1_mail, file_agents_v1_session, file_google_protobuf_duration]);
+  fileDesc("Ch9hZ2VudHMvdjEvc2Vzc2lvbl9zZXJ2aWNlLnByb3RvEglhZ2VudHMudjEi4AIKFENyZWF0ZVNlc3Npb25SZXF1ZXN0Eg0KBWFnZW50GAEgASgJEigKB21lc3NhZ2UYAiABKAsyEi5hZ2VudHMudjEuTWVzc2FnZUgAiAEBEiIKA3J1bhgDIAEoCzIVLmFnZW50cy52MS5SdW5PcHRpb25zEjsKBnBhcmFtcxgEIAMoCzIrLmFnZW50cy52MS5DcmVhdGVTZXNzaW9uUmVxdWVzdC5QYXJhbXNFbnRyeRIRCglwYXJlbnRfaWQYBSABKAkSDQoFdGl0bGUYBiABKAkSFwoPaWRlbXBvdGVuY3lfa2V5GAcgASgJEgwKBHdhaXQYCCABKAgSKgoHdGltZW91dBgJIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhotCgtQYXJhbXNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBQgoKCF9tZXNzYWdlIjwKFUNyZWF0ZVNlc3Npb25SZXNwb25zZRIjCgdzZXNzaW9uGAEgASgLMhIuYWdlbnRzLnYxLlNlc3Npb24irgIKElBvc3RNZXNzYWdlUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEiMKB21lc3NhZ2UYAiABKAsyEi5hZ2VudHMudjEuTWVzc2FnZRIiCgNydW4YAyABKAsyFS5hZ2VudHMudjEuUnVuT3B0aW9ucxI5CgZwYXJhbXMYBCADKAsyKS5hZ2VudHMudjEuUG9zdE1lc3NhZ2VSZXF1ZXN0LlBhcmFtc0VudHJ5EhcKD2lkZW1wb3RlbmN5X2tleRgFIAEoCRIMCgR3YWl0GAYgASgIEioKB3RpbWVvdXQYByABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24aLQoLUGFyYW1zRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASJxChNQb3N0TWVzc2FnZVJlc3BvbnNlEiQKBG1ldGEYASABKAsyFi5hZ2VudHMudjEuU2Vzc2lvbk1ldGESDwoHbWFpbF9pZBgCIAEoCRIjCgdzZXNzaW9uGAMgASgLMhIuYWdlbnRzLnYxLlNlc3Npb24iiAEKDVJlc3VtZVJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRI0CgZwYXJhbXMYAiADKAsyJC5hZ2VudHMudjEuUmVzdW1lUmVxdWVzdC5QYXJhbXNFbnRyeRotCgtQYXJhbXNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIjYKDlJlc3VtZVJlc3BvbnNlEiQKBG1ldGEYASABKAsyFi5hZ2VudHMudjEuU2Vzc2lvbk1ldGEijAIKE0NvbXBsZXRlQ2FsbFJlcXVlc3QSDQoFdG9rZW4YASABKAkSDgoEdGV4dBgCIAEoCUgAEg8KBWVycm9yGAMgASgJSAASJwoIYXBwcm92YWwYByABKAsyEy5hZ2VudHMudjEuQXBwcm92YWxIABIOCgZyZXN1bWUYBCABKAgSOgoGcGFyYW1zGAUgAygLMiouYWdlbnRzLnYxLkNvbXBsZXRlQ2FsbFJlcXVlc3QuUGFyYW1zRW50cnkSFwoPaWRlbXBvdGVuY3lfa2V5GAYgASgJGi0KC1BhcmFtc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCCAoGcmVzdWx0IjsKCEFwcHJvdmFsEg8KB2FwcHJvdmUYASABKAgSDgoGcmVhc29uGAIgASgJEg4KBmFsd2F5cxgDIAEoCCJPChRDb21wbGV0ZUNhbGxSZXNwb25zZRIkCgRtZXRhGAEgASgLMhYuYWdlbnRzLnYxLlNlc3Npb25NZXRhEhEKCXJlbWFpbmluZxgCIAEoBSImChBDYW5jZWxSdW5SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkiOQoRQ2FuY2VsUnVuUmVzcG9uc2USJAoEbWV0YRgBIAEoCzIWLmFnZW50cy52MS5TZXNzaW9uTWV0YSIrChVDYW5jZWxBdHRhY2hlZFJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCSJRChZDYW5jZWxBdHRhY2hlZFJlc3BvbnNlEiQKBG1ldGEYASABKAsyFi5hZ2VudHMudjEuU2Vzc2lvbk1ldGESEQoJY2FuY2VsbGVkGAIgASgFIiIKDFBhdXNlUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJIjUKDVBhdXNlUmVzcG9uc2USJAoEbWV0YRgBIAEoCzIWLmFnZW50cy52MS5TZXNzaW9uTWV0YSKlAQoPU2VuZE1haWxSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSIQoEYm9keRgCIAEoCzITLmFnZW50cy52MS5NYWlsQm9keRIpCghwcmlvcml0eRgDIAEoDjIXLmFnZW50cy52MS5NYWlsUHJpb3JpdHkSFwoPZnJvbV9zZXNzaW9uX2lkGAQgASgJEhcKD2lkZW1wb3RlbmN5X2tleRgFIAEoCSI9ChBTZW5kTWFpbFJlc3BvbnNlEikKCGVudmVsb3BlGAEgASgLMhcuYWdlbnRzLnYxLk1haWxFbnZlbG9wZSI7Cg9MaXN0TWFpbFJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIUCgxwZW5kaW5nX29ubHkYAiABKAgiOQoQTGlzdE1haWxSZXNwb25zZRIlCgRtYWlsGAEgAygLMhcuYWdlbnRzLnYxLk1haWxFbnZlbG9wZSJZChJGb3JrU2Vzc2lvblJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIUCgdhdF90dXJuGAIgASgFSACIAQESDQoFYWdlbnQYAyABKAlCCgoIX2F0X3R1cm4iOgoTRm9ya1Nlc3Npb25SZXNwb25zZRIjCgdzZXNzaW9uGAEgASgLMhIuYWdlbnRzLnYxLlNlc3Npb24ivwEKE0xpc3RTZXNzaW9uc1JlcXVlc3QSDQoFYWdlbnQYASABKAkSKAoGc3RhdHVzGAIgASgOMhguYWdlbnRzLnYxLlNlc3Npb25TdGF0dXMSEQoJcGFyZW50X2lkGAMgASgJEhIKCnJvb3RzX29ubHkYBCABKAgSDQoFcXVlcnkYBSABKAkSEQoJcGFnZV9zaXplGAYgASgFEhIKCnBhZ2VfdG9rZW4YByABKAkSEgoKYWxsX293bmVycxgIIAEoCCJZChRMaXN0U2Vzc2lvbnNSZXNwb25zZRIoCghzZXNzaW9ucxgBIAMoCzIWLmFnZW50cy52MS5TZXNzaW9uTWV0YRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAki7gEKEUdldFNlc3Npb25SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSDAoEd2FpdBgCIAEoCBIqCgd0aW1lb3V0GAMgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEhEKCW1ldGFfb25seRgEIAEoCBIXCgphZnRlcl90dXJuGAUgASgFSACIAQESGAoLYmVmb3JlX3R1cm4YBiABKAVIAYgBARISCgp0dXJuX2xpbWl0GAcgASgFEhIKCmxhc3RfdHVybnMYCCABKAVCDQoLX2FmdGVyX3R1cm5CDgoMX2JlZm9yZV90dXJuIjkKEkdldFNlc3Npb25SZXNwb25zZRIjCgdzZXNzaW9uGAEgASgLMhIuYWdlbnRzLnYxLlNlc3Npb24iTwoURGVsZXRlU2Vzc2lvblJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIjCgRtb2RlGAIgASgOMhUuYWdlbnRzLnYxLkRlbGV0ZU1vZGUiLAoVRGVsZXRlU2Vzc2lvblJlc3BvbnNlEhMKC2RlbGV0ZWRfaWRzGAEgAygJImQKE1dhdGNoU2Vzc2lvblJlcXVlc3QSEgoKd2F0Y2hlcl9pZBgBIAEoCRIRCgl0YXJnZXRfaWQYAiABKAkSJgoDdHRsGAMgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uIjcKFFdhdGNoU2Vzc2lvblJlc3BvbnNlEh8KBXdhdGNoGAEgASgLMhAuYWdlbnRzLnYxLldhdGNoIj4KFVVud2F0Y2hTZXNzaW9uUmVxdWVzdBISCgp3YXRjaGVyX2lkGAEgASgJEhEKCXRhcmdldF9pZBgCIAEoCSIYChZVbndhdGNoU2Vzc2lvblJlc3BvbnNlIlMKFEV4cG9ydFNlc3Npb25SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSJwoGZm9ybWF0GAIgASgOMhcuYWdlbnRzLnYxLkV4cG9ydEZvcm1hdCI+ChVFeHBvcnRTZXNzaW9uUmVzcG9uc2USFAoMY29udGVudF90eXBlGAEgASgJEg8KB2NvbnRlbnQYAiABKAkqWgoKRGVsZXRlTW9kZRIbChdERUxFVEVfTU9ERV9VTlNQRUNJRklFRBAAEhYKEkRFTEVURV9NT0RFX1NJTkdMRRABEhcKE0RFTEVURV9NT0RFX0NBU0NBREUQAiphCgxFeHBvcnRGb3JtYXQSHQoZRVhQT1JUX0ZPUk1BVF9VTlNQRUNJRklFRBAAEhoKFkVYUE9SVF9GT1JNQVRfTUFSS0RPV04QARIWChJFWFBPUlRfRk9STUFUX0pTT04QAjL1CQoOU2Vzc2lvblNlcnZpY2USUgoNQ3JlYXRlU2Vzc2lvbhIfLmFnZW50cy52MS5DcmVhdGVTZXNzaW9uUmVxdWVzdBogLmFnZW50cy52MS5DcmVhdGVTZXNzaW9uUmVzcG9uc2USTAoLUG9zdE1lc3NhZ2USHS5hZ2VudHMudjEuUG9zdE1lc3NhZ2VSZXF1ZXN0Gh4uYWdlbnRzLnYxLlBvc3RNZXNzYWdlUmVzcG9uc2USPQoGUmVzdW1lEhguYWdlbnRzLnYxLlJlc3VtZVJlcXVlc3QaGS5hZ2VudHMudjEuUmVzdW1lUmVzcG9uc2USTwoMQ29tcGxldGVDYWxsEh4uYWdlbnRzLnYxLkNvbXBsZXRlQ2FsbFJlcXVlc3QaHy5hZ2VudHMudjEuQ29tcGxldGVDYWxsUmVzcG9uc2USRgoJQ2FuY2VsUnVuEhsuYWdlbnRzLnYxLkNhbmNlbFJ1blJlcXVlc3QaHC5hZ2VudHMudjEuQ2FuY2VsUnVuUmVzcG9uc2USVQoOQ2FuY2VsQXR0YWNoZWQSIC5hZ2VudHMudjEuQ2FuY2VsQXR0YWNoZWRSZXF1ZXN0GiEuYWdlbnRzLnYxLkNhbmNlbEF0dGFjaGVkUmVzcG9uc2USOgoFUGF1c2USFy5hZ2VudHMudjEuUGF1c2VSZXF1ZXN0GhguYWdlbnRzLnYxLlBhdXNlUmVzcG9uc2USQwoIU2VuZE1haWwSGi5hZ2VudHMudjEuU2VuZE1haWxSZXF1ZXN0GhsuYWdlbnRzLnYxLlNlbmRNYWlsUmVzcG9uc2USSAoITGlzdE1haWwSGi5hZ2VudHMudjEuTGlzdE1haWxSZXF1ZXN0GhsuYWdlbnRzLnYxLkxpc3RNYWlsUmVzcG9uc2UiA5ACARJMCgtGb3JrU2Vzc2lvbhIdLmFnZW50cy52MS5Gb3JrU2Vzc2lvblJlcXVlc3QaHi5hZ2VudHMudjEuRm9ya1Nlc3Npb25SZXNwb25zZRJUCgxMaXN0U2Vzc2lvbnMSHi5hZ2VudHMudjEuTGlzdFNlc3Npb25zUmVxdWVzdBofLmFnZW50cy52MS5MaXN0U2Vzc2lvbnNSZXNwb25zZSIDkAIBEk4KCkdldFNlc3Npb24SHC5hZ2VudHMudjEuR2V0U2Vzc2lvblJlcXVlc3QaHS5hZ2VudHMudjEuR2V0U2Vzc2lvblJlc3BvbnNlIgOQAgESUgoNRGVsZXRlU2Vzc2lvbhIfLmFnZW50cy52MS5EZWxldGVTZXNzaW9uUmVxdWVzdBogLmFnZW50cy52MS5EZWxldGVTZXNzaW9uUmVzcG9uc2USTwoMV2F0Y2hTZXNzaW9uEh4uYWdlbnRzLnYxLldhdGNoU2Vzc2lvblJlcXVlc3QaHy5hZ2VudHMudjEuV2F0Y2hTZXNzaW9uUmVzcG9uc2USVQoOVW53YXRjaFNlc3Npb24SIC5hZ2VudHMudjEuVW53YXRjaFNlc3Npb25SZXF1ZXN0GiEuYWdlbnRzLnYxLlVud2F0Y2hTZXNzaW9uUmVzcG9uc2USVwoNRXhwb3J0U2Vzc2lvbhIfLmFnZW50cy52MS5FeHBvcnRTZXNzaW9uUmVxdWVzdBogLmFnZW50cy52MS5FeHBvcnRTZXNzaW9uUmVzcG9uc2UiA5ACAUI4WjZnaXRodWIuY29tL2FnZW50cy1vcy9hZ2VudHMvYXBpL2dlbi9hZ2VudHMvdjE7YWdlbnRzdjFiBnByb3RvMw", [file_agents_v1_mail, file_agents_v1_session, file_google_protobuf_duration]);
 
 /**
  * CreateSessionRequest creates a session.
@@ -314,10 +314,20 @@ export type CompleteCallRequest = Message<"agents.v1.CompleteCallRequest"> & {
      */
     value: string;
     case: "error";
+  } | {
+    /**
+     * The answer to a call that waits for approval (reason `approval`);
+     * the only answer such a call takes.
+     *
+     * @generated from field: agents.v1.Approval approval = 7;
+     */
+    value: Approval;
+    case: "approval";
   } | { case: undefined; value?: undefined };
 
   /**
    * Continue the run once every deferred call of the round is answered.
+   * An approval always continues the run once its round is complete.
    *
    * @generated from field: bool resume = 4;
    */
@@ -349,6 +359,43 @@ export const CompleteCallRequestSchema: GenMessage<CompleteCallRequest> = /*@__P
   messageDesc(file_agents_v1_session_service, 6);
 
 /**
+ * Approval answers a call that waits for approval.
+ *
+ * @generated from message agents.v1.Approval
+ */
+export type Approval = Message<"agents.v1.Approval"> & {
+  /**
+   * Run the call on the server (its result goes to the model), or refuse
+   * it (the reason goes to the model as the call's error result).
+   *
+   * @generated from field: bool approve = 1;
+   */
+  approve: boolean;
+
+  /**
+   * Why the call was refused; a default text when empty.
+   *
+   * @generated from field: string reason = 2;
+   */
+  reason: string;
+
+  /**
+   * With approve: later calls of the same tool in this session run
+   * without asking (remembered with the session).
+   *
+   * @generated from field: bool always = 3;
+   */
+  always: boolean;
+};
+
+/**
+ * Describes the message agents.v1.Approval.
+ * Use `create(ApprovalSchema)` to create a new message.
+ */
+export const ApprovalSchema: GenMessage<Approval> = /*@__PURE__*/
+  messageDesc(file_agents_v1_session_service, 7);
+
+/**
  * CompleteCallResponse carries the session summary.
  *
  * @generated from message agents.v1.CompleteCallResponse
@@ -374,7 +421,7 @@ export type CompleteCallResponse = Message<"agents.v1.CompleteCallResponse"> & {
  * Use `create(CompleteCallResponseSchema)` to create a new message.
  */
 export const CompleteCallResponseSchema: GenMessage<CompleteCallResponse> = /*@__PURE__*/
-  messageDesc(file_agents_v1_session_service, 7);
+  messageDesc(file_agents_v1_session_service, 8);
 
 /**
  * CancelRunRequest names the session whose run stops.
@@ -395,7 +442,7 @@ export type CancelRunRequest = Message<"agents.v1.CancelRunRequest"> & {
  * Use `create(CancelRunRequestSchema)` to create a new message.
  */
 export const CancelRunRequestSchema: GenMessage<CancelRunRequest> = /*@__PURE__*/
-  messageDesc(file_agents_v1_session_service, 8);
+  messageDesc(file_agents_v1_session_service, 9);
 
 /**
  * CancelRunResponse carries the session summary.
@@ -416,7 +463,7 @@ export type CancelRunResponse = Message<"agents.v1.CancelRunResponse"> & {
  * Use `create(CancelRunResponseSchema)` to create a new message.
  */
 export const CancelRunResponseSchema: GenMessage<CancelRunResponse> = /*@__PURE__*/
-  messageDesc(file_agents_v1_session_service, 9);
+  messageDesc(file_agents_v1_session_service, 10);
 
 /**
  * CancelAttachedRequest names the session whose attached calls stop.
@@ -437,7 +484,7 @@ export type CancelAttachedRequest = Message<"agents.v1.CancelAttachedRequest"> &
  * Use `create(CancelAttachedRequestSchema)` to create a new message.
  */
 export const CancelAttachedRequestSchema: GenMessage<CancelAttachedRequest> = /*@__PURE__*/
-  messageDesc(file_agents_v1_session_service, 10);
+  messageDesc(file_agents_v1_session_service, 11);
 
 /**
  * CancelAttachedResponse says how many calls were cancelled.
@@ -465,7 +512,7 @@ export type CancelAttachedResponse = Message<"agents.v1.CancelAttachedResponse">
  * Use `create(CancelAttachedResponseSchema)` to create a new message.
  */
 export const CancelAttachedResponseSchema: GenMessage<CancelAttachedResponse> = /*@__PURE__*/
-  messageDesc(file_agents_v1_session_service, 11);
+  messageDesc(file_agents_v1_session_service, 12);
 
 /**
  * PauseRequest names the session to pause.
@@ -486,7 +533,7 @@ export type PauseRequest = Message<"agents.v1.PauseRequest"> & {
  * Use `create(PauseRequestSchema)` to create a new message.
  */
 export const PauseRequestSchema: GenMessage<PauseRequest> = /*@__PURE__*/
-  messageDesc(file_agents_v1_session_service, 12);
+  messageDesc(file_agents_v1_session_service, 13);
 
 /**
  * PauseResponse carries the session summary.
@@ -508,7 +555,7 @@ export type PauseResponse = Message<"agents.v1.PauseResponse"> & {
  * Use `create(PauseResponseSchema)` to create a new message.
  */
 export const PauseResponseSchema: GenMessage<PauseResponse> = /*@__PURE__*/
-  messageDesc(file_agents_v1_session_service, 13);
+  messageDesc(file_agents_v1_session_service, 14);
 
 /**
  * SendMailRequest sends mail to a session.
@@ -561,7 +608,7 @@ export type SendMailRequest = Message<"agents.v1.SendMailRequest"> & {
  * Use `create(SendMailRequestSchema)` to create a new message.
  */
 export const SendMailRequestSchema: GenMessage<SendMailRequest> = /*@__PURE__*/
-  messageDesc(file_agents_v1_session_service, 14);
+  messageDesc(file_agents_v1_session_service, 15);
 
 /**
  * SendMailResponse acknowledges stored mail.
@@ -582,7 +629,7 @@ export type SendMailResponse = Message<"agents.v1.SendMailResponse"> & {
  * Use `create(SendMailResponseSchema)` to create a new message.
  */
 export const SendMailResponseSchema: GenMessage<SendMailResponse> = /*@__PURE__*/
-  messageDesc(file_agents_v1_session_service, 15);
+  messageDesc(file_agents_v1_session_service, 16);
 
 /**
  * ListMailRequest names the mailbox.
@@ -610,7 +657,7 @@ export type ListMailRequest = Message<"agents.v1.ListMailRequest"> & {
  * Use `create(ListMailRequestSchema)` to create a new message.
  */
 export const ListMailRequestSchema: GenMessage<ListMailRequest> = /*@__PURE__*/
-  messageDesc(file_agents_v1_session_service, 16);
+  messageDesc(file_agents_v1_session_service, 17);
 
 /**
  * ListMailResponse lists mail.
@@ -631,7 +678,7 @@ export type ListMailResponse = Message<"agents.v1.ListMailResponse"> & {
  * Use `create(ListMailResponseSchema)` to create a new message.
  */
 export const ListMailResponseSchema: GenMessage<ListMailResponse> = /*@__PURE__*/
-  messageDesc(file_agents_v1_session_service, 17);
+  messageDesc(file_agents_v1_session_service, 18);
 
 /**
  * ForkSessionRequest forks a session.
@@ -668,7 +715,7 @@ export type ForkSessionRequest = Message<"agents.v1.ForkSessionRequest"> & {
  * Use `create(ForkSessionRequestSchema)` to create a new message.
  */
 export const ForkSessionRequestSchema: GenMessage<ForkSessionRequest> = /*@__PURE__*/
-  messageDesc(file_agents_v1_session_service, 18);
+  messageDesc(file_agents_v1_session_service, 19);
 
 /**
  * ForkSessionResponse carries the new session.
@@ -689,7 +736,7 @@ export type ForkSessionResponse = Message<"agents.v1.ForkSessionResponse"> & {
  * Use `create(ForkSessionResponseSchema)` to create a new message.
  */
 export const ForkSessionResponseSchema: GenMessage<ForkSessionResponse> = /*@__PURE__*/
-  messageDesc(file_agents_v1_session_service, 19);
+  messageDesc(file_agents_v1_session_service, 20);
 
 /**
  * ListSessionsRequest filters and pages sessions.
@@ -759,7 +806,7 @@ export type ListSessionsRequest = Message<"agents.v1.ListSessionsRequest"> & {
  * Use `create(ListSessionsRequestSchema)` to create a new message.
  */
 export const ListSessionsRequestSchema: GenMessage<ListSessionsRequest> = /*@__PURE__*/
-  messageDesc(file_agents_v1_session_service, 20);
+  messageDesc(file_agents_v1_session_service, 21);
 
 /**
  * ListSessionsResponse is one page of sessions.
@@ -787,7 +834,7 @@ export type ListSessionsResponse = Message<"agents.v1.ListSessionsResponse"> & {
  * Use `create(ListSessionsResponseSchema)` to create a new message.
  */
 export const ListSessionsResponseSchema: GenMessage<ListSessionsResponse> = /*@__PURE__*/
-  messageDesc(file_agents_v1_session_service, 21);
+  messageDesc(file_agents_v1_session_service, 22);
 
 /**
  * GetSessionRequest reads a session, or the part of it a client needs.
@@ -871,7 +918,7 @@ export type GetSessionRequest = Message<"agents.v1.GetSessionRequest"> & {
  * Use `create(GetSessionRequestSchema)` to create a new message.
  */
 export const GetSessionRequestSchema: GenMessage<GetSessionRequest> = /*@__PURE__*/
-  messageDesc(file_agents_v1_session_service, 22);
+  messageDesc(file_agents_v1_session_service, 23);
 
 /**
  * GetSessionResponse carries the session.
@@ -892,7 +939,7 @@ export type GetSessionResponse = Message<"agents.v1.GetSessionResponse"> & {
  * Use `create(GetSessionResponseSchema)` to create a new message.
  */
 export const GetSessionResponseSchema: GenMessage<GetSessionResponse> = /*@__PURE__*/
-  messageDesc(file_agents_v1_session_service, 23);
+  messageDesc(file_agents_v1_session_service, 24);
 
 /**
  * DeleteSessionRequest deletes a session.
@@ -920,7 +967,7 @@ export type DeleteSessionRequest = Message<"agents.v1.DeleteSessionRequest"> & {
  * Use `create(DeleteSessionRequestSchema)` to create a new message.
  */
 export const DeleteSessionRequestSchema: GenMessage<DeleteSessionRequest> = /*@__PURE__*/
-  messageDesc(file_agents_v1_session_service, 24);
+  messageDesc(file_agents_v1_session_service, 25);
 
 /**
  * DeleteSessionResponse lists what was deleted.
@@ -941,7 +988,7 @@ export type DeleteSessionResponse = Message<"agents.v1.DeleteSessionResponse"> &
  * Use `create(DeleteSessionResponseSchema)` to create a new message.
  */
 export const DeleteSessionResponseSchema: GenMessage<DeleteSessionResponse> = /*@__PURE__*/
-  messageDesc(file_agents_v1_session_service, 25);
+  messageDesc(file_agents_v1_session_service, 26);
 
 /**
  * WatchSessionRequest starts a watch.
@@ -976,7 +1023,7 @@ export type WatchSessionRequest = Message<"agents.v1.WatchSessionRequest"> & {
  * Use `create(WatchSessionRequestSchema)` to create a new message.
  */
 export const WatchSessionRequestSchema: GenMessage<WatchSessionRequest> = /*@__PURE__*/
-  messageDesc(file_agents_v1_session_service, 26);
+  messageDesc(file_agents_v1_session_service, 27);
 
 /**
  * WatchSessionResponse carries the watch.
@@ -997,7 +1044,7 @@ export type WatchSessionResponse = Message<"agents.v1.WatchSessionResponse"> & {
  * Use `create(WatchSessionResponseSchema)` to create a new message.
  */
 export const WatchSessionResponseSchema: GenMessage<WatchSessionResponse> = /*@__PURE__*/
-  messageDesc(file_agents_v1_session_service, 27);
+  messageDesc(file_agents_v1_session_service, 28);
 
 /**
  * UnwatchSessionRequest ends a watch.
@@ -1025,7 +1072,7 @@ export type UnwatchSessionRequest = Message<"agents.v1.UnwatchSessionRequest"> &
  * Use `create(UnwatchSessionRequestSchema)` to create a new message.
  */
 export const UnwatchSessionRequestSchema: GenMessage<UnwatchSessionRequest> = /*@__PURE__*/
-  messageDesc(file_agents_v1_session_service, 28);
+  messageDesc(file_agents_v1_session_service, 29);
 
 /**
  * UnwatchSessionResponse is empty.
@@ -1040,7 +1087,7 @@ export type UnwatchSessionResponse = Message<"agents.v1.UnwatchSessionResponse">
  * Use `create(UnwatchSessionResponseSchema)` to create a new message.
  */
 export const UnwatchSessionResponseSchema: GenMessage<UnwatchSessionResponse> = /*@__PURE__*/
-  messageDesc(file_agents_v1_session_service, 29);
+  messageDesc(file_agents_v1_session_service, 30);
 
 /**
  * ExportSessionRequest exports a session.
@@ -1068,7 +1115,7 @@ export type ExportSessionRequest = Message<"agents.v1.ExportSessionRequest"> & {
  * Use `create(ExportSessionRequestSchema)` to create a new message.
  */
 export const ExportSessionRequestSchema: GenMessage<ExportSessionRequest> = /*@__PURE__*/
-  messageDesc(file_agents_v1_session_service, 30);
+  messageDesc(file_agents_v1_session_service, 31);
 
 /**
  * ExportSessionResponse carries the rendering.
@@ -1096,7 +1143,7 @@ export type ExportSessionResponse = Message<"agents.v1.ExportSessionResponse"> &
  * Use `create(ExportSessionResponseSchema)` to create a new message.
  */
 export const ExportSessionResponseSchema: GenMessage<ExportSessionResponse> = /*@__PURE__*/
-  messageDesc(file_agents_v1_session_service, 31);
+  messageDesc(file_agents_v1_session_service, 32);
 
 /**
  * DeleteMode says what a delete takes with it.
@@ -1211,9 +1258,12 @@ export const SessionService: GenService<{
     output: typeof ResumeResponseSchema;
   },
   /**
-   * CompleteCall answers a deferred call by its continuation token. An
-   * unknown token is `not_found` (`unknown_token`); a second completion is
-   * `failed_precondition`.
+   * CompleteCall answers a deferred call by its continuation token: a
+   * client tool's call with its result, a call that waits for approval
+   * (reason `approval`) with an approval. An unknown token is `not_found`
+   * (`unknown_token`); a second completion is `failed_precondition`; an
+   * approval settled meanwhile (the run was cancelled or interrupted) is
+   * `failed_precondition` (`approval_settled`), saying why.
    *
    * @generated from rpc agents.v1.SessionService.CompleteCall
    */
