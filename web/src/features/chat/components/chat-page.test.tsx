@@ -258,6 +258,34 @@ describe("ChatPage", () => {
     expect(completed[0]).toMatchObject({ token: "tok", resume: true, result: { case: "text", value: "yes" } });
   });
 
+  it("approves, always allows or rejects a call held for approval", async () => {
+    const call = create(ToolCallSchema, { id: "c3", name: "bash_deploy", arguments: '{"env":"prod"}', kind: ToolKind.BASH });
+    const held = (token: string) => create(DeferredCallSchema, { token, sessionId: "p-6", call, reason: "approval" });
+    const waiting = create(SessionSchema, {
+      seq: 5n,
+      meta: create(SessionMetaSchema, { id: "p-6", agent: "assistant", status: SessionStatus.WAITING, turnCount: 2, pendingCalls: 3 }),
+      turns: [
+        create(TurnSchema, { index: 0, kind: { case: "user", value: create(UserTurnSchema, { text: "deploy" }) } }),
+        create(TurnSchema, { index: 1, kind: { case: "llm", value: create(LlmTurnSchema, { toolCalls: [call] }) } }),
+      ],
+      pendingCalls: [held("a"), held("b"), held("c")],
+    });
+    const { completed } = open(waiting);
+    const region = await screen.findByRole("region", { name: "Pending calls" });
+    const forms = within(region).getAllByRole("form", { name: "Approve bash_deploy" });
+    expect(forms).toHaveLength(3);
+    expect(within(forms[0]).queryByRole("textbox", { name: "Result" })).toBeNull();
+    fireEvent.click(within(forms[0]).getByRole("button", { name: "Approve" }));
+    fireEvent.click(within(forms[1]).getByRole("button", { name: "Always allow" }));
+    fireEvent.change(within(forms[2]).getByRole("textbox", { name: "Reason" }), { target: { value: "not on a Friday" } });
+    fireEvent.click(within(forms[2]).getByRole("button", { name: "Reject" }));
+    await waitFor(() => expect(completed).toHaveLength(3));
+    const answers = Object.fromEntries(completed.map((c) => [c.token, c.result]));
+    expect(answers.a).toMatchObject({ case: "approval", value: { approve: true, always: false } });
+    expect(answers.b).toMatchObject({ case: "approval", value: { approve: true, always: true } });
+    expect(answers.c).toMatchObject({ case: "approval", value: { approve: false, reason: "not on a Friday" } });
+  });
+
   it("forks at a turn, counting from the newest, and opens the fork", async () => {
     const { forked } = open(running("p-7"));
     const turn = await screen.findByRole("article", { name: "You, turn 1" });

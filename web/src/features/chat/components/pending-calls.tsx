@@ -42,6 +42,7 @@ function PendingCall({ call, params, hidden, isLast, onAnswered }: { call: Defer
   const complete = useMutation(SessionService.method.completeCall);
   const name = call.call?.name ?? "call";
   if (hidden) return null;
+  if (call.reason === "approval") return <ApprovalCall call={call} params={params} onAnswered={onAnswered} />;
   const answer = (fail: boolean) => {
     const result = fail
       ? ({ case: "error", value: text.trim() || "the user declined this call" } as const)
@@ -70,6 +71,53 @@ function PendingCall({ call, params, hidden, isLast, onAnswered }: { call: Defer
             Fail
           </button>
           {isLast && <span className="muted">the run resumes with this answer</span>}
+        </div>
+        {complete.error && (
+          <p role="alert" className="error-text">
+            {errorText(complete.error)}
+          </p>
+        )}
+      </form>
+    </li>
+  );
+}
+
+// ApprovalCall asks whether the server may run a call the agent's policy
+// holds back: approving runs it, refusing tells the model why, and
+// "Always allow" approves this tool for the rest of the session.
+function ApprovalCall({ call, params, onAnswered }: { call: DeferredCall; params: Record<string, string>; onAnswered: () => void }) {
+  const [reason, setReason] = useState("");
+  const complete = useMutation(SessionService.method.completeCall);
+  const name = call.call?.name ?? "call";
+  const answer = (approve: boolean, always = false) =>
+    complete.mutate(
+      { token: call.token, result: { case: "approval", value: { approve, always, reason: reason.trim() } }, params },
+      { onSuccess: onAnswered },
+    );
+  return (
+    <li className="pending-call">
+      <form
+        aria-label={`Approve ${name}`}
+        onSubmit={(e) => {
+          e.preventDefault();
+          answer(true);
+        }}
+      >
+        <p>
+          <span className="tool-name">{name}</span> <span className="muted">wants to run: approve it?</span>
+        </p>
+        {call.call?.arguments && <pre className="pending-args">{prettyJson(call.call.arguments)}</pre>}
+        <textarea aria-label="Reason" rows={1} value={reason} onChange={(e) => setReason(e.target.value)} placeholder="Why not (the model reads it when you reject)" />
+        <div className="row">
+          <button type="submit" className="primary" disabled={complete.isPending}>
+            Approve
+          </button>
+          <button type="button" onClick={() => answer(true, true)} disabled={complete.isPending}>
+            Always allow
+          </button>
+          <button type="button" onClick={() => answer(false)} disabled={complete.isPending}>
+            Reject
+          </button>
         </div>
         {complete.error && (
           <p role="alert" className="error-text">
