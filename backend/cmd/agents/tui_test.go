@@ -23,9 +23,10 @@ const (
 	tuiAskPrompt  = "asker agent of the tui test"
 	tuiBossPrompt = "boss agent of the tui test"
 	tuiAidePrompt = "aide agent of the tui test"
+	guardPrompt   = "guard agent of the tui test"
 )
 
-var tuiAgents = []string{"chat", "teller", "asker", "boss"}
+var tuiAgents = []string{"chat", "teller", "asker", "boss", "guard"}
 
 func tuiAgentFiles() []string {
 	files := make([]string, len(tuiAgents))
@@ -74,6 +75,12 @@ func tuiRules() fakellm.Rules {
 			}},
 			{Name: "report", Match: fakellm.Match{SystemContains: tuiBossPrompt, AssistantMessages: new(2)}, Reply: fakellm.Reply{
 				Text: "boss heard: {{last_tool_result}}",
+			}},
+			{Name: "guard looks", Match: fakellm.Match{SystemContains: guardPrompt, AssistantMessages: new(0)}, Reply: fakellm.Reply{
+				ToolCalls: []fakellm.ToolCall{{Name: "bash_weather", Arguments: json.RawMessage(`{}`)}},
+			}},
+			{Name: "guard reports", Match: fakellm.Match{SystemContains: guardPrompt, LastIsToolResult: new(true)}, Reply: fakellm.Reply{
+				Text: "guard saw: {{last_tool_result}}",
 			}},
 			{Name: "aide", Match: fakellm.Match{SystemContains: tuiAidePrompt}, Reply: fakellm.Reply{
 				Text: "aide says: the sea is teal",
@@ -346,4 +353,16 @@ func TestTUIReconnectsAfterTheServerRestartsAndCatchesUp(t *testing.T) {
 	postJSON(t, again.url, "/v1/sessions", `{"agent": "chat", "message": {"text": "after the restart"}}`)
 	term.keys("Escape", "Escape")
 	term.waitFor("after the restart")
+}
+
+func TestTUIApprovesACallHeldForApproval(t *testing.T) {
+	t.Parallel()
+	term := startChat(t, "guard")
+	say(term, "how is the sky?")
+	term.waitFor("pending calls (1)")
+	term.waitFor("bash_weather")
+	term.keys("C-l")
+	term.keys("a")
+	term.waitFor("guard saw: sunny and 21C")
+	term.waitGone("pending calls")
 }
