@@ -31,11 +31,19 @@ type Agent struct {
 	// approval, one policy per tool; every other tool never asks.
 	Approvals []Approval
 
+	// OSTools names the operating system tools the agent is offered
+	// (OSToolNames, in that order); none unless the file opts in.
+	OSTools []string
+
 	// Helpers are the slugs of the direct helper agents, in declaration
 	// order: agent files found in ToolDirectory and in FileSystemDirectory
 	// toolboxes, then extraAgents. Helpers may form cycles, and an agent may
 	// list itself (a recursive agent): walk them with a visited set.
 	Helpers []string
+	// HelperTools are the tools that offer the helpers to the model, one
+	// per tool name, in the order of Helpers: a helper may be offered
+	// under several names, each narrowed its own way.
+	HelperTools []HelperTool
 
 	File   string // absolute path of the agent file
 	Parent string // slug of the agent that first declared it as a helper; "" for roots
@@ -119,4 +127,31 @@ type Param struct {
 	Description string
 	Secret      bool
 	Required    bool
+}
+
+// HelperTool is one tool offering a helper agent, prompt_agent_<Name>,
+// narrowed as its extraAgents entry says ("as", "with", "bindings").
+type HelperTool struct {
+	Slug string // the helper agent
+	Name string // the slug, or the entry's "as"
+	// With are lines added to the system prompt of every child the tool
+	// starts, after the helper's own.
+	With []string
+	// Bindings are fixed arguments: "prompt" (then the model gives none)
+	// and params of the helper, set for the child over the caller's.
+	Bindings map[string]string
+}
+
+// Narrowed reports whether the tool is more than the plain helper.
+func (h HelperTool) Narrowed() bool {
+	return h.Name != h.Slug || len(h.With) > 0 || len(h.Bindings) > 0
+}
+
+// PromptBinding is the bindings key that fixes a helper's prompt.
+const PromptBinding = "prompt"
+
+// OSToolNames returns the operating system tools an agent file may ask
+// for in "osTools", in the order they are offered.
+func OSToolNames() []string {
+	return []string{"send_mail", "spawn_session", "watch_session", "list_sub_sessions", "read_session"}
 }

@@ -6,7 +6,7 @@
 //	{"tag": "OpenAIAgentDescription", "contents": {"slug": ..., "flavor": ..., ...}}
 //
 // Files written for agents-exe load unchanged; the fields this server adds
-// (clientTools, mailInToolResult, maxSteps, params, passEnv) live in the same
+// (clientTools, mailInToolResult, maxSteps, params, passEnv, osTools) live in the same
 // "contents" object. docs/agent-files.md is the user-facing reference.
 //
 // Loading never stops at the first bad file: Load returns every agent that

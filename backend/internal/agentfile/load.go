@@ -2,8 +2,11 @@ package agentfile
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 )
 
 // Loader loads agent files and their helper trees.
@@ -225,6 +228,12 @@ func (ld *loading) checkHelpers() {
 					break
 				}
 			}
+			if n.err == nil {
+				if problem := toolClash(n); problem != nil {
+					n.err = problem
+					changed = true
+				}
+			}
 		}
 	}
 }
@@ -242,8 +251,89 @@ func helperProblem(e edge) *Error {
 		return &Error{Field: e.field, Reason: fmt.Sprintf("helper %s did not load", e.target.shown)}
 	case e.extra != nil && e.extra.slug != e.target.parsed.agent.Slug:
 		return &Error{Field: e.extra.slugField(), Reason: fmt.Sprintf("%q does not match the slug %q of %s", e.extra.slug, e.target.parsed.agent.Slug, e.target.shown)}
+	case e.extra != nil:
+		return bindingProblem(e.extra, e.target.parsed.agent)
 	}
 	return nil
+}
+
+// bindingProblem checks an entry's bindings against its helper: each
+// names the helper tool's "prompt" or a param the helper declares. A
+// secret param is refused: secrets come with a session, never from a
+// file, and bindings are stored with the child.
+func bindingProblem(ref *extraRef, helper *Agent) *Error {
+	params := map[string]Param{}
+	var names []string
+	for _, p := range helper.Params {
+		params[p.Name] = p
+		if !p.Secret {
+			names = append(names, p.Name)
+		}
+	}
+	for _, key := range slices.Sorted(maps.Keys(ref.bindings)) {
+		if key == PromptBinding {
+			continue
+		}
+		p, ok := params[key]
+		field := ref.field("bindings." + key)
+		switch {
+		case !ok:
+			return &Error{Field: field, Reason: fmt.Sprintf("the helper %s has no argument or param %q (bind %q or one of its params: %s)", helper.Slug, key, PromptBinding, orNone(names))}
+		case p.Secret:
+			return &Error{Field: field, Reason: fmt.Sprintf("%q is a secret param of %s: secrets come with a session's params, never from an agent file", key, helper.Slug)}
+		}
+	}
+	return nil
+}
+
+func orNone(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}
+
+// toolClash refuses two helper entries offering one tool name when one of
+// them is narrowed: the model could call only one of them, and which
+// narrowing applied would be a matter of order. (A helper found in a
+// directory and listed again plainly in extraAgents is one tool.)
+func toolClash(n *node) *Error {
+	seen := map[string]HelperTool{}
+	fields := map[string]string{}
+	for _, e := range n.edges {
+		t, ok := e.tool()
+		if !ok {
+			continue
+		}
+		prev, taken := seen[t.Name]
+		if !taken {
+			seen[t.Name], fields[t.Name] = t, e.field
+			continue
+		}
+		if t.Narrowed() || prev.Narrowed() || prev.Slug != t.Slug {
+			field := e.field
+			if e.extra != nil {
+				field = e.extra.field("slug")
+				if e.extra.as != "" {
+					field = e.extra.field("as")
+				}
+			}
+			return &Error{Field: field, Reason: fmt.Sprintf("the tool prompt_agent_%s is already offered by %s; give this entry an \"as\" of its own", t.Name, fields[t.Name])}
+		}
+	}
+	return nil
+}
+
+// tool is the helper tool the edge declares, when its helper loaded.
+func (e edge) tool() (HelperTool, bool) {
+	if e.target == nil || !e.target.ok() {
+		return HelperTool{}, false
+	}
+	slug := e.target.parsed.agent.Slug
+	if e.extra != nil {
+		return e.extra.tool(slug), true
+	}
+	return HelperTool{Slug: slug, Name: slug}, true
 }
 
 func (ld *loading) result() *Set {
@@ -273,6 +363,7 @@ func (ld *loading) result() *Set {
 	for _, n := range ld.nodes {
 		if n.ok() {
 			n.parsed.agent.Helpers = helperSlugs(n)
+			n.parsed.agent.HelperTools = helperTools(n)
 		}
 	}
 	assignParents(s.agents, s.roots)
@@ -293,6 +384,21 @@ func helperSlugs(n *node) []string {
 		}
 	}
 	return slugs
+}
+
+// helperTools lists the node's helper tools, one per name (toolClash
+// made sure a repeated name is the same plain helper).
+func helperTools(n *node) []HelperTool {
+	var tools []HelperTool
+	seen := map[string]bool{}
+	for _, e := range n.edges {
+		t, ok := e.tool()
+		if ok && !seen[t.Name] {
+			seen[t.Name] = true
+			tools = append(tools, t)
+		}
+	}
+	return tools
 }
 
 // assignParents sets each helper's Parent to the first agent that reaches

@@ -177,6 +177,24 @@ func TestLoadReportsOneErrorPerBadFile(t *testing.T) {
 			wantErrors: []string{`slug-mismatch/root.json: contents.extraAgents[0].slug: "helper" does not match the slug "assistant" of slug-mismatch/helper.json`},
 		},
 		{
+			name:       "a binding the helper does not take",
+			files:      []string{"narrow-bad/unknown-binding.json"},
+			wantAgents: []string{"reviewer"},
+			wantErrors: []string{`narrow-bad/unknown-binding.json: contents.extraAgents[0].bindings.BRANCH: the helper reviewer has no argument or param "BRANCH" (bind "prompt" or one of its params: REPO)`},
+		},
+		{
+			name:       "a binding of a secret param",
+			files:      []string{"narrow-bad/secret-binding.json"},
+			wantAgents: []string{"reviewer"},
+			wantErrors: []string{`narrow-bad/secret-binding.json: contents.extraAgents[0].bindings.TOKEN: "TOKEN" is a secret param of reviewer: secrets come with a session's params, never from an agent file`},
+		},
+		{
+			name:       "two entries offering one tool name, one narrowed",
+			files:      []string{"narrow-bad/clash.json"},
+			wantAgents: []string{"reviewer"},
+			wantErrors: []string{`narrow-bad/clash.json: contents.extraAgents[1].slug: the tool prompt_agent_reviewer is already offered by contents.extraAgents[0].path; give this entry an "as" of its own`},
+		},
+		{
 			name:       "a bad helper rejects its parent",
 			files:      []string{"bad-helper/root.json"},
 			wantAgents: []string{},
@@ -325,5 +343,31 @@ func TestSetOnly(t *testing.T) {
 	}
 	if _, err := set.Only("nobody"); !errors.Is(err, ErrUnknownAgent) {
 		t.Errorf("Only(nobody) error = %v", err)
+	}
+}
+
+func TestExtraAgentsNarrowTheirHelperTools(t *testing.T) {
+	t.Parallel()
+	set := Loader{WorkDir: "testdata"}.Load([]string{"narrow/root.json"}, nil)
+	if err := set.Err(); err != nil {
+		t.Fatal(err)
+	}
+	lead := set.Get("lead")
+	want := []HelperTool{
+		{Slug: "reviewer", Name: "reviewer"},
+		{Slug: "reviewer", Name: "go_reviewer", With: []string{"Review Go code only."}, Bindings: map[string]string{"REPO": "agents-os/agents"}},
+		{Slug: "reviewer", Name: "nightly", With: []string{"Be brief."}, Bindings: map[string]string{"prompt": "Review last night's changes."}},
+	}
+	if !reflect.DeepEqual(lead.HelperTools, want) {
+		t.Errorf("HelperTools = %+v, want %+v", lead.HelperTools, want)
+	}
+	if !reflect.DeepEqual(lead.Helpers, []string{"reviewer"}) {
+		t.Errorf("Helpers = %v, want the one helper", lead.Helpers)
+	}
+	if !reflect.DeepEqual(lead.OSTools, OSToolNames()) {
+		t.Errorf("OSTools = %v, want all of them for true", lead.OSTools)
+	}
+	if got := set.Get("reviewer").OSTools; got != nil {
+		t.Errorf("reviewer OSTools = %v, want none without osTools", got)
 	}
 }

@@ -50,15 +50,29 @@ type extraRef struct {
 	slug    string // the slug the entry expects the file to have
 	written string // the path as written
 	path    string // absolute
+
+	// The narrowing of the helper tool the entry declares.
+	as       string
+	with     []string
+	bindings map[string]string
 }
 
-func (r extraRef) pathField() string {
-	return fmt.Sprintf("contents.extraAgents[%d].path", r.index)
+func (r extraRef) field(key string) string {
+	return fmt.Sprintf("contents.extraAgents[%d].%s", r.index, key)
 }
 
-func (r extraRef) slugField() string {
-	return fmt.Sprintf("contents.extraAgents[%d].slug", r.index)
+// tool is the helper tool the entry declares for the helper with slug.
+func (r extraRef) tool(slug string) HelperTool {
+	name := r.as
+	if name == "" {
+		name = slug
+	}
+	return HelperTool{Slug: slug, Name: name, With: r.with, Bindings: r.bindings}
 }
+
+func (r extraRef) pathField() string { return r.field("path") }
+
+func (r extraRef) slugField() string { return r.field("slug") }
 
 // scanDir is a directory whose agent files are helpers of the agent
 // (toolDirectory and FileSystemDirectory toolboxes, as in agents-exe).
@@ -187,6 +201,7 @@ func (d *decoder) contents(raw json.RawMessage, where places) *parsed {
 	a.Params = d.params(c)
 	a.PassEnv = d.passEnv(c)
 	a.Approvals = d.approvals(c)
+	a.OSTools = d.osTools(c)
 	d.checkParamRefs(c, a)
 
 	d.warnUnread(c, agentsExeOnlyField)

@@ -239,8 +239,14 @@ func (d *decoder) stringMap(o *object, key string) map[string]string {
 	return out
 }
 
-// extraAgents reads "extraAgents": [{"slug": "x", "path": "./x.json"}].
-// Paths are relative to the agent file's directory, as in agents-exe.
+// extraAgents reads "extraAgents": [{"slug": "x", "path": "./x.json"}],
+// each entry optionally narrowing the helper tool it declares with "as"
+// (another tool name), "with" (lines for the child's system prompt) and
+// "bindings" (fixed arguments; checked against the helper once it is
+// loaded, see bindingProblem). Paths are relative to the agent file's
+// directory, as in agents-exe. An entry field this server does not know
+// is refused: a narrowing silently dropped would hand the helper more
+// than its author meant to.
 func (d *decoder) extraAgents(c *object, where places) []extraRef {
 	raw, ok := c.get("extraAgents")
 	if !ok {
@@ -255,7 +261,17 @@ func (d *decoder) extraAgents(c *object, where places) []extraRef {
 		ref := extraRef{index: i}
 		ref.slug = d.requiredString(entry, "slug")
 		ref.written = d.requiredString(entry, "path")
-		d.warnUnread(entry, noIgnoredFields)
+		if as, ok := entry.get("as"); ok {
+			ref.as = d.nonEmptyString(entry.field("as"), as)
+			d.checkToolSuffix(entry.field("as"), ref.as)
+		}
+		if with, ok := entry.get("with"); ok {
+			ref.with = d.lines(entry.field("with"), with)
+		}
+		if bindings, ok := entry.get("bindings"); ok {
+			ref.bindings = d.bindings(entry.field("bindings"), bindings)
+		}
+		d.refuseUnread(entry)
 		if d.failed() {
 			break
 		}
@@ -266,6 +282,107 @@ func (d *decoder) extraAgents(c *object, where places) []extraRef {
 		refs = append(refs, ref)
 	}
 	return refs
+}
+
+// checkToolSuffix checks a name that ends up in prompt_agent_<name>.
+func (d *decoder) checkToolSuffix(field, name string) {
+	if d.failed() {
+		return
+	}
+	switch {
+	case !slugPattern.MatchString(name):
+		d.failf(field, "%q: use only letters, digits, \"-\" and \"_\" (it names the tool prompt_agent_%s)", name, name)
+	case len(name) > maxSlugLength:
+		d.failf(field, "%q is %d characters; at most %d fit in the tool name prompt_agent_<as>", name, len(name), maxSlugLength)
+	}
+}
+
+// lines reads text given as one string or a list of lines, none empty
+// as a whole.
+func (d *decoder) lines(field string, raw json.RawMessage) []string {
+	var lines []string
+	if kindOf(raw) == "string" {
+		lines = []string{d.str(field, raw)}
+	} else {
+		lines = d.strings(field, raw)
+	}
+	if !d.failed() && strings.TrimSpace(strings.Join(lines, "")) == "" {
+		d.failf(field, "must not be empty")
+	}
+	return lines
+}
+
+// bindings reads an object of fixed helper arguments, each a string.
+func (d *decoder) bindings(field string, raw json.RawMessage) map[string]string {
+	o := d.object(field, raw)
+	if d.failed() {
+		return nil
+	}
+	if len(o.values) == 0 {
+		d.failf(field, "must bind at least one argument")
+		return nil
+	}
+	out := map[string]string{}
+	for _, k := range slices.Sorted(maps.Keys(o.values)) {
+		v := d.str(o.field(k), o.values[k])
+		if !d.failed() && k == PromptBinding && strings.TrimSpace(v) == "" {
+			d.failf(o.field(k), "must not be empty")
+		}
+		out[k] = v
+		o.read[k] = true
+	}
+	return out
+}
+
+// refuseUnread fails on the first key of o nobody read.
+func (d *decoder) refuseUnread(o *object) {
+	if o == nil {
+		return
+	}
+	if keys := o.unread(); len(keys) > 0 {
+		d.failf(o.field(keys[0]), "unknown field (an extraAgents entry takes slug, path, as, with and bindings)")
+	}
+}
+
+// osTools reads "osTools": true (every operating system tool), false, or
+// a list of their names (see OSToolNames).
+func (d *decoder) osTools(c *object) []string {
+	raw, ok := c.get("osTools")
+	if !ok {
+		return nil
+	}
+	known := OSToolNames()
+	if kindOf(raw) == "boolean" {
+		if d.boolean(c.field("osTools"), raw) {
+			return known
+		}
+		return nil
+	}
+	if k := kindOf(raw); k != "list" {
+		d.failf(c.field("osTools"), "must be true, false or a list of tool names, got %s", k)
+		return nil
+	}
+	asked := map[string]bool{}
+	for i, name := range d.strings(c.field("osTools"), raw) {
+		switch {
+		case d.failed():
+		case !slices.Contains(known, name):
+			d.failf(index(c.field("osTools"), i), "unknown operating system tool %q (want one of %s)", name, strings.Join(known, ", "))
+		case asked[name]:
+			d.failf(index(c.field("osTools"), i), "duplicate tool %q", name)
+		}
+		asked[name] = true
+	}
+	if d.failed() {
+		return nil
+	}
+	var names []string
+	for _, name := range known {
+		if asked[name] {
+			names = append(names, name)
+		}
+	}
+	return names
 }
 
 func (d *decoder) nonEmptyString(field string, raw json.RawMessage) string {

@@ -77,14 +77,22 @@ func buildAgent(ctx context.Context, set *agentfile.Set, file *agentfile.Agent, 
 		s.PassEnv = file.PassEnv
 		a.add(tool.NewBash(s, opts.Bash), report)
 	}
-	for _, slug := range file.Helpers {
-		helper := set.Get(slug)
+	for _, h := range file.HelperTools {
+		helper := set.Get(h.Slug)
 		if helper == nil {
 			continue // its file did not load; that error is already reported
 		}
-		a.add(tool.NewHelper(slug, helperDescription(helper)), report)
+		a.add(tool.NewHelper(tool.HelperConfig{
+			Agent: h.Slug, Name: h.Name, Description: helperDescription(helper),
+			Context: h.With, Bindings: h.Bindings,
+		}), report)
 	}
-	for _, t := range tool.System() {
+	for _, name := range file.OSTools {
+		t, ok := tool.System(name)
+		if !ok {
+			report("contents.osTools", fmt.Errorf("no operating system tool %q here", name))
+			continue
+		}
 		a.add(t, report)
 	}
 	for _, ct := range file.ClientTools {

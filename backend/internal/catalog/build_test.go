@@ -87,3 +87,15 @@ func TestApprovalsNamingUnknownToolsRefuseTheAgent(t *testing.T) {
 		t.Errorf("problems = %v, want one about ask_usr", problems)
 	}
 }
+
+// Every operating system tool an agent file may ask for exists, under
+// the name the file writes with os_ before it.
+func TestEveryOSToolNameHasItsTool(t *testing.T) {
+	t.Parallel()
+	for _, name := range agentfile.OSToolNames() {
+		got, ok := tool.System(name)
+		if !ok || got.Spec().Name != tool.SystemPrefix+name {
+			t.Errorf("tool.System(%q) = %v, %v; want the tool %s%s", name, got, ok, tool.SystemPrefix, name)
+		}
+	}
+}

@@ -107,6 +107,11 @@ func (a *actor) loop(st *state) {
 		a.agent, _ = a.r.cat.Get(st.meta.Agent)
 		a.owner = st.meta.Owner
 		a.params = a.r.params.of(a.id)
+		if n := session.NarrowingOf(st.turns); n != nil && len(n.Params) > 0 {
+			// A narrowed helper's child keeps its bound params across a
+			// restart: they are stored with it, unlike the caller's.
+			a.params = a.r.params.merge(a.id, n.Params)
+		}
 	}
 	idle := time.NewTimer(a.r.opts.IdleEvict)
 	defer idle.Stop()

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/agents-os/agents/backend/internal/session"
@@ -19,8 +20,8 @@ type host struct {
 
 var _ tool.Host = (*host)(nil)
 
-func (h *host) Helper(ctx context.Context, call tool.Call, agent, prompt string) tool.Result {
-	return h.r.runHelper(ctx, h.env, agent, call, prompt)
+func (h *host) Helper(ctx context.Context, call tool.Call, run tool.HelperRun) tool.Result {
+	return h.r.runHelper(ctx, h.env, call, run)
 }
 
 func (h *host) HelperChild(ctx context.Context, callID string) (string, error) {
@@ -41,6 +42,48 @@ func (h *host) SendMail(ctx context.Context, to, text string, urgent bool) (stri
 		return "", public(err)
 	}
 	return m.ID, nil
+}
+
+// Spawn starts a child of the calling session. Unlike a helper's child
+// it answers no call: it lives on its own (a cancelled wait leaves it
+// running), and it is given only the caller's params its agent declares.
+func (h *host) Spawn(ctx context.Context, req tool.SpawnRequest) (tool.Spawned, error) {
+	agent, err := h.r.cat.Get(req.Agent)
+	if err != nil {
+		return tool.Spawned{}, public(err)
+	}
+	if h.env.depth+1 > h.r.opts.MaxDepth {
+		return tool.Spawned{}, fmt.Errorf("sessions may nest %d deep at most", h.r.opts.MaxDepth)
+	}
+	params := map[string]string{}
+	for _, p := range agent.Params {
+		if v, ok := h.env.params[p.Name]; ok {
+			params[p.Name] = v
+		}
+	}
+	child, err := h.r.CreateSession(ctx, h.env.owner, CreateRequest{
+		Agent:    agent.Slug,
+		Message:  &Message{Text: req.Prompt},
+		ParentID: h.env.sessionID,
+		Params:   params,
+		Title:    req.Title,
+	})
+	if err != nil {
+		return tool.Spawned{}, public(err)
+	}
+	spawned := tool.Spawned{ID: child.Meta.ID, Status: string(child.Meta.Status)}
+	if !req.Wait {
+		return spawned, nil
+	}
+	final, err := h.r.awaitRun(ctx, spawned.ID)
+	if err != nil {
+		return tool.Spawned{}, public(err)
+	}
+	spawned.Status, spawned.Reason = string(final.status), final.reason
+	if final.status == session.StatusReady && final.reason == "" {
+		spawned.Answer = final.text
+	}
+	return spawned, nil
 }
 
 func (h *host) SubSessions(ctx context.Context) ([]tool.SubSession, error) {
@@ -65,3 +108,11 @@ func (h *host) Watch(ctx context.Context, target string, ttl time.Duration) (tim
 
 // public keeps of err what a client may read.
 func public(err error) error { return errors.New(publicText(err)) }
+
+func (h *host) ReadSession(ctx context.Context, id string, lastTurns int) (session.Meta, []session.Turn, error) {
+	v, err := h.r.ReadSession(ctx, h.env.owner, id, ViewRequest{Turns: Turns{Last: lastTurns}})
+	if err != nil {
+		return session.Meta{}, nil, public(err)
+	}
+	return v.Meta, v.Turns, nil
+}

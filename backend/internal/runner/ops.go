@@ -58,6 +58,9 @@ type CreateRequest struct {
 
 type helperOf struct {
 	callID, agent string
+	// narrowing is what a narrowed helper tool gives the child; it is
+	// stored with the child's first turn.
+	narrowing *session.Narrowing
 }
 
 // View is a session as a client sees it.
@@ -123,6 +126,9 @@ func (r *Runner) CreateSession(ctx context.Context, owner string, req CreateRequ
 	var turns []session.Turn
 	if req.Message != nil {
 		turns = []session.Turn{{Index: 0, Created: now, User: &session.UserTurn{Text: req.Message.Text, Attachments: req.Message.Attachments}}}
+		if req.helperOf != nil {
+			turns[0].User.Narrowing = req.helperOf.narrowing
+		}
 		if meta.Title == "" {
 			meta.Title = titleFrom(req.Message.Text)
 		}

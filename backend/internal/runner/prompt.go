@@ -67,10 +67,11 @@ type prompt struct {
 // update renders and encodes the turns not yet rendered.
 func (p *prompt) update(agent *catalog.Agent, turns []session.Turn) {
 	flavor := modelFlavor(agent.Model)
-	if !p.current(agent, flavor, turns) {
-		*p = prompt{system: agent.SystemPrompt, mailInToolResult: agent.MailInToolResult, flavor: flavor, encoded: []llm.EncodedMessage{}}
-		if len(agent.SystemPrompt) > 0 {
-			p.msgs = append(p.msgs, llm.SystemMessage(strings.Join(agent.SystemPrompt, "\n")))
+	system := systemPrompt(agent, turns)
+	if !p.current(agent, system, flavor, turns) {
+		*p = prompt{system: system, mailInToolResult: agent.MailInToolResult, flavor: flavor, encoded: []llm.EncodedMessage{}}
+		if len(system) > 0 {
+			p.msgs = append(p.msgs, llm.SystemMessage(strings.Join(system, "\n")))
 			p.encode()
 		}
 	}
@@ -84,9 +85,20 @@ func (p *prompt) update(agent *catalog.Agent, turns []session.Turn) {
 	}
 }
 
-// current reports whether p renders a beginning of turns for agent.
-func (p *prompt) current(agent *catalog.Agent, flavor llm.Flavor, turns []session.Turn) bool {
-	if flavor != p.flavor || agent.MailInToolResult != p.mailInToolResult || !slices.Equal(agent.SystemPrompt, p.system) {
+// systemPrompt is the agent's system prompt, followed, for a narrowed
+// helper's child, by the context its parent's tool gave it.
+func systemPrompt(agent *catalog.Agent, turns []session.Turn) []string {
+	n := session.NarrowingOf(turns)
+	if n == nil || len(n.Context) == 0 {
+		return agent.SystemPrompt
+	}
+	return slices.Concat(agent.SystemPrompt, n.Context)
+}
+
+// current reports whether p renders a beginning of turns for agent with
+// this system prompt.
+func (p *prompt) current(agent *catalog.Agent, system []string, flavor llm.Flavor, turns []session.Turn) bool {
+	if flavor != p.flavor || agent.MailInToolResult != p.mailInToolResult || !slices.Equal(system, p.system) {
 		return false
 	}
 	if p.turns == 0 {

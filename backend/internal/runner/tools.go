@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"maps"
 	"time"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
@@ -193,18 +194,25 @@ func errorResult(call session.ToolCall, text string, took time.Duration) session
 // child instead of starting the work again. stopped says the server is
 // stopping while the child still runs: the call is taken up at the next
 // start.
-func (r *Runner) runHelper(ctx context.Context, env callEnv, helper string, call tool.Call, prompt string) tool.Result {
+func (r *Runner) runHelper(ctx context.Context, env callEnv, call tool.Call, run tool.HelperRun) tool.Result {
+	helper := run.Agent
 	childID := call.Resume
 	if childID == "" {
 		if env.depth+1 > r.opts.MaxDepth {
 			return tool.Failed(fmt.Sprintf("helper agents may nest %d deep at most", r.opts.MaxDepth))
 		}
+		params := env.params
+		if n := run.Narrowing; n != nil && len(n.Params) > 0 {
+			params = make(map[string]string, len(env.params)+len(n.Params))
+			maps.Copy(params, env.params)
+			maps.Copy(params, n.Params)
+		}
 		child, err := r.CreateSession(ctx, env.owner, CreateRequest{
 			Agent:    helper,
-			Message:  &Message{Text: prompt},
+			Message:  &Message{Text: run.Prompt},
 			ParentID: env.sessionID,
-			Params:   env.params,
-			helperOf: &helperOf{callID: call.ID, agent: helper},
+			Params:   params,
+			helperOf: &helperOf{callID: call.ID, agent: helper, narrowing: run.Narrowing},
 		})
 		if err != nil {
 			return tool.Failed(fmt.Sprintf("could not start the helper %s: %v", helper, publicText(err)))

@@ -74,6 +74,28 @@ type UserTurn struct {
 	Attachments []Attachment `json:"attachments,omitempty"`
 	ToolResults []ToolResult `json:"tool_results,omitempty"`
 	Mail        []Mail       `json:"mail,omitempty"`
+	// Narrowing, on the first turn of a helper's child, is what the
+	// parent's narrowed helper tool gave it besides the prompt. It is kept
+	// with the turn so that the child keeps it across a restart.
+	Narrowing *Narrowing `json:"narrowing,omitempty"`
+}
+
+// Narrowing is what a narrowed helper tool gives the child it starts.
+type Narrowing struct {
+	// Context are lines added to the child's system prompt.
+	Context []string `json:"context,omitempty"`
+	// Params are bound params of the child (never secrets), over those
+	// of the caller.
+	Params map[string]string `json:"params,omitempty"`
+}
+
+// NarrowingOf returns the narrowing a session was started with, nil
+// when none: it is carried by the first turn.
+func NarrowingOf(turns []Turn) *Narrowing {
+	if len(turns) == 0 || turns[0].User == nil {
+		return nil
+	}
+	return turns[0].User.Narrowing
 }
 
 // LLMTurn is one model answer.

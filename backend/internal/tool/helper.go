@@ -3,49 +3,99 @@ package tool
 import (
 	"context"
 	"encoding/json"
+	"maps"
 
 	"github.com/agents-os/agents/backend/internal/session"
 )
 
 // HelperPrefix names the tool that runs a helper agent as a child
-// session: prompt_agent_<slug>.
+// session: prompt_agent_<slug>, or prompt_agent_<as> for a helper an
+// agent file renames.
 const HelperPrefix = "prompt_agent_"
 
-// helperSchema is the parameters of every prompt_agent_<slug> tool.
-var helperSchema = json.RawMessage(`{"type":"object","properties":{"prompt":{"type":"string","description":"What to ask the helper agent."}},"required":["prompt"]}`)
+// promptArgument is the helper tool's one argument, which a binding may
+// fix.
+const promptArgument = "prompt"
+
+// helperSchema is the parameters of a prompt_agent_* tool; noArguments
+// those of one whose prompt is bound.
+var (
+	helperSchema = json.RawMessage(`{"type":"object","properties":{"prompt":{"type":"string","description":"What to ask the helper agent."}},"required":["prompt"]}`)
+	noArguments  = json.RawMessage(`{"type":"object","properties":{}}`)
+)
+
+// HelperConfig says how a helper agent is offered.
+type HelperConfig struct {
+	// Agent is the helper's slug; Name, when set, names the tool instead
+	// (prompt_agent_<Name>).
+	Agent, Name string
+	Description string
+	// Context are lines added to the system prompt of each child.
+	Context []string
+	// Bindings are fixed arguments: "prompt", which the model then no
+	// longer gives, and params of the helper, set for the child over the
+	// caller's.
+	Bindings map[string]string
+}
 
 // Helper offers a helper agent: a call runs it as a child session of the
 // caller and returns its final answer.
 type Helper struct {
-	agent       string
-	description string
+	cfg HelperConfig
 }
 
-// NewHelper offers the helper agent with this slug.
-func NewHelper(agent, description string) *Helper {
-	return &Helper{agent: agent, description: description}
+// NewHelper offers a helper agent.
+func NewHelper(cfg HelperConfig) *Helper {
+	if cfg.Name == "" {
+		cfg.Name = cfg.Agent
+	}
+	return &Helper{cfg: cfg}
 }
 
-// Spec implements Tool.
+// Spec implements Tool. A bound argument is not in the schema: the model
+// cannot give what the agent file fixed.
 func (h *Helper) Spec() Spec {
-	return Spec{Name: HelperPrefix + h.agent, Description: h.description, Parameters: helperSchema, Kind: session.ToolHelper, Source: h.agent}
+	params := helperSchema
+	if _, bound := h.cfg.Bindings[promptArgument]; bound {
+		params = noArguments
+	}
+	return Spec{Name: HelperPrefix + h.cfg.Name, Description: h.cfg.Description, Parameters: params, Kind: session.ToolHelper, Source: h.cfg.Agent}
 }
 
 // Mode implements Tool: the server runs the child.
 func (h *Helper) Mode() session.CallMode { return session.CallAttached }
 
-// Execute runs the helper, or waits for its child again after a restart.
+// Execute runs the helper, or waits for its child again after a restart
+// (the child keeps its narrowing: it is stored with its first turn).
 func (h *Helper) Execute(ctx context.Context, call Call) Result {
 	if call.Resume != "" {
-		return call.Host.Helper(ctx, call, h.agent, "")
+		return call.Host.Helper(ctx, call, HelperRun{Agent: h.cfg.Agent})
 	}
-	var args struct {
-		Prompt string `json:"prompt"`
+	prompt, bound := h.cfg.Bindings[promptArgument]
+	if !bound {
+		var args struct {
+			Prompt string `json:"prompt"`
+		}
+		if err := call.DecodeArguments(&args); err != nil || args.Prompt == "" {
+			return Failed(`the helper needs {"prompt": "…"}: a non-empty prompt string`)
+		}
+		prompt = args.Prompt
 	}
-	if err := call.DecodeArguments(&args); err != nil || args.Prompt == "" {
-		return Failed(`the helper needs {"prompt": "…"}: a non-empty prompt string`)
+	return call.Host.Helper(ctx, call, HelperRun{Agent: h.cfg.Agent, Prompt: prompt, Narrowing: h.narrowing()})
+}
+
+// narrowing is what the tool gives each child besides its prompt; nil
+// for a helper offered as it is.
+func (h *Helper) narrowing() *session.Narrowing {
+	params := maps.Clone(h.cfg.Bindings)
+	delete(params, promptArgument)
+	if len(params) == 0 && len(h.cfg.Context) == 0 {
+		return nil
 	}
-	return call.Host.Helper(ctx, call, h.agent, args.Prompt)
+	if len(params) == 0 {
+		params = nil
+	}
+	return &session.Narrowing{Context: h.cfg.Context, Params: params}
 }
 
 // Rejoin implements Resumable: the child session goes on across a

@@ -4,35 +4,64 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
+	"github.com/agents-os/agents/backend/internal/export"
 	"github.com/agents-os/agents/backend/internal/session"
 )
 
-// The system tools every agent is offered: its window on the operating
-// system it runs in.
+// The operating system tools: an agent's window on the system it runs
+// in, offered only to agents whose file asks for them ("osTools"). Each
+// is os_<name>, name as the agent file writes it.
 const (
-	SendMailName        = "os_send_mail"
-	ListSubSessionsName = "os_list_sub_sessions"
-	WatchSessionName    = "os_watch_session"
+	SystemPrefix        = "os_"
+	SendMailName        = SystemPrefix + "send_mail"
+	SpawnSessionName    = SystemPrefix + "spawn_session"
+	WatchSessionName    = SystemPrefix + "watch_session"
+	ListSubSessionsName = SystemPrefix + "list_sub_sessions"
+	ReadSessionName     = SystemPrefix + "read_session"
 )
 
-// System returns the system tools, in offering order.
-func System() []Tool {
-	return []Tool{
-		&system{spec: systemSpec(SendMailName,
+// Bounds of os_read_session: a model reads a session's tail, not a
+// history that could outgrow its context.
+const (
+	defaultReadTurns = 20
+	maxReadTurns     = 200
+	maxReadChars     = 32 << 10
+)
+
+// System returns the operating system tool the agent file calls name
+// (send_mail, spawn_session, …), false when there is none.
+func System(name string) (Tool, bool) {
+	switch SystemPrefix + name {
+	case SendMailName:
+		return &system{spec: systemSpec(SendMailName,
 			"Send a message to another session of the same owner; it reaches that session's agent at its next step, or wakes it when idle.",
 			`{"type":"object","properties":{"session_id":{"type":"string","description":"The recipient session id."},"text":{"type":"string","description":"The message."},"urgent":{"type":"boolean","description":"Interrupt the recipient's current step."}},"required":["session_id","text"]}`),
-			run: sendMail},
-		&system{spec: systemSpec(ListSubSessionsName,
-			"List the sub-sessions (helper agent runs) this session started, with their status.",
-			`{"type":"object","properties":{}}`),
-			run: listSubSessions},
-		&system{spec: systemSpec(WatchSessionName,
+			run: sendMail}, true
+	case SpawnSessionName:
+		return &system{spec: systemSpec(SpawnSessionName,
+			"Start a session of an agent as a sub-session of this one, with a first message; returns its id. With wait, returns its answer once its run stops.",
+			`{"type":"object","properties":{"agent":{"type":"string","description":"The agent's slug."},"prompt":{"type":"string","description":"The first message."},"title":{"type":"string","description":"A title for the session."},"wait":{"type":"boolean","description":"Wait for the session's answer."}},"required":["agent","prompt"]}`),
+			run: spawnSession}, true
+	case WatchSessionName:
+		return &system{spec: systemSpec(WatchSessionName,
 			"Watch another session: when its run stops or fails you receive a message saying so.",
 			`{"type":"object","properties":{"session_id":{"type":"string","description":"The session to watch."},"ttl_seconds":{"type":"integer","description":"How long to watch; one hour when omitted."}},"required":["session_id"]}`),
-			run: watchSession},
+			run: watchSession}, true
+	case ListSubSessionsName:
+		return &system{spec: systemSpec(ListSubSessionsName,
+			"List the sub-sessions (helper agent runs and spawned sessions) this session started, with their status.",
+			`{"type":"object","properties":{}}`),
+			run: listSubSessions}, true
+	case ReadSessionName:
+		return &system{spec: systemSpec(ReadSessionName,
+			fmt.Sprintf("Read a session of the same owner as text: its last turns (%d unless told), at most %d characters.", defaultReadTurns, maxReadChars),
+			fmt.Sprintf(`{"type":"object","properties":{"session_id":{"type":"string","description":"The session to read."},"last_turns":{"type":"integer","description":"How many of its last turns, at most %d."}},"required":["session_id"]}`, maxReadTurns)),
+			run: readSession}, true
 	}
+	return nil, false
 }
 
 func systemSpec(name, description, schema string) Spec {
@@ -52,6 +81,11 @@ type systemArgs struct {
 	Text       string `json:"text"`
 	Urgent     bool   `json:"urgent"`
 	TTLSeconds int    `json:"ttl_seconds"`
+	Agent      string `json:"agent"`
+	Prompt     string `json:"prompt"`
+	Title      string `json:"title"`
+	Wait       bool   `json:"wait"`
+	LastTurns  int    `json:"last_turns"`
 }
 
 func (s *system) Spec() Spec             { return s.spec }
@@ -66,11 +100,35 @@ func (s *system) Execute(ctx context.Context, call Call) Result {
 }
 
 func sendMail(ctx context.Context, call Call, args systemArgs) Result {
+	if args.SessionID == "" || args.Text == "" {
+		return Failed(`send_mail needs {"session_id": "…", "text": "…"}`)
+	}
 	id, err := call.Host.SendMail(ctx, args.SessionID, args.Text, args.Urgent)
 	if err != nil {
 		return Failed(err.Error())
 	}
 	return OK("mail " + id + " delivered to session " + args.SessionID)
+}
+
+func spawnSession(ctx context.Context, call Call, args systemArgs) Result {
+	if args.Agent == "" || args.Prompt == "" {
+		return Failed(`spawn_session needs {"agent": "…", "prompt": "…"}`)
+	}
+	s, err := call.Host.Spawn(ctx, SpawnRequest{Agent: args.Agent, Prompt: args.Prompt, Title: args.Title, Wait: args.Wait})
+	if err != nil {
+		return Failed(err.Error())
+	}
+	if !args.Wait {
+		return OK("started session " + s.ID + " of agent " + args.Agent)
+	}
+	if s.Answer == "" {
+		reason := s.Status
+		if s.Reason != "" {
+			reason += ": " + s.Reason
+		}
+		return Failed(fmt.Sprintf("session %s of agent %s did not answer (%s)", s.ID, args.Agent, reason))
+	}
+	return OK(fmt.Sprintf("session %s of agent %s answered:\n\n%s", s.ID, args.Agent, s.Answer))
 }
 
 func listSubSessions(ctx context.Context, call Call, _ systemArgs) Result {
@@ -86,9 +144,43 @@ func listSubSessions(ctx context.Context, call Call, _ systemArgs) Result {
 }
 
 func watchSession(ctx context.Context, call Call, args systemArgs) Result {
+	if args.SessionID == "" {
+		return Failed(`watch_session needs {"session_id": "…"}`)
+	}
 	until, err := call.Host.Watch(ctx, args.SessionID, time.Duration(args.TTLSeconds)*time.Second)
 	if err != nil {
 		return Failed(err.Error())
 	}
 	return OK(fmt.Sprintf("watching session %s until %s", args.SessionID, until.Format(time.RFC3339)))
+}
+
+func readSession(ctx context.Context, call Call, args systemArgs) Result {
+	if args.SessionID == "" {
+		return Failed(`read_session needs {"session_id": "…"}`)
+	}
+	last := args.LastTurns
+	switch {
+	case last <= 0:
+		last = defaultReadTurns
+	case last > maxReadTurns:
+		last = maxReadTurns
+	}
+	meta, turns, err := call.Host.ReadSession(ctx, args.SessionID, last)
+	if err != nil {
+		return Failed(err.Error())
+	}
+	text := export.Markdown(meta, turns)
+	if omitted := meta.TurnCount - len(turns); omitted > 0 {
+		text = fmt.Sprintf("[%d earlier turns not shown]\n\n", omitted) + text
+	}
+	if len(text) > maxReadChars {
+		// The newest part is what a reader wants; cut on a line boundary
+		// so no character is split.
+		tail := text[len(text)-maxReadChars:]
+		if i := strings.IndexByte(tail, '\n'); i >= 0 {
+			tail = tail[i+1:]
+		}
+		text = fmt.Sprintf("[the beginning is cut: the session is longer than %d characters]\n\n", maxReadChars) + tail
+	}
+	return OK(text)
 }

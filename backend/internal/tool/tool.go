@@ -97,22 +97,55 @@ func OK(text string) Result { return Result{Text: text, Status: session.ResultOK
 func Failed(text string) Result { return Result{Text: text, Status: session.ResultError} }
 
 // Host is what the operating system offers a calling session: the kernel
-// operations tools need, acting as that session within its owner.
+// operations tools need, acting as that session within its owner. A
+// session of another owner is, to a host, a session that does not exist.
 type Host interface {
-	// Helper runs the helper agent as a child session with the prompt and
-	// returns its final answer, reporting the child's steps as the call's
-	// progress; with call.Resume set it waits for that child again instead.
-	Helper(ctx context.Context, call Call, agent, prompt string) Result
+	// Helper runs the helper agent as a child session and returns its
+	// final answer, reporting the child's steps as the call's progress;
+	// with call.Resume set it waits for that child again instead.
+	Helper(ctx context.Context, call Call, run HelperRun) Result
 	// HelperChild returns the child session a helper call started, or "".
 	HelperChild(ctx context.Context, callID string) (string, error)
 	// SendMail delivers a message to another session of the owner and
 	// returns the mail's id.
 	SendMail(ctx context.Context, to, text string, urgent bool) (string, error)
+	// Spawn starts a session of any agent as a child of the calling
+	// session, with a first message; with wait it returns once the
+	// child's run stopped.
+	Spawn(ctx context.Context, req SpawnRequest) (Spawned, error)
 	// SubSessions lists the sessions the calling session started.
 	SubSessions(ctx context.Context) ([]SubSession, error)
 	// Watch watches a session for ttl (a default when zero) and returns
 	// when the watch ends.
 	Watch(ctx context.Context, target string, ttl time.Duration) (time.Time, error)
+	// ReadSession returns a session of the owner with its last turns.
+	ReadSession(ctx context.Context, id string, lastTurns int) (session.Meta, []session.Turn, error)
+}
+
+// HelperRun is one run of a helper agent.
+type HelperRun struct {
+	Agent  string
+	Prompt string
+	// Narrowing is what a narrowed helper tool gives the child; nil for
+	// a helper offered as it is.
+	Narrowing *session.Narrowing
+}
+
+// SpawnRequest starts a child session of another agent.
+type SpawnRequest struct {
+	Agent, Prompt, Title string
+	Wait                 bool
+}
+
+// Spawned is a session Spawn started.
+type Spawned struct {
+	ID string
+	// Status is the child's status, and Reason why its run stopped,
+	// once its run stopped when waited for.
+	Status, Reason string
+	// Answer is the child's final text, when it was waited for and
+	// answered.
+	Answer string
 }
 
 // SubSession is one session a session started.

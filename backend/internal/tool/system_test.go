@@ -1,0 +1,51 @@
+package tool
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agents-os/agents/backend/internal/session"
+)
+
+// readHost answers ReadSession with a long session; the other operations
+// are not used.
+type readHost struct {
+	Host
+	asked int
+}
+
+func (h *readHost) ReadSession(_ context.Context, id string, last int) (session.Meta, []session.Turn, error) {
+	h.asked = last
+	turns := make([]session.Turn, last)
+	for i := range turns {
+		turns[i] = session.Turn{Index: i, Created: time.Unix(0, 0), User: &session.UserTurn{Text: strings.Repeat("x", 1000) + "\nturn end"}}
+	}
+	return session.Meta{ID: id, TurnCount: 500}, turns, nil
+}
+
+// os_read_session reads a bounded tail: at most maxReadTurns turns and
+// maxReadChars characters, saying what it left out.
+func TestReadSessionIsBounded(t *testing.T) {
+	t.Parallel()
+	read, _ := System("read_session")
+	host := &readHost{}
+	res := read.Execute(context.Background(), Call{Arguments: `{"session_id": "s", "last_turns": 100000}`, Host: host})
+	if res.Status != session.ResultOK {
+		t.Fatalf("result = %+v", res)
+	}
+	if host.asked != maxReadTurns {
+		t.Errorf("asked for %d turns, want the cap %d", host.asked, maxReadTurns)
+	}
+	if len(res.Text) > maxReadChars+200 {
+		t.Errorf("text is %d characters, want about %d at most", len(res.Text), maxReadChars)
+	}
+	if !strings.HasPrefix(res.Text, "[the beginning is cut") || !strings.HasSuffix(strings.TrimSpace(res.Text), "turn end") {
+		t.Errorf("text does not say it was cut or lost its end: %q … %q", res.Text[:60], res.Text[len(res.Text)-60:])
+	}
+	res = read.Execute(context.Background(), Call{Arguments: `{"session_id": "s"}`, Host: host})
+	if host.asked != defaultReadTurns || !strings.HasPrefix(res.Text, "[480 earlier turns not shown]") {
+		t.Errorf("default read: asked %d turns, text starts %q", host.asked, res.Text[:40])
+	}
+}
