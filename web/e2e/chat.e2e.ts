@@ -111,6 +111,27 @@ describeE2E("the chat", () => {
     await page.close();
   });
 
+  test("a call held for approval: rejected with a reason, then approved, from the page", async () => {
+    const page = await home();
+    await startSession(page, server.url, "guard", "three little words");
+    const pending = page.getByRole("region", { name: "Pending calls" });
+    const form = pending.getByRole("form", { name: "Approve bash_word_count" });
+    await form.waitFor({ timeout: patience });
+    await waitForStatus(page, "waiting");
+    await form.getByRole("textbox", { name: "Reason" }).fill("not today");
+    await form.getByRole("button", { name: "Reject" }).click();
+    await waitForTurn(page, "the call was not approved: not today");
+    await waitForStatus(page, "ready");
+
+    await send(page, "four more little words");
+    await form.waitFor({ timeout: patience });
+    await form.getByRole("button", { name: "Approve" }).click();
+    await waitForTurn(page, "Guarded: lines: 1, words: 4");
+    await pending.waitFor({ state: "detached", timeout: patience });
+    expect(errorsOf(page)).toEqual([]);
+    await page.close();
+  });
+
   test("fork here: a new session opens with the turns up to that one", async () => {
     const page = await home();
     const original = await startSession(page, server.url, "chat", "first message");

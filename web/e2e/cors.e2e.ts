@@ -47,7 +47,7 @@ describeE2E("a page from another origin", () => {
   test("calls the API of a server that allows its origin, with a token", async () => {
     const server = await startServer({ corsOrigins: [origin.url], tokens: [tokens.alice] });
     servers.push(server);
-    expect(await call(server, tokens.alice.token)).toBe("200 asker,boss,chat,counter,researcher,slow");
+    expect(await call(server, tokens.alice.token)).toBe("200 asker,boss,chat,counter,guard,researcher,slow");
   });
 
   test("is blocked by a server that does not allow its origin", async () => {
