@@ -239,3 +239,22 @@ func TestModelLimitFlags(t *testing.T) {
 		t.Errorf("serve with a negative call time = %d: %s", code, errOut)
 	}
 }
+
+// An MCP server that cannot start is a problem check names, with the
+// agent that declares it; the agent's other tools still load.
+func TestCheckNamesAnMCPServerThatDoesNotStart(t *testing.T) {
+	t.Parallel()
+	dir, env := testEnv(t)
+	missing := filepath.Join(dir, "no-such-server")
+	writeFile(t, filepath.Join(dir, "mcp.json"), agentJSON("mcpuser",
+		`, "mcpServers": [{"tag": "McpSimpleBinary", "contents": {"name": "files", "executable": "`+missing+`", "args": []}}]`), 0o644)
+	code, out, _ := run(t, env, "check", "--config", writeConfig(t, dir, "mcp.agents.json", dir))
+	if code != 1 {
+		t.Fatalf("exit status = %d, want 1; output:\n%s", code, out)
+	}
+	for _, want := range []string{"mcp.json", "files", "1 agent loaded, 1 problem"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
