@@ -103,7 +103,7 @@ func keys(fd protoreflect.FieldDescriptor) []string {
 	n := name(fd)
 	alts := []string{string(fd.Name()), fd.JSONName()}
 	if _, ok := renamed[fd.FullName()]; ok {
-		alts = []string{camel(n)}
+		alts = []string{CamelCase(n)}
 	}
 	out := []string{n}
 	for _, k := range alts {
@@ -114,8 +114,9 @@ func keys(fd protoreflect.FieldDescriptor) []string {
 	return out
 }
 
-// camel is a snake_case name in camelCase.
-func camel(s string) string {
+// CamelCase is a snake_case name in camelCase, the other spelling every
+// name is read under.
+func CamelCase(s string) string {
 	parts := strings.Split(s, "_")
 	for i := 1; i < len(parts); i++ {
 		if parts[i] != "" {

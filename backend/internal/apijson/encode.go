@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -141,6 +142,9 @@ func (e *encoder) singular(fd protoreflect.FieldDescriptor, v protoreflect.Value
 	case protoreflect.BoolKind:
 		e.buf.WriteString(strconv.FormatBool(v.Bool()))
 	case protoreflect.StringKind:
+		if !utf8.ValidString(v.String()) {
+			return fmt.Errorf("apijson: %s is not UTF-8", fd.FullName())
+		}
 		e.string(v.String())
 	case protoreflect.BytesKind:
 		e.string(base64.StdEncoding.EncodeToString(v.Bytes()))

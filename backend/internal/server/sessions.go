@@ -1,7 +1,9 @@
 package server
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"time"
 
 	"connectrpc.com/connect"
@@ -9,6 +11,7 @@ import (
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/api/gen/agents/v1/agentsv1connect"
+	"github.com/agents-os/agents/backend/internal/apijson"
 	"github.com/agents-os/agents/backend/internal/errs"
 	"github.com/agents-os/agents/backend/internal/export"
 	"github.com/agents-os/agents/backend/internal/runner"
@@ -153,7 +156,7 @@ func (h *sessionService) ListSessions(ctx context.Context, req *connect.Request[
 	if err != nil {
 		return nil, err
 	}
-	return connect.NewResponse(&agentsv1.ListSessionsResponse{Sessions: wire.Metas(list), NextPageToken: next}), nil
+	return connect.NewResponse(&agentsv1.ListSessionsResponse{Sessions: wire.Metas(list), NextPageToken: next, HasMore: next != ""}), nil
 }
 
 func (h *sessionService) DeleteSession(ctx context.Context, req *connect.Request[agentsv1.DeleteSessionRequest]) (*connect.Response[agentsv1.DeleteSessionResponse], error) {
@@ -185,11 +188,17 @@ func (h *sessionService) ExportSession(ctx context.Context, req *connect.Request
 	switch m.GetFormat() {
 	case agentsv1.ExportFormat_EXPORT_FORMAT_JSON:
 		res.ContentType = "application/json"
-		b, err := protoJSON.Marshal(wire.Session(view.Meta, view.Turns, view.Deferred))
+		// An export is a document for people: the session object of the
+		// JSON routes, indented.
+		b, err := apijson.Marshal(wire.Session(view.Meta, view.Turns, view.Deferred))
 		if err != nil {
 			return nil, err
 		}
-		res.Content = string(b)
+		var out bytes.Buffer
+		if err := json.Indent(&out, b, "", "  "); err != nil {
+			return nil, err
+		}
+		res.Content = out.String()
 	default:
 		res.ContentType = "text/markdown; charset=utf-8"
 		res.Content = export.Markdown(view.Meta, view.Turns)
