@@ -31,6 +31,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"unicode/utf8"
 
 	"google.golang.org/protobuf/proto"
 )
@@ -46,11 +47,14 @@ func Marshal(m proto.Message) ([]byte, error) {
 
 // Unmarshal reads data, one JSON object, into m. Errors are *Error.
 func Unmarshal(data []byte, m proto.Message) error {
+	if !utf8.Valid(data) {
+		return &Error{Problem: "the body is not UTF-8"}
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return &Error{Problem: "the body is not JSON: " + syntaxProblem(err)}
+	v, err := parseValue(dec, "")
+	if err != nil {
+		return err
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return &Error{Problem: "the body holds more than one JSON value"}
@@ -60,6 +64,46 @@ func Unmarshal(data []byte, m proto.Message) error {
 		return &Error{Problem: "the body must be a JSON object"}
 	}
 	return decodeObject(m.ProtoReflect(), obj, "")
+}
+
+// parseValue reads one JSON value as encoding/json would into an any,
+// refusing what that would let pass silently: a key given twice.
+func parseValue(dec *json.Decoder, path string) (any, error) {
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, &Error{Problem: "the body is not JSON: " + syntaxProblem(err)}
+	}
+	switch tok {
+	case json.Delim('{'):
+		obj := map[string]any{}
+		for dec.More() {
+			kt, err := dec.Token()
+			if err != nil {
+				return nil, &Error{Problem: "the body is not JSON: " + syntaxProblem(err)}
+			}
+			k := kt.(string) // the decoder allows only strings as keys
+			if _, dup := obj[k]; dup {
+				return nil, &Error{Field: join(path, k), Problem: "is given twice"}
+			}
+			if obj[k], err = parseValue(dec, join(path, k)); err != nil {
+				return nil, err
+			}
+		}
+		_, err := dec.Token()
+		return obj, err
+	case json.Delim('['):
+		arr := []any{}
+		for i := 0; dec.More(); i++ {
+			v, err := parseValue(dec, fmt.Sprintf("%s[%d]", path, i))
+			if err != nil {
+				return nil, err
+			}
+			arr = append(arr, v)
+		}
+		_, err := dec.Token()
+		return arr, err
+	}
+	return tok, nil
 }
 
 // Error is a value that does not fit the field it was given for.

@@ -57,7 +57,7 @@ func TestWrite(t *testing.T) {
 		{
 			"the last page has no next token",
 			&agentsv1.ListSessionsResponse{},
-			`{"sessions":[],"next_page_token":null}`,
+			`{"sessions":[],"next_page_token":null,"has_more":false}`,
 		},
 		{
 			"durations read as people write them",

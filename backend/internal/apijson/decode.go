@@ -69,11 +69,26 @@ func decodeFields(m protoreflect.Message, obj map[string]any, path string, used 
 			}
 			continue
 		}
+		if o := fd.ContainingOneof(); o != nil && !o.IsSynthetic() {
+			if other := m.WhichOneof(o); other != nil && givenIn(fd, obj) {
+				return &Error{Field: join(path, name(fd)), Problem: fmt.Sprintf("cannot be given with `%s`: set one of %s", name(other), strings.Join(memberNames(o), ", "))}
+			}
+		}
 		if err := decodeKeys(m, fd, obj, path, used, func(v any, p string) error { return decodeField(m, fd, v, p) }); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// givenIn reports whether obj gives fd a value.
+func givenIn(fd protoreflect.FieldDescriptor, obj map[string]any) bool {
+	for _, k := range keys(fd) {
+		if v, ok := obj[k]; ok && v != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // decodeKeys calls read with the value of each key of obj that names fd;

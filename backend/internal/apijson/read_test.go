@@ -89,7 +89,7 @@ func TestReadErrors(t *testing.T) {
 		{`{"timeout": "soon"}`, "field `timeout` must be a duration such as \"10m\" or \"1.5s\", or a number of seconds"},
 		{`{"params": {"K": 1}}`, "field `params.K` must be a string"},
 		{`{"wait": "yes"}`, "field `wait` must be true or false"},
-		{`{"agent": "a",}`, "the body is not JSON: invalid character '}' looking for beginning of object key string at byte 15"},
+		{`{"agent": "a",}`, "the body is not JSON: invalid character '}' looking for beginning of object key string at byte 14"},
 		{`[1]`, "the body must be a JSON object"},
 		{`{} {}`, "the body holds more than one JSON value"},
 	} {
@@ -101,5 +101,23 @@ func TestReadErrors(t *testing.T) {
 	err := apijson.Unmarshal([]byte(`{"status": "done"}`), &agentsv1.ListSessionsRequest{})
 	if want := "field `status` must be one of ready, running, waiting, paused, failed"; err == nil || err.Error() != want {
 		t.Errorf("enum: got %v, want %s", err, want)
+	}
+}
+
+func TestReadRefusesWhatWouldPassSilently(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ body, want string }{
+		{`{"agent": "a", "agent": "b"}`, "field `agent` is given twice"},
+		{`{"message": {"text": "a", "text": "b"}}`, "field `message.text` is given twice"},
+		{"{\"agent\": \"\xff\"}", "the body is not UTF-8"},
+	} {
+		err := apijson.Unmarshal([]byte(tc.body), &agentsv1.CreateSessionRequest{})
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("%s: got %v, want %s", tc.body, err, tc.want)
+		}
+	}
+	err := apijson.Unmarshal([]byte(`{"text": "a", "error": "b"}`), &agentsv1.CompleteCallRequest{})
+	if want := "field `error` cannot be given with `text`: set one of text, error"; err == nil || err.Error() != want {
+		t.Errorf("oneof: got %v, want %s", err, want)
 	}
 }

@@ -64,6 +64,8 @@ var fallback = map[protoreflect.FullName]protoreflect.Name{
 // page after the last is no token at all.
 var emptyIsNull = map[protoreflect.FullName]bool{
 	"agents.v1.ListSessionsResponse.next_page_token": true,
+	// A message that did not become mail has no mail id.
+	"agents.v1.PostMessageResponse.mail_id": true,
 }
 
 const sessionMeta protoreflect.FullName = "agents.v1.SessionMeta"

@@ -47,9 +47,12 @@ func (w *errorRewriter) Write(b []byte) (int, error) {
 	return w.ResponseWriter.Write(b)
 }
 
-// Unwrap lets http.ResponseController reach the connection (flushes of
-// the event streams).
+// Unwrap lets http.ResponseController reach the connection.
 func (w *errorRewriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// Flush serves the handlers that flush through http.Flusher (connect-go's
+// streams).
+func (w *errorRewriter) Flush() { _ = http.NewResponseController(w.ResponseWriter).Flush() }
 
 func (w *errorRewriter) errorFor(status int) (errorBody, bool) {
 	if ct := w.Header().Get("Content-Type"); strings.HasPrefix(ct, "application/json") {
