@@ -21,8 +21,8 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
-	"github.com/agents-os/agents/backend/internal/apijson"
 	"github.com/agents-os/agents/api/gen/agents/v1/agentsv1connect"
+	"github.com/agents-os/agents/backend/internal/apijson"
 	"github.com/agents-os/agents/backend/internal/config"
 	"github.com/agents-os/agents/tools/fakellm"
 	"github.com/agents-os/agents/tools/fakellm/fakellmtest"

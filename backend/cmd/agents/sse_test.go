@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/backend/internal/apijson"
 	"github.com/agents-os/agents/backend/internal/events"

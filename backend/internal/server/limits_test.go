@@ -9,10 +9,10 @@ import (
 	"testing"
 
 	"connectrpc.com/connect"
-	"github.com/agents-os/agents/backend/internal/apijson"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/backend/internal/apijson"
 	"github.com/agents-os/agents/tools/fakellm"
 )
 

@@ -7,9 +7,9 @@ import (
 	"testing"
 
 	"connectrpc.com/connect"
-	"github.com/agents-os/agents/backend/internal/apijson"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/backend/internal/apijson"
 	"github.com/agents-os/agents/backend/internal/events"
 	"github.com/agents-os/agents/tools/fakellm"
 )

@@ -8,11 +8,11 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
-	"github.com/agents-os/agents/backend/internal/apijson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/backend/internal/apijson"
 	"github.com/agents-os/agents/tools/fakellm"
 )
 
