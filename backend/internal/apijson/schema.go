@@ -23,7 +23,20 @@ type Schemas struct {
 	// descriptors that carry source info beside the compiled-in ones.
 	Lookup func(protoreflect.FullName) protoreflect.MessageDescriptor
 
-	err error
+	// input says the schemas being built describe what is read: nothing
+	// is required, anything may be null, and an inlined message may come
+	// nested under its own name too.
+	input bool
+	err   error
+}
+
+// Input refers to the schema of md as a request body, which is read
+// rather than written: see Schemas.input. Its definition is named for the
+// message, with "Input" after it unless it is a request.
+func (s *Schemas) Input(md protoreflect.MessageDescriptor) map[string]any {
+	s.input = true
+	defer func() { s.input = false }()
+	return s.Ref(md)
 }
 
 // Err is the first shape the schemas could not describe.
@@ -42,6 +55,9 @@ func (s *Schemas) Ref(md protoreflect.MessageDescriptor) map[string]any {
 	name := string(md.Name())
 	if md.Parent() != md.ParentFile() {
 		name = strings.ReplaceAll(strings.TrimPrefix(string(md.FullName()), string(md.ParentFile().Package())+"."), ".", "_")
+	}
+	if s.input && !strings.HasSuffix(name, "Request") {
+		name += "Input"
 	}
 	if _, done := s.Defs[name]; !done {
 		s.Defs[name] = nil // reserved: messages may refer to themselves
@@ -107,6 +123,9 @@ func (s *Schemas) fields(md protoreflect.MessageDescriptor, obj *object) {
 			continue
 		}
 		if inlined[fd.FullName()] {
+			if s.input {
+				s.add(obj, name(fd), s.field(fd), false)
+			}
 			inner := &object{props: map[string]any{}}
 			s.fields(fd.Message(), inner)
 			for _, k := range slices.Sorted(maps.Keys(inner.props)) {
@@ -122,7 +141,7 @@ func (s *Schemas) fields(md protoreflect.MessageDescriptor, obj *object) {
 		if d := s.describe(fd); d != "" {
 			schema = describedAs(schema, d)
 		}
-		s.add(obj, name(fd), schema, !inOneof)
+		s.add(obj, name(fd), schema, !inOneof && !s.input)
 	}
 }
 
@@ -134,8 +153,8 @@ func (s *Schemas) field(fd protoreflect.FieldDescriptor) map[string]any {
 		return map[string]any{"type": "array", "items": s.singular(fd)}
 	}
 	schema := s.singular(fd)
-	nullable := fd.Message() != nil || fd.HasPresence() || emptyIsNull[fd.FullName()] || fd.Kind() == protoreflect.EnumKind
-	if !nullable || (fd.ContainingOneof() != nil && !fd.ContainingOneof().IsSynthetic()) {
+	nullable := s.input || fd.Message() != nil || fd.HasPresence() || emptyIsNull[fd.FullName()] || fd.Kind() == protoreflect.EnumKind
+	if !nullable || (!s.input && fd.ContainingOneof() != nil && !fd.ContainingOneof().IsSynthetic()) {
 		return schema
 	}
 	if fd.Kind() == protoreflect.EnumKind {

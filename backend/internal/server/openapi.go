@@ -72,7 +72,8 @@ func OpenAPI(files *protoregistry.Files) ([]byte, error) {
 				"durations as \"10m\", \"600s\" or a number of seconds); unknown fields and parameters are refused.",
 		},
 		"servers":    []any{map[string]any{"url": "http://127.0.0.1:7420"}},
-		"security":   []any{map[string]any{"bearer": []string{}}},
+		// With auth off (the default on loopback) no token is needed.
+		"security":   []any{map[string]any{"bearer": []string{}}, map[string]any{}},
 		"paths":      paths,
 		"components": map[string]any{"schemas": g.schemas.Defs, "securitySchemes": map[string]any{"bearer": map[string]any{"type": "http", "scheme": "bearer"}}},
 	}
@@ -152,18 +153,18 @@ func (g *openAPIGen) operation(rt route) (map[string]any, error) {
 	if rt.body != nil {
 		op["requestBody"] = map[string]any{
 			"required": false,
-			"content":  map[string]any{"application/json": map[string]any{"schema": g.ref(rt.body)}},
+			"content":  map[string]any{"application/json": map[string]any{"schema": g.schemas.Input(rt.body.ProtoReflect().Descriptor())}},
 		}
 	}
 	success := map[string]any{"description": "Success."}
-	switch {
-	case rt.response != nil:
-		success["content"] = map[string]any{"application/json": map[string]any{"schema": g.ref(rt.response)}}
-	case len(rt.produces) > 0:
-		content := map[string]any{}
-		for _, ct := range rt.produces {
-			content[ct] = map[string]any{"schema": map[string]any{"type": "string"}}
-		}
+	content := map[string]any{}
+	for _, ct := range rt.produces {
+		content[ct] = map[string]any{"schema": map[string]any{"type": "string"}}
+	}
+	if rt.response != nil {
+		content["application/json"] = map[string]any{"schema": g.ref(rt.response)}
+	}
+	if len(content) > 0 {
 		success["content"] = content
 	}
 	if rt.header != "" {

@@ -34,7 +34,8 @@ type route struct {
 	// query lists the query parameters.
 	query []param
 	// status is the success status; response the JSON answer, nil when
-	// the answer is not JSON (produces says what it is).
+	// there is none; produces lists the other types the route answers
+	// with.
 	status   int
 	response proto.Message
 	produces []string
@@ -335,7 +336,7 @@ func (s *Server) routeTable() []route {
 		{
 			method: "GET", path: "/v1/sessions/{id}/export", rpc: "agents.v1.SessionService.ExportSession",
 			query:  []param{{name: "format", doc: "markdown (default) or json.", enum: apijson.EnumNames(agentsv1.ExportFormat(0).Descriptor())}},
-			status: http.StatusOK, produces: []string{"text/markdown", "application/json"},
+			status: http.StatusOK, produces: []string{"text/markdown"}, response: &agentsv1.Session{},
 			serve: s.exportRoute(sessions),
 		},
 		{
