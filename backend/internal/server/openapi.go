@@ -71,7 +71,7 @@ func OpenAPI(files *protoregistry.Files) ([]byte, error) {
 				"in that form and in protobuf's JSON as well (camelCase names, full enum names such as SESSION_STATUS_READY, " +
 				"durations as \"10m\", \"600s\" or a number of seconds); unknown fields and parameters are refused.",
 		},
-		"servers":    []any{map[string]any{"url": "http://127.0.0.1:7420"}},
+		"servers": []any{map[string]any{"url": "http://127.0.0.1:7420"}},
 		// With auth off (the default on loopback) no token is needed.
 		"security":   []any{map[string]any{"bearer": []string{}}, map[string]any{}},
 		"paths":      paths,

@@ -62,7 +62,9 @@ func TestOpenAPIDescribesWhatIsServed(t *testing.T) {
 		// its answer is.
 		validate := v.ValidateHttpRequestResponse
 		if res.StatusCode >= 400 {
-			validate = func(_ *http.Request, res *http.Response) (bool, []*verrors.ValidationError) { return v.ValidateHttpResponse(req, res) }
+			validate = func(_ *http.Request, res *http.Response) (bool, []*verrors.ValidationError) {
+				return v.ValidateHttpResponse(req, res)
+			}
 		}
 		if ok, verrs := validate(req, res); !ok {
 			for _, ve := range verrs {
