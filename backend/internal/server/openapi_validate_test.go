@@ -145,15 +145,13 @@ func TestOpenAPIDescribesWhatIsServed(t *testing.T) {
 	}
 	covered["GET /v1/events"], covered["GET /v1/sessions/{id}/events"] = true, true
 
-	var paths map[string]map[string]any
-	var raw struct {
+	var described struct {
 		Paths map[string]map[string]any `json:"paths"`
 	}
-	if err := json.Unmarshal(spec, &raw); err != nil {
+	if err := json.Unmarshal(spec, &described); err != nil {
 		t.Fatal(err)
 	}
-	paths = raw.Paths
-	for path, ops := range paths {
+	for path, ops := range described.Paths {
 		for method := range ops {
 			if route := strings.ToUpper(method) + " " + path; !covered[route] {
 				t.Errorf("%s is described but not exercised", route)
