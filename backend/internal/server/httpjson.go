@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -39,16 +38,9 @@ func (s *Server) jsonRoute(fn func(w http.ResponseWriter, r *http.Request) (prot
 			s.writeError(w, r, err)
 			return
 		}
-		// Indented, as a person reading curl's output wants it.
-		var out bytes.Buffer
-		if err := json.Indent(&out, b, "", "  "); err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		out.WriteByte('\n')
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(status)
-		_, _ = w.Write(out.Bytes())
+		_, _ = w.Write(append(b, '\n'))
 	}
 }
 
@@ -76,7 +68,6 @@ func writeErrorBody(w http.ResponseWriter, status int, body errorBody) {
 	w.WriteHeader(status)
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
 	_ = enc.Encode(body)
 }
 

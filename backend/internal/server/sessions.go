@@ -1,9 +1,7 @@
 package server
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"time"
 
 	"connectrpc.com/connect"
@@ -188,17 +186,12 @@ func (h *sessionService) ExportSession(ctx context.Context, req *connect.Request
 	switch m.GetFormat() {
 	case agentsv1.ExportFormat_EXPORT_FORMAT_JSON:
 		res.ContentType = "application/json"
-		// An export is a document for people: the session object of the
-		// JSON routes, indented.
+		// The session object of the JSON routes.
 		b, err := apijson.Marshal(wire.Session(view.Meta, view.Turns, view.Deferred))
 		if err != nil {
 			return nil, err
 		}
-		var out bytes.Buffer
-		if err := json.Indent(&out, b, "", "  "); err != nil {
-			return nil, err
-		}
-		res.Content = out.String()
+		res.Content = string(b)
 	default:
 		res.ContentType = "text/markdown; charset=utf-8"
 		res.Content = export.Markdown(view.Meta, view.Turns)
