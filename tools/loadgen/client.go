@@ -33,15 +33,15 @@ func (c *client) close() { c.http.CloseIdleConnections() }
 
 // Session statuses as the JSON routes write them.
 const (
-	statusReady   = "SESSION_STATUS_READY"
-	statusRunning = "SESSION_STATUS_RUNNING"
+	statusReady   = "ready"
+	statusRunning = "running"
 )
 
 type sessionMeta struct {
 	ID           string `json:"id"`
 	Status       string `json:"status"`
-	StatusReason string `json:"statusReason"`
-	TurnCount    int    `json:"turnCount"`
+	StatusReason string `json:"status_reason"`
+	TurnCount    int    `json:"turn_count"`
 }
 
 // apiError is the JSON routes' error body.
@@ -107,25 +107,20 @@ func (c *client) create(ctx context.Context, text string) (string, error) {
 	if text != "" {
 		in.Message = &message{Text: text}
 	}
-	var out struct {
-		Session struct {
-			Meta sessionMeta `json:"meta"`
-		} `json:"session"`
-	}
+	var out sessionMeta // the session, its summary at the top
 	if _, err := c.do(ctx, "POST", "/v1/sessions", in, &out); err != nil {
 		return "", err
 	}
-	if out.Session.Meta.ID == "" {
+	if out.ID == "" {
 		return "", fmt.Errorf("POST /v1/sessions: no session id in the answer")
 	}
-	return out.Session.Meta.ID, nil
+	return out.ID, nil
 }
 
 // post posts a message that must start a run.
 func (c *client) post(ctx context.Context, id, text string) error {
 	var out struct {
-		Meta   sessionMeta `json:"meta"`
-		MailID string      `json:"mailId"`
+		MailID string `json:"mail_id"`
 	}
 	path := "/v1/sessions/" + id + "/messages"
 	if _, err := c.do(ctx, "POST", path, message{Text: text}, &out); err != nil {
@@ -146,15 +141,10 @@ const waitTimeout = 60 * time.Second
 func (c *client) wait(ctx context.Context, id string) (sessionMeta, error) {
 	path := fmt.Sprintf("/v1/sessions/%s?wait=true&timeout=%s", id, waitTimeout)
 	for {
-		var out struct {
-			Session struct {
-				Meta sessionMeta `json:"meta"`
-			} `json:"session"`
-		}
-		if _, err := c.do(ctx, "GET", path, nil, &out); err != nil {
+		var m sessionMeta // the session, its summary at the top
+		if _, err := c.do(ctx, "GET", path, nil, &m); err != nil {
 			return sessionMeta{}, err
 		}
-		m := out.Session.Meta
 		switch m.Status {
 		case statusRunning:
 			continue
@@ -183,10 +173,8 @@ func (c *client) prompt(ctx context.Context, id, text string) error {
 // or a server that does not wait) is waited for with GetSession.
 func (c *client) postAndWait(ctx context.Context, id, text string) error {
 	var out struct {
-		MailID  string `json:"mailId"`
-		Session struct {
-			Meta sessionMeta `json:"meta"`
-		} `json:"session"`
+		MailID  string      `json:"mail_id"`
+		Session sessionMeta `json:"session"`
 	}
 	path := fmt.Sprintf("/v1/sessions/%s/messages?wait=true&timeout=%s", id, waitTimeout)
 	if _, err := c.do(ctx, "POST", path, message{Text: text}, &out); err != nil {
@@ -195,7 +183,7 @@ func (c *client) postAndWait(ctx context.Context, id, text string) error {
 	if out.MailID != "" {
 		return fmt.Errorf("POST %s: the session was busy: the message became mail %s", path, out.MailID)
 	}
-	switch m := out.Session.Meta; m.Status {
+	switch m := out.Session; m.Status {
 	case statusReady:
 		return nil
 	case statusRunning, "":

@@ -186,7 +186,7 @@ func TestReadFrames(t *testing.T) {
 
 func TestEventTime(t *testing.T) {
 	t.Parallel()
-	data := []byte(`{"seq":"7","sessionId":"x","owner":"local","time":"2026-12-01T09:54:17.286285203Z","kind":"run.stopped","runStopped":{"status":"SESSION_STATUS_READY"}}`)
+	data := []byte(`{"seq":7,"session_id":"x","owner":"local","time":"2026-12-01T09:54:17.286285203Z","kind":"run.stopped","delta_seq":0,"status":"ready","reason":"","steps":1,"text":""}`)
 	got, ok := EventTime(data)
 	want := time.Date(2026, 12, 1, 9, 54, 17, 286285203, time.UTC)
 	if !ok || !got.Equal(want) {

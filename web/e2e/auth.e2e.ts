@@ -14,7 +14,7 @@ describeE2E("sign-in under auth", () => {
   async function create(token: typeof tokens.alice, title: string): Promise<string> {
     const res = await server.request("POST", "/v1/sessions", { agent: "chat", title, message: { text: `hello from ${title}` } }, token);
     expect(res.status).toBe(201);
-    return ((await res.json()) as { session: { meta: { id: string } } }).session.meta.id;
+    return ((await res.json()) as { id: string }).id;
   }
 
   beforeAll(async () => {

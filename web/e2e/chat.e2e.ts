@@ -222,7 +222,7 @@ describeE2E("the chat", () => {
 
     const res = await server.request("POST", "/v1/sessions", { agent: "chat", title: "made with curl", message: { text: "from a script" } });
     expect(res.status).toBe(201);
-    const id = ((await res.json()) as { session: { meta: { id: string } } }).session.meta.id;
+    const id = ((await res.json()) as { id: string }).id;
     const link = sidebarLink(page, id);
     await link.waitFor({ timeout: patience });
     expect(await link.textContent()).toContain("made with curl");

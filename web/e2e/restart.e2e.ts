@@ -39,7 +39,7 @@ describeE2E("a restart of the server", () => {
     // Right after the restart, a session made by a script shows live.
     const res = await server.request("POST", "/v1/sessions", { agent: "chat", title: "made after the restart" });
     expect(res.status).toBe(201);
-    const after = ((await res.json()) as { session: { meta: { id: string } } }).session.meta.id;
+    const after = ((await res.json()) as { id: string }).id;
     await sidebarLink(page, after).getByText("made after the restart").waitFor({ timeout: 60_000 });
     await expect.poll(() => connectionState(page).textContent(), { timeout: patience }).toBe("Live");
     const states = await page.evaluate(() => (window as unknown as { __states: string[] }).__states);

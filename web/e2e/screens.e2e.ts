@@ -15,7 +15,7 @@ describeE2E("the main screens", () => {
   async function made(agent: string, title: string, text: string): Promise<string> {
     const res = await server.request("POST", "/v1/sessions?wait=true&timeout=60s", { agent, title, message: { text } });
     expect(res.status).toBe(201);
-    return ((await res.json()) as { session: { meta: { id: string } } }).session.meta.id;
+    return ((await res.json()) as { id: string }).id;
   }
 
   beforeAll(async () => {

@@ -18,11 +18,11 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
-	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/api/gen/agents/v1/agentsv1connect"
+	"github.com/agents-os/agents/backend/internal/apijson"
 	"github.com/agents-os/agents/backend/internal/config"
 	"github.com/agents-os/agents/tools/fakellm"
 	"github.com/agents-os/agents/tools/fakellm/fakellmtest"
@@ -550,7 +550,7 @@ func openEvents(t *testing.T, url string) *eventFeed {
 				continue
 			}
 			ev := &agentsv1.Event{}
-			if protojson.Unmarshal([]byte(data), ev) != nil || ev.GetKind() == "" {
+			if apijson.Unmarshal([]byte(data), ev) != nil || ev.GetKind() == "" {
 				continue // a snapshot or lagged frame, not an event
 			}
 			select {

@@ -19,18 +19,14 @@ import (
 )
 
 // sessionJSON is what GET /v1/sessions/{id} answers, in the JSON names a
-// client reads (uint64 fields are JSON strings).
+// client reads: the session object, its summary at the top.
 type sessionJSON struct {
-	Session struct {
-		Meta struct {
-			Status string `json:"status"`
-		} `json:"meta"`
-		Seq        uint64 `json:"seq,string"`
-		DeltaSeq   uint64 `json:"deltaSeq,string"`
-		InProgress *struct {
-			Text string `json:"text"`
-		} `json:"inProgress"`
-	} `json:"session"`
+	Status     string `json:"status"`
+	Seq        uint64 `json:"seq"`
+	DeltaSeq   uint64 `json:"delta_seq"`
+	InProgress *struct {
+		Text string `json:"text"`
+	} `json:"in_progress"`
 }
 
 // TestJoinMidAnswerOverHTTPContinuesTheDeltasWithNoGap opens a session
@@ -64,10 +60,10 @@ func TestJoinMidAnswerOverHTTPContinuesTheDeltasWithNoGap(t *testing.T) {
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		got = getSessionJSON(t, srv.url, id)
-		if p := got.Session.InProgress; p != nil && len(p.Text) >= 5*4 {
+		if p := got.InProgress; p != nil && len(p.Text) >= 5*4 {
 			break
 		}
-		if st := got.Session.Meta.Status; st != "SESSION_STATUS_RUNNING" {
+		if st := got.Status; st != "running" {
 			t.Fatalf("session %s is %s before any text was in progress", id, st)
 		}
 		if time.Now().After(deadline) {
@@ -75,11 +71,11 @@ func TestJoinMidAnswerOverHTTPContinuesTheDeltasWithNoGap(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	partial := got.Session.InProgress.Text
-	if got.Session.Seq == 0 {
+	partial := got.InProgress.Text
+	if got.Seq == 0 {
 		t.Fatalf("GET /v1/sessions/%s mid-answer has no seq", id)
 	}
-	at := events.Position{Seq: got.Session.Seq, Delta: got.Session.DeltaSeq}.String()
+	at := events.Position{Seq: got.Seq, Delta: got.DeltaSeq}.String()
 
 	stream := openSSE(t, srv.url+"/v1/sessions/"+id+"/events", at)
 	if mode := stream.header.Get("Agents-Replay"); mode != "replay" {

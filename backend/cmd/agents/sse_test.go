@@ -10,9 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/protobuf/encoding/protojson"
-
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/backend/internal/apijson"
 	"github.com/agents-os/agents/backend/internal/events"
 	"github.com/agents-os/agents/backend/internal/events/sse"
 )
@@ -44,7 +43,7 @@ func (f sseFrame) logged() bool {
 func (f sseFrame) decode(t *testing.T) *agentsv1.Event {
 	t.Helper()
 	ev := &agentsv1.Event{}
-	if err := protojson.Unmarshal([]byte(f.data), ev); err != nil || ev.GetKind() != f.event {
+	if err := apijson.Unmarshal([]byte(f.data), ev); err != nil || ev.GetKind() != f.event {
 		t.Fatalf("frame %+v is not an event: %v", f, err)
 	}
 	return ev

@@ -7,6 +7,7 @@ package catalog
 
 import (
 	"context"
+	"strings"
 	"sync"
 
 	"github.com/agents-os/agents/backend/internal/agentfile"
@@ -86,5 +87,12 @@ func (s *Snapshot) Get(slug string) (*Agent, error) {
 	if a, ok := s.bySlug[slug]; ok {
 		return a, nil
 	}
-	return nil, errs.NotFound("unknown_agent", "unknown agent %q", slug)
+	known := make([]string, len(s.sorted))
+	for i, a := range s.sorted {
+		known[i] = a.Slug
+	}
+	if len(known) == 0 {
+		return nil, errs.NotFound("unknown_agent", "unknown agent %q (no agent is loaded)", slug)
+	}
+	return nil, errs.NotFound("unknown_agent", "unknown agent %q (known: %s)", slug, strings.Join(known, ", "))
 }

@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"google.golang.org/protobuf/encoding/protojson"
-
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/tools/fakellm"
 )
@@ -38,7 +36,7 @@ func (e *env) sessionJSON(id string) *agentsv1.Session {
 		e.t.Fatalf("GET session = %d %s", status, body)
 	}
 	res := &agentsv1.GetSessionResponse{}
-	if err := (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(body, res); err != nil {
+	if err := readAnswer(body, res); err != nil {
 		e.t.Fatalf("session %s: %v", body, err)
 	}
 	return res.GetSession()

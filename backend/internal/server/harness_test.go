@@ -14,11 +14,12 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
-	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/api/gen/agents/v1/agentsv1connect"
 	"github.com/agents-os/agents/backend/internal/agentfile"
+	"github.com/agents-os/agents/backend/internal/apijson"
 	"github.com/agents-os/agents/backend/internal/bashtool"
 	"github.com/agents-os/agents/backend/internal/catalog"
 	"github.com/agents-os/agents/backend/internal/events"
@@ -385,8 +386,42 @@ func (s *sseStream) next(t *testing.T) (sseFrame, bool) {
 func (f sseFrame) eventOf(t *testing.T) *agentsv1.Event {
 	t.Helper()
 	ev := &agentsv1.Event{}
-	if err := protojson.Unmarshal([]byte(f.data), ev); err != nil {
+	if err := apijson.Unmarshal([]byte(f.data), ev); err != nil {
 		t.Fatalf("frame data %q: %v", f.data, err)
 	}
 	return ev
+}
+
+// readAnswer decodes a JSON route's answer into the RPC response it
+// stands for: where the RPC wraps one resource (a session, a mail, a
+// summary) the route answers with the resource itself.
+func readAnswer(b []byte, out proto.Message) error {
+	switch m := out.(type) {
+	case *agentsv1.CreateSessionResponse:
+		m.Session = &agentsv1.Session{}
+		return apijson.Unmarshal(b, m.Session)
+	case *agentsv1.GetSessionResponse:
+		m.Session = &agentsv1.Session{}
+		return apijson.Unmarshal(b, m.Session)
+	case *agentsv1.ForkSessionResponse:
+		m.Session = &agentsv1.Session{}
+		return apijson.Unmarshal(b, m.Session)
+	case *agentsv1.SendMailResponse:
+		m.Envelope = &agentsv1.MailEnvelope{}
+		return apijson.Unmarshal(b, m.Envelope)
+	case *agentsv1.PostMessageResponse:
+		if err := apijson.Unmarshal(b, m); err != nil {
+			return err
+		}
+		// Without wait the session is its summary only.
+		var raw struct{ Session map[string]json.RawMessage }
+		if err := json.Unmarshal(b, &raw); err != nil {
+			return err
+		}
+		if _, ok := raw.Session["turns"]; !ok {
+			m.Meta, m.Session = m.GetSession().GetMeta(), nil
+		}
+		return nil
+	}
+	return apijson.Unmarshal(b, out)
 }

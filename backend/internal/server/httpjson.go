@@ -4,27 +4,28 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"mime"
 	"net/http"
+	"net/url"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
-	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"github.com/agents-os/agents/backend/internal/apijson"
 	"github.com/agents-os/agents/backend/internal/errs"
 )
 
 // maxBody bounds a JSON request body.
 const maxBody = 16 << 20
 
-var (
-	protoJSON   = protojson.MarshalOptions{}
-	protoDecode = protojson.UnmarshalOptions{}
-)
-
 // jsonRoute adapts a function returning a message to a JSON route: the
-// message is written with the given status, an error as {"code", "reason",
-// "message"} with the status of its kind.
+// message is written in the routes' representation (apijson) with the
+// given status, an error as {"code", "reason", "message"} with the status
+// of its kind.
 func (s *Server) jsonRoute(fn func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		msg, status, err := fn(w, r)
@@ -32,14 +33,14 @@ func (s *Server) jsonRoute(fn func(w http.ResponseWriter, r *http.Request) (prot
 			s.writeError(w, r, err)
 			return
 		}
-		b, err := protoJSON.Marshal(msg)
+		b, err := apijson.Marshal(msg)
 		if err != nil {
 			s.writeError(w, r, err)
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(status)
-		_, _ = w.Write(b)
+		_, _ = w.Write(append(b, '\n'))
 	}
 }
 
@@ -59,14 +60,15 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if !noteError(r.Context(), e.code.String(), err) {
 		s.log.Log(r.Context(), levelOf(e.code), "http", "method", r.Method, "path", r.URL.Path, "status", e.status, "code", e.code.String(), "error", err.Error())
 	}
+	writeErrorBody(w, e.status, errorBody{Code: e.code.String(), Reason: e.reason, Message: e.message, Metadata: e.metadata})
+}
+
+func writeErrorBody(w http.ResponseWriter, status int, body errorBody) {
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(e.status)
-	_ = json.NewEncoder(w).Encode(errorBody{
-		Code:     e.code.String(),
-		Reason:   e.reason,
-		Message:  e.message,
-		Metadata: e.metadata,
-	})
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(body)
 }
 
 // decodeBody reads a JSON body into msg; an empty body leaves it empty.
@@ -80,13 +82,45 @@ func decodeBody(r *http.Request, msg proto.Message) error {
 		}
 		return errs.Invalid("invalid_argument", "read body: %v", err)
 	}
-	if len(body) == 0 {
+	if len(strings.TrimSpace(string(body))) == 0 {
 		return nil
 	}
-	if err := protoDecode.Unmarshal(body, msg); err != nil {
-		return errs.Invalid("invalid_argument", "invalid JSON body: %v", err)
+	if err := apijson.Unmarshal(body, msg); err != nil {
+		return errs.Invalid("invalid_argument", "%v", err)
 	}
 	return nil
+}
+
+// isJSON reports whether a Content-Type is JSON; none at all is taken as
+// JSON, so a bare `curl -X POST` with no body passes.
+func isJSON(contentType string) bool {
+	if contentType == "" {
+		return true
+	}
+	mt, _, err := mime.ParseMediaType(contentType)
+	return err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json"))
+}
+
+// canonicalQuery checks a route's query against the parameters it takes,
+// refusing unknown ones as unknown body fields are, and spells each the
+// way the route reads it: snake_case, though camelCase is accepted too.
+func canonicalQuery(q url.Values, params []param) (url.Values, error) {
+	out := url.Values{}
+	for key, values := range q {
+		i := slices.IndexFunc(params, func(p param) bool { return p.name == key || apijson.CamelCase(p.name) == key })
+		if i < 0 {
+			names := make([]string, len(params))
+			for j, p := range params {
+				names[j] = p.name
+			}
+			if len(names) == 0 {
+				return nil, errs.Invalid("invalid_argument", "query parameter `%s` is not taken here: this route takes none", key)
+			}
+			return nil, errs.Invalid("invalid_argument", "query parameter `%s` is not taken here; the parameters are %s", key, strings.Join(names, ", "))
+		}
+		out[params[i].name] = append(out[params[i].name], values...)
+	}
+	return out, nil
 }
 
 func queryBool(v, name string) (bool, error) {
@@ -95,7 +129,7 @@ func queryBool(v, name string) (bool, error) {
 	}
 	b, err := strconv.ParseBool(v)
 	if err != nil {
-		return false, errs.Invalid("invalid_argument", "%s %q: want true or false", name, v)
+		return false, errs.Invalid("invalid_argument", "query parameter `%s` must be true or false, not %q", name, v)
 	}
 	return b, nil
 }
@@ -103,15 +137,28 @@ func queryBool(v, name string) (bool, error) {
 func parseInt(v, name string) (int, error) {
 	n, err := strconv.Atoi(v)
 	if err != nil {
-		return 0, errs.Invalid("invalid_argument", "%s %q: want a whole number", name, v)
+		return 0, errs.Invalid("invalid_argument", "query parameter `%s` must be a whole number, not %q", name, v)
 	}
 	return n, nil
 }
 
 func parseDuration(v, name string) (time.Duration, error) {
-	d, err := time.ParseDuration(v)
-	if err != nil || d < 0 {
-		return 0, errs.Invalid("invalid_argument", "%s %q: want a duration such as 30s", name, v)
+	d, ok := apijson.ParseDuration(v)
+	if !ok || d < 0 {
+		return 0, errs.Invalid("invalid_argument", "query parameter `%s` must be a duration such as 30s or 10m, or a number of seconds, not %q", name, v)
 	}
 	return d, nil
+}
+
+// queryEnum reads an enum parameter in any form a body takes (cascade,
+// DELETE_MODE_CASCADE); "" is the enum's unset value.
+func queryEnum(v, name string, ed protoreflect.EnumDescriptor) (protoreflect.EnumNumber, error) {
+	if v == "" {
+		return 0, nil
+	}
+	n, ok := apijson.ParseEnum(ed, v)
+	if !ok {
+		return 0, errs.Invalid("invalid_argument", "query parameter `%s` must be one of %s, not %q", name, strings.Join(apijson.EnumNames(ed), ", "), v)
+	}
+	return n, nil
 }

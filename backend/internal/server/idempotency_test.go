@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"connectrpc.com/connect"
-	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
@@ -24,7 +23,7 @@ func (e *env) keyed(method, path, body, key string, want int, out proto.Message)
 		e.t.Fatalf("%s %s with key %s = %d %s, want %d", method, path, key, status, b, want)
 	}
 	if out != nil {
-		if err := protojson.Unmarshal(b, out); err != nil {
+		if err := readAnswer(b, out); err != nil {
 			e.t.Fatalf("%s %s answered %s: %v", method, path, b, err)
 		}
 	}

@@ -7,9 +7,9 @@ import (
 	"testing"
 
 	"connectrpc.com/connect"
-	"google.golang.org/protobuf/encoding/protojson"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/backend/internal/apijson"
 	"github.com/agents-os/agents/tools/fakellm"
 )
 
@@ -21,7 +21,7 @@ func TestJSONRoutesRejectBadInputWithClearErrors(t *testing.T) {
 		code, reason, message    string
 	}{
 		{"unknown agent", "POST", "/v1/sessions", `{"agent": "nope", "message": {"text": "hi"}}`, 404, "not_found", "unknown_agent", `unknown agent "nope"`},
-		{"malformed JSON", "POST", "/v1/sessions", `{"agent": "boss",`, 400, "invalid_argument", "invalid_argument", "invalid JSON body"},
+		{"malformed JSON", "POST", "/v1/sessions", `{"agent": "boss",`, 400, "invalid_argument", "invalid_argument", "the body is not JSON"},
 		{"unknown field", "POST", "/v1/sessions", `{"agnet": "boss"}`, 400, "invalid_argument", "invalid_argument", "agnet"},
 		{"missing agent", "POST", "/v1/sessions", `{}`, 400, "invalid_argument", "invalid_argument", "agent is required"},
 		{"empty message", "POST", "/v1/sessions", `{"agent": "boss", "message": {"text": "  "}}`, 400, "invalid_argument", "invalid_argument", "message text is empty"},
@@ -78,8 +78,8 @@ func TestCreateReturns201WithLocation(t *testing.T) {
 	if status != http.StatusCreated {
 		t.Fatalf("status = %d (%s), want 201", status, body)
 	}
-	res := &agentsv1.CreateSessionResponse{}
-	if err := protojson.Unmarshal(body, res); err != nil {
+	res := &agentsv1.CreateSessionResponse{Session: &agentsv1.Session{}}
+	if err := apijson.Unmarshal(body, res.Session); err != nil {
 		t.Fatal(err)
 	}
 	id := res.GetSession().GetMeta().GetId()
@@ -110,14 +110,14 @@ func TestBadInputIsNeverAServerError(t *testing.T) {
 		status                   int
 		message                  string
 	}{
-		{"body not an object", "POST", "/v1/sessions", `["boss"]`, 400, "invalid JSON body"},
-		{"null body", "POST", "/v1/sessions", `null`, 400, "invalid JSON body"},
+		{"body not an object", "POST", "/v1/sessions", `["boss"]`, 400, "the body must be a JSON object"},
+		{"null body", "POST", "/v1/sessions", `null`, 400, "the body must be a JSON object"},
 		{"wrong type", "POST", "/v1/sessions", `{"agent": 5}`, 400, "agent"},
-		{"duplicate field", "POST", "/v1/sessions", `{"agent": "boss", "agent": "boss"}`, 400, "duplicate"},
+		{"duplicate field", "POST", "/v1/sessions", `{"agent": "boss", "agent": "boss"}`, 400, "field `agent` is given twice"},
 		{"invalid UTF-8", "POST", "/v1/sessions", "{\"agent\": \"\xff\"}", 400, "UTF-8"},
 		{"int32 overflow", "POST", "/v1/sessions", `{"agent": "boss", "run": {"maxSteps": 99999999999}}`, 400, "maxSteps"},
 		{"negative max steps", "POST", "/v1/sessions", `{"agent": "boss", "message": {"text": "hi"}, "run": {"maxSteps": -1}}`, 400, "max_steps"},
-		{"params not strings", "POST", "/v1/sessions", `{"agent": "boss", "params": {"a": 1}}`, 400, "invalid value"},
+		{"params not strings", "POST", "/v1/sessions", `{"agent": "boss", "params": {"a": 1}}`, 400, "field `params.a` must be a string"},
 		{"bad attachment base64", "POST", s + "/messages", `{"text": "hi", "attachments": [{"name": "a", "data": "!!"}]}`, 400, "data"},
 		{"limit not a number", "GET", "/v1/sessions?limit=ten", "", 400, "limit"},
 		{"limit negative", "GET", "/v1/sessions?limit=-1", "", 400, "limit"},
@@ -128,18 +128,18 @@ func TestBadInputIsNeverAServerError(t *testing.T) {
 		{"bad scope", "GET", "/v1/sessions?scope=everyone", "", 400, "scope"},
 		{"bad wait", "GET", s + "?wait=yes", "", 400, "wait"},
 		{"negative timeout", "GET", s + "?wait=true&timeout=-1s", "", 400, "timeout"},
-		{"timeout not a duration", "GET", s + "?wait=true&timeout=30", "", 400, "timeout"},
-		{"bad mode", "DELETE", s + "?mode=CASCADE", "", 400, "mode"},
+		{"timeout not a duration", "GET", s + "?wait=true&timeout=soon", "", 400, "timeout"},
+		{"bad mode", "DELETE", s + "?mode=everything", "", 400, "mode"},
 		{"bad format", "GET", s + "/export?format=pdf", "", 400, "format"},
 		{"bad pending", "GET", s + "/mail?pending=1x", "", 400, "pending"},
 		{"at turn not a number", "POST", s + "/fork", `{"atTurn": "newest"}`, 400, "atTurn"},
 		{"negative at turn", "POST", s + "/fork", `{"atTurn": -1}`, 400, "at_turn"},
-		{"bad ttl", "POST", s + "/watch", `{"targetId": "x", "ttl": "soon"}`, 400, "Duration"},
+		{"bad ttl", "POST", s + "/watch", `{"targetId": "x", "ttl": "soon"}`, 400, "field `ttl` must be a duration"},
 		{"negative ttl", "POST", s + "/watch", `{"targetId": "x", "ttl": "-5s"}`, 400, "ttl"},
 		{"unknown priority", "POST", s + "/mail", `{"body": {"userMessage": {"text": "x"}}, "priority": "MAIL_PRIORITY_SOON"}`, 400, "priority"},
 		{"numeric unknown priority", "POST", s + "/mail", `{"body": {"userMessage": {"text": "x"}}, "priority": 42}`, 400, "priority"},
 		{"empty mail", "POST", s + "/mail", `{"body": {}}`, 400, "mail body is empty"},
-		{"answer and error", "POST", "/v1/calls/t/complete", `{"text": "a", "error": "b"}`, 400, "oneof"},
+		{"answer and error", "POST", "/v1/calls/t/complete", `{"text": "a", "error": "b"}`, 400, "field `error` cannot be given with `text`"},
 		{"no answer", "POST", "/v1/calls/t/complete", `{}`, 400, "text or error"},
 		{"bad after", "GET", "/v1/events?after=-1", "", 400, "event position"},
 		{"bad event scope", "GET", "/v1/events?scope=mine", "", 400, "scope"},

@@ -9,10 +9,10 @@ import (
 	"testing"
 
 	"connectrpc.com/connect"
-	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/backend/internal/apijson"
 	"github.com/agents-os/agents/tools/fakellm"
 )
 
@@ -32,8 +32,8 @@ func TestShortTextFieldsHaveLimits(t *testing.T) {
 		return string(b)
 	}
 	status, _, created := e.do("POST", "/v1/sessions", `{"agent": "boss"}`)
-	res := &agentsv1.CreateSessionResponse{}
-	if err := protojson.Unmarshal(created, res); status != http.StatusCreated || err != nil {
+	res := &agentsv1.CreateSessionResponse{Session: &agentsv1.Session{}}
+	if err := apijson.Unmarshal(created, res.Session); status != http.StatusCreated || err != nil {
 		t.Fatalf("create: %d %s", status, created)
 	}
 	id := res.GetSession().GetMeta().GetId()
@@ -165,7 +165,7 @@ func TestQueryWildcardsMatchThemselves(t *testing.T) {
 			t.Fatalf("q=%s: %d %s", q, status, b)
 		}
 		res := &agentsv1.ListSessionsResponse{}
-		if err := protojson.Unmarshal(b, res); err != nil {
+		if err := apijson.Unmarshal(b, res); err != nil {
 			t.Fatal(err)
 		}
 		var titles []string

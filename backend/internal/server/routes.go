@@ -2,15 +2,16 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"net/http"
-	"strings"
 
 	"connectrpc.com/connect"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/backend/internal/apijson"
 	"github.com/agents-os/agents/backend/internal/errs"
 	"github.com/agents-os/agents/backend/internal/store"
 )
@@ -18,18 +19,23 @@ import (
 // route is one plain JSON route of DESIGN §3. The mux is built from the
 // route table and /openapi.json is generated from the same table, so what
 // is served and what is described cannot drift apart. Each route decodes
-// into the request message of its RPC and calls the same handler.
+// into the request message of its RPC and calls the same handler; bodies
+// and answers are in the routes' representation (apijson), and an answer
+// that is one resource (a session, an agent, a mail) is that resource,
+// not the RPC's response around it.
 type route struct {
 	method, path string
 	// rpc is the full name of the RPC the route calls; its comment in the
 	// protos describes the operation.
 	rpc string
-	// body is the JSON request body, nil when there is none.
+	// body is the JSON request body, nil when there is none: the route
+	// refuses a body that is not JSON (415).
 	body proto.Message
 	// query lists the query parameters.
 	query []param
 	// status is the success status; response the JSON answer, nil when
-	// the answer is not JSON (produces says what it is).
+	// there is none; produces lists the other types the route answers
+	// with.
 	status   int
 	response proto.Message
 	produces []string
@@ -50,7 +56,29 @@ type param struct {
 // routes mounts the JSON routes.
 func (s *Server) routes(mux *http.ServeMux) {
 	for _, rt := range s.routeTable() {
-		mux.HandleFunc(rt.method+" "+rt.path, rt.serve)
+		mux.HandleFunc(rt.method+" "+rt.path, s.checkRequest(rt))
+	}
+}
+
+// checkRequest refuses what no route of the table reads — a query
+// parameter it does not take, a body that is not JSON — and hands the
+// route its query spelt as the table spells it.
+func (s *Server) checkRequest(rt route) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		q, err := canonicalQuery(r.URL.Query(), rt.query)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		r.URL.RawQuery = q.Encode()
+		if ct := r.Header.Get("Content-Type"); rt.body != nil && r.ContentLength != 0 && !isJSON(ct) {
+			writeErrorBody(w, http.StatusUnsupportedMediaType, errorBody{
+				Code: connect.CodeInvalidArgument.String(), Reason: "unsupported_media_type",
+				Message: fmt.Sprintf("Content-Type %s is not read here: send JSON with Content-Type application/json (curl --json)", ct),
+			})
+			return
+		}
+		rt.serve(w, r)
 	}
 }
 
@@ -60,10 +88,10 @@ func (s *Server) routeTable() []route {
 	agents := &agentService{s: s}
 	sessions := &sessionService{s: s}
 	sse := []string{"text/event-stream"}
-	after := param{name: "after", kind: "integer", doc: "Resume after this event seq (or send Last-Event-ID)."}
+	after := param{name: "after", doc: "Resume after this position, seq or seq.delta_seq (or send Last-Event-ID)."}
 	accessToken := param{name: "access_token", doc: "The bearer token, for clients that cannot set headers (EventSource)."}
 	waitParam := param{name: "wait", kind: "boolean", doc: "Answer once the session is not running."}
-	timeoutParam := param{name: "timeout", doc: "Longest wait, such as 30s (default 30s, at most 5m)."}
+	timeoutParam := param{name: "timeout", doc: "Longest wait, such as 30s or 2m, or a number of seconds (default 30s, at most 5m)."}
 
 	return []route{
 		{
@@ -95,7 +123,7 @@ func (s *Server) routeTable() []route {
 				{name: "wait", kind: "boolean", doc: "Answer once the first message's run stopped, with the whole session (or set wait in the body)."},
 				timeoutParam,
 			},
-			status: http.StatusCreated, response: &agentsv1.CreateSessionResponse{}, header: "Location",
+			status: http.StatusCreated, response: &agentsv1.Session{}, header: "Location",
 			serve: s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
 				req := &agentsv1.CreateSessionRequest{}
 				if err := decodeBody(r, req); err != nil {
@@ -110,19 +138,19 @@ func (s *Server) routeTable() []route {
 					return nil, 0, err
 				}
 				w.Header().Set("Location", "/v1/sessions/"+res.GetSession().GetMeta().GetId())
-				return res, http.StatusCreated, nil
+				return res.GetSession(), http.StatusCreated, nil
 			}),
 		},
 		{
 			method: "GET", path: "/v1/sessions", rpc: "agents.v1.SessionService.ListSessions",
 			query: []param{
 				{name: "agent", doc: "Only sessions of this agent."},
-				{name: "status", doc: "Only sessions in this status.", enum: []string{"ready", "running", "waiting", "paused", "failed"}},
+				{name: "status", doc: "Only sessions in this status.", enum: apijson.EnumNames(agentsv1.SessionStatus(0).Descriptor())},
 				{name: "parent", doc: "Only the children of this session."},
 				{name: "roots", kind: "boolean", doc: "Leave out sub-agent sessions."},
 				{name: "q", doc: "Only sessions whose title contains this."},
 				{name: "limit", kind: "integer", doc: "Page size (default 50, at most 500)."},
-				{name: "page_token", doc: "The next_page_token of the previous page."},
+				{name: "page_token", doc: "The next_page_token of the previous page; absent for the first."},
 				{name: "scope", doc: "owner (default) or all (admin only).", enum: []string{"owner", "all"}},
 			},
 			status: http.StatusOK, response: &agentsv1.ListSessionsResponse{},
@@ -144,46 +172,44 @@ func (s *Server) routeTable() []route {
 				{name: "last", kind: "integer", doc: "Only the last this many turns of the range (last_turns)."},
 				waitParam, timeoutParam,
 			},
-			status: http.StatusOK, response: &agentsv1.GetSessionResponse{},
+			status: http.StatusOK, response: &agentsv1.Session{},
 			serve: s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
 				req, err := getRequest(r)
 				if err != nil {
 					return nil, 0, err
 				}
-				return unary(r.Context(), s, req, sessions.GetSession)
+				res, _, err := unary(r.Context(), s, req, sessions.GetSession)
+				return res.GetSession(), http.StatusOK, err
 			}),
 		},
 		{
 			method: "DELETE", path: "/v1/sessions/{id}", rpc: "agents.v1.SessionService.DeleteSession",
-			query:  []param{{name: "mode", doc: "single (default) or cascade: also delete the sub-agent sessions.", enum: []string{"single", "cascade"}}},
+			query:  []param{{name: "mode", doc: "single (default) or cascade: also delete the sub-agent sessions.", enum: apijson.EnumNames(agentsv1.DeleteMode(0).Descriptor())}},
 			status: http.StatusOK, response: &agentsv1.DeleteSessionResponse{},
 			serve: s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
-				req := &agentsv1.DeleteSessionRequest{SessionId: r.PathValue("id")}
-				switch mode := r.URL.Query().Get("mode"); mode {
-				case "", "single":
-					req.Mode = agentsv1.DeleteMode_DELETE_MODE_SINGLE
-				case "cascade":
-					req.Mode = agentsv1.DeleteMode_DELETE_MODE_CASCADE
-				default:
-					return nil, 0, errs.Invalid("invalid_argument", "mode %q: want single or cascade", mode)
+				mode, err := queryEnum(r.URL.Query().Get("mode"), "mode", agentsv1.DeleteMode(0).Descriptor())
+				if err != nil {
+					return nil, 0, err
 				}
+				req := &agentsv1.DeleteSessionRequest{SessionId: r.PathValue("id"), Mode: agentsv1.DeleteMode(mode)}
 				return unary(r.Context(), s, req, sessions.DeleteSession)
 			}),
 		},
 		{
 			method: "POST", path: "/v1/sessions/{id}/messages", rpc: "agents.v1.SessionService.PostMessage",
-			body: &agentsv1.Message{},
+			body: &agentsv1.PostMessageRequest{},
 			query: []param{
-				{name: "wait", kind: "boolean", doc: "Answer once the run the message started (or joined as mail) stopped, with the turns stored since the message in session."},
+				{name: "wait", kind: "boolean", doc: "Answer once the run the message started (or joined as mail) stopped, with the turns stored since the message in session (or set wait in the body)."},
 				timeoutParam,
 			},
 			status: http.StatusOK, response: &agentsv1.PostMessageResponse{},
 			serve: s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
-				msg := &agentsv1.Message{}
-				if err := decodeBody(r, msg); err != nil {
+				req := &agentsv1.PostMessageRequest{}
+				if err := decodeBody(r, req); err != nil {
 					return nil, 0, err
 				}
-				req := &agentsv1.PostMessageRequest{SessionId: r.PathValue("id"), Message: msg, IdempotencyKey: idempotencyKey(r, "")}
+				req.SessionId = r.PathValue("id")
+				req.IdempotencyKey = idempotencyKey(r, req.IdempotencyKey)
 				if err := queryWait(r, &req.Wait, &req.Timeout); err != nil {
 					return nil, 0, err
 				}
@@ -192,9 +218,10 @@ func (s *Server) routeTable() []route {
 		},
 		{
 			method: "POST", path: "/v1/sessions/{id}/cancel", rpc: "agents.v1.SessionService.CancelRun",
-			status: http.StatusOK, response: &agentsv1.CancelRunResponse{},
+			status: http.StatusOK, response: &agentsv1.SessionMeta{},
 			serve: s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
-				return unary(r.Context(), s, &agentsv1.CancelRunRequest{SessionId: r.PathValue("id")}, sessions.CancelRun)
+				res, _, err := unary(r.Context(), s, &agentsv1.CancelRunRequest{SessionId: r.PathValue("id")}, sessions.CancelRun)
+				return res.GetMeta(), http.StatusOK, err
 			}),
 		},
 		{
@@ -206,28 +233,30 @@ func (s *Server) routeTable() []route {
 		},
 		{
 			method: "POST", path: "/v1/sessions/{id}/pause", rpc: "agents.v1.SessionService.Pause",
-			status: http.StatusOK, response: &agentsv1.PauseResponse{},
+			status: http.StatusOK, response: &agentsv1.SessionMeta{},
 			serve: s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
-				return unary(r.Context(), s, &agentsv1.PauseRequest{SessionId: r.PathValue("id")}, sessions.Pause)
+				res, _, err := unary(r.Context(), s, &agentsv1.PauseRequest{SessionId: r.PathValue("id")}, sessions.Pause)
+				return res.GetMeta(), http.StatusOK, err
 			}),
 		},
 		{
 			method: "POST", path: "/v1/sessions/{id}/resume", rpc: "agents.v1.SessionService.Resume",
 			body:   &agentsv1.ResumeRequest{},
-			status: http.StatusOK, response: &agentsv1.ResumeResponse{},
+			status: http.StatusOK, response: &agentsv1.SessionMeta{},
 			serve: s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
 				req := &agentsv1.ResumeRequest{}
 				if err := decodeBody(r, req); err != nil {
 					return nil, 0, err
 				}
 				req.SessionId = r.PathValue("id")
-				return unary(r.Context(), s, req, sessions.Resume)
+				res, _, err := unary(r.Context(), s, req, sessions.Resume)
+				return res.GetMeta(), http.StatusOK, err
 			}),
 		},
 		{
 			method: "POST", path: "/v1/sessions/{id}/mail", rpc: "agents.v1.SessionService.SendMail",
 			body:   &agentsv1.SendMailRequest{},
-			status: http.StatusCreated, response: &agentsv1.SendMailResponse{},
+			status: http.StatusCreated, response: &agentsv1.MailEnvelope{},
 			serve: s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
 				req := &agentsv1.SendMailRequest{}
 				if err := decodeBody(r, req); err != nil {
@@ -236,7 +265,7 @@ func (s *Server) routeTable() []route {
 				req.SessionId = r.PathValue("id")
 				req.IdempotencyKey = idempotencyKey(r, req.IdempotencyKey)
 				res, _, err := unary(r.Context(), s, req, sessions.SendMail)
-				return res, http.StatusCreated, err
+				return res.GetEnvelope(), http.StatusCreated, err
 			}),
 		},
 		{
@@ -254,7 +283,7 @@ func (s *Server) routeTable() []route {
 		{
 			method: "POST", path: "/v1/sessions/{id}/fork", rpc: "agents.v1.SessionService.ForkSession",
 			body:   &agentsv1.ForkSessionRequest{},
-			status: http.StatusCreated, response: &agentsv1.ForkSessionResponse{}, header: "Location",
+			status: http.StatusCreated, response: &agentsv1.Session{}, header: "Location",
 			serve: s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
 				req := &agentsv1.ForkSessionRequest{}
 				if err := decodeBody(r, req); err != nil {
@@ -266,20 +295,21 @@ func (s *Server) routeTable() []route {
 					return nil, 0, err
 				}
 				w.Header().Set("Location", "/v1/sessions/"+res.GetSession().GetMeta().GetId())
-				return res, http.StatusCreated, nil
+				return res.GetSession(), http.StatusCreated, nil
 			}),
 		},
 		{
 			method: "POST", path: "/v1/sessions/{id}/watch", rpc: "agents.v1.SessionService.WatchSession",
 			body:   &agentsv1.WatchSessionRequest{},
-			status: http.StatusOK, response: &agentsv1.WatchSessionResponse{},
+			status: http.StatusOK, response: &agentsv1.Watch{},
 			serve: s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
 				req := &agentsv1.WatchSessionRequest{}
 				if err := decodeBody(r, req); err != nil {
 					return nil, 0, err
 				}
 				req.WatcherId = r.PathValue("id")
-				return unary(r.Context(), s, req, sessions.WatchSession)
+				res, _, err := unary(r.Context(), s, req, sessions.WatchSession)
+				return res.GetWatch(), http.StatusOK, err
 			}),
 		},
 		{
@@ -305,8 +335,8 @@ func (s *Server) routeTable() []route {
 		},
 		{
 			method: "GET", path: "/v1/sessions/{id}/export", rpc: "agents.v1.SessionService.ExportSession",
-			query:  []param{{name: "format", doc: "markdown (default) or json.", enum: []string{"markdown", "json"}}},
-			status: http.StatusOK, produces: []string{"text/markdown", "application/json"},
+			query:  []param{{name: "format", doc: "markdown (default) or json.", enum: apijson.EnumNames(agentsv1.ExportFormat(0).Descriptor())}},
+			status: http.StatusOK, produces: []string{"text/markdown"}, response: &agentsv1.Session{},
 			serve: s.exportRoute(sessions),
 		},
 		{
@@ -342,16 +372,16 @@ func unary[Req, Res any](ctx context.Context, s *Server, req *Req, fn func(conte
 
 func (s *Server) exportRoute(sessions *sessionService) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		req := &agentsv1.ExportSessionRequest{SessionId: r.PathValue("id")}
-		switch format := r.URL.Query().Get("format"); format {
-		case "", "markdown", "md":
-			req.Format = agentsv1.ExportFormat_EXPORT_FORMAT_MARKDOWN
-		case "json":
-			req.Format = agentsv1.ExportFormat_EXPORT_FORMAT_JSON
-		default:
-			s.writeError(w, r, errs.Invalid("invalid_argument", "format %q: want markdown or json", format))
+		format := r.URL.Query().Get("format")
+		if format == "md" {
+			format = "markdown"
+		}
+		n, err := queryEnum(format, "format", agentsv1.ExportFormat(0).Descriptor())
+		if err != nil {
+			s.writeError(w, r, err)
 			return
 		}
+		req := &agentsv1.ExportSessionRequest{SessionId: r.PathValue("id"), Format: agentsv1.ExportFormat(n)}
 		res, _, err := unary(r.Context(), s, req, sessions.ExportSession)
 		if err != nil {
 			s.writeError(w, r, err)
@@ -374,14 +404,11 @@ func listRequest(r *http.Request) (*agentsv1.ListSessionsRequest, error) {
 		Query:     q.Get("q"),
 		PageToken: q.Get("page_token"),
 	}
-	if st := q.Get("status"); st != "" {
-		v, ok := agentsv1.SessionStatus_value["SESSION_STATUS_"+strings.ToUpper(st)]
-		if !ok || v == 0 {
-			return nil, errs.Invalid("invalid_argument", "status %q: want ready, running, waiting, paused or failed", st)
-		}
-		req.Status = agentsv1.SessionStatus(v)
+	status, err := queryEnum(q.Get("status"), "status", agentsv1.SessionStatus(0).Descriptor())
+	if err != nil {
+		return nil, err
 	}
-	var err error
+	req.Status = agentsv1.SessionStatus(status)
 	if req.RootsOnly, err = queryBool(q.Get("roots"), "roots"); err != nil {
 		return nil, err
 	}
@@ -391,7 +418,7 @@ func listRequest(r *http.Request) (*agentsv1.ListSessionsRequest, error) {
 			return nil, err
 		}
 		if n < 0 || n > store.MaxPageSize {
-			return nil, errs.Invalid("invalid_argument", "limit %d: want 0 (the default, %d) to %d", n, store.DefaultPageSize, store.MaxPageSize)
+			return nil, errs.Invalid("invalid_argument", "query parameter `limit` must be from 0 (the default, %d) to %d, not %d", store.DefaultPageSize, store.MaxPageSize, n)
 		}
 		req.PageSize = int32(n)
 	}
@@ -400,7 +427,7 @@ func listRequest(r *http.Request) (*agentsv1.ListSessionsRequest, error) {
 	case "all":
 		req.AllOwners = true
 	default:
-		return nil, errs.Invalid("invalid_argument", "scope %q: want owner or all", scope)
+		return nil, errs.Invalid("invalid_argument", "query parameter `scope` must be owner or all, not %q", scope)
 	}
 	return req, nil
 }
@@ -417,7 +444,7 @@ func getRequest(r *http.Request) (*agentsv1.GetSessionRequest, error) {
 	case "meta":
 		req.MetaOnly = true
 	default:
-		return nil, errs.Invalid("invalid_argument", "view %q: want full or meta", view)
+		return nil, errs.Invalid("invalid_argument", "query parameter `view` must be full or meta, not %q", view)
 	}
 	for _, f := range []struct {
 		name string
@@ -437,7 +464,7 @@ func getRequest(r *http.Request) (*agentsv1.GetSessionRequest, error) {
 			return nil, err
 		}
 		if n < 0 || n > math.MaxInt32 {
-			return nil, errs.Invalid("invalid_argument", "%s %d: want 0 or more", f.name, n)
+			return nil, errs.Invalid("invalid_argument", "query parameter `%s` must be 0 or more, not %d", f.name, n)
 		}
 		f.set(int32(n))
 	}

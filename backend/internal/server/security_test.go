@@ -16,10 +16,10 @@ import (
 	"testing"
 
 	"connectrpc.com/connect"
-	"google.golang.org/protobuf/encoding/protojson"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/api/gen/agents/v1/agentsv1connect"
+	"github.com/agents-os/agents/backend/internal/apijson"
 	"github.com/agents-os/agents/backend/internal/server"
 	"github.com/agents-os/agents/tools/fakellm"
 )
@@ -114,8 +114,8 @@ func (e *env) createAs(token string) string {
 	if status != http.StatusCreated {
 		e.t.Fatalf("create as %s: %d %s", token, status, body)
 	}
-	res := &agentsv1.CreateSessionResponse{}
-	if err := protojson.Unmarshal(body, res); err != nil {
+	res := &agentsv1.CreateSessionResponse{Session: &agentsv1.Session{}}
+	if err := apijson.Unmarshal(body, res.Session); err != nil {
 		e.t.Fatal(err)
 	}
 	return res.GetSession().GetMeta().GetId()

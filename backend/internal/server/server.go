@@ -99,7 +99,7 @@ func New(d Deps) *Server {
 		s.security.CORSOrigins = withoutWildcard(s.security.CORSOrigins)
 	}
 	api := s.newMux()
-	s.mux = s.withWeb(api, recordPattern(api))
+	s.mux = s.withWeb(api, jsonErrors(recordPattern(api)))
 	return s
 }
 

@@ -9,6 +9,7 @@ import (
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/api/gen/agents/v1/agentsv1connect"
+	"github.com/agents-os/agents/backend/internal/apijson"
 	"github.com/agents-os/agents/backend/internal/errs"
 	"github.com/agents-os/agents/backend/internal/export"
 	"github.com/agents-os/agents/backend/internal/runner"
@@ -153,7 +154,7 @@ func (h *sessionService) ListSessions(ctx context.Context, req *connect.Request[
 	if err != nil {
 		return nil, err
 	}
-	return connect.NewResponse(&agentsv1.ListSessionsResponse{Sessions: wire.Metas(list), NextPageToken: next}), nil
+	return connect.NewResponse(&agentsv1.ListSessionsResponse{Sessions: wire.Metas(list), NextPageToken: next, HasMore: next != ""}), nil
 }
 
 func (h *sessionService) DeleteSession(ctx context.Context, req *connect.Request[agentsv1.DeleteSessionRequest]) (*connect.Response[agentsv1.DeleteSessionResponse], error) {
@@ -185,7 +186,8 @@ func (h *sessionService) ExportSession(ctx context.Context, req *connect.Request
 	switch m.GetFormat() {
 	case agentsv1.ExportFormat_EXPORT_FORMAT_JSON:
 		res.ContentType = "application/json"
-		b, err := protoJSON.Marshal(wire.Session(view.Meta, view.Turns, view.Deferred))
+		// The session object of the JSON routes.
+		b, err := apijson.Marshal(wire.Session(view.Meta, view.Turns, view.Deferred))
 		if err != nil {
 			return nil, err
 		}

@@ -7,9 +7,9 @@ import (
 	"testing"
 
 	"connectrpc.com/connect"
-	"google.golang.org/protobuf/encoding/protojson"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/backend/internal/apijson"
 	"github.com/agents-os/agents/backend/internal/events"
 	"github.com/agents-os/agents/tools/fakellm"
 )
@@ -116,7 +116,7 @@ func TestSSEWithAnUnknownPositionStartsWithASnapshot(t *testing.T) {
 		t.Fatalf("first frame = %+v, want a snapshot", f)
 	}
 	snap := &agentsv1.Snapshot{}
-	if err := protojson.Unmarshal([]byte(f.data), snap); err != nil {
+	if err := apijson.Unmarshal([]byte(f.data), snap); err != nil {
 		t.Fatal(err)
 	}
 	if len(snap.GetSessions()) != 1 || snap.GetSessions()[0].GetId() != id {

@@ -8,11 +8,11 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
-	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/backend/internal/apijson"
 	"github.com/agents-os/agents/tools/fakellm"
 )
 
@@ -49,8 +49,8 @@ func (e *env) getJSON(id, query string) (int, *agentsv1.Session, []byte) {
 	if status != http.StatusOK {
 		return status, nil, body
 	}
-	res := &agentsv1.GetSessionResponse{}
-	if err := protojson.Unmarshal(body, res); err != nil {
+	res := &agentsv1.GetSessionResponse{Session: &agentsv1.Session{}}
+	if err := apijson.Unmarshal(body, res.Session); err != nil {
 		e.t.Fatalf("GET ?%s: %v in %s", query, err, body)
 	}
 	return status, res.GetSession(), body
@@ -134,8 +134,8 @@ func TestGetSessionBadRangesAreInvalid(t *testing.T) {
 		{"view=meta&last=2", &agentsv1.GetSessionRequest{MetaOnly: true, LastTurns: 2}, "meta_only leaves every turn out"},
 		{"view=meta&after_turn=1", &agentsv1.GetSessionRequest{MetaOnly: true, AfterTurn: proto.Int32(1)}, "meta_only"},
 		{"after_turn=99&wait=true&timeout=5m", &agentsv1.GetSessionRequest{AfterTurn: proto.Int32(99), Wait: true, Timeout: durationpb.New(5 * time.Minute)}, "after_turn 99"},
-		{"view=turns", nil, `view "turns": want full or meta`},
-		{"last=many", nil, `last "many": want a whole number`},
+		{"view=turns", nil, "query parameter `view` must be full or meta, not \"turns\""},
+		{"last=many", nil, "query parameter `last` must be a whole number, not \"many\""},
 		{"after_turn=99999999999", nil, "after_turn"},
 	} {
 		t.Run(tc.query, func(t *testing.T) {
@@ -219,8 +219,8 @@ func TestWaitWithAfterTurnReturnsOnlyTheNewTurns(t *testing.T) {
 	if !proto.Equal(a.s, want) {
 		t.Errorf("waiting GetSession after turn 5 =\n%v\nwant only turns 6 and 7 of the full session:\n%v", a.s, want)
 	}
-	res := &agentsv1.GetSessionResponse{}
-	if body := <-jsonDone; protojson.Unmarshal(body, res) != nil || !proto.Equal(res.GetSession(), want) {
+	res := &agentsv1.GetSessionResponse{Session: &agentsv1.Session{}}
+	if body := <-jsonDone; apijson.Unmarshal(body, res.Session) != nil || !proto.Equal(res.GetSession(), want) {
 		t.Errorf("GET ?wait=true&after_turn=5 = %s\nwant only turns 6 and 7 of the full session:\n%v", body, want)
 	}
 }
@@ -254,7 +254,7 @@ func TestPostWithWaitAnswersInOneRequest(t *testing.T) {
 		t.Fatalf("POST messages?wait=true = %d %s", status, body)
 	}
 	posted := &agentsv1.PostMessageResponse{}
-	if err := protojson.Unmarshal(body, posted); err != nil {
+	if err := readAnswer(body, posted); err != nil {
 		t.Fatal(err)
 	}
 	full = e.get(id)
@@ -269,7 +269,7 @@ func TestPostWithWaitAnswersInOneRequest(t *testing.T) {
 	}
 	e.wait(id)
 	status, _, body = e.do(http.MethodPost, "/v1/sessions/"+id+"/messages", `{"text": "q4"}`)
-	if status != http.StatusOK || strings.Contains(string(body), `"session"`) {
+	if status != http.StatusOK || strings.Contains(string(body), `"turns"`) {
 		t.Errorf("POST messages without wait = %d %s, want the summary only", status, body)
 	}
 	e.wait(id)
@@ -296,7 +296,7 @@ func TestPostWithWaitRetriedAnswersFromTheFirstTurn(t *testing.T) {
 			t.Fatalf("POST = %d %s", status, body)
 		}
 		res := &agentsv1.PostMessageResponse{}
-		if err := protojson.Unmarshal(body, res); err != nil {
+		if err := readAnswer(body, res); err != nil {
 			t.Fatal(err)
 		}
 		return res
@@ -378,7 +378,7 @@ func TestPostWithWaitTimesOutWithTheRunGoingOn(t *testing.T) {
 		t.Fatalf("POST = %d %s", status, body)
 	}
 	res := &agentsv1.PostMessageResponse{}
-	if err := protojson.Unmarshal(body, res); err != nil {
+	if err := readAnswer(body, res); err != nil {
 		t.Fatal(err)
 	}
 	s := res.GetSession()
@@ -423,8 +423,8 @@ func TestCreateWithWaitAnswersWithTheWholeSession(t *testing.T) {
 		if status != http.StatusCreated {
 			t.Fatalf("POST %s = %d %s", tc.path, status, body)
 		}
-		created := &agentsv1.CreateSessionResponse{}
-		if err := protojson.Unmarshal(body, created); err != nil {
+		created := &agentsv1.CreateSessionResponse{Session: &agentsv1.Session{}}
+		if err := apijson.Unmarshal(body, created.Session); err != nil {
 			t.Fatal(err)
 		}
 		s := created.GetSession()

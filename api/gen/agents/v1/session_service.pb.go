@@ -1585,8 +1585,11 @@ type ListSessionsResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Sessions, newest first.
 	Sessions []*SessionMeta `protobuf:"bytes,1,rep,name=sessions,proto3" json:"sessions,omitempty"`
-	// Token for the next page; empty on the last page.
+	// Token for the next page (the page_token of the next request); empty
+	// on the last page.
 	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	// Whether another page follows: next_page_token is set.
+	HasMore       bool `protobuf:"varint,3,opt,name=has_more,json=hasMore,proto3" json:"has_more,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1633,6 +1636,13 @@ func (x *ListSessionsResponse) GetNextPageToken() string {
 		return x.NextPageToken
 	}
 	return ""
+}
+
+func (x *ListSessionsResponse) GetHasMore() bool {
+	if x != nil {
+		return x.HasMore
+	}
+	return false
 }
 
 // GetSessionRequest reads a session, or the part of it a client needs.
@@ -2334,10 +2344,11 @@ const file_agents_v1_session_service_proto_rawDesc = "" +
 	"\n" +
 	"page_token\x18\a \x01(\tR\tpageToken\x12\x1d\n" +
 	"\n" +
-	"all_owners\x18\b \x01(\bR\tallOwners\"r\n" +
+	"all_owners\x18\b \x01(\bR\tallOwners\"\x8d\x01\n" +
 	"\x14ListSessionsResponse\x122\n" +
 	"\bsessions\x18\x01 \x03(\v2\x16.agents.v1.SessionMetaR\bsessions\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xbf\x02\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\x12\x19\n" +
+	"\bhas_more\x18\x03 \x01(\bR\ahasMore\"\xbf\x02\n" +
 	"\x11GetSessionRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x12\n" +

@@ -9,15 +9,14 @@ package sse
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/backend/internal/apijson"
 	"github.com/agents-os/agents/backend/internal/events"
-	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -29,7 +28,7 @@ const (
 
 // WriteEvent writes ev as one frame: its position as the id ("seq", or
 // "seq.delta" for a delta), its kind as the event
-// name, and the Event in proto JSON as the data. An event without a kind gets
+// name, and the Event as the JSON routes write it (apijson) as the data. An event without a kind gets
 // no event line, which SSE clients read as "message".
 func WriteEvent(w io.Writer, ev *agentsv1.Event) error {
 	b, err := EventFrame(ev)
@@ -88,7 +87,7 @@ func WriteComment(w io.Writer, text string) error {
 }
 
 // writeFrame writes "id:", "event:" (when name is set) and a single "data:"
-// line holding msg as compact proto JSON.
+// line holding msg as compact JSON in the routes' representation.
 func writeFrame(w io.Writer, id, name string, msg proto.Message) error {
 	b, err := frameBytes(id, name, msg)
 	if err != nil {
@@ -102,8 +101,8 @@ func frameBytes(id, name string, msg proto.Message) ([]byte, error) {
 	if strings.ContainsAny(name, "\r\n") {
 		return nil, fmt.Errorf("sse: event name %q contains a line break", name)
 	}
-	// Proto JSON uses the camelCase names and leaves out unset fields.
-	data, err := protojson.MarshalOptions{}.Marshal(msg)
+	// The JSON routes' representation, compact: always one line.
+	data, err := apijson.Marshal(msg)
 	if err != nil {
 		return nil, fmt.Errorf("sse: encode %s: %w", name, err)
 	}
@@ -119,12 +118,8 @@ func frameBytes(id, name string, msg proto.Message) ([]byte, error) {
 		b.WriteByte('\n')
 	}
 	b.WriteString("data: ")
-	// protojson varies its whitespace on purpose so nobody relies on its
-	// bytes; compacting makes the frame stable. JSON escapes line breaks
-	// inside strings, so the result is always one line.
-	if err := json.Compact(&b, data); err != nil {
-		return nil, fmt.Errorf("sse: compact %s: %w", name, err)
-	}
+	// JSON escapes line breaks inside strings, so data is one line.
+	b.Write(data)
 	b.WriteString("\n\n")
 	return b.Bytes(), nil
 }

@@ -32,22 +32,22 @@ func TestWriteEvent(t *testing.T) {
 			},
 			want: "id: 7\n" +
 				"event: text.delta\n" +
-				`data: {"seq":"7","sessionId":"s1","owner":"alice","time":"2025-03-04T05:06:07.800Z","kind":"text.delta","textDelta":{"text":"line one\nline \"two\"\r\n\ttab <&> é","turnIndex":3}}` + "\n" +
+				`data: {"seq":7,"session_id":"s1","owner":"alice","time":"2025-03-04T05:06:07.8Z","kind":"text.delta","delta_seq":0,"text":"line one\nline \"two\"\r\n\ttab <&> é","turn_index":3}` + "\n" +
 				"\n",
 		},
 		{
-			name: "server-wide event leaves out empty fields",
+			name: "server-wide event: every field written, the body beside the position",
 			ev: &agentsv1.Event{
 				Seq: 1, Time: when(), Kind: "agents.changed",
 				Body: &agentsv1.Event_AgentsChanged{AgentsChanged: &agentsv1.AgentsChanged{Slugs: []string{"a", "b"}}},
 			},
 			want: "id: 1\n" +
 				"event: agents.changed\n" +
-				`data: {"seq":"1","time":"2025-03-04T05:06:07.800Z","kind":"agents.changed","agentsChanged":{"slugs":["a","b"]}}` + "\n" +
+				`data: {"seq":1,"session_id":"","owner":"","time":"2025-03-04T05:06:07.8Z","kind":"agents.changed","delta_seq":0,"slugs":["a","b"],"errors":[]}` + "\n" +
 				"\n",
 		},
 		{
-			name: "enums by name, zero values left out",
+			name: "enums by their short names, 64-bit numbers as numbers",
 			ev: &agentsv1.Event{
 				Seq: 18446744073709551615, SessionId: "s", Owner: "o", Kind: "run.stopped",
 				Body: &agentsv1.Event_RunStopped{RunStopped: &agentsv1.RunStopped{
@@ -56,14 +56,14 @@ func TestWriteEvent(t *testing.T) {
 			},
 			want: "id: 18446744073709551615\n" +
 				"event: run.stopped\n" +
-				`data: {"seq":"18446744073709551615","sessionId":"s","owner":"o","kind":"run.stopped","runStopped":{"status":"SESSION_STATUS_READY","reason":"done"}}` + "\n" +
+				`data: {"seq":18446744073709551615,"session_id":"s","owner":"o","time":null,"kind":"run.stopped","delta_seq":0,"status":"ready","reason":"done","steps":0,"text":""}` + "\n" +
 				"\n",
 		},
 		{
 			name: "no kind, no event line",
 			ev:   &agentsv1.Event{Seq: 2},
 			want: "id: 2\n" +
-				`data: {"seq":"2"}` + "\n" +
+				`data: {"seq":2,"session_id":"","owner":"","time":null,"kind":"","delta_seq":0}` + "\n" +
 				"\n",
 		},
 	}
@@ -98,18 +98,18 @@ func TestWriteItems(t *testing.T) {
 			},
 			want: "id: 12\n" +
 				"event: snapshot\n" +
-				`data: {"seq":"12","sessions":[{"id":"s1","agent":"helper","title":"two\nlines","status":"SESSION_STATUS_RUNNING"}]}` + "\n" +
+				`data: {"seq":12,"sessions":[{"id":"s1","agent":"helper","owner":"","title":"two\nlines","status":"running","status_reason":"","parent_id":"","forked_from":"","turn_count":0,"usage":null,"pending_mail":0,"pending_calls":0,"depth":0,"create_time":null,"update_time":null,"allowed_tools":[]}],"delta_seq":0}` + "\n" +
 				"\n",
 		},
 		{
 			name:  "empty snapshot",
 			write: func(b *bytes.Buffer) error { return WriteSnapshot(b, &agentsv1.Snapshot{}) },
-			want:  "id: 0\nevent: snapshot\ndata: {}\n\n",
+			want:  "id: 0\nevent: snapshot\n" + `data: {"seq":0,"sessions":[],"delta_seq":0}` + "\n\n",
 		},
 		{
 			name:  "lagged",
 			write: func(b *bytes.Buffer) error { return WriteLagged(b, &agentsv1.Lagged{LastSeq: 9}) },
-			want:  "id: 9\nevent: lagged\n" + `data: {"lastSeq":"9"}` + "\n\n",
+			want:  "id: 9\nevent: lagged\n" + `data: {"last_seq":9,"last_delta_seq":0}` + "\n\n",
 		},
 		{
 			name:  "ping",

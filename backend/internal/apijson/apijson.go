@@ -1,0 +1,134 @@
+// Package apijson is the JSON of the plain HTTP routes (/v1/…) and their
+// event streams: the messages of api/agents/v1, written and read in a form
+// designed for people rather than protobuf's canonical JSON, which the
+// Connect protocol keeps for its generated clients.
+//
+// Written:
+//
+//   - snake_case names (the proto field names);
+//   - enum values in lowercase without their type's prefix ("ready" for
+//     SESSION_STATUS_READY), null when unset;
+//   - every integer as a JSON number, 64-bit ones included;
+//   - every field present: lists as [] and maps as {} when empty, unset
+//     messages and optional fields as null; of a oneof only the member
+//     set;
+//   - timestamps in RFC 3339, durations as Go writes them, shortened
+//     ("10m", "1h30m", "1.5s");
+//   - the shapes of rules.go: a session's summary at the top of the
+//     session object, a mail's body beside its envelope, an event's body
+//     beside its position.
+//
+// Read: the same form, and beside it the long one protojson reads —
+// camelCase names, full enum names, 64-bit integers as strings, nested
+// bodies — plus durations as "10m" or a number of seconds. Unknown fields
+// are refused, and every error names the field in the API's words
+// ("field `agent` must be a string").
+package apijson
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"unicode/utf8"
+
+	"google.golang.org/protobuf/proto"
+)
+
+// Marshal writes m in the route representation.
+func Marshal(m proto.Message) ([]byte, error) {
+	var e encoder
+	if err := e.message(m.ProtoReflect()); err != nil {
+		return nil, err
+	}
+	return e.buf.Bytes(), nil
+}
+
+// Unmarshal reads data, one JSON object, into m. Errors are *Error.
+func Unmarshal(data []byte, m proto.Message) error {
+	if !utf8.Valid(data) {
+		return &Error{Problem: "the body is not UTF-8"}
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	v, err := parseValue(dec, "")
+	if err != nil {
+		return err
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return &Error{Problem: "the body holds more than one JSON value"}
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return &Error{Problem: "the body must be a JSON object"}
+	}
+	return decodeObject(m.ProtoReflect(), obj, "")
+}
+
+// parseValue reads one JSON value as encoding/json would into an any,
+// refusing what that would let pass silently: a key given twice.
+func parseValue(dec *json.Decoder, path string) (any, error) {
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, &Error{Problem: "the body is not JSON: " + syntaxProblem(err)}
+	}
+	switch tok {
+	case json.Delim('{'):
+		obj := map[string]any{}
+		for dec.More() {
+			kt, err := dec.Token()
+			if err != nil {
+				return nil, &Error{Problem: "the body is not JSON: " + syntaxProblem(err)}
+			}
+			k := kt.(string) // the decoder allows only strings as keys
+			if _, dup := obj[k]; dup {
+				return nil, &Error{Field: join(path, k), Problem: "is given twice"}
+			}
+			if obj[k], err = parseValue(dec, join(path, k)); err != nil {
+				return nil, err
+			}
+		}
+		_, err := dec.Token()
+		return obj, err
+	case json.Delim('['):
+		arr := []any{}
+		for i := 0; dec.More(); i++ {
+			v, err := parseValue(dec, fmt.Sprintf("%s[%d]", path, i))
+			if err != nil {
+				return nil, err
+			}
+			arr = append(arr, v)
+		}
+		_, err := dec.Token()
+		return arr, err
+	}
+	return tok, nil
+}
+
+// Error is a value that does not fit the field it was given for.
+type Error struct {
+	// Field is the path of the field (message.text, params.TOKEN), empty
+	// for the whole body.
+	Field   string
+	Problem string
+}
+
+func (e *Error) Error() string {
+	if e.Field == "" {
+		return e.Problem
+	}
+	return fmt.Sprintf("field `%s` %s", e.Field, e.Problem)
+}
+
+// syntaxProblem says where a body stops being JSON.
+func syntaxProblem(err error) string {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return fmt.Sprintf("%s at byte %d", se.Error(), se.Offset)
+	}
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return "it ends too early"
+	}
+	return err.Error()
+}
