@@ -266,3 +266,21 @@ func TestUnknownAgentListsTheKnownOnes(t *testing.T) {
 		t.Errorf("Connect: %v, want not_found %q", err, want)
 	}
 }
+
+// A Connect body the decoder refuses is explained in the API's words,
+// never the decoder's ("proto: (line 1:11): …").
+func TestConnectBodyErrorsSpeakTheAPIsWords(t *testing.T) {
+	t.Parallel()
+	e := start(t, fakellm.Rules{Default: &fakellm.Reply{Text: "ok"}})
+	for _, tc := range []struct{ body, want string }{
+		{`{"agent": 5}`, "field `agent` must be a string"},
+		{`{"agent": "helper",`, "the body is not JSON"},
+		{`{"agent": "helper", "run": {"maxSteps": "many"}}`, "field `run.maxSteps` must be a whole number"},
+	} {
+		status, _, body := e.send(request{method: "POST", path: "/agents.v1.SessionService/CreateSession", body: tc.body})
+		msg := string(body)
+		if status != http.StatusBadRequest || !strings.Contains(msg, tc.want) || strings.Contains(msg, "proto:") || strings.Contains(msg, "agentsv1.") {
+			t.Errorf("%s: %d %s, want 400 saying %q", tc.body, status, body, tc.want)
+		}
+	}
+}

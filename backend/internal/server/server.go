@@ -107,6 +107,7 @@ func (s *Server) newMux() *http.ServeMux {
 	opts := []connect.HandlerOption{
 		connect.WithInterceptors(errorInterceptor{log: s.log}, admitInterceptor{s: s}),
 		connect.WithReadMaxBytes(int(s.limits.MaxBodyBytes)),
+		connect.WithCodec(connectJSONCodec{}),
 		recoverHandler(s.log),
 	}
 	mux := http.NewServeMux()

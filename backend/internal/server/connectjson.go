@@ -1,0 +1,49 @@
+package server
+
+import (
+	"errors"
+
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/agents-os/agents/backend/internal/apijson"
+)
+
+// connectJSONCodec is Connect's JSON codec with the API's words in its
+// errors: a body protojson refuses is read again by the JSON routes'
+// reader, whose message names the field and what it must be ("field
+// `agent` must be a string") instead of quoting the decoder ("proto:
+// (line 1:11): invalid value for string field agent: 5"). What is
+// accepted and what is written are protojson's, as Connect clients
+// expect.
+type connectJSONCodec struct{}
+
+func (connectJSONCodec) Name() string { return "json" }
+
+func (connectJSONCodec) Marshal(m any) ([]byte, error) {
+	msg, ok := m.(proto.Message)
+	if !ok {
+		return nil, errors.New("not a protobuf message")
+	}
+	return protojson.Marshal(msg)
+}
+
+func (connectJSONCodec) Unmarshal(data []byte, m any) error {
+	msg, ok := m.(proto.Message)
+	if !ok {
+		return errors.New("not a protobuf message")
+	}
+	if len(data) == 0 {
+		return errors.New("the body is empty: send a JSON object, {} for no fields")
+	}
+	err := protojson.UnmarshalOptions{DiscardUnknown: true}.Unmarshal(data, msg)
+	if err == nil {
+		return nil
+	}
+	if friendly := apijson.Unmarshal(data, msg.ProtoReflect().New().Interface()); friendly != nil {
+		return friendly
+	}
+	// The JSON routes' reader takes forms protojson does not (lowercase
+	// enum values, durations in seconds): say what Connect wants.
+	return errors.New(`the body is not in protobuf's JSON form, which Connect speaks: enum values like "SESSION_STATUS_READY", durations like "600s"`)
+}
