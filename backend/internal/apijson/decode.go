@@ -120,6 +120,7 @@ func keys(fd protoreflect.FieldDescriptor) []string {
 	if _, ok := renamed[fd.FullName()]; ok {
 		alts = []string{CamelCase(n)}
 	}
+	alts = append(alts, aliases[fd.FullName()]...)
 	out := []string{n}
 	for _, k := range alts {
 		if !slices.Contains(out, k) {

@@ -121,3 +121,11 @@ func TestReadRefusesWhatWouldPassSilently(t *testing.T) {
 		t.Errorf("oneof: got %v, want %s", err, want)
 	}
 }
+
+// The route table's short name for a new session's parent is read too.
+func TestReadAliases(t *testing.T) {
+	req := &agentsv1.CreateSessionRequest{}
+	if err := apijson.Unmarshal([]byte(`{"agent": "a", "parent": "p1"}`), req); err != nil || req.GetParentId() != "p1" {
+		t.Fatalf("parent: %v, %v; want parent_id p1", req, err)
+	}
+}

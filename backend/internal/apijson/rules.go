@@ -18,6 +18,13 @@ var renamed = map[protoreflect.FullName]string{
 	"agents.v1.MailEnvelope.sender": "from",
 }
 
+// aliases are other names a field is read under (never written): the
+// short names the design's route table gives.
+var aliases = map[protoreflect.FullName][]string{
+	// POST /v1/sessions {"parent": ID}, as the query's ?parent=.
+	"agents.v1.CreateSessionRequest.parent_id": {"parent"},
+}
+
 // inlined fields have their message's fields written into the object
 // of the message holding them, instead of an object of their own. On
 // input the nested form (the field's own name with an object) is read
