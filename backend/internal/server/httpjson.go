@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -26,13 +27,33 @@ var (
 // message is written with the given status, an error as {"code", "reason",
 // "message"} with the status of its kind.
 func (s *Server) jsonRoute(fn func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error)) http.HandlerFunc {
+	return s.jsonRouteOf(false, fn)
+}
+
+// sessionRoute is jsonRoute for a route that answers with a session: its
+// turns are written from the turn cache (see sessionFor).
+func (s *Server) sessionRoute(fn func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error)) http.HandlerFunc {
+	return s.jsonRouteOf(true, fn)
+}
+
+func (s *Server) jsonRouteOf(withSession bool, fn func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		var slot *sessionSlot
+		if withSession {
+			slot = &sessionSlot{}
+			r = r.WithContext(context.WithValue(r.Context(), sessionSlotKey{}, slot))
+		}
 		msg, status, err := fn(w, r)
 		if err != nil {
 			s.writeError(w, r, err)
 			return
 		}
-		b, err := protoJSON.Marshal(msg)
+		var b []byte
+		if slot != nil && slot.session != nil {
+			b, err = marshalWithTurns(msg, slot)
+		} else {
+			b, err = protoJSON.Marshal(msg)
+		}
 		if err != nil {
 			s.writeError(w, r, err)
 			return

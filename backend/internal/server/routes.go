@@ -96,7 +96,7 @@ func (s *Server) routeTable() []route {
 				timeoutParam,
 			},
 			status: http.StatusCreated, response: &agentsv1.CreateSessionResponse{}, header: "Location",
-			serve: s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
+			serve: s.sessionRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
 				req := &agentsv1.CreateSessionRequest{}
 				if err := decodeBody(r, req); err != nil {
 					return nil, 0, err
@@ -145,7 +145,7 @@ func (s *Server) routeTable() []route {
 				waitParam, timeoutParam,
 			},
 			status: http.StatusOK, response: &agentsv1.GetSessionResponse{},
-			serve: s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
+			serve: s.sessionRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
 				req, err := getRequest(r)
 				if err != nil {
 					return nil, 0, err
@@ -178,7 +178,7 @@ func (s *Server) routeTable() []route {
 				timeoutParam,
 			},
 			status: http.StatusOK, response: &agentsv1.PostMessageResponse{},
-			serve: s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
+			serve: s.sessionRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
 				msg := &agentsv1.Message{}
 				if err := decodeBody(r, msg); err != nil {
 					return nil, 0, err
