@@ -64,6 +64,16 @@ func (s *Server) sseRoute(perSession bool) http.HandlerFunc {
 		// A batch is gathered in one buffer, taken from a pool while it is
 		// written: an idle subscriber holds none.
 		var batch *[]byte
+		// queued writes a long batch out in pieces of about
+		// maxBatchBytes: what a subscriber holds stays small.
+		queued := func() error {
+			if len(*batch) < maxBatchBytes {
+				return nil
+			}
+			_, err := w.Write(*batch)
+			*batch = (*batch)[:0]
+			return err
+		}
 		_ = s.pump(r.Context(), sub, sink{
 			send: func(item *agentsv1.SubscribeResponse) error {
 				if batch == nil {
@@ -72,14 +82,18 @@ func (s *Server) sseRoute(perSession bool) http.HandlerFunc {
 				if err := s.appendSSE(batch, item); err != nil {
 					return err
 				}
-				if len(*batch) < maxBatchBytes {
-					return nil
+				return queued()
+			},
+			sendEvent: func(ev *agentsv1.Event) error {
+				b, err := s.hub.Frame(ev, events.EncodingSSE, sse.EventFrame)
+				if err != nil {
+					return err
 				}
-				// A long batch goes out in pieces of about
-				// maxBatchBytes: what a subscriber holds stays small.
-				_, err := w.Write(*batch)
-				*batch = (*batch)[:0]
-				return err
+				if batch == nil {
+					batch = getBatch()
+				}
+				*batch = append(*batch, b...)
+				return queued()
 			},
 			flush: func() error {
 				if batch == nil {
