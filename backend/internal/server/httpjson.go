@@ -27,41 +27,42 @@ var (
 // message is written with the given status, an error as {"code", "reason",
 // "message"} with the status of its kind.
 func (s *Server) jsonRoute(fn func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error)) http.HandlerFunc {
-	return s.jsonRouteOf(false, fn)
-}
-
-// sessionRoute is jsonRoute for a route that answers with a session: its
-// turns are written from the turn cache (see sessionFor).
-func (s *Server) sessionRoute(fn func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error)) http.HandlerFunc {
-	return s.jsonRouteOf(true, fn)
-}
-
-func (s *Server) jsonRouteOf(withSession bool, fn func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		var slot *sessionSlot
-		if withSession {
-			slot = &sessionSlot{}
-			r = r.WithContext(context.WithValue(r.Context(), sessionSlotKey{}, slot))
-		}
 		msg, status, err := fn(w, r)
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		var b []byte
-		if slot != nil && slot.session != nil {
-			b, err = marshalWithTurns(msg, slot)
-		} else {
-			b, err = protoJSON.Marshal(msg)
-		}
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(status)
-		_, _ = w.Write(b)
+		s.writeJSON(w, r, msg, status, err, nil)
 	}
+}
+
+// sessionRoute is jsonRoute for a route that answers with a session: fn
+// calls its handler with ctx, and the session's turns are written from
+// the turn cache (see sessionFor).
+func (s *Server) sessionRoute(fn func(ctx context.Context, w http.ResponseWriter, r *http.Request) (proto.Message, int, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		slot := &sessionSlot{}
+		msg, status, err := fn(context.WithValue(r.Context(), sessionSlotKey{}, slot), w, r)
+		s.writeJSON(w, r, msg, status, err, slot)
+	}
+}
+
+// writeJSON writes a route's answer: msg with status, or err.
+func (s *Server) writeJSON(w http.ResponseWriter, r *http.Request, msg proto.Message, status int, err error, slot *sessionSlot) {
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	var b []byte
+	if slot != nil && slot.session != nil {
+		b, err = marshalWithTurns(msg, slot)
+	} else {
+		b, err = protoJSON.Marshal(msg)
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
 }
 
 // errorBody is the JSON error of the plain routes.

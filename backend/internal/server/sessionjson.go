@@ -89,33 +89,26 @@ func marshalWithTurns(msg proto.Message, slot *sessionSlot) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	turns, err := turnsJSON(slot.view)
-	if err != nil {
-		return nil, err
-	}
-	inner = spliceMember(inner, sessionTurnsField.JSONName(), turns)
-	return spliceMember(outer, field.JSONName(), inner), nil
-}
-
-// turnsJSON is the JSON array of the view's turns, each from the turn
-// cache when it has it (and kept there when it did not).
-func turnsJSON(view runner.View) ([]byte, error) {
+	// Every turn's encoding, from the cache when it has it (and kept
+	// there when it did not).
+	view := slot.view
 	encs := make([][]byte, len(view.Turns))
-	n := 2 + len(encs)
+	n := len(outer) + len(inner) + len(field.JSONName()) + len(sessionTurnsField.JSONName()) + 16
 	for i, t := range view.Turns {
 		idx := view.FirstTurn + i
 		b := view.Cache.Get(idx, turnJSON)
 		if b == nil {
-			var err error
 			if b, err = protoJSON.Marshal(wire.Turn(t)); err != nil {
 				return nil, err
 			}
 			view.Cache.Put(idx, turnJSON, b)
 		}
 		encs[i] = b
-		n += len(b)
+		n += len(b) + 1
 	}
 	out := make([]byte, 0, n)
+	out = openMember(out, outer, field.JSONName())
+	out = openMember(out, inner, sessionTurnsField.JSONName())
 	out = append(out, '[')
 	for i, b := range encs {
 		if i > 0 {
@@ -123,23 +116,20 @@ func turnsJSON(view runner.View) ([]byte, error) {
 		}
 		out = append(out, b...)
 	}
-	return append(out, ']'), nil
+	return append(out, "]}}"...), nil
 }
 
-// spliceMember adds the member "name": value at the end of the JSON
-// object obj.
-func spliceMember(obj []byte, name string, value []byte) []byte {
+// openMember appends the JSON object obj to out without its closing
+// brace, then the start of one more member, "name": (its value and the
+// brace are for the caller to add).
+func openMember(out, obj []byte, name string) []byte {
 	body := bytes.TrimRight(obj, " \t\r\n")
 	body = body[:len(body)-1] // the closing brace
-	empty := len(bytes.TrimSpace(body)) == 1
-	out := make([]byte, 0, len(body)+len(name)+len(value)+5)
 	out = append(out, body...)
-	if !empty {
+	if len(bytes.TrimSpace(body)) > 1 {
 		out = append(out, ',')
 	}
 	out = append(out, '"')
 	out = append(out, name...)
-	out = append(out, '"', ':')
-	out = append(out, value...)
-	return append(out, '}')
+	return append(out, '"', ':')
 }
