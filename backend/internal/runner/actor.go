@@ -41,9 +41,7 @@ type actor struct {
 	params map[string]string
 	// prompt is the history rendered for the model (see buildRequest).
 	prompt prompt
-	// turnCache keeps the wire encodings of the turns (see TurnCache).
-	turnCache *TurnCache
-	run       *run
+	run    *run
 	// unsynced is a run's end the store refused to write; it is written
 	// again before anything else (see settle).
 	unsynced *edit

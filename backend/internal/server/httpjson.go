@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -29,40 +28,19 @@ var (
 func (s *Server) jsonRoute(fn func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		msg, status, err := fn(w, r)
-		s.writeJSON(w, r, msg, status, err, nil)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		b, err := protoJSON.Marshal(msg)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		_, _ = w.Write(b)
 	}
-}
-
-// sessionRoute is jsonRoute for a route that answers with a session: fn
-// calls its handler with ctx, and the session's turns are written from
-// the turn cache (see sessionFor).
-func (s *Server) sessionRoute(fn func(ctx context.Context, w http.ResponseWriter, r *http.Request) (proto.Message, int, error)) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		slot := &sessionSlot{}
-		msg, status, err := fn(context.WithValue(r.Context(), sessionSlotKey{}, slot), w, r)
-		s.writeJSON(w, r, msg, status, err, slot)
-	}
-}
-
-// writeJSON writes a route's answer: msg with status, or err.
-func (s *Server) writeJSON(w http.ResponseWriter, r *http.Request, msg proto.Message, status int, err error, slot *sessionSlot) {
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	var b []byte
-	if slot != nil && slot.session != nil {
-		b, err = marshalWithTurns(msg, slot)
-	} else {
-		b, err = protoJSON.Marshal(msg)
-	}
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(b)
 }
 
 // errorBody is the JSON error of the plain routes.

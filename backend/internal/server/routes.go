@@ -96,7 +96,7 @@ func (s *Server) routeTable() []route {
 				timeoutParam,
 			},
 			status: http.StatusCreated, response: &agentsv1.CreateSessionResponse{}, header: "Location",
-			serve: s.sessionRoute(func(ctx context.Context, w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
+			serve: s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
 				req := &agentsv1.CreateSessionRequest{}
 				if err := decodeBody(r, req); err != nil {
 					return nil, 0, err
@@ -105,7 +105,7 @@ func (s *Server) routeTable() []route {
 					return nil, 0, err
 				}
 				req.IdempotencyKey = idempotencyKey(r, req.IdempotencyKey)
-				res, _, err := unary(ctx, s, req, sessions.CreateSession)
+				res, _, err := unary(r.Context(), s, req, sessions.CreateSession)
 				if err != nil {
 					return nil, 0, err
 				}
@@ -145,12 +145,12 @@ func (s *Server) routeTable() []route {
 				waitParam, timeoutParam,
 			},
 			status: http.StatusOK, response: &agentsv1.GetSessionResponse{},
-			serve: s.sessionRoute(func(ctx context.Context, w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
+			serve: s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
 				req, err := getRequest(r)
 				if err != nil {
 					return nil, 0, err
 				}
-				return unary(ctx, s, req, sessions.GetSession)
+				return unary(r.Context(), s, req, sessions.GetSession)
 			}),
 		},
 		{
@@ -178,7 +178,7 @@ func (s *Server) routeTable() []route {
 				timeoutParam,
 			},
 			status: http.StatusOK, response: &agentsv1.PostMessageResponse{},
-			serve: s.sessionRoute(func(ctx context.Context, w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
+			serve: s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
 				msg := &agentsv1.Message{}
 				if err := decodeBody(r, msg); err != nil {
 					return nil, 0, err
@@ -187,7 +187,7 @@ func (s *Server) routeTable() []route {
 				if err := queryWait(r, &req.Wait, &req.Timeout); err != nil {
 					return nil, 0, err
 				}
-				return unary(ctx, s, req, sessions.PostMessage)
+				return unary(r.Context(), s, req, sessions.PostMessage)
 			}),
 		},
 		{
