@@ -16,10 +16,17 @@ type IdleRow struct {
 	Goroutines int      `json:"goroutines"`       // from /metrics; -1 when unknown
 	HeapInuse  int64    `json:"heap_inuse_bytes"` // from /metrics; -1 when unknown
 	GCs        int      `json:"gcs"`              // garbage collections so far, from /metrics; -1 when unknown
+	// Runtime is what the Go runtime holds from the system (every
+	// go_memstats_*_sys less the heap it released), from /metrics; -1
+	// when unknown. RSS beyond it is memory the runtime does not manage
+	// (SQLite's page caches, allocated by its C library's allocator) and
+	// the binary's pages.
+	Runtime int64 `json:"go_runtime_bytes"`
 	// Per 1,000 sessions touched, against the baseline.
 	RSSPer1000        float64 `json:"rss_delta_per_1000_bytes"`
 	GoroutinesPer1000 float64 `json:"goroutines_delta_per_1000"`
 	HeapPer1000       float64 `json:"heap_inuse_delta_per_1000_bytes"`
+	RuntimePer1000    float64 `json:"go_runtime_delta_per_1000_bytes"`
 
 	lastGC float64 // go_memstats_last_gc_time_seconds
 }
@@ -34,18 +41,18 @@ type IdleRows struct {
 
 // Table implements Result.
 func (r *IdleRows) Table() ([]string, [][]string) {
-	header := []string{"phase", "after touch s", "rss MB", "goroutines", "heap MB", "GCs since baseline", "Δrss/1000 MB", "Δgoroutines/1000", "Δheap/1000 MB"}
+	header := []string{"phase", "after touch s", "rss MB", "goroutines", "heap MB", "go runtime MB", "GCs since baseline", "Δrss/1000 MB", "Δgoroutines/1000", "Δheap/1000 MB", "Δgo runtime/1000 MB"}
 	var rows [][]string
 	for i, p := range r.Rows {
 		gcs := ""
 		if i > 0 && p.GCs >= 0 {
 			gcs = itoa(p.GCs - r.Rows[0].GCs)
 		}
-		row := []string{p.Phase, fmt.Sprintf("%.0f", time.Duration(p.SinceTouch).Seconds()), mb(p.RSS), itoa(p.Goroutines), mb(p.HeapInuse), gcs}
+		row := []string{p.Phase, fmt.Sprintf("%.0f", time.Duration(p.SinceTouch).Seconds()), mb(p.RSS), itoa(p.Goroutines), mb(p.HeapInuse), mb(p.Runtime), gcs}
 		if i == 0 {
-			row = append(row, "", "", "")
+			row = append(row, "", "", "", "")
 		} else {
-			row = append(row, mb(int64(p.RSSPer1000)), fmt.Sprintf("%.0f", p.GoroutinesPer1000), mb(int64(p.HeapPer1000)))
+			row = append(row, mb(int64(p.RSSPer1000)), fmt.Sprintf("%.0f", p.GoroutinesPer1000), mb(int64(p.HeapPer1000)), mb(int64(p.RuntimePer1000)))
 		}
 		rows = append(rows, row)
 	}
@@ -137,6 +144,7 @@ func idleMeasure(ctx context.Context, e *env, srv *Server, c *client, res *IdleR
 		row.RSSPer1000 = float64(row.RSS-base.RSS) * per
 		row.GoroutinesPer1000 = float64(row.Goroutines-base.Goroutines) * per
 		row.HeapPer1000 = float64(row.HeapInuse-base.HeapInuse) * per
+		row.RuntimePer1000 = float64(row.Runtime-base.Runtime) * per
 		res.Rows = append(res.Rows, row)
 		return row, nil
 	}
@@ -236,7 +244,7 @@ func idleMeasure(ctx context.Context, e *env, srv *Server, c *client, res *IdleR
 // heap and garbage collections from /metrics (-1 when /metrics does not
 // say).
 func memorySnapshot(ctx context.Context, srv *Server, c *client, phase string, since time.Duration) (IdleRow, error) {
-	row := IdleRow{Phase: phase, SinceTouch: Duration(since), Goroutines: -1, HeapInuse: -1, GCs: -1}
+	row := IdleRow{Phase: phase, SinceTouch: Duration(since), Goroutines: -1, HeapInuse: -1, GCs: -1, Runtime: -1}
 	// The client's idle connections each keep a goroutine of the server's:
 	// close them, so every snapshot counts the one /metrics uses alone.
 	c.close()
@@ -255,6 +263,11 @@ func memorySnapshot(ctx context.Context, srv *Server, c *client, phase string, s
 			row.GCs = int(v)
 		}
 		row.lastGC = m["go_memstats_last_gc_time_seconds"]
+		sys, ok1 := m["go_memstats_sys_bytes"]
+		released, ok2 := m["go_memstats_heap_released_bytes"]
+		if ok1 && ok2 {
+			row.Runtime = int64(sys - released)
+		}
 	}
 	u, err := srv.Usage()
 	if err != nil {

@@ -294,6 +294,17 @@ func (h *Hub) PublishDelta(ev *agentsv1.Event) Position {
 	return PositionOf(ev)
 }
 
+// Compact moves what the rings keep into fresh, contiguous memory (see
+// ring.compact). It is for a server gone quiet, before it collects and
+// returns its free memory to the system; the events kept and every
+// replay stay the same.
+func (h *Hub) Compact() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.ring.compact()
+	h.deltas.compact()
+}
+
 // Seq returns the seq of the newest logged event.
 func (h *Hub) Seq() uint64 { return h.seq.Load() }
 

@@ -2,6 +2,7 @@ package events
 
 import (
 	"fmt"
+	"strings"
 
 	"google.golang.org/protobuf/proto"
 
@@ -163,4 +164,59 @@ func (r *ring) skip(p Position) {
 		r.dropOldest()
 	}
 	r.floor = p
+}
+
+// compact moves what the entries keep into two allocations, one for the
+// encodings and one for the session ids and owners, and forgets the
+// frames cached for them (the next subscriber to ask makes them again).
+// Entries kept through a burst are spread over memory the burst's
+// garbage shares with them, and each keeps its span of it in use; once
+// compacted the burst's spans hold nothing live, so a collection frees
+// them whole and the runtime can return them to the system.
+func (r *ring) compact() {
+	if r.n == 0 {
+		return
+	}
+	bodies, names := 0, 0
+	seen := map[string]bool{}
+	for i := range r.n {
+		e := &r.entries[(r.head+i)%len(r.entries)]
+		bodies += len(e.body)
+		for _, s := range [2]string{e.session, e.owner} {
+			if !seen[s] {
+				seen[s] = true
+				names += len(s)
+			}
+		}
+	}
+	var sb strings.Builder
+	sb.Grow(names)
+	offsets := make(map[string][2]int, len(seen))
+	for i := range r.n {
+		e := &r.entries[(r.head+i)%len(r.entries)]
+		for _, s := range [2]string{e.session, e.owner} {
+			if _, ok := offsets[s]; !ok {
+				offsets[s] = [2]int{sb.Len(), sb.Len() + len(s)}
+				sb.WriteString(s)
+			}
+		}
+	}
+	all := sb.String()
+	name := func(s string) string { o := offsets[s]; return all[o[0]:o[1]] }
+	buf := make([]byte, 0, bodies)
+	for i := range r.n {
+		e := &r.entries[(r.head+i)%len(r.entries)]
+		start := len(buf)
+		buf = append(buf, e.body...)
+		e.body = buf[start:len(buf):len(buf)]
+		e.session, e.owner = name(e.session), name(e.owner)
+		if f := e.frame; f != nil {
+			r.bytes -= f.size - e.size
+			f.gone = true
+			e.frame = nil
+			if r.dropped != nil {
+				r.dropped(e.pos)
+			}
+		}
+	}
 }

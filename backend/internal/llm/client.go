@@ -309,6 +309,7 @@ func (c *Client) attempt(ctx context.Context, body requestBody, stream bool, emi
 func (c *Client) readStream(body io.Reader, status int, emit func(Delta)) (Response, error) {
 	asm := newAssembler(emit, c.maxOutputBytes)
 	events := newSSEReader(body, rawBound(c.maxOutputBytes))
+	defer events.release()
 	for {
 		data, err := events.next()
 		if errors.Is(err, errEventTooLarge) {

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"sync"
 )
 
 // errEventTooLarge: an event's data, or a line of the stream, is longer
@@ -26,10 +27,25 @@ type sseReader struct {
 const lineOverhead = len("data: \r\n")
 
 // newSSEReader uses bufio's default 4 KiB buffer: a longer line is
-// collected across refills, and a stream is opened per model call, so a
-// bigger buffer would only be allocated (and collected) again every step.
+// collected across refills. A stream is opened per model call, so the
+// buffers are pooled: release gives one back when its stream is read.
 func newSSEReader(r io.Reader, limit int) *sseReader {
-	return &sseReader{r: bufio.NewReader(r), limit: limit}
+	br := sseBuffers.Get().(*bufio.Reader)
+	br.Reset(r)
+	return &sseReader{r: br, limit: limit}
+}
+
+var sseBuffers = sync.Pool{New: func() any { return bufio.NewReader(nil) }}
+
+// release gives the reader's buffer back; the reader is not used again.
+// What next returned stays valid: it is never the buffer's.
+func (s *sseReader) release() {
+	if s.r == nil {
+		return
+	}
+	s.r.Reset(nil)
+	sseBuffers.Put(s.r)
+	s.r = nil
 }
 
 // next returns the data of the next event, its data lines joined by "\n". It

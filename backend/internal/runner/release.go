@@ -12,7 +12,8 @@ import (
 // for releaseDelay) after the last loaded session went, or after
 // releaseEvery evictions, the runner collects and returns the free memory
 // to the system. It costs one garbage collection of what is left, at a
-// moment the server has nothing else to do, at most once per wave.
+// moment the server has nothing else to do, at most once per wave; the
+// event rings are compacted first (events.Hub.Compact).
 const (
 	releaseDelay = time.Second
 	releaseEvery = 256
@@ -52,5 +53,11 @@ func (r *Runner) releaseMemory() {
 	}
 	r.release.evicted = 0
 	r.mu.Unlock()
+	// What the event rings kept through the burst is spread over the
+	// burst's memory; moved together, it no longer keeps those pages in
+	// use.
+	if r.hub != nil {
+		r.hub.Compact()
+	}
 	debug.FreeOSMemory()
 }

@@ -80,18 +80,37 @@ func (s *Server) subscribe(ctx context.Context, scope agentsv1.SubscribeScope, s
 // sink is where a subscription's items go: send queues one, flush puts
 // what is queued on the wire.
 type sink struct {
-	send  func(*agentsv1.SubscribeResponse) error
-	flush func() error
+	send func(*agentsv1.SubscribeResponse) error
+	// sendEvent, when set, queues an event item: it saves wrapping each
+	// event of each subscriber in a message only to unwrap it.
+	sendEvent func(*agentsv1.Event) error
+	flush     func() error
+}
+
+func (out sink) event(ev *agentsv1.Event) error {
+	if out.sendEvent != nil {
+		return out.sendEvent(ev)
+	}
+	return out.send(&agentsv1.SubscribeResponse{Item: &agentsv1.SubscribeResponse_Event{Event: ev}})
 }
 
 // maxBatch bounds how many queued events pump writes before it flushes.
 const maxBatch = 256
 
+// coalesce is how long pump waits, after the first event of a batch, for
+// the events that usually follow it (a run's start, its deltas, its
+// turns and its end come within a millisecond or two): a subscriber is
+// woken and written to once for them, not once per event. A timer that
+// fires does not wake it again for each event queued meanwhile, as a
+// receive on its queue would.
+const coalesce = 2 * time.Millisecond
+
 // pump sends a subscription to a client: a snapshot or a heartbeat first
 // (so the client knows the stream is open), then events, heartbeats while
-// idle, and a lagged item if the client fell behind. Events already
-// queued when one arrives go out with it in one flush: a subscriber that
-// falls a little behind catches up in a few writes, not one per event.
+// idle, and a lagged item if the client fell behind. Events queued when
+// one arrives, and those that arrive in the coalescing window after it,
+// go out with it in one flush: a subscriber that falls a little behind
+// catches up in a few writes, not one per event.
 func (s *Server) pump(ctx context.Context, sub *events.Subscription, out sink) error {
 	first := heartbeat(s.hub.Seq())
 	if sub.Mode() == events.ModeSnapshot {
@@ -109,6 +128,34 @@ func (s *Server) pump(ctx context.Context, sub *events.Subscription, out sink) e
 	}
 	ticker := time.NewTicker(heartbeatEvery)
 	defer ticker.Stop()
+	window := time.NewTimer(time.Hour)
+	window.Stop()
+	defer window.Stop()
+	// drain sends ev and what is queued behind it, up to maxBatch events
+	// in all (n counts them); it reports whether the queue ended.
+	drain := func(ev *agentsv1.Event, ok bool, n *int) (ended bool, err error) {
+		for {
+			if !ok {
+				if lagged, last := sub.Lagged(); lagged {
+					if err := out.send(&agentsv1.SubscribeResponse{Item: &agentsv1.SubscribeResponse_Lagged{Lagged: &agentsv1.Lagged{LastSeq: last.Seq, LastDeltaSeq: last.Delta}}}); err != nil {
+						return true, err
+					}
+				}
+				return true, nil
+			}
+			if err := out.event(ev); err != nil {
+				return false, err
+			}
+			if *n++; *n > maxBatch {
+				return false, nil
+			}
+			select {
+			case ev, ok = <-sub.C():
+			default:
+				return false, nil
+			}
+		}
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -121,30 +168,31 @@ func (s *Server) pump(ctx context.Context, sub *events.Subscription, out sink) e
 				return err
 			}
 		case ev, ok := <-sub.C():
-			for n := 0; ; n++ {
-				if !ok {
-					if lagged, last := sub.Lagged(); lagged {
-						if err := out.send(&agentsv1.SubscribeResponse{Item: &agentsv1.SubscribeResponse_Lagged{Lagged: &agentsv1.Lagged{LastSeq: last.Seq, LastDeltaSeq: last.Delta}}}); err != nil {
-							return err
-						}
-					}
+			n := 0
+			ended, err := drain(ev, ok, &n)
+			if err != nil {
+				return err
+			}
+			if !ended && n <= maxBatch {
+				window.Reset(coalesce)
+				select {
+				case <-ctx.Done():
 					return out.flush()
-				}
-				if err := out.send(&agentsv1.SubscribeResponse{Item: &agentsv1.SubscribeResponse_Event{Event: ev}}); err != nil {
-					return err
-				}
-				if n == maxBatch {
-					break
+				case <-window.C:
 				}
 				select {
 				case ev, ok = <-sub.C():
-					continue
+					if ended, err = drain(ev, ok, &n); err != nil {
+						return err
+					}
 				default:
 				}
-				break
 			}
 			if err := out.flush(); err != nil {
 				return err
+			}
+			if ended {
+				return nil
 			}
 		}
 	}

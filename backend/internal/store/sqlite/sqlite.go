@@ -105,6 +105,13 @@ func connect(ctx context.Context, path string, writer bool) (*sqlx.DB, error) {
 	} else {
 		q.Add("_pragma", "query_only(1)")
 	}
+	// SQLite's page cache (2 MiB a connection by default) is memory the
+	// Go runtime does not manage: its C allocator keeps what it grew to,
+	// so the caches of the five connections, filled by a burst, stayed
+	// resident for the process's life. The file's pages are in the
+	// system's page cache anyway; the writer keeps more, for the b-tree
+	// pages every commit touches. See BENCHMARKS.md, "Idle memory".
+	q.Add("_pragma", fmt.Sprintf("cache_size(%d)", -cacheKiB(writer)))
 	db, err := sqlx.Open("sqlite", path+"?"+q.Encode())
 	if err != nil {
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
@@ -149,4 +156,12 @@ func classify(err error) store.Violation {
 		return store.ViolationUnavailable
 	}
 	return store.ViolationNone
+}
+
+// cacheKiB is a connection's page cache budget in KiB.
+func cacheKiB(writer bool) int {
+	if writer {
+		return 1024
+	}
+	return 256
 }
