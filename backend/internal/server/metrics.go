@@ -237,22 +237,19 @@ func (c sessionsCollector) Collect(ch chan<- prometheus.Metric) {
 
 // metricsRoute serves /metrics: to anyone when the metrics are public,
 // else to admin tokens only (they describe every owner's work).
-// adminOnly refuses h to anyone but an admin (anyone, without auth).
-func (s *Server) adminOnly(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !isAdmin(r.Context()) {
-			s.writeError(w, r, errs.PermissionDenied("permission_denied", "the profiles need an admin token"))
-			return
-		}
-		h.ServeHTTP(w, r)
-	})
+func (s *Server) metricsRoute() http.Handler {
+	if s.security.PublicMetrics {
+		return s.metrics.Handler()
+	}
+	return s.adminOnly("the metrics", s.metrics.Handler())
 }
 
-func (s *Server) metricsRoute() http.Handler {
-	h := s.metrics.Handler()
+// adminOnly refuses h to anyone but an admin (anyone, without auth),
+// saying that what needs an admin token.
+func (s *Server) adminOnly(what string, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !s.security.PublicMetrics && !isAdmin(r.Context()) {
-			s.writeError(w, r, errs.PermissionDenied("permission_denied", "the metrics need an admin token"))
+		if !isAdmin(r.Context()) {
+			s.writeError(w, r, errs.PermissionDenied("permission_denied", "%s need an admin token", what))
 			return
 		}
 		h.ServeHTTP(w, r)

@@ -126,7 +126,7 @@ func (s *Server) newMux() *http.ServeMux {
 		mux.Handle("GET /metrics", s.metricsRoute())
 	}
 	if profilingOn() {
-		mountProfiles(mux, s.adminOnly)
+		mountProfiles(mux, func(h http.Handler) http.Handler { return s.adminOnly("the profiles", h) })
 	}
 	return mux
 }
