@@ -149,15 +149,18 @@ func (m *tmuxTerm) waitGone(text string) {
 func (m *tmuxTerm) exitStatus() int {
 	m.t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
+	var deadSince time.Time // the pane died, with no status yet
 	for {
 		state := m.tmux("display-message", "-p", "-t", m.name, "#{pane_dead} #{pane_dead_status}")
 		var dead, code int
 		n, _ := fmt.Sscan(state, &dead, &code)
-		if n == 2 && dead == 1 {
+		switch {
+		case n == 2 && dead == 1:
 			return code
-		}
-		if n == 1 && dead == 1 && time.Now().After(deadline.Add(-28*time.Second)) {
-			return -1 // dead, but tmux gives no status: ended by a signal
+		case n == 1 && dead == 1 && deadSince.IsZero():
+			deadSince = time.Now()
+		case n == 1 && dead == 1 && time.Since(deadSince) > 2*time.Second:
+			return -1 // dead, and tmux gives no status: ended by a signal
 		}
 		if time.Now().After(deadline) {
 			m.t.Fatalf("the program did not exit within 30s (pane state %q):\n%s", state, m.capture())
