@@ -7,6 +7,7 @@ import (
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/agents-os/agents/tui/internal/badge"
 	"github.com/agents-os/agents/tui/internal/keys"
 )
 
@@ -81,10 +82,10 @@ func (s *Screen) renderHeader(width int) string {
 		parts = append(parts, s.st.Warn.Render(fmt.Sprintf("%d calls pending", n)))
 	}
 	if p := m.GetParentId(); p != "" {
-		parts = append(parts, s.st.Muted.Render("helper session of "+shortID(p)))
+		parts = append(parts, s.st.Muted.Render("helper session of "+badge.ShortID(p)))
 	}
 	if f := m.GetForkedFrom(); f != "" {
-		parts = append(parts, s.st.Muted.Render("forked from "+shortID(f)))
+		parts = append(parts, s.st.Muted.Render("forked from "+badge.ShortID(f)))
 	}
 	line2 := truncate(strings.Join(parts, s.st.Muted.Render(" · ")), width)
 	return line1 + "\n" + line2
@@ -179,11 +180,4 @@ func fitLines(lines []string, width, height int) string {
 		}
 	}
 	return strings.Join(out, "\n")
-}
-
-func shortID(id string) string {
-	if len(id) > 8 {
-		return id[:8]
-	}
-	return id
 }

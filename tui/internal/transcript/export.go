@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/tui/internal/badge"
 )
 
 // Markdown is a turn as markdown, for the clipboard: its text as written,
@@ -100,9 +101,9 @@ func sender(m *agentsv1.MailEnvelope) string {
 		return "user " + s.User
 	case *agentsv1.MailSender_SessionId:
 		if a := m.GetBody().GetAgentMessage().GetAgent(); a != "" {
-			return a + " (session " + shortID(s.SessionId) + ")"
+			return a + " (session " + badge.ShortID(s.SessionId) + ")"
 		}
-		return "session " + shortID(s.SessionId)
+		return "session " + badge.ShortID(s.SessionId)
 	case *agentsv1.MailSender_System:
 		return "system (" + s.System + ")"
 	}

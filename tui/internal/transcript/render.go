@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/tui/internal/badge"
 	"github.com/charmbracelet/x/ansi"
 )
 
@@ -79,7 +80,7 @@ func (v *View) renderMail(m *agentsv1.MailEnvelope, width int) []string {
 		if from == "" {
 			from = "session"
 		}
-		detail = append(detail, "session "+shortID(s.SessionId))
+		detail = append(detail, "session "+badge.ShortID(s.SessionId))
 	case *agentsv1.MailSender_System:
 		from = "system"
 		detail = append(detail, s.System)
@@ -180,7 +181,7 @@ func (v *View) renderCall(c *call, width int, expanded bool) []string {
 	if c.helper() {
 		name = "helper " + c.helperAgent()
 		if id := c.childID(); id != "" {
-			info = append(info, "session "+shortID(id))
+			info = append(info, "session "+badge.ShortID(id))
 		}
 	}
 	switch st {

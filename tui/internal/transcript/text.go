@@ -122,11 +122,3 @@ func duration(d time.Duration) string {
 		return d.Round(time.Second).String()
 	}
 }
-
-// shortID is the start of a session id, enough to tell sessions apart.
-func shortID(id string) string {
-	if len(id) > 8 {
-		return id[:8]
-	}
-	return id
-}
