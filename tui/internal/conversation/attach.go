@@ -14,6 +14,7 @@ import (
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/tui/internal/theme"
+	"github.com/agents-os/agents/tui/internal/units"
 )
 
 // maxAttachment keeps a mistaken path (a disk image, a log) from being
@@ -140,7 +141,7 @@ func readAttachment(id, path string) tea.Cmd {
 		case info.IsDir():
 			return attachedMsg{id: id, err: fmt.Errorf("%s is a directory", path)}
 		case info.Size() > maxAttachment:
-			return attachedMsg{id: id, err: fmt.Errorf("%s is %s, more than the %s an attachment may be", path, size(info.Size()), size(maxAttachment))}
+			return attachedMsg{id: id, err: fmt.Errorf("%s is %s, more than the %s an attachment may be", path, units.Bytes(info.Size()), units.Bytes(maxAttachment))}
 		}
 		data, err := os.ReadFile(path)
 		if err != nil {

@@ -1,7 +1,6 @@
 package conversation
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/charmbracelet/x/ansi"
@@ -52,28 +51,4 @@ func firstLine(s string) string {
 	s = strings.TrimLeft(s, "\n")
 	line, _, _ := strings.Cut(s, "\n")
 	return line
-}
-
-// size is a byte count for people.
-func size(n int64) string {
-	switch {
-	case n < 1<<10:
-		return fmt.Sprintf("%d B", n)
-	case n < 1<<20:
-		return fmt.Sprintf("%.1f KB", float64(n)/(1<<10))
-	default:
-		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
-	}
-}
-
-// tokens is a token count for people: 950, 12.3k, 1.2M.
-func tokens(n int64) string {
-	switch {
-	case n < 1000:
-		return fmt.Sprintf("%d", n)
-	case n < 1_000_000:
-		return fmt.Sprintf("%.1fk", float64(n)/1000)
-	default:
-		return fmt.Sprintf("%.1fM", float64(n)/1_000_000)
-	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agents-os/agents/tui/internal/badge"
 	"github.com/agents-os/agents/tui/internal/keys"
+	"github.com/agents-os/agents/tui/internal/units"
 )
 
 // draftLines bounds the expanded draft editor's height.
@@ -74,7 +75,7 @@ func (s *Screen) renderHeader(width int) string {
 
 	u := m.GetUsage()
 	parts := []string{s.st.Muted.Render(fmt.Sprintf("tokens in %s · out %s · cached %s · reasoning %s",
-		tokens(u.GetPromptTokens()), tokens(u.GetCompletionTokens()), tokens(u.GetCachedTokens()), tokens(u.GetReasoningTokens())))}
+		units.Tokens(u.GetPromptTokens()), units.Tokens(u.GetCompletionTokens()), units.Tokens(u.GetCachedTokens()), units.Tokens(u.GetReasoningTokens())))}
 	if n := m.GetPendingMail(); n > 0 {
 		parts = append(parts, s.st.Warn.Render(fmt.Sprintf("%d mail pending", n)))
 	}
@@ -126,7 +127,7 @@ func (s *Screen) renderDraft(width int) string {
 			return ""
 		}
 		n := strings.Count(strings.TrimRight(d.Text, "\n"), "\n") + 1
-		info := fmt.Sprintf(" · %d lines, %s", n, size(int64(len(d.Text))))
+		info := fmt.Sprintf(" · %d lines, %s", n, units.Bytes(int64(len(d.Text))))
 		if len(d.Attachments) > 0 {
 			info += fmt.Sprintf(", %d files", len(d.Attachments))
 		}

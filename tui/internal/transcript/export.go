@@ -6,6 +6,7 @@ import (
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/tui/internal/badge"
+	"github.com/agents-os/agents/tui/internal/units"
 )
 
 // Markdown is a turn as markdown, for the clipboard: its text as written,
@@ -36,7 +37,7 @@ func userMarkdown(b *strings.Builder, u *agentsv1.UserTurn) {
 		b.WriteString(u.GetText() + "\n\n")
 	}
 	for _, a := range u.GetAttachments() {
-		fmt.Fprintf(b, "- attachment `%s` (%s)\n", a.GetName(), size(a.GetSize()))
+		fmt.Fprintf(b, "- attachment `%s` (%s)\n", a.GetName(), units.Bytes(a.GetSize()))
 	}
 	for _, m := range u.GetMail() {
 		text := ""

@@ -6,6 +6,7 @@ import (
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/tui/internal/badge"
+	"github.com/agents-os/agents/tui/internal/units"
 	"github.com/charmbracelet/x/ansi"
 )
 
@@ -34,7 +35,7 @@ func (v *View) renderUser(u *agentsv1.UserTurn, width int) []string {
 		out = append(out, v.st.User.Render("you"))
 		out = append(out, wrapPlain(u.GetText(), width)...)
 		for _, a := range u.GetAttachments() {
-			desc := size(a.GetSize())
+			desc := units.Bytes(a.GetSize())
 			if a.GetMediaType() != "" {
 				desc += ", " + a.GetMediaType()
 			}
@@ -157,12 +158,12 @@ func (v *View) renderLLM(l *agentsv1.LlmTurn, text []string, width int, expanded
 }
 
 func usage(u *agentsv1.Usage) string {
-	s := "in " + tokens(u.GetPromptTokens()) + " out " + tokens(u.GetCompletionTokens())
+	s := "in " + units.Tokens(u.GetPromptTokens()) + " out " + units.Tokens(u.GetCompletionTokens())
 	if n := u.GetCachedTokens(); n > 0 {
-		s += " cached " + tokens(n)
+		s += " cached " + units.Tokens(n)
 	}
 	if n := u.GetReasoningTokens(); n > 0 {
-		s += " reasoning " + tokens(n)
+		s += " reasoning " + units.Tokens(n)
 	}
 	return s
 }

@@ -91,26 +91,6 @@ func prettyJSON(args string) string {
 	return buf.String()
 }
 
-// size is a byte count for people.
-func size(n int64) string {
-	switch {
-	case n < 1024:
-		return fmt.Sprintf("%d B", n)
-	case n < 1024*1024:
-		return fmt.Sprintf("%.1f KB", float64(n)/1024)
-	default:
-		return fmt.Sprintf("%.1f MB", float64(n)/(1024*1024))
-	}
-}
-
-// tokens is a token count, short.
-func tokens(n int64) string {
-	if n < 1000 {
-		return fmt.Sprint(n)
-	}
-	return fmt.Sprintf("%.1fk", float64(n)/1000)
-}
-
 // duration is a call's duration, short.
 func duration(d time.Duration) string {
 	switch {
