@@ -108,6 +108,10 @@ describe("EventStream", () => {
     expect(requests.map((r) => r.scope)).toEqual([SubscribeScope.ALL, SubscribeScope.OWNER]);
     expect(seqs()).toEqual([4]);
     expect(states.map((s) => s.status)).toEqual(["connecting", "connected"]);
+    // Started again (a sign-in, maybe an admin's token now): it asks again.
+    stream.start();
+    await flush();
+    expect(requests[2].scope).toBe(SubscribeScope.ALL);
     stream.stop();
   });
 

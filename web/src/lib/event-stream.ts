@@ -108,6 +108,9 @@ export class EventStream {
   // backoff starts over, the position is kept).
   start(): void {
     this.run?.abort();
+    // Whether the caller is an admin is learnt again: a start follows a
+    // sign-in, perhaps with another token.
+    this.notAdmin = false;
     const run = new AbortController();
     this.run = run;
     void this.loop(run.signal);
