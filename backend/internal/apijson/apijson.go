@@ -34,15 +34,25 @@ import (
 	"unicode/utf8"
 
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
 // Marshal writes m in the route representation.
 func Marshal(m proto.Message) ([]byte, error) {
-	var e encoder
+	return MarshalReplacing(m, nil)
+}
+
+// MarshalReplacing is Marshal where replace may give, for a field of a
+// message being written, the encoding of its value to write instead:
+// a value encoded earlier and kept (a stored turn never changes). The
+// field's key, and its place among the members, are the encoder's. A
+// replacement must be one JSON value in this representation.
+func MarshalReplacing(m proto.Message, replace func(m protoreflect.Message, fd protoreflect.FieldDescriptor) ([]byte, bool)) ([]byte, error) {
+	e := encoder{replace: replace}
 	if err := e.message(m.ProtoReflect()); err != nil {
 		return nil, err
 	}
-	return e.buf.Bytes(), nil
+	return e.buf, nil
 }
 
 // Unmarshal reads data, one JSON object, into m. Errors are *Error.

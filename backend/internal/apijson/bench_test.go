@@ -1,0 +1,31 @@
+package apijson_test
+
+import (
+	"fmt"
+	"testing"
+
+	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/backend/internal/apijson"
+)
+
+// BenchmarkMarshalSession writes a session of 20 turns, what a waiting
+// GetSession answers after ten prompts.
+func BenchmarkMarshalSession(b *testing.B) {
+	s := &agentsv1.Session{Meta: &agentsv1.SessionMeta{Id: "0198f0a2-5d2e-7c4b-9a7e-1f2d3c4b5a69", Agent: "helper", Status: agentsv1.SessionStatus_SESSION_STATUS_READY, Usage: &agentsv1.Usage{PromptTokens: 12}, CreateTime: when, UpdateTime: when}}
+	for i := range 20 {
+		t := &agentsv1.Turn{Index: int32(i), CreateTime: when}
+		if i%2 == 0 {
+			t.Kind = &agentsv1.Turn_User{User: &agentsv1.UserTurn{Text: fmt.Sprintf("prompt number %d: say something", i)}}
+		} else {
+			t.Kind = &agentsv1.Turn_Llm{Llm: &agentsv1.LlmTurn{Text: "Done.", Usage: &agentsv1.Usage{PromptTokens: 40, CompletionTokens: 2}}}
+		}
+		s.Turns = append(s.Turns, t)
+	}
+	msg := &agentsv1.GetSessionResponse{Session: s}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := apijson.Marshal(msg); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
