@@ -41,7 +41,9 @@ type actor struct {
 	params map[string]string
 	// prompt is the history rendered for the model (see buildRequest).
 	prompt prompt
-	run    *run
+	// turnCache keeps the wire encodings of the turns (see TurnCache).
+	turnCache *TurnCache
+	run       *run
 	// unsynced is a run's end the store refused to write; it is written
 	// again before anything else (see settle).
 	unsynced *edit

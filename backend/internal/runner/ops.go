@@ -75,6 +75,9 @@ type View struct {
 	Position events.Position
 	// InProgress is the step in flight, nil without one.
 	InProgress *InProgress
+	// Cache keeps the session's turn encodings by turn index (see
+	// TurnCache); nil when the view has none.
+	Cache *TurnCache
 }
 
 const maxTitle = 80
@@ -529,7 +532,11 @@ func (a *actor) view() View { return a.viewRange(0, len(a.st.turns)) }
 // an append by the caller cannot reach the actor's array.
 func (a *actor) viewRange(lo, hi int) View {
 	progress, pos := a.inProgress()
+	if a.turnCache == nil && hi > lo {
+		a.turnCache = &TurnCache{budget: &a.r.turnBudget}
+	}
 	return View{
+		Cache:      a.turnCache,
 		Meta:       a.st.meta,
 		Turns:      a.st.turns[lo:hi:hi],
 		FirstTurn:  lo,

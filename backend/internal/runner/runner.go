@@ -63,6 +63,10 @@ type Options struct {
 	MaxRuns, MaxRunsPerOwner int
 	// EventRetention bounds the event log.
 	EventRetention Retention
+	// TurnCacheBudget bounds the bytes of turn encodings the loaded
+	// sessions keep (see TurnCache); 0 is DefaultTurnCacheBudget, a
+	// negative budget keeps none.
+	TurnCacheBudget int64
 	// OnStep, when set, is told the timings of every completed step.
 	OnStep func(StepStats)
 	// Now is the clock; nil is time.Now.
@@ -101,6 +105,8 @@ type Runner struct {
 	writes chan *pendingWrite
 	// workers run the model calls.
 	workers *workers
+	// turnBudget bounds the loaded sessions' turn encodings.
+	turnBudget turnBudget
 
 	mu      sync.Mutex
 	live    map[string]*actor
@@ -132,6 +138,9 @@ func New(opts Options) *Runner {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if opts.TurnCacheBudget == 0 {
+		opts.TurnCacheBudget = DefaultTurnCacheBudget
+	}
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
@@ -148,6 +157,7 @@ func New(opts Options) *Runner {
 		cancel: cancel,
 		slots:  slots{max: opts.MaxRuns, perOwner: opts.MaxRunsPerOwner},
 	}
+	r.turnBudget.max = opts.TurnCacheBudget
 	r.slots.wake = r.wakeQueued
 	r.writes = make(chan *pendingWrite, maxGroup)
 	r.workers = newWorkers(ctx)
@@ -248,6 +258,7 @@ func (r *Runner) tryEvict(a *actor) bool {
 		delete(r.live, a.id)
 		r.noteEviction()
 	}
+	a.turnCache.drop()
 	return true
 }
 

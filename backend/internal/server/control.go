@@ -137,7 +137,7 @@ func (h *sessionService) ForkSession(ctx context.Context, req *connect.Request[a
 	if err != nil {
 		return nil, err
 	}
-	return connect.NewResponse(&agentsv1.ForkSessionResponse{Session: sessionOf(view)}), nil
+	return connect.NewResponse(&agentsv1.ForkSessionResponse{Session: sessionFor(ctx, view)}), nil
 }
 
 func (h *sessionService) WatchSession(ctx context.Context, req *connect.Request[agentsv1.WatchSessionRequest]) (*connect.Response[agentsv1.WatchSessionResponse], error) {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -28,12 +29,21 @@ const maxBody = 16 << 20
 // of its kind.
 func (s *Server) jsonRoute(fn func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		// A handler answering with a session leaves its turns in the slot,
+		// to be written from the turn cache (sessionFor).
+		slot := &sessionSlot{}
+		r = r.WithContext(context.WithValue(r.Context(), sessionSlotKey{}, slot))
 		msg, status, err := fn(w, r)
 		if err != nil {
 			s.writeError(w, r, err)
 			return
 		}
-		b, err := apijson.Marshal(msg)
+		var b []byte
+		if slot.session != nil {
+			b, err = marshalSession(msg, slot)
+		} else {
+			b, err = apijson.Marshal(msg)
+		}
 		if err != nil {
 			s.writeError(w, r, err)
 			return

@@ -62,7 +62,7 @@ func (h *sessionService) CreateSession(ctx context.Context, req *connect.Request
 			return nil, err
 		}
 	}
-	return connect.NewResponse(&agentsv1.CreateSessionResponse{Session: sessionOf(view)}), nil
+	return connect.NewResponse(&agentsv1.CreateSessionResponse{Session: sessionFor(ctx, view)}), nil
 }
 
 func (h *sessionService) PostMessage(ctx context.Context, req *connect.Request[agentsv1.PostMessageRequest]) (*connect.Response[agentsv1.PostMessageResponse], error) {
@@ -84,7 +84,7 @@ func (h *sessionService) PostMessage(ctx context.Context, req *connect.Request[a
 		if err != nil {
 			return nil, err
 		}
-		return connect.NewResponse(&agentsv1.PostMessageResponse{Meta: wire.Meta(p.Meta), MailId: p.MailID, Session: sessionOf(p.View)}), nil
+		return connect.NewResponse(&agentsv1.PostMessageResponse{Meta: wire.Meta(p.Meta), MailId: p.MailID, Session: sessionFor(ctx, p.View)}), nil
 	}
 	meta, mailID, err := h.s.runner.PostMessage(ctx, owner(ctx), m.GetSessionId(), message(m.GetMessage()), opts, m.GetParams())
 	if err != nil {
@@ -113,7 +113,7 @@ func (h *sessionService) GetSession(ctx context.Context, req *connect.Request[ag
 	if err != nil {
 		return nil, err
 	}
-	return connect.NewResponse(&agentsv1.GetSessionResponse{Session: sessionOf(view)}), nil
+	return connect.NewResponse(&agentsv1.GetSessionResponse{Session: sessionFor(ctx, view)}), nil
 }
 
 // waitTimeout is a request's longest wait: defaultWait when unset, at

@@ -13,6 +13,7 @@ import (
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/backend/internal/apijson"
+	"github.com/agents-os/agents/backend/internal/runner"
 	"github.com/agents-os/agents/tools/fakellm"
 )
 
@@ -59,9 +60,21 @@ func (e *env) getJSON(id, query string) (int, *agentsv1.Session, []byte) {
 // Every view carries exactly the turns the full session has in its
 // range, and everything else of the full session: the same meta (with
 // the full turn count), pending calls, position and step in flight.
+//
+// The JSON route writes turns from the loaded session's turn cache: the
+// same holds with the default budget, with one that keeps a few turns
+// only and with none.
 func TestGetSessionViewsCarryTheFullSessionsRange(t *testing.T) {
 	t.Parallel()
-	e := start(t, answerRules())
+	for _, budget := range []int64{0, 700, -1} {
+		t.Run(fmt.Sprintf("turn cache budget %d", budget), func(t *testing.T) {
+			t.Parallel()
+			testViews(t, start(t, answerRules(), withRunner(func(o *runner.Options) { o.TurnCacheBudget = budget })))
+		})
+	}
+}
+
+func testViews(t *testing.T, e *env) {
 	id := e.conversation(4)
 	full := e.get(id)
 	if n := len(full.GetTurns()); n != 8 || full.GetMeta().GetTurnCount() != 8 || full.GetFirstTurnIndex() != 0 {

@@ -1,0 +1,109 @@
+package server
+
+import (
+	"context"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/backend/internal/apijson"
+	"github.com/agents-os/agents/backend/internal/runner"
+	"github.com/agents-os/agents/backend/internal/wire"
+)
+
+// The JSON routes that answer with a session (GetSession, and a post or
+// create that waits) write its turns from the loaded session's turn
+// cache (runner.TurnCache): a stored turn never changes, so each is
+// encoded once while its session is loaded, not once per answer. A
+// waiting GetSession after every prompt then costs the new turns'
+// encoding, not the whole history's. The rest of the answer (meta,
+// position, deferred calls, the step in flight) is encoded as usual, and
+// the encoder takes the turns' array from the cache in its place.
+
+// sessionSlot carries, from a handler to the JSON route that called it,
+// the session an answer holds without its turns and the view they come
+// from.
+type sessionSlot struct {
+	session *agentsv1.Session
+	view    runner.View
+}
+
+type sessionSlotKey struct{}
+
+// sessionFor is sessionOf for a handler: on a JSON route that asked for
+// a slot the turns are left out of the message and recorded in the slot,
+// for the route to write from the cache.
+func sessionFor(ctx context.Context, view runner.View) *agentsv1.Session {
+	slot, _ := ctx.Value(sessionSlotKey{}).(*sessionSlot)
+	if slot == nil || len(view.Turns) == 0 {
+		return sessionOf(view)
+	}
+	turns := view.Turns
+	view.Turns = nil
+	out := sessionOf(view)
+	view.Turns = turns
+	slot.session, slot.view = out, view
+	return out
+}
+
+var sessionTurnsField = (&agentsv1.Session{}).ProtoReflect().Descriptor().Fields().ByName("turns")
+
+// marshalSession writes msg, which holds slot.session, with the view's
+// turns in that session.
+func marshalSession(msg proto.Message, slot *sessionSlot) ([]byte, error) {
+	var written bool
+	var turnsErr error
+	b, err := apijson.MarshalReplacing(msg, func(m protoreflect.Message, fd protoreflect.FieldDescriptor) ([]byte, bool) {
+		if fd != sessionTurnsField || m.Interface() != proto.Message(slot.session) {
+			return nil, false
+		}
+		turns, err := turnsJSON(slot.view)
+		if err != nil {
+			turnsErr = err
+			return nil, false
+		}
+		written = true
+		return turns, true
+	})
+	switch {
+	case turnsErr != nil:
+		return nil, turnsErr
+	case err != nil || written:
+		return b, err
+	}
+	// Not the message the slot was filled for: put the turns back.
+	for _, t := range slot.view.Turns {
+		slot.session.Turns = append(slot.session.Turns, wire.Turn(t))
+	}
+	return apijson.Marshal(msg)
+}
+
+// turnsJSON is the JSON array of the view's turns, each from the turn
+// cache when it has it (and kept there when it did not).
+func turnsJSON(view runner.View) ([]byte, error) {
+	encs := make([][]byte, len(view.Turns))
+	n := 2 + len(encs)
+	for i, t := range view.Turns {
+		idx := view.FirstTurn + i
+		b := view.Cache.Get(idx)
+		if b == nil {
+			var err error
+			if b, err = apijson.Marshal(wire.Turn(t)); err != nil {
+				return nil, err
+			}
+			view.Cache.Put(idx, b)
+		}
+		encs[i] = b
+		n += len(b)
+	}
+	out := make([]byte, 0, n)
+	out = append(out, '[')
+	for i, b := range encs {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, b...)
+	}
+	return append(out, ']'), nil
+}
