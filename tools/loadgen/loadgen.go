@@ -278,6 +278,7 @@ func (e *env) start(name, db string, args ...string) (*Server, *client, error) {
 	}
 	if e.cfg.ProfileDir != "" {
 		opts.Profile = filepath.Join(e.cfg.ProfileDir, filepath.Base(dir)+".cpu.pprof")
+		opts.FineHeap = name == "idle" // its heap profiles count what stays
 	}
 	srv, err := StartServer(opts)
 	if err != nil {

@@ -27,6 +27,10 @@ type ServeOptions struct {
 	// Profile, when set, serves the server's profiles (AGENTS_PPROF=1);
 	// each measured workload's CPU profile is written to this file.
 	Profile string
+	// FineHeap, with Profile, samples the heap every 4 KiB
+	// (AGENTS_PPROF=heap) for heap profiles that count small objects; it
+	// makes the CPU profile overstate allocations.
+	FineHeap bool
 }
 
 // startTimeout bounds how long a server may take to log `listening`.
@@ -63,7 +67,10 @@ func StartServer(o ServeOptions) (*Server, error) {
 	cmd := exec.Command(o.Bin, args...)
 	cmd.Dir = o.Dir
 	cmd.Env = serverEnv(o.Dir)
-	if o.Profile != "" {
+	switch {
+	case o.Profile != "" && o.FineHeap:
+		cmd.Env = append(cmd.Env, "AGENTS_PPROF=heap")
+	case o.Profile != "":
 		cmd.Env = append(cmd.Env, "AGENTS_PPROF=1")
 	}
 	logs := &serverLog{listening: make(chan string, 1)}

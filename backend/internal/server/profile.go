@@ -12,21 +12,26 @@ import (
 
 // ProfileEnv names the environment variable that, set to 1, serves the
 // runtime's profiles under /debug/pprof/ for measuring the server under
-// load (tools/loadgen -profile), to admins only. Off by default: a
-// profile shows the program's internals and costs CPU while it runs.
+// load (tools/loadgen -profile), to admins only; set to "heap", it also
+// samples the heap every 4 KiB instead of every 512 KiB, to account for
+// small retained objects. Off by default: a profile shows the program's
+// internals and costs CPU while it runs.
 const ProfileEnv = "AGENTS_PPROF"
 
-func profilingOn() bool { return os.Getenv(ProfileEnv) == "1" }
+func profilingOn() bool { v := os.Getenv(ProfileEnv); return v == "1" || v == "heap" }
+
+// fineHeapProfile is the "heap" setting: the fine sampling costs CPU in
+// every allocation, so a CPU profile taken with it overstates them.
+func fineHeapProfile() bool { return os.Getenv(ProfileEnv) == "heap" }
 
 // mountProfiles serves the standard profile handlers and a CPU profile
 // that a client starts and stops (POST /debug/pprof/cpu/start, then
 // POST /debug/pprof/cpu/stop answers the profile), so it covers exactly
-// the measured work rather than a fixed number of seconds. The heap is
-// sampled every 4 KiB instead of every 512 KiB.
+// the measured work rather than a fixed number of seconds.
 func mountProfiles(mux *http.ServeMux, guard func(http.Handler) http.Handler) {
-	// Sample the heap finely enough to account for small retained
-	// objects (the default samples once per 512 KiB).
-	runtime.MemProfileRate = 4096
+	if fineHeapProfile() {
+		runtime.MemProfileRate = 4096
+	}
 	handle := func(pattern string, h http.HandlerFunc) { mux.Handle(pattern, guard(h)) }
 	handle("GET /debug/pprof/", pprof.Index)
 	handle("GET /debug/pprof/profile", pprof.Profile)
