@@ -113,7 +113,7 @@ bench-kernel: ## Run the kernel benchmark: steps/s, server time per step (BENCHM
 
 # The load over HTTP (BENCHMARKS.md): tools/cmd/loadgen drives bin/agents
 # against the offline model. LOADGEN_FLAGS=-quick runs small sizes in
-# about half a minute; see `go run ./tools/cmd/loadgen -h`.
+# about a minute; see `go run ./tools/cmd/loadgen -h`.
 LOADGEN_FLAGS ?=
 
 .PHONY: bench-load

@@ -16,7 +16,9 @@
 //   - stored: the prompts workload with many stored sessions.
 //   - startup: time from exec to the `listening` line with many stored
 //     sessions.
-//   - idle: memory and goroutines of sessions touched once, then idle.
+//   - idle: memory and goroutines of sessions touched once, then idle,
+//     then evicted; then of a second wave of more sessions, against the
+//     first wave's rows: the marginal cost on a warm server.
 //
 // A prompt is PostMessage followed by a waiting GetSession until the run
 // it started stopped (ready). Stored sessions are written into the SQLite

@@ -5,13 +5,17 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strings"
 	"time"
 )
 
 // IdleRow is the server's memory at one moment of the idle scenario.
 type IdleRow struct {
-	Phase      string   `json:"phase"`
-	SinceTouch Duration `json:"since_touch_ms"`
+	Phase string `json:"phase"`
+	// Wave is 1 for the rows after the first touch, 2 for those after
+	// the second (IdleRows.More sessions more), 0 for the baseline.
+	Wave       int      `json:"wave"`
+	SinceTouch Duration `json:"since_touch_ms"` // since the end of this wave's touch
 	RSS        int64    `json:"server_rss_bytes"`
 	Goroutines int      `json:"goroutines"`       // from /metrics; -1 when unknown
 	HeapInuse  int64    `json:"heap_inuse_bytes"` // from /metrics; -1 when unknown
@@ -22,26 +26,82 @@ type IdleRow struct {
 	// (SQLite's page caches, allocated by its C library's allocator) and
 	// the binary's pages.
 	Runtime int64 `json:"go_runtime_bytes"`
-	// Per 1,000 sessions touched, against the baseline.
+	// The deltas per 1,000 sessions: a first-wave row's against the
+	// baseline, per the sessions touched; a second-wave row's against
+	// the first wave's row of the same phase, per the second wave's
+	// sessions (the marginal cost once the server is warm), or against
+	// the baseline when the first wave has no such row.
+	IdleDelta
+	// VsBaseline is a second-wave row's deltas against the baseline, per
+	// all the sessions touched in both waves; nil on other rows.
+	VsBaseline *IdleDelta `json:"vs_baseline,omitempty"`
+
+	step   string  // Phase without the wave's prefix: the same in both waves
+	lastGC float64 // go_memstats_last_gc_time_seconds
+}
+
+// IdleDelta is a row's memory less that of an earlier row, per 1,000 of
+// the sessions touched in between.
+type IdleDelta struct {
+	// Against names the earlier row: "baseline", or "wave 1: " and the
+	// first wave's phase. Empty on the baseline row.
+	Against string `json:"against,omitempty"`
+	// Sessions is what the deltas are divided by (per 1,000 of them).
+	Sessions          int     `json:"delta_sessions,omitempty"`
 	RSSPer1000        float64 `json:"rss_delta_per_1000_bytes"`
 	GoroutinesPer1000 float64 `json:"goroutines_delta_per_1000"`
 	HeapPer1000       float64 `json:"heap_inuse_delta_per_1000_bytes"`
 	RuntimePer1000    float64 `json:"go_runtime_delta_per_1000_bytes"`
+}
 
-	lastGC float64 // go_memstats_last_gc_time_seconds
+// idleDelta is row less ref, per 1,000 of sessions.
+func idleDelta(row, ref IdleRow, sessions int, against string) IdleDelta {
+	per := 1000 / float64(sessions)
+	return IdleDelta{
+		Against:           against,
+		Sessions:          sessions,
+		RSSPer1000:        float64(row.RSS-ref.RSS) * per,
+		GoroutinesPer1000: float64(row.Goroutines-ref.Goroutines) * per,
+		HeapPer1000:       float64(row.HeapInuse-ref.HeapInuse) * per,
+		RuntimePer1000:    float64(row.Runtime-ref.Runtime) * per,
+	}
+}
+
+// setDeltas fills row's deltas. In the first wave (first is nil) they
+// are against base, per the total sessions touched. In the second they
+// are against first's row of the same step, per the n sessions the
+// second wave touched, and VsBaseline against base, per total; when first
+// has no row of that step, against base, per total, alone.
+func (row *IdleRow) setDeltas(base IdleRow, first []IdleRow, n, total int) {
+	cumulative := idleDelta(*row, base, total, "baseline")
+	row.IdleDelta, row.VsBaseline = cumulative, nil
+	if first == nil {
+		return
+	}
+	if i := slices.IndexFunc(first, func(r IdleRow) bool { return r.step == row.step }); i >= 0 {
+		row.IdleDelta = idleDelta(*row, first[i], n, "wave 1: "+first[i].step)
+		row.VsBaseline = &cumulative
+	}
 }
 
 // IdleRows is the idle scenario's result.
 type IdleRows struct {
-	Sessions  int       `json:"sessions"`
-	Touch     Duration  `json:"touch_ms"`
-	IdleEvict Duration  `json:"idle_evict_ms,omitempty"` // the server's, when it has the flag
-	Rows      []IdleRow `json:"rows"`
+	Sessions  int      `json:"sessions"` // touched in the first wave
+	Touch     Duration `json:"touch_ms"`
+	More      int      `json:"more_sessions,omitempty"` // touched in the second wave; 0: no second wave
+	MoreTouch Duration `json:"more_touch_ms,omitempty"`
+	IdleEvict Duration `json:"idle_evict_ms,omitempty"` // the server's, when it has the flag
+	// Rows are the baseline, the first wave's rows, then the second's.
+	Rows []IdleRow `json:"rows"`
 }
 
-// Table implements Result.
+// Table implements Result. A second-wave row is followed by a line of its
+// deltas against the baseline.
 func (r *IdleRows) Table() ([]string, [][]string) {
-	header := []string{"phase", "after touch s", "rss MB", "goroutines", "heap MB", "go runtime MB", "GCs since baseline", "Δrss/1000 MB", "Δgoroutines/1000", "Δheap/1000 MB", "Δgo runtime/1000 MB"}
+	header := []string{"phase", "after touch s", "rss MB", "goroutines", "heap MB", "go runtime MB", "GCs since baseline", "Δ against", "Δ over sessions", "Δrss/1000 MB", "Δgoroutines/1000", "Δheap/1000 MB", "Δgo runtime/1000 MB"}
+	deltas := func(d IdleDelta) []string {
+		return []string{d.Against, itoa(d.Sessions), mb(int64(d.RSSPer1000)), fmt.Sprintf("%.0f", d.GoroutinesPer1000), mb(int64(d.HeapPer1000)), mb(int64(d.RuntimePer1000))}
+	}
 	var rows [][]string
 	for i, p := range r.Rows {
 		gcs := ""
@@ -50,11 +110,14 @@ func (r *IdleRows) Table() ([]string, [][]string) {
 		}
 		row := []string{p.Phase, fmt.Sprintf("%.0f", time.Duration(p.SinceTouch).Seconds()), mb(p.RSS), itoa(p.Goroutines), mb(p.HeapInuse), mb(p.Runtime), gcs}
 		if i == 0 {
-			row = append(row, "", "", "", "")
+			row = append(row, "", "", "", "", "", "")
 		} else {
-			row = append(row, mb(int64(p.RSSPer1000)), fmt.Sprintf("%.0f", p.GoroutinesPer1000), mb(int64(p.HeapPer1000)), mb(int64(p.RuntimePer1000)))
+			row = append(row, deltas(p.IdleDelta)...)
 		}
 		rows = append(rows, row)
+		if p.VsBaseline != nil {
+			rows = append(rows, append(make([]string, 7), deltas(*p.VsBaseline)...))
+		}
 	}
 	return header, rows
 }
@@ -72,9 +135,10 @@ var defaultDuration = regexp.MustCompile(`\(default ([0-9][^)]*)\)`)
 // runIdle touches cfg.IdleSessions new sessions once each (created with a
 // prompt, waited for) and reads the server's memory before, just after,
 // cfg.IdleAfter after, once the sessions were evicted, and after the next
-// garbage collection.
+// garbage collection; then, unless cfg.IdleMore is 0, touches
+// cfg.IdleMore more and reads it at the same moments after that touch.
 func runIdle(ctx context.Context, e *env) (Result, error) {
-	res := &IdleRows{Sessions: e.cfg.IdleSessions}
+	res := &IdleRows{Sessions: e.cfg.IdleSessions, More: e.cfg.IdleMore}
 	var args []string
 	evict := time.Duration(-1) // unknown: watch the goroutines instead
 	switch help := e.serveFlag("--idle-evict"); {
@@ -110,19 +174,68 @@ func runIdle(ctx context.Context, e *env) (Result, error) {
 	return res, err
 }
 
+// idleMeasure takes the baseline and runs the waves.
 func idleMeasure(ctx context.Context, e *env, srv *Server, c *client, res *IdleRows, evict time.Duration) error {
 	if err := warmUp(ctx, c); err != nil {
 		return err
 	}
-	n := res.Sessions
 	base, err := memorySnapshot(ctx, srv, c, "baseline", 0)
 	if err != nil {
 		return err
 	}
 	res.Rows = append(res.Rows, base)
-	e.logf("   touching %d sessions", n)
+	w1 := &idleWave{number: 1, n: res.Sessions, total: res.Sessions}
+	err = w1.run(ctx, e, srv, c, res, base, evict)
+	res.Touch = Duration(w1.touch)
+	if err != nil || res.More <= 0 {
+		return err
+	}
+	w2 := &idleWave{number: 2, n: res.More, total: res.Sessions + res.More, prefix: fmt.Sprintf("wave 2 (+%d): ", res.More), first: slices.Clone(res.Rows[1:])}
 	begin := time.Now()
-	err = parallel(ctx, n, 16, func(int) error {
+	err = w2.run(ctx, e, srv, c, res, base, evict)
+	res.MoreTouch = Duration(w2.touch)
+	if w1.evictedBy >= 0 && begin.Sub(w1.touched) >= w1.evictedBy {
+		// Wave 1's sessions were evicted before wave 2 began: a row of
+		// wave 1 taken while they were loaded is no like for like.
+		var unlike []string
+		for _, row := range res.Rows[1+len(w2.first):] {
+			if i := slices.IndexFunc(w2.first, func(r IdleRow) bool { return r.step == row.step }); i >= 0 && time.Duration(w2.first[i].SinceTouch) < w1.evictedBy {
+				unlike = append(unlike, fmt.Sprintf("%q", row.Phase))
+			}
+		}
+		if len(unlike) > 0 {
+			e.note("%s: taken with wave 1's %d sessions evicted, its match in wave 1 with them loaded: its Δ per 1,000 against wave 1 is a loaded session's cost less %d/%d of what evicting one frees",
+				strings.Join(unlike, ", "), res.Sessions, res.Sessions, res.More)
+		}
+	}
+	return err
+}
+
+// idleWave is one touch of new sessions and the snapshots after it.
+type idleWave struct {
+	number  int       // 1 or 2
+	n       int       // sessions it touches
+	total   int       // sessions touched by the end of its touch, earlier waves' included
+	prefix  string    // before the phase of each of its rows
+	first   []IdleRow // the first wave's rows, to compare the second's with; nil in the first
+	touched time.Time // when its touch ended
+	touch   time.Duration
+	// evictedBy is how long after the touch its sessions were evicted:
+	// the server's idle eviction, or when the goroutines were seen back
+	// to the baseline; -1 when unknown.
+	evictedBy time.Duration
+}
+
+// run touches w.n new sessions once each (16 at a time, under the
+// server's run limit) and appends to res a row just after, cfg.IdleAfter
+// after, once the sessions were evicted, and after the next garbage
+// collection, each as far as the configuration asks and /metrics tells.
+func (w *idleWave) run(ctx context.Context, e *env, srv *Server, c *client, res *IdleRows, base IdleRow, evict time.Duration) error {
+	n := w.n
+	w.evictedBy = evict
+	e.logf("   wave %d: touching %d sessions", w.number, n)
+	begin := time.Now()
+	err := parallel(ctx, n, 16, func(int) error {
 		id, err := c.create(ctx, "touch")
 		if err != nil {
 			return err
@@ -131,24 +244,24 @@ func idleMeasure(ctx context.Context, e *env, srv *Server, c *client, res *IdleR
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("touch %d sessions: %w", n, err)
+		return fmt.Errorf("wave %d: touch %d sessions: %w", w.number, n, err)
 	}
 	touched := time.Now()
-	res.Touch = Duration(touched.Sub(begin))
-	add := func(phase string) (IdleRow, error) {
-		row, err := memorySnapshot(ctx, srv, c, phase, time.Since(touched))
-		if err != nil {
-			return row, err
-		}
-		per := 1000 / float64(n)
-		row.RSSPer1000 = float64(row.RSS-base.RSS) * per
-		row.GoroutinesPer1000 = float64(row.Goroutines-base.Goroutines) * per
-		row.HeapPer1000 = float64(row.HeapInuse-base.HeapInuse) * per
-		row.RuntimePer1000 = float64(row.Runtime-base.Runtime) * per
-		res.Rows = append(res.Rows, row)
-		return row, nil
+	w.touched, w.touch = touched, touched.Sub(begin)
+	if evict > 0 && w.touch > evict {
+		e.note("wave %d's touch took %v, more than the server's idle eviction %v: its first sessions were evicted before it ended", w.number, w.touch.Round(time.Millisecond), evict)
 	}
-	if _, err := add("after touch"); err != nil {
+	add := func(step string) error {
+		row, err := memorySnapshot(ctx, srv, c, w.prefix+step, time.Since(touched))
+		if err != nil {
+			return err
+		}
+		row.Wave, row.step = w.number, step
+		row.setDeltas(base, w.first, n, w.total)
+		res.Rows = append(res.Rows, row)
+		return nil
+	}
+	if err := add("after touch"); err != nil {
 		return err
 	}
 
@@ -165,7 +278,9 @@ func idleMeasure(ctx context.Context, e *env, srv *Server, c *client, res *IdleR
 	evictedAt := time.Duration(-1)
 	if wait > 0 && evict > 0 {
 		if evict+evictMargin > wait {
-			e.note("-evict-wait %v is shorter than the server's idle eviction %v + %v: eviction not measured", wait, evict, evictMargin)
+			if w.number == 1 {
+				e.note("-evict-wait %v is shorter than the server's idle eviction %v + %v: eviction not measured", wait, evict, evictMargin)
+			}
 			wait = 0
 		} else {
 			evictedAt = evict + evictMargin
@@ -178,7 +293,7 @@ func idleMeasure(ctx context.Context, e *env, srv *Server, c *client, res *IdleR
 		if err := sleep(ctx, time.Until(touched.Add(p.at))); err != nil {
 			return err
 		}
-		if _, err := add(p.phase); err != nil {
+		if err := add(p.phase); err != nil {
 			return err
 		}
 	}
@@ -198,14 +313,15 @@ func idleMeasure(ctx context.Context, e *env, srv *Server, c *client, res *IdleR
 				return fmt.Errorf("/metrics has no go_goroutines: cannot tell when the sessions are evicted")
 			}
 			if row.Goroutines <= base.Goroutines+n/10 {
-				if _, err := add("after eviction"); err != nil {
+				if err := add("after eviction"); err != nil {
 					return err
 				}
 				evictedAt = time.Since(touched)
+				w.evictedBy = evictedAt
 				break
 			}
 			if time.Now().After(deadline) {
-				return fmt.Errorf("%d goroutines %v after the touch (%d before it): the sessions were not evicted", row.Goroutines, wait, base.Goroutines)
+				return fmt.Errorf("wave %d: %d goroutines %v after the touch (%d before the first): the sessions were not evicted", w.number, row.Goroutines, wait, base.Goroutines)
 			}
 			if err := sleep(ctx, evictPoll); err != nil {
 				return err
@@ -223,15 +339,16 @@ func idleMeasure(ctx context.Context, e *env, srv *Server, c *client, res *IdleR
 			return err
 		}
 		if row.GCs < 0 || row.lastGC == 0 && row.GCs > 0 {
-			e.note("/metrics does not say when the last garbage collection ran: no row after one")
+			if w.number == 1 {
+				e.note("/metrics does not say when the last garbage collection ran: no row after one")
+			}
 			return nil
 		}
 		if row.lastGC >= evicted {
-			_, err := add("evicted, after a GC")
-			return err
+			return add("evicted, after a GC")
 		}
 		if time.Now().After(deadline) {
-			e.note("no garbage collection ran between the eviction and %v after the touch: the heap figures still count the evicted sessions' garbage", wait)
+			e.note("wave %d: no garbage collection ran between the eviction and %v after the touch: the heap figures still count the evicted sessions' garbage", w.number, wait)
 			return nil
 		}
 		if err := sleep(ctx, evictPoll); err != nil {

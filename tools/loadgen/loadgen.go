@@ -42,6 +42,7 @@ type Config struct {
 	StartupRuns       int // startup: starts per size
 
 	IdleSessions int           // idle: sessions touched once
+	IdleMore     int           // idle: more sessions touched once after the first ones' rows, measured the same way (0: no)
 	IdleAfter    time.Duration // idle: measure again this long after the touch (0: no)
 	EvictWait    time.Duration // idle: wait at most this long for eviction (0: no)
 	IdleEvict    time.Duration // idle: the server's --idle-evict, when it has one (0: its default)
@@ -61,6 +62,7 @@ func DefaultConfig() Config {
 		StoredPrompts:     50,
 		StartupRuns:       3,
 		IdleSessions:      1000,
+		IdleMore:          9000,
 		IdleAfter:         time.Minute,
 		EvictWait:         7 * time.Minute,
 	}
@@ -80,6 +82,7 @@ func QuickConfig() Config {
 		StoredPrompts:     10,
 		StartupRuns:       2,
 		IdleSessions:      200,
+		IdleMore:          400,
 		IdleEvict:         2 * time.Second,
 		EvictWait:         15 * time.Second,
 	}
@@ -105,7 +108,7 @@ func Scenarios() []Scenario {
 		{"getsession", "GetSession against session length: latency, server CPU per call", runGetSession},
 		{"stored", "prompt cost with many stored sessions (seeded into SQLite)", runStored},
 		{"startup", "start-up time with many stored sessions (exec to `listening`)", runStartup},
-		{"idle", "memory of sessions touched once, then idle, then evicted", runIdle},
+		{"idle", "memory of sessions touched once, then idle, then evicted; then of more sessions on the warm server", runIdle},
 	}
 }
 

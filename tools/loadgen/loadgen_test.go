@@ -3,8 +3,11 @@ package loadgen
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -262,5 +265,96 @@ func TestSeedSessions(t *testing.T) {
 	}
 	if title != "hi" || created != 1000000000000-5*1000000 || updated != 1000000005000-5*1000000 || turn1 != created+4000 {
 		t.Errorf("seeded session 5: title %q, created %d, updated %d, turn 1 created %d", title, created, updated, turn1)
+	}
+}
+
+// TestIdleWaveDeltas checks the idle scenario's arithmetic: a first-wave
+// row against the baseline, a second-wave row against the first wave's
+// row of the same phase (per the second wave's sessions) and against the
+// baseline (per all of them).
+func TestIdleWaveDeltas(t *testing.T) {
+	t.Parallel()
+	const mib = 1 << 20
+	row := func(step string, rss, heap, runtime int64, goroutines int) IdleRow {
+		return IdleRow{Phase: step, step: step, RSS: rss * mib, HeapInuse: heap * mib, Runtime: runtime * mib, Goroutines: goroutines}
+	}
+	near := func(got, want float64) bool { return math.Abs(got-want) <= 1e-9*math.Max(1, math.Abs(want)) }
+	check := func(name string, d IdleDelta, against string, sessions int, rss, goroutines, heap, runtime float64) {
+		t.Helper()
+		if d.Against != against || d.Sessions != sessions || !near(d.RSSPer1000, rss*mib) || !near(d.GoroutinesPer1000, goroutines) ||
+			!near(d.HeapPer1000, heap*mib) || !near(d.RuntimePer1000, runtime*mib) {
+			t.Errorf("%s = %+v, want against %q per %d: Δrss %v MiB, Δgoroutines %v, Δheap %v MiB, Δruntime %v MiB per 1,000",
+				name, d, against, sessions, rss, goroutines, heap, runtime)
+		}
+	}
+
+	base := row("baseline", 100, 4, 10, 17)
+	// 1,000 sessions: +12 MiB RSS, +23 goroutines, +9 MiB heap, +4 MiB runtime.
+	first := []IdleRow{row("after touch", 130, 20, 20, 1040), row("evicted, after a GC", 112, 13, 14, 40)}
+	for i := range first {
+		first[i].setDeltas(base, nil, 1000, 1000)
+	}
+	check("wave 1 after touch", first[0].IdleDelta, "baseline", 1000, 30, 1023, 16, 10)
+	check("wave 1 evicted", first[1].IdleDelta, "baseline", 1000, 12, 23, 9, 4)
+	if first[1].VsBaseline != nil {
+		t.Errorf("a first-wave row has VsBaseline %+v; its deltas are already against the baseline", first[1].VsBaseline)
+	}
+
+	// 9,000 more, just after their touch: against wave 1's first row.
+	touched := row("after touch", 175, 65, 30, 10040)
+	touched.setDeltas(base, first, 9000, 10000)
+	check("wave 2 after touch, against wave 1", touched.IdleDelta, "wave 1: after touch", 9000, 5, 1000, 5, 10/9.0)
+
+	// Evicted: +9 MiB RSS, +9 goroutines, +18 MiB heap, no runtime more
+	// than the same phase of wave 1.
+	second := row("evicted, after a GC", 121, 31, 14, 49)
+	second.setDeltas(base, first, 9000, 10000)
+	check("wave 2 evicted, against wave 1", second.IdleDelta, "wave 1: evicted, after a GC", 9000, 1, 1, 2, 0)
+	if second.VsBaseline == nil {
+		t.Fatal("a second-wave row has no VsBaseline")
+	}
+	check("wave 2 evicted, against the baseline", *second.VsBaseline, "baseline", 10000, 2.1, 3.2, 2.7, 0.4)
+
+	// A phase the first wave has no row of: against the baseline alone.
+	lone := row("after 1m0s idle", 120, 14, 14, 45)
+	lone.setDeltas(base, first, 9000, 10000)
+	check("wave 2 without a match", lone.IdleDelta, "baseline", 10000, 2, 2.8, 1, 0.4)
+	if lone.VsBaseline != nil {
+		t.Errorf("a second-wave row without a match has VsBaseline %+v", lone.VsBaseline)
+	}
+
+	// The table: each second-wave row is followed by its deltas against
+	// the baseline; the JSON keeps the first wave's field names.
+	res := &IdleRows{Sessions: 1000, More: 9000, Rows: append([]IdleRow{base}, first[0], first[1], second)}
+	header, rows := res.Table()
+	if len(rows) != 5 {
+		t.Fatalf("Table has %d rows, want 5 (baseline, two of wave 1, one of wave 2 and its line against the baseline): %q", len(rows), rows)
+	}
+	for _, r := range rows {
+		if len(r) != len(header) {
+			t.Errorf("row %q has %d cells, the header %d", r, len(r), len(header))
+		}
+	}
+	against := slices.Index(header, "Δ against")
+	if against < 0 {
+		t.Fatalf("no Δ against column in %q", header)
+	}
+	if got := rows[3][against : against+3]; !slices.Equal(got, []string{"wave 1: evicted, after a GC", "9000", "1.0"}) {
+		t.Errorf("wave 2's row: %q, want against wave 1's row, per 9000, 1.0 MB", got)
+	}
+	if got := rows[4]; got[0] != "" || !slices.Equal(got[against:against+3], []string{"baseline", "10000", "2.1"}) {
+		t.Errorf("wave 2's line against the baseline: %q", got)
+	}
+	b, err := json.Marshal(second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	vs, _ := m["vs_baseline"].(map[string]any)
+	if m["against"] != "wave 1: evicted, after a GC" || !near(m["rss_delta_per_1000_bytes"].(float64), mib) || vs == nil || vs["against"] != "baseline" {
+		t.Errorf("wave 2's row as JSON: %s", b)
 	}
 }

@@ -83,7 +83,7 @@ type sizes struct {
 	prompts, fanoutSessions, getCalls  int
 	stored, storedConcurrency, startup int
 	storedPrompts                      int
-	idleSessions                       int
+	idleSessions, idleMore             int
 	idleAfter, evictWait, idleEvict    time.Duration
 }
 
@@ -101,7 +101,7 @@ func parseFlags(args []string, stderr io.Writer) (loadgen.Config, bool, error) {
 	fs.StringVar(&cfg.AgentsBin, "agents-bin", "", "the agents `binary`; default: build ./backend/cmd/agents")
 	fs.StringVar(&cfg.ModelURL, "model-url", "", "use this offline model (a fakellm `URL`, …/v1) instead of serving one here; it must answer at once")
 	fs.StringVar(&scenarios, "scenario", "", "comma-separated `scenarios` to run ("+strings.Join(loadgen.ScenarioNames(), ",")+"); default all")
-	fs.BoolVar(&quick, "quick", false, "small sizes: a check that runs in about half a minute")
+	fs.BoolVar(&quick, "quick", false, "small sizes: a check that runs in about a minute")
 	fs.BoolVar(&asJSON, "json", false, "print the report as JSON instead of tables")
 	fs.BoolVar(&cfg.PostWait, "post-wait", false, "make a prompt one request, POST …/messages?wait=true, instead of a post and a waiting GetSession")
 	fs.StringVar(&cfg.ProfileDir, "profile", "", "write a CPU profile of the server for each measured workload into `dir` (the server serves /debug/pprof/ with AGENTS_PPROF=1)")
@@ -118,6 +118,7 @@ func parseFlags(args []string, stderr io.Writer) (loadgen.Config, bool, error) {
 	fs.IntVar(&s.storedPrompts, "stored-prompts", 0, "stored: prompts per session (default 50; quick 10)")
 	fs.IntVar(&s.startup, "startup-runs", 0, "startup: starts per size (default 3; quick 2)")
 	fs.IntVar(&s.idleSessions, "idle-sessions", 0, "idle: sessions touched once (default 1000; quick 200)")
+	fs.IntVar(&s.idleMore, "idle-more", 0, "idle: then touch this many more once and measure them the same way, against the first sessions' rows (the marginal cost on a warm server), 0 to skip (default 9000; quick 400)")
 	fs.DurationVar(&s.idleAfter, "idle-after", -1, "idle: measure again this long after the touch, 0 to skip (default 1m; quick 0)")
 	fs.DurationVar(&s.evictWait, "evict-wait", -1, "idle: wait at most this long for the eviction, 0 to skip (default 7m; quick 15s)")
 	fs.DurationVar(&s.idleEvict, "idle-evict", -1, "idle: serve with --idle-evict=`D` when the binary has the flag, 0 for its default (default 0; quick 2s)")
@@ -159,6 +160,7 @@ func parseFlags(args []string, stderr io.Writer) (loadgen.Config, bool, error) {
 	override("stored-prompts", func() { base.StoredPrompts = s.storedPrompts })
 	override("startup-runs", func() { base.StartupRuns = s.startup })
 	override("idle-sessions", func() { base.IdleSessions = s.idleSessions })
+	override("idle-more", func() { base.IdleMore = s.idleMore })
 	override("idle-after", func() { base.IdleAfter = s.idleAfter })
 	override("evict-wait", func() { base.EvictWait = s.evictWait })
 	override("idle-evict", func() { base.IdleEvict = s.idleEvict })
@@ -185,8 +187,8 @@ func check(c loadgen.Config) error {
 			return fmt.Errorf("%s needs at least one size", name)
 		}
 	}
-	if c.IdleAfter < 0 || c.EvictWait < 0 || c.IdleEvict < 0 {
-		return errors.New("-idle-after, -evict-wait and -idle-evict cannot be negative")
+	if c.IdleMore < 0 || c.IdleAfter < 0 || c.EvictWait < 0 || c.IdleEvict < 0 {
+		return errors.New("-idle-more, -idle-after, -evict-wait and -idle-evict cannot be negative")
 	}
 	for _, name := range c.Scenarios {
 		if !contains(loadgen.ScenarioNames(), name) {

@@ -18,7 +18,7 @@ func TestParseFlags(t *testing.T) {
 	}
 	quick := loadgen.QuickConfig()
 	if !asJSON || !slices.Equal(cfg.Concurrency, []int{2, 8}) || !slices.Equal(cfg.Subscribers, quick.Subscribers) ||
-		cfg.EvictWait != time.Minute || cfg.IdleAfter != 0 || cfg.Stored != quick.Stored ||
+		cfg.EvictWait != time.Minute || cfg.IdleAfter != 0 || cfg.Stored != quick.Stored || cfg.IdleMore != quick.IdleMore ||
 		!slices.Equal(cfg.Scenarios, []string{"prompts", "idle"}) || !slices.Equal(cfg.ServeArgs, []string{"--max-runs=0"}) {
 		t.Errorf("parseFlags = %+v, json %v: want quick sizes with the flags given overriding them", cfg, asJSON)
 	}
@@ -26,11 +26,21 @@ func TestParseFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if def := loadgen.DefaultConfig(); !slices.Equal(full.Concurrency, def.Concurrency) || full.EvictWait != def.EvictWait {
+	if def := loadgen.DefaultConfig(); !slices.Equal(full.Concurrency, def.Concurrency) || full.EvictWait != def.EvictWait || full.IdleMore != def.IdleMore {
 		t.Errorf("parseFlags() = %+v, want the default sizes", full)
 	}
+	if quick.IdleMore < 1 || loadgen.DefaultConfig().IdleMore <= quick.IdleMore {
+		t.Errorf("second idle wave: %d sessions quick, %d full; want some in both, more in the full run", quick.IdleMore, loadgen.DefaultConfig().IdleMore)
+	}
+	// -idle-more 0 turns the second wave off, even under -quick.
+	if none, _, err := parseFlags([]string{"-quick", "-idle-more", "0"}, io.Discard); err != nil || none.IdleMore != 0 {
+		t.Errorf("parseFlags(-quick -idle-more 0) = IdleMore %d, %v; want 0", none.IdleMore, err)
+	}
+	if more, _, err := parseFlags([]string{"-idle-more", "50"}, io.Discard); err != nil || more.IdleMore != 50 {
+		t.Errorf("parseFlags(-idle-more 50) = IdleMore %d, %v; want 50", more.IdleMore, err)
+	}
 	for _, args := range [][]string{
-		{"-scenario", "nope"}, {"-prompts", "0"}, {"-concurrency", "1,x"}, {"extra"}, {"-turns", ""},
+		{"-scenario", "nope"}, {"-prompts", "0"}, {"-concurrency", "1,x"}, {"extra"}, {"-turns", ""}, {"-idle-more", "-1"},
 	} {
 		if _, _, err := parseFlags(args, io.Discard); !errors.Is(err, errUsage) {
 			t.Errorf("parseFlags(%q) = %v, want a usage error", args, err)
