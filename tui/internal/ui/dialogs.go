@@ -94,8 +94,9 @@ func (p *agentPicker) shown() []*agentsv1.AgentDescriptor {
 func (p *agentPicker) HandleKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 	shown := p.shown()
 	// Printable keys type into the filter, even those the lists bind
-	// (j, k): the arrows still move.
-	typed := msg.Text != "" && msg.Mod == 0
+	// (j, k): the arrows still move. A key carries text only when it
+	// prints, shifted (A, _) or not; a ctrl or alt combination has none.
+	typed := msg.Text != ""
 	switch {
 	case key.Matches(msg, p.km.Get(keys.Back)):
 		return nil, true
