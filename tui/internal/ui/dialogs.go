@@ -2,6 +2,7 @@ package ui
 
 import (
 	"strings"
+	"unicode/utf8"
 
 	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/textinput"
@@ -101,7 +102,8 @@ func (p *agentPicker) HandleKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 	case key.Matches(msg, p.km.Get(keys.Back)):
 		return nil, true
 	case msg.String() == "backspace" && p.filter != "":
-		p.filter = p.filter[:len(p.filter)-1]
+		_, n := utf8.DecodeLastRuneInString(p.filter)
+		p.filter = p.filter[:len(p.filter)-n]
 		p.cur = cursor.Cursor{}
 	case typed && strings.TrimSpace(msg.Text) != "":
 		p.filter += msg.Text

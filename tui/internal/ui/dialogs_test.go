@@ -32,3 +32,14 @@ func TestAgentPickerFiltersOnShiftedPunctuation(t *testing.T) {
 		t.Fatalf("filter %q shows %v, want only db_admin", p.filter, shown)
 	}
 }
+
+func TestAgentPickerBackspaceErasesAWholeCharacter(t *testing.T) {
+	agents := []*agentsv1.AgentDescriptor{{Slug: "résumé"}, {Slug: "coder"}}
+	p := &agentPicker{th: theme.New(true), km: keys.Default(), agents: func() []*agentsv1.AgentDescriptor { return agents }}
+	p.HandleKey(keyPress("r"))
+	p.HandleKey(keyPress("é"))
+	p.HandleKey(tea.KeyPressMsg{Code: tea.KeyBackspace})
+	if p.filter != "r" {
+		t.Fatalf("filter %q after backspace, want %q", p.filter, "r")
+	}
+}
