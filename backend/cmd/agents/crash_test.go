@@ -307,8 +307,8 @@ func startServe(t *testing.T, bin, dir, db, modelURL string) *serveProc {
 }
 
 // startServeAgents is startServe with the agent files given, listening on
-// addr (a port, "0" for any free one).
-func startServeAgents(t *testing.T, bin, dir, db, modelURL string, agentFiles []string, port string) *serveProc {
+// addr (a port, "0" for any free one), with the extra flags of serve.
+func startServeAgents(t *testing.T, bin, dir, db, modelURL string, agentFiles []string, port string, extra ...string) *serveProc {
 	t.Helper()
 	if port == "" {
 		port = "0"
@@ -330,6 +330,7 @@ func startServeAgents(t *testing.T, bin, dir, db, modelURL string, agentFiles []
 		}
 		args = append(args, "--agent-file", abs)
 	}
+	args = append(args, extra...)
 	if err := os.MkdirAll(filepath.Join(dir, "pids"), 0o700); err != nil {
 		t.Fatal(err)
 	}

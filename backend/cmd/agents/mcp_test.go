@@ -5,6 +5,9 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -41,9 +44,15 @@ type mcpProc struct {
 // startMCP runs `agents mcp` with args in dir and connects to it.
 func startMCP(t *testing.T, dir string, args ...string) *mcpProc {
 	t.Helper()
+	return startMCPWithEnv(t, dir, childEnv(dir), args...)
+}
+
+// startMCPWithEnv is startMCP with the environment env.
+func startMCPWithEnv(t *testing.T, dir string, env []string, args ...string) *mcpProc {
+	t.Helper()
 	cmd := exec.Command(buildAgents(t), append([]string{"mcp"}, args...)...)
 	cmd.Dir = dir
-	cmd.Env = childEnv(dir)
+	cmd.Env = env
 	stderr := &lineLog{}
 	cmd.Stderr = stderr
 	p := &mcpProc{}
@@ -147,4 +156,114 @@ func TestMCPOverStdioAttachedServesARunningServer(t *testing.T) {
 	if m := got.Msg.GetSession().GetMeta(); m.GetAgent() != "boss" || m.GetStatus() != agentsv1.SessionStatus_SESSION_STATUS_READY {
 		t.Errorf("session on the server = %v", m)
 	}
+}
+
+// aliceToken is the one token of the server startServeWithTokens starts.
+const aliceToken = "alice-token-0123456789"
+
+// startServeWithTokens runs agents serve with the boss agent and
+// --auth-tokens naming alice alone.
+func startServeWithTokens(t *testing.T, dir string) *serveProc {
+	t.Helper()
+	tokens := filepath.Join(dir, "tokens.json")
+	if err := os.WriteFile(tokens, []byte(`{"tokens": [{"token": "`+aliceToken+`", "owner": "alice"}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	model := fakellmtest.Start(t, mcpRules())
+	return startServeAgents(t, buildAgents(t), dir, filepath.Join(dir, "agents.db"), model.URL(), []string{"testdata/agents/boss.json"}, "", "--auth-tokens", tokens)
+}
+
+func TestMCPOverStdioAttachedActsAsTheTokensOwner(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	srv := startServeWithTokens(t, dir)
+	tokenFile := filepath.Join(dir, "alice.token")
+	if err := os.WriteFile(tokenFile, []byte(aliceToken+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := withoutEnv(childEnv(dir), "AGENTS_TOKEN")
+	for _, tc := range []struct {
+		name string
+		env  []string
+		args []string
+	}{
+		{"--token-file", env, []string{"--token-file", tokenFile}},
+		{"$AGENTS_TOKEN", append(slices.Clone(env), "AGENTS_TOKEN="+aliceToken), nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := startMCPWithEnv(t, dir, tc.env, append([]string{"--attach", srv.url}, tc.args...)...)
+			if got := p.tools(t); !slices.Equal(got, []string{"ask_boss"}) {
+				t.Errorf("tools = %q, want ask_boss", got)
+			}
+			answer, session := p.ask(t, "go")
+			if answer != "boss heard: aide says hello" {
+				t.Errorf("answer = %q, want the boss's final text", answer)
+			}
+			p.mu.Lock()
+			if !slices.Contains(p.progress, "asking the helper aide") {
+				t.Errorf("progress = %q, want the helper call reported", p.progress)
+			}
+			p.mu.Unlock()
+			if got := sessionAs(t, srv, aliceToken, session); got.Owner != "alice" || got.Agent != "boss" {
+				t.Errorf("session on the server = %+v, want alice's boss session", got)
+			}
+		})
+	}
+}
+
+// sessionAs reads a session over the JSON route with a bearer token.
+func sessionAs(t *testing.T, srv *serveProc, token, id string) (meta struct{ Owner, Agent string }) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctxFor(t), http.MethodGet, srv.url+"/v1/sessions/"+id, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(&meta); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("session %s on the server: %d %v", id, resp.StatusCode, err)
+	}
+	return meta
+}
+
+func TestMCPOverStdioAttachedWithoutAGoodTokenFailsClearly(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	srv := startServeWithTokens(t, dir)
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no token", nil, "give a token with --token-file, --token or $AGENTS_TOKEN"},
+		{"a wrong token", []string{"--token", "mallory-token-0123456789"}, "the bearer token is not valid"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := exec.CommandContext(ctxFor(t), buildAgents(t), append([]string{"mcp", "--attach", srv.url}, tc.args...)...)
+			cmd.Dir = dir
+			cmd.Env = withoutEnv(childEnv(dir), "AGENTS_TOKEN")
+			var stdout, stderr strings.Builder
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err := cmd.Run()
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) {
+				t.Fatalf("agents mcp = %v, want it to exit with an error\nstderr:\n%s", err, stderr.String())
+			}
+			if !strings.Contains(stderr.String(), tc.want) {
+				t.Errorf("stderr = %q, want it to say %q", stderr.String(), tc.want)
+			}
+			if stdout.Len() != 0 {
+				t.Errorf("stdout = %q, want nothing: it carries the protocol only", stdout.String())
+			}
+		})
+	}
+}
+
+// withoutEnv is env without the variable name.
+func withoutEnv(env []string, name string) []string {
+	return slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, name+"=") })
 }

@@ -62,12 +62,18 @@ func (c *Catalog) Get(slug string) (*Agent, error) {
 }
 
 // Reload reads the agent files again, describes their tools and swaps the
-// catalog. Sessions already running keep the *Agent they hold.
+// catalog. Sessions already running keep the *Agent they hold. The MCP
+// servers no agent declares any more stop.
 func (c *Catalog) Reload(ctx context.Context) *Snapshot {
 	snap := build(ctx, c.load(), c.opts)
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	c.snap = snap
-	c.mu.Unlock()
+	if c.opts.MCP != nil {
+		// Under the lock: a reload racing this one must not keep the
+		// servers of a snapshot already replaced.
+		c.opts.MCP.Retain(snap.toolboxes())
+	}
 	return snap
 }
 
@@ -77,6 +83,15 @@ type Snapshot struct {
 	sorted []*Agent
 	// Errors has one entry per agent file or tool that could not be loaded.
 	Errors []*agentfile.Error
+}
+
+// toolboxes are the MCP servers every agent declares.
+func (s *Snapshot) toolboxes() []*mcptools.Toolbox {
+	var out []*mcptools.Toolbox
+	for _, a := range s.sorted {
+		out = append(out, a.mcp...)
+	}
+	return out
 }
 
 // Agents returns every agent sorted by slug.

@@ -31,6 +31,11 @@ type conn struct {
 	// Streamable HTTP.
 	URL     string            `json:"url,omitempty"`
 	Headers map[string]string `json:"headers,omitempty"`
+
+	// decl is the key of the connection as declared, before a session's
+	// params went into its headers (Toolbox.declared); not part of its
+	// own key.
+	decl string
 }
 
 func (c conn) key() string {

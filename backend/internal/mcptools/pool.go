@@ -2,8 +2,9 @@
 // declare servers (a program speaking MCP on stdio, or a URL speaking
 // streamable HTTP); the pool connects to each on first need, keeps one
 // connection per distinct server, restarts a server that crashed with
-// backoff, and ends every server with the pool. A server's tools are
-// offered as mcp_<server>_<tool>.
+// backoff, stops the servers a reload leaves declared by no agent, and
+// ends every server with the pool. A server's tools are offered as
+// mcp_<server>_<tool>.
 package mcptools
 
 import (
@@ -40,7 +41,10 @@ type Pool struct {
 
 	mu      sync.Mutex
 	servers map[string]*server
-	wg      sync.WaitGroup
+	// declared holds, for each server by its key, the declarations it
+	// was reached through (see conn.decl).
+	declared map[string]map[string]bool
+	wg       sync.WaitGroup
 }
 
 // NewPool returns a pool with no server started.
@@ -52,7 +56,7 @@ func NewPool(opts Options) *Pool {
 		opts.StartTimeout = 20 * time.Second
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Pool{opts: opts, log: opts.Log, ctx: ctx, cancel: cancel, servers: map[string]*server{}}
+	return &Pool{opts: opts, log: opts.Log, ctx: ctx, cancel: cancel, servers: map[string]*server{}, declared: map[string]map[string]bool{}}
 }
 
 // Close stops every server and waits until their processes are gone.
@@ -70,12 +74,54 @@ func (p *Pool) Close() {
 	p.wg.Wait()
 }
 
+// Retain stops and forgets the servers none of boxes declares. After a
+// reload boxes are the toolboxes of the agents loaded now: a server that
+// only agents no longer loaded declared would otherwise run until the
+// process ends. A server still declared is left as it is. A session still
+// running with an agent as it was before the reload starts the server
+// again if it needs it.
+func (p *Pool) Retain(boxes []*Toolbox) {
+	keep := map[string]bool{}
+	for _, b := range boxes {
+		if c, err := b.declared(); err == nil {
+			keep[c.key()] = true
+		}
+	}
+	p.mu.Lock()
+	var drop []*server
+	for key, s := range p.servers {
+		if !anyOf(p.declared[key], keep) {
+			delete(p.servers, key)
+			delete(p.declared, key)
+			drop = append(drop, s)
+		}
+	}
+	p.mu.Unlock()
+	for _, s := range drop {
+		p.log.Info("MCP server stopped: no agent declares it any more", "server", s.c.Name)
+		p.wg.Go(s.stop)
+	}
+}
+
+func anyOf(set, keep map[string]bool) bool {
+	for k := range set {
+		if keep[k] {
+			return true
+		}
+	}
+	return false
+}
+
 // server returns the connection for one resolved server, creating it (not
 // started) on first use.
 func (p *Pool) server(c conn) *server {
 	key := c.key()
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.declared[key] == nil {
+		p.declared[key] = map[string]bool{}
+	}
+	p.declared[key][c.decl] = true
 	if s, ok := p.servers[key]; ok {
 		return s
 	}

@@ -193,3 +193,68 @@ func TestAnHTTPServersHeadersComeFromSessionParams(t *testing.T) {
 		t.Errorf("progress lines over HTTP = %d, want 1", got.Load())
 	}
 }
+
+func pidOf(t *testing.T, box *mcptools.Toolbox) int {
+	t.Helper()
+	tools, err := box.Tools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, _ := strconv.Atoi(call(t, find(t, tools, mcptools.ToolName(box.Name(), "pid")), "", nil).Text)
+	if pid == 0 {
+		t.Fatalf("no pid from %s", box.Name())
+	}
+	return pid
+}
+
+func TestRetainStopsOnlyTheServersNoToolboxDeclares(t *testing.T) {
+	pool := mcptools.NewPool(mcptools.Options{})
+	defer pool.Close()
+	agent := &agentfile.Agent{File: filepath.Join(t.TempDir(), "agent.json")}
+	decl := func(name string) agentfile.MCPServer {
+		return agentfile.MCPServer{Kind: agentfile.MCPKindSimpleBinary, Name: name, Executable: fakeBinary}
+	}
+	kept := pidOf(t, pool.Toolbox(decl("kept"), agent))
+	dropped := pidOf(t, pool.Toolbox(decl("dropped"), agent))
+
+	// As after a reload: the toolboxes are new, their declarations those
+	// of the agent files as they are now.
+	again := pool.Toolbox(decl("kept"), agent)
+	pool.Retain([]*mcptools.Toolbox{again})
+	deadline := time.Now().Add(10 * time.Second)
+	for alive(dropped) && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if alive(dropped) {
+		t.Errorf("server %d, declared no more, still runs", dropped)
+	}
+	if st := again.Status(nil); st.State != mcptools.StateRunning {
+		t.Errorf("the server still declared is %s, want running", st.State)
+	}
+	if pid := pidOf(t, again); pid != kept {
+		t.Errorf("the server still declared is now %d, want %d untouched", pid, kept)
+	}
+}
+
+func TestRetainKeepsAnHTTPServerReachedWithSessionParams(t *testing.T) {
+	srv := httptest.NewServer(mcpfake.Handler("s3cret"))
+	defer srv.Close()
+	pool := mcptools.NewPool(mcptools.Options{})
+	defer pool.Close()
+	decl := agentfile.MCPServer{Kind: agentfile.MCPKindStreamableHTTP, Name: "web", URL: srv.URL,
+		Headers: map[string]string{"Authorization": "Bearer {{param:TOKEN}}"}}
+	agent := &agentfile.Agent{File: "/a/agent.json"}
+	params := map[string]string{"TOKEN": "s3cret"}
+	if _, err := pool.Toolbox(decl, agent).Tools(context.Background(), params); err != nil {
+		t.Fatal(err)
+	}
+	again := pool.Toolbox(decl, agent)
+	pool.Retain([]*mcptools.Toolbox{again})
+	if st := again.Status(params); st.State != mcptools.StateRunning {
+		t.Errorf("the server still declared is %s, want running", st.State)
+	}
+	pool.Retain(nil)
+	if st := again.Status(params); st.State != mcptools.StateIdle {
+		t.Errorf("the server declared no more is %s, want idle: a new one to start on need", st.State)
+	}
+}

@@ -102,21 +102,35 @@ func (b *Toolbox) Status(params map[string]string) Status {
 // resolve turns the declaration into a connection for a session with
 // these params.
 func (b *Toolbox) resolve(params map[string]string) (conn, error) {
+	c, err := b.declared()
+	if err != nil {
+		return conn{}, err
+	}
+	c.decl = c.key()
+	if len(c.Headers) == 0 {
+		return c, nil
+	}
+	headers := make(map[string]string, len(c.Headers))
+	var missing []string
+	for k, v := range c.Headers {
+		value, lack := agentfile.ExpandParams(v, params)
+		headers[k] = value
+		missing = append(missing, lack...)
+	}
+	if len(missing) > 0 {
+		return conn{}, fmt.Errorf("MCP server %s: %w: its headers need the session params %s", b.decl.Name, ErrParamsMissing, strings.Join(missing, ", "))
+	}
+	c.Headers = headers
+	return c, nil
+}
+
+// declared is the connection as the agent file declares it: the headers
+// of an HTTP server still name the session params they take, a stdio
+// server takes none.
+func (b *Toolbox) declared() (conn, error) {
 	c := conn{Name: b.decl.Name}
 	if b.decl.Kind == agentfile.MCPKindStreamableHTTP {
-		c.URL = b.decl.URL
-		var missing []string
-		for k, v := range b.decl.Headers {
-			if c.Headers == nil {
-				c.Headers = map[string]string{}
-			}
-			value, lack := agentfile.ExpandParams(v, params)
-			c.Headers[k] = value
-			missing = append(missing, lack...)
-		}
-		if len(missing) > 0 {
-			return conn{}, fmt.Errorf("MCP server %s: %w: its headers need the session params %s", b.decl.Name, ErrParamsMissing, strings.Join(missing, ", "))
-		}
+		c.URL, c.Headers = b.decl.URL, b.decl.Headers
 		return c, nil
 	}
 	c.Executable, c.Args, c.Dir = b.decl.Executable, b.decl.Args, b.dir

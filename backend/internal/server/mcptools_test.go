@@ -3,6 +3,7 @@ package server_test
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"connectrpc.com/connect"
 
@@ -167,5 +169,52 @@ func TestAnMCPServerThatCrashesIsRestartedAndStopsWithTheServer(t *testing.T) {
 	e.stop()
 	if syscall.Kill(after, 0) == nil {
 		t.Errorf("the MCP server %d outlived the server", after)
+	}
+}
+
+// A reload that leaves an MCP server declared by no agent stops it (its
+// process group ends with it), while a server still declared keeps
+// running, the same process.
+func TestAReloadStopsTheMCPServersNoAgentDeclaresAnyMore(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "mcpuser.json")
+	server := func(name string) map[string]any {
+		return map[string]any{"tag": "McpSimpleBinary", "contents": map[string]any{"name": name, "executable": mcpFakeBinary(t)}}
+	}
+	file := `{"tag": "OpenAIAgentDescription", "contents": {
+		"slug": "mcpuser", "flavor": "OpenAIv1", "modelUrl": "https://models.invalid/v1", "apiKeyId": "test-key", "modelName": "test-model",
+		"announce": "Uses MCP tools.", "systemPrompt": ["You use MCP tools."]}}`
+	if err := os.WriteFile(path, []byte(file), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	editAgent(t, path, map[string]any{"mcpServers": []any{server("kept"), server("dropped")}})
+	e := start(t, fakellm.Rules{Rules: []fakellm.Rule{
+		{Match: fakellm.Match{AssistantMessages: steps(0)}, Reply: callTool("mcp_kept_pid", `{}`)},
+		{Match: fakellm.Match{AssistantMessages: steps(1)}, Reply: callTool("mcp_dropped_pid", `{}`)},
+		{Reply: fakellm.Reply{Text: "done"}},
+	}}, withAgentsDir(dir))
+	feed := e.openSSE("/v1/events")
+	id := e.create("mcpuser", "go").GetMeta().GetId()
+	kept, _ := strconv.Atoi(until(t, feed, kind(id, "tool.completed")).GetToolCompleted().GetResult().GetText())
+	dropped, _ := strconv.Atoi(until(t, feed, kind(id, "tool.completed")).GetToolCompleted().GetResult().GetText())
+	e.wait(id)
+	if kept == 0 || dropped == 0 {
+		t.Fatalf("server pids %d and %d, want both servers running", kept, dropped)
+	}
+
+	editAgent(t, path, map[string]any{"mcpServers": []any{server("kept")}})
+	if status, _, body := e.do(http.MethodPost, "/v1/agents:reload", ""); status != http.StatusOK {
+		t.Fatalf("reload = %d %s", status, body)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for syscall.Kill(dropped, 0) == nil && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if syscall.Kill(dropped, 0) == nil {
+		t.Errorf("the server %d no agent declares still runs after the reload", dropped)
+	}
+	if syscall.Kill(kept, 0) != nil {
+		t.Errorf("the server %d the agent still declares was stopped by the reload", kept)
 	}
 }

@@ -41,8 +41,11 @@ const (
 
 // Screen is one session's conversation.
 type Screen struct {
-	c      *client.Client
-	km     *keys.Map
+	c  *client.Client
+	km *keys.Map
+	// th is the shell's theme, replaced in place when the terminal's
+	// background changes; st are its styles as the screen last took them.
+	th     *theme.Theme
 	st     theme.ConversationStyles
 	drafts *Drafts
 	id     string
@@ -89,7 +92,7 @@ type Screen struct {
 func New(c *client.Client, th *theme.Theme, km *keys.Map, drafts *Drafts, sessionID string) *Screen {
 	st := th.Conversation
 	s := &Screen{
-		c: c, km: km, st: st, drafts: drafts, id: sessionID,
+		c: c, km: km, th: th, st: st, drafts: drafts, id: sessionID,
 		tr:          transcript.New(th.Transcript),
 		loading:     true,
 		follow:      true,
@@ -101,6 +104,19 @@ func New(c *client.Client, th *theme.Theme, km *keys.Map, drafts *Drafts, sessio
 	s.composer.Set(drafts.takeComposer(sessionID))
 	s.composer.Focus()
 	return s
+}
+
+// Restyle takes the theme's styles again after the theme changed: the
+// text fields hold their own copies, the transcript its drawn lines.
+func (s *Screen) Restyle() {
+	s.st = s.th.Conversation
+	s.composer.ta.SetStyles(s.st.Area)
+	s.draftEditor.SetStyles(s.st.Area)
+	s.pending.in.SetStyles(s.st.Input)
+	if s.attach != nil {
+		s.attach.in.SetStyles(s.st.Input)
+	}
+	s.tr.Restyle(s.th.Transcript)
 }
 
 // SessionID is the session the screen shows.

@@ -85,6 +85,22 @@ func New(st theme.TranscriptStyles) *View {
 	}
 }
 
+// Restyle draws with st from now on (the theme changed with the
+// terminal's background): every line kept was drawn with the old styles,
+// the streamed answer's finished blocks too.
+func (v *View) Restyle(st theme.TranscriptStyles) {
+	v.st = st
+	v.mds = []*markdown{newMarkdown(st.Markdown)}
+	for _, e := range v.turns {
+		e.invalidate()
+	}
+	if v.live != nil {
+		v.live.invalidate()
+		v.live.text = stream{}
+	}
+	v.dirty = true
+}
+
 // Load replaces everything with the session s: its turns from
 // s.FirstTurnIndex on, the turn in progress and the deferred calls. The
 // selection and the expanded turns stay. Loading the same session again

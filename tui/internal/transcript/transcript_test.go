@@ -12,6 +12,8 @@ import (
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/agents-os/agents/tui/internal/theme"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -323,6 +325,35 @@ func TestCachedTurnsAreNotRenderedAgain(t *testing.T) {
 	v.Lines(60)
 	if &v.turns[1].content[0] == &llm[0] {
 		t.Error("a call's change did not redraw its turn")
+	}
+}
+
+// A theme chosen after the lines were drawn (the terminal answering its
+// background query late) draws every turn, the streamed one too, as a
+// transcript drawn with that theme from the start.
+func TestRestyleDrawsEveryTurnAgain(t *testing.T) {
+	t.Parallel()
+	draw := func(v *View) []string {
+		s := toolSession()
+		s.Meta.Status = running
+		v.Load(s)
+		v.Select(1)
+		for _, d := range deltas(answerMarkdown, 5) {
+			v.Apply(event(&agentsv1.TextDelta{Text: d, TurnIndex: 4}))
+			v.Lines(60)
+		}
+		return v.Lines(60)
+	}
+	v := newView()
+	dark := slices.Clone(draw(v))
+	v.Restyle(theme.New(false).Transcript)
+	got := v.Lines(60)
+	want := draw(New(theme.New(false).Transcript))
+	if slices.Equal(got, dark) {
+		t.Fatal("restyled, the lines are those of the dark theme")
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("restyled:\n%q\ndrawn light from the start:\n%q", got, want)
 	}
 }
 

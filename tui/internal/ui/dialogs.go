@@ -2,6 +2,7 @@ package ui
 
 import (
 	"strings"
+	"unicode/utf8"
 
 	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/textinput"
@@ -94,13 +95,15 @@ func (p *agentPicker) shown() []*agentsv1.AgentDescriptor {
 func (p *agentPicker) HandleKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 	shown := p.shown()
 	// Printable keys type into the filter, even those the lists bind
-	// (j, k): the arrows still move.
-	typed := msg.Text != "" && msg.Mod == 0
+	// (j, k): the arrows still move. A key carries text only when it
+	// prints, shifted (A, _) or not; a ctrl or alt combination has none.
+	typed := msg.Text != ""
 	switch {
 	case key.Matches(msg, p.km.Get(keys.Back)):
 		return nil, true
 	case msg.String() == "backspace" && p.filter != "":
-		p.filter = p.filter[:len(p.filter)-1]
+		_, n := utf8.DecodeLastRuneInString(p.filter)
+		p.filter = p.filter[:len(p.filter)-n]
 		p.cur = cursor.Cursor{}
 	case typed && strings.TrimSpace(msg.Text) != "":
 		p.filter += msg.Text

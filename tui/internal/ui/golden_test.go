@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
@@ -52,7 +53,12 @@ func keyPress(s string) tea.KeyPressMsg {
 	if k, ok := strings.CutPrefix(s, "ctrl+"); ok {
 		return tea.KeyPressMsg{Code: []rune(k)[0], Mod: tea.ModCtrl}
 	}
-	return tea.KeyPressMsg{Code: []rune(s)[0], Text: s}
+	r := []rune(s)[0]
+	if unicode.IsUpper(r) {
+		// As a terminal reports it: the key, shifted.
+		return tea.KeyPressMsg{Code: unicode.ToLower(r), ShiftedCode: r, Text: s, Mod: tea.ModShift}
+	}
+	return tea.KeyPressMsg{Code: r, Text: s}
 }
 
 func press(m *Model, keys ...string) {

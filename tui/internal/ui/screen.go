@@ -23,6 +23,8 @@ type screen interface {
 	// composer, a panel): then the shell leaves printable keys and tab
 	// to it.
 	Focused() bool
+	// Restyle takes the shared theme's styles again after it changed.
+	Restyle()
 	Close() tea.Cmd
 }
 

@@ -144,6 +144,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.IsDark() != m.th.Dark {
 			*m.th = *theme.New(msg.IsDark())
 			m.history.Restyle()
+			for _, s := range m.screens {
+				s.Restyle()
+			}
 		}
 		return m, nil
 	case tea.KeyPressMsg:

@@ -25,17 +25,37 @@ export async function listAllSessions(
   return all;
 }
 
-// listVisibleSessions is every session the caller may see: every owner's
+// VisibleSessions lists every session the caller may see: every owner's
 // for an admin, one's own for anyone else (the server refuses the wider
-// listing to them).
-export async function listVisibleSessions(
-  client: Pick<SessionClient, "listSessions">,
-  signal?: AbortSignal,
-): Promise<SessionMeta[]> {
-  try {
-    return await listAllSessions(client, { allOwners: true }, signal);
-  } catch (err) {
-    if (ConnectError.from(err).code !== Code.PermissionDenied) throw err;
-    return listAllSessions(client, {}, signal);
+// listing to them). The refusal is remembered, so later listings ask for
+// one's own at once, until the token changes: another token (a sign-in)
+// is asked for every owner's again.
+export class VisibleSessions {
+  // notAdmin is learnt from the server: every owner's listing was
+  // refused to lastToken.
+  private notAdmin = false;
+  private lastToken: string | undefined;
+
+  constructor(
+    private readonly client: Pick<SessionClient, "listSessions">,
+    // token is the one the transport sends, read at each listing.
+    private readonly token: () => string | undefined,
+  ) {}
+
+  async list(signal?: AbortSignal): Promise<SessionMeta[]> {
+    const token = this.token();
+    if (token !== this.lastToken) {
+      this.lastToken = token;
+      this.notAdmin = false;
+    }
+    if (!this.notAdmin) {
+      try {
+        return await listAllSessions(this.client, { allOwners: true }, signal);
+      } catch (err) {
+        if (ConnectError.from(err).code !== Code.PermissionDenied) throw err;
+        this.notAdmin = true;
+      }
+    }
+    return listAllSessions(this.client, {}, signal);
   }
 }

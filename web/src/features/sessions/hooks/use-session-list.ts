@@ -1,10 +1,11 @@
 import { useTransport } from "@connectrpc/connect-query";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useMemo, useReducer, useRef } from "react";
+import { useAuthStore } from "../../auth/hooks/use-auth";
 import { useEventStream } from "../../../lib/event-stream-context";
 import { createSessionClient } from "../../../lib/transport";
 import { initialSessionList, reduceSessionList, type SessionListState } from "../api/session-list";
-import { listVisibleSessions } from "../api/list-sessions";
+import { VisibleSessions } from "../api/list-sessions";
 
 // The query key of the sidebar's listing; invalidating it lists again.
 export const sessionListKey = ["sessions", "all"] as const;
@@ -14,7 +15,8 @@ export const sessionListKey = ["sessions", "all"] as const;
 // on screen (read, and kept read).
 export function useSessionList(openId: string | undefined): SessionListState & { error?: Error; refetch: () => void } {
   const transport = useTransport();
-  const client = useMemo(() => createSessionClient(transport), [transport]);
+  const authStore = useAuthStore();
+  const lister = useMemo(() => new VisibleSessions(createSessionClient(transport), authStore.token), [transport, authStore]);
   const stream = useEventStream();
   const queryClient = useQueryClient();
   const [state, dispatch] = useReducer(reduceSessionList, initialSessionList);
@@ -26,7 +28,7 @@ export function useSessionList(openId: string | undefined): SessionListState & {
       const g = ++generation.current;
       dispatch({ type: "refresh", generation: g });
       try {
-        return { generation: g, sessions: await listVisibleSessions(client, signal) };
+        return { generation: g, sessions: await lister.list(signal) };
       } catch (err) {
         dispatch({ type: "failed", generation: g });
         throw err;
