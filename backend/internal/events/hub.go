@@ -126,8 +126,8 @@ func New(opts Options) *Hub {
 		maxReplay: opts.MaxReplay,
 		ring:      newRing(opts.RingSize, opts.RingBytes),
 		deltas:    newRing(opts.DeltaRingSize, opts.DeltaRingBytes),
-		subs:      newIndex(),
 	}
+	h.subs.init()
 	forget := func(p Position) { h.frames.Delete(p) }
 	h.ring.dropped, h.deltas.dropped = forget, forget
 	return h
@@ -320,9 +320,7 @@ func (h *Hub) position() Position { return Position{Seq: h.seq.Load(), Delta: h.
 
 // Subscribers returns how many subscriptions are live.
 func (h *Hub) Subscribers() int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.subs.count
+	return int(h.subs.count.Load())
 }
 
 // Lagged returns how many subscriptions have been cut for falling behind
@@ -336,5 +334,7 @@ func (h *Hub) Shutdown() {
 	defer h.mu.Unlock()
 	h.shutdown = true
 	h.subs.each(func(s *Subscription) { s.end(reasonShutdown) })
-	h.subs = newIndex()
+	h.subs.all = nil
+	h.subs.init()
+	h.subs.count.Store(0)
 }

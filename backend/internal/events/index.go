@@ -1,6 +1,10 @@
 package events
 
-import agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+import (
+	"sync/atomic"
+
+	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+)
 
 // index holds the live subscribers, bucketed by scope so that fan-out visits
 // only the subscribers an event can match instead of all of them. Buckets are
@@ -11,14 +15,14 @@ type index struct {
 	all      []*Subscription
 	owners   map[string][]*Subscription
 	sessions map[string][]*Subscription
-	count    int
+	// count is read without the hub's mutex (Hub.Subscribers, on every
+	// batch a subscriber sends); it is written under it.
+	count atomic.Int64
 }
 
-func newIndex() index {
-	return index{
-		owners:   make(map[string][]*Subscription),
-		sessions: make(map[string][]*Subscription),
-	}
+func (x *index) init() {
+	x.owners = make(map[string][]*Subscription)
+	x.sessions = make(map[string][]*Subscription)
 }
 
 func (x *index) add(s *Subscription) {
@@ -36,7 +40,7 @@ func (x *index) add(s *Subscription) {
 		// bucket, which fan-out never visits.
 		x.sessions[""] = append(x.sessions[""], s)
 	}
-	x.count++
+	x.count.Add(1)
 }
 
 func (x *index) remove(s *Subscription) {
@@ -50,7 +54,7 @@ func (x *index) remove(s *Subscription) {
 	default:
 		setBucket(x.sessions, "", without(x.sessions[""], s))
 	}
-	x.count--
+	x.count.Add(-1)
 }
 
 // publish offers ev to every subscriber whose scope matches it, dropping the
@@ -92,7 +96,7 @@ func (x *index) offer(bucket []*Subscription, ev *agentsv1.Event) []*Subscriptio
 		if s.offer(ev) {
 			kept = append(kept, s)
 		} else {
-			x.count--
+			x.count.Add(-1)
 		}
 	}
 	clear(bucket[len(kept):]) // let cut subscribers be collected

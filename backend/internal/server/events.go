@@ -103,7 +103,24 @@ const maxBatch = 256
 // woken and written to once for them, not once per event. A timer that
 // fires does not wake it again for each event queued meanwhile, as a
 // receive on its queue would.
-const coalesce = 2 * time.Millisecond
+//
+// The window grows with the number of subscribers, by coalesce for each
+// coalescePer of them up to maxCoalesce: every event costs a write per
+// subscriber, and a write to a socket costs about the same for one event
+// as for ten, so with a thousand subscribers the server spends most of
+// its time in those writes and a longer window, fewer and larger writes,
+// delivers sooner than a short one (BENCHMARKS.md, "Fan-out: a window
+// that grows with the subscribers").
+const (
+	coalesce    = 2 * time.Millisecond
+	coalescePer = 100
+	maxCoalesce = 20 * time.Millisecond
+)
+
+// coalesceWindow is the window for a hub with n subscribers.
+func coalesceWindow(n int) time.Duration {
+	return min(maxCoalesce, coalesce*time.Duration(max(1, n/coalescePer)))
+}
 
 // pump sends a subscription to a client: a snapshot or a heartbeat first
 // (so the client knows the stream is open), then events, heartbeats while
@@ -174,7 +191,7 @@ func (s *Server) pump(ctx context.Context, sub *events.Subscription, out sink) e
 				return err
 			}
 			if !ended && n <= maxBatch {
-				window.Reset(coalesce)
+				window.Reset(coalesceWindow(s.hub.Subscribers()))
 				select {
 				case <-ctx.Done():
 					return out.flush()
