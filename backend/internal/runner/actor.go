@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
@@ -28,6 +29,14 @@ type actor struct {
 	// refs counts holders (guarded by Runner.mu); an actor with holders is
 	// never evicted.
 	refs int
+	// parked says the actor is idle with no goroutine: its state stays
+	// loaded until evict fires, and the next holder or report starts a
+	// goroutine again (see Runner.parkOrEvict). It is written under
+	// Runner.mu and read without it by post; parkGen and evict are
+	// guarded by Runner.mu.
+	parked  atomic.Bool
+	parkGen uint64
+	evict   *time.Timer
 
 	// The fields below belong to the actor goroutine.
 	st      *state
@@ -94,11 +103,18 @@ func (a *actor) post(fn func(*actor)) {
 	select {
 	case a.cmds <- fn:
 	case <-a.r.ctx.Done():
+		return
+	}
+	// A report of a call the actor no longer waits for may come after it
+	// parked; parkOrEvict checks the queue after it marks the actor
+	// parked, so one of the two sees the other.
+	if a.parked.Load() {
+		a.r.unpark(a)
 	}
 }
 
-// loop is the actor goroutine. st is the initial state for a session that
-// was just created; nil loads it from the store.
+// loop is the actor's first goroutine. st is the initial state for a
+// session that was just created; nil loads it from the store.
 func (a *actor) loop(st *state) {
 	defer a.r.actors.Done()
 	if st == nil {
@@ -115,7 +131,26 @@ func (a *actor) loop(st *state) {
 			a.params = a.r.params.merge(a.id, n.Params)
 		}
 	}
-	idle := time.NewTimer(a.r.opts.IdleEvict)
+	a.serve()
+}
+
+// resume is the goroutine of an actor taken out of its parking (see
+// Runner.unparkLocked).
+func (a *actor) resume() {
+	defer a.r.actors.Done()
+	a.serve()
+}
+
+// parkDelay is how long an idle actor keeps its goroutine before it parks:
+// a client that asks again at once (a waiting GetSession after a post)
+// finds it still running.
+const parkDelay = 100 * time.Millisecond
+
+// serve runs the actor's commands until it parks, is evicted or the
+// runner closes.
+func (a *actor) serve() {
+	idleSince := time.Now()
+	idle := time.NewTimer(min(parkDelay, a.r.opts.IdleEvict))
 	defer idle.Stop()
 	// resyncing says the timer is set for the next resync: commands do
 	// not push it back, or a session polled often would never write.
@@ -134,7 +169,9 @@ func (a *actor) loop(st *state) {
 				}
 			case resyncing:
 				// Another write took the pending one along: not idle yet.
-			case (a.gone() || a.evictable()) && a.r.tryEvict(a):
+			case a.gone() && a.r.tryEvict(a):
+				return
+			case a.evictable() && a.r.parkOrEvict(a, time.Since(idleSince)):
 				return
 			}
 			resyncing = false
@@ -159,7 +196,8 @@ func (a *actor) loop(st *state) {
 				resyncing = true
 			}
 		case a.run == nil:
-			idle.Reset(a.r.opts.IdleEvict)
+			idle.Reset(min(parkDelay, a.r.opts.IdleEvict))
+			idleSince = time.Now()
 			resyncing = false
 		}
 	}

@@ -179,6 +179,11 @@ func (r *Runner) Close() {
 	if r.release.timer != nil {
 		r.release.timer.Stop()
 	}
+	for _, a := range r.live {
+		if a.parked.Load() {
+			a.evict.Stop()
+		}
+	}
 	r.mu.Unlock()
 	r.cancel()
 	r.actors.Wait()
@@ -214,11 +219,14 @@ func (r *Runner) acquire(id string) (*actor, func(), error) {
 		return nil, nil, errClosing
 	}
 	a, ok := r.live[id]
-	if !ok {
+	switch {
+	case !ok:
 		a = newActor(r, id)
 		r.live[id] = a
 		r.actors.Add(1)
 		go a.loop(nil)
+	case a.parked.Load():
+		r.unparkLocked(a)
 	}
 	a.refs++
 	return a, func() { r.releaseRef(a) }, nil
@@ -254,12 +262,76 @@ func (r *Runner) tryEvict(a *actor) bool {
 	if a.refs > 0 || len(a.cmds) > 0 {
 		return false
 	}
+	r.evictLocked(a)
+	return true
+}
+
+func (r *Runner) evictLocked(a *actor) {
 	if r.live[a.id] == a {
 		delete(r.live, a.id)
 		r.noteEviction()
 	}
 	a.turnCache.drop()
+}
+
+// An idle session keeps its state loaded for IdleEvict, so a client that
+// comes back soon finds it without reading the store, but not its
+// goroutine: after parkDelay the actor parks, and the next holder
+// (acquire) or report of a call (post) starts one again. A thousand
+// sessions touched once hold no goroutines a moment later, and the
+// runtime, which keeps a descriptor for every goroutine that ever ran at
+// once, does not grow to one per session touched.
+
+// parkOrEvict lets an idle actor's goroutine go: the session is evicted
+// when it has been idle for IdleEvict, parked until then. It refuses
+// while anyone holds the actor or a command is queued; true means the
+// goroutine must end.
+func (r *Runner) parkOrEvict(a *actor, idleFor time.Duration) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if a.refs > 0 || len(a.cmds) > 0 {
+		return false
+	}
+	if idleFor >= r.opts.IdleEvict || r.closing {
+		r.evictLocked(a)
+		return true
+	}
+	a.parked.Store(true)
+	if len(a.cmds) > 0 {
+		// A report posted before it could see the mark (see post).
+		a.parked.Store(false)
+		return false
+	}
+	a.parkGen++
+	gen := a.parkGen
+	a.evict = time.AfterFunc(r.opts.IdleEvict-idleFor, func() { r.evictParked(a, gen) })
 	return true
+}
+
+// evictParked evicts an actor still in the parking it entered as gen.
+func (r *Runner) evictParked(a *actor, gen uint64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if a.parked.Load() && a.parkGen == gen {
+		r.evictLocked(a)
+	}
+}
+
+// unpark starts a parked actor's goroutine again, unless it was evicted
+// meanwhile or the runner is closing.
+func (r *Runner) unpark(a *actor) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if a.parked.Load() && r.live[a.id] == a && !r.closing {
+		r.unparkLocked(a)
+	}
+}
+
+func (r *Runner) unparkLocked(a *actor) {
+	a.parked.Store(false)
+	a.evict.Stop()
+	r.actors.Add(1)
+	go a.resume()
 }
 
 // forget removes an actor whose session could not be loaded or was
