@@ -13,8 +13,9 @@ type FanoutRow struct {
 	Subscribers   int      `json:"subscribers"`
 	Sessions      int      `json:"sessions"`
 	PerSession    int      `json:"prompts_per_session"`
-	Prompts       int      `json:"prompts"` // prompts that completed
-	Errors        int      `json:"errors"`  // failed prompts and broken streams
+	Rate          float64  `json:"prompts_per_s_paced,omitempty"` // 0: unpaced
+	Prompts       int      `json:"prompts"`                       // prompts that completed
+	Errors        int      `json:"errors"`                        // failed prompts and broken streams
 	FirstError    string   `json:"first_error,omitempty"`
 	Lagged        int      `json:"lagged"`  // subscribers the server ended as lagged
 	Missing       int      `json:"missing"` // run.stopped events a subscriber that did not lag never got
@@ -50,7 +51,11 @@ func (r *FanoutRows) Table() ([]string, [][]string) {
 	header := []string{"subscribers", "prompts", "errors", "lagged", "missing", "events", "events/s", "delay p50 ms", "delay p99 ms", "cpu/event/sub µs", "cpu/prompt ms", "prompt p50 ms", "prompt p99 ms", "server cpu ms", "client cpu ms", "rss MB"}
 	var rows [][]string
 	for _, f := range r.Rows {
-		rows = append(rows, []string{itoa(f.Subscribers), fmt.Sprintf("%d×%d", f.Sessions, f.PerSession), itoa(f.Errors), itoa(f.Lagged), itoa(f.Missing),
+		prompts := fmt.Sprintf("%d×%d", f.Sessions, f.PerSession)
+		if f.Rate > 0 {
+			prompts += fmt.Sprintf(" at %g/s", f.Rate)
+		}
+		rows = append(rows, []string{itoa(f.Subscribers), prompts, itoa(f.Errors), itoa(f.Lagged), itoa(f.Missing),
 			itoa(f.Events), rate(f.EventsPerSec), ms(f.Delay.P50), ms(f.Delay.P99), us(f.CPUPerEvent), ms(f.CPUPerPrompt),
 			ms(f.Latency.P50), ms(f.Latency.P99), ms(f.ServerCPU), ms(f.ClientCPU), mb(f.RSS)})
 	}
@@ -75,7 +80,7 @@ func runFanout(ctx context.Context, e *env) (Result, error) {
 }
 
 func fanoutRun(ctx context.Context, e *env, subscribers, sessions, perSession int) (FanoutRow, error) {
-	row := FanoutRow{Subscribers: subscribers, Sessions: sessions, PerSession: perSession, StoppedWanted: sessions * perSession}
+	row := FanoutRow{Subscribers: subscribers, Sessions: sessions, PerSession: perSession, Rate: e.cfg.FanoutRate, StoppedWanted: sessions * perSession}
 	srv, c, err := e.start(fmt.Sprintf("fanout-%d", subscribers), "")
 	if err != nil {
 		return row, err
@@ -134,7 +139,16 @@ func fanoutMeasure(ctx context.Context, e *env, srv *Server, c *client, row *Fan
 	var errs *errorCount
 	var lat []time.Duration
 	m, err := measure(srv, func() {
-		lat, errs = promptAll(ctx, c, ids, row.PerSession)
+		// Paced, the delay is the server's at a load it keeps up with;
+		// unpaced, it includes the queue of a machine the server and
+		// the subscribers fill.
+		var pace <-chan time.Time
+		if row.Rate > 0 {
+			tick := time.NewTicker(time.Duration(float64(time.Second) / row.Rate))
+			defer tick.Stop()
+			pace = tick.C
+		}
+		lat, errs = promptAll(ctx, c, ids, row.PerSession, pace)
 		all := make(chan struct{})
 		go func() {
 			delivered.Wait()

@@ -32,6 +32,10 @@ type Config struct {
 
 	Subscribers    []int // fanout: subscribers per row
 	FanoutSessions int   // fanout: sessions prompting meanwhile
+	// FanoutRate paces the fan-out's prompts: this many a second, the
+	// sessions together; 0 lets each session prompt again as soon as it
+	// is answered.
+	FanoutRate float64
 
 	Turns    []int // getsession: session lengths
 	GetCalls int   // getsession: calls per length

@@ -84,7 +84,7 @@ func promptRun(ctx context.Context, e *env, db string, stored, sessions, perSess
 			return false, err
 		}
 		m, err := measure(srv, func() {
-			lat, errs := promptAll(ctx, c, ids, perSession)
+			lat, errs := promptAll(ctx, c, ids, perSession, nil)
 			row.Latency = Summarise(lat)
 			row.Prompts = len(lat)
 			row.Errors, row.FirstError = errs.get()
@@ -165,13 +165,20 @@ feed:
 
 // promptAll has every session prompt perSession times, all at once, and
 // returns the latencies of the prompts that completed.
-func promptAll(ctx context.Context, c *client, ids []string, perSession int) ([]time.Duration, *errorCount) {
+func promptAll(ctx context.Context, c *client, ids []string, perSession int, pace <-chan time.Time) ([]time.Duration, *errorCount) {
 	var lat samples
 	errs := &errorCount{}
 	var wg sync.WaitGroup
 	for _, id := range ids {
 		wg.Go(func() {
 			for i := range perSession {
+				if pace != nil {
+					select {
+					case <-pace:
+					case <-ctx.Done():
+						return
+					}
+				}
 				begin := time.Now()
 				if err := c.prompt(ctx, id, fmt.Sprintf("prompt %d", i)); err != nil {
 					errs.add(err)

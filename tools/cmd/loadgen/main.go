@@ -111,6 +111,7 @@ func parseFlags(args []string, stderr io.Writer) (loadgen.Config, bool, error) {
 	fs.IntVar(&s.prompts, "prompts", 0, "prompts: prompts per session, and fanout's (default 10)")
 	fs.Var(&s.subscribers, "subscribers", "fanout: SSE `subscribers`, a list (default 200,1000; quick 50,200)")
 	fs.IntVar(&s.fanoutSessions, "fanout-sessions", 0, "fanout: sessions prompting meanwhile (default 16)")
+	fs.Float64Var(&cfg.FanoutRate, "fanout-rate", 0, "fanout: prompts per second the sessions make together, paced; 0 for each session prompting again as soon as it is answered (the server as busy as it gets)")
 	fs.Var(&s.turns, "turns", "getsession: session `lengths` in turns, a list (default 10,100,1000; quick 10,100)")
 	fs.IntVar(&s.getCalls, "get-calls", 0, "getsession: calls per length (default 200; quick 50)")
 	fs.IntVar(&s.stored, "stored", 0, "stored and startup: sessions in the database (default 100000; quick 10000)")
@@ -138,7 +139,7 @@ func parseFlags(args []string, stderr io.Writer) (loadgen.Config, bool, error) {
 	if quick {
 		base = loadgen.QuickConfig()
 	}
-	base.AgentsBin, base.ModelURL, base.Keep, base.PostWait, base.ServeArgs, base.ProfileDir = cfg.AgentsBin, cfg.ModelURL, cfg.Keep, cfg.PostWait, serveArgs, cfg.ProfileDir
+	base.AgentsBin, base.ModelURL, base.Keep, base.PostWait, base.ServeArgs, base.ProfileDir, base.FanoutRate = cfg.AgentsBin, cfg.ModelURL, cfg.Keep, cfg.PostWait, serveArgs, cfg.ProfileDir, cfg.FanoutRate
 	if scenarios != "" {
 		base.Scenarios = strings.Split(scenarios, ",")
 	}
@@ -186,6 +187,9 @@ func check(c loadgen.Config) error {
 		if len(list) == 0 {
 			return fmt.Errorf("%s needs at least one size", name)
 		}
+	}
+	if c.FanoutRate < 0 {
+		return errors.New("-fanout-rate cannot be negative")
 	}
 	if c.IdleMore < 0 || c.IdleAfter < 0 || c.EvictWait < 0 || c.IdleEvict < 0 {
 		return errors.New("-idle-more, -idle-after, -evict-wait and -idle-evict cannot be negative")
