@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -22,8 +23,8 @@ import (
 // Metrics are the server's Prometheus metrics, on a registry of their own.
 // They come from four places: the event stream (runs, tool calls, events
 // by kind), the runner's step timings (OnStep), the request layer, and, at
-// scrape time, the store (sessions by status) and the hub (subscribers,
-// lagged cuts).
+// scrape time, the store (sessions by status), the hub (subscribers,
+// lagged cuts) and the runner (sessions loaded, runs active).
 type Metrics struct {
 	reg *prometheus.Registry
 
@@ -38,6 +39,9 @@ type Metrics struct {
 	toolSeconds  prometheus.Histogram
 	requests     *prometheus.CounterVec
 	requestTime  *prometheus.HistogramVec
+	// runner is the server's, set by New: the metrics exist before it
+	// (its OnStep is theirs).
+	runner atomic.Pointer[runner.Runner]
 }
 
 // latencyBuckets span a quick tool call to a long model answer, in seconds.
@@ -97,8 +101,22 @@ func NewMetrics(sessions store.Sessions, hub *events.Hub) *Metrics {
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "agents_event_seq", Help: "Sequence number of the newest event: every event ever published by this process.",
 		}, func() float64 { return float64(hub.Seq()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "agents_sessions_loaded", Help: "Sessions held in memory: running, or idle until their idle eviction.",
+		}, func() float64 { return m.fromRunner((*runner.Runner).LiveSessions) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "agents_runs_active", Help: "Runs in flight, the ones the run limits count.",
+		}, func() float64 { return m.fromRunner((*runner.Runner).ActiveRuns) }),
 	)
 	return m
+}
+
+// fromRunner reads a count of the runner, 0 before there is one.
+func (m *Metrics) fromRunner(count func(*runner.Runner) int) float64 {
+	if r := m.runner.Load(); r != nil {
+		return float64(count(r))
+	}
+	return 0
 }
 
 // Handler serves the metrics in the Prometheus text format.

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"net/http"
 	"runtime"
 	"strings"
 	"testing"
@@ -15,7 +16,7 @@ import (
 // A parked session answers and runs again at once. Not parallel: other
 // tests' sessions would count.
 func TestIdleSessionsStayLoadedWithoutAGoroutine(t *testing.T) {
-	e := start(t, answerRules(), withRunner(func(o *runner.Options) { o.IdleEvict = time.Minute }))
+	e := start(t, answerRules(), withMetrics(), withRunner(func(o *runner.Options) { o.IdleEvict = time.Minute }))
 	const n = 40
 	ids := make([]string, n)
 	for i := range ids {
@@ -25,6 +26,9 @@ func TestIdleSessionsStayLoadedWithoutAGoroutine(t *testing.T) {
 	eventually(t, "the idle sessions' goroutines end", func() bool { return actorGoroutines() == 0 })
 	if live := e.runner.LiveSessions(); live != n {
 		t.Fatalf("%d sessions loaded, want all %d: parked is not evicted", live, n)
+	}
+	if _, _, body := e.do(http.MethodGet, "/metrics", ""); !strings.Contains(string(body), "\nagents_sessions_loaded 40\n") || !strings.Contains(string(body), "\nagents_runs_active 0\n") {
+		t.Errorf("/metrics does not count 40 sessions loaded and no run active:\n%s", body)
 	}
 
 	// A parked session takes a message and answers it.

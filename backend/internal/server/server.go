@@ -94,6 +94,9 @@ func New(d Deps) *Server {
 		version: d.Version,
 	}
 	s.mcp = &mcpEndpoint{s: s}
+	if d.Metrics != nil && d.Runner != nil {
+		d.Metrics.runner.Store(d.Runner)
+	}
 	if err := s.security.Validate(); err != nil {
 		log.Error("refusing the CORS wildcard", "error", err.Error())
 		s.security.CORSOrigins = withoutWildcard(s.security.CORSOrigins)
