@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"slices"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -255,6 +256,19 @@ type pendingWrite struct {
 // maxGroup bounds the changes one group commit takes.
 const maxGroup = 64
 
+// With many runs in flight the committer waits up to groupWait for more
+// writes before it commits what it has: a commit costs about the same for
+// one change as for ten (the transaction, the pages of the WAL), and the
+// steps of the other runs end within that time. At 64 sessions a group
+// grew from 2–3 changes to 9–10, and a prompt cost a tenth less CPU
+// (BENCHMARKS.md). With fewer than groupWaitRuns runs, or once every
+// run in flight has a write in the group, it does not wait: a lone
+// session's step pays nothing.
+const (
+	groupWait     = time.Millisecond
+	groupWaitRuns = 8
+)
+
 // commitLoop is the committer: it takes the writes that are waiting, up
 // to maxGroup, commits them in one transaction (each in a savepoint, so
 // one that fails fails alone), publishes the events of those that
@@ -265,6 +279,8 @@ func (r *Runner) commitLoop() {
 	defer r.actors.Done()
 	group := make([]*pendingWrite, 0, maxGroup)
 	changes := make([]*store.Change, 0, maxGroup)
+	wait := time.NewTimer(groupWait)
+	wait.Stop()
 	for {
 		group, changes = group[:0], changes[:0]
 		select {
@@ -282,6 +298,9 @@ func (r *Runner) commitLoop() {
 				break more
 			}
 		}
+		if runs := int(r.active.Load()); runs >= groupWaitRuns {
+			group = r.gather(group, runs, wait)
+		}
 		for _, w := range group {
 			changes = append(changes, w.change)
 		}
@@ -298,6 +317,24 @@ func (r *Runner) commitLoop() {
 		clear(group)
 		clear(changes)
 	}
+}
+
+// gather adds the writes that come within groupWait to group, until it
+// holds maxGroup or as many as there are runs in flight.
+func (r *Runner) gather(group []*pendingWrite, runs int, wait *time.Timer) []*pendingWrite {
+	wait.Reset(groupWait)
+	defer wait.Stop()
+	for len(group) < maxGroup && len(group) < runs {
+		select {
+		case w := <-r.writes:
+			group = append(group, w)
+		case <-wait.C:
+			return group
+		case <-r.ctx.Done():
+			return group
+		}
+	}
+	return group
 }
 
 // announce logs and publishes events that change no state of their own
