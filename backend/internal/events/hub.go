@@ -127,7 +127,7 @@ func New(opts Options) *Hub {
 		ring:      newRing(opts.RingSize, opts.RingBytes),
 		deltas:    newRing(opts.DeltaRingSize, opts.DeltaRingBytes),
 	}
-	h.subs.init()
+	h.subs.reset()
 	forget := func(p Position) { h.frames.Delete(p) }
 	h.ring.dropped, h.deltas.dropped = forget, forget
 	return h
@@ -334,7 +334,5 @@ func (h *Hub) Shutdown() {
 	defer h.mu.Unlock()
 	h.shutdown = true
 	h.subs.each(func(s *Subscription) { s.end(reasonShutdown) })
-	h.subs.all = nil
-	h.subs.init()
-	h.subs.count.Store(0)
+	h.subs.reset()
 }

@@ -20,9 +20,12 @@ type index struct {
 	count atomic.Int64
 }
 
-func (x *index) init() {
+// reset empties the index: no subscriber in any bucket.
+func (x *index) reset() {
+	x.all = nil
 	x.owners = make(map[string][]*Subscription)
 	x.sessions = make(map[string][]*Subscription)
+	x.count.Store(0)
 }
 
 func (x *index) add(s *Subscription) {
