@@ -36,7 +36,8 @@ type sessionSlotKey struct{}
 // for the route to write from the cache.
 func sessionFor(ctx context.Context, view runner.View) *agentsv1.Session {
 	slot, _ := ctx.Value(sessionSlotKey{}).(*sessionSlot)
-	if slot == nil || len(view.Turns) == 0 {
+	if slot == nil || slot.session != nil || len(view.Turns) == 0 {
+		// A slot holds one session: a second one is answered whole.
 		return sessionOf(view)
 	}
 	turns := view.Turns
