@@ -164,7 +164,9 @@ feed:
 }
 
 // promptAll has every session prompt perSession times, all at once, and
-// returns the latencies of the prompts that completed.
+// returns the latencies of the prompts that completed. With pace, each
+// prompt waits for a value from it first (a ticker: so many a second,
+// the sessions together); nil lets each go as soon as the last answered.
 func promptAll(ctx context.Context, c *client, ids []string, perSession int, pace <-chan time.Time) ([]time.Duration, *errorCount) {
 	var lat samples
 	errs := &errorCount{}
