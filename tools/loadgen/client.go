@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"time"
 )
 
@@ -18,6 +19,9 @@ type client struct {
 	// postWait makes a prompt one request, a post with wait, instead of
 	// a post and then a waiting GetSession.
 	postWait bool
+	// waitWhole has the waiting GetSession ask for the whole session
+	// rather than the turns after the prompt's.
+	waitWhole bool
 }
 
 // newClient returns a client that keeps up to conns connections open to
@@ -117,19 +121,24 @@ func (c *client) create(ctx context.Context, text string) (string, error) {
 	return out.ID, nil
 }
 
-// post posts a message that must start a run.
-func (c *client) post(ctx context.Context, id, text string) error {
+// post posts a message that must start a run, and returns the index of
+// its turn.
+func (c *client) post(ctx context.Context, id, text string) (int, error) {
 	var out struct {
-		MailID string `json:"mail_id"`
+		MailID string      `json:"mail_id"`
+		Meta   sessionMeta `json:"session"` // the summary once the message was accepted
 	}
 	path := "/v1/sessions/" + id + "/messages"
 	if _, err := c.do(ctx, "POST", path, message{Text: text}, &out); err != nil {
-		return err
+		return 0, err
 	}
 	if out.MailID != "" {
-		return fmt.Errorf("POST %s: the session was busy: the message became mail %s", path, out.MailID)
+		return 0, fmt.Errorf("POST %s: the session was busy: the message became mail %s", path, out.MailID)
 	}
-	return nil
+	if out.Meta.TurnCount < 1 {
+		return 0, fmt.Errorf("POST %s: no turn count in the answer", path)
+	}
+	return out.Meta.TurnCount - 1, nil
 }
 
 // waitTimeout is the long poll's own timeout; a run still going when it
@@ -137,9 +146,13 @@ func (c *client) post(ctx context.Context, id, text string) error {
 const waitTimeout = 60 * time.Second
 
 // wait long-polls a session until its run stopped, and fails unless it
-// stopped ready.
-func (c *client) wait(ctx context.Context, id string) (sessionMeta, error) {
+// stopped ready. The answer carries the turns after afterTurn, unless
+// afterTurn is negative: then every turn.
+func (c *client) wait(ctx context.Context, id string, afterTurn int) (sessionMeta, error) {
 	path := fmt.Sprintf("/v1/sessions/%s?wait=true&timeout=%s", id, waitTimeout)
+	if afterTurn >= 0 {
+		path += "&after_turn=" + strconv.Itoa(afterTurn)
+	}
 	for {
 		var m sessionMeta // the session, its summary at the top
 		if _, err := c.do(ctx, "GET", path, nil, &m); err != nil {
@@ -161,10 +174,14 @@ func (c *client) prompt(ctx context.Context, id, text string) error {
 	if c.postWait {
 		return c.postAndWait(ctx, id, text)
 	}
-	if err := c.post(ctx, id, text); err != nil {
+	turn, err := c.post(ctx, id, text)
+	if err != nil {
 		return err
 	}
-	_, err := c.wait(ctx, id)
+	if c.waitWhole {
+		turn = -1
+	}
+	_, err = c.wait(ctx, id, turn)
 	return err
 }
 
@@ -187,7 +204,7 @@ func (c *client) postAndWait(ctx context.Context, id, text string) error {
 	case statusReady:
 		return nil
 	case statusRunning, "":
-		_, err := c.wait(ctx, id)
+		_, err := c.wait(ctx, id, -1)
 		return err
 	default:
 		return fmt.Errorf("session %s stopped %s (%s), want ready", id, m.Status, m.StatusReason)

@@ -1,8 +1,8 @@
 // Package loadgen measures a real `agents serve` process over HTTP.
 //
 // It runs the agents binary with a temporary data directory and --port 0
-// against the offline model (fakellm, served in this process, answering
-// every prompt at once with text and no tool call), drives it through the
+// against an offline model served in this process (answering every
+// prompt at once with text and no tool call; see Model), drives it through the
 // plain JSON routes and the SSE stream as scripts do, and reads the
 // server's CPU time and RSS from /proc. Each scenario starts servers of
 // its own:
@@ -20,7 +20,7 @@
 //     then evicted; then of a second wave of more sessions, against the
 //     first wave's rows: the marginal cost on a warm server.
 //
-// A prompt is PostMessage followed by a waiting GetSession until the run
-// it started stopped (ready). Stored sessions are written into the SQLite
+// A prompt is PostMessage followed by a waiting GetSession for the turns
+// after the prompt's, until the run it started stopped (ready). Stored sessions are written into the SQLite
 // file directly (see SeedSessions).
 package loadgen

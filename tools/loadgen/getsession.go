@@ -101,10 +101,11 @@ func longSession(ctx context.Context, c *client, turns int) (id string, got int,
 	}
 	var meta sessionMeta
 	for i := 0; meta.TurnCount < turns; i++ {
-		if err := c.post(ctx, id, fmt.Sprintf("prompt %d", i)); err != nil {
+		turn, err := c.post(ctx, id, fmt.Sprintf("prompt %d", i))
+		if err != nil {
 			return "", 0, 0, err
 		}
-		if meta, err = c.wait(ctx, id); err != nil {
+		if meta, err = c.wait(ctx, id, turn); err != nil {
 			return "", 0, 0, err
 		}
 	}

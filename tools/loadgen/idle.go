@@ -240,7 +240,7 @@ func (w *idleWave) run(ctx context.Context, e *env, srv *Server, c *client, res 
 		if err != nil {
 			return err
 		}
-		_, err = c.wait(ctx, id)
+		_, err = c.wait(ctx, id, 0)
 		return err
 	})
 	if err != nil {

@@ -16,11 +16,12 @@ import (
 // Config is what to run, and how big.
 type Config struct {
 	AgentsBin string   // the agents binary; empty: build ./backend/cmd/agents
-	ModelURL  string   // an offline model already running; empty: serve fakellm here
+	ModelURL  string   // an offline model already running; empty: serve one here
 	Scenarios []string // names from Scenarios; empty: all
 	ServeArgs []string // more flags for every `agents serve`
 	Keep      bool     // keep the temporary directory
 	PostWait  bool     // a prompt is one request: a post with wait
+	WaitWhole bool     // a prompt's waiting GetSession returns every turn
 	// ProfileDir, when set, has every server serve its profiles
 	// (AGENTS_PPROF=1) and receives a CPU profile of each measured
 	// workload, named after the server's directory.
@@ -167,9 +168,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	defer e.model.Close()
 
-	rep := &Report{Machine: describeMachine(e.bin), Started: time.Now(), Prompt: "POST /v1/sessions/{id}/messages, then GET /v1/sessions/{id}?wait=true"}
-	if cfg.PostWait {
+	rep := &Report{Machine: describeMachine(e.bin), Started: time.Now(), Prompt: "POST /v1/sessions/{id}/messages, then GET /v1/sessions/{id}?wait=true&after_turn={its turn}"}
+	switch {
+	case cfg.PostWait:
 		rep.Prompt = "POST /v1/sessions/{id}/messages?wait=true"
+	case cfg.WaitWhole:
+		rep.Prompt = "POST /v1/sessions/{id}/messages, then GET /v1/sessions/{id}?wait=true (every turn)"
 	}
 	rep.Machine.LoadBefore = LoadAverage()
 	for _, s := range selected {
@@ -186,7 +190,6 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			e.logf("   %s FAILED: %v", s.Name, err)
 		}
 		rep.Scenarios = append(rep.Scenarios, sr)
-		e.model.Forget()
 	}
 	rep.Machine.LoadAfter = LoadAverage()
 	return rep, nil
@@ -292,7 +295,7 @@ func (e *env) start(name, db string, args ...string) (*Server, *client, error) {
 		return nil, nil, err
 	}
 	c := newClient(srv.URL, 512)
-	c.postWait = e.cfg.PostWait
+	c.postWait, c.waitWhole = e.cfg.PostWait, e.cfg.WaitWhole
 	return srv, c, nil
 }
 
@@ -325,7 +328,7 @@ func (e *env) seededDB(ctx context.Context, n int) (string, error) {
 		}
 		id, err := c.create(ctx, "a stored session")
 		if err == nil {
-			_, err = c.wait(ctx, id)
+			_, err = c.wait(ctx, id, 0)
 		}
 		if err = errors.Join(err, e.stop(srv, c)); err != nil {
 			return "", fmt.Errorf("make the template session: %w", err)

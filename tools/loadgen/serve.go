@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"syscall"
@@ -46,7 +47,8 @@ type Server struct {
 	// Ready is the time from exec to the first 200 from /readyz.
 	Ready time.Duration
 
-	profile string // where a measured workload's CPU profile goes
+	profile       string   // where a measured workload's CPU profile goes
+	clientProfile *os.File // this process's profile of the same workload
 
 	cmd    *exec.Cmd
 	logs   *serverLog
@@ -285,6 +287,25 @@ func (s *Server) startProfile() error {
 		body, _ := io.ReadAll(resp.Body)
 		return fmt.Errorf("start the CPU profile: %s: %s", resp.Status, body)
 	}
+	return s.startClientProfile()
+}
+
+// startClientProfile profiles this process too, next to the server's
+// profile: on a small machine the load tool and its model share the CPU
+// with the server, so what they spend bounds what the server can show.
+func (s *Server) startClientProfile() error {
+	if err := os.MkdirAll(filepath.Dir(s.profile), 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(strings.TrimSuffix(s.profile, ".cpu.pprof") + ".client.cpu.pprof")
+	if err != nil {
+		return err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return fmt.Errorf("start the load tool's CPU profile: %w", err)
+	}
+	s.clientProfile = f
 	return nil
 }
 
@@ -293,6 +314,13 @@ func (s *Server) startProfile() error {
 func (s *Server) stopProfile() error {
 	if s.profile == "" {
 		return nil
+	}
+	if f := s.clientProfile; f != nil {
+		pprof.StopCPUProfile()
+		s.clientProfile = nil
+		if err := f.Close(); err != nil {
+			return err
+		}
 	}
 	resp, err := http.Post(s.URL+"/debug/pprof/cpu/stop", "", nil)
 	if err != nil {

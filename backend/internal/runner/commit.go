@@ -304,7 +304,12 @@ func (r *Runner) commitLoop() {
 		for _, w := range group {
 			changes = append(changes, w.change)
 		}
-		outcomes := r.store.CommitAll(r.ctx, changes)
+		// A group commit runs to its end even when the runner is closing:
+		// its writes were promised to their sessions, and SQLite's
+		// transaction is short. A context that is never done also spares
+		// database/sql and the driver a watcher goroutine for the
+		// transaction and for each of its statements.
+		outcomes := r.store.CommitAll(context.WithoutCancel(r.ctx), changes)
 		for i, w := range group {
 			if outcomes[i] == nil {
 				for j, ev := range w.events {

@@ -104,7 +104,8 @@ func parseFlags(args []string, stderr io.Writer) (loadgen.Config, bool, error) {
 	fs.BoolVar(&quick, "quick", false, "small sizes: a check that runs in about a minute")
 	fs.BoolVar(&asJSON, "json", false, "print the report as JSON instead of tables")
 	fs.BoolVar(&cfg.PostWait, "post-wait", false, "make a prompt one request, POST …/messages?wait=true, instead of a post and a waiting GetSession")
-	fs.StringVar(&cfg.ProfileDir, "profile", "", "write a CPU profile of the server for each measured workload into `dir` (the server serves /debug/pprof/ with AGENTS_PPROF=1)")
+	fs.BoolVar(&cfg.WaitWhole, "wait-whole", false, "have a prompt's waiting GetSession return the whole session, every turn, instead of the turns after the prompt's")
+	fs.StringVar(&cfg.ProfileDir, "profile", "", "write CPU profiles of the server and of the load tool itself (….client.cpu.pprof) for each measured workload into `dir` (the server serves /debug/pprof/ with AGENTS_PPROF=1)")
 	fs.BoolVar(&cfg.Keep, "keep", false, "keep the temporary directory (databases, agent file)")
 	fs.Var(&serveArgs, "serve-arg", "one more `flag` for agents serve, such as --max-runs=0 (repeatable)")
 	fs.Var(&s.concurrency, "concurrency", "prompts: concurrent `sessions`, a list (default 1,16,64,256; quick 1,16,64)")
@@ -139,7 +140,7 @@ func parseFlags(args []string, stderr io.Writer) (loadgen.Config, bool, error) {
 	if quick {
 		base = loadgen.QuickConfig()
 	}
-	base.AgentsBin, base.ModelURL, base.Keep, base.PostWait, base.ServeArgs, base.ProfileDir, base.FanoutRate = cfg.AgentsBin, cfg.ModelURL, cfg.Keep, cfg.PostWait, serveArgs, cfg.ProfileDir, cfg.FanoutRate
+	base.AgentsBin, base.ModelURL, base.Keep, base.PostWait, base.WaitWhole, base.ServeArgs, base.ProfileDir, base.FanoutRate = cfg.AgentsBin, cfg.ModelURL, cfg.Keep, cfg.PostWait, cfg.WaitWhole, serveArgs, cfg.ProfileDir, cfg.FanoutRate
 	if scenarios != "" {
 		base.Scenarios = strings.Split(scenarios, ",")
 	}
