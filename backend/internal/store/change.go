@@ -86,10 +86,16 @@ func (s *SQL) Commit(ctx context.Context, c *Change) error {
 	return s.CommitAll(ctx, []*Change{c})[0]
 }
 
-// CommitAll writes changes in one transaction (a group commit), each in a
-// savepoint of its own: a change that fails is rolled back alone and
-// reports its error, the others commit together, in order. A failure of
-// the transaction itself fails them all. errs[i] is changes[i]'s.
+// CommitAll writes changes in one transaction (a group commit): a change
+// that fails is rolled back alone and reports its error, the others
+// commit together, in order. A failure of the transaction itself fails
+// them all. errs[i] is changes[i]'s.
+//
+// Changes almost never fail, so the group is first written as one: each
+// change's rows, then every change's events in as few INSERTs as they
+// fit. Only when a change fails is the transaction rolled back and the
+// group written again with each change in a savepoint of its own, which
+// costs two statements a change and an INSERT of events each.
 func (s *SQL) CommitAll(ctx context.Context, changes []*Change) []error {
 	out := make([]error, len(changes))
 	preps := make([]*encoded, len(changes))
@@ -102,23 +108,76 @@ func (s *SQL) CommitAll(ctx context.Context, changes []*Change) []error {
 	if ok == 0 {
 		return out
 	}
-	single := ok == 1
-	err := WithTx(ctx, s.write, func(tx *sqlx.Tx) error {
+	err, inChange := s.commitTogether(ctx, changes, preps, out)
+	if err != nil && inChange && ok > 1 {
+		forgetSeqs(changes)
+		err = s.commitEach(ctx, changes, preps, out)
+	}
+	if _, typed := errs.As(err); err != nil && !typed {
+		// Beginning or committing the transaction failed (the database is
+		// locked, say): a kind of its own, not a bare error.
+		err = s.translate(err, nil, "commit change")
+	}
+	if err != nil {
+		forgetSeqs(changes)
+		for i := range out {
+			if out[i] == nil {
+				out[i] = err
+			}
+		}
+	}
+	return out
+}
+
+// commitTogether writes the changes whose out is nil in one transaction
+// with no savepoints. inChange reports that err came from writing a
+// change, not from beginning or committing the transaction.
+func (s *SQL) commitTogether(ctx context.Context, changes []*Change, preps []*encoded, out []error) (err error, inChange bool) {
+	err = WithTx(ctx, s.write, func(tx *sqlx.Tx) error {
+		events := 0
 		for i, c := range changes {
 			if out[i] != nil {
 				continue
 			}
-			if single {
-				// One change needs no savepoint: the transaction is it.
-				return s.applyChange(ctx, tx, c, preps[i])
+			if err := s.applyRows(ctx, tx, c, preps[i]); err != nil {
+				inChange = true
+				return err
+			}
+			events += len(c.Events)
+		}
+		if events == 0 {
+			return nil
+		}
+		all := make([]*Event, 0, events)
+		for i, c := range changes {
+			if out[i] == nil {
+				for e := range c.Events {
+					all = append(all, &c.Events[e])
+				}
+			}
+		}
+		if err := s.appendEvents(ctx, tx, all); err != nil {
+			inChange = true
+			return err
+		}
+		return nil
+	})
+	return err, inChange
+}
+
+// commitEach writes the changes whose out is nil in one transaction, each
+// in a savepoint, recording in out the error of each change that fails.
+func (s *SQL) commitEach(ctx context.Context, changes []*Change, preps []*encoded, out []error) error {
+	return WithTx(ctx, s.write, func(tx *sqlx.Tx) error {
+		for i, c := range changes {
+			if out[i] != nil {
+				continue
 			}
 			if _, err := tx.ExecContext(ctx, "SAVEPOINT change"); err != nil {
 				return s.translate(err, nil, "savepoint")
 			}
 			if out[i] = s.applyChange(ctx, tx, c, preps[i]); out[i] != nil {
-				for e := range c.Events {
-					c.Events[e].Seq = 0
-				}
+				forgetSeqs(changes[i : i+1])
 				if _, err := tx.ExecContext(ctx, "ROLLBACK TO SAVEPOINT change"); err != nil {
 					return s.translate(err, nil, "roll back a change")
 				}
@@ -129,19 +188,15 @@ func (s *SQL) CommitAll(ctx context.Context, changes []*Change) []error {
 		}
 		return nil
 	})
-	if _, typed := errs.As(err); err != nil && !typed {
-		// Beginning or committing the transaction failed (the database is
-		// locked, say): a kind of its own, not a bare error.
-		err = s.translate(err, nil, "commit change")
-	}
-	if err != nil {
-		for i := range out {
-			if out[i] == nil {
-				out[i] = err
-			}
+}
+
+// forgetSeqs clears the seqs a rolled-back write gave the changes' events.
+func forgetSeqs(changes []*Change) {
+	for _, c := range changes {
+		for e := range c.Events {
+			c.Events[e].Seq = 0
 		}
 	}
-	return out
 }
 
 // encoded is a change checked and encoded before its transaction starts,
@@ -196,8 +251,20 @@ func (s *SQL) prepare(c *Change) (*encoded, error) {
 	return p, nil
 }
 
-// applyChange writes one prepared change inside tx.
+// applyChange writes one prepared change inside tx, its events too.
 func (s *SQL) applyChange(ctx context.Context, tx *sqlx.Tx, c *Change, p *encoded) error {
+	if err := s.applyRows(ctx, tx, c, p); err != nil {
+		return err
+	}
+	evs := make([]*Event, len(c.Events))
+	for e := range c.Events {
+		evs[e] = &c.Events[e]
+	}
+	return s.appendEvents(ctx, tx, evs)
+}
+
+// applyRows writes one prepared change inside tx, all but its events.
+func (s *SQL) applyRows(ctx context.Context, tx *sqlx.Tx, c *Change, p *encoded) error {
 	if c.Meta != nil {
 		if err := s.writeMeta(ctx, tx, c, p.base, p.turns); err != nil {
 			return err
@@ -262,7 +329,7 @@ func (s *SQL) applyChange(ctx context.Context, tx *sqlx.Tx, c *Change, p *encode
 			return s.translate(err, nil, "record idempotency key")
 		}
 	}
-	return s.appendEvents(ctx, tx, c.Events)
+	return nil
 }
 
 // writeMeta inserts a new session or updates an existing one, guarded by

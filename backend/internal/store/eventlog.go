@@ -44,10 +44,11 @@ type EventFilter struct {
 const (
 	sqlAppendEvents = `INSERT INTO events (session_id, owner, kind, time, body) VALUES`
 	eventWidth      = 5
-	eventBatch      = 4
+	eventBatch      = 16
 )
 
-func (s *SQL) appendEvents(ctx context.Context, tx *sqlx.Tx, evs []Event) error {
+// appendEvents appends evs in order and gives each its seq.
+func (s *SQL) appendEvents(ctx context.Context, tx *sqlx.Tx, evs []*Event) error {
 	if len(evs) == 0 {
 		return nil
 	}

@@ -178,6 +178,44 @@ func testPruneEvents(t *testing.T, fresh func(t *testing.T) Opener) {
 	equal(t, "left", left(), seqs[9:])
 }
 
+// testCommitAllEvents: a group whose changes all succeed stores every
+// event of every change, more than one INSERT holds, with seqs in the
+// changes' order and each change's own order.
+func testCommitAllEvents(t *testing.T, fresh func(t *testing.T) Opener) {
+	ctx := context.Background()
+	s := open(t, fresh(t))
+	var changes []*store.Change
+	for i := range 6 {
+		id := fmt.Sprintf("s%d", i)
+		mustCreate(t, s, newMeta(id, "o", at(0)))
+		m := mustGet(t, s, id)
+		m.TurnCount++
+		c := &store.Change{Meta: &m, NewTurns: []session.Turn{userTurn(0, "hi")}}
+		for e := range 7 {
+			c.Events = append(c.Events, event(id, "o", "session.updated", i*10+e))
+		}
+		changes = append(changes, c)
+	}
+	for i, err := range s.CommitAll(ctx, changes) {
+		noErr(t, err, "change %d", i)
+	}
+	var want []uint64
+	for _, c := range changes {
+		for _, e := range c.Events {
+			if len(want) > 0 && e.Seq <= want[len(want)-1] {
+				t.Fatalf("seq %d after %d: not in the changes' order", e.Seq, want[len(want)-1])
+			}
+			want = append(want, e.Seq)
+		}
+	}
+	all, err := s.EventsAfter(ctx, store.EventFilter{All: true}, 0, 0)
+	noErr(t, err, "read events")
+	equal(t, "events stored", eventSeqs(all), want)
+	for _, c := range changes {
+		equal(t, c.Meta.ID+"'s turns", mustGet(t, s, c.Meta.ID).TurnCount, 1)
+	}
+}
+
 // testCommitAll: a group commit writes its changes in order, each with its
 // own outcome: a failing one leaves nothing, the others all commit.
 func testCommitAll(t *testing.T, fresh func(t *testing.T) Opener) {
@@ -203,6 +241,7 @@ func testCommitAll(t *testing.T, fresh func(t *testing.T) Opener) {
 	if !(changes[0].Events[0].Seq < changes[2].Events[0].Seq && changes[2].Events[0].Seq < changes[3].Events[0].Seq) {
 		t.Fatalf("seqs %d, %d, %d are not in the changes' order", changes[0].Events[0].Seq, changes[2].Events[0].Seq, changes[3].Events[0].Seq)
 	}
+	equal(t, "the failed change's event seq", changes[1].Events[0].Seq, uint64(0))
 	all, err := s.EventsAfter(ctx, store.EventFilter{All: true}, 0, 0)
 	noErr(t, err, "read events")
 	equal(t, "events stored", eventSeqs(all), []uint64{changes[0].Events[0].Seq, changes[2].Events[0].Seq, changes[3].Events[0].Seq})

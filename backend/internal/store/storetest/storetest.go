@@ -62,6 +62,7 @@ func Run(t *testing.T, fresh func(t *testing.T) Opener) {
 		{"CommitChange", testCommitChange},
 		{"PruneEvents", testPruneEvents},
 		{"CommitAll", testCommitAll},
+		{"CommitAllEvents", testCommitAllEvents},
 		{"CommitKeepsChildrenWithTheirParent", testCommitKeepsChildrenWithTheirParent},
 	}
 	for _, tc := range tests {
