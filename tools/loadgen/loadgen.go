@@ -30,6 +30,10 @@ type Config struct {
 
 	Concurrency []int // prompts: concurrent sessions per row
 	Prompts     int   // prompts per session (prompts, stored, fanout)
+	// Repeat runs each prompts row this many times, the sizes taking
+	// turns, and reports the median run: on a shared machine one run
+	// can be off by a third.
+	Repeat int
 
 	Subscribers    []int // fanout: subscribers per row
 	FanoutSessions int   // fanout: sessions prompting meanwhile
@@ -58,6 +62,7 @@ func DefaultConfig() Config {
 	return Config{
 		Concurrency:       []int{1, 16, 64, 256},
 		Prompts:           10,
+		Repeat:            3,
 		Subscribers:       []int{200, 1000},
 		FanoutSessions:    16,
 		Turns:             []int{10, 100, 1000},
@@ -78,6 +83,7 @@ func QuickConfig() Config {
 	return Config{
 		Concurrency:       []int{1, 16, 64},
 		Prompts:           10,
+		Repeat:            1,
 		Subscribers:       []int{50, 200},
 		FanoutSessions:    16,
 		Turns:             []int{10, 100},

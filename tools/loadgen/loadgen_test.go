@@ -358,3 +358,21 @@ func TestIdleWaveDeltas(t *testing.T) {
 		t.Errorf("wave 2's row as JSON: %s", b)
 	}
 }
+
+func TestMedianRun(t *testing.T) {
+	t.Parallel()
+	run := func(cpu time.Duration, pps float64) PromptRow {
+		return PromptRow{Sessions: 16, CPUPerPrompt: Duration(cpu), PromptsPerSec: pps}
+	}
+	one := run(time.Millisecond, 900)
+	if got := medianRun([]PromptRow{one}); got != one {
+		t.Errorf("medianRun of one run = %+v, want it as it is", got)
+	}
+	got := medianRun([]PromptRow{run(3*time.Millisecond, 500), run(time.Millisecond, 1500), run(2*time.Millisecond, 800), run(4*time.Millisecond, 400)})
+	if got.CPUPerPrompt != Duration(2*time.Millisecond) || got.PromptsPerSec != 800 || got.Runs != 4 {
+		t.Errorf("medianRun = %+v, want the run of 2 ms (the lower middle one) of 4 runs", got)
+	}
+	if got.CPUPerPromptAt != [2]Duration{Duration(time.Millisecond), Duration(4 * time.Millisecond)} || got.PromptsPerSecAt != [2]float64{400, 1500} {
+		t.Errorf("medianRun ranges = %v and %v, want 1–4 ms and 400–1500 prompts/s", got.CPUPerPromptAt, got.PromptsPerSecAt)
+	}
+}

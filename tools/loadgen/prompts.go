@@ -1,9 +1,11 @@
 package loadgen
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"sync"
 	"time"
 )
@@ -24,6 +26,11 @@ type PromptRow struct {
 	ClientCPU     Duration `json:"client_cpu_ms"` // this process: clients and the model
 	RSS           int64    `json:"server_rss_bytes"`
 	Startup       Duration `json:"startup_ms"`
+	// Runs is how many times the row ran; the row is the median run by
+	// CPU per prompt, and the ranges span all of them.
+	Runs            int         `json:"runs,omitempty"`
+	PromptsPerSecAt [2]float64  `json:"prompts_per_s_range,omitempty"`
+	CPUPerPromptAt  [2]Duration `json:"server_cpu_per_prompt_ms_range,omitempty"`
 }
 
 // PromptRows is the prompts scenario's result (and the stored one's).
@@ -43,26 +50,72 @@ func (r *PromptRows) failed() bool {
 // Table implements Result.
 func (r *PromptRows) Table() ([]string, [][]string) {
 	header := []string{"stored", "sessions", "prompts", "errors", "prompts/s", "p50 ms", "p90 ms", "p99 ms", "cpu/prompt ms", "server cpu ms", "client cpu ms", "rss MB", "startup ms"}
+	repeated := slices.ContainsFunc(r.Rows, func(p PromptRow) bool { return p.Runs > 1 })
+	if repeated {
+		header = append(header, "runs", "prompts/s range", "cpu/prompt range")
+	}
 	var rows [][]string
 	for _, p := range r.Rows {
-		rows = append(rows, []string{itoa(p.Stored), itoa(p.Sessions), fmt.Sprintf("%d×%d", p.Sessions, p.PerSession), itoa(p.Errors),
+		row := []string{itoa(p.Stored), itoa(p.Sessions), fmt.Sprintf("%d×%d", p.Sessions, p.PerSession), itoa(p.Errors),
 			rate(p.PromptsPerSec), ms(p.Latency.P50), ms(p.Latency.P90), ms(p.Latency.P99),
-			ms(p.CPUPerPrompt), ms(p.ServerCPU), ms(p.ClientCPU), mb(p.RSS), ms(p.Startup)})
+			ms(p.CPUPerPrompt), ms(p.ServerCPU), ms(p.ClientCPU), mb(p.RSS), ms(p.Startup)}
+		if repeated {
+			row = append(row, itoa(max(1, p.Runs)),
+				rate(p.PromptsPerSecAt[0])+"–"+rate(p.PromptsPerSecAt[1]),
+				ms(p.CPUPerPromptAt[0])+"–"+ms(p.CPUPerPromptAt[1]))
+		}
+		rows = append(rows, row)
 	}
 	return header, rows
 }
 
 func runPrompts(ctx context.Context, e *env) (Result, error) {
-	res := &PromptRows{}
-	for _, n := range e.cfg.Concurrency {
-		e.logf("   %d sessions × %d prompts", n, e.cfg.Prompts)
-		row, err := promptRun(ctx, e, "", 0, n, e.cfg.Prompts)
-		res.Rows = append(res.Rows, row)
-		if err != nil {
-			return res, fmt.Errorf("%d sessions: %w", n, err)
+	repeat := max(1, e.cfg.Repeat)
+	runs := make([][]PromptRow, len(e.cfg.Concurrency))
+	for r := range repeat {
+		for i, n := range e.cfg.Concurrency {
+			if repeat > 1 {
+				e.logf("   %d sessions × %d prompts (run %d of %d)", n, e.cfg.Prompts, r+1, repeat)
+			} else {
+				e.logf("   %d sessions × %d prompts", n, e.cfg.Prompts)
+			}
+			row, err := promptRun(ctx, e, "", 0, n, e.cfg.Prompts)
+			runs[i] = append(runs[i], row)
+			if err != nil {
+				res := &PromptRows{}
+				for _, rs := range runs {
+					if len(rs) > 0 {
+						res.Rows = append(res.Rows, medianRun(rs))
+					}
+				}
+				return res, fmt.Errorf("%d sessions: %w", n, err)
+			}
 		}
 	}
+	res := &PromptRows{}
+	for _, rs := range runs {
+		res.Rows = append(res.Rows, medianRun(rs))
+	}
 	return res, nil
+}
+
+// medianRun is the run of one row with the median CPU per prompt (the
+// lower of the two middle ones), with the ranges of all the runs.
+func medianRun(runs []PromptRow) PromptRow {
+	if len(runs) == 1 {
+		return runs[0]
+	}
+	sorted := slices.Clone(runs)
+	slices.SortStableFunc(sorted, func(a, b PromptRow) int { return cmp.Compare(a.CPUPerPrompt, b.CPUPerPrompt) })
+	row := sorted[(len(sorted)-1)/2]
+	row.Runs = len(runs)
+	row.CPUPerPromptAt = [2]Duration{sorted[0].CPUPerPrompt, sorted[len(sorted)-1].CPUPerPrompt}
+	row.PromptsPerSecAt = [2]float64{runs[0].PromptsPerSec, runs[0].PromptsPerSec}
+	for _, r := range runs {
+		row.PromptsPerSecAt[0] = min(row.PromptsPerSecAt[0], r.PromptsPerSec)
+		row.PromptsPerSecAt[1] = max(row.PromptsPerSecAt[1], r.PromptsPerSec)
+	}
+	return row
 }
 
 // promptRun starts a server on db (a new database when empty), creates

@@ -79,12 +79,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 // sizes are the flags that set a size; -quick changes their defaults.
 type sizes struct {
-	concurrency, subscribers, turns    ints
-	prompts, fanoutSessions, getCalls  int
-	stored, storedConcurrency, startup int
-	storedPrompts                      int
-	idleSessions, idleMore             int
-	idleAfter, evictWait, idleEvict    time.Duration
+	concurrency, subscribers, turns           ints
+	prompts, repeat, fanoutSessions, getCalls int
+	stored, storedConcurrency, startup        int
+	storedPrompts                             int
+	idleSessions, idleMore                    int
+	idleAfter, evictWait, idleEvict           time.Duration
 }
 
 func parseFlags(args []string, stderr io.Writer) (loadgen.Config, bool, error) {
@@ -108,6 +108,7 @@ func parseFlags(args []string, stderr io.Writer) (loadgen.Config, bool, error) {
 	fs.StringVar(&cfg.ProfileDir, "profile", "", "write CPU profiles of the server and of the load tool itself (….client.cpu.pprof) for each measured workload into `dir` (the server serves /debug/pprof/ with AGENTS_PPROF=1)")
 	fs.BoolVar(&cfg.Keep, "keep", false, "keep the temporary directory (databases, agent file)")
 	fs.Var(&serveArgs, "serve-arg", "one more `flag` for agents serve, such as --max-runs=0 (repeatable)")
+	fs.IntVar(&s.repeat, "repeat", 0, "prompts: run each row this many times, the sizes taking turns, and report the median run by CPU per prompt with the ranges (default 3; quick 1)")
 	fs.Var(&s.concurrency, "concurrency", "prompts: concurrent `sessions`, a list (default 1,16,64,256; quick 1,16,64)")
 	fs.IntVar(&s.prompts, "prompts", 0, "prompts: prompts per session, and fanout's (default 10)")
 	fs.Var(&s.subscribers, "subscribers", "fanout: SSE `subscribers`, a list (default 200,1000; quick 50,200)")
@@ -153,6 +154,7 @@ func parseFlags(args []string, stderr io.Writer) (loadgen.Config, bool, error) {
 	}
 	override("concurrency", func() { base.Concurrency = s.concurrency })
 	override("prompts", func() { base.Prompts = s.prompts })
+	override("repeat", func() { base.Repeat = s.repeat })
 	override("subscribers", func() { base.Subscribers = s.subscribers })
 	override("fanout-sessions", func() { base.FanoutSessions = s.fanoutSessions })
 	override("turns", func() { base.Turns = s.turns })
@@ -176,7 +178,7 @@ func parseFlags(args []string, stderr io.Writer) (loadgen.Config, bool, error) {
 // check rejects sizes no scenario can run with.
 func check(c loadgen.Config) error {
 	for name, v := range map[string]int{
-		"-prompts": c.Prompts, "-fanout-sessions": c.FanoutSessions, "-get-calls": c.GetCalls,
+		"-prompts": c.Prompts, "-repeat": c.Repeat, "-fanout-sessions": c.FanoutSessions, "-get-calls": c.GetCalls,
 		"-stored": c.Stored, "-stored-concurrency": c.StoredConcurrency, "-stored-prompts": c.StoredPrompts, "-startup-runs": c.StartupRuns,
 		"-idle-sessions": c.IdleSessions,
 	} {

@@ -39,11 +39,17 @@ func TestParseFlags(t *testing.T) {
 	if more, _, err := parseFlags([]string{"-idle-more", "50"}, io.Discard); err != nil || more.IdleMore != 50 {
 		t.Errorf("parseFlags(-idle-more 50) = IdleMore %d, %v; want 50", more.IdleMore, err)
 	}
+	if cfg.Repeat != quick.Repeat || full.Repeat != loadgen.DefaultConfig().Repeat {
+		t.Errorf("repeat: %d quick, %d full; want the defaults", cfg.Repeat, full.Repeat)
+	}
+	if r, _, err := parseFlags([]string{"-repeat", "5"}, io.Discard); err != nil || r.Repeat != 5 {
+		t.Errorf("parseFlags(-repeat 5) = Repeat %d, %v; want 5", r.Repeat, err)
+	}
 	if paced, _, err := parseFlags([]string{"-quick", "-fanout-rate", "50"}, io.Discard); err != nil || paced.FanoutRate != 50 {
 		t.Errorf("parseFlags(-quick -fanout-rate 50) = FanoutRate %v, %v; want 50", paced.FanoutRate, err)
 	}
 	for _, args := range [][]string{
-		{"-scenario", "nope"}, {"-prompts", "0"}, {"-concurrency", "1,x"}, {"extra"}, {"-turns", ""}, {"-idle-more", "-1"}, {"-fanout-rate", "-1"},
+		{"-scenario", "nope"}, {"-prompts", "0"}, {"-concurrency", "1,x"}, {"extra"}, {"-turns", ""}, {"-idle-more", "-1"}, {"-fanout-rate", "-1"}, {"-repeat", "0"},
 	} {
 		if _, _, err := parseFlags(args, io.Discard); !errors.Is(err, errUsage) {
 			t.Errorf("parseFlags(%q) = %v, want a usage error", args, err)
