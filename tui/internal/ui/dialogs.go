@@ -36,12 +36,19 @@ func newIDPrompt(th *theme.Theme, km *keys.Map) (*idPrompt, tea.Cmd) {
 	in := textinput.New()
 	in.Prompt = "open session: "
 	in.Placeholder = "id"
-	st := in.Styles()
-	st.Focused.Prompt = th.App.Prompt
-	st.Focused.Placeholder = th.App.Muted
+	p := &idPrompt{th: th, km: km, in: in}
+	p.restyle()
+	return p, p.in.Focus()
+}
+
+// restyle takes the theme's styles, which change when the terminal's
+// background answer comes after the prompt opened.
+func (p *idPrompt) restyle() {
+	st := p.in.Styles()
+	st.Focused.Prompt = p.th.App.Prompt
+	st.Focused.Placeholder = p.th.App.Muted
 	st.Cursor.Blink = false
-	in.SetStyles(st)
-	return &idPrompt{th: th, km: km, in: in}, in.Focus()
+	p.in.SetStyles(st)
 }
 
 func (p *idPrompt) HandleKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
@@ -61,6 +68,7 @@ func (p *idPrompt) HandleKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 }
 
 func (p *idPrompt) Render(w int) string {
+	p.restyle()
 	p.in.SetWidth(max(1, w-len(p.in.Prompt)-1))
 	return layout.Pad(p.in.View(), w)
 }

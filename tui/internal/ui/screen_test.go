@@ -34,3 +34,24 @@ func TestOpenConversationTakesTheBackgroundsTheme(t *testing.T) {
 		t.Errorf("restyled:\n%q\nopened light:\n%q", got, want)
 	}
 }
+
+// The answer may also come while the open-session prompt is up: the
+// prompt takes the new theme too.
+func TestIDPromptTakesTheBackgroundsTheme(t *testing.T) {
+	late, _ := started(t, 80, 24)
+	press(late, "ctrl+o")
+	dark := late.View().Content
+	late.Update(tea.BackgroundColorMsg{Color: color.White})
+
+	early, _ := started(t, 80, 24)
+	early.Update(tea.BackgroundColorMsg{Color: color.White})
+	press(early, "ctrl+o")
+
+	got, want := late.View().Content, early.View().Content
+	if got == dark {
+		t.Fatal("the prompt and the screen kept the dark theme")
+	}
+	if got != want {
+		t.Errorf("restyled:\n%q\nopened light:\n%q", got, want)
+	}
+}
