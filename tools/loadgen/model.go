@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/agents-os/agents/tools/fakellm"
 )
 
 // The agent every scenario talks to. Its API key is never configured, so
@@ -47,111 +49,32 @@ func writeAgentFile(path string) error {
 
 // Model is the offline model served inside this process at no delay.
 //
-// It is not fakellm: fakellm decodes every request (the whole history, a
-// little longer each step), checks it and keeps it for tests to read, and
-// flushes each chunk of its stream on its own. On a small machine the
-// load tool shares the CPU with the server it measures, so its model does
-// the least a zero-delay provider can: it reads the request, looks only at
-// whether it asks for a stream and for usage, and answers with bytes made
-// once, a stream in one write. What the server does with the answer is
-// the same as with any provider's.
+// It is not a fakellm server: that decodes every request (the whole
+// history, a little longer each step), checks it and keeps it for tests
+// to read, and flushes each chunk of its stream on its own. On a small
+// machine the load tool shares the CPU with the server it measures, so
+// its model does the least a zero-delay provider can: it reads the
+// request, looks only at whether it asks for a stream and for usage, and
+// answers with fakellm's bytes made once (fakellm.Canned), a stream in
+// one write. What the server does with the answer is the same as with
+// any provider's.
 type Model struct {
 	URL string // base URL, …/v1
 
 	server *http.Server
 }
 
-// The answers, made once: a streamed answer with usage, one without, and
-// a whole completion.
-var (
-	streamWithUsage = modelStream(true)
-	streamNoUsage   = modelStream(false)
-	completionBody  = modelCompletion()
-)
-
-const (
-	modelName        = "load-model"
-	completionID     = "chatcmpl-load"
-	promptTokens     = 16
-	completionTokens = 2
-)
-
-type modelUsage struct {
-	Prompt     int `json:"prompt_tokens"`
-	Completion int `json:"completion_tokens"`
-	Total      int `json:"total_tokens"`
-}
-
-var answerUsage = modelUsage{Prompt: promptTokens, Completion: completionTokens, Total: promptTokens + completionTokens}
-
-// modelStream is the event stream of answerText: the role, the text in
-// one chunk, the finish reason, usage (as OpenAI sends it, in a last
-// chunk with no choices) when asked, and [DONE].
-func modelStream(usage bool) []byte {
-	type delta struct {
-		Role    string  `json:"role,omitempty"`
-		Content *string `json:"content,omitempty"`
-	}
-	type choice struct {
-		Index        int     `json:"index"`
-		Delta        delta   `json:"delta"`
-		FinishReason *string `json:"finish_reason"`
-	}
-	type chunk struct {
-		ID      string      `json:"id"`
-		Object  string      `json:"object"`
-		Created int64       `json:"created"`
-		Model   string      `json:"model"`
-		Choices []choice    `json:"choices"`
-		Usage   *modelUsage `json:"usage,omitempty"`
-	}
-	empty, text, stop := "", answerText, "stop"
-	chunks := []chunk{
-		{Choices: []choice{{Delta: delta{Role: "assistant", Content: &empty}}}},
-		{Choices: []choice{{Delta: delta{Content: &text}}}},
-		{Choices: []choice{{FinishReason: &stop}}},
-	}
-	if usage {
-		chunks = append(chunks, chunk{Choices: []choice{}, Usage: &answerUsage})
-	}
-	var b bytes.Buffer
-	for _, c := range chunks {
-		c.ID, c.Object, c.Model = completionID, "chat.completion.chunk", modelName
-		data, err := json.Marshal(c)
-		if err != nil {
-			panic(err)
-		}
-		fmt.Fprintf(&b, "data: %s\n\n", data)
-	}
-	b.WriteString("data: [DONE]\n\n")
-	return b.Bytes()
-}
-
-// modelCompletion is answerText as a whole completion, for a request
-// that does not stream.
-func modelCompletion() []byte {
-	type message struct {
-		Role    string `json:"role"`
-		Content string `json:"content"`
-	}
-	type choice struct {
-		Index        int     `json:"index"`
-		Message      message `json:"message"`
-		FinishReason string  `json:"finish_reason"`
-	}
-	b, err := json.Marshal(struct {
-		ID      string     `json:"id"`
-		Object  string     `json:"object"`
-		Created int64      `json:"created"`
-		Model   string     `json:"model"`
-		Choices []choice   `json:"choices"`
-		Usage   modelUsage `json:"usage"`
-	}{completionID, "chat.completion", 0, modelName, []choice{{Message: message{"assistant", answerText}, FinishReason: "stop"}}, answerUsage})
+// answers are the model's answer, made once by fakellm as it would send
+// it.
+var answers = func() fakellm.Canned {
+	c, err := fakellm.NewCanned(modelName, answerText, 16, 2)
 	if err != nil {
 		panic(err)
 	}
-	return b
-}
+	return c
+}()
+
+const modelName = "load-model"
 
 // StartModel serves the model on a local port.
 func StartModel() (*Model, error) {
@@ -181,12 +104,12 @@ func answer(w http.ResponseWriter, r *http.Request) {
 	body := buf.Bytes()
 	if !bytes.Contains(body, []byte(`"stream":true`)) {
 		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write(completionBody)
+		_, _ = w.Write(answers.Completion)
 		return
 	}
-	answer := streamNoUsage
+	answer := answers.Stream
 	if bytes.Contains(body, []byte(`"include_usage":true`)) {
-		answer = streamWithUsage
+		answer = answers.StreamWithUsage
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Content-Length", strconv.Itoa(len(answer)))
