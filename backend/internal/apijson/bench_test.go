@@ -29,3 +29,16 @@ func BenchmarkMarshalSession(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkUnmarshalPostMessage reads a prompt as the JSON route
+// POST /v1/sessions/{id}/messages receives it.
+func BenchmarkUnmarshalPostMessage(b *testing.B) {
+	body := []byte(`{"session_id":"0198f0a2-5d2e-7c4b-9a7e-1f2d3c4b5a69","text":"prompt number 3: say something"}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		var req agentsv1.PostMessageRequest
+		if err := apijson.Unmarshal(body, &req); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"google.golang.org/protobuf/encoding/protojson"
@@ -115,6 +116,19 @@ func decodeKeys(m protoreflect.Message, fd protoreflect.FieldDescriptor, obj map
 // under its new name only (and that name in camelCase): its old one is
 // another field's in the same object.
 func keys(fd protoreflect.FieldDescriptor) []string {
+	if k, ok := keyCache.Load(fd); ok {
+		return k.([]string)
+	}
+	k := fieldKeys(fd)
+	keyCache.Store(fd, k)
+	return k
+}
+
+// keyCache holds each field's keys, worked out once: every request's
+// decoding asks for the keys of every field of its messages.
+var keyCache sync.Map // protoreflect.FieldDescriptor → []string
+
+func fieldKeys(fd protoreflect.FieldDescriptor) []string {
 	n := name(fd)
 	alts := []string{string(fd.Name()), fd.JSONName()}
 	if _, ok := renamed[fd.FullName()]; ok {
