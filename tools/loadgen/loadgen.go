@@ -182,6 +182,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		rep.Prompt = "POST /v1/sessions/{id}/messages, then GET /v1/sessions/{id}?wait=true (every turn)"
 	}
 	rep.Machine.LoadBefore = LoadAverage()
+	if rep.Machine.SpeedBefore, err = MeasureSpeed(); err != nil {
+		return nil, fmt.Errorf("measure the machine's speed: %w", err)
+	}
 	for _, s := range selected {
 		if ctx.Err() != nil {
 			rep.Scenarios = append(rep.Scenarios, ScenarioReport{Name: s.Name, Error: "not run: " + ctx.Err().Error()})
@@ -198,6 +201,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		rep.Scenarios = append(rep.Scenarios, sr)
 	}
 	rep.Machine.LoadAfter = LoadAverage()
+	if rep.Machine.SpeedAfter, err = MeasureSpeed(); err != nil {
+		return nil, fmt.Errorf("measure the machine's speed: %w", err)
+	}
 	return rep, nil
 }
 

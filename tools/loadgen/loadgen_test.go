@@ -376,3 +376,16 @@ func TestMedianRun(t *testing.T) {
 		t.Errorf("medianRun ranges = %v and %v, want 1–4 ms and 400–1500 prompts/s", got.CPUPerPromptAt, got.PromptsPerSecAt)
 	}
 }
+
+func TestMeasureSpeed(t *testing.T) {
+	s, err := MeasureSpeed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.JSON <= 0 || s.Loopback <= 0 {
+		t.Errorf("MeasureSpeed = %+v, want both figures above zero", s)
+	}
+	if got := (Speed{JSON: Duration(42 * time.Microsecond), Loopback: Duration(9 * time.Microsecond)}).String(); got != "JSON 42 µs, loopback round trip 9 µs" {
+		t.Errorf("String = %q", got)
+	}
+}

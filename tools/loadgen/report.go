@@ -31,6 +31,10 @@ type Machine struct {
 	Agents     string  `json:"agents"` // `agents version`
 	LoadBefore float64 `json:"load_before"`
 	LoadAfter  float64 `json:"load_after"`
+	// SpeedBefore and SpeedAfter are the machine's speed as the run began
+	// and ended (see Speed).
+	SpeedBefore Speed `json:"speed_before"`
+	SpeedAfter  Speed `json:"speed_after"`
 }
 
 // ScenarioReport is one scenario's outcome: its result (possibly partial)
@@ -62,6 +66,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 	m := r.Machine
 	fmt.Fprintf(bw, "machine: %s, %d CPUs, %d MB, Linux %s, %s; %s\n", m.CPU, m.CPUs, m.MemoryMB, m.Kernel, m.Go, m.Agents)
 	fmt.Fprintf(bw, "load average (1 min): %.2f before, %.2f after\n", m.LoadBefore, m.LoadAfter)
+	fmt.Fprintf(bw, "speed (lower is faster): %s before; %s after\n", m.SpeedBefore, m.SpeedAfter)
 	fmt.Fprintf(bw, "a prompt: %s\n", r.Prompt)
 	for _, s := range r.Scenarios {
 		fmt.Fprintf(bw, "\n## %s (%.1f s)\n", s.Name, s.Seconds)
