@@ -108,7 +108,7 @@ func (s *SQL) CommitAll(ctx context.Context, changes []*Change) []error {
 	if ok == 0 {
 		return out
 	}
-	err, inChange := s.commitTogether(ctx, changes, preps, out)
+	inChange, err := s.commitTogether(ctx, changes, preps, out)
 	if err != nil && inChange && ok > 1 {
 		forgetSeqs(changes)
 		err = s.commitEach(ctx, changes, preps, out)
@@ -132,7 +132,7 @@ func (s *SQL) CommitAll(ctx context.Context, changes []*Change) []error {
 // commitTogether writes the changes whose out is nil in one transaction
 // with no savepoints. inChange reports that err came from writing a
 // change, not from beginning or committing the transaction.
-func (s *SQL) commitTogether(ctx context.Context, changes []*Change, preps []*encoded, out []error) (err error, inChange bool) {
+func (s *SQL) commitTogether(ctx context.Context, changes []*Change, preps []*encoded, out []error) (inChange bool, err error) {
 	err = WithTx(ctx, s.write, func(tx *sqlx.Tx) error {
 		events := 0
 		for i, c := range changes {
@@ -162,7 +162,7 @@ func (s *SQL) commitTogether(ctx context.Context, changes []*Change, preps []*en
 		}
 		return nil
 	})
-	return err, inChange
+	return inChange, err
 }
 
 // commitEach writes the changes whose out is nil in one transaction, each
