@@ -107,13 +107,13 @@ func answer(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write(answers.Completion)
 		return
 	}
-	answer := answers.Stream
+	stream := answers.Stream
 	if bytes.Contains(body, []byte(`"include_usage":true`)) {
-		answer = answers.StreamWithUsage
+		stream = answers.StreamWithUsage
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Content-Length", strconv.Itoa(len(answer)))
-	_, _ = w.Write(answer)
+	w.Header().Set("Content-Length", strconv.Itoa(len(stream)))
+	_, _ = w.Write(stream)
 }
 
 // Close stops the model.
