@@ -15,7 +15,10 @@ import (
 
 // Config is what to run, and how big.
 type Config struct {
-	AgentsBin string   // the agents binary; empty: build ./backend/cmd/agents
+	AgentsBin string // the agents binary; empty: build ./backend/cmd/agents
+	// Compare is a second agents binary: the prompts rows run against
+	// both in turns, for a before and after on one noisy machine.
+	Compare   string
 	ModelURL  string   // an offline model already running; empty: serve one here
 	Scenarios []string // names from Scenarios; empty: all
 	ServeArgs []string // more flags for every `agents serve`
@@ -163,6 +166,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if e.bin, err = agentsBinary(ctx, cfg, dir); err != nil {
 		return nil, err
 	}
+	if cfg.Compare != "" {
+		if e.cfg.Compare, err = existingFile(cfg.Compare, "-compare"); err != nil {
+			return nil, err
+		}
+	}
 	e.agentFile = filepath.Join(dir, "agent.json")
 	if err := writeAgentFile(e.agentFile); err != nil {
 		return nil, err
@@ -207,17 +215,23 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	return rep, nil
 }
 
+// existingFile is path made absolute (servers run in directories of
+// their own), once it is known to exist; flag names it in the error.
+func existingFile(path, flag string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	if _, err := os.Stat(abs); err != nil {
+		return "", fmt.Errorf("%s: %w", flag, err)
+	}
+	return abs, nil
+}
+
 // agentsBinary is cfg.AgentsBin, or a binary built from the workspace.
 func agentsBinary(ctx context.Context, cfg Config, dir string) (string, error) {
 	if cfg.AgentsBin != "" {
-		bin, err := filepath.Abs(cfg.AgentsBin)
-		if err != nil {
-			return "", err
-		}
-		if _, err := os.Stat(bin); err != nil {
-			return "", fmt.Errorf("--agents-bin: %w", err)
-		}
-		return bin, nil
+		return existingFile(cfg.AgentsBin, "-agents-bin")
 	}
 	out, err := exec.CommandContext(ctx, "go", "env", "GOWORK").Output()
 	work := strings.TrimSpace(string(out))
@@ -288,6 +302,11 @@ func (e *env) newDir(name string) (string, error) {
 // start runs a server in a directory of its own, on the database db, or
 // on a new one in that directory when db is empty.
 func (e *env) start(name, db string, args ...string) (*Server, *client, error) {
+	return e.startBinary(e.bin, name, db, args...)
+}
+
+// startBinary is start with another agents binary than the run's.
+func (e *env) startBinary(bin, name, db string, args ...string) (*Server, *client, error) {
 	dir, err := e.newDir(name)
 	if err != nil {
 		return nil, nil, err
@@ -296,7 +315,7 @@ func (e *env) start(name, db string, args ...string) (*Server, *client, error) {
 		db = filepath.Join(dir, "agents.db")
 	}
 	opts := ServeOptions{
-		Bin: e.bin, Dir: dir, DB: db, ModelURL: e.model.URL, AgentFile: e.agentFile, Args: append(args, e.cfg.ServeArgs...),
+		Bin: bin, Dir: dir, DB: db, ModelURL: e.model.URL, AgentFile: e.agentFile, Args: append(args, e.cfg.ServeArgs...),
 	}
 	if e.cfg.ProfileDir != "" {
 		opts.Profile = filepath.Join(e.cfg.ProfileDir, filepath.Base(dir)+".cpu.pprof")

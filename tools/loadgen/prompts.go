@@ -26,6 +26,8 @@ type PromptRow struct {
 	ClientCPU     Duration `json:"client_cpu_ms"` // this process: clients and the model
 	RSS           int64    `json:"server_rss_bytes"`
 	Startup       Duration `json:"startup_ms"`
+	// Binary is the agents binary of the row, when the run compares two.
+	Binary string `json:"binary,omitempty"`
 	// Runs is how many times the row ran; the row is the median run by
 	// CPU per prompt, and the ranges span all of them.
 	Runs            int         `json:"runs,omitempty"`
@@ -54,6 +56,10 @@ func (r *PromptRows) Table() ([]string, [][]string) {
 	if repeated {
 		header = append(header, "runs", "prompts/s range", "cpu/prompt range")
 	}
+	compared := slices.ContainsFunc(r.Rows, func(p PromptRow) bool { return p.Binary != "" })
+	if compared {
+		header = append(header, "binary")
+	}
 	var rows [][]string
 	for _, p := range r.Rows {
 		row := []string{itoa(p.Stored), itoa(p.Sessions), fmt.Sprintf("%d×%d", p.Sessions, p.PerSession), itoa(p.Errors),
@@ -64,6 +70,9 @@ func (r *PromptRows) Table() ([]string, [][]string) {
 				rate(p.PromptsPerSecAt[0])+"–"+rate(p.PromptsPerSecAt[1]),
 				ms(p.CPUPerPromptAt[0])+"–"+ms(p.CPUPerPromptAt[1]))
 		}
+		if compared {
+			row = append(row, p.Binary)
+		}
 		rows = append(rows, row)
 	}
 	return header, rows
@@ -71,32 +80,57 @@ func (r *PromptRows) Table() ([]string, [][]string) {
 
 func runPrompts(ctx context.Context, e *env) (Result, error) {
 	repeat := max(1, e.cfg.Repeat)
-	runs := make([][]PromptRow, len(e.cfg.Concurrency))
+	bins := []string{e.bin}
+	if e.cfg.Compare != "" {
+		bins = append(bins, e.cfg.Compare)
+	}
+	// runs[i][b] are the runs of concurrency i against binary b; the
+	// sizes and the binaries take turns, so a slow spell of the machine
+	// falls on all of them alike.
+	runs := make([][][]PromptRow, len(e.cfg.Concurrency))
+	for i := range runs {
+		runs[i] = make([][]PromptRow, len(bins))
+	}
+	result := func() *PromptRows {
+		res := &PromptRows{}
+		for i := range runs {
+			for b, rs := range runs[i] {
+				if len(rs) == 0 {
+					continue
+				}
+				row := medianRun(rs)
+				if len(bins) > 1 {
+					row.Binary = bins[b]
+				}
+				res.Rows = append(res.Rows, row)
+			}
+		}
+		return res
+	}
 	for r := range repeat {
 		for i, n := range e.cfg.Concurrency {
-			if repeat > 1 {
-				e.logf("   %d sessions × %d prompts (run %d of %d)", n, e.cfg.Prompts, r+1, repeat)
-			} else {
-				e.logf("   %d sessions × %d prompts", n, e.cfg.Prompts)
-			}
-			row, err := promptRun(ctx, e, "", 0, n, e.cfg.Prompts)
-			runs[i] = append(runs[i], row)
-			if err != nil {
-				res := &PromptRows{}
-				for _, rs := range runs {
-					if len(rs) > 0 {
-						res.Rows = append(res.Rows, medianRun(rs))
-					}
+			for b, bin := range bins {
+				what := fmt.Sprintf("%d sessions × %d prompts", n, e.cfg.Prompts)
+				if len(bins) > 1 {
+					what += ", " + bin
 				}
-				return res, fmt.Errorf("%d sessions: %w", n, err)
+				if repeat > 1 {
+					what += fmt.Sprintf(" (run %d of %d)", r+1, repeat)
+				}
+				e.logf("   %s", what)
+				name := fmt.Sprintf("prompts-%d", n)
+				if b > 0 {
+					name += "-compared"
+				}
+				row, err := promptRun(ctx, e, bin, name, "", 0, n, e.cfg.Prompts)
+				runs[i][b] = append(runs[i][b], row)
+				if err != nil {
+					return result(), fmt.Errorf("%d sessions, %s: %w", n, bin, err)
+				}
 			}
 		}
 	}
-	res := &PromptRows{}
-	for _, rs := range runs {
-		res.Rows = append(res.Rows, medianRun(rs))
-	}
-	return res, nil
+	return result(), nil
 }
 
 // medianRun is the run of one row with the median CPU per prompt (the
@@ -118,12 +152,12 @@ func medianRun(runs []PromptRow) PromptRow {
 	return row
 }
 
-// promptRun starts a server on db (a new database when empty), creates
-// sessions idle sessions and has each prompt perSession times, one prompt
-// after the other, all sessions at once.
-func promptRun(ctx context.Context, e *env, db string, stored, sessions, perSession int) (PromptRow, error) {
+// promptRun starts a server of bin, named name, on db (a new database when
+// empty), creates sessions idle sessions and has each prompt perSession
+// times, one prompt after the other, all sessions at once.
+func promptRun(ctx context.Context, e *env, bin, name, db string, stored, sessions, perSession int) (PromptRow, error) {
 	row := PromptRow{Stored: stored, Sessions: sessions, PerSession: perSession}
-	srv, c, err := e.start(fmt.Sprintf("prompts-%d", sessions), db)
+	srv, c, err := e.startBinary(bin, name, db)
 	if err != nil {
 		return row, err
 	}

@@ -21,7 +21,7 @@ func runStored(ctx context.Context, e *env) (Result, error) {
 			}
 		}
 		e.logf("   %d stored sessions: %d sessions × %d prompts", stored, e.cfg.StoredConcurrency, e.cfg.StoredPrompts)
-		row, err := promptRun(ctx, e, db, stored, e.cfg.StoredConcurrency, e.cfg.StoredPrompts)
+		row, err := promptRun(ctx, e, e.bin, fmt.Sprintf("prompts-%d", e.cfg.StoredConcurrency), db, stored, e.cfg.StoredConcurrency, e.cfg.StoredPrompts)
 		res.Rows = append(res.Rows, row)
 		if err != nil {
 			return res, fmt.Errorf("%d stored sessions: %w", stored, err)

@@ -104,6 +104,7 @@ func parseFlags(args []string, stderr io.Writer) (loadgen.Config, bool, error) {
 	fs.BoolVar(&quick, "quick", false, "small sizes: a check that runs in about a minute")
 	fs.BoolVar(&asJSON, "json", false, "print the report as JSON instead of tables")
 	fs.BoolVar(&cfg.PostWait, "post-wait", false, "make a prompt one request, POST …/messages?wait=true, instead of a post and a waiting GetSession")
+	fs.StringVar(&cfg.Compare, "compare", "", "prompts: a second agents `binary`; each row runs against both in turns (with -repeat, the median of each), for a before and after on one machine")
 	fs.BoolVar(&cfg.WaitWhole, "wait-whole", false, "have a prompt's waiting GetSession return the whole session, every turn, instead of the turns after the prompt's")
 	fs.StringVar(&cfg.ProfileDir, "profile", "", "write CPU profiles of the server and of the load tool itself (….client.cpu.pprof) for each measured workload into `dir` (the server serves /debug/pprof/ with AGENTS_PPROF=1)")
 	fs.BoolVar(&cfg.Keep, "keep", false, "keep the temporary directory (databases, agent file)")
@@ -141,7 +142,7 @@ func parseFlags(args []string, stderr io.Writer) (loadgen.Config, bool, error) {
 	if quick {
 		base = loadgen.QuickConfig()
 	}
-	base.AgentsBin, base.ModelURL, base.Keep, base.PostWait, base.WaitWhole, base.ServeArgs, base.ProfileDir, base.FanoutRate = cfg.AgentsBin, cfg.ModelURL, cfg.Keep, cfg.PostWait, cfg.WaitWhole, serveArgs, cfg.ProfileDir, cfg.FanoutRate
+	base.AgentsBin, base.Compare, base.ModelURL, base.Keep, base.PostWait, base.WaitWhole, base.ServeArgs, base.ProfileDir, base.FanoutRate = cfg.AgentsBin, cfg.Compare, cfg.ModelURL, cfg.Keep, cfg.PostWait, cfg.WaitWhole, serveArgs, cfg.ProfileDir, cfg.FanoutRate
 	if scenarios != "" {
 		base.Scenarios = strings.Split(scenarios, ",")
 	}

@@ -42,6 +42,9 @@ func TestParseFlags(t *testing.T) {
 	if cfg.Repeat != quick.Repeat || full.Repeat != loadgen.DefaultConfig().Repeat {
 		t.Errorf("repeat: %d quick, %d full; want the defaults", cfg.Repeat, full.Repeat)
 	}
+	if c, _, err := parseFlags([]string{"-compare", "bin/agents-before"}, io.Discard); err != nil || c.Compare != "bin/agents-before" {
+		t.Errorf("parseFlags(-compare bin/agents-before) = Compare %q, %v", c.Compare, err)
+	}
 	if r, _, err := parseFlags([]string{"-repeat", "5"}, io.Discard); err != nil || r.Repeat != 5 {
 		t.Errorf("parseFlags(-repeat 5) = Repeat %d, %v; want 5", r.Repeat, err)
 	}
