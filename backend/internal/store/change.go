@@ -134,7 +134,7 @@ func (s *SQL) CommitAll(ctx context.Context, changes []*Change) []error {
 // change, not from beginning or committing the transaction.
 func (s *SQL) commitTogether(ctx context.Context, changes []*Change, preps []*encoded, out []error) (inChange bool, err error) {
 	err = WithTx(ctx, s.write, func(tx *sqlx.Tx) error {
-		events := 0
+		var all []*Event // every change's events, in order
 		for i, c := range changes {
 			if out[i] != nil {
 				continue
@@ -143,17 +143,8 @@ func (s *SQL) commitTogether(ctx context.Context, changes []*Change, preps []*en
 				inChange = true
 				return err
 			}
-			events += len(c.Events)
-		}
-		if events == 0 {
-			return nil
-		}
-		all := make([]*Event, 0, events)
-		for i, c := range changes {
-			if out[i] == nil {
-				for e := range c.Events {
-					all = append(all, &c.Events[e])
-				}
+			for e := range c.Events {
+				all = append(all, &c.Events[e])
 			}
 		}
 		if err := s.appendEvents(ctx, tx, all); err != nil {
