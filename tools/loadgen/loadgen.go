@@ -29,7 +29,10 @@ type Config struct {
 	// (AGENTS_PPROF=1) and receives a CPU profile of each measured
 	// workload, named after the server's directory.
 	ProfileDir string
-	Progress   io.Writer
+	// FineHeap, with ProfileDir, samples every workload's allocations
+	// every 4 KiB, not only the idle scenario's (see ServeOptions).
+	FineHeap bool
+	Progress io.Writer
 
 	Concurrency []int // prompts: concurrent sessions per row
 	Prompts     int   // prompts per session (prompts, stored, fanout)
@@ -319,7 +322,7 @@ func (e *env) startBinary(bin, name, db string, args ...string) (*Server, *clien
 	}
 	if e.cfg.ProfileDir != "" {
 		opts.Profile = filepath.Join(e.cfg.ProfileDir, filepath.Base(dir)+".cpu.pprof")
-		opts.FineHeap = name == "idle" // its heap profiles count what stays
+		opts.FineHeap = e.cfg.FineHeap || name == "idle" // its heap profiles count what stays
 	}
 	srv, err := StartServer(opts)
 	if err != nil {

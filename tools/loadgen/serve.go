@@ -49,6 +49,7 @@ type Server struct {
 
 	profile       string   // where a measured workload's CPU profile goes
 	clientProfile *os.File // this process's profile of the same workload
+	allocsBefore  []byte   // the server's allocations profile as the workload began
 
 	cmd    *exec.Cmd
 	logs   *serverLog
@@ -278,6 +279,11 @@ func (s *Server) startProfile() error {
 	if s.profile == "" {
 		return nil
 	}
+	before, err := s.getProfile("allocs")
+	if err != nil {
+		return err
+	}
+	s.allocsBefore = before
 	resp, err := http.Post(s.URL+"/debug/pprof/cpu/start", "", nil)
 	if err != nil {
 		return fmt.Errorf("start the CPU profile: %w", err)
@@ -337,7 +343,46 @@ func (s *Server) stopProfile() error {
 	if err := os.MkdirAll(filepath.Dir(s.profile), 0o755); err != nil {
 		return err
 	}
-	return os.WriteFile(s.profile, body, 0o644)
+	if err := os.WriteFile(s.profile, body, 0o644); err != nil {
+		return err
+	}
+	return s.writeAllocs()
+}
+
+// writeAllocs writes the server's allocations profile at the end of a
+// workload next to the one from its start, so that
+//
+//	go tool pprof -sample_index=alloc_space -base X.allocs-before.pprof X.allocs.pprof
+//
+// shows what the workload alone allocated.
+func (s *Server) writeAllocs() error {
+	after, err := s.getProfile("allocs")
+	if err != nil {
+		return err
+	}
+	stem := strings.TrimSuffix(s.profile, ".cpu.pprof")
+	if err := os.WriteFile(stem+".allocs-before.pprof", s.allocsBefore, 0o644); err != nil {
+		return err
+	}
+	s.allocsBefore = nil
+	return os.WriteFile(stem+".allocs.pprof", after, 0o644)
+}
+
+// getProfile answers one of the server's /debug/pprof/ profiles.
+func (s *Server) getProfile(nameAndQuery string) ([]byte, error) {
+	resp, err := http.Get(s.URL + "/debug/pprof/" + nameAndQuery)
+	if err != nil {
+		return nil, fmt.Errorf("%s profile: %w", nameAndQuery, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("%s profile: %w", nameAndQuery, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("%s profile: %s: %s", nameAndQuery, resp.Status, body)
+	}
+	return body, nil
 }
 
 // heapProfile writes the server's heap profile next to the CPU profile,
@@ -349,17 +394,9 @@ func (s *Server) heapProfile(phase string) error {
 	if s.profile == "" {
 		return nil
 	}
-	resp, err := http.Get(s.URL + "/debug/pprof/heap?gc=1")
+	body, err := s.getProfile("heap?gc=1")
 	if err != nil {
-		return fmt.Errorf("heap profile: %w", err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return fmt.Errorf("heap profile: %w", err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("heap profile: %s: %s", resp.Status, body)
+		return err
 	}
 	name := strings.Map(func(r rune) rune {
 		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {

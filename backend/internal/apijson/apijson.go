@@ -31,6 +31,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 	"unicode/utf8"
 
 	"google.golang.org/protobuf/proto"
@@ -48,12 +49,27 @@ func Marshal(m proto.Message) ([]byte, error) {
 // field's key, and its place among the members, are the encoder's. A
 // replacement must be one JSON value in this representation.
 func MarshalReplacing(m proto.Message, replace func(m protoreflect.Message, fd protoreflect.FieldDescriptor) ([]byte, bool)) ([]byte, error) {
-	e := encoder{replace: replace}
-	if err := e.message(m.ProtoReflect()); err != nil {
-		return nil, err
+	scratch := scratchBuffers.Get().(*[]byte)
+	e := encoder{buf: (*scratch)[:0], replace: replace}
+	err := e.message(m.ProtoReflect())
+	var out []byte
+	if err == nil {
+		out = bytes.Clone(e.buf)
 	}
-	return e.buf, nil
+	if cap(e.buf) <= maxScratch {
+		*scratch = e.buf
+		scratchBuffers.Put(scratch)
+	}
+	return out, err
 }
+
+// An answer is written into a scratch buffer kept from earlier answers and
+// copied out at its size: one allocation instead of a buffer that grows
+// from nothing, doubling, for every answer and event. Buffers grown past
+// maxScratch (a long session's export) are left to the collector.
+var scratchBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+
+const maxScratch = 64 << 10
 
 // Unmarshal reads data, one JSON object, into m. Errors are *Error.
 func Unmarshal(data []byte, m proto.Message) error {

@@ -60,6 +60,16 @@ func TestWrite(t *testing.T) {
 			`{"sessions":[],"next_page_token":null,"has_more":false}`,
 		},
 		{
+			"maps: empty as {}",
+			&agentsv1.ErrorDetail{Code: "params_required"},
+			`{"code":"params_required","metadata":{}}`,
+		},
+		{
+			"maps: keys in order",
+			&agentsv1.ErrorDetail{Code: "params_required", Metadata: map[string]string{"repo": "x", "branch": "main"}},
+			`{"code":"params_required","metadata":{"branch":"main","repo":"x"}}`,
+		},
+		{
 			"durations read as people write them",
 			&agentsv1.ToolResult{Duration: durationpb.New(90 * time.Minute)},
 			`{"call_id":"","name":"","text":"","status":null,"child_session_id":"","duration":"1h30m"}`,

@@ -141,9 +141,21 @@ func (e *encoder) fields(m protoreflect.Message, first *bool) error {
 				continue
 			}
 		}
-		v, has := m.Get(fd), m.Has(fd)
-		if fp.alt != nil && !has {
+		// An empty list or map is written without Get, which makes a new
+		// empty one for every unset repeated field.
+		var v protoreflect.Value
+		has := m.Has(fd)
+		switch {
+		case !has && fp.alt != nil:
 			v, has = m.Get(fp.alt), m.Has(fp.alt)
+		case !has && fd.IsList():
+			e.buf = append(e.buf, "[]"...)
+			continue
+		case !has && fd.IsMap():
+			e.buf = append(e.buf, "{}"...)
+			continue
+		default:
+			v = m.Get(fd)
 		}
 		if err := e.field(fd, v, has, fp.emptyNull); err != nil {
 			return err

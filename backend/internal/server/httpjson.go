@@ -113,24 +113,39 @@ func isJSON(contentType string) bool {
 
 // canonicalQuery checks a route's query against the parameters it takes,
 // refusing unknown ones as unknown body fields are, and spells each the
-// way the route reads it: snake_case, though camelCase is accepted too.
-func canonicalQuery(q url.Values, params []param) (url.Values, error) {
-	out := url.Values{}
-	for key, values := range q {
-		i := slices.IndexFunc(params, func(p param) bool { return p.name == key || apijson.CamelCase(p.name) == key })
-		if i < 0 {
+// way the route reads it: snake_case, though camelCase (camel[i] for
+// params[i]) is accepted too. respelt says whether any key was respelt:
+// when none was, the query is already as the route reads it.
+func canonicalQuery(q url.Values, params []param, camel []string) (out url.Values, respelt bool, err error) {
+	for key := range q {
+		i := slices.IndexFunc(params, func(p param) bool { return p.name == key })
+		if i >= 0 {
+			continue
+		}
+		if i = slices.Index(camel, key); i < 0 {
 			names := make([]string, len(params))
 			for j, p := range params {
 				names[j] = p.name
 			}
 			if len(names) == 0 {
-				return nil, errs.Invalid("invalid_argument", "query parameter `%s` is not taken here: this route takes none", key)
+				return nil, false, errs.Invalid("invalid_argument", "query parameter `%s` is not taken here: this route takes none", key)
 			}
-			return nil, errs.Invalid("invalid_argument", "query parameter `%s` is not taken here; the parameters are %s", key, strings.Join(names, ", "))
+			return nil, false, errs.Invalid("invalid_argument", "query parameter `%s` is not taken here; the parameters are %s", key, strings.Join(names, ", "))
 		}
-		out[params[i].name] = append(out[params[i].name], values...)
+		respelt = true
 	}
-	return out, nil
+	if !respelt {
+		return q, false, nil
+	}
+	out = url.Values{}
+	for key, values := range q {
+		name := key
+		if i := slices.Index(camel, key); i >= 0 {
+			name = params[i].name
+		}
+		out[name] = append(out[name], values...)
+	}
+	return out, true, nil
 }
 
 func queryBool(v, name string) (bool, error) {

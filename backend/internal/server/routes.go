@@ -64,13 +64,21 @@ func (s *Server) routes(mux *http.ServeMux) {
 // parameter it does not take, a body that is not JSON — and hands the
 // route its query spelt as the table spells it.
 func (s *Server) checkRequest(rt route) http.HandlerFunc {
+	camel := make([]string, len(rt.query))
+	for i, p := range rt.query {
+		camel[i] = apijson.CamelCase(p.name)
+	}
 	return func(w http.ResponseWriter, r *http.Request) {
-		q, err := canonicalQuery(r.URL.Query(), rt.query)
-		if err != nil {
-			s.writeError(w, r, err)
-			return
+		if r.URL.RawQuery != "" {
+			q, respelt, err := canonicalQuery(r.URL.Query(), rt.query, camel)
+			if err != nil {
+				s.writeError(w, r, err)
+				return
+			}
+			if respelt {
+				r.URL.RawQuery = q.Encode()
+			}
 		}
-		r.URL.RawQuery = q.Encode()
 		if ct := r.Header.Get("Content-Type"); rt.body != nil && r.ContentLength != 0 && !isJSON(ct) {
 			writeErrorBody(w, http.StatusUnsupportedMediaType, errorBody{
 				Code: connect.CodeInvalidArgument.String(), Reason: "unsupported_media_type",

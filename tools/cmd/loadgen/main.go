@@ -106,7 +106,8 @@ func parseFlags(args []string, stderr io.Writer) (loadgen.Config, bool, error) {
 	fs.BoolVar(&cfg.PostWait, "post-wait", false, "make a prompt one request, POST …/messages?wait=true, instead of a post and a waiting GetSession")
 	fs.StringVar(&cfg.Compare, "compare", "", "prompts: a second agents `binary`; each row runs against both in turns (with -repeat, the median of each), for a before and after on one machine")
 	fs.BoolVar(&cfg.WaitWhole, "wait-whole", false, "have a prompt's waiting GetSession return the whole session, every turn, instead of the turns after the prompt's")
-	fs.StringVar(&cfg.ProfileDir, "profile", "", "write CPU profiles of the server and of the load tool itself (….client.cpu.pprof) for each measured workload into `dir` (the server serves /debug/pprof/ with AGENTS_PPROF=1)")
+	fs.StringVar(&cfg.ProfileDir, "profile", "", "write CPU profiles of the server and of the load tool itself (….client.cpu.pprof), and the server's allocations at the start and end (….allocs-before.pprof, ….allocs.pprof), for each measured workload into `dir` (the server serves /debug/pprof/ with AGENTS_PPROF=1)")
+	fs.BoolVar(&cfg.FineHeap, "fine-heap", false, "with -profile, sample the server's allocations every 4 KiB in every workload, for allocations profiles that count small objects (the CPU profiles then overstate allocation)")
 	fs.BoolVar(&cfg.Keep, "keep", false, "keep the temporary directory (databases, agent file)")
 	fs.Var(&serveArgs, "serve-arg", "one more `flag` for agents serve, such as --max-runs=0 (repeatable)")
 	fs.IntVar(&s.repeat, "repeat", 0, "prompts: run each row this many times, the sizes taking turns, and report the median run by CPU per prompt with the ranges (default 3; quick 1)")
@@ -142,7 +143,7 @@ func parseFlags(args []string, stderr io.Writer) (loadgen.Config, bool, error) {
 	if quick {
 		base = loadgen.QuickConfig()
 	}
-	base.AgentsBin, base.Compare, base.ModelURL, base.Keep, base.PostWait, base.WaitWhole, base.ServeArgs, base.ProfileDir, base.FanoutRate = cfg.AgentsBin, cfg.Compare, cfg.ModelURL, cfg.Keep, cfg.PostWait, cfg.WaitWhole, serveArgs, cfg.ProfileDir, cfg.FanoutRate
+	base.AgentsBin, base.Compare, base.ModelURL, base.Keep, base.PostWait, base.WaitWhole, base.ServeArgs, base.ProfileDir, base.FineHeap, base.FanoutRate = cfg.AgentsBin, cfg.Compare, cfg.ModelURL, cfg.Keep, cfg.PostWait, cfg.WaitWhole, serveArgs, cfg.ProfileDir, cfg.FineHeap, cfg.FanoutRate
 	if scenarios != "" {
 		base.Scenarios = strings.Split(scenarios, ",")
 	}
