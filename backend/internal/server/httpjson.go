@@ -122,7 +122,10 @@ func canonicalQuery(q url.Values, params []param, camel []string) (out url.Value
 		if i >= 0 {
 			continue
 		}
-		if i = slices.Index(camel, key); i < 0 {
+		if i = slices.Index(camel, key); i >= 0 && q.Has(params[i].name) {
+			return nil, false, errs.Invalid("invalid_argument", "query parameter `%s` is given twice, as %s and as %s: give it once", params[i].name, params[i].name, key)
+		}
+		if i < 0 {
 			names := make([]string, len(params))
 			for j, p := range params {
 				names[j] = p.name

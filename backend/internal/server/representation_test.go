@@ -195,6 +195,10 @@ func TestShortAndLongFormsAreBothRead(t *testing.T) {
 			t.Errorf("GET ?%s = %d %s", q, status, body)
 		}
 	}
+	// Both spellings at once would leave which one counts to chance.
+	if status, _, body := e.getJSON(id, "after_turn=0&afterTurn=1"); status != 400 || !strings.Contains(string(body), "given twice") {
+		t.Errorf("GET ?after_turn=0&afterTurn=1 = %d %s, want 400, given twice", status, body)
+	}
 	for _, body := range []string{`{"text": "a"}`, `{"message": {"text": "a"}}`, `{"message": {"text": "a"}, "run": {"maxSteps": 3}}`} {
 		if status, _, b := e.do("POST", "/v1/sessions/"+id+"/messages?wait=true", body); status != 200 {
 			t.Errorf("POST messages %s = %d %s", body, status, b)
