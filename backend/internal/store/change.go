@@ -143,9 +143,7 @@ func (s *SQL) commitTogether(ctx context.Context, changes []*Change, preps []*en
 				inChange = true
 				return err
 			}
-			for e := range c.Events {
-				all = append(all, &c.Events[e])
-			}
+			all = appendEventsOf(all, c)
 		}
 		if err := s.appendEvents(ctx, tx, all); err != nil {
 			inChange = true
@@ -247,11 +245,16 @@ func (s *SQL) applyChange(ctx context.Context, tx *sqlx.Tx, c *Change, p *encode
 	if err := s.applyRows(ctx, tx, c, p); err != nil {
 		return err
 	}
-	evs := make([]*Event, len(c.Events))
+	return s.appendEvents(ctx, tx, appendEventsOf(nil, c))
+}
+
+// appendEventsOf appends pointers to c's events to dst, so that
+// appendEvents gives the change's own events their seqs.
+func appendEventsOf(dst []*Event, c *Change) []*Event {
 	for e := range c.Events {
-		evs[e] = &c.Events[e]
+		dst = append(dst, &c.Events[e])
 	}
-	return s.appendEvents(ctx, tx, evs)
+	return dst
 }
 
 // applyRows writes one prepared change inside tx, all but its events.
