@@ -14,7 +14,6 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/agents-os/agents/api/client"
-	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/tui/internal/keys"
 	"github.com/agents-os/agents/tui/internal/ui"
 )
@@ -72,8 +71,7 @@ func Run(ctx context.Context, c *client.Client, opts Options) error {
 	}
 	p := tea.NewProgram(m, popts...)
 
-	updates := c.Subscribe(ctx, &agentsv1.SubscribeRequest{Scope: agentsv1.SubscribeScope_SUBSCRIBE_SCOPE_OWNER})
-	go ui.Forward(updates, p.Send)
+	go ui.Forward(m.Subscribe(ctx), p.Send)
 
 	_, err = p.Run()
 	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {

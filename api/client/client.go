@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 
@@ -34,6 +35,11 @@ type Client struct {
 	// timing paces Subscribe's reconnections; zero fields take the
 	// defaults (tests shorten them).
 	timing timing
+
+	// What the service clients were built with, for Intercepted.
+	http    *http.Client
+	baseURL string
+	opts    []connect.ClientOption
 
 	closeOnce sync.Once
 	close     func()
@@ -65,14 +71,29 @@ func (c *Client) OnClose(f func()) {
 // New returns a client that reaches baseURL through h, sending token (when
 // not empty) as a bearer token on every call, streams included.
 func New(h *http.Client, baseURL, token string) *Client {
-	opts := []connect.ClientOption{connect.WithInterceptors(bearer(token))}
+	c := build(h, baseURL, []connect.ClientOption{connect.WithInterceptors(bearer(token))})
+	c.Target, c.close = baseURL, h.CloseIdleConnections
+	return c
+}
+
+func build(h *http.Client, baseURL string, opts []connect.ClientOption) *Client {
 	return &Client{
 		Agents:   agentsv1connect.NewAgentServiceClient(h, baseURL, opts...),
 		Sessions: agentsv1connect.NewSessionServiceClient(h, baseURL, opts...),
 		Events:   agentsv1connect.NewEventServiceClient(h, baseURL, opts...),
-		Target:   baseURL,
-		close:    h.CloseIdleConnections,
+		http:     h,
+		baseURL:  baseURL,
+		opts:     opts,
 	}
+}
+
+// Intercepted returns a client of the same server, over the same
+// connections, whose calls and streams (Subscribe's included) also pass
+// through interceptors, inside c's own. Closing it closes c.
+func (c *Client) Intercepted(interceptors ...connect.Interceptor) *Client {
+	n := build(c.http, c.baseURL, append(slices.Clip(c.opts), connect.WithInterceptors(interceptors...)))
+	n.Target, n.timing, n.close = c.Target, c.timing, c.Close
+	return n
 }
 
 // Dial returns a client of the server at target: http(s)://host:port,

@@ -108,6 +108,64 @@ func TestTheTokenGoesWithStreamsAndUnaryCalls(t *testing.T) {
 	}
 }
 
+// counting is an interceptor that counts the calls and streams it sees.
+type counting struct {
+	unary, streams *int
+}
+
+func (c counting) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
+	return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
+		*c.unary++
+		return next(ctx, req)
+	}
+}
+
+func (c counting) WrapStreamingClient(next connect.StreamingClientFunc) connect.StreamingClientFunc {
+	return func(ctx context.Context, spec connect.Spec) connect.StreamingClientConn {
+		*c.streams++
+		return next(ctx, spec)
+	}
+}
+
+func (c counting) WrapStreamingHandler(next connect.StreamingHandlerFunc) connect.StreamingHandlerFunc {
+	return next
+}
+
+func TestInterceptedSeesCallsAndSubscribeAndKeepsTheToken(t *testing.T) {
+	t.Parallel()
+	f, c := serveFake(t, func(ctx context.Context, _ int, send func(*agentsv1.SubscribeResponse) error) error {
+		if err := send(heartbeatItem(1)); err != nil {
+			return err
+		}
+		return hold(ctx)
+	}, "secret-token")
+	var unary, streams int
+	ic := c.Intercepted(counting{&unary, &streams})
+	if ic.Target != c.Target {
+		t.Errorf("Target %q, want %q", ic.Target, c.Target)
+	}
+	if _, err := ic.Agents.ListAgents(context.Background(), connect.NewRequest(&agentsv1.ListAgentsRequest{})); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	collect(t, ic.Subscribe(ctx, ownerScope), func(got []Update) bool { return len(got) == 1 })
+	if unary != 1 || streams != 1 {
+		t.Errorf("the interceptor saw %d calls and %d streams, want 1 and 1", unary, streams)
+	}
+	if _, err := c.Agents.ListAgents(context.Background(), connect.NewRequest(&agentsv1.ListAgentsRequest{})); err != nil {
+		t.Fatal(err)
+	}
+	if unary != 1 {
+		t.Errorf("a call of the original client went through the interceptor")
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.unary) != 2 || f.unary[0] != "Bearer secret-token" {
+		t.Errorf("unary Authorization %q, want the bearer token", f.unary)
+	}
+}
+
 func TestNoTokenSendsNoAuthorization(t *testing.T) {
 	t.Parallel()
 	f, c := serveFake(t, nil, "")

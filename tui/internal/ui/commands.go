@@ -15,6 +15,12 @@ import (
 	"github.com/agents-os/agents/tui/internal/msgs"
 )
 
+// Subscribe follows the events of the owner's sessions through the
+// shell's own client, so they come as every answer does.
+func (m *Model) Subscribe(ctx context.Context) <-chan client.Update {
+	return m.c.Subscribe(ctx, &agentsv1.SubscribeRequest{Scope: agentsv1.SubscribeScope_SUBSCRIBE_SCOPE_OWNER})
+}
+
 // Forward hands each update of a subscription to the program as the
 // message the screens understand, until the subscription ends.
 func Forward(updates <-chan client.Update, send func(tea.Msg)) {

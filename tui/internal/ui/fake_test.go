@@ -35,6 +35,10 @@ type fakeServer struct {
 	mail     []*agentsv1.SendMailRequest
 	created  int
 	reloads  int
+	// turns are the sessions' turns, by id; GetSession answers them.
+	turns map[string][]*agentsv1.Turn
+	// getErr, when set, is GetSession's answer.
+	getErr error
 
 	events chan *agentsv1.Event
 	seq    uint64
@@ -123,9 +127,12 @@ func (f *fakeServer) CreateSession(_ context.Context, req *connect.Request[agent
 func (f *fakeServer) GetSession(_ context.Context, req *connect.Request[agentsv1.GetSessionRequest]) (*connect.Response[agentsv1.GetSessionResponse], error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.getErr != nil {
+		return nil, f.getErr
+	}
 	for _, s := range f.sessions {
 		if s.GetId() == req.Msg.GetSessionId() {
-			return connect.NewResponse(&agentsv1.GetSessionResponse{Session: &agentsv1.Session{Meta: s, Seq: f.seq}}), nil
+			return connect.NewResponse(&agentsv1.GetSessionResponse{Session: &agentsv1.Session{Meta: s, Seq: f.seq, Turns: f.turns[s.GetId()]}}), nil
 		}
 	}
 	return nil, connect.NewError(connect.CodeNotFound, fmt.Errorf("session %s", req.Msg.GetSessionId()))

@@ -25,6 +25,7 @@ type recorder struct {
 	*Model
 	mu    *sync.Mutex
 	frame *string
+	raw   *string // the frame with its escape sequences, when not nil
 }
 
 func (r recorder) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
@@ -36,6 +37,9 @@ func (r recorder) View() tea.View {
 	v := r.Model.View()
 	r.mu.Lock()
 	*r.frame = ansi.Strip(v.Content)
+	if r.raw != nil {
+		*r.raw = v.Content
+	}
 	r.mu.Unlock()
 	return v
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/agents-os/agents/tui/internal/history"
 	"github.com/agents-os/agents/tui/internal/keys"
 	"github.com/agents-os/agents/tui/internal/msgs"
+	"github.com/agents-os/agents/tui/internal/sanitize"
 	"github.com/agents-os/agents/tui/internal/theme"
 )
 
@@ -107,17 +108,24 @@ func New(cfg Config) *Model {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	// Every part of the TUI, and Subscribe, reads the server through c:
+	// what it brings is cleaned of escape sequences before anything
+	// draws it.
+	c := cfg.Client
+	if c != nil {
+		c = c.Intercepted(sanitize.Interceptor())
+	}
 	th := theme.New(true) // until the terminal says what its background is
 	m := &Model{
-		ctx: ctx, c: cfg.Client, km: cfg.Keys, log: log, th: th,
+		ctx: ctx, c: c, km: cfg.Keys, log: log, th: th,
 		sessionAtStart: cfg.SessionID,
 		stopOnQuit:     cfg.StopOnQuit,
-		chats:          chats.New(ctx, cfg.Client, th, cfg.Keys),
-		agents:         agentsview.New(ctx, cfg.Client, th, cfg.Keys),
-		history:        history.New(ctx, cfg.Client, th, cfg.Keys, now),
+		chats:          chats.New(ctx, c, th, cfg.Keys),
+		agents:         agentsview.New(ctx, c, th, cfg.Keys),
+		history:        history.New(ctx, c, th, cfg.Keys, now),
 		help:           help.New(th, cfg.Keys),
 		started:        map[string]bool{},
-		drafts:         conversation.NewDrafts(cfg.Client),
+		drafts:         conversation.NewDrafts(c),
 	}
 	m.newScreen = func(id string) screen {
 		return conversation.New(m.c, m.th, m.km, m.drafts, id)
