@@ -16,15 +16,11 @@ type TranscriptStyles struct {
 	// SelectedTurn frames the highlighted turn; its left frame is the
 	// gutter every turn leaves free.
 	SelectedTurn lipgloss.Style
-	// Markdown names the glamour style answers are rendered with.
-	Markdown string
+	// Markdown draws the answers.
+	Markdown MarkdownStyles
 }
 
 func newTranscriptStyles(p Palette) TranscriptStyles {
-	markdown := "light"
-	if p.Dark {
-		markdown = "dark"
-	}
 	return TranscriptStyles{
 		User:         lipgloss.NewStyle().Foreground(p.User).Bold(true),
 		Agent:        lipgloss.NewStyle().Foreground(p.Agent).Bold(true),
@@ -36,6 +32,6 @@ func newTranscriptStyles(p Palette) TranscriptStyles {
 		Warn:         lipgloss.NewStyle().Foreground(p.Warn),
 		Muted:        lipgloss.NewStyle().Foreground(p.Muted),
 		SelectedTurn: lipgloss.NewStyle().BorderLeft(true).BorderStyle(lipgloss.ThickBorder()).BorderForeground(p.Accent).PaddingLeft(1),
-		Markdown:     markdown,
+		Markdown:     newMarkdownStyles(p.Dark),
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/tui/internal/theme"
 )
 
 // benchSession is a session of n turns: questions, and answers of a few
@@ -88,7 +89,7 @@ func BenchmarkStreamDeltas(b *testing.B) {
 		b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*len(events)), "µs/delta")
 	})
 	b.Run("whole-answer", func(b *testing.B) {
-		m := newMarkdown("dark")
+		m := newMarkdown(theme.New(true).Transcript.Markdown)
 		for b.Loop() {
 			text := ""
 			for _, p := range pieces {

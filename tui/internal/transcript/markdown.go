@@ -3,33 +3,22 @@ package transcript
 import (
 	"strings"
 
-	"charm.land/glamour/v2"
-	gansi "charm.land/glamour/v2/ansi"
-	"charm.land/glamour/v2/styles"
+	"github.com/agents-os/agents/tui/internal/theme"
 )
 
-// markdown renders answers with glamour, one block at a time. An answer is
-// cut at safe boundaries — blank lines after which no construct started
-// before them (a fence, a list, a quote, a table, a setext heading) can
-// continue — and each block is rendered alone. A stored answer and the
-// same answer streamed therefore render to the same lines, and a streamed
-// answer re-renders only its last, still growing block per delta.
+// markdown renders answers, one block at a time. An answer is cut at safe
+// boundaries — blank lines after which no construct started before them
+// (a fence, a list, a quote, a table, a setext heading) can continue —
+// and each block is rendered alone. A stored answer and the same answer
+// streamed therefore render to the same lines, and a streamed answer
+// re-renders only its last, still growing block per delta. A markdown is
+// not safe for concurrent use: each worker has its own.
 type markdown struct {
-	style     gansi.StyleConfig
-	width     int
-	renderers map[int]*glamour.TermRenderer
+	d drawer
 }
 
-func newMarkdown(style string) *markdown {
-	cfg, ok := styles.DefaultStyles[style]
-	if !ok {
-		cfg = &styles.ASCIIStyleConfig
-	}
-	c := *cfg
-	// The transcript draws its own gutter: the document needs no margin.
-	var zero uint
-	c.Document.Margin = &zero
-	return &markdown{style: c, renderers: map[int]*glamour.TermRenderer{}}
+func newMarkdown(st theme.MarkdownStyles) *markdown {
+	return &markdown{d: drawer{st: st, p: newParser()}}
 }
 
 // render is the whole of text at width.
@@ -43,21 +32,18 @@ func (m *markdown) render(text string, width int) []string {
 	return appendBlock(out, m.block(text[start:], width))
 }
 
-// block renders one block; glamour's blank lines around it go, so blocks
+// block renders one block, without blank lines around it, so blocks
 // join with exactly one blank line.
 func (m *markdown) block(src string, width int) []string {
 	if strings.TrimSpace(src) == "" {
 		return nil
 	}
 	src = strings.ReplaceAll(src, "\t", "    ")
-	out, err := m.renderer(width).Render(src)
-	if err != nil {
-		return wrapPlain(src, width)
-	}
-	lines := strings.Split(strings.Trim(out, "\n"), "\n")
+	doc := m.d.parse([]byte(src))
+	lines := m.d.blocks(doc, width, false)
 	for i, l := range lines {
-		// Glamour does not wrap code: a long code line is cut.
-		lines[i] = fit(trimPadding(l), width)
+		// Code is not wrapped: a long code line is cut.
+		lines[i] = fit(l, width)
 	}
 	for len(lines) > 0 && lines[0] == "" {
 		lines = lines[1:]
@@ -66,19 +52,6 @@ func (m *markdown) block(src string, width int) []string {
 		lines = lines[:len(lines)-1]
 	}
 	return lines
-}
-
-func (m *markdown) renderer(width int) *glamour.TermRenderer {
-	if r, ok := m.renderers[width]; ok {
-		return r
-	}
-	r, err := glamour.NewTermRenderer(glamour.WithStyles(m.style), glamour.WithWordWrap(width))
-	if err != nil {
-		// Only a broken option fails; the built-in styles are not.
-		panic(err)
-	}
-	m.renderers[width] = r
-	return r
 }
 
 func appendBlock(out, block []string) []string {
@@ -219,78 +192,6 @@ func opensRaw(line string) bool {
 	}
 	if len(t) > 0 && t[0] == '[' {
 		if end := strings.Index(t, "]:"); end > 1 {
-			return true
-		}
-	}
-	return false
-}
-
-// trimPadding drops the spaces glamour pads every line to the wrap width
-// with, and the escape sequences around them: they show nothing and cost
-// bytes on every redraw. A run of spaces with a background shows, and
-// stays.
-func trimPadding(line string) string {
-	for {
-		cut := paddingStart(line)
-		if cut == len(line) {
-			return line
-		}
-		line = line[:cut]
-	}
-}
-
-// paddingStart is where the last invisible run of line starts: spaces
-// after a reset, or a style with no background, its spaces and the reset
-// that ends them; len(line) when the line does not end with one.
-func paddingStart(line string) int {
-	rest := strings.TrimRight(line, " ")
-	if rest != line {
-		if rest == "" || !strings.Contains(rest, "\x1b[") || endsWithReset(rest) {
-			return len(rest)
-		}
-		return len(line)
-	}
-	var body string
-	switch {
-	case strings.HasSuffix(line, "\x1b[m"):
-		body = line[:len(line)-len("\x1b[m")]
-	case strings.HasSuffix(line, "\x1b[0m"):
-		body = line[:len(line)-len("\x1b[0m")]
-	default:
-		return len(line)
-	}
-	spaces := strings.TrimRight(body, " ")
-	i := strings.LastIndex(spaces, "\x1b[")
-	if i < 0 || !strings.HasSuffix(spaces, "m") {
-		return len(line)
-	}
-	params := spaces[i+2 : len(spaces)-1]
-	if strings.Trim(params, "0123456789;") != "" || showsSpaces(params) {
-		return len(line)
-	}
-	return i
-}
-
-func endsWithReset(s string) bool {
-	return strings.HasSuffix(s, "\x1b[m") || strings.HasSuffix(s, "\x1b[0m")
-}
-
-// showsSpaces says SGR parameters make a space visible: a background, a
-// reverse video, an underline or a strike.
-func showsSpaces(params string) bool {
-	ps := strings.Split(params, ";")
-	for i := 0; i < len(ps); i++ {
-		switch p := ps[i]; {
-		case p == "38" || p == "58":
-			// An extended colour: its own parameters follow.
-			if i+1 < len(ps) && ps[i+1] == "5" {
-				i += 2
-			} else if i+1 < len(ps) && ps[i+1] == "2" {
-				i += 4
-			}
-		case p == "48", p == "4", p == "7", p == "9", p == "53":
-			return true
-		case len(p) == 2 && p[0] == '4' && p[1] <= '7', len(p) == 3 && p[:2] == "10":
 			return true
 		}
 	}

@@ -21,7 +21,7 @@ import (
 type View struct {
 	st theme.TranscriptStyles
 	// mds are the markdown renderers, one per worker that renders turns:
-	// glamour's are not safe for concurrent use.
+	// they are not safe for concurrent use.
 	mds     []*markdown
 	workers int
 
@@ -388,7 +388,7 @@ func (v *View) Lines(width int) []string {
 }
 
 // renderStale renders the stored turns whose lines are stale. Many at once
-// (a session just loaded, a resize) are shared among workers: glamour is
+// (a session just loaded, a resize) are shared among workers: markdown is
 // most of the cost, and the turns are independent.
 func (v *View) renderStale(width int) {
 	var stale []*entry

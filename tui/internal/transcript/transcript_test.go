@@ -247,7 +247,7 @@ func TestStreamMatchesFullRender(t *testing.T) {
 	for name, text := range texts {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			m := newMarkdown("dark")
+			m := newMarkdown(theme.New(true).Transcript.Markdown)
 			var s stream
 			for end := 1; end <= len(text); end += 3 {
 				got := s.render(m, text[:end], 50)
@@ -501,24 +501,5 @@ func TestLateDeltaOfStoredTurnIsIgnored(t *testing.T) {
 	}
 	if after := plain(v.Lines(60)); after != before {
 		t.Errorf("after a late delta:\n%s", after)
-	}
-}
-
-func TestTrimPadding(t *testing.T) {
-	t.Parallel()
-	cases := []struct{ in, want string }{
-		{"text   ", "text"},
-		{"\x1b[38;5;252mtext\x1b[m\x1b[38;5;252m \x1b[m\x1b[38;5;252m \x1b[m", "\x1b[38;5;252mtext\x1b[m"},
-		// A space with a background shows: it stays.
-		{"\x1b[38;5;228;48;5;63;1m Title \x1b[m\x1b[38;5;252m \x1b[m", "\x1b[38;5;228;48;5;63;1m Title \x1b[m"},
-		// 38;5;42 is a foreground colour, not the background 42.
-		{"x\x1b[38;5;42m  \x1b[m", "x"},
-		// Spaces inside an open style are not known to be blank.
-		{"\x1b[7mreversed   ", "\x1b[7mreversed   "},
-	}
-	for _, c := range cases {
-		if got := trimPadding(c.in); got != c.want {
-			t.Errorf("trimPadding(%q) = %q, want %q", c.in, got, c.want)
-		}
 	}
 }
