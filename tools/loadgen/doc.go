@@ -16,6 +16,10 @@
 //   - stored: the prompts workload with many stored sessions.
 //   - startup: time from exec to the `listening` line with many stored
 //     sessions.
+//   - boot: what any start costs: the bytes package initialisation
+//     allocates (GODEBUG=inittrace=1 on `agents version`), exec to the
+//     first 200 from /healthz on an empty database, and the RSS of the
+//     server left idle a few seconds; the median of several starts.
 //   - idle: memory and goroutines of sessions touched once, then idle,
 //     then evicted; then of a second wave of more sessions, against the
 //     first wave's rows: the marginal cost on a warm server.

@@ -16,8 +16,9 @@ import (
 // Config is what to run, and how big.
 type Config struct {
 	AgentsBin string // the agents binary; empty: build ./backend/cmd/agents
-	// Compare is a second agents binary: the prompts rows run against
-	// both in turns, for a before and after on one noisy machine.
+	// Compare is a second agents binary: the prompts rows and the boot
+	// runs run against both in turns, for a before and after on one
+	// noisy machine.
 	Compare   string
 	ModelURL  string   // an offline model already running; empty: serve one here
 	Scenarios []string // names from Scenarios; empty: all
@@ -55,6 +56,10 @@ type Config struct {
 	StoredConcurrency int // stored: concurrent sessions prompting
 	StoredPrompts     int // stored: prompts per session
 	StartupRuns       int // startup: starts per size
+	BootRuns          int // boot: starts of each binary
+	// BootSettle is how long boot lets a started server idle before it
+	// reads its RSS.
+	BootSettle time.Duration
 
 	IdleSessions int           // idle: sessions touched once
 	IdleMore     int           // idle: more sessions touched once after the first ones' rows, measured the same way (0: no)
@@ -77,6 +82,8 @@ func DefaultConfig() Config {
 		StoredConcurrency: 16,
 		StoredPrompts:     50,
 		StartupRuns:       3,
+		BootRuns:          7,
+		BootSettle:        3 * time.Second,
 		IdleSessions:      1000,
 		IdleMore:          9000,
 		IdleAfter:         time.Minute,
@@ -98,6 +105,8 @@ func QuickConfig() Config {
 		StoredConcurrency: 16,
 		StoredPrompts:     10,
 		StartupRuns:       2,
+		BootRuns:          3,
+		BootSettle:        time.Second,
 		IdleSessions:      200,
 		IdleMore:          400,
 		IdleEvict:         2 * time.Second,
@@ -125,6 +134,7 @@ func Scenarios() []Scenario {
 		{"getsession", "GetSession against session length: latency, server CPU per call", runGetSession},
 		{"stored", "prompt cost with many stored sessions (seeded into SQLite)", runStored},
 		{"startup", "start-up time with many stored sessions (exec to `listening`)", runStartup},
+		{"boot", "what a start costs: package initialisation's allocations, exec to /healthz, idle RSS (with -compare, both binaries in turns)", runBoot},
 		{"idle", "memory of sessions touched once, then idle, then evicted; then of more sessions on the warm server", runIdle},
 	}
 }

@@ -389,3 +389,21 @@ func TestMeasureSpeed(t *testing.T) {
 		t.Errorf("String = %q", got)
 	}
 }
+
+func TestParseInitTrace(t *testing.T) {
+	out := "init internal/bytealg @0 ms, 0 ms clock, 0 bytes, 0 allocs\n" +
+		"init runtime @0.029 ms, 0.11 ms clock, 0 bytes, 0 allocs\n" +
+		"v1.2.3\n" +
+		"init github.com/yuin/goldmark/util @1.1 ms, 0.61 ms clock, 146152 bytes, 1967 allocs\n" +
+		"init main @2.0 ms, 0.002 ms clock, 48 bytes, 1 allocs\n"
+	total, inits, err := ParseInitTrace(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if total != 146200 || len(inits) != 4 || inits[2].Package != "github.com/yuin/goldmark/util" {
+		t.Errorf("got %d bytes, %v", total, inits)
+	}
+	if _, _, err := ParseInitTrace("v1.2.3\n"); err == nil {
+		t.Error("no inittrace lines, no error")
+	}
+}

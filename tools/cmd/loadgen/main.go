@@ -82,6 +82,8 @@ type sizes struct {
 	concurrency, subscribers, turns           ints
 	prompts, repeat, fanoutSessions, getCalls int
 	stored, storedConcurrency, startup        int
+	bootRuns                                  int
+	bootSettle                                time.Duration
 	storedPrompts                             int
 	idleSessions, idleMore                    int
 	idleAfter, evictWait, idleEvict           time.Duration
@@ -104,7 +106,7 @@ func parseFlags(args []string, stderr io.Writer) (loadgen.Config, bool, error) {
 	fs.BoolVar(&quick, "quick", false, "small sizes: a check that runs in about a minute")
 	fs.BoolVar(&asJSON, "json", false, "print the report as JSON instead of tables")
 	fs.BoolVar(&cfg.PostWait, "post-wait", false, "make a prompt one request, POST …/messages?wait=true, instead of a post and a waiting GetSession")
-	fs.StringVar(&cfg.Compare, "compare", "", "prompts: a second agents `binary`; each row runs against both in turns (with -repeat, the median of each), for a before and after on one machine")
+	fs.StringVar(&cfg.Compare, "compare", "", "prompts and boot: a second agents `binary`; each row runs against both in turns (with -repeat, the median of each), for a before and after on one machine")
 	fs.BoolVar(&cfg.WaitWhole, "wait-whole", false, "have a prompt's waiting GetSession return the whole session, every turn, instead of the turns after the prompt's")
 	fs.StringVar(&cfg.ProfileDir, "profile", "", "write CPU profiles of the server and of the load tool itself (….client.cpu.pprof), and the server's allocations at the start and end (….allocs-before.pprof, ….allocs.pprof), for each measured workload into `dir` (the server serves /debug/pprof/ with AGENTS_PPROF=1)")
 	fs.BoolVar(&cfg.FineHeap, "fine-heap", false, "with -profile, sample the server's allocations every 4 KiB in every workload, for allocations profiles that count small objects (the CPU profiles then overstate allocation)")
@@ -122,6 +124,8 @@ func parseFlags(args []string, stderr io.Writer) (loadgen.Config, bool, error) {
 	fs.IntVar(&s.storedConcurrency, "stored-concurrency", 0, "stored: concurrent sessions prompting (default 16)")
 	fs.IntVar(&s.storedPrompts, "stored-prompts", 0, "stored: prompts per session (default 50; quick 10)")
 	fs.IntVar(&s.startup, "startup-runs", 0, "startup: starts per size (default 3; quick 2)")
+	fs.IntVar(&s.bootRuns, "boot-runs", 0, "boot: starts of each binary (default 7; quick 3)")
+	fs.DurationVar(&s.bootSettle, "boot-settle", 0, "boot: how long a started server idles before its RSS is read (default 3s; quick 1s)")
 	fs.IntVar(&s.idleSessions, "idle-sessions", 0, "idle: sessions touched once (default 1000; quick 200)")
 	fs.IntVar(&s.idleMore, "idle-more", 0, "idle: then touch this many more once and measure them the same way, against the first sessions' rows (the marginal cost on a warm server), 0 to skip (default 9000; quick 400)")
 	fs.DurationVar(&s.idleAfter, "idle-after", -1, "idle: measure again this long after the touch, 0 to skip (default 1m; quick 0)")
@@ -165,6 +169,8 @@ func parseFlags(args []string, stderr io.Writer) (loadgen.Config, bool, error) {
 	override("stored-concurrency", func() { base.StoredConcurrency = s.storedConcurrency })
 	override("stored-prompts", func() { base.StoredPrompts = s.storedPrompts })
 	override("startup-runs", func() { base.StartupRuns = s.startup })
+	override("boot-runs", func() { base.BootRuns = s.bootRuns })
+	override("boot-settle", func() { base.BootSettle = s.bootSettle })
 	override("idle-sessions", func() { base.IdleSessions = s.idleSessions })
 	override("idle-more", func() { base.IdleMore = s.idleMore })
 	override("idle-after", func() { base.IdleAfter = s.idleAfter })
@@ -182,6 +188,7 @@ func check(c loadgen.Config) error {
 	for name, v := range map[string]int{
 		"-prompts": c.Prompts, "-repeat": c.Repeat, "-fanout-sessions": c.FanoutSessions, "-get-calls": c.GetCalls,
 		"-stored": c.Stored, "-stored-concurrency": c.StoredConcurrency, "-stored-prompts": c.StoredPrompts, "-startup-runs": c.StartupRuns,
+		"-boot-runs":     c.BootRuns,
 		"-idle-sessions": c.IdleSessions,
 	} {
 		if v < 1 {
