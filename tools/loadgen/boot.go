@@ -34,8 +34,10 @@ type BootRow struct {
 	HealthzMin Duration `json:"healthz_min_ms"`
 	HealthzMax Duration `json:"healthz_max_ms"`
 	// IdleRSS is the server's RSS BootSettle after /healthz answered,
-	// with no request since (median).
-	IdleRSS int64 `json:"idle_rss_bytes"`
+	// with no request since (median); IdleAnon the part of it that is not
+	// the binary's pages (RssAnon).
+	IdleRSS  int64 `json:"idle_rss_bytes"`
+	IdleAnon int64 `json:"idle_anon_bytes"`
 }
 
 // BootRows is the boot scenario's result.
@@ -46,11 +48,11 @@ type BootRows struct {
 
 // Table implements Result.
 func (r *BootRows) Table() ([]string, [][]string) {
-	header := []string{"binary", "runs", "init MB", "healthz median ms", "min ms", "max ms", "idle rss MB", "heaviest inits"}
+	header := []string{"binary", "runs", "init MB", "healthz median ms", "min ms", "max ms", "idle rss MB", "of it anon MB", "heaviest inits"}
 	var rows [][]string
 	for _, b := range r.Rows {
 		rows = append(rows, []string{b.Binary, itoa(b.Runs), strconv.FormatFloat(float64(b.InitBytes)/1e6, 'f', 2, 64),
-			ms(b.Healthz), ms(b.HealthzMin), ms(b.HealthzMax), mb(b.IdleRSS), strings.Join(b.InitHeaviest, ", ")})
+			ms(b.Healthz), ms(b.HealthzMin), ms(b.HealthzMax), mb(b.IdleRSS), mb(b.IdleAnon), strings.Join(b.InitHeaviest, ", ")})
 	}
 	return header, rows
 }
@@ -68,6 +70,7 @@ func runBoot(ctx context.Context, e *env) (Result, error) {
 		heavy   []string
 		healthz []time.Duration
 		rss     []int64
+		anon    []int64
 	}
 	got := make([]samples, len(bins))
 	for r := range runs {
@@ -81,12 +84,13 @@ func runBoot(ctx context.Context, e *env) (Result, error) {
 				return nil, err
 			}
 			got[b].init, got[b].heavy = append(got[b].init, init), heavy
-			healthz, rss, err := e.bootServe(ctx, bin)
+			healthz, rss, anon, err := e.bootServe(ctx, bin)
 			if err != nil {
 				return nil, err
 			}
 			got[b].healthz = append(got[b].healthz, healthz)
 			got[b].rss = append(got[b].rss, rss)
+			got[b].anon = append(got[b].anon, anon)
 		}
 	}
 	res := &BootRows{Settle: Duration(e.cfg.BootSettle)}
@@ -94,12 +98,13 @@ func runBoot(ctx context.Context, e *env) (Result, error) {
 		slices.Sort(s.init)
 		slices.Sort(s.healthz)
 		slices.Sort(s.rss)
+		slices.Sort(s.anon)
 		res.Rows = append(res.Rows, BootRow{
 			Binary: bins[b], Runs: runs,
 			InitBytes: s.init[len(s.init)/2], InitHeaviest: s.heavy,
 			Healthz:    Duration(Percentile(s.healthz, 50)),
 			HealthzMin: Duration(s.healthz[0]), HealthzMax: Duration(s.healthz[len(s.healthz)-1]),
-			IdleRSS: s.rss[len(s.rss)/2],
+			IdleRSS: s.rss[len(s.rss)/2], IdleAnon: s.anon[len(s.anon)/2],
 		})
 	}
 	return res, nil
@@ -159,15 +164,16 @@ func ParseInitTrace(out string) (int64, []PackageInit, error) {
 
 // bootServe starts `agents serve` on a new, empty database and a port
 // chosen beforehand, polls /healthz from the moment of exec until it
-// answers 200, waits BootSettle and reads the server's RSS.
-func (e *env) bootServe(ctx context.Context, bin string) (time.Duration, int64, error) {
+// answers 200, waits BootSettle and reads the server's RSS, and the
+// anonymous part of it.
+func (e *env) bootServe(ctx context.Context, bin string) (healthz time.Duration, rss, anon int64, err error) {
 	dir, err := e.newDir("boot")
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	port, err := freePort()
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	cmd := exec.Command(bin, "serve",
 		"--port", strconv.Itoa(port),
@@ -180,7 +186,7 @@ func (e *env) bootServe(ctx context.Context, bin string) (time.Duration, int64, 
 	cmd.Dir, cmd.Env = dir, serverEnv(dir)
 	logs, err := os.Create(filepath.Join(dir, "serve.log"))
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	defer logs.Close()
 	cmd.Stdout, cmd.Stderr = logs, logs
@@ -188,7 +194,7 @@ func (e *env) bootServe(ctx context.Context, bin string) (time.Duration, int64, 
 	hc := &http.Client{Timeout: time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 	begin := time.Now()
 	if err := cmd.Start(); err != nil {
-		return 0, 0, fmt.Errorf("start %s: %w", bin, err)
+		return 0, 0, 0, fmt.Errorf("start %s: %w", bin, err)
 	}
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(exited) }()
@@ -201,7 +207,6 @@ func (e *env) bootServe(ctx context.Context, bin string) (time.Duration, int64, 
 			<-exited
 		}
 	}()
-	var healthz time.Duration
 	for {
 		// A refused connection answers at once: poll as fast as that.
 		if resp, err := hc.Get(url); err == nil {
@@ -214,26 +219,32 @@ func (e *env) bootServe(ctx context.Context, bin string) (time.Duration, int64, 
 		select {
 		case <-exited:
 			log, _ := os.ReadFile(logs.Name())
-			return 0, 0, fmt.Errorf("agents serve exited before /healthz answered; its output:\n%s", log)
+			return 0, 0, 0, fmt.Errorf("agents serve exited before /healthz answered; its output:\n%s", log)
 		case <-ctx.Done():
-			return 0, 0, ctx.Err()
+			return 0, 0, 0, ctx.Err()
 		default:
 		}
 		if time.Since(begin) > startTimeout {
-			return 0, 0, fmt.Errorf("/healthz did not answer within %v", startTimeout)
+			return 0, 0, 0, fmt.Errorf("/healthz did not answer within %v", startTimeout)
 		}
 		time.Sleep(100 * time.Microsecond)
 	}
 	select {
 	case <-time.After(e.cfg.BootSettle):
 	case <-ctx.Done():
-		return 0, 0, ctx.Err()
+		return 0, 0, 0, ctx.Err()
 	}
-	u, err := ReadUsage(cmd.Process.Pid)
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", cmd.Process.Pid))
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
-	return healthz, u.RSS, nil
+	if rss, err = ParseStatusRSS(string(status)); err != nil {
+		return 0, 0, 0, err
+	}
+	if anon, err = ParseStatusAnon(string(status)); err != nil {
+		return 0, 0, 0, err
+	}
+	return healthz, rss, anon, nil
 }
 
 // freePort is a TCP port on 127.0.0.1 that nothing listens on, as far as

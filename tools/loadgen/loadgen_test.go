@@ -93,13 +93,16 @@ func TestParseStatCPU(t *testing.T) {
 
 func TestParseStatusRSS(t *testing.T) {
 	t.Parallel()
-	status := "Name:\tagents\nVmPeak:\t  900000 kB\nVmRSS:\t   21504 kB\nThreads:\t8\n"
+	status := "Name:\tagents\nVmPeak:\t  900000 kB\nVmRSS:\t   21504 kB\nRssAnon:\t    6304 kB\nThreads:\t8\n"
 	got, err := ParseStatusRSS(status)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := int64(21504 * 1024); got != want {
 		t.Errorf("ParseStatusRSS = %d, want %d", got, want)
+	}
+	if anon, err := ParseStatusAnon(status); err != nil || anon != 6304*1024 {
+		t.Errorf("ParseStatusAnon = %d, %v, want %d", anon, err, 6304*1024)
 	}
 	for _, bad := range []string{"Name:\tx\n", "VmRSS:\t12 MB\n", "VmRSS:\tlots kB\n"} {
 		if _, err := ParseStatusRSS(bad); err == nil {

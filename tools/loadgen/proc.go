@@ -69,23 +69,34 @@ func ParseStatCPU(stat string) (time.Duration, error) {
 // ParseStatusRSS returns VmRSS, in bytes, from the text of
 // /proc/<pid>/status ("VmRSS:	   12345 kB").
 func ParseStatusRSS(status string) (int64, error) {
+	return parseStatusKB(status, "VmRSS")
+}
+
+// ParseStatusAnon returns RssAnon, in bytes: the resident memory that is
+// the process's own (heap, stacks), without the pages of its binary and
+// other files, which the kernel can drop and read again.
+func ParseStatusAnon(status string) (int64, error) {
+	return parseStatusKB(status, "RssAnon")
+}
+
+func parseStatusKB(status, field string) (int64, error) {
 	sc := bufio.NewScanner(strings.NewReader(status))
 	for sc.Scan() {
-		rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:")
+		rest, ok := strings.CutPrefix(sc.Text(), field+":")
 		if !ok {
 			continue
 		}
 		fields := strings.Fields(rest)
 		if len(fields) != 2 || fields[1] != "kB" {
-			return 0, fmt.Errorf("VmRSS line %q: want a number of kB", sc.Text())
+			return 0, fmt.Errorf("%s line %q: want a number of kB", field, sc.Text())
 		}
 		kb, err := strconv.ParseInt(fields[0], 10, 64)
 		if err != nil || kb < 0 {
-			return 0, fmt.Errorf("VmRSS line %q: want a number of kB", sc.Text())
+			return 0, fmt.Errorf("%s line %q: want a number of kB", field, sc.Text())
 		}
 		return kb << 10, nil
 	}
-	return 0, fmt.Errorf("no VmRSS line")
+	return 0, fmt.Errorf("no %s line", field)
 }
 
 // LoadAverage is the first field of /proc/loadavg: the 1-minute load
