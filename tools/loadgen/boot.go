@@ -33,6 +33,10 @@ type BootRow struct {
 	Healthz    Duration `json:"healthz_median_ms"`
 	HealthzMin Duration `json:"healthz_min_ms"`
 	HealthzMax Duration `json:"healthz_max_ms"`
+	// HealthzCPU is the CPU time the server's threads had run when
+	// /healthz first answered (median): on a busy machine the wall time
+	// waits for the CPU, this does not.
+	HealthzCPU Duration `json:"healthz_cpu_median_ms"`
 	// IdleRSS is the server's RSS BootSettle after /healthz answered,
 	// with no request since (median); IdleAnon the part of it that is not
 	// the binary's pages (RssAnon).
@@ -48,11 +52,11 @@ type BootRows struct {
 
 // Table implements Result.
 func (r *BootRows) Table() ([]string, [][]string) {
-	header := []string{"binary", "runs", "init MB", "healthz median ms", "min ms", "max ms", "idle rss MB", "of it anon MB", "heaviest inits"}
+	header := []string{"binary", "runs", "init MB", "healthz median ms", "min ms", "max ms", "cpu to healthz ms", "idle rss MB", "of it anon MB", "heaviest inits"}
 	var rows [][]string
 	for _, b := range r.Rows {
 		rows = append(rows, []string{b.Binary, itoa(b.Runs), strconv.FormatFloat(float64(b.InitBytes)/1e6, 'f', 2, 64),
-			ms(b.Healthz), ms(b.HealthzMin), ms(b.HealthzMax), mb(b.IdleRSS), mb(b.IdleAnon), strings.Join(b.InitHeaviest, ", ")})
+			ms(b.Healthz), ms(b.HealthzMin), ms(b.HealthzMax), ms(b.HealthzCPU), mb(b.IdleRSS), mb(b.IdleAnon), strings.Join(b.InitHeaviest, ", ")})
 	}
 	return header, rows
 }
@@ -69,6 +73,7 @@ func runBoot(ctx context.Context, e *env) (Result, error) {
 		init    []int64
 		heavy   []string
 		healthz []time.Duration
+		cpu     []time.Duration
 		rss     []int64
 		anon    []int64
 	}
@@ -84,11 +89,12 @@ func runBoot(ctx context.Context, e *env) (Result, error) {
 				return nil, err
 			}
 			got[b].init, got[b].heavy = append(got[b].init, init), heavy
-			healthz, rss, anon, err := e.bootServe(ctx, bin)
+			healthz, cpu, rss, anon, err := e.bootServe(ctx, bin)
 			if err != nil {
 				return nil, err
 			}
 			got[b].healthz = append(got[b].healthz, healthz)
+			got[b].cpu = append(got[b].cpu, cpu)
 			got[b].rss = append(got[b].rss, rss)
 			got[b].anon = append(got[b].anon, anon)
 		}
@@ -97,6 +103,7 @@ func runBoot(ctx context.Context, e *env) (Result, error) {
 	for b, s := range got {
 		slices.Sort(s.init)
 		slices.Sort(s.healthz)
+		slices.Sort(s.cpu)
 		slices.Sort(s.rss)
 		slices.Sort(s.anon)
 		res.Rows = append(res.Rows, BootRow{
@@ -104,7 +111,8 @@ func runBoot(ctx context.Context, e *env) (Result, error) {
 			InitBytes: s.init[len(s.init)/2], InitHeaviest: s.heavy,
 			Healthz:    Duration(Percentile(s.healthz, 50)),
 			HealthzMin: Duration(s.healthz[0]), HealthzMax: Duration(s.healthz[len(s.healthz)-1]),
-			IdleRSS: s.rss[len(s.rss)/2], IdleAnon: s.anon[len(s.anon)/2],
+			HealthzCPU: Duration(Percentile(s.cpu, 50)),
+			IdleRSS:    s.rss[len(s.rss)/2], IdleAnon: s.anon[len(s.anon)/2],
 		})
 	}
 	return res, nil
@@ -164,16 +172,16 @@ func ParseInitTrace(out string) (int64, []PackageInit, error) {
 
 // bootServe starts `agents serve` on a new, empty database and a port
 // chosen beforehand, polls /healthz from the moment of exec until it
-// answers 200, waits BootSettle and reads the server's RSS, and the
-// anonymous part of it.
-func (e *env) bootServe(ctx context.Context, bin string) (healthz time.Duration, rss, anon int64, err error) {
+// answers 200 (noting the CPU time the server has had), waits
+// BootSettle and reads the server's RSS, and the anonymous part of it.
+func (e *env) bootServe(ctx context.Context, bin string) (healthz, cpu time.Duration, rss, anon int64, err error) {
 	dir, err := e.newDir("boot")
 	if err != nil {
-		return 0, 0, 0, err
+		return 0, 0, 0, 0, err
 	}
 	port, err := freePort()
 	if err != nil {
-		return 0, 0, 0, err
+		return 0, 0, 0, 0, err
 	}
 	cmd := exec.Command(bin, "serve",
 		"--port", strconv.Itoa(port),
@@ -186,7 +194,7 @@ func (e *env) bootServe(ctx context.Context, bin string) (healthz time.Duration,
 	cmd.Dir, cmd.Env = dir, serverEnv(dir)
 	logs, err := os.Create(filepath.Join(dir, "serve.log"))
 	if err != nil {
-		return 0, 0, 0, err
+		return 0, 0, 0, 0, err
 	}
 	defer logs.Close()
 	cmd.Stdout, cmd.Stderr = logs, logs
@@ -194,7 +202,7 @@ func (e *env) bootServe(ctx context.Context, bin string) (healthz time.Duration,
 	hc := &http.Client{Timeout: time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 	begin := time.Now()
 	if err := cmd.Start(); err != nil {
-		return 0, 0, 0, fmt.Errorf("start %s: %w", bin, err)
+		return 0, 0, 0, 0, fmt.Errorf("start %s: %w", bin, err)
 	}
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(exited) }()
@@ -213,38 +221,66 @@ func (e *env) bootServe(ctx context.Context, bin string) (healthz time.Duration,
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
 				healthz = time.Since(begin)
+				cpu, _ = threadsCPU(cmd.Process.Pid)
 				break
 			}
 		}
 		select {
 		case <-exited:
 			log, _ := os.ReadFile(logs.Name())
-			return 0, 0, 0, fmt.Errorf("agents serve exited before /healthz answered; its output:\n%s", log)
+			return 0, 0, 0, 0, fmt.Errorf("agents serve exited before /healthz answered; its output:\n%s", log)
 		case <-ctx.Done():
-			return 0, 0, 0, ctx.Err()
+			return 0, 0, 0, 0, ctx.Err()
 		default:
 		}
 		if time.Since(begin) > startTimeout {
-			return 0, 0, 0, fmt.Errorf("/healthz did not answer within %v", startTimeout)
+			return 0, 0, 0, 0, fmt.Errorf("/healthz did not answer within %v", startTimeout)
 		}
 		time.Sleep(100 * time.Microsecond)
 	}
 	select {
 	case <-time.After(e.cfg.BootSettle):
 	case <-ctx.Done():
-		return 0, 0, 0, ctx.Err()
+		return 0, 0, 0, 0, ctx.Err()
 	}
 	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", cmd.Process.Pid))
 	if err != nil {
-		return 0, 0, 0, err
+		return 0, 0, 0, 0, err
 	}
 	if rss, err = ParseStatusRSS(string(status)); err != nil {
-		return 0, 0, 0, err
+		return 0, 0, 0, 0, err
 	}
 	if anon, err = ParseStatusAnon(string(status)); err != nil {
-		return 0, 0, 0, err
+		return 0, 0, 0, 0, err
 	}
-	return healthz, rss, anon, nil
+	return healthz, cpu, rss, anon, nil
+}
+
+// threadsCPU is the time pid's threads have run on a CPU, from each
+// thread's /proc/PID/task/TID/schedstat (nanoseconds, exact, where
+// /proc/PID/stat counts 10 ms ticks).
+func threadsCPU(pid int) (time.Duration, error) {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		return 0, err
+	}
+	var total time.Duration
+	for _, t := range tasks {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/schedstat", pid, t.Name()))
+		if err != nil {
+			continue // the thread ended
+		}
+		f := strings.Fields(string(b))
+		if len(f) == 0 {
+			continue
+		}
+		ns, err := strconv.ParseInt(f[0], 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("schedstat %q: %w", b, err)
+		}
+		total += time.Duration(ns)
+	}
+	return total, nil
 }
 
 // freePort is a TCP port on 127.0.0.1 that nothing listens on, as far as
