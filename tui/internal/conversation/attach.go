@@ -13,6 +13,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/tui/internal/sanitize"
 	"github.com/agents-os/agents/tui/internal/theme"
 	"github.com/agents-os/agents/tui/internal/units"
 )
@@ -52,10 +53,12 @@ func (p *attachPrompt) Render(width int, st theme.ConversationStyles) string {
 	p.in.SetWidth(max(width-len(p.in.Prompt)-1, 1))
 	lines := []string{p.in.View()}
 	switch {
+	// File names are anyone's, a tool's among them: they are shown
+	// cleaned, as the server's text is.
 	case p.err != "":
-		lines = append(lines, st.Error.Render(truncate(p.err, width)))
+		lines = append(lines, st.Error.Render(truncate(sanitize.Text(p.err), width)))
 	case len(p.candidates) > 0:
-		lines = append(lines, st.Muted.Render(truncate(strings.Join(p.candidates, "  "), width)))
+		lines = append(lines, st.Muted.Render(truncate(sanitize.Text(strings.Join(p.candidates, "  ")), width)))
 	}
 	return strings.Join(lines, "\n")
 }

@@ -9,6 +9,7 @@ import (
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/tui/internal/keys"
+	"github.com/agents-os/agents/tui/internal/sanitize"
 	"github.com/agents-os/agents/tui/internal/theme"
 	"github.com/agents-os/agents/tui/internal/units"
 )
@@ -138,7 +139,7 @@ func renderChips(atts []*agentsv1.Attachment, width int, st theme.ConversationSt
 	}
 	chips := make([]string, len(atts))
 	for i, a := range atts {
-		chips[i] = st.Chip.Render("+ " + a.GetName() + " " + units.Bytes(int64(len(a.GetData()))))
+		chips[i] = st.Chip.Render("+ " + sanitize.Text(a.GetName()) + " " + units.Bytes(int64(len(a.GetData()))))
 	}
 	return truncate(strings.Join(chips, " ")+st.Muted.Render("  backspace on an empty message removes the last"), width)
 }

@@ -614,6 +614,34 @@ func TestAttachments(t *testing.T) {
 	}
 }
 
+// A file name is anyone's to choose (a tool's, say): completing and
+// attaching one shows it without the escape sequences it holds.
+func TestAttachShowsFileNamesCleaned(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, name := range []string{"evil\x1b]52;c;eA==\x07.txt", "evil\x1bPqdcs\x1b\\.txt"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := newRig(t, ready, fewTurns()...).open()
+	r.keys("ctrl+t")
+	r.typeText(filepath.Join(dir, "ev"))
+	r.keys("tab")
+	if len(r.s.attach.candidates) != 2 {
+		t.Fatalf("candidates %q, want both files", r.s.attach.candidates)
+	}
+	frame := r.s.Render(100, 30)
+	r.s.composer.Attach(&agentsv1.Attachment{Name: "chip\x1b]52;c;eA==\x07.txt"})
+	r.keys("esc")
+	frame += r.s.Render(100, 30)
+	for _, bad := range []string{"]52;", "\x1bP", "\a"} {
+		if strings.Contains(frame, bad) {
+			t.Errorf("the screen shows %q of a file name:\n%q", bad, frame)
+		}
+	}
+}
+
 func TestMediaType(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
