@@ -48,3 +48,22 @@ func TestMarkdownConstructs(t *testing.T) {
 	}
 	golden(t, "markdown_constructs", b.String())
 }
+
+// The styles the plain goldens cannot show: each inline construct gets
+// its attribute, a link is a terminal hyperlink to its address.
+func TestMarkdownInlineStyles(t *testing.T) {
+	t.Parallel()
+	m := newMarkdown(theme.New(true).Transcript.Markdown)
+	for _, c := range []struct{ src, want string }{
+		{"*em*", "\x1b[3;"},
+		{"**strong**", "\x1b[1;"},
+		{"~~gone~~", ";9m"},
+		{"`code`", "48;5;236"},
+		{"[text](https://example.com/a)", "\x1b]8;;https://example.com/a\a"},
+		{"# Title", "48;5;63"},
+	} {
+		if got := strings.Join(m.render(c.src, 60), "\n"); !strings.Contains(got, c.want) {
+			t.Errorf("%q renders as %q, without %q", c.src, got, c.want)
+		}
+	}
+}

@@ -107,6 +107,10 @@ func (d *drawer) code(n ast.Node) []string {
 	for i := range lines.Len() {
 		seg := lines.At(i)
 		l := strings.TrimRight(string(seg.Value(d.src)), "\r\n")
+		if strings.TrimSpace(l) == "" {
+			out = append(out, "") // no trailing spaces to draw
+			continue
+		}
 		out = append(out, codeMargin+d.st.CodeBlock.Render(l))
 	}
 	return out
