@@ -15,13 +15,13 @@ import (
 	"github.com/agents-os/agents/tui/internal/theme"
 )
 
-// The answers are parsed with goldmark (CommonMark, with GFM tables from
-// table.go) and drawn here from its syntax tree, with lipgloss: the look
-// of glamour's dark and light styles, without glamour's dependencies
-// (chroma's lexers and styles, bluemonday), whose tables every start of
-// the binary built, server and CLI alike. Code blocks are drawn in one
-// colour, not highlighted.
-
+// newParser is the parser of answers: goldmark's CommonMark, with the
+// GFM tables, task boxes and strikethrough of mdextend.go. A drawer draws
+// the tree it makes, with lipgloss, in the look of glamour's dark and
+// light styles, without glamour's dependencies (chroma's lexers and
+// styles, bluemonday), whose tables every start of the binary built,
+// server and CLI alike. Code blocks are drawn in one colour, not
+// highlighted.
 func newParser() parser.Parser {
 	return parser.NewParser(
 		parser.WithBlockParsers(parser.DefaultBlockParsers()...),
@@ -162,7 +162,7 @@ func (d *drawer) list(n *ast.List, width int) []string {
 			marker = fmt.Sprintf("%d. ", num)
 			num++
 		}
-		if box, ok := item.AttributeString("task"); ok {
+		if box, ok := item.Attribute(taskAttr); ok {
 			marker = box.(string)
 		}
 		indent := ansi.StringWidth(marker)
