@@ -63,6 +63,27 @@ func DecodeArgs(spec Spec, text string) (Args, error) {
 	return args, nil
 }
 
+// ArgumentProblem says why no call of the tool can give an argument
+// spelt name, "" when one can: the schema declares a name that differs
+// from it only in case, or closes the arguments object without declaring
+// it. An approval rule on such an argument would never match.
+func ArgumentProblem(spec Spec, name string) string {
+	s := compileSchema(spec.Parameters, 1)
+	if s == nil {
+		return ""
+	}
+	if _, declared := s.properties[name]; declared {
+		return ""
+	}
+	if declared, variant := s.folded[foldKey(name)]; variant {
+		return fmt.Sprintf("%s takes %q, not %q: names are case-sensitive", spec.Name, declared, name)
+	}
+	if s.closed {
+		return fmt.Sprintf("%s takes no argument %q (it takes %s)", spec.Name, name, acceptedNames(s))
+	}
+	return ""
+}
+
 // JSON is the arguments object in its canonical spelling.
 func (a Args) JSON() json.RawMessage {
 	if a.object == nil {
