@@ -55,7 +55,7 @@ type Args struct {
 // additionalProperties and items, at every level; it ignores the others.
 // Decoding is linear in the text's length.
 func DecodeArgs(spec Spec, text string) (Args, error) {
-	d := argDecoder{tool: spec.Name}
+	var d argDecoder
 	args, err := d.decode(compileSchema(spec.Parameters, 1), text)
 	if err != nil {
 		return Args{}, fmt.Errorf("invalid arguments for %s: %w", spec.Name, err)
@@ -254,7 +254,6 @@ type frame struct {
 
 // argDecoder decodes one call's arguments.
 type argDecoder struct {
-	tool     string
 	stack    []frame
 	out      []byte
 	problems []string
