@@ -47,11 +47,12 @@ type decision struct {
 // model's turn, so it holds across a restart.
 //
 // The policy judges the arguments as the tool decodes them
-// (tool.DecodeArgs), the value execute gives the tool: decoding is
-// strict and a function of the stored text alone, so the value judged now
-// is the value run, at once, after an approval or after a restart.
-// Arguments the tool refuses are neither judged nor deferred: the server
-// answers the call with the refusal (see execute).
+// (tool.DecodeArgs), and the call is stored with them in their canonical
+// spelling: what a client asked to approve reads, and what execute
+// decodes again and gives the tool, is the value judged, at once, after
+// an approval or after a restart. Arguments the tool refuses are neither
+// judged nor deferred, and keep the model's text: the server answers the
+// call with the refusal (see execute).
 func (a *actor) decide(st *step, c llm.ToolCall) (session.ToolCall, decision) {
 	call := session.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments, Mode: session.CallAttached}
 	t, ok := st.tools.Get(c.Name)
@@ -64,6 +65,7 @@ func (a *actor) decide(st *step, c llm.ToolCall) (session.ToolCall, decision) {
 	if err != nil {
 		return call, decision{mode: session.CallAttached}
 	}
+	call.Arguments = string(args.JSON())
 	d := decision{mode: t.Mode()}
 	switch {
 	case d.mode == session.CallDeferred:

@@ -110,10 +110,17 @@ func TestExactArgumentsAreJudgedByTheirRule(t *testing.T) {
 		{Match: fakellm.Match{SystemContains: gatekeeperPrompt, UserContains: "plain", AssistantMessages: steps(0)},
 			Reply: fakellm.Reply{ToolCalls: []fakellm.ToolCall{{Name: "prompt_agent_helper", RawArguments: `{"prompt": "hello"}`}}}},
 	}}, withAgentsDir(gatekeeperAgents(t)))
-	for _, text := range []string{"held", "spawn"} {
+	// The person asked sees the value the rule judged and the tool will
+	// run on: the decoded arguments, escapes resolved, not the model's
+	// spelling of them.
+	for text, args := range map[string]string{"held": `{"prompt":"delete everything"}`, "spawn": `{"agent":"helper","prompt":"hi"}`} {
 		s := e.wait(e.create("gatekeeper", text).GetMeta().GetId())
-		if s.GetMeta().GetStatus() != waiting || len(s.GetPendingCalls()) != 1 || s.GetPendingCalls()[0].GetReason() != "approval" {
-			t.Errorf("%s: session = %v with %v, want it waiting for one approval", text, s.GetMeta(), s.GetPendingCalls())
+		p := s.GetPendingCalls()
+		if s.GetMeta().GetStatus() != waiting || len(p) != 1 || p[0].GetReason() != "approval" {
+			t.Fatalf("%s: session = %v with %v, want it waiting for one approval", text, s.GetMeta(), p)
+		}
+		if got := p[0].GetCall().GetArguments(); got != args {
+			t.Errorf("%s: the approval shows %s, want %s", text, got, args)
 		}
 	}
 	s := e.wait(e.create("gatekeeper", "plain").GetMeta().GetId())
