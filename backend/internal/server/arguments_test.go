@@ -174,3 +174,24 @@ func TestMCPArgumentsAreJudgedAsTheServerGetsThem(t *testing.T) {
 		t.Errorf("escaped: %v, want the call held: the rule reads the decoded text", s.GetMeta())
 	}
 }
+
+// A client tool's call whose arguments the schema refuses is answered by
+// the server with the refusal: no client is asked to answer what the
+// agent file's schema does not allow.
+func TestRefusedArgumentsAreNeverDeferredToAClient(t *testing.T) {
+	t.Parallel()
+	yes := true
+	e := start(t, fakellm.Rules{Rules: []fakellm.Rule{
+		{Match: fakellm.Match{LastIsToolResult: &yes}, Reply: fakellm.Reply{Text: "read: {{last_tool_result}}"}},
+		{Match: fakellm.Match{AssistantMessages: steps(0)},
+			Reply: fakellm.Reply{ToolCalls: []fakellm.ToolCall{{Name: "ask_user", RawArguments: `{"Question": "may I?"}`}}}},
+	}})
+	s := e.wait(e.create("clienty", "ask me").GetMeta().GetId())
+	if s.GetMeta().GetStatus() != ready || len(s.GetPendingCalls()) != 0 || len(s.GetTurns()) < 3 {
+		t.Fatalf("session = %v, pending %v, want ready with nothing deferred", s.GetMeta(), s.GetPendingCalls())
+	}
+	res := s.GetTurns()[2].GetUser().GetToolResults()
+	if len(res) != 1 || res[0].GetStatus() != agentsv1.ToolResultStatus_TOOL_RESULT_STATUS_ERROR || !strings.Contains(res[0].GetText(), `did you mean "question"?`) {
+		t.Errorf("results = %v, want the arguments refused", res)
+	}
+}
