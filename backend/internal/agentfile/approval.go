@@ -36,10 +36,19 @@ type ArgRule struct {
 	Matches *regexp.Regexp
 }
 
-// Asks reports whether a call with these arguments (a JSON object) waits
-// for approval. Arguments that are not an object cannot be checked
-// against a rule, so they need approval too: a policy fails closed.
-func (p *Approval) Asks(arguments string) bool {
+// Arguments are a call's arguments as its tool decoded them: the value
+// the tool runs on, with no key twice and none in another case, so a rule
+// that looks an argument up by its exact name sees what the tool gets.
+type Arguments interface {
+	// Value is an argument's JSON value in one canonical spelling (every
+	// escape in a string resolved), false when the call does not give it.
+	Value(name string) (json.RawMessage, bool)
+}
+
+// Asks reports whether a call with these arguments waits for approval.
+// A rule matches a string argument as its text, any other value as its
+// JSON, so a rule on an object or a list sees its strings decoded too.
+func (p *Approval) Asks(args Arguments) bool {
 	switch p.Policy {
 	case ApproveAlways:
 		return true
@@ -47,20 +56,11 @@ func (p *Approval) Asks(arguments string) bool {
 	default:
 		return false
 	}
-	if arguments == "" {
-		arguments = "{}"
-	}
-	var args map[string]json.RawMessage
-	if err := json.Unmarshal([]byte(arguments), &args); err != nil {
-		return true
-	}
 	for _, r := range p.When {
-		raw, ok := args[r.Arg]
+		raw, ok := args.Value(r.Arg)
 		if !ok {
 			continue
 		}
-		// A string argument is matched as its text, any other value as
-		// its JSON.
 		text := string(raw)
 		var s string
 		if json.Unmarshal(raw, &s) == nil {

@@ -1,9 +1,18 @@
 package agentfile
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
+
+// testArgs are decoded arguments, as the tool package gives them.
+type testArgs map[string]json.RawMessage
+
+func (a testArgs) Value(name string) (json.RawMessage, bool) {
+	v, ok := a[name]
+	return v, ok
+}
 
 // agentWith is an agent file whose contents carry extra, a JSON fragment
 // such as `"approvals": [...]`.
@@ -65,16 +74,21 @@ func TestApprovalAsks(t *testing.T) {
 		{"bash_run", `{"command": "sudo reboot"}`, true},
 		{"bash_run", `{"command": "cd /tmp && rm x"}`, true},
 		{"bash_run", `{"other": "rm x"}`, false},
-		{"bash_run", `not json`, true},
+		{"bash_run", `{"command": 7}`, false},
 		{"copy", `{"to": "/etc/passwd"}`, true},
 		{"copy", `{"to": "/tmp/x", "force": true}`, true},
 		{"copy", `{"to": "/tmp/x", "force": false}`, false},
-		{"copy", ``, false},
+		{"copy", `{"to": ["/tmp/x", "/etc/y"]}`, false},
+		{"copy", `{}`, false},
 	}
 	for _, tc := range cases {
+		var args testArgs
+		if err := json.Unmarshal([]byte(tc.args), &args); err != nil {
+			t.Fatal(err)
+		}
 		got := false
 		if p := a.ApprovalFor(tc.tool); p != nil {
-			got = p.Asks(tc.args)
+			got = p.Asks(args)
 		}
 		if got != tc.want {
 			t.Errorf("%s(%s) asks = %v, want %v", tc.tool, tc.args, got, tc.want)

@@ -17,19 +17,16 @@ type invocation struct {
 	env   map[string]string // env-mode values
 }
 
-// prepareInvocation turns the model's JSON arguments into an invocation.
+// prepareInvocation turns the model's arguments, each a JSON value, into
+// an invocation. The JSON text was decoded by the caller (package tool),
+// once, so that an approval policy and the script see one value.
 //
 // Arguments follow declaration order, as in agents-exe: an omitted optional
 // argument contributes nothing, so later positional words move up. Keys the
 // tool does not declare are rejected (rather than silently dropped) so that
 // the model learns about a misspelt optional argument instead of calling
 // the tool without it. A JSON null counts as an omitted argument.
-func (t *Tool) prepareInvocation(argsJSON []byte) (invocation, error) {
-	values, err := decodeArgumentObject(argsJSON)
-	if err != nil {
-		return invocation{}, fmt.Errorf("invalid arguments for %s: %v", t.Name(), err)
-	}
-
+func (t *Tool) prepareInvocation(values map[string]json.RawMessage) (invocation, error) {
 	var problems []string
 	unknownSeen := false
 	for _, key := range sortedKeys(values) {
@@ -93,23 +90,6 @@ func (t *Tool) argumentNames() string {
 		names[i] = a.Name
 	}
 	return strings.Join(names, ", ")
-}
-
-// decodeArgumentObject accepts an empty body or null as "no arguments":
-// models send either for tools without parameters.
-func decodeArgumentObject(argsJSON []byte) (map[string]json.RawMessage, error) {
-	trimmed := bytes.TrimSpace(argsJSON)
-	if len(trimmed) == 0 || string(trimmed) == "null" {
-		return map[string]json.RawMessage{}, nil
-	}
-	if trimmed[0] != '{' {
-		return nil, fmt.Errorf("arguments must be a JSON object, got %s", jsonKind(trimmed))
-	}
-	var values map[string]json.RawMessage
-	if err := json.Unmarshal(trimmed, &values); err != nil {
-		return nil, fmt.Errorf("arguments are not valid JSON: %v", err)
-	}
-	return values, nil
 }
 
 // valueAsText checks a value against its backing type and renders it the

@@ -8,8 +8,9 @@
 // The protocol is the one of agents-exe, so existing tool scripts work
 // unchanged. Describe reads and validates a description; the resulting Tool
 // is offered to the model as "bash_<slug>" with a JSON schema built from its
-// arguments (Schema). Tool.Run decodes the model's JSON arguments, passes
-// each one the way the script declared (a positional word, "--name value",
+// arguments (Schema). Tool.Run takes the model's arguments as the tool
+// package decoded them (each argument's JSON value), checks each against
+// its declaration, passes it the way the script declared (a positional word, "--name value",
 // "--name=value", a line on stdin or an environment variable) and runs the
 // script directly — never through a shell, so the model cannot inject shell
 // syntax.

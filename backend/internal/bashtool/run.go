@@ -2,6 +2,7 @@ package bashtool
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -23,11 +24,12 @@ type Result struct {
 	Stderr    string // the script's stderr (capped), for logs
 }
 
-// Run calls the tool with the model's JSON arguments. See the package
-// documentation for how arguments, environment and limits apply. Run only
-// reads the Tool, so concurrent calls are safe.
-func (t *Tool) Run(ctx context.Context, argsJSON []byte, env Env) Result {
-	inv, err := t.prepareInvocation(argsJSON)
+// Run calls the tool with the model's arguments, each as its JSON value
+// (decoded once, by the caller: no key twice, none in another case). See
+// the package documentation for how arguments, environment and limits
+// apply. Run only reads the Tool, so concurrent calls are safe.
+func (t *Tool) Run(ctx context.Context, args map[string]json.RawMessage, env Env) Result {
+	inv, err := t.prepareInvocation(args)
 	if err != nil {
 		return failedBeforeStart(err.Error())
 	}

@@ -114,16 +114,27 @@ func buildAgent(ctx context.Context, set *agentfile.Set, file *agentfile.Agent, 
 }
 
 // checkApprovals returns a problem for each approval policy naming a tool
-// the agent does not have. An MCP tool is known only once its server
-// runs, so any name under a declared server's prefix is taken.
+// the agent does not have, or a rule on an argument no call of the tool
+// can give. An MCP tool is known only once its server runs, so any name
+// under a declared server's prefix is taken.
 func (a *Agent) checkApprovals() []*agentfile.Error {
 	var out []*agentfile.Error
 	for i, p := range a.Approvals {
-		if _, ok := a.byName[p.Tool]; ok || a.mcpName(p.Tool) {
+		t, ok := a.byName[p.Tool]
+		if !ok && !a.mcpName(p.Tool) {
+			out = append(out, &agentfile.Error{File: a.File, Field: fmt.Sprintf("contents.approvals[%d].tool", i),
+				Reason: fmt.Sprintf("the agent has no tool %q; it is not loaded, so that no call meant to wait for approval runs unchecked", p.Tool)})
 			continue
 		}
-		out = append(out, &agentfile.Error{File: a.File, Field: fmt.Sprintf("contents.approvals[%d].tool", i),
-			Reason: fmt.Sprintf("the agent has no tool %q; it is not loaded, so that no call meant to wait for approval runs unchecked", p.Tool)})
+		for _, r := range p.When {
+			if !ok {
+				break
+			}
+			if why := tool.ArgumentProblem(t.Spec(), r.Arg); why != "" {
+				out = append(out, &agentfile.Error{File: a.File, Field: fmt.Sprintf("contents.approvals[%d].when", i),
+					Reason: fmt.Sprintf("the rule on %q can never match: %s; the agent is not loaded, so that no call meant to wait for approval runs unchecked", r.Arg, why)})
+			}
+		}
 	}
 	return out
 }

@@ -88,6 +88,50 @@ func TestApprovalsNamingUnknownToolsRefuseTheAgent(t *testing.T) {
 	}
 }
 
+// A rule on an argument the tool's schema spells otherwise, or does not
+// take at all, would never hold a call: the agent is not loaded.
+func TestApprovalRulesOnArgumentsNoCallGivesRefuseTheAgent(t *testing.T) {
+	dir := t.TempDir()
+	write := func(slug, rule string) string {
+		path := filepath.Join(dir, slug+".json")
+		writeFile(t, path, `{"tag": "OpenAIAgentDescription", "contents": {
+			"slug": "`+slug+`", "flavor": "OpenAIv1", "modelUrl": "https://example.test/v1", "modelName": "m",
+			"osTools": ["spawn_session"],
+			"clientTools": [{"name": "ask_user", "parameters": {"type": "object", "properties": {"question": {"type": "string"}}}}],
+			"approvals": [{"tool": "os_spawn_session", "when": `+rule+`}, {"tool": "ask_user", "when": {"arg": "anything", "matches": "x"}}]}}`, 0o644)
+		return path
+	}
+	paths := []string{
+		write("careful", `{"arg": "agent", "matches": "^boss$"}`),
+		write("cased", `{"arg": "Agent", "matches": "^boss$"}`),
+		write("unknown", `[{"arg": "agent", "matches": "x"}, {"arg": "agent_slug", "matches": "^boss$"}]`),
+	}
+	set := agentfile.Loader{WorkDir: dir}.Load(paths, nil)
+	if err := set.Err(); err != nil {
+		t.Fatal(err)
+	}
+	cat := New(context.Background(), func() *agentfile.Set { return set }, Options{})
+	if _, err := cat.Get("careful"); err != nil {
+		t.Errorf("careful: %v, want it loaded (an open schema takes any other key)", err)
+	}
+	want := map[string]string{"cased": `os_spawn_session takes "agent", not "Agent"`, "unknown": `os_spawn_session takes no argument "agent_slug"`}
+	for slug := range want {
+		if _, err := cat.Get(slug); err == nil {
+			t.Errorf("%s loaded, want it refused", slug)
+		}
+	}
+	problems := cat.Snapshot().Errors
+	if len(problems) != 2 {
+		t.Fatalf("problems = %v, want one for each of %v", problems, want)
+	}
+	for _, p := range problems {
+		slug := strings.TrimSuffix(filepath.Base(p.File), ".json")
+		if p.Field != "contents.approvals[0].when" || !strings.Contains(p.Reason, want[slug]) || !strings.Contains(p.Reason, "can never match") {
+			t.Errorf("%s: problem %s: %s, want it to say %q", slug, p.Field, p.Reason, want[slug])
+		}
+	}
+}
+
 // Every operating system tool an agent file may ask for exists, under
 // the name the file writes with os_ before it.
 func TestEveryOSToolNameHasItsTool(t *testing.T) {

@@ -64,7 +64,11 @@ func call(t *testing.T, tl tool.Tool, args string, progress func(string)) tool.R
 	if progress == nil {
 		progress = func(string) {}
 	}
-	return tl.Execute(ctx, tool.Call{ID: "c1", Arguments: args, Progress: progress})
+	decoded, err := tool.DecodeArgs(tl.Spec(), args)
+	if err != nil {
+		return tool.Failed(err.Error())
+	}
+	return tl.Execute(ctx, tool.Call{ID: "c1", Args: decoded, Progress: progress})
 }
 
 func alive(pid int) bool { return syscall.Kill(pid, 0) == nil }

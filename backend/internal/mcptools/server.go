@@ -2,6 +2,7 @@ package mcptools
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -336,7 +337,7 @@ func (s *server) known() []*mcp.Tool {
 
 // call calls one tool of the server. Progress the server reports for the
 // call goes to progress.
-func (s *server) call(ctx context.Context, name string, args []byte, progress func(string)) (*mcp.CallToolResult, error) {
+func (s *server) call(ctx context.Context, name string, args json.RawMessage, progress func(string)) (*mcp.CallToolResult, error) {
 	cs, err := s.ensure(ctx, true)
 	if err != nil {
 		return nil, err
@@ -346,7 +347,7 @@ func (s *server) call(ctx context.Context, name string, args []byte, progress fu
 		s.progress.Store(token, progress)
 		defer s.progress.Delete(token)
 	}
-	params := &mcp.CallToolParams{Name: name, Arguments: rawArguments(args)}
+	params := &mcp.CallToolParams{Name: name, Arguments: args}
 	params.SetProgressToken(token)
 	res, err := cs.CallTool(ctx, params)
 	if errors.Is(err, mcp.ErrConnectionClosed) {

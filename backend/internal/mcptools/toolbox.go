@@ -195,9 +195,11 @@ func (t *mcpTool) Spec() tool.Spec        { return t.spec }
 func (t *mcpTool) Mode() session.CallMode { return session.CallAttached }
 
 // Execute calls the tool on its server, starting or waiting for the server
-// when it is down. The server's progress notifications are the call's.
+// when it is down. The server gets the decoded arguments in their
+// canonical spelling, the value an approval judged, never the model's
+// text. The server's progress notifications are the call's.
 func (t *mcpTool) Execute(ctx context.Context, call tool.Call) tool.Result {
-	res, err := t.server.call(ctx, t.remote, []byte(call.Arguments), call.Progress)
+	res, err := t.server.call(ctx, t.remote, call.Args.JSON(), call.Progress)
 	if err != nil {
 		if ctx.Err() != nil {
 			return tool.Result{Text: "cancelled", Status: session.ResultCancelled}
@@ -239,15 +241,6 @@ func resultText(res *mcp.CallToolResult) string {
 		}
 	}
 	return strings.Join(parts, "\n")
-}
-
-// rawArguments passes the model's arguments through as they are; none
-// is an empty object.
-func rawArguments(args []byte) json.RawMessage {
-	if len(strings.TrimSpace(string(args))) == 0 {
-		return json.RawMessage(`{}`)
-	}
-	return json.RawMessage(args)
 }
 
 var _ tool.Tool = (*mcpTool)(nil)

@@ -10,6 +10,7 @@ import (
 	"github.com/agents-os/agents/backend/internal/llm"
 	"github.com/agents-os/agents/backend/internal/session"
 	"github.com/agents-os/agents/backend/internal/store"
+	"github.com/agents-os/agents/backend/internal/tool"
 	"github.com/agents-os/agents/backend/internal/wire"
 )
 
@@ -44,6 +45,14 @@ type decision struct {
 // (deferred): a client tool's call, or a call the agent's approval policy
 // holds back until a client approves it. The decision is stored with the
 // model's turn, so it holds across a restart.
+//
+// The policy judges the arguments as the tool decodes them
+// (tool.DecodeArgs), and the call is stored with them in their canonical
+// spelling: what a client asked to approve reads, and what execute
+// decodes again and gives the tool, is the value judged, at once, after
+// an approval or after a restart. Arguments the tool refuses are neither
+// judged nor deferred, and keep the model's text: the server answers the
+// call with the refusal (see execute).
 func (a *actor) decide(st *step, c llm.ToolCall) (session.ToolCall, decision) {
 	call := session.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments, Mode: session.CallAttached}
 	t, ok := st.tools.Get(c.Name)
@@ -52,11 +61,16 @@ func (a *actor) decide(st *step, c llm.ToolCall) (session.ToolCall, decision) {
 		return call, decision{mode: session.CallAttached}
 	}
 	call.Kind = t.Spec().Kind
+	args, err := tool.DecodeArgs(t.Spec(), c.Arguments)
+	if err != nil {
+		return call, decision{mode: session.CallAttached}
+	}
+	call.Arguments = string(args.JSON())
 	d := decision{mode: t.Mode()}
 	switch {
 	case d.mode == session.CallDeferred:
 		d.reason = reasonClientTool
-	case a.asksApproval(c.Name, c.Arguments):
+	case a.asksApproval(c.Name, args):
 		d = decision{mode: session.CallDeferred, reason: reasonApproval}
 	}
 	call.Mode = d.mode
@@ -66,12 +80,12 @@ func (a *actor) decide(st *step, c llm.ToolCall) (session.ToolCall, decision) {
 // asksApproval reports whether a call of the tool with these arguments
 // waits for approval: the agent's policy says so, and no client allowed
 // the tool for the rest of the session.
-func (a *actor) asksApproval(name, arguments string) bool {
+func (a *actor) asksApproval(name string, args tool.Args) bool {
 	if a.agent == nil || slices.Contains(a.st.meta.AllowedTools, name) {
 		return false
 	}
 	p := a.agent.ApprovalFor(name)
-	return p != nil && p.Asks(arguments)
+	return p != nil && p.Asks(args)
 }
 
 // clientAnswered reports whether a row's call is answered by a client:

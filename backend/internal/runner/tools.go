@@ -144,17 +144,23 @@ type callEnv struct {
 }
 
 // execute runs one tool call to its result, through the tool's own
-// Execute. Every failure becomes an error result the model reads; a
+// Execute, on its arguments as the tool decodes them (the value decide
+// judged); arguments the tool refuses are the call's error result, and
+// nothing runs. Every failure becomes an error result the model reads; a
 // cancelled call reports cancelled. stopped says the call did not finish
 // because the server is stopping and must be taken up again at the next
 // start (a helper's child goes on).
 func (r *Runner) execute(ctx context.Context, env callEnv, t tool.Tool, call session.ToolCall) (res session.ToolResult, stopped bool) {
 	began := time.Now()
+	args, err := tool.DecodeArgs(t.Spec(), call.Arguments)
+	if err != nil {
+		return errorResult(call, err.Error(), time.Since(began)), false
+	}
 	progress := r.newProgress(env, call.ID)
 	out := t.Execute(ctx, tool.Call{
-		ID:        call.ID,
-		Name:      call.Name,
-		Arguments: call.Arguments,
+		ID:   call.ID,
+		Name: call.Name,
+		Args: args,
 		Session: tool.Session{
 			ID:     env.sessionID,
 			Owner:  env.owner,

@@ -42,10 +42,10 @@ func (b *Bash) Spec() Spec {
 // Mode implements Tool: the server runs scripts.
 func (b *Bash) Mode() session.CallMode { return session.CallAttached }
 
-// Execute runs the script with the call's arguments; its stderr lines are
-// the call's progress.
+// Execute runs the script with the call's decoded arguments; its stderr
+// lines are the call's progress.
 func (b *Bash) Execute(ctx context.Context, call Call) Result {
-	out := b.script.Run(ctx, []byte(call.Arguments), bashtool.Env{
+	out := b.script.Run(ctx, call.Args.Values(), bashtool.Env{
 		SessionID:  call.Session.ID,
 		AgentSlug:  call.Session.Agent,
 		ToolCallID: call.ID,

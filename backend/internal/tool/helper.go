@@ -18,10 +18,11 @@ const HelperPrefix = "prompt_agent_"
 const promptArgument = "prompt"
 
 // helperSchema is the parameters of a prompt_agent_* tool; noArguments
-// those of one whose prompt is bound.
+// those of one whose prompt is bound. Both are closed: a key they do not
+// declare is refused, not ignored.
 var (
-	helperSchema = json.RawMessage(`{"type":"object","properties":{"prompt":{"type":"string","description":"What to ask the helper agent."}},"required":["prompt"]}`)
-	noArguments  = json.RawMessage(`{"type":"object","properties":{}}`)
+	helperSchema = json.RawMessage(`{"type":"object","properties":{"prompt":{"type":"string","description":"What to ask the helper agent."}},"required":["prompt"],"additionalProperties":false}`)
+	noArguments  = json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`)
 )
 
 // HelperConfig says how a helper agent is offered.
@@ -73,13 +74,9 @@ func (h *Helper) Execute(ctx context.Context, call Call) Result {
 	}
 	prompt, bound := h.cfg.Bindings[promptArgument]
 	if !bound {
-		var args struct {
-			Prompt string `json:"prompt"`
-		}
-		if err := call.DecodeArguments(&args); err != nil || args.Prompt == "" {
+		if prompt = call.Args.String(promptArgument); prompt == "" {
 			return Failed(`the helper needs {"prompt": "…"}: a non-empty prompt string`)
 		}
-		prompt = args.Prompt
 	}
 	return call.Host.Helper(ctx, call, HelperRun{Agent: h.cfg.Agent, Prompt: prompt, Narrowing: h.narrowing()})
 }

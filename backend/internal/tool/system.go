@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -38,27 +39,27 @@ func System(name string) (Tool, bool) {
 	case SendMailName:
 		return &system{spec: systemSpec(SendMailName,
 			"Send a message to another session of the same owner; it reaches that session's agent at its next step, or wakes it when idle.",
-			`{"type":"object","properties":{"session_id":{"type":"string","description":"The recipient session id."},"text":{"type":"string","description":"The message."},"urgent":{"type":"boolean","description":"Interrupt the recipient's current step."}},"required":["session_id","text"]}`),
+			`{"type":"object","properties":{"session_id":{"type":"string","description":"The recipient session id."},"text":{"type":"string","description":"The message."},"urgent":{"type":"boolean","description":"Interrupt the recipient's current step."}},"required":["session_id","text"],"additionalProperties":false}`),
 			run: sendMail}, true
 	case SpawnSessionName:
 		return &system{spec: systemSpec(SpawnSessionName,
 			"Start a session of an agent as a sub-session of this one, with a first message; returns its id. With wait, returns its answer once its run stops.",
-			`{"type":"object","properties":{"agent":{"type":"string","description":"The agent's slug."},"prompt":{"type":"string","description":"The first message."},"title":{"type":"string","description":"A title for the session."},"wait":{"type":"boolean","description":"Wait for the session's answer."}},"required":["agent","prompt"]}`),
+			`{"type":"object","properties":{"agent":{"type":"string","description":"The agent's slug."},"prompt":{"type":"string","description":"The first message."},"title":{"type":"string","description":"A title for the session."},"wait":{"type":"boolean","description":"Wait for the session's answer."}},"required":["agent","prompt"],"additionalProperties":false}`),
 			run: spawnSession}, true
 	case WatchSessionName:
 		return &system{spec: systemSpec(WatchSessionName,
 			"Watch another session: when its run stops or fails you receive a message saying so.",
-			`{"type":"object","properties":{"session_id":{"type":"string","description":"The session to watch."},"ttl_seconds":{"type":"integer","description":"How long to watch; one hour when omitted."}},"required":["session_id"]}`),
+			`{"type":"object","properties":{"session_id":{"type":"string","description":"The session to watch."},"ttl_seconds":{"type":"integer","description":"How long to watch; one hour when omitted."}},"required":["session_id"],"additionalProperties":false}`),
 			run: watchSession}, true
 	case ListSubSessionsName:
 		return &system{spec: systemSpec(ListSubSessionsName,
 			"List the sub-sessions (helper agent runs and spawned sessions) this session started, with their status.",
-			`{"type":"object","properties":{}}`),
+			`{"type":"object","properties":{},"additionalProperties":false}`),
 			run: listSubSessions}, true
 	case ReadSessionName:
 		return &system{spec: systemSpec(ReadSessionName,
 			fmt.Sprintf("Read a session of the same owner as text: its last turns (%d unless told), at most %d characters.", defaultReadTurns, maxReadChars),
-			fmt.Sprintf(`{"type":"object","properties":{"session_id":{"type":"string","description":"The session to read."},"last_turns":{"type":"integer","description":"How many of its last turns, at most %d."}},"required":["session_id"]}`, maxReadTurns)),
+			fmt.Sprintf(`{"type":"object","properties":{"session_id":{"type":"string","description":"The session to read."},"last_turns":{"type":"integer","description":"How many of its last turns, at most %d."}},"required":["session_id"],"additionalProperties":false}`, maxReadTurns)),
 			run: readSession}, true
 	}
 	return nil, false
@@ -69,69 +70,54 @@ func systemSpec(name, description, schema string) Spec {
 }
 
 // system is one system tool: its calls act as the calling session,
-// within its owner, through the host.
+// within its owner, through the host. Its schema is closed, so the
+// arguments it reads (call.Args) are the ones it declares, spelt as it
+// declares them.
 type system struct {
 	spec Spec
-	run  func(ctx context.Context, call Call, args systemArgs) Result
-}
-
-// systemArgs is the union of the system tools' arguments.
-type systemArgs struct {
-	SessionID  string `json:"session_id"`
-	Text       string `json:"text"`
-	Urgent     bool   `json:"urgent"`
-	TTLSeconds int    `json:"ttl_seconds"`
-	Agent      string `json:"agent"`
-	Prompt     string `json:"prompt"`
-	Title      string `json:"title"`
-	Wait       bool   `json:"wait"`
-	LastTurns  int    `json:"last_turns"`
+	run  func(ctx context.Context, call Call) Result
 }
 
 func (s *system) Spec() Spec             { return s.spec }
 func (s *system) Mode() session.CallMode { return session.CallAttached }
 
-func (s *system) Execute(ctx context.Context, call Call) Result {
-	var args systemArgs
-	if err := call.DecodeArguments(&args); err != nil {
-		return Failed("arguments are not a JSON object: " + err.Error())
-	}
-	return s.run(ctx, call, args)
-}
+func (s *system) Execute(ctx context.Context, call Call) Result { return s.run(ctx, call) }
 
-func sendMail(ctx context.Context, call Call, args systemArgs) Result {
-	if args.SessionID == "" || args.Text == "" {
+func sendMail(ctx context.Context, call Call) Result {
+	to, text := call.Args.String("session_id"), call.Args.String("text")
+	if to == "" || text == "" {
 		return Failed(`send_mail needs {"session_id": "…", "text": "…"}`)
 	}
-	id, err := call.Host.SendMail(ctx, args.SessionID, args.Text, args.Urgent)
+	id, err := call.Host.SendMail(ctx, to, text, call.Args.Bool("urgent"))
 	if err != nil {
 		return Failed(err.Error())
 	}
-	return OK("mail " + id + " delivered to session " + args.SessionID)
+	return OK("mail " + id + " delivered to session " + to)
 }
 
-func spawnSession(ctx context.Context, call Call, args systemArgs) Result {
-	if args.Agent == "" || args.Prompt == "" {
+func spawnSession(ctx context.Context, call Call) Result {
+	req := SpawnRequest{Agent: call.Args.String("agent"), Prompt: call.Args.String("prompt"), Title: call.Args.String("title"), Wait: call.Args.Bool("wait")}
+	if req.Agent == "" || req.Prompt == "" {
 		return Failed(`spawn_session needs {"agent": "…", "prompt": "…"}`)
 	}
-	s, err := call.Host.Spawn(ctx, SpawnRequest{Agent: args.Agent, Prompt: args.Prompt, Title: args.Title, Wait: args.Wait})
+	s, err := call.Host.Spawn(ctx, req)
 	if err != nil {
 		return Failed(err.Error())
 	}
-	if !args.Wait {
-		return OK("started session " + s.ID + " of agent " + args.Agent)
+	if !req.Wait {
+		return OK("started session " + s.ID + " of agent " + req.Agent)
 	}
 	if s.Answer == "" {
 		reason := s.Status
 		if s.Reason != "" {
 			reason += ": " + s.Reason
 		}
-		return Failed(fmt.Sprintf("session %s of agent %s did not answer (%s)", s.ID, args.Agent, reason))
+		return Failed(fmt.Sprintf("session %s of agent %s did not answer (%s)", s.ID, req.Agent, reason))
 	}
-	return OK(fmt.Sprintf("session %s of agent %s answered:\n\n%s", s.ID, args.Agent, s.Answer))
+	return OK(fmt.Sprintf("session %s of agent %s answered:\n\n%s", s.ID, req.Agent, s.Answer))
 }
 
-func listSubSessions(ctx context.Context, call Call, _ systemArgs) Result {
+func listSubSessions(ctx context.Context, call Call) Result {
 	rows, err := call.Host.SubSessions(ctx)
 	if err != nil {
 		return Failed(err.Error())
@@ -143,29 +129,38 @@ func listSubSessions(ctx context.Context, call Call, _ systemArgs) Result {
 	return OK(string(b))
 }
 
-func watchSession(ctx context.Context, call Call, args systemArgs) Result {
-	if args.SessionID == "" {
+func watchSession(ctx context.Context, call Call) Result {
+	target := call.Args.String("session_id")
+	if target == "" {
 		return Failed(`watch_session needs {"session_id": "…"}`)
 	}
-	until, err := call.Host.Watch(ctx, args.SessionID, time.Duration(args.TTLSeconds)*time.Second)
+	until, err := call.Host.Watch(ctx, target, seconds(call.Args.Int("ttl_seconds")))
 	if err != nil {
 		return Failed(err.Error())
 	}
-	return OK(fmt.Sprintf("watching session %s until %s", args.SessionID, until.Format(time.RFC3339)))
+	return OK(fmt.Sprintf("watching session %s until %s", target, until.Format(time.RFC3339)))
 }
 
-func readSession(ctx context.Context, call Call, args systemArgs) Result {
-	if args.SessionID == "" {
+// seconds is a count of seconds as a duration, saturated rather than
+// wrapped around.
+func seconds(n int64) time.Duration {
+	const most = math.MaxInt64 / int64(time.Second)
+	return time.Duration(max(-most, min(n, most))) * time.Second
+}
+
+func readSession(ctx context.Context, call Call) Result {
+	target := call.Args.String("session_id")
+	if target == "" {
 		return Failed(`read_session needs {"session_id": "…"}`)
 	}
-	last := args.LastTurns
+	last := call.Args.Int("last_turns")
 	switch {
 	case last <= 0:
 		last = defaultReadTurns
 	case last > maxReadTurns:
 		last = maxReadTurns
 	}
-	meta, turns, err := call.Host.ReadSession(ctx, args.SessionID, last)
+	meta, turns, err := call.Host.ReadSession(ctx, target, int(last))
 	if err != nil {
 		return Failed(err.Error())
 	}

@@ -25,13 +25,24 @@ func (h *readHost) ReadSession(_ context.Context, id string, last int) (session.
 	return session.Meta{ID: id, TurnCount: 500}, turns, nil
 }
 
+// callOf is a call of tl with these arguments, decoded as the runner
+// decodes them.
+func callOf(t *testing.T, tl Tool, arguments string, host Host) Call {
+	t.Helper()
+	args, err := DecodeArgs(tl.Spec(), arguments)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Call{Name: tl.Spec().Name, Args: args, Host: host}
+}
+
 // os_read_session reads a bounded tail: at most maxReadTurns turns and
 // maxReadChars characters, saying what it left out.
 func TestReadSessionIsBounded(t *testing.T) {
 	t.Parallel()
 	read, _ := System("read_session")
 	host := &readHost{}
-	res := read.Execute(context.Background(), Call{Arguments: `{"session_id": "s", "last_turns": 100000}`, Host: host})
+	res := read.Execute(context.Background(), callOf(t, read, `{"session_id": "s", "last_turns": 100000}`, host))
 	if res.Status != session.ResultOK {
 		t.Fatalf("result = %+v", res)
 	}
@@ -44,7 +55,7 @@ func TestReadSessionIsBounded(t *testing.T) {
 	if !strings.HasPrefix(res.Text, "[the beginning is cut") || !strings.HasSuffix(strings.TrimSpace(res.Text), "turn end") {
 		t.Errorf("text does not say it was cut or lost its end: %q … %q", res.Text[:60], res.Text[len(res.Text)-60:])
 	}
-	res = read.Execute(context.Background(), Call{Arguments: `{"session_id": "s"}`, Host: host})
+	res = read.Execute(context.Background(), callOf(t, read, `{"session_id": "s"}`, host))
 	if host.asked != defaultReadTurns || !strings.HasPrefix(res.Text, "[480 earlier turns not shown]") {
 		t.Errorf("default read: asked %d turns, text starts %q", host.asked, res.Text[:40])
 	}

@@ -4,6 +4,11 @@
 // itself, says where its calls run, and executes a call with progress.
 // The runner knows no kind; it decides per call whether the call runs now
 // or waits for a client, then calls Execute.
+//
+// A call's arguments are decoded once, strictly, against the tool's
+// schema (DecodeArgs): the runner's approval policies judge that decoded
+// value, and Execute gets the same value in Call.Args. No tool reads the
+// model's text itself, so no tool can read it differently.
 package tool
 
 import (
@@ -52,10 +57,12 @@ type Spec struct {
 // Call is one call of a tool, as the model asked for it, with what the
 // tool may know about the calling session.
 type Call struct {
-	ID        string
-	Name      string
-	Arguments string
-	Session   Session
+	ID   string
+	Name string
+	// Args are the call's arguments, decoded and checked against the
+	// tool's schema by DecodeArgs.
+	Args    Args
+	Session Session
 	// Progress takes a line saying how the call goes; it never blocks and
 	// becomes a tool.progressed event (rate limited by the runner).
 	Progress func(line string)
@@ -154,14 +161,4 @@ type SubSession struct {
 	Agent  string `json:"agent"`
 	Status string `json:"status"`
 	Title  string `json:"title"`
-}
-
-// DecodeArguments decodes a call's JSON arguments into v; empty arguments are
-// an empty object.
-func (c Call) DecodeArguments(v any) error {
-	args := c.Arguments
-	if args == "" {
-		args = "{}"
-	}
-	return json.Unmarshal([]byte(args), v)
 }
