@@ -28,7 +28,10 @@ const (
 )
 
 // Log is the durable event log a hub replays from when a subscriber's
-// position is older than the ring.
+// position is older than the ring. It is appended to in seq order and
+// trimmed from its oldest end only, so the oldest seq Bounds reports
+// never goes down: the hub relies on that to read the events and the
+// bounds separately while the log is pruned (see Hub.readLog).
 type Log interface {
 	// After returns up to limit logged events after seq that scope
 	// matches, oldest first.
@@ -47,7 +50,9 @@ type Options struct {
 	RingBytes int
 	// DeltaRingSize and DeltaRingBytes bound the deltas kept in memory;
 	// deltas have a ring of their own, so they never push logged events
-	// out of the replay window.
+	// out of the replay window. The ring is shared by every session; what
+	// it pushes out is remembered per session and owner (see losses), up
+	// to DeltaRingSize of each.
 	DeltaRingSize  int
 	DeltaRingBytes int
 	// QueueSize is how many live events a subscriber may have waiting before
@@ -127,6 +132,8 @@ func New(opts Options) *Hub {
 		ring:      newRing(opts.RingSize, opts.RingBytes),
 		deltas:    newRing(opts.DeltaRingSize, opts.DeltaRingBytes),
 	}
+	lost := newLosses(opts.DeltaRingSize)
+	h.deltas.lost = &lost
 	h.subs.reset()
 	forget := func(p Position) { h.frames.Delete(p) }
 	h.ring.dropped, h.deltas.dropped = forget, forget
@@ -248,7 +255,7 @@ func (h *Hub) keep(r *ring, ev *agentsv1.Event, body []byte) {
 	if body == nil {
 		// Not encodable (invalid UTF-8, say): it cannot be kept, and
 		// counts as pushed out at once.
-		r.skip(PositionOf(ev))
+		r.skip(ev)
 		return
 	}
 	r.put(ev, body)
