@@ -2,6 +2,8 @@ package events
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -214,18 +216,30 @@ func (h *Hub) Stamp(ev *agentsv1.Event) {
 	}
 }
 
+// ErrOutOfOrder is PublishEncoded's answer to an event whose seq is not
+// above every seq published before: the publisher published out of
+// commit order, a bug it must report.
+var ErrOutOfOrder = errors.New("events: seq out of order")
+
 // Publish keeps a logged event for replay and offers it to every matching
 // subscriber, and returns its seq. An event with no seq gets the next one
-// (a hub without a log); otherwise its seq must be above every seq
-// published before. It never blocks on a subscriber: one whose queue is
-// full is cut as lagged. ev must not be nil, and from now on it belongs to
-// the hub: nobody may modify it.
+// (a hub without a log); one with a seq must come above every seq
+// published before, or Publish panics: it is for callers that number
+// events themselves, whose misordering is a programming error (a
+// publisher of the log's seqs uses PublishEncoded and handles the error).
+// It never blocks on a subscriber: one whose queue is full is cut as
+// lagged. ev must not be nil, and from now on it belongs to the hub:
+// nobody may modify it.
 func (h *Hub) Publish(ev *agentsv1.Event) uint64 {
 	if ev == nil {
 		panic("events: Publish of a nil event")
 	}
 	h.Stamp(ev)
-	return h.PublishEncoded(ev, encode(ev))
+	seq, err := h.PublishEncoded(ev, encode(ev))
+	if err != nil {
+		panic(err)
+	}
+	return seq
 }
 
 // PublishEncoded is Publish for a caller that has the event's protobuf
@@ -233,21 +247,30 @@ func (h *Hub) Publish(ev *agentsv1.Event) uint64 {
 // be missing or stale (the ring keeps the position beside it). The hub
 // keeps body: nobody may modify it. A nil body makes the ring skip the
 // event (a replay then comes from the log).
-func (h *Hub) PublishEncoded(ev *agentsv1.Event, body []byte) uint64 {
+//
+// An event with a seq at or below the newest one published is refused
+// with ErrOutOfOrder, and neither kept nor offered: renumbering it would
+// give it a position the log does not have. Subscribers that were live
+// then miss it; it is in the log, and the caller logs the error.
+func (h *Hub) PublishEncoded(ev *agentsv1.Event, body []byte) (uint64, error) {
 	if ev == nil {
 		panic("events: Publish of a nil event")
 	}
 	h.Stamp(ev)
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if ev.Seq <= h.seq.Load() {
-		ev.Seq = h.seq.Load() + 1
+	newest := h.seq.Load()
+	switch {
+	case ev.Seq == 0:
+		ev.Seq = newest + 1
+	case ev.Seq <= newest:
+		return 0, fmt.Errorf("%w: %s event %d of session %q published after event %d", ErrOutOfOrder, ev.GetKind(), ev.Seq, ev.GetSessionId(), newest)
 	}
 	ev.DeltaSeq = 0
 	h.seq.Store(ev.Seq)
 	h.keep(&h.ring, ev, body)
 	h.subs.publish(ev)
-	return ev.Seq
+	return ev.Seq, nil
 }
 
 // keep puts ev in r. Called under the hub's mutex.
