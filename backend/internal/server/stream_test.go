@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 	"testing"
 
 	"connectrpc.com/connect"
@@ -260,5 +261,51 @@ func TestASessionIDWithoutAScopeFollowsThatSession(t *testing.T) {
 		if code, _, _ := jsonError(t, body); status != http.StatusBadRequest || code != "invalid_argument" {
 			t.Errorf("SSE, scope=%s with a session_id: %d %s, want 400 invalid_argument", scope, status, body)
 		}
+	}
+}
+
+// The deltas of every session share one ring. A client that saw the first
+// delta of session a's answer, then lost its stream while session b
+// streamed enough to push the rest of a's deltas out, gets a snapshot when
+// it comes back: a replay would skip the middle of the answer.
+func TestAResumeAfterDeltasPushedOutByAnotherSessionGetsASnapshot(t *testing.T) {
+	e := start(t, fakellm.Rules{
+		Rules: []fakellm.Rule{{Match: fakellm.Match{UserContains: "at length"}, Reply: fakellm.Reply{
+			Text: strings.Repeat("ab", events.DefaultDeltaRingSize), ChunkSize: 2,
+		}}},
+		Default: &fakellm.Reply{Text: "one two three four five six", ChunkSize: 3},
+	})
+	feed := e.openSSE("/v1/events")
+	a := e.create("boss", "talk").GetMeta().GetId()
+	var seen events.Position
+	for seen == (events.Position{}) {
+		f, ok := feed.next(t)
+		if !ok {
+			t.Fatal("stream ended before a's first delta")
+		}
+		if f.event == "text.delta" && f.eventOf(t).GetSessionId() == a {
+			seen = events.PositionOf(f.eventOf(t))
+		}
+	}
+	feed.cancel()
+	e.wait(a)
+	e.wait(e.create("boss", "talk at length").GetMeta().GetId())
+
+	s := e.openSSE("/v1/sessions/"+a+"/events", "Last-Event-ID", seen.String())
+	if mode := s.header.Get("Agents-Replay"); mode != "snapshot" {
+		var got []string
+		for {
+			f, _ := s.next(t)
+			if f.event == "text.delta" {
+				got = append(got, f.eventOf(t).GetTextDelta().GetText())
+			}
+			if f.event == "run.stopped" {
+				break
+			}
+		}
+		t.Fatalf("Agents-Replay = %q after %v, replaying deltas %q; want snapshot", mode, seen, got)
+	}
+	if f, _ := s.next(t); f.event != "snapshot" {
+		t.Fatalf("first frame = %+v, want the snapshot", f)
 	}
 }
