@@ -206,3 +206,45 @@ func TestForgottenDeltaLossesStayHonest(t *testing.T) {
 		t.Errorf("session q lost a delta after its position: mode %v, want snapshot", sub.Mode())
 	}
 }
+
+// Deltas pushed out while the log is read count as well: the check is
+// made again under the lock that queues the replay.
+func TestADeltaLostWhileTheLogIsReadGivesASnapshot(t *testing.T) {
+	log := &hookLog{}
+	h := New(Options{Log: log, RingSize: 2, DeltaRingSize: 4})
+	publish := func(ev *agentsv1.Event) {
+		ev.Seq = h.Seq() + 1
+		log.evs = append(log.evs, ev)
+		h.Publish(ev)
+	}
+	publish(event("a", "o", "run.started"))
+	seenA := h.PublishDelta(delta("a", "o", "A"))
+	h.PublishDelta(delta("a", "o", "B"))
+	for range 4 { // push seq 1 out of the ring: the replay reads the log
+		publish(event("c", "o", "session.updated"))
+	}
+	log.after = func() {
+		for range 4 {
+			h.PublishDelta(delta("b", "o", "x"))
+		}
+	}
+
+	sub := subscribeAt(t, h, SessionScope("a"), seenA)
+	if sub.Mode() != ModeSnapshot {
+		t.Errorf("after A, B pushed out during the read: mode %v with deltas %q, want snapshot", sub.Mode(), texts(sub))
+	}
+}
+
+// hookLog is a memLog that calls after, when set, once After has read.
+type hookLog struct {
+	memLog
+	after func()
+}
+
+func (l *hookLog) After(ctx context.Context, scope Scope, seq uint64, limit int) ([]*agentsv1.Event, error) {
+	evs, err := l.memLog.After(ctx, scope, seq, limit)
+	if l.after != nil {
+		l.after()
+	}
+	return evs, err
+}

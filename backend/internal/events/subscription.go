@@ -145,7 +145,8 @@ func (h *Hub) SubscribeAt(ctx context.Context, scope Scope, after *Position) (*S
 		}
 		if !h.deltas.holds(scope, *after) {
 			// Pushed out while the log was read.
-			break
+			defer h.mu.Unlock()
+			return h.register(scope, ModeSnapshot, nil, Position{}), nil
 		}
 		err = h.ring.each(scope, upTo, func(ev *agentsv1.Event) { logged = append(logged, ev) })
 		var backlog []*agentsv1.Event
