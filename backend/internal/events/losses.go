@@ -10,9 +10,8 @@ package events
 // returns the turn so far, so a snapshot costs a client one read). The
 // price is that one session's burst pushes out another's deltas; the ring's
 // floor alone would then refuse every replay after it, even of a session
-// that lost nothing, and ignoring the loss (as the ring once did) gave a
-// replay with a hole in the text. So each loss is kept against the scopes
-// it matters to.
+// that lost nothing, and ignoring the loss would give a replay with a hole
+// in the text. So each loss is kept against the scopes it matters to.
 //
 // The maps are bounded by max entries each (as many as the ring has
 // entries). When one is full, both are cleared and forgot takes the
