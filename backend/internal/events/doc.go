@@ -27,6 +27,14 @@
 // one the log cannot place either (pruned, or beyond anything published)
 // gets a snapshot.
 //
+// Deltas are in no log: a replay needs every delta after the position
+// that its scope matches to be in the delta ring. That ring is one for
+// the process, so one session's deltas push out another's; it remembers,
+// per session and per owner, the newest delta it pushed out, and a
+// subscription of a scope that lost a delta after its position gets a
+// snapshot, never a replay with a hole in the text. Deltas of the process
+// before a restart are not counted as lost: their turns ended with it.
+//
 // Subcall events are stamped with the parent session, so the parent's
 // subscribers see them. A published event is shared: every live
 // subscriber gets the same pointer, and Frame caches its encodings once

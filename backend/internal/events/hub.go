@@ -2,6 +2,8 @@ package events
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -28,7 +30,10 @@ const (
 )
 
 // Log is the durable event log a hub replays from when a subscriber's
-// position is older than the ring.
+// position is older than the ring. It is appended to in seq order and
+// trimmed from its oldest end only, so the oldest seq Bounds reports
+// never goes down: the hub relies on that to read the events and the
+// bounds separately while the log is pruned (see Hub.readLog).
 type Log interface {
 	// After returns up to limit logged events after seq that scope
 	// matches, oldest first.
@@ -47,7 +52,9 @@ type Options struct {
 	RingBytes int
 	// DeltaRingSize and DeltaRingBytes bound the deltas kept in memory;
 	// deltas have a ring of their own, so they never push logged events
-	// out of the replay window.
+	// out of the replay window. The ring is shared by every session; what
+	// it pushes out is remembered per session and owner (see losses), up
+	// to DeltaRingSize of each.
 	DeltaRingSize  int
 	DeltaRingBytes int
 	// QueueSize is how many live events a subscriber may have waiting before
@@ -127,6 +134,8 @@ func New(opts Options) *Hub {
 		ring:      newRing(opts.RingSize, opts.RingBytes),
 		deltas:    newRing(opts.DeltaRingSize, opts.DeltaRingBytes),
 	}
+	lost := newLosses(opts.DeltaRingSize)
+	h.deltas.lost = &lost
 	h.subs.reset()
 	forget := func(p Position) { h.frames.Delete(p) }
 	h.ring.dropped, h.deltas.dropped = forget, forget
@@ -207,18 +216,30 @@ func (h *Hub) Stamp(ev *agentsv1.Event) {
 	}
 }
 
+// ErrOutOfOrder is PublishEncoded's answer to an event whose seq is not
+// above every seq published before: the publisher published out of
+// commit order, a bug it must report.
+var ErrOutOfOrder = errors.New("events: seq out of order")
+
 // Publish keeps a logged event for replay and offers it to every matching
 // subscriber, and returns its seq. An event with no seq gets the next one
-// (a hub without a log); otherwise its seq must be above every seq
-// published before. It never blocks on a subscriber: one whose queue is
-// full is cut as lagged. ev must not be nil, and from now on it belongs to
-// the hub: nobody may modify it.
+// (a hub without a log); one with a seq must come above every seq
+// published before, or Publish panics: it is for callers that number
+// events themselves, whose misordering is a programming error (a
+// publisher of the log's seqs uses PublishEncoded and handles the error).
+// It never blocks on a subscriber: one whose queue is full is cut as
+// lagged. ev must not be nil, and from now on it belongs to the hub:
+// nobody may modify it.
 func (h *Hub) Publish(ev *agentsv1.Event) uint64 {
 	if ev == nil {
 		panic("events: Publish of a nil event")
 	}
 	h.Stamp(ev)
-	return h.PublishEncoded(ev, encode(ev))
+	seq, err := h.PublishEncoded(ev, encode(ev))
+	if err != nil {
+		panic(err)
+	}
+	return seq
 }
 
 // PublishEncoded is Publish for a caller that has the event's protobuf
@@ -226,21 +247,30 @@ func (h *Hub) Publish(ev *agentsv1.Event) uint64 {
 // be missing or stale (the ring keeps the position beside it). The hub
 // keeps body: nobody may modify it. A nil body makes the ring skip the
 // event (a replay then comes from the log).
-func (h *Hub) PublishEncoded(ev *agentsv1.Event, body []byte) uint64 {
+//
+// An event with a seq at or below the newest one published is refused
+// with ErrOutOfOrder, and neither kept nor offered: renumbering it would
+// give it a position the log does not have. Subscribers that were live
+// then miss it; it is in the log, and the caller logs the error.
+func (h *Hub) PublishEncoded(ev *agentsv1.Event, body []byte) (uint64, error) {
 	if ev == nil {
 		panic("events: Publish of a nil event")
 	}
 	h.Stamp(ev)
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if ev.Seq <= h.seq.Load() {
-		ev.Seq = h.seq.Load() + 1
+	newest := h.seq.Load()
+	switch {
+	case ev.Seq == 0:
+		ev.Seq = newest + 1
+	case ev.Seq <= newest:
+		return 0, fmt.Errorf("%w: %s event %d of session %q published after event %d", ErrOutOfOrder, ev.GetKind(), ev.Seq, ev.GetSessionId(), newest)
 	}
 	ev.DeltaSeq = 0
 	h.seq.Store(ev.Seq)
 	h.keep(&h.ring, ev, body)
 	h.subs.publish(ev)
-	return ev.Seq
+	return ev.Seq, nil
 }
 
 // keep puts ev in r. Called under the hub's mutex.
@@ -248,7 +278,7 @@ func (h *Hub) keep(r *ring, ev *agentsv1.Event, body []byte) {
 	if body == nil {
 		// Not encodable (invalid UTF-8, say): it cannot be kept, and
 		// counts as pushed out at once.
-		r.skip(PositionOf(ev))
+		r.skip(ev)
 		return
 	}
 	r.put(ev, body)

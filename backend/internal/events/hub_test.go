@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 )
 
 func TestPublishStampsSeqAndTime(t *testing.T) {
@@ -212,4 +214,27 @@ func TestLastSeqIsThePosition(t *testing.T) {
 		t.Fatalf("after a live event LastSeq = %d, want 4", sub.LastSeq())
 	}
 	wantSeqs(t, "delivered", queued(sub), []uint64{1, 4})
+}
+
+// An event whose seq is not above the newest one published came out of
+// order: the publisher's commits and publications disagree. The hub
+// refuses it loudly instead of renumbering it, which would give it a
+// position the log does not have.
+func TestPublishEncodedRefusesAnOutOfOrderSeq(t *testing.T) {
+	h := New(Options{})
+	h.Start(4)
+	live, _ := h.Subscribe(AllScope(), nil)
+	if _, err := h.PublishEncoded(&agentsv1.Event{Seq: 5, SessionId: "s", Kind: "x"}, nil); err != nil {
+		t.Fatalf("seq 5 after 4: %v", err)
+	}
+	for _, seq := range []uint64{5, 3} {
+		got, err := h.PublishEncoded(&agentsv1.Event{Seq: seq, SessionId: "s", Kind: "x"}, nil)
+		if !errors.Is(err, ErrOutOfOrder) {
+			t.Errorf("seq %d after 5: returned %d, %v; want ErrOutOfOrder", seq, got, err)
+		}
+	}
+	if h.Seq() != 5 {
+		t.Errorf("Seq() = %d after refused events, want 5", h.Seq())
+	}
+	wantSeqs(t, "live events", queued(live), []uint64{5})
 }

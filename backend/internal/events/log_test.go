@@ -119,13 +119,16 @@ func TestDeltasResumeAtTheirPosition(t *testing.T) {
 		t.Errorf("Position() = %v", h.Position())
 	}
 	// Deltas have their own ring: many of them never push a logged event
-	// out of the replay window.
+	// out of the replay window of a scope they do not belong to.
+	u := h.Publish(event("u", "q", "session.updated"))
 	for range DefaultRingSize * 2 {
-		h.PublishDelta(event("s", "o", "text.delta"))
+		h.PublishDelta(event("t", "p", "text.delta"))
 	}
-	if sub, _ := h.Subscribe(AllScope(), ptr(0)); sub.Mode() != ModeReplay {
-		t.Errorf("after many deltas, replay from 0 is %v", sub.Mode())
+	sub, _ = h.Subscribe(SessionScope("u"), ptr(0))
+	if sub.Mode() != ModeReplay {
+		t.Fatalf("after many deltas of another session, replay from 0 is %v", sub.Mode())
 	}
+	wantSeqs(t, "the logged event of u", queued(sub), []uint64{u})
 }
 
 // The ring is bounded by bytes too: a few huge events do not stay pinned.

@@ -29,6 +29,8 @@ type ring struct {
 	floor    Position
 	// dropped is told of each entry pushed out.
 	dropped func(Position)
+	// lost, when set, keeps what was pushed out by scope (see losses).
+	lost *losses
 }
 
 type ringEntry struct {
@@ -63,7 +65,7 @@ func (r *ring) put(ev *agentsv1.Event, body []byte) {
 	}
 	if e.size > r.maxBytes {
 		// Too big to keep at all: it counts as pushed out at once.
-		r.floor = e.pos
+		r.lose(e.pos, e.session, e.owner)
 		return
 	}
 	r.entries[(r.head+r.n)%len(r.entries)] = e
@@ -113,7 +115,7 @@ func (r *ring) frameOf(p Position) *frame {
 
 func (r *ring) dropOldest() {
 	e := &r.entries[r.head]
-	r.floor = e.pos
+	r.lose(e.pos, e.session, e.owner)
 	size := e.size
 	if e.frame != nil {
 		size = e.frame.size
@@ -128,15 +130,39 @@ func (r *ring) dropOldest() {
 	r.n--
 }
 
+// lose records that the event at p, of session and owner, is not held:
+// the ring no longer covers the positions before it.
+func (r *ring) lose(p Position, session, owner string) {
+	r.floor = p
+	if r.lost != nil {
+		r.lost.add(session, owner, p)
+	}
+}
+
 // covers reports whether the ring holds every event after p.
 func (r *ring) covers(p Position) bool { return !p.Before(r.floor) }
 
-// reset empties the ring; it now holds every event after p (none).
+// holds reports whether the ring holds every event after p that scope
+// matches. A ring that keeps its losses by scope can say yes for a
+// position it does not cover, when everything pushed out after it belongs
+// to other scopes.
+func (r *ring) holds(scope Scope, p Position) bool {
+	if r.lost == nil {
+		return r.covers(p)
+	}
+	return r.lost.holds(scope, p)
+}
+
+// reset empties the ring; it now holds every event after p (none), and
+// nothing counts as lost.
 func (r *ring) reset(p Position) {
 	for r.n > 0 {
 		r.dropOldest()
 	}
 	r.floor = p
+	if r.lost != nil {
+		r.lost.reset()
+	}
 }
 
 // each calls f, oldest first, for every event after p that scope
@@ -159,11 +185,11 @@ func (r *ring) each(scope Scope, p Position, f func(*agentsv1.Event)) error {
 
 // skip records an event that is not kept: the ring no longer covers the
 // positions before it, as if it had been pushed out at once.
-func (r *ring) skip(p Position) {
+func (r *ring) skip(ev *agentsv1.Event) {
 	for r.n > 0 {
 		r.dropOldest()
 	}
-	r.floor = p
+	r.lose(PositionOf(ev), ev.GetSessionId(), ev.GetOwner())
 }
 
 // compact moves what the entries keep into two allocations, one for the

@@ -88,13 +88,14 @@ func (h *Hub) Subscribe(scope Scope, after *uint64) (*Subscription, Mode) {
 }
 
 // SubscribeAt registers a subscriber for scope. With after nil it receives
-// live events only (ModeLive). When every logged event after *after is
-// still in the ring or in the log, it first receives the matching ones,
-// with the deltas after *after the delta ring still holds, in order, then
-// live ones (ModeReplay). Otherwise (too old, or newer than anything
-// published) it receives live events after SnapshotPosition and the caller
-// owes the client a snapshot (ModeSnapshot). It fails only when reading
-// the log fails.
+// live events only (ModeLive). When every event after *after that scope
+// matches is still at hand (the logged ones in the ring or in the log, the
+// deltas in the delta ring), it first receives them, in order, then live
+// ones (ModeReplay). Otherwise (too old, a delta of the scope pushed out,
+// or newer than anything published) it receives live events after
+// SnapshotPosition and the caller owes the client a snapshot
+// (ModeSnapshot): a replay is never given with a gap. It fails only when
+// reading the log fails.
 //
 // The replayed events are queued and the subscriber registered in one
 // critical section, so no event can fall between them or arrive twice.
@@ -104,7 +105,7 @@ func (h *Hub) SubscribeAt(ctx context.Context, scope Scope, after *Position) (*S
 	case after == nil:
 		defer h.mu.Unlock()
 		return h.register(scope, ModeLive, nil, Position{}), nil
-	case after.Seq > h.seq.Load():
+	case h.position().Before(*after) || !h.deltas.holds(scope, *after):
 		defer h.mu.Unlock()
 		return h.register(scope, ModeSnapshot, nil, Position{}), nil
 	case h.ring.covers(*after):
@@ -129,28 +130,23 @@ func (h *Hub) SubscribeAt(ctx context.Context, scope Scope, after *Position) (*S
 	// what was published since from the ring. A burst that pushes that
 	// point out of the ring meanwhile makes it read again.
 	for range 3 {
-		oldest, newest, err := h.log.Bounds(ctx)
+		logged, newest, ok, err := h.readLog(ctx, scope, after.Seq)
 		if err != nil {
 			return nil, err
 		}
-		if oldest == 0 || after.Seq+1 < oldest {
-			break // pruned: the log no longer has the events after it
-		}
-		logged, err := h.log.After(ctx, scope, after.Seq, h.maxReplay+1)
-		if err != nil {
-			return nil, err
-		}
-		if len(logged) > h.maxReplay {
+		if !ok {
 			break
-		}
-		for len(logged) > 0 && logged[len(logged)-1].Seq > newest {
-			logged = logged[:len(logged)-1]
 		}
 		upTo := Position{Seq: newest}
 		h.mu.Lock()
 		if !h.ring.covers(upTo) {
 			h.mu.Unlock()
 			continue
+		}
+		if !h.deltas.holds(scope, *after) {
+			// Pushed out while the log was read.
+			defer h.mu.Unlock()
+			return h.register(scope, ModeSnapshot, nil, Position{}), nil
 		}
 		err = h.ring.each(scope, upTo, func(ev *agentsv1.Event) { logged = append(logged, ev) })
 		var backlog []*agentsv1.Event
@@ -169,6 +165,39 @@ func (h *Hub) SubscribeAt(ctx context.Context, scope Scope, after *Position) (*S
 	defer h.mu.Unlock()
 	return h.register(scope, ModeSnapshot, nil, Position{}), nil
 }
+
+// readLog reads from the log the events after seq that scope matches, up
+// to the log's newest seq, which it returns too. ok is false when the log
+// no longer holds all of them (pruned) or holds more than a replay sends.
+//
+// The pruner may delete the oldest events at any moment, and the bounds
+// and the events are separate reads. So the newest seq is read first
+// (every event up to it is committed, in seq order, so the events read
+// next include all of them that are left), and the oldest seq again last:
+// the log is trimmed from its oldest end only, so if it still starts at
+// or before the first seq wanted once the events were read, none was
+// missing when they were.
+func (h *Hub) readLog(ctx context.Context, scope Scope, seq uint64) (logged []*agentsv1.Event, newest uint64, ok bool, err error) {
+	oldest, newest, err := h.log.Bounds(ctx)
+	if err != nil || !heldFrom(oldest, seq) {
+		return nil, 0, false, err
+	}
+	logged, err = h.log.After(ctx, scope, seq, h.maxReplay+1)
+	if err != nil || len(logged) > h.maxReplay {
+		return nil, 0, false, err
+	}
+	if oldest, _, err = h.log.Bounds(ctx); err != nil || !heldFrom(oldest, seq) {
+		return nil, 0, false, err
+	}
+	for len(logged) > 0 && logged[len(logged)-1].Seq > newest {
+		logged = logged[:len(logged)-1]
+	}
+	return logged, newest, true, nil
+}
+
+// heldFrom reports whether a log whose oldest seq is oldest holds every
+// event after seq.
+func heldFrom(oldest, seq uint64) bool { return oldest != 0 && oldest <= seq+1 }
 
 // withDeltas merges into logged (ordered) the deltas after p that scope
 // matches. Called under the hub's mutex.

@@ -314,7 +314,9 @@ func (r *Runner) commitLoop() {
 			if outcomes[i] == nil {
 				for j, ev := range w.events {
 					ev.Seq = w.change.Events[j].Seq
-					r.hub.PublishEncoded(ev, w.change.Events[j].Body)
+					if _, err := r.hub.PublishEncoded(ev, w.change.Events[j].Body); err != nil {
+						r.log.Error("publish a committed event", "session", ev.GetSessionId(), "err", err)
+					}
 				}
 			}
 			w.done <- outcomes[i]

@@ -35,15 +35,11 @@ const maxSnapshotSessions = 5000
 
 func (h *eventService) Subscribe(ctx context.Context, req *connect.Request[agentsv1.SubscribeRequest], stream *connect.ServerStream[agentsv1.SubscribeResponse]) error {
 	m := req.Msg
-	sessionID := ""
-	if m.GetScope() == agentsv1.SubscribeScope_SUBSCRIBE_SCOPE_SESSION {
-		sessionID = m.GetSessionId()
-	}
 	var after *events.Position
 	if m.After != nil {
 		after = &events.Position{Seq: m.GetAfter(), Delta: m.GetAfterDelta()}
 	}
-	sub, err := h.s.subscribe(ctx, m.GetScope(), sessionID, after)
+	sub, err := h.s.subscribe(ctx, m.GetScope(), m.GetSessionId(), after)
 	if err != nil {
 		return err
 	}
@@ -54,8 +50,19 @@ func (h *eventService) Subscribe(ctx context.Context, req *connect.Request[agent
 }
 
 // subscribe checks the caller may use the scope and opens the
-// subscription.
+// subscription. A session id implies the session scope; with another
+// scope it is refused, not ignored: streaming more than the session asked
+// for is the one wrong answer.
 func (s *Server) subscribe(ctx context.Context, scope agentsv1.SubscribeScope, sessionID string, after *events.Position) (*events.Subscription, error) {
+	if sessionID != "" {
+		switch scope {
+		case agentsv1.SubscribeScope_SUBSCRIBE_SCOPE_UNSPECIFIED:
+			scope = agentsv1.SubscribeScope_SUBSCRIBE_SCOPE_SESSION
+		case agentsv1.SubscribeScope_SUBSCRIBE_SCOPE_SESSION:
+		default:
+			return nil, errs.Invalid("invalid_argument", "session_id goes with the session scope only: leave the scope out, or leave session_id out for the owner or all scope")
+		}
+	}
 	var sc events.Scope
 	switch scope {
 	case agentsv1.SubscribeScope_SUBSCRIBE_SCOPE_SESSION:

@@ -117,3 +117,56 @@ func TestMetricsCountRunsStepsToolsAndSessions(t *testing.T) {
 		t.Errorf("running sessions after the run = %v, want 0", v)
 	}
 }
+
+// A stop reason is a client's own words: the metrics count it as "other",
+// so no client can make a label value (and a new series) of its choice.
+func TestMetricsLabelAStopReasonOfAClientsOwnAsOther(t *testing.T) {
+	t.Parallel()
+	e := start(t, fakellm.Rules{Default: &fakellm.Reply{Text: "slow", InitialDelay: "30s"}}, withMetrics())
+	feed := e.openSSE("/v1/events")
+	id := e.create("boss", "talk").GetMeta().GetId()
+	const reason = "made up by a client 4f2a"
+	status, _, body := e.do(http.MethodPost, "/v1/sessions/"+id+"/mail", `{"body": {"control": {"stopRun": {"reason": "`+reason+`"}}}}`)
+	if status != http.StatusCreated {
+		t.Fatalf("stop_run mail: %d %s", status, body)
+	}
+	for {
+		f, ok := feed.next(t)
+		if !ok {
+			t.Fatal("stream ended before run.stopped")
+		}
+		if f.event == "run.stopped" && f.eventOf(t).GetSessionId() == id {
+			if got := f.eventOf(t).GetRunStopped().GetReason(); got != reason {
+				t.Fatalf("run.stopped reason %q, want the client's %q", got, reason)
+			}
+			break
+		}
+	}
+	var out string
+	for range 200 {
+		status, _, b := e.do(http.MethodGet, "/metrics", "")
+		if status != http.StatusOK {
+			t.Fatalf("/metrics = %d %s", status, b)
+		}
+		if out = string(b); metricValue(t, out, `agents_runs_stopped_total{reason="other"}`) >= 1 {
+			break
+		}
+	}
+	if v := metricValue(t, out, `agents_runs_stopped_total{reason="other"}`); v != 1 {
+		t.Errorf(`agents_runs_stopped_total{reason="other"} = %v, want 1`, v)
+	}
+	if strings.Contains(out, reason) {
+		t.Errorf("the client's reason is a label value:\n%s", grepLines(out, reason))
+	}
+}
+
+// grepLines returns the lines of s that contain sub.
+func grepLines(s, sub string) string {
+	var out []string
+	for _, line := range strings.Split(s, "\n") {
+		if strings.Contains(line, sub) {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out, "\n")
+}

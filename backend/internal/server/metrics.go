@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -42,6 +43,47 @@ type Metrics struct {
 	// runner is the server's, set by New: the metrics exist before it
 	// (its OnStep is theirs).
 	runner atomic.Pointer[runner.Runner]
+	// The label sets: the kinds of event (eventKinds), the reasons the
+	// runner stops a run for (a run a client stopped with a reason of
+	// its own is other), the machine codes of session.failed.
+	kinds, reasons, codes labels
+}
+
+// Label values come from fixed sets only. A value taken from a client, a
+// model or an agent file (a stop reason is a client's own words) would
+// make a series per value, without bound; what is not in a label's set
+// counts as other. The request labels need no set: the procedure is a
+// registered one or a route's pattern, the code a Connect code.
+const otherLabel = "other"
+
+// labels is the fixed set of one label's values.
+type labels map[string]bool
+
+func labelsOf(values ...string) labels {
+	l := make(labels, len(values))
+	for _, v := range values {
+		l[v] = true
+	}
+	return l
+}
+
+// of returns v when it is in the set, else other.
+func (l labels) of(v string) string {
+	if l[v] {
+		return v
+	}
+	return otherLabel
+}
+
+// eventKinds are the kinds of event there are, one per field of the
+// event's body: session_created is session.created.
+func eventKinds() labels {
+	fields := (&agentsv1.Event{}).ProtoReflect().Descriptor().Oneofs().ByName("body").Fields()
+	kinds := make(labels, fields.Len())
+	for i := range fields.Len() {
+		kinds[strings.Replace(string(fields.Get(i).Name()), "_", ".", 1)] = true
+	}
+	return kinds
 }
 
 // latencyBuckets span a quick tool call to a long model answer, in seconds.
@@ -51,15 +93,18 @@ var latencyBuckets = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10,
 // the sessions by status; hub gives the subscriber and event counts.
 func NewMetrics(sessions store.Sessions, hub *events.Hub) *Metrics {
 	m := &Metrics{
-		reg: prometheus.NewRegistry(),
+		reg:     prometheus.NewRegistry(),
+		kinds:   eventKinds(),
+		reasons: labelsOf(runner.StopDone, runner.StopCancelled, runner.StopPaused, runner.StopWaiting, runner.StopMaxSteps),
+		codes:   labelsOf("model_error", "store_error", "unknown_agent", "recovery_failed", "params_required"),
 		runsStarted: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "agents_runs_started_total", Help: "Runs started, by what started them.",
 		}, []string{"trigger"}),
 		runsStopped: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "agents_runs_stopped_total", Help: "Runs that ended without failing, by reason (done, cancelled, paused, waiting, max_steps).",
+			Name: "agents_runs_stopped_total", Help: "Runs that ended without failing, by reason (done, cancelled, paused, waiting, max_steps, or other: a reason a client gave).",
 		}, []string{"reason"}),
 		runsFailed: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "agents_runs_failed_total", Help: "Runs that failed, by machine code.",
+			Name: "agents_runs_failed_total", Help: "Runs that failed, by machine code (model_error, store_error, unknown_agent, recovery_failed, params_required, other).",
 		}, []string{"code"}),
 		eventsByKind: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "agents_events_total", Help: "Events published, by kind.",
@@ -142,14 +187,14 @@ func (m *Metrics) observeRequest(procedure, code string, d time.Duration) {
 
 // countEvent updates the metrics an event tells about.
 func (m *Metrics) countEvent(ev *agentsv1.Event) {
-	m.eventsByKind.WithLabelValues(ev.GetKind()).Inc()
+	m.eventsByKind.WithLabelValues(m.kinds.of(ev.GetKind())).Inc()
 	switch b := ev.GetBody().(type) {
 	case *agentsv1.Event_RunStarted:
 		m.runsStarted.WithLabelValues(triggerName(b.RunStarted.GetTrigger())).Inc()
 	case *agentsv1.Event_RunStopped:
-		m.runsStopped.WithLabelValues(b.RunStopped.GetReason()).Inc()
+		m.runsStopped.WithLabelValues(m.reasons.of(b.RunStopped.GetReason())).Inc()
 	case *agentsv1.Event_SessionFailed:
-		m.runsFailed.WithLabelValues(b.SessionFailed.GetCode()).Inc()
+		m.runsFailed.WithLabelValues(m.codes.of(b.SessionFailed.GetCode())).Inc()
 	case *agentsv1.Event_ToolCompleted:
 		r := b.ToolCompleted.GetResult()
 		m.toolCalls.WithLabelValues(resultStatusName(r.GetStatus())).Observe(r.GetDuration().AsDuration().Seconds())
@@ -200,7 +245,11 @@ func (m *Metrics) Follow(hub *events.Hub) (stop func()) {
 			if stopped || !errors.Is(sub.Err(), events.ErrLagged) {
 				return
 			}
-			sub, _ = hub.Subscribe(events.AllScope(), &last)
+			var err error
+			if sub, err = hub.SubscribeAt(context.Background(), events.AllScope(), &last); err != nil {
+				// Only reading the log fails: count from now on.
+				sub, _ = hub.Subscribe(events.AllScope(), nil)
+			}
 		}
 	}()
 	var once sync.Once
@@ -211,9 +260,10 @@ func (m *Metrics) Follow(hub *events.Hub) (stop func()) {
 }
 
 // drain counts events until the subscription ends or done is closed, and
-// returns the seq of the last event counted.
-func (m *Metrics) drain(sub *events.Subscription, done <-chan struct{}) (last uint64, stopped bool) {
-	last = sub.SnapshotSeq()
+// returns the position of the last event counted (a delta's too, so a
+// resumption does not count the deltas after its seq again).
+func (m *Metrics) drain(sub *events.Subscription, done <-chan struct{}) (last events.Position, stopped bool) {
+	last = sub.SnapshotPosition()
 	for {
 		select {
 		case <-done:
@@ -223,7 +273,7 @@ func (m *Metrics) drain(sub *events.Subscription, done <-chan struct{}) (last ui
 				return last, false
 			}
 			m.countEvent(ev)
-			last = ev.GetSeq()
+			last = events.PositionOf(ev)
 		}
 	}
 }

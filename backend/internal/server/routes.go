@@ -351,6 +351,7 @@ func (s *Server) routeTable() []route {
 			method: "GET", path: "/v1/events", rpc: "agents.v1.EventService.Subscribe",
 			query: []param{
 				{name: "scope", doc: "owner (default) or all (admin only).", enum: []string{"owner", "all"}},
+				{name: "session_id", doc: "One session's events, as /v1/sessions/{id}/events: it implies the session scope, and goes with no other."},
 				after, accessToken,
 			},
 			status: http.StatusOK, produces: sse, header: replayHeader,

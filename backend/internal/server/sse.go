@@ -12,7 +12,8 @@ import (
 )
 
 // sseRoute serves a subscription as Server-Sent Events: GET /v1/events
-// (scope=owner|all) or, with perSession, GET /v1/sessions/{id}/events. A
+// (scope=owner|all, or session_id) or, with perSession, GET
+// /v1/sessions/{id}/events. A
 // reconnecting client sends Last-Event-ID (or ?after=).
 func (s *Server) sseRoute(perSession bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
@@ -22,15 +23,17 @@ func (s *Server) sseRoute(perSession bool) http.HandlerFunc {
 			s.writeError(w, r, errs.Invalid("invalid_argument", "%v", err))
 			return
 		}
-		scope := agentsv1.SubscribeScope_SUBSCRIBE_SCOPE_OWNER
-		sessionID := ""
+		scope := agentsv1.SubscribeScope_SUBSCRIBE_SCOPE_UNSPECIFIED
+		sessionID := q.Get("session_id")
 		switch {
 		case perSession:
 			scope = agentsv1.SubscribeScope_SUBSCRIBE_SCOPE_SESSION
 			sessionID = r.PathValue("id")
+		case q.Get("scope") == "owner":
+			scope = agentsv1.SubscribeScope_SUBSCRIBE_SCOPE_OWNER
 		case q.Get("scope") == "all":
 			scope = agentsv1.SubscribeScope_SUBSCRIBE_SCOPE_ALL
-		case q.Get("scope") != "" && q.Get("scope") != "owner":
+		case q.Get("scope") != "":
 			s.writeError(w, r, errs.Invalid("invalid_argument", "scope %q: want owner or all", q.Get("scope")))
 			return
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 	"testing"
 
 	"connectrpc.com/connect"
@@ -186,5 +187,125 @@ func TestSubscribeToAnUnknownSessionIsNotFound(t *testing.T) {
 	var ce *connect.Error
 	if !errors.As(err, &ce) || ce.Code() != connect.CodeNotFound {
 		t.Fatalf("err = %v, want not_found", err)
+	}
+}
+
+// A subscription that names a session but no scope follows that session
+// alone, on Connect and on SSE: a session_id implies the session scope.
+// With another scope, it is refused rather than ignored.
+func TestASessionIDWithoutAScopeFollowsThatSession(t *testing.T) {
+	e := start(t, chatty())
+	a := e.create("boss", "talk").GetMeta().GetId()
+	e.wait(a)
+
+	ctx, cancel := context.WithCancel(ctxFor(t))
+	defer cancel()
+	stream, err := e.events.Subscribe(ctx, connect.NewRequest(&agentsv1.SubscribeRequest{SessionId: a}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stream.Close()
+	feed := e.openSSE("/v1/events?session_id=" + a)
+
+	b := e.create("boss", "talk").GetMeta().GetId()
+	e.wait(b)
+	if status, _, body := e.do(http.MethodPost, "/v1/sessions/"+a+"/messages", `{"text": "more"}`); status != http.StatusOK {
+		t.Fatalf("post to a: %d %s", status, body)
+	}
+
+	for stream.Receive() {
+		ev := stream.Msg().GetEvent()
+		if ev == nil {
+			continue
+		}
+		if ev.GetSessionId() != a {
+			t.Fatalf("Connect: an event of session %s on a stream of session %s", ev.GetSessionId(), a)
+		}
+		if ev.GetKind() == "run.stopped" {
+			break
+		}
+	}
+	if err := stream.Err(); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		f, ok := feed.next(t)
+		if !ok {
+			t.Fatal("SSE: the stream ended before run.stopped")
+		}
+		if f.id == "" {
+			continue
+		}
+		ev := f.eventOf(t)
+		if ev.GetSessionId() != a {
+			t.Fatalf("SSE: an event of session %s on a stream of session %s", ev.GetSessionId(), a)
+		}
+		if ev.GetKind() == "run.stopped" {
+			break
+		}
+	}
+
+	for _, scope := range []agentsv1.SubscribeScope{agentsv1.SubscribeScope_SUBSCRIBE_SCOPE_OWNER, agentsv1.SubscribeScope_SUBSCRIBE_SCOPE_ALL} {
+		stream, err := e.events.Subscribe(ctxFor(t), connect.NewRequest(&agentsv1.SubscribeRequest{Scope: scope, SessionId: a}))
+		if err == nil {
+			for stream.Receive() {
+			}
+			err = stream.Err()
+		}
+		if connect.CodeOf(err) != connect.CodeInvalidArgument {
+			t.Errorf("Connect, %v with a session_id: %v, want invalid_argument", scope, err)
+		}
+	}
+	for _, scope := range []string{"owner", "all"} {
+		status, _, body := e.do(http.MethodGet, "/v1/events?scope="+scope+"&session_id="+a, "")
+		if code, _, _ := jsonError(t, body); status != http.StatusBadRequest || code != "invalid_argument" {
+			t.Errorf("SSE, scope=%s with a session_id: %d %s, want 400 invalid_argument", scope, status, body)
+		}
+	}
+}
+
+// The deltas of every session share one ring. A client that saw the first
+// delta of session a's answer, then lost its stream while session b
+// streamed enough to push the rest of a's deltas out, gets a snapshot when
+// it comes back: a replay would skip the middle of the answer.
+func TestAResumeAfterDeltasPushedOutByAnotherSessionGetsASnapshot(t *testing.T) {
+	e := start(t, fakellm.Rules{
+		Rules: []fakellm.Rule{{Match: fakellm.Match{UserContains: "at length"}, Reply: fakellm.Reply{
+			Text: strings.Repeat("ab", events.DefaultDeltaRingSize), ChunkSize: 2,
+		}}},
+		Default: &fakellm.Reply{Text: "one two three four five six", ChunkSize: 3},
+	})
+	feed := e.openSSE("/v1/events")
+	a := e.create("boss", "talk").GetMeta().GetId()
+	var seen events.Position
+	for seen == (events.Position{}) {
+		f, ok := feed.next(t)
+		if !ok {
+			t.Fatal("stream ended before a's first delta")
+		}
+		if f.event == "text.delta" && f.eventOf(t).GetSessionId() == a {
+			seen = events.PositionOf(f.eventOf(t))
+		}
+	}
+	feed.cancel()
+	e.wait(a)
+	e.wait(e.create("boss", "talk at length").GetMeta().GetId())
+
+	s := e.openSSE("/v1/sessions/"+a+"/events", "Last-Event-ID", seen.String())
+	if mode := s.header.Get("Agents-Replay"); mode != "snapshot" {
+		var got []string
+		for {
+			f, _ := s.next(t)
+			if f.event == "text.delta" {
+				got = append(got, f.eventOf(t).GetTextDelta().GetText())
+			}
+			if f.event == "run.stopped" {
+				break
+			}
+		}
+		t.Fatalf("Agents-Replay = %q after %v, replaying deltas %q; want snapshot", mode, seen, got)
+	}
+	if f, _ := s.next(t); f.event != "snapshot" {
+		t.Fatalf("first frame = %+v, want the snapshot", f)
 	}
 }

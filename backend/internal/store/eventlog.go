@@ -24,7 +24,10 @@ type EventLog interface {
 	EventBounds(ctx context.Context) (oldest, newest uint64, err error)
 	// PruneEvents removes events older than before and events beyond the
 	// newest keep, but never the newest event, which carries the log's
-	// position into the next start. It returns how many it removed.
+	// position into the next start. It returns how many it removed. It
+	// removes from the oldest end only, so the oldest seq never goes
+	// down: a replay relies on that to read the events and the bounds
+	// separately while the log is pruned (events.Log).
 	PruneEvents(ctx context.Context, before time.Time, keep int) (int, error)
 }
 
