@@ -118,3 +118,72 @@ func TestRefusalsOverGRPCWebAreTrailersOnlyAnswers(t *testing.T) {
 		t.Errorf("too large = %d %v %q, want 200 with grpc-status 8 (resource_exhausted)", status, header, body)
 	}
 }
+
+// withoutHeader is a client transport that drops a request header: a
+// client that compresses its messages but forgets to say so.
+type withoutHeader struct {
+	name string
+	next http.RoundTripper
+}
+
+func (d withoutHeader) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Del(d.name)
+	return d.next.RoundTrip(r)
+}
+
+// TestFramingMistakesAreInvalidArgument: a message flagged compressed in
+// a request that names no encoding, or a body that ends inside a message,
+// is the client's mistake: invalid_argument, logged at INFO with the
+// procedure named, where connect-go alone answers internal and the log
+// said ERROR. A JSON body sent as gRPC-Web does it by accident: its "{"
+// reads as the compressed flag.
+func TestFramingMistakesAreInvalidArgument(t *testing.T) {
+	t.Parallel()
+	var log syncBuffer
+	e := start(t, bossScript(), withLogTo(&log))
+	url, client := e.h2c()
+	client.Transport = withoutHeader{name: "Grpc-Encoding", next: client.Transport}
+	for _, tc := range []struct {
+		name     string
+		protocol connect.ClientOption
+	}{
+		{"gRPC", connect.WithGRPC()},
+		{"gRPC-Web", connect.WithGRPCWeb()},
+	} {
+		agents := agentsv1connect.NewAgentServiceClient(client, url, tc.protocol, connect.WithSendGzip(), connect.WithCompressMinBytes(0))
+		_, err := agents.GetAgent(ctxFor(t), connect.NewRequest(&agentsv1.GetAgentRequest{Slug: "boss"}))
+		if connect.CodeOf(err) != connect.CodeInvalidArgument || !strings.Contains(err.Error(), "compressed") {
+			t.Errorf("%s, compressed without saying so: %v, want invalid_argument about the compressed flag", tc.name, err)
+		}
+	}
+
+	raw := []struct {
+		name, contentType, body, want string
+	}{
+		{"a JSON body as gRPC-Web", "application/grpc-web+json", `{"slug": "boss"}`, "compressed"},
+		{"a message cut short", "application/grpc-web+proto", "\x00\x00\x00\x00\x10abc", "ends inside"},
+		{"a prefix cut short", "application/grpc-web+proto", "\x00\x00", "ends inside"},
+	}
+	for _, tc := range raw {
+		status, header, body := e.send(request{method: "POST", path: "/agents.v1.AgentService/GetAgent", body: tc.body, header: map[string]string{"Content-Type": tc.contentType}})
+		if status != http.StatusOK || header.Get("Grpc-Status") != "3" || !strings.Contains(header.Get("Grpc-Message"), tc.want) {
+			t.Errorf("%s: %d %v %q, want grpc-status 3 (invalid_argument) saying %q", tc.name, status, header, body, tc.want)
+		}
+	}
+
+	e.stop()
+	lines := 0
+	for _, l := range requestLines(t, log.String()) {
+		if l.Path != "/agents.v1.AgentService/GetAgent" {
+			continue
+		}
+		lines++
+		if l.Level != "INFO" || l.Code != "invalid_argument" || l.Procedure != "/agents.v1.AgentService/GetAgent" {
+			t.Errorf("logged %+v, want INFO invalid_argument naming the procedure", l)
+		}
+	}
+	if lines != 2+len(raw) {
+		t.Errorf("%d request lines for GetAgent, want %d:\n%s", lines, 2+len(raw), log.String())
+	}
+}
