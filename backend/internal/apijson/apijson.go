@@ -21,8 +21,10 @@
 // Read: the same form, and beside it the long one protojson reads —
 // camelCase names, full enum names, 64-bit integers as strings, nested
 // bodies — plus durations as "10m" or a number of seconds. Unknown fields
-// are refused, and every error names the field in the API's words
-// ("field `agent` must be a string").
+// are refused, as are a key given twice, a field given under two of its
+// names (parent_id and parentId) or both nested and at the top, and a
+// body nested deeper than jsonx.MaxDepth; every error names the field in
+// the API's words ("field `agent` must be a string").
 package apijson
 
 import (
@@ -31,11 +33,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 	"sync"
 	"unicode/utf8"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/agents-os/agents/backend/internal/jsonx"
 )
 
 // Marshal writes m in the route representation.
@@ -72,13 +78,22 @@ var scratchBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 4096); ret
 const maxScratch = 64 << 10
 
 // Unmarshal reads data, one JSON object, into m. Errors are *Error.
+//
+// A body nested deeper than jsonx.MaxDepth is refused before it is
+// parsed, and nothing is built per level but the value itself (the path
+// an error names is put together only for the error), so reading stays
+// linear in the body.
 func Unmarshal(data []byte, m proto.Message) error {
 	if !utf8.Valid(data) {
 		return &Error{Problem: "the body is not UTF-8"}
 	}
+	var deep *jsonx.DepthError
+	if errors.As(jsonx.CheckDepth(data, jsonx.MaxDepth), &deep) {
+		return &Error{Problem: fmt.Sprintf("the body nests lists and objects more than %d levels deep (at byte %d)", deep.Max, deep.Offset)}
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
-	v, err := parseValue(dec, "")
+	v, err := parseValue(dec)
 	if err != nil {
 		return err
 	}
@@ -89,15 +104,15 @@ func Unmarshal(data []byte, m proto.Message) error {
 	if !ok {
 		return &Error{Problem: "the body must be a JSON object"}
 	}
-	return decodeObject(m.ProtoReflect(), obj, "")
+	return decoder{}.decodeObject(m.ProtoReflect(), obj, "")
 }
 
 // parseValue reads one JSON value as encoding/json would into an any,
 // refusing what that would let pass silently: a key given twice.
-func parseValue(dec *json.Decoder, path string) (any, error) {
+func parseValue(dec *json.Decoder) (any, error) {
 	tok, err := dec.Token()
 	if err != nil {
-		return nil, &Error{Problem: "the body is not JSON: " + syntaxProblem(err)}
+		return nil, notJSON(err)
 	}
 	switch tok {
 	case json.Delim('{'):
@@ -105,31 +120,56 @@ func parseValue(dec *json.Decoder, path string) (any, error) {
 		for dec.More() {
 			kt, err := dec.Token()
 			if err != nil {
-				return nil, &Error{Problem: "the body is not JSON: " + syntaxProblem(err)}
+				return nil, notJSON(err)
 			}
 			k := kt.(string) // the decoder allows only strings as keys
 			if _, dup := obj[k]; dup {
-				return nil, &Error{Field: join(path, k), Problem: "is given twice"}
+				return nil, &Error{Field: k, Problem: "is given twice"}
 			}
-			if obj[k], err = parseValue(dec, join(path, k)); err != nil {
-				return nil, err
+			v, err := parseValue(dec)
+			if err != nil {
+				return nil, within(err, k)
 			}
+			obj[k] = v
 		}
-		_, err := dec.Token()
-		return obj, err
+		if _, err := dec.Token(); err != nil {
+			return nil, notJSON(err)
+		}
+		return obj, nil
 	case json.Delim('['):
 		arr := []any{}
 		for i := 0; dec.More(); i++ {
-			v, err := parseValue(dec, fmt.Sprintf("%s[%d]", path, i))
+			v, err := parseValue(dec)
 			if err != nil {
-				return nil, err
+				return nil, within(err, "["+strconv.Itoa(i)+"]")
 			}
 			arr = append(arr, v)
 		}
-		_, err := dec.Token()
-		return arr, err
+		if _, err := dec.Token(); err != nil {
+			return nil, notJSON(err)
+		}
+		return arr, nil
 	}
 	return tok, nil
+}
+
+func notJSON(err error) error {
+	return &Error{Problem: "the body is not JSON: " + syntaxProblem(err)}
+}
+
+// within puts a field's error under the key or index holding it, on the
+// way out of the value: only an error pays for its path.
+func within(err error, segment string) error {
+	var e *Error
+	if !errors.As(err, &e) || e.Field == "" {
+		return err
+	}
+	if strings.HasPrefix(e.Field, "[") {
+		e.Field = segment + e.Field
+	} else {
+		e.Field = segment + "." + e.Field
+	}
+	return e
 }
 
 // Error is a value that does not fit the field it was given for.

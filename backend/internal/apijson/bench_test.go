@@ -2,6 +2,7 @@ package apijson_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
@@ -38,6 +39,32 @@ func BenchmarkUnmarshalPostMessage(b *testing.B) {
 	for b.Loop() {
 		var req agentsv1.PostMessageRequest
 		if err := apijson.Unmarshal(body, &req); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkUnmarshalBracketBomb reads the 80 KB body of 40,000 nested
+// lists: refused from one pass over its bytes, in bounded memory.
+func BenchmarkUnmarshalBracketBomb(b *testing.B) {
+	body := bracketBomb(40_000)
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := apijson.Unmarshal(body, &agentsv1.CreateSessionRequest{}); err == nil {
+			b.Fatal("the bomb was read")
+		}
+	}
+}
+
+// BenchmarkUnmarshalWideList reads a list of 10,000 attachments: what is
+// built for each is its value, never its path.
+func BenchmarkUnmarshalWideList(b *testing.B) {
+	body := []byte(`{"agent":"probe","message":{"attachments":[` + strings.Repeat(`{"name":"a.txt","media_type":"text/plain"},`, 9_999) + `{"name":"a.txt"}]}}`)
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := apijson.Unmarshal(body, &agentsv1.CreateSessionRequest{}); err != nil {
 			b.Fatal(err)
 		}
 	}

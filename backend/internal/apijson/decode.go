@@ -18,9 +18,9 @@ import (
 )
 
 // decodeObject reads obj into m and refuses the keys no field took.
-func decodeObject(m protoreflect.Message, obj map[string]any, path string) error {
+func (d decoder) decodeObject(m protoreflect.Message, obj map[string]any, path string) error {
 	used := map[string]bool{}
-	if err := decodeFields(m, obj, path, used); err != nil {
+	if err := d.decodeFields(m, obj, path, used); err != nil {
 		return err
 	}
 	var unknown []string
@@ -38,7 +38,7 @@ func decodeObject(m protoreflect.Message, obj map[string]any, path string) error
 
 // decodeFields reads into m the keys of obj that are m's, marking them
 // used; an inlined message or a flattened oneof reads from the same obj.
-func decodeFields(m protoreflect.Message, obj map[string]any, path string, used map[string]bool) error {
+func (d decoder) decodeFields(m protoreflect.Message, obj map[string]any, path string, used map[string]bool) error {
 	fields := m.Descriptor().Fields()
 	oneofsDone := map[protoreflect.FullName]bool{}
 	for i := range fields.Len() {
@@ -50,7 +50,7 @@ func decodeFields(m protoreflect.Message, obj map[string]any, path string, used 
 			o := fd.ContainingOneof()
 			if !oneofsDone[o.FullName()] {
 				oneofsDone[o.FullName()] = true
-				if err := decodeFlatOneof(m, o, obj, path, used); err != nil {
+				if err := d.decodeFlatOneof(m, o, obj, path, used); err != nil {
 					return err
 				}
 			}
@@ -59,10 +59,16 @@ func decodeFields(m protoreflect.Message, obj map[string]any, path string, used 
 		if inlined[fd.FullName()] {
 			sub := m.NewField(fd).Message()
 			before := len(used)
-			if err := decodeKeys(sub, fd, obj, path, used, func(v any, p string) error { return decodeMessage(sub, v, p) }); err != nil {
+			// Given nested as well as at the top, the message's fields
+			// are noted as they are read, to refuse one given in both.
+			d := d
+			if nestedIn(fd, obj) {
+				d.given = map[fieldOf]place{}
+			}
+			if err := d.decodeKeys(m, fd, obj, path, used, func(v any, p string) error { return d.decodeMessage(sub, v, p) }); err != nil {
 				return err
 			}
-			if err := decodeFields(sub, obj, path, used); err != nil {
+			if err := d.decodeFields(sub, obj, path, used); err != nil {
 				return err
 			}
 			if len(used) > before {
@@ -75,11 +81,21 @@ func decodeFields(m protoreflect.Message, obj map[string]any, path string, used 
 				return &Error{Field: join(path, name(fd)), Problem: fmt.Sprintf("cannot be given with `%s`: set one of %s", name(other), strings.Join(memberNames(o), ", "))}
 			}
 		}
-		if err := decodeKeys(m, fd, obj, path, used, func(v any, p string) error { return decodeField(m, fd, v, p) }); err != nil {
+		if err := d.decodeKeys(m, fd, obj, path, used, func(v any, p string) error { return d.decodeField(m, fd, v, p) }); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// nestedIn reports whether obj gives fd an object.
+func nestedIn(fd protoreflect.FieldDescriptor, obj map[string]any) bool {
+	for _, k := range keys(fd) {
+		if _, ok := obj[k].(map[string]any); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // givenIn reports whether obj gives fd a value.
@@ -93,12 +109,21 @@ func givenIn(fd protoreflect.FieldDescriptor, obj map[string]any) bool {
 }
 
 // decodeKeys calls read with the value of each key of obj that names fd;
-// null leaves the field unset.
-func decodeKeys(m protoreflect.Message, fd protoreflect.FieldDescriptor, obj map[string]any, path string, used map[string]bool, read func(v any, path string) error) error {
+// null leaves the field unset. A field is given once: under one of its
+// names, and in one of the forms it is read in (nested or at the top).
+func (d decoder) decodeKeys(m protoreflect.Message, fd protoreflect.FieldDescriptor, obj map[string]any, path string, used map[string]bool, read func(v any, path string) error) error {
+	first := ""
 	for _, k := range keys(fd) {
 		v, ok := obj[k]
 		if !ok {
 			continue
+		}
+		if first != "" {
+			return givenTwice(path, fd, place{path, first}, k)
+		}
+		first = k
+		if err := d.give(m, fd, path, k); err != nil {
+			return err
 		}
 		used[k] = true
 		if v == nil {
@@ -109,6 +134,44 @@ func decodeKeys(m protoreflect.Message, fd protoreflect.FieldDescriptor, obj map
 		}
 	}
 	return nil
+}
+
+// decoder reads one body.
+type decoder struct {
+	// given, while a message inlined in its holder's object is read
+	// from both its nested form and the top, says where each of its
+	// fields was given, so that one given in both is refused rather
+	// than silently taken from the second. Nil otherwise.
+	given map[fieldOf]place
+}
+
+type fieldOf struct {
+	m  protoreflect.Message
+	fd protoreflect.FieldDescriptor
+}
+
+// place is where a field was given: the key under the object's path,
+// joined only for an error.
+type place struct{ path, key string }
+
+// give notes that fd of m is given under key in the object at path,
+// refusing a second time.
+func (d decoder) give(m protoreflect.Message, fd protoreflect.FieldDescriptor, path, key string) error {
+	if d.given == nil {
+		return nil
+	}
+	at := fieldOf{m, fd}
+	if first, ok := d.given[at]; ok {
+		return givenTwice(path, fd, first, key)
+	}
+	d.given[at] = place{path, key}
+	return nil
+}
+
+// givenTwice refuses fd given again under key in the object at path, as
+// the query refuses a parameter given in both its spellings.
+func givenTwice(path string, fd protoreflect.FieldDescriptor, first place, key string) error {
+	return &Error{Field: join(path, name(fd)), Problem: fmt.Sprintf("is given twice, as %s and as %s: give it once", join(first.path, first.key), join(path, key))}
 }
 
 // keys are the names a field is read under: its JSON name, its proto
@@ -159,7 +222,7 @@ func CamelCase(s string) string {
 // decodeFlatOneof reads a flattened oneof: a member given nested under its
 // own name, or named by the rule's key, or else the first member whose
 // fields hold every key of obj that belongs to some member.
-func decodeFlatOneof(m protoreflect.Message, o protoreflect.OneofDescriptor, obj map[string]any, path string, used map[string]bool) error {
+func (d decoder) decodeFlatOneof(m protoreflect.Message, o protoreflect.OneofDescriptor, obj map[string]any, path string, used map[string]bool) error {
 	members := o.Fields()
 	for i := range members.Len() {
 		fd := members.Get(i)
@@ -168,7 +231,7 @@ func decodeFlatOneof(m protoreflect.Message, o protoreflect.OneofDescriptor, obj
 			// discriminator of a flattened oneof inside it may share
 			// its name (MailBody's control).
 			if _, ok := obj[k].(map[string]any); ok {
-				return decodeKeys(m, fd, obj, path, used, func(v any, p string) error { return decodeField(m, fd, v, p) })
+				return d.decodeKeys(m, fd, obj, path, used, func(v any, p string) error { return d.decodeField(m, fd, v, p) })
 			}
 		}
 	}
@@ -196,12 +259,29 @@ func decodeFlatOneof(m protoreflect.Message, o protoreflect.OneofDescriptor, obj
 	if member == nil {
 		return nil
 	}
+	if err := d.give(m, member, path, flatKey(member, obj, rule)); err != nil {
+		return err
+	}
 	sub := m.NewField(member).Message()
-	if err := decodeFields(sub, obj, path, used); err != nil {
+	if err := d.decodeFields(sub, obj, path, used); err != nil {
 		return err
 	}
 	m.Set(member, protoreflect.ValueOfMessage(sub))
 	return nil
+}
+
+// flatKey names the key a flattened member was given by: its rule's key,
+// or the first of its fields in obj.
+func flatKey(member protoreflect.FieldDescriptor, obj map[string]any, rule oneofRule) string {
+	if _, ok := obj[rule.key]; ok && !rule.ofField {
+		return rule.key
+	}
+	for _, k := range Fields(member.Message()) {
+		if _, ok := obj[k]; ok {
+			return k
+		}
+	}
+	return name(member)
 }
 
 // guessMember is the first member of o whose fields hold every unused
@@ -272,7 +352,7 @@ func Fields(md protoreflect.MessageDescriptor) []string {
 	return out
 }
 
-func decodeField(m protoreflect.Message, fd protoreflect.FieldDescriptor, v any, path string) error {
+func (d decoder) decodeField(m protoreflect.Message, fd protoreflect.FieldDescriptor, v any, path string) error {
 	switch {
 	case fd.IsList():
 		arr, ok := v.([]any)
@@ -287,7 +367,7 @@ func decodeField(m protoreflect.Message, fd protoreflect.FieldDescriptor, v any,
 			}
 			if fd.Message() != nil {
 				item := list.NewElement()
-				if err := decodeMessage(item.Message(), el, p); err != nil {
+				if err := d.decodeMessage(item.Message(), el, p); err != nil {
 					return err
 				}
 				list.Append(item)
@@ -319,7 +399,7 @@ func decodeField(m protoreflect.Message, fd protoreflect.FieldDescriptor, v any,
 			p := join(path, k)
 			if fd.MapValue().Message() != nil {
 				item := mm.NewValue()
-				if err := decodeMessage(item.Message(), obj[k], p); err != nil {
+				if err := d.decodeMessage(item.Message(), obj[k], p); err != nil {
 					return err
 				}
 				mm.Set(key.MapKey(), item)
@@ -333,7 +413,7 @@ func decodeField(m protoreflect.Message, fd protoreflect.FieldDescriptor, v any,
 		}
 		return nil
 	case fd.Message() != nil:
-		return decodeMessage(m.Mutable(fd).Message(), v, path)
+		return d.decodeMessage(m.Mutable(fd).Message(), v, path)
 	}
 	val, err := decodeScalar(fd, v, path)
 	if err != nil {
@@ -345,7 +425,7 @@ func decodeField(m protoreflect.Message, fd protoreflect.FieldDescriptor, v any,
 
 // decodeMessage reads one message value: an object, or the form of a
 // well-known type.
-func decodeMessage(m protoreflect.Message, v any, path string) error {
+func (d decoder) decodeMessage(m protoreflect.Message, v any, path string) error {
 	switch x := m.Interface().(type) {
 	case *timestamppb.Timestamp:
 		s, _ := v.(string)
@@ -377,7 +457,7 @@ func decodeMessage(m protoreflect.Message, v any, path string) error {
 	if !ok {
 		return &Error{Field: path, Problem: "must be an object"}
 	}
-	return decodeObject(m, obj, path)
+	return d.decodeObject(m, obj, path)
 }
 
 func wellKnownWant(name protoreflect.FullName) string {

@@ -185,6 +185,7 @@ func TestParseDescriptionRules(t *testing.T) {
 		{"duplicate argument", `{"slug":"s","description":"d","args":[` + argJSON("x", "positional") + `,` + argJSON("x", "stdin") + `]}`, "duplicate argument name"},
 		{"argument name with =", `{"slug":"s","description":"d","args":[` + argJSON("a=b", "positional") + `]}`, `"name" must be`},
 		{"env mode on a reserved variable", `{"slug":"s","description":"d","args":[` + argJSON("agent_slug", "env") + `]}`, "reserved variable AGENT_SLUG"},
+		{"nested past the limit", `{"slug":"s","description":"d","args":[],"future":` + strings.Repeat("[", 101) + strings.Repeat("]", 101) + `}`, "invalid JSON: JSON nests lists and objects more than 100 levels deep (at byte 148)"},
 		{"two env args on one variable", `{"slug":"s","description":"d","args":[` + argJSON("api-key", "env") + `,` + argJSON("api_key", "env") + `]}`, `variable API_KEY is also used by argument "api-key"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

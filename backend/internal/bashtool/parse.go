@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/agents-os/agents/backend/internal/jsonx"
 )
 
 // description is what a script prints for "describe" once validated.
@@ -44,8 +46,12 @@ type wireEmptyResult struct {
 
 // parseDescription decodes and validates the output of "describe". Unknown
 // fields are accepted so that descriptions written for newer agents-exe
-// versions (for example an argument "tier") still load.
+// versions (for example an argument "tier") still load; nesting past
+// jsonx.MaxDepth is refused before decoding.
 func parseDescription(data []byte) (description, error) {
+	if err := jsonx.CheckDepth(data, jsonx.MaxDepth); err != nil {
+		return description{}, fmt.Errorf("invalid JSON: %w", err)
+	}
 	var wire wireDescription
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&wire); err != nil {

@@ -14,6 +14,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/agents-os/agents/backend/internal/jsonx"
 )
 
 // Defaults for the zero fields of Config.
@@ -334,7 +336,7 @@ func (c *Client) readStream(body io.Reader, status int, emit func(Delta)) (Respo
 			return asm.response(), nil
 		}
 		var chunk wireChunk
-		if err := json.Unmarshal(data, &chunk); err != nil {
+		if err := decodeAnswer(data, &chunk); err != nil {
 			return asm.response(), fmt.Errorf("llm: malformed stream chunk: %w", err)
 		}
 		if chunk.hasError() {
@@ -357,7 +359,7 @@ func (c *Client) readWhole(body io.Reader, status int, emit func(Delta)) (Respon
 		return Response{}, outputTooLarge(c.maxOutputBytes)
 	}
 	var completion wireChunk
-	if err := json.Unmarshal(data, &completion); err != nil {
+	if err := decodeAnswer(data, &completion); err != nil {
 		return Response{}, fmt.Errorf("llm: malformed completion: %w", err)
 	}
 	if completion.hasError() {
@@ -371,6 +373,15 @@ func (c *Client) readWhole(body io.Reader, status int, emit func(Delta)) (Respon
 		return asm.response(), err
 	}
 	return asm.response(), nil
+}
+
+// decodeAnswer decodes a chunk or a completion, refusing one nested past
+// jsonx.MaxDepth before the decoder recurses into it.
+func decodeAnswer(data []byte, v any) error {
+	if err := jsonx.CheckDepth(data, jsonx.MaxDepth); err != nil {
+		return err
+	}
+	return json.Unmarshal(data, v)
 }
 
 // rawBound is the most bytes one stream event, or a whole completion, may

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/agents-os/agents/backend/internal/jsonx"
 )
 
 var (
@@ -179,7 +181,7 @@ func parseErrorBody(body []byte) (code, message string) {
 		Type    json.RawMessage `json:"type"`
 		Code    json.RawMessage `json:"code"`
 	}
-	if len(body) == 0 || body[0] != '{' || json.Unmarshal(body, &env) != nil {
+	if len(body) == 0 || body[0] != '{' || jsonx.CheckDepth(body, jsonx.MaxDepth) != nil || json.Unmarshal(body, &env) != nil {
 		return "", string(body)
 	}
 	if s, ok := jsonString(env.Error); ok {

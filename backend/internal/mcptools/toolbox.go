@@ -12,6 +12,7 @@ import (
 
 	"github.com/agents-os/agents/backend/internal/agentfile"
 	"github.com/agents-os/agents/backend/internal/bashtool"
+	"github.com/agents-os/agents/backend/internal/jsonx"
 	"github.com/agents-os/agents/backend/internal/session"
 	"github.com/agents-os/agents/backend/internal/tool"
 )
@@ -206,7 +207,10 @@ func (t *mcpTool) Execute(ctx context.Context, call tool.Call) tool.Result {
 		}
 		return tool.Failed(fmt.Sprintf("the call to %s failed: %v", t.spec.Name, err))
 	}
-	text := resultText(res)
+	text, err := resultText(res)
+	if err != nil {
+		return tool.Failed(fmt.Sprintf("the result of %s is refused: %v", t.spec.Name, err))
+	}
 	if res.IsError {
 		return tool.Failed(text)
 	}
@@ -214,8 +218,11 @@ func (t *mcpTool) Execute(ctx context.Context, call tool.Call) tool.Result {
 }
 
 // resultText is what the model reads of a call's result: its text
-// content, a line for each other content, or the structured result.
-func resultText(res *mcp.CallToolResult) string {
+// content, a line for each other content, or the structured result. The
+// SDK decodes a server's messages up to 1,000 levels deep; a structured
+// result deeper than jsonx.MaxDepth, the bound on all JSON from outside,
+// is refused here.
+func resultText(res *mcp.CallToolResult) (string, error) {
 	var parts []string
 	for _, c := range res.Content {
 		switch c := c.(type) {
@@ -237,10 +244,13 @@ func resultText(res *mcp.CallToolResult) string {
 	}
 	if len(parts) == 0 && res.StructuredContent != nil {
 		if b, err := json.Marshal(res.StructuredContent); err == nil {
-			return string(b)
+			if err := jsonx.CheckDepth(b, jsonx.MaxDepth); err != nil {
+				return "", fmt.Errorf("its structured content: %w", err)
+			}
+			return string(b), nil
 		}
 	}
-	return strings.Join(parts, "\n")
+	return strings.Join(parts, "\n"), nil
 }
 
 var _ tool.Tool = (*mcpTool)(nil)

@@ -11,6 +11,8 @@ import (
 	"os"
 	"strings"
 
+	"connectrpc.com/connect"
+
 	"github.com/agents-os/agents/backend/internal/errs"
 )
 
@@ -125,23 +127,46 @@ func (t *Tokens) lookup(token string) (identity, bool) {
 // description) pass without a token.
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	tokens := s.security.Tokens
+	refuse := s.refuser()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := identity{owner: LocalOwner, admin: true}
 		if tokens != nil && !s.isPublic(r) {
 			token, ok := bearerToken(r)
 			if !ok {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="agents"`)
-				s.writeError(w, r, errs.Unauthenticated("token_required", "a bearer token is required"))
+				refuse(w, r, errs.Unauthenticated("token_required", "a bearer token is required"))
 				return
 			}
 			if id, ok = tokens.lookup(token); !ok {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="agents", error="invalid_token"`)
-				s.writeError(w, r, errs.Unauthenticated("invalid_token", "the bearer token is not valid"))
+				refuse(w, r, errs.Unauthenticated("invalid_token", "the bearer token is not valid"))
 				return
 			}
 		}
 		serveAs(next, w, r, id)
 	})
+}
+
+// refuser returns what answers a request refused before it reaches the
+// mux. A gRPC or gRPC-Web call is answered in its protocol's own terms —
+// HTTP 200 with grpc-status, the message and the machine code, which
+// grpcurl and buf curl report as the call's status — rather than with an
+// HTTP error status they report as a broken transport. Every other
+// request, Connect's included, gets the JSON error with its status.
+func (s *Server) refuser() func(w http.ResponseWriter, r *http.Request, err error) {
+	grpcErrors := connect.NewErrorWriter()
+	return func(w http.ResponseWriter, r *http.Request, err error) {
+		if r.Method != http.MethodPost || !strings.HasPrefix(r.Header.Get("Content-Type"), "application/grpc") {
+			s.writeError(w, r, err)
+			return
+		}
+		ce := connectError(r.Context(), err)
+		code := connect.CodeOf(ce)
+		if !noteError(r.Context(), code.String(), err) {
+			s.log.Log(r.Context(), levelOf(code), "rpc", "path", r.URL.Path, "code", code.String(), "error", err.Error())
+		}
+		_ = grpcErrors.Write(w, r, ce)
+	}
 }
 
 // asLocal serves every request as the local owner, with every right: the

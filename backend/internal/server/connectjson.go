@@ -7,6 +7,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/agents-os/agents/backend/internal/apijson"
+	"github.com/agents-os/agents/backend/internal/jsonx"
 )
 
 // connectJSONCodec is Connect's JSON codec with the API's words in its
@@ -15,7 +16,7 @@ import (
 // `agent` must be a string") instead of quoting the decoder ("proto:
 // (line 1:11): invalid value for string field agent: 5"). What is
 // accepted and what is written are protojson's, as Connect clients
-// expect.
+// expect; a body nested past jsonx.MaxDepth is refused unread.
 type connectJSONCodec struct{}
 
 func (connectJSONCodec) Name() string { return "json" }
@@ -35,6 +36,10 @@ func (connectJSONCodec) Unmarshal(data []byte, m any) error {
 	}
 	if len(data) == 0 {
 		return errors.New("the body is empty: send a JSON object, {} for no fields")
+	}
+	// Refused before either reader recurses into it.
+	if err := jsonx.CheckDepth(data, jsonx.MaxDepth); err != nil {
+		return err
 	}
 	err := protojson.UnmarshalOptions{DiscardUnknown: true}.Unmarshal(data, msg)
 	if err == nil {

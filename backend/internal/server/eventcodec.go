@@ -9,6 +9,7 @@ import (
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/backend/internal/events"
+	"github.com/agents-os/agents/backend/internal/jsonx"
 )
 
 // The event stream's codecs: an event item of a SubscribeResponse is
@@ -78,6 +79,9 @@ func (eventJSONCodec) Unmarshal(b []byte, msg any) error {
 	}
 	if len(b) == 0 {
 		return nil
+	}
+	if err := jsonx.CheckDepth(b, jsonx.MaxDepth); err != nil {
+		return err
 	}
 	return protojson.UnmarshalOptions{DiscardUnknown: true}.Unmarshal(b, m)
 }

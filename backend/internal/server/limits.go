@@ -52,9 +52,10 @@ func (l Limits) withDefaults() Limits {
 // then becomes the same 413.
 func (s *Server) limitBodies(next http.Handler) http.Handler {
 	limit := s.limits.MaxBodyBytes
+	refuse := s.refuser()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ContentLength > limit {
-			s.writeError(w, r, errs.TooLarge("body_too_large", "request body is larger than %d bytes", limit))
+			refuse(w, r, errs.TooLarge("body_too_large", "request body is larger than %d bytes", limit))
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, limit)

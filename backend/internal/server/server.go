@@ -114,7 +114,7 @@ func (s *Server) newMux() *http.ServeMux {
 		recoverHandler(s.log),
 	}
 	mux := http.NewServeMux()
-	mount := func(path string, h http.Handler) { mux.Handle(path, checkGetMessage(h)) }
+	mount := func(path string, h http.Handler) { mux.Handle(path, checkGetMessage(checkEnvelopes(h))) }
 	mount(agentsv1connect.NewAgentServiceHandler(&agentService{s: s}, opts...))
 	mount(agentsv1connect.NewSessionServiceHandler(&sessionService{s: s}, opts...))
 	mount(agentsv1connect.NewEventServiceHandler(&eventService{s: s},
