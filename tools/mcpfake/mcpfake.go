@@ -13,6 +13,7 @@
 //   - grow: adds the tool "extra", so the server announces a changed tool
 //     list.
 //   - pid: returns the server's process id.
+//   - big {bytes}: returns a text of that many bytes, lines of 16.
 package mcpfake
 
 import (
@@ -21,6 +22,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -89,6 +91,14 @@ func New(opts Options) *mcp.Server {
 	mcp.AddTool(s, &mcp.Tool{Name: "pid", Description: "Return the server's process id."},
 		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 			return text(strconv.Itoa(os.Getpid())), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "big", Description: "Return a text of the given size."},
+		func(_ context.Context, _ *mcp.CallToolRequest, in struct {
+			Bytes int `json:"bytes" jsonschema:"the size of the text"`
+		}) (*mcp.CallToolResult, any, error) {
+			const line = "0123456789abcde\n"
+			n := max(in.Bytes, 0)
+			return text(strings.Repeat(line, n/len(line)) + line[:n%len(line)]), nil, nil
 		})
 	return s
 }

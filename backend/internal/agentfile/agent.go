@@ -47,6 +47,11 @@ type Agent struct {
 
 	File   string // absolute path of the agent file
 	Parent string // slug of the agent that first declared it as a helper; "" for roots
+
+	// Warnings are the problems found in the agent's file that did not
+	// stop it from loading (an unknown field, one of the agents-exe format
+	// this server does not implement, a tool path that does not exist).
+	Warnings []*Error
 }
 
 // Model is what a model client needs to reach an agent's model.

@@ -86,6 +86,17 @@ func (o *object) unread() []string {
 	return keys
 }
 
+// known returns the keys looked up in o, sorted: the fields its reader
+// knows, whether the file sets them or not.
+func (o *object) known() []string {
+	keys := make([]string, 0, len(o.read))
+	for k := range o.read {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
 // kindOf names the JSON type of raw, for messages.
 func kindOf(raw json.RawMessage) string {
 	t := bytes.TrimLeft(raw, " \t\r\n")
@@ -252,9 +263,80 @@ func (d *decoder) warnUnread(o *object, ignored func(key string) bool) {
 				d.warnf(o.field(key), "not supported by this server; ignored")
 			}
 		default:
-			d.warnf(o.field(key), "unknown field; ignored")
+			if meant := suggestField(key, o.known()); meant != "" {
+				d.warnf(o.field(key), "unknown field; ignored (did you mean %q?)", meant)
+			} else {
+				d.warnf(o.field(key), "unknown field; ignored")
+			}
 		}
 	}
+}
+
+// unsupportedField is a field of the agents-exe format this server does
+// not implement, and what a file that sets it goes without.
+type unsupportedField struct {
+	name string
+	cost string // "" when there is nothing more to say than "ignored"
+}
+
+// warnUnsupported reports, as warnings, the fields of o that this server
+// does not implement, when they carry something. Reading them makes them
+// known names, so a misspelling of one is recognised too.
+func (d *decoder) warnUnsupported(o *object, fields []unsupportedField) {
+	for _, f := range fields {
+		raw, ok := o.get(f.name)
+		if !ok || isEmptyValue(raw) {
+			continue
+		}
+		if f.cost == "" {
+			d.warnf(o.field(f.name), "not supported by this server; ignored")
+		} else {
+			d.warnf(o.field(f.name), "not supported by this server; ignored: %s", f.cost)
+		}
+	}
+}
+
+// suggestField returns the field of known that key most likely misspells
+// (case aside, at most a few letters added, dropped, changed or swapped),
+// or "" when none is close.
+func suggestField(key string, known []string) string {
+	limit := min(1+len(key)/6, 3)
+	best, bestDist := "", limit+1
+	for _, k := range known {
+		if dist := editDistance(strings.ToLower(key), strings.ToLower(k)); dist < bestDist {
+			best, bestDist = k, dist
+		}
+	}
+	return best
+}
+
+// editDistance counts the single-letter insertions, deletions,
+// substitutions and swaps of neighbours that turn a into b (the optimal
+// string alignment distance), over bytes: field names are ASCII.
+func editDistance(a, b string) int {
+	// Three rows of the dynamic programming table: two back, one back,
+	// and the one being filled.
+	prev2 := make([]int, len(b)+1)
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
+		}
+		prev2, prev, cur = prev, cur, prev2
+	}
+	return prev[len(b)]
 }
 
 // noIgnoredFields is warnUnread's ignored for objects where every unread

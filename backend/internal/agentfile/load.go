@@ -347,10 +347,13 @@ func (ld *loading) result() *Set {
 			if n.root {
 				s.roots = append(s.roots, a.Slug)
 			}
+			// By field, as problems are listed everywhere.
+			slices.SortStableFunc(n.warnings, func(x, y *Error) int { return strings.Compare(x.Field, y.Field) })
 			for _, w := range n.warnings {
 				w.File = n.shown
 				s.Warnings = append(s.Warnings, w)
 			}
+			a.Warnings = n.warnings
 		case n.err != nil:
 			n.err.File = n.shown
 			s.Errors = append(s.Errors, n.err)

@@ -23,18 +23,35 @@ var (
 	envNamePattern  = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 )
 
-// agentsExeOnlyField reports the agents-exe fields this server does not
-// implement. Files using them still load; the fields are reported as
-// warnings.
-func agentsExeOnlyField(key string) bool {
-	switch key {
-	case "builtinToolboxes", "openApiToolboxes", "postgrestToolboxes",
-		"skillSources", "autoEnableSkills", "executionMode",
-		"toolCallPolicy", "toolCallPolicyConfig", "asyncYieldStrategy",
-		"maxConcurrency", "asyncCallTimeoutSeconds":
-		return true
+// agentsExeOnlyFields are the fields of the agents-exe agent format this
+// server does not implement. Files using them still load; each one that
+// carries something is a warning saying what the agent goes without.
+func agentsExeOnlyFields() []unsupportedField {
+	const (
+		tools  = "the agent is offered none of the tools it declares"
+		policy = `no call is held or deferred by it (write approval rules in "approvals")`
+	)
+	return []unsupportedField{
+		{name: "builtinToolboxes", cost: tools},
+		{name: "openApiToolboxes", cost: tools},
+		{name: "postgrestToolboxes", cost: tools},
+		{name: "skillSources", cost: tools},
+		{name: "autoEnableSkills"},
+		{name: "fileSandboxes"},
+		{name: "executionMode"},
+		{name: "toolCallPolicy", cost: policy},
+		{name: "toolCallPolicyConfig", cost: policy},
+		{name: "asyncYieldStrategy"},
+		{name: "maxConcurrency"},
+		{name: "asyncCallTimeoutSeconds"},
+		{name: "bindings"},
+		{name: "pauseCancelsCalls"},
+		{name: "resumeOnAnyMail"},
+		{name: "interruptCompletions"},
+		{name: "mailScope"},
+		{name: "interruptScope"},
+		{name: "wakeOn"},
 	}
-	return false
 }
 
 // parsed is one agent file read on its own, before its helpers are found.
@@ -204,7 +221,8 @@ func (d *decoder) contents(raw json.RawMessage, where places) *parsed {
 	a.OSTools = d.osTools(c)
 	d.checkParamRefs(c, a)
 
-	d.warnUnread(c, agentsExeOnlyField)
+	d.warnUnsupported(c, agentsExeOnlyFields())
+	d.warnUnread(c, noIgnoredFields)
 	if d.failed() {
 		return nil
 	}

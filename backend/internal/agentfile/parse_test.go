@@ -138,7 +138,7 @@ func TestParseFileExtensions(t *testing.T) {
 		t.Errorf("PassEnv = %q, want %q", agent.PassEnv, want)
 	}
 	wantWarnings := map[string]string{
-		"contents.flavour":               "unknown field; ignored",
+		"contents.flavour":               `unknown field; ignored (did you mean "flavor"?)`,
 		"contents.parameters[0].scope":   "not supported by this server; ignored",
 		"contents.parameters[0].default": "not supported by this server; ignored",
 	}

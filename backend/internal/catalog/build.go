@@ -18,7 +18,11 @@ import (
 // concurrently (a describe may take a while); an agent whose tools fail to
 // describe keeps the others, and each failure is one load error.
 func build(ctx context.Context, set *agentfile.Set, opts Options) *Snapshot {
-	snap := &Snapshot{bySlug: map[string]*Agent{}, Errors: append([]*agentfile.Error(nil), set.Errors...)}
+	snap := &Snapshot{
+		bySlug:   map[string]*Agent{},
+		Errors:   append([]*agentfile.Error(nil), set.Errors...),
+		Warnings: append([]*agentfile.Error(nil), set.Warnings...),
+	}
 	list := set.List()
 	agents := make([]*Agent, len(list))
 	problems := make([][]*agentfile.Error, len(list))
@@ -40,6 +44,7 @@ func build(ctx context.Context, set *agentfile.Set, opts Options) *Snapshot {
 		snap.sorted = append(snap.sorted, a)
 	}
 	sortErrors(snap.Errors)
+	sortErrors(snap.Warnings)
 	return snap
 }
 

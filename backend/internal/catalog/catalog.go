@@ -83,6 +83,9 @@ type Snapshot struct {
 	sorted []*Agent
 	// Errors has one entry per agent file or tool that could not be loaded.
 	Errors []*agentfile.Error
+	// Warnings are the problems of the agent files that did not stop them
+	// from loading (each agent also carries those of its own file).
+	Warnings []*agentfile.Error
 }
 
 // toolboxes are the MCP servers every agent declares.

@@ -20,8 +20,8 @@ func (a *app) checkCommand() *cobra.Command {
 		Long: `Load every agent file the configuration names, run "describe" on every
 bash tool, start every MCP server and list its tools, and report each problem on a line of its own as
 "file: field: reason". Exits 1 when any agent file or tool does not load.
-Warnings (unknown config fields, API keys not found) do not change the exit
-status.`,
+Warnings (unknown or unsupported fields in the config and agent files, API
+keys not found) do not change the exit status.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			res, err := a.resolve()
@@ -40,7 +40,7 @@ status.`,
 			}
 			snap := cat.Snapshot()
 			problems := snap.Errors
-			warnings := append([]*agentfile.Error(nil), res.Warnings...)
+			warnings := append(append([]*agentfile.Error(nil), res.Warnings...), snap.Warnings...)
 			for _, ag := range snap.Agents() {
 				p, w := checkMCPServers(cmd.Context(), ag)
 				problems, warnings = append(problems, p...), append(warnings, w...)

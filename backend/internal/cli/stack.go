@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agents-os/agents/backend/internal/agentfile"
 	"github.com/agents-os/agents/backend/internal/bashtool"
 	"github.com/agents-os/agents/backend/internal/catalog"
 	"github.com/agents-os/agents/backend/internal/config"
@@ -86,6 +87,7 @@ func (a *app) startStack(ctx context.Context, res *config.Resolved, log *slog.Lo
 	for _, e := range snap.Errors {
 		log.Warn("agent file not loaded", "problem", e.Error())
 	}
+	logWarnings(log, snap.Warnings)
 	log.Info("agents loaded", "count", len(snap.Agents()), "from", res.AgentsFrom)
 
 	db, err := openStore(ctx, res.DB)
@@ -136,6 +138,14 @@ func (a *app) startStack(ctx context.Context, res *config.Resolved, log *slog.Lo
 		Version:  Version,
 	})
 	return s, nil
+}
+
+// logWarnings logs each problem that did not stop an agent file from
+// loading, one line each: a tool the file declares may be missing.
+func logWarnings(log *slog.Logger, warnings []*agentfile.Error) {
+	for _, w := range warnings {
+		log.Warn("agent file warning", "file", w.File, "field", w.Field, "problem", w.Reason)
+	}
 }
 
 // drainer is a runner that can let the steps in flight reach their end

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
+	"mime"
 	"net/http"
 	"os/exec"
 	"strings"
@@ -18,6 +20,14 @@ import (
 // stopGrace is how long a stdio server has to exit once its stdin is
 // closed before its process group is killed.
 const stopGrace = 2 * time.Second
+
+// maxMessageBytes bounds one message from an MCP server as the client
+// reads it: a stdio line, an event of an HTTP event stream, a whole HTTP
+// body otherwise. A server answering more is refused before it is held,
+// so no server can grow ours without bound. (What the model reads of a
+// result is cut much shorter; see maxResultBytes.) Images and embedded
+// resources come base64-encoded, hence the room.
+const maxMessageBytes = 8 << 20
 
 // conn is a server fully resolved: everything needed to reach it. Two
 // declarations that resolve alike share one connection.
@@ -63,7 +73,7 @@ func (c conn) target() string {
 func (c conn) open(reaper *bashtool.Reaper) (t mcp.Transport, stop func(), err error) {
 	if c.URL != "" {
 		client := &http.Client{Transport: headerTransport{headers: c.Headers, next: http.DefaultTransport}}
-		return &mcp.StreamableClientTransport{Endpoint: c.URL, HTTPClient: client, MaxRetries: 2}, func() {}, nil
+		return &mcp.StreamableClientTransport{Endpoint: c.URL, HTTPClient: client, MaxRetries: 2, MaxEventSize: maxMessageBytes}, func() {}, nil
 	}
 	cmd := exec.Command(c.Executable, c.Args...)
 	cmd.Dir, cmd.Env = c.Dir, c.Env
@@ -89,7 +99,7 @@ func (c conn) open(reaper *bashtool.Reaper) (t mcp.Transport, stop func(), err e
 		}
 		group.Kill()
 	}
-	return &exitReporting{IOTransport: mcp.IOTransport{Reader: stdout, Writer: stdin}, group: group, stderr: tail}, stop, nil
+	return &exitReporting{IOTransport: mcp.IOTransport{Reader: stdout, Writer: stdin, MaxLineLength: maxMessageBytes}, group: group, stderr: tail}, stop, nil
 }
 
 // exitReporting is a stdio transport that can say why its server went
@@ -121,7 +131,10 @@ func lastLine(s string) string {
 	return s
 }
 
-// headerTransport adds the declared headers to every request.
+// headerTransport adds the declared headers to every request, and bounds
+// every answer that is not an event stream (the MCP client bounds each
+// event of those itself) at maxMessageBytes: the client reads such a
+// body whole.
 type headerTransport struct {
 	headers map[string]string
 	next    http.RoundTripper
@@ -132,8 +145,46 @@ func (h headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	for k, v := range h.headers {
 		req.Header.Set(k, v)
 	}
-	return h.next.RoundTrip(req)
+	res, err := h.next.RoundTrip(req)
+	if err == nil && !isEventStream(res.Header.Get("Content-Type")) {
+		res.Body = &boundedBody{body: res.Body, left: maxMessageBytes}
+	}
+	return res, err
 }
+
+func isEventStream(contentType string) bool {
+	mediaType, _, err := mime.ParseMediaType(contentType)
+	return err == nil && mediaType == "text/event-stream"
+}
+
+// errBodyTooLarge is the read error of a body past maxMessageBytes.
+var errBodyTooLarge = fmt.Errorf("the MCP server answered more than %d MiB at once; the answer is refused", maxMessageBytes>>20)
+
+// boundedBody reads at most left bytes of body, then fails.
+type boundedBody struct {
+	body io.ReadCloser
+	left int64
+}
+
+func (b *boundedBody) Read(p []byte) (int, error) {
+	if b.left < 0 {
+		return 0, errBodyTooLarge
+	}
+	// One byte more than is left tells a body of exactly the bound from
+	// a longer one.
+	if int64(len(p)) > b.left+1 {
+		p = p[:b.left+1]
+	}
+	n, err := b.body.Read(p)
+	if int64(n) > b.left {
+		n, b.left = int(b.left), -1
+		return n, errBodyTooLarge
+	}
+	b.left -= int64(n)
+	return n, err
+}
+
+func (b *boundedBody) Close() error { return b.body.Close() }
 
 // tailBuffer keeps the last max bytes written to it.
 type tailBuffer struct {

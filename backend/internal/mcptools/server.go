@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -350,12 +351,21 @@ func (s *server) call(ctx context.Context, name string, args json.RawMessage, pr
 	params := &mcp.CallToolParams{Name: name, Arguments: args}
 	params.SetProgressToken(token)
 	res, err := cs.CallTool(ctx, params)
-	if errors.Is(err, mcp.ErrConnectionClosed) {
-		// The server went away during the call: the next call must not
-		// get this session, even before watch notices.
-		s.lost(cs, "the connection closed during a call")
+	if err != nil && ctx.Err() == nil && !answered(err) {
+		// The connection failed during the call: the server went away,
+		// or its answer was refused (larger than maxMessageBytes), which
+		// ends the session too. The next call must not get this session,
+		// even before watch notices.
+		s.lost(cs, err.Error())
 	}
 	return res, err
+}
+
+// answered reports whether a call's error is the server's own JSON-RPC
+// error: the session is fine.
+func answered(err error) bool {
+	var rpc *jsonrpc.Error
+	return errors.As(err, &rpc)
 }
 
 func (s *server) onProgress(_ context.Context, req *mcp.ProgressNotificationClientRequest) {

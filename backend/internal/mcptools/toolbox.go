@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -205,12 +206,13 @@ func (t *mcpTool) Execute(ctx context.Context, call tool.Call) tool.Result {
 		if ctx.Err() != nil {
 			return tool.Result{Text: "cancelled", Status: session.ResultCancelled}
 		}
-		return tool.Failed(fmt.Sprintf("the call to %s failed: %v", t.spec.Name, err))
+		return tool.Failed(capText(fmt.Sprintf("the call to %s failed: %v", t.spec.Name, err)))
 	}
 	text, err := resultText(res)
 	if err != nil {
 		return tool.Failed(fmt.Sprintf("the result of %s is refused: %v", t.spec.Name, err))
 	}
+	text = capText(text)
 	if res.IsError {
 		return tool.Failed(text)
 	}
@@ -251,6 +253,27 @@ func resultText(res *mcp.CallToolResult) (string, error) {
 		}
 	}
 	return strings.Join(parts, "\n"), nil
+}
+
+// maxResultBytes is as much of a result as the model reads: as much as
+// of a bash tool's output.
+const maxResultBytes = bashtool.DefaultMaxStdout
+
+// capText cuts text to maxResultBytes, at a character boundary, with a
+// note saying how much was cut, worded as a bash tool's.
+func capText(text string) string {
+	if len(text) <= maxResultBytes {
+		return text
+	}
+	kept := text[:maxResultBytes]
+	for len(kept) > 0 && !utf8.RuneStart(text[len(kept)]) {
+		kept = kept[:len(kept)-1]
+	}
+	note := fmt.Sprintf("[output truncated: %d of %d bytes cut, only the first %d bytes are shown]", len(text)-len(kept), len(text), len(kept))
+	if !strings.HasSuffix(kept, "\n") {
+		kept += "\n"
+	}
+	return kept + note
 }
 
 var _ tool.Tool = (*mcpTool)(nil)

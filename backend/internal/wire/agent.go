@@ -35,6 +35,7 @@ func Agent(a *catalog.Agent, tools *catalog.Toolset, servers []mcptools.Status) 
 		Parent:           a.Parent,
 		MailInToolResult: a.MailInToolResult,
 		MaxSteps:         int32(a.MaxSteps),
+		Warnings:         LoadErrors(a.Warnings),
 	}
 	for _, t := range tools.List() {
 		spec := t.Spec()

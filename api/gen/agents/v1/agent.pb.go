@@ -397,7 +397,12 @@ type AgentDescriptor struct {
 	// The step limit of a run; 0 means the server default.
 	MaxSteps int32 `protobuf:"varint,11,opt,name=max_steps,json=maxSteps,proto3" json:"max_steps,omitempty"`
 	// MCP servers declared by the agent file.
-	McpServers    []*McpServerDescriptor `protobuf:"bytes,12,rep,name=mcp_servers,json=mcpServers,proto3" json:"mcp_servers,omitempty"`
+	McpServers []*McpServerDescriptor `protobuf:"bytes,12,rep,name=mcp_servers,json=mcpServers,proto3" json:"mcp_servers,omitempty"`
+	// Problems of the agent file that did not stop it from loading: unknown
+	// fields (naming the field most likely meant), fields of the agents-exe
+	// format this server does not implement (a tool the file declares may be
+	// missing), tool paths that do not exist.
+	Warnings      []*AgentLoadError `protobuf:"bytes,13,rep,name=warnings,proto3" json:"warnings,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -512,6 +517,13 @@ func (x *AgentDescriptor) GetMaxSteps() int32 {
 func (x *AgentDescriptor) GetMcpServers() []*McpServerDescriptor {
 	if x != nil {
 		return x.McpServers
+	}
+	return nil
+}
+
+func (x *AgentDescriptor) GetWarnings() []*AgentLoadError {
+	if x != nil {
+		return x.Warnings
 	}
 	return nil
 }
@@ -851,7 +863,7 @@ func (x *McpServerDescriptor) GetToolCount() int32 {
 }
 
 // AgentLoadError is one problem found while loading agent files or
-// describing tools.
+// describing tools, an error or a warning.
 type AgentLoadError struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The file at fault.
@@ -932,7 +944,7 @@ const file_agents_v1_agent_proto_rawDesc = "" +
 	"\x13ReloadAgentsRequest\"}\n" +
 	"\x14ReloadAgentsResponse\x122\n" +
 	"\x06agents\x18\x01 \x03(\v2\x1a.agents.v1.AgentDescriptorR\x06agents\x121\n" +
-	"\x06errors\x18\x02 \x03(\v2\x19.agents.v1.AgentLoadErrorR\x06errors\"\xd0\x03\n" +
+	"\x06errors\x18\x02 \x03(\v2\x19.agents.v1.AgentLoadErrorR\x06errors\"\x87\x04\n" +
 	"\x0fAgentDescriptor\x12\x12\n" +
 	"\x04slug\x18\x01 \x01(\tR\x04slug\x12\x1a\n" +
 	"\bannounce\x18\x02 \x01(\tR\bannounce\x120\n" +
@@ -947,7 +959,8 @@ const file_agents_v1_agent_proto_rawDesc = "" +
 	" \x01(\bR\x10mailInToolResult\x12\x1b\n" +
 	"\tmax_steps\x18\v \x01(\x05R\bmaxSteps\x12?\n" +
 	"\vmcp_servers\x18\f \x03(\v2\x1e.agents.v1.McpServerDescriptorR\n" +
-	"mcpServers\"\x95\x01\n" +
+	"mcpServers\x125\n" +
+	"\bwarnings\x18\r \x03(\v2\x19.agents.v1.AgentLoadErrorR\bwarnings\"\x95\x01\n" +
 	"\x0fModelDescriptor\x12\x16\n" +
 	"\x06flavor\x18\x01 \x01(\tR\x06flavor\x12\x10\n" +
 	"\x03url\x18\x02 \x01(\tR\x03url\x12\x12\n" +
@@ -1033,19 +1046,20 @@ var file_agents_v1_agent_proto_depIdxs = []int32{
 	9,  // 6: agents.v1.AgentDescriptor.tools:type_name -> agents.v1.ToolDescriptor
 	10, // 7: agents.v1.AgentDescriptor.params:type_name -> agents.v1.ParamDescriptor
 	11, // 8: agents.v1.AgentDescriptor.mcp_servers:type_name -> agents.v1.McpServerDescriptor
-	13, // 9: agents.v1.ToolDescriptor.parameters:type_name -> google.protobuf.Struct
-	0,  // 10: agents.v1.ToolDescriptor.kind:type_name -> agents.v1.ToolKind
-	1,  // 11: agents.v1.AgentService.ListAgents:input_type -> agents.v1.ListAgentsRequest
-	3,  // 12: agents.v1.AgentService.GetAgent:input_type -> agents.v1.GetAgentRequest
-	5,  // 13: agents.v1.AgentService.ReloadAgents:input_type -> agents.v1.ReloadAgentsRequest
-	2,  // 14: agents.v1.AgentService.ListAgents:output_type -> agents.v1.ListAgentsResponse
-	4,  // 15: agents.v1.AgentService.GetAgent:output_type -> agents.v1.GetAgentResponse
-	6,  // 16: agents.v1.AgentService.ReloadAgents:output_type -> agents.v1.ReloadAgentsResponse
-	14, // [14:17] is the sub-list for method output_type
-	11, // [11:14] is the sub-list for method input_type
-	11, // [11:11] is the sub-list for extension type_name
-	11, // [11:11] is the sub-list for extension extendee
-	0,  // [0:11] is the sub-list for field type_name
+	12, // 9: agents.v1.AgentDescriptor.warnings:type_name -> agents.v1.AgentLoadError
+	13, // 10: agents.v1.ToolDescriptor.parameters:type_name -> google.protobuf.Struct
+	0,  // 11: agents.v1.ToolDescriptor.kind:type_name -> agents.v1.ToolKind
+	1,  // 12: agents.v1.AgentService.ListAgents:input_type -> agents.v1.ListAgentsRequest
+	3,  // 13: agents.v1.AgentService.GetAgent:input_type -> agents.v1.GetAgentRequest
+	5,  // 14: agents.v1.AgentService.ReloadAgents:input_type -> agents.v1.ReloadAgentsRequest
+	2,  // 15: agents.v1.AgentService.ListAgents:output_type -> agents.v1.ListAgentsResponse
+	4,  // 16: agents.v1.AgentService.GetAgent:output_type -> agents.v1.GetAgentResponse
+	6,  // 17: agents.v1.AgentService.ReloadAgents:output_type -> agents.v1.ReloadAgentsResponse
+	15, // [15:18] is the sub-list for method output_type
+	12, // [12:15] is the sub-list for method input_type
+	12, // [12:12] is the sub-list for extension type_name
+	12, // [12:12] is the sub-list for extension extendee
+	0,  // [0:12] is the sub-list for field type_name
 }
 
 func init() { file_agents_v1_agent_proto_init() }

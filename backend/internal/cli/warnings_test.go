@@ -1,0 +1,82 @@
+package cli
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// legacyAgent is an agent file with a field of the agents-exe format this
+// server does not implement and a misspelt one: it loads, with a warning
+// for each.
+func legacyAgent(slug string) string {
+	return agentJSON(slug, `, "builtinToolboxes": [{"tag": "SystemToolbox", "contents": {"name": "system"}}], "maxStep": 3`)
+}
+
+var legacyWarnings = []string{
+	`contents.builtinToolboxes: not supported by this server; ignored: the agent is offered none of the tools it declares`,
+	`contents.maxStep: unknown field; ignored (did you mean "maxSteps"?)`,
+}
+
+func TestCheckPrintsTheWarningsOfAgentFiles(t *testing.T) {
+	t.Parallel()
+	dir, env := testEnv(t)
+	agents := filepath.Join(dir, "agents")
+	file := filepath.Join(agents, "legacy.json")
+	writeFile(t, file, legacyAgent("legacy"), 0o644)
+	withKey := func(k string) (string, bool) {
+		if k == "TEST_KEY" {
+			return "a key", true
+		}
+		return env(k)
+	}
+
+	code, out, _ := run(t, withKey, "check", "--config", writeConfig(t, dir, "agents.json", agents))
+	if code != 0 {
+		t.Fatalf("exit status = %d, want 0 (warnings do not fail a check); output:\n%s", code, out)
+	}
+	for _, w := range legacyWarnings {
+		if want := "warning: " + file + ": " + w + "\n"; !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if want := "1 agent loaded, 0 problems, 2 warnings\n"; !strings.Contains(out, want) {
+		t.Errorf("output lacks %q:\n%s", want, out)
+	}
+}
+
+// serve logs each warning of an agent file once, at WARN, with the file.
+func TestServeLogsTheWarningsOfAgentFilesAtStart(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "legacy.json")
+	writeFile(t, file, legacyAgent("legacy"), 0o644)
+	p := startServe(t, dir, "--agent-file", file, "--db", filepath.Join(dir, "agents.db"))
+
+	type entry struct {
+		Level   string `json:"level"`
+		Msg     string `json:"msg"`
+		File    string `json:"file"`
+		Field   string `json:"field"`
+		Problem string `json:"problem"`
+	}
+	var got []entry
+	for _, line := range strings.Split(p.stderr.String(), "\n") {
+		var e entry
+		if json.Unmarshal([]byte(line), &e) == nil && e.Msg == "agent file warning" {
+			got = append(got, e)
+		}
+	}
+	if len(got) != len(legacyWarnings) {
+		t.Fatalf("%d agent file warnings logged, want %d:\n%s", len(got), len(legacyWarnings), p.stderr)
+	}
+	for i, w := range legacyWarnings {
+		// The file is shown relative to the working directory, as
+		// every load problem is.
+		e := got[i]
+		if e.Level != "WARN" || e.File != "legacy.json" || e.Field+": "+e.Problem != w {
+			t.Errorf("logged %+v, want a WARN about %s: %s", e, file, w)
+		}
+	}
+}
