@@ -3,6 +3,7 @@ package server
 import (
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
@@ -12,7 +13,7 @@ import (
 )
 
 // sseRoute serves a subscription as Server-Sent Events: GET /v1/events
-// (scope=owner|all) or, with perSession, GET /v1/sessions/{id}/events. A
+// (scope=owner, owner:NAME or all) or, with perSession, GET /v1/sessions/{id}/events. A
 // reconnecting client sends Last-Event-ID (or ?after=).
 func (s *Server) sseRoute(perSession bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
@@ -23,18 +24,21 @@ func (s *Server) sseRoute(perSession bool) http.HandlerFunc {
 			return
 		}
 		scope := agentsv1.SubscribeScope_SUBSCRIBE_SCOPE_OWNER
-		sessionID := ""
+		sessionID, of := "", ""
+		name, ownerScope := strings.CutPrefix(q.Get("scope"), "owner:")
 		switch {
 		case perSession:
 			scope = agentsv1.SubscribeScope_SUBSCRIBE_SCOPE_SESSION
 			sessionID = r.PathValue("id")
 		case q.Get("scope") == "all":
 			scope = agentsv1.SubscribeScope_SUBSCRIBE_SCOPE_ALL
+		case ownerScope && name != "":
+			of = name
 		case q.Get("scope") != "" && q.Get("scope") != "owner":
-			s.writeError(w, r, errs.Invalid("invalid_argument", "scope %q: want owner or all", q.Get("scope")))
+			s.writeError(w, r, errs.Invalid("invalid_argument", "scope %q: want owner, owner:NAME or all", q.Get("scope")))
 			return
 		}
-		sub, err := s.subscribe(r.Context(), scope, sessionID, after)
+		sub, err := s.subscribe(r.Context(), scope, sessionID, of, after)
 		if err != nil {
 			s.writeError(w, r, err)
 			return
