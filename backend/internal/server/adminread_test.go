@@ -114,6 +114,7 @@ func TestAnAdminReadsAndFollowsAnyOwnersSessions(t *testing.T) {
 		{"another owner streams its owner's events", request{method: "GET", path: "/v1/events?scope=owner:alice", header: bearer(bobToken)}, 403},
 		{"an owner names itself", request{method: "GET", path: "/v1/events?scope=owner:bob", header: bearer(bobToken)}, 200},
 		{"an owner scope without a name", request{method: "GET", path: "/v1/events?scope=owner:", header: bearer(adminToken)}, 400},
+		{"an owner's name over the limit", request{method: "GET", path: "/v1/events?scope=owner:" + strings.Repeat("x", 256), header: bearer(adminToken)}, 400},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			status, _, body := e.send(tc.req)

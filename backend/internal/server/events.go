@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"time"
+	"unicode/utf8"
 
 	"connectrpc.com/connect"
 
@@ -60,6 +61,10 @@ func (s *Server) subscribe(ctx context.Context, scope agentsv1.SubscribeScope, s
 	var sc events.Scope
 	if of != "" && scope != agentsv1.SubscribeScope_SUBSCRIBE_SCOPE_OWNER && scope != agentsv1.SubscribeScope_SUBSCRIBE_SCOPE_UNSPECIFIED {
 		return nil, errs.Invalid("invalid_argument", "owner is only for the owner scope")
+	}
+	// Connect's field checks bound the owner; this bounds the SSE query's.
+	if utf8.RuneCountInString(of) > maxNameChars {
+		return nil, errs.Invalid("invalid_argument", "owner: at most %d characters", maxNameChars)
 	}
 	switch scope {
 	case agentsv1.SubscribeScope_SUBSCRIBE_SCOPE_SESSION:

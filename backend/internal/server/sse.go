@@ -13,8 +13,9 @@ import (
 )
 
 // sseRoute serves a subscription as Server-Sent Events: GET /v1/events
-// (scope=owner, owner:NAME or all) or, with perSession, GET /v1/sessions/{id}/events. A
-// reconnecting client sends Last-Event-ID (or ?after=).
+// (scope=owner, owner:NAME or all) or, with perSession,
+// GET /v1/sessions/{id}/events. A reconnecting client sends Last-Event-ID
+// (or ?after=).
 func (s *Server) sseRoute(perSession bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
