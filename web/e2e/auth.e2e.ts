@@ -62,11 +62,34 @@ describeE2E("sign-in under auth", () => {
     await page.close();
   });
 
-  test("an admin sees every owner's sessions", async () => {
+  test("an admin sees every owner's sessions and opens them read-only, and the server logs the read", async () => {
     const page = await openPage(browser, server.url + "/");
     await signIn(page, tokens.admin.token);
     await sidebarLink(page, aliceSession).waitFor({ timeout: patience });
     await sidebarLink(page, bobSession).waitFor({ timeout: patience });
+
+    await sidebarLink(page, aliceSession).click();
+    await waitForTurn(page, "You said: hello from alice's session");
+    const note = page.getByRole("note", { name: "Read only" });
+    await note.waitFor({ timeout: patience });
+    expect(await note.textContent()).toContain("alice's");
+    expect(await page.getByRole("textbox", { name: "Message" }).count()).toBe(0);
+    expect(await page.getByRole("button", { name: "Delete" }).count()).toBe(0);
+    await page.getByRole("button", { name: "Export" }).waitFor();
+
+    // New turns of alice's session reach the admin's page as they come.
+    const res = await server.request("POST", `/v1/sessions/${aliceSession}/messages`, { text: "more from alice" }, tokens.alice);
+    expect(res.status).toBe(200);
+    await waitForTurn(page, "You said: more from alice");
+
+    const audits = server
+      .log()
+      .split("\n")
+      .filter((l) => l.includes("admin read of another owner's sessions"))
+      .map((l) => JSON.parse(l) as { level: string; admin: string; owner: string; session?: string });
+    expect(audits.some((a) => a.level === "INFO" && a.admin === "root" && a.owner === "alice" && a.session === aliceSession)).toBe(true);
+    // The calls before the sign-in are refused; nothing else is.
+    expect(errorsOf(page).filter((e) => !/401/.test(e))).toEqual([]);
     await page.close();
   });
 });

@@ -112,7 +112,14 @@ func (h *sessionService) ListMail(ctx context.Context, req *connect.Request[agen
 	if err := requireID(req.Msg.GetSessionId()); err != nil {
 		return nil, err
 	}
-	list, err := h.s.runner.ListMail(ctx, owner(ctx), req.Msg.GetSessionId(), req.Msg.GetPendingOnly())
+	// The runner's mail listing does not say whose the session is: an
+	// admin's read learns it first, for the log.
+	if isAdmin(ctx) {
+		if _, err := h.s.readSession(ctx, rpcListMail, req.Msg.GetSessionId(), runner.ViewRequest{Turns: runner.Turns{None: true}}); err != nil {
+			return nil, err
+		}
+	}
+	list, err := h.s.runner.ListMail(ctx, readOwner(ctx), req.Msg.GetSessionId(), req.Msg.GetPendingOnly())
 	if err != nil {
 		return nil, err
 	}

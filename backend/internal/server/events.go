@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"time"
+	"unicode/utf8"
 
 	"connectrpc.com/connect"
 
@@ -39,7 +40,7 @@ func (h *eventService) Subscribe(ctx context.Context, req *connect.Request[agent
 	if m.After != nil {
 		after = &events.Position{Seq: m.GetAfter(), Delta: m.GetAfterDelta()}
 	}
-	sub, err := h.s.subscribe(ctx, m.GetScope(), m.GetSessionId(), after)
+	sub, err := h.s.subscribe(ctx, m.GetScope(), m.GetSessionId(), m.GetOwner(), after)
 	if err != nil {
 		return err
 	}
@@ -52,8 +53,9 @@ func (h *eventService) Subscribe(ctx context.Context, req *connect.Request[agent
 // subscribe checks the caller may use the scope and opens the
 // subscription. A session id implies the session scope; with another
 // scope it is refused, not ignored: streaming more than the session asked
-// for is the one wrong answer.
-func (s *Server) subscribe(ctx context.Context, scope agentsv1.SubscribeScope, sessionID string, after *events.Position) (*events.Subscription, error) {
+// for is the one wrong answer. of names the owner of an owner scope,
+// empty for the caller's own.
+func (s *Server) subscribe(ctx context.Context, scope agentsv1.SubscribeScope, sessionID, of string, after *events.Position) (*events.Subscription, error) {
 	if sessionID != "" {
 		switch scope {
 		case agentsv1.SubscribeScope_SUBSCRIBE_SCOPE_UNSPECIFIED:
@@ -64,12 +66,19 @@ func (s *Server) subscribe(ctx context.Context, scope agentsv1.SubscribeScope, s
 		}
 	}
 	var sc events.Scope
+	if of != "" && scope != agentsv1.SubscribeScope_SUBSCRIBE_SCOPE_OWNER && scope != agentsv1.SubscribeScope_SUBSCRIBE_SCOPE_UNSPECIFIED {
+		return nil, errs.Invalid("invalid_argument", "owner is only for the owner scope")
+	}
+	// Connect's field checks bound the owner; this bounds the SSE query's.
+	if utf8.RuneCountInString(of) > maxNameChars {
+		return nil, errs.Invalid("invalid_argument", "owner: at most %d characters", maxNameChars)
+	}
 	switch scope {
 	case agentsv1.SubscribeScope_SUBSCRIBE_SCOPE_SESSION:
 		if sessionID == "" {
 			return nil, errs.Invalid("invalid_argument", "session_id is required for the session scope")
 		}
-		if _, err := s.runner.GetSession(ctx, owner(ctx), sessionID, false, 0); err != nil {
+		if _, err := s.readSession(ctx, rpcSubscribe, sessionID, runner.ViewRequest{Turns: runner.Turns{None: true}}); err != nil {
 			return nil, err
 		}
 		sc = events.SessionScope(sessionID)
@@ -79,7 +88,16 @@ func (s *Server) subscribe(ctx context.Context, scope agentsv1.SubscribeScope, s
 		}
 		sc = events.AllScope()
 	default:
-		sc = events.OwnerScope(owner(ctx))
+		if of == "" {
+			of = owner(ctx)
+		}
+		if of != owner(ctx) {
+			if !isAdmin(ctx) {
+				return nil, errs.PermissionDenied("permission_denied", "another owner's events need an admin token")
+			}
+			s.auditRead(ctx, rpcSubscribe, of, "")
+		}
+		sc = events.OwnerScope(of)
 	}
 	return s.hub.SubscribeAt(ctx, sc, after)
 }
@@ -233,16 +251,16 @@ func (s *Server) snapshot(ctx context.Context, sub *events.Subscription) (*agent
 	pos := sub.SnapshotPosition()
 	snap := &agentsv1.Snapshot{Seq: pos.Seq, DeltaSeq: pos.Delta}
 	if id, ok := sub.Scope().Session(); ok {
-		view, err := s.runner.GetSession(ctx, owner(ctx), id, false, 0)
+		view, err := s.runner.ReadSession(ctx, readOwner(ctx), id, runner.ViewRequest{Turns: runner.Turns{None: true}})
 		if err != nil {
 			return nil, err
 		}
 		snap.Sessions = wire.Metas([]session.Meta{view.Meta})
 		return snap, nil
 	}
-	who := owner(ctx)
-	if sub.Scope().IsAll() {
-		who = runner.AnyOwner
+	who := runner.AnyOwner
+	if of, ok := sub.Scope().Owner(); ok {
+		who = of
 	}
 	token := ""
 	for len(snap.Sessions) < maxSnapshotSessions {

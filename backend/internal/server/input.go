@@ -47,6 +47,7 @@ var shortFields = map[protoreflect.Name]int{
 	"idempotency_key":  runner.MaxIdempotencyKey,
 	"page_token":       maxPageTokenChars,
 	"name":             maxNameChars,
+	"owner":            maxNameChars,
 	"media_type":       maxNameChars,
 	"attachment_names": maxNameChars,
 	"reason":           maxReasonChars,

@@ -350,7 +350,7 @@ func (s *Server) routeTable() []route {
 		{
 			method: "GET", path: "/v1/events", rpc: "agents.v1.EventService.Subscribe",
 			query: []param{
-				{name: "scope", doc: "owner (default) or all (admin only).", enum: []string{"owner", "all"}},
+				{name: "scope", doc: "owner (default: the caller's sessions), owner:NAME (that owner's; another owner's needs an admin token, and the read is logged) or all (admin only)."},
 				{name: "session_id", doc: "One session's events, as /v1/sessions/{id}/events: it implies the session scope, and goes with no other."},
 				after, accessToken,
 			},

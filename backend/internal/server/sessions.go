@@ -109,11 +109,11 @@ func (h *sessionService) GetSession(ctx context.Context, req *connect.Request[ag
 	if m.BeforeTurn != nil {
 		sel.Before = ptr(int(m.GetBeforeTurn()))
 	}
-	view, err := h.s.runner.ReadSession(ctx, owner(ctx), m.GetSessionId(), runner.ViewRequest{Wait: m.GetWait(), Timeout: timeout, Turns: sel})
+	view, err := h.s.readSession(ctx, rpcGetSession, m.GetSessionId(), runner.ViewRequest{Wait: m.GetWait(), Timeout: timeout, Turns: sel})
 	if err != nil {
 		return nil, err
 	}
-	return connect.NewResponse(&agentsv1.GetSessionResponse{Session: sessionFor(ctx, view)}), nil
+	return connect.NewResponse(&agentsv1.GetSessionResponse{Session: sessionFor(ctx, view), ReadOnly: view.Meta.Owner != owner(ctx)}), nil
 }
 
 // waitTimeout is a request's longest wait: defaultWait when unset, at
@@ -178,7 +178,7 @@ func (h *sessionService) ExportSession(ctx context.Context, req *connect.Request
 	if err := requireID(m.GetSessionId()); err != nil {
 		return nil, err
 	}
-	view, err := h.s.runner.GetSession(ctx, owner(ctx), m.GetSessionId(), false, 0)
+	view, err := h.s.readSession(ctx, rpcExportSession, m.GetSessionId(), runner.ViewRequest{})
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package server
 import (
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
@@ -12,9 +13,9 @@ import (
 )
 
 // sseRoute serves a subscription as Server-Sent Events: GET /v1/events
-// (scope=owner|all, or session_id) or, with perSession, GET
-// /v1/sessions/{id}/events. A
-// reconnecting client sends Last-Event-ID (or ?after=).
+// (scope=owner, owner:NAME or all, or session_id) or, with perSession,
+// GET /v1/sessions/{id}/events. A reconnecting client sends Last-Event-ID
+// (or ?after=).
 func (s *Server) sseRoute(perSession bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
@@ -24,7 +25,8 @@ func (s *Server) sseRoute(perSession bool) http.HandlerFunc {
 			return
 		}
 		scope := agentsv1.SubscribeScope_SUBSCRIBE_SCOPE_UNSPECIFIED
-		sessionID := q.Get("session_id")
+		sessionID, of := q.Get("session_id"), ""
+		name, ownerScope := strings.CutPrefix(q.Get("scope"), "owner:")
 		switch {
 		case perSession:
 			scope = agentsv1.SubscribeScope_SUBSCRIBE_SCOPE_SESSION
@@ -33,11 +35,14 @@ func (s *Server) sseRoute(perSession bool) http.HandlerFunc {
 			scope = agentsv1.SubscribeScope_SUBSCRIBE_SCOPE_OWNER
 		case q.Get("scope") == "all":
 			scope = agentsv1.SubscribeScope_SUBSCRIBE_SCOPE_ALL
+		case ownerScope && name != "":
+			scope = agentsv1.SubscribeScope_SUBSCRIBE_SCOPE_OWNER
+			of = name
 		case q.Get("scope") != "":
-			s.writeError(w, r, errs.Invalid("invalid_argument", "scope %q: want owner or all", q.Get("scope")))
+			s.writeError(w, r, errs.Invalid("invalid_argument", "scope %q: want owner, owner:NAME or all", q.Get("scope")))
 			return
 		}
-		sub, err := s.subscribe(r.Context(), scope, sessionID, after)
+		sub, err := s.subscribe(r.Context(), scope, sessionID, of, after)
 		if err != nil {
 			s.writeError(w, r, err)
 			return

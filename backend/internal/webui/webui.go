@@ -32,6 +32,19 @@ const (
 	cacheRevalidate = "no-cache"
 )
 
+// contentPolicy is the app's Content-Security-Policy. The build has no
+// inline script or style, so the page runs only the app's own files and
+// whatever a model's answer holds cannot run or restyle it even if it got
+// past the app's sanitiser. Images may also be inline or come over https:
+// the app shows a remote image only when the user asks for it (its
+// address can carry what the model read to whoever serves it), and then
+// the policy must let it load. The API is the page's own origin. No page
+// may frame the app, so none can lay its own buttons over the approval
+// form (frame-ancestors, and X-Frame-Options for older browsers).
+const contentPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; " +
+	"img-src 'self' data: blob: https:; font-src 'self'; connect-src 'self'; manifest-src 'self'; " +
+	"base-uri 'none'; form-action 'none'; frame-ancestors 'none'; object-src 'none'"
+
 // built is what `make build` copied from web/dist. The folder always
 // exists (its .gitignore is committed), so a fresh clone compiles; all:
 // keeps files whose names start with "_" or ".", which bundlers may emit
@@ -75,9 +88,15 @@ func hasIndex(app fs.FS) bool {
 // Handler serves app for GET and HEAD. A path that names a file serves
 // it; one whose last segment has no extension is a page of the app and
 // serves index.html; anything else, and every path with a segment that
-// starts with a dot, is 404.
+// starts with a dot, is 404. Every answer carries the app's security
+// headers.
 func Handler(app fs.FS) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", contentPolicy)
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("X-Content-Type-Options", "nosniff")
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
 			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
@@ -126,7 +145,6 @@ func serveFile(w http.ResponseWriter, r *http.Request, app fs.FS, name string) b
 		return false
 	}
 	h := w.Header()
-	h.Set("X-Content-Type-Options", "nosniff")
 	if strings.HasPrefix(name, "assets/") {
 		h.Set("Cache-Control", cacheForever)
 		content, ok := f.(io.ReadSeeker)

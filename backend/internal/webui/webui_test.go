@@ -182,3 +182,63 @@ func TestDirServesAFolderAsItChanges(t *testing.T) {
 		t.Fatalf("after a rebuild: %q", got)
 	}
 }
+
+// TestHandlerSetsAStrictContentPolicy: the app's pages run only the
+// app's own scripts and styles, load images only from itself, inline or
+// over https (the user asks for each remote one), talk only to their own
+// origin, and cannot be framed: a page framing the app could lay its own
+// buttons over the approval form.
+func TestHandlerSetsAStrictContentPolicy(t *testing.T) {
+	t.Parallel()
+	h := webui.Handler(testApp())
+	want := map[string]string{
+		"default-src":     "'none'",
+		"script-src":      "'self'",
+		"style-src":       "'self'",
+		"img-src":         "'self' data: blob: https:",
+		"font-src":        "'self'",
+		"connect-src":     "'self'",
+		"manifest-src":    "'self'",
+		"base-uri":        "'none'",
+		"form-action":     "'none'",
+		"frame-ancestors": "'none'",
+		"object-src":      "'none'",
+	}
+	for _, target := range []string{"/", "/sessions/x", "/assets/index-Bx1y2z.js", "/favicon.svg", "/assets/index-gone.js"} {
+		t.Run(target, func(t *testing.T) {
+			t.Parallel()
+			res := get(t, h, "GET", target)
+			csp := res.Header.Get("Content-Security-Policy")
+			got := map[string]string{}
+			for _, d := range strings.Split(csp, ";") {
+				name, value, _ := strings.Cut(strings.TrimSpace(d), " ")
+				if name == "" {
+					continue
+				}
+				if _, dup := got[name]; dup {
+					t.Errorf("directive %s given twice in %q", name, csp)
+				}
+				got[name] = value
+			}
+			for name, value := range want {
+				if got[name] != value {
+					t.Errorf("%s %q, want %q (policy %q)", name, got[name], value, csp)
+				}
+			}
+			for name := range got {
+				if _, ok := want[name]; !ok {
+					t.Errorf("unexpected directive %s %q", name, got[name])
+				}
+			}
+			if xfo := res.Header.Get("X-Frame-Options"); xfo != "DENY" {
+				t.Errorf("X-Frame-Options %q, want DENY", xfo)
+			}
+			if rp := res.Header.Get("Referrer-Policy"); rp != "no-referrer" {
+				t.Errorf("Referrer-Policy %q, want no-referrer", rp)
+			}
+			if res.Header.Get("X-Content-Type-Options") != "nosniff" {
+				t.Errorf("X-Content-Type-Options %q, want nosniff", res.Header.Get("X-Content-Type-Options"))
+			}
+		})
+	}
+}

@@ -26,7 +26,7 @@ const (
 type SubscribeScope int32
 
 const (
-	// Not set; treated as owner.
+	// Not set: the session scope when a session_id is given, else owner.
 	SubscribeScope_SUBSCRIBE_SCOPE_UNSPECIFIED SubscribeScope = 0
 	// One session (and the subcall events stamped with it).
 	SubscribeScope_SUBSCRIBE_SCOPE_SESSION SubscribeScope = 1
@@ -145,7 +145,8 @@ type SubscribeRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The scope.
 	Scope SubscribeScope `protobuf:"varint,1,opt,name=scope,proto3,enum=agents.v1.SubscribeScope" json:"scope,omitempty"`
-	// The session, for the session scope.
+	// The session, for the session scope; given alone it implies that
+	// scope, and with the owner or all scope it is refused.
 	SessionId string `protobuf:"bytes,2,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
 	// Last seq the client has seen; absent starts with live events only.
 	// Positions come from the server's event log, so they keep their meaning
@@ -155,7 +156,11 @@ type SubscribeRequest struct {
 	// text and thinking deltas after it are replayed too (while the server
 	// still holds them), so a client that read GetSession mid-answer
 	// continues with no gap. Zero or absent: every delta after `after`.
-	AfterDelta    uint64 `protobuf:"varint,4,opt,name=after_delta,json=afterDelta,proto3" json:"after_delta,omitempty"`
+	AfterDelta uint64 `protobuf:"varint,4,opt,name=after_delta,json=afterDelta,proto3" json:"after_delta,omitempty"`
+	// For the owner scope, whose sessions: empty is the caller's owner.
+	// Another owner's needs an admin token, and the server logs the read.
+	// The SSE route spells it `scope=owner:NAME`.
+	Owner         string `protobuf:"bytes,5,opt,name=owner,proto3" json:"owner,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -216,6 +221,13 @@ func (x *SubscribeRequest) GetAfterDelta() uint64 {
 		return x.AfterDelta
 	}
 	return 0
+}
+
+func (x *SubscribeRequest) GetOwner() string {
+	if x != nil {
+		return x.Owner
+	}
+	return ""
 }
 
 // SubscribeResponse is one item of a subscription stream.
@@ -1921,14 +1933,15 @@ var File_agents_v1_event_proto protoreflect.FileDescriptor
 
 const file_agents_v1_event_proto_rawDesc = "" +
 	"\n" +
-	"\x15agents/v1/event.proto\x12\tagents.v1\x1a\x15agents/v1/agent.proto\x1a\x14agents/v1/mail.proto\x1a\x17agents/v1/session.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa8\x01\n" +
+	"\x15agents/v1/event.proto\x12\tagents.v1\x1a\x15agents/v1/agent.proto\x1a\x14agents/v1/mail.proto\x1a\x17agents/v1/session.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xbe\x01\n" +
 	"\x10SubscribeRequest\x12/\n" +
 	"\x05scope\x18\x01 \x01(\x0e2\x19.agents.v1.SubscribeScopeR\x05scope\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x02 \x01(\tR\tsessionId\x12\x19\n" +
 	"\x05after\x18\x03 \x01(\x04H\x00R\x05after\x88\x01\x01\x12\x1f\n" +
 	"\vafter_delta\x18\x04 \x01(\x04R\n" +
-	"afterDeltaB\b\n" +
+	"afterDelta\x12\x14\n" +
+	"\x05owner\x18\x05 \x01(\tR\x05ownerB\b\n" +
 	"\x06_after\"\xdb\x01\n" +
 	"\x11SubscribeResponse\x12(\n" +
 	"\x05event\x18\x01 \x01(\v2\x10.agents.v1.EventH\x00R\x05event\x121\n" +

@@ -1772,7 +1772,11 @@ func (x *GetSessionRequest) GetLastTurns() int32 {
 type GetSessionResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The session.
-	Session       *Session `protobuf:"bytes,1,opt,name=session,proto3" json:"session,omitempty"`
+	Session *Session `protobuf:"bytes,1,opt,name=session,proto3" json:"session,omitempty"`
+	// The caller may read the session but not change it: an admin reading
+	// another owner's session. Writes to it answer `not_found`, as they do
+	// for anyone who is not its owner.
+	ReadOnly      bool `protobuf:"varint,2,opt,name=read_only,json=readOnly,proto3" json:"read_only,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1812,6 +1816,13 @@ func (x *GetSessionResponse) GetSession() *Session {
 		return x.Session
 	}
 	return nil
+}
+
+func (x *GetSessionResponse) GetReadOnly() bool {
+	if x != nil {
+		return x.ReadOnly
+	}
+	return false
 }
 
 // DeleteSessionRequest deletes a session.
@@ -2364,9 +2375,10 @@ const file_agents_v1_session_service_proto_rawDesc = "" +
 	"\n" +
 	"last_turns\x18\b \x01(\x05R\tlastTurnsB\r\n" +
 	"\v_after_turnB\x0e\n" +
-	"\f_before_turn\"B\n" +
+	"\f_before_turn\"_\n" +
 	"\x12GetSessionResponse\x12,\n" +
-	"\asession\x18\x01 \x01(\v2\x12.agents.v1.SessionR\asession\"`\n" +
+	"\asession\x18\x01 \x01(\v2\x12.agents.v1.SessionR\asession\x12\x1b\n" +
+	"\tread_only\x18\x02 \x01(\bR\breadOnly\"`\n" +
 	"\x14DeleteSessionRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12)\n" +

@@ -58,7 +58,7 @@ beforeAll(() => {
 
 afterEach(cleanup);
 
-function server(sess: Session, older?: Session) {
+function server(sess: Session, older?: Session, readOnly = false) {
   const gets: GetSessionRequest[] = [];
   const posted: PostMessageRequest[] = [];
   const completed: CompleteCallRequest[] = [];
@@ -69,7 +69,7 @@ function server(sess: Session, older?: Session) {
     service(SessionService, {
       getSession: (req) => {
         gets.push(req);
-        return { session: older && req.beforeTurn !== undefined ? older : sess };
+        return { session: older && req.beforeTurn !== undefined ? older : sess, readOnly };
       },
       postMessage: (req) => {
         posted.push(req);
@@ -125,8 +125,8 @@ function Where() {
   return <output aria-label="Location">{useLocation().pathname}</output>;
 }
 
-function open(sess: Session, path = `/sessions/${sess.meta?.id}`, older?: Session) {
-  const srv = server(sess, older);
+function open(sess: Session, path = `/sessions/${sess.meta?.id}`, older?: Session, readOnly = false) {
+  const srv = server(sess, older, readOnly);
   const stream = new TestStream(createEventClient(srv.transport));
   const qc = new QueryClient({ defaultOptions: { queries: { retry: false } } });
   const view = render(
@@ -256,6 +256,39 @@ describe("ChatPage", () => {
     fireEvent.click(within(region).getByRole("button", { name: "Answer" }));
     await waitFor(() => expect(completed).toHaveLength(1));
     expect(completed[0]).toMatchObject({ token: "tok", resume: true, result: { case: "text", value: "yes" } });
+  });
+
+  it("opens another owner's session read-only for an admin: everything to read, nothing to change", async () => {
+    const call = create(ToolCallSchema, { id: "c9", name: "bash_deploy", arguments: '{"env":"prod"}', kind: ToolKind.BASH });
+    const waiting = create(SessionSchema, {
+      seq: 5n,
+      meta: create(SessionMetaSchema, { id: "p-ro", agent: "assistant", owner: "alice", title: "Deploy", status: SessionStatus.WAITING, turnCount: 2, pendingCalls: 1 }),
+      turns: [
+        create(TurnSchema, { index: 0, kind: { case: "user", value: create(UserTurnSchema, { text: "deploy" }) } }),
+        create(TurnSchema, { index: 1, kind: { case: "llm", value: create(LlmTurnSchema, { text: "Deploying now.", toolCalls: [call] }) } }),
+      ],
+      pendingCalls: [create(DeferredCallSchema, { token: "t", sessionId: "p-ro", call, reason: "approval" })],
+    });
+    const { completed } = open(waiting, "/sessions/p-ro", undefined, true);
+    const note = await screen.findByRole("note", { name: "Read only" });
+    expect(note.textContent).toContain("alice");
+    const log = await screen.findByRole("log", { name: "Conversation" });
+    await within(log).findByText("Deploying now.");
+    // What there is to read: the turns, the call waiting, the export.
+    const region = screen.getByRole("region", { name: "Pending calls" });
+    expect(region.textContent).toContain("bash_deploy");
+    expect(within(region).queryByRole("button")).toBeNull();
+    expect(screen.getByRole("button", { name: "Export" })).toBeTruthy();
+    // Nothing that writes.
+    expect(screen.queryByRole("textbox", { name: "Message" })).toBeNull();
+    for (const name of ["Approve", "Pause", "Resume", "Cancel run", "Hard cancel", "Fork", "Fork here", "Continue", "Delete"]) {
+      expect(screen.queryByRole("button", { name }), name).toBeNull();
+    }
+    expect(completed).toEqual([]);
+    // The mailbox reads, and sends nothing.
+    fireEvent.click(screen.getByRole("link", { name: "Mail" }));
+    await screen.findByText(/looks wrong/);
+    expect(screen.queryByRole("form", { name: "Send mail" })).toBeNull();
   });
 
   it("approves, always allows or rejects a call held for approval", async () => {

@@ -26,7 +26,7 @@ import { Transcript } from "./transcript";
 // or the mailbox, the pending calls, the draft and the composer.
 export function ChatSession({ id }: { id: string }) {
   useDraftsConnected();
-  const { state, error, olderLoading, loadOlder, reload } = useSession(id);
+  const { state, readOnly, error, olderLoading, loadOlder, reload } = useSession(id);
   const transport = useTransport();
   const client = useMemo(() => createSessionClient(transport), [transport]);
   const navigate = useNavigate();
@@ -137,7 +137,7 @@ export function ChatSession({ id }: { id: string }) {
 
   return (
     <div className="chat" ref={root}>
-      <ChatHeader meta={meta} agents={agents.data?.agents ?? []} busy={busy} working={working} controls={controls} />
+      <ChatHeader meta={meta} agents={agents.data?.agents ?? []} busy={busy} working={working} readOnly={readOnly} controls={controls} />
       <nav className="chat-tabs" aria-label="Session views">
         <NavLink to={`/sessions/${id}`} end>
           Conversation
@@ -150,6 +150,12 @@ export function ChatSession({ id }: { id: string }) {
           <button type="button" onClick={reload}>
             Retry
           </button>
+        </p>
+      )}
+      {readOnly && (
+        <p role="note" aria-label="Read only" className="banner">
+          Read only: this session is {meta?.owner ? `${meta.owner}'s` : "another owner's"}. Your admin token lets you read and follow it; only
+          its owner can post to it, answer its calls or change it.
         </p>
       )}
       {state.deleted && (
@@ -167,26 +173,32 @@ export function ChatSession({ id }: { id: string }) {
           index
           element={
             <div className="conversation">
-              <Transcript state={state} olderLoading={olderLoading} onLoadOlder={loadOlder} onFork={onFork} />
-              <div className="chat-bottom">
-                <PendingCalls calls={state.pending} params={given(params)} />
-                <DraftPanel sessionId={id} paused={status === SessionStatus.PAUSED} />
-                <ParamsForm params={declared} values={params} onChange={setParams} open={paramsOpen} />
-                <Composer
-                  key={id}
-                  accepts={accepts}
-                  canInterrupt={busy}
-                  disabled={!meta || state.deleted}
-                  onSend={onSend}
-                  onInterrupt={onInterrupt}
-                  initialText={heldText(id)}
-                  onTextChange={(t) => holdText(id, t)}
-                />
-              </div>
+              <Transcript state={state} olderLoading={olderLoading} onLoadOlder={loadOlder} onFork={readOnly ? undefined : onFork} />
+              {readOnly ? (
+                <div className="chat-bottom">
+                  <PendingCalls calls={state.pending} params={{}} readOnly />
+                </div>
+              ) : (
+                <div className="chat-bottom">
+                  <PendingCalls calls={state.pending} params={given(params)} />
+                  <DraftPanel sessionId={id} paused={status === SessionStatus.PAUSED} />
+                  <ParamsForm params={declared} values={params} onChange={setParams} open={paramsOpen} />
+                  <Composer
+                    key={id}
+                    accepts={accepts}
+                    canInterrupt={busy}
+                    disabled={!meta || state.deleted}
+                    onSend={onSend}
+                    onInterrupt={onInterrupt}
+                    initialText={heldText(id)}
+                    onTextChange={(t) => holdText(id, t)}
+                  />
+                </div>
+              )}
             </div>
           }
         />
-        <Route path="mail" element={<MailTab sessionId={id} />} />
+        <Route path="mail" element={<MailTab sessionId={id} readOnly={readOnly} />} />
       </Routes>
       {deleting && meta && (
         <DeleteDialog

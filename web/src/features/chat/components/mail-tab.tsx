@@ -7,8 +7,9 @@ import { useEventStream } from "../../../lib/event-stream-context";
 import { errorText, mailText, senderOf } from "../lib/format";
 
 // MailTab is the session's mailbox: every piece of mail or only the
-// pending ones, newest first, and a form to send it mail.
-export function MailTab({ sessionId }: { sessionId: string }) {
+// pending ones, newest first, and, unless the session is read-only, a
+// form to send it mail.
+export function MailTab({ sessionId, readOnly }: { sessionId: string; readOnly?: boolean }) {
   const [pendingOnly, setPendingOnly] = useState(false);
   const list = useQuery(SessionService.method.listMail, { sessionId, pendingOnly });
   const stream = useEventStream();
@@ -24,7 +25,7 @@ export function MailTab({ sessionId }: { sessionId: string }) {
   const mail = list.data?.mail ?? [];
   return (
     <section className="mail-tab" aria-label="Mail">
-      <SendMailForm sessionId={sessionId} onSent={() => void refetch()} />
+      {!readOnly && <SendMailForm sessionId={sessionId} onSent={() => void refetch()} />}
       <div className="row" role="radiogroup" aria-label="Which mail">
         <label>
           <input type="radio" name="mail-filter" checked={!pendingOnly} onChange={() => setPendingOnly(false)} /> All

@@ -7,15 +7,36 @@ import { errorText, prettyJson } from "../lib/format";
 interface Props {
   calls: DeferredCall[];
   params: Record<string, string>;
+  // Only list the calls: the session is not the caller's to answer.
+  readOnly?: boolean;
 }
 
 // PendingCalls lists the session's deferred calls, each with a form to
 // answer it or fail it. The run resumes with the answer to the last one.
 // A call answered elsewhere goes when the server says so.
-export function PendingCalls({ calls, params }: Props) {
+export function PendingCalls({ calls, params, readOnly }: Props) {
   const [answered, setAnswered] = useState<Set<string>>(new Set());
   const open = calls.filter((c) => !answered.has(c.token));
   if (calls.length === 0) return null;
+  if (readOnly) {
+    return (
+      <section className="pending" role="region" aria-label="Pending calls">
+        <h2 className="pending-title">
+          {calls.length} call{calls.length === 1 ? "" : "s"} waiting for the owner's answer
+        </h2>
+        <ul>
+          {calls.map((c) => (
+            <li key={c.token} className="pending-call">
+              <p>
+                <span className="tool-name">{c.call?.name ?? "call"}</span> <span className="muted">{c.reason.replaceAll("_", " ")}</span>
+              </p>
+              {c.call?.arguments && <pre className="pending-args">{prettyJson(c.call.arguments)}</pre>}
+            </li>
+          ))}
+        </ul>
+      </section>
+    );
+  }
   return (
     <section className="pending" role="region" aria-label="Pending calls">
       <h2 className="pending-title">

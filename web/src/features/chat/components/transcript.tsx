@@ -14,7 +14,8 @@ interface Props {
   state: SessionState;
   olderLoading: boolean;
   onLoadOlder: () => void;
-  onFork: (index: number) => void;
+  // Absent, no turn offers a fork (the session is not the caller's).
+  onFork?: (index: number) => void;
 }
 
 // How close to the bottom counts as at the bottom, in pixels.
@@ -113,7 +114,7 @@ export function Transcript({ state, olderLoading, onLoadOlder, onFork }: Props) 
 
 const none: CallInfo[] = [];
 
-function TurnRow({ state, index, agent, onFork }: { state: SessionState; index: number; agent: string; onFork: (i: number) => void }) {
+function TurnRow({ state, index, agent, onFork }: { state: SessionState; index: number; agent: string; onFork?: (i: number) => void }) {
   const turn = state.turns[index - state.first];
   const asked = turn?.kind.case === "llm" ? turn.kind.value.toolCalls : undefined;
   // The calls' infos are recomputed only when the calls change, so an

@@ -12,6 +12,9 @@ export const pageSize = 100;
 
 export interface SessionView {
   state: SessionState;
+  // The caller may read the session but not change it (an admin reading
+  // another owner's session), as the server says.
+  readOnly: boolean;
   error?: string;
   olderLoading: boolean;
   loadOlder: () => void;
@@ -28,6 +31,7 @@ export function useSession(id: string): SessionView {
   const stream = useEventStream();
   const [state, dispatch] = useReducer(sessionReducer, id, initialState);
   const [error, setError] = useState<string>();
+  const [readOnly, setReadOnly] = useState(false);
   const [olderLoading, setOlderLoading] = useState(false);
   const ref = useRef(state);
   ref.current = state;
@@ -41,6 +45,7 @@ export function useSession(id: string): SessionView {
         if (!alive.current) return;
         if (!res.session) throw new Error("the server sent no session");
         dispatch({ type: "loaded", session: res.session });
+        setReadOnly(res.readOnly);
         setError(undefined);
       } catch (err) {
         if (!alive.current) return;
@@ -114,5 +119,5 @@ export function useSession(id: string): SessionView {
       });
   }, [client, id, olderLoading]);
 
-  return { state, error, olderLoading, loadOlder, reload: refetch };
+  return { state, readOnly, error, olderLoading, loadOlder, reload: refetch };
 }
