@@ -59,12 +59,21 @@ func (r *Runner) deliver(ctx context.Context, owner, to string, m session.Mail, 
 	if err := checkMail(m.Body); err != nil {
 		return session.Mail{}, err
 	}
+	if m.Priority == "" {
+		m.Priority = session.PriorityNormal
+	}
 	var out session.Mail
+	idem := keyFor(key, opMail, struct {
+		To       string
+		Sender   session.Sender
+		Priority session.Priority
+		Body     session.MailBody
+	}{to, m.Sender, m.Priority, m.Body})
 	err := r.withSession(ctx, to, func(a *actor) error {
 		if err := a.authorize(owner); err != nil {
 			return err
 		}
-		if done, err := r.replayed(ctx, a.owner, key, opMail); err != nil || done != nil {
+		if done, err := r.replayed(ctx, a.owner, idem); err != nil || done != nil {
 			if err == nil && done.SessionID != a.id {
 				err = errKeyReused
 			}
@@ -79,7 +88,7 @@ func (r *Runner) deliver(ctx context.Context, owner, to string, m session.Mail, 
 			now := a.r.now()
 			m.Delivered = &now
 		}
-		stored, err := a.addMail(ctx, m, key, opMail)
+		stored, err := a.addMail(ctx, m, idem)
 		if err != nil {
 			return err
 		}

@@ -185,9 +185,25 @@ func (r *Runner) CompleteCall(ctx context.Context, owner, token string, answer C
 	}
 	var meta session.Meta
 	remaining := 0
+	idem := keyFor(answer.IdempotencyKey, opComplete, struct {
+		Token, Text string
+		Failed      bool
+		Approval    *ApprovalAnswer
+		Resume      bool
+	}{token, answer.Text, answer.Failed, answer.Approval, resume})
 	err = r.withSession(ctx, row.SessionID, func(a *actor) error {
 		if err := a.authorize(owner); err != nil {
 			return errs.NotFound("unknown_token", "unknown continuation token")
+		}
+		// A retry is answered before the answer is judged: the call it
+		// answered has its answer now, or runs, which is no reason to
+		// refuse the retry.
+		if done, err := r.replayed(ctx, a.owner, idem); err != nil || done != nil {
+			if err == nil && done.Token != token {
+				return errKeyReused
+			}
+			meta, remaining = a.st.meta, a.st.meta.PendingCalls
+			return err
 		}
 		if err := checkAnswer(row, answer); err != nil {
 			return err
@@ -201,13 +217,6 @@ func (r *Runner) CompleteCall(ctx context.Context, owner, token string, answer C
 					answer.Text += ": " + approval.Reason
 				}
 			}
-		}
-		if done, err := r.replayed(ctx, a.owner, answer.IdempotencyKey, opComplete); err != nil || done != nil {
-			if err == nil && done.Token != token {
-				return errKeyReused
-			}
-			meta, remaining = a.st.meta, a.st.meta.PendingCalls
-			return err
 		}
 		st, err := a.waitingRound(ctx)
 		if err != nil {
@@ -232,7 +241,7 @@ func (r *Runner) CompleteCall(ctx context.Context, owner, token string, answer C
 		if approval != nil && approval.Approve && cs.tool != nil {
 			a.setParams(params)
 			e := a.edit()
-			e.idem = r.idempotency(a.owner, answer.IdempotencyKey, opComplete, keyed{SessionID: a.id, Token: token})
+			e.idem = r.idempotency(a.owner, idem, keyed{SessionID: a.id, Token: token})
 			if err := a.approve(e, st, cs, approval.Always); err != nil {
 				return err
 			}
@@ -261,7 +270,7 @@ func (r *Runner) CompleteCall(ctx context.Context, owner, token string, answer C
 		}
 		e := a.edit()
 		e.completed = []store.Completion{{Token: token, Result: res, At: r.now()}}
-		e.idem = r.idempotency(a.owner, answer.IdempotencyKey, opComplete, keyed{SessionID: a.id, Token: token})
+		e.idem = r.idempotency(a.owner, idem, keyed{SessionID: a.id, Token: token})
 		e.meta.PendingCalls--
 		if continues {
 			cs.result, cs.stored = &res, true
