@@ -19,6 +19,9 @@ type state struct {
 	mail []session.Mail
 	// deferred are the unanswered deferred calls.
 	deferred []session.DeferredCall
+	// round are the rows of the newest round as load read them, until
+	// restore makes them the waiting round.
+	round []session.DeferredCall
 }
 
 // actor is the single writer of one live session.
@@ -122,14 +125,7 @@ func (a *actor) loop(st *state) {
 	}
 	a.st = st
 	if a.loadErr == nil {
-		a.agent, _ = a.r.cat.Get(st.meta.Agent)
-		a.owner = st.meta.Owner
-		a.params = a.r.params.of(a.id)
-		if n := session.NarrowingOf(st.turns); n != nil && len(n.Params) > 0 {
-			// A narrowed helper's child keeps its bound params across a
-			// restart: they are stored with it, unlike the caller's.
-			a.params = a.r.params.merge(a.id, n.Params)
-		}
+		a.restore(st)
 	}
 	a.serve()
 }
@@ -241,7 +237,8 @@ func (a *actor) shutdown() {
 	}
 }
 
-// load reads a session and what is pending for it from the store.
+// load reads a session and what is pending for it from the store: all of
+// what restore makes the actor's memory (see memory.go).
 func (r *Runner) load(ctx context.Context, id string) (*state, error) {
 	meta, turns, err := r.store.LoadSession(ctx, id)
 	if err != nil {
@@ -262,7 +259,11 @@ func (r *Runner) load(ctx context.Context, id string) (*state, error) {
 		}
 	}
 	meta.PendingCalls = len(deferred)
-	return &state{meta: meta, turns: turns, mail: mail, deferred: deferred}, nil
+	st := &state{meta: meta, turns: turns, mail: mail, deferred: deferred}
+	if st.round, err = r.newestRound(ctx, st); err != nil {
+		return nil, err
+	}
+	return st, nil
 }
 
 // waitIdle returns a channel closed once no run is active.

@@ -94,7 +94,7 @@ func (r *Runner) deliver(ctx context.Context, owner, to string, m session.Mail, 
 		}
 		out = stored
 		if m.Body.Kind.IsControl() {
-			return a.obey(ctx, stored)
+			return a.obey(stored)
 		}
 		if a.run == nil && a.st.meta.Status.AcceptsInput() {
 			return a.wake(agentsv1.RunTrigger_RUN_TRIGGER_MAIL)
@@ -119,7 +119,7 @@ func (r *Runner) mailByID(ctx context.Context, sessionID, id string) (session.Ma
 }
 
 // obey carries out control mail, which addMail stored delivered.
-func (a *actor) obey(ctx context.Context, m session.Mail) error {
+func (a *actor) obey(m session.Mail) error {
 	a.st.mail = a.st.mail[:len(a.st.mail)-1] // addMail queued it last
 	a.st.meta.PendingMail--
 	switch m.Body.Kind {
@@ -129,7 +129,7 @@ func (a *actor) obey(ctx context.Context, m session.Mail) error {
 		a.cancelAttached()
 		return nil
 	case session.MailResume:
-		return a.resumeRun(ctx)
+		return a.resumeRun()
 	}
 	return nil
 }

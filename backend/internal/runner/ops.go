@@ -345,7 +345,7 @@ func (a *actor) addMail(ctx context.Context, m session.Mail, idem keyedRequest) 
 		// An interrupt answers the approvals nobody gave yet, and the
 		// round goes on with the message.
 		running := a.run != nil
-		if _, err := a.settleApprovals(ctx, interruptedApproval, agentsv1.RunTrigger_RUN_TRIGGER_MESSAGE); err != nil {
+		if _, err := a.settleApprovals(interruptedApproval, agentsv1.RunTrigger_RUN_TRIGGER_MESSAGE); err != nil {
 			a.r.log.Error("settle approvals", "session", a.id, "err", err)
 		}
 		if running {
@@ -508,7 +508,7 @@ func (r *Runner) awaitRun(ctx context.Context, id string) (runOutcome, error) {
 		// A child found running without a run was not recovered yet
 		// after a restart (recovery takes the parent up first): it
 		// resumes now, or the call would take it for stopped.
-		if err := a.recoverRun(ctx); err != nil {
+		if err := a.recoverRun(); err != nil {
 			return err
 		}
 		idle = a.waitIdle()

@@ -128,38 +128,6 @@ func (a *actor) dropDeferred(st *step) {
 	a.st.meta.PendingCalls = len(kept)
 }
 
-// waitingRound returns the round that waits for clients, rebuilding it
-// from the store after a restart or an eviction; nil when there is none.
-func (a *actor) waitingRound(ctx context.Context) (*step, error) {
-	if a.waiting != nil {
-		return a.waiting, nil
-	}
-	n := len(a.st.turns)
-	if n == 0 || a.st.turns[n-1].LLM == nil || len(a.st.turns[n-1].LLM.ToolCalls) == 0 {
-		return nil, nil
-	}
-	rows, err := a.r.store.DeferredRound(ctx, a.id, n-1)
-	if err != nil || len(rows) == 0 {
-		return nil, err
-	}
-	byCall := map[string]session.DeferredCall{}
-	for _, r := range rows {
-		byCall[r.Call.ID] = r
-	}
-	st := &step{ctx: context.Background(), cancel: func() {}, turnIndex: n - 1, recorded: true}
-	for _, call := range a.st.turns[n-1].LLM.ToolCalls {
-		row := byCall[call.ID]
-		cs := &callState{call: call, token: row.Token, result: row.Result, stored: row.Result != nil,
-			approval: row.Reason == reasonApproval || row.Reason == reasonApproved, approved: row.Reason == reasonApproved}
-		if a.agent != nil {
-			cs.tool, _ = a.agent.Tool(call.Name)
-		}
-		st.calls = append(st.calls, cs)
-	}
-	a.waiting = st
-	return st, nil
-}
-
 // CallAnswer is a client's answer to a deferred call.
 type CallAnswer struct {
 	// IdempotencyKey makes a retry return the session instead of failing
@@ -218,10 +186,7 @@ func (r *Runner) CompleteCall(ctx context.Context, owner, token string, answer C
 				}
 			}
 		}
-		st, err := a.waitingRound(ctx)
-		if err != nil {
-			return err
-		}
+		st := a.waiting
 		var cs *callState
 		if st != nil {
 			for _, c := range st.calls {
@@ -238,7 +203,7 @@ func (r *Runner) CompleteCall(ctx context.Context, owner, token string, answer C
 			return answeredError(row, res)
 		}
 		remaining = unanswered(st) - 1
-		if approval != nil && approval.Approve && cs.tool != nil {
+		if approval != nil && approval.Approve {
 			a.setParams(params)
 			e := a.edit()
 			e.idem = r.idempotency(a.owner, idem, keyed{SessionID: a.id, Token: token})
@@ -247,10 +212,6 @@ func (r *Runner) CompleteCall(ctx context.Context, owner, token string, answer C
 			}
 			meta = a.st.meta
 			return nil
-		}
-		if approval != nil && approval.Approve {
-			// Approved, but a reload took the tool away.
-			answer.Text, answer.Failed = "the call was approved, but the agent no longer has the tool "+cs.call.Name, true
 		}
 		continues := remaining == 0 && st.running == 0 && (resume || st.resume) && a.run == nil
 		if continues {
@@ -269,7 +230,10 @@ func (r *Runner) CompleteCall(ctx context.Context, owner, token string, answer C
 			res.Status = session.ResultError
 		}
 		e := a.edit()
-		e.completed = []store.Completion{{Token: token, Result: res, At: r.now()}}
+		// The resume asked for is stored with the answer: the round
+		// rebuilt after an eviction or a restart goes on as it would
+		// have (see roundFromRows).
+		e.completed = []store.Completion{{Token: token, Result: res, At: r.now(), Resume: resume}}
 		e.idem = r.idempotency(a.owner, idem, keyed{SessionID: a.id, Token: token})
 		e.meta.PendingCalls--
 		if continues {
