@@ -501,8 +501,10 @@ type runOutcome struct {
 }
 
 // awaitRun waits until the session has no active run and returns how it
-// ended. It returns ctx's error if ctx ends first.
-func (r *Runner) awaitRun(ctx context.Context, id string) (runOutcome, error) {
+// ended; with rest, until it is at rest (see atRest), so a run that stops
+// to wait for its clients is waited for until it goes on and ends. It
+// returns ctx's error if ctx ends first.
+func (r *Runner) awaitRun(ctx context.Context, id string, rest bool) (runOutcome, error) {
 	var idle <-chan struct{}
 	err := r.withSession(ctx, id, func(a *actor) error {
 		// A child found running without a run was not recovered yet
@@ -511,7 +513,11 @@ func (r *Runner) awaitRun(ctx context.Context, id string) (runOutcome, error) {
 		if err := a.recoverRun(); err != nil {
 			return err
 		}
-		idle = a.waitIdle()
+		if rest {
+			idle = a.waitRest()
+		} else {
+			idle = a.waitIdle()
+		}
 		return nil
 	})
 	if err != nil {

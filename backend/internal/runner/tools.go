@@ -280,7 +280,9 @@ func (r *Runner) runHelper(ctx context.Context, env callEnv, call tool.Call, run
 	followCtx, stopFollowing := context.WithCancel(ctx)
 	defer stopFollowing()
 	r.followChild(followCtx, childID, call.Progress)
-	final, err := r.awaitRun(ctx, childID)
+	// The call stays open while the child waits for its clients (an
+	// approval, say): its answer is the parent's result, once it has one.
+	final, err := r.awaitRun(ctx, childID, true)
 	if err != nil {
 		if r.ctx.Err() != nil || r.draining.Load() {
 			return tool.Result{Suspended: true}
@@ -303,7 +305,7 @@ func (r *Runner) runHelper(ctx context.Context, env callEnv, call tool.Call, run
 		final.reason = "its run stopped without an answer"
 	}
 	if final.status != session.StatusReady || final.reason != "" {
-		// Failed, paused, waiting, cancelled or out of steps: no answer.
+		// Failed, cancelled or out of steps: no answer.
 		reason := final.reason
 		if reason == "" {
 			reason = string(final.status)
