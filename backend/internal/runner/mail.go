@@ -150,15 +150,23 @@ func (a *actor) wake(trigger agentsv1.RunTrigger) error {
 	return err
 }
 
-// wakeQueued wakes a session that waited for a run slot.
+// wakeQueued wakes a session that waited for a run slot. A session that
+// no longer needs one, or could not start its run, passes the slot on to
+// the next in the queue; one that finds no slot free after all is queued
+// again by wake.
 func (r *Runner) wakeQueued(id string) {
+	needs := false
 	err := r.withSession(r.ctx, id, func(a *actor) error {
 		if a.run == nil && a.st.meta.Status.AcceptsInput() && len(a.st.mail) > 0 {
+			needs = true
 			return a.wake(agentsv1.RunTrigger_RUN_TRIGGER_MAIL)
 		}
 		return nil
 	})
-	if err != nil && r.ctx.Err() == nil {
+	if (!needs || err != nil) && r.ctx.Err() == nil {
+		r.slots.pass()
+	}
+	if err != nil && errs.KindOf(err) != errs.KindNotFound && r.ctx.Err() == nil {
 		r.log.Warn("wake session", "session", id, "err", err)
 	}
 }
