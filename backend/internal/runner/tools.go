@@ -87,7 +87,9 @@ func (a *actor) launch(st *step, cs *callState, rejoin bool) {
 func (r *Runner) runCall(ctx context.Context, env callEnv, t tool.Tool, tools func(context.Context) *catalog.Toolset, call session.ToolCall, rejoin bool) (session.ToolResult, bool) {
 	if t == nil {
 		var ok bool
-		if t, ok = tools(ctx).Get(call.Name); !ok {
+		if t, ok = tools(ctx).Get(call.Name); !ok && rejoin {
+			return abortedResult(call), false
+		} else if !ok {
 			return errorResult(call, "the agent no longer has the tool "+call.Name, 0), false
 		}
 	}

@@ -105,3 +105,26 @@ func TestAnApprovalInAHelpersChildKeepsTheParentsCallOpen(t *testing.T) {
 		})
 	}
 }
+
+// Issue 20, item 6: cancelling a parent whose helper call waits for an
+// approval in the child cancels the child, and the approval with it: no
+// approval is left open for a run nobody waits for.
+func TestCancellingAParentSettlesTheApprovalItsChildWaitsFor(t *testing.T) {
+	t.Parallel()
+	e := start(t, chiefScript(), withAgentsDir(chiefAgents(t)))
+	feed := e.openSSE("/v1/events")
+	parent := e.create("chief", "delegate").GetMeta().GetId()
+	child := until(t, feed, kind(parent, "subcall.started")).GetSubcallStarted().GetChildSessionId()
+	token := until(t, feed, kind(child, "calls.deferred")).GetCallsDeferred().GetCalls()[0].GetToken()
+	e.cancel(parent)
+	if c := e.wait(child); c.GetMeta().GetStatus() != ready || c.GetMeta().GetPendingCalls() != 0 {
+		t.Errorf("child after its parent was cancelled: %v, want ready with nothing pending", c.GetMeta())
+	}
+	p := e.wait(parent)
+	if r := p.GetTurns()[2].GetUser().GetToolResults(); len(r) != 1 || r[0].GetStatus() != agentsv1.ToolResultStatus_TOOL_RESULT_STATUS_CANCELLED {
+		t.Errorf("the parent's helper result = %v, want cancelled", r)
+	}
+	if status, body := e.answer(token, `{"approval": {"approve": true}}`); status < 400 {
+		t.Errorf("approving after the cancel = %d %s, want it refused", status, body)
+	}
+}
