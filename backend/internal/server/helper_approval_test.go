@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"connectrpc.com/connect"
+
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/tools/fakellm"
 )
@@ -126,5 +128,40 @@ func TestCancellingAParentSettlesTheApprovalItsChildWaitsFor(t *testing.T) {
 	}
 	if status, body := e.answer(token, `{"approval": {"approve": true}}`); status < 400 {
 		t.Errorf("approving after the cancel = %d %s, want it refused", status, body)
+	}
+}
+
+// Issue 20, item 6: a child paused between its steps keeps its parent's
+// helper call open too; resumed, it goes on and answers the parent.
+func TestAPausedHelpersChildKeepsTheParentsCallOpen(t *testing.T) {
+	t.Parallel()
+	yes := true
+	e := start(t, fakellm.Rules{Rules: []fakellm.Rule{
+		{Match: fakellm.Match{SystemContains: askerPrompt, LastIsToolResult: &yes}, Reply: fakellm.Reply{Text: "asker read: {{last_tool_result}}"}},
+		{Match: fakellm.Match{SystemContains: askerPrompt}, Reply: slowReply(fakellm.ToolCall{Name: "bash_echo", Arguments: json.RawMessage(`{"word": "hello"}`)})},
+		{Match: fakellm.Match{SystemContains: chiefPrompt, LastIsToolResult: &yes}, Reply: fakellm.Reply{Text: "chief got: {{last_tool_result}}"}},
+		{Match: fakellm.Match{SystemContains: chiefPrompt}, Reply: fakellm.Reply{ToolCalls: []fakellm.ToolCall{
+			{Name: "prompt_agent_asker", Arguments: json.RawMessage(`{"prompt": "echo hello"}`)},
+		}}},
+	}}, withAgentsDir(chiefAgents(t)))
+	feed := e.openSSE("/v1/events")
+	parent := e.create("chief", "delegate").GetMeta().GetId()
+	child := until(t, feed, kind(parent, "subcall.started")).GetSubcallStarted().GetChildSessionId()
+	until(t, feed, kind(child, "text.delta"))
+	if _, err := e.sessions.Pause(ctxFor(t), connect.NewRequest(&agentsv1.PauseRequest{SessionId: child})); err != nil {
+		t.Fatal(err)
+	}
+	if c := e.wait(child); c.GetMeta().GetStatus() != agentsv1.SessionStatus_SESSION_STATUS_PAUSED {
+		t.Fatalf("child = %v, want paused", c.GetMeta())
+	}
+	if p := e.get(parent); p.GetMeta().GetStatus() != running || len(p.GetTurns()) != 2 {
+		t.Fatalf("parent while its child is paused: status %v, %d turns; want its helper call still open", p.GetMeta().GetStatus(), len(p.GetTurns()))
+	}
+	if _, err := e.sessions.Resume(ctxFor(t), connect.NewRequest(&agentsv1.ResumeRequest{SessionId: child})); err != nil {
+		t.Fatal(err)
+	}
+	p := e.wait(parent)
+	if r := p.GetTurns()[2].GetUser().GetToolResults(); len(r) != 1 || r[0].GetStatus() != agentsv1.ToolResultStatus_TOOL_RESULT_STATUS_OK || !strings.HasPrefix(r[0].GetText(), "asker read: echo: hello") {
+		t.Fatalf("the parent's helper result = %v, want the child's answer", r)
 	}
 }
