@@ -17,9 +17,9 @@ import (
 //     round that waits for clients, with the resume a client asked for
 //     (stored with its answer). A session is loaded on first use after
 //     it was evicted and after a restart alike, so both see the same
-//     state. While the session is loaded the actor changes the copy only
-//     once the store took the change (see apply), so nothing the actor
-//     knows is lost with an eviction.
+//     state. While the session is loaded the actor changes the copy as
+//     the store takes each change (see apply): what only memory holds of
+//     stored state is what an eviction or a restart loses.
 //   - What the store never holds is kept by the runner beside the actors,
 //     for the session's life in this process: evictions keep it, a
 //     restart loses it, a deletion drops it. That is the session's params
