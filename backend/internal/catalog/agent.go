@@ -35,23 +35,6 @@ type Model struct {
 	Offline    bool
 }
 
-// Tool returns the tool with this name among those known without
-// starting anything: the agent's own, and those of its MCP servers as
-// they were last listed.
-func (a *Agent) Tool(name string) (tool.Tool, bool) {
-	if t, ok := a.byName[name]; ok {
-		return t, true
-	}
-	for _, box := range a.mcp {
-		for _, t := range box.Known(nil) {
-			if t.Spec().Name == name {
-				return t, true
-			}
-		}
-	}
-	return nil, false
-}
-
 // Toolset returns the tools a step offers its model, for a session with
 // these params: the agent's own, then those of its MCP servers, which
 // start on this first need. A server that cannot start offers nothing;

@@ -46,7 +46,7 @@ esac
 	if err != nil {
 		t.Fatal(err)
 	}
-	found, ok := agent.Tool("bash_show")
+	found, ok := agent.Known().Get("bash_show")
 	bash, isBash := found.(*tool.Bash)
 	if !ok || !isBash {
 		t.Fatalf("no bash_show among %d tools (errors: %v)", len(agent.Known().List()), cat.Snapshot().Errors)

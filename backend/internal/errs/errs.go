@@ -29,6 +29,11 @@ const (
 	// caller must send less (unlike KindResourceExhausted, waiting does not
 	// help).
 	KindTooLarge
+	// KindUnprocessable is a well-formed request that contradicts what the
+	// server holds for it (an idempotency key first used for another
+	// request): the caller must change it; sent again as it is, it fails
+	// again.
+	KindUnprocessable
 )
 
 // Error is a classified error with a stable machine code such as
@@ -111,6 +116,12 @@ func ResourceExhausted(code, format string, args ...any) *Error {
 // limit.
 func TooLarge(code, format string, args ...any) *Error {
 	return newf(KindTooLarge, code, format, args...)
+}
+
+// Unprocessable reports a well-formed request the server cannot take as
+// it is.
+func Unprocessable(code, format string, args ...any) *Error {
+	return newf(KindUnprocessable, code, format, args...)
 }
 
 // Unimplemented reports an operation this server does not offer yet.

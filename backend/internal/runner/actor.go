@@ -19,6 +19,9 @@ type state struct {
 	mail []session.Mail
 	// deferred are the unanswered deferred calls.
 	deferred []session.DeferredCall
+	// round are the rows of the newest round as load read them, until
+	// restore makes them the waiting round.
+	round []session.DeferredCall
 }
 
 // actor is the single writer of one live session.
@@ -58,9 +61,10 @@ type actor struct {
 	unsynced *edit
 	// waiting is the round whose deferred calls wait for clients.
 	waiting *step
-	// idleWaiters are closed when no run is active.
-	idleWaiters []chan struct{}
-	deleted     bool
+	// idleWaiters are closed when no run is active, restWaiters once the
+	// session is at rest (see atRest).
+	idleWaiters, restWaiters []chan struct{}
+	deleted                  bool
 }
 
 func newActor(r *Runner, id string) *actor {
@@ -122,14 +126,7 @@ func (a *actor) loop(st *state) {
 	}
 	a.st = st
 	if a.loadErr == nil {
-		a.agent, _ = a.r.cat.Get(st.meta.Agent)
-		a.owner = st.meta.Owner
-		a.params = a.r.params.of(a.id)
-		if n := session.NarrowingOf(st.turns); n != nil && len(n.Params) > 0 {
-			// A narrowed helper's child keeps its bound params across a
-			// restart: they are stored with it, unlike the caller's.
-			a.params = a.r.params.merge(a.id, n.Params)
-		}
+		a.restore(st)
 	}
 	a.serve()
 }
@@ -179,6 +176,9 @@ func (a *actor) serve() {
 			a.shutdown()
 			return
 		}
+		if len(a.restWaiters) > 0 && (a.gone() || a.atRest()) {
+			wake(&a.restWaiters)
+		}
 		switch {
 		case a.gone():
 			// Nothing can be done with a session that is not there: stop
@@ -218,7 +218,7 @@ func (a *actor) wakeForMail() {
 func (a *actor) gone() bool { return a.loadErr != nil || a.deleted }
 
 func (a *actor) evictable() bool {
-	return a.run == nil && len(a.idleWaiters) == 0 && a.unsynced == nil
+	return a.run == nil && len(a.idleWaiters) == 0 && len(a.restWaiters) == 0 && a.unsynced == nil
 }
 
 // resyncEvery is how often a write the store refused is tried again.
@@ -229,6 +229,7 @@ const resyncEvery = 250 * time.Millisecond
 func (a *actor) shutdown() {
 	a.closeRun()
 	a.wakeIdleWaiters()
+	wake(&a.restWaiters)
 	// Answer anything still queued so no caller waits forever.
 	for {
 		select {
@@ -241,7 +242,8 @@ func (a *actor) shutdown() {
 	}
 }
 
-// load reads a session and what is pending for it from the store.
+// load reads a session and what is pending for it from the store: all of
+// what restore makes the actor's memory (see memory.go).
 func (r *Runner) load(ctx context.Context, id string) (*state, error) {
 	meta, turns, err := r.store.LoadSession(ctx, id)
 	if err != nil {
@@ -262,7 +264,11 @@ func (r *Runner) load(ctx context.Context, id string) (*state, error) {
 		}
 	}
 	meta.PendingCalls = len(deferred)
-	return &state{meta: meta, turns: turns, mail: mail, deferred: deferred}, nil
+	st := &state{meta: meta, turns: turns, mail: mail, deferred: deferred}
+	if st.round, err = r.newestRound(ctx, st); err != nil {
+		return nil, err
+	}
+	return st, nil
 }
 
 // waitIdle returns a channel closed once no run is active.
@@ -276,9 +282,32 @@ func (a *actor) waitIdle() <-chan struct{} {
 	return ch
 }
 
-func (a *actor) wakeIdleWaiters() {
-	for _, w := range a.idleWaiters {
+func (a *actor) wakeIdleWaiters() { wake(&a.idleWaiters) }
+
+// atRest reports whether the session has no run and nothing that would
+// take its run up again without a client: no deferred call waits for an
+// answer (an approval among them), and it is not paused. A helper call
+// waits for its child to be at rest, as a round waits for its deferred
+// calls: a run that waits goes on once answered.
+func (a *actor) atRest() bool {
+	return a.run == nil && a.st.meta.Status.AcceptsInput()
+}
+
+// waitRest returns a channel closed once the session is at rest, or gone.
+func (a *actor) waitRest() <-chan struct{} {
+	ch := make(chan struct{})
+	if a.atRest() {
+		close(ch)
+		return ch
+	}
+	a.restWaiters = append(a.restWaiters, ch)
+	return ch
+}
+
+// wake closes the channels of waiters and forgets them.
+func wake(waiters *[]chan struct{}) {
+	for _, w := range *waiters {
 		close(w)
 	}
-	a.idleWaiters = nil
+	*waiters = nil
 }

@@ -159,7 +159,7 @@ func (a *actor) approve(e *edit, st *step, cs *callState, always bool) error {
 	cs.approved = true
 	st.resume = true
 	a.dropDeferred(st)
-	a.launch(st, cs, "")
+	a.launch(st, cs, false)
 	return nil
 }
 
@@ -168,10 +168,10 @@ func (a *actor) approve(e *edit, st *step, cs *callState, always bool) error {
 // nothing else to wait for goes on (with trigger) when no run is active;
 // an active run goes on as its attached calls end. It returns how many it
 // settled.
-func (a *actor) settleApprovals(ctx context.Context, why string, trigger agentsv1.RunTrigger) (int, error) {
-	st, err := a.waitingRound(ctx)
-	if err != nil || st == nil {
-		return 0, err
+func (a *actor) settleApprovals(why string, trigger agentsv1.RunTrigger) (int, error) {
+	st := a.waiting
+	if st == nil {
+		return 0, nil
 	}
 	var settled []*callState
 	for _, cs := range st.calls {
@@ -197,7 +197,11 @@ func (a *actor) settleApprovals(ctx context.Context, why string, trigger agentsv
 	}
 	e := a.edit()
 	for _, cs := range settled {
-		e.completed = append(e.completed, storeCompletion(cs, a.r.now()))
+		// Stored with the resume the round now has, as a client's answer
+		// would be.
+		c := storeCompletion(cs, a.r.now())
+		c.Resume = true
+		e.completed = append(e.completed, c)
 	}
 	e.meta.PendingCalls -= len(settled)
 	if err := a.apply(e); err != nil {

@@ -41,7 +41,7 @@ func (r *Runner) CancelRun(ctx context.Context, owner, id string) (session.Meta,
 func (r *Runner) CancelAttached(ctx context.Context, owner, id string) (session.Meta, int, error) {
 	n := 0
 	meta, err := r.control(ctx, owner, id, func(a *actor) error {
-		settled, err := a.settleApprovals(ctx, cancelledApproval, agentsv1.RunTrigger_RUN_TRIGGER_RESUME)
+		settled, err := a.settleApprovals(cancelledApproval, agentsv1.RunTrigger_RUN_TRIGGER_RESUME)
 		if err != nil {
 			return err
 		}
@@ -68,7 +68,7 @@ func (r *Runner) Pause(ctx context.Context, owner, id string) (session.Meta, err
 func (r *Runner) Resume(ctx context.Context, owner, id string, params map[string]string) (session.Meta, error) {
 	return r.control(ctx, owner, id, func(a *actor) error {
 		a.setParams(params)
-		return a.resumeRun(ctx)
+		return a.resumeRun()
 	})
 }
 
@@ -103,9 +103,9 @@ func (a *actor) cancelRun(reason string) error {
 		// The paused run is over: say so, as for a run stopped in flight.
 		return a.setStatus(session.StatusReady, reason, stoppedEvent(session.StatusReady, reason))
 	}
-	st, err := a.waitingRound(a.r.ctx)
-	if err != nil || st == nil {
-		return err
+	st := a.waiting
+	if st == nil {
+		return nil
 	}
 	a.settlePending(st, session.ResultCancelled, "the run was cancelled")
 	e := a.edit()
@@ -136,7 +136,7 @@ func (a *actor) cancelAttached() int {
 }
 
 // resumeRun continues whatever the session was doing when it stopped.
-func (a *actor) resumeRun(ctx context.Context) error {
+func (a *actor) resumeRun() error {
 	if a.run != nil {
 		a.run.pause = false
 		return nil
@@ -150,11 +150,7 @@ func (a *actor) resumeRun(ctx context.Context) error {
 			return nil
 		}
 	case session.StatusWaiting:
-		st, err := a.waitingRound(ctx)
-		if err != nil {
-			return err
-		}
-		if st != nil {
+		if st := a.waiting; st != nil {
 			if n := unanswered(st); n > 0 {
 				return errs.FailedPrecondition("calls_pending", "%d deferred calls are not answered yet", n)
 			}

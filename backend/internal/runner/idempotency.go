@@ -2,6 +2,8 @@ package runner
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"time"
 
@@ -38,44 +40,78 @@ type keyed struct {
 	// Turns is the session's turn count when a post or mail was
 	// accepted: where the answer to a post with wait starts.
 	Turns int `json:"turns,omitempty"`
+	// Request is the hash of the request the key was first used with
+	// (see keyFor); empty in records written before keys were bound to
+	// their request.
+	Request string `json:"request,omitempty"`
 }
 
-// errKeyReused refuses a key used again for a request of the same kind
-// aimed at something else (another session, another call).
-var errKeyReused = errs.Conflict("idempotency_key_reused", "the idempotency key was used for another request")
+// keyedRequest is a request that carries an idempotency key: the key,
+// its operation and the hash of what the request asks.
+type keyedRequest struct {
+	key, op, hash string
+}
+
+// keyFor binds key to one request of op: what it asks is its target and
+// its body, hashed, so that the key used again with anything else is
+// refused instead of answered with what the first request did. Params
+// stay out of it: they are secrets, which the store never holds, not
+// even as a hash that a guess could be checked against.
+func keyFor(key, op string, what any) keyedRequest {
+	if key == "" {
+		return keyedRequest{}
+	}
+	h := sha256.New()
+	h.Write([]byte(op + "\n"))
+	// The values hashed are plain structs of strings, numbers and bytes,
+	// which encode without error.
+	_ = json.NewEncoder(h).Encode(what)
+	return keyedRequest{key: key, op: op, hash: hex.EncodeToString(h.Sum(nil))}
+}
+
+// errKeyReused refuses a key used again for another request: another
+// kind, another target or another body. 422, as the IETF draft on the
+// Idempotency-Key header and Stripe answer it: the request is well
+// formed, but the key names another one, and no retry of it can succeed.
+var errKeyReused = errs.Unprocessable("idempotency_key_reused", "the idempotency key was used for another request: a new request needs a new key")
 
 // idempotency returns the record to write with the request's change; nil
 // without a key.
-func (r *Runner) idempotency(owner, key, op string, k keyed) *store.IdempotencyRecord {
-	if key == "" {
+func (r *Runner) idempotency(owner string, req keyedRequest, k keyed) *store.IdempotencyRecord {
+	if req.key == "" {
 		return nil
 	}
+	k.Request = req.hash
 	b, _ := json.Marshal(k)
-	return &store.IdempotencyRecord{Owner: owner, Key: key, Op: op, Result: string(b), Created: r.now()}
+	return &store.IdempotencyRecord{Owner: owner, Key: req.key, Op: req.op, Result: string(b), Created: r.now()}
 }
 
 // replayed returns what an earlier request with the key produced, nil
-// when the key is new (or empty).
-func (r *Runner) replayed(ctx context.Context, owner, key, op string) (*keyed, error) {
-	if key == "" {
+// when the key is new (or empty); errKeyReused when the key belongs to
+// another request.
+func (r *Runner) replayed(ctx context.Context, owner string, req keyedRequest) (*keyed, error) {
+	if req.key == "" {
 		return nil, nil
 	}
-	if len(key) > MaxIdempotencyKey {
+	if len(req.key) > MaxIdempotencyKey {
 		return nil, errs.Invalid("invalid_argument", "idempotency key is longer than %d characters", MaxIdempotencyKey)
 	}
-	rec, err := r.store.Idempotent(ctx, owner, key)
+	rec, err := r.store.Idempotent(ctx, owner, req.key)
 	if errs.KindOf(err) == errs.KindNotFound {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	if rec.Op != op {
-		return nil, errs.Conflict("idempotency_key_reused", "the idempotency key was used for another kind of request (%s)", rec.Op)
+	if rec.Op != req.op {
+		return nil, errs.Unprocessable("idempotency_key_reused", "the idempotency key was used for another kind of request (%s): a new request needs a new key", rec.Op)
 	}
 	var k keyed
 	if err := json.Unmarshal([]byte(rec.Result), &k); err != nil {
 		return nil, err
+	}
+	if k.Request != "" && k.Request != req.hash {
+		return nil, errKeyReused
 	}
 	return &k, nil
 }

@@ -59,12 +59,21 @@ func (r *Runner) deliver(ctx context.Context, owner, to string, m session.Mail, 
 	if err := checkMail(m.Body); err != nil {
 		return session.Mail{}, err
 	}
+	if m.Priority == "" {
+		m.Priority = session.PriorityNormal
+	}
 	var out session.Mail
+	idem := keyFor(key, opMail, struct {
+		To       string
+		Sender   session.Sender
+		Priority session.Priority
+		Body     session.MailBody
+	}{to, m.Sender, m.Priority, m.Body})
 	err := r.withSession(ctx, to, func(a *actor) error {
 		if err := a.authorize(owner); err != nil {
 			return err
 		}
-		if done, err := r.replayed(ctx, a.owner, key, opMail); err != nil || done != nil {
+		if done, err := r.replayed(ctx, a.owner, idem); err != nil || done != nil {
 			if err == nil && done.SessionID != a.id {
 				err = errKeyReused
 			}
@@ -79,13 +88,13 @@ func (r *Runner) deliver(ctx context.Context, owner, to string, m session.Mail, 
 			now := a.r.now()
 			m.Delivered = &now
 		}
-		stored, err := a.addMail(ctx, m, key, opMail)
+		stored, err := a.addMail(ctx, m, idem)
 		if err != nil {
 			return err
 		}
 		out = stored
 		if m.Body.Kind.IsControl() {
-			return a.obey(ctx, stored)
+			return a.obey(stored)
 		}
 		if a.run == nil && a.st.meta.Status.AcceptsInput() {
 			return a.wake(agentsv1.RunTrigger_RUN_TRIGGER_MAIL)
@@ -110,7 +119,7 @@ func (r *Runner) mailByID(ctx context.Context, sessionID, id string) (session.Ma
 }
 
 // obey carries out control mail, which addMail stored delivered.
-func (a *actor) obey(ctx context.Context, m session.Mail) error {
+func (a *actor) obey(m session.Mail) error {
 	a.st.mail = a.st.mail[:len(a.st.mail)-1] // addMail queued it last
 	a.st.meta.PendingMail--
 	switch m.Body.Kind {
@@ -120,7 +129,7 @@ func (a *actor) obey(ctx context.Context, m session.Mail) error {
 		a.cancelAttached()
 		return nil
 	case session.MailResume:
-		return a.resumeRun(ctx)
+		return a.resumeRun()
 	}
 	return nil
 }
@@ -141,15 +150,23 @@ func (a *actor) wake(trigger agentsv1.RunTrigger) error {
 	return err
 }
 
-// wakeQueued wakes a session that waited for a run slot.
+// wakeQueued wakes a session that waited for a run slot. A session that
+// no longer needs one, or could not start its run, passes the slot on to
+// the next in the queue; one that finds no slot free after all is queued
+// again by wake.
 func (r *Runner) wakeQueued(id string) {
+	needs := false
 	err := r.withSession(r.ctx, id, func(a *actor) error {
 		if a.run == nil && a.st.meta.Status.AcceptsInput() && len(a.st.mail) > 0 {
+			needs = true
 			return a.wake(agentsv1.RunTrigger_RUN_TRIGGER_MAIL)
 		}
 		return nil
 	})
-	if err != nil && r.ctx.Err() == nil {
+	if (!needs || err != nil) && r.ctx.Err() == nil {
+		r.slots.pass()
+	}
+	if err != nil && errs.KindOf(err) != errs.KindNotFound && r.ctx.Err() == nil {
 		r.log.Warn("wake session", "session", id, "err", err)
 	}
 }

@@ -86,7 +86,13 @@ const maxTitle = 80
 // starts a run unless told to hold. The session, its first turn and the
 // start of its run are one write.
 func (r *Runner) CreateSession(ctx context.Context, owner string, req CreateRequest) (View, error) {
-	if done, err := r.replayed(ctx, owner, req.IdempotencyKey, opCreate); err != nil || done != nil {
+	idem := keyFor(req.IdempotencyKey, opCreate, struct {
+		Agent, ParentID, Title string
+		Message                *Message
+		Hold                   bool
+		MaxSteps               int
+	}{req.Agent, req.ParentID, req.Title, req.Message, req.Run.Hold, req.Run.MaxSteps})
+	if done, err := r.replayed(ctx, owner, idem); err != nil || done != nil {
 		if err != nil {
 			return View{}, err
 		}
@@ -138,7 +144,7 @@ func (r *Runner) CreateSession(ctx context.Context, owner string, req CreateRequ
 	}
 	meta.TurnCount = len(turns)
 	view, err := r.open(ctx, meta, turns, req.Params, func(a *actor, e *edit) error {
-		e.idem = r.idempotency(owner, req.IdempotencyKey, opCreate, keyed{SessionID: meta.ID})
+		e.idem = r.idempotency(owner, idem, keyed{SessionID: meta.ID})
 		if h := req.helperOf; h != nil {
 			e.helpers = []store.HelperCall{{SessionID: meta.ParentID, CallID: h.callID, ChildID: meta.ID, Created: now}}
 			e.events = append(e.events, &agentsv1.Event{SessionId: meta.ParentID, Owner: meta.Owner, Kind: "subcall.started",
@@ -153,7 +159,11 @@ func (r *Runner) CreateSession(ctx context.Context, owner string, req CreateRequ
 	})
 	if errs.KindOf(err) == errs.KindConflict && req.IdempotencyKey != "" {
 		// The same key raced this request and won: answer as it did.
-		if done, rerr := r.replayed(ctx, owner, req.IdempotencyKey, opCreate); rerr == nil && done != nil {
+		done, rerr := r.replayed(ctx, owner, idem)
+		if rerr != nil {
+			return View{}, rerr
+		}
+		if done != nil {
 			return r.GetSession(ctx, owner, done.SessionID, false, 0)
 		}
 	}
@@ -245,6 +255,12 @@ func (r *Runner) postMessage(ctx context.Context, owner, id string, msg Message,
 	var mailID string
 	var from int
 	var idle <-chan struct{}
+	idem := keyFor(opts.IdempotencyKey, opPost, struct {
+		Session  string
+		Message  Message
+		Hold     bool
+		MaxSteps int
+	}{id, msg, opts.Hold, opts.MaxSteps})
 	err := r.withSession(ctx, id, func(a *actor) error {
 		if err := a.authorize(owner); err != nil {
 			return err
@@ -254,7 +270,7 @@ func (r *Runner) postMessage(ctx context.Context, owner, id string, msg Message,
 			// is for the run the post started or joined.
 			defer func() { idle = a.waitIdle() }()
 		}
-		if done, err := r.replayed(ctx, a.owner, opts.IdempotencyKey, opPost); err != nil || done != nil {
+		if done, err := r.replayed(ctx, a.owner, idem); err != nil || done != nil {
 			if err == nil && done.SessionID != id {
 				err = errKeyReused
 			}
@@ -270,7 +286,7 @@ func (r *Runner) postMessage(ctx context.Context, owner, id string, msg Message,
 				Sender:   session.Sender{Kind: session.SenderUser, Name: a.st.meta.Owner},
 				Priority: priorityOf(msg.Interrupt),
 				Body:     session.MailBody{Kind: session.MailUserMessage, Text: msg.Text, AttachmentNames: attachmentNames(msg.Attachments), Attachments: msg.Attachments},
-			}, opts.IdempotencyKey, opPost)
+			}, idem)
 			if err != nil {
 				return err
 			}
@@ -286,7 +302,7 @@ func (r *Runner) postMessage(ctx context.Context, owner, id string, msg Message,
 		if e.meta.Title == "" {
 			e.meta.Title = titleFrom(msg.Text)
 		}
-		e.idem = r.idempotency(a.owner, opts.IdempotencyKey, opPost, keyed{SessionID: id, Turns: from})
+		e.idem = r.idempotency(a.owner, idem, keyed{SessionID: id, Turns: from})
 		a.addUserTurn(e, session.UserTurn{Text: msg.Text, Attachments: msg.Attachments})
 		if opts.Hold {
 			if err := a.apply(e); err != nil {
@@ -303,7 +319,7 @@ func (r *Runner) postMessage(ctx context.Context, owner, id string, msg Message,
 
 // addMail stores mail for the session with its mail.accepted event,
 // and, for urgent mail during a run, cuts the step in flight.
-func (a *actor) addMail(ctx context.Context, m session.Mail, key, op string) (session.Mail, error) {
+func (a *actor) addMail(ctx context.Context, m session.Mail, idem keyedRequest) (session.Mail, error) {
 	if a.unsynced != nil {
 		// As for apply: an earlier failed write goes first, or nothing
 		// does.
@@ -317,7 +333,7 @@ func (a *actor) addMail(ctx context.Context, m session.Mail, key, op string) (se
 	if m.Priority == "" {
 		m.Priority = session.PriorityNormal
 	}
-	ch := &store.Change{NewMail: []session.Mail{m}, Idempotency: a.r.idempotency(a.owner, key, op, keyed{SessionID: a.id, MailID: m.ID, Turns: len(a.st.turns)})}
+	ch := &store.Change{NewMail: []session.Mail{m}, Idempotency: a.r.idempotency(a.owner, idem, keyed{SessionID: a.id, MailID: m.ID, Turns: len(a.st.turns)})}
 	ev := &agentsv1.Event{SessionId: a.id, Owner: a.owner, Kind: "mail.accepted",
 		Body: &agentsv1.Event_MailAccepted{MailAccepted: &agentsv1.MailAccepted{Envelope: wire.Mail(m)}}}
 	if err := a.r.write(ctx, ch, []*agentsv1.Event{ev}); err != nil {
@@ -329,7 +345,7 @@ func (a *actor) addMail(ctx context.Context, m session.Mail, key, op string) (se
 		// An interrupt answers the approvals nobody gave yet, and the
 		// round goes on with the message.
 		running := a.run != nil
-		if _, err := a.settleApprovals(ctx, interruptedApproval, agentsv1.RunTrigger_RUN_TRIGGER_MESSAGE); err != nil {
+		if _, err := a.settleApprovals(interruptedApproval, agentsv1.RunTrigger_RUN_TRIGGER_MESSAGE); err != nil {
 			a.r.log.Error("settle approvals", "session", a.id, "err", err)
 		}
 		if running {
@@ -485,17 +501,23 @@ type runOutcome struct {
 }
 
 // awaitRun waits until the session has no active run and returns how it
-// ended. It returns ctx's error if ctx ends first.
-func (r *Runner) awaitRun(ctx context.Context, id string) (runOutcome, error) {
+// ended; with rest, until it is at rest (see atRest), so a run that stops
+// to wait for its clients is waited for until it goes on and ends. It
+// returns ctx's error if ctx ends first.
+func (r *Runner) awaitRun(ctx context.Context, id string, rest bool) (runOutcome, error) {
 	var idle <-chan struct{}
 	err := r.withSession(ctx, id, func(a *actor) error {
 		// A child found running without a run was not recovered yet
 		// after a restart (recovery takes the parent up first): it
 		// resumes now, or the call would take it for stopped.
-		if err := a.recoverRun(ctx); err != nil {
+		if err := a.recoverRun(); err != nil {
 			return err
 		}
-		idle = a.waitIdle()
+		if rest {
+			idle = a.waitRest()
+		} else {
+			idle = a.waitIdle()
+		}
 		return nil
 	})
 	if err != nil {

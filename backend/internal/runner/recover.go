@@ -7,7 +7,6 @@ import (
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/backend/internal/errs"
 	"github.com/agents-os/agents/backend/internal/session"
-	"github.com/agents-os/agents/backend/internal/tool"
 )
 
 // abortedText is the result of a call that was in flight when the server
@@ -28,7 +27,7 @@ func (r *Runner) Recover(ctx context.Context) error {
 		return err
 	}
 	for _, m := range metas {
-		err := r.withSession(ctx, m.ID, func(a *actor) error { return a.recoverRun(ctx) })
+		err := r.withSession(ctx, m.ID, func(a *actor) error { return a.recoverRun() })
 		if err != nil {
 			r.log.Error("recover session", "session", m.ID, "err", err)
 			continue
@@ -58,11 +57,11 @@ func (r *Runner) Recover(ctx context.Context) error {
 // recoverRun restarts the run of a session found running with no run: at
 // start, or when a helper call waits for a child that was not recovered
 // yet. It does nothing for a session that has a run.
-func (a *actor) recoverRun(ctx context.Context) error {
+func (a *actor) recoverRun() error {
 	if a.run != nil || a.st.meta.Status != session.StatusRunning {
 		return nil
 	}
-	err := a.resumeInterrupted(ctx)
+	err := a.resumeInterrupted()
 	if err != nil && a.run == nil && a.st.meta.Status == session.StatusRunning && errs.CodeOf(err) != errClosing.Code {
 		// The run could not go on (the store refused its start, no run
 		// was free): the session must not say running without a run.
@@ -73,13 +72,13 @@ func (a *actor) recoverRun(ctx context.Context) error {
 }
 
 // resumeInterrupted takes up a run that was interrupted.
-func (a *actor) resumeInterrupted(ctx context.Context) error {
+func (a *actor) resumeInterrupted() error {
 	if a.answered() {
 		// The answer was stored but not the end of the run: it ended.
 		return a.setStatus(session.StatusReady, "")
 	}
 	if a.dangling() {
-		return a.recoverRound(ctx)
+		return a.recoverRound()
 	}
 	if missing := a.missingParams(); len(missing) > 0 {
 		a.needParams(missing)
@@ -94,45 +93,29 @@ func (a *actor) needParams(missing []string) {
 	a.fail("params_required", "the server restarted; resupply the params "+strings.Join(missing, ", ")+" with Resume")
 }
 
-// recoverRound settles the round that was in flight. Helper calls whose
-// child is known wait for it again; other attached calls get an aborted
+// recoverRound settles the round that was in flight. Every attached call
+// without a result is taken up again (see launch): a helper call whose
+// child is known waits for it again, any other call gets an aborted
 // result (approved calls among them); deferred calls keep waiting for
-// their clients. The round is
-// settled before anything else, so no call is left without a result.
-func (a *actor) recoverRound(ctx context.Context) error {
-	st, err := a.waitingRound(ctx)
-	if err != nil {
-		return err
-	}
+// their clients. The round is settled before anything else, so no call
+// is left without a result.
+func (a *actor) recoverRound() error {
+	st := a.waiting
 	if st == nil {
 		st = a.roundOf(len(a.st.turns) - 1)
 	}
-	missing := a.missingParams()
 	var again []*callState
-	var children []string
 	for _, cs := range st.calls {
-		if cs.result != nil || (cs.call.Mode == session.CallDeferred && !cs.approved) {
-			continue
+		if cs.result == nil && (cs.call.Mode != session.CallDeferred || cs.approved) {
+			again = append(again, cs)
 		}
+	}
+	missing := a.missingParams()
+	switch {
+	case len(again) > 0:
 		// A helper's child goes on without its parent's params: the call
 		// waits for it even when they are missing, and the run stops for
 		// them at its next step (see beginStep), its round settled.
-		if t, ok := cs.tool.(tool.Resumable); ok {
-			child, err := t.Rejoin(ctx, &host{r: a.r, env: a.callEnv()}, cs.call.ID)
-			if err != nil {
-				return err
-			}
-			if child != "" {
-				again = append(again, cs)
-				children = append(children, child)
-				continue
-			}
-		}
-		res := session.ToolResult{CallID: cs.call.ID, Name: cs.call.Name, Text: abortedText, Status: session.ResultAborted}
-		cs.result = &res
-	}
-	switch {
-	case len(again) > 0:
 		if err := a.openRunWith(a.edit(), agentsv1.RunTrigger_RUN_TRIGGER_RECOVERY, 0, false); err != nil {
 			return err
 		}
@@ -141,24 +124,14 @@ func (a *actor) recoverRound(ctx context.Context) error {
 		st.progress.stored = true
 		a.run.step = st
 		a.run.steps++
-		for i, cs := range again {
-			a.launch(st, cs, children[i])
+		for _, cs := range again {
+			a.launch(st, cs, true)
 		}
 		return nil
 	case unanswered(st) > 0:
-		// Deferred calls wait for their clients; what the server ran is
-		// settled now.
+		// Deferred calls wait for their clients.
 		a.waiting = st
-		e := a.edit()
-		for _, cs := range st.calls {
-			if cs.result != nil && cs.token != "" && !cs.stored {
-				e.completed = append(e.completed, storeCompletion(cs, a.r.now()))
-				cs.stored = true
-			}
-		}
-		e.meta.Status, e.meta.StatusReason = session.StatusWaiting, StopWaiting
-		e.emit(a, stoppedEvent(session.StatusWaiting, StopWaiting))
-		return a.apply(e)
+		return a.setStatus(session.StatusWaiting, StopWaiting, stoppedEvent(session.StatusWaiting, StopWaiting))
 	case len(missing) > 0:
 		e := a.edit()
 		a.storeRound(e, st)
@@ -173,15 +146,18 @@ func (a *actor) recoverRound(ctx context.Context) error {
 }
 
 // roundOf rebuilds, from the history, the round of the model turn at
-// index i, whose calls have no rows in the store.
+// index i, whose calls have no rows in the store. Its calls find their
+// tools when they run (see launch).
 func (a *actor) roundOf(i int) *step {
 	st := &step{ctx: context.Background(), cancel: func() {}, turnIndex: i}
 	for _, call := range a.st.turns[i].LLM.ToolCalls {
-		cs := &callState{call: call}
-		if a.agent != nil {
-			cs.tool, _ = a.agent.Tool(call.Name)
-		}
-		st.calls = append(st.calls, cs)
+		st.calls = append(st.calls, &callState{call: call})
 	}
 	return st
+}
+
+// abortedResult is the result of a call that was in flight when the
+// server stopped and cannot be taken up.
+func abortedResult(call session.ToolCall) session.ToolResult {
+	return session.ToolResult{CallID: call.ID, Name: call.Name, Text: abortedText, Status: session.ResultAborted}
 }

@@ -128,38 +128,6 @@ func (a *actor) dropDeferred(st *step) {
 	a.st.meta.PendingCalls = len(kept)
 }
 
-// waitingRound returns the round that waits for clients, rebuilding it
-// from the store after a restart or an eviction; nil when there is none.
-func (a *actor) waitingRound(ctx context.Context) (*step, error) {
-	if a.waiting != nil {
-		return a.waiting, nil
-	}
-	n := len(a.st.turns)
-	if n == 0 || a.st.turns[n-1].LLM == nil || len(a.st.turns[n-1].LLM.ToolCalls) == 0 {
-		return nil, nil
-	}
-	rows, err := a.r.store.DeferredRound(ctx, a.id, n-1)
-	if err != nil || len(rows) == 0 {
-		return nil, err
-	}
-	byCall := map[string]session.DeferredCall{}
-	for _, r := range rows {
-		byCall[r.Call.ID] = r
-	}
-	st := &step{ctx: context.Background(), cancel: func() {}, turnIndex: n - 1, recorded: true}
-	for _, call := range a.st.turns[n-1].LLM.ToolCalls {
-		row := byCall[call.ID]
-		cs := &callState{call: call, token: row.Token, result: row.Result, stored: row.Result != nil,
-			approval: row.Reason == reasonApproval || row.Reason == reasonApproved, approved: row.Reason == reasonApproved}
-		if a.agent != nil {
-			cs.tool, _ = a.agent.Tool(call.Name)
-		}
-		st.calls = append(st.calls, cs)
-	}
-	a.waiting = st
-	return st, nil
-}
-
 // CallAnswer is a client's answer to a deferred call.
 type CallAnswer struct {
 	// IdempotencyKey makes a retry return the session instead of failing
@@ -185,9 +153,25 @@ func (r *Runner) CompleteCall(ctx context.Context, owner, token string, answer C
 	}
 	var meta session.Meta
 	remaining := 0
+	idem := keyFor(answer.IdempotencyKey, opComplete, struct {
+		Token, Text string
+		Failed      bool
+		Approval    *ApprovalAnswer
+		Resume      bool
+	}{token, answer.Text, answer.Failed, answer.Approval, resume})
 	err = r.withSession(ctx, row.SessionID, func(a *actor) error {
 		if err := a.authorize(owner); err != nil {
 			return errs.NotFound("unknown_token", "unknown continuation token")
+		}
+		// A retry is answered before the answer is judged: the call it
+		// answered has its answer now, or runs, which is no reason to
+		// refuse the retry.
+		if done, err := r.replayed(ctx, a.owner, idem); err != nil || done != nil {
+			if err == nil && done.Token != token {
+				return errKeyReused
+			}
+			meta, remaining = a.st.meta, a.st.meta.PendingCalls
+			return err
 		}
 		if err := checkAnswer(row, answer); err != nil {
 			return err
@@ -202,17 +186,7 @@ func (r *Runner) CompleteCall(ctx context.Context, owner, token string, answer C
 				}
 			}
 		}
-		if done, err := r.replayed(ctx, a.owner, answer.IdempotencyKey, opComplete); err != nil || done != nil {
-			if err == nil && done.Token != token {
-				return errKeyReused
-			}
-			meta, remaining = a.st.meta, a.st.meta.PendingCalls
-			return err
-		}
-		st, err := a.waitingRound(ctx)
-		if err != nil {
-			return err
-		}
+		st := a.waiting
 		var cs *callState
 		if st != nil {
 			for _, c := range st.calls {
@@ -229,19 +203,15 @@ func (r *Runner) CompleteCall(ctx context.Context, owner, token string, answer C
 			return answeredError(row, res)
 		}
 		remaining = unanswered(st) - 1
-		if approval != nil && approval.Approve && cs.tool != nil {
+		if approval != nil && approval.Approve {
 			a.setParams(params)
 			e := a.edit()
-			e.idem = r.idempotency(a.owner, answer.IdempotencyKey, opComplete, keyed{SessionID: a.id, Token: token})
+			e.idem = r.idempotency(a.owner, idem, keyed{SessionID: a.id, Token: token})
 			if err := a.approve(e, st, cs, approval.Always); err != nil {
 				return err
 			}
 			meta = a.st.meta
 			return nil
-		}
-		if approval != nil && approval.Approve {
-			// Approved, but a reload took the tool away.
-			answer.Text, answer.Failed = "the call was approved, but the agent no longer has the tool "+cs.call.Name, true
 		}
 		continues := remaining == 0 && st.running == 0 && (resume || st.resume) && a.run == nil
 		if continues {
@@ -260,8 +230,11 @@ func (r *Runner) CompleteCall(ctx context.Context, owner, token string, answer C
 			res.Status = session.ResultError
 		}
 		e := a.edit()
-		e.completed = []store.Completion{{Token: token, Result: res, At: r.now()}}
-		e.idem = r.idempotency(a.owner, answer.IdempotencyKey, opComplete, keyed{SessionID: a.id, Token: token})
+		// The resume asked for is stored with the answer: the round
+		// rebuilt after an eviction or a restart goes on as it would
+		// have (see roundFromRows).
+		e.completed = []store.Completion{{Token: token, Result: res, At: r.now(), Resume: resume}}
+		e.idem = r.idempotency(a.owner, idem, keyed{SessionID: a.id, Token: token})
 		e.meta.PendingCalls--
 		if continues {
 			cs.result, cs.stored = &res, true

@@ -196,11 +196,11 @@ func (a *actor) beginStep() {
 	st.progress.turnIndex = st.turnIndex
 	run.step = st
 	req := a.buildRequest()
-	agent, params := a.agent, a.paramsCopy()
+	tools := a.toolset()
 	a.r.workers.do(func() {
 		began := time.Now()
 		// Listing the tools may start MCP servers: off the actor.
-		st.tools = agent.Toolset(ctx, params)
+		st.tools = tools(ctx)
 		req.Tools = toolSpecs(st.tools)
 		resp, err := model.Stream(ctx, req, func(d llm.Delta) { a.publishDelta(st, d) })
 		took := time.Since(began)

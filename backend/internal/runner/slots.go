@@ -17,7 +17,10 @@ type slots struct {
 	total   int
 	byOwner map[string]int
 	// queued are sessions whose mail could not start a run for want of a
-	// slot; each slot given back wakes the oldest, through wake.
+	// slot; each slot given back wakes the oldest, through wake. It is
+	// the runner's memory of the store's pending mail (see memory.go): an
+	// eviction keeps it, and after a restart Recover queues again the
+	// sessions whose mail finds no free run.
 	queued []string
 	wake   func(id string)
 }
@@ -73,6 +76,18 @@ func (s *slots) give(owner string) {
 	if s.byOwner[owner]--; s.byOwner[owner] <= 0 {
 		delete(s.byOwner, owner)
 	}
+	s.wakeNext()
+}
+
+// pass wakes the next queued session: the one woken before had no use
+// for the free run (it is gone, or its mail was folded meanwhile).
+func (s *slots) pass() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.wakeNext()
+}
+
+func (s *slots) wakeNext() {
 	if len(s.queued) > 0 && s.wake != nil {
 		id := s.queued[0]
 		s.queued = s.queued[1:]

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/backend/internal/catalog"
 	"github.com/agents-os/agents/backend/internal/errs"
 	"github.com/agents-os/agents/backend/internal/session"
 	"github.com/agents-os/agents/backend/internal/store"
@@ -44,7 +45,7 @@ func (a *actor) startCalls(st *step, calls []session.ToolCall, rows []session.De
 	}
 	for _, cs := range st.calls {
 		if cs.result == nil && cs.call.Mode != session.CallDeferred {
-			a.launch(st, cs, "")
+			a.launch(st, cs, false)
 		}
 	}
 	if len(deferred) > 0 {
@@ -58,20 +59,72 @@ func (a *actor) startCalls(st *step, calls []session.ToolCall, rows []session.De
 }
 
 // launch runs one attached call on its own goroutine; it reports back to
-// the actor. child is the helper's child session when the call is taken up
-// again after a restart.
-func (a *actor) launch(st *step, cs *callState, child string) {
+// the actor. A call of a round rebuilt from the store has no tool yet: it
+// is found in the session's toolset, as the step that asked for the call
+// found it (see toolset). rejoin takes up a call that was in flight when
+// the server stopped: a tool whose work outlives the process (a helper's
+// child) waits for that work again; any other call gets an aborted
+// result, as it may or may not have had its effect.
+func (a *actor) launch(st *step, cs *callState, rejoin bool) {
 	st.running++
 	ctx, cancel := context.WithCancel(st.ctx)
 	cs.cancel = cancel
 	env := a.callEnv()
-	env.child = child
-	tool, call := cs.tool, cs.call
+	t, call := cs.tool, cs.call
+	var tools func(context.Context) *catalog.Toolset
+	if t == nil {
+		tools = a.toolset()
+	}
 	go func() {
-		res, stopped := a.r.execute(ctx, env, tool, call)
+		res, stopped := a.r.runCall(ctx, env, t, tools, call, rejoin)
 		cancel()
 		a.post(func(a *actor) { a.callDone(st, cs, res, stopped) })
 	}()
+}
+
+// runCall finds a launched call's tool when it has none yet, and runs
+// the call (see launch).
+func (r *Runner) runCall(ctx context.Context, env callEnv, t tool.Tool, tools func(context.Context) *catalog.Toolset, call session.ToolCall, rejoin bool) (session.ToolResult, bool) {
+	if t == nil {
+		var ok bool
+		if t, ok = tools(ctx).Get(call.Name); !ok && rejoin {
+			return abortedResult(call), false
+		} else if !ok {
+			return errorResult(call, "the agent no longer has the tool "+call.Name, 0), false
+		}
+	}
+	if rejoin {
+		rt, ok := t.(tool.Resumable)
+		if !ok {
+			return abortedResult(call), false
+		}
+		child, err := rt.Rejoin(ctx, &host{r: r, env: env}, call.ID)
+		if err != nil {
+			r.log.Error("find the work of a call to take up", "session", env.sessionID, "call", call.ID, "err", err)
+		}
+		if child == "" {
+			return abortedResult(call), false
+		}
+		env.child = child
+	}
+	return r.execute(ctx, env, t, call)
+}
+
+// toolset returns the function that lists the session's tools as they
+// are now, for its agent and with its params: the one way a session's
+// tools are found, by the step that offers them to the model and by a
+// round rebuilt after an eviction or a restart alike, so both see the
+// same tools, those of MCP servers that take the session's params too.
+// Call it on the actor; the function it returns may start MCP servers,
+// so run that off the actor.
+func (a *actor) toolset() func(context.Context) *catalog.Toolset {
+	agent, params := a.agent, a.paramsCopy()
+	return func(ctx context.Context) *catalog.Toolset {
+		if agent == nil {
+			return &catalog.Toolset{}
+		}
+		return agent.Toolset(ctx, params)
+	}
 }
 
 // callDone records one finished attached call.
@@ -227,7 +280,7 @@ func (r *Runner) runHelper(ctx context.Context, env callEnv, call tool.Call, run
 	} else {
 		// Taken up again after a restart: the child may not have been
 		// recovered yet.
-		err := r.withSession(ctx, childID, func(a *actor) error { return a.recoverRun(ctx) })
+		err := r.withSession(ctx, childID, func(a *actor) error { return a.recoverRun() })
 		if errs.KindOf(err) == errs.KindNotFound {
 			return tool.Failed(fmt.Sprintf("the helper %s's session %s is gone", helper, childID))
 		}
@@ -235,7 +288,9 @@ func (r *Runner) runHelper(ctx context.Context, env callEnv, call tool.Call, run
 	followCtx, stopFollowing := context.WithCancel(ctx)
 	defer stopFollowing()
 	r.followChild(followCtx, childID, call.Progress)
-	final, err := r.awaitRun(ctx, childID)
+	// The call stays open while the child waits for its clients (an
+	// approval, say): its answer is the parent's result, once it has one.
+	final, err := r.awaitRun(ctx, childID, true)
 	if err != nil {
 		if r.ctx.Err() != nil || r.draining.Load() {
 			return tool.Result{Suspended: true}
@@ -258,7 +313,7 @@ func (r *Runner) runHelper(ctx context.Context, env callEnv, call tool.Call, run
 		final.reason = "its run stopped without an answer"
 	}
 	if final.status != session.StatusReady || final.reason != "" {
-		// Failed, paused, waiting, cancelled or out of steps: no answer.
+		// Failed, cancelled or out of steps: no answer.
 		reason := final.reason
 		if reason == "" {
 			reason = string(final.status)

@@ -30,6 +30,7 @@ var kindTable = map[errs.Kind]struct {
 	errs.KindUnimplemented:      {connect.CodeUnimplemented, http.StatusNotImplemented},
 	errs.KindCanceled:           {connect.CodeCanceled, 499},
 	errs.KindTooLarge:           {connect.CodeResourceExhausted, http.StatusRequestEntityTooLarge},
+	errs.KindUnprocessable:      {connect.CodeInvalidArgument, http.StatusUnprocessableEntity},
 }
 
 // The outcomes of a request whose own context ended, which are no kind of

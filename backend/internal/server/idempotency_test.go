@@ -3,6 +3,7 @@ package server_test
 import (
 	"encoding/json"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 
@@ -229,9 +230,9 @@ func TestARetriedCompletionWithItsKeyIsTakenOnce(t *testing.T) {
 }
 
 // Issue 8, item 6: a key belongs to one request. Used again for another
-// kind of request, or for the same kind aimed elsewhere, it is a conflict,
-// and nothing is done.
-func TestAKeyReusedForAnotherRequestIsAConflict(t *testing.T) {
+// kind of request, or for the same kind aimed elsewhere, it is refused
+// (422, idempotency_key_reused), and nothing is done.
+func TestAKeyReusedForAnotherRequestIsRefused(t *testing.T) {
 	t.Parallel()
 	e := start(t, twoQuestions())
 	created := &agentsv1.CreateSessionResponse{}
@@ -249,10 +250,7 @@ func TestAKeyReusedForAnotherRequestIsAConflict(t *testing.T) {
 
 	conflict := func(what, method, path, body, key string) {
 		t.Helper()
-		status, _, b := e.do(method, path, body, "Idempotency-Key", key)
-		if _, reason, _ := jsonError(t, b); status != http.StatusConflict || reason != "idempotency_key_reused" {
-			t.Errorf("%s = %d %s, want 409", what, status, b)
-		}
+		e.refusedReuse(what, method, path, body, key)
 	}
 	conflict("a create's key on a message", http.MethodPost, "/v1/sessions/"+otherID+"/messages", `{"text": "x"}`, "key-1")
 	conflict("a create's key on mail", http.MethodPost, "/v1/sessions/"+otherID+"/mail", `{"body": {"userMessage": {"text": "x"}}}`, "key-1")
@@ -317,5 +315,85 @@ func TestARefusedRunStartLeavesNoUnansweredTurn(t *testing.T) {
 	e.keyed(http.MethodPost, "/v1/sessions", `{"agent": "helper", "message": {"text": "new"}}`, "create-me", http.StatusCreated, created)
 	if s := e.wait(created.GetSession().GetMeta().GetId()); len(s.GetTurns()) != 2 {
 		t.Errorf("the retried create has %d turns, want 2", len(s.GetTurns()))
+	}
+}
+
+// refusedReuse sends a request with a key that belongs to another request
+// and expects it refused: 422, invalid_argument, idempotency_key_reused.
+func (e *env) refusedReuse(what, method, path, body, key string) {
+	e.t.Helper()
+	status, _, b := e.do(method, path, body, "Idempotency-Key", key)
+	if code, reason, _ := jsonError(e.t, b); status != http.StatusUnprocessableEntity || code != "invalid_argument" || reason != "idempotency_key_reused" {
+		e.t.Errorf("%s = %d %s, want 422 invalid_argument idempotency_key_reused", what, status, b)
+	}
+}
+
+// Issue 20, item 8: a key names one request, body included. The same key
+// with another body is refused, as Stripe and the IETF draft do, instead
+// of silently answering with what the first request did; the first
+// request's retry still gets its answer.
+func TestAKeyReusedWithAnotherBodyIsRefused(t *testing.T) {
+	t.Parallel()
+	e := start(t, twoQuestions())
+	created := &agentsv1.CreateSessionResponse{}
+	e.keyed(http.MethodPost, "/v1/sessions", `{"agent": "clienty", "message": {"text": "ask me"}}`, "create", http.StatusCreated, created)
+	id := created.GetSession().GetMeta().GetId()
+	e.refusedReuse("a create with another message", http.MethodPost, "/v1/sessions", `{"agent": "clienty", "message": {"text": "ask me twice"}}`, "create")
+	e.refusedReuse("a create with another title", http.MethodPost, "/v1/sessions", `{"agent": "clienty", "message": {"text": "ask me"}, "title": "t"}`, "create")
+	e.keyed(http.MethodPost, "/v1/sessions", `{"agent": "clienty", "message": {"text": "ask me"}}`, "create", http.StatusCreated, nil)
+	if n := e.countSessions(); n != 1 {
+		t.Errorf("sessions = %d, want the one the key made", n)
+	}
+	tokens := e.deferredTokens(id)
+
+	e.keyed(http.MethodPost, "/v1/sessions/"+id+"/mail", `{"body": {"userMessage": {"text": "later"}}}`, "mail", http.StatusCreated, nil)
+	e.refusedReuse("mail with another text", http.MethodPost, "/v1/sessions/"+id+"/mail", `{"body": {"userMessage": {"text": "sooner"}}}`, "mail")
+	e.refusedReuse("mail with another priority", http.MethodPost, "/v1/sessions/"+id+"/mail", `{"body": {"userMessage": {"text": "later"}}, "priority": "urgent"}`, "mail")
+	if n := len(e.mailOf(id)); n != 1 {
+		t.Errorf("mail = %d, want the one the key sent", n)
+	}
+
+	path := "/v1/calls/" + tokens[0] + "/complete"
+	e.keyed(http.MethodPost, path, `{"text": "one"}`, "complete", http.StatusOK, nil)
+	e.refusedReuse("a completion with another text", http.MethodPost, path, `{"text": "uno"}`, "complete")
+	e.refusedReuse("a completion that now resumes", http.MethodPost, path, `{"text": "one", "resume": true}`, "complete")
+	e.keyed(http.MethodPost, path, `{"text": "one"}`, "complete", http.StatusOK, nil)
+	e.keyed(http.MethodPost, "/v1/calls/"+tokens[1]+"/complete", `{"text": "two", "resume": true}`, "complete-2", http.StatusOK, nil)
+	s := e.wait(id)
+	if r := s.GetTurns()[2].GetUser().GetToolResults(); len(r) != 2 || r[0].GetText() != "one" || r[1].GetText() != "two" {
+		t.Fatalf("results = %v, want the first answers", r)
+	}
+
+	turns := len(s.GetTurns())
+	e.keyed(http.MethodPost, "/v1/sessions/"+id+"/messages", `{"text": "hello", "run": {"hold": true}}`, "post", http.StatusOK, nil)
+	e.refusedReuse("a post with another text", http.MethodPost, "/v1/sessions/"+id+"/messages", `{"text": "goodbye", "run": {"hold": true}}`, "post")
+	e.refusedReuse("a post that now runs", http.MethodPost, "/v1/sessions/"+id+"/messages", `{"text": "hello"}`, "post")
+	if n := len(e.get(id).GetTurns()); n != turns+1 {
+		t.Errorf("turns = %d, want %d: the keyed post once", n, turns+1)
+	}
+}
+
+// Issue 20, item 8: a retried approval with its key gets the first answer
+// back, as any retried completion does, not call_completed; the approved
+// call runs once.
+func TestARetriedApprovalWithItsKeyGetsTheFirstAnswer(t *testing.T) {
+	t.Parallel()
+	e := start(t, approvalScript())
+	id, token := e.awaitApproval("tmp")
+	path := "/v1/calls/" + token + "/complete"
+	first, again := &agentsv1.CompleteCallResponse{}, &agentsv1.CompleteCallResponse{}
+	e.keyed(http.MethodPost, path, `{"approval": {"approve": true}}`, "approve-1", http.StatusOK, first)
+	e.keyed(http.MethodPost, path, `{"approval": {"approve": true}}`, "approve-1", http.StatusOK, again)
+	if again.GetMeta().GetId() != id || again.GetRemaining() != 0 {
+		t.Errorf("the retry answered %v", again)
+	}
+	e.refusedReuse("the key on a refusal", http.MethodPost, path, `{"approval": {"approve": false}}`, "approve-1")
+	s := e.wait(id)
+	if s.GetMeta().GetStatus() != ready || len(s.GetTurns()) != 4 || !strings.Contains(lastTurn(s).GetLlm().GetText(), "read: echo: rm-tmp") {
+		t.Fatalf("after the approval: status %v, %d turns, last %v", s.GetMeta().GetStatus(), len(s.GetTurns()), lastTurn(s))
+	}
+	e.keyed(http.MethodPost, path, `{"approval": {"approve": true}}`, "approve-1", http.StatusOK, again)
+	if n := len(e.model.Requests()); n != 2 {
+		t.Errorf("model requests = %d, want 2", n)
 	}
 }

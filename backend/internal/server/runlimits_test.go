@@ -137,3 +137,30 @@ func TestMailWakesASessionOnlyWhenARunIsFree(t *testing.T) {
 		t.Errorf("sleeper after waking: status %v, last turn %v", s.GetMeta().GetStatus(), lastTurn(s))
 	}
 }
+
+// Issue 20, the shadows of stored state: the queue of sessions whose mail
+// waits for a run is the runner's memory of the store's pending mail. A
+// queued session that is gone when its turn comes (deleted) passes the
+// free run on to the next in the queue instead of leaving it idle with
+// mail nobody folds.
+func TestAQueuedSessionThatIsGonePassesTheFreeRunOn(t *testing.T) {
+	t.Parallel()
+	e := start(t, limitRules(), withLimits(server.Limits{MaxRuns: 1}))
+	gone, next := e.mustCreateIdle(""), e.mustCreateIdle("")
+	busy := e.create("boss", "hang").GetMeta().GetId()
+	for _, id := range []string{gone, next} {
+		if _, err := e.sessions.SendMail(ctxFor(t), connect.NewRequest(&agentsv1.SendMailRequest{SessionId: id, Body: &agentsv1.MailBody{
+			Kind: &agentsv1.MailBody_UserMessage{UserMessage: &agentsv1.UserMessage{Text: "wake up"}},
+		}})); err != nil {
+			t.Fatalf("mail while the limit is reached: %v", err)
+		}
+	}
+	if status, _, body := e.do(http.MethodDelete, "/v1/sessions/"+gone, ""); status != http.StatusOK && status != http.StatusNoContent {
+		t.Fatalf("delete = %d %s", status, body)
+	}
+	e.cancel(busy)
+	eventually(t, "the next queued session wakes for its mail", func() bool { return len(e.get(next).GetTurns()) == 2 })
+	if s := e.wait(next); s.GetMeta().GetStatus() != ready || lastTurn(s).GetLlm().GetText() != "helped" {
+		t.Errorf("next after waking: status %v, last turn %v", s.GetMeta().GetStatus(), lastTurn(s))
+	}
+}

@@ -179,6 +179,9 @@ type DeferredCall struct {
 	// Round is the index of the LLM turn whose calls this belongs to: a run
 	// resumes once every call of its round is answered.
 	Round int `json:"round"`
+	// Resume says the call's answer asked the run to go on once every
+	// call of the round is answered.
+	Resume bool `json:"resume,omitempty"`
 }
 
 // Watch forwards the target's run outcomes to the watcher as mail.

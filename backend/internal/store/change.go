@@ -49,6 +49,9 @@ type Completion struct {
 	Token  string
 	Result session.ToolResult
 	At     time.Time
+	// Resume says the answer asks the run to go on once every call of
+	// the round is answered.
+	Resume bool
 }
 
 // Approved gives deferred calls that have no answer yet a new reason.
@@ -278,7 +281,7 @@ func (s *SQL) applyRows(ctx context.Context, tx *sqlx.Tx, c *Change, p *encoded)
 		}
 	}
 	for i, cp := range c.Completed {
-		res, err := tx.StmtxContext(ctx, s.st.completePending).ExecContext(ctx, p.results[i], nanos(cp.At), cp.Token)
+		res, err := tx.StmtxContext(ctx, s.st.completePending).ExecContext(ctx, p.results[i], nanos(cp.At), cp.Resume, cp.Token)
 		if err != nil {
 			return s.translate(err, nil, "complete deferred call %s", cp.Token)
 		}
@@ -409,7 +412,7 @@ func (s *SQL) noOrphans(ctx context.Context, tx *sqlx.Tx, deleted []string) erro
 const sqlApprovePending = `UPDATE deferred_calls SET reason = ? WHERE token = ? AND completed IS NULL`
 
 // sqlCompletePending answers a call that has no answer yet.
-const sqlCompletePending = `UPDATE deferred_calls SET result = ?, completed = ?
+const sqlCompletePending = `UPDATE deferred_calls SET result = ?, completed = ?, resume = ?
 	WHERE token = ? AND completed IS NULL`
 
 const sqlPutHelperCall = `INSERT INTO helper_calls (session_id, call_id, child_id, created)

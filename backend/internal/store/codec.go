@@ -197,7 +197,7 @@ func mails(rows []mailRow) ([]session.Mail, error) {
 	return out, nil
 }
 
-const deferredColumns = `token, session_id, round, tool_call, reason, created, result`
+const deferredColumns = `token, session_id, round, tool_call, reason, created, result, resume`
 
 type deferredRow struct {
 	Token     string         `db:"token"`
@@ -207,6 +207,7 @@ type deferredRow struct {
 	Reason    string         `db:"reason"`
 	Created   int64          `db:"created"`
 	Result    sql.NullString `db:"result"`
+	Resume    bool           `db:"resume"`
 }
 
 func (r deferredRow) call() (session.DeferredCall, error) {
@@ -216,6 +217,7 @@ func (r deferredRow) call() (session.DeferredCall, error) {
 		Round:     r.Round,
 		Reason:    r.Reason,
 		Created:   fromNanos(r.Created),
+		Resume:    r.Resume,
 	}
 	if err := decode(r.ToolCall, &c.Call); err != nil {
 		return session.DeferredCall{}, fmt.Errorf("deferred call %s: %w", r.Token, err)

@@ -7,6 +7,7 @@ import (
 	"math"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agents-os/agents/backend/internal/export"
 	"github.com/agents-os/agents/backend/internal/session"
@@ -169,13 +170,23 @@ func readSession(ctx context.Context, call Call) Result {
 		text = fmt.Sprintf("[%d earlier turns not shown]\n\n", omitted) + text
 	}
 	if len(text) > maxReadChars {
-		// The newest part is what a reader wants; cut on a line boundary
-		// so no character is split.
-		tail := text[len(text)-maxReadChars:]
-		if i := strings.IndexByte(tail, '\n'); i >= 0 {
-			tail = tail[i+1:]
-		}
-		text = fmt.Sprintf("[the beginning is cut: the session is longer than %d characters]\n\n", maxReadChars) + tail
+		text = fmt.Sprintf("[the beginning is cut: the session is longer than %d characters]\n\n", maxReadChars) + tailOf(text, maxReadChars)
 	}
 	return OK(text)
+}
+
+// tailOf returns the end of text, at most n bytes of it: the newest part
+// is what a reader wants. It starts on a line boundary when the tail holds
+// one with text after it; when one line fills the tail, it keeps the end
+// of that line from a character boundary, marked as cut with "…", so the
+// reader never gets nothing.
+func tailOf(text string, n int) string {
+	tail := text[len(text)-n:]
+	if i := strings.IndexByte(tail, '\n'); i >= 0 && strings.TrimSpace(tail[i+1:]) != "" {
+		return tail[i+1:]
+	}
+	for len(tail) > 0 && !utf8.RuneStart(tail[0]) {
+		tail = tail[1:]
+	}
+	return "…" + tail
 }

@@ -64,6 +64,14 @@ func testDeferred(t *testing.T, fresh func(t *testing.T) Opener) {
 	round, err = s.DeferredRound(ctx, "s1", 2)
 	noErr(t, err, "other round")
 	equal(t, "other round", tokens(round), []string{})
+
+	// An answer that asks the run to go on says so in its row, for the
+	// round rebuilt after a restart.
+	resumed := session.ToolResult{CallID: "call-t3", Text: "go on", Status: session.ResultOK}
+	noErr(t, s.Commit(ctx, &store.Change{Completed: []store.Completion{{Token: "t3", Result: resumed, At: at(time.Hour), Resume: true}}}), "complete with resume")
+	round, err = s.DeferredRound(ctx, "s1", 1)
+	noErr(t, err, "round after resume")
+	equal(t, "resume of each call", []bool{round[0].Resume, round[1].Resume, round[2].Resume}, []bool{true, false, false})
 }
 
 // testCompleteDeferredRace has several clients answer one call at once:
