@@ -77,7 +77,7 @@ func (longLineHost) ReadSession(_ context.Context, id string, _ int) (session.Me
 func TestReadSessionKeepsTheTailOfOneLongLine(t *testing.T) {
 	t.Parallel()
 	read, _ := System("read_session")
-	res := read.Execute(context.Background(), Call{Arguments: `{"session_id": "s"}`, Host: longLineHost{}})
+	res := read.Execute(context.Background(), callOf(t, read, `{"session_id": "s"}`, longLineHost{}))
 	if res.Status != session.ResultOK {
 		t.Fatalf("result = %+v", res)
 	}
