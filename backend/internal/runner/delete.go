@@ -79,6 +79,7 @@ func (r *Runner) deleteEach(ctx context.Context, targets []string) ([]string, er
 			a.deleted = true
 			a.unsynced = nil
 			r.params.forget(target)
+			r.watches.drop(target)
 			return nil
 		})
 		if err != nil {
