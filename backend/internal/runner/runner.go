@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/agents-os/agents/backend/internal/catalog"
-	"github.com/agents-os/agents/backend/internal/errs"
+	"github.com/agents-os/agents/backend/internal/committer"
 	"github.com/agents-os/agents/backend/internal/events"
 	"github.com/agents-os/agents/backend/internal/llm"
 	"github.com/agents-os/agents/backend/internal/store"
@@ -208,7 +208,9 @@ func (r *Runner) Drain(ctx context.Context) error {
 	return nil
 }
 
-var errClosing = errs.Unavailable("shutting_down", "the server is shutting down")
+// errClosing is the committer's: a write it refused because the server is
+// closing and a request refused for the same reason are one error.
+var errClosing = committer.ErrClosing
 
 // acquire returns the live actor of a session, loading it if needed, and
 // holds it in memory until release is called.

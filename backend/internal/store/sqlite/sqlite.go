@@ -21,6 +21,7 @@ import (
 	"net/url"
 	"runtime"
 	"strings"
+	"time"
 
 	"github.com/jmoiron/sqlx"
 	"modernc.org/sqlite"
@@ -33,9 +34,16 @@ import (
 // long as the Store and is not shared with any other Store.
 const Memory = ":memory:"
 
-// busyTimeout is how long a statement waits for a lock another process
-// holds before failing, in milliseconds.
-const busyTimeout = 5000
+// DefaultBusyTimeout is how long a statement waits for a lock another
+// connection holds before it fails.
+const DefaultBusyTimeout = 5 * time.Second
+
+// Options tune Open.
+type Options struct {
+	// BusyTimeout is how long a statement waits for a lock another
+	// connection holds; zero is DefaultBusyTimeout.
+	BusyTimeout time.Duration
+}
 
 // Store is the store on one SQLite database.
 type Store struct {
@@ -49,11 +57,19 @@ var _ store.Store = (*Store)(nil)
 // directory), and applies any migration it lacks. path is a plain file path
 // or Memory.
 func Open(ctx context.Context, path string) (*Store, error) {
+	return OpenWith(ctx, path, Options{})
+}
+
+// OpenWith is Open with options.
+func OpenWith(ctx context.Context, path string, opts Options) (*Store, error) {
+	if opts.BusyTimeout <= 0 {
+		opts.BusyTimeout = DefaultBusyTimeout
+	}
 	if path == "" || strings.Contains(path, "?") {
 		// The driver reads everything after '?' as its own parameters.
 		return nil, fmt.Errorf("open sqlite: invalid database path %q", path)
 	}
-	write, err := connect(ctx, path, true)
+	write, err := connect(ctx, path, true, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -65,7 +81,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if path != Memory {
 		// An in-memory database exists only on its one connection, so it
 		// reads through the writer; a file gets its own reader pool.
-		if read, err = connect(ctx, path, false); err != nil {
+		if read, err = connect(ctx, path, false, opts); err != nil {
 			write.Close()
 			return nil, err
 		}
@@ -91,9 +107,9 @@ func (s *Store) Close() error {
 }
 
 // connect opens the writer pool (one connection) or the reader pool.
-func connect(ctx context.Context, path string, writer bool) (*sqlx.DB, error) {
+func connect(ctx context.Context, path string, writer bool, opts Options) (*sqlx.DB, error) {
 	q := url.Values{}
-	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeout))
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", opts.BusyTimeout.Milliseconds()))
 	q.Add("_pragma", "foreign_keys(1)")
 	if writer {
 		// WAL is a property of the file, set once by the writer;

@@ -43,6 +43,8 @@ type rule struct {
 	left int
 	// match selects commits; nil selects every write, commits included.
 	match func(*store.Change) bool
+	// err is what a refused write returns; nil is ErrRefused.
+	err error
 }
 
 // RefuseWrites makes the next n writes fail with ErrRefused, whatever they
@@ -56,6 +58,13 @@ func (f *Faults) RefuseWrites(n int) {
 // (Always: until Clear). Other writes go through.
 func (f *Faults) RefuseCommits(n int, match func(*store.Change) bool) {
 	f.add(&rule{left: n, match: match})
+}
+
+// FailCommits makes the next n commits that match fail with err, as the
+// store reports a permanent failure (a conflict, a missing session):
+// err is returned as it is, so a test picks the kind the kernel sees.
+func (f *Faults) FailCommits(n int, match func(*store.Change) bool, err error) {
+	f.add(&rule{left: n, match: match, err: err})
 }
 
 func (f *Faults) add(r *rule) {
@@ -130,11 +139,12 @@ func (f *Faults) write(ctx context.Context, c *store.Change) error {
 	f.mu.Lock()
 	delay := f.slowWrites
 	var refuse bool
+	var err error
 	for i, r := range f.rules {
 		if r.match != nil && (c == nil || !r.match(c)) {
 			continue
 		}
-		refuse = true
+		refuse, err = true, r.err
 		if r.left > 0 {
 			if r.left--; r.left == 0 {
 				f.rules = slices.Delete(f.rules, i, i+1)
@@ -149,6 +159,9 @@ func (f *Faults) write(ctx context.Context, c *store.Change) error {
 	}
 	f.mu.Unlock()
 	if err := wait(ctx, delay); err != nil {
+		return err
+	}
+	if refuse && err != nil {
 		return err
 	}
 	if refuse {
