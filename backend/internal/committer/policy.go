@@ -15,10 +15,12 @@ type Class int
 
 // The classes of a failed write.
 const (
+	// None is the class of no error.
+	None Class = iota
 	// Transient failures (the database busy or locked past its timeout,
 	// a connection lost, a disk full for now) may pass: the write is kept
 	// and tried again with Backoff, so nothing it holds is lost.
-	Transient Class = iota + 1
+	Transient
 	// Permanent failures (a conflict with what another writer stored, a
 	// session or call that is gone, a change the store cannot take) will
 	// fail the same way however often they are tried: the writer reloads
@@ -35,6 +37,9 @@ const (
 // I/O error, a connection reset): it is taken as transient, since
 // retrying a write costs less than losing it.
 func Classify(err error) Class {
+	if err == nil {
+		return None
+	}
 	if errs.CodeOf(err) == ErrClosing.Code {
 		return Closing
 	}

@@ -2,11 +2,8 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"slices"
-	"time"
-
-	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/known/timestamppb"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/backend/internal/committer"
@@ -320,136 +317,16 @@ func (a *actor) applyNow(e *edit) error {
 	return nil
 }
 
-// write commits a change with its events and publishes them, once the
-// commit succeeded. Writes of every session go through one committer
-// (commitLoop), which commits the writes that are ready together in one
-// transaction and publishes their events in commit order, so they reach
-// the hub in seq order. It returns the change's own outcome; ctx only
-// bounds the wait for a place in the queue.
+// write commits a change with its events through the committer, which
+// publishes them once they are stored.
 func (r *Runner) write(ctx context.Context, ch *store.Change, evs []*agentsv1.Event) error {
-	now := r.now()
-	ts := timestamppb.New(now)
-	ch.Events = make([]store.Event, len(evs))
-	for i, ev := range evs {
-		if ev.Time == nil {
-			ev.Time = ts
-		}
-		body, err := proto.Marshal(ev)
-		if err != nil {
-			return err
-		}
-		ch.Events[i] = store.Event{SessionID: ev.SessionId, Owner: ev.Owner, Kind: ev.Kind, Time: ev.Time.AsTime(), Body: body}
-	}
-	w := &pendingWrite{change: ch, events: evs, done: make(chan error, 1)}
-	select {
-	case r.writes <- w:
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-r.ctx.Done():
+	err := r.commits.Write(ctx, ch, evs)
+	if err != nil && r.ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		// Not taken because the runner is closing (its writes use its
+		// context): say so, as the committer would.
 		return errClosing
 	}
-	select {
-	case err := <-w.done:
-		return err
-	case <-r.ctx.Done():
-		return errClosing
-	}
-}
-
-// pendingWrite is a change waiting for the committer.
-type pendingWrite struct {
-	change *store.Change
-	events []*agentsv1.Event
-	done   chan error
-}
-
-// maxGroup bounds the changes one group commit takes.
-const maxGroup = 64
-
-// With many runs in flight the committer waits up to groupWait for more
-// writes before it commits what it has: a commit costs about the same for
-// one change as for ten (the transaction, the pages of the WAL), and the
-// steps of the other runs end within that time. At 64 sessions a group
-// grew from 2–3 changes to 9–10, and a prompt cost a tenth less CPU
-// (BENCHMARKS.md). With fewer than groupWaitRuns runs, or once every
-// run in flight has a write in the group, it does not wait: a lone
-// session's step pays nothing.
-const (
-	groupWait     = time.Millisecond
-	groupWaitRuns = 8
-)
-
-// commitLoop is the committer: it takes the writes that are waiting, up
-// to maxGroup, commits them in one transaction (each in a savepoint, so
-// one that fails fails alone), publishes the events of those that
-// committed, in order, and answers each writer. While a commit runs, the
-// next writes queue and go in the next group: with many sessions, one
-// commit serves many steps.
-func (r *Runner) commitLoop() {
-	defer r.actors.Done()
-	group := make([]*pendingWrite, 0, maxGroup)
-	changes := make([]*store.Change, 0, maxGroup)
-	wait := time.NewTimer(groupWait)
-	wait.Stop()
-	for {
-		group, changes = group[:0], changes[:0]
-		select {
-		case w := <-r.writes:
-			group = append(group, w)
-		case <-r.ctx.Done():
-			return
-		}
-	more:
-		for len(group) < maxGroup {
-			select {
-			case w := <-r.writes:
-				group = append(group, w)
-			default:
-				break more
-			}
-		}
-		if runs := int(r.active.Load()); runs >= groupWaitRuns {
-			group = r.gather(group, runs, wait)
-		}
-		for _, w := range group {
-			changes = append(changes, w.change)
-		}
-		// A group commit runs to its end even when the runner is closing:
-		// its writes were promised to their sessions, and SQLite's
-		// transaction is short. A context that is never done also spares
-		// database/sql and the driver a watcher goroutine for the
-		// transaction and for each of its statements.
-		outcomes := r.store.CommitAll(context.WithoutCancel(r.ctx), changes)
-		for i, w := range group {
-			if outcomes[i] == nil {
-				for j, ev := range w.events {
-					ev.Seq = w.change.Events[j].Seq
-					r.hub.PublishEncoded(ev, w.change.Events[j].Body)
-				}
-			}
-			w.done <- outcomes[i]
-		}
-		clear(group)
-		clear(changes)
-	}
-}
-
-// gather adds the writes that come within groupWait to group, until it
-// holds maxGroup or as many as there are runs in flight.
-func (r *Runner) gather(group []*pendingWrite, runs int, wait *time.Timer) []*pendingWrite {
-	wait.Reset(groupWait)
-	defer wait.Stop()
-	for len(group) < maxGroup && len(group) < runs {
-		select {
-		case w := <-r.writes:
-			group = append(group, w)
-		case <-wait.C:
-			return group
-		case <-r.ctx.Done():
-			return group
-		}
-	}
-	return group
+	return err
 }
 
 // announce logs and publishes events that change no state of their own

@@ -101,8 +101,8 @@ type Runner struct {
 	// gone are the deferred calls of deleted sessions, for late answers.
 	gone  goneCalls
 	slots slots
-	// writes feed the committer (see commitLoop).
-	writes chan *pendingWrite
+	// commits writes every change with its events, then publishes them.
+	commits *committer.Committer
 	// workers run the model calls.
 	workers *workers
 	// turnBudget bounds the loaded sessions' turn encodings.
@@ -159,11 +159,13 @@ func New(opts Options) *Runner {
 	}
 	r.turnBudget.max = opts.TurnCacheBudget
 	r.slots.wake = r.wakeQueued
-	r.writes = make(chan *pendingWrite, maxGroup)
+	r.commits = committer.New(opts.Store, opts.Hub, committer.Options{
+		Runs: func() int { return int(r.active.Load()) },
+		Now:  r.now,
+	})
 	r.workers = newWorkers(ctx)
-	r.actors.Add(2)
+	r.actors.Add(1)
 	go r.prune()
-	go r.commitLoop()
 	return r
 }
 
@@ -186,6 +188,9 @@ func (r *Runner) Close() {
 	}
 	r.mu.Unlock()
 	r.cancel()
+	// Writes the committer took are committed and answered; later ones
+	// are refused, so no actor waits for a write that never comes.
+	r.commits.Close()
 	r.actors.Wait()
 }
 

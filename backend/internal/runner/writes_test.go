@@ -188,3 +188,29 @@ func TestAPermanentlyRefusedRunEndIsNotRetriedForever(t *testing.T) {
 		t.Errorf("status %s", v.Meta.Status)
 	}
 }
+
+// Issue 20, item 9: a write the committer took when the server began to
+// close is still committed, and its writer is told so, not "shutting
+// down": the answer a client gets is the truth.
+func TestAWriteCommittedWhileClosingReportsItsOutcome(t *testing.T) {
+	t.Parallel()
+	k := newKernel(t, answer)
+	id := k.create(t, "hello")
+	k.wait(t, id)
+	k.store.SlowWrites(300 * time.Millisecond)
+	sent := make(chan error, 1)
+	go func() {
+		_, err := k.run.SendMail(context.Background(), "me", id, runner.Mail{Body: session.MailBody{Kind: session.MailUserMessage, Text: "note"}})
+		sent <- err
+	}()
+	time.Sleep(100 * time.Millisecond) // the mail's commit is under way
+	k.close()
+	err := <-sent
+	mail, lerr := k.db.ListMail(context.Background(), id, false)
+	if lerr != nil {
+		t.Fatal(lerr)
+	}
+	if stored := len(mail) == 1; stored != (err == nil) {
+		t.Fatalf("SendMail answered %v, and the mail is stored: %v", err, stored)
+	}
+}
