@@ -43,12 +43,18 @@ type Options struct {
 	// BusyTimeout is how long a statement waits for a lock another
 	// connection holds; zero is DefaultBusyTimeout.
 	BusyTimeout time.Duration
+	// Holder is written into the database's lock file (its PID is this
+	// process's), so a process that finds the database in use can name
+	// and reach this one.
+	Holder Holder
 }
 
 // Store is the store on one SQLite database.
 type Store struct {
 	*store.SQL
 	write *sqlx.DB
+	// lock is held while the Store is open; nil for Memory.
+	lock *lockFile
 }
 
 var _ store.Store = (*Store)(nil)
@@ -69,6 +75,32 @@ func OpenWith(ctx context.Context, path string, opts Options) (*Store, error) {
 		// The driver reads everything after '?' as its own parameters.
 		return nil, fmt.Errorf("open sqlite: invalid database path %q", path)
 	}
+	var lk *lockFile
+	if path != Memory {
+		var err error
+		if lk, err = lock(path, opts.Holder); err != nil {
+			return nil, err
+		}
+	}
+	s, err := open(ctx, path, opts)
+	if err != nil {
+		lk.release()
+		return nil, err
+	}
+	s.lock = lk
+	return s, nil
+}
+
+// SetHolder records in the lock file where this process answers, once it
+// knows (a server listens after it opened its database).
+func (s *Store) SetHolder(h Holder) error {
+	if s.lock == nil {
+		return nil
+	}
+	return s.lock.write(h)
+}
+
+func open(ctx context.Context, path string, opts Options) (*Store, error) {
 	write, err := connect(ctx, path, true, opts)
 	if err != nil {
 		return nil, err
@@ -103,7 +135,9 @@ func (s *Store) Close() error {
 	// optimize is cheap when there is nothing to do; it is advice, so a
 	// failure (an already closed store) does not matter.
 	_, _ = s.write.Exec(`PRAGMA optimize`)
-	return s.SQL.Close()
+	err := s.SQL.Close()
+	s.lock.release()
+	return err
 }
 
 // connect opens the writer pool (one connection) or the reader pool.
