@@ -38,9 +38,13 @@ type Committer struct {
 	store store.Store
 	hub   *events.Hub
 	opts  Options
-	// in is unbuffered: a write is either taken by the loop, which then
-	// answers it, or refused; none is left in a queue nobody reads.
+	// in queues the writes for the loop. Every write put in it is
+	// answered: by the loop with its outcome, or, once the loop stopped,
+	// by the drain with ErrClosing; closed (under mu) stops new ones
+	// before the drain, so none is left in a queue nobody reads.
 	in        chan *write
+	mu        sync.RWMutex
+	closed    bool
 	stop      chan struct{}
 	done      chan struct{}
 	closeOnce sync.Once
@@ -58,7 +62,7 @@ func New(st store.Store, hub *events.Hub, opts Options) *Committer {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	c := &Committer{store: st, hub: hub, opts: opts, in: make(chan *write), stop: make(chan struct{}), done: make(chan struct{})}
+	c := &Committer{store: st, hub: hub, opts: opts, in: make(chan *write, maxGroup), stop: make(chan struct{}), done: make(chan struct{})}
 	go c.loop()
 	return c
 }
@@ -67,7 +71,12 @@ func New(st store.Store, hub *events.Hub, opts Options) *Committer {
 // answers its writers with their outcome, and returns once it is done.
 // Writes after Close fail with ErrClosing, and nothing of them is stored.
 func (c *Committer) Close() {
-	c.closeOnce.Do(func() { close(c.stop) })
+	c.closeOnce.Do(func() {
+		c.mu.Lock()
+		c.closed = true
+		c.mu.Unlock()
+		close(c.stop)
+	})
 	<-c.done
 }
 
@@ -90,13 +99,18 @@ func (c *Committer) Write(ctx context.Context, ch *store.Change, evs []*agentsv1
 		ch.Events[i] = store.Event{SessionID: ev.SessionId, Owner: ev.Owner, Kind: ev.Kind, Time: ev.Time.AsTime(), Body: body}
 	}
 	w := &write{change: ch, events: evs, done: make(chan error, 1)}
+	c.mu.RLock()
+	if c.closed {
+		c.mu.RUnlock()
+		return ErrClosing
+	}
 	select {
 	case c.in <- w:
 	case <-ctx.Done():
+		c.mu.RUnlock()
 		return ctx.Err()
-	case <-c.stop:
-		return ErrClosing
 	}
+	c.mu.RUnlock()
 	return <-w.done
 }
 
@@ -123,6 +137,7 @@ const (
 // in the next group: with many sessions, one commit serves many steps.
 func (c *Committer) loop() {
 	defer close(c.done)
+	defer c.drain()
 	group := make([]*write, 0, maxGroup)
 	changes := make([]*store.Change, 0, maxGroup)
 	wait := time.NewTimer(groupWait)
@@ -169,6 +184,19 @@ func (c *Committer) loop() {
 		}
 		clear(group)
 		clear(changes)
+	}
+}
+
+// drain answers the writes still queued when the loop stops: none of
+// them was stored. Close set closed first, so no write comes after.
+func (c *Committer) drain() {
+	for {
+		select {
+		case w := <-c.in:
+			w.done <- ErrClosing
+		default:
+			return
+		}
 	}
 }
 
