@@ -59,11 +59,16 @@ func TestAnAnswerOutlivesALockLongerThanTheBusyTimeout(t *testing.T) {
 	id := k.create(t, "hello")
 	<-hold.Held()
 	unlock := k.lock(t)
+	before := k.store.Writes()
 	hold.Release()
-	// The answer's write waits out the busy timeout, fails, and is tried
-	// again: meanwhile the session says running, in memory and in the
-	// store.
-	time.Sleep(10 * busy)
+	// The answer's write waits out the busy timeout and fails, with the
+	// run's end and without, and is tried again: meanwhile the session
+	// says running, in memory and in the store.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := k.store.WaitWrites(ctx, before+4); err != nil {
+		t.Fatal(err)
+	}
 	v, err := k.run.GetSession(context.Background(), "me", id, false, 0)
 	if err != nil {
 		t.Fatal(err)

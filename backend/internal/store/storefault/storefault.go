@@ -34,7 +34,7 @@ type Faults struct {
 	rules []*rule
 	// slowWrites and slowReads are waited before each write or read.
 	slowWrites, slowReads time.Duration
-	refused               int
+	refused, writes       int
 	changed               chan struct{}
 }
 
@@ -107,12 +107,31 @@ func (f *Faults) Refused() int {
 	return f.refused
 }
 
+// Writes returns how many writes reached the switches so far, refused or
+// not (a write the database itself then refuses counts too).
+func (f *Faults) Writes() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.writes
+}
+
+// WaitWrites waits until at least n writes reached the switches, or
+// returns ctx's error.
+func (f *Faults) WaitWrites(ctx context.Context, n int) error {
+	return f.waitFor(ctx, n, func() int { return f.writes }, "writes")
+}
+
 // WaitRefused waits until at least n writes were refused, or returns
 // ctx's error.
 func (f *Faults) WaitRefused(ctx context.Context, n int) error {
+	return f.waitFor(ctx, n, func() int { return f.refused }, "writes refused")
+}
+
+// waitFor waits until count(), read under f.mu, is at least n.
+func (f *Faults) waitFor(ctx context.Context, n int, count func() int, what string) error {
 	for {
 		f.mu.Lock()
-		if f.refused >= n {
+		if count() >= n {
 			f.mu.Unlock()
 			return nil
 		}
@@ -120,7 +139,10 @@ func (f *Faults) WaitRefused(ctx context.Context, n int) error {
 		f.mu.Unlock()
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("%d writes refused, want %d: %w", f.Refused(), n, ctx.Err())
+			f.mu.Lock()
+			got := count()
+			f.mu.Unlock()
+			return fmt.Errorf("%d %s, want %d: %w", got, what, n, ctx.Err())
 		case <-ch:
 		}
 	}
@@ -152,11 +174,12 @@ func (f *Faults) write(ctx context.Context, c *store.Change) error {
 		}
 		break
 	}
+	f.writes++
 	if refuse {
 		f.refused++
-		close(f.changedLocked())
-		f.changed = nil
 	}
+	close(f.changedLocked())
+	f.changed = nil
 	f.mu.Unlock()
 	if err := wait(ctx, delay); err != nil {
 		return err
