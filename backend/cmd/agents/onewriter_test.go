@@ -153,3 +153,31 @@ func mustAbs(t *testing.T, path string) string {
 	}
 	return abs
 }
+
+// Without a socket the embedded command reaches the server at its HTTP
+// address (no token needed on a server without auth tokens).
+func TestAnEmbeddedCommandReachesAServerWithoutASocketOverHTTP(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "agents.db")
+	model := fakellmtest.Start(t, oneWriterRules())
+	srv := startServeAgents(t, buildAgents(t), dir, db, model.URL(), crashAgentFiles(t), "")
+	id := srv.create(t, "slow", "quick question")
+	srv.waitIdle(t, id)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, buildAgents(t), "sessions", "ls", "--db", db)
+	cmd.Dir = dir
+	cmd.Env = childEnv(dir)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("sessions ls: %v\n%s", err, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), id) {
+		t.Errorf("sessions ls does not list the server's session %s:\n%s", id, stdout.String())
+	}
+	if !strings.Contains(stderr.String(), "using that server") || !strings.Contains(stderr.String(), srv.url) {
+		t.Errorf("stderr = %q, want a note naming the server it used", stderr.String())
+	}
+}
