@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 )
 
 // One process writes a database file: a second server (or a command that
@@ -67,6 +68,13 @@ func (e *LockedError) Is(target error) bool { return target == ErrLocked }
 // LockPath is the lock file of a database.
 func LockPath(path string) string { return path + ".lock" }
 
+// lockPatience is how long Open waits for a lock that is taken. A
+// process that forks (to start a tool) shares every open file with the
+// child until the child execs, its lock included: a lock the holder just
+// let go may stay taken for that long. A process that holds the database
+// holds it for much longer.
+const lockPatience = 500 * time.Millisecond
+
 // lockFile is a held lock.
 type lockFile struct{ f *os.File }
 
@@ -79,6 +87,10 @@ func lock(path string, h Holder) (*lockFile, error) {
 		return nil, fmt.Errorf("open sqlite %s: lock file: %w", path, err)
 	}
 	held, err := tryLock(f)
+	for wait := time.Now().Add(lockPatience); err == nil && !held && time.Now().Before(wait); {
+		time.Sleep(10 * time.Millisecond)
+		held, err = tryLock(f)
+	}
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("open sqlite %s: lock %s: %w", path, name, err)

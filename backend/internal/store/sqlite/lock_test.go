@@ -3,8 +3,11 @@ package sqlite
 import (
 	"context"
 	"errors"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -57,5 +60,33 @@ func TestMemoryDatabasesTakeNoLock(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer s.Close()
+	}
+}
+
+// A process that starts others (a server starts its tools) shares its
+// open files, the lock's included, with each child until the child runs
+// its program: a database closed and opened again in the same process
+// must not take that moment for another holder.
+func TestReopeningWhileTheProcessStartsOthers(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "agents.db")
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for !stop.Load() {
+				_ = exec.Command("true").Run()
+			}
+		})
+	}
+	defer func() { stop.Store(true); wg.Wait() }()
+	for i := range 30 {
+		s, err := Open(ctx, path)
+		if err != nil {
+			t.Fatalf("open %d: %v", i, err)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
