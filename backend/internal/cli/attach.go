@@ -13,6 +13,7 @@ import (
 
 	"github.com/agents-os/agents/api/client"
 	"github.com/agents-os/agents/backend/internal/server"
+	"github.com/agents-os/agents/backend/internal/store/sqlite"
 )
 
 // clientFlags choose the server a command talks to.
@@ -51,7 +52,7 @@ type embedOptions struct {
 // local and attached use are one code path.
 func (a *app) dial(ctx context.Context, cf clientFlags, opts embedOptions) (*client.Client, error) {
 	if cf.attach == "" {
-		return a.dialEmbedded(ctx, opts)
+		return a.dialEmbedded(ctx, cf, opts)
 	}
 	return a.attach(ctx, cf)
 }
@@ -110,8 +111,10 @@ func (cf clientFlags) bearerToken(lookupEnv func(string) (string, bool)) (string
 }
 
 // dialEmbedded starts the server in this process and returns a client
-// of it over the in-process transport; closing the client stops it.
-func (a *app) dialEmbedded(ctx context.Context, opts embedOptions) (*client.Client, error) {
+// of it over the in-process transport; closing the client stops it. When
+// another process holds the database, it uses that one's server instead
+// (see attachHolder), with cf's token.
+func (a *app) dialEmbedded(ctx context.Context, cf clientFlags, opts embedOptions) (*client.Client, error) {
 	res, err := a.resolve()
 	if err != nil {
 		return nil, err
@@ -122,7 +125,12 @@ func (a *app) dialEmbedded(ctx context.Context, opts embedOptions) (*client.Clie
 		// only clutter it, so only its problems reach stderr.
 		log = slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
-	st, err := a.startStack(ctx, res, log, stackOptions{offlineModel: opts.offlineModel, recover: opts.recover, limits: opts.limits})
+	st, err := a.startStack(ctx, res, log, stackOptions{offlineModel: opts.offlineModel, recover: opts.recover, limits: opts.limits,
+		holder: sqlite.Holder{Command: a.command}})
+	var locked *sqlite.LockedError
+	if errors.As(err, &locked) {
+		return a.attachHolder(ctx, cf, locked)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -133,3 +141,36 @@ func (a *app) dialEmbedded(ctx context.Context, opts embedOptions) (*client.Clie
 
 // embeddedGrace bounds the shutdown of a command's own server.
 const embeddedGrace = 5 * time.Second
+
+// attachHolder uses the server that holds the database a command would
+// have started its own server on: one database has one process, and two
+// would take up each other's runs. It attaches through the server's
+// socket, else its HTTP address (with the command's token, if any), and
+// refuses, naming the server, when it can reach neither.
+func (a *app) attachHolder(ctx context.Context, cf clientFlags, locked *sqlite.LockedError) (*client.Client, error) {
+	h := locked.Holder
+	token, err := cf.bearerToken(a.lookupEnv)
+	if err != nil {
+		return nil, err
+	}
+	var tried []string
+	for _, target := range []struct{ addr, token string }{{h.Socket, ""}, {h.Addr, token}} {
+		if target.addr == "" {
+			continue
+		}
+		c, err := client.Dial(target.addr, target.token)
+		if err == nil {
+			if err = c.Check(ctx); err == nil {
+				fmt.Fprintf(a.stderr, "agents: %s is in use by %s; using that server\n", locked.Path, h)
+				return c, nil
+			}
+			c.Close()
+		}
+		tried = append(tried, fmt.Sprintf("%s: %v", target.addr, err))
+	}
+	advice := "it listens on no socket or address this command can use; stop it, or run this command with --attach"
+	if len(tried) > 0 {
+		advice = "it cannot be reached (" + strings.Join(tried, "; ") + "); stop it, or run this command with --attach and a token"
+	}
+	return nil, fmt.Errorf("%w: %s", locked, advice)
+}

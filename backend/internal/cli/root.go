@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -24,6 +25,9 @@ type app struct {
 	stdout, stderr io.Writer
 	lookupEnv      func(string) (string, bool)
 	flags          config.Flags
+	// command is the command being run ("serve", "sessions ls"), which a
+	// database's lock file names (see sqlite.Holder).
+	command string
 }
 
 // exitError carries a specific exit status out of a command.
@@ -66,6 +70,9 @@ func (a *app) rootCommand() *cobra.Command {
 		Version:       Version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		PersistentPreRun: func(cmd *cobra.Command, _ []string) {
+			a.command = strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ")
+		},
 	}
 	// --version prints what `agents version` prints.
 	root.SetVersionTemplate("agents {{.Version}}\n")

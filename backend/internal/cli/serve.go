@@ -19,6 +19,7 @@ import (
 
 	"github.com/agents-os/agents/backend/internal/runner"
 	"github.com/agents-os/agents/backend/internal/server"
+	"github.com/agents-os/agents/backend/internal/store/sqlite"
 	"github.com/agents-os/agents/backend/internal/webui"
 )
 
@@ -183,7 +184,15 @@ func (a *app) serve(ctx context.Context, sf serveFlags) error {
 		defer unix.Close()
 	}
 
+	holder := sqlite.Holder{Command: a.command, Addr: "http://" + tcp.Addr().String()}
+	if sf.socket != "" {
+		// Absolute, so a command started elsewhere reaches it.
+		if holder.Socket, err = filepath.Abs(sf.socket); err != nil {
+			return err
+		}
+	}
 	st, err := a.startStack(ctx, res, log, stackOptions{
+		holder:         holder,
 		offlineModel:   sf.offlineModel,
 		security:       sec,
 		limits:         sf.limits,
@@ -192,7 +201,9 @@ func (a *app) serve(ctx context.Context, sf serveFlags) error {
 		recover:        true,
 		web:            web,
 	})
-	if err != nil {
+	if errors.Is(err, sqlite.ErrLocked) {
+		return fmt.Errorf("%w (stop it first, or give this server another --db)", err)
+	} else if err != nil {
 		return err
 	}
 	servers := []*http.Server{newHTTPServer(st.server.Handler())}

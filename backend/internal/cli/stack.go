@@ -59,6 +59,9 @@ type stackOptions struct {
 	recover bool
 	// web serves the web app beside the API (serve only).
 	web http.Handler
+	// holder is written into the database's lock file: where this
+	// process answers, for a process that finds the database in use.
+	holder sqlite.Holder
 }
 
 // startStack loads the agents, opens the store and assembles the server.
@@ -67,8 +70,16 @@ func (a *app) startStack(ctx context.Context, res *config.Resolved, log *slog.Lo
 	if err != nil {
 		return nil, err
 	}
+	// The database first: it is the one claim on the data directory, so a
+	// second process stops here, before it ends the first one's tool
+	// processes as a crash's leftovers.
+	db, err := openStore(ctx, res.DB, opts.holder)
+	if err != nil {
+		return nil, err
+	}
 	reaper, err := toolReaper(res.DataDir, opts.recover, log)
 	if err != nil {
+		db.Close()
 		return nil, err
 	}
 	s := &stack{log: log}
@@ -80,6 +91,7 @@ func (a *app) startStack(ctx context.Context, res *config.Resolved, log *slog.Lo
 	})
 	if err != nil {
 		s.mcp.Close()
+		db.Close()
 		return nil, err
 	}
 	s.catalog = cat
@@ -90,11 +102,6 @@ func (a *app) startStack(ctx context.Context, res *config.Resolved, log *slog.Lo
 	logWarnings(log, snap.Warnings)
 	log.Info("agents loaded", "count", len(snap.Agents()), "from", res.AgentsFrom)
 
-	db, err := openStore(ctx, res.DB)
-	if err != nil {
-		s.mcp.Close()
-		return nil, err
-	}
 	hub, err := runner.NewHub(ctx, db, events.Options{})
 	if err != nil {
 		db.Close()
@@ -188,15 +195,16 @@ func (s *stack) toolsChanged() {
 	}
 }
 
-// openStore opens the SQLite store, creating its directory.
-func openStore(ctx context.Context, dsn string) (store.Store, error) {
+// openStore opens the SQLite store, creating its directory; holder is
+// written into its lock file.
+func openStore(ctx context.Context, dsn string, holder sqlite.Holder) (*sqlite.Store, error) {
 	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
 		return nil, fmt.Errorf("--db %s: the PostgreSQL store is not available in this version", "postgres://…")
 	}
 	if err := os.MkdirAll(filepath.Dir(dsn), 0o700); err != nil {
 		return nil, fmt.Errorf("create data directory: %w", err)
 	}
-	return sqlite.Open(ctx, dsn)
+	return sqlite.OpenWith(ctx, dsn, sqlite.Options{Holder: holder})
 }
 
 // keyValue looks up API key values for the model clients.

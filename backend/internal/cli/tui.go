@@ -111,7 +111,7 @@ func (a *app) tui(ctx context.Context, tf tuiFlags) error {
 	for _, w := range res.Warnings {
 		log.Warn("config", "problem", w.Error())
 	}
-	c, err := a.dialEmbedded(ctx, embedOptions{
+	c, err := a.dialEmbedded(ctx, tf.clientFlags, embedOptions{
 		recover:      true,
 		offlineModel: tf.offlineModel,
 		limits:       server.Limits{MaxRuns: defaultMaxRuns},

@@ -98,7 +98,7 @@ func TestTUIEmbeddedServerLogsToItsFileAndServesTheDatabase(t *testing.T) {
 	defer logFile.Close()
 	var stderr strings.Builder
 	a := &app{stdout: io.Discard, stderr: &stderr, lookupEnv: env, flags: config.Flags{ConfigFile: cfg}}
-	c, err := a.dialEmbedded(context.Background(), embedOptions{recover: true, log: slog.New(slog.NewTextHandler(logFile, nil))})
+	c, err := a.dialEmbedded(context.Background(), clientFlags{}, embedOptions{recover: true, log: slog.New(slog.NewTextHandler(logFile, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/backend/internal/catalog"
+	"github.com/agents-os/agents/backend/internal/committer"
 	"github.com/agents-os/agents/backend/internal/errs"
 	"github.com/agents-os/agents/backend/internal/session"
 )
@@ -56,9 +57,16 @@ type actor struct {
 	// turnCache keeps the wire encodings of the turns (see TurnCache).
 	turnCache *TurnCache
 	run       *run
-	// unsynced is a run's end the store refused to write; it is written
-	// again before anything else (see settle).
+	// unsynced is a write of a run the store refused for now (see stall
+	// and settle); it is written again, with backoff, before anything
+	// else. then goes on with the run once it is written, and attempts
+	// counts its failed writes.
 	unsynced *edit
+	then     func()
+	attempts int
+	// next runs once the command in hand is done: a continuation that
+	// became possible inside a command must not run in the middle of it.
+	next func()
 	// waiting is the round whose deferred calls wait for clients.
 	waiting *step
 	// idleWaiters are closed when no run is active, restWaiters once the
@@ -160,9 +168,7 @@ func (a *actor) serve() {
 			switch {
 			case a.unsynced != nil:
 				if err := a.resync(); err != nil {
-					a.r.log.Warn("store still refuses the session's write", "session", a.id, "err", err)
-				} else {
-					a.wakeForMail()
+					a.r.log.Warn("store still refuses the session's write", "session", a.id, "attempts", a.attempts, "err", err)
 				}
 			case resyncing:
 				// Another write took the pending one along: not idle yet.
@@ -175,6 +181,11 @@ func (a *actor) serve() {
 		case <-a.r.ctx.Done():
 			a.shutdown()
 			return
+		}
+		for a.next != nil {
+			next := a.next
+			a.next = nil
+			next()
 		}
 		if len(a.restWaiters) > 0 && (a.gone() || a.atRest()) {
 			wake(&a.restWaiters)
@@ -192,7 +203,7 @@ func (a *actor) serve() {
 			resyncing = false
 		case a.unsynced != nil:
 			if !resyncing {
-				idle.Reset(resyncEvery)
+				idle.Reset(committer.Backoff(a.attempts))
 				resyncing = true
 			}
 		case a.run == nil:
@@ -220,9 +231,6 @@ func (a *actor) gone() bool { return a.loadErr != nil || a.deleted }
 func (a *actor) evictable() bool {
 	return a.run == nil && len(a.idleWaiters) == 0 && len(a.restWaiters) == 0 && a.unsynced == nil
 }
-
-// resyncEvery is how often a write the store refused is tried again.
-const resyncEvery = 250 * time.Millisecond
 
 // shutdown stops the active run without recording it as stopped: the
 // store still says running, and the next start resumes it.

@@ -2,13 +2,11 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"slices"
-	"time"
-
-	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/known/timestamppb"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/backend/internal/committer"
 	"github.com/agents-os/agents/backend/internal/errs"
 	"github.com/agents-os/agents/backend/internal/session"
 	"github.com/agents-os/agents/backend/internal/store"
@@ -148,8 +146,16 @@ func (e *edit) emit(a *actor, ev *agentsv1.Event) {
 // publishes its events. On failure nothing changed.
 func (a *actor) apply(e *edit) error {
 	if a.unsynced != nil {
-		// An earlier write failed: it goes first, or nothing does.
-		if err := a.resync(); err != nil {
+		// An earlier failed write goes first, or nothing does.
+		moved := len(a.unsynced.turns) > 0
+		if err := a.resync(); committer.Classify(err) == committer.Permanent {
+			return errSessionReloaded
+		} else if err != nil {
+			return errStoreUnavailable
+		}
+		if moved {
+			// e was made on the history as it was before the turns the
+			// pending write added: the caller tries again on the new one.
 			return errStoreUnavailable
 		}
 	}
@@ -158,17 +164,118 @@ func (a *actor) apply(e *edit) error {
 
 var errStoreUnavailable = errs.Unavailable(store.CodeStoreUnavailable, "the database refused a write; try again shortly")
 
-// resync writes the edit a failed write left behind.
+// errSessionReloaded answers a request that came while the session was
+// settled from the store (see settleFromStore): it was not carried out.
+var errSessionReloaded = errs.Conflict("session_reloaded", "the session was reloaded from the database; try again")
+
+// resync writes the edit a failed write left behind. Once it is stored,
+// what waited for it (then) runs next. A failure the store will repeat
+// however often it is asked is not asked again: the session is settled
+// from what the store holds (see settleFromStore).
 func (a *actor) resync() error {
 	e := a.unsynced
-	e.meta = a.st.meta
 	if err := a.applyNow(e); err != nil {
+		a.attempts++
+		if committer.Classify(err) == committer.Permanent {
+			a.r.log.Error("the store refused a write for good", "session", a.id, "attempts", a.attempts, "err", err)
+			a.settleFromStore(e)
+		}
 		return err
 	}
-	a.unsynced = nil
+	// Mail other sessions' changes handed over while the write waited is
+	// in memory only, and the pending count is computed from it.
+	a.st.meta.PendingMail = len(a.st.mail)
+	then := a.then
+	a.unsynced, a.then, a.attempts = nil, nil, 0
 	a.delivered(e.notify)
+	a.next = func() {
+		if then != nil {
+			then()
+		}
+		// Mail that came while the write waited found no run to fold it.
+		a.wakeForMail()
+	}
 	return nil
 }
+
+// stall keeps a write of the active run that failed: a write the store
+// may take later is kept, with what comes after it (then), and written
+// again with backoff; the run stays active, and says running, in memory
+// and in the store, until then. A write the store will never take ends
+// the run from what the store holds. A write refused because the server
+// is closing leaves the run to the next start, as a shutdown does.
+func (a *actor) stall(e *edit, err error, then func()) {
+	switch {
+	case committer.Classify(err) == committer.Closing:
+		a.closeRun()
+	case a.unsynced != nil:
+		// e never reached the store: an earlier write waits (which no run
+		// write should find). The run cannot go on in order.
+		a.r.log.Error("run write behind a pending one", "session", a.id, "err", err)
+		a.failRun("store_error", "could not store the run's progress")
+	case committer.Classify(err) == committer.Transient:
+		a.r.log.Warn("the store refused a write for now; keeping it", "session", a.id, "err", err)
+		a.unsynced, a.then, a.attempts = e, then, 1
+	default:
+		a.r.log.Error("the store refused a write for good", "session", a.id, "err", err)
+		a.settleFromStore(nil)
+	}
+}
+
+// settleFromStore ends a write the store refused for good. The store is
+// the truth: the session is read again from it, and the run, if the store
+// still says it is going, ends there once, with the end the write meant
+// (end, a run's end) or failed, rebuilt on the stored history. When even
+// that is refused, the session is left as the store has it and takes
+// input again; its next write carries its status.
+func (a *actor) settleFromStore(end *edit) {
+	a.unsynced, a.then, a.attempts = nil, nil, 0
+	a.closeRun()
+	a.waiting = nil // until restore rebuilds it from the stored rows
+	st, err := a.r.load(a.r.ctx, a.id)
+	switch {
+	case errs.KindOf(err) == errs.KindNotFound:
+		a.deleted = true
+		return
+	case err != nil:
+		a.r.log.Error("reload session", "session", a.id, "err", err)
+		if a.st.meta.Status == session.StatusRunning {
+			a.st.meta.Status, a.st.meta.StatusReason = session.StatusFailed, storeRefusedReason
+		}
+		return
+	}
+	a.restore(st)
+	a.prompt = prompt{}
+	a.turnCache.drop()
+	a.turnCache = nil
+	if st.meta.Status != session.StatusRunning {
+		return
+	}
+	e := a.edit()
+	status, reason := session.StatusFailed, storeRefusedReason
+	if end != nil && len(end.turns) == 0 && end.meta.Status != session.StatusRunning {
+		status, reason = end.meta.Status, end.meta.StatusReason
+		for _, ev := range end.events {
+			if ev.SessionId == a.id {
+				e.events = append(e.events, ev)
+			}
+		}
+	} else {
+		e.emit(a, &agentsv1.Event{Kind: "session.failed", Body: &agentsv1.Event_SessionFailed{SessionFailed: &agentsv1.SessionFailed{Reason: reason, Code: "store_error"}}})
+	}
+	e.meta.Status, e.meta.StatusReason = status, reason
+	a.watchMail(e, status, reason, "")
+	if err := a.applyNow(e); err != nil {
+		a.r.log.Error("settle session from the store", "session", a.id, "err", err)
+		a.st.meta.Status, a.st.meta.StatusReason = status, reason
+		return
+	}
+	a.delivered(e.notify)
+}
+
+// storeRefusedReason is the status reason of a run the store would not
+// let go on.
+const storeRefusedReason = "the database refused the run's progress; the session is as the database has it"
 
 func (a *actor) applyNow(e *edit) error {
 	e.meta.Updated = a.r.now()
@@ -210,138 +317,16 @@ func (a *actor) applyNow(e *edit) error {
 	return nil
 }
 
-// write commits a change with its events and publishes them, once the
-// commit succeeded. Writes of every session go through one committer
-// (commitLoop), which commits the writes that are ready together in one
-// transaction and publishes their events in commit order, so they reach
-// the hub in seq order. It returns the change's own outcome; ctx only
-// bounds the wait for a place in the queue.
+// write commits a change with its events through the committer, which
+// publishes them once they are stored.
 func (r *Runner) write(ctx context.Context, ch *store.Change, evs []*agentsv1.Event) error {
-	now := r.now()
-	ts := timestamppb.New(now)
-	ch.Events = make([]store.Event, len(evs))
-	for i, ev := range evs {
-		if ev.Time == nil {
-			ev.Time = ts
-		}
-		body, err := proto.Marshal(ev)
-		if err != nil {
-			return err
-		}
-		ch.Events[i] = store.Event{SessionID: ev.SessionId, Owner: ev.Owner, Kind: ev.Kind, Time: ev.Time.AsTime(), Body: body}
-	}
-	w := &pendingWrite{change: ch, events: evs, done: make(chan error, 1)}
-	select {
-	case r.writes <- w:
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-r.ctx.Done():
+	err := r.commits.Write(ctx, ch, evs)
+	if err != nil && r.ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		// Not taken because the runner is closing (its writes use its
+		// context): say so, as the committer would.
 		return errClosing
 	}
-	select {
-	case err := <-w.done:
-		return err
-	case <-r.ctx.Done():
-		return errClosing
-	}
-}
-
-// pendingWrite is a change waiting for the committer.
-type pendingWrite struct {
-	change *store.Change
-	events []*agentsv1.Event
-	done   chan error
-}
-
-// maxGroup bounds the changes one group commit takes.
-const maxGroup = 64
-
-// With many runs in flight the committer waits up to groupWait for more
-// writes before it commits what it has: a commit costs about the same for
-// one change as for ten (the transaction, the pages of the WAL), and the
-// steps of the other runs end within that time. At 64 sessions a group
-// grew from 2–3 changes to 9–10, and a prompt cost a tenth less CPU
-// (BENCHMARKS.md). With fewer than groupWaitRuns runs, or once every
-// run in flight has a write in the group, it does not wait: a lone
-// session's step pays nothing.
-const (
-	groupWait     = time.Millisecond
-	groupWaitRuns = 8
-)
-
-// commitLoop is the committer: it takes the writes that are waiting, up
-// to maxGroup, commits them in one transaction (each in a savepoint, so
-// one that fails fails alone), publishes the events of those that
-// committed, in order, and answers each writer. While a commit runs, the
-// next writes queue and go in the next group: with many sessions, one
-// commit serves many steps.
-func (r *Runner) commitLoop() {
-	defer r.actors.Done()
-	group := make([]*pendingWrite, 0, maxGroup)
-	changes := make([]*store.Change, 0, maxGroup)
-	wait := time.NewTimer(groupWait)
-	wait.Stop()
-	for {
-		group, changes = group[:0], changes[:0]
-		select {
-		case w := <-r.writes:
-			group = append(group, w)
-		case <-r.ctx.Done():
-			return
-		}
-	more:
-		for len(group) < maxGroup {
-			select {
-			case w := <-r.writes:
-				group = append(group, w)
-			default:
-				break more
-			}
-		}
-		if runs := int(r.active.Load()); runs >= groupWaitRuns {
-			group = r.gather(group, runs, wait)
-		}
-		for _, w := range group {
-			changes = append(changes, w.change)
-		}
-		// A group commit runs to its end even when the runner is closing:
-		// its writes were promised to their sessions, and SQLite's
-		// transaction is short. A context that is never done also spares
-		// database/sql and the driver a watcher goroutine for the
-		// transaction and for each of its statements.
-		outcomes := r.store.CommitAll(context.WithoutCancel(r.ctx), changes)
-		for i, w := range group {
-			if outcomes[i] == nil {
-				for j, ev := range w.events {
-					ev.Seq = w.change.Events[j].Seq
-					if _, err := r.hub.PublishEncoded(ev, w.change.Events[j].Body); err != nil {
-						r.log.Error("publish a committed event", "session", ev.GetSessionId(), "err", err)
-					}
-				}
-			}
-			w.done <- outcomes[i]
-		}
-		clear(group)
-		clear(changes)
-	}
-}
-
-// gather adds the writes that come within groupWait to group, until it
-// holds maxGroup or as many as there are runs in flight.
-func (r *Runner) gather(group []*pendingWrite, runs int, wait *time.Timer) []*pendingWrite {
-	wait.Reset(groupWait)
-	defer wait.Stop()
-	for len(group) < maxGroup && len(group) < runs {
-		select {
-		case w := <-r.writes:
-			group = append(group, w)
-		case <-wait.C:
-			return group
-		case <-r.ctx.Done():
-			return group
-		}
-	}
-	return group
+	return err
 }
 
 // announce logs and publishes events that change no state of their own

@@ -77,8 +77,9 @@ func (r *Runner) deleteEach(ctx context.Context, targets []string) ([]string, er
 			a.closeRun()
 			r.gone.add(a.pendingTokens(), "its session was deleted")
 			a.deleted = true
-			a.unsynced = nil
+			a.unsynced, a.then, a.next = nil, nil, nil
 			r.params.forget(target)
+			r.watches.drop(target)
 			return nil
 		})
 		if err != nil {

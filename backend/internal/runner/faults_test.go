@@ -22,6 +22,9 @@ import (
 // kernel is a runner over a SQLite file and the offline model, with
 // switches on both.
 type kernel struct {
+	// db is the store under the switches, path its file.
+	db     *sqlite.Store
+	path   string
 	run    *runner.Runner
 	hub    *events.Hub
 	store  *storefault.Faults
@@ -30,17 +33,22 @@ type kernel struct {
 }
 
 func newKernel(t *testing.T, rules fakellm.Rules) *kernel {
+	return newKernelWith(t, rules, sqlite.Options{})
+}
+
+func newKernelWith(t *testing.T, rules fakellm.Rules, opts sqlite.Options) *kernel {
 	t.Helper()
 	ctx := context.Background()
 	llm := fakellmtest.Start(t, rules)
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "kernel.db"))
+	path := filepath.Join(t.TempDir(), "kernel.db")
+	db, err := sqlite.OpenWith(ctx, path, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cat := catalog.New(ctx, func() *agentfile.Set {
 		return agentfile.Load(nil, []string{"testdata/bench/agents"})
 	}, catalog.Options{HasKey: func(string) bool { return false }, OfflineModelURL: llm.URL()})
-	k := &kernel{store: &storefault.Faults{}, model: &modelfault.Faults{}}
+	k := &kernel{db: db, path: path, store: &storefault.Faults{}, model: &modelfault.Faults{}}
 	st := storefault.Wrap(db, k.store)
 	if k.hub, err = runner.NewHub(ctx, st, events.Options{}); err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/backend/internal/committer"
 	"github.com/agents-os/agents/backend/internal/errs"
 	"github.com/agents-os/agents/backend/internal/session"
 )
@@ -97,7 +98,14 @@ func (r *Runner) deliver(ctx context.Context, owner, to string, m session.Mail, 
 			return a.obey(stored)
 		}
 		if a.run == nil && a.st.meta.Status.AcceptsInput() {
-			return a.wake(agentsv1.RunTrigger_RUN_TRIGGER_MAIL)
+			err := a.wake(agentsv1.RunTrigger_RUN_TRIGGER_MAIL)
+			if committer.Classify(err) == committer.Closing {
+				// The mail is stored: the next start wakes the session
+				// for it (see Recover), so the sender is told the truth,
+				// that it was accepted.
+				return nil
+			}
+			return err
 		}
 		return nil
 	})

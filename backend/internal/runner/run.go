@@ -9,6 +9,7 @@ import (
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/backend/internal/catalog"
+	"github.com/agents-os/agents/backend/internal/committer"
 	"github.com/agents-os/agents/backend/internal/llm"
 	"github.com/agents-os/agents/backend/internal/session"
 	"github.com/agents-os/agents/backend/internal/tool"
@@ -180,8 +181,11 @@ func (a *actor) beginStep() {
 		e := a.edit()
 		a.addUserTurn(e, session.UserTurn{})
 		if err := a.apply(e); err != nil {
-			a.r.log.Error("commit user turn", "session", a.id, "err", err)
-			a.failRun("store_error", "could not store the mail")
+			a.stall(e, err, func() {
+				if a.run == run {
+					a.beginStep()
+				}
+			})
 			return
 		}
 	}
@@ -316,10 +320,19 @@ func (a *actor) modelDone(st *step, resp llm.Response, err error, took time.Dura
 		return
 	}
 	if err := a.apply(e); err != nil {
-		a.r.log.Error("commit llm turn", "session", a.id, "err", err)
-		a.failRun("store_error", "could not store the answer")
+		a.stall(e, err, func() {
+			if a.current(st) {
+				a.answerStored(st, turn, rows)
+			}
+		})
 		return
 	}
+	a.answerStored(st, turn, rows)
+}
+
+// answerStored goes on once the model's answer is stored: with its tool
+// calls, or with the end of the round.
+func (a *actor) answerStored(st *step, turn session.LLMTurn, rows []session.DeferredCall) {
 	st.progress.mu.Lock()
 	st.progress.stored = true
 	st.progress.mu.Unlock()
@@ -374,12 +387,17 @@ func (a *actor) answerEnds(e *edit, text string) {
 		a.delivered(both.notify)
 		return
 	}
+	run := a.run
+	ended := func() {
+		if a.run == run {
+			a.endRun(session.StatusReady, reason, text)
+		}
+	}
 	if err := a.apply(e); err != nil {
-		a.r.log.Error("commit llm turn", "session", a.id, "err", err)
-		a.failRun("store_error", "could not store the answer")
+		a.stall(e, err, ended)
 		return
 	}
-	a.endRun(session.StatusReady, reason, text)
+	ended()
 }
 
 // callsDone ends a round whose tool calls all have results: the results
@@ -390,10 +408,19 @@ func (a *actor) callsDone(st *step) {
 	st.completed = nil
 	a.storeRound(e, st)
 	if err := a.apply(e); err != nil {
-		a.r.log.Error("commit tool results", "session", a.id, "err", err)
-		a.failRun("store_error", "could not store the tool results")
+		a.stall(e, err, func() {
+			if a.current(st) {
+				a.resultsStored(st)
+			}
+		})
 		return
 	}
+	a.resultsStored(st)
+}
+
+// resultsStored goes on with the next step once a round's results are
+// stored.
+func (a *actor) resultsStored(st *step) {
 	a.waiting = nil
 	a.reportStep(st)
 	a.beginStep()
@@ -482,21 +509,28 @@ func (a *actor) fail(code, reason string) {
 // (see resync), and no other write of the session goes through before.
 func (a *actor) settle(e *edit, status session.Status, reason, text string) {
 	a.watchMail(e, status, reason, text)
-	if err := a.apply(e); err != nil {
-		a.r.log.Error("store run end", "session", a.id, "err", err)
-		if a.unsynced == nil {
-			a.unsynced = e
-		} else {
-			// The earlier failed write is still pending: this one's
-			// events and mail follow it.
-			a.unsynced.events = append(a.unsynced.events, e.events...)
-			a.unsynced.mail = append(a.unsynced.mail, e.mail...)
-			a.unsynced.notify = append(a.unsynced.notify, e.notify...)
-		}
-		a.st.meta.Status, a.st.meta.StatusReason = e.meta.Status, e.meta.StatusReason
+	err := a.apply(e)
+	switch {
+	case err == nil:
+		a.delivered(e.notify)
 		return
+	case a.unsynced != nil:
+		// The earlier failed write is still pending: this one's status,
+		// events and mail follow it.
+		a.r.log.Warn("store run end behind a pending write", "session", a.id, "err", err)
+		a.unsynced.meta.Status, a.unsynced.meta.StatusReason = e.meta.Status, e.meta.StatusReason
+		a.unsynced.events = append(a.unsynced.events, e.events...)
+		a.unsynced.mail = append(a.unsynced.mail, e.mail...)
+		a.unsynced.notify = append(a.unsynced.notify, e.notify...)
+	case committer.Classify(err) == committer.Permanent:
+		a.r.log.Error("the store refused a run end for good", "session", a.id, "err", err)
+		a.settleFromStore(e)
+		return
+	default:
+		a.r.log.Warn("the store refused a run end for now; keeping it", "session", a.id, "err", err)
+		a.unsynced, a.attempts = e, 1
 	}
-	a.delivered(e.notify)
+	a.st.meta.Status, a.st.meta.StatusReason = e.meta.Status, e.meta.StatusReason
 }
 
 // closeRun forgets the active run: what is in flight is cancelled and

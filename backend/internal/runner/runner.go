@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/agents-os/agents/backend/internal/catalog"
-	"github.com/agents-os/agents/backend/internal/errs"
+	"github.com/agents-os/agents/backend/internal/committer"
 	"github.com/agents-os/agents/backend/internal/events"
 	"github.com/agents-os/agents/backend/internal/llm"
 	"github.com/agents-os/agents/backend/internal/store"
@@ -101,8 +101,8 @@ type Runner struct {
 	// gone are the deferred calls of deleted sessions, for late answers.
 	gone  goneCalls
 	slots slots
-	// writes feed the committer (see commitLoop).
-	writes chan *pendingWrite
+	// commits writes every change with its events, then publishes them.
+	commits *committer.Committer
 	// workers run the model calls.
 	workers *workers
 	// turnBudget bounds the loaded sessions' turn encodings.
@@ -159,11 +159,14 @@ func New(opts Options) *Runner {
 	}
 	r.turnBudget.max = opts.TurnCacheBudget
 	r.slots.wake = r.wakeQueued
-	r.writes = make(chan *pendingWrite, maxGroup)
+	r.commits = committer.New(opts.Store, opts.Hub, committer.Options{
+		Runs: func() int { return int(r.active.Load()) },
+		Now:  r.now,
+		Log:  r.log,
+	})
 	r.workers = newWorkers(ctx)
-	r.actors.Add(2)
+	r.actors.Add(1)
 	go r.prune()
-	go r.commitLoop()
 	return r
 }
 
@@ -186,6 +189,9 @@ func (r *Runner) Close() {
 	}
 	r.mu.Unlock()
 	r.cancel()
+	// Writes the committer took are committed and answered; later ones
+	// are refused, so no actor waits for a write that never comes.
+	r.commits.Close()
 	r.actors.Wait()
 }
 
@@ -208,7 +214,9 @@ func (r *Runner) Drain(ctx context.Context) error {
 	return nil
 }
 
-var errClosing = errs.Unavailable("shutting_down", "the server is shutting down")
+// errClosing is the committer's: a write it refused because the server is
+// closing and a request refused for the same reason are one error.
+var errClosing = committer.ErrClosing
 
 // acquire returns the live actor of a session, loading it if needed, and
 // holds it in memory until release is called.

@@ -22,10 +22,16 @@ const (
 	MaxWatchTTL     = 30 * 24 * time.Hour
 )
 
-// watches is the in-memory index of the stored watches, by target.
+// watches is the in-memory index of the stored watches. It is a cache of
+// the watches table with one rule: it is filled from the store at start
+// (loadWatches) and changed only after the store changed, by the code
+// that changed it: a watch put or ended (WatchSession, UnwatchSession,
+// dropWatches), a session deleted (drop; the store's delete cascades to
+// the session's watches in the same transaction).
 type watches struct {
 	mu       sync.Mutex
 	byTarget map[string]map[string]time.Time // target → watcher → expiry
+	targets  map[string]map[string]struct{}  // watcher → its targets
 	owners   map[string]string               // watcher → its owner
 }
 
@@ -42,6 +48,7 @@ func (w *watches) put(watcher, owner, target string, expires time.Time) {
 	defer w.mu.Unlock()
 	if w.byTarget == nil {
 		w.byTarget = map[string]map[string]time.Time{}
+		w.targets = map[string]map[string]struct{}{}
 		w.owners = map[string]string{}
 	}
 	w.owners[watcher] = owner
@@ -49,14 +56,40 @@ func (w *watches) put(watcher, owner, target string, expires time.Time) {
 		w.byTarget[target] = map[string]time.Time{}
 	}
 	w.byTarget[target][watcher] = expires
+	if w.targets[watcher] == nil {
+		w.targets[watcher] = map[string]struct{}{}
+	}
+	w.targets[watcher][target] = struct{}{}
 }
 
 func (w *watches) remove(watcher, target string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.removeLocked(watcher, target)
+}
+
+func (w *watches) removeLocked(watcher, target string) {
 	delete(w.byTarget[target], watcher)
 	if len(w.byTarget[target]) == 0 {
 		delete(w.byTarget, target)
+	}
+	delete(w.targets[watcher], target)
+	if len(w.targets[watcher]) == 0 {
+		delete(w.targets, watcher)
+		delete(w.owners, watcher)
+	}
+}
+
+// drop forgets every watch of a deleted session, as watcher and as
+// target.
+func (w *watches) drop(id string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for target := range w.targets[id] {
+		w.removeLocked(id, target)
+	}
+	for watcher := range w.byTarget[id] {
+		w.removeLocked(watcher, id)
 	}
 }
 
@@ -105,6 +138,16 @@ func (r *Runner) WatchSession(ctx context.Context, owner, watcher, target string
 		return session.Watch{}, err
 	}
 	r.watches.put(watcher, watcherOwner, target, w.Expires)
+	// A delete of either session that committed after PutWatch took the
+	// watch from the store, and may have dropped it from the index before
+	// put added it: look again, so the index never keeps a watch of a
+	// session that is gone.
+	for _, id := range []string{watcher, target} {
+		if _, err := r.store.GetMeta(ctx, id); errs.KindOf(err) == errs.KindNotFound {
+			r.watches.drop(id)
+			return session.Watch{}, err
+		}
+	}
 	return w, nil
 }
 

@@ -9,6 +9,8 @@ import (
 	"connectrpc.com/connect"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/backend/internal/errs"
+	"github.com/agents-os/agents/backend/internal/store"
 	"github.com/agents-os/agents/backend/internal/store/storefault"
 	"github.com/agents-os/agents/tools/fakellm"
 )
@@ -117,9 +119,9 @@ func TestARoundCutByARestartIsSettledBeforeTheRunWaitsForParams(t *testing.T) {
 }
 
 // Issue 8, item 3, the other way in: the store refuses the commit of a
-// round's results, the run fails, and a new message follows the calls.
-// The calls get a result first, so the next request is one a provider
-// takes.
+// round's results for good (a refusal for now is tried again, issue 20
+// item 4), the run fails, and a new message follows the calls. The calls
+// get a result first, so the next request is one a provider takes.
 func TestAMessageAfterARefusedRoundCommitStillAnswersEveryCall(t *testing.T) {
 	t.Parallel()
 	e := start(t, fakellm.Rules{Rules: []fakellm.Rule{
@@ -129,7 +131,7 @@ func TestAMessageAfterARefusedRoundCommitStillAnswersEveryCall(t *testing.T) {
 			{Name: "bash_echo", Arguments: []byte(`{"word": "b"}`)},
 		}}},
 	}}, withFaults())
-	e.faults.RefuseCommits(1, storefault.WithToolResults())
+	e.faults.FailCommits(1, storefault.WithToolResults(), errs.Conflict(store.CodeTurnConflict, "another writer moved the session"))
 
 	id := e.create("boss", "go").GetMeta().GetId()
 	s := e.wait(id)

@@ -113,3 +113,24 @@ func TestWatchMailSurvivesARefusedRunEnd(t *testing.T) {
 		t.Errorf("the watcher folded %q, want the outcome once", folded)
 	}
 }
+
+// Issue 20, item 3: deleting a watcher takes its watches with it, in the
+// store and in memory, so the target's next run end writes no mail for a
+// session that is gone and the target takes posts again.
+func TestDeletingAWatcherLeavesItsTargetWorking(t *testing.T) {
+	t.Parallel()
+	e := start(t, watchRules())
+	watcher, target := e.watchPair()
+	if _, err := e.sessions.DeleteSession(ctxFor(t), connect.NewRequest(&agentsv1.DeleteSessionRequest{SessionId: watcher})); err != nil {
+		t.Fatal(err)
+	}
+	for _, word := range []string{"one", "two"} {
+		e.post(target, word)
+		if s := e.wait(target); s.GetMeta().GetStatus() != ready || lastTurn(s).GetLlm().GetText() != "answer to "+word {
+			t.Fatalf("run %q: status %v (%s), last turn %v", word, s.GetMeta().GetStatus(), s.GetMeta().GetStatusReason(), lastTurn(s))
+		}
+		if st := e.storedStatus(target); st != "ready" {
+			t.Fatalf("run %q: stored status %s, want ready", word, st)
+		}
+	}
+}

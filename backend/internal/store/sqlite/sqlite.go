@@ -21,6 +21,7 @@ import (
 	"net/url"
 	"runtime"
 	"strings"
+	"time"
 
 	"github.com/jmoiron/sqlx"
 	"modernc.org/sqlite"
@@ -33,14 +34,27 @@ import (
 // long as the Store and is not shared with any other Store.
 const Memory = ":memory:"
 
-// busyTimeout is how long a statement waits for a lock another process
-// holds before failing, in milliseconds.
-const busyTimeout = 5000
+// DefaultBusyTimeout is how long a statement waits for a lock another
+// connection holds before it fails.
+const DefaultBusyTimeout = 5 * time.Second
+
+// Options tune Open.
+type Options struct {
+	// BusyTimeout is how long a statement waits for a lock another
+	// connection holds; zero is DefaultBusyTimeout.
+	BusyTimeout time.Duration
+	// Holder is written into the database's lock file (its PID is this
+	// process's), so a process that finds the database in use can name
+	// and reach this one.
+	Holder Holder
+}
 
 // Store is the store on one SQLite database.
 type Store struct {
 	*store.SQL
 	write *sqlx.DB
+	// lock is held while the Store is open; nil for Memory.
+	lock *lockFile
 }
 
 var _ store.Store = (*Store)(nil)
@@ -49,11 +63,45 @@ var _ store.Store = (*Store)(nil)
 // directory), and applies any migration it lacks. path is a plain file path
 // or Memory.
 func Open(ctx context.Context, path string) (*Store, error) {
+	return OpenWith(ctx, path, Options{})
+}
+
+// OpenWith is Open with options.
+func OpenWith(ctx context.Context, path string, opts Options) (*Store, error) {
+	if opts.BusyTimeout <= 0 {
+		opts.BusyTimeout = DefaultBusyTimeout
+	}
 	if path == "" || strings.Contains(path, "?") {
 		// The driver reads everything after '?' as its own parameters.
 		return nil, fmt.Errorf("open sqlite: invalid database path %q", path)
 	}
-	write, err := connect(ctx, path, true)
+	var lk *lockFile
+	if path != Memory {
+		var err error
+		if lk, err = lock(path, opts.Holder); err != nil {
+			return nil, err
+		}
+	}
+	s, err := open(ctx, path, opts)
+	if err != nil {
+		lk.release()
+		return nil, err
+	}
+	s.lock = lk
+	return s, nil
+}
+
+// SetHolder records in the lock file where this process answers, once it
+// knows (a server listens after it opened its database).
+func (s *Store) SetHolder(h Holder) error {
+	if s.lock == nil {
+		return nil
+	}
+	return s.lock.write(h)
+}
+
+func open(ctx context.Context, path string, opts Options) (*Store, error) {
+	write, err := connect(ctx, path, true, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -65,7 +113,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if path != Memory {
 		// An in-memory database exists only on its one connection, so it
 		// reads through the writer; a file gets its own reader pool.
-		if read, err = connect(ctx, path, false); err != nil {
+		if read, err = connect(ctx, path, false, opts); err != nil {
 			write.Close()
 			return nil, err
 		}
@@ -87,13 +135,15 @@ func (s *Store) Close() error {
 	// optimize is cheap when there is nothing to do; it is advice, so a
 	// failure (an already closed store) does not matter.
 	_, _ = s.write.Exec(`PRAGMA optimize`)
-	return s.SQL.Close()
+	err := s.SQL.Close()
+	s.lock.release()
+	return err
 }
 
 // connect opens the writer pool (one connection) or the reader pool.
-func connect(ctx context.Context, path string, writer bool) (*sqlx.DB, error) {
+func connect(ctx context.Context, path string, writer bool, opts Options) (*sqlx.DB, error) {
 	q := url.Values{}
-	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeout))
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", opts.BusyTimeout.Milliseconds()))
 	q.Add("_pragma", "foreign_keys(1)")
 	if writer {
 		// WAL is a property of the file, set once by the writer;

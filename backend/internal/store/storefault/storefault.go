@@ -34,7 +34,7 @@ type Faults struct {
 	rules []*rule
 	// slowWrites and slowReads are waited before each write or read.
 	slowWrites, slowReads time.Duration
-	refused               int
+	refused, writes       int
 	changed               chan struct{}
 }
 
@@ -43,6 +43,8 @@ type rule struct {
 	left int
 	// match selects commits; nil selects every write, commits included.
 	match func(*store.Change) bool
+	// err is what a refused write returns; nil is ErrRefused.
+	err error
 }
 
 // RefuseWrites makes the next n writes fail with ErrRefused, whatever they
@@ -56,6 +58,13 @@ func (f *Faults) RefuseWrites(n int) {
 // (Always: until Clear). Other writes go through.
 func (f *Faults) RefuseCommits(n int, match func(*store.Change) bool) {
 	f.add(&rule{left: n, match: match})
+}
+
+// FailCommits makes the next n commits that match fail with err, as the
+// store reports a permanent failure (a conflict, a missing session):
+// err is returned as it is, so a test picks the kind the kernel sees.
+func (f *Faults) FailCommits(n int, match func(*store.Change) bool, err error) {
+	f.add(&rule{left: n, match: match, err: err})
 }
 
 func (f *Faults) add(r *rule) {
@@ -98,12 +107,31 @@ func (f *Faults) Refused() int {
 	return f.refused
 }
 
+// Writes returns how many writes reached the switches so far, refused or
+// not (a write the database itself then refuses counts too).
+func (f *Faults) Writes() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.writes
+}
+
+// WaitWrites waits until at least n writes reached the switches, or
+// returns ctx's error.
+func (f *Faults) WaitWrites(ctx context.Context, n int) error {
+	return f.waitFor(ctx, n, func() int { return f.writes }, "writes")
+}
+
 // WaitRefused waits until at least n writes were refused, or returns
 // ctx's error.
 func (f *Faults) WaitRefused(ctx context.Context, n int) error {
+	return f.waitFor(ctx, n, func() int { return f.refused }, "writes refused")
+}
+
+// waitFor waits until count(), read under f.mu, is at least n.
+func (f *Faults) waitFor(ctx context.Context, n int, count func() int, what string) error {
 	for {
 		f.mu.Lock()
-		if f.refused >= n {
+		if count() >= n {
 			f.mu.Unlock()
 			return nil
 		}
@@ -111,7 +139,10 @@ func (f *Faults) WaitRefused(ctx context.Context, n int) error {
 		f.mu.Unlock()
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("%d writes refused, want %d: %w", f.Refused(), n, ctx.Err())
+			f.mu.Lock()
+			got := count()
+			f.mu.Unlock()
+			return fmt.Errorf("%d %s, want %d: %w", got, what, n, ctx.Err())
 		case <-ch:
 		}
 	}
@@ -130,11 +161,12 @@ func (f *Faults) write(ctx context.Context, c *store.Change) error {
 	f.mu.Lock()
 	delay := f.slowWrites
 	var refuse bool
+	var err error
 	for i, r := range f.rules {
 		if r.match != nil && (c == nil || !r.match(c)) {
 			continue
 		}
-		refuse = true
+		refuse, err = true, r.err
 		if r.left > 0 {
 			if r.left--; r.left == 0 {
 				f.rules = slices.Delete(f.rules, i, i+1)
@@ -142,13 +174,17 @@ func (f *Faults) write(ctx context.Context, c *store.Change) error {
 		}
 		break
 	}
+	f.writes++
 	if refuse {
 		f.refused++
-		close(f.changedLocked())
-		f.changed = nil
 	}
+	close(f.changedLocked())
+	f.changed = nil
 	f.mu.Unlock()
 	if err := wait(ctx, delay); err != nil {
+		return err
+	}
+	if refuse && err != nil {
 		return err
 	}
 	if refuse {

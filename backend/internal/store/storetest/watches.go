@@ -47,6 +47,14 @@ func testWatches(t *testing.T, fresh func(t *testing.T) Opener) {
 	wantErr(t, err, errs.KindNotFound, store.CodeUnknownSession)
 	err = s.PutWatch(ctx, session.Watch{WatcherID: "ghost", TargetID: "a", Expires: at(time.Hour)})
 	wantErr(t, err, errs.KindNotFound, store.CodeUnknownSession)
+
+	// Deleting a session takes its watches, as watcher and as target, in
+	// the delete's own transaction.
+	mustCreate(t, s, newMeta("d", "alice", at(0)))
+	put("d", "a", at(time.Hour))
+	put("b", "d", at(time.Hour))
+	noErr(t, s.Commit(ctx, &store.Change{Delete: []string{"d"}}), "delete d")
+	equal(t, "watches after the delete", list(), []session.Watch{{WatcherID: "a", TargetID: "b", Expires: at(4 * time.Minute)}})
 }
 
 func testLeases(t *testing.T, fresh func(t *testing.T) Opener) {
