@@ -92,29 +92,35 @@ func Migrate(ctx context.Context, db *sqlx.DB, dialect string) error {
 	if known := ms[len(ms)-1].Version; newest > known {
 		return fmt.Errorf("database schema version %d is newer than this binary's %d", newest, known)
 	}
-	for _, m := range ms {
-		if err := apply(ctx, db, m); err != nil {
-			return fmt.Errorf("migration %s: %w", m.Name, err)
-		}
+	if newest == ms[len(ms)-1].Version {
+		return nil
 	}
-	return nil
+	// Every pending migration in one transaction: a new database is made
+	// in one commit instead of one per migration, and a failing migration
+	// leaves the schema as it was.
+	return WithTx(ctx, db, func(tx *sqlx.Tx) error {
+		for _, m := range ms {
+			if err := apply(ctx, tx, m); err != nil {
+				return fmt.Errorf("migration %s: %w", m.Name, err)
+			}
+		}
+		return nil
+	})
 }
 
 // apply runs one migration unless it is already recorded. The check is made
 // inside the transaction so that two processes starting together cannot
 // both apply it.
-func apply(ctx context.Context, db *sqlx.DB, m Migration) error {
-	return WithTx(ctx, db, func(tx *sqlx.Tx) error {
-		var n int
-		err := tx.GetContext(ctx, &n, tx.Rebind(`SELECT COUNT(*) FROM schema_migrations WHERE version = ?`), m.Version)
-		if err != nil || n > 0 {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
-			return err
-		}
-		_, err = tx.ExecContext(ctx, tx.Rebind(`INSERT INTO schema_migrations (version, name, applied)
-			VALUES (?, ?, ?)`), m.Version, m.Name, time.Now().UnixNano())
+func apply(ctx context.Context, tx *sqlx.Tx, m Migration) error {
+	var n int
+	err := tx.GetContext(ctx, &n, tx.Rebind(`SELECT COUNT(*) FROM schema_migrations WHERE version = ?`), m.Version)
+	if err != nil || n > 0 {
 		return err
-	})
+	}
+	if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, tx.Rebind(`INSERT INTO schema_migrations (version, name, applied)
+		VALUES (?, ?, ?)`), m.Version, m.Name, time.Now().UnixNano())
+	return err
 }
