@@ -145,7 +145,10 @@ type CreateSessionRequest struct {
 	Title string `protobuf:"bytes,6,opt,name=title,proto3" json:"title,omitempty"`
 	// A client-chosen key (up to 200 characters) that makes a retry safe:
 	// the same key from the same owner within 24 hours returns the first
-	// answer instead of doing it again. The JSON routes also take it as the
+	// answer instead of doing it again. The key names one request: reused
+	// with another body or for another operation it is refused
+	// (invalid_argument, 422 on the JSON routes, code
+	// idempotency_key_reused). The JSON routes also take it as the
 	// Idempotency-Key header.
 	IdempotencyKey string `protobuf:"bytes,7,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
 	// Answer once the run the first message started stops (or timeout
@@ -311,7 +314,10 @@ type PostMessageRequest struct {
 	Params map[string]string `protobuf:"bytes,4,rep,name=params,proto3" json:"params,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// A client-chosen key (up to 200 characters) that makes a retry safe:
 	// the same key from the same owner within 24 hours returns the first
-	// answer instead of doing it again. The JSON routes also take it as the
+	// answer instead of doing it again. The key names one request: reused
+	// with another body or for another operation it is refused
+	// (invalid_argument, 422 on the JSON routes, code
+	// idempotency_key_reused). The JSON routes also take it as the
 	// Idempotency-Key header.
 	IdempotencyKey string `protobuf:"bytes,5,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
 	// Answer once the run the message started, or the run it joined as
@@ -594,7 +600,10 @@ type CompleteCallRequest struct {
 	Params map[string]string `protobuf:"bytes,5,rep,name=params,proto3" json:"params,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// A client-chosen key (up to 200 characters) that makes a retry safe:
 	// the same key from the same owner within 24 hours returns the first
-	// answer instead of doing it again. The JSON routes also take it as the
+	// answer instead of doing it again. The key names one request: reused
+	// with another body or for another operation it is refused
+	// (invalid_argument, 422 on the JSON routes, code
+	// idempotency_key_reused). The JSON routes also take it as the
 	// Idempotency-Key header.
 	IdempotencyKey string `protobuf:"bytes,6,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
 	unknownFields  protoimpl.UnknownFields
@@ -1140,7 +1149,10 @@ type SendMailRequest struct {
 	FromSessionId string `protobuf:"bytes,4,opt,name=from_session_id,json=fromSessionId,proto3" json:"from_session_id,omitempty"`
 	// A client-chosen key (up to 200 characters) that makes a retry safe:
 	// the same key from the same owner within 24 hours returns the first
-	// answer instead of doing it again. The JSON routes also take it as the
+	// answer instead of doing it again. The key names one request: reused
+	// with another body or for another operation it is refused
+	// (invalid_argument, 422 on the JSON routes, code
+	// idempotency_key_reused). The JSON routes also take it as the
 	// Idempotency-Key header.
 	IdempotencyKey string `protobuf:"bytes,5,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
 	unknownFields  protoimpl.UnknownFields

@@ -69,7 +69,10 @@ export type CreateSessionRequest = Message<"agents.v1.CreateSessionRequest"> & {
   /**
    * A client-chosen key (up to 200 characters) that makes a retry safe:
    * the same key from the same owner within 24 hours returns the first
-   * answer instead of doing it again. The JSON routes also take it as the
+   * answer instead of doing it again. The key names one request: reused
+   * with another body or for another operation it is refused
+   * (invalid_argument, 422 on the JSON routes, code
+   * idempotency_key_reused). The JSON routes also take it as the
    * Idempotency-Key header.
    *
    * @generated from field: string idempotency_key = 7;
@@ -159,7 +162,10 @@ export type PostMessageRequest = Message<"agents.v1.PostMessageRequest"> & {
   /**
    * A client-chosen key (up to 200 characters) that makes a retry safe:
    * the same key from the same owner within 24 hours returns the first
-   * answer instead of doing it again. The JSON routes also take it as the
+   * answer instead of doing it again. The key names one request: reused
+   * with another body or for another operation it is refused
+   * (invalid_argument, 422 on the JSON routes, code
+   * idempotency_key_reused). The JSON routes also take it as the
    * Idempotency-Key header.
    *
    * @generated from field: string idempotency_key = 5;
@@ -343,7 +349,10 @@ export type CompleteCallRequest = Message<"agents.v1.CompleteCallRequest"> & {
   /**
    * A client-chosen key (up to 200 characters) that makes a retry safe:
    * the same key from the same owner within 24 hours returns the first
-   * answer instead of doing it again. The JSON routes also take it as the
+   * answer instead of doing it again. The key names one request: reused
+   * with another body or for another operation it is refused
+   * (invalid_argument, 422 on the JSON routes, code
+   * idempotency_key_reused). The JSON routes also take it as the
    * Idempotency-Key header.
    *
    * @generated from field: string idempotency_key = 6;
@@ -595,7 +604,10 @@ export type SendMailRequest = Message<"agents.v1.SendMailRequest"> & {
   /**
    * A client-chosen key (up to 200 characters) that makes a retry safe:
    * the same key from the same owner within 24 hours returns the first
-   * answer instead of doing it again. The JSON routes also take it as the
+   * answer instead of doing it again. The key names one request: reused
+   * with another body or for another operation it is refused
+   * (invalid_argument, 422 on the JSON routes, code
+   * idempotency_key_reused). The JSON routes also take it as the
    * Idempotency-Key header.
    *
    * @generated from field: string idempotency_key = 5;
