@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/agents-os/agents/api/client"
 	"github.com/agents-os/agents/backend/internal/server"
 	"github.com/agents-os/agents/backend/internal/store/sqlite"
+	"github.com/agents-os/agents/tui/sanitize"
 )
 
 // clientFlags choose the server a command talks to.
@@ -51,10 +53,39 @@ type embedOptions struct {
 // there is no --attach. Commands never reach the runner directly, so
 // local and attached use are one code path.
 func (a *app) dial(ctx context.Context, cf clientFlags, opts embedOptions) (*client.Client, error) {
+	dial := a.attach
 	if cf.attach == "" {
-		return a.dialEmbedded(ctx, cf, opts)
+		dial = func(ctx context.Context, cf clientFlags) (*client.Client, error) { return a.dialEmbedded(ctx, cf, opts) }
 	}
-	return a.attach(ctx, cf)
+	c, err := dial(ctx, cf)
+	if err != nil || !a.printsToTerminal() {
+		return c, err
+	}
+	// What the server sends is text a model, a tool or another client
+	// wrote. Printed on a terminal, an escape sequence in it would drive
+	// the terminal (set the clipboard, move the cursor, talk to its own
+	// protocols), so it is cleaned before any command prints it, as the
+	// TUI cleans it; into a pipe or a file it goes as it is.
+	return c.Intercepted(sanitize.Interceptor()), nil
+}
+
+// printsToTerminal says whether the command's output or its messages go
+// to a terminal.
+func (a *app) printsToTerminal() bool {
+	return isTerminal(a.stdout) || isTerminal(a.stderr)
+}
+
+// isTerminal says whether w is a terminal: a character device, or a
+// writer that says it is one.
+func isTerminal(w io.Writer) bool {
+	switch w := w.(type) {
+	case interface{ IsTerminal() bool }:
+		return w.IsTerminal()
+	case *os.File:
+		info, err := w.Stat()
+		return err == nil && info.Mode()&os.ModeCharDevice != 0
+	}
+	return false
 }
 
 // attach connects to the server cf names and checks it answers as an

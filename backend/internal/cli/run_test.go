@@ -1,10 +1,13 @@
 package cli
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agents-os/agents/tools/fakellm"
 	"github.com/agents-os/agents/tools/fakellm/fakellmtest"
@@ -106,5 +109,43 @@ func TestVersionFlagAndCommandAgree(t *testing.T) {
 	_, command, _ := run(t, env, "version")
 	if code != 0 || flag != "agents "+Version+"\n" || flag != command {
 		t.Errorf("--version = %d %q, version %q", code, flag, command)
+	}
+}
+
+// termBuffer is output that says it is a terminal.
+type termBuffer struct{ bytes.Buffer }
+
+func (*termBuffer) IsTerminal() bool { return true }
+
+// A model's answer printed on a terminal cannot drive it: the clipboard
+// write (OSC 52), the DCS query and the cursor move in it are cleaned
+// away, on stdout and on stderr. Into a pipe the text goes as it came.
+func TestRunCleansEscapeSequencesOnATerminal(t *testing.T) {
+	const hostile = "\x1b]52;c;c2VjcmV0\x07safe \x1bP+q544e\x1b\\text\x1b[2J"
+	dir, env := testEnv(t)
+	model := fakellmtest.Start(t, fakellm.Rules{Rules: []fakellm.Rule{
+		{Match: fakellm.Match{AssistantMessages: new(0)}, Reply: fakellm.Reply{Text: hostile, ToolCalls: []fakellm.ToolCall{{Name: "bash_ok", Arguments: json.RawMessage(`{}`)}}}},
+	}, Default: &fakellm.Reply{Text: "done " + hostile}})
+	writeFile(t, filepath.Join(dir, "agents", "tools", "ok"), goodTool, 0o755)
+	agent := filepath.Join(dir, "agents", "runner.json")
+	writeFile(t, agent, agentJSON("runner", `, "bashToolboxes": [{"tag": "FileSystemDirectory", "contents": {"Path": "tools"}}]`), 0o644)
+	args := []string{"run", "--agent-file", agent, "-a", "runner", "--offline-model", model.URL(), "go"}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var stdout, stderr termBuffer
+	if code := execute(ctx, args, strings.NewReader(""), &stdout, &stderr, env); code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, stderr.String())
+	}
+	if want := "safe text\ndone safe text\n"; stdout.String() != want {
+		t.Errorf("stdout on a terminal = %q, want %q", stdout.String(), want)
+	}
+	if strings.ContainsAny(stderr.String(), "\x1b\x07") {
+		t.Errorf("stderr on a terminal holds control characters: %q", stderr.String())
+	}
+
+	code, piped, _ := run(t, env, args...)
+	if code != 0 || !strings.Contains(piped, hostile) {
+		t.Errorf("stdout into a pipe = %q (exit %d), want the text as the model wrote it", piped, code)
 	}
 }

@@ -13,9 +13,9 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
-	"github.com/agents-os/agents/tui/internal/sanitize"
 	"github.com/agents-os/agents/tui/internal/theme"
 	"github.com/agents-os/agents/tui/internal/units"
+	"github.com/agents-os/agents/tui/sanitize"
 )
 
 // maxAttachment keeps a mistaken path (a disk image, a log) from being

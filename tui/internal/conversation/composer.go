@@ -9,9 +9,9 @@ import (
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/tui/internal/keys"
-	"github.com/agents-os/agents/tui/internal/sanitize"
 	"github.com/agents-os/agents/tui/internal/theme"
 	"github.com/agents-os/agents/tui/internal/units"
+	"github.com/agents-os/agents/tui/sanitize"
 )
 
 // composerLines is the most lines the composer grows to; longer text

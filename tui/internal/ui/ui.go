@@ -24,8 +24,8 @@ import (
 	"github.com/agents-os/agents/tui/internal/history"
 	"github.com/agents-os/agents/tui/internal/keys"
 	"github.com/agents-os/agents/tui/internal/msgs"
-	"github.com/agents-os/agents/tui/internal/sanitize"
 	"github.com/agents-os/agents/tui/internal/theme"
+	"github.com/agents-os/agents/tui/sanitize"
 )
 
 // Config is what the shell is built from.

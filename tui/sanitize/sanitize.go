@@ -18,6 +18,8 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
+
+	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 )
 
 // Text is s without escape sequences (CSI, OSC, DCS, APC, SOS, PM and
@@ -53,6 +55,45 @@ func Text(s string) string {
 		s = s[lead+n:]
 	}
 	return b.String()
+}
+
+// Stream cleans a text that arrives in pieces, as a streamed answer's
+// deltas do: a sequence whose end has not come yet is held back, so
+// neither its start nor the rest of it, when it comes, shows as text.
+type Stream struct {
+	held string
+}
+
+// Next returns the clean text of piece, holding back a sequence left
+// unfinished at its end until the next piece.
+func (s *Stream) Next(piece string) string {
+	raw := s.held + piece
+	cut := finished(raw)
+	s.held = raw[cut:]
+	return Text(raw[:cut])
+}
+
+// finished is how much of s a sequence does not run past: all of it,
+// unless s ends inside a sequence, which then starts where it returns.
+func finished(s string) int {
+	if clean(s) {
+		return len(s)
+	}
+	for i := 0; i < len(s); {
+		lead := 0
+		if len(s)-i > 1 && s[i] == 0xc2 && s[i+1] >= 0x80 && s[i+1] <= 0x9f {
+			lead = 1 // a C1 control as a character, as in Text
+		}
+		_, _, n, state := ansi.DecodeSequence(s[i+lead:], ansi.NormalState, nil)
+		if n == 0 {
+			n = 1
+		}
+		if i+lead+n >= len(s) && state != ansi.NormalState {
+			return i
+		}
+		i += lead + n
+	}
+	return len(s)
 }
 
 // clean says s holds nothing Text would remove.
@@ -213,7 +254,7 @@ func (interceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
 
 func (interceptor) WrapStreamingClient(next connect.StreamingClientFunc) connect.StreamingClientFunc {
 	return func(ctx context.Context, spec connect.Spec) connect.StreamingClientConn {
-		return stream{next(ctx, spec)}
+		return &stream{StreamingClientConn: next(ctx, spec)}
 	}
 }
 
@@ -221,19 +262,69 @@ func (interceptor) WrapStreamingHandler(next connect.StreamingHandlerFunc) conne
 	return next
 }
 
-// stream cleans each message it receives and the errors it ends with.
-type stream struct{ connect.StreamingClientConn }
+// stream cleans each message it receives and the errors it ends with. A
+// streamed answer's deltas are cleaned as one text per turn (see Stream):
+// a sequence the model split between two deltas would otherwise leave
+// its second half on the screen as text.
+type stream struct {
+	connect.StreamingClientConn
+	deltas map[deltaKey]*Stream
+}
 
-func (s stream) Receive(msg any) error {
+// deltaKey names the text one turn streams: its answer or its thinking.
+type deltaKey struct {
+	session  string
+	turn     int32
+	thinking bool
+}
+
+func (s *stream) Receive(msg any) error {
 	if err := s.StreamingClientConn.Receive(msg); err != nil {
 		return Error(err)
 	}
 	if m, ok := msg.(proto.Message); ok {
+		s.delta(m)
 		Message(m)
 	}
 	return nil
 }
 
-func (s stream) Send(msg any) error   { return Error(s.StreamingClientConn.Send(msg)) }
-func (s stream) CloseResponse() error { return Error(s.StreamingClientConn.CloseResponse()) }
-func (s stream) CloseRequest() error  { return Error(s.StreamingClientConn.CloseRequest()) }
+// delta cleans a text or thinking delta with the rest of its turn's text,
+// leaving what it holds back for the next one.
+func (s *stream) delta(m proto.Message) {
+	resp, ok := m.(*agentsv1.SubscribeResponse)
+	if !ok || resp.GetEvent() == nil {
+		return
+	}
+	ev := resp.GetEvent()
+	var text *string
+	var key deltaKey
+	switch body := ev.GetBody().(type) {
+	case *agentsv1.Event_TextDelta:
+		text, key = &body.TextDelta.Text, deltaKey{ev.GetSessionId(), body.TextDelta.GetTurnIndex(), false}
+	case *agentsv1.Event_ThinkingDelta:
+		text, key = &body.ThinkingDelta.Text, deltaKey{ev.GetSessionId(), body.ThinkingDelta.GetTurnIndex(), true}
+	default:
+		return
+	}
+	st := s.deltas[key]
+	if st == nil && clean(*text) {
+		return
+	}
+	if st == nil {
+		st = &Stream{}
+		if s.deltas == nil {
+			s.deltas = map[deltaKey]*Stream{}
+		}
+		s.deltas[key] = st
+	}
+	*text = st.Next(*text)
+	if st.held == "" {
+		// Nothing is held back: the next delta starts afresh.
+		delete(s.deltas, key)
+	}
+}
+
+func (s *stream) Send(msg any) error   { return Error(s.StreamingClientConn.Send(msg)) }
+func (s *stream) CloseResponse() error { return Error(s.StreamingClientConn.CloseResponse()) }
+func (s *stream) CloseRequest() error  { return Error(s.StreamingClientConn.CloseRequest()) }

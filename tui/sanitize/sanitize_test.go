@@ -3,7 +3,9 @@ package sanitize
 import (
 	"errors"
 	"io"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"connectrpc.com/connect"
 	"google.golang.org/protobuf/proto"
@@ -135,5 +137,35 @@ func TestErrorKeepsTheCode(t *testing.T) {
 	}
 	if Error(io.EOF) != io.EOF {
 		t.Error("a clean error is not returned as it is")
+	}
+}
+
+// A sequence split between pieces is held back until it ends: neither
+// half shows as text, whatever the split.
+func TestStreamHoldsBackASplitSequence(t *testing.T) {
+	t.Parallel()
+	const text = "a\x1b]52;c;c2VjcmV0\x07b\x1bP+q544e\x1b\\c\x1b_apc\x1b\\d\u009b2Je\x1b[1;31mf"
+	for size := 1; size <= len(text); size++ {
+		var st Stream
+		var got strings.Builder
+		rest := text
+		for rest != "" {
+			n := min(size, len(rest))
+			for n < len(rest) && !utf8.RuneStart(rest[n]) {
+				n++ // deltas are whole characters
+			}
+			got.WriteString(st.Next(rest[:n]))
+			rest = rest[n:]
+		}
+		if got.String() != "abcdef" {
+			t.Errorf("pieces of %d bytes: %q, want %q", size, got.String(), "abcdef")
+		}
+	}
+	var st Stream
+	if got := st.Next("open \x1b]0;title"); got != "open " {
+		t.Errorf("an unfinished sequence: %q shown, want it held back", got)
+	}
+	if got := st.Next(" still\x07 closed"); got != " closed" {
+		t.Errorf("after its end: %q, want %q", got, " closed")
 	}
 }
