@@ -55,7 +55,9 @@ type embedOptions struct {
 func (a *app) dial(ctx context.Context, cf clientFlags, opts embedOptions) (*client.Client, error) {
 	dial := a.attach
 	if cf.attach == "" {
-		dial = func(ctx context.Context, cf clientFlags) (*client.Client, error) { return a.dialEmbedded(ctx, cf, opts) }
+		dial = func(ctx context.Context, cf clientFlags) (*client.Client, error) {
+			return a.dialEmbedded(ctx, cf, opts)
+		}
 	}
 	c, err := dial(ctx, cf)
 	if err != nil || !a.printsToTerminal() {
