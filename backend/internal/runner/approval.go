@@ -61,7 +61,7 @@ func (a *actor) decide(st *step, c llm.ToolCall) (session.ToolCall, decision) {
 		return call, decision{mode: session.CallAttached}
 	}
 	call.Kind = t.Spec().Kind
-	args, err := tool.DecodeArgs(t.Spec(), c.Arguments)
+	args, err := a.r.schemas.Decode(t.Spec(), c.Arguments)
 	if err != nil {
 		return call, decision{mode: session.CallAttached}
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/agents-os/agents/backend/internal/events"
 	"github.com/agents-os/agents/backend/internal/llm"
 	"github.com/agents-os/agents/backend/internal/store"
+	"github.com/agents-os/agents/backend/internal/tool"
 )
 
 // Model streams one chat completion; *llm.Client implements it.
@@ -95,6 +96,9 @@ type Runner struct {
 	hub   *events.Hub
 	cat   *catalog.Catalog
 	now   func() time.Time
+	// schemas keeps the tools' compiled parameter schemas: every call's
+	// arguments are decoded against one, twice (judged, then run).
+	schemas tool.Schemas
 
 	watches watches
 	params  sessionParams

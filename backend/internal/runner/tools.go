@@ -205,7 +205,7 @@ type callEnv struct {
 // start (a helper's child goes on).
 func (r *Runner) execute(ctx context.Context, env callEnv, t tool.Tool, call session.ToolCall) (res session.ToolResult, stopped bool) {
 	began := time.Now()
-	args, err := tool.DecodeArgs(t.Spec(), call.Arguments)
+	args, err := r.schemas.Decode(t.Spec(), call.Arguments)
 	if err != nil {
 		return errorResult(call, err.Error(), time.Since(began)), false
 	}

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"math"
 	"strconv"
+	"sync"
 )
 
 // MaxArgumentDepth is how deeply a call's arguments may nest: the
@@ -46,12 +47,48 @@ type Args struct {
 // additionalProperties and items, at every level; it ignores the others.
 // Decoding is linear in the text's length.
 func DecodeArgs(spec Spec, text string) (Args, error) {
+	return decodeWith(compileSchema(spec.Parameters, 1), spec.Name, text)
+}
+
+func decodeWith(s *schema, name, text string) (Args, error) {
 	var d argDecoder
-	args, err := d.decode(compileSchema(spec.Parameters, 1), text)
+	args, err := d.decode(s, text)
 	if err != nil {
-		return Args{}, fmt.Errorf("invalid arguments for %s: %w", spec.Name, err)
+		return Args{}, fmt.Errorf("invalid arguments for %s: %w", name, err)
 	}
 	return args, nil
+}
+
+// Schemas is DecodeArgs with the schemas it compiled kept: a tool's
+// schema is the same text call after call, and compiling it costs more
+// than decoding most calls. The zero value is ready; it is safe for
+// concurrent use.
+type Schemas struct {
+	mu       sync.Mutex
+	compiled map[string]*schema
+}
+
+// maxSchemas bounds what Schemas keeps; past it, it starts afresh (the
+// tools of the agents loaded are far fewer).
+const maxSchemas = 1024
+
+// Decode is DecodeArgs(spec, text).
+func (c *Schemas) Decode(spec Spec, text string) (Args, error) {
+	c.mu.Lock()
+	s, ok := c.compiled[string(spec.Parameters)]
+	c.mu.Unlock()
+	if !ok {
+		// A compiled schema is never changed after, so sharing it is
+		// safe; two callers compiling the same one at once is harmless.
+		s = compileSchema(spec.Parameters, 1)
+		c.mu.Lock()
+		if c.compiled == nil || len(c.compiled) >= maxSchemas {
+			c.compiled = map[string]*schema{}
+		}
+		c.compiled[string(spec.Parameters)] = s
+		c.mu.Unlock()
+	}
+	return decodeWith(s, spec.Name, text)
 }
 
 // ArgumentProblem says why no call of the tool can give an argument

@@ -2,6 +2,7 @@ package tool
 
 import (
 	"encoding/json"
+	"fmt"
 	"runtime"
 	"strings"
 	"testing"
@@ -21,6 +22,22 @@ var testSpec = Spec{Name: "probe", Parameters: json.RawMessage(`{"type": "object
 		"extra": {}
 	},
 	"required": ["prompt"], "additionalProperties": false}`)}
+
+// cached decodes with one Schemas for every test: the schema is compiled
+// by the first of them and reused by the rest.
+var cached Schemas
+
+// decodeBoth decodes text with DecodeArgs and with the kept schema, and
+// fails unless the two agree.
+func decodeBoth(t *testing.T, text string) (Args, error) {
+	t.Helper()
+	args, err := DecodeArgs(testSpec, text)
+	again, againErr := cached.Decode(testSpec, text)
+	if fmt.Sprint(err) != fmt.Sprint(againErr) || string(args.JSON()) != string(again.JSON()) {
+		t.Errorf("Schemas.Decode(%s) = %s, %v; DecodeArgs = %s, %v", text, again.JSON(), againErr, args.JSON(), err)
+	}
+	return args, err
+}
 
 func TestDecodeArgsRefuses(t *testing.T) {
 	t.Parallel()
@@ -57,7 +74,7 @@ func TestDecodeArgsRefuses(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			args, err := DecodeArgs(testSpec, tc.text)
+			args, err := decodeBoth(t, tc.text)
 			if err == nil {
 				t.Fatalf("DecodeArgs(%s) = %s, want it refused", tc.text, args.JSON())
 			}
@@ -87,7 +104,7 @@ func TestDecodeArgsAccepts(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			args, err := DecodeArgs(testSpec, tc.text)
+			args, err := decodeBoth(t, tc.text)
 			if err != nil {
 				t.Fatalf("DecodeArgs(%s): %v", tc.text, err)
 			}
@@ -159,6 +176,18 @@ func BenchmarkDecodeArgs(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := DecodeArgs(testSpec, text); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// With the schema kept, a call pays for its arguments only.
+func BenchmarkSchemasDecode(b *testing.B) {
+	text := `{"prompt": "` + strings.Repeat("summarise the file, ", 50) + `", "count": 3, "tags": ["a", "b", "c"], "options": {"force": true}}`
+	var c Schemas
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := c.Decode(testSpec, text); err != nil {
 			b.Fatal(err)
 		}
 	}
