@@ -136,3 +136,35 @@ func TestCallsFailAndCompleteWithJSON(t *testing.T) {
 		t.Errorf("complete of an unknown prefix = %d, %q", code, stderr)
 	}
 }
+
+// A call the run's helper waits for stops agents run as the run's own
+// would (exit 4, the command that answers it), instead of leaving it
+// waiting for an answer nobody was told of; the advised command answers
+// it and follows the helper's run to its answer.
+func TestRunWaitingForItsHelpersCallAdvisesTheCommandThatAnswers(t *testing.T) {
+	dir, env := testEnv(t)
+	yes := true
+	model := fakellmtest.Start(t, fakellm.Rules{Rules: []fakellm.Rule{
+		{Match: fakellm.Match{SystemContains: "You help.", LastIsToolResult: &yes}, Reply: fakellm.Reply{Text: "Hello {{last_tool_result}}"}},
+		{Match: fakellm.Match{SystemContains: "You help."}, Reply: fakellm.Reply{ToolCalls: []fakellm.ToolCall{{Name: "ask_user", Arguments: json.RawMessage(`{"question": "name?"}`)}}}},
+		{Match: fakellm.Match{LastIsToolResult: &yes}, Reply: fakellm.Reply{Text: "The helper said: {{last_tool_result}}"}},
+		{Match: fakellm.Match{}, Reply: fakellm.Reply{ToolCalls: []fakellm.ToolCall{{Name: "prompt_agent_aide", Arguments: json.RawMessage(`{"prompt": "greet"}`)}}}},
+	}})
+	writeFile(t, filepath.Join(dir, "agents", "aide.json"), strings.Replace(agentJSON("aide", askTool), "You test.", "You help.", 1), 0o644)
+	agent := filepath.Join(dir, "agents", "boss.json")
+	writeFile(t, agent, agentJSON("boss", `, "extraAgents": [{"slug": "aide", "path": "aide.json"}]`), 0o644)
+
+	code, _, stderr := run(t, env, "run", "--agent-file", agent, "-a", "boss", "--offline-model", model.URL(), "delegate")
+	if code != exitRunWaiting {
+		t.Fatalf("run = %d, want %d; stderr %s", code, exitRunWaiting, stderr)
+	}
+	for _, want := range []string{"waits for its helper's session", "which waits for 1 deferred call", `ask_user {"question":"name?"}`} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	args := advised(t, stderr, "agents calls complete", "'RESULT'", "Ada")
+	if code, out, errOut := run(t, env, args...); code != 0 || out != "Hello Ada\n" {
+		t.Fatalf("%v = %d, stdout %q, stderr %q; want the helper's run followed to its answer", args, code, out, errOut)
+	}
+}

@@ -228,11 +228,21 @@ type runPrinter struct {
 	serverArgs string
 	// wrote says text was printed; newline says it ended a line.
 	wrote, newline bool
+	// helpers are the sessions the run's helper calls started, at any
+	// depth: a call one of them waits for holds the run's helper call
+	// open, so the run waits for it as for one of its own.
+	helpers map[string]bool
+	// waitingHelper is the helper's session whose calls stopped the
+	// command, "" when they are the run's own.
+	waitingHelper string
 }
 
 // event prints one event; done reports that the run is over and with
 // which outcome.
 func (p *runPrinter) event(ev *agentsv1.Event) (done bool, err error) {
+	if ev != nil && p.helpers[ev.GetSessionId()] {
+		return p.helperEvent(ev)
+	}
 	if ev == nil || ev.GetSessionId() != p.session {
 		return false, nil
 	}
@@ -257,6 +267,7 @@ func (p *runPrinter) event(ev *agentsv1.Event) (done bool, err error) {
 		p.deferred = append(p.deferred, body.CallsDeferred.GetCalls()...)
 	case *agentsv1.Event_SubcallStarted:
 		fmt.Fprintf(p.log, "→ helper %s (session %s)\n", body.SubcallStarted.GetAgent(), body.SubcallStarted.GetChildSessionId())
+		p.helper(body.SubcallStarted.GetChildSessionId())
 	case *agentsv1.Event_SessionFailed:
 		p.endLine()
 		return true, &exitError{code: exitRunFailed, err: fmt.Errorf("session %s failed: %s", p.session, body.SessionFailed.GetReason())}
@@ -273,6 +284,31 @@ func (p *runPrinter) event(ev *agentsv1.Event) (done bool, err error) {
 		default:
 			return true, &exitError{code: exitRunFailed, err: fmt.Errorf("session %s stopped: %s", p.session, body.RunStopped.GetReason())}
 		}
+	}
+	return false, nil
+}
+
+// helper notes a session a helper call of the run started.
+func (p *runPrinter) helper(id string) {
+	if p.helpers == nil {
+		p.helpers = map[string]bool{}
+	}
+	p.helpers[id] = true
+}
+
+// helperEvent follows a helper's session: the helpers it starts in turn,
+// and the calls it waits for, which stop this command as the run's own
+// would. The run itself goes on waiting for its helper; once the calls
+// are answered, the helper answers it.
+func (p *runPrinter) helperEvent(ev *agentsv1.Event) (done bool, err error) {
+	switch body := ev.GetBody().(type) {
+	case *agentsv1.Event_SubcallStarted:
+		p.helper(body.SubcallStarted.GetChildSessionId())
+	case *agentsv1.Event_CallsDeferred:
+		p.endLine()
+		p.deferred = append(p.deferred, body.CallsDeferred.GetCalls()...)
+		p.waitingHelper = ev.GetSessionId()
+		return true, &exitError{code: exitRunWaiting, err: p.waiting()}
 	}
 	return false, nil
 }
@@ -307,7 +343,11 @@ func (p *runPrinter) waiting() error {
 		return fmt.Errorf("session %s waits for deferred calls; list them with\n  agents calls ls --session %s%s", p.session, p.session, p.serverArgs)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "session %s waits for %s; answer with", p.session, plural(len(p.deferred), "deferred call"))
+	if p.waitingHelper != "" {
+		fmt.Fprintf(&b, "session %s waits for its helper's session %s, which waits for %s; answer with", p.session, p.waitingHelper, plural(len(p.deferred), "deferred call"))
+	} else {
+		fmt.Fprintf(&b, "session %s waits for %s; answer with", p.session, plural(len(p.deferred), "deferred call"))
+	}
 	for _, d := range p.deferred {
 		c := d.GetCall()
 		fmt.Fprintf(&b, "\n  agents calls complete %s --resume%s 'RESULT'    # %s %s", d.GetToken(), p.serverArgs, c.GetName(), oneLine(c.GetArguments(), 60))
