@@ -27,6 +27,15 @@ func (c *capture) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// Cut is text cut to max bytes as a bash tool's output is, with the same
+// note saying how much was cut: for other tools whose results the model
+// reads under the same cap.
+func Cut(text string, max int) string {
+	c := newCapture(max)
+	_, _ = c.Write([]byte(text))
+	return c.text()
+}
+
 // truncated reports whether bytes were dropped.
 func (c *capture) truncated() bool { return c.total > int64(len(c.kept)) }
 

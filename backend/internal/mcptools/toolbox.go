@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -259,21 +258,7 @@ func resultText(res *mcp.CallToolResult) (string, error) {
 // of a bash tool's output.
 const maxResultBytes = bashtool.DefaultMaxStdout
 
-// capText cuts text to maxResultBytes, at a character boundary, with a
-// note saying how much was cut, worded as a bash tool's.
-func capText(text string) string {
-	if len(text) <= maxResultBytes {
-		return text
-	}
-	kept := text[:maxResultBytes]
-	for len(kept) > 0 && !utf8.RuneStart(text[len(kept)]) {
-		kept = kept[:len(kept)-1]
-	}
-	note := fmt.Sprintf("[output truncated: %d of %d bytes cut, only the first %d bytes are shown]", len(text)-len(kept), len(text), len(kept))
-	if !strings.HasSuffix(kept, "\n") {
-		kept += "\n"
-	}
-	return kept + note
-}
+// capText cuts text to maxResultBytes, worded as a bash tool's cut.
+func capText(text string) string { return bashtool.Cut(text, maxResultBytes) }
 
 var _ tool.Tool = (*mcpTool)(nil)
