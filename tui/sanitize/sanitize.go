@@ -34,25 +34,11 @@ func Text(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))
 	for len(s) > 0 {
-		// A C1 control written as a character (U+0080–U+009F, the bytes
-		// C2 80–C2 9F) is read as its 8-bit byte, the second of the two:
-		// terminals that obey it take what follows as the sequence it
-		// opens, and so does the parser.
-		lead := 0
-		if len(s) > 1 && s[0] == 0xc2 && s[1] >= 0x80 && s[1] <= 0x9f {
-			lead = 1
-		}
-		// The parser knows where every sequence ends, string sequences
-		// and their terminators included; one left open runs to the end
-		// of s and goes with it.
-		seq, _, n, _ := ansi.DecodeSequence(s[lead:], ansi.NormalState, nil)
-		if n == 0 {
-			n = 1 // never stall on a byte the parser declines
-		}
-		if lead == 0 && printable(seq) {
+		seq, size, c1, _ := item(s)
+		if !c1 && printable(seq) {
 			b.WriteString(seq)
 		}
-		s = s[lead+n:]
+		s = s[size:]
 	}
 	return b.String()
 }
@@ -80,20 +66,33 @@ func finished(s string) int {
 		return len(s)
 	}
 	for i := 0; i < len(s); {
-		lead := 0
-		if len(s)-i > 1 && s[i] == 0xc2 && s[i+1] >= 0x80 && s[i+1] <= 0x9f {
-			lead = 1 // a C1 control as a character, as in Text
-		}
-		_, _, n, state := ansi.DecodeSequence(s[i+lead:], ansi.NormalState, nil)
-		if n == 0 {
-			n = 1
-		}
-		if i+lead+n >= len(s) && state != ansi.NormalState {
+		_, size, _, open := item(s[i:])
+		if open && i+size >= len(s) {
 			return i
 		}
-		i += lead + n
+		i += size
 	}
 	return len(s)
+}
+
+// item reads the first item of s, a character, a control or a whole
+// sequence, as the parser does, and says how many bytes it takes. A C1
+// control written as a character (U+0080–U+009F, the bytes C2 80–C2 9F)
+// is read as its 8-bit byte, the second of the two (c1): terminals that
+// obey it take what follows as the sequence it opens, and so does the
+// parser. The parser knows where every sequence ends, string sequences
+// and their terminators included; open says s ended before the item
+// did, which then runs to the end of s.
+func item(s string) (seq string, size int, c1, open bool) {
+	lead := 0
+	if len(s) > 1 && s[0] == 0xc2 && s[1] >= 0x80 && s[1] <= 0x9f {
+		lead = 1
+	}
+	seq, _, n, state := ansi.DecodeSequence(s[lead:], ansi.NormalState, nil)
+	if n == 0 {
+		n = 1 // never stall on a byte the parser declines
+	}
+	return seq, lead + n, lead == 1, state != ansi.NormalState
 }
 
 // clean says s holds nothing Text would remove.
