@@ -17,6 +17,12 @@ import (
 // an idempotency record), so that a client never observes half of it and
 // an event is never lost or seen before what it reports is stored.
 type Change struct {
+	// Fence, when set, is the lease the change is written under: the
+	// change fails alone with errs.FailedPrecondition (lease_lost) unless
+	// the session's lease is still Holder's at Epoch. Servers sharing a
+	// database set it on every write of a session they run; a single
+	// server has no leases and leaves it nil.
+	Fence *Fence
 	// Create inserts Meta as a new session with NewTurns (indexed from 0).
 	Create bool
 	// Meta, when set, is the session's metadata after the change. Without
@@ -42,6 +48,12 @@ type Change struct {
 	Idempotency *IdempotencyRecord
 	// Events are appended to the log. On success each gets its Seq.
 	Events []Event
+}
+
+// Fence is a lease a change is written under.
+type Fence struct {
+	SessionID, Holder string
+	Epoch             int64
 }
 
 // Completion is the answer to one deferred call.
@@ -262,6 +274,9 @@ func appendEventsOf(dst []*Event, c *Change) []*Event {
 
 // applyRows writes one prepared change inside tx, all but its events.
 func (s *SQL) applyRows(ctx context.Context, tx *sqlx.Tx, c *Change, p *encoded) error {
+	if err := s.checkFence(ctx, tx, c.Fence); err != nil {
+		return err
+	}
 	if c.Meta != nil {
 		if err := s.writeMeta(ctx, tx, c, p.base, p.turns); err != nil {
 			return err

@@ -23,6 +23,7 @@ const (
 	CodeInvalidPageToken = "invalid_page_token"
 	CodeLeaseHeld        = "lease_held"
 	CodeLeaseLost        = "lease_lost"
+	CodeUnknownCommand   = "unknown_command"
 	CodeHasChildren      = "session_has_children"
 )
 

@@ -2,10 +2,15 @@ package store
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
+	"github.com/jmoiron/sqlx"
+
 	"github.com/agents-os/agents/backend/internal/errs"
+	"github.com/agents-os/agents/backend/internal/session"
 )
 
 // Each lease operation is one statement whose WHERE clause is the whole
@@ -13,51 +18,132 @@ import (
 // exactly one wins.
 
 // AcquireLease implements Leases.
-func (s *SQL) AcquireLease(ctx context.Context, sessionID, holder string, now time.Time, ttl time.Duration) error {
-	res, err := s.st.acquireLease.ExecContext(ctx, sessionID, holder, nanos(now.Add(ttl)), nanos(now))
+func (s *SQL) AcquireLease(ctx context.Context, sessionID, holder string, now time.Time, ttl time.Duration) (Lease, error) {
+	var l leaseRow
+	err := s.st.acquireLease.GetContext(ctx, &l, sessionID, holder, nanos(now.Add(ttl)), nanos(now), nanos(now))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Lease{}, errs.Conflict(CodeLeaseHeld, "session %s is run by another server", sessionID)
+	}
 	if err != nil {
-		return s.translate(err, unknownSession(sessionID), "acquire lease on %s", sessionID)
+		return Lease{}, s.translate(err, unknownSession(sessionID), "acquire lease on %s", sessionID)
 	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return fmt.Errorf("acquire lease on %s: %w", sessionID, err)
-	}
-	if n == 0 {
-		return errs.Conflict(CodeLeaseHeld, "session %s is run by another server", sessionID)
-	}
-	return nil
+	return l.lease(), nil
 }
 
-const sqlAcquireLease = `INSERT INTO run_leases (session_id, holder, expires) VALUES (?, ?, ?)
+// The epoch grows whenever the lease is taken anew: from nobody (the
+// insert starts at 1), from an expired lease, or from another holder. A
+// holder taking its own live lease again keeps the epoch, so its fenced
+// writes in flight stay valid.
+const sqlAcquireLease = `INSERT INTO run_leases (session_id, holder, expires, epoch) VALUES (?, ?, ?, 1)
 	ON CONFLICT (session_id) DO UPDATE
-	SET holder = excluded.holder, expires = excluded.expires
-	WHERE run_leases.holder = excluded.holder OR run_leases.expires <= ?`
+	SET holder = excluded.holder, expires = excluded.expires,
+		epoch = CASE WHEN run_leases.holder = excluded.holder AND run_leases.expires > ?
+			THEN run_leases.epoch ELSE run_leases.epoch + 1 END
+	WHERE run_leases.holder = excluded.holder OR run_leases.expires <= ?
+	RETURNING session_id, holder, epoch, expires`
 
-// RenewLease implements Leases. An expired lease is not renewed even when
-// nobody took it: its holder may already have been presumed dead, so it
-// must acquire again and learn whether it still may run.
-func (s *SQL) RenewLease(ctx context.Context, sessionID, holder string, now time.Time, ttl time.Duration) error {
-	res, err := s.st.renewLease.ExecContext(ctx, nanos(now.Add(ttl)), sessionID, holder, nanos(now))
+// RenewLeases implements Leases: one statement a lease, in one
+// transaction.
+func (s *SQL) RenewLeases(ctx context.Context, holder string, leases []Lease, now time.Time, ttl time.Duration) ([]string, error) {
+	if len(leases) == 0 {
+		return nil, nil
+	}
+	var lost []string
+	err := WithTx(ctx, s.write, func(tx *sqlx.Tx) error {
+		lost = lost[:0]
+		stmt := tx.StmtxContext(ctx, s.st.renewLease)
+		for _, l := range leases {
+			res, err := stmt.ExecContext(ctx, nanos(now.Add(ttl)), l.SessionID, holder, l.Epoch)
+			if err != nil {
+				return s.translate(err, nil, "renew lease on %s", l.SessionID)
+			}
+			n, err := res.RowsAffected()
+			if err != nil {
+				return fmt.Errorf("renew lease on %s: %w", l.SessionID, err)
+			}
+			if n == 0 {
+				lost = append(lost, l.SessionID)
+			}
+		}
+		return nil
+	})
 	if err != nil {
-		return s.translate(err, nil, "renew lease on %s", sessionID)
+		return nil, err
 	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return fmt.Errorf("renew lease on %s: %w", sessionID, err)
-	}
-	if n == 0 {
-		return errs.FailedPrecondition(CodeLeaseLost, "lease on session %s was lost", sessionID)
-	}
-	return nil
+	return lost, nil
 }
 
 const sqlRenewLease = `UPDATE run_leases SET expires = ?
-	WHERE session_id = ? AND holder = ? AND expires > ?`
+	WHERE session_id = ? AND holder = ? AND epoch = ?`
 
 // ReleaseLease implements Leases.
-func (s *SQL) ReleaseLease(ctx context.Context, sessionID, holder string) error {
-	_, err := s.st.releaseLease.ExecContext(ctx, sessionID, holder)
+func (s *SQL) ReleaseLease(ctx context.Context, sessionID, holder string, epoch int64) error {
+	_, err := s.st.releaseLease.ExecContext(ctx, sessionID, holder, epoch)
 	return s.translate(err, nil, "release lease on %s", sessionID)
 }
 
-const sqlReleaseLease = `DELETE FROM run_leases WHERE session_id = ? AND holder = ?`
+const sqlReleaseLease = `DELETE FROM run_leases WHERE session_id = ? AND holder = ? AND epoch = ?`
+
+// GetLease implements Leases.
+func (s *SQL) GetLease(ctx context.Context, sessionID string) (Lease, error) {
+	var l leaseRow
+	err := s.st.getLease.GetContext(ctx, &l, sessionID)
+	if err != nil {
+		return Lease{}, s.translate(err, errs.NotFound("no_lease", "session %s has no lease", sessionID), "read lease of %s", sessionID)
+	}
+	return l.lease(), nil
+}
+
+const sqlGetLease = `SELECT session_id, holder, epoch, expires FROM run_leases WHERE session_id = ?`
+
+// Orphans implements Leases.
+func (s *SQL) Orphans(ctx context.Context, now time.Time, limit int) ([]string, error) {
+	var ids []string
+	err := s.st.orphans.SelectContext(ctx, &ids, string(session.StatusRunning), nanos(now), limit)
+	if err != nil {
+		return nil, s.translate(err, nil, "list sessions without a server")
+	}
+	return ids, nil
+}
+
+const sqlOrphans = `SELECT s.id FROM sessions s
+	LEFT JOIN run_leases l ON l.session_id = s.id
+	WHERE (s.status = ? OR EXISTS (SELECT 1 FROM mail m WHERE m.session_id = s.id AND m.delivered IS NULL))
+		AND (l.session_id IS NULL OR l.expires <= ?)
+	ORDER BY s.created, s.id
+	LIMIT ?`
+
+// checkFence fails a change written under a lease its writer no longer
+// holds. On PostgreSQL the lease row stays share-locked until the
+// transaction ends, so a server taking the lease over waits for the
+// change to commit, and the change cannot commit after the takeover.
+func (s *SQL) checkFence(ctx context.Context, tx *sqlx.Tx, f *Fence) error {
+	if f == nil {
+		return nil
+	}
+	var n int
+	err := tx.StmtxContext(ctx, s.st.checkFence).GetContext(ctx, &n, f.SessionID, f.Holder, f.Epoch)
+	if err != nil {
+		return s.translate(err, nil, "check the lease of %s", f.SessionID)
+	}
+	if n == 0 {
+		return errs.FailedPrecondition(CodeLeaseLost, "lease on session %s was lost", f.SessionID)
+	}
+	return nil
+}
+
+// sqlCheckFence counts the lease rows that match; the dialect's share
+// lock is appended when the statement is prepared.
+const sqlCheckFence = `SELECT COUNT(*) FROM (SELECT 1 FROM run_leases
+	WHERE session_id = ? AND holder = ? AND epoch = ?%s) AS fence`
+
+type leaseRow struct {
+	SessionID string `db:"session_id"`
+	Holder    string `db:"holder"`
+	Epoch     int64  `db:"epoch"`
+	Expires   int64  `db:"expires"`
+}
+
+func (l leaseRow) lease() Lease {
+	return Lease{SessionID: l.SessionID, Holder: l.Holder, Epoch: l.Epoch, Expires: fromNanos(l.Expires)}
+}

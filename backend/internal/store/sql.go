@@ -21,6 +21,11 @@ type Dialect struct {
 	// `SELECT pg_advisory_xact_lock(…)`). SQLite's single writer needs
 	// none.
 	LockEvents string
+	// ShareLock ends a SELECT that must hold the rows it read until the
+	// transaction ends (PostgreSQL: " FOR SHARE"), so a fenced change and
+	// a server taking the lease over are ordered; SQLite's single writer
+	// needs none.
+	ShareLock string
 	// ReturningSeq reads the seqs of appended events back with RETURNING
 	// (PostgreSQL); without it they come from the last insert id.
 	ReturningSeq bool

@@ -44,7 +44,8 @@ type statements struct {
 	acquireLease, renewLease, releaseLease                *sqlx.Stmt
 	putWatch, deleteWatch, deleteExpiredWatches           *sqlx.Stmt
 	completePending, putHelperCall, putIdempotency        *sqlx.Stmt
-	approvePending                                        *sqlx.Stmt
+	approvePending, checkFence                            *sqlx.Stmt
+	addCommand, finishCommand, pruneCommands              *sqlx.Stmt
 	// appendEvents[n-1] appends n events.
 	appendEvents [eventBatch]*sqlx.Stmt
 
@@ -54,6 +55,8 @@ type statements struct {
 	getDeferred, pendingDeferred, deferredRound *sqlx.Stmt
 	listWatches, helperChild, getIdempotency    *sqlx.Stmt
 	eventsAll, eventsSession, eventsOwner       *sqlx.Stmt
+	getLease, orphans, pendingCommands          *sqlx.Stmt
+	getCommand                                  *sqlx.Stmt
 }
 
 // prepareStatements prepares every fixed statement on its pool. The schema
@@ -89,6 +92,10 @@ func prepareStatements(ctx context.Context, read, write *sqlx.DB, d Dialect) (*s
 		{&st.approvePending, write, sqlApprovePending},
 		{&st.putHelperCall, write, sqlPutHelperCall},
 		{&st.putIdempotency, write, sqlPutIdempotency},
+		{&st.checkFence, write, fmt.Sprintf(sqlCheckFence, d.ShareLock)},
+		{&st.addCommand, write, sqlAddCommand},
+		{&st.finishCommand, write, sqlFinishCommand},
+		{&st.pruneCommands, write, sqlPruneCommands},
 
 		{&st.getMeta, read, sqlGetMeta},
 		{&st.loadTurns, read, sqlLoadTurns},
@@ -106,6 +113,10 @@ func prepareStatements(ctx context.Context, read, write *sqlx.DB, d Dialect) (*s
 		{&st.eventsAll, read, sqlEventsAll},
 		{&st.eventsSession, read, sqlEventsSession},
 		{&st.eventsOwner, read, sqlEventsOwner},
+		{&st.getLease, read, sqlGetLease},
+		{&st.orphans, read, sqlOrphans},
+		{&st.pendingCommands, read, sqlPendingCommands},
+		{&st.getCommand, read, sqlGetCommand},
 	}, batches...) {
 		stmt, err := p.db.PreparexContext(ctx, p.db.Rebind(p.query))
 		if err != nil {

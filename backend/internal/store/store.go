@@ -22,6 +22,7 @@ type Store interface {
 	DeferredCalls
 	Watches
 	Leases
+	Commands
 	EventLog
 	// Commit writes one change of the runner, with its events, in one
 	// transaction; on success each event has its seq.
@@ -137,17 +138,79 @@ type Watches interface {
 // Leases says which server runs a session when several share a database.
 // Times come from the caller's clock; servers sharing a database are
 // expected to keep their clocks close (well under a lease's ttl).
+//
+// A lease has an epoch that grows by one each time it is taken anew (it
+// was absent, expired, or held by another holder), never when its holder
+// takes or renews it while it is live. Writes made under a lease carry
+// its epoch (Change.Fence), so a holder that lost the lease, even one that
+// does not know it yet, cannot write.
 type Leases interface {
-	// AcquireLease gives holder the run lease of a session until now+ttl.
-	// It succeeds when the lease is free, expired, or already held by
-	// holder; otherwise it is errs.Conflict (lease_held).
-	AcquireLease(ctx context.Context, sessionID, holder string, now time.Time, ttl time.Duration) error
-	// RenewLease extends a lease holder still holds; a lease that expired
-	// or passed to another holder is errs.FailedPrecondition (lease_lost).
-	RenewLease(ctx context.Context, sessionID, holder string, now time.Time, ttl time.Duration) error
-	// ReleaseLease gives up holder's lease; it does nothing when holder
-	// does not hold it.
-	ReleaseLease(ctx context.Context, sessionID, holder string) error
+	// AcquireLease gives holder the run lease of a session until now+ttl
+	// and returns it. It succeeds when the lease is free, expired, or
+	// already held by holder; otherwise it is errs.Conflict (lease_held),
+	// and GetLease tells who holds it. An unknown session is errs.NotFound
+	// (unknown_session).
+	AcquireLease(ctx context.Context, sessionID, holder string, now time.Time, ttl time.Duration) (Lease, error)
+	// RenewLeases extends, until now+ttl, every lease of leases that
+	// holder still holds at its epoch (expired or not: an expired lease
+	// nobody took is still its holder's), and returns the sessions of
+	// those it no longer holds.
+	RenewLeases(ctx context.Context, holder string, leases []Lease, now time.Time, ttl time.Duration) (lost []string, err error)
+	// ReleaseLease gives up holder's lease at epoch; it does nothing when
+	// holder does not hold it at that epoch.
+	ReleaseLease(ctx context.Context, sessionID, holder string, epoch int64) error
+	// GetLease returns a session's lease, errs.NotFound when it has none.
+	GetLease(ctx context.Context, sessionID string) (Lease, error)
+	// Orphans returns the sessions that need a server but have none: those
+	// running or with undelivered mail whose lease is absent or expired at
+	// now, oldest first, at most limit.
+	Orphans(ctx context.Context, now time.Time, limit int) ([]string, error)
+}
+
+// Lease is one session's run lease.
+type Lease struct {
+	SessionID string
+	Holder    string
+	Epoch     int64
+	Expires   time.Time
+}
+
+// Live reports whether the lease is unexpired at now.
+func (l Lease) Live(now time.Time) bool { return now.Before(l.Expires) }
+
+// Commands holds the requests one server accepted for a session another
+// server runs: the accepting server adds a row, the holder applies it
+// and records the result, which the accepting server reads back.
+type Commands interface {
+	// AddCommand stores a command; a duplicate id is errs.Conflict.
+	AddCommand(ctx context.Context, c Command) error
+	// PendingCommands returns the unfinished commands for sessions whose
+	// lease holder holds (expired or not), oldest first.
+	PendingCommands(ctx context.Context, holder string) ([]Command, error)
+	// FinishCommand records a command's result, once: false when it was
+	// already finished. Its body is cleared (it may hold params, which
+	// the store keeps no longer than needed).
+	FinishCommand(ctx context.Context, id, result string, at time.Time) (bool, error)
+	// GetCommand returns a command, errs.NotFound (unknown_command) when
+	// there is none.
+	GetCommand(ctx context.Context, id string) (Command, error)
+	// PruneCommands removes commands created before a time, finished or
+	// not, and returns how many it removed.
+	PruneCommands(ctx context.Context, before time.Time) (int, error)
+}
+
+// Command is a request for a session that another server runs. Body and
+// Result are JSON documents of the runner; the store does not read them.
+type Command struct {
+	ID        string
+	SessionID string
+	Owner     string
+	Kind      string
+	Body      string
+	Created   time.Time
+	// Result is "" and Done zero until the command is finished.
+	Result string
+	Done   time.Time
 }
 
 // ListFilter selects sessions for ListSessions. Zero fields select all.

@@ -123,25 +123,46 @@ func (s *Store) DeleteExpiredWatches(ctx context.Context, now time.Time) (int, e
 	return s.Store.DeleteExpiredWatches(ctx, now)
 }
 
-func (s *Store) AcquireLease(ctx context.Context, sessionID, holder string, now time.Time, ttl time.Duration) error {
+func (s *Store) AcquireLease(ctx context.Context, sessionID, holder string, now time.Time, ttl time.Duration) (store.Lease, error) {
 	if err := s.f.write(ctx, nil); err != nil {
-		return err
+		return store.Lease{}, err
 	}
 	return s.Store.AcquireLease(ctx, sessionID, holder, now, ttl)
 }
 
-func (s *Store) RenewLease(ctx context.Context, sessionID, holder string, now time.Time, ttl time.Duration) error {
+func (s *Store) RenewLeases(ctx context.Context, holder string, leases []store.Lease, now time.Time, ttl time.Duration) ([]string, error) {
 	if err := s.f.write(ctx, nil); err != nil {
-		return err
+		return nil, err
 	}
-	return s.Store.RenewLease(ctx, sessionID, holder, now, ttl)
+	return s.Store.RenewLeases(ctx, holder, leases, now, ttl)
 }
 
-func (s *Store) ReleaseLease(ctx context.Context, sessionID, holder string) error {
+func (s *Store) ReleaseLease(ctx context.Context, sessionID, holder string, epoch int64) error {
 	if err := s.f.write(ctx, nil); err != nil {
 		return err
 	}
-	return s.Store.ReleaseLease(ctx, sessionID, holder)
+	return s.Store.ReleaseLease(ctx, sessionID, holder, epoch)
+}
+
+func (s *Store) AddCommand(ctx context.Context, c store.Command) error {
+	if err := s.f.write(ctx, nil); err != nil {
+		return err
+	}
+	return s.Store.AddCommand(ctx, c)
+}
+
+func (s *Store) FinishCommand(ctx context.Context, id, result string, at time.Time) (bool, error) {
+	if err := s.f.write(ctx, nil); err != nil {
+		return false, err
+	}
+	return s.Store.FinishCommand(ctx, id, result, at)
+}
+
+func (s *Store) PruneCommands(ctx context.Context, before time.Time) (int, error) {
+	if err := s.f.write(ctx, nil); err != nil {
+		return 0, err
+	}
+	return s.Store.PruneCommands(ctx, before)
 }
 
 func (s *Store) PruneEvents(ctx context.Context, before time.Time, keep int) (int, error) {

@@ -390,7 +390,8 @@ func testDeleteCascades(t *testing.T, fresh func(t *testing.T) Opener) {
 	} {
 		noErr(t, s.PutWatch(ctx, w), "watch")
 	}
-	noErr(t, s.AcquireLease(ctx, "a", "h1", at(0), time.Hour), "lease")
+	_, err := s.AcquireLease(ctx, "a", "h1", at(0), time.Hour)
+	noErr(t, err, "lease")
 
 	n, err := s.DeleteSessions(ctx, "a", "ghost")
 	noErr(t, err, "delete")
@@ -408,7 +409,8 @@ func testDeleteCascades(t *testing.T, fresh func(t *testing.T) Opener) {
 	equal(t, "watches", watches, []session.Watch{{WatcherID: "b", TargetID: "c", Expires: at(time.Hour)}})
 	// The lease went too: recreating the session finds it free.
 	mustCreate(t, s, newMeta("a", "alice", at(0)))
-	noErr(t, s.AcquireLease(ctx, "a", "h2", at(0), time.Hour), "lease after delete")
+	_, err = s.AcquireLease(ctx, "a", "h2", at(0), time.Hour)
+	noErr(t, err, "lease after delete")
 
 	// The child is not deleted with its parent, and keeps its own mail.
 	equal(t, "child's parent", mustGet(t, s, "b").ParentID, "a")

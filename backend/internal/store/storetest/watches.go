@@ -63,29 +63,162 @@ func testLeases(t *testing.T, fresh func(t *testing.T) Opener) {
 	mustCreate(t, s, newMeta("x", "alice", at(0)))
 	const ttl = 10 * time.Second
 	sec := func(n int) time.Time { return at(time.Duration(n) * time.Second) }
-	acquire := func(h string, now time.Time) error { return s.AcquireLease(ctx, "x", h, now, ttl) }
-	renew := func(h string, now time.Time) error { return s.RenewLease(ctx, "x", h, now, ttl) }
+	acquire := func(h string, now time.Time) (store.Lease, error) { return s.AcquireLease(ctx, "x", h, now, ttl) }
+	mustAcquire := func(h string, now time.Time, epoch int64) store.Lease {
+		t.Helper()
+		l, err := acquire(h, now)
+		noErr(t, err, "%s acquires", h)
+		equal(t, h+"'s lease", l, store.Lease{SessionID: "x", Holder: h, Epoch: epoch, Expires: now.Add(ttl)})
+		return l
+	}
+	renew := func(l store.Lease, now time.Time) []string {
+		t.Helper()
+		lost, err := s.RenewLeases(ctx, l.Holder, []store.Lease{l}, now, ttl)
+		noErr(t, err, "renew")
+		return lost
+	}
 	held := func(err error) { t.Helper(); wantErr(t, err, errs.KindConflict, store.CodeLeaseHeld) }
-	lost := func(err error) { t.Helper(); wantErr(t, err, errs.KindFailedPrecondition, store.CodeLeaseLost) }
 
-	noErr(t, acquire("h1", sec(0)), "h1 acquires")
-	held(acquire("h2", sec(1)))
-	noErr(t, acquire("h1", sec(2)), "h1 acquires again") // now until 12
-	lost(renew("h2", sec(3)))
-	noErr(t, renew("h1", sec(5)), "h1 renews") // now until 15
-	held(acquire("h2", sec(14)))
-	noErr(t, acquire("h2", sec(15)), "h2 takes the expired lease")
-	lost(renew("h1", sec(16)))
+	_, err := s.GetLease(ctx, "x")
+	wantErr(t, err, errs.KindNotFound, "no_lease")
+	h1 := mustAcquire("h1", sec(0), 1)
+	_, err = acquire("h2", sec(1))
+	held(err)
+	h1 = mustAcquire("h1", sec(2), 1) // its own live lease: same epoch, until 12
+	equal(t, "h2 renews what it never held", renew(store.Lease{SessionID: "x", Holder: "h2", Epoch: 1}, sec(3)), []string{"x"})
+	equal(t, "h1 renews", renew(h1, sec(5)), []string(nil)) // until 15
+	got, err := s.GetLease(ctx, "x")
+	noErr(t, err, "get lease")
+	equal(t, "lease", got, store.Lease{SessionID: "x", Holder: "h1", Epoch: 1, Expires: sec(15)})
+	equal(t, "live before expiry", got.Live(sec(14)), true)
+	equal(t, "dead at expiry", got.Live(sec(15)), false)
+	_, err = acquire("h2", sec(14))
+	held(err)
+	h2 := mustAcquire("h2", sec(15), 2) // the expired lease, a new epoch
+	equal(t, "h1 renews what it lost", renew(h1, sec(16)), []string{"x"})
 
-	noErr(t, s.ReleaseLease(ctx, "x", "h1"), "h1 releases what it lost")
-	held(acquire("h1", sec(16)))
-	noErr(t, s.ReleaseLease(ctx, "x", "h2"), "h2 releases")
-	noErr(t, acquire("h1", sec(16)), "h1 acquires the free lease")
+	noErr(t, s.ReleaseLease(ctx, "x", "h1", h1.Epoch), "h1 releases what it lost")
+	_, err = acquire("h1", sec(16))
+	held(err)
+	noErr(t, s.ReleaseLease(ctx, "x", "h2", h2.Epoch), "h2 releases")
+	h1 = mustAcquire("h1", sec(16), 1) // a new row starts again at 1
 
-	// A holder cannot renew past expiry; it must acquire again.
-	lost(renew("h1", sec(26)))
-	noErr(t, acquire("h1", sec(26)), "h1 acquires after expiry")
+	// An expired lease nobody took is still its holder's to renew; once
+	// it is taken again, by anyone, the epoch moves on.
+	equal(t, "renew after expiry", renew(h1, sec(30)), []string(nil))
+	mustAcquire("h1", sec(45), 2)
 
-	err := s.AcquireLease(ctx, "ghost", "h1", sec(0), ttl)
+	_, err = s.AcquireLease(ctx, "ghost", "h1", sec(0), ttl)
 	wantErr(t, err, errs.KindNotFound, store.CodeUnknownSession)
+}
+
+// testFences: a change written under a lease fails alone once the lease
+// passed to another holder, and the others of its group commit.
+func testFences(t *testing.T, fresh func(t *testing.T) Opener) {
+	s := open(t, fresh(t))
+	ctx := context.Background()
+	const ttl = 10 * time.Second
+	for _, id := range []string{"x", "y"} {
+		mustCreate(t, s, newMeta(id, "alice", at(0)))
+	}
+	old, err := s.AcquireLease(ctx, "x", "h1", at(0), ttl)
+	noErr(t, err, "h1 acquires")
+	fence := &store.Fence{SessionID: "x", Holder: "h1", Epoch: old.Epoch}
+	mail := func(id, to string) []session.Mail { return []session.Mail{newMail(id, to, at(time.Second))} }
+	noErr(t, s.Commit(ctx, &store.Change{Fence: fence, NewMail: mail("m1", "x")}), "fenced write of the holder")
+
+	_, err = s.AcquireLease(ctx, "x", "h2", at(ttl), ttl)
+	noErr(t, err, "h2 takes the expired lease")
+	errs2 := s.CommitAll(ctx, []*store.Change{
+		{Fence: fence, NewMail: mail("m2", "x")},
+		{NewMail: mail("m3", "y")},
+	})
+	wantErr(t, errs2[0], errs.KindFailedPrecondition, store.CodeLeaseLost)
+	noErr(t, errs2[1], "unfenced change of the same group")
+	pending, err := s.PendingMail(ctx, "x")
+	noErr(t, err, "pending of x")
+	equal(t, "x's mail", mailIDs(pending), []string{"m1"})
+	pending, err = s.PendingMail(ctx, "y")
+	noErr(t, err, "pending of y")
+	equal(t, "y's mail", mailIDs(pending), []string{"m3"})
+	wantErr(t, s.Commit(ctx, &store.Change{Fence: &store.Fence{SessionID: "y", Holder: "h1", Epoch: 1}}), errs.KindFailedPrecondition, store.CodeLeaseLost)
+}
+
+// testOrphans: sessions that need a server are found once their lease is
+// gone or expired.
+func testOrphans(t *testing.T, fresh func(t *testing.T) Opener) {
+	s := open(t, fresh(t))
+	ctx := context.Background()
+	const ttl = 10 * time.Second
+	running := func(id string, created time.Time) {
+		m := newMeta(id, "alice", created)
+		m.Status = session.StatusRunning
+		mustCreate(t, s, m)
+	}
+	running("r1", at(0))
+	running("r2", at(time.Second))
+	mustCreate(t, s, newMeta("idle", "alice", at(2*time.Second)))
+	mustCreate(t, s, newMeta("mailed", "alice", at(3*time.Second)))
+	mustAddMail(t, s, newMail("m1", "mailed", at(0)))
+	orphans := func(now time.Time) []string {
+		t.Helper()
+		ids, err := s.Orphans(ctx, now, 100)
+		noErr(t, err, "orphans")
+		return ids
+	}
+	equal(t, "without leases", orphans(at(0)), []string{"r1", "r2", "mailed"})
+	_, err := s.AcquireLease(ctx, "r1", "h1", at(0), ttl)
+	noErr(t, err, "lease r1")
+	equal(t, "r1 held", orphans(at(time.Second)), []string{"r2", "mailed"})
+	equal(t, "r1 expired", orphans(at(ttl)), []string{"r1", "r2", "mailed"})
+	ids, err := s.Orphans(ctx, at(ttl), 1)
+	noErr(t, err, "orphans with a limit")
+	equal(t, "limited", ids, []string{"r1"})
+}
+
+// testCommands: a command is added, found by the holder of its session's
+// lease, finished once, and read back.
+func testCommands(t *testing.T, fresh func(t *testing.T) Opener) {
+	s := open(t, fresh(t))
+	ctx := context.Background()
+	mustCreate(t, s, newMeta("x", "alice", at(0)))
+	mustCreate(t, s, newMeta("y", "alice", at(0)))
+	_, err := s.AcquireLease(ctx, "x", "h1", at(0), time.Minute)
+	noErr(t, err, "lease")
+	c1 := store.Command{ID: "c1", SessionID: "x", Owner: "alice", Kind: "cancel", Body: `{"a":1}`, Created: at(time.Second)}
+	c2 := store.Command{ID: "c2", SessionID: "x", Owner: "alice", Kind: "pause", Body: `{}`, Created: at(2 * time.Second)}
+	c3 := store.Command{ID: "c3", SessionID: "y", Owner: "alice", Kind: "pause", Body: `{}`, Created: at(time.Second)}
+	for _, c := range []store.Command{c2, c1, c3} {
+		noErr(t, s.AddCommand(ctx, c), "add %s", c.ID)
+	}
+	wantErr(t, s.AddCommand(ctx, c1), errs.KindConflict, store.CodeAlreadyExists)
+	pending, err := s.PendingCommands(ctx, "h1")
+	noErr(t, err, "pending")
+	equal(t, "pending of h1", pending, []store.Command{c1, c2})
+	pending, err = s.PendingCommands(ctx, "h2")
+	noErr(t, err, "pending of h2")
+	equal(t, "pending of h2", len(pending), 0)
+
+	ok, err := s.FinishCommand(ctx, "c1", `{"ok":true}`, at(3*time.Second))
+	noErr(t, err, "finish")
+	equal(t, "first finish", ok, true)
+	ok, err = s.FinishCommand(ctx, "c1", `{"ok":false}`, at(4*time.Second))
+	noErr(t, err, "finish again")
+	equal(t, "second finish", ok, false)
+	got, err := s.GetCommand(ctx, "c1")
+	noErr(t, err, "get")
+	done := c1
+	done.Body, done.Result, done.Done = "", `{"ok":true}`, at(3*time.Second)
+	equal(t, "finished command", got, done)
+	pending, err = s.PendingCommands(ctx, "h1")
+	noErr(t, err, "pending after finish")
+	equal(t, "pending after finish", pending, []store.Command{c2})
+	_, err = s.GetCommand(ctx, "ghost")
+	wantErr(t, err, errs.KindNotFound, store.CodeUnknownCommand)
+
+	n, err := s.PruneCommands(ctx, at(2*time.Second))
+	noErr(t, err, "prune")
+	equal(t, "pruned", n, 2)
+	_, err = s.GetCommand(ctx, "c2")
+	noErr(t, err, "c2 kept")
 }

@@ -1,0 +1,95 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/agents-os/agents/backend/internal/errs"
+)
+
+// AddCommand implements Commands.
+func (s *SQL) AddCommand(ctx context.Context, c Command) error {
+	_, err := s.st.addCommand.ExecContext(ctx, c.ID, c.SessionID, c.Owner, c.Kind, c.Body, nanos(c.Created))
+	return s.translate(err, nil, "add command %s", c.ID)
+}
+
+const sqlAddCommand = `INSERT INTO commands (id, session_id, owner, kind, body, created) VALUES (?, ?, ?, ?, ?, ?)`
+
+// PendingCommands implements Commands.
+func (s *SQL) PendingCommands(ctx context.Context, holder string) ([]Command, error) {
+	var rows []commandRow
+	if err := s.st.pendingCommands.SelectContext(ctx, &rows, holder); err != nil {
+		return nil, s.translate(err, nil, "list pending commands")
+	}
+	out := make([]Command, len(rows))
+	for i, r := range rows {
+		out[i] = r.command()
+	}
+	return out, nil
+}
+
+const sqlPendingCommands = `SELECT c.id, c.session_id, c.owner, c.kind, c.body, c.created, c.result, c.done
+	FROM commands c JOIN run_leases l ON l.session_id = c.session_id
+	WHERE c.done IS NULL AND l.holder = ?
+	ORDER BY c.created, c.id`
+
+// FinishCommand implements Commands.
+func (s *SQL) FinishCommand(ctx context.Context, id, result string, at time.Time) (bool, error) {
+	res, err := s.st.finishCommand.ExecContext(ctx, result, nanos(at), id)
+	if err != nil {
+		return false, s.translate(err, nil, "finish command %s", id)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("finish command %s: %w", id, err)
+	}
+	return n > 0, nil
+}
+
+const sqlFinishCommand = `UPDATE commands SET result = ?, done = ?, body = '' WHERE id = ? AND done IS NULL`
+
+// GetCommand implements Commands.
+func (s *SQL) GetCommand(ctx context.Context, id string) (Command, error) {
+	var r commandRow
+	if err := s.st.getCommand.GetContext(ctx, &r, id); err != nil {
+		return Command{}, s.translate(err, errs.NotFound(CodeUnknownCommand, "unknown command %s", id), "read command %s", id)
+	}
+	return r.command(), nil
+}
+
+const sqlGetCommand = `SELECT id, session_id, owner, kind, body, created, result, done FROM commands WHERE id = ?`
+
+// PruneCommands implements Commands.
+func (s *SQL) PruneCommands(ctx context.Context, before time.Time) (int, error) {
+	res, err := s.st.pruneCommands.ExecContext(ctx, nanos(before))
+	if err != nil {
+		return 0, s.translate(err, nil, "prune commands")
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
+}
+
+const sqlPruneCommands = `DELETE FROM commands WHERE created < ?`
+
+type commandRow struct {
+	ID        string  `db:"id"`
+	SessionID string  `db:"session_id"`
+	Owner     string  `db:"owner"`
+	Kind      string  `db:"kind"`
+	Body      string  `db:"body"`
+	Created   int64   `db:"created"`
+	Result    *string `db:"result"`
+	Done      *int64  `db:"done"`
+}
+
+func (r commandRow) command() Command {
+	c := Command{ID: r.ID, SessionID: r.SessionID, Owner: r.Owner, Kind: r.Kind, Body: r.Body, Created: fromNanos(r.Created)}
+	if r.Result != nil {
+		c.Result = *r.Result
+	}
+	if r.Done != nil {
+		c.Done = fromNanos(*r.Done)
+	}
+	return c
+}
