@@ -43,9 +43,12 @@ func (s *SQL) getMeta(ctx context.Context, stmt *sqlx.Stmt, id string) (session.
 
 // LoadSession implements Sessions.
 func (s *SQL) LoadSession(ctx context.Context, id string) (session.Meta, []session.Turn, error) {
-	// A read-only transaction is one snapshot: a step committed between
-	// the two queries cannot make the turn count and the turns disagree.
-	tx, err := s.read.BeginTxx(ctx, &sql.TxOptions{ReadOnly: true})
+	// One snapshot for both queries, so a step committed between them
+	// cannot make the turn count and the turns disagree. SQLite's
+	// transactions always read one snapshot; PostgreSQL's do from
+	// REPEATABLE READ up (READ COMMITTED, its default, takes a snapshot per
+	// statement).
+	tx, err := s.read.BeginTxx(ctx, &sql.TxOptions{ReadOnly: true, Isolation: sql.LevelRepeatableRead})
 	if err != nil {
 		return session.Meta{}, nil, fmt.Errorf("load session %s: %w", id, err)
 	}
