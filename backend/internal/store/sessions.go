@@ -50,7 +50,7 @@ func (s *SQL) LoadSession(ctx context.Context, id string) (session.Meta, []sessi
 	// statement).
 	tx, err := s.read.BeginTxx(ctx, &sql.TxOptions{ReadOnly: true, Isolation: sql.LevelRepeatableRead})
 	if err != nil {
-		return session.Meta{}, nil, fmt.Errorf("load session %s: %w", id, err)
+		return session.Meta{}, nil, s.translate(err, nil, "load session %s", id)
 	}
 	defer func() { _ = tx.Rollback() }() // read-only: nothing to keep
 	meta, err := s.getMeta(ctx, tx.StmtxContext(ctx, s.st.getMeta), id)
@@ -65,7 +65,7 @@ func (s *SQL) LoadSession(ctx context.Context, id string) (session.Meta, []sessi
 	turns := make([]session.Turn, len(rows))
 	for i, r := range rows {
 		if turns[i], err = r.turn(); err != nil {
-			return session.Meta{}, nil, fmt.Errorf("load session %s: %w", id, err)
+			return session.Meta{}, nil, s.translate(err, nil, "load session %s", id)
 		}
 	}
 	return meta, turns, nil
