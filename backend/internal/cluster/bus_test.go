@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"strings"
 	"sync"
@@ -92,6 +93,18 @@ func testBus(t *testing.T, servers func(t *testing.T, n int) []Bus) {
 		}
 		if p := got.wait(t, 1); p[0] != big {
 			t.Fatalf("heard %d bytes, want %d", len(p[0]), len(big))
+		}
+	})
+	t.Run("a closed bus refuses to notify", func(t *testing.T) {
+		b := servers(t, 1)
+		if err := b[0].Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := b[0].Close(); err != nil {
+			t.Fatalf("second Close: %v", err)
+		}
+		if err := b[0].Notify(context.Background(), ChannelEvents, "1"); !errors.Is(err, ErrClosed) {
+			t.Fatalf("Notify after Close: %v, want ErrClosed", err)
 		}
 	})
 }

@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"context"
-	"errors"
 	"testing"
 )
 
@@ -32,19 +31,5 @@ func TestMemoryBusReconnectComesAfterEarlierNotifications(t *testing.T) {
 	b.Reconnect()
 	if p := got.wait(t, 2); p[0] != "1" || p[1] != "reconnected" {
 		t.Fatalf("heard %v", p)
-	}
-}
-
-func TestMemoryBusClosed(t *testing.T) {
-	t.Parallel()
-	b := NewMemoryBus()
-	if err := b.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Close(); err != nil {
-		t.Fatalf("second Close: %v", err)
-	}
-	if err := b.Notify(context.Background(), ChannelEvents, "1"); !errors.Is(err, ErrClosed) {
-		t.Fatalf("Notify after Close: %v, want ErrClosed", err)
 	}
 }
