@@ -111,3 +111,13 @@ func TestOpenRejectsABadDSN(t *testing.T) {
 		}
 	}
 }
+
+func TestOpenWithAOneConnectionPool(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := postgres.Open(ctx, pgtest.DSN(t), postgres.Options{MaxConns: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+}
