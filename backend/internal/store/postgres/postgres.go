@@ -165,7 +165,8 @@ func Classify(err error) store.Violation {
 			return store.ViolationForeignKey
 		case "40001", // serialization_failure
 			"40P01", // deadlock_detected
-			"55P03", // lock_not_available
+			"55P03", // lock_not_available: lock_timeout
+			"57014", // query_canceled: statement_timeout (a canceled context is told apart above)
 			"57P01", // admin_shutdown
 			"57P02", // crash_shutdown
 			"57P03", // cannot_connect_now
