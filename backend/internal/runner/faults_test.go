@@ -2,7 +2,9 @@ package runner_test
 
 import (
 	"context"
+	"net/url"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -13,18 +15,43 @@ import (
 	"github.com/agents-os/agents/backend/internal/runner"
 	"github.com/agents-os/agents/backend/internal/runner/modelfault"
 	"github.com/agents-os/agents/backend/internal/session"
+	"github.com/agents-os/agents/backend/internal/store"
+	"github.com/agents-os/agents/backend/internal/store/pgtest"
+	"github.com/agents-os/agents/backend/internal/store/postgres"
 	"github.com/agents-os/agents/backend/internal/store/sqlite"
 	"github.com/agents-os/agents/backend/internal/store/storefault"
 	"github.com/agents-os/agents/tools/fakellm"
 	"github.com/agents-os/agents/tools/fakellm/fakellmtest"
 )
 
-// kernel is a runner over a SQLite file and the offline model, with
-// switches on both.
+// A dialect is a database the kernel runs on.
+type dialect string
+
+const (
+	onSQLite   dialect = "sqlite"
+	onPostgres dialect = "postgres"
+)
+
+// eachDialect runs body once on each database, SQLite first, as a
+// parallel subtest named after it.
+func eachDialect(t *testing.T, body func(t *testing.T, d dialect)) {
+	t.Helper()
+	for _, d := range []dialect{onSQLite, onPostgres} {
+		t.Run(string(d), func(t *testing.T) {
+			t.Parallel()
+			body(t, d)
+		})
+	}
+}
+
+// kernel is a runner over a database (a SQLite file or a PostgreSQL
+// database of its own) and the offline model, with switches on both.
 type kernel struct {
-	// db is the store under the switches, path its file.
-	db     *sqlite.Store
+	// db is the store under the switches; path is its SQLite file, dsn
+	// its PostgreSQL database.
+	db     store.Store
 	path   string
+	dsn    string
 	run    *runner.Runner
 	hub    *events.Hub
 	store  *storefault.Faults
@@ -32,24 +59,57 @@ type kernel struct {
 	closed bool
 }
 
-func newKernel(t *testing.T, rules fakellm.Rules) *kernel {
-	return newKernelWith(t, rules, sqlite.Options{})
+// kernelOptions tune the database under a kernel.
+type kernelOptions struct {
+	// lockTimeout bounds how long a write waits for a lock another
+	// connection holds (SQLite's busy timeout, PostgreSQL's lock_timeout);
+	// zero is the store's default.
+	lockTimeout time.Duration
 }
 
-func newKernelWith(t *testing.T, rules fakellm.Rules, opts sqlite.Options) *kernel {
+func newKernel(t *testing.T, d dialect, rules fakellm.Rules) *kernel {
+	return newKernelWith(t, d, rules, kernelOptions{})
+}
+
+func newKernelWith(t *testing.T, d dialect, rules fakellm.Rules, opts kernelOptions) *kernel {
 	t.Helper()
 	ctx := context.Background()
 	llm := fakellmtest.Start(t, rules)
-	path := filepath.Join(t.TempDir(), "kernel.db")
-	db, err := sqlite.OpenWith(ctx, path, opts)
-	if err != nil {
-		t.Fatal(err)
+	k := &kernel{store: &storefault.Faults{}, model: &modelfault.Faults{}}
+	switch d {
+	case onSQLite:
+		k.path = filepath.Join(t.TempDir(), "kernel.db")
+		db, err := sqlite.OpenWith(ctx, k.path, sqlite.Options{BusyTimeout: opts.lockTimeout})
+		if err != nil {
+			t.Fatal(err)
+		}
+		k.db = db
+	case onPostgres:
+		k.dsn = pgtest.DSN(t)
+		u, err := url.Parse(k.dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if opts.lockTimeout > 0 {
+			// pgx sends a parameter of the URL it does not know itself
+			// as a setting of each connection.
+			q := u.Query()
+			q.Set("lock_timeout", strconv.FormatInt(opts.lockTimeout.Milliseconds(), 10))
+			u.RawQuery = q.Encode()
+		}
+		db, err := postgres.Open(ctx, u.String(), postgres.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		k.db = db
+	default:
+		t.Fatalf("no database %q", d)
 	}
 	cat := catalog.New(ctx, func() *agentfile.Set {
 		return agentfile.Load(nil, []string{"testdata/bench/agents"})
 	}, catalog.Options{HasKey: func(string) bool { return false }, OfflineModelURL: llm.URL()})
-	k := &kernel{db: db, path: path, store: &storefault.Faults{}, model: &modelfault.Faults{}}
-	st := storefault.Wrap(db, k.store)
+	st := storefault.Wrap(k.db, k.store)
+	var err error
 	if k.hub, err = runner.NewHub(ctx, st, events.Options{}); err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +124,7 @@ func newKernelWith(t *testing.T, rules fakellm.Rules, opts sqlite.Options) *kern
 	}
 	t.Cleanup(func() {
 		k.close()
-		_ = db.Close()
+		_ = k.db.Close()
 	})
 	return k
 }
@@ -104,57 +164,63 @@ var answer = fakellm.Rules{Default: &fakellm.Reply{Text: "done"}}
 // goroutine they started (TestMain checks for leaks).
 func TestCloseEndsRunsWaitingOnAHangingModel(t *testing.T) {
 	t.Parallel()
-	k := newKernel(t, answer)
-	k.model.Hang(modelfault.Always)
-	for range 3 {
-		k.create(t, "hello")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if _, err := k.model.WaitRequests(ctx, 3); err != nil {
-		t.Fatal(err)
-	}
-	if n := k.run.ActiveRuns(); n != 3 {
-		t.Fatalf("active runs = %d, want 3", n)
-	}
-	done := make(chan struct{})
-	go func() { k.close(); close(done) }()
-	select {
-	case <-done:
-	case <-ctx.Done():
-		t.Fatal("Close did not return while the model hung")
-	}
+	eachDialect(t, func(t *testing.T, d dialect) {
+		k := newKernel(t, d, answer)
+		k.model.Hang(modelfault.Always)
+		for range 3 {
+			k.create(t, "hello")
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		if _, err := k.model.WaitRequests(ctx, 3); err != nil {
+			t.Fatal(err)
+		}
+		if n := k.run.ActiveRuns(); n != 3 {
+			t.Fatalf("active runs = %d, want 3", n)
+		}
+		done := make(chan struct{})
+		go func() { k.close(); close(done) }()
+		select {
+		case <-done:
+		case <-ctx.Done():
+			t.Fatal("Close did not return while the model hung")
+		}
+	})
 }
 
 // A failed model call fails the run; the session takes a message again.
 func TestAFailedModelCallFailsTheRunAndTheNextMessageRuns(t *testing.T) {
 	t.Parallel()
-	k := newKernel(t, answer)
-	k.model.Fail(1, nil)
-	id := k.create(t, "hello")
-	if v := k.wait(t, id); v.Meta.Status != session.StatusFailed {
-		t.Fatalf("status = %s, want failed", v.Meta.Status)
-	}
-	if _, _, err := k.run.PostMessage(context.Background(), "me", id, runner.Message{Text: "again"}, runner.RunOptions{}, nil); err != nil {
-		t.Fatal(err)
-	}
-	if v := k.wait(t, id); v.Meta.Status != session.StatusReady || v.Turns[len(v.Turns)-1].LLM.Text != "done" {
-		t.Fatalf("after the retry: %s (%s)", v.Meta.Status, v.Meta.StatusReason)
-	}
+	eachDialect(t, func(t *testing.T, d dialect) {
+		k := newKernel(t, d, answer)
+		k.model.Fail(1, nil)
+		id := k.create(t, "hello")
+		if v := k.wait(t, id); v.Meta.Status != session.StatusFailed {
+			t.Fatalf("status = %s, want failed", v.Meta.Status)
+		}
+		if _, _, err := k.run.PostMessage(context.Background(), "me", id, runner.Message{Text: "again"}, runner.RunOptions{}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if v := k.wait(t, id); v.Meta.Status != session.StatusReady || v.Turns[len(v.Turns)-1].LLM.Text != "done" {
+			t.Fatalf("after the retry: %s (%s)", v.Meta.Status, v.Meta.StatusReason)
+		}
+	})
 }
 
 // Slow writes hold the runs up but lose nothing.
 func TestSlowWritesLoseNothing(t *testing.T) {
 	t.Parallel()
-	k := newKernel(t, answer)
-	k.store.SlowWrites(5 * time.Millisecond)
-	ids := make([]string, 4)
-	for i := range ids {
-		ids[i] = k.create(t, "hello")
-	}
-	for _, id := range ids {
-		if v := k.wait(t, id); v.Meta.Status != session.StatusReady || len(v.Turns) != 2 {
-			t.Fatalf("session %s: %s with %d turns", id, v.Meta.Status, len(v.Turns))
+	eachDialect(t, func(t *testing.T, d dialect) {
+		k := newKernel(t, d, answer)
+		k.store.SlowWrites(5 * time.Millisecond)
+		ids := make([]string, 4)
+		for i := range ids {
+			ids[i] = k.create(t, "hello")
 		}
-	}
+		for _, id := range ids {
+			if v := k.wait(t, id); v.Meta.Status != session.StatusReady || len(v.Turns) != 2 {
+				t.Fatalf("session %s: %s with %d turns", id, v.Meta.Status, len(v.Turns))
+			}
+		}
+	})
 }
