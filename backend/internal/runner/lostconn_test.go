@@ -1,0 +1,157 @@
+package runner_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"google.golang.org/protobuf/proto"
+
+	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+
+	"github.com/agents-os/agents/backend/internal/errs"
+	"github.com/agents-os/agents/backend/internal/runner"
+	"github.com/agents-os/agents/backend/internal/session"
+	"github.com/agents-os/agents/backend/internal/store"
+	"github.com/agents-os/agents/backend/internal/store/postgres"
+)
+
+// Issue 21: PostgreSQL ends the store's connections (a restart of the
+// database, an operator, a failover) while a run commits its answer. The
+// commit in flight fails as the database being away for now and is tried
+// again on a new connection: the run loses nothing, writes nothing twice,
+// and the session goes on taking messages.
+func TestALostConnectionMidCommitLosesNothingAndDoesNotWedgeTheRun(t *testing.T) {
+	t.Parallel()
+	k := newKernel(t, onPostgres, answer)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	admin, err := pgx.Connect(ctx, k.dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(context.Background())
+
+	// What an undisturbed run logs, to hold the disturbed one to.
+	reference := k.create(t, "hello")
+	k.wait(t, reference)
+	want := logStory(t, k.db, reference)
+
+	hold := k.model.HoldAfter(1)
+	id := k.create(t, "hello")
+	<-hold.Held()
+	// The answer's commit stops inside its transaction, its rows written,
+	// waiting for the event log's lock.
+	if _, err := admin.Exec(ctx, `SELECT pg_advisory_lock($1)`, postgres.EventLogLockKey); err != nil {
+		t.Fatal(err)
+	}
+	hold.Release()
+	waitForLockWaiter(t, admin)
+	if n := terminateStore(t, admin); n == 0 {
+		t.Fatal("no connection of the store to end")
+	}
+	if _, err := admin.Exec(ctx, `SELECT pg_advisory_unlock($1)`, postgres.EventLogLockKey); err != nil {
+		t.Fatal(err)
+	}
+
+	v := k.wait(t, id)
+	if v.Meta.Status != session.StatusReady || len(v.Turns) != 2 || v.Turns[1].LLM.Text != "done" {
+		t.Fatalf("after the lost connection: %s (%s), %d turns", v.Meta.Status, v.Meta.StatusReason, len(v.Turns))
+	}
+	m, turns, err := k.db.LoadSession(ctx, id)
+	if err != nil || m.Status != session.StatusReady || len(turns) != 2 || turns[1].LLM.Text != "done" {
+		t.Fatalf("stored: %s, %d turns, %v; want ready with the question and its answer", m.Status, len(turns), err)
+	}
+	if got := logStory(t, k.db, id); !slices.Equal(got, want) {
+		t.Errorf("the event log has %q, want %q as for an undisturbed run", got, want)
+	}
+	if n := len(k.model.Requests()); n != 2 {
+		t.Errorf("model calls = %d, want 2 (one per session): the answer was asked for again", n)
+	}
+
+	// Then the pool's idle connections are ended too. A message may be
+	// refused for now (a connection is found dead only when used), never
+	// half taken: asked again, it runs, once.
+	terminateStore(t, admin)
+	for attempt := 0; ; attempt++ {
+		_, _, err := k.run.PostMessage(ctx, "me", id, runner.Message{Text: "again"}, runner.RunOptions{}, nil)
+		if err == nil {
+			break
+		}
+		if errs.KindOf(err) != errs.KindUnavailable || attempt == 20 {
+			t.Fatalf("post after the connections were ended, attempt %d: %v", attempt+1, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if v := k.wait(t, id); v.Meta.Status != session.StatusReady || len(v.Turns) != 4 || v.Turns[3].LLM.Text != "done" {
+		t.Fatalf("after the next message: %s (%s), %d turns", v.Meta.Status, v.Meta.StatusReason, len(v.Turns))
+	}
+	if m, err := k.db.GetMeta(ctx, id); err != nil || m.Status != session.StatusReady || m.TurnCount != 4 {
+		t.Fatalf("stored after the next message: %s, %d turns, %v", m.Status, m.TurnCount, err)
+	}
+}
+
+// waitForLockWaiter waits until a connection of the store waits for an
+// advisory lock in admin's database.
+func waitForLockWaiter(t *testing.T, admin *pgx.Conn) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var n int
+		err := admin.QueryRow(context.Background(), `SELECT count(*) FROM pg_locks l JOIN pg_database d ON d.oid = l.database
+			WHERE l.locktype = 'advisory' AND NOT l.granted AND d.datname = current_database()`).Scan(&n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no commit waited for the event log's lock within 20s")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// terminateStore ends every connection to admin's database but admin's
+// own, and returns how many it ended.
+func terminateStore(t *testing.T, admin *pgx.Conn) int {
+	t.Helper()
+	var n int
+	err := admin.QueryRow(context.Background(), `SELECT count(*) FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+		WHERE datname = current_database() AND pid <> pg_backend_pid()) AS ended`).Scan(&n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// logStory lists the events the log holds for a session, oldest first,
+// as their kinds and, for an update, the turn it brought. An update of
+// the metadata alone is left out: a commit tried again may write an
+// answer and the run's end apart, where one commit wrote both.
+func logStory(t *testing.T, db store.Store, id string) []string {
+	t.Helper()
+	evs, err := db.EventsAfter(context.Background(), store.EventFilter{SessionID: id}, 0, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var story []string
+	for _, ev := range evs {
+		if ev.Kind != "session.updated" {
+			story = append(story, ev.Kind)
+			continue
+		}
+		var body agentsv1.Event
+		if err := proto.Unmarshal(ev.Body, &body); err != nil {
+			t.Fatalf("event %d: %v", ev.Seq, err)
+		}
+		if turn := body.GetSessionUpdated().GetHeadTurn(); turn != nil {
+			story = append(story, fmt.Sprintf("session.updated with turn %d", turn.GetIndex()))
+		}
+	}
+	return story
+}
