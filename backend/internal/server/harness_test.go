@@ -29,6 +29,8 @@ import (
 	"github.com/agents-os/agents/backend/internal/runner/modelfault"
 	"github.com/agents-os/agents/backend/internal/server"
 	"github.com/agents-os/agents/backend/internal/store"
+	"github.com/agents-os/agents/backend/internal/store/pgtest"
+	"github.com/agents-os/agents/backend/internal/store/postgres"
 	"github.com/agents-os/agents/backend/internal/store/sqlite"
 	"github.com/agents-os/agents/backend/internal/store/storefault"
 	"github.com/agents-os/agents/backend/internal/tool"
@@ -37,13 +39,17 @@ import (
 	"github.com/agents-os/agents/tools/fakellm/fakellmtest"
 )
 
-// env is a real server over a temporary SQLite file, the test agents and
-// the offline model: the whole mux, reached over HTTP.
+// env is a real server over a temporary SQLite file (or a PostgreSQL
+// database of its own), the test agents and the offline model: the whole
+// mux, reached over HTTP.
 type env struct {
 	t      *testing.T
 	dbPath string
-	model  *fakellmtest.Server
-	tune   []func(*runner.Options)
+	// dsn, when set, is the PostgreSQL database the server runs on
+	// instead of the file at dbPath.
+	dsn   string
+	model *fakellmtest.Server
+	tune  []func(*runner.Options)
 
 	store  store.Store
 	hub    *events.Hub
@@ -106,6 +112,36 @@ func withModelFaults() option { return func(e *env) { e.modelFaults = &modelfaul
 // withAgentsDir reads the agent files from dir instead of testdata/agents.
 func withAgentsDir(dir string) option { return func(e *env) { e.agentsDir = dir } }
 
+// A dialect is a database the server runs on.
+type dialect string
+
+const (
+	onSQLite   dialect = "sqlite"
+	onPostgres dialect = "postgres"
+)
+
+// eachDialect runs body once on each database, SQLite first, as a
+// parallel subtest named after it; body starts its servers with on(d).
+func eachDialect(t *testing.T, body func(t *testing.T, d dialect)) {
+	t.Helper()
+	for _, d := range []dialect{onSQLite, onPostgres} {
+		t.Run(string(d), func(t *testing.T) {
+			t.Parallel()
+			body(t, d)
+		})
+	}
+}
+
+// on runs the server on a database of d: SQLite, the default, or a
+// PostgreSQL database of its own, dropped when the test ends.
+func on(d dialect) option {
+	return func(e *env) {
+		if d == onPostgres {
+			e.dsn = pgtest.DSN(e.t)
+		}
+	}
+}
+
 // withWeb serves a web app beside the API.
 func withWeb(h http.Handler) option { return func(e *env) { e.web = h } }
 
@@ -125,13 +161,18 @@ func start(t *testing.T, rules fakellm.Rules, opts ...option) *env {
 func (e *env) boot() {
 	t := e.t
 	ctx := context.Background()
-	sq, err := sqlite.Open(ctx, e.dbPath)
+	var db store.Store
+	var err error
+	if e.dsn != "" {
+		db, err = postgres.Open(ctx, e.dsn, postgres.Options{})
+	} else {
+		db, err = sqlite.Open(ctx, e.dbPath)
+	}
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}
-	var db store.Store = sq
 	if e.faults != nil {
-		db = storefault.Wrap(sq, e.faults)
+		db = storefault.Wrap(db, e.faults)
 	}
 	models := runner.ModelFactory(fastRetryModels)
 	if e.modelFaults != nil {
