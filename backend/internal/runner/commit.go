@@ -174,7 +174,9 @@ var errSessionReloaded = errs.Conflict("session_reloaded", "the session was relo
 // from what the store holds (see settleFromStore).
 func (a *actor) resync() error {
 	e := a.unsynced
-	if err := a.applyNow(e); err != nil {
+	if a.landed(e) {
+		a.stored(e)
+	} else if err := a.applyNow(e); err != nil {
 		a.attempts++
 		if committer.Classify(err) == committer.Permanent {
 			a.r.log.Error("the store refused a write for good", "session", a.id, "attempts", a.attempts, "err", err)
@@ -304,6 +306,25 @@ func (a *actor) applyNow(e *edit) error {
 	if err := a.r.write(a.r.ctx, ch, evs); err != nil {
 		return err
 	}
+	a.stored(e)
+	return nil
+}
+
+// landed reports whether a failed write is stored after all: the
+// connection was lost while the database committed it, so the error told
+// nothing. Each write stamps the metadata anew and the actor is the
+// session's only writer, so the stored stamp is the write's when it
+// landed. Its events are in the log, but were not published.
+func (a *actor) landed(e *edit) bool {
+	if e.meta.Updated.Equal(a.st.meta.Updated) {
+		return false
+	}
+	m, err := a.r.store.GetMeta(a.r.ctx, a.id)
+	return err == nil && m.Updated.Equal(e.meta.Updated)
+}
+
+// stored makes a stored edit the actor's state.
+func (a *actor) stored(e *edit) {
 	a.st.meta = e.meta
 	a.st.turns = append(a.st.turns, e.turns...)
 	if len(e.settled) > 0 {
@@ -314,7 +335,6 @@ func (a *actor) applyNow(e *edit) error {
 	if len(e.delivered) > 0 {
 		a.st.mail = slices.DeleteFunc(a.st.mail, func(m session.Mail) bool { return slices.Contains(e.delivered, m.ID) })
 	}
-	return nil
 }
 
 // write commits a change with its events through the committer, which

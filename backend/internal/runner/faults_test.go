@@ -65,6 +65,9 @@ type kernelOptions struct {
 	// connection holds (SQLite's busy timeout, PostgreSQL's lock_timeout);
 	// zero is the store's default.
 	lockTimeout time.Duration
+	// via, when set, gives the URL the PostgreSQL store connects to in
+	// place of its database's (a proxy in front of it).
+	via func(dsn string) string
 }
 
 func newKernel(t *testing.T, d dialect, rules fakellm.Rules) *kernel {
@@ -97,7 +100,11 @@ func newKernelWith(t *testing.T, d dialect, rules fakellm.Rules, opts kernelOpti
 			q.Set("lock_timeout", strconv.FormatInt(opts.lockTimeout.Milliseconds(), 10))
 			u.RawQuery = q.Encode()
 		}
-		db, err := postgres.Open(ctx, u.String(), postgres.Options{})
+		dsn := u.String()
+		if opts.via != nil {
+			dsn = opts.via(dsn)
+		}
+		db, err := postgres.Open(ctx, dsn, postgres.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

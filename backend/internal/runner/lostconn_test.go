@@ -2,8 +2,15 @@ package runner_test
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
+	"io"
+	"net"
+	"net/url"
 	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -154,4 +161,190 @@ func logStory(t *testing.T, db store.Store, id string) []string {
 		}
 	}
 	return story
+}
+
+// Issue 21, the lost connection no retry can tell apart: the database
+// commits the answer, and the connection is lost before the reply. The
+// runner sees a write that failed for now and tries it again; the retry
+// must find the answer stored, not store it twice nor fail the run that
+// wrote it.
+func TestACommitWhoseReplyIsLostIsStoredOnce(t *testing.T) {
+	t.Parallel()
+	var cutter *commitCutter
+	k := newKernelWith(t, onPostgres, answer, kernelOptions{via: func(dsn string) string {
+		cutter = newCommitCutter(t, dsn)
+		return cutter.dsn
+	}})
+	reference := k.create(t, "hello")
+	k.wait(t, reference)
+	want := logStory(t, k.db, reference)
+
+	hold := k.model.HoldAfter(1)
+	id := k.create(t, "hello")
+	<-hold.Held()
+	cutter.arm()
+	hold.Release()
+
+	v := k.wait(t, id)
+	if n := cutter.cuts(); n != 1 {
+		t.Fatalf("connections cut after a COMMIT = %d, want 1", n)
+	}
+	if v.Meta.Status != session.StatusReady || len(v.Turns) != 2 || v.Turns[1].LLM.Text != "done" {
+		t.Fatalf("after the lost reply: %s (%s), %d turns", v.Meta.Status, v.Meta.StatusReason, len(v.Turns))
+	}
+	ctx := context.Background()
+	m, turns, err := k.db.LoadSession(ctx, id)
+	if err != nil || m.Status != session.StatusReady || len(turns) != 2 || turns[1].LLM.Text != "done" {
+		t.Fatalf("stored: %s (%s), %d turns, %v; want ready with the question and its answer", m.Status, m.StatusReason, len(turns), err)
+	}
+	if got := logStory(t, k.db, id); !slices.Equal(got, want) {
+		t.Errorf("the event log has %q, want %q as for an undisturbed run", got, want)
+	}
+	if _, _, err := k.run.PostMessage(ctx, "me", id, runner.Message{Text: "again"}, runner.RunOptions{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if v := k.wait(t, id); v.Meta.Status != session.StatusReady || len(v.Turns) != 4 {
+		t.Fatalf("after the next message: %s (%s), %d turns", v.Meta.Status, v.Meta.StatusReason, len(v.Turns))
+	}
+}
+
+// Issue 21, as above, for a commit in the middle of a run: the model's
+// turn that calls a tool is committed and its reply lost. The run goes on
+// from the stored turn: the tool runs once, the answer follows.
+func TestACommitWhoseReplyIsLostMidRunLetsTheRunGoOn(t *testing.T) {
+	t.Parallel()
+	var cutter *commitCutter
+	k := newKernelWith(t, onPostgres, toolThenAnswer, kernelOptions{via: func(dsn string) string {
+		cutter = newCommitCutter(t, dsn)
+		return cutter.dsn
+	}})
+	reference := k.create(t, "hello")
+	k.wait(t, reference)
+	want := logStory(t, k.db, reference)
+
+	hold := k.model.HoldAfter(1)
+	id := k.create(t, "hello")
+	<-hold.Held()
+	cutter.arm()
+	hold.Release()
+
+	v := k.wait(t, id)
+	if n := cutter.cuts(); n != 1 {
+		t.Fatalf("connections cut after a COMMIT = %d, want 1", n)
+	}
+	if v.Meta.Status != session.StatusReady || len(v.Turns) != 4 || v.Turns[3].LLM.Text != "done" {
+		t.Fatalf("after the lost reply: %s (%s), %d turns", v.Meta.Status, v.Meta.StatusReason, len(v.Turns))
+	}
+	if r := v.Turns[2].User.ToolResults; len(r) != 1 || r[0].Status != session.ResultOK {
+		t.Errorf("tool results = %+v, want the tool's own", r)
+	}
+	m, turns, err := k.db.LoadSession(context.Background(), id)
+	if err != nil || m.Status != session.StatusReady || len(turns) != 4 {
+		t.Fatalf("stored: %s (%s), %d turns, %v; want ready with 4", m.Status, m.StatusReason, len(turns), err)
+	}
+	if got := logStory(t, k.db, id); !slices.Equal(got, want) {
+		t.Errorf("the event log has %q, want %q as for an undisturbed run", got, want)
+	}
+	if n := len(k.model.Requests()); n != 4 {
+		t.Errorf("model calls = %d, want 4 (two per session)", n)
+	}
+}
+
+// commitCutter forwards connections to PostgreSQL. Once armed, it lets
+// the next COMMIT through to the server and closes the client's side of
+// that connection: the server commits, and the client never hears so.
+type commitCutter struct {
+	dsn   string
+	armed atomic.Bool
+	cut   atomic.Int32
+}
+
+func newCommitCutter(t *testing.T, dsn string) *commitCutter {
+	t.Helper()
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := u.Host
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Host = ln.Addr().String()
+	c := &commitCutter{dsn: u.String()}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var conns []net.Conn
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		for _, conn := range conns {
+			conn.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
+	wg.Go(func() {
+		for {
+			client, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			server, err := net.Dial("tcp", target)
+			if err != nil {
+				client.Close()
+				continue
+			}
+			mu.Lock()
+			conns = append(conns, client, server)
+			mu.Unlock()
+			wg.Go(func() {
+				// The server's replies go back until the client's side
+				// is closed; then the server's connection goes too.
+				_, _ = io.Copy(client, server)
+				client.Close()
+				server.Close()
+			})
+			wg.Go(func() {
+				c.forward(server, client)
+				client.Close()
+			})
+		}
+	})
+	return c
+}
+
+func (c *commitCutter) arm()      { c.armed.Store(true) }
+func (c *commitCutter) cuts() int { return int(c.cut.Load()) }
+
+// forward copies the client's messages to the server: the startup
+// message, then messages of a type byte and a length that counts itself.
+func (c *commitCutter) forward(server, client net.Conn) {
+	var head [5]byte
+	if _, err := io.ReadFull(client, head[:4]); err != nil {
+		return
+	}
+	startup := make([]byte, binary.BigEndian.Uint32(head[:4])-4)
+	if _, err := io.ReadFull(client, startup); err != nil {
+		return
+	}
+	if _, err := server.Write(append(head[:4:4], startup...)); err != nil {
+		return
+	}
+	for {
+		if _, err := io.ReadFull(client, head[:]); err != nil {
+			return
+		}
+		body := make([]byte, binary.BigEndian.Uint32(head[1:])-4)
+		if _, err := io.ReadFull(client, body); err != nil {
+			return
+		}
+		if _, err := server.Write(append(head[:], body...)); err != nil {
+			return
+		}
+		if head[0] == 'Q' && strings.EqualFold(strings.TrimRight(string(body), "\x00; "), "commit") && c.armed.CompareAndSwap(true, false) {
+			c.cut.Add(1)
+			return
+		}
+	}
 }
