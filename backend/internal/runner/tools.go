@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"time"
@@ -152,7 +153,7 @@ func (a *actor) callDone(st *step, cs *callState, res session.ToolResult, stoppe
 			// store, so they outlive a restart.
 			ch.Completed = []store.Completion{{Token: cs.token, Result: res, At: a.r.now()}}
 		}
-		if err := a.r.write(a.r.ctx, ch, []*agentsv1.Event{ev}); err != nil {
+		if err := a.write(a.r.ctx, ch, []*agentsv1.Event{ev}); err != nil {
 			a.r.log.Error("record tool result", "session", a.id, "call", res.CallID, "err", err)
 		} else {
 			cs.stored = cs.token != ""
@@ -292,7 +293,9 @@ func (r *Runner) runHelper(ctx context.Context, env callEnv, call tool.Call, run
 	// approval, say): its answer is the parent's result, once it has one.
 	final, err := r.awaitRun(ctx, childID, true)
 	if err != nil {
-		if r.ctx.Err() != nil || r.draining.Load() {
+		if r.ctx.Err() != nil || r.draining.Load() || errors.Is(context.Cause(ctx), errLeaseLost) {
+			// The server that takes the parent up waits for the child
+			// again.
 			return tool.Result{Suspended: true}
 		}
 		// The parent's call was cancelled: the child stops with it.
@@ -305,7 +308,7 @@ func (r *Runner) runHelper(ctx context.Context, env callEnv, call tool.Call, run
 		return tool.Result{Text: "cancelled", Status: session.ResultCancelled, ChildSessionID: childID}
 	}
 	if final.status == session.StatusRunning {
-		if r.ctx.Err() != nil || r.draining.Load() {
+		if r.ctx.Err() != nil || r.draining.Load() || errors.Is(context.Cause(ctx), errLeaseLost) {
 			// The server is stopping and the child's run will resume at
 			// the next start; so will this call, waiting for it.
 			return tool.Result{Suspended: true}
