@@ -143,10 +143,15 @@ func (a *actor) loop(st *state) {
 	a.st = st
 	if a.loadErr == nil {
 		a.restore(st)
-		if a.lease != nil && st.meta.Status == session.StatusReady && len(st.mail) > 0 {
-			// Its mail waits for a server (its holder stopped before it
-			// woke for it): this one is it now.
-			a.next = a.wakeForMail
+		if a.lease != nil {
+			// A session loaded here runs nowhere else: what it was doing
+			// when its last holder stopped (a run, a wake for its mail)
+			// is taken up here, as at a restart.
+			a.next = func() {
+				if err := a.recoverSession(); err != nil {
+					a.r.log.Error("recover session", "session", a.id, "err", err)
+				}
+			}
 		}
 	}
 	a.serve()

@@ -545,9 +545,11 @@ func (r *Runner) awaitRun(ctx context.Context, id string, rest bool) (runOutcome
 }
 
 // lastAnswer is the text of the newest LLM turn.
-func (a *actor) lastAnswer() string {
-	for i := len(a.st.turns) - 1; i >= 0; i-- {
-		if t := a.st.turns[i]; t.LLM != nil {
+func (a *actor) lastAnswer() string { return lastAnswerOf(a.st.turns) }
+
+func lastAnswerOf(turns []session.Turn) string {
+	for i := len(turns) - 1; i >= 0; i-- {
+		if t := turns[i]; t.LLM != nil {
 			return t.LLM.Text
 		}
 	}

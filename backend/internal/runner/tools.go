@@ -291,7 +291,7 @@ func (r *Runner) runHelper(ctx context.Context, env callEnv, call tool.Call, run
 	r.followChild(followCtx, childID, call.Progress)
 	// The call stays open while the child waits for its clients (an
 	// approval, say): its answer is the parent's result, once it has one.
-	final, err := r.awaitRun(ctx, childID, true)
+	final, err := r.awaitChild(ctx, childID)
 	if err != nil {
 		if r.ctx.Err() != nil || r.draining.Load() || errors.Is(context.Cause(ctx), errLeaseLost) {
 			// The server that takes the parent up waits for the child
@@ -330,6 +330,36 @@ func (r *Runner) runHelper(ctx context.Context, env callEnv, call tool.Call, run
 		ChildSessionId: childID, CallId: call.ID, Text: final.text,
 	}}})
 	return tool.Result{Text: final.text, Status: session.ResultOK, ChildSessionID: childID}
+}
+
+// awaitChild waits for a helper's child to be at rest (see awaitRun).
+// A child another server runs (servers that claimed a parent and its
+// child apart) is waited for in the store, where its run ends.
+func (r *Runner) awaitChild(ctx context.Context, id string) (runOutcome, error) {
+	for {
+		out, err := r.awaitRun(ctx, id, true)
+		if r.cluster == nil || errs.CodeOf(err) != store.CodeLeaseHeld {
+			return out, err
+		}
+		meta, err := r.store.GetMeta(ctx, id)
+		if err != nil {
+			return runOutcome{}, err
+		}
+		if meta.Status.AcceptsInput() {
+			_, turns, err := r.store.LoadSession(ctx, id)
+			if err != nil {
+				return runOutcome{}, err
+			}
+			return runOutcome{status: meta.Status, reason: meta.StatusReason, text: lastAnswerOf(turns)}, nil
+		}
+		t := time.NewTimer(r.cluster.LeaseTTL / 3)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return runOutcome{}, ctx.Err()
+		case <-t.C:
+		}
+	}
 }
 
 // subcall publishes an event of a helper call, stamped with the parent.
