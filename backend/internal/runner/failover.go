@@ -21,7 +21,15 @@ import (
 // take the lease, one wins, and the winner recovers the session exactly
 // as a restart does (see recoverSession). A helper's child goes with its
 // parent: the server that claims the parent claims its children too, so
-// the parent's call waits for a child it runs itself.
+// the parent's call waits for a child it runs itself, and the others
+// leave the child alone while its parent is an orphan too, or for a few
+// looks once another server holds the parent (it takes the child in a
+// moment, as its call waits for it again). A parent and child that end
+// up apart anyway still work: the call waits for its child in the store.
+
+// patience is how many looks a server leaves alone an orphan whose
+// parent another server holds.
+const patience = 2
 
 // orphanBatch bounds the orphans one look reads.
 const orphanBatch = 100
@@ -37,6 +45,32 @@ type notes struct {
 	// its connection, and notifications with it.
 	released, lostTouch bool
 	wake                chan struct{}
+	// passed counts the looks that left an orphan to its parent's
+	// holder (see patience).
+	passed map[string]int
+}
+
+// pass reports whether a look leaves the orphan id to its parent's
+// holder once more.
+func (n *notes) pass(id string) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.passed == nil {
+		n.passed = map[string]int{}
+	}
+	n.passed[id]++
+	return n.passed[id] <= patience
+}
+
+// forgetPassed forgets the orphans a look no longer found.
+func (n *notes) forgetPassed(found map[string]bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for id := range n.passed {
+		if !found[id] {
+			delete(n.passed, id)
+		}
+	}
 }
 
 func (n *notes) mail(id string) {
@@ -148,6 +182,7 @@ func (r *Runner) claimBatch(ctx context.Context) (int, error) {
 	for _, id := range ids {
 		orphan[id] = true
 	}
+	r.notes.forgetPassed(orphan)
 	failed := false
 	for _, id := range ids {
 		meta, err := r.store.GetMeta(ctx, id)
@@ -157,6 +192,9 @@ func (r *Runner) claimBatch(ctx context.Context) (int, error) {
 		}
 		if orphan[meta.ParentID] {
 			continue // claimed with its parent
+		}
+		if meta.ParentID != "" && r.heldByAnother(ctx, meta.ParentID) && r.notes.pass(id) {
+			continue
 		}
 		if ok, err := r.claim(ctx, id); ok {
 			r.claimChildren(ctx, id)
@@ -217,6 +255,12 @@ func (r *Runner) claim(ctx context.Context, id string) (ok bool, err error) {
 	default:
 		return false, err
 	}
+}
+
+// heldByAnother reports whether another live server holds a session.
+func (r *Runner) heldByAnother(ctx context.Context, id string) bool {
+	l, err := r.store.GetLease(ctx, id)
+	return err == nil && l.Holder != r.cluster.Holder && l.Live(r.now())
 }
 
 // recoverSession takes up what a session was doing when its server
