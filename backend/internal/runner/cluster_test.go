@@ -448,3 +448,43 @@ func TestAHelpersParentAndChildAreRecoveredTogether(t *testing.T) {
 		t.Errorf("claims = %d", n)
 	}
 }
+
+// A watch outlives the move of its target to another server, and the
+// mail that server stores for a watcher held here wakes the watcher: the
+// target's watches are read when its lease is taken, and the holder of
+// the watcher hears of its mail.
+func TestWatchMailFromAnotherServerWakesTheWatcher(t *testing.T) {
+	t.Parallel()
+	f := newFleet(t, answer, time.Minute)
+	a := f.start(t, "a", func(o *runner.Options) { o.IdleEvict = 100 * time.Millisecond })
+	b := f.start(t, "b")
+	ctx := context.Background()
+	watcher := a.create(t, "bench", "watch")
+	target := a.create(t, "bench", "work")
+	a.wait(t, watcher)
+	a.wait(t, target)
+	if _, err := a.run.WatchSession(ctx, "me", watcher, target, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	// Both are unloaded from a, their leases given up; a loads the
+	// watcher again, b the target.
+	eventually(t, "a unloads its sessions", func() bool { return a.run.LiveSessions() == 0 })
+	if v, err := a.run.GetSession(ctx, "me", watcher, false, 0); err != nil || len(v.Turns) != 2 {
+		t.Fatalf("watcher on a: %v", err)
+	}
+	if _, _, err := b.run.PostMessage(ctx, "me", target, runner.Message{Text: "more"}, runner.RunOptions{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	b.wait(t, target)
+	eventually(t, "the watcher ran for its mail", func() bool {
+		m, err := f.db.GetMeta(ctx, watcher)
+		return err == nil && m.TurnCount == 4 && m.Status == session.StatusReady
+	})
+	if h := f.holder(t, watcher); h != "a" {
+		t.Errorf("the watcher runs on %s, want a", h)
+	}
+	v := a.wait(t, watcher)
+	if mail := v.Turns[2].User.Mail; len(mail) != 1 || mail[0].Sender.Name != "watch" || !strings.Contains(mail[0].Body.Text, target) {
+		t.Errorf("the watcher's third turn = %+v, want the watch's mail", v.Turns[2].User)
+	}
+}
