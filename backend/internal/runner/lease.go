@@ -334,7 +334,9 @@ func (r *Runner) letGo(ctx context.Context, id string) bool {
 		st := a.st.meta.Status
 		needs = st == session.StatusRunning || (st == session.StatusReady && len(a.st.mail) > 0)
 		a.closeRun()
-		a.loadErr = errClosing
+		// As for a lost lease, nothing more is written, a late report of
+		// a call included; but nothing was lost.
+		a.lost, a.moved, a.loadErr = true, errClosing, errClosing
 		a.lease = nil
 		return nil
 	})
