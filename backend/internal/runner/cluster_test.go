@@ -456,19 +456,18 @@ func TestAHelpersParentAndChildAreRecoveredTogether(t *testing.T) {
 func TestWatchMailFromAnotherServerWakesTheWatcher(t *testing.T) {
 	t.Parallel()
 	f := newFleet(t, answer, time.Minute)
-	a := f.start(t, "a", func(o *runner.Options) { o.IdleEvict = 100 * time.Millisecond })
-	b := f.start(t, "b")
+	c := f.start(t, "c")
 	ctx := context.Background()
-	watcher := a.create(t, "bench", "watch")
-	target := a.create(t, "bench", "work")
-	a.wait(t, watcher)
-	a.wait(t, target)
-	if _, err := a.run.WatchSession(ctx, "me", watcher, target, time.Hour); err != nil {
+	watcher := c.create(t, "bench", "watch")
+	target := c.create(t, "bench", "work")
+	c.wait(t, watcher)
+	c.wait(t, target)
+	if _, err := c.run.WatchSession(ctx, "me", watcher, target, time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	// Both are unloaded from a, their leases given up; a loads the
-	// watcher again, b the target.
-	eventually(t, "a unloads its sessions", func() bool { return a.run.LiveSessions() == 0 })
+	// c gives both up as it closes; a loads the watcher, b the target.
+	c.close()
+	a, b := f.start(t, "a"), f.start(t, "b")
 	if v, err := a.run.GetSession(ctx, "me", watcher, false, 0); err != nil || len(v.Turns) != 2 {
 		t.Fatalf("watcher on a: %v", err)
 	}
