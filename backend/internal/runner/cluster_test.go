@@ -3,15 +3,14 @@ package runner_test
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/agents-os/agents/backend/internal/agentfile"
 	"github.com/agents-os/agents/backend/internal/catalog"
+	"github.com/agents-os/agents/backend/internal/cluster"
 	"github.com/agents-os/agents/backend/internal/errs"
 	"github.com/agents-os/agents/backend/internal/events"
 	llmclient "github.com/agents-os/agents/backend/internal/llm"
@@ -19,62 +18,20 @@ import (
 	"github.com/agents-os/agents/backend/internal/runner/modelfault"
 	"github.com/agents-os/agents/backend/internal/session"
 	"github.com/agents-os/agents/backend/internal/store"
-	"github.com/agents-os/agents/backend/internal/store/sqlite"
+	"github.com/agents-os/agents/backend/internal/store/pgtest"
+	"github.com/agents-os/agents/backend/internal/store/postgres"
 	"github.com/agents-os/agents/tools/fakellm"
 	"github.com/agents-os/agents/tools/fakellm/fakellmtest"
 )
 
-// Issue 21, items 2 and 5: several runners on one database, each a
-// server of its own, with leases, fencing and failover.
-
-// bus is an in-process notification bus: every listener of a channel,
-// on every runner, hears every notification, in order.
-type bus struct {
-	mu     sync.Mutex
-	next   int
-	listen map[string]map[int]func(string)
-}
-
-func (b *bus) Notify(_ context.Context, channel, payload string) error {
-	b.mu.Lock()
-	var fns []func(string)
-	for _, fn := range b.listen[channel] {
-		fns = append(fns, fn)
-	}
-	b.mu.Unlock()
-	for _, fn := range fns {
-		fn(payload)
-	}
-	return nil
-}
-
-func (b *bus) Listen(channel string, fn func(string)) func() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.listen == nil {
-		b.listen = map[string]map[int]func(string){}
-	}
-	if b.listen[channel] == nil {
-		b.listen[channel] = map[int]func(string){}
-	}
-	b.next++
-	id := b.next
-	b.listen[channel][id] = fn
-	return func() {
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		delete(b.listen[channel], id)
-	}
-}
-
-func (b *bus) OnReconnect(func()) {}
-func (b *bus) Close() error       { return nil }
+// Issue 21, items 2 and 5: several runners on one PostgreSQL database,
+// each a server of its own, with leases, fencing and failover.
 
 // fleet is servers sharing one database, one model server and one bus.
 type fleet struct {
-	db  *sqlite.Store
+	db  store.Store
 	cat *catalog.Catalog
-	bus *bus
+	bus *cluster.MemoryBus
 	ttl time.Duration
 }
 
@@ -82,15 +39,18 @@ func newFleet(t *testing.T, rules fakellm.Rules, ttl time.Duration) *fleet {
 	t.Helper()
 	ctx := context.Background()
 	llm := fakellmtest.Start(t, rules)
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "fleet.db"))
+	db, err := postgres.Open(ctx, pgtest.DSN(t), postgres.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = db.Close() })
+	// Closed once every server is (cleanups run last first).
+	bus := cluster.NewMemoryBus()
+	t.Cleanup(func() { _ = bus.Close() })
 	cat := catalog.New(ctx, func() *agentfile.Set {
 		return agentfile.Load(nil, []string{"testdata/bench/agents", "testdata/cluster/agents"})
 	}, catalog.Options{HasKey: func(string) bool { return false }, OfflineModelURL: llm.URL()})
-	return &fleet{db: db, cat: cat, bus: &bus{}, ttl: ttl}
+	return &fleet{db: db, cat: cat, bus: bus, ttl: ttl}
 }
 
 // server is one runner of a fleet.
