@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -107,4 +108,21 @@ func TestPGBusRefusesBadDSN(t *testing.T) {
 	if _, err := NewPGBus(ctx, "postgres://postgres@127.0.0.1:1/none?connect_timeout=2", nil); err == nil {
 		t.Fatal("NewPGBus on a closed port: no error")
 	}
+}
+
+// Deltas cross servers over PostgreSQL, a large one in parts under its
+// payload limit.
+func TestRelayOverPostgreSQL(t *testing.T) {
+	t.Parallel()
+	dsn := pgtest.DSN(t)
+	a, b := newRelayServer(t, newTestPGBus(t, dsn), "a"), newRelayServer(t, newTestPGBus(t, dsn), "b")
+	big := strings.Repeat("0123456789abcdef", 2000)
+	for _, text := range []string{"before", big, "after"} {
+		a.publish(delta("s", text))
+	}
+	got := b.texts(t, 3)
+	if got[0] != "s:before" || got[1] != "s:"+big || got[2] != "s:after" {
+		t.Fatalf("got %d deltas of %d, %d and %d bytes", len(got), len(got[0]), len(got[1]), len(got[2]))
+	}
+	a.texts(t, 3) // its own, once
 }
