@@ -81,6 +81,9 @@ type Options struct {
 	RelayDelta func(ev *agentsv1.Event)
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
+	// Cluster is set when several servers share the database; nil: the
+	// only server on its database (SQLite), no leases.
+	Cluster *Cluster
 }
 
 // StepStats are the timings of one step.
