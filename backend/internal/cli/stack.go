@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/agents-os/agents/backend/internal/agentfile"
@@ -63,7 +62,7 @@ type stackOptions struct {
 	recover bool
 	// web serves the web app beside the API (serve only).
 	web http.Handler
-	// holder is written into the database's lock file: where this
+	// holder is written into an SQLite database's lock file: where this
 	// process answers, for a process that finds the database in use.
 	holder sqlite.Holder
 	// cluster configures a server on PostgreSQL (serve's --server-id and
@@ -218,11 +217,12 @@ func (s *stack) toolsChanged() {
 	}
 }
 
-// openStore opens the store at dsn: PostgreSQL for a postgres:// URL,
-// else the SQLite file, creating its directory; holder is written into
-// its lock file.
+// openStore opens the store dsn names: a PostgreSQL database for a
+// postgres:// or postgresql:// URL, which several processes may share,
+// else an SQLite file, creating its directory, which one process holds:
+// holder is written into its lock file.
 func openStore(ctx context.Context, dsn string, holder sqlite.Holder) (store.Store, error) {
-	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+	if postgres.IsDSN(dsn) {
 		return postgres.Open(ctx, dsn, postgres.Options{})
 	}
 	if err := os.MkdirAll(filepath.Dir(dsn), 0o700); err != nil {
