@@ -134,6 +134,7 @@ func (s *Sequencer) loop(poll time.Duration) {
 	defer close(s.done)
 	tick := time.NewTicker(poll)
 	defer tick.Stop()
+	failing := false
 	for {
 		select {
 		case <-s.ctx.Done():
@@ -141,8 +142,15 @@ func (s *Sequencer) loop(poll time.Duration) {
 		case <-s.wake:
 		case <-tick.C:
 		}
-		if err := s.follow(); err != nil && s.ctx.Err() == nil {
-			s.lg.Warn("read the event log", "after", s.last.Load(), "err", err)
+		// One line when reading starts failing and one when it works
+		// again, not one per poll while the database is away.
+		switch err := s.follow(); {
+		case err != nil && s.ctx.Err() == nil && !failing:
+			failing = true
+			s.lg.Warn("cannot read the event log; other servers' events wait", "after", s.last.Load(), "err", err)
+		case err == nil && failing:
+			failing = false
+			s.lg.Info("reading the event log again", "at", s.last.Load())
 		}
 	}
 }
