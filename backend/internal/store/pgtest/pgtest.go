@@ -50,6 +50,12 @@ func DSN(t testing.TB) string {
 		t.Fatalf("pgtest: create database %s: %v", name, err)
 	}
 	t.Cleanup(func() { drop(t, server, ident) })
+	// A commit need not wait for the disk: a test database does not
+	// outlive a crash of its server anyway, and a commit is still durable
+	// across every restart of the programs under test.
+	if _, err := admin.Exec(ctx, "ALTER DATABASE "+ident+" SET synchronous_commit = off"); err != nil {
+		t.Fatalf("pgtest: set up database %s: %v", name, err)
+	}
 
 	u, err := url.Parse(server)
 	if err != nil {

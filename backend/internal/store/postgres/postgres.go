@@ -46,7 +46,9 @@ const (
 
 // Options tune Open.
 type Options struct {
-	// MaxConns bounds the pool; zero is DefaultMaxConns.
+	// MaxConns bounds the pool; zero is DefaultMaxConns, and it is at
+	// least 2 (opening holds the migrations lock on one connection while
+	// it migrates on another).
 	MaxConns int
 }
 
@@ -75,6 +77,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	if opts.MaxConns <= 0 {
 		opts.MaxConns = DefaultMaxConns()
 	}
+	opts.MaxConns = max(opts.MaxConns, 2)
 	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
 		// pgx's parse error already hides the password.
@@ -166,7 +169,8 @@ func Classify(err error) store.Violation {
 			return store.ViolationForeignKey
 		case "40001", // serialization_failure
 			"40P01", // deadlock_detected
-			"55P03", // lock_not_available
+			"55P03", // lock_not_available: lock_timeout
+			"57014", // query_canceled: statement_timeout (a canceled context is told apart above)
 			"57P01", // admin_shutdown
 			"57P02", // crash_shutdown
 			"57P03", // cannot_connect_now

@@ -111,3 +111,40 @@ func TestOpenRejectsABadDSN(t *testing.T) {
 		}
 	}
 }
+
+func TestOpenWithAOneConnectionPool(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := postgres.Open(ctx, pgtest.DSN(t), postgres.Options{MaxConns: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+}
+
+// TestTitleSearchFoldsCaseBeyondASCII: on PostgreSQL the title search
+// ignores the case of every letter, not only ASCII ones as on SQLite.
+func TestTitleSearchFoldsCaseBeyondASCII(t *testing.T) {
+	ctx := context.Background()
+	s, err := postgres.Open(ctx, pgtest.DSN(t), postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for i, title := range []string{"Élan vital", "ÜBER 50%", "other"} {
+		at := time.Unix(int64(i+1), 0).UTC()
+		m := session.Meta{ID: fmt.Sprintf("s%d", i), Agent: "a", Owner: "o", Title: title, Status: session.StatusReady, Created: at, Updated: at}
+		if err := s.CreateSession(ctx, m, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for query, want := range map[string]string{"élan": "s0", "über 5": "s1", "50%": "s1", "R 5": "s1"} {
+		got, _, err := s.ListSessions(ctx, store.ListFilter{Query: query})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 1 || got[0].ID != want {
+			t.Errorf("query %q found %v, want %s", query, got, want)
+		}
+	}
+}
