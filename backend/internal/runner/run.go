@@ -248,6 +248,9 @@ func (a *actor) publishDelta(st *step, d llm.Delta) {
 	if ev != nil {
 		ev.SessionId, ev.Owner = a.id, a.owner
 		a.r.hub.PublishDelta(ev)
+		if a.r.opts.RelayDelta != nil {
+			a.r.opts.RelayDelta(ev)
+		}
 	}
 }
 

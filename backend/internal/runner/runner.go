@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/backend/internal/catalog"
 	"github.com/agents-os/agents/backend/internal/committer"
 	"github.com/agents-os/agents/backend/internal/events"
@@ -70,6 +71,14 @@ type Options struct {
 	TurnCacheBudget int64
 	// OnStep, when set, is told the timings of every completed step.
 	OnStep func(StepStats)
+	// Publish, when set, publishes the committed events in place of the
+	// hub (cluster.Sequencer.Committed: with several servers on one
+	// database, other servers' events come between this server's).
+	Publish func(ev *agentsv1.Event, body []byte) error
+	// RelayDelta, when set, is given each text and thinking delta once it
+	// is published to the hub (cluster.Relay.Send carries it to the other
+	// servers). It must not block.
+	RelayDelta func(ev *agentsv1.Event)
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
 	// Cluster is set when several servers share the database; nil: the
@@ -182,9 +191,10 @@ func New(opts Options) *Runner {
 	r.turnBudget.max = opts.TurnCacheBudget
 	r.slots.wake = r.wakeQueued
 	r.commits = committer.New(opts.Store, opts.Hub, committer.Options{
-		Runs: func() int { return int(r.active.Load()) },
-		Now:  r.now,
-		Log:  r.log,
+		Runs:    func() int { return int(r.active.Load()) },
+		Now:     r.now,
+		Log:     r.log,
+		Publish: opts.Publish,
 	})
 	r.workers = newWorkers(ctx)
 	r.actors.Add(1)
