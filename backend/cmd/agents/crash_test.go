@@ -25,6 +25,7 @@ import (
 	"github.com/agents-os/agents/backend/internal/apijson"
 	"github.com/agents-os/agents/backend/internal/config"
 	"github.com/agents-os/agents/backend/internal/store/pgtest"
+	"github.com/agents-os/agents/backend/internal/store/postgres"
 	"github.com/agents-os/agents/tools/fakellm"
 	"github.com/agents-os/agents/tools/fakellm/fakellmtest"
 )
@@ -338,7 +339,15 @@ func startServe(t *testing.T, bin, dir, db, modelURL string) *serveProc {
 	for i, name := range crashAgents {
 		files[i] = filepath.Join("testdata/agents", name+".json")
 	}
-	return startServeAgents(t, bin, dir, db, modelURL, files, "")
+	var extra []string
+	if postgres.IsDSN(db) {
+		// The restarted server is the same server: with the id it had, it
+		// takes back at once the leases the killed one held, as a server
+		// restarted in place does, instead of waiting for them to expire
+		// as another server would.
+		extra = append(extra, "--server-id", "crash-test")
+	}
+	return startServeAgents(t, bin, dir, db, modelURL, files, "", extra...)
 }
 
 // startServeAgents is startServe with the agent files given, listening on

@@ -146,11 +146,10 @@ func (a *actor) loop(st *state) {
 		if a.lease != nil {
 			// A session loaded here runs nowhere else: what it was doing
 			// when its last holder stopped (a run, a wake for its mail)
-			// is taken up here, as at a restart.
-			a.next = func() {
-				if err := a.recoverSession(); err != nil {
-					a.r.log.Error("recover session", "session", a.id, "err", err)
-				}
+			// is taken up here, as at a restart, before the request that
+			// loaded it sees it.
+			if err := a.recoverSession(); err != nil {
+				a.r.log.Error("recover session", "session", a.id, "err", err)
 			}
 		}
 	}
