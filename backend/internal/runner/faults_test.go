@@ -10,6 +10,7 @@ import (
 
 	"github.com/agents-os/agents/backend/internal/agentfile"
 	"github.com/agents-os/agents/backend/internal/catalog"
+	"github.com/agents-os/agents/backend/internal/cluster"
 	"github.com/agents-os/agents/backend/internal/events"
 	llmclient "github.com/agents-os/agents/backend/internal/llm"
 	"github.com/agents-os/agents/backend/internal/runner"
@@ -120,17 +121,28 @@ func newKernelWith(t *testing.T, d dialect, rules fakellm.Rules, opts kernelOpti
 	if k.hub, err = runner.NewHub(ctx, st, events.Options{}); err != nil {
 		t.Fatal(err)
 	}
-	k.run = runner.New(runner.Options{
+	ro := runner.Options{
 		Store:   st,
 		Hub:     k.hub,
 		Catalog: cat,
 		Models:  k.model.Factory(runner.LLMModels(func(string) (string, bool) { return "", false }, llmclient.Limits{}, nil)),
-	})
+	}
+	var bus *cluster.MemoryBus
+	if d == onPostgres {
+		// As a server on PostgreSQL runs: one of the servers the database
+		// may have, its sessions under leases.
+		bus = cluster.NewMemoryBus()
+		ro.Cluster = &runner.Cluster{Holder: "kernel", Bus: bus}
+	}
+	k.run = runner.New(ro)
 	if err := k.run.Recover(ctx); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		k.close()
+		if bus != nil {
+			_ = bus.Close()
+		}
 		_ = k.db.Close()
 	})
 	return k
