@@ -91,6 +91,8 @@ func TestARetriedCreateWithItsKeyMakesOneSession(t *testing.T) {
 	if n := e.countSessions(); n != 2 {
 		t.Errorf("sessions = %d, want 2 (one per key)", n)
 	}
+	// The second session's run has asked the model once it ended.
+	e.wait(ids[0])
 	if n := len(e.model.Requests()); n != 2 {
 		t.Errorf("model requests = %d, want 2: a retry must not run again", n)
 	}
