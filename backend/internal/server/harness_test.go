@@ -22,6 +22,7 @@ import (
 	"github.com/agents-os/agents/backend/internal/apijson"
 	"github.com/agents-os/agents/backend/internal/bashtool"
 	"github.com/agents-os/agents/backend/internal/catalog"
+	"github.com/agents-os/agents/backend/internal/cluster"
 	"github.com/agents-os/agents/backend/internal/events"
 	"github.com/agents-os/agents/backend/internal/llm"
 	"github.com/agents-os/agents/backend/internal/mcptools"
@@ -67,6 +68,9 @@ type env struct {
 	logTo       io.Writer
 	withMetrics bool
 	stopMetrics func()
+	// stopCluster stops what a server on PostgreSQL shares the database
+	// with the others by.
+	stopCluster func()
 
 	// faults, when set, sit between the runner and the database, and
 	// modelFaults between the runner and the model; both outlive restarts.
@@ -220,6 +224,19 @@ func (e *env) boot() {
 		MaxRuns:         e.limits.MaxRuns,
 		MaxRunsPerOwner: e.limits.MaxRunsPerOwner,
 	}
+	if e.dsn != "" {
+		// As serve runs on PostgreSQL: one of the servers the database may
+		// have, its sessions under leases, the events it commits published
+		// in the log's order.
+		bus := cluster.NewMemoryBus()
+		seq := cluster.NewSequencer(hub, db, bus, cluster.SequencerOptions{Log: log})
+		opts.Publish = seq.Committed
+		opts.Cluster = &runner.Cluster{Holder: "server", Bus: bus}
+		e.stopCluster = func() {
+			seq.Close()
+			_ = bus.Close()
+		}
+	}
 	for _, tune := range e.tune {
 		tune(&opts)
 	}
@@ -245,6 +262,10 @@ func (e *env) stop() {
 	}
 	e.srv.Drain() // ends the MCP sessions, and what serves them
 	e.runner.Close()
+	if e.stopCluster != nil {
+		e.stopCluster()
+		e.stopCluster = nil
+	}
 	e.mcp.Close()
 	e.hub.Shutdown()
 	if e.stopMetrics != nil {
