@@ -285,39 +285,41 @@ func TestAKeyReusedForAnotherRequestIsRefused(t *testing.T) {
 // posts it once.
 func TestARefusedRunStartLeavesNoUnansweredTurn(t *testing.T) {
 	t.Parallel()
-	e := start(t, fakellm.Rules{Default: &fakellm.Reply{Text: "answered"}}, withFaults())
-	id := e.create("helper", "hi").GetMeta().GetId()
-	e.wait(id)
+	eachDialect(t, func(t *testing.T, d dialect) {
+		e := start(t, fakellm.Rules{Default: &fakellm.Reply{Text: "answered"}}, withFaults(), on(d))
+		id := e.create("helper", "hi").GetMeta().GetId()
+		e.wait(id)
 
-	e.faults.RefuseCommits(1, storefault.WithEvent("run.started"))
-	status, _, body := e.do(http.MethodPost, "/v1/sessions/"+id+"/messages", `{"text": "second"}`, "Idempotency-Key", "retry-me")
-	if status < 500 {
-		t.Fatalf("post while the store refuses = %d %s, want a server error", status, body)
-	}
-	if s := e.get(id); len(s.GetTurns()) != 2 || s.GetMeta().GetStatus() != ready {
-		t.Fatalf("after the refused post: %d turns, status %v; want the session as it was", len(s.GetTurns()), s.GetMeta().GetStatus())
-	}
-	for range 2 {
-		e.keyed(http.MethodPost, "/v1/sessions/"+id+"/messages", `{"text": "second"}`, "retry-me", http.StatusOK, nil)
-	}
-	s := e.wait(id)
-	if len(s.GetTurns()) != 4 || lastTurn(s).GetLlm().GetText() != "answered" {
-		t.Fatalf("after the retries: %d turns, last %v; want the message once, answered", len(s.GetTurns()), lastTurn(s))
-	}
+		e.faults.RefuseCommits(1, storefault.WithEvent("run.started"))
+		status, _, body := e.do(http.MethodPost, "/v1/sessions/"+id+"/messages", `{"text": "second"}`, "Idempotency-Key", "retry-me")
+		if status < 500 {
+			t.Fatalf("post while the store refuses = %d %s, want a server error", status, body)
+		}
+		if s := e.get(id); len(s.GetTurns()) != 2 || s.GetMeta().GetStatus() != ready {
+			t.Fatalf("after the refused post: %d turns, status %v; want the session as it was", len(s.GetTurns()), s.GetMeta().GetStatus())
+		}
+		for range 2 {
+			e.keyed(http.MethodPost, "/v1/sessions/"+id+"/messages", `{"text": "second"}`, "retry-me", http.StatusOK, nil)
+		}
+		s := e.wait(id)
+		if len(s.GetTurns()) != 4 || lastTurn(s).GetLlm().GetText() != "answered" {
+			t.Fatalf("after the retries: %d turns, last %v; want the message once, answered", len(s.GetTurns()), lastTurn(s))
+		}
 
-	e.faults.RefuseCommits(1, storefault.WithEvent("run.started"))
-	status, _, body = e.do(http.MethodPost, "/v1/sessions", `{"agent": "helper", "message": {"text": "new"}}`, "Idempotency-Key", "create-me")
-	if status < 500 {
-		t.Fatalf("create while the store refuses = %d %s, want a server error", status, body)
-	}
-	if n := e.countSessions(); n != 1 {
-		t.Fatalf("sessions = %d after a refused create, want 1", n)
-	}
-	created := &agentsv1.CreateSessionResponse{}
-	e.keyed(http.MethodPost, "/v1/sessions", `{"agent": "helper", "message": {"text": "new"}}`, "create-me", http.StatusCreated, created)
-	if s := e.wait(created.GetSession().GetMeta().GetId()); len(s.GetTurns()) != 2 {
-		t.Errorf("the retried create has %d turns, want 2", len(s.GetTurns()))
-	}
+		e.faults.RefuseCommits(1, storefault.WithEvent("run.started"))
+		status, _, body = e.do(http.MethodPost, "/v1/sessions", `{"agent": "helper", "message": {"text": "new"}}`, "Idempotency-Key", "create-me")
+		if status < 500 {
+			t.Fatalf("create while the store refuses = %d %s, want a server error", status, body)
+		}
+		if n := e.countSessions(); n != 1 {
+			t.Fatalf("sessions = %d after a refused create, want 1", n)
+		}
+		created := &agentsv1.CreateSessionResponse{}
+		e.keyed(http.MethodPost, "/v1/sessions", `{"agent": "helper", "message": {"text": "new"}}`, "create-me", http.StatusCreated, created)
+		if s := e.wait(created.GetSession().GetMeta().GetId()); len(s.GetTurns()) != 2 {
+			t.Errorf("the retried create has %d turns, want 2", len(s.GetTurns()))
+		}
+	})
 }
 
 // refusedReuse sends a request with a key that belongs to another request

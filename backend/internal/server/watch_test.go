@@ -93,25 +93,27 @@ func TestWatchMailArrivesOncePerRunInOrder(t *testing.T) {
 // written when the write is, and is delivered once.
 func TestWatchMailSurvivesARefusedRunEnd(t *testing.T) {
 	t.Parallel()
-	e := start(t, watchRules(), withFaults())
-	watcher, target := e.watchPair()
-	feed := e.openSSE("/v1/events")
-	e.faults.RefuseCommits(2, storefault.WithMail(watcher))
+	eachDialect(t, func(t *testing.T, d dialect) {
+		e := start(t, watchRules(), withFaults(), on(d))
+		watcher, target := e.watchPair()
+		feed := e.openSSE("/v1/events")
+		e.faults.RefuseCommits(2, storefault.WithMail(watcher))
 
-	e.post(target, "one")
-	until(t, feed, kind(watcher, "run.stopped"))
-	if got := e.faults.Refused(); got != 2 {
-		t.Errorf("refused writes = %d, want 2", got)
-	}
-	if s := e.wait(target); s.GetMeta().GetStatus() != ready || e.storedStatus(target) != "ready" {
-		t.Errorf("target: status %v, stored %v, want ready", s.GetMeta().GetStatus(), e.storedStatus(target))
-	}
-	if mail := e.mailOf(watcher); len(mail) != 1 {
-		t.Fatalf("the watcher has %d mails, want 1", len(mail))
-	}
-	if folded := foldedMail(e.wait(watcher)); len(folded) != 1 || !strings.Contains(folded[0], "answer to one") {
-		t.Errorf("the watcher folded %q, want the outcome once", folded)
-	}
+		e.post(target, "one")
+		until(t, feed, kind(watcher, "run.stopped"))
+		if got := e.faults.Refused(); got != 2 {
+			t.Errorf("refused writes = %d, want 2", got)
+		}
+		if s := e.wait(target); s.GetMeta().GetStatus() != ready || e.storedStatus(target) != "ready" {
+			t.Errorf("target: status %v, stored %v, want ready", s.GetMeta().GetStatus(), e.storedStatus(target))
+		}
+		if mail := e.mailOf(watcher); len(mail) != 1 {
+			t.Fatalf("the watcher has %d mails, want 1", len(mail))
+		}
+		if folded := foldedMail(e.wait(watcher)); len(folded) != 1 || !strings.Contains(folded[0], "answer to one") {
+			t.Errorf("the watcher folded %q, want the outcome once", folded)
+		}
+	})
 }
 
 // Issue 20, item 3: deleting a watcher takes its watches with it, in the
