@@ -216,3 +216,44 @@ func TestAPausedHelpersChildKeepsTheParentsCallOpen(t *testing.T) {
 		t.Fatalf("the parent's helper result = %v, want the child's answer", r)
 	}
 }
+
+// Issue 20, item 6: a parent the server stopped while its helper call
+// waited for its child, and that no recovery took up (a command that runs
+// no agents started the next server), is taken up by Resume as recovery
+// would: its helper call waits for the same child, which goes on, and its
+// answer is the parent's result, not an aborted call.
+func TestResumeTakesUpAHelperCallTheServerStopped(t *testing.T) {
+	t.Parallel()
+	yes := true
+	e := start(t, fakellm.Rules{Rules: []fakellm.Rule{
+		{Match: fakellm.Match{SystemContains: askerPrompt, LastIsToolResult: &yes}, Reply: fakellm.Reply{Text: "asker read: {{last_tool_result}}"}},
+		{Match: fakellm.Match{SystemContains: askerPrompt}, Reply: slowReply(fakellm.ToolCall{Name: "bash_echo", Arguments: json.RawMessage(`{"word": "hello"}`)})},
+		{Match: fakellm.Match{SystemContains: chiefPrompt, LastIsToolResult: &yes}, Reply: fakellm.Reply{Text: "chief got: {{last_tool_result}}"}},
+		{Match: fakellm.Match{SystemContains: chiefPrompt}, Reply: fakellm.Reply{ToolCalls: []fakellm.ToolCall{
+			{Name: "prompt_agent_asker", Arguments: json.RawMessage(`{"prompt": "echo hello"}`)},
+		}}},
+	}}, withAgentsDir(chiefAgents(t)))
+	feed := e.openSSE("/v1/events")
+	parent := e.create("chief", "delegate").GetMeta().GetId()
+	child := until(t, feed, kind(parent, "subcall.started")).GetSubcallStarted().GetChildSessionId()
+	until(t, feed, kind(child, "text.delta"))
+	e.stop()
+	e.skipRecover = true
+	e.boot()
+	for _, id := range []string{parent, child} {
+		if s := e.storedStatus(id); s != session.StatusRunning {
+			t.Fatalf("session %s after the stop: %s, want running", id, s)
+		}
+	}
+	if _, err := e.sessions.Resume(ctxFor(t), connect.NewRequest(&agentsv1.ResumeRequest{SessionId: parent})); err != nil {
+		t.Fatalf("resume the parent: %v", err)
+	}
+	p := e.wait(parent)
+	if r := p.GetTurns()[2].GetUser().GetToolResults(); len(r) != 1 || r[0].GetStatus() != agentsv1.ToolResultStatus_TOOL_RESULT_STATUS_OK ||
+		r[0].GetChildSessionId() != child || !strings.HasPrefix(r[0].GetText(), "asker read: echo: hello") {
+		t.Fatalf("the parent's helper result = %v, want the child's answer", r)
+	}
+	if p.GetMeta().GetStatus() != ready || !strings.HasPrefix(lastTurn(p).GetLlm().GetText(), "chief got: asker read: echo: hello") {
+		t.Errorf("parent: status %v, last turn %v", p.GetMeta().GetStatus(), lastTurn(p))
+	}
+}
