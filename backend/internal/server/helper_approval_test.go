@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -255,5 +256,37 @@ func TestResumeTakesUpAHelperCallTheServerStopped(t *testing.T) {
 	}
 	if p.GetMeta().GetStatus() != ready || !strings.HasPrefix(lastTurn(p).GetLlm().GetText(), "chief got: asker read: echo: hello") {
 		t.Errorf("parent: status %v, last turn %v", p.GetMeta().GetStatus(), lastTurn(p))
+	}
+}
+
+// Issue 20, item 6: a child that went on, or came to rest, while its
+// waiting parent could not be told (the server stopped in between) is
+// seen at the next start: recovery takes the parent's helper call up,
+// and the parent goes on.
+func TestRecoveryTakesUpAParentWhoseHelpersChildWentOnUnseen(t *testing.T) {
+	t.Parallel()
+	e := start(t, chiefScript(), withAgentsDir(chiefAgents(t)))
+	feed := e.openSSE("/v1/events")
+	parent := e.create("chief", "delegate").GetMeta().GetId()
+	child := until(t, feed, kind(parent, "subcall.started")).GetSubcallStarted().GetChildSessionId()
+	until(t, feed, kind(parent, "run.stopped"))
+	e.checkWaitsForItsHelper(parent, child, "approval of bash_echo")
+	// The child comes to rest behind the server's back, as if the server
+	// stopped before it could tell the parent.
+	m, err := e.store.GetMeta(context.Background(), child)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Status, m.StatusReason = session.StatusReady, ""
+	if err := e.store.UpdateMeta(context.Background(), m); err != nil {
+		t.Fatal(err)
+	}
+	e.restart()
+	p := e.wait(parent)
+	if p.GetMeta().GetStatus() != ready || len(p.GetTurns()) < 3 {
+		t.Fatalf("parent after the restart: %v; want it taken up and done", p.GetMeta())
+	}
+	if r := p.GetTurns()[2].GetUser().GetToolResults(); len(r) != 1 || r[0].GetChildSessionId() != child {
+		t.Fatalf("the parent's helper result = %v, want the child's", r)
 	}
 }
