@@ -253,6 +253,9 @@ func (a *actor) shutdown() {
 // load reads a session and what is pending for it from the store: all of
 // what restore makes the actor's memory (see memory.go).
 func (r *Runner) load(ctx context.Context, id string) (*state, error) {
+	if err := r.takeLease(ctx, id); err != nil {
+		return nil, err
+	}
 	meta, turns, err := r.store.LoadSession(ctx, id)
 	if err != nil {
 		return nil, err

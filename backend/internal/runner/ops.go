@@ -190,6 +190,9 @@ func (r *Runner) open(ctx context.Context, meta session.Meta, turns []session.Tu
 			a.r.params.forget(meta.ID)
 			return err
 		}
+		if err := a.r.takeLease(ctx, meta.ID); err != nil {
+			a.r.log.Warn("take the lease of a new session", "session", meta.ID, "err", err)
+		}
 		view = a.view()
 		return nil
 	})
@@ -216,9 +219,11 @@ type Posted struct {
 	View View
 
 	// from is the turn count when the message was accepted; idle, taken
-	// with wait, is closed once no run is active.
-	from int
-	idle <-chan struct{}
+	// with wait, is closed once no run is active. elsewhere says another
+	// server holds the session: the wait is for what the store says.
+	from      int
+	idle      <-chan struct{}
+	elsewhere bool
 }
 
 // PostMessageWait posts like PostMessage, then waits (up to timeout)
@@ -233,7 +238,12 @@ func (r *Runner) PostMessageWait(ctx context.Context, owner, id string, msg Mess
 	if err != nil {
 		return Posted{}, err
 	}
-	if err := await(ctx, p.idle, timeout); err != nil {
+	if p.elsewhere {
+		err = r.awaitElsewhere(ctx, id, timeout, false)
+	} else {
+		err = await(ctx, p.idle, timeout)
+	}
+	if err != nil {
 		return Posted{}, err
 	}
 	var sel Turns
@@ -246,11 +256,39 @@ func (r *Runner) PostMessageWait(ctx context.Context, owner, id string, msg Mess
 }
 
 // postMessage is PostMessage, also saying the turn count it found and,
-// with wait, taking the session's idle channel after the post.
+// with wait, taking the session's idle channel after the post. A
+// session another server holds gets the message through it.
 func (r *Runner) postMessage(ctx context.Context, owner, id string, msg Message, opts RunOptions, params map[string]string, wait bool) (Posted, error) {
 	if err := checkMessage(&msg); err != nil {
 		return Posted{}, err
 	}
+	var p Posted
+	var ans postAnswer
+	forwarded, err := r.onHolder(ctx, id, owner, cmdPost, postCommand{Message: msg, Run: opts, Params: params}, &ans, func() error {
+		var err error
+		p, err = r.postLocal(ctx, owner, id, msg, opts, params, wait)
+		return err
+	})
+	if forwarded {
+		p = Posted{Meta: ans.Meta, MailID: ans.MailID, from: ans.From, elsewhere: true}
+	}
+	return p, err
+}
+
+type postCommand struct {
+	Message Message           `json:"message"`
+	Run     RunOptions        `json:"run"`
+	Params  map[string]string `json:"params,omitempty"`
+}
+
+type postAnswer struct {
+	Meta   session.Meta `json:"meta"`
+	MailID string       `json:"mail_id,omitempty"`
+	From   int          `json:"from"`
+}
+
+// postLocal posts on this server (see postMessage).
+func (r *Runner) postLocal(ctx context.Context, owner, id string, msg Message, opts RunOptions, params map[string]string, wait bool) (Posted, error) {
 	var meta session.Meta
 	var mailID string
 	var from int
@@ -387,6 +425,9 @@ func (r *Runner) GetSession(ctx context.Context, owner, id string, wait bool, ti
 // shares the selected turns with the actor and copies nothing else of
 // the history.
 func (r *Runner) ReadSession(ctx context.Context, owner, id string, req ViewRequest) (View, error) {
+	if r.heldElsewhere(ctx, id) {
+		return r.readElsewhere(ctx, owner, id, req)
+	}
 	if req.Wait {
 		var idle <-chan struct{}
 		err := r.withSession(ctx, id, func(a *actor) error {
@@ -399,6 +440,9 @@ func (r *Runner) ReadSession(ctx context.Context, owner, id string, req ViewRequ
 			idle = a.waitIdle()
 			return nil
 		})
+		if leaseHeld(err) {
+			return r.readElsewhere(ctx, owner, id, req)
+		}
 		if err != nil {
 			return View{}, err
 		}
@@ -418,6 +462,10 @@ func (r *Runner) ReadSession(ctx context.Context, owner, id string, req ViewRequ
 		view = a.viewRange(lo, hi)
 		return nil
 	})
+	if leaseHeld(err) {
+		req.Wait = false // waited already
+		return r.readElsewhere(ctx, owner, id, req)
+	}
 	return view, err
 }
 
@@ -505,6 +553,9 @@ type runOutcome struct {
 // to wait for its clients is waited for until it goes on and ends. It
 // returns ctx's error if ctx ends first.
 func (r *Runner) awaitRun(ctx context.Context, id string, rest bool) (runOutcome, error) {
+	if r.heldElsewhere(ctx, id) {
+		return r.awaitRunElsewhere(ctx, id, rest)
+	}
 	var idle <-chan struct{}
 	err := r.withSession(ctx, id, func(a *actor) error {
 		// A child found running without a run was not recovered yet
@@ -520,6 +571,9 @@ func (r *Runner) awaitRun(ctx context.Context, id string, rest bool) (runOutcome
 		}
 		return nil
 	})
+	if leaseHeld(err) {
+		return r.awaitRunElsewhere(ctx, id, rest)
+	}
 	if err != nil {
 		return runOutcome{}, err
 	}
@@ -533,6 +587,9 @@ func (r *Runner) awaitRun(ctx context.Context, id string, rest bool) (runOutcome
 		out = runOutcome{status: a.st.meta.Status, reason: a.st.meta.StatusReason, text: a.lastAnswer()}
 		return nil
 	})
+	if leaseHeld(err) {
+		return r.awaitRunElsewhere(ctx, id, rest)
+	}
 	return out, err
 }
 

@@ -72,6 +72,9 @@ type Options struct {
 	OnStep func(StepStats)
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
+	// Cluster is set when several servers share the database; nil: the
+	// only server on its database (SQLite), no leases.
+	Cluster *Cluster
 }
 
 // StepStats are the timings of one step.
@@ -117,6 +120,9 @@ type Runner struct {
 	closing bool
 	release release
 	actors  sync.WaitGroup
+
+	// remote holds the commands and progress that cross servers.
+	remote remote
 
 	// draining refuses new runs and ends runs at their next step boundary.
 	draining atomic.Bool
@@ -171,6 +177,9 @@ func New(opts Options) *Runner {
 	r.workers = newWorkers(ctx)
 	r.actors.Add(1)
 	go r.prune()
+	if opts.Cluster != nil {
+		r.startCluster()
+	}
 	return r
 }
 

@@ -133,6 +133,30 @@ func (r *Runner) WatchSession(ctx context.Context, owner, watcher, target string
 			watcherOwner = m.Owner
 		}
 	}
+	if r.opts.Cluster == nil {
+		return r.watchLocal(ctx, watcher, watcherOwner, target, ttl)
+	}
+	// The index is the target's holder's: the watch is put there.
+	var w session.Watch
+	body := watchCommand{Watcher: watcher, WatcherOwner: watcherOwner, TTL: ttl}
+	_, err := r.onHolder(ctx, target, owner, cmdWatch, body, &w, func() error {
+		return r.holding(ctx, target, func() error {
+			var err error
+			w, err = r.watchLocal(ctx, watcher, watcherOwner, target, ttl)
+			return err
+		})
+	})
+	return w, err
+}
+
+type watchCommand struct {
+	Watcher      string        `json:"watcher"`
+	WatcherOwner string        `json:"watcher_owner,omitempty"`
+	TTL          time.Duration `json:"ttl,omitempty"`
+}
+
+// watchLocal stores a watch and puts it in this server's index.
+func (r *Runner) watchLocal(ctx context.Context, watcher, watcherOwner, target string, ttl time.Duration) (session.Watch, error) {
 	w := session.Watch{WatcherID: watcher, TargetID: target, Expires: r.now().Add(ttl)}
 	if err := r.store.PutWatch(ctx, w); err != nil {
 		return session.Watch{}, err
@@ -160,10 +184,53 @@ func (r *Runner) UnwatchSession(ctx context.Context, owner, watcher, target stri
 	if owner != AnyOwner && m.Owner != owner {
 		return errs.NotFound("unknown_session", "unknown session %s", watcher)
 	}
+	if r.opts.Cluster == nil {
+		return r.unwatchLocal(ctx, watcher, target)
+	}
+	_, err = r.onHolder(ctx, target, owner, cmdUnwatch, watchCommand{Watcher: watcher}, nil, func() error {
+		err := r.holding(ctx, target, func() error { return r.unwatchLocal(ctx, watcher, target) })
+		if errs.KindOf(err) == errs.KindNotFound {
+			// The target is gone, and its watches with it.
+			return r.unwatchLocal(ctx, watcher, target)
+		}
+		return err
+	})
+	return err
+}
+
+// unwatchLocal ends a watch in the store and in this server's index.
+func (r *Runner) unwatchLocal(ctx context.Context, watcher, target string) error {
 	if err := r.store.DeleteWatch(ctx, watcher, target); err != nil {
 		return err
 	}
 	r.watches.remove(watcher, target)
+	return nil
+}
+
+// refreshWatches replaces the index's watches of a target with the
+// store's: called when this server takes the target's lease, since the
+// target's watches changed on whichever server held it before.
+func (r *Runner) refreshWatches(ctx context.Context, target string) error {
+	list, err := r.store.ListWatches(ctx)
+	if err != nil {
+		return err
+	}
+	now := r.now()
+	r.watches.mu.Lock()
+	for watcher := range r.watches.byTarget[target] {
+		r.watches.removeLocked(watcher, target)
+	}
+	r.watches.mu.Unlock()
+	for _, w := range list {
+		if w.TargetID != target || !w.Expires.After(now) {
+			continue
+		}
+		m, err := r.store.GetMeta(ctx, w.WatcherID)
+		if err != nil {
+			continue // the watcher is gone; its watch went with it
+		}
+		r.watches.put(w.WatcherID, m.Owner, w.TargetID, w.Expires)
+	}
 	return nil
 }
 
@@ -244,15 +311,11 @@ func (a *actor) delivered(notes []watchNote) {
 	r := a.r
 	go func() {
 		for _, n := range notes {
-			err := r.withSession(r.ctx, n.watcher, func(a *actor) error {
-				if !slices.ContainsFunc(a.st.mail, func(m session.Mail) bool { return m.ID == n.mail.ID }) {
-					a.takeMail(n.mail)
-				}
-				if a.run == nil && a.st.meta.Status.AcceptsInput() {
-					return a.wake(agentsv1.RunTrigger_RUN_TRIGGER_MAIL)
-				}
-				return nil
-			})
+			err := r.takeMailLocal(r.ctx, n.watcher, n.mail)
+			if leaseHeld(err) {
+				// Another server holds the watcher: it takes the mail in.
+				err = r.tell(r.ctx, n.watcher, AnyOwner, cmdTakeMail, n.mail)
+			}
 			if errs.KindOf(err) == errs.KindNotFound {
 				r.watches.remove(n.watcher, a.id)
 			} else if err != nil && r.ctx.Err() == nil {
@@ -260,6 +323,20 @@ func (a *actor) delivered(notes []watchNote) {
 			}
 		}
 	}()
+}
+
+// takeMailLocal gives the watcher's actor stored watch mail, once, and
+// wakes it for it.
+func (r *Runner) takeMailLocal(ctx context.Context, watcher string, m session.Mail) error {
+	return r.withSession(ctx, watcher, func(a *actor) error {
+		if !slices.ContainsFunc(a.st.mail, func(x session.Mail) bool { return x.ID == m.ID }) {
+			a.takeMail(m)
+		}
+		if a.run == nil && a.st.meta.Status.AcceptsInput() {
+			return a.wake(agentsv1.RunTrigger_RUN_TRIGGER_MAIL)
+		}
+		return nil
+	})
 }
 
 // takeMail queues mail that another session's change stored, in the
