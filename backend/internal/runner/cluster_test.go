@@ -173,6 +173,30 @@ func (f *fleet) holder(t *testing.T, id string) string {
 	return l.Holder
 }
 
+// commands counts the commands of a kind the servers exchanged, and how
+// many of them are finished.
+func (f *fleet) commands(t *testing.T, kind string) (all, finished int) {
+	t.Helper()
+	raw, err := sql.Open("sqlite", f.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	if err := raw.QueryRow(`SELECT count(*), count(done) FROM commands WHERE kind = ?`, kind).Scan(&all, &finished); err != nil {
+		t.Fatal(err)
+	}
+	return all, finished
+}
+
+// forwarded fails the test unless exactly one command of the kind went
+// to the holder and was finished.
+func (f *fleet) forwarded(t *testing.T, kind string) {
+	t.Helper()
+	if all, finished := f.commands(t, kind); all != 1 || finished != 1 {
+		t.Fatalf("%s commands: %d, %d of them finished; want one, finished", kind, all, finished)
+	}
+}
+
 // userTurns counts the session's user turns with text, in their own
 // text or in the mail folded into them.
 func userTurns(v runner.View, text string) int {
@@ -221,6 +245,7 @@ func TestAMessagePostedThroughAnotherServerRunsOnTheHolder(t *testing.T) {
 	if h := f.holder(t, id); h != "a" {
 		t.Fatalf("the session moved to %s", h)
 	}
+	f.forwarded(t, "post_message")
 	// The holder's memory has the turn the command stored.
 	if v := f.wait(t, "a", id); userTurns(v, "through b") != 1 {
 		t.Fatalf("the holder sees %d posts", userTurns(v, "through b"))
@@ -249,6 +274,7 @@ func TestPostAndWaitThroughAnotherServer(t *testing.T) {
 	if p.View.Meta.Status != session.StatusReady || len(p.View.Turns) != 2 || p.View.Turns[0].User.Text != "wait for me" || p.View.Turns[1].LLM.Text != "done" {
 		t.Fatalf("post and wait through b: %s, %d turns from %d", p.View.Meta.Status, len(p.View.Turns), p.View.FirstTurn)
 	}
+	f.forwarded(t, "post_message")
 }
 
 func TestMailThroughAnotherServerIsDeliveredOnce(t *testing.T) {
@@ -275,6 +301,7 @@ func TestMailThroughAnotherServerIsDeliveredOnce(t *testing.T) {
 	if len(list) != 1 || list[0].ID != m.ID || list[0].Delivered == nil {
 		t.Fatalf("mail listed through b: %+v", list)
 	}
+	f.forwarded(t, "send_mail")
 }
 
 func TestCancelThroughAnotherServerAnswersOnceTheRunStopped(t *testing.T) {
@@ -299,6 +326,7 @@ func TestCancelThroughAnotherServerAnswersOnceTheRunStopped(t *testing.T) {
 	if m, err := f.db.GetMeta(ctx, id); err != nil || m.Status != session.StatusReady {
 		t.Fatalf("stored after the cancel: %+v, %v", m, err)
 	}
+	f.forwarded(t, "cancel_run")
 }
 
 func TestPauseAndResumeThroughAnotherServer(t *testing.T) {
@@ -334,6 +362,8 @@ func TestPauseAndResumeThroughAnotherServer(t *testing.T) {
 		t.Fatalf("after the resume: %s, %q", v.Meta.Status, lastText(v))
 	}
 	// The params crossed in the command; the store keeps them no longer.
+	f.forwarded(t, "pause")
+	f.forwarded(t, "resume")
 	raw, err := sql.Open("sqlite", f.path)
 	if err != nil {
 		t.Fatal(err)
@@ -380,6 +410,9 @@ func TestApprovalThroughAnotherServerRunsTheCallOnce(t *testing.T) {
 	if errs.CodeOf(err) != "call_completed" {
 		t.Fatalf("a second approval: %v", err)
 	}
+	if all, finished := f.commands(t, "complete_call"); all != 2 || finished != 2 {
+		t.Fatalf("complete_call commands: %d, %d finished", all, finished)
+	}
 }
 
 func TestWatchThroughAnotherServerReachesTheTargetsHolder(t *testing.T) {
@@ -416,6 +449,8 @@ func TestWatchThroughAnotherServerReachesTheTargetsHolder(t *testing.T) {
 	if mail, err := f.db.ListMail(ctx, watcher, false); err != nil || len(mail) != 1 {
 		t.Fatalf("the watcher's mail after the unwatch: %d, %v", len(mail), err)
 	}
+	f.forwarded(t, "watch_session")
+	f.forwarded(t, "unwatch_session")
 }
 
 func TestDeleteThroughAnotherServerStopsTheRunOnTheHolder(t *testing.T) {
@@ -441,6 +476,7 @@ func TestDeleteThroughAnotherServerStopsTheRunOnTheHolder(t *testing.T) {
 			t.Fatalf("read through %s after the delete: %v", s, err)
 		}
 	}
+	f.forwarded(t, "delete_session")
 }
 
 func TestForkThroughAnotherServer(t *testing.T) {
@@ -454,6 +490,10 @@ func TestForkThroughAnotherServer(t *testing.T) {
 	}
 	if v.Meta.ForkedFrom != id || len(v.Turns) != 2 || v.Turns[1].LLM.Text != "done" {
 		t.Fatalf("fork through b: %+v, %d turns", v.Meta, len(v.Turns))
+	}
+	f.forwarded(t, "fork_session")
+	if h := f.holder(t, v.Meta.ID); h != "a" {
+		t.Fatalf("the fork is held by %s, not by the source's holder", h)
 	}
 }
 
@@ -481,6 +521,9 @@ func TestAnIdempotentPostRetriedThroughAThirdServerGetsTheFirstAnswer(t *testing
 	}
 	if v := f.wait(t, "c", id); userTurns(v, "once only") != 1 {
 		t.Fatalf("the post was stored %d times", userTurns(v, "once only"))
+	}
+	if all, _ := f.commands(t, "post_message"); all != 3 {
+		t.Fatalf("%d post commands, want 3", all)
 	}
 }
 
@@ -522,6 +565,7 @@ func TestACommandIsNotAppliedTwiceWhenItsHolderDiesBeforeFinishingIt(t *testing.
 	if n := userTurns(v, "exactly once"); n != 1 || len(v.Turns) != 1 {
 		t.Fatalf("the post was stored %d times (%d turns)", n, len(v.Turns))
 	}
+	f.forwarded(t, "post_message")
 }
 
 // relay hands the events of one server's hub to another's, as the

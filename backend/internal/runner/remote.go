@@ -158,7 +158,9 @@ func (r *Runner) heldElsewhere(ctx context.Context, id string) bool {
 // decodes its answer into out; forwarded says which.
 func (r *Runner) onHolder(ctx context.Context, id, owner, kind string, body, out any, local func() error) (forwarded bool, err error) {
 	if !r.heldElsewhere(ctx, id) {
-		if err := local(); !leaseHeld(err) {
+		// A write refused for a lease this server lost wrote nothing:
+		// the new holder takes the request.
+		if err := local(); !leaseHeld(err) && errs.CodeOf(err) != store.CodeLeaseLost {
 			return false, err
 		}
 	}
