@@ -415,6 +415,53 @@ func TestApprovalThroughAnotherServerRunsTheCallOnce(t *testing.T) {
 	}
 }
 
+func TestCancelAttachedThroughAnotherServerSettlesTheApproval(t *testing.T) {
+	t.Parallel()
+	f := newFleet(t, "a", "b")
+	ctx := context.Background()
+	id := f.create(t, "a", "guard", "tool please")
+	if v := f.wait(t, "a", id); v.Meta.Status != session.StatusWaiting {
+		t.Fatalf("before: %s", v.Meta.Status)
+	}
+	_, n, err := f.servers["b"].run.CancelAttached(ctx, "me", id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 1 {
+		t.Fatalf("cancelled %d calls through b, want the approval", n)
+	}
+	v := f.wait(t, "b", id)
+	if v.Meta.Status != session.StatusReady || lastText(v) != "done" {
+		t.Fatalf("after: %s, %q", v.Meta.Status, lastText(v))
+	}
+	f.forwarded(t, "cancel_attached")
+}
+
+func TestAnInterruptThroughAnotherServerCutsTheStepOnTheHolder(t *testing.T) {
+	t.Parallel()
+	f := newFleet(t, "a", "b")
+	ctx := context.Background()
+	f.model.Hang(1)
+	id := f.create(t, "a", "bench", "hello")
+	if _, err := f.model.WaitRequests(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	_, mailID, err := f.servers["b"].run.PostMessage(ctx, "me", id, runner.Message{Text: "stop that", Interrupt: true}, runner.RunOptions{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mailID == "" {
+		t.Fatal("an interrupt during a run did not become mail")
+	}
+	v := f.wait(t, "b", id)
+	if n := userTurns(v, "stop that"); n != 1 || v.Meta.Status != session.StatusReady {
+		t.Fatalf("after the interrupt: %s, the message folded %d times", v.Meta.Status, n)
+	}
+	if len(v.Turns) < 2 || v.Turns[1].LLM == nil || !v.Turns[1].LLM.Interrupted {
+		t.Fatalf("the step in flight was not cut: %+v", v.Turns[1])
+	}
+}
+
 func TestWatchThroughAnotherServerReachesTheTargetsHolder(t *testing.T) {
 	t.Parallel()
 	f := newFleet(t, "a", "b")

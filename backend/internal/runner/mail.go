@@ -197,15 +197,18 @@ func (r *Runner) wakeQueued(id string) {
 
 // ListMail lists a session's mail, newest first.
 func (r *Runner) ListMail(ctx context.Context, owner, id string, pendingOnly bool) ([]session.Mail, error) {
-	if r.heldElsewhere(ctx, id) {
-		if _, err := r.metaElsewhere(ctx, owner, id); err != nil {
-			return nil, err
-		}
-	} else if _, err := r.control(ctx, owner, id, func(*actor) error { return nil }); leaseHeld(err) {
-		if _, err := r.metaElsewhere(ctx, owner, id); err != nil {
-			return nil, err
-		}
-	} else if err != nil {
+	// The owner's check: on this server, or from the store for a
+	// session another server holds.
+	var err error
+	elsewhere := r.heldElsewhere(ctx, id)
+	if !elsewhere {
+		_, err = r.control(ctx, owner, id, func(*actor) error { return nil })
+		elsewhere = leaseHeld(err)
+	}
+	if elsewhere {
+		_, err = r.metaElsewhere(ctx, owner, id)
+	}
+	if err != nil {
 		return nil, err
 	}
 	return r.store.ListMail(ctx, id, pendingOnly)
