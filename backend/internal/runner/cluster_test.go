@@ -500,6 +500,36 @@ func TestWatchThroughAnotherServerReachesTheTargetsHolder(t *testing.T) {
 	f.forwarded(t, "unwatch_session")
 }
 
+func TestAServerTakingATargetTakesItsWatches(t *testing.T) {
+	t.Parallel()
+	f := newFleet(t, "a", "b")
+	ctx := context.Background()
+	a, b := f.servers["a"], f.servers["b"]
+	watcher := f.create(t, "b", "bench", "")
+	target := f.create(t, "b", "bench", "")
+	if _, err := b.run.WatchSession(ctx, "me", watcher, target, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	// b dies; a takes the target once b's lease is over, and with it
+	// the watch that b put.
+	b.close()
+	a.ahead.Store(int64(2 * time.Minute))
+	if _, _, err := a.run.PostMessage(ctx, "me", target, runner.Message{Text: "go"}, runner.RunOptions{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	f.wait(t, "a", target)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		v := f.wait(t, "a", watcher)
+		if n := userTurns(v, "session "+target); n == 1 && lastText(v) == "done" {
+			break
+		} else if n > 1 || time.Now().After(deadline) {
+			t.Fatalf("the watcher got %d reports of the target's run", n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 func TestDeleteThroughAnotherServerStopsTheRunOnTheHolder(t *testing.T) {
 	t.Parallel()
 	f := newFleet(t, "a", "b")

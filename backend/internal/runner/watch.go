@@ -211,7 +211,7 @@ func (r *Runner) unwatchLocal(ctx context.Context, watcher, target string) error
 // store's: called when this server takes the target's lease, since the
 // target's watches changed on whichever server held it before.
 func (r *Runner) refreshWatches(ctx context.Context, target string) error {
-	list, err := r.store.ListWatches(ctx)
+	list, err := r.store.WatchesOf(ctx, target)
 	if err != nil {
 		return err
 	}
@@ -222,7 +222,7 @@ func (r *Runner) refreshWatches(ctx context.Context, target string) error {
 	}
 	r.watches.mu.Unlock()
 	for _, w := range list {
-		if w.TargetID != target || !w.Expires.After(now) {
+		if !w.Expires.After(now) {
 			continue
 		}
 		m, err := r.store.GetMeta(ctx, w.WatcherID)

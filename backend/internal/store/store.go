@@ -130,6 +130,9 @@ type Watches interface {
 	DeleteWatch(ctx context.Context, watcherID, targetID string) error
 	// ListWatches returns every stored watch, expired or not.
 	ListWatches(ctx context.Context) ([]session.Watch, error)
+	// WatchesOf returns the stored watches of one target, expired or not,
+	// by watcher.
+	WatchesOf(ctx context.Context, targetID string) ([]session.Watch, error)
 	// DeleteExpiredWatches removes the watches that expire at or before
 	// now and returns how many it removed.
 	DeleteExpiredWatches(ctx context.Context, now time.Time) (int, error)

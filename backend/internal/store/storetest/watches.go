@@ -36,6 +36,14 @@ func testWatches(t *testing.T, fresh func(t *testing.T) Opener) {
 		{WatcherID: "c", TargetID: "b", Expires: at(2 * time.Minute)},
 	})
 
+	// A target's watches, for the server that takes the target.
+	of, err := s.WatchesOf(ctx, "b")
+	noErr(t, err, "watches of b")
+	equal(t, "watches of b", of, []session.Watch{
+		{WatcherID: "a", TargetID: "b", Expires: at(4 * time.Minute)},
+		{WatcherID: "c", TargetID: "b", Expires: at(2 * time.Minute)},
+	})
+
 	n, err := s.DeleteExpiredWatches(ctx, at(2*time.Minute))
 	noErr(t, err, "delete expired")
 	equal(t, "expired", n, 1)
