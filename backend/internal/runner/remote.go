@@ -157,6 +157,9 @@ func (r *Runner) heldElsewhere(ctx context.Context, id string) bool {
 // it, and otherwise forwards the command (kind, body) to the holder and
 // decodes its answer into out; forwarded says which.
 func (r *Runner) onHolder(ctx context.Context, id, owner, kind string, body, out any, local func() error) (forwarded bool, err error) {
+	if r.opts.Cluster == nil {
+		return false, local()
+	}
 	if !r.heldElsewhere(ctx, id) {
 		// A write refused for a lease this server lost wrote nothing:
 		// the new holder takes the request.
@@ -195,6 +198,8 @@ func (r *Runner) forward(ctx context.Context, id, owner, kind string, body, out 
 		case <-ctx.Done():
 			// As a local call left queued: the command is still applied.
 			return ctx.Err()
+		case <-r.ctx.Done():
+			return errClosing
 		case <-timeout.C:
 			return r.abandon(ctx, cmd, out)
 		case <-done:
@@ -202,14 +207,16 @@ func (r *Runner) forward(ctx context.Context, id, owner, kind string, body, out 
 			chase = true
 		}
 		got, err := r.store.GetCommand(ctx, cmd.ID)
-		if err != nil {
+		switch {
+		case errs.KindOf(err) == errs.KindUnavailable:
+			continue // the store is away for a moment: the next poll reads again
+		case err != nil:
 			return err
-		}
-		if !got.Done.IsZero() {
+		case !got.Done.IsZero():
 			return decodeResult(got.Result, out)
 		}
 		if chase {
-			if err := r.chase(ctx, cmd); err != nil {
+			if err := r.chase(ctx, cmd); err != nil && errs.KindOf(err) != errs.KindUnavailable {
 				return err
 			}
 		}

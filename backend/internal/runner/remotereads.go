@@ -108,6 +108,8 @@ func (r *Runner) awaitElsewhere(ctx context.Context, id string, timeout time.Dur
 			select {
 			case <-ctx.Done():
 				return ctx.Err()
+			case <-r.ctx.Done():
+				return errClosing
 			case <-timer.C:
 				return nil
 			case <-poll.C:
