@@ -2,102 +2,152 @@ package cluster
 
 import (
 	"context"
-	"errors"
 	"sync"
+	"sync/atomic"
 )
 
-// MemoryBus is a Bus inside one process, for tests of several runners on
-// one store. Notifications are delivered in order on one goroutine.
+// MemoryBus is a Bus inside one process: the servers of a test share one,
+// and every listener hears every notification, as on PostgreSQL. It
+// delivers on one goroutine of its own, in the order of Notify.
 type MemoryBus struct {
 	mu        sync.Mutex
-	wake      *sync.Cond
-	queue     []note
-	listeners map[string]map[int]func(string)
-	next      int
-	closed    bool
-	done      chan struct{}
+	listeners map[string][]*listener
+	reconnect []func()
+	// queue holds what the goroutine has yet to deliver; wake tells it
+	// there is some.
+	queue  []func()
+	wake   chan struct{}
+	closed bool
+	stop   chan struct{}
+	done   chan struct{}
 }
-
-type note struct{ channel, payload string }
 
 var _ Bus = (*MemoryBus)(nil)
 
-// NewMemoryBus returns a bus; Close stops its goroutine.
+type listener struct {
+	fn        func(string)
+	cancelled atomic.Bool
+}
+
+// NewMemoryBus starts a bus in memory. Close stops it.
 func NewMemoryBus() *MemoryBus {
-	b := &MemoryBus{listeners: map[string]map[int]func(string){}, done: make(chan struct{})}
-	b.wake = sync.NewCond(&b.mu)
-	go b.deliver()
+	b := &MemoryBus{
+		listeners: map[string][]*listener{},
+		wake:      make(chan struct{}, 1),
+		stop:      make(chan struct{}),
+		done:      make(chan struct{}),
+	}
+	go b.loop()
 	return b
 }
 
-// ErrClosed is Notify's answer once the bus is closed.
-var ErrClosed = errors.New("cluster: bus closed")
-
 // Notify implements Bus.
 func (b *MemoryBus) Notify(_ context.Context, channel, payload string) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.closed {
-		return ErrClosed
+	if err := checkPayload(channel, payload); err != nil {
+		return err
 	}
-	b.queue = append(b.queue, note{channel, payload})
-	b.wake.Signal()
-	return nil
+	return b.enqueue(func() {
+		b.mu.Lock()
+		ls := b.listeners[channel]
+		b.mu.Unlock()
+		for _, l := range ls {
+			if !l.cancelled.Load() {
+				l.fn(payload)
+			}
+		}
+	})
 }
 
-// Listen implements Bus.
-func (b *MemoryBus) Listen(channel string, fn func(string)) func() {
+// Listen implements Bus. A call to fn already under way when cancel is
+// called still ends.
+func (b *MemoryBus) Listen(channel string, fn func(payload string)) (cancel func()) {
+	l := &listener{fn: fn}
 	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.listeners[channel] == nil {
-		b.listeners[channel] = map[int]func(string){}
-	}
-	b.next++
-	id := b.next
-	b.listeners[channel][id] = fn
+	b.listeners[channel] = append(b.listeners[channel], l)
+	b.mu.Unlock()
 	return func() {
+		l.cancelled.Store(true)
 		b.mu.Lock()
 		defer b.mu.Unlock()
-		delete(b.listeners[channel], id)
+		ls := b.listeners[channel]
+		for i, x := range ls {
+			if x == l {
+				// A new slice: the goroutine may be ranging over the old.
+				b.listeners[channel] = append(ls[:i:i], ls[i+1:]...)
+				break
+			}
+		}
 	}
 }
 
-// OnReconnect implements Bus: a memory bus never loses its connection.
-func (b *MemoryBus) OnReconnect(func()) {}
+// OnReconnect implements Bus. A MemoryBus never loses its connection;
+// Reconnect makes it behave as if it had.
+func (b *MemoryBus) OnReconnect(fn func()) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.reconnect = append(b.reconnect, fn)
+}
 
-// Close implements Bus.
+// Reconnect calls the OnReconnect functions on the bus's goroutine, after
+// the notifications sent before it, as a bus does that got its connection
+// back. Tests use it to see that listeners re-read.
+func (b *MemoryBus) Reconnect() {
+	_ = b.enqueue(func() {
+		b.mu.Lock()
+		fns := b.reconnect
+		b.mu.Unlock()
+		for _, fn := range fns {
+			fn()
+		}
+	})
+}
+
+// Close implements Bus: what is not delivered yet is dropped. It must not
+// be called from a listener.
 func (b *MemoryBus) Close() error {
 	b.mu.Lock()
 	if !b.closed {
 		b.closed = true
-		b.wake.Signal()
+		close(b.stop)
 	}
 	b.mu.Unlock()
 	<-b.done
 	return nil
 }
 
-func (b *MemoryBus) deliver() {
-	defer close(b.done)
+func (b *MemoryBus) enqueue(deliver func()) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.closed {
+		return ErrClosed
+	}
+	b.queue = append(b.queue, deliver)
+	select {
+	case b.wake <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+func (b *MemoryBus) loop() {
+	defer close(b.done)
 	for {
-		for len(b.queue) == 0 && !b.closed {
-			b.wake.Wait()
-		}
-		if b.closed {
+		select {
+		case <-b.stop:
 			return
-		}
-		n := b.queue[0]
-		b.queue = b.queue[1:]
-		var fns []func(string)
-		for _, fn := range b.listeners[n.channel] {
-			fns = append(fns, fn)
-		}
-		b.mu.Unlock()
-		for _, fn := range fns {
-			fn(n.payload)
+		case <-b.wake:
 		}
 		b.mu.Lock()
+		q := b.queue
+		b.queue = nil
+		b.mu.Unlock()
+		for _, deliver := range q {
+			select {
+			case <-b.stop:
+				return
+			default:
+			}
+			deliver()
+		}
 	}
 }

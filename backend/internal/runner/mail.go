@@ -115,10 +115,11 @@ func (r *Runner) deliverLocal(ctx context.Context, owner, to string, m session.M
 		}
 		if a.run == nil && a.st.meta.Status.AcceptsInput() {
 			err := a.wake(agentsv1.RunTrigger_RUN_TRIGGER_MAIL)
-			if committer.Classify(err) == committer.Closing {
-				// The mail is stored: the next start wakes the session
-				// for it (see Recover), so the sender is told the truth,
-				// that it was accepted.
+			if c := committer.Classify(err); c == committer.Closing || c == committer.Lost {
+				// The mail is stored: the next start, or the server that
+				// runs the session now, wakes the session for it (see
+				// Recover and failover.go), so the sender is told the
+				// truth, that it was accepted.
 				return nil
 			}
 			return err
@@ -200,7 +201,7 @@ func (r *Runner) ListMail(ctx context.Context, owner, id string, pendingOnly boo
 	// The owner's check: on this server, or from the store for a
 	// session another server holds.
 	var err error
-	elsewhere := r.heldElsewhere(ctx, id)
+	elsewhere := r.runsElsewhere(ctx, id)
 	if !elsewhere {
 		_, err = r.control(ctx, owner, id, func(*actor) error { return nil })
 		elsewhere = leaseHeld(err)

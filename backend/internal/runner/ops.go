@@ -190,9 +190,6 @@ func (r *Runner) open(ctx context.Context, meta session.Meta, turns []session.Tu
 			a.r.params.forget(meta.ID)
 			return err
 		}
-		if err := a.r.takeLease(ctx, meta.ID); err != nil {
-			a.r.log.Warn("take the lease of a new session", "session", meta.ID, "err", err)
-		}
 		view = a.view()
 		return nil
 	})
@@ -358,6 +355,9 @@ func (r *Runner) postLocal(ctx context.Context, owner, id string, msg Message, o
 // addMail stores mail for the session with its mail.accepted event,
 // and, for urgent mail during a run, cuts the step in flight.
 func (a *actor) addMail(ctx context.Context, m session.Mail, idem keyedRequest) (session.Mail, error) {
+	if a.lost {
+		return session.Mail{}, a.moved
+	}
 	if a.unsynced != nil {
 		// As for apply: an earlier failed write goes first, or nothing
 		// does.
@@ -374,25 +374,30 @@ func (a *actor) addMail(ctx context.Context, m session.Mail, idem keyedRequest) 
 	ch := &store.Change{NewMail: []session.Mail{m}, Idempotency: a.r.idempotency(a.owner, idem, keyed{SessionID: a.id, MailID: m.ID, Turns: len(a.st.turns)})}
 	ev := &agentsv1.Event{SessionId: a.id, Owner: a.owner, Kind: "mail.accepted",
 		Body: &agentsv1.Event_MailAccepted{MailAccepted: &agentsv1.MailAccepted{Envelope: wire.Mail(m)}}}
-	if err := a.r.write(ctx, ch, []*agentsv1.Event{ev}); err != nil {
+	if err := a.write(ctx, ch, []*agentsv1.Event{ev}); err != nil {
 		return session.Mail{}, err
 	}
 	a.st.mail = append(a.st.mail, m)
 	a.st.meta.PendingMail++
 	if m.Priority == session.PriorityUrgent {
-		// An interrupt answers the approvals nobody gave yet, and the
-		// round goes on with the message.
-		running := a.run != nil
-		if _, err := a.settleApprovals(interruptedApproval, agentsv1.RunTrigger_RUN_TRIGGER_MESSAGE); err != nil {
-			a.r.log.Error("settle approvals", "session", a.id, "err", err)
-		}
-		if running {
-			// A run the settled round started is not cut: it is the
-			// one that takes the message.
-			a.cutStep()
-		}
+		a.interrupt()
 	}
 	return m, nil
+}
+
+// interrupt acts on urgent mail: it answers the approvals nobody gave
+// yet, and the round goes on with the message, or cuts the step in
+// flight short.
+func (a *actor) interrupt() {
+	running := a.run != nil
+	if _, err := a.settleApprovals(interruptedApproval, agentsv1.RunTrigger_RUN_TRIGGER_MESSAGE); err != nil {
+		a.r.log.Error("settle approvals", "session", a.id, "err", err)
+	}
+	if running {
+		// A run the settled round started is not cut: it is the one
+		// that takes the message.
+		a.cutStep()
+	}
 }
 
 // Turns selects the turns a view carries: those after After and before
@@ -425,7 +430,7 @@ func (r *Runner) GetSession(ctx context.Context, owner, id string, wait bool, ti
 // shares the selected turns with the actor and copies nothing else of
 // the history.
 func (r *Runner) ReadSession(ctx context.Context, owner, id string, req ViewRequest) (View, error) {
-	if r.heldElsewhere(ctx, id) {
+	if r.runsElsewhere(ctx, id) {
 		return r.readElsewhere(ctx, owner, id, req)
 	}
 	if req.Wait {
@@ -553,7 +558,7 @@ type runOutcome struct {
 // to wait for its clients is waited for until it goes on and ends. It
 // returns ctx's error if ctx ends first.
 func (r *Runner) awaitRun(ctx context.Context, id string, rest bool) (runOutcome, error) {
-	if r.heldElsewhere(ctx, id) {
+	if r.runsElsewhere(ctx, id) {
 		return r.awaitRunElsewhere(ctx, id, rest)
 	}
 	var idle <-chan struct{}
@@ -594,9 +599,11 @@ func (r *Runner) awaitRun(ctx context.Context, id string, rest bool) (runOutcome
 }
 
 // lastAnswer is the text of the newest LLM turn.
-func (a *actor) lastAnswer() string {
-	for i := len(a.st.turns) - 1; i >= 0; i-- {
-		if t := a.st.turns[i]; t.LLM != nil {
+func (a *actor) lastAnswer() string { return lastAnswerOf(a.st.turns) }
+
+func lastAnswerOf(turns []session.Turn) string {
+	for i := len(turns) - 1; i >= 0; i-- {
+		if t := turns[i]; t.LLM != nil {
 			return t.LLM.Text
 		}
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
@@ -47,9 +46,6 @@ const (
 	cmdWatch          = "watch_session"
 	cmdUnwatch        = "unwatch_session"
 	cmdFork           = "fork_session"
-	// cmdTakeMail hands a watcher the watch mail its target's change
-	// stored; nobody waits for its answer.
-	cmdTakeMail = "take_mail"
 )
 
 const (
@@ -78,29 +74,30 @@ type remote struct {
 	// that got more meanwhile.
 	busy, again map[string]bool
 	kick        chan struct{}
-	// listening are the bus listeners to cancel at Close.
-	listening []func()
 
 	progress remoteProgress
 }
 
 // startCluster listens on the bus and starts the applier and the
-// follower of other servers' progress. Called by New.
+// follower of other servers' progress. Called by New, after joinCluster.
+// Without a bus, commands are found and their ends read back by polling
+// alone.
 func (r *Runner) startCluster() {
-	c := r.opts.Cluster
+	c := r.cluster
 	r.remote.waiters = map[string]chan struct{}{}
 	r.remote.busy = map[string]bool{}
 	r.remote.again = map[string]bool{}
 	r.remote.kick = make(chan struct{}, 1)
-	r.remote.listening = []func(){
-		c.Bus.Listen(cluster.ChannelCommands, func(holder string) {
-			if holder == c.Holder {
-				r.kickApplier()
-			}
-		}),
-		c.Bus.Listen(cluster.ChannelCommandDone, r.remote.done),
+	if c.Bus != nil {
+		r.listening = append(r.listening,
+			c.Bus.Listen(cluster.ChannelCommands, func(holder string) {
+				if holder == c.Holder {
+					r.kickApplier()
+				}
+			}),
+			c.Bus.Listen(cluster.ChannelCommandDone, r.remote.done))
+		c.Bus.OnReconnect(r.kickApplier)
 	}
-	c.Bus.OnReconnect(r.kickApplier)
 	r.actors.Add(2)
 	go r.applyLoop()
 	go r.followProgress()
@@ -134,12 +131,12 @@ func (rm *remote) forget(id string) {
 // leaseHeld reports whether err says another server holds the session.
 func leaseHeld(err error) bool { return errs.CodeOf(err) == store.CodeLeaseHeld }
 
-// heldElsewhere reports whether another server holds the session's live
+// runsElsewhere reports whether another server holds the session's live
 // lease, so that a request goes to it without trying to take the
 // session first. It is a hint: a load that finds the lease taken fails
 // with lease_held, which forwards too.
-func (r *Runner) heldElsewhere(ctx context.Context, id string) bool {
-	c := r.opts.Cluster
+func (r *Runner) runsElsewhere(ctx context.Context, id string) bool {
+	c := r.cluster
 	if c == nil {
 		return false
 	}
@@ -157,10 +154,10 @@ func (r *Runner) heldElsewhere(ctx context.Context, id string) bool {
 // it, and otherwise forwards the command (kind, body) to the holder and
 // decodes its answer into out; forwarded says which.
 func (r *Runner) onHolder(ctx context.Context, id, owner, kind string, body, out any, local func() error) (forwarded bool, err error) {
-	if r.opts.Cluster == nil {
+	if r.cluster == nil {
 		return false, local()
 	}
-	if !r.heldElsewhere(ctx, id) {
+	if !r.runsElsewhere(ctx, id) {
 		// A write refused for a lease this server lost wrote nothing:
 		// the new holder takes the request.
 		if err := local(); !leaseHeld(err) && errs.CodeOf(err) != store.CodeLeaseLost {
@@ -227,13 +224,11 @@ func (r *Runner) forward(ctx context.Context, id, owner, kind string, body, out 
 // when the lease is free or expired, takes the session here, which
 // applies the command with the others pending for it.
 func (r *Runner) chase(ctx context.Context, cmd store.Command) error {
-	c := r.opts.Cluster
+	c := r.cluster
 	l, err := r.store.GetLease(ctx, cmd.SessionID)
 	switch {
 	case err == nil && l.Live(r.now()) && l.Holder != c.Holder:
-		if err := c.Bus.Notify(ctx, cluster.ChannelCommands, l.Holder); err != nil {
-			r.log.Warn("wake the holder of a session", "session", cmd.SessionID, "holder", l.Holder, "err", err)
-		}
+		r.wakeHolder(ctx, cmd.SessionID, l.Holder)
 		return nil
 	case err != nil && errs.KindOf(err) != errs.KindNotFound:
 		return err
@@ -247,9 +242,7 @@ func (r *Runner) chase(ctx context.Context, cmd store.Command) error {
 	case leaseHeld(err):
 		// Another server took it first: wake it.
 		if l, err := r.store.GetLease(ctx, cmd.SessionID); err == nil {
-			if err := c.Bus.Notify(ctx, cluster.ChannelCommands, l.Holder); err != nil {
-				r.log.Warn("wake the holder of a session", "session", cmd.SessionID, "holder", l.Holder, "err", err)
-			}
+			r.wakeHolder(ctx, cmd.SessionID, l.Holder)
 		}
 	case errs.KindOf(err) == errs.KindNotFound:
 		// The session is gone, and nobody will apply its commands: this
@@ -284,21 +277,22 @@ func (r *Runner) abandon(ctx context.Context, cmd store.Command, out any) error 
 	return decodeResult(got.Result, out)
 }
 
-// tell stores a command nobody waits for and wakes the holder.
-func (r *Runner) tell(ctx context.Context, id, owner, kind string, body any) error {
-	b, err := json.Marshal(body)
-	if err != nil {
-		return fmt.Errorf("encode %s command: %w", kind, err)
+// wakeHolder tells the holder of a session it has commands to apply.
+func (r *Runner) wakeHolder(ctx context.Context, id, holder string) {
+	if r.cluster.Bus == nil {
+		return // it finds them at its next look
 	}
-	cmd := store.Command{ID: uuid.NewString(), SessionID: id, Owner: owner, Kind: kind, Body: string(b), Created: r.now()}
-	if err := r.store.AddCommand(ctx, cmd); err != nil {
-		return err
+	if err := r.cluster.Bus.Notify(ctx, cluster.ChannelCommands, holder); err != nil {
+		r.log.Warn("wake the holder of a session", "session", id, "holder", holder, "err", err)
 	}
-	return r.chase(ctx, cmd)
 }
 
+// notifyDone tells the server waiting for a command that it is finished.
 func (r *Runner) notifyDone(ctx context.Context, id string) {
-	if err := r.opts.Cluster.Bus.Notify(ctx, cluster.ChannelCommandDone, id); err != nil {
+	if r.cluster.Bus == nil {
+		return // it reads the command back at its next poll
+	}
+	if err := r.cluster.Bus.Notify(ctx, cluster.ChannelCommandDone, id); err != nil {
 		r.log.Warn("notify a command's end", "command", id, "err", err)
 	}
 }
@@ -367,17 +361,6 @@ func (r *Runner) kickApplier() {
 	}
 }
 
-// leaseTaken is called once this server took a session's lease: the
-// session's commands are now its to apply, and the session's watches
-// are read again, since other servers changed them while it was not
-// here.
-func (r *Runner) leaseTaken(ctx context.Context, id string) {
-	if err := r.refreshWatches(ctx, id); err != nil {
-		r.log.Warn("read the watches of a session", "session", id, "err", err)
-	}
-	r.kickApplier()
-}
-
 // applyLoop applies the commands for the sessions this server holds:
 // when woken, and every applyEvery in case a notification was lost.
 func (r *Runner) applyLoop() {
@@ -387,9 +370,6 @@ func (r *Runner) applyLoop() {
 	for {
 		select {
 		case <-r.ctx.Done():
-			for _, cancel := range r.remote.listening {
-				cancel()
-			}
 			return
 		case <-tick.C:
 		case <-r.remote.kick:
@@ -401,7 +381,7 @@ func (r *Runner) applyLoop() {
 // applyPending starts applying the pending commands of each session, in
 // order, one session's at a time.
 func (r *Runner) applyPending() {
-	list, err := r.store.PendingCommands(r.ctx, r.opts.Cluster.Holder)
+	list, err := r.store.PendingCommands(r.ctx, r.cluster.Holder)
 	if err != nil {
 		if r.ctx.Err() == nil {
 			r.log.Warn("list pending commands", "err", err)
@@ -586,20 +566,6 @@ func (r *Runner) dispatch(ctx context.Context, c store.Command) (any, error) {
 		}
 		v, err := r.forkLocal(ctx, c.Owner, c.SessionID, b.AtTurn, b.Agent)
 		return forkAnswer{ID: v.Meta.ID}, err
-	case cmdTakeMail:
-		var m session.Mail
-		if err := decode(&m); err != nil {
-			return nil, err
-		}
-		// Mail folded since it was stored is not taken in again.
-		pending, err := r.store.PendingMail(ctx, c.SessionID)
-		if err != nil {
-			return nil, err
-		}
-		if !slices.ContainsFunc(pending, func(x session.Mail) bool { return x.ID == m.ID }) {
-			return nil, nil
-		}
-		return nil, r.takeMailLocal(ctx, c.SessionID, m)
 	}
 	return nil, errs.Invalid("unknown_command", "unknown command kind %q", c.Kind)
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agents-os/agents/backend/internal/errs"
 	"github.com/agents-os/agents/backend/internal/session"
+	"github.com/agents-os/agents/backend/internal/store"
 )
 
 // Watch TTL bounds.
@@ -27,7 +28,13 @@ const (
 // (loadWatches) and changed only after the store changed, by the code
 // that changed it: a watch put or ended (WatchSession, UnwatchSession,
 // dropWatches), a session deleted (drop; the store's delete cascades to
-// the session's watches in the same transaction).
+// the session's watches in the same transaction). With servers sharing
+// the database, only the holder of a target tells its watchers how its
+// runs end, and another server may have put or ended its watches while
+// it held the target: a target's entries are read from the store when
+// its lease is taken (watchersFromStore), instead of at start. A watch is
+// put or ended on the target's holder, through a command when another
+// server holds it, so the holder's index has it at once.
 type watches struct {
 	mu       sync.Mutex
 	byTarget map[string]map[string]time.Time // target → watcher → expiry
@@ -133,7 +140,7 @@ func (r *Runner) WatchSession(ctx context.Context, owner, watcher, target string
 			watcherOwner = m.Owner
 		}
 	}
-	if r.opts.Cluster == nil {
+	if r.cluster == nil {
 		return r.watchLocal(ctx, watcher, watcherOwner, target, ttl)
 	}
 	// The index is the target's holder's: the watch is put there.
@@ -184,7 +191,7 @@ func (r *Runner) UnwatchSession(ctx context.Context, owner, watcher, target stri
 	if owner != AnyOwner && m.Owner != owner {
 		return errs.NotFound("unknown_session", "unknown session %s", watcher)
 	}
-	if r.opts.Cluster == nil {
+	if r.cluster == nil {
 		return r.unwatchLocal(ctx, watcher, target)
 	}
 	_, err = r.onHolder(ctx, target, owner, cmdUnwatch, watchCommand{Watcher: watcher}, nil, func() error {
@@ -207,29 +214,36 @@ func (r *Runner) unwatchLocal(ctx context.Context, watcher, target string) error
 	return nil
 }
 
-// refreshWatches replaces the index's watches of a target with the
-// store's: called when this server takes the target's lease, since the
-// target's watches changed on whichever server held it before.
-func (r *Runner) refreshWatches(ctx context.Context, target string) error {
-	list, err := r.store.WatchesOf(ctx, target)
+// watchersFromStore makes the index's entries of a target those the
+// store holds.
+func (r *Runner) watchersFromStore(ctx context.Context, target string) error {
+	list, err := r.store.WatchersOf(ctx, target)
 	if err != nil {
 		return err
 	}
-	now := r.now()
+	owners := make([]string, len(list))
+	for i, w := range list {
+		if o, ok := r.watches.owner(w.WatcherID); ok {
+			owners[i] = o
+			continue
+		}
+		m, err := r.store.GetMeta(ctx, w.WatcherID)
+		if errs.KindOf(err) == errs.KindNotFound {
+			continue // the watcher is gone; its watch went with it
+		} else if err != nil {
+			return err
+		}
+		owners[i] = m.Owner
+	}
 	r.watches.mu.Lock()
 	for watcher := range r.watches.byTarget[target] {
 		r.watches.removeLocked(watcher, target)
 	}
 	r.watches.mu.Unlock()
-	for _, w := range list {
-		if !w.Expires.After(now) {
-			continue
+	for i, w := range list {
+		if owners[i] != "" {
+			r.watches.put(w.WatcherID, owners[i], target, w.Expires)
 		}
-		m, err := r.store.GetMeta(ctx, w.WatcherID)
-		if err != nil {
-			continue // the watcher is gone; its watch went with it
-		}
-		r.watches.put(w.WatcherID, m.Owner, w.TargetID, w.Expires)
 	}
 	return nil
 }
@@ -311,32 +325,25 @@ func (a *actor) delivered(notes []watchNote) {
 	r := a.r
 	go func() {
 		for _, n := range notes {
-			err := r.takeMailLocal(r.ctx, n.watcher, n.mail)
-			if leaseHeld(err) {
-				// Another server holds the watcher: it takes the mail in.
-				err = r.tell(r.ctx, n.watcher, AnyOwner, cmdTakeMail, n.mail)
-			}
+			err := r.withSession(r.ctx, n.watcher, func(a *actor) error {
+				if !slices.ContainsFunc(a.st.mail, func(m session.Mail) bool { return m.ID == n.mail.ID }) {
+					a.takeMail(n.mail)
+				}
+				if a.run == nil && a.st.meta.Status.AcceptsInput() {
+					return a.wake(agentsv1.RunTrigger_RUN_TRIGGER_MAIL)
+				}
+				return nil
+			})
 			if errs.KindOf(err) == errs.KindNotFound {
 				r.watches.remove(n.watcher, a.id)
+			} else if errs.CodeOf(err) == store.CodeLeaseHeld {
+				// Another server runs the watcher: it was told of its
+				// mail (see mailStored).
 			} else if err != nil && r.ctx.Err() == nil {
 				r.log.Error("hand watch mail over", "watcher", n.watcher, "target", a.id, "err", err)
 			}
 		}
 	}()
-}
-
-// takeMailLocal gives the watcher's actor stored watch mail, once, and
-// wakes it for it.
-func (r *Runner) takeMailLocal(ctx context.Context, watcher string, m session.Mail) error {
-	return r.withSession(ctx, watcher, func(a *actor) error {
-		if !slices.ContainsFunc(a.st.mail, func(x session.Mail) bool { return x.ID == m.ID }) {
-			a.takeMail(m)
-		}
-		if a.run == nil && a.st.meta.Status.AcceptsInput() {
-			return a.wake(agentsv1.RunTrigger_RUN_TRIGGER_MAIL)
-		}
-		return nil
-	})
 }
 
 // takeMail queues mail that another session's change stored, in the
