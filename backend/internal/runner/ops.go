@@ -558,9 +558,6 @@ type runOutcome struct {
 // to wait for its clients is waited for until it goes on and ends. It
 // returns ctx's error if ctx ends first.
 func (r *Runner) awaitRun(ctx context.Context, id string, rest bool) (runOutcome, error) {
-	if r.runsElsewhere(ctx, id) {
-		return r.awaitRunElsewhere(ctx, id, rest)
-	}
 	var idle <-chan struct{}
 	err := r.withSession(ctx, id, func(a *actor) error {
 		// A child found running without a run was not recovered yet
@@ -576,9 +573,6 @@ func (r *Runner) awaitRun(ctx context.Context, id string, rest bool) (runOutcome
 		}
 		return nil
 	})
-	if leaseHeld(err) {
-		return r.awaitRunElsewhere(ctx, id, rest)
-	}
 	if err != nil {
 		return runOutcome{}, err
 	}
@@ -592,9 +586,6 @@ func (r *Runner) awaitRun(ctx context.Context, id string, rest bool) (runOutcome
 		out = runOutcome{status: a.st.meta.Status, reason: a.st.meta.StatusReason, text: a.lastAnswer()}
 		return nil
 	})
-	if leaseHeld(err) {
-		return r.awaitRunElsewhere(ctx, id, rest)
-	}
 	return out, err
 }
 

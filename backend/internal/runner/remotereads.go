@@ -128,31 +128,6 @@ func (r *Runner) awaitElsewhere(ctx context.Context, id string, timeout time.Dur
 	}
 }
 
-// awaitRunElsewhere is awaitRun for a child session another server
-// holds.
-func (r *Runner) awaitRunElsewhere(ctx context.Context, id string, rest bool) (runOutcome, error) {
-	for {
-		if err := r.awaitElsewhere(ctx, id, CommandTimeout, rest); err != nil {
-			return runOutcome{}, err
-		}
-		meta, turns, err := r.store.LoadSession(ctx, id)
-		if err != nil {
-			return runOutcome{}, err
-		}
-		if meta.Status == session.StatusRunning || (rest && !meta.Status.AcceptsInput()) {
-			continue // the wait was bounded, the run is not
-		}
-		out := runOutcome{status: meta.Status, reason: meta.StatusReason}
-		for i := len(turns) - 1; i >= 0; i-- {
-			if t := turns[i]; t.LLM != nil {
-				out.text = t.LLM.Text
-				break
-			}
-		}
-		return out, nil
-	}
-}
-
 // remoteProgress is the step in flight of the sessions other servers
 // run, as their deltas built it: a cache of what the holders stream,
 // with one rule. It follows the hub; a step is reset by a delta of
