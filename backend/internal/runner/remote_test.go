@@ -62,6 +62,15 @@ type ledgered struct {
 	l         *ledger
 	dying     atomic.Bool
 	unwritten chan string
+	// deaf hides the pending commands from the member.
+	deaf atomic.Bool
+}
+
+func (s *ledgered) PendingCommands(ctx context.Context, holder string) ([]store.Command, error) {
+	if s.deaf.Load() {
+		return nil, nil
+	}
+	return s.Store.PendingCommands(ctx, holder)
 }
 
 func (s *ledgered) AddCommand(ctx context.Context, c store.Command) error {
@@ -565,6 +574,46 @@ func TestACommandIsNotAppliedTwiceWhenItsHolderDiesBeforeFinishingIt(t *testing.
 	}
 	if n := mentions(v, "exactly once"); n != 1 || len(v.Turns) != 1 {
 		t.Fatalf("the post was stored %d times (%d turns)", n, len(v.Turns))
+	}
+	l.forwarded(t, "post_message")
+}
+
+// A holder that lets a session go (a drain, a close) before it applied a
+// command leaves it to the server that waits for its answer, which takes
+// the session and applies it.
+func TestACommandWhoseHolderLetsTheSessionGoIsAppliedByTheServerWaiting(t *testing.T) {
+	t.Parallel()
+	f, l, on := crossFleet(t, time.Minute, "a", "b")
+	ctx := context.Background()
+	a, b := on["a"], on["b"]
+	id := a.createEmpty(t, "bench")
+	a.db.deaf.Store(true)
+	type answer struct {
+		meta session.Meta
+		err  error
+	}
+	answered := make(chan answer, 1)
+	go func() {
+		meta, _, err := b.run.PostMessage(ctx, "me", id, runner.Message{Text: "left behind"}, runner.RunOptions{Hold: true}, nil)
+		answered <- answer{meta, err}
+	}()
+	eventually(t, "the command is stored", func() bool {
+		ids, _ := l.commands("post_message")
+		return len(ids) == 1
+	})
+	a.close()
+	got := <-answered
+	if got.err != nil {
+		t.Fatal(got.err)
+	}
+	if got.meta.TurnCount != 1 {
+		t.Fatalf("the post answered %d turns", got.meta.TurnCount)
+	}
+	if h := f.holder(t, id); h != "b" {
+		t.Fatalf("the session is held by %s", h)
+	}
+	if v := b.wait(t, id); mentions(v, "left behind") != 1 || len(v.Turns) != 1 {
+		t.Fatalf("the post was stored %d times", mentions(v, "left behind"))
 	}
 	l.forwarded(t, "post_message")
 }
