@@ -23,7 +23,7 @@ func (r *Runner) ForkSession(ctx context.Context, owner, id string, atTurn *int,
 	var fork forkAnswer
 	forwarded, err := r.onHolder(ctx, id, owner, cmdFork, forkCommand{AtTurn: atTurn, Agent: agent}, &fork, func() error {
 		var err error
-		view, err = r.forkLocal(ctx, owner, id, atTurn, agent)
+		view, err = r.forkLocal(ctx, owner, id, atTurn, agent, uuid.NewString())
 		return err
 	})
 	if forwarded && err == nil {
@@ -41,8 +41,8 @@ type forkAnswer struct {
 	ID string `json:"id"`
 }
 
-// forkLocal forks on this server (see ForkSession).
-func (r *Runner) forkLocal(ctx context.Context, owner, id string, atTurn *int, agent string) (View, error) {
+// forkLocal forks on this server (see ForkSession); the copy is forkID.
+func (r *Runner) forkLocal(ctx context.Context, owner, id string, atTurn *int, agent, forkID string) (View, error) {
 	var meta session.Meta
 	var turns []session.Turn
 	var params map[string]string
@@ -81,7 +81,7 @@ func (r *Runner) forkLocal(ctx context.Context, owner, id string, atTurn *int, a
 		copied = append(copied, session.Turn{Index: n, Created: now, User: &session.UserTurn{ToolResults: results}})
 	}
 	fork := session.Meta{
-		ID:         uuid.NewString(),
+		ID:         forkID,
 		Agent:      agent,
 		Owner:      meta.Owner,
 		Title:      meta.Title,

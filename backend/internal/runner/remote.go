@@ -31,7 +31,9 @@ import (
 // (cancel, pause, resume, delete, watch) or carries an idempotency key:
 // the client's, or "cmd:"+id when it gave none. The key's record is in
 // the shared store, written with what the first apply did, so the
-// second apply answers from it.
+// second apply answers from it. A fork, which takes no key, makes its
+// copy under an id drawn from the command's, which a second apply finds
+// taken.
 
 // The command kinds: one per operation that needs the live session.
 const (
@@ -564,8 +566,19 @@ func (r *Runner) dispatch(ctx context.Context, c store.Command) (any, error) {
 		if err := decode(&b); err != nil {
 			return nil, err
 		}
-		v, err := r.forkLocal(ctx, c.Owner, c.SessionID, b.AtTurn, b.Agent)
-		return forkAnswer{ID: v.Meta.ID}, err
+		// The copy's id is the command's: applied again, the fork finds
+		// the copy the first apply made (the commands of one session are
+		// applied one at a time, so nothing makes it in between).
+		forkID := uuid.NewSHA1(uuid.NameSpaceOID, []byte(commandKey(c.ID))).String()
+		m, err := r.store.GetMeta(ctx, forkID)
+		switch {
+		case err == nil && m.ForkedFrom == c.SessionID:
+			return forkAnswer{ID: forkID}, nil
+		case err != nil && errs.KindOf(err) != errs.KindNotFound:
+			return nil, err
+		}
+		_, err = r.forkLocal(ctx, c.Owner, c.SessionID, b.AtTurn, b.Agent, forkID)
+		return forkAnswer{ID: forkID}, err
 	}
 	return nil, errs.Invalid("unknown_command", "unknown command kind %q", c.Kind)
 }

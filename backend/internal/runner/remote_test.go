@@ -578,6 +578,44 @@ func TestACommandIsNotAppliedTwiceWhenItsHolderDiesBeforeFinishingIt(t *testing.
 	l.forwarded(t, "post_message")
 }
 
+// A fork has no idempotency key; forwarded, its copy's id comes from the
+// command, so the next holder applying it again finds the copy made.
+func TestAForkIsNotMadeTwiceWhenItsHolderDiesBeforeFinishingIt(t *testing.T) {
+	t.Parallel()
+	f, l, on := crossFleet(t, 500*time.Millisecond, "a", "b")
+	ctx := context.Background()
+	a, b := on["a"], on["b"]
+	id := a.create(t, "bench", "hello")
+	a.wait(t, id)
+	a.db.dying.Store(true)
+	type answer struct {
+		view runner.View
+		err  error
+	}
+	answered := make(chan answer, 1)
+	go func() {
+		v, err := b.run.ForkSession(ctx, "me", id, nil, "")
+		answered <- answer{v, err}
+	}()
+	<-a.db.unwritten
+	a.crash()
+	got := <-answered
+	if got.err != nil {
+		t.Fatal(got.err)
+	}
+	if got.view.Meta.ForkedFrom != id || len(got.view.Turns) != 2 {
+		t.Fatalf("the fork answered %+v", got.view.Meta)
+	}
+	list, _, err := f.db.ListSessions(ctx, store.ListFilter{Owner: "me"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 2 {
+		t.Fatalf("%d sessions after one fork, want the source and its copy", len(list))
+	}
+	l.forwarded(t, "fork_session")
+}
+
 // A holder that lets a session go (a drain, a close) before it applied a
 // command leaves it to the server that waits for its answer, which takes
 // the session and applies it.
