@@ -29,7 +29,7 @@ func (r *Runner) readElsewhere(ctx context.Context, owner, id string, req ViewRe
 		if _, _, err := req.Turns.bounds(meta.TurnCount); err != nil {
 			return View{}, err
 		}
-		if err := r.awaitElsewhere(ctx, id, req.Timeout, false); err != nil {
+		if err := r.awaitElsewhere(ctx, id, req.Timeout); err != nil {
 			return View{}, err
 		}
 	}
@@ -84,10 +84,9 @@ func (r *Runner) metaElsewhere(ctx context.Context, owner, id string) (session.M
 }
 
 // awaitElsewhere waits, up to timeout, until the store says the session
-// has no active run (with rest, that it is at rest: see atRest). It
-// returns ctx's error if ctx ends first, the store's if the session is
-// gone.
-func (r *Runner) awaitElsewhere(ctx context.Context, id string, timeout time.Duration, rest bool) error {
+// has no active run. It returns ctx's error if ctx ends first, the
+// store's if the session is gone.
+func (r *Runner) awaitElsewhere(ctx context.Context, id string, timeout time.Duration) error {
 	sub, _ := r.hub.Subscribe(events.SessionScope(id), nil)
 	defer sub.Close()
 	evs := sub.C()
@@ -100,7 +99,7 @@ func (r *Runner) awaitElsewhere(ctx context.Context, id string, timeout time.Dur
 		if err != nil {
 			return err
 		}
-		if meta.Status != session.StatusRunning && (!rest || meta.Status.AcceptsInput()) {
+		if meta.Status != session.StatusRunning {
 			return nil
 		}
 	wait:
