@@ -100,10 +100,12 @@ func (r *Runner) pauseLocal(ctx context.Context, owner, id string) (session.Meta
 }
 
 // Resume continues a session: a paused run, a waiting round whose deferred
-// calls are all answered, or a failed run (after a model error, or params
-// that a restart lost and the client now resupplies). The params reach
-// another server holding the session in the command, whose body the
-// store clears once it is applied.
+// calls are all answered, a round whose helper calls wait for their
+// children (they wait again, and the session with them while a child
+// still waits), a run the server stopped, or a failed run (after a model
+// error, or params that a restart lost and the client now resupplies).
+// The params reach another server holding the session in the command,
+// whose body the store clears once it is applied.
 func (r *Runner) Resume(ctx context.Context, owner, id string, params map[string]string) (session.Meta, error) {
 	var meta session.Meta
 	_, err := r.onHolder(ctx, id, owner, cmdResume, resumeCommand{Params: params}, &meta, func() error {
@@ -119,10 +121,16 @@ type resumeCommand struct {
 }
 
 func (r *Runner) resumeLocal(ctx context.Context, owner, id string, params map[string]string) (session.Meta, error) {
-	return r.control(ctx, owner, id, func(a *actor) error {
+	meta, err := r.control(ctx, owner, id, func(a *actor) error {
 		a.setParams(params)
 		return a.resumeRun()
 	})
+	if err == nil && meta.ParentID != "" {
+		// A parent whose helper call rests on this session runs again
+		// before Resume returns, as the session does.
+		r.childMoved(ctx, meta.ParentID, meta.ID)
+	}
+	return meta, err
 }
 
 // control runs an operation on a session of the owner and returns the
@@ -193,6 +201,14 @@ func (a *actor) resumeRun() error {
 	if a.run != nil {
 		a.run.pause = false
 		return nil
+	}
+	if a.st.meta.Status == session.StatusRunning {
+		// Its run was stopped with the server: it goes on as a restart
+		// takes it up, its helper calls waiting for their children again.
+		return a.recoverRun()
+	}
+	if st := a.waiting; st != nil && hasResting(st) {
+		return a.takeUpHelpers("")
 	}
 	if missing := a.missingParams(); len(missing) > 0 {
 		return paramsRequired(missing)

@@ -551,13 +551,14 @@ type runOutcome struct {
 	status session.Status
 	reason string
 	text   string
+	// waits, for a session that stopped to wait for its clients (or is
+	// paused), says what for (see waitsFor); "" when it is at rest.
+	waits string
 }
 
 // awaitRun waits until the session has no active run and returns how it
-// ended; with rest, until it is at rest (see atRest), so a run that stops
-// to wait for its clients is waited for until it goes on and ends. It
-// returns ctx's error if ctx ends first.
-func (r *Runner) awaitRun(ctx context.Context, id string, rest bool) (runOutcome, error) {
+// ended. It returns ctx's error if ctx ends first.
+func (r *Runner) awaitRun(ctx context.Context, id string) (runOutcome, error) {
 	var idle <-chan struct{}
 	err := r.withSession(ctx, id, func(a *actor) error {
 		// A child found running without a run was not recovered yet
@@ -566,11 +567,7 @@ func (r *Runner) awaitRun(ctx context.Context, id string, rest bool) (runOutcome
 		if err := a.recoverRun(); err != nil {
 			return err
 		}
-		if rest {
-			idle = a.waitRest()
-		} else {
-			idle = a.waitIdle()
-		}
+		idle = a.waitIdle()
 		return nil
 	})
 	if err != nil {
@@ -583,7 +580,7 @@ func (r *Runner) awaitRun(ctx context.Context, id string, rest bool) (runOutcome
 	}
 	var out runOutcome
 	err = r.withSession(ctx, id, func(a *actor) error {
-		out = runOutcome{status: a.st.meta.Status, reason: a.st.meta.StatusReason, text: a.lastAnswer()}
+		out = runOutcome{status: a.st.meta.Status, reason: a.st.meta.StatusReason, text: a.lastAnswer(), waits: a.waitsFor()}
 		return nil
 	})
 	return out, err

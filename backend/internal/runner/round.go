@@ -18,8 +18,9 @@ const (
 	// answers with CompleteCall.
 	reasonClientTool = "client_tool"
 	// reasonAttached marks a call the server runs, recorded only because
-	// its round also has deferred calls.
-	reasonAttached = "attached"
+	// its round also has deferred calls, or helper calls that wait for
+	// their children (see helperwait.go).
+	reasonAttached = store.ReasonAttached
 )
 
 // roundRows returns the store rows of a round that has deferred calls: one
@@ -67,6 +68,10 @@ func (a *actor) attachedDone(st *step) {
 		a.callsDone(st)
 		return
 	}
+	if reason := restingWaits(st); reason != "" {
+		a.waitForHelpers(st, reason)
+		return
+	}
 	a.endRun(session.StatusWaiting, StopWaiting, "")
 }
 
@@ -99,6 +104,7 @@ func unanswered(st *step) int {
 // settlePending gives every unanswered call of a round the same result,
 // in memory; storeRound writes them with the round.
 func (a *actor) settlePending(st *step, status session.ResultStatus, text string) {
+	a.cancelResting(st)
 	for _, cs := range st.calls {
 		if cs.result != nil {
 			continue
@@ -283,6 +289,11 @@ func (r *Runner) completeLocal(ctx context.Context, owner string, row session.De
 		meta = a.st.meta
 		return nil
 	})
+	if err == nil && meta.ParentID != "" {
+		// A parent whose helper call rests on this session runs again
+		// before the answer returns, as the session does.
+		r.childMoved(ctx, meta.ParentID, meta.ID)
+	}
 	return completeAnswer{Meta: meta, Remaining: remaining}, err
 }
 
