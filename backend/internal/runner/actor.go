@@ -172,6 +172,11 @@ func (a *actor) loadHeld(ctx context.Context) (*state, error) {
 	if err == nil {
 		err = a.r.watchersFromStore(ctx, a.id)
 	}
+	if err == nil {
+		// The commands other servers left for the session are now
+		// this server's to apply.
+		a.r.kickApplier()
+	}
 	// On failure the lease goes when the actor does (see evictLocked).
 	return st, err
 }
