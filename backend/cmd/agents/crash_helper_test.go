@@ -58,7 +58,7 @@ func TestSIGKILLDuringAHelperRunDeliversTheChildsAnswerToItsParent(t *testing.T)
 		dir := t.TempDir()
 		db := database(t, d, dir)
 
-		first := startServe(t, bin, dir, db, model.URL())
+		first := startServeOn(t, d, bin, dir, db, model.URL())
 		feed := openEvents(t, first.url)
 		boss := first.create(t, "boss", "ask your aide about the sea")
 		delta := feed.waitFor(t, "the aide's first text.delta", func(ev *agentsv1.Event) bool {
@@ -71,7 +71,7 @@ func TestSIGKILLDuringAHelperRunDeliversTheChildsAnswerToItsParent(t *testing.T)
 		first.kill(t)
 		feed.close()
 
-		second := startServe(t, bin, dir, db, model.URL())
+		second := startServeOn(t, d, bin, dir, db, model.URL())
 		bossHeardItsAide(t, second, boss, child)
 		c := second.waitIdle(t, child)
 		if got := c.GetMeta().GetStatus(); got != agentsv1.SessionStatus_SESSION_STATUS_READY {
@@ -139,7 +139,7 @@ func TestGracefulStopDuringAHelperRunKeepsTheParentWaitingForItsChild(t *testing
 		dir := t.TempDir()
 		db := database(t, d, dir)
 
-		first := startServe(t, bin, dir, db, model.URL())
+		first := startServeOn(t, d, bin, dir, db, model.URL())
 		feed := openEvents(t, first.url)
 		boss := first.create(t, "boss", "ask your aide about the sea")
 		started := feed.waitFor(t, "the aide's run", func(ev *agentsv1.Event) bool {
@@ -149,7 +149,7 @@ func TestGracefulStopDuringAHelperRunKeepsTheParentWaitingForItsChild(t *testing
 		first.stop()
 		feed.close()
 
-		second := startServe(t, bin, dir, db, model.URL())
+		second := startServeOn(t, d, bin, dir, db, model.URL())
 		bossHeardItsAide(t, second, boss, child)
 		if n := stepRequests(model.Requests(), bossPrompt, 0); n != 1 {
 			t.Errorf("boss asked for its first step %d times, want once", n)

@@ -25,7 +25,6 @@ import (
 	"github.com/agents-os/agents/backend/internal/apijson"
 	"github.com/agents-os/agents/backend/internal/config"
 	"github.com/agents-os/agents/backend/internal/store/pgtest"
-	"github.com/agents-os/agents/backend/internal/store/postgres"
 	"github.com/agents-os/agents/tools/fakellm"
 	"github.com/agents-os/agents/tools/fakellm/fakellmtest"
 )
@@ -87,7 +86,7 @@ func TestSIGKILLMidStepResumesTheRunDeliversMailOnceAndKeepsDeferredCalls(t *tes
 		dir := t.TempDir()
 		db := database(t, d, dir)
 
-		first := startServe(t, bin, dir, db, model.URL())
+		first := startServeOn(t, d, bin, dir, db, model.URL())
 		feed := openEvents(t, first.url)
 
 		// A: the model calls the client tool; the run stops and waits.
@@ -139,7 +138,7 @@ func TestSIGKILLMidStepResumesTheRunDeliversMailOnceAndKeepsDeferredCalls(t *tes
 		first.kill(t)
 		feed.close()
 
-		second := startServe(t, bin, dir, db, model.URL())
+		second := startServeOn(t, d, bin, dir, db, model.URL())
 
 		// B resumes with no client asking it to, and ends.
 		bView := second.waitIdle(t, b)
@@ -282,16 +281,23 @@ func ctxFor(t *testing.T) context.Context {
 type dialect string
 
 const (
-	onSQLite   dialect = "sqlite"
+	onSQLite dialect = "sqlite"
+	// onPostgres restarts the server with the id it had: the same
+	// server, it takes back at once the leases the killed one held.
 	onPostgres dialect = "postgres"
+	// onPostgresFailover restarts it with a new id (each process has its
+	// own by default): another server, it takes the sessions over once
+	// the killed one's leases expire, 2s here.
+	onPostgresFailover dialect = "postgres-failover"
 )
 
 // eachDialect runs body once on each database, SQLite first, as a
 // parallel subtest named after it. Each crash test is one trial per
-// database: a kill at one point of a run, then a restart.
+// database: a kill at one point of a run, then a restart (on PostgreSQL,
+// one under the same id and one under a new id).
 func eachDialect(t *testing.T, body func(t *testing.T, d dialect)) {
 	t.Helper()
-	for _, d := range []dialect{onSQLite, onPostgres} {
+	for _, d := range []dialect{onSQLite, onPostgres, onPostgresFailover} {
 		t.Run(string(d), func(t *testing.T) {
 			t.Parallel()
 			body(t, d)
@@ -304,7 +310,7 @@ func eachDialect(t *testing.T, body func(t *testing.T, d dialect)) {
 // (with the connections a killed server left).
 func database(t *testing.T, d dialect, dir string) string {
 	t.Helper()
-	if d == onPostgres {
+	if d != onSQLite {
 		return pgtest.DSN(t)
 	}
 	return filepath.Join(dir, "agents.db")
@@ -335,17 +341,23 @@ type serveProc struct {
 // so no config file or key of the machine reaches it.
 func startServe(t *testing.T, bin, dir, db, modelURL string) *serveProc {
 	t.Helper()
+	return startServeOn(t, onSQLite, bin, dir, db, modelURL)
+}
+
+// startServeOn is startServe for a crash test on d: on PostgreSQL, the
+// server is started with the id and lease settings of d.
+func startServeOn(t *testing.T, d dialect, bin, dir, db, modelURL string) *serveProc {
+	t.Helper()
 	files := make([]string, len(crashAgents))
 	for i, name := range crashAgents {
 		files[i] = filepath.Join("testdata/agents", name+".json")
 	}
 	var extra []string
-	if postgres.IsDSN(db) {
-		// The restarted server is the same server: with the id it had, it
-		// takes back at once the leases the killed one held, as a server
-		// restarted in place does, instead of waiting for them to expire
-		// as another server would.
-		extra = append(extra, "--server-id", "crash-test")
+	switch d {
+	case onPostgres:
+		extra = []string{"--server-id", "crash-test"}
+	case onPostgresFailover:
+		extra = []string{"--lease-ttl", "2s"}
 	}
 	return startServeAgents(t, bin, dir, db, modelURL, files, "", extra...)
 }

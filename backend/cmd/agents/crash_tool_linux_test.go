@@ -50,7 +50,7 @@ func TestSIGKILLDuringAToolCallSettlesTheRoundAndLeavesNoToolProcess(t *testing.
 		db := database(t, d, dir)
 		pidDir := filepath.Join(dir, "pids")
 
-		first := startServe(t, bin, dir, db, model.URL())
+		first := startServeOn(t, d, bin, dir, db, model.URL())
 		id := first.create(t, "napper", "take a nap")
 
 		files := waitPidFiles(t, pidDir, 1)
@@ -70,7 +70,7 @@ func TestSIGKILLDuringAToolCallSettlesTheRoundAndLeavesNoToolProcess(t *testing.
 		// signal); its background child is the next server's to end.
 		waitGone(t, "the tool after the server's SIGKILL", tool)
 
-		second := startServe(t, bin, dir, db, model.URL())
+		second := startServeOn(t, d, bin, dir, db, model.URL())
 		waitGone(t, "tool processes once the server restarted", tool, bg)
 
 		s := second.waitIdle(t, id)

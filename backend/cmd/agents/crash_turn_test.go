@@ -41,7 +41,7 @@ func TestSIGKILLBetweenAUserTurnAndItsAnswerAnswersItOnce(t *testing.T) {
 		dir := t.TempDir()
 		db := database(t, d, dir)
 
-		first := startServe(t, bin, dir, db, before.URL())
+		first := startServeOn(t, d, bin, dir, db, before.URL())
 		posted := first.create(t, "slow", "first question")
 		if s := first.waitIdle(t, posted); len(s.GetTurns()) != 2 {
 			t.Fatalf("turns after the first answer = %d, want 2:\n%s", len(s.GetTurns()), dumpTurns(s))
@@ -59,7 +59,7 @@ func TestSIGKILLBetweenAUserTurnAndItsAnswerAnswersItOnce(t *testing.T) {
 		created := first.create(t, "slow", "only question")
 		first.kill(t)
 
-		second := startServe(t, bin, dir, db, after.URL())
+		second := startServeOn(t, d, bin, dir, db, after.URL())
 		for _, tc := range []struct {
 			id   string
 			user []string
