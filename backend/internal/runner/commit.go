@@ -311,7 +311,7 @@ func (a *actor) applyNow(e *edit) error {
 			Body: &agentsv1.Event_SessionUpdated{SessionUpdated: body}})
 	}
 	evs = append(evs, e.events...)
-	if err := a.write(a.r.ctx, ch, evs); err != nil {
+	if err := a.write(a.r.ctx, ch, evs); err != nil && (committer.Classify(err) != committer.Transient || !a.landed(e)) {
 		return err
 	}
 	a.stored(e)
@@ -322,7 +322,9 @@ func (a *actor) applyNow(e *edit) error {
 // connection was lost while the database committed it, so the error told
 // nothing. Each write stamps the metadata anew and the actor is the
 // session's only writer, so the stored stamp is the write's when it
-// landed. Its events are in the log, but were not published.
+// landed. Its events are in the log, but were not published. A write
+// found landed is taken as written; one that could not be told (the
+// database still away) is told when it is tried again (resync).
 func (a *actor) landed(e *edit) bool {
 	if e.meta.Updated.Equal(a.st.meta.Updated) {
 		return false

@@ -250,6 +250,50 @@ func TestACommitWhoseReplyIsLostMidRunLetsTheRunGoOn(t *testing.T) {
 	}
 }
 
+// Issue 21, as above, for a client's write: the message that starts a
+// run is committed and the reply lost. The post is answered as what
+// happened, the run goes on, and the next post works: the session is
+// not left running in the store and idle in memory, refusing every
+// write after.
+func TestAMessageWhoseCommitReplyIsLostRunsAndTheNextPostWorks(t *testing.T) {
+	t.Parallel()
+	var cutter *commitCutter
+	k := newKernelWith(t, onPostgres, answer, kernelOptions{via: func(dsn string) string {
+		cutter = newCommitCutter(t, dsn)
+		return cutter.dsn
+	}})
+	ctx := context.Background()
+	id := k.create(t, "hello")
+	k.wait(t, id)
+
+	cutter.arm()
+	if _, _, err := k.run.PostMessage(ctx, "me", id, runner.Message{Text: "second"}, runner.RunOptions{}, nil); err != nil {
+		t.Errorf("the post whose reply was lost: %v, want it taken, as it was", err)
+	}
+	if n := cutter.cuts(); n != 1 {
+		t.Fatalf("connections cut after a COMMIT = %d, want 1", n)
+	}
+	if v := k.wait(t, id); v.Meta.Status != session.StatusReady || len(v.Turns) != 4 || v.Turns[2].User.Text != "second" {
+		t.Fatalf("after the lost reply: %s (%s) with %d turns", v.Meta.Status, v.Meta.StatusReason, len(v.Turns))
+	}
+	if _, _, err := k.run.PostMessage(ctx, "me", id, runner.Message{Text: "third"}, runner.RunOptions{}, nil); err != nil {
+		t.Fatalf("the next post: %v", err)
+	}
+	v := k.wait(t, id)
+	if v.Meta.Status != session.StatusReady || len(v.Turns) != 6 || v.Turns[5].LLM.Text != "done" {
+		t.Fatalf("after the next post: %s (%s) with %d turns", v.Meta.Status, v.Meta.StatusReason, len(v.Turns))
+	}
+	m, turns, err := k.db.LoadSession(ctx, id)
+	if err != nil || m.Status != session.StatusReady || len(turns) != 6 {
+		t.Fatalf("stored: %s, %d turns, %v; want ready with 6", m.Status, len(turns), err)
+	}
+	for _, text := range []string{"second", "third"} {
+		if n := userTurns(turns, text); n != 1 {
+			t.Errorf("the message %q is stored %d times, want once", text, n)
+		}
+	}
+}
+
 // commitCutter forwards connections to PostgreSQL. Once armed, it lets
 // the next COMMIT through to the server and closes the client's side of
 // that connection: the server commits, and the client never hears so.
