@@ -183,7 +183,7 @@ func (s *Screen) cancelAttached() tea.Cmd {
 		if err != nil {
 			return nil, "", err
 		}
-		return resp.Msg.GetMeta(), ": "+units.Count(int(resp.Msg.GetCancelled()), "tool call", "tool calls")+" cancelled", nil
+		return resp.Msg.GetMeta(), ": " + units.Count(int(resp.Msg.GetCancelled()), "tool call", "tool calls") + " cancelled", nil
 	})
 }
 
