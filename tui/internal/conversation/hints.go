@@ -9,10 +9,7 @@ import (
 // Keys are the keys of what has the focus now, the most used first, for
 // the footer: the keymap's keys with a short word for each.
 func (s *Screen) Keys() []key.Binding {
-	h := func(a keys.Action, desc string) key.Binding {
-		b := s.km.Get(a)
-		return key.NewBinding(key.WithKeys(b.Keys()...), key.WithHelp(b.Help().Key, desc))
-	}
+	h := func(a keys.Action, desc string) key.Binding { return keys.Hint(s.km, desc, a) }
 	controls := func() []key.Binding {
 		if s.unborn() {
 			return nil
@@ -47,9 +44,9 @@ func (s *Screen) Keys() []key.Binding {
 		return []key.Binding{key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "continue with it")),
 			h(keys.Up, "up"), h(keys.Down, "down"), h(keys.Back, "cancel")}
 	}
-	out := []key.Binding{h(keys.Focus, "write"), h(keys.PrevTurn, "previous turn"), h(keys.NextTurn, "next turn"),
-		h(keys.Expand, "details"), h(keys.OpenChild, "open helper"), h(keys.ContinueWith, "continue with…"),
-		h(keys.Export, "export"), h(keys.CopyTurn, "copy"), h(keys.Fork, "fork")}
+	out := []key.Binding{h(keys.Focus, "write"), keys.Hint(s.km, "turns", keys.PrevTurn, keys.NextTurn),
+		h(keys.Expand, "details"), h(keys.Export, "export"), h(keys.ContinueWith, "continue with…"),
+		h(keys.OpenChild, "helper"), h(keys.CopyTurn, "copy"), h(keys.Fork, "fork")}
 	if !s.unborn() {
 		out = append(out, h(keys.HardCancel, "hard cancel"))
 	}

@@ -169,6 +169,20 @@ func (m *Map) Get(a Action) key.Binding {
 	return key.NewBinding(key.WithDisabled())
 }
 
+// Hint is a footer entry: the actions' keys, each named by its first key
+// ("[/]" for two), and a word for what they do.
+func Hint(m *Map, desc string, actions ...Action) key.Binding {
+	var ks, names []string
+	for _, a := range actions {
+		b := m.Get(a)
+		ks = append(ks, b.Keys()...)
+		if len(b.Keys()) > 0 {
+			names = append(names, b.Keys()[0])
+		}
+	}
+	return key.NewBinding(key.WithKeys(ks...), key.WithHelp(strings.Join(names, "/"), desc))
+}
+
 // Bindings lists every binding, in the order of Default.
 func (m *Map) Bindings() []*Binding { return m.bindings }
 

@@ -31,12 +31,9 @@ func (m *Model) footerKeys() []key.Binding {
 	if t := m.top(); t != nil {
 		return t.Keys()
 	}
-	h := func(a keys.Action, desc string) key.Binding {
-		b := m.km.Get(a)
-		return key.NewBinding(key.WithKeys(b.Keys()...), key.WithHelp(b.Help().Key, desc))
-	}
+	h := func(a keys.Action, desc string) key.Binding { return keys.Hint(m.km, desc, a) }
 	global := []key.Binding{h(keys.NewSession, "new session"), h(keys.OpenByID, "open by id"), h(keys.NextTab, "next tab"), h(keys.Help, "help"), h(keys.Quit, "quit")}
-	list := []key.Binding{h(keys.Open, "open"), h(keys.Up, "up"), h(keys.Down, "down"), h(keys.Search, "search")}
+	list := []key.Binding{h(keys.Open, "open"), keys.Hint(m.km, "move", keys.Up, keys.Down), h(keys.Search, "search")}
 	searching := []key.Binding{label("type", "search"), h(keys.Open, "done"), h(keys.Back, "done"), label("up/down", "to the rows")}
 	switch m.tab {
 	case chatsTab:
@@ -53,10 +50,10 @@ func (m *Model) footerKeys() []key.Binding {
 		}
 		return append(list, global...)
 	case agentsTab:
-		return append([]key.Binding{h(keys.Open, "new session with it"), h(keys.Up, "up"), h(keys.Down, "down"),
-			h(keys.PageDown, "scroll the agent")}, global...)
+		return append([]key.Binding{h(keys.Open, "new session with it"), keys.Hint(m.km, "move", keys.Up, keys.Down),
+			keys.Hint(m.km, "scroll the agent", keys.PageUp, keys.PageDown)}, global...)
 	}
-	return append([]key.Binding{h(keys.Up, "up"), h(keys.Down, "down")}, global...)
+	return append([]key.Binding{keys.Hint(m.km, "scroll", keys.Up, keys.Down)}, global...)
 }
 
 // label is a footer entry: a key as the footer names it and what it does.

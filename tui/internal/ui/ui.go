@@ -189,6 +189,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, cmd
 	case msgs.Created:
 		m.started[msg.ID] = true
+		m.status = msgs.Status{}
 		if t := m.top(); t != nil && t.SessionID() == msg.ID {
 			m.chats.SetOpen(msg.ID)
 		}
