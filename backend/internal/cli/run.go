@@ -67,6 +67,7 @@ interrupted.`,
 	}
 	cf.addClientFlags(cmd)
 	cmd.Flags().StringVar(&offline, "offline-model", "", "model endpoint for agents whose API key is not configured (without --attach)")
+	cmd.Flags().StringVar(&a.flags.DB, "db", "", "database of the server started in-process (without --attach)")
 	a.addModelFlags(cmd)
 	return cmd
 }

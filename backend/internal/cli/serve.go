@@ -158,7 +158,7 @@ func (a *app) serve(ctx context.Context, sf serveFlags) error {
 			sec.AllowedHosts = append(sec.AllowedHosts, res.Bind)
 		}
 	}
-	if sf.authTokens != "" {
+	if sf.authTokens != "" && sec.Tokens.Plain() > 0 {
 		warnIfReadable(log, sf.authTokens)
 	}
 	web, err := sf.webApp()
@@ -260,7 +260,8 @@ func shutdown(st *stack, servers []*http.Server, grace time.Duration) {
 	st.close()
 }
 
-// warnIfReadable warns when other users may read the tokens file.
+// warnIfReadable warns when other users may read the tokens file, which
+// holds tokens as they are (digests alone give a reader nothing).
 func warnIfReadable(log *slog.Logger, path string) {
 	if info, err := os.Stat(path); err == nil && info.Mode().Perm()&0o004 != 0 {
 		log.Warn("the auth tokens file is readable by every user; chmod o-r it, or store sha256 digests instead of tokens", "file", path)
