@@ -65,9 +65,15 @@ build: $(NODE_STAMP) ## Build the web app, the agents binary (with the app insid
 	go build -o $(BIN)/agents ./backend/cmd/agents
 	go build -o $(BIN)/fakellm ./tools/cmd/fakellm
 
+# make run AGENTS_CONFIG=path/to/agents.json RULES=path/to/offline-rules.json
+# serves your own agents (the config's agent files) and scripts the
+# offline model with your own rules; the defaults are the examples.
+AGENTS_CONFIG ?=
+RULES ?= examples/offline-rules.json
+
 .PHONY: run
-run: build ## Build, then serve the example agents and the web app on http://127.0.0.1:7420/, demo data in .demo/ (PORT=, DEMO_DIR=)
-	PORT=$(PORT) OFFLINE_PORT=$(OFFLINE_PORT) DEMO_DIR=$(DEMO_DIR) BIN=$(BIN) tools/run-example.sh
+run: build ## Build, then serve the example agents and the web app on http://127.0.0.1:7420/, demo data in .demo/ (PORT=, DEMO_DIR=, AGENTS_CONFIG=, RULES=)
+	PORT=$(PORT) OFFLINE_PORT=$(OFFLINE_PORT) DEMO_DIR=$(DEMO_DIR) BIN=$(BIN) AGENTS_CONFIG=$(AGENTS_CONFIG) RULES=$(RULES) tools/run-example.sh
 
 .PHONY: test
 test: checkgenerate fmtcheck vet gotest webtest webe2e ## Run every check and test
@@ -136,8 +142,13 @@ PREFIX ?= /usr/local
 DESTDIR ?=
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
+# The web app is built first and embedded, so the installed binary
+# serves it rather than the page saying how to build it.
 .PHONY: install
-install: ## Install the agents binary, systemd unit and sysusers file (PREFIX=/usr/local, DESTDIR=)
+install: $(NODE_STAMP) ## Build the web app, then install the agents binary (app inside), systemd unit and sysusers file (PREFIX=/usr/local, DESTDIR=)
+	npm run --workspace web build
+	find $(WEBUI_DIST) -mindepth 1 ! -name .gitignore -delete
+	cp -R web/dist/. $(WEBUI_DIST)/
 	mkdir -p $(BIN)
 	go build -trimpath -ldflags '-X github.com/agents-os/agents/backend/internal/cli.Version=$(VERSION)' -o $(BIN)/agents ./backend/cmd/agents
 	install -D -m 0755 $(BIN)/agents $(DESTDIR)$(PREFIX)/bin/agents

@@ -33,7 +33,7 @@ the run, and the command follows it to its end like agents run.`,
 	cf.addClientFlags(cmd)
 	pf := cmd.PersistentFlags()
 	pf.StringVar(&a.flags.DB, "db", "", "database of the server started in-process (without --attach)")
-	pf.StringVar(&offline, "offline-model", "", "model endpoint for agents whose API key is not configured (without --attach)")
+	pf.StringVar(&offline, "offline-model", "", "the model of agents whose API key is not configured: a URL, or an offline model's rules file (without --attach)")
 	a.addModelFlags(cmd)
 	cmd.AddCommand(a.callsList(&cf), a.callsAnswer(&cf, &offline, false), a.callsAnswer(&cf, &offline, true))
 	return cmd

@@ -212,11 +212,13 @@ func TestSessionControls(t *testing.T) {
 
 	// interrupt of a running session: the step is cut short, the run
 	// goes on with the message, and the command follows it.
-	if _, err := c.Sessions.PostMessage(ctx, connect.NewRequest(&agentsv1.PostMessageRequest{SessionId: slow, Message: &agentsv1.Message{Text: "slow again"}})); err != nil {
+	again, err := c.Sessions.CreateSession(ctx, connect.NewRequest(&agentsv1.CreateSessionRequest{Agent: "echo", Message: &agentsv1.Message{Text: "slow"}}))
+	if err != nil {
 		t.Fatal(err)
 	}
-	waitStatus(t, c, slow, agentsv1.SessionStatus_SESSION_STATUS_RUNNING)
-	code, out, stderr = run(t, env, append([]string{"sessions", "interrupt", slow, "stop now"}, attach...)...)
+	busy := again.Msg.GetSession().GetMeta().GetId()
+	waitStatus(t, c, busy, agentsv1.SessionStatus_SESSION_STATUS_RUNNING)
+	code, out, stderr = run(t, env, append([]string{"sessions", "interrupt", busy, "stop now"}, attach...)...)
 	if code != 0 || !strings.Contains(out, "heard: ") || !strings.Contains(out, "stop now") || strings.Contains(out, "walked") {
 		t.Errorf("sessions interrupt of a running session = %d %q %q", code, out, stderr)
 	}

@@ -319,7 +319,7 @@ secret ones a restart forgot). ID may be a unique prefix.`,
 			})
 		},
 	}
-	cmd.Flags().StringVar(&offline, "offline-model", "", "model endpoint for agents whose API key is not configured (without --attach)")
+	cmd.Flags().StringVar(&offline, "offline-model", "", "the model of agents whose API key is not configured: a URL, or an offline model's rules file (without --attach)")
 	return cmd
 }
 
