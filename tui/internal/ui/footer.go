@@ -50,7 +50,10 @@ func (m *Model) footerKeys() []key.Binding {
 		}
 		return append(list, global...)
 	case agentsTab:
-		return append([]key.Binding{h(keys.Open, "new session with it"), keys.Hint(m.km, "move", keys.Up, keys.Down),
+		if m.agents.Searching() {
+			return searching
+		}
+		return append([]key.Binding{h(keys.Open, "new session with it"), keys.Hint(m.km, "move", keys.Up, keys.Down), h(keys.Search, "search"),
 			keys.Hint(m.km, "scroll the agent", keys.PageUp, keys.PageDown)}, global...)
 	}
 	return append([]key.Binding{keys.Hint(m.km, "scroll", keys.Up, keys.Down)}, global...)

@@ -129,3 +129,21 @@ func TestHelpCutsNoLine(t *testing.T) {
 		}
 	}
 }
+
+// / searches the Agents tab too: slugs and announces.
+func TestAgentsSearch(t *testing.T) {
+	m, _ := started(t, 120, 30)
+	press(m, "tab", "/")
+	typeText(m, "sources")
+	frame := ansi.Strip(view(t, m))
+	if !strings.Contains(frame, "/ sources") || !strings.Contains(frame, "› researcher") || strings.Contains(frame, "planner") {
+		t.Fatalf("the search for sources shows:\n%s", frame)
+	}
+	press(m, "enter", "enter") // done searching, then a session with it
+	if top := m.top(); top == nil || m.top().SessionID() != "" {
+		t.Fatalf("enter did not open a new session with the agent")
+	}
+	if frame := ansi.Strip(view(t, m)); !strings.Contains(frame, "researcher  new session") {
+		t.Errorf("the new session is not the researcher's:\n%s", frame)
+	}
+}

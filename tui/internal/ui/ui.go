@@ -158,6 +158,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.IsDark() != m.th.Dark {
 			*m.th = *theme.New(msg.IsDark())
 			m.history.Restyle()
+			m.chats.Restyle()
+			m.agents.Restyle()
 			for _, s := range m.screens {
 				s.Restyle()
 			}
@@ -367,6 +369,8 @@ func (m *Model) paste(msg tea.PasteMsg) tea.Cmd {
 		return m.history.Paste(msg)
 	case m.tab == chatsTab:
 		return m.chats.Paste(msg)
+	case m.tab == agentsTab:
+		return m.agents.Paste(msg)
 	}
 	return nil
 }
