@@ -192,8 +192,8 @@ func TestUnbornSessionIsCreatedByItsFirstMessage(t *testing.T) {
 		t.Errorf("the header does not say the session is not stored yet:\n%s", v)
 	}
 	// Controls of a run there is not have nothing to act on.
-	r.keys("ctrl+p", "ctrl+x")
-	if len(fake.creates)+len(fake.gets)+fake.pauses+fake.cancels != 0 {
+	r.keys("ctrl+p", "ctrl+x", "esc", "X", "e", "i")
+	if len(fake.creates)+len(fake.gets)+fake.pauses+fake.cancels+fake.hardCancels != 0 || r.s.export != nil {
 		t.Fatalf("the server was asked for something before the first message")
 	}
 	// Another agent before the first message: the session is with it.

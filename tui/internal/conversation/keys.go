@@ -209,6 +209,9 @@ func (s *Screen) viewKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 	case s.is(msg, keys.Export):
 		return s.openExport(), true
 	case s.is(msg, keys.HardCancel):
+		if s.unborn() {
+			return status("the session starts with its first message", nil), true
+		}
 		return s.cancelAttached(), true
 	case s.is(msg, keys.Back) && s.tr.Selected() >= 0:
 		s.tr.Select(-1)
