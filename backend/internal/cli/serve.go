@@ -85,7 +85,7 @@ signal stops it at once.`,
 	f.DurationVar(&sf.retention.Age, "event-retention", runner.DefaultRetentionAge, "how long the event log keeps events for replay")
 	f.IntVar(&sf.retention.Count, "event-retention-count", runner.DefaultRetentionCount, "most events the event log keeps for replay")
 	f.StringVar(&sf.webDir, "web-dir", "", "serve the web app from this folder (a build of web/, for development) instead of the one built in")
-	f.StringVar(&sf.offlineModel, "offline-model", "", "model endpoint for agents whose API key is not configured (the offline model)")
+	f.StringVar(&sf.offlineModel, "offline-model", "", "the model of agents whose API key is not configured: a URL, or an offline model's rules file it serves itself")
 	a.addModelFlags(cmd)
 	f.StringVar(&sf.logFormat, "log-format", "json", "log format: json or text")
 	f.DurationVar(&sf.shutdownGrace, "shutdown-grace", 10*time.Second, "how long requests and running steps get to finish on shutdown")

@@ -226,6 +226,30 @@ func TestUnbornSessionIsCreatedByItsFirstMessage(t *testing.T) {
 	}
 }
 
+// A new session left unsent keeps what its composer held for the next
+// new session of the agent, and stores nothing.
+func TestUnbornSessionKeepsItsTextWhenLeft(t *testing.T) {
+	t.Parallel()
+	fake := &fakeSessions{}
+	c := &client.Client{Sessions: fake, Agents: &fakeAgents{}}
+	drafts := NewDrafts(c)
+	r := &rig{t: t, fake: fake, drafts: drafts}
+	r.s = NewUnborn(c, theme.New(true), keys.Default(), drafts, "coder")
+	r.open()
+	r.typeText("half a thought")
+	r.run(r.s.Close())
+	if len(fake.creates) != 0 {
+		t.Fatalf("leaving created %d sessions", len(fake.creates))
+	}
+	again := NewUnborn(c, theme.New(true), keys.Default(), drafts, "coder")
+	if got := again.composer.ta.Value(); got != "half a thought" {
+		t.Errorf("the next new session's composer holds %q, want the text left", got)
+	}
+	if other := NewUnborn(c, theme.New(true), keys.Default(), drafts, "reviewer"); other.composer.ta.Value() != "" {
+		t.Errorf("another agent's new session got the text")
+	}
+}
+
 // A draft panel left open closes once its draft was sent: nothing is
 // left in it to edit.
 func TestSentDraftClosesItsPanel(t *testing.T) {

@@ -117,9 +117,14 @@ func NewUnborn(c *client.Client, th *theme.Theme, km *keys.Map, drafts *Drafts, 
 	s := New(c, th, km, drafts, "")
 	s.loading = false
 	s.meta = &agentsv1.SessionMeta{Agent: agent, Status: agentsv1.SessionStatus_SESSION_STATUS_READY}
+	s.composer.Set(drafts.takeComposer(unbornKey(agent)))
 	s.setFocus(focusComposer)
 	return s
 }
+
+// unbornKey keeps what the composer of a new session of agent held when
+// it closed unsent, for the next new session of that agent.
+func unbornKey(agent string) string { return "new session with " + agent }
 
 // unborn reports a new session its first message has not created yet.
 func (s *Screen) unborn() bool { return s.id == "" }
@@ -158,9 +163,11 @@ func (s *Screen) Init() tea.Cmd {
 // Close keeps what the composer holds for the next time the session
 // opens.
 func (s *Screen) Close() tea.Cmd {
-	if !s.unborn() {
-		s.drafts.keepComposer(s.id, s.composer.Draft())
+	key := s.id
+	if s.unborn() {
+		key = unbornKey(s.meta.GetAgent())
 	}
+	s.drafts.keepComposer(key, s.composer.Draft())
 	s.composer.Blur()
 	return nil
 }
