@@ -19,7 +19,11 @@ func (s *Screen) Keys() []key.Binding {
 	}
 	switch s.focus {
 	case focusComposer:
-		out := []key.Binding{h(keys.Send, "send"), h(keys.Newline, "new line"), h(keys.Back, "transcript"),
+		send := "send"
+		if s.meta != nil && !acceptsInput(s.status()) {
+			send = "add to the draft"
+		}
+		out := []key.Binding{h(keys.Send, send), h(keys.Newline, "new line"), h(keys.Back, "transcript"),
 			h(keys.Attach, "attach"), h(keys.Editor, "$EDITOR")}
 		return append(out, controls()...)
 	case focusDraft:
