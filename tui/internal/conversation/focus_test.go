@@ -226,6 +226,28 @@ func TestUnbornSessionIsCreatedByItsFirstMessage(t *testing.T) {
 	}
 }
 
+// Two new sessions of one agent each become their own session.
+func TestTwoUnbornSessionsOfOneAgentStayApart(t *testing.T) {
+	t.Parallel()
+	fake := &fakeSessions{}
+	c := &client.Client{Sessions: fake, Agents: &fakeAgents{}}
+	drafts := NewDrafts(c)
+	one := NewUnborn(c, theme.New(true), keys.Default(), drafts, "coder")
+	two := NewUnborn(c, theme.New(true), keys.Default(), drafts, "coder")
+	r := &rig{t: t, fake: fake, drafts: drafts, s: one}
+	r.typeText("first")
+	cmd, _ := one.HandleKey(press("enter"))
+	answer := cmd()
+	two.Handle(answer)
+	if !two.unborn() {
+		t.Fatalf("the other new session took the answer: it is now %s", two.SessionID())
+	}
+	one.Handle(answer)
+	if one.SessionID() != sid {
+		t.Errorf("the new session is %q, want %s", one.SessionID(), sid)
+	}
+}
+
 // A new session left unsent keeps what its composer held for the next
 // new session of the agent, and stores nothing.
 func TestUnbornSessionKeepsItsTextWhenLeft(t *testing.T) {

@@ -56,9 +56,9 @@ func (s *Screen) isGlobal(msg tea.KeyPressMsg) bool {
 }
 
 // controlKey handles the keys that work wherever the focus is: the
-// session's controls and scrolling. They are all ctrl keys readline
-// does not edit with (the composer keeps ctrl+a/e/k/u/w); the rest of
-// the session's commands are the transcript's letters.
+// session's controls and scrolling. None is one of the editing keys the
+// text fields keep (ctrl+a/e/k/u/w); the rest of the session's commands
+// are the transcript's letters.
 func (s *Screen) controlKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 	switch {
 	case s.is(msg, keys.PageUp):

@@ -124,7 +124,7 @@ func (s *Screen) post(d Draft, interrupt bool) tea.Cmd {
 
 // createdMsg is the outcome of the first message of an unborn session.
 type createdMsg struct {
-	agent   string
+	birth   uint64
 	sent    Draft
 	session *agentsv1.Session
 	err     error
@@ -132,13 +132,13 @@ type createdMsg struct {
 
 // create stores the new session with its first message.
 func (s *Screen) create(d Draft) tea.Cmd {
-	c, agent := s.c, s.meta.GetAgent()
-	req := &agentsv1.CreateSessionRequest{Agent: agent, Message: &agentsv1.Message{Text: d.Text, Attachments: d.Attachments}}
+	c, birth := s.c, s.birth
+	req := &agentsv1.CreateSessionRequest{Agent: s.meta.GetAgent(), Message: &agentsv1.Message{Text: d.Text, Attachments: d.Attachments}}
 	return func() tea.Msg {
 		resp, err := call(func(ctx context.Context) (*connect.Response[agentsv1.CreateSessionResponse], error) {
 			return c.Sessions.CreateSession(ctx, connect.NewRequest(req))
 		})
-		m := createdMsg{agent: agent, sent: d, err: err}
+		m := createdMsg{birth: birth, sent: d, err: err}
 		if err == nil {
 			m.session = resp.Msg.GetSession()
 		}

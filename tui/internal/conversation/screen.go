@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync/atomic"
 
 	"charm.land/bubbles/v2/textarea"
 	tea "charm.land/bubbletea/v2"
@@ -83,8 +84,10 @@ type Screen struct {
 	picker      *agentPicker
 	export      *exportPrompt
 	// creating is set while the first message of an unborn session is
-	// on its way: a second one waits for the session to exist.
+	// on its way: a second one waits for the session to exist. birth
+	// tells this unborn screen's answer from another's.
 	creating bool
+	birth    uint64
 
 	// liveChildren are the child sessions of the helper calls in flight,
 	// oldest first: the selected turn links to a child only once the call
@@ -115,6 +118,7 @@ func New(c *client.Client, th *theme.Theme, km *keys.Map, drafts *Drafts, sessio
 // without one leaves nothing behind. The composer has the keys.
 func NewUnborn(c *client.Client, th *theme.Theme, km *keys.Map, drafts *Drafts, agent string) *Screen {
 	s := New(c, th, km, drafts, "")
+	s.birth = births.Add(1)
 	s.loading = false
 	s.meta = &agentsv1.SessionMeta{Agent: agent, Status: agentsv1.SessionStatus_SESSION_STATUS_READY}
 	s.composer.Set(drafts.takeComposer(unbornKey(agent)))
@@ -125,6 +129,9 @@ func NewUnborn(c *client.Client, th *theme.Theme, km *keys.Map, drafts *Drafts, 
 // unbornKey keeps what the composer of a new session of agent held when
 // it closed unsent, for the next new session of that agent.
 func unbornKey(agent string) string { return "new session with " + agent }
+
+// births numbers the unborn screens.
+var births atomic.Uint64
 
 // unborn reports a new session its first message has not created yet.
 func (s *Screen) unborn() bool { return s.id == "" }
@@ -209,7 +216,7 @@ func (s *Screen) Handle(msg tea.Msg) tea.Cmd {
 			return s.posted(m)
 		}
 	case createdMsg:
-		if s.unborn() && m.agent == s.meta.GetAgent() {
+		if s.unborn() && m.birth == s.birth {
 			return s.created(m)
 		}
 	case exportedMsg:
@@ -489,9 +496,8 @@ func (s *Screen) paste(m tea.PasteMsg) tea.Cmd {
 }
 
 // syncDraft reloads the draft editor when the draft changed under it (an
-// append, a post, a failed post coming back).
-// A draft that empties so (it was sent) closes its panel: nothing is
-// left to edit there.
+// append, a post, a failed post coming back). A draft emptied so (it was
+// sent) closes its panel: nothing is left to edit there.
 func (s *Screen) syncDraft() {
 	if rev := s.drafts.Revision(s.id); rev != s.draftRev {
 		was := s.draftEditor.Value()
