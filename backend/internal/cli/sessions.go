@@ -345,7 +345,7 @@ func oneLine(text string, n int) string {
 // encoding/json re-indents it the same way every time, for scripts that
 // diff the output.
 func writeJSON(w io.Writer, m proto.Message) error {
-	// Empty fields are written too ("text": "", "tool_calls": []), as the
+	// Empty fields are written too ("text": "", "toolCalls": []), as the
 	// protocol's JSON routes write them: a script reads the same shape
 	// whatever the session holds.
 	b, err := protojson.MarshalOptions{EmitUnpopulated: true}.Marshal(m)
