@@ -142,13 +142,19 @@ PREFIX ?= /usr/local
 DESTDIR ?=
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
-# The web app is built first and embedded, so the installed binary
-# serves it rather than the page saying how to build it.
-.PHONY: install
-install: $(NODE_STAMP) ## Build the web app, then install the agents binary (app inside), systemd unit and sysusers file (PREFIX=/usr/local, DESTDIR=)
+# The web app as the binary embeds it, built when it is missing or older
+# than its sources: make install builds it first, so the installed
+# binary serves the app rather than the page saying how to build it, and
+# after a make build as yourself, sudo make install builds nothing as root.
+WEB_SOURCES := $(shell find web/src -type f 2>/dev/null) web/index.html web/package.json web/vite.config.ts web/tsconfig.json
+
+$(WEBUI_DIST)/index.html: $(NODE_STAMP) $(WEB_SOURCES)
 	npm run --workspace web build
 	find $(WEBUI_DIST) -mindepth 1 ! -name .gitignore -delete
 	cp -R web/dist/. $(WEBUI_DIST)/
+
+.PHONY: install
+install: $(WEBUI_DIST)/index.html ## Build the web app if needed, then install the agents binary (app inside), systemd unit and sysusers file (PREFIX=/usr/local, DESTDIR=)
 	mkdir -p $(BIN)
 	go build -trimpath -ldflags '-X github.com/agents-os/agents/backend/internal/cli.Version=$(VERSION)' -o $(BIN)/agents ./backend/cmd/agents
 	install -D -m 0755 $(BIN)/agents $(DESTDIR)$(PREFIX)/bin/agents
