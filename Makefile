@@ -65,9 +65,15 @@ build: $(NODE_STAMP) ## Build the web app, the agents binary (with the app insid
 	go build -o $(BIN)/agents ./backend/cmd/agents
 	go build -o $(BIN)/fakellm ./tools/cmd/fakellm
 
+# make run AGENTS_CONFIG=path/to/agents.json RULES=path/to/offline-rules.json
+# serves your own agents (the config's agent files) and scripts the
+# offline model with your own rules; the defaults are the examples.
+AGENTS_CONFIG ?=
+RULES ?= examples/offline-rules.json
+
 .PHONY: run
-run: build ## Build, then serve the example agents and the web app on http://127.0.0.1:7420/, demo data in .demo/ (PORT=, DEMO_DIR=)
-	PORT=$(PORT) OFFLINE_PORT=$(OFFLINE_PORT) DEMO_DIR=$(DEMO_DIR) BIN=$(BIN) tools/run-example.sh
+run: build ## Build, then serve the example agents and the web app on http://127.0.0.1:7420/, demo data in .demo/ (PORT=, DEMO_DIR=, AGENTS_CONFIG=, RULES=)
+	PORT=$(PORT) OFFLINE_PORT=$(OFFLINE_PORT) DEMO_DIR=$(DEMO_DIR) BIN=$(BIN) AGENTS_CONFIG=$(AGENTS_CONFIG) RULES=$(RULES) tools/run-example.sh
 
 .PHONY: test
 test: checkgenerate fmtcheck vet gotest webtest webe2e ## Run every check and test
@@ -136,8 +142,19 @@ PREFIX ?= /usr/local
 DESTDIR ?=
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
+# The web app as the binary embeds it, built when it is missing or older
+# than its sources: make install builds it first, so the installed
+# binary serves the app rather than the page saying how to build it, and
+# after a make build as yourself, sudo make install builds nothing as root.
+WEB_SOURCES := $(shell find web/src -type f 2>/dev/null) web/index.html web/package.json web/vite.config.ts web/tsconfig.json
+
+$(WEBUI_DIST)/index.html: $(NODE_STAMP) $(WEB_SOURCES)
+	npm run --workspace web build
+	find $(WEBUI_DIST) -mindepth 1 ! -name .gitignore -delete
+	cp -R web/dist/. $(WEBUI_DIST)/
+
 .PHONY: install
-install: ## Install the agents binary, systemd unit and sysusers file (PREFIX=/usr/local, DESTDIR=)
+install: $(WEBUI_DIST)/index.html ## Build the web app if needed, then install the agents binary (app inside), systemd unit and sysusers file (PREFIX=/usr/local, DESTDIR=)
 	mkdir -p $(BIN)
 	go build -trimpath -ldflags '-X github.com/agents-os/agents/backend/internal/cli.Version=$(VERSION)' -o $(BIN)/agents ./backend/cmd/agents
 	install -D -m 0755 $(BIN)/agents $(DESTDIR)$(PREFIX)/bin/agents

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Serves the example agents. Without OPENAI_API_KEY the agents talk to the
-# offline model (tools/fakellm) scripted by examples/offline-rules.json, so
-# the demo works with no account and no network. The demo keeps its data
+# Serves the example agents, or those of AGENTS_CONFIG (a config file, as
+# agents --config takes). Without OPENAI_API_KEY the agents talk to the
+# offline model (tools/fakellm) scripted by RULES (default
+# examples/offline-rules.json), so the demo works with no account and no
+# network. The demo keeps its data
 # (database, tool records) in DEMO_DIR, never in the user's own data
 # directory: its sessions do not mix with the user's, and it cannot touch
 # the tools a real server of the user's is running.
@@ -11,6 +13,8 @@ BIN=${BIN:-bin}
 PORT=${PORT:-7420}
 OFFLINE_PORT=${OFFLINE_PORT:-7421}
 DEMO_DIR=${DEMO_DIR:-.demo}
+AGENTS_CONFIG=${AGENTS_CONFIG:-}
+RULES=${RULES:-examples/offline-rules.json}
 mkdir -p "$DEMO_DIR"
 DEMO_DIR=$(cd "$DEMO_DIR" && pwd)
 url="http://127.0.0.1:$PORT"
@@ -24,8 +28,14 @@ stop() {
 trap stop EXIT
 
 args=(serve --port "$PORT")
+config=()
+if [ -n "$AGENTS_CONFIG" ]; then
+  config=(--config "$AGENTS_CONFIG")
+  args+=("${config[@]}")
+fi
 if [ -z "${OPENAI_API_KEY:-}" ]; then
-  "$BIN/fakellm" --rules examples/offline-rules.json --addr "127.0.0.1:$OFFLINE_PORT" >/dev/null &
+  "$BIN/fakellm" --check --rules "$RULES" >/dev/null
+  "$BIN/fakellm" --rules "$RULES" --addr "127.0.0.1:$OFFLINE_PORT" >/dev/null &
   pids+=($!)
   for _ in $(seq 50); do
     curl -sf "http://127.0.0.1:$OFFLINE_PORT/v1/models" >/dev/null && break
@@ -50,7 +60,7 @@ done
   echo
   echo "demo data: $DEMO_DIR (not your own database; DEMO_DIR= moves it)"
   if [ -z "${OPENAI_API_KEY:-}" ]; then
-    echo "no OPENAI_API_KEY: agents without a key use the offline model on port $OFFLINE_PORT (see docs/models.md for a real one)"
+    echo "no OPENAI_API_KEY: agents without a key use the offline model on port $OFFLINE_PORT, scripted by $RULES (see docs/models.md for a real one)"
   else
     echo "OPENAI_API_KEY is set: the example agents use OpenAI"
   fi

@@ -207,10 +207,11 @@ func TestTUIShowsAToolCallAndOpensTheHelpersSession(t *testing.T) {
 	term.keys("o")
 	term.waitFor("helper session of")
 	term.waitFor("which colour is the sea?")
-	// Escape leaves the composer, then the conversation.
-	term.keys("Escape", "Escape")
+	// Opened so, its transcript has the keys: Escape leaves it, and the
+	// parent's after it.
+	term.keys("Escape")
 	term.waitGone("helper session of")
-	term.keys("Escape", "Escape")
+	term.keys("Escape")
 	term.waitMatch(regexp.MustCompile(`└ .*aide`), "the helper's session nested under its parent")
 }
 
@@ -324,6 +325,7 @@ func TestTUIAttachedSeesOtherClientsLive(t *testing.T) {
 	two.keys("Enter")
 	one.waitFor("hello from chat: made with curl")
 	two.waitFor("hello from chat: made with curl")
+	one.keys("i") // opened from the list, the transcript has the keys
 	say(one, "said in the first terminal")
 	two.waitFor("hello from chat: said in the first terminal")
 }
@@ -365,4 +367,98 @@ func TestTUIApprovesACallHeldForApproval(t *testing.T) {
 	term.keys("a")
 	term.waitFor("guard saw: sunny and 21C")
 	term.waitGone("pending calls")
+}
+
+// The composer edits as readline does (ctrl+a/e, ctrl+k/u/w), and the
+// footer shows the keys of whatever has the focus.
+func TestTUIComposerKeepsReadlineKeysAndTheFooterFollowsTheFocus(t *testing.T) {
+	t.Parallel()
+	term := startChat(t, "chat")
+	term.waitFor("esc transcript")
+	term.typeText("world")
+	term.keys("C-a")
+	term.typeText("hello ")
+	term.keys("C-e")
+	term.typeText(" and junk")
+	term.keys("C-w", "C-w", "BSpace")
+	term.typeText("!")
+	term.keys("Enter")
+	term.waitFor("hello from chat: hello world!")
+	term.waitFor("○ ready")
+	term.typeText("dropped text")
+	term.keys("C-a", "C-k")
+	term.typeText("dropped too")
+	term.keys("C-u")
+	term.typeText("kept")
+	term.keys("Enter")
+	term.waitFor("hello from chat: kept")
+	// None of them ran a session command: no picker, no export, no
+	// hard cancel.
+	if screen := term.capture(); strings.Contains(screen, "export to:") || strings.Contains(screen, "continue with") || strings.Contains(screen, "hard cancel:") {
+		t.Fatalf("an editing key ran a session command:\n%s", screen)
+	}
+	// The transcript has its own keys, and says so; it does not invite
+	// to write in the composer it took the keys from.
+	term.keys("Escape")
+	screen := term.waitFor("i write")
+	for _, want := range []string{"e export", "c continue with"} {
+		if !strings.Contains(screen, want) {
+			t.Errorf("the transcript's footer has no %q:\n%s", want, screen)
+		}
+	}
+	if strings.Contains(screen, "Write a message") {
+		t.Errorf("the transcript has the keys and the screen says Write a message:\n%s", screen)
+	}
+	term.keys("i")
+	term.waitFor("enter send")
+}
+
+// ctrl+n stores nothing until the first message: a new session left
+// empty leaves no trace in the list.
+func TestTUINewSessionIsStoredByItsFirstMessage(t *testing.T) {
+	t.Parallel()
+	term := startChat(t, "chat")
+	term.waitFor("stored with its first message")
+	term.keys("Escape", "Escape")
+	term.waitFor("No sessions yet")
+	newChat(term, "chat")
+	say(term, "now it counts")
+	term.waitFor("hello from chat: now it counts")
+	term.keys("Escape", "Escape")
+	screen := term.waitFor("now it counts")
+	if strings.Contains(screen, "No sessions yet") || strings.Count(screen, "chat  ") > 1 {
+		t.Fatalf("want the one session in the list:\n%s", screen)
+	}
+}
+
+// Export asks where, showing the path it offers, writes only on enter,
+// and says where it wrote.
+func TestTUIExportAsksWhereAndSaysWhereItWrote(t *testing.T) {
+	t.Parallel()
+	f := newTUIFixture(t)
+	term := f.embedded(t, "-a", "chat")
+	newChat(term, "chat")
+	say(term, "export me")
+	term.waitFor("hello from chat: export me")
+	term.keys("Escape", "e")
+	term.waitFor("export to: ")
+	term.waitFor("an existing file is never replaced")
+	if md, _ := filepath.Glob(filepath.Join(f.dir, "*.md")); len(md) != 0 {
+		t.Fatalf("wrote %v before being told where", md)
+	}
+	out := filepath.Join(t.TempDir(), "talk.md")
+	term.keys("C-u")
+	term.typeText(out)
+	term.keys("Enter")
+	term.waitFor("exported to " + out[:min(len(out), 60)])
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), "hello from chat: export me") {
+		t.Errorf("the export holds no answer:\n%s", data)
+	}
+	if md, _ := filepath.Glob(filepath.Join(f.dir, "*.md")); len(md) != 0 {
+		t.Errorf("wrote %v into the working directory too", md)
+	}
 }

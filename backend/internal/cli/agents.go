@@ -96,12 +96,17 @@ func (a *app) agentsShow(cf *clientFlags) *cobra.Command {
 
 func writeAgent(w io.Writer, ag *agentsv1.AgentDescriptor) {
 	m := ag.GetModel()
-	key := "missing"
-	if m.GetApiKeyPresent() {
-		key = "present"
+	var key string
+	switch {
+	case m.GetApiKeyId() == "":
+		key = "no key needed"
+	case m.GetApiKeyPresent():
+		key = fmt.Sprintf("key %q present", m.GetApiKeyId())
+	default:
+		key = fmt.Sprintf("key %q missing", m.GetApiKeyId())
 	}
-	fmt.Fprintf(w, "agent     %s\nfile      %s\nannounce  %s\nmodel     %s at %s (%s; key %q %s)\n",
-		ag.GetSlug(), ag.GetFile(), ag.GetAnnounce(), m.GetName(), m.GetUrl(), m.GetFlavor(), m.GetApiKeyId(), key)
+	fmt.Fprintf(w, "agent     %s\nfile      %s\nannounce  %s\nmodel     %s at %s (%s; %s)\n",
+		ag.GetSlug(), ag.GetFile(), ag.GetAnnounce(), m.GetName(), m.GetUrl(), m.GetFlavor(), key)
 	if len(ag.GetHelpers()) > 0 {
 		fmt.Fprintf(w, "helpers   %s\n", strings.Join(ag.GetHelpers(), ", "))
 	}

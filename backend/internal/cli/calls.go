@@ -38,7 +38,7 @@ for the helper, when the call is a helper's.`,
 	cf.addClientFlags(cmd)
 	pf := cmd.PersistentFlags()
 	pf.StringVar(&a.flags.DB, "db", "", "database of the server started in-process (without --attach)")
-	pf.StringVar(&offline, "offline-model", "", "model endpoint for agents whose API key is not configured (without --attach)")
+	pf.StringVar(&offline, "offline-model", "", "the model of agents whose API key is not configured: a URL, or an offline model's rules file (without --attach)")
 	a.addModelFlags(cmd)
 	cmd.AddCommand(a.callsList(&cf), a.callsAnswer(&cf, &offline, false), a.callsAnswer(&cf, &offline, true),
 		a.callsApproval(&cf, &offline, true), a.callsApproval(&cf, &offline, false))

@@ -11,17 +11,21 @@ import (
 	"github.com/agents-os/agents/backend/internal/catalog"
 	"github.com/agents-os/agents/backend/internal/config"
 	"github.com/agents-os/agents/backend/internal/mcptools"
+	"github.com/agents-os/agents/tools/fakellm"
 )
 
 func (a *app) checkCommand() *cobra.Command {
-	return &cobra.Command{
+	var offline string
+	cmd := &cobra.Command{
 		Use:   "check",
 		Short: "Load every agent and describe every tool; report each problem as file: field: reason",
 		Long: `Load every agent file the configuration names, run "describe" on every
 bash tool, start every MCP server and list its tools, and report each problem on a line of its own as
 "file: field: reason". Exits 1 when any agent file or tool does not load.
 Warnings (unknown or unsupported fields in the config and agent files, API
-keys not found) do not change the exit status.`,
+keys not found) do not change the exit status. With --offline-model, an
+agent whose key is not found talks to the offline model: check says so
+instead of warning, and checks the rules file when it names one.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			res, err := a.resolve()
@@ -45,11 +49,20 @@ keys not found) do not change the exit status.`,
 				p, w := checkMCPServers(cmd.Context(), ag)
 				problems, warnings = append(problems, p...), append(warnings, w...)
 			}
+			if isRulesFile(offline) {
+				if _, err := fakellm.LoadRules(offline); err != nil {
+					problems = append(problems, &agentfile.Error{File: offline, Reason: "the offline model's rules: " + err.Error()})
+				}
+			}
 			for _, p := range problems {
 				fmt.Fprintln(a.stdout, p.Error())
 			}
 			for _, ag := range snap.Agents() {
-				if !ag.Model.KeyPresent {
+				switch {
+				case ag.Model.KeyPresent || ag.Model.APIKeyID == "":
+				case offline != "":
+					fmt.Fprintf(a.stdout, "%s: no key %q: talks to the offline model (%s)\n", ag.Slug, ag.Model.APIKeyID, offline)
+				default:
 					warnings = append(warnings, missingKey(ag.File, ag.Model.APIKeyID))
 				}
 			}
@@ -63,6 +76,8 @@ keys not found) do not change the exit status.`,
 			return nil
 		},
 	}
+	cmd.Flags().StringVar(&offline, "offline-model", "", "the offline model (a URL, or a rules file) that agents without a key will talk to")
+	return cmd
 }
 
 // checkMCPServers starts the agent's MCP servers and lists their tools:

@@ -138,10 +138,13 @@ func TestInitWritesAWorkingSkeletonAndKeepsExistingFiles(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("init = %d: %s%s", code, out, errOut)
 	}
-	for _, f := range []string{"agents.json", "agents/example.json", "agents/tools/hello"} {
+	for _, f := range []string{"agents.json", "agents/example.json", "agents/tools/hello", "offline-rules.json"} {
 		if !strings.Contains(out, "created "+filepath.Join(target, f)) {
 			t.Errorf("init did not report creating %s:\n%s", f, out)
 		}
+	}
+	if !strings.Contains(out, "  cd "+target+"\n") {
+		t.Errorf("init into another folder does not say to go there first:\n%s", out)
 	}
 	info, err := os.Stat(filepath.Join(target, "agents", "tools", "hello"))
 	if err != nil || info.Mode().Perm()&0o100 == 0 {
@@ -166,14 +169,58 @@ func TestInitWritesAWorkingSkeletonAndKeepsExistingFiles(t *testing.T) {
 	}
 }
 
-func TestInitDefaultsToTheUserConfigDirectory(t *testing.T) {
-	t.Parallel()
+// init writes in the folder it runs in and says what to run next; what
+// it says works at once, offline: check says the agent talks to the
+// offline model, and run gets the example agent's scripted answer, its
+// tool called.
+func TestInitWritesHereAndItsNextCommandsWorkOffline(t *testing.T) {
 	dir, env := testEnv(t)
-	if code, out, errOut := run(t, env, "init"); code != 0 {
+	here := filepath.Join(dir, "here")
+	if err := os.MkdirAll(here, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(here)
+	code, out, errOut := run(t, env, "init")
+	if code != 0 {
 		t.Fatalf("init = %d: %s%s", code, out, errOut)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "config", "agents", "agents.json")); err != nil {
-		t.Errorf("no config in $XDG_CONFIG_HOME/agents: %v", err)
+	for _, want := range []string{"created agents.json", "created offline-rules.json", "created " + filepath.Join("agents", "example.json"),
+		"next:", `agents run --offline-model offline-rules.json "hello"`, "OPENAI_API_KEY"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("init output lacks %q:\n%s", want, out)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "config", "agents", "agents.json")); err == nil {
+		t.Errorf("init wrote into the user config directory too")
+	}
+
+	code, out, _ = run(t, env, "check", "--offline-model", "offline-rules.json")
+	if code != 0 || !strings.Contains(out, `example: no key "openai": talks to the offline model (offline-rules.json)`) ||
+		strings.Contains(out, "cannot reach its model") || !strings.Contains(out, "0 warnings") {
+		t.Errorf("check --offline-model = %d:\n%s", code, out)
+	}
+	// Without it, the missing key is a warning, as before.
+	if _, out, _ = run(t, env, "check"); !strings.Contains(out, "cannot reach its model") {
+		t.Errorf("check without an offline model does not warn of the missing key:\n%s", out)
+	}
+
+	code, stdout, stderr := run(t, env, "run", "--offline-model", "offline-rules.json", "hello")
+	if code != 0 || !strings.Contains(stdout, "(offline) My tool says: Hello, you!") || !strings.Contains(stderr, "→ bash_hello") {
+		t.Errorf("run right after init = %d\nstdout %q\nstderr %q", code, stdout, stderr)
+	}
+}
+
+// A broken rules file is a problem of check's, named.
+func TestCheckReadsTheOfflineRulesFile(t *testing.T) {
+	dir, env := testEnv(t)
+	t.Chdir(dir)
+	if code, out, _ := run(t, env, "init"); code != 0 {
+		t.Fatal(out)
+	}
+	writeFile(t, filepath.Join(dir, "bad-rules.json"), `{"rules": [{"match": {"nope": 1}}]}`, 0o644)
+	code, out, _ := run(t, env, "check", "--offline-model", "bad-rules.json")
+	if code != 1 || !strings.Contains(out, "bad-rules.json: the offline model's rules:") {
+		t.Errorf("check with a broken rules file = %d:\n%s", code, out)
 	}
 }
 

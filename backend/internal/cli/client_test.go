@@ -25,12 +25,18 @@ type served struct {
 
 func serveForTest(t *testing.T, env func(string) (string, bool), configFile string, tokens *server.Tokens) served {
 	t.Helper()
+	return serveWith(t, env, configFile, stackOptions{security: server.Security{Tokens: tokens}})
+}
+
+// serveWith is serveForTest with the stack's options given.
+func serveWith(t *testing.T, env func(string) (string, bool), configFile string, opts stackOptions) served {
+	t.Helper()
 	a := &app{stdout: io.Discard, stderr: io.Discard, lookupEnv: env, flags: config.Flags{ConfigFile: configFile}}
 	res, err := a.resolve()
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := a.startStack(context.Background(), res, slog.New(slog.DiscardHandler), stackOptions{security: server.Security{Tokens: tokens}})
+	st, err := a.startStack(context.Background(), res, slog.New(slog.DiscardHandler), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,8 +13,8 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// skeleton is what `agents init` writes: a config file, an example agent
-// and its bash tool.
+// skeleton is what `agents init` writes: a config file, an example agent,
+// its bash tool and the offline model's rules for it.
 //
 //go:embed skeleton
 var skeleton embed.FS
@@ -22,25 +22,40 @@ var skeleton embed.FS
 func (a *app) initCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "init [DIR]",
-		Short: "Write a config file, an example agent and a bash tool (never overwrites)",
-		Long: `Write agents.json, agents/example.json and agents/tools/hello into DIR
-(default: the user config directory, $XDG_CONFIG_HOME/agents). Files that
-already exist are kept as they are. Then run "agents check".`,
+		Short: "Write a config file, an example agent, its bash tool and offline rules here (never overwrites)",
+		Long: `Write agents.json, agents/example.json, agents/tools/hello and
+offline-rules.json into DIR (default: the folder it runs in), then print
+the commands to try them. Files that already exist are kept as they are.
+The commands find agents.json in the folder they run in (or above it);
+offline-rules.json scripts the offline model for the example agent, so
+it answers with no account and no network.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir := ""
+			dir := "."
 			if len(args) == 1 {
 				dir = args[0]
-			} else {
-				res, err := a.resolve()
-				if err != nil {
-					return err
-				}
-				dir = res.ConfigDir
 			}
-			return a.writeSkeleton(dir)
+			if err := a.writeSkeleton(dir); err != nil {
+				return err
+			}
+			a.printNextSteps(dir)
+			return nil
 		},
 	}
+}
+
+// printNextSteps says what to run after init: the check, a first run
+// against the offline model, then the real one.
+func (a *app) printNextSteps(dir string) {
+	w := a.stdout
+	fmt.Fprintln(w, "\nnext:")
+	if filepath.Clean(dir) != "." {
+		fmt.Fprintf(w, "  cd %s\n", shellQuote(dir))
+	}
+	fmt.Fprintln(w, "  agents check --offline-model offline-rules.json         # the example agent and its tool, checked")
+	fmt.Fprintln(w, `  agents run --offline-model offline-rules.json "hello"  # a first run, offline: no account, no network`)
+	fmt.Fprintln(w, "  agents tui --offline-model offline-rules.json           # the same agent in the terminal UI")
+	fmt.Fprintln(w, "with a real model: export OPENAI_API_KEY=… (see agents/example.json), then the same commands without --offline-model")
 }
 
 // writeSkeleton copies the skeleton into dir, keeping every file that

@@ -51,7 +51,7 @@ protocol only: logs go to stderr.`,
 	mf.addClientFlags(cmd)
 	f := cmd.Flags()
 	f.StringVar(&a.flags.DB, "db", "", "SQLite file of the embedded server (default $XDG_DATA_HOME/agents/agents.db)")
-	f.StringVar(&mf.offlineModel, "offline-model", "", "model endpoint for agents whose API key is not configured (embedded server)")
+	f.StringVar(&mf.offlineModel, "offline-model", "", "the model of agents whose API key is not configured: a URL, or an offline model's rules file (embedded server)")
 	a.addModelFlags(cmd)
 	return cmd
 }

@@ -66,7 +66,8 @@ interrupted.`,
 		},
 	}
 	cf.addClientFlags(cmd)
-	cmd.Flags().StringVar(&offline, "offline-model", "", "model endpoint for agents whose API key is not configured (without --attach)")
+	cmd.Flags().StringVar(&offline, "offline-model", "", "the model of agents whose API key is not configured: a URL, or an offline model's rules file (without --attach)")
+	cmd.Flags().StringVar(&a.flags.DB, "db", "", "database of the server started in-process (without --attach)")
 	a.addModelFlags(cmd)
 	return cmd
 }

@@ -88,7 +88,7 @@ signal stops it at once.`,
 	f.StringVar(&sf.webDir, "web-dir", "", "serve the web app from this folder (a build of web/, for development) instead of the one built in")
 	f.StringVar(&sf.cluster.serverID, "server-id", "", "this server's id among the servers of one PostgreSQL database (default hostname-pid-random)")
 	f.DurationVar(&sf.cluster.leaseTTL, "lease-ttl", runner.DefaultLeaseTTL, "PostgreSQL: how long a session's run lease lives unrenewed, so how soon another server takes over the runs of one that died")
-	f.StringVar(&sf.offlineModel, "offline-model", "", "model endpoint for agents whose API key is not configured (the offline model)")
+	f.StringVar(&sf.offlineModel, "offline-model", "", "the model of agents whose API key is not configured: a URL, or an offline model's rules file it serves itself")
 	a.addModelFlags(cmd)
 	f.StringVar(&sf.logFormat, "log-format", "json", "log format: json or text")
 	f.DurationVar(&sf.shutdownGrace, "shutdown-grace", 10*time.Second, "how long requests and running steps get to finish on shutdown")
@@ -161,7 +161,7 @@ func (a *app) serve(ctx context.Context, sf serveFlags) error {
 			sec.AllowedHosts = append(sec.AllowedHosts, res.Bind)
 		}
 	}
-	if sf.authTokens != "" {
+	if sf.authTokens != "" && sec.Tokens.Plain() > 0 {
 		warnIfReadable(log, sf.authTokens)
 	}
 	web, err := sf.webApp()
@@ -264,7 +264,8 @@ func shutdown(st *stack, servers []*http.Server, grace time.Duration) {
 	st.close()
 }
 
-// warnIfReadable warns when other users may read the tokens file.
+// warnIfReadable warns when other users may read the tokens file, which
+// holds tokens as they are (digests alone give a reader nothing).
 func warnIfReadable(log *slog.Logger, path string) {
 	if info, err := os.Stat(path); err == nil && info.Mode().Perm()&0o004 != 0 {
 		log.Warn("the auth tokens file is readable by every user; chmod o-r it, or store sha256 digests instead of tokens", "file", path)

@@ -21,18 +21,20 @@ import (
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 )
 
-// sessionsCommand is `agents sessions ls|show|export|rm`.
+// sessionsCommand is `agents sessions ls|show|export|rm|resume` and the
+// session controls (fork, mail, pause, cancel, interrupt, watch).
 func (a *app) sessionsCommand() *cobra.Command {
 	var cf clientFlags
 	cmd := &cobra.Command{
 		Use:   "sessions",
-		Short: "List, show, export and delete sessions (locally or on --attach)",
+		Short: "List, show, export, delete, fork, mail, pause, cancel, interrupt and watch sessions (locally or on --attach)",
 		Args:  cobra.NoArgs,
 	}
 	cf.addClientFlags(cmd)
 	cmd.PersistentFlags().StringVar(&a.flags.DB, "db", "", "database of the server started in-process (without --attach)")
 	a.addModelFlags(cmd)
-	cmd.AddCommand(a.sessionsList(&cf), a.sessionsShow(&cf), a.sessionsExport(&cf), a.sessionsRemove(&cf), a.sessionsResume(&cf))
+	cmd.AddCommand(a.sessionsList(&cf), a.sessionsShow(&cf), a.sessionsExport(&cf), a.sessionsRemove(&cf), a.sessionsResume(&cf),
+		a.sessionsFork(&cf), a.sessionsMail(&cf), a.sessionsPause(&cf), a.sessionsCancel(&cf), a.sessionsInterrupt(&cf), a.sessionsWatch(&cf))
 	return cmd
 }
 
@@ -113,7 +115,7 @@ func writeSessionTable(w io.Writer, sessions []*agentsv1.SessionMeta, withOwner 
 }
 
 func (a *app) sessionsShow(cf *clientFlags) *cobra.Command {
-	var asJSON bool
+	var asJSON, thinking bool
 	cmd := &cobra.Command{
 		Use:   "show ID",
 		Short: "Show a session: its summary and its turns (ID may be a unique prefix)",
@@ -135,15 +137,18 @@ func (a *app) sessionsShow(cf *clientFlags) *cobra.Command {
 			if asJSON {
 				return writeJSON(a.stdout, res.Msg.GetSession())
 			}
-			writeSession(a.stdout, res.Msg.GetSession())
+			writeSession(a.stdout, res.Msg.GetSession(), thinking)
 			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the session as JSON")
+	cmd.Flags().BoolVar(&thinking, "thinking", false, "print the model's thinking in full (default: folded to its first line)")
 	return cmd
 }
 
-func writeSession(w io.Writer, s *agentsv1.Session) {
+// writeSession prints a session turn by turn. The model's thinking is
+// folded to its first line and its size, unless thinking unfolds it.
+func writeSession(w io.Writer, s *agentsv1.Session, thinking bool) {
 	m := s.GetMeta()
 	fmt.Fprintf(w, "session  %s\nagent    %s\nowner    %s\nstatus   %s", m.GetId(), m.GetAgent(), m.GetOwner(), statusName(m.GetStatus()))
 	if r := m.GetStatusReason(); r != "" {
@@ -168,6 +173,7 @@ func writeSession(w io.Writer, s *agentsv1.Session) {
 			}
 		case *agentsv1.Turn_Llm:
 			fmt.Fprintf(w, "[%d] %s\n", t.GetIndex(), m.GetAgent())
+			writeThinking(w, k.Llm.GetThinking(), thinking)
 			writeIndented(w, k.Llm.GetText())
 			for _, c := range k.Llm.GetToolCalls() {
 				fmt.Fprintf(w, "    → %s %s\n", c.GetName(), oneLine(c.GetArguments(), 100))
@@ -177,6 +183,24 @@ func writeSession(w io.Writer, s *agentsv1.Session) {
 	for _, d := range s.GetPendingCalls() {
 		fmt.Fprintf(w, "\npending call %s (token %s)\n", d.GetCall().GetName(), d.GetToken())
 	}
+}
+
+// writeThinking prints a turn's thinking: whole, or folded to one line
+// that says how much more there is (sessions show --thinking unfolds it).
+func writeThinking(w io.Writer, text string, whole bool) {
+	text = strings.TrimSpace(text)
+	if text == "" {
+		return
+	}
+	if whole {
+		fmt.Fprintln(w, "    thinking:")
+		for line := range strings.SplitSeq(text, "\n") {
+			fmt.Fprintf(w, "    │ %s\n", line)
+		}
+		return
+	}
+	n := strings.Count(text, "\n") + 1
+	fmt.Fprintf(w, "    ▸ thinking (%s, --thinking shows it): %s\n", plural(n, "line"), oneLine(text, 80))
 }
 
 func writeIndented(w io.Writer, text string) {
@@ -295,7 +319,7 @@ secret ones a restart forgot). ID may be a unique prefix.`,
 			})
 		},
 	}
-	cmd.Flags().StringVar(&offline, "offline-model", "", "model endpoint for agents whose API key is not configured (without --attach)")
+	cmd.Flags().StringVar(&offline, "offline-model", "", "the model of agents whose API key is not configured: a URL, or an offline model's rules file (without --attach)")
 	return cmd
 }
 
@@ -321,7 +345,10 @@ func oneLine(text string, n int) string {
 // encoding/json re-indents it the same way every time, for scripts that
 // diff the output.
 func writeJSON(w io.Writer, m proto.Message) error {
-	b, err := protojson.Marshal(m)
+	// Empty fields are written too ("text": "", "toolCalls": []), as the
+	// protocol's JSON routes write them: a script reads the same shape
+	// whatever the session holds.
+	b, err := protojson.MarshalOptions{EmitUnpopulated: true}.Marshal(m)
 	if err != nil {
 		return err
 	}

@@ -44,6 +44,8 @@ type stack struct {
 	server  *server.Server
 
 	stopMetrics func()
+	// stopOffline stops the offline model this process serves, if any.
+	stopOffline func()
 }
 
 // stackOptions tune a stack.
@@ -88,10 +90,21 @@ func (a *app) startStack(ctx context.Context, res *config.Resolved, log *slog.Lo
 		db.Close()
 		return nil, err
 	}
-	s := &stack{log: log}
+	offline, stopOffline, err := serveOfflineRules(opts.offlineModel)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	started := false
+	defer func() {
+		if !started {
+			stopOffline()
+		}
+	}()
+	s := &stack{log: log, stopOffline: stopOffline}
 	s.mcp = mcptools.NewPool(mcptools.Options{Log: log, Reaper: reaper, Changed: s.toolsChanged})
 	cat, err := a.loadCatalog(ctx, res, keys, catalog.Options{
-		OfflineModelURL: opts.offlineModel,
+		OfflineModelURL: offline,
 		Bash:            tool.BashRuntime{Reaper: reaper},
 		MCP:             s.mcp,
 	})
@@ -163,6 +176,7 @@ func (a *app) startStack(ctx context.Context, res *config.Resolved, log *slog.Lo
 		Web:      opts.web,
 		Version:  Version,
 	})
+	started = true
 	return s, nil
 }
 
@@ -205,6 +219,7 @@ func (s *stack) close() {
 	if err := s.store.Close(); err != nil {
 		s.log.Error("close store", "error", err.Error())
 	}
+	s.stopOffline()
 }
 
 // toolsChanged tells clients that an MCP server's tools changed: the

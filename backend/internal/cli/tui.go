@@ -60,7 +60,7 @@ screen.`,
 	f.StringVar(&tf.keymapFile, "keymap", "", `keymap file, a JSON object from action to a list of keys (see docs/tui.md)`)
 	f.StringVar(&tf.logFile, "log-file", "", "log file (default tui.log in the data directory, as agents paths shows)")
 	f.StringVar(&a.flags.DB, "db", "", "SQLite file of the embedded server (default $XDG_DATA_HOME/agents/agents.db)")
-	f.StringVar(&tf.offlineModel, "offline-model", "", "model endpoint for agents whose API key is not configured (embedded server)")
+	f.StringVar(&tf.offlineModel, "offline-model", "", "the model of agents whose API key is not configured: a URL, or an offline model's rules file (embedded server)")
 	a.addModelFlags(cmd)
 	return cmd
 }

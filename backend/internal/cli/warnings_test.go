@@ -80,3 +80,30 @@ func TestServeLogsTheWarningsOfAgentFilesAtStart(t *testing.T) {
 		}
 	}
 }
+
+// A tokens file others can read is worth a warning only when it holds
+// tokens: sha256 digests give a reader nothing to present.
+func TestServeWarnsOfAReadableTokensFileOnlyWhenItHoldsTokens(t *testing.T) {
+	t.Parallel()
+	const warning = "the auth tokens file is readable by every user"
+	for _, c := range []struct {
+		name, entry string
+		warned      bool
+	}{
+		{"digests", `{"sha256": "` + strings.Repeat("ab", 32) + `", "owner": "ops"}`, false},
+		{"tokens", `{"token": "a-token-of-sixteen-or-more", "owner": "ops"}`, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			tokens := filepath.Join(dir, "tokens.json")
+			writeFile(t, tokens, `{"tokens": [`+c.entry+`]}`, 0o644)
+			agent := filepath.Join(dir, "a.json")
+			writeFile(t, agent, agentJSON("a", ""), 0o644)
+			p := startServe(t, dir, "--auth-tokens", tokens, "--agent-file", agent, "--db", filepath.Join(dir, "agents.db"))
+			if got := strings.Contains(p.stderr.String(), warning); got != c.warned {
+				t.Errorf("warned %v, want %v:\n%s", got, c.warned, p.stderr)
+			}
+		})
+	}
+}

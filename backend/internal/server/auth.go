@@ -21,6 +21,8 @@ import (
 // longer than the file read, and nothing can print one.
 type Tokens struct {
 	entries []tokenEntry
+	// plain counts the entries the file gave as tokens, not digests.
+	plain int
 }
 
 type tokenEntry struct {
@@ -81,6 +83,7 @@ func ParseTokens(data []byte) (*Tokens, error) {
 				return nil, fmt.Errorf("%s: must be at least 16 characters", field("token"))
 			}
 			digest = sha256.Sum256([]byte(*e.Token))
+			t.plain++
 		case e.SHA256 != nil:
 			b, err := hex.DecodeString(strings.TrimSpace(*e.SHA256))
 			if err != nil || len(b) != sha256.Size {
@@ -101,6 +104,10 @@ func ParseTokens(data []byte) (*Tokens, error) {
 	}
 	return t, nil
 }
+
+// Plain returns how many tokens the file holds as they are, not as
+// digests: a file with none tells a reader nothing it could use.
+func (t *Tokens) Plain() int { return t.plain }
 
 // Len returns how many tokens there are.
 func (t *Tokens) Len() int { return len(t.entries) }

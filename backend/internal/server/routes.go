@@ -96,7 +96,7 @@ func (s *Server) routeTable() []route {
 	agents := &agentService{s: s}
 	sessions := &sessionService{s: s}
 	sse := []string{"text/event-stream"}
-	after := param{name: "after", doc: "Resume after this position, seq or seq.delta_seq (or send Last-Event-ID)."}
+	after := param{name: "after", doc: "Resume after this position (or send Last-Event-ID): seq, an SSE id (seq.delta.tag), or seq.delta_seq with an event's two numbers as they came. The delta part is opaque: it carries the tag of the server process that numbered the delta, and a position another server gave replays the logged events after its seq but none of this server's deltas at that seq."}
 	accessToken := param{name: "access_token", doc: "The bearer token, for clients that cannot set headers (EventSource)."}
 	waitParam := param{name: "wait", kind: "boolean", doc: "Answer once the session is not running."}
 	timeoutParam := param{name: "timeout", doc: "Longest wait, such as 30s or 2m, or a number of seconds (default 30s, at most 5m)."}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 	"connectrpc.com/connect"
 	"github.com/charmbracelet/x/ansi"
@@ -41,8 +42,12 @@ type Agents struct {
 	th  *theme.Theme
 	km  *keys.Map
 
-	agents  []*agentsv1.AgentDescriptor
-	errs    []*agentsv1.AgentLoadError
+	agents []*agentsv1.AgentDescriptor
+	errs   []*agentsv1.AgentLoadError
+	// search narrows the list to the agents whose slug or announce holds
+	// its text; shown is that list.
+	search  textinput.Model
+	shown   []*agentsv1.AgentDescriptor
 	cur     cursor.Cursor
 	scroll  int // first line of the descriptor shown
 	detailH int
@@ -61,7 +66,61 @@ type Agents struct {
 
 // New returns an empty tab; Refresh fills it.
 func New(ctx context.Context, c *client.Client, th *theme.Theme, km *keys.Map) *Agents {
-	return &Agents{ctx: ctx, c: c, th: th, km: km}
+	in := textinput.New()
+	in.Prompt = "/ "
+	in.Placeholder = "search agents"
+	m := &Agents{ctx: ctx, c: c, th: th, km: km, search: in}
+	m.Restyle()
+	return m
+}
+
+// Restyle takes the theme's styles again after the theme changed.
+func (m *Agents) Restyle() {
+	st := m.search.Styles()
+	st.Focused.Prompt = m.th.App.Key
+	st.Blurred.Prompt = m.th.App.Muted
+	st.Focused.Placeholder = m.th.App.Muted
+	st.Blurred.Placeholder = m.th.App.Muted
+	st.Cursor.Blink = false
+	m.search.SetStyles(st)
+}
+
+// Searching reports whether the search line has the keyboard.
+func (m *Agents) Searching() bool { return m.search.Focused() }
+
+// Paste types pasted text into the search, when it has the keyboard.
+func (m *Agents) Paste(msg tea.PasteMsg) tea.Cmd {
+	if !m.search.Focused() {
+		return nil
+	}
+	var cmd tea.Cmd
+	m.search, cmd = m.search.Update(msg)
+	m.filter()
+	return cmd
+}
+
+// filter recomputes the agents shown, keeping the selection on its agent
+// when it is still shown.
+func (m *Agents) filter() {
+	selected := ""
+	if a := m.selected(); a != nil {
+		selected = a.GetSlug()
+	}
+	q := strings.ToLower(strings.TrimSpace(m.search.Value()))
+	m.shown = m.shown[:0]
+	for _, a := range m.agents {
+		if q == "" || strings.Contains(strings.ToLower(a.GetSlug()), q) || strings.Contains(strings.ToLower(a.GetAnnounce()), q) {
+			m.shown = append(m.shown, a)
+		}
+	}
+	at := 0
+	for i, a := range m.shown {
+		if a.GetSlug() == selected {
+			at = i
+		}
+	}
+	m.cur.Set(at, len(m.shown))
+	m.scroll = 0
 }
 
 // Refresh lists the agents again.
@@ -107,18 +166,8 @@ func (m *Agents) Handle(msg tea.Msg) tea.Cmd {
 			}
 			return nil
 		}
-		selected := ""
-		if a := m.selected(); a != nil {
-			selected = a.GetSlug()
-		}
 		m.agents, m.errs, m.err, m.loaded = msg.Agents, msg.Errors, nil, true
-		at := 0
-		for i, a := range m.agents {
-			if a.GetSlug() == selected {
-				at = i
-			}
-		}
-		m.cur.Set(at, len(m.agents))
+		m.filter()
 		if msg.Reloaded {
 			text := fmt.Sprintf("reloaded %s", plural(len(m.agents), "agent"))
 			if n := len(m.errs); n > 0 {
@@ -138,12 +187,29 @@ func (m *Agents) Handle(msg tea.Msg) tea.Cmd {
 // a session with the selected agent; it reports whether it used the key.
 func (m *Agents) HandleKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 	km := m.km
+	if m.search.Focused() {
+		switch {
+		case key.Matches(msg, km.Get(keys.Back)), key.Matches(msg, km.Get(keys.Open)):
+			m.search.Blur()
+			return nil, true
+		case key.Matches(msg, km.Get(keys.Up)) && msg.Text == "", key.Matches(msg, km.Get(keys.Down)) && msg.Text == "":
+			// The arrows leave the search for the list; j and k are text.
+			m.search.Blur()
+		default:
+			var cmd tea.Cmd
+			m.search, cmd = m.search.Update(msg)
+			m.filter()
+			return cmd, true
+		}
+	}
 	switch {
+	case key.Matches(msg, km.Get(keys.Search)):
+		return m.search.Focus(), true
 	case key.Matches(msg, km.Get(keys.Up)):
-		m.cur.Move(-1, len(m.agents))
+		m.cur.Move(-1, len(m.shown))
 		m.scroll = 0
 	case key.Matches(msg, km.Get(keys.Down)):
-		m.cur.Move(1, len(m.agents))
+		m.cur.Move(1, len(m.shown))
 		m.scroll = 0
 	case key.Matches(msg, km.Get(keys.PageDown)):
 		m.scroll += max(1, m.detailH-1)
@@ -161,8 +227,8 @@ func (m *Agents) HandleKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 }
 
 func (m *Agents) selected() *agentsv1.AgentDescriptor {
-	if i := m.cur.Index(); i < len(m.agents) {
-		return m.agents[i]
+	if i := m.cur.Index(); i < len(m.shown) {
+		return m.shown[i]
 	}
 	return nil
 }
@@ -182,7 +248,15 @@ func (m *Agents) Render(w, h int) string {
 		return layout.Fit(strings.Join(top, "\n"), w, h)
 	}
 	foot := m.problems(w, max(1, h/4))
+	if m.search.Focused() || m.search.Value() != "" {
+		m.search.SetWidth(max(1, w-4))
+		top = append(top, m.search.View())
+	}
 	bodyH := h - len(top) - len(foot)
+	if len(m.agents) > 0 && len(m.shown) == 0 {
+		top = append(top, st.Muted.Render(fmt.Sprintf("No agent's slug or announce contains %q.", strings.TrimSpace(m.search.Value()))))
+		return layout.Fit(strings.Join(append(top, foot...), "\n"), w, h)
+	}
 	if len(m.agents) == 0 {
 		top = append(top, st.Muted.Render("No agents loaded: add agent files to the configuration, then press "+m.km.Get(keys.Reload).Help().Key+"."))
 		return layout.Fit(strings.Join(append(top, foot...), "\n"), w, h)
@@ -201,10 +275,10 @@ func (m *Agents) Render(w, h int) string {
 
 func (m *Agents) renderList(w, h int) []string {
 	st := m.th.App
-	from, to := m.cur.Window(h, len(m.agents))
+	from, to := m.cur.Window(h, len(m.shown))
 	out := make([]string, 0, h)
 	for i := from; i < to; i++ {
-		a := m.agents[i]
+		a := m.shown[i]
 		pointer, bg := "  ", st.Selected.GetBackground()
 		if i != m.cur.Index() {
 			bg = nil
@@ -273,7 +347,7 @@ func describe(st theme.AppStyles, a *agentsv1.AgentDescriptor, w int) string {
 		keyState = st.Connected.Render("present")
 	}
 	if md.GetApiKeyId() == "" {
-		field("key", st.Muted.Render("none"))
+		field("key", st.Muted.Render("no key needed"))
 	} else {
 		field("key", md.GetApiKeyId()+" ("+keyState+")")
 	}

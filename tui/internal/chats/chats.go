@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 	"connectrpc.com/connect"
 	"google.golang.org/protobuf/proto"
@@ -65,6 +66,11 @@ type Chats struct {
 
 	confirm *deletion
 	cache   map[string]rendered
+
+	// search narrows the rows to the sessions whose title or agent holds
+	// its text, with the sessions above them in the tree for context.
+	search textinput.Model
+	query  string
 }
 
 type row struct {
@@ -95,12 +101,29 @@ type drawnFrom struct {
 
 // New returns an empty list; Refresh fills it.
 func New(ctx context.Context, c *client.Client, th *theme.Theme, km *keys.Map) *Chats {
-	return &Chats{
+	in := textinput.New()
+	in.Prompt = "/ "
+	in.Placeholder = "search titles and agents"
+	m := &Chats{
 		ctx: ctx, c: c, th: th, km: km,
 		metas:  map[string]*agentsv1.SessionMeta{},
 		unread: map[string]bool{},
 		cache:  map[string]rendered{},
+		search: in,
 	}
+	m.Restyle()
+	return m
+}
+
+// Restyle takes the theme's styles again after the theme changed.
+func (m *Chats) Restyle() {
+	st := m.search.Styles()
+	st.Focused.Prompt = m.th.App.Key
+	st.Blurred.Prompt = m.th.App.Muted
+	st.Focused.Placeholder = m.th.App.Muted
+	st.Blurred.Placeholder = m.th.App.Muted
+	st.Cursor.Blink = false
+	m.search.SetStyles(st)
 }
 
 // Refresh fetches every session again.
@@ -227,12 +250,39 @@ func (m *Chats) SetOpen(id string) {
 // Unread counts the sessions with news not seen yet.
 func (m *Chats) Unread() int { return len(m.unread) }
 
+// All is every session the list knows, by id.
+func (m *Chats) All() map[string]*agentsv1.SessionMeta { return m.metas }
+
 // Meta is what the list knows of a session, or nil.
 func (m *Chats) Meta(id string) *agentsv1.SessionMeta { return m.metas[id] }
 
 // Focused reports whether the list holds the keyboard for a question of
-// its own (the delete confirmation).
-func (m *Chats) Focused() bool { return m.confirm != nil }
+// its own (the delete confirmation) or its search line.
+func (m *Chats) Focused() bool { return m.confirm != nil || m.search.Focused() }
+
+// Searching reports whether the search line has the keyboard.
+func (m *Chats) Searching() bool { return m.search.Focused() }
+
+// Confirming reports whether a delete waits for its answer.
+func (m *Chats) Confirming() bool { return m.confirm != nil }
+
+// Paste types pasted text into the search, when it has the keyboard.
+func (m *Chats) Paste(msg tea.PasteMsg) tea.Cmd {
+	if !m.search.Focused() {
+		return nil
+	}
+	return m.editSearch(msg)
+}
+
+func (m *Chats) editSearch(msg tea.Msg) tea.Cmd {
+	var cmd tea.Cmd
+	m.search, cmd = m.search.Update(msg)
+	if q := strings.TrimSpace(m.search.Value()); q != m.query {
+		m.query = q
+		m.stale = true
+	}
+	return cmd
+}
 
 // HandleKey moves the selection, opens and deletes; it reports whether
 // it used the key.
@@ -242,7 +292,23 @@ func (m *Chats) HandleKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 		return m.answerConfirm(msg), true
 	}
 	km := m.km
+	if m.search.Focused() {
+		switch {
+		case key.Matches(msg, km.Get(keys.Back)), key.Matches(msg, km.Get(keys.Open)):
+			m.search.Blur()
+			return nil, true
+		case key.Matches(msg, km.Get(keys.Up)) && msg.Text == "", key.Matches(msg, km.Get(keys.Down)) && msg.Text == "":
+			// The arrows leave the search for the rows; j and k are text.
+			m.search.Blur()
+		default:
+			cmd := m.editSearch(msg)
+			m.rebuild()
+			return cmd, true
+		}
+	}
 	switch {
+	case key.Matches(msg, km.Get(keys.Search)):
+		return m.search.Focus(), true
 	case key.Matches(msg, km.Get(keys.Up)):
 		m.move(-1)
 	case key.Matches(msg, km.Get(keys.Down)):
@@ -349,6 +415,9 @@ func (m *Chats) rebuild() {
 	for _, r := range roots {
 		walk(r, 0)
 	}
+	if m.query != "" {
+		m.rows = m.matching()
+	}
 	at := 0
 	for i, r := range m.rows {
 		if r.id == m.selected {
@@ -362,6 +431,35 @@ func (m *Chats) rebuild() {
 	}
 }
 
+// matching keeps the rows that hold the query, and those above them in
+// the tree, so a helper's session shows under its parent.
+func (m *Chats) matching() []row {
+	q := strings.ToLower(m.query)
+	keep := make([]bool, len(m.rows))
+	for i, r := range m.rows {
+		meta := m.metas[r.id]
+		if !strings.Contains(strings.ToLower(badge.Title(meta)), q) && !strings.Contains(strings.ToLower(meta.GetAgent()), q) {
+			continue
+		}
+		keep[i] = true
+		// The ancestors are the nearest rows above with a smaller depth.
+		d := r.depth
+		for j := i - 1; j >= 0 && d > 0; j-- {
+			if m.rows[j].depth < d {
+				keep[j] = true
+				d = m.rows[j].depth
+			}
+		}
+	}
+	var out []row
+	for i, r := range m.rows {
+		if keep[i] {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // Column widths, in cells.
 const (
 	agentWidth = 16
@@ -373,6 +471,10 @@ func (m *Chats) Render(w, h int) string {
 	m.rebuild()
 	st := m.th.App
 	var lines []string
+	if m.search.Focused() || m.query != "" {
+		m.search.SetWidth(max(1, w-4))
+		lines = append(lines, m.search.View())
+	}
 	if m.err != nil {
 		lines = append(lines, st.Error.Render("cannot list sessions: "+m.err.Error()))
 	}
@@ -383,6 +485,8 @@ func (m *Chats) Render(w, h int) string {
 	switch {
 	case !m.loaded && m.err == nil:
 		lines = append(lines, st.Muted.Render("loading sessions…"))
+	case len(m.rows) == 0 && m.loaded && m.query != "":
+		lines = append(lines, st.Muted.Render(fmt.Sprintf("No session title or agent contains %q.", m.query)))
 	case len(m.rows) == 0 && m.loaded:
 		lines = append(lines, st.Muted.Render(fmt.Sprintf("No sessions yet: %s starts one.", m.km.Get(keys.NewSession).Help().Key)))
 	case len(m.rows) > 0:

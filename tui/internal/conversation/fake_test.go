@@ -24,24 +24,42 @@ const sid = "5e551011-0000-4000-8000-000000000001"
 type fakeSessions struct {
 	agentsv1connect.SessionServiceClient
 
-	mu        sync.Mutex
-	meta      *agentsv1.SessionMeta
-	turns     []*agentsv1.Turn
-	calls     []*agentsv1.DeferredCall
-	live      *agentsv1.TurnInProgress
-	seq       uint64
-	deltaSeq  uint64
-	gets      []*agentsv1.GetSessionRequest
-	getErr    error
-	posts     []*agentsv1.PostMessageRequest
-	postErr   error
-	completes []*agentsv1.CompleteCallRequest
-	complErr  error
-	forks     []*agentsv1.ForkSessionRequest
-	cancels   int
-	pauses    int
-	resumes   int
-	exported  string
+	mu          sync.Mutex
+	meta        *agentsv1.SessionMeta
+	turns       []*agentsv1.Turn
+	calls       []*agentsv1.DeferredCall
+	live        *agentsv1.TurnInProgress
+	seq         uint64
+	deltaSeq    uint64
+	gets        []*agentsv1.GetSessionRequest
+	getErr      error
+	posts       []*agentsv1.PostMessageRequest
+	postErr     error
+	completes   []*agentsv1.CompleteCallRequest
+	complErr    error
+	forks       []*agentsv1.ForkSessionRequest
+	cancels     int
+	pauses      int
+	resumes     int
+	exported    string
+	creates     []*agentsv1.CreateSessionRequest
+	hardCancels int
+}
+
+func (f *fakeSessions) CreateSession(_ context.Context, r *connect.Request[agentsv1.CreateSessionRequest]) (*connect.Response[agentsv1.CreateSessionResponse], error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.creates = append(f.creates, r.Msg)
+	f.meta = &agentsv1.SessionMeta{Id: sid, Agent: r.Msg.GetAgent(), Status: agentsv1.SessionStatus_SESSION_STATUS_RUNNING, TurnCount: 1}
+	f.turns = []*agentsv1.Turn{userTurn(0, r.Msg.GetMessage().GetText())}
+	return connect.NewResponse(&agentsv1.CreateSessionResponse{Session: &agentsv1.Session{Meta: f.meta, Turns: f.turns}}), nil
+}
+
+func (f *fakeSessions) CancelAttached(context.Context, *connect.Request[agentsv1.CancelAttachedRequest]) (*connect.Response[agentsv1.CancelAttachedResponse], error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.hardCancels++
+	return connect.NewResponse(&agentsv1.CancelAttachedResponse{Meta: f.meta, Cancelled: 1}), nil
 }
 
 func (f *fakeSessions) GetSession(_ context.Context, r *connect.Request[agentsv1.GetSessionRequest]) (*connect.Response[agentsv1.GetSessionResponse], error) {
@@ -172,6 +190,7 @@ func newRig(t testing.TB, status agentsv1.SessionStatus, turns ...*agentsv1.Turn
 	}}}
 	r := &rig{t: t, fake: fake, drafts: NewDrafts(c)}
 	r.s = New(c, theme.New(true), keys.Default(), r.drafts, sid)
+	r.s.Write() // as after a fork; a list opens with the transcript focused
 	return r
 }
 

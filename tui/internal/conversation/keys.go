@@ -27,6 +27,8 @@ func (s *Screen) HandleKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 		return s.attachKey(msg), true
 	case focusPicker:
 		return s.pickerKey(msg), true
+	case focusExport:
+		return s.exportKey(msg), true
 	}
 	if cmd, ok := s.controlKey(msg); ok {
 		return cmd, true
@@ -54,27 +56,33 @@ func (s *Screen) isGlobal(msg tea.KeyPressMsg) bool {
 }
 
 // controlKey handles the keys that work wherever the focus is: the
-// session's controls and scrolling.
+// session's controls and scrolling. None is one of the editing keys the
+// text fields keep (ctrl+a/e/k/u/w); the rest of the session's commands
+// are the transcript's letters.
 func (s *Screen) controlKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 	switch {
 	case s.is(msg, keys.PageUp):
 		return s.scroll(-max(s.viewHeight-1, 1)), true
 	case s.is(msg, keys.PageDown):
 		return s.scroll(max(s.viewHeight-1, 1)), true
+	}
+	if s.unborn() {
+		for _, a := range []keys.Action{keys.Interrupt, keys.CancelRun, keys.Pause, keys.Fork, keys.Pending, keys.Draft, keys.ToggleDraft, keys.SendNow} {
+			if s.is(msg, a) {
+				return status("the session starts with its first message", nil), true
+			}
+		}
+		return nil, false
+	}
+	switch {
 	case s.is(msg, keys.Interrupt):
 		return s.interrupt(), true
-	case s.is(msg, keys.HardCancel):
-		return s.cancelAttached(), true
 	case s.is(msg, keys.CancelRun):
 		return s.cancelRun("run cancelled"), true
 	case s.is(msg, keys.Pause):
 		return s.pauseOrResume(), true
 	case s.is(msg, keys.Fork):
 		return s.forkAtSelection(), true
-	case s.is(msg, keys.ContinueWith):
-		return s.openPicker(), true
-	case s.is(msg, keys.Export):
-		return s.export(), true
 	case s.is(msg, keys.Pending):
 		return s.togglePending(), true
 	case s.is(msg, keys.Draft), s.is(msg, keys.ToggleDraft):
@@ -196,6 +204,15 @@ func (s *Screen) viewKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 		return s.openChild(), true
 	case s.is(msg, keys.CopyTurn):
 		return s.copyTurn(), true
+	case s.is(msg, keys.ContinueWith):
+		return s.openPicker(), true
+	case s.is(msg, keys.Export):
+		return s.openExport(), true
+	case s.is(msg, keys.HardCancel):
+		if s.unborn() {
+			return status("the session starts with its first message", nil), true
+		}
+		return s.cancelAttached(), true
 	case s.is(msg, keys.Back) && s.tr.Selected() >= 0:
 		s.tr.Select(-1)
 		s.follow = true
@@ -237,6 +254,11 @@ func (s *Screen) pickerKey(msg tea.KeyPressMsg) tea.Cmd {
 		if a == nil {
 			return cmd
 		}
+		if s.unborn() {
+			// Nothing to continue yet: the first message goes to a.
+			s.meta.Agent = a.GetSlug()
+			return tea.Batch(cmd, status("the new session is with "+a.GetSlug(), nil))
+		}
 		return tea.Batch(cmd, s.fork(&agentsv1.ForkSessionRequest{SessionId: s.id, Agent: a.GetSlug()}, "continued with "+a.GetSlug()))
 	}
 	return nil
@@ -253,6 +275,14 @@ func (s *Screen) send() tea.Cmd {
 	}
 	if s.meta == nil {
 		return status("the session is still loading", nil)
+	}
+	if s.unborn() {
+		if s.creating {
+			return status("the session is being created: send again once it is", nil)
+		}
+		s.creating = true
+		s.composer.Reset()
+		return s.create(d)
 	}
 	s.composer.Reset()
 	s.follow = true
@@ -309,6 +339,9 @@ func (s *Screen) forkAtSelection() tea.Cmd {
 func (s *Screen) openPicker() tea.Cmd {
 	if len(s.agents) == 0 {
 		return status("no agents to continue with", nil)
+	}
+	if s.meta == nil {
+		return status("the session is still loading", nil)
 	}
 	s.picker = newAgentPicker(s.agents, s.meta.GetAgent())
 	return s.setFocus(focusPicker)

@@ -2,9 +2,7 @@ package conversation
 
 import (
 	"context"
-	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -13,6 +11,7 @@ import (
 	"github.com/agents-os/agents/api/client"
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/tui/internal/msgs"
+	"github.com/agents-os/agents/tui/internal/units"
 )
 
 // rpcTimeout bounds every call the screen makes: a server that went away
@@ -123,6 +122,30 @@ func (s *Screen) post(d Draft, interrupt bool) tea.Cmd {
 	}
 }
 
+// createdMsg is the outcome of the first message of an unborn session.
+type createdMsg struct {
+	birth   uint64
+	sent    Draft
+	session *agentsv1.Session
+	err     error
+}
+
+// create stores the new session with its first message.
+func (s *Screen) create(d Draft) tea.Cmd {
+	c, birth := s.c, s.birth
+	req := &agentsv1.CreateSessionRequest{Agent: s.meta.GetAgent(), Message: &agentsv1.Message{Text: d.Text, Attachments: d.Attachments}}
+	return func() tea.Msg {
+		resp, err := call(func(ctx context.Context) (*connect.Response[agentsv1.CreateSessionResponse], error) {
+			return c.Sessions.CreateSession(ctx, connect.NewRequest(req))
+		})
+		m := createdMsg{birth: birth, sent: d, err: err}
+		if err == nil {
+			m.session = resp.Msg.GetSession()
+		}
+		return m
+	}
+}
+
 // controlMsg is the outcome of a run control: what was done, and the
 // session's summary afterwards.
 type controlMsg struct {
@@ -160,7 +183,7 @@ func (s *Screen) cancelAttached() tea.Cmd {
 		if err != nil {
 			return nil, "", err
 		}
-		return resp.Msg.GetMeta(), fmt.Sprintf(": %d tool calls cancelled", resp.Msg.GetCancelled()), nil
+		return resp.Msg.GetMeta(), ": " + units.Count(int(resp.Msg.GetCancelled()), "tool call", "tool calls") + " cancelled", nil
 	})
 }
 
@@ -208,26 +231,38 @@ func (s *Screen) fork(req *agentsv1.ForkSessionRequest, what string) tea.Cmd {
 	}
 }
 
-// export renders the session as markdown into <id>.md in the working
-// directory; the status line says where.
-func (s *Screen) export() tea.Cmd {
+// exportedMsg is the outcome of an export: where it was written.
+type exportedMsg struct {
+	id, path string
+	err      error
+}
+
+// exportTo renders the session as markdown into path, which must not
+// exist: an export never replaces a file.
+func (s *Screen) exportTo(path string) tea.Cmd {
 	c, id := s.c, s.id
 	return func() tea.Msg {
 		resp, err := call(func(ctx context.Context) (*connect.Response[agentsv1.ExportSessionResponse], error) {
 			return c.Sessions.ExportSession(ctx, connect.NewRequest(&agentsv1.ExportSessionRequest{SessionId: id, Format: agentsv1.ExportFormat_EXPORT_FORMAT_MARKDOWN}))
 		})
 		if err != nil {
-			return msgs.Status{Err: fmt.Errorf("export: %w", client.Describe(err))}
+			return exportedMsg{id: id, path: path, err: client.Describe(err)}
 		}
-		path, err := filepath.Abs(id + ".md")
-		if err == nil {
-			err = os.WriteFile(path, []byte(resp.Msg.GetContent()), 0o644)
-		}
-		if err != nil {
-			return msgs.Status{Err: fmt.Errorf("export: %w", err)}
-		}
-		return msgs.Status{Text: "exported to " + path}
+		return exportedMsg{id: id, path: path, err: writeNew(path, []byte(resp.Msg.GetContent()))}
 	}
+}
+
+// writeNew writes data to a file that must not exist yet.
+func writeNew(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // completedMsg is the outcome of answering or failing a deferred call.

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync/atomic"
 
 	"charm.land/bubbles/v2/textarea"
 	tea "charm.land/bubbletea/v2"
@@ -37,6 +38,7 @@ const (
 	focusPending               // the pending calls panel
 	focusAttach                // the attachment path prompt
 	focusPicker                // choosing the agent to continue with
+	focusExport                // the export path prompt
 )
 
 // Screen is one session's conversation.
@@ -80,6 +82,12 @@ type Screen struct {
 	pending     pendingPanel
 	attach      *attachPrompt
 	picker      *agentPicker
+	export      *exportPrompt
+	// creating is set while the first message of an unborn session is
+	// on its way: a second one waits for the session to exist. birth
+	// tells this unborn screen's answer from another's.
+	creating bool
+	birth    uint64
 
 	// liveChildren are the child sessions of the helper calls in flight,
 	// oldest first: the selected turn links to a child only once the call
@@ -96,15 +104,40 @@ func New(c *client.Client, th *theme.Theme, km *keys.Map, drafts *Drafts, sessio
 		tr:          transcript.New(th.Transcript),
 		loading:     true,
 		follow:      true,
-		focus:       focusComposer,
+		focus:       focusView,
 		composer:    newComposer(st, km),
 		draftEditor: newDraftEditor(st, km),
 		pending:     newPendingPanel(st),
 	}
 	s.composer.Set(drafts.takeComposer(sessionID))
-	s.composer.Focus()
 	return s
 }
+
+// NewUnborn returns the screen of a new session of agent that is not
+// stored yet: its first message creates it, so a new session left
+// without one leaves nothing behind. The composer has the keys.
+func NewUnborn(c *client.Client, th *theme.Theme, km *keys.Map, drafts *Drafts, agent string) *Screen {
+	s := New(c, th, km, drafts, "")
+	s.birth = births.Add(1)
+	s.loading = false
+	s.meta = &agentsv1.SessionMeta{Agent: agent, Status: agentsv1.SessionStatus_SESSION_STATUS_READY}
+	s.composer.Set(drafts.takeComposer(unbornKey(agent)))
+	s.setFocus(focusComposer)
+	return s
+}
+
+// unbornKey keeps what the composer of a new session of agent held when
+// it closed unsent, for the next new session of that agent.
+func unbornKey(agent string) string { return "new session with " + agent }
+
+// births numbers the unborn screens.
+var births atomic.Uint64
+
+// unborn reports a new session its first message has not created yet.
+func (s *Screen) unborn() bool { return s.id == "" }
+
+// Write gives the keys to the composer.
+func (s *Screen) Write() tea.Cmd { return s.setFocus(focusComposer) }
 
 // Restyle takes the theme's styles again after the theme changed: the
 // text fields hold their own copies, the transcript its drawn lines.
@@ -128,13 +161,20 @@ func (s *Screen) Focused() bool { return s.focus != focusView }
 
 // Init fetches the session's recent turns and the agents.
 func (s *Screen) Init() tea.Cmd {
+	if s.unborn() {
+		return s.fetchAgents()
+	}
 	return tea.Batch(s.fetch(fetchAll), s.fetchAgents())
 }
 
 // Close keeps what the composer holds for the next time the session
 // opens.
 func (s *Screen) Close() tea.Cmd {
-	s.drafts.keepComposer(s.id, s.composer.Draft())
+	key := s.id
+	if s.unborn() {
+		key = unbornKey(s.meta.GetAgent())
+	}
+	s.drafts.keepComposer(key, s.composer.Draft())
 	s.composer.Blur()
 	return nil
 }
@@ -174,6 +214,14 @@ func (s *Screen) Handle(msg tea.Msg) tea.Cmd {
 	case postedMsg:
 		if m.id == s.id {
 			return s.posted(m)
+		}
+	case createdMsg:
+		if s.unborn() && m.birth == s.birth {
+			return s.created(m)
+		}
+	case exportedMsg:
+		if m.id == s.id {
+			return s.exported(m)
 		}
 	case controlMsg:
 		if m.id == s.id {
@@ -356,6 +404,21 @@ func (s *Screen) posted(m postedMsg) tea.Cmd {
 	return emit(msgs.Started{ID: s.id})
 }
 
+// created takes the answer to the first message of a new session: from
+// now on the screen is that session's, loaded as any other.
+func (s *Screen) created(m createdMsg) tea.Cmd {
+	s.creating = false
+	if m.err != nil {
+		s.composer.Restore(m.sent)
+		return status("", fmt.Errorf("new session with %s: %w", s.meta.GetAgent(), client.Describe(m.err)))
+	}
+	sess := m.session
+	s.id = sess.GetMeta().GetId()
+	s.meta = sess.GetMeta()
+	s.loading = true
+	return tea.Batch(emit(msgs.Created{ID: s.id}), emit(msgs.Started{ID: s.id}), s.fetch(fetchAll))
+}
+
 // controlled takes the answer to a run control.
 func (s *Screen) controlled(m controlMsg) tea.Cmd {
 	if m.err != nil {
@@ -370,7 +433,7 @@ func (s *Screen) forked(m forkedMsg) tea.Cmd {
 		return status("", fmt.Errorf("%s: %w", m.what, client.Describe(m.err)))
 	}
 	id := m.session.GetMeta().GetId()
-	return tea.Batch(emit(msgs.OpenSession{ID: id}), status(m.what+": opened "+id, nil))
+	return tea.Batch(emit(msgs.OpenSession{ID: id, Write: true}), status(m.what+": opened "+id, nil))
 }
 
 // completed takes the answer to CompleteCall. A call answered elsewhere
@@ -426,16 +489,27 @@ func (s *Screen) paste(m tea.PasteMsg) tea.Cmd {
 		}
 	case focusAttach:
 		return s.attach.Update(m)
+	case focusExport:
+		return s.export.Update(m)
 	}
 	return nil
 }
 
 // syncDraft reloads the draft editor when the draft changed under it (an
-// append, a post, a failed post coming back).
+// append, a post, a failed post coming back). A draft emptied so (it was
+// sent) closes its panel: nothing is left to edit there.
 func (s *Screen) syncDraft() {
 	if rev := s.drafts.Revision(s.id); rev != s.draftRev {
+		was := s.draftEditor.Value()
+		d := s.drafts.Get(s.id)
 		s.draftRev = rev
-		s.draftEditor.SetValue(s.drafts.Get(s.id).Text)
+		s.draftEditor.SetValue(d.Text)
+		if s.draftOpen && was != "" && d.Empty() {
+			s.draftOpen = false
+			if s.focus == focusDraft {
+				s.setFocus(focusComposer)
+			}
+		}
 	}
 }
 

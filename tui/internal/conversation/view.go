@@ -37,9 +37,12 @@ func (s *Screen) Render(width, height int) string {
 		bottom = append(bottom, d)
 	}
 	s.composer.ta.Placeholder = s.placeholder()
-	if s.attach != nil {
+	switch {
+	case s.export != nil:
+		bottom = append(bottom, s.st.Rule.Render(strings.Repeat("─", width)), s.export.Render(width, s.st))
+	case s.attach != nil:
 		bottom = append(bottom, s.st.Rule.Render(strings.Repeat("─", width)), s.attach.Render(width, s.st))
-	} else {
+	default:
 		bottom = append(bottom, s.composer.Render(width, s.st))
 	}
 	foot := strings.Join(bottom, "\n")
@@ -58,7 +61,10 @@ func (s *Screen) Render(width, height int) string {
 func (s *Screen) renderHeader(width int) string {
 	m := s.meta
 	title := m.GetTitle()
-	if title == "" {
+	switch {
+	case s.unborn():
+		title = "new session · stored with its first message"
+	case title == "":
 		title = "untitled"
 	}
 	agent := m.GetAgent()
@@ -80,7 +86,7 @@ func (s *Screen) renderHeader(width int) string {
 		parts = append(parts, s.st.Warn.Render(fmt.Sprintf("%d mail pending", n)))
 	}
 	if n := m.GetPendingCalls(); n > 0 {
-		parts = append(parts, s.st.Warn.Render(fmt.Sprintf("%d calls pending", n)))
+		parts = append(parts, s.st.Warn.Render(units.Count(int(n), "call", "calls")+" pending"))
 	}
 	if p := m.GetParentId(); p != "" {
 		parts = append(parts, s.st.Muted.Render("helper session of "+badge.ShortID(p)))
@@ -106,14 +112,14 @@ func (s *Screen) renderView(width, height int) string {
 	}
 	shown := append([]string(nil), lines[s.offset:min(s.offset+height, len(lines))]...)
 	if s.offset == 0 && s.tr.FirstIndex() > 0 && len(shown) > 0 {
-		note := fmt.Sprintf("↑ %d older turns: scroll up to load them", s.tr.FirstIndex())
+		note := fmt.Sprintf("↑ %s: scroll up to load them", units.Count(s.tr.FirstIndex(), "older turn", "older turns"))
 		if s.olderLoading {
 			note = "loading older turns…"
 		}
 		shown[0] = s.st.Muted.Render(note)
 	}
 	if below := len(lines) - s.offset - height; below > 0 && len(shown) == height {
-		shown[height-1] = s.st.Muted.Render(fmt.Sprintf("↓ %d more lines (%s)", below, s.keyName(keys.PageDown)))
+		shown[height-1] = s.st.Muted.Render(fmt.Sprintf("↓ %s more (%s)", units.Count(below, "line", "lines"), s.keyName(keys.PageDown)))
 	}
 	return fitLines(shown, width, height)
 }
@@ -127,9 +133,9 @@ func (s *Screen) renderDraft(width int) string {
 			return ""
 		}
 		n := strings.Count(strings.TrimRight(d.Text, "\n"), "\n") + 1
-		info := fmt.Sprintf(" · %d lines, %s", n, units.Bytes(int64(len(d.Text))))
+		info := fmt.Sprintf(" · %s, %s", units.Count(n, "line", "lines"), units.Bytes(int64(len(d.Text))))
 		if len(d.Attachments) > 0 {
-			info += fmt.Sprintf(", %d files", len(d.Attachments))
+			info += ", " + units.Count(len(d.Attachments), "file", "files")
 		}
 		info += fmt.Sprintf(" · %s send now · %s edit", s.keyName(keys.SendNow), s.keyName(keys.ToggleDraft))
 		label := s.st.Label.Render("draft ")
@@ -153,8 +159,12 @@ func (s *Screen) renderDraft(width int) string {
 	return box.Width(width).Render(strings.Join(lines, "\n"))
 }
 
-// placeholder says what enter does now: send, or add to the draft.
+// placeholder says what enter does now: send, or add to the draft; with
+// the transcript focused, how to come back to the composer.
 func (s *Screen) placeholder() string {
+	if s.focus != focusComposer {
+		return fmt.Sprintf("%s to type here", s.keyName(keys.Focus))
+	}
 	if s.meta != nil && !acceptsInput(s.status()) {
 		return fmt.Sprintf("Busy: %s adds to the draft · %s interrupts with this message", s.keyName(keys.Send), s.keyName(keys.Interrupt))
 	}

@@ -21,6 +21,7 @@ var groupTitles = []struct{ group, title string }{
 	{"global", "Everywhere"},
 	{"list", "Lists"},
 	{"conversation", "Conversation"},
+	{"transcript", "Transcript"},
 	{"composer", "Composer"},
 	{"draft", "Draft"},
 	{"pending", "Pending calls"},
@@ -143,8 +144,22 @@ func (m *Help) lines(ss []section, w int) []string {
 		}
 		out = append(out, st.Heading.Render(s.title))
 		for _, b := range s.bindings {
-			k := ansi.Truncate(b.Help().Key, keyWidth-1, "…")
-			out = append(out, "  "+st.Key.Render(fmt.Sprintf("%-*s", keyWidth, k))+ansi.Truncate(b.Help().Desc, max(1, w-keyWidth-2), "…"))
+			// Nothing is cut: keys too long for their column have a line
+			// of their own, descriptions wrap under themselves.
+			k := b.Help().Key
+			pad := strings.Repeat(" ", keyWidth)
+			lead := st.Key.Render(fmt.Sprintf("%-*s", keyWidth, k))
+			if ansi.StringWidth(k) > keyWidth-1 {
+				out = append(out, "  "+st.Key.Render(ansi.Hardwrap(k, max(1, w-2), true)))
+				lead = pad
+			}
+			desc := strings.Split(ansi.Wrap(b.Help().Desc, max(1, w-keyWidth-2), ""), "\n")
+			for i, d := range desc {
+				if i > 0 {
+					lead = pad
+				}
+				out = append(out, "  "+lead+d)
+			}
 		}
 	}
 	return out

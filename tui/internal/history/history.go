@@ -45,7 +45,10 @@ type History struct {
 	search textinput.Model
 	query  string // the query of the rows shown (or being fetched)
 
-	rows   []*agentsv1.SessionMeta // newest first
+	// rows are newest first, each sub-session under its parent (when the
+	// parent is listed too); depth is how deep each is nested.
+	rows   []*agentsv1.SessionMeta
+	depth  map[string]int
 	cur    cursor.Cursor
 	height int
 
@@ -63,7 +66,7 @@ type rendered struct {
 
 type drawnFrom struct {
 	meta     *agentsv1.SessionMeta
-	w        int
+	w, depth int
 	selected bool
 	dark     bool
 	age      string
@@ -114,23 +117,83 @@ func (m *History) Handle(msg tea.Msg) tea.Cmd {
 			return nil
 		}
 		m.err, m.loaded = nil, true
+		selected := m.selectedID()
 		m.rows = msg.Sessions
 		for _, ev := range replay {
 			m.apply(ev)
 		}
+		m.nest(selected)
 		m.cur.Set(m.cur.Index(), len(m.rows))
 	case msgs.Event:
 		m.refresh.Seen(msg.Event)
-		m.apply(msg.Event)
+		if selected := m.selectedID(); m.apply(msg.Event) {
+			m.nest(selected)
+		}
 	case msgs.Snapshot:
 		return m.Refresh()
 	}
 	return nil
 }
 
-// apply changes the rows by one event. Run events carry no summary; the
-// session.updated that goes with each brings the new status.
-func (m *History) apply(ev *agentsv1.Event) {
+// nest orders the rows as a tree: roots newest first, each session's
+// sub-sessions right under it in the order they were made. A
+// sub-session whose parent is not listed (the search left it out) is a
+// root. The selection stays on the session selected before.
+func (m *History) nest(selected string) {
+	listed := make(map[string]bool, len(m.rows))
+	for _, s := range m.rows {
+		listed[s.GetId()] = true
+	}
+	kids := map[string][]*agentsv1.SessionMeta{}
+	var roots []*agentsv1.SessionMeta
+	for _, s := range m.rows {
+		if p := s.GetParentId(); p != "" && listed[p] && p != s.GetId() {
+			kids[p] = append(kids[p], s)
+		} else {
+			roots = append(roots, s)
+		}
+	}
+	byCreation := func(a, b *agentsv1.SessionMeta) int {
+		return a.GetCreateTime().AsTime().Compare(b.GetCreateTime().AsTime())
+	}
+	slices.SortStableFunc(roots, func(a, b *agentsv1.SessionMeta) int { return byCreation(b, a) })
+	out := make([]*agentsv1.SessionMeta, 0, len(m.rows))
+	m.depth = make(map[string]int, len(m.rows))
+	seen := make(map[string]bool, len(m.rows))
+	var walk func(s *agentsv1.SessionMeta, d int)
+	walk = func(s *agentsv1.SessionMeta, d int) {
+		if seen[s.GetId()] {
+			return
+		}
+		seen[s.GetId()] = true
+		out = append(out, s)
+		m.depth[s.GetId()] = d
+		ks := kids[s.GetId()]
+		slices.SortStableFunc(ks, byCreation)
+		for _, k := range ks {
+			walk(k, d+1)
+		}
+	}
+	for _, r := range roots {
+		walk(r, 0)
+	}
+	m.rows = out
+	if i := slices.IndexFunc(m.rows, func(s *agentsv1.SessionMeta) bool { return s.GetId() == selected }); i >= 0 {
+		m.cur.Set(i, len(m.rows))
+	}
+}
+
+func (m *History) selectedID() string {
+	if i := m.cur.Index(); i >= 0 && i < len(m.rows) {
+		return m.rows[i].GetId()
+	}
+	return ""
+}
+
+// apply changes the rows by one event, and reports whether it did. Run
+// events carry no summary; the session.updated that goes with each
+// brings the new status.
+func (m *History) apply(ev *agentsv1.Event) bool {
 	switch b := ev.GetBody().(type) {
 	case *agentsv1.Event_SessionCreated:
 		m.upsert(b.SessionCreated.GetMeta())
@@ -139,7 +202,10 @@ func (m *History) apply(ev *agentsv1.Event) {
 	case *agentsv1.Event_SessionDeleted:
 		m.rows = slices.DeleteFunc(m.rows, func(s *agentsv1.SessionMeta) bool { return s.GetId() == ev.GetSessionId() })
 		delete(m.cache, ev.GetSessionId())
+	default:
+		return false
 	}
+	return true
 }
 
 // upsert replaces a listed session by a newer summary, or lists a new
@@ -156,13 +222,8 @@ func (m *History) upsert(meta *agentsv1.SessionMeta) {
 	if !strings.Contains(strings.ToLower(meta.GetTitle()), strings.ToLower(m.query)) {
 		return
 	}
-	at, _ := slices.BinarySearchFunc(m.rows, meta, func(a, b *agentsv1.SessionMeta) int {
-		return b.GetCreateTime().AsTime().Compare(a.GetCreateTime().AsTime())
-	})
-	m.rows = slices.Insert(m.rows, at, meta)
-	if at <= m.cur.Index() && len(m.rows) > 1 {
-		m.cur.Move(1, len(m.rows)) // the selection stays on its session
-	}
+	// nest puts it in its place.
+	m.rows = append(m.rows, meta)
 }
 
 // Focused reports whether the search line holds the keyboard.
@@ -270,7 +331,7 @@ func (m *History) columns(agent, status, turns, age string) string {
 }
 
 func (m *History) renderRow(s *agentsv1.SessionMeta, w int, selected bool) string {
-	from := drawnFrom{meta: s, w: w, selected: selected, dark: m.th.Dark, age: age(m.now().Sub(s.GetUpdateTime().AsTime()))}
+	from := drawnFrom{meta: s, w: w, depth: m.depth[s.GetId()], selected: selected, dark: m.th.Dark, age: age(m.now().Sub(s.GetUpdateTime().AsTime()))}
 	if c, ok := m.cache[s.GetId()]; ok && c.from == from {
 		return c.s
 	}
@@ -283,8 +344,10 @@ func (m *History) renderRow(s *agentsv1.SessionMeta, w int, selected bool) strin
 		bg = nil
 	}
 	sub := ""
-	if s.GetParentId() != "" {
-		sub = "↳ "
+	if d := from.depth; d > 0 {
+		sub = strings.Repeat("  ", d-1) + "└ "
+	} else if s.GetParentId() != "" {
+		sub = "↳ " // a sub-session whose parent the search left out
 	}
 	left := []layout.Seg{
 		{Text: pointer, Style: st.Heading},

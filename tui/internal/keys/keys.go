@@ -20,8 +20,9 @@ type Action string
 // Binding is an action's keys and help.
 type Binding struct {
 	Action Action
-	// Group sorts the Help tab: "global", "list", "conversation",
-	// "composer", "draft", "pending".
+	// Group sorts the Help tab: "global", "list", "conversation" (wherever
+	// the focus is in a conversation), "transcript" (while the transcript
+	// has the focus), "composer", "draft", "pending".
 	Group string
 	key.Binding
 }
@@ -115,23 +116,27 @@ func Default() *Map {
 		b(Search, "list", "search", "/"),
 		b(Delete, "list", "delete (asks first)", "ctrl+d"),
 
-		b(Focus, "conversation", "write a message", "i"),
 		b(PageUp, "conversation", "scroll up", "pgup"),
 		b(PageDown, "conversation", "scroll down", "pgdown"),
-		b(PrevTurn, "conversation", "previous turn", "["),
-		b(NextTurn, "conversation", "next turn", "]"),
-		b(Expand, "conversation", "show / hide thinking and tool details", "space"),
-		b(OpenChild, "conversation", "open the helper's session", "o"),
-		b(CopyTurn, "conversation", "copy the turn (OSC 52)", "y"),
 		b(Interrupt, "conversation", "interrupt", "ctrl+g"),
-		b(HardCancel, "conversation", "hard cancel (cancel running tools)", "ctrl+k"),
 		b(CancelRun, "conversation", "cancel the run", "ctrl+x"),
 		b(Pause, "conversation", "pause / resume", "ctrl+p"),
 		b(Fork, "conversation", "fork at the selected turn", "ctrl+f"),
-		b(ContinueWith, "conversation", "continue with another agent", "ctrl+a"),
-		b(Export, "conversation", "export to markdown", "ctrl+e"),
 		b(Pending, "conversation", "pending calls", "ctrl+l"),
 		b(Draft, "conversation", "open the draft", "ctrl+r"),
+
+		// The transcript's keys are plain letters, lazygit-style: the
+		// composer's text field keeps every ctrl key readline gives it
+		// (ctrl+a/e start and end of line, ctrl+k/u/w kill).
+		b(Focus, "transcript", "write a message", "i"),
+		b(PrevTurn, "transcript", "previous turn", "["),
+		b(NextTurn, "transcript", "next turn", "]"),
+		b(Expand, "transcript", "show / hide thinking and tool details", "space"),
+		b(OpenChild, "transcript", "open the helper's session", "o"),
+		b(CopyTurn, "transcript", "copy the turn (OSC 52)", "y"),
+		b(ContinueWith, "transcript", "continue with another agent", "c"),
+		b(Export, "transcript", "export to markdown (asks where)", "e"),
+		b(HardCancel, "transcript", "hard cancel (cancel running tools)", "X"),
 
 		b(Send, "composer", "send (while busy: add to the draft)", "enter"),
 		b(Newline, "composer", "new line", "shift+enter", "alt+enter", "ctrl+j"),
@@ -162,6 +167,20 @@ func (m *Map) Get(a Action) key.Binding {
 		return x.Binding
 	}
 	return key.NewBinding(key.WithDisabled())
+}
+
+// Hint is a footer entry: the actions' keys, each named by its first key
+// ("[/]" for two), and a word for what they do.
+func Hint(m *Map, desc string, actions ...Action) key.Binding {
+	var ks, names []string
+	for _, a := range actions {
+		b := m.Get(a)
+		ks = append(ks, b.Keys()...)
+		if len(b.Keys()) > 0 {
+			names = append(names, b.Keys()[0])
+		}
+	}
+	return key.NewBinding(key.WithKeys(ks...), key.WithHelp(strings.Join(names, "/"), desc))
 }
 
 // Bindings lists every binding, in the order of Default.

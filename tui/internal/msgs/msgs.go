@@ -19,8 +19,17 @@ type Snapshot struct{ Snapshot *agentsv1.Snapshot }
 type Conn struct{ State client.ConnState }
 
 // OpenSession asks the shell to show a session's conversation, remembering
-// the current one so Back returns to it.
-type OpenSession struct{ ID string }
+// the current one so Back returns to it. The transcript has the keys,
+// so a list's letters do not type into the composer; Write gives them
+// to the composer instead, for a session made to be written in (a fork).
+type OpenSession struct {
+	ID    string
+	Write bool
+}
+
+// Created says the conversation of a new session stored it, with its
+// first message: the session exists from now on, with this id.
+type Created struct{ ID string }
 
 // Back asks the shell to close the current screen.
 type Back struct{}

@@ -12,7 +12,8 @@ import (
 	"github.com/agents-os/agents/tui/internal/layout"
 )
 
-// View draws the frame: the tab bar, the screen in front, the status bar.
+// View draws the frame: the tab bar, the screen in front, the keys of
+// what has the focus, the status bar.
 func (m *Model) View() tea.View {
 	v := tea.NewView(m.render())
 	v.AltScreen = true
@@ -24,7 +25,7 @@ func (m *Model) render() string {
 	if w <= 0 || h <= 0 {
 		return ""
 	}
-	bodyH := max(0, h-2)
+	bodyH := max(0, h-3)
 	var lost string
 	if m.connKnown && !m.conn.Connected {
 		lost = m.renderLost(w)
@@ -48,7 +49,7 @@ func (m *Model) render() string {
 	if lost != "" {
 		parts = append(parts, lost)
 	}
-	parts = append(parts, m.renderStatus(w))
+	parts = append(parts, m.renderFooter(w), m.renderStatus(w))
 	return layout.Fit(strings.Join(parts, "\n"), w, h)
 }
 

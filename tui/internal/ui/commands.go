@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -36,17 +37,37 @@ func Forward(updates <-chan client.Update, send func(tea.Msg)) {
 	}
 }
 
-// sessionCreated is the answer of createSession.
-type sessionCreated struct{ id string }
+// idLength is the length of a session id: shorter, it is a prefix.
+const idLength = 36
 
-// createSession creates an idle session with agent; the shell opens it.
-func createSession(ctx context.Context, c *client.Client, agent string) tea.Cmd {
-	return func() tea.Msg {
-		res, err := c.Sessions.CreateSession(ctx, connect.NewRequest(&agentsv1.CreateSessionRequest{Agent: agent}))
-		if err != nil {
-			return msgs.Status{Err: fmt.Errorf("new session with %s: %w", agent, client.Describe(err))}
+// resolveID opens the session whose id is, or starts with, arg, as the
+// CLI takes ids. What the list knows answers first; a whole id it does
+// not know is asked of the server. When nothing matches, the screen
+// stays as it was and the status line says why.
+func (m *Model) resolveID(arg string) tea.Cmd {
+	var matches []string
+	for id := range m.chats.All() {
+		if strings.HasPrefix(id, arg) {
+			matches = append(matches, id)
 		}
-		return sessionCreated{id: res.Msg.GetSession().GetMeta().GetId()}
+	}
+	switch {
+	case len(matches) == 1:
+		return func() tea.Msg { return msgs.OpenSession{ID: matches[0]} }
+	case len(matches) > 1:
+		return func() tea.Msg {
+			return msgs.Status{Err: fmt.Errorf("%q is the start of %d session ids: give more of it", arg, len(matches))}
+		}
+	case len(arg) < idLength:
+		return func() tea.Msg { return msgs.Status{Err: fmt.Errorf("no session id starts with %q", arg)} }
+	}
+	ctx, c := m.ctx, m.c
+	return func() tea.Msg {
+		_, err := c.Sessions.GetSession(ctx, connect.NewRequest(&agentsv1.GetSessionRequest{SessionId: arg, MetaOnly: true}))
+		if err != nil {
+			return msgs.Status{Err: fmt.Errorf("open %s: %w", arg, client.Describe(err))}
+		}
+		return msgs.OpenSession{ID: arg}
 	}
 }
 

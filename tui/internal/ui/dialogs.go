@@ -13,7 +13,6 @@ import (
 	"github.com/agents-os/agents/tui/internal/cursor"
 	"github.com/agents-os/agents/tui/internal/keys"
 	"github.com/agents-os/agents/tui/internal/layout"
-	"github.com/agents-os/agents/tui/internal/msgs"
 	"github.com/agents-os/agents/tui/internal/theme"
 )
 
@@ -23,20 +22,25 @@ type dialog interface {
 	// HandleKey reports done when the dialog should close.
 	HandleKey(tea.KeyPressMsg) (cmd tea.Cmd, done bool)
 	Render(w int) string
+	// Keys are the dialog's keys, for the footer.
+	Keys() []key.Binding
 }
 
 // idPrompt asks for the id of a session to open.
 type idPrompt struct {
-	th *theme.Theme
-	km *keys.Map
-	in textinput.Model
+	th      *theme.Theme
+	km      *keys.Map
+	in      textinput.Model
+	resolve func(string) tea.Cmd
 }
 
-func newIDPrompt(th *theme.Theme, km *keys.Map) (*idPrompt, tea.Cmd) {
+// newIDPrompt asks for a session id, or the start of one; resolve opens
+// the session it names.
+func newIDPrompt(th *theme.Theme, km *keys.Map, resolve func(string) tea.Cmd) (*idPrompt, tea.Cmd) {
 	in := textinput.New()
 	in.Prompt = "open session: "
-	in.Placeholder = "id"
-	p := &idPrompt{th: th, km: km, in: in}
+	in.Placeholder = "id, or its first characters"
+	p := &idPrompt{th: th, km: km, in: in, resolve: resolve}
 	p.restyle()
 	return p, p.in.Focus()
 }
@@ -60,7 +64,7 @@ func (p *idPrompt) HandleKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 		if id == "" {
 			return nil, true
 		}
-		return func() tea.Msg { return msgs.OpenSession{ID: id} }, true
+		return p.resolve(id), true
 	}
 	var cmd tea.Cmd
 	p.in, cmd = p.in.Update(msg)
@@ -71,6 +75,10 @@ func (p *idPrompt) Render(w int) string {
 	p.restyle()
 	p.in.SetWidth(max(1, w-len(p.in.Prompt)-1))
 	return layout.Pad(p.in.View(), w)
+}
+
+func (p *idPrompt) Keys() []key.Binding {
+	return []key.Binding{label("enter", "open"), label(p.km.Get(keys.Back).Help().Key, "cancel")}
 }
 
 // agentPicker chooses the agent of a new session. Typing narrows the list
@@ -128,6 +136,11 @@ func (p *agentPicker) HandleKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 		return func() tea.Msg { return agentsview.NewSession{Agent: slug} }, true
 	}
 	return nil, false
+}
+
+func (p *agentPicker) Keys() []key.Binding {
+	return []key.Binding{label("enter", "start"), label("type", "filter"),
+		label(p.km.Get(keys.Up).Help().Key+"/"+p.km.Get(keys.Down).Help().Key, "move"), label(p.km.Get(keys.Back).Help().Key, "cancel")}
 }
 
 func (p *agentPicker) Render(w int) string {

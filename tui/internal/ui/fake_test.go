@@ -124,6 +124,12 @@ func (f *fakeServer) CreateSession(_ context.Context, req *connect.Request[agent
 	return connect.NewResponse(&agentsv1.CreateSessionResponse{Session: &agentsv1.Session{Meta: meta}}), nil
 }
 
+func (f *fakeServer) createdCount() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.created
+}
+
 func (f *fakeServer) GetSession(_ context.Context, req *connect.Request[agentsv1.GetSessionRequest]) (*connect.Response[agentsv1.GetSessionResponse], error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

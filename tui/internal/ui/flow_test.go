@@ -85,6 +85,12 @@ func (fl *flow) waitFor(what string, ok func(frame string) bool) string {
 	}
 }
 
+func (fl *flow) typeText(text string) {
+	for _, r := range text {
+		fl.tm.Send(tea.KeyPressMsg{Code: r, Text: string(r)})
+	}
+}
+
 func (fl *flow) press(keys ...string) {
 	for _, k := range keys {
 		fl.tm.Send(keyPress(k))
@@ -140,6 +146,13 @@ func TestFlowQuitStopsOnlyRunningSessionsItStarted(t *testing.T) {
 	// A session this TUI creates, whose run then starts.
 	fl.press("ctrl+n")
 	fl.waitFor("the agent picker", func(s string) bool { return strings.Contains(s, "New session with which agent?") })
+	fl.press("enter")
+	fl.waitFor("the new session's composer", func(s string) bool { return strings.Contains(s, "Write a message") })
+	// Nothing is stored before the first message.
+	if n := fl.f.createdCount(); n != 0 {
+		t.Fatalf("%d sessions created before the first message", n)
+	}
+	fl.typeText("hello")
 	fl.press("enter")
 	created := "c0000001-0000-0000-0000-000000000000"
 	fl.waitFor("the new session", func(s string) bool {

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/agents-os/agents/tui/internal/badge"
@@ -26,10 +27,17 @@ type screen interface {
 	// Restyle takes the shared theme's styles again after it changed.
 	Restyle()
 	Close() tea.Cmd
+	// Write gives the keys to the composer.
+	Write() tea.Cmd
+	// Keys are the keys of what has the focus, for the footer.
+	Keys() []key.Binding
 }
 
 // sessionTitle names a session from what the list knows of it.
 func (m *Model) sessionTitle(id string) string {
+	if id == "" {
+		return "new session"
+	}
 	if meta := m.chats.Meta(id); meta != nil {
 		return badge.Title(meta)
 	}

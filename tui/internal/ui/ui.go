@@ -79,6 +79,9 @@ type Model struct {
 	// returns to the one before.
 	screens   []screen
 	newScreen func(id string) screen
+	// newUnborn is the screen of a new session of an agent, stored with
+	// its first message.
+	newUnborn func(agent string) screen
 	// drafts outlive the conversations: a draft is posted when its run
 	// stops even if its conversation is closed.
 	drafts *conversation.Drafts
@@ -130,6 +133,9 @@ func New(cfg Config) *Model {
 	m.newScreen = func(id string) screen {
 		return conversation.New(m.c, m.th, m.km, m.drafts, id)
 	}
+	m.newUnborn = func(agent string) screen {
+		return conversation.NewUnborn(m.c, m.th, m.km, m.drafts, agent)
+	}
 	return m
 }
 
@@ -152,6 +158,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.IsDark() != m.th.Dark {
 			*m.th = *theme.New(msg.IsDark())
 			m.history.Restyle()
+			m.chats.Restyle()
+			m.agents.Restyle()
 			for _, s := range m.screens {
 				s.Restyle()
 			}
@@ -176,7 +184,18 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, tea.Batch(cmds...)
 	case msgs.OpenSession:
 		m.dialog = nil
-		return m, m.open(msg.ID)
+		cmd := m.open(msg.ID)
+		if msg.Write {
+			cmd = tea.Batch(cmd, m.top().Write())
+		}
+		return m, cmd
+	case msgs.Created:
+		m.started[msg.ID] = true
+		m.status = msgs.Status{}
+		if t := m.top(); t != nil && t.SessionID() == msg.ID {
+			m.chats.SetOpen(msg.ID)
+		}
+		return m, nil
 	case msgs.Back:
 		return m, m.back()
 	case msgs.Status:
@@ -189,13 +208,14 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.started[msg.ID] = true
 		return m, nil
 	case agentsview.NewSession:
+		// Nothing is stored until the first message: a new session
+		// left without one leaves no trace.
 		m.dialog = nil
-		m.status = msgs.Status{Text: "creating a session with " + msg.Agent + "…"}
-		return m, createSession(m.ctx, m.c, msg.Agent)
-	case sessionCreated:
-		m.started[msg.id] = true
-		m.status = msgs.Status{}
-		return m, m.open(msg.id)
+		s := m.newUnborn(msg.Agent)
+		m.screens = append(m.screens, s)
+		m.chats.SetOpen("")
+		m.status = msgs.Status{Text: "new session with " + msg.Agent + ": stored when you send its first message"}
+		return m, s.Init()
 	}
 	// Everything else (events, snapshots, the answers of commands) goes
 	// to every component: each takes what is its own.
@@ -301,7 +321,7 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, km.Get(keys.NewSession)):
 		return m.pickAgent()
 	case key.Matches(msg, km.Get(keys.OpenByID)):
-		p, cmd := newIDPrompt(m.th, km)
+		p, cmd := newIDPrompt(m.th, km, m.resolveID)
 		m.dialog = p
 		return cmd
 	case key.Matches(msg, km.Get(keys.Reload)):
@@ -347,6 +367,10 @@ func (m *Model) paste(msg tea.PasteMsg) tea.Cmd {
 		return m.top().Handle(msg)
 	case m.tab == historyTab:
 		return m.history.Paste(msg)
+	case m.tab == chatsTab:
+		return m.chats.Paste(msg)
+	case m.tab == agentsTab:
+		return m.agents.Paste(msg)
 	}
 	return nil
 }

@@ -27,3 +27,11 @@ func Tokens(n int64) string {
 		return fmt.Sprintf("%.1fM", float64(n)/1_000_000)
 	}
 }
+
+// Count is n of a thing, in the singular for one: "1 call", "2 calls".
+func Count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}

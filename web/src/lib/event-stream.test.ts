@@ -7,16 +7,23 @@ import {
   type SubscribeRequest,
   type SubscribeResponseSchema,
 } from "../gen/agents/v1/event_pb";
-import { EventStream, type ConnState, type StreamUpdate } from "./event-stream";
+import { EventStream, follows, type ConnState, type StreamUpdate } from "./event-stream";
 import { createEventClient } from "./transport";
 
 type Item = MessageInitShape<typeof SubscribeResponseSchema>;
 type Script = (req: SubscribeRequest, ctx: HandlerContext) => AsyncIterable<Item>;
 
 const hb = (seq: number): Item => ({ item: { case: "heartbeat", value: { seq: BigInt(seq) } } });
-const ev = (seq: number, deltaSeq = 0): Item => ({
+const ev = (seq: number, deltaSeq: number | bigint = 0): Item => ({
   item: { case: "event", value: { seq: BigInt(seq), deltaSeq: BigInt(deltaSeq), sessionId: "s1", kind: "session.updated" } },
 });
+// A delta_seq carries in its bits above 40 the tag of the server process
+// that numbered it; these tags are large, so delta_seqs pass 2^53 and
+// only a bigint holds them exactly. a < b, so comparing the numbers
+// would take b's deltas for later than a's.
+const tagA = 0x7ffff0n << 40n;
+const tagB = 0x7ffffen << 40n;
+const pos = (seq: bigint, deltaSeq: bigint) => ({ seq, deltaSeq });
 const broken = () => new ConnectError("server went away", Code.Unavailable);
 // hang waits until the client gives up on the call.
 const hang = (ctx: HandlerContext) =>
@@ -51,6 +58,36 @@ function record(stream: EventStream) {
 }
 
 const flush = () => vi.advanceTimersByTimeAsync(0);
+
+describe("follows", () => {
+  it("orders the events of one server by seq, then delta_seq", () => {
+    expect(follows(pos(3n, 0n), pos(2n, tagA | 9n))).toBe(true);
+    expect(follows(pos(2n, tagA | 1n), pos(2n, 0n))).toBe(true);
+    expect(follows(pos(2n, 0n), pos(2n, tagA | 1n))).toBe(false);
+    expect(follows(pos(2n, tagA | 2n), pos(2n, tagA | 1n))).toBe(true);
+    expect(follows(pos(2n, tagA | 1n), pos(2n, tagA | 1n))).toBe(false);
+    expect(follows(pos(2n, tagA | 1n), pos(2n, tagA | 2n))).toBe(false);
+    // GetSession's position before the server's first delta: seq.0.tag.
+    expect(follows(pos(2n, tagA | 1n), pos(2n, tagA))).toBe(true);
+  });
+
+  it("compares delta_seqs past 2^53 exactly", () => {
+    expect(Number(tagA | 2n)).toBe(Number(tagA | 1n));
+    expect(follows(pos(2n, tagA | 2n), pos(2n, tagA | 1n))).toBe(true);
+    expect(follows(pos(2n, tagA | 1n), pos(2n, tagA | 2n))).toBe(false);
+  });
+
+  it("does not place a delta of another server after a position at its seq", () => {
+    expect(follows(pos(2n, tagB | 1n), pos(2n, tagA | 5n))).toBe(false);
+    expect(follows(pos(2n, tagA | 5n), pos(2n, tagB | 1n))).toBe(false);
+    expect(follows(pos(2n, tagB | 1n), pos(2n, tagA))).toBe(false);
+    // An older server's delta_seq has no tag: it is another server's too.
+    expect(follows(pos(2n, tagB | 1n), pos(2n, 7n))).toBe(false);
+    // The next seq places them.
+    expect(follows(pos(3n, tagB | 1n), pos(2n, tagA | 5n))).toBe(true);
+    expect(follows(pos(3n, 0n), pos(2n, tagB | 5n))).toBe(true);
+  });
+});
 
 describe("EventStream", () => {
   beforeEach(() => {
@@ -157,6 +194,73 @@ describe("EventStream", () => {
     const got = updates.map((u) => `${u.event!.seq}.${u.event!.deltaSeq}`);
     expect(got).toEqual(["2.0", "2.1", "2.2", "2.3", "3.0"]);
     expect(stream.position).toEqual({ seq: 3n, deltaSeq: 0n });
+    stream.stop();
+  });
+
+  // Behind a load balancer a reconnect may reach another server, whose
+  // deltas do not compare with the last one delivered: at that seq they
+  // may repeat text already shown, so they are dropped and the position
+  // kept until the next logged event places what follows.
+  it("drops another server's deltas at the seq it resumed from and keeps the last position", async () => {
+    const { client, requests } = serve(
+      async function* () {
+        yield hb(1);
+        yield ev(2);
+        yield ev(2, tagA | 1n);
+        yield ev(2, tagA | 2n);
+        throw broken();
+      },
+      async function* () {
+        yield ev(2, tagB | 7n);
+        yield ev(2, tagB | 8n);
+        yield { item: { case: "lagged", value: { lastSeq: 2n, lastDeltaSeq: tagB | 8n } } };
+      },
+      async function* (_req, ctx) {
+        yield ev(2, tagB | 9n);
+        yield ev(3);
+        yield ev(3, tagB | 10n);
+        await hang(ctx);
+      },
+    );
+    const stream = new EventStream(client);
+    const { updates } = record(stream);
+    stream.start();
+    await vi.advanceTimersByTimeAsync(100);
+    expect(requests).toHaveLength(3);
+    expect(requests[1].after).toBe(2n);
+    expect(requests[1].afterDelta).toBe(tagA | 2n);
+    expect(requests[2].after).toBe(2n);
+    expect(requests[2].afterDelta).toBe(tagA | 2n);
+    const got = updates.map((u) => [u.event!.seq, u.event!.deltaSeq]);
+    expect(got).toEqual([
+      [2n, 0n],
+      [2n, tagA | 1n],
+      [2n, tagA | 2n],
+      [3n, 0n],
+      [3n, tagB | 10n],
+    ]);
+    expect(stream.position).toEqual({ seq: 3n, deltaSeq: tagB | 10n });
+    stream.stop();
+  });
+
+  it("drops another server's deltas at the seq of a GetSession position", async () => {
+    const { client, requests } = serve(async function* (_req, ctx) {
+      yield ev(10, tagB | 3n);
+      yield ev(11);
+      yield ev(11, tagB | 4n);
+      await hang(ctx);
+    });
+    // GetSession answered by server A before its first delta: 10.0.tag.
+    const stream = new EventStream(client, { after: { seq: 10n, deltaSeq: tagA } });
+    const { updates } = record(stream);
+    stream.start();
+    await flush();
+    expect(requests[0].after).toBe(10n);
+    expect(requests[0].afterDelta).toBe(tagA);
+    expect(updates.map((u) => [u.event!.seq, u.event!.deltaSeq])).toEqual([
+      [11n, 0n],
+      [11n, tagB | 4n],
+    ]);
     stream.stop();
   });
 

@@ -23,22 +23,32 @@ export interface StreamUpdate {
 
 // Position is a place in the server's event order: the seq of a logged
 // event and, for the text and thinking deltas after it, their delta_seq.
+// A delta_seq is the position of a delta among those of the server
+// process that numbered it: its bits above tagShift are that process's
+// tag, the bits below its counter. A logged event's delta_seq is 0.
 export interface Position {
   seq: bigint;
   deltaSeq: bigint;
 }
 
-// comparePosition orders two positions: negative when a comes first.
-export function comparePosition(a: Position, b: Position): number {
-  if (a.seq !== b.seq) return a.seq < b.seq ? -1 : 1;
-  if (a.deltaSeq !== b.deltaSeq) return a.deltaSeq < b.deltaSeq ? -1 : 1;
-  return 0;
+const tagShift = 40n;
+
+// follows reports whether p comes after q. Seqs are the same on every
+// server; at one seq, a delta numbered by another server process than
+// q's (a reconnect that reached another server, or GetSession answered
+// by one and the stream by another) cannot be placed: it counts as not
+// after, so a piece of streamed text may be missing until the turn is
+// stored, never shown twice.
+export function follows(p: Position, q: Position): boolean {
+  if (p.seq !== q.seq) return p.seq > q.seq;
+  if (q.deltaSeq !== 0n && p.deltaSeq >> tagShift !== q.deltaSeq >> tagShift) return false;
+  return p.deltaSeq > q.deltaSeq;
 }
 
 // isAfter says whether an event comes after a position (a screen that read
 // GetSession at a position keeps only the events after it).
 export function isAfter(ev: Event, pos: Position | undefined): boolean {
-  return !pos || comparePosition({ seq: ev.seq, deltaSeq: ev.deltaSeq }, pos) > 0;
+  return !pos || follows({ seq: ev.seq, deltaSeq: ev.deltaSeq }, pos);
 }
 
 export interface EventStreamOptions {
@@ -179,8 +189,10 @@ export class EventStream {
           } else if (item.case === "heartbeat") {
             this.pos ??= { seq: item.value.seq, deltaSeq: 0n };
           } else if (item.case === "lagged") {
+            // The last position this server delivered; one it sent and
+            // this stream dropped does not replace the position kept.
             const last = { seq: item.value.lastSeq, deltaSeq: item.value.lastDeltaSeq };
-            if (!this.pos || comparePosition(last, this.pos) > 0) this.pos = last;
+            if (!this.pos || follows(last, this.pos)) this.pos = last;
             error = "fell behind the server";
             again = true;
             break;

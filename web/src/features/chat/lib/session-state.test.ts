@@ -40,7 +40,7 @@ function session(init: MessageInitShape<typeof SessionSchema> & { seq: bigint })
 }
 
 type Body = Event["body"];
-function ev(seq: number, body: Body, delta = 0, sessionId = id): Event {
+function ev(seq: number, body: Body, delta: number | bigint = 0, sessionId = id): Event {
   return create(EventSchema, { seq: BigInt(seq), deltaSeq: BigInt(delta), sessionId, body });
 }
 
@@ -82,7 +82,7 @@ describe("sessionReducer", () => {
     const s = loadedWith(midAnswer);
     expect(s.loaded).toBe(true);
     expect(s.live).toEqual({ turnIndex: 1, text: "Hel", thinking: "", toolCalls: [] });
-    expect(s.pos).toEqual({ seq: 10n, delta: 3n });
+    expect(s.pos).toEqual({ seq: 10n, deltaSeq: 3n });
   });
 
   it("drops events at or before the loaded position and applies those after", () => {
@@ -124,7 +124,7 @@ describe("sessionReducer", () => {
     expect(s.held).toEqual([]);
     expect(s.live).toBeUndefined();
     expect(s.turns.map((t) => t?.index)).toEqual([0, 1]);
-    expect(s.pos).toEqual({ seq: 11n, delta: 0n });
+    expect(s.pos).toEqual({ seq: 11n, deltaSeq: 0n });
   });
 
   it("ignores the events of other sessions", () => {
@@ -138,6 +138,68 @@ describe("sessionReducer", () => {
     const stale = run(s, [{ type: "fetch" }, { type: "loaded", session: midAnswer }]);
     expect(stale.turns).toEqual(s.turns);
     expect(stale.pos).toEqual(s.pos);
+  });
+
+  // A delta_seq carries in its bits above 40 the tag of the server process
+  // that numbered it (tagA < tagB, and both past 2^53). GetSession
+  // answered by one server and the stream by another cannot be ordered at
+  // one seq: a delta there may be text the load has already.
+  const tagA = 0x7ffff0n << 40n;
+  const tagB = 0x7ffffen << 40n;
+  const text = (seq: number, t: string, delta: bigint, turnIndex = 1) =>
+    ev(seq, { case: "textDelta", value: { $typeName: "agents.v1.TextDelta", text: t, turnIndex } }, delta);
+
+  it("drops another server's deltas at the seq of a load, and applies them from the next seq", () => {
+    const fromA = session({ ...midAnswer, seq: 10n, deltaSeq: tagA | 3n });
+    const s = run(loadedWith(fromA), [
+      { type: "event", event: text(10, " DUPLICATE", tagB | 1n) },
+      { type: "event", event: text(10, "l", tagA | 4n) },
+      { type: "event", event: text(10, " TWICE", tagB | 2n) },
+      { type: "event", event: ev(11, { case: "sessionUpdated", value: { $typeName: "agents.v1.SessionUpdated", meta: meta(SessionStatus.RUNNING, 1) } }) },
+      { type: "event", event: text(11, "o", tagB | 3n) },
+    ]);
+    expect(s.live?.text).toBe("Hello");
+    expect(s.pos).toEqual({ seq: 11n, deltaSeq: tagB | 3n });
+  });
+
+  it("orders one server's deltas past 2^53 exactly", () => {
+    const fromA = session({ ...midAnswer, seq: 10n, deltaSeq: tagA | 3n });
+    const s = run(loadedWith(fromA), [
+      { type: "event", event: text(10, "l", tagA | 4n) },
+      { type: "event", event: text(10, "l", tagA | 4n) },
+      { type: "event", event: text(10, "o", tagA | 5n) },
+      { type: "event", event: text(10, "o", tagA | 3n) },
+    ]);
+    expect(s.live?.text).toBe("Hello");
+  });
+
+  it("takes a refetch another server answered at the seq the events reached", () => {
+    // Followed on server B to 11 with a hole at turn 1 (its head turn was
+    // missed), then refetched from server A at the same seq.
+    const followed = run(loadedWith(session({ seq: 10n, deltaSeq: tagB, meta: meta(SessionStatus.RUNNING, 1), turns: turns.slice(0, 1) })), [
+      { type: "event", event: ev(11, { case: "sessionUpdated", value: { $typeName: "agents.v1.SessionUpdated", meta: meta(SessionStatus.RUNNING, 3), headTurn: turns[2] } }) },
+      { type: "event", event: text(11, "It is", tagB | 9n, 3) },
+    ]);
+    expect(followed.turns.map((t) => t?.index)).toEqual([0, undefined, 2]);
+    const s = run(followed, [
+      { type: "fetch" },
+      {
+        type: "loaded",
+        session: session({
+          seq: 11n,
+          deltaSeq: tagA | 2n,
+          meta: meta(SessionStatus.RUNNING, 3),
+          turns: turns.slice(1, 3),
+          firstTurnIndex: 1,
+          inProgress: create(TurnInProgressSchema, { turnIndex: 3, text: "It is" }),
+        }),
+      },
+      { type: "event", event: text(11, " It is", tagB | 10n, 3) },
+      { type: "event", event: text(11, " noon.", tagA | 3n, 3) },
+    ]);
+    expect(s.turns.map((t) => t?.index)).toEqual([0, 1, 2]);
+    expect(s.pos).toEqual({ seq: 11n, deltaSeq: tagA | 3n });
+    expect(s.live?.text).toBe("It is noon.");
   });
 
   it("prepends an older page before the first turn held", () => {

@@ -18,24 +18,14 @@ import {
   type ToolResult,
   type Turn,
 } from "../../../gen/agents/v1/session_pb";
+import { follows, type Position } from "../../../lib/event-stream";
 
-// Position is a place in the event stream: (seq, delta_seq), ordered
-// lexicographically. Text and thinking deltas carry the seq of the newest
-// logged event and a delta_seq after it.
-export interface Position {
-  seq: bigint;
-  delta: bigint;
-}
-
-export const origin: Position = { seq: 0n, delta: 0n };
+// Positions are the event stream's: ordered by follows, which does not
+// place one server's deltas after another's at one seq.
+export const origin: Position = { seq: 0n, deltaSeq: 0n };
 
 export function positionOf(ev: Event): Position {
-  return { seq: ev.seq, delta: ev.deltaSeq };
-}
-
-// isAfter reports whether p comes after q.
-export function isAfter(p: Position, q: Position): boolean {
-  return p.seq > q.seq || (p.seq === q.seq && p.delta > q.delta);
+  return { seq: ev.seq, deltaSeq: ev.deltaSeq };
 }
 
 // CallInfo is what is known of one tool call: the model asks for it in an
@@ -139,10 +129,13 @@ function release(state: SessionState): SessionState {
 // load takes a GetSession answer. The first one replaces everything; a
 // later one (a refetch) keeps the turns loaded and puts those it carries
 // in their place. An answer older than what the state reflects is
-// dropped: the events since are in the state already.
+// dropped: the events since are in the state already. One another server
+// gave at the seq the events reached does not place their deltas: it is
+// taken (it is the truth of what was missed), and the deltas after it at
+// that seq are dropped as they would be after a first load.
 function load(state: SessionState, sess: Session): SessionState {
-  const pos = { seq: sess.seq, delta: sess.deltaSeq };
-  if (state.loaded && isAfter(state.pos, pos)) return state;
+  const pos = { seq: sess.seq, deltaSeq: sess.deltaSeq };
+  if (state.loaded && follows(state.pos, pos)) return state;
   const meta = sess.meta;
   let s: SessionState;
   if (!state.loaded) {
@@ -203,7 +196,7 @@ function prepend(state: SessionState, sess: Session): SessionState {
 // caller copied it or it is fresh.
 function apply(state: SessionState, ev: Event): SessionState {
   const p = positionOf(ev);
-  if (!isAfter(p, state.pos)) return state; // already in what was loaded
+  if (!follows(p, state.pos)) return state; // already in what was loaded
   const s: SessionState = { ...state, pos: p };
   const b = ev.body;
   switch (b.case) {
