@@ -31,7 +31,7 @@ export interface Position {
   deltaSeq: bigint;
 }
 
-const tagShift = 40n;
+const tagShift = 33n;
 
 // follows reports whether p comes after q. Seqs are the same on every
 // server; at one seq, a delta numbered by another server process than
