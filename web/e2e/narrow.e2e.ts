@@ -127,6 +127,29 @@ describeE2E("phone and tablet", () => {
     await page.close();
   });
 
+  test("phone: the home page and an agent's page fit the screen", async () => {
+    const viewport = { width: 390, height: 844 };
+    const page = await openPage(browser, `${server.url}/`, { viewport });
+    await page.getByRole("radio", { name: "chat", exact: true }).waitFor({ timeout: patience });
+    expect(await overflow(page)).toBeLessThanOrEqual(0);
+    await screenshot(page, "phone-home");
+    await page.goto(`${server.url}/agents/counter`);
+    await page.getByRole("heading", { name: "Tools (1)" }).waitFor({ timeout: patience });
+    expect(await overflow(page)).toBeLessThanOrEqual(0);
+    // The test server has no key for it: it talks to the offline model,
+    // which is no error.
+    const agent = page.getByRole("article", { name: "counter" });
+    expect(await agent.textContent()).toContain("talks to the offline model");
+    expect(await agent.locator(".error").count()).toBe(0);
+    // Every tool's card holds its text.
+    const card = await agent.locator(".tool-list > li").first().boundingBox();
+    const source = await agent.locator(".tool-list > li .tool-head .muted").first().boundingBox();
+    expect(card && source && source.x + source.width <= card.x + card.width).toBe(true);
+    await screenshot(page, "phone-agent");
+    expect(errorsOf(page)).toEqual([]);
+    await page.close();
+  });
+
   test("desktop keeps the sidebar and the toolbar in view", async () => {
     const page = await openPage(browser, `${server.url}/sessions/${counted}`, { viewport: { width: 1280, height: 800 } });
     await waitForTurn(page, "Counted:");
