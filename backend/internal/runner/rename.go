@@ -1,0 +1,19 @@
+package runner
+
+import (
+	"context"
+	"strings"
+
+	"github.com/agents-os/agents/backend/internal/session"
+)
+
+// RenameSession gives a session another title (surrounding space
+// trimmed); a run in flight goes on. The change is announced as
+// session.updated, as every change of the summary is.
+func (r *Runner) RenameSession(ctx context.Context, owner, id, title string) (session.Meta, error) {
+	return r.control(ctx, owner, id, func(a *actor) error {
+		e := a.edit()
+		e.meta.Title = strings.TrimSpace(title)
+		return a.apply(e)
+	})
+}
