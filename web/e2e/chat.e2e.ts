@@ -181,6 +181,22 @@ describeE2E("the chat", () => {
     await page.close();
   });
 
+  test("rename: the heading and the sidebar take the new title", async () => {
+    const page = await home();
+    const id = await startSession(page, server.url, "chat", "name me");
+    await waitForTurn(page, "You said: name me");
+    await page.getByRole("toolbar", { name: "Session controls" }).getByRole("button", { name: "Rename" }).click();
+    const field = page.getByRole("textbox", { name: "Session title" });
+    await field.fill("Renamed from the page");
+    await field.press("Enter");
+    await page.getByRole("heading", { name: "Renamed from the page" }).waitFor({ timeout: patience });
+    await sidebarLink(page, id).getByText("Renamed from the page").waitFor({ timeout: patience });
+    const res = await server.request("GET", `/v1/sessions/${id}?view=meta`);
+    expect(((await res.json()) as { title: string }).title).toBe("Renamed from the page");
+    expect(errorsOf(page)).toEqual([]);
+    await page.close();
+  });
+
   test("interrupt: the slow answer stops, is marked interrupted, and the message gets its answer", async () => {
     const page = await home();
     await startSession(page, server.url, "slow", "tell me a long story");

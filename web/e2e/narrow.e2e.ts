@@ -87,7 +87,7 @@ describeE2E("phone and tablet", () => {
       await actions.click();
       const menu = page.getByRole("toolbar", { name: "Session controls" });
       await menu.waitFor({ state: "visible", timeout: patience });
-      for (const control of ["Pause", "Cancel run", "Hard cancel", "Fork", "Export", "Delete"]) {
+      for (const control of ["Pause", "Cancel run", "Hard cancel", "Fork", "Rename", "Export", "Delete"]) {
         await menu.getByRole("button", { name: control, exact: true }).waitFor({ state: "visible" });
       }
       expect(await menu.textContent()).toContain("running tools finish first");

@@ -15,6 +15,8 @@ export interface Controls {
   continueWith: (agent: string) => void;
   remove: () => void;
   exportMarkdown: () => void;
+  // rename gives the session a new title; it reports whether that worked.
+  rename: (title: string) => Promise<boolean>;
 }
 
 interface Props {
@@ -34,6 +36,7 @@ interface Props {
 // Resume follows the server's status.
 export function ChatHeader({ meta, agents, busy, working, readOnly, narrow = false, controls }: Props) {
   const status = meta?.status;
+  const [renaming, setRenaming] = useState(false);
   const usage = (
     <dl className="usage" aria-label="Token usage">
       {formatUsage(meta?.usage).map((u) => (
@@ -44,11 +47,23 @@ export function ChatHeader({ meta, agents, busy, working, readOnly, narrow = fal
       ))}
     </dl>
   );
-  const write = !readOnly && <WriteControls meta={meta} agents={agents} busy={busy} working={working} described={narrow} controls={controls} />;
+  const write = !readOnly && (
+    <WriteControls meta={meta} agents={agents} busy={busy} working={working} described={narrow} controls={controls} onRename={() => setRenaming(true)} />
+  );
   return (
     <header className={`chat-header${narrow ? " narrow" : ""}`}>
       <div className="chat-title">
-        <h1 title={narrow ? meta?.title : undefined}>{meta?.title || "Session"}</h1>
+        {renaming && meta ? (
+          <RenameForm
+            title={meta.title}
+            onSave={async (t) => {
+              if (await controls.rename(t)) setRenaming(false);
+            }}
+            onCancel={() => setRenaming(false)}
+          />
+        ) : (
+          <h1 title={narrow ? meta?.title : undefined}>{meta?.title || "Session"}</h1>
+        )}
         <div className="chat-sub">
           {meta?.agent && <Link to={`/agents/${meta.agent}`}>{meta.agent}</Link>}
           <span className={`badge badge-${statusLabel(status)}`} role="status" aria-label={`Status: ${statusLabel(status)}`}>
@@ -77,6 +92,43 @@ export function ChatHeader({ meta, agents, busy, working, readOnly, narrow = fal
         </div>
       )}
     </header>
+  );
+}
+
+// RenameForm edits the session's title in place of the heading: Enter
+// (or Save) saves it, Escape (or Cancel) leaves it as it was.
+function RenameForm({ title, onSave, onCancel }: { title: string; onSave: (title: string) => void; onCancel: () => void }) {
+  const [text, setText] = useState(title);
+  return (
+    <form
+      className="rename"
+      aria-label="Rename the session"
+      onSubmit={(e) => {
+        e.preventDefault();
+        onSave(text.trim());
+      }}
+    >
+      <input
+        type="text"
+        aria-label="Session title"
+        value={text}
+        maxLength={200}
+        autoFocus
+        onChange={(e) => setText(e.target.value)}
+        onKeyDown={(e) => {
+          if (e.key === "Escape") {
+            e.stopPropagation();
+            onCancel();
+          }
+        }}
+      />
+      <button type="submit" className="primary">
+        Save
+      </button>
+      <button type="button" onClick={onCancel}>
+        Cancel
+      </button>
+    </form>
   );
 }
 
@@ -143,7 +195,15 @@ function ActionsMenu({ children }: { children: ReactNode }) {
 
 // WriteControls are the controls that change the session. Described, each
 // stop control says what it does beside it; otherwise its tooltip does.
-function WriteControls({ meta, agents, busy, working, described, controls }: Omit<Props, "readOnly" | "narrow"> & { described: boolean }) {
+function WriteControls({
+  meta,
+  agents,
+  busy,
+  working,
+  described,
+  controls,
+  onRename,
+}: Omit<Props, "readOnly" | "narrow"> & { described: boolean; onRename: () => void }) {
   const [other, setOther] = useState("");
   const status = meta?.status;
   const resumable = status === SessionStatus.PAUSED || status === SessionStatus.FAILED || status === SessionStatus.WAITING;
@@ -204,6 +264,9 @@ function WriteControls({ meta, agents, busy, working, described, controls }: Omi
           Continue
         </button>
       </form>
+      <button type="button" onClick={onRename} disabled={working || !meta}>
+        Rename
+      </button>
       <button type="button" onClick={controls.exportMarkdown} disabled={!meta}>
         Export
       </button>

@@ -29,6 +29,7 @@ import {
   type ForkSessionRequest,
   type GetSessionRequest,
   type PostMessageRequest,
+  type RenameSessionRequest,
   type SendMailRequest,
 } from "../../../gen/agents/v1/session_service_pb";
 import { EventStream, type StreamUpdate } from "../../../lib/event-stream";
@@ -65,6 +66,7 @@ function server(sess: Session, older?: Session, readOnly = false) {
   const forked: ForkSessionRequest[] = [];
   const mailed: SendMailRequest[] = [];
   const deleted: DeleteSessionRequest[] = [];
+  const renamed: RenameSessionRequest[] = [];
   const transport = createRouterTransport(({ service }) => {
     service(SessionService, {
       getSession: (req) => {
@@ -107,6 +109,10 @@ function server(sess: Session, older?: Session, readOnly = false) {
         deleted.push(req);
         return { deletedIds: [req.sessionId, "kid"] };
       },
+      renameSession: (req) => {
+        renamed.push(req);
+        return { meta: { id: sess.meta?.id, title: req.title } };
+      },
       forkSession: (req) => {
         forked.push(req);
         return { session: create(SessionSchema, { meta: create(SessionMetaSchema, { id: "forked", agent: req.agent || "assistant" }) }) };
@@ -122,7 +128,7 @@ function server(sess: Session, older?: Session, readOnly = false) {
       listAgents: () => ({ agents: [create(AgentDescriptorSchema, { slug: "assistant" }), create(AgentDescriptorSchema, { slug: "critic" })] }),
     });
   });
-  return { transport, posted, completed, forked, mailed, deleted, gets };
+  return { transport, posted, completed, forked, mailed, deleted, gets, renamed };
 }
 
 // Where shows the page's path, for the tests that navigate.
@@ -507,6 +513,30 @@ describe("ChatPage", () => {
     const link = await screen.findByRole("link", { name: "“Original plan”" });
     expect(link.getAttribute("href")).toBe("/sessions/source");
     expect(link.parentElement?.textContent).toBe("Fork of “Original plan”");
+  });
+
+  it("renames the session from its heading, and shows the title the server then announces", async () => {
+    const { renamed, stream } = open(running("p-ren"));
+    await screen.findByRole("heading", { name: "Clock" });
+    fireEvent.click(await screen.findByRole("button", { name: "Rename" }));
+    const field = screen.getByRole("textbox", { name: "Session title" }) as HTMLInputElement;
+    expect(field.value).toBe("Clock");
+    // Escape leaves it as it was.
+    fireEvent.keyDown(field, { key: "Escape" });
+    await screen.findByRole("heading", { name: "Clock" });
+    fireEvent.click(screen.getByRole("button", { name: "Rename" }));
+    fireEvent.change(screen.getByRole("textbox", { name: "Session title" }), { target: { value: "  Time zones " } });
+    fireEvent.click(screen.getByRole("button", { name: "Save" }));
+    await waitFor(() => expect(renamed).toHaveLength(1));
+    expect(renamed[0]).toMatchObject({ sessionId: "p-ren", title: "Time zones" });
+    await waitFor(() => expect(screen.queryByRole("textbox", { name: "Session title" })).toBeNull());
+    stream.push(
+      ev("p-ren", 11, {
+        case: "sessionUpdated",
+        value: { $typeName: "agents.v1.SessionUpdated", meta: create(SessionMetaSchema, { id: "p-ren", agent: "assistant", title: "Time zones", status: SessionStatus.RUNNING, turnCount: 1 }) },
+      }),
+    );
+    await screen.findByRole("heading", { name: "Time zones" });
   });
 
   it("has no serious or critical accessibility violations", async () => {

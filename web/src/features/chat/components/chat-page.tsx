@@ -10,7 +10,9 @@
 //   - the session controls (toolbar "Session controls"): buttons "Pause"
 //     or "Resume" (the server's status decides which), "Cancel run",
 //     "Hard cancel", "Fork" (at the head), combobox "Agent to continue
-//     with" and button "Continue", "Export", "Delete"; the delete dialog
+//     with" and button "Continue", "Rename" (a form "Rename the session"
+//     with textbox "Session title", "Save", "Cancel"), "Export",
+//     "Delete"; the delete dialog
 //     is an "alertdialog" with "Cancel" and "Delete session" (or "Delete
 //     with N sub-sessions")
 //   - on a narrow screen (lib/media-query.ts) the toolbar is the panel

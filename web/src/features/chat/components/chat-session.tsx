@@ -54,6 +54,7 @@ export function ChatSession({ id }: { id: string }) {
   const cancel = useMutation(SessionService.method.cancelRun);
   const cancelAttached = useMutation(SessionService.method.cancelAttached);
   const fork = useMutation(SessionService.method.forkSession);
+  const rename = useMutation(SessionService.method.renameSession);
 
   // The run may have stopped while nobody watched: a draft waiting for it
   // goes now.
@@ -117,6 +118,8 @@ export function ChatSession({ id }: { id: string }) {
       }),
     remove: () => setDeleting(true),
     exportMarkdown: () => void act("Export", () => exportMarkdown(client, id, meta?.title ?? "")),
+    // The new title comes back with the session's next update.
+    rename: (title) => act("Rename", () => rename.mutateAsync({ sessionId: id, title })),
   };
 
   // at_turn counts from the newest turn, 0 being the head.
