@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/agents-os/agents/backend/internal/agentfile"
@@ -20,6 +19,7 @@ import (
 	"github.com/agents-os/agents/backend/internal/runner"
 	"github.com/agents-os/agents/backend/internal/server"
 	"github.com/agents-os/agents/backend/internal/store"
+	"github.com/agents-os/agents/backend/internal/store/postgres"
 	"github.com/agents-os/agents/backend/internal/store/sqlite"
 	"github.com/agents-os/agents/backend/internal/tool"
 	"github.com/agents-os/agents/backend/internal/wire"
@@ -36,7 +36,10 @@ type stack struct {
 	runner  *runner.Runner
 	catalog *catalog.Catalog
 	// mcp holds the MCP servers agents use; they stop with the stack.
-	mcp     *mcptools.Pool
+	mcp *mcptools.Pool
+	// feed links this server to the others on its PostgreSQL database;
+	// nil on SQLite.
+	feed    *clusterFeed
 	metrics *server.Metrics
 	server  *server.Server
 
@@ -59,9 +62,12 @@ type stackOptions struct {
 	recover bool
 	// web serves the web app beside the API (serve only).
 	web http.Handler
-	// holder is written into the database's lock file: where this
+	// holder is written into an SQLite database's lock file: where this
 	// process answers, for a process that finds the database in use.
 	holder sqlite.Holder
+	// cluster configures a server on PostgreSQL (serve's --server-id and
+	// --lease-ttl).
+	cluster clusterOptions
 }
 
 // startStack loads the agents, opens the store and assembles the server.
@@ -108,12 +114,21 @@ func (a *app) startStack(ctx context.Context, res *config.Resolved, log *slog.Lo
 		s.mcp.Close()
 		return nil, fmt.Errorf("read the event log: %w", err)
 	}
+	if _, ok := db.(*postgres.Store); ok {
+		// Before the runner: every event it commits goes through the
+		// sequencer, between the other servers' events.
+		if s.feed, err = startCluster(ctx, res.DB, hub, db, opts.cluster, log); err != nil {
+			db.Close()
+			s.mcp.Close()
+			return nil, err
+		}
+	}
 	s.store, s.hub = db, hub
 	s.metrics = server.NewMetrics(db, s.hub)
 	// The metrics follow the hub before anything publishes, so the runs
 	// resumed by Recover are counted too.
 	s.stopMetrics = s.metrics.Follow(s.hub)
-	s.runner = runner.New(runner.Options{
+	ro := runner.Options{
 		Log:     log,
 		Store:   db,
 		Hub:     s.hub,
@@ -125,7 +140,11 @@ func (a *app) startStack(ctx context.Context, res *config.Resolved, log *slog.Lo
 		MaxRunsPerOwner: opts.limits.MaxRunsPerOwner,
 		EventRetention:  opts.eventRetention,
 		IdleEvict:       opts.idleEvict,
-	})
+	}
+	if s.feed != nil {
+		s.feed.configure(&ro)
+	}
+	s.runner = runner.New(ro)
 	if opts.recover {
 		if err := s.runner.Recover(ctx); err != nil {
 			s.close()
@@ -177,6 +196,9 @@ func (s *stack) drain(ctx context.Context) {
 // and resume at the next start), the metrics and the store.
 func (s *stack) close() {
 	s.runner.Close()
+	if s.feed != nil {
+		s.feed.close()
+	}
 	s.mcp.Close()
 	s.hub.Shutdown()
 	s.stopMetrics()
@@ -195,11 +217,13 @@ func (s *stack) toolsChanged() {
 	}
 }
 
-// openStore opens the SQLite store, creating its directory; holder is
-// written into its lock file.
-func openStore(ctx context.Context, dsn string, holder sqlite.Holder) (*sqlite.Store, error) {
-	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
-		return nil, fmt.Errorf("--db %s: the PostgreSQL store is not available in this version", "postgres://…")
+// openStore opens the store dsn names: a PostgreSQL database for a
+// postgres:// or postgresql:// URL, which several processes may share,
+// else an SQLite file, creating its directory, which one process holds:
+// holder is written into its lock file.
+func openStore(ctx context.Context, dsn string, holder sqlite.Holder) (store.Store, error) {
+	if postgres.IsDSN(dsn) {
+		return postgres.Open(ctx, dsn, postgres.Options{})
 	}
 	if err := os.MkdirAll(filepath.Dir(dsn), 0o700); err != nil {
 		return nil, fmt.Errorf("create data directory: %w", err)

@@ -10,6 +10,7 @@ import (
 	"github.com/agents-os/agents/backend/internal/committer"
 	"github.com/agents-os/agents/backend/internal/errs"
 	"github.com/agents-os/agents/backend/internal/session"
+	"github.com/agents-os/agents/backend/internal/store"
 )
 
 // state is a loaded session: everything the actor owns.
@@ -69,10 +70,19 @@ type actor struct {
 	next func()
 	// waiting is the round whose deferred calls wait for clients.
 	waiting *step
-	// idleWaiters are closed when no run is active, restWaiters once the
-	// session is at rest (see atRest).
-	idleWaiters, restWaiters []chan struct{}
-	deleted                  bool
+	// idleWaiters are closed when no run is active.
+	idleWaiters []chan struct{}
+	deleted     bool
+	// phase is where the session was when last looked at, for its parent
+	// (see notePhase).
+	phase phase
+	// lease is the session's run lease when servers share the database
+	// (nil otherwise, and until a session being created is stored); lost
+	// says another server took it over, and moved is the error that says
+	// so (see loseLease).
+	lease *store.Lease
+	lost  bool
+	moved error
 }
 
 func newActor(r *Runner, id string) *actor {
@@ -130,13 +140,46 @@ func (a *actor) post(fn func(*actor)) {
 func (a *actor) loop(st *state) {
 	defer a.r.actors.Done()
 	if st == nil {
-		st, a.loadErr = a.r.load(a.r.ctx, a.id)
+		st, a.loadErr = a.loadHeld(a.r.ctx)
 	}
 	a.st = st
 	if a.loadErr == nil {
 		a.restore(st)
+		if a.lease != nil {
+			// A session loaded here runs nowhere else: what it was doing
+			// when its last holder stopped (a run, a wake for its mail)
+			// is taken up here, as at a restart.
+			a.next = func() {
+				if err := a.recoverSession(); err != nil {
+					a.r.log.Error("recover session", "session", a.id, "err", err)
+				}
+			}
+		}
 	}
 	a.serve()
+}
+
+// loadHeld loads the actor's session: with servers sharing the
+// database, once it took the session's lease, and with the watches of
+// the session, which the server that held it kept (see watches).
+func (a *actor) loadHeld(ctx context.Context) (*state, error) {
+	if a.r.cluster == nil {
+		return a.r.load(ctx, a.id)
+	}
+	if err := a.takeLease(ctx); err != nil {
+		return nil, err
+	}
+	st, err := a.r.load(ctx, a.id)
+	if err == nil {
+		err = a.r.watchersFromStore(ctx, a.id)
+	}
+	if err == nil {
+		// The commands other servers left for the session are now
+		// this server's to apply.
+		a.r.kickApplier()
+	}
+	// On failure the lease goes when the actor does (see evictLocked).
+	return st, err
 }
 
 // resume is the goroutine of an actor taken out of its parking (see
@@ -182,14 +225,15 @@ func (a *actor) serve() {
 			a.shutdown()
 			return
 		}
-		for a.next != nil {
+		for a.next != nil && !a.lost {
 			next := a.next
 			a.next = nil
 			next()
 		}
-		if len(a.restWaiters) > 0 && (a.gone() || a.atRest()) {
-			wake(&a.restWaiters)
+		if a.lost && a.loadErr == nil {
+			a.abandon()
 		}
+		a.notePhase()
 		switch {
 		case a.gone():
 			// Nothing can be done with a session that is not there: stop
@@ -229,7 +273,7 @@ func (a *actor) wakeForMail() {
 func (a *actor) gone() bool { return a.loadErr != nil || a.deleted }
 
 func (a *actor) evictable() bool {
-	return a.run == nil && len(a.idleWaiters) == 0 && len(a.restWaiters) == 0 && a.unsynced == nil
+	return a.run == nil && len(a.idleWaiters) == 0 && a.unsynced == nil
 }
 
 // shutdown stops the active run without recording it as stopped: the
@@ -237,7 +281,6 @@ func (a *actor) evictable() bool {
 func (a *actor) shutdown() {
 	a.closeRun()
 	a.wakeIdleWaiters()
-	wake(&a.restWaiters)
 	// Answer anything still queued so no caller waits forever.
 	for {
 		select {
@@ -291,26 +334,6 @@ func (a *actor) waitIdle() <-chan struct{} {
 }
 
 func (a *actor) wakeIdleWaiters() { wake(&a.idleWaiters) }
-
-// atRest reports whether the session has no run and nothing that would
-// take its run up again without a client: no deferred call waits for an
-// answer (an approval among them), and it is not paused. A helper call
-// waits for its child to be at rest, as a round waits for its deferred
-// calls: a run that waits goes on once answered.
-func (a *actor) atRest() bool {
-	return a.run == nil && a.st.meta.Status.AcceptsInput()
-}
-
-// waitRest returns a channel closed once the session is at rest, or gone.
-func (a *actor) waitRest() <-chan struct{} {
-	ch := make(chan struct{})
-	if a.atRest() {
-		close(ch)
-		return ch
-	}
-	a.restWaiters = append(a.restWaiters, ch)
-	return ch
-}
 
 // wake closes the channels of waiters and forgets them.
 func wake(waiters *[]chan struct{}) {

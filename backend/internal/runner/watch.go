@@ -14,6 +14,7 @@ import (
 
 	"github.com/agents-os/agents/backend/internal/errs"
 	"github.com/agents-os/agents/backend/internal/session"
+	"github.com/agents-os/agents/backend/internal/store"
 )
 
 // Watch TTL bounds.
@@ -27,7 +28,13 @@ const (
 // (loadWatches) and changed only after the store changed, by the code
 // that changed it: a watch put or ended (WatchSession, UnwatchSession,
 // dropWatches), a session deleted (drop; the store's delete cascades to
-// the session's watches in the same transaction).
+// the session's watches in the same transaction). With servers sharing
+// the database, only the holder of a target tells its watchers how its
+// runs end, and another server may have put or ended its watches while
+// it held the target: a target's entries are read from the store when
+// its lease is taken (watchersFromStore), instead of at start. A watch is
+// put or ended on the target's holder, through a command when another
+// server holds it, so the holder's index has it at once.
 type watches struct {
 	mu       sync.Mutex
 	byTarget map[string]map[string]time.Time // target → watcher → expiry
@@ -133,6 +140,30 @@ func (r *Runner) WatchSession(ctx context.Context, owner, watcher, target string
 			watcherOwner = m.Owner
 		}
 	}
+	if r.cluster == nil {
+		return r.watchLocal(ctx, watcher, watcherOwner, target, ttl)
+	}
+	// The index is the target's holder's: the watch is put there.
+	var w session.Watch
+	body := watchCommand{Watcher: watcher, WatcherOwner: watcherOwner, TTL: ttl}
+	_, err := r.onHolder(ctx, target, owner, cmdWatch, body, &w, func() error {
+		return r.holding(ctx, target, func() error {
+			var err error
+			w, err = r.watchLocal(ctx, watcher, watcherOwner, target, ttl)
+			return err
+		})
+	})
+	return w, err
+}
+
+type watchCommand struct {
+	Watcher      string        `json:"watcher"`
+	WatcherOwner string        `json:"watcher_owner,omitempty"`
+	TTL          time.Duration `json:"ttl,omitempty"`
+}
+
+// watchLocal stores a watch and puts it in this server's index.
+func (r *Runner) watchLocal(ctx context.Context, watcher, watcherOwner, target string, ttl time.Duration) (session.Watch, error) {
 	w := session.Watch{WatcherID: watcher, TargetID: target, Expires: r.now().Add(ttl)}
 	if err := r.store.PutWatch(ctx, w); err != nil {
 		return session.Watch{}, err
@@ -160,10 +191,60 @@ func (r *Runner) UnwatchSession(ctx context.Context, owner, watcher, target stri
 	if owner != AnyOwner && m.Owner != owner {
 		return errs.NotFound("unknown_session", "unknown session %s", watcher)
 	}
+	if r.cluster == nil {
+		return r.unwatchLocal(ctx, watcher, target)
+	}
+	_, err = r.onHolder(ctx, target, owner, cmdUnwatch, watchCommand{Watcher: watcher}, nil, func() error {
+		err := r.holding(ctx, target, func() error { return r.unwatchLocal(ctx, watcher, target) })
+		if errs.KindOf(err) == errs.KindNotFound {
+			// The target is gone, and its watches with it.
+			return r.unwatchLocal(ctx, watcher, target)
+		}
+		return err
+	})
+	return err
+}
+
+// unwatchLocal ends a watch in the store and in this server's index.
+func (r *Runner) unwatchLocal(ctx context.Context, watcher, target string) error {
 	if err := r.store.DeleteWatch(ctx, watcher, target); err != nil {
 		return err
 	}
 	r.watches.remove(watcher, target)
+	return nil
+}
+
+// watchersFromStore makes the index's entries of a target those the
+// store holds.
+func (r *Runner) watchersFromStore(ctx context.Context, target string) error {
+	list, err := r.store.WatchersOf(ctx, target)
+	if err != nil {
+		return err
+	}
+	owners := make([]string, len(list))
+	for i, w := range list {
+		if o, ok := r.watches.owner(w.WatcherID); ok {
+			owners[i] = o
+			continue
+		}
+		m, err := r.store.GetMeta(ctx, w.WatcherID)
+		if errs.KindOf(err) == errs.KindNotFound {
+			continue // the watcher is gone; its watch went with it
+		} else if err != nil {
+			return err
+		}
+		owners[i] = m.Owner
+	}
+	r.watches.mu.Lock()
+	for watcher := range r.watches.byTarget[target] {
+		r.watches.removeLocked(watcher, target)
+	}
+	r.watches.mu.Unlock()
+	for i, w := range list {
+		if owners[i] != "" {
+			r.watches.put(w.WatcherID, owners[i], target, w.Expires)
+		}
+	}
 	return nil
 }
 
@@ -255,6 +336,9 @@ func (a *actor) delivered(notes []watchNote) {
 			})
 			if errs.KindOf(err) == errs.KindNotFound {
 				r.watches.remove(n.watcher, a.id)
+			} else if errs.CodeOf(err) == store.CodeLeaseHeld {
+				// Another server runs the watcher: it was told of its
+				// mail (see mailStored).
 			} else if err != nil && r.ctx.Err() == nil {
 				r.log.Error("hand watch mail over", "watcher", n.watcher, "target", a.id, "err", err)
 			}

@@ -4,7 +4,7 @@
 // The interfaces here are what the runner depends on; they speak only in
 // the types of package session. SQL is the one implementation, shared by
 // every dialect: its queries are written with `?` placeholders and rebound
-// for the driver, so a dialect package (sqlite, later postgres) only opens
+// for the driver, so a dialect package (sqlite, postgres) only opens
 // the connections, names its migrations and classifies its driver's errors.
 package store
 
@@ -103,6 +103,15 @@ type Mailbox interface {
 	SessionsWithPendingMail(ctx context.Context) ([]string, error)
 }
 
+// Reasons of deferred-call rows the server answers itself: a call of a
+// round with deferred calls that runs on the server (stored so the round
+// survives a restart whole), and a call that waited for approval and now
+// runs. Sessions' pending counts leave them out.
+const (
+	ReasonAttached = "attached"
+	ReasonApproved = "approved"
+)
+
 // DeferredCalls holds tool calls that wait for a client's answer.
 type DeferredCalls interface {
 	// GetDeferred returns a call by its continuation token, errs.NotFound
@@ -130,6 +139,9 @@ type Watches interface {
 	DeleteWatch(ctx context.Context, watcherID, targetID string) error
 	// ListWatches returns every stored watch, expired or not.
 	ListWatches(ctx context.Context) ([]session.Watch, error)
+	// WatchersOf returns the watches of one target, expired or not,
+	// ordered by watcher.
+	WatchersOf(ctx context.Context, targetID string) ([]session.Watch, error)
 	// DeleteExpiredWatches removes the watches that expire at or before
 	// now and returns how many it removed.
 	DeleteExpiredWatches(ctx context.Context, now time.Time) (int, error)
@@ -162,8 +174,10 @@ type Leases interface {
 	// GetLease returns a session's lease, errs.NotFound when it has none.
 	GetLease(ctx context.Context, sessionID string) (Lease, error)
 	// Orphans returns the sessions that need a server but have none: those
-	// running or with undelivered mail whose lease is absent or expired at
-	// now, oldest first, at most limit.
+	// running, or ready with undelivered mail (which wakes them), whose
+	// lease is absent or expired at now, oldest first, at most limit. A
+	// session that waits for a client (failed, paused, waiting) needs no
+	// server for its mail until the client comes.
 	Orphans(ctx context.Context, now time.Time, limit int) ([]string, error)
 }
 
