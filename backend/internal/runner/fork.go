@@ -83,16 +83,16 @@ func (r *Runner) forkLocal(ctx context.Context, owner, id string, atTurn *int, a
 		// Every call needs a result before the model is asked again: the
 		// one it had, or one saying the fork cut it off.
 		got := make(map[string]session.ToolResult, len(results))
-		for _, r := range results {
-			got[r.CallID] = r
+		for _, res := range results {
+			got[res.CallID] = res
 		}
 		var kept []session.ToolResult
 		for _, c := range copied[n-1].LLM.ToolCalls {
-			r, ok := got[c.ID]
+			res, ok := got[c.ID]
 			if !ok {
-				r = session.ToolResult{CallID: c.ID, Name: c.Name, Text: forkedText, Status: session.ResultCancelled}
+				res = session.ToolResult{CallID: c.ID, Name: c.Name, Text: forkedText, Status: session.ResultCancelled}
 			}
-			kept = append(kept, r)
+			kept = append(kept, res)
 		}
 		copied = append(copied, session.Turn{Index: n, Created: now, User: &session.UserTurn{ToolResults: kept}})
 	}
