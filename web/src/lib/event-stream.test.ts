@@ -151,6 +151,31 @@ describe("EventStream", () => {
     stream.stop();
   });
 
+  it("says whether the caller is an admin once the server answered, and learns it again at each start", async () => {
+    let admin = false;
+    const { client } = serve(async function* (req, ctx) {
+      if (req.scope === SubscribeScope.ALL && !admin) throw new ConnectError("the all scope needs an admin token", Code.PermissionDenied);
+      yield hb(3);
+      await hang(ctx);
+    });
+    const stream = new EventStream(client);
+    const known = stream.whenAdminKnown();
+    expect(stream.admin).toBeUndefined();
+    stream.start();
+    await flush();
+    expect(await known).toBe(false);
+    expect(stream.admin).toBe(false);
+
+    admin = true;
+    stream.start();
+    expect(stream.admin).toBeUndefined();
+    const again = stream.whenAdminKnown();
+    await flush();
+    expect(await again).toBe(true);
+    expect(await stream.whenAdminKnown()).toBe(true);
+    stream.stop();
+  });
+
   it("takes its starting position from the first heartbeat", async () => {
     const { client, requests } = serve(
       async function* () {
