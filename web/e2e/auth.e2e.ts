@@ -49,10 +49,14 @@ describeE2E("sign-in under auth", () => {
 
     // Bob's session is not alice's to open.
     await page.goto(`${server.url}/sessions/${bobSession}`);
-    await page.getByRole("alert").filter({ hasText: "Could not load the session" }).waitFor({ timeout: patience });
+    await page.getByRole("heading", { name: "No such session" }).waitFor({ timeout: patience });
     // Her own opens, with its answer.
     await page.goto(`${server.url}/sessions/${aliceSession}`);
     await waitForTurn(page, "You said: hello from alice's session");
+    await sidebarLink(page, aliceSession).waitFor({ timeout: patience });
+    // None of these loads asked for what the server refuses her (every
+    // owner's sessions): the app knows she is no admin.
+    expect(errorsOf(page).filter((e) => /403|Forbidden/.test(e))).toEqual([]);
 
     // The token is kept for the tab only: signing out asks again.
     await page.getByRole("button", { name: "Sign out" }).click();

@@ -146,7 +146,9 @@ describeE2E("the chat", () => {
     await firstAnswer.getByRole("button", { name: "Fork here" }).click();
     await page.waitForURL((u) => u.pathname.startsWith("/sessions/") && !u.pathname.endsWith(original), { timeout: patience });
     const fork = sessionIdOf(page);
-    await page.getByRole("link", { name: "forked from" }).waitFor({ timeout: patience });
+    const source = page.locator(".fork-note").getByRole("link");
+    await source.waitFor({ timeout: patience });
+    expect(await source.getAttribute("href")).toBe(`/sessions/${original}`);
     await waitForTurn(page, "You said: first message");
     const names = await conversation(page).getByRole("article").evaluateAll((els) => els.map((e) => e.getAttribute("aria-label")));
     expect(names).toEqual(["You, turn 1", "chat, turn 2"]);
@@ -156,6 +158,41 @@ describeE2E("the chat", () => {
     await send(page, "a message to the fork");
     await waitForTurn(page, "You said: a message to the fork");
     await sidebarLink(page, fork).waitFor({ timeout: patience });
+    expect(errorsOf(page)).toEqual([]);
+    await page.close();
+  });
+
+  test("fork here on an answer that called a tool: the fork keeps the tool's result", async () => {
+    const page = await home();
+    const original = await startSession(page, server.url, "counter", "one two three");
+    await waitForTurn(page, "Counted:");
+    await waitForStatus(page, "ready");
+
+    // Turn 2 is the answer that called the word counter.
+    const calling = conversation(page).getByRole("article", { name: "counter, turn 2" });
+    await calling.getByRole("group", { name: "bash_word_count" }).getByText("words: 3").waitFor({ timeout: patience });
+    await calling.getByRole("button", { name: "Fork here" }).click();
+    await page.waitForURL((u) => u.pathname.startsWith("/sessions/") && !u.pathname.endsWith(original), { timeout: patience });
+    const card = conversation(page).getByRole("article", { name: "counter, turn 2" }).getByRole("group", { name: "bash_word_count" });
+    await card.getByText("words: 3").waitFor({ timeout: patience });
+    expect(await conversation(page).textContent()).not.toContain("forked before this call completed");
+    expect(await conversation(page).textContent()).not.toContain("Counted:");
+    expect(errorsOf(page)).toEqual([]);
+    await page.close();
+  });
+
+  test("rename: the heading and the sidebar take the new title", async () => {
+    const page = await home();
+    const id = await startSession(page, server.url, "chat", "name me");
+    await waitForTurn(page, "You said: name me");
+    await page.getByRole("toolbar", { name: "Session controls" }).getByRole("button", { name: "Rename" }).click();
+    const field = page.getByRole("textbox", { name: "Session title" });
+    await field.fill("Renamed from the page");
+    await field.press("Enter");
+    await page.getByRole("heading", { name: "Renamed from the page" }).waitFor({ timeout: patience });
+    await sidebarLink(page, id).getByText("Renamed from the page").waitFor({ timeout: patience });
+    const res = await server.request("GET", `/v1/sessions/${id}?view=meta`);
+    expect(((await res.json()) as { title: string }).title).toBe("Renamed from the page");
     expect(errorsOf(page)).toEqual([]);
     await page.close();
   });

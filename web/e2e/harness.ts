@@ -308,8 +308,7 @@ export async function openPage(browser: Browser, url: string, options: PageOptio
   pageErrors.set(page, errors);
   page.on("pageerror", (err) => errors.push(err.message));
   page.on("console", (msg) => {
-    // The browser asks for /favicon.ico by itself; its 404 is not the app's.
-    if (msg.type() === "error" && !msg.location().url.endsWith("/favicon.ico")) errors.push(msg.text());
+    if (msg.type() === "error") errors.push(msg.text());
   });
   // The context goes with its page; when the browser is closing too, it
   // is gone already, and that is no error.

@@ -234,11 +234,11 @@ func TestPositionStrings(t *testing.T) {
 	tag := h.delta >> counterBits
 	for _, p := range []Position{
 		{Seq: 41},
-		{Seq: 41, Delta: 7},                         // an older server's
-		{Seq: 41, Delta: tag<<counterBits | 7},      // this hub's
-		{Seq: 41, Delta: tag << counterBits},        // this hub's, before a delta
-		{Seq: 0, Delta: 1<<64 - 1},                  // the largest
-		{Seq: 1<<64 - 1, Delta: 1<<counterBits - 1}, // no tag
+		{Seq: 41, Delta: 7},                           // an older server's
+		{Seq: 41, Delta: tag<<counterBits | 7},        // this hub's
+		{Seq: 41, Delta: tag << counterBits},          // this hub's, before a delta
+		{Seq: 0, Delta: 1<<(counterBits+tagBits) - 1}, // the largest
+		{Seq: 1<<64 - 1, Delta: 1<<counterBits - 1},   // no tag
 	} {
 		s := p.String()
 		q, err := ParsePosition(s)
@@ -266,5 +266,15 @@ func TestHubsHaveTheirOwnTags(t *testing.T) {
 	a, b := New(Options{}), New(Options{})
 	if a.delta>>counterBits == b.delta>>counterBits {
 		t.Errorf("two hubs share the tag %d", a.delta>>counterBits)
+	}
+}
+
+// A delta_seq is a JSON number on the routes: every hub's stays below
+// 2^53, where JavaScript's numbers stop being exact, whatever tag it drew.
+func TestDeltaSeqsStayExactInJSON(t *testing.T) {
+	for range 1000 {
+		if tag := newTag(); tag == 0 || (tag+1)<<counterBits >= 1<<53 {
+			t.Fatalf("tag %d: its delta_seqs reach 2^53", tag)
+		}
 	}
 }

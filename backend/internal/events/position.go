@@ -32,22 +32,25 @@ type Position struct {
 	Delta uint64
 }
 
-// A Delta's low counterBits bits count the hub's deltas and the bits above
-// them are its tag. 2^40 deltas are more than a server publishes in
-// years; a counter that ran out would carry into the tag, which keeps
-// the hub's order and only makes its older positions another hub's.
+// A Delta's low counterBits bits count the hub's deltas and the tagBits
+// above them are its tag: together 53 bits, so a delta_seq is a JSON
+// number every client reads exactly (JavaScript's numbers are exact up
+// to 2^53). 2^33 deltas (8.6 billion) are years of a busy server's; a
+// counter that ran out would carry into the tag, which keeps the hub's
+// order and only makes its older positions another hub's.
 const (
-	counterBits = 40
+	counterBits = 33
+	tagBits     = 20
 	counterMask = 1<<counterBits - 1
-	// maxTag bounds the tags drawn, below the 2^24 that fit, so a carry
-	// never overflows.
-	maxTag = 1 << 23
+	// maxTag bounds the tags drawn, half of the 2^20 that fit, so a
+	// carry never overflows.
+	maxTag = 1 << (tagBits - 1)
 )
 
 // lastTag is the tag of the hub made last in this process: the first is
 // drawn at random and each next hub takes the one after, so the hubs of
 // one process never share a tag and those of two servers almost never
-// (one chance in 2^23 for two given ones).
+// (one chance in 2^19 for two given ones).
 var lastTag atomic.Uint64
 
 func init() { lastTag.Store(rand.Uint64N(maxTag)) }
@@ -107,7 +110,7 @@ func ParsePosition(s string) (Position, error) {
 	}
 	if len(parts) > 2 {
 		tag, err := parseUint(parts[2], 36)
-		if err != nil || tag == 0 || tag >= 1<<(64-counterBits) || p.Delta > counterMask {
+		if err != nil || tag == 0 || tag >= 1<<tagBits || p.Delta > counterMask {
 			return bad()
 		}
 		p.Delta |= tag << counterBits

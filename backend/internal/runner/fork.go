@@ -46,6 +46,9 @@ func (r *Runner) forkLocal(ctx context.Context, owner, id string, atTurn *int, a
 	var meta session.Meta
 	var turns []session.Turn
 	var params map[string]string
+	// results are those the calls of the last turn kept got, in the turn
+	// after it.
+	var results []session.ToolResult
 	err := r.withSession(ctx, id, func(a *actor) error {
 		if err := a.authorize(owner); err != nil {
 			return err
@@ -59,6 +62,10 @@ func (r *Runner) forkLocal(ctx context.Context, owner, id string, atTurn *int, a
 			keep = n - *atTurn
 		}
 		meta, turns, params = a.st.meta, a.st.turns[:keep:keep], a.paramsCopy()
+		if keep < n && a.st.turns[keep].User != nil {
+			// The turn after the cut carries the results of its calls.
+			results = append([]session.ToolResult(nil), a.st.turns[keep].User.ToolResults...)
+		}
 		return nil
 	})
 	if err != nil {
@@ -73,12 +80,21 @@ func (r *Runner) forkLocal(ctx context.Context, owner, id string, atTurn *int, a
 	now := r.now()
 	copied := append([]session.Turn(nil), turns...)
 	if n := len(copied); n > 0 && copied[n-1].LLM != nil && len(copied[n-1].LLM.ToolCalls) > 0 {
-		// Every call needs a result before the model is asked again.
-		var results []session.ToolResult
-		for _, c := range copied[n-1].LLM.ToolCalls {
-			results = append(results, session.ToolResult{CallID: c.ID, Name: c.Name, Text: forkedText, Status: session.ResultCancelled})
+		// Every call needs a result before the model is asked again: the
+		// one it had, or one saying the fork cut it off.
+		got := make(map[string]session.ToolResult, len(results))
+		for _, res := range results {
+			got[res.CallID] = res
 		}
-		copied = append(copied, session.Turn{Index: n, Created: now, User: &session.UserTurn{ToolResults: results}})
+		var kept []session.ToolResult
+		for _, c := range copied[n-1].LLM.ToolCalls {
+			res, ok := got[c.ID]
+			if !ok {
+				res = session.ToolResult{CallID: c.ID, Name: c.Name, Text: forkedText, Status: session.ResultCancelled}
+			}
+			kept = append(kept, res)
+		}
+		copied = append(copied, session.Turn{Index: n, Created: now, User: &session.UserTurn{ToolResults: kept}})
 	}
 	fork := session.Meta{
 		ID:         forkID,

@@ -28,7 +28,7 @@ import (
 // Exactly once: the holder finishes a command only after it applied it.
 // A holder that dies in between leaves it pending, and the next holder
 // applies it again, so every command is either harmless to repeat
-// (cancel, pause, resume, delete, watch) or carries an idempotency key:
+// (cancel, pause, resume, rename, delete, watch) or carries an idempotency key:
 // the client's, or "cmd:"+id when it gave none. The key's record is in
 // the shared store, written with what the first apply did, so the
 // second apply answers from it. A fork, which takes no key, makes its
@@ -48,6 +48,7 @@ const (
 	cmdWatch          = "watch_session"
 	cmdUnwatch        = "unwatch_session"
 	cmdFork           = "fork_session"
+	cmdRename         = "rename_session"
 )
 
 const (
@@ -522,6 +523,12 @@ func (r *Runner) dispatch(ctx context.Context, c store.Command) (any, error) {
 		return r.cancelAttachedLocal(ctx, c.Owner, c.SessionID)
 	case cmdPause:
 		return r.pauseLocal(ctx, c.Owner, c.SessionID)
+	case cmdRename:
+		var b renameCommand
+		if err := decode(&b); err != nil {
+			return nil, err
+		}
+		return r.renameLocal(ctx, c.Owner, c.SessionID, b.Title)
 	case cmdResume:
 		var b resumeCommand
 		if err := decode(&b); err != nil {

@@ -508,6 +508,21 @@ func TestForkThroughAnotherServer(t *testing.T) {
 	}
 }
 
+func TestRenameThroughAnotherServer(t *testing.T) {
+	t.Parallel()
+	_, l, on := crossFleet(t, time.Minute, "a", "b")
+	id := on["a"].create(t, "bench", "hello")
+	on["a"].wait(t, id)
+	meta, err := on["b"].run.RenameSession(context.Background(), "me", id, " Weekly plan ")
+	if err != nil || meta.Title != "Weekly plan" {
+		t.Fatalf("rename through b: %+v, %v", meta, err)
+	}
+	l.forwarded(t, "rename_session")
+	if v := on["a"].wait(t, id); v.Meta.Title != "Weekly plan" {
+		t.Fatalf("the holder's title: %q", v.Meta.Title)
+	}
+}
+
 func TestAnIdempotentPostRetriedThroughAThirdServerGetsTheFirstAnswer(t *testing.T) {
 	t.Parallel()
 	_, l, on := crossFleet(t, time.Minute, "a", "b", "c")

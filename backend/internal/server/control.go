@@ -178,3 +178,14 @@ func (h *sessionService) UnwatchSession(ctx context.Context, req *connect.Reques
 func watch(w session.Watch) *agentsv1.Watch {
 	return &agentsv1.Watch{WatcherId: w.WatcherID, TargetId: w.TargetID, ExpireTime: wire.Timestamp(w.Expires)}
 }
+
+func (h *sessionService) RenameSession(ctx context.Context, req *connect.Request[agentsv1.RenameSessionRequest]) (*connect.Response[agentsv1.RenameSessionResponse], error) {
+	if err := requireID(req.Msg.GetSessionId()); err != nil {
+		return nil, err
+	}
+	meta, err := h.s.runner.RenameSession(ctx, owner(ctx), req.Msg.GetSessionId(), req.Msg.GetTitle())
+	if err != nil {
+		return nil, err
+	}
+	return connect.NewResponse(&agentsv1.RenameSessionResponse{Meta: wire.Meta(meta)}), nil
+}

@@ -324,13 +324,14 @@ func TestForkAtATurnWithAnotherAgent(t *testing.T) {
 		t.Errorf("fork meta = %v", fork.GetMeta())
 	}
 	// Six turns, cut at newest-first index 2: turns 0..3 stay, and turn 3
-	// (the helper call) gets a result saying the fork cut it off.
+	// (the helper call) keeps the result its call had.
 	if n := len(fork.GetTurns()); n != 5 {
 		t.Fatalf("fork has %d turns, want 5", n)
 	}
-	cut := fork.GetTurns()[4].GetUser().GetToolResults()
-	if len(cut) != 1 || cut[0].GetStatus() != agentsv1.ToolResultStatus_TOOL_RESULT_STATUS_CANCELLED || cut[0].GetName() != "prompt_agent_helper" {
-		t.Errorf("fork's last turn = %v, want a cancelled result for the helper call", fork.GetTurns()[4])
+	kept := fork.GetTurns()[4].GetUser().GetToolResults()
+	if len(kept) != 1 || kept[0].GetStatus() != agentsv1.ToolResultStatus_TOOL_RESULT_STATUS_OK || kept[0].GetName() != "prompt_agent_helper" ||
+		kept[0].GetText() != "helper says: what is up" {
+		t.Errorf("fork's last turn = %v, want the helper call's own result", fork.GetTurns()[4])
 	}
 
 	head, err := e.sessions.ForkSession(ctxFor(t), connect.NewRequest(&agentsv1.ForkSessionRequest{SessionId: id}))
@@ -628,5 +629,26 @@ func TestAttachmentsPostedDuringARunReachTheNextTurn(t *testing.T) {
 	}
 	if got := lastTurn(s).GetLlm().GetText(); got != "read the notes" {
 		t.Errorf("answer = %q: the model did not get the file", got)
+	}
+}
+
+func TestForkWhileACallWaitsCutsTheCallOff(t *testing.T) {
+	e := start(t, deferredScript())
+	id := e.create("clienty", "ask me").GetMeta().GetId()
+	if s := e.wait(id); s.GetMeta().GetStatus() != agentsv1.SessionStatus_SESSION_STATUS_WAITING {
+		t.Fatalf("status = %v, want waiting", s.GetMeta().GetStatus())
+	}
+	res, err := e.sessions.ForkSession(ctxFor(t), connect.NewRequest(&agentsv1.ForkSessionRequest{SessionId: id}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	turns := res.Msg.GetSession().GetTurns()
+	if len(turns) != 3 {
+		t.Fatalf("fork has %d turns, want 3 (the call's answer cut off)", len(turns))
+	}
+	cut := turns[2].GetUser().GetToolResults()
+	if len(cut) != 2 || cut[0].GetName() != "ask_user" || cut[0].GetStatus() != agentsv1.ToolResultStatus_TOOL_RESULT_STATUS_CANCELLED ||
+		!strings.Contains(cut[0].GetText(), "forked before this call completed") {
+		t.Errorf("fork's last turn = %v, want the waiting call cut off", turns[2])
 	}
 }

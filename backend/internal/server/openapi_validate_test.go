@@ -118,6 +118,7 @@ func TestOpenAPIDescribesWhatIsServed(t *testing.T) {
 	call("POST /v1/sessions/{id}/resume", "POST", "/v1/sessions/"+id+"/resume", `{"params": {}}`, 200)
 	call("POST /v1/sessions/{id}/cancel-attached", "POST", "/v1/sessions/"+id+"/cancel-attached", "", 200)
 	call("POST /v1/sessions/{id}/cancel", "POST", "/v1/sessions/"+id+"/cancel", "", 200)
+	call("POST /v1/sessions/{id}/rename", "POST", "/v1/sessions/"+id+"/rename", `{"title": "renamed"}`, 200)
 	other := field(call("", "POST", "/v1/sessions", `{"agent": "boss", "title": "idle"}`, 201), "id")
 	call("POST /v1/sessions/{id}/messages", "POST", "/v1/sessions/"+other+"/messages?wait=true&timeout=10s", `{"text": "hi", "run": {"hold": true}}`, 200)
 	call("POST /v1/sessions/{id}/watch", "POST", "/v1/sessions/"+id+"/watch", `{"target_id": "`+other+`", "ttl": "10m"}`, 200)

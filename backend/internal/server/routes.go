@@ -248,6 +248,20 @@ func (s *Server) routeTable() []route {
 			}),
 		},
 		{
+			method: "POST", path: "/v1/sessions/{id}/rename", rpc: "agents.v1.SessionService.RenameSession",
+			body:   &agentsv1.RenameSessionRequest{},
+			status: http.StatusOK, response: &agentsv1.SessionMeta{},
+			serve: s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
+				req := &agentsv1.RenameSessionRequest{}
+				if err := decodeBody(r, req); err != nil {
+					return nil, 0, err
+				}
+				req.SessionId = r.PathValue("id")
+				res, _, err := unary(r.Context(), s, req, sessions.RenameSession)
+				return res.GetMeta(), http.StatusOK, err
+			}),
+		},
+		{
 			method: "POST", path: "/v1/sessions/{id}/resume", rpc: "agents.v1.SessionService.Resume",
 			body:   &agentsv1.ResumeRequest{},
 			status: http.StatusOK, response: &agentsv1.SessionMeta{},

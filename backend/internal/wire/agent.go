@@ -28,6 +28,7 @@ func Agent(a *catalog.Agent, tools *catalog.Toolset, servers []mcptools.Status) 
 			Name:          a.Model.Name,
 			ApiKeyId:      a.Model.APIKeyID,
 			ApiKeyPresent: a.Model.KeyPresent,
+			Offline:       a.Model.Offline,
 		},
 		SystemPrompt:     a.SystemPrompt,
 		Helpers:          a.Helpers,

@@ -622,7 +622,7 @@ func posOf(ev *agentsv1.Event) position {
 // tagShift is where a delta_seq's tag begins: the bits above it name the
 // server process that numbered the delta, and delta_seqs of two of them
 // do not compare.
-const tagShift = 40
+const tagShift = 33
 
 // after reports whether p comes after q. At one seq, a delta numbered by
 // another server than q's (GetSession answered by one, the stream by

@@ -529,7 +529,7 @@ func TestEventsAtOrBeforeTheFetchedPositionAreDropped(t *testing.T) {
 // is stored), never shown twice; the next seq places it.
 func TestADeltaOfAnotherServerAtTheFetchedSeqIsDropped(t *testing.T) {
 	t.Parallel()
-	const a, b = 3 << 40, 7 << 40
+	const a, b = 3 << 33, 7 << 33
 	r := newRig(t, running, fewTurns()...)
 	r.fake.deltaSeq = a | 5
 	r.fake.live = &agentsv1.TurnInProgress{TurnIndex: 4, Text: "Looking at"}

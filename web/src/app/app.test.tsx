@@ -6,7 +6,7 @@ import axe from "axe-core";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { MemoryRouter } from "react-router";
 import { AgentService, ToolKind } from "../gen/agents/v1/agent_pb";
-import { EventSchema, EventService, type Event } from "../gen/agents/v1/event_pb";
+import { EventSchema, EventService, SubscribeScope, type Event } from "../gen/agents/v1/event_pb";
 import { SessionMetaSchema, SessionStatus, type SessionMeta } from "../gen/agents/v1/session_pb";
 import { SessionService } from "../gen/agents/v1/session_service_pb";
 import { AuthStore, type TokenStorage } from "../features/auth/api/auth-store";
@@ -45,9 +45,12 @@ const meta = (id: string, at: number, extra: { parentId?: string; title?: string
 
 // fakeServer answers the app's calls in memory; with a token, calls
 // without it are refused.
-function fakeServer(opts: { token?: string; sessions?: SessionMeta[] } = {}) {
+function fakeServer(opts: { token?: string; sessions?: SessionMeta[]; admin?: boolean; offline?: boolean } = {}) {
   const events = new Channel();
   const created: string[] = [];
+  // The listings asked for: "all" (every owner's) or "own".
+  const listed: string[] = [];
+  const admin = opts.admin ?? true;
   const routes = (router: Parameters<Parameters<typeof createRouterTransport>[0]>[0]) => {
     router.service(AgentService, {
       listAgents: () => ({
@@ -60,7 +63,9 @@ function fakeServer(opts: { token?: string; sessions?: SessionMeta[] } = {}) {
         agent: {
           slug: req.slug,
           announce: "Answers questions",
-          model: { flavor: "OpenAIv1", name: "gpt-4o-mini", url: "http://127.0.0.1:9/v1", apiKeyId: "openai", apiKeyPresent: true },
+          model: opts.offline
+            ? { flavor: "OpenAIv1", name: "gpt-4o-mini", url: "http://127.0.0.1:7421/v1", apiKeyId: "openai", apiKeyPresent: false, offline: true }
+            : { flavor: "OpenAIv1", name: "gpt-4o-mini", url: "http://127.0.0.1:9/v1", apiKeyId: "openai", apiKeyPresent: true },
           systemPrompt: ["You help.", "Be brief."],
           tools: [
             { name: "bash_clock", description: "tells the time", kind: ToolKind.BASH, source: "/tools/clock" },
@@ -73,14 +78,19 @@ function fakeServer(opts: { token?: string; sessions?: SessionMeta[] } = {}) {
       }),
     });
     router.service(SessionService, {
-      listSessions: () => ({ sessions: opts.sessions ?? [] }),
+      listSessions: (req) => {
+        listed.push(req.allOwners ? "all" : "own");
+        if (req.allOwners && !admin) throw new ConnectError("listing every owner's sessions needs an admin token", Code.PermissionDenied);
+        return { sessions: opts.sessions ?? [] };
+      },
       createSession: (req) => {
         created.push(req.agent);
         return { session: { meta: { id: "new-id", agent: req.agent } } };
       },
     });
     router.service(EventService, {
-      async *subscribe(_req, ctx) {
+      async *subscribe(req, ctx) {
+        if (req.scope === SubscribeScope.ALL && !admin) throw new ConnectError("the all scope needs an admin token", Code.PermissionDenied);
         yield { item: { case: "heartbeat", value: { seq: 1n } } };
         for (;;) {
           const e = await events.next(ctx.signal);
@@ -110,7 +120,7 @@ function fakeServer(opts: { token?: string; sessions?: SessionMeta[] } = {}) {
     };
     return createRouterTransport(routes, { router: { interceptors: [check] }, transport: { interceptors: [auth] } });
   };
-  return { makeTransport, events, created };
+  return { makeTransport, events, created, listed };
 }
 
 function memoryStorage(): TokenStorage["session"] {
@@ -224,6 +234,35 @@ describe("the app", () => {
     expect(screen.getByText("GITHUB_TOKEN")).toBeTruthy();
     expect(screen.getByRole("link", { name: "Start a session" }).getAttribute("href")).toBe("/?agent=assistant");
     expect(await violations(container)).toEqual([]);
+  });
+
+  it("lists a non-admin's own sessions without asking for every owner's first", async () => {
+    const server = fakeServer({ admin: false, sessions: [meta("mine", 1, { title: "my session" })] });
+    mount(<App />, server);
+    await screen.findByRole("link", { name: /my session/ });
+    expect(server.listed).toEqual(["own"]);
+  });
+
+  it("lists an admin's every owner's sessions", async () => {
+    const server = fakeServer({ sessions: [meta("theirs", 1, { title: "their session" })] });
+    mount(<App />, server);
+    await screen.findByRole("link", { name: /their session/ });
+    expect(server.listed).toEqual(["all"]);
+  });
+
+  it("says an agent without its key talks to the offline model, not that it cannot reach its model", async () => {
+    mount(
+      <Routes>
+        <Route path="/agents/:slug" element={<AgentPage />} />
+      </Routes>,
+      fakeServer({ offline: true }),
+      "/agents/assistant",
+    );
+    await screen.findByText("bash_clock");
+    const page = screen.getByRole("article", { name: "assistant" });
+    expect(page.textContent).toContain("talks to the offline model");
+    expect(page.textContent).not.toMatch(/cannot reach|missing on the server/);
+    expect(page.querySelector(".error")).toBeNull();
   });
 
   it("opens the shortcut help with ?", async () => {

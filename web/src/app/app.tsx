@@ -1,5 +1,5 @@
-import { useEffect, useState } from "react";
-import { Link, Route, Routes } from "react-router";
+import { useEffect, useRef, useState, type KeyboardEvent, type MouseEvent } from "react";
+import { Link, Route, Routes, useLocation } from "react-router";
 import { ShortcutHelpDialog } from "../components/shortcut-help-dialog";
 import { AgentPage } from "../features/agents/components/agent-page";
 import { SignIn } from "../features/auth/components/sign-in";
@@ -8,37 +8,80 @@ import { useAuth } from "../features/auth/hooks/use-auth";
 import { ChatPage } from "../features/chat/components/chat-page";
 import { Home } from "../features/sessions/components/home";
 import { Sidebar } from "../features/sessions/components/sidebar";
+import { narrowScreen, useMediaQuery } from "../lib/media-query";
 import { shortcuts, useShortcut } from "../lib/shortcuts";
 import { ConnectionStatus } from "./connection-status";
 
 // App is the layout: a bar with the connection state, the sessions on the
-// side, the open page beside them. A server that asks for a token gets
-// the sign-in form first.
+// side, the open page beside them. On a narrow screen the sessions are a
+// drawer the bar opens, so the page has the screen. A server that asks
+// for a token gets the sign-in form first.
 export function App() {
   const auth = useAuth();
   const [help, setHelp] = useState(false);
+  const narrow = useMediaQuery(narrowScreen);
+  const { pathname } = useLocation();
+  // The drawer is open on the page it was opened on: going to another
+  // page closes it.
+  const [drawerAt, setDrawerAt] = useState<string>();
+  const drawer = narrow && drawerAt === pathname;
+  const toggle = useRef<HTMLButtonElement>(null);
   useEffect(() => shortcuts.install(), []);
   useShortcut({ keys: "?", description: "Show the keyboard shortcuts", run: () => setHelp(true) });
 
+  // Opened, the drawer takes the focus; closed, the button gets it back.
+  useEffect(() => {
+    if (drawer) document.getElementById(sessionsId)?.querySelector<HTMLElement>("a, button, input")?.focus();
+  }, [drawer]);
+  const closeDrawer = () => {
+    setDrawerAt(undefined);
+    toggle.current?.focus();
+  };
+  const onDrawerKey = (e: KeyboardEvent) => {
+    if (drawer && e.key === "Escape") closeDrawer();
+  };
+  // A link followed in the drawer closes it, even to the page it shows.
+  const onDrawerClick = (e: MouseEvent) => {
+    if (drawer && (e.target as Element).closest("a")) setDrawerAt(undefined);
+  };
+
   if (auth.required && !auth.token) return <SignIn />;
   return (
-    <div className="layout">
+    <div className={`layout${narrow ? " narrow" : ""}${drawer ? " drawer-open" : ""}`}>
       <a href="#main" className="skip-link">
         Skip to content
       </a>
       <header className="topbar">
+        {narrow && (
+          <button
+            ref={toggle}
+            type="button"
+            className="button icon drawer-toggle"
+            aria-label="Sessions"
+            aria-expanded={drawer}
+            aria-controls={sessionsId}
+            onClick={() => setDrawerAt(drawer ? undefined : pathname)}
+          >
+            <span aria-hidden="true">☰</span>
+          </button>
+        )}
         <Link to="/" className="brand">
           agents
         </Link>
         <ConnectionStatus />
         <div className="topbar-actions">
-          <button type="button" className="button" onClick={() => setHelp(true)} aria-keyshortcuts="?">
-            Shortcuts
-          </button>
+          {!narrow && (
+            <button type="button" className="button" onClick={() => setHelp(true)} aria-keyshortcuts="?">
+              Shortcuts
+            </button>
+          )}
           <SignOutButton />
         </div>
       </header>
-      <Sidebar />
+      <div className="sidebar-frame" id={sessionsId} onKeyDown={onDrawerKey} onClick={onDrawerClick}>
+        <Sidebar />
+      </div>
+      {drawer && <div className="drawer-backdrop" aria-hidden="true" onClick={closeDrawer} />}
       <main id="main" className="page" tabIndex={-1}>
         <Routes>
           <Route path="/" element={<Home />} />
@@ -51,6 +94,9 @@ export function App() {
     </div>
   );
 }
+
+// The id of the element that holds the session list (the drawer).
+const sessionsId = "sessions";
 
 function NotFound() {
   return (

@@ -1,4 +1,5 @@
 import { SessionStatus } from "../gen/agents/v1/session_pb";
+import { statusText } from "../lib/status-text";
 
 const labels: Record<SessionStatus, string> = {
   [SessionStatus.UNSPECIFIED]: "unknown",
@@ -18,7 +19,7 @@ export function statusLabel(s: SessionStatus): string {
 export function StatusBadge({ status, reason }: { status: SessionStatus; reason?: string }) {
   const label = statusLabel(status);
   return (
-    <span className={`status-badge status-${label}`} title={reason ? `${label}: ${reason}` : label}>
+    <span className={`status-badge status-${label}`} title={statusText(label, reason)}>
       <span className="status-dot" aria-hidden="true" />
       {label}
     </span>

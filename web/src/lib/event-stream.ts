@@ -31,7 +31,7 @@ export interface Position {
   deltaSeq: bigint;
 }
 
-const tagShift = 40n;
+const tagShift = 33n;
 
 // follows reports whether p comes after q. Seqs are the same on every
 // server; at one seq, a delta numbered by another server process than
@@ -121,6 +121,7 @@ export class EventStream {
     // Whether the caller is an admin is learnt again: a start follows a
     // sign-in, perhaps with another token.
     this.notAdmin = false;
+    this.setAdmin(undefined);
     const run = new AbortController();
     this.run = run;
     void this.loop(run.signal);
@@ -135,6 +136,52 @@ export class EventStream {
 
   // notAdmin is learnt from the server: the all scope was refused.
   private notAdmin = false;
+
+  // admin says whether the caller may see every owner's sessions: the
+  // stream asks the server once (it subscribes to the all scope, refused
+  // to anyone else), and the app's other screens read the answer here
+  // instead of asking again and being refused. Undefined until the server
+  // answered, and again after each start.
+  get admin(): boolean | undefined {
+    return this.isAdmin;
+  }
+
+  // whenAdminKnown resolves with admin once the server answered.
+  whenAdminKnown(signal?: AbortSignal): Promise<boolean> {
+    if (this.isAdmin !== undefined) return Promise.resolve(this.isAdmin);
+    return new Promise((resolve, reject) => {
+      const done = () => {
+        off();
+        signal?.removeEventListener("abort", abort);
+      };
+      const off = this.onAdmin((a) => {
+        done();
+        resolve(a);
+      });
+      const abort = () => {
+        done();
+        reject(signal?.reason);
+      };
+      signal?.addEventListener("abort", abort);
+    });
+  }
+
+  private isAdmin: boolean | undefined;
+  private adminListeners = new Set<(admin: boolean) => void>();
+
+  private onAdmin(listener: (admin: boolean) => void): () => void {
+    this.adminListeners.add(listener);
+    return () => {
+      this.adminListeners.delete(listener);
+    };
+  }
+
+  private setAdmin(a: boolean | undefined) {
+    if (this.isAdmin === a) return;
+    this.isAdmin = a;
+    if (a === undefined) return;
+    for (const l of [...this.adminListeners]) l(a);
+  }
 
   // scope is the one asked for; by default every owner's sessions for an
   // admin (the server says whether one is), one's own for anyone else.
@@ -173,6 +220,9 @@ export class EventStream {
         for await (const res of this.client.subscribe(req, { signal: call.signal, timeoutMs: 0 })) {
           if (stop.aborted) break;
           arm();
+          // The server took the scope asked for: an admin's, if it was
+          // every owner's.
+          if (req.scope === SubscribeScope.ALL) this.setAdmin(true);
           if (this.current.status !== "connected") {
             backoff = o.minBackoffMs;
             this.setState({ status: "connected" });
@@ -203,6 +253,7 @@ export class EventStream {
         if (ce.code === Code.PermissionDenied && this.scope() === SubscribeScope.ALL && !stop.aborted) {
           // Not an admin: every session one may see is one's own.
           this.notAdmin = true;
+          this.setAdmin(false);
           continue;
         } else if (stalled) error = `no word from the server for ${Math.round(o.stallMs / 1000)} s`;
         else if (ce.code === Code.Unauthenticated && !stop.aborted) {

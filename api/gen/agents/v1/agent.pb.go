@@ -542,6 +542,9 @@ type ModelDescriptor struct {
 	ApiKeyId string `protobuf:"bytes,4,opt,name=api_key_id,json=apiKeyId,proto3" json:"api_key_id,omitempty"`
 	// Whether the server has a value for that key.
 	ApiKeyPresent bool `protobuf:"varint,5,opt,name=api_key_present,json=apiKeyPresent,proto3" json:"api_key_present,omitempty"`
+	// The key is missing and the server answers this agent with its offline
+	// model (`serve --offline-model`, the demo's): url is that model's.
+	Offline       bool `protobuf:"varint,6,opt,name=offline,proto3" json:"offline,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -607,6 +610,13 @@ func (x *ModelDescriptor) GetApiKeyId() string {
 func (x *ModelDescriptor) GetApiKeyPresent() bool {
 	if x != nil {
 		return x.ApiKeyPresent
+	}
+	return false
+}
+
+func (x *ModelDescriptor) GetOffline() bool {
+	if x != nil {
+		return x.Offline
 	}
 	return false
 }
@@ -960,14 +970,15 @@ const file_agents_v1_agent_proto_rawDesc = "" +
 	"\tmax_steps\x18\v \x01(\x05R\bmaxSteps\x12?\n" +
 	"\vmcp_servers\x18\f \x03(\v2\x1e.agents.v1.McpServerDescriptorR\n" +
 	"mcpServers\x125\n" +
-	"\bwarnings\x18\r \x03(\v2\x19.agents.v1.AgentLoadErrorR\bwarnings\"\x95\x01\n" +
+	"\bwarnings\x18\r \x03(\v2\x19.agents.v1.AgentLoadErrorR\bwarnings\"\xaf\x01\n" +
 	"\x0fModelDescriptor\x12\x16\n" +
 	"\x06flavor\x18\x01 \x01(\tR\x06flavor\x12\x10\n" +
 	"\x03url\x18\x02 \x01(\tR\x03url\x12\x12\n" +
 	"\x04name\x18\x03 \x01(\tR\x04name\x12\x1c\n" +
 	"\n" +
 	"api_key_id\x18\x04 \x01(\tR\bapiKeyId\x12&\n" +
-	"\x0fapi_key_present\x18\x05 \x01(\bR\rapiKeyPresent\"\xc0\x01\n" +
+	"\x0fapi_key_present\x18\x05 \x01(\bR\rapiKeyPresent\x12\x18\n" +
+	"\aoffline\x18\x06 \x01(\bR\aoffline\"\xc0\x01\n" +
 	"\x0eToolDescriptor\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x127\n" +

@@ -536,7 +536,7 @@ type Event struct {
 	Kind string `protobuf:"bytes,5,opt,name=kind,proto3" json:"kind,omitempty"`
 	// Zero for logged events. For text and thinking deltas, which live in
 	// memory only, a position after `seq` among the deltas of the server
-	// process that sent them: its bits above 40 are that process's tag, the
+	// process that sent them: its bits above 33 are that process's tag, the
 	// bits below its counter. (seq, delta_seq) orders the events of one
 	// process; at one seq, the deltas of two do not compare. Opaque: hand
 	// it back as it came. An SSE delta's id is `seq.delta.tag`.

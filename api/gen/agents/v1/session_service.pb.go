@@ -1938,6 +1938,108 @@ func (x *DeleteSessionResponse) GetDeletedIds() []string {
 	return nil
 }
 
+// RenameSessionRequest names the session and its new title.
+type RenameSessionRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The session.
+	SessionId string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// The new title: at most 200 characters, surrounding space trimmed; an
+	// empty one leaves the session untitled.
+	Title         string `protobuf:"bytes,2,opt,name=title,proto3" json:"title,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RenameSessionRequest) Reset() {
+	*x = RenameSessionRequest{}
+	mi := &file_agents_v1_session_service_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RenameSessionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RenameSessionRequest) ProtoMessage() {}
+
+func (x *RenameSessionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agents_v1_session_service_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RenameSessionRequest.ProtoReflect.Descriptor instead.
+func (*RenameSessionRequest) Descriptor() ([]byte, []int) {
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *RenameSessionRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *RenameSessionRequest) GetTitle() string {
+	if x != nil {
+		return x.Title
+	}
+	return ""
+}
+
+// RenameSessionResponse carries the session summary.
+type RenameSessionResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The session summary with its new title.
+	Meta          *SessionMeta `protobuf:"bytes,1,opt,name=meta,proto3" json:"meta,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RenameSessionResponse) Reset() {
+	*x = RenameSessionResponse{}
+	mi := &file_agents_v1_session_service_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RenameSessionResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RenameSessionResponse) ProtoMessage() {}
+
+func (x *RenameSessionResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agents_v1_session_service_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RenameSessionResponse.ProtoReflect.Descriptor instead.
+func (*RenameSessionResponse) Descriptor() ([]byte, []int) {
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *RenameSessionResponse) GetMeta() *SessionMeta {
+	if x != nil {
+		return x.Meta
+	}
+	return nil
+}
+
 // WatchSessionRequest starts a watch.
 type WatchSessionRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1953,7 +2055,7 @@ type WatchSessionRequest struct {
 
 func (x *WatchSessionRequest) Reset() {
 	*x = WatchSessionRequest{}
-	mi := &file_agents_v1_session_service_proto_msgTypes[27]
+	mi := &file_agents_v1_session_service_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1965,7 +2067,7 @@ func (x *WatchSessionRequest) String() string {
 func (*WatchSessionRequest) ProtoMessage() {}
 
 func (x *WatchSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_service_proto_msgTypes[27]
+	mi := &file_agents_v1_session_service_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1978,7 +2080,7 @@ func (x *WatchSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchSessionRequest.ProtoReflect.Descriptor instead.
 func (*WatchSessionRequest) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{27}
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *WatchSessionRequest) GetWatcherId() string {
@@ -2013,7 +2115,7 @@ type WatchSessionResponse struct {
 
 func (x *WatchSessionResponse) Reset() {
 	*x = WatchSessionResponse{}
-	mi := &file_agents_v1_session_service_proto_msgTypes[28]
+	mi := &file_agents_v1_session_service_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2025,7 +2127,7 @@ func (x *WatchSessionResponse) String() string {
 func (*WatchSessionResponse) ProtoMessage() {}
 
 func (x *WatchSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_service_proto_msgTypes[28]
+	mi := &file_agents_v1_session_service_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2038,7 +2140,7 @@ func (x *WatchSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchSessionResponse.ProtoReflect.Descriptor instead.
 func (*WatchSessionResponse) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{28}
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *WatchSessionResponse) GetWatch() *Watch {
@@ -2061,7 +2163,7 @@ type UnwatchSessionRequest struct {
 
 func (x *UnwatchSessionRequest) Reset() {
 	*x = UnwatchSessionRequest{}
-	mi := &file_agents_v1_session_service_proto_msgTypes[29]
+	mi := &file_agents_v1_session_service_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2073,7 +2175,7 @@ func (x *UnwatchSessionRequest) String() string {
 func (*UnwatchSessionRequest) ProtoMessage() {}
 
 func (x *UnwatchSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_service_proto_msgTypes[29]
+	mi := &file_agents_v1_session_service_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2086,7 +2188,7 @@ func (x *UnwatchSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnwatchSessionRequest.ProtoReflect.Descriptor instead.
 func (*UnwatchSessionRequest) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{29}
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *UnwatchSessionRequest) GetWatcherId() string {
@@ -2112,7 +2214,7 @@ type UnwatchSessionResponse struct {
 
 func (x *UnwatchSessionResponse) Reset() {
 	*x = UnwatchSessionResponse{}
-	mi := &file_agents_v1_session_service_proto_msgTypes[30]
+	mi := &file_agents_v1_session_service_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2124,7 +2226,7 @@ func (x *UnwatchSessionResponse) String() string {
 func (*UnwatchSessionResponse) ProtoMessage() {}
 
 func (x *UnwatchSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_service_proto_msgTypes[30]
+	mi := &file_agents_v1_session_service_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2137,7 +2239,7 @@ func (x *UnwatchSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnwatchSessionResponse.ProtoReflect.Descriptor instead.
 func (*UnwatchSessionResponse) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{30}
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{32}
 }
 
 // ExportSessionRequest exports a session.
@@ -2153,7 +2255,7 @@ type ExportSessionRequest struct {
 
 func (x *ExportSessionRequest) Reset() {
 	*x = ExportSessionRequest{}
-	mi := &file_agents_v1_session_service_proto_msgTypes[31]
+	mi := &file_agents_v1_session_service_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2165,7 +2267,7 @@ func (x *ExportSessionRequest) String() string {
 func (*ExportSessionRequest) ProtoMessage() {}
 
 func (x *ExportSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_service_proto_msgTypes[31]
+	mi := &file_agents_v1_session_service_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2178,7 +2280,7 @@ func (x *ExportSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportSessionRequest.ProtoReflect.Descriptor instead.
 func (*ExportSessionRequest) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{31}
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ExportSessionRequest) GetSessionId() string {
@@ -2208,7 +2310,7 @@ type ExportSessionResponse struct {
 
 func (x *ExportSessionResponse) Reset() {
 	*x = ExportSessionResponse{}
-	mi := &file_agents_v1_session_service_proto_msgTypes[32]
+	mi := &file_agents_v1_session_service_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2220,7 +2322,7 @@ func (x *ExportSessionResponse) String() string {
 func (*ExportSessionResponse) ProtoMessage() {}
 
 func (x *ExportSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_service_proto_msgTypes[32]
+	mi := &file_agents_v1_session_service_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2233,7 +2335,7 @@ func (x *ExportSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportSessionResponse.ProtoReflect.Descriptor instead.
 func (*ExportSessionResponse) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{32}
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ExportSessionResponse) GetContentType() string {
@@ -2397,7 +2499,13 @@ const file_agents_v1_session_service_proto_rawDesc = "" +
 	"\x04mode\x18\x02 \x01(\x0e2\x15.agents.v1.DeleteModeR\x04mode\"8\n" +
 	"\x15DeleteSessionResponse\x12\x1f\n" +
 	"\vdeleted_ids\x18\x01 \x03(\tR\n" +
-	"deletedIds\"~\n" +
+	"deletedIds\"K\n" +
+	"\x14RenameSessionRequest\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x14\n" +
+	"\x05title\x18\x02 \x01(\tR\x05title\"C\n" +
+	"\x15RenameSessionResponse\x12*\n" +
+	"\x04meta\x18\x01 \x01(\v2\x16.agents.v1.SessionMetaR\x04meta\"~\n" +
 	"\x13WatchSessionRequest\x12\x1d\n" +
 	"\n" +
 	"watcher_id\x18\x01 \x01(\tR\twatcherId\x12\x1b\n" +
@@ -2425,7 +2533,8 @@ const file_agents_v1_session_service_proto_rawDesc = "" +
 	"\fExportFormat\x12\x1d\n" +
 	"\x19EXPORT_FORMAT_UNSPECIFIED\x10\x00\x12\x1a\n" +
 	"\x16EXPORT_FORMAT_MARKDOWN\x10\x01\x12\x16\n" +
-	"\x12EXPORT_FORMAT_JSON\x10\x022\xf5\t\n" +
+	"\x12EXPORT_FORMAT_JSON\x10\x022\xc9\n" +
+	"\n" +
 	"\x0eSessionService\x12R\n" +
 	"\rCreateSession\x12\x1f.agents.v1.CreateSessionRequest\x1a .agents.v1.CreateSessionResponse\x12L\n" +
 	"\vPostMessage\x12\x1d.agents.v1.PostMessageRequest\x1a\x1e.agents.v1.PostMessageResponse\x12=\n" +
@@ -2440,7 +2549,8 @@ const file_agents_v1_session_service_proto_rawDesc = "" +
 	"\fListSessions\x12\x1e.agents.v1.ListSessionsRequest\x1a\x1f.agents.v1.ListSessionsResponse\"\x03\x90\x02\x01\x12N\n" +
 	"\n" +
 	"GetSession\x12\x1c.agents.v1.GetSessionRequest\x1a\x1d.agents.v1.GetSessionResponse\"\x03\x90\x02\x01\x12R\n" +
-	"\rDeleteSession\x12\x1f.agents.v1.DeleteSessionRequest\x1a .agents.v1.DeleteSessionResponse\x12O\n" +
+	"\rDeleteSession\x12\x1f.agents.v1.DeleteSessionRequest\x1a .agents.v1.DeleteSessionResponse\x12R\n" +
+	"\rRenameSession\x12\x1f.agents.v1.RenameSessionRequest\x1a .agents.v1.RenameSessionResponse\x12O\n" +
 	"\fWatchSession\x12\x1e.agents.v1.WatchSessionRequest\x1a\x1f.agents.v1.WatchSessionResponse\x12U\n" +
 	"\x0eUnwatchSession\x12 .agents.v1.UnwatchSessionRequest\x1a!.agents.v1.UnwatchSessionResponse\x12W\n" +
 	"\rExportSession\x12\x1f.agents.v1.ExportSessionRequest\x1a .agents.v1.ExportSessionResponse\"\x03\x90\x02\x01B8Z6github.com/agents-os/agents/api/gen/agents/v1;agentsv1b\x06proto3"
@@ -2458,7 +2568,7 @@ func file_agents_v1_session_service_proto_rawDescGZIP() []byte {
 }
 
 var file_agents_v1_session_service_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_agents_v1_session_service_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
+var file_agents_v1_session_service_proto_msgTypes = make([]protoimpl.MessageInfo, 39)
 var file_agents_v1_session_service_proto_goTypes = []any{
 	(DeleteMode)(0),                // 0: agents.v1.DeleteMode
 	(ExportFormat)(0),              // 1: agents.v1.ExportFormat
@@ -2489,97 +2599,102 @@ var file_agents_v1_session_service_proto_goTypes = []any{
 	(*GetSessionResponse)(nil),     // 26: agents.v1.GetSessionResponse
 	(*DeleteSessionRequest)(nil),   // 27: agents.v1.DeleteSessionRequest
 	(*DeleteSessionResponse)(nil),  // 28: agents.v1.DeleteSessionResponse
-	(*WatchSessionRequest)(nil),    // 29: agents.v1.WatchSessionRequest
-	(*WatchSessionResponse)(nil),   // 30: agents.v1.WatchSessionResponse
-	(*UnwatchSessionRequest)(nil),  // 31: agents.v1.UnwatchSessionRequest
-	(*UnwatchSessionResponse)(nil), // 32: agents.v1.UnwatchSessionResponse
-	(*ExportSessionRequest)(nil),   // 33: agents.v1.ExportSessionRequest
-	(*ExportSessionResponse)(nil),  // 34: agents.v1.ExportSessionResponse
-	nil,                            // 35: agents.v1.CreateSessionRequest.ParamsEntry
-	nil,                            // 36: agents.v1.PostMessageRequest.ParamsEntry
-	nil,                            // 37: agents.v1.ResumeRequest.ParamsEntry
-	nil,                            // 38: agents.v1.CompleteCallRequest.ParamsEntry
-	(*Message)(nil),                // 39: agents.v1.Message
-	(*RunOptions)(nil),             // 40: agents.v1.RunOptions
-	(*durationpb.Duration)(nil),    // 41: google.protobuf.Duration
-	(*Session)(nil),                // 42: agents.v1.Session
-	(*SessionMeta)(nil),            // 43: agents.v1.SessionMeta
-	(*MailBody)(nil),               // 44: agents.v1.MailBody
-	(MailPriority)(0),              // 45: agents.v1.MailPriority
-	(*MailEnvelope)(nil),           // 46: agents.v1.MailEnvelope
-	(SessionStatus)(0),             // 47: agents.v1.SessionStatus
-	(*Watch)(nil),                  // 48: agents.v1.Watch
+	(*RenameSessionRequest)(nil),   // 29: agents.v1.RenameSessionRequest
+	(*RenameSessionResponse)(nil),  // 30: agents.v1.RenameSessionResponse
+	(*WatchSessionRequest)(nil),    // 31: agents.v1.WatchSessionRequest
+	(*WatchSessionResponse)(nil),   // 32: agents.v1.WatchSessionResponse
+	(*UnwatchSessionRequest)(nil),  // 33: agents.v1.UnwatchSessionRequest
+	(*UnwatchSessionResponse)(nil), // 34: agents.v1.UnwatchSessionResponse
+	(*ExportSessionRequest)(nil),   // 35: agents.v1.ExportSessionRequest
+	(*ExportSessionResponse)(nil),  // 36: agents.v1.ExportSessionResponse
+	nil,                            // 37: agents.v1.CreateSessionRequest.ParamsEntry
+	nil,                            // 38: agents.v1.PostMessageRequest.ParamsEntry
+	nil,                            // 39: agents.v1.ResumeRequest.ParamsEntry
+	nil,                            // 40: agents.v1.CompleteCallRequest.ParamsEntry
+	(*Message)(nil),                // 41: agents.v1.Message
+	(*RunOptions)(nil),             // 42: agents.v1.RunOptions
+	(*durationpb.Duration)(nil),    // 43: google.protobuf.Duration
+	(*Session)(nil),                // 44: agents.v1.Session
+	(*SessionMeta)(nil),            // 45: agents.v1.SessionMeta
+	(*MailBody)(nil),               // 46: agents.v1.MailBody
+	(MailPriority)(0),              // 47: agents.v1.MailPriority
+	(*MailEnvelope)(nil),           // 48: agents.v1.MailEnvelope
+	(SessionStatus)(0),             // 49: agents.v1.SessionStatus
+	(*Watch)(nil),                  // 50: agents.v1.Watch
 }
 var file_agents_v1_session_service_proto_depIdxs = []int32{
-	39, // 0: agents.v1.CreateSessionRequest.message:type_name -> agents.v1.Message
-	40, // 1: agents.v1.CreateSessionRequest.run:type_name -> agents.v1.RunOptions
-	35, // 2: agents.v1.CreateSessionRequest.params:type_name -> agents.v1.CreateSessionRequest.ParamsEntry
-	41, // 3: agents.v1.CreateSessionRequest.timeout:type_name -> google.protobuf.Duration
-	42, // 4: agents.v1.CreateSessionResponse.session:type_name -> agents.v1.Session
-	39, // 5: agents.v1.PostMessageRequest.message:type_name -> agents.v1.Message
-	40, // 6: agents.v1.PostMessageRequest.run:type_name -> agents.v1.RunOptions
-	36, // 7: agents.v1.PostMessageRequest.params:type_name -> agents.v1.PostMessageRequest.ParamsEntry
-	41, // 8: agents.v1.PostMessageRequest.timeout:type_name -> google.protobuf.Duration
-	43, // 9: agents.v1.PostMessageResponse.meta:type_name -> agents.v1.SessionMeta
-	42, // 10: agents.v1.PostMessageResponse.session:type_name -> agents.v1.Session
-	37, // 11: agents.v1.ResumeRequest.params:type_name -> agents.v1.ResumeRequest.ParamsEntry
-	43, // 12: agents.v1.ResumeResponse.meta:type_name -> agents.v1.SessionMeta
+	41, // 0: agents.v1.CreateSessionRequest.message:type_name -> agents.v1.Message
+	42, // 1: agents.v1.CreateSessionRequest.run:type_name -> agents.v1.RunOptions
+	37, // 2: agents.v1.CreateSessionRequest.params:type_name -> agents.v1.CreateSessionRequest.ParamsEntry
+	43, // 3: agents.v1.CreateSessionRequest.timeout:type_name -> google.protobuf.Duration
+	44, // 4: agents.v1.CreateSessionResponse.session:type_name -> agents.v1.Session
+	41, // 5: agents.v1.PostMessageRequest.message:type_name -> agents.v1.Message
+	42, // 6: agents.v1.PostMessageRequest.run:type_name -> agents.v1.RunOptions
+	38, // 7: agents.v1.PostMessageRequest.params:type_name -> agents.v1.PostMessageRequest.ParamsEntry
+	43, // 8: agents.v1.PostMessageRequest.timeout:type_name -> google.protobuf.Duration
+	45, // 9: agents.v1.PostMessageResponse.meta:type_name -> agents.v1.SessionMeta
+	44, // 10: agents.v1.PostMessageResponse.session:type_name -> agents.v1.Session
+	39, // 11: agents.v1.ResumeRequest.params:type_name -> agents.v1.ResumeRequest.ParamsEntry
+	45, // 12: agents.v1.ResumeResponse.meta:type_name -> agents.v1.SessionMeta
 	9,  // 13: agents.v1.CompleteCallRequest.approval:type_name -> agents.v1.Approval
-	38, // 14: agents.v1.CompleteCallRequest.params:type_name -> agents.v1.CompleteCallRequest.ParamsEntry
-	43, // 15: agents.v1.CompleteCallResponse.meta:type_name -> agents.v1.SessionMeta
-	43, // 16: agents.v1.CancelRunResponse.meta:type_name -> agents.v1.SessionMeta
-	43, // 17: agents.v1.CancelAttachedResponse.meta:type_name -> agents.v1.SessionMeta
-	43, // 18: agents.v1.PauseResponse.meta:type_name -> agents.v1.SessionMeta
-	44, // 19: agents.v1.SendMailRequest.body:type_name -> agents.v1.MailBody
-	45, // 20: agents.v1.SendMailRequest.priority:type_name -> agents.v1.MailPriority
-	46, // 21: agents.v1.SendMailResponse.envelope:type_name -> agents.v1.MailEnvelope
-	46, // 22: agents.v1.ListMailResponse.mail:type_name -> agents.v1.MailEnvelope
-	42, // 23: agents.v1.ForkSessionResponse.session:type_name -> agents.v1.Session
-	47, // 24: agents.v1.ListSessionsRequest.status:type_name -> agents.v1.SessionStatus
-	43, // 25: agents.v1.ListSessionsResponse.sessions:type_name -> agents.v1.SessionMeta
-	41, // 26: agents.v1.GetSessionRequest.timeout:type_name -> google.protobuf.Duration
-	42, // 27: agents.v1.GetSessionResponse.session:type_name -> agents.v1.Session
+	40, // 14: agents.v1.CompleteCallRequest.params:type_name -> agents.v1.CompleteCallRequest.ParamsEntry
+	45, // 15: agents.v1.CompleteCallResponse.meta:type_name -> agents.v1.SessionMeta
+	45, // 16: agents.v1.CancelRunResponse.meta:type_name -> agents.v1.SessionMeta
+	45, // 17: agents.v1.CancelAttachedResponse.meta:type_name -> agents.v1.SessionMeta
+	45, // 18: agents.v1.PauseResponse.meta:type_name -> agents.v1.SessionMeta
+	46, // 19: agents.v1.SendMailRequest.body:type_name -> agents.v1.MailBody
+	47, // 20: agents.v1.SendMailRequest.priority:type_name -> agents.v1.MailPriority
+	48, // 21: agents.v1.SendMailResponse.envelope:type_name -> agents.v1.MailEnvelope
+	48, // 22: agents.v1.ListMailResponse.mail:type_name -> agents.v1.MailEnvelope
+	44, // 23: agents.v1.ForkSessionResponse.session:type_name -> agents.v1.Session
+	49, // 24: agents.v1.ListSessionsRequest.status:type_name -> agents.v1.SessionStatus
+	45, // 25: agents.v1.ListSessionsResponse.sessions:type_name -> agents.v1.SessionMeta
+	43, // 26: agents.v1.GetSessionRequest.timeout:type_name -> google.protobuf.Duration
+	44, // 27: agents.v1.GetSessionResponse.session:type_name -> agents.v1.Session
 	0,  // 28: agents.v1.DeleteSessionRequest.mode:type_name -> agents.v1.DeleteMode
-	41, // 29: agents.v1.WatchSessionRequest.ttl:type_name -> google.protobuf.Duration
-	48, // 30: agents.v1.WatchSessionResponse.watch:type_name -> agents.v1.Watch
-	1,  // 31: agents.v1.ExportSessionRequest.format:type_name -> agents.v1.ExportFormat
-	2,  // 32: agents.v1.SessionService.CreateSession:input_type -> agents.v1.CreateSessionRequest
-	4,  // 33: agents.v1.SessionService.PostMessage:input_type -> agents.v1.PostMessageRequest
-	6,  // 34: agents.v1.SessionService.Resume:input_type -> agents.v1.ResumeRequest
-	8,  // 35: agents.v1.SessionService.CompleteCall:input_type -> agents.v1.CompleteCallRequest
-	11, // 36: agents.v1.SessionService.CancelRun:input_type -> agents.v1.CancelRunRequest
-	13, // 37: agents.v1.SessionService.CancelAttached:input_type -> agents.v1.CancelAttachedRequest
-	15, // 38: agents.v1.SessionService.Pause:input_type -> agents.v1.PauseRequest
-	17, // 39: agents.v1.SessionService.SendMail:input_type -> agents.v1.SendMailRequest
-	19, // 40: agents.v1.SessionService.ListMail:input_type -> agents.v1.ListMailRequest
-	21, // 41: agents.v1.SessionService.ForkSession:input_type -> agents.v1.ForkSessionRequest
-	23, // 42: agents.v1.SessionService.ListSessions:input_type -> agents.v1.ListSessionsRequest
-	25, // 43: agents.v1.SessionService.GetSession:input_type -> agents.v1.GetSessionRequest
-	27, // 44: agents.v1.SessionService.DeleteSession:input_type -> agents.v1.DeleteSessionRequest
-	29, // 45: agents.v1.SessionService.WatchSession:input_type -> agents.v1.WatchSessionRequest
-	31, // 46: agents.v1.SessionService.UnwatchSession:input_type -> agents.v1.UnwatchSessionRequest
-	33, // 47: agents.v1.SessionService.ExportSession:input_type -> agents.v1.ExportSessionRequest
-	3,  // 48: agents.v1.SessionService.CreateSession:output_type -> agents.v1.CreateSessionResponse
-	5,  // 49: agents.v1.SessionService.PostMessage:output_type -> agents.v1.PostMessageResponse
-	7,  // 50: agents.v1.SessionService.Resume:output_type -> agents.v1.ResumeResponse
-	10, // 51: agents.v1.SessionService.CompleteCall:output_type -> agents.v1.CompleteCallResponse
-	12, // 52: agents.v1.SessionService.CancelRun:output_type -> agents.v1.CancelRunResponse
-	14, // 53: agents.v1.SessionService.CancelAttached:output_type -> agents.v1.CancelAttachedResponse
-	16, // 54: agents.v1.SessionService.Pause:output_type -> agents.v1.PauseResponse
-	18, // 55: agents.v1.SessionService.SendMail:output_type -> agents.v1.SendMailResponse
-	20, // 56: agents.v1.SessionService.ListMail:output_type -> agents.v1.ListMailResponse
-	22, // 57: agents.v1.SessionService.ForkSession:output_type -> agents.v1.ForkSessionResponse
-	24, // 58: agents.v1.SessionService.ListSessions:output_type -> agents.v1.ListSessionsResponse
-	26, // 59: agents.v1.SessionService.GetSession:output_type -> agents.v1.GetSessionResponse
-	28, // 60: agents.v1.SessionService.DeleteSession:output_type -> agents.v1.DeleteSessionResponse
-	30, // 61: agents.v1.SessionService.WatchSession:output_type -> agents.v1.WatchSessionResponse
-	32, // 62: agents.v1.SessionService.UnwatchSession:output_type -> agents.v1.UnwatchSessionResponse
-	34, // 63: agents.v1.SessionService.ExportSession:output_type -> agents.v1.ExportSessionResponse
-	48, // [48:64] is the sub-list for method output_type
-	32, // [32:48] is the sub-list for method input_type
-	32, // [32:32] is the sub-list for extension type_name
-	32, // [32:32] is the sub-list for extension extendee
-	0,  // [0:32] is the sub-list for field type_name
+	45, // 29: agents.v1.RenameSessionResponse.meta:type_name -> agents.v1.SessionMeta
+	43, // 30: agents.v1.WatchSessionRequest.ttl:type_name -> google.protobuf.Duration
+	50, // 31: agents.v1.WatchSessionResponse.watch:type_name -> agents.v1.Watch
+	1,  // 32: agents.v1.ExportSessionRequest.format:type_name -> agents.v1.ExportFormat
+	2,  // 33: agents.v1.SessionService.CreateSession:input_type -> agents.v1.CreateSessionRequest
+	4,  // 34: agents.v1.SessionService.PostMessage:input_type -> agents.v1.PostMessageRequest
+	6,  // 35: agents.v1.SessionService.Resume:input_type -> agents.v1.ResumeRequest
+	8,  // 36: agents.v1.SessionService.CompleteCall:input_type -> agents.v1.CompleteCallRequest
+	11, // 37: agents.v1.SessionService.CancelRun:input_type -> agents.v1.CancelRunRequest
+	13, // 38: agents.v1.SessionService.CancelAttached:input_type -> agents.v1.CancelAttachedRequest
+	15, // 39: agents.v1.SessionService.Pause:input_type -> agents.v1.PauseRequest
+	17, // 40: agents.v1.SessionService.SendMail:input_type -> agents.v1.SendMailRequest
+	19, // 41: agents.v1.SessionService.ListMail:input_type -> agents.v1.ListMailRequest
+	21, // 42: agents.v1.SessionService.ForkSession:input_type -> agents.v1.ForkSessionRequest
+	23, // 43: agents.v1.SessionService.ListSessions:input_type -> agents.v1.ListSessionsRequest
+	25, // 44: agents.v1.SessionService.GetSession:input_type -> agents.v1.GetSessionRequest
+	27, // 45: agents.v1.SessionService.DeleteSession:input_type -> agents.v1.DeleteSessionRequest
+	29, // 46: agents.v1.SessionService.RenameSession:input_type -> agents.v1.RenameSessionRequest
+	31, // 47: agents.v1.SessionService.WatchSession:input_type -> agents.v1.WatchSessionRequest
+	33, // 48: agents.v1.SessionService.UnwatchSession:input_type -> agents.v1.UnwatchSessionRequest
+	35, // 49: agents.v1.SessionService.ExportSession:input_type -> agents.v1.ExportSessionRequest
+	3,  // 50: agents.v1.SessionService.CreateSession:output_type -> agents.v1.CreateSessionResponse
+	5,  // 51: agents.v1.SessionService.PostMessage:output_type -> agents.v1.PostMessageResponse
+	7,  // 52: agents.v1.SessionService.Resume:output_type -> agents.v1.ResumeResponse
+	10, // 53: agents.v1.SessionService.CompleteCall:output_type -> agents.v1.CompleteCallResponse
+	12, // 54: agents.v1.SessionService.CancelRun:output_type -> agents.v1.CancelRunResponse
+	14, // 55: agents.v1.SessionService.CancelAttached:output_type -> agents.v1.CancelAttachedResponse
+	16, // 56: agents.v1.SessionService.Pause:output_type -> agents.v1.PauseResponse
+	18, // 57: agents.v1.SessionService.SendMail:output_type -> agents.v1.SendMailResponse
+	20, // 58: agents.v1.SessionService.ListMail:output_type -> agents.v1.ListMailResponse
+	22, // 59: agents.v1.SessionService.ForkSession:output_type -> agents.v1.ForkSessionResponse
+	24, // 60: agents.v1.SessionService.ListSessions:output_type -> agents.v1.ListSessionsResponse
+	26, // 61: agents.v1.SessionService.GetSession:output_type -> agents.v1.GetSessionResponse
+	28, // 62: agents.v1.SessionService.DeleteSession:output_type -> agents.v1.DeleteSessionResponse
+	30, // 63: agents.v1.SessionService.RenameSession:output_type -> agents.v1.RenameSessionResponse
+	32, // 64: agents.v1.SessionService.WatchSession:output_type -> agents.v1.WatchSessionResponse
+	34, // 65: agents.v1.SessionService.UnwatchSession:output_type -> agents.v1.UnwatchSessionResponse
+	36, // 66: agents.v1.SessionService.ExportSession:output_type -> agents.v1.ExportSessionResponse
+	50, // [50:67] is the sub-list for method output_type
+	33, // [33:50] is the sub-list for method input_type
+	33, // [33:33] is the sub-list for extension type_name
+	33, // [33:33] is the sub-list for extension extendee
+	0,  // [0:33] is the sub-list for field type_name
 }
 
 func init() { file_agents_v1_session_service_proto_init() }
@@ -2603,7 +2718,7 @@ func file_agents_v1_session_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agents_v1_session_service_proto_rawDesc), len(file_agents_v1_session_service_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   37,
+			NumMessages:   39,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -188,8 +188,8 @@ func TestParsePosition(t *testing.T) {
 		"42":                   {Seq: 42},
 		"007":                  {Seq: 7},
 		"42.3":                 {Seq: 42, Delta: 3},
-		"42.3.a":               {Seq: 42, Delta: 10<<40 | 3},
-		"42.0.zz":              {Seq: 42, Delta: 1295 << 40},
+		"42.3.a":               {Seq: 42, Delta: 10<<33 | 3},
+		"42.0.zz":              {Seq: 42, Delta: 1295 << 33},
 		"18446744073709551615": {Seq: 18446744073709551615},
 	}
 	for in, want := range good {

@@ -68,6 +68,9 @@ const (
 	// SessionServiceDeleteSessionProcedure is the fully-qualified name of the SessionService's
 	// DeleteSession RPC.
 	SessionServiceDeleteSessionProcedure = "/agents.v1.SessionService/DeleteSession"
+	// SessionServiceRenameSessionProcedure is the fully-qualified name of the SessionService's
+	// RenameSession RPC.
+	SessionServiceRenameSessionProcedure = "/agents.v1.SessionService/RenameSession"
 	// SessionServiceWatchSessionProcedure is the fully-qualified name of the SessionService's
 	// WatchSession RPC.
 	SessionServiceWatchSessionProcedure = "/agents.v1.SessionService/WatchSession"
@@ -124,6 +127,9 @@ type SessionServiceClient interface {
 	GetSession(context.Context, *connect.Request[v1.GetSessionRequest]) (*connect.Response[v1.GetSessionResponse], error)
 	// DeleteSession deletes a session, cancelling its run first.
 	DeleteSession(context.Context, *connect.Request[v1.DeleteSessionRequest]) (*connect.Response[v1.DeleteSessionResponse], error)
+	// RenameSession gives a session another title; the run, if any, goes
+	// on. Its `session.updated` event carries the new title.
+	RenameSession(context.Context, *connect.Request[v1.RenameSessionRequest]) (*connect.Response[v1.RenameSessionResponse], error)
 	// WatchSession delivers the target's `run.stopped` and `session.failed`
 	// events to the watcher as mail until the TTL passes.
 	WatchSession(context.Context, *connect.Request[v1.WatchSessionRequest]) (*connect.Response[v1.WatchSessionResponse], error)
@@ -225,6 +231,12 @@ func NewSessionServiceClient(httpClient connect.HTTPClient, baseURL string, opts
 			connect.WithSchema(sessionServiceMethods.ByName("DeleteSession")),
 			connect.WithClientOptions(opts...),
 		),
+		renameSession: connect.NewClient[v1.RenameSessionRequest, v1.RenameSessionResponse](
+			httpClient,
+			baseURL+SessionServiceRenameSessionProcedure,
+			connect.WithSchema(sessionServiceMethods.ByName("RenameSession")),
+			connect.WithClientOptions(opts...),
+		),
 		watchSession: connect.NewClient[v1.WatchSessionRequest, v1.WatchSessionResponse](
 			httpClient,
 			baseURL+SessionServiceWatchSessionProcedure,
@@ -262,6 +274,7 @@ type sessionServiceClient struct {
 	listSessions   *connect.Client[v1.ListSessionsRequest, v1.ListSessionsResponse]
 	getSession     *connect.Client[v1.GetSessionRequest, v1.GetSessionResponse]
 	deleteSession  *connect.Client[v1.DeleteSessionRequest, v1.DeleteSessionResponse]
+	renameSession  *connect.Client[v1.RenameSessionRequest, v1.RenameSessionResponse]
 	watchSession   *connect.Client[v1.WatchSessionRequest, v1.WatchSessionResponse]
 	unwatchSession *connect.Client[v1.UnwatchSessionRequest, v1.UnwatchSessionResponse]
 	exportSession  *connect.Client[v1.ExportSessionRequest, v1.ExportSessionResponse]
@@ -332,6 +345,11 @@ func (c *sessionServiceClient) DeleteSession(ctx context.Context, req *connect.R
 	return c.deleteSession.CallUnary(ctx, req)
 }
 
+// RenameSession calls agents.v1.SessionService.RenameSession.
+func (c *sessionServiceClient) RenameSession(ctx context.Context, req *connect.Request[v1.RenameSessionRequest]) (*connect.Response[v1.RenameSessionResponse], error) {
+	return c.renameSession.CallUnary(ctx, req)
+}
+
 // WatchSession calls agents.v1.SessionService.WatchSession.
 func (c *sessionServiceClient) WatchSession(ctx context.Context, req *connect.Request[v1.WatchSessionRequest]) (*connect.Response[v1.WatchSessionResponse], error) {
 	return c.watchSession.CallUnary(ctx, req)
@@ -392,6 +410,9 @@ type SessionServiceHandler interface {
 	GetSession(context.Context, *connect.Request[v1.GetSessionRequest]) (*connect.Response[v1.GetSessionResponse], error)
 	// DeleteSession deletes a session, cancelling its run first.
 	DeleteSession(context.Context, *connect.Request[v1.DeleteSessionRequest]) (*connect.Response[v1.DeleteSessionResponse], error)
+	// RenameSession gives a session another title; the run, if any, goes
+	// on. Its `session.updated` event carries the new title.
+	RenameSession(context.Context, *connect.Request[v1.RenameSessionRequest]) (*connect.Response[v1.RenameSessionResponse], error)
 	// WatchSession delivers the target's `run.stopped` and `session.failed`
 	// events to the watcher as mail until the TTL passes.
 	WatchSession(context.Context, *connect.Request[v1.WatchSessionRequest]) (*connect.Response[v1.WatchSessionResponse], error)
@@ -489,6 +510,12 @@ func NewSessionServiceHandler(svc SessionServiceHandler, opts ...connect.Handler
 		connect.WithSchema(sessionServiceMethods.ByName("DeleteSession")),
 		connect.WithHandlerOptions(opts...),
 	)
+	sessionServiceRenameSessionHandler := connect.NewUnaryHandler(
+		SessionServiceRenameSessionProcedure,
+		svc.RenameSession,
+		connect.WithSchema(sessionServiceMethods.ByName("RenameSession")),
+		connect.WithHandlerOptions(opts...),
+	)
 	sessionServiceWatchSessionHandler := connect.NewUnaryHandler(
 		SessionServiceWatchSessionProcedure,
 		svc.WatchSession,
@@ -536,6 +563,8 @@ func NewSessionServiceHandler(svc SessionServiceHandler, opts ...connect.Handler
 			sessionServiceGetSessionHandler.ServeHTTP(w, r)
 		case SessionServiceDeleteSessionProcedure:
 			sessionServiceDeleteSessionHandler.ServeHTTP(w, r)
+		case SessionServiceRenameSessionProcedure:
+			sessionServiceRenameSessionHandler.ServeHTTP(w, r)
 		case SessionServiceWatchSessionProcedure:
 			sessionServiceWatchSessionHandler.ServeHTTP(w, r)
 		case SessionServiceUnwatchSessionProcedure:
@@ -601,6 +630,10 @@ func (UnimplementedSessionServiceHandler) GetSession(context.Context, *connect.R
 
 func (UnimplementedSessionServiceHandler) DeleteSession(context.Context, *connect.Request[v1.DeleteSessionRequest]) (*connect.Response[v1.DeleteSessionResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("agents.v1.SessionService.DeleteSession is not implemented"))
+}
+
+func (UnimplementedSessionServiceHandler) RenameSession(context.Context, *connect.Request[v1.RenameSessionRequest]) (*connect.Response[v1.RenameSessionResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("agents.v1.SessionService.RenameSession is not implemented"))
 }
 
 func (UnimplementedSessionServiceHandler) WatchSession(context.Context, *connect.Request[v1.WatchSessionRequest]) (*connect.Response[v1.WatchSessionResponse], error) {

@@ -55,15 +55,25 @@ function Descriptor({ agent }: { agent: AgentDescriptor }) {
           <dt>Endpoint</dt>
           <dd>
             <code>{m?.url || "—"}</code>
+            {m?.offline && <> (the server's offline model)</>}
           </dd>
           <dt>API key</dt>
           <dd>
-            {m?.apiKeyId ? (
+            {!m?.apiKeyId ? (
+              "none needed"
+            ) : m.apiKeyPresent ? (
               <>
-                <code>{m.apiKeyId}</code> {m.apiKeyPresent ? "(present)" : <span className="error">(missing on the server)</span>}
+                <code>{m.apiKeyId}</code> (present)
+              </>
+            ) : m.offline ? (
+              <>
+                <code>{m.apiKeyId}</code> is not on the server, so the agent talks to the offline model: scripted answers, no real model. Give
+                the server the key to use {m.name || "its model"}.
               </>
             ) : (
-              "none"
+              <>
+                <code>{m.apiKeyId}</code> <span className="error">(missing on the server: the agent cannot reach its model)</span>
+              </>
             )}
           </dd>
           {agent.parent && (

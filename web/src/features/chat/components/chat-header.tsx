@@ -1,7 +1,10 @@
-import { useState } from "react";
+import { useQuery } from "@connectrpc/connect-query";
+import { useEffect, useId, useRef, useState, type ReactNode } from "react";
 import { Link } from "react-router";
 import type { AgentDescriptor } from "../../../gen/agents/v1/agent_pb";
 import { SessionStatus, type SessionMeta } from "../../../gen/agents/v1/session_pb";
+import { SessionService } from "../../../gen/agents/v1/session_service_pb";
+import { controlHelp } from "../lib/controls";
 import { formatUsage, statusLabel } from "../lib/format";
 
 export interface Controls {
@@ -12,6 +15,8 @@ export interface Controls {
   continueWith: (agent: string) => void;
   remove: () => void;
   exportMarkdown: () => void;
+  // rename gives the session a new title; it reports whether that worked.
+  rename: (title: string) => Promise<boolean>;
 }
 
 interface Props {
@@ -21,19 +26,44 @@ interface Props {
   working: boolean;
   // Only what reads: the session is another owner's.
   readOnly?: boolean;
+  // A narrow screen: the controls fold into one menu, and each says what
+  // it does (there is no hover to show a tooltip).
+  narrow?: boolean;
   controls: Controls;
 }
 
 // ChatHeader is the session's title, status, usage and controls. Pause or
 // Resume follows the server's status.
-export function ChatHeader({ meta, agents, busy, working, readOnly, controls }: Props) {
+export function ChatHeader({ meta, agents, busy, working, readOnly, narrow = false, controls }: Props) {
   const status = meta?.status;
-  const resumable = status === SessionStatus.PAUSED || status === SessionStatus.FAILED || status === SessionStatus.WAITING;
-  const usage = formatUsage(meta?.usage);
+  const [renaming, setRenaming] = useState(false);
+  const usage = (
+    <dl className="usage" aria-label="Token usage">
+      {formatUsage(meta?.usage).map((u) => (
+        <div key={u.label}>
+          <dt>{u.label}</dt>
+          <dd>{u.value}</dd>
+        </div>
+      ))}
+    </dl>
+  );
+  const write = !readOnly && (
+    <WriteControls meta={meta} agents={agents} busy={busy} working={working} described={narrow} controls={controls} onRename={() => setRenaming(true)} />
+  );
   return (
-    <header className="chat-header">
+    <header className={`chat-header${narrow ? " narrow" : ""}`}>
       <div className="chat-title">
-        <h1>{meta?.title || "Session"}</h1>
+        {renaming && meta ? (
+          <RenameForm
+            title={meta.title}
+            onSave={async (t) => {
+              if (await controls.rename(t)) setRenaming(false);
+            }}
+            onCancel={() => setRenaming(false)}
+          />
+        ) : (
+          <h1 title={narrow ? meta?.title : undefined}>{meta?.title || "Session"}</h1>
+        )}
         <div className="chat-sub">
           {meta?.agent && <Link to={`/agents/${meta.agent}`}>{meta.agent}</Link>}
           <span className={`badge badge-${statusLabel(status)}`} role="status" aria-label={`Status: ${statusLabel(status)}`}>
@@ -41,54 +71,177 @@ export function ChatHeader({ meta, agents, busy, working, readOnly, controls }: 
           </span>
           {status === SessionStatus.FAILED && meta?.statusReason && <span className="error-text">{meta.statusReason}</span>}
           {meta?.parentId && <Link to={`/sessions/${meta.parentId}`}>parent session</Link>}
-          {meta?.forkedFrom && <Link to={`/sessions/${meta.forkedFrom}`}>forked from</Link>}
+          {meta?.forkedFrom && <ForkNote source={meta.forkedFrom} />}
         </div>
-        <dl className="usage" aria-label="Token usage">
-          {usage.map((u) => (
-            <div key={u.label}>
-              <dt>{u.label}</dt>
-              <dd>{u.value}</dd>
-            </div>
-          ))}
-        </dl>
+        {!narrow && usage}
       </div>
-      <div className="chat-controls" role="toolbar" aria-label="Session controls">
-        {readOnly ? (
+      {readOnly ? (
+        <div className="chat-controls" role="toolbar" aria-label="Session controls">
           <button type="button" onClick={controls.exportMarkdown} disabled={!meta}>
             Export
           </button>
-        ) : (
-          <WriteControls meta={meta} agents={agents} busy={busy} working={working} resumable={resumable} controls={controls} />
-        )}
-      </div>
+        </div>
+      ) : narrow ? (
+        <ActionsMenu>
+          {usage}
+          {write}
+        </ActionsMenu>
+      ) : (
+        <div className="chat-controls" role="toolbar" aria-label="Session controls">
+          {write}
+        </div>
+      )}
     </header>
   );
 }
 
-// WriteControls are the controls that change the session.
-function WriteControls({ meta, agents, busy, working, resumable, controls }: Omit<Props, "readOnly"> & { resumable: boolean }) {
+// RenameForm edits the session's title in place of the heading: Enter
+// (or Save) saves it, Escape (or Cancel) leaves it as it was.
+function RenameForm({ title, onSave, onCancel }: { title: string; onSave: (title: string) => void; onCancel: () => void }) {
+  const [text, setText] = useState(title);
+  return (
+    <form
+      className="rename"
+      aria-label="Rename the session"
+      onSubmit={(e) => {
+        e.preventDefault();
+        onSave(text.trim());
+      }}
+    >
+      <input
+        type="text"
+        aria-label="Session title"
+        value={text}
+        maxLength={200}
+        autoFocus
+        onChange={(e) => setText(e.target.value)}
+        onKeyDown={(e) => {
+          if (e.key === "Escape") {
+            e.stopPropagation();
+            onCancel();
+          }
+        }}
+      />
+      <button type="submit" className="primary">
+        Save
+      </button>
+      <button type="button" onClick={onCancel}>
+        Cancel
+      </button>
+    </form>
+  );
+}
+
+// ForkNote says the session is a fork, naming and linking the session it
+// was forked from.
+function ForkNote({ source }: { source: string }) {
+  const q = useQuery(SessionService.method.getSession, { sessionId: source, metaOnly: true }, { staleTime: 60_000, retry: false });
+  const meta = q.data?.session?.meta;
+  const name = meta ? (meta.title.trim() ? `“${meta.title.trim()}”` : "an untitled session") : q.isError ? "a session that is gone" : "another session";
+  return (
+    <span className="fork-note">
+      Fork of <Link to={`/sessions/${source}`}>{name}</Link>
+    </span>
+  );
+}
+
+// ActionsMenu folds the session's controls behind one button. The
+// controls stay in the page while it is closed, so their keys (Alt+P)
+// still press them.
+function ActionsMenu({ children }: { children: ReactNode }) {
+  const [open, setOpen] = useState(false);
+  const id = useId();
+  const root = useRef<HTMLDivElement>(null);
+  const button = useRef<HTMLButtonElement>(null);
+  useEffect(() => {
+    if (!open) return;
+    const away = (e: PointerEvent) => {
+      if (!root.current?.contains(e.target as Node)) setOpen(false);
+    };
+    const escape = (e: KeyboardEvent) => {
+      if (e.key !== "Escape") return;
+      setOpen(false);
+      button.current?.focus();
+    };
+    document.addEventListener("pointerdown", away);
+    document.addEventListener("keydown", escape);
+    return () => {
+      document.removeEventListener("pointerdown", away);
+      document.removeEventListener("keydown", escape);
+    };
+  }, [open]);
+  return (
+    <div className="actions-menu" ref={root}>
+      <button ref={button} type="button" aria-expanded={open} aria-controls={id} onClick={() => setOpen((o) => !o)}>
+        Actions
+      </button>
+      <div
+        id={id}
+        className="actions-panel"
+        role="toolbar"
+        aria-label="Session controls"
+        aria-orientation="vertical"
+        hidden={!open}
+        onClick={(e) => {
+          // A control was pressed: the menu has done its work.
+          if ((e.target as Element).closest("button")) setOpen(false);
+        }}
+      >
+        {children}
+      </div>
+    </div>
+  );
+}
+
+// WriteControls are the controls that change the session. Described, each
+// stop control says what it does beside it; otherwise its tooltip does.
+function WriteControls({
+  meta,
+  agents,
+  busy,
+  working,
+  described,
+  controls,
+  onRename,
+}: Omit<Props, "readOnly" | "narrow"> & { described: boolean; onRename: () => void }) {
   const [other, setOther] = useState("");
   const status = meta?.status;
+  const resumable = status === SessionStatus.PAUSED || status === SessionStatus.FAILED || status === SessionStatus.WAITING;
+  // A waiting run goes on once its calls are answered: Resume cannot
+  // help before.
+  const blocked = status === SessionStatus.WAITING && (meta?.pendingCalls ?? 0) > 0;
   return (
     <>
       {resumable ? (
-        <button type="button" data-shortcut="pause" onClick={controls.pauseOrResume} disabled={working} title="Continue the run (Alt+P)">
-          Resume
-        </button>
+        <Control
+          label="Resume"
+          help={blocked ? controlHelp.resumeBlocked : controlHelp.resume}
+          keys="Alt+P"
+          described={described}
+          shortcut="pause"
+          onClick={controls.pauseOrResume}
+          disabled={working || blocked}
+        />
       ) : (
-        <button type="button" data-shortcut="pause" onClick={controls.pauseOrResume} disabled={working || status !== SessionStatus.RUNNING} title="Pause at the next step (Alt+P)">
-          Pause
-        </button>
+        <Control
+          label="Pause"
+          help={controlHelp.pause}
+          keys="Alt+P"
+          described={described}
+          shortcut="pause"
+          onClick={controls.pauseOrResume}
+          disabled={working || status !== SessionStatus.RUNNING}
+        />
       )}
-      <button type="button" onClick={controls.cancelRun} disabled={working || !(busy || status === SessionStatus.PAUSED)}>
-        Cancel run
-      </button>
-      <button type="button" onClick={controls.hardCancel} disabled={working || status !== SessionStatus.RUNNING} title="Cancel the tool calls in flight; the run goes on">
-        Hard cancel
-      </button>
-      <button type="button" onClick={controls.forkHead} disabled={working || !meta} title="Fork a new session from the newest turn">
-        Fork
-      </button>
+      <Control
+        label="Cancel run"
+        help={controlHelp.cancelRun}
+        described={described}
+        onClick={controls.cancelRun}
+        disabled={working || !(busy || status === SessionStatus.PAUSED)}
+      />
+      <Control label="Hard cancel" help={controlHelp.hardCancel} described={described} onClick={controls.hardCancel} disabled={working || status !== SessionStatus.RUNNING} />
+      <Control label="Fork" help={controlHelp.fork} described={described} onClick={controls.forkHead} disabled={working || !meta} />
       <form
         className="continue"
         aria-label="Continue with another agent"
@@ -111,6 +264,9 @@ function WriteControls({ meta, agents, busy, working, resumable, controls }: Omi
           Continue
         </button>
       </form>
+      <button type="button" onClick={onRename} disabled={working || !meta}>
+        Rename
+      </button>
       <button type="button" onClick={controls.exportMarkdown} disabled={!meta}>
         Export
       </button>
@@ -118,5 +274,36 @@ function WriteControls({ meta, agents, busy, working, resumable, controls }: Omi
         Delete
       </button>
     </>
+  );
+}
+
+interface ControlProps {
+  label: string;
+  help: string;
+  keys?: string;
+  described: boolean;
+  shortcut?: string;
+  onClick: () => void;
+  disabled: boolean;
+}
+
+// Control is a button that says what it does: as its tooltip, and, when
+// described, in a line beside it that is also its accessible description.
+function Control({ label, help, keys, described, shortcut, onClick, disabled }: ControlProps) {
+  const id = useId();
+  const tip = keys ? `${help} (${keys})` : help;
+  const button = (
+    <button type="button" data-shortcut={shortcut} onClick={onClick} disabled={disabled} title={tip} aria-describedby={described ? id : undefined}>
+      {label}
+    </button>
+  );
+  if (!described) return button;
+  return (
+    <div className="control">
+      {button}
+      <span id={id} className="control-help">
+        {help}
+      </span>
+    </div>
   );
 }

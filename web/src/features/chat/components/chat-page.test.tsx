@@ -1,5 +1,5 @@
 import { create } from "@bufbuild/protobuf";
-import { createRouterTransport } from "@connectrpc/connect";
+import { Code, ConnectError, createRouterTransport } from "@connectrpc/connect";
 import { TransportProvider } from "@connectrpc/connect-query";
 import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
 import { act, cleanup, fireEvent, render, screen, waitFor, within } from "@testing-library/react";
@@ -29,6 +29,7 @@ import {
   type ForkSessionRequest,
   type GetSessionRequest,
   type PostMessageRequest,
+  type RenameSessionRequest,
   type SendMailRequest,
 } from "../../../gen/agents/v1/session_service_pb";
 import { EventStream, type StreamUpdate } from "../../../lib/event-stream";
@@ -65,10 +66,16 @@ function server(sess: Session, older?: Session, readOnly = false) {
   const forked: ForkSessionRequest[] = [];
   const mailed: SendMailRequest[] = [];
   const deleted: DeleteSessionRequest[] = [];
+  const renamed: RenameSessionRequest[] = [];
   const transport = createRouterTransport(({ service }) => {
     service(SessionService, {
       getSession: (req) => {
         gets.push(req);
+        // Fixtures: a session that is not there, and a fork's source.
+        if (req.sessionId === "gone") throw new ConnectError("no session gone", Code.NotFound);
+        if (req.sessionId === "source" && sess.meta?.id !== "source") {
+          return { session: create(SessionSchema, { meta: create(SessionMetaSchema, { id: "source", title: "Original plan" }) }) };
+        }
         return { session: older && req.beforeTurn !== undefined ? older : sess, readOnly };
       },
       postMessage: (req) => {
@@ -102,6 +109,10 @@ function server(sess: Session, older?: Session, readOnly = false) {
         deleted.push(req);
         return { deletedIds: [req.sessionId, "kid"] };
       },
+      renameSession: (req) => {
+        renamed.push(req);
+        return { meta: { id: sess.meta?.id, title: req.title } };
+      },
       forkSession: (req) => {
         forked.push(req);
         return { session: create(SessionSchema, { meta: create(SessionMetaSchema, { id: "forked", agent: req.agent || "assistant" }) }) };
@@ -117,7 +128,7 @@ function server(sess: Session, older?: Session, readOnly = false) {
       listAgents: () => ({ agents: [create(AgentDescriptorSchema, { slug: "assistant" }), create(AgentDescriptorSchema, { slug: "critic" })] }),
     });
   });
-  return { transport, posted, completed, forked, mailed, deleted, gets };
+  return { transport, posted, completed, forked, mailed, deleted, gets, renamed };
 }
 
 // Where shows the page's path, for the tests that navigate.
@@ -404,6 +415,128 @@ describe("ChatPage", () => {
     expect(within(log).getByRole("article", { name: "assistant, turn 2" }).textContent).toContain("second");
     expect(gets[0]).toMatchObject({ lastTurns: 100 });
     expect(gets.find((g) => g.beforeTurn !== undefined)).toMatchObject({ beforeTurn: 2, lastTurns: 100 });
+  });
+
+  it("says a session that does not exist does not, offers the way back, and nothing else", async () => {
+    open(create(SessionSchema, { meta: create(SessionMetaSchema, { id: "gone" }) }));
+    await screen.findByRole("heading", { name: "No such session" });
+    expect(screen.getByRole("link", { name: "Back to the start page" }).getAttribute("href")).toBe("/");
+    expect(screen.queryByText("Loading…")).toBeNull();
+    expect(screen.queryByRole("textbox", { name: "Message" })).toBeNull();
+    expect(screen.queryByRole("log", { name: "Conversation" })).toBeNull();
+    expect(screen.queryByRole("toolbar", { name: "Session controls" })).toBeNull();
+  });
+
+  it("says each stop control does to the run and its tools, and keeps Resume off while a call waits", async () => {
+    const call = create(ToolCallSchema, { id: "c9", name: "ask_user", arguments: "{}", kind: ToolKind.CLIENT });
+    const waiting = create(SessionSchema, {
+      seq: 5n,
+      meta: create(SessionMetaSchema, { id: "p-w", agent: "assistant", status: SessionStatus.WAITING, statusReason: "waiting", turnCount: 2, pendingCalls: 1 }),
+      turns: [
+        create(TurnSchema, { index: 0, kind: { case: "user", value: create(UserTurnSchema, { text: "ask me" }) } }),
+        create(TurnSchema, { index: 1, kind: { case: "llm", value: create(LlmTurnSchema, { toolCalls: [call] }) } }),
+      ],
+      pendingCalls: [create(DeferredCallSchema, { token: "tok", sessionId: "p-w", call, reason: "client_tool" })],
+    });
+    open(waiting);
+    const bar = await screen.findByRole("toolbar", { name: "Session controls" });
+    const resume = (await within(bar).findByRole("button", { name: "Resume" })) as HTMLButtonElement;
+    expect(resume.disabled).toBe(true);
+    expect(resume.title).toMatch(/answer it/);
+    expect(within(bar).getByRole("button", { name: "Cancel run" }).title).toMatch(/running tools are cancelled/);
+    expect(within(bar).getByRole("button", { name: "Hard cancel" }).title).toMatch(/running tool calls.*run goes on/);
+    expect(screen.getByRole("button", { name: "Interrupt" }).title).toMatch(/go on with this message/);
+    // The status line says waiting once.
+    const log = screen.getByRole("log", { name: "Conversation" });
+    await waitFor(() => expect(log.querySelector(".status-line")?.textContent).toBe("waiting"));
+  });
+
+  it("says what Pause does to the running tools", async () => {
+    open(running("p-pause"));
+    const pause = await screen.findByRole("button", { name: "Pause" });
+    expect(pause.title).toMatch(/next step.*running tools finish first/);
+  });
+
+  it("shows the user's message sent during the run as the user's, not as mail from user local", async () => {
+    const interrupt = create(MailEnvelopeSchema, {
+      id: "m1",
+      sender: { kind: { case: "user", value: "local" } },
+      priority: MailPriority.URGENT,
+      body: { kind: { case: "userMessage", value: { text: "stop, use metres" } } },
+    });
+    const sess = create(SessionSchema, {
+      seq: 4n,
+      meta: create(SessionMetaSchema, { id: "p-int", agent: "assistant", status: SessionStatus.READY, turnCount: 2 }),
+      turns: [
+        create(TurnSchema, { index: 0, kind: { case: "user", value: create(UserTurnSchema, { text: "how far?" }) } }),
+        create(TurnSchema, { index: 1, kind: { case: "user", value: create(UserTurnSchema, { mail: [interrupt] }) } }),
+      ],
+    });
+    open(sess);
+    const turn = await screen.findByRole("article", { name: "You, turn 2" });
+    const note = within(turn).getByRole("note", { name: "Your message, interrupting the run" });
+    expect(note.textContent).toContain("stop, use metres");
+    expect(turn.textContent).not.toContain("Mail from user local");
+  });
+
+  it("shows a helper's progress with the helper session's title, linked, not its id", async () => {
+    const sess = create(SessionSchema, {
+      seq: 10n,
+      meta: create(SessionMetaSchema, { id: "p-h", agent: "assistant", title: "Clock", status: SessionStatus.RUNNING, turnCount: 2 }),
+      turns: [
+        create(TurnSchema, { index: 0, kind: { case: "user", value: create(UserTurnSchema, { text: "dig" }) } }),
+        create(TurnSchema, {
+          index: 1,
+          kind: { case: "llm", value: create(LlmTurnSchema, { toolCalls: [create(ToolCallSchema, { id: "h1", name: "prompt_agent_researcher", kind: ToolKind.HELPER })] }) },
+        }),
+      ],
+      inProgress: create(TurnInProgressSchema, { turnIndex: 2 }),
+    });
+    const { stream } = open(sess);
+    const card = await screen.findByRole("group", { name: "prompt_agent_researcher" });
+    stream.push(ev("p-h", 11, { case: "subcallStarted", value: { $typeName: "agents.v1.SubcallStarted", childSessionId: "kid-1234", agent: "researcher", callId: "h1", depth: 1 } }));
+    stream.push(ev("p-h", 12, { case: "toolProgressed", value: { $typeName: "agents.v1.ToolProgressed", callId: "h1", message: "kid-1234: calling bash_search" } }));
+    await waitFor(() => expect(card.querySelector(".tool-progress")?.textContent).toMatch(/: calling bash_search$/));
+    const progress = card.querySelector(".tool-progress") as HTMLElement;
+    expect(progress.textContent).not.toContain("kid-1234");
+    // The in-memory server answers every id with this session: its title.
+    await waitFor(() => expect(within(progress).getByRole("link", { name: "Clock" }).getAttribute("href")).toBe("/sessions/kid-1234"));
+    expect(within(card).getByRole("link", { name: "Open the researcher session" })).toBeTruthy();
+  });
+
+  it("says a fork is one, naming and linking the session it came from", async () => {
+    const fork = create(SessionSchema, {
+      seq: 1n,
+      meta: create(SessionMetaSchema, { id: "p-fork", agent: "assistant", title: "Original plan", forkedFrom: "source", status: SessionStatus.READY }),
+    });
+    open(fork);
+    const link = await screen.findByRole("link", { name: "“Original plan”" });
+    expect(link.getAttribute("href")).toBe("/sessions/source");
+    expect(link.parentElement?.textContent).toBe("Fork of “Original plan”");
+  });
+
+  it("renames the session from its heading, and shows the title the server then announces", async () => {
+    const { renamed, stream } = open(running("p-ren"));
+    await screen.findByRole("heading", { name: "Clock" });
+    fireEvent.click(await screen.findByRole("button", { name: "Rename" }));
+    const field = screen.getByRole("textbox", { name: "Session title" }) as HTMLInputElement;
+    expect(field.value).toBe("Clock");
+    // Escape leaves it as it was.
+    fireEvent.keyDown(field, { key: "Escape" });
+    await screen.findByRole("heading", { name: "Clock" });
+    fireEvent.click(screen.getByRole("button", { name: "Rename" }));
+    fireEvent.change(screen.getByRole("textbox", { name: "Session title" }), { target: { value: "  Time zones " } });
+    fireEvent.click(screen.getByRole("button", { name: "Save" }));
+    await waitFor(() => expect(renamed).toHaveLength(1));
+    expect(renamed[0]).toMatchObject({ sessionId: "p-ren", title: "Time zones" });
+    await waitFor(() => expect(screen.queryByRole("textbox", { name: "Session title" })).toBeNull());
+    stream.push(
+      ev("p-ren", 11, {
+        case: "sessionUpdated",
+        value: { $typeName: "agents.v1.SessionUpdated", meta: create(SessionMetaSchema, { id: "p-ren", agent: "assistant", title: "Time zones", status: SessionStatus.RUNNING, turnCount: 1 }) },
+      }),
+    );
+    await screen.findByRole("heading", { name: "Time zones" });
   });
 
   it("has no serious or critical accessibility violations", async () => {

@@ -10,9 +10,16 @@
 //   - the session controls (toolbar "Session controls"): buttons "Pause"
 //     or "Resume" (the server's status decides which), "Cancel run",
 //     "Hard cancel", "Fork" (at the head), combobox "Agent to continue
-//     with" and button "Continue", "Export", "Delete"; the delete dialog
+//     with" and button "Continue", "Rename" (a form "Rename the session"
+//     with textbox "Session title", "Save", "Cancel"), "Export",
+//     "Delete"; the delete dialog
 //     is an "alertdialog" with "Cancel" and "Delete session" (or "Delete
 //     with N sub-sessions")
+//   - on a narrow screen (lib/media-query.ts) the toolbar is the panel
+//     of a button "Actions", hidden until it is pressed; the app's bar
+//     has a button "Sessions" that opens the session list as a drawer
+//   - a session the server does not have: heading "No such session" and
+//     link "Back to the start page", nothing else
 //   - per turn: button "Fork here"
 //   - the status: role "status" named "Status: <ready|running|waiting|
 //     paused|failed>"

@@ -1,9 +1,10 @@
 import { skipToken, useMutation, useQuery, useTransport } from "@connectrpc/connect-query";
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
-import { NavLink, Route, Routes, useNavigate } from "react-router";
+import { Link, NavLink, Route, Routes, useNavigate } from "react-router";
 import { AgentService } from "../../../gen/agents/v1/agent_pb";
 import { SessionStatus } from "../../../gen/agents/v1/session_pb";
 import { SessionService } from "../../../gen/agents/v1/session_service_pb";
+import { narrowScreen, useMediaQuery } from "../../../lib/media-query";
 import { useShortcut } from "../../../lib/shortcuts";
 import { createSessionClient } from "../../../lib/transport";
 import { exportMarkdown } from "../api/export-session";
@@ -26,7 +27,8 @@ import { Transcript } from "./transcript";
 // or the mailbox, the pending calls, the draft and the composer.
 export function ChatSession({ id }: { id: string }) {
   useDraftsConnected();
-  const { state, readOnly, error, olderLoading, loadOlder, reload } = useSession(id);
+  const { state, readOnly, error, missing, olderLoading, loadOlder, reload } = useSession(id);
+  const narrow = useMediaQuery(narrowScreen);
   const transport = useTransport();
   const client = useMemo(() => createSessionClient(transport), [transport]);
   const navigate = useNavigate();
@@ -52,6 +54,7 @@ export function ChatSession({ id }: { id: string }) {
   const cancel = useMutation(SessionService.method.cancelRun);
   const cancelAttached = useMutation(SessionService.method.cancelAttached);
   const fork = useMutation(SessionService.method.forkSession);
+  const rename = useMutation(SessionService.method.renameSession);
 
   // The run may have stopped while nobody watched: a draft waiting for it
   // goes now.
@@ -115,6 +118,8 @@ export function ChatSession({ id }: { id: string }) {
       }),
     remove: () => setDeleting(true),
     exportMarkdown: () => void act("Export", () => exportMarkdown(client, id, meta?.title ?? "")),
+    // The new title comes back with the session's next update.
+    rename: (title) => act("Rename", () => rename.mutateAsync({ sessionId: id, title })),
   };
 
   // at_turn counts from the newest turn, 0 being the head.
@@ -135,9 +140,11 @@ export function ChatSession({ id }: { id: string }) {
   const missingRequired = declared.some((p) => p.required && !params[p.name]);
   const paramsOpen = missingRequired && (turnCount === 0 || state.failureCode === "params_required");
 
+  if (missing && !state.loaded) return <SessionMissing id={id} />;
+
   return (
     <div className="chat" ref={root}>
-      <ChatHeader meta={meta} agents={agents.data?.agents ?? []} busy={busy} working={working} readOnly={readOnly} controls={controls} />
+      <ChatHeader meta={meta} agents={agents.data?.agents ?? []} busy={busy} working={working} readOnly={readOnly} narrow={narrow} controls={controls} />
       <nav className="chat-tabs" aria-label="Session views">
         <NavLink to={`/sessions/${id}`} end>
           Conversation
@@ -212,5 +219,21 @@ export function ChatSession({ id }: { id: string }) {
         />
       )}
     </div>
+  );
+}
+
+// SessionMissing is the page of a session the server does not have: it
+// was deleted, the link is wrong, or it is another owner's.
+function SessionMissing({ id }: { id: string }) {
+  return (
+    <section className="page-content" aria-labelledby="session-missing">
+      <h1 id="session-missing">No such session</h1>
+      <p>
+        There is no session <code>{id}</code>: it was deleted, or the link is wrong.
+      </p>
+      <p>
+        <Link to="/">Back to the start page</Link>, to start a session or open another.
+      </p>
+    </section>
   );
 }

@@ -1,6 +1,7 @@
 import { useId, useRef, useState, type ClipboardEvent, type DragEvent, type FormEvent, type KeyboardEvent } from "react";
 import type { Attachment } from "../../../gen/agents/v1/session_pb";
 import { readAttachment } from "../lib/attachments";
+import { controlHelp } from "../lib/controls";
 import { AttachmentChips } from "./attachment-chips";
 
 export interface ComposerMessage {
@@ -137,7 +138,7 @@ export function Composer({ accepts, canInterrupt, disabled, onSend, onInterrupt,
         <button type="button" onClick={() => picker.current?.click()}>
           Attach
         </button>
-        <button type="button" data-shortcut="interrupt" onClick={() => void submit(true)} disabled={disabled || !canInterrupt} title="Cut the step short and continue with this message (Alt+I)">
+        <button type="button" data-shortcut="interrupt" onClick={() => void submit(true)} disabled={disabled || !canInterrupt} title={`${controlHelp.interrupt} (Alt+I)`}>
           Interrupt
         </button>
         <button type="submit" className="primary" disabled={disabled || empty}>

@@ -1,6 +1,8 @@
+import { skipToken, useQuery } from "@connectrpc/connect-query";
 import { Link } from "react-router";
+import { SessionService } from "../../../gen/agents/v1/session_service_pb";
 import { childOf, helperAgent, isHelper, type CallInfo } from "../lib/session-state";
-import { formatDuration, prettyJson, resultLabel } from "../lib/format";
+import { formatDuration, helperProgress, prettyJson, resultLabel } from "../lib/format";
 
 // ToolCallCard is one tool call: its name, arguments, live progress,
 // result and how it ended; a helper call links to its child session.
@@ -32,7 +34,7 @@ export function ToolCallCard({ info }: { info: CallInfo }) {
       )}
       {!r && info.running && info.progress && (
         <p className="tool-progress" aria-live="polite">
-          {info.progress}
+          {helper && child ? <HelperProgress line={info.progress} child={child} agent={helperAgent(info)} /> : info.progress}
         </p>
       )}
       {r && (
@@ -42,5 +44,22 @@ export function ToolCallCard({ info }: { info: CallInfo }) {
         </details>
       )}
     </section>
+  );
+}
+
+// HelperProgress is a helper's progress line ("CHILD-ID: calling bash_x")
+// with the helper session's title in place of its id, linked to it.
+function HelperProgress({ line, child, agent }: { line: string; child: string; agent?: string }) {
+  const q = useQuery(SessionService.method.getSession, line.startsWith(child) ? { sessionId: child, metaOnly: true } : skipToken, {
+    staleTime: 60_000,
+    retry: false,
+  });
+  const p = helperProgress(line, child);
+  if (!p) return <>{line}</>;
+  const name = q.data?.session?.meta?.title.trim() || agent || "helper";
+  return (
+    <>
+      <Link to={`/sessions/${child}`}>{name}</Link>: {p}
+    </>
   );
 }

@@ -1,6 +1,7 @@
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { useCallback, useEffect, useLayoutEffect, useMemo, useRef } from "react";
 import { callsOf, type CallInfo, type SessionState } from "../lib/session-state";
+import { statusText } from "../../../lib/status-text";
 import { statusLabel } from "../lib/format";
 import { LiveTurnView, TurnView } from "./turn-view";
 
@@ -138,8 +139,7 @@ function StatusLine({ state }: { state: SessionState }) {
   if (m.turnCount === 0 && !state.live) return <p className="status-line muted">No messages yet. Write one below.</p>;
   return (
     <p className="status-line muted">
-      {statusLabel(m.status)}
-      {m.statusReason ? ` — ${m.statusReason}` : ""}
+      {statusText(statusLabel(m.status), m.statusReason)}
       {m.pendingMail > 0 ? ` · ${m.pendingMail} mail waiting for the next step` : ""}
     </p>
   );

@@ -1,6 +1,6 @@
 import { memo } from "react";
 import { Link } from "react-router";
-import type { MailEnvelope } from "../../../gen/agents/v1/mail_pb";
+import { MailPriority, type MailEnvelope } from "../../../gen/agents/v1/mail_pb";
 import type { Attachment, LlmTurn, Turn, UserTurn } from "../../../gen/agents/v1/session_pb";
 import { formatBytes, mailText, resultLabel, senderOf } from "../lib/format";
 import type { CallInfo, LiveTurn } from "../lib/session-state";
@@ -125,8 +125,19 @@ function toBase64(b: Uint8Array): string {
   return btoa(s);
 }
 
-// MailView is mail folded into a turn, with its sender.
+// MailView is mail folded into a turn, with its sender. The user's own
+// message sent during a run (an interrupt, or one that waited for the
+// next step) is the user's message, said as such.
 export function MailView({ m }: { m: MailEnvelope }) {
+  if (m.sender?.kind.case === "user" && m.body?.kind.case === "userMessage") {
+    const urgent = m.priority === MailPriority.URGENT;
+    return (
+      <div className="user-mail" role="note" aria-label={urgent ? "Your message, interrupting the run" : "Your message, sent during the run"}>
+        <span className="mail-from">{urgent ? "Interrupted the run" : "Sent during the run"}</span>
+        <p className="user-text">{mailText(m)}</p>
+      </div>
+    );
+  }
   const from = senderOf(m);
   return (
     <div className="mail" role="note" aria-label={`Mail from ${from.label}`}>

@@ -1,3 +1,4 @@
+import { Code, ConnectError } from "@connectrpc/connect";
 import { useTransport } from "@connectrpc/connect-query";
 import { useCallback, useEffect, useMemo, useReducer, useRef, useState } from "react";
 import type { MessageInitShape } from "@bufbuild/protobuf";
@@ -16,6 +17,8 @@ export interface SessionView {
   // another owner's session), as the server says.
   readOnly: boolean;
   error?: string;
+  // The server has no such session (or none the caller may read).
+  missing: boolean;
   olderLoading: boolean;
   loadOlder: () => void;
   reload: () => void;
@@ -31,6 +34,7 @@ export function useSession(id: string): SessionView {
   const stream = useEventStream();
   const [state, dispatch] = useReducer(sessionReducer, id, initialState);
   const [error, setError] = useState<string>();
+  const [missing, setMissing] = useState(false);
   const [readOnly, setReadOnly] = useState(false);
   const [olderLoading, setOlderLoading] = useState(false);
   const ref = useRef(state);
@@ -47,10 +51,12 @@ export function useSession(id: string): SessionView {
         dispatch({ type: "loaded", session: res.session });
         setReadOnly(res.readOnly);
         setError(undefined);
+        setMissing(false);
       } catch (err) {
         if (!alive.current) return;
         dispatch({ type: "fetchFailed" });
         setError(err instanceof Error ? err.message : String(err));
+        setMissing(ConnectError.from(err).code === Code.NotFound);
       }
     },
     [client, id],
@@ -119,5 +125,5 @@ export function useSession(id: string): SessionView {
       });
   }, [client, id, olderLoading]);
 
-  return { state, readOnly, error, olderLoading, loadOlder, reload: refetch };
+  return { state, readOnly, error, missing, olderLoading, loadOlder, reload: refetch };
 }

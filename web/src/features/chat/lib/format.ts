@@ -133,3 +133,11 @@ export function errorText(err: unknown): string {
   if (err instanceof ConnectError) return err.rawMessage || err.message;
   return err instanceof Error ? err.message : String(err);
 }
+
+// helperProgress is what a helper's progress line says past the helper
+// session's id it starts with ("CHILD-ID: calling bash_x" → "calling
+// bash_x"), or undefined when it does not start with it.
+export function helperProgress(line: string, child: string): string | undefined {
+  const prefix = `${child}: `;
+  return line.startsWith(prefix) ? line.slice(prefix.length) : undefined;
+}

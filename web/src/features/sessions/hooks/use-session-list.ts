@@ -1,11 +1,10 @@
 import { useTransport } from "@connectrpc/connect-query";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useMemo, useReducer, useRef } from "react";
-import { useAuthStore } from "../../auth/hooks/use-auth";
 import { useEventStream } from "../../../lib/event-stream-context";
 import { createSessionClient } from "../../../lib/transport";
 import { initialSessionList, reduceSessionList, type SessionListState } from "../api/session-list";
-import { VisibleSessions } from "../api/list-sessions";
+import { listVisibleSessions } from "../api/list-sessions";
 
 // The query key of the sidebar's listing; invalidating it lists again.
 export const sessionListKey = ["sessions", "all"] as const;
@@ -15,8 +14,7 @@ export const sessionListKey = ["sessions", "all"] as const;
 // on screen (read, and kept read).
 export function useSessionList(openId: string | undefined): SessionListState & { error?: Error; refetch: () => void } {
   const transport = useTransport();
-  const authStore = useAuthStore();
-  const lister = useMemo(() => new VisibleSessions(createSessionClient(transport), authStore.token), [transport, authStore]);
+  const client = useMemo(() => createSessionClient(transport), [transport]);
   const stream = useEventStream();
   const queryClient = useQueryClient();
   const [state, dispatch] = useReducer(reduceSessionList, initialSessionList);
@@ -28,7 +26,10 @@ export function useSessionList(openId: string | undefined): SessionListState & {
       const g = ++generation.current;
       dispatch({ type: "refresh", generation: g });
       try {
-        return { generation: g, sessions: await lister.list(signal) };
+        // Whether every owner's sessions are the caller's to see, as the
+        // event stream learnt it from the server.
+        const admin = await stream.whenAdminKnown(signal);
+        return { generation: g, sessions: await listVisibleSessions(client, admin, signal) };
       } catch (err) {
         dispatch({ type: "failed", generation: g });
         throw err;
