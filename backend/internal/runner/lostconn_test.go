@@ -295,8 +295,10 @@ func TestAMessageWhoseCommitReplyIsLostRunsAndTheNextPostWorks(t *testing.T) {
 }
 
 // commitCutter forwards connections to PostgreSQL. Once armed, it lets
-// the next COMMIT through to the server and closes the client's side of
-// that connection: the server commits, and the client never hears so.
+// the next COMMIT of a transaction that appends to the event log (it
+// takes the log's lock: a change of a session, not a lease's renewal)
+// through to the server and closes the client's side of that connection:
+// the server commits, and the client never hears so.
 type commitCutter struct {
 	dsn   string
 	armed atomic.Bool
@@ -342,16 +344,28 @@ func newCommitCutter(t *testing.T, dsn string) *commitCutter {
 			mu.Lock()
 			conns = append(conns, client, server)
 			mu.Unlock()
+			var drop atomic.Bool
 			wg.Go(func() {
-				// The server's replies go back until the client's side
-				// is closed; then the server's connection goes too.
-				_, _ = io.Copy(client, server)
+				// The server's replies go back until the one to drop
+				// comes, or the client's side is closed; then both
+				// connections go.
+				buf := make([]byte, 32<<10)
+				for {
+					n, err := server.Read(buf)
+					if err != nil || drop.Load() {
+						break
+					}
+					if _, err := client.Write(buf[:n]); err != nil {
+						break
+					}
+				}
 				client.Close()
 				server.Close()
 			})
 			wg.Go(func() {
-				c.forward(server, client)
-				client.Close()
+				if !c.forward(server, client, &drop) {
+					client.Close()
+				}
 			})
 		}
 	})
@@ -363,32 +377,51 @@ func (c *commitCutter) cuts() int { return int(c.cut.Load()) }
 
 // forward copies the client's messages to the server: the startup
 // message, then messages of a type byte and a length that counts itself.
-func (c *commitCutter) forward(server, client net.Conn) {
+// It returns true once it sent the COMMIT to cut, after setting drop: the
+// server answers it only once it committed, and the client is cut then,
+// the answer dropped. (The server sends nothing else meanwhile: the
+// client sends a query once the last one was answered.)
+func (c *commitCutter) forward(server, client net.Conn, drop *atomic.Bool) bool {
 	var head [5]byte
 	if _, err := io.ReadFull(client, head[:4]); err != nil {
-		return
+		return false
 	}
 	startup := make([]byte, binary.BigEndian.Uint32(head[:4])-4)
 	if _, err := io.ReadFull(client, startup); err != nil {
-		return
+		return false
 	}
 	if _, err := server.Write(append(head[:4:4], startup...)); err != nil {
-		return
+		return false
 	}
+	// logged says the transaction under way took the event log's lock,
+	// which the store takes with a statement of no arguments: pgx sends
+	// it as a simple query, as it does COMMIT and ROLLBACK.
+	logged := false
 	for {
 		if _, err := io.ReadFull(client, head[:]); err != nil {
-			return
+			return false
 		}
 		body := make([]byte, binary.BigEndian.Uint32(head[1:])-4)
 		if _, err := io.ReadFull(client, body); err != nil {
-			return
+			return false
 		}
-		if _, err := server.Write(append(head[:], body...)); err != nil {
-			return
+		query := ""
+		if head[0] == 'Q' {
+			query = strings.ToLower(strings.TrimRight(string(body), "\x00; "))
 		}
-		if head[0] == 'Q' && strings.EqualFold(strings.TrimRight(string(body), "\x00; "), "commit") && c.armed.CompareAndSwap(true, false) {
+		cut := query == "commit" && logged && c.armed.CompareAndSwap(true, false)
+		if cut {
+			drop.Store(true)
 			c.cut.Add(1)
-			return
+		}
+		if _, err := server.Write(append(head[:], body...)); err != nil || cut {
+			return cut
+		}
+		switch {
+		case strings.Contains(query, "pg_advisory_xact_lock"):
+			logged = true
+		case query == "commit" || query == "rollback":
+			logged = false
 		}
 	}
 }
