@@ -4,7 +4,6 @@ package main
 
 import (
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -53,46 +52,46 @@ func TestSIGKILLDuringAHelperRunDeliversTheChildsAnswerToItsParent(t *testing.T)
 		t.Skip("builds the agents binary and runs it as a child process")
 	}
 	t.Parallel()
-	bin := buildAgents(t)
-	model := fakellmtest.Start(t, helperRules())
-	dir := t.TempDir()
-	db := filepath.Join(dir, "agents.db")
+	eachStore(t, func(t *testing.T, dir, db string) {
+		bin := buildAgents(t)
+		model := fakellmtest.Start(t, helperRules())
 
-	first := startServe(t, bin, dir, db, model.URL())
-	feed := openEvents(t, first.url)
-	boss := first.create(t, "boss", "ask your aide about the sea")
-	delta := feed.waitFor(t, "the aide's first text.delta", func(ev *agentsv1.Event) bool {
-		return ev.GetSessionId() != boss && ev.GetKind() == "text.delta"
+		first := startServe(t, bin, dir, db, model.URL())
+		feed := openEvents(t, first.url)
+		boss := first.create(t, "boss", "ask your aide about the sea")
+		delta := feed.waitFor(t, "the aide's first text.delta", func(ev *agentsv1.Event) bool {
+			return ev.GetSessionId() != boss && ev.GetKind() == "text.delta"
+		})
+		child := delta.GetSessionId()
+		if kids := first.children(t, boss); len(kids) != 1 || kids[0].GetId() != child {
+			t.Fatalf("children of the boss while the aide streams = %v, want %s", kids, child)
+		}
+		first.kill(t)
+		feed.close()
+
+		second := startServe(t, bin, dir, db, model.URL())
+		bossHeardItsAide(t, second, boss, child)
+		c := second.waitIdle(t, child)
+		if got := c.GetMeta().GetStatus(); got != agentsv1.SessionStatus_SESSION_STATUS_READY {
+			t.Errorf("aide status = %v (%s), want ready", got, c.GetMeta().GetStatusReason())
+		}
+		if got := llmTexts(c); len(got) != 1 || got[0] != aideAnswer {
+			t.Errorf("aide answers = %q, want only %q", got, aideAnswer)
+		}
+		if got := userTexts(c); len(got) != 1 {
+			t.Errorf("aide prompts = %q, want one", got)
+		}
+
+		// The boss asked for each of its steps once; the aide's step was cut
+		// once and retried.
+		reqs := model.Requests()
+		if n, m := stepRequests(reqs, bossPrompt, 0), stepRequests(reqs, bossPrompt, 1); n != 1 || m != 1 {
+			t.Errorf("boss model requests: %d for its first step, %d for its second; want one each", n, m)
+		}
+		if n := stepRequests(reqs, aidePrompt, 0); n != 2 {
+			t.Errorf("aide model requests = %d, want 2 (the cut attempt and its retry)", n)
+		}
 	})
-	child := delta.GetSessionId()
-	if kids := first.children(t, boss); len(kids) != 1 || kids[0].GetId() != child {
-		t.Fatalf("children of the boss while the aide streams = %v, want %s", kids, child)
-	}
-	first.kill(t)
-	feed.close()
-
-	second := startServe(t, bin, dir, db, model.URL())
-	bossHeardItsAide(t, second, boss, child)
-	c := second.waitIdle(t, child)
-	if got := c.GetMeta().GetStatus(); got != agentsv1.SessionStatus_SESSION_STATUS_READY {
-		t.Errorf("aide status = %v (%s), want ready", got, c.GetMeta().GetStatusReason())
-	}
-	if got := llmTexts(c); len(got) != 1 || got[0] != aideAnswer {
-		t.Errorf("aide answers = %q, want only %q", got, aideAnswer)
-	}
-	if got := userTexts(c); len(got) != 1 {
-		t.Errorf("aide prompts = %q, want one", got)
-	}
-
-	// The boss asked for each of its steps once; the aide's step was cut
-	// once and retried.
-	reqs := model.Requests()
-	if n, m := stepRequests(reqs, bossPrompt, 0), stepRequests(reqs, bossPrompt, 1); n != 1 || m != 1 {
-		t.Errorf("boss model requests: %d for its first step, %d for its second; want one each", n, m)
-	}
-	if n := stepRequests(reqs, aidePrompt, 0); n != 2 {
-		t.Errorf("aide model requests = %d, want 2 (the cut attempt and its retry)", n)
-	}
 }
 
 // children lists the sessions whose parent is id.
@@ -132,26 +131,26 @@ func TestGracefulStopDuringAHelperRunKeepsTheParentWaitingForItsChild(t *testing
 		t.Skip("builds the agents binary and runs it as a child process")
 	}
 	t.Parallel()
-	bin := buildAgents(t)
-	model := fakellmtest.Start(t, drainRules())
-	dir := t.TempDir()
-	db := filepath.Join(dir, "agents.db")
+	eachStore(t, func(t *testing.T, dir, db string) {
+		bin := buildAgents(t)
+		model := fakellmtest.Start(t, drainRules())
 
-	first := startServe(t, bin, dir, db, model.URL())
-	feed := openEvents(t, first.url)
-	boss := first.create(t, "boss", "ask your aide about the sea")
-	started := feed.waitFor(t, "the aide's run", func(ev *agentsv1.Event) bool {
-		return ev.GetSessionId() != boss && ev.GetKind() == "run.started"
+		first := startServe(t, bin, dir, db, model.URL())
+		feed := openEvents(t, first.url)
+		boss := first.create(t, "boss", "ask your aide about the sea")
+		started := feed.waitFor(t, "the aide's run", func(ev *agentsv1.Event) bool {
+			return ev.GetSessionId() != boss && ev.GetKind() == "run.started"
+		})
+		child := started.GetSessionId()
+		first.stop()
+		feed.close()
+
+		second := startServe(t, bin, dir, db, model.URL())
+		bossHeardItsAide(t, second, boss, child)
+		if n := stepRequests(model.Requests(), bossPrompt, 0); n != 1 {
+			t.Errorf("boss asked for its first step %d times, want once", n)
+		}
 	})
-	child := started.GetSessionId()
-	first.stop()
-	feed.close()
-
-	second := startServe(t, bin, dir, db, model.URL())
-	bossHeardItsAide(t, second, boss, child)
-	if n := stepRequests(model.Requests(), bossPrompt, 0); n != 1 {
-		t.Errorf("boss asked for its first step %d times, want once", n)
-	}
 }
 
 // bossHeardItsAide checks, after a restart, that the boss ended ready with

@@ -79,172 +79,172 @@ func TestSIGKILLMidStepResumesTheRunDeliversMailOnceAndKeepsDeferredCalls(t *tes
 	if testing.Short() {
 		t.Skip("builds the agents binary and runs it as a child process")
 	}
-	bin := buildAgents(t)
-	model := fakellmtest.Start(t, crashRules())
-	dir := t.TempDir()
-	db := filepath.Join(dir, "agents.db")
+	eachStore(t, func(t *testing.T, dir, db string) {
+		bin := buildAgents(t)
+		model := fakellmtest.Start(t, crashRules())
 
-	first := startServe(t, bin, dir, db, model.URL())
-	feed := openEvents(t, first.url)
+		first := startServe(t, bin, dir, db, model.URL())
+		feed := openEvents(t, first.url)
 
-	// A: the model calls the client tool; the run stops and waits.
-	a := first.create(t, "asker", "ask me something")
-	aView := first.waitIdle(t, a)
-	if got := aView.GetMeta().GetStatus(); got != agentsv1.SessionStatus_SESSION_STATUS_WAITING {
-		t.Fatalf("A status = %v (%s), want waiting", got, aView.GetMeta().GetStatusReason())
-	}
-	if n := len(aView.GetPendingCalls()); n != 1 {
-		t.Fatalf("A pending calls = %v, want one", aView.GetPendingCalls())
-	}
-	token := aView.GetPendingCalls()[0].GetToken()
-	if token == "" || aView.GetPendingCalls()[0].GetCall().GetName() != "ask_user" {
-		t.Fatalf("A pending call = %v, want ask_user with a token", aView.GetPendingCalls()[0])
-	}
+		// A: the model calls the client tool; the run stops and waits.
+		a := first.create(t, "asker", "ask me something")
+		aView := first.waitIdle(t, a)
+		if got := aView.GetMeta().GetStatus(); got != agentsv1.SessionStatus_SESSION_STATUS_WAITING {
+			t.Fatalf("A status = %v (%s), want waiting", got, aView.GetMeta().GetStatusReason())
+		}
+		if n := len(aView.GetPendingCalls()); n != 1 {
+			t.Fatalf("A pending calls = %v, want one", aView.GetPendingCalls())
+		}
+		token := aView.GetPendingCalls()[0].GetToken()
+		if token == "" || aView.GetPendingCalls()[0].GetCall().GetName() != "ask_user" {
+			t.Fatalf("A pending call = %v, want ask_user with a token", aView.GetPendingCalls()[0])
+		}
 
-	// B: its first step streams slowly; mail is queued once it streams.
-	b := first.create(t, "slow", "tell me a long story")
-	feed.waitFor(t, "B's first text.delta", func(ev *agentsv1.Event) bool {
-		return ev.GetSessionId() == b && ev.GetKind() == "text.delta"
+		// B: its first step streams slowly; mail is queued once it streams.
+		b := first.create(t, "slow", "tell me a long story")
+		feed.waitFor(t, "B's first text.delta", func(ev *agentsv1.Event) bool {
+			return ev.GetSessionId() == b && ev.GetKind() == "text.delta"
+		})
+		mailOne := "mail one: the cat is hungry"
+		mailTwo := "mail two: bring an umbrella"
+		sent, err := first.sessions.SendMail(ctxFor(t), connect.NewRequest(&agentsv1.SendMailRequest{
+			SessionId: b,
+			Body:      &agentsv1.MailBody{Kind: &agentsv1.MailBody_UserMessage{UserMessage: &agentsv1.UserMessage{Text: mailOne}}},
+		}))
+		if err != nil {
+			t.Fatalf("send mail to B: %v", err)
+		}
+		posted, err := first.sessions.PostMessage(ctxFor(t), connect.NewRequest(&agentsv1.PostMessageRequest{
+			SessionId: b,
+			Message:   &agentsv1.Message{Text: mailTwo},
+		}))
+		if err != nil {
+			t.Fatalf("post to B: %v", err)
+		}
+		if posted.Msg.GetMailId() == "" {
+			t.Fatalf("post to running B was not stored as mail: %v", posted.Msg)
+		}
+		pending := first.listMail(t, b, true)
+		if len(pending) != 2 {
+			t.Fatalf("B pending mail before the kill = %v, want 2", pending)
+		}
+		if s := first.get(t, b); s.GetMeta().GetStatus() != agentsv1.SessionStatus_SESSION_STATUS_RUNNING {
+			t.Fatalf("B status before the kill = %v, want running", s.GetMeta().GetStatus())
+		}
+
+		first.kill(t)
+		feed.close()
+
+		second := startServe(t, bin, dir, db, model.URL())
+
+		// B resumes with no client asking it to, and ends.
+		bView := second.waitIdle(t, b)
+		if got := bView.GetMeta().GetStatus(); got != agentsv1.SessionStatus_SESSION_STATUS_READY {
+			t.Fatalf("B status after restart = %v (%s), want ready", got, bView.GetMeta().GetStatusReason())
+		}
+		// The kill landed mid-step: the slow answer was never stored, and the
+		// model was asked for B's first step twice (the cut attempt, the retry).
+		var bReqs []fakellm.Request
+		firstStep := 0
+		for _, r := range model.Requests() {
+			if strings.Contains(r.SystemPrompt(), slowPrompt) {
+				bReqs = append(bReqs, r)
+				if r.AssistantMessages() == 0 {
+					firstStep++
+				}
+			}
+		}
+		if firstStep != 2 || len(bReqs) < 2 || bReqs[0].RuleName != "slow first attempt" || bReqs[1].RuleName != "quick" {
+			t.Errorf("model requests for B = %v, %d of them for its first step; want the slow attempt, then its retry", ruleNames(bReqs), firstStep)
+		}
+		var answers []string
+		for _, turn := range bView.GetTurns() {
+			if l := turn.GetLlm(); l != nil {
+				answers = append(answers, l.GetText())
+				if strings.Contains(l.GetText(), "once up") || l.GetInterrupted() {
+					t.Errorf("B has an answer from the attempt the kill cut: %v", l)
+				}
+			}
+		}
+		if len(answers) == 0 {
+			t.Fatalf("B has no answer after the restart: %v", bView.GetTurns())
+		}
+		// Each mail is folded into a turn exactly once, and the model read
+		// both: the last answer quotes the user message they were folded into.
+		last := answers[len(answers)-1]
+		for _, text := range []string{mailOne, mailTwo} {
+			if n := foldedCount(bView, text); n != 1 {
+				t.Errorf("mail %q folded %d times in B's turns, want once", text, n)
+			}
+			if !strings.Contains(last, text) {
+				t.Errorf("B's last answer %q does not quote the mail %q", last, text)
+			}
+		}
+		all := second.listMail(t, b, false)
+		if len(all) != 2 {
+			t.Fatalf("B mail after restart = %v, want 2", all)
+		}
+		for _, m := range all {
+			if m.GetDeliverTime() == nil {
+				t.Errorf("mail %s (%q) not marked delivered", m.GetId(), m.GetBody().GetUserMessage().GetText())
+			}
+		}
+		ids := map[string]bool{all[0].GetId(): true, all[1].GetId(): true}
+		if !ids[sent.Msg.GetEnvelope().GetId()] || !ids[posted.Msg.GetMailId()] {
+			t.Errorf("B mail ids after restart = %v, want %s and %s", ids, sent.Msg.GetEnvelope().GetId(), posted.Msg.GetMailId())
+		}
+		if p := second.listMail(t, b, true); len(p) != 0 || bView.GetMeta().GetPendingMail() != 0 {
+			t.Errorf("B pending mail after restart = %v (meta says %d), want none", p, bView.GetMeta().GetPendingMail())
+		}
+
+		// A still waits on the same call, and the old token answers it.
+		aView = second.get(t, a)
+		if got := aView.GetMeta().GetStatus(); got != agentsv1.SessionStatus_SESSION_STATUS_WAITING {
+			t.Fatalf("A status after restart = %v (%s), want waiting", got, aView.GetMeta().GetStatusReason())
+		}
+		if calls := aView.GetPendingCalls(); len(calls) != 1 || calls[0].GetToken() != token {
+			t.Fatalf("A pending calls after restart = %v, want the one with token %s", calls, token)
+		}
+		done, err := second.sessions.CompleteCall(ctxFor(t), connect.NewRequest(&agentsv1.CompleteCallRequest{
+			Token:  token,
+			Result: &agentsv1.CompleteCallRequest_Text{Text: answerText},
+			Resume: true,
+		}))
+		if err != nil {
+			t.Fatalf("complete A's call with the old token: %v", err)
+		}
+		if done.Msg.GetRemaining() != 0 {
+			t.Errorf("remaining calls = %d, want 0", done.Msg.GetRemaining())
+		}
+		aView = second.waitIdle(t, a)
+		if got := aView.GetMeta().GetStatus(); got != agentsv1.SessionStatus_SESSION_STATUS_READY {
+			t.Fatalf("A status after the answer = %v (%s), want ready", got, aView.GetMeta().GetStatusReason())
+		}
+		turns := aView.GetTurns()
+		if len(turns) != 4 {
+			t.Fatalf("A turns = %v, want 4 (question, call, answer, reply)", turns)
+		}
+		results := turns[2].GetUser().GetToolResults()
+		if len(results) != 1 || results[0].GetText() != answerText || results[0].GetStatus() != agentsv1.ToolResultStatus_TOOL_RESULT_STATUS_OK {
+			t.Errorf("A's tool results = %v, want the client's answer %q", results, answerText)
+		}
+		if got := turns[3].GetLlm().GetText(); got != "you chose "+answerText {
+			t.Errorf("A's reply = %q, want it to use the answer", got)
+		}
+		if len(aView.GetPendingCalls()) != 0 {
+			t.Errorf("A pending calls after the answer = %v, want none", aView.GetPendingCalls())
+		}
+
+		// The token is spent.
+		_, err = second.sessions.CompleteCall(ctxFor(t), connect.NewRequest(&agentsv1.CompleteCallRequest{
+			Token:  token,
+			Result: &agentsv1.CompleteCallRequest_Text{Text: "again"},
+			Resume: true,
+		}))
+		if connect.CodeOf(err) != connect.CodeFailedPrecondition {
+			t.Errorf("second CompleteCall = %v, want failed_precondition", err)
+		}
 	})
-	mailOne := "mail one: the cat is hungry"
-	mailTwo := "mail two: bring an umbrella"
-	sent, err := first.sessions.SendMail(ctxFor(t), connect.NewRequest(&agentsv1.SendMailRequest{
-		SessionId: b,
-		Body:      &agentsv1.MailBody{Kind: &agentsv1.MailBody_UserMessage{UserMessage: &agentsv1.UserMessage{Text: mailOne}}},
-	}))
-	if err != nil {
-		t.Fatalf("send mail to B: %v", err)
-	}
-	posted, err := first.sessions.PostMessage(ctxFor(t), connect.NewRequest(&agentsv1.PostMessageRequest{
-		SessionId: b,
-		Message:   &agentsv1.Message{Text: mailTwo},
-	}))
-	if err != nil {
-		t.Fatalf("post to B: %v", err)
-	}
-	if posted.Msg.GetMailId() == "" {
-		t.Fatalf("post to running B was not stored as mail: %v", posted.Msg)
-	}
-	pending := first.listMail(t, b, true)
-	if len(pending) != 2 {
-		t.Fatalf("B pending mail before the kill = %v, want 2", pending)
-	}
-	if s := first.get(t, b); s.GetMeta().GetStatus() != agentsv1.SessionStatus_SESSION_STATUS_RUNNING {
-		t.Fatalf("B status before the kill = %v, want running", s.GetMeta().GetStatus())
-	}
-
-	first.kill(t)
-	feed.close()
-
-	second := startServe(t, bin, dir, db, model.URL())
-
-	// B resumes with no client asking it to, and ends.
-	bView := second.waitIdle(t, b)
-	if got := bView.GetMeta().GetStatus(); got != agentsv1.SessionStatus_SESSION_STATUS_READY {
-		t.Fatalf("B status after restart = %v (%s), want ready", got, bView.GetMeta().GetStatusReason())
-	}
-	// The kill landed mid-step: the slow answer was never stored, and the
-	// model was asked for B's first step twice (the cut attempt, the retry).
-	var bReqs []fakellm.Request
-	firstStep := 0
-	for _, r := range model.Requests() {
-		if strings.Contains(r.SystemPrompt(), slowPrompt) {
-			bReqs = append(bReqs, r)
-			if r.AssistantMessages() == 0 {
-				firstStep++
-			}
-		}
-	}
-	if firstStep != 2 || len(bReqs) < 2 || bReqs[0].RuleName != "slow first attempt" || bReqs[1].RuleName != "quick" {
-		t.Errorf("model requests for B = %v, %d of them for its first step; want the slow attempt, then its retry", ruleNames(bReqs), firstStep)
-	}
-	var answers []string
-	for _, turn := range bView.GetTurns() {
-		if l := turn.GetLlm(); l != nil {
-			answers = append(answers, l.GetText())
-			if strings.Contains(l.GetText(), "once up") || l.GetInterrupted() {
-				t.Errorf("B has an answer from the attempt the kill cut: %v", l)
-			}
-		}
-	}
-	if len(answers) == 0 {
-		t.Fatalf("B has no answer after the restart: %v", bView.GetTurns())
-	}
-	// Each mail is folded into a turn exactly once, and the model read
-	// both: the last answer quotes the user message they were folded into.
-	last := answers[len(answers)-1]
-	for _, text := range []string{mailOne, mailTwo} {
-		if n := foldedCount(bView, text); n != 1 {
-			t.Errorf("mail %q folded %d times in B's turns, want once", text, n)
-		}
-		if !strings.Contains(last, text) {
-			t.Errorf("B's last answer %q does not quote the mail %q", last, text)
-		}
-	}
-	all := second.listMail(t, b, false)
-	if len(all) != 2 {
-		t.Fatalf("B mail after restart = %v, want 2", all)
-	}
-	for _, m := range all {
-		if m.GetDeliverTime() == nil {
-			t.Errorf("mail %s (%q) not marked delivered", m.GetId(), m.GetBody().GetUserMessage().GetText())
-		}
-	}
-	ids := map[string]bool{all[0].GetId(): true, all[1].GetId(): true}
-	if !ids[sent.Msg.GetEnvelope().GetId()] || !ids[posted.Msg.GetMailId()] {
-		t.Errorf("B mail ids after restart = %v, want %s and %s", ids, sent.Msg.GetEnvelope().GetId(), posted.Msg.GetMailId())
-	}
-	if p := second.listMail(t, b, true); len(p) != 0 || bView.GetMeta().GetPendingMail() != 0 {
-		t.Errorf("B pending mail after restart = %v (meta says %d), want none", p, bView.GetMeta().GetPendingMail())
-	}
-
-	// A still waits on the same call, and the old token answers it.
-	aView = second.get(t, a)
-	if got := aView.GetMeta().GetStatus(); got != agentsv1.SessionStatus_SESSION_STATUS_WAITING {
-		t.Fatalf("A status after restart = %v (%s), want waiting", got, aView.GetMeta().GetStatusReason())
-	}
-	if calls := aView.GetPendingCalls(); len(calls) != 1 || calls[0].GetToken() != token {
-		t.Fatalf("A pending calls after restart = %v, want the one with token %s", calls, token)
-	}
-	done, err := second.sessions.CompleteCall(ctxFor(t), connect.NewRequest(&agentsv1.CompleteCallRequest{
-		Token:  token,
-		Result: &agentsv1.CompleteCallRequest_Text{Text: answerText},
-		Resume: true,
-	}))
-	if err != nil {
-		t.Fatalf("complete A's call with the old token: %v", err)
-	}
-	if done.Msg.GetRemaining() != 0 {
-		t.Errorf("remaining calls = %d, want 0", done.Msg.GetRemaining())
-	}
-	aView = second.waitIdle(t, a)
-	if got := aView.GetMeta().GetStatus(); got != agentsv1.SessionStatus_SESSION_STATUS_READY {
-		t.Fatalf("A status after the answer = %v (%s), want ready", got, aView.GetMeta().GetStatusReason())
-	}
-	turns := aView.GetTurns()
-	if len(turns) != 4 {
-		t.Fatalf("A turns = %v, want 4 (question, call, answer, reply)", turns)
-	}
-	results := turns[2].GetUser().GetToolResults()
-	if len(results) != 1 || results[0].GetText() != answerText || results[0].GetStatus() != agentsv1.ToolResultStatus_TOOL_RESULT_STATUS_OK {
-		t.Errorf("A's tool results = %v, want the client's answer %q", results, answerText)
-	}
-	if got := turns[3].GetLlm().GetText(); got != "you chose "+answerText {
-		t.Errorf("A's reply = %q, want it to use the answer", got)
-	}
-	if len(aView.GetPendingCalls()) != 0 {
-		t.Errorf("A pending calls after the answer = %v, want none", aView.GetPendingCalls())
-	}
-
-	// The token is spent.
-	_, err = second.sessions.CompleteCall(ctxFor(t), connect.NewRequest(&agentsv1.CompleteCallRequest{
-		Token:  token,
-		Result: &agentsv1.CompleteCallRequest_Text{Text: "again"},
-		Resume: true,
-	}))
-	if connect.CodeOf(err) != connect.CodeFailedPrecondition {
-		t.Errorf("second CompleteCall = %v, want failed_precondition", err)
-	}
 }
 
 // foldedCount counts the pieces of mail with text folded into s's turns.
@@ -304,7 +304,13 @@ func startServe(t *testing.T, bin, dir, db, modelURL string) *serveProc {
 	for i, name := range crashAgents {
 		files[i] = filepath.Join("testdata/agents", name+".json")
 	}
-	return startServeAgents(t, bin, dir, db, modelURL, files, "")
+	var extra []string
+	if isPostgres(db) {
+		// Each server on the database has the same name: the one that
+		// starts after a crash is the crashed one again.
+		extra = []string{"--server-id", "restarting-server"}
+	}
+	return startServeAgents(t, bin, dir, db, modelURL, files, "", extra...)
 }
 
 // startServeAgents is startServe with the agent files given, listening on

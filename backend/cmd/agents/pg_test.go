@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -52,4 +53,30 @@ func psql(t *testing.T, dsn, sql string) string {
 		t.Fatalf("psql %q: %v\n%s(is PostgreSQL running on it? .ci/run starts it)", sql, err, out)
 	}
 	return strings.TrimSpace(string(out))
+}
+
+// eachStore runs test on SQLite and on PostgreSQL, in parallel subtests,
+// with a directory for the servers and the database they use: a file in
+// that directory, or a fresh PostgreSQL database. A server restarted on
+// PostgreSQL keeps its --server-id (see startServe), so it takes back the
+// leases of the process it replaces, as a restart on SQLite takes the
+// file.
+func eachStore(t *testing.T, test func(t *testing.T, dir, db string)) {
+	t.Helper()
+	for _, store := range []string{"sqlite", "postgres"} {
+		t.Run(store, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			db := filepath.Join(dir, "agents.db")
+			if store == "postgres" {
+				db = pgDSN(t)
+			}
+			test(t, dir, db)
+		})
+	}
+}
+
+// isPostgres says whether db is a PostgreSQL DSN rather than a SQLite file.
+func isPostgres(db string) bool {
+	return strings.HasPrefix(db, "postgres://") || strings.HasPrefix(db, "postgresql://")
 }
