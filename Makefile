@@ -70,7 +70,7 @@ run: build ## Build, then serve the example agents and the web app on http://127
 	PORT=$(PORT) OFFLINE_PORT=$(OFFLINE_PORT) DEMO_DIR=$(DEMO_DIR) BIN=$(BIN) tools/run-example.sh
 
 .PHONY: test
-test: checkgenerate fmtcheck vet gotest webtest webe2e ## Run every check and test
+test: checkgenerate fmtcheck vet gotest e2e webtest webe2e ## Run every check and test
 
 .PHONY: fmtcheck
 fmtcheck: ## Fail when Go code is not gofmt-formatted
