@@ -22,6 +22,7 @@ import (
 	"github.com/agents-os/agents/api/client"
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/api/gen/agents/v1/agentsv1connect"
+	"github.com/agents-os/agents/backend/internal/store/pgtest"
 	"github.com/agents-os/agents/tools/fakellm"
 	"github.com/agents-os/agents/tools/fakellm/fakellmtest"
 )
@@ -152,15 +153,32 @@ func (p *process) sessions() agentsv1connect.SessionServiceClient {
 
 func TestSIGTERMStopsGracefullyAndTheSessionSurvives(t *testing.T) {
 	t.Parallel()
+	for _, db := range []struct {
+		name string
+		dsn  func(t *testing.T, dir string) string
+	}{
+		{"sqlite", func(t *testing.T, dir string) string { return filepath.Join(dir, "agents.db") }},
+		{"postgres", func(t *testing.T, _ string) string { return pgtest.DSN(t) }},
+	} {
+		t.Run(db.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			testSIGTERM(t, dir, db.dsn(t, dir))
+		})
+	}
+}
+
+// testSIGTERM stops a server mid-run with SIGTERM and starts it again on
+// the same database.
+func testSIGTERM(t *testing.T, dir, dsn string) {
 	// A long, slow answer: the run is mid-stream when the signal comes.
 	model := fakellmtest.Start(t, fakellm.Rules{Default: &fakellm.Reply{
 		Text:      strings.Repeat("word ", 60),
 		ChunkSize: 5, ChunkDelay: "50ms",
 	}})
-	dir := t.TempDir()
 	agent := filepath.Join(dir, "slow.json")
 	writeFile(t, agent, agentJSON("slow", ""), 0o644)
-	args := []string{"--agent-file", agent, "--db", filepath.Join(dir, "agents.db"), "--offline-model", model.URL(), "--shutdown-grace", "30s"}
+	args := []string{"--agent-file", agent, "--db", dsn, "--offline-model", model.URL(), "--shutdown-grace", "30s"}
 	p := startServe(t, dir, args...)
 
 	// An SSE client on TCP follows everything.

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/agents-os/agents/backend/internal/agentfile"
@@ -20,6 +19,7 @@ import (
 	"github.com/agents-os/agents/backend/internal/runner"
 	"github.com/agents-os/agents/backend/internal/server"
 	"github.com/agents-os/agents/backend/internal/store"
+	"github.com/agents-os/agents/backend/internal/store/postgres"
 	"github.com/agents-os/agents/backend/internal/store/sqlite"
 	"github.com/agents-os/agents/backend/internal/tool"
 	"github.com/agents-os/agents/backend/internal/wire"
@@ -59,7 +59,7 @@ type stackOptions struct {
 	recover bool
 	// web serves the web app beside the API (serve only).
 	web http.Handler
-	// holder is written into the database's lock file: where this
+	// holder is written into an SQLite database's lock file: where this
 	// process answers, for a process that finds the database in use.
 	holder sqlite.Holder
 }
@@ -195,11 +195,13 @@ func (s *stack) toolsChanged() {
 	}
 }
 
-// openStore opens the SQLite store, creating its directory; holder is
-// written into its lock file.
-func openStore(ctx context.Context, dsn string, holder sqlite.Holder) (*sqlite.Store, error) {
-	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
-		return nil, fmt.Errorf("--db %s: the PostgreSQL store is not available in this version", "postgres://…")
+// openStore opens the store dsn names: a PostgreSQL database for a
+// postgres:// or postgresql:// URL, which several processes may share,
+// else an SQLite file, creating its directory, which one process holds:
+// holder is written into its lock file.
+func openStore(ctx context.Context, dsn string, holder sqlite.Holder) (store.Store, error) {
+	if postgres.IsDSN(dsn) {
+		return postgres.Open(ctx, dsn, postgres.Options{})
 	}
 	if err := os.MkdirAll(filepath.Dir(dsn), 0o700); err != nil {
 		return nil, fmt.Errorf("create data directory: %w", err)

@@ -109,8 +109,9 @@ func (s *SQL) Commit(ctx context.Context, c *Change) error {
 // Changes almost never fail, so the group is first written as one: each
 // change's rows, then every change's events in as few INSERTs as they
 // fit. Only when a change fails is the transaction rolled back and the
-// group written again with each change in a savepoint of its own, which
-// costs two statements a change and an INSERT of events each.
+// group written again with each change's rows in a savepoint of its own,
+// which costs two statements a change, and the events of the changes that
+// did not fail at the end.
 func (s *SQL) CommitAll(ctx context.Context, changes []*Change) []error {
 	out := make([]error, len(changes))
 	preps := make([]*encoded, len(changes))
@@ -171,8 +172,13 @@ func (s *SQL) commitTogether(ctx context.Context, changes []*Change, preps []*en
 
 // commitEach writes the changes whose out is nil in one transaction, each
 // in a savepoint, recording in out the error of each change that fails.
+// The events of the changes that did not fail are appended last, as
+// commitTogether does: the event log's lock (Dialect.LockEvents) is then
+// the transaction's last lock, so a transaction that holds it never waits
+// for a row another transaction holds while that one waits for the lock.
 func (s *SQL) commitEach(ctx context.Context, changes []*Change, preps []*encoded, out []error) error {
 	return WithTx(ctx, s.write, func(tx *sqlx.Tx) error {
+		var all []*Event
 		for i, c := range changes {
 			if out[i] != nil {
 				continue
@@ -180,17 +186,18 @@ func (s *SQL) commitEach(ctx context.Context, changes []*Change, preps []*encode
 			if _, err := tx.ExecContext(ctx, "SAVEPOINT change"); err != nil {
 				return s.translate(err, nil, "savepoint")
 			}
-			if out[i] = s.applyChange(ctx, tx, c, preps[i]); out[i] != nil {
-				forgetSeqs(changes[i : i+1])
+			if out[i] = s.applyRows(ctx, tx, c, preps[i]); out[i] != nil {
 				if _, err := tx.ExecContext(ctx, "ROLLBACK TO SAVEPOINT change"); err != nil {
 					return s.translate(err, nil, "roll back a change")
 				}
+			} else {
+				all = appendEventsOf(all, c)
 			}
 			if _, err := tx.ExecContext(ctx, "RELEASE SAVEPOINT change"); err != nil {
 				return s.translate(err, nil, "release savepoint")
 			}
 		}
-		return nil
+		return s.appendEvents(ctx, tx, all)
 	})
 }
 
@@ -253,14 +260,6 @@ func (s *SQL) prepare(c *Change) (*encoded, error) {
 		}
 	}
 	return p, nil
-}
-
-// applyChange writes one prepared change inside tx, its events too.
-func (s *SQL) applyChange(ctx context.Context, tx *sqlx.Tx, c *Change, p *encoded) error {
-	if err := s.applyRows(ctx, tx, c, p); err != nil {
-		return err
-	}
-	return s.appendEvents(ctx, tx, appendEventsOf(nil, c))
 }
 
 // appendEventsOf appends pointers to c's events to dst, so that

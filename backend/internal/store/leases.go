@@ -67,6 +67,10 @@ func (s *SQL) RenewLeases(ctx context.Context, holder string, leases []Lease, no
 		}
 		return nil
 	})
+	if _, typed := errs.As(err); err != nil && !typed {
+		// Beginning or committing the transaction failed.
+		err = s.translate(err, nil, "renew leases")
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -71,8 +71,7 @@ func Migrations(dialect string) ([]Migration, error) {
 //
 // Concurrent servers on one database must not migrate at the same time:
 // SQLite serializes them through its write lock (transactions begin
-// IMMEDIATE); a PostgreSQL opener should hold an advisory lock around
-// Migrate.
+// IMMEDIATE); package postgres holds an advisory lock around Migrate.
 func Migrate(ctx context.Context, db *sqlx.DB, dialect string) error {
 	ms, err := Migrations(dialect)
 	if err != nil {

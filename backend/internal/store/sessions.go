@@ -43,11 +43,14 @@ func (s *SQL) getMeta(ctx context.Context, stmt *sqlx.Stmt, id string) (session.
 
 // LoadSession implements Sessions.
 func (s *SQL) LoadSession(ctx context.Context, id string) (session.Meta, []session.Turn, error) {
-	// A read-only transaction is one snapshot: a step committed between
-	// the two queries cannot make the turn count and the turns disagree.
-	tx, err := s.read.BeginTxx(ctx, &sql.TxOptions{ReadOnly: true})
+	// One snapshot for both queries, so a step committed between them
+	// cannot make the turn count and the turns disagree. SQLite's
+	// transactions always read one snapshot; PostgreSQL's do from
+	// REPEATABLE READ up (READ COMMITTED, its default, takes a snapshot per
+	// statement).
+	tx, err := s.read.BeginTxx(ctx, &sql.TxOptions{ReadOnly: true, Isolation: sql.LevelRepeatableRead})
 	if err != nil {
-		return session.Meta{}, nil, fmt.Errorf("load session %s: %w", id, err)
+		return session.Meta{}, nil, s.translate(err, nil, "load session %s", id)
 	}
 	defer func() { _ = tx.Rollback() }() // read-only: nothing to keep
 	meta, err := s.getMeta(ctx, tx.StmtxContext(ctx, s.st.getMeta), id)
@@ -62,7 +65,7 @@ func (s *SQL) LoadSession(ctx context.Context, id string) (session.Meta, []sessi
 	turns := make([]session.Turn, len(rows))
 	for i, r := range rows {
 		if turns[i], err = r.turn(); err != nil {
-			return session.Meta{}, nil, fmt.Errorf("load session %s: %w", id, err)
+			return session.Meta{}, nil, s.translate(err, nil, "load session %s", id)
 		}
 	}
 	return meta, turns, nil

@@ -4,7 +4,7 @@
 // The interfaces here are what the runner depends on; they speak only in
 // the types of package session. SQL is the one implementation, shared by
 // every dialect: its queries are written with `?` placeholders and rebound
-// for the driver, so a dialect package (sqlite, later postgres) only opens
+// for the driver, so a dialect package (sqlite, postgres) only opens
 // the connections, names its migrations and classifies its driver's errors.
 package store
 

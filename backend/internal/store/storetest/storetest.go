@@ -4,8 +4,8 @@
 //
 //	storetest.Run(t, func(t *testing.T) storetest.Opener { … })
 //
-// SQLite makes a file in t.TempDir(); PostgreSQL, when a DSN is set, can
-// make a schema per test and drop it in t.Cleanup.
+// SQLite makes a file in t.TempDir(); PostgreSQL a database on the test
+// server (pgtest.DSN), dropped when the test ends.
 package storetest
 
 import (

@@ -1,0 +1,234 @@
+package postgres_test
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/url"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/agents-os/agents/backend/internal/errs"
+	"github.com/agents-os/agents/backend/internal/session"
+	"github.com/agents-os/agents/backend/internal/store"
+	"github.com/agents-os/agents/backend/internal/store/pgtest"
+	"github.com/agents-os/agents/backend/internal/store/postgres"
+)
+
+// TestLostConnectionMidCommit loses the store's connection while a commit
+// is inside its transaction: the server ends the backend
+// (pg_terminate_backend, as a restart or an operator does), or the
+// network between them is cut. The commit must fail as the database being
+// unavailable (a retry may succeed) and leave nothing behind; the same
+// commit retried must then store everything once.
+func TestLostConnectionMidCommit(t *testing.T) {
+	tests := []struct {
+		name string
+		cut  func(t *testing.T, admin *pgx.Conn, p *proxy, pid int)
+	}{
+		{"terminated backend", func(t *testing.T, admin *pgx.Conn, _ *proxy, pid int) {
+			var ok bool
+			if err := admin.QueryRow(context.Background(), `SELECT pg_terminate_backend($1)`, pid).Scan(&ok); err != nil || !ok {
+				t.Fatalf("terminate backend %d: %v %v", pid, ok, err)
+			}
+		}},
+		{"network cut", func(t *testing.T, _ *pgx.Conn, p *proxy, _ int) { p.cut() }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			dsn := pgtest.DSN(t)
+			p := newProxy(t, dsn)
+			s, err := postgres.Open(ctx, p.dsn, postgres.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			now := time.Unix(1700000000, 0).UTC()
+			meta := session.Meta{ID: "s1", Agent: "a", Owner: "o", Status: session.StatusReady, Created: now, Updated: now}
+			if err := s.CreateSession(ctx, meta, nil); err != nil {
+				t.Fatal(err)
+			}
+
+			// Another connection holds the event log's lock, so the commit
+			// stops inside its transaction, its rows written, waiting to
+			// append its events.
+			admin, err := pgx.Connect(ctx, dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer admin.Close(ctx)
+			if _, err := admin.Exec(ctx, `SELECT pg_advisory_lock($1)`, postgres.EventLogLockKey); err != nil {
+				t.Fatal(err)
+			}
+			step := func() *store.Change {
+				m := meta
+				m.Status, m.TurnCount, m.Updated = session.StatusRunning, 1, now.Add(time.Second)
+				return &store.Change{
+					Meta:     &m,
+					NewTurns: []session.Turn{{Index: 0, Created: m.Updated, User: &session.UserTurn{Text: "hello"}}},
+					Events:   []store.Event{{SessionID: "s1", Owner: "o", Kind: "session.turn", Time: m.Updated, Body: []byte("turn 0")}},
+				}
+			}
+			done := make(chan error, 1)
+			go func() { done <- s.Commit(ctx, step()) }()
+			tc.cut(t, admin, p, waitingOnTheLock(t, admin))
+			select {
+			case err = <-done:
+			case <-time.After(30 * time.Second):
+				t.Fatal("the commit did not return after its connection was lost")
+			}
+			wantUnavailable(t, "commit on a lost connection", err)
+			if _, err := admin.Exec(ctx, `SELECT pg_advisory_unlock($1)`, postgres.EventLogLockKey); err != nil {
+				t.Fatal(err)
+			}
+
+			// Nothing of the lost commit is stored. The store's other
+			// connections may be lost too: each use of one fails as
+			// unavailable, and the retry takes a new one.
+			var got session.Meta
+			var turns []session.Turn
+			retry(t, "load after the lost commit", func() (err error) {
+				got, turns, err = s.LoadSession(ctx, "s1")
+				return err
+			})
+			if got.Status != session.StatusReady || len(turns) != 0 {
+				t.Fatalf("after the lost commit: status %s, %d turns; want ready with none", got.Status, len(turns))
+			}
+
+			// Retried, it stores everything once.
+			c := step()
+			retry(t, "retried commit", func() error { return s.Commit(ctx, c) })
+			got, turns, err = s.LoadSession(ctx, "s1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Status != session.StatusRunning || len(turns) != 1 || turns[0].User.Text != "hello" {
+				t.Fatalf("after the retry: status %s, turns %+v", got.Status, turns)
+			}
+			evs, err := s.EventsAfter(ctx, store.EventFilter{All: true}, 0, 100)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(evs) != 1 || string(evs[0].Body) != "turn 0" || evs[0].Seq != c.Events[0].Seq {
+				t.Fatalf("event log after the retry: %+v, want the one event of the retried commit (seq %d)", evs, c.Events[0].Seq)
+			}
+		})
+	}
+}
+
+// wantUnavailable fails t unless err is the store's "unavailable, retry"
+// error.
+func wantUnavailable(t *testing.T, what string, err error) {
+	t.Helper()
+	if errs.KindOf(err) != errs.KindUnavailable || errs.CodeOf(err) != store.CodeStoreUnavailable {
+		t.Fatalf("%s: %v (kind %d, code %q), want unavailable %s",
+			what, err, errs.KindOf(err), errs.CodeOf(err), store.CodeStoreUnavailable)
+	}
+}
+
+// retry runs op until it succeeds, as the kernel retries a store that is
+// unavailable; every failure must say so, and a few tries are enough (one
+// per connection the store may have lost).
+func retry(t *testing.T, what string, op func() error) {
+	t.Helper()
+	for range 2 * postgres.DefaultMaxConns() {
+		err := op()
+		if err == nil {
+			return
+		}
+		wantUnavailable(t, what, err)
+	}
+	t.Fatalf("%s: still unavailable after a try on each connection", what)
+}
+
+// waitingOnTheLock returns the backend that waits for the event log's
+// lock.
+func waitingOnTheLock(t *testing.T, admin *pgx.Conn) int {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		var pids []int
+		rows, err := admin.Query(context.Background(), `SELECT pid FROM pg_locks
+			WHERE locktype = 'advisory' AND NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`)
+		if err == nil {
+			pids, err = pgx.CollectRows(rows, pgx.RowTo[int])
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(pids) == 1 {
+			return pids[0]
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatal("no commit waits for the event log's lock")
+	return 0
+}
+
+// proxy forwards TCP connections to the PostgreSQL server and can cut
+// them all at once, as a network failure does: the client sees its
+// connection end with no message from the server.
+type proxy struct {
+	dsn   string
+	mu    sync.Mutex
+	conns []net.Conn
+}
+
+func newProxy(t *testing.T, dsn string) *proxy {
+	t.Helper()
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := u.Host
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Host = ln.Addr().String()
+	p := &proxy{dsn: u.String()}
+	var wg sync.WaitGroup
+	t.Cleanup(func() {
+		ln.Close()
+		p.cut()
+		wg.Wait()
+	})
+	wg.Go(func() {
+		for {
+			client, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			server, err := net.Dial("tcp", target)
+			if err != nil {
+				client.Close()
+				continue
+			}
+			p.mu.Lock()
+			p.conns = append(p.conns, client, server)
+			p.mu.Unlock()
+			pipe := func(dst, src net.Conn) {
+				_, _ = io.Copy(dst, src)
+				dst.Close()
+				src.Close()
+			}
+			wg.Go(func() { pipe(server, client) })
+			wg.Go(func() { pipe(client, server) })
+		}
+	})
+	return p
+}
+
+// cut closes every connection the proxy carries.
+func (p *proxy) cut() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.conns {
+		c.Close()
+	}
+	p.conns = nil
+}

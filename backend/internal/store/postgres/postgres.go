@@ -1,0 +1,204 @@
+// Package postgres opens the store on a PostgreSQL database: the store of
+// several servers sharing one database.
+//
+// Connections: PostgreSQL runs concurrent writers itself (row locks, MVCC),
+// so unlike SQLite there is one pool for reads and writes, through pgx's
+// database/sql driver. Statements are prepared on it once and database/sql
+// compiles each on a connection the first time it runs there.
+//
+// Locks: two advisory locks, with the keys documented in docs/protocol.md,
+// order what several servers do at once. Migrations run under the session
+// lock MigrationsLockKey, held on a connection of its own, so servers that
+// start together on an empty database migrate it once. Every transaction
+// that appends to the event log first takes the transaction lock
+// EventLogLockKey, so events commit in seq order across servers.
+package postgres
+
+import (
+	"context"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/jmoiron/sqlx"
+
+	"github.com/agents-os/agents/backend/internal/store"
+)
+
+// The advisory lock keys (docs/protocol.md, "Several servers on one
+// database"): "agents" in ASCII, and the one after it. Advisory locks
+// belong to one database, so they only meet other programs' locks on the
+// same database.
+const (
+	EventLogLockKey   int64 = 0x6167656e7473
+	MigrationsLockKey int64 = EventLogLockKey + 1
+)
+
+// Options tune Open.
+type Options struct {
+	// MaxConns bounds the pool; zero is DefaultMaxConns, and it is at
+	// least 2 (opening holds the migrations lock on one connection while
+	// it migrates on another).
+	MaxConns int
+}
+
+// DefaultMaxConns is the default pool size: enough for the reads of many
+// clients beside the writer, while several servers together stay well
+// under PostgreSQL's default limit of 100 connections.
+func DefaultMaxConns() int { return max(8, 2*runtime.GOMAXPROCS(0)) }
+
+// IsDSN reports whether dsn names a PostgreSQL database rather than an
+// SQLite file.
+func IsDSN(dsn string) bool {
+	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
+}
+
+// Store is the store on one PostgreSQL database.
+type Store struct {
+	*store.SQL
+}
+
+var _ store.Store = (*Store)(nil)
+
+// Open connects to the database at dsn (a postgres:// or postgresql://
+// URL), applies any migration it lacks and prepares the store's
+// statements.
+func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
+	if opts.MaxConns <= 0 {
+		opts.MaxConns = DefaultMaxConns()
+	}
+	opts.MaxConns = max(opts.MaxConns, 2)
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		// pgx's parse error already hides the password.
+		return nil, fmt.Errorf("open postgres: %w", err)
+	}
+	where := fmt.Sprintf("postgres %s@%s:%d/%s", cfg.User, cfg.Host, cfg.Port, cfg.Database)
+	db := sqlx.NewDb(stdlib.OpenDB(*cfg), "pgx")
+	db.SetMaxOpenConns(opts.MaxConns)
+	db.SetMaxIdleConns(opts.MaxConns)
+	// Connections are renewed now and then, so a pool follows a database
+	// that moved behind a proxy or a DNS name, and idle ones are let go.
+	db.SetConnMaxLifetime(30 * time.Minute)
+	db.SetConnMaxIdleTime(5 * time.Minute)
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open %s: %w", where, err)
+	}
+	if err := migrate(ctx, db); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open %s: %w", where, err)
+	}
+	s, err := store.NewSQL(ctx, db, db, Dialect())
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open %s: %w", where, err)
+	}
+	return &Store{SQL: s}, nil
+}
+
+// migrate runs store.Migrate while it holds the migrations lock on a
+// connection of its own: a server that starts while another migrates
+// waits for it, then finds the schema up to date. The lock is a session
+// lock, so a server that dies mid-migration releases it with its
+// connection, and its migration transaction rolls back.
+func migrate(ctx context.Context, db *sqlx.DB) error {
+	conn, err := db.Connx(ctx)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_lock($1)`, MigrationsLockKey); err != nil {
+		return fmt.Errorf("take the migrations lock: %w", err)
+	}
+	err = store.Migrate(ctx, db, "postgres")
+	// Unlocking with a fresh context: ctx may be what ended the migration.
+	unlockCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if _, uerr := conn.ExecContext(unlockCtx, `SELECT pg_advisory_unlock($1)`, MigrationsLockKey); uerr != nil {
+		// The lock must not outlive this open: drop the connection, which
+		// releases it.
+		_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+		err = errors.Join(err, fmt.Errorf("release the migrations lock: %w", uerr))
+	}
+	return err
+}
+
+// Dialect is PostgreSQL's part of the shared SQL.
+func Dialect() store.Dialect {
+	return store.Dialect{
+		Name:         "postgres",
+		Classify:     Classify,
+		LockEvents:   fmt.Sprintf("SELECT pg_advisory_xact_lock(%d)", EventLogLockKey),
+		ShareLock:    " FOR SHARE",
+		ReturningSeq: true,
+	}
+}
+
+// Classify tells which constraint a driver error reports, and which errors
+// are the database refusing work for now: a lost or refused connection, a
+// server shutting down or short of resources, a transaction chosen as a
+// deadlock or serialization victim. Those are worth a retry; everything
+// else (a bad statement, a violated check) would fail the same way again.
+func Classify(err error) store.Violation {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		// The caller gave up: not the database's doing. (pgx marks these
+		// safe to retry and a deadline is a net.Error, so they are told
+		// apart first.)
+		return store.ViolationNone
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch pe.Code {
+		case "23505": // unique_violation
+			return store.ViolationUnique
+		case "23503": // foreign_key_violation
+			return store.ViolationForeignKey
+		case "40001", // serialization_failure
+			"40P01", // deadlock_detected
+			"55P03", // lock_not_available: lock_timeout
+			"57014", // query_canceled: statement_timeout (a canceled context is told apart above)
+			"57P01", // admin_shutdown
+			"57P02", // crash_shutdown
+			"57P03", // cannot_connect_now
+			"25006": // read_only_sql_transaction: a standby, mid-failover
+			return store.ViolationUnavailable
+		}
+		switch pe.Code[:2] {
+		case "08", // connection exception
+			"53", // insufficient resources: disk full, out of memory, too many connections
+			"58": // system error: I/O
+			return store.ViolationUnavailable
+		}
+		return store.ViolationNone
+	}
+	if lostConnection(err) {
+		return store.ViolationUnavailable
+	}
+	return store.ViolationNone
+}
+
+// lostConnection reports an error of the connection rather than of the
+// statement: the server went away, could not be reached, or the driver
+// had already closed the connection.
+func lostConnection(err error) bool {
+	var connectErr *pgconn.ConnectError
+	var netErr net.Error
+	var opErr *net.OpError
+	return errors.Is(err, driver.ErrBadConn) ||
+		errors.Is(err, pgconn.ErrConnClosed) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EPIPE) ||
+		errors.As(err, &connectErr) || errors.As(err, &opErr) ||
+		(errors.As(err, &netErr) && netErr.Timeout()) ||
+		pgconn.SafeToRetry(err)
+}

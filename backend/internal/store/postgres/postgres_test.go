@@ -1,0 +1,150 @@
+package postgres_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/agents-os/agents/backend/internal/session"
+	"github.com/agents-os/agents/backend/internal/store"
+	"github.com/agents-os/agents/backend/internal/store/pgtest"
+	"github.com/agents-os/agents/backend/internal/store/postgres"
+	"github.com/agents-os/agents/backend/internal/store/storetest"
+)
+
+// opener opens the database at dsn.
+func opener(dsn string) storetest.Opener {
+	return func(t *testing.T) store.Store {
+		t.Helper()
+		s, err := postgres.Open(context.Background(), dsn, postgres.Options{})
+		if err != nil {
+			t.Fatalf("open: %v", err)
+		}
+		return s
+	}
+}
+
+func TestStore(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) storetest.Opener {
+		return opener(pgtest.DSN(t))
+	})
+}
+
+// TestServersStartingTogetherMigrateOnce opens three stores at once on an
+// empty database, as three servers started together do: each must open,
+// and the schema must be made exactly once.
+func TestServersStartingTogetherMigrateOnce(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	ctx := context.Background()
+	const n = 3
+	stores := make([]*postgres.Store, n)
+	errc := make([]error, n)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			stores[i], errc[i] = postgres.Open(ctx, dsn, postgres.Options{})
+		})
+	}
+	close(start)
+	wg.Wait()
+	for i, err := range errc {
+		if err != nil {
+			t.Fatalf("open %d: %v", i, err)
+		}
+		defer stores[i].Close()
+	}
+	ms, err := store.Migrations("postgres")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := sqlx.MustOpen("pgx", dsn)
+	defer db.Close()
+	var versions []int
+	if err := db.Select(&versions, `SELECT version FROM schema_migrations ORDER BY version`); err != nil {
+		t.Fatal(err)
+	}
+	want := make([]int, len(ms))
+	for i, m := range ms {
+		want[i] = m.Version
+	}
+	if !slices.Equal(versions, want) {
+		t.Fatalf("schema_migrations has %v, want each of %v once", versions, want)
+	}
+	// Every store works on the one schema.
+	for i, s := range stores {
+		m := session.Meta{ID: fmt.Sprintf("s%d", i), Agent: "a", Owner: "o", Status: session.StatusReady,
+			Created: time.Unix(int64(i+1), 0).UTC(), Updated: time.Unix(int64(i+1), 0).UTC()}
+		if err := s.CreateSession(ctx, m, nil); err != nil {
+			t.Fatalf("store %d: %v", i, err)
+		}
+	}
+	got, _, err := stores[0].ListSessions(ctx, store.ListFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != n {
+		t.Fatalf("listed %d sessions, want %d", len(got), n)
+	}
+
+	// A database migrated by a newer binary is refused.
+	if _, err := db.Exec(`INSERT INTO schema_migrations (version, name, applied) VALUES (9999, 'future', 0)`); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := postgres.Open(ctx, dsn, postgres.Options{}); err == nil {
+		s.Close()
+		t.Fatal("opened a database with a newer schema")
+	}
+}
+
+func TestOpenRejectsABadDSN(t *testing.T) {
+	for _, dsn := range []string{"postgres://user@host:notaport/db", "postgres://127.0.0.1:1/none?connect_timeout=2"} {
+		if s, err := postgres.Open(context.Background(), dsn, postgres.Options{}); err == nil {
+			s.Close()
+			t.Errorf("Open(%q) succeeded, want an error", dsn)
+		}
+	}
+}
+
+func TestOpenWithAOneConnectionPool(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := postgres.Open(ctx, pgtest.DSN(t), postgres.Options{MaxConns: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+}
+
+// TestTitleSearchFoldsCaseBeyondASCII: on PostgreSQL the title search
+// ignores the case of every letter, not only ASCII ones as on SQLite.
+func TestTitleSearchFoldsCaseBeyondASCII(t *testing.T) {
+	ctx := context.Background()
+	s, err := postgres.Open(ctx, pgtest.DSN(t), postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for i, title := range []string{"Élan vital", "ÜBER 50%", "other"} {
+		at := time.Unix(int64(i+1), 0).UTC()
+		m := session.Meta{ID: fmt.Sprintf("s%d", i), Agent: "a", Owner: "o", Title: title, Status: session.StatusReady, Created: at, Updated: at}
+		if err := s.CreateSession(ctx, m, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for query, want := range map[string]string{"élan": "s0", "über 5": "s1", "50%": "s1", "R 5": "s1"} {
+		got, _, err := s.ListSessions(ctx, store.ListFilter{Query: query})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 1 || got[0].ID != want {
+			t.Errorf("query %q found %v, want %s", query, got, want)
+		}
+	}
+}
