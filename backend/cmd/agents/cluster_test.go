@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/backend/internal/store/pgtest"
 	"github.com/agents-os/agents/tools/fakellm"
 	"github.com/agents-os/agents/tools/fakellm/fakellmtest"
 )
@@ -70,7 +71,7 @@ func TestClusterASessionCreatedOnOneServerIsDrivenThroughAnotherAndStreamedThrou
 	}
 	t.Parallel()
 	model := fakellmtest.Start(t, clusterRules())
-	servers := startCluster(t, 3, pgDSN(t), model.URL())
+	servers := startCluster(t, 3, pgtest.DSN(t), model.URL())
 	a, b, c := servers[0], servers[1], servers[2]
 
 	feed := openSSE(t, c.url+"/v1/events", "")
@@ -147,7 +148,7 @@ func TestClusterASessionWhoseServerIsKilledMidToolFinishesOnAnother(t *testing.T
 	t.Parallel()
 	const ttl = 2 * time.Second
 	model := fakellmtest.Start(t, napRules())
-	servers := startCluster(t, 2, pgDSN(t), model.URL(), "--lease-ttl", ttl.String())
+	servers := startCluster(t, 2, pgtest.DSN(t), model.URL(), "--lease-ttl", ttl.String())
 	a, b := servers[0], servers[1]
 
 	id := a.create(t, "napper", "take a nap")
@@ -208,7 +209,7 @@ func TestClusterASubscriberThatReconnectsToAnotherServerMissesNothingAndSeesNoth
 		}}},
 		Default: &fakellm.Reply{Error: &fakellm.HTTPError{Status: 500, Message: "fakellm: unexpected request"}},
 	})
-	servers := startCluster(t, 2, pgDSN(t), model.URL())
+	servers := startCluster(t, 2, pgtest.DSN(t), model.URL())
 	a, b := servers[0], servers[1]
 
 	live := openSSE(t, a.url+"/v1/events", "")
@@ -281,7 +282,7 @@ func TestClusterThreeServersStartedAtOnceOnAnEmptyDatabase(t *testing.T) {
 	}
 	t.Parallel()
 	model := fakellmtest.Start(t, oneWriterRules())
-	servers := startCluster(t, 3, pgDSN(t), model.URL())
+	servers := startCluster(t, 3, pgtest.DSN(t), model.URL())
 
 	ids := make([]string, len(servers))
 	for i, p := range servers {
@@ -315,7 +316,7 @@ func TestClusterASIGTERMedServerHandsItsRunningSessionOverAtOnce(t *testing.T) {
 	t.Parallel()
 	const ttl = 5 * time.Minute
 	model := fakellmtest.Start(t, crashRules())
-	servers := startCluster(t, 2, pgDSN(t), model.URL(), "--lease-ttl", ttl.String())
+	servers := startCluster(t, 2, pgtest.DSN(t), model.URL(), "--lease-ttl", ttl.String())
 	a, b := servers[0], servers[1]
 
 	feed := openEvents(t, b.url)

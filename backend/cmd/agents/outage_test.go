@@ -14,6 +14,7 @@ import (
 	"time"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/backend/internal/store/pgtest"
 	"github.com/agents-os/agents/tools/fakellm"
 	"github.com/agents-os/agents/tools/fakellm/fakellmtest"
 )
@@ -132,7 +133,7 @@ func TestADatabaseOutageAnswersStoreUnavailableAndTheRunGoesOnWhenItReturns(t *t
 		t.Skip("builds the agents binary and runs it as a child process on PostgreSQL")
 	}
 	t.Parallel()
-	proxy, dsn := startDBProxy(t, pgDSN(t))
+	proxy, dsn := startDBProxy(t, pgtest.DSN(t))
 	model := fakellmtest.Start(t, fakellm.Rules{
 		Rules: []fakellm.Rule{{Name: "answer", Match: fakellm.Match{SystemContains: slowPrompt}, Reply: fakellm.Reply{
 			Text: outageAnswer, ChunkSize: 4, ChunkDelay: "100ms",
