@@ -119,8 +119,9 @@ webe2e: build ## Build, then run the web app's end-to-end tests in Chromium (web
 	npm exec --workspace web -- vitest run --config vitest.e2e.config.ts
 
 # The kernel benchmark (BENCHMARKS.md): steps per second and the server's
-# own time per step, for 1 and 64 concurrent sessions.
-KERNEL_BENCH := ^BenchmarkSteps$$
+# own time per step, for 1 and 64 concurrent sessions, on SQLite and on
+# PostgreSQL.
+KERNEL_BENCH := ^BenchmarkSteps(Postgres)?$$
 KERNEL_PKG := ./backend/internal/runner/
 
 .PHONY: bench
@@ -129,7 +130,7 @@ bench: bench-kernel bench-load ## Run every benchmark: the kernel's, the load ov
 	go test -run '^$$' -bench . -skip '$(KERNEL_BENCH)' -benchmem $(GO_PACKAGES)
 
 .PHONY: bench-kernel
-bench-kernel: ## Run the kernel benchmark: steps/s, server time per step (BENCHMARKS.md)
+bench-kernel: ## Run the kernel benchmark on SQLite and PostgreSQL: steps/s, server time per step (BENCHMARKS.md)
 	@echo '== kernel: steps/s and server overhead per step, offline model, no delay (see BENCHMARKS.md)'
 	go test -run '^$$' -bench '$(KERNEL_BENCH)' -benchmem $(KERNEL_PKG)
 
@@ -140,7 +141,7 @@ LOADGEN_FLAGS ?=
 
 .PHONY: bench-load
 bench-load: ## Run the load tool against bin/agents over HTTP (BENCHMARKS.md; LOADGEN_FLAGS=-quick)
-	@echo '== load over HTTP: prompts, SSE fan-out, GetSession, stored sessions, start-up, idle memory (see BENCHMARKS.md)'
+	@echo '== load over HTTP: prompts, SSE fan-out, GetSession, stored sessions, start-up, idle memory, one and two servers on PostgreSQL (see BENCHMARKS.md)'
 	mkdir -p $(BIN)
 	go build -o $(BIN)/agents ./backend/cmd/agents
 	go build -o $(BIN)/loadgen ./tools/cmd/loadgen
