@@ -306,9 +306,10 @@ func startServe(t *testing.T, bin, dir, db, modelURL string) *serveProc {
 	}
 	var extra []string
 	if isPostgres(db) {
-		// Each server on the database has the same name: the one that
-		// starts after a crash is the crashed one again.
-		extra = []string{"--server-id", "restarting-server"}
+		// Each server on the database has the same name, the one that
+		// starts after a crash being the crashed one again, and a short
+		// lease: the leases of the crashed one are taken back soon.
+		extra = []string{"--server-id", "restarting-server", "--lease-ttl", "2s"}
 	}
 	return startServeAgents(t, bin, dir, db, modelURL, files, "", extra...)
 }
