@@ -140,7 +140,9 @@ func TestADatabaseOutageAnswersStoreUnavailableAndTheRunGoesOnWhenItReturns(t *t
 		}}},
 		Default: &fakellm.Reply{Error: &fakellm.HTTPError{Status: 500, Message: "fakellm: unexpected request"}},
 	})
-	srv := startCluster(t, 1, dsn, model.URL())[0]
+	// A lease that outlives the outage: the run keeps its answer in
+	// memory meanwhile, rather than hand the session over.
+	srv := startCluster(t, 1, dsn, model.URL(), "--lease-ttl", "1m")[0]
 	if status, body := getReadyz(t, srv.url); status != http.StatusOK {
 		t.Fatalf("/readyz before the outage = %d %s, want 200", status, body)
 	}
