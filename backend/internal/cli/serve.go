@@ -42,6 +42,7 @@ type serveFlags struct {
 	idleEvict      time.Duration
 	anyPort        bool // --port 0 was given: listen on any free port
 	webDir         string
+	cluster        clusterOptions
 }
 
 func (a *app) serveCommand() *cobra.Command {
@@ -85,6 +86,8 @@ signal stops it at once.`,
 	f.DurationVar(&sf.retention.Age, "event-retention", runner.DefaultRetentionAge, "how long the event log keeps events for replay")
 	f.IntVar(&sf.retention.Count, "event-retention-count", runner.DefaultRetentionCount, "most events the event log keeps for replay")
 	f.StringVar(&sf.webDir, "web-dir", "", "serve the web app from this folder (a build of web/, for development) instead of the one built in")
+	f.StringVar(&sf.cluster.serverID, "server-id", "", "this server's id among the servers of one PostgreSQL database (default hostname-pid-random)")
+	f.DurationVar(&sf.cluster.leaseTTL, "lease-ttl", runner.DefaultLeaseTTL, "PostgreSQL: how long a session's run lease lives unrenewed, so how soon another server takes over the runs of one that died")
 	f.StringVar(&sf.offlineModel, "offline-model", "", "model endpoint for agents whose API key is not configured (the offline model)")
 	a.addModelFlags(cmd)
 	f.StringVar(&sf.logFormat, "log-format", "json", "log format: json or text")
@@ -198,6 +201,7 @@ func (a *app) serve(ctx context.Context, sf serveFlags) error {
 		limits:         sf.limits,
 		eventRetention: sf.retention,
 		idleEvict:      sf.idleEvict,
+		cluster:        sf.cluster,
 		recover:        true,
 		web:            web,
 	})

@@ -36,7 +36,10 @@ type stack struct {
 	runner  *runner.Runner
 	catalog *catalog.Catalog
 	// mcp holds the MCP servers agents use; they stop with the stack.
-	mcp     *mcptools.Pool
+	mcp *mcptools.Pool
+	// feed links this server to the others on its PostgreSQL database;
+	// nil on SQLite.
+	feed    *clusterFeed
 	metrics *server.Metrics
 	server  *server.Server
 
@@ -62,6 +65,9 @@ type stackOptions struct {
 	// holder is written into an SQLite database's lock file: where this
 	// process answers, for a process that finds the database in use.
 	holder sqlite.Holder
+	// cluster configures a server on PostgreSQL (serve's --server-id and
+	// --lease-ttl).
+	cluster clusterOptions
 }
 
 // startStack loads the agents, opens the store and assembles the server.
@@ -108,12 +114,21 @@ func (a *app) startStack(ctx context.Context, res *config.Resolved, log *slog.Lo
 		s.mcp.Close()
 		return nil, fmt.Errorf("read the event log: %w", err)
 	}
+	if _, ok := db.(*postgres.Store); ok {
+		// Before the runner: every event it commits goes through the
+		// sequencer, between the other servers' events.
+		if s.feed, err = startCluster(ctx, res.DB, hub, db, opts.cluster, log); err != nil {
+			db.Close()
+			s.mcp.Close()
+			return nil, err
+		}
+	}
 	s.store, s.hub = db, hub
 	s.metrics = server.NewMetrics(db, s.hub)
 	// The metrics follow the hub before anything publishes, so the runs
 	// resumed by Recover are counted too.
 	s.stopMetrics = s.metrics.Follow(s.hub)
-	s.runner = runner.New(runner.Options{
+	ro := runner.Options{
 		Log:     log,
 		Store:   db,
 		Hub:     s.hub,
@@ -125,7 +140,11 @@ func (a *app) startStack(ctx context.Context, res *config.Resolved, log *slog.Lo
 		MaxRunsPerOwner: opts.limits.MaxRunsPerOwner,
 		EventRetention:  opts.eventRetention,
 		IdleEvict:       opts.idleEvict,
-	})
+	}
+	if s.feed != nil {
+		s.feed.configure(&ro)
+	}
+	s.runner = runner.New(ro)
 	if opts.recover {
 		if err := s.runner.Recover(ctx); err != nil {
 			s.close()
@@ -177,6 +196,9 @@ func (s *stack) drain(ctx context.Context) {
 // and resume at the next start), the metrics and the store.
 func (s *stack) close() {
 	s.runner.Close()
+	if s.feed != nil {
+		s.feed.close()
+	}
 	s.mcp.Close()
 	s.hub.Shutdown()
 	s.stopMetrics()

@@ -114,8 +114,10 @@ func (b *PGBus) Notify(ctx context.Context, channel, payload string) error {
 
 // Listen implements Bus. It returns once the connection LISTENs on
 // channel, or once it was lost (its reconnect then calls OnReconnect's
-// functions). A channel stays listened to after its last listener is
-// cancelled: the servers listen on a few fixed channels.
+// functions). So it must not be called from a listener or an OnReconnect
+// function, which run on the goroutine it waits for. A channel stays
+// listened to after its last listener is cancelled: the servers listen on
+// a few fixed channels.
 func (b *PGBus) Listen(channel string, fn func(payload string)) (cancel func()) {
 	l := &listener{fn: fn}
 	b.mu.Lock()

@@ -2,52 +2,14 @@ package cluster
 
 import (
 	"context"
-	"crypto/rand"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/agents-os/agents/backend/internal/store/pgtest"
 )
-
-// testServer is the PostgreSQL server the tests use.
-const testServer = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
-
-// testDSN creates a database of its own for a test, dropped when it
-// ends: notifications are per database, so tests running together do
-// not hear each other.
-func testDSN(t testing.TB) string {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	admin, err := pgx.Connect(ctx, testServer)
-	if err != nil {
-		t.Fatalf("connect to PostgreSQL at %s (is it running?): %v", testServer, err)
-	}
-	defer admin.Close(context.Background())
-	name := "agents_test_" + strings.ToLower(rand.Text())
-	ident := pgx.Identifier{name}.Sanitize()
-	if _, err := admin.Exec(ctx, "CREATE DATABASE "+ident); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		admin, err := pgx.Connect(ctx, testServer)
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		defer admin.Close(context.Background())
-		if _, err := admin.Exec(ctx, "DROP DATABASE IF EXISTS "+ident+" WITH (FORCE)"); err != nil {
-			t.Error(err)
-		}
-	})
-	u, _ := url.Parse(testServer)
-	u.Path = "/" + name
-	return u.String()
-}
 
 func newTestPGBus(t *testing.T, dsn string) *PGBus {
 	t.Helper()
@@ -62,7 +24,7 @@ func newTestPGBus(t *testing.T, dsn string) *PGBus {
 func TestPGBus(t *testing.T) {
 	t.Parallel()
 	testBus(t, func(t *testing.T, n int) []Bus {
-		dsn := testDSN(t)
+		dsn := pgtest.DSN(t)
 		out := make([]Bus, n)
 		for i := range out {
 			out[i] = newTestPGBus(t, dsn)
@@ -75,7 +37,7 @@ func TestPGBus(t *testing.T) {
 // OnReconnect and hears notifications again, on every channel.
 func TestPGBusReconnects(t *testing.T) {
 	t.Parallel()
-	dsn := testDSN(t)
+	dsn := pgtest.DSN(t)
 	b := newTestPGBus(t, dsn)
 	events, mail := newRecorder(), newRecorder()
 	defer b.Listen(ChannelEvents, events.add)()
@@ -124,7 +86,7 @@ func TestPGBusReconnects(t *testing.T) {
 // channel added while the listener waits for notifications on others.
 func TestPGBusListenReturnsListening(t *testing.T) {
 	t.Parallel()
-	b := newTestPGBus(t, testDSN(t))
+	b := newTestPGBus(t, pgtest.DSN(t))
 	defer b.Listen(ChannelEvents, func(string) {})()
 	time.Sleep(50 * time.Millisecond) // the listener is waiting now
 	for i, ch := range []string{ChannelCommands, ChannelCommandDone, ChannelLeases} {
@@ -146,4 +108,21 @@ func TestPGBusRefusesBadDSN(t *testing.T) {
 	if _, err := NewPGBus(ctx, "postgres://postgres@127.0.0.1:1/none?connect_timeout=2", nil); err == nil {
 		t.Fatal("NewPGBus on a closed port: no error")
 	}
+}
+
+// Deltas cross servers over PostgreSQL, a large one in parts under its
+// payload limit.
+func TestRelayOverPostgreSQL(t *testing.T) {
+	t.Parallel()
+	dsn := pgtest.DSN(t)
+	a, b := newRelayServer(t, newTestPGBus(t, dsn), "a"), newRelayServer(t, newTestPGBus(t, dsn), "b")
+	big := strings.Repeat("0123456789abcdef", 2000)
+	for _, text := range []string{"before", big, "after"} {
+		a.publish(delta("s", text))
+	}
+	got := b.texts(t, 3)
+	if got[0] != "s:before" || got[1] != "s:"+big || got[2] != "s:after" {
+		t.Fatalf("got %d deltas of %d, %d and %d bytes", len(got), len(got[0]), len(got[1]), len(got[2]))
+	}
+	a.texts(t, 3) // its own, once
 }

@@ -35,6 +35,11 @@ type Options struct {
 	// Log takes what goes wrong after a commit (an event the hub
 	// refuses); nil discards it.
 	Log *slog.Logger
+	// Publish, when set, publishes each committed event in place of the
+	// hub's PublishEncoded: with several servers on one database, other
+	// servers' events must reach the hub between this server's (see
+	// cluster.Sequencer).
+	Publish func(ev *agentsv1.Event, body []byte) error
 }
 
 // Committer is the one writer of the kernel's changes.
@@ -184,7 +189,7 @@ func (c *Committer) loop() {
 			if outcomes[i] == nil {
 				for j, ev := range w.events {
 					ev.Seq = w.change.Events[j].Seq
-					if _, err := c.hub.PublishEncoded(ev, w.change.Events[j].Body); err != nil {
+					if err := c.publish(ev, w.change.Events[j].Body); err != nil {
 						// The change is stored; only its live delivery
 						// failed, and replay from the log still has it.
 						c.opts.Log.Error("publish a committed event", "session", ev.GetSessionId(), "seq", ev.GetSeq(), "err", err)
@@ -196,6 +201,14 @@ func (c *Committer) loop() {
 		clear(group)
 		clear(changes)
 	}
+}
+
+func (c *Committer) publish(ev *agentsv1.Event, body []byte) error {
+	if c.opts.Publish != nil {
+		return c.opts.Publish(ev, body)
+	}
+	_, err := c.hub.PublishEncoded(ev, body)
+	return err
 }
 
 // drain answers the writes still queued when the loop stops: none of

@@ -3,6 +3,7 @@ package committer_test
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -64,5 +65,40 @@ func TestEveryWriteIsAnsweredWithItsOutcomeAcrossClose(t *testing.T) {
 	}
 	if err := c.Write(ctx, &store.Change{}, nil); err != committer.ErrClosing {
 		t.Errorf("a write after Close = %v, want ErrClosing", err)
+	}
+}
+
+// With Options.Publish the committed events go to it, with their seqs and
+// encodings, in commit order, and not to the hub.
+func TestPublishTakesTheCommittedEvents(t *testing.T) {
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "c.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	hub := events.New(events.Options{})
+	hub.Start(0)
+	defer hub.Shutdown()
+	var got []uint64
+	c := committer.New(db, hub, committer.Options{Publish: func(ev *agentsv1.Event, body []byte) error {
+		if len(body) == 0 {
+			t.Errorf("event %d published without its encoding", ev.Seq)
+		}
+		got = append(got, ev.Seq)
+		return nil
+	}})
+	for range 3 {
+		evs := []*agentsv1.Event{{Kind: "agents.changed"}, {Kind: "agents.changed"}}
+		if err := c.Write(ctx, &store.Change{}, evs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.Close()
+	if want := []uint64{1, 2, 3, 4, 5, 6}; !slices.Equal(got, want) {
+		t.Errorf("Publish got seqs %v, want %v", got, want)
+	}
+	if hub.Seq() != 0 {
+		t.Errorf("the hub got events up to %d besides", hub.Seq())
 	}
 }

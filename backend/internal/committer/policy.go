@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/agents-os/agents/backend/internal/errs"
+	"github.com/agents-os/agents/backend/internal/store"
 )
 
 // ErrClosing is the outcome of a write the committer never took because
@@ -29,10 +30,17 @@ const (
 	// Closing is a write that did not happen because the server is
 	// stopping; the next start takes up what the store holds.
 	Closing
+	// Lost is a write refused because another server runs the session
+	// now (its lease was taken over): the writer no longer owns the
+	// session, so it writes nothing more of it, neither again nor to
+	// settle it from the store, which is the new holder's business.
+	Lost
 )
 
 // Classify says what a write's error means. The store's errors carry a
-// kind (errs): unavailable is transient, every other kind is permanent.
+// kind (errs): unavailable is transient, a lease another server holds
+// (lease_lost, or lease_held for a writer told so already) is lost,
+// every other kind is permanent.
 // An error without a kind is one the store could not place (a driver's
 // I/O error, a connection reset): it is taken as transient, since
 // retrying a write costs less than losing it.
@@ -40,8 +48,11 @@ func Classify(err error) Class {
 	if err == nil {
 		return None
 	}
-	if errs.CodeOf(err) == ErrClosing.Code {
+	switch errs.CodeOf(err) {
+	case ErrClosing.Code:
 		return Closing
+	case store.CodeLeaseLost, store.CodeLeaseHeld:
+		return Lost
 	}
 	e, typed := errs.As(err)
 	if !typed || e.Kind == errs.KindUnavailable {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agents-os/agents/backend/internal/errs"
+	"github.com/agents-os/agents/backend/internal/store"
 )
 
 func TestClassify(t *testing.T) {
@@ -23,6 +24,8 @@ func TestClassify(t *testing.T) {
 		{errs.NotFound("unknown_session", "gone"), Permanent},
 		{errs.FailedPrecondition("call_completed", "answered"), Permanent},
 		{errs.Invalid("invalid_turns", "bad"), Permanent},
+		{errs.FailedPrecondition(store.CodeLeaseLost, "lost"), Lost},
+		{fmt.Errorf("write: %w", errs.Conflict(store.CodeLeaseHeld, "held")), Lost},
 	} {
 		if got := Classify(tc.err); got != tc.want {
 			t.Errorf("Classify(%v) = %d, want %d", tc.err, got, tc.want)

@@ -10,6 +10,7 @@ import (
 	"github.com/agents-os/agents/backend/internal/committer"
 	"github.com/agents-os/agents/backend/internal/errs"
 	"github.com/agents-os/agents/backend/internal/session"
+	"github.com/agents-os/agents/backend/internal/store"
 )
 
 // state is a loaded session: everything the actor owns.
@@ -73,6 +74,13 @@ type actor struct {
 	// session is at rest (see atRest).
 	idleWaiters, restWaiters []chan struct{}
 	deleted                  bool
+	// lease is the session's run lease when servers share the database
+	// (nil otherwise, and until a session being created is stored); lost
+	// says another server took it over, and moved is the error that says
+	// so (see loseLease).
+	lease *store.Lease
+	lost  bool
+	moved error
 }
 
 func newActor(r *Runner, id string) *actor {
@@ -130,13 +138,41 @@ func (a *actor) post(fn func(*actor)) {
 func (a *actor) loop(st *state) {
 	defer a.r.actors.Done()
 	if st == nil {
-		st, a.loadErr = a.r.load(a.r.ctx, a.id)
+		st, a.loadErr = a.loadHeld(a.r.ctx)
 	}
 	a.st = st
 	if a.loadErr == nil {
 		a.restore(st)
+		if a.lease != nil {
+			// A session loaded here runs nowhere else: what it was doing
+			// when its last holder stopped (a run, a wake for its mail)
+			// is taken up here, as at a restart.
+			a.next = func() {
+				if err := a.recoverSession(); err != nil {
+					a.r.log.Error("recover session", "session", a.id, "err", err)
+				}
+			}
+		}
 	}
 	a.serve()
+}
+
+// loadHeld loads the actor's session: with servers sharing the
+// database, once it took the session's lease, and with the watches of
+// the session, which the server that held it kept (see watches).
+func (a *actor) loadHeld(ctx context.Context) (*state, error) {
+	if a.r.cluster == nil {
+		return a.r.load(ctx, a.id)
+	}
+	if err := a.takeLease(ctx); err != nil {
+		return nil, err
+	}
+	st, err := a.r.load(ctx, a.id)
+	if err == nil {
+		err = a.r.watchersFromStore(ctx, a.id)
+	}
+	// On failure the lease goes when the actor does (see evictLocked).
+	return st, err
 }
 
 // resume is the goroutine of an actor taken out of its parking (see
@@ -182,10 +218,13 @@ func (a *actor) serve() {
 			a.shutdown()
 			return
 		}
-		for a.next != nil {
+		for a.next != nil && !a.lost {
 			next := a.next
 			a.next = nil
 			next()
+		}
+		if a.lost && a.loadErr == nil {
+			a.abandon()
 		}
 		if len(a.restWaiters) > 0 && (a.gone() || a.atRest()) {
 			wake(&a.restWaiters)

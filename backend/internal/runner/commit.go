@@ -145,11 +145,16 @@ func (e *edit) emit(a *actor, ev *agentsv1.Event) {
 // apply writes e and, once it is stored, makes it the actor's state and
 // publishes its events. On failure nothing changed.
 func (a *actor) apply(e *edit) error {
+	if a.lost {
+		return a.moved
+	}
 	if a.unsynced != nil {
 		// An earlier failed write goes first, or nothing does.
 		moved := len(a.unsynced.turns) > 0
 		if err := a.resync(); committer.Classify(err) == committer.Permanent {
 			return errSessionReloaded
+		} else if committer.Classify(err) == committer.Lost {
+			return err
 		} else if err != nil {
 			return errStoreUnavailable
 		}
@@ -206,6 +211,9 @@ func (a *actor) resync() error {
 // is closing leaves the run to the next start, as a shutdown does.
 func (a *actor) stall(e *edit, err error, then func()) {
 	switch {
+	case committer.Classify(err) == committer.Lost:
+		// Another server runs the session now: the run stopped here
+		// already, and goes no further (see loseLease).
 	case committer.Classify(err) == committer.Closing:
 		a.closeRun()
 	case a.unsynced != nil:
@@ -301,8 +309,16 @@ func (a *actor) applyNow(e *edit) error {
 			Body: &agentsv1.Event_SessionUpdated{SessionUpdated: body}})
 	}
 	evs = append(evs, e.events...)
-	if err := a.r.write(a.r.ctx, ch, evs); err != nil {
+	if err := a.write(a.r.ctx, ch, evs); err != nil {
 		return err
+	}
+	if e.create && a.r.cluster != nil {
+		// The lease of a session can only be taken once it is stored.
+		// Another server that took it in between (it saw a running
+		// session without a server) runs it now.
+		if err := a.takeLease(a.r.ctx); err != nil {
+			a.loseLease(err)
+		}
 	}
 	a.st.meta = e.meta
 	a.st.turns = append(a.st.turns, e.turns...)
@@ -325,6 +341,9 @@ func (r *Runner) write(ctx context.Context, ch *store.Change, evs []*agentsv1.Ev
 		// Not taken because the runner is closing (its writes use its
 		// context): say so, as the committer would.
 		return errClosing
+	}
+	if err == nil && r.cluster != nil && len(ch.NewMail) > 0 {
+		r.mailStored(ch.NewMail)
 	}
 	return err
 }

@@ -71,8 +71,13 @@ func (r *Runner) deleteEach(ctx context.Context, targets []string) ([]string, er
 		err := r.withSession(ctx, target, func(a *actor) error {
 			ev := &agentsv1.Event{SessionId: a.id, Owner: a.owner, Kind: "session.deleted",
 				Body: &agentsv1.Event_SessionDeleted{SessionDeleted: &agentsv1.SessionDeleted{Meta: wire.Meta(a.st.meta)}}}
-			if err := r.write(ctx, &store.Change{Delete: []string{target}}, []*agentsv1.Event{ev}); err != nil {
+			if err := a.write(ctx, &store.Change{Delete: []string{target}}, []*agentsv1.Event{ev}); err != nil {
 				return err
+			}
+			if a.lease != nil {
+				// Deleted with the session.
+				r.leases.takeAt(a.id, a.lease.Epoch)
+				a.lease = nil
 			}
 			a.closeRun()
 			r.gone.add(a.pendingTokens(), "its session was deleted")

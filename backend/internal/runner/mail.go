@@ -99,10 +99,11 @@ func (r *Runner) deliver(ctx context.Context, owner, to string, m session.Mail, 
 		}
 		if a.run == nil && a.st.meta.Status.AcceptsInput() {
 			err := a.wake(agentsv1.RunTrigger_RUN_TRIGGER_MAIL)
-			if committer.Classify(err) == committer.Closing {
-				// The mail is stored: the next start wakes the session
-				// for it (see Recover), so the sender is told the truth,
-				// that it was accepted.
+			if c := committer.Classify(err); c == committer.Closing || c == committer.Lost {
+				// The mail is stored: the next start, or the server that
+				// runs the session now, wakes the session for it (see
+				// Recover and failover.go), so the sender is told the
+				// truth, that it was accepted.
 				return nil
 			}
 			return err

@@ -320,6 +320,9 @@ func (r *Runner) postMessage(ctx context.Context, owner, id string, msg Message,
 // addMail stores mail for the session with its mail.accepted event,
 // and, for urgent mail during a run, cuts the step in flight.
 func (a *actor) addMail(ctx context.Context, m session.Mail, idem keyedRequest) (session.Mail, error) {
+	if a.lost {
+		return session.Mail{}, a.moved
+	}
 	if a.unsynced != nil {
 		// As for apply: an earlier failed write goes first, or nothing
 		// does.
@@ -336,25 +339,30 @@ func (a *actor) addMail(ctx context.Context, m session.Mail, idem keyedRequest) 
 	ch := &store.Change{NewMail: []session.Mail{m}, Idempotency: a.r.idempotency(a.owner, idem, keyed{SessionID: a.id, MailID: m.ID, Turns: len(a.st.turns)})}
 	ev := &agentsv1.Event{SessionId: a.id, Owner: a.owner, Kind: "mail.accepted",
 		Body: &agentsv1.Event_MailAccepted{MailAccepted: &agentsv1.MailAccepted{Envelope: wire.Mail(m)}}}
-	if err := a.r.write(ctx, ch, []*agentsv1.Event{ev}); err != nil {
+	if err := a.write(ctx, ch, []*agentsv1.Event{ev}); err != nil {
 		return session.Mail{}, err
 	}
 	a.st.mail = append(a.st.mail, m)
 	a.st.meta.PendingMail++
 	if m.Priority == session.PriorityUrgent {
-		// An interrupt answers the approvals nobody gave yet, and the
-		// round goes on with the message.
-		running := a.run != nil
-		if _, err := a.settleApprovals(interruptedApproval, agentsv1.RunTrigger_RUN_TRIGGER_MESSAGE); err != nil {
-			a.r.log.Error("settle approvals", "session", a.id, "err", err)
-		}
-		if running {
-			// A run the settled round started is not cut: it is the
-			// one that takes the message.
-			a.cutStep()
-		}
+		a.interrupt()
 	}
 	return m, nil
+}
+
+// interrupt acts on urgent mail: it answers the approvals nobody gave
+// yet, and the round goes on with the message, or cuts the step in
+// flight short.
+func (a *actor) interrupt() {
+	running := a.run != nil
+	if _, err := a.settleApprovals(interruptedApproval, agentsv1.RunTrigger_RUN_TRIGGER_MESSAGE); err != nil {
+		a.r.log.Error("settle approvals", "session", a.id, "err", err)
+	}
+	if running {
+		// A run the settled round started is not cut: it is the one
+		// that takes the message.
+		a.cutStep()
+	}
 }
 
 // Turns selects the turns a view carries: those after After and before
@@ -537,9 +545,11 @@ func (r *Runner) awaitRun(ctx context.Context, id string, rest bool) (runOutcome
 }
 
 // lastAnswer is the text of the newest LLM turn.
-func (a *actor) lastAnswer() string {
-	for i := len(a.st.turns) - 1; i >= 0; i-- {
-		if t := a.st.turns[i]; t.LLM != nil {
+func (a *actor) lastAnswer() string { return lastAnswerOf(a.st.turns) }
+
+func lastAnswerOf(turns []session.Turn) string {
+	for i := len(turns) - 1; i >= 0; i-- {
+		if t := turns[i]; t.LLM != nil {
 			return t.LLM.Text
 		}
 	}

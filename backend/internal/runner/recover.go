@@ -18,7 +18,15 @@ const abortedText = "the server restarted while this call was running; it may or
 // did not wake them. Calls that were in flight get an aborted result,
 // except helper calls, which wait for their child again; the interrupted
 // model call is simply made again.
+//
+// With servers sharing the database, a server recovers only the sessions
+// that need one and have none: it claims them as it does when a server
+// dies (see failover.go), and never takes up a session another live
+// server holds.
 func (r *Runner) Recover(ctx context.Context) error {
+	if r.cluster != nil {
+		return r.claimAll(ctx)
+	}
 	if err := r.loadWatches(ctx); err != nil {
 		return err
 	}
@@ -42,10 +50,7 @@ func (r *Runner) Recover(ctx context.Context) error {
 		err := r.withSession(ctx, id, func(a *actor) error {
 			// Only ready sessions: a failed one waits for a client, as it
 			// did before the restart.
-			if a.run == nil && a.st.meta.Status == session.StatusReady && len(a.st.mail) > 0 {
-				return a.wake(agentsv1.RunTrigger_RUN_TRIGGER_MAIL)
-			}
-			return nil
+			return a.recoverSession()
 		})
 		if err != nil {
 			r.log.Error("wake session with mail", "session", id, "err", err)

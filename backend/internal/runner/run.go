@@ -27,8 +27,10 @@ const (
 
 // run is the active run of a session.
 type run struct {
-	ctx      context.Context
-	cancel   context.CancelFunc
+	ctx    context.Context
+	cancel context.CancelFunc
+	// lose cancels the run with a cause (errLeaseLost).
+	lose     context.CancelCauseFunc
 	maxSteps int
 	steps    int
 	step     *step
@@ -129,8 +131,8 @@ func (a *actor) openRunWith(e *edit, trigger agentsv1.RunTrigger, maxSteps int, 
 		a.r.slots.give(e.meta.Owner)
 		return err
 	}
-	ctx, cancel := context.WithCancel(a.r.ctx)
-	a.run = &run{ctx: ctx, cancel: cancel, maxSteps: maxSteps, owner: e.meta.Owner}
+	ctx, cancel := context.WithCancelCause(a.r.ctx)
+	a.run = &run{ctx: ctx, cancel: func() { cancel(nil) }, lose: cancel, maxSteps: maxSteps, owner: e.meta.Owner}
 	a.r.active.Add(1)
 	return nil
 }
@@ -246,6 +248,9 @@ func (a *actor) publishDelta(st *step, d llm.Delta) {
 	if ev != nil {
 		ev.SessionId, ev.Owner = a.id, a.owner
 		a.r.hub.PublishDelta(ev)
+		if a.r.opts.RelayDelta != nil {
+			a.r.opts.RelayDelta(ev)
+		}
 	}
 }
 
@@ -522,6 +527,8 @@ func (a *actor) settle(e *edit, status session.Status, reason, text string) {
 		a.unsynced.events = append(a.unsynced.events, e.events...)
 		a.unsynced.mail = append(a.unsynced.mail, e.mail...)
 		a.unsynced.notify = append(a.unsynced.notify, e.notify...)
+	case committer.Classify(err) == committer.Lost:
+		return // another server runs the session now
 	case committer.Classify(err) == committer.Permanent:
 		a.r.log.Error("the store refused a run end for good", "session", a.id, "err", err)
 		a.settleFromStore(e)

@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/backend/internal/catalog"
 	"github.com/agents-os/agents/backend/internal/committer"
 	"github.com/agents-os/agents/backend/internal/events"
@@ -70,8 +71,19 @@ type Options struct {
 	TurnCacheBudget int64
 	// OnStep, when set, is told the timings of every completed step.
 	OnStep func(StepStats)
+	// Publish, when set, publishes the committed events in place of the
+	// hub (cluster.Sequencer.Committed: with several servers on one
+	// database, other servers' events come between this server's).
+	Publish func(ev *agentsv1.Event, body []byte) error
+	// RelayDelta, when set, is given each text and thinking delta once it
+	// is published to the hub (cluster.Relay.Send carries it to the other
+	// servers). It must not block.
+	RelayDelta func(ev *agentsv1.Event)
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
+	// Cluster is set when several servers share the database; nil: the
+	// only server on its database (SQLite), no leases.
+	Cluster *Cluster
 }
 
 // StepStats are the timings of one step.
@@ -123,6 +135,21 @@ type Runner struct {
 	// active counts the runs in flight.
 	active atomic.Int64
 
+	// cluster is Options.Cluster with its defaults; nil on a server
+	// alone on its database, which then reads and writes no lease.
+	cluster *Cluster
+	// leases are the leases this server holds (see lease.go), notes the
+	// other servers' notifications not yet acted on, and leaseStats the
+	// counts LeaseStats reports.
+	leases     leaseBook
+	notes      notes
+	leaseStats leaseStats
+	// listening stops the runner's bus listeners.
+	listening []func()
+	// handingOver (guarded by mu) refuses to load sessions once the
+	// leases are given up (see handOver).
+	handingOver bool
+
 	// ctx is cancelled by Close: every run and call derives from it.
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -164,13 +191,17 @@ func New(opts Options) *Runner {
 	r.turnBudget.max = opts.TurnCacheBudget
 	r.slots.wake = r.wakeQueued
 	r.commits = committer.New(opts.Store, opts.Hub, committer.Options{
-		Runs: func() int { return int(r.active.Load()) },
-		Now:  r.now,
-		Log:  r.log,
+		Runs:    func() int { return int(r.active.Load()) },
+		Now:     r.now,
+		Log:     r.log,
+		Publish: opts.Publish,
 	})
 	r.workers = newWorkers(ctx)
 	r.actors.Add(1)
 	go r.prune()
+	if opts.Cluster != nil {
+		r.joinCluster(*opts.Cluster)
+	}
 	return r
 }
 
@@ -181,6 +212,9 @@ func (r *Runner) ActiveRuns() int { return r.slots.active() }
 // stay `running` in the store, so the next start resumes them (see
 // Recover): a shutdown is handled like a crash, minus the lost work.
 func (r *Runner) Close() {
+	for _, stop := range r.listening {
+		stop()
+	}
 	r.mu.Lock()
 	r.closing = true
 	if r.release.timer != nil {
@@ -197,13 +231,22 @@ func (r *Runner) Close() {
 	// are refused, so no actor waits for a write that never comes.
 	r.commits.Close()
 	r.actors.Wait()
+	if r.cluster != nil {
+		// Nothing of the sessions is written any more: other servers
+		// take them now, not at the expiry of their leases.
+		ctx, cancel := context.WithTimeout(context.Background(), handOverTimeout)
+		defer cancel()
+		r.handOver(ctx, true)
+	}
 }
 
 // Drain prepares a shutdown: new runs are refused, and every active run
 // ends at its next step boundary, once the step in flight is stored. The
 // store still says running, so the next start resumes the runs where they
 // stopped. Drain returns when no run is active, or ctx's error when it
-// ends first; Close then stops what is left.
+// ends first; Close then stops what is left. With other servers on the
+// database, once the runs stopped every lease is given up and the other
+// servers are told, so they take the sessions up at once.
 func (r *Runner) Drain(ctx context.Context) error {
 	r.draining.Store(true)
 	tick := time.NewTicker(10 * time.Millisecond)
@@ -214,6 +257,9 @@ func (r *Runner) Drain(ctx context.Context) error {
 			return ctx.Err()
 		case <-tick.C:
 		}
+	}
+	if r.cluster != nil {
+		r.handOver(ctx, false)
 	}
 	return nil
 }
@@ -232,6 +278,8 @@ func (r *Runner) acquire(id string) (*actor, func(), error) {
 	}
 	a, ok := r.live[id]
 	switch {
+	case !ok && r.handingOver:
+		return nil, nil, errClosing
 	case !ok:
 		a = newActor(r, id)
 		r.live[id] = a
@@ -249,7 +297,7 @@ func (r *Runner) acquire(id string) (*actor, func(), error) {
 func (r *Runner) adopt(st *state) (*actor, func(), error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.closing {
+	if r.closing || r.handingOver {
 		return nil, nil, errClosing
 	}
 	a := newActor(r, st.meta.ID)
@@ -282,6 +330,9 @@ func (r *Runner) evictLocked(a *actor) {
 	if r.live[a.id] == a {
 		delete(r.live, a.id)
 		r.noteEviction()
+		if r.cluster != nil {
+			r.releaseLease(a.id)
+		}
 	}
 	a.turnCache.drop()
 }
@@ -354,6 +405,23 @@ func (r *Runner) forget(a *actor) {
 		delete(r.live, a.id)
 	}
 	r.mu.Unlock()
+}
+
+// loaded returns the live actor of a session this server has loaded,
+// held until release is called, without loading it: false when it is
+// not loaded.
+func (r *Runner) loaded(id string) (*actor, func(), bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	a, ok := r.live[id]
+	if !ok || r.closing {
+		return nil, nil, false
+	}
+	if a.parked.Load() {
+		r.unparkLocked(a)
+	}
+	a.refs++
+	return a, func() { r.releaseRef(a) }, true
 }
 
 // withSession runs fn inside the session's actor and returns its error.

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"time"
@@ -152,7 +153,7 @@ func (a *actor) callDone(st *step, cs *callState, res session.ToolResult, stoppe
 			// store, so they outlive a restart.
 			ch.Completed = []store.Completion{{Token: cs.token, Result: res, At: a.r.now()}}
 		}
-		if err := a.r.write(a.r.ctx, ch, []*agentsv1.Event{ev}); err != nil {
+		if err := a.write(a.r.ctx, ch, []*agentsv1.Event{ev}); err != nil {
 			a.r.log.Error("record tool result", "session", a.id, "call", res.CallID, "err", err)
 		} else {
 			cs.stored = cs.token != ""
@@ -290,9 +291,11 @@ func (r *Runner) runHelper(ctx context.Context, env callEnv, call tool.Call, run
 	r.followChild(followCtx, childID, call.Progress)
 	// The call stays open while the child waits for its clients (an
 	// approval, say): its answer is the parent's result, once it has one.
-	final, err := r.awaitRun(ctx, childID, true)
+	final, err := r.awaitChild(ctx, childID)
 	if err != nil {
-		if r.ctx.Err() != nil || r.draining.Load() {
+		if r.ctx.Err() != nil || r.draining.Load() || errors.Is(context.Cause(ctx), errLeaseLost) {
+			// The server that takes the parent up waits for the child
+			// again.
 			return tool.Result{Suspended: true}
 		}
 		// The parent's call was cancelled: the child stops with it.
@@ -305,7 +308,7 @@ func (r *Runner) runHelper(ctx context.Context, env callEnv, call tool.Call, run
 		return tool.Result{Text: "cancelled", Status: session.ResultCancelled, ChildSessionID: childID}
 	}
 	if final.status == session.StatusRunning {
-		if r.ctx.Err() != nil || r.draining.Load() {
+		if r.ctx.Err() != nil || r.draining.Load() || errors.Is(context.Cause(ctx), errLeaseLost) {
 			// The server is stopping and the child's run will resume at
 			// the next start; so will this call, waiting for it.
 			return tool.Result{Suspended: true}
@@ -327,6 +330,36 @@ func (r *Runner) runHelper(ctx context.Context, env callEnv, call tool.Call, run
 		ChildSessionId: childID, CallId: call.ID, Text: final.text,
 	}}})
 	return tool.Result{Text: final.text, Status: session.ResultOK, ChildSessionID: childID}
+}
+
+// awaitChild waits for a helper's child to be at rest (see awaitRun).
+// A child another server runs (servers that claimed a parent and its
+// child apart) is waited for in the store, where its run ends.
+func (r *Runner) awaitChild(ctx context.Context, id string) (runOutcome, error) {
+	for {
+		out, err := r.awaitRun(ctx, id, true)
+		if r.cluster == nil || errs.CodeOf(err) != store.CodeLeaseHeld {
+			return out, err
+		}
+		meta, err := r.store.GetMeta(ctx, id)
+		if err != nil {
+			return runOutcome{}, err
+		}
+		if meta.Status.AcceptsInput() {
+			_, turns, err := r.store.LoadSession(ctx, id)
+			if err != nil {
+				return runOutcome{}, err
+			}
+			return runOutcome{status: meta.Status, reason: meta.StatusReason, text: lastAnswerOf(turns)}, nil
+		}
+		t := time.NewTimer(r.cluster.LeaseTTL / 3)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return runOutcome{}, ctx.Err()
+		case <-t.C:
+		}
+	}
 }
 
 // subcall publishes an event of a helper call, stamped with the parent.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agents-os/agents/backend/internal/errs"
 	"github.com/agents-os/agents/backend/internal/session"
+	"github.com/agents-os/agents/backend/internal/store"
 )
 
 // Watch TTL bounds.
@@ -27,7 +28,11 @@ const (
 // (loadWatches) and changed only after the store changed, by the code
 // that changed it: a watch put or ended (WatchSession, UnwatchSession,
 // dropWatches), a session deleted (drop; the store's delete cascades to
-// the session's watches in the same transaction).
+// the session's watches in the same transaction). With servers sharing
+// the database, only the holder of a target tells its watchers how its
+// runs end, and another server may have put or ended its watches while
+// it held the target: a target's entries are read from the store when
+// its lease is taken (watchersFromStore), instead of at start.
 type watches struct {
 	mu       sync.Mutex
 	byTarget map[string]map[string]time.Time // target → watcher → expiry
@@ -167,6 +172,40 @@ func (r *Runner) UnwatchSession(ctx context.Context, owner, watcher, target stri
 	return nil
 }
 
+// watchersFromStore makes the index's entries of a target those the
+// store holds.
+func (r *Runner) watchersFromStore(ctx context.Context, target string) error {
+	list, err := r.store.WatchersOf(ctx, target)
+	if err != nil {
+		return err
+	}
+	owners := make([]string, len(list))
+	for i, w := range list {
+		if o, ok := r.watches.owner(w.WatcherID); ok {
+			owners[i] = o
+			continue
+		}
+		m, err := r.store.GetMeta(ctx, w.WatcherID)
+		if errs.KindOf(err) == errs.KindNotFound {
+			continue // the watcher is gone; its watch went with it
+		} else if err != nil {
+			return err
+		}
+		owners[i] = m.Owner
+	}
+	r.watches.mu.Lock()
+	for watcher := range r.watches.byTarget[target] {
+		r.watches.removeLocked(watcher, target)
+	}
+	r.watches.mu.Unlock()
+	for i, w := range list {
+		if owners[i] != "" {
+			r.watches.put(w.WatcherID, owners[i], target, w.Expires)
+		}
+	}
+	return nil
+}
+
 // loadWatches fills the index from the store at start, dropping the
 // watches that expired while the server was down.
 func (r *Runner) loadWatches(ctx context.Context) error {
@@ -255,6 +294,9 @@ func (a *actor) delivered(notes []watchNote) {
 			})
 			if errs.KindOf(err) == errs.KindNotFound {
 				r.watches.remove(n.watcher, a.id)
+			} else if errs.CodeOf(err) == store.CodeLeaseHeld {
+				// Another server runs the watcher: it was told of its
+				// mail (see mailStored).
 			} else if err != nil && r.ctx.Err() == nil {
 				r.log.Error("hand watch mail over", "watcher", n.watcher, "target", a.id, "err", err)
 			}

@@ -90,6 +90,11 @@ func (s *SQL) appendEvents(ctx context.Context, tx *sqlx.Tx, evs []*Event) error
 			batch[i].Seq = uint64(last - int64(len(batch)-1-i))
 		}
 	}
+	if s.dialect.NotifyEvents != nil {
+		if _, err := tx.ExecContext(ctx, s.dialect.NotifyEvents(evs[len(evs)-1].Seq)); err != nil {
+			return s.translate(err, nil, "notify of appended events")
+		}
+	}
 	return nil
 }
 

@@ -103,7 +103,7 @@ const sqlGetLease = `SELECT session_id, holder, epoch, expires FROM run_leases W
 // Orphans implements Leases.
 func (s *SQL) Orphans(ctx context.Context, now time.Time, limit int) ([]string, error) {
 	var ids []string
-	err := s.st.orphans.SelectContext(ctx, &ids, string(session.StatusRunning), nanos(now), limit)
+	err := s.st.orphans.SelectContext(ctx, &ids, string(session.StatusRunning), string(session.StatusReady), nanos(now), limit)
 	if err != nil {
 		return nil, s.translate(err, nil, "list sessions without a server")
 	}
@@ -112,7 +112,7 @@ func (s *SQL) Orphans(ctx context.Context, now time.Time, limit int) ([]string, 
 
 const sqlOrphans = `SELECT s.id FROM sessions s
 	LEFT JOIN run_leases l ON l.session_id = s.id
-	WHERE (s.status = ? OR EXISTS (SELECT 1 FROM mail m WHERE m.session_id = s.id AND m.delivered IS NULL))
+	WHERE (s.status = ? OR (s.status = ? AND EXISTS (SELECT 1 FROM mail m WHERE m.session_id = s.id AND m.delivered IS NULL)))
 		AND (l.session_id IS NULL OR l.expires <= ?)
 	ORDER BY s.created, s.id
 	LIMIT ?`

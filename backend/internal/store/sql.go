@@ -26,6 +26,12 @@ type Dialect struct {
 	// a server taking the lease over are ordered; SQLite's single writer
 	// needs none.
 	ShareLock string
+	// NotifyEvents, when set, returns the statement a transaction runs
+	// after it appended events, newest the seq of the last of them, to
+	// tell the other servers on the database (PostgreSQL:
+	// `SELECT pg_notify('agents_events', 'newest')`, delivered only if the
+	// transaction commits). SQLite has no other servers.
+	NotifyEvents func(newest uint64) string
 	// ReturningSeq reads the seqs of appended events back with RETURNING
 	// (PostgreSQL); without it they come from the last insert id.
 	ReturningSeq bool

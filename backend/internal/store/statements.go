@@ -56,7 +56,7 @@ type statements struct {
 	listWatches, helperChild, getIdempotency    *sqlx.Stmt
 	eventsAll, eventsSession, eventsOwner       *sqlx.Stmt
 	getLease, orphans, pendingCommands          *sqlx.Stmt
-	getCommand                                  *sqlx.Stmt
+	getCommand, watchersOf                      *sqlx.Stmt
 }
 
 // prepareStatements prepares every fixed statement on its pool. The schema
@@ -108,6 +108,7 @@ func prepareStatements(ctx context.Context, read, write *sqlx.DB, d Dialect) (*s
 		{&st.pendingDeferred, read, sqlPendingDeferred},
 		{&st.deferredRound, read, sqlDeferredRound},
 		{&st.listWatches, read, sqlListWatches},
+		{&st.watchersOf, read, sqlWatchersOf},
 		{&st.helperChild, read, sqlHelperChild},
 		{&st.getIdempotency, read, sqlGetIdempotency},
 		{&st.eventsAll, read, sqlEventsAll},

@@ -130,6 +130,9 @@ type Watches interface {
 	DeleteWatch(ctx context.Context, watcherID, targetID string) error
 	// ListWatches returns every stored watch, expired or not.
 	ListWatches(ctx context.Context) ([]session.Watch, error)
+	// WatchersOf returns the watches of one target, expired or not,
+	// ordered by watcher.
+	WatchersOf(ctx context.Context, targetID string) ([]session.Watch, error)
 	// DeleteExpiredWatches removes the watches that expire at or before
 	// now and returns how many it removed.
 	DeleteExpiredWatches(ctx context.Context, now time.Time) (int, error)
@@ -162,8 +165,10 @@ type Leases interface {
 	// GetLease returns a session's lease, errs.NotFound when it has none.
 	GetLease(ctx context.Context, sessionID string) (Lease, error)
 	// Orphans returns the sessions that need a server but have none: those
-	// running or with undelivered mail whose lease is absent or expired at
-	// now, oldest first, at most limit.
+	// running, or ready with undelivered mail (which wakes them), whose
+	// lease is absent or expired at now, oldest first, at most limit. A
+	// session that waits for a client (failed, paused, waiting) needs no
+	// server for its mail until the client comes.
 	Orphans(ctx context.Context, now time.Time, limit int) ([]string, error)
 }
 

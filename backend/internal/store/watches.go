@@ -48,6 +48,21 @@ func (s *SQL) ListWatches(ctx context.Context) ([]session.Watch, error) {
 
 const sqlListWatches = `SELECT watcher_id, target_id, expires FROM watches ORDER BY watcher_id, target_id`
 
+// WatchersOf implements Watches.
+func (s *SQL) WatchersOf(ctx context.Context, targetID string) ([]session.Watch, error) {
+	var rows []watchRow
+	if err := s.st.watchersOf.SelectContext(ctx, &rows, targetID); err != nil {
+		return nil, s.translate(err, nil, "list the watchers of %s", targetID)
+	}
+	out := make([]session.Watch, len(rows))
+	for i, r := range rows {
+		out[i] = session.Watch{WatcherID: r.WatcherID, TargetID: r.TargetID, Expires: fromNanos(r.Expires)}
+	}
+	return out, nil
+}
+
+const sqlWatchersOf = `SELECT watcher_id, target_id, expires FROM watches WHERE target_id = ? ORDER BY watcher_id`
+
 // DeleteExpiredWatches implements Watches.
 func (s *SQL) DeleteExpiredWatches(ctx context.Context, now time.Time) (int, error) {
 	res, err := s.st.deleteExpiredWatches.ExecContext(ctx, nanos(now))

@@ -31,6 +31,7 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/jmoiron/sqlx"
 
+	"github.com/agents-os/agents/backend/internal/cluster"
 	"github.com/agents-os/agents/backend/internal/store"
 )
 
@@ -141,6 +142,9 @@ func Dialect() store.Dialect {
 		LockEvents:   fmt.Sprintf("SELECT pg_advisory_xact_lock(%d)", EventLogLockKey),
 		ShareLock:    " FOR SHARE",
 		ReturningSeq: true,
+		NotifyEvents: func(newest uint64) string {
+			return fmt.Sprintf("SELECT pg_notify('%s', '%d')", cluster.ChannelEvents, newest)
+		},
 	}
 }
 

@@ -42,6 +42,17 @@ func testWatches(t *testing.T, fresh func(t *testing.T) Opener) {
 	noErr(t, s.DeleteWatch(ctx, "a", "c"), "unwatch")
 	noErr(t, s.DeleteWatch(ctx, "a", "c"), "unwatch again")
 	equal(t, "watches", list(), []session.Watch{{WatcherID: "a", TargetID: "b", Expires: at(4 * time.Minute)}})
+	put("c", "b", at(5*time.Minute))
+	of, err := s.WatchersOf(ctx, "b")
+	noErr(t, err, "watchers of b")
+	equal(t, "watchers of b", of, []session.Watch{
+		{WatcherID: "a", TargetID: "b", Expires: at(4 * time.Minute)},
+		{WatcherID: "c", TargetID: "b", Expires: at(5 * time.Minute)},
+	})
+	of, err = s.WatchersOf(ctx, "a")
+	noErr(t, err, "watchers of a")
+	equal(t, "watchers of a", len(of), 0)
+	noErr(t, s.DeleteWatch(ctx, "c", "b"), "unwatch c")
 
 	err = s.PutWatch(ctx, session.Watch{WatcherID: "a", TargetID: "ghost", Expires: at(time.Hour)})
 	wantErr(t, err, errs.KindNotFound, store.CodeUnknownSession)
@@ -160,6 +171,11 @@ func testOrphans(t *testing.T, fresh func(t *testing.T) Opener) {
 	mustCreate(t, s, newMeta("idle", "alice", at(2*time.Second)))
 	mustCreate(t, s, newMeta("mailed", "alice", at(3*time.Second)))
 	mustAddMail(t, s, newMail("m1", "mailed", at(0)))
+	// Mail of a session that waits for a client waits with it.
+	failed := newMeta("failed", "alice", at(4*time.Second))
+	failed.Status = session.StatusFailed
+	mustCreate(t, s, failed)
+	mustAddMail(t, s, newMail("m2", "failed", at(0)))
 	orphans := func(now time.Time) []string {
 		t.Helper()
 		ids, err := s.Orphans(ctx, now, 100)

@@ -1,0 +1,97 @@
+package cli
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/agents-os/agents/backend/internal/cluster"
+	"github.com/agents-os/agents/backend/internal/events"
+	"github.com/agents-os/agents/backend/internal/runner"
+	"github.com/agents-os/agents/backend/internal/store"
+)
+
+// clusterOptions configure a server that shares a PostgreSQL database
+// with other servers.
+type clusterOptions struct {
+	// serverID names this server in its leases and notifications;
+	// empty makes one up (see defaultServerID).
+	serverID string
+	// leaseTTL is how long a run lease lives unrenewed; zero is the
+	// runner's default.
+	leaseTTL time.Duration
+}
+
+// clusterFeed is what a server of several runs beside its runner: the
+// notification bus, the sequencer that publishes every server's logged
+// events to this server's hub, and the relay of live deltas.
+type clusterFeed struct {
+	id    string
+	ttl   time.Duration
+	bus   *cluster.PGBus
+	seq   *cluster.Sequencer
+	relay *cluster.Relay
+}
+
+// startCluster connects this server to the others on the PostgreSQL
+// database at dsn. hub must already be at the log's newest seq.
+func startCluster(ctx context.Context, dsn string, hub *events.Hub, log store.EventLog, opts clusterOptions, lg *slog.Logger) (*clusterFeed, error) {
+	id := opts.serverID
+	if id == "" {
+		id = defaultServerID()
+	}
+	if err := cluster.ValidServerID(id); err != nil {
+		return nil, fmt.Errorf("--server-id: %w", err)
+	}
+	if opts.leaseTTL < 0 {
+		return nil, fmt.Errorf("--lease-ttl %s: it must be positive", opts.leaseTTL)
+	}
+	bus, err := cluster.NewPGBus(ctx, dsn, lg)
+	if err != nil {
+		return nil, err
+	}
+	relay, err := cluster.NewRelay(hub, bus, id, lg)
+	if err != nil {
+		bus.Close()
+		return nil, err
+	}
+	f := &clusterFeed{id: id, ttl: opts.leaseTTL, bus: bus, relay: relay}
+	f.seq = cluster.NewSequencer(hub, log, bus, cluster.SequencerOptions{Log: lg})
+	lg.Info("sharing the database with other servers", "server_id", id)
+	return f, nil
+}
+
+// configure makes the runner one server of several.
+func (f *clusterFeed) configure(o *runner.Options) {
+	o.Publish = f.seq.Committed
+	o.RelayDelta = f.relay.Send
+	o.Cluster = &runner.Cluster{Holder: f.id, LeaseTTL: f.ttl, Bus: f.bus}
+}
+
+// close stops the feed; the runner that published through it is closed
+// first.
+func (f *clusterFeed) close() {
+	f.relay.Close()
+	f.seq.Close()
+	f.bus.Close()
+}
+
+// defaultServerID is hostname-pid-random: unique among live servers,
+// and it tells an operator where a lease's holder runs.
+func defaultServerID() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "server"
+	}
+	host = strings.Map(func(r rune) rune {
+		if r <= ' ' || r == 0x7f {
+			return '_'
+		}
+		return r
+	}, host)
+	return fmt.Sprintf("%.64s-%d-%s", host, os.Getpid(), strings.ToLower(rand.Text()[:8]))
+}

@@ -1,0 +1,110 @@
+package cli
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agents-os/agents/backend/internal/cluster"
+	"github.com/agents-os/agents/backend/internal/config"
+	"github.com/agents-os/agents/backend/internal/events"
+	"github.com/agents-os/agents/backend/internal/runner"
+	"github.com/agents-os/agents/backend/internal/store/pgtest"
+	"github.com/agents-os/agents/tools/fakellm"
+	"github.com/agents-os/agents/tools/fakellm/fakellmtest"
+)
+
+// startPGStack assembles a server on the PostgreSQL database at dsn, as
+// serve does.
+func startPGStack(t *testing.T, dsn, agentFile, model string, opts clusterOptions) (*stack, error) {
+	t.Helper()
+	_, env := testEnv(t)
+	a := &app{stdout: io.Discard, stderr: io.Discard, lookupEnv: env, flags: config.Flags{DB: dsn, AgentFiles: []string{agentFile}}}
+	res, err := a.resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := a.startStack(context.Background(), res, slog.New(slog.DiscardHandler), stackOptions{offlineModel: model, recover: true, cluster: opts})
+	if err == nil {
+		t.Cleanup(st.close)
+	}
+	return st, err
+}
+
+// Two servers on one PostgreSQL database: a run on one streams, deltas
+// and logged events, to the other's subscribers.
+func TestServersOnPostgreSQLShareEventsAndDeltas(t *testing.T) {
+	t.Parallel()
+	model := fakellmtest.Start(t, fakellm.Rules{Default: &fakellm.Reply{
+		Text: strings.Repeat("word ", 20), ChunkSize: 5, ChunkDelay: "5ms",
+	}})
+	agent := filepath.Join(t.TempDir(), "talk.json")
+	writeFile(t, agent, agentJSON("talk", ""), 0o644)
+	dsn := pgtest.DSN(t)
+	a, err := startPGStack(t, dsn, agent, model.URL(), clusterOptions{serverID: "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := startPGStack(t, dsn, agent, model.URL(), clusterOptions{serverID: "b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub, _ := b.hub.Subscribe(events.AllScope(), nil)
+	defer sub.Close()
+
+	ctx := context.Background()
+	v, err := a.runner.CreateSession(ctx, "me", runner.CreateRequest{Agent: "talk", Message: &runner.Message{Text: "talk"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text strings.Builder
+	var kinds []string
+	deadline := time.After(20 * time.Second)
+	for done := false; !done; {
+		select {
+		case ev := <-sub.C():
+			if ev.SessionId != v.Meta.ID {
+				continue
+			}
+			if d := ev.GetTextDelta(); d != nil {
+				text.WriteString(d.GetText())
+				continue
+			}
+			kinds = append(kinds, ev.Kind)
+			done = ev.Kind == "run.stopped"
+		case <-deadline:
+			t.Fatalf("server b saw %v and the text %q of a run on server a in 20s", kinds, text.String())
+		}
+	}
+	if kinds[0] != "session.created" {
+		t.Errorf("server b saw %v", kinds)
+	}
+	if got := text.String(); got != strings.Repeat("word ", 20) {
+		t.Errorf("server b streamed %q", got)
+	}
+}
+
+func TestServeRefusesABadServerID(t *testing.T) {
+	t.Parallel()
+	agent := filepath.Join(t.TempDir(), "talk.json")
+	writeFile(t, agent, agentJSON("talk", ""), 0o644)
+	_, err := startPGStack(t, pgtest.DSN(t), agent, "", clusterOptions{serverID: "two words"})
+	if err == nil || !strings.Contains(err.Error(), "--server-id") {
+		t.Fatalf("a server id with a space: %v", err)
+	}
+}
+
+func TestDefaultServerIDIsValidAndUnique(t *testing.T) {
+	t.Parallel()
+	a, b := defaultServerID(), defaultServerID()
+	if a == b {
+		t.Errorf("two default server ids are both %q", a)
+	}
+	if err := cluster.ValidServerID(a); err != nil {
+		t.Error(err)
+	}
+}

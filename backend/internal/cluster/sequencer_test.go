@@ -1,0 +1,238 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/backend/internal/events"
+	"github.com/agents-os/agents/backend/internal/store"
+)
+
+// memLog is an event log in memory that a test appends to as other
+// servers would.
+type memLog struct {
+	mu   sync.Mutex
+	rows []store.Event
+	fail error
+}
+
+func (l *memLog) append(evs ...*agentsv1.Event) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, ev := range evs {
+		body, _ := proto.Marshal(ev)
+		l.rows = append(l.rows, store.Event{Seq: ev.Seq, SessionID: ev.SessionId, Kind: ev.Kind, Body: body})
+	}
+}
+
+func (l *memLog) setFail(err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.fail = err
+}
+
+func (l *memLog) EventsAfter(_ context.Context, _ store.EventFilter, after uint64, limit int) ([]store.Event, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.fail != nil {
+		return nil, l.fail
+	}
+	var out []store.Event
+	for _, r := range l.rows {
+		if r.Seq > after && len(out) < limit {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+func (l *memLog) EventBounds(context.Context) (uint64, uint64, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.rows) == 0 {
+		return 0, 0, nil
+	}
+	return l.rows[0].Seq, l.rows[len(l.rows)-1].Seq, nil
+}
+
+func (l *memLog) PruneEvents(context.Context, time.Time, int) (int, error) { return 0, nil }
+
+func logged(seq uint64) *agentsv1.Event {
+	return &agentsv1.Event{Seq: seq, SessionId: "s", Owner: "o", Kind: "session.updated"}
+}
+
+func body(ev *agentsv1.Event) []byte {
+	b, _ := proto.Marshal(ev)
+	return b
+}
+
+// seqTest is a hub with a sequencer on a log in memory, and a subscriber
+// of everything.
+type seqTest struct {
+	log *memLog
+	bus *MemoryBus
+	hub *events.Hub
+	seq *Sequencer
+	sub *events.Subscription
+}
+
+func newSeqTest(t *testing.T, start uint64, poll time.Duration) *seqTest {
+	t.Helper()
+	st := &seqTest{log: &memLog{}, bus: NewMemoryBus(), hub: events.New(events.Options{})}
+	st.hub.Start(start)
+	st.sub, _ = st.hub.Subscribe(events.AllScope(), nil)
+	st.seq = NewSequencer(st.hub, st.log, st.bus, SequencerOptions{Poll: poll})
+	t.Cleanup(func() {
+		st.seq.Close()
+		st.bus.Close()
+		st.hub.Shutdown()
+	})
+	return st
+}
+
+// want waits until the subscriber got the seqs in want, in that order,
+// and fails on anything else.
+func (st *seqTest) want(t *testing.T, want ...uint64) {
+	t.Helper()
+	var got []uint64
+	deadline := time.After(5 * time.Second)
+	for len(got) < len(want) {
+		select {
+		case ev := <-st.sub.C():
+			got = append(got, ev.Seq)
+		case <-deadline:
+			t.Fatalf("subscriber got seqs %v after 5s, want %v", got, want)
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("subscriber got seqs %v, want %v", got, want)
+	}
+	select {
+	case ev := <-st.sub.C():
+		t.Fatalf("subscriber got seq %d after %v", ev.Seq, want)
+	case <-time.After(20 * time.Millisecond):
+	}
+}
+
+const noPoll = time.Hour
+
+func TestSequencerPublishesAGapFromTheLogBeforeALocalCommit(t *testing.T) {
+	t.Parallel()
+	st := newSeqTest(t, 10, noPoll)
+	st.want(t) // the start's read found nothing
+	// Two other servers committed 11 and 12; 13 is this server's.
+	st.log.append(logged(11), logged(12), logged(13))
+	ev := logged(13)
+	if err := st.seq.Committed(ev, body(ev)); err != nil {
+		t.Fatal(err)
+	}
+	st.want(t, 11, 12, 13)
+}
+
+func TestSequencerSkipsALocalCommitTheLogAlreadyGave(t *testing.T) {
+	t.Parallel()
+	st := newSeqTest(t, 0, noPoll)
+	st.log.append(logged(1), logged(2))
+	if err := st.bus.Notify(context.Background(), ChannelEvents, "2"); err != nil {
+		t.Fatal(err)
+	}
+	st.want(t, 1, 2)
+	for _, seq := range []uint64{1, 2} {
+		ev := logged(seq)
+		if err := st.seq.Committed(ev, body(ev)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.want(t)
+}
+
+// A seq a rolled-back transaction burned is never in the log: the event
+// after it is published at once.
+func TestSequencerNeverWaitsForABurnedSeq(t *testing.T) {
+	t.Parallel()
+	st := newSeqTest(t, 0, noPoll)
+	st.log.append(logged(1), logged(3))
+	for _, seq := range []uint64{1, 3} {
+		ev := logged(seq)
+		if err := st.seq.Committed(ev, body(ev)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.want(t, 1, 3)
+}
+
+// Other servers' events reach the hub on a notification, after a
+// reconnect and on the poll; a notification of what is published reads
+// nothing.
+func TestSequencerFollowsTheLog(t *testing.T) {
+	t.Parallel()
+	t.Run("on a notification", func(t *testing.T) {
+		t.Parallel()
+		st := newSeqTest(t, 0, noPoll)
+		st.log.append(logged(1), logged(2))
+		if err := st.bus.Notify(context.Background(), ChannelEvents, "2"); err != nil {
+			t.Fatal(err)
+		}
+		st.want(t, 1, 2)
+		// A notification of a seq already published does not read: one
+		// in the log behind the sequencer's back stays unpublished.
+		st.log.append(logged(3))
+		if err := st.bus.Notify(context.Background(), ChannelEvents, "2"); err != nil {
+			t.Fatal(err)
+		}
+		st.want(t)
+	})
+	t.Run("after a reconnect", func(t *testing.T) {
+		t.Parallel()
+		st := newSeqTest(t, 0, noPoll)
+		st.log.append(logged(1))
+		st.bus.Reconnect()
+		st.want(t, 1)
+	})
+	t.Run("on the poll", func(t *testing.T) {
+		t.Parallel()
+		st := newSeqTest(t, 0, 10*time.Millisecond)
+		st.log.append(logged(1), logged(2))
+		st.want(t, 1, 2)
+	})
+	t.Run("in batches", func(t *testing.T) {
+		t.Parallel()
+		st := newSeqTest(t, 0, noPoll)
+		var want []uint64
+		for seq := uint64(1); seq <= 2*readBatch+7; seq++ {
+			st.log.append(logged(seq))
+			want = append(want, seq)
+		}
+		ev := logged(uint64(len(want) + 1))
+		st.log.append(ev)
+		want = append(want, ev.Seq)
+		if err := st.seq.Committed(ev, body(ev)); err != nil {
+			t.Fatal(err)
+		}
+		st.want(t, want...)
+	})
+}
+
+// A local commit whose gap cannot be read is not published ahead of it:
+// the follower publishes both, in order, once the log reads again.
+func TestSequencerLeavesALocalCommitToTheFollowerWhenTheLogFails(t *testing.T) {
+	t.Parallel()
+	st := newSeqTest(t, 0, 10*time.Millisecond)
+	st.want(t)
+	st.log.append(logged(1), logged(2))
+	st.log.setFail(errors.New("connection lost"))
+	ev := logged(2)
+	if err := st.seq.Committed(ev, body(ev)); err == nil {
+		t.Fatal("Committed with a gap the log cannot read: no error")
+	}
+	st.want(t)
+	st.log.setFail(nil)
+	st.want(t, 1, 2)
+}

@@ -1,0 +1,86 @@
+package runner
+
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/agents-os/agents/backend/internal/cluster"
+)
+
+// Cluster says how a runner shares its database with other servers.
+//
+// A session's live state (its actor) lives on the one server that holds
+// its run lease: a server loads a session only once it took the lease,
+// renews the leases of every session it has loaded, and writes every
+// change of a session under its lease (store.Change.Fence), so a server
+// that lost a lease cannot write and stops what it did for the session
+// (see lease.go). Sessions that need a server and have none (their
+// holder died, or drained) are claimed by any server, which recovers
+// them as a restart would (see failover.go).
+type Cluster struct {
+	// Holder is this server's id, unique among live servers; empty makes
+	// one up.
+	Holder string
+	// LeaseTTL is how long a lease lives unrenewed: the time another
+	// server waits before it takes over the sessions of one that died.
+	// Zero is DefaultLeaseTTL.
+	LeaseTTL time.Duration
+	// Bus carries the notifications between the servers; nil hears none,
+	// and sessions that need a server are found by polling alone.
+	Bus cluster.Bus
+}
+
+// DefaultLeaseTTL is the lease's life when Cluster.LeaseTTL is zero.
+const DefaultLeaseTTL = 10 * time.Second
+
+// LeaseStats count what became of this server's leases.
+type LeaseStats struct {
+	// Claims are the sessions that needed a server and that this server
+	// took up (at its start, or from another server that died or
+	// drained).
+	Claims int64
+	// Failovers are the claims of a lease another server held and let
+	// expire: that server died, or could not reach the database.
+	Failovers int64
+	// Lost are the leases another server took while this one held them.
+	Lost int64
+}
+
+type leaseStats struct {
+	claims, failovers, lost atomic.Int64
+}
+
+// LeaseStats returns the counts of this server's leases; zero without a
+// cluster.
+func (r *Runner) LeaseStats() LeaseStats {
+	return LeaseStats{
+		Claims:    r.leaseStats.claims.Load(),
+		Failovers: r.leaseStats.failovers.Load(),
+		Lost:      r.leaseStats.lost.Load(),
+	}
+}
+
+// joinCluster sets the runner up to share its database: the lease
+// renewals, the claims of sessions without a server, and the
+// notifications that wake them.
+func (r *Runner) joinCluster(c Cluster) {
+	if c.Holder == "" {
+		c.Holder = uuid.NewString()
+	}
+	if c.LeaseTTL <= 0 {
+		c.LeaseTTL = DefaultLeaseTTL
+	}
+	r.cluster = &c
+	r.notes.wake = make(chan struct{}, 1)
+	if c.Bus != nil {
+		r.listening = append(r.listening,
+			c.Bus.Listen(cluster.ChannelMail, r.notes.mail),
+			c.Bus.Listen(cluster.ChannelLeases, func(string) { r.notes.leases() }))
+		c.Bus.OnReconnect(r.notes.reconnected)
+	}
+	r.actors.Add(2)
+	go r.renewLeases()
+	go r.failover()
+}

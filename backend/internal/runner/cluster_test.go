@@ -1,0 +1,449 @@
+package runner_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/agents-os/agents/backend/internal/agentfile"
+	"github.com/agents-os/agents/backend/internal/catalog"
+	"github.com/agents-os/agents/backend/internal/cluster"
+	"github.com/agents-os/agents/backend/internal/errs"
+	"github.com/agents-os/agents/backend/internal/events"
+	llmclient "github.com/agents-os/agents/backend/internal/llm"
+	"github.com/agents-os/agents/backend/internal/runner"
+	"github.com/agents-os/agents/backend/internal/runner/modelfault"
+	"github.com/agents-os/agents/backend/internal/session"
+	"github.com/agents-os/agents/backend/internal/store"
+	"github.com/agents-os/agents/backend/internal/store/pgtest"
+	"github.com/agents-os/agents/backend/internal/store/postgres"
+	"github.com/agents-os/agents/tools/fakellm"
+	"github.com/agents-os/agents/tools/fakellm/fakellmtest"
+)
+
+// Issue 21, items 2 and 5: several runners on one PostgreSQL database,
+// each a server of its own, with leases, fencing and failover.
+
+// fleet is servers sharing one database, one model server and one bus.
+type fleet struct {
+	db  store.Store
+	cat *catalog.Catalog
+	bus *cluster.MemoryBus
+	ttl time.Duration
+}
+
+func newFleet(t *testing.T, rules fakellm.Rules, ttl time.Duration) *fleet {
+	t.Helper()
+	ctx := context.Background()
+	llm := fakellmtest.Start(t, rules)
+	db, err := postgres.Open(ctx, pgtest.DSN(t), postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	// Closed once every server is (cleanups run last first).
+	bus := cluster.NewMemoryBus()
+	t.Cleanup(func() { _ = bus.Close() })
+	cat := catalog.New(ctx, func() *agentfile.Set {
+		return agentfile.Load(nil, []string{"testdata/bench/agents", "testdata/cluster/agents"})
+	}, catalog.Options{HasKey: func(string) bool { return false }, OfflineModelURL: llm.URL()})
+	return &fleet{db: db, cat: cat, bus: bus, ttl: ttl}
+}
+
+// server is one runner of a fleet.
+type server struct {
+	name   string
+	run    *runner.Runner
+	hub    *events.Hub
+	model  *modelfault.Faults
+	store  *crashable
+	closed bool
+}
+
+// crashable is the database as one server sees it; crashed makes the
+// server give up no lease, as one that died would not.
+type crashable struct {
+	store.Store
+	crashed atomic.Bool
+}
+
+func (c *crashable) ReleaseLease(ctx context.Context, id, holder string, epoch int64) error {
+	if c.crashed.Load() {
+		return nil
+	}
+	return c.Store.ReleaseLease(ctx, id, holder, epoch)
+}
+
+func (f *fleet) start(t *testing.T, name string, tune ...func(*runner.Options)) *server {
+	t.Helper()
+	ctx := context.Background()
+	s := &server{name: name, model: &modelfault.Faults{}, store: &crashable{Store: f.db}}
+	var err error
+	if s.hub, err = runner.NewHub(ctx, s.store, events.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	opts := runner.Options{
+		Store:   s.store,
+		Hub:     s.hub,
+		Catalog: f.cat,
+		Models:  s.model.Factory(runner.LLMModels(func(string) (string, bool) { return "", false }, llmclient.Limits{}, nil)),
+		Cluster: &runner.Cluster{Holder: name, LeaseTTL: f.ttl, Bus: f.bus},
+	}
+	for _, fn := range tune {
+		fn(&opts)
+	}
+	s.run = runner.New(opts)
+	if err := s.run.Recover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.close)
+	return s
+}
+
+func (s *server) close() {
+	if !s.closed {
+		s.closed = true
+		s.run.Close()
+		s.hub.Shutdown()
+	}
+}
+
+// crash stops the server as a kill would: its leases stay until they
+// expire.
+func (s *server) crash() {
+	s.store.crashed.Store(true)
+	s.close()
+}
+
+func (s *server) create(t *testing.T, agent, text string) string {
+	t.Helper()
+	v, err := s.run.CreateSession(context.Background(), "me", runner.CreateRequest{Agent: agent, Message: &runner.Message{Text: text}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v.Meta.ID
+}
+
+func (s *server) wait(t *testing.T, id string) runner.View {
+	t.Helper()
+	v, err := s.run.GetSession(context.Background(), "me", id, true, 20*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Meta.Status == session.StatusRunning {
+		t.Fatalf("session %s still running", id)
+	}
+	return v
+}
+
+// eventually waits until cond holds, failing the test after 20s.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("still not so after 20s: %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// steal gives the session's lease to another holder in the store, as a
+// server would that found it expired.
+func (f *fleet) steal(t *testing.T, id, thief string) {
+	t.Helper()
+	later := time.Now().Add(f.ttl + time.Minute)
+	if _, err := f.db.AcquireLease(context.Background(), id, thief, later, f.ttl); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (f *fleet) holder(t *testing.T, id string) string {
+	t.Helper()
+	l, err := f.db.GetLease(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l.Holder
+}
+
+func (f *fleet) events(t *testing.T, id string) int {
+	t.Helper()
+	evs, err := f.db.EventsAfter(context.Background(), store.EventFilter{SessionID: id}, 0, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(evs)
+}
+
+// userTurns counts the user turns of a history with the text.
+func userTurns(turns []session.Turn, text string) int {
+	n := 0
+	for _, t := range turns {
+		if t.User != nil && t.User.Text == text {
+			n++
+		}
+	}
+	return n
+}
+
+func wantHeld(t *testing.T, err error, holder string) {
+	t.Helper()
+	e, ok := errs.As(err)
+	if !ok || e.Kind != errs.KindConflict || e.Code != store.CodeLeaseHeld || e.Metadata["holder"] != holder || !strings.Contains(e.Message, holder) {
+		t.Fatalf("err = %v, want lease_held naming %s", err, holder)
+	}
+}
+
+// A session one server loaded is refused to another, which is told who
+// runs it; once the first lets it go (Close), the other loads it.
+func TestASessionLoadedByOneServerIsRefusedToAnother(t *testing.T) {
+	t.Parallel()
+	f := newFleet(t, answer, time.Minute)
+	a, b := f.start(t, "a"), f.start(t, "b")
+	id := a.create(t, "bench", "hello")
+	a.wait(t, id)
+	_, err := b.run.GetSession(context.Background(), "me", id, false, 0)
+	wantHeld(t, err, "a")
+	_, _, err = b.run.PostMessage(context.Background(), "me", id, runner.Message{Text: "again"}, runner.RunOptions{}, nil)
+	wantHeld(t, err, "a")
+	a.close()
+	if v := b.wait(t, id); v.Meta.Status != session.StatusReady || len(v.Turns) != 2 {
+		t.Fatalf("on b after a closed: %s with %d turns", v.Meta.Status, len(v.Turns))
+	}
+	if h := f.holder(t, id); h != "b" {
+		t.Errorf("holder = %s, want b", h)
+	}
+}
+
+// A server whose lease was taken over finds out at its next write: the
+// write is refused, the run stops there, nothing more of it is written,
+// and the session is refused to it as held by the new holder.
+func TestAServerWhoseLeaseWasTakenWritesNothingMore(t *testing.T) {
+	t.Parallel()
+	f := newFleet(t, answer, time.Minute)
+	a := f.start(t, "a")
+	hold := a.model.HoldAfter(1)
+	id := a.create(t, "bench", "hello")
+	<-hold.Held()
+	f.steal(t, id, "thief")
+	before := f.events(t, id)
+	hold.Release()
+	eventually(t, "the run stopped", func() bool { return a.run.ActiveRuns() == 0 })
+	_, err := a.run.GetSession(context.Background(), "me", id, false, 0)
+	wantHeld(t, err, "thief")
+	m, err := f.db.GetMeta(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Status != session.StatusRunning || m.TurnCount != 1 {
+		t.Errorf("stored: %s with %d turns; want running with the user turn only", m.Status, m.TurnCount)
+	}
+	if n := f.events(t, id); n != before {
+		t.Errorf("%d events stored after the lease was taken", n-before)
+	}
+	if n := len(a.model.Requests()); n != 1 {
+		t.Errorf("model calls = %d, want 1", n)
+	}
+	if s := a.run.LeaseStats(); s.Lost != 1 {
+		t.Errorf("stats = %+v, want one lost lease", s)
+	}
+}
+
+// A server finds a lease lost by renewing it, and stops the run at once,
+// a model call that would never end included, writing nothing.
+func TestALeaseFoundLostByItsRenewalStopsTheRunAtOnce(t *testing.T) {
+	t.Parallel()
+	f := newFleet(t, answer, 300*time.Millisecond)
+	a := f.start(t, "a")
+	a.model.Hang(modelfault.Always)
+	id := a.create(t, "bench", "hello")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := a.model.WaitRequests(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	before := f.events(t, id)
+	f.steal(t, id, "thief")
+	eventually(t, "the run stopped", func() bool { return a.run.ActiveRuns() == 0 })
+	if s := a.run.LeaseStats(); s.Lost != 1 {
+		t.Errorf("stats = %+v, want one lost lease", s)
+	}
+	if n := f.events(t, id); n != before {
+		t.Errorf("%d events stored after the lease was taken", n-before)
+	}
+	if m, err := f.db.GetMeta(ctx, id); err != nil || m.Status != session.StatusRunning || m.TurnCount != 1 {
+		t.Errorf("stored: %+v, %v", m, err)
+	}
+}
+
+// A server that dies mid-run keeps its leases until they expire; then
+// another claims the session and finishes the run, with the user turn
+// stored once.
+func TestAnotherServerFinishesTheRunOfOneThatDied(t *testing.T) {
+	t.Parallel()
+	f := newFleet(t, answer, 300*time.Millisecond)
+	a, b := f.start(t, "a"), f.start(t, "b")
+	hold := a.model.HoldAfter(1)
+	id := a.create(t, "bench", "hello")
+	<-hold.Held()
+	a.crash()
+	hold.Release()
+	eventually(t, "b claimed the session", func() bool { return b.run.LeaseStats().Claims == 1 })
+	v := b.wait(t, id)
+	if v.Meta.Status != session.StatusReady || len(v.Turns) != 2 || v.Turns[1].LLM.Text != "done" {
+		t.Fatalf("on b: %s (%s) with %d turns", v.Meta.Status, v.Meta.StatusReason, len(v.Turns))
+	}
+	if n := userTurns(v.Turns, "hello"); n != 1 {
+		t.Errorf("the user turn is stored %d times", n)
+	}
+	if s := b.run.LeaseStats(); s.Failovers != 1 {
+		t.Errorf("b's stats = %+v, want one failover", s)
+	}
+}
+
+// A server drained at a step boundary gives its sessions up at once:
+// another takes the run up long before the lease would expire.
+func TestADrainedServerHandsItsRunsOverAtOnce(t *testing.T) {
+	t.Parallel()
+	rules := fakellm.Rules{Rules: []fakellm.Rule{
+		{Match: fakellm.Match{LastIsToolResult: ptr(false)}, Reply: fakellm.Reply{
+			Text: "first a tool", ToolCalls: []fakellm.ToolCall{{Name: "bash_noop", Arguments: json.RawMessage(`{}`)}},
+		}},
+		{Reply: fakellm.Reply{Text: "done"}},
+	}}
+	// A lease outlives the test: only the hand-over can move the run.
+	f := newFleet(t, rules, time.Hour)
+	// One run at most on a: a session created while its run goes is
+	// refused, for want of a run or, once it drains, for the shutdown.
+	a := f.start(t, "a", func(o *runner.Options) { o.MaxRuns = 1 })
+	b := f.start(t, "b")
+	hold := a.model.HoldAfter(1)
+	id := a.create(t, "bench", "hello")
+	<-hold.Held()
+	drained := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		drained <- a.run.Drain(ctx)
+	}()
+	eventually(t, "a drains", func() bool {
+		_, err := a.run.CreateSession(context.Background(), "me", runner.CreateRequest{Agent: "bench", Message: &runner.Message{Text: "x"}})
+		if err == nil {
+			t.Fatal("a session was created beside the run")
+		}
+		return errs.CodeOf(err) == "shutting_down"
+	})
+	hold.Release()
+	if err := <-drained; err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "b claimed the session", func() bool { return b.run.LeaseStats().Claims == 1 })
+	a.close()
+	v := b.wait(t, id)
+	if v.Meta.Status != session.StatusReady || len(v.Turns) != 4 || v.Turns[3].LLM.Text != "done" {
+		t.Fatalf("on b: %s (%s) with %d turns", v.Meta.Status, v.Meta.StatusReason, len(v.Turns))
+	}
+	if n := len(a.model.Requests()); n != 1 {
+		t.Errorf("a's model calls = %d, want 1", n)
+	}
+	if s := b.run.LeaseStats(); s.Failovers != 0 {
+		t.Errorf("b's stats = %+v: a drained session is no failover", s)
+	}
+}
+
+// A helper's parent and child whose server died are claimed together by
+// one of the servers left, and the parent's call gets its child's
+// answer.
+func TestAHelpersParentAndChildAreRecoveredTogether(t *testing.T) {
+	t.Parallel()
+	rules := fakellm.Rules{Rules: []fakellm.Rule{
+		{Match: fakellm.Match{SystemContains: "helper of the cluster tests"}, Times: 1, Reply: fakellm.Reply{Text: strings.Repeat("slow ", 200), ChunkSize: 2, ChunkDelay: "50ms"}},
+		{Match: fakellm.Match{SystemContains: "helper of the cluster tests"}, Reply: fakellm.Reply{Text: "the helper's answer"}},
+		{Match: fakellm.Match{SystemContains: "boss of the cluster tests", LastIsToolResult: ptr(true)}, Reply: fakellm.Reply{Text: "boss got: {{last_tool_result}}"}},
+		{Match: fakellm.Match{SystemContains: "boss of the cluster tests"}, Reply: fakellm.Reply{ToolCalls: []fakellm.ToolCall{
+			{Name: "prompt_agent_helper", Arguments: json.RawMessage(`{"prompt": "think"}`)},
+		}}},
+	}}
+	f := newFleet(t, rules, 300*time.Millisecond)
+	a := f.start(t, "a")
+	parent := a.create(t, "boss", "delegate")
+	ctx := context.Background()
+	var child string
+	eventually(t, "the helper runs", func() bool {
+		kids, err := f.db.Children(ctx, parent)
+		if err != nil || len(kids) != 1 {
+			return false
+		}
+		child = kids[0].ID
+		return len(a.model.Requests()) == 2
+	})
+	a.crash()
+	b, c := f.start(t, "b"), f.start(t, "c")
+	eventually(t, "the parent's run ends", func() bool {
+		m, err := f.db.GetMeta(ctx, parent)
+		return err == nil && m.Status != session.StatusRunning
+	})
+	_, turns, err := f.db.LoadSession(ctx, parent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(turns); n != 4 || turns[3].LLM.Text != "boss got: the helper's answer" {
+		t.Fatalf("parent: %d turns, last %+v", n, turns[n-1])
+	}
+	_, kid, err := f.db.LoadSession(ctx, child)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(kid) != 2 || userTurns(kid, "think") != 1 {
+		t.Errorf("child: %d turns, %d with its prompt", len(kid), userTurns(kid, "think"))
+	}
+	if hp, hc := f.holder(t, parent), f.holder(t, child); hp != hc {
+		t.Errorf("the parent runs on %s, its child on %s", hp, hc)
+	}
+	if n := b.run.LeaseStats().Claims + c.run.LeaseStats().Claims; n < 1 {
+		t.Errorf("claims = %d", n)
+	}
+}
+
+// A watch outlives the move of its target to another server, and the
+// mail that server stores for a watcher held here wakes the watcher: the
+// target's watches are read when its lease is taken, and the holder of
+// the watcher hears of its mail.
+func TestWatchMailFromAnotherServerWakesTheWatcher(t *testing.T) {
+	t.Parallel()
+	f := newFleet(t, answer, time.Minute)
+	c := f.start(t, "c")
+	ctx := context.Background()
+	watcher := c.create(t, "bench", "watch")
+	target := c.create(t, "bench", "work")
+	c.wait(t, watcher)
+	c.wait(t, target)
+	if _, err := c.run.WatchSession(ctx, "me", watcher, target, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	// c gives both up as it closes; a loads the watcher, b the target.
+	c.close()
+	a, b := f.start(t, "a"), f.start(t, "b")
+	if v, err := a.run.GetSession(ctx, "me", watcher, false, 0); err != nil || len(v.Turns) != 2 {
+		t.Fatalf("watcher on a: %v", err)
+	}
+	if _, _, err := b.run.PostMessage(ctx, "me", target, runner.Message{Text: "more"}, runner.RunOptions{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	b.wait(t, target)
+	eventually(t, "the watcher ran for its mail", func() bool {
+		m, err := f.db.GetMeta(ctx, watcher)
+		return err == nil && m.TurnCount == 4 && m.Status == session.StatusReady
+	})
+	if h := f.holder(t, watcher); h != "a" {
+		t.Errorf("the watcher runs on %s, want a", h)
+	}
+	v := a.wait(t, watcher)
+	if mail := v.Turns[2].User.Mail; len(mail) != 1 || mail[0].Sender.Name != "watch" || !strings.Contains(mail[0].Body.Text, target) {
+		t.Errorf("the watcher's third turn = %+v, want the watch's mail", v.Turns[2].User)
+	}
+}

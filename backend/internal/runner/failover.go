@@ -1,0 +1,353 @@
+package runner
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/backend/internal/cluster"
+	"github.com/agents-os/agents/backend/internal/errs"
+	"github.com/agents-os/agents/backend/internal/session"
+	"github.com/agents-os/agents/backend/internal/store"
+)
+
+// Failover, when servers share a database: a session that needs a
+// server (a run the store says is going, or a ready session with mail)
+// and whose lease is absent or expired is an orphan. Every server looks
+// for orphans every half of a lease's life, at once when a server that
+// drains says it gave some up, and at its start (Recover); each tries to
+// take the lease, one wins, and the winner recovers the session exactly
+// as a restart does (see recoverSession). A helper's child goes with its
+// parent: the server that claims the parent claims its children too, so
+// the parent's call waits for a child it runs itself, and the others
+// leave the child alone while its parent is an orphan too, or for a few
+// looks once another server holds the parent (it takes the child in a
+// moment, as its call waits for it again). A parent and child that end
+// up apart anyway still work: the call waits for its child in the store.
+
+// patience is how many looks a server leaves alone an orphan whose
+// parent another server holds.
+const patience = 2
+
+// orphanBatch bounds the orphans one look reads.
+const orphanBatch = 100
+
+// notes are the notifications of the other servers not yet acted on.
+// The bus's listeners only note them (they must not block); the failover
+// loop acts on them.
+type notes struct {
+	mu sync.Mutex
+	// mailFor are the sessions that got mail another server stored.
+	mailFor map[string]struct{}
+	// released says a server gave up leases; lostTouch that the bus lost
+	// its connection, and notifications with it.
+	released, lostTouch bool
+	wake                chan struct{}
+	// passed counts the looks that left an orphan to its parent's
+	// holder (see patience).
+	passed map[string]int
+}
+
+// pass reports whether a look leaves the orphan id to its parent's
+// holder once more.
+func (n *notes) pass(id string) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.passed == nil {
+		n.passed = map[string]int{}
+	}
+	n.passed[id]++
+	return n.passed[id] <= patience
+}
+
+// forgetPassed forgets the orphans a look no longer found.
+func (n *notes) forgetPassed(found map[string]bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for id := range n.passed {
+		if !found[id] {
+			delete(n.passed, id)
+		}
+	}
+}
+
+func (n *notes) mail(id string) {
+	n.mu.Lock()
+	if n.mailFor == nil {
+		n.mailFor = map[string]struct{}{}
+	}
+	n.mailFor[id] = struct{}{}
+	n.mu.Unlock()
+	n.kick()
+}
+
+func (n *notes) leases() {
+	n.mu.Lock()
+	n.released = true
+	n.mu.Unlock()
+	n.kick()
+}
+
+func (n *notes) reconnected() {
+	n.mu.Lock()
+	n.lostTouch = true
+	n.mu.Unlock()
+	n.kick()
+}
+
+func (n *notes) kick() {
+	select {
+	case n.wake <- struct{}{}:
+	default:
+	}
+}
+
+// take returns the notes and forgets them.
+func (n *notes) take() (mail map[string]struct{}, released, lostTouch bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	mail, released, lostTouch = n.mailFor, n.released, n.lostTouch
+	n.mailFor, n.released, n.lostTouch = nil, false, false
+	return mail, released, lostTouch
+}
+
+// failover claims orphans every half of a lease's life, and acts on the
+// other servers' notifications as they come.
+func (r *Runner) failover() {
+	defer r.actors.Done()
+	tick := time.NewTicker(r.cluster.LeaseTTL / 2)
+	defer tick.Stop()
+	for {
+		look := false
+		select {
+		case <-r.ctx.Done():
+			return
+		case <-tick.C:
+			look = true
+		case <-r.notes.wake:
+			mail, released, lostTouch := r.notes.take()
+			for id := range mail {
+				r.mailArrived(id)
+			}
+			if lostTouch {
+				// Mail notifications may have been missed: every loaded
+				// session reads its mail again.
+				for _, id := range r.liveIDs() {
+					r.mailArrived(id)
+				}
+			}
+			look = released || lostTouch
+		}
+		if look {
+			if err := r.claimOrphans(r.ctx); err != nil && r.ctx.Err() == nil {
+				r.log.Warn("look for sessions without a server", "err", err)
+			}
+		}
+	}
+}
+
+// claimAll claims orphans until none is left that this server can take:
+// the recovery at start of a server that shares its database.
+func (r *Runner) claimAll(ctx context.Context) error {
+	for {
+		n, err := r.claimBatch(ctx)
+		if err != nil || n < orphanBatch {
+			return err
+		}
+	}
+}
+
+func (r *Runner) claimOrphans(ctx context.Context) error {
+	_, err := r.claimBatch(ctx)
+	return err
+}
+
+// claimBatch claims the orphans of one look and returns how many the
+// look found, or 0 when every one was claimed by some server: a batch
+// that could not be claimed is not looked at again at once.
+func (r *Runner) claimBatch(ctx context.Context) (int, error) {
+	r.mu.Lock()
+	off := r.handingOver || r.closing
+	r.mu.Unlock()
+	if off || r.draining.Load() {
+		return 0, nil
+	}
+	ids, err := r.store.Orphans(ctx, r.now(), orphanBatch)
+	if err != nil {
+		return 0, err
+	}
+	orphan := map[string]bool{}
+	for _, id := range ids {
+		orphan[id] = true
+	}
+	r.notes.forgetPassed(orphan)
+	failed := false
+	for _, id := range ids {
+		meta, err := r.store.GetMeta(ctx, id)
+		if err != nil {
+			failed = failed || errs.KindOf(err) != errs.KindNotFound
+			continue
+		}
+		if orphan[meta.ParentID] {
+			continue // claimed with its parent
+		}
+		if meta.ParentID != "" && r.heldByAnother(ctx, meta.ParentID) && r.notes.pass(id) {
+			continue
+		}
+		if ok, err := r.claim(ctx, id); ok {
+			r.claimChildren(ctx, id)
+		} else if err != nil {
+			failed = true
+		}
+	}
+	if failed {
+		return 0, nil
+	}
+	return len(ids), nil
+}
+
+// claimChildren claims the children of a session this server just took
+// that need a server, and theirs.
+func (r *Runner) claimChildren(ctx context.Context, id string) {
+	children, err := r.store.Children(ctx, id)
+	if err != nil {
+		r.log.Warn("claim the children of a session", "session", id, "err", err)
+		return
+	}
+	for _, c := range children {
+		if c.Status != session.StatusRunning && (c.Status != session.StatusReady || c.PendingMail == 0) {
+			continue
+		}
+		if ok, _ := r.claim(ctx, c.ID); ok {
+			r.claimChildren(ctx, c.ID)
+		}
+	}
+}
+
+// claim tries to take a session that needs a server and recovers it as
+// a restart does. ok says this server took it; err is a failure other
+// than another server's winning it.
+func (r *Runner) claim(ctx context.Context, id string) (ok bool, err error) {
+	if r.leases.has(id) {
+		return false, nil
+	}
+	prev, prevErr := r.store.GetLease(ctx, id)
+	err = r.withSession(ctx, id, func(a *actor) error {
+		ok = true
+		return a.recoverSession()
+	})
+	switch {
+	case ok:
+		r.leaseStats.claims.Add(1)
+		if prevErr == nil && prev.Holder != r.cluster.Holder {
+			r.leaseStats.failovers.Add(1)
+		}
+		if err != nil {
+			r.log.Error("recover a claimed session", "session", id, "err", err)
+		} else {
+			r.log.Info("claimed session", "session", id, "from", prev.Holder)
+		}
+		return true, nil
+	case errs.CodeOf(err) == store.CodeLeaseHeld || errs.KindOf(err) == errs.KindNotFound:
+		return false, nil // another server won it, or it is gone
+	default:
+		return false, err
+	}
+}
+
+// heldByAnother reports whether another live server holds a session.
+func (r *Runner) heldByAnother(ctx context.Context, id string) bool {
+	l, err := r.store.GetLease(ctx, id)
+	return err == nil && l.Holder != r.cluster.Holder && l.Live(r.now())
+}
+
+// recoverSession takes up what a session was doing when its server
+// stopped (see Recover): its run, or, for a ready session, a run for its
+// mail. A failed or paused session waits for a client, as it did.
+func (a *actor) recoverSession() error {
+	if err := a.recoverRun(); err != nil {
+		return err
+	}
+	if a.run == nil && a.st.meta.Status == session.StatusReady && len(a.st.mail) > 0 {
+		return a.wake(agentsv1.RunTrigger_RUN_TRIGGER_MAIL)
+	}
+	return nil
+}
+
+// liveIDs lists the sessions loaded here.
+func (r *Runner) liveIDs() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ids := make([]string, 0, len(r.live))
+	for id := range r.live {
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+// mailStored tells the other servers about mail a change stored for
+// sessions this server does not hold (a watcher's, say), so the holder
+// takes it in.
+func (r *Runner) mailStored(mail []session.Mail) {
+	if r.cluster.Bus == nil {
+		return
+	}
+	var told []string
+	for _, m := range mail {
+		if slices.Contains(told, m.SessionID) || r.leases.has(m.SessionID) {
+			continue
+		}
+		told = append(told, m.SessionID)
+		if err := r.cluster.Bus.Notify(r.ctx, cluster.ChannelMail, m.SessionID); err != nil && r.ctx.Err() == nil {
+			r.log.Warn("tell the servers about mail", "session", m.SessionID, "err", err)
+		}
+	}
+}
+
+// mailArrived has a session this server holds take in the mail another
+// server stored for it. A session not loaded here is left alone: its
+// holder, or the server that loads it next, reads its mail.
+func (r *Runner) mailArrived(id string) {
+	if !r.leases.has(id) {
+		return
+	}
+	a, release, ok := r.loaded(id)
+	if !ok {
+		return
+	}
+	defer release()
+	a.post(func(a *actor) { a.refreshMail() })
+}
+
+// refreshMail reads the session's pending mail again and takes in what
+// another server stored, as a local AddMail would: urgent mail cuts the
+// step in flight, and an idle session wakes.
+func (a *actor) refreshMail() {
+	if a.gone() || a.lost {
+		return
+	}
+	pending, err := a.r.store.PendingMail(a.r.ctx, a.id)
+	if err != nil {
+		if a.r.ctx.Err() == nil {
+			a.r.log.Warn("read the mail another server stored", "session", a.id, "err", err)
+		}
+		return
+	}
+	urgent := false
+	for _, m := range pending {
+		if !slices.ContainsFunc(a.st.mail, func(x session.Mail) bool { return x.ID == m.ID }) {
+			a.takeMail(m)
+			urgent = urgent || m.Priority == session.PriorityUrgent
+		}
+	}
+	if urgent {
+		a.interrupt()
+	}
+	if a.run == nil && a.st.meta.Status.AcceptsInput() && len(a.st.mail) > 0 {
+		if err := a.wake(agentsv1.RunTrigger_RUN_TRIGGER_MAIL); err != nil {
+			a.r.log.Warn("wake for the mail another server stored", "session", a.id, "err", err)
+		}
+	}
+}
