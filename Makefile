@@ -89,7 +89,7 @@ vet: ## go vet every module
 # run without it, which costs a third. The black-box suite, the real binary
 # as child processes, has a target of its own: e2e.
 RACE_PACKAGES := ./api/client/... ./backend/internal/bashtool/... ./backend/internal/catalog/... \
-  ./backend/internal/cli/... ./backend/internal/committer/... \
+  ./backend/internal/cli/... ./backend/internal/cluster/... ./backend/internal/committer/... \
   ./backend/internal/events/... ./backend/internal/mcpserve/... ./backend/internal/mcptools/... \
   ./backend/internal/runner/... ./backend/internal/server/... ./backend/internal/store/... \
   ./backend/internal/tool/...

@@ -5,7 +5,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -81,7 +84,7 @@ func TestClusterASessionCreatedOnOneServerIsDrivenThroughAnotherAndStreamedThrou
 	if got := deltaText(t, frames, id); got != clusterFirstAnswer {
 		t.Errorf("C streamed the deltas %q of the run on A, want %q", got, clusterFirstAnswer)
 	}
-	for _, k := range []string{"session.created", "run.started", "turn.appended", "run.stopped"} {
+	for _, k := range []string{"session.created", "run.started", "session.updated", "run.stopped"} {
 		if !hasKind(frames, k) {
 			t.Errorf("C's stream lacks %s: %v", k, kinds(frames))
 		}
@@ -191,6 +194,35 @@ func TestClusterASessionWhoseServerIsKilledMidToolFinishesOnAnother(t *testing.T
 	if files := pidFiles(t, filepath.Join(b.dir, "pids")); len(files) != 0 {
 		t.Errorf("B ran the tool again: %v", files)
 	}
+	// B counts the failover, and reports its leases as ready.
+	if n := scrape(t, b.url, "agents_lease_failovers_total"); n < 1 {
+		t.Errorf("B's agents_lease_failovers_total = %v, want at least 1", n)
+	}
+	if status, body := getReadyz(t, b.url); status != http.StatusOK || !strings.Contains(body, `"leases"`) {
+		t.Errorf("B's /readyz = %d %s, want 200 with its leases", status, body)
+	}
+}
+
+// scrape reads one sample without labels from a server's /metrics, -1
+// when it is missing.
+func scrape(t *testing.T, base, name string) float64 {
+	t.Helper()
+	res, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatalf("GET /metrics: %v", err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	for line := range strings.Lines(string(b)) {
+		if value, ok := strings.CutPrefix(strings.TrimSpace(line), name+" "); ok {
+			v, err := strconv.ParseFloat(value, 64)
+			if err != nil {
+				t.Fatalf("%s: %v", line, err)
+			}
+			return v
+		}
+	}
+	return -1
 }
 
 // TestClusterASubscriberThatReconnectsToAnotherServerMissesNothingAndSeesNothingTwice

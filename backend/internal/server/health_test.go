@@ -194,7 +194,7 @@ func (f *fakeLeases) set(st server.LeaseStats) {
 
 type fakeFeed time.Duration
 
-func (f fakeFeed) FeedLag() time.Duration { return time.Duration(f) }
+func (f fakeFeed) Lag() time.Duration { return time.Duration(f) }
 
 // On a database shared with other servers /readyz reports the leases, and
 // fails when the ones held were not renewed for longer than they last.

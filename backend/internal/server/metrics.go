@@ -198,9 +198,9 @@ type Leases interface {
 // EventFeed reports how far behind the other servers this server's fan-out
 // of their events is.
 type EventFeed interface {
-	// FeedLag is how long the newest event of another server that this
+	// Lag is how long the newest event of another server that this
 	// server fanned out took from its commit to the fan-out.
-	FeedLag() time.Duration
+	Lag() time.Duration
 }
 
 // watchCluster registers the lease and cross-server metrics, read from
@@ -213,7 +213,7 @@ func (m *Metrics) watchCluster(leases Leases, feed EventFeed) {
 		if feed != nil {
 			m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 				Name: "agents_cluster_event_lag_seconds", Help: "How long the newest event of another server took from its commit to this server's subscribers.",
-			}, func() float64 { return feed.FeedLag().Seconds() }))
+			}, func() float64 { return feed.Lag().Seconds() }))
 		}
 	})
 }
