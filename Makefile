@@ -81,18 +81,18 @@ fmtcheck: ## Fail when Go code is not gofmt-formatted
 vet: ## go vet every module
 	go vet $(GO_PACKAGES)
 
-# The race detector runs where goroutines share state: the kernel, the
-# event hub, the committer, the stores, the cluster bus, the server and
-# the command line that assembles them, the client's reconnecting
-# subscription, the tool runners and pools, the catalog's reloads. The rest
-# (parsers, codecs, configuration, the TUI's components, the test tools)
-# run without it, which costs a third. The black-box suite, the real binary
-# as child processes, has a target of its own: e2e.
-RACE_PACKAGES := ./api/client/... ./backend/internal/bashtool/... ./backend/internal/catalog/... \
-  ./backend/internal/cli/... ./backend/internal/cluster/... ./backend/internal/committer/... \
-  ./backend/internal/events/... ./backend/internal/mcpserve/... ./backend/internal/mcptools/... \
-  ./backend/internal/runner/... ./backend/internal/server/... ./backend/internal/store/... \
-  ./backend/internal/tool/...
+# The race detector runs on the packages whose own code shares state
+# between goroutines: the kernel, the event hub and its SSE framing, the
+# committer, the stores, the cluster's bus and sequencer, the server, the
+# client's reconnecting subscription, the tool runners' process reaper and
+# MCP pool. The rest run without it, a third of the time: parsers, codecs,
+# configuration, the TUI's components, the test tools, and the command
+# line, which only assembles the packages above (its tests are servers
+# started and stopped, slowed threefold by the detector for no state of
+# its own). The black-box suite has a target of its own: e2e.
+RACE_PACKAGES := ./api/client/... ./backend/internal/bashtool/... ./backend/internal/cluster/... \
+  ./backend/internal/committer/... ./backend/internal/events/... ./backend/internal/mcptools/... \
+  ./backend/internal/runner/... ./backend/internal/server/... ./backend/internal/store/...
 E2E_PACKAGES := ./backend/cmd/agents/...
 
 .PHONY: gotest
@@ -100,9 +100,9 @@ gotest: ## go test every module but the black-box suite: -race where goroutines 
 	go test -race -count=1 $(RACE_PACKAGES)
 	go test -count=1 $$(go list $(GO_PACKAGES) | grep -vxFf <(go list $(RACE_PACKAGES) $(E2E_PACKAGES)))
 
-# The black-box suite (backend/cmd/agents) builds bin-like copies of the
-# binary and runs them as child processes: crashes and restarts, several
-# servers on one PostgreSQL database, the TUI in tmux, agents mcp.
+# The black-box suite (backend/cmd/agents) builds the binary and runs it
+# as child processes: crashes and restarts on SQLite and PostgreSQL,
+# several servers on one PostgreSQL database, the TUI in tmux, agents mcp.
 .PHONY: e2e
 e2e: ## Run the black-box tests: the real binary as child processes, on SQLite and PostgreSQL, and the TUI in tmux
 	go test -count=1 $(E2E_PACKAGES)
