@@ -382,6 +382,7 @@ func (p *serveProc) waitIdleWithin(t *testing.T, id string, d time.Duration) *ag
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), d+10*time.Second)
 	defer cancel()
+	begin := time.Now()
 	res, err := p.sessions.GetSession(ctx, connect.NewRequest(&agentsv1.GetSessionRequest{
 		SessionId: id, Wait: true, Timeout: durationpb.New(d),
 	}))
@@ -390,7 +391,9 @@ func (p *serveProc) waitIdleWithin(t *testing.T, id string, d time.Duration) *ag
 	}
 	s := res.Msg.GetSession()
 	if s.GetMeta().GetStatus() == agentsv1.SessionStatus_SESSION_STATUS_RUNNING {
-		t.Fatalf("session %s still running after %v:\n%s", id, d, dumpTurns(s))
+		// Either its run outlasted d, or it says it runs with no run,
+		// and the long poll returned at once.
+		t.Fatalf("session %s still running when the long poll of %v returned, after %v:\n%s", id, d, time.Since(begin).Round(time.Millisecond), dumpTurns(s))
 	}
 	return s
 }
@@ -419,4 +422,39 @@ func countRule(reqs []fakellm.Request, name string) int {
 		}
 	}
 	return n
+}
+
+// TestClusterAServerRestartedUnderItsOwnIDTakesUpItsRuns kills a server
+// mid-run and starts it again with the same --server-id (a fixed name,
+// such as its host's): the leases in the database are under its name, but
+// the process that holds them is gone, so the new one must take the runs
+// up as a restart on SQLite does, not take the leases as live ones of its
+// own and leave the sessions running with no run.
+func TestClusterAServerRestartedUnderItsOwnIDTakesUpItsRuns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the agents binary and runs it as child processes on PostgreSQL")
+	}
+	t.Parallel()
+	model := fakellmtest.Start(t, crashRules())
+	bin := buildAgents(t)
+	dsn := pgtest.DSN(t)
+	dir := t.TempDir()
+	args := []string{"--server-id", "fixed-name", "--lease-ttl", "2s"}
+	first := startServeAgents(t, bin, dir, dsn, model.URL(), crashAgentFiles(t), "", args...)
+	feed := openEvents(t, first.url)
+	id := first.create(t, "slow", "tell me a long story")
+	feed.waitFor(t, "the first delta", func(ev *agentsv1.Event) bool {
+		return ev.GetSessionId() == id && ev.GetKind() == "text.delta"
+	})
+	first.kill(t)
+	feed.close()
+
+	second := startServeAgents(t, bin, dir, dsn, model.URL(), crashAgentFiles(t), "", args...)
+	s := second.waitIdleWithin(t, id, 30*time.Second)
+	if got := s.GetMeta().GetStatus(); got != agentsv1.SessionStatus_SESSION_STATUS_READY {
+		t.Fatalf("status after the restart = %v (%s), want ready", got, s.GetMeta().GetStatusReason())
+	}
+	if got := llmTexts(s); len(got) != 1 || got[0] != "read: tell me a long story" {
+		t.Errorf("answers = %q, want one, from the retried step", got)
+	}
 }

@@ -306,10 +306,10 @@ func startServe(t *testing.T, bin, dir, db, modelURL string) *serveProc {
 	}
 	var extra []string
 	if isPostgres(db) {
-		// Each server on the database has the same name, the one that
-		// starts after a crash being the crashed one again, and a short
-		// lease: the leases of the crashed one are taken back soon.
-		extra = []string{"--server-id", "restarting-server", "--lease-ttl", "2s"}
+		// A short lease: the server that starts after a crash (another
+		// server to the database, its id its own) takes the crashed
+		// one's sessions over soon.
+		extra = []string{"--lease-ttl", "2s"}
 	}
 	return startServeAgents(t, bin, dir, db, modelURL, files, "", extra...)
 }

@@ -12,10 +12,10 @@ import (
 
 // eachStore runs test on SQLite and on PostgreSQL, in parallel subtests,
 // with a directory for the servers and the database they use: a file in
-// that directory, or a fresh PostgreSQL database. A server restarted on
-// PostgreSQL keeps its --server-id and has a short lease (see
-// startServe), so it soon takes back the sessions of the process it
-// replaces, as a restart on SQLite takes the file.
+// that directory, or a fresh PostgreSQL database. On PostgreSQL the
+// servers have a short lease (see startServe), so a server started after
+// a crash takes the sessions of the crashed one over soon, as a restart
+// on SQLite takes the file.
 func eachStore(t *testing.T, test func(t *testing.T, dir, db string)) {
 	t.Helper()
 	for _, store := range []string{"sqlite", "postgres"} {
