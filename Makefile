@@ -69,8 +69,15 @@ build: $(NODE_STAMP) ## Build the web app, the agents binary (with the app insid
 run: build ## Build, then serve the example agents and the web app on http://127.0.0.1:7420/, demo data in .demo/ (PORT=, DEMO_DIR=)
 	PORT=$(PORT) OFFLINE_PORT=$(OFFLINE_PORT) DEMO_DIR=$(DEMO_DIR) BIN=$(BIN) tools/run-example.sh
 
+# make test is every check and the unit and integration tests, and stays
+# under 15 minutes on a cold, busy 2-core machine; the suites that run the
+# real binary as child processes (e2e, webe2e) take their own targets, and
+# testall (what .ci/run runs) is all of them.
 .PHONY: test
-test: checkgenerate fmtcheck vet gotest e2e webtest webe2e ## Run every check and test
+test: checkgenerate fmtcheck vet gotest webtest ## Run every check and the unit and integration tests (the black-box suites: make e2e webe2e)
+
+.PHONY: testall
+testall: test e2e webe2e ## Run every check and test, the black-box suites included (CI)
 
 .PHONY: fmtcheck
 fmtcheck: ## Fail when Go code is not gofmt-formatted
