@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -16,18 +17,22 @@ import (
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 )
 
-// callsCommand is `agents calls ls|complete|fail`: the deferred calls a
-// run waits for (client tools, approvals), answered from the command line.
+// callsCommand is `agents calls ls|complete|fail|approve|reject`: the
+// deferred calls a run waits for (client tools, approvals), answered from
+// the command line.
 func (a *app) callsCommand() *cobra.Command {
 	var cf clientFlags
 	var offline string
 	cmd := &cobra.Command{
 		Use:   "calls",
 		Short: "List and answer the deferred calls runs wait for (locally or on --attach)",
-		Long: `List and answer deferred calls: the calls of client tools and those that
-wait for approval. A run stops in waiting until every call of its round
-is answered; with --resume the answer that completes the round continues
-the run, and the command follows it to its end like agents run.`,
+		Long: `List and answer deferred calls: the calls of client tools (complete, fail)
+and those that wait for approval (approve, reject). A run stops in
+waiting until every call of its round is answered, and so does a run
+whose helper's session waits for one; with --resume (always, for an
+approval) the answer that completes the round continues the run, and
+the command follows it to its end like agents run: the run that waited
+for the helper, when the call is a helper's.`,
 		Args: cobra.NoArgs,
 	}
 	cf.addClientFlags(cmd)
@@ -35,7 +40,8 @@ the run, and the command follows it to its end like agents run.`,
 	pf.StringVar(&a.flags.DB, "db", "", "database of the server started in-process (without --attach)")
 	pf.StringVar(&offline, "offline-model", "", "model endpoint for agents whose API key is not configured (without --attach)")
 	a.addModelFlags(cmd)
-	cmd.AddCommand(a.callsList(&cf), a.callsAnswer(&cf, &offline, false), a.callsAnswer(&cf, &offline, true))
+	cmd.AddCommand(a.callsList(&cf), a.callsAnswer(&cf, &offline, false), a.callsAnswer(&cf, &offline, true),
+		a.callsApproval(&cf, &offline, true), a.callsApproval(&cf, &offline, false))
 	return cmd
 }
 
@@ -114,25 +120,7 @@ answered, and the command follows it.`
 		if req.Params, err = a.params(); err != nil {
 			return err
 		}
-		return a.follow(cmd.Context(), *cf, *offline, func(ctx context.Context, c *client.Client) (string, error) {
-			if req.Token, err = resolveToken(ctx, c, args[0]); err != nil {
-				return "", err
-			}
-			res, err := c.Sessions.CompleteCall(ctx, connect.NewRequest(req))
-			if err != nil {
-				return "", describe(err)
-			}
-			id, left := res.Msg.GetMeta().GetId(), int(res.Msg.GetRemaining())
-			switch {
-			case left > 0:
-				fmt.Fprintf(a.stderr, "answered; session %s still waits for %s\n", id, plural(left, "call"))
-			case !resume:
-				fmt.Fprintf(a.stderr, "answered every call; continue the run with\n  agents sessions resume %s%s\n", id, a.serverArgs(*cf, *offline))
-			default:
-				return id, nil // the run continues: follow it
-			}
-			return "", nil
-		})
+		return a.follow(cmd.Context(), *cf, *offline, a.completeCall(*cf, *offline, args[0], req))
 	}
 	if !failing {
 		cmd.Flags().StringVar(&value, "json", "", "the result as a JSON value")
@@ -140,6 +128,122 @@ answered, and the command follows it.`
 	// The server's default: answering alone does not continue the run.
 	cmd.Flags().BoolVar(&resume, "resume", false, "continue the run once every call of its round is answered, and follow it")
 	return cmd
+}
+
+// callsApproval is `calls approve` or, without approving, `calls reject`.
+func (a *app) callsApproval(cf *clientFlags, offline *string, approving bool) *cobra.Command {
+	var always bool
+	cmd := &cobra.Command{
+		Use:   "approve TOKEN",
+		Short: "Approve a call that waits for approval: the server runs it",
+		Long: `Approve a call that waits for approval: the server runs it and its result
+goes to the model. TOKEN may be a unique prefix of a pending call's token.
+With --always, later calls of the same tool in that session run without
+asking. Once every call of its round is answered the run continues, and
+the command follows it to its end like agents run: the run that waits
+for it, when the call is a helper's.`,
+		Args: cobra.ExactArgs(1),
+	}
+	if !approving {
+		cmd.Use = "reject TOKEN [REASON…|-]"
+		cmd.Short = "Refuse a call that waits for approval: the model gets the reason"
+		cmd.Long = `Refuse a call that waits for approval: it does not run, and the model
+gets REASON (or stdin, for -; a default text without one) as the call's
+error result. TOKEN may be a unique prefix of a pending call's token.
+Once every call of its round is answered the run continues, and the
+command follows it to its end like agents run: the run that waits for
+it, when the call is a helper's.`
+		cmd.Args = cobra.MinimumNArgs(1)
+	}
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		approval := &agentsv1.Approval{Approve: approving, Always: always}
+		if len(args) > 1 {
+			reason, err := a.textArg(args[1:], "the reason")
+			if err != nil {
+				return err
+			}
+			approval.Reason = reason
+		}
+		req := &agentsv1.CompleteCallRequest{Result: &agentsv1.CompleteCallRequest_Approval{Approval: approval}, Resume: true}
+		var err error
+		if req.Params, err = a.params(); err != nil {
+			return err
+		}
+		return a.follow(cmd.Context(), *cf, *offline, a.completeCall(*cf, *offline, args[0], req))
+	}
+	if approving {
+		cmd.Flags().BoolVar(&always, "always", false, "also allow the tool's later calls in the session without asking")
+	}
+	return cmd
+}
+
+// completeCall is the start of a command that answers the call arg (a
+// token or a unique prefix of one) with req: the session to follow is
+// the run that goes on with the answer, which is the one that waited for
+// the call's session, when it is a helper's child (see waitingRoot); ""
+// when no run continues, with what the user can do next on stderr.
+func (a *app) completeCall(cf clientFlags, offline, arg string, req *agentsv1.CompleteCallRequest) func(context.Context, *client.Client) (string, error) {
+	return func(ctx context.Context, c *client.Client) (string, error) {
+		token, owner, err := resolveCall(ctx, c, arg)
+		if err != nil {
+			return "", err
+		}
+		req.Token = token
+		// Found before the answer, which takes the waiting runs up.
+		root := owner
+		if owner != "" {
+			if root, err = waitingRoot(ctx, c, owner); err != nil {
+				return "", err
+			}
+		}
+		res, err := c.Sessions.CompleteCall(ctx, connect.NewRequest(req))
+		if err != nil {
+			return "", describe(err)
+		}
+		id, left := res.Msg.GetMeta().GetId(), int(res.Msg.GetRemaining())
+		switch {
+		case left > 0:
+			fmt.Fprintf(a.stderr, "answered; session %s still waits for %s\n", id, plural(left, "call"))
+		case !req.GetResume():
+			fmt.Fprintf(a.stderr, "answered every call; continue the run with\n  agents sessions resume %s%s\n", id, a.serverArgs(cf, offline))
+		case root != "":
+			return root, nil // the run continues: follow it
+		default:
+			return id, nil
+		}
+		return "", nil
+	}
+}
+
+// waitingRoot is the session whose run waits for id's, through its
+// helpers' children: id's parent when it waits for its helper session
+// id, that one's parent when it waits for it in turn, and so on; id
+// when no parent waits for it.
+func waitingRoot(ctx context.Context, c *client.Client, id string) (string, error) {
+	meta := func(id string) (*agentsv1.SessionMeta, error) {
+		res, err := c.Sessions.GetSession(ctx, connect.NewRequest(&agentsv1.GetSessionRequest{SessionId: id, MetaOnly: true}))
+		if err != nil {
+			return nil, describe(err)
+		}
+		return res.Msg.GetSession().GetMeta(), nil
+	}
+	m, err := meta(id)
+	if err != nil {
+		return "", err
+	}
+	for m.GetParentId() != "" {
+		parent, err := meta(m.GetParentId())
+		if err != nil {
+			return "", err
+		}
+		// The status reason of a session that waits for its helper's
+		// child names the child.
+		if parent.GetStatus() != agentsv1.SessionStatus_SESSION_STATUS_WAITING || !strings.Contains(parent.GetStatusReason(), m.GetId()) {
+			break
+		}
+		m = parent
+	}
+	return m.GetId(), nil
 }
 
 // answer builds the request that answers a call from the words of the

@@ -164,7 +164,79 @@ func TestRunWaitingForItsHelpersCallAdvisesTheCommandThatAnswers(t *testing.T) {
 		}
 	}
 	args := advised(t, stderr, "agents calls complete", "'RESULT'", "Ada")
-	if code, out, errOut := run(t, env, args...); code != 0 || out != "Hello Ada\n" {
-		t.Fatalf("%v = %d, stdout %q, stderr %q; want the helper's run followed to its answer", args, code, out, errOut)
+	if code, out, errOut := run(t, env, args...); code != 0 || out != "The helper said: Hello Ada\n" {
+		t.Fatalf("%v = %d, stdout %q, stderr %q; want the run that waited for its helper followed to its answer", args, code, out, errOut)
+	}
+}
+
+// echoTool is a bash tool that echoes its word.
+const echoTool = `#!/usr/bin/env bash
+case "$1" in
+  describe) echo '{"slug": "echo", "description": "Echoes a word.", "args": [{"name": "word", "description": "the word", "type": "string", "backing_type": "string", "arity": "single", "mode": "positional"}]}' ;;
+  run) echo "echo: $2" ;;
+esac
+`
+
+// Issue 20, item 6: agents run whose helper's child waits for an
+// approval stops with the run waiting for it, the database saying so
+// (waiting, for which session and what); the advised agents calls
+// approve answers the child's call, and the run that waited goes on to
+// its answer, which the command prints. agents calls reject refuses
+// one, and the model of the child reads why.
+func TestRunWaitingForItsHelpersApprovalIsApprovedFromTheCommandLine(t *testing.T) {
+	dir, env := testEnv(t)
+	yes := true
+	model := fakellmtest.Start(t, fakellm.Rules{Rules: []fakellm.Rule{
+		{Match: fakellm.Match{SystemContains: "You help.", LastIsToolResult: &yes}, Reply: fakellm.Reply{Text: "Hello {{last_tool_result}}"}},
+		{Match: fakellm.Match{SystemContains: "You help."}, Reply: fakellm.Reply{ToolCalls: []fakellm.ToolCall{{Name: "bash_echo", Arguments: json.RawMessage(`{"word": "rm-it"}`)}}}},
+		{Match: fakellm.Match{LastIsToolResult: &yes}, Reply: fakellm.Reply{Text: "The helper said: {{last_tool_result}}"}},
+		{Match: fakellm.Match{}, Reply: fakellm.Reply{ToolCalls: []fakellm.ToolCall{{Name: "prompt_agent_aide", Arguments: json.RawMessage(`{"prompt": "greet"}`)}}}},
+	}})
+	echo := filepath.Join(dir, "tools", "echo")
+	writeFile(t, echo, echoTool, 0o755)
+	writeFile(t, filepath.Join(dir, "agents", "aide.json"), strings.Replace(agentJSON("aide", `, "bashToolboxes": [{"tag": "SingleTool", "contents": {"Path": "`+echo+`"}}],
+		"approvals": [{"tool": "bash_echo", "when": {"arg": "word", "matches": "^rm"}}]`), "You test.", "You help.", 1), 0o644)
+	agent := filepath.Join(dir, "agents", "boss.json")
+	writeFile(t, agent, agentJSON("boss", `, "extraAgents": [{"slug": "aide", "path": "aide.json"}]`), 0o644)
+	server := []string{"--agent-file", agent, "--offline-model", model.URL()}
+	waitingRun := func() (parent, stderr string) {
+		t.Helper()
+		code, _, stderr := run(t, env, append([]string{"run", "-a", "boss", "delegate"}, server...)...)
+		if code != exitRunWaiting {
+			t.Fatalf("run = %d, want %d; stderr %s", code, exitRunWaiting, stderr)
+		}
+		for _, want := range []string{"waits for its helper's session", "which waits for 1 deferred call", `bash_echo {"word":"rm-it"}`, "agents calls reject "} {
+			if !strings.Contains(stderr, want) {
+				t.Errorf("stderr lacks %q:\n%s", want, stderr)
+			}
+		}
+		if strings.Contains(stderr, "agents calls complete") {
+			t.Errorf("stderr advises calls complete for an approval:\n%s", stderr)
+		}
+		_, parent, _ = strings.Cut(stderr, "agents: session ")
+		parent, _, _ = strings.Cut(parent, " ")
+		code, out, errOut := run(t, env, "sessions", "show", parent, "--agent-file", agent)
+		if code != 0 || !strings.Contains(out, "status   waiting (waits for the helper session ") || !strings.Contains(out, "which waits for approval of bash_echo)") {
+			t.Fatalf("sessions show %s = %d:\n%s%s\nwant the run waiting for its helper's approval", parent, code, out, errOut)
+		}
+		return parent, stderr
+	}
+
+	_, stderr := waitingRun()
+	args := advised(t, stderr, "agents calls approve", "", "")
+	if code, out, errOut := run(t, env, args...); code != 0 || out != "The helper said: Hello echo: rm-it\n" {
+		t.Fatalf("%v = %d, stdout %q, stderr %q; want the run that waited followed to its answer", args, code, out, errOut)
+	}
+
+	parent, stderr := waitingRun()
+	args = advised(t, stderr, "agents calls reject", "'REASON'", "not today")
+	if code, out, errOut := run(t, env, args...); code != 0 || out != "The helper said: Hello Error: the call was not approved: not today\n" {
+		t.Fatalf("%v = %d, stdout %q, stderr %q; want the refusal read by the helper, and the run followed to its answer", args, code, out, errOut)
+	}
+	if code, out, _ := run(t, env, "sessions", "show", parent, "--agent-file", agent); code != 0 || !strings.Contains(out, "status   ready\n") {
+		t.Errorf("the run after the refusal:\n%s", out)
+	}
+	if code, _, errOut := run(t, env, append([]string{"calls", "approve", "ffff"}, server...)...); code != 1 || !strings.Contains(errOut, `no pending call id starts with "ffff"`) {
+		t.Errorf("approve of an unknown prefix = %d, %q", code, errOut)
 	}
 }

@@ -38,23 +38,33 @@ func resolveSession(ctx context.Context, c *client.Client, arg string) (string, 
 	return onlyMatch("session", arg, matches)
 }
 
-// resolveToken returns the call token arg is, or the one it is the only
-// prefix of among the caller's pending calls.
-func resolveToken(ctx context.Context, c *client.Client, arg string) (string, error) {
-	if len(arg) >= idLength {
-		return arg, nil
-	}
+// resolveCall returns the call token arg is, or the one it is the only
+// prefix of among the caller's pending calls, with the call's session:
+// "" for a whole token no pending call of the caller's has (the server
+// says why when it is answered).
+func resolveCall(ctx context.Context, c *client.Client, arg string) (token, sessionID string, err error) {
 	calls, err := pendingCalls(ctx, c, "")
 	if err != nil {
-		return "", err
+		return "", "", err
+	}
+	if len(arg) >= idLength {
+		for _, d := range calls {
+			if d.GetToken() == arg {
+				return arg, d.GetSessionId(), nil
+			}
+		}
+		return arg, "", nil
 	}
 	var matches []candidate
+	sessions := map[string]string{}
 	for _, d := range calls {
 		if strings.HasPrefix(d.GetToken(), arg) {
 			matches = append(matches, candidate{d.GetToken(), d.GetCall().GetName() + " in session " + d.GetSessionId()})
+			sessions[d.GetToken()] = d.GetSessionId()
 		}
 	}
-	return onlyMatch("pending call", arg, matches)
+	token, err = onlyMatch("pending call", arg, matches)
+	return token, sessions[token], err
 }
 
 // candidate is an id a prefix may stand for, with what the user knows it

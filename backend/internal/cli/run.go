@@ -297,18 +297,16 @@ func (p *runPrinter) helper(id string) {
 }
 
 // helperEvent follows a helper's session: the helpers it starts in turn,
-// and the calls it waits for, which stop this command as the run's own
-// would. The run itself goes on waiting for its helper; once the calls
-// are answered, the helper answers it.
+// and the calls it waits for. The run waits for its helper, and stops
+// waiting (its own run.stopped ends the command) once the helper waits
+// for them; once they are answered, the helper answers it.
 func (p *runPrinter) helperEvent(ev *agentsv1.Event) (done bool, err error) {
 	switch body := ev.GetBody().(type) {
 	case *agentsv1.Event_SubcallStarted:
 		p.helper(body.SubcallStarted.GetChildSessionId())
 	case *agentsv1.Event_CallsDeferred:
-		p.endLine()
 		p.deferred = append(p.deferred, body.CallsDeferred.GetCalls()...)
 		p.waitingHelper = ev.GetSessionId()
-		return true, &exitError{code: exitRunWaiting, err: p.waiting()}
 	}
 	return false, nil
 }
@@ -321,7 +319,11 @@ func (p *runPrinter) settled(ctx context.Context, c *client.Client) (done bool, 
 		return true, client.Describe(err)
 	}
 	m := res.Msg.GetSession().GetMeta()
-	p.deferred = res.Msg.GetSession().GetPendingCalls()
+	if calls := res.Msg.GetSession().GetPendingCalls(); len(calls) > 0 || p.waitingHelper == "" {
+		// A run that waits for its helper has no calls of its own: those
+		// it waits for are its helper's, from the helper's events.
+		p.deferred, p.waitingHelper = calls, ""
+	}
 	reason := m.GetStatusReason()
 	switch m.GetStatus() {
 	case agentsv1.SessionStatus_SESSION_STATUS_RUNNING:
@@ -348,16 +350,39 @@ func (p *runPrinter) waiting() error {
 	} else {
 		fmt.Fprintf(&b, "session %s waits for %s; answer with", p.session, plural(len(p.deferred), "deferred call"))
 	}
+	// Approvals are approved or rejected, client tools' calls completed
+	// or failed.
+	var approvals, answers []string
 	for _, d := range p.deferred {
 		c := d.GetCall()
-		fmt.Fprintf(&b, "\n  agents calls complete %s --resume%s 'RESULT'    # %s %s", d.GetToken(), p.serverArgs, c.GetName(), oneLine(c.GetArguments(), 60))
+		if d.GetReason() == reasonApproval {
+			approvals = append(approvals, d.GetToken())
+			fmt.Fprintf(&b, "\n  agents calls approve %s%s    # %s %s", d.GetToken(), p.serverArgs, c.GetName(), oneLine(c.GetArguments(), 60))
+		} else {
+			answers = append(answers, d.GetToken())
+			fmt.Fprintf(&b, "\n  agents calls complete %s --resume%s 'RESULT'    # %s %s", d.GetToken(), p.serverArgs, c.GetName(), oneLine(c.GetArguments(), 60))
+		}
 	}
-	token := "TOKEN"
-	if len(p.deferred) == 1 {
-		token = p.deferred[0].GetToken()
+	b.WriteString("\nor refuse with")
+	if len(answers) > 0 {
+		fmt.Fprintf(&b, "\n  agents calls fail %s --resume%s 'REASON'", tokenOrPlaceholder(answers), p.serverArgs)
 	}
-	fmt.Fprintf(&b, "\nor refuse with\n  agents calls fail %s --resume%s 'REASON'", token, p.serverArgs)
+	if len(approvals) > 0 {
+		fmt.Fprintf(&b, "\n  agents calls reject %s%s 'REASON'", tokenOrPlaceholder(approvals), p.serverArgs)
+	}
 	return errors.New(b.String())
+}
+
+// reasonApproval is the reason of a deferred call that waits for
+// approval.
+const reasonApproval = "approval"
+
+// tokenOrPlaceholder is the one token of tokens, or TOKEN for several.
+func tokenOrPlaceholder(tokens []string) string {
+	if len(tokens) == 1 {
+		return tokens[0]
+	}
+	return "TOKEN"
 }
 
 func (p *runPrinter) endLine() {

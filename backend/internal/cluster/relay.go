@@ -111,6 +111,9 @@ func NewRelay(hub *events.Hub, bus Bus, server string, log *slog.Logger) (*Relay
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &Relay{hub: hub, bus: bus, server: server, lg: log, wake: make(chan struct{}, 1),
 		partial: map[partKey]*partial{}, ctx: ctx, cancel: cancel, done: make(chan struct{})}
+	// Its deltas and the other servers' meet in the hub now, in the
+	// order they reach it: a bare seq no longer places them.
+	hub.SetRelayed()
 	r.stop = bus.Listen(ChannelDeltas, r.receive)
 	go r.loop()
 	return r, nil

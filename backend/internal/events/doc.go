@@ -11,9 +11,11 @@
 // restarts. The publisher (the runner) commits and then publishes, with
 // its commits serialised, so logged events reach the hub in seq order.
 // Deltas are not logged: PublishDelta stamps them with the newest seq and
-// a delta counter of the process. (Seq, Delta) is a Position; it orders
-// every event, and a logged event is (seq, 0). Start tells the hub where
-// the log is when the process starts.
+// a delta counter of the hub, which carries the hub's tag (see Position).
+// (Seq, Delta) is a Position; it orders every event of the hub, and a
+// logged event is (seq, 0). Start tells the hub where the log is when the
+// process starts. A position of another hub places the logged events and
+// none of this hub's deltas (see SubscribeAt).
 //
 // # Rings
 //

@@ -167,14 +167,13 @@ func (l *racyLog) Bounds(ctx context.Context) (uint64, uint64, error) {
 	return l.memLog.Bounds(ctx)
 }
 
-// A position past the newest delta is none this process published (one
-// from a server before a restart, say): it gets a snapshot, not a replay
-// that would skip this process's deltas up to it.
+// A position of this hub past its newest delta is none it published: it
+// gets a snapshot, not a replay that would skip the deltas up to it.
 func TestADeltaPositionBeyondTheHubGivesASnapshot(t *testing.T) {
 	h := New(Options{})
 	h.Publish(event("a", "o", "run.started"))
 	h.PublishDelta(delta("a", "o", "A"))
-	if sub := subscribeAt(t, h, SessionScope("a"), Position{Seq: 1, Delta: 5}); sub.Mode() != ModeSnapshot {
+	if sub := subscribeAt(t, h, SessionScope("a"), deltaAt(h, 1, 5)); sub.Mode() != ModeSnapshot {
 		t.Errorf("after 1.5 with the hub at 1.1: mode %v, want snapshot", sub.Mode())
 	}
 }

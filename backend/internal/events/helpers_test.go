@@ -65,3 +65,8 @@ func publishN(h *Hub, n int, session, owner string) uint64 {
 	}
 	return seq
 }
+
+// deltaAt is the position of h's delta number n, published at seq.
+func deltaAt(h *Hub, seq, n uint64) Position {
+	return Position{Seq: seq, Delta: h.delta&^counterMask | n}
+}

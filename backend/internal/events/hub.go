@@ -95,12 +95,17 @@ type Hub struct {
 	// from the ring shares the cache too.
 	frames sync.Map // Position → *frame
 
-	mu       sync.Mutex
+	mu sync.Mutex
+	// delta is the newest delta's Delta: the hub's tag and its counter
+	// (see Position), the tag alone before the first delta.
 	delta    uint64
 	ring     ring
 	deltas   ring
 	subs     index
 	shutdown bool
+	// relayed says other servers' deltas are published here too (see
+	// SetRelayed).
+	relayed bool
 }
 
 // New returns a hub configured by opts.
@@ -133,6 +138,7 @@ func New(opts Options) *Hub {
 		maxReplay: opts.MaxReplay,
 		ring:      newRing(opts.RingSize, opts.RingBytes),
 		deltas:    newRing(opts.DeltaRingSize, opts.DeltaRingBytes),
+		delta:     newTag() << counterBits,
 	}
 	lost := newLosses(opts.DeltaRingSize)
 	h.deltas.lost = &lost
@@ -322,6 +328,29 @@ func (h *Hub) PublishDelta(ev *agentsv1.Event) Position {
 	h.keep(&h.deltas, ev, body)
 	h.subs.publish(ev)
 	return PositionOf(ev)
+}
+
+// SetRelayed says this server is one of several on one log, whose deltas
+// the servers relay to each other: each hub publishes every server's, in
+// the order they reach it, so a delta can come after a logged event here
+// and before it where it was published. A logged event's seq then places
+// the logged events only: a subscription after a bare seq gets no delta
+// replayed (see SubscribeAt), since the client may have had some of them
+// before that event from the server it left.
+func (h *Hub) SetRelayed() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.relayed = true
+}
+
+// placesDeltas reports whether p places this hub's deltas: p is a
+// position this hub gave (its tag is the hub's), or a bare seq on a hub
+// that is alone on its log. Called under the hub's mutex.
+func (h *Hub) placesDeltas(p Position) bool {
+	if p.Delta == 0 {
+		return !h.relayed
+	}
+	return p.tag() == h.delta>>counterBits
 }
 
 // Compact moves what the rings keep into fresh, contiguous memory (see

@@ -98,7 +98,7 @@ func TestDeltasResumeAtTheirPosition(t *testing.T) {
 	d2 := h.PublishDelta(event("s", "o", "text.delta"))
 	h.Publish(event("s", "o", "session.updated")) // 2
 	d3 := h.PublishDelta(event("s", "o", "text.delta"))
-	if d1 != (Position{1, 1}) || d2 != (Position{1, 2}) || d3 != (Position{2, 3}) {
+	if d1 != deltaAt(h, 1, 1) || d2 != deltaAt(h, 1, 2) || d3 != deltaAt(h, 2, 3) {
 		t.Fatalf("delta positions %v %v %v", d1, d2, d3)
 	}
 	sub, err := h.SubscribeAt(context.Background(), SessionScope("s"), &d1)
@@ -106,7 +106,7 @@ func TestDeltasResumeAtTheirPosition(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := positions(sub)
-	want := []Position{{1, 2}, {2, 0}, {2, 3}}
+	want := []Position{deltaAt(h, 1, 2), {2, 0}, deltaAt(h, 2, 3)}
 	if len(got) != len(want) {
 		t.Fatalf("got %v, want %v", got, want)
 	}
@@ -115,7 +115,7 @@ func TestDeltasResumeAtTheirPosition(t *testing.T) {
 			t.Fatalf("got %v, want %v", got, want)
 		}
 	}
-	if h.Position() != (Position{2, 3}) {
+	if h.Position() != deltaAt(h, 2, 3) {
 		t.Errorf("Position() = %v", h.Position())
 	}
 	// Deltas have their own ring: many of them never push a logged event

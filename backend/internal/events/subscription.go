@@ -67,7 +67,14 @@ type Subscription struct {
 	// last is the position of the newest event queued (or where the
 	// subscription began); ended makes ending idempotent. Both are
 	// guarded by the hub's mutex.
-	last   Position
+	last Position
+	// open, when not nil, holds deltas back: the subscription began at a
+	// position that does not place this hub's deltas, and only those of
+	// the sessions in open, which had a logged event since, go through
+	// (see SubscribeAt). At most maxOpenSessions; when full it is
+	// emptied, which can only hold more deltas back. Guarded by the hub's
+	// mutex.
+	open   map[string]struct{}
 	ended  bool
 	reason atomic.Int32
 }
@@ -82,7 +89,7 @@ func (h *Hub) Subscribe(scope Scope, after *uint64) (*Subscription, Mode) {
 	s, err := h.SubscribeAt(context.Background(), scope, p)
 	if err != nil {
 		// Only reading the log fails, and without one nothing is read.
-		s = h.register(scope, ModeSnapshot, nil, Position{})
+		s = h.register(scope, ModeSnapshot, nil, Position{}, false)
 	}
 	return s, s.mode
 }
@@ -97,40 +104,60 @@ func (h *Hub) Subscribe(scope Scope, after *uint64) (*Subscription, Mode) {
 // (ModeSnapshot): a replay is never given with a gap. It fails only when
 // reading the log fails.
 //
+// A position that does not place this hub's deltas (another server's, one
+// of this server before a restart, a bare seq on a server that relays:
+// see placesDeltas) still places the logged events, which are the same
+// on every server: the subscriber gets those after its seq replayed, and
+// no delta of the replay, and then each session's live deltas only once
+// the session's next logged event has come (see Subscription.open). The
+// client's text in progress came from another numbering: any delta here
+// may be one it has, and a delta shown twice is a wrong answer, while
+// one missing is a hole the next logged turn fills with the whole text.
+// A snapshot would be honest too, but would make the client refetch
+// every session in scope and replay no logged event at all, for the sake
+// of deltas that are best-effort anyway.
+//
 // The replayed events are queued and the subscriber registered in one
 // critical section, so no event can fall between them or arrive twice.
 func (h *Hub) SubscribeAt(ctx context.Context, scope Scope, after *Position) (*Subscription, error) {
 	h.mu.Lock()
+	if after == nil {
+		defer h.mu.Unlock()
+		return h.register(scope, ModeLive, nil, Position{}, false), nil
+	}
+	p, deltas := *after, h.placesDeltas(*after)
+	if !deltas {
+		p = Position{Seq: after.Seq}
+	}
 	switch {
-	case after == nil:
+	case h.position().Before(p) || deltas && !h.deltas.holds(scope, p):
 		defer h.mu.Unlock()
-		return h.register(scope, ModeLive, nil, Position{}), nil
-	case h.position().Before(*after) || !h.deltas.holds(scope, *after):
+		return h.register(scope, ModeSnapshot, nil, Position{}, false), nil
+	case h.ring.covers(p):
 		defer h.mu.Unlock()
-		return h.register(scope, ModeSnapshot, nil, Position{}), nil
-	case h.ring.covers(*after):
-		defer h.mu.Unlock()
-		var logged []*agentsv1.Event
-		if err := h.ring.each(scope, *after, func(ev *agentsv1.Event) { logged = append(logged, ev) }); err != nil {
+		var backlog []*agentsv1.Event
+		if err := h.ring.each(scope, p, func(ev *agentsv1.Event) { backlog = append(backlog, ev) }); err != nil {
 			return nil, err
 		}
-		backlog, err := h.withDeltas(scope, *after, logged)
-		if err != nil {
-			return nil, err
+		if deltas {
+			var err error
+			if backlog, err = h.withDeltas(scope, p, backlog); err != nil {
+				return nil, err
+			}
 		}
-		return h.register(scope, ModeReplay, backlog, Position{}), nil
+		return h.register(scope, ModeReplay, backlog, Position{}, !deltas), nil
 	}
 	h.mu.Unlock()
 	if h.log == nil {
 		h.mu.Lock()
 		defer h.mu.Unlock()
-		return h.register(scope, ModeSnapshot, nil, Position{}), nil
+		return h.register(scope, ModeSnapshot, nil, Position{}, false), nil
 	}
 	// Older than the ring: read the log up to its newest seq, then take
 	// what was published since from the ring. A burst that pushes that
 	// point out of the ring meanwhile makes it read again.
 	for range 3 {
-		logged, newest, ok, err := h.readLog(ctx, scope, after.Seq)
+		logged, newest, ok, err := h.readLog(ctx, scope, p.Seq)
 		if err != nil {
 			return nil, err
 		}
@@ -143,27 +170,27 @@ func (h *Hub) SubscribeAt(ctx context.Context, scope Scope, after *Position) (*S
 			h.mu.Unlock()
 			continue
 		}
-		if !h.deltas.holds(scope, *after) {
+		if deltas && !h.deltas.holds(scope, p) {
 			// Pushed out while the log was read.
 			defer h.mu.Unlock()
-			return h.register(scope, ModeSnapshot, nil, Position{}), nil
+			return h.register(scope, ModeSnapshot, nil, Position{}, false), nil
 		}
 		err = h.ring.each(scope, upTo, func(ev *agentsv1.Event) { logged = append(logged, ev) })
-		var backlog []*agentsv1.Event
-		if err == nil {
-			backlog, err = h.withDeltas(scope, *after, logged)
+		backlog := logged
+		if err == nil && deltas {
+			backlog, err = h.withDeltas(scope, p, logged)
 		}
 		if err != nil {
 			h.mu.Unlock()
 			return nil, err
 		}
-		s := h.register(scope, ModeReplay, backlog, upTo)
+		s := h.register(scope, ModeReplay, backlog, upTo, !deltas)
 		h.mu.Unlock()
 		return s, nil
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.register(scope, ModeSnapshot, nil, Position{}), nil
+	return h.register(scope, ModeSnapshot, nil, Position{}, false), nil
 }
 
 // readLog reads from the log the events after seq that scope matches, up
@@ -225,10 +252,14 @@ func (h *Hub) withDeltas(scope Scope, p Position, logged []*agentsv1.Event) ([]*
 
 // register makes a subscription with backlog queued ahead of live events.
 // Live events at or before seen (read from the log but not yet published)
-// are skipped. Called under the hub's mutex.
-func (h *Hub) register(scope Scope, mode Mode, backlog []*agentsv1.Event, seen Position) *Subscription {
+// are skipped. held holds each session's live deltas back until its next
+// logged event (see SubscribeAt). Called under the hub's mutex.
+func (h *Hub) register(scope Scope, mode Mode, backlog []*agentsv1.Event, seen Position, held bool) *Subscription {
 	cur := h.position()
 	s := &Subscription{hub: h, scope: scope, mode: mode, snapshot: cur, last: cur}
+	if held {
+		s.open = map[string]struct{}{}
+	}
 	if cur.Before(seen) {
 		s.last = seen
 	}
@@ -322,6 +353,9 @@ func (s *Subscription) offer(ev *agentsv1.Event) bool {
 	if !s.last.Before(p) {
 		return true // already replayed from the log
 	}
+	if s.open != nil && !s.lets(ev) {
+		return true
+	}
 	select {
 	case s.ch <- ev:
 		s.last = p
@@ -331,6 +365,27 @@ func (s *Subscription) offer(ev *agentsv1.Event) bool {
 		s.hub.lagged.Add(1)
 		return false
 	}
+}
+
+// maxOpenSessions bounds Subscription.open.
+const maxOpenSessions = 1024
+
+// lets reports whether a subscription that holds deltas back lets ev
+// through: a logged event, which opens its session to deltas, or a delta
+// of an open session. Called under the hub's mutex.
+func (s *Subscription) lets(ev *agentsv1.Event) bool {
+	id := ev.GetSessionId()
+	if ev.GetDeltaSeq() != 0 {
+		_, ok := s.open[id]
+		return ok
+	}
+	if _, ok := s.open[id]; !ok {
+		if len(s.open) >= maxOpenSessions {
+			clear(s.open)
+		}
+		s.open[id] = struct{}{}
+	}
+	return true
 }
 
 // end records why the subscription ended and closes its channel, the reason

@@ -70,10 +70,12 @@ type actor struct {
 	next func()
 	// waiting is the round whose deferred calls wait for clients.
 	waiting *step
-	// idleWaiters are closed when no run is active, restWaiters once the
-	// session is at rest (see atRest).
-	idleWaiters, restWaiters []chan struct{}
-	deleted                  bool
+	// idleWaiters are closed when no run is active.
+	idleWaiters []chan struct{}
+	deleted     bool
+	// phase is where the session was when last looked at, for its parent
+	// (see notePhase).
+	phase phase
 	// lease is the session's run lease when servers share the database
 	// (nil otherwise, and until a session being created is stored); lost
 	// says another server took it over, and moved is the error that says
@@ -171,6 +173,11 @@ func (a *actor) loadHeld(ctx context.Context) (*state, error) {
 	if err == nil {
 		err = a.r.watchersFromStore(ctx, a.id)
 	}
+	if err == nil {
+		// The commands other servers left for the session are now
+		// this server's to apply.
+		a.r.kickApplier()
+	}
 	// On failure the lease goes when the actor does (see evictLocked).
 	return st, err
 }
@@ -226,9 +233,7 @@ func (a *actor) serve() {
 		if a.lost && a.loadErr == nil {
 			a.abandon()
 		}
-		if len(a.restWaiters) > 0 && (a.gone() || a.atRest()) {
-			wake(&a.restWaiters)
-		}
+		a.notePhase()
 		switch {
 		case a.gone():
 			// Nothing can be done with a session that is not there: stop
@@ -268,7 +273,7 @@ func (a *actor) wakeForMail() {
 func (a *actor) gone() bool { return a.loadErr != nil || a.deleted }
 
 func (a *actor) evictable() bool {
-	return a.run == nil && len(a.idleWaiters) == 0 && len(a.restWaiters) == 0 && a.unsynced == nil
+	return a.run == nil && len(a.idleWaiters) == 0 && a.unsynced == nil
 }
 
 // shutdown stops the active run without recording it as stopped: the
@@ -276,7 +281,6 @@ func (a *actor) evictable() bool {
 func (a *actor) shutdown() {
 	a.closeRun()
 	a.wakeIdleWaiters()
-	wake(&a.restWaiters)
 	// Answer anything still queued so no caller waits forever.
 	for {
 		select {
@@ -330,26 +334,6 @@ func (a *actor) waitIdle() <-chan struct{} {
 }
 
 func (a *actor) wakeIdleWaiters() { wake(&a.idleWaiters) }
-
-// atRest reports whether the session has no run and nothing that would
-// take its run up again without a client: no deferred call waits for an
-// answer (an approval among them), and it is not paused. A helper call
-// waits for its child to be at rest, as a round waits for its deferred
-// calls: a run that waits goes on once answered.
-func (a *actor) atRest() bool {
-	return a.run == nil && a.st.meta.Status.AcceptsInput()
-}
-
-// waitRest returns a channel closed once the session is at rest, or gone.
-func (a *actor) waitRest() <-chan struct{} {
-	ch := make(chan struct{})
-	if a.atRest() {
-		close(ch)
-		return ch
-	}
-	a.restWaiters = append(a.restWaiters, ch)
-	return ch
-}
 
 // wake closes the channels of waiters and forgets them.
 func wake(waiters *[]chan struct{}) {

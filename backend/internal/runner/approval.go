@@ -21,7 +21,7 @@ const (
 	reasonApproval = "approval"
 	// reasonApproved marks such a call once approved: it runs, or ran, on
 	// the server, and a restart takes it for a call in flight.
-	reasonApproved = "approved"
+	reasonApproved = store.ReasonApproved
 )
 
 // What the model reads of an approval that was not granted.

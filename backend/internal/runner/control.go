@@ -16,6 +16,17 @@ import (
 // result. Without a run it does nothing. It returns once the run has
 // stopped, with the session as the run left it.
 func (r *Runner) CancelRun(ctx context.Context, owner, id string) (session.Meta, error) {
+	var meta session.Meta
+	_, err := r.onHolder(ctx, id, owner, cmdCancel, struct{}{}, &meta, func() error {
+		var err error
+		meta, err = r.cancelLocal(ctx, owner, id)
+		return err
+	})
+	return meta, err
+}
+
+// cancelLocal is CancelRun on this server.
+func (r *Runner) cancelLocal(ctx context.Context, owner, id string) (session.Meta, error) {
 	var idle <-chan struct{}
 	meta, err := r.control(ctx, owner, id, func(a *actor) error {
 		if err := a.cancelRun(""); err != nil {
@@ -39,6 +50,22 @@ func (r *Runner) CancelRun(ctx context.Context, owner, id string) (session.Meta,
 // that wait for approval, which the server would run; they return a
 // cancelled result and the run goes on. It returns how many it cancelled.
 func (r *Runner) CancelAttached(ctx context.Context, owner, id string) (session.Meta, int, error) {
+	var ans cancelledAnswer
+	_, err := r.onHolder(ctx, id, owner, cmdCancelAttached, struct{}{}, &ans, func() error {
+		var err error
+		ans, err = r.cancelAttachedLocal(ctx, owner, id)
+		return err
+	})
+	return ans.Meta, ans.Cancelled, err
+}
+
+// cancelledAnswer is what CancelAttached returns.
+type cancelledAnswer struct {
+	Meta      session.Meta `json:"meta"`
+	Cancelled int          `json:"cancelled"`
+}
+
+func (r *Runner) cancelAttachedLocal(ctx context.Context, owner, id string) (cancelledAnswer, error) {
 	n := 0
 	meta, err := r.control(ctx, owner, id, func(a *actor) error {
 		settled, err := a.settleApprovals(cancelledApproval, agentsv1.RunTrigger_RUN_TRIGGER_RESUME)
@@ -48,12 +75,22 @@ func (r *Runner) CancelAttached(ctx context.Context, owner, id string) (session.
 		n = a.cancelAttached() + settled
 		return nil
 	})
-	return meta, n, err
+	return cancelledAnswer{Meta: meta, Cancelled: n}, err
 }
 
 // Pause stops the run at the next step boundary (status paused). Without a
 // run it does nothing.
 func (r *Runner) Pause(ctx context.Context, owner, id string) (session.Meta, error) {
+	var meta session.Meta
+	_, err := r.onHolder(ctx, id, owner, cmdPause, struct{}{}, &meta, func() error {
+		var err error
+		meta, err = r.pauseLocal(ctx, owner, id)
+		return err
+	})
+	return meta, err
+}
+
+func (r *Runner) pauseLocal(ctx context.Context, owner, id string) (session.Meta, error) {
 	return r.control(ctx, owner, id, func(a *actor) error {
 		if a.run != nil {
 			a.run.pause = true
@@ -63,13 +100,37 @@ func (r *Runner) Pause(ctx context.Context, owner, id string) (session.Meta, err
 }
 
 // Resume continues a session: a paused run, a waiting round whose deferred
-// calls are all answered, or a failed run (after a model error, or params
-// that a restart lost and the client now resupplies).
+// calls are all answered, a round whose helper calls wait for their
+// children (they wait again, and the session with them while a child
+// still waits), a run the server stopped, or a failed run (after a model
+// error, or params that a restart lost and the client now resupplies).
+// The params reach another server holding the session in the command,
+// whose body the store clears once it is applied.
 func (r *Runner) Resume(ctx context.Context, owner, id string, params map[string]string) (session.Meta, error) {
-	return r.control(ctx, owner, id, func(a *actor) error {
+	var meta session.Meta
+	_, err := r.onHolder(ctx, id, owner, cmdResume, resumeCommand{Params: params}, &meta, func() error {
+		var err error
+		meta, err = r.resumeLocal(ctx, owner, id, params)
+		return err
+	})
+	return meta, err
+}
+
+type resumeCommand struct {
+	Params map[string]string `json:"params,omitempty"`
+}
+
+func (r *Runner) resumeLocal(ctx context.Context, owner, id string, params map[string]string) (session.Meta, error) {
+	meta, err := r.control(ctx, owner, id, func(a *actor) error {
 		a.setParams(params)
 		return a.resumeRun()
 	})
+	if err == nil && meta.ParentID != "" {
+		// A parent whose helper call rests on this session runs again
+		// before Resume returns, as the session does.
+		r.childMoved(ctx, meta.ParentID, meta.ID)
+	}
+	return meta, err
 }
 
 // control runs an operation on a session of the owner and returns the
@@ -140,6 +201,14 @@ func (a *actor) resumeRun() error {
 	if a.run != nil {
 		a.run.pause = false
 		return nil
+	}
+	if a.st.meta.Status == session.StatusRunning {
+		// Its run was stopped with the server: it goes on as a restart
+		// takes it up, its helper calls waiting for their children again.
+		return a.recoverRun()
+	}
+	if st := a.waiting; st != nil && hasResting(st) {
+		return a.takeUpHelpers("")
 	}
 	if missing := a.missingParams(); len(missing) > 0 {
 		return paramsRequired(missing)

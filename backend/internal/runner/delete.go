@@ -68,25 +68,7 @@ func (r *Runner) DeleteSession(ctx context.Context, owner, id string, mode Delet
 func (r *Runner) deleteEach(ctx context.Context, targets []string) ([]string, error) {
 	var deleted []string
 	for _, target := range targets {
-		err := r.withSession(ctx, target, func(a *actor) error {
-			ev := &agentsv1.Event{SessionId: a.id, Owner: a.owner, Kind: "session.deleted",
-				Body: &agentsv1.Event_SessionDeleted{SessionDeleted: &agentsv1.SessionDeleted{Meta: wire.Meta(a.st.meta)}}}
-			if err := a.write(ctx, &store.Change{Delete: []string{target}}, []*agentsv1.Event{ev}); err != nil {
-				return err
-			}
-			if a.lease != nil {
-				// Deleted with the session.
-				r.leases.takeAt(a.id, a.lease.Epoch)
-				a.lease = nil
-			}
-			a.closeRun()
-			r.gone.add(a.pendingTokens(), "its session was deleted")
-			a.deleted = true
-			a.unsynced, a.then, a.next = nil, nil, nil
-			r.params.forget(target)
-			r.watches.drop(target)
-			return nil
-		})
+		_, err := r.onHolder(ctx, target, AnyOwner, cmdDelete, struct{}{}, nil, func() error { return r.deleteLocal(ctx, target) })
 		if err != nil {
 			if errs.KindOf(err) == errs.KindNotFound {
 				continue // deleted meanwhile
@@ -96,6 +78,29 @@ func (r *Runner) deleteEach(ctx context.Context, targets []string) ([]string, er
 		deleted = append(deleted, target)
 	}
 	return deleted, nil
+}
+
+// deleteLocal deletes one session on this server, stopping its run.
+func (r *Runner) deleteLocal(ctx context.Context, target string) error {
+	return r.withSession(ctx, target, func(a *actor) error {
+		ev := &agentsv1.Event{SessionId: a.id, Owner: a.owner, Kind: "session.deleted",
+			Body: &agentsv1.Event_SessionDeleted{SessionDeleted: &agentsv1.SessionDeleted{Meta: wire.Meta(a.st.meta)}}}
+		if err := a.write(ctx, &store.Change{Delete: []string{target}}, []*agentsv1.Event{ev}); err != nil {
+			return err
+		}
+		if a.lease != nil {
+			// Deleted with the session.
+			r.leases.takeAt(a.id, a.lease.Epoch)
+			a.lease = nil
+		}
+		a.closeRun()
+		r.gone.add(a.pendingTokens(), "its session was deleted")
+		a.deleted = true
+		a.unsynced, a.then, a.next = nil, nil, nil
+		r.params.forget(target)
+		r.watches.drop(target)
+		return nil
+	})
 }
 
 // descendants lists every session below id, deepest first.

@@ -15,7 +15,34 @@ const forkedText = "not run: the session was forked before this call completed"
 // ForkSession copies a session up to a turn into a new root session, with
 // forked_from set. atTurn is a 0-based newest-first index (nil: the head);
 // agent, when set, binds the copy to another agent.
+//
+// The copy takes the source's params, which live on the server holding
+// the source: a source held elsewhere is forked there.
 func (r *Runner) ForkSession(ctx context.Context, owner, id string, atTurn *int, agent string) (View, error) {
+	var view View
+	var fork forkAnswer
+	forwarded, err := r.onHolder(ctx, id, owner, cmdFork, forkCommand{AtTurn: atTurn, Agent: agent}, &fork, func() error {
+		var err error
+		view, err = r.forkLocal(ctx, owner, id, atTurn, agent, uuid.NewString())
+		return err
+	})
+	if forwarded && err == nil {
+		return r.ReadSession(ctx, owner, fork.ID, ViewRequest{})
+	}
+	return view, err
+}
+
+type forkCommand struct {
+	AtTurn *int   `json:"at_turn,omitempty"`
+	Agent  string `json:"agent,omitempty"`
+}
+
+type forkAnswer struct {
+	ID string `json:"id"`
+}
+
+// forkLocal forks on this server (see ForkSession); the copy is forkID.
+func (r *Runner) forkLocal(ctx context.Context, owner, id string, atTurn *int, agent, forkID string) (View, error) {
 	var meta session.Meta
 	var turns []session.Turn
 	var params map[string]string
@@ -54,7 +81,7 @@ func (r *Runner) ForkSession(ctx context.Context, owner, id string, atTurn *int,
 		copied = append(copied, session.Turn{Index: n, Created: now, User: &session.UserTurn{ToolResults: results}})
 	}
 	fork := session.Meta{
-		ID:         uuid.NewString(),
+		ID:         forkID,
 		Agent:      agent,
 		Owner:      meta.Owner,
 		Title:      meta.Title,

@@ -75,7 +75,7 @@ func (h *host) Spawn(ctx context.Context, req tool.SpawnRequest) (tool.Spawned, 
 	if !req.Wait {
 		return spawned, nil
 	}
-	final, err := h.r.awaitRun(ctx, spawned.ID, false)
+	final, err := h.r.awaitRun(ctx, spawned.ID)
 	if err != nil {
 		return tool.Spawned{}, public(err)
 	}

@@ -230,7 +230,7 @@ func (a *actor) abandon() {
 		a.lease = nil
 	}
 	a.r.leaseStats.lost.Add(1)
-	wake(&a.restWaiters)
+	wake(&a.idleWaiters)
 }
 
 // renewLeases renews the leases of every loaded session every third of

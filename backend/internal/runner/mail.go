@@ -64,6 +64,22 @@ func (r *Runner) deliver(ctx context.Context, owner, to string, m session.Mail, 
 		m.Priority = session.PriorityNormal
 	}
 	var out session.Mail
+	_, err := r.onHolder(ctx, to, owner, cmdMail, mailCommand{Mail: m, Key: key}, &out, func() error {
+		var err error
+		out, err = r.deliverLocal(ctx, owner, to, m, key)
+		return err
+	})
+	return out, err
+}
+
+type mailCommand struct {
+	Mail session.Mail `json:"mail"`
+	Key  string       `json:"key,omitempty"`
+}
+
+// deliverLocal delivers on this server (see deliver).
+func (r *Runner) deliverLocal(ctx context.Context, owner, to string, m session.Mail, key string) (session.Mail, error) {
+	var out session.Mail
 	idem := keyFor(key, opMail, struct {
 		To       string
 		Sender   session.Sender
@@ -182,7 +198,18 @@ func (r *Runner) wakeQueued(id string) {
 
 // ListMail lists a session's mail, newest first.
 func (r *Runner) ListMail(ctx context.Context, owner, id string, pendingOnly bool) ([]session.Mail, error) {
-	if _, err := r.control(ctx, owner, id, func(*actor) error { return nil }); err != nil {
+	// The owner's check: on this server, or from the store for a
+	// session another server holds.
+	var err error
+	elsewhere := r.runsElsewhere(ctx, id)
+	if !elsewhere {
+		_, err = r.control(ctx, owner, id, func(*actor) error { return nil })
+		elsewhere = leaseHeld(err)
+	}
+	if elsewhere {
+		_, err = r.metaElsewhere(ctx, owner, id)
+	}
+	if err != nil {
 		return nil, err
 	}
 	return r.store.ListMail(ctx, id, pendingOnly)

@@ -15,7 +15,8 @@ import (
 //     loaded, and only then: restore, from what load read. That is the
 //     session's meta, turns, pending mail and deferred calls, and the
 //     round that waits for clients, with the resume a client asked for
-//     (stored with its answer). A session is loaded on first use after
+//     (stored with its answer), and where the session stood for its
+//     parent (see notePhase). A session is loaded on first use after
 //     it was evicted and after a restart alike, so both see the same
 //     state. While the session is loaded the actor changes the copy as
 //     the store takes each change (see apply): what only memory holds of
@@ -48,6 +49,10 @@ func (a *actor) restore(st *state) {
 	}
 	a.waiting = a.roundFromRows(st.round)
 	st.round = nil
+	a.phase = phaseUnknown
+	if st.meta.ParentID != "" {
+		a.phase = a.phaseNow()
+	}
 }
 
 // newestRound reads the rows of the calls of a session's newest model
@@ -64,8 +69,9 @@ func (r *Runner) newestRound(ctx context.Context, st *state) ([]session.Deferred
 // roundFromRows rebuilds the round of the newest model turn from its
 // stored rows; nil when it has none (its calls did not wait for clients).
 // Its calls have no tool yet: launch finds it, in the session's toolset,
-// when one runs. It resumes when an answer stored with it asked so, or
-// when it was approved (an approval always resumes).
+// when one runs. It resumes when an answer stored with it asked so, when
+// it was approved (an approval always resumes), or when no client tool's
+// call in it asks a client.
 func (a *actor) roundFromRows(rows []session.DeferredCall) *step {
 	if len(rows) == 0 {
 		return nil
@@ -76,6 +82,7 @@ func (a *actor) roundFromRows(rows []session.DeferredCall) *step {
 		byCall[r.Call.ID] = r
 	}
 	st := &step{ctx: context.Background(), cancel: func() {}, turnIndex: n - 1, recorded: true}
+	asksClient := false
 	for _, call := range a.st.turns[n-1].LLM.ToolCalls {
 		row := byCall[call.ID]
 		st.calls = append(st.calls, &callState{call: call, token: row.Token, result: row.Result, stored: row.Result != nil,
@@ -83,6 +90,13 @@ func (a *actor) roundFromRows(rows []session.DeferredCall) *step {
 		if row.Resume || row.Reason == reasonApproved {
 			st.resume = true
 		}
+		asksClient = asksClient || row.Reason == reasonClientTool
+	}
+	if !asksClient {
+		// No client is asked whether the round goes on (it was stored
+		// for approvals, or for helpers' children that wait): it goes
+		// on once every call has its result.
+		st.resume = true
 	}
 	return st
 }

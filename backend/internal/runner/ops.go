@@ -216,9 +216,11 @@ type Posted struct {
 	View View
 
 	// from is the turn count when the message was accepted; idle, taken
-	// with wait, is closed once no run is active.
-	from int
-	idle <-chan struct{}
+	// with wait, is closed once no run is active. elsewhere says another
+	// server holds the session: the wait is for what the store says.
+	from      int
+	idle      <-chan struct{}
+	elsewhere bool
 }
 
 // PostMessageWait posts like PostMessage, then waits (up to timeout)
@@ -233,7 +235,12 @@ func (r *Runner) PostMessageWait(ctx context.Context, owner, id string, msg Mess
 	if err != nil {
 		return Posted{}, err
 	}
-	if err := await(ctx, p.idle, timeout); err != nil {
+	if p.elsewhere {
+		err = r.awaitElsewhere(ctx, id, timeout)
+	} else {
+		err = await(ctx, p.idle, timeout)
+	}
+	if err != nil {
 		return Posted{}, err
 	}
 	var sel Turns
@@ -246,11 +253,39 @@ func (r *Runner) PostMessageWait(ctx context.Context, owner, id string, msg Mess
 }
 
 // postMessage is PostMessage, also saying the turn count it found and,
-// with wait, taking the session's idle channel after the post.
+// with wait, taking the session's idle channel after the post. A
+// session another server holds gets the message through it.
 func (r *Runner) postMessage(ctx context.Context, owner, id string, msg Message, opts RunOptions, params map[string]string, wait bool) (Posted, error) {
 	if err := checkMessage(&msg); err != nil {
 		return Posted{}, err
 	}
+	var p Posted
+	var ans postAnswer
+	forwarded, err := r.onHolder(ctx, id, owner, cmdPost, postCommand{Message: msg, Run: opts, Params: params}, &ans, func() error {
+		var err error
+		p, err = r.postLocal(ctx, owner, id, msg, opts, params, wait)
+		return err
+	})
+	if forwarded {
+		p = Posted{Meta: ans.Meta, MailID: ans.MailID, from: ans.From, elsewhere: true}
+	}
+	return p, err
+}
+
+type postCommand struct {
+	Message Message           `json:"message"`
+	Run     RunOptions        `json:"run"`
+	Params  map[string]string `json:"params,omitempty"`
+}
+
+type postAnswer struct {
+	Meta   session.Meta `json:"meta"`
+	MailID string       `json:"mail_id,omitempty"`
+	From   int          `json:"from"`
+}
+
+// postLocal posts on this server (see postMessage).
+func (r *Runner) postLocal(ctx context.Context, owner, id string, msg Message, opts RunOptions, params map[string]string, wait bool) (Posted, error) {
 	var meta session.Meta
 	var mailID string
 	var from int
@@ -395,6 +430,9 @@ func (r *Runner) GetSession(ctx context.Context, owner, id string, wait bool, ti
 // shares the selected turns with the actor and copies nothing else of
 // the history.
 func (r *Runner) ReadSession(ctx context.Context, owner, id string, req ViewRequest) (View, error) {
+	if r.runsElsewhere(ctx, id) {
+		return r.readElsewhere(ctx, owner, id, req)
+	}
 	if req.Wait {
 		var idle <-chan struct{}
 		err := r.withSession(ctx, id, func(a *actor) error {
@@ -407,6 +445,9 @@ func (r *Runner) ReadSession(ctx context.Context, owner, id string, req ViewRequ
 			idle = a.waitIdle()
 			return nil
 		})
+		if leaseHeld(err) {
+			return r.readElsewhere(ctx, owner, id, req)
+		}
 		if err != nil {
 			return View{}, err
 		}
@@ -426,6 +467,10 @@ func (r *Runner) ReadSession(ctx context.Context, owner, id string, req ViewRequ
 		view = a.viewRange(lo, hi)
 		return nil
 	})
+	if leaseHeld(err) {
+		req.Wait = false // waited already
+		return r.readElsewhere(ctx, owner, id, req)
+	}
 	return view, err
 }
 
@@ -506,13 +551,14 @@ type runOutcome struct {
 	status session.Status
 	reason string
 	text   string
+	// waits, for a session that stopped to wait for its clients (or is
+	// paused), says what for (see waitsFor); "" when it is at rest.
+	waits string
 }
 
 // awaitRun waits until the session has no active run and returns how it
-// ended; with rest, until it is at rest (see atRest), so a run that stops
-// to wait for its clients is waited for until it goes on and ends. It
-// returns ctx's error if ctx ends first.
-func (r *Runner) awaitRun(ctx context.Context, id string, rest bool) (runOutcome, error) {
+// ended. It returns ctx's error if ctx ends first.
+func (r *Runner) awaitRun(ctx context.Context, id string) (runOutcome, error) {
 	var idle <-chan struct{}
 	err := r.withSession(ctx, id, func(a *actor) error {
 		// A child found running without a run was not recovered yet
@@ -521,11 +567,7 @@ func (r *Runner) awaitRun(ctx context.Context, id string, rest bool) (runOutcome
 		if err := a.recoverRun(); err != nil {
 			return err
 		}
-		if rest {
-			idle = a.waitRest()
-		} else {
-			idle = a.waitIdle()
-		}
+		idle = a.waitIdle()
 		return nil
 	})
 	if err != nil {
@@ -538,7 +580,7 @@ func (r *Runner) awaitRun(ctx context.Context, id string, rest bool) (runOutcome
 	}
 	var out runOutcome
 	err = r.withSession(ctx, id, func(a *actor) error {
-		out = runOutcome{status: a.st.meta.Status, reason: a.st.meta.StatusReason, text: a.lastAnswer()}
+		out = runOutcome{status: a.st.meta.Status, reason: a.st.meta.StatusReason, text: a.lastAnswer(), waits: a.waitsFor()}
 		return nil
 	})
 	return out, err

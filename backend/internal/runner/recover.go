@@ -17,7 +17,8 @@ const abortedText = "the server restarted while this call was running; it may or
 // index, the runs that were active, and sessions whose mail arrived but
 // did not wake them. Calls that were in flight get an aborted result,
 // except helper calls, which wait for their child again; the interrupted
-// model call is simply made again.
+// model call is simply made again. Sessions that wait for a helper's
+// child are taken up if the child went on while nobody could tell them.
 //
 // With servers sharing the database, a server recovers only the sessions
 // that need one and have none: it claims them as it does when a server
@@ -41,6 +42,9 @@ func (r *Runner) Recover(ctx context.Context) error {
 			continue
 		}
 		r.log.Info("recovered session", "session", m.ID)
+	}
+	if err := r.recheckHelperWaits(ctx); err != nil {
+		return err
 	}
 	waiting, err := r.store.SessionsWithPendingMail(ctx)
 	if err != nil {
@@ -165,4 +169,27 @@ func (a *actor) roundOf(i int) *step {
 // server stopped and cannot be taken up.
 func abortedResult(call session.ToolCall) session.ToolResult {
 	return session.ToolResult{CallID: call.ID, Name: call.Name, Text: abortedText, Status: session.ResultAborted}
+}
+
+// recheckHelperWaits checks the sessions that wait for a helper's child:
+// a child that went on, or came to rest, as the server stopped could not
+// tell its parent (see notePhase).
+func (r *Runner) recheckHelperWaits(ctx context.Context) error {
+	metas, err := r.store.ListByStatus(ctx, session.StatusWaiting)
+	if err != nil {
+		return err
+	}
+	for _, m := range metas {
+		if !strings.HasPrefix(m.StatusReason, helperWaitPrefix) {
+			continue
+		}
+		err := r.withSession(ctx, m.ID, func(a *actor) error {
+			a.recheckHelpers()
+			return nil
+		})
+		if err != nil {
+			r.log.Error("check a session that waits for a helper", "session", m.ID, "err", err)
+		}
+	}
+	return nil
 }

@@ -17,12 +17,12 @@ const (
 	DefaultRetentionCount = 100_000
 )
 
-// pruneEvery is how often the event log and the idempotency keys are
-// trimmed.
+// pruneEvery is how often the event log, the idempotency keys and the
+// commands are trimmed.
 const pruneEvery = time.Minute
 
-// prune trims the event log and forgets old idempotency keys until the
-// runner closes.
+// prune trims the event log and forgets old idempotency keys (and
+// commands) until the runner closes.
 func (r *Runner) prune() {
 	defer r.actors.Done()
 	ret := r.opts.EventRetention
@@ -46,6 +46,11 @@ func (r *Runner) prune() {
 		}
 		if _, err := r.store.PruneIdempotency(r.ctx, now.Add(-IdempotencyTTL)); err != nil && r.ctx.Err() == nil {
 			r.log.Warn("prune idempotency keys", "err", err)
+		}
+		if r.cluster != nil {
+			if _, err := r.store.PruneCommands(r.ctx, now.Add(-commandRetention)); err != nil && r.ctx.Err() == nil {
+				r.log.Warn("prune commands", "err", err)
+			}
 		}
 	}
 }

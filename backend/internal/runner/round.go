@@ -18,8 +18,9 @@ const (
 	// answers with CompleteCall.
 	reasonClientTool = "client_tool"
 	// reasonAttached marks a call the server runs, recorded only because
-	// its round also has deferred calls.
-	reasonAttached = "attached"
+	// its round also has deferred calls, or helper calls that wait for
+	// their children (see helperwait.go).
+	reasonAttached = store.ReasonAttached
 )
 
 // roundRows returns the store rows of a round that has deferred calls: one
@@ -67,6 +68,10 @@ func (a *actor) attachedDone(st *step) {
 		a.callsDone(st)
 		return
 	}
+	if reason := restingWaits(st); reason != "" {
+		a.waitForHelpers(st, reason)
+		return
+	}
 	a.endRun(session.StatusWaiting, StopWaiting, "")
 }
 
@@ -99,6 +104,7 @@ func unanswered(st *step) int {
 // settlePending gives every unanswered call of a round the same result,
 // in memory; storeRound writes them with the round.
 func (a *actor) settlePending(st *step, status session.ResultStatus, text string) {
+	a.cancelResting(st)
 	for _, cs := range st.calls {
 		if cs.result != nil {
 			continue
@@ -146,11 +152,39 @@ type CallAnswer struct {
 // approval: approved, it runs on the server; refused, the model reads
 // why; either way the run continues once the round is complete. It
 // returns the session and how many calls of the round remain unanswered.
+//
+// The call's session may be held by another server, which gets the
+// answer (and the params) as a command.
 func (r *Runner) CompleteCall(ctx context.Context, owner, token string, answer CallAnswer, resume bool, params map[string]string) (session.Meta, int, error) {
 	row, err := r.store.GetDeferred(ctx, token)
 	if err != nil {
 		return session.Meta{}, 0, r.gone.explain(token, err)
 	}
+	var ans completeAnswer
+	body := completeCommand{Token: token, Answer: answer, Resume: resume, Params: params}
+	_, err = r.onHolder(ctx, row.SessionID, owner, cmdComplete, body, &ans, func() error {
+		var err error
+		ans, err = r.completeLocal(ctx, owner, row, answer, resume, params)
+		return err
+	})
+	return ans.Meta, ans.Remaining, err
+}
+
+type completeCommand struct {
+	Token  string            `json:"token"`
+	Answer CallAnswer        `json:"answer"`
+	Resume bool              `json:"resume,omitempty"`
+	Params map[string]string `json:"params,omitempty"`
+}
+
+type completeAnswer struct {
+	Meta      session.Meta `json:"meta"`
+	Remaining int          `json:"remaining"`
+}
+
+// completeLocal answers row's call on this server (see CompleteCall).
+func (r *Runner) completeLocal(ctx context.Context, owner string, row session.DeferredCall, answer CallAnswer, resume bool, params map[string]string) (completeAnswer, error) {
+	token := row.Token
 	var meta session.Meta
 	remaining := 0
 	idem := keyFor(answer.IdempotencyKey, opComplete, struct {
@@ -159,7 +193,7 @@ func (r *Runner) CompleteCall(ctx context.Context, owner, token string, answer C
 		Approval    *ApprovalAnswer
 		Resume      bool
 	}{token, answer.Text, answer.Failed, answer.Approval, resume})
-	err = r.withSession(ctx, row.SessionID, func(a *actor) error {
+	err := r.withSession(ctx, row.SessionID, func(a *actor) error {
 		if err := a.authorize(owner); err != nil {
 			return errs.NotFound("unknown_token", "unknown continuation token")
 		}
@@ -255,7 +289,12 @@ func (r *Runner) CompleteCall(ctx context.Context, owner, token string, answer C
 		meta = a.st.meta
 		return nil
 	})
-	return meta, remaining, err
+	if err == nil && meta.ParentID != "" {
+		// A parent whose helper call rests on this session runs again
+		// before the answer returns, as the session does.
+		r.childMoved(ctx, meta.ParentID, meta.ID)
+	}
+	return completeAnswer{Meta: meta, Remaining: remaining}, err
 }
 
 // continueRound writes e with the round's results as the next user turn

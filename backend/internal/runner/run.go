@@ -90,6 +90,12 @@ type callState struct {
 	// approval says the call waits, or waited, for a client's approval;
 	// approved that it got it and runs on the server.
 	approval, approved bool
+	// running says the call runs on a goroutine of its own (see launch).
+	running bool
+	// child is the helper's child session the call waits for, once
+	// known; waits, while the call rests because the child waits for a
+	// client, says what for (see helperwait.go).
+	child, waits string
 }
 
 // startRun starts a run with a model call, writing e (a new user turn,

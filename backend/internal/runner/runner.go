@@ -130,6 +130,9 @@ type Runner struct {
 	release release
 	actors  sync.WaitGroup
 
+	// remote holds the commands and progress that cross servers.
+	remote remote
+
 	// draining refuses new runs and ends runs at their next step boundary.
 	draining atomic.Bool
 	// active counts the runs in flight.
@@ -201,6 +204,7 @@ func New(opts Options) *Runner {
 	go r.prune()
 	if opts.Cluster != nil {
 		r.joinCluster(*opts.Cluster)
+		r.startCluster()
 	}
 	return r
 }

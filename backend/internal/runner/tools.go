@@ -68,6 +68,7 @@ func (a *actor) startCalls(st *step, calls []session.ToolCall, rows []session.De
 // result, as it may or may not have had its effect.
 func (a *actor) launch(st *step, cs *callState, rejoin bool) {
 	st.running++
+	cs.running, cs.waits = true, ""
 	ctx, cancel := context.WithCancel(st.ctx)
 	cs.cancel = cancel
 	env := a.callEnv()
@@ -133,9 +134,15 @@ func (a *actor) callDone(st *step, cs *callState, res session.ToolResult, stoppe
 	if cs.result != nil || (!a.current(st) && a.waiting != st) {
 		return
 	}
-	if stopped {
+	cs.running = false
+	switch {
+	case stopped && res.ChildSessionID != "":
+		// The helper's child waits for a client: the call rests until
+		// the child goes on (see helperwait.go).
+		cs.child, cs.waits = res.ChildSessionID, res.Text
+	case stopped:
 		st.shutdown = true
-	} else {
+	default:
 		cs.result = &res
 		ev := &agentsv1.Event{SessionId: a.id, Owner: a.owner, Kind: "tool.completed",
 			Body: &agentsv1.Event_ToolCompleted{ToolCompleted: &agentsv1.ToolCompleted{Result: wire.ToolResult(res)}}}
@@ -202,8 +209,10 @@ type callEnv struct {
 // judged); arguments the tool refuses are the call's error result, and
 // nothing runs. Every failure becomes an error result the model reads; a
 // cancelled call reports cancelled. stopped says the call did not finish
-// because the server is stopping and must be taken up again at the next
-// start (a helper's child goes on).
+// and must be taken up again: because the server is stopping (at the
+// next start), or because the helper's child it waits for waits for a
+// client (once the child goes on); then res names the child
+// (ChildSessionID) and what it waits for (Text).
 func (r *Runner) execute(ctx context.Context, env callEnv, t tool.Tool, call session.ToolCall) (res session.ToolResult, stopped bool) {
 	began := time.Now()
 	args, err := r.schemas.Decode(t.Spec(), call.Arguments)
@@ -228,7 +237,8 @@ func (r *Runner) execute(ctx context.Context, env callEnv, t tool.Tool, call ses
 	})
 	progress.stop()
 	if out.Suspended {
-		return session.ToolResult{}, true
+		// The child a call waits for, if any, and what it waits for.
+		return session.ToolResult{CallID: call.ID, Name: call.Name, ChildSessionID: out.ChildSessionID, Text: out.Text}, true
 	}
 	res = session.ToolResult{CallID: call.ID, Name: call.Name, Text: out.Text, Status: out.Status, ChildSessionID: out.ChildSessionID}
 	if res.Status == "" {
@@ -289,9 +299,14 @@ func (r *Runner) runHelper(ctx context.Context, env callEnv, call tool.Call, run
 	followCtx, stopFollowing := context.WithCancel(ctx)
 	defer stopFollowing()
 	r.followChild(followCtx, childID, call.Progress)
-	// The call stays open while the child waits for its clients (an
-	// approval, say): its answer is the parent's result, once it has one.
 	final, err := r.awaitChild(ctx, childID)
+	if err == nil && final.waits != "" {
+		// The child waits for its clients (an approval, say): so does
+		// the call, and the parent with it, until the child goes on
+		// (see helperwait.go). Its answer is the parent's result, once
+		// it has one.
+		return tool.Result{Suspended: true, ChildSessionID: childID, Text: helperWaits(childID, helper, final.waits)}
+	}
 	if err != nil {
 		if r.ctx.Err() != nil || r.draining.Load() || errors.Is(context.Cause(ctx), errLeaseLost) {
 			// The server that takes the parent up waits for the child
@@ -337,7 +352,7 @@ func (r *Runner) runHelper(ctx context.Context, env callEnv, call tool.Call, run
 // child apart) is waited for in the store, where its run ends.
 func (r *Runner) awaitChild(ctx context.Context, id string) (runOutcome, error) {
 	for {
-		out, err := r.awaitRun(ctx, id, true)
+		out, err := r.awaitRun(ctx, id)
 		if r.cluster == nil || errs.CodeOf(err) != store.CodeLeaseHeld {
 			return out, err
 		}
@@ -350,7 +365,16 @@ func (r *Runner) awaitChild(ctx context.Context, id string) (runOutcome, error) 
 			if err != nil {
 				return runOutcome{}, err
 			}
-			return runOutcome{status: meta.Status, reason: meta.StatusReason, text: lastAnswerOf(turns)}, nil
+			out := runOutcome{status: meta.Status, reason: meta.StatusReason, text: lastAnswerOf(turns)}
+			switch meta.Status {
+			case session.StatusPaused:
+				out.waits = "is paused"
+			case session.StatusWaiting:
+				// The server that runs the child knows what it waits
+				// for; its status reason says it to a user.
+				out.waits = "waits: " + meta.StatusReason
+			}
+			return out, nil
 		}
 		t := time.NewTimer(r.cluster.LeaseTTL / 3)
 		select {

@@ -32,7 +32,9 @@ const (
 // the database, only the holder of a target tells its watchers how its
 // runs end, and another server may have put or ended its watches while
 // it held the target: a target's entries are read from the store when
-// its lease is taken (watchersFromStore), instead of at start.
+// its lease is taken (watchersFromStore), instead of at start. A watch is
+// put or ended on the target's holder, through a command when another
+// server holds it, so the holder's index has it at once.
 type watches struct {
 	mu       sync.Mutex
 	byTarget map[string]map[string]time.Time // target → watcher → expiry
@@ -138,6 +140,30 @@ func (r *Runner) WatchSession(ctx context.Context, owner, watcher, target string
 			watcherOwner = m.Owner
 		}
 	}
+	if r.cluster == nil {
+		return r.watchLocal(ctx, watcher, watcherOwner, target, ttl)
+	}
+	// The index is the target's holder's: the watch is put there.
+	var w session.Watch
+	body := watchCommand{Watcher: watcher, WatcherOwner: watcherOwner, TTL: ttl}
+	_, err := r.onHolder(ctx, target, owner, cmdWatch, body, &w, func() error {
+		return r.holding(ctx, target, func() error {
+			var err error
+			w, err = r.watchLocal(ctx, watcher, watcherOwner, target, ttl)
+			return err
+		})
+	})
+	return w, err
+}
+
+type watchCommand struct {
+	Watcher      string        `json:"watcher"`
+	WatcherOwner string        `json:"watcher_owner,omitempty"`
+	TTL          time.Duration `json:"ttl,omitempty"`
+}
+
+// watchLocal stores a watch and puts it in this server's index.
+func (r *Runner) watchLocal(ctx context.Context, watcher, watcherOwner, target string, ttl time.Duration) (session.Watch, error) {
 	w := session.Watch{WatcherID: watcher, TargetID: target, Expires: r.now().Add(ttl)}
 	if err := r.store.PutWatch(ctx, w); err != nil {
 		return session.Watch{}, err
@@ -165,6 +191,22 @@ func (r *Runner) UnwatchSession(ctx context.Context, owner, watcher, target stri
 	if owner != AnyOwner && m.Owner != owner {
 		return errs.NotFound("unknown_session", "unknown session %s", watcher)
 	}
+	if r.cluster == nil {
+		return r.unwatchLocal(ctx, watcher, target)
+	}
+	_, err = r.onHolder(ctx, target, owner, cmdUnwatch, watchCommand{Watcher: watcher}, nil, func() error {
+		err := r.holding(ctx, target, func() error { return r.unwatchLocal(ctx, watcher, target) })
+		if errs.KindOf(err) == errs.KindNotFound {
+			// The target is gone, and its watches with it.
+			return r.unwatchLocal(ctx, watcher, target)
+		}
+		return err
+	})
+	return err
+}
+
+// unwatchLocal ends a watch in the store and in this server's index.
+func (r *Runner) unwatchLocal(ctx context.Context, watcher, target string) error {
 	if err := r.store.DeleteWatch(ctx, watcher, target); err != nil {
 		return err
 	}

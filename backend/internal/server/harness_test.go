@@ -72,6 +72,9 @@ type env struct {
 	modelFaults *modelfault.Faults
 	// agentsDir is where the agent files are read from.
 	agentsDir string
+	// skipRecover boots without Recover, as a command that runs no
+	// agents starts its server.
+	skipRecover bool
 	// web serves the web app.
 	web http.Handler
 	// srvCatalog is the server's catalog, for announcing changed tools.
@@ -193,8 +196,10 @@ func (e *env) boot() {
 		tune(&opts)
 	}
 	run := runner.New(opts)
-	if err := run.Recover(ctx); err != nil {
-		t.Fatalf("recover: %v", err)
+	if !e.skipRecover {
+		if err := run.Recover(ctx); err != nil {
+			t.Fatalf("recover: %v", err)
+		}
 	}
 	srv := server.New(server.Deps{
 		Log: log, Catalog: cat, Runner: run, Hub: hub, Store: db,

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -8,10 +9,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"connectrpc.com/connect"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/backend/internal/session"
 	"github.com/agents-os/agents/tools/fakellm"
 )
 
@@ -60,17 +64,58 @@ func chiefScript() fakellm.Rules {
 	}}
 }
 
+// waitBriefly long-polls a session for at most a few seconds: a session
+// that waits for a client answers at once, one still running at the
+// timeout.
+func (e *env) waitBriefly(id string) *agentsv1.Session {
+	e.t.Helper()
+	res, err := e.sessions.GetSession(ctxFor(e.t), connect.NewRequest(&agentsv1.GetSessionRequest{SessionId: id, Wait: true, Timeout: durationpb.New(3 * time.Second)}))
+	if err != nil {
+		e.t.Fatalf("get session %s: %v", id, err)
+	}
+	return res.Msg.GetSession()
+}
+
+// checkWaitsForItsHelper checks that parent waits, as its clients see
+// it and as the database has it, for its helper's child, which waits for
+// what: its status reason names the child and what it waits for, and it
+// has no call of its own to answer.
+func (e *env) checkWaitsForItsHelper(parent, child, what string) {
+	e.t.Helper()
+	p := e.waitBriefly(parent)
+	m := p.GetMeta()
+	if m.GetStatus() != waiting || !strings.Contains(m.GetStatusReason(), child) || !strings.Contains(m.GetStatusReason(), what) ||
+		m.GetPendingCalls() != 0 || len(p.GetPendingCalls()) != 0 || len(p.GetTurns()) != 2 {
+		e.t.Fatalf("parent while its child waits: status %v (%q), %d pending (%v), %d turns, last %v; want waiting for its helper's session %s (%s) with its call open",
+			m.GetStatus(), m.GetStatusReason(), m.GetPendingCalls(), p.GetPendingCalls(), len(p.GetTurns()), lastTurn(p), child, what)
+	}
+	if s := e.storedStatus(parent); s != session.StatusWaiting {
+		e.t.Errorf("the database has the parent %s, want waiting", s)
+	}
+	for _, m := range e.list(false) {
+		if m.GetId() == parent && (m.GetStatus() != waiting || m.GetPendingCalls() != 0) {
+			e.t.Errorf("listed parent: %v, want waiting with no pending call", m)
+		}
+	}
+}
+
 // Issue 20, item 6: a call inside a helper's child that waits for
 // approval keeps the parent's helper call open, as a deferred call keeps
-// its own round: the parent does not read "did not answer: waiting" and
-// move on. Once approved, the child runs the call, answers, and its answer
-// is the parent's result; after a restart between the two as well.
+// its own round: the parent waits (its status says for which session and
+// what), and does not read "did not answer: waiting" and move on. Once
+// approved, the child runs the call and answers, the parent runs again
+// and its answer is the parent's result: after a restart between the
+// two, an eviction, or a Resume of the parent as well.
 func TestAnApprovalInAHelpersChildKeepsTheParentsCallOpen(t *testing.T) {
 	t.Parallel()
-	for _, restart := range []bool{false, true} {
-		t.Run(fmt.Sprintf("restart=%v", restart), func(t *testing.T) {
+	for _, between := range []string{"nothing", "restart", "eviction", "resume"} {
+		t.Run(between, func(t *testing.T) {
 			t.Parallel()
-			e := start(t, chiefScript(), withAgentsDir(chiefAgents(t)))
+			opts := []option{withAgentsDir(chiefAgents(t))}
+			if between == "eviction" {
+				opts = append(opts, withRunner(quickEviction))
+			}
+			e := start(t, chiefScript(), opts...)
 			feed := e.openSSE("/v1/events")
 			parent := e.create("chief", "delegate").GetMeta().GetId()
 			child := until(t, feed, kind(parent, "subcall.started")).GetSubcallStarted().GetChildSessionId()
@@ -81,14 +126,23 @@ func TestAnApprovalInAHelpersChildKeepsTheParentsCallOpen(t *testing.T) {
 			if c := e.wait(child); c.GetMeta().GetStatus() != waiting {
 				t.Fatalf("child = %v, want waiting for the approval", c.GetMeta())
 			}
-			if restart {
+			if stopped := until(t, feed, kind(parent, "run.stopped")).GetRunStopped(); stopped.GetStatus() != waiting {
+				t.Fatalf("the parent's run.stopped = %v, want waiting", stopped)
+			}
+			e.checkWaitsForItsHelper(parent, child, "approval of bash_echo")
+			switch between {
+			case "restart":
 				e.restart()
+			case "eviction":
+				e.evicted()
+			case "resume":
+				// The parent is taken up again: its helper call waits for
+				// the same child, and the parent waits again.
+				if _, err := e.sessions.Resume(ctxFor(t), connect.NewRequest(&agentsv1.ResumeRequest{SessionId: parent})); err != nil {
+					t.Fatalf("resume the parent: %v", err)
+				}
 			}
-			// The parent waits for its child: its call has no result.
-			if p := e.get(parent); p.GetMeta().GetStatus() != running || len(p.GetTurns()) != 2 {
-				t.Fatalf("parent while its child waits: status %v (%s), %d turns, last %v; want its helper call still open",
-					p.GetMeta().GetStatus(), p.GetMeta().GetStatusReason(), len(p.GetTurns()), lastTurn(p))
-			}
+			e.checkWaitsForItsHelper(parent, child, "approval of bash_echo")
 			if status, body := e.answer(calls[0].GetToken(), `{"approval": {"approve": true}}`); status != http.StatusOK {
 				t.Fatalf("approve the child's call = %d %s", status, body)
 			}
@@ -154,14 +208,85 @@ func TestAPausedHelpersChildKeepsTheParentsCallOpen(t *testing.T) {
 	if c := e.wait(child); c.GetMeta().GetStatus() != agentsv1.SessionStatus_SESSION_STATUS_PAUSED {
 		t.Fatalf("child = %v, want paused", c.GetMeta())
 	}
-	if p := e.get(parent); p.GetMeta().GetStatus() != running || len(p.GetTurns()) != 2 {
-		t.Fatalf("parent while its child is paused: status %v, %d turns; want its helper call still open", p.GetMeta().GetStatus(), len(p.GetTurns()))
-	}
+	e.checkWaitsForItsHelper(parent, child, "paused")
 	if _, err := e.sessions.Resume(ctxFor(t), connect.NewRequest(&agentsv1.ResumeRequest{SessionId: child})); err != nil {
 		t.Fatal(err)
 	}
 	p := e.wait(parent)
 	if r := p.GetTurns()[2].GetUser().GetToolResults(); len(r) != 1 || r[0].GetStatus() != agentsv1.ToolResultStatus_TOOL_RESULT_STATUS_OK || !strings.HasPrefix(r[0].GetText(), "asker read: echo: hello") {
 		t.Fatalf("the parent's helper result = %v, want the child's answer", r)
+	}
+}
+
+// Issue 20, item 6: a parent the server stopped while its helper call
+// waited for its child, and that no recovery took up (a command that runs
+// no agents started the next server), is taken up by Resume as recovery
+// would: its helper call waits for the same child, which goes on, and its
+// answer is the parent's result, not an aborted call.
+func TestResumeTakesUpAHelperCallTheServerStopped(t *testing.T) {
+	t.Parallel()
+	yes := true
+	e := start(t, fakellm.Rules{Rules: []fakellm.Rule{
+		{Match: fakellm.Match{SystemContains: askerPrompt, LastIsToolResult: &yes}, Reply: fakellm.Reply{Text: "asker read: {{last_tool_result}}"}},
+		{Match: fakellm.Match{SystemContains: askerPrompt}, Reply: slowReply(fakellm.ToolCall{Name: "bash_echo", Arguments: json.RawMessage(`{"word": "hello"}`)})},
+		{Match: fakellm.Match{SystemContains: chiefPrompt, LastIsToolResult: &yes}, Reply: fakellm.Reply{Text: "chief got: {{last_tool_result}}"}},
+		{Match: fakellm.Match{SystemContains: chiefPrompt}, Reply: fakellm.Reply{ToolCalls: []fakellm.ToolCall{
+			{Name: "prompt_agent_asker", Arguments: json.RawMessage(`{"prompt": "echo hello"}`)},
+		}}},
+	}}, withAgentsDir(chiefAgents(t)))
+	feed := e.openSSE("/v1/events")
+	parent := e.create("chief", "delegate").GetMeta().GetId()
+	child := until(t, feed, kind(parent, "subcall.started")).GetSubcallStarted().GetChildSessionId()
+	until(t, feed, kind(child, "text.delta"))
+	e.stop()
+	e.skipRecover = true
+	e.boot()
+	for _, id := range []string{parent, child} {
+		if s := e.storedStatus(id); s != session.StatusRunning {
+			t.Fatalf("session %s after the stop: %s, want running", id, s)
+		}
+	}
+	if _, err := e.sessions.Resume(ctxFor(t), connect.NewRequest(&agentsv1.ResumeRequest{SessionId: parent})); err != nil {
+		t.Fatalf("resume the parent: %v", err)
+	}
+	p := e.wait(parent)
+	if r := p.GetTurns()[2].GetUser().GetToolResults(); len(r) != 1 || r[0].GetStatus() != agentsv1.ToolResultStatus_TOOL_RESULT_STATUS_OK ||
+		r[0].GetChildSessionId() != child || !strings.HasPrefix(r[0].GetText(), "asker read: echo: hello") {
+		t.Fatalf("the parent's helper result = %v, want the child's answer", r)
+	}
+	if p.GetMeta().GetStatus() != ready || !strings.HasPrefix(lastTurn(p).GetLlm().GetText(), "chief got: asker read: echo: hello") {
+		t.Errorf("parent: status %v, last turn %v", p.GetMeta().GetStatus(), lastTurn(p))
+	}
+}
+
+// Issue 20, item 6: a child that went on, or came to rest, while its
+// waiting parent could not be told (the server stopped in between) is
+// seen at the next start: recovery takes the parent's helper call up,
+// and the parent goes on.
+func TestRecoveryTakesUpAParentWhoseHelpersChildWentOnUnseen(t *testing.T) {
+	t.Parallel()
+	e := start(t, chiefScript(), withAgentsDir(chiefAgents(t)))
+	feed := e.openSSE("/v1/events")
+	parent := e.create("chief", "delegate").GetMeta().GetId()
+	child := until(t, feed, kind(parent, "subcall.started")).GetSubcallStarted().GetChildSessionId()
+	until(t, feed, kind(parent, "run.stopped"))
+	e.checkWaitsForItsHelper(parent, child, "approval of bash_echo")
+	// The child comes to rest behind the server's back, as if the server
+	// stopped before it could tell the parent.
+	m, err := e.store.GetMeta(context.Background(), child)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Status, m.StatusReason = session.StatusReady, ""
+	if err := e.store.UpdateMeta(context.Background(), m); err != nil {
+		t.Fatal(err)
+	}
+	e.restart()
+	p := e.wait(parent)
+	if p.GetMeta().GetStatus() != ready || len(p.GetTurns()) < 3 {
+		t.Fatalf("parent after the restart: %v; want it taken up and done", p.GetMeta())
+	}
+	if r := p.GetTurns()[2].GetUser().GetToolResults(); len(r) != 1 || r[0].GetChildSessionId() != child {
+		t.Fatalf("the parent's helper result = %v, want the child's", r)
 	}
 }

@@ -62,7 +62,9 @@ func decode(s string, v any) error {
 // metaColumns selects a session row as metaRow. The pending counts are
 // computed from the mail and deferred_calls tables rather than kept as
 // columns, so they can never drift from the rows they count; partial
-// indexes on the pending rows keep each count an index probe.
+// indexes on the pending rows keep each count an index probe. The
+// pending calls are those a client answers: rows the server answers
+// itself (ReasonAttached, ReasonApproved) are left out.
 const metaColumns = `s.id, s.agent, s.owner, s.title, s.status, s.status_reason,
 	s.parent_id, s.forked_from, s.turn_count, s.usage_prompt,
 	s.usage_completion, s.usage_cached, s.usage_reasoning, s.depth,
@@ -70,7 +72,8 @@ const metaColumns = `s.id, s.agent, s.owner, s.title, s.status, s.status_reason,
 	(SELECT COUNT(*) FROM mail m
 		WHERE m.session_id = s.id AND m.delivered IS NULL) AS pending_mail,
 	(SELECT COUNT(*) FROM deferred_calls d
-		WHERE d.session_id = s.id AND d.completed IS NULL) AS pending_calls`
+		WHERE d.session_id = s.id AND d.completed IS NULL
+		AND d.reason NOT IN ('` + ReasonAttached + `', '` + ReasonApproved + `')) AS pending_calls`
 
 type metaRow struct {
 	ID              string `db:"id"`

@@ -103,6 +103,15 @@ type Mailbox interface {
 	SessionsWithPendingMail(ctx context.Context) ([]string, error)
 }
 
+// Reasons of deferred-call rows the server answers itself: a call of a
+// round with deferred calls that runs on the server (stored so the round
+// survives a restart whole), and a call that waited for approval and now
+// runs. Sessions' pending counts leave them out.
+const (
+	ReasonAttached = "attached"
+	ReasonApproved = "approved"
+)
+
 // DeferredCalls holds tool calls that wait for a client's answer.
 type DeferredCalls interface {
 	// GetDeferred returns a call by its continuation token, errs.NotFound

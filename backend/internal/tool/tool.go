@@ -91,9 +91,12 @@ type Result struct {
 	Status session.ResultStatus
 	// ChildSessionID is the session that answered a helper call.
 	ChildSessionID string
-	// Suspended says the call did not end: the server is stopping, and the
-	// call is taken up again at the next start (see Resumable). Text and
-	// Status are meaningless then.
+	// Suspended says the call did not end: the server is stopping, or the
+	// work the call started waits for a client (a helper's child waits
+	// for an approval, say), and the call is taken up again when that
+	// work can go on (see Resumable). Status is meaningless then; for
+	// work that waits, ChildSessionID names the session that waits and
+	// Text says what for.
 	Suspended bool
 }
 

@@ -30,6 +30,7 @@ type fakeSessions struct {
 	calls     []*agentsv1.DeferredCall
 	live      *agentsv1.TurnInProgress
 	seq       uint64
+	deltaSeq  uint64
 	gets      []*agentsv1.GetSessionRequest
 	getErr    error
 	posts     []*agentsv1.PostMessageRequest
@@ -51,7 +52,7 @@ func (f *fakeSessions) GetSession(_ context.Context, r *connect.Request[agentsv1
 	if f.getErr != nil {
 		return nil, f.getErr
 	}
-	s := &agentsv1.Session{Meta: f.meta, PendingCalls: f.calls, Seq: f.seq, InProgress: f.live}
+	s := &agentsv1.Session{Meta: f.meta, PendingCalls: f.calls, Seq: f.seq, DeltaSeq: f.deltaSeq, InProgress: f.live}
 	if req.GetMetaOnly() {
 		s.FirstTurnIndex = int32(len(f.turns))
 		return connect.NewResponse(&agentsv1.GetSessionResponse{Session: s}), nil

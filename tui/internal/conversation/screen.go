@@ -545,6 +545,21 @@ func posOf(ev *agentsv1.Event) position {
 	return position{seq: ev.GetSeq(), delta: ev.GetDeltaSeq()}
 }
 
+// tagShift is where a delta_seq's tag begins: the bits above it name the
+// server process that numbered the delta, and delta_seqs of two of them
+// do not compare.
+const tagShift = 40
+
+// after reports whether p comes after q. At one seq, a delta numbered by
+// another server than q's (GetSession answered by one, the stream by
+// another) cannot be placed: it counts as not after, so a piece of text
+// may be missing until the turn is stored, never shown twice.
 func (p position) after(q position) bool {
-	return p.seq > q.seq || (p.seq == q.seq && p.delta > q.delta)
+	if p.seq != q.seq {
+		return p.seq > q.seq
+	}
+	if q.delta != 0 && p.delta>>tagShift != q.delta>>tagShift {
+		return false
+	}
+	return p.delta > q.delta
 }

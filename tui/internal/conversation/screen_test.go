@@ -541,6 +541,36 @@ func TestEventsAtOrBeforeTheFetchedPositionAreDropped(t *testing.T) {
 	}
 }
 
+// A delta's delta_seq names the server that numbered it in its high
+// bits: GetSession answered by one server and a delta streamed by
+// another at the same seq cannot be ordered, and the delta may be text
+// the turn in progress has already. It is dropped (a hole until the turn
+// is stored), never shown twice; the next seq places it.
+func TestADeltaOfAnotherServerAtTheFetchedSeqIsDropped(t *testing.T) {
+	t.Parallel()
+	const a, b = 3 << 40, 7 << 40
+	r := newRig(t, running, fewTurns()...)
+	r.fake.deltaSeq = a | 5
+	r.fake.live = &agentsv1.TurnInProgress{TurnIndex: 4, Text: "Looking at"}
+	r.open()
+	other := ev(10, &agentsv1.TextDelta{Text: " DUPLICATE", TurnIndex: 4})
+	other.DeltaSeq = b | 9
+	r.event(other)
+	same := ev(10, &agentsv1.TextDelta{Text: " the log", TurnIndex: 4})
+	same.DeltaSeq = a | 6
+	r.event(same)
+	later := ev(11, &agentsv1.TextDelta{Text: " now", TurnIndex: 4})
+	later.DeltaSeq = b | 10
+	r.event(later)
+	text := ansi.Strip(strings.Join(r.s.tr.Lines(80), "\n"))
+	if strings.Contains(text, "DUPLICATE") {
+		t.Errorf("a delta of another server at the fetched seq was applied:\n%s", text)
+	}
+	if !strings.Contains(text, "Looking at the log now") {
+		t.Errorf("the partial turn and the deltas placed after it are missing:\n%s", text)
+	}
+}
+
 func TestPauseResume(t *testing.T) {
 	t.Parallel()
 	r := newRig(t, running, fewTurns()...).open()

@@ -188,6 +188,8 @@ func TestParsePosition(t *testing.T) {
 		"42":                   {Seq: 42},
 		"007":                  {Seq: 7},
 		"42.3":                 {Seq: 42, Delta: 3},
+		"42.3.a":               {Seq: 42, Delta: 10<<40 | 3},
+		"42.0.zz":              {Seq: 42, Delta: 1295 << 40},
 		"18446744073709551615": {Seq: 18446744073709551615},
 	}
 	for in, want := range good {
@@ -200,13 +202,13 @@ func TestParsePosition(t *testing.T) {
 			}
 		}
 	}
-	for _, in := range []string{"", "-1", "+1", " 1", "1 ", "0x10", "1_000", "1.", ".5", "1.-2", "abc", "18446744073709551616", "1.2.3"} {
+	for _, in := range []string{"", "-1", "+1", " 1", "1 ", "0x10", "1_000", "1.", ".5", "1.-2", "abc", "18446744073709551616", "1.2.", "1.2.0", "1.2.3.4", "1.2.-3", "1.2.3 "} {
 		_, err := events.ParsePosition(in)
 		if err == nil {
 			t.Errorf("ParsePosition(%q) succeeded", in)
 			continue
 		}
-		if !strings.Contains(err.Error(), "seq or seq.delta") {
+		if !strings.Contains(err.Error(), "seq, seq.delta or seq.delta.tag") {
 			t.Errorf("ParsePosition(%q) error %q does not say what is expected", in, err)
 		}
 	}

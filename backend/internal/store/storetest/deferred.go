@@ -58,6 +58,20 @@ func testDeferred(t *testing.T, fresh func(t *testing.T) Opener) {
 	equal(t, "pending, in stored order", tokens(pending), []string{"t3", "t2"})
 	equal(t, "pending count", mustGet(t, s, "s1").PendingCalls, 2)
 
+	// Rows the server answers itself are pending, but no client's to
+	// answer: the count leaves them out.
+	served := []session.DeferredCall{newDeferred("t4", "s1", 7), newDeferred("t5", "s1", 7)}
+	served[0].Reason, served[1].Reason = store.ReasonAttached, store.ReasonApproved
+	commitDeferred(t, s, "s1", served...)
+	pending, err = s.PendingDeferred(ctx, "s1")
+	noErr(t, err, "pending with rows the server answers")
+	equal(t, "pending with rows the server answers", tokens(pending), []string{"t3", "t2", "t4", "t5"})
+	equal(t, "pending count without them", mustGet(t, s, "s1").PendingCalls, 2)
+	for _, token := range []string{"t4", "t5"} {
+		_, err = s.CompleteDeferred(ctx, token, result, at(time.Hour))
+		noErr(t, err, "complete %s", token)
+	}
+
 	round, err := s.DeferredRound(ctx, "s1", 1)
 	noErr(t, err, "round")
 	equal(t, "round", round, []session.DeferredCall{calls[0], want, calls[2]})

@@ -1,0 +1,598 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/agents-os/agents/backend/internal/cluster"
+	"github.com/agents-os/agents/backend/internal/errs"
+	"github.com/agents-os/agents/backend/internal/session"
+	"github.com/agents-os/agents/backend/internal/store"
+)
+
+// Commands cross servers. With several servers on one database, a
+// session's live state is on the server that holds its lease; any server
+// accepts any request. A request for a session another server holds
+// becomes a command row (its operation, the request as JSON, the owner
+// it acts for) and a notification that wakes the holder. The holder
+// applies it with the operation's own local code, records the result
+// once (FinishCommand) and notifies its id; the accepting server, which
+// waited for that, answers with the real outcome.
+//
+// Exactly once: the holder finishes a command only after it applied it.
+// A holder that dies in between leaves it pending, and the next holder
+// applies it again, so every command is either harmless to repeat
+// (cancel, pause, resume, delete, watch) or carries an idempotency key:
+// the client's, or "cmd:"+id when it gave none. The key's record is in
+// the shared store, written with what the first apply did, so the
+// second apply answers from it. A fork, which takes no key, makes its
+// copy under an id drawn from the command's, which a second apply finds
+// taken.
+
+// The command kinds: one per operation that needs the live session.
+const (
+	cmdPost           = "post_message"
+	cmdMail           = "send_mail"
+	cmdCancel         = "cancel_run"
+	cmdCancelAttached = "cancel_attached"
+	cmdPause          = "pause"
+	cmdResume         = "resume"
+	cmdComplete       = "complete_call"
+	cmdDelete         = "delete_session"
+	cmdWatch          = "watch_session"
+	cmdUnwatch        = "unwatch_session"
+	cmdFork           = "fork_session"
+)
+
+const (
+	// CommandTimeout bounds how long an accepting server waits for the
+	// holder's answer.
+	CommandTimeout = 30 * time.Second
+	// commandPoll is how often a waiting server reads the command back,
+	// in case the notification of its end was lost, and looks at the
+	// session's lease.
+	commandPoll = 500 * time.Millisecond
+	// applyEvery is how often the holder looks for commands it was not
+	// woken for.
+	applyEvery = 2 * time.Second
+	// commandRetention is how long finished (and abandoned) commands
+	// are kept.
+	commandRetention = time.Hour
+)
+
+// remote is the runner's side of the commands: the waiters of commands
+// this server forwarded, and the sessions whose commands it applies.
+type remote struct {
+	mu sync.Mutex
+	// waiters are signalled when a command's end is notified.
+	waiters map[string]chan struct{}
+	// busy are the sessions whose commands are being applied, again those
+	// that got more meanwhile.
+	busy, again map[string]bool
+	kick        chan struct{}
+
+	progress remoteProgress
+}
+
+// startCluster listens on the bus and starts the applier and the
+// follower of other servers' progress. Called by New, after joinCluster.
+// Without a bus, commands are found and their ends read back by polling
+// alone.
+func (r *Runner) startCluster() {
+	c := r.cluster
+	r.remote.waiters = map[string]chan struct{}{}
+	r.remote.busy = map[string]bool{}
+	r.remote.again = map[string]bool{}
+	r.remote.kick = make(chan struct{}, 1)
+	if c.Bus != nil {
+		r.listening = append(r.listening,
+			c.Bus.Listen(cluster.ChannelCommands, func(holder string) {
+				if holder == c.Holder {
+					r.kickApplier()
+				}
+			}),
+			c.Bus.Listen(cluster.ChannelCommandDone, r.remote.done))
+		c.Bus.OnReconnect(r.kickApplier)
+	}
+	r.actors.Add(2)
+	go r.applyLoop()
+	go r.followProgress()
+}
+
+func (rm *remote) done(id string) {
+	rm.mu.Lock()
+	defer rm.mu.Unlock()
+	if ch, ok := rm.waiters[id]; ok {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func (rm *remote) await(id string) <-chan struct{} {
+	ch := make(chan struct{}, 1)
+	rm.mu.Lock()
+	rm.waiters[id] = ch
+	rm.mu.Unlock()
+	return ch
+}
+
+func (rm *remote) forget(id string) {
+	rm.mu.Lock()
+	delete(rm.waiters, id)
+	rm.mu.Unlock()
+}
+
+// leaseHeld reports whether err says another server holds the session.
+func leaseHeld(err error) bool { return errs.CodeOf(err) == store.CodeLeaseHeld }
+
+// runsElsewhere reports whether another server holds the session's live
+// lease, so that a request goes to it without trying to take the
+// session first. It is a hint: a load that finds the lease taken fails
+// with lease_held, which forwards too.
+func (r *Runner) runsElsewhere(ctx context.Context, id string) bool {
+	c := r.cluster
+	if c == nil {
+		return false
+	}
+	r.mu.Lock()
+	_, live := r.live[id]
+	r.mu.Unlock()
+	if live {
+		return false
+	}
+	l, err := r.store.GetLease(ctx, id)
+	return err == nil && l.Holder != c.Holder && l.Live(r.now())
+}
+
+// onHolder runs local when this server holds the session or can take
+// it, and otherwise forwards the command (kind, body) to the holder and
+// decodes its answer into out; forwarded says which.
+func (r *Runner) onHolder(ctx context.Context, id, owner, kind string, body, out any, local func() error) (forwarded bool, err error) {
+	if r.cluster == nil {
+		return false, local()
+	}
+	if !r.runsElsewhere(ctx, id) {
+		// A write refused for a lease this server lost wrote nothing:
+		// the new holder takes the request.
+		if err := local(); !leaseHeld(err) && errs.CodeOf(err) != store.CodeLeaseLost {
+			return false, err
+		}
+	}
+	return true, r.forward(ctx, id, owner, kind, body, out)
+}
+
+// forward stores a command for the session's holder, wakes it and waits
+// for the answer, bounded by CommandTimeout. When the holder's lease
+// ends meanwhile, this server takes the session, and with it the
+// command, itself.
+func (r *Runner) forward(ctx context.Context, id, owner, kind string, body, out any) error {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return fmt.Errorf("encode %s command: %w", kind, err)
+	}
+	cmd := store.Command{ID: uuid.NewString(), SessionID: id, Owner: owner, Kind: kind, Body: string(b), Created: r.now()}
+	done := r.remote.await(cmd.ID)
+	defer r.remote.forget(cmd.ID)
+	if err := r.store.AddCommand(ctx, cmd); err != nil {
+		return err
+	}
+	if err := r.chase(ctx, cmd); err != nil {
+		return err
+	}
+	timeout := time.NewTimer(CommandTimeout)
+	defer timeout.Stop()
+	poll := time.NewTicker(commandPoll)
+	defer poll.Stop()
+	for {
+		chase := false
+		select {
+		case <-ctx.Done():
+			// As a local call left queued: the command is still applied.
+			return ctx.Err()
+		case <-r.ctx.Done():
+			return errClosing
+		case <-timeout.C:
+			return r.abandon(ctx, cmd, out)
+		case <-done:
+		case <-poll.C:
+			chase = true
+		}
+		got, err := r.store.GetCommand(ctx, cmd.ID)
+		switch {
+		case errs.KindOf(err) == errs.KindUnavailable:
+			continue // the store is away for a moment: the next poll reads again
+		case err != nil:
+			return err
+		case !got.Done.IsZero():
+			return decodeResult(got.Result, out)
+		}
+		if chase {
+			if err := r.chase(ctx, cmd); err != nil && errs.KindOf(err) != errs.KindUnavailable {
+				return err
+			}
+		}
+	}
+}
+
+// chase makes sure somebody applies the command: it wakes the holder, or,
+// when the lease is free or expired, takes the session here, which
+// applies the command with the others pending for it.
+func (r *Runner) chase(ctx context.Context, cmd store.Command) error {
+	c := r.cluster
+	l, err := r.store.GetLease(ctx, cmd.SessionID)
+	switch {
+	case err == nil && l.Live(r.now()) && l.Holder != c.Holder:
+		r.wakeHolder(ctx, cmd.SessionID, l.Holder)
+		return nil
+	case err != nil && errs.KindOf(err) != errs.KindNotFound:
+		return err
+	}
+	// Free, expired or already ours: take it (its load applies what is
+	// pending), or learn who did.
+	err = r.withSession(ctx, cmd.SessionID, func(*actor) error { return nil })
+	switch {
+	case err == nil:
+		r.kickApplier()
+	case leaseHeld(err):
+		// Another server took it first: wake it.
+		if l, err := r.store.GetLease(ctx, cmd.SessionID); err == nil {
+			r.wakeHolder(ctx, cmd.SessionID, l.Holder)
+		}
+	case errs.KindOf(err) == errs.KindNotFound:
+		// The session is gone, and nobody will apply its commands: this
+		// one's answer is that, unless its holder answered first.
+		if _, ferr := r.store.FinishCommand(ctx, cmd.ID, encodeResult(nil, err), r.now()); ferr != nil {
+			return ferr
+		}
+		r.notifyDone(ctx, cmd.ID)
+	default:
+		return err
+	}
+	return nil
+}
+
+// abandon gives up waiting for a command: it is finished with a timeout,
+// so a holder that has not begun it leaves it alone, unless the holder
+// finished it first, whose answer is then the answer.
+func (r *Runner) abandon(ctx context.Context, cmd store.Command, out any) error {
+	timedOut := errs.Unavailable("command_timeout",
+		"the server running session %s did not answer within %s; the request may still take effect", cmd.SessionID, CommandTimeout)
+	won, err := r.store.FinishCommand(ctx, cmd.ID, encodeResult(nil, timedOut), r.now())
+	if err != nil {
+		return err
+	}
+	if won {
+		return timedOut
+	}
+	got, err := r.store.GetCommand(ctx, cmd.ID)
+	if err != nil {
+		return err
+	}
+	return decodeResult(got.Result, out)
+}
+
+// wakeHolder tells the holder of a session it has commands to apply.
+func (r *Runner) wakeHolder(ctx context.Context, id, holder string) {
+	if r.cluster.Bus == nil {
+		return // it finds them at its next look
+	}
+	if err := r.cluster.Bus.Notify(ctx, cluster.ChannelCommands, holder); err != nil {
+		r.log.Warn("wake the holder of a session", "session", id, "holder", holder, "err", err)
+	}
+}
+
+// notifyDone tells the server waiting for a command that it is finished.
+func (r *Runner) notifyDone(ctx context.Context, id string) {
+	if r.cluster.Bus == nil {
+		return // it reads the command back at its next poll
+	}
+	if err := r.cluster.Bus.Notify(ctx, cluster.ChannelCommandDone, id); err != nil {
+		r.log.Warn("notify a command's end", "command", id, "err", err)
+	}
+}
+
+// commandResult is a command's answer as stored: the operation's value,
+// or its error with the kind, code and message a local call returns.
+type commandResult struct {
+	Value json.RawMessage `json:"value,omitempty"`
+	Error *commandError   `json:"error,omitempty"`
+}
+
+type commandError struct {
+	Kind     errs.Kind         `json:"kind"`
+	Code     string            `json:"code,omitempty"`
+	Message  string            `json:"message"`
+	Metadata map[string]string `json:"metadata,omitempty"`
+}
+
+func encodeResult(value any, err error) string {
+	var res commandResult
+	if err != nil {
+		if e, ok := errs.As(err); ok {
+			res.Error = &commandError{Kind: e.Kind, Code: e.Code, Message: e.Message, Metadata: e.Metadata}
+		} else {
+			// Clients see "internal error"; the accepting server's log
+			// gets the holder's text.
+			res.Error = &commandError{Kind: errs.KindInternal, Code: "internal", Message: err.Error()}
+		}
+	} else if value != nil {
+		b, merr := json.Marshal(value)
+		if merr != nil {
+			res.Error = &commandError{Kind: errs.KindInternal, Code: "internal", Message: "encode the answer: " + merr.Error()}
+		} else {
+			res.Value = b
+		}
+	}
+	b, _ := json.Marshal(res) // plain fields: cannot fail
+	return string(b)
+}
+
+func decodeResult(s string, out any) error {
+	var res commandResult
+	if err := json.Unmarshal([]byte(s), &res); err != nil {
+		return fmt.Errorf("decode a command's answer: %w", err)
+	}
+	if e := res.Error; e != nil {
+		if e.Kind == errs.KindInternal {
+			return fmt.Errorf("on the server running the session: %s", e.Message)
+		}
+		return &errs.Error{Kind: e.Kind, Code: e.Code, Message: e.Message, Metadata: e.Metadata}
+	}
+	if out == nil || len(res.Value) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(res.Value, out); err != nil {
+		return fmt.Errorf("decode a command's answer: %w", err)
+	}
+	return nil
+}
+
+// kickApplier makes the applier look for pending commands now.
+func (r *Runner) kickApplier() {
+	select {
+	case r.remote.kick <- struct{}{}:
+	default:
+	}
+}
+
+// applyLoop applies the commands for the sessions this server holds:
+// when woken, and every applyEvery in case a notification was lost.
+func (r *Runner) applyLoop() {
+	defer r.actors.Done()
+	tick := time.NewTicker(applyEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-r.ctx.Done():
+			return
+		case <-tick.C:
+		case <-r.remote.kick:
+		}
+		r.applyPending()
+	}
+}
+
+// applyPending starts applying the pending commands of each session, in
+// order, one session's at a time.
+func (r *Runner) applyPending() {
+	list, err := r.store.PendingCommands(r.ctx, r.cluster.Holder)
+	if err != nil {
+		if r.ctx.Err() == nil {
+			r.log.Warn("list pending commands", "err", err)
+		}
+		return
+	}
+	var order []string
+	bySession := map[string][]store.Command{}
+	for _, c := range list {
+		if _, ok := bySession[c.SessionID]; !ok {
+			order = append(order, c.SessionID)
+		}
+		bySession[c.SessionID] = append(bySession[c.SessionID], c)
+	}
+	for _, id := range order {
+		if !r.remote.claim(id) {
+			continue
+		}
+		r.actors.Add(1)
+		go r.applySession(id, bySession[id])
+	}
+}
+
+// claim marks a session's commands as being applied; false when they
+// are already, which then looks again once done.
+func (rm *remote) claim(id string) bool {
+	rm.mu.Lock()
+	defer rm.mu.Unlock()
+	if rm.busy[id] {
+		rm.again[id] = true
+		return false
+	}
+	rm.busy[id] = true
+	return true
+}
+
+// unclaim ends a claim and says whether more came meanwhile.
+func (rm *remote) unclaim(id string) bool {
+	rm.mu.Lock()
+	defer rm.mu.Unlock()
+	again := rm.again[id]
+	delete(rm.busy, id)
+	delete(rm.again, id)
+	return again
+}
+
+// applySession applies one session's commands in order. It stops at one
+// it cannot apply here (the lease went elsewhere, the server closes),
+// leaving it and the rest to whoever holds the session next.
+func (r *Runner) applySession(id string, list []store.Command) {
+	defer r.actors.Done()
+	defer func() {
+		if r.remote.unclaim(id) {
+			r.kickApplier()
+		}
+	}()
+	for _, c := range list {
+		// The list may be older than the end of some of its commands
+		// (applied by a claim that ended since, abandoned by the waiting
+		// server): read each again before applying it.
+		cur, err := r.store.GetCommand(r.ctx, c.ID)
+		if err != nil {
+			if r.ctx.Err() == nil && errs.KindOf(err) != errs.KindNotFound {
+				r.log.Warn("read a command", "command", c.ID, "err", err)
+				return
+			}
+			continue
+		}
+		if !cur.Done.IsZero() {
+			continue
+		}
+		result, final := r.applyCommand(cur)
+		if !final {
+			return
+		}
+		if _, err := r.store.FinishCommand(r.ctx, c.ID, result, r.now()); err != nil {
+			if r.ctx.Err() == nil {
+				r.log.Warn("finish a command", "command", c.ID, "err", err)
+			}
+			return
+		}
+		r.notifyDone(r.ctx, c.ID)
+	}
+}
+
+// applyCommand applies one command and returns its answer; final is
+// false when it was not applied here and must stay pending.
+func (r *Runner) applyCommand(c store.Command) (result string, final bool) {
+	ctx, cancel := context.WithTimeout(r.ctx, CommandTimeout)
+	defer cancel()
+	value, err := r.dispatch(ctx, c)
+	switch {
+	case leaseHeld(err), errs.CodeOf(err) == store.CodeLeaseLost, errs.CodeOf(err) == errClosing.Code,
+		errs.KindOf(err) == errs.KindUnavailable, errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return "", false
+	}
+	return encodeResult(value, err), true
+}
+
+// commandKey is the idempotency key of a command whose client gave none:
+// a command applied by a holder that died before finishing it, and
+// applied again by the next, is answered from what the first one did.
+func commandKey(id string) string { return "cmd:" + id }
+
+// dispatch applies a command with the operation's local code.
+func (r *Runner) dispatch(ctx context.Context, c store.Command) (any, error) {
+	decode := func(v any) error {
+		if err := json.Unmarshal([]byte(c.Body), v); err != nil {
+			return fmt.Errorf("decode %s command %s: %w", c.Kind, c.ID, err)
+		}
+		return nil
+	}
+	switch c.Kind {
+	case cmdPost:
+		var b postCommand
+		if err := decode(&b); err != nil {
+			return nil, err
+		}
+		if b.Run.IdempotencyKey == "" {
+			b.Run.IdempotencyKey = commandKey(c.ID)
+		}
+		p, err := r.postLocal(ctx, c.Owner, c.SessionID, b.Message, b.Run, b.Params, false)
+		return postAnswer{Meta: p.Meta, MailID: p.MailID, From: p.from}, err
+	case cmdMail:
+		var b mailCommand
+		if err := decode(&b); err != nil {
+			return nil, err
+		}
+		if b.Key == "" {
+			b.Key = commandKey(c.ID)
+		}
+		return r.deliverLocal(ctx, c.Owner, c.SessionID, b.Mail, b.Key)
+	case cmdCancel:
+		return r.cancelLocal(ctx, c.Owner, c.SessionID)
+	case cmdCancelAttached:
+		return r.cancelAttachedLocal(ctx, c.Owner, c.SessionID)
+	case cmdPause:
+		return r.pauseLocal(ctx, c.Owner, c.SessionID)
+	case cmdResume:
+		var b resumeCommand
+		if err := decode(&b); err != nil {
+			return nil, err
+		}
+		return r.resumeLocal(ctx, c.Owner, c.SessionID, b.Params)
+	case cmdComplete:
+		var b completeCommand
+		if err := decode(&b); err != nil {
+			return nil, err
+		}
+		if b.Answer.IdempotencyKey == "" {
+			b.Answer.IdempotencyKey = commandKey(c.ID)
+		}
+		row, err := r.store.GetDeferred(ctx, b.Token)
+		if err != nil {
+			return nil, r.gone.explain(b.Token, err)
+		}
+		return r.completeLocal(ctx, c.Owner, row, b.Answer, b.Resume, b.Params)
+	case cmdDelete:
+		return nil, r.deleteLocal(ctx, c.SessionID)
+	case cmdWatch:
+		var b watchCommand
+		if err := decode(&b); err != nil {
+			return nil, err
+		}
+		var w session.Watch
+		err := r.holding(ctx, c.SessionID, func() error {
+			var err error
+			w, err = r.watchLocal(ctx, b.Watcher, b.WatcherOwner, c.SessionID, b.TTL)
+			return err
+		})
+		return w, err
+	case cmdUnwatch:
+		var b watchCommand
+		if err := decode(&b); err != nil {
+			return nil, err
+		}
+		return nil, r.holding(ctx, c.SessionID, func() error { return r.unwatchLocal(ctx, b.Watcher, c.SessionID) })
+	case cmdFork:
+		var b forkCommand
+		if err := decode(&b); err != nil {
+			return nil, err
+		}
+		// The copy's id is the command's: applied again, the fork finds
+		// the copy the first apply made (the commands of one session are
+		// applied one at a time, so nothing makes it in between).
+		forkID := uuid.NewSHA1(uuid.NameSpaceOID, []byte(commandKey(c.ID))).String()
+		m, err := r.store.GetMeta(ctx, forkID)
+		switch {
+		case err == nil && m.ForkedFrom == c.SessionID:
+			return forkAnswer{ID: forkID}, nil
+		case err != nil && errs.KindOf(err) != errs.KindNotFound:
+			return nil, err
+		}
+		_, err = r.forkLocal(ctx, c.Owner, c.SessionID, b.AtTurn, b.Agent, forkID)
+		return forkAnswer{ID: forkID}, err
+	}
+	return nil, errs.Invalid("unknown_command", "unknown command kind %q", c.Kind)
+}
+
+// holding runs fn while this server holds the session loaded (its lease
+// taken), for work beside the actor that must happen on the holder.
+func (r *Runner) holding(ctx context.Context, id string, fn func() error) error {
+	a, release, err := r.acquire(id)
+	if err != nil {
+		return err
+	}
+	defer release()
+	if err := a.call(ctx, func(*actor) error { return nil }); err != nil {
+		return err
+	}
+	return fn()
+}

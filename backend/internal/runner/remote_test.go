@@ -1,0 +1,697 @@
+package runner_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/agents-os/agents/backend/internal/cluster"
+	"github.com/agents-os/agents/backend/internal/errs"
+	"github.com/agents-os/agents/backend/internal/runner"
+	"github.com/agents-os/agents/backend/internal/runner/modelfault"
+	"github.com/agents-os/agents/backend/internal/session"
+	"github.com/agents-os/agents/backend/internal/store"
+	"github.com/agents-os/agents/tools/fakellm"
+)
+
+// Issue 21, items 3 and 4: a session held by one server of a fleet (see
+// cluster_test.go) is posted to, mailed, controlled, approved, watched,
+// forked, deleted and read through the others; each request crosses as
+// one command, applied once by the holder, and its answer is the
+// holder's.
+
+// crossRules answer "tool please" with a call of the tool, "stream
+// please" with an answer in several pieces, and anything else (a tool's
+// result included) with "done".
+var crossRules = fakellm.Rules{Rules: []fakellm.Rule{
+	{Match: fakellm.Match{UserContains: "tool please", LastIsToolResult: ptr(false)}, Reply: fakellm.Reply{
+		ToolCalls: []fakellm.ToolCall{{Name: "bash_noop", Arguments: json.RawMessage(`{}`)}},
+	}},
+	{Match: fakellm.Match{UserContains: "stream please", LastIsToolResult: ptr(false)}, Reply: fakellm.Reply{
+		Text: "one two three four", ChunkSize: 4,
+	}},
+	{Reply: fakellm.Reply{Text: "done"}},
+}}
+
+// ledger records the commands the servers of a test add and finish.
+type ledger struct {
+	mu       sync.Mutex
+	kinds    map[string]string // id → kind
+	finished map[string]bool
+}
+
+// member is a server of a fleet that takes requests for sessions others
+// hold: the database it sees records its commands, and it follows the
+// others' events (the sequencer) and deltas (the relay) as a server of
+// several does.
+type member struct {
+	*server
+	db *ledgered
+}
+
+// ledgered is the database as a member sees it; with dying set, the
+// member dies, for the store, as it is about to finish a command: the
+// command was applied, its end is never written.
+type ledgered struct {
+	store.Store
+	l         *ledger
+	dying     atomic.Bool
+	unwritten chan string
+	// deaf hides the pending commands from the member.
+	deaf atomic.Bool
+}
+
+func (s *ledgered) PendingCommands(ctx context.Context, holder string) ([]store.Command, error) {
+	if s.deaf.Load() {
+		return nil, nil
+	}
+	return s.Store.PendingCommands(ctx, holder)
+}
+
+func (s *ledgered) AddCommand(ctx context.Context, c store.Command) error {
+	err := s.Store.AddCommand(ctx, c)
+	if err == nil {
+		s.l.mu.Lock()
+		s.l.kinds[c.ID] = c.Kind
+		s.l.mu.Unlock()
+	}
+	return err
+}
+
+func (s *ledgered) FinishCommand(ctx context.Context, id, result string, at time.Time) (bool, error) {
+	if s.dying.Load() {
+		select {
+		case s.unwritten <- id:
+		default:
+		}
+		return false, errors.New("the server died")
+	}
+	ok, err := s.Store.FinishCommand(ctx, id, result, at)
+	if ok {
+		s.l.mu.Lock()
+		s.l.finished[id] = true
+		s.l.mu.Unlock()
+	}
+	return ok, err
+}
+
+// crossFleet starts the named members of a fleet sharing a ledger.
+func crossFleet(t *testing.T, ttl time.Duration, names ...string) (*fleet, *ledger, map[string]*member) {
+	t.Helper()
+	f := newFleet(t, crossRules, ttl)
+	l := &ledger{kinds: map[string]string{}, finished: map[string]bool{}}
+	members := map[string]*member{}
+	for _, name := range names {
+		m := &member{}
+		m.server = f.start(t, name, func(o *runner.Options) {
+			m.db = &ledgered{Store: o.Store, l: l, unwritten: make(chan string, 1)}
+			o.Store = m.db
+			seq := cluster.NewSequencer(o.Hub, m.db, f.bus, cluster.SequencerOptions{Poll: 50 * time.Millisecond})
+			relay, err := cluster.NewRelay(o.Hub, f.bus, name, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			o.Publish, o.RelayDelta = seq.Committed, relay.Send
+			// After the runner closed (cleanups run last first).
+			t.Cleanup(func() {
+				relay.Close()
+				seq.Close()
+			})
+		})
+		members[name] = m
+	}
+	return f, l, members
+}
+
+// commands returns the ids of the commands of a kind, and how many of
+// them are finished.
+func (l *ledger) commands(kind string) (ids []string, finished int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for id, k := range l.kinds {
+		if k == kind {
+			ids = append(ids, id)
+			if l.finished[id] {
+				finished++
+			}
+		}
+	}
+	return ids, finished
+}
+
+// forwarded fails the test unless exactly one command of the kind went
+// to the holder and was finished.
+func (l *ledger) forwarded(t *testing.T, kind string) {
+	t.Helper()
+	if ids, finished := l.commands(kind); len(ids) != 1 || finished != 1 {
+		t.Fatalf("%s commands: %d, %d of them finished; want one, finished", kind, len(ids), finished)
+	}
+}
+
+// mentions counts the user turns with text, in their own text or in the
+// mail folded into them.
+func mentions(v runner.View, text string) int {
+	n := 0
+	for _, t := range v.Turns {
+		if t.User == nil {
+			continue
+		}
+		if strings.Contains(t.User.Text, text) {
+			n++
+		}
+		for _, m := range t.User.Mail {
+			if strings.Contains(m.Body.Text, text) {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+func lastText(v runner.View) string {
+	for i := len(v.Turns) - 1; i >= 0; i-- {
+		if t := v.Turns[i]; t.LLM != nil {
+			return t.LLM.Text
+		}
+	}
+	return ""
+}
+
+// hold holds a member's next model call after n deltas.
+func (m *member) hold(n int) *modelfault.Hold { return m.model.HoldAfter(n) }
+
+func (m *member) createEmpty(t *testing.T, agent string) string {
+	t.Helper()
+	v, err := m.run.CreateSession(context.Background(), "me", runner.CreateRequest{Agent: agent})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v.Meta.ID
+}
+
+func TestAMessagePostedThroughAnotherServerRunsOnTheHolder(t *testing.T) {
+	t.Parallel()
+	f, l, on := crossFleet(t, time.Minute, "a", "b")
+	ctx := context.Background()
+	id := on["a"].createEmpty(t, "bench")
+	meta, mailID, err := on["b"].run.PostMessage(ctx, "me", id, runner.Message{Text: "through b"}, runner.RunOptions{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if meta.ID != id || mailID != "" || meta.Status != session.StatusRunning {
+		t.Fatalf("post through b: %+v, mail %q", meta, mailID)
+	}
+	v := on["b"].wait(t, id)
+	if n := mentions(v, "through b"); n != 1 || lastText(v) != "done" || v.Meta.Status != session.StatusReady {
+		t.Fatalf("after the run, read through b: %d posts, answer %q, status %s", n, lastText(v), v.Meta.Status)
+	}
+	if h := f.holder(t, id); h != "a" {
+		t.Fatalf("the session moved to %s", h)
+	}
+	l.forwarded(t, "post_message")
+	// The holder's memory has the turn the command stored.
+	if v := on["a"].wait(t, id); mentions(v, "through b") != 1 {
+		t.Fatalf("the holder sees %d posts", mentions(v, "through b"))
+	}
+	// An answer the holder refuses comes back as it is.
+	_, _, err = on["b"].run.PostMessage(ctx, "someone else", id, runner.Message{Text: "not mine"}, runner.RunOptions{}, nil)
+	if errs.CodeOf(err) != "unknown_session" {
+		t.Fatalf("another owner's post: %v", err)
+	}
+	// And so does one the accepting server refuses before asking.
+	_, _, err = on["b"].run.PostMessage(ctx, "me", id, runner.Message{Text: " "}, runner.RunOptions{}, nil)
+	if errs.KindOf(err) != errs.KindInvalid {
+		t.Fatalf("an empty post: %v", err)
+	}
+}
+
+func TestPostAndWaitThroughAnotherServer(t *testing.T) {
+	t.Parallel()
+	_, l, on := crossFleet(t, time.Minute, "a", "b")
+	id := on["a"].create(t, "bench", "hello")
+	on["a"].wait(t, id)
+	p, err := on["b"].run.PostMessageWait(context.Background(), "me", id, runner.Message{Text: "wait for me"}, runner.RunOptions{}, nil, 20*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.View.Meta.Status != session.StatusReady || len(p.View.Turns) != 2 || p.View.Turns[0].User.Text != "wait for me" || p.View.Turns[1].LLM.Text != "done" {
+		t.Fatalf("post and wait through b: %s, %d turns from %d", p.View.Meta.Status, len(p.View.Turns), p.View.FirstTurn)
+	}
+	l.forwarded(t, "post_message")
+}
+
+func TestMailThroughAnotherServerIsDeliveredOnce(t *testing.T) {
+	t.Parallel()
+	_, l, on := crossFleet(t, time.Minute, "a", "b")
+	ctx := context.Background()
+	id := on["a"].create(t, "bench", "hello")
+	on["a"].wait(t, id)
+	m, err := on["b"].run.SendMail(ctx, "me", id, runner.Mail{Body: session.MailBody{Kind: session.MailUserMessage, Text: "mail through b"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.ID == "" || m.SessionID != id {
+		t.Fatalf("mail: %+v", m)
+	}
+	v := on["b"].wait(t, id)
+	if n := mentions(v, "mail through b"); n != 1 {
+		t.Fatalf("the mail was folded %d times", n)
+	}
+	list, err := on["b"].run.ListMail(ctx, "me", id, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 1 || list[0].ID != m.ID || list[0].Delivered == nil {
+		t.Fatalf("mail listed through b: %+v", list)
+	}
+	l.forwarded(t, "send_mail")
+}
+
+func TestCancelThroughAnotherServerAnswersOnceTheRunStopped(t *testing.T) {
+	t.Parallel()
+	f, l, on := crossFleet(t, time.Minute, "a", "b")
+	ctx := context.Background()
+	id := on["a"].create(t, "bench", "hello")
+	on["a"].wait(t, id)
+	hold := on["a"].hold(1)
+	defer hold.Release()
+	if _, _, err := on["a"].run.PostMessage(ctx, "me", id, runner.Message{Text: "a long one"}, runner.RunOptions{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	<-hold.Held()
+	meta, err := on["b"].run.CancelRun(ctx, "me", id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if meta.Status != session.StatusReady || meta.StatusReason != runner.StopCancelled {
+		t.Fatalf("cancel through b answered %s (%s)", meta.Status, meta.StatusReason)
+	}
+	if m, err := f.db.GetMeta(ctx, id); err != nil || m.Status != session.StatusReady {
+		t.Fatalf("stored after the cancel: %+v, %v", m, err)
+	}
+	l.forwarded(t, "cancel_run")
+}
+
+func TestPauseAndResumeThroughAnotherServer(t *testing.T) {
+	t.Parallel()
+	f, l, on := crossFleet(t, time.Minute, "a", "b")
+	ctx := context.Background()
+	id := on["a"].create(t, "bench", "hello")
+	on["a"].wait(t, id)
+	hold := on["a"].hold(1)
+	defer hold.Release()
+	if _, _, err := on["a"].run.PostMessage(ctx, "me", id, runner.Message{Text: "tool please"}, runner.RunOptions{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	<-hold.Held()
+	if meta, err := on["b"].run.Pause(ctx, "me", id); err != nil || meta.Status != session.StatusRunning {
+		t.Fatalf("pause through b: %+v, %v", meta, err)
+	}
+	hold.Release()
+	// The step in flight ends, with its tool call, and the run stops.
+	v := on["b"].wait(t, id)
+	if v.Meta.Status != session.StatusPaused {
+		t.Fatalf("after the pause: %s (%s)", v.Meta.Status, v.Meta.StatusReason)
+	}
+	meta, err := on["b"].run.Resume(ctx, "me", id, map[string]string{"unused": "secret"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if meta.Status != session.StatusRunning {
+		t.Fatalf("resume through b answered %s", meta.Status)
+	}
+	v = on["b"].wait(t, id)
+	if v.Meta.Status != session.StatusReady || lastText(v) != "done" {
+		t.Fatalf("after the resume: %s, %q", v.Meta.Status, lastText(v))
+	}
+	// The params crossed in the command; the store keeps them no longer.
+	l.forwarded(t, "pause")
+	l.forwarded(t, "resume")
+	ids, _ := l.commands("resume")
+	c, err := f.db.GetCommand(ctx, ids[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Body != "" {
+		t.Fatalf("the resume command's body after it was applied: %q", c.Body)
+	}
+}
+
+func TestApprovalThroughAnotherServerRunsTheCallOnce(t *testing.T) {
+	t.Parallel()
+	_, l, on := crossFleet(t, time.Minute, "a", "b")
+	ctx := context.Background()
+	id := on["a"].create(t, "guard", "tool please")
+	v := on["b"].wait(t, id)
+	if v.Meta.Status != session.StatusWaiting || len(v.Deferred) != 1 {
+		t.Fatalf("read through b before the approval: %s, %d deferred", v.Meta.Status, len(v.Deferred))
+	}
+	token := v.Deferred[0].Token
+	meta, remaining, err := on["b"].run.CompleteCall(ctx, "me", token, runner.CallAnswer{Approval: &runner.ApprovalAnswer{Approve: true}}, true, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if remaining != 0 || meta.Status != session.StatusRunning {
+		t.Fatalf("approval through b: %s, %d remaining", meta.Status, remaining)
+	}
+	v = on["b"].wait(t, id)
+	results := 0
+	for _, turn := range v.Turns {
+		if turn.User != nil {
+			results += len(turn.User.ToolResults)
+		}
+	}
+	if v.Meta.Status != session.StatusReady || results != 1 || lastText(v) != "done" {
+		t.Fatalf("after the approval: %s, %d results, %q", v.Meta.Status, results, lastText(v))
+	}
+	// A second answer is refused as on the holder.
+	_, _, err = on["b"].run.CompleteCall(ctx, "me", token, runner.CallAnswer{Approval: &runner.ApprovalAnswer{Approve: true}}, true, nil)
+	if errs.CodeOf(err) != "call_completed" {
+		t.Fatalf("a second approval: %v", err)
+	}
+	if ids, finished := l.commands("complete_call"); len(ids) != 2 || finished != 2 {
+		t.Fatalf("complete_call commands: %d, %d finished", len(ids), finished)
+	}
+}
+
+func TestCancelAttachedThroughAnotherServerSettlesTheApproval(t *testing.T) {
+	t.Parallel()
+	_, l, on := crossFleet(t, time.Minute, "a", "b")
+	ctx := context.Background()
+	id := on["a"].create(t, "guard", "tool please")
+	if v := on["a"].wait(t, id); v.Meta.Status != session.StatusWaiting {
+		t.Fatalf("before: %s", v.Meta.Status)
+	}
+	_, n, err := on["b"].run.CancelAttached(ctx, "me", id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 1 {
+		t.Fatalf("cancelled %d calls through b, want the approval", n)
+	}
+	v := on["b"].wait(t, id)
+	if v.Meta.Status != session.StatusReady || lastText(v) != "done" {
+		t.Fatalf("after: %s, %q", v.Meta.Status, lastText(v))
+	}
+	l.forwarded(t, "cancel_attached")
+}
+
+func TestAnInterruptThroughAnotherServerCutsTheStepOnTheHolder(t *testing.T) {
+	t.Parallel()
+	_, _, on := crossFleet(t, time.Minute, "a", "b")
+	ctx := context.Background()
+	on["a"].model.Hang(1)
+	id := on["a"].create(t, "bench", "hello")
+	if _, err := on["a"].model.WaitRequests(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	_, mailID, err := on["b"].run.PostMessage(ctx, "me", id, runner.Message{Text: "stop that", Interrupt: true}, runner.RunOptions{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mailID == "" {
+		t.Fatal("an interrupt during a run did not become mail")
+	}
+	v := on["b"].wait(t, id)
+	if n := mentions(v, "stop that"); n != 1 || v.Meta.Status != session.StatusReady {
+		t.Fatalf("after the interrupt: %s, the message folded %d times", v.Meta.Status, n)
+	}
+	if len(v.Turns) < 2 || v.Turns[1].LLM == nil || !v.Turns[1].LLM.Interrupted {
+		t.Fatalf("the step in flight was not cut: %+v", v.Turns[1])
+	}
+}
+
+func TestWatchThroughAnotherServerReachesTheTargetsHolder(t *testing.T) {
+	t.Parallel()
+	f, l, on := crossFleet(t, time.Minute, "a", "b")
+	ctx := context.Background()
+	watcher := on["a"].createEmpty(t, "bench")
+	target := on["a"].createEmpty(t, "bench")
+	if _, err := on["b"].run.WatchSession(ctx, "me", watcher, target, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := on["a"].run.PostMessage(ctx, "me", target, runner.Message{Text: "go"}, runner.RunOptions{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	on["a"].wait(t, target)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		v := on["a"].wait(t, watcher)
+		if n := mentions(v, "session "+target); n == 1 && lastText(v) == "done" {
+			break
+		} else if n > 1 || time.Now().After(deadline) {
+			t.Fatalf("the watcher got %d reports of the target's run", n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// Ended through b, the watch is gone from the holder's index too.
+	if err := on["b"].run.UnwatchSession(ctx, "me", watcher, target); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := on["a"].run.PostMessage(ctx, "me", target, runner.Message{Text: "again"}, runner.RunOptions{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	on["a"].wait(t, target)
+	if mail, err := f.db.ListMail(ctx, watcher, false); err != nil || len(mail) != 1 {
+		t.Fatalf("the watcher's mail after the unwatch: %d, %v", len(mail), err)
+	}
+	l.forwarded(t, "watch_session")
+	l.forwarded(t, "unwatch_session")
+}
+
+func TestDeleteThroughAnotherServerStopsTheRunOnTheHolder(t *testing.T) {
+	t.Parallel()
+	_, l, on := crossFleet(t, time.Minute, "a", "b")
+	ctx := context.Background()
+	hold := on["a"].hold(1)
+	defer hold.Release()
+	id := on["a"].create(t, "bench", "hello")
+	<-hold.Held()
+	deleted, err := on["b"].run.DeleteSession(ctx, "me", id, runner.DeleteSingle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(deleted) != 1 || deleted[0] != id {
+		t.Fatalf("deleted %v", deleted)
+	}
+	if on["a"].run.ActiveRuns() != 0 {
+		t.Fatal("the holder still runs the deleted session")
+	}
+	for _, s := range []string{"a", "b"} {
+		if _, err := on[s].run.GetSession(ctx, "me", id, false, 0); errs.KindOf(err) != errs.KindNotFound {
+			t.Fatalf("read through %s after the delete: %v", s, err)
+		}
+	}
+	l.forwarded(t, "delete_session")
+}
+
+func TestForkThroughAnotherServer(t *testing.T) {
+	t.Parallel()
+	f, l, on := crossFleet(t, time.Minute, "a", "b")
+	id := on["a"].create(t, "bench", "hello")
+	on["a"].wait(t, id)
+	v, err := on["b"].run.ForkSession(context.Background(), "me", id, nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Meta.ForkedFrom != id || len(v.Turns) != 2 || v.Turns[1].LLM.Text != "done" {
+		t.Fatalf("fork through b: %+v, %d turns", v.Meta, len(v.Turns))
+	}
+	l.forwarded(t, "fork_session")
+	if h := f.holder(t, v.Meta.ID); h != "a" {
+		t.Fatalf("the fork is held by %s, not by the source's holder", h)
+	}
+}
+
+func TestAnIdempotentPostRetriedThroughAThirdServerGetsTheFirstAnswer(t *testing.T) {
+	t.Parallel()
+	_, l, on := crossFleet(t, time.Minute, "a", "b", "c")
+	ctx := context.Background()
+	id := on["a"].create(t, "bench", "hello")
+	on["a"].wait(t, id)
+	opts := runner.RunOptions{IdempotencyKey: "k1", Hold: true}
+	first, _, err := on["b"].run.PostMessage(ctx, "me", id, runner.Message{Text: "once only"}, opts, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, _, err := on["c"].run.PostMessage(ctx, "me", id, runner.Message{Text: "once only"}, opts, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.TurnCount != first.TurnCount {
+		t.Fatalf("the retry answered %d turns, the first post %d", again.TurnCount, first.TurnCount)
+	}
+	_, _, err = on["c"].run.PostMessage(ctx, "me", id, runner.Message{Text: "another"}, opts, nil)
+	if errs.CodeOf(err) != "idempotency_key_reused" {
+		t.Fatalf("the key with another message: %v", err)
+	}
+	if v := on["c"].wait(t, id); mentions(v, "once only") != 1 {
+		t.Fatalf("the post was stored %d times", mentions(v, "once only"))
+	}
+	if ids, _ := l.commands("post_message"); len(ids) != 3 {
+		t.Fatalf("%d post commands, want 3", len(ids))
+	}
+}
+
+func TestACommandIsNotAppliedTwiceWhenItsHolderDiesBeforeFinishingIt(t *testing.T) {
+	t.Parallel()
+	f, l, on := crossFleet(t, 500*time.Millisecond, "a", "b")
+	ctx := context.Background()
+	id := on["a"].createEmpty(t, "bench")
+	a, b := on["a"], on["b"]
+	a.db.dying.Store(true)
+	type answer struct {
+		meta session.Meta
+		err  error
+	}
+	answered := make(chan answer, 1)
+	go func() {
+		meta, _, err := b.run.PostMessage(ctx, "me", id, runner.Message{Text: "exactly once"}, runner.RunOptions{Hold: true}, nil)
+		answered <- answer{meta, err}
+	}()
+	// a applied the post and dies before it could say so; its lease
+	// expires, and b takes the session.
+	<-a.db.unwritten
+	a.crash()
+	got := <-answered
+	if got.err != nil {
+		t.Fatal(got.err)
+	}
+	if got.meta.TurnCount != 1 {
+		t.Fatalf("the post answered %d turns", got.meta.TurnCount)
+	}
+	if h := f.holder(t, id); h != "b" {
+		t.Fatalf("the session is held by %s", h)
+	}
+	v, err := b.run.GetSession(ctx, "me", id, false, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := mentions(v, "exactly once"); n != 1 || len(v.Turns) != 1 {
+		t.Fatalf("the post was stored %d times (%d turns)", n, len(v.Turns))
+	}
+	l.forwarded(t, "post_message")
+}
+
+// A fork has no idempotency key; forwarded, its copy's id comes from the
+// command, so the next holder applying it again finds the copy made.
+func TestAForkIsNotMadeTwiceWhenItsHolderDiesBeforeFinishingIt(t *testing.T) {
+	t.Parallel()
+	f, l, on := crossFleet(t, 500*time.Millisecond, "a", "b")
+	ctx := context.Background()
+	a, b := on["a"], on["b"]
+	id := a.create(t, "bench", "hello")
+	a.wait(t, id)
+	a.db.dying.Store(true)
+	type answer struct {
+		view runner.View
+		err  error
+	}
+	answered := make(chan answer, 1)
+	go func() {
+		v, err := b.run.ForkSession(ctx, "me", id, nil, "")
+		answered <- answer{v, err}
+	}()
+	<-a.db.unwritten
+	a.crash()
+	got := <-answered
+	if got.err != nil {
+		t.Fatal(got.err)
+	}
+	if got.view.Meta.ForkedFrom != id || len(got.view.Turns) != 2 {
+		t.Fatalf("the fork answered %+v", got.view.Meta)
+	}
+	list, _, err := f.db.ListSessions(ctx, store.ListFilter{Owner: "me"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 2 {
+		t.Fatalf("%d sessions after one fork, want the source and its copy", len(list))
+	}
+	l.forwarded(t, "fork_session")
+}
+
+// A holder that lets a session go (a drain, a close) before it applied a
+// command leaves it to the server that waits for its answer, which takes
+// the session and applies it.
+func TestACommandWhoseHolderLetsTheSessionGoIsAppliedByTheServerWaiting(t *testing.T) {
+	t.Parallel()
+	f, l, on := crossFleet(t, time.Minute, "a", "b")
+	ctx := context.Background()
+	a, b := on["a"], on["b"]
+	id := a.createEmpty(t, "bench")
+	a.db.deaf.Store(true)
+	type answer struct {
+		meta session.Meta
+		err  error
+	}
+	answered := make(chan answer, 1)
+	go func() {
+		meta, _, err := b.run.PostMessage(ctx, "me", id, runner.Message{Text: "left behind"}, runner.RunOptions{Hold: true}, nil)
+		answered <- answer{meta, err}
+	}()
+	eventually(t, "the command is stored", func() bool {
+		ids, _ := l.commands("post_message")
+		return len(ids) == 1
+	})
+	a.close()
+	got := <-answered
+	if got.err != nil {
+		t.Fatal(got.err)
+	}
+	if got.meta.TurnCount != 1 {
+		t.Fatalf("the post answered %d turns", got.meta.TurnCount)
+	}
+	if h := f.holder(t, id); h != "b" {
+		t.Fatalf("the session is held by %s", h)
+	}
+	if v := b.wait(t, id); mentions(v, "left behind") != 1 || len(v.Turns) != 1 {
+		t.Fatalf("the post was stored %d times", mentions(v, "left behind"))
+	}
+	l.forwarded(t, "post_message")
+}
+
+func TestGetSessionOnAnotherServerShowsTheStepInFlight(t *testing.T) {
+	t.Parallel()
+	f, _, on := crossFleet(t, time.Minute, "a", "b")
+	ctx := context.Background()
+	b := on["b"]
+	// b sees a's deltas through the relay, as a browser on b would.
+	hold := on["a"].hold(2)
+	defer hold.Release()
+	id := on["a"].create(t, "bench", "stream please")
+	<-hold.Held()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		v, err := b.run.GetSession(ctx, "me", id, false, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v.Meta.Status != session.StatusRunning {
+			t.Fatalf("status %s during the step", v.Meta.Status)
+		}
+		if p := v.InProgress; p != nil && p.Text == "one two " {
+			if p.TurnIndex != 1 {
+				t.Fatalf("the step in flight is at turn %d", p.TurnIndex)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("in progress through b: %+v", v.InProgress)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	hold.Release()
+	v := on["b"].wait(t, id)
+	if lastText(v) != "one two three four" || v.InProgress != nil {
+		t.Fatalf("after the step: %q, in progress %+v", lastText(v), v.InProgress)
+	}
+	if h := f.holder(t, id); h != "a" {
+		t.Fatalf("a read moved the session to %s", h)
+	}
+}

@@ -1,0 +1,315 @@
+package runner
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"time"
+
+	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/backend/internal/errs"
+	"github.com/agents-os/agents/backend/internal/events"
+	"github.com/agents-os/agents/backend/internal/session"
+)
+
+// Reads of a session another server holds. Its durable state (meta,
+// turns, deferred calls, mail) is read from the store, without taking
+// the session; the step in flight, which only the holder has, comes from
+// the deltas the holder streams, which reach this server's hub (see
+// remoteProgress). A wait is for the status events every server's hub
+// gets, with a poll of the store as a safety net.
+
+// readElsewhere is ReadSession for a session another server holds.
+func (r *Runner) readElsewhere(ctx context.Context, owner, id string, req ViewRequest) (View, error) {
+	if req.Wait {
+		meta, err := r.metaElsewhere(ctx, owner, id)
+		if err != nil {
+			return View{}, err
+		}
+		if _, _, err := req.Turns.bounds(meta.TurnCount); err != nil {
+			return View{}, err
+		}
+		if err := r.awaitElsewhere(ctx, id, req.Timeout); err != nil {
+			return View{}, err
+		}
+	}
+	return r.viewElsewhere(ctx, owner, id, req.Turns)
+}
+
+// viewElsewhere reads a view from the store. The position comes first, and
+// with it the step in flight as the hub's deltas built it up to there:
+// the store may be newer, so a client subscribing after the position
+// may see an event it has, but never misses one.
+func (r *Runner) viewElsewhere(ctx context.Context, owner, id string, sel Turns) (View, error) {
+	step, pos := r.remote.progress.of(id)
+	meta, turns, err := r.store.LoadSession(ctx, id)
+	if err != nil {
+		return View{}, err
+	}
+	if owner != AnyOwner && meta.Owner != owner {
+		return View{}, errs.NotFound("unknown_session", "unknown session %s", id)
+	}
+	lo, hi, err := sel.bounds(len(turns))
+	if err != nil {
+		return View{}, err
+	}
+	pending, err := r.store.PendingDeferred(ctx, id)
+	if err != nil {
+		return View{}, err
+	}
+	var deferred []session.DeferredCall
+	for _, d := range pending {
+		if clientAnswered(d.Reason) {
+			deferred = append(deferred, d)
+		}
+	}
+	meta.PendingCalls = len(deferred)
+	v := View{Meta: meta, Turns: turns[lo:hi:hi], FirstTurn: lo, Deferred: deferred, Position: pos}
+	if meta.Status == session.StatusRunning {
+		v.InProgress = step.inProgress(meta.TurnCount)
+	}
+	return v, nil
+}
+
+// metaElsewhere reads a session's meta from the store for the owner.
+func (r *Runner) metaElsewhere(ctx context.Context, owner, id string) (session.Meta, error) {
+	meta, err := r.store.GetMeta(ctx, id)
+	if err != nil {
+		return session.Meta{}, err
+	}
+	if owner != AnyOwner && meta.Owner != owner {
+		return session.Meta{}, errs.NotFound("unknown_session", "unknown session %s", id)
+	}
+	return meta, nil
+}
+
+// awaitElsewhere waits, up to timeout, until the store says the session
+// has no active run. It returns ctx's error if ctx ends first, the
+// store's if the session is gone.
+func (r *Runner) awaitElsewhere(ctx context.Context, id string, timeout time.Duration) error {
+	sub, _ := r.hub.Subscribe(events.SessionScope(id), nil)
+	defer sub.Close()
+	evs := sub.C()
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	poll := time.NewTicker(commandPoll)
+	defer poll.Stop()
+	for {
+		meta, err := r.store.GetMeta(ctx, id)
+		if err != nil {
+			return err
+		}
+		if meta.Status != session.StatusRunning {
+			return nil
+		}
+	wait:
+		for {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-r.ctx.Done():
+				return errClosing
+			case <-timer.C:
+				return nil
+			case <-poll.C:
+				break wait
+			case ev, ok := <-evs:
+				if !ok {
+					evs = nil // cut: the poll goes on alone
+					continue
+				}
+				switch ev.GetKind() {
+				case "run.stopped", "session.failed", "session.updated", "session.deleted":
+					break wait
+				}
+			}
+		}
+	}
+}
+
+// remoteProgress is the step in flight of the sessions other servers
+// run, as their deltas built it: a cache of what the holders stream,
+// with one rule. It follows the hub; a step is reset by a delta of
+// another turn, marked stored when the session's turn count passes it,
+// and dropped when the run stops or the session goes; when the
+// subscription is cut, everything is dropped and the following starts
+// again. It is best-effort, like the deltas it is made of.
+type remoteProgress struct {
+	mu    sync.Mutex
+	pos   events.Position
+	steps map[string]*remoteStep
+}
+
+// maxRemoteSteps bounds the steps kept: a run whose end never arrived
+// must not keep its text for ever.
+const maxRemoteSteps = 4096
+
+type remoteStep struct {
+	turnIndex      int
+	text, thinking strings.Builder
+	// stored says the model's turn is in the history now; results are
+	// the round's calls that finished since.
+	stored  bool
+	results []session.ToolResult
+	// local says this server runs the session: its actor has the step.
+	local bool
+}
+
+// stepView is a copy of a remoteStep, taken under the lock.
+type stepView struct {
+	ok             bool
+	turnIndex      int
+	text, thinking string
+	stored         bool
+	results        []session.ToolResult
+}
+
+// of returns the session's step and the position it reflects.
+func (p *remoteProgress) of(id string) (stepView, events.Position) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s, ok := p.steps[id]
+	if !ok || s.local {
+		return stepView{}, p.pos
+	}
+	return stepView{ok: true, turnIndex: s.turnIndex, text: s.text.String(), thinking: s.thinking.String(),
+		stored: s.stored, results: append([]session.ToolResult(nil), s.results...)}, p.pos
+}
+
+// inProgress is the view's step in flight for a session of turns stored
+// turns, as the local one reads (see actor.inProgress).
+func (s stepView) inProgress(turns int) *InProgress {
+	switch {
+	case s.ok && !s.stored && s.turnIndex >= turns:
+		return &InProgress{TurnIndex: s.turnIndex, Text: s.text, Thinking: s.thinking}
+	case s.ok && s.turnIndex == turns-1:
+		// The model's turn is stored; its calls run.
+		return &InProgress{TurnIndex: turns, Results: s.results}
+	}
+	return &InProgress{TurnIndex: turns}
+}
+
+// reset forgets every step: what follows starts at pos.
+func (p *remoteProgress) reset(pos events.Position) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.pos = pos
+	p.steps = map[string]*remoteStep{}
+}
+
+// take folds one event of the hub in; local says whether this server
+// runs the event's session, asked only when a step begins.
+func (p *remoteProgress) take(ev *agentsv1.Event, local func(string) bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.pos = events.PositionOf(ev)
+	id := ev.GetSessionId()
+	s := p.steps[id]
+	switch body := ev.GetBody().(type) {
+	case *agentsv1.Event_TextDelta, *agentsv1.Event_ThinkingDelta:
+		var index int
+		var text, thinking string
+		if d, ok := body.(*agentsv1.Event_TextDelta); ok {
+			index, text = int(d.TextDelta.GetTurnIndex()), d.TextDelta.GetText()
+		} else {
+			d := body.(*agentsv1.Event_ThinkingDelta)
+			index, thinking = int(d.ThinkingDelta.GetTurnIndex()), d.ThinkingDelta.GetText()
+		}
+		if s == nil || s.turnIndex != index || s.stored {
+			if len(p.steps) >= maxRemoteSteps && s == nil {
+				for other := range p.steps {
+					delete(p.steps, other)
+					break
+				}
+			}
+			s = &remoteStep{turnIndex: index, local: local(id)}
+			p.steps[id] = s
+		}
+		if !s.local {
+			s.text.WriteString(text)
+			s.thinking.WriteString(thinking)
+		}
+	case *agentsv1.Event_SessionUpdated:
+		if s == nil {
+			return
+		}
+		switch n := int(body.SessionUpdated.GetMeta().GetTurnCount()); {
+		case n > s.turnIndex+1:
+			delete(p.steps, id) // the round's results are stored too
+		case n == s.turnIndex+1:
+			s.stored = true
+		}
+	case *agentsv1.Event_ToolCompleted:
+		if s != nil && s.stored && !s.local {
+			s.results = append(s.results, toolResultOf(body.ToolCompleted.GetResult()))
+		}
+	case *agentsv1.Event_RunStopped, *agentsv1.Event_SessionFailed, *agentsv1.Event_SessionDeleted:
+		delete(p.steps, id)
+	}
+}
+
+// resultStatusOf reads a streamed result's status back.
+func resultStatusOf(s agentsv1.ToolResultStatus) session.ResultStatus {
+	switch s {
+	case agentsv1.ToolResultStatus_TOOL_RESULT_STATUS_ERROR:
+		return session.ResultError
+	case agentsv1.ToolResultStatus_TOOL_RESULT_STATUS_CANCELLED:
+		return session.ResultCancelled
+	case agentsv1.ToolResultStatus_TOOL_RESULT_STATUS_ABORTED:
+		return session.ResultAborted
+	}
+	return session.ResultOK
+}
+
+func toolResultOf(r *agentsv1.ToolResult) session.ToolResult {
+	return session.ToolResult{
+		CallID:         r.GetCallId(),
+		Name:           r.GetName(),
+		Text:           r.GetText(),
+		Status:         resultStatusOf(r.GetStatus()),
+		ChildSessionID: r.GetChildSessionId(),
+		Duration:       r.GetDuration().AsDuration(),
+	}
+}
+
+// followProgress feeds remoteProgress from the hub until the runner
+// closes. It also drops from the watch index the sessions deleted by
+// other servers, whose deletes reach this server only as events.
+func (r *Runner) followProgress() {
+	defer r.actors.Done()
+	local := func(id string) bool {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		_, ok := r.live[id]
+		return ok
+	}
+	for r.ctx.Err() == nil {
+		r.remote.progress.reset(r.hub.Position())
+		sub, _ := r.hub.Subscribe(events.AllScope(), nil)
+		r.follow(sub, local)
+		sub.Close()
+		select {
+		case <-r.ctx.Done():
+		case <-time.After(100 * time.Millisecond):
+			// Cut for lagging, or the hub shut down: a moment before
+			// following again.
+		}
+	}
+}
+
+func (r *Runner) follow(sub *events.Subscription, local func(string) bool) {
+	for {
+		select {
+		case <-r.ctx.Done():
+			return
+		case ev, ok := <-sub.C():
+			if !ok {
+				return
+			}
+			r.remote.progress.take(ev, local)
+			if ev.GetKind() == "session.deleted" {
+				r.watches.drop(ev.GetSessionId())
+			}
+		}
+	}
+}
