@@ -252,22 +252,24 @@ func serversCPU(srvs []*Server) (time.Duration, error) {
 	return total, nil
 }
 
-// promptSpread is promptAll over several servers: each session's requests
-// go to the servers in turn, a post to one and the wait for its run to
-// the next, as a reverse proxy without sticky sessions sends them.
+// promptSpread is promptAll over several servers, as a reverse proxy
+// without sticky sessions sends the requests: prompt i of session k posts
+// to server k+i and waits on the next one, so with two servers half the
+// posts and half the waits reach the server that does not hold the
+// session (the one it was created on, k).
 func promptSpread(ctx context.Context, clients []*client, ids []string, perSession int) ([]time.Duration, *errorCount) {
 	var lat samples
 	errs := &errorCount{}
 	var wg sync.WaitGroup
 	for k, id := range ids {
 		wg.Go(func() {
-			next := k
-			pick := func() *client {
-				c := clients[next%len(clients)]
-				next++
-				return c
-			}
 			for i := range perSession {
+				next := k + i
+				pick := func() *client {
+					c := clients[next%len(clients)]
+					next++
+					return c
+				}
 				begin := time.Now()
 				if err := spreadPrompt(ctx, pick, id, fmt.Sprintf("prompt %d", i)); err != nil {
 					errs.add(err)
