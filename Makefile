@@ -69,10 +69,9 @@ build: $(NODE_STAMP) ## Build the web app, the agents binary (with the app insid
 run: build ## Build, then serve the example agents and the web app on http://127.0.0.1:7420/, demo data in .demo/ (PORT=, DEMO_DIR=)
 	PORT=$(PORT) OFFLINE_PORT=$(OFFLINE_PORT) DEMO_DIR=$(DEMO_DIR) BIN=$(BIN) tools/run-example.sh
 
-# make test is every check and the unit and integration tests, and stays
-# under 15 minutes on a cold, busy 2-core machine; the suites that run the
-# real binary as child processes (e2e, webe2e) take their own targets, and
-# testall (what .ci/run runs) is all of them.
+# make test is every check and the unit and integration tests; the suites
+# that run the real binary as child processes (e2e, webe2e), the slowest,
+# take their own targets, and testall (what .ci/run runs) is all of them.
 .PHONY: test
 test: checkgenerate fmtcheck vet gotest webtest ## Run every check and the unit and integration tests (the black-box suites: make e2e webe2e)
 
