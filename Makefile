@@ -75,8 +75,14 @@ RULES ?= examples/offline-rules.json
 run: build ## Build, then serve the example agents and the web app on http://127.0.0.1:7420/, demo data in .demo/ (PORT=, DEMO_DIR=, AGENTS_CONFIG=, RULES=)
 	PORT=$(PORT) OFFLINE_PORT=$(OFFLINE_PORT) DEMO_DIR=$(DEMO_DIR) BIN=$(BIN) AGENTS_CONFIG=$(AGENTS_CONFIG) RULES=$(RULES) tools/run-example.sh
 
+# make test is every check and the unit and integration tests; the suites
+# that run the real binary as child processes (e2e, webe2e), the slowest,
+# take their own targets, and testall (what .ci/run runs) is all of them.
 .PHONY: test
-test: checkgenerate fmtcheck vet gotest webtest webe2e ## Run every check and test
+test: checkgenerate fmtcheck vet gotest webtest ## Run every check and the unit and integration tests (the black-box suites: make e2e webe2e)
+
+.PHONY: testall
+testall: test e2e webe2e ## Run every check and test, the black-box suites included (CI)
 
 .PHONY: fmtcheck
 fmtcheck: ## Fail when Go code is not gofmt-formatted
@@ -87,9 +93,31 @@ fmtcheck: ## Fail when Go code is not gofmt-formatted
 vet: ## go vet every module
 	go vet $(GO_PACKAGES)
 
+# The race detector runs on the packages whose own code shares state
+# between goroutines: the kernel, the event hub and its SSE framing, the
+# committer, the stores, the cluster's bus and sequencer, the server, the
+# client's reconnecting subscription, the tool runners' process reaper and
+# MCP pool. The rest run without it, a third of the time: parsers, codecs,
+# configuration, the TUI's components, the test tools, and the command
+# line, which only assembles the packages above (its tests are servers
+# started and stopped, slowed threefold by the detector for no state of
+# its own). The black-box suite has a target of its own: e2e.
+RACE_PACKAGES := ./api/client/... ./backend/internal/bashtool/... ./backend/internal/cluster/... \
+  ./backend/internal/committer/... ./backend/internal/events/... ./backend/internal/mcptools/... \
+  ./backend/internal/runner/... ./backend/internal/server/... ./backend/internal/store/...
+E2E_PACKAGES := ./backend/cmd/agents/...
+
 .PHONY: gotest
-gotest: ## go test -race every module
-	go test -race -count=1 $(GO_PACKAGES)
+gotest: ## go test every module but the black-box suite: -race where goroutines share state (RACE_PACKAGES), the rest without
+	go test -race -count=1 $(RACE_PACKAGES)
+	go test -count=1 $$(go list $(GO_PACKAGES) | grep -vxFf <(go list $(RACE_PACKAGES) $(E2E_PACKAGES)))
+
+# The black-box suite (backend/cmd/agents) builds the binary and runs it
+# as child processes: crashes and restarts on SQLite and PostgreSQL,
+# several servers on one PostgreSQL database, the TUI in tmux, agents mcp.
+.PHONY: e2e
+e2e: ## Run the black-box tests: the real binary as child processes, on SQLite and PostgreSQL, and the TUI in tmux
+	go test -count=1 $(E2E_PACKAGES)
 
 .PHONY: webtest
 webtest: $(NODE_STAMP) ## Type-check and unit-test the web app
@@ -103,8 +131,9 @@ webe2e: build ## Build, then run the web app's end-to-end tests in Chromium (web
 	npm exec --workspace web -- vitest run --config vitest.e2e.config.ts
 
 # The kernel benchmark (BENCHMARKS.md): steps per second and the server's
-# own time per step, for 1 and 64 concurrent sessions.
-KERNEL_BENCH := ^BenchmarkSteps$$
+# own time per step, for 1 and 64 concurrent sessions, on SQLite and on
+# PostgreSQL.
+KERNEL_BENCH := ^BenchmarkSteps(Postgres)?$$
 KERNEL_PKG := ./backend/internal/runner/
 
 .PHONY: bench
@@ -113,7 +142,7 @@ bench: bench-kernel bench-load ## Run every benchmark: the kernel's, the load ov
 	go test -run '^$$' -bench . -skip '$(KERNEL_BENCH)' -benchmem $(GO_PACKAGES)
 
 .PHONY: bench-kernel
-bench-kernel: ## Run the kernel benchmark: steps/s, server time per step (BENCHMARKS.md)
+bench-kernel: ## Run the kernel benchmark on SQLite and PostgreSQL: steps/s, server time per step (BENCHMARKS.md)
 	@echo '== kernel: steps/s and server overhead per step, offline model, no delay (see BENCHMARKS.md)'
 	go test -run '^$$' -bench '$(KERNEL_BENCH)' -benchmem $(KERNEL_PKG)
 
@@ -124,7 +153,7 @@ LOADGEN_FLAGS ?=
 
 .PHONY: bench-load
 bench-load: ## Run the load tool against bin/agents over HTTP (BENCHMARKS.md; LOADGEN_FLAGS=-quick)
-	@echo '== load over HTTP: prompts, SSE fan-out, GetSession, stored sessions, start-up, idle memory (see BENCHMARKS.md)'
+	@echo '== load over HTTP: prompts, SSE fan-out, GetSession, stored sessions, start-up, idle memory, one and two servers on PostgreSQL (see BENCHMARKS.md)'
 	mkdir -p $(BIN)
 	go build -o $(BIN)/agents ./backend/cmd/agents
 	go build -o $(BIN)/loadgen ./tools/cmd/loadgen

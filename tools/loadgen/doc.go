@@ -23,6 +23,11 @@
 //   - idle: memory and goroutines of sessions touched once, then idle,
 //     then evicted; then of a second wave of more sessions, against the
 //     first wave's rows: the marginal cost on a warm server.
+//   - cluster: the prompts workload on SQLite with one server, and on
+//     PostgreSQL with one server and with two on one database, each
+//     request to the next server as a reverse proxy without sticky
+//     sessions sends them; prompts/s, latency, the servers' CPU per
+//     prompt and that of the PostgreSQL backends serving the database.
 //
 // A prompt is PostMessage followed by a waiting GetSession for the turns
 // after the prompt's, until the run it started stopped (ready). Stored sessions are written into the SQLite

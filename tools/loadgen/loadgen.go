@@ -19,8 +19,12 @@ type Config struct {
 	// Compare is a second agents binary: the prompts rows and the boot
 	// runs run against both in turns, for a before and after on one
 	// noisy machine.
-	Compare   string
-	ModelURL  string   // an offline model already running; empty: serve one here
+	Compare  string
+	ModelURL string // an offline model already running; empty: serve one here
+	// Postgres is the PostgreSQL server the cluster scenario creates its
+	// databases on (a URL whose user may create databases); empty:
+	// DefaultPostgres.
+	Postgres  string
 	Scenarios []string // names from Scenarios; empty: all
 	ServeArgs []string // more flags for every `agents serve`
 	Keep      bool     // keep the temporary directory
@@ -136,6 +140,7 @@ func Scenarios() []Scenario {
 		{"startup", "start-up time with many stored sessions (exec to `listening`)", runStartup},
 		{"boot", "what a start costs: package initialisation's allocations, exec to /healthz, idle RSS (with -compare, both binaries in turns)", runBoot},
 		{"idle", "memory of sessions touched once, then idle, then evicted; then of more sessions on the warm server", runIdle},
+		{"cluster", "the prompts workload on SQLite (one server) and PostgreSQL (one server, two on one database, requests spread over them): prompts/s, latency, server and database CPU per prompt", runCluster},
 	}
 }
 

@@ -4,11 +4,15 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"math"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -408,5 +412,45 @@ func TestParseInitTrace(t *testing.T) {
 	}
 	if _, _, err := ParseInitTrace("v1.2.3\n"); err == nil {
 		t.Error("no inittrace lines, no error")
+	}
+}
+
+// Over two servers, each session's posts and waits take turns between
+// them, prompt by prompt: half of each session's posts, and half its
+// waits, reach either server.
+func TestPromptSpreadTakesTurnsBetweenTheServers(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	seen := map[string]int{} // "server method session" → requests
+	clients := make([]*client, 2)
+	for i := range clients {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			session := strings.Split(strings.TrimPrefix(r.URL.Path, "/v1/sessions/"), "/")[0]
+			mu.Lock()
+			seen[fmt.Sprintf("%d %s %s", i, r.Method, session)]++
+			mu.Unlock()
+			w.Header().Set("Content-Type", "application/json")
+			if r.Method == http.MethodPost {
+				fmt.Fprint(w, `{"session": {"id": "s", "status": "running", "turn_count": 1}}`)
+				return
+			}
+			fmt.Fprint(w, `{"id": "s", "status": "ready", "turn_count": 2}`)
+		}))
+		t.Cleanup(srv.Close)
+		clients[i] = newClient(srv.URL, 4)
+	}
+	lat, errs := promptSpread(context.Background(), clients, []string{"a", "b"}, 4)
+	if n, first := errs.get(); n > 0 || len(lat) != 8 {
+		t.Fatalf("%d prompts, %d errors (%s), want 8 and none", len(lat), n, first)
+	}
+	for _, server := range []int{0, 1} {
+		for _, method := range []string{"POST", "GET"} {
+			for _, session := range []string{"a", "b"} {
+				key := fmt.Sprintf("%d %s %s", server, method, session)
+				if seen[key] != 2 {
+					t.Errorf("server %d got %d %s requests for session %s, want 2 of its 4: %v", server, seen[key], method, session, seen)
+				}
+			}
+		}
 	}
 }

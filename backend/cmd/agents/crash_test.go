@@ -330,6 +330,7 @@ func buildAgents(t *testing.T) string {
 // serveProc is one `agents serve` child process.
 type serveProc struct {
 	cmd      *exec.Cmd
+	dir      string // where it runs, with its home and data directories
 	url      string
 	logs     *lineLog
 	exited   chan struct{}
@@ -366,6 +367,16 @@ func startServeOn(t *testing.T, d dialect, bin, dir, db, modelURL string) *serve
 // addr (a port, "0" for any free one), with the extra flags of serve.
 func startServeAgents(t *testing.T, bin, dir, db, modelURL string, agentFiles []string, port string, extra ...string) *serveProc {
 	t.Helper()
+	p := spawnServe(t, bin, dir, db, modelURL, agentFiles, port, extra...)
+	p.awaitListening(t)
+	return p
+}
+
+// spawnServe starts `agents serve` as startServeAgents does, without
+// waiting for it to listen (see awaitListening): servers started together
+// race for an empty database.
+func spawnServe(t *testing.T, bin, dir, db, modelURL string, agentFiles []string, port string, extra ...string) *serveProc {
+	t.Helper()
 	if port == "" {
 		port = "0"
 	}
@@ -401,7 +412,7 @@ func startServeAgents(t *testing.T, bin, dir, db, modelURL string, agentFiles []
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start agents serve: %v", err)
 	}
-	p := &serveProc{cmd: cmd, logs: logs, exited: make(chan struct{})}
+	p := &serveProc{cmd: cmd, dir: dir, logs: logs, exited: make(chan struct{})}
 	go func() {
 		_ = cmd.Wait()
 		close(p.exited)
@@ -412,15 +423,20 @@ func startServeAgents(t *testing.T, bin, dir, db, modelURL string, agentFiles []
 			t.Logf("agents serve (pid %d) output:\n%s", cmd.Process.Pid, logs.String())
 		}
 	})
+	return p
+}
+
+// awaitListening waits until the server logs where it listens.
+func (p *serveProc) awaitListening(t *testing.T) {
+	t.Helper()
 	select {
-	case p.url = <-logs.listening:
+	case p.url = <-p.logs.listening:
 	case <-p.exited:
-		t.Fatalf("agents serve exited before listening: %v\n%s", cmd.ProcessState, logs.String())
+		t.Fatalf("agents serve exited before listening: %v\n%s", p.cmd.ProcessState, p.logs.String())
 	case <-time.After(60 * time.Second):
-		t.Fatalf("agents serve did not log `listening` within 60s:\n%s", logs.String())
+		t.Fatalf("agents serve did not log `listening` within 60s:\n%s", p.logs.String())
 	}
 	p.sessions = agentsv1connect.NewSessionServiceClient(http.DefaultClient, p.url)
-	return p
 }
 
 // childEnv is the test's environment with the home and XDG directories

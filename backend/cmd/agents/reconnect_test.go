@@ -3,7 +3,6 @@
 package main
 
 import (
-	"path/filepath"
 	"strconv"
 	"testing"
 
@@ -27,95 +26,95 @@ func TestReconnectAcrossARestartReplaysTheLogAfterItsPosition(t *testing.T) {
 		t.Skip("builds the agents binary and runs it as a child process")
 	}
 	t.Parallel()
-	bin := buildAgents(t)
-	model := fakellmtest.Start(t, fakellm.Rules{
-		Rules: []fakellm.Rule{{Name: "read", Match: fakellm.Match{SystemContains: slowPrompt}, Reply: fakellm.Reply{
-			Text: "read: {{last_user}}", ChunkSize: 4,
-		}}},
-		Default: &fakellm.Reply{Error: &fakellm.HTTPError{Status: 500, Message: "fakellm: unexpected request"}},
+	eachStore(t, func(t *testing.T, dir, db string) {
+		bin := buildAgents(t)
+		model := fakellmtest.Start(t, fakellm.Rules{
+			Rules: []fakellm.Rule{{Name: "read", Match: fakellm.Match{SystemContains: slowPrompt}, Reply: fakellm.Reply{
+				Text: "read: {{last_user}}", ChunkSize: 4,
+			}}},
+			Default: &fakellm.Reply{Error: &fakellm.HTTPError{Status: 500, Message: "fakellm: unexpected request"}},
+		})
+
+		first := startServe(t, bin, dir, db, model.URL())
+		live := openSSE(t, first.url+"/v1/events", "")
+		a := first.create(t, "slow", "alpha")
+		before := logged(live.until(t, "alpha's run.stopped", runStopped(a)))
+		// The client got as far as the start of alpha's run; what followed is
+		// lost with the server.
+		n := -1
+		for i, f := range before {
+			if f.event == "run.started" {
+				n = i
+				break
+			}
+		}
+		if n < 0 || n == len(before)-1 {
+			t.Fatalf("logged events of alpha's run = %v, want a run.started followed by more", kinds(before))
+		}
+		last := before[n].id
+		first.kill(t)
+		live.close()
+
+		second := startServe(t, bin, dir, db, model.URL())
+		b := second.create(t, "slow", "beta")
+		second.waitIdle(t, b)
+
+		whole := readLog(t, second.url, "0", runStopped(b))
+		// Positions kept their meaning across the restart: the log holds what
+		// the first server sent, at the same positions.
+		byID := map[string]sseFrame{}
+		for _, f := range whole {
+			byID[f.id] = f
+		}
+		for _, f := range before {
+			if byID[f.id] != f {
+				t.Errorf("the first server sent %+v; the log after the restart has %+v at that position", f, byID[f.id])
+			}
+		}
+		var want []sseFrame
+		sessions := map[string]int{}
+		for _, f := range whole {
+			if before[n].pos(t).Before(f.pos(t)) {
+				want = append(want, f)
+				sessions[f.decode(t).GetSessionId()]++
+			}
+		}
+		if sessions[a] == 0 || sessions[b] == 0 {
+			t.Fatalf("the log after %s = %v, want events of alpha (first server) and of beta (second)", last, kinds(want))
+		}
+
+		again := openSSE(t, second.url+"/v1/events", last)
+		if got := again.header.Get("Agents-Replay"); got != "replay" {
+			t.Fatalf("reconnect after %s: Agents-Replay = %q, want replay", last, got)
+		}
+		frames := again.until(t, "beta's run.stopped", runStopped(b))
+		checkIncreasing(t, last, frames)
+		checkSame(t, "replay after "+last, logged(frames), want)
+
+		// Then live events: another run of beta, exactly as the log has it.
+		if _, err := second.sessions.PostMessage(ctxFor(t), connect.NewRequest(&agentsv1.PostMessageRequest{
+			SessionId: b, Message: &agentsv1.Message{Text: "gamma"},
+		})); err != nil {
+			t.Fatalf("post gamma: %v", err)
+		}
+		end := frames[len(frames)-1].id
+		more := again.until(t, "beta's second run.stopped", runStopped(b))
+		checkIncreasing(t, end, more)
+		checkSame(t, "live after "+end, logged(more), readLog(t, second.url, end, runStopped(b)))
+		if !hasKind(more, "run.started") || !hasKind(more, "text.delta") {
+			t.Errorf("live events after the replay = %v, want beta's second run with its deltas", kinds(more))
+		}
+
+		// A position beyond anything stored cannot be placed: snapshot.
+		top := more[len(more)-1].pos(t).Seq
+		far := openSSE(t, second.url+"/v1/events", strconv.FormatUint(top+1000, 10))
+		if got := far.header.Get("Agents-Replay"); got != "snapshot" {
+			t.Errorf("Last-Event-ID beyond the log: Agents-Replay = %q, want snapshot", got)
+		}
+		if f := far.next(t, "the snapshot"); f.event != sse.SnapshotEvent {
+			t.Errorf("first frame after a position beyond the log = %+v, want a snapshot", f)
+		}
 	})
-	dir := t.TempDir()
-	db := filepath.Join(dir, "agents.db")
-
-	first := startServe(t, bin, dir, db, model.URL())
-	live := openSSE(t, first.url+"/v1/events", "")
-	a := first.create(t, "slow", "alpha")
-	before := logged(live.until(t, "alpha's run.stopped", runStopped(a)))
-	// The client got as far as the start of alpha's run; what followed is
-	// lost with the server.
-	n := -1
-	for i, f := range before {
-		if f.event == "run.started" {
-			n = i
-			break
-		}
-	}
-	if n < 0 || n == len(before)-1 {
-		t.Fatalf("logged events of alpha's run = %v, want a run.started followed by more", kinds(before))
-	}
-	last := before[n].id
-	first.kill(t)
-	live.close()
-
-	second := startServe(t, bin, dir, db, model.URL())
-	b := second.create(t, "slow", "beta")
-	second.waitIdle(t, b)
-
-	whole := readLog(t, second.url, "0", runStopped(b))
-	// Positions kept their meaning across the restart: the log holds what
-	// the first server sent, at the same positions.
-	byID := map[string]sseFrame{}
-	for _, f := range whole {
-		byID[f.id] = f
-	}
-	for _, f := range before {
-		if byID[f.id] != f {
-			t.Errorf("the first server sent %+v; the log after the restart has %+v at that position", f, byID[f.id])
-		}
-	}
-	var want []sseFrame
-	sessions := map[string]int{}
-	for _, f := range whole {
-		if before[n].pos(t).Before(f.pos(t)) {
-			want = append(want, f)
-			sessions[f.decode(t).GetSessionId()]++
-		}
-	}
-	if sessions[a] == 0 || sessions[b] == 0 {
-		t.Fatalf("the log after %s = %v, want events of alpha (first server) and of beta (second)", last, kinds(want))
-	}
-
-	again := openSSE(t, second.url+"/v1/events", last)
-	if got := again.header.Get("Agents-Replay"); got != "replay" {
-		t.Fatalf("reconnect after %s: Agents-Replay = %q, want replay", last, got)
-	}
-	frames := again.until(t, "beta's run.stopped", runStopped(b))
-	checkIncreasing(t, last, frames)
-	checkSame(t, "replay after "+last, logged(frames), want)
-
-	// Then live events: another run of beta, exactly as the log has it.
-	if _, err := second.sessions.PostMessage(ctxFor(t), connect.NewRequest(&agentsv1.PostMessageRequest{
-		SessionId: b, Message: &agentsv1.Message{Text: "gamma"},
-	})); err != nil {
-		t.Fatalf("post gamma: %v", err)
-	}
-	end := frames[len(frames)-1].id
-	more := again.until(t, "beta's second run.stopped", runStopped(b))
-	checkIncreasing(t, end, more)
-	checkSame(t, "live after "+end, logged(more), readLog(t, second.url, end, runStopped(b)))
-	if !hasKind(more, "run.started") || !hasKind(more, "text.delta") {
-		t.Errorf("live events after the replay = %v, want beta's second run with its deltas", kinds(more))
-	}
-
-	// A position beyond anything stored cannot be placed: snapshot.
-	top := more[len(more)-1].pos(t).Seq
-	far := openSSE(t, second.url+"/v1/events", strconv.FormatUint(top+1000, 10))
-	if got := far.header.Get("Agents-Replay"); got != "snapshot" {
-		t.Errorf("Last-Event-ID beyond the log: Agents-Replay = %q, want snapshot", got)
-	}
-	if f := far.next(t, "the snapshot"); f.event != sse.SnapshotEvent {
-		t.Errorf("first frame after a position beyond the log = %+v, want a snapshot", f)
-	}
 }
 
 // readLog reads GET /v1/events?after=after up to the event stop matches

@@ -12,6 +12,7 @@ import (
 	"github.com/agents-os/agents/backend/internal/cluster"
 	"github.com/agents-os/agents/backend/internal/events"
 	"github.com/agents-os/agents/backend/internal/runner"
+	"github.com/agents-os/agents/backend/internal/server"
 	"github.com/agents-os/agents/backend/internal/store"
 )
 
@@ -94,4 +95,15 @@ func defaultServerID() string {
 		return r
 	}, host)
 	return fmt.Sprintf("%.64s-%d-%s", host, os.Getpid(), strings.ToLower(rand.Text()[:8]))
+}
+
+// leaseReport gives /readyz and /metrics the runner's leases.
+type leaseReport struct{ r *runner.Runner }
+
+func (l leaseReport) LeaseStats() server.LeaseStats {
+	s := l.r.LeaseStats()
+	return server.LeaseStats{
+		Held: s.Held, Claims: uint64(s.Claims), Failovers: uint64(s.Failovers), Lost: uint64(s.Lost),
+		RenewedAt: s.RenewedAt, TTL: s.TTL,
+	}
 }

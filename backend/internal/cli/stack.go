@@ -164,7 +164,7 @@ func (a *app) startStack(ctx context.Context, res *config.Resolved, log *slog.Lo
 			return nil, fmt.Errorf("recover sessions: %w", err)
 		}
 	}
-	s.server = server.New(server.Deps{
+	deps := server.Deps{
 		Log:      log,
 		Catalog:  cat,
 		Runner:   s.runner,
@@ -175,7 +175,11 @@ func (a *app) startStack(ctx context.Context, res *config.Resolved, log *slog.Lo
 		Limits:   opts.limits,
 		Web:      opts.web,
 		Version:  Version,
-	})
+	}
+	if s.feed != nil {
+		deps.Leases, deps.Feed = leaseReport{s.runner}, s.feed.seq
+	}
+	s.server = server.New(deps)
 	started = true
 	return s, nil
 }

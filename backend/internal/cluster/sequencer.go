@@ -36,6 +36,9 @@ type Sequencer struct {
 	// under mu, read without it to skip needless reads).
 	mu   sync.Mutex
 	last atomic.Uint64
+	// lag is how long, in nanoseconds, the newest event read from the
+	// log took from its time to the hub.
+	lag atomic.Int64
 
 	wake   chan struct{}
 	ctx    context.Context
@@ -210,7 +213,16 @@ func (s *Sequencer) publishRow(e store.Event) {
 	}
 	ev.Seq = e.Seq
 	s.publish(ev, e.Body)
+	if !e.Time.IsZero() {
+		s.lag.Store(int64(time.Since(e.Time)))
+	}
 }
+
+// Lag is how long the newest event this server read from the log (another
+// server's, or now and then one of its own that the log gave first) took
+// from its time, on the clock of the server that made it, to this
+// server's hub; zero before the first.
+func (s *Sequencer) Lag() time.Duration { return time.Duration(s.lag.Load()) }
 
 // publish gives ev to the hub. Called under mu.
 func (s *Sequencer) publish(ev *agentsv1.Event, body []byte) {

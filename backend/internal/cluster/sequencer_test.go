@@ -236,3 +236,34 @@ func TestSequencerLeavesALocalCommitToTheFollowerWhenTheLogFails(t *testing.T) {
 	st.log.setFail(nil)
 	st.want(t, 1, 2)
 }
+
+// The lag is how long the newest event read from the log (another
+// server's) took from its time to this server's hub; this server's own
+// commits do not count.
+func TestSequencerReportsTheLagOfTheOtherServersEvents(t *testing.T) {
+	t.Parallel()
+	st := newSeqTest(t, 0, noPoll)
+	if got := st.seq.Lag(); got != 0 {
+		t.Fatalf("lag before any event = %v, want 0", got)
+	}
+	ev := logged(1)
+	st.log.mu.Lock()
+	st.log.rows = append(st.log.rows, store.Event{Seq: 1, SessionID: ev.SessionId, Kind: ev.Kind, Time: time.Now().Add(-3 * time.Second), Body: body(ev)})
+	st.log.mu.Unlock()
+	if err := st.bus.Notify(context.Background(), ChannelEvents, "1"); err != nil {
+		t.Fatal(err)
+	}
+	st.want(t, 1)
+	if got := st.seq.Lag(); got < 3*time.Second || got > time.Minute {
+		t.Fatalf("lag after an event 3s old = %v, want 3s and a little", got)
+	}
+	own := logged(2)
+	st.log.append(own)
+	if err := st.seq.Committed(own, body(own)); err != nil {
+		t.Fatal(err)
+	}
+	st.want(t, 2)
+	if got := st.seq.Lag(); got < 3*time.Second {
+		t.Fatalf("lag after a commit of this server = %v, want the other server's still", got)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -17,6 +18,9 @@ import (
 	"github.com/agents-os/agents/backend/internal/llm"
 	"github.com/agents-os/agents/backend/internal/runner"
 	"github.com/agents-os/agents/backend/internal/session"
+	"github.com/agents-os/agents/backend/internal/store"
+	"github.com/agents-os/agents/backend/internal/store/pgtest"
+	"github.com/agents-os/agents/backend/internal/store/postgres"
 	"github.com/agents-os/agents/backend/internal/store/sqlite"
 	"github.com/agents-os/agents/backend/internal/tool"
 	"github.com/agents-os/agents/tools/fakellm"
@@ -53,19 +57,49 @@ const stepsPerRun = 16
 // for the CPU. With tool=bash it is a script that prints "ok", so each step
 // also starts one process, as real bash tools do.
 func BenchmarkSteps(b *testing.B) {
+	benchStepsOn(b, func(b *testing.B) store.Store {
+		db, err := sqlite.Open(context.Background(), filepath.Join(b.TempDir(), "bench.db"))
+		if err != nil {
+			b.Fatalf("open store: %v", err)
+		}
+		return db
+	})
+}
+
+// BenchmarkStepsPostgres is BenchmarkSteps on a PostgreSQL database of
+// its own (pgtest), its commits waiting for the WAL flush as they do by
+// default in production.
+func BenchmarkStepsPostgres(b *testing.B) {
+	benchStepsOn(b, func(b *testing.B) store.Store {
+		u, err := url.Parse(pgtest.DSN(b))
+		if err != nil {
+			b.Fatal(err)
+		}
+		q := u.Query()
+		q.Set("synchronous_commit", "on")
+		u.RawQuery = q.Encode()
+		db, err := postgres.Open(context.Background(), u.String(), postgres.Options{})
+		if err != nil {
+			b.Fatalf("open store: %v", err)
+		}
+		return db
+	})
+}
+
+func benchStepsOn(b *testing.B, open func(*testing.B) store.Store) {
 	for _, tool := range []struct{ variant, name string }{
 		{"system", tool.ListSubSessionsName},
 		{"bash", "bash_noop"},
 	} {
 		for _, sessions := range []int{1, 64} {
 			b.Run(fmt.Sprintf("tool=%s/sessions=%d", tool.variant, sessions), func(b *testing.B) {
-				benchSteps(b, tool.name, sessions)
+				benchSteps(b, open(b), tool.name, sessions)
 			})
 		}
 	}
 }
 
-func benchSteps(b *testing.B, tool string, sessions int) {
+func benchSteps(b *testing.B, db store.Store, tool string, sessions int) {
 	ctx := context.Background()
 	model := fakellmtest.Start(b, fakellm.Rules{Rules: []fakellm.Rule{{
 		Name: "always call the tool",
@@ -77,10 +111,6 @@ func benchSteps(b *testing.B, tool string, sessions int) {
 			ChunkSize: 1 << 16,
 		},
 	}}})
-	db, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "bench.db"))
-	if err != nil {
-		b.Fatalf("open store: %v", err)
-	}
 	b.Cleanup(func() { _ = db.Close() })
 	cat := catalog.New(ctx, func() *agentfile.Set {
 		return agentfile.Load(nil, []string{"testdata/bench/agents"})

@@ -46,20 +46,36 @@ type LeaseStats struct {
 	Failovers int64
 	// Lost are the leases another server took while this one held them.
 	Lost int64
+	// Held are the leases this server holds now.
+	Held int
+	// RenewedAt is when the renewals last found every lease held still
+	// this server's (or it held none); zero before the first round.
+	RenewedAt time.Time
+	// TTL is how long a lease lives unrenewed.
+	TTL time.Duration
 }
 
 type leaseStats struct {
 	claims, failovers, lost atomic.Int64
+	renewed                 atomic.Int64 // RenewedAt, in Unix nanoseconds
 }
 
 // LeaseStats returns the counts of this server's leases; zero without a
 // cluster.
 func (r *Runner) LeaseStats() LeaseStats {
-	return LeaseStats{
+	s := LeaseStats{
 		Claims:    r.leaseStats.claims.Load(),
 		Failovers: r.leaseStats.failovers.Load(),
 		Lost:      r.leaseStats.lost.Load(),
+		Held:      r.leases.count(),
 	}
+	if n := r.leaseStats.renewed.Load(); n != 0 {
+		s.RenewedAt = time.Unix(0, n)
+	}
+	if r.cluster != nil {
+		s.TTL = r.cluster.LeaseTTL
+	}
+	return s
 }
 
 // joinCluster sets the runner up to share its database: the lease

@@ -445,3 +445,21 @@ func TestWatchMailFromAnotherServerWakesTheWatcher(t *testing.T) {
 		t.Errorf("the watcher's third turn = %+v, want the watch's mail", v.Turns[2].User)
 	}
 }
+
+// LeaseStats say how many leases the server holds, how long they last
+// and when the database last confirmed them, for /readyz and /metrics.
+func TestLeaseStatsCountTheLeasesHeldAndTheirRenewal(t *testing.T) {
+	t.Parallel()
+	f := newFleet(t, answer, 300*time.Millisecond)
+	a := f.start(t, "a")
+	if s := a.run.LeaseStats(); s.Held != 0 || s.TTL != 300*time.Millisecond {
+		t.Fatalf("stats of a new server = %+v, want no lease held, a ttl of 300ms", s)
+	}
+	id := a.create(t, "bench", "hello")
+	a.wait(t, id)
+	if s := a.run.LeaseStats(); s.Held != 1 {
+		t.Fatalf("stats with a session loaded = %+v, want one lease held", s)
+	}
+	since := time.Now()
+	eventually(t, "a renewal", func() bool { return a.run.LeaseStats().RenewedAt.After(since) })
+}

@@ -90,6 +90,12 @@ func (b *leaseBook) has(id string) bool {
 	return ok
 }
 
+func (b *leaseBook) count() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.held)
+}
+
 func (b *leaseBook) all() []store.Lease {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -247,6 +253,7 @@ func (r *Runner) renewLeases() {
 		now := r.now()
 		if len(held) == 0 {
 			renewed = now
+			r.leaseStats.renewed.Store(now.UnixNano())
 			continue
 		}
 		lost, err := r.store.RenewLeases(r.ctx, r.cluster.Holder, held, now, ttl)
@@ -263,6 +270,7 @@ func (r *Runner) renewLeases() {
 			continue
 		}
 		renewed = now
+		r.leaseStats.renewed.Store(now.UnixNano())
 		for _, id := range lost {
 			for _, l := range held {
 				if l.SessionID == id {

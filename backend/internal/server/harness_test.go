@@ -71,6 +71,10 @@ type env struct {
 	// stopCluster stops what a server on PostgreSQL shares the database
 	// with the others by.
 	stopCluster func()
+	// leases and feed stand for the cluster's sources of /readyz and
+	// /metrics.
+	leases server.Leases
+	feed   server.EventFeed
 
 	// faults, when set, sit between the runner and the database, and
 	// modelFaults between the runner and the model; both outlive restarts.
@@ -101,6 +105,12 @@ func withLogTo(w io.Writer) option { return func(e *env) { e.logTo = w } }
 
 // withMetrics serves /metrics and feeds it from the hub and the runner.
 func withMetrics() option { return func(e *env) { e.withMetrics = true } }
+
+// withCluster serves as a server sharing its database, its leases and
+// cross-server feed reported by leases and feed.
+func withCluster(leases server.Leases, feed server.EventFeed) option {
+	return func(e *env) { e.leases, e.feed = leases, feed }
+}
 
 // withRunner adjusts the runner's options.
 func withRunner(tune func(*runner.Options)) option {
@@ -251,7 +261,7 @@ func (e *env) boot() {
 	}
 	srv := server.New(server.Deps{
 		Log: log, Catalog: cat, Runner: run, Hub: hub, Store: db,
-		Metrics: metrics, Security: e.security, Limits: e.limits, Web: e.web,
+		Metrics: metrics, Leases: e.leases, Feed: e.feed, Security: e.security, Limits: e.limits, Web: e.web,
 	})
 	e.store, e.hub, e.runner, e.srv = db, hub, run, srv
 	e.http = httptest.NewServer(srv.Handler())

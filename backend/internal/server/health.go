@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"time"
 )
@@ -14,6 +15,19 @@ const readyTimeout = 2 * time.Second
 type healthBody struct {
 	Status   string   `json:"status"`
 	Problems []string `json:"problems,omitempty"`
+	// Database is "ok" or "unreachable" (readyz only).
+	Database string `json:"database,omitempty"`
+	// Leases is set on a database shared with other servers.
+	Leases *leaseHealth `json:"leases,omitempty"`
+}
+
+// leaseHealth is the state of a server's run leases in /readyz.
+type leaseHealth struct {
+	Held int `json:"held"`
+	// RenewedAt is when the database last confirmed them, absent before
+	// the first time.
+	RenewedAt  *time.Time `json:"renewed_at,omitempty"`
+	TTLSeconds float64    `json:"ttl_seconds"`
 }
 
 // healthz answers 200 while the process serves HTTP at all: a liveness
@@ -23,27 +37,55 @@ func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
 }
 
 // readyz answers 200 when the server can do its work: the database
-// answers, at least one agent is loaded, and it is not shutting down.
+// answers, at least one agent is loaded, it is not shutting down and, on a
+// database shared with other servers, its leases were renewed in time.
 // Otherwise 503 with the problems, so a load balancer sends no traffic.
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
-	var problems []string
+	body := healthBody{Status: "ready", Database: "ok"}
 	if s.draining.Load() {
-		problems = append(problems, "shutting down")
+		body.Problems = append(body.Problems, "shutting down")
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
 	defer cancel()
 	if _, err := s.store.CountByStatus(ctx); err != nil {
 		s.log.WarnContext(ctx, "readiness: store unreachable", "error", err.Error())
-		problems = append(problems, "store unreachable")
+		body.Database = "unreachable"
+		body.Problems = append(body.Problems, "store unreachable")
 	}
 	if len(s.catalog.Snapshot().Agents()) == 0 {
-		problems = append(problems, "no agents loaded")
+		body.Problems = append(body.Problems, "no agents loaded")
 	}
-	if len(problems) > 0 {
-		writeHealth(w, http.StatusServiceUnavailable, healthBody{Status: "unavailable", Problems: problems})
+	if s.leases != nil {
+		var problem string
+		body.Leases, problem = leaseHealthOf(s.leases.LeaseStats(), time.Now())
+		if problem != "" {
+			body.Problems = append(body.Problems, problem)
+		}
+	}
+	if len(body.Problems) > 0 {
+		body.Status = "unavailable"
+		writeHealth(w, http.StatusServiceUnavailable, body)
 		return
 	}
-	writeHealth(w, http.StatusOK, healthBody{Status: "ready"})
+	writeHealth(w, http.StatusOK, body)
+}
+
+// leaseHealthOf describes st at now, with a problem when leases are held
+// that the database has not confirmed for longer than they last: other
+// servers may have taken them, and the runs under them cannot write.
+func leaseHealthOf(st LeaseStats, now time.Time) (*leaseHealth, string) {
+	h := &leaseHealth{Held: st.Held, TTLSeconds: st.TTL.Seconds()}
+	if !st.RenewedAt.IsZero() {
+		at := st.RenewedAt.UTC()
+		h.RenewedAt = &at
+	}
+	if st.Held == 0 || st.RenewedAt.IsZero() {
+		return h, ""
+	}
+	if age := now.Sub(st.RenewedAt); age > st.TTL {
+		return h, fmt.Sprintf("leases not renewed for %s (they last %s)", age.Round(time.Second), st.TTL)
+	}
+	return h, ""
 }
 
 func writeHealth(w http.ResponseWriter, status int, body healthBody) {

@@ -1,11 +1,14 @@
 package server_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/agents-os/agents/backend/internal/server"
 	"github.com/agents-os/agents/tools/fakellm"
@@ -169,4 +172,99 @@ func grepLines(s, sub string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// fakeLeases reports the lease counts a test sets.
+type fakeLeases struct {
+	mu sync.Mutex
+	st server.LeaseStats
+}
+
+func (f *fakeLeases) LeaseStats() server.LeaseStats {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.st
+}
+
+func (f *fakeLeases) set(st server.LeaseStats) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.st = st
+}
+
+type fakeFeed time.Duration
+
+func (f fakeFeed) Lag() time.Duration { return time.Duration(f) }
+
+// On a database shared with other servers /readyz reports the leases, and
+// fails when the ones held were not renewed for longer than they last.
+func TestReadinessReportsTheLeasesAndFailsWhenTheyAreNotRenewed(t *testing.T) {
+	t.Parallel()
+	leases := &fakeLeases{}
+	e := start(t, fakellm.Rules{Default: &fakellm.Reply{Text: "ok"}}, withCluster(leases, fakeFeed(0)))
+	renewed := time.Now().Add(-time.Second)
+	leases.set(server.LeaseStats{Held: 2, RenewedAt: renewed, TTL: 10 * time.Second})
+	status, _, body := e.send(request{method: "GET", path: "/readyz"})
+	var got struct {
+		Status, Database string
+		Problems         []string
+		Leases           struct {
+			Held       int
+			RenewedAt  time.Time `json:"renewed_at"`
+			TTLSeconds float64   `json:"ttl_seconds"`
+		}
+	}
+	if err := json.Unmarshal(body, &got); err != nil {
+		t.Fatalf("/readyz body %s: %v", body, err)
+	}
+	if status != http.StatusOK || got.Status != "ready" || got.Database != "ok" || got.Leases.Held != 2 || got.Leases.TTLSeconds != 10 || !got.Leases.RenewedAt.Equal(renewed) {
+		t.Errorf("/readyz with leases renewed a second ago = %d %s, want 200 ready with the database ok, 2 leases held, renewed at %v, lasting 10s", status, body, renewed)
+	}
+
+	leases.set(server.LeaseStats{Held: 2, RenewedAt: time.Now().Add(-30 * time.Second), TTL: 10 * time.Second})
+	status, _, body = e.send(request{method: "GET", path: "/readyz"})
+	if status != http.StatusServiceUnavailable || !strings.Contains(string(body), "leases not renewed for 30s (they last 10s)") {
+		t.Errorf("/readyz with leases renewed 30s ago = %d %s, want 503 saying they were not renewed", status, body)
+	}
+
+	// Holding none, a renewal long ago is no problem.
+	leases.set(server.LeaseStats{RenewedAt: time.Now().Add(-time.Hour), TTL: 10 * time.Second})
+	if status, _, body := e.send(request{method: "GET", path: "/readyz"}); status != http.StatusOK {
+		t.Errorf("/readyz holding no lease = %d %s, want 200", status, body)
+	}
+}
+
+// /metrics reads the lease counts and the cross-server lag at each
+// scrape; a server alone on its database has no such series.
+func TestMetricsReportLeasesAndCrossServerLag(t *testing.T) {
+	t.Parallel()
+	leases := &fakeLeases{}
+	leases.set(server.LeaseStats{Held: 3, Claims: 7, Failovers: 2, Lost: 1, RenewedAt: time.Now(), TTL: 10 * time.Second})
+	e := start(t, fakellm.Rules{Default: &fakellm.Reply{Text: "ok"}}, withMetrics(), withCluster(leases, fakeFeed(250*time.Millisecond)))
+	status, _, body := e.send(request{method: "GET", path: "/metrics"})
+	if status != http.StatusOK {
+		t.Fatalf("/metrics = %d %s", status, body)
+	}
+	for series, want := range map[string]float64{
+		"agents_leases_held":               3,
+		"agents_lease_claims_total":        7,
+		"agents_lease_failovers_total":     2,
+		"agents_leases_lost_total":         1,
+		"agents_cluster_event_lag_seconds": 0.25,
+	} {
+		if got := metricValue(t, string(body), series); got != want {
+			t.Errorf("%s = %v, want %v", series, got, want)
+		}
+	}
+	if age := metricValue(t, string(body), "agents_lease_renewal_age_seconds"); age < 0 || age > 60 {
+		t.Errorf("agents_lease_renewal_age_seconds = %v, want the few seconds since the renewal", age)
+	}
+
+	alone := start(t, fakellm.Rules{Default: &fakellm.Reply{Text: "ok"}}, withMetrics())
+	_, _, body = alone.send(request{method: "GET", path: "/metrics"})
+	for _, series := range []string{"agents_leases_held", "agents_cluster_event_lag_seconds"} {
+		if got := metricValue(t, string(body), series); got != -1 {
+			t.Errorf("%s = %v on a server alone on its database, want no such series", series, got)
+		}
+	}
 }

@@ -43,6 +43,9 @@ type Metrics struct {
 	// runner is the server's, set by New: the metrics exist before it
 	// (its OnStep is theirs).
 	runner atomic.Pointer[runner.Runner]
+	// cluster registers the metrics of a server that shares its
+	// database, once, when New is given their sources.
+	cluster sync.Once
 	// The label sets: the kinds of event (eventKinds), the reasons the
 	// runner stops a run for (a run a client stopped with a reason of
 	// its own is other), the machine codes of session.failed.
@@ -162,6 +165,95 @@ func (m *Metrics) fromRunner(count func(*runner.Runner) int) float64 {
 		return float64(count(r))
 	}
 	return 0
+}
+
+// LeaseStats describe the run leases of a server that shares its database
+// with others (DESIGN.md §6a): counts since the process started, and the
+// state of the renewal.
+type LeaseStats struct {
+	// Held is the number of leases the server holds now.
+	Held int
+	// Claims counts the leases taken: of sessions loaded here, and of
+	// sessions taken over (Failovers).
+	Claims uint64
+	// Failovers counts the claims of sessions another server ran, whose
+	// lease had expired or been released.
+	Failovers uint64
+	// Lost counts the leases found held by another server while this one
+	// thought them its own; the runs under them stopped.
+	Lost uint64
+	// RenewedAt is the last time the database confirmed the leases held
+	// (a claim or a renewal); zero before the first.
+	RenewedAt time.Time
+	// TTL is how long a lease lasts unless renewed.
+	TTL time.Duration
+}
+
+// Leases reports a server's run leases: the runner's, on a database shared
+// with other servers.
+type Leases interface {
+	LeaseStats() LeaseStats
+}
+
+// EventFeed reports how far behind the other servers this server's fan-out
+// of their events is.
+type EventFeed interface {
+	// Lag is how long the newest event of another server that this
+	// server fanned out took from its commit to the fan-out.
+	Lag() time.Duration
+}
+
+// watchCluster registers the lease and cross-server metrics, read from
+// leases and feed at each scrape; a nil source has no metrics.
+func (m *Metrics) watchCluster(leases Leases, feed EventFeed) {
+	m.cluster.Do(func() {
+		if leases != nil {
+			m.reg.MustRegister(newLeaseCollector(leases))
+		}
+		if feed != nil {
+			m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+				Name: "agents_cluster_event_lag_seconds", Help: "How long the newest event of another server took from its commit to this server's subscribers.",
+			}, func() float64 { return feed.Lag().Seconds() }))
+		}
+	})
+}
+
+// leaseCollector reads the lease counts once per scrape.
+type leaseCollector struct {
+	leases                                 Leases
+	held, claims, failovers, lost, renewal *prometheus.Desc
+}
+
+func newLeaseCollector(l Leases) leaseCollector {
+	return leaseCollector{
+		leases:    l,
+		held:      prometheus.NewDesc("agents_leases_held", "Run leases this server holds.", nil, nil),
+		claims:    prometheus.NewDesc("agents_lease_claims_total", "Run leases taken: of sessions loaded here and of sessions taken over.", nil, nil),
+		failovers: prometheus.NewDesc("agents_lease_failovers_total", "Sessions taken over from another server whose lease had expired or been released.", nil, nil),
+		lost:      prometheus.NewDesc("agents_leases_lost_total", "Run leases found held by another server; the runs under them stopped.", nil, nil),
+		renewal:   prometheus.NewDesc("agents_lease_renewal_age_seconds", "Time since the database last confirmed the leases held (0 before the first).", nil, nil),
+	}
+}
+
+func (c leaseCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.held
+	ch <- c.claims
+	ch <- c.failovers
+	ch <- c.lost
+	ch <- c.renewal
+}
+
+func (c leaseCollector) Collect(ch chan<- prometheus.Metric) {
+	st := c.leases.LeaseStats()
+	age := 0.0
+	if !st.RenewedAt.IsZero() {
+		age = time.Since(st.RenewedAt).Seconds()
+	}
+	ch <- prometheus.MustNewConstMetric(c.held, prometheus.GaugeValue, float64(st.Held))
+	ch <- prometheus.MustNewConstMetric(c.claims, prometheus.CounterValue, float64(st.Claims))
+	ch <- prometheus.MustNewConstMetric(c.failovers, prometheus.CounterValue, float64(st.Failovers))
+	ch <- prometheus.MustNewConstMetric(c.lost, prometheus.CounterValue, float64(st.Lost))
+	ch <- prometheus.MustNewConstMetric(c.renewal, prometheus.GaugeValue, age)
 }
 
 // Handler serves the metrics in the Prometheus text format.

@@ -30,7 +30,12 @@ type Deps struct {
 	// metric.
 	Store store.Store
 	// Metrics, when set, are served at /metrics and count requests.
-	Metrics  *Metrics
+	Metrics *Metrics
+	// Leases and Feed, set on a database shared with other servers, tell
+	// /readyz and /metrics how the run leases and the events of the
+	// other servers fare.
+	Leases   Leases
+	Feed     EventFeed
 	Security Security
 	Limits   Limits
 	// Web, when set, serves the web app for the GET requests no API route
@@ -69,6 +74,7 @@ type Server struct {
 	hub      *events.Hub
 	store    store.Store
 	metrics  *Metrics
+	leases   Leases
 	security Security
 	limits   Limits
 	web      http.Handler
@@ -89,13 +95,16 @@ func New(d Deps) *Server {
 	}
 	s := &Server{
 		log: log, catalog: d.Catalog, runner: d.Runner, hub: d.Hub, store: d.Store,
-		metrics: d.Metrics, security: d.Security, limits: d.Limits.withDefaults(),
+		metrics: d.Metrics, leases: d.Leases, security: d.Security, limits: d.Limits.withDefaults(),
 		web:     d.Web,
 		version: d.Version,
 	}
 	s.mcp = &mcpEndpoint{s: s}
 	if d.Metrics != nil && d.Runner != nil {
 		d.Metrics.runner.Store(d.Runner)
+	}
+	if d.Metrics != nil {
+		d.Metrics.watchCluster(d.Leases, d.Feed)
 	}
 	if err := s.security.Validate(); err != nil {
 		log.Error("refusing the CORS wildcard", "error", err.Error())

@@ -102,6 +102,7 @@ func parseFlags(args []string, stderr io.Writer) (loadgen.Config, bool, error) {
 	)
 	fs.StringVar(&cfg.AgentsBin, "agents-bin", "", "the agents `binary`; default: build ./backend/cmd/agents")
 	fs.StringVar(&cfg.ModelURL, "model-url", "", "use this offline model (a fakellm `URL`, …/v1) instead of serving one here; it must answer at once")
+	fs.StringVar(&cfg.Postgres, "postgres", "", "cluster: the PostgreSQL server to create databases on, a `URL` whose user may (default "+loadgen.DefaultPostgres+")")
 	fs.StringVar(&scenarios, "scenario", "", "comma-separated `scenarios` to run ("+strings.Join(loadgen.ScenarioNames(), ",")+"); default all")
 	fs.BoolVar(&quick, "quick", false, "small sizes: a check that runs in about a minute")
 	fs.BoolVar(&asJSON, "json", false, "print the report as JSON instead of tables")
