@@ -42,37 +42,26 @@ const sqlAcquireLease = `INSERT INTO run_leases (session_id, holder, expires, ep
 	WHERE run_leases.holder = excluded.holder OR run_leases.expires <= ?
 	RETURNING session_id, holder, epoch, expires`
 
-// RenewLeases implements Leases: one statement a lease, in one
-// transaction.
+// RenewLeases implements Leases: one statement a lease, each committed
+// on its own. One transaction for them all would keep every lease it
+// renewed locked until the last, while a fenced commit of another server
+// share-locks the leases of its group's sessions in its own order: the
+// two would deadlock (PostgreSQL detects it and fails one). A renewal that
+// holds one row at a time never waits while holding another.
 func (s *SQL) RenewLeases(ctx context.Context, holder string, leases []Lease, now time.Time, ttl time.Duration) ([]string, error) {
-	if len(leases) == 0 {
-		return nil, nil
-	}
 	var lost []string
-	err := WithTx(ctx, s.write, func(tx *sqlx.Tx) error {
-		lost = lost[:0]
-		stmt := tx.StmtxContext(ctx, s.st.renewLease)
-		for _, l := range leases {
-			res, err := stmt.ExecContext(ctx, nanos(now.Add(ttl)), l.SessionID, holder, l.Epoch)
-			if err != nil {
-				return s.translate(err, nil, "renew lease on %s", l.SessionID)
-			}
-			n, err := res.RowsAffected()
-			if err != nil {
-				return fmt.Errorf("renew lease on %s: %w", l.SessionID, err)
-			}
-			if n == 0 {
-				lost = append(lost, l.SessionID)
-			}
+	for _, l := range leases {
+		res, err := s.st.renewLease.ExecContext(ctx, nanos(now.Add(ttl)), l.SessionID, holder, l.Epoch)
+		if err != nil {
+			return nil, s.translate(err, nil, "renew lease on %s", l.SessionID)
 		}
-		return nil
-	})
-	if _, typed := errs.As(err); err != nil && !typed {
-		// Beginning or committing the transaction failed.
-		err = s.translate(err, nil, "renew leases")
-	}
-	if err != nil {
-		return nil, err
+		n, err := res.RowsAffected()
+		if err != nil {
+			return nil, fmt.Errorf("renew lease on %s: %w", l.SessionID, err)
+		}
+		if n == 0 {
+			lost = append(lost, l.SessionID)
+		}
 	}
 	return lost, nil
 }

@@ -104,3 +104,66 @@ func waitForRowLock(t *testing.T, admin *pgx.Conn) {
 	}
 	t.Fatal("the group commit never waited for the row")
 }
+
+// TestLeaseRenewalsAndFencedCommitsDoNotDeadlock renews two leases, x then
+// y, while another server's fenced commit holds y's lease row (a fence's
+// share lock) and then wants x's: a renewal that kept each lease it
+// renewed locked until it had renewed them all would hold x, wait for y,
+// and deadlock with the commit. Each renewal commits on its own.
+func TestLeaseRenewalsAndFencedCommitsDoNotDeadlock(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.DSN(t)
+	s, err := postgres.Open(ctx, dsn, postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	now := time.Now().UTC()
+	var leases []store.Lease
+	for _, id := range []string{"x", "y"} {
+		m := session.Meta{ID: id, Agent: "a", Owner: "o", Status: session.StatusReady, Created: now, Updated: now}
+		if err := s.CreateSession(ctx, m, nil); err != nil {
+			t.Fatal(err)
+		}
+		l, err := s.AcquireLease(ctx, id, "h1", now, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		leases = append(leases, l)
+	}
+
+	other, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close(ctx)
+	tx, err := other.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	fence := `SELECT 1 FROM run_leases WHERE session_id = $1 FOR SHARE`
+	if _, err := tx.Exec(ctx, fence, "y"); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.RenewLeases(ctx, "h1", leases, now, time.Minute)
+		done <- err
+	}()
+	waitForRowLock(t, other)
+	if _, err := tx.Exec(ctx, fence, "x"); err != nil {
+		t.Fatalf("the fenced commit's second lease: %v", err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("renew: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the renewal did not finish")
+	}
+}
