@@ -175,13 +175,16 @@ func TestSubscribeDoesNotCountTheConsumersTimeAsAStall(t *testing.T) {
 		}
 		return hold(ctx)
 	}, "")
-	c.timing.stall = 200 * time.Millisecond
+	// The stall timeout is long enough that a loaded machine, which can
+	// leave the server's sending goroutine unscheduled for a few hundred
+	// milliseconds, does not make a real silence of it.
+	c.timing.stall = time.Second
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	updates := c.Subscribe(ctx, ownerScope)
 	collect(t, updates, untilEvents(1))
 	// The consumer dawdles for longer than the stall timeout.
-	time.Sleep(500 * time.Millisecond)
+	time.Sleep(1500 * time.Millisecond)
 	got := collect(t, updates, untilEvents(n-1))
 	for _, u := range got {
 		if u.State != nil {
