@@ -91,15 +91,7 @@ does, with its exit statuses. ID may be a unique prefix.`,
 			if err != nil {
 				return err
 			}
-			return a.follow(cmd.Context(), *cf, offline, func(ctx context.Context, c *client.Client) (string, error) {
-				id, err := resolveSession(ctx, c, args[0])
-				if err != nil {
-					return "", err
-				}
-				meta, err := c.Sessions.GetSession(ctx, connect.NewRequest(&agentsv1.GetSessionRequest{SessionId: id, MetaOnly: true}))
-				if err != nil {
-					return "", describe(err)
-				}
+			return a.followSession(cmd.Context(), *cf, offline, args[0], func(ctx context.Context, c *client.Client, id string, status agentsv1.SessionStatus) (string, error) {
 				req := &agentsv1.SendMailRequest{SessionId: id, Body: &agentsv1.MailBody{
 					Kind: &agentsv1.MailBody_UserMessage{UserMessage: &agentsv1.UserMessage{Text: text}},
 				}, Priority: agentsv1.MailPriority_MAIL_PRIORITY_NORMAL}
@@ -111,7 +103,7 @@ does, with its exit statuses. ID may be a unique prefix.`,
 					return "", describe(err)
 				}
 				fmt.Fprintf(a.stderr, "mail %s sent to session %s\n", res.Msg.GetEnvelope().GetId(), id)
-				if acceptsMailRun(meta.Msg.GetSession().GetMeta().GetStatus()) {
+				if acceptsMailRun(status) {
 					return id, nil // the mail starts a run: follow it
 				}
 				return "", nil
@@ -121,6 +113,22 @@ does, with its exit statuses. ID may be a unique prefix.`,
 	cmd.Flags().BoolVar(&urgent, "urgent", false, "interrupt the step in flight to read it at once")
 	cmd.Flags().StringVar(&offline, "offline-model", "", "the model of agents whose API key is not configured: a URL, or an offline model's rules file (without --attach)")
 	return cmd
+}
+
+// followSession resolves arg to a session and reads its status, then
+// lets act do what starts the run the command follows (see follow).
+func (a *app) followSession(ctx context.Context, cf clientFlags, offline, arg string, act func(ctx context.Context, c *client.Client, id string, status agentsv1.SessionStatus) (string, error)) error {
+	return a.follow(ctx, cf, offline, func(ctx context.Context, c *client.Client) (string, error) {
+		id, err := resolveSession(ctx, c, arg)
+		if err != nil {
+			return "", err
+		}
+		res, err := c.Sessions.GetSession(ctx, connect.NewRequest(&agentsv1.GetSessionRequest{SessionId: id, MetaOnly: true}))
+		if err != nil {
+			return "", describe(err)
+		}
+		return act(ctx, c, id, res.Msg.GetSession().GetMeta().GetStatus())
+	})
 }
 
 // acceptsMailRun says whether mail to a session in status st starts a
@@ -195,19 +203,11 @@ an idle session the message starts a run. ID may be a unique prefix.`,
 			if err != nil {
 				return err
 			}
-			return a.follow(cmd.Context(), *cf, offline, func(ctx context.Context, c *client.Client) (string, error) {
-				id, err := resolveSession(ctx, c, args[0])
-				if err != nil {
-					return "", err
-				}
-				res, err := c.Sessions.GetSession(ctx, connect.NewRequest(&agentsv1.GetSessionRequest{SessionId: id, MetaOnly: true}))
-				if err != nil {
-					return "", describe(err)
-				}
+			return a.followSession(cmd.Context(), *cf, offline, args[0], func(ctx context.Context, c *client.Client, id string, status agentsv1.SessionStatus) (string, error) {
 				// Only a run has a step to cut short; an idle session
 				// takes the message as any other.
-				busy := res.Msg.GetSession().GetMeta().GetStatus() == agentsv1.SessionStatus_SESSION_STATUS_RUNNING
-				_, err = c.Sessions.PostMessage(ctx, connect.NewRequest(&agentsv1.PostMessageRequest{SessionId: id,
+				busy := status == agentsv1.SessionStatus_SESSION_STATUS_RUNNING
+				_, err := c.Sessions.PostMessage(ctx, connect.NewRequest(&agentsv1.PostMessageRequest{SessionId: id,
 					Message: &agentsv1.Message{Text: text, Interrupt: busy}}))
 				if err != nil {
 					return "", describe(err)
