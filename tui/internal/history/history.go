@@ -85,13 +85,7 @@ func New(ctx context.Context, c *client.Client, th *theme.Theme, km *keys.Map, n
 
 // Restyle takes the theme's styles again after the theme changed.
 func (m *History) Restyle() {
-	st := m.search.Styles()
-	st.Focused.Prompt = m.th.App.Key
-	st.Blurred.Prompt = m.th.App.Muted
-	st.Focused.Placeholder = m.th.App.Muted
-	st.Blurred.Placeholder = m.th.App.Muted
-	st.Cursor.Blink = false
-	m.search.SetStyles(st)
+	m.th.StyleSearch(&m.search)
 }
 
 // Refresh lists the sessions matching the query again, every page.
