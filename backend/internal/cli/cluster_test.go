@@ -83,7 +83,10 @@ func TestServersOnPostgreSQLShareEventsAndDeltas(t *testing.T) {
 	if kinds[0] != "session.created" {
 		t.Errorf("server b saw %v", kinds)
 	}
-	if got := text.String(); got != strings.Repeat("word ", 20) {
+	// Deltas cross best-effort, beside the logged events: those of the
+	// answer's end may come after the run's end, or not at all. What
+	// came is the answer's start, in order, nothing twice.
+	if got := text.String(); got == "" || !strings.HasPrefix(strings.Repeat("word ", 20), got) {
 		t.Errorf("server b streamed %q", got)
 	}
 }
