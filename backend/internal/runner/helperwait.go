@@ -201,9 +201,18 @@ func (r *Runner) childMoved(ctx context.Context, parent, child string) {
 // waiting round waits for whether it still waits, and takes up the calls
 // of those that do not.
 func (a *actor) recheckHelpers() {
+	parent := a.id
+	for _, child := range a.restingChildren() {
+		a.r.spawn(func() { a.r.recheckChild(parent, child) })
+	}
+}
+
+// restingChildren returns the children the resting calls of the waiting
+// round wait for.
+func (a *actor) restingChildren() []string {
 	st := a.waiting
 	if st == nil {
-		return
+		return nil
 	}
 	var children []string
 	for _, cs := range st.calls {
@@ -213,20 +222,21 @@ func (a *actor) recheckHelpers() {
 			}
 		}
 	}
-	parent := a.id
-	for _, child := range children {
-		a.r.spawn(func() {
-			var held bool
-			err := a.r.withSession(a.r.ctx, child, func(c *actor) error {
-				held = c.phaseNow() == phaseHeld
-				return nil
-			})
-			if err == nil && held {
-				return
-			}
-			a.r.childMoved(a.r.ctx, parent, child)
-		})
+	return children
+}
+
+// recheckChild takes up parent's calls that wait for child unless child
+// still waits. It must run off both actors.
+func (r *Runner) recheckChild(parent, child string) {
+	var held bool
+	err := r.withSession(r.ctx, child, func(c *actor) error {
+		held = c.phaseNow() == phaseHeld
+		return nil
+	})
+	if err == nil && held {
+		return
 	}
+	r.childMoved(r.ctx, parent, child)
 }
 
 // phase is where a session stands, as its parent's resting calls see it.

@@ -183,12 +183,20 @@ func (r *Runner) recheckHelperWaits(ctx context.Context) error {
 		if !strings.HasPrefix(m.StatusReason, helperWaitPrefix) {
 			continue
 		}
+		// Each child is asked here, not off the actors as at run time,
+		// so the server answers its first request only once the parents
+		// whose children went on are taken up.
+		var children []string
 		err := r.withSession(ctx, m.ID, func(a *actor) error {
-			a.recheckHelpers()
+			children = a.restingChildren()
 			return nil
 		})
 		if err != nil {
 			r.log.Error("check a session that waits for a helper", "session", m.ID, "err", err)
+			continue
+		}
+		for _, child := range children {
+			r.recheckChild(m.ID, child)
 		}
 	}
 	return nil
