@@ -120,23 +120,12 @@ func (s *server) crash() {
 
 func (s *server) create(t *testing.T, agent, text string) string {
 	t.Helper()
-	v, err := s.run.CreateSession(context.Background(), "me", runner.CreateRequest{Agent: agent, Message: &runner.Message{Text: text}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v.Meta.ID
+	return createOn(t, s.run, agent, text)
 }
 
 func (s *server) wait(t *testing.T, id string) runner.View {
 	t.Helper()
-	v, err := s.run.GetSession(context.Background(), "me", id, true, 20*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if v.Meta.Status == session.StatusRunning {
-		t.Fatalf("session %s still running", id)
-	}
-	return v
+	return waitOn(t, s.run, id)
 }
 
 // eventually waits until cond holds, failing the test after 20s.

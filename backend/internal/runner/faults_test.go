@@ -158,16 +158,30 @@ func (k *kernel) close() {
 
 func (k *kernel) create(t *testing.T, text string) string {
 	t.Helper()
-	v, err := k.run.CreateSession(context.Background(), "me", runner.CreateRequest{Agent: "bench", Message: &runner.Message{Text: text}})
+	return createOn(t, k.run, "bench", text)
+}
+
+func (k *kernel) wait(t *testing.T, id string) runner.View {
+	t.Helper()
+	return waitOn(t, k.run, id)
+}
+
+// createOn creates a session of agent for owner "me" with its first
+// message.
+func createOn(t *testing.T, r *runner.Runner, agent, text string) string {
+	t.Helper()
+	v, err := r.CreateSession(context.Background(), "me", runner.CreateRequest{Agent: agent, Message: &runner.Message{Text: text}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return v.Meta.ID
 }
 
-func (k *kernel) wait(t *testing.T, id string) runner.View {
+// waitOn waits until the session has no run and fails the test if it
+// still says running.
+func waitOn(t *testing.T, r *runner.Runner, id string) runner.View {
 	t.Helper()
-	v, err := k.run.GetSession(context.Background(), "me", id, true, 20*time.Second)
+	v, err := r.GetSession(context.Background(), "me", id, true, 20*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
