@@ -252,16 +252,7 @@ func TestClusterASubscriberThatReconnectsToAnotherServerMissesNothingAndSeesNoth
 	live := openSSE(t, a.url+"/v1/events", "")
 	x := a.create(t, "slow", "alpha")
 	before := logged(live.until(t, "alpha's run.stopped", runStopped(x)))
-	n := -1
-	for i, f := range before {
-		if f.event == "run.started" {
-			n = i
-			break
-		}
-	}
-	if n < 0 || n == len(before)-1 {
-		t.Fatalf("logged events of alpha's run = %v, want a run.started followed by more", kinds(before))
-	}
+	n := runStarted(t, before)
 	last := before[n].id
 	live.close()
 

@@ -41,16 +41,7 @@ func TestReconnectAcrossARestartReplaysTheLogAfterItsPosition(t *testing.T) {
 		before := logged(live.until(t, "alpha's run.stopped", runStopped(a)))
 		// The client got as far as the start of alpha's run; what followed is
 		// lost with the server.
-		n := -1
-		for i, f := range before {
-			if f.event == "run.started" {
-				n = i
-				break
-			}
-		}
-		if n < 0 || n == len(before)-1 {
-			t.Fatalf("logged events of alpha's run = %v, want a run.started followed by more", kinds(before))
-		}
+		n := runStarted(t, before)
 		last := before[n].id
 		first.kill(t)
 		live.close()
@@ -174,6 +165,23 @@ func hasKind(frames []sseFrame, kind string) bool {
 		}
 	}
 	return false
+}
+
+// runStarted returns the index of alpha's run.started among its logged
+// events: a subscriber that got as far as there has the rest of the run
+// still to come.
+func runStarted(t *testing.T, before []sseFrame) int {
+	t.Helper()
+	for i, f := range before {
+		if f.event == "run.started" {
+			if i == len(before)-1 {
+				break
+			}
+			return i
+		}
+	}
+	t.Fatalf("logged events of alpha's run = %v, want a run.started followed by more", kinds(before))
+	return 0
 }
 
 func kinds(frames []sseFrame) []string {
