@@ -75,14 +75,15 @@ RULES ?= examples/offline-rules.json
 run: build ## Build, then serve the example agents and the web app on http://127.0.0.1:7420/, demo data in .demo/ (PORT=, DEMO_DIR=, AGENTS_CONFIG=, RULES=)
 	PORT=$(PORT) OFFLINE_PORT=$(OFFLINE_PORT) DEMO_DIR=$(DEMO_DIR) BIN=$(BIN) AGENTS_CONFIG=$(AGENTS_CONFIG) RULES=$(RULES) tools/run-example.sh
 
-# make test is every check and the unit and integration tests; the suites
-# that run the real binary as child processes (e2e, webe2e), the slowest,
-# take their own targets, and testall (what .ci/run runs) is all of them.
+# make test is every check and the unit and integration tests; the race
+# detector's run (race) and the suites that run the real binary as child
+# processes (e2e, webe2e), the slowest, take their own targets, and
+# testall (what .ci/run runs) is all of them.
 .PHONY: test
-test: checkgenerate fmtcheck vet gotest webtest ## Run every check and the unit and integration tests (the black-box suites: make e2e webe2e)
+test: checkgenerate fmtcheck vet gotest webtest ## Run every check and the unit and integration tests (the race detector: make race; the black-box suites: make e2e webe2e)
 
 .PHONY: testall
-testall: test e2e webe2e ## Run every check and test, the black-box suites included (CI)
+testall: test race e2e webe2e ## Run every check and test: make test, the race detector, the black-box suites (CI)
 
 .PHONY: fmtcheck
 fmtcheck: ## Fail when Go code is not gofmt-formatted
@@ -93,24 +94,27 @@ fmtcheck: ## Fail when Go code is not gofmt-formatted
 vet: ## go vet every module
 	go vet $(GO_PACKAGES)
 
-# The race detector runs on the packages whose own code shares state
-# between goroutines: the kernel, the event hub and its SSE framing, the
-# committer, the stores, the cluster's bus and sequencer, the server, the
-# client's reconnecting subscription, the tool runners' process reaper and
-# MCP pool. The rest run without it, a third of the time: parsers, codecs,
-# configuration, the TUI's components, the test tools, and the command
-# line, which only assembles the packages above (its tests are servers
-# started and stopped, slowed threefold by the detector for no state of
-# its own). The black-box suite has a target of its own: e2e.
+# make test runs every package without the race detector; make race runs
+# the packages whose own code shares state between goroutines under it:
+# the kernel, the event hub and its SSE framing, the committer, the
+# stores, the cluster's bus and sequencer, the server, the client's
+# reconnecting subscription, the tool runners' process reaper and MCP
+# pool. The detector triples their time (and its first build of the
+# standard library is minutes on a cold machine), so it has a target of
+# its own that testall, and CI, run after make test. The black-box suite
+# has its own too: e2e.
 RACE_PACKAGES := ./api/client/... ./backend/internal/bashtool/... ./backend/internal/cluster/... \
   ./backend/internal/committer/... ./backend/internal/events/... ./backend/internal/mcptools/... \
   ./backend/internal/runner/... ./backend/internal/server/... ./backend/internal/store/...
 E2E_PACKAGES := ./backend/cmd/agents/...
 
 .PHONY: gotest
-gotest: ## go test every module but the black-box suite: -race where goroutines share state (RACE_PACKAGES), the rest without
+gotest: ## go test every module but the black-box suite (make e2e), without the race detector (make race)
+	go test -count=1 $$(go list $(GO_PACKAGES) | grep -vxFf <(go list $(E2E_PACKAGES)))
+
+.PHONY: race
+race: ## go test -race the packages whose goroutines share state (RACE_PACKAGES)
 	go test -race -count=1 $(RACE_PACKAGES)
-	go test -count=1 $$(go list $(GO_PACKAGES) | grep -vxFf <(go list $(RACE_PACKAGES) $(E2E_PACKAGES)))
 
 # The black-box suite (backend/cmd/agents) builds the binary and runs it
 # as child processes: crashes and restarts on SQLite and PostgreSQL,
