@@ -20,6 +20,7 @@ import (
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/backend/internal/catalog"
 	"github.com/agents-os/agents/backend/internal/committer"
+	"github.com/agents-os/agents/backend/internal/errs"
 	"github.com/agents-os/agents/backend/internal/events"
 	"github.com/agents-os/agents/backend/internal/llm"
 	"github.com/agents-os/agents/backend/internal/store"
@@ -297,12 +298,16 @@ func (r *Runner) acquire(id string) (*actor, func(), error) {
 }
 
 // adopt registers an actor for a session that was just created, with its
-// state already in hand.
+// state already in hand. An id that is live already (an import under an
+// id someone is reading) is errs.Conflict: one id, one actor.
 func (r *Runner) adopt(st *state) (*actor, func(), error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closing || r.handingOver {
 		return nil, nil, errClosing
+	}
+	if _, ok := r.live[st.meta.ID]; ok {
+		return nil, nil, errs.Conflict("session_exists", "session %s is in use; try again", st.meta.ID)
 	}
 	a := newActor(r, st.meta.ID)
 	a.refs = 1

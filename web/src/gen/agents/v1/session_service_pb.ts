@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file agents/v1/session_service.proto.
  */
 export const file_agents_v1_session_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch9hZ2VudHMvdjEvc2Vzc2lvbl9zZXJ2aWNlLnByb3RvEglhZ2VudHMudjEi4AIKFENyZWF0ZVNlc3Npb25SZXF1ZXN0Eg0KBWFnZW50GAEgASgJEigKB21lc3NhZ2UYAiABKAsyEi5hZ2VudHMudjEuTWVzc2FnZUgAiAEBEiIKA3J1bhgDIAEoCzIVLmFnZW50cy52MS5SdW5PcHRpb25zEjsKBnBhcmFtcxgEIAMoCzIrLmFnZW50cy52MS5DcmVhdGVTZXNzaW9uUmVxdWVzdC5QYXJhbXNFbnRyeRIRCglwYXJlbnRfaWQYBSABKAkSDQoFdGl0bGUYBiABKAkSFwoPaWRlbXBvdGVuY3lfa2V5GAcgASgJEgwKBHdhaXQYCCABKAgSKgoHdGltZW91dBgJIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhotCgtQYXJhbXNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBQgoKCF9tZXNzYWdlIjwKFUNyZWF0ZVNlc3Npb25SZXNwb25zZRIjCgdzZXNzaW9uGAEgASgLMhIuYWdlbnRzLnYxLlNlc3Npb24irgIKElBvc3RNZXNzYWdlUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEiMKB21lc3NhZ2UYAiABKAsyEi5hZ2VudHMudjEuTWVzc2FnZRIiCgNydW4YAyABKAsyFS5hZ2VudHMudjEuUnVuT3B0aW9ucxI5CgZwYXJhbXMYBCADKAsyKS5hZ2VudHMudjEuUG9zdE1lc3NhZ2VSZXF1ZXN0LlBhcmFtc0VudHJ5EhcKD2lkZW1wb3RlbmN5X2tleRgFIAEoCRIMCgR3YWl0GAYgASgIEioKB3RpbWVvdXQYByABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24aLQoLUGFyYW1zRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASJxChNQb3N0TWVzc2FnZVJlc3BvbnNlEiQKBG1ldGEYASABKAsyFi5hZ2VudHMudjEuU2Vzc2lvbk1ldGESDwoHbWFpbF9pZBgCIAEoCRIjCgdzZXNzaW9uGAMgASgLMhIuYWdlbnRzLnYxLlNlc3Npb24iiAEKDVJlc3VtZVJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRI0CgZwYXJhbXMYAiADKAsyJC5hZ2VudHMudjEuUmVzdW1lUmVxdWVzdC5QYXJhbXNFbnRyeRotCgtQYXJhbXNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIjYKDlJlc3VtZVJlc3BvbnNlEiQKBG1ldGEYASABKAsyFi5hZ2VudHMudjEuU2Vzc2lvbk1ldGEijAIKE0NvbXBsZXRlQ2FsbFJlcXVlc3QSDQoFdG9rZW4YASABKAkSDgoEdGV4dBgCIAEoCUgAEg8KBWVycm9yGAMgASgJSAASJwoIYXBwcm92YWwYByABKAsyEy5hZ2VudHMudjEuQXBwcm92YWxIABIOCgZyZXN1bWUYBCABKAgSOgoGcGFyYW1zGAUgAygLMiouYWdlbnRzLnYxLkNvbXBsZXRlQ2FsbFJlcXVlc3QuUGFyYW1zRW50cnkSFwoPaWRlbXBvdGVuY3lfa2V5GAYgASgJGi0KC1BhcmFtc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCCAoGcmVzdWx0IjsKCEFwcHJvdmFsEg8KB2FwcHJvdmUYASABKAgSDgoGcmVhc29uGAIgASgJEg4KBmFsd2F5cxgDIAEoCCJPChRDb21wbGV0ZUNhbGxSZXNwb25zZRIkCgRtZXRhGAEgASgLMhYuYWdlbnRzLnYxLlNlc3Npb25NZXRhEhEKCXJlbWFpbmluZxgCIAEoBSImChBDYW5jZWxSdW5SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkiOQoRQ2FuY2VsUnVuUmVzcG9uc2USJAoEbWV0YRgBIAEoCzIWLmFnZW50cy52MS5TZXNzaW9uTWV0YSIrChVDYW5jZWxBdHRhY2hlZFJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCSJRChZDYW5jZWxBdHRhY2hlZFJlc3BvbnNlEiQKBG1ldGEYASABKAsyFi5hZ2VudHMudjEuU2Vzc2lvbk1ldGESEQoJY2FuY2VsbGVkGAIgASgFIiIKDFBhdXNlUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJIjUKDVBhdXNlUmVzcG9uc2USJAoEbWV0YRgBIAEoCzIWLmFnZW50cy52MS5TZXNzaW9uTWV0YSKlAQoPU2VuZE1haWxSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSIQoEYm9keRgCIAEoCzITLmFnZW50cy52MS5NYWlsQm9keRIpCghwcmlvcml0eRgDIAEoDjIXLmFnZW50cy52MS5NYWlsUHJpb3JpdHkSFwoPZnJvbV9zZXNzaW9uX2lkGAQgASgJEhcKD2lkZW1wb3RlbmN5X2tleRgFIAEoCSI9ChBTZW5kTWFpbFJlc3BvbnNlEikKCGVudmVsb3BlGAEgASgLMhcuYWdlbnRzLnYxLk1haWxFbnZlbG9wZSI7Cg9MaXN0TWFpbFJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIUCgxwZW5kaW5nX29ubHkYAiABKAgiOQoQTGlzdE1haWxSZXNwb25zZRIlCgRtYWlsGAEgAygLMhcuYWdlbnRzLnYxLk1haWxFbnZlbG9wZSJZChJGb3JrU2Vzc2lvblJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIUCgdhdF90dXJuGAIgASgFSACIAQESDQoFYWdlbnQYAyABKAlCCgoIX2F0X3R1cm4iOgoTRm9ya1Nlc3Npb25SZXNwb25zZRIjCgdzZXNzaW9uGAEgASgLMhIuYWdlbnRzLnYxLlNlc3Npb24ivwEKE0xpc3RTZXNzaW9uc1JlcXVlc3QSDQoFYWdlbnQYASABKAkSKAoGc3RhdHVzGAIgASgOMhguYWdlbnRzLnYxLlNlc3Npb25TdGF0dXMSEQoJcGFyZW50X2lkGAMgASgJEhIKCnJvb3RzX29ubHkYBCABKAgSDQoFcXVlcnkYBSABKAkSEQoJcGFnZV9zaXplGAYgASgFEhIKCnBhZ2VfdG9rZW4YByABKAkSEgoKYWxsX293bmVycxgIIAEoCCJrChRMaXN0U2Vzc2lvbnNSZXNwb25zZRIoCghzZXNzaW9ucxgBIAMoCzIWLmFnZW50cy52MS5TZXNzaW9uTWV0YRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkSEAoIaGFzX21vcmUYAyABKAgi7gEKEUdldFNlc3Npb25SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSDAoEd2FpdBgCIAEoCBIqCgd0aW1lb3V0GAMgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEhEKCW1ldGFfb25seRgEIAEoCBIXCgphZnRlcl90dXJuGAUgASgFSACIAQESGAoLYmVmb3JlX3R1cm4YBiABKAVIAYgBARISCgp0dXJuX2xpbWl0GAcgASgFEhIKCmxhc3RfdHVybnMYCCABKAVCDQoLX2FmdGVyX3R1cm5CDgoMX2JlZm9yZV90dXJuIkwKEkdldFNlc3Npb25SZXNwb25zZRIjCgdzZXNzaW9uGAEgASgLMhIuYWdlbnRzLnYxLlNlc3Npb24SEQoJcmVhZF9vbmx5GAIgASgIIk8KFERlbGV0ZVNlc3Npb25SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSIwoEbW9kZRgCIAEoDjIVLmFnZW50cy52MS5EZWxldGVNb2RlIiwKFURlbGV0ZVNlc3Npb25SZXNwb25zZRITCgtkZWxldGVkX2lkcxgBIAMoCSI5ChRSZW5hbWVTZXNzaW9uUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEg0KBXRpdGxlGAIgASgJIj0KFVJlbmFtZVNlc3Npb25SZXNwb25zZRIkCgRtZXRhGAEgASgLMhYuYWdlbnRzLnYxLlNlc3Npb25NZXRhImQKE1dhdGNoU2Vzc2lvblJlcXVlc3QSEgoKd2F0Y2hlcl9pZBgBIAEoCRIRCgl0YXJnZXRfaWQYAiABKAkSJgoDdHRsGAMgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uIjcKFFdhdGNoU2Vzc2lvblJlc3BvbnNlEh8KBXdhdGNoGAEgASgLMhAuYWdlbnRzLnYxLldhdGNoIj4KFVVud2F0Y2hTZXNzaW9uUmVxdWVzdBISCgp3YXRjaGVyX2lkGAEgASgJEhEKCXRhcmdldF9pZBgCIAEoCSIYChZVbndhdGNoU2Vzc2lvblJlc3BvbnNlIlMKFEV4cG9ydFNlc3Npb25SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSJwoGZm9ybWF0GAIgASgOMhcuYWdlbnRzLnYxLkV4cG9ydEZvcm1hdCI+ChVFeHBvcnRTZXNzaW9uUmVzcG9uc2USFAoMY29udGVudF90eXBlGAEgASgJEg8KB2NvbnRlbnQYAiABKAkqWgoKRGVsZXRlTW9kZRIbChdERUxFVEVfTU9ERV9VTlNQRUNJRklFRBAAEhYKEkRFTEVURV9NT0RFX1NJTkdMRRABEhcKE0RFTEVURV9NT0RFX0NBU0NBREUQAiphCgxFeHBvcnRGb3JtYXQSHQoZRVhQT1JUX0ZPUk1BVF9VTlNQRUNJRklFRBAAEhoKFkVYUE9SVF9GT1JNQVRfTUFSS0RPV04QARIWChJFWFBPUlRfRk9STUFUX0pTT04QAjLJCgoOU2Vzc2lvblNlcnZpY2USUgoNQ3JlYXRlU2Vzc2lvbhIfLmFnZW50cy52MS5DcmVhdGVTZXNzaW9uUmVxdWVzdBogLmFnZW50cy52MS5DcmVhdGVTZXNzaW9uUmVzcG9uc2USTAoLUG9zdE1lc3NhZ2USHS5hZ2VudHMudjEuUG9zdE1lc3NhZ2VSZXF1ZXN0Gh4uYWdlbnRzLnYxLlBvc3RNZXNzYWdlUmVzcG9uc2USPQoGUmVzdW1lEhguYWdlbnRzLnYxLlJlc3VtZVJlcXVlc3QaGS5hZ2VudHMudjEuUmVzdW1lUmVzcG9uc2USTwoMQ29tcGxldGVDYWxsEh4uYWdlbnRzLnYxLkNvbXBsZXRlQ2FsbFJlcXVlc3QaHy5hZ2VudHMudjEuQ29tcGxldGVDYWxsUmVzcG9uc2USRgoJQ2FuY2VsUnVuEhsuYWdlbnRzLnYxLkNhbmNlbFJ1blJlcXVlc3QaHC5hZ2VudHMudjEuQ2FuY2VsUnVuUmVzcG9uc2USVQoOQ2FuY2VsQXR0YWNoZWQSIC5hZ2VudHMudjEuQ2FuY2VsQXR0YWNoZWRSZXF1ZXN0GiEuYWdlbnRzLnYxLkNhbmNlbEF0dGFjaGVkUmVzcG9uc2USOgoFUGF1c2USFy5hZ2VudHMudjEuUGF1c2VSZXF1ZXN0GhguYWdlbnRzLnYxLlBhdXNlUmVzcG9uc2USQwoIU2VuZE1haWwSGi5hZ2VudHMudjEuU2VuZE1haWxSZXF1ZXN0GhsuYWdlbnRzLnYxLlNlbmRNYWlsUmVzcG9uc2USSAoITGlzdE1haWwSGi5hZ2VudHMudjEuTGlzdE1haWxSZXF1ZXN0GhsuYWdlbnRzLnYxLkxpc3RNYWlsUmVzcG9uc2UiA5ACARJMCgtGb3JrU2Vzc2lvbhIdLmFnZW50cy52MS5Gb3JrU2Vzc2lvblJlcXVlc3QaHi5hZ2VudHMudjEuRm9ya1Nlc3Npb25SZXNwb25zZRJUCgxMaXN0U2Vzc2lvbnMSHi5hZ2VudHMudjEuTGlzdFNlc3Npb25zUmVxdWVzdBofLmFnZW50cy52MS5MaXN0U2Vzc2lvbnNSZXNwb25zZSIDkAIBEk4KCkdldFNlc3Npb24SHC5hZ2VudHMudjEuR2V0U2Vzc2lvblJlcXVlc3QaHS5hZ2VudHMudjEuR2V0U2Vzc2lvblJlc3BvbnNlIgOQAgESUgoNRGVsZXRlU2Vzc2lvbhIfLmFnZW50cy52MS5EZWxldGVTZXNzaW9uUmVxdWVzdBogLmFnZW50cy52MS5EZWxldGVTZXNzaW9uUmVzcG9uc2USUgoNUmVuYW1lU2Vzc2lvbhIfLmFnZW50cy52MS5SZW5hbWVTZXNzaW9uUmVxdWVzdBogLmFnZW50cy52MS5SZW5hbWVTZXNzaW9uUmVzcG9uc2USTwoMV2F0Y2hTZXNzaW9uEh4uYWdlbnRzLnYxLldhdGNoU2Vzc2lvblJlcXVlc3QaHy5hZ2VudHMudjEuV2F0Y2hTZXNzaW9uUmVzcG9uc2USVQoOVW53YXRjaFNlc3Npb24SIC5hZ2VudHMudjEuVW53YXRjaFNlc3Npb25SZXF1ZXN0GiEuYWdlbnRzLnYxLlVud2F0Y2hTZXNzaW9uUmVzcG9uc2USVwoNRXhwb3J0U2Vzc2lvbhIfLmFnZW50cy52MS5FeHBvcnRTZXNzaW9uUmVxdWVzdBogLmFnZW50cy52MS5FeHBvcnRTZXNzaW9uUmVzcG9uc2UiA5ACAUI4WjZnaXRodWIuY29tL2FnZW50cy1vcy9hZ2VudHMvYXBpL2dlbi9hZ2VudHMvdjE7YWdlbnRzdjFiBnByb3RvMw", [file_agents_v1_mail, file_agents_v1_session, file_google_protobuf_duration]);
+  fileDesc("Ch9hZ2VudHMvdjEvc2Vzc2lvbl9zZXJ2aWNlLnByb3RvEglhZ2VudHMudjEi4AIKFENyZWF0ZVNlc3Npb25SZXF1ZXN0Eg0KBWFnZW50GAEgASgJEigKB21lc3NhZ2UYAiABKAsyEi5hZ2VudHMudjEuTWVzc2FnZUgAiAEBEiIKA3J1bhgDIAEoCzIVLmFnZW50cy52MS5SdW5PcHRpb25zEjsKBnBhcmFtcxgEIAMoCzIrLmFnZW50cy52MS5DcmVhdGVTZXNzaW9uUmVxdWVzdC5QYXJhbXNFbnRyeRIRCglwYXJlbnRfaWQYBSABKAkSDQoFdGl0bGUYBiABKAkSFwoPaWRlbXBvdGVuY3lfa2V5GAcgASgJEgwKBHdhaXQYCCABKAgSKgoHdGltZW91dBgJIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhotCgtQYXJhbXNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBQgoKCF9tZXNzYWdlIjwKFUNyZWF0ZVNlc3Npb25SZXNwb25zZRIjCgdzZXNzaW9uGAEgASgLMhIuYWdlbnRzLnYxLlNlc3Npb24irgIKElBvc3RNZXNzYWdlUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEiMKB21lc3NhZ2UYAiABKAsyEi5hZ2VudHMudjEuTWVzc2FnZRIiCgNydW4YAyABKAsyFS5hZ2VudHMudjEuUnVuT3B0aW9ucxI5CgZwYXJhbXMYBCADKAsyKS5hZ2VudHMudjEuUG9zdE1lc3NhZ2VSZXF1ZXN0LlBhcmFtc0VudHJ5EhcKD2lkZW1wb3RlbmN5X2tleRgFIAEoCRIMCgR3YWl0GAYgASgIEioKB3RpbWVvdXQYByABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24aLQoLUGFyYW1zRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASJxChNQb3N0TWVzc2FnZVJlc3BvbnNlEiQKBG1ldGEYASABKAsyFi5hZ2VudHMudjEuU2Vzc2lvbk1ldGESDwoHbWFpbF9pZBgCIAEoCRIjCgdzZXNzaW9uGAMgASgLMhIuYWdlbnRzLnYxLlNlc3Npb24iiAEKDVJlc3VtZVJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRI0CgZwYXJhbXMYAiADKAsyJC5hZ2VudHMudjEuUmVzdW1lUmVxdWVzdC5QYXJhbXNFbnRyeRotCgtQYXJhbXNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIjYKDlJlc3VtZVJlc3BvbnNlEiQKBG1ldGEYASABKAsyFi5hZ2VudHMudjEuU2Vzc2lvbk1ldGEijAIKE0NvbXBsZXRlQ2FsbFJlcXVlc3QSDQoFdG9rZW4YASABKAkSDgoEdGV4dBgCIAEoCUgAEg8KBWVycm9yGAMgASgJSAASJwoIYXBwcm92YWwYByABKAsyEy5hZ2VudHMudjEuQXBwcm92YWxIABIOCgZyZXN1bWUYBCABKAgSOgoGcGFyYW1zGAUgAygLMiouYWdlbnRzLnYxLkNvbXBsZXRlQ2FsbFJlcXVlc3QuUGFyYW1zRW50cnkSFwoPaWRlbXBvdGVuY3lfa2V5GAYgASgJGi0KC1BhcmFtc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCCAoGcmVzdWx0IjsKCEFwcHJvdmFsEg8KB2FwcHJvdmUYASABKAgSDgoGcmVhc29uGAIgASgJEg4KBmFsd2F5cxgDIAEoCCJPChRDb21wbGV0ZUNhbGxSZXNwb25zZRIkCgRtZXRhGAEgASgLMhYuYWdlbnRzLnYxLlNlc3Npb25NZXRhEhEKCXJlbWFpbmluZxgCIAEoBSImChBDYW5jZWxSdW5SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkiOQoRQ2FuY2VsUnVuUmVzcG9uc2USJAoEbWV0YRgBIAEoCzIWLmFnZW50cy52MS5TZXNzaW9uTWV0YSIrChVDYW5jZWxBdHRhY2hlZFJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCSJRChZDYW5jZWxBdHRhY2hlZFJlc3BvbnNlEiQKBG1ldGEYASABKAsyFi5hZ2VudHMudjEuU2Vzc2lvbk1ldGESEQoJY2FuY2VsbGVkGAIgASgFIiIKDFBhdXNlUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJIjUKDVBhdXNlUmVzcG9uc2USJAoEbWV0YRgBIAEoCzIWLmFnZW50cy52MS5TZXNzaW9uTWV0YSKlAQoPU2VuZE1haWxSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSIQoEYm9keRgCIAEoCzITLmFnZW50cy52MS5NYWlsQm9keRIpCghwcmlvcml0eRgDIAEoDjIXLmFnZW50cy52MS5NYWlsUHJpb3JpdHkSFwoPZnJvbV9zZXNzaW9uX2lkGAQgASgJEhcKD2lkZW1wb3RlbmN5X2tleRgFIAEoCSI9ChBTZW5kTWFpbFJlc3BvbnNlEikKCGVudmVsb3BlGAEgASgLMhcuYWdlbnRzLnYxLk1haWxFbnZlbG9wZSI7Cg9MaXN0TWFpbFJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIUCgxwZW5kaW5nX29ubHkYAiABKAgiOQoQTGlzdE1haWxSZXNwb25zZRIlCgRtYWlsGAEgAygLMhcuYWdlbnRzLnYxLk1haWxFbnZlbG9wZSJZChJGb3JrU2Vzc2lvblJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIUCgdhdF90dXJuGAIgASgFSACIAQESDQoFYWdlbnQYAyABKAlCCgoIX2F0X3R1cm4iOgoTRm9ya1Nlc3Npb25SZXNwb25zZRIjCgdzZXNzaW9uGAEgASgLMhIuYWdlbnRzLnYxLlNlc3Npb24ivwEKE0xpc3RTZXNzaW9uc1JlcXVlc3QSDQoFYWdlbnQYASABKAkSKAoGc3RhdHVzGAIgASgOMhguYWdlbnRzLnYxLlNlc3Npb25TdGF0dXMSEQoJcGFyZW50X2lkGAMgASgJEhIKCnJvb3RzX29ubHkYBCABKAgSDQoFcXVlcnkYBSABKAkSEQoJcGFnZV9zaXplGAYgASgFEhIKCnBhZ2VfdG9rZW4YByABKAkSEgoKYWxsX293bmVycxgIIAEoCCJrChRMaXN0U2Vzc2lvbnNSZXNwb25zZRIoCghzZXNzaW9ucxgBIAMoCzIWLmFnZW50cy52MS5TZXNzaW9uTWV0YRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkSEAoIaGFzX21vcmUYAyABKAgi7gEKEUdldFNlc3Npb25SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSDAoEd2FpdBgCIAEoCBIqCgd0aW1lb3V0GAMgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEhEKCW1ldGFfb25seRgEIAEoCBIXCgphZnRlcl90dXJuGAUgASgFSACIAQESGAoLYmVmb3JlX3R1cm4YBiABKAVIAYgBARISCgp0dXJuX2xpbWl0GAcgASgFEhIKCmxhc3RfdHVybnMYCCABKAVCDQoLX2FmdGVyX3R1cm5CDgoMX2JlZm9yZV90dXJuIkwKEkdldFNlc3Npb25SZXNwb25zZRIjCgdzZXNzaW9uGAEgASgLMhIuYWdlbnRzLnYxLlNlc3Npb24SEQoJcmVhZF9vbmx5GAIgASgIIk8KFERlbGV0ZVNlc3Npb25SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSIwoEbW9kZRgCIAEoDjIVLmFnZW50cy52MS5EZWxldGVNb2RlIiwKFURlbGV0ZVNlc3Npb25SZXNwb25zZRITCgtkZWxldGVkX2lkcxgBIAMoCSI5ChRSZW5hbWVTZXNzaW9uUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEg0KBXRpdGxlGAIgASgJIj0KFVJlbmFtZVNlc3Npb25SZXNwb25zZRIkCgRtZXRhGAEgASgLMhYuYWdlbnRzLnYxLlNlc3Npb25NZXRhImQKE1dhdGNoU2Vzc2lvblJlcXVlc3QSEgoKd2F0Y2hlcl9pZBgBIAEoCRIRCgl0YXJnZXRfaWQYAiABKAkSJgoDdHRsGAMgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uIjcKFFdhdGNoU2Vzc2lvblJlc3BvbnNlEh8KBXdhdGNoGAEgASgLMhAuYWdlbnRzLnYxLldhdGNoIj4KFVVud2F0Y2hTZXNzaW9uUmVxdWVzdBISCgp3YXRjaGVyX2lkGAEgASgJEhEKCXRhcmdldF9pZBgCIAEoCSIYChZVbndhdGNoU2Vzc2lvblJlc3BvbnNlIlMKFEV4cG9ydFNlc3Npb25SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSJwoGZm9ybWF0GAIgASgOMhcuYWdlbnRzLnYxLkV4cG9ydEZvcm1hdCI+ChVFeHBvcnRTZXNzaW9uUmVzcG9uc2USFAoMY29udGVudF90eXBlGAEgASgJEg8KB2NvbnRlbnQYAiABKAkiTAoVSW1wb3J0U2Vzc2lvbnNSZXF1ZXN0EiQKBWZpbGVzGAEgAygLMhUuYWdlbnRzLnYxLkltcG9ydEZpbGUSDQoFYWdlbnQYAiABKAkiKwoKSW1wb3J0RmlsZRIMCgRuYW1lGAEgASgJEg8KB2NvbnRlbnQYAiABKAwikgEKDEltcG9ydFJlc3VsdBIMCgRuYW1lGAEgASgJEicKBnN0YXR1cxgCIAEoDjIXLmFnZW50cy52MS5JbXBvcnRTdGF0dXMSEgoKc2Vzc2lvbl9pZBgDIAEoCRITCgtmb3JrZWRfZnJvbRgEIAEoCRISCgp0dXJuX2NvdW50GAUgASgFEg4KBnJlYXNvbhgGIAEoCSJCChZJbXBvcnRTZXNzaW9uc1Jlc3BvbnNlEigKB3Jlc3VsdHMYASADKAsyFy5hZ2VudHMudjEuSW1wb3J0UmVzdWx0KloKCkRlbGV0ZU1vZGUSGwoXREVMRVRFX01PREVfVU5TUEVDSUZJRUQQABIWChJERUxFVEVfTU9ERV9TSU5HTEUQARIXChNERUxFVEVfTU9ERV9DQVNDQURFEAIqYQoMRXhwb3J0Rm9ybWF0Eh0KGUVYUE9SVF9GT1JNQVRfVU5TUEVDSUZJRUQQABIaChZFWFBPUlRfRk9STUFUX01BUktET1dOEAESFgoSRVhQT1JUX0ZPUk1BVF9KU09OEAIqgAEKDEltcG9ydFN0YXR1cxIdChlJTVBPUlRfU1RBVFVTX1VOU1BFQ0lGSUVEEAASGgoWSU1QT1JUX1NUQVRVU19JTVBPUlRFRBABEhsKF0lNUE9SVF9TVEFUVVNfVU5DSEFOR0VEEAISGAoUSU1QT1JUX1NUQVRVU19GQUlMRUQQAzKlCwoOU2Vzc2lvblNlcnZpY2USUgoNQ3JlYXRlU2Vzc2lvbhIfLmFnZW50cy52MS5DcmVhdGVTZXNzaW9uUmVxdWVzdBogLmFnZW50cy52MS5DcmVhdGVTZXNzaW9uUmVzcG9uc2USTAoLUG9zdE1lc3NhZ2USHS5hZ2VudHMudjEuUG9zdE1lc3NhZ2VSZXF1ZXN0Gh4uYWdlbnRzLnYxLlBvc3RNZXNzYWdlUmVzcG9uc2USPQoGUmVzdW1lEhguYWdlbnRzLnYxLlJlc3VtZVJlcXVlc3QaGS5hZ2VudHMudjEuUmVzdW1lUmVzcG9uc2USTwoMQ29tcGxldGVDYWxsEh4uYWdlbnRzLnYxLkNvbXBsZXRlQ2FsbFJlcXVlc3QaHy5hZ2VudHMudjEuQ29tcGxldGVDYWxsUmVzcG9uc2USRgoJQ2FuY2VsUnVuEhsuYWdlbnRzLnYxLkNhbmNlbFJ1blJlcXVlc3QaHC5hZ2VudHMudjEuQ2FuY2VsUnVuUmVzcG9uc2USVQoOQ2FuY2VsQXR0YWNoZWQSIC5hZ2VudHMudjEuQ2FuY2VsQXR0YWNoZWRSZXF1ZXN0GiEuYWdlbnRzLnYxLkNhbmNlbEF0dGFjaGVkUmVzcG9uc2USOgoFUGF1c2USFy5hZ2VudHMudjEuUGF1c2VSZXF1ZXN0GhguYWdlbnRzLnYxLlBhdXNlUmVzcG9uc2USQwoIU2VuZE1haWwSGi5hZ2VudHMudjEuU2VuZE1haWxSZXF1ZXN0GhsuYWdlbnRzLnYxLlNlbmRNYWlsUmVzcG9uc2USSAoITGlzdE1haWwSGi5hZ2VudHMudjEuTGlzdE1haWxSZXF1ZXN0GhsuYWdlbnRzLnYxLkxpc3RNYWlsUmVzcG9uc2UiA5ACARJMCgtGb3JrU2Vzc2lvbhIdLmFnZW50cy52MS5Gb3JrU2Vzc2lvblJlcXVlc3QaHi5hZ2VudHMudjEuRm9ya1Nlc3Npb25SZXNwb25zZRJUCgxMaXN0U2Vzc2lvbnMSHi5hZ2VudHMudjEuTGlzdFNlc3Npb25zUmVxdWVzdBofLmFnZW50cy52MS5MaXN0U2Vzc2lvbnNSZXNwb25zZSIDkAIBEk4KCkdldFNlc3Npb24SHC5hZ2VudHMudjEuR2V0U2Vzc2lvblJlcXVlc3QaHS5hZ2VudHMudjEuR2V0U2Vzc2lvblJlc3BvbnNlIgOQAgESUgoNRGVsZXRlU2Vzc2lvbhIfLmFnZW50cy52MS5EZWxldGVTZXNzaW9uUmVxdWVzdBogLmFnZW50cy52MS5EZWxldGVTZXNzaW9uUmVzcG9uc2USUgoNUmVuYW1lU2Vzc2lvbhIfLmFnZW50cy52MS5SZW5hbWVTZXNzaW9uUmVxdWVzdBogLmFnZW50cy52MS5SZW5hbWVTZXNzaW9uUmVzcG9uc2USTwoMV2F0Y2hTZXNzaW9uEh4uYWdlbnRzLnYxLldhdGNoU2Vzc2lvblJlcXVlc3QaHy5hZ2VudHMudjEuV2F0Y2hTZXNzaW9uUmVzcG9uc2USVQoOVW53YXRjaFNlc3Npb24SIC5hZ2VudHMudjEuVW53YXRjaFNlc3Npb25SZXF1ZXN0GiEuYWdlbnRzLnYxLlVud2F0Y2hTZXNzaW9uUmVzcG9uc2USVwoNRXhwb3J0U2Vzc2lvbhIfLmFnZW50cy52MS5FeHBvcnRTZXNzaW9uUmVxdWVzdBogLmFnZW50cy52MS5FeHBvcnRTZXNzaW9uUmVzcG9uc2UiA5ACARJaCg5JbXBvcnRTZXNzaW9ucxIgLmFnZW50cy52MS5JbXBvcnRTZXNzaW9uc1JlcXVlc3QaIS5hZ2VudHMudjEuSW1wb3J0U2Vzc2lvbnNSZXNwb25zZSIDkAICQjhaNmdpdGh1Yi5jb20vYWdlbnRzLW9zL2FnZW50cy9hcGkvZ2VuL2FnZW50cy92MTthZ2VudHN2MWIGcHJvdG8z", [file_agents_v1_mail, file_agents_v1_session, file_google_protobuf_duration]);
 
 /**
  * CreateSessionRequest creates a session.
@@ -1225,6 +1225,143 @@ export const ExportSessionResponseSchema: GenMessage<ExportSessionResponse> = /*
   messageDesc(file_agents_v1_session_service, 34);
 
 /**
+ * ImportSessionsRequest imports conversation files.
+ *
+ * @generated from message agents.v1.ImportSessionsRequest
+ */
+export type ImportSessionsRequest = Message<"agents.v1.ImportSessionsRequest"> & {
+  /**
+   * The files, one conversation each.
+   *
+   * @generated from field: repeated agents.v1.ImportFile files = 1;
+   */
+  files: ImportFile[];
+
+  /**
+   * Slug of the agent the imported sessions are bound to: the one that
+   * continues them (ForkSession can bind a copy to another). It need not
+   * be loaded; agents-exe files do not name their agent.
+   *
+   * @generated from field: string agent = 2;
+   */
+  agent: string;
+};
+
+/**
+ * Describes the message agents.v1.ImportSessionsRequest.
+ * Use `create(ImportSessionsRequestSchema)` to create a new message.
+ */
+export const ImportSessionsRequestSchema: GenMessage<ImportSessionsRequest> = /*@__PURE__*/
+  messageDesc(file_agents_v1_session_service, 35);
+
+/**
+ * ImportFile is one conversation file.
+ *
+ * @generated from message agents.v1.ImportFile
+ */
+export type ImportFile = Message<"agents.v1.ImportFile"> & {
+  /**
+   * The file's name as the client knows it (its path); the answer names
+   * the file by it.
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * The file's content: an agents-exe session as JSON (`conv.<uuid>.json`).
+   *
+   * @generated from field: bytes content = 2;
+   */
+  content: Uint8Array;
+};
+
+/**
+ * Describes the message agents.v1.ImportFile.
+ * Use `create(ImportFileSchema)` to create a new message.
+ */
+export const ImportFileSchema: GenMessage<ImportFile> = /*@__PURE__*/
+  messageDesc(file_agents_v1_session_service, 36);
+
+/**
+ * ImportResult is the answer for one file.
+ *
+ * @generated from message agents.v1.ImportResult
+ */
+export type ImportResult = Message<"agents.v1.ImportResult"> & {
+  /**
+   * The file's name, as the request gave it.
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * What became of it.
+   *
+   * @generated from field: agents.v1.ImportStatus status = 2;
+   */
+  status: ImportStatus;
+
+  /**
+   * The session's id (agents-exe's own); empty when the file could not
+   * be read.
+   *
+   * @generated from field: string session_id = 3;
+   */
+  sessionId: string;
+
+  /**
+   * Id of the session it was forked from; empty if not a fork.
+   *
+   * @generated from field: string forked_from = 4;
+   */
+  forkedFrom: string;
+
+  /**
+   * Number of turns the file holds.
+   *
+   * @generated from field: int32 turn_count = 5;
+   */
+  turnCount: number;
+
+  /**
+   * Why the file failed: where in it the problem is, and what it is.
+   *
+   * @generated from field: string reason = 6;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message agents.v1.ImportResult.
+ * Use `create(ImportResultSchema)` to create a new message.
+ */
+export const ImportResultSchema: GenMessage<ImportResult> = /*@__PURE__*/
+  messageDesc(file_agents_v1_session_service, 37);
+
+/**
+ * ImportSessionsResponse answers file by file.
+ *
+ * @generated from message agents.v1.ImportSessionsResponse
+ */
+export type ImportSessionsResponse = Message<"agents.v1.ImportSessionsResponse"> & {
+  /**
+   * One result per file, in the order of the request.
+   *
+   * @generated from field: repeated agents.v1.ImportResult results = 1;
+   */
+  results: ImportResult[];
+};
+
+/**
+ * Describes the message agents.v1.ImportSessionsResponse.
+ * Use `create(ImportSessionsResponseSchema)` to create a new message.
+ */
+export const ImportSessionsResponseSchema: GenMessage<ImportSessionsResponse> = /*@__PURE__*/
+  messageDesc(file_agents_v1_session_service, 38);
+
+/**
  * DeleteMode says what a delete takes with it.
  *
  * @generated from enum agents.v1.DeleteMode
@@ -1291,6 +1428,48 @@ export enum ExportFormat {
  */
 export const ExportFormatSchema: GenEnum<ExportFormat> = /*@__PURE__*/
   enumDesc(file_agents_v1_session_service, 1);
+
+/**
+ * ImportStatus says what became of one file.
+ *
+ * @generated from enum agents.v1.ImportStatus
+ */
+export enum ImportStatus {
+  /**
+   * Not set.
+   *
+   * @generated from enum value: IMPORT_STATUS_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * The session was stored.
+   *
+   * @generated from enum value: IMPORT_STATUS_IMPORTED = 1;
+   */
+  IMPORTED = 1,
+
+  /**
+   * The caller has the session already, with this history (it may have
+   * gone on since): nothing was written.
+   *
+   * @generated from enum value: IMPORT_STATUS_UNCHANGED = 2;
+   */
+  UNCHANGED = 2,
+
+  /**
+   * The file was not imported; reason says why.
+   *
+   * @generated from enum value: IMPORT_STATUS_FAILED = 3;
+   */
+  FAILED = 3,
+}
+
+/**
+ * Describes the enum agents.v1.ImportStatus.
+ */
+export const ImportStatusSchema: GenEnum<ImportStatus> = /*@__PURE__*/
+  enumDesc(file_agents_v1_session_service, 2);
 
 /**
  * SessionService creates, drives, steers, inspects and deletes sessions.
@@ -1490,6 +1669,20 @@ export const SessionService: GenService<{
     methodKind: "unary";
     input: typeof ExportSessionRequestSchema;
     output: typeof ExportSessionResponseSchema;
+  },
+  /**
+   * ImportSessions stores agents-exe conversation files as sessions of the
+   * caller, each under its own session id and with its fork link, and
+   * answers file by file: a file already imported is left as it is, one
+   * that cannot be read is reported and the others are still imported.
+   * Each session is stored whole, with its `session.created` event.
+   *
+   * @generated from rpc agents.v1.SessionService.ImportSessions
+   */
+  importSessions: {
+    methodKind: "unary";
+    input: typeof ImportSessionsRequestSchema;
+    output: typeof ImportSessionsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_agents_v1_session_service, 0);
