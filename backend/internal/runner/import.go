@@ -62,12 +62,17 @@ func (r *Runner) ImportSession(ctx context.Context, owner string, meta session.M
 			meta.Title = titleFrom(t.User.Text)
 		}
 	}
+	// Looking and storing go together: another import of the session on
+	// this server waits, then finds it. One on another server sharing the
+	// database meets it in the store, as a duplicate id.
+	r.importing.Lock()
+	defer r.importing.Unlock()
 	if found, ok, err := r.imported(ctx, owner, meta.ID, turns); ok || err != nil {
 		return found, err
 	}
 	view, err := r.open(ctx, meta, turns, nil, func(a *actor, e *edit) error { return a.apply(e) })
 	if errs.KindOf(err) == errs.KindConflict {
-		// An import of the same session that raced this one stored it.
+		// An import of the same session on another server stored it.
 		if found, ok, ferr := r.imported(ctx, owner, meta.ID, turns); ok || ferr != nil {
 			return found, ferr
 		}

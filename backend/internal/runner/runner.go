@@ -125,6 +125,10 @@ type Runner struct {
 	// turnBudget bounds the loaded sessions' turn encodings.
 	turnBudget turnBudget
 
+	// importing makes the imports of this server one at a time, so two
+	// of one session settle as imported and unchanged (see ImportSession).
+	importing sync.Mutex
+
 	mu      sync.Mutex
 	live    map[string]*actor
 	closing bool

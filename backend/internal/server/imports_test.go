@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"connectrpc.com/connect"
@@ -193,5 +194,41 @@ func TestImportSessionsRefusesBadRequests(t *testing.T) {
 	}
 	if n := e.countSessions(); n != 0 {
 		t.Errorf("%d sessions after refused imports", n)
+	}
+}
+
+// Imports of one file at once settle as one imported and the others
+// unchanged: the session is stored once, whole.
+func TestConcurrentImportsOfOneSession(t *testing.T) {
+	t.Parallel()
+	e := start(t, fakellm.Rules{Default: &fakellm.Reply{Text: "ok"}}, withAgentsDir("testdata/docs"))
+	const n = 4
+	statuses := make([]agentsv1.ImportStatus, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			res, err := e.sessions.ImportSessions(ctxFor(t), connect.NewRequest(&agentsv1.ImportSessionsRequest{
+				Agent: "helper", Files: []*agentsv1.ImportFile{importFile(t, convFile)},
+			}))
+			if err != nil {
+				t.Errorf("import %d: %v", i, err)
+				return
+			}
+			statuses[i] = res.Msg.GetResults()[0].GetStatus()
+			if r := res.Msg.GetResults()[0].GetReason(); r != "" {
+				t.Errorf("import %d: %s", i, r)
+			}
+		})
+	}
+	wg.Wait()
+	count := map[agentsv1.ImportStatus]int{}
+	for _, s := range statuses {
+		count[s]++
+	}
+	if count[agentsv1.ImportStatus_IMPORT_STATUS_IMPORTED] != 1 || count[agentsv1.ImportStatus_IMPORT_STATUS_UNCHANGED] != n-1 {
+		t.Errorf("statuses %v, want one imported and the others unchanged", statuses)
+	}
+	if s := e.get(convID); len(s.GetTurns()) != convTurns {
+		t.Errorf("%d turns stored, want %d", len(s.GetTurns()), convTurns)
 	}
 }
