@@ -126,6 +126,7 @@ func (s *Server) newMux() *http.ServeMux {
 	mount := func(path string, h http.Handler) { mux.Handle(path, checkGetMessage(checkEnvelopes(h))) }
 	mount(agentsv1connect.NewAgentServiceHandler(&agentService{s: s}, opts...))
 	mount(agentsv1connect.NewSessionServiceHandler(&sessionService{s: s}, opts...))
+	mount(agentsv1connect.NewOwnerServiceHandler(&ownerService{s: s}, opts...))
 	mount(agentsv1connect.NewEventServiceHandler(&eventService{s: s},
 		append(opts, connect.WithCodec(eventProtoCodec{s.hub}), connect.WithCodec(eventJSONCodec{s.hub}))...))
 	mountReflection(mux, opts...)

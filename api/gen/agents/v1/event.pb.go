@@ -1137,12 +1137,17 @@ type RunStopped struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Status after the run (`ready`, `waiting`, `paused`).
 	Status SessionStatus `protobuf:"varint,1,opt,name=status,proto3,enum=agents.v1.SessionStatus" json:"status,omitempty"`
-	// Why: `done`, `cancelled`, `paused`, `waiting`, `max_steps`, `shutdown`.
+	// Why: `done`, `cancelled`, `paused`, `waiting`, `max_steps`,
+	// `shutdown`, `budget_exceeded` (no model call started: the tree's or
+	// the owner's budget is spent; raise it and Resume).
 	Reason string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
 	// Steps the run took.
 	Steps int32 `protobuf:"varint,3,opt,name=steps,proto3" json:"steps,omitempty"`
 	// Final answer text, when the run ended with one.
-	Text          string `protobuf:"bytes,4,opt,name=text,proto3" json:"text,omitempty"`
+	Text string `protobuf:"bytes,4,opt,name=text,proto3" json:"text,omitempty"`
+	// With reason `budget_exceeded`: the budget that is spent, `session`
+	// (the session tree's) or `owner`.
+	Budget        string `protobuf:"bytes,5,opt,name=budget,proto3" json:"budget,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1201,6 +1206,13 @@ func (x *RunStopped) GetSteps() int32 {
 func (x *RunStopped) GetText() string {
 	if x != nil {
 		return x.Text
+	}
+	return ""
+}
+
+func (x *RunStopped) GetBudget() string {
+	if x != nil {
+		return x.Budget
 	}
 	return ""
 }
@@ -2002,13 +2014,14 @@ const file_agents_v1_event_proto_rawDesc = "" +
 	"\x04meta\x18\x01 \x01(\v2\x16.agents.v1.SessionMetaR\x04meta\"=\n" +
 	"\n" +
 	"RunStarted\x12/\n" +
-	"\atrigger\x18\x01 \x01(\x0e2\x15.agents.v1.RunTriggerR\atrigger\"\x80\x01\n" +
+	"\atrigger\x18\x01 \x01(\x0e2\x15.agents.v1.RunTriggerR\atrigger\"\x98\x01\n" +
 	"\n" +
 	"RunStopped\x120\n" +
 	"\x06status\x18\x01 \x01(\x0e2\x18.agents.v1.SessionStatusR\x06status\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\x12\x14\n" +
 	"\x05steps\x18\x03 \x01(\x05R\x05steps\x12\x12\n" +
-	"\x04text\x18\x04 \x01(\tR\x04text\";\n" +
+	"\x04text\x18\x04 \x01(\tR\x04text\x12\x16\n" +
+	"\x06budget\x18\x05 \x01(\tR\x06budget\";\n" +
 	"\rSessionFailed\x12\x16\n" +
 	"\x06reason\x18\x01 \x01(\tR\x06reason\x12\x12\n" +
 	"\x04code\x18\x02 \x01(\tR\x04code\">\n" +
