@@ -142,6 +142,7 @@ func Dialect() store.Dialect {
 		LockEvents:   fmt.Sprintf("SELECT pg_advisory_xact_lock(%d)", EventLogLockKey),
 		ShareLock:    " FOR SHARE",
 		ReturningSeq: true,
+		FencedStep:   true,
 		NotifyEvents: func(newest uint64) string {
 			return fmt.Sprintf("SELECT pg_notify('%s', '%d')", cluster.ChannelEvents, newest)
 		},
