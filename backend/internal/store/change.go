@@ -274,7 +274,7 @@ func appendEventsOf(dst []*Event, c *Change) []*Event {
 // applyRows writes one prepared change inside tx, all but its events.
 func (s *SQL) applyRows(ctx context.Context, tx *sqlx.Tx, c *Change, p *encoded) error {
 	if s.oneStatementStep(c, p) {
-		if err := s.writeFencedStep(ctx, tx, c, p.base, p.turns); err != nil {
+		if err := s.writeStep(ctx, tx, c, p.base, p.turns); err != nil {
 			return err
 		}
 	} else {
@@ -388,20 +388,26 @@ func (s *SQL) writeMeta(ctx context.Context, tx *sqlx.Tx, c *Change, base int, t
 }
 
 // oneStatementStep says whether c's lease check, metadata and turns are
-// written by one statement (Dialect.FencedStep): a fenced update of the
-// fenced session with at most one new turn, what every step commits.
+// written by one statement (Dialect.StepStatement): an update, fenced or
+// not, with at most one new turn, what every step commits.
 func (s *SQL) oneStatementStep(c *Change, p *encoded) bool {
-	return s.dialect.FencedStep && c.Fence != nil && c.Meta != nil && !c.Create &&
-		c.Fence.SessionID == c.Meta.ID && len(p.turns) <= 1
+	return s.dialect.StepStatement && c.Meta != nil && !c.Create && len(p.turns) <= 1 &&
+		(c.Fence == nil || c.Fence.SessionID == c.Meta.ID)
 }
 
-// writeFencedStep is checkFence and writeMeta in one statement. The lease
-// row is share-locked first, as checkFence does, and the session's row
-// is updated only if the lease matched, so the locks are taken in the
-// same order, and a change that fails writes nothing.
-func (s *SQL) writeFencedStep(ctx context.Context, tx *sqlx.Tx, c *Change, base int, turns []turnRow) error {
+// writeStep is checkFence and writeMeta in one statement. The lease row
+// is share-locked first, as checkFence does, and the session's row is
+// updated only if the lease matched, so the locks are taken in the same
+// order, and a change that fails writes nothing.
+func (s *SQL) writeStep(ctx context.Context, tx *sqlx.Tx, c *Change, base int, turns []turnRow) error {
 	m, f := c.Meta, c.Fence
-	args := append([]any{f.SessionID, f.Holder, f.Epoch}, metaArgs(*m)...)
+	var args []any
+	fenced := 0
+	if f != nil {
+		fenced = 1
+		args = append(args, f.SessionID, f.Holder, f.Epoch)
+	}
+	args = append(args, metaArgs(*m)...)
 	args = append(args, m.TurnCount, m.ID, base)
 	for _, t := range turns {
 		args = append(args, t.Idx, t.Created, t.Payload)
@@ -410,7 +416,7 @@ func (s *SQL) writeFencedStep(ctx context.Context, tx *sqlx.Tx, c *Change, base 
 		Fenced  bool `db:"fenced"`
 		Written bool `db:"written"`
 	}
-	if err := tx.StmtxContext(ctx, s.st.fencedStep[len(turns)]).GetContext(ctx, &out, args...); err != nil {
+	if err := tx.StmtxContext(ctx, s.st.step[fenced][len(turns)]).GetContext(ctx, &out, args...); err != nil {
 		return s.translate(err, unknownSession(m.ID), "commit change of %s", m.ID)
 	}
 	switch {
@@ -422,18 +428,24 @@ func (s *SQL) writeFencedStep(ctx context.Context, tx *sqlx.Tx, c *Change, base 
 	return nil
 }
 
-// fencedStepSQL is the statement of writeFencedStep, with the insert of
-// one turn or none. The CTEs run on one snapshot; fence is read (and its
-// row locked) once, when the update's condition first asks for it, and
-// the turn is inserted from the update's result, so only when the update
-// matched. Every data-modifying CTE runs to its end whether or not the
-// final SELECT reads it.
-func fencedStepSQL(withTurn bool) string {
-	q := `WITH fence AS (
+// stepSQL is the statement of writeStep, with the lease check or without,
+// with the insert of one turn or none. The CTEs run on one snapshot;
+// fence is read (and its row locked) once, when the update's condition
+// first asks for it, and the turn is inserted from the update's result,
+// so only when the update matched. Every data-modifying CTE runs to its
+// end whether or not the final SELECT reads it.
+func stepSQL(fenced, withTurn bool) string {
+	q := `WITH `
+	guard, isFenced := ``, `TRUE`
+	if fenced {
+		q += `fence AS (
 		SELECT 1 FROM run_leases WHERE session_id = ? AND holder = ? AND epoch = ? FOR SHARE
-	), meta AS (
+	), `
+		guard, isFenced = ` AND EXISTS (SELECT 1 FROM fence)`, `EXISTS (SELECT 1 FROM fence)`
+	}
+	q += `meta AS (
 		UPDATE sessions SET ` + metaSet + `, turn_count = ?
-		WHERE id = ? AND turn_count = ? AND EXISTS (SELECT 1 FROM fence)
+		WHERE id = ? AND turn_count = ?` + guard + `
 		RETURNING id
 	)`
 	if withTurn {
@@ -443,7 +455,7 @@ func fencedStepSQL(withTurn bool) string {
 	)`
 	}
 	return q + `
-	SELECT EXISTS (SELECT 1 FROM fence) AS fenced, EXISTS (SELECT 1 FROM meta) AS written`
+	SELECT ` + isFenced + ` AS fenced, EXISTS (SELECT 1 FROM meta) AS written`
 }
 
 // A child is never left pointing at a parent that is gone: a session is

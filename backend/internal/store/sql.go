@@ -32,12 +32,12 @@ type Dialect struct {
 	// `SELECT pg_notify('agents_events', 'newest')`, delivered only if the
 	// transaction commits). SQLite has no other servers.
 	NotifyEvents func(newest uint64) string
-	// FencedStep says the database runs data-modifying statements in WITH
-	// (PostgreSQL): a fenced change of a session's metadata with at most
-	// one new turn, what a step writes, is then one statement instead of
-	// three (the lease check, the guarded update, the turn's insert), so
-	// one round trip to the database instead of three. See sqlFencedStep.
-	FencedStep bool
+	// StepStatement says the database runs data-modifying statements in
+	// WITH (PostgreSQL): a change of a session's metadata with at most one
+	// new turn, what a step writes, is then one statement, with its lease
+	// check when it is fenced, instead of two or three, so one round trip
+	// to the database. See stepSQL.
+	StepStatement bool
 	// ReturningSeq reads the seqs of appended events back with RETURNING
 	// (PostgreSQL); without it they come from the last insert id.
 	ReturningSeq bool

@@ -159,7 +159,7 @@ func testFences(t *testing.T, fresh func(t *testing.T) Opener) {
 // new turn, several or none) commits while the lease is the writer's; once
 // the lease passed to another holder it fails with lease_lost and writes
 // nothing, and a step from the wrong turn under a valid lease fails with
-// turn_conflict, as unfenced ones do.
+// turn_conflict, as unfenced ones do, which commit the same way.
 func testFencedSteps(t *testing.T, fresh func(t *testing.T) Opener) {
 	s := open(t, fresh(t))
 	ctx := context.Background()
@@ -207,6 +207,14 @@ func testFencedSteps(t *testing.T, fresh func(t *testing.T) Opener) {
 	_, newestAfter, err := s.EventBounds(ctx)
 	noErr(t, err, "bounds after")
 	equal(t, "events after the lost lease", newestAfter, newest)
+
+	// The same steps unfenced, as one server writes them.
+	noErr(t, s.Commit(ctx, step(before, nil, userTurn(4, "four"))), "unfenced step with a turn")
+	noErr(t, s.Commit(ctx, step(mustGet(t, s, "x"), nil)), "unfenced step without turns")
+	wantErr(t, s.Commit(ctx, step(before, nil, userTurn(4, "again"))), errs.KindConflict, store.CodeTurnConflict)
+	_, turns, err = s.LoadSession(ctx, "x")
+	noErr(t, err, "load after unfenced steps")
+	equal(t, "turns after unfenced steps", turns[4:], []session.Turn{userTurn(4, "four")})
 }
 
 // testOrphans: sessions that need a server are found once their lease is
