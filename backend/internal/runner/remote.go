@@ -76,6 +76,9 @@ type remote struct {
 	// busy are the sessions whose commands are being applied, again those
 	// that got more meanwhile.
 	busy, again map[string]bool
+	// ended counts the claims that ended: a list of pending commands read
+	// while it stayed the same cannot hold a command a claim finished.
+	ended uint64
 	kick        chan struct{}
 
 	progress remoteProgress
@@ -139,18 +142,24 @@ func leaseHeld(err error) bool { return errs.CodeOf(err) == store.CodeLeaseHeld 
 // session first. It is a hint: a load that finds the lease taken fails
 // with lease_held, which forwards too.
 func (r *Runner) runsElsewhere(ctx context.Context, id string) bool {
+	_, elsewhere := r.holderElsewhere(ctx, id)
+	return elsewhere
+}
+
+// holderElsewhere is runsElsewhere, with the lease it read.
+func (r *Runner) holderElsewhere(ctx context.Context, id string) (store.Lease, bool) {
 	c := r.cluster
 	if c == nil {
-		return false
+		return store.Lease{}, false
 	}
 	r.mu.Lock()
 	_, live := r.live[id]
 	r.mu.Unlock()
 	if live {
-		return false
+		return store.Lease{}, false
 	}
 	l, err := r.store.GetLease(ctx, id)
-	return err == nil && l.Holder != c.Holder && l.Live(r.now())
+	return l, err == nil && l.Holder != c.Holder && l.Live(r.now())
 }
 
 // onHolder runs local when this server holds the session or can take
@@ -160,21 +169,26 @@ func (r *Runner) onHolder(ctx context.Context, id, owner, kind string, body, out
 	if r.cluster == nil {
 		return false, local()
 	}
-	if !r.runsElsewhere(ctx, id) {
+	lease, elsewhere := r.holderElsewhere(ctx, id)
+	if !elsewhere {
 		// A write refused for a lease this server lost wrote nothing:
 		// the new holder takes the request.
 		if err := local(); !leaseHeld(err) && errs.CodeOf(err) != store.CodeLeaseLost {
 			return false, err
 		}
+		lease = store.Lease{}
 	}
-	return true, r.forward(ctx, id, owner, kind, body, out)
+	return true, r.forward(ctx, id, owner, kind, body, out, lease)
 }
 
 // forward stores a command for the session's holder, wakes it and waits
 // for the answer, bounded by CommandTimeout. When the holder's lease
 // ends meanwhile, this server takes the session, and with it the
-// command, itself.
-func (r *Runner) forward(ctx context.Context, id, owner, kind string, body, out any) error {
+// command, itself. lease, when its Holder is set, is the session's lease
+// as just read: the first wake goes to its holder without reading it
+// again (a holder that lost it meanwhile leaves the command to the
+// next chase).
+func (r *Runner) forward(ctx context.Context, id, owner, kind string, body, out any, lease store.Lease) error {
 	b, err := json.Marshal(body)
 	if err != nil {
 		return fmt.Errorf("encode %s command: %w", kind, err)
@@ -185,7 +199,9 @@ func (r *Runner) forward(ctx context.Context, id, owner, kind string, body, out 
 	if err := r.store.AddCommand(ctx, cmd); err != nil {
 		return err
 	}
-	if err := r.chase(ctx, cmd); err != nil {
+	if lease.Holder != "" && lease.Live(r.now()) {
+		r.wakeHolder(ctx, id, lease.Holder)
+	} else if err := r.chase(ctx, cmd); err != nil {
 		return err
 	}
 	timeout := time.NewTimer(CommandTimeout)
@@ -384,6 +400,7 @@ func (r *Runner) applyLoop() {
 // applyPending starts applying the pending commands of each session, in
 // order, one session's at a time.
 func (r *Runner) applyPending() {
+	ended := r.remote.endedClaims()
 	list, err := r.store.PendingCommands(r.ctx, r.cluster.Holder)
 	if err != nil {
 		if r.ctx.Err() == nil {
@@ -400,25 +417,34 @@ func (r *Runner) applyPending() {
 		bySession[c.SessionID] = append(bySession[c.SessionID], c)
 	}
 	for _, id := range order {
-		if !r.remote.claim(id) {
+		claimed, fresh := r.remote.claim(id, ended)
+		if !claimed {
 			continue
 		}
 		r.actors.Add(1)
-		go r.applySession(id, bySession[id])
+		go r.applySession(id, bySession[id], fresh)
 	}
 }
 
+func (rm *remote) endedClaims() uint64 {
+	rm.mu.Lock()
+	defer rm.mu.Unlock()
+	return rm.ended
+}
+
 // claim marks a session's commands as being applied; false when they
-// are already, which then looks again once done.
-func (rm *remote) claim(id string) bool {
+// are already, which then looks again once done. fresh says no claim
+// ended since ended was read before the list: nothing in the list was
+// finished since by this server.
+func (rm *remote) claim(id string, ended uint64) (claimed, fresh bool) {
 	rm.mu.Lock()
 	defer rm.mu.Unlock()
 	if rm.busy[id] {
 		rm.again[id] = true
-		return false
+		return false, false
 	}
 	rm.busy[id] = true
-	return true
+	return true, rm.ended == ended
 }
 
 // unclaim ends a claim and says whether more came meanwhile.
@@ -428,13 +454,16 @@ func (rm *remote) unclaim(id string) bool {
 	again := rm.again[id]
 	delete(rm.busy, id)
 	delete(rm.again, id)
+	rm.ended++
 	return again
 }
 
 // applySession applies one session's commands in order. It stops at one
 // it cannot apply here (the lease went elsewhere, the server closes),
-// leaving it and the rest to whoever holds the session next.
-func (r *Runner) applySession(id string, list []store.Command) {
+// leaving it and the rest to whoever holds the session next. fresh says
+// the list was read after the last claim of this server ended (see
+// claim), so its commands need not be read again.
+func (r *Runner) applySession(id string, list []store.Command, fresh bool) {
 	defer r.actors.Done()
 	defer func() {
 		if r.remote.unclaim(id) {
@@ -442,16 +471,20 @@ func (r *Runner) applySession(id string, list []store.Command) {
 		}
 	}()
 	for _, c := range list {
-		// The list may be older than the end of some of its commands
-		// (applied by a claim that ended since, abandoned by the waiting
-		// server): read each again before applying it.
-		cur, err := r.store.GetCommand(r.ctx, c.ID)
-		if err != nil {
-			if r.ctx.Err() == nil && errs.KindOf(err) != errs.KindNotFound {
-				r.log.Warn("read a command", "command", c.ID, "err", err)
-				return
+		// A list older than the last claim's end may hold commands that
+		// claim applied: read each again before applying it. (One the
+		// waiting server abandons meanwhile may still be applied, read
+		// again or not; its answer is then the abandon's.)
+		cur := c
+		if !fresh {
+			var err error
+			if cur, err = r.store.GetCommand(r.ctx, c.ID); err != nil {
+				if r.ctx.Err() == nil && errs.KindOf(err) != errs.KindNotFound {
+					r.log.Warn("read a command", "command", c.ID, "err", err)
+					return
+				}
+				continue
 			}
-			continue
 		}
 		if !cur.Done.IsZero() {
 			continue
