@@ -143,9 +143,7 @@ func Dialect() store.Dialect {
 		ShareLock:     " FOR SHARE",
 		ReturningSeq:  true,
 		StepStatement: true,
-		NotifyEvents: func(newest uint64) string {
-			return fmt.Sprintf("SELECT pg_notify('%s', '%d')", cluster.ChannelEvents, newest)
-		},
+		NotifyEvents:  cluster.ChannelEvents,
 	}
 }
 
