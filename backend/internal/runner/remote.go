@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -71,15 +72,16 @@ const (
 // this server forwarded, and the sessions whose commands it applies.
 type remote struct {
 	mu sync.Mutex
-	// waiters are signalled when a command's end is notified.
-	waiters map[string]chan struct{}
+	// waiters are signalled when a command's end is notified, with its
+	// answer when the notification carries it ("" when it does not).
+	waiters map[string]chan string
 	// busy are the sessions whose commands are being applied, again those
 	// that got more meanwhile.
 	busy, again map[string]bool
 	// ended counts the claims that ended: a list of pending commands read
 	// while it stayed the same cannot hold a command a claim finished.
 	ended uint64
-	kick        chan struct{}
+	kick  chan struct{}
 
 	progress remoteProgress
 }
@@ -90,7 +92,7 @@ type remote struct {
 // alone.
 func (r *Runner) startCluster() {
 	c := r.cluster
-	r.remote.waiters = map[string]chan struct{}{}
+	r.remote.waiters = map[string]chan string{}
 	r.remote.busy = map[string]bool{}
 	r.remote.again = map[string]bool{}
 	r.remote.kick = make(chan struct{}, 1)
@@ -109,19 +111,22 @@ func (r *Runner) startCluster() {
 	go r.followProgress()
 }
 
-func (rm *remote) done(id string) {
+// done takes a notification of a command's end: its id, then, after a
+// space, its answer when the answer fits the notification (notifyDone).
+func (rm *remote) done(payload string) {
+	id, result, _ := strings.Cut(payload, " ")
 	rm.mu.Lock()
 	defer rm.mu.Unlock()
 	if ch, ok := rm.waiters[id]; ok {
 		select {
-		case ch <- struct{}{}:
+		case ch <- result:
 		default:
 		}
 	}
 }
 
-func (rm *remote) await(id string) <-chan struct{} {
-	ch := make(chan struct{}, 1)
+func (rm *remote) await(id string) <-chan string {
+	ch := make(chan string, 1)
 	rm.mu.Lock()
 	rm.waiters[id] = ch
 	rm.mu.Unlock()
@@ -218,7 +223,10 @@ func (r *Runner) forward(ctx context.Context, id, owner, kind string, body, out 
 			return errClosing
 		case <-timeout.C:
 			return r.abandon(ctx, cmd, out)
-		case <-done:
+		case result := <-done:
+			if result != "" {
+				return decodeResult(result, out)
+			}
 		case <-poll.C:
 			chase = true
 		}
@@ -266,10 +274,12 @@ func (r *Runner) chase(ctx context.Context, cmd store.Command) error {
 	case errs.KindOf(err) == errs.KindNotFound:
 		// The session is gone, and nobody will apply its commands: this
 		// one's answer is that, unless its holder answered first.
-		if _, ferr := r.store.FinishCommand(ctx, cmd.ID, encodeResult(nil, err), r.now()); ferr != nil {
+		result := encodeResult(nil, err)
+		won, ferr := r.store.FinishCommand(ctx, cmd.ID, result, r.now())
+		if ferr != nil {
 			return ferr
 		}
-		r.notifyDone(ctx, cmd.ID)
+		r.notifyDone(ctx, cmd.ID, result, won)
 	default:
 		return err
 	}
@@ -307,11 +317,19 @@ func (r *Runner) wakeHolder(ctx context.Context, id, holder string) {
 }
 
 // notifyDone tells the server waiting for a command that it is finished.
-func (r *Runner) notifyDone(ctx context.Context, id string) {
+// When this finish recorded the answer (won) and it fits, the
+// notification carries it, so the waiting server answers without reading
+// the command back; otherwise (the command was abandoned first, or the
+// answer is long) it carries the id alone.
+func (r *Runner) notifyDone(ctx context.Context, id, result string, won bool) {
 	if r.cluster.Bus == nil {
 		return // it reads the command back at its next poll
 	}
-	if err := r.cluster.Bus.Notify(ctx, cluster.ChannelCommandDone, id); err != nil {
+	payload := id
+	if won && len(id)+1+len(result) < cluster.MaxPayload {
+		payload = id + " " + result
+	}
+	if err := r.cluster.Bus.Notify(ctx, cluster.ChannelCommandDone, payload); err != nil {
 		r.log.Warn("notify a command's end", "command", id, "err", err)
 	}
 }
@@ -493,13 +511,14 @@ func (r *Runner) applySession(id string, list []store.Command, fresh bool) {
 		if !final {
 			return
 		}
-		if _, err := r.store.FinishCommand(r.ctx, c.ID, result, r.now()); err != nil {
+		won, err := r.store.FinishCommand(r.ctx, c.ID, result, r.now())
+		if err != nil {
 			if r.ctx.Err() == nil {
 				r.log.Warn("finish a command", "command", c.ID, "err", err)
 			}
 			return
 		}
-		r.notifyDone(r.ctx, c.ID)
+		r.notifyDone(r.ctx, c.ID, result, won)
 	}
 }
 
