@@ -236,7 +236,7 @@ func (r *Runner) PostMessageWait(ctx context.Context, owner, id string, msg Mess
 		return Posted{}, err
 	}
 	if p.elsewhere {
-		err = r.awaitElsewhere(ctx, id, timeout)
+		err = r.awaitElsewhere(ctx, AnyOwner, id, ViewRequest{Timeout: timeout})
 	} else {
 		err = await(ctx, p.idle, timeout)
 	}
