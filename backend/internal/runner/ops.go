@@ -236,7 +236,7 @@ func (r *Runner) PostMessageWait(ctx context.Context, owner, id string, msg Mess
 		return Posted{}, err
 	}
 	if p.elsewhere {
-		err = r.awaitElsewhere(ctx, id, timeout)
+		err = r.awaitElsewhere(ctx, AnyOwner, id, ViewRequest{Timeout: timeout})
 	} else {
 		err = await(ctx, p.idle, timeout)
 	}
@@ -391,7 +391,7 @@ func (a *actor) addMail(ctx context.Context, m session.Mail, idem keyedRequest) 
 func (a *actor) interrupt() {
 	running := a.run != nil
 	if _, err := a.settleApprovals(interruptedApproval, agentsv1.RunTrigger_RUN_TRIGGER_MESSAGE); err != nil {
-		a.r.log.Error("settle approvals", "session", a.id, "err", err)
+		a.log().Error("settle approvals", "session", a.id, "err", err)
 	}
 	if running {
 		// A run the settled round started is not cut: it is the one

@@ -53,8 +53,8 @@ type Sessions interface {
 	// GetMeta returns one session's metadata, errs.NotFound
 	// (unknown_session) when there is none.
 	GetMeta(ctx context.Context, id string) (session.Meta, error)
-	// LoadSession returns the metadata and every turn, oldest first, read
-	// from one snapshot so the two agree.
+	// LoadSession returns the metadata and every turn, oldest first, as
+	// they were at one moment, so the two agree.
 	LoadSession(ctx context.Context, id string) (session.Meta, []session.Turn, error)
 	// ListSessions returns one page of sessions, newest first, and the
 	// token of the next page ("" on the last page).

@@ -214,7 +214,13 @@ type CreateSessionRequest struct {
 	// request. Without a run (no message, or run.hold) it answers at once.
 	Wait bool `protobuf:"varint,8,opt,name=wait,proto3" json:"wait,omitempty"`
 	// Longest wait; default 30s, at most 5m.
-	Timeout       *durationpb.Duration `protobuf:"bytes,9,opt,name=timeout,proto3" json:"timeout,omitempty"`
+	Timeout *durationpb.Duration `protobuf:"bytes,9,opt,name=timeout,proto3" json:"timeout,omitempty"`
+	// Budget of the session's tree: the session and every helper session
+	// under it spend it together. Only for a root session (a session with
+	// a parent spends its root's budget; setting one is
+	// `invalid_argument`). Absent: no budget of its own (an owner's budget
+	// still applies).
+	Budget        *Budget `protobuf:"bytes,10,opt,name=budget,proto3" json:"budget,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -308,6 +314,13 @@ func (x *CreateSessionRequest) GetWait() bool {
 func (x *CreateSessionRequest) GetTimeout() *durationpb.Duration {
 	if x != nil {
 		return x.Timeout
+	}
+	return nil
+}
+
+func (x *CreateSessionRequest) GetBudget() *Budget {
+	if x != nil {
+		return x.Budget
 	}
 	return nil
 }
@@ -2098,6 +2111,121 @@ func (x *RenameSessionResponse) GetMeta() *SessionMeta {
 	return nil
 }
 
+// UpdateSessionRequest changes a session. Only the fields set change; a
+// request that sets none is `invalid_argument`.
+type UpdateSessionRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The session.
+	SessionId string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// The new budget of the session's tree, replacing the old one whole:
+	// `{}` removes the limits. Only for a root session (`invalid_argument`
+	// for a helper's session, which spends its root's budget). Lowering it
+	// below what was spent stops the tree before its next model call.
+	Budget *Budget `protobuf:"bytes,2,opt,name=budget,proto3" json:"budget,omitempty"`
+	// The new title, as RenameSession takes it: at most 200 characters,
+	// surrounding space trimmed; an empty one leaves the session untitled.
+	Title         *string `protobuf:"bytes,3,opt,name=title,proto3,oneof" json:"title,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateSessionRequest) Reset() {
+	*x = UpdateSessionRequest{}
+	mi := &file_agents_v1_session_service_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateSessionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateSessionRequest) ProtoMessage() {}
+
+func (x *UpdateSessionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agents_v1_session_service_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateSessionRequest.ProtoReflect.Descriptor instead.
+func (*UpdateSessionRequest) Descriptor() ([]byte, []int) {
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *UpdateSessionRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *UpdateSessionRequest) GetBudget() *Budget {
+	if x != nil {
+		return x.Budget
+	}
+	return nil
+}
+
+func (x *UpdateSessionRequest) GetTitle() string {
+	if x != nil && x.Title != nil {
+		return *x.Title
+	}
+	return ""
+}
+
+// UpdateSessionResponse carries the session summary.
+type UpdateSessionResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The session summary after the change.
+	Meta          *SessionMeta `protobuf:"bytes,1,opt,name=meta,proto3" json:"meta,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateSessionResponse) Reset() {
+	*x = UpdateSessionResponse{}
+	mi := &file_agents_v1_session_service_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateSessionResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateSessionResponse) ProtoMessage() {}
+
+func (x *UpdateSessionResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agents_v1_session_service_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateSessionResponse.ProtoReflect.Descriptor instead.
+func (*UpdateSessionResponse) Descriptor() ([]byte, []int) {
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *UpdateSessionResponse) GetMeta() *SessionMeta {
+	if x != nil {
+		return x.Meta
+	}
+	return nil
+}
+
 // WatchSessionRequest starts a watch.
 type WatchSessionRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2113,7 +2241,7 @@ type WatchSessionRequest struct {
 
 func (x *WatchSessionRequest) Reset() {
 	*x = WatchSessionRequest{}
-	mi := &file_agents_v1_session_service_proto_msgTypes[29]
+	mi := &file_agents_v1_session_service_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2125,7 +2253,7 @@ func (x *WatchSessionRequest) String() string {
 func (*WatchSessionRequest) ProtoMessage() {}
 
 func (x *WatchSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_service_proto_msgTypes[29]
+	mi := &file_agents_v1_session_service_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2138,7 +2266,7 @@ func (x *WatchSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchSessionRequest.ProtoReflect.Descriptor instead.
 func (*WatchSessionRequest) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{29}
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *WatchSessionRequest) GetWatcherId() string {
@@ -2173,7 +2301,7 @@ type WatchSessionResponse struct {
 
 func (x *WatchSessionResponse) Reset() {
 	*x = WatchSessionResponse{}
-	mi := &file_agents_v1_session_service_proto_msgTypes[30]
+	mi := &file_agents_v1_session_service_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2185,7 +2313,7 @@ func (x *WatchSessionResponse) String() string {
 func (*WatchSessionResponse) ProtoMessage() {}
 
 func (x *WatchSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_service_proto_msgTypes[30]
+	mi := &file_agents_v1_session_service_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2198,7 +2326,7 @@ func (x *WatchSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchSessionResponse.ProtoReflect.Descriptor instead.
 func (*WatchSessionResponse) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{30}
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *WatchSessionResponse) GetWatch() *Watch {
@@ -2221,7 +2349,7 @@ type UnwatchSessionRequest struct {
 
 func (x *UnwatchSessionRequest) Reset() {
 	*x = UnwatchSessionRequest{}
-	mi := &file_agents_v1_session_service_proto_msgTypes[31]
+	mi := &file_agents_v1_session_service_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2233,7 +2361,7 @@ func (x *UnwatchSessionRequest) String() string {
 func (*UnwatchSessionRequest) ProtoMessage() {}
 
 func (x *UnwatchSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_service_proto_msgTypes[31]
+	mi := &file_agents_v1_session_service_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2246,7 +2374,7 @@ func (x *UnwatchSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnwatchSessionRequest.ProtoReflect.Descriptor instead.
 func (*UnwatchSessionRequest) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{31}
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *UnwatchSessionRequest) GetWatcherId() string {
@@ -2272,7 +2400,7 @@ type UnwatchSessionResponse struct {
 
 func (x *UnwatchSessionResponse) Reset() {
 	*x = UnwatchSessionResponse{}
-	mi := &file_agents_v1_session_service_proto_msgTypes[32]
+	mi := &file_agents_v1_session_service_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2284,7 +2412,7 @@ func (x *UnwatchSessionResponse) String() string {
 func (*UnwatchSessionResponse) ProtoMessage() {}
 
 func (x *UnwatchSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_service_proto_msgTypes[32]
+	mi := &file_agents_v1_session_service_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2297,7 +2425,7 @@ func (x *UnwatchSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnwatchSessionResponse.ProtoReflect.Descriptor instead.
 func (*UnwatchSessionResponse) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{32}
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{34}
 }
 
 // ExportSessionRequest exports a session.
@@ -2313,7 +2441,7 @@ type ExportSessionRequest struct {
 
 func (x *ExportSessionRequest) Reset() {
 	*x = ExportSessionRequest{}
-	mi := &file_agents_v1_session_service_proto_msgTypes[33]
+	mi := &file_agents_v1_session_service_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2325,7 +2453,7 @@ func (x *ExportSessionRequest) String() string {
 func (*ExportSessionRequest) ProtoMessage() {}
 
 func (x *ExportSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_service_proto_msgTypes[33]
+	mi := &file_agents_v1_session_service_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2338,7 +2466,7 @@ func (x *ExportSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportSessionRequest.ProtoReflect.Descriptor instead.
 func (*ExportSessionRequest) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{33}
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ExportSessionRequest) GetSessionId() string {
@@ -2368,7 +2496,7 @@ type ExportSessionResponse struct {
 
 func (x *ExportSessionResponse) Reset() {
 	*x = ExportSessionResponse{}
-	mi := &file_agents_v1_session_service_proto_msgTypes[34]
+	mi := &file_agents_v1_session_service_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2380,7 +2508,7 @@ func (x *ExportSessionResponse) String() string {
 func (*ExportSessionResponse) ProtoMessage() {}
 
 func (x *ExportSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_service_proto_msgTypes[34]
+	mi := &file_agents_v1_session_service_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2393,7 +2521,7 @@ func (x *ExportSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportSessionResponse.ProtoReflect.Descriptor instead.
 func (*ExportSessionResponse) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{34}
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ExportSessionResponse) GetContentType() string {
@@ -2425,7 +2553,7 @@ type ImportSessionsRequest struct {
 
 func (x *ImportSessionsRequest) Reset() {
 	*x = ImportSessionsRequest{}
-	mi := &file_agents_v1_session_service_proto_msgTypes[35]
+	mi := &file_agents_v1_session_service_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2437,7 +2565,7 @@ func (x *ImportSessionsRequest) String() string {
 func (*ImportSessionsRequest) ProtoMessage() {}
 
 func (x *ImportSessionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_service_proto_msgTypes[35]
+	mi := &file_agents_v1_session_service_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2450,7 +2578,7 @@ func (x *ImportSessionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportSessionsRequest.ProtoReflect.Descriptor instead.
 func (*ImportSessionsRequest) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{35}
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ImportSessionsRequest) GetFiles() []*ImportFile {
@@ -2481,7 +2609,7 @@ type ImportFile struct {
 
 func (x *ImportFile) Reset() {
 	*x = ImportFile{}
-	mi := &file_agents_v1_session_service_proto_msgTypes[36]
+	mi := &file_agents_v1_session_service_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2493,7 +2621,7 @@ func (x *ImportFile) String() string {
 func (*ImportFile) ProtoMessage() {}
 
 func (x *ImportFile) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_service_proto_msgTypes[36]
+	mi := &file_agents_v1_session_service_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2506,7 +2634,7 @@ func (x *ImportFile) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportFile.ProtoReflect.Descriptor instead.
 func (*ImportFile) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{36}
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ImportFile) GetName() string {
@@ -2545,7 +2673,7 @@ type ImportResult struct {
 
 func (x *ImportResult) Reset() {
 	*x = ImportResult{}
-	mi := &file_agents_v1_session_service_proto_msgTypes[37]
+	mi := &file_agents_v1_session_service_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2557,7 +2685,7 @@ func (x *ImportResult) String() string {
 func (*ImportResult) ProtoMessage() {}
 
 func (x *ImportResult) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_service_proto_msgTypes[37]
+	mi := &file_agents_v1_session_service_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2570,7 +2698,7 @@ func (x *ImportResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportResult.ProtoReflect.Descriptor instead.
 func (*ImportResult) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{37}
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *ImportResult) GetName() string {
@@ -2626,7 +2754,7 @@ type ImportSessionsResponse struct {
 
 func (x *ImportSessionsResponse) Reset() {
 	*x = ImportSessionsResponse{}
-	mi := &file_agents_v1_session_service_proto_msgTypes[38]
+	mi := &file_agents_v1_session_service_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2638,7 +2766,7 @@ func (x *ImportSessionsResponse) String() string {
 func (*ImportSessionsResponse) ProtoMessage() {}
 
 func (x *ImportSessionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_service_proto_msgTypes[38]
+	mi := &file_agents_v1_session_service_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2651,7 +2779,7 @@ func (x *ImportSessionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportSessionsResponse.ProtoReflect.Descriptor instead.
 func (*ImportSessionsResponse) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{38}
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ImportSessionsResponse) GetResults() []*ImportResult {
@@ -2665,7 +2793,7 @@ var File_agents_v1_session_service_proto protoreflect.FileDescriptor
 
 const file_agents_v1_session_service_proto_rawDesc = "" +
 	"\n" +
-	"\x1fagents/v1/session_service.proto\x12\tagents.v1\x1a\x14agents/v1/mail.proto\x1a\x17agents/v1/session.proto\x1a\x1egoogle/protobuf/duration.proto\"\xb9\x03\n" +
+	"\x1fagents/v1/session_service.proto\x12\tagents.v1\x1a\x14agents/v1/mail.proto\x1a\x17agents/v1/session.proto\x1a\x1egoogle/protobuf/duration.proto\"\xe4\x03\n" +
 	"\x14CreateSessionRequest\x12\x14\n" +
 	"\x05agent\x18\x01 \x01(\tR\x05agent\x121\n" +
 	"\amessage\x18\x02 \x01(\v2\x12.agents.v1.MessageH\x00R\amessage\x88\x01\x01\x12'\n" +
@@ -2675,7 +2803,9 @@ const file_agents_v1_session_service_proto_rawDesc = "" +
 	"\x05title\x18\x06 \x01(\tR\x05title\x12'\n" +
 	"\x0fidempotency_key\x18\a \x01(\tR\x0eidempotencyKey\x12\x12\n" +
 	"\x04wait\x18\b \x01(\bR\x04wait\x123\n" +
-	"\atimeout\x18\t \x01(\v2\x19.google.protobuf.DurationR\atimeout\x1a9\n" +
+	"\atimeout\x18\t \x01(\v2\x19.google.protobuf.DurationR\atimeout\x12)\n" +
+	"\x06budget\x18\n" +
+	" \x01(\v2\x11.agents.v1.BudgetR\x06budget\x1a9\n" +
 	"\vParamsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\n" +
@@ -2814,6 +2944,14 @@ const file_agents_v1_session_service_proto_rawDesc = "" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x14\n" +
 	"\x05title\x18\x02 \x01(\tR\x05title\"C\n" +
 	"\x15RenameSessionResponse\x12*\n" +
+	"\x04meta\x18\x01 \x01(\v2\x16.agents.v1.SessionMetaR\x04meta\"\x85\x01\n" +
+	"\x14UpdateSessionRequest\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x12)\n" +
+	"\x06budget\x18\x02 \x01(\v2\x11.agents.v1.BudgetR\x06budget\x12\x19\n" +
+	"\x05title\x18\x03 \x01(\tH\x00R\x05title\x88\x01\x01B\b\n" +
+	"\x06_title\"C\n" +
+	"\x15UpdateSessionResponse\x12*\n" +
 	"\x04meta\x18\x01 \x01(\v2\x16.agents.v1.SessionMetaR\x04meta\"~\n" +
 	"\x13WatchSessionRequest\x12\x1d\n" +
 	"\n" +
@@ -2866,7 +3004,7 @@ const file_agents_v1_session_service_proto_rawDesc = "" +
 	"\x19IMPORT_STATUS_UNSPECIFIED\x10\x00\x12\x1a\n" +
 	"\x16IMPORT_STATUS_IMPORTED\x10\x01\x12\x1b\n" +
 	"\x17IMPORT_STATUS_UNCHANGED\x10\x02\x12\x18\n" +
-	"\x14IMPORT_STATUS_FAILED\x10\x032\xa5\v\n" +
+	"\x14IMPORT_STATUS_FAILED\x10\x032\xf9\v\n" +
 	"\x0eSessionService\x12R\n" +
 	"\rCreateSession\x12\x1f.agents.v1.CreateSessionRequest\x1a .agents.v1.CreateSessionResponse\x12L\n" +
 	"\vPostMessage\x12\x1d.agents.v1.PostMessageRequest\x1a\x1e.agents.v1.PostMessageResponse\x12=\n" +
@@ -2882,7 +3020,8 @@ const file_agents_v1_session_service_proto_rawDesc = "" +
 	"\n" +
 	"GetSession\x12\x1c.agents.v1.GetSessionRequest\x1a\x1d.agents.v1.GetSessionResponse\"\x03\x90\x02\x01\x12R\n" +
 	"\rDeleteSession\x12\x1f.agents.v1.DeleteSessionRequest\x1a .agents.v1.DeleteSessionResponse\x12R\n" +
-	"\rRenameSession\x12\x1f.agents.v1.RenameSessionRequest\x1a .agents.v1.RenameSessionResponse\x12O\n" +
+	"\rRenameSession\x12\x1f.agents.v1.RenameSessionRequest\x1a .agents.v1.RenameSessionResponse\x12R\n" +
+	"\rUpdateSession\x12\x1f.agents.v1.UpdateSessionRequest\x1a .agents.v1.UpdateSessionResponse\x12O\n" +
 	"\fWatchSession\x12\x1e.agents.v1.WatchSessionRequest\x1a\x1f.agents.v1.WatchSessionResponse\x12U\n" +
 	"\x0eUnwatchSession\x12 .agents.v1.UnwatchSessionRequest\x1a!.agents.v1.UnwatchSessionResponse\x12W\n" +
 	"\rExportSession\x12\x1f.agents.v1.ExportSessionRequest\x1a .agents.v1.ExportSessionResponse\"\x03\x90\x02\x01\x12Z\n" +
@@ -2901,7 +3040,7 @@ func file_agents_v1_session_service_proto_rawDescGZIP() []byte {
 }
 
 var file_agents_v1_session_service_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_agents_v1_session_service_proto_msgTypes = make([]protoimpl.MessageInfo, 43)
+var file_agents_v1_session_service_proto_msgTypes = make([]protoimpl.MessageInfo, 45)
 var file_agents_v1_session_service_proto_goTypes = []any{
 	(DeleteMode)(0),                // 0: agents.v1.DeleteMode
 	(ExportFormat)(0),              // 1: agents.v1.ExportFormat
@@ -2935,109 +3074,117 @@ var file_agents_v1_session_service_proto_goTypes = []any{
 	(*DeleteSessionResponse)(nil),  // 29: agents.v1.DeleteSessionResponse
 	(*RenameSessionRequest)(nil),   // 30: agents.v1.RenameSessionRequest
 	(*RenameSessionResponse)(nil),  // 31: agents.v1.RenameSessionResponse
-	(*WatchSessionRequest)(nil),    // 32: agents.v1.WatchSessionRequest
-	(*WatchSessionResponse)(nil),   // 33: agents.v1.WatchSessionResponse
-	(*UnwatchSessionRequest)(nil),  // 34: agents.v1.UnwatchSessionRequest
-	(*UnwatchSessionResponse)(nil), // 35: agents.v1.UnwatchSessionResponse
-	(*ExportSessionRequest)(nil),   // 36: agents.v1.ExportSessionRequest
-	(*ExportSessionResponse)(nil),  // 37: agents.v1.ExportSessionResponse
-	(*ImportSessionsRequest)(nil),  // 38: agents.v1.ImportSessionsRequest
-	(*ImportFile)(nil),             // 39: agents.v1.ImportFile
-	(*ImportResult)(nil),           // 40: agents.v1.ImportResult
-	(*ImportSessionsResponse)(nil), // 41: agents.v1.ImportSessionsResponse
-	nil,                            // 42: agents.v1.CreateSessionRequest.ParamsEntry
-	nil,                            // 43: agents.v1.PostMessageRequest.ParamsEntry
-	nil,                            // 44: agents.v1.ResumeRequest.ParamsEntry
-	nil,                            // 45: agents.v1.CompleteCallRequest.ParamsEntry
-	(*Message)(nil),                // 46: agents.v1.Message
-	(*RunOptions)(nil),             // 47: agents.v1.RunOptions
-	(*durationpb.Duration)(nil),    // 48: google.protobuf.Duration
-	(*Session)(nil),                // 49: agents.v1.Session
-	(*SessionMeta)(nil),            // 50: agents.v1.SessionMeta
-	(*MailBody)(nil),               // 51: agents.v1.MailBody
-	(MailPriority)(0),              // 52: agents.v1.MailPriority
-	(*MailEnvelope)(nil),           // 53: agents.v1.MailEnvelope
-	(SessionStatus)(0),             // 54: agents.v1.SessionStatus
-	(*Watch)(nil),                  // 55: agents.v1.Watch
+	(*UpdateSessionRequest)(nil),   // 32: agents.v1.UpdateSessionRequest
+	(*UpdateSessionResponse)(nil),  // 33: agents.v1.UpdateSessionResponse
+	(*WatchSessionRequest)(nil),    // 34: agents.v1.WatchSessionRequest
+	(*WatchSessionResponse)(nil),   // 35: agents.v1.WatchSessionResponse
+	(*UnwatchSessionRequest)(nil),  // 36: agents.v1.UnwatchSessionRequest
+	(*UnwatchSessionResponse)(nil), // 37: agents.v1.UnwatchSessionResponse
+	(*ExportSessionRequest)(nil),   // 38: agents.v1.ExportSessionRequest
+	(*ExportSessionResponse)(nil),  // 39: agents.v1.ExportSessionResponse
+	(*ImportSessionsRequest)(nil),  // 40: agents.v1.ImportSessionsRequest
+	(*ImportFile)(nil),             // 41: agents.v1.ImportFile
+	(*ImportResult)(nil),           // 42: agents.v1.ImportResult
+	(*ImportSessionsResponse)(nil), // 43: agents.v1.ImportSessionsResponse
+	nil,                            // 44: agents.v1.CreateSessionRequest.ParamsEntry
+	nil,                            // 45: agents.v1.PostMessageRequest.ParamsEntry
+	nil,                            // 46: agents.v1.ResumeRequest.ParamsEntry
+	nil,                            // 47: agents.v1.CompleteCallRequest.ParamsEntry
+	(*Message)(nil),                // 48: agents.v1.Message
+	(*RunOptions)(nil),             // 49: agents.v1.RunOptions
+	(*durationpb.Duration)(nil),    // 50: google.protobuf.Duration
+	(*Budget)(nil),                 // 51: agents.v1.Budget
+	(*Session)(nil),                // 52: agents.v1.Session
+	(*SessionMeta)(nil),            // 53: agents.v1.SessionMeta
+	(*MailBody)(nil),               // 54: agents.v1.MailBody
+	(MailPriority)(0),              // 55: agents.v1.MailPriority
+	(*MailEnvelope)(nil),           // 56: agents.v1.MailEnvelope
+	(SessionStatus)(0),             // 57: agents.v1.SessionStatus
+	(*Watch)(nil),                  // 58: agents.v1.Watch
 }
 var file_agents_v1_session_service_proto_depIdxs = []int32{
-	46, // 0: agents.v1.CreateSessionRequest.message:type_name -> agents.v1.Message
-	47, // 1: agents.v1.CreateSessionRequest.run:type_name -> agents.v1.RunOptions
-	42, // 2: agents.v1.CreateSessionRequest.params:type_name -> agents.v1.CreateSessionRequest.ParamsEntry
-	48, // 3: agents.v1.CreateSessionRequest.timeout:type_name -> google.protobuf.Duration
-	49, // 4: agents.v1.CreateSessionResponse.session:type_name -> agents.v1.Session
-	46, // 5: agents.v1.PostMessageRequest.message:type_name -> agents.v1.Message
-	47, // 6: agents.v1.PostMessageRequest.run:type_name -> agents.v1.RunOptions
-	43, // 7: agents.v1.PostMessageRequest.params:type_name -> agents.v1.PostMessageRequest.ParamsEntry
-	48, // 8: agents.v1.PostMessageRequest.timeout:type_name -> google.protobuf.Duration
-	50, // 9: agents.v1.PostMessageResponse.meta:type_name -> agents.v1.SessionMeta
-	49, // 10: agents.v1.PostMessageResponse.session:type_name -> agents.v1.Session
-	44, // 11: agents.v1.ResumeRequest.params:type_name -> agents.v1.ResumeRequest.ParamsEntry
-	50, // 12: agents.v1.ResumeResponse.meta:type_name -> agents.v1.SessionMeta
-	10, // 13: agents.v1.CompleteCallRequest.approval:type_name -> agents.v1.Approval
-	45, // 14: agents.v1.CompleteCallRequest.params:type_name -> agents.v1.CompleteCallRequest.ParamsEntry
-	50, // 15: agents.v1.CompleteCallResponse.meta:type_name -> agents.v1.SessionMeta
-	50, // 16: agents.v1.CancelRunResponse.meta:type_name -> agents.v1.SessionMeta
-	50, // 17: agents.v1.CancelAttachedResponse.meta:type_name -> agents.v1.SessionMeta
-	50, // 18: agents.v1.PauseResponse.meta:type_name -> agents.v1.SessionMeta
-	51, // 19: agents.v1.SendMailRequest.body:type_name -> agents.v1.MailBody
-	52, // 20: agents.v1.SendMailRequest.priority:type_name -> agents.v1.MailPriority
-	53, // 21: agents.v1.SendMailResponse.envelope:type_name -> agents.v1.MailEnvelope
-	53, // 22: agents.v1.ListMailResponse.mail:type_name -> agents.v1.MailEnvelope
-	49, // 23: agents.v1.ForkSessionResponse.session:type_name -> agents.v1.Session
-	54, // 24: agents.v1.ListSessionsRequest.status:type_name -> agents.v1.SessionStatus
-	50, // 25: agents.v1.ListSessionsResponse.sessions:type_name -> agents.v1.SessionMeta
-	48, // 26: agents.v1.GetSessionRequest.timeout:type_name -> google.protobuf.Duration
-	49, // 27: agents.v1.GetSessionResponse.session:type_name -> agents.v1.Session
-	0,  // 28: agents.v1.DeleteSessionRequest.mode:type_name -> agents.v1.DeleteMode
-	50, // 29: agents.v1.RenameSessionResponse.meta:type_name -> agents.v1.SessionMeta
-	48, // 30: agents.v1.WatchSessionRequest.ttl:type_name -> google.protobuf.Duration
-	55, // 31: agents.v1.WatchSessionResponse.watch:type_name -> agents.v1.Watch
-	1,  // 32: agents.v1.ExportSessionRequest.format:type_name -> agents.v1.ExportFormat
-	39, // 33: agents.v1.ImportSessionsRequest.files:type_name -> agents.v1.ImportFile
-	2,  // 34: agents.v1.ImportResult.status:type_name -> agents.v1.ImportStatus
-	40, // 35: agents.v1.ImportSessionsResponse.results:type_name -> agents.v1.ImportResult
-	3,  // 36: agents.v1.SessionService.CreateSession:input_type -> agents.v1.CreateSessionRequest
-	5,  // 37: agents.v1.SessionService.PostMessage:input_type -> agents.v1.PostMessageRequest
-	7,  // 38: agents.v1.SessionService.Resume:input_type -> agents.v1.ResumeRequest
-	9,  // 39: agents.v1.SessionService.CompleteCall:input_type -> agents.v1.CompleteCallRequest
-	12, // 40: agents.v1.SessionService.CancelRun:input_type -> agents.v1.CancelRunRequest
-	14, // 41: agents.v1.SessionService.CancelAttached:input_type -> agents.v1.CancelAttachedRequest
-	16, // 42: agents.v1.SessionService.Pause:input_type -> agents.v1.PauseRequest
-	18, // 43: agents.v1.SessionService.SendMail:input_type -> agents.v1.SendMailRequest
-	20, // 44: agents.v1.SessionService.ListMail:input_type -> agents.v1.ListMailRequest
-	22, // 45: agents.v1.SessionService.ForkSession:input_type -> agents.v1.ForkSessionRequest
-	24, // 46: agents.v1.SessionService.ListSessions:input_type -> agents.v1.ListSessionsRequest
-	26, // 47: agents.v1.SessionService.GetSession:input_type -> agents.v1.GetSessionRequest
-	28, // 48: agents.v1.SessionService.DeleteSession:input_type -> agents.v1.DeleteSessionRequest
-	30, // 49: agents.v1.SessionService.RenameSession:input_type -> agents.v1.RenameSessionRequest
-	32, // 50: agents.v1.SessionService.WatchSession:input_type -> agents.v1.WatchSessionRequest
-	34, // 51: agents.v1.SessionService.UnwatchSession:input_type -> agents.v1.UnwatchSessionRequest
-	36, // 52: agents.v1.SessionService.ExportSession:input_type -> agents.v1.ExportSessionRequest
-	38, // 53: agents.v1.SessionService.ImportSessions:input_type -> agents.v1.ImportSessionsRequest
-	4,  // 54: agents.v1.SessionService.CreateSession:output_type -> agents.v1.CreateSessionResponse
-	6,  // 55: agents.v1.SessionService.PostMessage:output_type -> agents.v1.PostMessageResponse
-	8,  // 56: agents.v1.SessionService.Resume:output_type -> agents.v1.ResumeResponse
-	11, // 57: agents.v1.SessionService.CompleteCall:output_type -> agents.v1.CompleteCallResponse
-	13, // 58: agents.v1.SessionService.CancelRun:output_type -> agents.v1.CancelRunResponse
-	15, // 59: agents.v1.SessionService.CancelAttached:output_type -> agents.v1.CancelAttachedResponse
-	17, // 60: agents.v1.SessionService.Pause:output_type -> agents.v1.PauseResponse
-	19, // 61: agents.v1.SessionService.SendMail:output_type -> agents.v1.SendMailResponse
-	21, // 62: agents.v1.SessionService.ListMail:output_type -> agents.v1.ListMailResponse
-	23, // 63: agents.v1.SessionService.ForkSession:output_type -> agents.v1.ForkSessionResponse
-	25, // 64: agents.v1.SessionService.ListSessions:output_type -> agents.v1.ListSessionsResponse
-	27, // 65: agents.v1.SessionService.GetSession:output_type -> agents.v1.GetSessionResponse
-	29, // 66: agents.v1.SessionService.DeleteSession:output_type -> agents.v1.DeleteSessionResponse
-	31, // 67: agents.v1.SessionService.RenameSession:output_type -> agents.v1.RenameSessionResponse
-	33, // 68: agents.v1.SessionService.WatchSession:output_type -> agents.v1.WatchSessionResponse
-	35, // 69: agents.v1.SessionService.UnwatchSession:output_type -> agents.v1.UnwatchSessionResponse
-	37, // 70: agents.v1.SessionService.ExportSession:output_type -> agents.v1.ExportSessionResponse
-	41, // 71: agents.v1.SessionService.ImportSessions:output_type -> agents.v1.ImportSessionsResponse
-	54, // [54:72] is the sub-list for method output_type
-	36, // [36:54] is the sub-list for method input_type
-	36, // [36:36] is the sub-list for extension type_name
-	36, // [36:36] is the sub-list for extension extendee
-	0,  // [0:36] is the sub-list for field type_name
+	48, // 0: agents.v1.CreateSessionRequest.message:type_name -> agents.v1.Message
+	49, // 1: agents.v1.CreateSessionRequest.run:type_name -> agents.v1.RunOptions
+	44, // 2: agents.v1.CreateSessionRequest.params:type_name -> agents.v1.CreateSessionRequest.ParamsEntry
+	50, // 3: agents.v1.CreateSessionRequest.timeout:type_name -> google.protobuf.Duration
+	51, // 4: agents.v1.CreateSessionRequest.budget:type_name -> agents.v1.Budget
+	52, // 5: agents.v1.CreateSessionResponse.session:type_name -> agents.v1.Session
+	48, // 6: agents.v1.PostMessageRequest.message:type_name -> agents.v1.Message
+	49, // 7: agents.v1.PostMessageRequest.run:type_name -> agents.v1.RunOptions
+	45, // 8: agents.v1.PostMessageRequest.params:type_name -> agents.v1.PostMessageRequest.ParamsEntry
+	50, // 9: agents.v1.PostMessageRequest.timeout:type_name -> google.protobuf.Duration
+	53, // 10: agents.v1.PostMessageResponse.meta:type_name -> agents.v1.SessionMeta
+	52, // 11: agents.v1.PostMessageResponse.session:type_name -> agents.v1.Session
+	46, // 12: agents.v1.ResumeRequest.params:type_name -> agents.v1.ResumeRequest.ParamsEntry
+	53, // 13: agents.v1.ResumeResponse.meta:type_name -> agents.v1.SessionMeta
+	10, // 14: agents.v1.CompleteCallRequest.approval:type_name -> agents.v1.Approval
+	47, // 15: agents.v1.CompleteCallRequest.params:type_name -> agents.v1.CompleteCallRequest.ParamsEntry
+	53, // 16: agents.v1.CompleteCallResponse.meta:type_name -> agents.v1.SessionMeta
+	53, // 17: agents.v1.CancelRunResponse.meta:type_name -> agents.v1.SessionMeta
+	53, // 18: agents.v1.CancelAttachedResponse.meta:type_name -> agents.v1.SessionMeta
+	53, // 19: agents.v1.PauseResponse.meta:type_name -> agents.v1.SessionMeta
+	54, // 20: agents.v1.SendMailRequest.body:type_name -> agents.v1.MailBody
+	55, // 21: agents.v1.SendMailRequest.priority:type_name -> agents.v1.MailPriority
+	56, // 22: agents.v1.SendMailResponse.envelope:type_name -> agents.v1.MailEnvelope
+	56, // 23: agents.v1.ListMailResponse.mail:type_name -> agents.v1.MailEnvelope
+	52, // 24: agents.v1.ForkSessionResponse.session:type_name -> agents.v1.Session
+	57, // 25: agents.v1.ListSessionsRequest.status:type_name -> agents.v1.SessionStatus
+	53, // 26: agents.v1.ListSessionsResponse.sessions:type_name -> agents.v1.SessionMeta
+	50, // 27: agents.v1.GetSessionRequest.timeout:type_name -> google.protobuf.Duration
+	52, // 28: agents.v1.GetSessionResponse.session:type_name -> agents.v1.Session
+	0,  // 29: agents.v1.DeleteSessionRequest.mode:type_name -> agents.v1.DeleteMode
+	53, // 30: agents.v1.RenameSessionResponse.meta:type_name -> agents.v1.SessionMeta
+	51, // 31: agents.v1.UpdateSessionRequest.budget:type_name -> agents.v1.Budget
+	53, // 32: agents.v1.UpdateSessionResponse.meta:type_name -> agents.v1.SessionMeta
+	50, // 33: agents.v1.WatchSessionRequest.ttl:type_name -> google.protobuf.Duration
+	58, // 34: agents.v1.WatchSessionResponse.watch:type_name -> agents.v1.Watch
+	1,  // 35: agents.v1.ExportSessionRequest.format:type_name -> agents.v1.ExportFormat
+	41, // 36: agents.v1.ImportSessionsRequest.files:type_name -> agents.v1.ImportFile
+	2,  // 37: agents.v1.ImportResult.status:type_name -> agents.v1.ImportStatus
+	42, // 38: agents.v1.ImportSessionsResponse.results:type_name -> agents.v1.ImportResult
+	3,  // 39: agents.v1.SessionService.CreateSession:input_type -> agents.v1.CreateSessionRequest
+	5,  // 40: agents.v1.SessionService.PostMessage:input_type -> agents.v1.PostMessageRequest
+	7,  // 41: agents.v1.SessionService.Resume:input_type -> agents.v1.ResumeRequest
+	9,  // 42: agents.v1.SessionService.CompleteCall:input_type -> agents.v1.CompleteCallRequest
+	12, // 43: agents.v1.SessionService.CancelRun:input_type -> agents.v1.CancelRunRequest
+	14, // 44: agents.v1.SessionService.CancelAttached:input_type -> agents.v1.CancelAttachedRequest
+	16, // 45: agents.v1.SessionService.Pause:input_type -> agents.v1.PauseRequest
+	18, // 46: agents.v1.SessionService.SendMail:input_type -> agents.v1.SendMailRequest
+	20, // 47: agents.v1.SessionService.ListMail:input_type -> agents.v1.ListMailRequest
+	22, // 48: agents.v1.SessionService.ForkSession:input_type -> agents.v1.ForkSessionRequest
+	24, // 49: agents.v1.SessionService.ListSessions:input_type -> agents.v1.ListSessionsRequest
+	26, // 50: agents.v1.SessionService.GetSession:input_type -> agents.v1.GetSessionRequest
+	28, // 51: agents.v1.SessionService.DeleteSession:input_type -> agents.v1.DeleteSessionRequest
+	30, // 52: agents.v1.SessionService.RenameSession:input_type -> agents.v1.RenameSessionRequest
+	32, // 53: agents.v1.SessionService.UpdateSession:input_type -> agents.v1.UpdateSessionRequest
+	34, // 54: agents.v1.SessionService.WatchSession:input_type -> agents.v1.WatchSessionRequest
+	36, // 55: agents.v1.SessionService.UnwatchSession:input_type -> agents.v1.UnwatchSessionRequest
+	38, // 56: agents.v1.SessionService.ExportSession:input_type -> agents.v1.ExportSessionRequest
+	40, // 57: agents.v1.SessionService.ImportSessions:input_type -> agents.v1.ImportSessionsRequest
+	4,  // 58: agents.v1.SessionService.CreateSession:output_type -> agents.v1.CreateSessionResponse
+	6,  // 59: agents.v1.SessionService.PostMessage:output_type -> agents.v1.PostMessageResponse
+	8,  // 60: agents.v1.SessionService.Resume:output_type -> agents.v1.ResumeResponse
+	11, // 61: agents.v1.SessionService.CompleteCall:output_type -> agents.v1.CompleteCallResponse
+	13, // 62: agents.v1.SessionService.CancelRun:output_type -> agents.v1.CancelRunResponse
+	15, // 63: agents.v1.SessionService.CancelAttached:output_type -> agents.v1.CancelAttachedResponse
+	17, // 64: agents.v1.SessionService.Pause:output_type -> agents.v1.PauseResponse
+	19, // 65: agents.v1.SessionService.SendMail:output_type -> agents.v1.SendMailResponse
+	21, // 66: agents.v1.SessionService.ListMail:output_type -> agents.v1.ListMailResponse
+	23, // 67: agents.v1.SessionService.ForkSession:output_type -> agents.v1.ForkSessionResponse
+	25, // 68: agents.v1.SessionService.ListSessions:output_type -> agents.v1.ListSessionsResponse
+	27, // 69: agents.v1.SessionService.GetSession:output_type -> agents.v1.GetSessionResponse
+	29, // 70: agents.v1.SessionService.DeleteSession:output_type -> agents.v1.DeleteSessionResponse
+	31, // 71: agents.v1.SessionService.RenameSession:output_type -> agents.v1.RenameSessionResponse
+	33, // 72: agents.v1.SessionService.UpdateSession:output_type -> agents.v1.UpdateSessionResponse
+	35, // 73: agents.v1.SessionService.WatchSession:output_type -> agents.v1.WatchSessionResponse
+	37, // 74: agents.v1.SessionService.UnwatchSession:output_type -> agents.v1.UnwatchSessionResponse
+	39, // 75: agents.v1.SessionService.ExportSession:output_type -> agents.v1.ExportSessionResponse
+	43, // 76: agents.v1.SessionService.ImportSessions:output_type -> agents.v1.ImportSessionsResponse
+	58, // [58:77] is the sub-list for method output_type
+	39, // [39:58] is the sub-list for method input_type
+	39, // [39:39] is the sub-list for extension type_name
+	39, // [39:39] is the sub-list for extension extendee
+	0,  // [0:39] is the sub-list for field type_name
 }
 
 func init() { file_agents_v1_session_service_proto_init() }
@@ -3055,13 +3202,14 @@ func file_agents_v1_session_service_proto_init() {
 	}
 	file_agents_v1_session_service_proto_msgTypes[19].OneofWrappers = []any{}
 	file_agents_v1_session_service_proto_msgTypes[23].OneofWrappers = []any{}
+	file_agents_v1_session_service_proto_msgTypes[29].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agents_v1_session_service_proto_rawDesc), len(file_agents_v1_session_service_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   43,
+			NumMessages:   45,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

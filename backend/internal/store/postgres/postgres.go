@@ -137,14 +137,13 @@ func migrate(ctx context.Context, db *sqlx.DB) error {
 // Dialect is PostgreSQL's part of the shared SQL.
 func Dialect() store.Dialect {
 	return store.Dialect{
-		Name:         "postgres",
-		Classify:     Classify,
-		LockEvents:   fmt.Sprintf("SELECT pg_advisory_xact_lock(%d)", EventLogLockKey),
-		ShareLock:    " FOR SHARE",
-		ReturningSeq: true,
-		NotifyEvents: func(newest uint64) string {
-			return fmt.Sprintf("SELECT pg_notify('%s', '%d')", cluster.ChannelEvents, newest)
-		},
+		Name:          "postgres",
+		Classify:      Classify,
+		LockEvents:    fmt.Sprintf("SELECT pg_advisory_xact_lock(%d)", EventLogLockKey),
+		ShareLock:     " FOR SHARE",
+		ReturningSeq:  true,
+		StepStatement: true,
+		NotifyEvents:  cluster.ChannelEvents,
 	}
 }
 

@@ -56,6 +56,7 @@ func Run(t *testing.T, fresh func(t *testing.T) Opener) {
 		{"Watches", testWatches},
 		{"Leases", testLeases},
 		{"Fences", testFences},
+		{"FencedSteps", testFencedSteps},
 		{"Orphans", testOrphans},
 		{"Commands", testCommands},
 		{"Reopen", testReopen},
