@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/backend/internal/committer"
 	"github.com/agents-os/agents/backend/internal/errs"
 	"github.com/agents-os/agents/backend/internal/session"
 	"github.com/agents-os/agents/backend/internal/store"
@@ -85,7 +86,8 @@ func (r *Runner) deleteLocal(ctx context.Context, target string) error {
 	return r.withSession(ctx, target, func(a *actor) error {
 		ev := &agentsv1.Event{SessionId: a.id, Owner: a.owner, Kind: "session.deleted",
 			Body: &agentsv1.Event_SessionDeleted{SessionDeleted: &agentsv1.SessionDeleted{Meta: wire.Meta(a.st.meta)}}}
-		if err := a.write(ctx, &store.Change{Delete: []string{target}}, []*agentsv1.Event{ev}); err != nil {
+		if err := a.write(ctx, &store.Change{Delete: []string{target}}, []*agentsv1.Event{ev}); err != nil &&
+			(committer.Classify(err) != committer.Transient || !a.goneFromStore(ctx)) {
 			return err
 		}
 		if a.lease != nil {
@@ -101,6 +103,14 @@ func (r *Runner) deleteLocal(ctx context.Context, target string) error {
 		r.watches.drop(target)
 		return nil
 	})
+}
+
+// goneFromStore reports whether a delete whose write failed landed
+// after all (the connection was lost while the database committed it):
+// the session is no longer stored.
+func (a *actor) goneFromStore(ctx context.Context) bool {
+	_, err := a.r.store.GetMeta(ctx, a.id)
+	return errs.KindOf(err) == errs.KindNotFound
 }
 
 // descendants lists every session below id, deepest first.

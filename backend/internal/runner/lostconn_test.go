@@ -19,6 +19,7 @@ import (
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 
+	"github.com/agents-os/agents/backend/internal/errs"
 	"github.com/agents-os/agents/backend/internal/runner"
 	"github.com/agents-os/agents/backend/internal/session"
 	"github.com/agents-os/agents/backend/internal/store"
@@ -284,6 +285,88 @@ func TestAMessageWhoseCommitReplyIsLostRunsAndTheNextPostWorks(t *testing.T) {
 		if n := userTurns(turns, text); n != 1 {
 			t.Errorf("the message %q is stored %d times, want once", text, n)
 		}
+	}
+}
+
+// Issue 21, as above, for a message to a running session, which waits
+// as mail for the run's next step: its commit lands and the reply is
+// lost. The post is answered as taken, the run takes the message in,
+// once, and no mail is left waiting in the store that memory does not
+// know of.
+func TestAMessageToARunningSessionWhoseCommitReplyIsLostIsTakenOnce(t *testing.T) {
+	t.Parallel()
+	var cutter *commitCutter
+	k := newKernelWith(t, onPostgres, answer, kernelOptions{via: func(dsn string) string {
+		cutter = newCommitCutter(t, dsn)
+		return cutter.dsn
+	}})
+	ctx := context.Background()
+	hold := k.model.HoldAfter(1)
+	id := k.create(t, "hello")
+	<-hold.Held()
+	cutter.arm()
+	if _, _, err := k.run.PostMessage(ctx, "me", id, runner.Message{Text: "more"}, runner.RunOptions{}, nil); err != nil {
+		t.Errorf("the post whose reply was lost: %v, want it taken, as it was", err)
+	}
+	if n := cutter.cuts(); n != 1 {
+		t.Fatalf("connections cut after a COMMIT = %d, want 1", n)
+	}
+	hold.Release()
+	v := k.wait(t, id)
+	if v.Meta.Status != session.StatusReady || len(v.Turns) != 4 || v.Turns[3].LLM.Text != "done" || v.Meta.PendingMail != 0 {
+		t.Fatalf("after the lost reply: %s (%s), %d turns, %d mail pending; want ready, the message answered",
+			v.Meta.Status, v.Meta.StatusReason, len(v.Turns), v.Meta.PendingMail)
+	}
+	m, turns, err := k.db.LoadSession(ctx, id)
+	if err != nil || m.Status != session.StatusReady || len(turns) != 4 {
+		t.Fatalf("stored: %s, %d turns, %v; want ready with 4", m.Status, len(turns), err)
+	}
+	if n := mailTurns(turns, "more"); n != 1 {
+		t.Errorf("the message is taken in by %d turns, want one", n)
+	}
+	if pending, err := k.db.PendingMail(ctx, id); err != nil || len(pending) != 0 {
+		t.Errorf("mail pending in the store: %d, %v; want none", len(pending), err)
+	}
+}
+
+// mailTurns counts the user turns of a history that take in mail with
+// the text.
+func mailTurns(turns []session.Turn, text string) int {
+	n := 0
+	for _, t := range turns {
+		if t.User != nil && slices.ContainsFunc(t.User.Mail, func(m session.Mail) bool { return m.Body.Text == text }) {
+			n++
+		}
+	}
+	return n
+}
+
+// Issue 21, as above, for a delete: it is committed and the reply lost.
+// The delete is answered as done, and the session is gone, from memory
+// as from the store.
+func TestADeleteWhoseCommitReplyIsLostIsAnsweredAsDone(t *testing.T) {
+	t.Parallel()
+	var cutter *commitCutter
+	k := newKernelWith(t, onPostgres, answer, kernelOptions{via: func(dsn string) string {
+		cutter = newCommitCutter(t, dsn)
+		return cutter.dsn
+	}})
+	ctx := context.Background()
+	id := k.create(t, "hello")
+	k.wait(t, id)
+
+	cutter.arm()
+	if _, err := k.run.DeleteSession(ctx, "me", id, runner.DeleteSingle); err != nil {
+		t.Errorf("the delete whose reply was lost: %v, want it done, as it was", err)
+	}
+	if n := cutter.cuts(); n != 1 {
+		t.Fatalf("connections cut after a COMMIT = %d, want 1", n)
+	}
+	if _, err := k.db.GetMeta(ctx, id); errs.KindOf(err) != errs.KindNotFound {
+		t.Fatalf("the stored session after the delete: %v, want not found", err)
+	}
+	if v, err := k.run.GetSession(ctx, "me", id, false, 0); errs.KindOf(err) != errs.KindNotFound {
+		t.Fatalf("the session after the delete: %s with %d turns, %v; want not found", v.Meta.Status, len(v.Turns), err)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/backend/internal/agentfile"
+	"github.com/agents-os/agents/backend/internal/committer"
 	"github.com/agents-os/agents/backend/internal/errs"
 	"github.com/agents-os/agents/backend/internal/events"
 	"github.com/agents-os/agents/backend/internal/session"
@@ -374,7 +375,7 @@ func (a *actor) addMail(ctx context.Context, m session.Mail, idem keyedRequest) 
 	ch := &store.Change{NewMail: []session.Mail{m}, Idempotency: a.r.idempotency(a.owner, idem, keyed{SessionID: a.id, MailID: m.ID, Turns: len(a.st.turns)})}
 	ev := &agentsv1.Event{SessionId: a.id, Owner: a.owner, Kind: "mail.accepted",
 		Body: &agentsv1.Event_MailAccepted{MailAccepted: &agentsv1.MailAccepted{Envelope: wire.Mail(m)}}}
-	if err := a.write(ctx, ch, []*agentsv1.Event{ev}); err != nil {
+	if err := a.write(ctx, ch, []*agentsv1.Event{ev}); err != nil && (committer.Classify(err) != committer.Transient || !a.mailLanded(ctx, m.ID)) {
 		return session.Mail{}, err
 	}
 	a.st.mail = append(a.st.mail, m)
@@ -383,6 +384,15 @@ func (a *actor) addMail(ctx context.Context, m session.Mail, idem keyedRequest) 
 		a.interrupt()
 	}
 	return m, nil
+}
+
+// mailLanded reports whether mail whose write failed is stored after
+// all: the connection was lost while the database committed it, so the
+// error told nothing. The mail's id is new with the write, so finding it
+// means the write landed, with its event and idempotency record.
+func (a *actor) mailLanded(ctx context.Context, id string) bool {
+	_, err := a.r.mailByID(ctx, a.id, id)
+	return err == nil
 }
 
 // interrupt acts on urgent mail: it answers the approvals nobody gave
