@@ -422,37 +422,53 @@ func countRule(reqs []fakellm.Request, name string) int {
 }
 
 // TestClusterAServerRestartedUnderItsOwnIDTakesUpItsRuns kills a server
-// mid-run and starts it again with the same --server-id (a fixed name,
-// such as its host's): the leases in the database are under its name, but
-// the process that holds them is gone, so the new one must take the runs
-// up as a restart on SQLite does, not take the leases as live ones of its
-// own and leave the sessions running with no run.
+// mid-run and starts it again under the same id: a --server-id of its
+// own (a fixed name, such as its host's), or the default one, which the
+// data directory keeps. The leases in the database are under its name,
+// but the process that held them is gone: the new one must take the runs
+// up at once, as a restart on SQLite does, neither wait for the leases to
+// expire (the lease here outlives the test) nor take them as live ones of
+// its own and leave the sessions running with no run.
 func TestClusterAServerRestartedUnderItsOwnIDTakesUpItsRuns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the agents binary and runs it as child processes on PostgreSQL")
 	}
 	t.Parallel()
-	model := fakellmtest.Start(t, crashRules())
-	bin := buildAgents(t)
-	dsn := pgtest.DSN(t)
-	dir := t.TempDir()
-	args := []string{"--server-id", "fixed-name", "--lease-ttl", "2s"}
-	first := startServeAgents(t, bin, dir, dsn, model.URL(), crashAgentFiles(t), "", args...)
-	feed := openEvents(t, first.url)
-	id := first.create(t, "slow", "tell me a long story")
-	feed.waitFor(t, "the first delta", func(ev *agentsv1.Event) bool {
-		return ev.GetSessionId() == id && ev.GetKind() == "text.delta"
-	})
-	first.kill(t)
-	feed.close()
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"its own id", []string{"--server-id", "fixed-name"}},
+		{"the default id", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			model := fakellmtest.Start(t, crashRules())
+			bin := buildAgents(t)
+			dsn := pgtest.DSN(t)
+			dir := t.TempDir()
+			args := append([]string{"--lease-ttl", "5m"}, tc.args...)
+			first := startServeAgents(t, bin, dir, dsn, model.URL(), crashAgentFiles(t), "", args...)
+			feed := openEvents(t, first.url)
+			id := first.create(t, "slow", "tell me a long story")
+			feed.waitFor(t, "the first delta", func(ev *agentsv1.Event) bool {
+				return ev.GetSessionId() == id && ev.GetKind() == "text.delta"
+			})
+			first.kill(t)
+			feed.close()
 
-	second := startServeAgents(t, bin, dir, dsn, model.URL(), crashAgentFiles(t), "", args...)
-	s := second.waitIdleWithin(t, id, 30*time.Second)
-	if got := s.GetMeta().GetStatus(); got != agentsv1.SessionStatus_SESSION_STATUS_READY {
-		t.Fatalf("status after the restart = %v (%s), want ready", got, s.GetMeta().GetStatusReason())
-	}
-	if got := llmTexts(s); len(got) != 1 || got[0] != "read: tell me a long story" {
-		t.Errorf("answers = %q, want one, from the retried step", got)
+			second := startServeAgents(t, bin, dir, dsn, model.URL(), crashAgentFiles(t), "", args...)
+			// Read through the log, which loads no session: a request
+			// for the session would load it, and take its lease, itself.
+			readLog(t, second.url, "0", runStopped(id))
+			s := second.get(t, id)
+			if got := s.GetMeta().GetStatus(); got != agentsv1.SessionStatus_SESSION_STATUS_READY {
+				t.Fatalf("status after the restart = %v (%s), want ready", got, s.GetMeta().GetStatusReason())
+			}
+			if got := llmTexts(s); len(got) != 1 || got[0] != "read: tell me a long story" {
+				t.Errorf("answers = %q, want one, from the retried step", got)
+			}
+		})
 	}
 }
 

@@ -292,6 +292,41 @@ func TestAnotherServerFinishesTheRunOfOneThatDied(t *testing.T) {
 	}
 }
 
+// A server that died and starts again under its id takes its runs up at
+// once: the leases under its name are its dead predecessor's, which
+// nobody renews, so it neither waits for them to expire nor takes them
+// as live ones of its own.
+func TestAServerStartedAgainUnderItsIDTakesItsRunsUpAtOnce(t *testing.T) {
+	t.Parallel()
+	// A lease outlives the test: only the restart can move the run.
+	f := newFleet(t, answer, time.Hour)
+	a := f.start(t, "a")
+	hold := a.model.HoldAfter(1)
+	id := a.create(t, "bench", "hello")
+	<-hold.Held()
+	a.crash()
+	hold.Release()
+	before, err := f.db.GetLease(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	again := f.start(t, "a")
+	if s := again.run.LeaseStats(); s.Claims != 1 {
+		t.Fatalf("stats after the start = %+v, want the session claimed", s)
+	}
+	v := again.wait(t, id)
+	if v.Meta.Status != session.StatusReady || len(v.Turns) != 2 || v.Turns[1].LLM.Text != "done" {
+		t.Fatalf("after the restart: %s (%s) with %d turns", v.Meta.Status, v.Meta.StatusReason, len(v.Turns))
+	}
+	if n := userTurns(v.Turns, "hello"); n != 1 {
+		t.Errorf("the user turn is stored %d times", n)
+	}
+	if l, err := f.db.GetLease(context.Background(), id); err != nil || l.Holder != "a" || l.Epoch <= before.Epoch {
+		t.Errorf("lease after the restart: %+v, %v; want a's, at an epoch after %d", l, err, before.Epoch)
+	}
+}
+
 // A server drained at a step boundary gives its sessions up at once:
 // another takes the run up long before the lease would expire.
 func TestADrainedServerHandsItsRunsOverAtOnce(t *testing.T) {
