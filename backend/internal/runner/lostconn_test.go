@@ -2,14 +2,9 @@ package runner_test
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
-	"io"
-	"net"
-	"net/url"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -23,6 +18,7 @@ import (
 	"github.com/agents-os/agents/backend/internal/runner"
 	"github.com/agents-os/agents/backend/internal/session"
 	"github.com/agents-os/agents/backend/internal/store"
+	"github.com/agents-os/agents/backend/internal/store/pgtest"
 	"github.com/agents-os/agents/backend/internal/store/postgres"
 )
 
@@ -373,8 +369,8 @@ func TestADeleteWhoseCommitReplyIsLostIsAnsweredAsDone(t *testing.T) {
 // commitCutter forwards connections to PostgreSQL. Once armed, it lets
 // the next COMMIT of a transaction that appends to the event log (it
 // takes the log's lock: a change of a session, not a lease's renewal)
-// through to the server and closes the client's side of that connection:
-// the server commits, and the client never hears so.
+// through to the server and cuts that connection: the server commits,
+// and the client never hears so.
 type commitCutter struct {
 	dsn   string
 	armed atomic.Bool
@@ -383,121 +379,28 @@ type commitCutter struct {
 
 func newCommitCutter(t *testing.T, dsn string) *commitCutter {
 	t.Helper()
-	u, err := url.Parse(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	target := u.Host
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.Host = ln.Addr().String()
-	c := &commitCutter{dsn: u.String()}
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var conns []net.Conn
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		for _, conn := range conns {
-			conn.Close()
-		}
-		mu.Unlock()
-		wg.Wait()
-	})
-	wg.Go(func() {
-		for {
-			client, err := ln.Accept()
-			if err != nil {
-				return
+	c := &commitCutter{}
+	c.dsn = pgtest.NewProxy(t, dsn, func() pgtest.Hook {
+		// logged says the transaction under way took the event log's
+		// lock, which the store takes with a statement of no arguments:
+		// pgx sends it as a simple query, as it does COMMIT and ROLLBACK.
+		logged := false
+		return func(m pgtest.Message) bool {
+			q := m.Query()
+			switch {
+			case q == "commit" && logged && c.armed.CompareAndSwap(true, false):
+				c.cut.Add(1)
+				return true
+			case strings.Contains(q, "pg_advisory_xact_lock"):
+				logged = true
+			case q == "commit" || q == "rollback":
+				logged = false
 			}
-			server, err := net.Dial("tcp", target)
-			if err != nil {
-				client.Close()
-				continue
-			}
-			mu.Lock()
-			conns = append(conns, client, server)
-			mu.Unlock()
-			var drop atomic.Bool
-			wg.Go(func() {
-				// The server's replies go back until the one to drop
-				// comes, or the client's side is closed; then both
-				// connections go.
-				buf := make([]byte, 32<<10)
-				for {
-					n, err := server.Read(buf)
-					if err != nil || drop.Load() {
-						break
-					}
-					if _, err := client.Write(buf[:n]); err != nil {
-						break
-					}
-				}
-				client.Close()
-				server.Close()
-			})
-			wg.Go(func() {
-				if !c.forward(server, client, &drop) {
-					client.Close()
-				}
-			})
+			return false
 		}
-	})
+	}).DSN()
 	return c
 }
 
 func (c *commitCutter) arm()      { c.armed.Store(true) }
 func (c *commitCutter) cuts() int { return int(c.cut.Load()) }
-
-// forward copies the client's messages to the server: the startup
-// message, then messages of a type byte and a length that counts itself.
-// It returns true once it sent the COMMIT to cut, after setting drop: the
-// server answers it only once it committed, and the client is cut then,
-// the answer dropped. (The server sends nothing else meanwhile: the
-// client sends a query once the last one was answered.)
-func (c *commitCutter) forward(server, client net.Conn, drop *atomic.Bool) bool {
-	var head [5]byte
-	if _, err := io.ReadFull(client, head[:4]); err != nil {
-		return false
-	}
-	startup := make([]byte, binary.BigEndian.Uint32(head[:4])-4)
-	if _, err := io.ReadFull(client, startup); err != nil {
-		return false
-	}
-	if _, err := server.Write(append(head[:4:4], startup...)); err != nil {
-		return false
-	}
-	// logged says the transaction under way took the event log's lock,
-	// which the store takes with a statement of no arguments: pgx sends
-	// it as a simple query, as it does COMMIT and ROLLBACK.
-	logged := false
-	for {
-		if _, err := io.ReadFull(client, head[:]); err != nil {
-			return false
-		}
-		body := make([]byte, binary.BigEndian.Uint32(head[1:])-4)
-		if _, err := io.ReadFull(client, body); err != nil {
-			return false
-		}
-		query := ""
-		if head[0] == 'Q' {
-			query = strings.ToLower(strings.TrimRight(string(body), "\x00; "))
-		}
-		cut := query == "commit" && logged && c.armed.CompareAndSwap(true, false)
-		if cut {
-			drop.Store(true)
-			c.cut.Add(1)
-		}
-		if _, err := server.Write(append(head[:], body...)); err != nil || cut {
-			return cut
-		}
-		switch {
-		case strings.Contains(query, "pg_advisory_xact_lock"):
-			logged = true
-		case query == "commit" || query == "rollback":
-			logged = false
-		}
-	}
-}

@@ -2,10 +2,6 @@ package postgres_test
 
 import (
 	"context"
-	"io"
-	"net"
-	"net/url"
-	"sync"
 	"testing"
 	"time"
 
@@ -27,22 +23,22 @@ import (
 func TestLostConnectionMidCommit(t *testing.T) {
 	tests := []struct {
 		name string
-		cut  func(t *testing.T, admin *pgx.Conn, p *proxy, pid int)
+		cut  func(t *testing.T, admin *pgx.Conn, p *pgtest.Proxy, pid int)
 	}{
-		{"terminated backend", func(t *testing.T, admin *pgx.Conn, _ *proxy, pid int) {
+		{"terminated backend", func(t *testing.T, admin *pgx.Conn, _ *pgtest.Proxy, pid int) {
 			var ok bool
 			if err := admin.QueryRow(context.Background(), `SELECT pg_terminate_backend($1)`, pid).Scan(&ok); err != nil || !ok {
 				t.Fatalf("terminate backend %d: %v %v", pid, ok, err)
 			}
 		}},
-		{"network cut", func(t *testing.T, _ *pgx.Conn, p *proxy, _ int) { p.cut() }},
+		{"network cut", func(t *testing.T, _ *pgx.Conn, p *pgtest.Proxy, _ int) { p.Cut() }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
 			dsn := pgtest.DSN(t)
-			p := newProxy(t, dsn)
-			s, err := postgres.Open(ctx, p.dsn, postgres.Options{})
+			p := pgtest.NewProxy(t, dsn, nil)
+			s, err := postgres.Open(ctx, p.DSN(), postgres.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -152,68 +148,4 @@ func waitingOnTheLock(t *testing.T, admin *pgx.Conn) int {
 	}
 	t.Fatal("no commit waits for the event log's lock")
 	return 0
-}
-
-// proxy forwards TCP connections to the PostgreSQL server and can cut
-// them all at once, as a network failure does: the client sees its
-// connection end with no message from the server.
-type proxy struct {
-	dsn   string
-	mu    sync.Mutex
-	conns []net.Conn
-}
-
-func newProxy(t *testing.T, dsn string) *proxy {
-	t.Helper()
-	u, err := url.Parse(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	target := u.Host
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.Host = ln.Addr().String()
-	p := &proxy{dsn: u.String()}
-	var wg sync.WaitGroup
-	t.Cleanup(func() {
-		ln.Close()
-		p.cut()
-		wg.Wait()
-	})
-	wg.Go(func() {
-		for {
-			client, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			server, err := net.Dial("tcp", target)
-			if err != nil {
-				client.Close()
-				continue
-			}
-			p.mu.Lock()
-			p.conns = append(p.conns, client, server)
-			p.mu.Unlock()
-			pipe := func(dst, src net.Conn) {
-				_, _ = io.Copy(dst, src)
-				dst.Close()
-				src.Close()
-			}
-			wg.Go(func() { pipe(server, client) })
-			wg.Go(func() { pipe(client, server) })
-		}
-	})
-	return p
-}
-
-// cut closes every connection the proxy carries.
-func (p *proxy) cut() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, c := range p.conns {
-		c.Close()
-	}
-	p.conns = nil
 }

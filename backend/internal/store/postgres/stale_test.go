@@ -21,17 +21,17 @@ import (
 func TestAPooledConnectionTheServerEndedIsNotUsed(t *testing.T) {
 	tests := []struct {
 		name string
-		end  func(t *testing.T, admin *pgx.Conn, p *proxy)
+		end  func(t *testing.T, admin *pgx.Conn, p *pgtest.Proxy)
 	}{
-		{"terminated backends", func(t *testing.T, admin *pgx.Conn, _ *proxy) { terminateAll(t, admin) }},
-		{"network closed", func(t *testing.T, _ *pgx.Conn, p *proxy) { p.cut() }},
+		{"terminated backends", func(t *testing.T, admin *pgx.Conn, _ *pgtest.Proxy) { terminateAll(t, admin) }},
+		{"network closed", func(t *testing.T, _ *pgx.Conn, p *pgtest.Proxy) { p.Cut() }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
 			dsn := pgtest.DSN(t)
-			p := newProxy(t, dsn)
-			s, err := postgres.Open(ctx, p.dsn, postgres.Options{})
+			p := pgtest.NewProxy(t, dsn, nil)
+			s, err := postgres.Open(ctx, p.DSN(), postgres.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
