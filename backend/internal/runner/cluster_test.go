@@ -30,6 +30,7 @@ import (
 // fleet is servers sharing one database, one model server and one bus.
 type fleet struct {
 	db  store.Store
+	dsn string
 	cat *catalog.Catalog
 	bus *cluster.MemoryBus
 	ttl time.Duration
@@ -39,7 +40,8 @@ func newFleet(t *testing.T, rules fakellm.Rules, ttl time.Duration) *fleet {
 	t.Helper()
 	ctx := context.Background()
 	llm := fakellmtest.Start(t, rules)
-	db, err := postgres.Open(ctx, pgtest.DSN(t), postgres.Options{})
+	dsn := pgtest.DSN(t)
+	db, err := postgres.Open(ctx, dsn, postgres.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +52,7 @@ func newFleet(t *testing.T, rules fakellm.Rules, ttl time.Duration) *fleet {
 	cat := catalog.New(ctx, func() *agentfile.Set {
 		return agentfile.Load(nil, []string{"testdata/bench/agents", "testdata/cluster/agents"})
 	}, catalog.Options{HasKey: func(string) bool { return false }, OfflineModelURL: llm.URL()})
-	return &fleet{db: db, cat: cat, bus: bus, ttl: ttl}
+	return &fleet{db: db, dsn: dsn, cat: cat, bus: bus, ttl: ttl}
 }
 
 // server is one runner of a fleet.

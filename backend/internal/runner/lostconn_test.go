@@ -366,6 +366,65 @@ func TestADeleteWhoseCommitReplyIsLostIsAnsweredAsDone(t *testing.T) {
 	}
 }
 
+// Issue 21, as above, for a request to a session another server holds:
+// the command that carries it is committed and the reply lost. The
+// server that took the request answers what the holder made of it, not
+// that it failed, and the message is taken once.
+func TestACommandWhoseCommitReplyIsLostIsAnsweredWithItsOutcome(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFleet(t, answer, time.Minute)
+	a := f.start(t, "a")
+	var armed atomic.Bool
+	var cuts atomic.Int32
+	proxy := pgtest.NewProxy(t, f.dsn, func() pgtest.Hook {
+		// The statements prepared on the connection, by name, and
+		// whether the statement bound last inserts a command: it
+		// commits at the Sync that follows.
+		prepared := map[string]string{}
+		insert := false
+		return func(m pgtest.Message) bool {
+			fields := strings.Split(string(m.Body), "\x00")
+			switch {
+			case m.Type == 'P' && len(fields) > 1:
+				prepared[fields[0]] = strings.ToLower(fields[1])
+			case m.Type == 'B' && len(fields) > 1:
+				insert = strings.HasPrefix(prepared[fields[1]], "insert into commands")
+			case m.Type == 'S' && insert:
+				insert = false
+				if armed.CompareAndSwap(true, false) {
+					cuts.Add(1)
+					return true
+				}
+			}
+			return false
+		}
+	})
+	db, err := postgres.Open(ctx, proxy.DSN(), postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	b := f.start(t, "b", func(o *runner.Options) { o.Store = db })
+	id := a.create(t, "bench", "hello")
+	a.wait(t, id)
+
+	armed.Store(true)
+	if _, _, err := b.run.PostMessage(ctx, "me", id, runner.Message{Text: "again"}, runner.RunOptions{}, nil); err != nil {
+		t.Errorf("the post through b whose command's reply was lost: %v, want it taken, as it was", err)
+	}
+	if n := cuts.Load(); n != 1 {
+		t.Fatalf("connections cut after a command's insert = %d, want 1", n)
+	}
+	v := a.wait(t, id)
+	if v.Meta.Status != session.StatusReady || len(v.Turns) != 4 || v.Turns[3].LLM.Text != "done" {
+		t.Fatalf("after the post: %s (%s) with %d turns", v.Meta.Status, v.Meta.StatusReason, len(v.Turns))
+	}
+	if n := userTurns(v.Turns, "again"); n != 1 {
+		t.Errorf("the message is stored %d times, want once", n)
+	}
+}
+
 // commitCutter forwards connections to PostgreSQL. Once armed, it lets
 // the next COMMIT of a transaction that appends to the event log (it
 // takes the log's lock: a change of a session, not a lease's renewal)
