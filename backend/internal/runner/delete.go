@@ -86,9 +86,17 @@ func (r *Runner) deleteLocal(ctx context.Context, target string) error {
 	return r.withSession(ctx, target, func(a *actor) error {
 		ev := &agentsv1.Event{SessionId: a.id, Owner: a.owner, Kind: "session.deleted",
 			Body: &agentsv1.Event_SessionDeleted{SessionDeleted: &agentsv1.SessionDeleted{Meta: wire.Meta(a.st.meta)}}}
-		if err := a.write(ctx, &store.Change{Delete: []string{target}}, []*agentsv1.Event{ev}); err != nil &&
-			(committer.Classify(err) != committer.Transient || !a.goneFromStore(ctx)) {
-			return err
+		if err := a.write(ctx, &store.Change{Delete: []string{target}}, []*agentsv1.Event{ev}); err != nil {
+			if committer.Classify(err) != committer.Transient {
+				return err
+			}
+			gone, told := a.goneFromStore()
+			if !told {
+				a.doubt = &doubt{landed: a.goneFromStore}
+			}
+			if !gone {
+				return err
+			}
 		}
 		if a.lease != nil {
 			// Deleted with the session.
@@ -107,10 +115,17 @@ func (r *Runner) deleteLocal(ctx context.Context, target string) error {
 
 // goneFromStore reports whether a delete whose write failed landed
 // after all (the connection was lost while the database committed it):
-// the session is no longer stored.
-func (a *actor) goneFromStore(ctx context.Context) bool {
-	_, err := a.r.store.GetMeta(ctx, a.id)
-	return errs.KindOf(err) == errs.KindNotFound
+// the session is no longer stored. told is false when the store could
+// not be asked (see landed).
+func (a *actor) goneFromStore() (gone, told bool) {
+	_, err := a.r.store.GetMeta(a.r.ctx, a.id)
+	switch {
+	case err == nil:
+		return false, true
+	case errs.KindOf(err) == errs.KindNotFound:
+		return true, true
+	}
+	return false, false
 }
 
 // descendants lists every session below id, deepest first.

@@ -284,6 +284,70 @@ func TestAMessageWhoseCommitReplyIsLostRunsAndTheNextPostWorks(t *testing.T) {
 	}
 }
 
+// Issue 21, the lost reply no look can tell apart: the message that
+// starts a run is committed, the reply is lost, and the database stays
+// out of reach a moment, so whether the message was taken cannot be
+// told. The post is refused for now (a retry with an idempotency key
+// would find it taken); once the database answers again the session is
+// what the store has: the run the message started goes on, and the next
+// post works, where memory would otherwise say ready and every write
+// conflict with the turn it does not know of.
+func TestAMessageWhoseCommitOutcomeCannotBeToldLeavesTheSessionAsTheStoreHasIt(t *testing.T) {
+	t.Parallel()
+	var proxy *pgtest.Proxy
+	var armed atomic.Bool
+	k := newKernelWith(t, onPostgres, answer, kernelOptions{via: func(dsn string) string {
+		proxy = pgtest.NewProxy(t, dsn, func() pgtest.Hook {
+			logged := false // as commitCutter's
+			return func(m pgtest.Message) pgtest.Verdict {
+				q := m.Query()
+				switch {
+				case q == "commit" && logged && armed.CompareAndSwap(true, false):
+					proxy.Refuse(true)
+					return pgtest.CutAll
+				case strings.Contains(q, "pg_advisory_xact_lock"):
+					logged = true
+				case q == "commit" || q == "rollback":
+					logged = false
+				}
+				return pgtest.Forward
+			}
+		})
+		return proxy.DSN()
+	}})
+	ctx := context.Background()
+	id := k.create(t, "hello")
+	k.wait(t, id)
+
+	armed.Store(true)
+	_, _, err := k.run.PostMessage(ctx, "me", id, runner.Message{Text: "second"}, runner.RunOptions{}, nil)
+	if errs.KindOf(err) != errs.KindUnavailable {
+		t.Fatalf("the post whose outcome cannot be told: %v, want it refused for now", err)
+	}
+	proxy.Refuse(false)
+
+	v := k.wait(t, id)
+	if v.Meta.Status != session.StatusReady || len(v.Turns) != 4 || v.Turns[2].User.Text != "second" || v.Turns[3].LLM.Text != "done" {
+		t.Fatalf("once the database answers again: %s (%s) with %d turns; want the message taken and answered", v.Meta.Status, v.Meta.StatusReason, len(v.Turns))
+	}
+	if _, _, err := k.run.PostMessage(ctx, "me", id, runner.Message{Text: "third"}, runner.RunOptions{}, nil); err != nil {
+		t.Fatalf("the next post: %v", err)
+	}
+	v = k.wait(t, id)
+	if v.Meta.Status != session.StatusReady || len(v.Turns) != 6 || v.Turns[5].LLM.Text != "done" {
+		t.Fatalf("after the next post: %s (%s) with %d turns", v.Meta.Status, v.Meta.StatusReason, len(v.Turns))
+	}
+	m, turns, err := k.db.LoadSession(ctx, id)
+	if err != nil || m.Status != session.StatusReady || len(turns) != 6 {
+		t.Fatalf("stored: %s, %d turns, %v; want ready with 6", m.Status, len(turns), err)
+	}
+	for _, text := range []string{"second", "third"} {
+		if n := userTurns(turns, text); n != 1 {
+			t.Errorf("the message %q is stored %d times, want once", text, n)
+		}
+	}
+}
+
 // Issue 21, as above, for a message to a running session, which waits
 // as mail for the run's next step: its commit lands and the reply is
 // lost. The post is answered as taken, the run takes the message in,
@@ -383,7 +447,7 @@ func TestACommandWhoseCommitReplyIsLostIsAnsweredWithItsOutcome(t *testing.T) {
 		// commits at the Sync that follows.
 		prepared := map[string]string{}
 		insert := false
-		return func(m pgtest.Message) bool {
+		return func(m pgtest.Message) pgtest.Verdict {
 			fields := strings.Split(string(m.Body), "\x00")
 			switch {
 			case m.Type == 'P' && len(fields) > 1:
@@ -394,10 +458,10 @@ func TestACommandWhoseCommitReplyIsLostIsAnsweredWithItsOutcome(t *testing.T) {
 				insert = false
 				if armed.CompareAndSwap(true, false) {
 					cuts.Add(1)
-					return true
+					return pgtest.CutThis
 				}
 			}
-			return false
+			return pgtest.Forward
 		}
 	})
 	db, err := postgres.Open(ctx, proxy.DSN(), postgres.Options{})
@@ -444,18 +508,18 @@ func newCommitCutter(t *testing.T, dsn string) *commitCutter {
 		// lock, which the store takes with a statement of no arguments:
 		// pgx sends it as a simple query, as it does COMMIT and ROLLBACK.
 		logged := false
-		return func(m pgtest.Message) bool {
+		return func(m pgtest.Message) pgtest.Verdict {
 			q := m.Query()
 			switch {
 			case q == "commit" && logged && c.armed.CompareAndSwap(true, false):
 				c.cut.Add(1)
-				return true
+				return pgtest.CutThis
 			case strings.Contains(q, "pg_advisory_xact_lock"):
 				logged = true
 			case q == "commit" || q == "rollback":
 				logged = false
 			}
-			return false
+			return pgtest.Forward
 		}
 	}).DSN()
 	return c

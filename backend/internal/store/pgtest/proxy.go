@@ -12,13 +12,15 @@ import (
 
 // Proxy forwards TCP connections to a PostgreSQL server, so that a test
 // can break them as a network or a server does: all at once (Cut), or
-// one of them right after the server was sent a given message (a Hook),
-// so the server acts on it and the client never hears.
+// right after the server was sent a given message (a Hook), so the
+// server acts on it and the client never hears; and it can refuse new
+// ones for a while (Refuse), as a database that is away does.
 type Proxy struct {
-	dsn  string
-	hook func() Hook
-	mu   sync.Mutex
-	open []net.Conn
+	dsn     string
+	hook    func() Hook
+	mu      sync.Mutex
+	open    []net.Conn
+	refused bool
 }
 
 // Message is one message a client sends once its connection started:
@@ -40,11 +42,23 @@ func (m Message) Query() string {
 }
 
 // A Hook sees each message the client of one connection sends, before
-// the proxy forwards it, and says whether to cut the connection once the
-// message is forwarded: the client's side is closed at once and the
-// server's replies are dropped. The proxy sends nothing of its own, so a
-// message the server has is acted on (a COMMIT commits).
-type Hook func(Message) (cut bool)
+// the proxy forwards it, and says what becomes of the connection.
+type Hook func(Message) Verdict
+
+// Verdict is what a Hook makes of a message.
+type Verdict int
+
+const (
+	// Forward sends the message on.
+	Forward Verdict = iota
+	// CutThis sends the message on and cuts its connection once the
+	// server answered: the server acted on it (a COMMIT committed), and
+	// the client never hears so.
+	CutThis
+	// CutAll is CutThis, and the proxy's other connections are cut at
+	// the same moment.
+	CutAll
+)
 
 // NewProxy starts a proxy in front of the server of dsn, until the test
 // ends. hook, when not nil, makes the Hook of each new connection.
@@ -73,6 +87,13 @@ func NewProxy(t testing.TB, dsn string, hook func() Hook) *Proxy {
 			if err != nil {
 				return
 			}
+			p.mu.Lock()
+			refused := p.refused
+			p.mu.Unlock()
+			if refused {
+				client.Close()
+				continue
+			}
 			server, err := net.Dial("tcp", target)
 			if err != nil {
 				client.Close()
@@ -81,7 +102,7 @@ func NewProxy(t testing.TB, dsn string, hook func() Hook) *Proxy {
 			p.mu.Lock()
 			p.open = append(p.open, client, server)
 			p.mu.Unlock()
-			c := &proxied{client: client, server: server}
+			c := &proxied{proxy: p, client: client, server: server}
 			if p.hook != nil {
 				c.hook = p.hook()
 			}
@@ -106,12 +127,22 @@ func (p *Proxy) Cut() {
 	p.open = nil
 }
 
+// Refuse makes the proxy close the connections it is asked for at once
+// (on), or take them again (off).
+func (p *Proxy) Refuse(on bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.refused = on
+}
+
 // proxied is one connection the proxy carries.
 type proxied struct {
+	proxy          *Proxy
 	client, server net.Conn
 	hook           Hook
 	mu             sync.Mutex
-	dropping       bool
+	// cut is the verdict that ends the connection, once given.
+	cut Verdict
 }
 
 // replies copies what the server sends to the client until the server's
@@ -121,7 +152,11 @@ func (c *proxied) replies() {
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := c.server.Read(buf)
-		if err != nil || c.dropped() {
+		v := c.verdict()
+		if v == CutAll {
+			c.proxy.Cut()
+		}
+		if err != nil || v != Forward {
 			return
 		}
 		if _, err := c.client.Write(buf[:n]); err != nil {
@@ -161,9 +196,9 @@ func (c *proxied) requests() {
 			c.close()
 			return
 		}
-		if c.hook != nil && c.hook(Message{Type: head[0], Body: body}) {
+		if v := c.hookOn(Message{Type: head[0], Body: body}); v != Forward {
 			c.mu.Lock()
-			c.dropping = true
+			c.cut = v
 			c.mu.Unlock()
 			_, _ = c.server.Write(append(head[:], body...))
 			return
@@ -201,10 +236,17 @@ func (c *proxied) readUntyped() ([]byte, error) {
 	return msg, nil
 }
 
-func (c *proxied) dropped() bool {
+func (c *proxied) hookOn(m Message) Verdict {
+	if c.hook == nil {
+		return Forward
+	}
+	return c.hook(m)
+}
+
+func (c *proxied) verdict() Verdict {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.dropping
+	return c.cut
 }
 
 // close ends both sides; the server, seeing its client gone, rolls back
