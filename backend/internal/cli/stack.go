@@ -23,6 +23,7 @@ import (
 	"github.com/agents-os/agents/backend/internal/store/postgres"
 	"github.com/agents-os/agents/backend/internal/store/sqlite"
 	"github.com/agents-os/agents/backend/internal/tool"
+	"github.com/agents-os/agents/backend/internal/tracing"
 	"github.com/agents-os/agents/backend/internal/wire"
 )
 
@@ -45,6 +46,8 @@ type stack struct {
 	server  *server.Server
 
 	stopMetrics func()
+	// traces records the runs, and exports what it holds at close.
+	traces *tracing.Setup
 	// stopOffline stops the offline model this process serves, if any.
 	stopOffline func()
 	// unclaim lets the data directory go, once the store is closed.
@@ -162,8 +165,18 @@ func (a *app) startStack(ctx context.Context, res *config.Resolved, log *slog.Lo
 	// The metrics follow the hub before anything publishes, so the runs
 	// resumed by Recover are counted too.
 	s.stopMetrics = s.metrics.Follow(s.hub)
+	if s.traces, err = tracing.FromEnv(ctx, a.lookupEnv, Version, log); err != nil {
+		if s.feed != nil {
+			s.feed.close()
+		}
+		s.stopMetrics()
+		s.mcp.Close()
+		db.Close()
+		return nil, err
+	}
 	ro := runner.Options{
 		Log:     log,
+		Tracer:  s.traces.Tracer,
 		Store:   db,
 		Hub:     s.hub,
 		Catalog: cat,
@@ -196,6 +209,8 @@ func (a *app) startStack(ctx context.Context, res *config.Resolved, log *slog.Lo
 		Limits:   opts.limits,
 		Web:      opts.web,
 		Version:  Version,
+
+		Propagator: s.traces.Propagator,
 	}
 	if s.feed != nil {
 		deps.Leases, deps.Feed = leaseReport{s.runner}, s.feed.seq
@@ -235,6 +250,12 @@ func (s *stack) drain(ctx context.Context) {
 // and resume at the next start), the metrics and the store.
 func (s *stack) close() {
 	s.runner.Close()
+	// The runs' spans ended with the runner: export them before exit.
+	flush, cancel := context.WithTimeout(context.Background(), traceFlushTimeout)
+	defer cancel()
+	if err := s.traces.Shutdown(flush); err != nil {
+		s.log.Warn("export the last traces", "error", err.Error())
+	}
 	if s.feed != nil {
 		s.feed.close()
 	}
@@ -247,6 +268,10 @@ func (s *stack) close() {
 	s.unclaim()
 	s.stopOffline()
 }
+
+// traceFlushTimeout bounds how long exporting the last spans may delay
+// the exit.
+const traceFlushTimeout = 5 * time.Second
 
 // toolsChanged tells clients that an MCP server's tools changed: the
 // agents using it offer other tools from their next step.

@@ -189,7 +189,7 @@ func (a *actor) resync() error {
 	} else if err := a.applyNow(e); err != nil {
 		a.attempts++
 		if committer.Classify(err) == committer.Permanent {
-			a.r.log.Error("the store refused a write for good", "session", a.id, "attempts", a.attempts, "err", err)
+			a.log().Error("the store refused a write for good", "session", a.id, "attempts", a.attempts, "err", err)
 			a.settleFromStore(e)
 		}
 		return err
@@ -226,17 +226,17 @@ func (a *actor) stall(e *edit, err error, then func()) {
 	case a.unsynced != nil:
 		// e never reached the store: an earlier write waits (which no run
 		// write should find). The run cannot go on in order.
-		a.r.log.Error("run write behind a pending one", "session", a.id, "err", err)
+		a.log().Error("run write behind a pending one", "session", a.id, "err", err)
 		a.failRun("store_error", "could not store the run's progress")
 	case committer.Classify(err) == committer.Transient:
-		a.r.log.Warn("the store refused a write for now; keeping it", "session", a.id, "err", err)
+		a.log().Warn("the store refused a write for now; keeping it", "session", a.id, "err", err)
 		a.unsynced, a.then, a.attempts = e, then, 1
 		if a.doubt != nil && a.doubt.e == e {
 			// resync finds out whether it landed.
 			a.doubt = nil
 		}
 	default:
-		a.r.log.Error("the store refused a write for good", "session", a.id, "err", err)
+		a.log().Error("the store refused a write for good", "session", a.id, "err", err)
 		a.settleFromStore(nil)
 	}
 }
@@ -257,7 +257,7 @@ func (a *actor) settleFromStore(end *edit) {
 		a.deleted = true
 		return
 	case err != nil:
-		a.r.log.Error("reload session", "session", a.id, "err", err)
+		a.log().Error("reload session", "session", a.id, "err", err)
 		if a.st.meta.Status == session.StatusRunning {
 			a.st.meta.Status, a.st.meta.StatusReason = session.StatusFailed, storeRefusedReason
 		}
@@ -285,7 +285,7 @@ func (a *actor) settleFromStore(end *edit) {
 	e.meta.Status, e.meta.StatusReason = status, reason
 	a.watchMail(e, status, reason, "")
 	if err := a.applyNow(e); err != nil {
-		a.r.log.Error("settle session from the store", "session", a.id, "err", err)
+		a.log().Error("settle session from the store", "session", a.id, "err", err)
 		a.st.meta.Status, a.st.meta.StatusReason = status, reason
 		return
 	}

@@ -420,7 +420,7 @@ func (a *actor) mailLanded(id string) (landed, told bool) {
 func (a *actor) interrupt() {
 	running := a.run != nil
 	if _, err := a.settleApprovals(interruptedApproval, agentsv1.RunTrigger_RUN_TRIGGER_MESSAGE); err != nil {
-		a.r.log.Error("settle approvals", "session", a.id, "err", err)
+		a.log().Error("settle approvals", "session", a.id, "err", err)
 	}
 	if running {
 		// A run the settled round started is not cut: it is the one

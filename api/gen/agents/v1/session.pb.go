@@ -240,7 +240,22 @@ type SessionMeta struct {
 	UpdateTime *timestamppb.Timestamp `protobuf:"bytes,15,opt,name=update_time,json=updateTime,proto3" json:"update_time,omitempty"`
 	// Tools a client allowed for the rest of the session: their calls run
 	// without waiting for approval.
-	AllowedTools  []string `protobuf:"bytes,16,rep,name=allowed_tools,json=allowedTools,proto3" json:"allowed_tools,omitempty"`
+	AllowedTools []string `protobuf:"bytes,16,rep,name=allowed_tools,json=allowedTools,proto3" json:"allowed_tools,omitempty"`
+	// Id of the root of the session's tree: the session itself for a root
+	// session, the first ancestor without a parent for a helper's session.
+	// The sessions of one tree spend one budget.
+	RootId string `protobuf:"bytes,17,opt,name=root_id,json=rootId,proto3" json:"root_id,omitempty"`
+	// The budget in force for the session's tree (set on its root session,
+	// shared by every helper session under it), what the whole tree has
+	// spent and what is left. Always present: spent counts even when the
+	// tree has no budget. Each `session.updated` of any session of the
+	// tree carries the tree's spend as of that change. An owner's budget
+	// is read with OwnerService.GetOwnerUsage.
+	Budget *BudgetState `protobuf:"bytes,18,opt,name=budget,proto3" json:"budget,omitempty"`
+	// The version of the agent the session's latest step ran (see
+	// AgentDescriptor.version): 0 for a file agent and before the first
+	// step. Each LLM turn records its own (LlmTurn.agent_version).
+	AgentVersion  int64 `protobuf:"varint,19,opt,name=agent_version,json=agentVersion,proto3" json:"agent_version,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -385,6 +400,27 @@ func (x *SessionMeta) GetAllowedTools() []string {
 		return x.AllowedTools
 	}
 	return nil
+}
+
+func (x *SessionMeta) GetRootId() string {
+	if x != nil {
+		return x.RootId
+	}
+	return ""
+}
+
+func (x *SessionMeta) GetBudget() *BudgetState {
+	if x != nil {
+		return x.Budget
+	}
+	return nil
+}
+
+func (x *SessionMeta) GetAgentVersion() int64 {
+	if x != nil {
+		return x.AgentVersion
+	}
+	return 0
 }
 
 // Session is a session as a client asked to see it: its summary, its
@@ -776,7 +812,11 @@ type LlmTurn struct {
 	FinishReason string `protobuf:"bytes,6,opt,name=finish_reason,json=finishReason,proto3" json:"finish_reason,omitempty"`
 	// True when the answer was cut short by an interrupt or cancel; text and
 	// calls hold what had arrived.
-	Interrupted   bool `protobuf:"varint,7,opt,name=interrupted,proto3" json:"interrupted,omitempty"`
+	Interrupted bool `protobuf:"varint,7,opt,name=interrupted,proto3" json:"interrupted,omitempty"`
+	// The version of the session's agent this step ran: a step finishes on
+	// the version it started with, even when the agent is updated meanwhile.
+	// 0 for a file agent.
+	AgentVersion  int64 `protobuf:"varint,8,opt,name=agent_version,json=agentVersion,proto3" json:"agent_version,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -858,6 +898,13 @@ func (x *LlmTurn) GetInterrupted() bool {
 		return x.Interrupted
 	}
 	return false
+}
+
+func (x *LlmTurn) GetAgentVersion() int64 {
+	if x != nil {
+		return x.AgentVersion
+	}
+	return 0
 }
 
 // ToolCall is one call the model asked for.
@@ -1107,19 +1154,27 @@ func (x *Attachment) GetSize() int64 {
 	return 0
 }
 
-// Usage counts tokens.
+// Usage counts tokens and what they cost.
 type Usage struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Input tokens.
+	// Input tokens, cached ones included.
 	PromptTokens int64 `protobuf:"varint,1,opt,name=prompt_tokens,json=promptTokens,proto3" json:"prompt_tokens,omitempty"`
-	// Output tokens.
+	// Output tokens, reasoning ones included.
 	CompletionTokens int64 `protobuf:"varint,2,opt,name=completion_tokens,json=completionTokens,proto3" json:"completion_tokens,omitempty"`
-	// Input tokens served from the provider's prompt cache.
+	// Input tokens served from the provider's prompt cache (part of
+	// prompt_tokens).
 	CachedTokens int64 `protobuf:"varint,3,opt,name=cached_tokens,json=cachedTokens,proto3" json:"cached_tokens,omitempty"`
-	// Output tokens spent on reasoning.
+	// Output tokens spent on reasoning (part of completion_tokens).
 	ReasoningTokens int64 `protobuf:"varint,4,opt,name=reasoning_tokens,json=reasoningTokens,proto3" json:"reasoning_tokens,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// Cost in US dollars under the server's price table: cached input
+	// tokens at the model's cached input price, the other input tokens at
+	// its input price, output tokens (reasoning included) at its output
+	// price. Absent when no price is known for the model that answered; a
+	// session's sum is present when a price was known for at least one of
+	// its turns, and counts the unpriced ones as free.
+	CostUsd       *float64 `protobuf:"fixed64,5,opt,name=cost_usd,json=costUsd,proto3,oneof" json:"cost_usd,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Usage) Reset() {
@@ -1180,6 +1235,204 @@ func (x *Usage) GetReasoningTokens() int64 {
 	return 0
 }
 
+func (x *Usage) GetCostUsd() float64 {
+	if x != nil && x.CostUsd != nil {
+		return *x.CostUsd
+	}
+	return 0
+}
+
+// Budget limits what a session tree or an owner may spend. A limit that
+// is absent does not apply; a budget with neither limit allows
+// everything. Before each model call the server checks the spend: once
+// it is at or over a limit, no call starts and the run stops with status
+// reason `budget_exceeded`.
+type Budget struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Most tokens to spend, counting input and output tokens (cached and
+	// reasoning ones included, as they are part of those). At least 0.
+	Tokens *int64 `protobuf:"varint,1,opt,name=tokens,proto3,oneof" json:"tokens,omitempty"`
+	// Most US dollars to spend, priced as Usage.cost_usd (models without a
+	// price cost nothing). At least 0.
+	CostUsd       *float64 `protobuf:"fixed64,2,opt,name=cost_usd,json=costUsd,proto3,oneof" json:"cost_usd,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Budget) Reset() {
+	*x = Budget{}
+	mi := &file_agents_v1_session_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Budget) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Budget) ProtoMessage() {}
+
+func (x *Budget) ProtoReflect() protoreflect.Message {
+	mi := &file_agents_v1_session_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Budget.ProtoReflect.Descriptor instead.
+func (*Budget) Descriptor() ([]byte, []int) {
+	return file_agents_v1_session_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *Budget) GetTokens() int64 {
+	if x != nil && x.Tokens != nil {
+		return *x.Tokens
+	}
+	return 0
+}
+
+func (x *Budget) GetCostUsd() float64 {
+	if x != nil && x.CostUsd != nil {
+		return *x.CostUsd
+	}
+	return 0
+}
+
+// Spend is what was spent.
+type Spend struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Input plus output tokens.
+	Tokens int64 `protobuf:"varint,1,opt,name=tokens,proto3" json:"tokens,omitempty"`
+	// Cost in US dollars of the models with a known price.
+	CostUsd       float64 `protobuf:"fixed64,2,opt,name=cost_usd,json=costUsd,proto3" json:"cost_usd,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Spend) Reset() {
+	*x = Spend{}
+	mi := &file_agents_v1_session_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Spend) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Spend) ProtoMessage() {}
+
+func (x *Spend) ProtoReflect() protoreflect.Message {
+	mi := &file_agents_v1_session_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Spend.ProtoReflect.Descriptor instead.
+func (*Spend) Descriptor() ([]byte, []int) {
+	return file_agents_v1_session_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *Spend) GetTokens() int64 {
+	if x != nil {
+		return x.Tokens
+	}
+	return 0
+}
+
+func (x *Spend) GetCostUsd() float64 {
+	if x != nil {
+		return x.CostUsd
+	}
+	return 0
+}
+
+// BudgetState is a budget, what was spent against it and what is left.
+type BudgetState struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The budget; absent when none applies.
+	Budget *Budget `protobuf:"bytes,1,opt,name=budget,proto3" json:"budget,omitempty"`
+	// What was spent. Model calls in flight count once they answer.
+	Spent *Spend `protobuf:"bytes,2,opt,name=spent,proto3" json:"spent,omitempty"`
+	// What is left of each limit the budget sets (the limit minus what was
+	// spent, never below 0); absent when there is no budget.
+	Left *Budget `protobuf:"bytes,3,opt,name=left,proto3" json:"left,omitempty"`
+	// Spent is at or over a limit: no model call starts until the budget
+	// is raised.
+	Exceeded      bool `protobuf:"varint,4,opt,name=exceeded,proto3" json:"exceeded,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BudgetState) Reset() {
+	*x = BudgetState{}
+	mi := &file_agents_v1_session_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BudgetState) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BudgetState) ProtoMessage() {}
+
+func (x *BudgetState) ProtoReflect() protoreflect.Message {
+	mi := &file_agents_v1_session_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BudgetState.ProtoReflect.Descriptor instead.
+func (*BudgetState) Descriptor() ([]byte, []int) {
+	return file_agents_v1_session_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *BudgetState) GetBudget() *Budget {
+	if x != nil {
+		return x.Budget
+	}
+	return nil
+}
+
+func (x *BudgetState) GetSpent() *Spend {
+	if x != nil {
+		return x.Spent
+	}
+	return nil
+}
+
+func (x *BudgetState) GetLeft() *Budget {
+	if x != nil {
+		return x.Left
+	}
+	return nil
+}
+
+func (x *BudgetState) GetExceeded() bool {
+	if x != nil {
+		return x.Exceeded
+	}
+	return false
+}
+
 // DeferredCall is a tool call that waits for a client to answer it.
 type DeferredCall struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1200,7 +1453,7 @@ type DeferredCall struct {
 
 func (x *DeferredCall) Reset() {
 	*x = DeferredCall{}
-	mi := &file_agents_v1_session_proto_msgTypes[10]
+	mi := &file_agents_v1_session_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1212,7 +1465,7 @@ func (x *DeferredCall) String() string {
 func (*DeferredCall) ProtoMessage() {}
 
 func (x *DeferredCall) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_proto_msgTypes[10]
+	mi := &file_agents_v1_session_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1225,7 +1478,7 @@ func (x *DeferredCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeferredCall.ProtoReflect.Descriptor instead.
 func (*DeferredCall) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_proto_rawDescGZIP(), []int{10}
+	return file_agents_v1_session_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *DeferredCall) GetToken() string {
@@ -1280,7 +1533,7 @@ type Message struct {
 
 func (x *Message) Reset() {
 	*x = Message{}
-	mi := &file_agents_v1_session_proto_msgTypes[11]
+	mi := &file_agents_v1_session_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1292,7 +1545,7 @@ func (x *Message) String() string {
 func (*Message) ProtoMessage() {}
 
 func (x *Message) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_proto_msgTypes[11]
+	mi := &file_agents_v1_session_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1305,7 +1558,7 @@ func (x *Message) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Message.ProtoReflect.Descriptor instead.
 func (*Message) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_proto_rawDescGZIP(), []int{11}
+	return file_agents_v1_session_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Message) GetText() string {
@@ -1342,7 +1595,7 @@ type RunOptions struct {
 
 func (x *RunOptions) Reset() {
 	*x = RunOptions{}
-	mi := &file_agents_v1_session_proto_msgTypes[12]
+	mi := &file_agents_v1_session_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1354,7 +1607,7 @@ func (x *RunOptions) String() string {
 func (*RunOptions) ProtoMessage() {}
 
 func (x *RunOptions) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_proto_msgTypes[12]
+	mi := &file_agents_v1_session_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1367,7 +1620,7 @@ func (x *RunOptions) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunOptions.ProtoReflect.Descriptor instead.
 func (*RunOptions) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_proto_rawDescGZIP(), []int{12}
+	return file_agents_v1_session_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *RunOptions) GetHold() bool {
@@ -1400,7 +1653,7 @@ type Watch struct {
 
 func (x *Watch) Reset() {
 	*x = Watch{}
-	mi := &file_agents_v1_session_proto_msgTypes[13]
+	mi := &file_agents_v1_session_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1412,7 +1665,7 @@ func (x *Watch) String() string {
 func (*Watch) ProtoMessage() {}
 
 func (x *Watch) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_proto_msgTypes[13]
+	mi := &file_agents_v1_session_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1425,7 +1678,7 @@ func (x *Watch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Watch.ProtoReflect.Descriptor instead.
 func (*Watch) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_proto_rawDescGZIP(), []int{13}
+	return file_agents_v1_session_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Watch) GetWatcherId() string {
@@ -1453,7 +1706,7 @@ var File_agents_v1_session_proto protoreflect.FileDescriptor
 
 const file_agents_v1_session_proto_rawDesc = "" +
 	"\n" +
-	"\x17agents/v1/session.proto\x12\tagents.v1\x1a\x15agents/v1/agent.proto\x1a\x14agents/v1/mail.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xb8\x04\n" +
+	"\x17agents/v1/session.proto\x12\tagents.v1\x1a\x15agents/v1/agent.proto\x1a\x14agents/v1/mail.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa6\x05\n" +
 	"\vSessionMeta\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
 	"\x05agent\x18\x02 \x01(\tR\x05agent\x12\x14\n" +
@@ -1475,7 +1728,10 @@ const file_agents_v1_session_proto_rawDesc = "" +
 	"createTime\x12;\n" +
 	"\vupdate_time\x18\x0f \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"updateTime\x12#\n" +
-	"\rallowed_tools\x18\x10 \x03(\tR\fallowedTools\"\xaf\x02\n" +
+	"\rallowed_tools\x18\x10 \x03(\tR\fallowedTools\x12\x17\n" +
+	"\aroot_id\x18\x11 \x01(\tR\x06rootId\x12.\n" +
+	"\x06budget\x18\x12 \x01(\v2\x16.agents.v1.BudgetStateR\x06budget\x12#\n" +
+	"\ragent_version\x18\x13 \x01(\x03R\fagentVersion\"\xaf\x02\n" +
 	"\aSession\x12*\n" +
 	"\x04meta\x18\x01 \x01(\v2\x16.agents.v1.SessionMetaR\x04meta\x12%\n" +
 	"\x05turns\x18\x02 \x03(\v2\x0f.agents.v1.TurnR\x05turns\x12<\n" +
@@ -1504,7 +1760,7 @@ const file_agents_v1_session_proto_rawDesc = "" +
 	"\x04text\x18\x01 \x01(\tR\x04text\x127\n" +
 	"\vattachments\x18\x02 \x03(\v2\x15.agents.v1.AttachmentR\vattachments\x128\n" +
 	"\ftool_results\x18\x03 \x03(\v2\x15.agents.v1.ToolResultR\vtoolResults\x12+\n" +
-	"\x04mail\x18\x04 \x03(\v2\x17.agents.v1.MailEnvelopeR\x04mail\"\xf2\x01\n" +
+	"\x04mail\x18\x04 \x03(\v2\x17.agents.v1.MailEnvelopeR\x04mail\"\x97\x02\n" +
 	"\aLlmTurn\x12\x12\n" +
 	"\x04text\x18\x01 \x01(\tR\x04text\x12\x1a\n" +
 	"\bthinking\x18\x02 \x01(\tR\bthinking\x122\n" +
@@ -1513,7 +1769,8 @@ const file_agents_v1_session_proto_rawDesc = "" +
 	"\x05usage\x18\x04 \x01(\v2\x10.agents.v1.UsageR\x05usage\x12\x14\n" +
 	"\x05model\x18\x05 \x01(\tR\x05model\x12#\n" +
 	"\rfinish_reason\x18\x06 \x01(\tR\ffinishReason\x12 \n" +
-	"\vinterrupted\x18\a \x01(\bR\vinterrupted\"\x9e\x01\n" +
+	"\vinterrupted\x18\a \x01(\bR\vinterrupted\x12#\n" +
+	"\ragent_version\x18\b \x01(\x03R\fagentVersion\"\x9e\x01\n" +
 	"\bToolCall\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1c\n" +
@@ -1534,12 +1791,27 @@ const file_agents_v1_session_proto_rawDesc = "" +
 	"\n" +
 	"media_type\x18\x02 \x01(\tR\tmediaType\x12\x12\n" +
 	"\x04data\x18\x03 \x01(\fR\x04data\x12\x12\n" +
-	"\x04size\x18\x04 \x01(\x03R\x04size\"\xa9\x01\n" +
+	"\x04size\x18\x04 \x01(\x03R\x04size\"\xd6\x01\n" +
 	"\x05Usage\x12#\n" +
 	"\rprompt_tokens\x18\x01 \x01(\x03R\fpromptTokens\x12+\n" +
 	"\x11completion_tokens\x18\x02 \x01(\x03R\x10completionTokens\x12#\n" +
 	"\rcached_tokens\x18\x03 \x01(\x03R\fcachedTokens\x12)\n" +
-	"\x10reasoning_tokens\x18\x04 \x01(\x03R\x0freasoningTokens\"\xc1\x01\n" +
+	"\x10reasoning_tokens\x18\x04 \x01(\x03R\x0freasoningTokens\x12\x1e\n" +
+	"\bcost_usd\x18\x05 \x01(\x01H\x00R\acostUsd\x88\x01\x01B\v\n" +
+	"\t_cost_usd\"]\n" +
+	"\x06Budget\x12\x1b\n" +
+	"\x06tokens\x18\x01 \x01(\x03H\x00R\x06tokens\x88\x01\x01\x12\x1e\n" +
+	"\bcost_usd\x18\x02 \x01(\x01H\x01R\acostUsd\x88\x01\x01B\t\n" +
+	"\a_tokensB\v\n" +
+	"\t_cost_usd\":\n" +
+	"\x05Spend\x12\x16\n" +
+	"\x06tokens\x18\x01 \x01(\x03R\x06tokens\x12\x19\n" +
+	"\bcost_usd\x18\x02 \x01(\x01R\acostUsd\"\xa3\x01\n" +
+	"\vBudgetState\x12)\n" +
+	"\x06budget\x18\x01 \x01(\v2\x11.agents.v1.BudgetR\x06budget\x12&\n" +
+	"\x05spent\x18\x02 \x01(\v2\x10.agents.v1.SpendR\x05spent\x12%\n" +
+	"\x04left\x18\x03 \x01(\v2\x11.agents.v1.BudgetR\x04left\x12\x1a\n" +
+	"\bexceeded\x18\x04 \x01(\bR\bexceeded\"\xc1\x01\n" +
 	"\fDeferredCall\x12\x14\n" +
 	"\x05token\x18\x01 \x01(\tR\x05token\x12\x1d\n" +
 	"\n" +
@@ -1593,7 +1865,7 @@ func file_agents_v1_session_proto_rawDescGZIP() []byte {
 }
 
 var file_agents_v1_session_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_agents_v1_session_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
+var file_agents_v1_session_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
 var file_agents_v1_session_proto_goTypes = []any{
 	(SessionStatus)(0),            // 0: agents.v1.SessionStatus
 	(CallMode)(0),                 // 1: agents.v1.CallMode
@@ -1608,47 +1880,54 @@ var file_agents_v1_session_proto_goTypes = []any{
 	(*ToolResult)(nil),            // 10: agents.v1.ToolResult
 	(*Attachment)(nil),            // 11: agents.v1.Attachment
 	(*Usage)(nil),                 // 12: agents.v1.Usage
-	(*DeferredCall)(nil),          // 13: agents.v1.DeferredCall
-	(*Message)(nil),               // 14: agents.v1.Message
-	(*RunOptions)(nil),            // 15: agents.v1.RunOptions
-	(*Watch)(nil),                 // 16: agents.v1.Watch
-	(*timestamppb.Timestamp)(nil), // 17: google.protobuf.Timestamp
-	(*MailEnvelope)(nil),          // 18: agents.v1.MailEnvelope
-	(ToolKind)(0),                 // 19: agents.v1.ToolKind
-	(*durationpb.Duration)(nil),   // 20: google.protobuf.Duration
+	(*Budget)(nil),                // 13: agents.v1.Budget
+	(*Spend)(nil),                 // 14: agents.v1.Spend
+	(*BudgetState)(nil),           // 15: agents.v1.BudgetState
+	(*DeferredCall)(nil),          // 16: agents.v1.DeferredCall
+	(*Message)(nil),               // 17: agents.v1.Message
+	(*RunOptions)(nil),            // 18: agents.v1.RunOptions
+	(*Watch)(nil),                 // 19: agents.v1.Watch
+	(*timestamppb.Timestamp)(nil), // 20: google.protobuf.Timestamp
+	(*MailEnvelope)(nil),          // 21: agents.v1.MailEnvelope
+	(ToolKind)(0),                 // 22: agents.v1.ToolKind
+	(*durationpb.Duration)(nil),   // 23: google.protobuf.Duration
 }
 var file_agents_v1_session_proto_depIdxs = []int32{
 	0,  // 0: agents.v1.SessionMeta.status:type_name -> agents.v1.SessionStatus
 	12, // 1: agents.v1.SessionMeta.usage:type_name -> agents.v1.Usage
-	17, // 2: agents.v1.SessionMeta.create_time:type_name -> google.protobuf.Timestamp
-	17, // 3: agents.v1.SessionMeta.update_time:type_name -> google.protobuf.Timestamp
-	3,  // 4: agents.v1.Session.meta:type_name -> agents.v1.SessionMeta
-	6,  // 5: agents.v1.Session.turns:type_name -> agents.v1.Turn
-	13, // 6: agents.v1.Session.pending_calls:type_name -> agents.v1.DeferredCall
-	5,  // 7: agents.v1.Session.in_progress:type_name -> agents.v1.TurnInProgress
-	9,  // 8: agents.v1.TurnInProgress.tool_calls:type_name -> agents.v1.ToolCall
-	10, // 9: agents.v1.TurnInProgress.tool_results:type_name -> agents.v1.ToolResult
-	17, // 10: agents.v1.Turn.create_time:type_name -> google.protobuf.Timestamp
-	7,  // 11: agents.v1.Turn.user:type_name -> agents.v1.UserTurn
-	8,  // 12: agents.v1.Turn.llm:type_name -> agents.v1.LlmTurn
-	11, // 13: agents.v1.UserTurn.attachments:type_name -> agents.v1.Attachment
-	10, // 14: agents.v1.UserTurn.tool_results:type_name -> agents.v1.ToolResult
-	18, // 15: agents.v1.UserTurn.mail:type_name -> agents.v1.MailEnvelope
-	9,  // 16: agents.v1.LlmTurn.tool_calls:type_name -> agents.v1.ToolCall
-	12, // 17: agents.v1.LlmTurn.usage:type_name -> agents.v1.Usage
-	19, // 18: agents.v1.ToolCall.kind:type_name -> agents.v1.ToolKind
-	1,  // 19: agents.v1.ToolCall.mode:type_name -> agents.v1.CallMode
-	2,  // 20: agents.v1.ToolResult.status:type_name -> agents.v1.ToolResultStatus
-	20, // 21: agents.v1.ToolResult.duration:type_name -> google.protobuf.Duration
-	9,  // 22: agents.v1.DeferredCall.call:type_name -> agents.v1.ToolCall
-	17, // 23: agents.v1.DeferredCall.create_time:type_name -> google.protobuf.Timestamp
-	11, // 24: agents.v1.Message.attachments:type_name -> agents.v1.Attachment
-	17, // 25: agents.v1.Watch.expire_time:type_name -> google.protobuf.Timestamp
-	26, // [26:26] is the sub-list for method output_type
-	26, // [26:26] is the sub-list for method input_type
-	26, // [26:26] is the sub-list for extension type_name
-	26, // [26:26] is the sub-list for extension extendee
-	0,  // [0:26] is the sub-list for field type_name
+	20, // 2: agents.v1.SessionMeta.create_time:type_name -> google.protobuf.Timestamp
+	20, // 3: agents.v1.SessionMeta.update_time:type_name -> google.protobuf.Timestamp
+	15, // 4: agents.v1.SessionMeta.budget:type_name -> agents.v1.BudgetState
+	3,  // 5: agents.v1.Session.meta:type_name -> agents.v1.SessionMeta
+	6,  // 6: agents.v1.Session.turns:type_name -> agents.v1.Turn
+	16, // 7: agents.v1.Session.pending_calls:type_name -> agents.v1.DeferredCall
+	5,  // 8: agents.v1.Session.in_progress:type_name -> agents.v1.TurnInProgress
+	9,  // 9: agents.v1.TurnInProgress.tool_calls:type_name -> agents.v1.ToolCall
+	10, // 10: agents.v1.TurnInProgress.tool_results:type_name -> agents.v1.ToolResult
+	20, // 11: agents.v1.Turn.create_time:type_name -> google.protobuf.Timestamp
+	7,  // 12: agents.v1.Turn.user:type_name -> agents.v1.UserTurn
+	8,  // 13: agents.v1.Turn.llm:type_name -> agents.v1.LlmTurn
+	11, // 14: agents.v1.UserTurn.attachments:type_name -> agents.v1.Attachment
+	10, // 15: agents.v1.UserTurn.tool_results:type_name -> agents.v1.ToolResult
+	21, // 16: agents.v1.UserTurn.mail:type_name -> agents.v1.MailEnvelope
+	9,  // 17: agents.v1.LlmTurn.tool_calls:type_name -> agents.v1.ToolCall
+	12, // 18: agents.v1.LlmTurn.usage:type_name -> agents.v1.Usage
+	22, // 19: agents.v1.ToolCall.kind:type_name -> agents.v1.ToolKind
+	1,  // 20: agents.v1.ToolCall.mode:type_name -> agents.v1.CallMode
+	2,  // 21: agents.v1.ToolResult.status:type_name -> agents.v1.ToolResultStatus
+	23, // 22: agents.v1.ToolResult.duration:type_name -> google.protobuf.Duration
+	13, // 23: agents.v1.BudgetState.budget:type_name -> agents.v1.Budget
+	14, // 24: agents.v1.BudgetState.spent:type_name -> agents.v1.Spend
+	13, // 25: agents.v1.BudgetState.left:type_name -> agents.v1.Budget
+	9,  // 26: agents.v1.DeferredCall.call:type_name -> agents.v1.ToolCall
+	20, // 27: agents.v1.DeferredCall.create_time:type_name -> google.protobuf.Timestamp
+	11, // 28: agents.v1.Message.attachments:type_name -> agents.v1.Attachment
+	20, // 29: agents.v1.Watch.expire_time:type_name -> google.protobuf.Timestamp
+	30, // [30:30] is the sub-list for method output_type
+	30, // [30:30] is the sub-list for method input_type
+	30, // [30:30] is the sub-list for extension type_name
+	30, // [30:30] is the sub-list for extension extendee
+	0,  // [0:30] is the sub-list for field type_name
 }
 
 func init() { file_agents_v1_session_proto_init() }
@@ -1662,13 +1941,15 @@ func file_agents_v1_session_proto_init() {
 		(*Turn_User)(nil),
 		(*Turn_Llm)(nil),
 	}
+	file_agents_v1_session_proto_msgTypes[9].OneofWrappers = []any{}
+	file_agents_v1_session_proto_msgTypes[10].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agents_v1_session_proto_rawDesc), len(file_agents_v1_session_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   14,
+			NumMessages:   17,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -156,7 +156,13 @@ type CreateSessionRequest struct {
 	// request. Without a run (no message, or run.hold) it answers at once.
 	Wait bool `protobuf:"varint,8,opt,name=wait,proto3" json:"wait,omitempty"`
 	// Longest wait; default 30s, at most 5m.
-	Timeout       *durationpb.Duration `protobuf:"bytes,9,opt,name=timeout,proto3" json:"timeout,omitempty"`
+	Timeout *durationpb.Duration `protobuf:"bytes,9,opt,name=timeout,proto3" json:"timeout,omitempty"`
+	// Budget of the session's tree: the session and every helper session
+	// under it spend it together. Only for a root session (a session with
+	// a parent spends its root's budget; setting one is
+	// `invalid_argument`). Absent: no budget of its own (an owner's budget
+	// still applies).
+	Budget        *Budget `protobuf:"bytes,10,opt,name=budget,proto3" json:"budget,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -250,6 +256,13 @@ func (x *CreateSessionRequest) GetWait() bool {
 func (x *CreateSessionRequest) GetTimeout() *durationpb.Duration {
 	if x != nil {
 		return x.Timeout
+	}
+	return nil
+}
+
+func (x *CreateSessionRequest) GetBudget() *Budget {
+	if x != nil {
+		return x.Budget
 	}
 	return nil
 }
@@ -2040,6 +2053,121 @@ func (x *RenameSessionResponse) GetMeta() *SessionMeta {
 	return nil
 }
 
+// UpdateSessionRequest changes a session. Only the fields set change; a
+// request that sets none is `invalid_argument`.
+type UpdateSessionRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The session.
+	SessionId string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// The new budget of the session's tree, replacing the old one whole:
+	// `{}` removes the limits. Only for a root session (`invalid_argument`
+	// for a helper's session, which spends its root's budget). Lowering it
+	// below what was spent stops the tree before its next model call.
+	Budget *Budget `protobuf:"bytes,2,opt,name=budget,proto3" json:"budget,omitempty"`
+	// The new title, as RenameSession takes it: at most 200 characters,
+	// surrounding space trimmed; an empty one leaves the session untitled.
+	Title         *string `protobuf:"bytes,3,opt,name=title,proto3,oneof" json:"title,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateSessionRequest) Reset() {
+	*x = UpdateSessionRequest{}
+	mi := &file_agents_v1_session_service_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateSessionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateSessionRequest) ProtoMessage() {}
+
+func (x *UpdateSessionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agents_v1_session_service_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateSessionRequest.ProtoReflect.Descriptor instead.
+func (*UpdateSessionRequest) Descriptor() ([]byte, []int) {
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *UpdateSessionRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *UpdateSessionRequest) GetBudget() *Budget {
+	if x != nil {
+		return x.Budget
+	}
+	return nil
+}
+
+func (x *UpdateSessionRequest) GetTitle() string {
+	if x != nil && x.Title != nil {
+		return *x.Title
+	}
+	return ""
+}
+
+// UpdateSessionResponse carries the session summary.
+type UpdateSessionResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The session summary after the change.
+	Meta          *SessionMeta `protobuf:"bytes,1,opt,name=meta,proto3" json:"meta,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateSessionResponse) Reset() {
+	*x = UpdateSessionResponse{}
+	mi := &file_agents_v1_session_service_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateSessionResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateSessionResponse) ProtoMessage() {}
+
+func (x *UpdateSessionResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agents_v1_session_service_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateSessionResponse.ProtoReflect.Descriptor instead.
+func (*UpdateSessionResponse) Descriptor() ([]byte, []int) {
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *UpdateSessionResponse) GetMeta() *SessionMeta {
+	if x != nil {
+		return x.Meta
+	}
+	return nil
+}
+
 // WatchSessionRequest starts a watch.
 type WatchSessionRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2055,7 +2183,7 @@ type WatchSessionRequest struct {
 
 func (x *WatchSessionRequest) Reset() {
 	*x = WatchSessionRequest{}
-	mi := &file_agents_v1_session_service_proto_msgTypes[29]
+	mi := &file_agents_v1_session_service_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2067,7 +2195,7 @@ func (x *WatchSessionRequest) String() string {
 func (*WatchSessionRequest) ProtoMessage() {}
 
 func (x *WatchSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_service_proto_msgTypes[29]
+	mi := &file_agents_v1_session_service_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2080,7 +2208,7 @@ func (x *WatchSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchSessionRequest.ProtoReflect.Descriptor instead.
 func (*WatchSessionRequest) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{29}
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *WatchSessionRequest) GetWatcherId() string {
@@ -2115,7 +2243,7 @@ type WatchSessionResponse struct {
 
 func (x *WatchSessionResponse) Reset() {
 	*x = WatchSessionResponse{}
-	mi := &file_agents_v1_session_service_proto_msgTypes[30]
+	mi := &file_agents_v1_session_service_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2127,7 +2255,7 @@ func (x *WatchSessionResponse) String() string {
 func (*WatchSessionResponse) ProtoMessage() {}
 
 func (x *WatchSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_service_proto_msgTypes[30]
+	mi := &file_agents_v1_session_service_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2140,7 +2268,7 @@ func (x *WatchSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchSessionResponse.ProtoReflect.Descriptor instead.
 func (*WatchSessionResponse) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{30}
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *WatchSessionResponse) GetWatch() *Watch {
@@ -2163,7 +2291,7 @@ type UnwatchSessionRequest struct {
 
 func (x *UnwatchSessionRequest) Reset() {
 	*x = UnwatchSessionRequest{}
-	mi := &file_agents_v1_session_service_proto_msgTypes[31]
+	mi := &file_agents_v1_session_service_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2175,7 +2303,7 @@ func (x *UnwatchSessionRequest) String() string {
 func (*UnwatchSessionRequest) ProtoMessage() {}
 
 func (x *UnwatchSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_service_proto_msgTypes[31]
+	mi := &file_agents_v1_session_service_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2188,7 +2316,7 @@ func (x *UnwatchSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnwatchSessionRequest.ProtoReflect.Descriptor instead.
 func (*UnwatchSessionRequest) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{31}
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *UnwatchSessionRequest) GetWatcherId() string {
@@ -2214,7 +2342,7 @@ type UnwatchSessionResponse struct {
 
 func (x *UnwatchSessionResponse) Reset() {
 	*x = UnwatchSessionResponse{}
-	mi := &file_agents_v1_session_service_proto_msgTypes[32]
+	mi := &file_agents_v1_session_service_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2226,7 +2354,7 @@ func (x *UnwatchSessionResponse) String() string {
 func (*UnwatchSessionResponse) ProtoMessage() {}
 
 func (x *UnwatchSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_service_proto_msgTypes[32]
+	mi := &file_agents_v1_session_service_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2239,7 +2367,7 @@ func (x *UnwatchSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnwatchSessionResponse.ProtoReflect.Descriptor instead.
 func (*UnwatchSessionResponse) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{32}
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{34}
 }
 
 // ExportSessionRequest exports a session.
@@ -2255,7 +2383,7 @@ type ExportSessionRequest struct {
 
 func (x *ExportSessionRequest) Reset() {
 	*x = ExportSessionRequest{}
-	mi := &file_agents_v1_session_service_proto_msgTypes[33]
+	mi := &file_agents_v1_session_service_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2267,7 +2395,7 @@ func (x *ExportSessionRequest) String() string {
 func (*ExportSessionRequest) ProtoMessage() {}
 
 func (x *ExportSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_service_proto_msgTypes[33]
+	mi := &file_agents_v1_session_service_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2280,7 +2408,7 @@ func (x *ExportSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportSessionRequest.ProtoReflect.Descriptor instead.
 func (*ExportSessionRequest) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{33}
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ExportSessionRequest) GetSessionId() string {
@@ -2310,7 +2438,7 @@ type ExportSessionResponse struct {
 
 func (x *ExportSessionResponse) Reset() {
 	*x = ExportSessionResponse{}
-	mi := &file_agents_v1_session_service_proto_msgTypes[34]
+	mi := &file_agents_v1_session_service_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2322,7 +2450,7 @@ func (x *ExportSessionResponse) String() string {
 func (*ExportSessionResponse) ProtoMessage() {}
 
 func (x *ExportSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_service_proto_msgTypes[34]
+	mi := &file_agents_v1_session_service_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2335,7 +2463,7 @@ func (x *ExportSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportSessionResponse.ProtoReflect.Descriptor instead.
 func (*ExportSessionResponse) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{34}
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ExportSessionResponse) GetContentType() string {
@@ -2356,7 +2484,7 @@ var File_agents_v1_session_service_proto protoreflect.FileDescriptor
 
 const file_agents_v1_session_service_proto_rawDesc = "" +
 	"\n" +
-	"\x1fagents/v1/session_service.proto\x12\tagents.v1\x1a\x14agents/v1/mail.proto\x1a\x17agents/v1/session.proto\x1a\x1egoogle/protobuf/duration.proto\"\xb9\x03\n" +
+	"\x1fagents/v1/session_service.proto\x12\tagents.v1\x1a\x14agents/v1/mail.proto\x1a\x17agents/v1/session.proto\x1a\x1egoogle/protobuf/duration.proto\"\xe4\x03\n" +
 	"\x14CreateSessionRequest\x12\x14\n" +
 	"\x05agent\x18\x01 \x01(\tR\x05agent\x121\n" +
 	"\amessage\x18\x02 \x01(\v2\x12.agents.v1.MessageH\x00R\amessage\x88\x01\x01\x12'\n" +
@@ -2366,7 +2494,9 @@ const file_agents_v1_session_service_proto_rawDesc = "" +
 	"\x05title\x18\x06 \x01(\tR\x05title\x12'\n" +
 	"\x0fidempotency_key\x18\a \x01(\tR\x0eidempotencyKey\x12\x12\n" +
 	"\x04wait\x18\b \x01(\bR\x04wait\x123\n" +
-	"\atimeout\x18\t \x01(\v2\x19.google.protobuf.DurationR\atimeout\x1a9\n" +
+	"\atimeout\x18\t \x01(\v2\x19.google.protobuf.DurationR\atimeout\x12)\n" +
+	"\x06budget\x18\n" +
+	" \x01(\v2\x11.agents.v1.BudgetR\x06budget\x1a9\n" +
 	"\vParamsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\n" +
@@ -2505,6 +2635,14 @@ const file_agents_v1_session_service_proto_rawDesc = "" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x14\n" +
 	"\x05title\x18\x02 \x01(\tR\x05title\"C\n" +
 	"\x15RenameSessionResponse\x12*\n" +
+	"\x04meta\x18\x01 \x01(\v2\x16.agents.v1.SessionMetaR\x04meta\"\x85\x01\n" +
+	"\x14UpdateSessionRequest\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x12)\n" +
+	"\x06budget\x18\x02 \x01(\v2\x11.agents.v1.BudgetR\x06budget\x12\x19\n" +
+	"\x05title\x18\x03 \x01(\tH\x00R\x05title\x88\x01\x01B\b\n" +
+	"\x06_title\"C\n" +
+	"\x15UpdateSessionResponse\x12*\n" +
 	"\x04meta\x18\x01 \x01(\v2\x16.agents.v1.SessionMetaR\x04meta\"~\n" +
 	"\x13WatchSessionRequest\x12\x1d\n" +
 	"\n" +
@@ -2533,8 +2671,7 @@ const file_agents_v1_session_service_proto_rawDesc = "" +
 	"\fExportFormat\x12\x1d\n" +
 	"\x19EXPORT_FORMAT_UNSPECIFIED\x10\x00\x12\x1a\n" +
 	"\x16EXPORT_FORMAT_MARKDOWN\x10\x01\x12\x16\n" +
-	"\x12EXPORT_FORMAT_JSON\x10\x022\xc9\n" +
-	"\n" +
+	"\x12EXPORT_FORMAT_JSON\x10\x022\x9d\v\n" +
 	"\x0eSessionService\x12R\n" +
 	"\rCreateSession\x12\x1f.agents.v1.CreateSessionRequest\x1a .agents.v1.CreateSessionResponse\x12L\n" +
 	"\vPostMessage\x12\x1d.agents.v1.PostMessageRequest\x1a\x1e.agents.v1.PostMessageResponse\x12=\n" +
@@ -2550,7 +2687,8 @@ const file_agents_v1_session_service_proto_rawDesc = "" +
 	"\n" +
 	"GetSession\x12\x1c.agents.v1.GetSessionRequest\x1a\x1d.agents.v1.GetSessionResponse\"\x03\x90\x02\x01\x12R\n" +
 	"\rDeleteSession\x12\x1f.agents.v1.DeleteSessionRequest\x1a .agents.v1.DeleteSessionResponse\x12R\n" +
-	"\rRenameSession\x12\x1f.agents.v1.RenameSessionRequest\x1a .agents.v1.RenameSessionResponse\x12O\n" +
+	"\rRenameSession\x12\x1f.agents.v1.RenameSessionRequest\x1a .agents.v1.RenameSessionResponse\x12R\n" +
+	"\rUpdateSession\x12\x1f.agents.v1.UpdateSessionRequest\x1a .agents.v1.UpdateSessionResponse\x12O\n" +
 	"\fWatchSession\x12\x1e.agents.v1.WatchSessionRequest\x1a\x1f.agents.v1.WatchSessionResponse\x12U\n" +
 	"\x0eUnwatchSession\x12 .agents.v1.UnwatchSessionRequest\x1a!.agents.v1.UnwatchSessionResponse\x12W\n" +
 	"\rExportSession\x12\x1f.agents.v1.ExportSessionRequest\x1a .agents.v1.ExportSessionResponse\"\x03\x90\x02\x01B8Z6github.com/agents-os/agents/api/gen/agents/v1;agentsv1b\x06proto3"
@@ -2568,7 +2706,7 @@ func file_agents_v1_session_service_proto_rawDescGZIP() []byte {
 }
 
 var file_agents_v1_session_service_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_agents_v1_session_service_proto_msgTypes = make([]protoimpl.MessageInfo, 39)
+var file_agents_v1_session_service_proto_msgTypes = make([]protoimpl.MessageInfo, 41)
 var file_agents_v1_session_service_proto_goTypes = []any{
 	(DeleteMode)(0),                // 0: agents.v1.DeleteMode
 	(ExportFormat)(0),              // 1: agents.v1.ExportFormat
@@ -2601,100 +2739,108 @@ var file_agents_v1_session_service_proto_goTypes = []any{
 	(*DeleteSessionResponse)(nil),  // 28: agents.v1.DeleteSessionResponse
 	(*RenameSessionRequest)(nil),   // 29: agents.v1.RenameSessionRequest
 	(*RenameSessionResponse)(nil),  // 30: agents.v1.RenameSessionResponse
-	(*WatchSessionRequest)(nil),    // 31: agents.v1.WatchSessionRequest
-	(*WatchSessionResponse)(nil),   // 32: agents.v1.WatchSessionResponse
-	(*UnwatchSessionRequest)(nil),  // 33: agents.v1.UnwatchSessionRequest
-	(*UnwatchSessionResponse)(nil), // 34: agents.v1.UnwatchSessionResponse
-	(*ExportSessionRequest)(nil),   // 35: agents.v1.ExportSessionRequest
-	(*ExportSessionResponse)(nil),  // 36: agents.v1.ExportSessionResponse
-	nil,                            // 37: agents.v1.CreateSessionRequest.ParamsEntry
-	nil,                            // 38: agents.v1.PostMessageRequest.ParamsEntry
-	nil,                            // 39: agents.v1.ResumeRequest.ParamsEntry
-	nil,                            // 40: agents.v1.CompleteCallRequest.ParamsEntry
-	(*Message)(nil),                // 41: agents.v1.Message
-	(*RunOptions)(nil),             // 42: agents.v1.RunOptions
-	(*durationpb.Duration)(nil),    // 43: google.protobuf.Duration
-	(*Session)(nil),                // 44: agents.v1.Session
-	(*SessionMeta)(nil),            // 45: agents.v1.SessionMeta
-	(*MailBody)(nil),               // 46: agents.v1.MailBody
-	(MailPriority)(0),              // 47: agents.v1.MailPriority
-	(*MailEnvelope)(nil),           // 48: agents.v1.MailEnvelope
-	(SessionStatus)(0),             // 49: agents.v1.SessionStatus
-	(*Watch)(nil),                  // 50: agents.v1.Watch
+	(*UpdateSessionRequest)(nil),   // 31: agents.v1.UpdateSessionRequest
+	(*UpdateSessionResponse)(nil),  // 32: agents.v1.UpdateSessionResponse
+	(*WatchSessionRequest)(nil),    // 33: agents.v1.WatchSessionRequest
+	(*WatchSessionResponse)(nil),   // 34: agents.v1.WatchSessionResponse
+	(*UnwatchSessionRequest)(nil),  // 35: agents.v1.UnwatchSessionRequest
+	(*UnwatchSessionResponse)(nil), // 36: agents.v1.UnwatchSessionResponse
+	(*ExportSessionRequest)(nil),   // 37: agents.v1.ExportSessionRequest
+	(*ExportSessionResponse)(nil),  // 38: agents.v1.ExportSessionResponse
+	nil,                            // 39: agents.v1.CreateSessionRequest.ParamsEntry
+	nil,                            // 40: agents.v1.PostMessageRequest.ParamsEntry
+	nil,                            // 41: agents.v1.ResumeRequest.ParamsEntry
+	nil,                            // 42: agents.v1.CompleteCallRequest.ParamsEntry
+	(*Message)(nil),                // 43: agents.v1.Message
+	(*RunOptions)(nil),             // 44: agents.v1.RunOptions
+	(*durationpb.Duration)(nil),    // 45: google.protobuf.Duration
+	(*Budget)(nil),                 // 46: agents.v1.Budget
+	(*Session)(nil),                // 47: agents.v1.Session
+	(*SessionMeta)(nil),            // 48: agents.v1.SessionMeta
+	(*MailBody)(nil),               // 49: agents.v1.MailBody
+	(MailPriority)(0),              // 50: agents.v1.MailPriority
+	(*MailEnvelope)(nil),           // 51: agents.v1.MailEnvelope
+	(SessionStatus)(0),             // 52: agents.v1.SessionStatus
+	(*Watch)(nil),                  // 53: agents.v1.Watch
 }
 var file_agents_v1_session_service_proto_depIdxs = []int32{
-	41, // 0: agents.v1.CreateSessionRequest.message:type_name -> agents.v1.Message
-	42, // 1: agents.v1.CreateSessionRequest.run:type_name -> agents.v1.RunOptions
-	37, // 2: agents.v1.CreateSessionRequest.params:type_name -> agents.v1.CreateSessionRequest.ParamsEntry
-	43, // 3: agents.v1.CreateSessionRequest.timeout:type_name -> google.protobuf.Duration
-	44, // 4: agents.v1.CreateSessionResponse.session:type_name -> agents.v1.Session
-	41, // 5: agents.v1.PostMessageRequest.message:type_name -> agents.v1.Message
-	42, // 6: agents.v1.PostMessageRequest.run:type_name -> agents.v1.RunOptions
-	38, // 7: agents.v1.PostMessageRequest.params:type_name -> agents.v1.PostMessageRequest.ParamsEntry
-	43, // 8: agents.v1.PostMessageRequest.timeout:type_name -> google.protobuf.Duration
-	45, // 9: agents.v1.PostMessageResponse.meta:type_name -> agents.v1.SessionMeta
-	44, // 10: agents.v1.PostMessageResponse.session:type_name -> agents.v1.Session
-	39, // 11: agents.v1.ResumeRequest.params:type_name -> agents.v1.ResumeRequest.ParamsEntry
-	45, // 12: agents.v1.ResumeResponse.meta:type_name -> agents.v1.SessionMeta
-	9,  // 13: agents.v1.CompleteCallRequest.approval:type_name -> agents.v1.Approval
-	40, // 14: agents.v1.CompleteCallRequest.params:type_name -> agents.v1.CompleteCallRequest.ParamsEntry
-	45, // 15: agents.v1.CompleteCallResponse.meta:type_name -> agents.v1.SessionMeta
-	45, // 16: agents.v1.CancelRunResponse.meta:type_name -> agents.v1.SessionMeta
-	45, // 17: agents.v1.CancelAttachedResponse.meta:type_name -> agents.v1.SessionMeta
-	45, // 18: agents.v1.PauseResponse.meta:type_name -> agents.v1.SessionMeta
-	46, // 19: agents.v1.SendMailRequest.body:type_name -> agents.v1.MailBody
-	47, // 20: agents.v1.SendMailRequest.priority:type_name -> agents.v1.MailPriority
-	48, // 21: agents.v1.SendMailResponse.envelope:type_name -> agents.v1.MailEnvelope
-	48, // 22: agents.v1.ListMailResponse.mail:type_name -> agents.v1.MailEnvelope
-	44, // 23: agents.v1.ForkSessionResponse.session:type_name -> agents.v1.Session
-	49, // 24: agents.v1.ListSessionsRequest.status:type_name -> agents.v1.SessionStatus
-	45, // 25: agents.v1.ListSessionsResponse.sessions:type_name -> agents.v1.SessionMeta
-	43, // 26: agents.v1.GetSessionRequest.timeout:type_name -> google.protobuf.Duration
-	44, // 27: agents.v1.GetSessionResponse.session:type_name -> agents.v1.Session
-	0,  // 28: agents.v1.DeleteSessionRequest.mode:type_name -> agents.v1.DeleteMode
-	45, // 29: agents.v1.RenameSessionResponse.meta:type_name -> agents.v1.SessionMeta
-	43, // 30: agents.v1.WatchSessionRequest.ttl:type_name -> google.protobuf.Duration
-	50, // 31: agents.v1.WatchSessionResponse.watch:type_name -> agents.v1.Watch
-	1,  // 32: agents.v1.ExportSessionRequest.format:type_name -> agents.v1.ExportFormat
-	2,  // 33: agents.v1.SessionService.CreateSession:input_type -> agents.v1.CreateSessionRequest
-	4,  // 34: agents.v1.SessionService.PostMessage:input_type -> agents.v1.PostMessageRequest
-	6,  // 35: agents.v1.SessionService.Resume:input_type -> agents.v1.ResumeRequest
-	8,  // 36: agents.v1.SessionService.CompleteCall:input_type -> agents.v1.CompleteCallRequest
-	11, // 37: agents.v1.SessionService.CancelRun:input_type -> agents.v1.CancelRunRequest
-	13, // 38: agents.v1.SessionService.CancelAttached:input_type -> agents.v1.CancelAttachedRequest
-	15, // 39: agents.v1.SessionService.Pause:input_type -> agents.v1.PauseRequest
-	17, // 40: agents.v1.SessionService.SendMail:input_type -> agents.v1.SendMailRequest
-	19, // 41: agents.v1.SessionService.ListMail:input_type -> agents.v1.ListMailRequest
-	21, // 42: agents.v1.SessionService.ForkSession:input_type -> agents.v1.ForkSessionRequest
-	23, // 43: agents.v1.SessionService.ListSessions:input_type -> agents.v1.ListSessionsRequest
-	25, // 44: agents.v1.SessionService.GetSession:input_type -> agents.v1.GetSessionRequest
-	27, // 45: agents.v1.SessionService.DeleteSession:input_type -> agents.v1.DeleteSessionRequest
-	29, // 46: agents.v1.SessionService.RenameSession:input_type -> agents.v1.RenameSessionRequest
-	31, // 47: agents.v1.SessionService.WatchSession:input_type -> agents.v1.WatchSessionRequest
-	33, // 48: agents.v1.SessionService.UnwatchSession:input_type -> agents.v1.UnwatchSessionRequest
-	35, // 49: agents.v1.SessionService.ExportSession:input_type -> agents.v1.ExportSessionRequest
-	3,  // 50: agents.v1.SessionService.CreateSession:output_type -> agents.v1.CreateSessionResponse
-	5,  // 51: agents.v1.SessionService.PostMessage:output_type -> agents.v1.PostMessageResponse
-	7,  // 52: agents.v1.SessionService.Resume:output_type -> agents.v1.ResumeResponse
-	10, // 53: agents.v1.SessionService.CompleteCall:output_type -> agents.v1.CompleteCallResponse
-	12, // 54: agents.v1.SessionService.CancelRun:output_type -> agents.v1.CancelRunResponse
-	14, // 55: agents.v1.SessionService.CancelAttached:output_type -> agents.v1.CancelAttachedResponse
-	16, // 56: agents.v1.SessionService.Pause:output_type -> agents.v1.PauseResponse
-	18, // 57: agents.v1.SessionService.SendMail:output_type -> agents.v1.SendMailResponse
-	20, // 58: agents.v1.SessionService.ListMail:output_type -> agents.v1.ListMailResponse
-	22, // 59: agents.v1.SessionService.ForkSession:output_type -> agents.v1.ForkSessionResponse
-	24, // 60: agents.v1.SessionService.ListSessions:output_type -> agents.v1.ListSessionsResponse
-	26, // 61: agents.v1.SessionService.GetSession:output_type -> agents.v1.GetSessionResponse
-	28, // 62: agents.v1.SessionService.DeleteSession:output_type -> agents.v1.DeleteSessionResponse
-	30, // 63: agents.v1.SessionService.RenameSession:output_type -> agents.v1.RenameSessionResponse
-	32, // 64: agents.v1.SessionService.WatchSession:output_type -> agents.v1.WatchSessionResponse
-	34, // 65: agents.v1.SessionService.UnwatchSession:output_type -> agents.v1.UnwatchSessionResponse
-	36, // 66: agents.v1.SessionService.ExportSession:output_type -> agents.v1.ExportSessionResponse
-	50, // [50:67] is the sub-list for method output_type
-	33, // [33:50] is the sub-list for method input_type
-	33, // [33:33] is the sub-list for extension type_name
-	33, // [33:33] is the sub-list for extension extendee
-	0,  // [0:33] is the sub-list for field type_name
+	43, // 0: agents.v1.CreateSessionRequest.message:type_name -> agents.v1.Message
+	44, // 1: agents.v1.CreateSessionRequest.run:type_name -> agents.v1.RunOptions
+	39, // 2: agents.v1.CreateSessionRequest.params:type_name -> agents.v1.CreateSessionRequest.ParamsEntry
+	45, // 3: agents.v1.CreateSessionRequest.timeout:type_name -> google.protobuf.Duration
+	46, // 4: agents.v1.CreateSessionRequest.budget:type_name -> agents.v1.Budget
+	47, // 5: agents.v1.CreateSessionResponse.session:type_name -> agents.v1.Session
+	43, // 6: agents.v1.PostMessageRequest.message:type_name -> agents.v1.Message
+	44, // 7: agents.v1.PostMessageRequest.run:type_name -> agents.v1.RunOptions
+	40, // 8: agents.v1.PostMessageRequest.params:type_name -> agents.v1.PostMessageRequest.ParamsEntry
+	45, // 9: agents.v1.PostMessageRequest.timeout:type_name -> google.protobuf.Duration
+	48, // 10: agents.v1.PostMessageResponse.meta:type_name -> agents.v1.SessionMeta
+	47, // 11: agents.v1.PostMessageResponse.session:type_name -> agents.v1.Session
+	41, // 12: agents.v1.ResumeRequest.params:type_name -> agents.v1.ResumeRequest.ParamsEntry
+	48, // 13: agents.v1.ResumeResponse.meta:type_name -> agents.v1.SessionMeta
+	9,  // 14: agents.v1.CompleteCallRequest.approval:type_name -> agents.v1.Approval
+	42, // 15: agents.v1.CompleteCallRequest.params:type_name -> agents.v1.CompleteCallRequest.ParamsEntry
+	48, // 16: agents.v1.CompleteCallResponse.meta:type_name -> agents.v1.SessionMeta
+	48, // 17: agents.v1.CancelRunResponse.meta:type_name -> agents.v1.SessionMeta
+	48, // 18: agents.v1.CancelAttachedResponse.meta:type_name -> agents.v1.SessionMeta
+	48, // 19: agents.v1.PauseResponse.meta:type_name -> agents.v1.SessionMeta
+	49, // 20: agents.v1.SendMailRequest.body:type_name -> agents.v1.MailBody
+	50, // 21: agents.v1.SendMailRequest.priority:type_name -> agents.v1.MailPriority
+	51, // 22: agents.v1.SendMailResponse.envelope:type_name -> agents.v1.MailEnvelope
+	51, // 23: agents.v1.ListMailResponse.mail:type_name -> agents.v1.MailEnvelope
+	47, // 24: agents.v1.ForkSessionResponse.session:type_name -> agents.v1.Session
+	52, // 25: agents.v1.ListSessionsRequest.status:type_name -> agents.v1.SessionStatus
+	48, // 26: agents.v1.ListSessionsResponse.sessions:type_name -> agents.v1.SessionMeta
+	45, // 27: agents.v1.GetSessionRequest.timeout:type_name -> google.protobuf.Duration
+	47, // 28: agents.v1.GetSessionResponse.session:type_name -> agents.v1.Session
+	0,  // 29: agents.v1.DeleteSessionRequest.mode:type_name -> agents.v1.DeleteMode
+	48, // 30: agents.v1.RenameSessionResponse.meta:type_name -> agents.v1.SessionMeta
+	46, // 31: agents.v1.UpdateSessionRequest.budget:type_name -> agents.v1.Budget
+	48, // 32: agents.v1.UpdateSessionResponse.meta:type_name -> agents.v1.SessionMeta
+	45, // 33: agents.v1.WatchSessionRequest.ttl:type_name -> google.protobuf.Duration
+	53, // 34: agents.v1.WatchSessionResponse.watch:type_name -> agents.v1.Watch
+	1,  // 35: agents.v1.ExportSessionRequest.format:type_name -> agents.v1.ExportFormat
+	2,  // 36: agents.v1.SessionService.CreateSession:input_type -> agents.v1.CreateSessionRequest
+	4,  // 37: agents.v1.SessionService.PostMessage:input_type -> agents.v1.PostMessageRequest
+	6,  // 38: agents.v1.SessionService.Resume:input_type -> agents.v1.ResumeRequest
+	8,  // 39: agents.v1.SessionService.CompleteCall:input_type -> agents.v1.CompleteCallRequest
+	11, // 40: agents.v1.SessionService.CancelRun:input_type -> agents.v1.CancelRunRequest
+	13, // 41: agents.v1.SessionService.CancelAttached:input_type -> agents.v1.CancelAttachedRequest
+	15, // 42: agents.v1.SessionService.Pause:input_type -> agents.v1.PauseRequest
+	17, // 43: agents.v1.SessionService.SendMail:input_type -> agents.v1.SendMailRequest
+	19, // 44: agents.v1.SessionService.ListMail:input_type -> agents.v1.ListMailRequest
+	21, // 45: agents.v1.SessionService.ForkSession:input_type -> agents.v1.ForkSessionRequest
+	23, // 46: agents.v1.SessionService.ListSessions:input_type -> agents.v1.ListSessionsRequest
+	25, // 47: agents.v1.SessionService.GetSession:input_type -> agents.v1.GetSessionRequest
+	27, // 48: agents.v1.SessionService.DeleteSession:input_type -> agents.v1.DeleteSessionRequest
+	29, // 49: agents.v1.SessionService.RenameSession:input_type -> agents.v1.RenameSessionRequest
+	31, // 50: agents.v1.SessionService.UpdateSession:input_type -> agents.v1.UpdateSessionRequest
+	33, // 51: agents.v1.SessionService.WatchSession:input_type -> agents.v1.WatchSessionRequest
+	35, // 52: agents.v1.SessionService.UnwatchSession:input_type -> agents.v1.UnwatchSessionRequest
+	37, // 53: agents.v1.SessionService.ExportSession:input_type -> agents.v1.ExportSessionRequest
+	3,  // 54: agents.v1.SessionService.CreateSession:output_type -> agents.v1.CreateSessionResponse
+	5,  // 55: agents.v1.SessionService.PostMessage:output_type -> agents.v1.PostMessageResponse
+	7,  // 56: agents.v1.SessionService.Resume:output_type -> agents.v1.ResumeResponse
+	10, // 57: agents.v1.SessionService.CompleteCall:output_type -> agents.v1.CompleteCallResponse
+	12, // 58: agents.v1.SessionService.CancelRun:output_type -> agents.v1.CancelRunResponse
+	14, // 59: agents.v1.SessionService.CancelAttached:output_type -> agents.v1.CancelAttachedResponse
+	16, // 60: agents.v1.SessionService.Pause:output_type -> agents.v1.PauseResponse
+	18, // 61: agents.v1.SessionService.SendMail:output_type -> agents.v1.SendMailResponse
+	20, // 62: agents.v1.SessionService.ListMail:output_type -> agents.v1.ListMailResponse
+	22, // 63: agents.v1.SessionService.ForkSession:output_type -> agents.v1.ForkSessionResponse
+	24, // 64: agents.v1.SessionService.ListSessions:output_type -> agents.v1.ListSessionsResponse
+	26, // 65: agents.v1.SessionService.GetSession:output_type -> agents.v1.GetSessionResponse
+	28, // 66: agents.v1.SessionService.DeleteSession:output_type -> agents.v1.DeleteSessionResponse
+	30, // 67: agents.v1.SessionService.RenameSession:output_type -> agents.v1.RenameSessionResponse
+	32, // 68: agents.v1.SessionService.UpdateSession:output_type -> agents.v1.UpdateSessionResponse
+	34, // 69: agents.v1.SessionService.WatchSession:output_type -> agents.v1.WatchSessionResponse
+	36, // 70: agents.v1.SessionService.UnwatchSession:output_type -> agents.v1.UnwatchSessionResponse
+	38, // 71: agents.v1.SessionService.ExportSession:output_type -> agents.v1.ExportSessionResponse
+	54, // [54:72] is the sub-list for method output_type
+	36, // [36:54] is the sub-list for method input_type
+	36, // [36:36] is the sub-list for extension type_name
+	36, // [36:36] is the sub-list for extension extendee
+	0,  // [0:36] is the sub-list for field type_name
 }
 
 func init() { file_agents_v1_session_service_proto_init() }
@@ -2712,13 +2858,14 @@ func file_agents_v1_session_service_proto_init() {
 	}
 	file_agents_v1_session_service_proto_msgTypes[19].OneofWrappers = []any{}
 	file_agents_v1_session_service_proto_msgTypes[23].OneofWrappers = []any{}
+	file_agents_v1_session_service_proto_msgTypes[29].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agents_v1_session_service_proto_rawDesc), len(file_agents_v1_session_service_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   39,
+			NumMessages:   41,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

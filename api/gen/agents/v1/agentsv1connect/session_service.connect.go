@@ -71,6 +71,9 @@ const (
 	// SessionServiceRenameSessionProcedure is the fully-qualified name of the SessionService's
 	// RenameSession RPC.
 	SessionServiceRenameSessionProcedure = "/agents.v1.SessionService/RenameSession"
+	// SessionServiceUpdateSessionProcedure is the fully-qualified name of the SessionService's
+	// UpdateSession RPC.
+	SessionServiceUpdateSessionProcedure = "/agents.v1.SessionService/UpdateSession"
 	// SessionServiceWatchSessionProcedure is the fully-qualified name of the SessionService's
 	// WatchSession RPC.
 	SessionServiceWatchSessionProcedure = "/agents.v1.SessionService/WatchSession"
@@ -130,6 +133,11 @@ type SessionServiceClient interface {
 	// RenameSession gives a session another title; the run, if any, goes
 	// on. Its `session.updated` event carries the new title.
 	RenameSession(context.Context, *connect.Request[v1.RenameSessionRequest]) (*connect.Response[v1.RenameSessionResponse], error)
+	// UpdateSession changes what the request sets of a session's budget and
+	// title; the run, if any, goes on. A run stopped by `budget_exceeded`
+	// does not restart by itself when the budget is raised: Resume
+	// continues it. Its `session.updated` event carries the change.
+	UpdateSession(context.Context, *connect.Request[v1.UpdateSessionRequest]) (*connect.Response[v1.UpdateSessionResponse], error)
 	// WatchSession delivers the target's `run.stopped` and `session.failed`
 	// events to the watcher as mail until the TTL passes.
 	WatchSession(context.Context, *connect.Request[v1.WatchSessionRequest]) (*connect.Response[v1.WatchSessionResponse], error)
@@ -237,6 +245,12 @@ func NewSessionServiceClient(httpClient connect.HTTPClient, baseURL string, opts
 			connect.WithSchema(sessionServiceMethods.ByName("RenameSession")),
 			connect.WithClientOptions(opts...),
 		),
+		updateSession: connect.NewClient[v1.UpdateSessionRequest, v1.UpdateSessionResponse](
+			httpClient,
+			baseURL+SessionServiceUpdateSessionProcedure,
+			connect.WithSchema(sessionServiceMethods.ByName("UpdateSession")),
+			connect.WithClientOptions(opts...),
+		),
 		watchSession: connect.NewClient[v1.WatchSessionRequest, v1.WatchSessionResponse](
 			httpClient,
 			baseURL+SessionServiceWatchSessionProcedure,
@@ -275,6 +289,7 @@ type sessionServiceClient struct {
 	getSession     *connect.Client[v1.GetSessionRequest, v1.GetSessionResponse]
 	deleteSession  *connect.Client[v1.DeleteSessionRequest, v1.DeleteSessionResponse]
 	renameSession  *connect.Client[v1.RenameSessionRequest, v1.RenameSessionResponse]
+	updateSession  *connect.Client[v1.UpdateSessionRequest, v1.UpdateSessionResponse]
 	watchSession   *connect.Client[v1.WatchSessionRequest, v1.WatchSessionResponse]
 	unwatchSession *connect.Client[v1.UnwatchSessionRequest, v1.UnwatchSessionResponse]
 	exportSession  *connect.Client[v1.ExportSessionRequest, v1.ExportSessionResponse]
@@ -350,6 +365,11 @@ func (c *sessionServiceClient) RenameSession(ctx context.Context, req *connect.R
 	return c.renameSession.CallUnary(ctx, req)
 }
 
+// UpdateSession calls agents.v1.SessionService.UpdateSession.
+func (c *sessionServiceClient) UpdateSession(ctx context.Context, req *connect.Request[v1.UpdateSessionRequest]) (*connect.Response[v1.UpdateSessionResponse], error) {
+	return c.updateSession.CallUnary(ctx, req)
+}
+
 // WatchSession calls agents.v1.SessionService.WatchSession.
 func (c *sessionServiceClient) WatchSession(ctx context.Context, req *connect.Request[v1.WatchSessionRequest]) (*connect.Response[v1.WatchSessionResponse], error) {
 	return c.watchSession.CallUnary(ctx, req)
@@ -413,6 +433,11 @@ type SessionServiceHandler interface {
 	// RenameSession gives a session another title; the run, if any, goes
 	// on. Its `session.updated` event carries the new title.
 	RenameSession(context.Context, *connect.Request[v1.RenameSessionRequest]) (*connect.Response[v1.RenameSessionResponse], error)
+	// UpdateSession changes what the request sets of a session's budget and
+	// title; the run, if any, goes on. A run stopped by `budget_exceeded`
+	// does not restart by itself when the budget is raised: Resume
+	// continues it. Its `session.updated` event carries the change.
+	UpdateSession(context.Context, *connect.Request[v1.UpdateSessionRequest]) (*connect.Response[v1.UpdateSessionResponse], error)
 	// WatchSession delivers the target's `run.stopped` and `session.failed`
 	// events to the watcher as mail until the TTL passes.
 	WatchSession(context.Context, *connect.Request[v1.WatchSessionRequest]) (*connect.Response[v1.WatchSessionResponse], error)
@@ -516,6 +541,12 @@ func NewSessionServiceHandler(svc SessionServiceHandler, opts ...connect.Handler
 		connect.WithSchema(sessionServiceMethods.ByName("RenameSession")),
 		connect.WithHandlerOptions(opts...),
 	)
+	sessionServiceUpdateSessionHandler := connect.NewUnaryHandler(
+		SessionServiceUpdateSessionProcedure,
+		svc.UpdateSession,
+		connect.WithSchema(sessionServiceMethods.ByName("UpdateSession")),
+		connect.WithHandlerOptions(opts...),
+	)
 	sessionServiceWatchSessionHandler := connect.NewUnaryHandler(
 		SessionServiceWatchSessionProcedure,
 		svc.WatchSession,
@@ -565,6 +596,8 @@ func NewSessionServiceHandler(svc SessionServiceHandler, opts ...connect.Handler
 			sessionServiceDeleteSessionHandler.ServeHTTP(w, r)
 		case SessionServiceRenameSessionProcedure:
 			sessionServiceRenameSessionHandler.ServeHTTP(w, r)
+		case SessionServiceUpdateSessionProcedure:
+			sessionServiceUpdateSessionHandler.ServeHTTP(w, r)
 		case SessionServiceWatchSessionProcedure:
 			sessionServiceWatchSessionHandler.ServeHTTP(w, r)
 		case SessionServiceUnwatchSessionProcedure:
@@ -634,6 +667,10 @@ func (UnimplementedSessionServiceHandler) DeleteSession(context.Context, *connec
 
 func (UnimplementedSessionServiceHandler) RenameSession(context.Context, *connect.Request[v1.RenameSessionRequest]) (*connect.Response[v1.RenameSessionResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("agents.v1.SessionService.RenameSession is not implemented"))
+}
+
+func (UnimplementedSessionServiceHandler) UpdateSession(context.Context, *connect.Request[v1.UpdateSessionRequest]) (*connect.Response[v1.UpdateSessionResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("agents.v1.SessionService.UpdateSession is not implemented"))
 }
 
 func (UnimplementedSessionServiceHandler) WatchSession(context.Context, *connect.Request[v1.WatchSessionRequest]) (*connect.Response[v1.WatchSessionResponse], error) {

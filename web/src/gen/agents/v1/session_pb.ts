@@ -16,7 +16,7 @@ import type { Message as Message$1 } from "@bufbuild/protobuf";
  * Describes the file agents/v1/session.proto.
  */
 export const file_agents_v1_session: GenFile = /*@__PURE__*/
-  fileDesc("ChdhZ2VudHMvdjEvc2Vzc2lvbi5wcm90bxIJYWdlbnRzLnYxIpkDCgtTZXNzaW9uTWV0YRIKCgJpZBgBIAEoCRINCgVhZ2VudBgCIAEoCRINCgVvd25lchgDIAEoCRINCgV0aXRsZRgEIAEoCRIoCgZzdGF0dXMYBSABKA4yGC5hZ2VudHMudjEuU2Vzc2lvblN0YXR1cxIVCg1zdGF0dXNfcmVhc29uGAYgASgJEhEKCXBhcmVudF9pZBgHIAEoCRITCgtmb3JrZWRfZnJvbRgIIAEoCRISCgp0dXJuX2NvdW50GAkgASgFEh8KBXVzYWdlGAogASgLMhAuYWdlbnRzLnYxLlVzYWdlEhQKDHBlbmRpbmdfbWFpbBgLIAEoBRIVCg1wZW5kaW5nX2NhbGxzGAwgASgFEg0KBWRlcHRoGA0gASgFEi8KC2NyZWF0ZV90aW1lGA4gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgt1cGRhdGVfdGltZRgPIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFQoNYWxsb3dlZF90b29scxgQIAMoCSLpAQoHU2Vzc2lvbhIkCgRtZXRhGAEgASgLMhYuYWdlbnRzLnYxLlNlc3Npb25NZXRhEh4KBXR1cm5zGAIgAygLMg8uYWdlbnRzLnYxLlR1cm4SLgoNcGVuZGluZ19jYWxscxgDIAMoCzIXLmFnZW50cy52MS5EZWZlcnJlZENhbGwSCwoDc2VxGAQgASgEEhEKCWRlbHRhX3NlcRgFIAEoBBIuCgtpbl9wcm9ncmVzcxgGIAEoCzIZLmFnZW50cy52MS5UdXJuSW5Qcm9ncmVzcxIYChBmaXJzdF90dXJuX2luZGV4GAcgASgFIpoBCg5UdXJuSW5Qcm9ncmVzcxISCgp0dXJuX2luZGV4GAEgASgFEgwKBHRleHQYAiABKAkSEAoIdGhpbmtpbmcYAyABKAkSJwoKdG9vbF9jYWxscxgEIAMoCzITLmFnZW50cy52MS5Ub29sQ2FsbBIrCgx0b29sX3Jlc3VsdHMYBSADKAsyFS5hZ2VudHMudjEuVG9vbFJlc3VsdCKWAQoEVHVybhINCgVpbmRleBgBIAEoBRIvCgtjcmVhdGVfdGltZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASIwoEdXNlchgDIAEoCzITLmFnZW50cy52MS5Vc2VyVHVybkgAEiEKA2xsbRgEIAEoCzISLmFnZW50cy52MS5MbG1UdXJuSABCBgoEa2luZCKYAQoIVXNlclR1cm4SDAoEdGV4dBgBIAEoCRIqCgthdHRhY2htZW50cxgCIAMoCzIVLmFnZW50cy52MS5BdHRhY2htZW50EisKDHRvb2xfcmVzdWx0cxgDIAMoCzIVLmFnZW50cy52MS5Ub29sUmVzdWx0EiUKBG1haWwYBCADKAsyFy5hZ2VudHMudjEuTWFpbEVudmVsb3BlIq4BCgdMbG1UdXJuEgwKBHRleHQYASABKAkSEAoIdGhpbmtpbmcYAiABKAkSJwoKdG9vbF9jYWxscxgDIAMoCzITLmFnZW50cy52MS5Ub29sQ2FsbBIfCgV1c2FnZRgEIAEoCzIQLmFnZW50cy52MS5Vc2FnZRINCgVtb2RlbBgFIAEoCRIVCg1maW5pc2hfcmVhc29uGAYgASgJEhMKC2ludGVycnVwdGVkGAcgASgIIn0KCFRvb2xDYWxsEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSEQoJYXJndW1lbnRzGAMgASgJEiEKBGtpbmQYBCABKA4yEy5hZ2VudHMudjEuVG9vbEtpbmQSIQoEbW9kZRgFIAEoDjITLmFnZW50cy52MS5DYWxsTW9kZSKtAQoKVG9vbFJlc3VsdBIPCgdjYWxsX2lkGAEgASgJEgwKBG5hbWUYAiABKAkSDAoEdGV4dBgDIAEoCRIrCgZzdGF0dXMYBCABKA4yGy5hZ2VudHMudjEuVG9vbFJlc3VsdFN0YXR1cxIYChBjaGlsZF9zZXNzaW9uX2lkGAUgASgJEisKCGR1cmF0aW9uGAYgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uIkoKCkF0dGFjaG1lbnQSDAoEbmFtZRgBIAEoCRISCgptZWRpYV90eXBlGAIgASgJEgwKBGRhdGEYAyABKAwSDAoEc2l6ZRgEIAEoAyJqCgVVc2FnZRIVCg1wcm9tcHRfdG9rZW5zGAEgASgDEhkKEWNvbXBsZXRpb25fdG9rZW5zGAIgASgDEhUKDWNhY2hlZF90b2tlbnMYAyABKAMSGAoQcmVhc29uaW5nX3Rva2VucxgEIAEoAyKVAQoMRGVmZXJyZWRDYWxsEg0KBXRva2VuGAEgASgJEhIKCnNlc3Npb25faWQYAiABKAkSIQoEY2FsbBgDIAEoCzITLmFnZW50cy52MS5Ub29sQ2FsbBIOCgZyZWFzb24YBCABKAkSLwoLY3JlYXRlX3RpbWUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIlYKB01lc3NhZ2USDAoEdGV4dBgBIAEoCRIqCgthdHRhY2htZW50cxgCIAMoCzIVLmFnZW50cy52MS5BdHRhY2htZW50EhEKCWludGVycnVwdBgDIAEoCCItCgpSdW5PcHRpb25zEgwKBGhvbGQYASABKAgSEQoJbWF4X3N0ZXBzGAIgASgFIl8KBVdhdGNoEhIKCndhdGNoZXJfaWQYASABKAkSEQoJdGFyZ2V0X2lkGAIgASgJEi8KC2V4cGlyZV90aW1lGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCq3AQoNU2Vzc2lvblN0YXR1cxIeChpTRVNTSU9OX1NUQVRVU19VTlNQRUNJRklFRBAAEhgKFFNFU1NJT05fU1RBVFVTX1JFQURZEAESGgoWU0VTU0lPTl9TVEFUVVNfUlVOTklORxACEhoKFlNFU1NJT05fU1RBVFVTX1dBSVRJTkcQAxIZChVTRVNTSU9OX1NUQVRVU19QQVVTRUQQBBIZChVTRVNTSU9OX1NUQVRVU19GQUlMRUQQBSpVCghDYWxsTW9kZRIZChVDQUxMX01PREVfVU5TUEVDSUZJRUQQABIWChJDQUxMX01PREVfQVRUQUNIRUQQARIWChJDQUxMX01PREVfREVGRVJSRUQQAiqxAQoQVG9vbFJlc3VsdFN0YXR1cxIiCh5UT09MX1JFU1VMVF9TVEFUVVNfVU5TUEVDSUZJRUQQABIZChVUT09MX1JFU1VMVF9TVEFUVVNfT0sQARIcChhUT09MX1JFU1VMVF9TVEFUVVNfRVJST1IQAhIgChxUT09MX1JFU1VMVF9TVEFUVVNfQ0FOQ0VMTEVEEAMSHgoaVE9PTF9SRVNVTFRfU1RBVFVTX0FCT1JURUQQBEI4WjZnaXRodWIuY29tL2FnZW50cy1vcy9hZ2VudHMvYXBpL2dlbi9hZ2VudHMvdjE7YWdlbnRzdjFiBnByb3RvMw", [file_agents_v1_agent, file_agents_v1_mail, file_google_protobuf_duration, file_google_protobuf_timestamp]);
+  fileDesc("ChdhZ2VudHMvdjEvc2Vzc2lvbi5wcm90bxIJYWdlbnRzLnYxIukDCgtTZXNzaW9uTWV0YRIKCgJpZBgBIAEoCRINCgVhZ2VudBgCIAEoCRINCgVvd25lchgDIAEoCRINCgV0aXRsZRgEIAEoCRIoCgZzdGF0dXMYBSABKA4yGC5hZ2VudHMudjEuU2Vzc2lvblN0YXR1cxIVCg1zdGF0dXNfcmVhc29uGAYgASgJEhEKCXBhcmVudF9pZBgHIAEoCRITCgtmb3JrZWRfZnJvbRgIIAEoCRISCgp0dXJuX2NvdW50GAkgASgFEh8KBXVzYWdlGAogASgLMhAuYWdlbnRzLnYxLlVzYWdlEhQKDHBlbmRpbmdfbWFpbBgLIAEoBRIVCg1wZW5kaW5nX2NhbGxzGAwgASgFEg0KBWRlcHRoGA0gASgFEi8KC2NyZWF0ZV90aW1lGA4gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgt1cGRhdGVfdGltZRgPIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFQoNYWxsb3dlZF90b29scxgQIAMoCRIPCgdyb290X2lkGBEgASgJEiYKBmJ1ZGdldBgSIAEoCzIWLmFnZW50cy52MS5CdWRnZXRTdGF0ZRIVCg1hZ2VudF92ZXJzaW9uGBMgASgDIukBCgdTZXNzaW9uEiQKBG1ldGEYASABKAsyFi5hZ2VudHMudjEuU2Vzc2lvbk1ldGESHgoFdHVybnMYAiADKAsyDy5hZ2VudHMudjEuVHVybhIuCg1wZW5kaW5nX2NhbGxzGAMgAygLMhcuYWdlbnRzLnYxLkRlZmVycmVkQ2FsbBILCgNzZXEYBCABKAQSEQoJZGVsdGFfc2VxGAUgASgEEi4KC2luX3Byb2dyZXNzGAYgASgLMhkuYWdlbnRzLnYxLlR1cm5JblByb2dyZXNzEhgKEGZpcnN0X3R1cm5faW5kZXgYByABKAUimgEKDlR1cm5JblByb2dyZXNzEhIKCnR1cm5faW5kZXgYASABKAUSDAoEdGV4dBgCIAEoCRIQCgh0aGlua2luZxgDIAEoCRInCgp0b29sX2NhbGxzGAQgAygLMhMuYWdlbnRzLnYxLlRvb2xDYWxsEisKDHRvb2xfcmVzdWx0cxgFIAMoCzIVLmFnZW50cy52MS5Ub29sUmVzdWx0IpYBCgRUdXJuEg0KBWluZGV4GAEgASgFEi8KC2NyZWF0ZV90aW1lGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIjCgR1c2VyGAMgASgLMhMuYWdlbnRzLnYxLlVzZXJUdXJuSAASIQoDbGxtGAQgASgLMhIuYWdlbnRzLnYxLkxsbVR1cm5IAEIGCgRraW5kIpgBCghVc2VyVHVybhIMCgR0ZXh0GAEgASgJEioKC2F0dGFjaG1lbnRzGAIgAygLMhUuYWdlbnRzLnYxLkF0dGFjaG1lbnQSKwoMdG9vbF9yZXN1bHRzGAMgAygLMhUuYWdlbnRzLnYxLlRvb2xSZXN1bHQSJQoEbWFpbBgEIAMoCzIXLmFnZW50cy52MS5NYWlsRW52ZWxvcGUixQEKB0xsbVR1cm4SDAoEdGV4dBgBIAEoCRIQCgh0aGlua2luZxgCIAEoCRInCgp0b29sX2NhbGxzGAMgAygLMhMuYWdlbnRzLnYxLlRvb2xDYWxsEh8KBXVzYWdlGAQgASgLMhAuYWdlbnRzLnYxLlVzYWdlEg0KBW1vZGVsGAUgASgJEhUKDWZpbmlzaF9yZWFzb24YBiABKAkSEwoLaW50ZXJydXB0ZWQYByABKAgSFQoNYWdlbnRfdmVyc2lvbhgIIAEoAyJ9CghUb29sQ2FsbBIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEhEKCWFyZ3VtZW50cxgDIAEoCRIhCgRraW5kGAQgASgOMhMuYWdlbnRzLnYxLlRvb2xLaW5kEiEKBG1vZGUYBSABKA4yEy5hZ2VudHMudjEuQ2FsbE1vZGUirQEKClRvb2xSZXN1bHQSDwoHY2FsbF9pZBgBIAEoCRIMCgRuYW1lGAIgASgJEgwKBHRleHQYAyABKAkSKwoGc3RhdHVzGAQgASgOMhsuYWdlbnRzLnYxLlRvb2xSZXN1bHRTdGF0dXMSGAoQY2hpbGRfc2Vzc2lvbl9pZBgFIAEoCRIrCghkdXJhdGlvbhgGIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbiJKCgpBdHRhY2htZW50EgwKBG5hbWUYASABKAkSEgoKbWVkaWFfdHlwZRgCIAEoCRIMCgRkYXRhGAMgASgMEgwKBHNpemUYBCABKAMijgEKBVVzYWdlEhUKDXByb21wdF90b2tlbnMYASABKAMSGQoRY29tcGxldGlvbl90b2tlbnMYAiABKAMSFQoNY2FjaGVkX3Rva2VucxgDIAEoAxIYChByZWFzb25pbmdfdG9rZW5zGAQgASgDEhUKCGNvc3RfdXNkGAUgASgBSACIAQFCCwoJX2Nvc3RfdXNkIkwKBkJ1ZGdldBITCgZ0b2tlbnMYASABKANIAIgBARIVCghjb3N0X3VzZBgCIAEoAUgBiAEBQgkKB190b2tlbnNCCwoJX2Nvc3RfdXNkIikKBVNwZW5kEg4KBnRva2VucxgBIAEoAxIQCghjb3N0X3VzZBgCIAEoASKEAQoLQnVkZ2V0U3RhdGUSIQoGYnVkZ2V0GAEgASgLMhEuYWdlbnRzLnYxLkJ1ZGdldBIfCgVzcGVudBgCIAEoCzIQLmFnZW50cy52MS5TcGVuZBIfCgRsZWZ0GAMgASgLMhEuYWdlbnRzLnYxLkJ1ZGdldBIQCghleGNlZWRlZBgEIAEoCCKVAQoMRGVmZXJyZWRDYWxsEg0KBXRva2VuGAEgASgJEhIKCnNlc3Npb25faWQYAiABKAkSIQoEY2FsbBgDIAEoCzITLmFnZW50cy52MS5Ub29sQ2FsbBIOCgZyZWFzb24YBCABKAkSLwoLY3JlYXRlX3RpbWUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIlYKB01lc3NhZ2USDAoEdGV4dBgBIAEoCRIqCgthdHRhY2htZW50cxgCIAMoCzIVLmFnZW50cy52MS5BdHRhY2htZW50EhEKCWludGVycnVwdBgDIAEoCCItCgpSdW5PcHRpb25zEgwKBGhvbGQYASABKAgSEQoJbWF4X3N0ZXBzGAIgASgFIl8KBVdhdGNoEhIKCndhdGNoZXJfaWQYASABKAkSEQoJdGFyZ2V0X2lkGAIgASgJEi8KC2V4cGlyZV90aW1lGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCq3AQoNU2Vzc2lvblN0YXR1cxIeChpTRVNTSU9OX1NUQVRVU19VTlNQRUNJRklFRBAAEhgKFFNFU1NJT05fU1RBVFVTX1JFQURZEAESGgoWU0VTU0lPTl9TVEFUVVNfUlVOTklORxACEhoKFlNFU1NJT05fU1RBVFVTX1dBSVRJTkcQAxIZChVTRVNTSU9OX1NUQVRVU19QQVVTRUQQBBIZChVTRVNTSU9OX1NUQVRVU19GQUlMRUQQBSpVCghDYWxsTW9kZRIZChVDQUxMX01PREVfVU5TUEVDSUZJRUQQABIWChJDQUxMX01PREVfQVRUQUNIRUQQARIWChJDQUxMX01PREVfREVGRVJSRUQQAiqxAQoQVG9vbFJlc3VsdFN0YXR1cxIiCh5UT09MX1JFU1VMVF9TVEFUVVNfVU5TUEVDSUZJRUQQABIZChVUT09MX1JFU1VMVF9TVEFUVVNfT0sQARIcChhUT09MX1JFU1VMVF9TVEFUVVNfRVJST1IQAhIgChxUT09MX1JFU1VMVF9TVEFUVVNfQ0FOQ0VMTEVEEAMSHgoaVE9PTF9SRVNVTFRfU1RBVFVTX0FCT1JURUQQBEI4WjZnaXRodWIuY29tL2FnZW50cy1vcy9hZ2VudHMvYXBpL2dlbi9hZ2VudHMvdjE7YWdlbnRzdjFiBnByb3RvMw", [file_agents_v1_agent, file_agents_v1_mail, file_google_protobuf_duration, file_google_protobuf_timestamp]);
 
 /**
  * SessionMeta is the summary of a session, as listed and as carried by
@@ -139,6 +139,36 @@ export type SessionMeta = Message$1<"agents.v1.SessionMeta"> & {
    * @generated from field: repeated string allowed_tools = 16;
    */
   allowedTools: string[];
+
+  /**
+   * Id of the root of the session's tree: the session itself for a root
+   * session, the first ancestor without a parent for a helper's session.
+   * The sessions of one tree spend one budget.
+   *
+   * @generated from field: string root_id = 17;
+   */
+  rootId: string;
+
+  /**
+   * The budget in force for the session's tree (set on its root session,
+   * shared by every helper session under it), what the whole tree has
+   * spent and what is left. Always present: spent counts even when the
+   * tree has no budget. Each `session.updated` of any session of the
+   * tree carries the tree's spend as of that change. An owner's budget
+   * is read with OwnerService.GetOwnerUsage.
+   *
+   * @generated from field: agents.v1.BudgetState budget = 18;
+   */
+  budget?: BudgetState | undefined;
+
+  /**
+   * The version of the agent the session's latest step ran (see
+   * AgentDescriptor.version): 0 for a file agent and before the first
+   * step. Each LLM turn records its own (LlmTurn.agent_version).
+   *
+   * @generated from field: int64 agent_version = 19;
+   */
+  agentVersion: bigint;
 };
 
 /**
@@ -420,6 +450,15 @@ export type LlmTurn = Message$1<"agents.v1.LlmTurn"> & {
    * @generated from field: bool interrupted = 7;
    */
   interrupted: boolean;
+
+  /**
+   * The version of the session's agent this step ran: a step finishes on
+   * the version it started with, even when the agent is updated meanwhile.
+   * 0 for a file agent.
+   *
+   * @generated from field: int64 agent_version = 8;
+   */
+  agentVersion: bigint;
 };
 
 /**
@@ -578,38 +617,51 @@ export const AttachmentSchema: GenMessage<Attachment> = /*@__PURE__*/
   messageDesc(file_agents_v1_session, 8);
 
 /**
- * Usage counts tokens.
+ * Usage counts tokens and what they cost.
  *
  * @generated from message agents.v1.Usage
  */
 export type Usage = Message$1<"agents.v1.Usage"> & {
   /**
-   * Input tokens.
+   * Input tokens, cached ones included.
    *
    * @generated from field: int64 prompt_tokens = 1;
    */
   promptTokens: bigint;
 
   /**
-   * Output tokens.
+   * Output tokens, reasoning ones included.
    *
    * @generated from field: int64 completion_tokens = 2;
    */
   completionTokens: bigint;
 
   /**
-   * Input tokens served from the provider's prompt cache.
+   * Input tokens served from the provider's prompt cache (part of
+   * prompt_tokens).
    *
    * @generated from field: int64 cached_tokens = 3;
    */
   cachedTokens: bigint;
 
   /**
-   * Output tokens spent on reasoning.
+   * Output tokens spent on reasoning (part of completion_tokens).
    *
    * @generated from field: int64 reasoning_tokens = 4;
    */
   reasoningTokens: bigint;
+
+  /**
+   * Cost in US dollars under the server's price table: cached input
+   * tokens at the model's cached input price, the other input tokens at
+   * its input price, output tokens (reasoning included) at its output
+   * price. Absent when no price is known for the model that answered; a
+   * session's sum is present when a price was known for at least one of
+   * its turns, and counts the unpriced ones as free.
+   *
+   * @generated from field: optional double cost_usd = 5;
+   */
+  costUsd?: number | undefined;
 };
 
 /**
@@ -618,6 +670,112 @@ export type Usage = Message$1<"agents.v1.Usage"> & {
  */
 export const UsageSchema: GenMessage<Usage> = /*@__PURE__*/
   messageDesc(file_agents_v1_session, 9);
+
+/**
+ * Budget limits what a session tree or an owner may spend. A limit that
+ * is absent does not apply; a budget with neither limit allows
+ * everything. Before each model call the server checks the spend: once
+ * it is at or over a limit, no call starts and the run stops with status
+ * reason `budget_exceeded`.
+ *
+ * @generated from message agents.v1.Budget
+ */
+export type Budget = Message$1<"agents.v1.Budget"> & {
+  /**
+   * Most tokens to spend, counting input and output tokens (cached and
+   * reasoning ones included, as they are part of those). At least 0.
+   *
+   * @generated from field: optional int64 tokens = 1;
+   */
+  tokens?: bigint | undefined;
+
+  /**
+   * Most US dollars to spend, priced as Usage.cost_usd (models without a
+   * price cost nothing). At least 0.
+   *
+   * @generated from field: optional double cost_usd = 2;
+   */
+  costUsd?: number | undefined;
+};
+
+/**
+ * Describes the message agents.v1.Budget.
+ * Use `create(BudgetSchema)` to create a new message.
+ */
+export const BudgetSchema: GenMessage<Budget> = /*@__PURE__*/
+  messageDesc(file_agents_v1_session, 10);
+
+/**
+ * Spend is what was spent.
+ *
+ * @generated from message agents.v1.Spend
+ */
+export type Spend = Message$1<"agents.v1.Spend"> & {
+  /**
+   * Input plus output tokens.
+   *
+   * @generated from field: int64 tokens = 1;
+   */
+  tokens: bigint;
+
+  /**
+   * Cost in US dollars of the models with a known price.
+   *
+   * @generated from field: double cost_usd = 2;
+   */
+  costUsd: number;
+};
+
+/**
+ * Describes the message agents.v1.Spend.
+ * Use `create(SpendSchema)` to create a new message.
+ */
+export const SpendSchema: GenMessage<Spend> = /*@__PURE__*/
+  messageDesc(file_agents_v1_session, 11);
+
+/**
+ * BudgetState is a budget, what was spent against it and what is left.
+ *
+ * @generated from message agents.v1.BudgetState
+ */
+export type BudgetState = Message$1<"agents.v1.BudgetState"> & {
+  /**
+   * The budget; absent when none applies.
+   *
+   * @generated from field: agents.v1.Budget budget = 1;
+   */
+  budget?: Budget | undefined;
+
+  /**
+   * What was spent. Model calls in flight count once they answer.
+   *
+   * @generated from field: agents.v1.Spend spent = 2;
+   */
+  spent?: Spend | undefined;
+
+  /**
+   * What is left of each limit the budget sets (the limit minus what was
+   * spent, never below 0); absent when there is no budget.
+   *
+   * @generated from field: agents.v1.Budget left = 3;
+   */
+  left?: Budget | undefined;
+
+  /**
+   * Spent is at or over a limit: no model call starts until the budget
+   * is raised.
+   *
+   * @generated from field: bool exceeded = 4;
+   */
+  exceeded: boolean;
+};
+
+/**
+ * Describes the message agents.v1.BudgetState.
+ * Use `create(BudgetStateSchema)` to create a new message.
+ */
+export const BudgetStateSchema: GenMessage<BudgetState> = /*@__PURE__*/
+  messageDesc(file_agents_v1_session, 12);
 
 /**
  * DeferredCall is a tool call that waits for a client to answer it.
@@ -667,7 +825,7 @@ export type DeferredCall = Message$1<"agents.v1.DeferredCall"> & {
  * Use `create(DeferredCallSchema)` to create a new message.
  */
 export const DeferredCallSchema: GenMessage<DeferredCall> = /*@__PURE__*/
-  messageDesc(file_agents_v1_session, 10);
+  messageDesc(file_agents_v1_session, 13);
 
 /**
  * Message is what a user sends to a session.
@@ -704,7 +862,7 @@ export type Message = Message$1<"agents.v1.Message"> & {
  * Use `create(MessageSchema)` to create a new message.
  */
 export const MessageSchema: GenMessage<Message> = /*@__PURE__*/
-  messageDesc(file_agents_v1_session, 11);
+  messageDesc(file_agents_v1_session, 14);
 
 /**
  * RunOptions tunes the run a request starts.
@@ -732,7 +890,7 @@ export type RunOptions = Message$1<"agents.v1.RunOptions"> & {
  * Use `create(RunOptionsSchema)` to create a new message.
  */
 export const RunOptionsSchema: GenMessage<RunOptions> = /*@__PURE__*/
-  messageDesc(file_agents_v1_session, 12);
+  messageDesc(file_agents_v1_session, 15);
 
 /**
  * Watch makes the target's `run.stopped` and `session.failed` events reach
@@ -768,7 +926,7 @@ export type Watch = Message$1<"agents.v1.Watch"> & {
  * Use `create(WatchSchema)` to create a new message.
  */
 export const WatchSchema: GenMessage<Watch> = /*@__PURE__*/
-  messageDesc(file_agents_v1_session, 13);
+  messageDesc(file_agents_v1_session, 16);
 
 /**
  * SessionStatus is where a session stands in its life cycle.
