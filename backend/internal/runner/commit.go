@@ -391,7 +391,7 @@ func (a *actor) settleDoubt() {
 	}
 	a.doubt = nil
 	if landed {
-		a.r.log.Warn("a write whose outcome was not known is stored; the session is read again", "session", a.id)
+		a.log().Warn("a write whose outcome was not known is stored; the session is read again", "session", a.id)
 		a.reload()
 	}
 }
@@ -411,7 +411,7 @@ func (a *actor) reload() {
 		a.deleted = true
 		return
 	case err != nil:
-		a.r.log.Warn("read the session again", "session", a.id, "err", err)
+		a.log().Warn("read the session again", "session", a.id, "err", err)
 		a.doubt = &doubt{landed: func() (bool, bool) { return true, true }}
 		return
 	}
@@ -420,7 +420,7 @@ func (a *actor) reload() {
 	a.turnCache.drop()
 	a.turnCache = nil
 	if err := a.recoverSession(); err != nil {
-		a.r.log.Error("take the session up again", "session", a.id, "err", err)
+		a.log().Error("take the session up again", "session", a.id, "err", err)
 	}
 }
 
