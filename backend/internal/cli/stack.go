@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/agents-os/agents/backend/internal/agentfile"
@@ -49,6 +50,8 @@ type stack struct {
 	traces *tracing.Setup
 	// stopOffline stops the offline model this process serves, if any.
 	stopOffline func()
+	// unclaim lets the data directory go, once the store is closed.
+	unclaim func()
 }
 
 // stackOptions tune a stack.
@@ -88,6 +91,25 @@ func (a *app) startStack(ctx context.Context, res *config.Resolved, log *slog.Lo
 	if err != nil {
 		return nil, err
 	}
+	// A database that several processes share claims nothing: the data
+	// directory is claimed instead (see serverid.go).
+	unclaim := func() {}
+	claimed := ""
+	if _, shared := db.(*postgres.Store); shared && opts.cluster.claimDataDir {
+		release, err := claimDataDir(res.DataDir)
+		if err != nil {
+			db.Close()
+			return nil, err
+		}
+		unclaim = sync.OnceFunc(release)
+		claimed = res.DataDir
+	}
+	started := false
+	defer func() {
+		if !started {
+			unclaim()
+		}
+	}()
 	reaper, err := toolReaper(res.DataDir, opts.recover, log)
 	if err != nil {
 		db.Close()
@@ -98,13 +120,12 @@ func (a *app) startStack(ctx context.Context, res *config.Resolved, log *slog.Lo
 		db.Close()
 		return nil, err
 	}
-	started := false
 	defer func() {
 		if !started {
 			stopOffline()
 		}
 	}()
-	s := &stack{log: log, stopOffline: stopOffline}
+	s := &stack{log: log, stopOffline: stopOffline, unclaim: unclaim}
 	s.mcp = mcptools.NewPool(mcptools.Options{Log: log, Reaper: reaper, Changed: s.toolsChanged})
 	cat, err := a.loadCatalog(ctx, res, keys, catalog.Options{
 		OfflineModelURL: offline,
@@ -133,7 +154,7 @@ func (a *app) startStack(ctx context.Context, res *config.Resolved, log *slog.Lo
 	if _, ok := db.(*postgres.Store); ok {
 		// Before the runner: every event it commits goes through the
 		// sequencer, between the other servers' events.
-		if s.feed, err = startCluster(ctx, res.DB, hub, db, opts.cluster, log); err != nil {
+		if s.feed, err = startCluster(ctx, res.DB, claimed, hub, db, opts.cluster, log); err != nil {
 			db.Close()
 			s.mcp.Close()
 			return nil, err
@@ -244,6 +265,7 @@ func (s *stack) close() {
 	if err := s.store.Close(); err != nil {
 		s.log.Error("close store", "error", err.Error())
 	}
+	s.unclaim()
 	s.stopOffline()
 }
 

@@ -67,6 +67,9 @@ type actor struct {
 	unsynced *edit
 	then     func()
 	attempts int
+	// doubt is a write that failed with the connection lost, whether it
+	// landed not known for want of a store to ask (see settleDoubt).
+	doubt *doubt
 	// next runs once the command in hand is done: a continuation that
 	// became possible inside a command must not run in the middle of it.
 	next func()
@@ -213,6 +216,7 @@ func (a *actor) serve() {
 	for {
 		select {
 		case fn := <-a.cmds:
+			a.settleDoubt()
 			fn(a)
 		case <-idle.C:
 			switch {

@@ -201,7 +201,7 @@ func (r *Runner) forward(ctx context.Context, id, owner, kind string, body, out 
 	cmd := store.Command{ID: uuid.NewString(), SessionID: id, Owner: owner, Kind: kind, Body: string(b), Created: r.now()}
 	done := r.remote.await(cmd.ID)
 	defer r.remote.forget(cmd.ID)
-	if err := r.store.AddCommand(ctx, cmd); err != nil {
+	if err := r.store.AddCommand(ctx, cmd); err != nil && (errs.KindOf(err) != errs.KindUnavailable || !r.commandStored(ctx, cmd.ID)) {
 		return err
 	}
 	if lease.Holder != "" && lease.Live(r.now()) {
@@ -245,6 +245,15 @@ func (r *Runner) forward(ctx context.Context, id, owner, kind string, body, out 
 			}
 		}
 	}
+}
+
+// commandStored reports whether a command whose insert failed is stored
+// after all: the connection was lost while the database committed it,
+// so the error told nothing, and the holder applies it. Its id is new
+// with the insert, so finding it means it landed.
+func (r *Runner) commandStored(ctx context.Context, id string) bool {
+	_, err := r.store.GetCommand(ctx, id)
+	return err == nil
 }
 
 // chase makes sure somebody applies the command: it wakes the holder, or,

@@ -55,6 +55,7 @@ func Run(t *testing.T, fresh func(t *testing.T) Opener) {
 		{"CompleteDeferredRace", testCompleteDeferredRace},
 		{"Watches", testWatches},
 		{"Leases", testLeases},
+		{"ExpireLeases", testExpireLeases},
 		{"Fences", testFences},
 		{"FencedSteps", testFencedSteps},
 		{"Orphans", testOrphans},

@@ -123,6 +123,48 @@ func testLeases(t *testing.T, fresh func(t *testing.T) Opener) {
 	wantErr(t, err, errs.KindNotFound, store.CodeUnknownSession)
 }
 
+// testExpireLeases: a server that starts under the id of one that died
+// ends that one's leases at once. They are expired, so their sessions
+// need a server again, and a lease taken again, by any holder, moves its
+// epoch on; other holders' leases stay as they are.
+func testExpireLeases(t *testing.T, fresh func(t *testing.T) Opener) {
+	s := open(t, fresh(t))
+	ctx := context.Background()
+	const ttl = 10 * time.Second
+	sec := func(n int) time.Time { return at(time.Duration(n) * time.Second) }
+	for _, id := range []string{"x", "y", "z"} {
+		m := newMeta(id, "alice", at(0))
+		m.Status = session.StatusRunning
+		mustCreate(t, s, m)
+	}
+	lease := func(id, holder string) store.Lease {
+		t.Helper()
+		l, err := s.AcquireLease(ctx, id, holder, sec(0), ttl)
+		noErr(t, err, "%s acquires %s", holder, id)
+		return l
+	}
+	lease("x", "h1")
+	lease("y", "h1")
+	z := lease("z", "h2")
+
+	n, err := s.ExpireLeases(ctx, "h1", sec(1))
+	noErr(t, err, "expire h1's leases")
+	equal(t, "leases expired", n, 2)
+	orphans, err := s.Orphans(ctx, sec(1), 10)
+	noErr(t, err, "orphans")
+	equal(t, "orphans once h1's leases are expired", orphans, []string{"x", "y"})
+	got, err := s.GetLease(ctx, "z")
+	noErr(t, err, "get z's lease")
+	equal(t, "h2's lease", got, z)
+	l, err := s.AcquireLease(ctx, "x", "h1", sec(1), ttl)
+	noErr(t, err, "h1 takes x again")
+	equal(t, "x's lease taken again", l, store.Lease{SessionID: "x", Holder: "h1", Epoch: 2, Expires: sec(11)})
+
+	n, err = s.ExpireLeases(ctx, "nobody", sec(1))
+	noErr(t, err, "expire the leases of a holder with none")
+	equal(t, "leases expired", n, 0)
+}
+
 // testFences: a change written under a lease fails alone once the lease
 // passed to another holder, and the others of its group commit.
 func testFences(t *testing.T, fresh func(t *testing.T) Opener) {
