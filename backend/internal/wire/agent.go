@@ -77,7 +77,7 @@ func LoadErrors(list []*agentfile.Error) []*agentsv1.AgentLoadError {
 		if e.Line > 0 {
 			reason = fmt.Sprintf("line %d, column %d: %s", e.Line, e.Column, e.Reason)
 		}
-		out = append(out, &agentsv1.AgentLoadError{File: e.File, Field: e.Field, Reason: reason})
+		out = append(out, &agentsv1.AgentLoadError{File: e.File, Agent: e.Agent, Field: e.Field, Reason: reason})
 	}
 	return out
 }
