@@ -11,6 +11,7 @@ import (
 
 	"github.com/agents-os/agents/backend/internal/agentfile"
 	"github.com/agents-os/agents/backend/internal/errs"
+	"github.com/agents-os/agents/backend/internal/store"
 )
 
 // Stored is an agent stored in the database, at its current version.
@@ -20,6 +21,21 @@ type Stored struct {
 	// Definition is the agent file JSON text.
 	Definition       string
 	Created, Updated time.Time
+}
+
+// FromStore reads the stored agents of a store, for Options.Stored.
+func FromStore(st store.Agents) func(ctx context.Context) ([]Stored, error) {
+	return func(ctx context.Context) ([]Stored, error) {
+		list, err := st.ListStoredAgents(ctx)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]Stored, len(list))
+		for i, a := range list {
+			out[i] = Stored{Slug: a.Slug, Version: a.Version, Definition: a.Definition, Created: a.Created, Updated: a.Updated}
+		}
+		return out, nil
+	}
 }
 
 // The machine codes of the catalog's answers about stored agents.
@@ -150,27 +166,27 @@ func (c *Catalog) parse(data []byte) (*agentfile.Definition, *agentfile.Error) {
 // definition are errs.Invalid naming the field (metadata "field"); a slug
 // another agent has is errs.Conflict (agent_exists), a file agent to
 // update errs.Conflict (agent_read_only), a stored agent that is not
-// there errs.NotFound (unknown_agent).
-func (c *Catalog) Validate(ctx context.Context, slug string, data []byte, update bool) error {
+// there errs.NotFound (unknown_agent). It returns the definition's slug.
+func (c *Catalog) Validate(ctx context.Context, slug string, data []byte, update bool) (string, error) {
 	snap := c.Snapshot()
 	if update {
 		if err := snap.Writable(slug); err != nil {
-			return err
+			return "", err
 		}
 	}
 	def, perr := c.parse(data)
 	if perr != nil {
-		return invalid(perr)
+		return "", invalid(perr)
 	}
 	a := def.Agent
 	switch existing := snap.bySlug[a.Slug]; {
 	case update && a.Slug != slug:
-		return invalid(&agentfile.Error{Field: "contents.slug", Reason: fmt.Sprintf("is %q, but the agent updated is %q: a stored agent keeps its slug (create one under the new slug and delete this one)", a.Slug, slug)})
+		return "", invalid(&agentfile.Error{Field: "contents.slug", Reason: fmt.Sprintf("is %q, but the agent updated is %q: a stored agent keeps its slug (create one under the new slug and delete this one)", a.Slug, slug)})
 	case update:
 	case existing != nil && existing.Source == SourceFile:
-		return errs.Conflict(CodeAgentExists, "the slug %q is the agent file %s's; file agents are read-only to the API, and a slug is unique across files and stored agents", a.Slug, existing.File)
+		return "", errs.Conflict(CodeAgentExists, "the slug %q is the agent file %s's; file agents are read-only to the API, and a slug is unique across files and stored agents", a.Slug, existing.File)
 	case existing != nil:
-		return errs.Conflict(CodeAgentExists, "an agent with the slug %q is already stored; update it instead", a.Slug)
+		return "", errs.Conflict(CodeAgentExists, "an agent with the slug %q is already stored; update it instead", a.Slug)
 	}
 	lookup := func(s string) *agentfile.Agent {
 		if s == a.Slug {
@@ -182,16 +198,16 @@ func (c *Catalog) Validate(ctx context.Context, slug string, data []byte, update
 		return nil
 	}
 	if perr := def.Resolve(lookup); perr != nil {
-		return invalid(perr)
+		return "", invalid(perr)
 	}
 	built, problems := buildAgent(ctx, lookup, a, c.opts)
 	if len(problems) > 0 {
-		return invalid(problems[0])
+		return "", invalid(problems[0])
 	}
 	if built == nil {
-		return errs.Invalid(CodeInvalidAgent, "the agent does not load")
+		return "", errs.Invalid(CodeInvalidAgent, "the agent does not load")
 	}
-	return nil
+	return a.Slug, nil
 }
 
 // Writable says whether the API may update or delete the agent with this

@@ -123,7 +123,7 @@ func TestValidateRefusesWhatAFileCheckRefuses(t *testing.T) {
 			if tc.update {
 				slug = "filed"
 			}
-			err := tc.cat.Validate(ctx, slug, []byte(tc.def), tc.update)
+			_, err := tc.cat.Validate(ctx, slug, []byte(tc.def), tc.update)
 			if tc.want == "" {
 				if err != nil {
 					t.Fatalf("Validate: %v", err)

@@ -37,6 +37,12 @@ func Agent(a *catalog.Agent, tools *catalog.Toolset, servers []mcptools.Status) 
 		MailInToolResult: a.MailInToolResult,
 		MaxSteps:         int32(a.MaxSteps),
 		Warnings:         LoadErrors(a.Warnings),
+		Source:           agentsv1.AgentSource_AGENT_SOURCE_FILE,
+	}
+	if a.Source == catalog.SourceStored {
+		d.Source = agentsv1.AgentSource_AGENT_SOURCE_STORED
+		d.Version, d.Definition = a.Version, a.Definition
+		d.CreateTime, d.UpdateTime = Timestamp(a.Created), Timestamp(a.Updated)
 	}
 	for _, t := range tools.List() {
 		spec := t.Spec()
@@ -67,6 +73,15 @@ func AgentsChanged(snap *catalog.Snapshot) *agentsv1.Event {
 		changed.Slugs = append(changed.Slugs, a.Slug)
 	}
 	return &agentsv1.Event{Kind: "agents.changed", Body: &agentsv1.Event_AgentsChanged{AgentsChanged: changed}}
+}
+
+// StoredAgentChanged is the agents.changed event after a stored agent was
+// created, updated (at version) or deleted.
+func StoredAgentChanged(snap *catalog.Snapshot, slug string, version int64, deleted bool) *agentsv1.Event {
+	ev := AgentsChanged(snap)
+	changed := ev.GetAgentsChanged()
+	changed.Agent, changed.Version, changed.Deleted = slug, version, deleted
+	return ev
 }
 
 // LoadErrors converts load problems.
