@@ -54,8 +54,9 @@ var shortFields = map[protoreflect.Name]int{
 }
 
 // sizedFields are the long fields, bounded in bytes by Limits (see
-// checkSizes): message texts, call answers and attachment data.
-var sizedFields = map[protoreflect.Name]bool{"text": true, "error": true, "data": true}
+// checkSizes): message texts, call answers, attachment data and stored
+// agents' definitions.
+var sizedFields = map[protoreflect.Name]bool{"text": true, "error": true, "data": true, "definition": true}
 
 // checkFields checks every field set in a request message: short text
 // fields against their limits, params against theirs, enums against
