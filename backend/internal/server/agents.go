@@ -164,7 +164,9 @@ func (h *agentService) mayWrite(ctx context.Context) error {
 // clients hear agents.changed, and the other servers on the database
 // read them too. It returns the agent as now served.
 func (h *agentService) changed(ctx context.Context, a store.StoredAgent, deleted bool) (*agentsv1.AgentDescriptor, error) {
-	snap := h.s.catalog.ReloadStored(ctx)
+	// The change is stored: reading it back must not stop with the
+	// request.
+	snap := h.s.catalog.ReloadStored(context.WithoutCancel(ctx))
 	if err := h.s.runner.Announce(ctx, wire.StoredAgentChanged(snap, a.Slug, a.Version, deleted)); err != nil {
 		return nil, err
 	}
