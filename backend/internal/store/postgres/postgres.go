@@ -141,6 +141,7 @@ func Dialect() store.Dialect {
 		Classify:     Classify,
 		LockEvents:   fmt.Sprintf("SELECT pg_advisory_xact_lock(%d)", EventLogLockKey),
 		ShareLock:    " FOR SHARE",
+		LockBudget:   "SELECT pg_advisory_xact_lock(hashtextextended(?, 0))",
 		ReturningSeq: true,
 		NotifyEvents: func(newest uint64) string {
 			return fmt.Sprintf("SELECT pg_notify('%s', '%d')", cluster.ChannelEvents, newest)
