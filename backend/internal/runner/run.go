@@ -12,6 +12,7 @@ import (
 	"github.com/agents-os/agents/backend/internal/committer"
 	"github.com/agents-os/agents/backend/internal/llm"
 	"github.com/agents-os/agents/backend/internal/session"
+	"github.com/agents-os/agents/backend/internal/store"
 	"github.com/agents-os/agents/backend/internal/tool"
 	"github.com/agents-os/agents/backend/internal/wire"
 )
@@ -40,6 +41,8 @@ type run struct {
 	pause bool
 	// owner holds the run's place in the run limits.
 	owner string
+	// budget, when the run stops for a spent budget, names it.
+	budget string
 }
 
 // step is one model call and the tool calls it asked for.
@@ -75,6 +78,8 @@ type step struct {
 	// completed is the tool.completed event of the round's last call,
 	// written with the round's results when nothing else waits.
 	completed []*agentsv1.Event
+	// admission is the budgets' answer that let the model call start.
+	admission store.Admission
 }
 
 // callState is one tool call of a step.
@@ -209,7 +214,24 @@ func (a *actor) beginStep() {
 	run.step = st
 	req := a.buildRequest()
 	tools := a.toolset()
+	reserve := a.reservation()
 	a.r.workers.do(func() {
+		// The budgets admit the call before it starts, off the actor: the
+		// database decides, for every server on it.
+		adm, err := a.r.store.Reserve(ctx, reserve)
+		if err != nil {
+			a.post(func(a *actor) {
+				if a.current(st) && a.run.ctx.Err() == nil {
+					a.failRun("budget_unavailable", "the budgets could not be read: "+err.Error())
+				}
+			})
+			return
+		}
+		if adm.Exceeded != "" {
+			a.post(func(a *actor) { a.budgetStopped(st, adm) })
+			return
+		}
+		st.admission = adm
 		began := time.Now()
 		// Listing the tools may start MCP servers: off the actor.
 		st.tools = tools(ctx)
@@ -218,6 +240,16 @@ func (a *actor) beginStep() {
 		took := time.Since(began)
 		a.post(func(a *actor) { a.modelDone(st, resp, err, took) })
 	})
+}
+
+// cmpOr returns the first of its arguments that is not empty.
+func cmpOr(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
 }
 
 // refreshAgent takes the current definition of the session's agent.
@@ -285,12 +317,15 @@ func (a *actor) modelDone(st *step, resp llm.Response, err error, took time.Dura
 		Thinking:     resp.Thinking,
 		Model:        resp.Model,
 		FinishReason: resp.FinishReason,
-		Usage: session.Usage{
+		Usage: a.r.opts.Budgets.priced(session.Usage{
 			Prompt:     int64(resp.Usage.PromptTokens),
 			Completion: int64(resp.Usage.CompletionTokens),
 			Cached:     int64(resp.Usage.CachedTokens),
 			Reasoning:  int64(resp.Usage.ReasoningTokens),
-		},
+		}, resp.Model, a.agent.Model.Name),
+	}
+	if f := a.r.opts.Budgets.OnUsage; f != nil {
+		f(a.owner, cmpOr(resp.Model, a.agent.Model.Name), turn.Usage)
 	}
 	if err != nil {
 		// Cut short: keep the text that arrived; calls that were still
@@ -307,6 +342,11 @@ func (a *actor) modelDone(st *step, resp llm.Response, err error, took time.Dura
 	}
 	e := a.edit()
 	a.addTurn(e, session.Turn{LLM: &turn})
+	// The answer settles the call's reservation with what it spent, in
+	// the write that stores it.
+	spent := turn.Usage.Spend()
+	e.spend = &store.SpendChange{SessionID: a.id, RootID: e.meta.Root(), Owner: e.meta.Owner, Spend: spent, At: a.r.now()}
+	e.meta.Budget, e.meta.TreeSpend = st.admission.TreeBudget, st.admission.TreeSpend.Add(spent)
 	rows := a.roundRows(st, turn.ToolCalls, reasons)
 	e.deferred = rows
 	if deferred := deferredOf(rows); len(deferred) > 0 {
@@ -485,9 +525,14 @@ func (a *actor) markStopped(e *edit, status session.Status, reason, text string)
 		statusReason = reason
 	}
 	e.meta.Status, e.meta.StatusReason = status, statusReason
-	e.emit(a, &agentsv1.Event{Kind: "run.stopped", Body: &agentsv1.Event_RunStopped{RunStopped: &agentsv1.RunStopped{
-		Status: statusWire(status), Reason: reason, Steps: int32(a.run.steps), Text: text,
-	}}})
+	// No model call is in flight once the run stops: what it reserved,
+	// if anything, is free again.
+	e.release = true
+	stopped := &agentsv1.RunStopped{Status: statusWire(status), Reason: reason, Steps: int32(a.run.steps), Text: text}
+	if reason == StopBudget {
+		stopped.Budget = a.run.budget
+	}
+	e.emit(a, &agentsv1.Event{Kind: "run.stopped", Body: &agentsv1.Event_RunStopped{RunStopped: stopped}})
 }
 
 // stopReason is how the run ends when it ends at a boundary: the reason
@@ -509,6 +554,7 @@ func (a *actor) failRun(code, reason string) {
 func (a *actor) fail(code, reason string) {
 	e := a.edit()
 	e.meta.Status, e.meta.StatusReason = session.StatusFailed, reason
+	e.release = true
 	e.emit(a, &agentsv1.Event{Kind: "session.failed", Body: &agentsv1.Event_SessionFailed{SessionFailed: &agentsv1.SessionFailed{Reason: reason, Code: code}}})
 	a.settle(e, session.StatusFailed, reason, "")
 }

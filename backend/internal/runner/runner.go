@@ -84,6 +84,8 @@ type Options struct {
 	// Cluster is set when several servers share the database; nil: the
 	// only server on its database (SQLite), no leases.
 	Cluster *Cluster
+	// Budgets are the prices and the budget settings.
+	Budgets Budgets
 }
 
 // StepStats are the timings of one step.
