@@ -78,8 +78,10 @@ type step struct {
 	// completed is the tool.completed event of the round's last call,
 	// written with the round's results when nothing else waits.
 	completed []*agentsv1.Event
-	// admission is the budgets' answer that let the model call start.
+	// admission is the budgets' answer that let the model call start;
+	// admitted says there was one.
 	admission store.Admission
+	admitted  bool
 }
 
 // callState is one tool call of a step.
@@ -219,6 +221,13 @@ func (a *actor) beginStep() {
 		// The budgets admit the call before it starts, off the actor: the
 		// database decides, for every server on it.
 		adm, err := a.r.store.Reserve(ctx, reserve)
+		if err != nil && ctx.Err() != nil {
+			// The step was cut (cancel, interrupt) or the server is
+			// stopping before the call started: as if the model call had
+			// been cut.
+			a.post(func(a *actor) { a.modelDone(st, llm.Response{}, ctx.Err(), 0) })
+			return
+		}
 		if err != nil {
 			a.post(func(a *actor) {
 				if a.current(st) && a.run.ctx.Err() == nil {
@@ -231,7 +240,7 @@ func (a *actor) beginStep() {
 			a.post(func(a *actor) { a.budgetStopped(st, adm) })
 			return
 		}
-		st.admission = adm
+		st.admission, st.admitted = adm, true
 		began := time.Now()
 		// Listing the tools may start MCP servers: off the actor.
 		st.tools = tools(ctx)
@@ -346,7 +355,9 @@ func (a *actor) modelDone(st *step, resp llm.Response, err error, took time.Dura
 	// the write that stores it.
 	spent := turn.Usage.Spend()
 	e.spend = &store.SpendChange{SessionID: a.id, RootID: e.meta.Root(), Owner: e.meta.Owner, Spend: spent, At: a.r.now()}
-	e.meta.Budget, e.meta.TreeSpend = st.admission.TreeBudget, st.admission.TreeSpend.Add(spent)
+	if st.admitted {
+		e.meta.Budget, e.meta.TreeSpend = st.admission.TreeBudget, st.admission.TreeSpend.Add(spent)
+	}
 	rows := a.roundRows(st, turn.ToolCalls, reasons)
 	e.deferred = rows
 	if deferred := deferredOf(rows); len(deferred) > 0 {

@@ -101,15 +101,15 @@ func NewMetrics(sessions store.Sessions, hub *events.Hub) *Metrics {
 		reg:     prometheus.NewRegistry(),
 		kinds:   eventKinds(),
 		reasons: labelsOf(runner.StopDone, runner.StopCancelled, runner.StopPaused, runner.StopWaiting, runner.StopMaxSteps, runner.StopBudget),
-		codes:   labelsOf("model_error", "store_error", "unknown_agent", "recovery_failed", "params_required"),
+		codes:   labelsOf("model_error", "store_error", "unknown_agent", "recovery_failed", "params_required", "budget_unavailable"),
 		runsStarted: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "agents_runs_started_total", Help: "Runs started, by what started them.",
 		}, []string{"trigger"}),
 		runsStopped: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "agents_runs_stopped_total", Help: "Runs that ended without failing, by reason (done, cancelled, paused, waiting, max_steps, or other: a reason a client gave).",
+			Name: "agents_runs_stopped_total", Help: "Runs that ended without failing, by reason (done, cancelled, paused, waiting, max_steps, budget_exceeded, or other: a reason a client gave).",
 		}, []string{"reason"}),
 		runsFailed: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "agents_runs_failed_total", Help: "Runs that failed, by machine code (model_error, store_error, unknown_agent, recovery_failed, params_required, other).",
+			Name: "agents_runs_failed_total", Help: "Runs that failed, by machine code (model_error, store_error, unknown_agent, recovery_failed, params_required, budget_unavailable, other).",
 		}, []string{"code"}),
 		eventsByKind: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "agents_events_total", Help: "Events published, by kind.",

@@ -67,6 +67,8 @@ func Run(t *testing.T, fresh func(t *testing.T) Opener) {
 		{"CommitAll", testCommitAll},
 		{"CommitAllEvents", testCommitAllEvents},
 		{"CommitKeepsChildrenWithTheirParent", testCommitKeepsChildrenWithTheirParent},
+		{"Budgets", testBudgets},
+		{"ReserveRace", testReserveRace},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
