@@ -251,16 +251,6 @@ func (a *actor) beginStep() {
 	})
 }
 
-// cmpOr returns the first of its arguments that is not empty.
-func cmpOr(s ...string) string {
-	for _, v := range s {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
-}
-
 // refreshAgent takes the current definition of the session's agent.
 func (a *actor) refreshAgent() {
 	if agent, err := a.r.cat.Get(a.st.meta.Agent); err == nil {
@@ -334,7 +324,9 @@ func (a *actor) modelDone(st *step, resp llm.Response, err error, took time.Dura
 		}, resp.Model, a.agent.Model.Name),
 	}
 	if f := a.r.opts.Budgets.OnUsage; f != nil {
-		f(a.owner, cmpOr(resp.Model, a.agent.Model.Name), turn.Usage)
+		// The agent's model, not the name the provider answered with:
+		// metrics label it, and agent files are a bounded set.
+		f(a.owner, a.agent.Model.Name, turn.Usage)
 	}
 	if err != nil {
 		// Cut short: keep the text that arrived; calls that were still
