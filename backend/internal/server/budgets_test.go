@@ -3,9 +3,13 @@ package server_test
 import (
 	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
 
+	"github.com/agents-os/agents/backend/internal/runner"
 	"github.com/agents-os/agents/backend/internal/server"
+	"github.com/agents-os/agents/backend/internal/session"
+	"github.com/agents-os/agents/tools/fakellm"
 )
 
 // Only an admin sets budgets; an owner reads its own budget and usage,
@@ -51,6 +55,62 @@ func TestOnlyAnAdminSetsBudgetsAndOwnersReadTheirOwn(t *testing.T) {
 	} {
 		if status, _, body := e.send(request{method: "GET", path: tc.path, header: bearer(tc.token)}); status != tc.want {
 			t.Errorf("%s: %d %s, want %d", tc.name, status, body, tc.want)
+		}
+	}
+}
+
+// An answer's usage carries its cost under the price table, the session
+// its tree's spend, and /metrics the tokens and cost by owner and model.
+func TestUsageCarriesCostAndMetricsCountItByOwnerAndModel(t *testing.T) {
+	t.Parallel()
+	rules := fakellm.Rules{Default: &fakellm.Reply{Text: "hi", Usage: fakellm.Usage{PromptTokens: 1000, CompletionTokens: 500, CachedTokens: 200}}}
+	e := start(t, rules, withMetrics(), withSecurity(server.Security{Tokens: testTokens(t)}), withRunner(func(o *runner.Options) {
+		o.Budgets.Prices = map[string]session.Price{"test-model": {InputPerMTok: 1, CachedInputPerMTok: 0.5, OutputPerMTok: 2}}
+	}))
+	status, _, body := e.send(request{method: "POST", path: "/v1/sessions?wait=true", body: `{"agent": "boss", "message": {"text": "hi"}, "budget": {"tokens": 10000}}`, header: bearer(aliceToken)})
+	if status != http.StatusCreated {
+		t.Fatalf("create: %d %s", status, body)
+	}
+	var s struct {
+		Usage struct {
+			CostUSD *float64 `json:"cost_usd"`
+		} `json:"usage"`
+		Budget struct {
+			Spent struct {
+				Tokens int64 `json:"tokens"`
+			} `json:"spent"`
+			Left struct {
+				Tokens int64 `json:"tokens"`
+			} `json:"left"`
+		} `json:"budget"`
+	}
+	if err := json.Unmarshal(body, &s); err != nil {
+		t.Fatal(err)
+	}
+	// 800 input tokens at $1, 200 cached at $0.5, 500 output at $2 per
+	// million.
+	if s.Usage.CostUSD == nil || *s.Usage.CostUSD != 0.0019 {
+		t.Fatalf("cost = %v, want 0.0019: %s", s.Usage.CostUSD, body)
+	}
+	if s.Budget.Spent.Tokens != 1500 || s.Budget.Left.Tokens != 8500 {
+		t.Fatalf("budget = %+v, want 1500 spent and 8500 left", s.Budget)
+	}
+	var out string
+	for range 200 {
+		_, _, b := e.send(request{method: "GET", path: "/metrics", header: bearer(adminToken)})
+		out = string(b)
+		if strings.Contains(out, "agents_model_cost_usd_total") {
+			break
+		}
+	}
+	for series, want := range map[string]float64{
+		`agents_model_tokens_total{model="test-model",owner="alice",type="input"}`:        1000,
+		`agents_model_tokens_total{model="test-model",owner="alice",type="output"}`:       500,
+		`agents_model_tokens_total{model="test-model",owner="alice",type="cached_input"}`: 200,
+		`agents_model_cost_usd_total{model="test-model",owner="alice"}`:                   0.0019,
+	} {
+		if v := metricValue(t, out, series); v != want {
+			t.Errorf("%s = %v, want %v", series, v, want)
 		}
 	}
 }
