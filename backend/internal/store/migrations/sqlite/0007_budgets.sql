@@ -21,8 +21,6 @@ UPDATE sessions SET root_id = (
     WHERE u.start = sessions.id
       AND NOT EXISTS (SELECT 1 FROM sessions q WHERE q.id = u.parent_id));
 
-CREATE INDEX sessions_root ON sessions (root_id);
-
 -- The budget of a session tree, kept with its root session. A NULL limit
 -- does not apply.
 CREATE TABLE tree_budgets (
