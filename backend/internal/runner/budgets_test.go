@@ -6,8 +6,12 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
+	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/backend/internal/runner"
 	"github.com/agents-os/agents/backend/internal/session"
+	"github.com/agents-os/agents/backend/internal/store"
 	"github.com/agents-os/agents/tools/fakellm"
 )
 
@@ -20,6 +24,30 @@ var toolLoop = fakellm.Rules{Default: &fakellm.Reply{
 }}
 
 func tokens(n int64) *int64 { return &n }
+
+// lastStop is the newest run.stopped event of a session in the log.
+func lastStop(t *testing.T, k *kernel, id string) *agentsv1.RunStopped {
+	t.Helper()
+	evs, err := k.db.EventsAfter(context.Background(), store.EventFilter{SessionID: id}, 0, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stop *agentsv1.RunStopped
+	for _, e := range evs {
+		if e.Kind != "run.stopped" {
+			continue
+		}
+		ev := &agentsv1.Event{}
+		if err := proto.Unmarshal(e.Body, ev); err != nil {
+			t.Fatal(err)
+		}
+		stop = ev.GetRunStopped()
+	}
+	if stop == nil {
+		t.Fatalf("session %s has no run.stopped", id)
+	}
+	return stop
+}
 
 func budgetKernel(t *testing.T, d dialect, rules fakellm.Rules, reserve int64) *kernel {
 	return newKernelWith(t, d, rules, kernelOptions{budgets: runner.Budgets{
@@ -60,6 +88,9 @@ func TestASessionBudgetStopsTheRunAndResumeContinuesOnceRaised(t *testing.T) {
 		}
 		if n := llmTurns(v); n != 3 {
 			t.Fatalf("%d model answers, want 3", n)
+		}
+		if stop := lastStop(t, k, id); stop.GetReason() != runner.StopBudget || stop.GetBudget() != store.ScopeSession || stop.GetStatus() != agentsv1.SessionStatus_SESSION_STATUS_PAUSED {
+			t.Fatalf("run.stopped = %v, want paused by the session's budget", stop)
 		}
 		if n := len(k.model.Requests()); n != 3 {
 			t.Fatalf("%d model calls, want 3", n)
@@ -153,6 +184,9 @@ func TestTwoSessionsOfAnOwnerNeverBothStartPastItsBudget(t *testing.T) {
 		v := k.wait(t, second)
 		if v.Meta.Status != session.StatusPaused || v.Meta.StatusReason != runner.StopBudget || llmTurns(v) != 0 {
 			t.Fatalf("second session: %s (%s) with %d answers, want paused (%s) before any call", v.Meta.Status, v.Meta.StatusReason, llmTurns(v), runner.StopBudget)
+		}
+		if stop := lastStop(t, k, second); stop.GetBudget() != store.ScopeOwner {
+			t.Fatalf("run.stopped = %v, want stopped by the owner's budget", stop)
 		}
 		hold.Release()
 		v = k.wait(t, first)
