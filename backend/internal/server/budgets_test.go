@@ -114,3 +114,54 @@ func TestUsageCarriesCostAndMetricsCountItByOwnerAndModel(t *testing.T) {
 		}
 	}
 }
+
+// PATCH changes a root session's budget and title; it refuses a request
+// that changes nothing and limits that are negative, naming the field.
+func TestPatchChangesASessionsBudgetAndTitle(t *testing.T) {
+	t.Parallel()
+	e := start(t, bossScript())
+	status, _, body := e.send(request{method: "POST", path: "/v1/sessions", body: `{"agent": "boss"}`})
+	if status != http.StatusCreated {
+		t.Fatalf("create: %d %s", status, body)
+	}
+	var created struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal(body, &created); err != nil {
+		t.Fatal(err)
+	}
+	path := "/v1/sessions/" + created.ID
+	status, _, body = e.send(request{method: "PATCH", path: path, body: `{"budget": {"tokens": 500, "cost_usd": 0.25}, "title": "capped"}`})
+	if status != http.StatusOK {
+		t.Fatalf("patch: %d %s", status, body)
+	}
+	var meta struct {
+		Title  string `json:"title"`
+		Budget struct {
+			Budget *struct {
+				Tokens  int64   `json:"tokens"`
+				CostUSD float64 `json:"cost_usd"`
+			} `json:"budget"`
+		} `json:"budget"`
+	}
+	if err := json.Unmarshal(body, &meta); err != nil {
+		t.Fatal(err)
+	}
+	if meta.Title != "capped" || meta.Budget.Budget == nil || meta.Budget.Budget.Tokens != 500 || meta.Budget.Budget.CostUSD != 0.25 {
+		t.Fatalf("after the patch: %s", body)
+	}
+	for _, tc := range []struct{ name, body, want string }{
+		{"nothing to change", `{}`, "set budget or title"},
+		{"negative tokens", `{"budget": {"tokens": -1}}`, "budget.tokens is -1: it must not be negative"},
+		{"negative cost", `{"budget": {"cost_usd": -0.5}}`, "budget.cost_usd must be a number of US dollars, not negative"},
+	} {
+		status, _, body := e.send(request{method: "PATCH", path: path, body: tc.body})
+		if status != http.StatusBadRequest || !strings.Contains(string(body), tc.want) {
+			t.Errorf("%s: %d %s, want 400 saying %q", tc.name, status, body, tc.want)
+		}
+	}
+	status, _, body = e.send(request{method: "PATCH", path: path, body: `{"budget": {}}`})
+	if status != http.StatusOK || !strings.Contains(string(body), `"budget":{"budget":null`) {
+		t.Errorf("removing the limits: %d %s", status, body)
+	}
+}

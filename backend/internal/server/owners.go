@@ -21,13 +21,12 @@ type ownerService struct {
 
 var _ agentsv1connect.OwnerServiceHandler = (*ownerService)(nil)
 
-// checkLimits refuses negative or non-finite limits, naming the field.
-func checkLimits(field string, tokens *int64, cost *float64) error {
-	if tokens != nil && *tokens < 0 {
-		return errs.Invalid("invalid_argument", "%s.tokens must not be negative", field)
-	}
+// checkCost refuses a negative or non-finite cost limit, naming the
+// field. (Every request's negative integers are refused already, the
+// token limits with them: see checkValue.)
+func checkCost(field string, cost *float64) error {
 	if cost != nil && (*cost < 0 || math.IsNaN(*cost) || math.IsInf(*cost, 0)) {
-		return errs.Invalid("invalid_argument", "%s.cost_usd must be a number of US dollars, not negative", field)
+		return errs.Invalid("invalid_argument", "%s must be a number of US dollars, not negative", field)
 	}
 	return nil
 }
@@ -37,7 +36,7 @@ func budgetArg(b *agentsv1.Budget) (*session.Budget, error) {
 	if b == nil {
 		return nil, nil
 	}
-	if err := checkLimits("budget", b.Tokens, b.CostUsd); err != nil {
+	if err := checkCost("budget.cost_usd", b.CostUsd); err != nil {
 		return nil, err
 	}
 	return wire.BudgetFrom(b), nil
@@ -79,7 +78,7 @@ func (h *ownerService) SetOwnerBudget(ctx context.Context, req *connect.Request[
 	if m.GetOwner() == "" {
 		return nil, errs.Invalid("invalid_argument", "owner is required")
 	}
-	if err := checkLimits("budget", m.Tokens, m.CostUsd); err != nil {
+	if err := checkCost("cost_usd", m.CostUsd); err != nil {
 		return nil, err
 	}
 	b := session.OwnerBudget{Owner: m.GetOwner(), Period: period(m.GetPeriod())}
