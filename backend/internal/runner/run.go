@@ -7,6 +7,8 @@ import (
 	"slices"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/backend/internal/catalog"
 	"github.com/agents-os/agents/backend/internal/committer"
@@ -14,6 +16,7 @@ import (
 	"github.com/agents-os/agents/backend/internal/session"
 	"github.com/agents-os/agents/backend/internal/store"
 	"github.com/agents-os/agents/backend/internal/tool"
+	"github.com/agents-os/agents/backend/internal/tracing"
 	"github.com/agents-os/agents/backend/internal/wire"
 )
 
@@ -43,6 +46,8 @@ type run struct {
 	owner string
 	// budget, when the run stops for a spent budget, names it.
 	budget string
+	// span is the run's invoke_agent span (see trace.go); ctx carries it.
+	span trace.Span
 }
 
 // step is one model call and the tool calls it asked for.
@@ -145,7 +150,8 @@ func (a *actor) openRunWith(e *edit, trigger agentsv1.RunTrigger, maxSteps int, 
 		return err
 	}
 	ctx, cancel := context.WithCancelCause(a.r.ctx)
-	a.run = &run{ctx: ctx, cancel: func() { cancel(nil) }, lose: cancel, maxSteps: maxSteps, owner: e.meta.Owner}
+	ctx, span := a.startRunSpan(ctx, trigger)
+	a.run = &run{ctx: ctx, cancel: func() { cancel(nil) }, lose: cancel, maxSteps: maxSteps, owner: e.meta.Owner, span: span}
 	a.r.active.Add(1)
 	return nil
 }
@@ -217,6 +223,7 @@ func (a *actor) beginStep() {
 	req := a.buildRequest()
 	tools := a.toolset()
 	reserve := a.reservation()
+	flavor := a.agent.Model.Flavor
 	a.r.workers.do(func() {
 		// The budgets admit the call before it starts, off the actor: the
 		// database decides, for every server on it.
@@ -245,8 +252,10 @@ func (a *actor) beginStep() {
 		// Listing the tools may start MCP servers: off the actor.
 		st.tools = tools(ctx)
 		req.Tools = toolSpecs(st.tools)
-		resp, err := model.Stream(ctx, req, func(d llm.Delta) { a.publishDelta(st, d) })
+		chatCtx, span := a.r.tracer.StartChat(ctx, flavor, a.id, req)
+		resp, err := model.Stream(chatCtx, req, func(d llm.Delta) { a.publishDelta(st, d) })
 		took := time.Since(began)
+		a.r.tracer.EndChat(span, resp, err)
 		a.post(func(a *actor) { a.modelDone(st, resp, err, took) })
 	})
 }
@@ -528,6 +537,7 @@ func (a *actor) markStopped(e *edit, status session.Status, reason, text string)
 		statusReason = reason
 	}
 	e.meta.Status, e.meta.StatusReason = status, statusReason
+	tracing.RunStopped(a.run.span, reason)
 	// No model call is in flight once the run stops: what it reserved,
 	// if anything, is free again.
 	e.release = true
@@ -549,6 +559,9 @@ func (r *run) stopReason() string {
 
 // failRun ends the run as failed; the session accepts input again.
 func (a *actor) failRun(code, reason string) {
+	if a.run != nil {
+		tracing.RunFailed(a.run.span, code, reason)
+	}
 	a.closeRun()
 	a.fail(code, reason)
 }
@@ -577,7 +590,7 @@ func (a *actor) settle(e *edit, status session.Status, reason, text string) {
 	case a.unsynced != nil:
 		// The earlier failed write is still pending: this one's status,
 		// events and mail follow it.
-		a.r.log.Warn("store run end behind a pending write", "session", a.id, "err", err)
+		a.log().Warn("store run end behind a pending write", "session", a.id, "err", err)
 		a.unsynced.meta.Status, a.unsynced.meta.StatusReason = e.meta.Status, e.meta.StatusReason
 		a.unsynced.events = append(a.unsynced.events, e.events...)
 		a.unsynced.mail = append(a.unsynced.mail, e.mail...)
@@ -585,11 +598,11 @@ func (a *actor) settle(e *edit, status session.Status, reason, text string) {
 	case committer.Classify(err) == committer.Lost:
 		return // another server runs the session now
 	case committer.Classify(err) == committer.Permanent:
-		a.r.log.Error("the store refused a run end for good", "session", a.id, "err", err)
+		a.log().Error("the store refused a run end for good", "session", a.id, "err", err)
 		a.settleFromStore(e)
 		return
 	default:
-		a.r.log.Warn("the store refused a run end for now; keeping it", "session", a.id, "err", err)
+		a.log().Warn("the store refused a run end for now; keeping it", "session", a.id, "err", err)
 		a.unsynced, a.attempts = e, 1
 	}
 	a.st.meta.Status, a.st.meta.StatusReason = e.meta.Status, e.meta.StatusReason
@@ -603,6 +616,7 @@ func (a *actor) closeRun() {
 		return
 	}
 	a.run.cancel()
+	a.run.span.End()
 	a.r.slots.give(a.run.owner)
 	a.run = nil
 	a.r.active.Add(-1)
