@@ -4,7 +4,9 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
+	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -297,9 +299,11 @@ func (s *SQL) OwnerSpend(ctx context.Context, owner string, period session.Perio
 	return inPeriod, total, nil
 }
 
-const sqlAddSpend = `INSERT INTO spend (scope, name, period, tokens, cost) VALUES (?, ?, ?, ?, ?)
-	ON CONFLICT (scope, name, period) DO UPDATE SET tokens = spend.tokens + excluded.tokens,
-	cost = spend.cost + excluded.cost`
+const (
+	sqlAddSpend         = `INSERT INTO spend (scope, name, period, tokens, cost) VALUES `
+	sqlAddSpendConflict = ` ON CONFLICT (scope, name, period) DO UPDATE SET
+	tokens = spend.tokens + excluded.tokens, cost = spend.cost + excluded.cost`
+)
 
 // spendKey is one row of the spend table.
 type spendKey struct{ scope, name, period string }
@@ -328,16 +332,29 @@ func (s *SQL) applySpends(ctx context.Context, tx *sqlx.Tx, spends []*SpendChang
 	slices.SortFunc(keys, func(a, b spendKey) int {
 		return cmp.Or(cmp.Compare(a.scope, b.scope), cmp.Compare(a.name, b.name), cmp.Compare(a.period, b.period))
 	})
-	for _, k := range keys {
+	// One statement for every row (each once, so PostgreSQL's upsert
+	// never meets a row twice) and one for the reservations.
+	values := make([]string, len(keys))
+	args := make([]any, 0, 5*len(keys))
+	for i, k := range keys {
 		sp := sums[k]
-		if _, err := tx.ExecContext(ctx, tx.Rebind(sqlAddSpend), k.scope, k.name, k.period, sp.Tokens, int64(sp.Cost)); err != nil {
-			return s.translate(err, nil, "add spend of %s %s", k.scope, k.name)
-		}
+		values[i] = "(?, ?, ?, ?, ?)"
+		args = append(args, k.scope, k.name, k.period, sp.Tokens, int64(sp.Cost))
 	}
-	for _, sp := range spends {
-		if _, err := tx.ExecContext(ctx, tx.Rebind(`DELETE FROM reservations WHERE session_id = ?`), sp.SessionID); err != nil {
-			return s.translate(err, nil, "release the reservation of %s", sp.SessionID)
-		}
+	q := sqlAddSpend + strings.Join(values, ", ") + sqlAddSpendConflict
+	if _, err := tx.ExecContext(ctx, tx.Rebind(q), args...); err != nil {
+		return s.translate(err, nil, "add spend")
+	}
+	ids := make([]string, len(spends))
+	for i, sp := range spends {
+		ids[i] = sp.SessionID
+	}
+	q, in, err := sqlx.In(`DELETE FROM reservations WHERE session_id IN (?)`, ids)
+	if err != nil {
+		return fmt.Errorf("release reservations: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, tx.Rebind(q), in...); err != nil {
+		return s.translate(err, nil, "release reservations")
 	}
 	return nil
 }
