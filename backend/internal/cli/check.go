@@ -66,6 +66,7 @@ instead of warning, and checks the rules file when it names one.`,
 					warnings = append(warnings, missingKey(ag.File, ag.Model.APIKeyID))
 				}
 			}
+			warnings = append(warnings, unpricedModels(res, snap.Agents())...)
 			for _, w := range warnings {
 				fmt.Fprintln(a.stdout, "warning:", w.Error())
 			}
@@ -107,4 +108,25 @@ func missingKey(file, id string) *agentfile.Error {
 		Reason: fmt.Sprintf("no key %q in the keys file or the environment (%s); the agent cannot reach its model",
 			id, strings.Join(config.EnvNames(id), ", ")),
 	}
+}
+
+// unpricedModels warns once about each model the agents use that the
+// price table leaves out, when there is a price table or a cost budget:
+// its calls cost nothing, so no cost budget stops them.
+func unpricedModels(res *config.Resolved, agents []*catalog.Agent) []*agentfile.Error {
+	costly := res.Budgets.OwnerDefault != nil && res.Budgets.OwnerDefault.Budget.Cost != nil
+	if len(res.Prices) == 0 && !costly {
+		return nil
+	}
+	seen := map[string]bool{}
+	var out []*agentfile.Error
+	for _, ag := range agents {
+		name := ag.Model.Name
+		if _, ok := res.Prices[name]; ok || seen[name] {
+			continue
+		}
+		seen[name] = true
+		out = append(out, &agentfile.Error{File: res.ConfigFile, Field: "prices", Reason: fmt.Sprintf("model %q (agent %s) has no price: its calls cost nothing", name, ag.Slug)})
+	}
+	return out
 }

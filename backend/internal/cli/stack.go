@@ -185,6 +185,12 @@ func (a *app) startStack(ctx context.Context, res *config.Resolved, log *slog.Lo
 		Catalog: cat,
 		Models:  runner.LLMModels(keyValue(keys), res.ModelLimits, log),
 		OnStep:  s.metrics.ObserveStep,
+		Budgets: runner.Budgets{
+			Prices:        res.Prices,
+			OwnerDefault:  res.Budgets.OwnerDefault,
+			ReserveTokens: res.Budgets.ReserveTokens,
+			OnUsage:       s.metrics.ObserveUsage,
+		},
 
 		MaxRuns:         opts.limits.MaxRuns,
 		MaxRunsPerOwner: opts.limits.MaxRunsPerOwner,

@@ -107,3 +107,27 @@ func TestServeWarnsOfAReadableTokensFileOnlyWhenItHoldsTokens(t *testing.T) {
 		})
 	}
 }
+
+// With a price table, check warns about each model the agents use that it
+// does not price: their calls cost nothing.
+func TestCheckWarnsAboutModelsWithoutAPrice(t *testing.T) {
+	t.Parallel()
+	dir, env := testEnv(t)
+	agents := filepath.Join(dir, "agents")
+	writeFile(t, filepath.Join(agents, "a.json"), agentJSON("a", ""), 0o644)
+	config := filepath.Join(dir, "agents.json")
+	writeFile(t, config, `{"agentsDirectories": ["agents"], "db": "agents.db", "prices": {"gpt-4o-mini": {"input_per_mtok": 0.15, "output_per_mtok": 0.6}}}`, 0o644)
+	withKey := func(k string) (string, bool) {
+		if k == "TEST_KEY" {
+			return "a key", true
+		}
+		return env(k)
+	}
+	code, out, _ := run(t, withKey, "check", "--config", config)
+	if code != 0 {
+		t.Fatalf("exit status = %d, want 0; output:\n%s", code, out)
+	}
+	if want := `warning: ` + config + `: prices: model "m" (agent a) has no price: its calls cost nothing` + "\n"; !strings.Contains(out, want) {
+		t.Errorf("output lacks %q:\n%s", want, out)
+	}
+}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/agents-os/agents/backend/internal/agentfile"
 	"github.com/agents-os/agents/backend/internal/llm"
+	"github.com/agents-os/agents/backend/internal/session"
 )
 
 // Defaults and names.
@@ -118,6 +119,12 @@ type Resolved struct {
 	// fields are set, to the llm defaults when nothing else says.
 	ModelLimits llm.Limits
 
+	// Prices are what models cost, by model name; a model without a price
+	// costs nothing.
+	Prices map[string]session.Price
+	// Budgets are the server's budget settings.
+	Budgets Budgets
+
 	// Warnings are problems in the config file that did not stop it from
 	// being used, such as unknown fields.
 	Warnings []*agentfile.Error
@@ -175,8 +182,28 @@ func Resolve(opts Options) (*Resolved, error) {
 		MaxOutputBytes: firstNonZero(opts.Flags.MaxModelOutputBytes, file.MaxModelOutputBytes, llm.DefaultMaxOutputBytes),
 		MaxCallTime:    firstNonZero(opts.Flags.MaxModelCallTime, file.MaxModelCallTime, llm.DefaultMaxCallTime),
 	}
+	r.Prices, r.Budgets = file.Prices, file.Budgets
+	if r.Budgets.ReserveTokens == 0 {
+		r.Budgets.ReserveTokens = DefaultReserveTokens
+	}
 	return r, nil
 }
+
+// Budgets are the config file's budget settings.
+type Budgets struct {
+	// OwnerDefault is the budget of every owner without one of its own;
+	// nil for none.
+	OwnerDefault *session.OwnerBudget
+	// ReserveTokens is what each model call reserves, beyond what the
+	// session's previous call used, of the budgets it spends while it
+	// runs, so that calls of one tree or owner running at once cannot
+	// together start past a budget.
+	ReserveTokens int64
+}
+
+// DefaultReserveTokens is the reservation of a model call when the config
+// file sets none: room for a long answer.
+const DefaultReserveTokens = 4096
 
 // check rejects flag values out of range; zero ones are not given.
 func (f Flags) check() error {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agents-os/agents/backend/internal/agentfile"
 	"github.com/agents-os/agents/backend/internal/llm"
+	"github.com/agents-os/agents/backend/internal/session"
 )
 
 // sandbox is a temporary home: a project directory to work in, XDG
@@ -98,6 +99,7 @@ func TestResolveDefaults(t *testing.T) {
 			MaxOutputBytes: llm.DefaultMaxOutputBytes,
 			MaxCallTime:    llm.DefaultMaxCallTime,
 		},
+		Budgets: Budgets{ReserveTokens: DefaultReserveTokens},
 	}
 	if !reflect.DeepEqual(r, want) {
 		t.Errorf("Resolve() =\n %+v\nwant\n %+v", r, want)
@@ -344,6 +346,10 @@ func TestResolveRejectsBadConfig(t *testing.T) {
 		{"call time type", `{"maxModelCallTime": 600}`, `FILE: maxModelCallTime: must be a duration such as "10m" or "90s"`},
 		{"call time syntax", `{"maxModelCallTime": "ten minutes"}`, `FILE: maxModelCallTime: must be a duration such as "10m" or "90s"`},
 		{"call time range", `{"maxModelCallTime": "-1s"}`, "FILE: maxModelCallTime: must be positive, got -1s"},
+		{"negative price", `{"prices": {"m": {"input_per_mtok": -1}}}`, "FILE: prices.m: prices must not be negative"},
+		{"misspelt price", `{"prices": {"m": {"input_per_token": 1}}}`, `FILE: prices: must map model names to {"input_per_mtok", "output_per_mtok", "cached_input_per_mtok"} in US dollars per million tokens: json: unknown field "input_per_token"`},
+		{"bad period", `{"budgets": {"owner_default": {"tokens": 5, "period": "week"}}}`, `FILE: budgets.owner_default: period must be "day", "month" or "total", got "week"`},
+		{"negative reservation", `{"budgets": {"reserve_tokens": -1}}`, "FILE: budgets.reserve_tokens: must not be negative"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -382,6 +388,27 @@ func TestResolveModelLimitsFromTheConfigFile(t *testing.T) {
 	want := llm.Limits{MaxOutputBytes: 1 << 20, MaxCallTime: time.Minute}
 	if r.ModelLimits != want {
 		t.Errorf("ModelLimits = %+v, want %+v (the file's cap, the flag's time)", r.ModelLimits, want)
+	}
+}
+
+func TestResolvePricesAndBudgetsFromTheConfigFile(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	write(t, filepath.Join(s.project, "agents.json"), `{
+		"prices": {"gpt-4o-mini": {"input_per_mtok": 0.15, "output_per_mtok": 0.60, "cached_input_per_mtok": 0.075}},
+		"budgets": {"owner_default": {"tokens": 1000000, "cost_usd": 5, "period": "month"}, "reserve_tokens": 2048}
+	}`)
+	r := resolve(t, s.options(Flags{}))
+	if p := r.Prices["gpt-4o-mini"]; p != (session.Price{InputPerMTok: 0.15, OutputPerMTok: 0.60, CachedInputPerMTok: 0.075}) {
+		t.Errorf("price = %+v", p)
+	}
+	d := r.Budgets.OwnerDefault
+	if d == nil || d.Period != session.PeriodMonth || d.Budget.Tokens == nil || *d.Budget.Tokens != 1000000 ||
+		d.Budget.Cost == nil || *d.Budget.Cost != 5*session.NanosPerDollar || d.Source != "default" {
+		t.Errorf("owner default = %+v", d)
+	}
+	if r.Budgets.ReserveTokens != 2048 {
+		t.Errorf("reserve tokens = %d, want 2048", r.Budgets.ReserveTokens)
 	}
 }
 

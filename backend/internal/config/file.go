@@ -1,6 +1,7 @@
 package config
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agents-os/agents/backend/internal/agentfile"
+	"github.com/agents-os/agents/backend/internal/session"
 )
 
 // settings is what a config file says, with paths made absolute.
@@ -25,6 +27,8 @@ type settings struct {
 	// The model call limits; zero when the file does not set them.
 	MaxModelOutputBytes int64
 	MaxModelCallTime    time.Duration
+	Prices              map[string]session.Price
+	Budgets             Budgets
 }
 
 const durationWanted = `a duration such as "10m" or "90s"`
@@ -62,7 +66,7 @@ func readSettings(path string, home func() (string, error)) (settings, []*agentf
 		}
 	}
 
-	r := fieldReader{file: path, fields: fields}
+	r := fieldReader{file: path, fields: fields, seen: map[string]bool{}}
 	r.read("agentsFiles", &s.AgentsFiles, "a list of paths")
 	r.read("agentsDirectories", &s.AgentsDirectories, "a list of paths")
 	r.read("db", &s.DB, "a string (a SQLite path or a postgres:// DSN)")
@@ -71,6 +75,7 @@ func readSettings(path string, home func() (string, error)) (settings, []*agentf
 	r.read("apiKeysFile", &s.APIKeysFile, "a string (a path)")
 	r.read("storedAgentToolDirs", &s.StoredAgentToolDirs, "a list of paths")
 	r.read("maxModelOutputBytes", &s.MaxModelOutputBytes, "a whole number of bytes")
+	r.readBudgets(&s)
 	var callTime string
 	r.read("maxModelCallTime", &callTime, durationWanted)
 	if r.err == nil && callTime != "" {
@@ -125,9 +130,6 @@ type fieldReader struct {
 }
 
 func (r *fieldReader) read(key string, into any, want string) {
-	if r.seen == nil {
-		r.seen = map[string]bool{}
-	}
 	r.seen[key] = true
 	raw, ok := r.fields[key]
 	if !ok || r.err != nil {
@@ -182,4 +184,98 @@ func configPath(dir, p string, home func() (string, error)) (string, error) {
 		return filepath.Clean(p), nil
 	}
 	return filepath.Join(dir, p), nil
+}
+
+// budgetSettings is the config file's "budgets" object.
+type budgetSettings struct {
+	// OwnerDefault is the budget of every owner that has none of its own.
+	OwnerDefault *ownerBudgetSetting `json:"owner_default"`
+	// ReserveTokens is what a model call reserves of a budget for its
+	// answer while it runs; see Budgets.
+	ReserveTokens *int64 `json:"reserve_tokens"`
+}
+
+type ownerBudgetSetting struct {
+	Tokens  *int64   `json:"tokens"`
+	CostUSD *float64 `json:"cost_usd"`
+	Period  string   `json:"period"`
+}
+
+// decodeStrict decodes one config field, refusing fields it does not
+// know: a misspelt price or limit must not pass silently.
+func decodeStrict(raw json.RawMessage, into any) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	return dec.Decode(into)
+}
+
+// readBudgets reads "prices" and "budgets".
+func (r *fieldReader) readBudgets(s *settings) {
+	for _, key := range []string{"prices", "budgets"} {
+		r.seen[key] = true
+	}
+	if r.err != nil {
+		return
+	}
+	if raw, ok := r.fields["prices"]; ok {
+		if err := decodeStrict(raw, &s.Prices); err != nil {
+			r.err = &agentfile.Error{File: r.file, Field: "prices", Reason: `must map model names to {"input_per_mtok", "output_per_mtok", "cached_input_per_mtok"} in US dollars per million tokens: ` + err.Error()}
+			return
+		}
+		for model, p := range s.Prices {
+			if p.InputPerMTok < 0 || p.OutputPerMTok < 0 || p.CachedInputPerMTok < 0 {
+				r.err = &agentfile.Error{File: r.file, Field: "prices." + model, Reason: "prices must not be negative"}
+				return
+			}
+		}
+	}
+	raw, ok := r.fields["budgets"]
+	if !ok {
+		return
+	}
+	var b budgetSettings
+	if err := decodeStrict(raw, &b); err != nil {
+		r.err = &agentfile.Error{File: r.file, Field: "budgets", Reason: `must be {"owner_default": {"tokens", "cost_usd", "period"}, "reserve_tokens"}: ` + err.Error()}
+		return
+	}
+	if b.ReserveTokens != nil {
+		if *b.ReserveTokens < 0 {
+			r.err = &agentfile.Error{File: r.file, Field: "budgets.reserve_tokens", Reason: "must not be negative"}
+			return
+		}
+		s.Budgets.ReserveTokens = *b.ReserveTokens
+	}
+	if d := b.OwnerDefault; d != nil {
+		ob, err := ownerBudget(d)
+		if err != nil {
+			r.err = &agentfile.Error{File: r.file, Field: "budgets.owner_default", Reason: err.Error()}
+			return
+		}
+		s.Budgets.OwnerDefault = &ob
+	}
+}
+
+func ownerBudget(d *ownerBudgetSetting) (session.OwnerBudget, error) {
+	ob := session.OwnerBudget{Source: "default", Period: session.Period(d.Period)}
+	switch ob.Period {
+	case "":
+		ob.Period = session.PeriodTotal
+	case session.PeriodDay, session.PeriodMonth, session.PeriodTotal:
+	default:
+		return ob, fmt.Errorf(`period must be "day", "month" or "total", got %q`, d.Period)
+	}
+	if d.Tokens != nil {
+		if *d.Tokens < 0 {
+			return ob, fmt.Errorf("tokens must not be negative")
+		}
+		ob.Budget.Tokens = d.Tokens
+	}
+	if d.CostUSD != nil {
+		if *d.CostUSD < 0 {
+			return ob, fmt.Errorf("cost_usd must not be negative")
+		}
+		c := session.DollarsToNanos(*d.CostUSD)
+		ob.Budget.Cost = &c
+	}
+	return ob, nil
 }

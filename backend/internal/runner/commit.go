@@ -42,6 +42,12 @@ type edit struct {
 	settled []string
 	// approved are calls that waited for approval and now run.
 	approved []string
+	// treeBudget replaces the budget of the session's tree.
+	treeBudget *session.Budget
+	// spend settles the model call whose answer the change stores.
+	spend *store.SpendChange
+	// release frees what the session's model call reserved.
+	release bool
 }
 
 // edit starts a change from the session as it is.
@@ -310,6 +316,9 @@ func (a *actor) applyNow(e *edit) error {
 		NewMail:       e.mail,
 		HelperCalls:   e.helpers,
 		Idempotency:   e.idem,
+		TreeBudget:    e.treeBudget,
+		Spend:         e.spend,
+		Release:       e.release,
 	}
 	var evs []*agentsv1.Event
 	if e.updated && !e.create {

@@ -69,6 +69,8 @@ type kernelOptions struct {
 	// via, when set, gives the URL the PostgreSQL store connects to in
 	// place of its database's (a proxy in front of it).
 	via func(dsn string) string
+	// budgets are the runner's prices and budget settings.
+	budgets runner.Budgets
 }
 
 func newKernel(t *testing.T, d dialect, rules fakellm.Rules) *kernel {
@@ -114,7 +116,7 @@ func newKernelWith(t *testing.T, d dialect, rules fakellm.Rules, opts kernelOpti
 		t.Fatalf("no database %q", d)
 	}
 	cat := catalog.New(ctx, func() *agentfile.Set {
-		return agentfile.Load(nil, []string{"testdata/bench/agents"})
+		return agentfile.Load(nil, []string{"testdata/bench/agents", "testdata/cluster/agents"})
 	}, catalog.Options{HasKey: func(string) bool { return false }, OfflineModelURL: llm.URL()})
 	st := storefault.Wrap(k.db, k.store)
 	var err error
@@ -126,6 +128,7 @@ func newKernelWith(t *testing.T, d dialect, rules fakellm.Rules, opts kernelOpti
 		Hub:     k.hub,
 		Catalog: cat,
 		Models:  k.model.Factory(runner.LLMModels(func(string) (string, bool) { return "", false }, llmclient.Limits{}, nil)),
+		Budgets: opts.budgets,
 	}
 	var bus *cluster.MemoryBus
 	if d == onPostgres {

@@ -49,6 +49,9 @@ type CreateRequest struct {
 	Params   map[string]string
 	ParentID string
 	Title    string
+	// Budget is the budget of the session's tree; only for a root
+	// session.
+	Budget *session.Budget
 	// IdempotencyKey makes a retry return the session the first request
 	// created.
 	IdempotencyKey string
@@ -92,7 +95,8 @@ func (r *Runner) CreateSession(ctx context.Context, owner string, req CreateRequ
 		Message                *Message
 		Hold                   bool
 		MaxSteps               int
-	}{req.Agent, req.ParentID, req.Title, req.Message, req.Run.Hold, req.Run.MaxSteps})
+		Budget                 *session.Budget
+	}{req.Agent, req.ParentID, req.Title, req.Message, req.Run.Hold, req.Run.MaxSteps, req.Budget})
 	if done, err := r.replayed(ctx, owner, idem); err != nil || done != nil {
 		if err != nil {
 			return View{}, err
@@ -132,6 +136,14 @@ func (r *Runner) CreateSession(ctx context.Context, owner string, req CreateRequ
 		meta.ParentID = parent.ID
 		meta.Owner = parent.Owner
 		meta.Depth = parent.Depth + 1
+		meta.RootID = parent.Root()
+		meta.Budget, meta.TreeSpend = parent.Budget, parent.TreeSpend
+		if req.Budget != nil {
+			return View{}, errs.Invalid("invalid_argument", "budget: a session with a parent spends its root session's budget (%s); set the budget there", parent.Root())
+		}
+	}
+	if req.Budget.Limited() {
+		meta.Budget = req.Budget
 	}
 	var turns []session.Turn
 	if req.Message != nil {
@@ -146,6 +158,9 @@ func (r *Runner) CreateSession(ctx context.Context, owner string, req CreateRequ
 	meta.TurnCount = len(turns)
 	view, err := r.open(ctx, meta, turns, req.Params, func(a *actor, e *edit) error {
 		e.idem = r.idempotency(owner, idem, keyed{SessionID: meta.ID})
+		if meta.Budget != nil {
+			e.treeBudget = meta.Budget
+		}
 		if h := req.helperOf; h != nil {
 			e.helpers = []store.HelperCall{{SessionID: meta.ParentID, CallID: h.callID, ChildID: meta.ID, Created: now}}
 			e.events = append(e.events, &agentsv1.Event{SessionId: meta.ParentID, Owner: meta.Owner, Kind: "subcall.started",

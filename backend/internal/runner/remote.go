@@ -50,6 +50,7 @@ const (
 	cmdUnwatch        = "unwatch_session"
 	cmdFork           = "fork_session"
 	cmdRename         = "rename_session"
+	cmdUpdate         = "update_session"
 )
 
 const (
@@ -590,6 +591,12 @@ func (r *Runner) dispatch(ctx context.Context, c store.Command) (any, error) {
 			return nil, err
 		}
 		return r.renameLocal(ctx, c.Owner, c.SessionID, b.Title)
+	case cmdUpdate:
+		var b Update
+		if err := decode(&b); err != nil {
+			return nil, err
+		}
+		return r.updateLocal(ctx, c.Owner, c.SessionID, b)
 	case cmdResume:
 		var b resumeCommand
 		if err := decode(&b); err != nil {

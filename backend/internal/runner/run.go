@@ -14,6 +14,7 @@ import (
 	"github.com/agents-os/agents/backend/internal/committer"
 	"github.com/agents-os/agents/backend/internal/llm"
 	"github.com/agents-os/agents/backend/internal/session"
+	"github.com/agents-os/agents/backend/internal/store"
 	"github.com/agents-os/agents/backend/internal/tool"
 	"github.com/agents-os/agents/backend/internal/tracing"
 	"github.com/agents-os/agents/backend/internal/wire"
@@ -43,6 +44,8 @@ type run struct {
 	pause bool
 	// owner holds the run's place in the run limits.
 	owner string
+	// budget, when the run stops for a spent budget, names it.
+	budget string
 	// span is the run's invoke_agent span (see trace.go); ctx carries it.
 	span trace.Span
 }
@@ -83,6 +86,10 @@ type step struct {
 	// completed is the tool.completed event of the round's last call,
 	// written with the round's results when nothing else waits.
 	completed []*agentsv1.Event
+	// admission is the budgets' answer that let the model call start;
+	// admitted says there was one.
+	admission store.Admission
+	admitted  bool
 }
 
 // callState is one tool call of a step.
@@ -218,8 +225,32 @@ func (a *actor) beginStep() {
 	run.step = st
 	req := a.buildRequest()
 	tools := a.toolset()
+	reserve := a.reservation()
 	flavor := a.agent.Model.Flavor
 	a.r.workers.do(func() {
+		// The budgets admit the call before it starts, off the actor: the
+		// database decides, for every server on it.
+		adm, err := a.r.store.Reserve(ctx, reserve)
+		if err != nil && ctx.Err() != nil {
+			// The step was cut (cancel, interrupt) or the server is
+			// stopping before the call started: as if the model call had
+			// been cut.
+			a.post(func(a *actor) { a.modelDone(st, llm.Response{}, ctx.Err(), 0) })
+			return
+		}
+		if err != nil {
+			a.post(func(a *actor) {
+				if a.current(st) && a.run.ctx.Err() == nil {
+					a.failRun("budget_unavailable", "the budgets could not be read: "+err.Error())
+				}
+			})
+			return
+		}
+		if adm.Exceeded != "" {
+			a.post(func(a *actor) { a.budgetStopped(st, adm) })
+			return
+		}
+		st.admission, st.admitted = adm, true
 		began := time.Now()
 		// Listing the tools may start MCP servers: off the actor.
 		st.tools = tools(ctx)
@@ -298,12 +329,17 @@ func (a *actor) modelDone(st *step, resp llm.Response, err error, took time.Dura
 		Model:        resp.Model,
 		FinishReason: resp.FinishReason,
 		AgentVersion: st.agentVersion,
-		Usage: session.Usage{
+		Usage: a.r.opts.Budgets.priced(session.Usage{
 			Prompt:     int64(resp.Usage.PromptTokens),
 			Completion: int64(resp.Usage.CompletionTokens),
 			Cached:     int64(resp.Usage.CachedTokens),
 			Reasoning:  int64(resp.Usage.ReasoningTokens),
-		},
+		}, resp.Model, a.agent.Model.Name),
+	}
+	if f := a.r.opts.Budgets.OnUsage; f != nil {
+		// The agent's model, not the name the provider answered with:
+		// metrics label it, and agent files are a bounded set.
+		f(a.owner, a.agent.Model.Name, turn.Usage)
 	}
 	if err != nil {
 		// Cut short: keep the text that arrived; calls that were still
@@ -320,6 +356,13 @@ func (a *actor) modelDone(st *step, resp llm.Response, err error, took time.Dura
 	}
 	e := a.edit()
 	a.addTurn(e, session.Turn{LLM: &turn})
+	// The answer settles the call's reservation with what it spent, in
+	// the write that stores it.
+	spent := turn.Usage.Spend()
+	e.spend = &store.SpendChange{SessionID: a.id, RootID: e.meta.Root(), Owner: e.meta.Owner, Spend: spent, At: a.r.now()}
+	if st.admitted {
+		e.meta.Budget, e.meta.TreeSpend = st.admission.TreeBudget, st.admission.TreeSpend.Add(spent)
+	}
 	rows := a.roundRows(st, turn.ToolCalls, reasons)
 	e.deferred = rows
 	if deferred := deferredOf(rows); len(deferred) > 0 {
@@ -499,9 +542,14 @@ func (a *actor) markStopped(e *edit, status session.Status, reason, text string)
 	}
 	e.meta.Status, e.meta.StatusReason = status, statusReason
 	tracing.RunStopped(a.run.span, reason)
-	e.emit(a, &agentsv1.Event{Kind: "run.stopped", Body: &agentsv1.Event_RunStopped{RunStopped: &agentsv1.RunStopped{
-		Status: statusWire(status), Reason: reason, Steps: int32(a.run.steps), Text: text,
-	}}})
+	// No model call is in flight once the run stops: what it reserved,
+	// if anything, is free again.
+	e.release = true
+	stopped := &agentsv1.RunStopped{Status: statusWire(status), Reason: reason, Steps: int32(a.run.steps), Text: text}
+	if reason == StopBudget {
+		stopped.Budget = a.run.budget
+	}
+	e.emit(a, &agentsv1.Event{Kind: "run.stopped", Body: &agentsv1.Event_RunStopped{RunStopped: stopped}})
 }
 
 // stopReason is how the run ends when it ends at a boundary: the reason
@@ -526,6 +574,7 @@ func (a *actor) failRun(code, reason string) {
 func (a *actor) fail(code, reason string) {
 	e := a.edit()
 	e.meta.Status, e.meta.StatusReason = session.StatusFailed, reason
+	e.release = true
 	e.emit(a, &agentsv1.Event{Kind: "session.failed", Body: &agentsv1.Event_SessionFailed{SessionFailed: &agentsv1.SessionFailed{Reason: reason, Code: code}}})
 	a.settle(e, session.StatusFailed, reason, "")
 }

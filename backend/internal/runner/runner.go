@@ -86,6 +86,8 @@ type Options struct {
 	// Cluster is set when several servers share the database; nil: the
 	// only server on its database (SQLite), no leases.
 	Cluster *Cluster
+	// Budgets are the prices and the budget settings.
+	Budgets Budgets
 	// Tracer records the runs as traces; nil records none.
 	Tracer *tracing.Tracer
 }

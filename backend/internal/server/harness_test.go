@@ -31,6 +31,7 @@ import (
 	"github.com/agents-os/agents/backend/internal/runner"
 	"github.com/agents-os/agents/backend/internal/runner/modelfault"
 	"github.com/agents-os/agents/backend/internal/server"
+	"github.com/agents-os/agents/backend/internal/session"
 	"github.com/agents-os/agents/backend/internal/store"
 	"github.com/agents-os/agents/backend/internal/store/pgtest"
 	"github.com/agents-os/agents/backend/internal/store/postgres"
@@ -244,9 +245,10 @@ func (e *env) boot() {
 	}
 	var metrics *server.Metrics
 	var onStep func(runner.StepStats)
+	var onUsage func(owner, model string, u session.Usage)
 	if e.withMetrics {
 		metrics = server.NewMetrics(db, hub)
-		onStep = metrics.ObserveStep
+		onStep, onUsage = metrics.ObserveStep, metrics.ObserveUsage
 		e.stopMetrics = metrics.Follow(hub)
 	}
 	opts := runner.Options{
@@ -256,6 +258,7 @@ func (e *env) boot() {
 		Catalog: cat,
 		Models:  models,
 		OnStep:  onStep,
+		Budgets: runner.Budgets{OnUsage: onUsage},
 
 		MaxRuns:         e.limits.MaxRuns,
 		MaxRunsPerOwner: e.limits.MaxRunsPerOwner,

@@ -40,6 +40,8 @@ type Metrics struct {
 	toolSeconds  prometheus.Histogram
 	requests     *prometheus.CounterVec
 	requestTime  *prometheus.HistogramVec
+	tokens       *prometheus.CounterVec
+	cost         *prometheus.CounterVec
 	// runner is the server's, set by New: the metrics exist before it
 	// (its OnStep is theirs).
 	runner atomic.Pointer[runner.Runner]
@@ -98,16 +100,16 @@ func NewMetrics(sessions store.Sessions, hub *events.Hub) *Metrics {
 	m := &Metrics{
 		reg:     prometheus.NewRegistry(),
 		kinds:   eventKinds(),
-		reasons: labelsOf(runner.StopDone, runner.StopCancelled, runner.StopPaused, runner.StopWaiting, runner.StopMaxSteps),
-		codes:   labelsOf("model_error", "store_error", "unknown_agent", "recovery_failed", "params_required"),
+		reasons: labelsOf(runner.StopDone, runner.StopCancelled, runner.StopPaused, runner.StopWaiting, runner.StopMaxSteps, runner.StopBudget),
+		codes:   labelsOf("model_error", "store_error", "unknown_agent", "recovery_failed", "params_required", "budget_unavailable"),
 		runsStarted: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "agents_runs_started_total", Help: "Runs started, by what started them.",
 		}, []string{"trigger"}),
 		runsStopped: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "agents_runs_stopped_total", Help: "Runs that ended without failing, by reason (done, cancelled, paused, waiting, max_steps, or other: a reason a client gave).",
+			Name: "agents_runs_stopped_total", Help: "Runs that ended without failing, by reason (done, cancelled, paused, waiting, max_steps, budget_exceeded, or other: a reason a client gave).",
 		}, []string{"reason"}),
 		runsFailed: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "agents_runs_failed_total", Help: "Runs that failed, by machine code (model_error, store_error, unknown_agent, recovery_failed, params_required, other).",
+			Name: "agents_runs_failed_total", Help: "Runs that failed, by machine code (model_error, store_error, unknown_agent, recovery_failed, params_required, budget_unavailable, other).",
 		}, []string{"code"}),
 		eventsByKind: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "agents_events_total", Help: "Events published, by kind.",
@@ -133,7 +135,16 @@ func NewMetrics(sessions store.Sessions, hub *events.Hub) *Metrics {
 		requestTime: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "agents_request_duration_seconds", Help: "Request duration, by procedure or route (event streams last as long as the client stays).", Buckets: latencyBuckets,
 		}, []string{"procedure"}),
+		// Owners come from the server's tokens file and models from its
+		// agent files: bounded sets, not a client's words.
+		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agents_model_tokens_total", Help: "Tokens of the model answers, by owner, model and type (input, output; cached input and reasoning output are also counted on their own).",
+		}, []string{"owner", "model", "type"}),
+		cost: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agents_model_cost_usd_total", Help: "Cost in US dollars of the model answers under the price table, by owner and model; models without a price cost nothing.",
+		}, []string{"owner", "model"}),
 	}
+	m.reg.MustRegister(m.tokens, m.cost)
 	m.reg.MustRegister(
 		m.runsStarted, m.runsStopped, m.runsFailed, m.eventsByKind, m.toolCalls,
 		m.steps, m.stepSeconds, m.modelSeconds, m.toolSeconds, m.requests, m.requestTime,
@@ -267,6 +278,22 @@ func (m *Metrics) ObserveStep(s runner.StepStats) {
 	m.stepSeconds.Observe(s.Total.Seconds())
 	m.modelSeconds.Observe(s.Model.Seconds())
 	m.toolSeconds.Observe(s.Tools.Seconds())
+}
+
+// ObserveUsage counts the usage of one model answer; it is the runner's
+// Budgets.OnUsage.
+func (m *Metrics) ObserveUsage(owner, model string, u session.Usage) {
+	for _, c := range []struct {
+		kind string
+		n    int64
+	}{{"input", u.Prompt}, {"output", u.Completion}, {"cached_input", u.Cached}, {"reasoning_output", u.Reasoning}} {
+		m.tokens.WithLabelValues(owner, model, c.kind).Add(float64(c.n))
+	}
+	var cost float64
+	if u.Cost != nil {
+		cost = u.Cost.Dollars()
+	}
+	m.cost.WithLabelValues(owner, model).Add(cost)
 }
 
 func (m *Metrics) observeRequest(procedure, code string, d time.Duration) {

@@ -102,6 +102,7 @@ func (s *Server) checkRequest(rt route) http.HandlerFunc {
 func (s *Server) routeTable() []route {
 	agents := &agentService{s: s}
 	sessions := &sessionService{s: s}
+	owners := &ownerService{s: s}
 	sse := []string{"text/event-stream"}
 	after := param{name: "after", doc: "Resume after this position (or send Last-Event-ID): seq, an SSE id (seq.delta.tag), or seq.delta_seq with an event's two numbers as they came. The delta part is opaque: it carries the tag of the server process that numbered the delta, and a position another server gave replays the logged events after its seq but none of this server's deltas at that seq."}
 	accessToken := param{name: "access_token", doc: "The bearer token, for clients that cannot set headers (EventSource)."}
@@ -321,6 +322,50 @@ func (s *Server) routeTable() []route {
 				req.SessionId = r.PathValue("id")
 				res, _, err := unary(r.Context(), s, req, sessions.RenameSession)
 				return res.GetMeta(), http.StatusOK, err
+			}),
+		},
+		{
+			method: "PATCH", path: "/v1/sessions/{id}", rpc: "agents.v1.SessionService.UpdateSession",
+			body:   &agentsv1.UpdateSessionRequest{},
+			status: http.StatusOK, response: &agentsv1.SessionMeta{},
+			serve: s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
+				req := &agentsv1.UpdateSessionRequest{}
+				if err := decodeBody(r, req); err != nil {
+					return nil, 0, err
+				}
+				req.SessionId = r.PathValue("id")
+				res, _, err := unary(r.Context(), s, req, sessions.UpdateSession)
+				return res.GetMeta(), http.StatusOK, err
+			}),
+		},
+		{
+			method: "PUT", path: "/v1/owners/{owner}/budget", rpc: "agents.v1.OwnerService.SetOwnerBudget",
+			body:   &agentsv1.SetOwnerBudgetRequest{},
+			status: http.StatusOK, response: &agentsv1.OwnerBudget{},
+			serve: s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
+				req := &agentsv1.SetOwnerBudgetRequest{}
+				if err := decodeBody(r, req); err != nil {
+					return nil, 0, err
+				}
+				req.Owner = r.PathValue("owner")
+				res, _, err := unary(r.Context(), s, req, owners.SetOwnerBudget)
+				return res.GetBudget(), http.StatusOK, err
+			}),
+		},
+		{
+			method: "GET", path: "/v1/owners/{owner}/budget", rpc: "agents.v1.OwnerService.GetOwnerBudget",
+			status: http.StatusOK, response: &agentsv1.OwnerBudget{},
+			serve: s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
+				res, _, err := unary(r.Context(), s, &agentsv1.GetOwnerBudgetRequest{Owner: r.PathValue("owner")}, owners.GetOwnerBudget)
+				return res.GetBudget(), http.StatusOK, err
+			}),
+		},
+		{
+			method: "GET", path: "/v1/owners/{owner}/usage", rpc: "agents.v1.OwnerService.GetOwnerUsage",
+			status: http.StatusOK, response: &agentsv1.OwnerUsage{},
+			serve: s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
+				res, _, err := unary(r.Context(), s, &agentsv1.GetOwnerUsageRequest{Owner: r.PathValue("owner")}, owners.GetOwnerUsage)
+				return res.GetUsage(), http.StatusOK, err
 			}),
 		},
 		{

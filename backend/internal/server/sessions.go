@@ -35,7 +35,12 @@ func (h *sessionService) CreateSession(ctx context.Context, req *connect.Request
 	if m.GetAgent() == "" {
 		return nil, errs.Invalid("invalid_argument", "agent is required")
 	}
+	budget, err := budgetArg(m.GetBudget())
+	if err != nil {
+		return nil, err
+	}
 	cr := runner.CreateRequest{
+		Budget:   budget,
 		Agent:    m.GetAgent(),
 		Run:      runOptions(m.GetRun()),
 		Params:   m.GetParams(),

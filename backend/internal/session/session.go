@@ -3,7 +3,10 @@
 // persists it and the server converts it to the wire format.
 package session
 
-import "time"
+import (
+	"math"
+	"time"
+)
 
 // Status is where a session stands in its life cycle.
 type Status string
@@ -43,24 +46,185 @@ type Meta struct {
 	// AgentVersion is the version of the agent the session's latest step
 	// ran: a stored agent's, 0 for a file agent.
 	AgentVersion int64 `json:"agent_version,omitempty"`
+	// RootID is the root of the session's tree, empty for a root
+	// session (see Root). The sessions of a tree spend one budget.
+	RootID string `json:"root_id,omitempty"`
+	// Budget is the tree's budget (its root's), nil when it has none.
+	Budget *Budget `json:"budget,omitempty"`
+	// TreeSpend is what the tree spent, as of the session's last model
+	// call or read.
+	TreeSpend Spend `json:"tree_spend"`
 }
 
-// Usage counts tokens.
+// Root returns the root of the session's tree.
+func (m Meta) Root() string {
+	if m.RootID != "" {
+		return m.RootID
+	}
+	return m.ID
+}
+
+// Nanos are US dollars in billionths: sums of costs stay exact.
+type Nanos int64
+
+// NanosPerDollar is how many Nanos make a dollar.
+const NanosPerDollar = 1e9
+
+// Dollars converts to US dollars.
+func (n Nanos) Dollars() float64 { return float64(n) / NanosPerDollar }
+
+// DollarsToNanos converts US dollars, rounding to the nearest billionth.
+func DollarsToNanos(d float64) Nanos { return Nanos(math.Round(d * NanosPerDollar)) }
+
+// Usage counts tokens and what they cost.
 type Usage struct {
 	Prompt     int64 `json:"prompt,omitempty"`
 	Completion int64 `json:"completion,omitempty"`
 	Cached     int64 `json:"cached,omitempty"`
 	Reasoning  int64 `json:"reasoning,omitempty"`
+	// Cost is nil when no price was known for any model the usage counts.
+	Cost *Nanos `json:"cost,omitempty"`
 }
 
-// Add returns the sum of two usages.
+// Add returns the sum of two usages. The sum has a cost when either has.
 func (u Usage) Add(o Usage) Usage {
-	return Usage{
+	sum := Usage{
 		Prompt:     u.Prompt + o.Prompt,
 		Completion: u.Completion + o.Completion,
 		Cached:     u.Cached + o.Cached,
 		Reasoning:  u.Reasoning + o.Reasoning,
 	}
+	if u.Cost != nil || o.Cost != nil {
+		var c Nanos
+		if u.Cost != nil {
+			c += *u.Cost
+		}
+		if o.Cost != nil {
+			c += *o.Cost
+		}
+		sum.Cost = &c
+	}
+	return sum
+}
+
+// Tokens is what a budget counts: input plus output tokens (cached and
+// reasoning tokens are part of those).
+func (u Usage) Tokens() int64 { return u.Prompt + u.Completion }
+
+// Spend is the usage as a budget counts it.
+func (u Usage) Spend() Spend {
+	s := Spend{Tokens: u.Tokens()}
+	if u.Cost != nil {
+		s.Cost = *u.Cost
+	}
+	return s
+}
+
+// Price is what a model costs per million tokens, in US dollars.
+type Price struct {
+	InputPerMTok       float64 `json:"input_per_mtok"`
+	OutputPerMTok      float64 `json:"output_per_mtok"`
+	CachedInputPerMTok float64 `json:"cached_input_per_mtok"`
+}
+
+// Cost prices a usage: cached input tokens at the cached input price,
+// the other input tokens at the input price, output tokens (reasoning
+// ones included) at the output price.
+func (p Price) Cost(u Usage) Nanos {
+	cached := min(u.Cached, u.Prompt)
+	dollars := (float64(u.Prompt-cached)*p.InputPerMTok +
+		float64(cached)*p.CachedInputPerMTok +
+		float64(u.Completion)*p.OutputPerMTok) / 1e6
+	return DollarsToNanos(dollars)
+}
+
+// Budget limits what a session tree or an owner spends; a nil limit does
+// not apply.
+type Budget struct {
+	Tokens *int64 `json:"tokens,omitempty"`
+	Cost   *Nanos `json:"cost,omitempty"`
+}
+
+// Limited reports whether the budget sets a limit.
+func (b *Budget) Limited() bool { return b != nil && (b.Tokens != nil || b.Cost != nil) }
+
+// Exceeded reports whether s is at or over a limit of the budget.
+func (b *Budget) Exceeded(s Spend) bool {
+	return b != nil && ((b.Tokens != nil && s.Tokens >= *b.Tokens) || (b.Cost != nil && s.Cost >= *b.Cost))
+}
+
+// Left is what is left of each limit after s, never below 0; nil when
+// the budget sets no limit.
+func (b *Budget) Left(s Spend) *Budget {
+	if !b.Limited() {
+		return nil
+	}
+	var left Budget
+	if b.Tokens != nil {
+		n := max(*b.Tokens-s.Tokens, 0)
+		left.Tokens = &n
+	}
+	if b.Cost != nil {
+		n := max(*b.Cost-s.Cost, 0)
+		left.Cost = &n
+	}
+	return &left
+}
+
+// Spend is what was spent: input plus output tokens, and their cost.
+type Spend struct {
+	Tokens int64 `json:"tokens,omitempty"`
+	Cost   Nanos `json:"cost,omitempty"`
+}
+
+// Add returns the sum of two spends.
+func (s Spend) Add(o Spend) Spend { return Spend{Tokens: s.Tokens + o.Tokens, Cost: s.Cost + o.Cost} }
+
+// Period is the span an owner's budget covers.
+type Period string
+
+// The periods. The string values are stored in the database.
+const (
+	PeriodTotal Period = "total"
+	PeriodDay   Period = "day"
+	PeriodMonth Period = "month"
+)
+
+// Bounds returns the UTC period that holds t; zero times for the total.
+func (p Period) Bounds(t time.Time) (start, end time.Time) {
+	t = t.UTC()
+	switch p {
+	case PeriodDay:
+		start = time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
+		return start, start.AddDate(0, 0, 1)
+	case PeriodMonth:
+		start = time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)
+		return start, start.AddDate(0, 1, 0)
+	}
+	return time.Time{}, time.Time{}
+}
+
+// Key names the period that holds t in the spend table: "total",
+// "day:2026-12-02", "month:2026-12".
+func (p Period) Key(t time.Time) string {
+	t = t.UTC()
+	switch p {
+	case PeriodDay:
+		return "day:" + t.Format("2006-01-02")
+	case PeriodMonth:
+		return "month:" + t.Format("2006-01")
+	}
+	return string(PeriodTotal)
+}
+
+// OwnerBudget is the budget in force for an owner.
+type OwnerBudget struct {
+	Owner  string `json:"owner"`
+	Budget Budget `json:"budget"`
+	Period Period `json:"period"`
+	// Source is "owner" (set for the owner), "default" (the server's) or
+	// "none".
+	Source string `json:"source"`
 }
 
 // Turn is one entry of the history: exactly one of User and LLM is set.

@@ -46,6 +46,15 @@ type Change struct {
 	// Delete removes sessions with everything that belongs to them.
 	Delete      []string
 	Idempotency *IdempotencyRecord
+	// TreeBudget, when set, replaces the budget of the tree whose root is
+	// Meta's session.
+	TreeBudget *session.Budget
+	// Spend settles a model call: its spend is added to its tree and
+	// owner and its reservation released.
+	Spend *SpendChange
+	// Release drops the reservation of Meta's session without spending:
+	// the call it was for ended with no answer.
+	Release bool
 	// Events are appended to the log. On success each gets its Seq.
 	Events []Event
 }
@@ -151,6 +160,7 @@ func (s *SQL) CommitAll(ctx context.Context, changes []*Change) []error {
 func (s *SQL) commitTogether(ctx context.Context, changes []*Change, preps []*encoded, out []error) (inChange bool, err error) {
 	err = WithTx(ctx, s.write, func(tx *sqlx.Tx) error {
 		var all []*Event // every change's events, in order
+		var spends []*SpendChange
 		for i, c := range changes {
 			if out[i] != nil {
 				continue
@@ -160,6 +170,11 @@ func (s *SQL) commitTogether(ctx context.Context, changes []*Change, preps []*en
 				return err
 			}
 			all = appendEventsOf(all, c)
+			spends = appendSpend(spends, c)
+		}
+		if err := s.applySpends(ctx, tx, spends); err != nil {
+			inChange = true
+			return err
 		}
 		if err := s.appendEvents(ctx, tx, all); err != nil {
 			inChange = true
@@ -168,6 +183,14 @@ func (s *SQL) commitTogether(ctx context.Context, changes []*Change, preps []*en
 		return nil
 	})
 	return inChange, err
+}
+
+// appendSpend adds c's spend, if any.
+func appendSpend(spends []*SpendChange, c *Change) []*SpendChange {
+	if c.Spend != nil {
+		spends = append(spends, c.Spend)
+	}
+	return spends
 }
 
 // commitEach writes the changes whose out is nil in one transaction, each
@@ -179,6 +202,7 @@ func (s *SQL) commitTogether(ctx context.Context, changes []*Change, preps []*en
 func (s *SQL) commitEach(ctx context.Context, changes []*Change, preps []*encoded, out []error) error {
 	return WithTx(ctx, s.write, func(tx *sqlx.Tx) error {
 		var all []*Event
+		var spends []*SpendChange
 		for i, c := range changes {
 			if out[i] != nil {
 				continue
@@ -192,10 +216,14 @@ func (s *SQL) commitEach(ctx context.Context, changes []*Change, preps []*encode
 				}
 			} else {
 				all = appendEventsOf(all, c)
+				spends = appendSpend(spends, c)
 			}
 			if _, err := tx.ExecContext(ctx, "RELEASE SAVEPOINT change"); err != nil {
 				return s.translate(err, nil, "release savepoint")
 			}
+		}
+		if err := s.applySpends(ctx, tx, spends); err != nil {
+			return err
 		}
 		return s.appendEvents(ctx, tx, all)
 	})
@@ -295,6 +323,16 @@ func (s *SQL) applyRows(ctx context.Context, tx *sqlx.Tx, c *Change, p *encoded)
 			return err
 		}
 	}
+	if c.Meta != nil && c.TreeBudget != nil {
+		if err := s.putTreeBudget(ctx, tx, c.Meta.Root(), *c.TreeBudget, c.Meta.Updated); err != nil {
+			return err
+		}
+	}
+	if c.Meta != nil && c.Release {
+		if err := s.releaseReservation(ctx, tx, c.Meta.ID); err != nil {
+			return err
+		}
+	}
 	for i, m := range c.NewMail {
 		_, err := tx.StmtxContext(ctx, s.st.addMail).ExecContext(ctx, m.ID, m.SessionID, string(m.Sender.Kind), m.Sender.Name,
 			string(m.Priority), p.mailBodies[i], nanos(m.Created), nullNanos(m.Delivered))
@@ -356,9 +394,16 @@ func (s *SQL) applyRows(ctx context.Context, tx *sqlx.Tx, c *Change, p *encoded)
 func (s *SQL) writeMeta(ctx context.Context, tx *sqlx.Tx, c *Change, base int, turns []turnRow) error {
 	m := c.Meta
 	if c.Create {
+		root := m.Root()
 		if m.ParentID != "" {
 			if err := s.holdParent(ctx, tx, m.ParentID); err != nil {
 				return err
+			}
+			if m.RootID == "" {
+				// A child spends its parent's tree's budget.
+				if err := tx.GetContext(ctx, &root, tx.Rebind(`SELECT root_id FROM sessions WHERE id = ?`), m.ParentID); err != nil {
+					return s.translate(err, unknownSession(m.ParentID), "read the root of %s", m.ParentID)
+				}
 			}
 		}
 		_, err := tx.StmtxContext(ctx, s.st.insertSession).ExecContext(ctx,
@@ -366,7 +411,7 @@ func (s *SQL) writeMeta(ctx context.Context, tx *sqlx.Tx, c *Change, base int, t
 			m.StatusReason, m.ParentID, m.ForkedFrom, m.TurnCount,
 			m.Usage.Prompt, m.Usage.Completion, m.Usage.Cached,
 			m.Usage.Reasoning, m.Depth, nanos(m.Created), nanos(m.Updated),
-			strings.Join(m.AllowedTools, "\n"), m.AgentVersion)
+			strings.Join(m.AllowedTools, "\n"), m.AgentVersion, root, nullCost(m.Usage.Cost))
 		if err != nil {
 			return s.translate(err, nil, "create session %s", m.ID)
 		}

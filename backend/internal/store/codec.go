@@ -68,7 +68,12 @@ func decode(s string, v any) error {
 const metaColumns = `s.id, s.agent, s.owner, s.title, s.status, s.status_reason,
 	s.parent_id, s.forked_from, s.turn_count, s.usage_prompt,
 	s.usage_completion, s.usage_cached, s.usage_reasoning, s.depth,
-	s.created, s.updated, s.allowed_tools, s.agent_version,
+	s.created, s.updated, s.allowed_tools, s.agent_version, s.root_id, s.usage_cost,
+	(SELECT COUNT(*) FROM tree_budgets b WHERE b.root_id = s.root_id) AS budget_set,
+	(SELECT b.tokens FROM tree_budgets b WHERE b.root_id = s.root_id) AS budget_tokens,
+	(SELECT b.cost FROM tree_budgets b WHERE b.root_id = s.root_id) AS budget_cost,
+	COALESCE((SELECT t.tokens FROM spend t WHERE t.scope = 'tree' AND t.name = s.root_id AND t.period = 'total'), 0) AS tree_tokens,
+	COALESCE((SELECT t.cost FROM spend t WHERE t.scope = 'tree' AND t.name = s.root_id AND t.period = 'total'), 0) AS tree_cost,
 	(SELECT COUNT(*) FROM mail m
 		WHERE m.session_id = s.id AND m.delivered IS NULL) AS pending_mail,
 	(SELECT COUNT(*) FROM deferred_calls d
@@ -76,26 +81,33 @@ const metaColumns = `s.id, s.agent, s.owner, s.title, s.status, s.status_reason,
 		AND d.reason NOT IN ('` + ReasonAttached + `', '` + ReasonApproved + `')) AS pending_calls`
 
 type metaRow struct {
-	ID              string `db:"id"`
-	Agent           string `db:"agent"`
-	Owner           string `db:"owner"`
-	Title           string `db:"title"`
-	Status          string `db:"status"`
-	StatusReason    string `db:"status_reason"`
-	ParentID        string `db:"parent_id"`
-	ForkedFrom      string `db:"forked_from"`
-	TurnCount       int    `db:"turn_count"`
-	UsagePrompt     int64  `db:"usage_prompt"`
-	UsageCompletion int64  `db:"usage_completion"`
-	UsageCached     int64  `db:"usage_cached"`
-	UsageReasoning  int64  `db:"usage_reasoning"`
-	Depth           int    `db:"depth"`
-	Created         int64  `db:"created"`
-	Updated         int64  `db:"updated"`
-	AllowedTools    string `db:"allowed_tools"`
-	AgentVersion    int64  `db:"agent_version"`
-	PendingMail     int    `db:"pending_mail"`
-	PendingCalls    int    `db:"pending_calls"`
+	ID              string        `db:"id"`
+	Agent           string        `db:"agent"`
+	Owner           string        `db:"owner"`
+	Title           string        `db:"title"`
+	Status          string        `db:"status"`
+	StatusReason    string        `db:"status_reason"`
+	ParentID        string        `db:"parent_id"`
+	ForkedFrom      string        `db:"forked_from"`
+	TurnCount       int           `db:"turn_count"`
+	UsagePrompt     int64         `db:"usage_prompt"`
+	UsageCompletion int64         `db:"usage_completion"`
+	UsageCached     int64         `db:"usage_cached"`
+	UsageReasoning  int64         `db:"usage_reasoning"`
+	Depth           int           `db:"depth"`
+	Created         int64         `db:"created"`
+	Updated         int64         `db:"updated"`
+	AllowedTools    string        `db:"allowed_tools"`
+	AgentVersion    int64         `db:"agent_version"`
+	PendingMail     int           `db:"pending_mail"`
+	PendingCalls    int           `db:"pending_calls"`
+	RootID          string        `db:"root_id"`
+	UsageCost       sql.NullInt64 `db:"usage_cost"`
+	BudgetSet       int           `db:"budget_set"`
+	BudgetTokens    sql.NullInt64 `db:"budget_tokens"`
+	BudgetCost      sql.NullInt64 `db:"budget_cost"`
+	TreeTokens      int64         `db:"tree_tokens"`
+	TreeCost        int64         `db:"tree_cost"`
 }
 
 func (r metaRow) meta() session.Meta {
@@ -114,7 +126,11 @@ func (r metaRow) meta() session.Meta {
 			Completion: r.UsageCompletion,
 			Cached:     r.UsageCached,
 			Reasoning:  r.UsageReasoning,
+			Cost:       costOf(r.UsageCost),
 		},
+		RootID:       rootOf(r.ID, r.RootID),
+		Budget:       budgetOf(r.BudgetSet > 0, r.BudgetTokens, r.BudgetCost),
+		TreeSpend:    session.Spend{Tokens: r.TreeTokens, Cost: session.Nanos(r.TreeCost)},
 		PendingMail:  r.PendingMail,
 		PendingCalls: r.PendingCalls,
 		Depth:        r.Depth,
@@ -123,6 +139,34 @@ func (r metaRow) meta() session.Meta {
 		AllowedTools: splitLines(r.AllowedTools),
 		AgentVersion: r.AgentVersion,
 	}
+}
+
+// rootOf is a session's RootID: empty for a root session.
+func rootOf(id, root string) string {
+	if root == id {
+		return ""
+	}
+	return root
+}
+
+func costOf(n sql.NullInt64) *session.Nanos {
+	if !n.Valid {
+		return nil
+	}
+	c := session.Nanos(n.Int64)
+	return &c
+}
+
+// budgetOf reads a budget's limit columns; nil when there is no row.
+func budgetOf(set bool, tokens, cost sql.NullInt64) *session.Budget {
+	if !set {
+		return nil
+	}
+	b := &session.Budget{Cost: costOf(cost)}
+	if tokens.Valid {
+		b.Tokens = &tokens.Int64
+	}
+	return b
 }
 
 // splitLines reads a column of one name per line; "" is none.

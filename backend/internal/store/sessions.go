@@ -20,8 +20,8 @@ const sqlInsertSession = `INSERT INTO sessions (
 	id, agent, owner, title, status, status_reason, parent_id,
 	forked_from, turn_count, usage_prompt, usage_completion,
 	usage_cached, usage_reasoning, depth, created, updated, allowed_tools,
-	agent_version)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	agent_version, root_id, usage_cost)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 // GetMeta implements Sessions.
 func (s *SQL) GetMeta(ctx context.Context, id string) (session.Meta, error) {
@@ -191,12 +191,22 @@ const sqlChildren = `SELECT ` + metaColumns + `
 // metaSet assigns the mutable metadata; metaArgs gives its arguments.
 const metaSet = `agent = ?, title = ?, status = ?, status_reason = ?,
 	usage_prompt = ?, usage_completion = ?, usage_cached = ?,
-	usage_reasoning = ?, updated = ?, allowed_tools = ?, agent_version = ?`
+	usage_reasoning = ?, updated = ?, allowed_tools = ?, agent_version = ?,
+	usage_cost = ?`
 
 func metaArgs(m session.Meta) []any {
 	return []any{m.Agent, m.Title, string(m.Status), m.StatusReason,
 		m.Usage.Prompt, m.Usage.Completion, m.Usage.Cached,
-		m.Usage.Reasoning, nanos(m.Updated), strings.Join(m.AllowedTools, "\n"), m.AgentVersion}
+		m.Usage.Reasoning, nanos(m.Updated), strings.Join(m.AllowedTools, "\n"), m.AgentVersion,
+		nullCost(m.Usage.Cost)}
+}
+
+// nullCost is a cost column's value: NULL when no price was known.
+func nullCost(c *session.Nanos) any {
+	if c == nil {
+		return nil
+	}
+	return int64(*c)
 }
 
 // UpdateMeta implements Sessions.

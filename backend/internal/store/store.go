@@ -25,6 +25,7 @@ type Store interface {
 	Leases
 	Commands
 	EventLog
+	Budgets
 	// Commit writes one change of the runner, with its events, in one
 	// transaction; on success each event has its seq.
 	Commit(ctx context.Context, c *Change) error

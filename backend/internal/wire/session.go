@@ -51,7 +51,50 @@ func Meta(m session.Meta) *agentsv1.SessionMeta {
 		UpdateTime:   Timestamp(m.Updated),
 		AllowedTools: m.AllowedTools,
 		AgentVersion: m.AgentVersion,
+		RootId:       m.Root(),
+		Budget:       BudgetState(m.Budget, m.TreeSpend),
 	}
+}
+
+// Budget converts a budget's limits; nil for nil.
+func Budget(b *session.Budget) *agentsv1.Budget {
+	if b == nil {
+		return nil
+	}
+	out := &agentsv1.Budget{Tokens: b.Tokens}
+	if b.Cost != nil {
+		d := b.Cost.Dollars()
+		out.CostUsd = &d
+	}
+	return out
+}
+
+// BudgetFrom reads a budget's limits; nil for nil. The caller checked
+// they are not negative.
+func BudgetFrom(b *agentsv1.Budget) *session.Budget {
+	if b == nil {
+		return nil
+	}
+	out := &session.Budget{Tokens: b.Tokens}
+	if b.CostUsd != nil {
+		c := session.DollarsToNanos(b.GetCostUsd())
+		out.Cost = &c
+	}
+	return out
+}
+
+// Spend converts a spend.
+func Spend(s session.Spend) *agentsv1.Spend {
+	return &agentsv1.Spend{Tokens: s.Tokens, CostUsd: s.Cost.Dollars()}
+}
+
+// BudgetState converts a budget (nil for none) and what was spent
+// against it.
+func BudgetState(b *session.Budget, spent session.Spend) *agentsv1.BudgetState {
+	if !b.Limited() {
+		b = nil
+	}
+	return &agentsv1.BudgetState{Budget: Budget(b), Spent: Spend(spent), Left: Budget(b.Left(spent)), Exceeded: b.Exceeded(spent)}
 }
 
 // Metas converts a list of metadata.
@@ -65,7 +108,12 @@ func Metas(list []session.Meta) []*agentsv1.SessionMeta {
 
 // Usage converts token usage.
 func Usage(u session.Usage) *agentsv1.Usage {
-	return &agentsv1.Usage{PromptTokens: u.Prompt, CompletionTokens: u.Completion, CachedTokens: u.Cached, ReasoningTokens: u.Reasoning}
+	out := &agentsv1.Usage{PromptTokens: u.Prompt, CompletionTokens: u.Completion, CachedTokens: u.Cached, ReasoningTokens: u.Reasoning}
+	if u.Cost != nil {
+		d := u.Cost.Dollars()
+		out.CostUsd = &d
+	}
+	return out
 }
 
 // Session converts a whole session.

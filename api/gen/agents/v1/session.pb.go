@@ -249,8 +249,10 @@ type SessionMeta struct {
 	// shared by every helper session under it), what the whole tree has
 	// spent and what is left. Always present: spent counts even when the
 	// tree has no budget. Each `session.updated` of any session of the
-	// tree carries the tree's spend as of that change. An owner's budget
-	// is read with OwnerService.GetOwnerUsage.
+	// tree carries the tree's spend as that session last saw it: at its
+	// last model call (what the call spent included) or when it was read
+	// from the database. An owner's budget is read with
+	// OwnerService.GetOwnerUsage.
 	Budget *BudgetState `protobuf:"bytes,18,opt,name=budget,proto3" json:"budget,omitempty"`
 	// The version of the agent the session's latest step ran (see
 	// AgentDescriptor.version): 0 for a file agent and before the first

@@ -148,3 +148,57 @@ func TestTitleSearchFoldsCaseBeyondASCII(t *testing.T) {
 		}
 	}
 }
+
+// Servers sharing a database admit the calls of one owner one at a time:
+// of the sessions that ask, through several stores at once, for the last
+// of the owner's budget, exactly one finds it free.
+func TestServersAdmitAnOwnersLastTokensOnce(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	ctx := context.Background()
+	const servers, each = 3, 4
+	stores := make([]*postgres.Store, servers)
+	for i := range stores {
+		s, err := postgres.Open(ctx, dsn, postgres.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		stores[i] = s
+	}
+	limit := int64(100)
+	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	if err := stores[0].SetOwnerBudget(ctx, session.OwnerBudget{Owner: "alice", Budget: session.Budget{Tokens: &limit}, Period: session.PeriodDay}, at); err != nil {
+		t.Fatal(err)
+	}
+	for i := range servers * each {
+		m := session.Meta{ID: fmt.Sprintf("s%d", i), Agent: "a", Owner: "alice", Status: session.StatusReady, Created: at, Updated: at}
+		if err := stores[0].CreateSession(ctx, m, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var admitted []string
+	start := make(chan struct{})
+	for i := range servers * each {
+		wg.Go(func() {
+			<-start
+			id := fmt.Sprintf("s%d", i)
+			adm, err := stores[i%servers].Reserve(ctx, store.Reservation{SessionID: id, RootID: id, Owner: "alice", Tokens: 100, Now: at, Expires: at.Add(time.Hour)})
+			if err != nil {
+				t.Errorf("reserve %s: %v", id, err)
+				return
+			}
+			if adm.Exceeded == "" {
+				mu.Lock()
+				admitted = append(admitted, id)
+				mu.Unlock()
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	if len(admitted) != 1 {
+		t.Fatalf("admitted %v, want exactly one", admitted)
+	}
+}

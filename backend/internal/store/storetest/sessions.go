@@ -37,6 +37,7 @@ func testCreateAndGet(t *testing.T, fresh func(t *testing.T) Opener) {
 
 	want := m
 	want.Updated = m.Updated.UTC()
+	want.RootID = "p0" // a child is in its parent's tree
 	equal(t, "meta", mustGet(t, s, "s1"), want)
 
 	got, turns, err := s.LoadSession(ctx, "s1")

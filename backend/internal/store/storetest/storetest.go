@@ -72,6 +72,8 @@ func Run(t *testing.T, fresh func(t *testing.T) Opener) {
 		{"StoredAgents", testStoredAgents},
 		{"StoredAgentRaces", testStoredAgentRaces},
 		{"StoredAgentsReopen", testStoredAgentsReopen},
+		{"Budgets", testBudgets},
+		{"ReserveRace", testReserveRace},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -173,7 +173,7 @@ function ev(id: string, seq: number, body: Event["body"], delta = 0): StreamUpda
 }
 
 function stopped(id: string, seq: number): StreamUpdate {
-  return ev(id, seq, { case: "runStopped", value: { $typeName: "agents.v1.RunStopped", status: SessionStatus.READY, reason: "done", steps: 1, text: "" } });
+  return ev(id, seq, { case: "runStopped", value: { $typeName: "agents.v1.RunStopped", status: SessionStatus.READY, reason: "done", steps: 1, text: "", budget: "" } });
 }
 
 describe("ChatPage", () => {

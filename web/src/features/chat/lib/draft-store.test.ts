@@ -49,7 +49,7 @@ function stopped(sessionId: string, status: SessionStatus, seq = 1): Event {
   return create(EventSchema, {
     seq: BigInt(seq),
     sessionId,
-    body: { case: "runStopped", value: { $typeName: "agents.v1.RunStopped", status, reason: "done", steps: 1, text: "" } },
+    body: { case: "runStopped", value: { $typeName: "agents.v1.RunStopped", status, reason: "done", steps: 1, text: "", budget: "" } },
   });
 }
 

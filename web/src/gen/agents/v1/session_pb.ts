@@ -154,8 +154,10 @@ export type SessionMeta = Message$1<"agents.v1.SessionMeta"> & {
    * shared by every helper session under it), what the whole tree has
    * spent and what is left. Always present: spent counts even when the
    * tree has no budget. Each `session.updated` of any session of the
-   * tree carries the tree's spend as of that change. An owner's budget
-   * is read with OwnerService.GetOwnerUsage.
+   * tree carries the tree's spend as that session last saw it: at its
+   * last model call (what the call spent included) or when it was read
+   * from the database. An owner's budget is read with
+   * OwnerService.GetOwnerUsage.
    *
    * @generated from field: agents.v1.BudgetState budget = 18;
    */

@@ -1,0 +1,167 @@
+package server_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/agents-os/agents/backend/internal/runner"
+	"github.com/agents-os/agents/backend/internal/server"
+	"github.com/agents-os/agents/backend/internal/session"
+	"github.com/agents-os/agents/tools/fakellm"
+)
+
+// Only an admin sets budgets; an owner reads its own budget and usage,
+// not another's.
+func TestOnlyAnAdminSetsBudgetsAndOwnersReadTheirOwn(t *testing.T) {
+	t.Parallel()
+	e := start(t, bossScript(), withSecurity(server.Security{Tokens: testTokens(t)}))
+	put := request{method: "PUT", path: "/v1/owners/alice/budget", body: `{"tokens": 1000, "cost_usd": 2.5, "period": "month"}`}
+
+	put.header = bearer(aliceToken)
+	if status, _, body := e.send(put); status != http.StatusForbidden {
+		t.Fatalf("PUT as alice = %d %s, want 403", status, body)
+	}
+	put.header = bearer(adminToken)
+	status, _, body := e.send(put)
+	if status != http.StatusOK {
+		t.Fatalf("PUT as admin = %d %s", status, body)
+	}
+	var got struct {
+		Owner  string `json:"owner"`
+		Period string `json:"period"`
+		Source string `json:"source"`
+		Budget struct {
+			Tokens  int64   `json:"tokens"`
+			CostUSD float64 `json:"cost_usd"`
+		} `json:"budget"`
+	}
+	if err := json.Unmarshal(body, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Owner != "alice" || got.Period != "month" || got.Source != "owner" || got.Budget.Tokens != 1000 || got.Budget.CostUSD != 2.5 {
+		t.Fatalf("budget = %s", body)
+	}
+
+	for _, tc := range []struct {
+		name, path, token string
+		want              int
+	}{
+		{"alice reads her budget", "/v1/owners/alice/budget", aliceToken, 200},
+		{"alice reads her usage", "/v1/owners/alice/usage", aliceToken, 200},
+		{"alice reads the admin's usage", "/v1/owners/admin/usage", aliceToken, 403},
+		{"the admin reads alice's usage", "/v1/owners/alice/usage", adminToken, 200},
+	} {
+		if status, _, body := e.send(request{method: "GET", path: tc.path, header: bearer(tc.token)}); status != tc.want {
+			t.Errorf("%s: %d %s, want %d", tc.name, status, body, tc.want)
+		}
+	}
+}
+
+// An answer's usage carries its cost under the price table, the session
+// its tree's spend, and /metrics the tokens and cost by owner and model.
+func TestUsageCarriesCostAndMetricsCountItByOwnerAndModel(t *testing.T) {
+	t.Parallel()
+	rules := fakellm.Rules{Default: &fakellm.Reply{Text: "hi", Usage: fakellm.Usage{PromptTokens: 1000, CompletionTokens: 500, CachedTokens: 200}}}
+	e := start(t, rules, withMetrics(), withSecurity(server.Security{Tokens: testTokens(t)}), withRunner(func(o *runner.Options) {
+		o.Budgets.Prices = map[string]session.Price{"test-model": {InputPerMTok: 1, CachedInputPerMTok: 0.5, OutputPerMTok: 2}}
+	}))
+	status, _, body := e.send(request{method: "POST", path: "/v1/sessions?wait=true", body: `{"agent": "boss", "message": {"text": "hi"}, "budget": {"tokens": 10000}}`, header: bearer(aliceToken)})
+	if status != http.StatusCreated {
+		t.Fatalf("create: %d %s", status, body)
+	}
+	var s struct {
+		Usage struct {
+			CostUSD *float64 `json:"cost_usd"`
+		} `json:"usage"`
+		Budget struct {
+			Spent struct {
+				Tokens int64 `json:"tokens"`
+			} `json:"spent"`
+			Left struct {
+				Tokens int64 `json:"tokens"`
+			} `json:"left"`
+		} `json:"budget"`
+	}
+	if err := json.Unmarshal(body, &s); err != nil {
+		t.Fatal(err)
+	}
+	// 800 input tokens at $1, 200 cached at $0.5, 500 output at $2 per
+	// million.
+	if s.Usage.CostUSD == nil || *s.Usage.CostUSD != 0.0019 {
+		t.Fatalf("cost = %v, want 0.0019: %s", s.Usage.CostUSD, body)
+	}
+	if s.Budget.Spent.Tokens != 1500 || s.Budget.Left.Tokens != 8500 {
+		t.Fatalf("budget = %+v, want 1500 spent and 8500 left", s.Budget)
+	}
+	var out string
+	for range 200 {
+		_, _, b := e.send(request{method: "GET", path: "/metrics", header: bearer(adminToken)})
+		out = string(b)
+		if strings.Contains(out, "agents_model_cost_usd_total") {
+			break
+		}
+	}
+	for series, want := range map[string]float64{
+		`agents_model_tokens_total{model="test-model",owner="alice",type="input"}`:        1000,
+		`agents_model_tokens_total{model="test-model",owner="alice",type="output"}`:       500,
+		`agents_model_tokens_total{model="test-model",owner="alice",type="cached_input"}`: 200,
+		`agents_model_cost_usd_total{model="test-model",owner="alice"}`:                   0.0019,
+	} {
+		if v := metricValue(t, out, series); v != want {
+			t.Errorf("%s = %v, want %v", series, v, want)
+		}
+	}
+}
+
+// PATCH changes a root session's budget and title; it refuses a request
+// that changes nothing and limits that are negative, naming the field.
+func TestPatchChangesASessionsBudgetAndTitle(t *testing.T) {
+	t.Parallel()
+	e := start(t, bossScript())
+	status, _, body := e.send(request{method: "POST", path: "/v1/sessions", body: `{"agent": "boss"}`})
+	if status != http.StatusCreated {
+		t.Fatalf("create: %d %s", status, body)
+	}
+	var created struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal(body, &created); err != nil {
+		t.Fatal(err)
+	}
+	path := "/v1/sessions/" + created.ID
+	status, _, body = e.send(request{method: "PATCH", path: path, body: `{"budget": {"tokens": 500, "cost_usd": 0.25}, "title": "capped"}`})
+	if status != http.StatusOK {
+		t.Fatalf("patch: %d %s", status, body)
+	}
+	var meta struct {
+		Title  string `json:"title"`
+		Budget struct {
+			Budget *struct {
+				Tokens  int64   `json:"tokens"`
+				CostUSD float64 `json:"cost_usd"`
+			} `json:"budget"`
+		} `json:"budget"`
+	}
+	if err := json.Unmarshal(body, &meta); err != nil {
+		t.Fatal(err)
+	}
+	if meta.Title != "capped" || meta.Budget.Budget == nil || meta.Budget.Budget.Tokens != 500 || meta.Budget.Budget.CostUSD != 0.25 {
+		t.Fatalf("after the patch: %s", body)
+	}
+	for _, tc := range []struct{ name, body, want string }{
+		{"nothing to change", `{}`, "set budget or title"},
+		{"negative tokens", `{"budget": {"tokens": -1}}`, "budget.tokens is -1: it must not be negative"},
+		{"negative cost", `{"budget": {"cost_usd": -0.5}}`, "budget.cost_usd must be a number of US dollars, not negative"},
+	} {
+		status, _, body := e.send(request{method: "PATCH", path: path, body: tc.body})
+		if status != http.StatusBadRequest || !strings.Contains(string(body), tc.want) {
+			t.Errorf("%s: %d %s, want 400 saying %q", tc.name, status, body, tc.want)
+		}
+	}
+	status, _, body = e.send(request{method: "PATCH", path: path, body: `{"budget": {}}`})
+	if status != http.StatusOK || !strings.Contains(string(body), `"budget":{"budget":null`) {
+		t.Errorf("removing the limits: %d %s", status, body)
+	}
+}
