@@ -89,6 +89,10 @@ type Screen struct {
 	creating bool
 	birth    uint64
 
+	// stopBudget is the budget the last run.stopped said was spent
+	// (session or owner), which the summary does not keep.
+	stopBudget string
+
 	// liveChildren are the child sessions of the helper calls in flight,
 	// oldest first: the selected turn links to a child only once the call
 	// ends, so until then "open the helper" opens the newest of these.
@@ -288,6 +292,7 @@ func (s *Screen) event(ev *agentsv1.Event) tea.Cmd {
 		s.setStatus(agentsv1.SessionStatus_SESSION_STATUS_RUNNING, "")
 	case *agentsv1.Event_RunStopped:
 		s.setStatus(b.RunStopped.GetStatus(), b.RunStopped.GetReason())
+		s.stopBudget = b.RunStopped.GetBudget()
 		s.liveChildren = nil
 	case *agentsv1.Event_SessionFailed:
 		s.setStatus(agentsv1.SessionStatus_SESSION_STATUS_FAILED, b.SessionFailed.GetReason())

@@ -1,0 +1,74 @@
+package conversation
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/charmbracelet/x/ansi"
+	"google.golang.org/protobuf/proto"
+
+	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+)
+
+func TestHeaderSpendLine(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		budget *agentsv1.BudgetState
+		usage  *agentsv1.Usage
+		want   string // the third line; "" for none
+		status string // in the first line
+	}{
+		{name: "a server without budgets", budget: nil},
+		{name: "no limits, the session spent it all", budget: &agentsv1.BudgetState{Spent: &agentsv1.Spend{Tokens: 13752}}},
+		{
+			name:   "no limits, helpers spent too",
+			budget: &agentsv1.BudgetState{Budget: &agentsv1.Budget{}, Spent: &agentsv1.Spend{Tokens: 30000, CostUsd: 0.0042}},
+			want:   "tree spent 30.0k tokens · $0.0042",
+		},
+		{
+			name: "a token limit, unpriced",
+			budget: &agentsv1.BudgetState{Budget: &agentsv1.Budget{Tokens: proto.Int64(100000)}, Spent: &agentsv1.Spend{Tokens: 13752},
+				Left: &agentsv1.Budget{Tokens: proto.Int64(86248)}},
+			want: "budget 13.8k of 100.0k tokens (86.2k left)",
+		},
+		{
+			name: "a cost limit",
+			budget: &agentsv1.BudgetState{Budget: &agentsv1.Budget{CostUsd: proto.Float64(2)}, Spent: &agentsv1.Spend{Tokens: 13752, CostUsd: 0.5},
+				Left: &agentsv1.Budget{CostUsd: proto.Float64(1.5)}},
+			usage: &agentsv1.Usage{PromptTokens: 12840, CompletionTokens: 912, CostUsd: proto.Float64(0.5)},
+			want:  "budget 13.8k tokens · $0.50 of $2.00 ($1.50 left)",
+		},
+		{
+			name: "spent",
+			budget: &agentsv1.BudgetState{Budget: &agentsv1.Budget{Tokens: proto.Int64(10000)}, Spent: &agentsv1.Spend{Tokens: 13752},
+				Left: &agentsv1.Budget{Tokens: proto.Int64(0)}, Exceeded: true},
+			want:   "budget 13.8k of 10.0k tokens (0 left) · exceeded",
+			status: "■ stopped: session budget spent",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			r := newRig(t, ready, fewTurns()...)
+			r.fake.meta.Budget = tc.budget
+			if tc.usage != nil {
+				r.fake.meta.Usage = tc.usage
+			}
+			if tc.status != "" {
+				r.fake.meta.StatusReason = reasonBudget
+			}
+			r.open()
+			lines := strings.Split(ansi.Strip(r.s.renderHeader(100)), "\n")
+			switch {
+			case tc.want == "" && len(lines) != 2:
+				t.Errorf("header = %q, want two lines", lines)
+			case tc.want != "" && (len(lines) != 3 || strings.TrimSpace(lines[2]) != tc.want):
+				t.Errorf("header = %q, want a third line %q", lines, tc.want)
+			}
+			if tc.status != "" && !strings.Contains(lines[0], tc.status) {
+				t.Errorf("first line %q lacks %q", lines[0], tc.status)
+			}
+		})
+	}
+}
