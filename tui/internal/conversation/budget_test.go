@@ -72,3 +72,22 @@ func TestHeaderSpendLine(t *testing.T) {
 		})
 	}
 }
+
+// A run its budget stopped is resumed as a paused one is, once the
+// budget is raised; an idle session has no run to resume.
+func TestResumeARunTheBudgetStopped(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, ready, fewTurns()...).open()
+	r.keys("ctrl+p")
+	if r.fake.resumes != 0 {
+		t.Fatalf("resumed an idle session")
+	}
+	r.event(ev(11, &agentsv1.RunStopped{Status: ready, Reason: reasonBudget, Budget: "owner"}))
+	if h := ansi.Strip(r.s.renderHeader(100)); !strings.Contains(h, "■ stopped: owner's budget spent") {
+		t.Errorf("header after the owner's budget stopped the run:\n%s", h)
+	}
+	r.keys("ctrl+p")
+	if r.fake.resumes != 1 {
+		t.Errorf("resumes = %d, want 1", r.fake.resumes)
+	}
+}
