@@ -21,20 +21,21 @@ import (
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 )
 
-// sessionsCommand is `agents sessions ls|show|export|rm|resume` and the
-// session controls (fork, mail, pause, cancel, interrupt, watch).
+// sessionsCommand is `agents sessions ls|show|export|rm|resume`, the
+// session controls (fork, mail, pause, cancel, interrupt, watch) and the
+// budget of a session's tree.
 func (a *app) sessionsCommand() *cobra.Command {
 	var cf clientFlags
 	cmd := &cobra.Command{
 		Use:   "sessions",
-		Short: "List, show, export, delete, fork, mail, pause, cancel, interrupt and watch sessions (locally or on --attach)",
+		Short: "List, show, export, delete, fork, mail, pause, cancel, interrupt and watch sessions, and set their budgets (locally or on --attach)",
 		Args:  cobra.NoArgs,
 	}
 	cf.addClientFlags(cmd)
 	cmd.PersistentFlags().StringVar(&a.flags.DB, "db", "", "database of the server started in-process (without --attach)")
 	a.addModelFlags(cmd)
 	cmd.AddCommand(a.sessionsList(&cf), a.sessionsShow(&cf), a.sessionsExport(&cf), a.sessionsRemove(&cf), a.sessionsResume(&cf),
-		a.sessionsFork(&cf), a.sessionsMail(&cf), a.sessionsPause(&cf), a.sessionsCancel(&cf), a.sessionsInterrupt(&cf), a.sessionsWatch(&cf))
+		a.sessionsFork(&cf), a.sessionsMail(&cf), a.sessionsPause(&cf), a.sessionsCancel(&cf), a.sessionsInterrupt(&cf), a.sessionsWatch(&cf), a.sessionsBudget(&cf))
 	return cmd
 }
 
@@ -160,8 +161,13 @@ func writeSession(w io.Writer, s *agentsv1.Session, thinking bool) {
 		fmt.Fprintf(w, "parent   %s\n", p)
 	}
 	if u := m.GetUsage(); u != nil {
-		fmt.Fprintf(w, "tokens   %d in, %d out\n", u.GetPromptTokens(), u.GetCompletionTokens())
+		fmt.Fprintf(w, "tokens   %d in, %d out", u.GetPromptTokens(), u.GetCompletionTokens())
+		if u.CostUsd != nil {
+			fmt.Fprintf(w, ", %s", usd(u.GetCostUsd()))
+		}
+		fmt.Fprintln(w)
 	}
+	writeTreeSpend(w, m)
 	for _, t := range s.GetTurns() {
 		fmt.Fprintln(w)
 		switch k := t.GetKind().(type) {
