@@ -12,7 +12,6 @@ package conversation
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 	"sync/atomic"
 
@@ -21,6 +20,7 @@ import (
 
 	"github.com/agents-os/agents/api/client"
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/tui/editor"
 	"github.com/agents-os/agents/tui/internal/keys"
 	"github.com/agents-os/agents/tui/internal/msgs"
 	"github.com/agents-os/agents/tui/internal/theme"
@@ -582,9 +582,7 @@ func (s *Screen) runEditor(m editorReadyMsg) tea.Cmd {
 	if m.err != nil {
 		return status("", fmt.Errorf("editor: %w", m.err))
 	}
-	argv := strings.Fields(editorCommand())
-	cmd := exec.Command(argv[0], append(argv[1:], m.path)...)
-	return tea.ExecProcess(cmd, func(err error) tea.Msg {
+	return tea.ExecProcess(editor.Cmd(os.Getenv, m.path), func(err error) tea.Msg {
 		done := editorDoneMsg{id: m.id, draft: m.draft, err: err}
 		if err == nil {
 			data, rerr := os.ReadFile(m.path)
@@ -593,16 +591,6 @@ func (s *Screen) runEditor(m editorReadyMsg) tea.Cmd {
 		os.Remove(m.path)
 		return done
 	})
-}
-
-// editorCommand is the user's editor: $VISUAL, then $EDITOR, then vi.
-func editorCommand() string {
-	for _, v := range []string{"VISUAL", "EDITOR"} {
-		if e := strings.TrimSpace(os.Getenv(v)); e != "" {
-			return e
-		}
-	}
-	return "vi"
 }
 
 func (s *Screen) edited(m editorDoneMsg) tea.Cmd {
