@@ -181,7 +181,11 @@ func hasLimit(b *agentsv1.Budget) bool {
 	return b != nil && (b.Tokens != nil || b.CostUsd != nil)
 }
 
+// spendText is what was spent: tokens, and dollars when any were.
 func spendText(tokens int64, cost float64) string {
+	if cost == 0 {
+		return fmt.Sprintf("%d tokens", tokens)
+	}
 	return fmt.Sprintf("%d tokens, %s", tokens, usd(cost))
 }
 
@@ -365,14 +369,12 @@ func writeTreeSpend(w io.Writer, m *agentsv1.SessionMeta) {
 	if r := m.GetRootId(); r != "" && r != m.GetId() {
 		fmt.Fprintf(w, "tree     %s\n", r)
 	}
-	line := "tree spent " + spendText(b.GetSpent().GetTokens(), b.GetSpent().GetCostUsd())
+	line := budgetText(b.GetBudget()) + " · tree spent " + spendText(b.GetSpent().GetTokens(), b.GetSpent().GetCostUsd())
 	if hasLimit(b.GetBudget()) {
-		line += " of " + budgetText(b.GetBudget()) + "; " + budgetText(b.GetLeft()) + " left"
-	} else {
-		line += "; no limit"
+		line += " · left " + budgetText(b.GetLeft())
 	}
 	if b.GetExceeded() {
-		line += "; exceeded"
+		line += " · exceeded"
 	}
 	fmt.Fprintf(w, "budget   %s\n", line)
 }

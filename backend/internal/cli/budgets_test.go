@@ -95,7 +95,7 @@ func (f *budgetServer) CreateSession(_ context.Context, r *connect.Request[agent
 	f.creates = append(f.creates, r.Msg)
 	f.mu.Unlock()
 	f.events <- &agentsv1.Event{Seq: 1, SessionId: budgetSession, Body: &agentsv1.Event_RunStopped{RunStopped: &agentsv1.RunStopped{
-		Status: agentsv1.SessionStatus_SESSION_STATUS_READY, Reason: "budget_exceeded", Budget: "session"}}}
+		Status: agentsv1.SessionStatus_SESSION_STATUS_PAUSED, Reason: "budget_exceeded", Budget: "session"}}}
 	return connect.NewResponse(&agentsv1.CreateSessionResponse{Session: &agentsv1.Session{Meta: f.meta}}), nil
 }
 
@@ -168,7 +168,7 @@ func TestBudgetCommands(t *testing.T) {
 		{"the server's error as it says it", []string{"sessions", "budget", budgetSession, "--tokens", "7"}, 1, nil, nil,
 			"invalid_argument: budget.tokens: set the budget on the tree's root session"},
 		{"show prints the tree's spend", []string{"sessions", "show", budgetSession}, 0,
-			[]string{"tokens   900 in, 100 out, $0.0020\n", "budget   tree spent 1000 tokens, $0.0020; no limit\n"}, nil, ""},
+			[]string{"tokens   900 in, 100 out, $0.0020\n", "budget   no limit · tree spent 1000 tokens, $0.0020\n"}, nil, ""},
 		{"an owner's budget", []string{"owners", "budget", "alice"}, 0,
 			[]string{"owner     alice\n", "budget    $5.00 per month (the server's default)\n"}, nil, ""},
 		{"set an owner's budget", []string{"owners", "budget", "alice", "--tokens", "100000", "--period", "day"}, 0,

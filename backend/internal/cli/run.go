@@ -282,13 +282,14 @@ func (p *runPrinter) event(ev *agentsv1.Event) (done bool, err error) {
 		return true, &exitError{code: exitRunFailed, err: fmt.Errorf("session %s failed: %s", p.session, body.SessionFailed.GetReason())}
 	case *agentsv1.Event_RunStopped:
 		p.endLine()
+		if body.RunStopped.GetReason() == reasonBudget {
+			return true, &exitError{code: exitRunFailed, err: p.overBudget(body.RunStopped.GetBudget())}
+		}
 		switch body.RunStopped.GetStatus() {
 		case agentsv1.SessionStatus_SESSION_STATUS_WAITING:
 			return true, &exitError{code: exitRunWaiting, err: p.waiting()}
 		case agentsv1.SessionStatus_SESSION_STATUS_READY:
-			if r := body.RunStopped.GetReason(); r == reasonBudget {
-				return true, &exitError{code: exitRunFailed, err: p.overBudget(body.RunStopped.GetBudget())}
-			} else if r != "done" {
+			if r := body.RunStopped.GetReason(); r != "done" {
 				return true, &exitError{code: exitRunFailed, err: fmt.Errorf("session %s stopped: %s", p.session, r)}
 			}
 			return true, nil

@@ -75,7 +75,7 @@ func (s *Screen) renderHeader(width int) string {
 	}
 	left := s.st.Agent.Render(agent) + "  " + s.st.Title.Render(oneLine(title))
 	right := statusLabel(s.st, m)
-	if m.GetStatus() == agentsv1.SessionStatus_SESSION_STATUS_READY && m.GetStatusReason() == reasonBudget {
+	if m.GetStatus() != agentsv1.SessionStatus_SESSION_STATUS_RUNNING && m.GetStatusReason() == reasonBudget {
 		right = s.st.Error.Render("■ stopped: " + budgetStop(m, s.stopBudget) + " spent")
 	}
 	gap := width - ansi.StringWidth(right) - 1

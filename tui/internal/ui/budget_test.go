@@ -27,12 +27,12 @@ func TestFlowHeaderShowsTheTreeBudgetLive(t *testing.T) {
 	})
 
 	spent := proto.CloneOf(sess)
-	spent.Status, spent.StatusReason = agentsv1.SessionStatus_SESSION_STATUS_READY, "budget_exceeded"
+	spent.Status, spent.StatusReason = agentsv1.SessionStatus_SESSION_STATUS_PAUSED, "budget_exceeded"
 	spent.Usage = &agentsv1.Usage{PromptTokens: 40000, CompletionTokens: 10000, CostUsd: proto.Float64(0.9)}
 	spent.Budget = budgetState(50000, 0.9, 50000, 1, true)
 	fl.f.emit(&agentsv1.Event{SessionId: sess.GetId(), Body: &agentsv1.Event_SessionUpdated{SessionUpdated: &agentsv1.SessionUpdated{Meta: spent}}})
 	fl.f.emit(&agentsv1.Event{SessionId: sess.GetId(), Body: &agentsv1.Event_RunStopped{RunStopped: &agentsv1.RunStopped{
-		Status: agentsv1.SessionStatus_SESSION_STATUS_READY, Reason: "budget_exceeded", Budget: "session"}}})
+		Status: agentsv1.SessionStatus_SESSION_STATUS_PAUSED, Reason: "budget_exceeded", Budget: "session"}}})
 	frame := fl.waitFor("the budget spent", func(s string) bool {
 		return strings.Contains(s, "budget 50.0k of 50.0k tokens (0 left) · $0.90 of $1.00 ($0.10 left) · exceeded")
 	})
