@@ -5,6 +5,8 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +16,7 @@ import (
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/api/gen/agents/v1/agentsv1connect"
+	"github.com/agents-os/agents/tools/fakellm/fakellmtest"
 )
 
 const budgetSession = "b0d9e7a1-0000-4000-8000-000000000001"
@@ -260,5 +263,41 @@ func TestBudgetCommandsOnAServerWithoutBudgets(t *testing.T) {
 	code, _, errOut := run(t, env, "owners", "usage", "--attach", srv.URL)
 	if code != 1 || !strings.Contains(errOut, "this server does not support budgets") {
 		t.Errorf("owners usage = %d, %q", code, errOut)
+	}
+}
+
+// On a server that keeps budgets: a run stops at its budget and says how
+// to go on, sessions budget raises it, sessions resume continues the run.
+func TestBudgetRoundTripOnTheServer(t *testing.T) {
+	t.Parallel()
+	dir, env := testEnv(t)
+	model := fakellmtest.Start(t, runScript())
+	writeFile(t, filepath.Join(dir, "agents", "tools", "ok"), goodTool, 0o755)
+	agent := filepath.Join(dir, "agents", "runner.json")
+	writeFile(t, agent, agentJSON("runner", `, "bashToolboxes": [{"tag": "FileSystemDirectory", "contents": {"Path": "tools"}}]`), 0o644)
+	server := []string{"--agent-file", agent, "--db", filepath.Join(dir, "agents.db")}
+	with := func(args ...string) []string { return append(args, server...) }
+	running := func(args ...string) []string { return append(with(args...), "--offline-model", model.URL()) }
+
+	if _, _, errOut := run(t, env, with("owners", "usage")...); strings.Contains(errOut, "does not support budgets") {
+		t.Skip("this server does not keep budgets")
+	}
+	code, _, errOut := run(t, env, running("run", "-a", "runner", "--budget-tokens", "1", "please", "check")...)
+	m := regexp.MustCompile(`session (\S+) stopped: budget_exceeded: the session tree's budget is spent`).FindStringSubmatch(errOut)
+	if code != exitRunFailed || m == nil {
+		t.Fatalf("run = %d, stderr:\n%s\nwant %d and the budget named", code, errOut, exitRunFailed)
+	}
+	id := m[1]
+	code, out, errOut := run(t, env, with("sessions", "show", id)...)
+	if code != 0 || !strings.Contains(out, "budget   1 tokens · tree spent ") || !strings.Contains(out, " · exceeded\n") {
+		t.Errorf("sessions show = %d:\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = run(t, env, with("sessions", "budget", id, "--tokens", "100000")...)
+	if code != 0 || !strings.Contains(out, "budget    100000 tokens\n") || strings.Contains(out, "exceeded") {
+		t.Errorf("sessions budget --tokens 100000 = %d:\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = run(t, env, running("sessions", "resume", id)...)
+	if code != 0 || !strings.Contains(out, "The tool said fine") {
+		t.Errorf("sessions resume = %d:\n%s%s", code, out, errOut)
 	}
 }
