@@ -288,15 +288,27 @@ func TestBudgetRoundTripOnTheServer(t *testing.T) {
 		t.Fatalf("run = %d, stderr:\n%s\nwant %d and the budget named", code, errOut, exitRunFailed)
 	}
 	id := m[1]
+	// The commands the message advises work as they are printed.
+	advised := func(prefix string) []string {
+		for line := range strings.SplitSeq(errOut, "\n") {
+			if words := strings.Fields(line); len(words) > 2 && strings.HasPrefix(strings.TrimSpace(line), prefix) {
+				return words[1:]
+			}
+		}
+		t.Fatalf("no %q in:\n%s", prefix, errOut)
+		return nil
+	}
+	raise, resume := advised("agents sessions budget"), advised("agents sessions resume")
+	raise[len(raise)-1] = "100000" // --tokens N
 	code, out, errOut := run(t, env, with("sessions", "show", id)...)
 	if code != 0 || !strings.Contains(out, "budget   1 tokens · tree spent ") || !strings.Contains(out, " · exceeded\n") {
 		t.Errorf("sessions show = %d:\n%s%s", code, out, errOut)
 	}
-	code, out, errOut = run(t, env, with("sessions", "budget", id, "--tokens", "100000")...)
+	code, out, errOut = run(t, env, raise...)
 	if code != 0 || !strings.Contains(out, "budget    100000 tokens\n") || strings.Contains(out, "exceeded") {
-		t.Errorf("sessions budget --tokens 100000 = %d:\n%s%s", code, out, errOut)
+		t.Errorf("%s = %d:\n%s%s", raise, code, out, errOut)
 	}
-	code, out, errOut = run(t, env, running("sessions", "resume", id)...)
+	code, out, errOut = run(t, env, resume...)
 	if code != 0 || !strings.Contains(out, "The tool said fine") {
 		t.Errorf("sessions resume = %d:\n%s%s", code, out, errOut)
 	}

@@ -160,7 +160,7 @@ func (a *app) follow(ctx context.Context, cf clientFlags, offline string, start 
 			if err != nil || id == "" {
 				return err
 			}
-			p = &runPrinter{out: a.stdout, log: a.stderr, session: id, turn: -1, serverArgs: a.serverArgs(cf, offline)}
+			p = &runPrinter{out: a.stdout, log: a.stderr, session: id, turn: -1, serverArgs: a.serverArgs(cf, offline), clientArgs: a.serverArgs(cf, "")}
 		case u.State != nil && !u.State.Connected:
 			if p == nil {
 				return client.Describe(fmt.Errorf("subscribe: %w", u.State.Err))
@@ -235,6 +235,9 @@ type runPrinter struct {
 	// that reach the same server, for the commands that answer them.
 	deferred   []*agentsv1.DeferredCall
 	serverArgs string
+	// clientArgs are serverArgs without the offline model, for the
+	// commands that run no agent.
+	clientArgs string
 	// wrote says text was printed; newline says it ended a line.
 	wrote, newline bool
 	// helpers are the sessions the run's helper calls started, at any
@@ -305,12 +308,12 @@ const reasonBudget = "budget_exceeded"
 
 // overBudget says which budget stopped the run and how to go on.
 func (p *runPrinter) overBudget(which string) error {
-	what, raise := "its budget is spent", fmt.Sprintf("agents sessions budget %s%s --tokens N", p.session, p.serverArgs)
+	what, raise := "its budget is spent", fmt.Sprintf("agents sessions budget %s%s --tokens N", p.session, p.clientArgs)
 	switch which {
 	case "session":
 		what = "the session tree's budget is spent"
 	case "owner":
-		what, raise = "the owner's budget is spent", fmt.Sprintf("agents owners budget OWNER%s --tokens N    # with an admin token", p.serverArgs)
+		what, raise = "the owner's budget is spent", fmt.Sprintf("agents owners budget OWNER%s --tokens N    # with an admin token", p.clientArgs)
 	}
 	return fmt.Errorf("session %s stopped: %s: %s; raise it with\n  %s\nthen continue with\n  agents sessions resume %s%s",
 		p.session, reasonBudget, what, raise, p.session, p.serverArgs)
