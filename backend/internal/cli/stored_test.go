@@ -286,3 +286,61 @@ func TestStoredAgentCommands(t *testing.T) {
 		t.Errorf("rm = %d, %q, %q", code, out, errOut)
 	}
 }
+
+// On a server that stores agents: create, a refused create naming the
+// field, the edit loop, versions, a file agent left alone, and rm.
+func TestStoredAgentsOnTheServer(t *testing.T) {
+	t.Parallel()
+	dir, env := testEnv(t)
+	filed := filepath.Join(dir, "agents", "filed.json")
+	writeFile(t, filed, agentJSON("filed", ""), 0o644)
+	server := []string{"--agent-file", filed, "--db", filepath.Join(dir, "agents.db")}
+	with := func(args ...string) []string { return append(args, server...) }
+	def := filepath.Join(dir, "stored.json")
+	writeFile(t, def, storedDefinition, 0o644)
+
+	code, out, errOut := run(t, env, with("agents", "create", "-f", def)...)
+	if strings.Contains(errOut, "does not store agents") {
+		t.Skip("this server does not store agents")
+	}
+	if code != 0 || out != "created agent stored, version 1\n" {
+		t.Fatalf("create = %d, %q, %q", code, out, errOut)
+	}
+	bad := filepath.Join(dir, "bad.json")
+	writeFile(t, bad, strings.Replace(strings.Replace(storedDefinition, `"modelUrl": "http://127.0.0.1:1/v1",`, "", 1), `"stored"`, `"other"`, 1), 0o644)
+	if code, _, errOut := run(t, env, with("agents", "create", "-f", bad)...); code != 1 || !strings.Contains(errOut, "invalid_argument: ") || !strings.Contains(errOut, "contents.modelUrl") {
+		t.Errorf("create without a model URL = %d, %q; want the field named", code, errOut)
+	}
+
+	edits := t.TempDir()
+	script := editorScript(t, edits,
+		`sed -i 's/"announce": "a stored agent",/"announce": "an edited agent"/' "$1"`,
+		`sed -i 's/"an edited agent"/"an edited agent",/; /modelUrl/d' "$1"`,
+		`sed -i 's|"modelName": "m",|"modelName": "m", "modelUrl": "http://127.0.0.1:2/v1",|' "$1"`,
+	)
+	code, out, errOut = run(t, withEditor(env, script), with("agents", "edit", "stored")...)
+	if code != 0 || out != "agent stored: version 2\n" {
+		t.Fatalf("edit = %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+	if third := readSeen(t, edits, 2); !strings.Contains(third, "# error: invalid_argument: ") || !strings.Contains(third, "contents.modelUrl") {
+		t.Errorf("the file reopened after the server refused it:\n%s", third)
+	}
+	code, out, errOut = run(t, env, with("agents", "show", "stored")...)
+	if code != 0 || !strings.Contains(out, "stored    version 2, ") || !strings.Contains(out, "an edited agent") {
+		t.Errorf("show after the edit = %d:\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = run(t, env, with("agents", "versions", "stored")...)
+	if code != 0 || !strings.Contains(out, "2        yes") || !strings.Contains(out, "\n1  ") {
+		t.Errorf("versions = %d:\n%s%s", code, out, errOut)
+	}
+	if code, _, errOut := run(t, env, with("agents", "edit", "filed")...); code != 1 || !strings.Contains(errOut, "read-only") {
+		t.Errorf("edit of a file agent = %d, %q", code, errOut)
+	}
+	if code, _, errOut := run(t, env, with("agents", "rm", "filed")...); code != 1 || !strings.Contains(errOut, "filed: ") {
+		t.Errorf("rm of a file agent = %d, %q", code, errOut)
+	}
+	code, out, errOut = run(t, env, with("agents", "rm", "stored")...)
+	if code != 0 || out != "deleted agent stored (version 2)\n" {
+		t.Errorf("rm = %d, %q, %q", code, out, errOut)
+	}
+}
