@@ -91,3 +91,56 @@ func TestResumeARunTheBudgetStopped(t *testing.T) {
 		t.Errorf("resumes = %d, want 1", r.fake.resumes)
 	}
 }
+
+// A helper's session spends its root's budget: the root's header follows
+// the spend its helpers' session.updated events report, and only theirs.
+func TestHeaderFollowsTheHelpersSpend(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, running, fewTurns()...)
+	r.fake.meta.RootId = sid
+	r.fake.meta.Budget = &agentsv1.BudgetState{Budget: &agentsv1.Budget{Tokens: proto.Int64(20000)}, Spent: &agentsv1.Spend{Tokens: 13752},
+		Left: &agentsv1.Budget{Tokens: proto.Int64(6248)}}
+	r.open()
+	helper := func(seq uint64, root string, tokens int64) {
+		e := ev(seq, &agentsv1.SessionUpdated{Meta: &agentsv1.SessionMeta{Id: "helper", ParentId: sid, RootId: root,
+			Budget: &agentsv1.BudgetState{Spent: &agentsv1.Spend{Tokens: tokens}}}})
+		e.SessionId = "helper"
+		r.event(e)
+	}
+	third := func() string {
+		lines := strings.Split(ansi.Strip(r.s.renderHeader(100)), "\n")
+		return strings.TrimSpace(lines[len(lines)-1])
+	}
+	helper(11, "another-tree", 19000)
+	if got := third(); got != "budget 13.8k of 20.0k tokens (6.2k left)" {
+		t.Errorf("after another tree's event: %q", got)
+	}
+	helper(12, sid, 21000)
+	if got, want := third(), "budget 21.0k of 20.0k tokens (0 left) · exceeded"; got != want {
+		t.Errorf("after the helper's event: %q, want %q", got, want)
+	}
+	helper(13, sid, 15000) // seen before the last: no news
+	if got := third(); !strings.HasPrefix(got, "budget 21.0k") {
+		t.Errorf("an older spend went back: %q", got)
+	}
+}
+
+// The root's own event may report the spend as the root last saw it,
+// before its helper spent more: the header keeps the higher spend, with
+// the limits the event brings.
+func TestHeaderSpendNeverGoesBack(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, running, fewTurns()...)
+	r.fake.meta.RootId = sid
+	r.fake.meta.Budget = &agentsv1.BudgetState{Budget: &agentsv1.Budget{Tokens: proto.Int64(20000)}, Spent: &agentsv1.Spend{Tokens: 18000},
+		Left: &agentsv1.Budget{Tokens: proto.Int64(2000)}}
+	r.open()
+	own := proto.CloneOf(r.fake.meta)
+	own.Budget = &agentsv1.BudgetState{Budget: &agentsv1.Budget{Tokens: proto.Int64(50000)}, Spent: &agentsv1.Spend{Tokens: 13752},
+		Left: &agentsv1.Budget{Tokens: proto.Int64(36248)}}
+	r.event(ev(11, &agentsv1.SessionUpdated{Meta: own}))
+	lines := strings.Split(ansi.Strip(r.s.renderHeader(100)), "\n")
+	if got, want := strings.TrimSpace(lines[2]), "budget 18.0k of 50.0k tokens (32.0k left)"; got != want {
+		t.Errorf("after the root's lagging event: %q, want %q", got, want)
+	}
+}

@@ -268,6 +268,7 @@ func (s *Screen) reload() tea.Cmd {
 // event applies one event of the subscription.
 func (s *Screen) event(ev *agentsv1.Event) tea.Cmd {
 	if ev.GetSessionId() != s.id {
+		s.treeSpend(ev)
 		return nil
 	}
 	if s.loading {
@@ -281,7 +282,7 @@ func (s *Screen) event(ev *agentsv1.Event) tea.Cmd {
 	s.tr.Apply(ev)
 	switch b := ev.GetBody().(type) {
 	case *agentsv1.Event_SessionUpdated:
-		s.meta = b.SessionUpdated.GetMeta()
+		s.meta = s.keepSpend(b.SessionUpdated.GetMeta())
 		if int(s.meta.GetPendingCalls()) != s.pending.Len() && !s.metaLoading {
 			// Someone answered a call, or a round deferred new ones
 			// the events did not list: ask the server.
