@@ -146,6 +146,11 @@ func (m *Agents) handleEdit(msg tea.Msg) tea.Cmd {
 		switch {
 		case errors.As(msg.err, &ce) && ce.Code() == connect.CodeInvalidArgument:
 			return m.openEditor(client.Describe(msg.err))
+		case errors.As(msg.err, &ce) && ce.Code() == connect.CodeAborted:
+			// Changed elsewhere since the edit began: nothing is
+			// overwritten.
+			m.edit = nil
+			return status("", fmt.Errorf("%s changed while you edited it, nothing saved: edit it again", e.slug))
 		case msg.err != nil:
 			m.edit = nil
 			return status("", fmt.Errorf("save %s: %w", e.slug, client.Describe(msg.err)))

@@ -113,3 +113,30 @@ func TestFlowEditAStoredAgent(t *testing.T) {
 		t.Errorf("the first update expects version %d, sends:\n%s", u.GetExpectedVersion(), u.GetDefinition())
 	}
 }
+
+// An agent changed elsewhere while it was edited is not overwritten: the
+// status line says to edit it again.
+func TestFlowEditOfAnAgentChangedMeanwhile(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("VISUAL", "")
+	t.Setenv("EDITOR", editorScript(t, dir, `sed -i 's/Takes notes./Takes short notes./' "$1"`))
+	fl := startFlow(t, nil, nil)
+	fl.f.mu.Lock()
+	fl.f.agents = []*agentsv1.AgentDescriptor{{Slug: "scribe", Source: agentsv1.AgentSource_AGENT_SOURCE_STORED, Version: 1, Definition: scribeDefinition,
+		Model: &agentsv1.ModelDescriptor{Name: "gpt-4.1-mini"}}}
+	fl.f.afterGetAgent = func() { fl.f.agents[0].Version = 2 }
+	fl.f.mu.Unlock()
+	fl.f.emit(&agentsv1.Event{Body: &agentsv1.Event_AgentsChanged{AgentsChanged: &agentsv1.AgentsChanged{}}})
+	fl.press("tab")
+	fl.waitFor("the stored agent", func(s string) bool { return strings.Contains(s, "stored · version 1") })
+	fl.press("e")
+	fl.waitFor("the conflict", func(s string) bool {
+		return strings.Contains(s, "scribe changed while you edited it, nothing saved")
+	})
+	fl.quit()
+	fl.f.mu.Lock()
+	defer fl.f.mu.Unlock()
+	if len(fl.f.agentUpdates) != 1 || fl.f.agents[0].GetDefinition() != scribeDefinition {
+		t.Errorf("%d updates, definition now:\n%s", len(fl.f.agentUpdates), fl.f.agents[0].GetDefinition())
+	}
+}

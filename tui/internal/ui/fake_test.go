@@ -40,6 +40,9 @@ type fakeServer struct {
 	reloads  int
 	// agentUpdates are the UpdateAgent requests, in order.
 	agentUpdates []*agentsv1.UpdateAgentRequest
+	// afterGetAgent, when set, runs (locked) after GetAgent answered:
+	// another client's change between an editor's read and its write.
+	afterGetAgent func()
 	// turns are the sessions' turns, by id; GetSession answers them.
 	turns map[string][]*agentsv1.Turn
 	// getErr, when set, is GetSession's answer.
@@ -306,7 +309,11 @@ func (f *fakeServer) GetAgent(_ context.Context, req *connect.Request[agentsv1.G
 	defer f.mu.Unlock()
 	for _, a := range f.agents {
 		if a.GetSlug() == req.Msg.GetSlug() {
-			return connect.NewResponse(&agentsv1.GetAgentResponse{Agent: a}), nil
+			res := connect.NewResponse(&agentsv1.GetAgentResponse{Agent: proto.CloneOf(a)})
+			if f.afterGetAgent != nil {
+				f.afterGetAgent()
+			}
+			return res, nil
 		}
 	}
 	return nil, connect.NewError(connect.CodeNotFound, fmt.Errorf("no agent %q", req.Msg.GetSlug()))
