@@ -43,7 +43,7 @@ type budgetServer struct {
 func startBudgetServer(t *testing.T) (*budgetServer, string) {
 	t.Helper()
 	f := &budgetServer{
-		meta: &agentsv1.SessionMeta{Id: budgetSession, Agent: "good", RootId: budgetSession,
+		meta: &agentsv1.SessionMeta{Id: budgetSession, Agent: "good", AgentVersion: 4, RootId: budgetSession,
 			Usage:  &agentsv1.Usage{PromptTokens: 900, CompletionTokens: 100, CostUsd: proto.Float64(0.002)},
 			Budget: &agentsv1.BudgetState{Budget: &agentsv1.Budget{}, Spent: &agentsv1.Spend{Tokens: 1000, CostUsd: 0.002}}},
 		owner:  &agentsv1.OwnerBudget{Owner: "alice", Source: agentsv1.BudgetSource_BUDGET_SOURCE_DEFAULT, Budget: &agentsv1.Budget{CostUsd: proto.Float64(5)}, Period: agentsv1.BudgetPeriod_BUDGET_PERIOD_MONTH},
@@ -170,8 +170,8 @@ func TestBudgetCommands(t *testing.T) {
 		{"a negative limit", []string{"sessions", "budget", budgetSession, "--tokens", "-5"}, 1, nil, nil, "--tokens -5: want 0 or more"},
 		{"the server's error as it says it", []string{"sessions", "budget", budgetSession, "--tokens", "7"}, 1, nil, nil,
 			"invalid_argument: budget.tokens: set the budget on the tree's root session"},
-		{"show prints the tree's spend", []string{"sessions", "show", budgetSession}, 0,
-			[]string{"tokens   900 in, 100 out, $0.0020\n", "budget   no limit · tree spent 1000 tokens, $0.0020\n"}, nil, ""},
+		{"show prints the agent's version and the tree's spend", []string{"sessions", "show", budgetSession}, 0,
+			[]string{"agent    good (version 4)\n", "tokens   900 in, 100 out, $0.0020\n", "budget   no limit · tree spent 1000 tokens, $0.0020\n"}, nil, ""},
 		{"an owner's budget", []string{"owners", "budget", "alice"}, 0,
 			[]string{"owner     alice\n", "budget    $5.00 per month (the server's default)\n"}, nil, ""},
 		{"set an owner's budget", []string{"owners", "budget", "alice", "--tokens", "100000", "--period", "day"}, 0,

@@ -151,7 +151,12 @@ func (a *app) sessionsShow(cf *clientFlags) *cobra.Command {
 // folded to its first line and its size, unless thinking unfolds it.
 func writeSession(w io.Writer, s *agentsv1.Session, thinking bool) {
 	m := s.GetMeta()
-	fmt.Fprintf(w, "session  %s\nagent    %s\nowner    %s\nstatus   %s", m.GetId(), m.GetAgent(), m.GetOwner(), statusName(m.GetStatus()))
+	agent := m.GetAgent()
+	if v := m.GetAgentVersion(); v > 0 {
+		// A stored agent: the version its latest step ran.
+		agent += fmt.Sprintf(" (version %d)", v)
+	}
+	fmt.Fprintf(w, "session  %s\nagent    %s\nowner    %s\nstatus   %s", m.GetId(), agent, m.GetOwner(), statusName(m.GetStatus()))
 	if r := m.GetStatusReason(); r != "" {
 		fmt.Fprintf(w, " (%s)", r)
 	}

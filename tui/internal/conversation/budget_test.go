@@ -144,3 +144,14 @@ func TestHeaderSpendNeverGoesBack(t *testing.T) {
 		t.Errorf("after the root's lagging event: %q, want %q", got, want)
 	}
 }
+
+// A session of a stored agent names the version its latest step ran.
+func TestHeaderNamesTheAgentVersion(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, ready, fewTurns()...)
+	r.fake.meta.AgentVersion = 3
+	r.open()
+	if line := strings.Split(ansi.Strip(r.s.renderHeader(100)), "\n")[0]; !strings.HasPrefix(line, "coder v3  Fix the flaky test") {
+		t.Errorf("first line %q", line)
+	}
+}

@@ -73,6 +73,10 @@ func (s *Screen) renderHeader(width int) string {
 	if agent == "" {
 		agent = s.id
 	}
+	if v := m.GetAgentVersion(); v > 0 {
+		// A stored agent: the version its latest step ran.
+		agent += fmt.Sprintf(" v%d", v)
+	}
 	left := s.st.Agent.Render(agent) + "  " + s.st.Title.Render(oneLine(title))
 	right := statusLabel(s.st, m)
 	if m.GetStatus() != agentsv1.SessionStatus_SESSION_STATUS_RUNNING && m.GetStatusReason() == reasonBudget {
