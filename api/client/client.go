@@ -28,6 +28,7 @@ type Client struct {
 	Agents   agentsv1connect.AgentServiceClient
 	Sessions agentsv1connect.SessionServiceClient
 	Events   agentsv1connect.EventServiceClient
+	Owners   agentsv1connect.OwnerServiceClient
 
 	// Target names the server for messages: its URL or socket path.
 	Target string
@@ -81,6 +82,7 @@ func build(h *http.Client, baseURL string, opts []connect.ClientOption) *Client 
 		Agents:   agentsv1connect.NewAgentServiceClient(h, baseURL, opts...),
 		Sessions: agentsv1connect.NewSessionServiceClient(h, baseURL, opts...),
 		Events:   agentsv1connect.NewEventServiceClient(h, baseURL, opts...),
+		Owners:   agentsv1connect.NewOwnerServiceClient(h, baseURL, opts...),
 		http:     h,
 		baseURL:  baseURL,
 		opts:     opts,

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"connectrpc.com/connect"
 	"github.com/spf13/cobra"
@@ -13,18 +14,19 @@ import (
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 )
 
-// agentsCommand is `agents agents ls|show`.
+// agentsCommand is `agents agents ls|show` and the commands that change
+// stored agents (create, edit, rm, versions).
 func (a *app) agentsCommand() *cobra.Command {
 	var cf clientFlags
 	cmd := &cobra.Command{
 		Use:   "agents",
-		Short: "List and show the agents a server offers (locally or on --attach)",
+		Short: "List and show the agents a server offers; create, edit and delete stored agents (locally or on --attach)",
 		Args:  cobra.NoArgs,
 	}
 	cf.addClientFlags(cmd)
 	cmd.PersistentFlags().StringVar(&a.flags.DB, "db", "", "database of the server started in-process (without --attach)")
 	a.addModelFlags(cmd)
-	cmd.AddCommand(a.agentsList(&cf), a.agentsShow(&cf))
+	cmd.AddCommand(a.agentsList(&cf), a.agentsShow(&cf), a.agentsCreate(&cf), a.agentsEdit(&cf), a.agentsRemove(&cf), a.agentsVersions(&cf))
 	return cmd
 }
 
@@ -51,10 +53,10 @@ func (a *app) agentsList(cf *clientFlags) *cobra.Command {
 			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 			// The endpoint is the one the agent really talks to: the
 			// offline model's when the server lacks the agent's key.
-			fmt.Fprintln(tw, "SLUG\tMODEL\tENDPOINT\tTOOLS\tANNOUNCE")
+			fmt.Fprintln(tw, "SLUG\tSOURCE\tMODEL\tENDPOINT\tTOOLS\tANNOUNCE")
 			for _, ag := range res.Msg.GetAgents() {
 				m := ag.GetModel()
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", ag.GetSlug(), m.GetName(), m.GetUrl(), len(ag.GetTools()), oneLine(ag.GetAnnounce(), 50))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", ag.GetSlug(), sourceText(ag), m.GetName(), m.GetUrl(), len(ag.GetTools()), oneLine(ag.GetAnnounce(), 50))
 			}
 			if err := tw.Flush(); err != nil {
 				return err
@@ -105,8 +107,13 @@ func writeAgent(w io.Writer, ag *agentsv1.AgentDescriptor) {
 	default:
 		key = fmt.Sprintf("key %q missing", m.GetApiKeyId())
 	}
-	fmt.Fprintf(w, "agent     %s\nfile      %s\nannounce  %s\nmodel     %s at %s (%s; %s)\n",
-		ag.GetSlug(), ag.GetFile(), ag.GetAnnounce(), m.GetName(), m.GetUrl(), m.GetFlavor(), key)
+	fmt.Fprintf(w, "agent     %s\n", ag.GetSlug())
+	if ag.GetSource() == agentsv1.AgentSource_AGENT_SOURCE_STORED {
+		fmt.Fprintf(w, "stored    version %d, updated %s\n", ag.GetVersion(), ag.GetUpdateTime().AsTime().Local().Format(time.DateTime))
+	} else {
+		fmt.Fprintf(w, "file      %s\n", ag.GetFile())
+	}
+	fmt.Fprintf(w, "announce  %s\nmodel     %s at %s (%s; %s)\n", ag.GetAnnounce(), m.GetName(), m.GetUrl(), m.GetFlavor(), key)
 	if len(ag.GetHelpers()) > 0 {
 		fmt.Fprintf(w, "helpers   %s\n", strings.Join(ag.GetHelpers(), ", "))
 	}

@@ -257,7 +257,7 @@ func (a *app) watch(ctx context.Context, cf clientFlags, arg string, once bool) 
 	defer unsubscribe()
 	updates := c.Subscribe(subCtx, &agentsv1.SubscribeRequest{Scope: agentsv1.SubscribeScope_SUBSCRIBE_SCOPE_OWNER})
 	newPrinter := func() *runPrinter {
-		return &runPrinter{out: a.stdout, log: a.stderr, session: id, turn: -1, serverArgs: a.serverArgs(cf, "")}
+		return &runPrinter{out: a.stdout, log: a.stderr, session: id, turn: -1, serverArgs: a.serverArgs(cf, ""), clientArgs: a.serverArgs(cf, "")}
 	}
 	p := newPrinter()
 	started := false

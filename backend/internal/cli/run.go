@@ -29,15 +29,17 @@ const (
 func (a *app) runCommand() *cobra.Command {
 	var cf clientFlags
 	var offline string
+	var bf budgetFlags
 	cmd := &cobra.Command{
-		Use:   "run [-a SLUG] [--attach URL|PATH] PROMPT…|-",
+		Use:   "run [-a SLUG] [--attach URL|PATH] [--budget-tokens N] [--budget-usd X] PROMPT…|-",
 		Short: "Run one prompt against an agent and stream the answer to stdout",
 		Long: `Run one prompt against an agent and stream the answer to stdout.
 Without -a, the server's only root agent runs. A prompt of - is read from
 stdin. Tool calls and helper agents are reported on stderr. The exit
-status is 0 when the agent answered, 3 when the run failed, 4 when it
-waits for a client to answer deferred calls (agents calls), 130 when
-interrupted.`,
+status is 0 when the agent answered, 3 when the run failed or its budget
+stopped it, 4 when it waits for a client to answer deferred calls
+(agents calls), 130 when interrupted. --budget-tokens and --budget-usd
+give the session a budget its helpers spend too.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			prompt, err := a.textArg(args, "the prompt")
@@ -45,6 +47,10 @@ interrupted.`,
 				return err
 			}
 			params, err := a.params()
+			if err != nil {
+				return err
+			}
+			budget, err := bf.budget()
 			if err != nil {
 				return err
 			}
@@ -57,6 +63,7 @@ interrupted.`,
 					Agent:   agent,
 					Message: &agentsv1.Message{Text: prompt},
 					Params:  params,
+					Budget:  budget,
 				}))
 				if err != nil {
 					return "", describe(err)
@@ -66,6 +73,7 @@ interrupted.`,
 		},
 	}
 	cf.addClientFlags(cmd)
+	bf.add(cmd, "budget-", "the session and its helpers")
 	cmd.Flags().StringVar(&offline, "offline-model", "", "the model of agents whose API key is not configured: a URL, or an offline model's rules file (without --attach)")
 	cmd.Flags().StringVar(&a.flags.DB, "db", "", "database of the server started in-process (without --attach)")
 	a.addModelFlags(cmd)
@@ -158,7 +166,7 @@ func (a *app) follow(ctx context.Context, cf clientFlags, offline string, start 
 			if err != nil || id == "" {
 				return err
 			}
-			p = &runPrinter{out: a.stdout, log: a.stderr, session: id, turn: -1, serverArgs: a.serverArgs(cf, offline)}
+			p = &runPrinter{out: a.stdout, log: a.stderr, session: id, turn: -1, serverArgs: a.serverArgs(cf, offline), clientArgs: a.serverArgs(cf, "")}
 		case u.State != nil && !u.State.Connected:
 			if p == nil {
 				return client.Describe(fmt.Errorf("subscribe: %w", u.State.Err))
@@ -233,6 +241,9 @@ type runPrinter struct {
 	// that reach the same server, for the commands that answer them.
 	deferred   []*agentsv1.DeferredCall
 	serverArgs string
+	// clientArgs are serverArgs without the offline model, for the
+	// commands that run no agent.
+	clientArgs string
 	// wrote says text was printed; newline says it ended a line.
 	wrote, newline bool
 	// helpers are the sessions the run's helper calls started, at any
@@ -280,6 +291,9 @@ func (p *runPrinter) event(ev *agentsv1.Event) (done bool, err error) {
 		return true, &exitError{code: exitRunFailed, err: fmt.Errorf("session %s failed: %s", p.session, body.SessionFailed.GetReason())}
 	case *agentsv1.Event_RunStopped:
 		p.endLine()
+		if body.RunStopped.GetReason() == reasonBudget {
+			return true, &exitError{code: exitRunFailed, err: p.overBudget(body.RunStopped.GetBudget())}
+		}
 		switch body.RunStopped.GetStatus() {
 		case agentsv1.SessionStatus_SESSION_STATUS_WAITING:
 			return true, &exitError{code: exitRunWaiting, err: p.waiting()}
@@ -293,6 +307,22 @@ func (p *runPrinter) event(ev *agentsv1.Event) (done bool, err error) {
 		}
 	}
 	return false, nil
+}
+
+// reasonBudget is the status reason of a run its budget stopped.
+const reasonBudget = "budget_exceeded"
+
+// overBudget says which budget stopped the run and how to go on.
+func (p *runPrinter) overBudget(which string) error {
+	what, raise := "its budget is spent", fmt.Sprintf("agents sessions budget %s%s --tokens N", p.session, p.clientArgs)
+	switch which {
+	case "session":
+		what = "the session tree's budget is spent"
+	case "owner":
+		what, raise = "the owner's budget is spent", fmt.Sprintf("agents owners budget OWNER%s --tokens N    # with an admin token", p.clientArgs)
+	}
+	return fmt.Errorf("session %s stopped: %s: %s; raise it with\n  %s\nthen continue with\n  agents sessions resume %s%s",
+		p.session, reasonBudget, what, raise, p.session, p.serverArgs)
 }
 
 // helper notes a session a helper call of the run started.

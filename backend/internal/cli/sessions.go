@@ -21,13 +21,14 @@ import (
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 )
 
-// sessionsCommand is `agents sessions ls|show|export|rm|resume|import`
-// and the session controls (fork, mail, pause, cancel, interrupt, watch).
+// sessionsCommand is `agents sessions ls|show|export|rm|resume|import`,
+// the session controls (fork, mail, pause, cancel, interrupt, watch) and
+// the budget of a session's tree.
 func (a *app) sessionsCommand() *cobra.Command {
 	var cf clientFlags
 	cmd := &cobra.Command{
 		Use:   "sessions",
-		Short: "List, show, export, delete, fork, mail, pause, cancel, interrupt, watch and import sessions (locally or on --attach)",
+		Short: "List, show, export, delete, fork, mail, pause, cancel, interrupt, watch and import sessions, and set their budgets (locally or on --attach)",
 		Args:  cobra.NoArgs,
 	}
 	cf.addClientFlags(cmd)
@@ -35,7 +36,7 @@ func (a *app) sessionsCommand() *cobra.Command {
 	a.addModelFlags(cmd)
 	cmd.AddCommand(a.sessionsList(&cf), a.sessionsShow(&cf), a.sessionsExport(&cf), a.sessionsRemove(&cf), a.sessionsResume(&cf),
 		a.sessionsFork(&cf), a.sessionsMail(&cf), a.sessionsPause(&cf), a.sessionsCancel(&cf), a.sessionsInterrupt(&cf), a.sessionsWatch(&cf),
-		a.sessionsImport(&cf))
+		a.sessionsImport(&cf), a.sessionsBudget(&cf))
 	return cmd
 }
 
@@ -151,7 +152,12 @@ func (a *app) sessionsShow(cf *clientFlags) *cobra.Command {
 // folded to its first line and its size, unless thinking unfolds it.
 func writeSession(w io.Writer, s *agentsv1.Session, thinking bool) {
 	m := s.GetMeta()
-	fmt.Fprintf(w, "session  %s\nagent    %s\nowner    %s\nstatus   %s", m.GetId(), m.GetAgent(), m.GetOwner(), statusName(m.GetStatus()))
+	agent := m.GetAgent()
+	if v := m.GetAgentVersion(); v > 0 {
+		// A stored agent: the version its latest step ran.
+		agent += fmt.Sprintf(" (version %d)", v)
+	}
+	fmt.Fprintf(w, "session  %s\nagent    %s\nowner    %s\nstatus   %s", m.GetId(), agent, m.GetOwner(), statusName(m.GetStatus()))
 	if r := m.GetStatusReason(); r != "" {
 		fmt.Fprintf(w, " (%s)", r)
 	}
@@ -164,8 +170,13 @@ func writeSession(w io.Writer, s *agentsv1.Session, thinking bool) {
 		fmt.Fprintf(w, "forked   from %s\n", f)
 	}
 	if u := m.GetUsage(); u != nil {
-		fmt.Fprintf(w, "tokens   %d in, %d out\n", u.GetPromptTokens(), u.GetCompletionTokens())
+		fmt.Fprintf(w, "tokens   %d in, %d out", u.GetPromptTokens(), u.GetCompletionTokens())
+		if u.CostUsd != nil {
+			fmt.Fprintf(w, ", %s", usd(u.GetCostUsd()))
+		}
+		fmt.Fprintln(w)
 	}
+	writeTreeSpend(w, m)
 	for _, t := range s.GetTurns() {
 		fmt.Fprintln(w)
 		switch k := t.GetKind().(type) {

@@ -1,12 +1,15 @@
 // Package agentsview is the Agents tab: the agents the server loaded,
-// and the descriptor of the selected one (model, system prompt, tools
-// and their kinds, helpers, params), with the problems of the last load.
+// each with its source (a file, read-only here, or the database, with its
+// version), and the descriptor of the selected one (model, system prompt,
+// tools and their kinds, helpers, params), with the problems of the last
+// load. A stored agent is edited in $EDITOR from here.
 package agentsview
 
 import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/textinput"
@@ -54,6 +57,9 @@ type Agents struct {
 
 	loaded bool
 	err    error
+
+	// edit is the edit of a stored agent under way, if any.
+	edit *editing
 
 	// detail caches the selected descriptor's lines at a width.
 	detail struct {
@@ -173,6 +179,10 @@ func (m *Agents) Handle(msg tea.Msg) tea.Cmd {
 		if _, ok := msg.Event.GetBody().(*agentsv1.Event_AgentsChanged); ok {
 			return m.Refresh()
 		}
+	case editFetched, editReady, editDone, editSaved:
+		if m.edit != nil {
+			return m.handleEdit(msg)
+		}
 	}
 	return nil
 }
@@ -209,6 +219,8 @@ func (m *Agents) HandleKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 		m.scroll += max(1, m.detailH-1)
 	case key.Matches(msg, km.Get(keys.PageUp)):
 		m.scroll = max(0, m.scroll-max(1, m.detailH-1))
+	case key.Matches(msg, km.Get(keys.EditAgent)):
+		return m.startEdit(), true
 	case key.Matches(msg, km.Get(keys.Open)):
 		if a := m.selected(); a != nil {
 			slug := a.GetSlug()
@@ -282,7 +294,10 @@ func (m *Agents) renderList(w, h int) []string {
 		left := []layout.Seg{{Text: pointer, Style: st.Heading}, {Text: a.GetSlug(), Style: st.Title}}
 		var right []layout.Seg
 		if a.GetParent() != "" {
-			right = []layout.Seg{{Text: " helper", Style: st.Muted}}
+			right = append(right, layout.Seg{Text: " helper", Style: st.Muted})
+		}
+		if a.GetSource() == agentsv1.AgentSource_AGENT_SOURCE_STORED {
+			right = append(right, layout.Seg{Text: fmt.Sprintf(" v%d", a.GetVersion()), Style: st.Key})
 		}
 		out = append(out, layout.Row(w, left, right, bg))
 	}
@@ -326,8 +341,14 @@ func describe(st theme.AppStyles, a *agentsv1.AgentDescriptor, w int) string {
 	if a.GetParent() != "" {
 		line(st.Muted.Render("helper of " + a.GetParent()))
 	}
-	if a.GetFile() != "" {
-		line(st.Muted.Render(a.GetFile()))
+	if a.GetSource() == agentsv1.AgentSource_AGENT_SOURCE_STORED {
+		text := fmt.Sprintf("stored · version %d", a.GetVersion())
+		if t := a.GetUpdateTime(); t != nil {
+			text += " · written " + t.AsTime().Local().Format(time.DateTime)
+		}
+		line(st.Key.Render(text))
+	} else if a.GetFile() != "" {
+		line(st.Muted.Render("file " + a.GetFile() + " · read-only here"))
 	}
 
 	md := a.GetModel()

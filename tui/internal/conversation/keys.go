@@ -318,6 +318,11 @@ func (s *Screen) pauseOrResume() tea.Cmd {
 	case agentsv1.SessionStatus_SESSION_STATUS_PAUSED, agentsv1.SessionStatus_SESSION_STATUS_FAILED,
 		agentsv1.SessionStatus_SESSION_STATUS_WAITING:
 		return s.resume()
+	case agentsv1.SessionStatus_SESSION_STATUS_READY:
+		if s.meta.GetStatusReason() == reasonBudget {
+			// Its budget stopped the run; once raised, Resume goes on.
+			return s.resume()
+		}
 	}
 	return status("no run to pause or resume", nil)
 }

@@ -12,7 +12,6 @@ package conversation
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 	"sync/atomic"
 
@@ -21,6 +20,7 @@ import (
 
 	"github.com/agents-os/agents/api/client"
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/tui/editor"
 	"github.com/agents-os/agents/tui/internal/keys"
 	"github.com/agents-os/agents/tui/internal/msgs"
 	"github.com/agents-os/agents/tui/internal/theme"
@@ -88,6 +88,10 @@ type Screen struct {
 	// tells this unborn screen's answer from another's.
 	creating bool
 	birth    uint64
+
+	// stopBudget is the budget the last run.stopped said was spent
+	// (session or owner), which the summary does not keep.
+	stopBudget string
 
 	// liveChildren are the child sessions of the helper calls in flight,
 	// oldest first: the selected turn links to a child only once the call
@@ -264,6 +268,7 @@ func (s *Screen) reload() tea.Cmd {
 // event applies one event of the subscription.
 func (s *Screen) event(ev *agentsv1.Event) tea.Cmd {
 	if ev.GetSessionId() != s.id {
+		s.treeSpend(ev)
 		return nil
 	}
 	if s.loading {
@@ -277,7 +282,7 @@ func (s *Screen) event(ev *agentsv1.Event) tea.Cmd {
 	s.tr.Apply(ev)
 	switch b := ev.GetBody().(type) {
 	case *agentsv1.Event_SessionUpdated:
-		s.meta = b.SessionUpdated.GetMeta()
+		s.meta = s.keepSpend(b.SessionUpdated.GetMeta())
 		if int(s.meta.GetPendingCalls()) != s.pending.Len() && !s.metaLoading {
 			// Someone answered a call, or a round deferred new ones
 			// the events did not list: ask the server.
@@ -288,6 +293,7 @@ func (s *Screen) event(ev *agentsv1.Event) tea.Cmd {
 		s.setStatus(agentsv1.SessionStatus_SESSION_STATUS_RUNNING, "")
 	case *agentsv1.Event_RunStopped:
 		s.setStatus(b.RunStopped.GetStatus(), b.RunStopped.GetReason())
+		s.stopBudget = b.RunStopped.GetBudget()
 		s.liveChildren = nil
 	case *agentsv1.Event_SessionFailed:
 		s.setStatus(agentsv1.SessionStatus_SESSION_STATUS_FAILED, b.SessionFailed.GetReason())
@@ -577,9 +583,7 @@ func (s *Screen) runEditor(m editorReadyMsg) tea.Cmd {
 	if m.err != nil {
 		return status("", fmt.Errorf("editor: %w", m.err))
 	}
-	argv := strings.Fields(editorCommand())
-	cmd := exec.Command(argv[0], append(argv[1:], m.path)...)
-	return tea.ExecProcess(cmd, func(err error) tea.Msg {
+	return tea.ExecProcess(editor.Cmd(os.Getenv, m.path), func(err error) tea.Msg {
 		done := editorDoneMsg{id: m.id, draft: m.draft, err: err}
 		if err == nil {
 			data, rerr := os.ReadFile(m.path)
@@ -588,16 +592,6 @@ func (s *Screen) runEditor(m editorReadyMsg) tea.Cmd {
 		os.Remove(m.path)
 		return done
 	})
-}
-
-// editorCommand is the user's editor: $VISUAL, then $EDITOR, then vi.
-func editorCommand() string {
-	for _, v := range []string{"VISUAL", "EDITOR"} {
-		if e := strings.TrimSpace(os.Getenv(v)); e != "" {
-			return e
-		}
-	}
-	return "vi"
 }
 
 func (s *Screen) edited(m editorDoneMsg) tea.Cmd {

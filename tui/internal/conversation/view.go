@@ -7,6 +7,7 @@ import (
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/tui/internal/badge"
 	"github.com/agents-os/agents/tui/internal/keys"
 	"github.com/agents-os/agents/tui/internal/units"
@@ -56,8 +57,9 @@ func (s *Screen) Render(width, height int) string {
 	return out
 }
 
-// renderHeader draws two lines: agent, title and status; then usage and
-// what waits (mail, calls, the draft).
+// renderHeader draws two lines, three with a budget: agent, title and
+// status; then usage, cost and what waits (mail, calls, the draft);
+// then the session tree's spend against its budget.
 func (s *Screen) renderHeader(width int) string {
 	m := s.meta
 	title := m.GetTitle()
@@ -71,8 +73,15 @@ func (s *Screen) renderHeader(width int) string {
 	if agent == "" {
 		agent = s.id
 	}
+	if v := m.GetAgentVersion(); v > 0 {
+		// A stored agent: the version its latest step ran.
+		agent += fmt.Sprintf(" v%d", v)
+	}
 	left := s.st.Agent.Render(agent) + "  " + s.st.Title.Render(oneLine(title))
 	right := statusLabel(s.st, m)
+	if m.GetStatus() != agentsv1.SessionStatus_SESSION_STATUS_RUNNING && m.GetStatusReason() == reasonBudget {
+		right = s.st.Error.Render("■ stopped: " + budgetStop(m, s.stopBudget) + " spent")
+	}
 	gap := width - ansi.StringWidth(right) - 1
 	line1 := fit(truncate(left, max(gap, 0)), max(gap, 0)) + " " + right
 	if gap < 1 {
@@ -82,6 +91,9 @@ func (s *Screen) renderHeader(width int) string {
 	u := m.GetUsage()
 	parts := []string{s.st.Muted.Render(fmt.Sprintf("tokens in %s · out %s · cached %s · reasoning %s",
 		units.Tokens(u.GetPromptTokens()), units.Tokens(u.GetCompletionTokens()), units.Tokens(u.GetCachedTokens()), units.Tokens(u.GetReasoningTokens())))}
+	if c := costPart(s.st, u); c != "" {
+		parts = append(parts, c)
+	}
 	if n := m.GetPendingMail(); n > 0 {
 		parts = append(parts, s.st.Warn.Render(fmt.Sprintf("%d mail pending", n)))
 	}
@@ -95,6 +107,10 @@ func (s *Screen) renderHeader(width int) string {
 		parts = append(parts, s.st.Muted.Render("forked from "+badge.ShortID(f)))
 	}
 	line2 := truncate(strings.Join(parts, s.st.Muted.Render(" · ")), width)
+	// The tree's spend gets a line of its own, when there is one to show.
+	if spend := spendPart(s.st, m); spend != "" {
+		return line1 + "\n" + line2 + "\n" + truncate(spend, width)
+	}
 	return line1 + "\n" + line2
 }
 

@@ -52,6 +52,8 @@ const (
 	Open   Action = "open"
 	Search Action = "search"
 	Delete Action = "delete"
+	// EditAgent edits the selected stored agent (the Agents tab).
+	EditAgent Action = "edit_agent"
 )
 
 // Conversation.
@@ -115,6 +117,7 @@ func Default() *Map {
 		b(Open, "list", "open", "enter"),
 		b(Search, "list", "search", "/"),
 		b(Delete, "list", "delete (asks first)", "ctrl+d"),
+		b(EditAgent, "list", "edit the stored agent in $EDITOR (Agents)", "e"),
 
 		b(PageUp, "conversation", "scroll up", "pgup"),
 		b(PageDown, "conversation", "scroll down", "pgdown"),

@@ -2,6 +2,8 @@ package ui
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +15,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"connectrpc.com/connect"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/agents-os/agents/api/client"
@@ -35,6 +38,11 @@ type fakeServer struct {
 	mail     []*agentsv1.SendMailRequest
 	created  int
 	reloads  int
+	// agentUpdates are the UpdateAgent requests, in order.
+	agentUpdates []*agentsv1.UpdateAgentRequest
+	// afterGetAgent, when set, runs (locked) after GetAgent answered:
+	// another client's change between an editor's read and its write.
+	afterGetAgent func()
 	// turns are the sessions' turns, by id; GetSession answers them.
 	turns map[string][]*agentsv1.Turn
 	// getErr, when set, is GetSession's answer.
@@ -294,4 +302,54 @@ func drive(m *Model, cmd tea.Cmd) {
 		_, next := m.Update(msg)
 		drive(m, next)
 	}
+}
+
+func (f *fakeServer) GetAgent(_ context.Context, req *connect.Request[agentsv1.GetAgentRequest]) (*connect.Response[agentsv1.GetAgentResponse], error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, a := range f.agents {
+		if a.GetSlug() == req.Msg.GetSlug() {
+			res := connect.NewResponse(&agentsv1.GetAgentResponse{Agent: proto.CloneOf(a)})
+			if f.afterGetAgent != nil {
+				f.afterGetAgent()
+			}
+			return res, nil
+		}
+	}
+	return nil, connect.NewError(connect.CodeNotFound, fmt.Errorf("no agent %q", req.Msg.GetSlug()))
+}
+
+// UpdateAgent stores a new version of a stored agent. It checks what the
+// edit tests need of a definition: JSON, with a model URL.
+func (f *fakeServer) UpdateAgent(_ context.Context, req *connect.Request[agentsv1.UpdateAgentRequest]) (*connect.Response[agentsv1.UpdateAgentResponse], error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.agentUpdates = append(f.agentUpdates, req.Msg)
+	var def struct {
+		Contents map[string]any `json:"contents"`
+	}
+	if err := json.Unmarshal([]byte(req.Msg.GetDefinition()), &def); err != nil {
+		return nil, connect.NewError(connect.CodeInvalidArgument, err)
+	}
+	if _, ok := def.Contents["modelUrl"]; !ok {
+		return nil, connect.NewError(connect.CodeInvalidArgument, errors.New("contents.modelUrl: required"))
+	}
+	for i, a := range f.agents {
+		if a.GetSlug() != req.Msg.GetSlug() {
+			continue
+		}
+		if a.GetSource() != agentsv1.AgentSource_AGENT_SOURCE_STORED {
+			return nil, connect.NewError(connect.CodeAlreadyExists, errors.New("a file agent is read-only"))
+		}
+		if req.Msg.ExpectedVersion != nil && req.Msg.GetExpectedVersion() != a.GetVersion() {
+			return nil, connect.NewError(connect.CodeAborted, errors.New("version mismatch"))
+		}
+		n := proto.CloneOf(a)
+		n.Version++
+		n.Definition = req.Msg.GetDefinition()
+		n.Announce, _ = def.Contents["announce"].(string)
+		f.agents[i] = n
+		return connect.NewResponse(&agentsv1.UpdateAgentResponse{Agent: n}), nil
+	}
+	return nil, connect.NewError(connect.CodeNotFound, fmt.Errorf("no agent %q", req.Msg.GetSlug()))
 }

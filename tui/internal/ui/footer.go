@@ -54,7 +54,7 @@ func (m *Model) footerKeys() []key.Binding {
 			return searching
 		}
 		return append([]key.Binding{h(keys.Open, "new session with it"), keys.Hint(m.km, "move", keys.Up, keys.Down), h(keys.Search, "search"),
-			keys.Hint(m.km, "scroll the agent", keys.PageUp, keys.PageDown)}, global...)
+			h(keys.EditAgent, "edit"), keys.Hint(m.km, "scroll the agent", keys.PageUp, keys.PageDown)}, global...)
 	}
 	return append([]key.Binding{keys.Hint(m.km, "scroll", keys.Up, keys.Down)}, global...)
 }

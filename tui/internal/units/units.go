@@ -35,3 +35,18 @@ func Count(n int, one, many string) string {
 	}
 	return fmt.Sprintf("%d %s", n, many)
 }
+
+// USD is an amount in US dollars, with the cents shown, and more digits
+// below a cent so a cheap session does not show as free.
+func USD(x float64) string {
+	switch {
+	case x == 0:
+		return "$0"
+	case x < 0.01:
+		return fmt.Sprintf("$%.4f", x)
+	case x < 1000:
+		return fmt.Sprintf("$%.2f", x)
+	default:
+		return fmt.Sprintf("$%.0f", x)
+	}
+}

@@ -1,0 +1,380 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"connectrpc.com/connect"
+	"github.com/spf13/cobra"
+	"google.golang.org/protobuf/proto"
+
+	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+)
+
+// budgetFlags are the limits a command sets: --tokens and --cost-usd, or
+// --none for no limit. prefix names them on commands where a bare
+// --tokens would be unclear (run's --budget-tokens).
+type budgetFlags struct {
+	tokens  int64
+	costUSD float64
+	none    bool
+	cmd     *cobra.Command
+	prefix  string
+}
+
+func (b *budgetFlags) add(cmd *cobra.Command, prefix, what string) {
+	b.cmd, b.prefix = cmd, prefix
+	f := cmd.Flags()
+	f.Int64Var(&b.tokens, prefix+"tokens", 0, "most tokens (input + output) "+what+" may spend")
+	f.Float64Var(&b.costUSD, costFlag(prefix), 0, "most US dollars "+what+" may spend (priced by the server's price table)")
+}
+
+// addNone adds --none, which sets a budget without limits.
+func (b *budgetFlags) addNone(what string) {
+	b.cmd.Flags().BoolVar(&b.none, "none", false, "remove the limits of "+what)
+}
+
+func costFlag(prefix string) string {
+	if prefix == "" {
+		return "cost-usd"
+	}
+	return prefix + "usd"
+}
+
+// given says whether any limit flag was given.
+func (b *budgetFlags) given() bool {
+	f := b.cmd.Flags()
+	return f.Changed(b.prefix+"tokens") || f.Changed(costFlag(b.prefix)) || b.none
+}
+
+// budget is the budget the flags set, nil when none was given.
+func (b *budgetFlags) budget() (*agentsv1.Budget, error) {
+	if !b.given() {
+		return nil, nil
+	}
+	f := b.cmd.Flags()
+	out := &agentsv1.Budget{}
+	if f.Changed(b.prefix + "tokens") {
+		if b.tokens < 0 {
+			return nil, fmt.Errorf("--%stokens %d: want 0 or more", b.prefix, b.tokens)
+		}
+		out.Tokens = proto.Int64(b.tokens)
+	}
+	if f.Changed(costFlag(b.prefix)) {
+		if b.costUSD < 0 {
+			return nil, fmt.Errorf("--%s %g: want 0 or more", costFlag(b.prefix), b.costUSD)
+		}
+		out.CostUsd = proto.Float64(b.costUSD)
+	}
+	if b.none && (out.Tokens != nil || out.CostUsd != nil) {
+		return nil, errors.New("--none removes the limits: give it without --tokens and --cost-usd")
+	}
+	return out, nil
+}
+
+// sessionsBudget is `agents sessions budget ID`.
+func (a *app) sessionsBudget(cf *clientFlags) *cobra.Command {
+	var (
+		bf     budgetFlags
+		asJSON bool
+	)
+	cmd := &cobra.Command{
+		Use:   "budget ID [--tokens N] [--cost-usd X | --none]",
+		Short: "Show or set the budget of a session's tree (ID may be a unique prefix)",
+		Long: `Show the budget of a session's tree (the session and its helpers'
+sessions spend one budget), what the tree spent and what is left; with
+--tokens or --cost-usd, replace its limits (a limit not given is
+removed), with --none remove them all. The budget is set on the tree's
+root session. A run the budget stopped does not restart when it is
+raised: agents sessions resume continues it.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			budget, err := bf.budget()
+			if err != nil {
+				return err
+			}
+			c, err := a.dial(cmd.Context(), *cf, embedOptions{})
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			id, err := resolveSession(cmd.Context(), c, args[0])
+			if err != nil {
+				return err
+			}
+			var meta *agentsv1.SessionMeta
+			if budget == nil {
+				res, err := c.Sessions.GetSession(cmd.Context(), connect.NewRequest(&agentsv1.GetSessionRequest{SessionId: id, MetaOnly: true}))
+				if err != nil {
+					return describe(err)
+				}
+				meta = res.Msg.GetSession().GetMeta()
+			} else {
+				res, err := c.Sessions.UpdateSession(cmd.Context(), connect.NewRequest(&agentsv1.UpdateSessionRequest{SessionId: id, Budget: budget}))
+				if err != nil {
+					return budgetError(err)
+				}
+				meta = res.Msg.GetMeta()
+			}
+			if asJSON {
+				return writeJSON(a.stdout, meta.GetBudget())
+			}
+			if meta.GetBudget() == nil {
+				return errors.New("the server does not report budgets")
+			}
+			if r := meta.GetRootId(); r != "" && r != meta.GetId() {
+				fmt.Fprintf(a.stdout, "tree      %s\n", r)
+			}
+			writeBudgetState(a.stdout, meta.GetBudget())
+			return nil
+		},
+	}
+	bf.add(cmd, "", "the session's tree")
+	bf.addNone("the session's tree")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the budget state as JSON")
+	return cmd
+}
+
+// budgetError is describe for the calls of budgets, saying so when the
+// server has none.
+func budgetError(err error) error {
+	if connect.CodeOf(err) == connect.CodeUnimplemented {
+		return fmt.Errorf("%w (this server does not support budgets)", describe(err))
+	}
+	return describe(err)
+}
+
+// writeBudgetState prints a budget, what was spent against it and what
+// is left, one line each.
+func writeBudgetState(w io.Writer, b *agentsv1.BudgetState) {
+	limit, spent, left := b.GetBudget(), b.GetSpent(), b.GetLeft()
+	fmt.Fprintf(w, "budget    %s\n", budgetText(limit))
+	fmt.Fprintf(w, "spent     %s\n", spendText(spent.GetTokens(), spent.GetCostUsd()))
+	if hasLimit(limit) {
+		fmt.Fprintf(w, "left      %s\n", budgetText(left))
+	}
+	if b.GetExceeded() {
+		fmt.Fprintln(w, "exceeded  yes: no model call starts until the budget is raised")
+	}
+}
+
+// budgetText is a budget's limits: "50000 tokens, $1.00", "no limit".
+func budgetText(b *agentsv1.Budget) string {
+	if !hasLimit(b) {
+		return "no limit"
+	}
+	var parts []string
+	if b.Tokens != nil {
+		parts = append(parts, fmt.Sprintf("%d tokens", b.GetTokens()))
+	}
+	if b.CostUsd != nil {
+		parts = append(parts, usd(b.GetCostUsd()))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// hasLimit says whether b sets a limit.
+func hasLimit(b *agentsv1.Budget) bool {
+	return b != nil && (b.Tokens != nil || b.CostUsd != nil)
+}
+
+// spendText is what was spent: tokens, and dollars when any were.
+func spendText(tokens int64, cost float64) string {
+	if cost == 0 {
+		return fmt.Sprintf("%d tokens", tokens)
+	}
+	return fmt.Sprintf("%d tokens, %s", tokens, usd(cost))
+}
+
+// usd prints dollars with their cents, and below a cent to the
+// hundredth of one, so a cheap session does not read as free.
+func usd(x float64) string {
+	if x != 0 && x < 0.01 {
+		return fmt.Sprintf("$%.4f", x)
+	}
+	return fmt.Sprintf("$%.2f", x)
+}
+
+// ownersCommand is `agents owners budget|usage`.
+func (a *app) ownersCommand() *cobra.Command {
+	var cf clientFlags
+	cmd := &cobra.Command{
+		Use:   "owners",
+		Short: "Show and set what owners may spend, and what they spent (locally or on --attach)",
+		Args:  cobra.NoArgs,
+	}
+	cf.addClientFlags(cmd)
+	cmd.PersistentFlags().StringVar(&a.flags.DB, "db", "", "database of the server started in-process (without --attach)")
+	a.addModelFlags(cmd)
+	cmd.AddCommand(a.ownersBudget(&cf), a.ownersUsage(&cf))
+	return cmd
+}
+
+func (a *app) ownersBudget(cf *clientFlags) *cobra.Command {
+	var (
+		bf     budgetFlags
+		period string
+		asJSON bool
+	)
+	cmd := &cobra.Command{
+		Use:   "budget [OWNER] [--tokens N] [--cost-usd X] [--period day|month|total] | --none",
+		Short: "Show or set an owner's budget (setting needs an admin token when attached with auth)",
+		Long: `Show the budget in force for OWNER (default: the caller) and where it
+comes from; with --tokens or --cost-usd, replace it (a limit not given
+is removed) for the --period (default total); with --none, set a budget
+without limits, which also overrides the server's default. Every
+session of the owner stops at its budget.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			owner := ""
+			if len(args) == 1 {
+				owner = args[0]
+			}
+			budget, err := bf.budget()
+			if err != nil {
+				return err
+			}
+			p, err := parsePeriod(period)
+			if err != nil {
+				return err
+			}
+			if budget == nil && cmd.Flags().Changed("period") {
+				return errors.New("--period goes with --tokens or --cost-usd")
+			}
+			if budget != nil && owner == "" {
+				return errors.New("name the OWNER whose budget to set")
+			}
+			c, err := a.dial(cmd.Context(), *cf, embedOptions{})
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			var ob *agentsv1.OwnerBudget
+			if budget == nil {
+				res, err := c.Owners.GetOwnerBudget(cmd.Context(), connect.NewRequest(&agentsv1.GetOwnerBudgetRequest{Owner: owner}))
+				if err != nil {
+					return budgetError(err)
+				}
+				ob = res.Msg.GetBudget()
+			} else {
+				res, err := c.Owners.SetOwnerBudget(cmd.Context(), connect.NewRequest(&agentsv1.SetOwnerBudgetRequest{
+					Owner: owner, Tokens: budget.Tokens, CostUsd: budget.CostUsd, Period: p,
+				}))
+				if err != nil {
+					return budgetError(err)
+				}
+				ob = res.Msg.GetBudget()
+			}
+			if asJSON {
+				return writeJSON(a.stdout, ob)
+			}
+			writeOwnerBudget(a.stdout, ob)
+			return nil
+		},
+	}
+	bf.add(cmd, "", "the owner's sessions together, per period,")
+	bf.addNone("the owner")
+	cmd.Flags().StringVar(&period, "period", "total", "what the limits cover: day, month (UTC calendar ones) or total")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the budget as JSON")
+	return cmd
+}
+
+func (a *app) ownersUsage(cf *clientFlags) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "usage [OWNER]",
+		Short: "Show what an owner spent in the budget's current period and in total",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			owner := ""
+			if len(args) == 1 {
+				owner = args[0]
+			}
+			c, err := a.dial(cmd.Context(), *cf, embedOptions{})
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			res, err := c.Owners.GetOwnerUsage(cmd.Context(), connect.NewRequest(&agentsv1.GetOwnerUsageRequest{Owner: owner}))
+			if err != nil {
+				return budgetError(err)
+			}
+			u := res.Msg.GetUsage()
+			if asJSON {
+				return writeJSON(a.stdout, u)
+			}
+			writeOwnerBudget(a.stdout, u.GetBudget())
+			if u.GetPeriodStart() != nil {
+				fmt.Fprintf(a.stdout, "current   %s to %s\n", u.GetPeriodStart().AsTime().UTC().Format(time.DateTime),
+					u.GetPeriodEnd().AsTime().UTC().Format(time.DateTime+" MST"))
+			}
+			cur := u.GetCurrent()
+			fmt.Fprintf(a.stdout, "spent     %s\n", spendText(cur.GetSpent().GetTokens(), cur.GetSpent().GetCostUsd()))
+			if hasLimit(cur.GetBudget()) {
+				fmt.Fprintf(a.stdout, "left      %s\n", budgetText(cur.GetLeft()))
+			}
+			if cur.GetExceeded() {
+				fmt.Fprintln(a.stdout, "exceeded  yes: no model call of the owner starts until the budget is raised or the period ends")
+			}
+			fmt.Fprintf(a.stdout, "total     %s\n", spendText(u.GetTotal().GetTokens(), u.GetTotal().GetCostUsd()))
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the usage as JSON")
+	return cmd
+}
+
+func writeOwnerBudget(w io.Writer, ob *agentsv1.OwnerBudget) {
+	fmt.Fprintf(w, "owner     %s\n", ob.GetOwner())
+	switch ob.GetSource() {
+	case agentsv1.BudgetSource_BUDGET_SOURCE_NONE:
+		fmt.Fprintln(w, "budget    none")
+		return
+	case agentsv1.BudgetSource_BUDGET_SOURCE_DEFAULT:
+		fmt.Fprintf(w, "budget    %s %s (the server's default)\n", budgetText(ob.GetBudget()), periodText(ob.GetPeriod()))
+	default:
+		fmt.Fprintf(w, "budget    %s %s\n", budgetText(ob.GetBudget()), periodText(ob.GetPeriod()))
+	}
+}
+
+// periodText says what span a budget covers: "per day", "in total".
+func periodText(p agentsv1.BudgetPeriod) string {
+	switch p {
+	case agentsv1.BudgetPeriod_BUDGET_PERIOD_DAY:
+		return "per day"
+	case agentsv1.BudgetPeriod_BUDGET_PERIOD_MONTH:
+		return "per month"
+	}
+	return "in total"
+}
+
+func parsePeriod(s string) (agentsv1.BudgetPeriod, error) {
+	v, ok := agentsv1.BudgetPeriod_value["BUDGET_PERIOD_"+strings.ToUpper(s)]
+	if !ok || v == 0 {
+		return 0, fmt.Errorf("--period %q: want day, month or total", s)
+	}
+	return agentsv1.BudgetPeriod(v), nil
+}
+
+// writeTreeSpend prints, in a session's summary, its tree's budget and
+// spend: one line, or nothing from a server without budgets.
+func writeTreeSpend(w io.Writer, m *agentsv1.SessionMeta) {
+	b := m.GetBudget()
+	if b == nil {
+		return
+	}
+	if r := m.GetRootId(); r != "" && r != m.GetId() {
+		fmt.Fprintf(w, "tree     %s\n", r)
+	}
+	line := budgetText(b.GetBudget()) + " · tree spent " + spendText(b.GetSpent().GetTokens(), b.GetSpent().GetCostUsd())
+	if hasLimit(b.GetBudget()) {
+		line += " · left " + budgetText(b.GetLeft())
+	}
+	if b.GetExceeded() {
+		line += " · exceeded"
+	}
+	fmt.Fprintf(w, "budget   %s\n", line)
+}

@@ -1,0 +1,248 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"text/tabwriter"
+	"time"
+
+	"connectrpc.com/connect"
+	"github.com/spf13/cobra"
+
+	"github.com/agents-os/agents/api/client"
+	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/tui/editor"
+)
+
+// sourceText names where an agent comes from, for the agents list: its
+// file, or the database with its version.
+func sourceText(ag *agentsv1.AgentDescriptor) string {
+	if ag.GetSource() == agentsv1.AgentSource_AGENT_SOURCE_STORED {
+		return fmt.Sprintf("stored v%d", ag.GetVersion())
+	}
+	return "file"
+}
+
+// agentError is describe for the calls that change stored agents, saying
+// so when the server keeps none.
+func agentError(err error) error {
+	if connect.CodeOf(err) == connect.CodeUnimplemented {
+		return fmt.Errorf("%w (this server does not store agents)", describe(err))
+	}
+	return describe(err)
+}
+
+func (a *app) agentsCreate(cf *clientFlags) *cobra.Command {
+	var file string
+	cmd := &cobra.Command{
+		Use:   "create -f FILE",
+		Short: "Store a new agent from an agent file's JSON (- reads stdin); needs an admin token when attached with auth",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			def, err := a.readDefinition(file)
+			if err != nil {
+				return err
+			}
+			c, err := a.dial(cmd.Context(), *cf, embedOptions{})
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			res, err := c.Agents.CreateAgent(cmd.Context(), connect.NewRequest(&agentsv1.CreateAgentRequest{Definition: def}))
+			if err != nil {
+				return agentError(err)
+			}
+			ag := res.Msg.GetAgent()
+			fmt.Fprintf(a.stdout, "created agent %s, version %d\n", ag.GetSlug(), ag.GetVersion())
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&file, "file", "f", "", "the agent file to store (- for stdin)")
+	_ = cmd.MarkFlagRequired("file")
+	return cmd
+}
+
+// readDefinition is the agent file at path, or stdin for "-".
+func (a *app) readDefinition(path string) (string, error) {
+	var b []byte
+	var err error
+	if path == "-" {
+		b, err = io.ReadAll(a.stdin)
+	} else {
+		b, err = os.ReadFile(path)
+	}
+	if err != nil {
+		return "", fmt.Errorf("-f: %w", err)
+	}
+	return string(b), nil
+}
+
+func (a *app) agentsEdit(cf *clientFlags) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "edit SLUG",
+		Short: "Edit a stored agent in $EDITOR and store it as a new version",
+		Long: `Edit a stored agent's definition in $VISUAL or $EDITOR (else vi), as
+kubectl edit does: when the editor ends, the file is stored as the
+agent's next version. A file that is not JSON, or that the server
+refuses, opens again with the error on top in comment lines (lines
+starting with #, which are dropped). Saving the file unchanged, or
+empty, cancels. An agent changed by someone else meanwhile is not
+overwritten. File agents are read-only: change their file and reload.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := a.dial(cmd.Context(), *cf, embedOptions{})
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			return a.editAgent(cmd.Context(), c, args[0])
+		},
+	}
+	return cmd
+}
+
+// editAgent runs the editor over the agent's definition until the server
+// takes it, or the user cancels.
+func (a *app) editAgent(ctx context.Context, c *client.Client, slug string) error {
+	res, err := c.Agents.GetAgent(ctx, connect.NewRequest(&agentsv1.GetAgentRequest{Slug: slug}))
+	if err != nil {
+		return describe(err)
+	}
+	ag := res.Msg.GetAgent()
+	if ag.GetSource() != agentsv1.AgentSource_AGENT_SOURCE_STORED {
+		return fmt.Errorf("agent %s comes from the file %s and is read-only here: change the file, then reload", slug, ag.GetFile())
+	}
+	version := ag.GetVersion()
+	e := editor.New(ag.GetDefinition(), fmt.Sprintf("Agent %s, version %d. Saved, it becomes version %d.", slug, version, version+1))
+	var last error
+	for {
+		saved, err := a.runEditor(e.Content(last))
+		if err != nil {
+			return err
+		}
+		doc, outcome := e.Take(saved)
+		switch outcome {
+		case editor.Emptied:
+			fmt.Fprintln(a.stderr, "edit cancelled: the file was emptied")
+			return nil
+		case editor.Unchanged:
+			fmt.Fprintln(a.stderr, "edit cancelled: no change")
+			return nil
+		}
+		if last = editor.Valid(doc); last != nil {
+			continue
+		}
+		up, err := c.Agents.UpdateAgent(ctx, connect.NewRequest(&agentsv1.UpdateAgentRequest{Slug: slug, Definition: doc, ExpectedVersion: &version}))
+		if connect.CodeOf(err) == connect.CodeInvalidArgument {
+			last = describe(err)
+			continue
+		}
+		if code, _ := errorReason(err); code == "version_mismatch" {
+			return fmt.Errorf("agent %s changed while you edited it, nothing stored: edit it again (%w)", slug, describe(err))
+		}
+		if err != nil {
+			return agentError(err)
+		}
+		fmt.Fprintf(a.stdout, "agent %s: version %d\n", slug, up.Msg.GetAgent().GetVersion())
+		return nil
+	}
+}
+
+// runEditor edits content in the user's editor, on this command's
+// terminal, and returns what was saved.
+func (a *app) runEditor(content []byte) ([]byte, error) {
+	path, err := editor.TempFile(content)
+	if err != nil {
+		return nil, fmt.Errorf("editor: %w", err)
+	}
+	defer os.Remove(path)
+	getenv := func(k string) string { v, _ := a.lookupEnv(k); return v }
+	cmd := editor.Cmd(getenv, path)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = a.stdin, a.stdout, a.stderr
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("editor %s: %w", cmd.Path, err)
+	}
+	saved, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("editor: %w", err)
+	}
+	return saved, nil
+}
+
+func (a *app) agentsRemove(cf *clientFlags) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:     "rm SLUG...",
+		Aliases: []string{"delete"},
+		Short:   "Delete stored agents (their sessions stay readable); needs an admin token when attached with auth",
+		Args:    cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := a.dial(cmd.Context(), *cf, embedOptions{})
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			for _, slug := range args {
+				res, err := c.Agents.DeleteAgent(cmd.Context(), connect.NewRequest(&agentsv1.DeleteAgentRequest{Slug: slug}))
+				if err != nil {
+					return fmt.Errorf("%s: %w", slug, agentError(err))
+				}
+				fmt.Fprintf(a.stdout, "deleted agent %s (version %d)\n", res.Msg.GetSlug(), res.Msg.GetVersion())
+			}
+			return nil
+		},
+	}
+	return cmd
+}
+
+func (a *app) agentsVersions(cf *clientFlags) *cobra.Command {
+	var asJSON bool
+	var show int64
+	cmd := &cobra.Command{
+		Use:   "versions SLUG",
+		Short: "List a stored agent's versions, newest first (--show N prints one's definition)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := a.dial(cmd.Context(), *cf, embedOptions{})
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			res, err := c.Agents.ListAgentVersions(cmd.Context(), connect.NewRequest(&agentsv1.ListAgentVersionsRequest{Slug: args[0]}))
+			if err != nil {
+				return agentError(err)
+			}
+			list := res.Msg.GetVersions()
+			if asJSON {
+				return writeJSON(a.stdout, res.Msg)
+			}
+			if show != 0 {
+				for _, v := range list {
+					if v.GetVersion() == show {
+						_, err := io.WriteString(a.stdout, v.GetDefinition())
+						return err
+					}
+				}
+				return fmt.Errorf("agent %s has no version %d", args[0], show)
+			}
+			if len(list) == 0 {
+				return errors.New("no stored versions: " + args[0] + " is a file agent")
+			}
+			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "VERSION\tCURRENT\tWRITTEN\tAUTHOR")
+			for _, v := range list {
+				current := ""
+				if v.GetCurrent() {
+					current = "yes"
+				}
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", v.GetVersion(), current, v.GetCreateTime().AsTime().Local().Format(time.DateTime), v.GetAuthor())
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the versions as JSON")
+	cmd.Flags().Int64Var(&show, "show", 0, "print this version's definition")
+	return cmd
+}
