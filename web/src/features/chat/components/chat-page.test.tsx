@@ -7,7 +7,7 @@ import axe from "axe-core";
 import { MemoryRouter, Route, Routes, useLocation } from "react-router";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { AgentDescriptorSchema, AgentService, ParamDescriptorSchema, ToolKind } from "../../../gen/agents/v1/agent_pb";
-import { EventSchema, type Event } from "../../../gen/agents/v1/event_pb";
+import { EventSchema, RunStoppedSchema, type Event } from "../../../gen/agents/v1/event_pb";
 import { MailEnvelopeSchema, MailPriority } from "../../../gen/agents/v1/mail_pb";
 import {
   DeferredCallSchema,
@@ -173,7 +173,7 @@ function ev(id: string, seq: number, body: Event["body"], delta = 0): StreamUpda
 }
 
 function stopped(id: string, seq: number): StreamUpdate {
-  return ev(id, seq, { case: "runStopped", value: { $typeName: "agents.v1.RunStopped", status: SessionStatus.READY, reason: "done", steps: 1, text: "" } });
+  return ev(id, seq, { case: "runStopped", value: create(RunStoppedSchema, { status: SessionStatus.READY, reason: "done", steps: 1, text: "" }) });
 }
 
 describe("ChatPage", () => {

@@ -1,7 +1,7 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { ToolKind } from "../../../gen/agents/v1/agent_pb";
-import { EventSchema, type Event } from "../../../gen/agents/v1/event_pb";
+import { EventSchema, RunStoppedSchema, type Event } from "../../../gen/agents/v1/event_pb";
 import {
   DeferredCallSchema,
   LlmTurnSchema,
@@ -73,7 +73,7 @@ const rest: Event[] = [
   ev(15, { case: "thinkingDelta", value: { $typeName: "agents.v1.ThinkingDelta", text: "noon", turnIndex: 3 } }, 5),
   ev(15, { case: "textDelta", value: { $typeName: "agents.v1.TextDelta", text: "It is noon.", turnIndex: 3 } }, 6),
   ev(16, { case: "sessionUpdated", value: { $typeName: "agents.v1.SessionUpdated", meta: meta(SessionStatus.RUNNING, 4), headTurn: turns[3] } }),
-  ev(17, { case: "runStopped", value: { $typeName: "agents.v1.RunStopped", status: SessionStatus.READY, reason: "done", steps: 2, text: "It is noon." } }),
+  ev(17, { case: "runStopped", value: create(RunStoppedSchema, { status: SessionStatus.READY, reason: "done", steps: 2, text: "It is noon." }) }),
   ev(18, { case: "sessionUpdated", value: { $typeName: "agents.v1.SessionUpdated", meta: meta(SessionStatus.READY, 4, { statusReason: "done" }) } }),
 ];
 
@@ -129,7 +129,7 @@ describe("sessionReducer", () => {
 
   it("ignores the events of other sessions", () => {
     const s = loadedWith(midAnswer);
-    const other = ev(20, { case: "runStopped", value: { $typeName: "agents.v1.RunStopped", status: SessionStatus.READY, reason: "done", steps: 1, text: "" } }, 0, "s-2");
+    const other = ev(20, { case: "runStopped", value: create(RunStoppedSchema, { status: SessionStatus.READY, reason: "done", steps: 1, text: "" }) }, 0, "s-2");
     expect(sessionReducer(s, { type: "event", event: other })).toBe(s);
   });
 
