@@ -1,7 +1,7 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { ToolKind } from "../../../gen/agents/v1/agent_pb";
-import { EventSchema, RunStoppedSchema, type Event } from "../../../gen/agents/v1/event_pb";
+import { EventSchema, RunStartedSchema, RunStoppedSchema, type Event } from "../../../gen/agents/v1/event_pb";
 import {
   DeferredCallSchema,
   LlmTurnSchema,
@@ -271,5 +271,39 @@ describe("sessionReducer", () => {
       { type: "event", event: ev(11, { case: "sessionDeleted", value: { $typeName: "agents.v1.SessionDeleted", meta: meta(SessionStatus.READY, 1) } }) },
     ]);
     expect(s.deleted).toBe(true);
+  });
+
+  it("follows the tree's spend from the sessions of its tree, not from others", () => {
+    const root = session({ seq: 10n, meta: create(SessionMetaSchema, { id, rootId: id, status: SessionStatus.WAITING, budget: { budget: { tokens: 1000n }, spent: { tokens: 100n } } }) });
+    let s = loadedWith(root);
+    const helper = (seq: number, rootId: string, spent: bigint) =>
+      ev(
+        seq,
+        {
+          case: "sessionUpdated",
+          value: { $typeName: "agents.v1.SessionUpdated", meta: create(SessionMetaSchema, { id: "kid", rootId, budget: { budget: { tokens: 1000n }, spent: { tokens: spent } } }) },
+        },
+        0,
+        "kid",
+      );
+    s = sessionReducer(s, { type: "event", event: helper(11, id, 400n) });
+    expect(s.meta?.budget?.spent?.tokens).toBe(400n);
+    expect(s.meta?.status).toBe(SessionStatus.WAITING);
+    // Another tree's spend is not this one's; an old change is not news.
+    const after = sessionReducer(s, { type: "event", event: helper(12, "other-root", 900n) });
+    expect(after).toBe(s);
+    expect(sessionReducer(s, { type: "event", event: helper(9, id, 50n) }).meta?.budget?.spent?.tokens).toBe(400n);
+  });
+
+  it("keeps which budget stopped the run until the next run starts", () => {
+    let s = loadedWith(midAnswer);
+    s = sessionReducer(s, {
+      type: "event",
+      event: ev(11, { case: "runStopped", value: create(RunStoppedSchema, { status: SessionStatus.PAUSED, reason: "budget_exceeded", budget: "session" }) }),
+    });
+    expect(s.stoppedBy).toBe("session");
+    expect(s.meta).toMatchObject({ status: SessionStatus.PAUSED, statusReason: "budget_exceeded" });
+    s = sessionReducer(s, { type: "event", event: ev(12, { case: "runStarted", value: create(RunStartedSchema) }) });
+    expect(s.stoppedBy).toBeUndefined();
   });
 });

@@ -80,6 +80,9 @@ export interface SessionState {
   // The code of the last failure (`params_required`, …), until a run
   // starts again.
   failureCode?: string;
+  // The budget a run stopped for (`session`, `owner`), as its
+  // run.stopped said, until a run starts again.
+  stoppedBy?: string;
 }
 
 export type SessionAction =
@@ -111,7 +114,7 @@ export function sessionReducer(state: SessionState, action: SessionAction): Sess
       return prepend(state, action.session);
     case "event": {
       const ev = action.event;
-      if (ev.sessionId !== state.id) return state;
+      if (ev.sessionId !== state.id) return treeSpend(state, ev);
       if (state.fetching > 0 || !state.loaded) return { ...state, held: [...state.held, ev] };
       return apply(state, ev);
     }
@@ -270,9 +273,11 @@ function apply(state: SessionState, ev: Event): SessionState {
     case "runStarted":
       s.meta = withStatus(s, SessionStatus.RUNNING, "");
       s.failureCode = undefined;
+      s.stoppedBy = undefined;
       return s;
     case "runStopped":
       s.meta = withStatus(s, b.value.status, b.value.reason);
+      s.stoppedBy = b.value.budget || undefined;
       endRun(s);
       return s;
     case "sessionFailed":
@@ -286,6 +291,21 @@ function apply(state: SessionState, ev: Event): SessionState {
     default:
       return s;
   }
+}
+
+// treeSpend takes the tree's budget state from another session of the
+// same tree: a helper's session.updated carries what the whole tree has
+// spent, which the root's header shows as it grows. Only a change newer
+// than what the state reflects is taken; the session's own events, and
+// its loads, bring the rest.
+function treeSpend(state: SessionState, ev: Event): SessionState {
+  const b = ev.body;
+  if (b.case !== "sessionUpdated" || !state.loaded || state.fetching > 0) return state;
+  const root = state.meta?.rootId;
+  const m = b.value.meta;
+  if (!root || !m?.budget || m.rootId !== root || !state.meta) return state;
+  if (!follows(positionOf(ev), state.pos)) return state;
+  return { ...state, meta: { ...state.meta, budget: m.budget } };
 }
 
 function withStatus(s: SessionState, status: SessionStatus, reason: string): SessionMeta {
