@@ -55,3 +55,19 @@ func descriptors(snap *catalog.Snapshot) []*agentsv1.AgentDescriptor {
 	}
 	return out
 }
+
+func (h *agentService) CreateAgent(context.Context, *connect.Request[agentsv1.CreateAgentRequest]) (*connect.Response[agentsv1.CreateAgentResponse], error) {
+	return nil, errs.Unimplemented("unimplemented", "stored agents are not available yet")
+}
+
+func (h *agentService) UpdateAgent(context.Context, *connect.Request[agentsv1.UpdateAgentRequest]) (*connect.Response[agentsv1.UpdateAgentResponse], error) {
+	return nil, errs.Unimplemented("unimplemented", "stored agents are not available yet")
+}
+
+func (h *agentService) DeleteAgent(context.Context, *connect.Request[agentsv1.DeleteAgentRequest]) (*connect.Response[agentsv1.DeleteAgentResponse], error) {
+	return nil, errs.Unimplemented("unimplemented", "stored agents are not available yet")
+}
+
+func (h *agentService) ListAgentVersions(context.Context, *connect.Request[agentsv1.ListAgentVersionsRequest]) (*connect.Response[agentsv1.ListAgentVersionsResponse], error) {
+	return nil, errs.Unimplemented("unimplemented", "stored agents are not available yet")
+}

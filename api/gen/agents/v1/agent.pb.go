@@ -10,6 +10,7 @@ import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	structpb "google.golang.org/protobuf/types/known/structpb"
+	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	reflect "reflect"
 	sync "sync"
 	unsafe "unsafe"
@@ -21,6 +22,60 @@ const (
 	// Verify that runtime/protoimpl is sufficiently up-to-date.
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
+
+// AgentSource says where an agent comes from.
+type AgentSource int32
+
+const (
+	// Not set.
+	AgentSource_AGENT_SOURCE_UNSPECIFIED AgentSource = 0
+	// An agent file the server reads (or a helper that file names): read-only
+	// to the API.
+	AgentSource_AGENT_SOURCE_FILE AgentSource = 1
+	// An agent stored in the server's database with CreateAgent.
+	AgentSource_AGENT_SOURCE_STORED AgentSource = 2
+)
+
+// Enum value maps for AgentSource.
+var (
+	AgentSource_name = map[int32]string{
+		0: "AGENT_SOURCE_UNSPECIFIED",
+		1: "AGENT_SOURCE_FILE",
+		2: "AGENT_SOURCE_STORED",
+	}
+	AgentSource_value = map[string]int32{
+		"AGENT_SOURCE_UNSPECIFIED": 0,
+		"AGENT_SOURCE_FILE":        1,
+		"AGENT_SOURCE_STORED":      2,
+	}
+)
+
+func (x AgentSource) Enum() *AgentSource {
+	p := new(AgentSource)
+	*p = x
+	return p
+}
+
+func (x AgentSource) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (AgentSource) Descriptor() protoreflect.EnumDescriptor {
+	return file_agents_v1_agent_proto_enumTypes[0].Descriptor()
+}
+
+func (AgentSource) Type() protoreflect.EnumType {
+	return &file_agents_v1_agent_proto_enumTypes[0]
+}
+
+func (x AgentSource) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use AgentSource.Descriptor instead.
+func (AgentSource) EnumDescriptor() ([]byte, []int) {
+	return file_agents_v1_agent_proto_rawDescGZIP(), []int{0}
+}
 
 // ToolKind says who executes a tool.
 type ToolKind int32
@@ -72,11 +127,11 @@ func (x ToolKind) String() string {
 }
 
 func (ToolKind) Descriptor() protoreflect.EnumDescriptor {
-	return file_agents_v1_agent_proto_enumTypes[0].Descriptor()
+	return file_agents_v1_agent_proto_enumTypes[1].Descriptor()
 }
 
 func (ToolKind) Type() protoreflect.EnumType {
-	return &file_agents_v1_agent_proto_enumTypes[0]
+	return &file_agents_v1_agent_proto_enumTypes[1]
 }
 
 func (x ToolKind) Number() protoreflect.EnumNumber {
@@ -85,7 +140,513 @@ func (x ToolKind) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ToolKind.Descriptor instead.
 func (ToolKind) EnumDescriptor() ([]byte, []int) {
+	return file_agents_v1_agent_proto_rawDescGZIP(), []int{1}
+}
+
+// CreateAgentRequest stores a new agent.
+type CreateAgentRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The agent file's JSON text, as a file would hold it:
+	// `{"tag": "OpenAIAgentDescription", "contents": {"slug": …, …}}`. The
+	// slug is the one in contents. Relative paths are resolved against the
+	// server's working directory; extraAgents entries name their helper by
+	// slug (their `path` may be left out, and is only checked to exist when
+	// given).
+	Definition    string `protobuf:"bytes,1,opt,name=definition,proto3" json:"definition,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateAgentRequest) Reset() {
+	*x = CreateAgentRequest{}
+	mi := &file_agents_v1_agent_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateAgentRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateAgentRequest) ProtoMessage() {}
+
+func (x *CreateAgentRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agents_v1_agent_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateAgentRequest.ProtoReflect.Descriptor instead.
+func (*CreateAgentRequest) Descriptor() ([]byte, []int) {
 	return file_agents_v1_agent_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *CreateAgentRequest) GetDefinition() string {
+	if x != nil {
+		return x.Definition
+	}
+	return ""
+}
+
+// CreateAgentResponse carries the agent as stored.
+type CreateAgentResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The new agent, at version 1 (or one past the last version of a deleted
+	// agent of that slug).
+	Agent         *AgentDescriptor `protobuf:"bytes,1,opt,name=agent,proto3" json:"agent,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateAgentResponse) Reset() {
+	*x = CreateAgentResponse{}
+	mi := &file_agents_v1_agent_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateAgentResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateAgentResponse) ProtoMessage() {}
+
+func (x *CreateAgentResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agents_v1_agent_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateAgentResponse.ProtoReflect.Descriptor instead.
+func (*CreateAgentResponse) Descriptor() ([]byte, []int) {
+	return file_agents_v1_agent_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *CreateAgentResponse) GetAgent() *AgentDescriptor {
+	if x != nil {
+		return x.Agent
+	}
+	return nil
+}
+
+// UpdateAgentRequest replaces a stored agent's definition.
+type UpdateAgentRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The agent to change.
+	Slug string `protobuf:"bytes,1,opt,name=slug,proto3" json:"slug,omitempty"`
+	// The new definition, whole, as CreateAgentRequest.definition; its
+	// contents.slug must be slug.
+	Definition string `protobuf:"bytes,2,opt,name=definition,proto3" json:"definition,omitempty"`
+	// When set, the update happens only if the agent's current version is
+	// this one (optimistic concurrency: read, edit, write back with the
+	// version read); otherwise `aborted`.
+	ExpectedVersion *int64 `protobuf:"varint,3,opt,name=expected_version,json=expectedVersion,proto3,oneof" json:"expected_version,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *UpdateAgentRequest) Reset() {
+	*x = UpdateAgentRequest{}
+	mi := &file_agents_v1_agent_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateAgentRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateAgentRequest) ProtoMessage() {}
+
+func (x *UpdateAgentRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agents_v1_agent_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateAgentRequest.ProtoReflect.Descriptor instead.
+func (*UpdateAgentRequest) Descriptor() ([]byte, []int) {
+	return file_agents_v1_agent_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *UpdateAgentRequest) GetSlug() string {
+	if x != nil {
+		return x.Slug
+	}
+	return ""
+}
+
+func (x *UpdateAgentRequest) GetDefinition() string {
+	if x != nil {
+		return x.Definition
+	}
+	return ""
+}
+
+func (x *UpdateAgentRequest) GetExpectedVersion() int64 {
+	if x != nil && x.ExpectedVersion != nil {
+		return *x.ExpectedVersion
+	}
+	return 0
+}
+
+// UpdateAgentResponse carries the agent as stored.
+type UpdateAgentResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The agent at its new version.
+	Agent         *AgentDescriptor `protobuf:"bytes,1,opt,name=agent,proto3" json:"agent,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateAgentResponse) Reset() {
+	*x = UpdateAgentResponse{}
+	mi := &file_agents_v1_agent_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateAgentResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateAgentResponse) ProtoMessage() {}
+
+func (x *UpdateAgentResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agents_v1_agent_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateAgentResponse.ProtoReflect.Descriptor instead.
+func (*UpdateAgentResponse) Descriptor() ([]byte, []int) {
+	return file_agents_v1_agent_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *UpdateAgentResponse) GetAgent() *AgentDescriptor {
+	if x != nil {
+		return x.Agent
+	}
+	return nil
+}
+
+// DeleteAgentRequest removes a stored agent.
+type DeleteAgentRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The agent to delete.
+	Slug string `protobuf:"bytes,1,opt,name=slug,proto3" json:"slug,omitempty"`
+	// When set, the agent is deleted only if its current version is this
+	// one; otherwise `aborted`.
+	ExpectedVersion *int64 `protobuf:"varint,2,opt,name=expected_version,json=expectedVersion,proto3,oneof" json:"expected_version,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *DeleteAgentRequest) Reset() {
+	*x = DeleteAgentRequest{}
+	mi := &file_agents_v1_agent_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteAgentRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteAgentRequest) ProtoMessage() {}
+
+func (x *DeleteAgentRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agents_v1_agent_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteAgentRequest.ProtoReflect.Descriptor instead.
+func (*DeleteAgentRequest) Descriptor() ([]byte, []int) {
+	return file_agents_v1_agent_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *DeleteAgentRequest) GetSlug() string {
+	if x != nil {
+		return x.Slug
+	}
+	return ""
+}
+
+func (x *DeleteAgentRequest) GetExpectedVersion() int64 {
+	if x != nil && x.ExpectedVersion != nil {
+		return *x.ExpectedVersion
+	}
+	return 0
+}
+
+// DeleteAgentResponse reports a deletion.
+type DeleteAgentResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The slug deleted.
+	Slug string `protobuf:"bytes,1,opt,name=slug,proto3" json:"slug,omitempty"`
+	// The version the agent had when it was deleted.
+	Version       int64 `protobuf:"varint,2,opt,name=version,proto3" json:"version,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteAgentResponse) Reset() {
+	*x = DeleteAgentResponse{}
+	mi := &file_agents_v1_agent_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteAgentResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteAgentResponse) ProtoMessage() {}
+
+func (x *DeleteAgentResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agents_v1_agent_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteAgentResponse.ProtoReflect.Descriptor instead.
+func (*DeleteAgentResponse) Descriptor() ([]byte, []int) {
+	return file_agents_v1_agent_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *DeleteAgentResponse) GetSlug() string {
+	if x != nil {
+		return x.Slug
+	}
+	return ""
+}
+
+func (x *DeleteAgentResponse) GetVersion() int64 {
+	if x != nil {
+		return x.Version
+	}
+	return 0
+}
+
+// ListAgentVersionsRequest names one agent.
+type ListAgentVersionsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The agent's slug.
+	Slug          string `protobuf:"bytes,1,opt,name=slug,proto3" json:"slug,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListAgentVersionsRequest) Reset() {
+	*x = ListAgentVersionsRequest{}
+	mi := &file_agents_v1_agent_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListAgentVersionsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListAgentVersionsRequest) ProtoMessage() {}
+
+func (x *ListAgentVersionsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agents_v1_agent_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListAgentVersionsRequest.ProtoReflect.Descriptor instead.
+func (*ListAgentVersionsRequest) Descriptor() ([]byte, []int) {
+	return file_agents_v1_agent_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *ListAgentVersionsRequest) GetSlug() string {
+	if x != nil {
+		return x.Slug
+	}
+	return ""
+}
+
+// ListAgentVersionsResponse carries an agent's versions.
+type ListAgentVersionsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The versions, newest first; empty for a file agent.
+	Versions      []*AgentVersion `protobuf:"bytes,1,rep,name=versions,proto3" json:"versions,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListAgentVersionsResponse) Reset() {
+	*x = ListAgentVersionsResponse{}
+	mi := &file_agents_v1_agent_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListAgentVersionsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListAgentVersionsResponse) ProtoMessage() {}
+
+func (x *ListAgentVersionsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agents_v1_agent_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListAgentVersionsResponse.ProtoReflect.Descriptor instead.
+func (*ListAgentVersionsResponse) Descriptor() ([]byte, []int) {
+	return file_agents_v1_agent_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *ListAgentVersionsResponse) GetVersions() []*AgentVersion {
+	if x != nil {
+		return x.Versions
+	}
+	return nil
+}
+
+// AgentVersion is one version of a stored agent, as it was written.
+type AgentVersion struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The agent's slug.
+	Slug string `protobuf:"bytes,1,opt,name=slug,proto3" json:"slug,omitempty"`
+	// The version: 1 for the first, one more with every update.
+	Version int64 `protobuf:"varint,2,opt,name=version,proto3" json:"version,omitempty"`
+	// The definition of that version, as it was given (agent file JSON).
+	Definition string `protobuf:"bytes,3,opt,name=definition,proto3" json:"definition,omitempty"`
+	// When the version was written.
+	CreateTime *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
+	// Identity that wrote it (CreateAgent or UpdateAgent).
+	Author string `protobuf:"bytes,5,opt,name=author,proto3" json:"author,omitempty"`
+	// Whether this version is the agent's current one (false for every
+	// version of a deleted agent).
+	Current       bool `protobuf:"varint,6,opt,name=current,proto3" json:"current,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AgentVersion) Reset() {
+	*x = AgentVersion{}
+	mi := &file_agents_v1_agent_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AgentVersion) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AgentVersion) ProtoMessage() {}
+
+func (x *AgentVersion) ProtoReflect() protoreflect.Message {
+	mi := &file_agents_v1_agent_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AgentVersion.ProtoReflect.Descriptor instead.
+func (*AgentVersion) Descriptor() ([]byte, []int) {
+	return file_agents_v1_agent_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *AgentVersion) GetSlug() string {
+	if x != nil {
+		return x.Slug
+	}
+	return ""
+}
+
+func (x *AgentVersion) GetVersion() int64 {
+	if x != nil {
+		return x.Version
+	}
+	return 0
+}
+
+func (x *AgentVersion) GetDefinition() string {
+	if x != nil {
+		return x.Definition
+	}
+	return ""
+}
+
+func (x *AgentVersion) GetCreateTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreateTime
+	}
+	return nil
+}
+
+func (x *AgentVersion) GetAuthor() string {
+	if x != nil {
+		return x.Author
+	}
+	return ""
+}
+
+func (x *AgentVersion) GetCurrent() bool {
+	if x != nil {
+		return x.Current
+	}
+	return false
 }
 
 // ListAgentsRequest has no fields: every agent is visible to every owner.
@@ -97,7 +658,7 @@ type ListAgentsRequest struct {
 
 func (x *ListAgentsRequest) Reset() {
 	*x = ListAgentsRequest{}
-	mi := &file_agents_v1_agent_proto_msgTypes[0]
+	mi := &file_agents_v1_agent_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -109,7 +670,7 @@ func (x *ListAgentsRequest) String() string {
 func (*ListAgentsRequest) ProtoMessage() {}
 
 func (x *ListAgentsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_agent_proto_msgTypes[0]
+	mi := &file_agents_v1_agent_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -122,7 +683,7 @@ func (x *ListAgentsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAgentsRequest.ProtoReflect.Descriptor instead.
 func (*ListAgentsRequest) Descriptor() ([]byte, []int) {
-	return file_agents_v1_agent_proto_rawDescGZIP(), []int{0}
+	return file_agents_v1_agent_proto_rawDescGZIP(), []int{9}
 }
 
 // ListAgentsResponse carries the loaded agents and the load problems.
@@ -139,7 +700,7 @@ type ListAgentsResponse struct {
 
 func (x *ListAgentsResponse) Reset() {
 	*x = ListAgentsResponse{}
-	mi := &file_agents_v1_agent_proto_msgTypes[1]
+	mi := &file_agents_v1_agent_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -151,7 +712,7 @@ func (x *ListAgentsResponse) String() string {
 func (*ListAgentsResponse) ProtoMessage() {}
 
 func (x *ListAgentsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_agent_proto_msgTypes[1]
+	mi := &file_agents_v1_agent_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -164,7 +725,7 @@ func (x *ListAgentsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAgentsResponse.ProtoReflect.Descriptor instead.
 func (*ListAgentsResponse) Descriptor() ([]byte, []int) {
-	return file_agents_v1_agent_proto_rawDescGZIP(), []int{1}
+	return file_agents_v1_agent_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ListAgentsResponse) GetAgents() []*AgentDescriptor {
@@ -192,7 +753,7 @@ type GetAgentRequest struct {
 
 func (x *GetAgentRequest) Reset() {
 	*x = GetAgentRequest{}
-	mi := &file_agents_v1_agent_proto_msgTypes[2]
+	mi := &file_agents_v1_agent_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -204,7 +765,7 @@ func (x *GetAgentRequest) String() string {
 func (*GetAgentRequest) ProtoMessage() {}
 
 func (x *GetAgentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_agent_proto_msgTypes[2]
+	mi := &file_agents_v1_agent_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -217,7 +778,7 @@ func (x *GetAgentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAgentRequest.ProtoReflect.Descriptor instead.
 func (*GetAgentRequest) Descriptor() ([]byte, []int) {
-	return file_agents_v1_agent_proto_rawDescGZIP(), []int{2}
+	return file_agents_v1_agent_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *GetAgentRequest) GetSlug() string {
@@ -238,7 +799,7 @@ type GetAgentResponse struct {
 
 func (x *GetAgentResponse) Reset() {
 	*x = GetAgentResponse{}
-	mi := &file_agents_v1_agent_proto_msgTypes[3]
+	mi := &file_agents_v1_agent_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -250,7 +811,7 @@ func (x *GetAgentResponse) String() string {
 func (*GetAgentResponse) ProtoMessage() {}
 
 func (x *GetAgentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_agent_proto_msgTypes[3]
+	mi := &file_agents_v1_agent_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -263,7 +824,7 @@ func (x *GetAgentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAgentResponse.ProtoReflect.Descriptor instead.
 func (*GetAgentResponse) Descriptor() ([]byte, []int) {
-	return file_agents_v1_agent_proto_rawDescGZIP(), []int{3}
+	return file_agents_v1_agent_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *GetAgentResponse) GetAgent() *AgentDescriptor {
@@ -283,7 +844,7 @@ type ReloadAgentsRequest struct {
 
 func (x *ReloadAgentsRequest) Reset() {
 	*x = ReloadAgentsRequest{}
-	mi := &file_agents_v1_agent_proto_msgTypes[4]
+	mi := &file_agents_v1_agent_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -295,7 +856,7 @@ func (x *ReloadAgentsRequest) String() string {
 func (*ReloadAgentsRequest) ProtoMessage() {}
 
 func (x *ReloadAgentsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_agent_proto_msgTypes[4]
+	mi := &file_agents_v1_agent_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -308,7 +869,7 @@ func (x *ReloadAgentsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReloadAgentsRequest.ProtoReflect.Descriptor instead.
 func (*ReloadAgentsRequest) Descriptor() ([]byte, []int) {
-	return file_agents_v1_agent_proto_rawDescGZIP(), []int{4}
+	return file_agents_v1_agent_proto_rawDescGZIP(), []int{13}
 }
 
 // ReloadAgentsResponse reports the result of a reload.
@@ -324,7 +885,7 @@ type ReloadAgentsResponse struct {
 
 func (x *ReloadAgentsResponse) Reset() {
 	*x = ReloadAgentsResponse{}
-	mi := &file_agents_v1_agent_proto_msgTypes[5]
+	mi := &file_agents_v1_agent_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -336,7 +897,7 @@ func (x *ReloadAgentsResponse) String() string {
 func (*ReloadAgentsResponse) ProtoMessage() {}
 
 func (x *ReloadAgentsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_agent_proto_msgTypes[5]
+	mi := &file_agents_v1_agent_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -349,7 +910,7 @@ func (x *ReloadAgentsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReloadAgentsResponse.ProtoReflect.Descriptor instead.
 func (*ReloadAgentsResponse) Descriptor() ([]byte, []int) {
-	return file_agents_v1_agent_proto_rawDescGZIP(), []int{5}
+	return file_agents_v1_agent_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ReloadAgentsResponse) GetAgents() []*AgentDescriptor {
@@ -386,7 +947,8 @@ type AgentDescriptor struct {
 	Helpers []string `protobuf:"bytes,6,rep,name=helpers,proto3" json:"helpers,omitempty"`
 	// Params that clients may or must supply to sessions of this agent.
 	Params []*ParamDescriptor `protobuf:"bytes,7,rep,name=params,proto3" json:"params,omitempty"`
-	// Absolute path of the agent file it was loaded from.
+	// Absolute path of the agent file it was loaded from; empty for a stored
+	// agent.
 	File string `protobuf:"bytes,8,opt,name=file,proto3" json:"file,omitempty"`
 	// Slug of the agent that declares this one as a helper; empty for a root
 	// agent.
@@ -402,14 +964,30 @@ type AgentDescriptor struct {
 	// fields (naming the field most likely meant), fields of the agents-exe
 	// format this server does not implement (a tool the file declares may be
 	// missing), tool paths that do not exist.
-	Warnings      []*AgentLoadError `protobuf:"bytes,13,rep,name=warnings,proto3" json:"warnings,omitempty"`
+	Warnings []*AgentLoadError `protobuf:"bytes,13,rep,name=warnings,proto3" json:"warnings,omitempty"`
+	// Where the agent comes from: an agent file (read-only to the API) or
+	// the database.
+	Source AgentSource `protobuf:"varint,14,opt,name=source,proto3,enum=agents.v1.AgentSource" json:"source,omitempty"`
+	// The stored agent's version: 1 when created, one more with every
+	// update. Always 0 for a file agent, whose history is its file's.
+	Version int64 `protobuf:"varint,15,opt,name=version,proto3" json:"version,omitempty"`
+	// A stored agent's definition, the agent file JSON text of its current
+	// version, as given: what a client edits and sends back with
+	// UpdateAgent. Empty for a file agent.
+	Definition string `protobuf:"bytes,16,opt,name=definition,proto3" json:"definition,omitempty"`
+	// When the stored agent was created (its version 1); unset for a file
+	// agent.
+	CreateTime *timestamppb.Timestamp `protobuf:"bytes,17,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
+	// When the stored agent's current version was written; unset for a
+	// file agent.
+	UpdateTime    *timestamppb.Timestamp `protobuf:"bytes,18,opt,name=update_time,json=updateTime,proto3" json:"update_time,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *AgentDescriptor) Reset() {
 	*x = AgentDescriptor{}
-	mi := &file_agents_v1_agent_proto_msgTypes[6]
+	mi := &file_agents_v1_agent_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -421,7 +999,7 @@ func (x *AgentDescriptor) String() string {
 func (*AgentDescriptor) ProtoMessage() {}
 
 func (x *AgentDescriptor) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_agent_proto_msgTypes[6]
+	mi := &file_agents_v1_agent_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -434,7 +1012,7 @@ func (x *AgentDescriptor) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentDescriptor.ProtoReflect.Descriptor instead.
 func (*AgentDescriptor) Descriptor() ([]byte, []int) {
-	return file_agents_v1_agent_proto_rawDescGZIP(), []int{6}
+	return file_agents_v1_agent_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *AgentDescriptor) GetSlug() string {
@@ -528,6 +1106,41 @@ func (x *AgentDescriptor) GetWarnings() []*AgentLoadError {
 	return nil
 }
 
+func (x *AgentDescriptor) GetSource() AgentSource {
+	if x != nil {
+		return x.Source
+	}
+	return AgentSource_AGENT_SOURCE_UNSPECIFIED
+}
+
+func (x *AgentDescriptor) GetVersion() int64 {
+	if x != nil {
+		return x.Version
+	}
+	return 0
+}
+
+func (x *AgentDescriptor) GetDefinition() string {
+	if x != nil {
+		return x.Definition
+	}
+	return ""
+}
+
+func (x *AgentDescriptor) GetCreateTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreateTime
+	}
+	return nil
+}
+
+func (x *AgentDescriptor) GetUpdateTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.UpdateTime
+	}
+	return nil
+}
+
 // ModelDescriptor says which model an agent uses and how it is reached.
 type ModelDescriptor struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -551,7 +1164,7 @@ type ModelDescriptor struct {
 
 func (x *ModelDescriptor) Reset() {
 	*x = ModelDescriptor{}
-	mi := &file_agents_v1_agent_proto_msgTypes[7]
+	mi := &file_agents_v1_agent_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -563,7 +1176,7 @@ func (x *ModelDescriptor) String() string {
 func (*ModelDescriptor) ProtoMessage() {}
 
 func (x *ModelDescriptor) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_agent_proto_msgTypes[7]
+	mi := &file_agents_v1_agent_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -576,7 +1189,7 @@ func (x *ModelDescriptor) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelDescriptor.ProtoReflect.Descriptor instead.
 func (*ModelDescriptor) Descriptor() ([]byte, []int) {
-	return file_agents_v1_agent_proto_rawDescGZIP(), []int{7}
+	return file_agents_v1_agent_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ModelDescriptor) GetFlavor() string {
@@ -641,7 +1254,7 @@ type ToolDescriptor struct {
 
 func (x *ToolDescriptor) Reset() {
 	*x = ToolDescriptor{}
-	mi := &file_agents_v1_agent_proto_msgTypes[8]
+	mi := &file_agents_v1_agent_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -653,7 +1266,7 @@ func (x *ToolDescriptor) String() string {
 func (*ToolDescriptor) ProtoMessage() {}
 
 func (x *ToolDescriptor) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_agent_proto_msgTypes[8]
+	mi := &file_agents_v1_agent_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -666,7 +1279,7 @@ func (x *ToolDescriptor) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolDescriptor.ProtoReflect.Descriptor instead.
 func (*ToolDescriptor) Descriptor() ([]byte, []int) {
-	return file_agents_v1_agent_proto_rawDescGZIP(), []int{8}
+	return file_agents_v1_agent_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ToolDescriptor) GetName() string {
@@ -723,7 +1336,7 @@ type ParamDescriptor struct {
 
 func (x *ParamDescriptor) Reset() {
 	*x = ParamDescriptor{}
-	mi := &file_agents_v1_agent_proto_msgTypes[9]
+	mi := &file_agents_v1_agent_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -735,7 +1348,7 @@ func (x *ParamDescriptor) String() string {
 func (*ParamDescriptor) ProtoMessage() {}
 
 func (x *ParamDescriptor) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_agent_proto_msgTypes[9]
+	mi := &file_agents_v1_agent_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -748,7 +1361,7 @@ func (x *ParamDescriptor) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ParamDescriptor.ProtoReflect.Descriptor instead.
 func (*ParamDescriptor) Descriptor() ([]byte, []int) {
-	return file_agents_v1_agent_proto_rawDescGZIP(), []int{9}
+	return file_agents_v1_agent_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ParamDescriptor) GetName() string {
@@ -802,7 +1415,7 @@ type McpServerDescriptor struct {
 
 func (x *McpServerDescriptor) Reset() {
 	*x = McpServerDescriptor{}
-	mi := &file_agents_v1_agent_proto_msgTypes[10]
+	mi := &file_agents_v1_agent_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -814,7 +1427,7 @@ func (x *McpServerDescriptor) String() string {
 func (*McpServerDescriptor) ProtoMessage() {}
 
 func (x *McpServerDescriptor) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_agent_proto_msgTypes[10]
+	mi := &file_agents_v1_agent_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -827,7 +1440,7 @@ func (x *McpServerDescriptor) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use McpServerDescriptor.ProtoReflect.Descriptor instead.
 func (*McpServerDescriptor) Descriptor() ([]byte, []int) {
-	return file_agents_v1_agent_proto_rawDescGZIP(), []int{10}
+	return file_agents_v1_agent_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *McpServerDescriptor) GetName() string {
@@ -873,23 +1486,25 @@ func (x *McpServerDescriptor) GetToolCount() int32 {
 }
 
 // AgentLoadError is one problem found while loading agent files or
-// describing tools, an error or a warning.
+// stored agents or describing tools, an error or a warning.
 type AgentLoadError struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The file at fault.
+	// The file at fault; empty for a stored agent (see agent).
 	File string `protobuf:"bytes,1,opt,name=file,proto3" json:"file,omitempty"`
 	// The JSON field at fault, dotted (`contents.flavor`); empty when the
 	// whole file is at fault.
 	Field string `protobuf:"bytes,2,opt,name=field,proto3" json:"field,omitempty"`
 	// What is wrong.
-	Reason        string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	Reason string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	// The stored agent at fault, by slug; empty for an agent file.
+	Agent         string `protobuf:"bytes,4,opt,name=agent,proto3" json:"agent,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *AgentLoadError) Reset() {
 	*x = AgentLoadError{}
-	mi := &file_agents_v1_agent_proto_msgTypes[11]
+	mi := &file_agents_v1_agent_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -901,7 +1516,7 @@ func (x *AgentLoadError) String() string {
 func (*AgentLoadError) ProtoMessage() {}
 
 func (x *AgentLoadError) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_agent_proto_msgTypes[11]
+	mi := &file_agents_v1_agent_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -914,7 +1529,7 @@ func (x *AgentLoadError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentLoadError.ProtoReflect.Descriptor instead.
 func (*AgentLoadError) Descriptor() ([]byte, []int) {
-	return file_agents_v1_agent_proto_rawDescGZIP(), []int{11}
+	return file_agents_v1_agent_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *AgentLoadError) GetFile() string {
@@ -938,11 +1553,54 @@ func (x *AgentLoadError) GetReason() string {
 	return ""
 }
 
+func (x *AgentLoadError) GetAgent() string {
+	if x != nil {
+		return x.Agent
+	}
+	return ""
+}
+
 var File_agents_v1_agent_proto protoreflect.FileDescriptor
 
 const file_agents_v1_agent_proto_rawDesc = "" +
 	"\n" +
-	"\x15agents/v1/agent.proto\x12\tagents.v1\x1a\x1cgoogle/protobuf/struct.proto\"\x13\n" +
+	"\x15agents/v1/agent.proto\x12\tagents.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"4\n" +
+	"\x12CreateAgentRequest\x12\x1e\n" +
+	"\n" +
+	"definition\x18\x01 \x01(\tR\n" +
+	"definition\"G\n" +
+	"\x13CreateAgentResponse\x120\n" +
+	"\x05agent\x18\x01 \x01(\v2\x1a.agents.v1.AgentDescriptorR\x05agent\"\x8d\x01\n" +
+	"\x12UpdateAgentRequest\x12\x12\n" +
+	"\x04slug\x18\x01 \x01(\tR\x04slug\x12\x1e\n" +
+	"\n" +
+	"definition\x18\x02 \x01(\tR\n" +
+	"definition\x12.\n" +
+	"\x10expected_version\x18\x03 \x01(\x03H\x00R\x0fexpectedVersion\x88\x01\x01B\x13\n" +
+	"\x11_expected_version\"G\n" +
+	"\x13UpdateAgentResponse\x120\n" +
+	"\x05agent\x18\x01 \x01(\v2\x1a.agents.v1.AgentDescriptorR\x05agent\"m\n" +
+	"\x12DeleteAgentRequest\x12\x12\n" +
+	"\x04slug\x18\x01 \x01(\tR\x04slug\x12.\n" +
+	"\x10expected_version\x18\x02 \x01(\x03H\x00R\x0fexpectedVersion\x88\x01\x01B\x13\n" +
+	"\x11_expected_version\"C\n" +
+	"\x13DeleteAgentResponse\x12\x12\n" +
+	"\x04slug\x18\x01 \x01(\tR\x04slug\x12\x18\n" +
+	"\aversion\x18\x02 \x01(\x03R\aversion\".\n" +
+	"\x18ListAgentVersionsRequest\x12\x12\n" +
+	"\x04slug\x18\x01 \x01(\tR\x04slug\"P\n" +
+	"\x19ListAgentVersionsResponse\x123\n" +
+	"\bversions\x18\x01 \x03(\v2\x17.agents.v1.AgentVersionR\bversions\"\xcb\x01\n" +
+	"\fAgentVersion\x12\x12\n" +
+	"\x04slug\x18\x01 \x01(\tR\x04slug\x12\x18\n" +
+	"\aversion\x18\x02 \x01(\x03R\aversion\x12\x1e\n" +
+	"\n" +
+	"definition\x18\x03 \x01(\tR\n" +
+	"definition\x12;\n" +
+	"\vcreate_time\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"createTime\x12\x16\n" +
+	"\x06author\x18\x05 \x01(\tR\x06author\x12\x18\n" +
+	"\acurrent\x18\x06 \x01(\bR\acurrent\"\x13\n" +
 	"\x11ListAgentsRequest\"{\n" +
 	"\x12ListAgentsResponse\x122\n" +
 	"\x06agents\x18\x01 \x03(\v2\x1a.agents.v1.AgentDescriptorR\x06agents\x121\n" +
@@ -954,7 +1612,7 @@ const file_agents_v1_agent_proto_rawDesc = "" +
 	"\x13ReloadAgentsRequest\"}\n" +
 	"\x14ReloadAgentsResponse\x122\n" +
 	"\x06agents\x18\x01 \x03(\v2\x1a.agents.v1.AgentDescriptorR\x06agents\x121\n" +
-	"\x06errors\x18\x02 \x03(\v2\x19.agents.v1.AgentLoadErrorR\x06errors\"\x87\x04\n" +
+	"\x06errors\x18\x02 \x03(\v2\x19.agents.v1.AgentLoadErrorR\x06errors\"\xeb\x05\n" +
 	"\x0fAgentDescriptor\x12\x12\n" +
 	"\x04slug\x18\x01 \x01(\tR\x04slug\x12\x1a\n" +
 	"\bannounce\x18\x02 \x01(\tR\bannounce\x120\n" +
@@ -970,7 +1628,16 @@ const file_agents_v1_agent_proto_rawDesc = "" +
 	"\tmax_steps\x18\v \x01(\x05R\bmaxSteps\x12?\n" +
 	"\vmcp_servers\x18\f \x03(\v2\x1e.agents.v1.McpServerDescriptorR\n" +
 	"mcpServers\x125\n" +
-	"\bwarnings\x18\r \x03(\v2\x19.agents.v1.AgentLoadErrorR\bwarnings\"\xaf\x01\n" +
+	"\bwarnings\x18\r \x03(\v2\x19.agents.v1.AgentLoadErrorR\bwarnings\x12.\n" +
+	"\x06source\x18\x0e \x01(\x0e2\x16.agents.v1.AgentSourceR\x06source\x12\x18\n" +
+	"\aversion\x18\x0f \x01(\x03R\aversion\x12\x1e\n" +
+	"\n" +
+	"definition\x18\x10 \x01(\tR\n" +
+	"definition\x12;\n" +
+	"\vcreate_time\x18\x11 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"createTime\x12;\n" +
+	"\vupdate_time\x18\x12 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"updateTime\"\xaf\x01\n" +
 	"\x0fModelDescriptor\x12\x16\n" +
 	"\x06flavor\x18\x01 \x01(\tR\x06flavor\x12\x10\n" +
 	"\x03url\x18\x02 \x01(\tR\x03url\x12\x12\n" +
@@ -999,23 +1666,32 @@ const file_agents_v1_agent_proto_rawDesc = "" +
 	"\x05state\x18\x04 \x01(\tR\x05state\x12\x14\n" +
 	"\x05error\x18\x05 \x01(\tR\x05error\x12\x1d\n" +
 	"\n" +
-	"tool_count\x18\x06 \x01(\x05R\ttoolCount\"R\n" +
+	"tool_count\x18\x06 \x01(\x05R\ttoolCount\"h\n" +
 	"\x0eAgentLoadError\x12\x12\n" +
 	"\x04file\x18\x01 \x01(\tR\x04file\x12\x14\n" +
 	"\x05field\x18\x02 \x01(\tR\x05field\x12\x16\n" +
-	"\x06reason\x18\x03 \x01(\tR\x06reason*\x8e\x01\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\x12\x14\n" +
+	"\x05agent\x18\x04 \x01(\tR\x05agent*[\n" +
+	"\vAgentSource\x12\x1c\n" +
+	"\x18AGENT_SOURCE_UNSPECIFIED\x10\x00\x12\x15\n" +
+	"\x11AGENT_SOURCE_FILE\x10\x01\x12\x17\n" +
+	"\x13AGENT_SOURCE_STORED\x10\x02*\x8e\x01\n" +
 	"\bToolKind\x12\x19\n" +
 	"\x15TOOL_KIND_UNSPECIFIED\x10\x00\x12\x12\n" +
 	"\x0eTOOL_KIND_BASH\x10\x01\x12\x14\n" +
 	"\x10TOOL_KIND_HELPER\x10\x02\x12\x14\n" +
 	"\x10TOOL_KIND_CLIENT\x10\x03\x12\x11\n" +
 	"\rTOOL_KIND_MCP\x10\x04\x12\x14\n" +
-	"\x10TOOL_KIND_SYSTEM\x10\x052\xf9\x01\n" +
+	"\x10TOOL_KIND_SYSTEM\x10\x052\xc8\x04\n" +
 	"\fAgentService\x12N\n" +
 	"\n" +
 	"ListAgents\x12\x1c.agents.v1.ListAgentsRequest\x1a\x1d.agents.v1.ListAgentsResponse\"\x03\x90\x02\x01\x12H\n" +
 	"\bGetAgent\x12\x1a.agents.v1.GetAgentRequest\x1a\x1b.agents.v1.GetAgentResponse\"\x03\x90\x02\x01\x12O\n" +
-	"\fReloadAgents\x12\x1e.agents.v1.ReloadAgentsRequest\x1a\x1f.agents.v1.ReloadAgentsResponseB8Z6github.com/agents-os/agents/api/gen/agents/v1;agentsv1b\x06proto3"
+	"\fReloadAgents\x12\x1e.agents.v1.ReloadAgentsRequest\x1a\x1f.agents.v1.ReloadAgentsResponse\x12L\n" +
+	"\vCreateAgent\x12\x1d.agents.v1.CreateAgentRequest\x1a\x1e.agents.v1.CreateAgentResponse\x12L\n" +
+	"\vUpdateAgent\x12\x1d.agents.v1.UpdateAgentRequest\x1a\x1e.agents.v1.UpdateAgentResponse\x12L\n" +
+	"\vDeleteAgent\x12\x1d.agents.v1.DeleteAgentRequest\x1a\x1e.agents.v1.DeleteAgentResponse\x12c\n" +
+	"\x11ListAgentVersions\x12#.agents.v1.ListAgentVersionsRequest\x1a$.agents.v1.ListAgentVersionsResponse\"\x03\x90\x02\x01B8Z6github.com/agents-os/agents/api/gen/agents/v1;agentsv1b\x06proto3"
 
 var (
 	file_agents_v1_agent_proto_rawDescOnce sync.Once
@@ -1029,48 +1705,74 @@ func file_agents_v1_agent_proto_rawDescGZIP() []byte {
 	return file_agents_v1_agent_proto_rawDescData
 }
 
-var file_agents_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_agents_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
+var file_agents_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
+var file_agents_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
 var file_agents_v1_agent_proto_goTypes = []any{
-	(ToolKind)(0),                // 0: agents.v1.ToolKind
-	(*ListAgentsRequest)(nil),    // 1: agents.v1.ListAgentsRequest
-	(*ListAgentsResponse)(nil),   // 2: agents.v1.ListAgentsResponse
-	(*GetAgentRequest)(nil),      // 3: agents.v1.GetAgentRequest
-	(*GetAgentResponse)(nil),     // 4: agents.v1.GetAgentResponse
-	(*ReloadAgentsRequest)(nil),  // 5: agents.v1.ReloadAgentsRequest
-	(*ReloadAgentsResponse)(nil), // 6: agents.v1.ReloadAgentsResponse
-	(*AgentDescriptor)(nil),      // 7: agents.v1.AgentDescriptor
-	(*ModelDescriptor)(nil),      // 8: agents.v1.ModelDescriptor
-	(*ToolDescriptor)(nil),       // 9: agents.v1.ToolDescriptor
-	(*ParamDescriptor)(nil),      // 10: agents.v1.ParamDescriptor
-	(*McpServerDescriptor)(nil),  // 11: agents.v1.McpServerDescriptor
-	(*AgentLoadError)(nil),       // 12: agents.v1.AgentLoadError
-	(*structpb.Struct)(nil),      // 13: google.protobuf.Struct
+	(AgentSource)(0),                  // 0: agents.v1.AgentSource
+	(ToolKind)(0),                     // 1: agents.v1.ToolKind
+	(*CreateAgentRequest)(nil),        // 2: agents.v1.CreateAgentRequest
+	(*CreateAgentResponse)(nil),       // 3: agents.v1.CreateAgentResponse
+	(*UpdateAgentRequest)(nil),        // 4: agents.v1.UpdateAgentRequest
+	(*UpdateAgentResponse)(nil),       // 5: agents.v1.UpdateAgentResponse
+	(*DeleteAgentRequest)(nil),        // 6: agents.v1.DeleteAgentRequest
+	(*DeleteAgentResponse)(nil),       // 7: agents.v1.DeleteAgentResponse
+	(*ListAgentVersionsRequest)(nil),  // 8: agents.v1.ListAgentVersionsRequest
+	(*ListAgentVersionsResponse)(nil), // 9: agents.v1.ListAgentVersionsResponse
+	(*AgentVersion)(nil),              // 10: agents.v1.AgentVersion
+	(*ListAgentsRequest)(nil),         // 11: agents.v1.ListAgentsRequest
+	(*ListAgentsResponse)(nil),        // 12: agents.v1.ListAgentsResponse
+	(*GetAgentRequest)(nil),           // 13: agents.v1.GetAgentRequest
+	(*GetAgentResponse)(nil),          // 14: agents.v1.GetAgentResponse
+	(*ReloadAgentsRequest)(nil),       // 15: agents.v1.ReloadAgentsRequest
+	(*ReloadAgentsResponse)(nil),      // 16: agents.v1.ReloadAgentsResponse
+	(*AgentDescriptor)(nil),           // 17: agents.v1.AgentDescriptor
+	(*ModelDescriptor)(nil),           // 18: agents.v1.ModelDescriptor
+	(*ToolDescriptor)(nil),            // 19: agents.v1.ToolDescriptor
+	(*ParamDescriptor)(nil),           // 20: agents.v1.ParamDescriptor
+	(*McpServerDescriptor)(nil),       // 21: agents.v1.McpServerDescriptor
+	(*AgentLoadError)(nil),            // 22: agents.v1.AgentLoadError
+	(*timestamppb.Timestamp)(nil),     // 23: google.protobuf.Timestamp
+	(*structpb.Struct)(nil),           // 24: google.protobuf.Struct
 }
 var file_agents_v1_agent_proto_depIdxs = []int32{
-	7,  // 0: agents.v1.ListAgentsResponse.agents:type_name -> agents.v1.AgentDescriptor
-	12, // 1: agents.v1.ListAgentsResponse.errors:type_name -> agents.v1.AgentLoadError
-	7,  // 2: agents.v1.GetAgentResponse.agent:type_name -> agents.v1.AgentDescriptor
-	7,  // 3: agents.v1.ReloadAgentsResponse.agents:type_name -> agents.v1.AgentDescriptor
-	12, // 4: agents.v1.ReloadAgentsResponse.errors:type_name -> agents.v1.AgentLoadError
-	8,  // 5: agents.v1.AgentDescriptor.model:type_name -> agents.v1.ModelDescriptor
-	9,  // 6: agents.v1.AgentDescriptor.tools:type_name -> agents.v1.ToolDescriptor
-	10, // 7: agents.v1.AgentDescriptor.params:type_name -> agents.v1.ParamDescriptor
-	11, // 8: agents.v1.AgentDescriptor.mcp_servers:type_name -> agents.v1.McpServerDescriptor
-	12, // 9: agents.v1.AgentDescriptor.warnings:type_name -> agents.v1.AgentLoadError
-	13, // 10: agents.v1.ToolDescriptor.parameters:type_name -> google.protobuf.Struct
-	0,  // 11: agents.v1.ToolDescriptor.kind:type_name -> agents.v1.ToolKind
-	1,  // 12: agents.v1.AgentService.ListAgents:input_type -> agents.v1.ListAgentsRequest
-	3,  // 13: agents.v1.AgentService.GetAgent:input_type -> agents.v1.GetAgentRequest
-	5,  // 14: agents.v1.AgentService.ReloadAgents:input_type -> agents.v1.ReloadAgentsRequest
-	2,  // 15: agents.v1.AgentService.ListAgents:output_type -> agents.v1.ListAgentsResponse
-	4,  // 16: agents.v1.AgentService.GetAgent:output_type -> agents.v1.GetAgentResponse
-	6,  // 17: agents.v1.AgentService.ReloadAgents:output_type -> agents.v1.ReloadAgentsResponse
-	15, // [15:18] is the sub-list for method output_type
-	12, // [12:15] is the sub-list for method input_type
-	12, // [12:12] is the sub-list for extension type_name
-	12, // [12:12] is the sub-list for extension extendee
-	0,  // [0:12] is the sub-list for field type_name
+	17, // 0: agents.v1.CreateAgentResponse.agent:type_name -> agents.v1.AgentDescriptor
+	17, // 1: agents.v1.UpdateAgentResponse.agent:type_name -> agents.v1.AgentDescriptor
+	10, // 2: agents.v1.ListAgentVersionsResponse.versions:type_name -> agents.v1.AgentVersion
+	23, // 3: agents.v1.AgentVersion.create_time:type_name -> google.protobuf.Timestamp
+	17, // 4: agents.v1.ListAgentsResponse.agents:type_name -> agents.v1.AgentDescriptor
+	22, // 5: agents.v1.ListAgentsResponse.errors:type_name -> agents.v1.AgentLoadError
+	17, // 6: agents.v1.GetAgentResponse.agent:type_name -> agents.v1.AgentDescriptor
+	17, // 7: agents.v1.ReloadAgentsResponse.agents:type_name -> agents.v1.AgentDescriptor
+	22, // 8: agents.v1.ReloadAgentsResponse.errors:type_name -> agents.v1.AgentLoadError
+	18, // 9: agents.v1.AgentDescriptor.model:type_name -> agents.v1.ModelDescriptor
+	19, // 10: agents.v1.AgentDescriptor.tools:type_name -> agents.v1.ToolDescriptor
+	20, // 11: agents.v1.AgentDescriptor.params:type_name -> agents.v1.ParamDescriptor
+	21, // 12: agents.v1.AgentDescriptor.mcp_servers:type_name -> agents.v1.McpServerDescriptor
+	22, // 13: agents.v1.AgentDescriptor.warnings:type_name -> agents.v1.AgentLoadError
+	0,  // 14: agents.v1.AgentDescriptor.source:type_name -> agents.v1.AgentSource
+	23, // 15: agents.v1.AgentDescriptor.create_time:type_name -> google.protobuf.Timestamp
+	23, // 16: agents.v1.AgentDescriptor.update_time:type_name -> google.protobuf.Timestamp
+	24, // 17: agents.v1.ToolDescriptor.parameters:type_name -> google.protobuf.Struct
+	1,  // 18: agents.v1.ToolDescriptor.kind:type_name -> agents.v1.ToolKind
+	11, // 19: agents.v1.AgentService.ListAgents:input_type -> agents.v1.ListAgentsRequest
+	13, // 20: agents.v1.AgentService.GetAgent:input_type -> agents.v1.GetAgentRequest
+	15, // 21: agents.v1.AgentService.ReloadAgents:input_type -> agents.v1.ReloadAgentsRequest
+	2,  // 22: agents.v1.AgentService.CreateAgent:input_type -> agents.v1.CreateAgentRequest
+	4,  // 23: agents.v1.AgentService.UpdateAgent:input_type -> agents.v1.UpdateAgentRequest
+	6,  // 24: agents.v1.AgentService.DeleteAgent:input_type -> agents.v1.DeleteAgentRequest
+	8,  // 25: agents.v1.AgentService.ListAgentVersions:input_type -> agents.v1.ListAgentVersionsRequest
+	12, // 26: agents.v1.AgentService.ListAgents:output_type -> agents.v1.ListAgentsResponse
+	14, // 27: agents.v1.AgentService.GetAgent:output_type -> agents.v1.GetAgentResponse
+	16, // 28: agents.v1.AgentService.ReloadAgents:output_type -> agents.v1.ReloadAgentsResponse
+	3,  // 29: agents.v1.AgentService.CreateAgent:output_type -> agents.v1.CreateAgentResponse
+	5,  // 30: agents.v1.AgentService.UpdateAgent:output_type -> agents.v1.UpdateAgentResponse
+	7,  // 31: agents.v1.AgentService.DeleteAgent:output_type -> agents.v1.DeleteAgentResponse
+	9,  // 32: agents.v1.AgentService.ListAgentVersions:output_type -> agents.v1.ListAgentVersionsResponse
+	26, // [26:33] is the sub-list for method output_type
+	19, // [19:26] is the sub-list for method input_type
+	19, // [19:19] is the sub-list for extension type_name
+	19, // [19:19] is the sub-list for extension extendee
+	0,  // [0:19] is the sub-list for field type_name
 }
 
 func init() { file_agents_v1_agent_proto_init() }
@@ -1078,13 +1780,15 @@ func file_agents_v1_agent_proto_init() {
 	if File_agents_v1_agent_proto != nil {
 		return
 	}
+	file_agents_v1_agent_proto_msgTypes[2].OneofWrappers = []any{}
+	file_agents_v1_agent_proto_msgTypes[4].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agents_v1_agent_proto_rawDesc), len(file_agents_v1_agent_proto_rawDesc)),
-			NumEnums:      1,
-			NumMessages:   12,
+			NumEnums:      2,
+			NumMessages:   21,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -1889,13 +1889,20 @@ func (x *MailRejected) GetReason() string {
 	return ""
 }
 
-// AgentsChanged: the agents were reloaded.
+// AgentsChanged: the agents were reloaded, or a stored agent was created,
+// updated or deleted (on this server or another sharing its database).
 type AgentsChanged struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Slugs now served.
 	Slugs []string `protobuf:"bytes,1,rep,name=slugs,proto3" json:"slugs,omitempty"`
 	// Load problems.
-	Errors        []*AgentLoadError `protobuf:"bytes,2,rep,name=errors,proto3" json:"errors,omitempty"`
+	Errors []*AgentLoadError `protobuf:"bytes,2,rep,name=errors,proto3" json:"errors,omitempty"`
+	// The stored agent that changed; empty for a reload.
+	Agent string `protobuf:"bytes,3,opt,name=agent,proto3" json:"agent,omitempty"`
+	// That agent's version after the change (its last one when deleted).
+	Version int64 `protobuf:"varint,4,opt,name=version,proto3" json:"version,omitempty"`
+	// Whether that agent was deleted.
+	Deleted       bool `protobuf:"varint,5,opt,name=deleted,proto3" json:"deleted,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1942,6 +1949,27 @@ func (x *AgentsChanged) GetErrors() []*AgentLoadError {
 		return x.Errors
 	}
 	return nil
+}
+
+func (x *AgentsChanged) GetAgent() string {
+	if x != nil {
+		return x.Agent
+	}
+	return ""
+}
+
+func (x *AgentsChanged) GetVersion() int64 {
+	if x != nil {
+		return x.Version
+	}
+	return 0
+}
+
+func (x *AgentsChanged) GetDeleted() bool {
+	if x != nil {
+		return x.Deleted
+	}
+	return false
 }
 
 var File_agents_v1_event_proto protoreflect.FileDescriptor
@@ -2060,10 +2088,13 @@ const file_agents_v1_event_proto_rawDesc = "" +
 	"\fMailRejected\x12\x17\n" +
 	"\amail_id\x18\x01 \x01(\tR\x06mailId\x12\x12\n" +
 	"\x04code\x18\x02 \x01(\tR\x04code\x12\x16\n" +
-	"\x06reason\x18\x03 \x01(\tR\x06reason\"X\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\"\xa2\x01\n" +
 	"\rAgentsChanged\x12\x14\n" +
 	"\x05slugs\x18\x01 \x03(\tR\x05slugs\x121\n" +
-	"\x06errors\x18\x02 \x03(\v2\x19.agents.v1.AgentLoadErrorR\x06errors*\x82\x01\n" +
+	"\x06errors\x18\x02 \x03(\v2\x19.agents.v1.AgentLoadErrorR\x06errors\x12\x14\n" +
+	"\x05agent\x18\x03 \x01(\tR\x05agent\x12\x18\n" +
+	"\aversion\x18\x04 \x01(\x03R\aversion\x12\x18\n" +
+	"\adeleted\x18\x05 \x01(\bR\adeleted*\x82\x01\n" +
 	"\x0eSubscribeScope\x12\x1f\n" +
 	"\x1bSUBSCRIBE_SCOPE_UNSPECIFIED\x10\x00\x12\x1b\n" +
 	"\x17SUBSCRIBE_SCOPE_SESSION\x10\x01\x12\x19\n" +

@@ -251,7 +251,11 @@ type SessionMeta struct {
 	// tree has no budget. Each `session.updated` of any session of the
 	// tree carries the tree's spend as of that change. An owner's budget
 	// is read with OwnerService.GetOwnerUsage.
-	Budget        *BudgetState `protobuf:"bytes,18,opt,name=budget,proto3" json:"budget,omitempty"`
+	Budget *BudgetState `protobuf:"bytes,18,opt,name=budget,proto3" json:"budget,omitempty"`
+	// The version of the agent the session's latest step ran (see
+	// AgentDescriptor.version): 0 for a file agent and before the first
+	// step. Each LLM turn records its own (LlmTurn.agent_version).
+	AgentVersion  int64 `protobuf:"varint,19,opt,name=agent_version,json=agentVersion,proto3" json:"agent_version,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -410,6 +414,13 @@ func (x *SessionMeta) GetBudget() *BudgetState {
 		return x.Budget
 	}
 	return nil
+}
+
+func (x *SessionMeta) GetAgentVersion() int64 {
+	if x != nil {
+		return x.AgentVersion
+	}
+	return 0
 }
 
 // Session is a session as a client asked to see it: its summary, its
@@ -801,7 +812,11 @@ type LlmTurn struct {
 	FinishReason string `protobuf:"bytes,6,opt,name=finish_reason,json=finishReason,proto3" json:"finish_reason,omitempty"`
 	// True when the answer was cut short by an interrupt or cancel; text and
 	// calls hold what had arrived.
-	Interrupted   bool `protobuf:"varint,7,opt,name=interrupted,proto3" json:"interrupted,omitempty"`
+	Interrupted bool `protobuf:"varint,7,opt,name=interrupted,proto3" json:"interrupted,omitempty"`
+	// The version of the session's agent this step ran: a step finishes on
+	// the version it started with, even when the agent is updated meanwhile.
+	// 0 for a file agent.
+	AgentVersion  int64 `protobuf:"varint,8,opt,name=agent_version,json=agentVersion,proto3" json:"agent_version,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -883,6 +898,13 @@ func (x *LlmTurn) GetInterrupted() bool {
 		return x.Interrupted
 	}
 	return false
+}
+
+func (x *LlmTurn) GetAgentVersion() int64 {
+	if x != nil {
+		return x.AgentVersion
+	}
+	return 0
 }
 
 // ToolCall is one call the model asked for.
@@ -1684,7 +1706,7 @@ var File_agents_v1_session_proto protoreflect.FileDescriptor
 
 const file_agents_v1_session_proto_rawDesc = "" +
 	"\n" +
-	"\x17agents/v1/session.proto\x12\tagents.v1\x1a\x15agents/v1/agent.proto\x1a\x14agents/v1/mail.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x81\x05\n" +
+	"\x17agents/v1/session.proto\x12\tagents.v1\x1a\x15agents/v1/agent.proto\x1a\x14agents/v1/mail.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa6\x05\n" +
 	"\vSessionMeta\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
 	"\x05agent\x18\x02 \x01(\tR\x05agent\x12\x14\n" +
@@ -1708,7 +1730,8 @@ const file_agents_v1_session_proto_rawDesc = "" +
 	"updateTime\x12#\n" +
 	"\rallowed_tools\x18\x10 \x03(\tR\fallowedTools\x12\x17\n" +
 	"\aroot_id\x18\x11 \x01(\tR\x06rootId\x12.\n" +
-	"\x06budget\x18\x12 \x01(\v2\x16.agents.v1.BudgetStateR\x06budget\"\xaf\x02\n" +
+	"\x06budget\x18\x12 \x01(\v2\x16.agents.v1.BudgetStateR\x06budget\x12#\n" +
+	"\ragent_version\x18\x13 \x01(\x03R\fagentVersion\"\xaf\x02\n" +
 	"\aSession\x12*\n" +
 	"\x04meta\x18\x01 \x01(\v2\x16.agents.v1.SessionMetaR\x04meta\x12%\n" +
 	"\x05turns\x18\x02 \x03(\v2\x0f.agents.v1.TurnR\x05turns\x12<\n" +
@@ -1737,7 +1760,7 @@ const file_agents_v1_session_proto_rawDesc = "" +
 	"\x04text\x18\x01 \x01(\tR\x04text\x127\n" +
 	"\vattachments\x18\x02 \x03(\v2\x15.agents.v1.AttachmentR\vattachments\x128\n" +
 	"\ftool_results\x18\x03 \x03(\v2\x15.agents.v1.ToolResultR\vtoolResults\x12+\n" +
-	"\x04mail\x18\x04 \x03(\v2\x17.agents.v1.MailEnvelopeR\x04mail\"\xf2\x01\n" +
+	"\x04mail\x18\x04 \x03(\v2\x17.agents.v1.MailEnvelopeR\x04mail\"\x97\x02\n" +
 	"\aLlmTurn\x12\x12\n" +
 	"\x04text\x18\x01 \x01(\tR\x04text\x12\x1a\n" +
 	"\bthinking\x18\x02 \x01(\tR\bthinking\x122\n" +
@@ -1746,7 +1769,8 @@ const file_agents_v1_session_proto_rawDesc = "" +
 	"\x05usage\x18\x04 \x01(\v2\x10.agents.v1.UsageR\x05usage\x12\x14\n" +
 	"\x05model\x18\x05 \x01(\tR\x05model\x12#\n" +
 	"\rfinish_reason\x18\x06 \x01(\tR\ffinishReason\x12 \n" +
-	"\vinterrupted\x18\a \x01(\bR\vinterrupted\"\x9e\x01\n" +
+	"\vinterrupted\x18\a \x01(\bR\vinterrupted\x12#\n" +
+	"\ragent_version\x18\b \x01(\x03R\fagentVersion\"\x9e\x01\n" +
 	"\bToolCall\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1c\n" +

@@ -40,20 +40,68 @@ const (
 	// AgentServiceReloadAgentsProcedure is the fully-qualified name of the AgentService's ReloadAgents
 	// RPC.
 	AgentServiceReloadAgentsProcedure = "/agents.v1.AgentService/ReloadAgents"
+	// AgentServiceCreateAgentProcedure is the fully-qualified name of the AgentService's CreateAgent
+	// RPC.
+	AgentServiceCreateAgentProcedure = "/agents.v1.AgentService/CreateAgent"
+	// AgentServiceUpdateAgentProcedure is the fully-qualified name of the AgentService's UpdateAgent
+	// RPC.
+	AgentServiceUpdateAgentProcedure = "/agents.v1.AgentService/UpdateAgent"
+	// AgentServiceDeleteAgentProcedure is the fully-qualified name of the AgentService's DeleteAgent
+	// RPC.
+	AgentServiceDeleteAgentProcedure = "/agents.v1.AgentService/DeleteAgent"
+	// AgentServiceListAgentVersionsProcedure is the fully-qualified name of the AgentService's
+	// ListAgentVersions RPC.
+	AgentServiceListAgentVersionsProcedure = "/agents.v1.AgentService/ListAgentVersions"
 )
 
 // AgentServiceClient is a client for the agents.v1.AgentService service.
 type AgentServiceClient interface {
-	// ListAgents returns every loaded agent, roots and helpers, sorted by slug,
-	// together with the problems found while loading the agent files.
+	// ListAgents returns every agent, file and stored, roots and helpers,
+	// sorted by slug, together with the problems found while loading them.
 	ListAgents(context.Context, *connect.Request[v1.ListAgentsRequest]) (*connect.Response[v1.ListAgentsResponse], error)
 	// GetAgent returns one agent by slug; an unknown slug is `not_found`
 	// (`unknown_agent`).
 	GetAgent(context.Context, *connect.Request[v1.GetAgentRequest]) (*connect.Response[v1.GetAgentResponse], error)
-	// ReloadAgents re-reads the agent files and describes their tools again.
-	// Running sessions keep the agent they started with until their next run.
-	// Emits `agents.changed`.
+	// ReloadAgents re-reads the agent files and the stored agents and
+	// describes their tools again. A step in flight finishes with the agent
+	// it started with; the session's next step uses the reloaded one. Emits
+	// `agents.changed`.
 	ReloadAgents(context.Context, *connect.Request[v1.ReloadAgentsRequest]) (*connect.Response[v1.ReloadAgentsResponse], error)
+	// CreateAgent stores a new agent, at version 1. The definition must be a
+	// valid agent file: otherwise `invalid_argument` naming the field at
+	// fault (`contents.modelUrl: required`), with the field in the error
+	// detail's metadata (`field`). A slug an agent file or another stored
+	// agent already has is `already_exists` (409, code `agent_exists`; for
+	// a file agent the message says that it is read-only). Its bash
+	// toolboxes, tool directory and MCP server commands must lie under the
+	// directories the operator allows (`serve --stored-agent-tool-dirs`),
+	// else `invalid_argument` naming the field. Its helpers (extraAgents)
+	// are named by slug and may be stored or file agents. Emits
+	// `agents.changed`.
+	CreateAgent(context.Context, *connect.Request[v1.CreateAgentRequest]) (*connect.Response[v1.CreateAgentResponse], error)
+	// UpdateAgent replaces a stored agent's definition whole, as a new
+	// version (the old one stays listed by ListAgentVersions). The rules of
+	// CreateAgent apply; the definition's slug must be the agent's
+	// (`invalid_argument` on `contents.slug`: a slug is not renamed). A step
+	// in flight finishes on the version it started with; the session's next
+	// step uses the new one. A file agent is `already_exists` (409, code
+	// `agent_read_only`): change its file and reload. An expected_version
+	// that is not the current one is `aborted` (409, code
+	// `version_mismatch`). Emits `agents.changed`.
+	UpdateAgent(context.Context, *connect.Request[v1.UpdateAgentRequest]) (*connect.Response[v1.UpdateAgentResponse], error)
+	// DeleteAgent removes a stored agent. Its sessions stay readable (and
+	// keep naming the versions they ran), but new sessions with it are
+	// `not_found`, and existing ones fail their next step. Its versions are
+	// kept: an agent created again under the slug continues their numbering.
+	// A file agent is `already_exists` (409, code `agent_read_only`); an
+	// expected_version that is not the current one is `aborted` (409).
+	// Emits `agents.changed`.
+	DeleteAgent(context.Context, *connect.Request[v1.DeleteAgentRequest]) (*connect.Response[v1.DeleteAgentResponse], error)
+	// ListAgentVersions returns every version of a stored agent, newest
+	// first, also after the agent was deleted. A file agent has no stored
+	// versions: its list is empty. A slug no agent has or had is
+	// `not_found`.
+	ListAgentVersions(context.Context, *connect.Request[v1.ListAgentVersionsRequest]) (*connect.Response[v1.ListAgentVersionsResponse], error)
 }
 
 // NewAgentServiceClient constructs a client for the agents.v1.AgentService service. By default, it
@@ -87,14 +135,43 @@ func NewAgentServiceClient(httpClient connect.HTTPClient, baseURL string, opts .
 			connect.WithSchema(agentServiceMethods.ByName("ReloadAgents")),
 			connect.WithClientOptions(opts...),
 		),
+		createAgent: connect.NewClient[v1.CreateAgentRequest, v1.CreateAgentResponse](
+			httpClient,
+			baseURL+AgentServiceCreateAgentProcedure,
+			connect.WithSchema(agentServiceMethods.ByName("CreateAgent")),
+			connect.WithClientOptions(opts...),
+		),
+		updateAgent: connect.NewClient[v1.UpdateAgentRequest, v1.UpdateAgentResponse](
+			httpClient,
+			baseURL+AgentServiceUpdateAgentProcedure,
+			connect.WithSchema(agentServiceMethods.ByName("UpdateAgent")),
+			connect.WithClientOptions(opts...),
+		),
+		deleteAgent: connect.NewClient[v1.DeleteAgentRequest, v1.DeleteAgentResponse](
+			httpClient,
+			baseURL+AgentServiceDeleteAgentProcedure,
+			connect.WithSchema(agentServiceMethods.ByName("DeleteAgent")),
+			connect.WithClientOptions(opts...),
+		),
+		listAgentVersions: connect.NewClient[v1.ListAgentVersionsRequest, v1.ListAgentVersionsResponse](
+			httpClient,
+			baseURL+AgentServiceListAgentVersionsProcedure,
+			connect.WithSchema(agentServiceMethods.ByName("ListAgentVersions")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
 // agentServiceClient implements AgentServiceClient.
 type agentServiceClient struct {
-	listAgents   *connect.Client[v1.ListAgentsRequest, v1.ListAgentsResponse]
-	getAgent     *connect.Client[v1.GetAgentRequest, v1.GetAgentResponse]
-	reloadAgents *connect.Client[v1.ReloadAgentsRequest, v1.ReloadAgentsResponse]
+	listAgents        *connect.Client[v1.ListAgentsRequest, v1.ListAgentsResponse]
+	getAgent          *connect.Client[v1.GetAgentRequest, v1.GetAgentResponse]
+	reloadAgents      *connect.Client[v1.ReloadAgentsRequest, v1.ReloadAgentsResponse]
+	createAgent       *connect.Client[v1.CreateAgentRequest, v1.CreateAgentResponse]
+	updateAgent       *connect.Client[v1.UpdateAgentRequest, v1.UpdateAgentResponse]
+	deleteAgent       *connect.Client[v1.DeleteAgentRequest, v1.DeleteAgentResponse]
+	listAgentVersions *connect.Client[v1.ListAgentVersionsRequest, v1.ListAgentVersionsResponse]
 }
 
 // ListAgents calls agents.v1.AgentService.ListAgents.
@@ -112,18 +189,74 @@ func (c *agentServiceClient) ReloadAgents(ctx context.Context, req *connect.Requ
 	return c.reloadAgents.CallUnary(ctx, req)
 }
 
+// CreateAgent calls agents.v1.AgentService.CreateAgent.
+func (c *agentServiceClient) CreateAgent(ctx context.Context, req *connect.Request[v1.CreateAgentRequest]) (*connect.Response[v1.CreateAgentResponse], error) {
+	return c.createAgent.CallUnary(ctx, req)
+}
+
+// UpdateAgent calls agents.v1.AgentService.UpdateAgent.
+func (c *agentServiceClient) UpdateAgent(ctx context.Context, req *connect.Request[v1.UpdateAgentRequest]) (*connect.Response[v1.UpdateAgentResponse], error) {
+	return c.updateAgent.CallUnary(ctx, req)
+}
+
+// DeleteAgent calls agents.v1.AgentService.DeleteAgent.
+func (c *agentServiceClient) DeleteAgent(ctx context.Context, req *connect.Request[v1.DeleteAgentRequest]) (*connect.Response[v1.DeleteAgentResponse], error) {
+	return c.deleteAgent.CallUnary(ctx, req)
+}
+
+// ListAgentVersions calls agents.v1.AgentService.ListAgentVersions.
+func (c *agentServiceClient) ListAgentVersions(ctx context.Context, req *connect.Request[v1.ListAgentVersionsRequest]) (*connect.Response[v1.ListAgentVersionsResponse], error) {
+	return c.listAgentVersions.CallUnary(ctx, req)
+}
+
 // AgentServiceHandler is an implementation of the agents.v1.AgentService service.
 type AgentServiceHandler interface {
-	// ListAgents returns every loaded agent, roots and helpers, sorted by slug,
-	// together with the problems found while loading the agent files.
+	// ListAgents returns every agent, file and stored, roots and helpers,
+	// sorted by slug, together with the problems found while loading them.
 	ListAgents(context.Context, *connect.Request[v1.ListAgentsRequest]) (*connect.Response[v1.ListAgentsResponse], error)
 	// GetAgent returns one agent by slug; an unknown slug is `not_found`
 	// (`unknown_agent`).
 	GetAgent(context.Context, *connect.Request[v1.GetAgentRequest]) (*connect.Response[v1.GetAgentResponse], error)
-	// ReloadAgents re-reads the agent files and describes their tools again.
-	// Running sessions keep the agent they started with until their next run.
-	// Emits `agents.changed`.
+	// ReloadAgents re-reads the agent files and the stored agents and
+	// describes their tools again. A step in flight finishes with the agent
+	// it started with; the session's next step uses the reloaded one. Emits
+	// `agents.changed`.
 	ReloadAgents(context.Context, *connect.Request[v1.ReloadAgentsRequest]) (*connect.Response[v1.ReloadAgentsResponse], error)
+	// CreateAgent stores a new agent, at version 1. The definition must be a
+	// valid agent file: otherwise `invalid_argument` naming the field at
+	// fault (`contents.modelUrl: required`), with the field in the error
+	// detail's metadata (`field`). A slug an agent file or another stored
+	// agent already has is `already_exists` (409, code `agent_exists`; for
+	// a file agent the message says that it is read-only). Its bash
+	// toolboxes, tool directory and MCP server commands must lie under the
+	// directories the operator allows (`serve --stored-agent-tool-dirs`),
+	// else `invalid_argument` naming the field. Its helpers (extraAgents)
+	// are named by slug and may be stored or file agents. Emits
+	// `agents.changed`.
+	CreateAgent(context.Context, *connect.Request[v1.CreateAgentRequest]) (*connect.Response[v1.CreateAgentResponse], error)
+	// UpdateAgent replaces a stored agent's definition whole, as a new
+	// version (the old one stays listed by ListAgentVersions). The rules of
+	// CreateAgent apply; the definition's slug must be the agent's
+	// (`invalid_argument` on `contents.slug`: a slug is not renamed). A step
+	// in flight finishes on the version it started with; the session's next
+	// step uses the new one. A file agent is `already_exists` (409, code
+	// `agent_read_only`): change its file and reload. An expected_version
+	// that is not the current one is `aborted` (409, code
+	// `version_mismatch`). Emits `agents.changed`.
+	UpdateAgent(context.Context, *connect.Request[v1.UpdateAgentRequest]) (*connect.Response[v1.UpdateAgentResponse], error)
+	// DeleteAgent removes a stored agent. Its sessions stay readable (and
+	// keep naming the versions they ran), but new sessions with it are
+	// `not_found`, and existing ones fail their next step. Its versions are
+	// kept: an agent created again under the slug continues their numbering.
+	// A file agent is `already_exists` (409, code `agent_read_only`); an
+	// expected_version that is not the current one is `aborted` (409).
+	// Emits `agents.changed`.
+	DeleteAgent(context.Context, *connect.Request[v1.DeleteAgentRequest]) (*connect.Response[v1.DeleteAgentResponse], error)
+	// ListAgentVersions returns every version of a stored agent, newest
+	// first, also after the agent was deleted. A file agent has no stored
+	// versions: its list is empty. A slug no agent has or had is
+	// `not_found`.
+	ListAgentVersions(context.Context, *connect.Request[v1.ListAgentVersionsRequest]) (*connect.Response[v1.ListAgentVersionsResponse], error)
 }
 
 // NewAgentServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -153,6 +286,31 @@ func NewAgentServiceHandler(svc AgentServiceHandler, opts ...connect.HandlerOpti
 		connect.WithSchema(agentServiceMethods.ByName("ReloadAgents")),
 		connect.WithHandlerOptions(opts...),
 	)
+	agentServiceCreateAgentHandler := connect.NewUnaryHandler(
+		AgentServiceCreateAgentProcedure,
+		svc.CreateAgent,
+		connect.WithSchema(agentServiceMethods.ByName("CreateAgent")),
+		connect.WithHandlerOptions(opts...),
+	)
+	agentServiceUpdateAgentHandler := connect.NewUnaryHandler(
+		AgentServiceUpdateAgentProcedure,
+		svc.UpdateAgent,
+		connect.WithSchema(agentServiceMethods.ByName("UpdateAgent")),
+		connect.WithHandlerOptions(opts...),
+	)
+	agentServiceDeleteAgentHandler := connect.NewUnaryHandler(
+		AgentServiceDeleteAgentProcedure,
+		svc.DeleteAgent,
+		connect.WithSchema(agentServiceMethods.ByName("DeleteAgent")),
+		connect.WithHandlerOptions(opts...),
+	)
+	agentServiceListAgentVersionsHandler := connect.NewUnaryHandler(
+		AgentServiceListAgentVersionsProcedure,
+		svc.ListAgentVersions,
+		connect.WithSchema(agentServiceMethods.ByName("ListAgentVersions")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/agents.v1.AgentService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case AgentServiceListAgentsProcedure:
@@ -161,6 +319,14 @@ func NewAgentServiceHandler(svc AgentServiceHandler, opts ...connect.HandlerOpti
 			agentServiceGetAgentHandler.ServeHTTP(w, r)
 		case AgentServiceReloadAgentsProcedure:
 			agentServiceReloadAgentsHandler.ServeHTTP(w, r)
+		case AgentServiceCreateAgentProcedure:
+			agentServiceCreateAgentHandler.ServeHTTP(w, r)
+		case AgentServiceUpdateAgentProcedure:
+			agentServiceUpdateAgentHandler.ServeHTTP(w, r)
+		case AgentServiceDeleteAgentProcedure:
+			agentServiceDeleteAgentHandler.ServeHTTP(w, r)
+		case AgentServiceListAgentVersionsProcedure:
+			agentServiceListAgentVersionsHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -180,4 +346,20 @@ func (UnimplementedAgentServiceHandler) GetAgent(context.Context, *connect.Reque
 
 func (UnimplementedAgentServiceHandler) ReloadAgents(context.Context, *connect.Request[v1.ReloadAgentsRequest]) (*connect.Response[v1.ReloadAgentsResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("agents.v1.AgentService.ReloadAgents is not implemented"))
+}
+
+func (UnimplementedAgentServiceHandler) CreateAgent(context.Context, *connect.Request[v1.CreateAgentRequest]) (*connect.Response[v1.CreateAgentResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("agents.v1.AgentService.CreateAgent is not implemented"))
+}
+
+func (UnimplementedAgentServiceHandler) UpdateAgent(context.Context, *connect.Request[v1.UpdateAgentRequest]) (*connect.Response[v1.UpdateAgentResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("agents.v1.AgentService.UpdateAgent is not implemented"))
+}
+
+func (UnimplementedAgentServiceHandler) DeleteAgent(context.Context, *connect.Request[v1.DeleteAgentRequest]) (*connect.Response[v1.DeleteAgentResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("agents.v1.AgentService.DeleteAgent is not implemented"))
+}
+
+func (UnimplementedAgentServiceHandler) ListAgentVersions(context.Context, *connect.Request[v1.ListAgentVersionsRequest]) (*connect.Response[v1.ListAgentVersionsResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("agents.v1.AgentService.ListAgentVersions is not implemented"))
 }

@@ -4,14 +4,278 @@
 
 import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
-import { file_google_protobuf_struct } from "@bufbuild/protobuf/wkt";
+import type { Timestamp } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_struct, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { JsonObject, Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file agents/v1/agent.proto.
  */
 export const file_agents_v1_agent: GenFile = /*@__PURE__*/
-  fileDesc("ChVhZ2VudHMvdjEvYWdlbnQucHJvdG8SCWFnZW50cy52MSITChFMaXN0QWdlbnRzUmVxdWVzdCJrChJMaXN0QWdlbnRzUmVzcG9uc2USKgoGYWdlbnRzGAEgAygLMhouYWdlbnRzLnYxLkFnZW50RGVzY3JpcHRvchIpCgZlcnJvcnMYAiADKAsyGS5hZ2VudHMudjEuQWdlbnRMb2FkRXJyb3IiHwoPR2V0QWdlbnRSZXF1ZXN0EgwKBHNsdWcYASABKAkiPQoQR2V0QWdlbnRSZXNwb25zZRIpCgVhZ2VudBgBIAEoCzIaLmFnZW50cy52MS5BZ2VudERlc2NyaXB0b3IiFQoTUmVsb2FkQWdlbnRzUmVxdWVzdCJtChRSZWxvYWRBZ2VudHNSZXNwb25zZRIqCgZhZ2VudHMYASADKAsyGi5hZ2VudHMudjEuQWdlbnREZXNjcmlwdG9yEikKBmVycm9ycxgCIAMoCzIZLmFnZW50cy52MS5BZ2VudExvYWRFcnJvciKKAwoPQWdlbnREZXNjcmlwdG9yEgwKBHNsdWcYASABKAkSEAoIYW5ub3VuY2UYAiABKAkSKQoFbW9kZWwYAyABKAsyGi5hZ2VudHMudjEuTW9kZWxEZXNjcmlwdG9yEhUKDXN5c3RlbV9wcm9tcHQYBCADKAkSKAoFdG9vbHMYBSADKAsyGS5hZ2VudHMudjEuVG9vbERlc2NyaXB0b3ISDwoHaGVscGVycxgGIAMoCRIqCgZwYXJhbXMYByADKAsyGi5hZ2VudHMudjEuUGFyYW1EZXNjcmlwdG9yEgwKBGZpbGUYCCABKAkSDgoGcGFyZW50GAkgASgJEhsKE21haWxfaW5fdG9vbF9yZXN1bHQYCiABKAgSEQoJbWF4X3N0ZXBzGAsgASgFEjMKC21jcF9zZXJ2ZXJzGAwgAygLMh4uYWdlbnRzLnYxLk1jcFNlcnZlckRlc2NyaXB0b3ISKwoId2FybmluZ3MYDSADKAsyGS5hZ2VudHMudjEuQWdlbnRMb2FkRXJyb3IiegoPTW9kZWxEZXNjcmlwdG9yEg4KBmZsYXZvchgBIAEoCRILCgN1cmwYAiABKAkSDAoEbmFtZRgDIAEoCRISCgphcGlfa2V5X2lkGAQgASgJEhcKD2FwaV9rZXlfcHJlc2VudBgFIAEoCBIPCgdvZmZsaW5lGAYgASgIIpMBCg5Ub29sRGVzY3JpcHRvchIMCgRuYW1lGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJEisKCnBhcmFtZXRlcnMYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EiEKBGtpbmQYBCABKA4yEy5hZ2VudHMudjEuVG9vbEtpbmQSDgoGc291cmNlGAUgASgJIlYKD1BhcmFtRGVzY3JpcHRvchIMCgRuYW1lGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJEg4KBnNlY3JldBgDIAEoCBIQCghyZXF1aXJlZBgEIAEoCCJ4ChNNY3BTZXJ2ZXJEZXNjcmlwdG9yEgwKBG5hbWUYASABKAkSEQoJdHJhbnNwb3J0GAIgASgJEg4KBnRhcmdldBgDIAEoCRINCgVzdGF0ZRgEIAEoCRINCgVlcnJvchgFIAEoCRISCgp0b29sX2NvdW50GAYgASgFIj0KDkFnZW50TG9hZEVycm9yEgwKBGZpbGUYASABKAkSDQoFZmllbGQYAiABKAkSDgoGcmVhc29uGAMgASgJKo4BCghUb29sS2luZBIZChVUT09MX0tJTkRfVU5TUEVDSUZJRUQQABISCg5UT09MX0tJTkRfQkFTSBABEhQKEFRPT0xfS0lORF9IRUxQRVIQAhIUChBUT09MX0tJTkRfQ0xJRU5UEAMSEQoNVE9PTF9LSU5EX01DUBAEEhQKEFRPT0xfS0lORF9TWVNURU0QBTL5AQoMQWdlbnRTZXJ2aWNlEk4KCkxpc3RBZ2VudHMSHC5hZ2VudHMudjEuTGlzdEFnZW50c1JlcXVlc3QaHS5hZ2VudHMudjEuTGlzdEFnZW50c1Jlc3BvbnNlIgOQAgESSAoIR2V0QWdlbnQSGi5hZ2VudHMudjEuR2V0QWdlbnRSZXF1ZXN0GhsuYWdlbnRzLnYxLkdldEFnZW50UmVzcG9uc2UiA5ACARJPCgxSZWxvYWRBZ2VudHMSHi5hZ2VudHMudjEuUmVsb2FkQWdlbnRzUmVxdWVzdBofLmFnZW50cy52MS5SZWxvYWRBZ2VudHNSZXNwb25zZUI4WjZnaXRodWIuY29tL2FnZW50cy1vcy9hZ2VudHMvYXBpL2dlbi9hZ2VudHMvdjE7YWdlbnRzdjFiBnByb3RvMw", [file_google_protobuf_struct]);
+  fileDesc("ChVhZ2VudHMvdjEvYWdlbnQucHJvdG8SCWFnZW50cy52MSIoChJDcmVhdGVBZ2VudFJlcXVlc3QSEgoKZGVmaW5pdGlvbhgBIAEoCSJAChNDcmVhdGVBZ2VudFJlc3BvbnNlEikKBWFnZW50GAEgASgLMhouYWdlbnRzLnYxLkFnZW50RGVzY3JpcHRvciJqChJVcGRhdGVBZ2VudFJlcXVlc3QSDAoEc2x1ZxgBIAEoCRISCgpkZWZpbml0aW9uGAIgASgJEh0KEGV4cGVjdGVkX3ZlcnNpb24YAyABKANIAIgBAUITChFfZXhwZWN0ZWRfdmVyc2lvbiJAChNVcGRhdGVBZ2VudFJlc3BvbnNlEikKBWFnZW50GAEgASgLMhouYWdlbnRzLnYxLkFnZW50RGVzY3JpcHRvciJWChJEZWxldGVBZ2VudFJlcXVlc3QSDAoEc2x1ZxgBIAEoCRIdChBleHBlY3RlZF92ZXJzaW9uGAIgASgDSACIAQFCEwoRX2V4cGVjdGVkX3ZlcnNpb24iNAoTRGVsZXRlQWdlbnRSZXNwb25zZRIMCgRzbHVnGAEgASgJEg8KB3ZlcnNpb24YAiABKAMiKAoYTGlzdEFnZW50VmVyc2lvbnNSZXF1ZXN0EgwKBHNsdWcYASABKAkiRgoZTGlzdEFnZW50VmVyc2lvbnNSZXNwb25zZRIpCgh2ZXJzaW9ucxgBIAMoCzIXLmFnZW50cy52MS5BZ2VudFZlcnNpb24ikwEKDEFnZW50VmVyc2lvbhIMCgRzbHVnGAEgASgJEg8KB3ZlcnNpb24YAiABKAMSEgoKZGVmaW5pdGlvbhgDIAEoCRIvCgtjcmVhdGVfdGltZRgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDgoGYXV0aG9yGAUgASgJEg8KB2N1cnJlbnQYBiABKAgiEwoRTGlzdEFnZW50c1JlcXVlc3QiawoSTGlzdEFnZW50c1Jlc3BvbnNlEioKBmFnZW50cxgBIAMoCzIaLmFnZW50cy52MS5BZ2VudERlc2NyaXB0b3ISKQoGZXJyb3JzGAIgAygLMhkuYWdlbnRzLnYxLkFnZW50TG9hZEVycm9yIh8KD0dldEFnZW50UmVxdWVzdBIMCgRzbHVnGAEgASgJIj0KEEdldEFnZW50UmVzcG9uc2USKQoFYWdlbnQYASABKAsyGi5hZ2VudHMudjEuQWdlbnREZXNjcmlwdG9yIhUKE1JlbG9hZEFnZW50c1JlcXVlc3QibQoUUmVsb2FkQWdlbnRzUmVzcG9uc2USKgoGYWdlbnRzGAEgAygLMhouYWdlbnRzLnYxLkFnZW50RGVzY3JpcHRvchIpCgZlcnJvcnMYAiADKAsyGS5hZ2VudHMudjEuQWdlbnRMb2FkRXJyb3IiuQQKD0FnZW50RGVzY3JpcHRvchIMCgRzbHVnGAEgASgJEhAKCGFubm91bmNlGAIgASgJEikKBW1vZGVsGAMgASgLMhouYWdlbnRzLnYxLk1vZGVsRGVzY3JpcHRvchIVCg1zeXN0ZW1fcHJvbXB0GAQgAygJEigKBXRvb2xzGAUgAygLMhkuYWdlbnRzLnYxLlRvb2xEZXNjcmlwdG9yEg8KB2hlbHBlcnMYBiADKAkSKgoGcGFyYW1zGAcgAygLMhouYWdlbnRzLnYxLlBhcmFtRGVzY3JpcHRvchIMCgRmaWxlGAggASgJEg4KBnBhcmVudBgJIAEoCRIbChNtYWlsX2luX3Rvb2xfcmVzdWx0GAogASgIEhEKCW1heF9zdGVwcxgLIAEoBRIzCgttY3Bfc2VydmVycxgMIAMoCzIeLmFnZW50cy52MS5NY3BTZXJ2ZXJEZXNjcmlwdG9yEisKCHdhcm5pbmdzGA0gAygLMhkuYWdlbnRzLnYxLkFnZW50TG9hZEVycm9yEiYKBnNvdXJjZRgOIAEoDjIWLmFnZW50cy52MS5BZ2VudFNvdXJjZRIPCgd2ZXJzaW9uGA8gASgDEhIKCmRlZmluaXRpb24YECABKAkSLwoLY3JlYXRlX3RpbWUYESABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC3VwZGF0ZV90aW1lGBIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJ6Cg9Nb2RlbERlc2NyaXB0b3ISDgoGZmxhdm9yGAEgASgJEgsKA3VybBgCIAEoCRIMCgRuYW1lGAMgASgJEhIKCmFwaV9rZXlfaWQYBCABKAkSFwoPYXBpX2tleV9wcmVzZW50GAUgASgIEg8KB29mZmxpbmUYBiABKAgikwEKDlRvb2xEZXNjcmlwdG9yEgwKBG5hbWUYASABKAkSEwoLZGVzY3JpcHRpb24YAiABKAkSKwoKcGFyYW1ldGVycxgDIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSIQoEa2luZBgEIAEoDjITLmFnZW50cy52MS5Ub29sS2luZBIOCgZzb3VyY2UYBSABKAkiVgoPUGFyYW1EZXNjcmlwdG9yEgwKBG5hbWUYASABKAkSEwoLZGVzY3JpcHRpb24YAiABKAkSDgoGc2VjcmV0GAMgASgIEhAKCHJlcXVpcmVkGAQgASgIIngKE01jcFNlcnZlckRlc2NyaXB0b3ISDAoEbmFtZRgBIAEoCRIRCgl0cmFuc3BvcnQYAiABKAkSDgoGdGFyZ2V0GAMgASgJEg0KBXN0YXRlGAQgASgJEg0KBWVycm9yGAUgASgJEhIKCnRvb2xfY291bnQYBiABKAUiTAoOQWdlbnRMb2FkRXJyb3ISDAoEZmlsZRgBIAEoCRINCgVmaWVsZBgCIAEoCRIOCgZyZWFzb24YAyABKAkSDQoFYWdlbnQYBCABKAkqWwoLQWdlbnRTb3VyY2USHAoYQUdFTlRfU09VUkNFX1VOU1BFQ0lGSUVEEAASFQoRQUdFTlRfU09VUkNFX0ZJTEUQARIXChNBR0VOVF9TT1VSQ0VfU1RPUkVEEAIqjgEKCFRvb2xLaW5kEhkKFVRPT0xfS0lORF9VTlNQRUNJRklFRBAAEhIKDlRPT0xfS0lORF9CQVNIEAESFAoQVE9PTF9LSU5EX0hFTFBFUhACEhQKEFRPT0xfS0lORF9DTElFTlQQAxIRCg1UT09MX0tJTkRfTUNQEAQSFAoQVE9PTF9LSU5EX1NZU1RFTRAFMsgECgxBZ2VudFNlcnZpY2USTgoKTGlzdEFnZW50cxIcLmFnZW50cy52MS5MaXN0QWdlbnRzUmVxdWVzdBodLmFnZW50cy52MS5MaXN0QWdlbnRzUmVzcG9uc2UiA5ACARJICghHZXRBZ2VudBIaLmFnZW50cy52MS5HZXRBZ2VudFJlcXVlc3QaGy5hZ2VudHMudjEuR2V0QWdlbnRSZXNwb25zZSIDkAIBEk8KDFJlbG9hZEFnZW50cxIeLmFnZW50cy52MS5SZWxvYWRBZ2VudHNSZXF1ZXN0Gh8uYWdlbnRzLnYxLlJlbG9hZEFnZW50c1Jlc3BvbnNlEkwKC0NyZWF0ZUFnZW50Eh0uYWdlbnRzLnYxLkNyZWF0ZUFnZW50UmVxdWVzdBoeLmFnZW50cy52MS5DcmVhdGVBZ2VudFJlc3BvbnNlEkwKC1VwZGF0ZUFnZW50Eh0uYWdlbnRzLnYxLlVwZGF0ZUFnZW50UmVxdWVzdBoeLmFnZW50cy52MS5VcGRhdGVBZ2VudFJlc3BvbnNlEkwKC0RlbGV0ZUFnZW50Eh0uYWdlbnRzLnYxLkRlbGV0ZUFnZW50UmVxdWVzdBoeLmFnZW50cy52MS5EZWxldGVBZ2VudFJlc3BvbnNlEmMKEUxpc3RBZ2VudFZlcnNpb25zEiMuYWdlbnRzLnYxLkxpc3RBZ2VudFZlcnNpb25zUmVxdWVzdBokLmFnZW50cy52MS5MaXN0QWdlbnRWZXJzaW9uc1Jlc3BvbnNlIgOQAgFCOFo2Z2l0aHViLmNvbS9hZ2VudHMtb3MvYWdlbnRzL2FwaS9nZW4vYWdlbnRzL3YxO2FnZW50c3YxYgZwcm90bzM", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
+
+/**
+ * CreateAgentRequest stores a new agent.
+ *
+ * @generated from message agents.v1.CreateAgentRequest
+ */
+export type CreateAgentRequest = Message<"agents.v1.CreateAgentRequest"> & {
+  /**
+   * The agent file's JSON text, as a file would hold it:
+   * `{"tag": "OpenAIAgentDescription", "contents": {"slug": …, …}}`. The
+   * slug is the one in contents. Relative paths are resolved against the
+   * server's working directory; extraAgents entries name their helper by
+   * slug (their `path` may be left out, and is only checked to exist when
+   * given).
+   *
+   * @generated from field: string definition = 1;
+   */
+  definition: string;
+};
+
+/**
+ * Describes the message agents.v1.CreateAgentRequest.
+ * Use `create(CreateAgentRequestSchema)` to create a new message.
+ */
+export const CreateAgentRequestSchema: GenMessage<CreateAgentRequest> = /*@__PURE__*/
+  messageDesc(file_agents_v1_agent, 0);
+
+/**
+ * CreateAgentResponse carries the agent as stored.
+ *
+ * @generated from message agents.v1.CreateAgentResponse
+ */
+export type CreateAgentResponse = Message<"agents.v1.CreateAgentResponse"> & {
+  /**
+   * The new agent, at version 1 (or one past the last version of a deleted
+   * agent of that slug).
+   *
+   * @generated from field: agents.v1.AgentDescriptor agent = 1;
+   */
+  agent?: AgentDescriptor | undefined;
+};
+
+/**
+ * Describes the message agents.v1.CreateAgentResponse.
+ * Use `create(CreateAgentResponseSchema)` to create a new message.
+ */
+export const CreateAgentResponseSchema: GenMessage<CreateAgentResponse> = /*@__PURE__*/
+  messageDesc(file_agents_v1_agent, 1);
+
+/**
+ * UpdateAgentRequest replaces a stored agent's definition.
+ *
+ * @generated from message agents.v1.UpdateAgentRequest
+ */
+export type UpdateAgentRequest = Message<"agents.v1.UpdateAgentRequest"> & {
+  /**
+   * The agent to change.
+   *
+   * @generated from field: string slug = 1;
+   */
+  slug: string;
+
+  /**
+   * The new definition, whole, as CreateAgentRequest.definition; its
+   * contents.slug must be slug.
+   *
+   * @generated from field: string definition = 2;
+   */
+  definition: string;
+
+  /**
+   * When set, the update happens only if the agent's current version is
+   * this one (optimistic concurrency: read, edit, write back with the
+   * version read); otherwise `aborted`.
+   *
+   * @generated from field: optional int64 expected_version = 3;
+   */
+  expectedVersion?: bigint | undefined;
+};
+
+/**
+ * Describes the message agents.v1.UpdateAgentRequest.
+ * Use `create(UpdateAgentRequestSchema)` to create a new message.
+ */
+export const UpdateAgentRequestSchema: GenMessage<UpdateAgentRequest> = /*@__PURE__*/
+  messageDesc(file_agents_v1_agent, 2);
+
+/**
+ * UpdateAgentResponse carries the agent as stored.
+ *
+ * @generated from message agents.v1.UpdateAgentResponse
+ */
+export type UpdateAgentResponse = Message<"agents.v1.UpdateAgentResponse"> & {
+  /**
+   * The agent at its new version.
+   *
+   * @generated from field: agents.v1.AgentDescriptor agent = 1;
+   */
+  agent?: AgentDescriptor | undefined;
+};
+
+/**
+ * Describes the message agents.v1.UpdateAgentResponse.
+ * Use `create(UpdateAgentResponseSchema)` to create a new message.
+ */
+export const UpdateAgentResponseSchema: GenMessage<UpdateAgentResponse> = /*@__PURE__*/
+  messageDesc(file_agents_v1_agent, 3);
+
+/**
+ * DeleteAgentRequest removes a stored agent.
+ *
+ * @generated from message agents.v1.DeleteAgentRequest
+ */
+export type DeleteAgentRequest = Message<"agents.v1.DeleteAgentRequest"> & {
+  /**
+   * The agent to delete.
+   *
+   * @generated from field: string slug = 1;
+   */
+  slug: string;
+
+  /**
+   * When set, the agent is deleted only if its current version is this
+   * one; otherwise `aborted`.
+   *
+   * @generated from field: optional int64 expected_version = 2;
+   */
+  expectedVersion?: bigint | undefined;
+};
+
+/**
+ * Describes the message agents.v1.DeleteAgentRequest.
+ * Use `create(DeleteAgentRequestSchema)` to create a new message.
+ */
+export const DeleteAgentRequestSchema: GenMessage<DeleteAgentRequest> = /*@__PURE__*/
+  messageDesc(file_agents_v1_agent, 4);
+
+/**
+ * DeleteAgentResponse reports a deletion.
+ *
+ * @generated from message agents.v1.DeleteAgentResponse
+ */
+export type DeleteAgentResponse = Message<"agents.v1.DeleteAgentResponse"> & {
+  /**
+   * The slug deleted.
+   *
+   * @generated from field: string slug = 1;
+   */
+  slug: string;
+
+  /**
+   * The version the agent had when it was deleted.
+   *
+   * @generated from field: int64 version = 2;
+   */
+  version: bigint;
+};
+
+/**
+ * Describes the message agents.v1.DeleteAgentResponse.
+ * Use `create(DeleteAgentResponseSchema)` to create a new message.
+ */
+export const DeleteAgentResponseSchema: GenMessage<DeleteAgentResponse> = /*@__PURE__*/
+  messageDesc(file_agents_v1_agent, 5);
+
+/**
+ * ListAgentVersionsRequest names one agent.
+ *
+ * @generated from message agents.v1.ListAgentVersionsRequest
+ */
+export type ListAgentVersionsRequest = Message<"agents.v1.ListAgentVersionsRequest"> & {
+  /**
+   * The agent's slug.
+   *
+   * @generated from field: string slug = 1;
+   */
+  slug: string;
+};
+
+/**
+ * Describes the message agents.v1.ListAgentVersionsRequest.
+ * Use `create(ListAgentVersionsRequestSchema)` to create a new message.
+ */
+export const ListAgentVersionsRequestSchema: GenMessage<ListAgentVersionsRequest> = /*@__PURE__*/
+  messageDesc(file_agents_v1_agent, 6);
+
+/**
+ * ListAgentVersionsResponse carries an agent's versions.
+ *
+ * @generated from message agents.v1.ListAgentVersionsResponse
+ */
+export type ListAgentVersionsResponse = Message<"agents.v1.ListAgentVersionsResponse"> & {
+  /**
+   * The versions, newest first; empty for a file agent.
+   *
+   * @generated from field: repeated agents.v1.AgentVersion versions = 1;
+   */
+  versions: AgentVersion[];
+};
+
+/**
+ * Describes the message agents.v1.ListAgentVersionsResponse.
+ * Use `create(ListAgentVersionsResponseSchema)` to create a new message.
+ */
+export const ListAgentVersionsResponseSchema: GenMessage<ListAgentVersionsResponse> = /*@__PURE__*/
+  messageDesc(file_agents_v1_agent, 7);
+
+/**
+ * AgentVersion is one version of a stored agent, as it was written.
+ *
+ * @generated from message agents.v1.AgentVersion
+ */
+export type AgentVersion = Message<"agents.v1.AgentVersion"> & {
+  /**
+   * The agent's slug.
+   *
+   * @generated from field: string slug = 1;
+   */
+  slug: string;
+
+  /**
+   * The version: 1 for the first, one more with every update.
+   *
+   * @generated from field: int64 version = 2;
+   */
+  version: bigint;
+
+  /**
+   * The definition of that version, as it was given (agent file JSON).
+   *
+   * @generated from field: string definition = 3;
+   */
+  definition: string;
+
+  /**
+   * When the version was written.
+   *
+   * @generated from field: google.protobuf.Timestamp create_time = 4;
+   */
+  createTime?: Timestamp | undefined;
+
+  /**
+   * Identity that wrote it (CreateAgent or UpdateAgent).
+   *
+   * @generated from field: string author = 5;
+   */
+  author: string;
+
+  /**
+   * Whether this version is the agent's current one (false for every
+   * version of a deleted agent).
+   *
+   * @generated from field: bool current = 6;
+   */
+  current: boolean;
+};
+
+/**
+ * Describes the message agents.v1.AgentVersion.
+ * Use `create(AgentVersionSchema)` to create a new message.
+ */
+export const AgentVersionSchema: GenMessage<AgentVersion> = /*@__PURE__*/
+  messageDesc(file_agents_v1_agent, 8);
 
 /**
  * ListAgentsRequest has no fields: every agent is visible to every owner.
@@ -26,7 +290,7 @@ export type ListAgentsRequest = Message<"agents.v1.ListAgentsRequest"> & {
  * Use `create(ListAgentsRequestSchema)` to create a new message.
  */
 export const ListAgentsRequestSchema: GenMessage<ListAgentsRequest> = /*@__PURE__*/
-  messageDesc(file_agents_v1_agent, 0);
+  messageDesc(file_agents_v1_agent, 9);
 
 /**
  * ListAgentsResponse carries the loaded agents and the load problems.
@@ -55,7 +319,7 @@ export type ListAgentsResponse = Message<"agents.v1.ListAgentsResponse"> & {
  * Use `create(ListAgentsResponseSchema)` to create a new message.
  */
 export const ListAgentsResponseSchema: GenMessage<ListAgentsResponse> = /*@__PURE__*/
-  messageDesc(file_agents_v1_agent, 1);
+  messageDesc(file_agents_v1_agent, 10);
 
 /**
  * GetAgentRequest names one agent.
@@ -76,7 +340,7 @@ export type GetAgentRequest = Message<"agents.v1.GetAgentRequest"> & {
  * Use `create(GetAgentRequestSchema)` to create a new message.
  */
 export const GetAgentRequestSchema: GenMessage<GetAgentRequest> = /*@__PURE__*/
-  messageDesc(file_agents_v1_agent, 2);
+  messageDesc(file_agents_v1_agent, 11);
 
 /**
  * GetAgentResponse carries one agent.
@@ -97,7 +361,7 @@ export type GetAgentResponse = Message<"agents.v1.GetAgentResponse"> & {
  * Use `create(GetAgentResponseSchema)` to create a new message.
  */
 export const GetAgentResponseSchema: GenMessage<GetAgentResponse> = /*@__PURE__*/
-  messageDesc(file_agents_v1_agent, 3);
+  messageDesc(file_agents_v1_agent, 12);
 
 /**
  * ReloadAgentsRequest has no fields: the server reloads the files it was
@@ -113,7 +377,7 @@ export type ReloadAgentsRequest = Message<"agents.v1.ReloadAgentsRequest"> & {
  * Use `create(ReloadAgentsRequestSchema)` to create a new message.
  */
 export const ReloadAgentsRequestSchema: GenMessage<ReloadAgentsRequest> = /*@__PURE__*/
-  messageDesc(file_agents_v1_agent, 4);
+  messageDesc(file_agents_v1_agent, 13);
 
 /**
  * ReloadAgentsResponse reports the result of a reload.
@@ -141,7 +405,7 @@ export type ReloadAgentsResponse = Message<"agents.v1.ReloadAgentsResponse"> & {
  * Use `create(ReloadAgentsResponseSchema)` to create a new message.
  */
 export const ReloadAgentsResponseSchema: GenMessage<ReloadAgentsResponse> = /*@__PURE__*/
-  messageDesc(file_agents_v1_agent, 5);
+  messageDesc(file_agents_v1_agent, 14);
 
 /**
  * AgentDescriptor describes a loaded agent: what a client needs to show it
@@ -202,7 +466,8 @@ export type AgentDescriptor = Message<"agents.v1.AgentDescriptor"> & {
   params: ParamDescriptor[];
 
   /**
-   * Absolute path of the agent file it was loaded from.
+   * Absolute path of the agent file it was loaded from; empty for a stored
+   * agent.
    *
    * @generated from field: string file = 8;
    */
@@ -247,6 +512,47 @@ export type AgentDescriptor = Message<"agents.v1.AgentDescriptor"> & {
    * @generated from field: repeated agents.v1.AgentLoadError warnings = 13;
    */
   warnings: AgentLoadError[];
+
+  /**
+   * Where the agent comes from: an agent file (read-only to the API) or
+   * the database.
+   *
+   * @generated from field: agents.v1.AgentSource source = 14;
+   */
+  source: AgentSource;
+
+  /**
+   * The stored agent's version: 1 when created, one more with every
+   * update. Always 0 for a file agent, whose history is its file's.
+   *
+   * @generated from field: int64 version = 15;
+   */
+  version: bigint;
+
+  /**
+   * A stored agent's definition, the agent file JSON text of its current
+   * version, as given: what a client edits and sends back with
+   * UpdateAgent. Empty for a file agent.
+   *
+   * @generated from field: string definition = 16;
+   */
+  definition: string;
+
+  /**
+   * When the stored agent was created (its version 1); unset for a file
+   * agent.
+   *
+   * @generated from field: google.protobuf.Timestamp create_time = 17;
+   */
+  createTime?: Timestamp | undefined;
+
+  /**
+   * When the stored agent's current version was written; unset for a
+   * file agent.
+   *
+   * @generated from field: google.protobuf.Timestamp update_time = 18;
+   */
+  updateTime?: Timestamp | undefined;
 };
 
 /**
@@ -254,7 +560,7 @@ export type AgentDescriptor = Message<"agents.v1.AgentDescriptor"> & {
  * Use `create(AgentDescriptorSchema)` to create a new message.
  */
 export const AgentDescriptorSchema: GenMessage<AgentDescriptor> = /*@__PURE__*/
-  messageDesc(file_agents_v1_agent, 6);
+  messageDesc(file_agents_v1_agent, 15);
 
 /**
  * ModelDescriptor says which model an agent uses and how it is reached.
@@ -312,7 +618,7 @@ export type ModelDescriptor = Message<"agents.v1.ModelDescriptor"> & {
  * Use `create(ModelDescriptorSchema)` to create a new message.
  */
 export const ModelDescriptorSchema: GenMessage<ModelDescriptor> = /*@__PURE__*/
-  messageDesc(file_agents_v1_agent, 7);
+  messageDesc(file_agents_v1_agent, 16);
 
 /**
  * ToolDescriptor describes one tool as the model sees it.
@@ -362,7 +668,7 @@ export type ToolDescriptor = Message<"agents.v1.ToolDescriptor"> & {
  * Use `create(ToolDescriptorSchema)` to create a new message.
  */
 export const ToolDescriptorSchema: GenMessage<ToolDescriptor> = /*@__PURE__*/
-  messageDesc(file_agents_v1_agent, 8);
+  messageDesc(file_agents_v1_agent, 17);
 
 /**
  * ParamDescriptor declares a session param of an agent. Param values are
@@ -406,7 +712,7 @@ export type ParamDescriptor = Message<"agents.v1.ParamDescriptor"> & {
  * Use `create(ParamDescriptorSchema)` to create a new message.
  */
 export const ParamDescriptorSchema: GenMessage<ParamDescriptor> = /*@__PURE__*/
-  messageDesc(file_agents_v1_agent, 9);
+  messageDesc(file_agents_v1_agent, 18);
 
 /**
  * McpServerDescriptor names an MCP server declared by an agent file.
@@ -464,17 +770,17 @@ export type McpServerDescriptor = Message<"agents.v1.McpServerDescriptor"> & {
  * Use `create(McpServerDescriptorSchema)` to create a new message.
  */
 export const McpServerDescriptorSchema: GenMessage<McpServerDescriptor> = /*@__PURE__*/
-  messageDesc(file_agents_v1_agent, 10);
+  messageDesc(file_agents_v1_agent, 19);
 
 /**
  * AgentLoadError is one problem found while loading agent files or
- * describing tools, an error or a warning.
+ * stored agents or describing tools, an error or a warning.
  *
  * @generated from message agents.v1.AgentLoadError
  */
 export type AgentLoadError = Message<"agents.v1.AgentLoadError"> & {
   /**
-   * The file at fault.
+   * The file at fault; empty for a stored agent (see agent).
    *
    * @generated from field: string file = 1;
    */
@@ -494,6 +800,13 @@ export type AgentLoadError = Message<"agents.v1.AgentLoadError"> & {
    * @generated from field: string reason = 3;
    */
   reason: string;
+
+  /**
+   * The stored agent at fault, by slug; empty for an agent file.
+   *
+   * @generated from field: string agent = 4;
+   */
+  agent: string;
 };
 
 /**
@@ -501,7 +814,42 @@ export type AgentLoadError = Message<"agents.v1.AgentLoadError"> & {
  * Use `create(AgentLoadErrorSchema)` to create a new message.
  */
 export const AgentLoadErrorSchema: GenMessage<AgentLoadError> = /*@__PURE__*/
-  messageDesc(file_agents_v1_agent, 11);
+  messageDesc(file_agents_v1_agent, 20);
+
+/**
+ * AgentSource says where an agent comes from.
+ *
+ * @generated from enum agents.v1.AgentSource
+ */
+export enum AgentSource {
+  /**
+   * Not set.
+   *
+   * @generated from enum value: AGENT_SOURCE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * An agent file the server reads (or a helper that file names): read-only
+   * to the API.
+   *
+   * @generated from enum value: AGENT_SOURCE_FILE = 1;
+   */
+  FILE = 1,
+
+  /**
+   * An agent stored in the server's database with CreateAgent.
+   *
+   * @generated from enum value: AGENT_SOURCE_STORED = 2;
+   */
+  STORED = 2,
+}
+
+/**
+ * Describes the enum agents.v1.AgentSource.
+ */
+export const AgentSourceSchema: GenEnum<AgentSource> = /*@__PURE__*/
+  enumDesc(file_agents_v1_agent, 0);
 
 /**
  * ToolKind says who executes a tool.
@@ -557,18 +905,28 @@ export enum ToolKind {
  * Describes the enum agents.v1.ToolKind.
  */
 export const ToolKindSchema: GenEnum<ToolKind> = /*@__PURE__*/
-  enumDesc(file_agents_v1_agent, 0);
+  enumDesc(file_agents_v1_agent, 1);
 
 /**
- * AgentService lists the agents the server loaded from its agent files and
- * reloads them.
+ * AgentService lists the agents the server offers and changes them. Agents
+ * come from two sources: agent files, which the server reads at start and
+ * on ReloadAgents and which the API never changes, and stored agents, kept
+ * in the server's database and created, updated and deleted with this
+ * service. A slug is unique across both. A stored agent's definition is
+ * the same JSON as an agent file (`{"tag": "OpenAIAgentDescription",
+ * "contents": {…}}`), validated as `agents check` validates a file.
+ *
+ * With auth on, CreateAgent, UpdateAgent and DeleteAgent need an admin
+ * token (`permission_denied`, 403 on the JSON routes); reading is open to
+ * every caller. Every change emits `agents.changed`, and reaches every
+ * server sharing the database.
  *
  * @generated from service agents.v1.AgentService
  */
 export const AgentService: GenService<{
   /**
-   * ListAgents returns every loaded agent, roots and helpers, sorted by slug,
-   * together with the problems found while loading the agent files.
+   * ListAgents returns every agent, file and stored, roots and helpers,
+   * sorted by slug, together with the problems found while loading them.
    *
    * @generated from rpc agents.v1.AgentService.ListAgents
    */
@@ -589,9 +947,10 @@ export const AgentService: GenService<{
     output: typeof GetAgentResponseSchema;
   },
   /**
-   * ReloadAgents re-reads the agent files and describes their tools again.
-   * Running sessions keep the agent they started with until their next run.
-   * Emits `agents.changed`.
+   * ReloadAgents re-reads the agent files and the stored agents and
+   * describes their tools again. A step in flight finishes with the agent
+   * it started with; the session's next step uses the reloaded one. Emits
+   * `agents.changed`.
    *
    * @generated from rpc agents.v1.AgentService.ReloadAgents
    */
@@ -599,6 +958,73 @@ export const AgentService: GenService<{
     methodKind: "unary";
     input: typeof ReloadAgentsRequestSchema;
     output: typeof ReloadAgentsResponseSchema;
+  },
+  /**
+   * CreateAgent stores a new agent, at version 1. The definition must be a
+   * valid agent file: otherwise `invalid_argument` naming the field at
+   * fault (`contents.modelUrl: required`), with the field in the error
+   * detail's metadata (`field`). A slug an agent file or another stored
+   * agent already has is `already_exists` (409, code `agent_exists`; for
+   * a file agent the message says that it is read-only). Its bash
+   * toolboxes, tool directory and MCP server commands must lie under the
+   * directories the operator allows (`serve --stored-agent-tool-dirs`),
+   * else `invalid_argument` naming the field. Its helpers (extraAgents)
+   * are named by slug and may be stored or file agents. Emits
+   * `agents.changed`.
+   *
+   * @generated from rpc agents.v1.AgentService.CreateAgent
+   */
+  createAgent: {
+    methodKind: "unary";
+    input: typeof CreateAgentRequestSchema;
+    output: typeof CreateAgentResponseSchema;
+  },
+  /**
+   * UpdateAgent replaces a stored agent's definition whole, as a new
+   * version (the old one stays listed by ListAgentVersions). The rules of
+   * CreateAgent apply; the definition's slug must be the agent's
+   * (`invalid_argument` on `contents.slug`: a slug is not renamed). A step
+   * in flight finishes on the version it started with; the session's next
+   * step uses the new one. A file agent is `already_exists` (409, code
+   * `agent_read_only`): change its file and reload. An expected_version
+   * that is not the current one is `aborted` (409, code
+   * `version_mismatch`). Emits `agents.changed`.
+   *
+   * @generated from rpc agents.v1.AgentService.UpdateAgent
+   */
+  updateAgent: {
+    methodKind: "unary";
+    input: typeof UpdateAgentRequestSchema;
+    output: typeof UpdateAgentResponseSchema;
+  },
+  /**
+   * DeleteAgent removes a stored agent. Its sessions stay readable (and
+   * keep naming the versions they ran), but new sessions with it are
+   * `not_found`, and existing ones fail their next step. Its versions are
+   * kept: an agent created again under the slug continues their numbering.
+   * A file agent is `already_exists` (409, code `agent_read_only`); an
+   * expected_version that is not the current one is `aborted` (409).
+   * Emits `agents.changed`.
+   *
+   * @generated from rpc agents.v1.AgentService.DeleteAgent
+   */
+  deleteAgent: {
+    methodKind: "unary";
+    input: typeof DeleteAgentRequestSchema;
+    output: typeof DeleteAgentResponseSchema;
+  },
+  /**
+   * ListAgentVersions returns every version of a stored agent, newest
+   * first, also after the agent was deleted. A file agent has no stored
+   * versions: its list is empty. A slug no agent has or had is
+   * `not_found`.
+   *
+   * @generated from rpc agents.v1.AgentService.ListAgentVersions
+   */
+  listAgentVersions: {
+    methodKind: "unary";
+    input: typeof ListAgentVersionsRequestSchema;
+    output: typeof ListAgentVersionsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_agents_v1_agent, 0);
