@@ -1,7 +1,10 @@
 import { useEffect, useRef, useState, type KeyboardEvent, type MouseEvent } from "react";
 import { Link, NavLink, Route, Routes, useLocation } from "react-router";
 import { ShortcutHelpDialog } from "../components/shortcut-help-dialog";
+import { EditAgentPage, NewAgentPage } from "../features/agents/components/agent-editor";
 import { AgentPage } from "../features/agents/components/agent-page";
+import { AgentVersionsPage } from "../features/agents/components/agent-versions";
+import { AgentsPage } from "../features/agents/components/agents-page";
 import { SignIn } from "../features/auth/components/sign-in";
 import { UsagePage } from "../features/budgets/components/usage-page";
 import { useBudgetsSupported } from "../features/budgets/hooks/use-budgets";
@@ -74,6 +77,9 @@ export function App() {
         </Link>
         <ConnectionStatus />
         <div className="topbar-actions">
+          <NavLink to="/agents" className="button">
+            Agents
+          </NavLink>
           {budgets && (
             <NavLink to="/usage" className="button">
               Usage
@@ -95,7 +101,11 @@ export function App() {
         <Routes>
           <Route path="/" element={<Home />} />
           <Route path="/sessions/:id/*" element={<ChatPage />} />
+          <Route path="/agents" element={<AgentsPage />} />
+          <Route path="/agents/+new" element={<NewAgentPage />} />
           <Route path="/agents/:slug" element={<AgentPage />} />
+          <Route path="/agents/:slug/edit" element={<EditAgentPage />} />
+          <Route path="/agents/:slug/versions" element={<AgentVersionsPage />} />
           <Route path="/usage" element={<UsagePage />} />
           <Route path="*" element={<NotFound />} />
         </Routes>

@@ -3,6 +3,7 @@ import { useEffect, useId, useRef, useState, type FormEvent } from "react";
 import { Link, useLocation, useNavigate, useSearchParams } from "react-router";
 import { AgentService, type AgentDescriptor } from "../../../gen/agents/v1/agent_pb";
 import { SessionService } from "../../../gen/agents/v1/session_service_pb";
+import { newAgentPath } from "../../agents/lib/source";
 import { LimitsFields } from "../../budgets/components/limits-fields";
 import { useBudgetsSupported } from "../../budgets/hooks/use-budgets";
 import { budgetOf, hasLimit, isFieldError, parseLimits, type FieldError, type LimitFields } from "../../budgets/lib/budget";
@@ -70,7 +71,9 @@ export function Home() {
           Could not load the agents: {agents.error.rawMessage}
         </p>
       ) : list.length === 0 ? (
-        <p>The server has no agents. Add an agent file to its configuration and reload.</p>
+        <p>
+          The server has no agents. Add an agent file to its configuration and reload, or <Link to={newAgentPath}>create one</Link>.
+        </p>
       ) : (
         <form onSubmit={submit} className="new-session">
           <fieldset ref={picker} className="agent-picker">
