@@ -21,10 +21,13 @@ const kindLabels: Record<ToolKind, string> = {
 // deleted from here; a file agent only reads.
 export function AgentPage() {
   const { slug = "" } = useParams();
-  const q = useQuery(AgentService.method.getAgent, { slug });
+  const [deleting, setDeleting] = useState(false);
+  // While the agent is deleted, it is not read again (agents.changed asks
+  // every page to): it would be gone.
+  const [sending, setSending] = useState(false);
+  const q = useQuery(AgentService.method.getAgent, { slug }, { enabled: !sending });
   const heading = useId();
   const navigate = useNavigate();
-  const [deleting, setDeleting] = useState(false);
   const agent = q.data?.agent;
   const stored = isStored(agent);
   return (
@@ -55,7 +58,7 @@ export function AgentPage() {
           From an agent file: read-only here. Change the file on the server and reload the agents to change it.
         </p>
       )}
-      {deleting && agent && <DeleteAgentDialog agent={agent} onClose={() => setDeleting(false)} onDeleted={() => navigate("/agents")} />}
+      {deleting && agent && <DeleteAgentDialog agent={agent} onClose={() => setDeleting(false)} onSending={setSending} onDeleted={() => navigate("/agents")} />}
       {q.isPending ? (
         <p>Loading…</p>
       ) : q.error ? (

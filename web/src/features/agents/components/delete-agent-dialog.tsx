@@ -4,11 +4,22 @@ import { useEffect, useRef } from "react";
 import { AgentService, type AgentDescriptor } from "../../../gen/agents/v1/agent_pb";
 import { errorText } from "../../chat/lib/format";
 
+interface Props {
+  agent: AgentDescriptor;
+  onClose: () => void;
+  // onSending says the delete is under way (true) or failed (false): the
+  // agent's page stops reading the agent meanwhile, which would be gone.
+  onSending: (sending: boolean) => void;
+  onDeleted: () => void;
+}
+
 // DeleteAgentDialog confirms deleting a stored agent: its sessions stay
 // readable, new ones with it are refused, its versions stay listed.
-export function DeleteAgentDialog({ agent, onClose, onDeleted }: { agent: AgentDescriptor; onClose: () => void; onDeleted: () => void }) {
+export function DeleteAgentDialog({ agent, onClose, onSending, onDeleted }: Props) {
   const queryClient = useQueryClient();
   const del = useMutation(AgentService.method.deleteAgent, {
+    onMutate: () => onSending(true),
+    onError: () => onSending(false),
     onSuccess: async () => {
       onDeleted();
       await queryClient.invalidateQueries({ queryKey: createConnectQueryKey({ schema: AgentService, cardinality: undefined }) });
