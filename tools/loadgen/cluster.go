@@ -193,9 +193,23 @@ func clusterRun(ctx context.Context, e *env, store string, servers, sessions, pe
 			return row, err
 		}
 	}
+	for i, srv := range srvs {
+		start := srv.startServerProfile
+		if i == 0 {
+			start = srv.startProfile
+		}
+		if err := start(); err != nil {
+			return row, err
+		}
+	}
 	begin := time.Now()
 	lat, errs := promptSpread(ctx, clients, ids, perSession)
 	wall := time.Since(begin)
+	for _, srv := range srvs {
+		if err := srv.stopProfile(); err != nil {
+			return row, err
+		}
+	}
 	after, err := serversCPU(srvs)
 	if err != nil {
 		return row, err

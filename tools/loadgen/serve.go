@@ -274,8 +274,18 @@ func ParseLogLine(line string) (level, listeningAddr string) {
 }
 
 // startProfile starts a CPU profile in the server when it was started
-// with a profile file.
+// with a profile file, and one of this process beside it.
 func (s *Server) startProfile() error {
+	if err := s.startServerProfile(); err != nil || s.profile == "" {
+		return err
+	}
+	return s.startClientProfile()
+}
+
+// startServerProfile starts a CPU profile in the server alone (this
+// process can run one profile at a time, so of several servers measured
+// together only one gets the client's beside it).
+func (s *Server) startServerProfile() error {
 	if s.profile == "" {
 		return nil
 	}
@@ -293,7 +303,7 @@ func (s *Server) startProfile() error {
 		body, _ := io.ReadAll(resp.Body)
 		return fmt.Errorf("start the CPU profile: %s: %s", resp.Status, body)
 	}
-	return s.startClientProfile()
+	return nil
 }
 
 // startClientProfile profiles this process too, next to the server's

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
+	"github.com/jackc/pgx/v5"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
@@ -421,36 +422,138 @@ func countRule(reqs []fakellm.Request, name string) int {
 }
 
 // TestClusterAServerRestartedUnderItsOwnIDTakesUpItsRuns kills a server
-// mid-run and starts it again with the same --server-id (a fixed name,
-// such as its host's): the leases in the database are under its name, but
-// the process that holds them is gone, so the new one must take the runs
-// up as a restart on SQLite does, not take the leases as live ones of its
-// own and leave the sessions running with no run.
+// mid-run and starts it again under the same id: a --server-id of its
+// own (a fixed name, such as its host's), or the default one, which the
+// data directory keeps. The leases in the database are under its name,
+// but the process that held them is gone: the new one must take the runs
+// up at once, as a restart on SQLite does, neither wait for the leases to
+// expire (the lease here outlives the test) nor take them as live ones of
+// its own and leave the sessions running with no run.
 func TestClusterAServerRestartedUnderItsOwnIDTakesUpItsRuns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the agents binary and runs it as child processes on PostgreSQL")
 	}
 	t.Parallel()
-	model := fakellmtest.Start(t, crashRules())
-	bin := buildAgents(t)
-	dsn := pgtest.DSN(t)
-	dir := t.TempDir()
-	args := []string{"--server-id", "fixed-name", "--lease-ttl", "2s"}
-	first := startServeAgents(t, bin, dir, dsn, model.URL(), crashAgentFiles(t), "", args...)
-	feed := openEvents(t, first.url)
-	id := first.create(t, "slow", "tell me a long story")
-	feed.waitFor(t, "the first delta", func(ev *agentsv1.Event) bool {
-		return ev.GetSessionId() == id && ev.GetKind() == "text.delta"
-	})
-	first.kill(t)
-	feed.close()
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"its own id", []string{"--server-id", "fixed-name"}},
+		{"the default id", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			model := fakellmtest.Start(t, crashRules())
+			bin := buildAgents(t)
+			dsn := pgtest.DSN(t)
+			dir := t.TempDir()
+			args := append([]string{"--lease-ttl", "5m"}, tc.args...)
+			first := startServeAgents(t, bin, dir, dsn, model.URL(), crashAgentFiles(t), "", args...)
+			feed := openEvents(t, first.url)
+			id := first.create(t, "slow", "tell me a long story")
+			feed.waitFor(t, "the first delta", func(ev *agentsv1.Event) bool {
+				return ev.GetSessionId() == id && ev.GetKind() == "text.delta"
+			})
+			first.kill(t)
+			feed.close()
 
-	second := startServeAgents(t, bin, dir, dsn, model.URL(), crashAgentFiles(t), "", args...)
-	s := second.waitIdleWithin(t, id, 30*time.Second)
-	if got := s.GetMeta().GetStatus(); got != agentsv1.SessionStatus_SESSION_STATUS_READY {
-		t.Fatalf("status after the restart = %v (%s), want ready", got, s.GetMeta().GetStatusReason())
+			second := startServeAgents(t, bin, dir, dsn, model.URL(), crashAgentFiles(t), "", args...)
+			// Read through the log, which loads no session: a request
+			// for the session would load it, and take its lease, itself.
+			readLog(t, second.url, "0", runStopped(id))
+			s := second.get(t, id)
+			if got := s.GetMeta().GetStatus(); got != agentsv1.SessionStatus_SESSION_STATUS_READY {
+				t.Fatalf("status after the restart = %v (%s), want ready", got, s.GetMeta().GetStatusReason())
+			}
+			if got := llmTexts(s); len(got) != 1 || got[0] != "read: tell me a long story" {
+				t.Errorf("answers = %q, want one, from the retried step", got)
+			}
+		})
 	}
-	if got := llmTexts(s); len(got) != 1 || got[0] != "read: tell me a long story" {
-		t.Errorf("answers = %q, want one, from the retried step", got)
+}
+
+// TestClusterAServerWhoseDatabaseConnectionsAreEndedAnswersTheNextRequests
+// ends every connection a server has to the database (as a restart of
+// PostgreSQL, or an operator, does) right after it used them, several at
+// once: its next requests, reads and posts, are answered, not refused for
+// a dead connection of its pool while a new one works.
+func TestClusterAServerWhoseDatabaseConnectionsAreEndedAnswersTheNextRequests(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the agents binary and runs it as child processes on PostgreSQL")
+	}
+	t.Parallel()
+	model := fakellmtest.Start(t, oneWriterRules())
+	dsn := pgtest.DSN(t)
+	a := startCluster(t, 1, dsn, model.URL())[0]
+	admin, err := pgx.Connect(ctxFor(t), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(context.Background())
+
+	const n = 4
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = a.create(t, "slow", fmt.Sprintf("question %d", i))
+	}
+	for _, id := range ids {
+		a.waitIdle(t, id)
+	}
+	// Requests at once, so the pool holds several connections.
+	together := func(what string, req func(i int) error) {
+		t.Helper()
+		errc := make(chan error, 2*n)
+		for i := range 2 * n {
+			go func() { errc <- req(i) }()
+		}
+		for range 2 * n {
+			if err := <-errc; err != nil {
+				t.Fatalf("%s: %v", what, err)
+			}
+		}
+	}
+	list := func(int) error {
+		_, err := a.sessions.ListSessions(ctxFor(t), connect.NewRequest(&agentsv1.ListSessionsRequest{}))
+		return err
+	}
+	for round := range 3 {
+		together("list", list)
+		endConnections(t, admin)
+		together(fmt.Sprintf("round %d: list after the server's connections were ended", round), list)
+		endConnections(t, admin)
+		together(fmt.Sprintf("round %d: post after the server's connections were ended", round), func(i int) error {
+			if i >= n {
+				return list(i)
+			}
+			_, err := a.sessions.PostMessage(ctxFor(t), connect.NewRequest(&agentsv1.PostMessageRequest{
+				SessionId: ids[i], Message: &agentsv1.Message{Text: fmt.Sprintf("again %d", round)},
+			}))
+			return err
+		})
+		for _, id := range ids {
+			if s := a.waitIdle(t, id); s.GetMeta().GetStatus() != agentsv1.SessionStatus_SESSION_STATUS_READY {
+				t.Fatalf("round %d: %s %v (%s)", round, id, s.GetMeta().GetStatus(), s.GetMeta().GetStatusReason())
+			}
+		}
+	}
+	for _, id := range ids {
+		if got := llmTexts(a.get(t, id)); len(got) != 4 {
+			t.Errorf("%s: answers = %q, want one to each of the 4 questions", id, got)
+		}
+	}
+}
+
+// endConnections ends every connection to admin's database but admin's
+// own, and waits until their backends are gone.
+func endConnections(t *testing.T, admin *pgx.Conn) {
+	t.Helper()
+	var n int
+	err := admin.QueryRow(ctxFor(t), `SELECT count(*) FROM (SELECT pg_terminate_backend(pid, 10000) AS ended
+		FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()) AS t WHERE ended`).Scan(&n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n == 0 {
+		t.Fatal("no connection of the server to end")
 	}
 }

@@ -2,11 +2,8 @@ package cli
 
 import (
 	"context"
-	"crypto/rand"
 	"fmt"
 	"log/slog"
-	"os"
-	"strings"
 	"time"
 
 	"github.com/agents-os/agents/backend/internal/cluster"
@@ -20,8 +17,12 @@ import (
 // with other servers.
 type clusterOptions struct {
 	// serverID names this server in its leases and notifications;
-	// empty makes one up (see defaultServerID).
+	// empty takes the one kept in the data directory (see serverid.go).
 	serverID string
+	// claimDataDir has the process claim its data directory, which
+	// keeps its default id: serve does. Without the claim, the default
+	// is an id for this process alone.
+	claimDataDir bool
 	// leaseTTL is how long a run lease lives unrenewed; zero is the
 	// runner's default.
 	leaseTTL time.Duration
@@ -39,11 +40,19 @@ type clusterFeed struct {
 }
 
 // startCluster connects this server to the others on the PostgreSQL
-// database at dsn. hub must already be at the log's newest seq.
-func startCluster(ctx context.Context, dsn string, hub *events.Hub, log store.EventLog, opts clusterOptions, lg *slog.Logger) (*clusterFeed, error) {
+// database at dsn. hub must already be at the log's newest seq. dataDir,
+// when the process claimed it, keeps the default id.
+func startCluster(ctx context.Context, dsn, dataDir string, hub *events.Hub, log store.EventLog, opts clusterOptions, lg *slog.Logger) (*clusterFeed, error) {
 	id := opts.serverID
-	if id == "" {
-		id = defaultServerID()
+	switch {
+	case id != "":
+	case dataDir != "":
+		var err error
+		if id, err = storedServerID(dataDir); err != nil {
+			return nil, err
+		}
+	default:
+		id = oneOffServerID()
 	}
 	if err := cluster.ValidServerID(id); err != nil {
 		return nil, fmt.Errorf("--server-id: %w", err)
@@ -79,22 +88,6 @@ func (f *clusterFeed) close() {
 	f.relay.Close()
 	f.seq.Close()
 	f.bus.Close()
-}
-
-// defaultServerID is hostname-pid-random: unique among live servers,
-// and it tells an operator where a lease's holder runs.
-func defaultServerID() string {
-	host, err := os.Hostname()
-	if err != nil || host == "" {
-		host = "server"
-	}
-	host = strings.Map(func(r rune) rune {
-		if r <= ' ' || r == 0x7f {
-			return '_'
-		}
-		return r
-	}, host)
-	return fmt.Sprintf("%.64s-%d-%s", host, os.Getpid(), strings.ToLower(rand.Text()[:8]))
 }
 
 // leaseReport gives /readyz and /metrics the runner's leases.

@@ -4,7 +4,9 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -101,13 +103,55 @@ func TestServeRefusesABadServerID(t *testing.T) {
 	}
 }
 
-func TestDefaultServerIDIsValidAndUnique(t *testing.T) {
+func TestOneOffServerIDIsValidAndUnique(t *testing.T) {
 	t.Parallel()
-	a, b := defaultServerID(), defaultServerID()
+	a, b := oneOffServerID(), oneOffServerID()
 	if a == b {
-		t.Errorf("two default server ids are both %q", a)
+		t.Errorf("two one-off server ids are both %q", a)
 	}
 	if err := cluster.ValidServerID(a); err != nil {
 		t.Error(err)
 	}
+}
+
+// A server's default id is kept in its data directory: the same on every
+// start there, another in another directory.
+func TestTheDefaultServerIDIsKeptInTheDataDirectory(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	first, err := storedServerID(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cluster.ValidServerID(first); err != nil {
+		t.Error(err)
+	}
+	if again, err := storedServerID(dir); err != nil || again != first {
+		t.Errorf("the id on the next start: %q, %v; want %q", again, err, first)
+	}
+	if other, err := storedServerID(t.TempDir()); err != nil || other == first {
+		t.Errorf("the id in another directory: %q, %v; want another than %q", other, err, first)
+	}
+}
+
+// Two servers on one data directory would share its default id and end
+// each other's tool processes: the second refuses to start, naming the
+// first, until the first lets the directory go.
+func TestASecondServerOnADataDirectoryRefusesToStart(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	release, err := claimDataDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = claimDataDir(dir)
+	if err == nil || !strings.Contains(err.Error(), "is in use by another server (pid "+strconv.Itoa(os.Getpid())+")") {
+		t.Fatalf("a second claim: %v, want it refused, naming the first", err)
+	}
+	release()
+	again, err := claimDataDir(dir)
+	if err != nil {
+		t.Fatalf("a claim once the first let go: %v", err)
+	}
+	again()
 }

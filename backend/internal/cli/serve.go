@@ -86,7 +86,7 @@ signal stops it at once.`,
 	f.DurationVar(&sf.retention.Age, "event-retention", runner.DefaultRetentionAge, "how long the event log keeps events for replay")
 	f.IntVar(&sf.retention.Count, "event-retention-count", runner.DefaultRetentionCount, "most events the event log keeps for replay")
 	f.StringVar(&sf.webDir, "web-dir", "", "serve the web app from this folder (a build of web/, for development) instead of the one built in")
-	f.StringVar(&sf.cluster.serverID, "server-id", "", "this server's id among the servers of one PostgreSQL database (default hostname-pid-random)")
+	f.StringVar(&sf.cluster.serverID, "server-id", "", "this server's id among the servers of one PostgreSQL database (default: the one kept in the data directory, made on the first start)")
 	f.DurationVar(&sf.cluster.leaseTTL, "lease-ttl", runner.DefaultLeaseTTL, "PostgreSQL: how long a session's run lease lives unrenewed, so how soon another server takes over the runs of one that died")
 	f.StringVar(&sf.offlineModel, "offline-model", "", "the model of agents whose API key is not configured: a URL, or an offline model's rules file it serves itself")
 	a.addModelFlags(cmd)
@@ -194,6 +194,7 @@ func (a *app) serve(ctx context.Context, sf serveFlags) error {
 			return err
 		}
 	}
+	sf.cluster.claimDataDir = true
 	st, err := a.startStack(ctx, res, log, stackOptions{
 		holder:         holder,
 		offlineModel:   sf.offlineModel,

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/agents-os/agents/backend/internal/agentfile"
@@ -22,6 +23,7 @@ import (
 	"github.com/agents-os/agents/backend/internal/store/postgres"
 	"github.com/agents-os/agents/backend/internal/store/sqlite"
 	"github.com/agents-os/agents/backend/internal/tool"
+	"github.com/agents-os/agents/backend/internal/tracing"
 	"github.com/agents-os/agents/backend/internal/wire"
 )
 
@@ -44,8 +46,12 @@ type stack struct {
 	server  *server.Server
 
 	stopMetrics func()
+	// traces records the runs, and exports what it holds at close.
+	traces *tracing.Setup
 	// stopOffline stops the offline model this process serves, if any.
 	stopOffline func()
+	// unclaim lets the data directory go, once the store is closed.
+	unclaim func()
 }
 
 // stackOptions tune a stack.
@@ -85,6 +91,25 @@ func (a *app) startStack(ctx context.Context, res *config.Resolved, log *slog.Lo
 	if err != nil {
 		return nil, err
 	}
+	// A database that several processes share claims nothing: the data
+	// directory is claimed instead (see serverid.go).
+	unclaim := func() {}
+	claimed := ""
+	if _, shared := db.(*postgres.Store); shared && opts.cluster.claimDataDir {
+		release, err := claimDataDir(res.DataDir)
+		if err != nil {
+			db.Close()
+			return nil, err
+		}
+		unclaim = sync.OnceFunc(release)
+		claimed = res.DataDir
+	}
+	started := false
+	defer func() {
+		if !started {
+			unclaim()
+		}
+	}()
 	reaper, err := toolReaper(res.DataDir, opts.recover, log)
 	if err != nil {
 		db.Close()
@@ -95,13 +120,12 @@ func (a *app) startStack(ctx context.Context, res *config.Resolved, log *slog.Lo
 		db.Close()
 		return nil, err
 	}
-	started := false
 	defer func() {
 		if !started {
 			stopOffline()
 		}
 	}()
-	s := &stack{log: log, stopOffline: stopOffline}
+	s := &stack{log: log, stopOffline: stopOffline, unclaim: unclaim}
 	s.mcp = mcptools.NewPool(mcptools.Options{Log: log, Reaper: reaper, Changed: s.toolsChanged})
 	cat, err := a.loadCatalog(ctx, res, keys, catalog.Options{
 		OfflineModelURL: offline,
@@ -130,7 +154,7 @@ func (a *app) startStack(ctx context.Context, res *config.Resolved, log *slog.Lo
 	if _, ok := db.(*postgres.Store); ok {
 		// Before the runner: every event it commits goes through the
 		// sequencer, between the other servers' events.
-		if s.feed, err = startCluster(ctx, res.DB, hub, db, opts.cluster, log); err != nil {
+		if s.feed, err = startCluster(ctx, res.DB, claimed, hub, db, opts.cluster, log); err != nil {
 			db.Close()
 			s.mcp.Close()
 			return nil, err
@@ -141,8 +165,18 @@ func (a *app) startStack(ctx context.Context, res *config.Resolved, log *slog.Lo
 	// The metrics follow the hub before anything publishes, so the runs
 	// resumed by Recover are counted too.
 	s.stopMetrics = s.metrics.Follow(s.hub)
+	if s.traces, err = tracing.FromEnv(ctx, a.lookupEnv, Version, log); err != nil {
+		if s.feed != nil {
+			s.feed.close()
+		}
+		s.stopMetrics()
+		s.mcp.Close()
+		db.Close()
+		return nil, err
+	}
 	ro := runner.Options{
 		Log:     log,
+		Tracer:  s.traces.Tracer,
 		Store:   db,
 		Hub:     s.hub,
 		Catalog: cat,
@@ -175,6 +209,8 @@ func (a *app) startStack(ctx context.Context, res *config.Resolved, log *slog.Lo
 		Limits:   opts.limits,
 		Web:      opts.web,
 		Version:  Version,
+
+		Propagator: s.traces.Propagator,
 	}
 	if s.feed != nil {
 		deps.Leases, deps.Feed = leaseReport{s.runner}, s.feed.seq
@@ -214,6 +250,12 @@ func (s *stack) drain(ctx context.Context) {
 // and resume at the next start), the metrics and the store.
 func (s *stack) close() {
 	s.runner.Close()
+	// The runs' spans ended with the runner: export them before exit.
+	flush, cancel := context.WithTimeout(context.Background(), traceFlushTimeout)
+	defer cancel()
+	if err := s.traces.Shutdown(flush); err != nil {
+		s.log.Warn("export the last traces", "error", err.Error())
+	}
 	if s.feed != nil {
 		s.feed.close()
 	}
@@ -223,8 +265,13 @@ func (s *stack) close() {
 	if err := s.store.Close(); err != nil {
 		s.log.Error("close store", "error", err.Error())
 	}
+	s.unclaim()
 	s.stopOffline()
 }
+
+// traceFlushTimeout bounds how long exporting the last spans may delay
+// the exit.
+const traceFlushTimeout = 5 * time.Second
 
 // toolsChanged tells clients that an MCP server's tools changed: the
 // agents using it offer other tools from their next step.

@@ -39,7 +39,7 @@ const (
 	ChannelEvents      = "agents_events"       // payload: newest seq
 	ChannelDeltas      = "agents_deltas"       // payload: a chunk of a delta event
 	ChannelCommands    = "agents_commands"     // payload: the holder to wake
-	ChannelCommandDone = "agents_command_done" // payload: the command id
+	ChannelCommandDone = "agents_command_done" // payload: the command id, then a space and its answer when the answer fits
 	ChannelLeases      = "agents_leases"       // payload: a session id released / needing a server
 	ChannelMail        = "agents_mail"         // payload: a session id that got mail
 )

@@ -5,6 +5,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/backend/internal/catalog"
 	"github.com/agents-os/agents/backend/internal/committer"
@@ -65,6 +67,9 @@ type actor struct {
 	unsynced *edit
 	then     func()
 	attempts int
+	// doubt is a write that failed with the connection lost, whether it
+	// landed not known for want of a store to ask (see settleDoubt).
+	doubt *doubt
 	// next runs once the command in hand is done: a continuation that
 	// became possible inside a command must not run in the middle of it.
 	next func()
@@ -83,6 +88,9 @@ type actor struct {
 	lease *store.Lease
 	lost  bool
 	moved error
+	// origin is the span context of the caller of the command in hand
+	// (see call): a run the command starts is its child (see trace.go).
+	origin trace.SpanContext
 }
 
 func newActor(r *Runner, id string) *actor {
@@ -102,7 +110,10 @@ func (a *actor) call(ctx context.Context, fn func(*actor) error) error {
 			done <- errs.NotFound("unknown_session", "unknown session %s", a.id)
 			return
 		}
-		done <- fn(a)
+		a.origin = trace.SpanContextFromContext(ctx)
+		err := fn(a)
+		a.origin = trace.SpanContext{}
+		done <- err
 	}
 	select {
 	case a.cmds <- wrapped:
@@ -151,7 +162,7 @@ func (a *actor) loop(st *state) {
 			// is taken up here, as at a restart, before the request that
 			// loaded it sees it.
 			if err := a.recoverSession(); err != nil {
-				a.r.log.Error("recover session", "session", a.id, "err", err)
+				a.log().Error("recover session", "session", a.id, "err", err)
 			}
 		}
 	}
@@ -205,12 +216,13 @@ func (a *actor) serve() {
 	for {
 		select {
 		case fn := <-a.cmds:
+			a.settleDoubt()
 			fn(a)
 		case <-idle.C:
 			switch {
 			case a.unsynced != nil:
 				if err := a.resync(); err != nil {
-					a.r.log.Warn("store still refuses the session's write", "session", a.id, "attempts", a.attempts, "err", err)
+					a.log().Warn("store still refuses the session's write", "session", a.id, "attempts", a.attempts, "err", err)
 				}
 			case resyncing:
 				// Another write took the pending one along: not idle yet.
@@ -264,7 +276,7 @@ func (a *actor) wakeForMail() {
 		return
 	}
 	if err := a.wake(agentsv1.RunTrigger_RUN_TRIGGER_MAIL); err != nil {
-		a.r.log.Error("wake for mail", "session", a.id, "err", err)
+		a.log().Error("wake for mail", "session", a.id, "err", err)
 	}
 }
 

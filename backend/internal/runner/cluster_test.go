@@ -30,6 +30,7 @@ import (
 // fleet is servers sharing one database, one model server and one bus.
 type fleet struct {
 	db  store.Store
+	dsn string
 	cat *catalog.Catalog
 	bus *cluster.MemoryBus
 	ttl time.Duration
@@ -39,7 +40,8 @@ func newFleet(t *testing.T, rules fakellm.Rules, ttl time.Duration) *fleet {
 	t.Helper()
 	ctx := context.Background()
 	llm := fakellmtest.Start(t, rules)
-	db, err := postgres.Open(ctx, pgtest.DSN(t), postgres.Options{})
+	dsn := pgtest.DSN(t)
+	db, err := postgres.Open(ctx, dsn, postgres.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +52,7 @@ func newFleet(t *testing.T, rules fakellm.Rules, ttl time.Duration) *fleet {
 	cat := catalog.New(ctx, func() *agentfile.Set {
 		return agentfile.Load(nil, []string{"testdata/bench/agents", "testdata/cluster/agents"})
 	}, catalog.Options{HasKey: func(string) bool { return false }, OfflineModelURL: llm.URL()})
-	return &fleet{db: db, cat: cat, bus: bus, ttl: ttl}
+	return &fleet{db: db, dsn: dsn, cat: cat, bus: bus, ttl: ttl}
 }
 
 // server is one runner of a fleet.
@@ -289,6 +291,41 @@ func TestAnotherServerFinishesTheRunOfOneThatDied(t *testing.T) {
 	}
 	if s := b.run.LeaseStats(); s.Failovers != 1 {
 		t.Errorf("b's stats = %+v, want one failover", s)
+	}
+}
+
+// A server that died and starts again under its id takes its runs up at
+// once: the leases under its name are its dead predecessor's, which
+// nobody renews, so it neither waits for them to expire nor takes them
+// as live ones of its own.
+func TestAServerStartedAgainUnderItsIDTakesItsRunsUpAtOnce(t *testing.T) {
+	t.Parallel()
+	// A lease outlives the test: only the restart can move the run.
+	f := newFleet(t, answer, time.Hour)
+	a := f.start(t, "a")
+	hold := a.model.HoldAfter(1)
+	id := a.create(t, "bench", "hello")
+	<-hold.Held()
+	a.crash()
+	hold.Release()
+	before, err := f.db.GetLease(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	again := f.start(t, "a")
+	if s := again.run.LeaseStats(); s.Claims != 1 {
+		t.Fatalf("stats after the start = %+v, want the session claimed", s)
+	}
+	v := again.wait(t, id)
+	if v.Meta.Status != session.StatusReady || len(v.Turns) != 2 || v.Turns[1].LLM.Text != "done" {
+		t.Fatalf("after the restart: %s (%s) with %d turns", v.Meta.Status, v.Meta.StatusReason, len(v.Turns))
+	}
+	if n := userTurns(v.Turns, "hello"); n != 1 {
+		t.Errorf("the user turn is stored %d times", n)
+	}
+	if l, err := f.db.GetLease(context.Background(), id); err != nil || l.Holder != "a" || l.Epoch <= before.Epoch {
+		t.Errorf("lease after the restart: %+v, %v; want a's, at an epoch after %d", l, err, before.Epoch)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"time"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/backend/internal/committer"
@@ -148,6 +149,10 @@ func (a *actor) apply(e *edit) error {
 	if a.lost {
 		return a.moved
 	}
+	if a.doubt != nil {
+		// Memory may not be what the store has: nothing is written on it.
+		return errStoreUnavailable
+	}
 	if a.unsynced != nil {
 		// An earlier failed write goes first, or nothing does.
 		moved := len(a.unsynced.turns) > 0
@@ -179,12 +184,12 @@ var errSessionReloaded = errs.Conflict("session_reloaded", "the session was relo
 // from what the store holds (see settleFromStore).
 func (a *actor) resync() error {
 	e := a.unsynced
-	if a.landed(e) {
+	if landed, _ := a.landed(e); landed {
 		a.stored(e)
 	} else if err := a.applyNow(e); err != nil {
 		a.attempts++
 		if committer.Classify(err) == committer.Permanent {
-			a.r.log.Error("the store refused a write for good", "session", a.id, "attempts", a.attempts, "err", err)
+			a.log().Error("the store refused a write for good", "session", a.id, "attempts", a.attempts, "err", err)
 			a.settleFromStore(e)
 		}
 		return err
@@ -221,13 +226,17 @@ func (a *actor) stall(e *edit, err error, then func()) {
 	case a.unsynced != nil:
 		// e never reached the store: an earlier write waits (which no run
 		// write should find). The run cannot go on in order.
-		a.r.log.Error("run write behind a pending one", "session", a.id, "err", err)
+		a.log().Error("run write behind a pending one", "session", a.id, "err", err)
 		a.failRun("store_error", "could not store the run's progress")
 	case committer.Classify(err) == committer.Transient:
-		a.r.log.Warn("the store refused a write for now; keeping it", "session", a.id, "err", err)
+		a.log().Warn("the store refused a write for now; keeping it", "session", a.id, "err", err)
 		a.unsynced, a.then, a.attempts = e, then, 1
+		if a.doubt != nil && a.doubt.e == e {
+			// resync finds out whether it landed.
+			a.doubt = nil
+		}
 	default:
-		a.r.log.Error("the store refused a write for good", "session", a.id, "err", err)
+		a.log().Error("the store refused a write for good", "session", a.id, "err", err)
 		a.settleFromStore(nil)
 	}
 }
@@ -248,7 +257,7 @@ func (a *actor) settleFromStore(end *edit) {
 		a.deleted = true
 		return
 	case err != nil:
-		a.r.log.Error("reload session", "session", a.id, "err", err)
+		a.log().Error("reload session", "session", a.id, "err", err)
 		if a.st.meta.Status == session.StatusRunning {
 			a.st.meta.Status, a.st.meta.StatusReason = session.StatusFailed, storeRefusedReason
 		}
@@ -276,7 +285,7 @@ func (a *actor) settleFromStore(end *edit) {
 	e.meta.Status, e.meta.StatusReason = status, reason
 	a.watchMail(e, status, reason, "")
 	if err := a.applyNow(e); err != nil {
-		a.r.log.Error("settle session from the store", "session", a.id, "err", err)
+		a.log().Error("settle session from the store", "session", a.id, "err", err)
 		a.st.meta.Status, a.st.meta.StatusReason = status, reason
 		return
 	}
@@ -311,8 +320,17 @@ func (a *actor) applyNow(e *edit) error {
 			Body: &agentsv1.Event_SessionUpdated{SessionUpdated: body}})
 	}
 	evs = append(evs, e.events...)
-	if err := a.write(a.r.ctx, ch, evs); err != nil && (committer.Classify(err) != committer.Transient || !a.landed(e)) {
-		return err
+	if err := a.write(a.r.ctx, ch, evs); err != nil {
+		if committer.Classify(err) != committer.Transient {
+			return err
+		}
+		landed, told := a.landed(e)
+		if !told {
+			a.doubt = &doubt{e: e, landed: func() (bool, bool) { return a.landed(e) }}
+		}
+		if !landed {
+			return err
+		}
 	}
 	a.stored(e)
 	return nil
@@ -323,14 +341,87 @@ func (a *actor) applyNow(e *edit) error {
 // nothing. Each write stamps the metadata anew and the actor is the
 // session's only writer, so the stored stamp is the write's when it
 // landed. Its events are in the log, but were not published. A write
-// found landed is taken as written; one that could not be told (the
-// database still away) is told when it is tried again (resync).
-func (a *actor) landed(e *edit) bool {
+// found landed is taken as written. told is false when the store could
+// not be asked (the database still away): a run's write is then told
+// when it is tried again (resync), a client's once the store answers
+// (settleDoubt).
+func (a *actor) landed(e *edit) (landed, told bool) {
 	if e.meta.Updated.Equal(a.st.meta.Updated) {
-		return false
+		return false, true
 	}
 	m, err := a.r.store.GetMeta(a.r.ctx, a.id)
-	return err == nil && m.Updated.Equal(e.meta.Updated)
+	switch {
+	case errs.KindOf(err) == errs.KindNotFound:
+		return false, true
+	case err != nil:
+		return false, false
+	}
+	return m.Updated.Equal(e.meta.Updated), true
+}
+
+// doubt is a write whose outcome is not known (see actor.doubt): e is
+// the edit, when it is one, and landed asks the store whether it landed,
+// told false while the store cannot be asked.
+type doubt struct {
+	e      *edit
+	landed func() (landed, told bool)
+	// after is when the store is asked again, once it could not be.
+	after time.Time
+}
+
+// doubtPause is the least time between two looks at a write in doubt:
+// while the database is away, a session taking commands must not try
+// it for each.
+const doubtPause = 250 * time.Millisecond
+
+// settleDoubt runs before each command while a write is in doubt. Once
+// the store answers, a write that did not land is forgotten: memory was
+// right. One that landed made memory wrong (the client was told it
+// failed, and memory lacks it), so the session is read again from the
+// store (reload). While the store cannot be asked, writes are refused
+// (apply) and reads answer from memory.
+func (a *actor) settleDoubt() {
+	if a.doubt == nil || a.gone() || a.lost || time.Now().Before(a.doubt.after) {
+		return
+	}
+	landed, told := a.doubt.landed()
+	if !told {
+		a.doubt.after = time.Now().Add(doubtPause)
+		return
+	}
+	a.doubt = nil
+	if landed {
+		a.log().Warn("a write whose outcome was not known is stored; the session is read again", "session", a.id)
+		a.reload()
+	}
+}
+
+// reload makes the session what the store has, as a restart does: what
+// memory had going (a run, a pending write) goes, and what the store
+// says is going (a run, a wake for mail) is taken up. When the store
+// cannot be read, the session stays in doubt, and the next command
+// tries again.
+func (a *actor) reload() {
+	a.closeRun()
+	a.unsynced, a.then, a.attempts = nil, nil, 0
+	a.waiting = nil
+	st, err := a.r.load(a.r.ctx, a.id)
+	switch {
+	case errs.KindOf(err) == errs.KindNotFound:
+		a.deleted = true
+		return
+	case err != nil:
+		a.log().Warn("read the session again", "session", a.id, "err", err)
+		a.doubt = &doubt{landed: func() (bool, bool) { return true, true }}
+		return
+	}
+	a.restore(st)
+	a.prompt = prompt{}
+	a.turnCache.drop()
+	a.turnCache = nil
+	if err := a.recoverSession(); err != nil {
+		a.log().Error("take the session up again", "session", a.id, "err", err)
+	}
 }
 
 // stored makes a stored edit the actor's state.

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/backend/internal/committer"
 	"github.com/agents-os/agents/backend/internal/errs"
 	"github.com/agents-os/agents/backend/internal/session"
 	"github.com/agents-os/agents/backend/internal/store"
@@ -86,7 +87,16 @@ func (r *Runner) deleteLocal(ctx context.Context, target string) error {
 		ev := &agentsv1.Event{SessionId: a.id, Owner: a.owner, Kind: "session.deleted",
 			Body: &agentsv1.Event_SessionDeleted{SessionDeleted: &agentsv1.SessionDeleted{Meta: wire.Meta(a.st.meta)}}}
 		if err := a.write(ctx, &store.Change{Delete: []string{target}}, []*agentsv1.Event{ev}); err != nil {
-			return err
+			if committer.Classify(err) != committer.Transient {
+				return err
+			}
+			gone, told := a.goneFromStore()
+			if !told {
+				a.doubt = &doubt{landed: a.goneFromStore}
+			}
+			if !gone {
+				return err
+			}
 		}
 		if a.lease != nil {
 			// Deleted with the session.
@@ -101,6 +111,21 @@ func (r *Runner) deleteLocal(ctx context.Context, target string) error {
 		r.watches.drop(target)
 		return nil
 	})
+}
+
+// goneFromStore reports whether a delete whose write failed landed
+// after all (the connection was lost while the database committed it):
+// the session is no longer stored. told is false when the store could
+// not be asked (see landed).
+func (a *actor) goneFromStore() (gone, told bool) {
+	_, err := a.r.store.GetMeta(a.r.ctx, a.id)
+	switch {
+	case err == nil:
+		return false, true
+	case errs.KindOf(err) == errs.KindNotFound:
+		return true, true
+	}
+	return false, false
 }
 
 // descendants lists every session below id, deepest first.

@@ -331,7 +331,7 @@ func (a *actor) refreshMail() {
 	pending, err := a.r.store.PendingMail(a.r.ctx, a.id)
 	if err != nil {
 		if a.r.ctx.Err() == nil {
-			a.r.log.Warn("read the mail another server stored", "session", a.id, "err", err)
+			a.log().Warn("read the mail another server stored", "session", a.id, "err", err)
 		}
 		return
 	}
@@ -347,7 +347,7 @@ func (a *actor) refreshMail() {
 	}
 	if a.run == nil && a.st.meta.Status.AcceptsInput() && len(a.st.mail) > 0 {
 		if err := a.wake(agentsv1.RunTrigger_RUN_TRIGGER_MAIL); err != nil {
-			a.r.log.Warn("wake for the mail another server stored", "session", a.id, "err", err)
+			a.log().Warn("wake for the mail another server stored", "session", a.id, "err", err)
 		}
 	}
 }

@@ -145,7 +145,7 @@ func (a *actor) childOf(cs *callState) string {
 	if cs.child == "" {
 		child, err := a.r.store.HelperChild(a.r.ctx, a.id, cs.call.ID)
 		if err != nil {
-			a.r.log.Error("find a helper call's child", "session", a.id, "call", cs.call.ID, "err", err)
+			a.log().Error("find a helper call's child", "session", a.id, "call", cs.call.ID, "err", err)
 		}
 		cs.child = child
 	}
@@ -312,7 +312,7 @@ func (a *actor) cancelResting(st *step) {
 		}
 		ctx, cancel := context.WithTimeout(a.r.ctx, 5*time.Second)
 		if _, err := a.r.CancelRun(ctx, "", child); err != nil && errs.KindOf(err) != errs.KindNotFound {
-			a.r.log.Error("cancel a helper's child", "session", a.id, "child", child, "err", err)
+			a.log().Error("cancel a helper's child", "session", a.id, "child", child, "err", err)
 		}
 		cancel()
 		a.r.subcall(a.callEnv(), &agentsv1.Event{Kind: "subcall.failed", Body: &agentsv1.Event_SubcallFailed{SubcallFailed: &agentsv1.SubcallFailed{

@@ -210,7 +210,7 @@ func (a *actor) loseLease(cause error) {
 		return
 	}
 	a.lost = true
-	a.r.log.Warn("another server took the session over; it stops here", "session", a.id, "cause", cause)
+	a.log().Warn("another server took the session over; it stops here", "session", a.id, "cause", cause)
 	if a.run != nil {
 		a.run.lose(errLeaseLost)
 	}

@@ -11,6 +11,7 @@ import (
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/backend/internal/agentfile"
+	"github.com/agents-os/agents/backend/internal/committer"
 	"github.com/agents-os/agents/backend/internal/errs"
 	"github.com/agents-os/agents/backend/internal/events"
 	"github.com/agents-os/agents/backend/internal/session"
@@ -236,7 +237,7 @@ func (r *Runner) PostMessageWait(ctx context.Context, owner, id string, msg Mess
 		return Posted{}, err
 	}
 	if p.elsewhere {
-		err = r.awaitElsewhere(ctx, id, timeout)
+		err = r.awaitElsewhere(ctx, AnyOwner, id, ViewRequest{Timeout: timeout})
 	} else {
 		err = await(ctx, p.idle, timeout)
 	}
@@ -358,6 +359,9 @@ func (a *actor) addMail(ctx context.Context, m session.Mail, idem keyedRequest) 
 	if a.lost {
 		return session.Mail{}, a.moved
 	}
+	if a.doubt != nil {
+		return session.Mail{}, errStoreUnavailable // as for apply
+	}
 	if a.unsynced != nil {
 		// As for apply: an earlier failed write goes first, or nothing
 		// does.
@@ -375,7 +379,16 @@ func (a *actor) addMail(ctx context.Context, m session.Mail, idem keyedRequest) 
 	ev := &agentsv1.Event{SessionId: a.id, Owner: a.owner, Kind: "mail.accepted",
 		Body: &agentsv1.Event_MailAccepted{MailAccepted: &agentsv1.MailAccepted{Envelope: wire.Mail(m)}}}
 	if err := a.write(ctx, ch, []*agentsv1.Event{ev}); err != nil {
-		return session.Mail{}, err
+		if committer.Classify(err) != committer.Transient {
+			return session.Mail{}, err
+		}
+		landed, told := a.mailLanded(m.ID)
+		if !told {
+			a.doubt = &doubt{landed: func() (bool, bool) { return a.mailLanded(m.ID) }}
+		}
+		if !landed {
+			return session.Mail{}, err
+		}
 	}
 	a.st.mail = append(a.st.mail, m)
 	a.st.meta.PendingMail++
@@ -385,13 +398,29 @@ func (a *actor) addMail(ctx context.Context, m session.Mail, idem keyedRequest) 
 	return m, nil
 }
 
+// mailLanded reports whether mail whose write failed is stored after
+// all: the connection was lost while the database committed it, so the
+// error told nothing. The mail's id is new with the write, so finding it
+// means the write landed, with its event and idempotency record. told is
+// false when the store could not be asked (see landed).
+func (a *actor) mailLanded(id string) (landed, told bool) {
+	_, err := a.r.mailByID(a.r.ctx, a.id, id)
+	switch {
+	case err == nil:
+		return true, true
+	case errs.KindOf(err) == errs.KindNotFound:
+		return false, true
+	}
+	return false, false
+}
+
 // interrupt acts on urgent mail: it answers the approvals nobody gave
 // yet, and the round goes on with the message, or cuts the step in
 // flight short.
 func (a *actor) interrupt() {
 	running := a.run != nil
 	if _, err := a.settleApprovals(interruptedApproval, agentsv1.RunTrigger_RUN_TRIGGER_MESSAGE); err != nil {
-		a.r.log.Error("settle approvals", "session", a.id, "err", err)
+		a.log().Error("settle approvals", "session", a.id, "err", err)
 	}
 	if running {
 		// A run the settled round started is not cut: it is the one

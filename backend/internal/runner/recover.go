@@ -23,9 +23,19 @@ const abortedText = "the server restarted while this call was running; it may or
 // With servers sharing the database, a server recovers only the sessions
 // that need one and have none: it claims them as it does when a server
 // dies (see failover.go), and never takes up a session another live
-// server holds.
+// server holds. Leases under its own id are not another's: a server id
+// belongs to one live server, so they are a dead predecessor's, which
+// nobody renews. They are ended first, and their sessions claimed with
+// the others, rather than left to expire.
 func (r *Runner) Recover(ctx context.Context) error {
 	if r.cluster != nil {
+		n, err := r.store.ExpireLeases(ctx, r.cluster.Holder, r.now())
+		if err != nil {
+			return err
+		}
+		if n > 0 {
+			r.log.Info("ended the leases a previous server under this id left", "server_id", r.cluster.Holder, "leases", n)
+		}
 		return r.claimAll(ctx)
 	}
 	if err := r.loadWatches(ctx); err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -71,12 +72,16 @@ const (
 // this server forwarded, and the sessions whose commands it applies.
 type remote struct {
 	mu sync.Mutex
-	// waiters are signalled when a command's end is notified.
-	waiters map[string]chan struct{}
+	// waiters are signalled when a command's end is notified, with its
+	// answer when the notification carries it ("" when it does not).
+	waiters map[string]chan string
 	// busy are the sessions whose commands are being applied, again those
 	// that got more meanwhile.
 	busy, again map[string]bool
-	kick        chan struct{}
+	// ended counts the claims that ended: a list of pending commands read
+	// while it stayed the same cannot hold a command a claim finished.
+	ended uint64
+	kick  chan struct{}
 
 	progress remoteProgress
 }
@@ -87,7 +92,7 @@ type remote struct {
 // alone.
 func (r *Runner) startCluster() {
 	c := r.cluster
-	r.remote.waiters = map[string]chan struct{}{}
+	r.remote.waiters = map[string]chan string{}
 	r.remote.busy = map[string]bool{}
 	r.remote.again = map[string]bool{}
 	r.remote.kick = make(chan struct{}, 1)
@@ -106,19 +111,22 @@ func (r *Runner) startCluster() {
 	go r.followProgress()
 }
 
-func (rm *remote) done(id string) {
+// done takes a notification of a command's end: its id, then, after a
+// space, its answer when the answer fits the notification (notifyDone).
+func (rm *remote) done(payload string) {
+	id, result, _ := strings.Cut(payload, " ")
 	rm.mu.Lock()
 	defer rm.mu.Unlock()
 	if ch, ok := rm.waiters[id]; ok {
 		select {
-		case ch <- struct{}{}:
+		case ch <- result:
 		default:
 		}
 	}
 }
 
-func (rm *remote) await(id string) <-chan struct{} {
-	ch := make(chan struct{}, 1)
+func (rm *remote) await(id string) <-chan string {
+	ch := make(chan string, 1)
 	rm.mu.Lock()
 	rm.waiters[id] = ch
 	rm.mu.Unlock()
@@ -139,18 +147,24 @@ func leaseHeld(err error) bool { return errs.CodeOf(err) == store.CodeLeaseHeld 
 // session first. It is a hint: a load that finds the lease taken fails
 // with lease_held, which forwards too.
 func (r *Runner) runsElsewhere(ctx context.Context, id string) bool {
+	_, elsewhere := r.holderElsewhere(ctx, id)
+	return elsewhere
+}
+
+// holderElsewhere is runsElsewhere, with the lease it read.
+func (r *Runner) holderElsewhere(ctx context.Context, id string) (store.Lease, bool) {
 	c := r.cluster
 	if c == nil {
-		return false
+		return store.Lease{}, false
 	}
 	r.mu.Lock()
 	_, live := r.live[id]
 	r.mu.Unlock()
 	if live {
-		return false
+		return store.Lease{}, false
 	}
 	l, err := r.store.GetLease(ctx, id)
-	return err == nil && l.Holder != c.Holder && l.Live(r.now())
+	return l, err == nil && l.Holder != c.Holder && l.Live(r.now())
 }
 
 // onHolder runs local when this server holds the session or can take
@@ -160,21 +174,26 @@ func (r *Runner) onHolder(ctx context.Context, id, owner, kind string, body, out
 	if r.cluster == nil {
 		return false, local()
 	}
-	if !r.runsElsewhere(ctx, id) {
+	lease, elsewhere := r.holderElsewhere(ctx, id)
+	if !elsewhere {
 		// A write refused for a lease this server lost wrote nothing:
 		// the new holder takes the request.
 		if err := local(); !leaseHeld(err) && errs.CodeOf(err) != store.CodeLeaseLost {
 			return false, err
 		}
+		lease = store.Lease{}
 	}
-	return true, r.forward(ctx, id, owner, kind, body, out)
+	return true, r.forward(ctx, id, owner, kind, body, out, lease)
 }
 
 // forward stores a command for the session's holder, wakes it and waits
 // for the answer, bounded by CommandTimeout. When the holder's lease
 // ends meanwhile, this server takes the session, and with it the
-// command, itself.
-func (r *Runner) forward(ctx context.Context, id, owner, kind string, body, out any) error {
+// command, itself. lease, when its Holder is set, is the session's lease
+// as just read: the first wake goes to its holder without reading it
+// again (a holder that lost it meanwhile leaves the command to the
+// next chase).
+func (r *Runner) forward(ctx context.Context, id, owner, kind string, body, out any, lease store.Lease) error {
 	b, err := json.Marshal(body)
 	if err != nil {
 		return fmt.Errorf("encode %s command: %w", kind, err)
@@ -182,10 +201,12 @@ func (r *Runner) forward(ctx context.Context, id, owner, kind string, body, out 
 	cmd := store.Command{ID: uuid.NewString(), SessionID: id, Owner: owner, Kind: kind, Body: string(b), Created: r.now()}
 	done := r.remote.await(cmd.ID)
 	defer r.remote.forget(cmd.ID)
-	if err := r.store.AddCommand(ctx, cmd); err != nil {
+	if err := r.store.AddCommand(ctx, cmd); err != nil && (errs.KindOf(err) != errs.KindUnavailable || !r.commandStored(ctx, cmd.ID)) {
 		return err
 	}
-	if err := r.chase(ctx, cmd); err != nil {
+	if lease.Holder != "" && lease.Live(r.now()) {
+		r.wakeHolder(ctx, id, lease.Holder)
+	} else if err := r.chase(ctx, cmd); err != nil {
 		return err
 	}
 	timeout := time.NewTimer(CommandTimeout)
@@ -202,7 +223,10 @@ func (r *Runner) forward(ctx context.Context, id, owner, kind string, body, out 
 			return errClosing
 		case <-timeout.C:
 			return r.abandon(ctx, cmd, out)
-		case <-done:
+		case result := <-done:
+			if result != "" {
+				return decodeResult(result, out)
+			}
 		case <-poll.C:
 			chase = true
 		}
@@ -221,6 +245,15 @@ func (r *Runner) forward(ctx context.Context, id, owner, kind string, body, out 
 			}
 		}
 	}
+}
+
+// commandStored reports whether a command whose insert failed is stored
+// after all: the connection was lost while the database committed it,
+// so the error told nothing, and the holder applies it. Its id is new
+// with the insert, so finding it means it landed.
+func (r *Runner) commandStored(ctx context.Context, id string) bool {
+	_, err := r.store.GetCommand(ctx, id)
+	return err == nil
 }
 
 // chase makes sure somebody applies the command: it wakes the holder, or,
@@ -250,10 +283,12 @@ func (r *Runner) chase(ctx context.Context, cmd store.Command) error {
 	case errs.KindOf(err) == errs.KindNotFound:
 		// The session is gone, and nobody will apply its commands: this
 		// one's answer is that, unless its holder answered first.
-		if _, ferr := r.store.FinishCommand(ctx, cmd.ID, encodeResult(nil, err), r.now()); ferr != nil {
+		result := encodeResult(nil, err)
+		won, ferr := r.store.FinishCommand(ctx, cmd.ID, result, r.now())
+		if ferr != nil {
 			return ferr
 		}
-		r.notifyDone(ctx, cmd.ID)
+		r.notifyDone(ctx, cmd.ID, result, won)
 	default:
 		return err
 	}
@@ -291,11 +326,19 @@ func (r *Runner) wakeHolder(ctx context.Context, id, holder string) {
 }
 
 // notifyDone tells the server waiting for a command that it is finished.
-func (r *Runner) notifyDone(ctx context.Context, id string) {
+// When this finish recorded the answer (won) and it fits, the
+// notification carries it, so the waiting server answers without reading
+// the command back; otherwise (the command was abandoned first, or the
+// answer is long) it carries the id alone.
+func (r *Runner) notifyDone(ctx context.Context, id, result string, won bool) {
 	if r.cluster.Bus == nil {
 		return // it reads the command back at its next poll
 	}
-	if err := r.cluster.Bus.Notify(ctx, cluster.ChannelCommandDone, id); err != nil {
+	payload := id
+	if won && len(id)+1+len(result) < cluster.MaxPayload {
+		payload = id + " " + result
+	}
+	if err := r.cluster.Bus.Notify(ctx, cluster.ChannelCommandDone, payload); err != nil {
 		r.log.Warn("notify a command's end", "command", id, "err", err)
 	}
 }
@@ -384,6 +427,7 @@ func (r *Runner) applyLoop() {
 // applyPending starts applying the pending commands of each session, in
 // order, one session's at a time.
 func (r *Runner) applyPending() {
+	ended := r.remote.endedClaims()
 	list, err := r.store.PendingCommands(r.ctx, r.cluster.Holder)
 	if err != nil {
 		if r.ctx.Err() == nil {
@@ -400,25 +444,34 @@ func (r *Runner) applyPending() {
 		bySession[c.SessionID] = append(bySession[c.SessionID], c)
 	}
 	for _, id := range order {
-		if !r.remote.claim(id) {
+		claimed, fresh := r.remote.claim(id, ended)
+		if !claimed {
 			continue
 		}
 		r.actors.Add(1)
-		go r.applySession(id, bySession[id])
+		go r.applySession(id, bySession[id], fresh)
 	}
 }
 
+func (rm *remote) endedClaims() uint64 {
+	rm.mu.Lock()
+	defer rm.mu.Unlock()
+	return rm.ended
+}
+
 // claim marks a session's commands as being applied; false when they
-// are already, which then looks again once done.
-func (rm *remote) claim(id string) bool {
+// are already, which then looks again once done. fresh says no claim
+// ended since ended was read before the list: nothing in the list was
+// finished since by this server.
+func (rm *remote) claim(id string, ended uint64) (claimed, fresh bool) {
 	rm.mu.Lock()
 	defer rm.mu.Unlock()
 	if rm.busy[id] {
 		rm.again[id] = true
-		return false
+		return false, false
 	}
 	rm.busy[id] = true
-	return true
+	return true, rm.ended == ended
 }
 
 // unclaim ends a claim and says whether more came meanwhile.
@@ -428,13 +481,16 @@ func (rm *remote) unclaim(id string) bool {
 	again := rm.again[id]
 	delete(rm.busy, id)
 	delete(rm.again, id)
+	rm.ended++
 	return again
 }
 
 // applySession applies one session's commands in order. It stops at one
 // it cannot apply here (the lease went elsewhere, the server closes),
-// leaving it and the rest to whoever holds the session next.
-func (r *Runner) applySession(id string, list []store.Command) {
+// leaving it and the rest to whoever holds the session next. fresh says
+// the list was read after the last claim of this server ended (see
+// claim), so its commands need not be read again.
+func (r *Runner) applySession(id string, list []store.Command, fresh bool) {
 	defer r.actors.Done()
 	defer func() {
 		if r.remote.unclaim(id) {
@@ -442,16 +498,20 @@ func (r *Runner) applySession(id string, list []store.Command) {
 		}
 	}()
 	for _, c := range list {
-		// The list may be older than the end of some of its commands
-		// (applied by a claim that ended since, abandoned by the waiting
-		// server): read each again before applying it.
-		cur, err := r.store.GetCommand(r.ctx, c.ID)
-		if err != nil {
-			if r.ctx.Err() == nil && errs.KindOf(err) != errs.KindNotFound {
-				r.log.Warn("read a command", "command", c.ID, "err", err)
-				return
+		// A list older than the last claim's end may hold commands that
+		// claim applied: read each again before applying it. (One the
+		// waiting server abandons meanwhile may still be applied, read
+		// again or not; its answer is then the abandon's.)
+		cur := c
+		if !fresh {
+			var err error
+			if cur, err = r.store.GetCommand(r.ctx, c.ID); err != nil {
+				if r.ctx.Err() == nil && errs.KindOf(err) != errs.KindNotFound {
+					r.log.Warn("read a command", "command", c.ID, "err", err)
+					return
+				}
+				continue
 			}
-			continue
 		}
 		if !cur.Done.IsZero() {
 			continue
@@ -460,13 +520,14 @@ func (r *Runner) applySession(id string, list []store.Command) {
 		if !final {
 			return
 		}
-		if _, err := r.store.FinishCommand(r.ctx, c.ID, result, r.now()); err != nil {
+		won, err := r.store.FinishCommand(r.ctx, c.ID, result, r.now())
+		if err != nil {
 			if r.ctx.Err() == nil {
 				r.log.Warn("finish a command", "command", c.ID, "err", err)
 			}
 			return
 		}
-		r.notifyDone(r.ctx, c.ID)
+		r.notifyDone(r.ctx, c.ID, result, won)
 	}
 }
 

@@ -22,14 +22,7 @@ import (
 // readElsewhere is ReadSession for a session another server holds.
 func (r *Runner) readElsewhere(ctx context.Context, owner, id string, req ViewRequest) (View, error) {
 	if req.Wait {
-		meta, err := r.metaElsewhere(ctx, owner, id)
-		if err != nil {
-			return View{}, err
-		}
-		if _, _, err := req.Turns.bounds(meta.TurnCount); err != nil {
-			return View{}, err
-		}
-		if err := r.awaitElsewhere(ctx, id, req.Timeout); err != nil {
+		if err := r.awaitElsewhere(ctx, owner, id, req); err != nil {
 			return View{}, err
 		}
 	}
@@ -53,17 +46,21 @@ func (r *Runner) viewElsewhere(ctx context.Context, owner, id string, sel Turns)
 	if err != nil {
 		return View{}, err
 	}
-	pending, err := r.store.PendingDeferred(ctx, id)
-	if err != nil {
-		return View{}, err
-	}
+	// The meta counts the calls that wait for a client: with none, there
+	// is nothing to read.
 	var deferred []session.DeferredCall
-	for _, d := range pending {
-		if clientAnswered(d.Reason) {
-			deferred = append(deferred, d)
+	if meta.PendingCalls > 0 {
+		pending, err := r.store.PendingDeferred(ctx, id)
+		if err != nil {
+			return View{}, err
 		}
+		for _, d := range pending {
+			if clientAnswered(d.Reason) {
+				deferred = append(deferred, d)
+			}
+		}
+		meta.PendingCalls = len(deferred)
 	}
-	meta.PendingCalls = len(deferred)
 	v := View{Meta: meta, Turns: turns[lo:hi:hi], FirstTurn: lo, Deferred: deferred, Position: pos}
 	if meta.Status == session.StatusRunning {
 		v.InProgress = step.inProgress(meta.TurnCount)
@@ -83,25 +80,34 @@ func (r *Runner) metaElsewhere(ctx context.Context, owner, id string) (session.M
 	return meta, nil
 }
 
-// awaitElsewhere waits, up to timeout, until the store says the session
-// has no active run. It returns ctx's error if ctx ends first, the
-// store's if the session is gone.
-func (r *Runner) awaitElsewhere(ctx context.Context, id string, timeout time.Duration) error {
+// awaitElsewhere checks that the owner may read the session and that
+// req's turns are within it, then waits, up to req.Timeout, until the
+// store says the session has no active run. It returns ctx's error if ctx
+// ends first, the store's if the session is gone.
+//
+// It subscribes before it reads, so an event that ends the run is never
+// missed between the two. Such an event makes it read the store again
+// rather than end the wait: another server's events reach this hub
+// late, and the end of the run before could arrive after this one
+// started. An update that says the session is running (most of a run's)
+// cannot end the wait, and is not worth a read; one with more turns than
+// the read found is newer than the read, so its status is the store's.
+func (r *Runner) awaitElsewhere(ctx context.Context, owner, id string, req ViewRequest) error {
 	sub, _ := r.hub.Subscribe(events.SessionScope(id), nil)
 	defer sub.Close()
 	evs := sub.C()
-	timer := time.NewTimer(timeout)
+	timer := time.NewTimer(req.Timeout)
 	defer timer.Stop()
 	poll := time.NewTicker(commandPoll)
 	defer poll.Stop()
-	for {
-		meta, err := r.store.GetMeta(ctx, id)
-		if err != nil {
-			return err
-		}
-		if meta.Status != session.StatusRunning {
-			return nil
-		}
+	meta, err := r.metaElsewhere(ctx, owner, id)
+	if err != nil {
+		return err
+	}
+	if _, _, err := req.Turns.bounds(meta.TurnCount); err != nil {
+		return err
+	}
+	for meta.Status == session.StatusRunning {
 	wait:
 		for {
 			select {
@@ -119,12 +125,26 @@ func (r *Runner) awaitElsewhere(ctx context.Context, id string, timeout time.Dur
 					continue
 				}
 				switch ev.GetKind() {
-				case "run.stopped", "session.failed", "session.updated", "session.deleted":
+				case "session.updated":
+					m := ev.GetSessionUpdated().GetMeta()
+					switch {
+					case m.GetStatus() == agentsv1.SessionStatus_SESSION_STATUS_RUNNING:
+					case int(m.GetTurnCount()) > meta.TurnCount:
+						// Newer than the read: its status is the store's.
+						return nil
+					default:
+						break wait
+					}
+				case "run.stopped", "session.failed", "session.deleted":
 					break wait
 				}
 			}
 		}
+		if meta, err = r.store.GetMeta(ctx, id); err != nil {
+			return err
+		}
 	}
+	return nil
 }
 
 // remoteProgress is the step in flight of the sessions other servers

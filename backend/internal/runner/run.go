@@ -7,12 +7,15 @@ import (
 	"slices"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/backend/internal/catalog"
 	"github.com/agents-os/agents/backend/internal/committer"
 	"github.com/agents-os/agents/backend/internal/llm"
 	"github.com/agents-os/agents/backend/internal/session"
 	"github.com/agents-os/agents/backend/internal/tool"
+	"github.com/agents-os/agents/backend/internal/tracing"
 	"github.com/agents-os/agents/backend/internal/wire"
 )
 
@@ -40,6 +43,8 @@ type run struct {
 	pause bool
 	// owner holds the run's place in the run limits.
 	owner string
+	// span is the run's invoke_agent span (see trace.go); ctx carries it.
+	span trace.Span
 }
 
 // step is one model call and the tool calls it asked for.
@@ -138,7 +143,8 @@ func (a *actor) openRunWith(e *edit, trigger agentsv1.RunTrigger, maxSteps int, 
 		return err
 	}
 	ctx, cancel := context.WithCancelCause(a.r.ctx)
-	a.run = &run{ctx: ctx, cancel: func() { cancel(nil) }, lose: cancel, maxSteps: maxSteps, owner: e.meta.Owner}
+	ctx, span := a.startRunSpan(ctx, trigger)
+	a.run = &run{ctx: ctx, cancel: func() { cancel(nil) }, lose: cancel, maxSteps: maxSteps, owner: e.meta.Owner, span: span}
 	a.r.active.Add(1)
 	return nil
 }
@@ -209,13 +215,16 @@ func (a *actor) beginStep() {
 	run.step = st
 	req := a.buildRequest()
 	tools := a.toolset()
+	flavor := a.agent.Model.Flavor
 	a.r.workers.do(func() {
 		began := time.Now()
 		// Listing the tools may start MCP servers: off the actor.
 		st.tools = tools(ctx)
 		req.Tools = toolSpecs(st.tools)
-		resp, err := model.Stream(ctx, req, func(d llm.Delta) { a.publishDelta(st, d) })
+		chatCtx, span := a.r.tracer.StartChat(ctx, flavor, a.id, req)
+		resp, err := model.Stream(chatCtx, req, func(d llm.Delta) { a.publishDelta(st, d) })
 		took := time.Since(began)
+		a.r.tracer.EndChat(span, resp, err)
 		a.post(func(a *actor) { a.modelDone(st, resp, err, took) })
 	})
 }
@@ -485,6 +494,7 @@ func (a *actor) markStopped(e *edit, status session.Status, reason, text string)
 		statusReason = reason
 	}
 	e.meta.Status, e.meta.StatusReason = status, statusReason
+	tracing.RunStopped(a.run.span, reason)
 	e.emit(a, &agentsv1.Event{Kind: "run.stopped", Body: &agentsv1.Event_RunStopped{RunStopped: &agentsv1.RunStopped{
 		Status: statusWire(status), Reason: reason, Steps: int32(a.run.steps), Text: text,
 	}}})
@@ -501,6 +511,9 @@ func (r *run) stopReason() string {
 
 // failRun ends the run as failed; the session accepts input again.
 func (a *actor) failRun(code, reason string) {
+	if a.run != nil {
+		tracing.RunFailed(a.run.span, code, reason)
+	}
 	a.closeRun()
 	a.fail(code, reason)
 }
@@ -528,7 +541,7 @@ func (a *actor) settle(e *edit, status session.Status, reason, text string) {
 	case a.unsynced != nil:
 		// The earlier failed write is still pending: this one's status,
 		// events and mail follow it.
-		a.r.log.Warn("store run end behind a pending write", "session", a.id, "err", err)
+		a.log().Warn("store run end behind a pending write", "session", a.id, "err", err)
 		a.unsynced.meta.Status, a.unsynced.meta.StatusReason = e.meta.Status, e.meta.StatusReason
 		a.unsynced.events = append(a.unsynced.events, e.events...)
 		a.unsynced.mail = append(a.unsynced.mail, e.mail...)
@@ -536,11 +549,11 @@ func (a *actor) settle(e *edit, status session.Status, reason, text string) {
 	case committer.Classify(err) == committer.Lost:
 		return // another server runs the session now
 	case committer.Classify(err) == committer.Permanent:
-		a.r.log.Error("the store refused a run end for good", "session", a.id, "err", err)
+		a.log().Error("the store refused a run end for good", "session", a.id, "err", err)
 		a.settleFromStore(e)
 		return
 	default:
-		a.r.log.Warn("the store refused a run end for now; keeping it", "session", a.id, "err", err)
+		a.log().Warn("the store refused a run end for now; keeping it", "session", a.id, "err", err)
 		a.unsynced, a.attempts = e, 1
 	}
 	a.st.meta.Status, a.st.meta.StatusReason = e.meta.Status, e.meta.StatusReason
@@ -554,6 +567,7 @@ func (a *actor) closeRun() {
 		return
 	}
 	a.run.cancel()
+	a.run.span.End()
 	a.r.slots.give(a.run.owner)
 	a.run = nil
 	a.r.active.Add(-1)

@@ -24,6 +24,7 @@ import (
 	"github.com/agents-os/agents/backend/internal/llm"
 	"github.com/agents-os/agents/backend/internal/store"
 	"github.com/agents-os/agents/backend/internal/tool"
+	"github.com/agents-os/agents/backend/internal/tracing"
 )
 
 // Model streams one chat completion; *llm.Client implements it.
@@ -84,6 +85,8 @@ type Options struct {
 	// Cluster is set when several servers share the database; nil: the
 	// only server on its database (SQLite), no leases.
 	Cluster *Cluster
+	// Tracer records the runs as traces; nil records none.
+	Tracer *tracing.Tracer
 }
 
 // StepStats are the timings of one step.
@@ -108,6 +111,8 @@ type Runner struct {
 	hub   *events.Hub
 	cat   *catalog.Catalog
 	now   func() time.Time
+	// tracer records the spans of runs (see trace.go).
+	tracer *tracing.Tracer
 	// schemas keeps the tools' compiled parameter schemas: every call's
 	// arguments are decoded against one, twice (judged, then run).
 	schemas tool.Schemas
@@ -178,6 +183,9 @@ func New(opts Options) *Runner {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
+	if opts.Tracer == nil {
+		opts.Tracer = tracing.NewTracer(nil, false)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &Runner{
 		opts:   opts,
@@ -185,6 +193,7 @@ func New(opts Options) *Runner {
 		store:  opts.Store,
 		hub:    opts.Hub,
 		cat:    opts.Catalog,
+		tracer: opts.Tracer,
 		now:    func() time.Time { return opts.Now().UTC() },
 		live:   map[string]*actor{},
 		ctx:    ctx,

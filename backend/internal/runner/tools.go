@@ -78,7 +78,9 @@ func (a *actor) launch(st *step, cs *callState, rejoin bool) {
 		tools = a.toolset()
 	}
 	go func() {
+		ctx, span := a.r.tracer.StartTool(ctx, call, env.sessionID)
 		res, stopped := a.r.runCall(ctx, env, t, tools, call, rejoin)
+		a.r.tracer.EndTool(span, res, stopped)
 		cancel()
 		a.post(func(a *actor) { a.callDone(st, cs, res, stopped) })
 	}()
@@ -161,7 +163,7 @@ func (a *actor) callDone(st *step, cs *callState, res session.ToolResult, stoppe
 			ch.Completed = []store.Completion{{Token: cs.token, Result: res, At: a.r.now()}}
 		}
 		if err := a.write(a.r.ctx, ch, []*agentsv1.Event{ev}); err != nil {
-			a.r.log.Error("record tool result", "session", a.id, "call", res.CallID, "err", err)
+			a.log().Error("record tool result", "session", a.id, "call", res.CallID, "err", err)
 		} else {
 			cs.stored = cs.token != ""
 		}

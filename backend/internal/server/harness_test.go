@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
+	"go.opentelemetry.io/otel/propagation"
 	"google.golang.org/protobuf/proto"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
@@ -35,6 +36,7 @@ import (
 	"github.com/agents-os/agents/backend/internal/store/sqlite"
 	"github.com/agents-os/agents/backend/internal/store/storefault"
 	"github.com/agents-os/agents/backend/internal/tool"
+	"github.com/agents-os/agents/backend/internal/tracing"
 	"github.com/agents-os/agents/backend/internal/wire"
 	"github.com/agents-os/agents/tools/fakellm"
 	"github.com/agents-os/agents/tools/fakellm/fakellmtest"
@@ -89,6 +91,9 @@ type env struct {
 	web http.Handler
 	// srvCatalog is the server's catalog, for announcing changed tools.
 	srvCatalog *catalog.Catalog
+	// traces, when set, records the runs and reads the requests' trace
+	// context.
+	traces *tracing.Setup
 }
 
 // option changes how start boots the server.
@@ -158,6 +163,10 @@ func on(d dialect) option {
 		}
 	}
 }
+
+// withTraces records the runs with traces and reads the trace context of
+// requests, as serve does when tracing is on.
+func withTraces(traces *tracing.Setup) option { return func(e *env) { e.traces = traces } }
 
 // withWeb serves a web app beside the API.
 func withWeb(h http.Handler) option { return func(e *env) { e.web = h } }
@@ -250,6 +259,10 @@ func (e *env) boot() {
 			_ = bus.Close()
 		}
 	}
+	var propagator propagation.TextMapPropagator
+	if e.traces != nil {
+		opts.Tracer, propagator = e.traces.Tracer, e.traces.Propagator
+	}
 	for _, tune := range e.tune {
 		tune(&opts)
 	}
@@ -262,6 +275,7 @@ func (e *env) boot() {
 	srv := server.New(server.Deps{
 		Log: log, Catalog: cat, Runner: run, Hub: hub, Store: db,
 		Metrics: metrics, Leases: e.leases, Feed: e.feed, Security: e.security, Limits: e.limits, Web: e.web,
+		Propagator: propagator,
 	})
 	e.store, e.hub, e.runner, e.srv = db, hub, run, srv
 	e.http = httptest.NewServer(srv.Handler())

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"connectrpc.com/connect"
+	"go.opentelemetry.io/otel/propagation"
 
 	"github.com/agents-os/agents/api/gen/agents/v1/agentsv1connect"
 	"github.com/agents-os/agents/backend/internal/catalog"
@@ -43,6 +44,9 @@ type Deps struct {
 	Web http.Handler
 	// Version is the binary's, announced to MCP clients.
 	Version string
+	// Propagator, when set, reads the trace context of requests, which
+	// the runs they start take as their parent.
+	Propagator propagation.TextMapPropagator
 }
 
 // Security says who may use the server over TCP.
@@ -111,7 +115,7 @@ func New(d Deps) *Server {
 		s.security.CORSOrigins = withoutWildcard(s.security.CORSOrigins)
 	}
 	api := s.newMux()
-	s.mux = s.withWeb(api, jsonErrors(recordPattern(api)))
+	s.mux = withTraceContext(d.Propagator, s.withWeb(api, jsonErrors(recordPattern(api))))
 	return s
 }
 

@@ -273,13 +273,21 @@ func appendEventsOf(dst []*Event, c *Change) []*Event {
 
 // applyRows writes one prepared change inside tx, all but its events.
 func (s *SQL) applyRows(ctx context.Context, tx *sqlx.Tx, c *Change, p *encoded) error {
-	if err := s.checkFence(ctx, tx, c.Fence); err != nil {
-		return err
-	}
-	if c.Meta != nil {
-		if err := s.writeMeta(ctx, tx, c, p.base, p.turns); err != nil {
+	if s.oneStatementStep(c, p) {
+		if err := s.writeStep(ctx, tx, c, p.base, p.turns); err != nil {
 			return err
 		}
+	} else {
+		if err := s.checkFence(ctx, tx, c.Fence); err != nil {
+			return err
+		}
+		if c.Meta != nil {
+			if err := s.writeMeta(ctx, tx, c, p.base, p.turns); err != nil {
+				return err
+			}
+		}
+	}
+	if c.Meta != nil {
 		if err := s.deliverAll(ctx, tx, c.Meta.ID, dedupe(c.DeliveredMail), nanos(c.Meta.Updated)); err != nil {
 			return err
 		}
@@ -377,6 +385,77 @@ func (s *SQL) writeMeta(ctx context.Context, tx *sqlx.Tx, c *Change, base int, t
 		return nil
 	}
 	return s.insertTurns(ctx, tx, m.ID, turns)
+}
+
+// oneStatementStep says whether c's lease check, metadata and turns are
+// written by one statement (Dialect.StepStatement): an update, fenced or
+// not, with at most one new turn, what every step commits.
+func (s *SQL) oneStatementStep(c *Change, p *encoded) bool {
+	return s.dialect.StepStatement && c.Meta != nil && !c.Create && len(p.turns) <= 1 &&
+		(c.Fence == nil || c.Fence.SessionID == c.Meta.ID)
+}
+
+// writeStep is checkFence and writeMeta in one statement. The lease row
+// is share-locked first, as checkFence does, and the session's row is
+// updated only if the lease matched, so the locks are taken in the same
+// order, and a change that fails writes nothing.
+func (s *SQL) writeStep(ctx context.Context, tx *sqlx.Tx, c *Change, base int, turns []turnRow) error {
+	m, f := c.Meta, c.Fence
+	var args []any
+	fenced := 0
+	if f != nil {
+		fenced = 1
+		args = append(args, f.SessionID, f.Holder, f.Epoch)
+	}
+	args = append(args, metaArgs(*m)...)
+	args = append(args, m.TurnCount, m.ID, base)
+	for _, t := range turns {
+		args = append(args, t.Idx, t.Created, t.Payload)
+	}
+	var out struct {
+		Fenced  bool `db:"fenced"`
+		Written bool `db:"written"`
+	}
+	if err := tx.StmtxContext(ctx, s.st.step[fenced][len(turns)]).GetContext(ctx, &out, args...); err != nil {
+		return s.translate(err, unknownSession(m.ID), "commit change of %s", m.ID)
+	}
+	switch {
+	case !out.Fenced:
+		return errs.FailedPrecondition(CodeLeaseLost, "lease on session %s was lost", f.SessionID)
+	case !out.Written:
+		return s.turnConflict(ctx, tx, m.ID, base)
+	}
+	return nil
+}
+
+// stepSQL is the statement of writeStep, with the lease check or without,
+// with the insert of one turn or none. The CTEs run on one snapshot;
+// fence is read (and its row locked) once, when the update's condition
+// first asks for it, and the turn is inserted from the update's result,
+// so only when the update matched. Every data-modifying CTE runs to its
+// end whether or not the final SELECT reads it.
+func stepSQL(fenced, withTurn bool) string {
+	q := `WITH `
+	guard, isFenced := ``, `TRUE`
+	if fenced {
+		q += `fence AS (
+		SELECT 1 FROM run_leases WHERE session_id = ? AND holder = ? AND epoch = ? FOR SHARE
+	), `
+		guard, isFenced = ` AND EXISTS (SELECT 1 FROM fence)`, `EXISTS (SELECT 1 FROM fence)`
+	}
+	q += `meta AS (
+		UPDATE sessions SET ` + metaSet + `, turn_count = ?
+		WHERE id = ? AND turn_count = ?` + guard + `
+		RETURNING id
+	)`
+	if withTurn {
+		q += `, turn AS (
+		INSERT INTO turns (session_id, idx, created, payload)
+		SELECT id, CAST(? AS INTEGER), CAST(? AS BIGINT), CAST(? AS TEXT) FROM meta
+	)`
+	}
+	return q + `
+	SELECT ` + isFenced + ` AS fenced, EXISTS (SELECT 1 FROM meta) AS written`
 }
 
 // A child is never left pointing at a parent that is gone: a session is

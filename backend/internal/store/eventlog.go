@@ -90,19 +90,21 @@ func (s *SQL) appendEvents(ctx context.Context, tx *sqlx.Tx, evs []*Event) error
 			batch[i].Seq = uint64(last - int64(len(batch)-1-i))
 		}
 	}
-	if s.dialect.NotifyEvents != nil {
-		if _, err := tx.ExecContext(ctx, s.dialect.NotifyEvents(evs[len(evs)-1].Seq)); err != nil {
-			return s.translate(err, nil, "notify of appended events")
-		}
-	}
 	return nil
 }
 
-// appendEventsSQL is the INSERT of n events.
+// appendEventsSQL is the INSERT of n events. With NotifyEvents it also
+// notifies the newest seq it appended, so appending more than eventBatch
+// events notifies once per batch, each newer than the one before.
 func (d Dialect) appendEventsSQL(n int) string {
 	q := insertSQL(sqlAppendEvents, eventWidth, n)
 	if d.ReturningSeq {
 		q += " RETURNING seq"
+	}
+	if d.NotifyEvents != "" {
+		q = `WITH appended AS (` + q + `)
+			SELECT seq FROM appended,
+				(SELECT pg_notify('` + d.NotifyEvents + `', CAST(MAX(seq) AS TEXT)) FROM appended) AS notified`
 	}
 	return q
 }

@@ -77,6 +77,21 @@ func (s *SQL) ReleaseLease(ctx context.Context, sessionID, holder string, epoch 
 
 const sqlReleaseLease = `DELETE FROM run_leases WHERE session_id = ? AND holder = ? AND epoch = ?`
 
+// ExpireLeases implements Leases.
+func (s *SQL) ExpireLeases(ctx context.Context, holder string, now time.Time) (int, error) {
+	res, err := s.write.ExecContext(ctx, s.write.Rebind(sqlExpireLeases), nanos(now), holder, nanos(now))
+	if err != nil {
+		return 0, s.translate(err, nil, "expire the leases of %s", holder)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("expire the leases of %s: %w", holder, err)
+	}
+	return int(n), nil
+}
+
+const sqlExpireLeases = `UPDATE run_leases SET expires = ? WHERE holder = ? AND expires > ?`
+
 // GetLease implements Leases.
 func (s *SQL) GetLease(ctx context.Context, sessionID string) (Lease, error) {
 	var l leaseRow

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"strings"
 
@@ -41,26 +40,26 @@ func (s *SQL) getMeta(ctx context.Context, stmt *sqlx.Stmt, id string) (session.
 	return r.meta(), nil
 }
 
-// LoadSession implements Sessions.
+// LoadSession implements Sessions. Turns are only ever appended, in the
+// transaction that raises the turn count, and never changed after: the
+// turns below the count the metadata says are the ones it had when it was
+// read, whatever committed since. So the turns are read after the
+// metadata, up to its count, with no transaction around the two (which on
+// PostgreSQL would cost a BEGIN and a ROLLBACK, two more round trips, and
+// REPEATABLE READ to make one snapshot of two statements). A session
+// deleted between the two reads has fewer turns than its count: it is
+// reported gone.
 func (s *SQL) LoadSession(ctx context.Context, id string) (session.Meta, []session.Turn, error) {
-	// One snapshot for both queries, so a step committed between them
-	// cannot make the turn count and the turns disagree. SQLite's
-	// transactions always read one snapshot; PostgreSQL's do from
-	// REPEATABLE READ up (READ COMMITTED, its default, takes a snapshot per
-	// statement).
-	tx, err := s.read.BeginTxx(ctx, &sql.TxOptions{ReadOnly: true, Isolation: sql.LevelRepeatableRead})
-	if err != nil {
-		return session.Meta{}, nil, s.translate(err, nil, "load session %s", id)
-	}
-	defer func() { _ = tx.Rollback() }() // read-only: nothing to keep
-	meta, err := s.getMeta(ctx, tx.StmtxContext(ctx, s.st.getMeta), id)
+	meta, err := s.getMeta(ctx, s.st.getMeta, id)
 	if err != nil {
 		return session.Meta{}, nil, err
 	}
 	var rows []turnRow
-	err = tx.StmtxContext(ctx, s.st.loadTurns).SelectContext(ctx, &rows, id)
-	if err != nil {
+	if err := s.st.loadTurns.SelectContext(ctx, &rows, id, meta.TurnCount); err != nil {
 		return session.Meta{}, nil, s.translate(err, nil, "load turns of %s", id)
+	}
+	if len(rows) != meta.TurnCount {
+		return session.Meta{}, nil, unknownSession(id)
 	}
 	turns := make([]session.Turn, len(rows))
 	for i, r := range rows {
@@ -71,7 +70,7 @@ func (s *SQL) LoadSession(ctx context.Context, id string) (session.Meta, []sessi
 	return meta, turns, nil
 }
 
-const sqlLoadTurns = `SELECT idx, created, payload FROM turns WHERE session_id = ? ORDER BY idx`
+const sqlLoadTurns = `SELECT idx, created, payload FROM turns WHERE session_id = ? AND idx < ? ORDER BY idx`
 
 // ListSessions implements Sessions. Its text depends on the filter, so it
 // is not prepared.

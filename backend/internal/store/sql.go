@@ -26,12 +26,18 @@ type Dialect struct {
 	// a server taking the lease over are ordered; SQLite's single writer
 	// needs none.
 	ShareLock string
-	// NotifyEvents, when set, returns the statement a transaction runs
-	// after it appended events, newest the seq of the last of them, to
-	// tell the other servers on the database (PostgreSQL:
-	// `SELECT pg_notify('agents_events', 'newest')`, delivered only if the
-	// transaction commits). SQLite has no other servers.
-	NotifyEvents func(newest uint64) string
+	// NotifyEvents, when set, is the channel the statement that appends
+	// events notifies of the newest seq it appended, to tell the other
+	// servers on the database (PostgreSQL: pg_notify, in the same
+	// statement, delivered only if the transaction commits; it needs
+	// ReturningSeq). SQLite has no other servers.
+	NotifyEvents string
+	// StepStatement says the database runs data-modifying statements in
+	// WITH (PostgreSQL): a change of a session's metadata with at most one
+	// new turn, what a step writes, is then one statement, with its lease
+	// check when it is fenced, instead of two or three, so one round trip
+	// to the database. See stepSQL.
+	StepStatement bool
 	// ReturningSeq reads the seqs of appended events back with RETURNING
 	// (PostgreSQL); without it they come from the last insert id.
 	ReturningSeq bool

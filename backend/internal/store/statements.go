@@ -48,6 +48,9 @@ type statements struct {
 	addCommand, finishCommand, pruneCommands              *sqlx.Stmt
 	// appendEvents[n-1] appends n events.
 	appendEvents [eventBatch]*sqlx.Stmt
+	// step[f][n] writes a change of a session's metadata with n new turns
+	// (0 or 1), fenced when f is 1, when the dialect has StepStatement.
+	step [2][2]*sqlx.Stmt
 
 	// On the read pool.
 	getMeta, loadTurns, children, countByStatus *sqlx.Stmt
@@ -72,6 +75,13 @@ func prepareStatements(ctx context.Context, read, write *sqlx.DB, d Dialect) (*s
 	var batches []prepared
 	for n := 1; n <= eventBatch; n++ {
 		batches = append(batches, prepared{&st.appendEvents[n-1], write, d.appendEventsSQL(n)})
+	}
+	if d.StepStatement {
+		for f := range st.step {
+			for n := range st.step[f] {
+				batches = append(batches, prepared{&st.step[f][n], write, stepSQL(f == 1, n == 1)})
+			}
+		}
 	}
 	for _, p := range append([]prepared{
 		{&st.insertSession, write, sqlInsertSession},

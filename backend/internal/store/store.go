@@ -53,8 +53,8 @@ type Sessions interface {
 	// GetMeta returns one session's metadata, errs.NotFound
 	// (unknown_session) when there is none.
 	GetMeta(ctx context.Context, id string) (session.Meta, error)
-	// LoadSession returns the metadata and every turn, oldest first, read
-	// from one snapshot so the two agree.
+	// LoadSession returns the metadata and every turn, oldest first, as
+	// they were at one moment, so the two agree.
 	LoadSession(ctx context.Context, id string) (session.Meta, []session.Turn, error)
 	// ListSessions returns one page of sessions, newest first, and the
 	// token of the next page ("" on the last page).
@@ -171,6 +171,13 @@ type Leases interface {
 	// ReleaseLease gives up holder's lease at epoch; it does nothing when
 	// holder does not hold it at that epoch.
 	ReleaseLease(ctx context.Context, sessionID, holder string, epoch int64) error
+	// ExpireLeases ends, as of now, every lease holder holds that is live
+	// at now, and returns how many: for a server that starts under the
+	// id of one that died, whose leases nobody renews any more. Its
+	// sessions need a server again (see Orphans), and taking one's lease
+	// again moves its epoch on, so nothing the dead server had under way
+	// can still be written.
+	ExpireLeases(ctx context.Context, holder string, now time.Time) (int, error)
 	// GetLease returns a session's lease, errs.NotFound when it has none.
 	GetLease(ctx context.Context, sessionID string) (Lease, error)
 	// Orphans returns the sessions that need a server but have none: those

@@ -2,10 +2,6 @@ package postgres_test
 
 import (
 	"context"
-	"io"
-	"net"
-	"net/url"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,26 +19,26 @@ import (
 // (pg_terminate_backend, as a restart or an operator does), or the
 // network between them is cut. The commit must fail as the database being
 // unavailable (a retry may succeed) and leave nothing behind; the same
-// commit retried must then store everything once.
+// commit retried must then store everything once, at its first try.
 func TestLostConnectionMidCommit(t *testing.T) {
 	tests := []struct {
 		name string
-		cut  func(t *testing.T, admin *pgx.Conn, p *proxy, pid int)
+		cut  func(t *testing.T, admin *pgx.Conn, p *pgtest.Proxy, pid int)
 	}{
-		{"terminated backend", func(t *testing.T, admin *pgx.Conn, _ *proxy, pid int) {
+		{"terminated backend", func(t *testing.T, admin *pgx.Conn, _ *pgtest.Proxy, pid int) {
 			var ok bool
 			if err := admin.QueryRow(context.Background(), `SELECT pg_terminate_backend($1)`, pid).Scan(&ok); err != nil || !ok {
 				t.Fatalf("terminate backend %d: %v %v", pid, ok, err)
 			}
 		}},
-		{"network cut", func(t *testing.T, _ *pgx.Conn, p *proxy, _ int) { p.cut() }},
+		{"network cut", func(t *testing.T, _ *pgx.Conn, p *pgtest.Proxy, _ int) { p.Cut() }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
 			dsn := pgtest.DSN(t)
-			p := newProxy(t, dsn)
-			s, err := postgres.Open(ctx, p.dsn, postgres.Options{})
+			p := pgtest.NewProxy(t, dsn, nil)
+			s, err := postgres.Open(ctx, p.DSN(), postgres.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -87,21 +83,21 @@ func TestLostConnectionMidCommit(t *testing.T) {
 			}
 
 			// Nothing of the lost commit is stored. The store's other
-			// connections may be lost too: each use of one fails as
-			// unavailable, and the retry takes a new one.
-			var got session.Meta
-			var turns []session.Turn
-			retry(t, "load after the lost commit", func() (err error) {
-				got, turns, err = s.LoadSession(ctx, "s1")
-				return err
-			})
+			// connections may be lost too: the pool finds them dead
+			// before it uses them, so the next requests do not fail.
+			got, turns, err := s.LoadSession(ctx, "s1")
+			if err != nil {
+				t.Fatalf("load after the lost commit: %v", err)
+			}
 			if got.Status != session.StatusReady || len(turns) != 0 {
 				t.Fatalf("after the lost commit: status %s, %d turns; want ready with none", got.Status, len(turns))
 			}
 
 			// Retried, it stores everything once.
 			c := step()
-			retry(t, "retried commit", func() error { return s.Commit(ctx, c) })
+			if err := s.Commit(ctx, c); err != nil {
+				t.Fatalf("retried commit: %v", err)
+			}
 			got, turns, err = s.LoadSession(ctx, "s1")
 			if err != nil {
 				t.Fatal(err)
@@ -130,21 +126,6 @@ func wantUnavailable(t *testing.T, what string, err error) {
 	}
 }
 
-// retry runs op until it succeeds, as the kernel retries a store that is
-// unavailable; every failure must say so, and a few tries are enough (one
-// per connection the store may have lost).
-func retry(t *testing.T, what string, op func() error) {
-	t.Helper()
-	for range 2 * postgres.DefaultMaxConns() {
-		err := op()
-		if err == nil {
-			return
-		}
-		wantUnavailable(t, what, err)
-	}
-	t.Fatalf("%s: still unavailable after a try on each connection", what)
-}
-
 // waitingOnTheLock returns the backend that waits for the event log's
 // lock.
 func waitingOnTheLock(t *testing.T, admin *pgx.Conn) int {
@@ -167,68 +148,4 @@ func waitingOnTheLock(t *testing.T, admin *pgx.Conn) int {
 	}
 	t.Fatal("no commit waits for the event log's lock")
 	return 0
-}
-
-// proxy forwards TCP connections to the PostgreSQL server and can cut
-// them all at once, as a network failure does: the client sees its
-// connection end with no message from the server.
-type proxy struct {
-	dsn   string
-	mu    sync.Mutex
-	conns []net.Conn
-}
-
-func newProxy(t *testing.T, dsn string) *proxy {
-	t.Helper()
-	u, err := url.Parse(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	target := u.Host
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.Host = ln.Addr().String()
-	p := &proxy{dsn: u.String()}
-	var wg sync.WaitGroup
-	t.Cleanup(func() {
-		ln.Close()
-		p.cut()
-		wg.Wait()
-	})
-	wg.Go(func() {
-		for {
-			client, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			server, err := net.Dial("tcp", target)
-			if err != nil {
-				client.Close()
-				continue
-			}
-			p.mu.Lock()
-			p.conns = append(p.conns, client, server)
-			p.mu.Unlock()
-			pipe := func(dst, src net.Conn) {
-				_, _ = io.Copy(dst, src)
-				dst.Close()
-				src.Close()
-			}
-			wg.Go(func() { pipe(server, client) })
-			wg.Go(func() { pipe(client, server) })
-		}
-	})
-	return p
-}
-
-// cut closes every connection the proxy carries.
-func (p *proxy) cut() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, c := range p.conns {
-		c.Close()
-	}
-	p.conns = nil
 }

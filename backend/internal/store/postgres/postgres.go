@@ -84,7 +84,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("open postgres: %w", err)
 	}
 	where := fmt.Sprintf("postgres %s@%s:%d/%s", cfg.User, cfg.Host, cfg.Port, cfg.Database)
-	db := sqlx.NewDb(stdlib.OpenDB(*cfg), "pgx")
+	db := sqlx.NewDb(stdlib.OpenDB(*cfg, stdlib.OptionShouldPing(shouldPing)), "pgx")
 	db.SetMaxOpenConns(opts.MaxConns)
 	db.SetMaxIdleConns(opts.MaxConns)
 	// Connections are renewed now and then, so a pool follows a database
@@ -105,6 +105,19 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("open %s: %w", where, err)
 	}
 	return &Store{SQL: s}, nil
+}
+
+// shouldPing says whether a pooled connection is pinged before it is
+// used again: after a second unused, as pgx does by default, and at once
+// when its socket says the server closed it or is telling why (a backend
+// ended by an operator or a restart of the database). A connection whose
+// ping fails is dropped and database/sql takes another: a request must
+// not fail because the pool kept a dead connection while a new one works.
+// Once a statement was sent on a connection, whether it ran is not known,
+// so it is never sent again; the ping is what keeps that from happening
+// on a connection already dead.
+func shouldPing(_ context.Context, p stdlib.ShouldPingParams) bool {
+	return p.IdleDuration > time.Second || closedOrTalking(p.Conn.PgConn().Conn())
 }
 
 // migrate runs store.Migrate while it holds the migrations lock on a
@@ -137,14 +150,13 @@ func migrate(ctx context.Context, db *sqlx.DB) error {
 // Dialect is PostgreSQL's part of the shared SQL.
 func Dialect() store.Dialect {
 	return store.Dialect{
-		Name:         "postgres",
-		Classify:     Classify,
-		LockEvents:   fmt.Sprintf("SELECT pg_advisory_xact_lock(%d)", EventLogLockKey),
-		ShareLock:    " FOR SHARE",
-		ReturningSeq: true,
-		NotifyEvents: func(newest uint64) string {
-			return fmt.Sprintf("SELECT pg_notify('%s', '%d')", cluster.ChannelEvents, newest)
-		},
+		Name:          "postgres",
+		Classify:      Classify,
+		LockEvents:    fmt.Sprintf("SELECT pg_advisory_xact_lock(%d)", EventLogLockKey),
+		ShareLock:     " FOR SHARE",
+		ReturningSeq:  true,
+		StepStatement: true,
+		NotifyEvents:  cluster.ChannelEvents,
 	}
 }
 

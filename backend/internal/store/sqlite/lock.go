@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/agents-os/agents/backend/internal/flock"
 )
 
 // One process writes a database file: a second server (or a command that
@@ -86,10 +88,10 @@ func lock(path string, h Holder) (*lockFile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open sqlite %s: lock file: %w", path, err)
 	}
-	held, err := tryLock(f)
+	held, err := flock.TryLock(f)
 	for wait := time.Now().Add(lockPatience); err == nil && !held && time.Now().Before(wait); {
 		time.Sleep(10 * time.Millisecond)
-		held, err = tryLock(f)
+		held, err = flock.TryLock(f)
 	}
 	if err != nil {
 		f.Close()

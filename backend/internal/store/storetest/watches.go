@@ -123,6 +123,48 @@ func testLeases(t *testing.T, fresh func(t *testing.T) Opener) {
 	wantErr(t, err, errs.KindNotFound, store.CodeUnknownSession)
 }
 
+// testExpireLeases: a server that starts under the id of one that died
+// ends that one's leases at once. They are expired, so their sessions
+// need a server again, and a lease taken again, by any holder, moves its
+// epoch on; other holders' leases stay as they are.
+func testExpireLeases(t *testing.T, fresh func(t *testing.T) Opener) {
+	s := open(t, fresh(t))
+	ctx := context.Background()
+	const ttl = 10 * time.Second
+	sec := func(n int) time.Time { return at(time.Duration(n) * time.Second) }
+	for _, id := range []string{"x", "y", "z"} {
+		m := newMeta(id, "alice", at(0))
+		m.Status = session.StatusRunning
+		mustCreate(t, s, m)
+	}
+	lease := func(id, holder string) store.Lease {
+		t.Helper()
+		l, err := s.AcquireLease(ctx, id, holder, sec(0), ttl)
+		noErr(t, err, "%s acquires %s", holder, id)
+		return l
+	}
+	lease("x", "h1")
+	lease("y", "h1")
+	z := lease("z", "h2")
+
+	n, err := s.ExpireLeases(ctx, "h1", sec(1))
+	noErr(t, err, "expire h1's leases")
+	equal(t, "leases expired", n, 2)
+	orphans, err := s.Orphans(ctx, sec(1), 10)
+	noErr(t, err, "orphans")
+	equal(t, "orphans once h1's leases are expired", orphans, []string{"x", "y"})
+	got, err := s.GetLease(ctx, "z")
+	noErr(t, err, "get z's lease")
+	equal(t, "h2's lease", got, z)
+	l, err := s.AcquireLease(ctx, "x", "h1", sec(1), ttl)
+	noErr(t, err, "h1 takes x again")
+	equal(t, "x's lease taken again", l, store.Lease{SessionID: "x", Holder: "h1", Epoch: 2, Expires: sec(11)})
+
+	n, err = s.ExpireLeases(ctx, "nobody", sec(1))
+	noErr(t, err, "expire the leases of a holder with none")
+	equal(t, "leases expired", n, 0)
+}
+
 // testFences: a change written under a lease fails alone once the lease
 // passed to another holder, and the others of its group commit.
 func testFences(t *testing.T, fresh func(t *testing.T) Opener) {
@@ -153,6 +195,68 @@ func testFences(t *testing.T, fresh func(t *testing.T) Opener) {
 	noErr(t, err, "pending of y")
 	equal(t, "y's mail", mailIDs(pending), []string{"m3"})
 	wantErr(t, s.Commit(ctx, &store.Change{Fence: &store.Fence{SessionID: "y", Holder: "h1", Epoch: 1}}), errs.KindFailedPrecondition, store.CodeLeaseLost)
+}
+
+// testFencedSteps: a step written under a lease (its metadata, with one
+// new turn, several or none) commits while the lease is the writer's; once
+// the lease passed to another holder it fails with lease_lost and writes
+// nothing, and a step from the wrong turn under a valid lease fails with
+// turn_conflict, as unfenced ones do, which commit the same way.
+func testFencedSteps(t *testing.T, fresh func(t *testing.T) Opener) {
+	s := open(t, fresh(t))
+	ctx := context.Background()
+	const ttl = 10 * time.Second
+	mustCreate(t, s, newMeta("x", "alice", at(0)), userTurn(0, "hi"))
+	l, err := s.AcquireLease(ctx, "x", "h1", at(0), ttl)
+	noErr(t, err, "h1 acquires")
+	fence := &store.Fence{SessionID: "x", Holder: "h1", Epoch: l.Epoch}
+	step := func(meta session.Meta, f *store.Fence, turns ...session.Turn) *store.Change {
+		meta.TurnCount += len(turns)
+		meta.Updated = meta.Updated.Add(time.Second)
+		return &store.Change{Fence: f, Meta: &meta, NewTurns: turns,
+			Events: []store.Event{{SessionID: "x", Owner: "alice", Kind: "session.updated", Time: meta.Updated, Body: []byte("e")}}}
+	}
+
+	meta := mustGet(t, s, "x")
+	meta.Status = session.StatusRunning
+	noErr(t, s.Commit(ctx, step(meta, fence, llmTurn(1, "one"))), "fenced step with a turn")
+	noErr(t, s.Commit(ctx, step(mustGet(t, s, "x"), fence)), "fenced step without turns")
+	noErr(t, s.Commit(ctx, step(mustGet(t, s, "x"), fence, userTurn(2, "two"), llmTurn(3, "three"))), "fenced step with two turns")
+	got, turns, err := s.LoadSession(ctx, "x")
+	noErr(t, err, "load")
+	equal(t, "turn count", got.TurnCount, 4)
+	equal(t, "status", got.Status, session.StatusRunning)
+	equal(t, "turns", turns, []session.Turn{userTurn(0, "hi"), llmTurn(1, "one"), userTurn(2, "two"), llmTurn(3, "three")})
+
+	stale := mustGet(t, s, "x")
+	stale.TurnCount = 3
+	wantErr(t, s.Commit(ctx, step(stale, fence, userTurn(3, "again"))), errs.KindConflict, store.CodeTurnConflict)
+	_, newest, err := s.EventBounds(ctx)
+	noErr(t, err, "bounds")
+
+	_, err = s.AcquireLease(ctx, "x", "h2", at(ttl), ttl)
+	noErr(t, err, "h2 takes the expired lease")
+	before := mustGet(t, s, "x")
+	for _, turns := range [][]session.Turn{nil, {userTurn(4, "lost")}, {userTurn(4, "lost"), llmTurn(5, "lost")}} {
+		c := step(before, fence, turns...)
+		wantErr(t, s.Commit(ctx, c), errs.KindFailedPrecondition, store.CodeLeaseLost)
+		equal(t, "seq of a failed change's event", c.Events[0].Seq, uint64(0))
+	}
+	after, turns, err := s.LoadSession(ctx, "x")
+	noErr(t, err, "load after the lost lease")
+	equal(t, "meta after the lost lease", after, before)
+	equal(t, "turns after the lost lease", len(turns), 4)
+	_, newestAfter, err := s.EventBounds(ctx)
+	noErr(t, err, "bounds after")
+	equal(t, "events after the lost lease", newestAfter, newest)
+
+	// The same steps unfenced, as one server writes them.
+	noErr(t, s.Commit(ctx, step(before, nil, userTurn(4, "four"))), "unfenced step with a turn")
+	noErr(t, s.Commit(ctx, step(mustGet(t, s, "x"), nil)), "unfenced step without turns")
+	wantErr(t, s.Commit(ctx, step(before, nil, userTurn(4, "again"))), errs.KindConflict, store.CodeTurnConflict)
+	_, turns, err = s.LoadSession(ctx, "x")
+	noErr(t, err, "load after unfenced steps")
+	equal(t, "turns after unfenced steps", turns[4:], []session.Turn{userTurn(4, "four")})
 }
 
 // testOrphans: sessions that need a server are found once their lease is

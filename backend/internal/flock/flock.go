@@ -1,6 +1,6 @@
 //go:build linux || darwin || freebsd || openbsd || netbsd || dragonfly
 
-package sqlite
+package flock
 
 import (
 	"errors"
@@ -8,10 +8,10 @@ import (
 	"syscall"
 )
 
-// tryLock takes an exclusive flock on f without waiting; false means
+// TryLock takes an exclusive flock on f without waiting; false means
 // another open file holds it. flock locks belong to the open file, so a
-// second Open in the same process is refused too.
-func tryLock(f *os.File) (bool, error) {
+// second open of the same file in the same process is refused too.
+func TryLock(f *os.File) (bool, error) {
 	for {
 		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
 		switch {

@@ -1,0 +1,216 @@
+package tracing
+
+import (
+	"context"
+	"errors"
+	"strconv"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/agents-os/agents/backend/internal/agentfile"
+	"github.com/agents-os/agents/backend/internal/llm"
+	"github.com/agents-os/agents/backend/internal/session"
+)
+
+// Attributes of ours, beside the semantic conventions' (the agents.
+// namespace is the product's).
+const (
+	attrStopReason = attribute.Key("agents.run.stop_reason")
+	attrTrigger    = attribute.Key("agents.run.trigger")
+	attrChild      = attribute.Key("agents.tool.child_session.id")
+	attrSuspended  = attribute.Key("agents.tool.suspended")
+)
+
+// Tracer records the spans of runs. Its methods are cheap when it
+// records nothing: attributes are only built for a recording span.
+type Tracer struct {
+	tracer trace.Tracer
+	// capture records message contents, tool arguments and results
+	// (OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true).
+	capture bool
+}
+
+// StartRun starts the invoke_agent span of a run of agent in the
+// session conversation, under parent when it is valid (the request that
+// started the run, or the tool call of the parent session that runs a
+// helper), else as the root of a trace. ctx must carry no span of its
+// own; the returned context carries the run's.
+func (t *Tracer) StartRun(ctx context.Context, parent trace.SpanContext, agent, conversation, trigger string) (context.Context, trace.Span) {
+	if parent.IsValid() {
+		ctx = trace.ContextWithSpanContext(ctx, parent)
+	}
+	return t.tracer.Start(ctx, "invoke_agent "+agent, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(
+		semconv.GenAIOperationNameInvokeAgent,
+		semconv.GenAIAgentName(agent),
+		semconv.GenAIConversationID(conversation),
+		attrTrigger.String(trigger),
+	))
+}
+
+// RunStopped notes how a run ended (done, paused, waiting, …).
+func RunStopped(span trace.Span, reason string) {
+	span.SetAttributes(attrStopReason.String(reason))
+}
+
+// RunFailed marks a run's span as failed with the failure's code.
+func RunFailed(span trace.Span, code, reason string) {
+	span.SetAttributes(semconv.ErrorTypeKey.String(code))
+	span.SetStatus(codes.Error, reason)
+}
+
+// StartChat starts the chat span of one model call of agent's model
+// (of flavor) in the session conversation.
+func (t *Tracer) StartChat(ctx context.Context, flavor agentfile.Flavor, conversation string, req llm.Request) (context.Context, trace.Span) {
+	ctx, span := t.tracer.Start(ctx, "chat "+req.Model, trace.WithSpanKind(trace.SpanKindClient))
+	if !span.IsRecording() {
+		return ctx, span
+	}
+	span.SetAttributes(
+		semconv.GenAIOperationNameChat,
+		semconv.GenAIProviderNameKey.String(Provider(flavor)),
+		semconv.GenAIRequestModel(req.Model),
+		semconv.GenAIConversationID(conversation),
+	)
+	if req.MaxTokens > 0 {
+		span.SetAttributes(semconv.GenAIRequestMaxTokens(req.MaxTokens))
+	}
+	if req.Temperature != nil {
+		span.SetAttributes(semconv.GenAIRequestTemperature(*req.Temperature))
+	}
+	if t.capture {
+		system, input := inputMessages(req.Messages)
+		if system != "" {
+			span.SetAttributes(semconv.GenAISystemInstructionsKey.String(system))
+		}
+		span.SetAttributes(semconv.GenAIInputMessagesKey.String(input))
+	}
+	return ctx, span
+}
+
+// EndChat ends a chat span with the model's answer, or its error.
+func (t *Tracer) EndChat(span trace.Span, resp llm.Response, err error) {
+	defer span.End()
+	if !span.IsRecording() {
+		return
+	}
+	if resp.Model != "" {
+		span.SetAttributes(semconv.GenAIResponseModel(resp.Model))
+	}
+	u := resp.Usage
+	span.SetAttributes(
+		semconv.GenAIUsageInputTokens(u.PromptTokens),
+		semconv.GenAIUsageOutputTokens(u.CompletionTokens),
+	)
+	if u.CachedTokens > 0 {
+		span.SetAttributes(semconv.GenAIUsageCacheReadInputTokens(u.CachedTokens))
+	}
+	if u.ReasoningTokens > 0 {
+		span.SetAttributes(semconv.GenAIUsageReasoningOutputTokens(u.ReasoningTokens))
+	}
+	if resp.FinishReason != "" {
+		span.SetAttributes(semconv.GenAIResponseFinishReasons(resp.FinishReason))
+	}
+	if t.capture && err == nil {
+		span.SetAttributes(semconv.GenAIOutputMessagesKey.String(outputMessages(resp)))
+	}
+	if err != nil && !errors.Is(err, context.Canceled) {
+		// A call cut short on purpose (an interrupt, a cancel) is not a
+		// failure of the model.
+		span.SetAttributes(semconv.ErrorTypeKey.String(modelErrorType(err)))
+		span.SetStatus(codes.Error, err.Error())
+	}
+}
+
+// StartTool starts the execute_tool span of one tool call of the session
+// conversation. A helper's run started under the returned context is a
+// child of the span.
+func (t *Tracer) StartTool(ctx context.Context, call session.ToolCall, conversation string) (context.Context, trace.Span) {
+	ctx, span := t.tracer.Start(ctx, "execute_tool "+call.Name, trace.WithSpanKind(trace.SpanKindInternal))
+	if !span.IsRecording() {
+		return ctx, span
+	}
+	span.SetAttributes(
+		semconv.GenAIOperationNameExecuteTool,
+		semconv.GenAIToolName(call.Name),
+		semconv.GenAIToolCallID(call.ID),
+		semconv.GenAIToolType("function"),
+		semconv.GenAIConversationID(conversation),
+	)
+	if t.capture {
+		span.SetAttributes(semconv.GenAIToolCallArgumentsKey.String(string(call.Arguments)))
+	}
+	return ctx, span
+}
+
+// EndTool ends an execute_tool span with the call's result; stopped says
+// the call did not finish here (the server stops, or the helper's child
+// waits for a client) and is taken up again later.
+func (t *Tracer) EndTool(span trace.Span, res session.ToolResult, stopped bool) {
+	defer span.End()
+	if !span.IsRecording() {
+		return
+	}
+	if res.ChildSessionID != "" {
+		span.SetAttributes(attrChild.String(res.ChildSessionID))
+	}
+	if stopped {
+		span.SetAttributes(attrSuspended.Bool(true))
+		return
+	}
+	if t.capture {
+		span.SetAttributes(semconv.GenAIToolCallResultKey.String(res.Text))
+	}
+	if res.Status == session.ResultError {
+		span.SetAttributes(semconv.ErrorTypeKey.String("tool_error"))
+		// The result's text may hold what the call saw: it is recorded
+		// only with the contents.
+		span.SetStatus(codes.Error, "the tool call failed")
+	}
+}
+
+// LogAttrs are the trace_id and span_id attributes of span's context for
+// a logger's With; none for a span of no trace.
+func LogAttrs(span trace.Span) []any {
+	sc := span.SpanContext()
+	if !sc.IsValid() {
+		return nil
+	}
+	return []any{"trace_id", sc.TraceID().String(), "span_id", sc.SpanID().String()}
+}
+
+// Provider is the gen_ai.provider.name of a flavor of model API.
+// Moonshot has no name in the conventions yet; moonshot_ai follows
+// theirs (mistral_ai, x_ai).
+func Provider(f agentfile.Flavor) string {
+	switch f {
+	case agentfile.FlavorMistralV1:
+		return semconv.GenAIProviderNameMistralAI.Value.AsString()
+	case agentfile.FlavorClaudeV1:
+		return semconv.GenAIProviderNameAnthropic.Value.AsString()
+	case agentfile.FlavorKimiV1:
+		return "moonshot_ai"
+	}
+	return semconv.GenAIProviderNameOpenAI.Value.AsString()
+}
+
+// modelErrorType is the error.type of a failed model call: few values,
+// so traces can be grouped by them.
+func modelErrorType(err error) string {
+	var api *llm.APIError
+	switch {
+	case errors.As(err, &api):
+		return strconv.Itoa(api.Status)
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, llm.ErrCallTooLong):
+		return "timeout"
+	case errors.Is(err, llm.ErrIdleTimeout):
+		return "idle_timeout"
+	case errors.Is(err, llm.ErrOutputTooLarge):
+		return "output_too_large"
+	case errors.Is(err, llm.ErrTruncated), errors.Is(err, llm.ErrInterrupted):
+		return "stream_broken"
+	}
+	return semconv.ErrorTypeOther.Value.AsString()
+}
