@@ -2,7 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { BudgetStateSchema, SessionMetaSchema, SessionStatus } from "../../../gen/agents/v1/session_pb";
 import { formatUsd } from "../../chat/lib/format";
-import { budgetStop, fieldsOf, isFieldError, limits, parseLimits } from "./budget";
+import { budgetStop, fieldsOf, isFieldError, latestSpend, limits, parseLimits } from "./budget";
 
 const state = (init: Parameters<typeof create<typeof BudgetStateSchema>>[1]) => create(BudgetStateSchema, init);
 
@@ -78,5 +78,23 @@ describe("budgetStop", () => {
     // As run.stopped said: the tree's, raised since.
     expect(budgetStop(meta("budget_exceeded", false), "session")).toEqual({ by: "session", raised: true });
     expect(budgetStop(meta("budget_exceeded", true), "owner")).toEqual({ by: "owner", raised: false });
+  });
+});
+
+describe("latestSpend", () => {
+  it("never shows less spent than was shown: an update carries the spend its session last saw", () => {
+    const seen = state({ budget: { tokens: 1000n }, spent: { tokens: 600n }, left: { tokens: 400n } });
+    const stale = state({ budget: { tokens: 1000n }, spent: { tokens: 200n }, left: { tokens: 800n } });
+    expect(latestSpend(seen, stale)).toMatchObject({ spent: { tokens: 600n }, left: { tokens: 400n }, exceeded: false });
+    const more = state({ budget: { tokens: 1000n }, spent: { tokens: 700n }, left: { tokens: 300n } });
+    expect(latestSpend(seen, more)).toBe(more);
+  });
+
+  it("takes a new budget, with what is left worked out against the larger spend", () => {
+    const seen = state({ budget: { tokens: 100n }, spent: { tokens: 150n, costUsd: 0.2 }, exceeded: true });
+    const lowered = state({ budget: { tokens: 120n, costUsd: 0.1 }, spent: { tokens: 90n, costUsd: 0.05 } });
+    expect(latestSpend(seen, lowered)).toMatchObject({ budget: { tokens: 120n, costUsd: 0.1 }, spent: { tokens: 150n, costUsd: 0.2 }, left: { tokens: 0n, costUsd: 0 }, exceeded: true });
+    expect(latestSpend(undefined, lowered)).toBe(lowered);
+    expect(latestSpend(seen, undefined)).toBe(seen);
   });
 });

@@ -3,7 +3,7 @@
 // page show them, and the limits a form's fields give.
 
 import { create } from "@bufbuild/protobuf";
-import { BudgetSchema, type Budget, type BudgetState, type SessionMeta, SessionStatus } from "../../../gen/agents/v1/session_pb";
+import { BudgetSchema, BudgetStateSchema, SpendSchema, type Budget, type BudgetState, type SessionMeta, SessionStatus } from "../../../gen/agents/v1/session_pb";
 import { BudgetPeriod, BudgetSource } from "../../../gen/agents/v1/owner_pb";
 import { formatCount, formatUsd } from "../../chat/lib/format";
 
@@ -158,4 +158,30 @@ export function sourceLabel(s: BudgetSource | undefined): string {
       return "the server's default for every owner";
   }
   return "none: no limit";
+}
+
+// latestSpend is the budget state to show when next arrives over prev.
+// A tree's spend only grows, but a session's update carries it as that
+// session last saw it (at its last model call), so an update of the
+// root after its helper spent may carry less than the helper's updates
+// showed: what was spent is the larger of the two, against next's
+// budget (it may have been changed), with what is left worked out again.
+export function latestSpend(prev: BudgetState | undefined, next: BudgetState | undefined): BudgetState | undefined {
+  if (!next || !prev) return next ?? prev;
+  const tokens = max(prev.spent?.tokens ?? 0n, next.spent?.tokens ?? 0n);
+  const costUsd = Math.max(prev.spent?.costUsd ?? 0, next.spent?.costUsd ?? 0);
+  if (tokens === (next.spent?.tokens ?? 0n) && costUsd === (next.spent?.costUsd ?? 0)) return next;
+  const b = next.budget;
+  const left = hasLimit(b)
+    ? create(BudgetSchema, {
+        tokens: b?.tokens === undefined ? undefined : max(0n, b.tokens - tokens),
+        costUsd: b?.costUsd === undefined ? undefined : Math.max(0, b.costUsd - costUsd),
+      })
+    : undefined;
+  const exceeded = (b?.tokens !== undefined && tokens >= b.tokens) || (b?.costUsd !== undefined && costUsd >= b.costUsd);
+  return create(BudgetStateSchema, { budget: b, spent: create(SpendSchema, { tokens, costUsd }), left, exceeded });
+}
+
+function max(a: bigint, b: bigint): bigint {
+  return a > b ? a : b;
 }

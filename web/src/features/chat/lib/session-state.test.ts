@@ -306,4 +306,19 @@ describe("sessionReducer", () => {
     s = sessionReducer(s, { type: "event", event: ev(12, { case: "runStarted", value: create(RunStartedSchema) }) });
     expect(s.stoppedBy).toBeUndefined();
   });
+
+  it("does not take back spend the tree showed when the root's own update saw less", () => {
+    const budget = (spent: bigint) => ({ budget: { tokens: 1000n }, spent: { tokens: spent } });
+    let s = loadedWith(session({ seq: 10n, meta: create(SessionMetaSchema, { id, rootId: id, status: SessionStatus.WAITING, budget: budget(100n) }) }));
+    const update = (seq: number, sessionId: string, spent: bigint) =>
+      ev(seq, { case: "sessionUpdated", value: { $typeName: "agents.v1.SessionUpdated", meta: create(SessionMetaSchema, { id: sessionId, rootId: id, status: SessionStatus.RUNNING, budget: budget(spent) }) } }, 0, sessionId);
+    s = run(s, [
+      { type: "event", event: update(11, "kid", 500n) },
+      // The root saw the tree at its last model call.
+      { type: "event", event: update(12, id, 100n) },
+    ]);
+    expect(s.meta?.status).toBe(SessionStatus.RUNNING);
+    expect(s.meta?.budget?.spent?.tokens).toBe(500n);
+    expect(s.meta?.budget?.left?.tokens).toBe(500n);
+  });
 });

@@ -19,6 +19,7 @@ import {
   type Turn,
 } from "../../../gen/agents/v1/session_pb";
 import { follows, type Position } from "../../../lib/event-stream";
+import { latestSpend } from "../../budgets/lib/budget";
 
 // Positions are the event stream's: ordered by follows, which does not
 // place one server's deltas after another's at one seq.
@@ -146,7 +147,7 @@ function load(state: SessionState, sess: Session): SessionState {
   } else {
     s = { ...state, turns: [...state.turns], calls: { ...state.calls } };
   }
-  s.meta = meta;
+  s.meta = state.loaded && meta ? { ...meta, budget: latestSpend(state.meta?.budget, meta.budget) } : meta;
   s.pos = pos;
   s.live = undefined;
   for (const t of sess.turns) store(s, t);
@@ -261,7 +262,8 @@ function apply(state: SessionState, ev: Event): SessionState {
       return s;
     }
     case "sessionUpdated": {
-      if (b.value.meta) s.meta = b.value.meta;
+      const m = b.value.meta;
+      if (m) s.meta = { ...m, budget: latestSpend(s.meta?.budget, m.budget) };
       const t = b.value.headTurn;
       if (t) {
         s.turns = [...s.turns];
@@ -305,7 +307,7 @@ function treeSpend(state: SessionState, ev: Event): SessionState {
   const m = b.value.meta;
   if (!root || !m?.budget || m.rootId !== root || !state.meta) return state;
   if (!follows(positionOf(ev), state.pos)) return state;
-  return { ...state, meta: { ...state.meta, budget: m.budget } };
+  return { ...state, meta: { ...state.meta, budget: latestSpend(state.meta.budget, m.budget) } };
 }
 
 function withStatus(s: SessionState, status: SessionStatus, reason: string): SessionMeta {
