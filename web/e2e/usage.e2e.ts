@@ -25,8 +25,8 @@ describeE2E("owner usage and budgets", () => {
     await server?.stop();
   });
 
-  async function signedIn(token: Token, path = "/"): Promise<Page> {
-    const page = await openPage(browser, server.url + path);
+  async function signedIn(token: Token, path = "/", viewport?: { width: number; height: number }): Promise<Page> {
+    const page = await openPage(browser, server.url + path, { viewport });
     await page.getByLabel("Token").fill(token.token);
     await page.getByRole("button", { name: "Sign in" }).click();
     await page.getByRole("main", { name: "Sign in to agents" }).waitFor({ state: "detached", timeout: patience });
@@ -86,6 +86,18 @@ describeE2E("owner usage and budgets", () => {
     await waitForStatus(page, "paused");
     await note.getByRole("link", { name: "usage" }).click();
     await page.getByRole("region", { name: "Yours (alice)" }).getByText("set for this owner, per day (UTC)").waitFor({ timeout: patience });
+    expect(unexpected(page)).toEqual([]);
+    await page.close();
+  });
+
+  test("on a phone the bar keeps its links and the usage page fits the screen", async () => {
+    const page = await signedIn(tokens.bob, "/usage", { width: 390, height: 844 });
+    await page.getByRole("region", { name: "Yours (bob)" }).waitFor({ timeout: patience });
+    for (const name of ["Agents", "Usage", "Sign out"]) expect(await page.getByRole("banner").getByRole(name === "Sign out" ? "button" : "link", { name, exact: true }).isVisible()).toBe(true);
+    expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBe(0);
+    const bar = await page.getByRole("banner").boundingBox();
+    expect(bar && bar.width <= 390 && bar.height < 60).toBe(true);
+    await screenshot(page, "phone-usage");
     expect(unexpected(page)).toEqual([]);
     await page.close();
   });
