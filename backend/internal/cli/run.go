@@ -106,6 +106,12 @@ func (a *app) agentToRun(ctx context.Context, c *client.Client) (string, error) 
 	if a.flags.Agent != "" {
 		return a.flags.Agent, nil
 	}
+	return onlyRootAgent(ctx, c)
+}
+
+// onlyRootAgent is the server's only root agent; none, or more than one,
+// is an error asking for -a.
+func onlyRootAgent(ctx context.Context, c *client.Client) (string, error) {
 	res, err := c.Agents.ListAgents(ctx, connect.NewRequest(&agentsv1.ListAgentsRequest{}))
 	if err != nil {
 		return "", describe(err)

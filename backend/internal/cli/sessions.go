@@ -21,20 +21,21 @@ import (
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 )
 
-// sessionsCommand is `agents sessions ls|show|export|rm|resume` and the
-// session controls (fork, mail, pause, cancel, interrupt, watch).
+// sessionsCommand is `agents sessions ls|show|export|rm|resume|import`
+// and the session controls (fork, mail, pause, cancel, interrupt, watch).
 func (a *app) sessionsCommand() *cobra.Command {
 	var cf clientFlags
 	cmd := &cobra.Command{
 		Use:   "sessions",
-		Short: "List, show, export, delete, fork, mail, pause, cancel, interrupt and watch sessions (locally or on --attach)",
+		Short: "List, show, export, delete, fork, mail, pause, cancel, interrupt, watch and import sessions (locally or on --attach)",
 		Args:  cobra.NoArgs,
 	}
 	cf.addClientFlags(cmd)
 	cmd.PersistentFlags().StringVar(&a.flags.DB, "db", "", "database of the server started in-process (without --attach)")
 	a.addModelFlags(cmd)
 	cmd.AddCommand(a.sessionsList(&cf), a.sessionsShow(&cf), a.sessionsExport(&cf), a.sessionsRemove(&cf), a.sessionsResume(&cf),
-		a.sessionsFork(&cf), a.sessionsMail(&cf), a.sessionsPause(&cf), a.sessionsCancel(&cf), a.sessionsInterrupt(&cf), a.sessionsWatch(&cf))
+		a.sessionsFork(&cf), a.sessionsMail(&cf), a.sessionsPause(&cf), a.sessionsCancel(&cf), a.sessionsInterrupt(&cf), a.sessionsWatch(&cf),
+		a.sessionsImport(&cf))
 	return cmd
 }
 
@@ -158,6 +159,9 @@ func writeSession(w io.Writer, s *agentsv1.Session, thinking bool) {
 		m.GetCreateTime().AsTime().Local().Format(time.DateTime), m.GetUpdateTime().AsTime().Local().Format(time.DateTime))
 	if p := m.GetParentId(); p != "" {
 		fmt.Fprintf(w, "parent   %s\n", p)
+	}
+	if f := m.GetForkedFrom(); f != "" {
+		fmt.Fprintf(w, "forked   from %s\n", f)
 	}
 	if u := m.GetUsage(); u != nil {
 		fmt.Fprintf(w, "tokens   %d in, %d out\n", u.GetPromptTokens(), u.GetCompletionTokens())

@@ -20,6 +20,7 @@ import (
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/backend/internal/catalog"
 	"github.com/agents-os/agents/backend/internal/committer"
+	"github.com/agents-os/agents/backend/internal/errs"
 	"github.com/agents-os/agents/backend/internal/events"
 	"github.com/agents-os/agents/backend/internal/llm"
 	"github.com/agents-os/agents/backend/internal/store"
@@ -128,6 +129,10 @@ type Runner struct {
 	workers *workers
 	// turnBudget bounds the loaded sessions' turn encodings.
 	turnBudget turnBudget
+
+	// importing makes the imports of this server one at a time, so two
+	// of one session settle as imported and unchanged (see ImportSession).
+	importing sync.Mutex
 
 	mu      sync.Mutex
 	live    map[string]*actor
@@ -306,12 +311,16 @@ func (r *Runner) acquire(id string) (*actor, func(), error) {
 }
 
 // adopt registers an actor for a session that was just created, with its
-// state already in hand.
+// state already in hand. An id that is live already (an import under an
+// id someone is reading) is errs.Conflict: one id, one actor.
 func (r *Runner) adopt(st *state) (*actor, func(), error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closing || r.handingOver {
 		return nil, nil, errClosing
+	}
+	if _, ok := r.live[st.meta.ID]; ok {
+		return nil, nil, errs.Conflict("session_exists", "session %s is in use; try again", st.meta.ID)
 	}
 	a := newActor(r, st.meta.ID)
 	a.refs = 1

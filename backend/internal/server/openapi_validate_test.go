@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -127,6 +128,8 @@ func TestOpenAPIDescribesWhatIsServed(t *testing.T) {
 	call("GET /v1/sessions/{id}/export", "GET", "/v1/sessions/"+other+"/export?format=json", "", 200)
 	call("GET /v1/sessions/{id}/export", "GET", "/v1/sessions/"+other+"/export", "", 200)
 	call("DELETE /v1/sessions/{id}", "DELETE", "/v1/sessions/"+field(forked, "id"), "", 200)
+	conv := base64.StdEncoding.EncodeToString([]byte(`{"sessionId": "0f1e2d3c-4b5a-4968-8776-655443322110", "turns": []}`))
+	call("POST /v1/sessions:import", "POST", "/v1/sessions:import", `{"agent": "boss", "files": [{"name": "conv.json", "content": "`+conv+`"}, {"name": "bad.json", "content": ""}]}`, 200)
 
 	// Errors are described too.
 	call("", "GET", "/v1/sessions/00000000-0000-0000-0000-000000000000", "", 404)

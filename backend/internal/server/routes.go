@@ -362,6 +362,18 @@ func (s *Server) routeTable() []route {
 			serve: s.exportRoute(sessions),
 		},
 		{
+			method: "POST", path: "/v1/sessions:import", rpc: "agents.v1.SessionService.ImportSessions",
+			body:   &agentsv1.ImportSessionsRequest{},
+			status: http.StatusOK, response: &agentsv1.ImportSessionsResponse{},
+			serve: s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
+				req := &agentsv1.ImportSessionsRequest{}
+				if err := decodeBody(r, req); err != nil {
+					return nil, 0, err
+				}
+				return unary(r.Context(), s, req, sessions.ImportSessions)
+			}),
+		},
+		{
 			method: "GET", path: "/v1/events", rpc: "agents.v1.EventService.Subscribe",
 			query: []param{
 				{name: "scope", doc: "owner (default: the caller's sessions), owner:NAME (that owner's; another owner's needs an admin token, and the read is logged) or all (admin only)."},

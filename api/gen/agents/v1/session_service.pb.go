@@ -128,6 +128,64 @@ func (ExportFormat) EnumDescriptor() ([]byte, []int) {
 	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{1}
 }
 
+// ImportStatus says what became of one file.
+type ImportStatus int32
+
+const (
+	// Not set.
+	ImportStatus_IMPORT_STATUS_UNSPECIFIED ImportStatus = 0
+	// The session was stored.
+	ImportStatus_IMPORT_STATUS_IMPORTED ImportStatus = 1
+	// The caller has the session already, with this history (it may have
+	// gone on since): nothing was written.
+	ImportStatus_IMPORT_STATUS_UNCHANGED ImportStatus = 2
+	// The file was not imported; reason says why.
+	ImportStatus_IMPORT_STATUS_FAILED ImportStatus = 3
+)
+
+// Enum value maps for ImportStatus.
+var (
+	ImportStatus_name = map[int32]string{
+		0: "IMPORT_STATUS_UNSPECIFIED",
+		1: "IMPORT_STATUS_IMPORTED",
+		2: "IMPORT_STATUS_UNCHANGED",
+		3: "IMPORT_STATUS_FAILED",
+	}
+	ImportStatus_value = map[string]int32{
+		"IMPORT_STATUS_UNSPECIFIED": 0,
+		"IMPORT_STATUS_IMPORTED":    1,
+		"IMPORT_STATUS_UNCHANGED":   2,
+		"IMPORT_STATUS_FAILED":      3,
+	}
+)
+
+func (x ImportStatus) Enum() *ImportStatus {
+	p := new(ImportStatus)
+	*p = x
+	return p
+}
+
+func (x ImportStatus) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ImportStatus) Descriptor() protoreflect.EnumDescriptor {
+	return file_agents_v1_session_service_proto_enumTypes[2].Descriptor()
+}
+
+func (ImportStatus) Type() protoreflect.EnumType {
+	return &file_agents_v1_session_service_proto_enumTypes[2]
+}
+
+func (x ImportStatus) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ImportStatus.Descriptor instead.
+func (ImportStatus) EnumDescriptor() ([]byte, []int) {
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{2}
+}
+
 // CreateSessionRequest creates a session.
 type CreateSessionRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2480,6 +2538,257 @@ func (x *ExportSessionResponse) GetContent() string {
 	return ""
 }
 
+// ImportSessionsRequest imports conversation files.
+type ImportSessionsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The files, one conversation each.
+	Files []*ImportFile `protobuf:"bytes,1,rep,name=files,proto3" json:"files,omitempty"`
+	// Slug of the agent the imported sessions are bound to: the one that
+	// continues them (ForkSession can bind a copy to another). It need not
+	// be loaded; agents-exe files do not name their agent.
+	Agent         string `protobuf:"bytes,2,opt,name=agent,proto3" json:"agent,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ImportSessionsRequest) Reset() {
+	*x = ImportSessionsRequest{}
+	mi := &file_agents_v1_session_service_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ImportSessionsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ImportSessionsRequest) ProtoMessage() {}
+
+func (x *ImportSessionsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agents_v1_session_service_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ImportSessionsRequest.ProtoReflect.Descriptor instead.
+func (*ImportSessionsRequest) Descriptor() ([]byte, []int) {
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *ImportSessionsRequest) GetFiles() []*ImportFile {
+	if x != nil {
+		return x.Files
+	}
+	return nil
+}
+
+func (x *ImportSessionsRequest) GetAgent() string {
+	if x != nil {
+		return x.Agent
+	}
+	return ""
+}
+
+// ImportFile is one conversation file.
+type ImportFile struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The file's name as the client knows it (its path); the answer names
+	// the file by it.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// The file's content: an agents-exe session as JSON (`conv.<uuid>.json`).
+	Content       []byte `protobuf:"bytes,2,opt,name=content,proto3" json:"content,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ImportFile) Reset() {
+	*x = ImportFile{}
+	mi := &file_agents_v1_session_service_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ImportFile) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ImportFile) ProtoMessage() {}
+
+func (x *ImportFile) ProtoReflect() protoreflect.Message {
+	mi := &file_agents_v1_session_service_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ImportFile.ProtoReflect.Descriptor instead.
+func (*ImportFile) Descriptor() ([]byte, []int) {
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *ImportFile) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ImportFile) GetContent() []byte {
+	if x != nil {
+		return x.Content
+	}
+	return nil
+}
+
+// ImportResult is the answer for one file.
+type ImportResult struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The file's name, as the request gave it.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// What became of it.
+	Status ImportStatus `protobuf:"varint,2,opt,name=status,proto3,enum=agents.v1.ImportStatus" json:"status,omitempty"`
+	// The session's id (agents-exe's own); empty when the file could not
+	// be read.
+	SessionId string `protobuf:"bytes,3,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// Id of the session it was forked from; empty if not a fork.
+	ForkedFrom string `protobuf:"bytes,4,opt,name=forked_from,json=forkedFrom,proto3" json:"forked_from,omitempty"`
+	// Number of turns the file holds.
+	TurnCount int32 `protobuf:"varint,5,opt,name=turn_count,json=turnCount,proto3" json:"turn_count,omitempty"`
+	// Why the file failed: where in it the problem is, and what it is.
+	Reason        string `protobuf:"bytes,6,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ImportResult) Reset() {
+	*x = ImportResult{}
+	mi := &file_agents_v1_session_service_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ImportResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ImportResult) ProtoMessage() {}
+
+func (x *ImportResult) ProtoReflect() protoreflect.Message {
+	mi := &file_agents_v1_session_service_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ImportResult.ProtoReflect.Descriptor instead.
+func (*ImportResult) Descriptor() ([]byte, []int) {
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *ImportResult) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ImportResult) GetStatus() ImportStatus {
+	if x != nil {
+		return x.Status
+	}
+	return ImportStatus_IMPORT_STATUS_UNSPECIFIED
+}
+
+func (x *ImportResult) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *ImportResult) GetForkedFrom() string {
+	if x != nil {
+		return x.ForkedFrom
+	}
+	return ""
+}
+
+func (x *ImportResult) GetTurnCount() int32 {
+	if x != nil {
+		return x.TurnCount
+	}
+	return 0
+}
+
+func (x *ImportResult) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+// ImportSessionsResponse answers file by file.
+type ImportSessionsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// One result per file, in the order of the request.
+	Results       []*ImportResult `protobuf:"bytes,1,rep,name=results,proto3" json:"results,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ImportSessionsResponse) Reset() {
+	*x = ImportSessionsResponse{}
+	mi := &file_agents_v1_session_service_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ImportSessionsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ImportSessionsResponse) ProtoMessage() {}
+
+func (x *ImportSessionsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agents_v1_session_service_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ImportSessionsResponse.ProtoReflect.Descriptor instead.
+func (*ImportSessionsResponse) Descriptor() ([]byte, []int) {
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *ImportSessionsResponse) GetResults() []*ImportResult {
+	if x != nil {
+		return x.Results
+	}
+	return nil
+}
+
 var File_agents_v1_session_service_proto protoreflect.FileDescriptor
 
 const file_agents_v1_session_service_proto_rawDesc = "" +
@@ -2662,7 +2971,26 @@ const file_agents_v1_session_service_proto_rawDesc = "" +
 	"\x06format\x18\x02 \x01(\x0e2\x17.agents.v1.ExportFormatR\x06format\"T\n" +
 	"\x15ExportSessionResponse\x12!\n" +
 	"\fcontent_type\x18\x01 \x01(\tR\vcontentType\x12\x18\n" +
-	"\acontent\x18\x02 \x01(\tR\acontent*Z\n" +
+	"\acontent\x18\x02 \x01(\tR\acontent\"Z\n" +
+	"\x15ImportSessionsRequest\x12+\n" +
+	"\x05files\x18\x01 \x03(\v2\x15.agents.v1.ImportFileR\x05files\x12\x14\n" +
+	"\x05agent\x18\x02 \x01(\tR\x05agent\":\n" +
+	"\n" +
+	"ImportFile\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
+	"\acontent\x18\x02 \x01(\fR\acontent\"\xca\x01\n" +
+	"\fImportResult\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12/\n" +
+	"\x06status\x18\x02 \x01(\x0e2\x17.agents.v1.ImportStatusR\x06status\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x03 \x01(\tR\tsessionId\x12\x1f\n" +
+	"\vforked_from\x18\x04 \x01(\tR\n" +
+	"forkedFrom\x12\x1d\n" +
+	"\n" +
+	"turn_count\x18\x05 \x01(\x05R\tturnCount\x12\x16\n" +
+	"\x06reason\x18\x06 \x01(\tR\x06reason\"K\n" +
+	"\x16ImportSessionsResponse\x121\n" +
+	"\aresults\x18\x01 \x03(\v2\x17.agents.v1.ImportResultR\aresults*Z\n" +
 	"\n" +
 	"DeleteMode\x12\x1b\n" +
 	"\x17DELETE_MODE_UNSPECIFIED\x10\x00\x12\x16\n" +
@@ -2671,7 +2999,12 @@ const file_agents_v1_session_service_proto_rawDesc = "" +
 	"\fExportFormat\x12\x1d\n" +
 	"\x19EXPORT_FORMAT_UNSPECIFIED\x10\x00\x12\x1a\n" +
 	"\x16EXPORT_FORMAT_MARKDOWN\x10\x01\x12\x16\n" +
-	"\x12EXPORT_FORMAT_JSON\x10\x022\x9d\v\n" +
+	"\x12EXPORT_FORMAT_JSON\x10\x02*\x80\x01\n" +
+	"\fImportStatus\x12\x1d\n" +
+	"\x19IMPORT_STATUS_UNSPECIFIED\x10\x00\x12\x1a\n" +
+	"\x16IMPORT_STATUS_IMPORTED\x10\x01\x12\x1b\n" +
+	"\x17IMPORT_STATUS_UNCHANGED\x10\x02\x12\x18\n" +
+	"\x14IMPORT_STATUS_FAILED\x10\x032\xf9\v\n" +
 	"\x0eSessionService\x12R\n" +
 	"\rCreateSession\x12\x1f.agents.v1.CreateSessionRequest\x1a .agents.v1.CreateSessionResponse\x12L\n" +
 	"\vPostMessage\x12\x1d.agents.v1.PostMessageRequest\x1a\x1e.agents.v1.PostMessageResponse\x12=\n" +
@@ -2691,7 +3024,8 @@ const file_agents_v1_session_service_proto_rawDesc = "" +
 	"\rUpdateSession\x12\x1f.agents.v1.UpdateSessionRequest\x1a .agents.v1.UpdateSessionResponse\x12O\n" +
 	"\fWatchSession\x12\x1e.agents.v1.WatchSessionRequest\x1a\x1f.agents.v1.WatchSessionResponse\x12U\n" +
 	"\x0eUnwatchSession\x12 .agents.v1.UnwatchSessionRequest\x1a!.agents.v1.UnwatchSessionResponse\x12W\n" +
-	"\rExportSession\x12\x1f.agents.v1.ExportSessionRequest\x1a .agents.v1.ExportSessionResponse\"\x03\x90\x02\x01B8Z6github.com/agents-os/agents/api/gen/agents/v1;agentsv1b\x06proto3"
+	"\rExportSession\x12\x1f.agents.v1.ExportSessionRequest\x1a .agents.v1.ExportSessionResponse\"\x03\x90\x02\x01\x12Z\n" +
+	"\x0eImportSessions\x12 .agents.v1.ImportSessionsRequest\x1a!.agents.v1.ImportSessionsResponse\"\x03\x90\x02\x02B8Z6github.com/agents-os/agents/api/gen/agents/v1;agentsv1b\x06proto3"
 
 var (
 	file_agents_v1_session_service_proto_rawDescOnce sync.Once
@@ -2705,142 +3039,152 @@ func file_agents_v1_session_service_proto_rawDescGZIP() []byte {
 	return file_agents_v1_session_service_proto_rawDescData
 }
 
-var file_agents_v1_session_service_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_agents_v1_session_service_proto_msgTypes = make([]protoimpl.MessageInfo, 41)
+var file_agents_v1_session_service_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
+var file_agents_v1_session_service_proto_msgTypes = make([]protoimpl.MessageInfo, 45)
 var file_agents_v1_session_service_proto_goTypes = []any{
 	(DeleteMode)(0),                // 0: agents.v1.DeleteMode
 	(ExportFormat)(0),              // 1: agents.v1.ExportFormat
-	(*CreateSessionRequest)(nil),   // 2: agents.v1.CreateSessionRequest
-	(*CreateSessionResponse)(nil),  // 3: agents.v1.CreateSessionResponse
-	(*PostMessageRequest)(nil),     // 4: agents.v1.PostMessageRequest
-	(*PostMessageResponse)(nil),    // 5: agents.v1.PostMessageResponse
-	(*ResumeRequest)(nil),          // 6: agents.v1.ResumeRequest
-	(*ResumeResponse)(nil),         // 7: agents.v1.ResumeResponse
-	(*CompleteCallRequest)(nil),    // 8: agents.v1.CompleteCallRequest
-	(*Approval)(nil),               // 9: agents.v1.Approval
-	(*CompleteCallResponse)(nil),   // 10: agents.v1.CompleteCallResponse
-	(*CancelRunRequest)(nil),       // 11: agents.v1.CancelRunRequest
-	(*CancelRunResponse)(nil),      // 12: agents.v1.CancelRunResponse
-	(*CancelAttachedRequest)(nil),  // 13: agents.v1.CancelAttachedRequest
-	(*CancelAttachedResponse)(nil), // 14: agents.v1.CancelAttachedResponse
-	(*PauseRequest)(nil),           // 15: agents.v1.PauseRequest
-	(*PauseResponse)(nil),          // 16: agents.v1.PauseResponse
-	(*SendMailRequest)(nil),        // 17: agents.v1.SendMailRequest
-	(*SendMailResponse)(nil),       // 18: agents.v1.SendMailResponse
-	(*ListMailRequest)(nil),        // 19: agents.v1.ListMailRequest
-	(*ListMailResponse)(nil),       // 20: agents.v1.ListMailResponse
-	(*ForkSessionRequest)(nil),     // 21: agents.v1.ForkSessionRequest
-	(*ForkSessionResponse)(nil),    // 22: agents.v1.ForkSessionResponse
-	(*ListSessionsRequest)(nil),    // 23: agents.v1.ListSessionsRequest
-	(*ListSessionsResponse)(nil),   // 24: agents.v1.ListSessionsResponse
-	(*GetSessionRequest)(nil),      // 25: agents.v1.GetSessionRequest
-	(*GetSessionResponse)(nil),     // 26: agents.v1.GetSessionResponse
-	(*DeleteSessionRequest)(nil),   // 27: agents.v1.DeleteSessionRequest
-	(*DeleteSessionResponse)(nil),  // 28: agents.v1.DeleteSessionResponse
-	(*RenameSessionRequest)(nil),   // 29: agents.v1.RenameSessionRequest
-	(*RenameSessionResponse)(nil),  // 30: agents.v1.RenameSessionResponse
-	(*UpdateSessionRequest)(nil),   // 31: agents.v1.UpdateSessionRequest
-	(*UpdateSessionResponse)(nil),  // 32: agents.v1.UpdateSessionResponse
-	(*WatchSessionRequest)(nil),    // 33: agents.v1.WatchSessionRequest
-	(*WatchSessionResponse)(nil),   // 34: agents.v1.WatchSessionResponse
-	(*UnwatchSessionRequest)(nil),  // 35: agents.v1.UnwatchSessionRequest
-	(*UnwatchSessionResponse)(nil), // 36: agents.v1.UnwatchSessionResponse
-	(*ExportSessionRequest)(nil),   // 37: agents.v1.ExportSessionRequest
-	(*ExportSessionResponse)(nil),  // 38: agents.v1.ExportSessionResponse
-	nil,                            // 39: agents.v1.CreateSessionRequest.ParamsEntry
-	nil,                            // 40: agents.v1.PostMessageRequest.ParamsEntry
-	nil,                            // 41: agents.v1.ResumeRequest.ParamsEntry
-	nil,                            // 42: agents.v1.CompleteCallRequest.ParamsEntry
-	(*Message)(nil),                // 43: agents.v1.Message
-	(*RunOptions)(nil),             // 44: agents.v1.RunOptions
-	(*durationpb.Duration)(nil),    // 45: google.protobuf.Duration
-	(*Budget)(nil),                 // 46: agents.v1.Budget
-	(*Session)(nil),                // 47: agents.v1.Session
-	(*SessionMeta)(nil),            // 48: agents.v1.SessionMeta
-	(*MailBody)(nil),               // 49: agents.v1.MailBody
-	(MailPriority)(0),              // 50: agents.v1.MailPriority
-	(*MailEnvelope)(nil),           // 51: agents.v1.MailEnvelope
-	(SessionStatus)(0),             // 52: agents.v1.SessionStatus
-	(*Watch)(nil),                  // 53: agents.v1.Watch
+	(ImportStatus)(0),              // 2: agents.v1.ImportStatus
+	(*CreateSessionRequest)(nil),   // 3: agents.v1.CreateSessionRequest
+	(*CreateSessionResponse)(nil),  // 4: agents.v1.CreateSessionResponse
+	(*PostMessageRequest)(nil),     // 5: agents.v1.PostMessageRequest
+	(*PostMessageResponse)(nil),    // 6: agents.v1.PostMessageResponse
+	(*ResumeRequest)(nil),          // 7: agents.v1.ResumeRequest
+	(*ResumeResponse)(nil),         // 8: agents.v1.ResumeResponse
+	(*CompleteCallRequest)(nil),    // 9: agents.v1.CompleteCallRequest
+	(*Approval)(nil),               // 10: agents.v1.Approval
+	(*CompleteCallResponse)(nil),   // 11: agents.v1.CompleteCallResponse
+	(*CancelRunRequest)(nil),       // 12: agents.v1.CancelRunRequest
+	(*CancelRunResponse)(nil),      // 13: agents.v1.CancelRunResponse
+	(*CancelAttachedRequest)(nil),  // 14: agents.v1.CancelAttachedRequest
+	(*CancelAttachedResponse)(nil), // 15: agents.v1.CancelAttachedResponse
+	(*PauseRequest)(nil),           // 16: agents.v1.PauseRequest
+	(*PauseResponse)(nil),          // 17: agents.v1.PauseResponse
+	(*SendMailRequest)(nil),        // 18: agents.v1.SendMailRequest
+	(*SendMailResponse)(nil),       // 19: agents.v1.SendMailResponse
+	(*ListMailRequest)(nil),        // 20: agents.v1.ListMailRequest
+	(*ListMailResponse)(nil),       // 21: agents.v1.ListMailResponse
+	(*ForkSessionRequest)(nil),     // 22: agents.v1.ForkSessionRequest
+	(*ForkSessionResponse)(nil),    // 23: agents.v1.ForkSessionResponse
+	(*ListSessionsRequest)(nil),    // 24: agents.v1.ListSessionsRequest
+	(*ListSessionsResponse)(nil),   // 25: agents.v1.ListSessionsResponse
+	(*GetSessionRequest)(nil),      // 26: agents.v1.GetSessionRequest
+	(*GetSessionResponse)(nil),     // 27: agents.v1.GetSessionResponse
+	(*DeleteSessionRequest)(nil),   // 28: agents.v1.DeleteSessionRequest
+	(*DeleteSessionResponse)(nil),  // 29: agents.v1.DeleteSessionResponse
+	(*RenameSessionRequest)(nil),   // 30: agents.v1.RenameSessionRequest
+	(*RenameSessionResponse)(nil),  // 31: agents.v1.RenameSessionResponse
+	(*UpdateSessionRequest)(nil),   // 32: agents.v1.UpdateSessionRequest
+	(*UpdateSessionResponse)(nil),  // 33: agents.v1.UpdateSessionResponse
+	(*WatchSessionRequest)(nil),    // 34: agents.v1.WatchSessionRequest
+	(*WatchSessionResponse)(nil),   // 35: agents.v1.WatchSessionResponse
+	(*UnwatchSessionRequest)(nil),  // 36: agents.v1.UnwatchSessionRequest
+	(*UnwatchSessionResponse)(nil), // 37: agents.v1.UnwatchSessionResponse
+	(*ExportSessionRequest)(nil),   // 38: agents.v1.ExportSessionRequest
+	(*ExportSessionResponse)(nil),  // 39: agents.v1.ExportSessionResponse
+	(*ImportSessionsRequest)(nil),  // 40: agents.v1.ImportSessionsRequest
+	(*ImportFile)(nil),             // 41: agents.v1.ImportFile
+	(*ImportResult)(nil),           // 42: agents.v1.ImportResult
+	(*ImportSessionsResponse)(nil), // 43: agents.v1.ImportSessionsResponse
+	nil,                            // 44: agents.v1.CreateSessionRequest.ParamsEntry
+	nil,                            // 45: agents.v1.PostMessageRequest.ParamsEntry
+	nil,                            // 46: agents.v1.ResumeRequest.ParamsEntry
+	nil,                            // 47: agents.v1.CompleteCallRequest.ParamsEntry
+	(*Message)(nil),                // 48: agents.v1.Message
+	(*RunOptions)(nil),             // 49: agents.v1.RunOptions
+	(*durationpb.Duration)(nil),    // 50: google.protobuf.Duration
+	(*Budget)(nil),                 // 51: agents.v1.Budget
+	(*Session)(nil),                // 52: agents.v1.Session
+	(*SessionMeta)(nil),            // 53: agents.v1.SessionMeta
+	(*MailBody)(nil),               // 54: agents.v1.MailBody
+	(MailPriority)(0),              // 55: agents.v1.MailPriority
+	(*MailEnvelope)(nil),           // 56: agents.v1.MailEnvelope
+	(SessionStatus)(0),             // 57: agents.v1.SessionStatus
+	(*Watch)(nil),                  // 58: agents.v1.Watch
 }
 var file_agents_v1_session_service_proto_depIdxs = []int32{
-	43, // 0: agents.v1.CreateSessionRequest.message:type_name -> agents.v1.Message
-	44, // 1: agents.v1.CreateSessionRequest.run:type_name -> agents.v1.RunOptions
-	39, // 2: agents.v1.CreateSessionRequest.params:type_name -> agents.v1.CreateSessionRequest.ParamsEntry
-	45, // 3: agents.v1.CreateSessionRequest.timeout:type_name -> google.protobuf.Duration
-	46, // 4: agents.v1.CreateSessionRequest.budget:type_name -> agents.v1.Budget
-	47, // 5: agents.v1.CreateSessionResponse.session:type_name -> agents.v1.Session
-	43, // 6: agents.v1.PostMessageRequest.message:type_name -> agents.v1.Message
-	44, // 7: agents.v1.PostMessageRequest.run:type_name -> agents.v1.RunOptions
-	40, // 8: agents.v1.PostMessageRequest.params:type_name -> agents.v1.PostMessageRequest.ParamsEntry
-	45, // 9: agents.v1.PostMessageRequest.timeout:type_name -> google.protobuf.Duration
-	48, // 10: agents.v1.PostMessageResponse.meta:type_name -> agents.v1.SessionMeta
-	47, // 11: agents.v1.PostMessageResponse.session:type_name -> agents.v1.Session
-	41, // 12: agents.v1.ResumeRequest.params:type_name -> agents.v1.ResumeRequest.ParamsEntry
-	48, // 13: agents.v1.ResumeResponse.meta:type_name -> agents.v1.SessionMeta
-	9,  // 14: agents.v1.CompleteCallRequest.approval:type_name -> agents.v1.Approval
-	42, // 15: agents.v1.CompleteCallRequest.params:type_name -> agents.v1.CompleteCallRequest.ParamsEntry
-	48, // 16: agents.v1.CompleteCallResponse.meta:type_name -> agents.v1.SessionMeta
-	48, // 17: agents.v1.CancelRunResponse.meta:type_name -> agents.v1.SessionMeta
-	48, // 18: agents.v1.CancelAttachedResponse.meta:type_name -> agents.v1.SessionMeta
-	48, // 19: agents.v1.PauseResponse.meta:type_name -> agents.v1.SessionMeta
-	49, // 20: agents.v1.SendMailRequest.body:type_name -> agents.v1.MailBody
-	50, // 21: agents.v1.SendMailRequest.priority:type_name -> agents.v1.MailPriority
-	51, // 22: agents.v1.SendMailResponse.envelope:type_name -> agents.v1.MailEnvelope
-	51, // 23: agents.v1.ListMailResponse.mail:type_name -> agents.v1.MailEnvelope
-	47, // 24: agents.v1.ForkSessionResponse.session:type_name -> agents.v1.Session
-	52, // 25: agents.v1.ListSessionsRequest.status:type_name -> agents.v1.SessionStatus
-	48, // 26: agents.v1.ListSessionsResponse.sessions:type_name -> agents.v1.SessionMeta
-	45, // 27: agents.v1.GetSessionRequest.timeout:type_name -> google.protobuf.Duration
-	47, // 28: agents.v1.GetSessionResponse.session:type_name -> agents.v1.Session
+	48, // 0: agents.v1.CreateSessionRequest.message:type_name -> agents.v1.Message
+	49, // 1: agents.v1.CreateSessionRequest.run:type_name -> agents.v1.RunOptions
+	44, // 2: agents.v1.CreateSessionRequest.params:type_name -> agents.v1.CreateSessionRequest.ParamsEntry
+	50, // 3: agents.v1.CreateSessionRequest.timeout:type_name -> google.protobuf.Duration
+	51, // 4: agents.v1.CreateSessionRequest.budget:type_name -> agents.v1.Budget
+	52, // 5: agents.v1.CreateSessionResponse.session:type_name -> agents.v1.Session
+	48, // 6: agents.v1.PostMessageRequest.message:type_name -> agents.v1.Message
+	49, // 7: agents.v1.PostMessageRequest.run:type_name -> agents.v1.RunOptions
+	45, // 8: agents.v1.PostMessageRequest.params:type_name -> agents.v1.PostMessageRequest.ParamsEntry
+	50, // 9: agents.v1.PostMessageRequest.timeout:type_name -> google.protobuf.Duration
+	53, // 10: agents.v1.PostMessageResponse.meta:type_name -> agents.v1.SessionMeta
+	52, // 11: agents.v1.PostMessageResponse.session:type_name -> agents.v1.Session
+	46, // 12: agents.v1.ResumeRequest.params:type_name -> agents.v1.ResumeRequest.ParamsEntry
+	53, // 13: agents.v1.ResumeResponse.meta:type_name -> agents.v1.SessionMeta
+	10, // 14: agents.v1.CompleteCallRequest.approval:type_name -> agents.v1.Approval
+	47, // 15: agents.v1.CompleteCallRequest.params:type_name -> agents.v1.CompleteCallRequest.ParamsEntry
+	53, // 16: agents.v1.CompleteCallResponse.meta:type_name -> agents.v1.SessionMeta
+	53, // 17: agents.v1.CancelRunResponse.meta:type_name -> agents.v1.SessionMeta
+	53, // 18: agents.v1.CancelAttachedResponse.meta:type_name -> agents.v1.SessionMeta
+	53, // 19: agents.v1.PauseResponse.meta:type_name -> agents.v1.SessionMeta
+	54, // 20: agents.v1.SendMailRequest.body:type_name -> agents.v1.MailBody
+	55, // 21: agents.v1.SendMailRequest.priority:type_name -> agents.v1.MailPriority
+	56, // 22: agents.v1.SendMailResponse.envelope:type_name -> agents.v1.MailEnvelope
+	56, // 23: agents.v1.ListMailResponse.mail:type_name -> agents.v1.MailEnvelope
+	52, // 24: agents.v1.ForkSessionResponse.session:type_name -> agents.v1.Session
+	57, // 25: agents.v1.ListSessionsRequest.status:type_name -> agents.v1.SessionStatus
+	53, // 26: agents.v1.ListSessionsResponse.sessions:type_name -> agents.v1.SessionMeta
+	50, // 27: agents.v1.GetSessionRequest.timeout:type_name -> google.protobuf.Duration
+	52, // 28: agents.v1.GetSessionResponse.session:type_name -> agents.v1.Session
 	0,  // 29: agents.v1.DeleteSessionRequest.mode:type_name -> agents.v1.DeleteMode
-	48, // 30: agents.v1.RenameSessionResponse.meta:type_name -> agents.v1.SessionMeta
-	46, // 31: agents.v1.UpdateSessionRequest.budget:type_name -> agents.v1.Budget
-	48, // 32: agents.v1.UpdateSessionResponse.meta:type_name -> agents.v1.SessionMeta
-	45, // 33: agents.v1.WatchSessionRequest.ttl:type_name -> google.protobuf.Duration
-	53, // 34: agents.v1.WatchSessionResponse.watch:type_name -> agents.v1.Watch
+	53, // 30: agents.v1.RenameSessionResponse.meta:type_name -> agents.v1.SessionMeta
+	51, // 31: agents.v1.UpdateSessionRequest.budget:type_name -> agents.v1.Budget
+	53, // 32: agents.v1.UpdateSessionResponse.meta:type_name -> agents.v1.SessionMeta
+	50, // 33: agents.v1.WatchSessionRequest.ttl:type_name -> google.protobuf.Duration
+	58, // 34: agents.v1.WatchSessionResponse.watch:type_name -> agents.v1.Watch
 	1,  // 35: agents.v1.ExportSessionRequest.format:type_name -> agents.v1.ExportFormat
-	2,  // 36: agents.v1.SessionService.CreateSession:input_type -> agents.v1.CreateSessionRequest
-	4,  // 37: agents.v1.SessionService.PostMessage:input_type -> agents.v1.PostMessageRequest
-	6,  // 38: agents.v1.SessionService.Resume:input_type -> agents.v1.ResumeRequest
-	8,  // 39: agents.v1.SessionService.CompleteCall:input_type -> agents.v1.CompleteCallRequest
-	11, // 40: agents.v1.SessionService.CancelRun:input_type -> agents.v1.CancelRunRequest
-	13, // 41: agents.v1.SessionService.CancelAttached:input_type -> agents.v1.CancelAttachedRequest
-	15, // 42: agents.v1.SessionService.Pause:input_type -> agents.v1.PauseRequest
-	17, // 43: agents.v1.SessionService.SendMail:input_type -> agents.v1.SendMailRequest
-	19, // 44: agents.v1.SessionService.ListMail:input_type -> agents.v1.ListMailRequest
-	21, // 45: agents.v1.SessionService.ForkSession:input_type -> agents.v1.ForkSessionRequest
-	23, // 46: agents.v1.SessionService.ListSessions:input_type -> agents.v1.ListSessionsRequest
-	25, // 47: agents.v1.SessionService.GetSession:input_type -> agents.v1.GetSessionRequest
-	27, // 48: agents.v1.SessionService.DeleteSession:input_type -> agents.v1.DeleteSessionRequest
-	29, // 49: agents.v1.SessionService.RenameSession:input_type -> agents.v1.RenameSessionRequest
-	31, // 50: agents.v1.SessionService.UpdateSession:input_type -> agents.v1.UpdateSessionRequest
-	33, // 51: agents.v1.SessionService.WatchSession:input_type -> agents.v1.WatchSessionRequest
-	35, // 52: agents.v1.SessionService.UnwatchSession:input_type -> agents.v1.UnwatchSessionRequest
-	37, // 53: agents.v1.SessionService.ExportSession:input_type -> agents.v1.ExportSessionRequest
-	3,  // 54: agents.v1.SessionService.CreateSession:output_type -> agents.v1.CreateSessionResponse
-	5,  // 55: agents.v1.SessionService.PostMessage:output_type -> agents.v1.PostMessageResponse
-	7,  // 56: agents.v1.SessionService.Resume:output_type -> agents.v1.ResumeResponse
-	10, // 57: agents.v1.SessionService.CompleteCall:output_type -> agents.v1.CompleteCallResponse
-	12, // 58: agents.v1.SessionService.CancelRun:output_type -> agents.v1.CancelRunResponse
-	14, // 59: agents.v1.SessionService.CancelAttached:output_type -> agents.v1.CancelAttachedResponse
-	16, // 60: agents.v1.SessionService.Pause:output_type -> agents.v1.PauseResponse
-	18, // 61: agents.v1.SessionService.SendMail:output_type -> agents.v1.SendMailResponse
-	20, // 62: agents.v1.SessionService.ListMail:output_type -> agents.v1.ListMailResponse
-	22, // 63: agents.v1.SessionService.ForkSession:output_type -> agents.v1.ForkSessionResponse
-	24, // 64: agents.v1.SessionService.ListSessions:output_type -> agents.v1.ListSessionsResponse
-	26, // 65: agents.v1.SessionService.GetSession:output_type -> agents.v1.GetSessionResponse
-	28, // 66: agents.v1.SessionService.DeleteSession:output_type -> agents.v1.DeleteSessionResponse
-	30, // 67: agents.v1.SessionService.RenameSession:output_type -> agents.v1.RenameSessionResponse
-	32, // 68: agents.v1.SessionService.UpdateSession:output_type -> agents.v1.UpdateSessionResponse
-	34, // 69: agents.v1.SessionService.WatchSession:output_type -> agents.v1.WatchSessionResponse
-	36, // 70: agents.v1.SessionService.UnwatchSession:output_type -> agents.v1.UnwatchSessionResponse
-	38, // 71: agents.v1.SessionService.ExportSession:output_type -> agents.v1.ExportSessionResponse
-	54, // [54:72] is the sub-list for method output_type
-	36, // [36:54] is the sub-list for method input_type
-	36, // [36:36] is the sub-list for extension type_name
-	36, // [36:36] is the sub-list for extension extendee
-	0,  // [0:36] is the sub-list for field type_name
+	41, // 36: agents.v1.ImportSessionsRequest.files:type_name -> agents.v1.ImportFile
+	2,  // 37: agents.v1.ImportResult.status:type_name -> agents.v1.ImportStatus
+	42, // 38: agents.v1.ImportSessionsResponse.results:type_name -> agents.v1.ImportResult
+	3,  // 39: agents.v1.SessionService.CreateSession:input_type -> agents.v1.CreateSessionRequest
+	5,  // 40: agents.v1.SessionService.PostMessage:input_type -> agents.v1.PostMessageRequest
+	7,  // 41: agents.v1.SessionService.Resume:input_type -> agents.v1.ResumeRequest
+	9,  // 42: agents.v1.SessionService.CompleteCall:input_type -> agents.v1.CompleteCallRequest
+	12, // 43: agents.v1.SessionService.CancelRun:input_type -> agents.v1.CancelRunRequest
+	14, // 44: agents.v1.SessionService.CancelAttached:input_type -> agents.v1.CancelAttachedRequest
+	16, // 45: agents.v1.SessionService.Pause:input_type -> agents.v1.PauseRequest
+	18, // 46: agents.v1.SessionService.SendMail:input_type -> agents.v1.SendMailRequest
+	20, // 47: agents.v1.SessionService.ListMail:input_type -> agents.v1.ListMailRequest
+	22, // 48: agents.v1.SessionService.ForkSession:input_type -> agents.v1.ForkSessionRequest
+	24, // 49: agents.v1.SessionService.ListSessions:input_type -> agents.v1.ListSessionsRequest
+	26, // 50: agents.v1.SessionService.GetSession:input_type -> agents.v1.GetSessionRequest
+	28, // 51: agents.v1.SessionService.DeleteSession:input_type -> agents.v1.DeleteSessionRequest
+	30, // 52: agents.v1.SessionService.RenameSession:input_type -> agents.v1.RenameSessionRequest
+	32, // 53: agents.v1.SessionService.UpdateSession:input_type -> agents.v1.UpdateSessionRequest
+	34, // 54: agents.v1.SessionService.WatchSession:input_type -> agents.v1.WatchSessionRequest
+	36, // 55: agents.v1.SessionService.UnwatchSession:input_type -> agents.v1.UnwatchSessionRequest
+	38, // 56: agents.v1.SessionService.ExportSession:input_type -> agents.v1.ExportSessionRequest
+	40, // 57: agents.v1.SessionService.ImportSessions:input_type -> agents.v1.ImportSessionsRequest
+	4,  // 58: agents.v1.SessionService.CreateSession:output_type -> agents.v1.CreateSessionResponse
+	6,  // 59: agents.v1.SessionService.PostMessage:output_type -> agents.v1.PostMessageResponse
+	8,  // 60: agents.v1.SessionService.Resume:output_type -> agents.v1.ResumeResponse
+	11, // 61: agents.v1.SessionService.CompleteCall:output_type -> agents.v1.CompleteCallResponse
+	13, // 62: agents.v1.SessionService.CancelRun:output_type -> agents.v1.CancelRunResponse
+	15, // 63: agents.v1.SessionService.CancelAttached:output_type -> agents.v1.CancelAttachedResponse
+	17, // 64: agents.v1.SessionService.Pause:output_type -> agents.v1.PauseResponse
+	19, // 65: agents.v1.SessionService.SendMail:output_type -> agents.v1.SendMailResponse
+	21, // 66: agents.v1.SessionService.ListMail:output_type -> agents.v1.ListMailResponse
+	23, // 67: agents.v1.SessionService.ForkSession:output_type -> agents.v1.ForkSessionResponse
+	25, // 68: agents.v1.SessionService.ListSessions:output_type -> agents.v1.ListSessionsResponse
+	27, // 69: agents.v1.SessionService.GetSession:output_type -> agents.v1.GetSessionResponse
+	29, // 70: agents.v1.SessionService.DeleteSession:output_type -> agents.v1.DeleteSessionResponse
+	31, // 71: agents.v1.SessionService.RenameSession:output_type -> agents.v1.RenameSessionResponse
+	33, // 72: agents.v1.SessionService.UpdateSession:output_type -> agents.v1.UpdateSessionResponse
+	35, // 73: agents.v1.SessionService.WatchSession:output_type -> agents.v1.WatchSessionResponse
+	37, // 74: agents.v1.SessionService.UnwatchSession:output_type -> agents.v1.UnwatchSessionResponse
+	39, // 75: agents.v1.SessionService.ExportSession:output_type -> agents.v1.ExportSessionResponse
+	43, // 76: agents.v1.SessionService.ImportSessions:output_type -> agents.v1.ImportSessionsResponse
+	58, // [58:77] is the sub-list for method output_type
+	39, // [39:58] is the sub-list for method input_type
+	39, // [39:39] is the sub-list for extension type_name
+	39, // [39:39] is the sub-list for extension extendee
+	0,  // [0:39] is the sub-list for field type_name
 }
 
 func init() { file_agents_v1_session_service_proto_init() }
@@ -2864,8 +3208,8 @@ func file_agents_v1_session_service_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agents_v1_session_service_proto_rawDesc), len(file_agents_v1_session_service_proto_rawDesc)),
-			NumEnums:      2,
-			NumMessages:   41,
+			NumEnums:      3,
+			NumMessages:   45,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

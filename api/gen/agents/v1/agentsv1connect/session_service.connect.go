@@ -83,6 +83,9 @@ const (
 	// SessionServiceExportSessionProcedure is the fully-qualified name of the SessionService's
 	// ExportSession RPC.
 	SessionServiceExportSessionProcedure = "/agents.v1.SessionService/ExportSession"
+	// SessionServiceImportSessionsProcedure is the fully-qualified name of the SessionService's
+	// ImportSessions RPC.
+	SessionServiceImportSessionsProcedure = "/agents.v1.SessionService/ImportSessions"
 )
 
 // SessionServiceClient is a client for the agents.v1.SessionService service.
@@ -145,6 +148,12 @@ type SessionServiceClient interface {
 	UnwatchSession(context.Context, *connect.Request[v1.UnwatchSessionRequest]) (*connect.Response[v1.UnwatchSessionResponse], error)
 	// ExportSession renders a session as markdown or JSON.
 	ExportSession(context.Context, *connect.Request[v1.ExportSessionRequest]) (*connect.Response[v1.ExportSessionResponse], error)
+	// ImportSessions stores agents-exe conversation files as sessions of the
+	// caller, each under its own session id and with its fork link, and
+	// answers file by file: a file already imported is left as it is, one
+	// that cannot be read is reported and the others are still imported.
+	// Each session is stored whole, with its `session.created` event.
+	ImportSessions(context.Context, *connect.Request[v1.ImportSessionsRequest]) (*connect.Response[v1.ImportSessionsResponse], error)
 }
 
 // NewSessionServiceClient constructs a client for the agents.v1.SessionService service. By default,
@@ -270,6 +279,13 @@ func NewSessionServiceClient(httpClient connect.HTTPClient, baseURL string, opts
 			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 			connect.WithClientOptions(opts...),
 		),
+		importSessions: connect.NewClient[v1.ImportSessionsRequest, v1.ImportSessionsResponse](
+			httpClient,
+			baseURL+SessionServiceImportSessionsProcedure,
+			connect.WithSchema(sessionServiceMethods.ByName("ImportSessions")),
+			connect.WithIdempotency(connect.IdempotencyIdempotent),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -293,6 +309,7 @@ type sessionServiceClient struct {
 	watchSession   *connect.Client[v1.WatchSessionRequest, v1.WatchSessionResponse]
 	unwatchSession *connect.Client[v1.UnwatchSessionRequest, v1.UnwatchSessionResponse]
 	exportSession  *connect.Client[v1.ExportSessionRequest, v1.ExportSessionResponse]
+	importSessions *connect.Client[v1.ImportSessionsRequest, v1.ImportSessionsResponse]
 }
 
 // CreateSession calls agents.v1.SessionService.CreateSession.
@@ -385,6 +402,11 @@ func (c *sessionServiceClient) ExportSession(ctx context.Context, req *connect.R
 	return c.exportSession.CallUnary(ctx, req)
 }
 
+// ImportSessions calls agents.v1.SessionService.ImportSessions.
+func (c *sessionServiceClient) ImportSessions(ctx context.Context, req *connect.Request[v1.ImportSessionsRequest]) (*connect.Response[v1.ImportSessionsResponse], error) {
+	return c.importSessions.CallUnary(ctx, req)
+}
+
 // SessionServiceHandler is an implementation of the agents.v1.SessionService service.
 type SessionServiceHandler interface {
 	// CreateSession creates a session. Without a message it is an idle
@@ -445,6 +467,12 @@ type SessionServiceHandler interface {
 	UnwatchSession(context.Context, *connect.Request[v1.UnwatchSessionRequest]) (*connect.Response[v1.UnwatchSessionResponse], error)
 	// ExportSession renders a session as markdown or JSON.
 	ExportSession(context.Context, *connect.Request[v1.ExportSessionRequest]) (*connect.Response[v1.ExportSessionResponse], error)
+	// ImportSessions stores agents-exe conversation files as sessions of the
+	// caller, each under its own session id and with its fork link, and
+	// answers file by file: a file already imported is left as it is, one
+	// that cannot be read is reported and the others are still imported.
+	// Each session is stored whole, with its `session.created` event.
+	ImportSessions(context.Context, *connect.Request[v1.ImportSessionsRequest]) (*connect.Response[v1.ImportSessionsResponse], error)
 }
 
 // NewSessionServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -566,6 +594,13 @@ func NewSessionServiceHandler(svc SessionServiceHandler, opts ...connect.Handler
 		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 		connect.WithHandlerOptions(opts...),
 	)
+	sessionServiceImportSessionsHandler := connect.NewUnaryHandler(
+		SessionServiceImportSessionsProcedure,
+		svc.ImportSessions,
+		connect.WithSchema(sessionServiceMethods.ByName("ImportSessions")),
+		connect.WithIdempotency(connect.IdempotencyIdempotent),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/agents.v1.SessionService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case SessionServiceCreateSessionProcedure:
@@ -604,6 +639,8 @@ func NewSessionServiceHandler(svc SessionServiceHandler, opts ...connect.Handler
 			sessionServiceUnwatchSessionHandler.ServeHTTP(w, r)
 		case SessionServiceExportSessionProcedure:
 			sessionServiceExportSessionHandler.ServeHTTP(w, r)
+		case SessionServiceImportSessionsProcedure:
+			sessionServiceImportSessionsHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -683,4 +720,8 @@ func (UnimplementedSessionServiceHandler) UnwatchSession(context.Context, *conne
 
 func (UnimplementedSessionServiceHandler) ExportSession(context.Context, *connect.Request[v1.ExportSessionRequest]) (*connect.Response[v1.ExportSessionResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("agents.v1.SessionService.ExportSession is not implemented"))
+}
+
+func (UnimplementedSessionServiceHandler) ImportSessions(context.Context, *connect.Request[v1.ImportSessionsRequest]) (*connect.Response[v1.ImportSessionsResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("agents.v1.SessionService.ImportSessions is not implemented"))
 }
