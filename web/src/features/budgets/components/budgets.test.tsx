@@ -158,6 +158,9 @@ describe("the usage page", () => {
     fireEvent.click(screen.getByRole("button", { name: "Look up" }));
     const bob = await screen.findByRole("region", { name: "Usage of bob" });
     expect(within(bob).getByText("none: no limit")).toBeTruthy();
+    // In total, the period's spend is everything spent: shown once.
+    expect(within(bob).getByLabelText("Spent in total").textContent).toContain("40 spent, no limit");
+    expect(within(bob).queryByText("Ever")).toBeNull();
     const form = screen.getByRole("form", { name: "Set the budget of bob" });
     fireEvent.change(within(form).getByRole("textbox", { name: "Most tokens" }), { target: { value: "500" } });
     fireEvent.change(within(form).getByRole("combobox", { name: "Period" }), { target: { value: String(BudgetPeriod.MONTH) } });

@@ -44,12 +44,15 @@ export function UsagePage() {
 }
 
 // UsageView is one owner's usage: the current period's spend against the
-// budget, and the total.
+// budget, and everything spent.
 function UsageView({ usage, title }: { usage: OwnerUsage; title: string }) {
   const id = useId();
   const b = usage.budget;
   const start = usage.periodStart && timestampDate(usage.periodStart);
   const end = usage.periodEnd && timestampDate(usage.periodEnd);
+  // A budget per day or month: its period, then everything ever spent;
+  // in total, the two are one.
+  const periodic = b?.period === BudgetPeriod.DAY || b?.period === BudgetPeriod.MONTH;
   return (
     <section className="usage-view" aria-labelledby={id}>
       <h2 id={id}>{title}</h2>
@@ -69,23 +72,27 @@ function UsageView({ usage, title }: { usage: OwnerUsage; title: string }) {
         )}
       </dl>
       <h3>{currentPeriodLabel(b?.period)}</h3>
-      <BudgetMeter state={usage.current} label={`Spent: ${currentPeriodLabel(b?.period)}`} className="wide" />
+      <BudgetMeter state={usage.current} label={periodic ? `Spent: ${currentPeriodLabel(b?.period)}` : "Spent in total"} className="wide" />
       {usage.current?.exceeded && (
         <p role="alert" className="error">
           The budget is spent: the owner's sessions stop before their next model call until it is raised.
         </p>
       )}
-      <h3>Ever</h3>
-      <dl className="budget-meter wide" aria-label="Spent in total">
-        <div>
-          <dt>tokens</dt>
-          <dd>{formatCount(usage.total?.tokens ?? 0n)}</dd>
-        </div>
-        <div>
-          <dt>cost</dt>
-          <dd>{formatUsd(usage.total?.costUsd ?? 0)}</dd>
-        </div>
-      </dl>
+      {periodic && (
+        <>
+          <h3>Ever</h3>
+          <dl className="budget-meter wide" aria-label="Spent in total">
+            <div>
+              <dt>tokens</dt>
+              <dd>{formatCount(usage.total?.tokens ?? 0n)}</dd>
+            </div>
+            <div>
+              <dt>cost</dt>
+              <dd>{formatUsd(usage.total?.costUsd ?? 0)}</dd>
+            </div>
+          </dl>
+        </>
+      )}
     </section>
   );
 }
