@@ -17,7 +17,10 @@ import (
 // The same type reports warnings (Set.Warnings): problems that did not stop
 // the file from loading.
 type Error struct {
-	File   string
+	File string
+	// Agent is the slug of the stored agent at fault, for a problem of a
+	// definition that is no file (File is then empty).
+	Agent  string
 	Field  string
 	Line   int
 	Column int
@@ -29,6 +32,9 @@ type Error struct {
 func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString(e.File)
+	if e.File == "" && e.Agent != "" {
+		b.WriteString("stored agent " + e.Agent)
+	}
 	if e.Line > 0 {
 		fmt.Fprintf(&b, ":%d:%d", e.Line, e.Column)
 	} else if e.Field != "" {

@@ -102,6 +102,9 @@ type scanDir struct {
 type places struct {
 	fileDir string // the agent file's directory: the rule
 	workDir string // the working directory: agents-exe's rule for tool paths
+	// stored is set for a definition that is no file (a stored agent):
+	// fileDir is the working directory, and helpers are named by slug.
+	stored bool
 }
 
 // ParseFile reads one agent file on its own, without loading its helpers
@@ -137,6 +140,16 @@ func (l Loader) ParseFile(path string) (*Agent, []*Error, error) {
 // neither "tag" nor "contents": some other kind of JSON file. Errors and
 // warnings come back without File; the caller knows how to show it.
 func parse(data []byte, file, workDir string) (p *parsed, warnings []*Error, err *Error, notAgent bool) {
+	p, warnings, err, notAgent = parseIn(data, places{fileDir: filepath.Dir(file), workDir: workDir})
+	if p != nil {
+		p.agent.File = file
+	}
+	return p, warnings, err, notAgent
+}
+
+// parseIn reads an agent definition whose relative paths resolve as
+// where says.
+func parseIn(data []byte, where places) (p *parsed, warnings []*Error, err *Error, notAgent bool) {
 	var top map[string]json.RawMessage
 	if jerr := json.Unmarshal(data, &top); jerr != nil {
 		var typ *json.UnmarshalTypeError
@@ -160,11 +173,10 @@ func parse(data []byte, file, workDir string) (p *parsed, warnings []*Error, err
 		d.failf("contents", "required field is missing")
 	}
 	d.warnUnread(root, noIgnoredFields)
-	p = d.contents(raw, places{fileDir: filepath.Dir(file), workDir: workDir})
+	p = d.contents(raw, where)
 	if d.failed() {
 		return nil, d.warnings, d.err, false
 	}
-	p.agent.File = file
 	return p, d.warnings, nil, false
 }
 
@@ -286,6 +298,10 @@ func (d *decoder) toolPath(field, written string, where places) (string, os.File
 	if info, err := os.Stat(fromWork); err == nil {
 		d.warnf(field, "%q is not next to the agent file; using %s, relative to the working directory", written, fromWork)
 		return fromWork, info
+	}
+	if where.stored {
+		d.warnf(field, "%q does not exist (looked in %s)", written, where.workDir)
+		return nextToFile, nil
 	}
 	d.warnf(field, "%q does not exist (looked in %s and %s)", written, where.fileDir, where.workDir)
 	return nextToFile, nil

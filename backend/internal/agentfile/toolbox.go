@@ -260,7 +260,14 @@ func (d *decoder) extraAgents(c *object, where places) []extraRef {
 		}
 		ref := extraRef{index: i}
 		ref.slug = d.requiredString(entry, "slug")
-		ref.written = d.requiredString(entry, "path")
+		if where.stored {
+			// A stored agent names its helper by slug; a path, which
+			// a file needs, may come along (the definition may be a
+			// file's) and is not read.
+			d.optionalString(entry, "path")
+		} else {
+			ref.written = d.requiredString(entry, "path")
+		}
 		if as, ok := entry.get("as"); ok {
 			ref.as = d.nonEmptyString(entry.field("as"), as)
 			d.checkToolSuffix(entry.field("as"), ref.as)

@@ -2,15 +2,35 @@ package catalog
 
 import (
 	"context"
+	"time"
 
 	"github.com/agents-os/agents/backend/internal/agentfile"
 	"github.com/agents-os/agents/backend/internal/mcptools"
 	"github.com/agents-os/agents/backend/internal/tool"
 )
 
-// Agent is an agent file plus everything derived from it.
+// Source says where an agent comes from.
+type Source int
+
+// The sources of agents.
+const (
+	// SourceFile is an agent file (or a helper one names): read-only to
+	// the API.
+	SourceFile Source = iota + 1
+	// SourceStored is an agent stored in the database.
+	SourceStored
+)
+
+// Agent is an agent definition plus everything derived from it.
 type Agent struct {
 	*agentfile.Agent
+	// Source says where the definition comes from.
+	Source Source
+	// Version, Definition, Created and Updated are a stored agent's (see
+	// Stored); zero for a file agent.
+	Version          int64
+	Definition       string
+	Created, Updated time.Time
 	// Model is the endpoint the agent really talks to (the offline model
 	// when its key is missing and one is configured).
 	Model Model
@@ -102,4 +122,13 @@ func (s *Toolset) List() []tool.Tool { return s.list }
 func (s *Toolset) Get(name string) (tool.Tool, bool) {
 	t, ok := s.byName[name]
 	return t, ok
+}
+
+// storedSlug is the slug a stored agent's problems name it by; "" for a
+// file agent, whose problems name its file.
+func (a *Agent) storedSlug() string {
+	if a.File == "" {
+		return a.Slug
+	}
+	return ""
 }

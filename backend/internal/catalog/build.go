@@ -14,16 +14,38 @@ import (
 	"github.com/agents-os/agents/backend/internal/tool"
 )
 
-// build turns a loaded set into a snapshot. Scripts are described
-// concurrently (a describe may take a while); an agent whose tools fail to
-// describe keeps the others, and each failure is one load error.
-func build(ctx context.Context, set *agentfile.Set, opts Options) *Snapshot {
-	snap := &Snapshot{
-		bySlug:   map[string]*Agent{},
-		Errors:   append([]*agentfile.Error(nil), set.Errors...),
-		Warnings: append([]*agentfile.Error(nil), set.Warnings...),
+// files is the file half of a snapshot: the agent files as loaded and
+// built. A change of the stored agents keeps it as it is.
+type files struct {
+	set      *agentfile.Set
+	agents   []*Agent
+	errors   []*agentfile.Error
+	warnings []*agentfile.Error
+}
+
+// buildFiles turns a loaded set into catalog agents.
+func buildFiles(ctx context.Context, set *agentfile.Set, opts Options) *files {
+	f := &files{
+		set:      set,
+		errors:   append([]*agentfile.Error(nil), set.Errors...),
+		warnings: append([]*agentfile.Error(nil), set.Warnings...),
 	}
-	list := set.List()
+	agents, problems := buildAll(ctx, set.List(), set.Get, opts)
+	for i, a := range agents {
+		f.errors = append(f.errors, problems[i]...)
+		if a != nil {
+			a.Source = SourceFile
+			f.agents = append(f.agents, a)
+		}
+	}
+	return f
+}
+
+// buildAll builds agents, describing their scripts concurrently (a
+// describe may take a while); an agent whose tools fail to describe keeps
+// the others, and each failure is one load error. A nil agent was refused:
+// its problems say why. lookup finds the helpers the agents name.
+func buildAll(ctx context.Context, list []*agentfile.Agent, lookup func(string) *agentfile.Agent, opts Options) ([]*Agent, [][]*agentfile.Error) {
 	agents := make([]*Agent, len(list))
 	problems := make([][]*agentfile.Error, len(list))
 	var wg sync.WaitGroup
@@ -31,28 +53,43 @@ func build(ctx context.Context, set *agentfile.Set, opts Options) *Snapshot {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			agents[i], problems[i] = buildAgent(ctx, set, a, opts)
+			agents[i], problems[i] = buildAgent(ctx, lookup, a, opts)
 		}()
 	}
 	wg.Wait()
-	for i, a := range agents {
-		snap.Errors = append(snap.Errors, problems[i]...)
-		if a == nil {
-			continue // refused; its problems say why
-		}
+	return agents, problems
+}
+
+// assemble makes a snapshot of the file agents and the stored ones.
+func assemble(f *files, stored []*Agent, storedErrors []*agentfile.Error) *Snapshot {
+	snap := &Snapshot{
+		bySlug:   map[string]*Agent{},
+		files:    f,
+		Errors:   append(append([]*agentfile.Error(nil), f.errors...), storedErrors...),
+		Warnings: append([]*agentfile.Error(nil), f.warnings...),
+	}
+	for _, a := range append(append([]*Agent(nil), f.agents...), stored...) {
 		snap.bySlug[a.Slug] = a
 		snap.sorted = append(snap.sorted, a)
+		if a.Source == SourceStored {
+			snap.Warnings = append(snap.Warnings, a.Warnings...)
+		}
 	}
+	sort.Slice(snap.sorted, func(i, j int) bool { return snap.sorted[i].Slug < snap.sorted[j].Slug })
 	sortErrors(snap.Errors)
 	sortErrors(snap.Warnings)
 	return snap
 }
 
-func buildAgent(ctx context.Context, set *agentfile.Set, file *agentfile.Agent, opts Options) (*Agent, []*agentfile.Error) {
+func buildAgent(ctx context.Context, lookup func(string) *agentfile.Agent, file *agentfile.Agent, opts Options) (*Agent, []*agentfile.Error) {
 	a := &Agent{Agent: file, Model: resolveModel(file, opts), byName: map[string]tool.Tool{}}
 	var problems []*agentfile.Error
 	report := func(field string, err error) {
-		problems = append(problems, toLoadError(file.File, field, err))
+		e := toLoadError(file.File, field, err)
+		if file.File == "" {
+			e.Agent = file.Slug
+		}
+		problems = append(problems, e)
 	}
 
 	var scripts []bashtool.Tool
@@ -83,7 +120,7 @@ func buildAgent(ctx context.Context, set *agentfile.Set, file *agentfile.Agent, 
 		a.add(tool.NewBash(s, opts.Bash), report)
 	}
 	for _, h := range file.HelperTools {
-		helper := set.Get(h.Slug)
+		helper := lookup(h.Slug)
 		if helper == nil {
 			continue // its file did not load; that error is already reported
 		}
@@ -127,7 +164,7 @@ func (a *Agent) checkApprovals() []*agentfile.Error {
 	for i, p := range a.Approvals {
 		t, ok := a.byName[p.Tool]
 		if !ok && !a.mcpName(p.Tool) {
-			out = append(out, &agentfile.Error{File: a.File, Field: fmt.Sprintf("contents.approvals[%d].tool", i),
+			out = append(out, &agentfile.Error{File: a.File, Agent: a.storedSlug(), Field: fmt.Sprintf("contents.approvals[%d].tool", i),
 				Reason: fmt.Sprintf("the agent has no tool %q; it is not loaded, so that no call meant to wait for approval runs unchecked", p.Tool)})
 			continue
 		}
@@ -136,7 +173,7 @@ func (a *Agent) checkApprovals() []*agentfile.Error {
 				break
 			}
 			if why := tool.ArgumentProblem(t.Spec(), r.Arg); why != "" {
-				out = append(out, &agentfile.Error{File: a.File, Field: fmt.Sprintf("contents.approvals[%d].when", i),
+				out = append(out, &agentfile.Error{File: a.File, Agent: a.storedSlug(), Field: fmt.Sprintf("contents.approvals[%d].when", i),
 					Reason: fmt.Sprintf("the rule on %q can never match: %s; the agent is not loaded, so that no call meant to wait for approval runs unchecked", r.Arg, why)})
 			}
 		}
@@ -197,6 +234,9 @@ func sortErrors(list []*agentfile.Error) {
 	sort.SliceStable(list, func(i, j int) bool {
 		if list[i].File != list[j].File {
 			return list[i].File < list[j].File
+		}
+		if list[i].Agent != list[j].Agent {
+			return list[i].Agent < list[j].Agent
 		}
 		return list[i].Field < list[j].Field
 	})

@@ -1,8 +1,9 @@
 // Package catalog holds the agents the server offers: the agent files as
-// loaded, each with the tools its model is offered (bash tools described
-// from their scripts, helper agents, system and client tools, the tools
-// of its MCP servers). A reload swaps the whole catalog at once, so a
-// reader never sees half of one.
+// loaded and the agents stored in the database, each with the tools its
+// model is offered (bash tools described from their scripts, helper
+// agents, system and client tools, the tools of its MCP servers). A
+// reload swaps the whole catalog at once, so a reader never sees half of
+// one.
 package catalog
 
 import (
@@ -31,12 +32,29 @@ type Options struct {
 	// MCP connects to the MCP servers agents declare; without it a
 	// declared server is a load problem.
 	MCP *mcptools.Pool
+	// Stored reads the agents stored in the database; nil serves the
+	// agent files alone.
+	Stored func(ctx context.Context) ([]Stored, error)
+	// ToolDirs are the directories a stored agent's bash tools, tool
+	// directory and MCP server programs must lie under; with none, a
+	// stored agent may have none of them.
+	ToolDirs []string
+	// WorkDir is where a stored agent's relative paths are resolved;
+	// empty: the process working directory.
+	WorkDir string
 }
 
 // Catalog is the current set of agents. It is safe for concurrent use.
 type Catalog struct {
 	load LoadFunc
 	opts Options
+
+	// rebuild serialises the rebuilds, so one that read the stored
+	// agents earlier cannot replace the snapshot of one that read them
+	// later.
+	rebuild sync.Mutex
+	// stored is the last list of stored agents read.
+	stored []Stored
 
 	mu   sync.RWMutex
 	snap *Snapshot
@@ -45,7 +63,8 @@ type Catalog struct {
 // New loads the agents once and returns the catalog.
 func New(ctx context.Context, load LoadFunc, opts Options) *Catalog {
 	c := &Catalog{load: load, opts: opts}
-	c.snap = build(ctx, load(), opts)
+	f := buildFiles(ctx, load(), opts)
+	c.snap = c.withStored(ctx, f)
 	return c
 }
 
@@ -65,7 +84,21 @@ func (c *Catalog) Get(slug string) (*Agent, error) {
 // catalog. Sessions already running keep the *Agent they hold. The MCP
 // servers no agent declares any more stop.
 func (c *Catalog) Reload(ctx context.Context) *Snapshot {
-	snap := build(ctx, c.load(), c.opts)
+	c.rebuild.Lock()
+	defer c.rebuild.Unlock()
+	return c.swap(c.withStored(ctx, buildFiles(ctx, c.load(), c.opts)))
+}
+
+// ReloadStored reads the stored agents again, keeping the agent files as
+// they are, and swaps the catalog: after a stored agent changed, here or
+// on another server sharing the database.
+func (c *Catalog) ReloadStored(ctx context.Context) *Snapshot {
+	c.rebuild.Lock()
+	defer c.rebuild.Unlock()
+	return c.swap(c.withStored(ctx, c.Snapshot().files))
+}
+
+func (c *Catalog) swap(snap *Snapshot) *Snapshot {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.snap = snap
@@ -81,6 +114,7 @@ func (c *Catalog) Reload(ctx context.Context) *Snapshot {
 type Snapshot struct {
 	bySlug map[string]*Agent
 	sorted []*Agent
+	files  *files
 	// Errors has one entry per agent file or tool that could not be loaded.
 	Errors []*agentfile.Error
 	// Warnings are the problems of the agent files that did not stop them

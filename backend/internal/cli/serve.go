@@ -70,6 +70,7 @@ signal stops it at once.`,
 	f := cmd.Flags()
 	f.StringVar(&a.flags.DB, "db", "", "SQLite file or postgres:// DSN (default $XDG_DATA_HOME/agents/agents.db)")
 	f.StringVar(&a.flags.Bind, "bind", "", "address to listen on (default 127.0.0.1)")
+	f.StringSliceVar(&a.flags.StoredAgentToolDirs, "stored-agent-tool-dirs", nil, "directories the bash tools and MCP server programs of agents stored through the API must lie under (repeatable or comma-separated; default none: stored agents run no program)")
 	f.IntVar(&a.flags.Port, "port", 0, "TCP port (default 7420; --port 0 picks a free port, logged on start)")
 	f.StringVar(&sf.socket, "socket", "", "also listen on this Unix socket (mode 0600, no token needed)")
 	f.StringVar(&sf.authTokens, "auth-tokens", "", `bearer tokens file {"tokens": [{"token" or "sha256", "owner", "admin"}]}`)

@@ -131,6 +131,9 @@ func (a *app) startStack(ctx context.Context, res *config.Resolved, log *slog.Lo
 		OfflineModelURL: offline,
 		Bash:            tool.BashRuntime{Reaper: reaper},
 		MCP:             s.mcp,
+		Stored:          catalog.FromStore(db),
+		ToolDirs:        res.StoredAgentToolDirs,
+		WorkDir:         res.WorkDir,
 	})
 	if err != nil {
 		s.mcp.Close()

@@ -42,6 +42,7 @@ const (
 	ChannelCommandDone = "agents_command_done" // payload: the command id, then a space and its answer when the answer fits
 	ChannelLeases      = "agents_leases"       // payload: a session id released / needing a server
 	ChannelMail        = "agents_mail"         // payload: a session id that got mail
+	ChannelAgents      = "agents_agents"       // payload: the server that changed a stored agent
 )
 
 // MaxPayload is the size, in bytes, from which a payload is refused:

@@ -48,6 +48,9 @@ type Flags struct {
 	DB          string   // --db PATH | postgres://…
 	Bind        string   // --bind
 	Port        int      // --port
+	// StoredAgentToolDirs (--stored-agent-tool-dirs D, repeatable or
+	// comma-separated) replaces the config file's storedAgentToolDirs.
+	StoredAgentToolDirs []string
 
 	MaxModelOutputBytes int64         // --max-model-output-bytes N
 	MaxModelCallTime    time.Duration // --max-model-call-time D
@@ -106,6 +109,11 @@ type Resolved struct {
 	APIKeysFile string // "" when there is none
 	ParamsFile  string // "" when there is none
 
+	// StoredAgentToolDirs are the directories the programs of stored
+	// agents (bash toolboxes, tool directories, MCP server commands) must
+	// lie under; none allows no program.
+	StoredAgentToolDirs []string
+
 	// ModelLimits bound each model call of the server's clients; its
 	// fields are set, to the llm defaults when nothing else says.
 	ModelLimits llm.Limits
@@ -156,6 +164,13 @@ func Resolve(opts Options) (*Resolved, error) {
 	r.Port = firstNonZero(opts.Flags.Port, file.Port, DefaultPort)
 	r.APIKeysFile = firstNonEmpty(flagPath(work, opts.Flags.APIKeysFile), file.APIKeysFile, existingFile(filepath.Join(configDir, keysFileName)))
 	r.ParamsFile = flagPath(work, opts.Flags.ParamsFile)
+	r.StoredAgentToolDirs = file.StoredAgentToolDirs
+	if len(opts.Flags.StoredAgentToolDirs) > 0 {
+		r.StoredAgentToolDirs = nil
+		for _, d := range opts.Flags.StoredAgentToolDirs {
+			r.StoredAgentToolDirs = append(r.StoredAgentToolDirs, flagPath(work, d))
+		}
+	}
 	r.ModelLimits = llm.Limits{
 		MaxOutputBytes: firstNonZero(opts.Flags.MaxModelOutputBytes, file.MaxModelOutputBytes, llm.DefaultMaxOutputBytes),
 		MaxCallTime:    firstNonZero(opts.Flags.MaxModelCallTime, file.MaxModelCallTime, llm.DefaultMaxCallTime),

@@ -20,6 +20,8 @@ type settings struct {
 	Bind              string
 	Port              int
 	APIKeysFile       string
+	// StoredAgentToolDirs are where stored agents' programs may lie.
+	StoredAgentToolDirs []string
 	// The model call limits; zero when the file does not set them.
 	MaxModelOutputBytes int64
 	MaxModelCallTime    time.Duration
@@ -67,6 +69,7 @@ func readSettings(path string, home func() (string, error)) (settings, []*agentf
 	r.read("bind", &s.Bind, "a string (an address to listen on)")
 	r.read("port", &s.Port, "a whole number")
 	r.read("apiKeysFile", &s.APIKeysFile, "a string (a path)")
+	r.read("storedAgentToolDirs", &s.StoredAgentToolDirs, "a list of paths")
 	r.read("maxModelOutputBytes", &s.MaxModelOutputBytes, "a whole number of bytes")
 	var callTime string
 	r.read("maxModelCallTime", &callTime, durationWanted)
@@ -94,6 +97,9 @@ func readSettings(path string, home func() (string, error)) (settings, []*agentf
 		return settings{}, nil, err
 	}
 	if err := mapPaths(path, "agentsDirectories", s.AgentsDirectories, resolve); err != nil {
+		return settings{}, nil, err
+	}
+	if err := mapPaths(path, "storedAgentToolDirs", s.StoredAgentToolDirs, resolve); err != nil {
 		return settings{}, nil, err
 	}
 	for _, f := range []struct {

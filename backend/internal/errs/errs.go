@@ -34,6 +34,10 @@ const (
 	// request): the caller must change it; sent again as it is, it fails
 	// again.
 	KindUnprocessable
+	// KindAborted is a write refused because what it was based on changed
+	// meanwhile (an expected version that is no longer the current one):
+	// the caller reads again and retries.
+	KindAborted
 )
 
 // Error is a classified error with a stable machine code such as
@@ -127,6 +131,11 @@ func Unprocessable(code, format string, args ...any) *Error {
 // Unimplemented reports an operation this server does not offer yet.
 func Unimplemented(code, format string, args ...any) *Error {
 	return newf(KindUnimplemented, code, format, args...)
+}
+
+// Aborted reports a write that lost a race with another (version_mismatch).
+func Aborted(code, format string, args ...any) *Error {
+	return newf(KindAborted, code, format, args...)
 }
 
 // Canceled reports an operation stopped by its caller.

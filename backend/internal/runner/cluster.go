@@ -95,6 +95,7 @@ func (r *Runner) joinCluster(c Cluster) {
 			c.Bus.Listen(cluster.ChannelMail, r.notes.mail),
 			c.Bus.Listen(cluster.ChannelLeases, func(string) { r.notes.leases() }))
 		c.Bus.OnReconnect(r.notes.reconnected)
+		r.followStoredAgents(c.Bus, c.Holder)
 	}
 	r.actors.Add(2)
 	go r.renewLeases()

@@ -70,6 +70,7 @@ func (a *actor) addTurn(e *edit, t session.Turn) {
 	t.Created = a.r.now()
 	if t.LLM != nil {
 		e.meta.Usage = e.meta.Usage.Add(t.LLM.Usage)
+		e.meta.AgentVersion = t.LLM.AgentVersion
 	}
 	e.meta.TurnCount++
 	e.turns = append(e.turns, t)

@@ -62,6 +62,9 @@ type step struct {
 	// running counts attached calls still in flight.
 	running   int
 	turnIndex int
+	// agentVersion is the version of the agent the step runs: it
+	// finishes on it even when the agent changes meanwhile.
+	agentVersion int64
 	// recorded says every call of the round has a row in the store: the
 	// round has deferred calls, so its results must survive a restart.
 	recorded bool
@@ -210,7 +213,7 @@ func (a *actor) beginStep() {
 	}
 	run.steps++
 	ctx, cancel := context.WithCancel(run.ctx)
-	st := &step{ctx: ctx, cancel: cancel, started: a.r.now(), turnIndex: len(a.st.turns)}
+	st := &step{ctx: ctx, cancel: cancel, started: a.r.now(), turnIndex: len(a.st.turns), agentVersion: a.agent.Version}
 	st.progress.turnIndex = st.turnIndex
 	run.step = st
 	req := a.buildRequest()
@@ -294,6 +297,7 @@ func (a *actor) modelDone(st *step, resp llm.Response, err error, took time.Dura
 		Thinking:     resp.Thinking,
 		Model:        resp.Model,
 		FinishReason: resp.FinishReason,
+		AgentVersion: st.agentVersion,
 		Usage: session.Usage{
 			Prompt:     int64(resp.Usage.PromptTokens),
 			Completion: int64(resp.Usage.CompletionTokens),

@@ -2,12 +2,15 @@ package server
 
 import (
 	"context"
+	"fmt"
+	"time"
 
 	"connectrpc.com/connect"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/backend/internal/catalog"
 	"github.com/agents-os/agents/backend/internal/errs"
+	"github.com/agents-os/agents/backend/internal/store"
 	"github.com/agents-os/agents/backend/internal/wire"
 )
 
@@ -56,18 +59,128 @@ func descriptors(snap *catalog.Snapshot) []*agentsv1.AgentDescriptor {
 	return out
 }
 
-func (h *agentService) CreateAgent(context.Context, *connect.Request[agentsv1.CreateAgentRequest]) (*connect.Response[agentsv1.CreateAgentResponse], error) {
-	return nil, errs.Unimplemented("unimplemented", "stored agents are not available yet")
+// CreateAgent validates a definition and stores it as a new agent.
+func (h *agentService) CreateAgent(ctx context.Context, req *connect.Request[agentsv1.CreateAgentRequest]) (*connect.Response[agentsv1.CreateAgentResponse], error) {
+	if err := h.mayWrite(ctx); err != nil {
+		return nil, err
+	}
+	def := req.Msg.GetDefinition()
+	slug, err := h.s.catalog.Validate(ctx, "", []byte(def), false)
+	if err != nil {
+		return nil, err
+	}
+	stored, err := h.s.store.CreateStoredAgent(ctx, store.StoredAgent{Slug: slug, Definition: def, Author: owner(ctx), Updated: time.Now()})
+	if err != nil {
+		return nil, err
+	}
+	agent, err := h.changed(ctx, stored, false)
+	if err != nil {
+		return nil, err
+	}
+	return connect.NewResponse(&agentsv1.CreateAgentResponse{Agent: agent}), nil
 }
 
-func (h *agentService) UpdateAgent(context.Context, *connect.Request[agentsv1.UpdateAgentRequest]) (*connect.Response[agentsv1.UpdateAgentResponse], error) {
-	return nil, errs.Unimplemented("unimplemented", "stored agents are not available yet")
+// UpdateAgent validates a definition and stores it as the agent's next
+// version.
+func (h *agentService) UpdateAgent(ctx context.Context, req *connect.Request[agentsv1.UpdateAgentRequest]) (*connect.Response[agentsv1.UpdateAgentResponse], error) {
+	if err := h.mayWrite(ctx); err != nil {
+		return nil, err
+	}
+	slug, def := req.Msg.GetSlug(), req.Msg.GetDefinition()
+	if slug == "" {
+		return nil, errs.Invalid("invalid_argument", "slug is required")
+	}
+	if _, err := h.s.catalog.Validate(ctx, slug, []byte(def), true); err != nil {
+		return nil, err
+	}
+	stored, err := h.s.store.UpdateStoredAgent(ctx, store.StoredAgent{Slug: slug, Definition: def, Author: owner(ctx), Updated: time.Now()}, req.Msg.GetExpectedVersion())
+	if err != nil {
+		return nil, err
+	}
+	agent, err := h.changed(ctx, stored, false)
+	if err != nil {
+		return nil, err
+	}
+	return connect.NewResponse(&agentsv1.UpdateAgentResponse{Agent: agent}), nil
 }
 
-func (h *agentService) DeleteAgent(context.Context, *connect.Request[agentsv1.DeleteAgentRequest]) (*connect.Response[agentsv1.DeleteAgentResponse], error) {
-	return nil, errs.Unimplemented("unimplemented", "stored agents are not available yet")
+// DeleteAgent deletes a stored agent; its sessions stay.
+func (h *agentService) DeleteAgent(ctx context.Context, req *connect.Request[agentsv1.DeleteAgentRequest]) (*connect.Response[agentsv1.DeleteAgentResponse], error) {
+	if err := h.mayWrite(ctx); err != nil {
+		return nil, err
+	}
+	slug := req.Msg.GetSlug()
+	if slug == "" {
+		return nil, errs.Invalid("invalid_argument", "slug is required")
+	}
+	if err := h.s.catalog.Snapshot().Writable(slug); err != nil {
+		return nil, err
+	}
+	stored, err := h.s.store.DeleteStoredAgent(ctx, slug, req.Msg.GetExpectedVersion(), time.Now())
+	if err != nil {
+		return nil, err
+	}
+	if _, err := h.changed(ctx, stored, true); err != nil {
+		return nil, err
+	}
+	return connect.NewResponse(&agentsv1.DeleteAgentResponse{Slug: slug, Version: stored.Version}), nil
 }
 
-func (h *agentService) ListAgentVersions(context.Context, *connect.Request[agentsv1.ListAgentVersionsRequest]) (*connect.Response[agentsv1.ListAgentVersionsResponse], error) {
-	return nil, errs.Unimplemented("unimplemented", "stored agents are not available yet")
+// ListAgentVersions lists a stored agent's versions; a file agent has
+// none.
+func (h *agentService) ListAgentVersions(ctx context.Context, req *connect.Request[agentsv1.ListAgentVersionsRequest]) (*connect.Response[agentsv1.ListAgentVersionsResponse], error) {
+	slug := req.Msg.GetSlug()
+	if slug == "" {
+		return nil, errs.Invalid("invalid_argument", "slug is required")
+	}
+	if a, err := h.s.catalog.Get(slug); err == nil && a.Source == catalog.SourceFile {
+		return connect.NewResponse(&agentsv1.ListAgentVersionsResponse{}), nil
+	}
+	versions, err := h.s.store.StoredAgentVersions(ctx, slug)
+	if err != nil {
+		return nil, err
+	}
+	out := &agentsv1.ListAgentVersionsResponse{}
+	for _, v := range versions {
+		out.Versions = append(out.Versions, &agentsv1.AgentVersion{
+			Slug: v.Slug, Version: v.Version, Definition: v.Definition,
+			CreateTime: wire.Timestamp(v.Created), Author: v.Author, Current: v.Current,
+		})
+	}
+	return connect.NewResponse(out), nil
+}
+
+// mayWrite refuses a caller that may not change agents: with auth on,
+// agents are every owner's, so only an admin may.
+func (h *agentService) mayWrite(ctx context.Context) error {
+	if !isAdmin(ctx) {
+		return errs.PermissionDenied("permission_denied", "changing the agents needs an admin token")
+	}
+	return nil
+}
+
+// changed makes a stored agent's change seen: the catalog reads the
+// stored agents again (the next step of each session uses the change),
+// clients hear agents.changed, and the other servers on the database
+// read them too. It returns the agent as now served.
+func (h *agentService) changed(ctx context.Context, a store.StoredAgent, deleted bool) (*agentsv1.AgentDescriptor, error) {
+	// The change is stored: reading it back must not stop with the
+	// request.
+	snap := h.s.catalog.ReloadStored(context.WithoutCancel(ctx))
+	if err := h.s.runner.Announce(ctx, wire.StoredAgentChanged(snap, a.Slug, a.Version, deleted)); err != nil {
+		return nil, err
+	}
+	if err := h.s.runner.StoredAgentsChanged(ctx); err != nil {
+		h.s.log.Warn("tell the other servers of a changed agent", "agent", a.Slug, "error", err.Error())
+	}
+	if deleted {
+		return nil, nil
+	}
+	served, err := snap.Get(a.Slug)
+	if err != nil {
+		// Stored, but refused on reading it back (a helper deleted
+		// meanwhile): the load errors say why.
+		return nil, fmt.Errorf("agent %q was stored at version %d but does not load: %w", a.Slug, a.Version, err)
+	}
+	return wire.Agent(served, served.Known(), served.MCPStatus(nil)), nil
 }

@@ -31,6 +31,7 @@ var kindTable = map[errs.Kind]struct {
 	errs.KindCanceled:           {connect.CodeCanceled, 499},
 	errs.KindTooLarge:           {connect.CodeResourceExhausted, http.StatusRequestEntityTooLarge},
 	errs.KindUnprocessable:      {connect.CodeInvalidArgument, http.StatusUnprocessableEntity},
+	errs.KindAborted:            {connect.CodeAborted, http.StatusConflict},
 }
 
 // The outcomes of a request whose own context ended, which are no kind of

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -91,10 +92,21 @@ type env struct {
 	web http.Handler
 	// srvCatalog is the server's catalog, for announcing changed tools.
 	srvCatalog *catalog.Catalog
+	// toolDirs are where stored agents' programs may lie.
+	toolDirs []string
+	// bus, when set, is the cluster bus a server on PostgreSQL shares
+	// with the others of the test.
+	bus cluster.Bus
 	// traces, when set, records the runs and reads the requests' trace
 	// context.
 	traces *tracing.Setup
 }
+
+// withStoredToolDirs allows stored agents the programs under dirs.
+func withStoredToolDirs(dirs ...string) option { return func(e *env) { e.toolDirs = dirs } }
+
+// withBus shares a cluster bus with the other servers of the test.
+func withBus(b cluster.Bus) option { return func(e *env) { e.bus = b } }
 
 // option changes how start boots the server.
 type option func(*env)
@@ -215,6 +227,8 @@ func (e *env) boot() {
 		HasKey:          func(string) bool { return false },
 		OfflineModelURL: e.model.URL(),
 		Bash:            tool.BashRuntime{Limits: bashtool.Limits{Timeout: 2 * time.Second}},
+		Stored:          catalog.FromStore(db),
+		ToolDirs:        e.toolDirs,
 	})
 	e.srvCatalog = cat
 	if errs := cat.Snapshot().Errors; len(errs) > 0 {
@@ -250,13 +264,18 @@ func (e *env) boot() {
 		// As serve runs on PostgreSQL: one of the servers the database may
 		// have, its sessions under leases, the events it commits published
 		// in the log's order.
-		bus := cluster.NewMemoryBus()
+		bus, holder, own := e.bus, fmt.Sprintf("server-%p", e), false
+		if bus == nil {
+			bus, holder, own = cluster.NewMemoryBus(), "server", true
+		}
 		seq := cluster.NewSequencer(hub, db, bus, cluster.SequencerOptions{Log: log})
 		opts.Publish = seq.Committed
-		opts.Cluster = &runner.Cluster{Holder: "server", Bus: bus}
+		opts.Cluster = &runner.Cluster{Holder: holder, Bus: bus}
 		e.stopCluster = func() {
 			seq.Close()
-			_ = bus.Close()
+			if own {
+				_ = bus.Close()
+			}
 		}
 	}
 	var propagator propagation.TextMapPropagator

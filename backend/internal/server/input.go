@@ -54,10 +54,10 @@ var shortFields = map[protoreflect.Name]int{
 }
 
 // sizedFields are the long fields, bounded in bytes by Limits (see
-// checkSizes): message texts, call answers and attachment data; and the
-// content of files to import, bounded by the body's limit alone (a
-// conversation file is as long as its history).
-var sizedFields = map[protoreflect.Name]bool{"text": true, "error": true, "data": true, "content": true}
+// checkSizes): message texts, call answers, attachment data and stored
+// agents' definitions; and the content of files to import, bounded by the
+// body's limit alone (a conversation file is as long as its history).
+var sizedFields = map[protoreflect.Name]bool{"text": true, "error": true, "data": true, "definition": true, "content": true}
 
 // checkFields checks every field set in a request message: short text
 // fields against their limits, params against theirs, enums against

@@ -88,6 +88,11 @@ func (s *Server) checkSizes(req any) error {
 		texts = append(texts, m.GetText(), m.GetError())
 	case *agentsv1.SendMailRequest:
 		texts = append(texts, m.GetBody().GetUserMessage().GetText(), m.GetBody().GetAgentMessage().GetText())
+	case interface{ GetDefinition() string }:
+		// An agent's definition is bounded as a message is.
+		if n := len(m.GetDefinition()); n > s.limits.MaxMessageBytes {
+			return errs.TooLarge("definition_too_large", "the agent's definition is %d bytes, more than the limit of %d", n, s.limits.MaxMessageBytes)
+		}
 	}
 	for _, t := range texts {
 		if len(t) > s.limits.MaxMessageBytes {

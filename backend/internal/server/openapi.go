@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
 
+	"github.com/agents-os/agents/backend/internal/agentfile"
 	"github.com/agents-os/agents/backend/internal/apijson"
 )
 
@@ -46,6 +47,16 @@ func OpenAPI(files *protoregistry.Files) ([]byte, error) {
 			paths[rt.path] = map[string]any{}
 		}
 		paths[rt.path][strings.ToLower(rt.method)] = op
+	}
+	g.schemas.Defs["AgentDefinition"] = map[string]any{
+		"type": "object",
+		"description": "An agent file's JSON, as it is (docs/agents.md): the definition of a stored agent. " +
+			"It is validated as `agents check` validates a file; extraAgents entries name their helpers by slug.",
+		"properties": map[string]any{
+			"tag":      map[string]any{"type": "string", "enum": []string{agentfile.AgentTag}},
+			"contents": map[string]any{"type": "object", "description": "The agent: slug, flavor, modelUrl, modelName, systemPrompt, …", "additionalProperties": true},
+		},
+		"required": []string{"tag", "contents"},
 	}
 	g.schemas.Defs["Error"] = map[string]any{
 		"type":        "object",
@@ -149,6 +160,12 @@ func (g *openAPIGen) operation(rt route) (map[string]any, error) {
 	}
 	if params != nil {
 		op["parameters"] = params
+	}
+	if rt.definition {
+		op["requestBody"] = map[string]any{
+			"required": true,
+			"content":  map[string]any{"application/json": map[string]any{"schema": map[string]any{"$ref": "#/components/schemas/AgentDefinition"}}},
+		}
 	}
 	if rt.body != nil {
 		op["requestBody"] = map[string]any{

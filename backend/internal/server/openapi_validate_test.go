@@ -98,6 +98,13 @@ func TestOpenAPIDescribesWhatIsServed(t *testing.T) {
 	call("GET /v1/agents", "GET", "/v1/agents", "", 200)
 	call("GET /v1/agents/{slug}", "GET", "/v1/agents/clienty", "", 200)
 	call("POST /v1/agents:reload", "POST", "/v1/agents:reload", "", 200)
+	stored := `{"tag": "OpenAIAgentDescription", "contents": {"slug": "kept", "flavor": "OpenAIv1", "modelUrl": "https://models.invalid/v1", "modelName": "m"}}`
+	call("POST /v1/agents", "POST", "/v1/agents", stored, 201)
+	call("PUT /v1/agents/{slug}", "PUT", "/v1/agents/kept?expected_version=1", strings.Replace(stored, `"m"}`, `"m2"}`, 1), 200)
+	call("GET /v1/agents/{slug}/versions", "GET", "/v1/agents/kept/versions", "", 200)
+	call("", "PUT", "/v1/agents/kept?expected_version=1", stored, 409)
+	call("", "POST", "/v1/agents", `{"tag": "OpenAIAgentDescription", "contents": {"slug": "bad"}}`, 400)
+	call("DELETE /v1/agents/{slug}", "DELETE", "/v1/agents/kept", "", 200)
 	created := call("POST /v1/sessions", "POST", "/v1/sessions?wait=true", `{"agent": "clienty", "message": {"text": "ask me"}}`, 201)
 	id := field(created, "id")
 	call("GET /v1/sessions", "GET", "/v1/sessions?limit=1&status=waiting", "", 200)

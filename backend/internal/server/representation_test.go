@@ -139,7 +139,7 @@ func TestEveryAnswerIsJSON(t *testing.T) {
 		reason, message, allow                string
 	}{
 		{"unknown route", "GET", "/v1/nothing", "", "", 404, "unknown_route", "no route GET /v1/nothing", ""},
-		{"wrong method", "DELETE", "/v1/agents", "", "", 405, "method_not_allowed", "DELETE is not served on /v1/agents", "GET, HEAD"},
+		{"wrong method", "DELETE", "/v1/agents", "", "", 405, "method_not_allowed", "DELETE is not served on /v1/agents", "GET, HEAD, POST"},
 		{"wrong content type", "POST", "/v1/sessions", `agent=boss`, "application/x-www-form-urlencoded", 415, "unsupported_media_type", "curl --json", ""},
 		{"the Connect paths' 415", "POST", "/agents.v1.AgentService/ListAgents", `{}`, "text/plain", 415, "unsupported_media_type", "application/json and application/proto", ""},
 		{"unknown procedure", "POST", "/agents.v1.AgentService/Nope", `{}`, "application/json", 404, "", "", ""},

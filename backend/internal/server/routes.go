@@ -1,10 +1,14 @@
 package server
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
+	"strconv"
 
 	"connectrpc.com/connect"
 	"google.golang.org/protobuf/proto"
@@ -31,6 +35,9 @@ type route struct {
 	// body is the JSON request body, nil when there is none: the route
 	// refuses a body that is not JSON (415).
 	body proto.Message
+	// definition says the body is an agent file's JSON as it is, no
+	// message of the protos (CreateAgent, UpdateAgent).
+	definition bool
 	// query lists the query parameters.
 	query []param
 	// status is the success status; response the JSON answer, nil when
@@ -79,7 +86,7 @@ func (s *Server) checkRequest(rt route) http.HandlerFunc {
 				r.URL.RawQuery = q.Encode()
 			}
 		}
-		if ct := r.Header.Get("Content-Type"); rt.body != nil && r.ContentLength != 0 && !isJSON(ct) {
+		if ct := r.Header.Get("Content-Type"); (rt.body != nil || rt.definition) && r.ContentLength != 0 && !isJSON(ct) {
 			writeErrorBody(w, http.StatusUnsupportedMediaType, errorBody{
 				Code: connect.CodeInvalidArgument.String(), Reason: "unsupported_media_type",
 				Message: fmt.Sprintf("Content-Type %s is not read here: send JSON with Content-Type application/json (curl --json)", ct),
@@ -99,6 +106,7 @@ func (s *Server) routeTable() []route {
 	after := param{name: "after", doc: "Resume after this position (or send Last-Event-ID): seq, an SSE id (seq.delta.tag), or seq.delta_seq with an event's two numbers as they came. The delta part is opaque: it carries the tag of the server process that numbered the delta, and a position another server gave replays the logged events after its seq but none of this server's deltas at that seq."}
 	accessToken := param{name: "access_token", doc: "The bearer token, for clients that cannot set headers (EventSource)."}
 	waitParam := param{name: "wait", kind: "boolean", doc: "Answer once the session is not running."}
+	expectedVersion := param{name: "expected_version", kind: "integer", doc: "Change the agent only if its current version is this one (else 409, code version_mismatch)."}
 	timeoutParam := param{name: "timeout", doc: "Longest wait, such as 30s or 2m, or a number of seconds (default 30s, at most 5m)."}
 
 	return []route{
@@ -122,6 +130,60 @@ func (s *Server) routeTable() []route {
 			status: http.StatusOK, response: &agentsv1.ReloadAgentsResponse{},
 			serve: s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
 				return unary(r.Context(), s, &agentsv1.ReloadAgentsRequest{}, agents.ReloadAgents)
+			}),
+		},
+		{
+			method: "POST", path: "/v1/agents", rpc: "agents.v1.AgentService.CreateAgent",
+			definition: true,
+			status:     http.StatusCreated, response: &agentsv1.AgentDescriptor{}, header: "Location",
+			serve: s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
+				def, err := readDefinition(r)
+				if err != nil {
+					return nil, 0, err
+				}
+				res, _, err := unary(r.Context(), s, &agentsv1.CreateAgentRequest{Definition: def}, agents.CreateAgent)
+				if err != nil {
+					return nil, 0, err
+				}
+				w.Header().Set("Location", "/v1/agents/"+res.GetAgent().GetSlug())
+				return res.GetAgent(), http.StatusCreated, nil
+			}),
+		},
+		{
+			method: "PUT", path: "/v1/agents/{slug}", rpc: "agents.v1.AgentService.UpdateAgent",
+			definition: true, query: []param{expectedVersion},
+			status: http.StatusOK, response: &agentsv1.AgentDescriptor{},
+			serve: s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
+				def, err := readDefinition(r)
+				if err != nil {
+					return nil, 0, err
+				}
+				req := &agentsv1.UpdateAgentRequest{Slug: r.PathValue("slug"), Definition: def}
+				if req.ExpectedVersion, err = queryVersion(r); err != nil {
+					return nil, 0, err
+				}
+				res, _, err := unary(r.Context(), s, req, agents.UpdateAgent)
+				return res.GetAgent(), http.StatusOK, err
+			}),
+		},
+		{
+			method: "DELETE", path: "/v1/agents/{slug}", rpc: "agents.v1.AgentService.DeleteAgent",
+			query:  []param{expectedVersion},
+			status: http.StatusOK, response: &agentsv1.DeleteAgentResponse{},
+			serve: s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
+				req := &agentsv1.DeleteAgentRequest{Slug: r.PathValue("slug")}
+				var err error
+				if req.ExpectedVersion, err = queryVersion(r); err != nil {
+					return nil, 0, err
+				}
+				return unary(r.Context(), s, req, agents.DeleteAgent)
+			}),
+		},
+		{
+			method: "GET", path: "/v1/agents/{slug}/versions", rpc: "agents.v1.AgentService.ListAgentVersions",
+			status: http.StatusOK, response: &agentsv1.ListAgentVersionsResponse{},
+			serve: s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
+				return unary(r.Context(), s, &agentsv1.ListAgentVersionsRequest{Slug: r.PathValue("slug")}, agents.ListAgentVersions)
 			}),
 		},
 		{
@@ -534,4 +596,33 @@ func idempotencyKey(r *http.Request, body string) string {
 		return k
 	}
 	return body
+}
+
+// readDefinition reads a body that is an agent file's JSON, as it is.
+func readDefinition(r *http.Request) (string, error) {
+	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, maxBody))
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return "", errs.TooLarge("body_too_large", "request body is larger than %d bytes", tooLarge.Limit)
+		}
+		return "", errs.Invalid("invalid_argument", "read body: %v", err)
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return "", errs.Invalid("invalid_argument", "the body is the agent's definition: an agent file's JSON (curl --json @agent.json)")
+	}
+	return string(body), nil
+}
+
+// queryVersion reads the expected_version parameter; absent is nil.
+func queryVersion(r *http.Request) (*int64, error) {
+	v := r.URL.Query().Get("expected_version")
+	if v == "" {
+		return nil, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 1 {
+		return nil, errs.Invalid("invalid_argument", "query parameter `expected_version` must be a version (1, 2, …), not %q", v)
+	}
+	return &n, nil
 }

@@ -40,6 +40,9 @@ type Meta struct {
 	// AllowedTools are the tools a client allowed for the rest of the
 	// session: their calls skip approval.
 	AllowedTools []string `json:"allowed_tools,omitempty"`
+	// AgentVersion is the version of the agent the session's latest step
+	// ran: a stored agent's, 0 for a file agent.
+	AgentVersion int64 `json:"agent_version,omitempty"`
 }
 
 // Usage counts tokens.
@@ -107,6 +110,9 @@ type LLMTurn struct {
 	Model        string     `json:"model,omitempty"`
 	FinishReason string     `json:"finish_reason,omitempty"`
 	Interrupted  bool       `json:"interrupted,omitempty"`
+	// AgentVersion is the version of the agent the step ran (a stored
+	// agent's; 0 for a file agent).
+	AgentVersion int64 `json:"agent_version,omitempty"`
 }
 
 // Attachment is a file sent with a message.

@@ -68,7 +68,7 @@ func decode(s string, v any) error {
 const metaColumns = `s.id, s.agent, s.owner, s.title, s.status, s.status_reason,
 	s.parent_id, s.forked_from, s.turn_count, s.usage_prompt,
 	s.usage_completion, s.usage_cached, s.usage_reasoning, s.depth,
-	s.created, s.updated, s.allowed_tools,
+	s.created, s.updated, s.allowed_tools, s.agent_version,
 	(SELECT COUNT(*) FROM mail m
 		WHERE m.session_id = s.id AND m.delivered IS NULL) AS pending_mail,
 	(SELECT COUNT(*) FROM deferred_calls d
@@ -93,6 +93,7 @@ type metaRow struct {
 	Created         int64  `db:"created"`
 	Updated         int64  `db:"updated"`
 	AllowedTools    string `db:"allowed_tools"`
+	AgentVersion    int64  `db:"agent_version"`
 	PendingMail     int    `db:"pending_mail"`
 	PendingCalls    int    `db:"pending_calls"`
 }
@@ -120,6 +121,7 @@ func (r metaRow) meta() session.Meta {
 		Created:      fromNanos(r.Created),
 		Updated:      fromNanos(r.Updated),
 		AllowedTools: splitLines(r.AllowedTools),
+		AgentVersion: r.AgentVersion,
 	}
 }
 

@@ -19,8 +19,9 @@ func (s *SQL) CreateSession(ctx context.Context, meta session.Meta, turns []sess
 const sqlInsertSession = `INSERT INTO sessions (
 	id, agent, owner, title, status, status_reason, parent_id,
 	forked_from, turn_count, usage_prompt, usage_completion,
-	usage_cached, usage_reasoning, depth, created, updated, allowed_tools)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	usage_cached, usage_reasoning, depth, created, updated, allowed_tools,
+	agent_version)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 // GetMeta implements Sessions.
 func (s *SQL) GetMeta(ctx context.Context, id string) (session.Meta, error) {
@@ -190,12 +191,12 @@ const sqlChildren = `SELECT ` + metaColumns + `
 // metaSet assigns the mutable metadata; metaArgs gives its arguments.
 const metaSet = `agent = ?, title = ?, status = ?, status_reason = ?,
 	usage_prompt = ?, usage_completion = ?, usage_cached = ?,
-	usage_reasoning = ?, updated = ?, allowed_tools = ?`
+	usage_reasoning = ?, updated = ?, allowed_tools = ?, agent_version = ?`
 
 func metaArgs(m session.Meta) []any {
 	return []any{m.Agent, m.Title, string(m.Status), m.StatusReason,
 		m.Usage.Prompt, m.Usage.Completion, m.Usage.Cached,
-		m.Usage.Reasoning, nanos(m.Updated), strings.Join(m.AllowedTools, "\n")}
+		m.Usage.Reasoning, nanos(m.Updated), strings.Join(m.AllowedTools, "\n"), m.AgentVersion}
 }
 
 // UpdateMeta implements Sessions.

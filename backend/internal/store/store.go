@@ -18,6 +18,7 @@ import (
 // Store is everything the server keeps in its database.
 type Store interface {
 	Sessions
+	Agents
 	Mailbox
 	DeferredCalls
 	Watches

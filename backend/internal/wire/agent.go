@@ -37,6 +37,12 @@ func Agent(a *catalog.Agent, tools *catalog.Toolset, servers []mcptools.Status) 
 		MailInToolResult: a.MailInToolResult,
 		MaxSteps:         int32(a.MaxSteps),
 		Warnings:         LoadErrors(a.Warnings),
+		Source:           agentsv1.AgentSource_AGENT_SOURCE_FILE,
+	}
+	if a.Source == catalog.SourceStored {
+		d.Source = agentsv1.AgentSource_AGENT_SOURCE_STORED
+		d.Version, d.Definition = a.Version, a.Definition
+		d.CreateTime, d.UpdateTime = Timestamp(a.Created), Timestamp(a.Updated)
 	}
 	for _, t := range tools.List() {
 		spec := t.Spec()
@@ -69,6 +75,15 @@ func AgentsChanged(snap *catalog.Snapshot) *agentsv1.Event {
 	return &agentsv1.Event{Kind: "agents.changed", Body: &agentsv1.Event_AgentsChanged{AgentsChanged: changed}}
 }
 
+// StoredAgentChanged is the agents.changed event after a stored agent was
+// created, updated (at version) or deleted.
+func StoredAgentChanged(snap *catalog.Snapshot, slug string, version int64, deleted bool) *agentsv1.Event {
+	ev := AgentsChanged(snap)
+	changed := ev.GetAgentsChanged()
+	changed.Agent, changed.Version, changed.Deleted = slug, version, deleted
+	return ev
+}
+
 // LoadErrors converts load problems.
 func LoadErrors(list []*agentfile.Error) []*agentsv1.AgentLoadError {
 	out := make([]*agentsv1.AgentLoadError, 0, len(list))
@@ -77,7 +92,7 @@ func LoadErrors(list []*agentfile.Error) []*agentsv1.AgentLoadError {
 		if e.Line > 0 {
 			reason = fmt.Sprintf("line %d, column %d: %s", e.Line, e.Column, e.Reason)
 		}
-		out = append(out, &agentsv1.AgentLoadError{File: e.File, Field: e.Field, Reason: reason})
+		out = append(out, &agentsv1.AgentLoadError{File: e.File, Agent: e.Agent, Field: e.Field, Reason: reason})
 	}
 	return out
 }

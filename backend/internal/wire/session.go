@@ -50,6 +50,7 @@ func Meta(m session.Meta) *agentsv1.SessionMeta {
 		CreateTime:   Timestamp(m.Created),
 		UpdateTime:   Timestamp(m.Updated),
 		AllowedTools: m.AllowedTools,
+		AgentVersion: m.AgentVersion,
 	}
 }
 
@@ -117,6 +118,7 @@ func turn(t session.Turn, withData bool) *agentsv1.Turn {
 			Model:        t.LLM.Model,
 			FinishReason: t.LLM.FinishReason,
 			Interrupted:  t.LLM.Interrupted,
+			AgentVersion: t.LLM.AgentVersion,
 		}
 		for _, c := range t.LLM.ToolCalls {
 			l.ToolCalls = append(l.ToolCalls, ToolCall(c))

@@ -150,8 +150,8 @@ type CreateAgentRequest struct {
 	// `{"tag": "OpenAIAgentDescription", "contents": {"slug": …, …}}`. The
 	// slug is the one in contents. Relative paths are resolved against the
 	// server's working directory; extraAgents entries name their helper by
-	// slug (their `path` may be left out, and is only checked to exist when
-	// given).
+	// slug (their `path`, which a file needs, may be left out and is not
+	// read), and a tool directory gives tools but no helper agents.
 	Definition    string `protobuf:"bytes,1,opt,name=definition,proto3" json:"definition,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

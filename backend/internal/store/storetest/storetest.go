@@ -69,6 +69,9 @@ func Run(t *testing.T, fresh func(t *testing.T) Opener) {
 		{"CommitAll", testCommitAll},
 		{"CommitAllEvents", testCommitAllEvents},
 		{"CommitKeepsChildrenWithTheirParent", testCommitKeepsChildrenWithTheirParent},
+		{"StoredAgents", testStoredAgents},
+		{"StoredAgentRaces", testStoredAgentRaces},
+		{"StoredAgentsReopen", testStoredAgentsReopen},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

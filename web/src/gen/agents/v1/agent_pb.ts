@@ -25,8 +25,8 @@ export type CreateAgentRequest = Message<"agents.v1.CreateAgentRequest"> & {
    * `{"tag": "OpenAIAgentDescription", "contents": {"slug": …, …}}`. The
    * slug is the one in contents. Relative paths are resolved against the
    * server's working directory; extraAgents entries name their helper by
-   * slug (their `path` may be left out, and is only checked to exist when
-   * given).
+   * slug (their `path`, which a file needs, may be left out and is not
+   * read), and a tool directory gives tools but no helper agents.
    *
    * @generated from field: string definition = 1;
    */

@@ -1,0 +1,305 @@
+package catalog
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/agents-os/agents/backend/internal/agentfile"
+	"github.com/agents-os/agents/backend/internal/errs"
+	"github.com/agents-os/agents/backend/internal/store"
+)
+
+// Stored is an agent stored in the database, at its current version.
+type Stored struct {
+	Slug    string
+	Version int64
+	// Definition is the agent file JSON text.
+	Definition       string
+	Created, Updated time.Time
+}
+
+// FromStore reads the stored agents of a store, for Options.Stored.
+func FromStore(st store.Agents) func(ctx context.Context) ([]Stored, error) {
+	return func(ctx context.Context) ([]Stored, error) {
+		list, err := st.ListStoredAgents(ctx)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]Stored, len(list))
+		for i, a := range list {
+			out[i] = Stored{Slug: a.Slug, Version: a.Version, Definition: a.Definition, Created: a.Created, Updated: a.Updated}
+		}
+		return out, nil
+	}
+}
+
+// The machine codes of the catalog's answers about stored agents.
+const (
+	CodeInvalidAgent  = "invalid_agent"
+	CodeAgentExists   = "agent_exists"
+	CodeAgentReadOnly = "agent_read_only"
+	CodeUnknownAgent  = "unknown_agent"
+)
+
+// withStored reads the stored agents and assembles them with the file
+// agents f. When the database does not answer, the stored agents read
+// last are served, and the failure is a load problem.
+func (c *Catalog) withStored(ctx context.Context, f *files) *Snapshot {
+	var problems []*agentfile.Error
+	if c.opts.Stored != nil {
+		list, err := c.opts.Stored(ctx)
+		if err != nil {
+			problems = append(problems, &agentfile.Error{Reason: "read the stored agents: " + err.Error() + " (serving those read before)"})
+		} else {
+			c.stored = list
+		}
+	}
+	agents, more := c.buildStored(ctx, f, c.stored)
+	return assemble(f, agents, append(problems, more...))
+}
+
+// storedDef is a stored agent being built.
+type storedDef struct {
+	stored Stored
+	def    *agentfile.Definition
+}
+
+// buildStored builds the stored agents beside the file agents f. A
+// stored agent is refused when its definition is bad, its slug is a file
+// agent's (files win: they are the operator's), it runs a program outside
+// the allowed directories, or it names a helper no agent has (which
+// refuses those naming it in turn).
+func (c *Catalog) buildStored(ctx context.Context, f *files, list []Stored) ([]*Agent, []*agentfile.Error) {
+	fileBySlug := map[string]*agentfile.Agent{}
+	for _, a := range f.agents {
+		fileBySlug[a.Slug] = a.Agent
+	}
+	var problems []*agentfile.Error
+	live := map[string]*storedDef{}
+	var order []string
+	for _, s := range list {
+		def, perr := c.parse([]byte(s.Definition))
+		switch {
+		case perr != nil:
+		case def.Agent.Slug != s.Slug:
+			perr = &agentfile.Error{Field: "contents.slug", Reason: fmt.Sprintf("%q is not the slug %q it is stored under", def.Agent.Slug, s.Slug)}
+		case fileBySlug[s.Slug] != nil:
+			perr = &agentfile.Error{Field: "contents.slug", Reason: fmt.Sprintf("the agent file %s has the slug %q too; the file agent is served", fileBySlug[s.Slug].File, s.Slug)}
+		}
+		if perr != nil {
+			perr.Agent = s.Slug
+			problems = append(problems, perr)
+			continue
+		}
+		live[s.Slug] = &storedDef{stored: s, def: def}
+		order = append(order, s.Slug)
+	}
+	lookup := func(slug string) *agentfile.Agent {
+		if a := fileBySlug[slug]; a != nil {
+			return a
+		}
+		if d := live[slug]; d != nil {
+			return d.def.Agent
+		}
+		return nil
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, slug := range order {
+			d := live[slug]
+			if d == nil {
+				continue
+			}
+			if perr := d.def.Resolve(lookup); perr != nil {
+				perr.Agent = slug
+				problems = append(problems, perr)
+				delete(live, slug)
+				changed = true
+			}
+		}
+	}
+	var defs []*storedDef
+	var agents []*agentfile.Agent
+	for _, slug := range order {
+		if d := live[slug]; d != nil {
+			defs = append(defs, d)
+			agents = append(agents, d.def.Agent)
+		}
+	}
+	built, more := buildAll(ctx, agents, lookup, c.opts)
+	var out []*Agent
+	for i, a := range built {
+		problems = append(problems, more[i]...)
+		if a == nil {
+			continue
+		}
+		s := defs[i].stored
+		a.Source, a.Version, a.Definition, a.Created, a.Updated = SourceStored, s.Version, s.Definition, s.Created, s.Updated
+		out = append(out, a)
+	}
+	return out, problems
+}
+
+// parse reads a stored definition and applies the rules of stored agents
+// that need no other agent: the programs it runs lie in the allowed
+// directories.
+func (c *Catalog) parse(data []byte) (*agentfile.Definition, *agentfile.Error) {
+	def, _, perr := agentfile.Loader{WorkDir: c.opts.WorkDir}.ParseDefinition(data)
+	if perr != nil {
+		return nil, perr
+	}
+	if perr := c.checkPrograms(def.Agent); perr != nil {
+		return nil, perr
+	}
+	return def, nil
+}
+
+// Validate checks a definition for a stored agent as `agents check`
+// checks an agent file, and with the rules of stored agents: a stored
+// agent is created (update false) under a slug no agent has, or updates
+// the stored agent slug names, keeping its slug. Problems of the
+// definition are errs.Invalid naming the field (metadata "field"); a slug
+// another agent has is errs.Conflict (agent_exists), a file agent to
+// update errs.Conflict (agent_read_only), a stored agent that is not
+// there errs.NotFound (unknown_agent). It returns the definition's slug.
+func (c *Catalog) Validate(ctx context.Context, slug string, data []byte, update bool) (string, error) {
+	snap := c.Snapshot()
+	if update {
+		if err := snap.Writable(slug); err != nil {
+			return "", err
+		}
+	}
+	def, perr := c.parse(data)
+	if perr != nil {
+		return "", invalid(perr)
+	}
+	a := def.Agent
+	switch existing := snap.bySlug[a.Slug]; {
+	case update && a.Slug != slug:
+		return "", invalid(&agentfile.Error{Field: "contents.slug", Reason: fmt.Sprintf("is %q, but the agent updated is %q: a stored agent keeps its slug (create one under the new slug and delete this one)", a.Slug, slug)})
+	case update:
+	case existing != nil && existing.Source == SourceFile:
+		return "", errs.Conflict(CodeAgentExists, "the slug %q is the agent file %s's; file agents are read-only to the API, and a slug is unique across files and stored agents", a.Slug, existing.File)
+	case existing != nil:
+		return "", errs.Conflict(CodeAgentExists, "an agent with the slug %q is already stored; update it instead", a.Slug)
+	}
+	lookup := func(s string) *agentfile.Agent {
+		if s == a.Slug {
+			return a // a recursive agent is its own helper
+		}
+		if h := snap.bySlug[s]; h != nil {
+			return h.Agent
+		}
+		return nil
+	}
+	if perr := def.Resolve(lookup); perr != nil {
+		return "", invalid(perr)
+	}
+	built, problems := buildAgent(ctx, lookup, a, c.opts)
+	if len(problems) > 0 {
+		return "", invalid(problems[0])
+	}
+	if built == nil {
+		return "", errs.Invalid(CodeInvalidAgent, "the agent does not load")
+	}
+	return a.Slug, nil
+}
+
+// Writable says whether the API may update or delete the agent with this
+// slug: a stored agent, not a file agent (errs.Conflict, agent_read_only).
+// A slug no agent has is errs.NotFound (unknown_agent); a stored agent the
+// catalog refused is writable, which is how it is mended.
+func (s *Snapshot) Writable(slug string) error {
+	a := s.bySlug[slug]
+	switch {
+	case a != nil && a.Source == SourceFile:
+		return errs.Conflict(CodeAgentReadOnly, "agent %q comes from the agent file %s: file agents are read-only to the API (edit the file and reload)", slug, a.File)
+	case a == nil && s.files != nil && s.files.set.Get(slug) != nil:
+		return errs.Conflict(CodeAgentReadOnly, "agent %q comes from the agent file %s: file agents are read-only to the API (edit the file and reload)", slug, s.files.set.Get(slug).File)
+	}
+	return nil
+}
+
+// invalid is a definition's problem as the API reports it: the field
+// first, as `agents check` prints it.
+func invalid(e *agentfile.Error) *errs.Error {
+	switch {
+	case e.Line > 0:
+		return errs.Invalid(CodeInvalidAgent, "line %d, column %d: %s", e.Line, e.Column, e.Reason)
+	case e.Field != "":
+		return errs.Invalid(CodeInvalidAgent, "%s: %s", e.Field, e.Reason).With("field", e.Field)
+	}
+	return errs.Invalid(CodeInvalidAgent, "%s", e.Reason)
+}
+
+// checkPrograms refuses a stored agent that would run a program outside
+// the directories the operator allows: its bash toolboxes, its tool
+// directory and the commands of its MCP servers. An API call must never
+// be a way to run an arbitrary executable.
+func (c *Catalog) checkPrograms(a *agentfile.Agent) *agentfile.Error {
+	for i, box := range a.BashToolboxes {
+		if why := c.outside(box.Path); why != "" {
+			return &agentfile.Error{Field: fmt.Sprintf("contents.bashToolboxes[%d]", i), Reason: why}
+		}
+	}
+	if a.ToolDirectory != "" {
+		if why := c.outside(a.ToolDirectory); why != "" {
+			return &agentfile.Error{Field: "contents.toolDirectory", Reason: why}
+		}
+	}
+	for i, m := range a.MCPServers {
+		if m.Kind != agentfile.MCPKindSimpleBinary {
+			continue
+		}
+		field := fmt.Sprintf("contents.mcpServers[%d].executable", i)
+		program := m.Executable
+		if !strings.ContainsRune(program, filepath.Separator) {
+			found, err := exec.LookPath(program)
+			if err != nil {
+				return &agentfile.Error{Field: field, Reason: fmt.Sprintf("%q is not found in PATH: %v", program, err)}
+			}
+			program = found
+		}
+		if why := c.outside(program); why != "" {
+			return &agentfile.Error{Field: field, Reason: why}
+		}
+	}
+	return nil
+}
+
+// outside says why path is not under an allowed directory, or "" when it
+// is. Symbolic links are followed on both sides, so a link cannot lead
+// out of an allowed directory.
+func (c *Catalog) outside(path string) string {
+	if len(c.opts.ToolDirs) == 0 {
+		return fmt.Sprintf("%s: a stored agent runs no program unless the server allows directories for them (agents serve --stored-agent-tool-dirs), and this one allows none", path)
+	}
+	real := c.realPath(path)
+	for _, dir := range c.opts.ToolDirs {
+		rel, err := filepath.Rel(c.realPath(dir), real)
+		if err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return ""
+		}
+	}
+	return fmt.Sprintf("%s is not under a directory this server allows for the programs of stored agents (%s)", path, strings.Join(c.opts.ToolDirs, ", "))
+}
+
+// realPath is path made absolute, its links resolved when it exists.
+func (c *Catalog) realPath(path string) string {
+	if !filepath.IsAbs(path) {
+		base := c.opts.WorkDir
+		if base == "" {
+			base, _ = os.Getwd()
+		}
+		path = filepath.Join(base, path)
+	}
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		return real
+	}
+	return filepath.Clean(path)
+}

@@ -1,0 +1,138 @@
+package catalog
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/agents-os/agents/backend/internal/agentfile"
+	"github.com/agents-os/agents/backend/internal/errs"
+)
+
+// definition is a stored agent's JSON; extra goes into contents.
+func definition(slug, extra string) string {
+	return fmt.Sprintf(`{"tag": "OpenAIAgentDescription", "contents": {"slug": %q, "flavor": "OpenAIv1",
+		"modelUrl": "https://example.test/v1", "modelName": "m", "announce": "the %s agent"%s}}`, slug, slug, extra)
+}
+
+// storedCatalog serves one agent file (slug "filed") and the stored
+// agents *stored holds, with tools allowed under dirs.
+func storedCatalog(t *testing.T, stored *[]Stored, dirs ...string) *Catalog {
+	t.Helper()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "filed.json")
+	writeFile(t, file, definition("filed", ""), 0o644)
+	set := agentfile.Loader{WorkDir: dir}.Load([]string{file}, nil)
+	if err := set.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return New(context.Background(), func() *agentfile.Set { return set }, Options{
+		Stored:   func(context.Context) ([]Stored, error) { return *stored, nil },
+		ToolDirs: dirs,
+		WorkDir:  dir,
+	})
+}
+
+func TestStoredAgentsAreServedBesideFileAgents(t *testing.T) {
+	var stored []Stored
+	cat := storedCatalog(t, &stored)
+	stored = []Stored{
+		{Slug: "boss", Version: 3, Definition: definition("boss", `, "extraAgents": [{"slug": "filed"}, {"slug": "mate", "path": "ignored.json"}]`)},
+		{Slug: "mate", Version: 1, Definition: definition("mate", "")},
+		{Slug: "filed", Version: 1, Definition: definition("filed", "")},
+		{Slug: "orphan", Version: 1, Definition: definition("orphan", `, "extraAgents": [{"slug": "nobody"}]`)},
+	}
+	snap := cat.ReloadStored(context.Background())
+	boss, err := snap.Get("boss")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if boss.Source != SourceStored || boss.Version != 3 || boss.Definition != stored[0].Definition {
+		t.Errorf("boss = source %d version %d, want stored at 3 with its definition", boss.Source, boss.Version)
+	}
+	if !slices.Equal(boss.Helpers, []string{"filed", "mate"}) {
+		t.Errorf("boss's helpers = %q, want the file agent and the stored one", boss.Helpers)
+	}
+	if _, ok := boss.Known().Get("prompt_agent_mate"); !ok {
+		t.Error("boss is not offered its stored helper")
+	}
+	if filed, _ := snap.Get("filed"); filed.Source != SourceFile {
+		t.Error("a stored agent took the slug of a file agent")
+	}
+	if _, err := snap.Get("orphan"); err == nil {
+		t.Error("an agent whose helper no agent has is served")
+	}
+	var reasons []string
+	for _, e := range snap.Errors {
+		reasons = append(reasons, e.Error())
+	}
+	joined := strings.Join(reasons, "\n")
+	for _, want := range []string{
+		`stored agent filed: contents.slug: the agent file`,
+		`stored agent orphan: contents.extraAgents[0].slug: no agent has the slug "nobody"`,
+	} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("errors lack %q:\n%s", want, joined)
+		}
+	}
+}
+
+func TestValidateRefusesWhatAFileCheckRefuses(t *testing.T) {
+	tools := t.TempDir()
+	script := filepath.Join(tools, "hello.sh")
+	writeFile(t, script, "#!/bin/sh\ncase \"$1\" in describe) echo '{\"slug\": \"hello\", \"description\": \"says hello\", \"args\": []}' ;; run) echo hello ;; esac\n", 0o755)
+	elsewhere := filepath.Join(t.TempDir(), "x.sh")
+	writeFile(t, elsewhere, "#!/bin/sh\n", 0o755)
+	link := filepath.Join(tools, "escape")
+	if err := os.Symlink(filepath.Dir(elsewhere), link); err != nil {
+		t.Fatal(err)
+	}
+	var stored []Stored
+	closed := storedCatalog(t, &stored)
+	open := storedCatalog(t, &stored, tools)
+	single := func(path string) string {
+		return fmt.Sprintf(`, "bashToolboxes": [{"tag": "SingleTool", "contents": {"Path": %q}}]`, path)
+	}
+	ctx := context.Background()
+	cases := []struct {
+		name   string
+		cat    *Catalog
+		def    string
+		update bool
+		kind   errs.Kind
+		want   string
+	}{
+		{"missing model url", open, `{"tag": "OpenAIAgentDescription", "contents": {"slug": "a", "flavor": "OpenAIv1", "modelName": "m"}}`, false, errs.KindInvalid, "contents.modelUrl: required"},
+		{"syntax", open, `{"tag": `, false, errs.KindInvalid, "line 1"},
+		{"file agent's slug", open, definition("filed", ""), false, errs.KindConflict, "read-only"},
+		{"update a file agent", open, definition("filed", ""), true, errs.KindConflict, "read-only"},
+		{"no tool dirs allowed", closed, definition("a", single(script)), false, errs.KindInvalid, "contents.bashToolboxes[0]: " + script + ": a stored agent runs no program unless"},
+		{"outside the tool dirs", open, definition("a", single(elsewhere)), false, errs.KindInvalid, "contents.bashToolboxes[0]: " + elsewhere + " is not under"},
+		{"a link out of the tool dirs", open, definition("a", single(filepath.Join(link, "x.sh"))), false, errs.KindInvalid, "is not under"},
+		{"mcp program outside", open, definition("a", `, "mcpServers": [{"tag": "McpSimpleBinary", "contents": {"name": "m", "executable": "sh"}}]`), false, errs.KindInvalid, "contents.mcpServers[0].executable: "},
+		{"unknown helper", open, definition("a", `, "extraAgents": [{"slug": "nobody"}]`), false, errs.KindInvalid, "contents.extraAgents[0].slug: no agent has"},
+		{"fine", open, definition("a", single(script)+`, "extraAgents": [{"slug": "filed"}, {"slug": "a", "as": "again"}]`), false, 0, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			slug := ""
+			if tc.update {
+				slug = "filed"
+			}
+			_, err := tc.cat.Validate(ctx, slug, []byte(tc.def), tc.update)
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("Validate: %v", err)
+				}
+				return
+			}
+			if errs.KindOf(err) != tc.kind || err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Validate = %v (kind %d), want kind %d with %q", err, errs.KindOf(err), tc.kind, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,86 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agents-os/agents/api/client"
+)
+
+// A stored agent through the Go client against a real stack configured
+// by a config file (storedAgentToolDirs): created with a tool under the
+// allowed directory, edited the way an editor does (read the definition
+// and version, write back guarded by it), refused with the field at
+// fault, kept across a restart of the stack, deleted.
+func TestTheGoClientEditsStoredAgents(t *testing.T) {
+	dir, env := testEnv(t)
+	tools := filepath.Join(dir, "tools")
+	writeFile(t, filepath.Join(tools, "ok.sh"), goodTool, 0o755)
+	writeFile(t, filepath.Join(dir, "agents", "filed.json"), agentJSON("filed", ""), 0o644)
+	cfg, err := json.Marshal(map[string]any{
+		"agentsDirectories":   []string{filepath.Join(dir, "agents")},
+		"db":                  filepath.Join(dir, "agents.db"),
+		"storedAgentToolDirs": []string{"tools"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	configFile := filepath.Join(dir, "agents.json")
+	writeFile(t, configFile, string(cfg), 0o644)
+	ctx := context.Background()
+	// Each stack stops at the end of its subtest, so the next one may
+	// take the database file: a restart.
+	dial := func(t *testing.T) *client.Client {
+		srv := serveForTest(t, env, configFile, nil)
+		c := client.New(http.DefaultClient, srv.url, "")
+		t.Cleanup(c.Close)
+		return c
+	}
+	var edited string
+	t.Run("edit", func(t *testing.T) {
+		c := dial(t)
+
+		toolbox := fmt.Sprintf(`, "bashToolboxes": [{"tag": "SingleTool", "contents": {"Path": %q}}]`, filepath.Join(tools, "ok.sh"))
+		created, err := c.CreateAgent(ctx, agentJSON("kept", toolbox))
+		if err != nil {
+			t.Fatal(client.Describe(err))
+		}
+		if created.GetVersion() != 1 || len(created.GetTools()) == 0 {
+			t.Fatalf("created = %v", created)
+		}
+		def, version, err := c.StoredDefinition(ctx, "kept")
+		if err != nil || version != 1 {
+			t.Fatalf("definition = %q at %d, %v", def, version, err)
+		}
+		edited = strings.Replace(def, "You test.", "You test again.", 1)
+		if _, err := c.UpdateAgent(ctx, "kept", edited, version); err != nil {
+			t.Fatal(client.Describe(err))
+		}
+		if _, err := c.UpdateAgent(ctx, "kept", edited, version); !client.IsVersionMismatch(err) {
+			t.Fatalf("update from a stale version = %v, want a version mismatch", err)
+		}
+		broken := strings.Replace(edited, `"modelUrl": "http://127.0.0.1:1/v1", `, "", 1)
+		if _, err := c.UpdateAgent(ctx, "kept", broken, 0); client.ErrorField(err) != "contents.modelUrl" {
+			t.Fatalf("update without modelUrl = %v (field %q)", err, client.ErrorField(err))
+		}
+		if _, _, err := c.StoredDefinition(ctx, "filed"); err == nil || !strings.Contains(err.Error(), "read-only") {
+			t.Fatalf("definition of a file agent = %v, want read-only", err)
+		}
+
+	})
+	t.Run("after a restart", func(t *testing.T) {
+		c := dial(t)
+		def, version, err := c.StoredDefinition(ctx, "kept")
+		if err != nil || version != 2 || def != edited {
+			t.Fatalf("after a restart = %q at %d, %v", def, version, err)
+		}
+		if v, err := c.DeleteAgent(ctx, "kept"); err != nil || v != 2 {
+			t.Fatalf("delete = %d, %v", v, err)
+		}
+	})
+}

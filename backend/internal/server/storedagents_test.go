@@ -1,0 +1,381 @@
+package server_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"connectrpc.com/connect"
+
+	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/api/gen/agents/v1/agentsv1connect"
+	"github.com/agents-os/agents/backend/internal/cluster"
+	"github.com/agents-os/agents/backend/internal/server"
+	"github.com/agents-os/agents/backend/internal/store/pgtest"
+	"github.com/agents-os/agents/tools/fakellm"
+)
+
+// storedDef is an agent file's JSON for a stored agent talking to the
+// offline model; extra goes into contents.
+func storedDef(slug, prompt, extra string) string {
+	return fmt.Sprintf(`{"tag": "OpenAIAgentDescription", "contents": {"slug": %q, "flavor": "OpenAIv1",
+  "modelUrl": "https://models.invalid/v1", "apiKeyId": "test-key", "modelName": "test-model",
+  "announce": "A stored agent.", "systemPrompt": [%q]%s}}`, slug, prompt, extra)
+}
+
+// echoToolbox is the bashToolboxes entry of the test tool echo.
+func echoToolbox(t *testing.T) string {
+	t.Helper()
+	path, err := filepath.Abs("testdata/tools/echo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf(`, "bashToolboxes": [{"tag": "SingleTool", "contents": {"Path": %q}}]`, path)
+}
+
+// toolsDir is the absolute directory of the test tools.
+func toolsDir(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.Abs("testdata/tools")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// agentJSON is an agent descriptor as the JSON routes write it.
+type agentJSON struct {
+	Slug       string   `json:"slug"`
+	Source     string   `json:"source"`
+	Version    int64    `json:"version"`
+	Definition string   `json:"definition"`
+	CreateTime string   `json:"create_time"`
+	UpdateTime string   `json:"update_time"`
+	Helpers    []string `json:"helpers"`
+	Tools      []struct {
+		Name string `json:"name"`
+	} `json:"tools"`
+}
+
+type errorJSON struct {
+	Code     string            `json:"code"`
+	Reason   string            `json:"reason"`
+	Message  string            `json:"message"`
+	Metadata map[string]string `json:"metadata"`
+}
+
+func decodeAs[T any](t *testing.T, body []byte) T {
+	t.Helper()
+	var v T
+	if err := json.Unmarshal(body, &v); err != nil {
+		t.Fatalf("decode %s: %v", body, err)
+	}
+	return v
+}
+
+// Issue 23: a stored agent round trip through the JSON routes, on both
+// databases: the body is an agent file as it is.
+func TestStoredAgentsRoundTripThroughTheJSONRoutes(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, d dialect) {
+		e := start(t, fakellm.Rules{Default: &fakellm.Reply{Text: "stored hello"}}, on(d))
+		def := storedDef("scribe", "You are the scribe.", `, "extraAgents": [{"slug": "helper"}]`)
+		status, header, body := e.do(http.MethodPost, "/v1/agents", def)
+		if status != http.StatusCreated {
+			t.Fatalf("POST /v1/agents = %d %s", status, body)
+		}
+		created := decodeAs[agentJSON](t, body)
+		if header.Get("Location") != "/v1/agents/scribe" || created.Source != "stored" || created.Version != 1 || created.Definition != def || created.CreateTime == "" {
+			t.Fatalf("created = %+v (Location %q), want stored at version 1 with its definition", created, header.Get("Location"))
+		}
+		if strings.Join(created.Helpers, ",") != "helper" {
+			t.Errorf("helpers = %q, want the file agent named by slug", created.Helpers)
+		}
+
+		status, _, body = e.do(http.MethodGet, "/v1/agents", "")
+		list := decodeAs[struct {
+			Agents []agentJSON `json:"agents"`
+		}](t, body)
+		sources := map[string]string{}
+		for _, a := range list.Agents {
+			sources[a.Slug] = a.Source
+		}
+		if status != http.StatusOK || sources["scribe"] != "stored" || sources["boss"] != "file" {
+			t.Fatalf("GET /v1/agents = %d, sources %v", status, sources)
+		}
+
+		def2 := storedDef("scribe", "You are the revised scribe.", "")
+		status, _, body = e.do(http.MethodPut, "/v1/agents/scribe?expected_version=1", def2)
+		updated := decodeAs[agentJSON](t, body)
+		if status != http.StatusOK || updated.Version != 2 || updated.Definition != def2 {
+			t.Fatalf("PUT = %d %s", status, body)
+		}
+		status, _, body = e.do(http.MethodPut, "/v1/agents/scribe?expected_version=1", def)
+		if got := decodeAs[errorJSON](t, body); status != http.StatusConflict || got.Code != "aborted" || got.Reason != "version_mismatch" {
+			t.Fatalf("stale PUT = %d %s, want 409 aborted", status, body)
+		}
+		status, _, body = e.do(http.MethodGet, "/v1/agents/scribe", "")
+		if got := decodeAs[agentJSON](t, body); status != http.StatusOK || got.Version != 2 {
+			t.Fatalf("GET after update = %d %s", status, body)
+		}
+
+		sess := e.create("scribe", "write")
+		if got := e.wait(sess.GetMeta().GetId()); got.GetMeta().GetAgentVersion() != 2 || lastTurn(got).GetLlm().GetAgentVersion() != 2 {
+			t.Errorf("session agent version = %d, turn's %d, want 2", got.GetMeta().GetAgentVersion(), lastTurn(got).GetLlm().GetAgentVersion())
+		}
+
+		status, _, body = e.do(http.MethodDelete, "/v1/agents/scribe", "")
+		if status != http.StatusOK || !strings.Contains(string(body), `"version":2`) {
+			t.Fatalf("DELETE = %d %s", status, body)
+		}
+		if status, _, body = e.do(http.MethodGet, "/v1/agents/scribe", ""); status != http.StatusNotFound {
+			t.Fatalf("GET after delete = %d %s", status, body)
+		}
+		status, _, body = e.do(http.MethodGet, "/v1/agents/scribe/versions", "")
+		versions := decodeAs[struct {
+			Versions []struct {
+				Version    int64  `json:"version"`
+				Definition string `json:"definition"`
+				Current    bool   `json:"current"`
+				Author     string `json:"author"`
+			} `json:"versions"`
+		}](t, body)
+		if status != http.StatusOK || len(versions.Versions) != 2 || versions.Versions[0].Version != 2 || versions.Versions[1].Definition != def || versions.Versions[0].Current {
+			t.Fatalf("versions after delete = %d %s", status, body)
+		}
+		if status, _, body = e.do(http.MethodGet, "/v1/agents/boss/versions", ""); status != http.StatusOK || strings.Contains(string(body), `"version"`) {
+			t.Fatalf("versions of a file agent = %d %s, want none", status, body)
+		}
+	})
+}
+
+// The same round trip through Connect.
+func TestStoredAgentsRoundTripThroughConnect(t *testing.T) {
+	t.Parallel()
+	e := start(t, fakellm.Rules{Default: &fakellm.Reply{Text: "ok"}})
+	ctx := ctxFor(t)
+	def := storedDef("clerk", "You are the clerk.", "")
+	created, err := e.agents.CreateAgent(ctx, connect.NewRequest(&agentsv1.CreateAgentRequest{Definition: def}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := created.Msg.GetAgent(); a.GetSource() != agentsv1.AgentSource_AGENT_SOURCE_STORED || a.GetVersion() != 1 || a.GetDefinition() != def {
+		t.Fatalf("created = %v", a)
+	}
+	got, err := e.agents.GetAgent(ctx, connect.NewRequest(&agentsv1.GetAgentRequest{Slug: "clerk"}))
+	if err != nil || got.Msg.GetAgent().GetUpdateTime() == nil {
+		t.Fatalf("get = %v, %v", got, err)
+	}
+	v1 := int64(1)
+	if _, err := e.agents.UpdateAgent(ctx, connect.NewRequest(&agentsv1.UpdateAgentRequest{Slug: "clerk", Definition: storedDef("clerk", "v2", ""), ExpectedVersion: &v1})); err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.agents.UpdateAgent(ctx, connect.NewRequest(&agentsv1.UpdateAgentRequest{Slug: "clerk", Definition: storedDef("clerk", "v3", ""), ExpectedVersion: &v1}))
+	if connect.CodeOf(err) != connect.CodeAborted {
+		t.Fatalf("stale update = %v, want aborted", err)
+	}
+	versions, err := e.agents.ListAgentVersions(ctx, connect.NewRequest(&agentsv1.ListAgentVersionsRequest{Slug: "clerk"}))
+	if err != nil || len(versions.Msg.GetVersions()) != 2 || !versions.Msg.GetVersions()[0].GetCurrent() || versions.Msg.GetVersions()[0].GetVersion() != 2 {
+		t.Fatalf("versions = %v, %v", versions, err)
+	}
+	deleted, err := e.agents.DeleteAgent(ctx, connect.NewRequest(&agentsv1.DeleteAgentRequest{Slug: "clerk"}))
+	if err != nil || deleted.Msg.GetVersion() != 2 {
+		t.Fatalf("delete = %v, %v", deleted, err)
+	}
+	if _, err := e.agents.GetAgent(ctx, connect.NewRequest(&agentsv1.GetAgentRequest{Slug: "clerk"})); connect.CodeOf(err) != connect.CodeNotFound {
+		t.Fatalf("get after delete = %v", err)
+	}
+}
+
+// What the API refuses: a bad definition (400 naming the field), a slug
+// a file agent has and a file agent's change (409, read-only), a program
+// outside the allowed directories, a writer without an admin token.
+func TestStoredAgentsRules(t *testing.T) {
+	t.Parallel()
+	e := start(t, fakellm.Rules{Default: &fakellm.Reply{Text: "ok"}}, withSecurity(server.Security{Tokens: testTokens(t)}))
+	admin, alice := bearer(adminToken), bearer(aliceToken)
+	noModelURL := `{"tag": "OpenAIAgentDescription", "contents": {"slug": "x", "flavor": "OpenAIv1", "modelName": "m"}}`
+	cases := []struct {
+		name   string
+		req    request
+		status int
+		reason string
+		field  string
+		says   string
+	}{
+		{"no admin token", request{method: "POST", path: "/v1/agents", body: storedDef("x", "p", ""), header: alice}, 403, "permission_denied", "", "admin token"},
+		{"no admin token to delete", request{method: "DELETE", path: "/v1/agents/boss", header: alice}, 403, "permission_denied", "", "admin token"},
+		{"missing model url", request{method: "POST", path: "/v1/agents", body: noModelURL, header: admin}, 400, "invalid_agent", "contents.modelUrl", "contents.modelUrl: required"},
+		{"not JSON", request{method: "POST", path: "/v1/agents", body: `{"tag": `, header: admin}, 400, "invalid_agent", "", "line 1"},
+		{"empty body", request{method: "POST", path: "/v1/agents", header: admin}, 400, "invalid_argument", "", "agent file's JSON"},
+		{"a file agent's slug", request{method: "POST", path: "/v1/agents", body: storedDef("boss", "p", ""), header: admin}, 409, "agent_exists", "", "read-only"},
+		{"update a file agent", request{method: "PUT", path: "/v1/agents/boss", body: storedDef("boss", "p", ""), header: admin}, 409, "agent_read_only", "", "read-only"},
+		{"delete a file agent", request{method: "DELETE", path: "/v1/agents/boss", header: admin}, 409, "agent_read_only", "", "read-only"},
+		{"delete a file helper", request{method: "DELETE", path: "/v1/agents/helper", header: admin}, 409, "agent_read_only", "", "read-only"},
+		{"no tool directories allowed", request{method: "POST", path: "/v1/agents", body: storedDef("x", "p", echoToolbox(t)), header: admin}, 400, "invalid_agent", "contents.bashToolboxes[0]", "--stored-agent-tool-dirs"},
+		{"an MCP program", request{method: "POST", path: "/v1/agents", body: storedDef("x", "p", `, "mcpServers": [{"tag": "McpSimpleBinary", "contents": {"name": "m", "executable": "/bin/sh"}}]`), header: admin}, 400, "invalid_agent", "contents.mcpServers[0].executable", "allows none"},
+		{"an unknown helper", request{method: "POST", path: "/v1/agents", body: storedDef("x", "p", `, "extraAgents": [{"slug": "nobody"}]`), header: admin}, 400, "invalid_agent", "contents.extraAgents[0].slug", "no agent has"},
+		{"update an unknown agent", request{method: "PUT", path: "/v1/agents/ghost", body: storedDef("ghost", "p", ""), header: admin}, 404, "unknown_agent", "", "ghost"},
+		{"rename through an update", request{method: "PUT", path: "/v1/agents/ghost", body: storedDef("other", "p", ""), header: admin}, 400, "invalid_agent", "contents.slug", "keeps its slug"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			status, _, body := e.send(tc.req)
+			got := decodeAs[errorJSON](t, body)
+			if status != tc.status || got.Reason != tc.reason || got.Metadata["field"] != tc.field || !strings.Contains(got.Message, tc.says) {
+				t.Fatalf("= %d %s, want %d %s (field %q) saying %q", status, body, tc.status, tc.reason, tc.field, tc.says)
+			}
+		})
+	}
+	if status, _, body := e.send(request{method: "POST", path: "/v1/agents", body: storedDef("mine", "p", ""), header: admin}); status != http.StatusCreated {
+		t.Fatalf("admin create = %d %s", status, body)
+	}
+	if status, _, body := e.send(request{method: "GET", path: "/v1/agents/mine", header: alice}); status != http.StatusOK {
+		t.Fatalf("read by a plain owner = %d %s", status, body)
+	}
+	if status, _, body := e.send(request{method: "POST", path: "/v1/agents", body: storedDef("mine", "p", ""), header: admin}); status != http.StatusConflict || !strings.Contains(string(body), "already stored") {
+		t.Fatalf("second create = %d %s", status, body)
+	}
+}
+
+// With the test tools' directory allowed, a stored agent gets its bash
+// tool.
+func TestStoredAgentsRunToolsUnderTheAllowedDirectories(t *testing.T) {
+	t.Parallel()
+	e := start(t, fakellm.Rules{Default: &fakellm.Reply{Text: "ok"}}, withStoredToolDirs(toolsDir(t)))
+	status, _, body := e.do(http.MethodPost, "/v1/agents", storedDef("tooled", "p", echoToolbox(t)))
+	if status != http.StatusCreated {
+		t.Fatalf("create = %d %s", status, body)
+	}
+	if a := decodeAs[agentJSON](t, body); len(a.Tools) == 0 || !strings.Contains(string(body), `"bash_echo"`) {
+		t.Fatalf("tools = %+v, want bash_echo", a.Tools)
+	}
+	outside := fmt.Sprintf(`, "bashToolboxes": [{"tag": "SingleTool", "contents": {"Path": %q}}]`, "/bin/sh")
+	status, _, body = e.do(http.MethodPost, "/v1/agents", storedDef("loose", "p", outside))
+	if got := decodeAs[errorJSON](t, body); status != http.StatusBadRequest || got.Metadata["field"] != "contents.bashToolboxes[0]" || !strings.Contains(got.Message, "is not under") {
+		t.Fatalf("outside = %d %s", status, body)
+	}
+}
+
+// A step in flight finishes on the version it started with; the next
+// step of the same run uses the version stored meanwhile, and each LLM
+// turn says which it ran.
+func TestASessionKeepsWorkingWhileItsStoredAgentIsEdited(t *testing.T) {
+	t.Parallel()
+	e := start(t, fakellm.Rules{Rules: []fakellm.Rule{
+		{Match: fakellm.Match{SystemContains: "revised"}, Reply: fakellm.Reply{Text: "the new version at work"}},
+		{Match: fakellm.Match{AssistantMessages: steps(0)}, Reply: fakellm.Reply{Text: "calling echo", ChunkSize: 2,
+			ToolCalls: []fakellm.ToolCall{{Name: "bash_echo", Arguments: json.RawMessage(`{"word": "x"}`)}}}},
+		{Reply: fakellm.Reply{Text: "the old version at work"}},
+	}}, withStoredToolDirs(toolsDir(t)), withModelFaults())
+	if status, _, body := e.do(http.MethodPost, "/v1/agents", storedDef("editable", "You are the first version.", echoToolbox(t))); status != http.StatusCreated {
+		t.Fatalf("create = %d %s", status, body)
+	}
+	hold := e.modelFaults.HoldAfter(1)
+	id := e.create("editable", "go").GetMeta().GetId()
+	select {
+	case <-hold.Held():
+	case <-time.After(20 * time.Second):
+		t.Fatal("the first model call never streamed")
+	}
+	if status, _, body := e.do(http.MethodPut, "/v1/agents/editable", storedDef("editable", "You are the revised version.", echoToolbox(t))); status != http.StatusOK {
+		t.Fatalf("update = %d %s", status, body)
+	}
+	hold.Release()
+
+	s := e.wait(id)
+	if got := lastTurn(s).GetLlm().GetText(); got != "the new version at work" {
+		t.Fatalf("answer = %q, want the step after the update to use version 2", got)
+	}
+	var versions []int64
+	for _, turn := range s.GetTurns() {
+		if l := turn.GetLlm(); l != nil {
+			versions = append(versions, l.GetAgentVersion())
+		}
+	}
+	if fmt.Sprint(versions) != "[1 2]" || s.GetMeta().GetAgentVersion() != 2 {
+		t.Fatalf("LLM turns ran versions %v, session says %d; want [1 2] and 2", versions, s.GetMeta().GetAgentVersion())
+	}
+	if res := s.GetTurns()[2].GetUser().GetToolResults(); len(res) != 1 || res[0].GetStatus() != agentsv1.ToolResultStatus_TOOL_RESULT_STATUS_OK {
+		t.Fatalf("the tool call of version 1 = %v, want it run", res)
+	}
+}
+
+// A restart keeps the stored agents; a deleted agent's sessions stay
+// readable, but no new session starts with it.
+func TestStoredAgentsOutliveARestartAndTheirSessionsOutliveThem(t *testing.T) {
+	t.Parallel()
+	e := start(t, fakellm.Rules{Default: &fakellm.Reply{Text: "ok"}})
+	if status, _, body := e.do(http.MethodPost, "/v1/agents", storedDef("lasting", "p", "")); status != http.StatusCreated {
+		t.Fatalf("create = %d %s", status, body)
+	}
+	if status, _, body := e.do(http.MethodPut, "/v1/agents/lasting", storedDef("lasting", "p2", "")); status != http.StatusOK {
+		t.Fatalf("update = %d %s", status, body)
+	}
+	e.restart()
+	status, _, body := e.do(http.MethodGet, "/v1/agents/lasting", "")
+	if got := decodeAs[agentJSON](t, body); status != http.StatusOK || got.Version != 2 || got.Source != "stored" {
+		t.Fatalf("after a restart = %d %s", status, body)
+	}
+	id := e.create("lasting", "hi").GetMeta().GetId()
+	e.wait(id)
+
+	if status, _, body := e.do(http.MethodDelete, "/v1/agents/lasting", ""); status != http.StatusOK {
+		t.Fatalf("delete = %d %s", status, body)
+	}
+	status, _, body = e.do(http.MethodPost, "/v1/sessions", `{"agent": "lasting", "message": {"text": "again"}}`)
+	if status != http.StatusNotFound || !strings.Contains(string(body), "unknown_agent") {
+		t.Fatalf("new session of a deleted agent = %d %s", status, body)
+	}
+	e.restart()
+	status, _, body = e.do(http.MethodGet, "/v1/sessions/"+id, "")
+	if status != http.StatusOK || !strings.Contains(string(body), `"agent":"lasting"`) || !strings.Contains(string(body), `"agent_version":2`) {
+		t.Fatalf("the deleted agent's session = %d %s", status, body)
+	}
+}
+
+// Two servers on one PostgreSQL database: an agent stored through one is
+// served by the other.
+func TestAStoredAgentReachesTheOtherServersOfTheDatabase(t *testing.T) {
+	t.Parallel()
+	dsn := pgtest.DSN(t)
+	bus := cluster.NewMemoryBus()
+	t.Cleanup(func() { _ = bus.Close() })
+	shared := func(e *env) { e.dsn = dsn }
+	rules := fakellm.Rules{Default: &fakellm.Reply{Text: "ok"}}
+	a := start(t, rules, shared, withBus(bus))
+	b := start(t, rules, shared, withBus(bus))
+	waitFor := func(what string, ok func(agentsv1connect.AgentServiceClient) bool) {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for !ok(b.agents) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the other server never saw %s", what)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	if status, _, body := a.do(http.MethodPost, "/v1/agents", storedDef("roaming", "p", "")); status != http.StatusCreated {
+		t.Fatalf("create = %d %s", status, body)
+	}
+	version := func(c agentsv1connect.AgentServiceClient) int64 {
+		res, err := c.GetAgent(ctxFor(t), connect.NewRequest(&agentsv1.GetAgentRequest{Slug: "roaming"}))
+		if err != nil {
+			return 0
+		}
+		return res.Msg.GetAgent().GetVersion()
+	}
+	waitFor("the creation", func(c agentsv1connect.AgentServiceClient) bool { return version(c) == 1 })
+	if status, _, body := a.do(http.MethodPut, "/v1/agents/roaming", storedDef("roaming", "p2", "")); status != http.StatusOK {
+		t.Fatalf("update = %d %s", status, body)
+	}
+	waitFor("the update", func(c agentsv1connect.AgentServiceClient) bool { return version(c) == 2 })
+	if status, _, body := a.do(http.MethodDelete, "/v1/agents/roaming", ""); status != http.StatusOK {
+		t.Fatalf("delete = %d %s", status, body)
+	}
+	waitFor("the deletion", func(c agentsv1connect.AgentServiceClient) bool { return version(c) == 0 })
+}

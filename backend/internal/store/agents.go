@@ -1,0 +1,286 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/agents-os/agents/backend/internal/errs"
+)
+
+// The machine codes of the stored agents' errors.
+const (
+	CodeUnknownAgent    = "unknown_agent"
+	CodeAgentExists     = "agent_exists"
+	CodeVersionMismatch = "version_mismatch"
+)
+
+// Agents holds the agents stored in the database and every version of
+// each. Versions of one slug run 1, 2, … and are never reused: a deleted
+// agent keeps its versions, and one created again under its slug goes on
+// from the last.
+type Agents interface {
+	// ListStoredAgents returns the current version of every agent not
+	// deleted, by slug.
+	ListStoredAgents(ctx context.Context) ([]StoredAgent, error)
+	// GetStoredAgent returns an agent's current version; a deleted or
+	// unknown slug is errs.NotFound (unknown_agent).
+	GetStoredAgent(ctx context.Context, slug string) (StoredAgent, error)
+	// CreateStoredAgent stores a.Definition as the first version of a new
+	// agent (or the next of a deleted one), written by a.Author at
+	// a.Updated, and returns it. An agent of that slug that is not deleted
+	// is errs.Conflict (agent_exists).
+	CreateStoredAgent(ctx context.Context, a StoredAgent) (StoredAgent, error)
+	// UpdateStoredAgent stores a.Definition as the agent's next version.
+	// With expected > 0 it does so only if the current version is
+	// expected, else errs.Aborted (version_mismatch). A deleted or unknown
+	// slug is errs.NotFound (unknown_agent).
+	UpdateStoredAgent(ctx context.Context, a StoredAgent, expected int64) (StoredAgent, error)
+	// DeleteStoredAgent marks an agent deleted at at, keeping its
+	// versions, and returns its last version; expected as for
+	// UpdateStoredAgent.
+	DeleteStoredAgent(ctx context.Context, slug string, expected int64, at time.Time) (StoredAgent, error)
+	// StoredAgentVersions returns every version of a slug, newest first,
+	// also of a deleted agent; a slug never stored is errs.NotFound
+	// (unknown_agent).
+	StoredAgentVersions(ctx context.Context, slug string) ([]AgentVersion, error)
+}
+
+// StoredAgent is a stored agent at one version.
+type StoredAgent struct {
+	Slug    string
+	Version int64
+	// Definition is the agent file JSON text, as given.
+	Definition string
+	// Author is the identity that wrote this version.
+	Author string
+	// Created is when the agent was created (its first version since it
+	// was last deleted); Updated when this version was written.
+	Created, Updated time.Time
+}
+
+// AgentVersion is one version of a stored agent.
+type AgentVersion struct {
+	Slug       string
+	Version    int64
+	Definition string
+	Author     string
+	Created    time.Time
+	// Current is set for the version an agent not deleted runs.
+	Current bool
+}
+
+func unknownAgent(slug string) *errs.Error {
+	return errs.NotFound(CodeUnknownAgent, "no stored agent %q", slug)
+}
+
+type storedAgentRow struct {
+	Slug       string `db:"slug"`
+	Version    int64  `db:"version"`
+	Definition string `db:"definition"`
+	Author     string `db:"author"`
+	Created    int64  `db:"created"`
+	Updated    int64  `db:"updated"`
+}
+
+func (r storedAgentRow) agent() StoredAgent {
+	return StoredAgent{Slug: r.Slug, Version: r.Version, Definition: r.Definition, Author: r.Author,
+		Created: fromNanos(r.Created), Updated: fromNanos(r.Updated)}
+}
+
+const sqlStoredAgents = `SELECT a.slug, a.version, v.definition, v.author, a.created, a.updated
+	FROM stored_agents a JOIN agent_versions v ON v.slug = a.slug AND v.version = a.version
+	WHERE a.deleted = 0`
+
+// ListStoredAgents implements Agents.
+func (s *SQL) ListStoredAgents(ctx context.Context) ([]StoredAgent, error) {
+	var rows []storedAgentRow
+	if err := s.read.SelectContext(ctx, &rows, sqlStoredAgents+` ORDER BY a.slug`); err != nil {
+		return nil, s.translate(err, nil, "list stored agents")
+	}
+	out := make([]StoredAgent, len(rows))
+	for i, r := range rows {
+		out[i] = r.agent()
+	}
+	return out, nil
+}
+
+// GetStoredAgent implements Agents.
+func (s *SQL) GetStoredAgent(ctx context.Context, slug string) (StoredAgent, error) {
+	return s.getStoredAgent(ctx, s.read, slug)
+}
+
+func (s *SQL) getStoredAgent(ctx context.Context, q sqlx.QueryerContext, slug string) (StoredAgent, error) {
+	var r storedAgentRow
+	if err := sqlx.GetContext(ctx, q, &r, s.read.Rebind(sqlStoredAgents+` AND a.slug = ?`), slug); err != nil {
+		return StoredAgent{}, s.translate(err, unknownAgent(slug), "get stored agent %s", slug)
+	}
+	return r.agent(), nil
+}
+
+// CreateStoredAgent implements Agents.
+func (s *SQL) CreateStoredAgent(ctx context.Context, a StoredAgent) (StoredAgent, error) {
+	var out StoredAgent
+	err := WithTx(ctx, s.write, func(tx *sqlx.Tx) error {
+		var prev struct {
+			Version int64 `db:"version"`
+			Deleted int64 `db:"deleted"`
+		}
+		err := tx.GetContext(ctx, &prev, tx.Rebind(`SELECT version, deleted FROM stored_agents WHERE slug = ?`), a.Slug)
+		exists := errs.Conflict(CodeAgentExists, "an agent with the slug %q is already stored", a.Slug)
+		at := nanos(a.Updated)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			_, err = tx.ExecContext(ctx, tx.Rebind(`INSERT INTO stored_agents (slug, version, created, updated) VALUES (?, 1, ?, ?)`), a.Slug, at, at)
+			if errs.KindOf(s.translate(err, nil, "")) == errs.KindConflict {
+				return exists // created meanwhile by another server
+			}
+			if err != nil {
+				return s.translate(err, nil, "create stored agent %s", a.Slug)
+			}
+			a.Version = 1
+		case err != nil:
+			return s.translate(err, nil, "create stored agent %s", a.Slug)
+		case prev.Deleted == 0:
+			return exists
+		default:
+			// Guarded by the version read: a concurrent creation makes it
+			// change no row.
+			res, err := tx.ExecContext(ctx, tx.Rebind(`UPDATE stored_agents SET version = version + 1, created = ?, updated = ?, deleted = 0
+				WHERE slug = ? AND version = ? AND deleted <> 0`), at, at, a.Slug, prev.Version)
+			if err := s.oneRow(res, err, exists, "create stored agent %s", a.Slug); err != nil {
+				return err
+			}
+			a.Version = prev.Version + 1
+		}
+		a.Created = a.Updated
+		if err := s.insertAgentVersion(ctx, tx, a); err != nil {
+			return err
+		}
+		out = a
+		return nil
+	})
+	return out, err
+}
+
+// UpdateStoredAgent implements Agents.
+func (s *SQL) UpdateStoredAgent(ctx context.Context, a StoredAgent, expected int64) (StoredAgent, error) {
+	var out StoredAgent
+	err := WithTx(ctx, s.write, func(tx *sqlx.Tx) error {
+		res, err := tx.ExecContext(ctx, tx.Rebind(`UPDATE stored_agents SET version = version + 1, updated = ?
+			WHERE slug = ? AND deleted = 0 AND (? = 0 OR version = ?)`), nanos(a.Updated), a.Slug, expected, expected)
+		if err := s.oneRow(res, err, nil, "update stored agent %s", a.Slug); err != nil {
+			if errors.Is(err, errNoRow) {
+				return s.whyNot(ctx, tx, a.Slug, expected)
+			}
+			return err
+		}
+		var r storedAgentRow
+		if err := tx.GetContext(ctx, &r, tx.Rebind(`SELECT slug, version, created, updated FROM stored_agents WHERE slug = ?`), a.Slug); err != nil {
+			return s.translate(err, nil, "update stored agent %s", a.Slug)
+		}
+		a.Version, a.Created = r.Version, fromNanos(r.Created)
+		if err := s.insertAgentVersion(ctx, tx, a); err != nil {
+			return err
+		}
+		out = a
+		return nil
+	})
+	return out, err
+}
+
+// DeleteStoredAgent implements Agents.
+func (s *SQL) DeleteStoredAgent(ctx context.Context, slug string, expected int64, at time.Time) (StoredAgent, error) {
+	var out StoredAgent
+	err := WithTx(ctx, s.write, func(tx *sqlx.Tx) error {
+		cur, err := s.getStoredAgent(ctx, tx, slug)
+		if err != nil {
+			return err
+		}
+		if expected > 0 && cur.Version != expected {
+			return versionMismatch(slug, cur.Version, expected)
+		}
+		res, err := tx.ExecContext(ctx, tx.Rebind(`UPDATE stored_agents SET deleted = ?, updated = ?
+			WHERE slug = ? AND deleted = 0 AND version = ?`), nanos(at), nanos(at), slug, cur.Version)
+		if err := s.oneRow(res, err, nil, "delete stored agent %s", slug); err != nil {
+			if errors.Is(err, errNoRow) {
+				return s.whyNot(ctx, tx, slug, expected)
+			}
+			return err
+		}
+		out = cur
+		return nil
+	})
+	return out, err
+}
+
+// StoredAgentVersions implements Agents.
+func (s *SQL) StoredAgentVersions(ctx context.Context, slug string) ([]AgentVersion, error) {
+	var rows []struct {
+		storedAgentRow
+		Current bool `db:"current"`
+	}
+	err := s.read.SelectContext(ctx, &rows, s.read.Rebind(`SELECT v.slug, v.version, v.definition, v.author, v.created, v.created AS updated,
+		(a.deleted = 0 AND a.version = v.version) AS current
+		FROM agent_versions v JOIN stored_agents a ON a.slug = v.slug
+		WHERE v.slug = ? ORDER BY v.version DESC`), slug)
+	if err != nil {
+		return nil, s.translate(err, nil, "list versions of %s", slug)
+	}
+	if len(rows) == 0 {
+		return nil, unknownAgent(slug)
+	}
+	out := make([]AgentVersion, len(rows))
+	for i, r := range rows {
+		out[i] = AgentVersion{Slug: r.Slug, Version: r.Version, Definition: r.Definition, Author: r.Author,
+			Created: fromNanos(r.Created), Current: r.Current}
+	}
+	return out, nil
+}
+
+func (s *SQL) insertAgentVersion(ctx context.Context, tx *sqlx.Tx, a StoredAgent) error {
+	_, err := tx.ExecContext(ctx, tx.Rebind(`INSERT INTO agent_versions (slug, version, definition, author, created) VALUES (?, ?, ?, ?, ?)`),
+		a.Slug, a.Version, a.Definition, a.Author, nanos(a.Updated))
+	return s.translate(err, nil, "store version %d of agent %s", a.Version, a.Slug)
+}
+
+// errNoRow is oneRow's answer for a statement that changed no row when
+// the caller gives no error of its own for it.
+var errNoRow = errors.New("no row changed")
+
+// oneRow checks that a guarded statement changed a row: none is none
+// (or errNoRow).
+func (s *SQL) oneRow(res sql.Result, err error, none error, format string, args ...any) error {
+	if err != nil {
+		return s.translate(err, nil, format, args...)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf(format+": %w", append(args, err)...)
+	}
+	if n == 0 {
+		if none != nil {
+			return none
+		}
+		return errNoRow
+	}
+	return nil
+}
+
+// whyNot says why a guarded write of a stored agent changed nothing: the
+// agent is deleted or unknown, or its version is not the one expected.
+func (s *SQL) whyNot(ctx context.Context, tx *sqlx.Tx, slug string, expected int64) error {
+	cur, err := s.getStoredAgent(ctx, tx, slug)
+	if err != nil {
+		return err
+	}
+	return versionMismatch(slug, cur.Version, expected)
+}
+
+func versionMismatch(slug string, current, expected int64) *errs.Error {
+	return errs.Aborted(CodeVersionMismatch, "agent %q is at version %d, not %d: read it again and retry", slug, current, expected)
+}

@@ -1,0 +1,163 @@
+package storetest
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agents-os/agents/backend/internal/errs"
+	"github.com/agents-os/agents/backend/internal/store"
+)
+
+func storedAgent(slug, def string, when time.Time) store.StoredAgent {
+	return store.StoredAgent{Slug: slug, Definition: def, Author: "admin", Updated: when}
+}
+
+// testStoredAgents walks an agent through its life: created at version 1,
+// updated (guarded and not), deleted with its versions kept, created
+// again going on from the last version.
+func testStoredAgents(t *testing.T, fresh func(t *testing.T) Opener) {
+	s := open(t, fresh(t))
+	ctx := context.Background()
+
+	list, err := s.ListStoredAgents(ctx)
+	noErr(t, err, "list empty")
+	equal(t, "none stored", len(list), 0)
+	_, err = s.GetStoredAgent(ctx, "a")
+	wantErr(t, err, errs.KindNotFound, store.CodeUnknownAgent)
+	_, err = s.StoredAgentVersions(ctx, "a")
+	wantErr(t, err, errs.KindNotFound, store.CodeUnknownAgent)
+
+	a1, err := s.CreateStoredAgent(ctx, storedAgent("a", `{"v":1}`, at(0)))
+	noErr(t, err, "create")
+	equal(t, "created", a1, store.StoredAgent{Slug: "a", Version: 1, Definition: `{"v":1}`, Author: "admin", Created: at(0), Updated: at(0)})
+	_, err = s.CreateStoredAgent(ctx, storedAgent("a", `{"v":"again"}`, at(time.Second)))
+	wantErr(t, err, errs.KindConflict, store.CodeAgentExists)
+	_, err = s.CreateStoredAgent(ctx, storedAgent("b", `{"b":1}`, at(time.Second)))
+	noErr(t, err, "create b")
+
+	a2, err := s.UpdateStoredAgent(ctx, storedAgent("a", `{"v":2}`, at(time.Minute)), 1)
+	noErr(t, err, "update at 1")
+	equal(t, "updated", a2, store.StoredAgent{Slug: "a", Version: 2, Definition: `{"v":2}`, Author: "admin", Created: at(0), Updated: at(time.Minute)})
+	_, err = s.UpdateStoredAgent(ctx, storedAgent("a", `{"v":"stale"}`, at(time.Minute)), 1)
+	wantErr(t, err, errs.KindAborted, store.CodeVersionMismatch)
+	a3, err := s.UpdateStoredAgent(ctx, storedAgent("a", `{"v":3}`, at(2*time.Minute)), 0)
+	noErr(t, err, "update unguarded")
+	equal(t, "version", a3.Version, int64(3))
+	_, err = s.UpdateStoredAgent(ctx, storedAgent("ghost", `{}`, at(time.Minute)), 0)
+	wantErr(t, err, errs.KindNotFound, store.CodeUnknownAgent)
+
+	got, err := s.GetStoredAgent(ctx, "a")
+	noErr(t, err, "get")
+	equal(t, "current", got, a3)
+	list, err = s.ListStoredAgents(ctx)
+	noErr(t, err, "list")
+	equal(t, "listed", []string{list[0].Slug, list[1].Slug}, []string{"a", "b"})
+	equal(t, "listed current", list[0], a3)
+
+	_, err = s.DeleteStoredAgent(ctx, "a", 2, at(3*time.Minute))
+	wantErr(t, err, errs.KindAborted, store.CodeVersionMismatch)
+	last, err := s.DeleteStoredAgent(ctx, "a", 3, at(3*time.Minute))
+	noErr(t, err, "delete")
+	equal(t, "deleted", last, a3)
+	_, err = s.GetStoredAgent(ctx, "a")
+	wantErr(t, err, errs.KindNotFound, store.CodeUnknownAgent)
+	_, err = s.DeleteStoredAgent(ctx, "a", 0, at(3*time.Minute))
+	wantErr(t, err, errs.KindNotFound, store.CodeUnknownAgent)
+	_, err = s.UpdateStoredAgent(ctx, storedAgent("a", `{}`, at(4*time.Minute)), 0)
+	wantErr(t, err, errs.KindNotFound, store.CodeUnknownAgent)
+	list, err = s.ListStoredAgents(ctx)
+	noErr(t, err, "list after delete")
+	equal(t, "left", len(list), 1)
+
+	versions, err := s.StoredAgentVersions(ctx, "a")
+	noErr(t, err, "versions of deleted")
+	equal(t, "versions", versions, []store.AgentVersion{
+		{Slug: "a", Version: 3, Definition: `{"v":3}`, Author: "admin", Created: at(2 * time.Minute)},
+		{Slug: "a", Version: 2, Definition: `{"v":2}`, Author: "admin", Created: at(time.Minute)},
+		{Slug: "a", Version: 1, Definition: `{"v":1}`, Author: "admin", Created: at(0)},
+	})
+
+	again, err := s.CreateStoredAgent(ctx, storedAgent("a", `{"v":4}`, at(5*time.Minute)))
+	noErr(t, err, "create again")
+	equal(t, "numbering goes on", again, store.StoredAgent{Slug: "a", Version: 4, Definition: `{"v":4}`, Author: "admin", Created: at(5 * time.Minute), Updated: at(5 * time.Minute)})
+	versions, err = s.StoredAgentVersions(ctx, "a")
+	noErr(t, err, "versions")
+	equal(t, "newest first", len(versions), 4)
+	equal(t, "current", []bool{versions[0].Current, versions[1].Current}, []bool{true, false})
+}
+
+// testStoredAgentRaces races writers on one agent: guarded updates of one
+// version let exactly one through, and creations of one slug too.
+func testStoredAgentRaces(t *testing.T, fresh func(t *testing.T) Opener) {
+	s := open(t, fresh(t))
+	ctx := context.Background()
+	const n = 6
+	var wg sync.WaitGroup
+	created := make([]error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, created[i] = s.CreateStoredAgent(ctx, storedAgent("a", `{}`, at(0)))
+		}()
+	}
+	wg.Wait()
+	wins := 0
+	for _, err := range created {
+		if err == nil {
+			wins++
+		} else {
+			wantErr(t, err, errs.KindConflict, store.CodeAgentExists)
+		}
+	}
+	equal(t, "creations that won", wins, 1)
+
+	updated := make([]error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, updated[i] = s.UpdateStoredAgent(ctx, storedAgent("a", `{"u":1}`, at(time.Second)), 1)
+		}()
+	}
+	wg.Wait()
+	wins = 0
+	for _, err := range updated {
+		if err == nil {
+			wins++
+		} else {
+			wantErr(t, err, errs.KindAborted, store.CodeVersionMismatch)
+		}
+	}
+	equal(t, "guarded updates that won", wins, 1)
+	got, err := s.GetStoredAgent(ctx, "a")
+	noErr(t, err, "get")
+	equal(t, "version", got.Version, int64(2))
+}
+
+// testStoredAgentsReopen: stored agents and the agent version of a
+// session survive a restart.
+func testStoredAgentsReopen(t *testing.T, fresh func(t *testing.T) Opener) {
+	ctx := context.Background()
+	o := fresh(t)
+	s1 := open(t, o)
+	_, err := s1.CreateStoredAgent(ctx, storedAgent("a", `{"v":1}`, at(0)))
+	noErr(t, err, "create")
+	a2, err := s1.UpdateStoredAgent(ctx, storedAgent("a", `{"v":2}`, at(time.Second)), 0)
+	noErr(t, err, "update")
+	m := newMeta("s1", "alice", at(0))
+	m.Agent, m.AgentVersion = "a", 2
+	mustCreate(t, s1, m)
+	noErr(t, s1.Close(), "close")
+
+	s2 := open(t, o)
+	got, err := s2.GetStoredAgent(ctx, "a")
+	noErr(t, err, "get after reopening")
+	equal(t, "after reopening", got, a2)
+	versions, err := s2.StoredAgentVersions(ctx, "a")
+	noErr(t, err, "versions after reopening")
+	equal(t, "versions", len(versions), 2)
+	equal(t, "session's agent version", mustGet(t, s2, "s1").AgentVersion, int64(2))
+}
