@@ -1,8 +1,13 @@
 import { useEffect, useRef, useState, type KeyboardEvent, type MouseEvent } from "react";
-import { Link, Route, Routes, useLocation } from "react-router";
+import { Link, NavLink, Route, Routes, useLocation } from "react-router";
 import { ShortcutHelpDialog } from "../components/shortcut-help-dialog";
+import { EditAgentPage, NewAgentPage } from "../features/agents/components/agent-editor";
 import { AgentPage } from "../features/agents/components/agent-page";
+import { AgentVersionsPage } from "../features/agents/components/agent-versions";
+import { AgentsPage } from "../features/agents/components/agents-page";
 import { SignIn } from "../features/auth/components/sign-in";
+import { UsagePage } from "../features/budgets/components/usage-page";
+import { useBudgetsSupported } from "../features/budgets/hooks/use-budgets";
 import { SignOutButton } from "../features/auth/components/sign-out-button";
 import { useAuth } from "../features/auth/hooks/use-auth";
 import { ChatPage } from "../features/chat/components/chat-page";
@@ -26,6 +31,8 @@ export function App() {
   const [drawerAt, setDrawerAt] = useState<string>();
   const drawer = narrow && drawerAt === pathname;
   const toggle = useRef<HTMLButtonElement>(null);
+  // Asked once signed in, where the server asks for a token.
+  const budgets = useBudgetsSupported(!(auth.required && !auth.token));
   useEffect(() => shortcuts.install(), []);
   useShortcut({ keys: "?", description: "Show the keyboard shortcuts", run: () => setHelp(true) });
 
@@ -70,6 +77,14 @@ export function App() {
         </Link>
         <ConnectionStatus />
         <div className="topbar-actions">
+          <NavLink to="/agents" className="button">
+            Agents
+          </NavLink>
+          {budgets && (
+            <NavLink to="/usage" className="button">
+              Usage
+            </NavLink>
+          )}
           {!narrow && (
             <button type="button" className="button" onClick={() => setHelp(true)} aria-keyshortcuts="?">
               Shortcuts
@@ -86,7 +101,12 @@ export function App() {
         <Routes>
           <Route path="/" element={<Home />} />
           <Route path="/sessions/:id/*" element={<ChatPage />} />
+          <Route path="/agents" element={<AgentsPage />} />
+          <Route path="/agents/+new" element={<NewAgentPage />} />
           <Route path="/agents/:slug" element={<AgentPage />} />
+          <Route path="/agents/:slug/edit" element={<EditAgentPage />} />
+          <Route path="/agents/:slug/versions" element={<AgentVersionsPage />} />
+          <Route path="/usage" element={<UsagePage />} />
           <Route path="*" element={<NotFound />} />
         </Routes>
       </main>

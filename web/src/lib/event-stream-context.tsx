@@ -17,3 +17,13 @@ export function useConnectionState(): ConnState {
     () => s.state,
   );
 }
+
+// useAdmin is whether the caller is an admin, as the stream learnt it
+// from the server; undefined until the server answered.
+export function useAdmin(): boolean | undefined {
+  const s = useEventStream();
+  return useSyncExternalStore(
+    (cb) => s.onAdmin(cb),
+    () => s.admin,
+  );
+}

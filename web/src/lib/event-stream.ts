@@ -169,7 +169,9 @@ export class EventStream {
   private isAdmin: boolean | undefined;
   private adminListeners = new Set<(admin: boolean) => void>();
 
-  private onAdmin(listener: (admin: boolean) => void): () => void {
+  // onAdmin tells listener each time the server answered whether the
+  // caller is an admin.
+  onAdmin(listener: (admin: boolean) => void): () => void {
     this.adminListeners.add(listener);
     return () => {
       this.adminListeners.delete(listener);

@@ -1,7 +1,10 @@
+import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { useQuery } from "@connectrpc/connect-query";
-import { useId } from "react";
-import { Link, useParams } from "react-router";
+import { useId, useState } from "react";
+import { Link, useNavigate, useParams } from "react-router";
 import { AgentService, ToolKind, type AgentDescriptor } from "../../../gen/agents/v1/agent_pb";
+import { agentPath, isStored } from "../lib/source";
+import { DeleteAgentDialog } from "./delete-agent-dialog";
 
 const kindLabels: Record<ToolKind, string> = {
   [ToolKind.UNSPECIFIED]: "tool",
@@ -12,21 +15,50 @@ const kindLabels: Record<ToolKind, string> = {
   [ToolKind.SYSTEM]: "system",
 };
 
-// AgentPage shows an agent's descriptor: its model, prompt, tools,
-// helpers, params and MCP servers, and starts a session with it.
+// AgentPage shows an agent's descriptor: where it comes from, its model,
+// prompt, tools, helpers, params and MCP servers, and starts a session
+// with it. A stored agent is edited, its versions listed and it is
+// deleted from here; a file agent only reads.
 export function AgentPage() {
   const { slug = "" } = useParams();
-  const q = useQuery(AgentService.method.getAgent, { slug });
+  const [deleting, setDeleting] = useState(false);
+  // While the agent is deleted, it is not read again (agents.changed asks
+  // every page to): it would be gone.
+  const [sending, setSending] = useState(false);
+  const q = useQuery(AgentService.method.getAgent, { slug }, { enabled: !sending });
   const heading = useId();
+  const navigate = useNavigate();
   const agent = q.data?.agent;
+  const stored = isStored(agent);
   return (
     <article className="agent-page" aria-labelledby={heading}>
       <header className="page-header">
         <h1 id={heading}>{slug}</h1>
-        <Link to={`/?agent=${encodeURIComponent(slug)}`} state={{ focusPicker: true }} className="button primary">
-          Start a session
-        </Link>
+        <div className="page-actions" role="toolbar" aria-label="Agent actions">
+          <Link to={`/?agent=${encodeURIComponent(slug)}`} state={{ focusPicker: true }} className="button primary">
+            Start a session
+          </Link>
+          {stored && (
+            <>
+              <Link to={agentPath(slug, "edit")} className="button">
+                Edit
+              </Link>
+              <Link to={agentPath(slug, "versions")} className="button">
+                Versions
+              </Link>
+              <button type="button" className="button danger" onClick={() => setDeleting(true)}>
+                Delete
+              </button>
+            </>
+          )}
+        </div>
       </header>
+      {agent && !stored && (
+        <p role="note" className="muted">
+          From an agent file: read-only here. Change the file on the server and reload the agents to change it.
+        </p>
+      )}
+      {deleting && agent && <DeleteAgentDialog agent={agent} onClose={() => setDeleting(false)} onSending={setSending} onDeleted={() => navigate("/agents")} />}
       {q.isPending ? (
         <p>Loading…</p>
       ) : q.error ? (
@@ -88,10 +120,26 @@ function Descriptor({ agent }: { agent: AgentDescriptor }) {
           <dd>{agent.maxSteps || "server default"}</dd>
           <dt>Mail</dt>
           <dd>{agent.mailInToolResult ? "folded into the last tool result" : "folded into a new user turn"}</dd>
-          <dt>File</dt>
-          <dd>
-            <code>{agent.file}</code>
-          </dd>
+          {isStored(agent) ? (
+            <>
+              <dt>Source</dt>
+              <dd>stored in the server's database</dd>
+              <dt>Version</dt>
+              <dd>
+                {String(agent.version)}
+                {agent.updateTime && <>, written {timestampDate(agent.updateTime).toLocaleString()}</>}
+              </dd>
+            </>
+          ) : (
+            <>
+              <dt>Source</dt>
+              <dd>agent file</dd>
+              <dt>File</dt>
+              <dd>
+                <code>{agent.file}</code>
+              </dd>
+            </>
+          )}
         </dl>
       </section>
 

@@ -4,6 +4,7 @@ import { Link } from "react-router";
 import type { AgentDescriptor } from "../../../gen/agents/v1/agent_pb";
 import { SessionStatus, type SessionMeta } from "../../../gen/agents/v1/session_pb";
 import { SessionService } from "../../../gen/agents/v1/session_service_pb";
+import { BudgetMeter } from "../../budgets/components/budget-meter";
 import { controlHelp } from "../lib/controls";
 import { formatUsage, statusLabel } from "../lib/format";
 
@@ -17,6 +18,8 @@ export interface Controls {
   exportMarkdown: () => void;
   // rename gives the session a new title; it reports whether that worked.
   rename: (title: string) => Promise<boolean>;
+  // budget opens the form that sets the tree's budget.
+  budget: () => void;
 }
 
 interface Props {
@@ -32,8 +35,10 @@ interface Props {
   controls: Controls;
 }
 
-// ChatHeader is the session's title, status, usage and controls. Pause or
-// Resume follows the server's status.
+// ChatHeader is the session's title, status, usage, the tree's spend
+// against its budget, and controls. Pause or Resume follows the server's
+// status. A server without budgets sends no budget state: then neither
+// the spend nor the Budget control shows.
 export function ChatHeader({ meta, agents, busy, working, readOnly, narrow = false, controls }: Props) {
   const status = meta?.status;
   const [renaming, setRenaming] = useState(false);
@@ -47,6 +52,7 @@ export function ChatHeader({ meta, agents, busy, working, readOnly, narrow = fal
       ))}
     </dl>
   );
+  const spend = meta?.budget && <BudgetMeter state={meta.budget} label="Budget" className={meta.budget.exceeded ? "exceeded" : undefined} />;
   const write = !readOnly && (
     <WriteControls meta={meta} agents={agents} busy={busy} working={working} described={narrow} controls={controls} onRename={() => setRenaming(true)} />
   );
@@ -74,6 +80,7 @@ export function ChatHeader({ meta, agents, busy, working, readOnly, narrow = fal
           {meta?.forkedFrom && <ForkNote source={meta.forkedFrom} />}
         </div>
         {!narrow && usage}
+        {!narrow && spend}
       </div>
       {readOnly ? (
         <div className="chat-controls" role="toolbar" aria-label="Session controls">
@@ -84,6 +91,7 @@ export function ChatHeader({ meta, agents, busy, working, readOnly, narrow = fal
       ) : narrow ? (
         <ActionsMenu>
           {usage}
+          {spend}
           {write}
         </ActionsMenu>
       ) : (
@@ -267,6 +275,11 @@ function WriteControls({
       <button type="button" onClick={onRename} disabled={working || !meta}>
         Rename
       </button>
+      {meta?.budget && (
+        <button type="button" onClick={controls.budget} disabled={working}>
+          Budget
+        </button>
+      )}
       <button type="button" onClick={controls.exportMarkdown} disabled={!meta}>
         Export
       </button>

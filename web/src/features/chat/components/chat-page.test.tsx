@@ -7,11 +7,12 @@ import axe from "axe-core";
 import { MemoryRouter, Route, Routes, useLocation } from "react-router";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { AgentDescriptorSchema, AgentService, ParamDescriptorSchema, ToolKind } from "../../../gen/agents/v1/agent_pb";
-import { EventSchema, type Event } from "../../../gen/agents/v1/event_pb";
+import { EventSchema, RunStoppedSchema, type Event } from "../../../gen/agents/v1/event_pb";
 import { MailEnvelopeSchema, MailPriority } from "../../../gen/agents/v1/mail_pb";
 import {
   DeferredCallSchema,
   LlmTurnSchema,
+  BudgetStateSchema,
   SessionMetaSchema,
   SessionSchema,
   SessionStatus,
@@ -30,7 +31,9 @@ import {
   type GetSessionRequest,
   type PostMessageRequest,
   type RenameSessionRequest,
+  type ResumeRequest,
   type SendMailRequest,
+  type UpdateSessionRequest,
 } from "../../../gen/agents/v1/session_service_pb";
 import { EventStream, type StreamUpdate } from "../../../lib/event-stream";
 import { EventStreamContext } from "../../../lib/event-stream-context";
@@ -67,6 +70,8 @@ function server(sess: Session, older?: Session, readOnly = false) {
   const mailed: SendMailRequest[] = [];
   const deleted: DeleteSessionRequest[] = [];
   const renamed: RenameSessionRequest[] = [];
+  const updated: UpdateSessionRequest[] = [];
+  const resumed: ResumeRequest[] = [];
   const transport = createRouterTransport(({ service }) => {
     service(SessionService, {
       getSession: (req) => {
@@ -113,6 +118,14 @@ function server(sess: Session, older?: Session, readOnly = false) {
         renamed.push(req);
         return { meta: { id: sess.meta?.id, title: req.title } };
       },
+      updateSession: (req) => {
+        updated.push(req);
+        return { meta: sess.meta };
+      },
+      resume: (req) => {
+        resumed.push(req);
+        return { meta: sess.meta };
+      },
       forkSession: (req) => {
         forked.push(req);
         return { session: create(SessionSchema, { meta: create(SessionMetaSchema, { id: "forked", agent: req.agent || "assistant" }) }) };
@@ -128,7 +141,7 @@ function server(sess: Session, older?: Session, readOnly = false) {
       listAgents: () => ({ agents: [create(AgentDescriptorSchema, { slug: "assistant" }), create(AgentDescriptorSchema, { slug: "critic" })] }),
     });
   });
-  return { transport, posted, completed, forked, mailed, deleted, gets, renamed };
+  return { transport, posted, completed, forked, mailed, deleted, gets, renamed, updated, resumed };
 }
 
 // Where shows the page's path, for the tests that navigate.
@@ -173,7 +186,7 @@ function ev(id: string, seq: number, body: Event["body"], delta = 0): StreamUpda
 }
 
 function stopped(id: string, seq: number): StreamUpdate {
-  return ev(id, seq, { case: "runStopped", value: { $typeName: "agents.v1.RunStopped", status: SessionStatus.READY, reason: "done", steps: 1, text: "", budget: "" } });
+  return ev(id, seq, { case: "runStopped", value: create(RunStoppedSchema, { status: SessionStatus.READY, reason: "done", steps: 1, text: "" }) });
 }
 
 describe("ChatPage", () => {
@@ -545,5 +558,94 @@ describe("ChatPage", () => {
     const res = await axe.run(view.container, { rules: { "color-contrast": { enabled: false } } });
     const bad = res.violations.filter((v) => v.impact === "serious" || v.impact === "critical");
     expect(bad.map((v) => `${v.id}: ${v.nodes.map((n) => n.html).join(", ")}`)).toEqual([]);
+  });
+
+  it("shows the tree's spend against its budget, and follows it live", async () => {
+    const sess = running("p-b");
+    sess.meta!.rootId = "p-b";
+    sess.meta!.budget = create(BudgetStateSchema, { budget: { tokens: 5000n, costUsd: 1 }, spent: { tokens: 1200n, costUsd: 0.25 }, left: { tokens: 3800n, costUsd: 0.75 } });
+    const { stream } = open(sess);
+    const budget = await screen.findByLabelText("Budget");
+    expect(budget.textContent).toContain("1.2k / 5.0k (3.8k left)");
+    expect(budget.textContent).toContain("$0.25 / $1.00 ($0.75 left)");
+    // A helper's update carries the whole tree's spend.
+    stream.push(
+      ev("kid", 11, {
+        case: "sessionUpdated",
+        value: {
+          $typeName: "agents.v1.SessionUpdated",
+          meta: create(SessionMetaSchema, { id: "kid", parentId: "p-b", rootId: "p-b", budget: { budget: { tokens: 5000n }, spent: { tokens: 4900n }, left: { tokens: 100n } } }),
+        },
+      }),
+    );
+    await waitFor(() => expect(screen.getByLabelText("Budget").textContent).toContain("4.9k / 5.0k (100 left)"));
+    expect(screen.getByRole("button", { name: "Budget" })).toBeTruthy();
+  });
+
+  it("shows neither spend nor Budget where the server keeps no budgets", async () => {
+    open(running("p-nb"));
+    await screen.findByRole("heading", { name: "Clock" });
+    expect(screen.queryByLabelText("Budget")).toBeNull();
+    expect(screen.queryByRole("button", { name: "Budget" })).toBeNull();
+  });
+
+  it("marks a run stopped at its budget, raises the budget on the tree's root and resumes", async () => {
+    const sess = create(SessionSchema, {
+      seq: 10n,
+      meta: create(SessionMetaSchema, {
+        id: "p-kid",
+        parentId: "p-root",
+        rootId: "p-root",
+        agent: "assistant",
+        title: "Digging",
+        status: SessionStatus.PAUSED,
+        statusReason: "budget_exceeded",
+        turnCount: 1,
+        budget: { budget: { tokens: 100n }, spent: { tokens: 130n }, left: { tokens: 0n }, exceeded: true },
+      }),
+      turns: [create(TurnSchema, { index: 0, kind: { case: "user", value: create(UserTurnSchema, { text: "dig" }) } })],
+    });
+    const { updated, resumed } = open(sess);
+    const note = await screen.findByRole("alert", { name: "Budget spent" });
+    expect(note.textContent).toContain("the session's budget is spent");
+    expect(screen.getByLabelText("Budget").textContent).toContain("130 / 100 (spent)");
+    fireEvent.click(within(note).getByRole("button", { name: "Raise the budget" }));
+    const form = await screen.findByRole("form", { name: "Set the session budget" });
+    expect(form.textContent).toContain("helper's session");
+    const tokens = within(form).getByRole("textbox", { name: "Most tokens" }) as HTMLInputElement;
+    expect(tokens.value).toBe("100");
+    // A wrong value is marked at its field, and nothing is sent.
+    fireEvent.change(tokens, { target: { value: "lots" } });
+    fireEvent.click(within(form).getByRole("button", { name: "Save and resume" }));
+    await waitFor(() => expect(tokens.getAttribute("aria-invalid")).toBe("true"));
+    expect(within(form).getByText(/a whole number/)).toBeTruthy();
+    expect(updated).toEqual([]);
+    fireEvent.change(tokens, { target: { value: "1000" } });
+    fireEvent.change(within(form).getByRole("textbox", { name: "Most US dollars" }), { target: { value: "0.5" } });
+    fireEvent.click(within(form).getByRole("button", { name: "Save and resume" }));
+    await waitFor(() => expect(resumed).toHaveLength(1));
+    expect(updated).toHaveLength(1);
+    expect(updated[0]).toMatchObject({ sessionId: "p-root", budget: { tokens: 1000n, costUsd: 0.5 } });
+    expect(resumed[0].sessionId).toBe("p-kid");
+    await waitFor(() => expect(screen.queryByRole("form", { name: "Set the session budget" })).toBeNull());
+  });
+
+  it("says when the owner's budget stopped the run, which the session cannot raise", async () => {
+    const sess = create(SessionSchema, {
+      seq: 10n,
+      meta: create(SessionMetaSchema, {
+        id: "p-own",
+        rootId: "p-own",
+        agent: "assistant",
+        status: SessionStatus.PAUSED,
+        statusReason: "budget_exceeded",
+        budget: { spent: { tokens: 130n } },
+      }),
+    });
+    open(sess);
+    const note = await screen.findByRole("alert", { name: "Budget spent" });
+    expect(note.textContent).toContain("the owner's budget is spent");
+    expect(within(note).getByRole("link", { name: "usage" }).getAttribute("href")).toBe("/usage");
+    expect(within(note).queryByRole("button", { name: "Raise the budget" })).toBeNull();
   });
 });

@@ -36,6 +36,14 @@
 //     param labelled by its name (password inputs for secrets)
 //   - keys: Enter sends, Shift+Enter is a new line, Escape leaves the
 //     composer; Alt+I interrupts, Alt+P pauses or resumes
+//   - budgets (a server that keeps them): the tree's spend, a list
+//     named "Budget" in the header (in the Actions panel on a narrow
+//     screen); button "Budget" in the controls, opening the dialog
+//     "Session budget" with a form "Set the session budget" (textboxes
+//     "Most tokens", "Most US dollars"; buttons "Save and resume" after
+//     a stop, "Save", "Cancel"); a run stopped at a budget: alert
+//     "Budget spent" with button "Raise the budget" (the tree's) or
+//     link "usage" and button "Resume now" (the owner's)
 
 import { useParams } from "react-router";
 import "./chat.css";

@@ -7,6 +7,9 @@ import { SessionService } from "../../../gen/agents/v1/session_service_pb";
 import { narrowScreen, useMediaQuery } from "../../../lib/media-query";
 import { useShortcut } from "../../../lib/shortcuts";
 import { createSessionClient } from "../../../lib/transport";
+import { BudgetStopNote } from "../../budgets/components/budget-stop-note";
+import { SessionBudgetDialog } from "../../budgets/components/session-budget-dialog";
+import { budgetStop } from "../../budgets/lib/budget";
 import { exportMarkdown } from "../api/export-session";
 import { useDraftsConnected } from "../hooks/use-draft";
 import { useSession } from "../hooks/use-session";
@@ -47,6 +50,8 @@ export function ChatSession({ id }: { id: string }) {
   const [notice, setNotice] = useState<string>();
   const [working, setWorking] = useState(false);
   const [deleting, setDeleting] = useState(false);
+  const [budgeting, setBudgeting] = useState(false);
+  const stop = budgetStop(meta, state.stoppedBy);
 
   const post = useMutation(SessionService.method.postMessage);
   const pause = useMutation(SessionService.method.pause);
@@ -55,6 +60,7 @@ export function ChatSession({ id }: { id: string }) {
   const cancelAttached = useMutation(SessionService.method.cancelAttached);
   const fork = useMutation(SessionService.method.forkSession);
   const rename = useMutation(SessionService.method.renameSession);
+  const update = useMutation(SessionService.method.updateSession);
 
   // The run may have stopped while nobody watched: a draft waiting for it
   // goes now.
@@ -102,11 +108,9 @@ export function ChatSession({ id }: { id: string }) {
       if (to) navigate(`/sessions/${to}`);
     });
 
+  const resumeRun = () => act("Resume", () => resume.mutateAsync({ sessionId: id, params: given(params) }));
   const controls: Controls = {
-    pauseOrResume: () =>
-      void (status === SessionStatus.RUNNING
-        ? act("Pause", () => pause.mutateAsync({ sessionId: id }))
-        : act("Resume", () => resume.mutateAsync({ sessionId: id, params: given(params) }))),
+    pauseOrResume: () => void (status === SessionStatus.RUNNING ? act("Pause", () => pause.mutateAsync({ sessionId: id })) : resumeRun()),
     cancelRun: () => void act("Cancel run", () => cancel.mutateAsync({ sessionId: id })),
     hardCancel: () => void act("Hard cancel", () => cancelAttached.mutateAsync({ sessionId: id })),
     forkHead: () => void forkAt(undefined),
@@ -120,6 +124,14 @@ export function ChatSession({ id }: { id: string }) {
     exportMarkdown: () => void act("Export", () => exportMarkdown(client, id, meta?.title ?? "")),
     // The new title comes back with the session's next update.
     rename: (title) => act("Rename", () => rename.mutateAsync({ sessionId: id, title })),
+    budget: () => setBudgeting(true),
+  };
+
+  // The budget is the tree's, kept on its root; the new state comes back
+  // with the sessions' next updates. The dialog shows a failure itself.
+  const saveBudget = async (budget: Parameters<typeof update.mutateAsync>[0]["budget"], then: boolean) => {
+    await update.mutateAsync({ sessionId: meta?.rootId || id, budget });
+    if (then) await resumeRun();
   };
 
   // at_turn counts from the newest turn, 0 being the head.
@@ -170,6 +182,7 @@ export function ChatSession({ id }: { id: string }) {
           This session was deleted.
         </p>
       )}
+      <BudgetStopNote stop={stop} readOnly={readOnly} working={working} onRaise={() => setBudgeting(true)} onResume={() => void resumeRun()} />
       {notice && (
         <p role="alert" className="error-text banner">
           {notice}
@@ -207,6 +220,7 @@ export function ChatSession({ id }: { id: string }) {
         />
         <Route path="mail" element={<MailTab sessionId={id} readOnly={readOnly} />} />
       </Routes>
+      {meta && !readOnly && <SessionBudgetDialog open={budgeting} meta={meta} stop={stop} onClose={() => setBudgeting(false)} save={saveBudget} />}
       {deleting && meta && (
         <DeleteDialog
           meta={meta}

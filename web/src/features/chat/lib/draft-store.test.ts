@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError, createRouterTransport } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
-import { EventSchema, SnapshotSchema, type Event } from "../../../gen/agents/v1/event_pb";
+import { EventSchema, RunStoppedSchema, SnapshotSchema, type Event } from "../../../gen/agents/v1/event_pb";
 import { AttachmentSchema, SessionMetaSchema, SessionStatus } from "../../../gen/agents/v1/session_pb";
 import { SessionService, type PostMessageRequest } from "../../../gen/agents/v1/session_service_pb";
 import type { StreamUpdate } from "../../../lib/event-stream";
@@ -49,7 +49,7 @@ function stopped(sessionId: string, status: SessionStatus, seq = 1): Event {
   return create(EventSchema, {
     seq: BigInt(seq),
     sessionId,
-    body: { case: "runStopped", value: { $typeName: "agents.v1.RunStopped", status, reason: "done", steps: 1, text: "", budget: "" } },
+    body: { case: "runStopped", value: create(RunStoppedSchema, { status, reason: "done", steps: 1, text: "" }) },
   });
 }
 

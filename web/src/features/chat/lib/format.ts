@@ -41,12 +41,24 @@ export function formatCount(n: bigint | number): string {
   return String(v);
 }
 
+// formatUsd words US dollars: cents, or the first digits that count
+// below a cent (what a few tokens cost).
+export function formatUsd(v: number): string {
+  if (v === 0) return "$0.00";
+  if (v < 0.0001) return "<$0.0001";
+  if (v < 0.01) return `$${v.toPrecision(2).replace(/0+$/, "")}`;
+  if (v < 1000) return `$${v.toFixed(2)}`;
+  return `$${Math.round(v).toLocaleString("en-US")}`;
+}
+
 export function formatUsage(u: Usage | undefined): { label: string; value: string }[] {
   return [
     { label: "in", value: formatCount(u?.promptTokens ?? 0n) },
     { label: "out", value: formatCount(u?.completionTokens ?? 0n) },
     { label: "cached", value: formatCount(u?.cachedTokens ?? 0n) },
     { label: "reasoning", value: formatCount(u?.reasoningTokens ?? 0n) },
+    // A server that knows no price for the model sends no cost.
+    ...(u?.costUsd === undefined ? [] : [{ label: "cost", value: formatUsd(u.costUsd) }]),
   ];
 }
 

@@ -1,7 +1,7 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { ToolKind } from "../../../gen/agents/v1/agent_pb";
-import { EventSchema, type Event } from "../../../gen/agents/v1/event_pb";
+import { EventSchema, RunStartedSchema, RunStoppedSchema, type Event } from "../../../gen/agents/v1/event_pb";
 import {
   DeferredCallSchema,
   LlmTurnSchema,
@@ -73,7 +73,7 @@ const rest: Event[] = [
   ev(15, { case: "thinkingDelta", value: { $typeName: "agents.v1.ThinkingDelta", text: "noon", turnIndex: 3 } }, 5),
   ev(15, { case: "textDelta", value: { $typeName: "agents.v1.TextDelta", text: "It is noon.", turnIndex: 3 } }, 6),
   ev(16, { case: "sessionUpdated", value: { $typeName: "agents.v1.SessionUpdated", meta: meta(SessionStatus.RUNNING, 4), headTurn: turns[3] } }),
-  ev(17, { case: "runStopped", value: { $typeName: "agents.v1.RunStopped", status: SessionStatus.READY, reason: "done", steps: 2, text: "It is noon.", budget: "" } }),
+  ev(17, { case: "runStopped", value: create(RunStoppedSchema, { status: SessionStatus.READY, reason: "done", steps: 2, text: "It is noon." }) }),
   ev(18, { case: "sessionUpdated", value: { $typeName: "agents.v1.SessionUpdated", meta: meta(SessionStatus.READY, 4, { statusReason: "done" }) } }),
 ];
 
@@ -129,7 +129,7 @@ describe("sessionReducer", () => {
 
   it("ignores the events of other sessions", () => {
     const s = loadedWith(midAnswer);
-    const other = ev(20, { case: "runStopped", value: { $typeName: "agents.v1.RunStopped", status: SessionStatus.READY, reason: "done", steps: 1, text: "", budget: "" } }, 0, "s-2");
+    const other = ev(20, { case: "runStopped", value: create(RunStoppedSchema, { status: SessionStatus.READY, reason: "done", steps: 1, text: "" }) }, 0, "s-2");
     expect(sessionReducer(s, { type: "event", event: other })).toBe(s);
   });
 
@@ -271,5 +271,54 @@ describe("sessionReducer", () => {
       { type: "event", event: ev(11, { case: "sessionDeleted", value: { $typeName: "agents.v1.SessionDeleted", meta: meta(SessionStatus.READY, 1) } }) },
     ]);
     expect(s.deleted).toBe(true);
+  });
+
+  it("follows the tree's spend from the sessions of its tree, not from others", () => {
+    const root = session({ seq: 10n, meta: create(SessionMetaSchema, { id, rootId: id, status: SessionStatus.WAITING, budget: { budget: { tokens: 1000n }, spent: { tokens: 100n } } }) });
+    let s = loadedWith(root);
+    const helper = (seq: number, rootId: string, spent: bigint) =>
+      ev(
+        seq,
+        {
+          case: "sessionUpdated",
+          value: { $typeName: "agents.v1.SessionUpdated", meta: create(SessionMetaSchema, { id: "kid", rootId, budget: { budget: { tokens: 1000n }, spent: { tokens: spent } } }) },
+        },
+        0,
+        "kid",
+      );
+    s = sessionReducer(s, { type: "event", event: helper(11, id, 400n) });
+    expect(s.meta?.budget?.spent?.tokens).toBe(400n);
+    expect(s.meta?.status).toBe(SessionStatus.WAITING);
+    // Another tree's spend is not this one's; an old change is not news.
+    const after = sessionReducer(s, { type: "event", event: helper(12, "other-root", 900n) });
+    expect(after).toBe(s);
+    expect(sessionReducer(s, { type: "event", event: helper(9, id, 50n) }).meta?.budget?.spent?.tokens).toBe(400n);
+  });
+
+  it("keeps which budget stopped the run until the next run starts", () => {
+    let s = loadedWith(midAnswer);
+    s = sessionReducer(s, {
+      type: "event",
+      event: ev(11, { case: "runStopped", value: create(RunStoppedSchema, { status: SessionStatus.PAUSED, reason: "budget_exceeded", budget: "session" }) }),
+    });
+    expect(s.stoppedBy).toBe("session");
+    expect(s.meta).toMatchObject({ status: SessionStatus.PAUSED, statusReason: "budget_exceeded" });
+    s = sessionReducer(s, { type: "event", event: ev(12, { case: "runStarted", value: create(RunStartedSchema) }) });
+    expect(s.stoppedBy).toBeUndefined();
+  });
+
+  it("does not take back spend the tree showed when the root's own update saw less", () => {
+    const budget = (spent: bigint) => ({ budget: { tokens: 1000n }, spent: { tokens: spent } });
+    let s = loadedWith(session({ seq: 10n, meta: create(SessionMetaSchema, { id, rootId: id, status: SessionStatus.WAITING, budget: budget(100n) }) }));
+    const update = (seq: number, sessionId: string, spent: bigint) =>
+      ev(seq, { case: "sessionUpdated", value: { $typeName: "agents.v1.SessionUpdated", meta: create(SessionMetaSchema, { id: sessionId, rootId: id, status: SessionStatus.RUNNING, budget: budget(spent) }) } }, 0, sessionId);
+    s = run(s, [
+      { type: "event", event: update(11, "kid", 500n) },
+      // The root saw the tree at its last model call.
+      { type: "event", event: update(12, id, 100n) },
+    ]);
+    expect(s.meta?.status).toBe(SessionStatus.RUNNING);
+    expect(s.meta?.budget?.spent?.tokens).toBe(500n);
+    expect(s.meta?.budget?.left?.tokens).toBe(500n);
   });
 });

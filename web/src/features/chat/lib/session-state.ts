@@ -19,6 +19,7 @@ import {
   type Turn,
 } from "../../../gen/agents/v1/session_pb";
 import { follows, type Position } from "../../../lib/event-stream";
+import { latestSpend } from "../../budgets/lib/budget";
 
 // Positions are the event stream's: ordered by follows, which does not
 // place one server's deltas after another's at one seq.
@@ -80,6 +81,9 @@ export interface SessionState {
   // The code of the last failure (`params_required`, …), until a run
   // starts again.
   failureCode?: string;
+  // The budget a run stopped for (`session`, `owner`), as its
+  // run.stopped said, until a run starts again.
+  stoppedBy?: string;
 }
 
 export type SessionAction =
@@ -111,7 +115,7 @@ export function sessionReducer(state: SessionState, action: SessionAction): Sess
       return prepend(state, action.session);
     case "event": {
       const ev = action.event;
-      if (ev.sessionId !== state.id) return state;
+      if (ev.sessionId !== state.id) return treeSpend(state, ev);
       if (state.fetching > 0 || !state.loaded) return { ...state, held: [...state.held, ev] };
       return apply(state, ev);
     }
@@ -143,7 +147,7 @@ function load(state: SessionState, sess: Session): SessionState {
   } else {
     s = { ...state, turns: [...state.turns], calls: { ...state.calls } };
   }
-  s.meta = meta;
+  s.meta = state.loaded && meta ? { ...meta, budget: latestSpend(state.meta?.budget, meta.budget) } : meta;
   s.pos = pos;
   s.live = undefined;
   for (const t of sess.turns) store(s, t);
@@ -258,7 +262,8 @@ function apply(state: SessionState, ev: Event): SessionState {
       return s;
     }
     case "sessionUpdated": {
-      if (b.value.meta) s.meta = b.value.meta;
+      const m = b.value.meta;
+      if (m) s.meta = { ...m, budget: latestSpend(s.meta?.budget, m.budget) };
       const t = b.value.headTurn;
       if (t) {
         s.turns = [...s.turns];
@@ -270,9 +275,11 @@ function apply(state: SessionState, ev: Event): SessionState {
     case "runStarted":
       s.meta = withStatus(s, SessionStatus.RUNNING, "");
       s.failureCode = undefined;
+      s.stoppedBy = undefined;
       return s;
     case "runStopped":
       s.meta = withStatus(s, b.value.status, b.value.reason);
+      s.stoppedBy = b.value.budget || undefined;
       endRun(s);
       return s;
     case "sessionFailed":
@@ -286,6 +293,21 @@ function apply(state: SessionState, ev: Event): SessionState {
     default:
       return s;
   }
+}
+
+// treeSpend takes the tree's budget state from another session of the
+// same tree: a helper's session.updated carries what the whole tree has
+// spent, which the root's header shows as it grows. Only a change newer
+// than what the state reflects is taken; the session's own events, and
+// its loads, bring the rest.
+function treeSpend(state: SessionState, ev: Event): SessionState {
+  const b = ev.body;
+  if (b.case !== "sessionUpdated" || !state.loaded || state.fetching > 0) return state;
+  const root = state.meta?.rootId;
+  const m = b.value.meta;
+  if (!root || !m?.budget || m.rootId !== root || !state.meta) return state;
+  if (!follows(positionOf(ev), state.pos)) return state;
+  return { ...state, meta: { ...state.meta, budget: latestSpend(state.meta.budget, m.budget) } };
 }
 
 function withStatus(s: SessionState, status: SessionStatus, reason: string): SessionMeta {

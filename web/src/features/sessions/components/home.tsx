@@ -3,9 +3,14 @@ import { useEffect, useId, useRef, useState, type FormEvent } from "react";
 import { Link, useLocation, useNavigate, useSearchParams } from "react-router";
 import { AgentService, type AgentDescriptor } from "../../../gen/agents/v1/agent_pb";
 import { SessionService } from "../../../gen/agents/v1/session_service_pb";
+import { newAgentPath } from "../../agents/lib/source";
+import { LimitsFields } from "../../budgets/components/limits-fields";
+import { useBudgetsSupported } from "../../budgets/hooks/use-budgets";
+import { budgetOf, hasLimit, isFieldError, parseLimits, type FieldError, type LimitFields } from "../../budgets/lib/budget";
 
-// Home starts a new session: an agent picker, the agent's params and an
-// optional first message.
+// Home starts a new session: an agent picker, the agent's params, an
+// optional first message and title, and, on a server that keeps budgets,
+// an optional budget for the session's tree.
 export function Home() {
   const [search] = useSearchParams();
   const location = useLocation();
@@ -16,6 +21,9 @@ export function Home() {
   const [title, setTitle] = useState("");
   // Param values live in this form only: secrets are never stored.
   const [params, setParams] = useState<Record<string, string>>({});
+  const [limits, setLimits] = useState<LimitFields>({ tokens: "", costUsd: "" });
+  const [limitError, setLimitError] = useState<FieldError>();
+  const budgets = useBudgetsSupported();
   const picker = useRef<HTMLFieldSetElement>(null);
   const ids = { heading: useId(), message: useId(), title: useId() };
 
@@ -39,11 +47,16 @@ export function Home() {
     e?.preventDefault();
     if (!agent || create.isPending) return;
     const given = Object.fromEntries(Object.entries(params).filter(([k, v]) => v !== "" && agent.params.some((p) => p.name === k)));
+    const parsed = budgets ? parseLimits(limits) : {};
+    if (isFieldError(parsed)) return setLimitError(parsed);
+    setLimitError(undefined);
+    const budget = budgetOf(parsed);
     create.mutate({
       agent: agent.slug,
       title: title.trim(),
       message: message.trim() ? { text: message } : undefined,
       params: given,
+      budget: hasLimit(budget) ? budget : undefined,
       idempotencyKey: crypto.randomUUID(),
     });
   }
@@ -58,7 +71,9 @@ export function Home() {
           Could not load the agents: {agents.error.rawMessage}
         </p>
       ) : list.length === 0 ? (
-        <p>The server has no agents. Add an agent file to its configuration and reload.</p>
+        <p>
+          The server has no agents. Add an agent file to its configuration and reload, or <Link to={newAgentPath}>create one</Link>.
+        </p>
       ) : (
         <form onSubmit={submit} className="new-session">
           <fieldset ref={picker} className="agent-picker">
@@ -136,6 +151,18 @@ export function Home() {
             <label htmlFor={ids.title}>Title (optional)</label>
             <input id={ids.title} type="text" value={title} onChange={(e) => setTitle(e.target.value)} />
           </div>
+          {budgets && (
+            <details className="budget-options" open={!!limitError || undefined}>
+              <summary>Budget (optional)</summary>
+              <LimitsFields
+                legend="Budget of the session"
+                hint="The session and its helper sessions spend it together; at a limit the run stops before its next model call. Empty: no limit."
+                values={limits}
+                onChange={setLimits}
+                error={limitError}
+              />
+            </details>
+          )}
           {create.error && (
             <p role="alert" className="error">
               Could not start the session: {create.error.rawMessage}

@@ -1,0 +1,242 @@
+import { create } from "@bufbuild/protobuf";
+import { timestampFromMs } from "@bufbuild/protobuf/wkt";
+import { Code, ConnectError, createRouterTransport } from "@connectrpc/connect";
+import { TransportProvider } from "@connectrpc/connect-query";
+import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
+import { cleanup, fireEvent, render, screen, waitFor, within } from "@testing-library/react";
+import axe from "axe-core";
+import { MemoryRouter, Route, Routes, useLocation } from "react-router";
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  AgentDescriptorSchema,
+  AgentService,
+  AgentSource,
+  AgentVersionSchema,
+  type AgentDescriptor,
+  type AgentVersion,
+  type CreateAgentRequest,
+  type DeleteAgentRequest,
+  type UpdateAgentRequest,
+} from "../../../gen/agents/v1/agent_pb";
+import { ErrorDetailSchema } from "../../../gen/agents/v1/error_pb";
+import { EditAgentPage, NewAgentPage } from "./agent-editor";
+import { AgentPage } from "./agent-page";
+import { AgentVersionsPage } from "./agent-versions";
+import { AgentsPage } from "./agents-page";
+
+afterEach(cleanup);
+
+const definition = (slug: string, announce: string) =>
+  JSON.stringify(
+    { tag: "OpenAIAgentDescription", contents: { slug, flavor: "OpenAIv1", modelUrl: "https://models.invalid/v1", apiKeyId: "k", modelName: "m", announce } },
+    null,
+    2,
+  );
+
+// fakeServer keeps stored agents as the server does: versions that grow,
+// definitions checked (a missing modelUrl is refused, naming the field),
+// a file agent read-only.
+function fakeServer() {
+  const created: CreateAgentRequest[] = [];
+  const updated: UpdateAgentRequest[] = [];
+  const deleted: DeleteAgentRequest[] = [];
+  const file = create(AgentDescriptorSchema, { slug: "filed", announce: "From a file", source: AgentSource.FILE, file: "/etc/agents/filed.json" });
+  const stored = new Map<string, AgentVersion[]>([
+    [
+      "writer",
+      [
+        create(AgentVersionSchema, { slug: "writer", version: 2n, definition: definition("writer", "Writes, v2"), current: true, author: "root", createTime: timestampFromMs(2000) }),
+        create(AgentVersionSchema, { slug: "writer", version: 1n, definition: definition("writer", "Writes, v1"), author: "root", createTime: timestampFromMs(1000) }),
+      ],
+    ],
+  ]);
+  const descriptor = (slug: string): AgentDescriptor | undefined => {
+    if (slug === file.slug) return file;
+    const v = stored.get(slug)?.find((x) => x.current);
+    if (!v) return undefined;
+    return create(AgentDescriptorSchema, {
+      slug,
+      announce: JSON.parse(v.definition).contents.announce,
+      source: AgentSource.STORED,
+      version: v.version,
+      definition: v.definition,
+      updateTime: v.createTime,
+    });
+  };
+  const check = (text: string) => {
+    const c = JSON.parse(text).contents;
+    if (!c.modelUrl)
+      throw new ConnectError("contents.modelUrl: required", Code.InvalidArgument, undefined, [
+        { desc: ErrorDetailSchema, value: create(ErrorDetailSchema, { code: "invalid_agent", metadata: { field: "contents.modelUrl" } }) },
+      ]);
+    return c.slug as string;
+  };
+  const write = (slug: string, text: string) => {
+    const old = (stored.get(slug) ?? []).map((v) => ({ ...v, current: false }));
+    stored.set(slug, [create(AgentVersionSchema, { slug, version: BigInt(old.length + 1), definition: text, current: true }), ...old]);
+    return { agent: descriptor(slug) };
+  };
+  const transport = createRouterTransport(({ service }) => {
+    service(AgentService, {
+      listAgents: () => ({ agents: [file, ...[...stored.keys()].map(descriptor).filter((a) => !!a)].sort((a, b) => a.slug.localeCompare(b.slug)) }),
+      getAgent: (req) => {
+        const a = descriptor(req.slug);
+        if (!a) throw new ConnectError(`no agent ${req.slug}`, Code.NotFound);
+        return { agent: a };
+      },
+      createAgent: (req) => {
+        created.push(req);
+        return write(check(req.definition), req.definition);
+      },
+      updateAgent: (req) => {
+        updated.push(req);
+        if (req.slug === file.slug) throw new ConnectError("filed comes from an agent file: read-only", Code.AlreadyExists);
+        check(req.definition);
+        return write(req.slug, req.definition);
+      },
+      deleteAgent: (req) => {
+        deleted.push(req);
+        const vs = stored.get(req.slug) ?? [];
+        stored.set(req.slug, vs.map((v) => ({ ...v, current: false })));
+        return { slug: req.slug, version: vs[0]?.version ?? 0n };
+      },
+      listAgentVersions: (req) => ({ versions: stored.get(req.slug) ?? [] }),
+    });
+  });
+  return { transport, created, updated, deleted };
+}
+
+function Where() {
+  return <output aria-label="Location">{useLocation().pathname}</output>;
+}
+
+function mount(path: string, server = fakeServer()) {
+  const qc = new QueryClient({ defaultOptions: { queries: { retry: false } } });
+  const view = render(
+    <TransportProvider transport={server.transport}>
+      <QueryClientProvider client={qc}>
+        <MemoryRouter initialEntries={[path]}>
+          <Where />
+          <Routes>
+            <Route path="/agents" element={<AgentsPage />} />
+            <Route path="/agents/+new" element={<NewAgentPage />} />
+            <Route path="/agents/:slug" element={<AgentPage />} />
+            <Route path="/agents/:slug/edit" element={<EditAgentPage />} />
+            <Route path="/agents/:slug/versions" element={<AgentVersionsPage />} />
+          </Routes>
+        </MemoryRouter>
+      </QueryClientProvider>
+    </TransportProvider>,
+  );
+  return { ...server, view };
+}
+
+const where = () => screen.getByLabelText("Location").textContent;
+const editor = () => screen.getByRole("textbox", { name: "Agent definition (JSON)" }) as HTMLTextAreaElement;
+
+async function violations(root: Element) {
+  const res = await axe.run(root, { rules: { "color-contrast": { enabled: false } }, resultTypes: ["violations"] });
+  return res.violations.filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
+}
+
+describe("the agents page", () => {
+  it("lists every agent with its source and, stored, its version", async () => {
+    const { view } = mount("/agents");
+    const list = await screen.findByRole("list", { name: "Agents" });
+    const [filed, writer] = within(list).getAllByRole("listitem");
+    expect(filed.textContent).toContain("filed");
+    expect(filed.textContent).toContain("file");
+    expect(filed.textContent).not.toMatch(/v\d/);
+    expect(writer.textContent).toContain("stored");
+    expect(writer.textContent).toContain("v2");
+    expect(within(writer).getByRole("link", { name: "writer" }).getAttribute("href")).toBe("/agents/writer");
+    expect(screen.getByRole("link", { name: "New agent" }).getAttribute("href")).toBe("/agents/+new");
+    expect(await violations(view.container)).toEqual([]);
+  });
+
+  it("creates an agent, marking the field the server refused where it belongs", async () => {
+    const { created, view } = mount("/agents/+new");
+    const text = definition("poet", "Rhymes").replace(/\n\s*"modelUrl": "[^"]*",/, "");
+    fireEvent.change(editor(), { target: { value: text } });
+    fireEvent.click(screen.getByRole("button", { name: "Create the agent" }));
+    const alert = await screen.findByRole("alert", { name: "The server refused the definition" });
+    expect(alert.textContent).toContain("contents.modelUrl: required");
+    // Missing, the field is marked at the object it belongs in.
+    expect(alert.textContent).toContain("marked at the object it belongs in, line 3");
+    expect(editor().getAttribute("aria-invalid")).toBe("true");
+    expect(view.container.querySelector(".json-backdrop mark")?.textContent).toBe('"contents"');
+    expect(view.container.querySelector(".json-gutter .marked")?.textContent).toBe("3");
+    // The editor selected the place.
+    expect(text.slice(editor().selectionStart, editor().selectionEnd)).toBe('"contents"');
+    expect(await violations(view.container)).toEqual([]);
+
+    fireEvent.change(editor(), { target: { value: definition("poet", "Rhymes") } });
+    fireEvent.click(screen.getByRole("button", { name: "Create the agent" }));
+    await waitFor(() => expect(where()).toBe("/agents/poet"));
+    expect(created).toHaveLength(2);
+  });
+
+  it("says where text that is not JSON goes wrong, and sends nothing", async () => {
+    const { created, view } = mount("/agents/+new");
+    fireEvent.change(editor(), { target: { value: '{\n  "tag": "x"\n  "contents": {}\n}' } });
+    expect((await screen.findByRole("alert")).textContent).toBe("Not JSON: line 3, column 3: comma expected");
+    fireEvent.click(screen.getByRole("button", { name: "Create the agent" }));
+    expect(view.container.querySelector(".json-gutter .marked")?.textContent).toBe("3");
+    expect(created).toEqual([]);
+  });
+
+  it("edits a stored agent from its definition, as a new version of the one read", async () => {
+    const { updated } = mount("/agents/writer");
+    await screen.findByText("Writes, v2");
+    fireEvent.click(within(screen.getByRole("toolbar", { name: "Agent actions" })).getByRole("link", { name: "Edit" }));
+    await waitFor(() => expect(editor().value).toContain('"announce": "Writes, v2"'));
+    fireEvent.change(editor(), { target: { value: editor().value.replace("Writes, v2", "Writes, v3") } });
+    fireEvent.click(screen.getByRole("button", { name: "Save as a new version" }));
+    await waitFor(() => expect(where()).toBe("/agents/writer"));
+    expect(updated[0]).toMatchObject({ slug: "writer", expectedVersion: 2n });
+    await screen.findByText("Writes, v3");
+  });
+
+  it("keeps a file agent read-only, saying it comes from a file", async () => {
+    mount("/agents/filed");
+    await screen.findByText(/From an agent file: read-only here/);
+    expect(screen.queryByRole("link", { name: "Edit" })).toBeNull();
+    expect(screen.queryByRole("button", { name: "Delete" })).toBeNull();
+    cleanup();
+    mount("/agents/filed/edit");
+    const note = await screen.findByRole("note");
+    expect(note.textContent).toContain("/etc/agents/filed.json");
+    expect(note.textContent).toContain("read-only");
+    expect(screen.queryByRole("textbox")).toBeNull();
+  });
+
+  it("lists the versions, opens an old one read-only and edits from it", async () => {
+    const { view } = mount("/agents/writer/versions");
+    const list = await screen.findByRole("list", { name: "Versions" });
+    expect(within(list).getAllByRole("listitem").map((li) => li.querySelector("strong")?.textContent)).toEqual(["Version 2", "Version 1"]);
+    expect(within(list).getAllByRole("listitem")[0].textContent).toContain("current");
+    fireEvent.click(screen.getByRole("button", { name: "View version 1" }));
+    const old = screen.getByRole("textbox", { name: "Definition of version 1" }) as HTMLTextAreaElement;
+    expect(old.readOnly).toBe(true);
+    expect(old.value).toContain("Writes, v1");
+    expect(await violations(view.container)).toEqual([]);
+    fireEvent.click(screen.getByRole("link", { name: "Edit from this version" }));
+    await waitFor(() => expect(editor().value).toContain("Writes, v1"));
+    expect(screen.getByText(/starting from the text of version 1/)).toBeTruthy();
+  });
+
+  it("deletes a stored agent after confirming", async () => {
+    const { deleted } = mount("/agents/writer");
+    await screen.findByText("Writes, v2");
+    fireEvent.click(screen.getByRole("button", { name: "Delete" }));
+    const dialog = screen.getByRole("alertdialog", { name: "Delete the agent writer?" });
+    fireEvent.click(within(dialog).getByRole("button", { name: "Cancel" }));
+    expect(screen.queryByRole("alertdialog")).toBeNull();
+    fireEvent.click(screen.getByRole("button", { name: "Delete" }));
+    fireEvent.click(within(screen.getByRole("alertdialog")).getByRole("button", { name: "Delete the agent" }));
+    await waitFor(() => expect(where()).toBe("/agents"));
+    expect(deleted).toEqual([expect.objectContaining({ slug: "writer", expectedVersion: 2n })]);
+    const list = await screen.findByRole("list", { name: "Agents" });
+    expect(within(list).queryByRole("link", { name: "writer" })).toBeNull();
+  });
+});

@@ -1,0 +1,25 @@
+import { AgentSource, type AgentDescriptor } from "../../../gen/agents/v1/agent_pb";
+
+// The page that creates an agent: "+" is in no slug, so no agent's page
+// is hidden behind it.
+export const newAgentPath = "/agents/+new";
+
+export function agentPath(slug: string, page?: "edit" | "versions"): string {
+  return `/agents/${encodeURIComponent(slug)}${page ? `/${page}` : ""}`;
+}
+
+// isStored reports whether an agent is the API's to change.
+export function isStored(a: AgentDescriptor | undefined): boolean {
+  return a?.source === AgentSource.STORED;
+}
+
+// sourceLabel words where an agent comes from; a server older than
+// stored agents says nothing, and all its agents are files.
+export function sourceLabel(a: AgentDescriptor): string {
+  return a.source === AgentSource.STORED ? "stored" : "file";
+}
+
+// versionLabel is a stored agent's version ("v3"); a file agent has none.
+export function versionLabel(a: AgentDescriptor): string {
+  return isStored(a) && a.version > 0n ? `v${a.version}` : "—";
+}
