@@ -43,7 +43,7 @@ func TestWriteEvent(t *testing.T) {
 			},
 			want: "id: 1\n" +
 				"event: agents.changed\n" +
-				`data: {"seq":1,"session_id":"","owner":"","time":"2025-03-04T05:06:07.8Z","kind":"agents.changed","delta_seq":0,"slugs":["a","b"],"errors":[]}` + "\n" +
+				`data: {"seq":1,"session_id":"","owner":"","time":"2025-03-04T05:06:07.8Z","kind":"agents.changed","delta_seq":0,"slugs":["a","b"],"errors":[],"agent":"","version":0,"deleted":false}` + "\n" +
 				"\n",
 		},
 		{
@@ -56,7 +56,7 @@ func TestWriteEvent(t *testing.T) {
 			},
 			want: "id: 18446744073709551615\n" +
 				"event: run.stopped\n" +
-				`data: {"seq":18446744073709551615,"session_id":"s","owner":"o","time":null,"kind":"run.stopped","delta_seq":0,"status":"ready","reason":"done","steps":0,"text":""}` + "\n" +
+				`data: {"seq":18446744073709551615,"session_id":"s","owner":"o","time":null,"kind":"run.stopped","delta_seq":0,"status":"ready","reason":"done","steps":0,"text":"","budget":""}` + "\n" +
 				"\n",
 		},
 		{
@@ -98,7 +98,7 @@ func TestWriteItems(t *testing.T) {
 			},
 			want: "id: 12\n" +
 				"event: snapshot\n" +
-				`data: {"seq":12,"sessions":[{"id":"s1","agent":"helper","owner":"","title":"two\nlines","status":"running","status_reason":"","parent_id":"","forked_from":"","turn_count":0,"usage":null,"pending_mail":0,"pending_calls":0,"depth":0,"create_time":null,"update_time":null,"allowed_tools":[]}],"delta_seq":0}` + "\n" +
+				`data: {"seq":12,"sessions":[{"id":"s1","agent":"helper","owner":"","title":"two\nlines","status":"running","status_reason":"","parent_id":"","forked_from":"","turn_count":0,"usage":null,"pending_mail":0,"pending_calls":0,"depth":0,"create_time":null,"update_time":null,"allowed_tools":[],"root_id":"","budget":null,"agent_version":0}],"delta_seq":0}` + "\n" +
 				"\n",
 		},
 		{
