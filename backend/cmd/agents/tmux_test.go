@@ -20,6 +20,9 @@ type tmuxTerm struct {
 	t      *testing.T
 	socket string
 	name   string
+	// status is the file the pane's shell writes the program's exit
+	// status to once it waited for it.
+	status string
 }
 
 // Size of the tests' terminals: the smallest the TUI promises to work in.
@@ -33,12 +36,15 @@ func startTmux(t *testing.T, dir string, env []string, argv ...string) *tmuxTerm
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skip("tmux is not installed")
 	}
-	m := &tmuxTerm{t: t, socket: filepath.Join(t.TempDir(), "tmux.sock"), name: "tui"}
+	m := &tmuxTerm{t: t, socket: filepath.Join(t.TempDir(), "tmux.sock"), name: "tui", status: filepath.Join(t.TempDir(), "status")}
 	// The command goes through a script so that its environment is exactly
-	// env, whatever the tmux server's own.
+	// env, whatever the tmux server's own. The script's shell waits for the
+	// program and writes its exit status (128+n for signal n) to a file:
+	// tmux reaps its pane's process when it gets to it, and a test reading
+	// the pane's status may find the pane dead with no status yet.
 	script := filepath.Join(t.TempDir(), "run.sh")
 	var b strings.Builder
-	b.WriteString("#!/bin/sh\ncd " + shellQuote(dir) + "\nexec env -i")
+	b.WriteString("#!/bin/sh\ncd " + shellQuote(dir) + "\nenv -i")
 	for _, kv := range env {
 		b.WriteString(" " + shellQuote(kv))
 	}
@@ -46,7 +52,7 @@ func startTmux(t *testing.T, dir string, env []string, argv ...string) *tmuxTerm
 	for _, a := range argv {
 		b.WriteString(" " + shellQuote(a))
 	}
-	b.WriteString("\n")
+	b.WriteString("\necho $? > " + shellQuote(m.status) + ".new && mv " + shellQuote(m.status) + ".new " + shellQuote(m.status) + "\n")
 	if err := os.WriteFile(script, []byte(b.String()), 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -149,21 +155,16 @@ func (m *tmuxTerm) waitGone(text string) {
 func (m *tmuxTerm) exitStatus() int {
 	m.t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
-	var deadSince time.Time // the pane died, with no status yet
 	for {
-		state := m.tmux("display-message", "-p", "-t", m.name, "#{pane_dead} #{pane_dead_status}")
-		var dead, code int
-		n, _ := fmt.Sscan(state, &dead, &code)
-		switch {
-		case n == 2 && dead == 1:
+		if b, err := os.ReadFile(m.status); err == nil {
+			var code int
+			if _, err := fmt.Sscan(string(b), &code); err != nil {
+				m.t.Fatalf("exit status file %q: %v", b, err)
+			}
 			return code
-		case n == 1 && dead == 1 && deadSince.IsZero():
-			deadSince = time.Now()
-		case n == 1 && dead == 1 && time.Since(deadSince) > 2*time.Second:
-			return -1 // dead, and tmux gives no status: ended by a signal
 		}
 		if time.Now().After(deadline) {
-			m.t.Fatalf("the program did not exit within 30s (pane state %q):\n%s", state, m.capture())
+			m.t.Fatalf("the program did not exit within 30s:\n%s", m.capture())
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
