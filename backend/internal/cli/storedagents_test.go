@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/agents-os/agents/api/client"
+	"github.com/agents-os/agents/tools/fakellm"
+	"github.com/agents-os/agents/tools/fakellm/fakellmtest"
 )
 
 // A stored agent through the Go client against a real stack configured
@@ -83,4 +85,46 @@ func TestTheGoClientEditsStoredAgents(t *testing.T) {
 			t.Fatalf("delete = %d, %v", v, err)
 		}
 	})
+}
+
+// storedAgent is an agent definition to store, with extra fields of its
+// contents.
+func storedAgent(slug, extra string) string {
+	return strings.Replace(storedDefinition, `"slug": "stored"`, `"slug": "`+slug+`"`+extra, 1)
+}
+
+// createStored stores an agent in the database of server's flags, through
+// the command line.
+func createStored(t *testing.T, env func(string) (string, bool), server []string, def string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "agent.json")
+	writeFile(t, path, def, 0o644)
+	if code, out, errOut := run(t, env, append([]string{"agents", "create", "-f", path}, server...)...); code != 0 {
+		t.Fatalf("create = %d, %q, %q", code, out, errOut)
+	}
+}
+
+// -a names a stored agent of the local database: the server a command
+// starts in-process serves it, and a slug neither the files nor the
+// database have is refused with the known ones, stored included.
+func TestRunUsesAStoredAgentOfTheLocalDatabase(t *testing.T) {
+	t.Parallel()
+	dir, env := testEnv(t)
+	model := fakellmtest.Start(t, fakellm.Rules{Default: &fakellm.Reply{Text: "stored says {{last_user}}"}})
+	filed := filepath.Join(dir, "agents", "filed.json")
+	writeFile(t, filed, agentJSON("filed", ""), 0o644)
+	server := []string{"--agent-file", filed, "--db", filepath.Join(dir, "agents.db")}
+	createStored(t, env, server, storedAgent("stored", `, "extraAgents": [{"slug": "filed"}]`))
+
+	code, out, errOut := run(t, env, append([]string{"run", "-a", "stored", "--offline-model", model.URL(), "hi"}, server...)...)
+	if code != 0 || out != "stored says hi\n" {
+		t.Fatalf("run -a stored = %d, %q, %q", code, out, errOut)
+	}
+	if reqs := model.Requests(); len(reqs) != 1 || !strings.Contains(strings.Join(reqs[0].ToolNames(), " "), "filed") {
+		t.Errorf("the model was offered %v, want the file agent as a helper", reqs)
+	}
+	code, _, errOut = run(t, env, append([]string{"run", "-a", "nobody", "--offline-model", model.URL(), "hi"}, server...)...)
+	if want := `--agent: unknown agent "nobody" (known: filed, stored)`; code != 1 || !strings.Contains(errOut, want) {
+		t.Errorf("run -a nobody = %d, %q; want %q", code, errOut, want)
+	}
 }
