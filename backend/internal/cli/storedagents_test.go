@@ -3,8 +3,10 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -126,5 +128,65 @@ func TestRunUsesAStoredAgentOfTheLocalDatabase(t *testing.T) {
 	code, _, errOut = run(t, env, append([]string{"run", "-a", "nobody", "--offline-model", model.URL(), "hi"}, server...)...)
 	if want := `--agent: unknown agent "nobody" (known: filed, stored)`; code != 1 || !strings.Contains(errOut, want) {
 		t.Errorf("run -a nobody = %d, %q; want %q", code, errOut, want)
+	}
+}
+
+// check loads the stored agents of the database as a server would now: a
+// stored agent whose helper was deleted, or whose tool lies outside the
+// directories allowed today, is a problem named by its slug; without a
+// database, check reads the files alone and creates none.
+func TestCheckReportsTheStoredAgents(t *testing.T) {
+	t.Parallel()
+	dir, env := testEnv(t)
+	filed := filepath.Join(dir, "agents", "filed.json")
+	writeFile(t, filed, agentJSON("filed", ""), 0o644)
+	tools := filepath.Join(dir, "tools")
+	writeFile(t, filepath.Join(tools, "ok.sh"), goodTool, 0o755)
+	allow := filepath.Join(dir, "allow.json")
+	writeFile(t, allow, fmt.Sprintf(`{"storedAgentToolDirs": [%q]}`, tools), 0o644)
+	db := filepath.Join(dir, "agents.db")
+	server := []string{"--agent-file", filed, "--db", db}
+	allowed := append([]string{"--config", allow}, server...)
+	createStored(t, env, allowed, storedAgent("aide", ""))
+	createStored(t, env, allowed, storedAgent("boss", `, "extraAgents": [{"slug": "aide"}]`))
+	createStored(t, env, allowed, storedAgent("tooly", fmt.Sprintf(`, "bashToolboxes": [{"tag": "SingleTool", "contents": {"Path": %q}}]`, filepath.Join(tools, "ok.sh"))))
+	if code, out, errOut := run(t, env, append([]string{"check"}, allowed...)...); code != 0 || !strings.Contains(out, "4 agents loaded, 0 problems") {
+		t.Fatalf("check of sound stored agents = %d:\n%s%s", code, out, errOut)
+	}
+	if code, _, errOut := run(t, env, append([]string{"agents", "rm", "aide"}, allowed...)...); code != 0 {
+		t.Fatalf("rm aide = %d, %q", code, errOut)
+	}
+	code, out, errOut := run(t, env, append([]string{"check"}, server...)...)
+	for _, want := range []string{
+		"stored agent boss: contents.extraAgents[0]",
+		"stored agent tooly: contents.bashToolboxes[0]: ",
+		"1 agent loaded, 2 problems",
+	} {
+		if code != 1 || !strings.Contains(out, want) {
+			t.Errorf("check after the helper was deleted, allowing no tools = %d, want 1 and %q:\n%s%s", code, want, out, errOut)
+		}
+	}
+
+	// Attached, the server says which of its stored agents it refused.
+	cfg := filepath.Join(dir, "served.json")
+	writeFile(t, cfg, fmt.Sprintf(`{"agentsFiles": [%q], "db": %q}`, filed, db), 0o644)
+	srv := serveForTest(t, env, cfg, nil)
+	code, out, errOut = run(t, env, "check", "--agent-file", filed, "--attach", srv.url)
+	for _, want := range []string{
+		"stored agent boss: contents.extraAgents[0]",
+		"stored agent tooly: contents.bashToolboxes[0]: ",
+		"1 agent loaded, 2 problems",
+	} {
+		if code != 1 || !strings.Contains(out, want) {
+			t.Errorf("check --attach = %d, want 1 and %q:\n%s%s", code, want, out, errOut)
+		}
+	}
+
+	code, out, errOut = run(t, env, "check", "--agent-file", filed)
+	if code != 0 || !strings.Contains(out, "1 agent loaded, 0 problems") {
+		t.Errorf("check without a database = %d:\n%s%s", code, out, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "data", "agents", "agents.db")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("check without a database created the default one (%v)", err)
 	}
 }
