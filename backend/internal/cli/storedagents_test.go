@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/agents-os/agents/api/client"
+	"github.com/agents-os/agents/backend/internal/store/sqlite"
 	"github.com/agents-os/agents/tools/fakellm"
 	"github.com/agents-os/agents/tools/fakellm/fakellmtest"
 )
@@ -167,18 +168,21 @@ func TestCheckReportsTheStoredAgents(t *testing.T) {
 		}
 	}
 
-	// Attached, the server says which of its stored agents it refused.
+	// Attached, or on a database a server holds, the server says which
+	// of its stored agents it refused.
 	cfg := filepath.Join(dir, "served.json")
 	writeFile(t, cfg, fmt.Sprintf(`{"agentsFiles": [%q], "db": %q}`, filed, db), 0o644)
-	srv := serveForTest(t, env, cfg, nil)
-	code, out, errOut = run(t, env, "check", "--agent-file", filed, "--attach", srv.url)
-	for _, want := range []string{
-		"stored agent boss: contents.extraAgents[0]",
-		"stored agent tooly: contents.bashToolboxes[0]: ",
-		"1 agent loaded, 2 problems",
-	} {
-		if code != 1 || !strings.Contains(out, want) {
-			t.Errorf("check --attach = %d, want 1 and %q:\n%s%s", code, want, out, errOut)
+	srv := serveWith(t, env, cfg, stackOptions{holder: sqlite.Holder{Socket: filepath.Join(t.TempDir(), "agents.sock")}})
+	for _, args := range [][]string{{"--attach", srv.url}, {"--db", db}} {
+		code, out, errOut = run(t, env, append([]string{"check", "--agent-file", filed}, args...)...)
+		for _, want := range []string{
+			"stored agent boss: contents.extraAgents[0]",
+			"stored agent tooly: contents.bashToolboxes[0]: ",
+			"1 agent loaded, 2 problems",
+		} {
+			if code != 1 || !strings.Contains(out, want) {
+				t.Errorf("check %s = %d, want 1 and %q:\n%s%s", strings.Join(args, " "), code, want, out, errOut)
+			}
 		}
 	}
 
