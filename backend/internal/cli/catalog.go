@@ -13,10 +13,10 @@ import (
 // loadCatalog loads the agents the resolved configuration names. An unknown
 // --agent slug is an error; bad agent files are not (they are reported by
 // the catalog and the others load). With stored agents (opts.Stored), a
-// slug no agent file has may be a stored agent's: the files are served
-// whole beside the stored agents, since its helpers may be any of them,
-// and the slug is looked for among them all. opts says how tools run; the
-// key lookup is added here.
+// slug no agent file has may be a stored agent's: the files load whole,
+// since its helpers may be any of them, the slug is looked for among all
+// the agents, and the catalog keeps it and its helpers. opts says how
+// tools run; the key lookup is added here.
 func (a *app) loadCatalog(ctx context.Context, res *config.Resolved, keys config.Keys, opts catalog.Options) (*catalog.Catalog, error) {
 	_, err := res.LoadAgents()
 	maybeStored := errors.Is(err, agentfile.ErrUnknownAgent) && opts.Stored != nil
@@ -28,6 +28,9 @@ func (a *app) loadCatalog(ctx context.Context, res *config.Resolved, keys config
 		// and with a stored --agent, every file.
 		set, _ := res.LoadAgents()
 		return set
+	}
+	if maybeStored {
+		opts.Only = res.Agent
 	}
 	opts.HasKey = func(id string) bool {
 		_, ok := keys.Lookup(id)

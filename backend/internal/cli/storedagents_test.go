@@ -116,7 +116,10 @@ func TestRunUsesAStoredAgentOfTheLocalDatabase(t *testing.T) {
 	model := fakellmtest.Start(t, fakellm.Rules{Default: &fakellm.Reply{Text: "stored says {{last_user}}"}})
 	filed := filepath.Join(dir, "agents", "filed.json")
 	writeFile(t, filed, agentJSON("filed", ""), 0o644)
-	server := []string{"--agent-file", filed, "--db", filepath.Join(dir, "agents.db")}
+	other := filepath.Join(dir, "agents", "other.json")
+	writeFile(t, other, agentJSON("other", ""), 0o644)
+	server := []string{"--agent-file", filed, "--agent-file", other, "--db", filepath.Join(dir, "agents.db")}
+	createStored(t, env, server, storedAgent("unused", ""))
 	createStored(t, env, server, storedAgent("stored", `, "extraAgents": [{"slug": "filed"}]`))
 
 	code, out, errOut := run(t, env, append([]string{"run", "-a", "stored", "--offline-model", model.URL(), "hi"}, server...)...)
@@ -127,8 +130,14 @@ func TestRunUsesAStoredAgentOfTheLocalDatabase(t *testing.T) {
 		t.Errorf("the model was offered %v, want the file agent as a helper", reqs)
 	}
 	code, _, errOut = run(t, env, append([]string{"run", "-a", "nobody", "--offline-model", model.URL(), "hi"}, server...)...)
-	if want := `--agent: unknown agent "nobody" (known: filed, stored)`; code != 1 || !strings.Contains(errOut, want) {
+	if want := `--agent: unknown agent "nobody" (known: filed, other, stored, unused)`; code != 1 || !strings.Contains(errOut, want) {
 		t.Errorf("run -a nobody = %d, %q; want %q", code, errOut, want)
+	}
+	// As with a file agent, the server serves only the agent and its
+	// helpers.
+	code, out, errOut = run(t, env, append([]string{"agents", "ls", "-a", "stored"}, server...)...)
+	if code != 0 || !strings.Contains(out, "stored") || !strings.Contains(out, "filed") || strings.Contains(out, "other") || strings.Contains(out, "unused") {
+		t.Errorf("agents ls -a stored = %d, want stored and its helper filed alone:\n%s%s", code, out, errOut)
 	}
 }
 
