@@ -68,6 +68,7 @@ func assemble(f *files, stored []*Agent, storedErrors []*agentfile.Error) *Snaps
 		Errors:   append(append([]*agentfile.Error(nil), f.errors...), storedErrors...),
 		Warnings: append([]*agentfile.Error(nil), f.warnings...),
 	}
+	snap.every = snap.bySlug
 	for _, a := range append(append([]*Agent(nil), f.agents...), stored...) {
 		snap.bySlug[a.Slug] = a
 		snap.sorted = append(snap.sorted, a)

@@ -42,6 +42,12 @@ type Options struct {
 	// WorkDir is where a stored agent's relative paths are resolved;
 	// empty: the process working directory.
 	WorkDir string
+	// Only, when set, keeps in each snapshot only the agent with this
+	// slug and its helpers, recursively, when there is one: a server
+	// given a stored agent to serve alone. (A file agent's set is
+	// narrowed before it loads; a stored agent's helpers may be any
+	// agent, so the files are loaded whole and narrowed here.)
+	Only string
 }
 
 // Catalog is the current set of agents. It is safe for concurrent use.
@@ -113,6 +119,9 @@ func (c *Catalog) swap(snap *Snapshot) *Snapshot {
 // Snapshot is one immutable generation of the catalog.
 type Snapshot struct {
 	bySlug map[string]*Agent
+	// every is bySlug before Options.Only left agents out: the slugs a
+	// new stored agent may not take, the helpers it may name.
+	every  map[string]*Agent
 	sorted []*Agent
 	files  *files
 	// Errors has one entry per agent file or tool that could not be loaded.
@@ -127,6 +136,35 @@ func (s *Snapshot) toolboxes() []*mcptools.Toolbox {
 	var out []*mcptools.Toolbox
 	for _, a := range s.sorted {
 		out = append(out, a.mcp...)
+	}
+	return out
+}
+
+// only is s holding only the agent with this slug and its helpers,
+// recursively; s itself when no agent has the slug. Errors and warnings
+// are kept: they are still true.
+func (s *Snapshot) only(slug string) *Snapshot {
+	root := s.bySlug[slug]
+	if root == nil {
+		return s
+	}
+	out := &Snapshot{bySlug: map[string]*Agent{}, every: s.every, files: s.files, Errors: s.Errors, Warnings: s.Warnings}
+	for queue := []*Agent{root}; len(queue) > 0; queue = queue[1:] {
+		a := queue[0]
+		if out.bySlug[a.Slug] != nil {
+			continue
+		}
+		out.bySlug[a.Slug] = a
+		for _, h := range a.HelperTools {
+			if helper := s.bySlug[h.Slug]; helper != nil {
+				queue = append(queue, helper)
+			}
+		}
+	}
+	for _, a := range s.sorted {
+		if out.bySlug[a.Slug] != nil {
+			out.sorted = append(out.sorted, a)
+		}
 	}
 	return out
 }

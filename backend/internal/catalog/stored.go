@@ -60,7 +60,11 @@ func (c *Catalog) withStored(ctx context.Context, f *files) *Snapshot {
 		}
 	}
 	agents, more := c.buildStored(ctx, f, c.stored)
-	return assemble(f, agents, append(problems, more...))
+	snap := assemble(f, agents, append(problems, more...))
+	if c.opts.Only != "" {
+		snap = snap.only(c.opts.Only)
+	}
+	return snap
 }
 
 // storedDef is a stored agent being built.
@@ -179,7 +183,7 @@ func (c *Catalog) Validate(ctx context.Context, slug string, data []byte, update
 		return "", invalid(perr)
 	}
 	a := def.Agent
-	switch existing := snap.bySlug[a.Slug]; {
+	switch existing := snap.every[a.Slug]; {
 	case update && a.Slug != slug:
 		return "", invalid(&agentfile.Error{Field: "contents.slug", Reason: fmt.Sprintf("is %q, but the agent updated is %q: a stored agent keeps its slug (create one under the new slug and delete this one)", a.Slug, slug)})
 	case update:
@@ -192,7 +196,7 @@ func (c *Catalog) Validate(ctx context.Context, slug string, data []byte, update
 		if s == a.Slug {
 			return a // a recursive agent is its own helper
 		}
-		if h := snap.bySlug[s]; h != nil {
+		if h := snap.every[s]; h != nil {
 			return h.Agent
 		}
 		return nil
@@ -215,7 +219,7 @@ func (c *Catalog) Validate(ctx context.Context, slug string, data []byte, update
 // A slug no agent has is errs.NotFound (unknown_agent); a stored agent the
 // catalog refused is writable, which is how it is mended.
 func (s *Snapshot) Writable(slug string) error {
-	a := s.bySlug[slug]
+	a := s.every[slug]
 	switch {
 	case a != nil && a.Source == SourceFile:
 		return errs.Conflict(CodeAgentReadOnly, "agent %q comes from the agent file %s: file agents are read-only to the API (edit the file and reload)", slug, a.File)

@@ -136,3 +136,64 @@ func TestValidateRefusesWhatAFileCheckRefuses(t *testing.T) {
 		})
 	}
 }
+
+// Only keeps a stored agent and its helpers, stored or filed, at every
+// change of the stored agents; a slug no agent has keeps them all.
+func TestOnlyKeepsAStoredAgentAndItsHelpers(t *testing.T) {
+	dir := t.TempDir()
+	var files []string
+	for _, slug := range []string{"filed", "other"} {
+		files = append(files, filepath.Join(dir, slug+".json"))
+		writeFile(t, files[len(files)-1], definition(slug, ""), 0o644)
+	}
+	set := agentfile.Loader{WorkDir: dir}.Load(files, nil)
+	stored := []Stored{
+		{Slug: "boss", Version: 1, Definition: definition("boss", `, "extraAgents": [{"slug": "mate"}]`)},
+		{Slug: "mate", Version: 1, Definition: definition("mate", `, "extraAgents": [{"slug": "filed"}]`)},
+		{Slug: "unused", Version: 1, Definition: definition("unused", "")},
+	}
+	slugs := func(snap *Snapshot) []string {
+		var out []string
+		for _, a := range snap.Agents() {
+			out = append(out, a.Slug)
+		}
+		return out
+	}
+	catalog := func(only string) *Catalog {
+		return New(context.Background(), func() *agentfile.Set { return set }, Options{
+			Stored: func(context.Context) ([]Stored, error) { return stored, nil },
+			Only:   only,
+		})
+	}
+	cat := catalog("boss")
+	if got := slugs(cat.Snapshot()); !slices.Equal(got, []string{"boss", "filed", "mate"}) {
+		t.Errorf("only boss = %q, want boss and its helpers", got)
+	}
+	stored = append(stored, Stored{Slug: "late", Version: 1, Definition: definition("late", "")})
+	if got := slugs(cat.ReloadStored(context.Background())); !slices.Equal(got, []string{"boss", "filed", "mate"}) {
+		t.Errorf("only boss after a change = %q, want boss and its helpers", got)
+	}
+	if got := slugs(catalog("nobody").Snapshot()); len(got) != 6 {
+		t.Errorf("only a slug no agent has = %q, want every agent", got)
+	}
+}
+
+// Under Only, a stored agent left out still holds its slug, and may be
+// named as a helper.
+func TestOnlyLeavesTheSlugsOfTheOthersTaken(t *testing.T) {
+	stored := []Stored{
+		{Slug: "boss", Version: 1, Definition: definition("boss", "")},
+		{Slug: "unused", Version: 1, Definition: definition("unused", "")},
+	}
+	cat := New(context.Background(), func() *agentfile.Set { return &agentfile.Set{} }, Options{
+		Stored: func(context.Context) ([]Stored, error) { return stored, nil },
+		Only:   "boss",
+	})
+	ctx := context.Background()
+	if _, err := cat.Validate(ctx, "", []byte(definition("unused", "")), false); errs.KindOf(err) != errs.KindConflict {
+		t.Errorf("create under a stored slug left out = %v, want a conflict", err)
+	}
+	if _, err := cat.Validate(ctx, "", []byte(definition("new", `, "extraAgents": [{"slug": "unused"}]`)), false); err != nil {
+		t.Errorf("create naming a stored agent left out as a helper = %v", err)
+	}
+}

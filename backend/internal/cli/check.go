@@ -2,32 +2,47 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"strings"
 
+	"connectrpc.com/connect"
 	"github.com/spf13/cobra"
 
+	"github.com/agents-os/agents/api/client"
+	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/backend/internal/agentfile"
 	"github.com/agents-os/agents/backend/internal/catalog"
 	"github.com/agents-os/agents/backend/internal/config"
 	"github.com/agents-os/agents/backend/internal/mcptools"
+	"github.com/agents-os/agents/backend/internal/store"
+	"github.com/agents-os/agents/backend/internal/store/postgres"
+	"github.com/agents-os/agents/backend/internal/store/sqlite"
 	"github.com/agents-os/agents/tools/fakellm"
 )
 
 func (a *app) checkCommand() *cobra.Command {
 	var offline string
+	var cf clientFlags
 	cmd := &cobra.Command{
-		Use:   "check",
+		Use:   "check [--db PATH | --attach URL|PATH]",
 		Short: "Load every agent and describe every tool; report each problem as file: field: reason",
 		Long: `Load every agent file the configuration names, run "describe" on every
 bash tool, start every MCP server and list its tools, and report each problem on a line of its own as
 "file: field: reason". Exits 1 when any agent file or tool does not load.
+The agents stored in the database (--db, the config's, or the default one
+when it exists; or those of the server --attach names) are checked as the
+server loads them now, their problems reported as "stored agent SLUG:
+field: reason": a helper deleted since, a tool outside the directories
+allowed today. Without a database, the files alone are checked.
 Warnings (unknown or unsupported fields in the config and agent files, API
 keys not found) do not change the exit status. With --offline-model, an
 agent whose key is not found talks to the offline model: check says so
 instead of warning, and checks the rules file when it names one.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
 			res, err := a.resolve()
 			if err != nil {
 				return err
@@ -38,15 +53,35 @@ instead of warning, and checks the rules file when it names one.`,
 			}
 			pool := mcptools.NewPool(mcptools.Options{})
 			defer pool.Close()
-			cat, err := a.loadCatalog(cmd.Context(), res, keys, catalog.Options{MCP: pool})
+			opts := catalog.Options{MCP: pool}
+			db, remote, err := a.checkedStore(ctx, res, cf)
+			if err != nil {
+				return err
+			}
+			if db != nil {
+				defer db.Close()
+				opts.Stored, opts.ToolDirs, opts.WorkDir = catalog.FromStore(db), res.StoredAgentToolDirs, res.WorkDir
+			}
+			if remote != nil {
+				defer remote.Close()
+			}
+			cat, err := a.loadCatalog(ctx, res, keys, opts)
 			if err != nil {
 				return err
 			}
 			snap := cat.Snapshot()
 			problems := snap.Errors
+			loaded := len(snap.Agents())
+			if remote != nil {
+				n, p, err := remoteStored(ctx, remote)
+				if err != nil {
+					return err
+				}
+				loaded, problems = loaded+n, append(problems, p...)
+			}
 			warnings := append(append([]*agentfile.Error(nil), res.Warnings...), snap.Warnings...)
 			for _, ag := range snap.Agents() {
-				p, w := checkMCPServers(cmd.Context(), ag)
+				p, w := checkMCPServers(ctx, ag)
 				problems, warnings = append(problems, p...), append(warnings, w...)
 			}
 			if isRulesFile(offline) {
@@ -63,22 +98,80 @@ instead of warning, and checks the rules file when it names one.`,
 				case offline != "":
 					fmt.Fprintf(a.stdout, "%s: no key %q: talks to the offline model (%s)\n", ag.Slug, ag.Model.APIKeyID, offline)
 				default:
-					warnings = append(warnings, missingKey(ag.File, ag.Model.APIKeyID))
+					warnings = append(warnings, missingKey(ag, ag.Model.APIKeyID))
 				}
 			}
 			warnings = append(warnings, unpricedModels(res, snap.Agents())...)
 			for _, w := range warnings {
 				fmt.Fprintln(a.stdout, "warning:", w.Error())
 			}
-			fmt.Fprintf(a.stdout, "%s loaded, %s, %s\n", plural(len(snap.Agents()), "agent"), plural(len(problems), "problem"), plural(len(warnings), "warning"))
+			fmt.Fprintf(a.stdout, "%s loaded, %s, %s\n", plural(loaded, "agent"), plural(len(problems), "problem"), plural(len(warnings), "warning"))
 			if len(problems) > 0 {
-				return &exitError{code: 1, err: fmt.Errorf("%s loading the agent files and their tools", plural(len(problems), "problem"))}
+				return &exitError{code: 1, err: fmt.Errorf("%s loading the agents and their tools", plural(len(problems), "problem"))}
 			}
 			return nil
 		},
 	}
+	cf.addClientFlags(cmd)
 	cmd.Flags().StringVar(&offline, "offline-model", "", "the offline model (a URL, or a rules file) that agents without a key will talk to")
+	cmd.Flags().StringVar(&a.flags.DB, "db", "", "database whose stored agents to check too (default: the config's, else $XDG_DATA_HOME/agents/agents.db when it exists)")
 	return cmd
+}
+
+// checkedStore is where check reads the stored agents: the database
+// itself, or the server of --attach, or the server that holds the
+// database. A database file that does not exist holds none and is not
+// created: check then reads the files alone.
+func (a *app) checkedStore(ctx context.Context, res *config.Resolved, cf clientFlags) (store.Store, *client.Client, error) {
+	if cf.attach != "" {
+		if a.flags.DB != "" {
+			return nil, nil, errors.New("--db is the database to check without a server; it does not apply with --attach")
+		}
+		c, err := a.attach(ctx, cf)
+		return nil, c, err
+	}
+	if !postgres.IsDSN(res.DB) {
+		if _, err := os.Stat(res.DB); errors.Is(err, os.ErrNotExist) {
+			if a.flags.DB != "" {
+				return nil, nil, fmt.Errorf("--db %s: no such database", res.DB)
+			}
+			return nil, nil, nil
+		}
+	}
+	db, err := openStore(ctx, res.DB, sqlite.Holder{Command: a.command})
+	var locked *sqlite.LockedError
+	if errors.As(err, &locked) {
+		c, err := a.attachHolder(ctx, cf, locked)
+		return nil, c, err
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return db, nil, nil
+}
+
+// remoteStored is what a server says of its stored agents: how many it
+// serves, and the problems of those it refused (and of reading them).
+// Its agent files are not its: check reads the files of its own
+// configuration.
+func remoteStored(ctx context.Context, c *client.Client) (int, []*agentfile.Error, error) {
+	res, err := c.Agents.ListAgents(ctx, connect.NewRequest(&agentsv1.ListAgentsRequest{}))
+	if err != nil {
+		return 0, nil, describe(err)
+	}
+	n := 0
+	for _, ag := range res.Msg.GetAgents() {
+		if ag.GetSource() == agentsv1.AgentSource_AGENT_SOURCE_STORED {
+			n++
+		}
+	}
+	var problems []*agentfile.Error
+	for _, e := range res.Msg.GetErrors() {
+		if e.GetFile() == "" {
+			problems = append(problems, &agentfile.Error{Agent: e.GetAgent(), Field: e.GetField(), Reason: e.GetReason()})
+		}
+	}
+	return n, problems, nil
 }
 
 // checkMCPServers starts the agent's MCP servers and lists their tools:
@@ -90,7 +183,7 @@ func checkMCPServers(ctx context.Context, ag *catalog.Agent) (problems, warnings
 		if st.Error == "" {
 			continue
 		}
-		e := &agentfile.Error{File: ag.File, Field: fmt.Sprintf("contents.mcpServers[%d]", i), Reason: st.Error}
+		e := agentProblem(ag, fmt.Sprintf("contents.mcpServers[%d]", i), st.Error)
 		if st.State == mcptools.StateIdle {
 			warnings = append(warnings, e)
 		} else {
@@ -101,13 +194,19 @@ func checkMCPServers(ctx context.Context, ag *catalog.Agent) (problems, warnings
 }
 
 // missingKey says where an agent's API key was looked for.
-func missingKey(file, id string) *agentfile.Error {
-	return &agentfile.Error{
-		File:  file,
-		Field: "contents.apiKeyId",
-		Reason: fmt.Sprintf("no key %q in the keys file or the environment (%s); the agent cannot reach its model",
-			id, strings.Join(config.EnvNames(id), ", ")),
+func missingKey(ag *catalog.Agent, id string) *agentfile.Error {
+	return agentProblem(ag, "contents.apiKeyId", fmt.Sprintf("no key %q in the keys file or the environment (%s); the agent cannot reach its model",
+		id, strings.Join(config.EnvNames(id), ", ")))
+}
+
+// agentProblem is a problem of an agent's field, named by its file, or by
+// its slug for a stored agent.
+func agentProblem(ag *catalog.Agent, field, reason string) *agentfile.Error {
+	e := &agentfile.Error{File: ag.File, Field: field, Reason: reason}
+	if ag.Source == catalog.SourceStored {
+		e.Agent = ag.Slug
 	}
+	return e
 }
 
 // unpricedModels warns once about each model the agents use that the

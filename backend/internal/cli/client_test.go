@@ -44,7 +44,10 @@ func serveWith(t *testing.T, env func(string) (string, bool), configFile string,
 	if err != nil {
 		t.Fatal(err)
 	}
-	socket := filepath.Join(t.TempDir(), "agents.sock")
+	socket := opts.holder.Socket // where the database's lock file says it answers
+	if socket == "" {
+		socket = filepath.Join(t.TempDir(), "agents.sock")
+	}
 	unix, err := listenUnix(socket)
 	if err != nil {
 		t.Fatal(err)

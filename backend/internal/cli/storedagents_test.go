@@ -3,13 +3,18 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/agents-os/agents/api/client"
+	"github.com/agents-os/agents/backend/internal/store/sqlite"
+	"github.com/agents-os/agents/tools/fakellm"
+	"github.com/agents-os/agents/tools/fakellm/fakellmtest"
 )
 
 // A stored agent through the Go client against a real stack configured
@@ -83,4 +88,118 @@ func TestTheGoClientEditsStoredAgents(t *testing.T) {
 			t.Fatalf("delete = %d, %v", v, err)
 		}
 	})
+}
+
+// storedAgent is an agent definition to store, with extra fields of its
+// contents.
+func storedAgent(slug, extra string) string {
+	return strings.Replace(storedDefinition, `"slug": "stored"`, `"slug": "`+slug+`"`+extra, 1)
+}
+
+// createStored stores an agent in the database of server's flags, through
+// the command line.
+func createStored(t *testing.T, env func(string) (string, bool), server []string, def string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "agent.json")
+	writeFile(t, path, def, 0o644)
+	if code, out, errOut := run(t, env, append([]string{"agents", "create", "-f", path}, server...)...); code != 0 {
+		t.Fatalf("create = %d, %q, %q", code, out, errOut)
+	}
+}
+
+// -a names a stored agent of the local database: the server a command
+// starts in-process serves it, and a slug neither the files nor the
+// database have is refused with the known ones, stored included.
+func TestRunUsesAStoredAgentOfTheLocalDatabase(t *testing.T) {
+	t.Parallel()
+	dir, env := testEnv(t)
+	model := fakellmtest.Start(t, fakellm.Rules{Default: &fakellm.Reply{Text: "stored says {{last_user}}"}})
+	filed := filepath.Join(dir, "agents", "filed.json")
+	writeFile(t, filed, agentJSON("filed", ""), 0o644)
+	other := filepath.Join(dir, "agents", "other.json")
+	writeFile(t, other, agentJSON("other", ""), 0o644)
+	server := []string{"--agent-file", filed, "--agent-file", other, "--db", filepath.Join(dir, "agents.db")}
+	createStored(t, env, server, storedAgent("unused", ""))
+	createStored(t, env, server, storedAgent("stored", `, "extraAgents": [{"slug": "filed"}]`))
+
+	code, out, errOut := run(t, env, append([]string{"run", "-a", "stored", "--offline-model", model.URL(), "hi"}, server...)...)
+	if code != 0 || out != "stored says hi\n" {
+		t.Fatalf("run -a stored = %d, %q, %q", code, out, errOut)
+	}
+	if reqs := model.Requests(); len(reqs) != 1 || !strings.Contains(strings.Join(reqs[0].ToolNames(), " "), "filed") {
+		t.Errorf("the model was offered %v, want the file agent as a helper", reqs)
+	}
+	code, _, errOut = run(t, env, append([]string{"run", "-a", "nobody", "--offline-model", model.URL(), "hi"}, server...)...)
+	if want := `--agent: unknown agent "nobody" (known: filed, other, stored, unused)`; code != 1 || !strings.Contains(errOut, want) {
+		t.Errorf("run -a nobody = %d, %q; want %q", code, errOut, want)
+	}
+	// As with a file agent, the server serves only the agent and its
+	// helpers.
+	code, out, errOut = run(t, env, append([]string{"agents", "ls", "-a", "stored"}, server...)...)
+	if code != 0 || !strings.Contains(out, "stored") || !strings.Contains(out, "filed") || strings.Contains(out, "other") || strings.Contains(out, "unused") {
+		t.Errorf("agents ls -a stored = %d, want stored and its helper filed alone:\n%s%s", code, out, errOut)
+	}
+}
+
+// check loads the stored agents of the database as a server would now: a
+// stored agent whose helper was deleted, or whose tool lies outside the
+// directories allowed today, is a problem named by its slug; without a
+// database, check reads the files alone and creates none.
+func TestCheckReportsTheStoredAgents(t *testing.T) {
+	t.Parallel()
+	dir, env := testEnv(t)
+	filed := filepath.Join(dir, "agents", "filed.json")
+	writeFile(t, filed, agentJSON("filed", ""), 0o644)
+	tools := filepath.Join(dir, "tools")
+	writeFile(t, filepath.Join(tools, "ok.sh"), goodTool, 0o755)
+	allow := filepath.Join(dir, "allow.json")
+	writeFile(t, allow, fmt.Sprintf(`{"storedAgentToolDirs": [%q]}`, tools), 0o644)
+	db := filepath.Join(dir, "agents.db")
+	server := []string{"--agent-file", filed, "--db", db}
+	allowed := append([]string{"--config", allow}, server...)
+	createStored(t, env, allowed, storedAgent("aide", ""))
+	createStored(t, env, allowed, storedAgent("boss", `, "extraAgents": [{"slug": "aide"}]`))
+	createStored(t, env, allowed, storedAgent("tooly", fmt.Sprintf(`, "bashToolboxes": [{"tag": "SingleTool", "contents": {"Path": %q}}]`, filepath.Join(tools, "ok.sh"))))
+	if code, out, errOut := run(t, env, append([]string{"check"}, allowed...)...); code != 0 || !strings.Contains(out, "4 agents loaded, 0 problems") {
+		t.Fatalf("check of sound stored agents = %d:\n%s%s", code, out, errOut)
+	}
+	if code, _, errOut := run(t, env, append([]string{"agents", "rm", "aide"}, allowed...)...); code != 0 {
+		t.Fatalf("rm aide = %d, %q", code, errOut)
+	}
+	code, out, errOut := run(t, env, append([]string{"check"}, server...)...)
+	for _, want := range []string{
+		"stored agent boss: contents.extraAgents[0]",
+		"stored agent tooly: contents.bashToolboxes[0]: ",
+		"1 agent loaded, 2 problems",
+	} {
+		if code != 1 || !strings.Contains(out, want) {
+			t.Errorf("check after the helper was deleted, allowing no tools = %d, want 1 and %q:\n%s%s", code, want, out, errOut)
+		}
+	}
+
+	// Attached, or on a database a server holds, the server says which
+	// of its stored agents it refused.
+	cfg := filepath.Join(dir, "served.json")
+	writeFile(t, cfg, fmt.Sprintf(`{"agentsFiles": [%q], "db": %q}`, filed, db), 0o644)
+	srv := serveWith(t, env, cfg, stackOptions{holder: sqlite.Holder{Socket: filepath.Join(t.TempDir(), "agents.sock")}})
+	for _, args := range [][]string{{"--attach", srv.url}, {"--db", db}} {
+		code, out, errOut = run(t, env, append([]string{"check", "--agent-file", filed}, args...)...)
+		for _, want := range []string{
+			"stored agent boss: contents.extraAgents[0]",
+			"stored agent tooly: contents.bashToolboxes[0]: ",
+			"1 agent loaded, 2 problems",
+		} {
+			if code != 1 || !strings.Contains(out, want) {
+				t.Errorf("check %s = %d, want 1 and %q:\n%s%s", strings.Join(args, " "), code, want, out, errOut)
+			}
+		}
+	}
+
+	code, out, errOut = run(t, env, "check", "--agent-file", filed)
+	if code != 0 || !strings.Contains(out, "1 agent loaded, 0 problems") {
+		t.Errorf("check without a database = %d:\n%s%s", code, out, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "data", "agents", "agents.db")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("check without a database created the default one (%v)", err)
+	}
 }
