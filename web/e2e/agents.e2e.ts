@@ -1,7 +1,7 @@
 import type { Browser, Locator, Page } from "playwright-core";
-import { afterAll, beforeAll, expect, test } from "vitest";
+import { expect, test } from "vitest";
 import { patience, send, waitForTurn } from "./app";
-import { describeE2E, errorsOf, launchBrowser, openPage, screenshot, startServer, type AgentsServer } from "./harness";
+import { type AgentsServer, describeE2E, errorsOf, openPage, screenshot, withServerAndBrowser } from "./harness";
 
 // Stored agents through the web app against the real server: the agents
 // page lists file and stored agents, a definition the server refuses is
@@ -11,13 +11,8 @@ import { describeE2E, errorsOf, launchBrowser, openPage, screenshot, startServer
 describeE2E("the agents page", () => {
   let server: AgentsServer;
   let browser: Browser;
-
-  beforeAll(async () => {
-    [server, browser] = await Promise.all([startServer(), launchBrowser()]);
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await server?.stop();
+  withServerAndBrowser((s, b) => {
+    [server, browser] = [s, b];
   });
 
   // A definition the offline model answers as it answers the chat agent.

@@ -1,7 +1,7 @@
 import type { Browser, Locator, Page } from "playwright-core";
-import { afterAll, beforeAll, expect, test } from "vitest";
+import { expect, test } from "vitest";
 import { patience, sessionIdOf, waitForStatus, waitForTurn } from "./app";
-import { describeE2E, errorsOf, launchBrowser, openPage, screenshot, startServer, type AgentsServer } from "./harness";
+import { type AgentsServer, describeE2E, errorsOf, openPage, screenshot, withServerAndBrowser } from "./harness";
 
 // A session's budget against the real server and the offline model: the
 // counter agent makes two model calls (the tool call, then the report),
@@ -10,13 +10,8 @@ import { describeE2E, errorsOf, launchBrowser, openPage, screenshot, startServer
 describeE2E("session budgets", () => {
   let server: AgentsServer;
   let browser: Browser;
-
-  beforeAll(async () => {
-    [server, browser] = await Promise.all([startServer(), launchBrowser()]);
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await server?.stop();
+  withServerAndBrowser((s, b) => {
+    [server, browser] = [s, b];
   });
 
   // The tree's spend against its budget, in the session header.

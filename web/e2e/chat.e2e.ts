@@ -1,5 +1,5 @@
 import type { Browser } from "playwright-core";
-import { afterAll, beforeAll, expect, test } from "vitest";
+import { expect, test } from "vitest";
 import {
   composer,
   conversation,
@@ -16,20 +16,15 @@ import {
   waitForStatus,
   waitForTurn,
 } from "./app";
-import { describeE2E, errorsOf, launchBrowser, openPage, startServer, type AgentsServer } from "./harness";
+import { type AgentsServer, describeE2E, errorsOf, openPage, withServerAndBrowser } from "./harness";
 
 // The chat against a real server and the offline model: one server and
 // one browser for the file, a fresh page (its own storage) per test.
 describeE2E("the chat", () => {
   let server: AgentsServer;
   let browser: Browser;
-
-  beforeAll(async () => {
-    [server, browser] = await Promise.all([startServer(), launchBrowser()]);
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await server?.stop();
+  withServerAndBrowser((s, b) => {
+    [server, browser] = [s, b];
   });
 
   const home = () => openPage(browser, server.url + "/");

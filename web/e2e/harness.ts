@@ -15,7 +15,7 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { chromium, type Browser, type Page } from "playwright-core";
-import { describe } from "vitest";
+import { afterAll, beforeAll, describe } from "vitest";
 
 const here = fileURLToPath(new URL(".", import.meta.url));
 const repo = join(here, "..", "..");
@@ -283,6 +283,23 @@ export function launchBrowser(): Promise<Browser> {
   return chromium.launch({
     executablePath: chromiumPath,
     args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"],
+  });
+}
+
+/**
+ * Starts a server (with options) and a browser before the enclosing
+ * suite's tests, hands both to use, and stops them after the tests.
+ */
+export function withServerAndBrowser(use: (server: AgentsServer, browser: Browser) => void, options?: ServerOptions): void {
+  let server: AgentsServer | undefined;
+  let browser: Browser | undefined;
+  beforeAll(async () => {
+    [server, browser] = await Promise.all([startServer(options), launchBrowser()]);
+    use(server, browser);
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await server?.stop();
   });
 }
 

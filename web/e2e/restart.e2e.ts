@@ -1,7 +1,7 @@
 import type { Browser } from "playwright-core";
-import { afterAll, beforeAll, expect, test } from "vitest";
+import { expect, test } from "vitest";
 import { connectionState, liveTurn, patience, sidebarLink, startSession, storedTurns, waitForStatus, waitForTurn } from "./app";
-import { describeE2E, errorsOf, launchBrowser, openPage, startServer, type AgentsServer } from "./harness";
+import { type AgentsServer, describeE2E, errorsOf, openPage, withServerAndBrowser } from "./harness";
 
 // The server stops and starts again under an open page: the page says it
 // lost the server, reconnects with its last position, and nothing is
@@ -10,13 +10,8 @@ import { describeE2E, errorsOf, launchBrowser, openPage, startServer, type Agent
 describeE2E("a restart of the server", () => {
   let server: AgentsServer;
   let browser: Browser;
-
-  beforeAll(async () => {
-    [server, browser] = await Promise.all([startServer(), launchBrowser()]);
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await server?.stop();
+  withServerAndBrowser((s, b) => {
+    [server, browser] = [s, b];
   });
 
   test("the page catches up: the run in flight resumes, a new session shows, the connection is live again", async () => {
