@@ -137,10 +137,19 @@ const sqlPutReservation = `INSERT INTO reservations (session_id, root_id, owner,
 	owner = excluded.owner, tokens = excluded.tokens, cost = excluded.cost,
 	expires = excluded.expires`
 
-// Reserve implements Budgets.
+// Reserve implements Budgets. Most calls are under no budget at all: one
+// read, outside any transaction and lock, tells, and such a call reserves
+// nothing, so an unbudgeted step costs no write. A call under a budget is
+// admitted again under the budgets' locks, where the reservations of the
+// calls in flight are counted, and reserves what it may spend. A budget
+// set between the two reads applies from the next call on, as one set
+// while a call runs does.
 func (s *SQL) Reserve(ctx context.Context, r Reservation) (Admission, error) {
-	var adm Admission
-	err := WithTx(ctx, s.write, func(tx *sqlx.Tx) error {
+	adm, err := s.admission(ctx, s.read, r)
+	if err == nil && !adm.TreeBudget.Limited() && !adm.Owner.Budget.Limited() {
+		return adm, nil
+	}
+	err = WithTx(ctx, s.write, func(tx *sqlx.Tx) error {
 		if s.dialect.LockBudget != "" {
 			// Owner first, then tree: every admission takes them in this
 			// order (a tree has one owner), so two never wait on each other.
@@ -150,44 +159,9 @@ func (s *SQL) Reserve(ctx context.Context, r Reservation) (Admission, error) {
 				}
 			}
 		}
-		var row admissionRow
-		now := nanos(r.Now)
-		day, month := session.PeriodDay.Key(r.Now), session.PeriodMonth.Key(r.Now)
-		total := string(session.PeriodTotal)
-		err := tx.GetContext(ctx, &row, tx.Rebind(sqlAdmission),
-			r.RootID, r.RootID, r.RootID,
-			r.Owner, r.Owner, r.Owner, r.Owner,
-			r.RootID, r.RootID,
-			r.Owner, total, r.Owner, total,
-			r.Owner, day, r.Owner, day,
-			r.Owner, month, r.Owner, month,
-			r.RootID, r.SessionID, now, r.RootID, r.SessionID, now,
-			r.Owner, r.SessionID, now, r.Owner, r.SessionID, now)
-		if err != nil {
-			return s.translate(err, nil, "read the budgets of %s", r.SessionID)
-		}
-		adm.TreeBudget = budgetOf(row.TreeSet > 0, row.TreeTokens, row.TreeCost)
-		adm.TreeSpend = session.Spend{Tokens: row.TreeSpent, Cost: session.Nanos(row.TreeSpentCost)}
-		adm.Owner = ownerBudgetOf(r.Owner, row.OwnerSet > 0, row.OwnerTokens, row.OwnerCost, row.OwnerPeriod, r.OwnerDefault)
-		switch adm.Owner.Period {
-		case session.PeriodDay:
-			adm.OwnerSpend = session.Spend{Tokens: row.OwnDay, Cost: session.Nanos(row.OwnDayCost)}
-		case session.PeriodMonth:
-			adm.OwnerSpend = session.Spend{Tokens: row.OwnMonth, Cost: session.Nanos(row.OwnMonthCost)}
-		default:
-			adm.OwnerSpend = session.Spend{Tokens: row.OwnTotal, Cost: session.Nanos(row.OwnTotalCost)}
-		}
-		// Calls in flight count as spent what they reserved: a call
-		// starts only while something is left beyond them.
-		treeHeld := session.Spend{Tokens: row.TreeHeld, Cost: session.Nanos(row.TreeHeldCost)}
-		ownHeld := session.Spend{Tokens: row.OwnHeld, Cost: session.Nanos(row.OwnHeldCost)}
-		switch {
-		case adm.TreeBudget.Exceeded(adm.TreeSpend.Add(treeHeld)):
-			adm.Exceeded = ScopeSession
-			return nil
-		case adm.Owner.Budget.Limited() && (&adm.Owner.Budget).Exceeded(adm.OwnerSpend.Add(ownHeld)):
-			adm.Exceeded = ScopeOwner
-			return nil
+		var err error
+		if adm, err = s.admission(ctx, tx, r); err != nil || adm.Exceeded != "" {
+			return err
 		}
 		if _, err := tx.ExecContext(ctx, tx.Rebind(sqlPutReservation), r.SessionID, r.RootID, r.Owner, r.Tokens, int64(r.Cost), nanos(r.Expires)); err != nil {
 			return s.translate(err, unknownSession(r.SessionID), "reserve budget for %s", r.SessionID)
@@ -198,6 +172,58 @@ func (s *SQL) Reserve(ctx context.Context, r Reservation) (Admission, error) {
 		err = s.translate(err, nil, "reserve budget for %s", r.SessionID)
 	}
 	return adm, err
+}
+
+// admissionReader is where an admission reads: the database, or a
+// transaction holding the budgets' locks.
+type admissionReader interface {
+	GetContext(ctx context.Context, dest any, query string, args ...any) error
+	Rebind(query string) string
+}
+
+// admission reads the budgets, the spend and the other calls'
+// reservations that r's call is judged by, and judges it: Exceeded names
+// the budget that is spent, counting the reservations as spent.
+func (s *SQL) admission(ctx context.Context, q admissionReader, r Reservation) (Admission, error) {
+	var adm Admission
+	var row admissionRow
+	now := nanos(r.Now)
+	day, month := session.PeriodDay.Key(r.Now), session.PeriodMonth.Key(r.Now)
+	total := string(session.PeriodTotal)
+	err := q.GetContext(ctx, &row, q.Rebind(sqlAdmission),
+		r.RootID, r.RootID, r.RootID,
+		r.Owner, r.Owner, r.Owner, r.Owner,
+		r.RootID, r.RootID,
+		r.Owner, total, r.Owner, total,
+		r.Owner, day, r.Owner, day,
+		r.Owner, month, r.Owner, month,
+		r.RootID, r.SessionID, now, r.RootID, r.SessionID, now,
+		r.Owner, r.SessionID, now, r.Owner, r.SessionID, now)
+	if err != nil {
+		return adm, s.translate(err, nil, "read the budgets of %s", r.SessionID)
+	}
+	adm.TreeBudget = budgetOf(row.TreeSet > 0, row.TreeTokens, row.TreeCost)
+	adm.TreeSpend = session.Spend{Tokens: row.TreeSpent, Cost: session.Nanos(row.TreeSpentCost)}
+	adm.Owner = ownerBudgetOf(r.Owner, row.OwnerSet > 0, row.OwnerTokens, row.OwnerCost, row.OwnerPeriod, r.OwnerDefault)
+	switch adm.Owner.Period {
+	case session.PeriodDay:
+		adm.OwnerSpend = session.Spend{Tokens: row.OwnDay, Cost: session.Nanos(row.OwnDayCost)}
+	case session.PeriodMonth:
+		adm.OwnerSpend = session.Spend{Tokens: row.OwnMonth, Cost: session.Nanos(row.OwnMonthCost)}
+	default:
+		adm.OwnerSpend = session.Spend{Tokens: row.OwnTotal, Cost: session.Nanos(row.OwnTotalCost)}
+	}
+	// Calls in flight count as spent what they reserved: a call starts
+	// only while something is left beyond them.
+	treeHeld := session.Spend{Tokens: row.TreeHeld, Cost: session.Nanos(row.TreeHeldCost)}
+	ownHeld := session.Spend{Tokens: row.OwnHeld, Cost: session.Nanos(row.OwnHeldCost)}
+	switch {
+	case adm.TreeBudget.Exceeded(adm.TreeSpend.Add(treeHeld)):
+		adm.Exceeded = ScopeSession
+	case adm.Owner.Budget.Limited() && (&adm.Owner.Budget).Exceeded(adm.OwnerSpend.Add(ownHeld)):
+		adm.Exceeded = ScopeOwner
+	}
+	return adm, nil
 }
 
 // ownerBudgetOf is the budget in force for an owner: its own row, else
