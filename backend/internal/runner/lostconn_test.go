@@ -64,9 +64,14 @@ func TestALostConnectionMidCommitLosesNothingAndDoesNotWedgeTheRun(t *testing.T)
 	if v.Meta.Status != session.StatusReady || len(v.Turns) != 2 || v.Turns[1].LLM.Text != "done" {
 		t.Fatalf("after the lost connection: %s (%s), %d turns", v.Meta.Status, v.Meta.StatusReason, len(v.Turns))
 	}
+	// The answer and the run's end may have been written apart, and the
+	// end, refused on a connection the pool had not yet found dead, kept
+	// and written again a moment later: the session says ready once its
+	// run is over, and the store catches up.
+	storedReady(t, k.db, id, 2)
 	m, turns, err := k.db.LoadSession(ctx, id)
-	if err != nil || m.Status != session.StatusReady || len(turns) != 2 || turns[1].LLM.Text != "done" {
-		t.Fatalf("stored: %s, %d turns, %v; want ready with the question and its answer", m.Status, len(turns), err)
+	if err != nil || len(turns) != 2 || turns[1].LLM.Text != "done" {
+		t.Fatalf("stored: %s, %d turns, %v; want the question and its answer", m.Status, len(turns), err)
 	}
 	if got := logStory(t, k.db, id); !slices.Equal(got, want) {
 		t.Errorf("the event log has %q, want %q as for an undisturbed run", got, want)
@@ -85,9 +90,22 @@ func TestALostConnectionMidCommitLosesNothingAndDoesNotWedgeTheRun(t *testing.T)
 	if v := k.wait(t, id); v.Meta.Status != session.StatusReady || len(v.Turns) != 4 || v.Turns[3].LLM.Text != "done" {
 		t.Fatalf("after the next message: %s (%s), %d turns", v.Meta.Status, v.Meta.StatusReason, len(v.Turns))
 	}
-	if m, err := k.db.GetMeta(ctx, id); err != nil || m.Status != session.StatusReady || m.TurnCount != 4 {
-		t.Fatalf("stored after the next message: %s, %d turns, %v", m.Status, m.TurnCount, err)
+	storedReady(t, k.db, id, 4)
+}
+
+// storedReady waits until the store has the session ready with turns
+// turns: a run's end the store refused for now is written again shortly
+// after, and the store says so within seconds.
+func storedReady(t *testing.T, db store.Store, id string, turns int) {
+	t.Helper()
+	var m session.Meta
+	var err error
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if m, err = db.GetMeta(context.Background(), id); err == nil && m.Status == session.StatusReady && m.TurnCount == turns {
+			return
+		}
 	}
+	t.Fatalf("stored: %s with %d turns, %v; want ready with %d within 10s", m.Status, m.TurnCount, err, turns)
 }
 
 // waitForLockWaiter waits until a connection of the store waits for an
