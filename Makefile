@@ -107,10 +107,15 @@ RACE_PACKAGES := ./api/client/... ./backend/internal/bashtool/... ./backend/inte
   ./backend/internal/committer/... ./backend/internal/events/... ./backend/internal/mcptools/... \
   ./backend/internal/runner/... ./backend/internal/server/... ./backend/internal/store/...
 E2E_PACKAGES := ./backend/cmd/agents/...
+# Of the black-box suite, the several-server tests (two and three agents
+# serve processes on one PostgreSQL database) run in make test too: they
+# take seconds, and they are what says the scale-out deployment works.
+CLUSTER_TESTS := ^TestCluster
 
 .PHONY: gotest
-gotest: ## go test every module but the black-box suite (make e2e), without the race detector (make race)
+gotest: ## go test every module but the black-box suite (make e2e, of which the several-server tests run here), without the race detector (make race)
 	go test -count=1 $$(go list $(GO_PACKAGES) | grep -vxFf <(go list $(E2E_PACKAGES)))
+	go test -count=1 -run '$(CLUSTER_TESTS)' $(E2E_PACKAGES)
 
 .PHONY: race
 race: ## go test -race the packages whose goroutines share state (RACE_PACKAGES)
@@ -118,10 +123,11 @@ race: ## go test -race the packages whose goroutines share state (RACE_PACKAGES)
 
 # The black-box suite (backend/cmd/agents) builds the binary and runs it
 # as child processes: crashes and restarts on SQLite and PostgreSQL,
-# several servers on one PostgreSQL database, the TUI in tmux, agents mcp.
+# several servers on one PostgreSQL database (in make test), the TUI in
+# tmux, agents mcp.
 .PHONY: e2e
 e2e: ## Run the black-box tests: the real binary as child processes, on SQLite and PostgreSQL, and the TUI in tmux
-	go test -count=1 $(E2E_PACKAGES)
+	go test -count=1 -skip '$(CLUSTER_TESTS)' $(E2E_PACKAGES)
 
 .PHONY: webtest
 webtest: $(NODE_STAMP) ## Type-check and unit-test the web app
