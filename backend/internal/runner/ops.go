@@ -251,18 +251,22 @@ func (r *Runner) PostMessageWait(ctx context.Context, owner, id string, msg Mess
 	if err != nil {
 		return Posted{}, err
 	}
-	if p.elsewhere {
-		err = r.awaitElsewhere(ctx, AnyOwner, id, ViewRequest{Timeout: timeout})
-	} else {
-		err = await(ctx, p.idle, timeout)
-	}
-	if err != nil {
-		return Posted{}, err
-	}
 	var sel Turns
 	if p.from > 0 {
 		after := p.from - 1
 		sel.After = &after
+	}
+	if p.elsewhere {
+		// The post was the owner's, as the holder checked.
+		read, err := r.awaitElsewhere(ctx, AnyOwner, id, ViewRequest{Timeout: timeout})
+		if err != nil {
+			return Posted{}, err
+		}
+		p.View, err = r.viewElsewhere(ctx, id, read, sel)
+		return p, err
+	}
+	if err := await(ctx, p.idle, timeout); err != nil {
+		return Posted{}, err
 	}
 	p.View, err = r.ReadSession(ctx, owner, id, ViewRequest{Turns: sel})
 	return p, err

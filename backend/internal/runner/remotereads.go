@@ -21,28 +21,48 @@ import (
 
 // readElsewhere is ReadSession for a session another server holds.
 func (r *Runner) readElsewhere(ctx context.Context, owner, id string, req ViewRequest) (View, error) {
+	var read remoteRead
+	var err error
 	if req.Wait {
-		if err := r.awaitElsewhere(ctx, owner, id, req); err != nil {
-			return View{}, err
-		}
+		read, err = r.awaitElsewhere(ctx, owner, id, req)
+	} else {
+		read, err = r.readMetaElsewhere(ctx, owner, id)
 	}
-	return r.viewElsewhere(ctx, owner, id, req.Turns)
-}
-
-// viewElsewhere reads a view from the store. The position comes first, and
-// with it the step in flight as the hub's deltas built it up to there:
-// the store may be newer, so a client subscribing after the position
-// may see an event it has, but never misses one.
-func (r *Runner) viewElsewhere(ctx context.Context, owner, id string, sel Turns) (View, error) {
-	step, pos := r.remote.progress.of(id)
-	meta, turns, err := r.store.LoadSession(ctx, id)
 	if err != nil {
 		return View{}, err
 	}
-	if owner != AnyOwner && meta.Owner != owner {
-		return View{}, errs.NotFound("unknown_session", "unknown session %s", id)
+	return r.viewElsewhere(ctx, id, read, req.Turns)
+}
+
+// remoteRead is a session's metadata as the store had it, with the step
+// in flight as the hub's deltas built it and the hub's position, both
+// taken just before the metadata was read: the store may be newer, so a
+// client subscribing after the position may see an event it has, but
+// never misses one.
+type remoteRead struct {
+	meta session.Meta
+	step stepView
+	pos  events.Position
+}
+
+// readMetaElsewhere reads a session's metadata from the store for the
+// owner, with the step in flight and the position before it.
+func (r *Runner) readMetaElsewhere(ctx context.Context, owner, id string) (remoteRead, error) {
+	step, pos := r.remote.progress.of(id)
+	meta, err := r.metaElsewhere(ctx, owner, id)
+	return remoteRead{meta: meta, step: step, pos: pos}, err
+}
+
+// viewElsewhere makes a view of the read metadata with the turns sel
+// selects, read from the store: only those, bounded by the metadata's
+// count, so that they agree with it (turns are only ever appended).
+func (r *Runner) viewElsewhere(ctx context.Context, id string, read remoteRead, sel Turns) (View, error) {
+	meta := read.meta
+	lo, hi, err := sel.bounds(meta.TurnCount)
+	if err != nil {
+		return View{}, err
 	}
-	lo, hi, err := sel.bounds(len(turns))
+	turns, err := r.store.LoadTurns(ctx, id, lo, hi)
 	if err != nil {
 		return View{}, err
 	}
@@ -61,9 +81,9 @@ func (r *Runner) viewElsewhere(ctx context.Context, owner, id string, sel Turns)
 		}
 		meta.PendingCalls = len(deferred)
 	}
-	v := View{Meta: meta, Turns: turns[lo:hi:hi], FirstTurn: lo, Deferred: deferred, Position: pos}
+	v := View{Meta: meta, Turns: turns, FirstTurn: lo, Deferred: deferred, Position: read.pos}
 	if meta.Status == session.StatusRunning {
-		v.InProgress = step.inProgress(meta.TurnCount)
+		v.InProgress = read.step.inProgress(meta.TurnCount)
 	}
 	return v, nil
 }
@@ -82,17 +102,17 @@ func (r *Runner) metaElsewhere(ctx context.Context, owner, id string) (session.M
 
 // awaitElsewhere checks that the owner may read the session and that
 // req's turns are within it, then waits, up to req.Timeout, until the
-// store says the session has no active run. It returns ctx's error if ctx
-// ends first, the store's if the session is gone.
+// store says the session has no active run, and returns the last read.
+// It returns ctx's error if ctx ends first, the store's if the session
+// is gone.
 //
 // It subscribes before it reads, so an event that ends the run is never
 // missed between the two. Such an event makes it read the store again
 // rather than end the wait: another server's events reach this hub
 // late, and the end of the run before could arrive after this one
 // started. An update that says the session is running (most of a run's)
-// cannot end the wait, and is not worth a read; one with more turns than
-// the read found is newer than the read, so its status is the store's.
-func (r *Runner) awaitElsewhere(ctx context.Context, owner, id string, req ViewRequest) error {
+// cannot end the wait, and is not worth a read.
+func (r *Runner) awaitElsewhere(ctx context.Context, owner, id string, req ViewRequest) (remoteRead, error) {
 	sub, _ := r.hub.Subscribe(events.SessionScope(id), nil)
 	defer sub.Close()
 	evs := sub.C()
@@ -100,23 +120,23 @@ func (r *Runner) awaitElsewhere(ctx context.Context, owner, id string, req ViewR
 	defer timer.Stop()
 	poll := time.NewTicker(commandPoll)
 	defer poll.Stop()
-	meta, err := r.metaElsewhere(ctx, owner, id)
+	read, err := r.readMetaElsewhere(ctx, owner, id)
 	if err != nil {
-		return err
+		return read, err
 	}
-	if _, _, err := req.Turns.bounds(meta.TurnCount); err != nil {
-		return err
+	if _, _, err := req.Turns.bounds(read.meta.TurnCount); err != nil {
+		return read, err
 	}
-	for meta.Status == session.StatusRunning {
+	for read.meta.Status == session.StatusRunning {
 	wait:
 		for {
 			select {
 			case <-ctx.Done():
-				return ctx.Err()
+				return read, ctx.Err()
 			case <-r.ctx.Done():
-				return errClosing
+				return read, errClosing
 			case <-timer.C:
-				return nil
+				return read, nil
 			case <-poll.C:
 				break wait
 			case ev, ok := <-evs:
@@ -126,13 +146,7 @@ func (r *Runner) awaitElsewhere(ctx context.Context, owner, id string, req ViewR
 				}
 				switch ev.GetKind() {
 				case "session.updated":
-					m := ev.GetSessionUpdated().GetMeta()
-					switch {
-					case m.GetStatus() == agentsv1.SessionStatus_SESSION_STATUS_RUNNING:
-					case int(m.GetTurnCount()) > meta.TurnCount:
-						// Newer than the read: its status is the store's.
-						return nil
-					default:
+					if ev.GetSessionUpdated().GetMeta().GetStatus() != agentsv1.SessionStatus_SESSION_STATUS_RUNNING {
 						break wait
 					}
 				case "run.stopped", "session.failed", "session.deleted":
@@ -140,11 +154,11 @@ func (r *Runner) awaitElsewhere(ctx context.Context, owner, id string, req ViewR
 				}
 			}
 		}
-		if meta, err = r.store.GetMeta(ctx, id); err != nil {
-			return err
+		if read, err = r.readMetaElsewhere(ctx, owner, id); err != nil {
+			return read, err
 		}
 	}
-	return nil
+	return read, nil
 }
 
 // remoteProgress is the step in flight of the sessions other servers

@@ -55,23 +55,36 @@ func (s *SQL) LoadSession(ctx context.Context, id string) (session.Meta, []sessi
 	if err != nil {
 		return session.Meta{}, nil, err
 	}
-	var rows []turnRow
-	if err := s.st.loadTurns.SelectContext(ctx, &rows, id, meta.TurnCount); err != nil {
-		return session.Meta{}, nil, s.translate(err, nil, "load turns of %s", id)
-	}
-	if len(rows) != meta.TurnCount {
-		return session.Meta{}, nil, unknownSession(id)
-	}
-	turns := make([]session.Turn, len(rows))
-	for i, r := range rows {
-		if turns[i], err = r.turn(); err != nil {
-			return session.Meta{}, nil, s.translate(err, nil, "load session %s", id)
-		}
+	turns, err := s.LoadTurns(ctx, id, 0, meta.TurnCount)
+	if err != nil {
+		return session.Meta{}, nil, err
 	}
 	return meta, turns, nil
 }
 
-const sqlLoadTurns = `SELECT idx, created, payload FROM turns WHERE session_id = ? AND idx < ? ORDER BY idx`
+// LoadTurns implements Sessions.
+func (s *SQL) LoadTurns(ctx context.Context, id string, from, to int) ([]session.Turn, error) {
+	if from >= to {
+		return nil, nil
+	}
+	var rows []turnRow
+	if err := s.st.loadTurns.SelectContext(ctx, &rows, id, from, to); err != nil {
+		return nil, s.translate(err, nil, "load turns of %s", id)
+	}
+	if len(rows) != to-from {
+		return nil, unknownSession(id)
+	}
+	turns := make([]session.Turn, len(rows))
+	for i, r := range rows {
+		var err error
+		if turns[i], err = r.turn(); err != nil {
+			return nil, s.translate(err, nil, "load session %s", id)
+		}
+	}
+	return turns, nil
+}
+
+const sqlLoadTurns = `SELECT idx, created, payload FROM turns WHERE session_id = ? AND idx >= ? AND idx < ? ORDER BY idx`
 
 // ListSessions implements Sessions. Its text depends on the filter, so it
 // is not prepared.

@@ -58,6 +58,12 @@ type Sessions interface {
 	// LoadSession returns the metadata and every turn, oldest first, as
 	// they were at one moment, so the two agree.
 	LoadSession(ctx context.Context, id string) (session.Meta, []session.Turn, error)
+	// LoadTurns returns the turns from index from up to to (excluded),
+	// oldest first: a reader that has the metadata, and so the turn count
+	// to bound them with, reads only the turns it shows. Turns are never
+	// changed once stored, so they agree with metadata read before.
+	// errs.NotFound (unknown_session) when any of them is missing.
+	LoadTurns(ctx context.Context, id string, from, to int) ([]session.Turn, error)
 	// ListSessions returns one page of sessions, newest first, and the
 	// token of the next page ("" on the last page).
 	ListSessions(ctx context.Context, f ListFilter) ([]session.Meta, string, error)

@@ -195,6 +195,13 @@ func (s *Store) LoadSession(ctx context.Context, id string) (session.Meta, []ses
 	return s.Store.LoadSession(ctx, id)
 }
 
+func (s *Store) LoadTurns(ctx context.Context, id string, from, to int) ([]session.Turn, error) {
+	if err := s.f.read(ctx); err != nil {
+		return nil, err
+	}
+	return s.Store.LoadTurns(ctx, id, from, to)
+}
+
 func (s *Store) ListSessions(ctx context.Context, f store.ListFilter) ([]session.Meta, string, error) {
 	if err := s.f.read(ctx); err != nil {
 		return nil, "", err

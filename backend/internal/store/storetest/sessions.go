@@ -79,6 +79,21 @@ func testCreateWithTurns(t *testing.T, fresh func(t *testing.T) Opener) {
 	noErr(t, err, "load")
 	equal(t, "meta", got, m)
 	equal(t, "turns", gotTurns, turns)
+
+	// A range of them, as a reader that has the metadata reads only the
+	// turns it shows.
+	part, err := s.LoadTurns(ctx, "fork", 1, 3)
+	noErr(t, err, "load turns 1 to 3")
+	equal(t, "turns 1 to 3", part, turns[1:])
+	part, err = s.LoadTurns(ctx, "fork", 2, 2)
+	noErr(t, err, "load no turns")
+	if len(part) != 0 {
+		t.Fatalf("turns 2 to 2: got %d, want none", len(part))
+	}
+	_, err = s.LoadTurns(ctx, "fork", 2, 4)
+	wantErr(t, err, errs.KindNotFound, store.CodeUnknownSession)
+	_, err = s.LoadTurns(ctx, "nobody", 0, 1)
+	wantErr(t, err, errs.KindNotFound, store.CodeUnknownSession)
 }
 
 func testCreateRejects(t *testing.T, fresh func(t *testing.T) Opener) {
