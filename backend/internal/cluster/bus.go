@@ -40,9 +40,14 @@ const (
 	ChannelDeltas      = "agents_deltas"       // payload: a chunk of a delta event
 	ChannelCommands    = "agents_commands"     // payload: the holder to wake
 	ChannelCommandDone = "agents_command_done" // payload: the command id, then a space and its answer when the answer fits
-	ChannelLeases      = "agents_leases"       // payload: a session id released / needing a server
+	ChannelLeases      = "agents_leases"       // payload: a session id released that needs a server, or ReleasedPrefix and one that needs none
 	ChannelMail        = "agents_mail"         // payload: a session id that got mail
 	ChannelAgents      = "agents_agents"       // payload: the server that changed a stored agent
+
+	// ReleasedPrefix begins the payload on ChannelLeases of a session let
+	// go that needs no server now (no run, no mail): the servers forget
+	// who held it, and nobody need take it.
+	ReleasedPrefix = "released "
 )
 
 // MaxPayload is the size, in bytes, from which a payload is refused:

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -93,7 +94,13 @@ func (r *Runner) joinCluster(c Cluster) {
 	if c.Bus != nil {
 		r.listening = append(r.listening,
 			c.Bus.Listen(cluster.ChannelMail, r.notes.mail),
-			c.Bus.Listen(cluster.ChannelLeases, func(string) { r.notes.leases() }))
+			c.Bus.Listen(cluster.ChannelLeases, func(payload string) {
+				id, needsNone := strings.CutPrefix(payload, cluster.ReleasedPrefix)
+				r.remote.holders.forget(id)
+				if !needsNone {
+					r.notes.leases()
+				}
+			}))
 		c.Bus.OnReconnect(r.notes.reconnected)
 		r.followStoredAgents(c.Bus, c.Holder)
 	}

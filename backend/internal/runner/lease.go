@@ -130,6 +130,8 @@ func (r *Runner) releaseLease(id string) {
 		if err := r.store.ReleaseLease(ctx, id, l.Holder, l.Epoch); err != nil {
 			// It expires instead.
 			r.log.Warn("release lease", "session", id, "err", err)
+		} else {
+			r.announceRelease(ctx, id, false)
 		}
 		r.leases.mu.Lock()
 		if r.leases.releasing[id] == done {
@@ -320,11 +322,23 @@ func (r *Runner) handOver(ctx context.Context, closed bool) {
 			r.log.Warn("release lease", "session", l.SessionID, "err", err)
 			continue // it expires instead
 		}
-		if needs && r.cluster.Bus != nil {
-			if err := r.cluster.Bus.Notify(ctx, cluster.ChannelLeases, l.SessionID); err != nil {
-				r.log.Warn("tell the servers a session needs one", "session", l.SessionID, "err", err)
-			}
-		}
+		r.announceRelease(ctx, l.SessionID, needs)
+	}
+}
+
+// announceRelease tells the other servers a session's lease is given up:
+// they forget this server held it (see remoteHolders), and when it needs
+// a server, one takes it now rather than at expiry.
+func (r *Runner) announceRelease(ctx context.Context, id string, needs bool) {
+	if r.cluster.Bus == nil {
+		return
+	}
+	payload := id
+	if !needs {
+		payload = cluster.ReleasedPrefix + id
+	}
+	if err := r.cluster.Bus.Notify(ctx, cluster.ChannelLeases, payload); err != nil {
+		r.log.Warn("tell the servers a session's lease is given up", "session", id, "err", err)
 	}
 }
 

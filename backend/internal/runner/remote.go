@@ -85,6 +85,72 @@ type remote struct {
 	kick  chan struct{}
 
 	progress remoteProgress
+	holders  remoteHolders
+}
+
+// remoteHolders remembers, for a moment, the leases other servers were
+// found holding, so that a session's requests to a server that does not
+// hold it (every other one, behind a proxy that spreads them) do not each
+// read its lease. A remembered lease is a hint, as the read one is: a
+// read of a session held elsewhere is answered from the store either
+// way, and a command sent to a holder that let the session go meanwhile
+// is found by the next chase (commandPoll). A release the servers are
+// told of (ChannelLeases) is forgotten at once.
+type remoteHolders struct {
+	mu     sync.Mutex
+	leases map[string]rememberedLease
+}
+
+type rememberedLease struct {
+	lease store.Lease
+	until time.Time
+}
+
+// remoteHoldersFor is how long a lease held elsewhere is remembered, at
+// most (never past its expiry).
+const remoteHoldersFor = time.Second
+
+// maxRemoteHolders bounds the leases remembered; past it, the ones no
+// longer worth keeping are swept.
+const maxRemoteHolders = 4096
+
+func (h *remoteHolders) get(id string, now time.Time) (store.Lease, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	rl, ok := h.leases[id]
+	if !ok || !now.Before(rl.until) {
+		return store.Lease{}, false
+	}
+	return rl.lease, true
+}
+
+func (h *remoteHolders) remember(l store.Lease, now time.Time) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.leases == nil {
+		h.leases = map[string]rememberedLease{}
+	}
+	if len(h.leases) >= maxRemoteHolders {
+		for id, rl := range h.leases {
+			if !now.Before(rl.until) {
+				delete(h.leases, id)
+			}
+		}
+		if len(h.leases) >= maxRemoteHolders {
+			clear(h.leases)
+		}
+	}
+	until := now.Add(remoteHoldersFor)
+	if l.Expires.Before(until) {
+		until = l.Expires
+	}
+	h.leases[l.SessionID] = rememberedLease{lease: l, until: until}
+}
+
+func (h *remoteHolders) forget(id string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.leases, id)
 }
 
 // startCluster listens on the bus and starts the applier and the
@@ -164,8 +230,17 @@ func (r *Runner) holderElsewhere(ctx context.Context, id string) (store.Lease, b
 	if live {
 		return store.Lease{}, false
 	}
+	now := r.now()
+	if l, ok := r.remote.holders.get(id, now); ok {
+		return l, true
+	}
 	l, err := r.store.GetLease(ctx, id)
-	return l, err == nil && l.Holder != c.Holder && l.Live(r.now())
+	if err != nil || l.Holder == c.Holder || !l.Live(now) {
+		r.remote.holders.forget(id)
+		return l, false
+	}
+	r.remote.holders.remember(l, now)
+	return l, true
 }
 
 // onHolder runs local when this server holds the session or can take
@@ -265,11 +340,13 @@ func (r *Runner) chase(ctx context.Context, cmd store.Command) error {
 	l, err := r.store.GetLease(ctx, cmd.SessionID)
 	switch {
 	case err == nil && l.Live(r.now()) && l.Holder != c.Holder:
+		r.remote.holders.remember(l, r.now())
 		r.wakeHolder(ctx, cmd.SessionID, l.Holder)
 		return nil
 	case err != nil && errs.KindOf(err) != errs.KindNotFound:
 		return err
 	}
+	r.remote.holders.forget(cmd.SessionID)
 	// Free, expired or already ours: take it (its load applies what is
 	// pending), or learn who did.
 	err = r.withSession(ctx, cmd.SessionID, func(*actor) error { return nil })
