@@ -13,6 +13,7 @@ import (
 
 	"github.com/agents-os/agents/backend/internal/cluster"
 	"github.com/agents-os/agents/backend/internal/errs"
+	"github.com/agents-os/agents/backend/internal/events"
 	"github.com/agents-os/agents/backend/internal/runner"
 	"github.com/agents-os/agents/backend/internal/runner/modelfault"
 	"github.com/agents-os/agents/backend/internal/session"
@@ -747,19 +748,42 @@ func TestGetSessionOnAnotherServerShowsTheToolCallsBeingWritten(t *testing.T) {
 	if want == nil || len(want.ToolCalls) != 1 || want.ToolCalls[0].Arguments != writtenArguments[:12] {
 		t.Fatalf("the holder's step in flight: %+v", want)
 	}
-	var got *runner.InProgress
+	var read runner.View
 	eventually(t, "b shows the call being written as a does", func() bool {
-		v, err := b.run.GetSession(ctx, "me", id, false, 0)
-		if err != nil {
+		if read, err = b.run.GetSession(ctx, "me", id, false, 0); err != nil {
 			t.Fatal(err)
 		}
-		got = v.InProgress
-		return got != nil && reflect.DeepEqual(got.ToolCalls, want.ToolCalls)
+		return read.InProgress != nil && reflect.DeepEqual(read.InProgress.ToolCalls, want.ToolCalls)
 	})
-	if got.TurnIndex != want.TurnIndex {
-		t.Fatalf("the step in flight is at turn %d through b, %d on a", got.TurnIndex, want.TurnIndex)
+	if read.InProgress.TurnIndex != want.TurnIndex {
+		t.Fatalf("the step in flight is at turn %d through b, %d on a", read.InProgress.TurnIndex, want.TurnIndex)
+	}
+	// A client of b's that read the session subscribes after the
+	// position b gave: the deltas that follow continue the arguments, no
+	// piece missing or twice.
+	sub, err := b.hub.SubscribeAt(ctx, events.SessionScope(id), &read.Position)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	if sub.Mode() != events.ModeReplay {
+		t.Fatalf("a subscription after b's position: %v", sub.Mode())
 	}
 	hold.Release()
+	args := want.ToolCalls[0].Arguments
+	timeout := time.After(20 * time.Second)
+	for args != writtenArguments {
+		select {
+		case ev := <-sub.C():
+			if d := ev.GetToolCallDelta(); d != nil {
+				if args += d.GetArguments(); !strings.HasPrefix(writtenArguments, args) {
+					t.Fatalf("b streamed the arguments on as %q", args)
+				}
+			}
+		case <-timeout:
+			t.Fatalf("after 20s b streamed the arguments up to %q", args)
+		}
+	}
 	v := b.wait(t, id)
 	if calls := v.Turns[1].LLM.ToolCalls; len(calls) != 1 || calls[0].Arguments != writtenArguments || calls[0].ID != want.ToolCalls[0].ID {
 		t.Fatalf("the stored calls: %+v", calls)
