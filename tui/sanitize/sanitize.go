@@ -262,20 +262,29 @@ func (interceptor) WrapStreamingHandler(next connect.StreamingHandlerFunc) conne
 }
 
 // stream cleans each message it receives and the errors it ends with. A
-// streamed answer's deltas are cleaned as one text per turn (see Stream):
-// a sequence the model split between two deltas would otherwise leave
-// its second half on the screen as text.
+// streamed answer's deltas are cleaned as one text per turn (see Stream),
+// and those of a tool call being written as one text per call: a
+// sequence the model split between two deltas would otherwise leave its
+// second half on the screen as text.
 type stream struct {
 	connect.StreamingClientConn
 	deltas map[deltaKey]*Stream
 }
 
-// deltaKey names the text one turn streams: its answer or its thinking.
+// deltaKey names a text one turn streams: its answer, its thinking, or
+// the arguments of one of its tool calls.
 type deltaKey struct {
-	session  string
-	turn     int32
-	thinking bool
+	session string
+	turn    int32
+	// part is partText, partThinking, or partCalls plus the call's index.
+	part int32
 }
+
+const (
+	partText int32 = iota
+	partThinking
+	partCalls
+)
 
 func (s *stream) Receive(msg any) error {
 	if err := s.StreamingClientConn.Receive(msg); err != nil {
@@ -288,8 +297,8 @@ func (s *stream) Receive(msg any) error {
 	return nil
 }
 
-// delta cleans a text or thinking delta with the rest of its turn's text,
-// leaving what it holds back for the next one.
+// delta cleans a text, thinking or tool-call delta with the rest of its
+// text, leaving what it holds back for the next one.
 func (s *stream) delta(m proto.Message) {
 	resp, ok := m.(*agentsv1.SubscribeResponse)
 	if !ok || resp.GetEvent() == nil {
@@ -300,9 +309,15 @@ func (s *stream) delta(m proto.Message) {
 	var key deltaKey
 	switch body := ev.GetBody().(type) {
 	case *agentsv1.Event_TextDelta:
-		text, key = &body.TextDelta.Text, deltaKey{ev.GetSessionId(), body.TextDelta.GetTurnIndex(), false}
+		text, key = &body.TextDelta.Text, deltaKey{ev.GetSessionId(), body.TextDelta.GetTurnIndex(), partText}
 	case *agentsv1.Event_ThinkingDelta:
-		text, key = &body.ThinkingDelta.Text, deltaKey{ev.GetSessionId(), body.ThinkingDelta.GetTurnIndex(), true}
+		text, key = &body.ThinkingDelta.Text, deltaKey{ev.GetSessionId(), body.ThinkingDelta.GetTurnIndex(), partThinking}
+	case *agentsv1.Event_ToolCallDelta:
+		d := body.ToolCallDelta
+		if d.GetCallIndex() < 0 {
+			return // Message cleans it alone
+		}
+		text, key = &d.Arguments, deltaKey{ev.GetSessionId(), d.GetTurnIndex(), partCalls + d.GetCallIndex()}
 	default:
 		return
 	}

@@ -169,3 +169,41 @@ func TestStreamHoldsBackASplitSequence(t *testing.T) {
 		t.Errorf("after its end: %q, want %q", got, " closed")
 	}
 }
+
+// The arguments of a tool call being written are cleaned as one text per
+// call, as an answer's text is: a sequence split between two pieces
+// shows in neither, and the pieces of another call or of the answer
+// between them do not end it.
+func TestStreamCleansACallsArgumentsAsOneText(t *testing.T) {
+	t.Parallel()
+	var s stream
+	event := func(ev *agentsv1.Event) *agentsv1.SubscribeResponse {
+		ev.SessionId = "s"
+		return &agentsv1.SubscribeResponse{Item: &agentsv1.SubscribeResponse_Event{Event: ev}}
+	}
+	piece := func(call int32, args string) *agentsv1.SubscribeResponse {
+		return event(&agentsv1.Event{Body: &agentsv1.Event_ToolCallDelta{ToolCallDelta: &agentsv1.ToolCallDelta{TurnIndex: 1, CallIndex: call, Arguments: args}}})
+	}
+	var first, second, text strings.Builder
+	for _, resp := range []*agentsv1.SubscribeResponse{
+		piece(0, `{"a":"x`),
+		piece(0, "\x1b]52;c;"),
+		piece(1, `{"b":`),
+		event(&agentsv1.Event{Body: &agentsv1.Event_TextDelta{TextDelta: &agentsv1.TextDelta{TurnIndex: 1, Text: "plain"}}}),
+		piece(0, "c2Vj\x07y"),
+		piece(1, `2}`),
+		piece(0, `"}`),
+	} {
+		s.delta(resp)
+		ev := resp.GetEvent()
+		if d := ev.GetToolCallDelta(); d != nil && d.GetCallIndex() == 0 {
+			first.WriteString(d.GetArguments())
+		} else if d != nil {
+			second.WriteString(d.GetArguments())
+		}
+		text.WriteString(ev.GetTextDelta().GetText())
+	}
+	if first.String() != `{"a":"xy"}` || second.String() != `{"b":2}` || text.String() != "plain" {
+		t.Errorf("cleaned: %q, %q and %q", first.String(), second.String(), text.String())
+	}
+}

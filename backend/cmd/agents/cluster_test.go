@@ -302,6 +302,80 @@ func TestClusterASubscriberThatReconnectsToAnotherServerMissesNothingAndSeesNoth
 	}
 }
 
+// clusterCallArguments are the arguments of the call the model writes,
+// slowly, in TestClusterASubscriberOnOneServerWatchesACallBeingWrittenOnAnother.
+const clusterCallArguments = `{"path":"notes/today.md","text":"a call written in small pieces for every server"}`
+
+// TestClusterASubscriberOnOneServerWatchesACallBeingWrittenOnAnother
+// follows, through B's event stream, a run on A whose model writes a tool
+// call slowly: B's subscriber gets the call's tool_call.delta events,
+// which fold into the call A stores.
+func TestClusterASubscriberOnOneServerWatchesACallBeingWrittenOnAnother(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the agents binary and runs it as child processes on PostgreSQL")
+	}
+	t.Parallel()
+	model := fakellmtest.Start(t, fakellm.Rules{
+		Rules: []fakellm.Rule{
+			// The slow agent has no tools: the call gets an error
+			// result, which the model answers.
+			{Name: "write", Match: fakellm.Match{SystemContains: slowPrompt, LastIsToolResult: new(false)}, Reply: fakellm.Reply{
+				ToolCalls: []fakellm.ToolCall{{ID: "call_slow", Name: "write_note", Arguments: []byte(clusterCallArguments)}},
+				ChunkSize: 6, ChunkDelay: "20ms",
+			}},
+			{Name: "answer", Match: fakellm.Match{SystemContains: slowPrompt}, Reply: fakellm.Reply{Text: "noted"}},
+		},
+		Default: &fakellm.Reply{Error: &fakellm.HTTPError{Status: 500, Message: "fakellm: unexpected request"}},
+	})
+	servers := startCluster(t, 2, pgtest.DSN(t), model.URL())
+	a, b := servers[0], servers[1]
+
+	feed := openSSE(t, b.url+"/v1/events", "")
+	id := a.create(t, "slow", "take a note")
+	// The deltas cross as notifications and the run's end through the
+	// log: the last deltas may come after the run.stopped, so the stream
+	// is read until the call is whole.
+	var callID, name, args string
+	deltas := 0
+	deadline := time.Now().Add(60 * time.Second)
+	for args != clusterCallArguments {
+		if time.Now().After(deadline) {
+			t.Fatalf("after 60s B streamed %d deltas of the call: %s %s(%s), want (%s)", deltas, callID, name, args, clusterCallArguments)
+		}
+		f := feed.next(t, "the call's deltas on B")
+		if f.event != "tool_call.delta" {
+			continue
+		}
+		ev := f.decode(t)
+		if ev.GetSessionId() != id {
+			continue
+		}
+		d := ev.GetToolCallDelta()
+		if d.GetTurnIndex() != 1 || d.GetCallIndex() != 0 {
+			t.Fatalf("a delta of turn %d, call %d; the model writes one call, in turn 1", d.GetTurnIndex(), d.GetCallIndex())
+		}
+		if d.GetCallId() != "" {
+			callID = d.GetCallId()
+		}
+		if d.GetName() != "" {
+			name = d.GetName()
+		}
+		args += d.GetArguments()
+		deltas++
+		if !strings.HasPrefix(clusterCallArguments, args) {
+			t.Fatalf("B streamed the arguments %q, not the start of %q", args, clusterCallArguments)
+		}
+	}
+	if callID != "call_slow" || name != "write_note" || deltas < 2 {
+		t.Errorf("B streamed %d deltas of the call %s %s", deltas, callID, name)
+	}
+	s := b.waitIdle(t, id)
+	calls := s.GetTurns()[1].GetLlm().GetToolCalls()
+	if len(calls) != 1 || calls[0].GetArguments() != args || calls[0].GetId() != callID {
+		t.Errorf("the stored calls %v; B's deltas made %s(%s)", calls, callID, args)
+	}
+}
+
 // TestClusterThreeServersStartedAtOnceOnAnEmptyDatabase starts three
 // servers together on a database with no tables: they migrate it once
 // between them, and each then serves sessions the others read.

@@ -280,11 +280,21 @@ func (r *Relay) publish(data string) {
 			}
 			return
 		}
-		if ev.GetTextDelta() == nil && ev.GetThinkingDelta() == nil {
+		if !isDelta(ev) {
 			continue // only deltas travel here
 		}
 		r.hub.PublishDelta(ev)
 	}
+}
+
+// isDelta reports whether ev is a live delta: text, thinking or a tool
+// call being written.
+func isDelta(ev *agentsv1.Event) bool {
+	switch ev.GetBody().(type) {
+	case *agentsv1.Event_TextDelta, *agentsv1.Event_ThinkingDelta, *agentsv1.Event_ToolCallDelta:
+		return true
+	}
+	return false
 }
 
 // parsePart splits a part's payload.

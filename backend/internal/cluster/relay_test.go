@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"google.golang.org/protobuf/encoding/protodelim"
+	"google.golang.org/protobuf/proto"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/backend/internal/events"
@@ -124,6 +125,50 @@ func TestRelayCutsALargeDeltaIntoParts(t *testing.T) {
 		if len(p) >= MaxPayload {
 			t.Fatalf("a part of %d bytes", len(p))
 		}
+	}
+}
+
+// Every kind of delta crosses, a tool call's arguments in one big piece
+// too, and arrives as it was sent; what is not a delta does not travel.
+func TestRelayCarriesEveryKindOfDelta(t *testing.T) {
+	t.Parallel()
+	bus := NewMemoryBus()
+	defer bus.Close()
+	a, b := newRelayServer(t, bus, "a"), newRelayServer(t, bus, "b")
+	call := func(index int32, id, name, args string) *agentsv1.Event {
+		return &agentsv1.Event{Kind: "tool_call.delta", SessionId: "s", Owner: "o", Body: &agentsv1.Event_ToolCallDelta{
+			ToolCallDelta: &agentsv1.ToolCallDelta{TurnIndex: 3, CallIndex: index, CallId: id, Name: name, Arguments: args},
+		}}
+	}
+	sent := []*agentsv1.Event{
+		{Kind: "thinking.delta", SessionId: "s", Owner: "o", Body: &agentsv1.Event_ThinkingDelta{ThinkingDelta: &agentsv1.ThinkingDelta{Text: "hmm", TurnIndex: 3}}},
+		delta("s", "an answer"),
+		call(0, "call_1", "bash_x", ""),
+		call(0, "", "", `{"a":`),
+		call(1, "call_2", "bash_y", `{"big":"`+strings.Repeat("0123456789abcdef", 2000)+`"}`),
+		call(0, "", "", `1}`),
+	}
+	a.publish(sent[0])
+	a.relay.Send(&agentsv1.Event{Kind: "run.started", SessionId: "s", Owner: "o", Body: &agentsv1.Event_RunStarted{RunStarted: &agentsv1.RunStarted{}}})
+	for _, ev := range sent[1:] {
+		a.publish(ev)
+	}
+	deadline := time.After(10 * time.Second)
+	for i, want := range sent {
+		select {
+		case got := <-b.sub.C():
+			if got.GetKind() != want.GetKind() || !proto.Equal(got.GetToolCallDelta(), want.GetToolCallDelta()) ||
+				got.GetTextDelta().GetText() != want.GetTextDelta().GetText() || got.GetThinkingDelta().GetText() != want.GetThinkingDelta().GetText() {
+				t.Fatalf("delta %d arrived as %.80v, want %.80v", i, got, want)
+			}
+		case <-deadline:
+			t.Fatalf("got %d deltas after 10s, want %d", i, len(sent))
+		}
+	}
+	select {
+	case ev := <-b.sub.C():
+		t.Fatalf("got one event too many: %.80v", ev)
+	case <-time.After(50 * time.Millisecond):
 	}
 }
 

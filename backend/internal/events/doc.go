@@ -5,10 +5,10 @@
 //
 // # Positions
 //
-// Every event except text and thinking deltas is stored in the event log
-// (see package store) in the transaction that makes the change it
-// describes; its seq is the log's, so it keeps its meaning across
-// restarts. The publisher (the runner) commits and then publishes, with
+// Every event except the deltas (of text, thinking, and tool calls being
+// written) is stored in the event log (see package store) in the
+// transaction that makes the change it describes; its seq is the log's,
+// so it keeps its meaning across restarts. The publisher (the runner) commits and then publishes, with
 // its commits serialised, so logged events reach the hub in seq order.
 // Deltas are not logged: PublishDelta stamps them with the newest seq and
 // a delta counter of the hub, which carries the hub's tag (see Position).

@@ -315,8 +315,9 @@ func encode(ev *agentsv1.Event) []byte {
 	return b
 }
 
-// PublishDelta offers an event that is not logged (a text or thinking
-// delta) and keeps it in the delta ring. It returns the event's position.
+// PublishDelta offers an event that is not logged (a text, thinking or
+// tool-call delta) and keeps it in the delta ring. It returns the
+// event's position.
 func (h *Hub) PublishDelta(ev *agentsv1.Event) Position {
 	h.Stamp(ev)
 	ev.Seq, ev.DeltaSeq = 0, 0

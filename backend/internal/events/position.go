@@ -13,8 +13,8 @@ import (
 
 // Position is a place in the order of events. Seq is the event log's
 // position: every logged event has its own, and they keep their meaning
-// across restarts and on every server. Text and thinking deltas are not
-// logged: a delta carries the Seq of the newest logged event the hub had
+// across restarts and on every server. Deltas (of text, thinking, tool
+// calls) are not logged: a delta carries the Seq of the newest logged event the hub had
 // and its own Delta, numbered by the hub that published it, so (Seq,
 // Delta) orders every event of one hub and a logged event is (Seq, 0).
 //

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/agents-os/agents/backend/internal/cluster"
 	"github.com/agents-os/agents/backend/internal/errs"
+	"github.com/agents-os/agents/backend/internal/events"
 	"github.com/agents-os/agents/backend/internal/runner"
 	"github.com/agents-os/agents/backend/internal/runner/modelfault"
 	"github.com/agents-os/agents/backend/internal/session"
@@ -26,9 +28,14 @@ import (
 // holder's.
 
 // crossRules answer "tool please" with a call of the tool, "stream
-// please" with an answer in several pieces, and anything else (a tool's
-// result included) with "done".
+// please" with an answer in several pieces, "write a call please" with a
+// call whose arguments come in several pieces, and anything else (a
+// tool's result included) with "done".
 var crossRules = fakellm.Rules{Rules: []fakellm.Rule{
+	{Match: fakellm.Match{UserContains: "write a call please", LastIsToolResult: ptr(false)}, Reply: fakellm.Reply{
+		ToolCalls: []fakellm.ToolCall{{ID: "call_written", Name: "bash_noop", Arguments: json.RawMessage(writtenArguments)}},
+		ChunkSize: 4,
+	}},
 	{Match: fakellm.Match{UserContains: "tool please", LastIsToolResult: ptr(false)}, Reply: fakellm.Reply{
 		ToolCalls: []fakellm.ToolCall{{Name: "bash_noop", Arguments: json.RawMessage(`{}`)}},
 	}},
@@ -37,6 +44,10 @@ var crossRules = fakellm.Rules{Rules: []fakellm.Rule{
 	}},
 	{Reply: fakellm.Reply{Text: "done"}},
 }}
+
+// writtenArguments are the arguments of the call "write a call please"
+// asks for.
+const writtenArguments = `{"note":"written in pieces of four"}`
 
 // ledger records the commands the servers of a test add and finish.
 type ledger struct {
@@ -713,5 +724,68 @@ func TestGetSessionOnAnotherServerShowsTheStepInFlight(t *testing.T) {
 	}
 	if h := f.holder(t, id); h != "a" {
 		t.Fatalf("a read moved the session to %s", h)
+	}
+}
+
+// The tool calls the model is still writing are part of the step in
+// flight: read through another server, they are what the holder shows,
+// folded from the tool-call deltas the holder relays.
+func TestGetSessionOnAnotherServerShowsTheToolCallsBeingWritten(t *testing.T) {
+	t.Parallel()
+	_, _, on := crossFleet(t, time.Minute, "a", "b")
+	ctx := context.Background()
+	a, b := on["a"], on["b"]
+	// The call's id and name, then three pieces of its arguments.
+	hold := a.hold(4)
+	defer hold.Release()
+	id := a.create(t, "bench", "write a call please")
+	<-hold.Held()
+	local, err := a.run.GetSession(ctx, "me", id, false, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := local.InProgress
+	if want == nil || len(want.ToolCalls) != 1 || want.ToolCalls[0].Arguments != writtenArguments[:12] {
+		t.Fatalf("the holder's step in flight: %+v", want)
+	}
+	var read runner.View
+	eventually(t, "b shows the call being written as a does", func() bool {
+		if read, err = b.run.GetSession(ctx, "me", id, false, 0); err != nil {
+			t.Fatal(err)
+		}
+		return read.InProgress != nil && reflect.DeepEqual(read.InProgress.ToolCalls, want.ToolCalls)
+	})
+	if read.InProgress.TurnIndex != want.TurnIndex {
+		t.Fatalf("the step in flight is at turn %d through b, %d on a", read.InProgress.TurnIndex, want.TurnIndex)
+	}
+	// A client of b's that read the session subscribes after the
+	// position b gave: the deltas that follow continue the arguments, no
+	// piece missing or twice.
+	sub, err := b.hub.SubscribeAt(ctx, events.SessionScope(id), &read.Position)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	if sub.Mode() != events.ModeReplay {
+		t.Fatalf("a subscription after b's position: %v", sub.Mode())
+	}
+	hold.Release()
+	args := want.ToolCalls[0].Arguments
+	timeout := time.After(20 * time.Second)
+	for args != writtenArguments {
+		select {
+		case ev := <-sub.C():
+			if d := ev.GetToolCallDelta(); d != nil {
+				if args += d.GetArguments(); !strings.HasPrefix(writtenArguments, args) {
+					t.Fatalf("b streamed the arguments on as %q", args)
+				}
+			}
+		case <-timeout:
+			t.Fatalf("after 20s b streamed the arguments up to %q", args)
+		}
+	}
+	v := b.wait(t, id)
+	if calls := v.Turns[1].LLM.ToolCalls; len(calls) != 1 || calls[0].Arguments != writtenArguments || calls[0].ID != want.ToolCalls[0].ID {
+		t.Fatalf("the stored calls: %+v", calls)
 	}
 }

@@ -162,7 +162,7 @@ func (r *Runner) awaitElsewhere(ctx context.Context, owner, id string, req ViewR
 }
 
 // remoteProgress is the step in flight of the sessions other servers
-// run, as their deltas built it: a cache of what the holders stream,
+// run, as their deltas (text, thinking, tool calls) built it: a cache of what the holders stream,
 // with one rule. It follows the hub; a step is reset by a delta of
 // another turn, marked stored when the session's turn count passes it,
 // and dropped when the run stops or the session goes; when the
@@ -181,6 +181,7 @@ const maxRemoteSteps = 4096
 type remoteStep struct {
 	turnIndex      int
 	text, thinking strings.Builder
+	calls          streamedCalls
 	// stored says the model's turn is in the history now; results are
 	// the round's calls that finished since.
 	stored  bool
@@ -194,6 +195,7 @@ type stepView struct {
 	ok             bool
 	turnIndex      int
 	text, thinking string
+	calls          []session.ToolCall
 	stored         bool
 	results        []session.ToolResult
 }
@@ -207,7 +209,7 @@ func (p *remoteProgress) of(id string) (stepView, events.Position) {
 		return stepView{}, p.pos
 	}
 	return stepView{ok: true, turnIndex: s.turnIndex, text: s.text.String(), thinking: s.thinking.String(),
-		stored: s.stored, results: append([]session.ToolResult(nil), s.results...)}, p.pos
+		calls: s.calls.snapshot(), stored: s.stored, results: append([]session.ToolResult(nil), s.results...)}, p.pos
 }
 
 // inProgress is the view's step in flight for a session of turns stored
@@ -215,7 +217,7 @@ func (p *remoteProgress) of(id string) (stepView, events.Position) {
 func (s stepView) inProgress(turns int) *InProgress {
 	switch {
 	case s.ok && !s.stored && s.turnIndex >= turns:
-		return &InProgress{TurnIndex: s.turnIndex, Text: s.text, Thinking: s.thinking}
+		return &InProgress{TurnIndex: s.turnIndex, Text: s.text, Thinking: s.thinking, ToolCalls: s.calls}
 	case s.ok && s.turnIndex == turns-1:
 		// The model's turn is stored; its calls run.
 		return &InProgress{TurnIndex: turns, Results: s.results}
@@ -240,28 +242,18 @@ func (p *remoteProgress) take(ev *agentsv1.Event, local func(string) bool) {
 	id := ev.GetSessionId()
 	s := p.steps[id]
 	switch body := ev.GetBody().(type) {
-	case *agentsv1.Event_TextDelta, *agentsv1.Event_ThinkingDelta:
-		var index int
-		var text, thinking string
-		if d, ok := body.(*agentsv1.Event_TextDelta); ok {
-			index, text = int(d.TextDelta.GetTurnIndex()), d.TextDelta.GetText()
-		} else {
-			d := body.(*agentsv1.Event_ThinkingDelta)
-			index, thinking = int(d.ThinkingDelta.GetTurnIndex()), d.ThinkingDelta.GetText()
+	case *agentsv1.Event_TextDelta:
+		if s = p.stepAt(id, s, int(body.TextDelta.GetTurnIndex()), local); !s.local {
+			s.text.WriteString(body.TextDelta.GetText())
 		}
-		if s == nil || s.turnIndex != index || s.stored {
-			if len(p.steps) >= maxRemoteSteps && s == nil {
-				for other := range p.steps {
-					delete(p.steps, other)
-					break
-				}
-			}
-			s = &remoteStep{turnIndex: index, local: local(id)}
-			p.steps[id] = s
+	case *agentsv1.Event_ThinkingDelta:
+		if s = p.stepAt(id, s, int(body.ThinkingDelta.GetTurnIndex()), local); !s.local {
+			s.thinking.WriteString(body.ThinkingDelta.GetText())
 		}
-		if !s.local {
-			s.text.WriteString(text)
-			s.thinking.WriteString(thinking)
+	case *agentsv1.Event_ToolCallDelta:
+		d := body.ToolCallDelta
+		if s = p.stepAt(id, s, int(d.GetTurnIndex()), local); !s.local {
+			s.calls.add(int(d.GetCallIndex()), d.GetCallId(), d.GetName(), d.GetArguments())
 		}
 	case *agentsv1.Event_SessionUpdated:
 		if s == nil {
@@ -280,6 +272,24 @@ func (p *remoteProgress) take(ev *agentsv1.Event, local func(string) bool) {
 	case *agentsv1.Event_RunStopped, *agentsv1.Event_SessionFailed, *agentsv1.Event_SessionDeleted:
 		delete(p.steps, id)
 	}
+}
+
+// stepAt returns the step of session id at the turn index a delta is
+// of: s, the one kept, or a new one when s is of another turn or its
+// turn is stored (the delta begins the next step). Called under p.mu.
+func (p *remoteProgress) stepAt(id string, s *remoteStep, index int, local func(string) bool) *remoteStep {
+	if s != nil && s.turnIndex == index && !s.stored {
+		return s
+	}
+	if len(p.steps) >= maxRemoteSteps && s == nil {
+		for other := range p.steps {
+			delete(p.steps, other)
+			break
+		}
+	}
+	s = &remoteStep{turnIndex: index, local: local(id)}
+	p.steps[id] = s
+	return s
 }
 
 // resultStatusOf reads a streamed result's status back.

@@ -284,22 +284,16 @@ func (a *actor) dangling() bool {
 // so a view taken under the same lock is exact about which deltas it
 // holds.
 func (a *actor) publishDelta(st *step, d llm.Delta) {
-	var ev *agentsv1.Event
-	switch {
-	case d.Text != "":
-		ev = &agentsv1.Event{Kind: "text.delta", Body: &agentsv1.Event_TextDelta{TextDelta: &agentsv1.TextDelta{Text: d.Text, TurnIndex: int32(st.turnIndex)}}}
-	case d.Thinking != "":
-		ev = &agentsv1.Event{Kind: "thinking.delta", Body: &agentsv1.Event_ThinkingDelta{ThinkingDelta: &agentsv1.ThinkingDelta{Text: d.Thinking, TurnIndex: int32(st.turnIndex)}}}
-	}
 	st.progress.mu.Lock()
 	defer st.progress.mu.Unlock()
-	st.progress.add(d)
-	if ev != nil {
-		ev.SessionId, ev.Owner = a.id, a.owner
-		a.r.hub.PublishDelta(ev)
-		if a.r.opts.RelayDelta != nil {
-			a.r.opts.RelayDelta(ev)
-		}
+	ev := st.progress.add(d)
+	if ev == nil {
+		return
+	}
+	ev.SessionId, ev.Owner = a.id, a.owner
+	a.r.hub.PublishDelta(ev)
+	if a.r.opts.RelayDelta != nil {
+		a.r.opts.RelayDelta(ev)
 	}
 }
 

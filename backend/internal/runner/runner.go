@@ -77,8 +77,8 @@ type Options struct {
 	// hub (cluster.Sequencer.Committed: with several servers on one
 	// database, other servers' events come between this server's).
 	Publish func(ev *agentsv1.Event, body []byte) error
-	// RelayDelta, when set, is given each text and thinking delta once it
-	// is published to the hub (cluster.Relay.Send carries it to the other
+	// RelayDelta, when set, is given each delta (text, thinking, a tool
+	// call being written) once it is published to the hub (cluster.Relay.Send carries it to the other
 	// servers). It must not block.
 	RelayDelta func(ev *agentsv1.Event)
 	// Now is the clock; nil is time.Now.

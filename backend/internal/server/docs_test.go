@@ -14,6 +14,9 @@ import (
 	"strings"
 	"testing"
 
+	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/backend/internal/apijson"
+	"github.com/agents-os/agents/backend/internal/events/sse"
 	"github.com/agents-os/agents/tools/fakellm"
 )
 
@@ -120,6 +123,53 @@ func TestTheProtocolDocsExamplesRun(t *testing.T) {
 		}
 		if string(got) != ex.want && !sameAllowingIDsAndTimes(t, ex.want, answer) {
 			t.Errorf("line %d: %s printed\n%s\nthe docs show\n%s", ex.line, ex.command, got, ex.want)
+		}
+	}
+}
+
+// The SSE frames docs/protocol.md shows (its ```text blocks that start
+// with an id) are what the server writes for the events they decode to,
+// byte for byte.
+func TestTheProtocolDocsEventFramesAreTheServers(t *testing.T) {
+	t.Parallel()
+	doc, err := os.ReadFile("../../../docs/protocol.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := regexp.MustCompile("(?s)```text\n(id: .*?)```").FindAllStringSubmatch(string(doc), -1)
+	kinds := map[string]bool{}
+	for _, b := range blocks {
+		for _, frame := range strings.SplitAfter(b[1], "\n\n") {
+			if frame == "" {
+				continue
+			}
+			var data string
+			for _, line := range strings.Split(frame, "\n") {
+				if d, ok := strings.CutPrefix(line, "data: "); ok {
+					data = d
+				}
+			}
+			ev := &agentsv1.Event{}
+			if err := apijson.Unmarshal([]byte(data), ev); err != nil {
+				t.Errorf("the docs' frame\n%s: %v", frame, err)
+				continue
+			}
+			got, err := sse.EventFrame(ev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasSuffix(frame, "\n\n") {
+				frame += "\n"
+			}
+			if string(got) != frame {
+				t.Errorf("the docs show the frame\n%sthe server writes\n%s", frame, got)
+			}
+			kinds[ev.GetKind()] = true
+		}
+	}
+	for _, k := range []string{"run.stopped", "tool_call.delta"} {
+		if !kinds[k] {
+			t.Errorf("docs/protocol.md shows no %s frame", k)
 		}
 	}
 }

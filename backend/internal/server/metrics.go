@@ -81,12 +81,17 @@ func (l labels) of(v string) string {
 }
 
 // eventKinds are the kinds of event there are, one per field of the
-// event's body: session_created is session.created.
+// event's body, whose last word is what happened to the rest:
+// session_created is session.created, tool_call_delta tool_call.delta.
 func eventKinds() labels {
 	fields := (&agentsv1.Event{}).ProtoReflect().Descriptor().Oneofs().ByName("body").Fields()
 	kinds := make(labels, fields.Len())
 	for i := range fields.Len() {
-		kinds[strings.Replace(string(fields.Get(i).Name()), "_", ".", 1)] = true
+		name := string(fields.Get(i).Name())
+		if cut := strings.LastIndexByte(name, '_'); cut >= 0 {
+			name = name[:cut] + "." + name[cut+1:]
+		}
+		kinds[name] = true
 	}
 	return kinds
 }

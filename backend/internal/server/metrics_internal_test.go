@@ -50,7 +50,7 @@ func TestMetricsLabelsComeFromFixedSets(t *testing.T) {
 		}
 	}
 	// Every kind the server publishes is in the set of kinds.
-	for _, kind := range []string{"session.created", "text.delta", "thinking.delta", "tool.progressed", "calls.deferred", "subcall.failed", "mail.rejected", "agents.changed"} {
+	for _, kind := range []string{"session.created", "text.delta", "thinking.delta", "tool_call.delta", "tool.progressed", "calls.deferred", "subcall.failed", "mail.rejected", "agents.changed"} {
 		if got := m.kinds.of(kind); got != kind {
 			t.Errorf("kind %s is counted as %s", kind, got)
 		}

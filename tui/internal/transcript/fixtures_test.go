@@ -72,6 +72,8 @@ func event(body any) *agentsv1.Event {
 		ev.Kind, ev.Body = "text.delta", &agentsv1.Event_TextDelta{TextDelta: b}
 	case *agentsv1.ThinkingDelta:
 		ev.Kind, ev.Body = "thinking.delta", &agentsv1.Event_ThinkingDelta{ThinkingDelta: b}
+	case *agentsv1.ToolCallDelta:
+		ev.Kind, ev.Body = "tool_call.delta", &agentsv1.Event_ToolCallDelta{ToolCallDelta: b}
 	case *agentsv1.SessionUpdated:
 		ev.Kind, ev.Body = "session.updated", &agentsv1.Event_SessionUpdated{SessionUpdated: b}
 	case *agentsv1.ToolStarted:

@@ -231,6 +231,8 @@ func (v *View) Apply(ev *agentsv1.Event) bool {
 		l := v.liveTurn(int(b.ThinkingDelta.GetTurnIndex()))
 		l.turn.Thinking += b.ThinkingDelta.GetText()
 		l.invalidate()
+	case *agentsv1.Event_ToolCallDelta:
+		return v.written(b.ToolCallDelta)
 	case *agentsv1.Event_ToolStarted:
 		tc := b.ToolStarted.GetCall()
 		c := v.calls.get(tc.GetId())
@@ -274,6 +276,38 @@ func (v *View) Apply(ev *agentsv1.Event) bool {
 	default:
 		return false
 	}
+	v.dirty = true
+	return true
+}
+
+// maxWrittenCalls bounds the calls of a turn being written, as the
+// server does: a delta that claims a call beyond it is not grown into.
+const maxWrittenCalls = 1024
+
+// written folds a piece of a tool call the model is writing into the
+// turn in progress: an id or a name replaces what was known, the
+// arguments grow. The call is not stored, so what was written so far is
+// the newest there is of it.
+func (v *View) written(d *agentsv1.ToolCallDelta) bool {
+	i, index := int(d.GetCallIndex()), int(d.GetTurnIndex())
+	if i < 0 || i >= maxWrittenCalls || v.entry(index) != nil {
+		return false // nonsense, or a delta of a turn already stored
+	}
+	l := v.liveTurn(index)
+	for len(l.turn.ToolCalls) <= i {
+		l.turn.ToolCalls = append(l.turn.ToolCalls, &agentsv1.ToolCall{})
+	}
+	was := l.turn.ToolCalls[i]
+	tc := &agentsv1.ToolCall{Id: was.GetId(), Name: was.GetName(), Arguments: was.GetArguments() + d.GetArguments()}
+	if id := d.GetCallId(); id != "" {
+		tc.Id = id
+	}
+	if name := d.GetName(); name != "" {
+		tc.Name = name
+	}
+	l.turn.ToolCalls[i] = tc
+	v.calls.asked(index, []*agentsv1.ToolCall{tc})
+	l.invalidate()
 	v.dirty = true
 	return true
 }

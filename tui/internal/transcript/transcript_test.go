@@ -231,6 +231,51 @@ func TestDeltasThenHeadTurnMatchLoad(t *testing.T) {
 	}
 }
 
+// A tool call the model is writing shows as it grows: folded from its
+// deltas, the turn in progress is the one a Load mid-call draws, and
+// once stored the call is drawn from the stored turn.
+func TestACallBeingWrittenMatchesALoadMidCall(t *testing.T) {
+	t.Parallel()
+	const args = `{"path":"main.go","line":12}`
+	streamed := newView()
+	streamed.Load(session(running, "", userTurn(0, "Read it.")))
+	streamed.Apply(event(&agentsv1.TextDelta{Text: "Reading.", TurnIndex: 1}))
+	if !streamed.Apply(event(&agentsv1.ToolCallDelta{TurnIndex: 1, CallIndex: 0, CallId: "c1", Name: "bash_read"})) {
+		t.Fatal("a call begun did not change the output")
+	}
+	for _, d := range deltas(args, 5) {
+		if !streamed.Apply(event(&agentsv1.ToolCallDelta{TurnIndex: 1, CallIndex: 0, Arguments: d})) {
+			t.Fatal("a piece of the arguments did not change the output")
+		}
+		streamed.Lines(70)
+	}
+	mid := session(running, "", userTurn(0, "Read it."))
+	mid.InProgress = &agentsv1.TurnInProgress{TurnIndex: 1, Text: "Reading.", ToolCalls: []*agentsv1.ToolCall{{Id: "c1", Name: "bash_read", Arguments: args}}}
+	loaded := newView()
+	loaded.Load(mid)
+	for _, expanded := range []bool{false, true} {
+		if expanded {
+			streamed.Toggle(1)
+			loaded.Toggle(1)
+		}
+		if got, want := plain(streamed.Lines(70)), plain(loaded.Lines(70)); got != want {
+			t.Errorf("expanded %v, streamed:\n%s\nloaded mid-call:\n%s", expanded, got, want)
+		}
+	}
+	if !strings.Contains(plain(streamed.Lines(70)), "main.go") {
+		t.Errorf("the call's arguments do not show:\n%s", plain(streamed.Lines(70)))
+	}
+
+	stored := llmTurn(1, "Reading.", toolCall("c1", "bash_read", args))
+	streamed.Apply(headTurn(stored, running))
+	again := newView()
+	again.Load(session(running, "", userTurn(0, "Read it."), stored))
+	again.Toggle(1)
+	if got, want := plain(streamed.Lines(70)), plain(again.Lines(70)); got != want {
+		t.Errorf("streamed then stored:\n%s\nloaded:\n%s", got, want)
+	}
+}
+
 // Rendering block by block, with the stable blocks kept, gives at every
 // step of a stream what rendering that text from scratch gives.
 func TestStreamMatchesFullRender(t *testing.T) {

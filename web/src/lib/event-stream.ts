@@ -22,10 +22,11 @@ export interface StreamUpdate {
 }
 
 // Position is a place in the server's event order: the seq of a logged
-// event and, for the text and thinking deltas after it, their delta_seq.
-// A delta_seq is the position of a delta among those of the server
-// process that numbered it: its bits above tagShift are that process's
-// tag, the bits below its counter. A logged event's delta_seq is 0.
+// event and, for the deltas after it (text, thinking, tool calls), their
+// delta_seq. A delta_seq is the position of a delta among those of the
+// server process that numbered it: its bits above tagShift are that
+// process's tag, the bits below its counter. A logged event's delta_seq
+// is 0.
 export interface Position {
   seq: bigint;
   deltaSeq: bigint;

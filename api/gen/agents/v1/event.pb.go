@@ -153,9 +153,10 @@ type SubscribeRequest struct {
 	// across restarts: replay covers the log's retention.
 	After *uint64 `protobuf:"varint,3,opt,name=after,proto3,oneof" json:"after,omitempty"`
 	// With `after`, the last delta_seq the client has seen at that seq: the
-	// text and thinking deltas after it are replayed too (while the server
-	// still holds them), so a client that read GetSession mid-answer
-	// continues with no gap. Zero or absent: every delta after `after`.
+	// deltas after it (text, thinking, tool calls) are replayed too (while
+	// the server still holds them), so a client that read GetSession
+	// mid-answer continues with no gap. Zero or absent: every delta after
+	// `after`.
 	AfterDelta uint64 `protobuf:"varint,4,opt,name=after_delta,json=afterDelta,proto3" json:"after_delta,omitempty"`
 	// For the owner scope, whose sessions: empty is the caller's owner.
 	// Another owner's needs an admin token, and the server logs the read.
@@ -522,8 +523,9 @@ func (x *Heartbeat) GetSeq() uint64 {
 type Event struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Position in the server's event log, strictly increasing and kept
-	// across restarts. Text and thinking deltas are not logged: they carry
-	// the seq of the newest logged event and a delta_seq.
+	// across restarts. Deltas (text, thinking and tool-call deltas) are not
+	// logged: they carry the seq of the newest logged event and a
+	// delta_seq.
 	Seq uint64 `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
 	// The session the event is about; empty for server-wide events.
 	SessionId string `protobuf:"bytes,2,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
@@ -534,9 +536,9 @@ type Event struct {
 	// Stable name of the body kind (`text.delta`, `run.stopped`, …), also the
 	// SSE event name.
 	Kind string `protobuf:"bytes,5,opt,name=kind,proto3" json:"kind,omitempty"`
-	// Zero for logged events. For text and thinking deltas, which live in
-	// memory only, a position after `seq` among the deltas of the server
-	// process that sent them: its bits above 33 are that process's tag, the
+	// Zero for logged events. For deltas, which live in memory only, a
+	// position after `seq` among the deltas of the server process that
+	// sent them: its bits above 33 are that process's tag, the
 	// bits below its counter. (seq, delta_seq) orders the events of one
 	// process; at one seq, the deltas of two do not compare. Opaque: hand
 	// it back as it came. An SSE delta's id is `seq.delta.tag`.
@@ -563,6 +565,7 @@ type Event struct {
 	//	*Event_MailAccepted
 	//	*Event_MailRejected
 	//	*Event_AgentsChanged
+	//	*Event_ToolCallDelta
 	Body          isEvent_Body `protobuf_oneof:"body"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -809,6 +812,15 @@ func (x *Event) GetAgentsChanged() *AgentsChanged {
 	return nil
 }
 
+func (x *Event) GetToolCallDelta() *ToolCallDelta {
+	if x != nil {
+		if x, ok := x.Body.(*Event_ToolCallDelta); ok {
+			return x.ToolCallDelta
+		}
+	}
+	return nil
+}
+
 type isEvent_Body interface {
 	isEvent_Body()
 }
@@ -903,6 +915,11 @@ type Event_AgentsChanged struct {
 	AgentsChanged *AgentsChanged `protobuf:"bytes,27,opt,name=agents_changed,json=agentsChanged,proto3,oneof"`
 }
 
+type Event_ToolCallDelta struct {
+	// `tool_call.delta`
+	ToolCallDelta *ToolCallDelta `protobuf:"bytes,28,opt,name=tool_call_delta,json=toolCallDelta,proto3,oneof"`
+}
+
 func (*Event_SessionCreated) isEvent_Body() {}
 
 func (*Event_SessionUpdated) isEvent_Body() {}
@@ -938,6 +955,8 @@ func (*Event_MailAccepted) isEvent_Body() {}
 func (*Event_MailRejected) isEvent_Body() {}
 
 func (*Event_AgentsChanged) isEvent_Body() {}
+
+func (*Event_ToolCallDelta) isEvent_Body() {}
 
 // SessionCreated: a session was created.
 type SessionCreated struct {
@@ -1382,6 +1401,94 @@ func (x *ThinkingDelta) GetTurnIndex() int32 {
 	return 0
 }
 
+// ToolCallDelta: a piece of a tool call the model is writing arrived.
+// Folded in order, a turn's deltas give the calls as GetSession's
+// `in_progress.tool_calls` shows them: a non-empty `call_id` or `name`
+// replaces what was known of the call, and `arguments` is appended to
+// its arguments. Once the turn is stored, its calls are the truth.
+type ToolCallDelta struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Index the LLM turn will have once stored.
+	TurnIndex int32 `protobuf:"varint,1,opt,name=turn_index,json=turnIndex,proto3" json:"turn_index,omitempty"`
+	// The call's place among the turn's calls, from 0.
+	CallIndex int32 `protobuf:"varint,2,opt,name=call_index,json=callIndex,proto3" json:"call_index,omitempty"`
+	// The call's id as known so far, on the delta where it first comes
+	// (or grows); empty when unchanged.
+	CallId string `protobuf:"bytes,3,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
+	// The tool's name as known so far, on the delta where it first comes
+	// (or grows); empty when unchanged.
+	Name string `protobuf:"bytes,4,opt,name=name,proto3" json:"name,omitempty"`
+	// The new fragment of the arguments' JSON text.
+	Arguments     string `protobuf:"bytes,5,opt,name=arguments,proto3" json:"arguments,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ToolCallDelta) Reset() {
+	*x = ToolCallDelta{}
+	mi := &file_agents_v1_event_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ToolCallDelta) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ToolCallDelta) ProtoMessage() {}
+
+func (x *ToolCallDelta) ProtoReflect() protoreflect.Message {
+	mi := &file_agents_v1_event_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ToolCallDelta.ProtoReflect.Descriptor instead.
+func (*ToolCallDelta) Descriptor() ([]byte, []int) {
+	return file_agents_v1_event_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *ToolCallDelta) GetTurnIndex() int32 {
+	if x != nil {
+		return x.TurnIndex
+	}
+	return 0
+}
+
+func (x *ToolCallDelta) GetCallIndex() int32 {
+	if x != nil {
+		return x.CallIndex
+	}
+	return 0
+}
+
+func (x *ToolCallDelta) GetCallId() string {
+	if x != nil {
+		return x.CallId
+	}
+	return ""
+}
+
+func (x *ToolCallDelta) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ToolCallDelta) GetArguments() string {
+	if x != nil {
+		return x.Arguments
+	}
+	return ""
+}
+
 // ToolStarted: an attached tool call began.
 type ToolStarted struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1393,7 +1500,7 @@ type ToolStarted struct {
 
 func (x *ToolStarted) Reset() {
 	*x = ToolStarted{}
-	mi := &file_agents_v1_event_proto_msgTypes[14]
+	mi := &file_agents_v1_event_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1405,7 +1512,7 @@ func (x *ToolStarted) String() string {
 func (*ToolStarted) ProtoMessage() {}
 
 func (x *ToolStarted) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_event_proto_msgTypes[14]
+	mi := &file_agents_v1_event_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1418,7 +1525,7 @@ func (x *ToolStarted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolStarted.ProtoReflect.Descriptor instead.
 func (*ToolStarted) Descriptor() ([]byte, []int) {
-	return file_agents_v1_event_proto_rawDescGZIP(), []int{14}
+	return file_agents_v1_event_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ToolStarted) GetCall() *ToolCall {
@@ -1441,7 +1548,7 @@ type ToolProgressed struct {
 
 func (x *ToolProgressed) Reset() {
 	*x = ToolProgressed{}
-	mi := &file_agents_v1_event_proto_msgTypes[15]
+	mi := &file_agents_v1_event_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1453,7 +1560,7 @@ func (x *ToolProgressed) String() string {
 func (*ToolProgressed) ProtoMessage() {}
 
 func (x *ToolProgressed) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_event_proto_msgTypes[15]
+	mi := &file_agents_v1_event_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1466,7 +1573,7 @@ func (x *ToolProgressed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolProgressed.ProtoReflect.Descriptor instead.
 func (*ToolProgressed) Descriptor() ([]byte, []int) {
-	return file_agents_v1_event_proto_rawDescGZIP(), []int{15}
+	return file_agents_v1_event_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ToolProgressed) GetCallId() string {
@@ -1494,7 +1601,7 @@ type ToolCompleted struct {
 
 func (x *ToolCompleted) Reset() {
 	*x = ToolCompleted{}
-	mi := &file_agents_v1_event_proto_msgTypes[16]
+	mi := &file_agents_v1_event_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1506,7 +1613,7 @@ func (x *ToolCompleted) String() string {
 func (*ToolCompleted) ProtoMessage() {}
 
 func (x *ToolCompleted) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_event_proto_msgTypes[16]
+	mi := &file_agents_v1_event_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1519,7 +1626,7 @@ func (x *ToolCompleted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCompleted.ProtoReflect.Descriptor instead.
 func (*ToolCompleted) Descriptor() ([]byte, []int) {
-	return file_agents_v1_event_proto_rawDescGZIP(), []int{16}
+	return file_agents_v1_event_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ToolCompleted) GetResult() *ToolResult {
@@ -1540,7 +1647,7 @@ type CallsDeferred struct {
 
 func (x *CallsDeferred) Reset() {
 	*x = CallsDeferred{}
-	mi := &file_agents_v1_event_proto_msgTypes[17]
+	mi := &file_agents_v1_event_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1552,7 +1659,7 @@ func (x *CallsDeferred) String() string {
 func (*CallsDeferred) ProtoMessage() {}
 
 func (x *CallsDeferred) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_event_proto_msgTypes[17]
+	mi := &file_agents_v1_event_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1565,7 +1672,7 @@ func (x *CallsDeferred) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallsDeferred.ProtoReflect.Descriptor instead.
 func (*CallsDeferred) Descriptor() ([]byte, []int) {
-	return file_agents_v1_event_proto_rawDescGZIP(), []int{17}
+	return file_agents_v1_event_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *CallsDeferred) GetCalls() []*DeferredCall {
@@ -1593,7 +1700,7 @@ type SubcallStarted struct {
 
 func (x *SubcallStarted) Reset() {
 	*x = SubcallStarted{}
-	mi := &file_agents_v1_event_proto_msgTypes[18]
+	mi := &file_agents_v1_event_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1605,7 +1712,7 @@ func (x *SubcallStarted) String() string {
 func (*SubcallStarted) ProtoMessage() {}
 
 func (x *SubcallStarted) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_event_proto_msgTypes[18]
+	mi := &file_agents_v1_event_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1618,7 +1725,7 @@ func (x *SubcallStarted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubcallStarted.ProtoReflect.Descriptor instead.
 func (*SubcallStarted) Descriptor() ([]byte, []int) {
-	return file_agents_v1_event_proto_rawDescGZIP(), []int{18}
+	return file_agents_v1_event_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *SubcallStarted) GetChildSessionId() string {
@@ -1665,7 +1772,7 @@ type SubcallCompleted struct {
 
 func (x *SubcallCompleted) Reset() {
 	*x = SubcallCompleted{}
-	mi := &file_agents_v1_event_proto_msgTypes[19]
+	mi := &file_agents_v1_event_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1677,7 +1784,7 @@ func (x *SubcallCompleted) String() string {
 func (*SubcallCompleted) ProtoMessage() {}
 
 func (x *SubcallCompleted) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_event_proto_msgTypes[19]
+	mi := &file_agents_v1_event_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1690,7 +1797,7 @@ func (x *SubcallCompleted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubcallCompleted.ProtoReflect.Descriptor instead.
 func (*SubcallCompleted) Descriptor() ([]byte, []int) {
-	return file_agents_v1_event_proto_rawDescGZIP(), []int{19}
+	return file_agents_v1_event_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *SubcallCompleted) GetChildSessionId() string {
@@ -1730,7 +1837,7 @@ type SubcallFailed struct {
 
 func (x *SubcallFailed) Reset() {
 	*x = SubcallFailed{}
-	mi := &file_agents_v1_event_proto_msgTypes[20]
+	mi := &file_agents_v1_event_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1742,7 +1849,7 @@ func (x *SubcallFailed) String() string {
 func (*SubcallFailed) ProtoMessage() {}
 
 func (x *SubcallFailed) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_event_proto_msgTypes[20]
+	mi := &file_agents_v1_event_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1755,7 +1862,7 @@ func (x *SubcallFailed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubcallFailed.ProtoReflect.Descriptor instead.
 func (*SubcallFailed) Descriptor() ([]byte, []int) {
-	return file_agents_v1_event_proto_rawDescGZIP(), []int{20}
+	return file_agents_v1_event_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *SubcallFailed) GetChildSessionId() string {
@@ -1790,7 +1897,7 @@ type MailAccepted struct {
 
 func (x *MailAccepted) Reset() {
 	*x = MailAccepted{}
-	mi := &file_agents_v1_event_proto_msgTypes[21]
+	mi := &file_agents_v1_event_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1802,7 +1909,7 @@ func (x *MailAccepted) String() string {
 func (*MailAccepted) ProtoMessage() {}
 
 func (x *MailAccepted) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_event_proto_msgTypes[21]
+	mi := &file_agents_v1_event_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1815,7 +1922,7 @@ func (x *MailAccepted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MailAccepted.ProtoReflect.Descriptor instead.
 func (*MailAccepted) Descriptor() ([]byte, []int) {
-	return file_agents_v1_event_proto_rawDescGZIP(), []int{21}
+	return file_agents_v1_event_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *MailAccepted) GetEnvelope() *MailEnvelope {
@@ -1840,7 +1947,7 @@ type MailRejected struct {
 
 func (x *MailRejected) Reset() {
 	*x = MailRejected{}
-	mi := &file_agents_v1_event_proto_msgTypes[22]
+	mi := &file_agents_v1_event_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1852,7 +1959,7 @@ func (x *MailRejected) String() string {
 func (*MailRejected) ProtoMessage() {}
 
 func (x *MailRejected) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_event_proto_msgTypes[22]
+	mi := &file_agents_v1_event_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1865,7 +1972,7 @@ func (x *MailRejected) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MailRejected.ProtoReflect.Descriptor instead.
 func (*MailRejected) Descriptor() ([]byte, []int) {
-	return file_agents_v1_event_proto_rawDescGZIP(), []int{22}
+	return file_agents_v1_event_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *MailRejected) GetMailId() string {
@@ -1909,7 +2016,7 @@ type AgentsChanged struct {
 
 func (x *AgentsChanged) Reset() {
 	*x = AgentsChanged{}
-	mi := &file_agents_v1_event_proto_msgTypes[23]
+	mi := &file_agents_v1_event_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1921,7 +2028,7 @@ func (x *AgentsChanged) String() string {
 func (*AgentsChanged) ProtoMessage() {}
 
 func (x *AgentsChanged) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_event_proto_msgTypes[23]
+	mi := &file_agents_v1_event_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1934,7 +2041,7 @@ func (x *AgentsChanged) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentsChanged.ProtoReflect.Descriptor instead.
 func (*AgentsChanged) Descriptor() ([]byte, []int) {
-	return file_agents_v1_event_proto_rawDescGZIP(), []int{23}
+	return file_agents_v1_event_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *AgentsChanged) GetSlugs() []string {
@@ -2000,8 +2107,7 @@ const file_agents_v1_event_proto_rawDesc = "" +
 	"\blast_seq\x18\x01 \x01(\x04R\alastSeq\x12$\n" +
 	"\x0elast_delta_seq\x18\x02 \x01(\x04R\flastDeltaSeq\"\x1d\n" +
 	"\tHeartbeat\x12\x10\n" +
-	"\x03seq\x18\x01 \x01(\x04R\x03seq\"\xdb\n" +
-	"\n" +
+	"\x03seq\x18\x01 \x01(\x04R\x03seq\"\x9f\v\n" +
 	"\x05Event\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12\x1d\n" +
 	"\n" +
@@ -2031,7 +2137,8 @@ const file_agents_v1_event_proto_rawDesc = "" +
 	"\x0esubcall_failed\x18\x18 \x01(\v2\x18.agents.v1.SubcallFailedH\x00R\rsubcallFailed\x12>\n" +
 	"\rmail_accepted\x18\x19 \x01(\v2\x17.agents.v1.MailAcceptedH\x00R\fmailAccepted\x12>\n" +
 	"\rmail_rejected\x18\x1a \x01(\v2\x17.agents.v1.MailRejectedH\x00R\fmailRejected\x12A\n" +
-	"\x0eagents_changed\x18\x1b \x01(\v2\x18.agents.v1.AgentsChangedH\x00R\ragentsChangedB\x06\n" +
+	"\x0eagents_changed\x18\x1b \x01(\v2\x18.agents.v1.AgentsChangedH\x00R\ragentsChanged\x12B\n" +
+	"\x0ftool_call_delta\x18\x1c \x01(\v2\x18.agents.v1.ToolCallDeltaH\x00R\rtoolCallDeltaB\x06\n" +
 	"\x04body\"<\n" +
 	"\x0eSessionCreated\x12*\n" +
 	"\x04meta\x18\x01 \x01(\v2\x16.agents.v1.SessionMetaR\x04meta\"j\n" +
@@ -2060,7 +2167,15 @@ const file_agents_v1_event_proto_rawDesc = "" +
 	"\rThinkingDelta\x12\x12\n" +
 	"\x04text\x18\x01 \x01(\tR\x04text\x12\x1d\n" +
 	"\n" +
-	"turn_index\x18\x02 \x01(\x05R\tturnIndex\"6\n" +
+	"turn_index\x18\x02 \x01(\x05R\tturnIndex\"\x98\x01\n" +
+	"\rToolCallDelta\x12\x1d\n" +
+	"\n" +
+	"turn_index\x18\x01 \x01(\x05R\tturnIndex\x12\x1d\n" +
+	"\n" +
+	"call_index\x18\x02 \x01(\x05R\tcallIndex\x12\x17\n" +
+	"\acall_id\x18\x03 \x01(\tR\x06callId\x12\x12\n" +
+	"\x04name\x18\x04 \x01(\tR\x04name\x12\x1c\n" +
+	"\targuments\x18\x05 \x01(\tR\targuments\"6\n" +
 	"\vToolStarted\x12'\n" +
 	"\x04call\x18\x01 \x01(\v2\x13.agents.v1.ToolCallR\x04call\"C\n" +
 	"\x0eToolProgressed\x12\x17\n" +
@@ -2123,7 +2238,7 @@ func file_agents_v1_event_proto_rawDescGZIP() []byte {
 }
 
 var file_agents_v1_event_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_agents_v1_event_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
+var file_agents_v1_event_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
 var file_agents_v1_event_proto_goTypes = []any{
 	(SubscribeScope)(0),           // 0: agents.v1.SubscribeScope
 	(RunTrigger)(0),               // 1: agents.v1.RunTrigger
@@ -2141,25 +2256,26 @@ var file_agents_v1_event_proto_goTypes = []any{
 	(*SessionFailed)(nil),         // 13: agents.v1.SessionFailed
 	(*TextDelta)(nil),             // 14: agents.v1.TextDelta
 	(*ThinkingDelta)(nil),         // 15: agents.v1.ThinkingDelta
-	(*ToolStarted)(nil),           // 16: agents.v1.ToolStarted
-	(*ToolProgressed)(nil),        // 17: agents.v1.ToolProgressed
-	(*ToolCompleted)(nil),         // 18: agents.v1.ToolCompleted
-	(*CallsDeferred)(nil),         // 19: agents.v1.CallsDeferred
-	(*SubcallStarted)(nil),        // 20: agents.v1.SubcallStarted
-	(*SubcallCompleted)(nil),      // 21: agents.v1.SubcallCompleted
-	(*SubcallFailed)(nil),         // 22: agents.v1.SubcallFailed
-	(*MailAccepted)(nil),          // 23: agents.v1.MailAccepted
-	(*MailRejected)(nil),          // 24: agents.v1.MailRejected
-	(*AgentsChanged)(nil),         // 25: agents.v1.AgentsChanged
-	(*SessionMeta)(nil),           // 26: agents.v1.SessionMeta
-	(*timestamppb.Timestamp)(nil), // 27: google.protobuf.Timestamp
-	(*Turn)(nil),                  // 28: agents.v1.Turn
-	(SessionStatus)(0),            // 29: agents.v1.SessionStatus
-	(*ToolCall)(nil),              // 30: agents.v1.ToolCall
-	(*ToolResult)(nil),            // 31: agents.v1.ToolResult
-	(*DeferredCall)(nil),          // 32: agents.v1.DeferredCall
-	(*MailEnvelope)(nil),          // 33: agents.v1.MailEnvelope
-	(*AgentLoadError)(nil),        // 34: agents.v1.AgentLoadError
+	(*ToolCallDelta)(nil),         // 16: agents.v1.ToolCallDelta
+	(*ToolStarted)(nil),           // 17: agents.v1.ToolStarted
+	(*ToolProgressed)(nil),        // 18: agents.v1.ToolProgressed
+	(*ToolCompleted)(nil),         // 19: agents.v1.ToolCompleted
+	(*CallsDeferred)(nil),         // 20: agents.v1.CallsDeferred
+	(*SubcallStarted)(nil),        // 21: agents.v1.SubcallStarted
+	(*SubcallCompleted)(nil),      // 22: agents.v1.SubcallCompleted
+	(*SubcallFailed)(nil),         // 23: agents.v1.SubcallFailed
+	(*MailAccepted)(nil),          // 24: agents.v1.MailAccepted
+	(*MailRejected)(nil),          // 25: agents.v1.MailRejected
+	(*AgentsChanged)(nil),         // 26: agents.v1.AgentsChanged
+	(*SessionMeta)(nil),           // 27: agents.v1.SessionMeta
+	(*timestamppb.Timestamp)(nil), // 28: google.protobuf.Timestamp
+	(*Turn)(nil),                  // 29: agents.v1.Turn
+	(SessionStatus)(0),            // 30: agents.v1.SessionStatus
+	(*ToolCall)(nil),              // 31: agents.v1.ToolCall
+	(*ToolResult)(nil),            // 32: agents.v1.ToolResult
+	(*DeferredCall)(nil),          // 33: agents.v1.DeferredCall
+	(*MailEnvelope)(nil),          // 34: agents.v1.MailEnvelope
+	(*AgentLoadError)(nil),        // 35: agents.v1.AgentLoadError
 }
 var file_agents_v1_event_proto_depIdxs = []int32{
 	0,  // 0: agents.v1.SubscribeRequest.scope:type_name -> agents.v1.SubscribeScope
@@ -2167,8 +2283,8 @@ var file_agents_v1_event_proto_depIdxs = []int32{
 	4,  // 2: agents.v1.SubscribeResponse.snapshot:type_name -> agents.v1.Snapshot
 	5,  // 3: agents.v1.SubscribeResponse.lagged:type_name -> agents.v1.Lagged
 	6,  // 4: agents.v1.SubscribeResponse.heartbeat:type_name -> agents.v1.Heartbeat
-	26, // 5: agents.v1.Snapshot.sessions:type_name -> agents.v1.SessionMeta
-	27, // 6: agents.v1.Event.time:type_name -> google.protobuf.Timestamp
+	27, // 5: agents.v1.Snapshot.sessions:type_name -> agents.v1.SessionMeta
+	28, // 6: agents.v1.Event.time:type_name -> google.protobuf.Timestamp
 	8,  // 7: agents.v1.Event.session_created:type_name -> agents.v1.SessionCreated
 	9,  // 8: agents.v1.Event.session_updated:type_name -> agents.v1.SessionUpdated
 	10, // 9: agents.v1.Event.session_deleted:type_name -> agents.v1.SessionDeleted
@@ -2177,34 +2293,35 @@ var file_agents_v1_event_proto_depIdxs = []int32{
 	13, // 12: agents.v1.Event.session_failed:type_name -> agents.v1.SessionFailed
 	14, // 13: agents.v1.Event.text_delta:type_name -> agents.v1.TextDelta
 	15, // 14: agents.v1.Event.thinking_delta:type_name -> agents.v1.ThinkingDelta
-	16, // 15: agents.v1.Event.tool_started:type_name -> agents.v1.ToolStarted
-	17, // 16: agents.v1.Event.tool_progressed:type_name -> agents.v1.ToolProgressed
-	18, // 17: agents.v1.Event.tool_completed:type_name -> agents.v1.ToolCompleted
-	19, // 18: agents.v1.Event.calls_deferred:type_name -> agents.v1.CallsDeferred
-	20, // 19: agents.v1.Event.subcall_started:type_name -> agents.v1.SubcallStarted
-	21, // 20: agents.v1.Event.subcall_completed:type_name -> agents.v1.SubcallCompleted
-	22, // 21: agents.v1.Event.subcall_failed:type_name -> agents.v1.SubcallFailed
-	23, // 22: agents.v1.Event.mail_accepted:type_name -> agents.v1.MailAccepted
-	24, // 23: agents.v1.Event.mail_rejected:type_name -> agents.v1.MailRejected
-	25, // 24: agents.v1.Event.agents_changed:type_name -> agents.v1.AgentsChanged
-	26, // 25: agents.v1.SessionCreated.meta:type_name -> agents.v1.SessionMeta
-	26, // 26: agents.v1.SessionUpdated.meta:type_name -> agents.v1.SessionMeta
-	28, // 27: agents.v1.SessionUpdated.head_turn:type_name -> agents.v1.Turn
-	26, // 28: agents.v1.SessionDeleted.meta:type_name -> agents.v1.SessionMeta
-	1,  // 29: agents.v1.RunStarted.trigger:type_name -> agents.v1.RunTrigger
-	29, // 30: agents.v1.RunStopped.status:type_name -> agents.v1.SessionStatus
-	30, // 31: agents.v1.ToolStarted.call:type_name -> agents.v1.ToolCall
-	31, // 32: agents.v1.ToolCompleted.result:type_name -> agents.v1.ToolResult
-	32, // 33: agents.v1.CallsDeferred.calls:type_name -> agents.v1.DeferredCall
-	33, // 34: agents.v1.MailAccepted.envelope:type_name -> agents.v1.MailEnvelope
-	34, // 35: agents.v1.AgentsChanged.errors:type_name -> agents.v1.AgentLoadError
-	2,  // 36: agents.v1.EventService.Subscribe:input_type -> agents.v1.SubscribeRequest
-	3,  // 37: agents.v1.EventService.Subscribe:output_type -> agents.v1.SubscribeResponse
-	37, // [37:38] is the sub-list for method output_type
-	36, // [36:37] is the sub-list for method input_type
-	36, // [36:36] is the sub-list for extension type_name
-	36, // [36:36] is the sub-list for extension extendee
-	0,  // [0:36] is the sub-list for field type_name
+	17, // 15: agents.v1.Event.tool_started:type_name -> agents.v1.ToolStarted
+	18, // 16: agents.v1.Event.tool_progressed:type_name -> agents.v1.ToolProgressed
+	19, // 17: agents.v1.Event.tool_completed:type_name -> agents.v1.ToolCompleted
+	20, // 18: agents.v1.Event.calls_deferred:type_name -> agents.v1.CallsDeferred
+	21, // 19: agents.v1.Event.subcall_started:type_name -> agents.v1.SubcallStarted
+	22, // 20: agents.v1.Event.subcall_completed:type_name -> agents.v1.SubcallCompleted
+	23, // 21: agents.v1.Event.subcall_failed:type_name -> agents.v1.SubcallFailed
+	24, // 22: agents.v1.Event.mail_accepted:type_name -> agents.v1.MailAccepted
+	25, // 23: agents.v1.Event.mail_rejected:type_name -> agents.v1.MailRejected
+	26, // 24: agents.v1.Event.agents_changed:type_name -> agents.v1.AgentsChanged
+	16, // 25: agents.v1.Event.tool_call_delta:type_name -> agents.v1.ToolCallDelta
+	27, // 26: agents.v1.SessionCreated.meta:type_name -> agents.v1.SessionMeta
+	27, // 27: agents.v1.SessionUpdated.meta:type_name -> agents.v1.SessionMeta
+	29, // 28: agents.v1.SessionUpdated.head_turn:type_name -> agents.v1.Turn
+	27, // 29: agents.v1.SessionDeleted.meta:type_name -> agents.v1.SessionMeta
+	1,  // 30: agents.v1.RunStarted.trigger:type_name -> agents.v1.RunTrigger
+	30, // 31: agents.v1.RunStopped.status:type_name -> agents.v1.SessionStatus
+	31, // 32: agents.v1.ToolStarted.call:type_name -> agents.v1.ToolCall
+	32, // 33: agents.v1.ToolCompleted.result:type_name -> agents.v1.ToolResult
+	33, // 34: agents.v1.CallsDeferred.calls:type_name -> agents.v1.DeferredCall
+	34, // 35: agents.v1.MailAccepted.envelope:type_name -> agents.v1.MailEnvelope
+	35, // 36: agents.v1.AgentsChanged.errors:type_name -> agents.v1.AgentLoadError
+	2,  // 37: agents.v1.EventService.Subscribe:input_type -> agents.v1.SubscribeRequest
+	3,  // 38: agents.v1.EventService.Subscribe:output_type -> agents.v1.SubscribeResponse
+	38, // [38:39] is the sub-list for method output_type
+	37, // [37:38] is the sub-list for method input_type
+	37, // [37:37] is the sub-list for extension type_name
+	37, // [37:37] is the sub-list for extension extendee
+	0,  // [0:37] is the sub-list for field type_name
 }
 
 func init() { file_agents_v1_event_proto_init() }
@@ -2241,6 +2358,7 @@ func file_agents_v1_event_proto_init() {
 		(*Event_MailAccepted)(nil),
 		(*Event_MailRejected)(nil),
 		(*Event_AgentsChanged)(nil),
+		(*Event_ToolCallDelta)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -2248,7 +2366,7 @@ func file_agents_v1_event_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agents_v1_event_proto_rawDesc), len(file_agents_v1_event_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   24,
+			NumMessages:   25,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

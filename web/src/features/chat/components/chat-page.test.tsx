@@ -7,7 +7,7 @@ import axe from "axe-core";
 import { MemoryRouter, Route, Routes, useLocation } from "react-router";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { AgentDescriptorSchema, AgentService, ParamDescriptorSchema, ToolKind } from "../../../gen/agents/v1/agent_pb";
-import { EventSchema, RunStoppedSchema, type Event } from "../../../gen/agents/v1/event_pb";
+import { EventSchema, RunStoppedSchema, ToolCallDeltaSchema, type Event } from "../../../gen/agents/v1/event_pb";
 import { MailEnvelopeSchema, MailPriority } from "../../../gen/agents/v1/mail_pb";
 import {
   DeferredCallSchema,
@@ -214,6 +214,19 @@ describe("ChatPage", () => {
     const answer = await within(log).findByRole("article", { name: "assistant, turn 2" });
     expect(within(answer).getByRole("group", { name: "bash_clock" })).toBeTruthy();
     expect(within(log).queryByRole("article", { name: "assistant, answering" })).toBeNull();
+  });
+
+  it("shows the tool call the model is writing as it grows", async () => {
+    const { stream } = open(running("p-9"));
+    const log = await screen.findByRole("log", { name: "Conversation" });
+    const piece = (delta: number, args: string, callId = "", name = "") =>
+      ev("p-9", 10, { case: "toolCallDelta", value: create(ToolCallDeltaSchema, { turnIndex: 1, callIndex: 0, callId, name, arguments: args }) }, delta);
+    stream.push(piece(4, '{"tz":', "c1", "bash_clock"));
+    const card = await within(log).findByRole("group", { name: "bash_clock" });
+    expect(within(log).getByRole("article", { name: "assistant, answering" }).contains(card)).toBe(true);
+    expect(card.textContent).toContain('{"tz":');
+    stream.push(piece(5, '"UTC"}'));
+    await waitFor(() => expect(within(log).getByRole("group", { name: "bash_clock" }).textContent).toContain('"tz": "UTC"'));
   });
 
   it("adds to the draft while the run is busy and posts it whole when the run stops", async () => {

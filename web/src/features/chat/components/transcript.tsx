@@ -76,7 +76,8 @@ export function Transcript({ state, olderLoading, onLoadOlder, onFork }: Props) 
   }, [first, rows, v]);
 
   // Follow the bottom as turns arrive and the answer grows.
-  const liveSize = (state.live?.text.length ?? 0) + (state.live?.thinking.length ?? 0);
+  const live = state.live;
+  const liveSize = live ? live.text.length + live.thinking.length + live.toolCalls.reduce((n, tc) => n + tc.arguments.length, 0) : 0;
   useEffect(() => {
     if (follow.current && rows.length > 0) v.scrollToIndex(rows.length - 1, { align: "end" });
   }, [rows.length, liveSize, v]);

@@ -1,7 +1,7 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { ToolKind } from "../../../gen/agents/v1/agent_pb";
-import { EventSchema, RunStartedSchema, RunStoppedSchema, type Event } from "../../../gen/agents/v1/event_pb";
+import { EventSchema, RunStartedSchema, RunStoppedSchema, ToolCallDeltaSchema, type Event } from "../../../gen/agents/v1/event_pb";
 import {
   DeferredCallSchema,
   LlmTurnSchema,
@@ -108,6 +108,37 @@ describe("sessionReducer", () => {
     );
     expect(followed).toEqual(fresh);
     expect(callsOf(followed, [call1])[0]).toMatchObject({ running: true, owner: 1 });
+  });
+
+  it("ends where a fresh load ends while the model writes a tool call", () => {
+    const piece = (delta: number, callIndex: number, args: string, callId = "", name = "") =>
+      ev(10, { case: "toolCallDelta", value: create(ToolCallDeltaSchema, { turnIndex: 1, callIndex, callId, name, arguments: args }) }, delta);
+    const opened = session({ seq: 10n, deltaSeq: 3n, meta: meta(SessionStatus.RUNNING, 1), turns: turns.slice(0, 1), inProgress: create(TurnInProgressSchema, { turnIndex: 1 }) });
+    const followed = run(loadedWith(opened), [
+      piece(4, 0, "", "c1", "bash_clock"),
+      piece(5, 0, '{"tz":'),
+      piece(6, 1, "{", "c2", "bash_date"),
+      piece(7, 0, '"UTC"}'),
+    ].map((event) => ({ type: "event", event })));
+    const written = [
+      create(ToolCallSchema, { id: "c1", name: "bash_clock", arguments: '{"tz":"UTC"}' }),
+      create(ToolCallSchema, { id: "c2", name: "bash_date", arguments: "{" }),
+    ];
+    const fresh = loadedWith(
+      session({
+        seq: 10n,
+        deltaSeq: 7n,
+        meta: meta(SessionStatus.RUNNING, 1),
+        turns: turns.slice(0, 1),
+        inProgress: create(TurnInProgressSchema, { turnIndex: 1, toolCalls: written }),
+      }),
+    );
+    expect(followed).toEqual(fresh);
+    expect(callsOf(followed, followed.live?.toolCalls ?? []).map((c) => c.call?.arguments)).toEqual(['{"tz":"UTC"}', "{"]);
+    // Once the answer is stored, its calls are the truth.
+    const stored = sessionReducer(followed, { type: "event", event: rest[2] });
+    expect(stored.live).toBeUndefined();
+    expect(stored.calls.c1.call).toBe(call1);
   });
 
   it("shows progress while a tool runs and forgets it with the result", () => {

@@ -11,6 +11,7 @@ import type { Event } from "../../../gen/agents/v1/event_pb";
 import {
   SessionMetaSchema,
   SessionStatus,
+  ToolCallSchema,
   type DeferredCall,
   type Session,
   type SessionMeta,
@@ -212,6 +213,23 @@ function apply(state: SessionState, ev: Event): SessionState {
       s.live = b.case === "textDelta" ? { ...live, text: live.text + text } : { ...live, thinking: live.thinking + text };
       return s;
     }
+    case "toolCallDelta": {
+      const { turnIndex, callIndex, callId, name, arguments: piece } = b.value;
+      if (callIndex < 0 || callIndex >= maxWrittenCalls || turnAt(s, turnIndex)) return s;
+      const live = liveTurn(s, turnIndex);
+      const toolCalls = [...live.toolCalls];
+      while (toolCalls.length <= callIndex) toolCalls.push(create(ToolCallSchema));
+      const was = toolCalls[callIndex];
+      const tc: ToolCall = { ...was, id: callId || was.id, name: name || was.name, arguments: was.arguments + piece };
+      toolCalls[callIndex] = tc;
+      s.live = { ...live, toolCalls };
+      // The call is not stored: what the model wrote so far is the
+      // newest there is of it.
+      s.calls = { ...s.calls };
+      if (was.id !== tc.id && was.id && !s.calls[was.id]?.result) delete s.calls[was.id];
+      if (tc.id) s.calls[tc.id] = { ...getCall(s, tc.id), call: tc, owner: turnIndex };
+      return s;
+    }
     case "toolStarted": {
       const tc = b.value.call;
       if (!tc) return s;
@@ -330,6 +348,10 @@ function endRun(s: SessionState) {
     }
   }
 }
+
+// maxWrittenCalls bounds the calls of a turn being written, as the
+// server does: a delta that claims a call beyond it is not grown into.
+const maxWrittenCalls = 1024;
 
 // liveTurn is the turn in progress at that index, a new one when the
 // model started another. A streaming answer means the session runs.

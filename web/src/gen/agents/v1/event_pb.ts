@@ -18,7 +18,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file agents/v1/event.proto.
  */
 export const file_agents_v1_event: GenFile = /*@__PURE__*/
-  fileDesc("ChVhZ2VudHMvdjEvZXZlbnQucHJvdG8SCWFnZW50cy52MSKSAQoQU3Vic2NyaWJlUmVxdWVzdBIoCgVzY29wZRgBIAEoDjIZLmFnZW50cy52MS5TdWJzY3JpYmVTY29wZRISCgpzZXNzaW9uX2lkGAIgASgJEhIKBWFmdGVyGAMgASgESACIAQESEwoLYWZ0ZXJfZGVsdGEYBCABKAQSDQoFb3duZXIYBSABKAlCCAoGX2FmdGVyIrcBChFTdWJzY3JpYmVSZXNwb25zZRIhCgVldmVudBgBIAEoCzIQLmFnZW50cy52MS5FdmVudEgAEicKCHNuYXBzaG90GAIgASgLMhMuYWdlbnRzLnYxLlNuYXBzaG90SAASIwoGbGFnZ2VkGAMgASgLMhEuYWdlbnRzLnYxLkxhZ2dlZEgAEikKCWhlYXJ0YmVhdBgEIAEoCzIULmFnZW50cy52MS5IZWFydGJlYXRIAEIGCgRpdGVtIlQKCFNuYXBzaG90EgsKA3NlcRgBIAEoBBIoCghzZXNzaW9ucxgCIAMoCzIWLmFnZW50cy52MS5TZXNzaW9uTWV0YRIRCglkZWx0YV9zZXEYAyABKAQiMgoGTGFnZ2VkEhAKCGxhc3Rfc2VxGAEgASgEEhYKDmxhc3RfZGVsdGFfc2VxGAIgASgEIhgKCUhlYXJ0YmVhdBILCgNzZXEYASABKAQipggKBUV2ZW50EgsKA3NlcRgBIAEoBBISCgpzZXNzaW9uX2lkGAIgASgJEg0KBW93bmVyGAMgASgJEigKBHRpbWUYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEgwKBGtpbmQYBSABKAkSEQoJZGVsdGFfc2VxGAYgASgEEjQKD3Nlc3Npb25fY3JlYXRlZBgKIAEoCzIZLmFnZW50cy52MS5TZXNzaW9uQ3JlYXRlZEgAEjQKD3Nlc3Npb25fdXBkYXRlZBgLIAEoCzIZLmFnZW50cy52MS5TZXNzaW9uVXBkYXRlZEgAEjQKD3Nlc3Npb25fZGVsZXRlZBgMIAEoCzIZLmFnZW50cy52MS5TZXNzaW9uRGVsZXRlZEgAEiwKC3J1bl9zdGFydGVkGA0gASgLMhUuYWdlbnRzLnYxLlJ1blN0YXJ0ZWRIABIsCgtydW5fc3RvcHBlZBgOIAEoCzIVLmFnZW50cy52MS5SdW5TdG9wcGVkSAASMgoOc2Vzc2lvbl9mYWlsZWQYDyABKAsyGC5hZ2VudHMudjEuU2Vzc2lvbkZhaWxlZEgAEioKCnRleHRfZGVsdGEYECABKAsyFC5hZ2VudHMudjEuVGV4dERlbHRhSAASMgoOdGhpbmtpbmdfZGVsdGEYESABKAsyGC5hZ2VudHMudjEuVGhpbmtpbmdEZWx0YUgAEi4KDHRvb2xfc3RhcnRlZBgSIAEoCzIWLmFnZW50cy52MS5Ub29sU3RhcnRlZEgAEjQKD3Rvb2xfcHJvZ3Jlc3NlZBgTIAEoCzIZLmFnZW50cy52MS5Ub29sUHJvZ3Jlc3NlZEgAEjIKDnRvb2xfY29tcGxldGVkGBQgASgLMhguYWdlbnRzLnYxLlRvb2xDb21wbGV0ZWRIABIyCg5jYWxsc19kZWZlcnJlZBgVIAEoCzIYLmFnZW50cy52MS5DYWxsc0RlZmVycmVkSAASNAoPc3ViY2FsbF9zdGFydGVkGBYgASgLMhkuYWdlbnRzLnYxLlN1YmNhbGxTdGFydGVkSAASOAoRc3ViY2FsbF9jb21wbGV0ZWQYFyABKAsyGy5hZ2VudHMudjEuU3ViY2FsbENvbXBsZXRlZEgAEjIKDnN1YmNhbGxfZmFpbGVkGBggASgLMhguYWdlbnRzLnYxLlN1YmNhbGxGYWlsZWRIABIwCg1tYWlsX2FjY2VwdGVkGBkgASgLMhcuYWdlbnRzLnYxLk1haWxBY2NlcHRlZEgAEjAKDW1haWxfcmVqZWN0ZWQYGiABKAsyFy5hZ2VudHMudjEuTWFpbFJlamVjdGVkSAASMgoOYWdlbnRzX2NoYW5nZWQYGyABKAsyGC5hZ2VudHMudjEuQWdlbnRzQ2hhbmdlZEgAQgYKBGJvZHkiNgoOU2Vzc2lvbkNyZWF0ZWQSJAoEbWV0YRgBIAEoCzIWLmFnZW50cy52MS5TZXNzaW9uTWV0YSJaCg5TZXNzaW9uVXBkYXRlZBIkCgRtZXRhGAEgASgLMhYuYWdlbnRzLnYxLlNlc3Npb25NZXRhEiIKCWhlYWRfdHVybhgCIAEoCzIPLmFnZW50cy52MS5UdXJuIjYKDlNlc3Npb25EZWxldGVkEiQKBG1ldGEYASABKAsyFi5hZ2VudHMudjEuU2Vzc2lvbk1ldGEiNAoKUnVuU3RhcnRlZBImCgd0cmlnZ2VyGAEgASgOMhUuYWdlbnRzLnYxLlJ1blRyaWdnZXIicwoKUnVuU3RvcHBlZBIoCgZzdGF0dXMYASABKA4yGC5hZ2VudHMudjEuU2Vzc2lvblN0YXR1cxIOCgZyZWFzb24YAiABKAkSDQoFc3RlcHMYAyABKAUSDAoEdGV4dBgEIAEoCRIOCgZidWRnZXQYBSABKAkiLQoNU2Vzc2lvbkZhaWxlZBIOCgZyZWFzb24YASABKAkSDAoEY29kZRgCIAEoCSItCglUZXh0RGVsdGESDAoEdGV4dBgBIAEoCRISCgp0dXJuX2luZGV4GAIgASgFIjEKDVRoaW5raW5nRGVsdGESDAoEdGV4dBgBIAEoCRISCgp0dXJuX2luZGV4GAIgASgFIjAKC1Rvb2xTdGFydGVkEiEKBGNhbGwYASABKAsyEy5hZ2VudHMudjEuVG9vbENhbGwiMgoOVG9vbFByb2dyZXNzZWQSDwoHY2FsbF9pZBgBIAEoCRIPCgdtZXNzYWdlGAIgASgJIjYKDVRvb2xDb21wbGV0ZWQSJQoGcmVzdWx0GAEgASgLMhUuYWdlbnRzLnYxLlRvb2xSZXN1bHQiNwoNQ2FsbHNEZWZlcnJlZBImCgVjYWxscxgBIAMoCzIXLmFnZW50cy52MS5EZWZlcnJlZENhbGwiWQoOU3ViY2FsbFN0YXJ0ZWQSGAoQY2hpbGRfc2Vzc2lvbl9pZBgBIAEoCRINCgVhZ2VudBgCIAEoCRIPCgdjYWxsX2lkGAMgASgJEg0KBWRlcHRoGAQgASgFIksKEFN1YmNhbGxDb21wbGV0ZWQSGAoQY2hpbGRfc2Vzc2lvbl9pZBgBIAEoCRIPCgdjYWxsX2lkGAIgASgJEgwKBHRleHQYAyABKAkiSgoNU3ViY2FsbEZhaWxlZBIYChBjaGlsZF9zZXNzaW9uX2lkGAEgASgJEg8KB2NhbGxfaWQYAiABKAkSDgoGcmVhc29uGAMgASgJIjkKDE1haWxBY2NlcHRlZBIpCghlbnZlbG9wZRgBIAEoCzIXLmFnZW50cy52MS5NYWlsRW52ZWxvcGUiPQoMTWFpbFJlamVjdGVkEg8KB21haWxfaWQYASABKAkSDAoEY29kZRgCIAEoCRIOCgZyZWFzb24YAyABKAkiegoNQWdlbnRzQ2hhbmdlZBINCgVzbHVncxgBIAMoCRIpCgZlcnJvcnMYAiADKAsyGS5hZ2VudHMudjEuQWdlbnRMb2FkRXJyb3ISDQoFYWdlbnQYAyABKAkSDwoHdmVyc2lvbhgEIAEoAxIPCgdkZWxldGVkGAUgASgIKoIBCg5TdWJzY3JpYmVTY29wZRIfChtTVUJTQ1JJQkVfU0NPUEVfVU5TUEVDSUZJRUQQABIbChdTVUJTQ1JJQkVfU0NPUEVfU0VTU0lPThABEhkKFVNVQlNDUklCRV9TQ09QRV9PV05FUhACEhcKE1NVQlNDUklCRV9TQ09QRV9BTEwQAyqKAQoKUnVuVHJpZ2dlchIbChdSVU5fVFJJR0dFUl9VTlNQRUNJRklFRBAAEhcKE1JVTl9UUklHR0VSX01FU1NBR0UQARIUChBSVU5fVFJJR0dFUl9NQUlMEAISFgoSUlVOX1RSSUdHRVJfUkVTVU1FEAMSGAoUUlVOX1RSSUdHRVJfUkVDT1ZFUlkQBDJYCgxFdmVudFNlcnZpY2USSAoJU3Vic2NyaWJlEhsuYWdlbnRzLnYxLlN1YnNjcmliZVJlcXVlc3QaHC5hZ2VudHMudjEuU3Vic2NyaWJlUmVzcG9uc2UwAUI4WjZnaXRodWIuY29tL2FnZW50cy1vcy9hZ2VudHMvYXBpL2dlbi9hZ2VudHMvdjE7YWdlbnRzdjFiBnByb3RvMw", [file_agents_v1_agent, file_agents_v1_mail, file_agents_v1_session, file_google_protobuf_timestamp]);
+  fileDesc("ChVhZ2VudHMvdjEvZXZlbnQucHJvdG8SCWFnZW50cy52MSKSAQoQU3Vic2NyaWJlUmVxdWVzdBIoCgVzY29wZRgBIAEoDjIZLmFnZW50cy52MS5TdWJzY3JpYmVTY29wZRISCgpzZXNzaW9uX2lkGAIgASgJEhIKBWFmdGVyGAMgASgESACIAQESEwoLYWZ0ZXJfZGVsdGEYBCABKAQSDQoFb3duZXIYBSABKAlCCAoGX2FmdGVyIrcBChFTdWJzY3JpYmVSZXNwb25zZRIhCgVldmVudBgBIAEoCzIQLmFnZW50cy52MS5FdmVudEgAEicKCHNuYXBzaG90GAIgASgLMhMuYWdlbnRzLnYxLlNuYXBzaG90SAASIwoGbGFnZ2VkGAMgASgLMhEuYWdlbnRzLnYxLkxhZ2dlZEgAEikKCWhlYXJ0YmVhdBgEIAEoCzIULmFnZW50cy52MS5IZWFydGJlYXRIAEIGCgRpdGVtIlQKCFNuYXBzaG90EgsKA3NlcRgBIAEoBBIoCghzZXNzaW9ucxgCIAMoCzIWLmFnZW50cy52MS5TZXNzaW9uTWV0YRIRCglkZWx0YV9zZXEYAyABKAQiMgoGTGFnZ2VkEhAKCGxhc3Rfc2VxGAEgASgEEhYKDmxhc3RfZGVsdGFfc2VxGAIgASgEIhgKCUhlYXJ0YmVhdBILCgNzZXEYASABKAQi2wgKBUV2ZW50EgsKA3NlcRgBIAEoBBISCgpzZXNzaW9uX2lkGAIgASgJEg0KBW93bmVyGAMgASgJEigKBHRpbWUYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEgwKBGtpbmQYBSABKAkSEQoJZGVsdGFfc2VxGAYgASgEEjQKD3Nlc3Npb25fY3JlYXRlZBgKIAEoCzIZLmFnZW50cy52MS5TZXNzaW9uQ3JlYXRlZEgAEjQKD3Nlc3Npb25fdXBkYXRlZBgLIAEoCzIZLmFnZW50cy52MS5TZXNzaW9uVXBkYXRlZEgAEjQKD3Nlc3Npb25fZGVsZXRlZBgMIAEoCzIZLmFnZW50cy52MS5TZXNzaW9uRGVsZXRlZEgAEiwKC3J1bl9zdGFydGVkGA0gASgLMhUuYWdlbnRzLnYxLlJ1blN0YXJ0ZWRIABIsCgtydW5fc3RvcHBlZBgOIAEoCzIVLmFnZW50cy52MS5SdW5TdG9wcGVkSAASMgoOc2Vzc2lvbl9mYWlsZWQYDyABKAsyGC5hZ2VudHMudjEuU2Vzc2lvbkZhaWxlZEgAEioKCnRleHRfZGVsdGEYECABKAsyFC5hZ2VudHMudjEuVGV4dERlbHRhSAASMgoOdGhpbmtpbmdfZGVsdGEYESABKAsyGC5hZ2VudHMudjEuVGhpbmtpbmdEZWx0YUgAEi4KDHRvb2xfc3RhcnRlZBgSIAEoCzIWLmFnZW50cy52MS5Ub29sU3RhcnRlZEgAEjQKD3Rvb2xfcHJvZ3Jlc3NlZBgTIAEoCzIZLmFnZW50cy52MS5Ub29sUHJvZ3Jlc3NlZEgAEjIKDnRvb2xfY29tcGxldGVkGBQgASgLMhguYWdlbnRzLnYxLlRvb2xDb21wbGV0ZWRIABIyCg5jYWxsc19kZWZlcnJlZBgVIAEoCzIYLmFnZW50cy52MS5DYWxsc0RlZmVycmVkSAASNAoPc3ViY2FsbF9zdGFydGVkGBYgASgLMhkuYWdlbnRzLnYxLlN1YmNhbGxTdGFydGVkSAASOAoRc3ViY2FsbF9jb21wbGV0ZWQYFyABKAsyGy5hZ2VudHMudjEuU3ViY2FsbENvbXBsZXRlZEgAEjIKDnN1YmNhbGxfZmFpbGVkGBggASgLMhguYWdlbnRzLnYxLlN1YmNhbGxGYWlsZWRIABIwCg1tYWlsX2FjY2VwdGVkGBkgASgLMhcuYWdlbnRzLnYxLk1haWxBY2NlcHRlZEgAEjAKDW1haWxfcmVqZWN0ZWQYGiABKAsyFy5hZ2VudHMudjEuTWFpbFJlamVjdGVkSAASMgoOYWdlbnRzX2NoYW5nZWQYGyABKAsyGC5hZ2VudHMudjEuQWdlbnRzQ2hhbmdlZEgAEjMKD3Rvb2xfY2FsbF9kZWx0YRgcIAEoCzIYLmFnZW50cy52MS5Ub29sQ2FsbERlbHRhSABCBgoEYm9keSI2Cg5TZXNzaW9uQ3JlYXRlZBIkCgRtZXRhGAEgASgLMhYuYWdlbnRzLnYxLlNlc3Npb25NZXRhIloKDlNlc3Npb25VcGRhdGVkEiQKBG1ldGEYASABKAsyFi5hZ2VudHMudjEuU2Vzc2lvbk1ldGESIgoJaGVhZF90dXJuGAIgASgLMg8uYWdlbnRzLnYxLlR1cm4iNgoOU2Vzc2lvbkRlbGV0ZWQSJAoEbWV0YRgBIAEoCzIWLmFnZW50cy52MS5TZXNzaW9uTWV0YSI0CgpSdW5TdGFydGVkEiYKB3RyaWdnZXIYASABKA4yFS5hZ2VudHMudjEuUnVuVHJpZ2dlciJzCgpSdW5TdG9wcGVkEigKBnN0YXR1cxgBIAEoDjIYLmFnZW50cy52MS5TZXNzaW9uU3RhdHVzEg4KBnJlYXNvbhgCIAEoCRINCgVzdGVwcxgDIAEoBRIMCgR0ZXh0GAQgASgJEg4KBmJ1ZGdldBgFIAEoCSItCg1TZXNzaW9uRmFpbGVkEg4KBnJlYXNvbhgBIAEoCRIMCgRjb2RlGAIgASgJIi0KCVRleHREZWx0YRIMCgR0ZXh0GAEgASgJEhIKCnR1cm5faW5kZXgYAiABKAUiMQoNVGhpbmtpbmdEZWx0YRIMCgR0ZXh0GAEgASgJEhIKCnR1cm5faW5kZXgYAiABKAUiaQoNVG9vbENhbGxEZWx0YRISCgp0dXJuX2luZGV4GAEgASgFEhIKCmNhbGxfaW5kZXgYAiABKAUSDwoHY2FsbF9pZBgDIAEoCRIMCgRuYW1lGAQgASgJEhEKCWFyZ3VtZW50cxgFIAEoCSIwCgtUb29sU3RhcnRlZBIhCgRjYWxsGAEgASgLMhMuYWdlbnRzLnYxLlRvb2xDYWxsIjIKDlRvb2xQcm9ncmVzc2VkEg8KB2NhbGxfaWQYASABKAkSDwoHbWVzc2FnZRgCIAEoCSI2Cg1Ub29sQ29tcGxldGVkEiUKBnJlc3VsdBgBIAEoCzIVLmFnZW50cy52MS5Ub29sUmVzdWx0IjcKDUNhbGxzRGVmZXJyZWQSJgoFY2FsbHMYASADKAsyFy5hZ2VudHMudjEuRGVmZXJyZWRDYWxsIlkKDlN1YmNhbGxTdGFydGVkEhgKEGNoaWxkX3Nlc3Npb25faWQYASABKAkSDQoFYWdlbnQYAiABKAkSDwoHY2FsbF9pZBgDIAEoCRINCgVkZXB0aBgEIAEoBSJLChBTdWJjYWxsQ29tcGxldGVkEhgKEGNoaWxkX3Nlc3Npb25faWQYASABKAkSDwoHY2FsbF9pZBgCIAEoCRIMCgR0ZXh0GAMgASgJIkoKDVN1YmNhbGxGYWlsZWQSGAoQY2hpbGRfc2Vzc2lvbl9pZBgBIAEoCRIPCgdjYWxsX2lkGAIgASgJEg4KBnJlYXNvbhgDIAEoCSI5CgxNYWlsQWNjZXB0ZWQSKQoIZW52ZWxvcGUYASABKAsyFy5hZ2VudHMudjEuTWFpbEVudmVsb3BlIj0KDE1haWxSZWplY3RlZBIPCgdtYWlsX2lkGAEgASgJEgwKBGNvZGUYAiABKAkSDgoGcmVhc29uGAMgASgJInoKDUFnZW50c0NoYW5nZWQSDQoFc2x1Z3MYASADKAkSKQoGZXJyb3JzGAIgAygLMhkuYWdlbnRzLnYxLkFnZW50TG9hZEVycm9yEg0KBWFnZW50GAMgASgJEg8KB3ZlcnNpb24YBCABKAMSDwoHZGVsZXRlZBgFIAEoCCqCAQoOU3Vic2NyaWJlU2NvcGUSHwobU1VCU0NSSUJFX1NDT1BFX1VOU1BFQ0lGSUVEEAASGwoXU1VCU0NSSUJFX1NDT1BFX1NFU1NJT04QARIZChVTVUJTQ1JJQkVfU0NPUEVfT1dORVIQAhIXChNTVUJTQ1JJQkVfU0NPUEVfQUxMEAMqigEKClJ1blRyaWdnZXISGwoXUlVOX1RSSUdHRVJfVU5TUEVDSUZJRUQQABIXChNSVU5fVFJJR0dFUl9NRVNTQUdFEAESFAoQUlVOX1RSSUdHRVJfTUFJTBACEhYKElJVTl9UUklHR0VSX1JFU1VNRRADEhgKFFJVTl9UUklHR0VSX1JFQ09WRVJZEAQyWAoMRXZlbnRTZXJ2aWNlEkgKCVN1YnNjcmliZRIbLmFnZW50cy52MS5TdWJzY3JpYmVSZXF1ZXN0GhwuYWdlbnRzLnYxLlN1YnNjcmliZVJlc3BvbnNlMAFCOFo2Z2l0aHViLmNvbS9hZ2VudHMtb3MvYWdlbnRzL2FwaS9nZW4vYWdlbnRzL3YxO2FnZW50c3YxYgZwcm90bzM", [file_agents_v1_agent, file_agents_v1_mail, file_agents_v1_session, file_google_protobuf_timestamp]);
 
 /**
  * SubscribeRequest opens a subscription.
@@ -52,9 +52,10 @@ export type SubscribeRequest = Message<"agents.v1.SubscribeRequest"> & {
 
   /**
    * With `after`, the last delta_seq the client has seen at that seq: the
-   * text and thinking deltas after it are replayed too (while the server
-   * still holds them), so a client that read GetSession mid-answer
-   * continues with no gap. Zero or absent: every delta after `after`.
+   * deltas after it (text, thinking, tool calls) are replayed too (while
+   * the server still holds them), so a client that read GetSession
+   * mid-answer continues with no gap. Zero or absent: every delta after
+   * `after`.
    *
    * @generated from field: uint64 after_delta = 4;
    */
@@ -224,8 +225,9 @@ export const HeartbeatSchema: GenMessage<Heartbeat> = /*@__PURE__*/
 export type Event = Message<"agents.v1.Event"> & {
   /**
    * Position in the server's event log, strictly increasing and kept
-   * across restarts. Text and thinking deltas are not logged: they carry
-   * the seq of the newest logged event and a delta_seq.
+   * across restarts. Deltas (text, thinking and tool-call deltas) are not
+   * logged: they carry the seq of the newest logged event and a
+   * delta_seq.
    *
    * @generated from field: uint64 seq = 1;
    */
@@ -261,9 +263,9 @@ export type Event = Message<"agents.v1.Event"> & {
   kind: string;
 
   /**
-   * Zero for logged events. For text and thinking deltas, which live in
-   * memory only, a position after `seq` among the deltas of the server
-   * process that sent them: its bits above 33 are that process's tag, the
+   * Zero for logged events. For deltas, which live in memory only, a
+   * position after `seq` among the deltas of the server process that
+   * sent them: its bits above 33 are that process's tag, the
    * bits below its counter. (seq, delta_seq) orders the events of one
    * process; at one seq, the deltas of two do not compare. Opaque: hand
    * it back as it came. An SSE delta's id is `seq.delta.tag`.
@@ -421,6 +423,14 @@ export type Event = Message<"agents.v1.Event"> & {
      */
     value: AgentsChanged;
     case: "agentsChanged";
+  } | {
+    /**
+     * `tool_call.delta`
+     *
+     * @generated from field: agents.v1.ToolCallDelta tool_call_delta = 28;
+     */
+    value: ToolCallDelta;
+    case: "toolCallDelta";
   } | { case: undefined; value?: undefined };
 };
 
@@ -659,6 +669,61 @@ export const ThinkingDeltaSchema: GenMessage<ThinkingDelta> = /*@__PURE__*/
   messageDesc(file_agents_v1_event, 13);
 
 /**
+ * ToolCallDelta: a piece of a tool call the model is writing arrived.
+ * Folded in order, a turn's deltas give the calls as GetSession's
+ * `in_progress.tool_calls` shows them: a non-empty `call_id` or `name`
+ * replaces what was known of the call, and `arguments` is appended to
+ * its arguments. Once the turn is stored, its calls are the truth.
+ *
+ * @generated from message agents.v1.ToolCallDelta
+ */
+export type ToolCallDelta = Message<"agents.v1.ToolCallDelta"> & {
+  /**
+   * Index the LLM turn will have once stored.
+   *
+   * @generated from field: int32 turn_index = 1;
+   */
+  turnIndex: number;
+
+  /**
+   * The call's place among the turn's calls, from 0.
+   *
+   * @generated from field: int32 call_index = 2;
+   */
+  callIndex: number;
+
+  /**
+   * The call's id as known so far, on the delta where it first comes
+   * (or grows); empty when unchanged.
+   *
+   * @generated from field: string call_id = 3;
+   */
+  callId: string;
+
+  /**
+   * The tool's name as known so far, on the delta where it first comes
+   * (or grows); empty when unchanged.
+   *
+   * @generated from field: string name = 4;
+   */
+  name: string;
+
+  /**
+   * The new fragment of the arguments' JSON text.
+   *
+   * @generated from field: string arguments = 5;
+   */
+  arguments: string;
+};
+
+/**
+ * Describes the message agents.v1.ToolCallDelta.
+ * Use `create(ToolCallDeltaSchema)` to create a new message.
+ */
+export const ToolCallDeltaSchema: GenMessage<ToolCallDelta> = /*@__PURE__*/
+  messageDesc(file_agents_v1_event, 14);
+
+/**
  * ToolStarted: an attached tool call began.
  *
  * @generated from message agents.v1.ToolStarted
@@ -677,7 +742,7 @@ export type ToolStarted = Message<"agents.v1.ToolStarted"> & {
  * Use `create(ToolStartedSchema)` to create a new message.
  */
 export const ToolStartedSchema: GenMessage<ToolStarted> = /*@__PURE__*/
-  messageDesc(file_agents_v1_event, 14);
+  messageDesc(file_agents_v1_event, 15);
 
 /**
  * ToolProgressed: a running tool reported progress.
@@ -705,7 +770,7 @@ export type ToolProgressed = Message<"agents.v1.ToolProgressed"> & {
  * Use `create(ToolProgressedSchema)` to create a new message.
  */
 export const ToolProgressedSchema: GenMessage<ToolProgressed> = /*@__PURE__*/
-  messageDesc(file_agents_v1_event, 15);
+  messageDesc(file_agents_v1_event, 16);
 
 /**
  * ToolCompleted: an attached tool call ended.
@@ -726,7 +791,7 @@ export type ToolCompleted = Message<"agents.v1.ToolCompleted"> & {
  * Use `create(ToolCompletedSchema)` to create a new message.
  */
 export const ToolCompletedSchema: GenMessage<ToolCompleted> = /*@__PURE__*/
-  messageDesc(file_agents_v1_event, 16);
+  messageDesc(file_agents_v1_event, 17);
 
 /**
  * CallsDeferred: the run waits for clients to complete these calls.
@@ -747,7 +812,7 @@ export type CallsDeferred = Message<"agents.v1.CallsDeferred"> & {
  * Use `create(CallsDeferredSchema)` to create a new message.
  */
 export const CallsDeferredSchema: GenMessage<CallsDeferred> = /*@__PURE__*/
-  messageDesc(file_agents_v1_event, 17);
+  messageDesc(file_agents_v1_event, 18);
 
 /**
  * SubcallStarted: a helper agent call started a child session. Stamped with
@@ -790,7 +855,7 @@ export type SubcallStarted = Message<"agents.v1.SubcallStarted"> & {
  * Use `create(SubcallStartedSchema)` to create a new message.
  */
 export const SubcallStartedSchema: GenMessage<SubcallStarted> = /*@__PURE__*/
-  messageDesc(file_agents_v1_event, 18);
+  messageDesc(file_agents_v1_event, 19);
 
 /**
  * SubcallCompleted: a child session answered. Stamped with the parent
@@ -826,7 +891,7 @@ export type SubcallCompleted = Message<"agents.v1.SubcallCompleted"> & {
  * Use `create(SubcallCompletedSchema)` to create a new message.
  */
 export const SubcallCompletedSchema: GenMessage<SubcallCompleted> = /*@__PURE__*/
-  messageDesc(file_agents_v1_event, 19);
+  messageDesc(file_agents_v1_event, 20);
 
 /**
  * SubcallFailed: a child session failed or was cancelled. Stamped with the
@@ -862,7 +927,7 @@ export type SubcallFailed = Message<"agents.v1.SubcallFailed"> & {
  * Use `create(SubcallFailedSchema)` to create a new message.
  */
 export const SubcallFailedSchema: GenMessage<SubcallFailed> = /*@__PURE__*/
-  messageDesc(file_agents_v1_event, 20);
+  messageDesc(file_agents_v1_event, 21);
 
 /**
  * MailAccepted: mail was stored for the session.
@@ -883,7 +948,7 @@ export type MailAccepted = Message<"agents.v1.MailAccepted"> & {
  * Use `create(MailAcceptedSchema)` to create a new message.
  */
 export const MailAcceptedSchema: GenMessage<MailAccepted> = /*@__PURE__*/
-  messageDesc(file_agents_v1_event, 21);
+  messageDesc(file_agents_v1_event, 22);
 
 /**
  * MailRejected: mail could not be delivered.
@@ -918,7 +983,7 @@ export type MailRejected = Message<"agents.v1.MailRejected"> & {
  * Use `create(MailRejectedSchema)` to create a new message.
  */
 export const MailRejectedSchema: GenMessage<MailRejected> = /*@__PURE__*/
-  messageDesc(file_agents_v1_event, 22);
+  messageDesc(file_agents_v1_event, 23);
 
 /**
  * AgentsChanged: the agents were reloaded, or a stored agent was created,
@@ -968,7 +1033,7 @@ export type AgentsChanged = Message<"agents.v1.AgentsChanged"> & {
  * Use `create(AgentsChangedSchema)` to create a new message.
  */
 export const AgentsChangedSchema: GenMessage<AgentsChanged> = /*@__PURE__*/
-  messageDesc(file_agents_v1_event, 23);
+  messageDesc(file_agents_v1_event, 24);
 
 /**
  * SubscribeScope says which events a subscription receives.
