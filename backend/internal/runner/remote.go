@@ -165,9 +165,10 @@ func (r *Runner) startCluster() {
 	r.remote.kick = make(chan struct{}, 1)
 	if c.Bus != nil {
 		r.listening = append(r.listening,
-			c.Bus.Listen(cluster.ChannelCommands, func(holder string) {
+			c.Bus.Listen(cluster.ChannelCommands, func(payload string) {
+				holder, cmd, _ := strings.Cut(payload, "\n")
 				if holder == c.Holder {
-					r.kickApplier()
+					r.applyWoken(cmd)
 				}
 			}),
 			c.Bus.Listen(cluster.ChannelCommandDone, r.remote.done))
@@ -281,7 +282,7 @@ func (r *Runner) forward(ctx context.Context, id, owner, kind string, body, out 
 		return err
 	}
 	if lease.Holder != "" && lease.Live(r.now()) {
-		r.wakeHolder(ctx, id, lease.Holder)
+		r.wakeHolderWith(ctx, lease.Holder, cmd)
 	} else if err := r.chase(ctx, cmd); err != nil {
 		return err
 	}
@@ -395,12 +396,56 @@ func (r *Runner) abandon(ctx context.Context, cmd store.Command, out any) error 
 
 // wakeHolder tells the holder of a session it has commands to apply.
 func (r *Runner) wakeHolder(ctx context.Context, id, holder string) {
+	r.notifyHolder(ctx, id, holder, holder)
+}
+
+// wakeHolderWith tells the holder of a session of a command just stored,
+// with the command when it fits the notification: the holder applies it
+// without reading it back (see applyWoken).
+func (r *Runner) wakeHolderWith(ctx context.Context, holder string, cmd store.Command) {
+	payload := holder
+	if b, err := json.Marshal(wokenCommand{ID: cmd.ID, SessionID: cmd.SessionID, Owner: cmd.Owner, Kind: cmd.Kind, Body: cmd.Body, Created: cmd.Created}); err == nil && len(holder)+1+len(b) < cluster.MaxPayload {
+		payload = holder + "\n" + string(b)
+	}
+	r.notifyHolder(ctx, cmd.SessionID, holder, payload)
+}
+
+func (r *Runner) notifyHolder(ctx context.Context, id, holder, payload string) {
 	if r.cluster.Bus == nil {
 		return // it finds them at its next look
 	}
-	if err := r.cluster.Bus.Notify(ctx, cluster.ChannelCommands, holder); err != nil {
+	if err := r.cluster.Bus.Notify(ctx, cluster.ChannelCommands, payload); err != nil {
 		r.log.Warn("wake the holder of a session", "session", id, "holder", holder, "err", err)
 	}
+}
+
+// wokenCommand is a command as a notification carries it.
+type wokenCommand struct {
+	ID        string    `json:"id"`
+	SessionID string    `json:"session_id"`
+	Owner     string    `json:"owner"`
+	Kind      string    `json:"kind"`
+	Body      string    `json:"body"`
+	Created   time.Time `json:"created"`
+}
+
+// applyWoken takes a notification for this server: the command it
+// carries ("" when it carries none) is applied at once, unless the
+// session's commands are being applied already, which then look again.
+// Applying a command twice is harmless (see the top of this file), so
+// one a list found first and applied meanwhile is answered from what
+// that did. Anything else is left to the applier's list.
+func (r *Runner) applyWoken(payload string) {
+	var w wokenCommand
+	if payload == "" || json.Unmarshal([]byte(payload), &w) != nil || w.ID == "" || w.SessionID == "" {
+		r.kickApplier()
+		return
+	}
+	if claimed, _ := r.remote.claim(w.SessionID, 0); !claimed {
+		return // the claim under way looks again when it ends
+	}
+	r.actors.Add(1)
+	go r.applySession(w.SessionID, []store.Command{{ID: w.ID, SessionID: w.SessionID, Owner: w.Owner, Kind: w.Kind, Body: w.Body, Created: w.Created}}, true)
 }
 
 // notifyDone tells the server waiting for a command that it is finished.

@@ -73,12 +73,35 @@ type ledgered struct {
 	l         *ledger
 	dying     atomic.Bool
 	unwritten chan string
-	// deaf hides the pending commands from the member.
+	// deaf hides the pending commands from the member, and what the
+	// notifications that wake it carry of them (see hearing).
 	deaf atomic.Bool
+	// unlisted hides the pending commands from the member's list only.
+	unlisted atomic.Bool
+}
+
+// hearing is the bus as a member hears it: while its database is deaf,
+// a wake for commands comes without the command it may carry, so the
+// member looks for them in the store, which hides them.
+type hearing struct {
+	cluster.Bus
+	db *ledgered
+}
+
+func (b hearing) Listen(channel string, fn func(string)) func() {
+	if channel != cluster.ChannelCommands {
+		return b.Bus.Listen(channel, fn)
+	}
+	return b.Bus.Listen(channel, func(payload string) {
+		if b.db.deaf.Load() {
+			payload, _, _ = strings.Cut(payload, "\n")
+		}
+		fn(payload)
+	})
 }
 
 func (s *ledgered) PendingCommands(ctx context.Context, holder string) ([]store.Command, error) {
-	if s.deaf.Load() {
+	if s.deaf.Load() || s.unlisted.Load() {
 		return nil, nil
 	}
 	return s.Store.PendingCommands(ctx, holder)
@@ -122,6 +145,9 @@ func crossFleet(t *testing.T, ttl time.Duration, names ...string) (*fleet, *ledg
 		m.server = f.start(t, name, func(o *runner.Options) {
 			m.db = &ledgered{Store: o.Store, l: l, unwritten: make(chan string, 1)}
 			o.Store = m.db
+			c := *o.Cluster
+			c.Bus = hearing{Bus: c.Bus, db: m.db}
+			o.Cluster = &c
 			seq := cluster.NewSequencer(o.Hub, m.db, f.bus, cluster.SequencerOptions{Poll: 50 * time.Millisecond})
 			relay, err := cluster.NewRelay(o.Hub, f.bus, name, nil)
 			if err != nil {
@@ -788,4 +814,30 @@ func TestGetSessionOnAnotherServerShowsTheToolCallsBeingWritten(t *testing.T) {
 	if calls := v.Turns[1].LLM.ToolCalls; len(calls) != 1 || calls[0].Arguments != writtenArguments || calls[0].ID != want.ToolCalls[0].ID {
 		t.Fatalf("the stored calls: %+v", calls)
 	}
+}
+
+// A command stored for a holder rides in the notification that wakes it
+// (when it fits): the holder applies it without listing the commands
+// pending for it. Here the list finds nothing, and the post is answered
+// all the same, at once.
+func TestACommandIsAppliedFromTheNotificationThatWakesItsHolder(t *testing.T) {
+	t.Parallel()
+	_, l, on := crossFleet(t, time.Minute, "a", "b")
+	ctx := context.Background()
+	a, b := on["a"], on["b"]
+	id := a.createEmpty(t, "bench")
+	a.db.unlisted.Store(true)
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	meta, _, err := b.run.PostMessage(ctx, "me", id, runner.Message{Text: "carried"}, runner.RunOptions{Hold: true}, nil)
+	if err != nil {
+		t.Fatalf("the post through b: %v", err)
+	}
+	if meta.TurnCount != 1 {
+		t.Fatalf("the post answered %d turns, want 1", meta.TurnCount)
+	}
+	if v := a.wait(t, id); mentions(v, "carried") != 1 {
+		t.Fatalf("the post was stored %d times, want once", mentions(v, "carried"))
+	}
+	l.forwarded(t, "post_message")
 }
