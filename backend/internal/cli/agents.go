@@ -23,9 +23,7 @@ func (a *app) agentsCommand() *cobra.Command {
 		Short: "List and show the agents a server offers; create, edit and delete stored agents (locally or on --attach)",
 		Args:  cobra.NoArgs,
 	}
-	cf.addClientFlags(cmd)
-	cmd.PersistentFlags().StringVar(&a.flags.DB, "db", "", "database of the server started in-process (without --attach)")
-	a.addModelFlags(cmd)
+	a.addServerFlags(cmd, &cf)
 	cmd.AddCommand(a.agentsList(&cf), a.agentsShow(&cf), a.agentsCreate(&cf), a.agentsEdit(&cf), a.agentsRemove(&cf), a.agentsVersions(&cf))
 	return cmd
 }

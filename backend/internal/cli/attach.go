@@ -36,6 +36,19 @@ func (cf *clientFlags) addClientFlags(cmd *cobra.Command) {
 	pf.StringVar(&cf.tokenFile, "token-file", "", "file holding the bearer token for --attach")
 }
 
+// addServerFlags registers on cmd and its subcommands the flags that
+// choose their server: --attach and its token, or the database and the
+// model limits of the server started in-process.
+func (a *app) addServerFlags(cmd *cobra.Command, cf *clientFlags) {
+	cf.addClientFlags(cmd)
+	cmd.PersistentFlags().StringVar(&a.flags.DB, "db", "", "database of the server started in-process (without --attach)")
+	a.addModelFlags(cmd)
+}
+
+// offlineModelUsage is the help of --offline-model on the commands that
+// run agents on a server they start.
+const offlineModelUsage = "the model of agents whose API key is not configured: a URL, or an offline model's rules file (without --attach)"
+
 // embedOptions tune the server a command starts in-process.
 type embedOptions struct {
 	// recover resumes runs left running, which only a command that runs

@@ -206,9 +206,7 @@ func (a *app) ownersCommand() *cobra.Command {
 		Short: "Show and set what owners may spend, and what they spent (locally or on --attach)",
 		Args:  cobra.NoArgs,
 	}
-	cf.addClientFlags(cmd)
-	cmd.PersistentFlags().StringVar(&a.flags.DB, "db", "", "database of the server started in-process (without --attach)")
-	a.addModelFlags(cmd)
+	a.addServerFlags(cmd, &cf)
 	cmd.AddCommand(a.ownersBudget(&cf), a.ownersUsage(&cf))
 	return cmd
 }

@@ -35,11 +35,8 @@ the command follows it to its end like agents run: the run that waited
 for the helper, when the call is a helper's.`,
 		Args: cobra.NoArgs,
 	}
-	cf.addClientFlags(cmd)
-	pf := cmd.PersistentFlags()
-	pf.StringVar(&a.flags.DB, "db", "", "database of the server started in-process (without --attach)")
-	pf.StringVar(&offline, "offline-model", "", "the model of agents whose API key is not configured: a URL, or an offline model's rules file (without --attach)")
-	a.addModelFlags(cmd)
+	a.addServerFlags(cmd, &cf)
+	cmd.PersistentFlags().StringVar(&offline, "offline-model", "", offlineModelUsage)
 	cmd.AddCommand(a.callsList(&cf), a.callsAnswer(&cf, &offline, false), a.callsAnswer(&cf, &offline, true),
 		a.callsApproval(&cf, &offline, true), a.callsApproval(&cf, &offline, false))
 	return cmd

@@ -111,7 +111,7 @@ does, with its exit statuses. ID may be a unique prefix.`,
 		},
 	}
 	cmd.Flags().BoolVar(&urgent, "urgent", false, "interrupt the step in flight to read it at once")
-	cmd.Flags().StringVar(&offline, "offline-model", "", "the model of agents whose API key is not configured: a URL, or an offline model's rules file (without --attach)")
+	cmd.Flags().StringVar(&offline, "offline-model", "", offlineModelUsage)
 	return cmd
 }
 
@@ -216,7 +216,7 @@ an idle session the message starts a run. ID may be a unique prefix.`,
 			})
 		},
 	}
-	cmd.Flags().StringVar(&offline, "offline-model", "", "the model of agents whose API key is not configured: a URL, or an offline model's rules file (without --attach)")
+	cmd.Flags().StringVar(&offline, "offline-model", "", offlineModelUsage)
 	return cmd
 }
 

@@ -72,11 +72,9 @@ give the session a budget its helpers spend too.`,
 			})
 		},
 	}
-	cf.addClientFlags(cmd)
+	a.addServerFlags(cmd, &cf)
 	bf.add(cmd, "budget-", "the session and its helpers")
-	cmd.Flags().StringVar(&offline, "offline-model", "", "the model of agents whose API key is not configured: a URL, or an offline model's rules file (without --attach)")
-	cmd.Flags().StringVar(&a.flags.DB, "db", "", "database of the server started in-process (without --attach)")
-	a.addModelFlags(cmd)
+	cmd.Flags().StringVar(&offline, "offline-model", "", offlineModelUsage)
 	return cmd
 }
 

@@ -31,9 +31,7 @@ func (a *app) sessionsCommand() *cobra.Command {
 		Short: "List, show, export, delete, fork, mail, pause, cancel, interrupt, watch and import sessions, and set their budgets (locally or on --attach)",
 		Args:  cobra.NoArgs,
 	}
-	cf.addClientFlags(cmd)
-	cmd.PersistentFlags().StringVar(&a.flags.DB, "db", "", "database of the server started in-process (without --attach)")
-	a.addModelFlags(cmd)
+	a.addServerFlags(cmd, &cf)
 	cmd.AddCommand(a.sessionsList(&cf), a.sessionsShow(&cf), a.sessionsExport(&cf), a.sessionsRemove(&cf), a.sessionsResume(&cf),
 		a.sessionsFork(&cf), a.sessionsMail(&cf), a.sessionsPause(&cf), a.sessionsCancel(&cf), a.sessionsInterrupt(&cf), a.sessionsWatch(&cf),
 		a.sessionsImport(&cf), a.sessionsBudget(&cf))
@@ -334,7 +332,7 @@ secret ones a restart forgot). ID may be a unique prefix.`,
 			})
 		},
 	}
-	cmd.Flags().StringVar(&offline, "offline-model", "", "the model of agents whose API key is not configured: a URL, or an offline model's rules file (without --attach)")
+	cmd.Flags().StringVar(&offline, "offline-model", "", offlineModelUsage)
 	return cmd
 }
 
