@@ -84,6 +84,36 @@ func (a *app) dial(ctx context.Context, cf clientFlags, opts embedOptions) (*cli
 	return c.Intercepted(sanitize.Interceptor()), nil
 }
 
+// withClient runs f with a client of the server cf names (see dial) and
+// closes the client when f returns, which stops a server started for
+// the command.
+func (a *app) withClient(ctx context.Context, cf clientFlags, f func(context.Context, *client.Client) error) error {
+	return a.withClientOptions(ctx, cf, embedOptions{}, f)
+}
+
+// withClientOptions is withClient for a command that tunes the server it
+// starts in-process: one that runs agents.
+func (a *app) withClientOptions(ctx context.Context, cf clientFlags, opts embedOptions, f func(context.Context, *client.Client) error) error {
+	c, err := a.dial(ctx, cf, opts)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	return f(ctx, c)
+}
+
+// onSession is withClient for a command on one session: it resolves the
+// session argument (an id or a unique prefix) and runs f with its id.
+func (a *app) onSession(ctx context.Context, cf clientFlags, arg string, f func(context.Context, *client.Client, string) error) error {
+	return a.withClient(ctx, cf, func(ctx context.Context, c *client.Client) error {
+		id, err := resolveSession(ctx, c, arg)
+		if err != nil {
+			return err
+		}
+		return f(ctx, c, id)
+	})
+}
+
 // printsToTerminal says whether the command's output or its messages go
 // to a terminal.
 func (a *app) printsToTerminal() bool {

@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
+	"github.com/agents-os/agents/api/client"
 	"github.com/agents-os/agents/backend/internal/mcpserve"
 	"github.com/agents-os/agents/backend/internal/server"
 )
@@ -72,27 +73,19 @@ func (a *app) serveMCP(ctx context.Context, in io.Reader, mf mcpFlags) error {
 		}
 	}
 	log := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	c, err := a.dial(ctx, mf.clientFlags, embedOptions{
-		recover:      true,
-		offlineModel: mf.offlineModel,
-		limits:       server.Limits{MaxRuns: defaultMaxRuns},
-		log:          log,
+	opts := embedOptions{recover: true, offlineModel: mf.offlineModel, limits: server.Limits{MaxRuns: defaultMaxRuns}, log: log}
+	return a.withClientOptions(ctx, mf.clientFlags, opts, func(ctx context.Context, c *client.Client) error {
+		srv := mcpserve.New(mcpserve.Options{Client: c, Params: params, Version: Version, Log: log})
+		if err := srv.Start(ctx); err != nil {
+			return err
+		}
+		defer srv.Close()
+		err := srv.Serve(ctx, &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{a.stdout}})
+		if ctx.Err() != nil || errors.Is(err, io.EOF) {
+			return nil // a signal, or the client closed stdin: both end the server
+		}
+		return err
 	})
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-
-	srv := mcpserve.New(mcpserve.Options{Client: c, Params: params, Version: Version, Log: log})
-	if err := srv.Start(ctx); err != nil {
-		return err
-	}
-	defer srv.Close()
-	err = srv.Serve(ctx, &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{a.stdout}})
-	if ctx.Err() != nil || errors.Is(err, io.EOF) {
-		return nil // a signal, or the client closed stdin: both end the server
-	}
-	return err
 }
 
 // nopWriteCloser leaves stdout open when the MCP connection closes.
