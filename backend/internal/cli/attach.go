@@ -62,6 +62,27 @@ type embedOptions struct {
 	log *slog.Logger
 }
 
+// servingOptions are those of the server a command starts in-process
+// to serve a client as serve would, for as long as it runs (tui, mcp):
+// it resumes the runs left running and bounds runs as serve does.
+func servingOptions(offlineModel string, log *slog.Logger) embedOptions {
+	return embedOptions{recover: true, offlineModel: offlineModel, limits: server.Limits{MaxRuns: defaultMaxRuns}, log: log}
+}
+
+// refuseEmbeddedFlags refuses, with --attach, the flags that tune only
+// the server a command would start in-process.
+func refuseEmbeddedFlags(cmd *cobra.Command, cf clientFlags) error {
+	if cf.attach == "" {
+		return nil
+	}
+	for _, name := range []string{"db", "offline-model", "max-model-output-bytes", "max-model-call-time"} {
+		if cmd.Flags().Changed(name) {
+			return fmt.Errorf("--%s is for the embedded server; it does not apply with --attach", name)
+		}
+	}
+	return nil
+}
+
 // dial connects to the server cf names, starting one in this process when
 // there is no --attach. Commands never reach the runner directly, so
 // local and attached use are one code path.

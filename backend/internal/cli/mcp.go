@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -15,7 +14,6 @@ import (
 
 	"github.com/agents-os/agents/api/client"
 	"github.com/agents-os/agents/backend/internal/mcpserve"
-	"github.com/agents-os/agents/backend/internal/server"
 )
 
 type mcpFlags struct {
@@ -39,12 +37,8 @@ of a running server, acting as the owner of the token. stdout carries the
 protocol only: logs go to stderr.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if mf.attach != "" {
-				for _, name := range []string{"db", "offline-model", "max-model-output-bytes", "max-model-call-time"} {
-					if cmd.Flags().Changed(name) {
-						return fmt.Errorf("--%s is for the embedded server; it does not apply with --attach", name)
-					}
-				}
+			if err := refuseEmbeddedFlags(cmd, mf.clientFlags); err != nil {
+				return err
 			}
 			return a.serveMCP(cmd.Context(), cmd.InOrStdin(), mf)
 		},
@@ -73,8 +67,7 @@ func (a *app) serveMCP(ctx context.Context, in io.Reader, mf mcpFlags) error {
 		}
 	}
 	log := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	opts := embedOptions{recover: true, offlineModel: mf.offlineModel, limits: server.Limits{MaxRuns: defaultMaxRuns}, log: log}
-	return a.withClientOptions(ctx, mf.clientFlags, opts, func(ctx context.Context, c *client.Client) error {
+	return a.withClientOptions(ctx, mf.clientFlags, servingOptions(mf.offlineModel, log), func(ctx context.Context, c *client.Client) error {
 		srv := mcpserve.New(mcpserve.Options{Client: c, Params: params, Version: Version, Log: log})
 		if err := srv.Start(ctx); err != nil {
 			return err
