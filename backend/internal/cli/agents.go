@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -23,9 +24,7 @@ func (a *app) agentsCommand() *cobra.Command {
 		Short: "List and show the agents a server offers; create, edit and delete stored agents (locally or on --attach)",
 		Args:  cobra.NoArgs,
 	}
-	cf.addClientFlags(cmd)
-	cmd.PersistentFlags().StringVar(&a.flags.DB, "db", "", "database of the server started in-process (without --attach)")
-	a.addModelFlags(cmd)
+	a.addServerFlags(cmd, &cf)
 	cmd.AddCommand(a.agentsList(&cf), a.agentsShow(&cf), a.agentsCreate(&cf), a.agentsEdit(&cf), a.agentsRemove(&cf), a.agentsVersions(&cf))
 	return cmd
 }
@@ -38,31 +37,28 @@ func (a *app) agentsList(cf *clientFlags) *cobra.Command {
 		Short:   "List the agents, and the agent files that did not load",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := a.dial(cmd.Context(), *cf, embedOptions{})
-			if err != nil {
-				return err
-			}
-			defer c.Close()
-			res, err := c.Agents.ListAgents(cmd.Context(), connect.NewRequest(&agentsv1.ListAgentsRequest{}))
-			if err != nil {
-				return client.Describe(err)
-			}
-			if asJSON {
-				return writeJSON(a.stdout, res.Msg)
-			}
-			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-			// The endpoint is the one the agent really talks to: the
-			// offline model's when the server lacks the agent's key.
-			fmt.Fprintln(tw, "SLUG\tSOURCE\tMODEL\tENDPOINT\tTOOLS\tANNOUNCE")
-			for _, ag := range res.Msg.GetAgents() {
-				m := ag.GetModel()
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", ag.GetSlug(), sourceText(ag), m.GetName(), m.GetUrl(), len(ag.GetTools()), oneLine(ag.GetAnnounce(), 50))
-			}
-			if err := tw.Flush(); err != nil {
-				return err
-			}
-			writeLoadErrors(a.stderr, res.Msg.GetErrors())
-			return nil
+			return a.withClient(cmd.Context(), *cf, func(ctx context.Context, c *client.Client) error {
+				res, err := c.Agents.ListAgents(ctx, connect.NewRequest(&agentsv1.ListAgentsRequest{}))
+				if err != nil {
+					return client.Describe(err)
+				}
+				if asJSON {
+					return writeJSON(a.stdout, res.Msg)
+				}
+				tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+				// The endpoint is the one the agent really talks to: the
+				// offline model's when the server lacks the agent's key.
+				fmt.Fprintln(tw, "SLUG\tSOURCE\tMODEL\tENDPOINT\tTOOLS\tANNOUNCE")
+				for _, ag := range res.Msg.GetAgents() {
+					m := ag.GetModel()
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", ag.GetSlug(), sourceText(ag), m.GetName(), m.GetUrl(), len(ag.GetTools()), oneLine(ag.GetAnnounce(), 50))
+				}
+				if err := tw.Flush(); err != nil {
+					return err
+				}
+				writeLoadErrors(a.stderr, res.Msg.GetErrors())
+				return nil
+			})
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the response as JSON")
@@ -76,20 +72,17 @@ func (a *app) agentsShow(cf *clientFlags) *cobra.Command {
 		Short: "Show an agent: model, prompt, tools, helpers and params",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := a.dial(cmd.Context(), *cf, embedOptions{})
-			if err != nil {
-				return err
-			}
-			defer c.Close()
-			res, err := c.Agents.GetAgent(cmd.Context(), connect.NewRequest(&agentsv1.GetAgentRequest{Slug: args[0]}))
-			if err != nil {
-				return client.Describe(err)
-			}
-			if asJSON {
-				return writeJSON(a.stdout, res.Msg.GetAgent())
-			}
-			writeAgent(a.stdout, res.Msg.GetAgent())
-			return nil
+			return a.withClient(cmd.Context(), *cf, func(ctx context.Context, c *client.Client) error {
+				res, err := c.Agents.GetAgent(ctx, connect.NewRequest(&agentsv1.GetAgentRequest{Slug: args[0]}))
+				if err != nil {
+					return client.Describe(err)
+				}
+				if asJSON {
+					return writeJSON(a.stdout, res.Msg.GetAgent())
+				}
+				writeAgent(a.stdout, res.Msg.GetAgent())
+				return nil
+			})
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the agent as JSON")

@@ -36,6 +36,19 @@ func (cf *clientFlags) addClientFlags(cmd *cobra.Command) {
 	pf.StringVar(&cf.tokenFile, "token-file", "", "file holding the bearer token for --attach")
 }
 
+// addServerFlags registers on cmd and its subcommands the flags that
+// choose their server: --attach and its token, or the database and the
+// model limits of the server started in-process.
+func (a *app) addServerFlags(cmd *cobra.Command, cf *clientFlags) {
+	cf.addClientFlags(cmd)
+	cmd.PersistentFlags().StringVar(&a.flags.DB, "db", "", "database of the server started in-process (without --attach)")
+	a.addModelFlags(cmd)
+}
+
+// offlineModelUsage is the help of --offline-model on the commands that
+// run agents on a server they start.
+const offlineModelUsage = "the model of agents whose API key is not configured: a URL, or an offline model's rules file (without --attach)"
+
 // embedOptions tune the server a command starts in-process.
 type embedOptions struct {
 	// recover resumes runs left running, which only a command that runs
@@ -47,6 +60,27 @@ type embedOptions struct {
 	limits server.Limits
 	// log receives the server's log; nil: its warnings go to stderr.
 	log *slog.Logger
+}
+
+// servingOptions are those of the server a command starts in-process
+// to serve a client as serve would, for as long as it runs (tui, mcp):
+// it resumes the runs left running and bounds runs as serve does.
+func servingOptions(offlineModel string, log *slog.Logger) embedOptions {
+	return embedOptions{recover: true, offlineModel: offlineModel, limits: server.Limits{MaxRuns: defaultMaxRuns}, log: log}
+}
+
+// refuseEmbeddedFlags refuses, with --attach, the flags that tune only
+// the server a command would start in-process.
+func refuseEmbeddedFlags(cmd *cobra.Command, cf clientFlags) error {
+	if cf.attach == "" {
+		return nil
+	}
+	for _, name := range []string{"db", "offline-model", "max-model-output-bytes", "max-model-call-time"} {
+		if cmd.Flags().Changed(name) {
+			return fmt.Errorf("--%s is for the embedded server; it does not apply with --attach", name)
+		}
+	}
+	return nil
 }
 
 // dial connects to the server cf names, starting one in this process when
@@ -69,6 +103,36 @@ func (a *app) dial(ctx context.Context, cf clientFlags, opts embedOptions) (*cli
 	// protocols), so it is cleaned before any command prints it, as the
 	// TUI cleans it; into a pipe or a file it goes as it is.
 	return c.Intercepted(sanitize.Interceptor()), nil
+}
+
+// withClient runs f with a client of the server cf names (see dial) and
+// closes the client when f returns, which stops a server started for
+// the command.
+func (a *app) withClient(ctx context.Context, cf clientFlags, f func(context.Context, *client.Client) error) error {
+	return a.withClientOptions(ctx, cf, embedOptions{}, f)
+}
+
+// withClientOptions is withClient for a command that tunes the server it
+// starts in-process: one that runs agents.
+func (a *app) withClientOptions(ctx context.Context, cf clientFlags, opts embedOptions, f func(context.Context, *client.Client) error) error {
+	c, err := a.dial(ctx, cf, opts)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	return f(ctx, c)
+}
+
+// onSession is withClient for a command on one session: it resolves the
+// session argument (an id or a unique prefix) and runs f with its id.
+func (a *app) onSession(ctx context.Context, cf clientFlags, arg string, f func(context.Context, *client.Client, string) error) error {
+	return a.withClient(ctx, cf, func(ctx context.Context, c *client.Client) error {
+		id, err := resolveSession(ctx, c, arg)
+		if err != nil {
+			return err
+		}
+		return f(ctx, c, id)
+	})
 }
 
 // printsToTerminal says whether the command's output or its messages go

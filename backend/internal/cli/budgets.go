@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/agents-os/agents/api/client"
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 )
 
@@ -96,40 +98,33 @@ raised: agents sessions resume continues it.`,
 			if err != nil {
 				return err
 			}
-			c, err := a.dial(cmd.Context(), *cf, embedOptions{})
-			if err != nil {
-				return err
-			}
-			defer c.Close()
-			id, err := resolveSession(cmd.Context(), c, args[0])
-			if err != nil {
-				return err
-			}
-			var meta *agentsv1.SessionMeta
-			if budget == nil {
-				res, err := c.Sessions.GetSession(cmd.Context(), connect.NewRequest(&agentsv1.GetSessionRequest{SessionId: id, MetaOnly: true}))
-				if err != nil {
-					return describe(err)
+			return a.onSession(cmd.Context(), *cf, args[0], func(ctx context.Context, c *client.Client, id string) error {
+				var meta *agentsv1.SessionMeta
+				if budget == nil {
+					res, err := c.Sessions.GetSession(ctx, connect.NewRequest(&agentsv1.GetSessionRequest{SessionId: id, MetaOnly: true}))
+					if err != nil {
+						return describe(err)
+					}
+					meta = res.Msg.GetSession().GetMeta()
+				} else {
+					res, err := c.Sessions.UpdateSession(ctx, connect.NewRequest(&agentsv1.UpdateSessionRequest{SessionId: id, Budget: budget}))
+					if err != nil {
+						return budgetError(err)
+					}
+					meta = res.Msg.GetMeta()
 				}
-				meta = res.Msg.GetSession().GetMeta()
-			} else {
-				res, err := c.Sessions.UpdateSession(cmd.Context(), connect.NewRequest(&agentsv1.UpdateSessionRequest{SessionId: id, Budget: budget}))
-				if err != nil {
-					return budgetError(err)
+				if asJSON {
+					return writeJSON(a.stdout, meta.GetBudget())
 				}
-				meta = res.Msg.GetMeta()
-			}
-			if asJSON {
-				return writeJSON(a.stdout, meta.GetBudget())
-			}
-			if meta.GetBudget() == nil {
-				return errors.New("the server does not report budgets")
-			}
-			if r := meta.GetRootId(); r != "" && r != meta.GetId() {
-				fmt.Fprintf(a.stdout, "tree      %s\n", r)
-			}
-			writeBudgetState(a.stdout, meta.GetBudget())
-			return nil
+				if meta.GetBudget() == nil {
+					return errors.New("the server does not report budgets")
+				}
+				if r := meta.GetRootId(); r != "" && r != meta.GetId() {
+					fmt.Fprintf(a.stdout, "tree      %s\n", r)
+				}
+				writeBudgetState(a.stdout, meta.GetBudget())
+				return nil
+			})
 		},
 	}
 	bf.add(cmd, "", "the session's tree")
@@ -206,9 +201,7 @@ func (a *app) ownersCommand() *cobra.Command {
 		Short: "Show and set what owners may spend, and what they spent (locally or on --attach)",
 		Args:  cobra.NoArgs,
 	}
-	cf.addClientFlags(cmd)
-	cmd.PersistentFlags().StringVar(&a.flags.DB, "db", "", "database of the server started in-process (without --attach)")
-	a.addModelFlags(cmd)
+	a.addServerFlags(cmd, &cf)
 	cmd.AddCommand(a.ownersBudget(&cf), a.ownersUsage(&cf))
 	return cmd
 }
@@ -247,32 +240,29 @@ session of the owner stops at its budget.`,
 			if budget != nil && owner == "" {
 				return errors.New("name the OWNER whose budget to set")
 			}
-			c, err := a.dial(cmd.Context(), *cf, embedOptions{})
-			if err != nil {
-				return err
-			}
-			defer c.Close()
-			var ob *agentsv1.OwnerBudget
-			if budget == nil {
-				res, err := c.Owners.GetOwnerBudget(cmd.Context(), connect.NewRequest(&agentsv1.GetOwnerBudgetRequest{Owner: owner}))
-				if err != nil {
-					return budgetError(err)
+			return a.withClient(cmd.Context(), *cf, func(ctx context.Context, c *client.Client) error {
+				var ob *agentsv1.OwnerBudget
+				if budget == nil {
+					res, err := c.Owners.GetOwnerBudget(ctx, connect.NewRequest(&agentsv1.GetOwnerBudgetRequest{Owner: owner}))
+					if err != nil {
+						return budgetError(err)
+					}
+					ob = res.Msg.GetBudget()
+				} else {
+					res, err := c.Owners.SetOwnerBudget(ctx, connect.NewRequest(&agentsv1.SetOwnerBudgetRequest{
+						Owner: owner, Tokens: budget.Tokens, CostUsd: budget.CostUsd, Period: p,
+					}))
+					if err != nil {
+						return budgetError(err)
+					}
+					ob = res.Msg.GetBudget()
 				}
-				ob = res.Msg.GetBudget()
-			} else {
-				res, err := c.Owners.SetOwnerBudget(cmd.Context(), connect.NewRequest(&agentsv1.SetOwnerBudgetRequest{
-					Owner: owner, Tokens: budget.Tokens, CostUsd: budget.CostUsd, Period: p,
-				}))
-				if err != nil {
-					return budgetError(err)
+				if asJSON {
+					return writeJSON(a.stdout, ob)
 				}
-				ob = res.Msg.GetBudget()
-			}
-			if asJSON {
-				return writeJSON(a.stdout, ob)
-			}
-			writeOwnerBudget(a.stdout, ob)
-			return nil
+				writeOwnerBudget(a.stdout, ob)
+				return nil
+			})
 		},
 	}
 	bf.add(cmd, "", "the owner's sessions together, per period,")
@@ -293,34 +283,31 @@ func (a *app) ownersUsage(cf *clientFlags) *cobra.Command {
 			if len(args) == 1 {
 				owner = args[0]
 			}
-			c, err := a.dial(cmd.Context(), *cf, embedOptions{})
-			if err != nil {
-				return err
-			}
-			defer c.Close()
-			res, err := c.Owners.GetOwnerUsage(cmd.Context(), connect.NewRequest(&agentsv1.GetOwnerUsageRequest{Owner: owner}))
-			if err != nil {
-				return budgetError(err)
-			}
-			u := res.Msg.GetUsage()
-			if asJSON {
-				return writeJSON(a.stdout, u)
-			}
-			writeOwnerBudget(a.stdout, u.GetBudget())
-			if u.GetPeriodStart() != nil {
-				fmt.Fprintf(a.stdout, "current   %s to %s\n", u.GetPeriodStart().AsTime().UTC().Format(time.DateTime),
-					u.GetPeriodEnd().AsTime().UTC().Format(time.DateTime+" MST"))
-			}
-			cur := u.GetCurrent()
-			fmt.Fprintf(a.stdout, "spent     %s\n", spendText(cur.GetSpent().GetTokens(), cur.GetSpent().GetCostUsd()))
-			if hasLimit(cur.GetBudget()) {
-				fmt.Fprintf(a.stdout, "left      %s\n", budgetText(cur.GetLeft()))
-			}
-			if cur.GetExceeded() {
-				fmt.Fprintln(a.stdout, "exceeded  yes: no model call of the owner starts until the budget is raised or the period ends")
-			}
-			fmt.Fprintf(a.stdout, "total     %s\n", spendText(u.GetTotal().GetTokens(), u.GetTotal().GetCostUsd()))
-			return nil
+			return a.withClient(cmd.Context(), *cf, func(ctx context.Context, c *client.Client) error {
+				res, err := c.Owners.GetOwnerUsage(ctx, connect.NewRequest(&agentsv1.GetOwnerUsageRequest{Owner: owner}))
+				if err != nil {
+					return budgetError(err)
+				}
+				u := res.Msg.GetUsage()
+				if asJSON {
+					return writeJSON(a.stdout, u)
+				}
+				writeOwnerBudget(a.stdout, u.GetBudget())
+				if u.GetPeriodStart() != nil {
+					fmt.Fprintf(a.stdout, "current   %s to %s\n", u.GetPeriodStart().AsTime().UTC().Format(time.DateTime),
+						u.GetPeriodEnd().AsTime().UTC().Format(time.DateTime+" MST"))
+				}
+				cur := u.GetCurrent()
+				fmt.Fprintf(a.stdout, "spent     %s\n", spendText(cur.GetSpent().GetTokens(), cur.GetSpent().GetCostUsd()))
+				if hasLimit(cur.GetBudget()) {
+					fmt.Fprintf(a.stdout, "left      %s\n", budgetText(cur.GetLeft()))
+				}
+				if cur.GetExceeded() {
+					fmt.Fprintln(a.stdout, "exceeded  yes: no model call of the owner starts until the budget is raised or the period ends")
+				}
+				fmt.Fprintf(a.stdout, "total     %s\n", spendText(u.GetTotal().GetTokens(), u.GetTotal().GetCostUsd()))
+				return nil
+			})
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the usage as JSON")

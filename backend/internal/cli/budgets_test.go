@@ -186,19 +186,8 @@ func TestBudgetCommands(t *testing.T) {
 	for _, tc := range tests {
 		// Sequential: the budget each row sets is what the next reads.
 		code, out, errOut := run(t, env, append(tc.args, at...)...)
-		if code != tc.code {
-			t.Errorf("%s: exit status %d, want %d\nstdout: %s\nstderr: %s", tc.name, code, tc.code, out, errOut)
+		if !checkRun(t, tc.name, code, out, errOut, tc.code, tc.want, tc.not) {
 			continue
-		}
-		for _, w := range tc.want {
-			if !strings.Contains(out, w) {
-				t.Errorf("%s: output lacks %q:\n%s", tc.name, w, out)
-			}
-		}
-		for _, n := range tc.not {
-			if strings.Contains(out, n) {
-				t.Errorf("%s: output shows %q:\n%s", tc.name, n, out)
-			}
 		}
 		if !strings.Contains(errOut, tc.errWant) {
 			t.Errorf("%s: stderr %q lacks %q", tc.name, errOut, tc.errWant)

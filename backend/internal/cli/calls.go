@@ -35,11 +35,8 @@ the command follows it to its end like agents run: the run that waited
 for the helper, when the call is a helper's.`,
 		Args: cobra.NoArgs,
 	}
-	cf.addClientFlags(cmd)
-	pf := cmd.PersistentFlags()
-	pf.StringVar(&a.flags.DB, "db", "", "database of the server started in-process (without --attach)")
-	pf.StringVar(&offline, "offline-model", "", "the model of agents whose API key is not configured: a URL, or an offline model's rules file (without --attach)")
-	a.addModelFlags(cmd)
+	a.addServerFlags(cmd, &cf)
+	cmd.PersistentFlags().StringVar(&offline, "offline-model", "", offlineModelUsage)
 	cmd.AddCommand(a.callsList(&cf), a.callsAnswer(&cf, &offline, false), a.callsAnswer(&cf, &offline, true),
 		a.callsApproval(&cf, &offline, true), a.callsApproval(&cf, &offline, false))
 	return cmd
@@ -54,34 +51,33 @@ func (a *app) callsList(cf *clientFlags) *cobra.Command {
 		Short:   "List the pending calls of a session, or of every session",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := a.dial(cmd.Context(), *cf, embedOptions{})
-			if err != nil {
-				return err
-			}
-			defer c.Close()
-			if session != "" {
-				if session, err = resolveSession(cmd.Context(), c, session); err != nil {
+			return a.withClient(cmd.Context(), *cf, func(ctx context.Context, c *client.Client) error {
+				if session != "" {
+					id, err := resolveSession(ctx, c, session)
+					if err != nil {
+						return err
+					}
+					session = id
+				}
+				calls, err := pendingCalls(ctx, c, session)
+				if err != nil {
 					return err
 				}
-			}
-			calls, err := pendingCalls(cmd.Context(), c, session)
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return writeJSON(a.stdout, &agentsv1.CallsDeferred{Calls: calls})
-			}
-			if len(calls) == 0 {
-				fmt.Fprintln(a.stderr, "no pending calls")
-				return nil
-			}
-			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "TOKEN\tSESSION\tTOOL\tREASON\tDEFERRED\tARGUMENTS")
-			for _, d := range calls {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", d.GetToken(), d.GetSessionId(), d.GetCall().GetName(), d.GetReason(),
-					d.GetCreateTime().AsTime().Local().Format(time.DateTime), oneLine(d.GetCall().GetArguments(), 60))
-			}
-			return tw.Flush()
+				if asJSON {
+					return writeJSON(a.stdout, &agentsv1.CallsDeferred{Calls: calls})
+				}
+				if len(calls) == 0 {
+					fmt.Fprintln(a.stderr, "no pending calls")
+					return nil
+				}
+				tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "TOKEN\tSESSION\tTOOL\tREASON\tDEFERRED\tARGUMENTS")
+				for _, d := range calls {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", d.GetToken(), d.GetSessionId(), d.GetCall().GetName(), d.GetReason(),
+						d.GetCreateTime().AsTime().Local().Format(time.DateTime), oneLine(d.GetCall().GetArguments(), 60))
+				}
+				return tw.Flush()
+			})
 		},
 	}
 	cmd.Flags().StringVarP(&session, "session", "s", "", "only this session's calls (an id or a unique prefix)")

@@ -34,6 +34,29 @@ func run(t *testing.T, lookupEnv func(string) (string, bool), args ...string) (i
 	return runWithInput(t, lookupEnv, "", args...)
 }
 
+// checkRun reports how the run of a table's row named name differs
+// from the row: its exit status wantCode, and stdout holding each of
+// want and none of not. With another status it checks no output and
+// returns false.
+func checkRun(t *testing.T, name string, code int, out, errOut string, wantCode int, want, not []string) bool {
+	t.Helper()
+	if code != wantCode {
+		t.Errorf("%s: exit status %d, want %d\nstdout: %s\nstderr: %s", name, code, wantCode, out, errOut)
+		return false
+	}
+	for _, w := range want {
+		if !strings.Contains(out, w) {
+			t.Errorf("%s: output lacks %q:\n%s", name, w, out)
+		}
+	}
+	for _, n := range not {
+		if strings.Contains(out, n) {
+			t.Errorf("%s: output shows %q:\n%s", name, n, out)
+		}
+	}
+	return true
+}
+
 // runWithInput is run with stdin.
 func runWithInput(t *testing.T, lookupEnv func(string) (string, bool), stdin string, args ...string) (int, string, string) {
 	t.Helper()

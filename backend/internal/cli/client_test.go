@@ -129,20 +129,7 @@ func TestSessionsAndAgentsCommandsOverEveryTransport(t *testing.T) {
 	for _, tc := range tests {
 		// Sequential: rm changes what later rows see.
 		code, out, errOut := run(t, envWithToken, tc.args...)
-		if code != tc.code {
-			t.Errorf("%s: exit status %d, want %d\nstdout: %s\nstderr: %s", tc.name, code, tc.code, out, errOut)
-			continue
-		}
-		for _, w := range tc.want {
-			if !strings.Contains(out, w) {
-				t.Errorf("%s: output lacks %q:\n%s", tc.name, w, out)
-			}
-		}
-		for _, n := range tc.not {
-			if strings.Contains(out, n) {
-				t.Errorf("%s: output shows %q:\n%s", tc.name, n, out)
-			}
-		}
+		checkRun(t, tc.name, code, out, errOut, tc.code, tc.want, tc.not)
 	}
 
 	// Without a token, the TCP server refuses and the command says why.

@@ -18,20 +18,6 @@ import (
 // fork, mail, pause, cancel, interrupt and watch. Each takes a session id
 // or a unique prefix, locally or on --attach.
 
-// onSession dials, resolves the session argument and runs f with it.
-func (a *app) onSession(ctx context.Context, cf clientFlags, arg string, f func(context.Context, *client.Client, string) error) error {
-	c, err := a.dial(ctx, cf, embedOptions{})
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	id, err := resolveSession(ctx, c, arg)
-	if err != nil {
-		return err
-	}
-	return f(ctx, c, id)
-}
-
 func (a *app) sessionsFork(cf *clientFlags) *cobra.Command {
 	var atTurn int
 	var agent string
@@ -111,7 +97,7 @@ does, with its exit statuses. ID may be a unique prefix.`,
 		},
 	}
 	cmd.Flags().BoolVar(&urgent, "urgent", false, "interrupt the step in flight to read it at once")
-	cmd.Flags().StringVar(&offline, "offline-model", "", "the model of agents whose API key is not configured: a URL, or an offline model's rules file (without --attach)")
+	cmd.Flags().StringVar(&offline, "offline-model", "", offlineModelUsage)
 	return cmd
 }
 
@@ -216,7 +202,7 @@ an idle session the message starts a run. ID may be a unique prefix.`,
 			})
 		},
 	}
-	cmd.Flags().StringVar(&offline, "offline-model", "", "the model of agents whose API key is not configured: a URL, or an offline model's rules file (without --attach)")
+	cmd.Flags().StringVar(&offline, "offline-model", "", offlineModelUsage)
 	return cmd
 }
 
@@ -232,7 +218,9 @@ when the run in flight, or the next one, stops, with the exit statuses of
 agents run. ID may be a unique prefix.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.watch(cmd.Context(), *cf, args[0], once)
+			return a.withClient(cmd.Context(), *cf, func(ctx context.Context, c *client.Client) error {
+				return a.watch(ctx, c, *cf, args[0], once)
+			})
 		},
 	}
 	cmd.Flags().BoolVar(&once, "once", false, "end when the current or next run stops, with agents run's exit status")
@@ -240,13 +228,9 @@ agents run. ID may be a unique prefix.`,
 }
 
 // watch follows one session's events until interrupted, or with once
-// until its run stops. Unlike follow, leaving does not stop the run.
-func (a *app) watch(ctx context.Context, cf clientFlags, arg string, once bool) error {
-	c, err := a.dial(ctx, cf, embedOptions{})
-	if err != nil {
-		return err
-	}
-	defer c.Close()
+// until its run stops; cf names c's server in the commands it advises.
+// Unlike follow, leaving does not stop the run.
+func (a *app) watch(ctx context.Context, c *client.Client, cf clientFlags, arg string, once bool) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	id, err := resolveSession(ctx, c, arg)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -53,33 +54,27 @@ with its path and the reason, and the others are still imported; the exit
 status is then 1.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
 			files, failed := a.importFiles(args)
 			if len(files) == 0 && failed == 0 {
 				return fmt.Errorf("no conversation files (conv.<uuid>.json, *.session.json) in %s", strings.Join(args, ", "))
 			}
-			var t importTally
-			t.failed = failed
-			if len(files) > 0 {
-				c, err := a.dial(ctx, *cf, embedOptions{})
-				if err != nil {
-					return err
-				}
-				defer c.Close()
+			t := importTally{failed: failed}
+			if len(files) == 0 {
+				return t.report(a.stderr)
+			}
+			return a.withClient(cmd.Context(), *cf, func(ctx context.Context, c *client.Client) error {
 				if agent == "" {
-					if agent, err = onlyRootAgent(ctx, c); err != nil {
+					root, err := onlyRootAgent(ctx, c)
+					if err != nil {
 						return err
 					}
+					agent = root
 				}
 				if err := a.importAll(ctx, c, agent, files, &t); err != nil {
 					return err
 				}
-			}
-			fmt.Fprintf(a.stderr, "%d imported, %d unchanged, %d failed\n", t.imported, t.unchanged, t.failed)
-			if t.failed > 0 {
-				return &exitError{code: 1, err: fmt.Errorf("%s could not be imported", plural(t.failed, "file"))}
-			}
-			return nil
+				return t.report(a.stderr)
+			})
 		},
 	}
 	// This --agent shadows the global one, which would restrict what the
@@ -90,6 +85,16 @@ status is then 1.`,
 
 // importTally counts what became of the files.
 type importTally struct{ imported, unchanged, failed int }
+
+// report prints the counts on w; the exit status is 1 when a file
+// failed.
+func (t importTally) report(w io.Writer) error {
+	fmt.Fprintf(w, "%d imported, %d unchanged, %d failed\n", t.imported, t.unchanged, t.failed)
+	if t.failed > 0 {
+		return &exitError{code: 1, err: fmt.Errorf("%s could not be imported", plural(t.failed, "file"))}
+	}
+	return nil
+}
 
 // importFiles lists the files the paths name, reporting on stderr (and
 // counting) each path that cannot be read.

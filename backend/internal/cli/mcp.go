@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -13,8 +12,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
+	"github.com/agents-os/agents/api/client"
 	"github.com/agents-os/agents/backend/internal/mcpserve"
-	"github.com/agents-os/agents/backend/internal/server"
 )
 
 type mcpFlags struct {
@@ -38,12 +37,8 @@ of a running server, acting as the owner of the token. stdout carries the
 protocol only: logs go to stderr.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if mf.attach != "" {
-				for _, name := range []string{"db", "offline-model", "max-model-output-bytes", "max-model-call-time"} {
-					if cmd.Flags().Changed(name) {
-						return fmt.Errorf("--%s is for the embedded server; it does not apply with --attach", name)
-					}
-				}
+			if err := refuseEmbeddedFlags(cmd, mf.clientFlags); err != nil {
+				return err
 			}
 			return a.serveMCP(cmd.Context(), cmd.InOrStdin(), mf)
 		},
@@ -72,27 +67,18 @@ func (a *app) serveMCP(ctx context.Context, in io.Reader, mf mcpFlags) error {
 		}
 	}
 	log := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	c, err := a.dial(ctx, mf.clientFlags, embedOptions{
-		recover:      true,
-		offlineModel: mf.offlineModel,
-		limits:       server.Limits{MaxRuns: defaultMaxRuns},
-		log:          log,
+	return a.withClientOptions(ctx, mf.clientFlags, servingOptions(mf.offlineModel, log), func(ctx context.Context, c *client.Client) error {
+		srv := mcpserve.New(mcpserve.Options{Client: c, Params: params, Version: Version, Log: log})
+		if err := srv.Start(ctx); err != nil {
+			return err
+		}
+		defer srv.Close()
+		err := srv.Serve(ctx, &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{a.stdout}})
+		if ctx.Err() != nil || errors.Is(err, io.EOF) {
+			return nil // a signal, or the client closed stdin: both end the server
+		}
+		return err
 	})
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-
-	srv := mcpserve.New(mcpserve.Options{Client: c, Params: params, Version: Version, Log: log})
-	if err := srv.Start(ctx); err != nil {
-		return err
-	}
-	defer srv.Close()
-	err = srv.Serve(ctx, &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{a.stdout}})
-	if ctx.Err() != nil || errors.Is(err, io.EOF) {
-		return nil // a signal, or the client closed stdin: both end the server
-	}
-	return err
 }
 
 // nopWriteCloser leaves stdout open when the MCP connection closes.

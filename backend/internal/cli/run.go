@@ -72,11 +72,9 @@ give the session a budget its helpers spend too.`,
 			})
 		},
 	}
-	cf.addClientFlags(cmd)
+	a.addServerFlags(cmd, &cf)
 	bf.add(cmd, "budget-", "the session and its helpers")
-	cmd.Flags().StringVar(&offline, "offline-model", "", "the model of agents whose API key is not configured: a URL, or an offline model's rules file (without --attach)")
-	cmd.Flags().StringVar(&a.flags.DB, "db", "", "database of the server started in-process (without --attach)")
-	a.addModelFlags(cmd)
+	cmd.Flags().StringVar(&offline, "offline-model", "", offlineModelUsage)
 	return cmd
 }
 
@@ -144,55 +142,51 @@ func onlyRootAgent(ctx context.Context, c *client.Client) (string, error) {
 // start returns the session whose run to follow, or "" when there is
 // none.
 func (a *app) follow(ctx context.Context, cf clientFlags, offline string, start func(context.Context, *client.Client) (string, error)) error {
-	c, err := a.dial(ctx, cf, embedOptions{offlineModel: offline})
-	if err != nil {
-		return err
-	}
-	defer c.Close()
+	return a.withClientOptions(ctx, cf, embedOptions{offlineModel: offline}, func(ctx context.Context, c *client.Client) error {
+		ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+		defer stop()
 
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	defer stop()
-
-	// Subscribe before starting, so not one event of the run is missed:
-	// the run starts once the stream is open.
-	subCtx, unsubscribe := context.WithCancel(ctx)
-	defer unsubscribe()
-	updates := c.Subscribe(subCtx, &agentsv1.SubscribeRequest{Scope: agentsv1.SubscribeScope_SUBSCRIBE_SCOPE_OWNER})
-	var p *runPrinter
-	for u := range updates {
-		switch {
-		case u.State != nil && u.State.Connected && p == nil:
-			id, err := start(ctx, c)
-			if err != nil || id == "" {
-				return err
-			}
-			p = &runPrinter{out: a.stdout, log: a.stderr, session: id, turn: -1, serverArgs: a.serverArgs(cf, offline), clientArgs: a.serverArgs(cf, "")}
-		case u.State != nil && !u.State.Connected:
-			if p == nil {
-				return client.Describe(fmt.Errorf("subscribe: %w", u.State.Err))
-			}
-			// The run goes on without us; the subscription catches up.
-			fmt.Fprintf(a.stderr, "\nlost the server (%v); reconnecting\n", client.Describe(u.State.Err))
-		case u.Snapshot != nil && p != nil:
-			// Events were missed: the session itself says how it stands.
-			if done, err := p.settled(ctx, c); done {
-				return err
-			}
-		case u.Event != nil && p != nil:
-			if done, err := p.event(u.Event); done {
-				return err
+		// Subscribe before starting, so not one event of the run is missed:
+		// the run starts once the stream is open.
+		subCtx, unsubscribe := context.WithCancel(ctx)
+		defer unsubscribe()
+		updates := c.Subscribe(subCtx, &agentsv1.SubscribeRequest{Scope: agentsv1.SubscribeScope_SUBSCRIBE_SCOPE_OWNER})
+		var p *runPrinter
+		for u := range updates {
+			switch {
+			case u.State != nil && u.State.Connected && p == nil:
+				id, err := start(ctx, c)
+				if err != nil || id == "" {
+					return err
+				}
+				p = &runPrinter{out: a.stdout, log: a.stderr, session: id, turn: -1, serverArgs: a.serverArgs(cf, offline), clientArgs: a.serverArgs(cf, "")}
+			case u.State != nil && !u.State.Connected:
+				if p == nil {
+					return client.Describe(fmt.Errorf("subscribe: %w", u.State.Err))
+				}
+				// The run goes on without us; the subscription catches up.
+				fmt.Fprintf(a.stderr, "\nlost the server (%v); reconnecting\n", client.Describe(u.State.Err))
+			case u.Snapshot != nil && p != nil:
+				// Events were missed: the session itself says how it stands.
+				if done, err := p.settled(ctx, c); done {
+					return err
+				}
+			case u.Event != nil && p != nil:
+				if done, err := p.event(u.Event); done {
+					return err
+				}
 			}
 		}
-	}
-	if p == nil {
+		if p == nil {
+			return &exitError{code: exitCancelled, err: errors.New("interrupted")}
+		}
+		// Interrupted: stop the run rather than leave it going unseen.
+		cancelCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_, _ = c.Sessions.CancelRun(cancelCtx, connect.NewRequest(&agentsv1.CancelRunRequest{SessionId: p.session}))
+		fmt.Fprintf(a.stderr, "\ncancelled session %s\n", p.session)
 		return &exitError{code: exitCancelled, err: errors.New("interrupted")}
-	}
-	// Interrupted: stop the run rather than leave it going unseen.
-	cancelCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	_, _ = c.Sessions.CancelRun(cancelCtx, connect.NewRequest(&agentsv1.CancelRunRequest{SessionId: p.session}))
-	fmt.Fprintf(a.stderr, "\ncancelled session %s\n", p.session)
-	return &exitError{code: exitCancelled, err: errors.New("interrupted")}
+	})
 }
 
 // serverArgs are the flags that name the server this command used, for

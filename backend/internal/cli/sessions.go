@@ -31,9 +31,7 @@ func (a *app) sessionsCommand() *cobra.Command {
 		Short: "List, show, export, delete, fork, mail, pause, cancel, interrupt, watch and import sessions, and set their budgets (locally or on --attach)",
 		Args:  cobra.NoArgs,
 	}
-	cf.addClientFlags(cmd)
-	cmd.PersistentFlags().StringVar(&a.flags.DB, "db", "", "database of the server started in-process (without --attach)")
-	a.addModelFlags(cmd)
+	a.addServerFlags(cmd, &cf)
 	cmd.AddCommand(a.sessionsList(&cf), a.sessionsShow(&cf), a.sessionsExport(&cf), a.sessionsRemove(&cf), a.sessionsResume(&cf),
 		a.sessionsFork(&cf), a.sessionsMail(&cf), a.sessionsPause(&cf), a.sessionsCancel(&cf), a.sessionsInterrupt(&cf), a.sessionsWatch(&cf),
 		a.sessionsImport(&cf), a.sessionsBudget(&cf))
@@ -60,27 +58,24 @@ func (a *app) sessionsList(cf *clientFlags) *cobra.Command {
 				}
 				req.Status = agentsv1.SessionStatus(v)
 			}
-			c, err := a.dial(cmd.Context(), *cf, embedOptions{})
-			if err != nil {
-				return err
-			}
-			defer c.Close()
-			res, err := c.Sessions.ListSessions(cmd.Context(), connect.NewRequest(req))
-			if err != nil {
-				return describe(err)
-			}
-			if asJSON {
-				return writeJSON(a.stdout, res.Msg)
-			}
-			list := res.Msg.GetSessions()
-			if len(list) == 0 {
-				fmt.Fprintln(a.stderr, "no sessions")
-				return nil
-			}
-			if res.Msg.GetNextPageToken() != "" {
-				fmt.Fprintf(a.stderr, "the newest %s; more with --limit\n", plural(len(list), "session"))
-			}
-			return writeSessionTable(a.stdout, list, all)
+			return a.withClient(cmd.Context(), *cf, func(ctx context.Context, c *client.Client) error {
+				res, err := c.Sessions.ListSessions(ctx, connect.NewRequest(req))
+				if err != nil {
+					return describe(err)
+				}
+				if asJSON {
+					return writeJSON(a.stdout, res.Msg)
+				}
+				list := res.Msg.GetSessions()
+				if len(list) == 0 {
+					fmt.Fprintln(a.stderr, "no sessions")
+					return nil
+				}
+				if res.Msg.GetNextPageToken() != "" {
+					fmt.Fprintf(a.stderr, "the newest %s; more with --limit\n", plural(len(list), "session"))
+				}
+				return writeSessionTable(a.stdout, list, all)
+			})
 		},
 	}
 	f := cmd.Flags()
@@ -123,24 +118,17 @@ func (a *app) sessionsShow(cf *clientFlags) *cobra.Command {
 		Short: "Show a session: its summary and its turns (ID may be a unique prefix)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := a.dial(cmd.Context(), *cf, embedOptions{})
-			if err != nil {
-				return err
-			}
-			defer c.Close()
-			id, err := resolveSession(cmd.Context(), c, args[0])
-			if err != nil {
-				return err
-			}
-			res, err := c.Sessions.GetSession(cmd.Context(), connect.NewRequest(&agentsv1.GetSessionRequest{SessionId: id}))
-			if err != nil {
-				return describe(err)
-			}
-			if asJSON {
-				return writeJSON(a.stdout, res.Msg.GetSession())
-			}
-			writeSession(a.stdout, res.Msg.GetSession(), thinking)
-			return nil
+			return a.onSession(cmd.Context(), *cf, args[0], func(ctx context.Context, c *client.Client, id string) error {
+				res, err := c.Sessions.GetSession(ctx, connect.NewRequest(&agentsv1.GetSessionRequest{SessionId: id}))
+				if err != nil {
+					return describe(err)
+				}
+				if asJSON {
+					return writeJSON(a.stdout, res.Msg.GetSession())
+				}
+				writeSession(a.stdout, res.Msg.GetSession(), thinking)
+				return nil
+			})
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the session as JSON")
@@ -243,23 +231,18 @@ func (a *app) sessionsExport(cf *clientFlags) *cobra.Command {
 			default:
 				return fmt.Errorf("--format %q: want markdown or json", format)
 			}
-			c, err := a.dial(cmd.Context(), *cf, embedOptions{})
-			if err != nil {
-				return err
-			}
-			defer c.Close()
-			if req.SessionId, err = resolveSession(cmd.Context(), c, args[0]); err != nil {
-				return err
-			}
-			res, err := c.Sessions.ExportSession(cmd.Context(), connect.NewRequest(req))
-			if err != nil {
-				return describe(err)
-			}
-			if out == "" || out == "-" {
-				_, err = io.WriteString(a.stdout, res.Msg.GetContent())
-				return err
-			}
-			return os.WriteFile(out, []byte(res.Msg.GetContent()), 0o600)
+			return a.onSession(cmd.Context(), *cf, args[0], func(ctx context.Context, c *client.Client, id string) error {
+				req.SessionId = id
+				res, err := c.Sessions.ExportSession(ctx, connect.NewRequest(req))
+				if err != nil {
+					return describe(err)
+				}
+				if out == "" || out == "-" {
+					_, err = io.WriteString(a.stdout, res.Msg.GetContent())
+					return err
+				}
+				return os.WriteFile(out, []byte(res.Msg.GetContent()), 0o600)
+			})
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "markdown", "markdown or json")
@@ -279,29 +262,26 @@ func (a *app) sessionsRemove(cf *clientFlags) *cobra.Command {
 			if cascade {
 				mode = agentsv1.DeleteMode_DELETE_MODE_CASCADE
 			}
-			c, err := a.dial(cmd.Context(), *cf, embedOptions{})
-			if err != nil {
-				return err
-			}
-			defer c.Close()
-			for _, arg := range args {
-				id, err := resolveSession(cmd.Context(), c, arg)
-				if err != nil {
-					return err
+			return a.withClient(cmd.Context(), *cf, func(ctx context.Context, c *client.Client) error {
+				for _, arg := range args {
+					id, err := resolveSession(ctx, c, arg)
+					if err != nil {
+						return err
+					}
+					res, err := c.Sessions.DeleteSession(ctx, connect.NewRequest(&agentsv1.DeleteSessionRequest{SessionId: id, Mode: mode}))
+					if code, meta := errorReason(err); code == "session_has_children" {
+						n, _ := strconv.Atoi(meta["children"])
+						return fmt.Errorf("session %s has %s: add --cascade to delete them too", id, plural(n, "sub-agent session"))
+					}
+					if err != nil {
+						return fmt.Errorf("%s: %w", id, describe(err))
+					}
+					for _, deleted := range res.Msg.GetDeletedIds() {
+						fmt.Fprintln(a.stdout, "deleted", deleted)
+					}
 				}
-				res, err := c.Sessions.DeleteSession(cmd.Context(), connect.NewRequest(&agentsv1.DeleteSessionRequest{SessionId: id, Mode: mode}))
-				if code, meta := errorReason(err); code == "session_has_children" {
-					n, _ := strconv.Atoi(meta["children"])
-					return fmt.Errorf("session %s has %s: add --cascade to delete them too", id, plural(n, "sub-agent session"))
-				}
-				if err != nil {
-					return fmt.Errorf("%s: %w", id, describe(err))
-				}
-				for _, deleted := range res.Msg.GetDeletedIds() {
-					fmt.Fprintln(a.stdout, "deleted", deleted)
-				}
-			}
-			return nil
+				return nil
+			})
 		},
 	}
 	cmd.Flags().BoolVar(&cascade, "cascade", false, "also delete the sessions' sub-agent sessions")
@@ -334,7 +314,7 @@ secret ones a restart forgot). ID may be a unique prefix.`,
 			})
 		},
 	}
-	cmd.Flags().StringVar(&offline, "offline-model", "", "the model of agents whose API key is not configured: a URL, or an offline model's rules file (without --attach)")
+	cmd.Flags().StringVar(&offline, "offline-model", "", offlineModelUsage)
 	return cmd
 }
 

@@ -46,18 +46,15 @@ func (a *app) agentsCreate(cf *clientFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			c, err := a.dial(cmd.Context(), *cf, embedOptions{})
-			if err != nil {
-				return err
-			}
-			defer c.Close()
-			res, err := c.Agents.CreateAgent(cmd.Context(), connect.NewRequest(&agentsv1.CreateAgentRequest{Definition: def}))
-			if err != nil {
-				return agentError(err)
-			}
-			ag := res.Msg.GetAgent()
-			fmt.Fprintf(a.stdout, "created agent %s, version %d\n", ag.GetSlug(), ag.GetVersion())
-			return nil
+			return a.withClient(cmd.Context(), *cf, func(ctx context.Context, c *client.Client) error {
+				res, err := c.Agents.CreateAgent(ctx, connect.NewRequest(&agentsv1.CreateAgentRequest{Definition: def}))
+				if err != nil {
+					return agentError(err)
+				}
+				ag := res.Msg.GetAgent()
+				fmt.Fprintf(a.stdout, "created agent %s, version %d\n", ag.GetSlug(), ag.GetVersion())
+				return nil
+			})
 		},
 	}
 	cmd.Flags().StringVarP(&file, "file", "f", "", "the agent file to store (- for stdin)")
@@ -93,12 +90,9 @@ empty, cancels. An agent changed by someone else meanwhile is not
 overwritten. File agents are read-only: change their file and reload.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := a.dial(cmd.Context(), *cf, embedOptions{})
-			if err != nil {
-				return err
-			}
-			defer c.Close()
-			return a.editAgent(cmd.Context(), c, args[0])
+			return a.withClient(cmd.Context(), *cf, func(ctx context.Context, c *client.Client) error {
+				return a.editAgent(ctx, c, args[0])
+			})
 		},
 	}
 	return cmd
@@ -179,19 +173,16 @@ func (a *app) agentsRemove(cf *clientFlags) *cobra.Command {
 		Short:   "Delete stored agents (their sessions stay readable); needs an admin token when attached with auth",
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := a.dial(cmd.Context(), *cf, embedOptions{})
-			if err != nil {
-				return err
-			}
-			defer c.Close()
-			for _, slug := range args {
-				res, err := c.Agents.DeleteAgent(cmd.Context(), connect.NewRequest(&agentsv1.DeleteAgentRequest{Slug: slug}))
-				if err != nil {
-					return fmt.Errorf("%s: %w", slug, agentError(err))
+			return a.withClient(cmd.Context(), *cf, func(ctx context.Context, c *client.Client) error {
+				for _, slug := range args {
+					res, err := c.Agents.DeleteAgent(ctx, connect.NewRequest(&agentsv1.DeleteAgentRequest{Slug: slug}))
+					if err != nil {
+						return fmt.Errorf("%s: %w", slug, agentError(err))
+					}
+					fmt.Fprintf(a.stdout, "deleted agent %s (version %d)\n", res.Msg.GetSlug(), res.Msg.GetVersion())
 				}
-				fmt.Fprintf(a.stdout, "deleted agent %s (version %d)\n", res.Msg.GetSlug(), res.Msg.GetVersion())
-			}
-			return nil
+				return nil
+			})
 		},
 	}
 	return cmd
@@ -205,41 +196,38 @@ func (a *app) agentsVersions(cf *clientFlags) *cobra.Command {
 		Short: "List a stored agent's versions, newest first (--show N prints one's definition)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := a.dial(cmd.Context(), *cf, embedOptions{})
-			if err != nil {
-				return err
-			}
-			defer c.Close()
-			res, err := c.Agents.ListAgentVersions(cmd.Context(), connect.NewRequest(&agentsv1.ListAgentVersionsRequest{Slug: args[0]}))
-			if err != nil {
-				return agentError(err)
-			}
-			list := res.Msg.GetVersions()
-			if asJSON {
-				return writeJSON(a.stdout, res.Msg)
-			}
-			if show != 0 {
-				for _, v := range list {
-					if v.GetVersion() == show {
-						_, err := io.WriteString(a.stdout, v.GetDefinition())
-						return err
+			return a.withClient(cmd.Context(), *cf, func(ctx context.Context, c *client.Client) error {
+				res, err := c.Agents.ListAgentVersions(ctx, connect.NewRequest(&agentsv1.ListAgentVersionsRequest{Slug: args[0]}))
+				if err != nil {
+					return agentError(err)
+				}
+				list := res.Msg.GetVersions()
+				if asJSON {
+					return writeJSON(a.stdout, res.Msg)
+				}
+				if show != 0 {
+					for _, v := range list {
+						if v.GetVersion() == show {
+							_, err := io.WriteString(a.stdout, v.GetDefinition())
+							return err
+						}
 					}
+					return fmt.Errorf("agent %s has no version %d", args[0], show)
 				}
-				return fmt.Errorf("agent %s has no version %d", args[0], show)
-			}
-			if len(list) == 0 {
-				return errors.New("no stored versions: " + args[0] + " is a file agent")
-			}
-			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "VERSION\tCURRENT\tWRITTEN\tAUTHOR")
-			for _, v := range list {
-				current := ""
-				if v.GetCurrent() {
-					current = "yes"
+				if len(list) == 0 {
+					return errors.New("no stored versions: " + args[0] + " is a file agent")
 				}
-				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", v.GetVersion(), current, v.GetCreateTime().AsTime().Local().Format(time.DateTime), v.GetAuthor())
-			}
-			return tw.Flush()
+				tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "VERSION\tCURRENT\tWRITTEN\tAUTHOR")
+				for _, v := range list {
+					current := ""
+					if v.GetCurrent() {
+						current = "yes"
+					}
+					fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", v.GetVersion(), current, v.GetCreateTime().AsTime().Local().Format(time.DateTime), v.GetAuthor())
+				}
+				return tw.Flush()
+			})
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the versions as JSON")

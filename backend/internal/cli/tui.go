@@ -13,7 +13,6 @@ import (
 
 	"github.com/agents-os/agents/api/client"
 	"github.com/agents-os/agents/backend/internal/config"
-	"github.com/agents-os/agents/backend/internal/server"
 	"github.com/agents-os/agents/tui"
 )
 
@@ -44,12 +43,8 @@ Logs, the embedded server's included, go to --log-file, never to the
 screen.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if tf.attach != "" {
-				for _, name := range []string{"db", "offline-model", "max-model-output-bytes", "max-model-call-time"} {
-					if cmd.Flags().Changed(name) {
-						return fmt.Errorf("--%s is for the embedded server; it does not apply with --attach", name)
-					}
-				}
+			if err := refuseEmbeddedFlags(cmd, tf.clientFlags); err != nil {
+				return err
 			}
 			return a.tui(cmd.Context(), tf)
 		},
@@ -111,12 +106,7 @@ func (a *app) tui(ctx context.Context, tf tuiFlags) error {
 	for _, w := range res.Warnings {
 		log.Warn("config", "problem", w.Error())
 	}
-	c, err := a.dialEmbedded(ctx, tf.clientFlags, embedOptions{
-		recover:      true,
-		offlineModel: tf.offlineModel,
-		limits:       server.Limits{MaxRuns: defaultMaxRuns},
-		log:          log,
-	})
+	c, err := a.dialEmbedded(ctx, tf.clientFlags, servingOptions(tf.offlineModel, log))
 	if err != nil {
 		return err
 	}
