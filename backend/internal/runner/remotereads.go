@@ -10,6 +10,7 @@ import (
 	"github.com/agents-os/agents/backend/internal/errs"
 	"github.com/agents-os/agents/backend/internal/events"
 	"github.com/agents-os/agents/backend/internal/session"
+	"github.com/agents-os/agents/backend/internal/wire"
 )
 
 // Reads of a session another server holds. Its durable state (meta,
@@ -111,7 +112,8 @@ func (r *Runner) metaElsewhere(ctx context.Context, owner, id string) (session.M
 // rather than end the wait: another server's events reach this hub
 // late, and the end of the run before could arrive after this one
 // started. An update that says the session is running (most of a run's)
-// cannot end the wait, and is not worth a read.
+// cannot end the wait, and is not worth a read; one with more turns than
+// the read found is newer than the read, and its metadata is the answer.
 func (r *Runner) awaitElsewhere(ctx context.Context, owner, id string, req ViewRequest) (remoteRead, error) {
 	sub, _ := r.hub.Subscribe(events.SessionScope(id), nil)
 	defer sub.Close()
@@ -146,7 +148,15 @@ func (r *Runner) awaitElsewhere(ctx context.Context, owner, id string, req ViewR
 				}
 				switch ev.GetKind() {
 				case "session.updated":
-					if ev.GetSessionUpdated().GetMeta().GetStatus() != agentsv1.SessionStatus_SESSION_STATUS_RUNNING {
+					m := ev.GetSessionUpdated().GetMeta()
+					switch {
+					case m.GetStatus() == agentsv1.SessionStatus_SESSION_STATUS_RUNNING:
+					case int(m.GetTurnCount()) > read.meta.TurnCount:
+						// Newer than the read, so not the end of a run
+						// before it: the event's metadata is the store's
+						// at the event's position.
+						return remoteRead{meta: wire.MetaFrom(m), pos: events.PositionOf(ev)}, nil
+					default:
 						break wait
 					}
 				case "run.stopped", "session.failed", "session.deleted":

@@ -56,6 +56,48 @@ func Meta(m session.Meta) *agentsv1.SessionMeta {
 	}
 }
 
+// MetaFrom reads back metadata that Meta converted, as a session.updated
+// event carries it: the same session.Meta but for a budget that sets no
+// limit, which reads back as none.
+func MetaFrom(m *agentsv1.SessionMeta) session.Meta {
+	out := session.Meta{
+		ID:           m.GetId(),
+		Agent:        m.GetAgent(),
+		Owner:        m.GetOwner(),
+		Title:        m.GetTitle(),
+		Status:       StatusFromWire(m.GetStatus()),
+		StatusReason: m.GetStatusReason(),
+		ParentID:     m.GetParentId(),
+		ForkedFrom:   m.GetForkedFrom(),
+		TurnCount:    int(m.GetTurnCount()),
+		Usage:        usageFrom(m.GetUsage()),
+		PendingMail:  int(m.GetPendingMail()),
+		PendingCalls: int(m.GetPendingCalls()),
+		Depth:        int(m.GetDepth()),
+		Created:      m.GetCreateTime().AsTime(),
+		Updated:      m.GetUpdateTime().AsTime(),
+		AllowedTools: m.GetAllowedTools(),
+		AgentVersion: m.GetAgentVersion(),
+		Budget:       BudgetFrom(m.GetBudget().GetBudget()),
+	}
+	if root := m.GetRootId(); root != m.GetId() {
+		out.RootID = root
+	}
+	if spent := m.GetBudget().GetSpent(); spent != nil {
+		out.TreeSpend = session.Spend{Tokens: spent.GetTokens(), Cost: session.DollarsToNanos(spent.GetCostUsd())}
+	}
+	return out
+}
+
+func usageFrom(u *agentsv1.Usage) session.Usage {
+	out := session.Usage{Prompt: u.GetPromptTokens(), Completion: u.GetCompletionTokens(), Cached: u.GetCachedTokens(), Reasoning: u.GetReasoningTokens()}
+	if u.CostUsd != nil {
+		c := session.DollarsToNanos(u.GetCostUsd())
+		out.Cost = &c
+	}
+	return out
+}
+
 // Budget converts a budget's limits; nil for nil.
 func Budget(b *session.Budget) *agentsv1.Budget {
 	if b == nil {

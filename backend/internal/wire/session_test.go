@@ -105,3 +105,28 @@ func TestMailCarriesNoAttachmentBytes(t *testing.T) {
 		t.Errorf("user message = %v, want its text and attachment name", msg)
 	}
 }
+
+// Metadata read back from its wire form is what was converted, so a
+// server may take a session.updated event's metadata as the store's.
+func TestMetaFromReadsBackWhatMetaConverted(t *testing.T) {
+	cost, limit, tokens := session.Nanos(1_234_567_891), session.Nanos(5_000_000_000), int64(900)
+	at := time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
+	full := session.Meta{
+		ID: "s1", Agent: "coder", Owner: "alice", Title: "Fix it", Status: session.StatusPaused, StatusReason: "budget_exceeded",
+		ParentID: "p", ForkedFrom: "f", TurnCount: 7, Usage: session.Usage{Prompt: 1, Completion: 2, Cached: 3, Reasoning: 4, Cost: &cost},
+		PendingMail: 2, PendingCalls: 1, Depth: 1, Created: at, Updated: at.Add(time.Second),
+		AllowedTools: []string{"bash"}, AgentVersion: 3, RootID: "p",
+		Budget: &session.Budget{Tokens: &tokens, Cost: &limit}, TreeSpend: session.Spend{Tokens: 950, Cost: cost},
+	}
+	bare := session.Meta{ID: "s2", Agent: "a", Owner: "o", Status: session.StatusReady, Created: at, Updated: at}
+	for _, m := range []session.Meta{full, bare} {
+		got := MetaFrom(Meta(m))
+		if !proto.Equal(Meta(got), Meta(m)) {
+			t.Errorf("read back %s: %v, want %v", m.ID, Meta(got), Meta(m))
+		}
+		if got.RootID != m.RootID || got.Usage.Cost != nil && *got.Usage.Cost != *m.Usage.Cost || got.TreeSpend != m.TreeSpend ||
+			!got.Created.Equal(m.Created) || !got.Updated.Equal(m.Updated) || got.Status != m.Status || got.TurnCount != m.TurnCount {
+			t.Errorf("read back %s: %+v, want %+v", m.ID, got, m)
+		}
+	}
+}
