@@ -79,7 +79,7 @@ func startCluster(ctx context.Context, dsn, dataDir string, hub *events.Hub, log
 func (f *clusterFeed) configure(o *runner.Options) {
 	o.Publish = f.seq.Committed
 	o.RelayDelta = f.relay.Send
-	o.Cluster = &runner.Cluster{Holder: f.id, LeaseTTL: f.ttl, Bus: f.bus}
+	o.Cluster = &runner.Cluster{Holder: f.id, LeaseTTL: f.ttl, Bus: f.bus, StoreNotifies: true}
 }
 
 // close stops the feed; the runner that published through it is closed

@@ -31,6 +31,11 @@ type Cluster struct {
 	// Bus carries the notifications between the servers; nil hears none,
 	// and sessions that need a server are found by polling alone.
 	Bus cluster.Bus
+	// StoreNotifies says the bus is the store's database's own (a PGBus
+	// on the PostgreSQL database the store writes): the writes of
+	// commands then send their notifications themselves, each in its own
+	// statement, one round trip fewer (see store.Commands).
+	StoreNotifies bool
 }
 
 // DefaultLeaseTTL is the lease's life when Cluster.LeaseTTL is zero.

@@ -180,7 +180,7 @@ func (r *Runner) startCluster() {
 }
 
 // done takes a notification of a command's end: its id, then, after a
-// space, its answer when the answer fits the notification (notifyDone).
+// space, its answer when the answer fits the notification (finishCommand).
 func (rm *remote) done(payload string) {
 	id, result, _ := strings.Cut(payload, " ")
 	rm.mu.Lock()
@@ -278,11 +278,18 @@ func (r *Runner) forward(ctx context.Context, id, owner, kind string, body, out 
 	cmd := store.Command{ID: uuid.NewString(), SessionID: id, Owner: owner, Kind: kind, Body: string(b), Created: r.now()}
 	done := r.remote.await(cmd.ID)
 	defer r.remote.forget(cmd.ID)
+	wake := lease.Holder != "" && lease.Live(r.now())
+	if wake && r.storeNotifies() {
+		// The insert wakes the holder itself, as it commits.
+		cmd.Wake = store.Notification{Channel: cluster.ChannelCommands, Payload: wakePayload(lease.Holder, cmd)}
+	}
 	if err := r.store.AddCommand(ctx, cmd); err != nil && (errs.KindOf(err) != errs.KindUnavailable || !r.commandStored(ctx, cmd.ID)) {
 		return err
 	}
-	if lease.Holder != "" && lease.Live(r.now()) {
-		r.wakeHolderWith(ctx, lease.Holder, cmd)
+	if wake {
+		if cmd.Wake.Channel == "" {
+			r.notifyHolder(ctx, id, lease.Holder, wakePayload(lease.Holder, cmd))
+		}
 	} else if err := r.chase(ctx, cmd); err != nil {
 		return err
 	}
@@ -362,12 +369,9 @@ func (r *Runner) chase(ctx context.Context, cmd store.Command) error {
 	case errs.KindOf(err) == errs.KindNotFound:
 		// The session is gone, and nobody will apply its commands: this
 		// one's answer is that, unless its holder answered first.
-		result := encodeResult(nil, err)
-		won, ferr := r.store.FinishCommand(ctx, cmd.ID, result, r.now())
-		if ferr != nil {
+		if _, ferr := r.finishCommand(ctx, cmd.ID, encodeResult(nil, err)); ferr != nil {
 			return ferr
 		}
-		r.notifyDone(ctx, cmd.ID, result, won)
 	default:
 		return err
 	}
@@ -399,15 +403,21 @@ func (r *Runner) wakeHolder(ctx context.Context, id, holder string) {
 	r.notifyHolder(ctx, id, holder, holder)
 }
 
-// wakeHolderWith tells the holder of a session of a command just stored,
-// with the command when it fits the notification: the holder applies it
-// without reading it back (see applyWoken).
-func (r *Runner) wakeHolderWith(ctx context.Context, holder string, cmd store.Command) {
-	payload := holder
-	if b, err := json.Marshal(wokenCommand{ID: cmd.ID, SessionID: cmd.SessionID, Owner: cmd.Owner, Kind: cmd.Kind, Body: cmd.Body, Created: cmd.Created}); err == nil && len(holder)+1+len(b) < cluster.MaxPayload {
-		payload = holder + "\n" + string(b)
+// wakePayload is the notification that tells the holder of a session of
+// a command just stored, with the command when it fits: the holder
+// applies it without reading it back (see applyWoken).
+func wakePayload(holder string, cmd store.Command) string {
+	b, err := json.Marshal(wokenCommand{ID: cmd.ID, SessionID: cmd.SessionID, Owner: cmd.Owner, Kind: cmd.Kind, Body: cmd.Body, Created: cmd.Created})
+	if err != nil || len(holder)+1+len(b) >= cluster.MaxPayload {
+		return holder
 	}
-	r.notifyHolder(ctx, cmd.SessionID, holder, payload)
+	return holder + "\n" + string(b)
+}
+
+// storeNotifies says the store sends the notifications of command
+// writes itself, in their statements, to the servers the bus reaches.
+func (r *Runner) storeNotifies() bool {
+	return r.cluster.StoreNotifies && r.cluster.Bus != nil && r.store.SendsNotifications()
 }
 
 func (r *Runner) notifyHolder(ctx context.Context, id, holder, payload string) {
@@ -448,22 +458,34 @@ func (r *Runner) applyWoken(payload string) {
 	go r.applySession(w.SessionID, []store.Command{{ID: w.ID, SessionID: w.SessionID, Owner: w.Owner, Kind: w.Kind, Body: w.Body, Created: w.Created}}, true)
 }
 
-// notifyDone tells the server waiting for a command that it is finished.
-// When this finish recorded the answer (won) and it fits, the
-// notification carries it, so the waiting server answers without reading
-// the command back; otherwise (the command was abandoned first, or the
-// answer is long) it carries the id alone.
-func (r *Runner) notifyDone(ctx context.Context, id, result string, won bool) {
-	if r.cluster.Bus == nil {
-		return // it reads the command back at its next poll
+// finishCommand records a command's result and tells the server waiting
+// for it that it is finished. When this finish recorded the answer (won)
+// and it fits, the notification carries it, so the waiting server answers
+// without reading the command back; otherwise (the command was abandoned
+// first, or the answer is long) it carries the id alone. Where the store
+// sends notifications, the finish sends it, in the same statement.
+func (r *Runner) finishCommand(ctx context.Context, id, result string) (bool, error) {
+	carried := id
+	if len(id)+1+len(result) < cluster.MaxPayload {
+		carried = id + " " + result
+	}
+	if r.storeNotifies() {
+		return r.store.FinishCommandAndNotify(ctx, id, result, r.now(),
+			store.Notification{Channel: cluster.ChannelCommandDone, Payload: carried},
+			store.Notification{Channel: cluster.ChannelCommandDone, Payload: id})
+	}
+	won, err := r.store.FinishCommand(ctx, id, result, r.now())
+	if err != nil || r.cluster.Bus == nil {
+		return won, err // without a bus, it reads the command back at its next poll
 	}
 	payload := id
-	if won && len(id)+1+len(result) < cluster.MaxPayload {
-		payload = id + " " + result
+	if won {
+		payload = carried
 	}
 	if err := r.cluster.Bus.Notify(ctx, cluster.ChannelCommandDone, payload); err != nil {
 		r.log.Warn("notify a command's end", "command", id, "err", err)
 	}
+	return won, nil
 }
 
 // commandResult is a command's answer as stored: the operation's value,
@@ -643,14 +665,12 @@ func (r *Runner) applySession(id string, list []store.Command, fresh bool) {
 		if !final {
 			return
 		}
-		won, err := r.store.FinishCommand(r.ctx, c.ID, result, r.now())
-		if err != nil {
+		if _, err := r.finishCommand(r.ctx, c.ID, result); err != nil {
 			if r.ctx.Err() == nil {
 				r.log.Warn("finish a command", "command", c.ID, "err", err)
 			}
 			return
 		}
-		r.notifyDone(r.ctx, c.ID, result, won)
 	}
 }
 

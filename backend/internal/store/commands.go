@@ -10,11 +10,25 @@ import (
 
 // AddCommand implements Commands.
 func (s *SQL) AddCommand(ctx context.Context, c Command) error {
-	_, err := s.st.addCommand.ExecContext(ctx, c.ID, c.SessionID, c.Owner, c.Kind, c.Body, nanos(c.Created))
+	var err error
+	if c.Wake.Channel != "" && s.dialect.Notifies {
+		_, err = s.write.ExecContext(ctx, s.write.Rebind(sqlAddCommandAndNotify),
+			c.ID, c.SessionID, c.Owner, c.Kind, c.Body, nanos(c.Created), c.Wake.Channel, c.Wake.Payload)
+	} else {
+		_, err = s.st.addCommand.ExecContext(ctx, c.ID, c.SessionID, c.Owner, c.Kind, c.Body, nanos(c.Created))
+	}
 	return s.translate(err, nil, "add command %s", c.ID)
 }
 
 const sqlAddCommand = `INSERT INTO commands (id, session_id, owner, kind, body, created) VALUES (?, ?, ?, ?, ?, ?)`
+
+// sqlAddCommandAndNotify is sqlAddCommand sending a notification as it
+// commits (PostgreSQL).
+const sqlAddCommandAndNotify = `WITH added AS (` + sqlAddCommand + ` RETURNING id)
+	SELECT CAST(pg_notify(?, ?) AS TEXT) FROM added`
+
+// SendsNotifications implements Commands.
+func (s *SQL) SendsNotifications() bool { return s.dialect.Notifies }
 
 // PendingCommands implements Commands.
 func (s *SQL) PendingCommands(ctx context.Context, holder string) ([]Command, error) {
@@ -48,6 +62,30 @@ func (s *SQL) FinishCommand(ctx context.Context, id, result string, at time.Time
 }
 
 const sqlFinishCommand = `UPDATE commands SET result = ?, done = ?, body = '' WHERE id = ? AND done IS NULL`
+
+// FinishCommandAndNotify implements Commands.
+func (s *SQL) FinishCommandAndNotify(ctx context.Context, id, result string, at time.Time, won, lost Notification) (bool, error) {
+	if !s.dialect.Notifies {
+		return false, fmt.Errorf("finish command %s: this database sends no notifications", id)
+	}
+	if won.Channel != lost.Channel {
+		return false, fmt.Errorf("finish command %s: the notifications are for two channels", id)
+	}
+	var n int
+	var sent string
+	err := s.write.QueryRowxContext(ctx, s.write.Rebind(sqlFinishCommandAndNotify), result, nanos(at), id, won.Channel, won.Payload, lost.Payload).Scan(&n, &sent)
+	if err != nil {
+		return false, s.translate(err, nil, "finish command %s", id)
+	}
+	return n > 0, nil
+}
+
+// sqlFinishCommandAndNotify is sqlFinishCommand sending one notification
+// or the other as it commits, as it finished the command or found it
+// finished (PostgreSQL).
+const sqlFinishCommandAndNotify = `WITH finished AS (` + sqlFinishCommand + ` RETURNING id)
+	SELECT (SELECT count(*) FROM finished),
+		CAST(pg_notify(?, CASE WHEN EXISTS (SELECT 1 FROM finished) THEN ? ELSE ? END) AS TEXT)`
 
 // GetCommand implements Commands.
 func (s *SQL) GetCommand(ctx context.Context, id string) (Command, error) {

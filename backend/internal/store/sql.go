@@ -38,6 +38,10 @@ type Dialect struct {
 	// statement, delivered only if the transaction commits; it needs
 	// ReturningSeq). SQLite has no other servers.
 	NotifyEvents string
+	// Notifies says a statement can send a notification to the servers
+	// listening on the database (PostgreSQL: pg_notify), delivered only
+	// if its transaction commits. See Commands.SendsNotifications.
+	Notifies bool
 	// StepStatement says the database runs data-modifying statements in
 	// WITH (PostgreSQL): a change of a session's metadata with at most one
 	// new turn, what a step writes, is then one statement, with its lease

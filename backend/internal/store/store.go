@@ -220,6 +220,16 @@ type Commands interface {
 	// already finished. Its body is cleared (it may hold params, which
 	// the store keeps no longer than needed).
 	FinishCommand(ctx context.Context, id, result string, at time.Time) (bool, error)
+	// FinishCommandAndNotify is FinishCommand that, in the same
+	// statement, sends won when it recorded the result and lost when the
+	// command was finished already; only on a store that SendsNotifications.
+	FinishCommandAndNotify(ctx context.Context, id, result string, at time.Time, won, lost Notification) (bool, error)
+	// SendsNotifications reports whether the store's database sends the
+	// notifications a write carries (Command.Wake, FinishCommandAndNotify)
+	// as the write commits, in its own statement: PostgreSQL's pg_notify,
+	// heard by the servers listening on that database, one round trip
+	// fewer than a write and then a notification.
+	SendsNotifications() bool
 	// GetCommand returns a command, errs.NotFound (unknown_command) when
 	// there is none.
 	GetCommand(ctx context.Context, id string) (Command, error)
@@ -240,6 +250,15 @@ type Command struct {
 	// Result is "" and Done zero until the command is finished.
 	Result string
 	Done   time.Time
+	// Wake, when set, is sent as AddCommand stores the command, by a store
+	// that SendsNotifications; it is not stored.
+	Wake Notification
+}
+
+// Notification is a notification on a channel of the database's
+// servers (see cluster.Bus), sent by the write that carries it.
+type Notification struct {
+	Channel, Payload string
 }
 
 // ListFilter selects sessions for ListSessions. Zero fields select all.

@@ -158,6 +158,7 @@ func Dialect() store.Dialect {
 		ReturningSeq:  true,
 		StepStatement: true,
 		NotifyEvents:  cluster.ChannelEvents,
+		Notifies:      true,
 	}
 }
 

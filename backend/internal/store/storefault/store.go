@@ -158,6 +158,13 @@ func (s *Store) FinishCommand(ctx context.Context, id, result string, at time.Ti
 	return s.Store.FinishCommand(ctx, id, result, at)
 }
 
+func (s *Store) FinishCommandAndNotify(ctx context.Context, id, result string, at time.Time, won, lost store.Notification) (bool, error) {
+	if err := s.f.write(ctx, nil); err != nil {
+		return false, err
+	}
+	return s.Store.FinishCommandAndNotify(ctx, id, result, at, won, lost)
+}
+
 func (s *Store) PruneCommands(ctx context.Context, before time.Time) (int, error) {
 	if err := s.f.write(ctx, nil); err != nil {
 		return 0, err
