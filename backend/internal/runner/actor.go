@@ -98,7 +98,8 @@ func newActor(r *Runner, id string) *actor {
 }
 
 // call runs fn on the actor goroutine and waits for its result. A caller
-// that gives up (ctx done) leaves fn queued: it still runs.
+// that gives up (ctx done) leaves fn queued: it still runs, so what fn
+// writes is not the caller's to read once call returned an error.
 func (a *actor) call(ctx context.Context, fn func(*actor) error) error {
 	done := make(chan error, 1)
 	wrapped := func(a *actor) {

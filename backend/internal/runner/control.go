@@ -147,7 +147,12 @@ func (r *Runner) control(ctx context.Context, owner, id string, fn func(a *actor
 		meta = a.st.meta
 		return nil
 	})
-	return meta, err
+	if err != nil {
+		// A caller that gave up leaves fn queued (see actor.call): meta
+		// is the actor's to write until it ran.
+		return session.Meta{}, err
+	}
+	return meta, nil
 }
 
 // cancelRun stops the run, or settles a waiting round as cancelled.

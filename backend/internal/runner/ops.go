@@ -209,7 +209,10 @@ func (r *Runner) open(ctx context.Context, meta session.Meta, turns []session.Tu
 		view = a.view()
 		return nil
 	})
-	return view, err
+	if err != nil {
+		return View{}, err // view is the actor's to write until fn ran (see actor.call)
+	}
+	return view, nil
 }
 
 // PostMessage sends a user message. An idle session stores it as a user
@@ -519,7 +522,10 @@ func (r *Runner) ReadSession(ctx context.Context, owner, id string, req ViewRequ
 		req.Wait = false // waited already
 		return r.readElsewhere(ctx, owner, id, req)
 	}
-	return view, err
+	if err != nil {
+		return View{}, err // view is the actor's to write until fn ran (see actor.call)
+	}
+	return view, nil
 }
 
 // await waits until idle is closed or timeout passes; it returns ctx's
@@ -631,7 +637,12 @@ func (r *Runner) awaitRun(ctx context.Context, id string) (runOutcome, error) {
 		out = runOutcome{status: a.st.meta.Status, reason: a.st.meta.StatusReason, text: a.lastAnswer(), waits: a.waitsFor()}
 		return nil
 	})
-	return out, err
+	if err != nil {
+		// Given up (ctx done), the read may still run: out is the
+		// actor's to write until then (see actor.call).
+		return runOutcome{}, err
+	}
+	return out, nil
 }
 
 // lastAnswer is the text of the newest LLM turn.
