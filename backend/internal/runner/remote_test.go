@@ -800,7 +800,10 @@ func TestGetSessionOnAnotherServerShowsTheToolCallsBeingWritten(t *testing.T) {
 	timeout := time.After(20 * time.Second)
 	for args != writtenArguments {
 		select {
-		case ev := <-sub.C():
+		case ev, ok := <-sub.C():
+			if !ok {
+				t.Fatalf("b's subscription ended with the arguments at %q: %v", args, sub.Err())
+			}
 			if d := ev.GetToolCallDelta(); d != nil {
 				if args += d.GetArguments(); !strings.HasPrefix(writtenArguments, args) {
 					t.Fatalf("b streamed the arguments on as %q", args)
