@@ -226,8 +226,10 @@ func TestSequencerLeavesALocalCommitToTheFollowerWhenTheLogFails(t *testing.T) {
 	t.Parallel()
 	st := newSeqTest(t, 0, 10*time.Millisecond)
 	st.want(t)
-	st.log.append(logged(1), logged(2))
+	// The log fails first: appended before, the follower's poll could
+	// read both events and leave Committed nothing to do.
 	st.log.setFail(errors.New("connection lost"))
+	st.log.append(logged(1), logged(2))
 	ev := logged(2)
 	if err := st.seq.Committed(ev, body(ev)); err == nil {
 		t.Fatal("Committed with a gap the log cannot read: no error")
