@@ -103,7 +103,7 @@ func (d *decoder) approvals(c *object) []Approval {
 		p := Approval{Tool: d.requiredString(entry, "tool")}
 		switch {
 		case d.failed():
-		case !toolNamePattern.MatchString(p.Tool):
+		case !isToolName(p.Tool):
 			d.failf(entry.field("tool"), "%q is not a tool name: use 1 to 64 letters, digits, \"-\" or \"_\"", p.Tool)
 		case seen[p.Tool]:
 			d.failf(entry.field("tool"), "duplicate approval policy for %q: give each tool one entry", p.Tool)

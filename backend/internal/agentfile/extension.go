@@ -29,7 +29,7 @@ func (d *decoder) clientTools(c *object) []ClientTool {
 		tool := ClientTool{Name: d.requiredString(entry, "name")}
 		switch {
 		case d.failed():
-		case !toolNamePattern.MatchString(tool.Name):
+		case !isToolName(tool.Name):
 			d.failf(entry.field("name"), "%q: use 1 to 64 letters, digits, \"-\" or \"_\"", tool.Name)
 		case seen[tool.Name]:
 			d.failf(entry.field("name"), "duplicate client tool %q", tool.Name)

@@ -18,10 +18,19 @@ const AgentTag = "OpenAIAgentDescription"
 const maxSlugLength = 64 - len("prompt_agent_")
 
 var (
-	slugPattern     = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
-	toolNamePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
-	envNamePattern  = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	slugPattern    = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+	envNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 )
+
+// maxToolName is the longest tool name model APIs accept.
+const maxToolName = 64
+
+// isToolName says whether name is 1 to 64 letters, digits, "-" or "_".
+// (The pattern `^[A-Za-z0-9_-]{1,64}$` compiles to 64 copies of the class,
+// 60 KB allocated at every start of the program.)
+func isToolName(name string) bool {
+	return len(name) <= maxToolName && slugPattern.MatchString(name)
+}
 
 // agentsExeOnlyFields are the fields of the agents-exe agent format this
 // server does not implement. Files using them still load; each one that

@@ -264,3 +264,21 @@ func writeFile(t *testing.T, path, content string) {
 		t.Fatal(err)
 	}
 }
+
+func TestToolNamesAreOneTo64LettersDigitsDashesOrUnderscores(t *testing.T) {
+	t.Parallel()
+	for name, want := range map[string]bool{
+		"":                      false,
+		"a":                     true,
+		"read_file-2":           true,
+		strings.Repeat("x", 64): true,
+		strings.Repeat("x", 65): false,
+		"two words":             false,
+		"café":                  false,
+		"a.b":                   false,
+	} {
+		if got := isToolName(name); got != want {
+			t.Errorf("isToolName(%q) = %v, want %v", name, got, want)
+		}
+	}
+}

@@ -227,6 +227,7 @@ func (a *app) serve(ctx context.Context, sf serveFlags) error {
 	for i, srv := range servers {
 		go func() { served <- srv.Serve(listeners[i]) }()
 	}
+	go releaseWhenIdle(ctx, log, st.activity)
 	select {
 	case err = <-served:
 		// A listener failed on its own: stop the others the same way.

@@ -18,8 +18,16 @@ const (
 )
 
 // pruneEvery is how often the event log, the idempotency keys and the
-// commands are trimmed.
-const pruneEvery = time.Minute
+// commands are trimmed, and pruneQuietEvery how often when no event was
+// published since the last trim. A quiet server's log only ages: keeping
+// its oldest events and keys up to an hour past their retention harms no
+// one, and the trim's queries were the only work an idle server did every
+// minute (mapping 7 MB of the binary's code each time: BENCHMARKS.md,
+// "The binary's own pages").
+const (
+	pruneEvery      = time.Minute
+	pruneQuietEvery = time.Hour
+)
 
 // prune trims the event log and forgets old idempotency keys (and
 // commands) until the runner closes.
@@ -34,6 +42,7 @@ func (r *Runner) prune() {
 	}
 	tick := time.NewTicker(pruneEvery)
 	defer tick.Stop()
+	var last lastTrim
 	for {
 		select {
 		case <-r.ctx.Done():
@@ -41,6 +50,11 @@ func (r *Runner) prune() {
 		case <-tick.C:
 		}
 		now := r.now()
+		newest, known := r.newestEvent()
+		if !last.due(now, newest, known) {
+			continue
+		}
+		last = lastTrim{at: now, seq: newest}
 		if _, err := r.store.PruneEvents(r.ctx, now.Add(-ret.Age), ret.Count); err != nil && r.ctx.Err() == nil {
 			r.log.Warn("prune event log", "err", err)
 		}
@@ -53,4 +67,26 @@ func (r *Runner) prune() {
 			}
 		}
 	}
+}
+
+// lastTrim is when the last trim ran and the newest event then.
+type lastTrim struct {
+	at  time.Time // zero before the first trim
+	seq uint64
+}
+
+// due says whether a trim is due at now, newest being the newest event
+// published (known false: no hub to tell, so always due).
+func (l lastTrim) due(now time.Time, newest uint64, known bool) bool {
+	return !known || l.at.IsZero() || newest != l.seq || now.Sub(l.at) >= pruneQuietEvery
+}
+
+// newestEvent is the newest event the hub published, which moves with
+// every change on this server and on the others of its database; false
+// without a hub.
+func (r *Runner) newestEvent() (uint64, bool) {
+	if r.hub == nil {
+		return 0, false
+	}
+	return r.hub.Seq(), true
 }

@@ -4,9 +4,9 @@ import (
 	"net/http"
 
 	"connectrpc.com/connect"
-	"connectrpc.com/grpcreflect"
 
 	"github.com/agents-os/agents/api/gen/agents/v1/agentsv1connect"
+	"github.com/agents-os/agents/backend/internal/reflection"
 )
 
 // mountReflection serves gRPC server reflection, so grpcurl, buf curl and
@@ -16,11 +16,12 @@ import (
 // services, behind the same authentication: the schema is no secret, but a
 // server that answers strangers only with health has less to scan.
 func mountReflection(mux *http.ServeMux, opts ...connect.HandlerOption) {
-	reflector := grpcreflect.NewStaticReflector(
+	services := []string{
 		agentsv1connect.AgentServiceName,
 		agentsv1connect.SessionServiceName,
 		agentsv1connect.EventServiceName,
-	)
-	mux.Handle(grpcreflect.NewHandlerV1(reflector, opts...))
-	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector, opts...))
+	}
+	for path, h := range reflection.Handlers(services, opts...) {
+		mux.Handle(path, h)
+	}
 }

@@ -84,6 +84,9 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 func (s *Server) logRequests(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
+		s.served.Add(1)
+		s.open.Add(1)
+		defer func() { s.open.Add(-1); s.served.Add(1) }()
 		rec := &requestRecord{}
 		sw := &statusWriter{ResponseWriter: w}
 		next.ServeHTTP(sw, r.WithContext(context.WithValue(r.Context(), requestRecordKey{}, rec)))
@@ -118,6 +121,13 @@ func (s *Server) logRequests(next http.Handler) http.Handler {
 			s.metrics.observeRequest(procedure, code, elapsed)
 		}
 	})
+}
+
+// Activity says whether the server served anything between two calls: the
+// first result changes with every request that begins or ends, and open
+// is the number of requests under way (event streams included).
+func (s *Server) Activity() (served uint64, open int64) {
+	return s.served.Load(), s.open.Load()
 }
 
 // recordPattern notes which mux pattern served the request: the mux sets

@@ -87,6 +87,10 @@ type Server struct {
 	mux      http.Handler
 	mcp      *mcpEndpoint
 	draining atomic.Bool
+	// served counts the requests begun and the requests ended; open is
+	// the requests under way (see Activity).
+	served atomic.Uint64
+	open   atomic.Int64
 }
 
 // New returns a server over its dependencies. An invalid Security (see

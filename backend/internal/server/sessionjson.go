@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"sync"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -48,15 +49,21 @@ func sessionFor(ctx context.Context, view runner.View) *agentsv1.Session {
 	return out
 }
 
-var sessionTurnsField = (&agentsv1.Session{}).ProtoReflect().Descriptor().Fields().ByName("turns")
+// sessionTurnsField is Session.turns. Looked up on first use: a
+// descriptor read at package initialisation makes every command build the
+// whole file's descriptors at start.
+var sessionTurnsField = sync.OnceValue(func() protoreflect.FieldDescriptor {
+	return (&agentsv1.Session{}).ProtoReflect().Descriptor().Fields().ByName("turns")
+})
 
 // marshalSession writes msg, which holds slot.session, with the view's
 // turns in that session.
 func marshalSession(msg proto.Message, slot *sessionSlot) ([]byte, error) {
 	var written bool
 	var turnsErr error
+	turnsField := sessionTurnsField()
 	b, err := apijson.MarshalReplacing(msg, func(m protoreflect.Message, fd protoreflect.FieldDescriptor) ([]byte, bool) {
-		if fd != sessionTurnsField || m.Interface() != proto.Message(slot.session) {
+		if fd != turnsField || m.Interface() != proto.Message(slot.session) {
 			return nil, false
 		}
 		turns, err := turnsJSON(slot.view)

@@ -20,6 +20,28 @@ import (
 //go:embed migrations
 var migrationFiles embed.FS
 
+// A new database is made from the schema the migrations lead to, kept in
+// schema/<dialect>.sql, rather than by running them one by one: SQLite
+// compiles every statement, and reads each table's definition again
+// after every CREATE and ALTER, so the 33 statements of the final schema
+// took 3.4 ms through the seven migrations and take 1.7 ms at once,
+// on every first start. The file is written from a database the
+// migrations made (TestNewDatabaseSchemaIsTheMigrations, -update) and
+// checked against it, so the two never differ. A dialect without the
+// file runs its migrations.
+//
+//go:embed schema
+var schemaFiles embed.FS
+
+// schema returns the current schema of dialect, "" when it has none.
+func schema(dialect string) string {
+	b, err := fs.ReadFile(schemaFiles, path.Join("schema", dialect+".sql"))
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
 // Migration is one schema change.
 type Migration struct {
 	Version int
@@ -73,6 +95,12 @@ func Migrations(dialect string) ([]Migration, error) {
 // SQLite serializes them through its write lock (transactions begin
 // IMMEDIATE); package postgres holds an advisory lock around Migrate.
 func Migrate(ctx context.Context, db *sqlx.DB, dialect string) error {
+	return migrate(ctx, db, dialect, schema(dialect))
+}
+
+// migrate is Migrate with current the schema a new database is made from
+// ("": by its migrations).
+func migrate(ctx context.Context, db *sqlx.DB, dialect, current string) error {
 	ms, err := Migrations(dialect)
 	if err != nil {
 		return err
@@ -98,6 +126,11 @@ func Migrate(ctx context.Context, db *sqlx.DB, dialect string) error {
 	// in one commit instead of one per migration, and a failing migration
 	// leaves the schema as it was.
 	return WithTx(ctx, db, func(tx *sqlx.Tx) error {
+		if newest == 0 && current != "" {
+			if made, err := create(ctx, tx, current, ms); made || err != nil {
+				return err
+			}
+		}
 		for _, m := range ms {
 			if err := apply(ctx, tx, m); err != nil {
 				return fmt.Errorf("migration %s: %w", m.Name, err)
@@ -105,6 +138,28 @@ func Migrate(ctx context.Context, db *sqlx.DB, dialect string) error {
 		}
 		return nil
 	})
+}
+
+// create makes the current schema in a new database and records every
+// migration as applied. It makes nothing (false) when a process starting
+// at the same moment recorded a migration first: the caller then runs
+// those left.
+func create(ctx context.Context, tx *sqlx.Tx, current string, ms []Migration) (bool, error) {
+	var applied int
+	if err := tx.GetContext(ctx, &applied, `SELECT COUNT(*) FROM schema_migrations`); err != nil || applied > 0 {
+		return false, err
+	}
+	if _, err := tx.ExecContext(ctx, current); err != nil {
+		return false, fmt.Errorf("create the schema: %w", err)
+	}
+	now := time.Now().UnixNano()
+	for _, m := range ms {
+		if _, err := tx.ExecContext(ctx, tx.Rebind(`INSERT INTO schema_migrations (version, name, applied)
+			VALUES (?, ?, ?)`), m.Version, m.Name, now); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
 }
 
 // apply runs one migration unless it is already recorded. The check is made
