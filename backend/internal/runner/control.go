@@ -75,7 +75,10 @@ func (r *Runner) cancelAttachedLocal(ctx context.Context, owner, id string) (can
 		n = a.cancelAttached() + settled
 		return nil
 	})
-	return cancelledAnswer{Meta: meta, Cancelled: n}, err
+	if err != nil {
+		return cancelledAnswer{}, err // n is the actor's to write until fn ran (see actor.call)
+	}
+	return cancelledAnswer{Meta: meta, Cancelled: n}, nil
 }
 
 // Pause stops the run at the next step boundary (status paused). Without a

@@ -372,7 +372,10 @@ func (r *Runner) postLocal(ctx context.Context, owner, id string, msg Message, o
 		meta = a.st.meta
 		return nil
 	})
-	return Posted{Meta: meta, MailID: mailID, from: from, idle: idle}, err
+	if err != nil {
+		return Posted{}, err // what fn writes is the actor's until it ran (see actor.call)
+	}
+	return Posted{Meta: meta, MailID: mailID, from: from, idle: idle}, nil
 }
 
 // addMail stores mail for the session with its mail.accepted event,

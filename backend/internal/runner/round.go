@@ -289,12 +289,15 @@ func (r *Runner) completeLocal(ctx context.Context, owner string, row session.De
 		meta = a.st.meta
 		return nil
 	})
-	if err == nil && meta.ParentID != "" {
+	if err != nil {
+		return completeAnswer{}, err // what fn writes is the actor's until it ran (see actor.call)
+	}
+	if meta.ParentID != "" {
 		// A parent whose helper call rests on this session runs again
 		// before the answer returns, as the session does.
 		r.childMoved(ctx, meta.ParentID, meta.ID)
 	}
-	return completeAnswer{Meta: meta, Remaining: remaining}, err
+	return completeAnswer{Meta: meta, Remaining: remaining}, nil
 }
 
 // continueRound writes e with the round's results as the next user turn
