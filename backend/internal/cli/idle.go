@@ -12,43 +12,42 @@ import (
 
 // An idle server holds mapped the pages of its binary that something once
 // ran, 64 KiB around every page touched (see exepages): the start (every
-// package's initialisation, opening the store), then each garbage
-// collection (the tables of the functions on every goroutine's stack and
-// the types of the heap's objects: 5 to 11 MB) and the hourly trim of the
-// event log. It uses none of them while it waits. So a server gives them
-// back once its start has settled, and after every minute in which it
-// served nothing (no request began or ended, none is open, no event was
-// published) it collects and gives them back again: its own collection
-// keeps the runtime's, forced after two minutes without one, from
-// mapping them for the minutes that follow. The next request faults back
-// in, from the page cache, the few megabytes it runs.
+// package's initialisation, opening the store), then each request, each
+// garbage collection (the tables of the functions on every goroutine's
+// stack and the types of the heap's objects: 5 to 11 MB) and the hourly
+// trim of the event log. It uses none of them while it waits. So a server
+// gives them back once its start has settled, and again once it has
+// served nothing for idleCheck (no request began or ended, none is open,
+// no event was published; probes and scrapes do not count): it collects
+// first, so that the collection's own pages go too. While it stays idle
+// it collects and gives them back every recollect, so the runtime's own
+// collection, forced after two minutes without one, never maps them for
+// the minutes that follow. The next request faults back in, from the
+// page cache, the few megabytes it runs.
 const (
 	startSettle = time.Second
-	idleMinute  = time.Minute
+	idleCheck   = 10 * time.Second
+	recollect   = time.Minute
 )
 
-// activity is what a server has done so far: two equal marks taken a
-// minute apart mean it did nothing in between.
+// activity is what a server has done so far: two equal marks taken
+// idleCheck apart mean it did nothing in between.
 type activity struct {
 	requests uint64
 	events   events.Position
 }
 
-// releaseWhenIdle gives back the binary's pages after the start and after
-// every idle minute, until ctx ends. now reads the server's activity and
+// releaseWhenIdle gives back the binary's pages after the start and when
+// the server is idle, until ctx ends. now reads the server's activity and
 // whether a request is open.
 func releaseWhenIdle(ctx context.Context, log *slog.Logger, now func() (activity, bool)) {
-	release := func() {
-		if _, err := exepages.Release(); err != nil {
-			log.Warn("give back the binary's pages", "err", err)
-		}
-	}
 	if !sleep(ctx, startSettle) {
 		return
 	}
-	release()
-	last, _ := now()
-	tick := time.NewTicker(idleMinute)
+	release(log, false)
+	mark, _ := now()
+	w := idleWatch{last: mark}
+	tick := time.NewTicker(idleCheck)
 	defer tick.Stop()
 	for {
 		select {
@@ -56,13 +55,47 @@ func releaseWhenIdle(ctx context.Context, log *slog.Logger, now func() (activity
 			return
 		case <-tick.C:
 		}
-		mark, open := now()
-		if mark == last && !open {
-			runtime.GC()
-			release()
+		if w.check(now()) {
+			release(log, true)
 		}
-		last = mark
 	}
+}
+
+// release gives back the binary's pages, after a collection when collect
+// says so.
+func release(log *slog.Logger, collect bool) {
+	if collect {
+		runtime.GC()
+	}
+	if _, err := exepages.Release(); err != nil {
+		log.Warn("give back the binary's pages", "err", err)
+	}
+}
+
+// idleWatch decides, at every idleCheck, whether to collect and give the
+// pages back: at the first check that finds the server idle after it
+// served something, and every recollect while it stays idle.
+type idleWatch struct {
+	last activity
+	// served says the server did something since the last release.
+	served bool
+	// idleFor is how long it has been idle since the last release.
+	idleFor time.Duration
+}
+
+// check takes the activity read now and whether a request is open, and
+// says whether to release.
+func (w *idleWatch) check(mark activity, open bool) bool {
+	if mark != w.last || open {
+		w.last, w.served, w.idleFor = mark, true, 0
+		return false
+	}
+	w.idleFor += idleCheck
+	if w.served || w.idleFor >= recollect {
+		w.served, w.idleFor = false, 0
+		return true
+	}
+	return false
 }
 
 // sleep waits for d, or for ctx to end: false then.

@@ -54,7 +54,7 @@ func TestServeAnswersGRPCReflectionAndCalls(t *testing.T) {
 	for _, s := range res.GetListServicesResponse().GetService() {
 		names = append(names, s.GetName())
 	}
-	for _, want := range []string{"agents.v1.AgentService", "agents.v1.SessionService", "agents.v1.EventService"} {
+	for _, want := range []string{"agents.v1.AgentService", "agents.v1.SessionService", "agents.v1.EventService", "agents.v1.OwnerService"} {
 		if !slices.Contains(names, want) {
 			t.Errorf("list services = %v, lacks %s", names, want)
 		}
@@ -79,8 +79,8 @@ func TestServeAnswersGRPCReflectionAndCalls(t *testing.T) {
 	if err != nil {
 		t.Fatalf("v1alpha list services: %v", err)
 	}
-	if n := len(ares.GetListServicesResponse().GetService()); n != 3 {
-		t.Errorf("v1alpha lists %d services, want 3: %v", n, ares)
+	if n := len(ares.GetListServicesResponse().GetService()); n != 4 {
+		t.Errorf("v1alpha lists %d services, want 4: %v", n, ares)
 	}
 
 	// A plain gRPC call: what grpcurl does once it has the schema.

@@ -20,6 +20,7 @@ func mountReflection(mux *http.ServeMux, opts ...connect.HandlerOption) {
 		agentsv1connect.AgentServiceName,
 		agentsv1connect.SessionServiceName,
 		agentsv1connect.EventServiceName,
+		agentsv1connect.OwnerServiceName,
 	}
 	for path, h := range reflection.Handlers(services, opts...) {
 		mux.Handle(path, h)

@@ -84,9 +84,11 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 func (s *Server) logRequests(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		s.served.Add(1)
-		s.open.Add(1)
-		defer func() { s.open.Add(-1); s.served.Add(1) }()
+		if !isProbe(r) {
+			s.served.Add(1)
+			s.open.Add(1)
+			defer func() { s.open.Add(-1); s.served.Add(1) }()
+		}
 		rec := &requestRecord{}
 		sw := &statusWriter{ResponseWriter: w}
 		next.ServeHTTP(sw, r.WithContext(context.WithValue(r.Context(), requestRecordKey{}, rec)))
@@ -123,9 +125,25 @@ func (s *Server) logRequests(next http.Handler) http.Handler {
 	})
 }
 
+// isProbe reports whether r is a liveness or readiness probe or a metrics
+// scrape: what an orchestrator and a monitor send every few seconds
+// whether or not anyone uses the server, so it is not activity. They are
+// still logged and measured.
+func isProbe(r *http.Request) bool {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		return false
+	}
+	switch r.URL.Path {
+	case "/healthz", "/readyz", "/metrics":
+		return true
+	}
+	return false
+}
+
 // Activity says whether the server served anything between two calls: the
-// first result changes with every request that begins or ends, and open
-// is the number of requests under way (event streams included).
+// first result changes with every request that begins or ends, probes
+// and scrapes aside (isProbe), and open is the number of requests under
+// way (event streams included).
 func (s *Server) Activity() (served uint64, open int64) {
 	return s.served.Load(), s.open.Load()
 }

@@ -168,3 +168,35 @@ func TestClientErrorsLogAtInfoAndServerErrorsAtError(t *testing.T) {
 		t.Errorf("the failed listing logged %s %s, want ERROR internal", internal.Level, internal.Code)
 	}
 }
+
+// TestProbesAndScrapesAreNotActivity: a liveness or readiness probe and
+// a metrics scrape do not count as serving, so a server probed every few
+// seconds and scraped every minute is still idle and gives its pages back
+// (cli's releaseWhenIdle); any other request, a refused one included,
+// counts.
+func TestProbesAndScrapesAreNotActivity(t *testing.T) {
+	t.Parallel()
+	e := start(t, hangingModel, withMetrics())
+	before, _ := e.srv.Activity()
+	for _, path := range []string{"/healthz", "/readyz", "/metrics"} {
+		for _, method := range []string{"GET", "HEAD"} {
+			if status, _, body := e.send(request{method: method, path: path}); status != http.StatusOK {
+				t.Fatalf("%s %s = %d %s", method, path, status, body)
+			}
+		}
+	}
+	if after, open := e.srv.Activity(); after != before || open != 0 {
+		t.Errorf("after probes and a scrape: activity %d → %d (%d open), want unchanged", before, after, open)
+	}
+	for _, req := range []request{
+		{method: "GET", path: "/v1/agents"},
+		{method: "POST", path: "/healthz"},
+		{method: "GET", path: "/healthz/extra"},
+	} {
+		before, _ := e.srv.Activity()
+		e.send(req)
+		if after, _ := e.srv.Activity(); after == before {
+			t.Errorf("%s %s did not count as activity", req.method, req.path)
+		}
+	}
+}
