@@ -1,10 +1,14 @@
 package store
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"flag"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -12,10 +16,14 @@ import (
 	_ "modernc.org/sqlite"
 )
 
-var update = flag.Bool("update", false, "write schema/sqlite.sql from the migrations")
+var update = flag.Bool("update", false, "write schema/sqlite.sql from the migrations, and schema/sqlite.db.gz from it")
 
-// schemaFile is the schema a new SQLite database is made from.
-const schemaFile = "schema/sqlite.sql"
+// schemaFile is the schema a new SQLite database is made from, and
+// emptyFile the empty database file made from it.
+const (
+	schemaFile = "schema/sqlite.sql"
+	emptyFile  = "schema/sqlite.db.gz"
+)
 
 // object is one row of sqlite_schema.
 type object struct {
@@ -107,7 +115,144 @@ func TestNewDatabaseSchemaIsTheMigrations(t *testing.T) {
 	}
 }
 
-// The file is the one Migrate reads.
+// A new SQLite database file is a copy of schema/sqlite.db.gz: it must hold
+// what the migrations make, object for object, every migration recorded
+// (applied 0: they came with the file), in WAL mode, and nothing else.
+// With -update it is written from schema/sqlite.sql (so, run with
+// TestNewDatabaseSchemaIsTheMigrations, from the migrations).
+func TestTheEmptyDatabaseIsTheMigrations(t *testing.T) {
+	ctx := context.Background()
+	if *update {
+		writeEmptyDatabase(t)
+	}
+	stepwise := newSQLite(t, "stepwise.db")
+	if err := migrate(ctx, stepwise, "sqlite", ""); err != nil {
+		t.Fatal(err)
+	}
+	want, wantApplied := schemaOf(t, stepwise)
+
+	path := filepath.Join(t.TempDir(), "agents.db")
+	if err := os.WriteFile(path, emptyDatabaseFile(t), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sqlx.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	got, gotApplied := schemaOf(t, db)
+	if strings.Join(gotApplied, ", ") != strings.Join(wantApplied, ", ") {
+		t.Errorf("the empty database records the migrations %v, want %v", gotApplied, wantApplied)
+	}
+	// VACUUM keeps the objects, not the order they were made in.
+	byName := func(a, b object) int { return strings.Compare(a.Type+" "+a.Name, b.Type+" "+b.Name) }
+	slices.SortFunc(got, byName)
+	slices.SortFunc(want, byName)
+	if !slices.Equal(got, want) {
+		t.Errorf("the empty database's objects:\n  %+v\nthe migrations make:\n  %+v\n(run go test ./backend/internal/store -run 'TestNewDatabaseSchemaIsTheMigrations|%s' -update)", got, want, t.Name())
+	}
+	for pragma, want := range map[string]string{"journal_mode": "wal", "integrity_check": "ok", "page_size": "4096", "freelist_count": "0"} {
+		var got string
+		if err := db.Get(&got, "PRAGMA "+pragma); err != nil || got != want {
+			t.Errorf("PRAGMA %s = %q (%v), want %q", pragma, got, err, want)
+		}
+	}
+	var rows, nonzero int
+	if err := db.Get(&nonzero, `SELECT COUNT(*) FROM schema_migrations WHERE applied <> 0`); err != nil || nonzero != 0 {
+		t.Errorf("%d migrations recorded with a time (%v), want applied 0", nonzero, err)
+	}
+	for _, o := range got {
+		if o.Type != "table" || o.Name == "schema_migrations" || strings.HasPrefix(o.Name, "sqlite_") {
+			continue
+		}
+		var n int
+		if err := db.Get(&n, `SELECT COUNT(*) FROM "`+o.Name+`"`); err != nil {
+			t.Fatal(err)
+		}
+		rows += n
+	}
+	if rows != 0 {
+		t.Errorf("the empty database holds %d rows", rows)
+	}
+	// Opened by Migrate, it is left as it is.
+	if err := Migrate(ctx, db, "sqlite"); err != nil {
+		t.Fatal(err)
+	}
+	if _, applied := schemaOf(t, db); !slices.Equal(applied, wantApplied) {
+		t.Errorf("after Migrate: %v", applied)
+	}
+}
+
+// emptyDatabaseFile reads schema/sqlite.db.gz, decompressed.
+func emptyDatabaseFile(t *testing.T) []byte {
+	t.Helper()
+	gz, err := os.Open(emptyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gz.Close()
+	zr, err := gzip.NewReader(gz)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
+}
+
+// writeEmptyDatabase makes an empty database from schema/sqlite.sql and
+// writes it, compressed, to schema/sqlite.db.gz: checkpointed into the
+// one file, its migrations recorded at time 0 and vacuumed (no bytes of
+// the times left in free space), so that the same schema gives the same
+// bytes.
+func writeEmptyDatabase(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	text, err := os.ReadFile(schemaFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "empty.db")
+	db, err := sqlx.Open("sqlite", path+"?_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetMaxOpenConns(1)
+	if err := migrate(ctx, db, "sqlite", string(text)); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{`UPDATE schema_migrations SET applied = 0`, `VACUUM`, `PRAGMA wal_checkpoint(TRUNCATE)`} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gz bytes.Buffer
+	zw, err := gzip.NewWriterLevel(&gz, gzip.BestCompression)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := zw.Write(raw); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(emptyFile, gz.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("wrote %s: %d bytes, %d as a file", emptyFile, gz.Len(), len(raw))
+}
+
+// The files are the ones Migrate and package sqlite read.
 func TestTheSchemaFileIsEmbedded(t *testing.T) {
 	text, err := os.ReadFile(schemaFile)
 	if err != nil {
@@ -118,5 +263,23 @@ func TestTheSchemaFileIsEmbedded(t *testing.T) {
 	}
 	if schema("postgres") != "" {
 		t.Error("PostgreSQL has a schema file: its migrations would no longer run on a new database")
+	}
+	if *update {
+		return // the binary embeds the files as they were before
+	}
+	empty, err := EmptyDatabase("sqlite")
+	if err != nil || empty == nil {
+		t.Fatalf("EmptyDatabase(sqlite) = %v, %v", empty, err)
+	}
+	defer empty.Close()
+	raw, err := io.ReadAll(empty)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(raw, emptyDatabaseFile(t)) {
+		t.Error("the embedded empty database differs from " + emptyFile)
+	}
+	if none, err := EmptyDatabase("postgres"); none != nil || err != nil {
+		t.Errorf("EmptyDatabase(postgres) = %v, %v; want none", none, err)
 	}
 }

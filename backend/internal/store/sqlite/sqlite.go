@@ -60,7 +60,8 @@ type Store struct {
 var _ store.Store = (*Store)(nil)
 
 // Open opens the database at path, creating the file if needed (not its
-// directory), and applies any migration it lacks. path is a plain file path
+// directory; mode 0600, see createEmpty), and applies any migration it
+// lacks. path is a plain file path
 // or Memory.
 func Open(ctx context.Context, path string) (*Store, error) {
 	return OpenWith(ctx, path, Options{})
@@ -80,6 +81,10 @@ func OpenWith(ctx context.Context, path string, opts Options) (*Store, error) {
 		var err error
 		if lk, err = lock(path, opts.Holder); err != nil {
 			return nil, err
+		}
+		if err := createEmpty(path); err != nil {
+			lk.release()
+			return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 		}
 	}
 	s, err := open(ctx, path, opts)
