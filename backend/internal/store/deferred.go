@@ -42,7 +42,7 @@ const (
 		WHERE session_id = ? AND round = ? ORDER BY seq`
 )
 
-func (s *SQL) selectCalls(ctx context.Context, stmt *sqlx.Stmt, args ...any) ([]session.DeferredCall, error) {
+func (s *SQL) selectCalls(ctx context.Context, stmt *readStmt, args ...any) ([]session.DeferredCall, error) {
 	var rows []deferredRow
 	if err := stmt.SelectContext(ctx, &rows, args...); err != nil {
 		return nil, s.translate(err, nil, "list deferred calls")

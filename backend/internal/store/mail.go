@@ -53,7 +53,7 @@ const (
 		WHERE session_id = ? AND delivered IS NULL ORDER BY seq DESC`
 )
 
-func (s *SQL) selectMail(ctx context.Context, stmt *sqlx.Stmt, sessionID string) ([]session.Mail, error) {
+func (s *SQL) selectMail(ctx context.Context, stmt *readStmt, sessionID string) ([]session.Mail, error) {
 	var rows []mailRow
 	if err := stmt.SelectContext(ctx, &rows, sessionID); err != nil {
 		return nil, s.translate(err, nil, "list mail of %s", sessionID)

@@ -25,16 +25,15 @@ const sqlInsertSession = `INSERT INTO sessions (
 
 // GetMeta implements Sessions.
 func (s *SQL) GetMeta(ctx context.Context, id string) (session.Meta, error) {
-	return s.getMeta(ctx, s.st.getMeta, id)
+	return s.getMeta(ctx, id)
 }
 
 const sqlGetMeta = `SELECT ` + metaColumns + ` FROM sessions s WHERE s.id = ?`
 
-// getMeta runs sqlGetMeta as prepared on the reader pool (st.getMeta) or
-// bound into a read transaction.
-func (s *SQL) getMeta(ctx context.Context, stmt *sqlx.Stmt, id string) (session.Meta, error) {
+// getMeta reads a session's metadata.
+func (s *SQL) getMeta(ctx context.Context, id string) (session.Meta, error) {
 	var r metaRow
-	err := stmt.GetContext(ctx, &r, id)
+	err := s.st.getMeta.GetContext(ctx, &r, id)
 	if err != nil {
 		return session.Meta{}, s.translate(err, unknownSession(id), "get session %s", id)
 	}
@@ -51,7 +50,7 @@ func (s *SQL) getMeta(ctx context.Context, stmt *sqlx.Stmt, id string) (session.
 // deleted between the two reads has fewer turns than its count: it is
 // reported gone.
 func (s *SQL) LoadSession(ctx context.Context, id string) (session.Meta, []session.Turn, error) {
-	meta, err := s.getMeta(ctx, s.st.getMeta, id)
+	meta, err := s.getMeta(ctx, id)
 	if err != nil {
 		return session.Meta{}, nil, err
 	}

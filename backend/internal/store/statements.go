@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/jmoiron/sqlx"
 )
@@ -15,7 +17,7 @@ import (
 // driver does so on each call, and compiling was 14% of the kernel
 // benchmark's CPU); a prepared one is compiled once per connection and
 // only bound and run after that. So every statement whose text is fixed is
-// prepared when the store opens and kept until it closes.
+// prepared once and kept until the store closes.
 //
 // Statements whose text varies (IN lists, multi-row inserts, listing
 // filters) are not cached: a cache keyed by text would need a bound and an
@@ -23,13 +25,21 @@ import (
 // such a statement is on the hot path, its one-row form (fixed text) is
 // prepared and used whenever the count is one, which is what a step writes.
 //
-// Preparing at open, never later, is also what keeps the writer safe: its
-// pool has one connection, and preparing on the pool while a transaction
-// holds that connection would wait for it forever. Inside a transaction a
-// statement is bound with Tx.StmtxContext, which reuses the statement
-// already compiled on the transaction's connection (or compiles it there)
-// and never asks the pool for a connection. A statement belongs to the pool
-// it was prepared on: bound into a transaction of the other pool it fails.
+// The writer's statements are prepared when the store opens, never later:
+// its pool has one connection, and preparing on the pool while a
+// transaction holds that connection would wait for it forever. Inside a
+// transaction a statement is bound with Tx.StmtxContext, which reuses the
+// statement already compiled on the transaction's connection (or compiles
+// it there) and never asks the pool for a connection. A statement belongs
+// to the pool it was prepared on: bound into a transaction of the other
+// pool it fails.
+//
+// The reader's statements are prepared on first use (readStmt): a read
+// runs on the pool, never inside a transaction, and holds no connection
+// while it prepares, so it cannot wait on itself. Preparing the 22 of
+// them at open was a tenth of a server's start-up CPU, most of it for
+// statements a start never runs. CheckStatements prepares them all, for
+// the tests: a statement naming a missing table or column fails there.
 //
 // database/sql keeps one compiled copy per connection and compiles it on a
 // connection the first time it runs there, so the same design serves the
@@ -52,14 +62,15 @@ type statements struct {
 	// (0 or 1), fenced when f is 1, when the dialect has StepStatement.
 	step [2][2]*sqlx.Stmt
 
-	// On the read pool.
-	getMeta, loadTurns, children, countByStatus *sqlx.Stmt
-	pendingMail, listMail, listPendingMail      *sqlx.Stmt
-	getDeferred, pendingDeferred, deferredRound *sqlx.Stmt
-	listWatches, helperChild, getIdempotency    *sqlx.Stmt
-	eventsAll, eventsSession, eventsOwner       *sqlx.Stmt
-	getLease, orphans, pendingCommands          *sqlx.Stmt
-	getCommand, watchersOf                      *sqlx.Stmt
+	// On the read pool, prepared on first use.
+	getMeta, loadTurns, children, countByStatus *readStmt
+	pendingMail, listMail, listPendingMail      *readStmt
+	getDeferred, pendingDeferred, deferredRound *readStmt
+	listWatches, helperChild, getIdempotency    *readStmt
+	eventsAll, eventsSession, eventsOwner       *readStmt
+	getLease, orphans, pendingCommands          *readStmt
+	getCommand, watchersOf                      *readStmt
+	reads                                       []*readStmt
 }
 
 // prepareStatements prepares every fixed statement on its pool. The schema
@@ -106,28 +117,6 @@ func prepareStatements(ctx context.Context, read, write *sqlx.DB, d Dialect) (*s
 		{&st.addCommand, write, sqlAddCommand},
 		{&st.finishCommand, write, sqlFinishCommand},
 		{&st.pruneCommands, write, sqlPruneCommands},
-
-		{&st.getMeta, read, sqlGetMeta},
-		{&st.loadTurns, read, sqlLoadTurns},
-		{&st.children, read, sqlChildren},
-		{&st.countByStatus, read, sqlCountByStatus},
-		{&st.pendingMail, read, sqlPendingMail},
-		{&st.listMail, read, sqlListMail},
-		{&st.listPendingMail, read, sqlListPendingMail},
-		{&st.getDeferred, read, sqlGetDeferred},
-		{&st.pendingDeferred, read, sqlPendingDeferred},
-		{&st.deferredRound, read, sqlDeferredRound},
-		{&st.listWatches, read, sqlListWatches},
-		{&st.watchersOf, read, sqlWatchersOf},
-		{&st.helperChild, read, sqlHelperChild},
-		{&st.getIdempotency, read, sqlGetIdempotency},
-		{&st.eventsAll, read, sqlEventsAll},
-		{&st.eventsSession, read, sqlEventsSession},
-		{&st.eventsOwner, read, sqlEventsOwner},
-		{&st.getLease, read, sqlGetLease},
-		{&st.orphans, read, sqlOrphans},
-		{&st.pendingCommands, read, sqlPendingCommands},
-		{&st.getCommand, read, sqlGetCommand},
 	}, batches...) {
 		stmt, err := p.db.PreparexContext(ctx, p.db.Rebind(p.query))
 		if err != nil {
@@ -135,6 +124,35 @@ func prepareStatements(ctx context.Context, read, write *sqlx.DB, d Dialect) (*s
 		}
 		*p.dst = stmt
 		st.all = append(st.all, stmt)
+	}
+	for _, r := range []struct {
+		dst   **readStmt
+		query string
+	}{
+		{&st.getMeta, sqlGetMeta},
+		{&st.loadTurns, sqlLoadTurns},
+		{&st.children, sqlChildren},
+		{&st.countByStatus, sqlCountByStatus},
+		{&st.pendingMail, sqlPendingMail},
+		{&st.listMail, sqlListMail},
+		{&st.listPendingMail, sqlListPendingMail},
+		{&st.getDeferred, sqlGetDeferred},
+		{&st.pendingDeferred, sqlPendingDeferred},
+		{&st.deferredRound, sqlDeferredRound},
+		{&st.listWatches, sqlListWatches},
+		{&st.watchersOf, sqlWatchersOf},
+		{&st.helperChild, sqlHelperChild},
+		{&st.getIdempotency, sqlGetIdempotency},
+		{&st.eventsAll, sqlEventsAll},
+		{&st.eventsSession, sqlEventsSession},
+		{&st.eventsOwner, sqlEventsOwner},
+		{&st.getLease, sqlGetLease},
+		{&st.orphans, sqlOrphans},
+		{&st.pendingCommands, sqlPendingCommands},
+		{&st.getCommand, sqlGetCommand},
+	} {
+		*r.dst = &readStmt{db: read, query: read.Rebind(r.query)}
+		st.reads = append(st.reads, *r.dst)
 	}
 	return st, nil
 }
@@ -146,6 +164,77 @@ func (st *statements) close() error {
 	var err error
 	for _, stmt := range st.all {
 		err = errors.Join(err, stmt.Close())
+	}
+	for _, r := range st.reads {
+		err = errors.Join(err, r.close())
+	}
+	return err
+}
+
+// readStmt is a statement of the reader pool, prepared the first time it
+// runs. A failed preparation (the database unreachable) is tried again
+// by the next call.
+type readStmt struct {
+	db    *sqlx.DB
+	query string
+	mu    sync.Mutex // held while preparing
+	stmt  atomic.Pointer[sqlx.Stmt]
+}
+
+// prepared returns the statement, preparing it first if need be.
+func (r *readStmt) prepared(ctx context.Context) (*sqlx.Stmt, error) {
+	if stmt := r.stmt.Load(); stmt != nil {
+		return stmt, nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if stmt := r.stmt.Load(); stmt != nil {
+		return stmt, nil
+	}
+	stmt, err := r.db.PreparexContext(ctx, r.query)
+	if err != nil {
+		return nil, fmt.Errorf("prepare %s: %w", oneLine(r.query), err)
+	}
+	r.stmt.Store(stmt)
+	return stmt, nil
+}
+
+// GetContext runs the statement for one row into dest.
+func (r *readStmt) GetContext(ctx context.Context, dest any, args ...any) error {
+	stmt, err := r.prepared(ctx)
+	if err != nil {
+		return err
+	}
+	return stmt.GetContext(ctx, dest, args...)
+}
+
+// SelectContext runs the statement for every row into dest.
+func (r *readStmt) SelectContext(ctx context.Context, dest any, args ...any) error {
+	stmt, err := r.prepared(ctx)
+	if err != nil {
+		return err
+	}
+	return stmt.SelectContext(ctx, dest, args...)
+}
+
+// close closes the statement if it was prepared.
+func (r *readStmt) close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if stmt := r.stmt.Swap(nil); stmt != nil {
+		return stmt.Close()
+	}
+	return nil
+}
+
+// CheckStatements prepares every statement the store has not prepared yet,
+// so that one naming a table or column the schema lacks fails now, not
+// on first use. The tests call it; a server does not need to.
+func (s *SQL) CheckStatements(ctx context.Context) error {
+	var err error
+	for _, r := range s.st.reads {
+		_, e := r.prepared(ctx)
+		err = errors.Join(err, e)
 	}
 	return err
 }

@@ -26,6 +26,20 @@ import (
 // suite closes every Store it opens.
 type Opener func(t *testing.T) store.Store
 
+// testStatements: every statement the store prepares compiles against
+// its schema, those it prepares on first use included.
+func testStatements(t *testing.T, fresh func(t *testing.T) Opener) {
+	s := fresh(t)(t)
+	defer s.Close()
+	checker, ok := s.(interface{ CheckStatements(context.Context) error })
+	if !ok {
+		t.Skip("the store prepares nothing on first use")
+	}
+	if err := checker.CheckStatements(context.Background()); err != nil {
+		t.Error(err)
+	}
+}
+
 // Run runs the suite. fresh returns an Opener over a new, empty database;
 // every test (and subtest) opens its own, so they run in parallel.
 func Run(t *testing.T, fresh func(t *testing.T) Opener) {
@@ -33,6 +47,7 @@ func Run(t *testing.T, fresh func(t *testing.T) Opener) {
 		name string
 		run  func(t *testing.T, fresh func(t *testing.T) Opener)
 	}{
+		{"Statements", testStatements},
 		{"CreateAndGet", testCreateAndGet},
 		{"CreateWithTurns", testCreateWithTurns},
 		{"CreateRejects", testCreateRejects},
