@@ -1,12 +1,9 @@
 package store
 
 import (
-	"compress/gzip"
 	"context"
 	"embed"
-	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"path"
 	"strconv"
@@ -34,17 +31,22 @@ var migrationFiles embed.FS
 // file runs its migrations.
 //
 // A new SQLite database file is not even made from the schema: it is a
-// copy of an empty database the schema made, schema/sqlite.db.gz (5 KB;
-// 212 KB as a file, in WAL mode, every migration recorded with applied
-// 0), which package sqlite writes where no database is yet. Making one
-// from the schema was half of a first start's opening of the store,
-// most of it in SQLite's parser and in the page faults of its code
-// (BENCHMARKS.md, "Start-up and idle memory"). The copy is written from
+// copy of an empty database the schema made, schema/sqlite.db (212 KB,
+// in WAL mode, every migration recorded with applied 0), which package
+// sqlite writes where no database is yet. Making one from the schema was
+// half of a first start's opening of the store, most of it in SQLite's
+// parser and in the page faults of its code (BENCHMARKS.md, "Start-up
+// and idle memory"). It is kept as it is, not compressed: inflating it
+// took longer than writing it, git compresses it anyway, and the binary
+// maps its pages only when it writes one. The copy is written from
 // schema/<dialect>.sql and checked against the migrations
 // (TestTheEmptyDatabaseIsTheMigrations, -update).
 //
-//go:embed schema
+//go:embed schema/*.sql
 var schemaFiles embed.FS
+
+//go:embed schema/sqlite.db
+var emptySQLite string
 
 // schema returns the current schema of dialect, "" when it has none.
 func schema(dialect string) string {
@@ -56,27 +58,13 @@ func schema(dialect string) string {
 }
 
 // EmptyDatabase returns the file of an empty database of dialect with
-// the current schema, to write where a new database is to be; nil when
+// the current schema, to write where a new database is to be; "" when
 // the dialect keeps none (PostgreSQL: a database is not a file).
-func EmptyDatabase(dialect string) (io.ReadCloser, error) {
-	f, err := schemaFiles.Open(path.Join("schema", dialect+".db.gz"))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	} else if err != nil {
-		return nil, err
+func EmptyDatabase(dialect string) string {
+	if dialect == "sqlite" {
+		return emptySQLite
 	}
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("the empty %s database: %w", dialect, err)
-	}
-	return readCloser{zr, f}, nil
-}
-
-// readCloser reads a decompressed stream and closes its source.
-type readCloser struct {
-	io.Reader
-	io.Closer
+	return ""
 }
 
 // Migration is one schema change.

@@ -1,11 +1,8 @@
 package store
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
 	"flag"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,13 +13,13 @@ import (
 	_ "modernc.org/sqlite"
 )
 
-var update = flag.Bool("update", false, "write schema/sqlite.sql from the migrations, and schema/sqlite.db.gz from it")
+var update = flag.Bool("update", false, "write schema/sqlite.sql from the migrations, and schema/sqlite.db from it")
 
 // schemaFile is the schema a new SQLite database is made from, and
 // emptyFile the empty database file made from it.
 const (
 	schemaFile = "schema/sqlite.sql"
-	emptyFile  = "schema/sqlite.db.gz"
+	emptyFile  = "schema/sqlite.db"
 )
 
 // object is one row of sqlite_schema.
@@ -115,7 +112,7 @@ func TestNewDatabaseSchemaIsTheMigrations(t *testing.T) {
 	}
 }
 
-// A new SQLite database file is a copy of schema/sqlite.db.gz: it must hold
+// A new SQLite database file is a copy of schema/sqlite.db: it must hold
 // what the migrations make, object for object, every migration recorded
 // (applied 0: they came with the file), in WAL mode, and nothing else.
 // With -update it is written from schema/sqlite.sql (so, run with
@@ -132,7 +129,7 @@ func TestTheEmptyDatabaseIsTheMigrations(t *testing.T) {
 	want, wantApplied := schemaOf(t, stepwise)
 
 	path := filepath.Join(t.TempDir(), "agents.db")
-	if err := os.WriteFile(path, emptyDatabaseFile(t), 0o600); err != nil {
+	if err := os.WriteFile(path, readFile(t, emptyFile), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	db, err := sqlx.Open("sqlite", path)
@@ -183,27 +180,18 @@ func TestTheEmptyDatabaseIsTheMigrations(t *testing.T) {
 	}
 }
 
-// emptyDatabaseFile reads schema/sqlite.db.gz, decompressed.
-func emptyDatabaseFile(t *testing.T) []byte {
+// readFile reads a file of the test's directory.
+func readFile(t *testing.T, name string) []byte {
 	t.Helper()
-	gz, err := os.Open(emptyFile)
+	b, err := os.ReadFile(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer gz.Close()
-	zr, err := gzip.NewReader(gz)
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return raw
+	return b
 }
 
 // writeEmptyDatabase makes an empty database from schema/sqlite.sql and
-// writes it, compressed, to schema/sqlite.db.gz: checkpointed into the
+// writes it to schema/sqlite.db: checkpointed into the
 // one file, its migrations recorded at time 0 and vacuumed (no bytes of
 // the times left in free space), so that the same schema gives the same
 // bytes.
@@ -231,25 +219,11 @@ func writeEmptyDatabase(t *testing.T) {
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	raw, err := os.ReadFile(path)
-	if err != nil {
+	raw := readFile(t, path)
+	if err := os.WriteFile(emptyFile, raw, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var gz bytes.Buffer
-	zw, err := gzip.NewWriterLevel(&gz, gzip.BestCompression)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := zw.Write(raw); err != nil {
-		t.Fatal(err)
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(emptyFile, gz.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("wrote %s: %d bytes, %d as a file", emptyFile, gz.Len(), len(raw))
+	t.Logf("wrote %s: %d bytes", emptyFile, len(raw))
 }
 
 // The files are the ones Migrate and package sqlite read.
@@ -267,19 +241,10 @@ func TestTheSchemaFileIsEmbedded(t *testing.T) {
 	if *update {
 		return // the binary embeds the files as they were before
 	}
-	empty, err := EmptyDatabase("sqlite")
-	if err != nil || empty == nil {
-		t.Fatalf("EmptyDatabase(sqlite) = %v, %v", empty, err)
-	}
-	defer empty.Close()
-	raw, err := io.ReadAll(empty)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(raw, emptyDatabaseFile(t)) {
+	if EmptyDatabase("sqlite") != string(readFile(t, emptyFile)) {
 		t.Error("the embedded empty database differs from " + emptyFile)
 	}
-	if none, err := EmptyDatabase("postgres"); none != nil || err != nil {
-		t.Errorf("EmptyDatabase(postgres) = %v, %v; want none", none, err)
+	if EmptyDatabase("postgres") != "" {
+		t.Error("PostgreSQL has an empty database file")
 	}
 }

@@ -3,7 +3,6 @@ package sqlite
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -27,11 +26,10 @@ func createEmpty(path string) error {
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return err
 	}
-	empty, err := store.EmptyDatabase("sqlite")
-	if err != nil || empty == nil {
-		return err
+	empty := store.EmptyDatabase("sqlite")
+	if empty == "" {
+		return nil
 	}
-	defer empty.Close()
 	// A WAL, its index or a journal left without their database belong to
 	// no database: SQLite would replay such a WAL into the new file.
 	for _, leftover := range []string{path + "-wal", path + "-shm", path + "-journal"} {
@@ -45,7 +43,7 @@ func createEmpty(path string) error {
 		return err
 	}
 	defer os.Remove(tmp.Name()) // nothing, once renamed
-	_, err = io.Copy(tmp, empty)
+	_, err = tmp.WriteString(empty)
 	if err == nil {
 		err = tmp.Sync()
 	}
