@@ -18,23 +18,26 @@ import (
 // trim of the event log. It uses none of them while it waits. So a server
 // gives them back once its start has settled, and again once it has
 // served nothing for idleCheck (no request began or ended, none is open,
-// no event was published; probes and scrapes do not count): it collects
-// first, so that the collection's own pages go too. While it stays idle
-// it collects and gives them back every recollect, so the runtime's own
-// collection, forced after two minutes without one, never maps them for
-// the minutes that follow. The next request faults back in, from the
-// page cache, the few megabytes it runs.
+// no event was published): it collects first, so that the collection's
+// own pages go too. Probes and metrics scrapes do not make it busy, or a
+// server probed every few seconds would never be idle, but what they
+// mapped (a scrape: 12 MB) is given back at the next check. While it
+// stays idle it collects and gives them back every recollect, so the
+// runtime's own collection, forced after two minutes without one, never
+// maps them for the minutes that follow. The next request faults back
+// in, from the page cache, the few megabytes it runs.
 const (
 	startSettle = time.Second
 	idleCheck   = 10 * time.Second
 	recollect   = time.Minute
 )
 
-// activity is what a server has done so far: two equal marks taken
-// idleCheck apart mean it did nothing in between.
+// activity is what a server has done so far: two marks taken idleCheck
+// apart with the same requests and events mean it did nothing in
+// between; probes counts the probes and scrapes apart.
 type activity struct {
-	requests uint64
-	events   events.Position
+	requests, probes uint64
+	events           events.Position
 }
 
 // releaseWhenIdle gives back the binary's pages after the start and when
@@ -74,7 +77,8 @@ func release(log *slog.Logger, collect bool) {
 
 // idleWatch decides, at every idleCheck, whether to collect and give the
 // pages back: at the first check that finds the server idle after it
-// served something, and every recollect while it stays idle.
+// served something, at every check after a probe or scrape, and every
+// recollect while it stays idle.
 type idleWatch struct {
 	last activity
 	// served says the server did something since the last release.
@@ -86,12 +90,14 @@ type idleWatch struct {
 // check takes the activity read now and whether a request is open, and
 // says whether to release.
 func (w *idleWatch) check(mark activity, open bool) bool {
-	if mark != w.last || open {
+	if mark.requests != w.last.requests || mark.events != w.last.events || open {
 		w.last, w.served, w.idleFor = mark, true, 0
 		return false
 	}
+	probed := mark.probes != w.last.probes
+	w.last = mark
 	w.idleFor += idleCheck
-	if w.served || w.idleFor >= recollect {
+	if w.served || probed || w.idleFor >= recollect {
 		w.served, w.idleFor = false, 0
 		return true
 	}
@@ -111,8 +117,8 @@ func sleep(ctx context.Context, d time.Duration) bool {
 }
 
 // activity reads the stack's: the requests its server began and ended,
-// and the events its hub published.
+// the probes and scrapes it answered, and the events its hub published.
 func (s *stack) activity() (activity, bool) {
-	requests, open := s.server.Activity()
-	return activity{requests: requests, events: s.hub.Position()}, open > 0
+	requests, probes, open := s.server.Activity()
+	return activity{requests: requests, probes: probes, events: s.hub.Position()}, open > 0
 }

@@ -8,10 +8,13 @@ import (
 // TestAnIdleServerGivesItsPagesBackSoonAndThenEveryRecollect: a server
 // that served something releases at the first check that finds it idle
 // (idleCheck later, not a minute), not while a request is open or marks
-// keep changing, and while it stays idle only every recollect, so an
-// idle server does not collect every idleCheck.
+// keep changing; a probe or scrape does not keep it busy, but what it
+// mapped is given back at the next check; while it stays idle it
+// releases only every recollect, so an idle server does not collect every
+// idleCheck.
 func TestAnIdleServerGivesItsPagesBackSoonAndThenEveryRecollect(t *testing.T) {
 	a := func(n uint64) activity { return activity{requests: n} }
+	probed := func(n, probes uint64) activity { return activity{requests: n, probes: probes} }
 	w := idleWatch{last: a(0)}
 	steps := []struct {
 		mark activity
@@ -26,6 +29,9 @@ func TestAnIdleServerGivesItsPagesBackSoonAndThenEveryRecollect(t *testing.T) {
 		{a(3), true, false},  // still open, no new mark
 		{a(4), false, false}, // it ended
 		{a(4), false, true},
+		{probed(4, 1), false, true},  // scraped: idle still, its pages go at the next check
+		{probed(4, 1), false, false}, // nothing since
+		{probed(4, 2), false, true},  // probed again
 	}
 	for i, s := range steps {
 		if got := w.check(s.mark, s.open); got != s.want {
@@ -33,7 +39,7 @@ func TestAnIdleServerGivesItsPagesBackSoonAndThenEveryRecollect(t *testing.T) {
 		}
 	}
 	checks := 0
-	for !w.check(a(4), false) {
+	for !w.check(probed(4, 2), false) {
 		checks++
 	}
 	if got, want := time.Duration(checks+1)*idleCheck, recollect; got != want {

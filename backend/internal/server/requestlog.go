@@ -84,7 +84,9 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 func (s *Server) logRequests(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		if !isProbe(r) {
+		if isProbe(r) {
+			s.probed.Add(1)
+		} else {
 			s.served.Add(1)
 			s.open.Add(1)
 			defer func() { s.open.Add(-1); s.served.Add(1) }()
@@ -140,12 +142,12 @@ func isProbe(r *http.Request) bool {
 	return false
 }
 
-// Activity says whether the server served anything between two calls: the
-// first result changes with every request that begins or ends, probes
-// and scrapes aside (isProbe), and open is the number of requests under
-// way (event streams included).
-func (s *Server) Activity() (served uint64, open int64) {
-	return s.served.Load(), s.open.Load()
+// Activity says whether the server served anything between two calls:
+// served changes with every request that begins or ends, probes and
+// scrapes aside (isProbe), which change probed instead; open is the
+// number of requests under way (event streams included).
+func (s *Server) Activity() (served, probed uint64, open int64) {
+	return s.served.Load(), s.probed.Load(), s.open.Load()
 }
 
 // recordPattern notes which mux pattern served the request: the mux sets

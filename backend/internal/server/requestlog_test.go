@@ -172,12 +172,12 @@ func TestClientErrorsLogAtInfoAndServerErrorsAtError(t *testing.T) {
 // TestProbesAndScrapesAreNotActivity: a liveness or readiness probe and
 // a metrics scrape do not count as serving, so a server probed every few
 // seconds and scraped every minute is still idle and gives its pages back
-// (cli's releaseWhenIdle); any other request, a refused one included,
-// counts.
+// (cli's releaseWhenIdle); they are counted apart, as what mapped pages
+// to give back. Any other request, a refused one included, counts.
 func TestProbesAndScrapesAreNotActivity(t *testing.T) {
 	t.Parallel()
 	e := start(t, hangingModel, withMetrics())
-	before, _ := e.srv.Activity()
+	before, probedBefore, _ := e.srv.Activity()
 	for _, path := range []string{"/healthz", "/readyz", "/metrics"} {
 		for _, method := range []string{"GET", "HEAD"} {
 			if status, _, body := e.send(request{method: method, path: path}); status != http.StatusOK {
@@ -185,17 +185,17 @@ func TestProbesAndScrapesAreNotActivity(t *testing.T) {
 			}
 		}
 	}
-	if after, open := e.srv.Activity(); after != before || open != 0 {
-		t.Errorf("after probes and a scrape: activity %d → %d (%d open), want unchanged", before, after, open)
+	if after, probed, open := e.srv.Activity(); after != before || open != 0 || probed != probedBefore+6 {
+		t.Errorf("after probes and a scrape: activity %d → %d (%d open), probes %d → %d; want activity unchanged, 6 probes", before, after, open, probedBefore, probed)
 	}
 	for _, req := range []request{
 		{method: "GET", path: "/v1/agents"},
 		{method: "POST", path: "/healthz"},
 		{method: "GET", path: "/healthz/extra"},
 	} {
-		before, _ := e.srv.Activity()
+		before, _, _ := e.srv.Activity()
 		e.send(req)
-		if after, _ := e.srv.Activity(); after == before {
+		if after, _, _ := e.srv.Activity(); after == before {
 			t.Errorf("%s %s did not count as activity", req.method, req.path)
 		}
 	}

@@ -88,10 +88,11 @@ type Server struct {
 	mux      http.Handler
 	mcp      *mcpEndpoint
 	draining atomic.Bool
-	// served counts the requests begun and the requests ended; open is
-	// the requests under way (see Activity).
-	served atomic.Uint64
-	open   atomic.Int64
+	// served counts the requests begun and the requests ended, probed
+	// the probes and scrapes; open is the requests under way (see
+	// Activity).
+	served, probed atomic.Uint64
+	open           atomic.Int64
 }
 
 // New returns a server over its dependencies. An invalid Security (see
