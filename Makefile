@@ -61,7 +61,7 @@ WEBUI_DIST := backend/internal/webui/dist
 # build paths, and without the symbol table and DWARF (-s -w: a third of
 # the file; stack traces and profiles read the function table, which
 # stays). It starts about 1 ms sooner and idles 1.5 MB smaller; see
-# BENCHMARKS.md, "The binary's own pages". AGENTS_LDFLAGS adds -ldflags.
+# BENCHMARKS.md, "Start-up and idle memory". AGENTS_LDFLAGS adds -ldflags.
 AGENTS_LDFLAGS ?=
 GO_BUILD_AGENTS = CGO_ENABLED=0 go build -trimpath -ldflags '-s -w $(AGENTS_LDFLAGS)'
 

@@ -17,6 +17,6 @@
 // mapping mapped 64 KiB each with or without it). MADV_DONTNEED over the
 // executable's read-only mappings unmaps them; what runs afterwards
 // faults its pages in again from the page cache, so the process keeps
-// only what it uses after the call. See BENCHMARKS.md, "Idle memory: the
-// binary's own pages".
+// only what it uses after the call. See BENCHMARKS.md, "Start-up and
+// idle memory: the binary's own pages".
 package exepages
