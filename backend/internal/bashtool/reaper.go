@@ -31,8 +31,10 @@ type Reaper struct {
 	ownerStart uint64
 }
 
-// NewReaper records the process groups of tools in dir, creating it when
-// needed. Call KillLeftovers(dir) first, at server start. Failures to
+// NewReaper records the process groups of tools in dir, which the first
+// record creates when needed (a server that runs no tool neither waits for
+// nor leaves an empty directory). Call KillLeftovers(dir) first, at server
+// start. Failures to
 // record or remove a record go to log (nil discards them); they never fail
 // a tool call.
 func NewReaper(dir string, log *slog.Logger) (*Reaper, error) {
@@ -49,9 +51,6 @@ func NewReaper(dir string, log *slog.Logger) (*Reaper, error) {
 	}
 	self, err := readProcStat(os.Getpid())
 	if err != nil {
-		return nil, fmt.Errorf("tool process records: %w", err)
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("tool process records: %w", err)
 	}
 	r.boot, r.ownerPid, r.ownerStart = boot, os.Getpid(), self.start
@@ -134,6 +133,12 @@ func writeGroupRecord(dir string, rec groupRecord) error {
 		return err
 	}
 	tmp, err := os.CreateTemp(dir, recordTmpPrefix+"*")
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return err
+		}
+		tmp, err = os.CreateTemp(dir, recordTmpPrefix+"*")
+	}
 	if err != nil {
 		return err
 	}

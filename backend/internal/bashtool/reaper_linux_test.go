@@ -117,6 +117,11 @@ func TestRunRecordsItsProcessGroupWhileRunning(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The directory is made by the first tool, not at start: a server
+	// that runs no tool does not pay for it (or leave it behind).
+	if _, err := os.Stat(records); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("records directory before any tool ran: %v, want it absent", err)
+	}
 	tool := mustDescribe(t, "hang.sh")
 	tool.Limits.Timeout = time.Hour
 	pidFile := filepath.Join(t.TempDir(), "pids")

@@ -334,14 +334,14 @@ func (s *SQL) applyRows(ctx context.Context, tx *sqlx.Tx, c *Change, p *encoded)
 		}
 	}
 	for i, m := range c.NewMail {
-		_, err := tx.StmtxContext(ctx, s.st.addMail).ExecContext(ctx, m.ID, m.SessionID, string(m.Sender.Kind), m.Sender.Name,
+		_, err := s.st.addMail.in(ctx, tx).ExecContext(ctx, m.ID, m.SessionID, string(m.Sender.Kind), m.Sender.Name,
 			string(m.Priority), p.mailBodies[i], nanos(m.Created), nullNanos(m.Delivered))
 		if err != nil {
 			return s.translate(err, unknownSession(m.SessionID), "add mail %s", m.ID)
 		}
 	}
 	for i, cp := range c.Completed {
-		res, err := tx.StmtxContext(ctx, s.st.completePending).ExecContext(ctx, p.results[i], nanos(cp.At), cp.Resume, cp.Token)
+		res, err := s.st.completePending.in(ctx, tx).ExecContext(ctx, p.results[i], nanos(cp.At), cp.Resume, cp.Token)
 		if err != nil {
 			return s.translate(err, nil, "complete deferred call %s", cp.Token)
 		}
@@ -353,7 +353,7 @@ func (s *SQL) applyRows(ctx context.Context, tx *sqlx.Tx, c *Change, p *encoded)
 	}
 	if a := c.Approved; a != nil {
 		for _, token := range a.Tokens {
-			res, err := tx.StmtxContext(ctx, s.st.approvePending).ExecContext(ctx, a.Reason, token)
+			res, err := s.st.approvePending.in(ctx, tx).ExecContext(ctx, a.Reason, token)
 			if err != nil {
 				return s.translate(err, nil, "approve deferred call %s", token)
 			}
@@ -365,7 +365,7 @@ func (s *SQL) applyRows(ctx context.Context, tx *sqlx.Tx, c *Change, p *encoded)
 		}
 	}
 	for _, h := range c.HelperCalls {
-		if _, err := tx.StmtxContext(ctx, s.st.putHelperCall).ExecContext(ctx, h.SessionID, h.CallID, h.ChildID, nanos(h.Created)); err != nil {
+		if _, err := s.st.putHelperCall.in(ctx, tx).ExecContext(ctx, h.SessionID, h.CallID, h.ChildID, nanos(h.Created)); err != nil {
 			return s.translate(err, unknownSession(h.SessionID), "record helper call %s", h.CallID)
 		}
 	}
@@ -382,7 +382,7 @@ func (s *SQL) applyRows(ctx context.Context, tx *sqlx.Tx, c *Change, p *encoded)
 		}
 	}
 	if r := c.Idempotency; r != nil {
-		if _, err := tx.StmtxContext(ctx, s.st.putIdempotency).ExecContext(ctx, r.Owner, r.Key, r.Op, r.Result, nanos(r.Created)); err != nil {
+		if _, err := s.st.putIdempotency.in(ctx, tx).ExecContext(ctx, r.Owner, r.Key, r.Op, r.Result, nanos(r.Created)); err != nil {
 			return s.translate(err, nil, "record idempotency key")
 		}
 	}
@@ -406,7 +406,7 @@ func (s *SQL) writeMeta(ctx context.Context, tx *sqlx.Tx, c *Change, base int, t
 				}
 			}
 		}
-		_, err := tx.StmtxContext(ctx, s.st.insertSession).ExecContext(ctx,
+		_, err := s.st.insertSession.in(ctx, tx).ExecContext(ctx,
 			m.ID, m.Agent, m.Owner, m.Title, string(m.Status),
 			m.StatusReason, m.ParentID, m.ForkedFrom, m.TurnCount,
 			m.Usage.Prompt, m.Usage.Completion, m.Usage.Cached,
@@ -416,7 +416,7 @@ func (s *SQL) writeMeta(ctx context.Context, tx *sqlx.Tx, c *Change, base int, t
 			return s.translate(err, nil, "create session %s", m.ID)
 		}
 	} else {
-		res, err := tx.StmtxContext(ctx, s.st.commitMeta).ExecContext(ctx, append(metaArgs(*m), m.TurnCount, m.ID, base)...)
+		res, err := s.st.commitMeta.in(ctx, tx).ExecContext(ctx, append(metaArgs(*m), m.TurnCount, m.ID, base)...)
 		if err != nil {
 			return s.translate(err, nil, "commit change of %s", m.ID)
 		}
@@ -461,7 +461,7 @@ func (s *SQL) writeStep(ctx context.Context, tx *sqlx.Tx, c *Change, base int, t
 		Fenced  bool `db:"fenced"`
 		Written bool `db:"written"`
 	}
-	if err := tx.StmtxContext(ctx, s.st.step[fenced][len(turns)]).GetContext(ctx, &out, args...); err != nil {
+	if err := s.st.step[fenced][len(turns)].in(ctx, tx).GetContext(ctx, &out, args...); err != nil {
 		return s.translate(err, unknownSession(m.ID), "commit change of %s", m.ID)
 	}
 	switch {

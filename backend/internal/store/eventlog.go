@@ -66,7 +66,7 @@ func (s *SQL) appendEvents(ctx context.Context, tx *sqlx.Tx, evs []*Event) error
 		for _, e := range batch {
 			args = append(args, e.SessionID, e.Owner, e.Kind, nanos(e.Time), e.Body)
 		}
-		stmt := tx.StmtxContext(ctx, s.st.appendEvents[len(batch)-1])
+		stmt := s.st.appendEvents[len(batch)-1].in(ctx, tx)
 		if s.dialect.ReturningSeq {
 			var seqs []int64
 			if err := stmt.SelectContext(ctx, &seqs, args...); err != nil {

@@ -130,7 +130,7 @@ func (s *SQL) checkFence(ctx context.Context, tx *sqlx.Tx, f *Fence) error {
 		return nil
 	}
 	var n int
-	err := tx.StmtxContext(ctx, s.st.checkFence).GetContext(ctx, &n, f.SessionID, f.Holder, f.Epoch)
+	err := s.st.checkFence.in(ctx, tx).GetContext(ctx, &n, f.SessionID, f.Holder, f.Epoch)
 	if err != nil {
 		return s.translate(err, nil, "check the lease of %s", f.SessionID)
 	}

@@ -303,9 +303,9 @@ const insertBatch = 200
 // per row; its text varies with the count, so it is compiled each time:
 // forks and multi-row commits are rare, and a statement per count would
 // keep up to insertBatch of them per table on every connection.
-func insertRows(ctx context.Context, tx *sqlx.Tx, one *sqlx.Stmt, head string, width, n int, row func(i int) []any) error {
+func insertRows(ctx context.Context, tx *sqlx.Tx, one *writeStmt, head string, width, n int, row func(i int) []any) error {
 	if n == 1 {
-		_, err := tx.StmtxContext(ctx, one).ExecContext(ctx, row(0)...)
+		_, err := one.in(ctx, tx).ExecContext(ctx, row(0)...)
 		return err
 	}
 	for start := 0; start < n; start += insertBatch {

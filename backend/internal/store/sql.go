@@ -66,15 +66,11 @@ type SQL struct {
 
 var _ Store = (*SQL)(nil)
 
-// NewSQL returns a store over pools whose schema is already migrated, with
-// its statements prepared (see statements). Once it succeeds the store owns
-// the pools: Close closes them. When it fails the caller still does.
-func NewSQL(ctx context.Context, read, write *sqlx.DB, d Dialect) (*SQL, error) {
-	st, err := prepareStatements(ctx, read, write, d)
-	if err != nil {
-		return nil, err
-	}
-	return &SQL{read: read, write: write, st: st, dialect: d}, nil
+// NewSQL returns a store over pools whose schema is already migrated; its
+// statements are prepared in the background or on first use (see
+// statements). The store owns the pools: Close closes them.
+func NewSQL(ctx context.Context, read, write *sqlx.DB, d Dialect) *SQL {
+	return &SQL{read: read, write: write, st: newStatements(ctx, read, write, d), dialect: d}
 }
 
 // Close closes the statements, then the pools, once; later calls return

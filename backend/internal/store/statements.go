@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
@@ -25,42 +26,51 @@ import (
 // such a statement is on the hot path, its one-row form (fixed text) is
 // prepared and used whenever the count is one, which is what a step writes.
 //
-// The writer's statements are prepared when the store opens, never later:
-// its pool has one connection, and preparing on the pool while a
-// transaction holds that connection would wait for it forever. Inside a
-// transaction a statement is bound with Tx.StmtxContext, which reuses the
-// statement already compiled on the transaction's connection (or compiles
-// it there) and never asks the pool for a connection. A statement belongs
-// to the pool it was prepared on: bound into a transaction of the other
-// pool it fails.
+// The writer's statements (writeStmt) are prepared in the background once
+// the store has opened: preparing the 38 of them (42 on PostgreSQL) was 7%
+// of the CPU a server spent before it could answer its first request, and
+// a start writes next to nothing. Until a statement is prepared it runs
+// from its text. No write waits for the preparation, and none may: the
+// writer's pool has one connection, and a write that waited for a
+// statement to be prepared on the pool while its own transaction held
+// that connection would wait forever. Inside a
+// transaction a prepared statement is bound with Tx.StmtxContext, which
+// reuses the statement already compiled on the transaction's connection
+// (or compiles it there) and never asks the pool for a connection. A
+// statement belongs to the pool it was prepared on: bound into a
+// transaction of the other pool it fails.
 //
 // The reader's statements are prepared on first use (readStmt): a read
 // runs on the pool, never inside a transaction, and holds no connection
 // while it prepares, so it cannot wait on itself. Preparing the 22 of
 // them at open was a tenth of a server's start-up CPU, most of it for
-// statements a start never runs. CheckStatements prepares them all, for
-// the tests: a statement naming a missing table or column fails there.
+// statements a start never runs. CheckStatements prepares them all, for the tests: a
+// statement naming a missing table or column fails there.
 //
 // database/sql keeps one compiled copy per connection and compiles it on a
 // connection the first time it runs there, so the same design serves the
 // reader pool of SQLite and a single pgx pool of PostgreSQL.
 type statements struct {
-	// all lists every statement once, for close.
-	all []*sqlx.Stmt
-
-	// On the write pool.
-	insertSession, insertTurn, commitMeta, updateMeta     *sqlx.Stmt
-	deliverOne, insertDeferred, addMail, completeDeferred *sqlx.Stmt
-	acquireLease, renewLease, releaseLease                *sqlx.Stmt
-	putWatch, deleteWatch, deleteExpiredWatches           *sqlx.Stmt
-	completePending, putHelperCall, putIdempotency        *sqlx.Stmt
-	approvePending, checkFence                            *sqlx.Stmt
-	addCommand, finishCommand, pruneCommands              *sqlx.Stmt
+	// On the write pool, prepared in the background (prepareWrites).
+	insertSession, insertTurn, commitMeta, updateMeta     *writeStmt
+	deliverOne, insertDeferred, addMail, completeDeferred *writeStmt
+	acquireLease, renewLease, releaseLease                *writeStmt
+	putWatch, deleteWatch, deleteExpiredWatches           *writeStmt
+	completePending, putHelperCall, putIdempotency        *writeStmt
+	approvePending, checkFence                            *writeStmt
+	addCommand, finishCommand, pruneCommands              *writeStmt
 	// appendEvents[n-1] appends n events.
-	appendEvents [eventBatch]*sqlx.Stmt
+	appendEvents [eventBatch]*writeStmt
 	// step[f][n] writes a change of a session's metadata with n new turns
 	// (0 or 1), fenced when f is 1, when the dialect has StepStatement.
-	step [2][2]*sqlx.Stmt
+	step   [2][2]*writeStmt
+	writes []*writeStmt
+	// stopPreparing ends prepareWrites early (the store closes);
+	// writesPrepared is closed when it has returned, with writesErr
+	// holding what it could not prepare.
+	stopPreparing  context.CancelFunc
+	writesPrepared chan struct{}
+	writesErr      error
 
 	// On the read pool, prepared on first use.
 	getMeta, loadTurns, children, countByStatus *readStmt
@@ -73,57 +83,52 @@ type statements struct {
 	reads                                       []*readStmt
 }
 
-// prepareStatements prepares every fixed statement on its pool. The schema
-// must be migrated: a statement naming a missing table or column fails
-// here, at open, rather than on first use.
-func prepareStatements(ctx context.Context, read, write *sqlx.DB, d Dialect) (*statements, error) {
+// newStatements sets up every fixed statement on its pool and starts
+// preparing the writer's. The schema must be migrated.
+func newStatements(ctx context.Context, read, write *sqlx.DB, d Dialect) *statements {
 	st := &statements{}
-	type prepared struct {
-		dst   **sqlx.Stmt
-		db    *sqlx.DB
-		query string
+	w := func(dst **writeStmt, query string) {
+		*dst = &writeStmt{db: write, query: write.Rebind(query)}
+		st.writes = append(st.writes, *dst)
 	}
-	var batches []prepared
+	for _, ws := range []struct {
+		dst   **writeStmt
+		query string
+	}{
+		{&st.insertSession, sqlInsertSession},
+		{&st.insertTurn, insertSQL(sqlInsertTurns, turnColumns, 1)},
+		{&st.commitMeta, sqlCommitMeta},
+		{&st.updateMeta, sqlUpdateMeta},
+		{&st.deliverOne, sqlDeliverOne},
+		{&st.insertDeferred, insertSQL(sqlInsertDeferred, deferredInsertColumns, 1)},
+		{&st.addMail, sqlAddMail},
+		{&st.completeDeferred, sqlCompleteDeferred},
+		{&st.acquireLease, sqlAcquireLease},
+		{&st.renewLease, sqlRenewLease},
+		{&st.releaseLease, sqlReleaseLease},
+		{&st.putWatch, sqlPutWatch},
+		{&st.deleteWatch, sqlDeleteWatch},
+		{&st.deleteExpiredWatches, sqlDeleteExpiredWatches},
+		{&st.completePending, sqlCompletePending},
+		{&st.approvePending, sqlApprovePending},
+		{&st.putHelperCall, sqlPutHelperCall},
+		{&st.putIdempotency, sqlPutIdempotency},
+		{&st.checkFence, fmt.Sprintf(sqlCheckFence, d.ShareLock)},
+		{&st.addCommand, sqlAddCommand},
+		{&st.finishCommand, sqlFinishCommand},
+		{&st.pruneCommands, sqlPruneCommands},
+	} {
+		w(ws.dst, ws.query)
+	}
 	for n := 1; n <= eventBatch; n++ {
-		batches = append(batches, prepared{&st.appendEvents[n-1], write, d.appendEventsSQL(n)})
+		w(&st.appendEvents[n-1], d.appendEventsSQL(n))
 	}
 	if d.StepStatement {
 		for f := range st.step {
 			for n := range st.step[f] {
-				batches = append(batches, prepared{&st.step[f][n], write, stepSQL(f == 1, n == 1)})
+				w(&st.step[f][n], stepSQL(f == 1, n == 1))
 			}
 		}
-	}
-	for _, p := range append([]prepared{
-		{&st.insertSession, write, sqlInsertSession},
-		{&st.insertTurn, write, insertSQL(sqlInsertTurns, turnColumns, 1)},
-		{&st.commitMeta, write, sqlCommitMeta},
-		{&st.updateMeta, write, sqlUpdateMeta},
-		{&st.deliverOne, write, sqlDeliverOne},
-		{&st.insertDeferred, write, insertSQL(sqlInsertDeferred, deferredInsertColumns, 1)},
-		{&st.addMail, write, sqlAddMail},
-		{&st.completeDeferred, write, sqlCompleteDeferred},
-		{&st.acquireLease, write, sqlAcquireLease},
-		{&st.renewLease, write, sqlRenewLease},
-		{&st.releaseLease, write, sqlReleaseLease},
-		{&st.putWatch, write, sqlPutWatch},
-		{&st.deleteWatch, write, sqlDeleteWatch},
-		{&st.deleteExpiredWatches, write, sqlDeleteExpiredWatches},
-		{&st.completePending, write, sqlCompletePending},
-		{&st.approvePending, write, sqlApprovePending},
-		{&st.putHelperCall, write, sqlPutHelperCall},
-		{&st.putIdempotency, write, sqlPutIdempotency},
-		{&st.checkFence, write, fmt.Sprintf(sqlCheckFence, d.ShareLock)},
-		{&st.addCommand, write, sqlAddCommand},
-		{&st.finishCommand, write, sqlFinishCommand},
-		{&st.pruneCommands, write, sqlPruneCommands},
-	}, batches...) {
-		stmt, err := p.db.PreparexContext(ctx, p.db.Rebind(p.query))
-		if err != nil {
-			return nil, errors.Join(fmt.Errorf("prepare %s: %w", oneLine(p.query), err), st.close())
-		}
-		*p.dst = stmt
-		st.all = append(st.all, stmt)
 	}
 	for _, r := range []struct {
 		dst   **readStmt
@@ -154,21 +159,126 @@ func prepareStatements(ctx context.Context, read, write *sqlx.DB, d Dialect) (*s
 		*r.dst = &readStmt{db: read, query: read.Rebind(r.query)}
 		st.reads = append(st.reads, *r.dst)
 	}
-	return st, nil
+	prepCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	st.stopPreparing, st.writesPrepared = stop, make(chan struct{})
+	go st.prepareWrites(prepCtx)
+	return st
+}
+
+// testHookPrepareWrites, when set, runs before the writer's statements are
+// prepared: a test holds the preparation back with it.
+var testHookPrepareWrites func()
+
+// prepareWrites prepares the writer's statements one at a time, each
+// taking the pool's connection only while it compiles, so writes go on in
+// between. What it cannot prepare keeps running from its text.
+func (st *statements) prepareWrites(ctx context.Context) {
+	defer close(st.writesPrepared)
+	if testHookPrepareWrites != nil {
+		testHookPrepareWrites()
+	}
+	var errs []error
+	for _, w := range st.writes {
+		if err := w.prepare(ctx); err != nil {
+			errs = append(errs, err)
+			if ctx.Err() != nil {
+				break
+			}
+		}
+	}
+	st.writesErr = errors.Join(errs...)
 }
 
 // close closes every statement. database/sql defers closing a statement's
 // compiled copy on a connection until the connection is no longer in use,
 // so this is safe while calls are still running; they then fail.
 func (st *statements) close() error {
+	st.stopPreparing()
+	<-st.writesPrepared
 	var err error
-	for _, stmt := range st.all {
-		err = errors.Join(err, stmt.Close())
+	for _, w := range st.writes {
+		if stmt := w.stmt.Swap(nil); stmt != nil {
+			err = errors.Join(err, stmt.Close())
+		}
 	}
 	for _, r := range st.reads {
 		err = errors.Join(err, r.close())
 	}
 	return err
+}
+
+// stmtRunner runs one statement with its arguments: a prepared statement
+// (*sqlx.Stmt) or the statement's text on a pool or a transaction.
+type stmtRunner interface {
+	ExecContext(ctx context.Context, args ...any) (sql.Result, error)
+	GetContext(ctx context.Context, dest any, args ...any) error
+	SelectContext(ctx context.Context, dest any, args ...any) error
+}
+
+// writeStmt is a statement of the writer pool, prepared in the background
+// after open; until then it runs from its text.
+type writeStmt struct {
+	db    *sqlx.DB
+	query string
+	stmt  atomic.Pointer[sqlx.Stmt]
+}
+
+func (w *writeStmt) prepare(ctx context.Context) error {
+	stmt, err := w.db.PreparexContext(ctx, w.query)
+	if err != nil {
+		return fmt.Errorf("prepare %s: %w", oneLine(w.query), err)
+	}
+	w.stmt.Store(stmt)
+	return nil
+}
+
+// onPool runs the statement on the pool, outside any transaction.
+func (w *writeStmt) onPool() stmtRunner {
+	if stmt := w.stmt.Load(); stmt != nil {
+		return stmt
+	}
+	return textStmt{w.db, w.query}
+}
+
+// ExecContext runs the statement on the pool.
+func (w *writeStmt) ExecContext(ctx context.Context, args ...any) (sql.Result, error) {
+	return w.onPool().ExecContext(ctx, args...)
+}
+
+// GetContext runs the statement on the pool for one row into dest.
+func (w *writeStmt) GetContext(ctx context.Context, dest any, args ...any) error {
+	return w.onPool().GetContext(ctx, dest, args...)
+}
+
+// SelectContext runs the statement on the pool for every row into dest.
+func (w *writeStmt) SelectContext(ctx context.Context, dest any, args ...any) error {
+	return w.onPool().SelectContext(ctx, dest, args...)
+}
+
+// in runs the statement in tx, on the transaction's connection.
+func (w *writeStmt) in(ctx context.Context, tx *sqlx.Tx) stmtRunner {
+	if stmt := w.stmt.Load(); stmt != nil {
+		return tx.StmtxContext(ctx, stmt)
+	}
+	return textStmt{tx, w.query}
+}
+
+// textStmt runs a statement from its text, compiled by the call.
+type textStmt struct {
+	on    sqlx.ExtContext
+	query string
+}
+
+func (t textStmt) ExecContext(ctx context.Context, args ...any) (sql.Result, error) {
+	return t.on.ExecContext(ctx, t.query, args...)
+}
+
+func (t textStmt) GetContext(ctx context.Context, dest any, args ...any) error {
+	return sqlx.GetContext(ctx, t.on, dest, t.query, args...)
+}
+
+func (t textStmt) SelectContext(ctx context.Context, dest any, args ...any) error {
+	return sqlx.SelectContext(ctx, t.on, dest, t.query, args...)
 }
 
 // readStmt is a statement of the reader pool, prepared the first time it
@@ -227,11 +337,17 @@ func (r *readStmt) close() error {
 	return nil
 }
 
-// CheckStatements prepares every statement the store has not prepared yet,
-// so that one naming a table or column the schema lacks fails now, not
-// on first use. The tests call it; a server does not need to.
+// CheckStatements waits for the writer's statements to be prepared and
+// prepares every reader statement not prepared yet, so that one naming a
+// table or column the schema lacks fails now, not on first use. The tests
+// call it; a server does not need to.
 func (s *SQL) CheckStatements(ctx context.Context) error {
-	var err error
+	select {
+	case <-s.st.writesPrepared:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	err := s.st.writesErr
 	for _, r := range s.st.reads {
 		_, e := r.prepared(ctx)
 		err = errors.Join(err, e)

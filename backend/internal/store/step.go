@@ -52,7 +52,7 @@ func (s *SQL) deliverAll(ctx context.Context, tx *sqlx.Tx, sessionID string, ids
 	case 0:
 		return nil
 	case 1:
-		res, err = tx.StmtxContext(ctx, s.st.deliverOne).ExecContext(ctx, at, sessionID, ids[0])
+		res, err = s.st.deliverOne.in(ctx, tx).ExecContext(ctx, at, sessionID, ids[0])
 	default:
 		q, args, inErr := sqlx.In(sqlDeliver, at, sessionID, ids)
 		if inErr != nil {

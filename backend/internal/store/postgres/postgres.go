@@ -99,12 +99,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("open %s: %w", where, err)
 	}
-	s, err := store.NewSQL(ctx, db, db, Dialect())
-	if err != nil {
-		db.Close()
-		return nil, fmt.Errorf("open %s: %w", where, err)
-	}
-	return &Store{SQL: s}, nil
+	return &Store{SQL: store.NewSQL(ctx, db, db, Dialect())}, nil
 }
 
 // shouldPing says whether a pooled connection is pinged before it is

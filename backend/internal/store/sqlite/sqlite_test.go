@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -90,6 +91,41 @@ func TestPragmas(t *testing.T) {
 		if got != tc.want {
 			t.Errorf("PRAGMA %s = %s, want %s", tc.pragma, got, tc.want)
 		}
+	}
+}
+
+// TestOpenTurnsARollbackJournalDatabaseToWAL: the reader pool connects
+// while the writer sets the journal mode, and a database in another mode
+// (made by the sqlite3 shell, or put back from a backup) still opens, in
+// WAL mode, reads and writes.
+func TestOpenTurnsARollbackJournalDatabaseToWAL(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "agents.db")
+	for i := range 20 {
+		s, err := Open(ctx, path)
+		if err != nil {
+			t.Fatalf("open %d: %v", i, err)
+		}
+		var mode string
+		if err := s.write.Get(&mode, "PRAGMA journal_mode"); err != nil || mode != "wal" {
+			t.Fatalf("open %d: journal_mode = %q, %v; want wal", i, mode, err)
+		}
+		id := fmt.Sprintf("s%d", i)
+		meta := session.Meta{ID: id, Agent: "a", Owner: "o", Status: session.StatusReady}
+		if err := s.CreateSession(ctx, meta, nil); err != nil {
+			t.Fatalf("open %d: %v", i, err)
+		}
+		if _, err := s.GetMeta(ctx, id); err != nil {
+			t.Fatalf("open %d: %v", i, err)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		shell := sqlx.MustOpen("sqlite", path)
+		if _, err := shell.Exec("PRAGMA journal_mode=DELETE"); err != nil {
+			t.Fatal(err)
+		}
+		shell.Close()
 	}
 }
 
