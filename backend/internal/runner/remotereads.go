@@ -248,7 +248,19 @@ func (p *remoteProgress) reset(pos events.Position) {
 func (p *remoteProgress) take(ev *agentsv1.Event, local func(string) bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.pos = events.PositionOf(ev)
+	// The hub's position after ev. A logged event carries its seq only:
+	// the hub's delta counter is where the last delta left it (or where
+	// it was at reset), and the position must keep it, so that it places
+	// the deltas folded so far. A bare seq would not, on a hub that
+	// relays, and a client subscribing after it would get no delta until
+	// the session's next logged event (see events.Hub.SubscribeAt). That
+	// happens whenever the holder's first deltas are relayed here before
+	// the logged events that came before them reach this server.
+	pos := events.PositionOf(ev)
+	if pos.Delta == 0 {
+		pos.Delta = p.pos.Delta
+	}
+	p.pos = pos
 	id := ev.GetSessionId()
 	s := p.steps[id]
 	switch body := ev.GetBody().(type) {
