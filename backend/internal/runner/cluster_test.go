@@ -398,17 +398,30 @@ func TestAHelpersParentAndChildAreRecoveredTogether(t *testing.T) {
 	}}
 	f := newFleet(t, rules, 300*time.Millisecond)
 	a := f.start(t, "a")
+	onA, _ := a.hub.Subscribe(events.AllScope(), nil)
+	defer onA.Close()
 	parent := a.create(t, "boss", "delegate")
 	ctx := context.Background()
 	var child string
-	eventually(t, "the helper runs", func() bool {
-		kids, err := f.db.Children(ctx, parent)
-		if err != nil || len(kids) != 1 {
-			return false
+	// Until the slow answer streams, the model may not have had the
+	// request (it is sent, not received): the crash would leave the slow
+	// answer to the server that recovers the child, longer than a wait.
+	eventually(t, "the helper's slow answer streams", func() bool {
+		for {
+			select {
+			case ev := <-onA.C():
+				if ev.GetKind() == "text.delta" && ev.GetSessionId() != parent {
+					child = ev.GetSessionId()
+					return true
+				}
+			default:
+				return false
+			}
 		}
-		child = kids[0].ID
-		return len(a.model.Requests()) == 2
 	})
+	if kids, err := f.db.Children(ctx, parent); err != nil || len(kids) != 1 || kids[0].ID != child {
+		t.Fatalf("the parent's children: %+v, %v; want %s", kids, err, child)
+	}
 	a.crash()
 	b, c := f.start(t, "b"), f.start(t, "c")
 	eventually(t, "the parent's run ends", func() bool {
