@@ -82,6 +82,25 @@ describeE2E("phone and tablet", () => {
       await sidebar(page).waitFor({ state: "hidden", timeout: patience });
       expect(await toggle.evaluate((el) => el === document.activeElement)).toBe(true);
 
+      // A keyboard's ways into the list (a tablet's) open the drawer
+      // first: g s to the open session's row, / to the search.
+      const focused = () =>
+        page.evaluate(() => {
+          const el = document.activeElement;
+          return el?.closest("#sessions") ? (el.getAttribute("aria-current") ?? el.id) : "outside the list";
+        });
+      await page.keyboard.press("g");
+      await page.keyboard.press("s");
+      await sidebar(page).waitFor({ state: "visible", timeout: patience });
+      await expect.poll(focused, { timeout: patience }).toBe("page");
+      await page.keyboard.press("Escape");
+      await sidebar(page).waitFor({ state: "hidden", timeout: patience });
+      await page.keyboard.press("/");
+      await sidebar(page).waitFor({ state: "visible", timeout: patience });
+      await expect.poll(focused, { timeout: patience }).toBe("session-search");
+      await page.keyboard.press("Escape");
+      await sidebar(page).waitFor({ state: "hidden", timeout: patience });
+
       // The actions: one menu, each stop control saying what it does.
       const actions = page.getByRole("button", { name: "Actions" });
       await actions.click();

@@ -358,8 +358,13 @@ func describe(st theme.AppStyles, a *agentsv1.AgentDescriptor, w int) string {
 	field("name", md.GetName())
 	field("url", md.GetUrl())
 	keyState := st.Error.Render("missing")
-	if md.GetApiKeyPresent() {
+	switch {
+	case md.GetApiKeyPresent():
 		keyState = st.Connected.Render("present")
+	case md.GetOffline():
+		// The url is the offline model's: the agent answers, only not
+		// with the model its file names.
+		keyState = st.Muted.Render("not on the server: the offline model answers, with scripted replies")
 	}
 	if md.GetApiKeyId() == "" {
 		field("key", st.Muted.Render("no key needed"))

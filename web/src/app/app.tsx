@@ -13,6 +13,7 @@ import { useAuth } from "../features/auth/hooks/use-auth";
 import { ChatPage } from "../features/chat/components/chat-page";
 import { Home } from "../features/sessions/components/home";
 import { Sidebar } from "../features/sessions/components/sidebar";
+import { RevealSessions } from "../features/sessions/hooks/use-reveal-sessions";
 import { narrowScreen, useMediaQuery } from "../lib/media-query";
 import { shortcuts, useShortcut } from "../lib/shortcuts";
 import { ConnectionStatus } from "./connection-status";
@@ -36,10 +37,21 @@ export function App() {
   useEffect(() => shortcuts.install(), []);
   useShortcut({ keys: "?", description: "Show the keyboard shortcuts", run: () => setHelp(true) });
 
-  // Opened, the drawer takes the focus; closed, the button gets it back.
+  // Opened, the drawer takes the focus (where a shortcut that opened it
+  // asked, or its first control); closed, the button gets it back.
+  const focusOnOpen = useRef<() => void>(undefined);
   useEffect(() => {
-    if (drawer) document.getElementById(sessionsId)?.querySelector<HTMLElement>("a, button, input")?.focus();
+    if (!drawer) return;
+    const focus = focusOnOpen.current;
+    focusOnOpen.current = undefined;
+    if (focus) focus();
+    else document.getElementById(sessionsId)?.querySelector<HTMLElement>("a, button, input")?.focus();
   }, [drawer]);
+  const revealSessions = (focus: () => void) => {
+    if (!narrow || drawer) return focus();
+    focusOnOpen.current = focus;
+    setDrawerAt(pathname);
+  };
   const closeDrawer = () => {
     setDrawerAt(undefined);
     toggle.current?.focus();
@@ -94,7 +106,9 @@ export function App() {
         </div>
       </header>
       <div className="sidebar-frame" id={sessionsId} onKeyDown={onDrawerKey} onClick={onDrawerClick}>
-        <Sidebar />
+        <RevealSessions.Provider value={revealSessions}>
+          <Sidebar />
+        </RevealSessions.Provider>
       </div>
       {drawer && <div className="drawer-backdrop" aria-hidden="true" onClick={closeDrawer} />}
       <main id="main" className="page" tabIndex={-1}>

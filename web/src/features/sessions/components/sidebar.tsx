@@ -6,6 +6,7 @@ import { RelativeTime, useNow } from "../../../components/relative-time";
 import { StatusBadge, statusLabel } from "../../../components/status-badge";
 import { useShortcut } from "../../../lib/shortcuts";
 import { flatten, sessionTree, type SessionFilter, type SessionNode } from "../api/session-list";
+import { useRevealSessions } from "../hooks/use-reveal-sessions";
 import { useSessionList } from "../hooks/use-session-list";
 
 const statuses = [
@@ -30,6 +31,7 @@ export function Sidebar() {
   const navigate = useNavigate();
   const search = useRef<HTMLInputElement>(null);
   const listRef = useRef<HTMLUListElement>(null);
+  const reveal = useRevealSessions();
 
   const agents = useMemo(() => [...new Set([...list.metas.values()].map((m) => m.agent))].sort(), [list.metas]);
   useEffect(() => {
@@ -41,15 +43,16 @@ export function Sidebar() {
   const filtering = !!(filter.agent || filter.status || filter.text?.trim());
 
   useShortcut({ keys: "n", description: "New session", group: "Sessions", run: () => navigate("/", { state: { focusPicker: true } }) });
-  useShortcut({ keys: "/", description: "Search sessions", group: "Sessions", run: () => search.current?.focus() });
+  useShortcut({ keys: "/", description: "Search sessions", group: "Sessions", run: () => reveal(() => search.current?.focus()) });
   useShortcut({
     keys: "g s",
     description: "Go to the session list",
     group: "Sessions",
-    run: () => {
-      const el = listRef.current;
-      (el?.querySelector<HTMLElement>('[aria-current="page"]') ?? el?.querySelector<HTMLElement>("a"))?.focus();
-    },
+    run: () =>
+      reveal(() => {
+        const el = listRef.current;
+        (el?.querySelector<HTMLElement>('[aria-current="page"]') ?? el?.querySelector<HTMLElement>("a"))?.focus();
+      }),
   });
   useShortcut({ keys: "g h", description: "Go home", group: "Sessions", run: () => navigate("/") });
 
