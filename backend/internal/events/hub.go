@@ -287,7 +287,7 @@ func (h *Hub) keep(r *ring, ev *agentsv1.Event, body []byte) {
 		r.skip(ev)
 		return
 	}
-	r.put(ev, body)
+	r.put(ev, body, h.delta)
 }
 
 // frameOf returns the frame of the event at p, made and cached on first
@@ -329,6 +329,24 @@ func (h *Hub) PublishDelta(ev *agentsv1.Event) Position {
 	h.keep(&h.deltas, ev, body)
 	h.subs.publish(ev)
 	return PositionOf(ev)
+}
+
+// PositionAfter returns the hub's position right after it published ev, a
+// logged event: its seq with the delta counter the hub had then, which
+// places the deltas published before it (see placesDeltas), as the
+// position a read gives must. A delta's position is its own; a logged
+// event the ring no longer holds has only its seq.
+func (h *Hub) PositionAfter(ev *agentsv1.Event) Position {
+	p := PositionOf(ev)
+	if p.Delta != 0 {
+		return p
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if e := h.ring.entryAt(p); e != nil {
+		return Position{Seq: p.Seq, Delta: e.deltaAt}
+	}
+	return p
 }
 
 // SetRelayed says this server is one of several on one log, whose deltas

@@ -278,3 +278,42 @@ func TestDeltaSeqsStayExactInJSON(t *testing.T) {
 		}
 	}
 }
+
+// The position right after a logged event, as this hub published it,
+// places the deltas published before it: a server that answers it to a
+// client (with the state as of that event) lets the client subscribe
+// after it and get this hub's next deltas, not a wait for the session's
+// next logged event, which a bare seq means on a hub that relays.
+func TestThePositionAfterALoggedEventPlacesTheDeltasBeforeIt(t *testing.T) {
+	ts := newTwoServers(Options{})
+	ts.b.PublishDelta(delta("s1", "o", "relayed ahead of its run.started "))
+	seq := ts.logged("s1", "run.started")
+	sub, _ := ts.b.Subscribe(SessionScope("s1"), nil)
+	ts.logged("s1", "session.updated")
+	published := <-sub.C()
+	sub.Close()
+
+	pos := ts.b.PositionAfter(published)
+	if pos.Seq != seq+1 || pos.Delta != ts.b.Position().Delta {
+		t.Fatalf("the position after event %d: %v; want seq %d with the hub's delta counter (%v)", published.GetSeq(), pos, seq+1, ts.b.Position())
+	}
+	after, err := ts.b.SubscribeAt(t.Context(), SessionScope("s1"), &pos)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer after.Close()
+	ts.b.PublishDelta(delta("s1", "o", "next"))
+	if got := items(after); got != "next" {
+		t.Fatalf("after the position: %q, want the next delta", got)
+	}
+
+	// An event the ring no longer holds has only its seq.
+	small := New(Options{RingSize: 1})
+	small.SetRelayed()
+	first := event("s1", "o", "run.started")
+	small.Publish(first)
+	small.Publish(event("s1", "o", "session.updated"))
+	if pos := small.PositionAfter(first); pos != (Position{Seq: first.GetSeq()}) {
+		t.Fatalf("the position after an event pushed out: %v, want its bare seq", pos)
+	}
+}

@@ -44,6 +44,9 @@ type ringEntry struct {
 	// the entry's.
 	frame *frame
 	size  int
+	// deltaAt is the hub's delta counter when the event was kept: the
+	// hub's position right after it is {pos.Seq, deltaAt}.
+	deltaAt uint64
 }
 
 // entryOverhead is what the budget counts per entry besides its bytes:
@@ -57,8 +60,8 @@ func newRing(count, maxBytes int) ring {
 // put appends an event, which comes after every event in the ring,
 // pushing out the oldest ones until the ring fits its bounds again. body
 // is ev's encoding without seq and delta seq.
-func (r *ring) put(ev *agentsv1.Event, body []byte) {
-	e := ringEntry{pos: PositionOf(ev), session: ev.GetSessionId(), owner: ev.GetOwner(), body: body}
+func (r *ring) put(ev *agentsv1.Event, body []byte, deltaAt uint64) {
+	e := ringEntry{pos: PositionOf(ev), session: ev.GetSessionId(), owner: ev.GetOwner(), body: body, deltaAt: deltaAt}
 	e.size = len(body) + len(e.session) + len(e.owner) + entryOverhead
 	for r.n > 0 && (r.n == len(r.entries) || r.bytes+e.size > r.maxBytes) {
 		r.dropOldest()
@@ -90,6 +93,18 @@ func (r *ring) grow(f *frame, n int) {
 // frameOf returns the frame of the entry at p, made on first use; nil
 // when the ring does not hold p.
 func (r *ring) frameOf(p Position) *frame {
+	e := r.entryAt(p)
+	if e == nil {
+		return nil
+	}
+	if e.frame == nil {
+		e.frame = &frame{ring: r, size: e.size}
+	}
+	return e.frame
+}
+
+// entryAt returns the entry at p, nil when the ring does not hold p.
+func (r *ring) entryAt(p Position) *ringEntry {
 	// Entries are in position order: search the ring as one sorted list.
 	i, j := 0, r.n
 	for i < j {
@@ -107,10 +122,7 @@ func (r *ring) frameOf(p Position) *frame {
 	if e.pos != p {
 		return nil
 	}
-	if e.frame == nil {
-		e.frame = &frame{ring: r, size: e.size}
-	}
-	return e.frame
+	return e
 }
 
 func (r *ring) dropOldest() {

@@ -154,8 +154,10 @@ func (r *Runner) awaitElsewhere(ctx context.Context, owner, id string, req ViewR
 					case int(m.GetTurnCount()) > read.meta.TurnCount:
 						// Newer than the read, so not the end of a run
 						// before it: the event's metadata is the store's
-						// at the event's position.
-						return remoteRead{meta: wire.MetaFrom(m), pos: events.PositionOf(ev)}, nil
+						// at the event's position. That position keeps
+						// the hub's delta counter, so that it places
+						// the deltas of the session's next run.
+						return remoteRead{meta: wire.MetaFrom(m), pos: r.hub.PositionAfter(ev)}, nil
 					default:
 						break wait
 					}
