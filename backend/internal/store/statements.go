@@ -33,19 +33,19 @@ import (
 // from its text. No write waits for the preparation, and none may: the
 // writer's pool has one connection, and a write that waited for a
 // statement to be prepared on the pool while its own transaction held
-// that connection would wait forever. Inside a
-// transaction a prepared statement is bound with Tx.StmtxContext, which
-// reuses the statement already compiled on the transaction's connection
-// (or compiles it there) and never asks the pool for a connection. A
-// statement belongs to the pool it was prepared on: bound into a
-// transaction of the other pool it fails.
+// that connection would wait forever. Inside a transaction a prepared
+// statement is bound with Tx.StmtxContext, which reuses the statement
+// already compiled on the transaction's connection (or compiles it there)
+// and never asks the pool for a connection. A statement belongs to the
+// pool it was prepared on: bound into a transaction of the other pool it
+// fails.
 //
 // The reader's statements are prepared on first use (readStmt): a read
 // runs on the pool, never inside a transaction, and holds no connection
 // while it prepares, so it cannot wait on itself. Preparing the 22 of
 // them at open was a tenth of a server's start-up CPU, most of it for
-// statements a start never runs. CheckStatements prepares them all, for the tests: a
-// statement naming a missing table or column fails there.
+// statements a start never runs. CheckStatements prepares them all, for
+// the tests: a statement naming a missing table or column fails there.
 //
 // database/sql keeps one compiled copy per connection and compiles it on a
 // connection the first time it runs there, so the same design serves the
