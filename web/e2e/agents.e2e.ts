@@ -85,6 +85,9 @@ describeE2E("the agents page", () => {
     await editor(page).fill((await editor(page).inputValue()).replace("Writes short poems.", "Writes long poems."));
     await page.getByRole("button", { name: "Save as a new version" }).click();
     await page.waitForURL(/\/agents\/poet$/, { timeout: patience });
+    // The router changes the URL first; the editor, which holds the text
+    // too, may stay on the screen a moment longer.
+    await editor(page).waitFor({ state: "detached", timeout: patience });
     await page.getByText("Writes long poems.").waitFor({ timeout: patience });
 
     // Versions: both, newest first; the first reads as it was.
