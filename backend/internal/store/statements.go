@@ -224,12 +224,21 @@ type writeStmt struct {
 }
 
 func (w *writeStmt) prepare(ctx context.Context) error {
-	stmt, err := w.db.PreparexContext(ctx, w.query)
+	stmt, err := prepareOn(ctx, w.db, w.query)
 	if err != nil {
-		return fmt.Errorf("prepare %s: %w", oneLine(w.query), err)
+		return err
 	}
 	w.stmt.Store(stmt)
 	return nil
+}
+
+// prepareOn prepares query on db, naming the statement when it fails.
+func prepareOn(ctx context.Context, db *sqlx.DB, query string) (*sqlx.Stmt, error) {
+	stmt, err := db.PreparexContext(ctx, query)
+	if err != nil {
+		return nil, fmt.Errorf("prepare %s: %w", oneLine(query), err)
+	}
+	return stmt, nil
 }
 
 // onPool runs the statement on the pool, outside any transaction.
@@ -301,9 +310,9 @@ func (r *readStmt) prepared(ctx context.Context) (*sqlx.Stmt, error) {
 	if stmt := r.stmt.Load(); stmt != nil {
 		return stmt, nil
 	}
-	stmt, err := r.db.PreparexContext(ctx, r.query)
+	stmt, err := prepareOn(ctx, r.db, r.query)
 	if err != nil {
-		return nil, fmt.Errorf("prepare %s: %w", oneLine(r.query), err)
+		return nil, err
 	}
 	r.stmt.Store(stmt)
 	return stmt, nil

@@ -114,7 +114,10 @@ func open(ctx context.Context, path string, opts Options) (*Store, error) {
 	// read the schema again, at its next statement.
 	readers := make(chan pool, 1)
 	if path != Memory {
-		go func() { readers <- connectPool(ctx, path, false, opts) }()
+		go func() {
+			db, err := connect(ctx, path, false, opts)
+			readers <- pool{db, err}
+		}()
 	}
 	closeReaders := func() {
 		if path != Memory {
@@ -149,11 +152,6 @@ func open(ctx context.Context, path string, opts Options) (*Store, error) {
 type pool struct {
 	db  *sqlx.DB
 	err error
-}
-
-func connectPool(ctx context.Context, path string, writer bool, opts Options) pool {
-	db, err := connect(ctx, path, writer, opts)
-	return pool{db, err}
 }
 
 // Close lets SQLite update its query planner statistics, then closes the
