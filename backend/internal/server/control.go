@@ -86,6 +86,21 @@ func (h *sessionService) Pause(ctx context.Context, req *connect.Request[agentsv
 	return connect.NewResponse(&agentsv1.PauseResponse{Meta: wire.Meta(meta)}), nil
 }
 
+func (h *sessionService) Compact(ctx context.Context, req *connect.Request[agentsv1.CompactRequest]) (*connect.Response[agentsv1.CompactResponse], error) {
+	if err := requireID(req.Msg.GetSessionId()); err != nil {
+		return nil, err
+	}
+	done, err := h.s.runner.Compact(ctx, owner(ctx), req.Msg.GetSessionId(), req.Msg.GetInstruction())
+	if err != nil {
+		return nil, err
+	}
+	res := &agentsv1.CompactResponse{Meta: wire.Meta(done.Meta), Pending: done.Pending}
+	if done.Turn != nil {
+		res.Compaction = wire.TurnForEvent(*done.Turn)
+	}
+	return connect.NewResponse(res), nil
+}
+
 func (h *sessionService) SendMail(ctx context.Context, req *connect.Request[agentsv1.SendMailRequest]) (*connect.Response[agentsv1.SendMailResponse], error) {
 	m := req.Msg
 	if err := requireID(m.GetSessionId()); err != nil {

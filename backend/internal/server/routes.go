@@ -311,6 +311,19 @@ func (s *Server) routeTable() []route {
 			}),
 		},
 		{
+			method: "POST", path: "/v1/sessions/{id}/compact", rpc: "agents.v1.SessionService.Compact",
+			body:   &agentsv1.CompactRequest{},
+			status: http.StatusOK, response: &agentsv1.CompactResponse{},
+			serve: s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
+				req := &agentsv1.CompactRequest{}
+				if err := decodeBody(r, req); err != nil {
+					return nil, 0, err
+				}
+				req.SessionId = r.PathValue("id")
+				return unary(r.Context(), s, req, sessions.Compact)
+			}),
+		},
+		{
 			method: "POST", path: "/v1/sessions/{id}/rename", rpc: "agents.v1.SessionService.RenameSession",
 			body:   &agentsv1.RenameSessionRequest{},
 			status: http.StatusOK, response: &agentsv1.SessionMeta{},

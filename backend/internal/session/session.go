@@ -227,12 +227,73 @@ type OwnerBudget struct {
 	Source string `json:"source"`
 }
 
-// Turn is one entry of the history: exactly one of User and LLM is set.
+// Turn is one entry of the history: exactly one of User, LLM and
+// Compaction is set.
 type Turn struct {
-	Index   int       `json:"index"`
-	Created time.Time `json:"created"`
-	User    *UserTurn `json:"user,omitempty"`
-	LLM     *LLMTurn  `json:"llm,omitempty"`
+	Index      int         `json:"index"`
+	Created    time.Time   `json:"created"`
+	User       *UserTurn   `json:"user,omitempty"`
+	LLM        *LLMTurn    `json:"llm,omitempty"`
+	Compaction *Compaction `json:"compaction,omitempty"`
+}
+
+// Sides counts how many of User, LLM and Compaction are set: a valid
+// turn has exactly one.
+func (t Turn) Sides() int {
+	n := 0
+	for _, set := range []bool{t.User != nil, t.LLM != nil, t.Compaction != nil} {
+		if set {
+			n++
+		}
+	}
+	return n
+}
+
+// Usage is what producing the turn cost: a model answer's or a summary
+// call's usage; zero for a user turn.
+func (t Turn) Usage() Usage {
+	switch {
+	case t.LLM != nil:
+		return t.LLM.Usage
+	case t.Compaction != nil:
+		return t.Compaction.Usage
+	}
+	return Usage{}
+}
+
+// Compaction reasons.
+const (
+	CompactThreshold = "threshold"
+	CompactOverflow  = "overflow"
+	CompactManual    = "manual"
+)
+
+// Compaction is a turn that changes what later requests send, never what
+// the history holds: the system prompt, the summary of the turns before
+// SummaryEnd (when there is one), and the turns from SummaryEnd on whole,
+// with the long tool results of turns before PruneEnd sent as stubs. The
+// turns it covers stay as they were.
+type Compaction struct {
+	Reason string `json:"reason"`
+	// SummaryEnd and Summary: the turns before SummaryEnd are sent as
+	// Summary (which folds in the previous summary). 0 and "" when the
+	// compaction only pruned.
+	SummaryEnd int    `json:"summary_end,omitempty"`
+	Summary    string `json:"summary,omitempty"`
+	// SummarizedTurns is how many turns this compaction folded in.
+	SummarizedTurns int `json:"summarized_turns,omitempty"`
+	// PruneEnd: the long tool results of turns before it are stubs;
+	// PrunedResults counts them.
+	PruneEnd      int `json:"prune_end,omitempty"`
+	PrunedResults int `json:"pruned_results,omitempty"`
+	// TokensBefore and TokensAfter are the measured request before and
+	// after.
+	TokensBefore int64 `json:"tokens_before"`
+	TokensAfter  int64 `json:"tokens_after"`
+	// Model wrote the summary at this Usage.
+	Model       string `json:"model,omitempty"`
+	Usage       Usage  `json:"usage"`
+	Instruction string `json:"instruction,omitempty"`
 }
 
 // UserTurn is the model's input at a step.

@@ -188,8 +188,9 @@ func metas(rows []metaRow) []session.Meta {
 // turnPayload is what the payload column holds: the index and creation time
 // have columns of their own.
 type turnPayload struct {
-	User *session.UserTurn `json:"user,omitempty"`
-	LLM  *session.LLMTurn  `json:"llm,omitempty"`
+	User       *session.UserTurn   `json:"user,omitempty"`
+	LLM        *session.LLMTurn    `json:"llm,omitempty"`
+	Compaction *session.Compaction `json:"compaction,omitempty"`
 }
 
 type turnRow struct {
@@ -203,7 +204,7 @@ func (r turnRow) turn() (session.Turn, error) {
 	if err := decode(r.Payload, &p); err != nil {
 		return session.Turn{}, fmt.Errorf("turn %d: %w", r.Idx, err)
 	}
-	return session.Turn{Index: r.Idx, Created: fromNanos(r.Created), User: p.User, LLM: p.LLM}, nil
+	return session.Turn{Index: r.Idx, Created: fromNanos(r.Created), User: p.User, LLM: p.LLM, Compaction: p.Compaction}, nil
 }
 
 const mailColumns = `id, session_id, sender_kind, sender_name, priority, body, created, delivered`

@@ -269,10 +269,10 @@ func encodeTurns(turns []session.Turn, base int) ([]turnRow, error) {
 		if t.Index != base+i {
 			return nil, errs.Invalid(CodeInvalidTurns, "turn %d at position %d, want index %d", t.Index, i, base+i)
 		}
-		if (t.User == nil) == (t.LLM == nil) {
-			return nil, errs.Invalid(CodeInvalidTurns, "turn %d must be either a user or an LLM turn", t.Index)
+		if t.Sides() != 1 {
+			return nil, errs.Invalid(CodeInvalidTurns, "turn %d must be one of a user turn, an LLM turn and a compaction", t.Index)
 		}
-		payload, err := encode(turnPayload{User: t.User, LLM: t.LLM})
+		payload, err := encode(turnPayload{User: t.User, LLM: t.LLM, Compaction: t.Compaction})
 		if err != nil {
 			return nil, fmt.Errorf("turn %d: %w", t.Index, err)
 		}

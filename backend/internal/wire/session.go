@@ -214,8 +214,27 @@ func turn(t session.Turn, withData bool) *agentsv1.Turn {
 			l.ToolCalls = append(l.ToolCalls, ToolCall(c))
 		}
 		out.Kind = &agentsv1.Turn_Llm{Llm: l}
+	case t.Compaction != nil:
+		out.Kind = &agentsv1.Turn_Compaction{Compaction: Compaction(*t.Compaction)}
 	}
 	return out
+}
+
+// Compaction converts a compaction turn's record.
+func Compaction(c session.Compaction) *agentsv1.Compaction {
+	return &agentsv1.Compaction{
+		Reason:          c.Reason,
+		SummaryEnd:      int32(c.SummaryEnd),
+		Summary:         c.Summary,
+		SummarizedTurns: int32(c.SummarizedTurns),
+		PruneEnd:        int32(c.PruneEnd),
+		PrunedResults:   int32(c.PrunedResults),
+		TokensBefore:    c.TokensBefore,
+		TokensAfter:     c.TokensAfter,
+		Model:           c.Model,
+		Usage:           Usage(c.Usage),
+		Instruction:     c.Instruction,
+	}
 }
 
 // ToolCall converts a tool call.

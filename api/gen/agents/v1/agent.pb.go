@@ -1157,7 +1157,22 @@ type ModelDescriptor struct {
 	ApiKeyPresent bool `protobuf:"varint,5,opt,name=api_key_present,json=apiKeyPresent,proto3" json:"api_key_present,omitempty"`
 	// The key is missing and the server answers this agent with its offline
 	// model (`serve --offline-model`, the demo's): url is that model's.
-	Offline       bool `protobuf:"varint,6,opt,name=offline,proto3" json:"offline,omitempty"`
+	Offline bool `protobuf:"varint,6,opt,name=offline,proto3" json:"offline,omitempty"`
+	// The model's context window in tokens: what one request (input plus
+	// output) may hold.
+	ContextWindow int64 `protobuf:"varint,7,opt,name=context_window,json=contextWindow,proto3" json:"context_window,omitempty"`
+	// The most output tokens one call may ask for.
+	MaxOutputTokens int64 `protobuf:"varint,8,opt,name=max_output_tokens,json=maxOutputTokens,proto3" json:"max_output_tokens,omitempty"`
+	// Where the limits come from: `agent` (the agent file), `config` (the
+	// config's `models`), `learned` (a provider's `context_length_exceeded`
+	// message), `builtin` (the server's table of well-known models) or
+	// `default` (a conservative guess for an unknown model).
+	LimitsSource string `protobuf:"bytes,9,opt,name=limits_source,json=limitsSource,proto3" json:"limits_source,omitempty"`
+	// The measured input above which a request is compacted first.
+	CompactThreshold int64 `protobuf:"varint,10,opt,name=compact_threshold,json=compactThreshold,proto3" json:"compact_threshold,omitempty"`
+	// Whether input is counted with the model family's real tokenizer
+	// (`tokenizer`) or estimated from its bytes (`estimate`).
+	TokenCounting string `protobuf:"bytes,11,opt,name=token_counting,json=tokenCounting,proto3" json:"token_counting,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1232,6 +1247,41 @@ func (x *ModelDescriptor) GetOffline() bool {
 		return x.Offline
 	}
 	return false
+}
+
+func (x *ModelDescriptor) GetContextWindow() int64 {
+	if x != nil {
+		return x.ContextWindow
+	}
+	return 0
+}
+
+func (x *ModelDescriptor) GetMaxOutputTokens() int64 {
+	if x != nil {
+		return x.MaxOutputTokens
+	}
+	return 0
+}
+
+func (x *ModelDescriptor) GetLimitsSource() string {
+	if x != nil {
+		return x.LimitsSource
+	}
+	return ""
+}
+
+func (x *ModelDescriptor) GetCompactThreshold() int64 {
+	if x != nil {
+		return x.CompactThreshold
+	}
+	return 0
+}
+
+func (x *ModelDescriptor) GetTokenCounting() string {
+	if x != nil {
+		return x.TokenCounting
+	}
+	return ""
 }
 
 // ToolDescriptor describes one tool as the model sees it.
@@ -1637,7 +1687,7 @@ const file_agents_v1_agent_proto_rawDesc = "" +
 	"\vcreate_time\x18\x11 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"createTime\x12;\n" +
 	"\vupdate_time\x18\x12 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"updateTime\"\xaf\x01\n" +
+	"updateTime\"\xfb\x02\n" +
 	"\x0fModelDescriptor\x12\x16\n" +
 	"\x06flavor\x18\x01 \x01(\tR\x06flavor\x12\x10\n" +
 	"\x03url\x18\x02 \x01(\tR\x03url\x12\x12\n" +
@@ -1645,7 +1695,13 @@ const file_agents_v1_agent_proto_rawDesc = "" +
 	"\n" +
 	"api_key_id\x18\x04 \x01(\tR\bapiKeyId\x12&\n" +
 	"\x0fapi_key_present\x18\x05 \x01(\bR\rapiKeyPresent\x12\x18\n" +
-	"\aoffline\x18\x06 \x01(\bR\aoffline\"\xc0\x01\n" +
+	"\aoffline\x18\x06 \x01(\bR\aoffline\x12%\n" +
+	"\x0econtext_window\x18\a \x01(\x03R\rcontextWindow\x12*\n" +
+	"\x11max_output_tokens\x18\b \x01(\x03R\x0fmaxOutputTokens\x12#\n" +
+	"\rlimits_source\x18\t \x01(\tR\flimitsSource\x12+\n" +
+	"\x11compact_threshold\x18\n" +
+	" \x01(\x03R\x10compactThreshold\x12%\n" +
+	"\x0etoken_counting\x18\v \x01(\tR\rtokenCounting\"\xc0\x01\n" +
 	"\x0eToolDescriptor\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x127\n" +

@@ -93,6 +93,8 @@ const (
 	RunTrigger_RUN_TRIGGER_RESUME RunTrigger = 3
 	// The server restarted during the run.
 	RunTrigger_RUN_TRIGGER_RECOVERY RunTrigger = 4
+	// Compact on a session with no run: the run only compacts.
+	RunTrigger_RUN_TRIGGER_COMPACT RunTrigger = 5
 )
 
 // Enum value maps for RunTrigger.
@@ -103,6 +105,7 @@ var (
 		2: "RUN_TRIGGER_MAIL",
 		3: "RUN_TRIGGER_RESUME",
 		4: "RUN_TRIGGER_RECOVERY",
+		5: "RUN_TRIGGER_COMPACT",
 	}
 	RunTrigger_value = map[string]int32{
 		"RUN_TRIGGER_UNSPECIFIED": 0,
@@ -110,6 +113,7 @@ var (
 		"RUN_TRIGGER_MAIL":        2,
 		"RUN_TRIGGER_RESUME":      3,
 		"RUN_TRIGGER_RECOVERY":    4,
+		"RUN_TRIGGER_COMPACT":     5,
 	}
 )
 
@@ -566,6 +570,8 @@ type Event struct {
 	//	*Event_MailRejected
 	//	*Event_AgentsChanged
 	//	*Event_ToolCallDelta
+	//	*Event_CompactionStarted
+	//	*Event_SessionCompacted
 	Body          isEvent_Body `protobuf_oneof:"body"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -821,6 +827,24 @@ func (x *Event) GetToolCallDelta() *ToolCallDelta {
 	return nil
 }
 
+func (x *Event) GetCompactionStarted() *CompactionStarted {
+	if x != nil {
+		if x, ok := x.Body.(*Event_CompactionStarted); ok {
+			return x.CompactionStarted
+		}
+	}
+	return nil
+}
+
+func (x *Event) GetSessionCompacted() *SessionCompacted {
+	if x != nil {
+		if x, ok := x.Body.(*Event_SessionCompacted); ok {
+			return x.SessionCompacted
+		}
+	}
+	return nil
+}
+
 type isEvent_Body interface {
 	isEvent_Body()
 }
@@ -920,6 +944,16 @@ type Event_ToolCallDelta struct {
 	ToolCallDelta *ToolCallDelta `protobuf:"bytes,28,opt,name=tool_call_delta,json=toolCallDelta,proto3,oneof"`
 }
 
+type Event_CompactionStarted struct {
+	// `compaction.started`
+	CompactionStarted *CompactionStarted `protobuf:"bytes,29,opt,name=compaction_started,json=compactionStarted,proto3,oneof"`
+}
+
+type Event_SessionCompacted struct {
+	// `session.compacted`
+	SessionCompacted *SessionCompacted `protobuf:"bytes,30,opt,name=session_compacted,json=sessionCompacted,proto3,oneof"`
+}
+
 func (*Event_SessionCreated) isEvent_Body() {}
 
 func (*Event_SessionUpdated) isEvent_Body() {}
@@ -957,6 +991,10 @@ func (*Event_MailRejected) isEvent_Body() {}
 func (*Event_AgentsChanged) isEvent_Body() {}
 
 func (*Event_ToolCallDelta) isEvent_Body() {}
+
+func (*Event_CompactionStarted) isEvent_Body() {}
+
+func (*Event_SessionCompacted) isEvent_Body() {}
 
 // SessionCreated: a session was created.
 type SessionCreated struct {
@@ -2079,6 +2117,135 @@ func (x *AgentsChanged) GetDeleted() bool {
 	return false
 }
 
+// CompactionStarted: the run started a compaction before its next model
+// call (a summary call when pruning is not enough).
+type CompactionStarted struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// `threshold`, `overflow` or `manual` (see Compaction.reason).
+	Reason string `protobuf:"bytes,1,opt,name=reason,proto3" json:"reason,omitempty"`
+	// The measured input tokens of the request that triggered it.
+	Tokens int64 `protobuf:"varint,2,opt,name=tokens,proto3" json:"tokens,omitempty"`
+	// The threshold it passed and the model's context window.
+	Threshold     int64 `protobuf:"varint,3,opt,name=threshold,proto3" json:"threshold,omitempty"`
+	ContextWindow int64 `protobuf:"varint,4,opt,name=context_window,json=contextWindow,proto3" json:"context_window,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CompactionStarted) Reset() {
+	*x = CompactionStarted{}
+	mi := &file_agents_v1_event_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CompactionStarted) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CompactionStarted) ProtoMessage() {}
+
+func (x *CompactionStarted) ProtoReflect() protoreflect.Message {
+	mi := &file_agents_v1_event_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CompactionStarted.ProtoReflect.Descriptor instead.
+func (*CompactionStarted) Descriptor() ([]byte, []int) {
+	return file_agents_v1_event_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *CompactionStarted) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *CompactionStarted) GetTokens() int64 {
+	if x != nil {
+		return x.Tokens
+	}
+	return 0
+}
+
+func (x *CompactionStarted) GetThreshold() int64 {
+	if x != nil {
+		return x.Threshold
+	}
+	return 0
+}
+
+func (x *CompactionStarted) GetContextWindow() int64 {
+	if x != nil {
+		return x.ContextWindow
+	}
+	return 0
+}
+
+// SessionCompacted: a compaction turn was stored; `session.updated`
+// carries it too, as the head turn.
+type SessionCompacted struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The summary after the change.
+	Meta *SessionMeta `protobuf:"bytes,1,opt,name=meta,proto3" json:"meta,omitempty"`
+	// The compaction turn.
+	Turn          *Turn `protobuf:"bytes,2,opt,name=turn,proto3" json:"turn,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SessionCompacted) Reset() {
+	*x = SessionCompacted{}
+	mi := &file_agents_v1_event_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SessionCompacted) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SessionCompacted) ProtoMessage() {}
+
+func (x *SessionCompacted) ProtoReflect() protoreflect.Message {
+	mi := &file_agents_v1_event_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SessionCompacted.ProtoReflect.Descriptor instead.
+func (*SessionCompacted) Descriptor() ([]byte, []int) {
+	return file_agents_v1_event_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *SessionCompacted) GetMeta() *SessionMeta {
+	if x != nil {
+		return x.Meta
+	}
+	return nil
+}
+
+func (x *SessionCompacted) GetTurn() *Turn {
+	if x != nil {
+		return x.Turn
+	}
+	return nil
+}
+
 var File_agents_v1_event_proto protoreflect.FileDescriptor
 
 const file_agents_v1_event_proto_rawDesc = "" +
@@ -2107,7 +2274,7 @@ const file_agents_v1_event_proto_rawDesc = "" +
 	"\blast_seq\x18\x01 \x01(\x04R\alastSeq\x12$\n" +
 	"\x0elast_delta_seq\x18\x02 \x01(\x04R\flastDeltaSeq\"\x1d\n" +
 	"\tHeartbeat\x12\x10\n" +
-	"\x03seq\x18\x01 \x01(\x04R\x03seq\"\x9f\v\n" +
+	"\x03seq\x18\x01 \x01(\x04R\x03seq\"\xba\f\n" +
 	"\x05Event\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12\x1d\n" +
 	"\n" +
@@ -2138,7 +2305,9 @@ const file_agents_v1_event_proto_rawDesc = "" +
 	"\rmail_accepted\x18\x19 \x01(\v2\x17.agents.v1.MailAcceptedH\x00R\fmailAccepted\x12>\n" +
 	"\rmail_rejected\x18\x1a \x01(\v2\x17.agents.v1.MailRejectedH\x00R\fmailRejected\x12A\n" +
 	"\x0eagents_changed\x18\x1b \x01(\v2\x18.agents.v1.AgentsChangedH\x00R\ragentsChanged\x12B\n" +
-	"\x0ftool_call_delta\x18\x1c \x01(\v2\x18.agents.v1.ToolCallDeltaH\x00R\rtoolCallDeltaB\x06\n" +
+	"\x0ftool_call_delta\x18\x1c \x01(\v2\x18.agents.v1.ToolCallDeltaH\x00R\rtoolCallDelta\x12M\n" +
+	"\x12compaction_started\x18\x1d \x01(\v2\x1c.agents.v1.CompactionStartedH\x00R\x11compactionStarted\x12J\n" +
+	"\x11session_compacted\x18\x1e \x01(\v2\x1b.agents.v1.SessionCompactedH\x00R\x10sessionCompactedB\x06\n" +
 	"\x04body\"<\n" +
 	"\x0eSessionCreated\x12*\n" +
 	"\x04meta\x18\x01 \x01(\v2\x16.agents.v1.SessionMetaR\x04meta\"j\n" +
@@ -2209,19 +2378,28 @@ const file_agents_v1_event_proto_rawDesc = "" +
 	"\x06errors\x18\x02 \x03(\v2\x19.agents.v1.AgentLoadErrorR\x06errors\x12\x14\n" +
 	"\x05agent\x18\x03 \x01(\tR\x05agent\x12\x18\n" +
 	"\aversion\x18\x04 \x01(\x03R\aversion\x12\x18\n" +
-	"\adeleted\x18\x05 \x01(\bR\adeleted*\x82\x01\n" +
+	"\adeleted\x18\x05 \x01(\bR\adeleted\"\x88\x01\n" +
+	"\x11CompactionStarted\x12\x16\n" +
+	"\x06reason\x18\x01 \x01(\tR\x06reason\x12\x16\n" +
+	"\x06tokens\x18\x02 \x01(\x03R\x06tokens\x12\x1c\n" +
+	"\tthreshold\x18\x03 \x01(\x03R\tthreshold\x12%\n" +
+	"\x0econtext_window\x18\x04 \x01(\x03R\rcontextWindow\"c\n" +
+	"\x10SessionCompacted\x12*\n" +
+	"\x04meta\x18\x01 \x01(\v2\x16.agents.v1.SessionMetaR\x04meta\x12#\n" +
+	"\x04turn\x18\x02 \x01(\v2\x0f.agents.v1.TurnR\x04turn*\x82\x01\n" +
 	"\x0eSubscribeScope\x12\x1f\n" +
 	"\x1bSUBSCRIBE_SCOPE_UNSPECIFIED\x10\x00\x12\x1b\n" +
 	"\x17SUBSCRIBE_SCOPE_SESSION\x10\x01\x12\x19\n" +
 	"\x15SUBSCRIBE_SCOPE_OWNER\x10\x02\x12\x17\n" +
-	"\x13SUBSCRIBE_SCOPE_ALL\x10\x03*\x8a\x01\n" +
+	"\x13SUBSCRIBE_SCOPE_ALL\x10\x03*\xa3\x01\n" +
 	"\n" +
 	"RunTrigger\x12\x1b\n" +
 	"\x17RUN_TRIGGER_UNSPECIFIED\x10\x00\x12\x17\n" +
 	"\x13RUN_TRIGGER_MESSAGE\x10\x01\x12\x14\n" +
 	"\x10RUN_TRIGGER_MAIL\x10\x02\x12\x16\n" +
 	"\x12RUN_TRIGGER_RESUME\x10\x03\x12\x18\n" +
-	"\x14RUN_TRIGGER_RECOVERY\x10\x042X\n" +
+	"\x14RUN_TRIGGER_RECOVERY\x10\x04\x12\x17\n" +
+	"\x13RUN_TRIGGER_COMPACT\x10\x052X\n" +
 	"\fEventService\x12H\n" +
 	"\tSubscribe\x12\x1b.agents.v1.SubscribeRequest\x1a\x1c.agents.v1.SubscribeResponse0\x01B8Z6github.com/agents-os/agents/api/gen/agents/v1;agentsv1b\x06proto3"
 
@@ -2238,7 +2416,7 @@ func file_agents_v1_event_proto_rawDescGZIP() []byte {
 }
 
 var file_agents_v1_event_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_agents_v1_event_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
+var file_agents_v1_event_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
 var file_agents_v1_event_proto_goTypes = []any{
 	(SubscribeScope)(0),           // 0: agents.v1.SubscribeScope
 	(RunTrigger)(0),               // 1: agents.v1.RunTrigger
@@ -2267,15 +2445,17 @@ var file_agents_v1_event_proto_goTypes = []any{
 	(*MailAccepted)(nil),          // 24: agents.v1.MailAccepted
 	(*MailRejected)(nil),          // 25: agents.v1.MailRejected
 	(*AgentsChanged)(nil),         // 26: agents.v1.AgentsChanged
-	(*SessionMeta)(nil),           // 27: agents.v1.SessionMeta
-	(*timestamppb.Timestamp)(nil), // 28: google.protobuf.Timestamp
-	(*Turn)(nil),                  // 29: agents.v1.Turn
-	(SessionStatus)(0),            // 30: agents.v1.SessionStatus
-	(*ToolCall)(nil),              // 31: agents.v1.ToolCall
-	(*ToolResult)(nil),            // 32: agents.v1.ToolResult
-	(*DeferredCall)(nil),          // 33: agents.v1.DeferredCall
-	(*MailEnvelope)(nil),          // 34: agents.v1.MailEnvelope
-	(*AgentLoadError)(nil),        // 35: agents.v1.AgentLoadError
+	(*CompactionStarted)(nil),     // 27: agents.v1.CompactionStarted
+	(*SessionCompacted)(nil),      // 28: agents.v1.SessionCompacted
+	(*SessionMeta)(nil),           // 29: agents.v1.SessionMeta
+	(*timestamppb.Timestamp)(nil), // 30: google.protobuf.Timestamp
+	(*Turn)(nil),                  // 31: agents.v1.Turn
+	(SessionStatus)(0),            // 32: agents.v1.SessionStatus
+	(*ToolCall)(nil),              // 33: agents.v1.ToolCall
+	(*ToolResult)(nil),            // 34: agents.v1.ToolResult
+	(*DeferredCall)(nil),          // 35: agents.v1.DeferredCall
+	(*MailEnvelope)(nil),          // 36: agents.v1.MailEnvelope
+	(*AgentLoadError)(nil),        // 37: agents.v1.AgentLoadError
 }
 var file_agents_v1_event_proto_depIdxs = []int32{
 	0,  // 0: agents.v1.SubscribeRequest.scope:type_name -> agents.v1.SubscribeScope
@@ -2283,8 +2463,8 @@ var file_agents_v1_event_proto_depIdxs = []int32{
 	4,  // 2: agents.v1.SubscribeResponse.snapshot:type_name -> agents.v1.Snapshot
 	5,  // 3: agents.v1.SubscribeResponse.lagged:type_name -> agents.v1.Lagged
 	6,  // 4: agents.v1.SubscribeResponse.heartbeat:type_name -> agents.v1.Heartbeat
-	27, // 5: agents.v1.Snapshot.sessions:type_name -> agents.v1.SessionMeta
-	28, // 6: agents.v1.Event.time:type_name -> google.protobuf.Timestamp
+	29, // 5: agents.v1.Snapshot.sessions:type_name -> agents.v1.SessionMeta
+	30, // 6: agents.v1.Event.time:type_name -> google.protobuf.Timestamp
 	8,  // 7: agents.v1.Event.session_created:type_name -> agents.v1.SessionCreated
 	9,  // 8: agents.v1.Event.session_updated:type_name -> agents.v1.SessionUpdated
 	10, // 9: agents.v1.Event.session_deleted:type_name -> agents.v1.SessionDeleted
@@ -2304,24 +2484,28 @@ var file_agents_v1_event_proto_depIdxs = []int32{
 	25, // 23: agents.v1.Event.mail_rejected:type_name -> agents.v1.MailRejected
 	26, // 24: agents.v1.Event.agents_changed:type_name -> agents.v1.AgentsChanged
 	16, // 25: agents.v1.Event.tool_call_delta:type_name -> agents.v1.ToolCallDelta
-	27, // 26: agents.v1.SessionCreated.meta:type_name -> agents.v1.SessionMeta
-	27, // 27: agents.v1.SessionUpdated.meta:type_name -> agents.v1.SessionMeta
-	29, // 28: agents.v1.SessionUpdated.head_turn:type_name -> agents.v1.Turn
-	27, // 29: agents.v1.SessionDeleted.meta:type_name -> agents.v1.SessionMeta
-	1,  // 30: agents.v1.RunStarted.trigger:type_name -> agents.v1.RunTrigger
-	30, // 31: agents.v1.RunStopped.status:type_name -> agents.v1.SessionStatus
-	31, // 32: agents.v1.ToolStarted.call:type_name -> agents.v1.ToolCall
-	32, // 33: agents.v1.ToolCompleted.result:type_name -> agents.v1.ToolResult
-	33, // 34: agents.v1.CallsDeferred.calls:type_name -> agents.v1.DeferredCall
-	34, // 35: agents.v1.MailAccepted.envelope:type_name -> agents.v1.MailEnvelope
-	35, // 36: agents.v1.AgentsChanged.errors:type_name -> agents.v1.AgentLoadError
-	2,  // 37: agents.v1.EventService.Subscribe:input_type -> agents.v1.SubscribeRequest
-	3,  // 38: agents.v1.EventService.Subscribe:output_type -> agents.v1.SubscribeResponse
-	38, // [38:39] is the sub-list for method output_type
-	37, // [37:38] is the sub-list for method input_type
-	37, // [37:37] is the sub-list for extension type_name
-	37, // [37:37] is the sub-list for extension extendee
-	0,  // [0:37] is the sub-list for field type_name
+	27, // 26: agents.v1.Event.compaction_started:type_name -> agents.v1.CompactionStarted
+	28, // 27: agents.v1.Event.session_compacted:type_name -> agents.v1.SessionCompacted
+	29, // 28: agents.v1.SessionCreated.meta:type_name -> agents.v1.SessionMeta
+	29, // 29: agents.v1.SessionUpdated.meta:type_name -> agents.v1.SessionMeta
+	31, // 30: agents.v1.SessionUpdated.head_turn:type_name -> agents.v1.Turn
+	29, // 31: agents.v1.SessionDeleted.meta:type_name -> agents.v1.SessionMeta
+	1,  // 32: agents.v1.RunStarted.trigger:type_name -> agents.v1.RunTrigger
+	32, // 33: agents.v1.RunStopped.status:type_name -> agents.v1.SessionStatus
+	33, // 34: agents.v1.ToolStarted.call:type_name -> agents.v1.ToolCall
+	34, // 35: agents.v1.ToolCompleted.result:type_name -> agents.v1.ToolResult
+	35, // 36: agents.v1.CallsDeferred.calls:type_name -> agents.v1.DeferredCall
+	36, // 37: agents.v1.MailAccepted.envelope:type_name -> agents.v1.MailEnvelope
+	37, // 38: agents.v1.AgentsChanged.errors:type_name -> agents.v1.AgentLoadError
+	29, // 39: agents.v1.SessionCompacted.meta:type_name -> agents.v1.SessionMeta
+	31, // 40: agents.v1.SessionCompacted.turn:type_name -> agents.v1.Turn
+	2,  // 41: agents.v1.EventService.Subscribe:input_type -> agents.v1.SubscribeRequest
+	3,  // 42: agents.v1.EventService.Subscribe:output_type -> agents.v1.SubscribeResponse
+	42, // [42:43] is the sub-list for method output_type
+	41, // [41:42] is the sub-list for method input_type
+	41, // [41:41] is the sub-list for extension type_name
+	41, // [41:41] is the sub-list for extension extendee
+	0,  // [0:41] is the sub-list for field type_name
 }
 
 func init() { file_agents_v1_event_proto_init() }
@@ -2359,6 +2543,8 @@ func file_agents_v1_event_proto_init() {
 		(*Event_MailRejected)(nil),
 		(*Event_AgentsChanged)(nil),
 		(*Event_ToolCallDelta)(nil),
+		(*Event_CompactionStarted)(nil),
+		(*Event_SessionCompacted)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -2366,7 +2552,7 @@ func file_agents_v1_event_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agents_v1_event_proto_rawDesc), len(file_agents_v1_event_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   25,
+			NumMessages:   27,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -632,6 +632,7 @@ type Turn struct {
 	//
 	//	*Turn_User
 	//	*Turn_Llm
+	//	*Turn_Compaction
 	Kind          isTurn_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -706,6 +707,15 @@ func (x *Turn) GetLlm() *LlmTurn {
 	return nil
 }
 
+func (x *Turn) GetCompaction() *Compaction {
+	if x != nil {
+		if x, ok := x.Kind.(*Turn_Compaction); ok {
+			return x.Compaction
+		}
+	}
+	return nil
+}
+
 type isTurn_Kind interface {
 	isTurn_Kind()
 }
@@ -720,9 +730,168 @@ type Turn_Llm struct {
 	Llm *LlmTurn `protobuf:"bytes,4,opt,name=llm,proto3,oneof"`
 }
 
+type Turn_Compaction struct {
+	// A compaction: from here on, requests send the older turns as a
+	// summary, or old tool results as stubs. The turns it covers stay in
+	// the session as they were.
+	Compaction *Compaction `protobuf:"bytes,5,opt,name=compaction,proto3,oneof"`
+}
+
 func (*Turn_User) isTurn_Kind() {}
 
 func (*Turn_Llm) isTurn_Kind() {}
+
+func (*Turn_Compaction) isTurn_Kind() {}
+
+// Compaction is a turn that changes what the model is sent, never what the
+// session holds: later requests send the system prompt, the summary (when
+// there is one) and the turns from `summary_end` on whole, with the tool
+// results of turns before `prune_end` longer than a limit replaced by a
+// stub that says what was left out. Nothing is deleted: the covered turns
+// stay readable, and a fork at a turn before the compaction continues from
+// the whole history.
+type Compaction struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Why it ran: `threshold` (the request would have passed the threshold),
+	// `overflow` (the provider answered `context_length_exceeded`) or
+	// `manual` (Compact).
+	Reason string `protobuf:"bytes,1,opt,name=reason,proto3" json:"reason,omitempty"`
+	// Turns before this index are sent as the summary; 0 when the
+	// compaction only pruned.
+	SummaryEnd int32 `protobuf:"varint,2,opt,name=summary_end,json=summaryEnd,proto3" json:"summary_end,omitempty"`
+	// The summary of the turns before `summary_end`, the previous summary
+	// included; empty when the compaction only pruned.
+	Summary string `protobuf:"bytes,3,opt,name=summary,proto3" json:"summary,omitempty"`
+	// How many turns this compaction folded into the summary (those between
+	// the previous summary's end and `summary_end`, compaction turns left
+	// out): what clients show as "41 turns summarised".
+	SummarizedTurns int32 `protobuf:"varint,4,opt,name=summarized_turns,json=summarizedTurns,proto3" json:"summarized_turns,omitempty"`
+	// Tool results of turns before this index that are longer than the
+	// limit are sent as stubs.
+	PruneEnd int32 `protobuf:"varint,5,opt,name=prune_end,json=pruneEnd,proto3" json:"prune_end,omitempty"`
+	// How many tool results are sent as stubs.
+	PrunedResults int32 `protobuf:"varint,6,opt,name=pruned_results,json=prunedResults,proto3" json:"pruned_results,omitempty"`
+	// The measured input tokens of the request before and after.
+	TokensBefore int64 `protobuf:"varint,7,opt,name=tokens_before,json=tokensBefore,proto3" json:"tokens_before,omitempty"`
+	TokensAfter  int64 `protobuf:"varint,8,opt,name=tokens_after,json=tokensAfter,proto3" json:"tokens_after,omitempty"`
+	// The model that wrote the summary; empty when nothing was summarised.
+	Model string `protobuf:"bytes,9,opt,name=model,proto3" json:"model,omitempty"`
+	// Token usage and cost of the summary call; it counts toward the
+	// session's usage and budget.
+	Usage *Usage `protobuf:"bytes,10,opt,name=usage,proto3" json:"usage,omitempty"`
+	// The instruction given with a manual compaction ("keep the API
+	// names").
+	Instruction   string `protobuf:"bytes,11,opt,name=instruction,proto3" json:"instruction,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Compaction) Reset() {
+	*x = Compaction{}
+	mi := &file_agents_v1_session_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Compaction) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Compaction) ProtoMessage() {}
+
+func (x *Compaction) ProtoReflect() protoreflect.Message {
+	mi := &file_agents_v1_session_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Compaction.ProtoReflect.Descriptor instead.
+func (*Compaction) Descriptor() ([]byte, []int) {
+	return file_agents_v1_session_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *Compaction) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *Compaction) GetSummaryEnd() int32 {
+	if x != nil {
+		return x.SummaryEnd
+	}
+	return 0
+}
+
+func (x *Compaction) GetSummary() string {
+	if x != nil {
+		return x.Summary
+	}
+	return ""
+}
+
+func (x *Compaction) GetSummarizedTurns() int32 {
+	if x != nil {
+		return x.SummarizedTurns
+	}
+	return 0
+}
+
+func (x *Compaction) GetPruneEnd() int32 {
+	if x != nil {
+		return x.PruneEnd
+	}
+	return 0
+}
+
+func (x *Compaction) GetPrunedResults() int32 {
+	if x != nil {
+		return x.PrunedResults
+	}
+	return 0
+}
+
+func (x *Compaction) GetTokensBefore() int64 {
+	if x != nil {
+		return x.TokensBefore
+	}
+	return 0
+}
+
+func (x *Compaction) GetTokensAfter() int64 {
+	if x != nil {
+		return x.TokensAfter
+	}
+	return 0
+}
+
+func (x *Compaction) GetModel() string {
+	if x != nil {
+		return x.Model
+	}
+	return ""
+}
+
+func (x *Compaction) GetUsage() *Usage {
+	if x != nil {
+		return x.Usage
+	}
+	return nil
+}
+
+func (x *Compaction) GetInstruction() string {
+	if x != nil {
+		return x.Instruction
+	}
+	return ""
+}
 
 // UserTurn is what the model receives as input at a step.
 type UserTurn struct {
@@ -741,7 +910,7 @@ type UserTurn struct {
 
 func (x *UserTurn) Reset() {
 	*x = UserTurn{}
-	mi := &file_agents_v1_session_proto_msgTypes[4]
+	mi := &file_agents_v1_session_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -753,7 +922,7 @@ func (x *UserTurn) String() string {
 func (*UserTurn) ProtoMessage() {}
 
 func (x *UserTurn) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_proto_msgTypes[4]
+	mi := &file_agents_v1_session_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -766,7 +935,7 @@ func (x *UserTurn) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UserTurn.ProtoReflect.Descriptor instead.
 func (*UserTurn) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_proto_rawDescGZIP(), []int{4}
+	return file_agents_v1_session_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *UserTurn) GetText() string {
@@ -825,7 +994,7 @@ type LlmTurn struct {
 
 func (x *LlmTurn) Reset() {
 	*x = LlmTurn{}
-	mi := &file_agents_v1_session_proto_msgTypes[5]
+	mi := &file_agents_v1_session_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -837,7 +1006,7 @@ func (x *LlmTurn) String() string {
 func (*LlmTurn) ProtoMessage() {}
 
 func (x *LlmTurn) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_proto_msgTypes[5]
+	mi := &file_agents_v1_session_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -850,7 +1019,7 @@ func (x *LlmTurn) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LlmTurn.ProtoReflect.Descriptor instead.
 func (*LlmTurn) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_proto_rawDescGZIP(), []int{5}
+	return file_agents_v1_session_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *LlmTurn) GetText() string {
@@ -928,7 +1097,7 @@ type ToolCall struct {
 
 func (x *ToolCall) Reset() {
 	*x = ToolCall{}
-	mi := &file_agents_v1_session_proto_msgTypes[6]
+	mi := &file_agents_v1_session_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -940,7 +1109,7 @@ func (x *ToolCall) String() string {
 func (*ToolCall) ProtoMessage() {}
 
 func (x *ToolCall) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_proto_msgTypes[6]
+	mi := &file_agents_v1_session_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -953,7 +1122,7 @@ func (x *ToolCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCall.ProtoReflect.Descriptor instead.
 func (*ToolCall) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_proto_rawDescGZIP(), []int{6}
+	return file_agents_v1_session_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ToolCall) GetId() string {
@@ -1012,7 +1181,7 @@ type ToolResult struct {
 
 func (x *ToolResult) Reset() {
 	*x = ToolResult{}
-	mi := &file_agents_v1_session_proto_msgTypes[7]
+	mi := &file_agents_v1_session_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1024,7 +1193,7 @@ func (x *ToolResult) String() string {
 func (*ToolResult) ProtoMessage() {}
 
 func (x *ToolResult) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_proto_msgTypes[7]
+	mi := &file_agents_v1_session_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1037,7 +1206,7 @@ func (x *ToolResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolResult.ProtoReflect.Descriptor instead.
 func (*ToolResult) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_proto_rawDescGZIP(), []int{7}
+	return file_agents_v1_session_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ToolResult) GetCallId() string {
@@ -1100,7 +1269,7 @@ type Attachment struct {
 
 func (x *Attachment) Reset() {
 	*x = Attachment{}
-	mi := &file_agents_v1_session_proto_msgTypes[8]
+	mi := &file_agents_v1_session_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1112,7 +1281,7 @@ func (x *Attachment) String() string {
 func (*Attachment) ProtoMessage() {}
 
 func (x *Attachment) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_proto_msgTypes[8]
+	mi := &file_agents_v1_session_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1125,7 +1294,7 @@ func (x *Attachment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Attachment.ProtoReflect.Descriptor instead.
 func (*Attachment) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_proto_rawDescGZIP(), []int{8}
+	return file_agents_v1_session_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Attachment) GetName() string {
@@ -1181,7 +1350,7 @@ type Usage struct {
 
 func (x *Usage) Reset() {
 	*x = Usage{}
-	mi := &file_agents_v1_session_proto_msgTypes[9]
+	mi := &file_agents_v1_session_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1193,7 +1362,7 @@ func (x *Usage) String() string {
 func (*Usage) ProtoMessage() {}
 
 func (x *Usage) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_proto_msgTypes[9]
+	mi := &file_agents_v1_session_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1206,7 +1375,7 @@ func (x *Usage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Usage.ProtoReflect.Descriptor instead.
 func (*Usage) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_proto_rawDescGZIP(), []int{9}
+	return file_agents_v1_session_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Usage) GetPromptTokens() int64 {
@@ -1263,7 +1432,7 @@ type Budget struct {
 
 func (x *Budget) Reset() {
 	*x = Budget{}
-	mi := &file_agents_v1_session_proto_msgTypes[10]
+	mi := &file_agents_v1_session_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1275,7 +1444,7 @@ func (x *Budget) String() string {
 func (*Budget) ProtoMessage() {}
 
 func (x *Budget) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_proto_msgTypes[10]
+	mi := &file_agents_v1_session_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1288,7 +1457,7 @@ func (x *Budget) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Budget.ProtoReflect.Descriptor instead.
 func (*Budget) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_proto_rawDescGZIP(), []int{10}
+	return file_agents_v1_session_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Budget) GetTokens() int64 {
@@ -1318,7 +1487,7 @@ type Spend struct {
 
 func (x *Spend) Reset() {
 	*x = Spend{}
-	mi := &file_agents_v1_session_proto_msgTypes[11]
+	mi := &file_agents_v1_session_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1330,7 +1499,7 @@ func (x *Spend) String() string {
 func (*Spend) ProtoMessage() {}
 
 func (x *Spend) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_proto_msgTypes[11]
+	mi := &file_agents_v1_session_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1343,7 +1512,7 @@ func (x *Spend) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Spend.ProtoReflect.Descriptor instead.
 func (*Spend) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_proto_rawDescGZIP(), []int{11}
+	return file_agents_v1_session_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Spend) GetTokens() int64 {
@@ -1379,7 +1548,7 @@ type BudgetState struct {
 
 func (x *BudgetState) Reset() {
 	*x = BudgetState{}
-	mi := &file_agents_v1_session_proto_msgTypes[12]
+	mi := &file_agents_v1_session_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1391,7 +1560,7 @@ func (x *BudgetState) String() string {
 func (*BudgetState) ProtoMessage() {}
 
 func (x *BudgetState) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_proto_msgTypes[12]
+	mi := &file_agents_v1_session_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1404,7 +1573,7 @@ func (x *BudgetState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BudgetState.ProtoReflect.Descriptor instead.
 func (*BudgetState) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_proto_rawDescGZIP(), []int{12}
+	return file_agents_v1_session_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *BudgetState) GetBudget() *Budget {
@@ -1455,7 +1624,7 @@ type DeferredCall struct {
 
 func (x *DeferredCall) Reset() {
 	*x = DeferredCall{}
-	mi := &file_agents_v1_session_proto_msgTypes[13]
+	mi := &file_agents_v1_session_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1467,7 +1636,7 @@ func (x *DeferredCall) String() string {
 func (*DeferredCall) ProtoMessage() {}
 
 func (x *DeferredCall) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_proto_msgTypes[13]
+	mi := &file_agents_v1_session_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1480,7 +1649,7 @@ func (x *DeferredCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeferredCall.ProtoReflect.Descriptor instead.
 func (*DeferredCall) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_proto_rawDescGZIP(), []int{13}
+	return file_agents_v1_session_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *DeferredCall) GetToken() string {
@@ -1535,7 +1704,7 @@ type Message struct {
 
 func (x *Message) Reset() {
 	*x = Message{}
-	mi := &file_agents_v1_session_proto_msgTypes[14]
+	mi := &file_agents_v1_session_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1547,7 +1716,7 @@ func (x *Message) String() string {
 func (*Message) ProtoMessage() {}
 
 func (x *Message) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_proto_msgTypes[14]
+	mi := &file_agents_v1_session_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1560,7 +1729,7 @@ func (x *Message) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Message.ProtoReflect.Descriptor instead.
 func (*Message) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_proto_rawDescGZIP(), []int{14}
+	return file_agents_v1_session_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Message) GetText() string {
@@ -1597,7 +1766,7 @@ type RunOptions struct {
 
 func (x *RunOptions) Reset() {
 	*x = RunOptions{}
-	mi := &file_agents_v1_session_proto_msgTypes[15]
+	mi := &file_agents_v1_session_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1609,7 +1778,7 @@ func (x *RunOptions) String() string {
 func (*RunOptions) ProtoMessage() {}
 
 func (x *RunOptions) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_proto_msgTypes[15]
+	mi := &file_agents_v1_session_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1622,7 +1791,7 @@ func (x *RunOptions) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunOptions.ProtoReflect.Descriptor instead.
 func (*RunOptions) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_proto_rawDescGZIP(), []int{15}
+	return file_agents_v1_session_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *RunOptions) GetHold() bool {
@@ -1655,7 +1824,7 @@ type Watch struct {
 
 func (x *Watch) Reset() {
 	*x = Watch{}
-	mi := &file_agents_v1_session_proto_msgTypes[16]
+	mi := &file_agents_v1_session_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1667,7 +1836,7 @@ func (x *Watch) String() string {
 func (*Watch) ProtoMessage() {}
 
 func (x *Watch) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_proto_msgTypes[16]
+	mi := &file_agents_v1_session_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1680,7 +1849,7 @@ func (x *Watch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Watch.ProtoReflect.Descriptor instead.
 func (*Watch) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_proto_rawDescGZIP(), []int{16}
+	return file_agents_v1_session_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Watch) GetWatcherId() string {
@@ -1750,14 +1919,32 @@ const file_agents_v1_session_proto_rawDesc = "" +
 	"\bthinking\x18\x03 \x01(\tR\bthinking\x122\n" +
 	"\n" +
 	"tool_calls\x18\x04 \x03(\v2\x13.agents.v1.ToolCallR\ttoolCalls\x128\n" +
-	"\ftool_results\x18\x05 \x03(\v2\x15.agents.v1.ToolResultR\vtoolResults\"\xb4\x01\n" +
+	"\ftool_results\x18\x05 \x03(\v2\x15.agents.v1.ToolResultR\vtoolResults\"\xed\x01\n" +
 	"\x04Turn\x12\x14\n" +
 	"\x05index\x18\x01 \x01(\x05R\x05index\x12;\n" +
 	"\vcreate_time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"createTime\x12)\n" +
 	"\x04user\x18\x03 \x01(\v2\x13.agents.v1.UserTurnH\x00R\x04user\x12&\n" +
-	"\x03llm\x18\x04 \x01(\v2\x12.agents.v1.LlmTurnH\x00R\x03llmB\x06\n" +
-	"\x04kind\"\xbe\x01\n" +
+	"\x03llm\x18\x04 \x01(\v2\x12.agents.v1.LlmTurnH\x00R\x03llm\x127\n" +
+	"\n" +
+	"compaction\x18\x05 \x01(\v2\x15.agents.v1.CompactionH\x00R\n" +
+	"compactionB\x06\n" +
+	"\x04kind\"\xf6\x02\n" +
+	"\n" +
+	"Compaction\x12\x16\n" +
+	"\x06reason\x18\x01 \x01(\tR\x06reason\x12\x1f\n" +
+	"\vsummary_end\x18\x02 \x01(\x05R\n" +
+	"summaryEnd\x12\x18\n" +
+	"\asummary\x18\x03 \x01(\tR\asummary\x12)\n" +
+	"\x10summarized_turns\x18\x04 \x01(\x05R\x0fsummarizedTurns\x12\x1b\n" +
+	"\tprune_end\x18\x05 \x01(\x05R\bpruneEnd\x12%\n" +
+	"\x0epruned_results\x18\x06 \x01(\x05R\rprunedResults\x12#\n" +
+	"\rtokens_before\x18\a \x01(\x03R\ftokensBefore\x12!\n" +
+	"\ftokens_after\x18\b \x01(\x03R\vtokensAfter\x12\x14\n" +
+	"\x05model\x18\t \x01(\tR\x05model\x12&\n" +
+	"\x05usage\x18\n" +
+	" \x01(\v2\x10.agents.v1.UsageR\x05usage\x12 \n" +
+	"\vinstruction\x18\v \x01(\tR\vinstruction\"\xbe\x01\n" +
 	"\bUserTurn\x12\x12\n" +
 	"\x04text\x18\x01 \x01(\tR\x04text\x127\n" +
 	"\vattachments\x18\x02 \x03(\v2\x15.agents.v1.AttachmentR\vattachments\x128\n" +
@@ -1867,7 +2054,7 @@ func file_agents_v1_session_proto_rawDescGZIP() []byte {
 }
 
 var file_agents_v1_session_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_agents_v1_session_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
+var file_agents_v1_session_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
 var file_agents_v1_session_proto_goTypes = []any{
 	(SessionStatus)(0),            // 0: agents.v1.SessionStatus
 	(CallMode)(0),                 // 1: agents.v1.CallMode
@@ -1876,60 +2063,63 @@ var file_agents_v1_session_proto_goTypes = []any{
 	(*Session)(nil),               // 4: agents.v1.Session
 	(*TurnInProgress)(nil),        // 5: agents.v1.TurnInProgress
 	(*Turn)(nil),                  // 6: agents.v1.Turn
-	(*UserTurn)(nil),              // 7: agents.v1.UserTurn
-	(*LlmTurn)(nil),               // 8: agents.v1.LlmTurn
-	(*ToolCall)(nil),              // 9: agents.v1.ToolCall
-	(*ToolResult)(nil),            // 10: agents.v1.ToolResult
-	(*Attachment)(nil),            // 11: agents.v1.Attachment
-	(*Usage)(nil),                 // 12: agents.v1.Usage
-	(*Budget)(nil),                // 13: agents.v1.Budget
-	(*Spend)(nil),                 // 14: agents.v1.Spend
-	(*BudgetState)(nil),           // 15: agents.v1.BudgetState
-	(*DeferredCall)(nil),          // 16: agents.v1.DeferredCall
-	(*Message)(nil),               // 17: agents.v1.Message
-	(*RunOptions)(nil),            // 18: agents.v1.RunOptions
-	(*Watch)(nil),                 // 19: agents.v1.Watch
-	(*timestamppb.Timestamp)(nil), // 20: google.protobuf.Timestamp
-	(*MailEnvelope)(nil),          // 21: agents.v1.MailEnvelope
-	(ToolKind)(0),                 // 22: agents.v1.ToolKind
-	(*durationpb.Duration)(nil),   // 23: google.protobuf.Duration
+	(*Compaction)(nil),            // 7: agents.v1.Compaction
+	(*UserTurn)(nil),              // 8: agents.v1.UserTurn
+	(*LlmTurn)(nil),               // 9: agents.v1.LlmTurn
+	(*ToolCall)(nil),              // 10: agents.v1.ToolCall
+	(*ToolResult)(nil),            // 11: agents.v1.ToolResult
+	(*Attachment)(nil),            // 12: agents.v1.Attachment
+	(*Usage)(nil),                 // 13: agents.v1.Usage
+	(*Budget)(nil),                // 14: agents.v1.Budget
+	(*Spend)(nil),                 // 15: agents.v1.Spend
+	(*BudgetState)(nil),           // 16: agents.v1.BudgetState
+	(*DeferredCall)(nil),          // 17: agents.v1.DeferredCall
+	(*Message)(nil),               // 18: agents.v1.Message
+	(*RunOptions)(nil),            // 19: agents.v1.RunOptions
+	(*Watch)(nil),                 // 20: agents.v1.Watch
+	(*timestamppb.Timestamp)(nil), // 21: google.protobuf.Timestamp
+	(*MailEnvelope)(nil),          // 22: agents.v1.MailEnvelope
+	(ToolKind)(0),                 // 23: agents.v1.ToolKind
+	(*durationpb.Duration)(nil),   // 24: google.protobuf.Duration
 }
 var file_agents_v1_session_proto_depIdxs = []int32{
 	0,  // 0: agents.v1.SessionMeta.status:type_name -> agents.v1.SessionStatus
-	12, // 1: agents.v1.SessionMeta.usage:type_name -> agents.v1.Usage
-	20, // 2: agents.v1.SessionMeta.create_time:type_name -> google.protobuf.Timestamp
-	20, // 3: agents.v1.SessionMeta.update_time:type_name -> google.protobuf.Timestamp
-	15, // 4: agents.v1.SessionMeta.budget:type_name -> agents.v1.BudgetState
+	13, // 1: agents.v1.SessionMeta.usage:type_name -> agents.v1.Usage
+	21, // 2: agents.v1.SessionMeta.create_time:type_name -> google.protobuf.Timestamp
+	21, // 3: agents.v1.SessionMeta.update_time:type_name -> google.protobuf.Timestamp
+	16, // 4: agents.v1.SessionMeta.budget:type_name -> agents.v1.BudgetState
 	3,  // 5: agents.v1.Session.meta:type_name -> agents.v1.SessionMeta
 	6,  // 6: agents.v1.Session.turns:type_name -> agents.v1.Turn
-	16, // 7: agents.v1.Session.pending_calls:type_name -> agents.v1.DeferredCall
+	17, // 7: agents.v1.Session.pending_calls:type_name -> agents.v1.DeferredCall
 	5,  // 8: agents.v1.Session.in_progress:type_name -> agents.v1.TurnInProgress
-	9,  // 9: agents.v1.TurnInProgress.tool_calls:type_name -> agents.v1.ToolCall
-	10, // 10: agents.v1.TurnInProgress.tool_results:type_name -> agents.v1.ToolResult
-	20, // 11: agents.v1.Turn.create_time:type_name -> google.protobuf.Timestamp
-	7,  // 12: agents.v1.Turn.user:type_name -> agents.v1.UserTurn
-	8,  // 13: agents.v1.Turn.llm:type_name -> agents.v1.LlmTurn
-	11, // 14: agents.v1.UserTurn.attachments:type_name -> agents.v1.Attachment
-	10, // 15: agents.v1.UserTurn.tool_results:type_name -> agents.v1.ToolResult
-	21, // 16: agents.v1.UserTurn.mail:type_name -> agents.v1.MailEnvelope
-	9,  // 17: agents.v1.LlmTurn.tool_calls:type_name -> agents.v1.ToolCall
-	12, // 18: agents.v1.LlmTurn.usage:type_name -> agents.v1.Usage
-	22, // 19: agents.v1.ToolCall.kind:type_name -> agents.v1.ToolKind
-	1,  // 20: agents.v1.ToolCall.mode:type_name -> agents.v1.CallMode
-	2,  // 21: agents.v1.ToolResult.status:type_name -> agents.v1.ToolResultStatus
-	23, // 22: agents.v1.ToolResult.duration:type_name -> google.protobuf.Duration
-	13, // 23: agents.v1.BudgetState.budget:type_name -> agents.v1.Budget
-	14, // 24: agents.v1.BudgetState.spent:type_name -> agents.v1.Spend
-	13, // 25: agents.v1.BudgetState.left:type_name -> agents.v1.Budget
-	9,  // 26: agents.v1.DeferredCall.call:type_name -> agents.v1.ToolCall
-	20, // 27: agents.v1.DeferredCall.create_time:type_name -> google.protobuf.Timestamp
-	11, // 28: agents.v1.Message.attachments:type_name -> agents.v1.Attachment
-	20, // 29: agents.v1.Watch.expire_time:type_name -> google.protobuf.Timestamp
-	30, // [30:30] is the sub-list for method output_type
-	30, // [30:30] is the sub-list for method input_type
-	30, // [30:30] is the sub-list for extension type_name
-	30, // [30:30] is the sub-list for extension extendee
-	0,  // [0:30] is the sub-list for field type_name
+	10, // 9: agents.v1.TurnInProgress.tool_calls:type_name -> agents.v1.ToolCall
+	11, // 10: agents.v1.TurnInProgress.tool_results:type_name -> agents.v1.ToolResult
+	21, // 11: agents.v1.Turn.create_time:type_name -> google.protobuf.Timestamp
+	8,  // 12: agents.v1.Turn.user:type_name -> agents.v1.UserTurn
+	9,  // 13: agents.v1.Turn.llm:type_name -> agents.v1.LlmTurn
+	7,  // 14: agents.v1.Turn.compaction:type_name -> agents.v1.Compaction
+	13, // 15: agents.v1.Compaction.usage:type_name -> agents.v1.Usage
+	12, // 16: agents.v1.UserTurn.attachments:type_name -> agents.v1.Attachment
+	11, // 17: agents.v1.UserTurn.tool_results:type_name -> agents.v1.ToolResult
+	22, // 18: agents.v1.UserTurn.mail:type_name -> agents.v1.MailEnvelope
+	10, // 19: agents.v1.LlmTurn.tool_calls:type_name -> agents.v1.ToolCall
+	13, // 20: agents.v1.LlmTurn.usage:type_name -> agents.v1.Usage
+	23, // 21: agents.v1.ToolCall.kind:type_name -> agents.v1.ToolKind
+	1,  // 22: agents.v1.ToolCall.mode:type_name -> agents.v1.CallMode
+	2,  // 23: agents.v1.ToolResult.status:type_name -> agents.v1.ToolResultStatus
+	24, // 24: agents.v1.ToolResult.duration:type_name -> google.protobuf.Duration
+	14, // 25: agents.v1.BudgetState.budget:type_name -> agents.v1.Budget
+	15, // 26: agents.v1.BudgetState.spent:type_name -> agents.v1.Spend
+	14, // 27: agents.v1.BudgetState.left:type_name -> agents.v1.Budget
+	10, // 28: agents.v1.DeferredCall.call:type_name -> agents.v1.ToolCall
+	21, // 29: agents.v1.DeferredCall.create_time:type_name -> google.protobuf.Timestamp
+	12, // 30: agents.v1.Message.attachments:type_name -> agents.v1.Attachment
+	21, // 31: agents.v1.Watch.expire_time:type_name -> google.protobuf.Timestamp
+	32, // [32:32] is the sub-list for method output_type
+	32, // [32:32] is the sub-list for method input_type
+	32, // [32:32] is the sub-list for extension type_name
+	32, // [32:32] is the sub-list for extension extendee
+	0,  // [0:32] is the sub-list for field type_name
 }
 
 func init() { file_agents_v1_session_proto_init() }
@@ -1942,16 +2132,17 @@ func file_agents_v1_session_proto_init() {
 	file_agents_v1_session_proto_msgTypes[3].OneofWrappers = []any{
 		(*Turn_User)(nil),
 		(*Turn_Llm)(nil),
+		(*Turn_Compaction)(nil),
 	}
-	file_agents_v1_session_proto_msgTypes[9].OneofWrappers = []any{}
 	file_agents_v1_session_proto_msgTypes[10].OneofWrappers = []any{}
+	file_agents_v1_session_proto_msgTypes[11].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agents_v1_session_proto_rawDesc), len(file_agents_v1_session_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   17,
+			NumMessages:   18,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -1206,6 +1206,126 @@ func (x *PauseResponse) GetMeta() *SessionMeta {
 	return nil
 }
 
+// CompactRequest asks for a compaction.
+type CompactRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The session.
+	SessionId string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// What the summary must keep ("keep the API names"); optional.
+	Instruction   string `protobuf:"bytes,2,opt,name=instruction,proto3" json:"instruction,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CompactRequest) Reset() {
+	*x = CompactRequest{}
+	mi := &file_agents_v1_session_service_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CompactRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CompactRequest) ProtoMessage() {}
+
+func (x *CompactRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agents_v1_session_service_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CompactRequest.ProtoReflect.Descriptor instead.
+func (*CompactRequest) Descriptor() ([]byte, []int) {
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *CompactRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *CompactRequest) GetInstruction() string {
+	if x != nil {
+		return x.Instruction
+	}
+	return ""
+}
+
+// CompactResponse says what the compaction did.
+type CompactResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The session summary after the compaction.
+	Meta *SessionMeta `protobuf:"bytes,1,opt,name=meta,proto3" json:"meta,omitempty"`
+	// The compaction turn; unset while it is pending.
+	Compaction *Turn `protobuf:"bytes,2,opt,name=compaction,proto3" json:"compaction,omitempty"`
+	// The session was running: the compaction happens before the run's
+	// next model call.
+	Pending       bool `protobuf:"varint,3,opt,name=pending,proto3" json:"pending,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CompactResponse) Reset() {
+	*x = CompactResponse{}
+	mi := &file_agents_v1_session_service_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CompactResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CompactResponse) ProtoMessage() {}
+
+func (x *CompactResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agents_v1_session_service_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CompactResponse.ProtoReflect.Descriptor instead.
+func (*CompactResponse) Descriptor() ([]byte, []int) {
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *CompactResponse) GetMeta() *SessionMeta {
+	if x != nil {
+		return x.Meta
+	}
+	return nil
+}
+
+func (x *CompactResponse) GetCompaction() *Turn {
+	if x != nil {
+		return x.Compaction
+	}
+	return nil
+}
+
+func (x *CompactResponse) GetPending() bool {
+	if x != nil {
+		return x.Pending
+	}
+	return false
+}
+
 // SendMailRequest sends mail to a session.
 type SendMailRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1232,7 +1352,7 @@ type SendMailRequest struct {
 
 func (x *SendMailRequest) Reset() {
 	*x = SendMailRequest{}
-	mi := &file_agents_v1_session_service_proto_msgTypes[15]
+	mi := &file_agents_v1_session_service_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1244,7 +1364,7 @@ func (x *SendMailRequest) String() string {
 func (*SendMailRequest) ProtoMessage() {}
 
 func (x *SendMailRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_service_proto_msgTypes[15]
+	mi := &file_agents_v1_session_service_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1257,7 +1377,7 @@ func (x *SendMailRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendMailRequest.ProtoReflect.Descriptor instead.
 func (*SendMailRequest) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{15}
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *SendMailRequest) GetSessionId() string {
@@ -1306,7 +1426,7 @@ type SendMailResponse struct {
 
 func (x *SendMailResponse) Reset() {
 	*x = SendMailResponse{}
-	mi := &file_agents_v1_session_service_proto_msgTypes[16]
+	mi := &file_agents_v1_session_service_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1318,7 +1438,7 @@ func (x *SendMailResponse) String() string {
 func (*SendMailResponse) ProtoMessage() {}
 
 func (x *SendMailResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_service_proto_msgTypes[16]
+	mi := &file_agents_v1_session_service_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1331,7 +1451,7 @@ func (x *SendMailResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendMailResponse.ProtoReflect.Descriptor instead.
 func (*SendMailResponse) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{16}
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *SendMailResponse) GetEnvelope() *MailEnvelope {
@@ -1354,7 +1474,7 @@ type ListMailRequest struct {
 
 func (x *ListMailRequest) Reset() {
 	*x = ListMailRequest{}
-	mi := &file_agents_v1_session_service_proto_msgTypes[17]
+	mi := &file_agents_v1_session_service_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1366,7 +1486,7 @@ func (x *ListMailRequest) String() string {
 func (*ListMailRequest) ProtoMessage() {}
 
 func (x *ListMailRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_service_proto_msgTypes[17]
+	mi := &file_agents_v1_session_service_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1379,7 +1499,7 @@ func (x *ListMailRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMailRequest.ProtoReflect.Descriptor instead.
 func (*ListMailRequest) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{17}
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ListMailRequest) GetSessionId() string {
@@ -1407,7 +1527,7 @@ type ListMailResponse struct {
 
 func (x *ListMailResponse) Reset() {
 	*x = ListMailResponse{}
-	mi := &file_agents_v1_session_service_proto_msgTypes[18]
+	mi := &file_agents_v1_session_service_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1419,7 +1539,7 @@ func (x *ListMailResponse) String() string {
 func (*ListMailResponse) ProtoMessage() {}
 
 func (x *ListMailResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_service_proto_msgTypes[18]
+	mi := &file_agents_v1_session_service_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1432,7 +1552,7 @@ func (x *ListMailResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMailResponse.ProtoReflect.Descriptor instead.
 func (*ListMailResponse) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{18}
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ListMailResponse) GetMail() []*MailEnvelope {
@@ -1459,7 +1579,7 @@ type ForkSessionRequest struct {
 
 func (x *ForkSessionRequest) Reset() {
 	*x = ForkSessionRequest{}
-	mi := &file_agents_v1_session_service_proto_msgTypes[19]
+	mi := &file_agents_v1_session_service_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1471,7 +1591,7 @@ func (x *ForkSessionRequest) String() string {
 func (*ForkSessionRequest) ProtoMessage() {}
 
 func (x *ForkSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_service_proto_msgTypes[19]
+	mi := &file_agents_v1_session_service_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1484,7 +1604,7 @@ func (x *ForkSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForkSessionRequest.ProtoReflect.Descriptor instead.
 func (*ForkSessionRequest) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{19}
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ForkSessionRequest) GetSessionId() string {
@@ -1519,7 +1639,7 @@ type ForkSessionResponse struct {
 
 func (x *ForkSessionResponse) Reset() {
 	*x = ForkSessionResponse{}
-	mi := &file_agents_v1_session_service_proto_msgTypes[20]
+	mi := &file_agents_v1_session_service_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1531,7 +1651,7 @@ func (x *ForkSessionResponse) String() string {
 func (*ForkSessionResponse) ProtoMessage() {}
 
 func (x *ForkSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_service_proto_msgTypes[20]
+	mi := &file_agents_v1_session_service_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1544,7 +1664,7 @@ func (x *ForkSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForkSessionResponse.ProtoReflect.Descriptor instead.
 func (*ForkSessionResponse) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{20}
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ForkSessionResponse) GetSession() *Session {
@@ -1579,7 +1699,7 @@ type ListSessionsRequest struct {
 
 func (x *ListSessionsRequest) Reset() {
 	*x = ListSessionsRequest{}
-	mi := &file_agents_v1_session_service_proto_msgTypes[21]
+	mi := &file_agents_v1_session_service_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1591,7 +1711,7 @@ func (x *ListSessionsRequest) String() string {
 func (*ListSessionsRequest) ProtoMessage() {}
 
 func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_service_proto_msgTypes[21]
+	mi := &file_agents_v1_session_service_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1604,7 +1724,7 @@ func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSessionsRequest.ProtoReflect.Descriptor instead.
 func (*ListSessionsRequest) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{21}
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ListSessionsRequest) GetAgent() string {
@@ -1679,7 +1799,7 @@ type ListSessionsResponse struct {
 
 func (x *ListSessionsResponse) Reset() {
 	*x = ListSessionsResponse{}
-	mi := &file_agents_v1_session_service_proto_msgTypes[22]
+	mi := &file_agents_v1_session_service_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1691,7 +1811,7 @@ func (x *ListSessionsResponse) String() string {
 func (*ListSessionsResponse) ProtoMessage() {}
 
 func (x *ListSessionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_service_proto_msgTypes[22]
+	mi := &file_agents_v1_session_service_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1704,7 +1824,7 @@ func (x *ListSessionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSessionsResponse.ProtoReflect.Descriptor instead.
 func (*ListSessionsResponse) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{22}
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ListSessionsResponse) GetSessions() []*SessionMeta {
@@ -1767,7 +1887,7 @@ type GetSessionRequest struct {
 
 func (x *GetSessionRequest) Reset() {
 	*x = GetSessionRequest{}
-	mi := &file_agents_v1_session_service_proto_msgTypes[23]
+	mi := &file_agents_v1_session_service_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1779,7 +1899,7 @@ func (x *GetSessionRequest) String() string {
 func (*GetSessionRequest) ProtoMessage() {}
 
 func (x *GetSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_service_proto_msgTypes[23]
+	mi := &file_agents_v1_session_service_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1792,7 +1912,7 @@ func (x *GetSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionRequest.ProtoReflect.Descriptor instead.
 func (*GetSessionRequest) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{23}
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *GetSessionRequest) GetSessionId() string {
@@ -1866,7 +1986,7 @@ type GetSessionResponse struct {
 
 func (x *GetSessionResponse) Reset() {
 	*x = GetSessionResponse{}
-	mi := &file_agents_v1_session_service_proto_msgTypes[24]
+	mi := &file_agents_v1_session_service_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1878,7 +1998,7 @@ func (x *GetSessionResponse) String() string {
 func (*GetSessionResponse) ProtoMessage() {}
 
 func (x *GetSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_service_proto_msgTypes[24]
+	mi := &file_agents_v1_session_service_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1891,7 +2011,7 @@ func (x *GetSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionResponse.ProtoReflect.Descriptor instead.
 func (*GetSessionResponse) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{24}
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *GetSessionResponse) GetSession() *Session {
@@ -1921,7 +2041,7 @@ type DeleteSessionRequest struct {
 
 func (x *DeleteSessionRequest) Reset() {
 	*x = DeleteSessionRequest{}
-	mi := &file_agents_v1_session_service_proto_msgTypes[25]
+	mi := &file_agents_v1_session_service_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1933,7 +2053,7 @@ func (x *DeleteSessionRequest) String() string {
 func (*DeleteSessionRequest) ProtoMessage() {}
 
 func (x *DeleteSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_service_proto_msgTypes[25]
+	mi := &file_agents_v1_session_service_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1946,7 +2066,7 @@ func (x *DeleteSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSessionRequest.ProtoReflect.Descriptor instead.
 func (*DeleteSessionRequest) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{25}
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *DeleteSessionRequest) GetSessionId() string {
@@ -1974,7 +2094,7 @@ type DeleteSessionResponse struct {
 
 func (x *DeleteSessionResponse) Reset() {
 	*x = DeleteSessionResponse{}
-	mi := &file_agents_v1_session_service_proto_msgTypes[26]
+	mi := &file_agents_v1_session_service_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1986,7 +2106,7 @@ func (x *DeleteSessionResponse) String() string {
 func (*DeleteSessionResponse) ProtoMessage() {}
 
 func (x *DeleteSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_service_proto_msgTypes[26]
+	mi := &file_agents_v1_session_service_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1999,7 +2119,7 @@ func (x *DeleteSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSessionResponse.ProtoReflect.Descriptor instead.
 func (*DeleteSessionResponse) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{26}
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *DeleteSessionResponse) GetDeletedIds() []string {
@@ -2023,7 +2143,7 @@ type RenameSessionRequest struct {
 
 func (x *RenameSessionRequest) Reset() {
 	*x = RenameSessionRequest{}
-	mi := &file_agents_v1_session_service_proto_msgTypes[27]
+	mi := &file_agents_v1_session_service_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2035,7 +2155,7 @@ func (x *RenameSessionRequest) String() string {
 func (*RenameSessionRequest) ProtoMessage() {}
 
 func (x *RenameSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_service_proto_msgTypes[27]
+	mi := &file_agents_v1_session_service_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2048,7 +2168,7 @@ func (x *RenameSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenameSessionRequest.ProtoReflect.Descriptor instead.
 func (*RenameSessionRequest) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{27}
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *RenameSessionRequest) GetSessionId() string {
@@ -2076,7 +2196,7 @@ type RenameSessionResponse struct {
 
 func (x *RenameSessionResponse) Reset() {
 	*x = RenameSessionResponse{}
-	mi := &file_agents_v1_session_service_proto_msgTypes[28]
+	mi := &file_agents_v1_session_service_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2088,7 +2208,7 @@ func (x *RenameSessionResponse) String() string {
 func (*RenameSessionResponse) ProtoMessage() {}
 
 func (x *RenameSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_service_proto_msgTypes[28]
+	mi := &file_agents_v1_session_service_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2101,7 +2221,7 @@ func (x *RenameSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenameSessionResponse.ProtoReflect.Descriptor instead.
 func (*RenameSessionResponse) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{28}
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *RenameSessionResponse) GetMeta() *SessionMeta {
@@ -2131,7 +2251,7 @@ type UpdateSessionRequest struct {
 
 func (x *UpdateSessionRequest) Reset() {
 	*x = UpdateSessionRequest{}
-	mi := &file_agents_v1_session_service_proto_msgTypes[29]
+	mi := &file_agents_v1_session_service_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2143,7 +2263,7 @@ func (x *UpdateSessionRequest) String() string {
 func (*UpdateSessionRequest) ProtoMessage() {}
 
 func (x *UpdateSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_service_proto_msgTypes[29]
+	mi := &file_agents_v1_session_service_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2156,7 +2276,7 @@ func (x *UpdateSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateSessionRequest.ProtoReflect.Descriptor instead.
 func (*UpdateSessionRequest) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{29}
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *UpdateSessionRequest) GetSessionId() string {
@@ -2191,7 +2311,7 @@ type UpdateSessionResponse struct {
 
 func (x *UpdateSessionResponse) Reset() {
 	*x = UpdateSessionResponse{}
-	mi := &file_agents_v1_session_service_proto_msgTypes[30]
+	mi := &file_agents_v1_session_service_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2203,7 +2323,7 @@ func (x *UpdateSessionResponse) String() string {
 func (*UpdateSessionResponse) ProtoMessage() {}
 
 func (x *UpdateSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_service_proto_msgTypes[30]
+	mi := &file_agents_v1_session_service_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2216,7 +2336,7 @@ func (x *UpdateSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateSessionResponse.ProtoReflect.Descriptor instead.
 func (*UpdateSessionResponse) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{30}
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *UpdateSessionResponse) GetMeta() *SessionMeta {
@@ -2241,7 +2361,7 @@ type WatchSessionRequest struct {
 
 func (x *WatchSessionRequest) Reset() {
 	*x = WatchSessionRequest{}
-	mi := &file_agents_v1_session_service_proto_msgTypes[31]
+	mi := &file_agents_v1_session_service_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2253,7 +2373,7 @@ func (x *WatchSessionRequest) String() string {
 func (*WatchSessionRequest) ProtoMessage() {}
 
 func (x *WatchSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_service_proto_msgTypes[31]
+	mi := &file_agents_v1_session_service_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2266,7 +2386,7 @@ func (x *WatchSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchSessionRequest.ProtoReflect.Descriptor instead.
 func (*WatchSessionRequest) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{31}
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *WatchSessionRequest) GetWatcherId() string {
@@ -2301,7 +2421,7 @@ type WatchSessionResponse struct {
 
 func (x *WatchSessionResponse) Reset() {
 	*x = WatchSessionResponse{}
-	mi := &file_agents_v1_session_service_proto_msgTypes[32]
+	mi := &file_agents_v1_session_service_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2313,7 +2433,7 @@ func (x *WatchSessionResponse) String() string {
 func (*WatchSessionResponse) ProtoMessage() {}
 
 func (x *WatchSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_service_proto_msgTypes[32]
+	mi := &file_agents_v1_session_service_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2326,7 +2446,7 @@ func (x *WatchSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchSessionResponse.ProtoReflect.Descriptor instead.
 func (*WatchSessionResponse) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{32}
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *WatchSessionResponse) GetWatch() *Watch {
@@ -2349,7 +2469,7 @@ type UnwatchSessionRequest struct {
 
 func (x *UnwatchSessionRequest) Reset() {
 	*x = UnwatchSessionRequest{}
-	mi := &file_agents_v1_session_service_proto_msgTypes[33]
+	mi := &file_agents_v1_session_service_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2361,7 +2481,7 @@ func (x *UnwatchSessionRequest) String() string {
 func (*UnwatchSessionRequest) ProtoMessage() {}
 
 func (x *UnwatchSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_service_proto_msgTypes[33]
+	mi := &file_agents_v1_session_service_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2374,7 +2494,7 @@ func (x *UnwatchSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnwatchSessionRequest.ProtoReflect.Descriptor instead.
 func (*UnwatchSessionRequest) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{33}
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *UnwatchSessionRequest) GetWatcherId() string {
@@ -2400,7 +2520,7 @@ type UnwatchSessionResponse struct {
 
 func (x *UnwatchSessionResponse) Reset() {
 	*x = UnwatchSessionResponse{}
-	mi := &file_agents_v1_session_service_proto_msgTypes[34]
+	mi := &file_agents_v1_session_service_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2412,7 +2532,7 @@ func (x *UnwatchSessionResponse) String() string {
 func (*UnwatchSessionResponse) ProtoMessage() {}
 
 func (x *UnwatchSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_service_proto_msgTypes[34]
+	mi := &file_agents_v1_session_service_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2425,7 +2545,7 @@ func (x *UnwatchSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnwatchSessionResponse.ProtoReflect.Descriptor instead.
 func (*UnwatchSessionResponse) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{34}
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{36}
 }
 
 // ExportSessionRequest exports a session.
@@ -2441,7 +2561,7 @@ type ExportSessionRequest struct {
 
 func (x *ExportSessionRequest) Reset() {
 	*x = ExportSessionRequest{}
-	mi := &file_agents_v1_session_service_proto_msgTypes[35]
+	mi := &file_agents_v1_session_service_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2453,7 +2573,7 @@ func (x *ExportSessionRequest) String() string {
 func (*ExportSessionRequest) ProtoMessage() {}
 
 func (x *ExportSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_service_proto_msgTypes[35]
+	mi := &file_agents_v1_session_service_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2466,7 +2586,7 @@ func (x *ExportSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportSessionRequest.ProtoReflect.Descriptor instead.
 func (*ExportSessionRequest) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{35}
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ExportSessionRequest) GetSessionId() string {
@@ -2496,7 +2616,7 @@ type ExportSessionResponse struct {
 
 func (x *ExportSessionResponse) Reset() {
 	*x = ExportSessionResponse{}
-	mi := &file_agents_v1_session_service_proto_msgTypes[36]
+	mi := &file_agents_v1_session_service_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2508,7 +2628,7 @@ func (x *ExportSessionResponse) String() string {
 func (*ExportSessionResponse) ProtoMessage() {}
 
 func (x *ExportSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_service_proto_msgTypes[36]
+	mi := &file_agents_v1_session_service_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2521,7 +2641,7 @@ func (x *ExportSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportSessionResponse.ProtoReflect.Descriptor instead.
 func (*ExportSessionResponse) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{36}
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ExportSessionResponse) GetContentType() string {
@@ -2553,7 +2673,7 @@ type ImportSessionsRequest struct {
 
 func (x *ImportSessionsRequest) Reset() {
 	*x = ImportSessionsRequest{}
-	mi := &file_agents_v1_session_service_proto_msgTypes[37]
+	mi := &file_agents_v1_session_service_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2565,7 +2685,7 @@ func (x *ImportSessionsRequest) String() string {
 func (*ImportSessionsRequest) ProtoMessage() {}
 
 func (x *ImportSessionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_service_proto_msgTypes[37]
+	mi := &file_agents_v1_session_service_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2578,7 +2698,7 @@ func (x *ImportSessionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportSessionsRequest.ProtoReflect.Descriptor instead.
 func (*ImportSessionsRequest) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{37}
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *ImportSessionsRequest) GetFiles() []*ImportFile {
@@ -2609,7 +2729,7 @@ type ImportFile struct {
 
 func (x *ImportFile) Reset() {
 	*x = ImportFile{}
-	mi := &file_agents_v1_session_service_proto_msgTypes[38]
+	mi := &file_agents_v1_session_service_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2621,7 +2741,7 @@ func (x *ImportFile) String() string {
 func (*ImportFile) ProtoMessage() {}
 
 func (x *ImportFile) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_service_proto_msgTypes[38]
+	mi := &file_agents_v1_session_service_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2634,7 +2754,7 @@ func (x *ImportFile) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportFile.ProtoReflect.Descriptor instead.
 func (*ImportFile) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{38}
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ImportFile) GetName() string {
@@ -2673,7 +2793,7 @@ type ImportResult struct {
 
 func (x *ImportResult) Reset() {
 	*x = ImportResult{}
-	mi := &file_agents_v1_session_service_proto_msgTypes[39]
+	mi := &file_agents_v1_session_service_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2685,7 +2805,7 @@ func (x *ImportResult) String() string {
 func (*ImportResult) ProtoMessage() {}
 
 func (x *ImportResult) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_service_proto_msgTypes[39]
+	mi := &file_agents_v1_session_service_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2698,7 +2818,7 @@ func (x *ImportResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportResult.ProtoReflect.Descriptor instead.
 func (*ImportResult) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{39}
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *ImportResult) GetName() string {
@@ -2754,7 +2874,7 @@ type ImportSessionsResponse struct {
 
 func (x *ImportSessionsResponse) Reset() {
 	*x = ImportSessionsResponse{}
-	mi := &file_agents_v1_session_service_proto_msgTypes[40]
+	mi := &file_agents_v1_session_service_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2766,7 +2886,7 @@ func (x *ImportSessionsResponse) String() string {
 func (*ImportSessionsResponse) ProtoMessage() {}
 
 func (x *ImportSessionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_session_service_proto_msgTypes[40]
+	mi := &file_agents_v1_session_service_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2779,7 +2899,7 @@ func (x *ImportSessionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportSessionsResponse.ProtoReflect.Descriptor instead.
 func (*ImportSessionsResponse) Descriptor() ([]byte, []int) {
-	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{40}
+	return file_agents_v1_session_service_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *ImportSessionsResponse) GetResults() []*ImportResult {
@@ -2872,7 +2992,17 @@ const file_agents_v1_session_service_proto_rawDesc = "" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\";\n" +
 	"\rPauseResponse\x12*\n" +
-	"\x04meta\x18\x01 \x01(\v2\x16.agents.v1.SessionMetaR\x04meta\"\xdf\x01\n" +
+	"\x04meta\x18\x01 \x01(\v2\x16.agents.v1.SessionMetaR\x04meta\"Q\n" +
+	"\x0eCompactRequest\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x12 \n" +
+	"\vinstruction\x18\x02 \x01(\tR\vinstruction\"\x88\x01\n" +
+	"\x0fCompactResponse\x12*\n" +
+	"\x04meta\x18\x01 \x01(\v2\x16.agents.v1.SessionMetaR\x04meta\x12/\n" +
+	"\n" +
+	"compaction\x18\x02 \x01(\v2\x0f.agents.v1.TurnR\n" +
+	"compaction\x12\x18\n" +
+	"\apending\x18\x03 \x01(\bR\apending\"\xdf\x01\n" +
 	"\x0fSendMailRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12'\n" +
@@ -3004,7 +3134,7 @@ const file_agents_v1_session_service_proto_rawDesc = "" +
 	"\x19IMPORT_STATUS_UNSPECIFIED\x10\x00\x12\x1a\n" +
 	"\x16IMPORT_STATUS_IMPORTED\x10\x01\x12\x1b\n" +
 	"\x17IMPORT_STATUS_UNCHANGED\x10\x02\x12\x18\n" +
-	"\x14IMPORT_STATUS_FAILED\x10\x032\xf9\v\n" +
+	"\x14IMPORT_STATUS_FAILED\x10\x032\xbb\f\n" +
 	"\x0eSessionService\x12R\n" +
 	"\rCreateSession\x12\x1f.agents.v1.CreateSessionRequest\x1a .agents.v1.CreateSessionResponse\x12L\n" +
 	"\vPostMessage\x12\x1d.agents.v1.PostMessageRequest\x1a\x1e.agents.v1.PostMessageResponse\x12=\n" +
@@ -3012,7 +3142,8 @@ const file_agents_v1_session_service_proto_rawDesc = "" +
 	"\fCompleteCall\x12\x1e.agents.v1.CompleteCallRequest\x1a\x1f.agents.v1.CompleteCallResponse\x12F\n" +
 	"\tCancelRun\x12\x1b.agents.v1.CancelRunRequest\x1a\x1c.agents.v1.CancelRunResponse\x12U\n" +
 	"\x0eCancelAttached\x12 .agents.v1.CancelAttachedRequest\x1a!.agents.v1.CancelAttachedResponse\x12:\n" +
-	"\x05Pause\x12\x17.agents.v1.PauseRequest\x1a\x18.agents.v1.PauseResponse\x12C\n" +
+	"\x05Pause\x12\x17.agents.v1.PauseRequest\x1a\x18.agents.v1.PauseResponse\x12@\n" +
+	"\aCompact\x12\x19.agents.v1.CompactRequest\x1a\x1a.agents.v1.CompactResponse\x12C\n" +
 	"\bSendMail\x12\x1a.agents.v1.SendMailRequest\x1a\x1b.agents.v1.SendMailResponse\x12H\n" +
 	"\bListMail\x12\x1a.agents.v1.ListMailRequest\x1a\x1b.agents.v1.ListMailResponse\"\x03\x90\x02\x01\x12L\n" +
 	"\vForkSession\x12\x1d.agents.v1.ForkSessionRequest\x1a\x1e.agents.v1.ForkSessionResponse\x12T\n" +
@@ -3040,7 +3171,7 @@ func file_agents_v1_session_service_proto_rawDescGZIP() []byte {
 }
 
 var file_agents_v1_session_service_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_agents_v1_session_service_proto_msgTypes = make([]protoimpl.MessageInfo, 45)
+var file_agents_v1_session_service_proto_msgTypes = make([]protoimpl.MessageInfo, 47)
 var file_agents_v1_session_service_proto_goTypes = []any{
 	(DeleteMode)(0),                // 0: agents.v1.DeleteMode
 	(ExportFormat)(0),              // 1: agents.v1.ExportFormat
@@ -3060,131 +3191,138 @@ var file_agents_v1_session_service_proto_goTypes = []any{
 	(*CancelAttachedResponse)(nil), // 15: agents.v1.CancelAttachedResponse
 	(*PauseRequest)(nil),           // 16: agents.v1.PauseRequest
 	(*PauseResponse)(nil),          // 17: agents.v1.PauseResponse
-	(*SendMailRequest)(nil),        // 18: agents.v1.SendMailRequest
-	(*SendMailResponse)(nil),       // 19: agents.v1.SendMailResponse
-	(*ListMailRequest)(nil),        // 20: agents.v1.ListMailRequest
-	(*ListMailResponse)(nil),       // 21: agents.v1.ListMailResponse
-	(*ForkSessionRequest)(nil),     // 22: agents.v1.ForkSessionRequest
-	(*ForkSessionResponse)(nil),    // 23: agents.v1.ForkSessionResponse
-	(*ListSessionsRequest)(nil),    // 24: agents.v1.ListSessionsRequest
-	(*ListSessionsResponse)(nil),   // 25: agents.v1.ListSessionsResponse
-	(*GetSessionRequest)(nil),      // 26: agents.v1.GetSessionRequest
-	(*GetSessionResponse)(nil),     // 27: agents.v1.GetSessionResponse
-	(*DeleteSessionRequest)(nil),   // 28: agents.v1.DeleteSessionRequest
-	(*DeleteSessionResponse)(nil),  // 29: agents.v1.DeleteSessionResponse
-	(*RenameSessionRequest)(nil),   // 30: agents.v1.RenameSessionRequest
-	(*RenameSessionResponse)(nil),  // 31: agents.v1.RenameSessionResponse
-	(*UpdateSessionRequest)(nil),   // 32: agents.v1.UpdateSessionRequest
-	(*UpdateSessionResponse)(nil),  // 33: agents.v1.UpdateSessionResponse
-	(*WatchSessionRequest)(nil),    // 34: agents.v1.WatchSessionRequest
-	(*WatchSessionResponse)(nil),   // 35: agents.v1.WatchSessionResponse
-	(*UnwatchSessionRequest)(nil),  // 36: agents.v1.UnwatchSessionRequest
-	(*UnwatchSessionResponse)(nil), // 37: agents.v1.UnwatchSessionResponse
-	(*ExportSessionRequest)(nil),   // 38: agents.v1.ExportSessionRequest
-	(*ExportSessionResponse)(nil),  // 39: agents.v1.ExportSessionResponse
-	(*ImportSessionsRequest)(nil),  // 40: agents.v1.ImportSessionsRequest
-	(*ImportFile)(nil),             // 41: agents.v1.ImportFile
-	(*ImportResult)(nil),           // 42: agents.v1.ImportResult
-	(*ImportSessionsResponse)(nil), // 43: agents.v1.ImportSessionsResponse
-	nil,                            // 44: agents.v1.CreateSessionRequest.ParamsEntry
-	nil,                            // 45: agents.v1.PostMessageRequest.ParamsEntry
-	nil,                            // 46: agents.v1.ResumeRequest.ParamsEntry
-	nil,                            // 47: agents.v1.CompleteCallRequest.ParamsEntry
-	(*Message)(nil),                // 48: agents.v1.Message
-	(*RunOptions)(nil),             // 49: agents.v1.RunOptions
-	(*durationpb.Duration)(nil),    // 50: google.protobuf.Duration
-	(*Budget)(nil),                 // 51: agents.v1.Budget
-	(*Session)(nil),                // 52: agents.v1.Session
-	(*SessionMeta)(nil),            // 53: agents.v1.SessionMeta
-	(*MailBody)(nil),               // 54: agents.v1.MailBody
-	(MailPriority)(0),              // 55: agents.v1.MailPriority
-	(*MailEnvelope)(nil),           // 56: agents.v1.MailEnvelope
-	(SessionStatus)(0),             // 57: agents.v1.SessionStatus
-	(*Watch)(nil),                  // 58: agents.v1.Watch
+	(*CompactRequest)(nil),         // 18: agents.v1.CompactRequest
+	(*CompactResponse)(nil),        // 19: agents.v1.CompactResponse
+	(*SendMailRequest)(nil),        // 20: agents.v1.SendMailRequest
+	(*SendMailResponse)(nil),       // 21: agents.v1.SendMailResponse
+	(*ListMailRequest)(nil),        // 22: agents.v1.ListMailRequest
+	(*ListMailResponse)(nil),       // 23: agents.v1.ListMailResponse
+	(*ForkSessionRequest)(nil),     // 24: agents.v1.ForkSessionRequest
+	(*ForkSessionResponse)(nil),    // 25: agents.v1.ForkSessionResponse
+	(*ListSessionsRequest)(nil),    // 26: agents.v1.ListSessionsRequest
+	(*ListSessionsResponse)(nil),   // 27: agents.v1.ListSessionsResponse
+	(*GetSessionRequest)(nil),      // 28: agents.v1.GetSessionRequest
+	(*GetSessionResponse)(nil),     // 29: agents.v1.GetSessionResponse
+	(*DeleteSessionRequest)(nil),   // 30: agents.v1.DeleteSessionRequest
+	(*DeleteSessionResponse)(nil),  // 31: agents.v1.DeleteSessionResponse
+	(*RenameSessionRequest)(nil),   // 32: agents.v1.RenameSessionRequest
+	(*RenameSessionResponse)(nil),  // 33: agents.v1.RenameSessionResponse
+	(*UpdateSessionRequest)(nil),   // 34: agents.v1.UpdateSessionRequest
+	(*UpdateSessionResponse)(nil),  // 35: agents.v1.UpdateSessionResponse
+	(*WatchSessionRequest)(nil),    // 36: agents.v1.WatchSessionRequest
+	(*WatchSessionResponse)(nil),   // 37: agents.v1.WatchSessionResponse
+	(*UnwatchSessionRequest)(nil),  // 38: agents.v1.UnwatchSessionRequest
+	(*UnwatchSessionResponse)(nil), // 39: agents.v1.UnwatchSessionResponse
+	(*ExportSessionRequest)(nil),   // 40: agents.v1.ExportSessionRequest
+	(*ExportSessionResponse)(nil),  // 41: agents.v1.ExportSessionResponse
+	(*ImportSessionsRequest)(nil),  // 42: agents.v1.ImportSessionsRequest
+	(*ImportFile)(nil),             // 43: agents.v1.ImportFile
+	(*ImportResult)(nil),           // 44: agents.v1.ImportResult
+	(*ImportSessionsResponse)(nil), // 45: agents.v1.ImportSessionsResponse
+	nil,                            // 46: agents.v1.CreateSessionRequest.ParamsEntry
+	nil,                            // 47: agents.v1.PostMessageRequest.ParamsEntry
+	nil,                            // 48: agents.v1.ResumeRequest.ParamsEntry
+	nil,                            // 49: agents.v1.CompleteCallRequest.ParamsEntry
+	(*Message)(nil),                // 50: agents.v1.Message
+	(*RunOptions)(nil),             // 51: agents.v1.RunOptions
+	(*durationpb.Duration)(nil),    // 52: google.protobuf.Duration
+	(*Budget)(nil),                 // 53: agents.v1.Budget
+	(*Session)(nil),                // 54: agents.v1.Session
+	(*SessionMeta)(nil),            // 55: agents.v1.SessionMeta
+	(*Turn)(nil),                   // 56: agents.v1.Turn
+	(*MailBody)(nil),               // 57: agents.v1.MailBody
+	(MailPriority)(0),              // 58: agents.v1.MailPriority
+	(*MailEnvelope)(nil),           // 59: agents.v1.MailEnvelope
+	(SessionStatus)(0),             // 60: agents.v1.SessionStatus
+	(*Watch)(nil),                  // 61: agents.v1.Watch
 }
 var file_agents_v1_session_service_proto_depIdxs = []int32{
-	48, // 0: agents.v1.CreateSessionRequest.message:type_name -> agents.v1.Message
-	49, // 1: agents.v1.CreateSessionRequest.run:type_name -> agents.v1.RunOptions
-	44, // 2: agents.v1.CreateSessionRequest.params:type_name -> agents.v1.CreateSessionRequest.ParamsEntry
-	50, // 3: agents.v1.CreateSessionRequest.timeout:type_name -> google.protobuf.Duration
-	51, // 4: agents.v1.CreateSessionRequest.budget:type_name -> agents.v1.Budget
-	52, // 5: agents.v1.CreateSessionResponse.session:type_name -> agents.v1.Session
-	48, // 6: agents.v1.PostMessageRequest.message:type_name -> agents.v1.Message
-	49, // 7: agents.v1.PostMessageRequest.run:type_name -> agents.v1.RunOptions
-	45, // 8: agents.v1.PostMessageRequest.params:type_name -> agents.v1.PostMessageRequest.ParamsEntry
-	50, // 9: agents.v1.PostMessageRequest.timeout:type_name -> google.protobuf.Duration
-	53, // 10: agents.v1.PostMessageResponse.meta:type_name -> agents.v1.SessionMeta
-	52, // 11: agents.v1.PostMessageResponse.session:type_name -> agents.v1.Session
-	46, // 12: agents.v1.ResumeRequest.params:type_name -> agents.v1.ResumeRequest.ParamsEntry
-	53, // 13: agents.v1.ResumeResponse.meta:type_name -> agents.v1.SessionMeta
+	50, // 0: agents.v1.CreateSessionRequest.message:type_name -> agents.v1.Message
+	51, // 1: agents.v1.CreateSessionRequest.run:type_name -> agents.v1.RunOptions
+	46, // 2: agents.v1.CreateSessionRequest.params:type_name -> agents.v1.CreateSessionRequest.ParamsEntry
+	52, // 3: agents.v1.CreateSessionRequest.timeout:type_name -> google.protobuf.Duration
+	53, // 4: agents.v1.CreateSessionRequest.budget:type_name -> agents.v1.Budget
+	54, // 5: agents.v1.CreateSessionResponse.session:type_name -> agents.v1.Session
+	50, // 6: agents.v1.PostMessageRequest.message:type_name -> agents.v1.Message
+	51, // 7: agents.v1.PostMessageRequest.run:type_name -> agents.v1.RunOptions
+	47, // 8: agents.v1.PostMessageRequest.params:type_name -> agents.v1.PostMessageRequest.ParamsEntry
+	52, // 9: agents.v1.PostMessageRequest.timeout:type_name -> google.protobuf.Duration
+	55, // 10: agents.v1.PostMessageResponse.meta:type_name -> agents.v1.SessionMeta
+	54, // 11: agents.v1.PostMessageResponse.session:type_name -> agents.v1.Session
+	48, // 12: agents.v1.ResumeRequest.params:type_name -> agents.v1.ResumeRequest.ParamsEntry
+	55, // 13: agents.v1.ResumeResponse.meta:type_name -> agents.v1.SessionMeta
 	10, // 14: agents.v1.CompleteCallRequest.approval:type_name -> agents.v1.Approval
-	47, // 15: agents.v1.CompleteCallRequest.params:type_name -> agents.v1.CompleteCallRequest.ParamsEntry
-	53, // 16: agents.v1.CompleteCallResponse.meta:type_name -> agents.v1.SessionMeta
-	53, // 17: agents.v1.CancelRunResponse.meta:type_name -> agents.v1.SessionMeta
-	53, // 18: agents.v1.CancelAttachedResponse.meta:type_name -> agents.v1.SessionMeta
-	53, // 19: agents.v1.PauseResponse.meta:type_name -> agents.v1.SessionMeta
-	54, // 20: agents.v1.SendMailRequest.body:type_name -> agents.v1.MailBody
-	55, // 21: agents.v1.SendMailRequest.priority:type_name -> agents.v1.MailPriority
-	56, // 22: agents.v1.SendMailResponse.envelope:type_name -> agents.v1.MailEnvelope
-	56, // 23: agents.v1.ListMailResponse.mail:type_name -> agents.v1.MailEnvelope
-	52, // 24: agents.v1.ForkSessionResponse.session:type_name -> agents.v1.Session
-	57, // 25: agents.v1.ListSessionsRequest.status:type_name -> agents.v1.SessionStatus
-	53, // 26: agents.v1.ListSessionsResponse.sessions:type_name -> agents.v1.SessionMeta
-	50, // 27: agents.v1.GetSessionRequest.timeout:type_name -> google.protobuf.Duration
-	52, // 28: agents.v1.GetSessionResponse.session:type_name -> agents.v1.Session
-	0,  // 29: agents.v1.DeleteSessionRequest.mode:type_name -> agents.v1.DeleteMode
-	53, // 30: agents.v1.RenameSessionResponse.meta:type_name -> agents.v1.SessionMeta
-	51, // 31: agents.v1.UpdateSessionRequest.budget:type_name -> agents.v1.Budget
-	53, // 32: agents.v1.UpdateSessionResponse.meta:type_name -> agents.v1.SessionMeta
-	50, // 33: agents.v1.WatchSessionRequest.ttl:type_name -> google.protobuf.Duration
-	58, // 34: agents.v1.WatchSessionResponse.watch:type_name -> agents.v1.Watch
-	1,  // 35: agents.v1.ExportSessionRequest.format:type_name -> agents.v1.ExportFormat
-	41, // 36: agents.v1.ImportSessionsRequest.files:type_name -> agents.v1.ImportFile
-	2,  // 37: agents.v1.ImportResult.status:type_name -> agents.v1.ImportStatus
-	42, // 38: agents.v1.ImportSessionsResponse.results:type_name -> agents.v1.ImportResult
-	3,  // 39: agents.v1.SessionService.CreateSession:input_type -> agents.v1.CreateSessionRequest
-	5,  // 40: agents.v1.SessionService.PostMessage:input_type -> agents.v1.PostMessageRequest
-	7,  // 41: agents.v1.SessionService.Resume:input_type -> agents.v1.ResumeRequest
-	9,  // 42: agents.v1.SessionService.CompleteCall:input_type -> agents.v1.CompleteCallRequest
-	12, // 43: agents.v1.SessionService.CancelRun:input_type -> agents.v1.CancelRunRequest
-	14, // 44: agents.v1.SessionService.CancelAttached:input_type -> agents.v1.CancelAttachedRequest
-	16, // 45: agents.v1.SessionService.Pause:input_type -> agents.v1.PauseRequest
-	18, // 46: agents.v1.SessionService.SendMail:input_type -> agents.v1.SendMailRequest
-	20, // 47: agents.v1.SessionService.ListMail:input_type -> agents.v1.ListMailRequest
-	22, // 48: agents.v1.SessionService.ForkSession:input_type -> agents.v1.ForkSessionRequest
-	24, // 49: agents.v1.SessionService.ListSessions:input_type -> agents.v1.ListSessionsRequest
-	26, // 50: agents.v1.SessionService.GetSession:input_type -> agents.v1.GetSessionRequest
-	28, // 51: agents.v1.SessionService.DeleteSession:input_type -> agents.v1.DeleteSessionRequest
-	30, // 52: agents.v1.SessionService.RenameSession:input_type -> agents.v1.RenameSessionRequest
-	32, // 53: agents.v1.SessionService.UpdateSession:input_type -> agents.v1.UpdateSessionRequest
-	34, // 54: agents.v1.SessionService.WatchSession:input_type -> agents.v1.WatchSessionRequest
-	36, // 55: agents.v1.SessionService.UnwatchSession:input_type -> agents.v1.UnwatchSessionRequest
-	38, // 56: agents.v1.SessionService.ExportSession:input_type -> agents.v1.ExportSessionRequest
-	40, // 57: agents.v1.SessionService.ImportSessions:input_type -> agents.v1.ImportSessionsRequest
-	4,  // 58: agents.v1.SessionService.CreateSession:output_type -> agents.v1.CreateSessionResponse
-	6,  // 59: agents.v1.SessionService.PostMessage:output_type -> agents.v1.PostMessageResponse
-	8,  // 60: agents.v1.SessionService.Resume:output_type -> agents.v1.ResumeResponse
-	11, // 61: agents.v1.SessionService.CompleteCall:output_type -> agents.v1.CompleteCallResponse
-	13, // 62: agents.v1.SessionService.CancelRun:output_type -> agents.v1.CancelRunResponse
-	15, // 63: agents.v1.SessionService.CancelAttached:output_type -> agents.v1.CancelAttachedResponse
-	17, // 64: agents.v1.SessionService.Pause:output_type -> agents.v1.PauseResponse
-	19, // 65: agents.v1.SessionService.SendMail:output_type -> agents.v1.SendMailResponse
-	21, // 66: agents.v1.SessionService.ListMail:output_type -> agents.v1.ListMailResponse
-	23, // 67: agents.v1.SessionService.ForkSession:output_type -> agents.v1.ForkSessionResponse
-	25, // 68: agents.v1.SessionService.ListSessions:output_type -> agents.v1.ListSessionsResponse
-	27, // 69: agents.v1.SessionService.GetSession:output_type -> agents.v1.GetSessionResponse
-	29, // 70: agents.v1.SessionService.DeleteSession:output_type -> agents.v1.DeleteSessionResponse
-	31, // 71: agents.v1.SessionService.RenameSession:output_type -> agents.v1.RenameSessionResponse
-	33, // 72: agents.v1.SessionService.UpdateSession:output_type -> agents.v1.UpdateSessionResponse
-	35, // 73: agents.v1.SessionService.WatchSession:output_type -> agents.v1.WatchSessionResponse
-	37, // 74: agents.v1.SessionService.UnwatchSession:output_type -> agents.v1.UnwatchSessionResponse
-	39, // 75: agents.v1.SessionService.ExportSession:output_type -> agents.v1.ExportSessionResponse
-	43, // 76: agents.v1.SessionService.ImportSessions:output_type -> agents.v1.ImportSessionsResponse
-	58, // [58:77] is the sub-list for method output_type
-	39, // [39:58] is the sub-list for method input_type
-	39, // [39:39] is the sub-list for extension type_name
-	39, // [39:39] is the sub-list for extension extendee
-	0,  // [0:39] is the sub-list for field type_name
+	49, // 15: agents.v1.CompleteCallRequest.params:type_name -> agents.v1.CompleteCallRequest.ParamsEntry
+	55, // 16: agents.v1.CompleteCallResponse.meta:type_name -> agents.v1.SessionMeta
+	55, // 17: agents.v1.CancelRunResponse.meta:type_name -> agents.v1.SessionMeta
+	55, // 18: agents.v1.CancelAttachedResponse.meta:type_name -> agents.v1.SessionMeta
+	55, // 19: agents.v1.PauseResponse.meta:type_name -> agents.v1.SessionMeta
+	55, // 20: agents.v1.CompactResponse.meta:type_name -> agents.v1.SessionMeta
+	56, // 21: agents.v1.CompactResponse.compaction:type_name -> agents.v1.Turn
+	57, // 22: agents.v1.SendMailRequest.body:type_name -> agents.v1.MailBody
+	58, // 23: agents.v1.SendMailRequest.priority:type_name -> agents.v1.MailPriority
+	59, // 24: agents.v1.SendMailResponse.envelope:type_name -> agents.v1.MailEnvelope
+	59, // 25: agents.v1.ListMailResponse.mail:type_name -> agents.v1.MailEnvelope
+	54, // 26: agents.v1.ForkSessionResponse.session:type_name -> agents.v1.Session
+	60, // 27: agents.v1.ListSessionsRequest.status:type_name -> agents.v1.SessionStatus
+	55, // 28: agents.v1.ListSessionsResponse.sessions:type_name -> agents.v1.SessionMeta
+	52, // 29: agents.v1.GetSessionRequest.timeout:type_name -> google.protobuf.Duration
+	54, // 30: agents.v1.GetSessionResponse.session:type_name -> agents.v1.Session
+	0,  // 31: agents.v1.DeleteSessionRequest.mode:type_name -> agents.v1.DeleteMode
+	55, // 32: agents.v1.RenameSessionResponse.meta:type_name -> agents.v1.SessionMeta
+	53, // 33: agents.v1.UpdateSessionRequest.budget:type_name -> agents.v1.Budget
+	55, // 34: agents.v1.UpdateSessionResponse.meta:type_name -> agents.v1.SessionMeta
+	52, // 35: agents.v1.WatchSessionRequest.ttl:type_name -> google.protobuf.Duration
+	61, // 36: agents.v1.WatchSessionResponse.watch:type_name -> agents.v1.Watch
+	1,  // 37: agents.v1.ExportSessionRequest.format:type_name -> agents.v1.ExportFormat
+	43, // 38: agents.v1.ImportSessionsRequest.files:type_name -> agents.v1.ImportFile
+	2,  // 39: agents.v1.ImportResult.status:type_name -> agents.v1.ImportStatus
+	44, // 40: agents.v1.ImportSessionsResponse.results:type_name -> agents.v1.ImportResult
+	3,  // 41: agents.v1.SessionService.CreateSession:input_type -> agents.v1.CreateSessionRequest
+	5,  // 42: agents.v1.SessionService.PostMessage:input_type -> agents.v1.PostMessageRequest
+	7,  // 43: agents.v1.SessionService.Resume:input_type -> agents.v1.ResumeRequest
+	9,  // 44: agents.v1.SessionService.CompleteCall:input_type -> agents.v1.CompleteCallRequest
+	12, // 45: agents.v1.SessionService.CancelRun:input_type -> agents.v1.CancelRunRequest
+	14, // 46: agents.v1.SessionService.CancelAttached:input_type -> agents.v1.CancelAttachedRequest
+	16, // 47: agents.v1.SessionService.Pause:input_type -> agents.v1.PauseRequest
+	18, // 48: agents.v1.SessionService.Compact:input_type -> agents.v1.CompactRequest
+	20, // 49: agents.v1.SessionService.SendMail:input_type -> agents.v1.SendMailRequest
+	22, // 50: agents.v1.SessionService.ListMail:input_type -> agents.v1.ListMailRequest
+	24, // 51: agents.v1.SessionService.ForkSession:input_type -> agents.v1.ForkSessionRequest
+	26, // 52: agents.v1.SessionService.ListSessions:input_type -> agents.v1.ListSessionsRequest
+	28, // 53: agents.v1.SessionService.GetSession:input_type -> agents.v1.GetSessionRequest
+	30, // 54: agents.v1.SessionService.DeleteSession:input_type -> agents.v1.DeleteSessionRequest
+	32, // 55: agents.v1.SessionService.RenameSession:input_type -> agents.v1.RenameSessionRequest
+	34, // 56: agents.v1.SessionService.UpdateSession:input_type -> agents.v1.UpdateSessionRequest
+	36, // 57: agents.v1.SessionService.WatchSession:input_type -> agents.v1.WatchSessionRequest
+	38, // 58: agents.v1.SessionService.UnwatchSession:input_type -> agents.v1.UnwatchSessionRequest
+	40, // 59: agents.v1.SessionService.ExportSession:input_type -> agents.v1.ExportSessionRequest
+	42, // 60: agents.v1.SessionService.ImportSessions:input_type -> agents.v1.ImportSessionsRequest
+	4,  // 61: agents.v1.SessionService.CreateSession:output_type -> agents.v1.CreateSessionResponse
+	6,  // 62: agents.v1.SessionService.PostMessage:output_type -> agents.v1.PostMessageResponse
+	8,  // 63: agents.v1.SessionService.Resume:output_type -> agents.v1.ResumeResponse
+	11, // 64: agents.v1.SessionService.CompleteCall:output_type -> agents.v1.CompleteCallResponse
+	13, // 65: agents.v1.SessionService.CancelRun:output_type -> agents.v1.CancelRunResponse
+	15, // 66: agents.v1.SessionService.CancelAttached:output_type -> agents.v1.CancelAttachedResponse
+	17, // 67: agents.v1.SessionService.Pause:output_type -> agents.v1.PauseResponse
+	19, // 68: agents.v1.SessionService.Compact:output_type -> agents.v1.CompactResponse
+	21, // 69: agents.v1.SessionService.SendMail:output_type -> agents.v1.SendMailResponse
+	23, // 70: agents.v1.SessionService.ListMail:output_type -> agents.v1.ListMailResponse
+	25, // 71: agents.v1.SessionService.ForkSession:output_type -> agents.v1.ForkSessionResponse
+	27, // 72: agents.v1.SessionService.ListSessions:output_type -> agents.v1.ListSessionsResponse
+	29, // 73: agents.v1.SessionService.GetSession:output_type -> agents.v1.GetSessionResponse
+	31, // 74: agents.v1.SessionService.DeleteSession:output_type -> agents.v1.DeleteSessionResponse
+	33, // 75: agents.v1.SessionService.RenameSession:output_type -> agents.v1.RenameSessionResponse
+	35, // 76: agents.v1.SessionService.UpdateSession:output_type -> agents.v1.UpdateSessionResponse
+	37, // 77: agents.v1.SessionService.WatchSession:output_type -> agents.v1.WatchSessionResponse
+	39, // 78: agents.v1.SessionService.UnwatchSession:output_type -> agents.v1.UnwatchSessionResponse
+	41, // 79: agents.v1.SessionService.ExportSession:output_type -> agents.v1.ExportSessionResponse
+	45, // 80: agents.v1.SessionService.ImportSessions:output_type -> agents.v1.ImportSessionsResponse
+	61, // [61:81] is the sub-list for method output_type
+	41, // [41:61] is the sub-list for method input_type
+	41, // [41:41] is the sub-list for extension type_name
+	41, // [41:41] is the sub-list for extension extendee
+	0,  // [0:41] is the sub-list for field type_name
 }
 
 func init() { file_agents_v1_session_service_proto_init() }
@@ -3200,16 +3338,16 @@ func file_agents_v1_session_service_proto_init() {
 		(*CompleteCallRequest_Error)(nil),
 		(*CompleteCallRequest_Approval)(nil),
 	}
-	file_agents_v1_session_service_proto_msgTypes[19].OneofWrappers = []any{}
-	file_agents_v1_session_service_proto_msgTypes[23].OneofWrappers = []any{}
-	file_agents_v1_session_service_proto_msgTypes[29].OneofWrappers = []any{}
+	file_agents_v1_session_service_proto_msgTypes[21].OneofWrappers = []any{}
+	file_agents_v1_session_service_proto_msgTypes[25].OneofWrappers = []any{}
+	file_agents_v1_session_service_proto_msgTypes[31].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agents_v1_session_service_proto_rawDesc), len(file_agents_v1_session_service_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   45,
+			NumMessages:   47,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

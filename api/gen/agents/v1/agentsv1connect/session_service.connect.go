@@ -52,6 +52,8 @@ const (
 	SessionServiceCancelAttachedProcedure = "/agents.v1.SessionService/CancelAttached"
 	// SessionServicePauseProcedure is the fully-qualified name of the SessionService's Pause RPC.
 	SessionServicePauseProcedure = "/agents.v1.SessionService/Pause"
+	// SessionServiceCompactProcedure is the fully-qualified name of the SessionService's Compact RPC.
+	SessionServiceCompactProcedure = "/agents.v1.SessionService/Compact"
 	// SessionServiceSendMailProcedure is the fully-qualified name of the SessionService's SendMail RPC.
 	SessionServiceSendMailProcedure = "/agents.v1.SessionService/SendMail"
 	// SessionServiceListMailProcedure is the fully-qualified name of the SessionService's ListMail RPC.
@@ -116,6 +118,13 @@ type SessionServiceClient interface {
 	CancelAttached(context.Context, *connect.Request[v1.CancelAttachedRequest]) (*connect.Response[v1.CancelAttachedResponse], error)
 	// Pause stops the run at the next step boundary (status `paused`).
 	Pause(context.Context, *connect.Request[v1.PauseRequest]) (*connect.Response[v1.PauseResponse], error)
+	// Compact folds the older turns of a session into a summary now (and
+	// prunes old tool results), with an optional instruction for the
+	// summary. On a session with no run it runs the compaction as a run of
+	// its own and answers once it is stored; on a running session it
+	// compacts before the run's next model call and answers at once with
+	// `pending` set. Nothing is deleted: the turns it covers stay readable.
+	Compact(context.Context, *connect.Request[v1.CompactRequest]) (*connect.Response[v1.CompactResponse], error)
 	// SendMail stores mail for a session and acknowledges it; it is
 	// delivered exactly once.
 	SendMail(context.Context, *connect.Request[v1.SendMailRequest]) (*connect.Response[v1.SendMailResponse], error)
@@ -209,6 +218,12 @@ func NewSessionServiceClient(httpClient connect.HTTPClient, baseURL string, opts
 			connect.WithSchema(sessionServiceMethods.ByName("Pause")),
 			connect.WithClientOptions(opts...),
 		),
+		compact: connect.NewClient[v1.CompactRequest, v1.CompactResponse](
+			httpClient,
+			baseURL+SessionServiceCompactProcedure,
+			connect.WithSchema(sessionServiceMethods.ByName("Compact")),
+			connect.WithClientOptions(opts...),
+		),
 		sendMail: connect.NewClient[v1.SendMailRequest, v1.SendMailResponse](
 			httpClient,
 			baseURL+SessionServiceSendMailProcedure,
@@ -298,6 +313,7 @@ type sessionServiceClient struct {
 	cancelRun      *connect.Client[v1.CancelRunRequest, v1.CancelRunResponse]
 	cancelAttached *connect.Client[v1.CancelAttachedRequest, v1.CancelAttachedResponse]
 	pause          *connect.Client[v1.PauseRequest, v1.PauseResponse]
+	compact        *connect.Client[v1.CompactRequest, v1.CompactResponse]
 	sendMail       *connect.Client[v1.SendMailRequest, v1.SendMailResponse]
 	listMail       *connect.Client[v1.ListMailRequest, v1.ListMailResponse]
 	forkSession    *connect.Client[v1.ForkSessionRequest, v1.ForkSessionResponse]
@@ -345,6 +361,11 @@ func (c *sessionServiceClient) CancelAttached(ctx context.Context, req *connect.
 // Pause calls agents.v1.SessionService.Pause.
 func (c *sessionServiceClient) Pause(ctx context.Context, req *connect.Request[v1.PauseRequest]) (*connect.Response[v1.PauseResponse], error) {
 	return c.pause.CallUnary(ctx, req)
+}
+
+// Compact calls agents.v1.SessionService.Compact.
+func (c *sessionServiceClient) Compact(ctx context.Context, req *connect.Request[v1.CompactRequest]) (*connect.Response[v1.CompactResponse], error) {
+	return c.compact.CallUnary(ctx, req)
 }
 
 // SendMail calls agents.v1.SessionService.SendMail.
@@ -435,6 +456,13 @@ type SessionServiceHandler interface {
 	CancelAttached(context.Context, *connect.Request[v1.CancelAttachedRequest]) (*connect.Response[v1.CancelAttachedResponse], error)
 	// Pause stops the run at the next step boundary (status `paused`).
 	Pause(context.Context, *connect.Request[v1.PauseRequest]) (*connect.Response[v1.PauseResponse], error)
+	// Compact folds the older turns of a session into a summary now (and
+	// prunes old tool results), with an optional instruction for the
+	// summary. On a session with no run it runs the compaction as a run of
+	// its own and answers once it is stored; on a running session it
+	// compacts before the run's next model call and answers at once with
+	// `pending` set. Nothing is deleted: the turns it covers stay readable.
+	Compact(context.Context, *connect.Request[v1.CompactRequest]) (*connect.Response[v1.CompactResponse], error)
 	// SendMail stores mail for a session and acknowledges it; it is
 	// delivered exactly once.
 	SendMail(context.Context, *connect.Request[v1.SendMailRequest]) (*connect.Response[v1.SendMailResponse], error)
@@ -522,6 +550,12 @@ func NewSessionServiceHandler(svc SessionServiceHandler, opts ...connect.Handler
 		SessionServicePauseProcedure,
 		svc.Pause,
 		connect.WithSchema(sessionServiceMethods.ByName("Pause")),
+		connect.WithHandlerOptions(opts...),
+	)
+	sessionServiceCompactHandler := connect.NewUnaryHandler(
+		SessionServiceCompactProcedure,
+		svc.Compact,
+		connect.WithSchema(sessionServiceMethods.ByName("Compact")),
 		connect.WithHandlerOptions(opts...),
 	)
 	sessionServiceSendMailHandler := connect.NewUnaryHandler(
@@ -617,6 +651,8 @@ func NewSessionServiceHandler(svc SessionServiceHandler, opts ...connect.Handler
 			sessionServiceCancelAttachedHandler.ServeHTTP(w, r)
 		case SessionServicePauseProcedure:
 			sessionServicePauseHandler.ServeHTTP(w, r)
+		case SessionServiceCompactProcedure:
+			sessionServiceCompactHandler.ServeHTTP(w, r)
 		case SessionServiceSendMailProcedure:
 			sessionServiceSendMailHandler.ServeHTTP(w, r)
 		case SessionServiceListMailProcedure:
@@ -676,6 +712,10 @@ func (UnimplementedSessionServiceHandler) CancelAttached(context.Context, *conne
 
 func (UnimplementedSessionServiceHandler) Pause(context.Context, *connect.Request[v1.PauseRequest]) (*connect.Response[v1.PauseResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("agents.v1.SessionService.Pause is not implemented"))
+}
+
+func (UnimplementedSessionServiceHandler) Compact(context.Context, *connect.Request[v1.CompactRequest]) (*connect.Response[v1.CompactResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("agents.v1.SessionService.Compact is not implemented"))
 }
 
 func (UnimplementedSessionServiceHandler) SendMail(context.Context, *connect.Request[v1.SendMailRequest]) (*connect.Response[v1.SendMailResponse], error) {

@@ -16,7 +16,7 @@ import type { Message as Message$1 } from "@bufbuild/protobuf";
  * Describes the file agents/v1/session.proto.
  */
 export const file_agents_v1_session: GenFile = /*@__PURE__*/
-  fileDesc("ChdhZ2VudHMvdjEvc2Vzc2lvbi5wcm90bxIJYWdlbnRzLnYxIukDCgtTZXNzaW9uTWV0YRIKCgJpZBgBIAEoCRINCgVhZ2VudBgCIAEoCRINCgVvd25lchgDIAEoCRINCgV0aXRsZRgEIAEoCRIoCgZzdGF0dXMYBSABKA4yGC5hZ2VudHMudjEuU2Vzc2lvblN0YXR1cxIVCg1zdGF0dXNfcmVhc29uGAYgASgJEhEKCXBhcmVudF9pZBgHIAEoCRITCgtmb3JrZWRfZnJvbRgIIAEoCRISCgp0dXJuX2NvdW50GAkgASgFEh8KBXVzYWdlGAogASgLMhAuYWdlbnRzLnYxLlVzYWdlEhQKDHBlbmRpbmdfbWFpbBgLIAEoBRIVCg1wZW5kaW5nX2NhbGxzGAwgASgFEg0KBWRlcHRoGA0gASgFEi8KC2NyZWF0ZV90aW1lGA4gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgt1cGRhdGVfdGltZRgPIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFQoNYWxsb3dlZF90b29scxgQIAMoCRIPCgdyb290X2lkGBEgASgJEiYKBmJ1ZGdldBgSIAEoCzIWLmFnZW50cy52MS5CdWRnZXRTdGF0ZRIVCg1hZ2VudF92ZXJzaW9uGBMgASgDIukBCgdTZXNzaW9uEiQKBG1ldGEYASABKAsyFi5hZ2VudHMudjEuU2Vzc2lvbk1ldGESHgoFdHVybnMYAiADKAsyDy5hZ2VudHMudjEuVHVybhIuCg1wZW5kaW5nX2NhbGxzGAMgAygLMhcuYWdlbnRzLnYxLkRlZmVycmVkQ2FsbBILCgNzZXEYBCABKAQSEQoJZGVsdGFfc2VxGAUgASgEEi4KC2luX3Byb2dyZXNzGAYgASgLMhkuYWdlbnRzLnYxLlR1cm5JblByb2dyZXNzEhgKEGZpcnN0X3R1cm5faW5kZXgYByABKAUimgEKDlR1cm5JblByb2dyZXNzEhIKCnR1cm5faW5kZXgYASABKAUSDAoEdGV4dBgCIAEoCRIQCgh0aGlua2luZxgDIAEoCRInCgp0b29sX2NhbGxzGAQgAygLMhMuYWdlbnRzLnYxLlRvb2xDYWxsEisKDHRvb2xfcmVzdWx0cxgFIAMoCzIVLmFnZW50cy52MS5Ub29sUmVzdWx0IpYBCgRUdXJuEg0KBWluZGV4GAEgASgFEi8KC2NyZWF0ZV90aW1lGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIjCgR1c2VyGAMgASgLMhMuYWdlbnRzLnYxLlVzZXJUdXJuSAASIQoDbGxtGAQgASgLMhIuYWdlbnRzLnYxLkxsbVR1cm5IAEIGCgRraW5kIpgBCghVc2VyVHVybhIMCgR0ZXh0GAEgASgJEioKC2F0dGFjaG1lbnRzGAIgAygLMhUuYWdlbnRzLnYxLkF0dGFjaG1lbnQSKwoMdG9vbF9yZXN1bHRzGAMgAygLMhUuYWdlbnRzLnYxLlRvb2xSZXN1bHQSJQoEbWFpbBgEIAMoCzIXLmFnZW50cy52MS5NYWlsRW52ZWxvcGUixQEKB0xsbVR1cm4SDAoEdGV4dBgBIAEoCRIQCgh0aGlua2luZxgCIAEoCRInCgp0b29sX2NhbGxzGAMgAygLMhMuYWdlbnRzLnYxLlRvb2xDYWxsEh8KBXVzYWdlGAQgASgLMhAuYWdlbnRzLnYxLlVzYWdlEg0KBW1vZGVsGAUgASgJEhUKDWZpbmlzaF9yZWFzb24YBiABKAkSEwoLaW50ZXJydXB0ZWQYByABKAgSFQoNYWdlbnRfdmVyc2lvbhgIIAEoAyJ9CghUb29sQ2FsbBIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEhEKCWFyZ3VtZW50cxgDIAEoCRIhCgRraW5kGAQgASgOMhMuYWdlbnRzLnYxLlRvb2xLaW5kEiEKBG1vZGUYBSABKA4yEy5hZ2VudHMudjEuQ2FsbE1vZGUirQEKClRvb2xSZXN1bHQSDwoHY2FsbF9pZBgBIAEoCRIMCgRuYW1lGAIgASgJEgwKBHRleHQYAyABKAkSKwoGc3RhdHVzGAQgASgOMhsuYWdlbnRzLnYxLlRvb2xSZXN1bHRTdGF0dXMSGAoQY2hpbGRfc2Vzc2lvbl9pZBgFIAEoCRIrCghkdXJhdGlvbhgGIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbiJKCgpBdHRhY2htZW50EgwKBG5hbWUYASABKAkSEgoKbWVkaWFfdHlwZRgCIAEoCRIMCgRkYXRhGAMgASgMEgwKBHNpemUYBCABKAMijgEKBVVzYWdlEhUKDXByb21wdF90b2tlbnMYASABKAMSGQoRY29tcGxldGlvbl90b2tlbnMYAiABKAMSFQoNY2FjaGVkX3Rva2VucxgDIAEoAxIYChByZWFzb25pbmdfdG9rZW5zGAQgASgDEhUKCGNvc3RfdXNkGAUgASgBSACIAQFCCwoJX2Nvc3RfdXNkIkwKBkJ1ZGdldBITCgZ0b2tlbnMYASABKANIAIgBARIVCghjb3N0X3VzZBgCIAEoAUgBiAEBQgkKB190b2tlbnNCCwoJX2Nvc3RfdXNkIikKBVNwZW5kEg4KBnRva2VucxgBIAEoAxIQCghjb3N0X3VzZBgCIAEoASKEAQoLQnVkZ2V0U3RhdGUSIQoGYnVkZ2V0GAEgASgLMhEuYWdlbnRzLnYxLkJ1ZGdldBIfCgVzcGVudBgCIAEoCzIQLmFnZW50cy52MS5TcGVuZBIfCgRsZWZ0GAMgASgLMhEuYWdlbnRzLnYxLkJ1ZGdldBIQCghleGNlZWRlZBgEIAEoCCKVAQoMRGVmZXJyZWRDYWxsEg0KBXRva2VuGAEgASgJEhIKCnNlc3Npb25faWQYAiABKAkSIQoEY2FsbBgDIAEoCzITLmFnZW50cy52MS5Ub29sQ2FsbBIOCgZyZWFzb24YBCABKAkSLwoLY3JlYXRlX3RpbWUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIlYKB01lc3NhZ2USDAoEdGV4dBgBIAEoCRIqCgthdHRhY2htZW50cxgCIAMoCzIVLmFnZW50cy52MS5BdHRhY2htZW50EhEKCWludGVycnVwdBgDIAEoCCItCgpSdW5PcHRpb25zEgwKBGhvbGQYASABKAgSEQoJbWF4X3N0ZXBzGAIgASgFIl8KBVdhdGNoEhIKCndhdGNoZXJfaWQYASABKAkSEQoJdGFyZ2V0X2lkGAIgASgJEi8KC2V4cGlyZV90aW1lGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCq3AQoNU2Vzc2lvblN0YXR1cxIeChpTRVNTSU9OX1NUQVRVU19VTlNQRUNJRklFRBAAEhgKFFNFU1NJT05fU1RBVFVTX1JFQURZEAESGgoWU0VTU0lPTl9TVEFUVVNfUlVOTklORxACEhoKFlNFU1NJT05fU1RBVFVTX1dBSVRJTkcQAxIZChVTRVNTSU9OX1NUQVRVU19QQVVTRUQQBBIZChVTRVNTSU9OX1NUQVRVU19GQUlMRUQQBSpVCghDYWxsTW9kZRIZChVDQUxMX01PREVfVU5TUEVDSUZJRUQQABIWChJDQUxMX01PREVfQVRUQUNIRUQQARIWChJDQUxMX01PREVfREVGRVJSRUQQAiqxAQoQVG9vbFJlc3VsdFN0YXR1cxIiCh5UT09MX1JFU1VMVF9TVEFUVVNfVU5TUEVDSUZJRUQQABIZChVUT09MX1JFU1VMVF9TVEFUVVNfT0sQARIcChhUT09MX1JFU1VMVF9TVEFUVVNfRVJST1IQAhIgChxUT09MX1JFU1VMVF9TVEFUVVNfQ0FOQ0VMTEVEEAMSHgoaVE9PTF9SRVNVTFRfU1RBVFVTX0FCT1JURUQQBEI4WjZnaXRodWIuY29tL2FnZW50cy1vcy9hZ2VudHMvYXBpL2dlbi9hZ2VudHMvdjE7YWdlbnRzdjFiBnByb3RvMw", [file_agents_v1_agent, file_agents_v1_mail, file_google_protobuf_duration, file_google_protobuf_timestamp]);
+  fileDesc("ChdhZ2VudHMvdjEvc2Vzc2lvbi5wcm90bxIJYWdlbnRzLnYxIukDCgtTZXNzaW9uTWV0YRIKCgJpZBgBIAEoCRINCgVhZ2VudBgCIAEoCRINCgVvd25lchgDIAEoCRINCgV0aXRsZRgEIAEoCRIoCgZzdGF0dXMYBSABKA4yGC5hZ2VudHMudjEuU2Vzc2lvblN0YXR1cxIVCg1zdGF0dXNfcmVhc29uGAYgASgJEhEKCXBhcmVudF9pZBgHIAEoCRITCgtmb3JrZWRfZnJvbRgIIAEoCRISCgp0dXJuX2NvdW50GAkgASgFEh8KBXVzYWdlGAogASgLMhAuYWdlbnRzLnYxLlVzYWdlEhQKDHBlbmRpbmdfbWFpbBgLIAEoBRIVCg1wZW5kaW5nX2NhbGxzGAwgASgFEg0KBWRlcHRoGA0gASgFEi8KC2NyZWF0ZV90aW1lGA4gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgt1cGRhdGVfdGltZRgPIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFQoNYWxsb3dlZF90b29scxgQIAMoCRIPCgdyb290X2lkGBEgASgJEiYKBmJ1ZGdldBgSIAEoCzIWLmFnZW50cy52MS5CdWRnZXRTdGF0ZRIVCg1hZ2VudF92ZXJzaW9uGBMgASgDIukBCgdTZXNzaW9uEiQKBG1ldGEYASABKAsyFi5hZ2VudHMudjEuU2Vzc2lvbk1ldGESHgoFdHVybnMYAiADKAsyDy5hZ2VudHMudjEuVHVybhIuCg1wZW5kaW5nX2NhbGxzGAMgAygLMhcuYWdlbnRzLnYxLkRlZmVycmVkQ2FsbBILCgNzZXEYBCABKAQSEQoJZGVsdGFfc2VxGAUgASgEEi4KC2luX3Byb2dyZXNzGAYgASgLMhkuYWdlbnRzLnYxLlR1cm5JblByb2dyZXNzEhgKEGZpcnN0X3R1cm5faW5kZXgYByABKAUimgEKDlR1cm5JblByb2dyZXNzEhIKCnR1cm5faW5kZXgYASABKAUSDAoEdGV4dBgCIAEoCRIQCgh0aGlua2luZxgDIAEoCRInCgp0b29sX2NhbGxzGAQgAygLMhMuYWdlbnRzLnYxLlRvb2xDYWxsEisKDHRvb2xfcmVzdWx0cxgFIAMoCzIVLmFnZW50cy52MS5Ub29sUmVzdWx0IsMBCgRUdXJuEg0KBWluZGV4GAEgASgFEi8KC2NyZWF0ZV90aW1lGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIjCgR1c2VyGAMgASgLMhMuYWdlbnRzLnYxLlVzZXJUdXJuSAASIQoDbGxtGAQgASgLMhIuYWdlbnRzLnYxLkxsbVR1cm5IABIrCgpjb21wYWN0aW9uGAUgASgLMhUuYWdlbnRzLnYxLkNvbXBhY3Rpb25IAEIGCgRraW5kIvkBCgpDb21wYWN0aW9uEg4KBnJlYXNvbhgBIAEoCRITCgtzdW1tYXJ5X2VuZBgCIAEoBRIPCgdzdW1tYXJ5GAMgASgJEhgKEHN1bW1hcml6ZWRfdHVybnMYBCABKAUSEQoJcHJ1bmVfZW5kGAUgASgFEhYKDnBydW5lZF9yZXN1bHRzGAYgASgFEhUKDXRva2Vuc19iZWZvcmUYByABKAMSFAoMdG9rZW5zX2FmdGVyGAggASgDEg0KBW1vZGVsGAkgASgJEh8KBXVzYWdlGAogASgLMhAuYWdlbnRzLnYxLlVzYWdlEhMKC2luc3RydWN0aW9uGAsgASgJIpgBCghVc2VyVHVybhIMCgR0ZXh0GAEgASgJEioKC2F0dGFjaG1lbnRzGAIgAygLMhUuYWdlbnRzLnYxLkF0dGFjaG1lbnQSKwoMdG9vbF9yZXN1bHRzGAMgAygLMhUuYWdlbnRzLnYxLlRvb2xSZXN1bHQSJQoEbWFpbBgEIAMoCzIXLmFnZW50cy52MS5NYWlsRW52ZWxvcGUixQEKB0xsbVR1cm4SDAoEdGV4dBgBIAEoCRIQCgh0aGlua2luZxgCIAEoCRInCgp0b29sX2NhbGxzGAMgAygLMhMuYWdlbnRzLnYxLlRvb2xDYWxsEh8KBXVzYWdlGAQgASgLMhAuYWdlbnRzLnYxLlVzYWdlEg0KBW1vZGVsGAUgASgJEhUKDWZpbmlzaF9yZWFzb24YBiABKAkSEwoLaW50ZXJydXB0ZWQYByABKAgSFQoNYWdlbnRfdmVyc2lvbhgIIAEoAyJ9CghUb29sQ2FsbBIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEhEKCWFyZ3VtZW50cxgDIAEoCRIhCgRraW5kGAQgASgOMhMuYWdlbnRzLnYxLlRvb2xLaW5kEiEKBG1vZGUYBSABKA4yEy5hZ2VudHMudjEuQ2FsbE1vZGUirQEKClRvb2xSZXN1bHQSDwoHY2FsbF9pZBgBIAEoCRIMCgRuYW1lGAIgASgJEgwKBHRleHQYAyABKAkSKwoGc3RhdHVzGAQgASgOMhsuYWdlbnRzLnYxLlRvb2xSZXN1bHRTdGF0dXMSGAoQY2hpbGRfc2Vzc2lvbl9pZBgFIAEoCRIrCghkdXJhdGlvbhgGIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbiJKCgpBdHRhY2htZW50EgwKBG5hbWUYASABKAkSEgoKbWVkaWFfdHlwZRgCIAEoCRIMCgRkYXRhGAMgASgMEgwKBHNpemUYBCABKAMijgEKBVVzYWdlEhUKDXByb21wdF90b2tlbnMYASABKAMSGQoRY29tcGxldGlvbl90b2tlbnMYAiABKAMSFQoNY2FjaGVkX3Rva2VucxgDIAEoAxIYChByZWFzb25pbmdfdG9rZW5zGAQgASgDEhUKCGNvc3RfdXNkGAUgASgBSACIAQFCCwoJX2Nvc3RfdXNkIkwKBkJ1ZGdldBITCgZ0b2tlbnMYASABKANIAIgBARIVCghjb3N0X3VzZBgCIAEoAUgBiAEBQgkKB190b2tlbnNCCwoJX2Nvc3RfdXNkIikKBVNwZW5kEg4KBnRva2VucxgBIAEoAxIQCghjb3N0X3VzZBgCIAEoASKEAQoLQnVkZ2V0U3RhdGUSIQoGYnVkZ2V0GAEgASgLMhEuYWdlbnRzLnYxLkJ1ZGdldBIfCgVzcGVudBgCIAEoCzIQLmFnZW50cy52MS5TcGVuZBIfCgRsZWZ0GAMgASgLMhEuYWdlbnRzLnYxLkJ1ZGdldBIQCghleGNlZWRlZBgEIAEoCCKVAQoMRGVmZXJyZWRDYWxsEg0KBXRva2VuGAEgASgJEhIKCnNlc3Npb25faWQYAiABKAkSIQoEY2FsbBgDIAEoCzITLmFnZW50cy52MS5Ub29sQ2FsbBIOCgZyZWFzb24YBCABKAkSLwoLY3JlYXRlX3RpbWUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIlYKB01lc3NhZ2USDAoEdGV4dBgBIAEoCRIqCgthdHRhY2htZW50cxgCIAMoCzIVLmFnZW50cy52MS5BdHRhY2htZW50EhEKCWludGVycnVwdBgDIAEoCCItCgpSdW5PcHRpb25zEgwKBGhvbGQYASABKAgSEQoJbWF4X3N0ZXBzGAIgASgFIl8KBVdhdGNoEhIKCndhdGNoZXJfaWQYASABKAkSEQoJdGFyZ2V0X2lkGAIgASgJEi8KC2V4cGlyZV90aW1lGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCq3AQoNU2Vzc2lvblN0YXR1cxIeChpTRVNTSU9OX1NUQVRVU19VTlNQRUNJRklFRBAAEhgKFFNFU1NJT05fU1RBVFVTX1JFQURZEAESGgoWU0VTU0lPTl9TVEFUVVNfUlVOTklORxACEhoKFlNFU1NJT05fU1RBVFVTX1dBSVRJTkcQAxIZChVTRVNTSU9OX1NUQVRVU19QQVVTRUQQBBIZChVTRVNTSU9OX1NUQVRVU19GQUlMRUQQBSpVCghDYWxsTW9kZRIZChVDQUxMX01PREVfVU5TUEVDSUZJRUQQABIWChJDQUxMX01PREVfQVRUQUNIRUQQARIWChJDQUxMX01PREVfREVGRVJSRUQQAiqxAQoQVG9vbFJlc3VsdFN0YXR1cxIiCh5UT09MX1JFU1VMVF9TVEFUVVNfVU5TUEVDSUZJRUQQABIZChVUT09MX1JFU1VMVF9TVEFUVVNfT0sQARIcChhUT09MX1JFU1VMVF9TVEFUVVNfRVJST1IQAhIgChxUT09MX1JFU1VMVF9TVEFUVVNfQ0FOQ0VMTEVEEAMSHgoaVE9PTF9SRVNVTFRfU1RBVFVTX0FCT1JURUQQBEI4WjZnaXRodWIuY29tL2FnZW50cy1vcy9hZ2VudHMvYXBpL2dlbi9hZ2VudHMvdjE7YWdlbnRzdjFiBnByb3RvMw", [file_agents_v1_agent, file_agents_v1_mail, file_google_protobuf_duration, file_google_protobuf_timestamp]);
 
 /**
  * SessionMeta is the summary of a session, as listed and as carried by
@@ -345,6 +345,16 @@ export type Turn = Message$1<"agents.v1.Turn"> & {
      */
     value: LlmTurn;
     case: "llm";
+  } | {
+    /**
+     * A compaction: from here on, requests send the older turns as a
+     * summary, or old tool results as stubs. The turns it covers stay in
+     * the session as they were.
+     *
+     * @generated from field: agents.v1.Compaction compaction = 5;
+     */
+    value: Compaction;
+    case: "compaction";
   } | { case: undefined; value?: undefined };
 };
 
@@ -354,6 +364,110 @@ export type Turn = Message$1<"agents.v1.Turn"> & {
  */
 export const TurnSchema: GenMessage<Turn> = /*@__PURE__*/
   messageDesc(file_agents_v1_session, 3);
+
+/**
+ * Compaction is a turn that changes what the model is sent, never what the
+ * session holds: later requests send the system prompt, the summary (when
+ * there is one) and the turns from `summary_end` on whole, with the tool
+ * results of turns before `prune_end` longer than a limit replaced by a
+ * stub that says what was left out. Nothing is deleted: the covered turns
+ * stay readable, and a fork at a turn before the compaction continues from
+ * the whole history.
+ *
+ * @generated from message agents.v1.Compaction
+ */
+export type Compaction = Message$1<"agents.v1.Compaction"> & {
+  /**
+   * Why it ran: `threshold` (the request would have passed the threshold),
+   * `overflow` (the provider answered `context_length_exceeded`) or
+   * `manual` (Compact).
+   *
+   * @generated from field: string reason = 1;
+   */
+  reason: string;
+
+  /**
+   * Turns before this index are sent as the summary; 0 when the
+   * compaction only pruned.
+   *
+   * @generated from field: int32 summary_end = 2;
+   */
+  summaryEnd: number;
+
+  /**
+   * The summary of the turns before `summary_end`, the previous summary
+   * included; empty when the compaction only pruned.
+   *
+   * @generated from field: string summary = 3;
+   */
+  summary: string;
+
+  /**
+   * How many turns this compaction folded into the summary (those between
+   * the previous summary's end and `summary_end`, compaction turns left
+   * out): what clients show as "41 turns summarised".
+   *
+   * @generated from field: int32 summarized_turns = 4;
+   */
+  summarizedTurns: number;
+
+  /**
+   * Tool results of turns before this index that are longer than the
+   * limit are sent as stubs.
+   *
+   * @generated from field: int32 prune_end = 5;
+   */
+  pruneEnd: number;
+
+  /**
+   * How many tool results are sent as stubs.
+   *
+   * @generated from field: int32 pruned_results = 6;
+   */
+  prunedResults: number;
+
+  /**
+   * The measured input tokens of the request before and after.
+   *
+   * @generated from field: int64 tokens_before = 7;
+   */
+  tokensBefore: bigint;
+
+  /**
+   * @generated from field: int64 tokens_after = 8;
+   */
+  tokensAfter: bigint;
+
+  /**
+   * The model that wrote the summary; empty when nothing was summarised.
+   *
+   * @generated from field: string model = 9;
+   */
+  model: string;
+
+  /**
+   * Token usage and cost of the summary call; it counts toward the
+   * session's usage and budget.
+   *
+   * @generated from field: agents.v1.Usage usage = 10;
+   */
+  usage?: Usage | undefined;
+
+  /**
+   * The instruction given with a manual compaction ("keep the API
+   * names").
+   *
+   * @generated from field: string instruction = 11;
+   */
+  instruction: string;
+};
+
+/**
+ * Describes the message agents.v1.Compaction.
+ * Use `create(CompactionSchema)` to create a new message.
+ */
+export const CompactionSchema: GenMessage<Compaction> = /*@__PURE__*/
+  messageDesc(file_agents_v1_session, 4);
 
 /**
  * UserTurn is what the model receives as input at a step.
@@ -395,7 +509,7 @@ export type UserTurn = Message$1<"agents.v1.UserTurn"> & {
  * Use `create(UserTurnSchema)` to create a new message.
  */
 export const UserTurnSchema: GenMessage<UserTurn> = /*@__PURE__*/
-  messageDesc(file_agents_v1_session, 4);
+  messageDesc(file_agents_v1_session, 5);
 
 /**
  * LlmTurn is one model answer.
@@ -468,7 +582,7 @@ export type LlmTurn = Message$1<"agents.v1.LlmTurn"> & {
  * Use `create(LlmTurnSchema)` to create a new message.
  */
 export const LlmTurnSchema: GenMessage<LlmTurn> = /*@__PURE__*/
-  messageDesc(file_agents_v1_session, 5);
+  messageDesc(file_agents_v1_session, 6);
 
 /**
  * ToolCall is one call the model asked for.
@@ -517,7 +631,7 @@ export type ToolCall = Message$1<"agents.v1.ToolCall"> & {
  * Use `create(ToolCallSchema)` to create a new message.
  */
 export const ToolCallSchema: GenMessage<ToolCall> = /*@__PURE__*/
-  messageDesc(file_agents_v1_session, 6);
+  messageDesc(file_agents_v1_session, 7);
 
 /**
  * ToolResult is the outcome of one tool call, as given back to the model.
@@ -573,7 +687,7 @@ export type ToolResult = Message$1<"agents.v1.ToolResult"> & {
  * Use `create(ToolResultSchema)` to create a new message.
  */
 export const ToolResultSchema: GenMessage<ToolResult> = /*@__PURE__*/
-  messageDesc(file_agents_v1_session, 7);
+  messageDesc(file_agents_v1_session, 8);
 
 /**
  * Attachment is a file sent with a message.
@@ -616,7 +730,7 @@ export type Attachment = Message$1<"agents.v1.Attachment"> & {
  * Use `create(AttachmentSchema)` to create a new message.
  */
 export const AttachmentSchema: GenMessage<Attachment> = /*@__PURE__*/
-  messageDesc(file_agents_v1_session, 8);
+  messageDesc(file_agents_v1_session, 9);
 
 /**
  * Usage counts tokens and what they cost.
@@ -671,7 +785,7 @@ export type Usage = Message$1<"agents.v1.Usage"> & {
  * Use `create(UsageSchema)` to create a new message.
  */
 export const UsageSchema: GenMessage<Usage> = /*@__PURE__*/
-  messageDesc(file_agents_v1_session, 9);
+  messageDesc(file_agents_v1_session, 10);
 
 /**
  * Budget limits what a session tree or an owner may spend. A limit that
@@ -705,7 +819,7 @@ export type Budget = Message$1<"agents.v1.Budget"> & {
  * Use `create(BudgetSchema)` to create a new message.
  */
 export const BudgetSchema: GenMessage<Budget> = /*@__PURE__*/
-  messageDesc(file_agents_v1_session, 10);
+  messageDesc(file_agents_v1_session, 11);
 
 /**
  * Spend is what was spent.
@@ -733,7 +847,7 @@ export type Spend = Message$1<"agents.v1.Spend"> & {
  * Use `create(SpendSchema)` to create a new message.
  */
 export const SpendSchema: GenMessage<Spend> = /*@__PURE__*/
-  messageDesc(file_agents_v1_session, 11);
+  messageDesc(file_agents_v1_session, 12);
 
 /**
  * BudgetState is a budget, what was spent against it and what is left.
@@ -777,7 +891,7 @@ export type BudgetState = Message$1<"agents.v1.BudgetState"> & {
  * Use `create(BudgetStateSchema)` to create a new message.
  */
 export const BudgetStateSchema: GenMessage<BudgetState> = /*@__PURE__*/
-  messageDesc(file_agents_v1_session, 12);
+  messageDesc(file_agents_v1_session, 13);
 
 /**
  * DeferredCall is a tool call that waits for a client to answer it.
@@ -827,7 +941,7 @@ export type DeferredCall = Message$1<"agents.v1.DeferredCall"> & {
  * Use `create(DeferredCallSchema)` to create a new message.
  */
 export const DeferredCallSchema: GenMessage<DeferredCall> = /*@__PURE__*/
-  messageDesc(file_agents_v1_session, 13);
+  messageDesc(file_agents_v1_session, 14);
 
 /**
  * Message is what a user sends to a session.
@@ -864,7 +978,7 @@ export type Message = Message$1<"agents.v1.Message"> & {
  * Use `create(MessageSchema)` to create a new message.
  */
 export const MessageSchema: GenMessage<Message> = /*@__PURE__*/
-  messageDesc(file_agents_v1_session, 14);
+  messageDesc(file_agents_v1_session, 15);
 
 /**
  * RunOptions tunes the run a request starts.
@@ -892,7 +1006,7 @@ export type RunOptions = Message$1<"agents.v1.RunOptions"> & {
  * Use `create(RunOptionsSchema)` to create a new message.
  */
 export const RunOptionsSchema: GenMessage<RunOptions> = /*@__PURE__*/
-  messageDesc(file_agents_v1_session, 15);
+  messageDesc(file_agents_v1_session, 16);
 
 /**
  * Watch makes the target's `run.stopped` and `session.failed` events reach
@@ -928,7 +1042,7 @@ export type Watch = Message$1<"agents.v1.Watch"> & {
  * Use `create(WatchSchema)` to create a new message.
  */
 export const WatchSchema: GenMessage<Watch> = /*@__PURE__*/
-  messageDesc(file_agents_v1_session, 16);
+  messageDesc(file_agents_v1_session, 17);
 
 /**
  * SessionStatus is where a session stands in its life cycle.

@@ -6,7 +6,7 @@ import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobu
 import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { MailBody, MailEnvelope, MailPriority } from "./mail_pb";
 import { file_agents_v1_mail } from "./mail_pb";
-import type { Budget, Message as Message$1, RunOptions, Session, SessionMeta, SessionStatus, Watch } from "./session_pb";
+import type { Budget, Message as Message$1, RunOptions, Session, SessionMeta, SessionStatus, Turn, Watch } from "./session_pb";
 import { file_agents_v1_session } from "./session_pb";
 import type { Duration } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_duration } from "@bufbuild/protobuf/wkt";
@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file agents/v1/session_service.proto.
  */
 export const file_agents_v1_session_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch9hZ2VudHMvdjEvc2Vzc2lvbl9zZXJ2aWNlLnByb3RvEglhZ2VudHMudjEigwMKFENyZWF0ZVNlc3Npb25SZXF1ZXN0Eg0KBWFnZW50GAEgASgJEigKB21lc3NhZ2UYAiABKAsyEi5hZ2VudHMudjEuTWVzc2FnZUgAiAEBEiIKA3J1bhgDIAEoCzIVLmFnZW50cy52MS5SdW5PcHRpb25zEjsKBnBhcmFtcxgEIAMoCzIrLmFnZW50cy52MS5DcmVhdGVTZXNzaW9uUmVxdWVzdC5QYXJhbXNFbnRyeRIRCglwYXJlbnRfaWQYBSABKAkSDQoFdGl0bGUYBiABKAkSFwoPaWRlbXBvdGVuY3lfa2V5GAcgASgJEgwKBHdhaXQYCCABKAgSKgoHdGltZW91dBgJIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIhCgZidWRnZXQYCiABKAsyES5hZ2VudHMudjEuQnVkZ2V0Gi0KC1BhcmFtc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCCgoIX21lc3NhZ2UiPAoVQ3JlYXRlU2Vzc2lvblJlc3BvbnNlEiMKB3Nlc3Npb24YASABKAsyEi5hZ2VudHMudjEuU2Vzc2lvbiKuAgoSUG9zdE1lc3NhZ2VSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSIwoHbWVzc2FnZRgCIAEoCzISLmFnZW50cy52MS5NZXNzYWdlEiIKA3J1bhgDIAEoCzIVLmFnZW50cy52MS5SdW5PcHRpb25zEjkKBnBhcmFtcxgEIAMoCzIpLmFnZW50cy52MS5Qb3N0TWVzc2FnZVJlcXVlc3QuUGFyYW1zRW50cnkSFwoPaWRlbXBvdGVuY3lfa2V5GAUgASgJEgwKBHdhaXQYBiABKAgSKgoHdGltZW91dBgHIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhotCgtQYXJhbXNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBInEKE1Bvc3RNZXNzYWdlUmVzcG9uc2USJAoEbWV0YRgBIAEoCzIWLmFnZW50cy52MS5TZXNzaW9uTWV0YRIPCgdtYWlsX2lkGAIgASgJEiMKB3Nlc3Npb24YAyABKAsyEi5hZ2VudHMudjEuU2Vzc2lvbiKIAQoNUmVzdW1lUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEjQKBnBhcmFtcxgCIAMoCzIkLmFnZW50cy52MS5SZXN1bWVSZXF1ZXN0LlBhcmFtc0VudHJ5Gi0KC1BhcmFtc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiNgoOUmVzdW1lUmVzcG9uc2USJAoEbWV0YRgBIAEoCzIWLmFnZW50cy52MS5TZXNzaW9uTWV0YSKMAgoTQ29tcGxldGVDYWxsUmVxdWVzdBINCgV0b2tlbhgBIAEoCRIOCgR0ZXh0GAIgASgJSAASDwoFZXJyb3IYAyABKAlIABInCghhcHByb3ZhbBgHIAEoCzITLmFnZW50cy52MS5BcHByb3ZhbEgAEg4KBnJlc3VtZRgEIAEoCBI6CgZwYXJhbXMYBSADKAsyKi5hZ2VudHMudjEuQ29tcGxldGVDYWxsUmVxdWVzdC5QYXJhbXNFbnRyeRIXCg9pZGVtcG90ZW5jeV9rZXkYBiABKAkaLQoLUGFyYW1zRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4AUIICgZyZXN1bHQiOwoIQXBwcm92YWwSDwoHYXBwcm92ZRgBIAEoCBIOCgZyZWFzb24YAiABKAkSDgoGYWx3YXlzGAMgASgIIk8KFENvbXBsZXRlQ2FsbFJlc3BvbnNlEiQKBG1ldGEYASABKAsyFi5hZ2VudHMudjEuU2Vzc2lvbk1ldGESEQoJcmVtYWluaW5nGAIgASgFIiYKEENhbmNlbFJ1blJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCSI5ChFDYW5jZWxSdW5SZXNwb25zZRIkCgRtZXRhGAEgASgLMhYuYWdlbnRzLnYxLlNlc3Npb25NZXRhIisKFUNhbmNlbEF0dGFjaGVkUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJIlEKFkNhbmNlbEF0dGFjaGVkUmVzcG9uc2USJAoEbWV0YRgBIAEoCzIWLmFnZW50cy52MS5TZXNzaW9uTWV0YRIRCgljYW5jZWxsZWQYAiABKAUiIgoMUGF1c2VSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkiNQoNUGF1c2VSZXNwb25zZRIkCgRtZXRhGAEgASgLMhYuYWdlbnRzLnYxLlNlc3Npb25NZXRhIqUBCg9TZW5kTWFpbFJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIhCgRib2R5GAIgASgLMhMuYWdlbnRzLnYxLk1haWxCb2R5EikKCHByaW9yaXR5GAMgASgOMhcuYWdlbnRzLnYxLk1haWxQcmlvcml0eRIXCg9mcm9tX3Nlc3Npb25faWQYBCABKAkSFwoPaWRlbXBvdGVuY3lfa2V5GAUgASgJIj0KEFNlbmRNYWlsUmVzcG9uc2USKQoIZW52ZWxvcGUYASABKAsyFy5hZ2VudHMudjEuTWFpbEVudmVsb3BlIjsKD0xpc3RNYWlsUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEhQKDHBlbmRpbmdfb25seRgCIAEoCCI5ChBMaXN0TWFpbFJlc3BvbnNlEiUKBG1haWwYASADKAsyFy5hZ2VudHMudjEuTWFpbEVudmVsb3BlIlkKEkZvcmtTZXNzaW9uUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEhQKB2F0X3R1cm4YAiABKAVIAIgBARINCgVhZ2VudBgDIAEoCUIKCghfYXRfdHVybiI6ChNGb3JrU2Vzc2lvblJlc3BvbnNlEiMKB3Nlc3Npb24YASABKAsyEi5hZ2VudHMudjEuU2Vzc2lvbiK/AQoTTGlzdFNlc3Npb25zUmVxdWVzdBINCgVhZ2VudBgBIAEoCRIoCgZzdGF0dXMYAiABKA4yGC5hZ2VudHMudjEuU2Vzc2lvblN0YXR1cxIRCglwYXJlbnRfaWQYAyABKAkSEgoKcm9vdHNfb25seRgEIAEoCBINCgVxdWVyeRgFIAEoCRIRCglwYWdlX3NpemUYBiABKAUSEgoKcGFnZV90b2tlbhgHIAEoCRISCgphbGxfb3duZXJzGAggASgIImsKFExpc3RTZXNzaW9uc1Jlc3BvbnNlEigKCHNlc3Npb25zGAEgAygLMhYuYWdlbnRzLnYxLlNlc3Npb25NZXRhEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCRIQCghoYXNfbW9yZRgDIAEoCCLuAQoRR2V0U2Vzc2lvblJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIMCgR3YWl0GAIgASgIEioKB3RpbWVvdXQYAyABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SEQoJbWV0YV9vbmx5GAQgASgIEhcKCmFmdGVyX3R1cm4YBSABKAVIAIgBARIYCgtiZWZvcmVfdHVybhgGIAEoBUgBiAEBEhIKCnR1cm5fbGltaXQYByABKAUSEgoKbGFzdF90dXJucxgIIAEoBUINCgtfYWZ0ZXJfdHVybkIOCgxfYmVmb3JlX3R1cm4iTAoSR2V0U2Vzc2lvblJlc3BvbnNlEiMKB3Nlc3Npb24YASABKAsyEi5hZ2VudHMudjEuU2Vzc2lvbhIRCglyZWFkX29ubHkYAiABKAgiTwoURGVsZXRlU2Vzc2lvblJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIjCgRtb2RlGAIgASgOMhUuYWdlbnRzLnYxLkRlbGV0ZU1vZGUiLAoVRGVsZXRlU2Vzc2lvblJlc3BvbnNlEhMKC2RlbGV0ZWRfaWRzGAEgAygJIjkKFFJlbmFtZVNlc3Npb25SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSDQoFdGl0bGUYAiABKAkiPQoVUmVuYW1lU2Vzc2lvblJlc3BvbnNlEiQKBG1ldGEYASABKAsyFi5hZ2VudHMudjEuU2Vzc2lvbk1ldGEiawoUVXBkYXRlU2Vzc2lvblJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIhCgZidWRnZXQYAiABKAsyES5hZ2VudHMudjEuQnVkZ2V0EhIKBXRpdGxlGAMgASgJSACIAQFCCAoGX3RpdGxlIj0KFVVwZGF0ZVNlc3Npb25SZXNwb25zZRIkCgRtZXRhGAEgASgLMhYuYWdlbnRzLnYxLlNlc3Npb25NZXRhImQKE1dhdGNoU2Vzc2lvblJlcXVlc3QSEgoKd2F0Y2hlcl9pZBgBIAEoCRIRCgl0YXJnZXRfaWQYAiABKAkSJgoDdHRsGAMgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uIjcKFFdhdGNoU2Vzc2lvblJlc3BvbnNlEh8KBXdhdGNoGAEgASgLMhAuYWdlbnRzLnYxLldhdGNoIj4KFVVud2F0Y2hTZXNzaW9uUmVxdWVzdBISCgp3YXRjaGVyX2lkGAEgASgJEhEKCXRhcmdldF9pZBgCIAEoCSIYChZVbndhdGNoU2Vzc2lvblJlc3BvbnNlIlMKFEV4cG9ydFNlc3Npb25SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSJwoGZm9ybWF0GAIgASgOMhcuYWdlbnRzLnYxLkV4cG9ydEZvcm1hdCI+ChVFeHBvcnRTZXNzaW9uUmVzcG9uc2USFAoMY29udGVudF90eXBlGAEgASgJEg8KB2NvbnRlbnQYAiABKAkiTAoVSW1wb3J0U2Vzc2lvbnNSZXF1ZXN0EiQKBWZpbGVzGAEgAygLMhUuYWdlbnRzLnYxLkltcG9ydEZpbGUSDQoFYWdlbnQYAiABKAkiKwoKSW1wb3J0RmlsZRIMCgRuYW1lGAEgASgJEg8KB2NvbnRlbnQYAiABKAwikgEKDEltcG9ydFJlc3VsdBIMCgRuYW1lGAEgASgJEicKBnN0YXR1cxgCIAEoDjIXLmFnZW50cy52MS5JbXBvcnRTdGF0dXMSEgoKc2Vzc2lvbl9pZBgDIAEoCRITCgtmb3JrZWRfZnJvbRgEIAEoCRISCgp0dXJuX2NvdW50GAUgASgFEg4KBnJlYXNvbhgGIAEoCSJCChZJbXBvcnRTZXNzaW9uc1Jlc3BvbnNlEigKB3Jlc3VsdHMYASADKAsyFy5hZ2VudHMudjEuSW1wb3J0UmVzdWx0KloKCkRlbGV0ZU1vZGUSGwoXREVMRVRFX01PREVfVU5TUEVDSUZJRUQQABIWChJERUxFVEVfTU9ERV9TSU5HTEUQARIXChNERUxFVEVfTU9ERV9DQVNDQURFEAIqYQoMRXhwb3J0Rm9ybWF0Eh0KGUVYUE9SVF9GT1JNQVRfVU5TUEVDSUZJRUQQABIaChZFWFBPUlRfRk9STUFUX01BUktET1dOEAESFgoSRVhQT1JUX0ZPUk1BVF9KU09OEAIqgAEKDEltcG9ydFN0YXR1cxIdChlJTVBPUlRfU1RBVFVTX1VOU1BFQ0lGSUVEEAASGgoWSU1QT1JUX1NUQVRVU19JTVBPUlRFRBABEhsKF0lNUE9SVF9TVEFUVVNfVU5DSEFOR0VEEAISGAoUSU1QT1JUX1NUQVRVU19GQUlMRUQQAzL5CwoOU2Vzc2lvblNlcnZpY2USUgoNQ3JlYXRlU2Vzc2lvbhIfLmFnZW50cy52MS5DcmVhdGVTZXNzaW9uUmVxdWVzdBogLmFnZW50cy52MS5DcmVhdGVTZXNzaW9uUmVzcG9uc2USTAoLUG9zdE1lc3NhZ2USHS5hZ2VudHMudjEuUG9zdE1lc3NhZ2VSZXF1ZXN0Gh4uYWdlbnRzLnYxLlBvc3RNZXNzYWdlUmVzcG9uc2USPQoGUmVzdW1lEhguYWdlbnRzLnYxLlJlc3VtZVJlcXVlc3QaGS5hZ2VudHMudjEuUmVzdW1lUmVzcG9uc2USTwoMQ29tcGxldGVDYWxsEh4uYWdlbnRzLnYxLkNvbXBsZXRlQ2FsbFJlcXVlc3QaHy5hZ2VudHMudjEuQ29tcGxldGVDYWxsUmVzcG9uc2USRgoJQ2FuY2VsUnVuEhsuYWdlbnRzLnYxLkNhbmNlbFJ1blJlcXVlc3QaHC5hZ2VudHMudjEuQ2FuY2VsUnVuUmVzcG9uc2USVQoOQ2FuY2VsQXR0YWNoZWQSIC5hZ2VudHMudjEuQ2FuY2VsQXR0YWNoZWRSZXF1ZXN0GiEuYWdlbnRzLnYxLkNhbmNlbEF0dGFjaGVkUmVzcG9uc2USOgoFUGF1c2USFy5hZ2VudHMudjEuUGF1c2VSZXF1ZXN0GhguYWdlbnRzLnYxLlBhdXNlUmVzcG9uc2USQwoIU2VuZE1haWwSGi5hZ2VudHMudjEuU2VuZE1haWxSZXF1ZXN0GhsuYWdlbnRzLnYxLlNlbmRNYWlsUmVzcG9uc2USSAoITGlzdE1haWwSGi5hZ2VudHMudjEuTGlzdE1haWxSZXF1ZXN0GhsuYWdlbnRzLnYxLkxpc3RNYWlsUmVzcG9uc2UiA5ACARJMCgtGb3JrU2Vzc2lvbhIdLmFnZW50cy52MS5Gb3JrU2Vzc2lvblJlcXVlc3QaHi5hZ2VudHMudjEuRm9ya1Nlc3Npb25SZXNwb25zZRJUCgxMaXN0U2Vzc2lvbnMSHi5hZ2VudHMudjEuTGlzdFNlc3Npb25zUmVxdWVzdBofLmFnZW50cy52MS5MaXN0U2Vzc2lvbnNSZXNwb25zZSIDkAIBEk4KCkdldFNlc3Npb24SHC5hZ2VudHMudjEuR2V0U2Vzc2lvblJlcXVlc3QaHS5hZ2VudHMudjEuR2V0U2Vzc2lvblJlc3BvbnNlIgOQAgESUgoNRGVsZXRlU2Vzc2lvbhIfLmFnZW50cy52MS5EZWxldGVTZXNzaW9uUmVxdWVzdBogLmFnZW50cy52MS5EZWxldGVTZXNzaW9uUmVzcG9uc2USUgoNUmVuYW1lU2Vzc2lvbhIfLmFnZW50cy52MS5SZW5hbWVTZXNzaW9uUmVxdWVzdBogLmFnZW50cy52MS5SZW5hbWVTZXNzaW9uUmVzcG9uc2USUgoNVXBkYXRlU2Vzc2lvbhIfLmFnZW50cy52MS5VcGRhdGVTZXNzaW9uUmVxdWVzdBogLmFnZW50cy52MS5VcGRhdGVTZXNzaW9uUmVzcG9uc2USTwoMV2F0Y2hTZXNzaW9uEh4uYWdlbnRzLnYxLldhdGNoU2Vzc2lvblJlcXVlc3QaHy5hZ2VudHMudjEuV2F0Y2hTZXNzaW9uUmVzcG9uc2USVQoOVW53YXRjaFNlc3Npb24SIC5hZ2VudHMudjEuVW53YXRjaFNlc3Npb25SZXF1ZXN0GiEuYWdlbnRzLnYxLlVud2F0Y2hTZXNzaW9uUmVzcG9uc2USVwoNRXhwb3J0U2Vzc2lvbhIfLmFnZW50cy52MS5FeHBvcnRTZXNzaW9uUmVxdWVzdBogLmFnZW50cy52MS5FeHBvcnRTZXNzaW9uUmVzcG9uc2UiA5ACARJaCg5JbXBvcnRTZXNzaW9ucxIgLmFnZW50cy52MS5JbXBvcnRTZXNzaW9uc1JlcXVlc3QaIS5hZ2VudHMudjEuSW1wb3J0U2Vzc2lvbnNSZXNwb25zZSIDkAICQjhaNmdpdGh1Yi5jb20vYWdlbnRzLW9zL2FnZW50cy9hcGkvZ2VuL2FnZW50cy92MTthZ2VudHN2MWIGcHJvdG8z", [file_agents_v1_mail, file_agents_v1_session, file_google_protobuf_duration]);
+  fileDesc("Ch9hZ2VudHMvdjEvc2Vzc2lvbl9zZXJ2aWNlLnByb3RvEglhZ2VudHMudjEigwMKFENyZWF0ZVNlc3Npb25SZXF1ZXN0Eg0KBWFnZW50GAEgASgJEigKB21lc3NhZ2UYAiABKAsyEi5hZ2VudHMudjEuTWVzc2FnZUgAiAEBEiIKA3J1bhgDIAEoCzIVLmFnZW50cy52MS5SdW5PcHRpb25zEjsKBnBhcmFtcxgEIAMoCzIrLmFnZW50cy52MS5DcmVhdGVTZXNzaW9uUmVxdWVzdC5QYXJhbXNFbnRyeRIRCglwYXJlbnRfaWQYBSABKAkSDQoFdGl0bGUYBiABKAkSFwoPaWRlbXBvdGVuY3lfa2V5GAcgASgJEgwKBHdhaXQYCCABKAgSKgoHdGltZW91dBgJIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIhCgZidWRnZXQYCiABKAsyES5hZ2VudHMudjEuQnVkZ2V0Gi0KC1BhcmFtc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCCgoIX21lc3NhZ2UiPAoVQ3JlYXRlU2Vzc2lvblJlc3BvbnNlEiMKB3Nlc3Npb24YASABKAsyEi5hZ2VudHMudjEuU2Vzc2lvbiKuAgoSUG9zdE1lc3NhZ2VSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSIwoHbWVzc2FnZRgCIAEoCzISLmFnZW50cy52MS5NZXNzYWdlEiIKA3J1bhgDIAEoCzIVLmFnZW50cy52MS5SdW5PcHRpb25zEjkKBnBhcmFtcxgEIAMoCzIpLmFnZW50cy52MS5Qb3N0TWVzc2FnZVJlcXVlc3QuUGFyYW1zRW50cnkSFwoPaWRlbXBvdGVuY3lfa2V5GAUgASgJEgwKBHdhaXQYBiABKAgSKgoHdGltZW91dBgHIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhotCgtQYXJhbXNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBInEKE1Bvc3RNZXNzYWdlUmVzcG9uc2USJAoEbWV0YRgBIAEoCzIWLmFnZW50cy52MS5TZXNzaW9uTWV0YRIPCgdtYWlsX2lkGAIgASgJEiMKB3Nlc3Npb24YAyABKAsyEi5hZ2VudHMudjEuU2Vzc2lvbiKIAQoNUmVzdW1lUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEjQKBnBhcmFtcxgCIAMoCzIkLmFnZW50cy52MS5SZXN1bWVSZXF1ZXN0LlBhcmFtc0VudHJ5Gi0KC1BhcmFtc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiNgoOUmVzdW1lUmVzcG9uc2USJAoEbWV0YRgBIAEoCzIWLmFnZW50cy52MS5TZXNzaW9uTWV0YSKMAgoTQ29tcGxldGVDYWxsUmVxdWVzdBINCgV0b2tlbhgBIAEoCRIOCgR0ZXh0GAIgASgJSAASDwoFZXJyb3IYAyABKAlIABInCghhcHByb3ZhbBgHIAEoCzITLmFnZW50cy52MS5BcHByb3ZhbEgAEg4KBnJlc3VtZRgEIAEoCBI6CgZwYXJhbXMYBSADKAsyKi5hZ2VudHMudjEuQ29tcGxldGVDYWxsUmVxdWVzdC5QYXJhbXNFbnRyeRIXCg9pZGVtcG90ZW5jeV9rZXkYBiABKAkaLQoLUGFyYW1zRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4AUIICgZyZXN1bHQiOwoIQXBwcm92YWwSDwoHYXBwcm92ZRgBIAEoCBIOCgZyZWFzb24YAiABKAkSDgoGYWx3YXlzGAMgASgIIk8KFENvbXBsZXRlQ2FsbFJlc3BvbnNlEiQKBG1ldGEYASABKAsyFi5hZ2VudHMudjEuU2Vzc2lvbk1ldGESEQoJcmVtYWluaW5nGAIgASgFIiYKEENhbmNlbFJ1blJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCSI5ChFDYW5jZWxSdW5SZXNwb25zZRIkCgRtZXRhGAEgASgLMhYuYWdlbnRzLnYxLlNlc3Npb25NZXRhIisKFUNhbmNlbEF0dGFjaGVkUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJIlEKFkNhbmNlbEF0dGFjaGVkUmVzcG9uc2USJAoEbWV0YRgBIAEoCzIWLmFnZW50cy52MS5TZXNzaW9uTWV0YRIRCgljYW5jZWxsZWQYAiABKAUiIgoMUGF1c2VSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkiNQoNUGF1c2VSZXNwb25zZRIkCgRtZXRhGAEgASgLMhYuYWdlbnRzLnYxLlNlc3Npb25NZXRhIjkKDkNvbXBhY3RSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSEwoLaW5zdHJ1Y3Rpb24YAiABKAkibQoPQ29tcGFjdFJlc3BvbnNlEiQKBG1ldGEYASABKAsyFi5hZ2VudHMudjEuU2Vzc2lvbk1ldGESIwoKY29tcGFjdGlvbhgCIAEoCzIPLmFnZW50cy52MS5UdXJuEg8KB3BlbmRpbmcYAyABKAgipQEKD1NlbmRNYWlsUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEiEKBGJvZHkYAiABKAsyEy5hZ2VudHMudjEuTWFpbEJvZHkSKQoIcHJpb3JpdHkYAyABKA4yFy5hZ2VudHMudjEuTWFpbFByaW9yaXR5EhcKD2Zyb21fc2Vzc2lvbl9pZBgEIAEoCRIXCg9pZGVtcG90ZW5jeV9rZXkYBSABKAkiPQoQU2VuZE1haWxSZXNwb25zZRIpCghlbnZlbG9wZRgBIAEoCzIXLmFnZW50cy52MS5NYWlsRW52ZWxvcGUiOwoPTGlzdE1haWxSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSFAoMcGVuZGluZ19vbmx5GAIgASgIIjkKEExpc3RNYWlsUmVzcG9uc2USJQoEbWFpbBgBIAMoCzIXLmFnZW50cy52MS5NYWlsRW52ZWxvcGUiWQoSRm9ya1Nlc3Npb25SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSFAoHYXRfdHVybhgCIAEoBUgAiAEBEg0KBWFnZW50GAMgASgJQgoKCF9hdF90dXJuIjoKE0ZvcmtTZXNzaW9uUmVzcG9uc2USIwoHc2Vzc2lvbhgBIAEoCzISLmFnZW50cy52MS5TZXNzaW9uIr8BChNMaXN0U2Vzc2lvbnNSZXF1ZXN0Eg0KBWFnZW50GAEgASgJEigKBnN0YXR1cxgCIAEoDjIYLmFnZW50cy52MS5TZXNzaW9uU3RhdHVzEhEKCXBhcmVudF9pZBgDIAEoCRISCgpyb290c19vbmx5GAQgASgIEg0KBXF1ZXJ5GAUgASgJEhEKCXBhZ2Vfc2l6ZRgGIAEoBRISCgpwYWdlX3Rva2VuGAcgASgJEhIKCmFsbF9vd25lcnMYCCABKAgiawoUTGlzdFNlc3Npb25zUmVzcG9uc2USKAoIc2Vzc2lvbnMYASADKAsyFi5hZ2VudHMudjEuU2Vzc2lvbk1ldGESFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhAKCGhhc19tb3JlGAMgASgIIu4BChFHZXRTZXNzaW9uUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEgwKBHdhaXQYAiABKAgSKgoHdGltZW91dBgDIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIRCgltZXRhX29ubHkYBCABKAgSFwoKYWZ0ZXJfdHVybhgFIAEoBUgAiAEBEhgKC2JlZm9yZV90dXJuGAYgASgFSAGIAQESEgoKdHVybl9saW1pdBgHIAEoBRISCgpsYXN0X3R1cm5zGAggASgFQg0KC19hZnRlcl90dXJuQg4KDF9iZWZvcmVfdHVybiJMChJHZXRTZXNzaW9uUmVzcG9uc2USIwoHc2Vzc2lvbhgBIAEoCzISLmFnZW50cy52MS5TZXNzaW9uEhEKCXJlYWRfb25seRgCIAEoCCJPChREZWxldGVTZXNzaW9uUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEiMKBG1vZGUYAiABKA4yFS5hZ2VudHMudjEuRGVsZXRlTW9kZSIsChVEZWxldGVTZXNzaW9uUmVzcG9uc2USEwoLZGVsZXRlZF9pZHMYASADKAkiOQoUUmVuYW1lU2Vzc2lvblJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRINCgV0aXRsZRgCIAEoCSI9ChVSZW5hbWVTZXNzaW9uUmVzcG9uc2USJAoEbWV0YRgBIAEoCzIWLmFnZW50cy52MS5TZXNzaW9uTWV0YSJrChRVcGRhdGVTZXNzaW9uUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEiEKBmJ1ZGdldBgCIAEoCzIRLmFnZW50cy52MS5CdWRnZXQSEgoFdGl0bGUYAyABKAlIAIgBAUIICgZfdGl0bGUiPQoVVXBkYXRlU2Vzc2lvblJlc3BvbnNlEiQKBG1ldGEYASABKAsyFi5hZ2VudHMudjEuU2Vzc2lvbk1ldGEiZAoTV2F0Y2hTZXNzaW9uUmVxdWVzdBISCgp3YXRjaGVyX2lkGAEgASgJEhEKCXRhcmdldF9pZBgCIAEoCRImCgN0dGwYAyABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24iNwoUV2F0Y2hTZXNzaW9uUmVzcG9uc2USHwoFd2F0Y2gYASABKAsyEC5hZ2VudHMudjEuV2F0Y2giPgoVVW53YXRjaFNlc3Npb25SZXF1ZXN0EhIKCndhdGNoZXJfaWQYASABKAkSEQoJdGFyZ2V0X2lkGAIgASgJIhgKFlVud2F0Y2hTZXNzaW9uUmVzcG9uc2UiUwoURXhwb3J0U2Vzc2lvblJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRInCgZmb3JtYXQYAiABKA4yFy5hZ2VudHMudjEuRXhwb3J0Rm9ybWF0Ij4KFUV4cG9ydFNlc3Npb25SZXNwb25zZRIUCgxjb250ZW50X3R5cGUYASABKAkSDwoHY29udGVudBgCIAEoCSJMChVJbXBvcnRTZXNzaW9uc1JlcXVlc3QSJAoFZmlsZXMYASADKAsyFS5hZ2VudHMudjEuSW1wb3J0RmlsZRINCgVhZ2VudBgCIAEoCSIrCgpJbXBvcnRGaWxlEgwKBG5hbWUYASABKAkSDwoHY29udGVudBgCIAEoDCKSAQoMSW1wb3J0UmVzdWx0EgwKBG5hbWUYASABKAkSJwoGc3RhdHVzGAIgASgOMhcuYWdlbnRzLnYxLkltcG9ydFN0YXR1cxISCgpzZXNzaW9uX2lkGAMgASgJEhMKC2ZvcmtlZF9mcm9tGAQgASgJEhIKCnR1cm5fY291bnQYBSABKAUSDgoGcmVhc29uGAYgASgJIkIKFkltcG9ydFNlc3Npb25zUmVzcG9uc2USKAoHcmVzdWx0cxgBIAMoCzIXLmFnZW50cy52MS5JbXBvcnRSZXN1bHQqWgoKRGVsZXRlTW9kZRIbChdERUxFVEVfTU9ERV9VTlNQRUNJRklFRBAAEhYKEkRFTEVURV9NT0RFX1NJTkdMRRABEhcKE0RFTEVURV9NT0RFX0NBU0NBREUQAiphCgxFeHBvcnRGb3JtYXQSHQoZRVhQT1JUX0ZPUk1BVF9VTlNQRUNJRklFRBAAEhoKFkVYUE9SVF9GT1JNQVRfTUFSS0RPV04QARIWChJFWFBPUlRfRk9STUFUX0pTT04QAiqAAQoMSW1wb3J0U3RhdHVzEh0KGUlNUE9SVF9TVEFUVVNfVU5TUEVDSUZJRUQQABIaChZJTVBPUlRfU1RBVFVTX0lNUE9SVEVEEAESGwoXSU1QT1JUX1NUQVRVU19VTkNIQU5HRUQQAhIYChRJTVBPUlRfU1RBVFVTX0ZBSUxFRBADMrsMCg5TZXNzaW9uU2VydmljZRJSCg1DcmVhdGVTZXNzaW9uEh8uYWdlbnRzLnYxLkNyZWF0ZVNlc3Npb25SZXF1ZXN0GiAuYWdlbnRzLnYxLkNyZWF0ZVNlc3Npb25SZXNwb25zZRJMCgtQb3N0TWVzc2FnZRIdLmFnZW50cy52MS5Qb3N0TWVzc2FnZVJlcXVlc3QaHi5hZ2VudHMudjEuUG9zdE1lc3NhZ2VSZXNwb25zZRI9CgZSZXN1bWUSGC5hZ2VudHMudjEuUmVzdW1lUmVxdWVzdBoZLmFnZW50cy52MS5SZXN1bWVSZXNwb25zZRJPCgxDb21wbGV0ZUNhbGwSHi5hZ2VudHMudjEuQ29tcGxldGVDYWxsUmVxdWVzdBofLmFnZW50cy52MS5Db21wbGV0ZUNhbGxSZXNwb25zZRJGCglDYW5jZWxSdW4SGy5hZ2VudHMudjEuQ2FuY2VsUnVuUmVxdWVzdBocLmFnZW50cy52MS5DYW5jZWxSdW5SZXNwb25zZRJVCg5DYW5jZWxBdHRhY2hlZBIgLmFnZW50cy52MS5DYW5jZWxBdHRhY2hlZFJlcXVlc3QaIS5hZ2VudHMudjEuQ2FuY2VsQXR0YWNoZWRSZXNwb25zZRI6CgVQYXVzZRIXLmFnZW50cy52MS5QYXVzZVJlcXVlc3QaGC5hZ2VudHMudjEuUGF1c2VSZXNwb25zZRJACgdDb21wYWN0EhkuYWdlbnRzLnYxLkNvbXBhY3RSZXF1ZXN0GhouYWdlbnRzLnYxLkNvbXBhY3RSZXNwb25zZRJDCghTZW5kTWFpbBIaLmFnZW50cy52MS5TZW5kTWFpbFJlcXVlc3QaGy5hZ2VudHMudjEuU2VuZE1haWxSZXNwb25zZRJICghMaXN0TWFpbBIaLmFnZW50cy52MS5MaXN0TWFpbFJlcXVlc3QaGy5hZ2VudHMudjEuTGlzdE1haWxSZXNwb25zZSIDkAIBEkwKC0ZvcmtTZXNzaW9uEh0uYWdlbnRzLnYxLkZvcmtTZXNzaW9uUmVxdWVzdBoeLmFnZW50cy52MS5Gb3JrU2Vzc2lvblJlc3BvbnNlElQKDExpc3RTZXNzaW9ucxIeLmFnZW50cy52MS5MaXN0U2Vzc2lvbnNSZXF1ZXN0Gh8uYWdlbnRzLnYxLkxpc3RTZXNzaW9uc1Jlc3BvbnNlIgOQAgESTgoKR2V0U2Vzc2lvbhIcLmFnZW50cy52MS5HZXRTZXNzaW9uUmVxdWVzdBodLmFnZW50cy52MS5HZXRTZXNzaW9uUmVzcG9uc2UiA5ACARJSCg1EZWxldGVTZXNzaW9uEh8uYWdlbnRzLnYxLkRlbGV0ZVNlc3Npb25SZXF1ZXN0GiAuYWdlbnRzLnYxLkRlbGV0ZVNlc3Npb25SZXNwb25zZRJSCg1SZW5hbWVTZXNzaW9uEh8uYWdlbnRzLnYxLlJlbmFtZVNlc3Npb25SZXF1ZXN0GiAuYWdlbnRzLnYxLlJlbmFtZVNlc3Npb25SZXNwb25zZRJSCg1VcGRhdGVTZXNzaW9uEh8uYWdlbnRzLnYxLlVwZGF0ZVNlc3Npb25SZXF1ZXN0GiAuYWdlbnRzLnYxLlVwZGF0ZVNlc3Npb25SZXNwb25zZRJPCgxXYXRjaFNlc3Npb24SHi5hZ2VudHMudjEuV2F0Y2hTZXNzaW9uUmVxdWVzdBofLmFnZW50cy52MS5XYXRjaFNlc3Npb25SZXNwb25zZRJVCg5VbndhdGNoU2Vzc2lvbhIgLmFnZW50cy52MS5VbndhdGNoU2Vzc2lvblJlcXVlc3QaIS5hZ2VudHMudjEuVW53YXRjaFNlc3Npb25SZXNwb25zZRJXCg1FeHBvcnRTZXNzaW9uEh8uYWdlbnRzLnYxLkV4cG9ydFNlc3Npb25SZXF1ZXN0GiAuYWdlbnRzLnYxLkV4cG9ydFNlc3Npb25SZXNwb25zZSIDkAIBEloKDkltcG9ydFNlc3Npb25zEiAuYWdlbnRzLnYxLkltcG9ydFNlc3Npb25zUmVxdWVzdBohLmFnZW50cy52MS5JbXBvcnRTZXNzaW9uc1Jlc3BvbnNlIgOQAgJCOFo2Z2l0aHViLmNvbS9hZ2VudHMtb3MvYWdlbnRzL2FwaS9nZW4vYWdlbnRzL3YxO2FnZW50c3YxYgZwcm90bzM", [file_agents_v1_mail, file_agents_v1_session, file_google_protobuf_duration]);
 
 /**
  * CreateSessionRequest creates a session.
@@ -578,6 +578,70 @@ export const PauseResponseSchema: GenMessage<PauseResponse> = /*@__PURE__*/
   messageDesc(file_agents_v1_session_service, 14);
 
 /**
+ * CompactRequest asks for a compaction.
+ *
+ * @generated from message agents.v1.CompactRequest
+ */
+export type CompactRequest = Message<"agents.v1.CompactRequest"> & {
+  /**
+   * The session.
+   *
+   * @generated from field: string session_id = 1;
+   */
+  sessionId: string;
+
+  /**
+   * What the summary must keep ("keep the API names"); optional.
+   *
+   * @generated from field: string instruction = 2;
+   */
+  instruction: string;
+};
+
+/**
+ * Describes the message agents.v1.CompactRequest.
+ * Use `create(CompactRequestSchema)` to create a new message.
+ */
+export const CompactRequestSchema: GenMessage<CompactRequest> = /*@__PURE__*/
+  messageDesc(file_agents_v1_session_service, 15);
+
+/**
+ * CompactResponse says what the compaction did.
+ *
+ * @generated from message agents.v1.CompactResponse
+ */
+export type CompactResponse = Message<"agents.v1.CompactResponse"> & {
+  /**
+   * The session summary after the compaction.
+   *
+   * @generated from field: agents.v1.SessionMeta meta = 1;
+   */
+  meta?: SessionMeta | undefined;
+
+  /**
+   * The compaction turn; unset while it is pending.
+   *
+   * @generated from field: agents.v1.Turn compaction = 2;
+   */
+  compaction?: Turn | undefined;
+
+  /**
+   * The session was running: the compaction happens before the run's
+   * next model call.
+   *
+   * @generated from field: bool pending = 3;
+   */
+  pending: boolean;
+};
+
+/**
+ * Describes the message agents.v1.CompactResponse.
+ * Use `create(CompactResponseSchema)` to create a new message.
+ */
+export const CompactResponseSchema: GenMessage<CompactResponse> = /*@__PURE__*/
+  messageDesc(file_agents_v1_session_service, 16);
+
+/**
  * SendMailRequest sends mail to a session.
  *
  * @generated from message agents.v1.SendMailRequest
@@ -631,7 +695,7 @@ export type SendMailRequest = Message<"agents.v1.SendMailRequest"> & {
  * Use `create(SendMailRequestSchema)` to create a new message.
  */
 export const SendMailRequestSchema: GenMessage<SendMailRequest> = /*@__PURE__*/
-  messageDesc(file_agents_v1_session_service, 15);
+  messageDesc(file_agents_v1_session_service, 17);
 
 /**
  * SendMailResponse acknowledges stored mail.
@@ -652,7 +716,7 @@ export type SendMailResponse = Message<"agents.v1.SendMailResponse"> & {
  * Use `create(SendMailResponseSchema)` to create a new message.
  */
 export const SendMailResponseSchema: GenMessage<SendMailResponse> = /*@__PURE__*/
-  messageDesc(file_agents_v1_session_service, 16);
+  messageDesc(file_agents_v1_session_service, 18);
 
 /**
  * ListMailRequest names the mailbox.
@@ -680,7 +744,7 @@ export type ListMailRequest = Message<"agents.v1.ListMailRequest"> & {
  * Use `create(ListMailRequestSchema)` to create a new message.
  */
 export const ListMailRequestSchema: GenMessage<ListMailRequest> = /*@__PURE__*/
-  messageDesc(file_agents_v1_session_service, 17);
+  messageDesc(file_agents_v1_session_service, 19);
 
 /**
  * ListMailResponse lists mail.
@@ -701,7 +765,7 @@ export type ListMailResponse = Message<"agents.v1.ListMailResponse"> & {
  * Use `create(ListMailResponseSchema)` to create a new message.
  */
 export const ListMailResponseSchema: GenMessage<ListMailResponse> = /*@__PURE__*/
-  messageDesc(file_agents_v1_session_service, 18);
+  messageDesc(file_agents_v1_session_service, 20);
 
 /**
  * ForkSessionRequest forks a session.
@@ -738,7 +802,7 @@ export type ForkSessionRequest = Message<"agents.v1.ForkSessionRequest"> & {
  * Use `create(ForkSessionRequestSchema)` to create a new message.
  */
 export const ForkSessionRequestSchema: GenMessage<ForkSessionRequest> = /*@__PURE__*/
-  messageDesc(file_agents_v1_session_service, 19);
+  messageDesc(file_agents_v1_session_service, 21);
 
 /**
  * ForkSessionResponse carries the new session.
@@ -759,7 +823,7 @@ export type ForkSessionResponse = Message<"agents.v1.ForkSessionResponse"> & {
  * Use `create(ForkSessionResponseSchema)` to create a new message.
  */
 export const ForkSessionResponseSchema: GenMessage<ForkSessionResponse> = /*@__PURE__*/
-  messageDesc(file_agents_v1_session_service, 20);
+  messageDesc(file_agents_v1_session_service, 22);
 
 /**
  * ListSessionsRequest filters and pages sessions.
@@ -829,7 +893,7 @@ export type ListSessionsRequest = Message<"agents.v1.ListSessionsRequest"> & {
  * Use `create(ListSessionsRequestSchema)` to create a new message.
  */
 export const ListSessionsRequestSchema: GenMessage<ListSessionsRequest> = /*@__PURE__*/
-  messageDesc(file_agents_v1_session_service, 21);
+  messageDesc(file_agents_v1_session_service, 23);
 
 /**
  * ListSessionsResponse is one page of sessions.
@@ -865,7 +929,7 @@ export type ListSessionsResponse = Message<"agents.v1.ListSessionsResponse"> & {
  * Use `create(ListSessionsResponseSchema)` to create a new message.
  */
 export const ListSessionsResponseSchema: GenMessage<ListSessionsResponse> = /*@__PURE__*/
-  messageDesc(file_agents_v1_session_service, 22);
+  messageDesc(file_agents_v1_session_service, 24);
 
 /**
  * GetSessionRequest reads a session, or the part of it a client needs.
@@ -949,7 +1013,7 @@ export type GetSessionRequest = Message<"agents.v1.GetSessionRequest"> & {
  * Use `create(GetSessionRequestSchema)` to create a new message.
  */
 export const GetSessionRequestSchema: GenMessage<GetSessionRequest> = /*@__PURE__*/
-  messageDesc(file_agents_v1_session_service, 23);
+  messageDesc(file_agents_v1_session_service, 25);
 
 /**
  * GetSessionResponse carries the session.
@@ -979,7 +1043,7 @@ export type GetSessionResponse = Message<"agents.v1.GetSessionResponse"> & {
  * Use `create(GetSessionResponseSchema)` to create a new message.
  */
 export const GetSessionResponseSchema: GenMessage<GetSessionResponse> = /*@__PURE__*/
-  messageDesc(file_agents_v1_session_service, 24);
+  messageDesc(file_agents_v1_session_service, 26);
 
 /**
  * DeleteSessionRequest deletes a session.
@@ -1007,7 +1071,7 @@ export type DeleteSessionRequest = Message<"agents.v1.DeleteSessionRequest"> & {
  * Use `create(DeleteSessionRequestSchema)` to create a new message.
  */
 export const DeleteSessionRequestSchema: GenMessage<DeleteSessionRequest> = /*@__PURE__*/
-  messageDesc(file_agents_v1_session_service, 25);
+  messageDesc(file_agents_v1_session_service, 27);
 
 /**
  * DeleteSessionResponse lists what was deleted.
@@ -1028,7 +1092,7 @@ export type DeleteSessionResponse = Message<"agents.v1.DeleteSessionResponse"> &
  * Use `create(DeleteSessionResponseSchema)` to create a new message.
  */
 export const DeleteSessionResponseSchema: GenMessage<DeleteSessionResponse> = /*@__PURE__*/
-  messageDesc(file_agents_v1_session_service, 26);
+  messageDesc(file_agents_v1_session_service, 28);
 
 /**
  * RenameSessionRequest names the session and its new title.
@@ -1057,7 +1121,7 @@ export type RenameSessionRequest = Message<"agents.v1.RenameSessionRequest"> & {
  * Use `create(RenameSessionRequestSchema)` to create a new message.
  */
 export const RenameSessionRequestSchema: GenMessage<RenameSessionRequest> = /*@__PURE__*/
-  messageDesc(file_agents_v1_session_service, 27);
+  messageDesc(file_agents_v1_session_service, 29);
 
 /**
  * RenameSessionResponse carries the session summary.
@@ -1078,7 +1142,7 @@ export type RenameSessionResponse = Message<"agents.v1.RenameSessionResponse"> &
  * Use `create(RenameSessionResponseSchema)` to create a new message.
  */
 export const RenameSessionResponseSchema: GenMessage<RenameSessionResponse> = /*@__PURE__*/
-  messageDesc(file_agents_v1_session_service, 28);
+  messageDesc(file_agents_v1_session_service, 30);
 
 /**
  * UpdateSessionRequest changes a session. Only the fields set change; a
@@ -1118,7 +1182,7 @@ export type UpdateSessionRequest = Message<"agents.v1.UpdateSessionRequest"> & {
  * Use `create(UpdateSessionRequestSchema)` to create a new message.
  */
 export const UpdateSessionRequestSchema: GenMessage<UpdateSessionRequest> = /*@__PURE__*/
-  messageDesc(file_agents_v1_session_service, 29);
+  messageDesc(file_agents_v1_session_service, 31);
 
 /**
  * UpdateSessionResponse carries the session summary.
@@ -1139,7 +1203,7 @@ export type UpdateSessionResponse = Message<"agents.v1.UpdateSessionResponse"> &
  * Use `create(UpdateSessionResponseSchema)` to create a new message.
  */
 export const UpdateSessionResponseSchema: GenMessage<UpdateSessionResponse> = /*@__PURE__*/
-  messageDesc(file_agents_v1_session_service, 30);
+  messageDesc(file_agents_v1_session_service, 32);
 
 /**
  * WatchSessionRequest starts a watch.
@@ -1174,7 +1238,7 @@ export type WatchSessionRequest = Message<"agents.v1.WatchSessionRequest"> & {
  * Use `create(WatchSessionRequestSchema)` to create a new message.
  */
 export const WatchSessionRequestSchema: GenMessage<WatchSessionRequest> = /*@__PURE__*/
-  messageDesc(file_agents_v1_session_service, 31);
+  messageDesc(file_agents_v1_session_service, 33);
 
 /**
  * WatchSessionResponse carries the watch.
@@ -1195,7 +1259,7 @@ export type WatchSessionResponse = Message<"agents.v1.WatchSessionResponse"> & {
  * Use `create(WatchSessionResponseSchema)` to create a new message.
  */
 export const WatchSessionResponseSchema: GenMessage<WatchSessionResponse> = /*@__PURE__*/
-  messageDesc(file_agents_v1_session_service, 32);
+  messageDesc(file_agents_v1_session_service, 34);
 
 /**
  * UnwatchSessionRequest ends a watch.
@@ -1223,7 +1287,7 @@ export type UnwatchSessionRequest = Message<"agents.v1.UnwatchSessionRequest"> &
  * Use `create(UnwatchSessionRequestSchema)` to create a new message.
  */
 export const UnwatchSessionRequestSchema: GenMessage<UnwatchSessionRequest> = /*@__PURE__*/
-  messageDesc(file_agents_v1_session_service, 33);
+  messageDesc(file_agents_v1_session_service, 35);
 
 /**
  * UnwatchSessionResponse is empty.
@@ -1238,7 +1302,7 @@ export type UnwatchSessionResponse = Message<"agents.v1.UnwatchSessionResponse">
  * Use `create(UnwatchSessionResponseSchema)` to create a new message.
  */
 export const UnwatchSessionResponseSchema: GenMessage<UnwatchSessionResponse> = /*@__PURE__*/
-  messageDesc(file_agents_v1_session_service, 34);
+  messageDesc(file_agents_v1_session_service, 36);
 
 /**
  * ExportSessionRequest exports a session.
@@ -1266,7 +1330,7 @@ export type ExportSessionRequest = Message<"agents.v1.ExportSessionRequest"> & {
  * Use `create(ExportSessionRequestSchema)` to create a new message.
  */
 export const ExportSessionRequestSchema: GenMessage<ExportSessionRequest> = /*@__PURE__*/
-  messageDesc(file_agents_v1_session_service, 35);
+  messageDesc(file_agents_v1_session_service, 37);
 
 /**
  * ExportSessionResponse carries the rendering.
@@ -1294,7 +1358,7 @@ export type ExportSessionResponse = Message<"agents.v1.ExportSessionResponse"> &
  * Use `create(ExportSessionResponseSchema)` to create a new message.
  */
 export const ExportSessionResponseSchema: GenMessage<ExportSessionResponse> = /*@__PURE__*/
-  messageDesc(file_agents_v1_session_service, 36);
+  messageDesc(file_agents_v1_session_service, 38);
 
 /**
  * ImportSessionsRequest imports conversation files.
@@ -1324,7 +1388,7 @@ export type ImportSessionsRequest = Message<"agents.v1.ImportSessionsRequest"> &
  * Use `create(ImportSessionsRequestSchema)` to create a new message.
  */
 export const ImportSessionsRequestSchema: GenMessage<ImportSessionsRequest> = /*@__PURE__*/
-  messageDesc(file_agents_v1_session_service, 37);
+  messageDesc(file_agents_v1_session_service, 39);
 
 /**
  * ImportFile is one conversation file.
@@ -1353,7 +1417,7 @@ export type ImportFile = Message<"agents.v1.ImportFile"> & {
  * Use `create(ImportFileSchema)` to create a new message.
  */
 export const ImportFileSchema: GenMessage<ImportFile> = /*@__PURE__*/
-  messageDesc(file_agents_v1_session_service, 38);
+  messageDesc(file_agents_v1_session_service, 40);
 
 /**
  * ImportResult is the answer for one file.
@@ -1410,7 +1474,7 @@ export type ImportResult = Message<"agents.v1.ImportResult"> & {
  * Use `create(ImportResultSchema)` to create a new message.
  */
 export const ImportResultSchema: GenMessage<ImportResult> = /*@__PURE__*/
-  messageDesc(file_agents_v1_session_service, 39);
+  messageDesc(file_agents_v1_session_service, 41);
 
 /**
  * ImportSessionsResponse answers file by file.
@@ -1431,7 +1495,7 @@ export type ImportSessionsResponse = Message<"agents.v1.ImportSessionsResponse">
  * Use `create(ImportSessionsResponseSchema)` to create a new message.
  */
 export const ImportSessionsResponseSchema: GenMessage<ImportSessionsResponse> = /*@__PURE__*/
-  messageDesc(file_agents_v1_session_service, 40);
+  messageDesc(file_agents_v1_session_service, 42);
 
 /**
  * DeleteMode says what a delete takes with it.
@@ -1634,6 +1698,21 @@ export const SessionService: GenService<{
     methodKind: "unary";
     input: typeof PauseRequestSchema;
     output: typeof PauseResponseSchema;
+  },
+  /**
+   * Compact folds the older turns of a session into a summary now (and
+   * prunes old tool results), with an optional instruction for the
+   * summary. On a session with no run it runs the compaction as a run of
+   * its own and answers once it is stored; on a running session it
+   * compacts before the run's next model call and answers at once with
+   * `pending` set. Nothing is deleted: the turns it covers stay readable.
+   *
+   * @generated from rpc agents.v1.SessionService.Compact
+   */
+  compact: {
+    methodKind: "unary";
+    input: typeof CompactRequestSchema;
+    output: typeof CompactResponseSchema;
   },
   /**
    * SendMail stores mail for a session and acknowledges it; it is
