@@ -34,6 +34,8 @@ type Agent struct {
 	// Model is the endpoint the agent really talks to (the offline model
 	// when its key is missing and one is configured).
 	Model Model
+	// Compaction is how the agent's sessions are compacted.
+	Compaction Compaction
 	// static is every tool known from the files alone (scripts, helpers,
 	// system and client tools), in offering order.
 	static []tool.Tool
@@ -53,6 +55,8 @@ type Model struct {
 	// set means the agent was pointed at the offline model.
 	KeyPresent bool
 	Offline    bool
+	// Limits are the model's, as configured for this agent.
+	Limits Limits
 }
 
 // Toolset returns the tools a step offers its model, for a session with
