@@ -181,6 +181,9 @@ func writeSession(w io.Writer, s *agentsv1.Session, thinking bool) {
 			for _, c := range k.Llm.GetToolCalls() {
 				fmt.Fprintf(w, "    → %s %s\n", c.GetName(), oneLine(c.GetArguments(), 100))
 			}
+		case *agentsv1.Turn_Compaction:
+			fmt.Fprintf(w, "[%d] %s\n", t.GetIndex(), compactionLine(k.Compaction))
+			writeIndented(w, k.Compaction.GetSummary())
 		}
 	}
 	for _, d := range s.GetPendingCalls() {
@@ -354,4 +357,20 @@ func writeJSON(w io.Writer, m proto.Message) error {
 	out.WriteByte('\n')
 	_, err = out.WriteTo(w)
 	return err
+}
+
+// compactionLine says what a compaction did, as the clients' marker does.
+func compactionLine(c *agentsv1.Compaction) string {
+	var what []string
+	if n := c.GetSummarizedTurns(); n > 0 {
+		what = append(what, fmt.Sprintf("%d turns summarised", n))
+	}
+	if n := c.GetPrunedResults(); n > 0 {
+		what = append(what, fmt.Sprintf("%d tool results shortened", n))
+	}
+	line := fmt.Sprintf("── compaction (%s): %s · %d → %d tokens", c.GetReason(), strings.Join(what, ", "), c.GetTokensBefore(), c.GetTokensAfter())
+	if u := c.GetUsage(); u != nil && u.CostUsd != nil {
+		line += " · " + usd(u.GetCostUsd())
+	}
+	return line + " ──"
 }

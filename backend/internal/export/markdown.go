@@ -35,6 +35,8 @@ func Markdown(meta session.Meta, turns []session.Turn) string {
 			writeUser(&b, t.User)
 		case t.LLM != nil:
 			writeLLM(&b, t.LLM)
+		case t.Compaction != nil:
+			writeCompaction(&b, t.Compaction)
 		}
 	}
 	return b.String()
@@ -83,4 +85,17 @@ func fence(text string) string {
 		ticks += "`"
 	}
 	return ticks + "\n" + strings.TrimRight(text, "\n") + "\n" + ticks
+}
+
+// writeCompaction writes a compaction as a quoted note: the turns above
+// it stay in the export as they were.
+func writeCompaction(b *strings.Builder, c *session.Compaction) {
+	fmt.Fprintf(b, "> **Compaction** (%s): %d turns summarised, %d tool results shortened; %d → %d tokens\n", c.Reason, c.SummarizedTurns, c.PrunedResults, c.TokensBefore, c.TokensAfter)
+	if c.Summary != "" {
+		b.WriteString(">\n")
+		for _, line := range strings.Split(c.Summary, "\n") {
+			fmt.Fprintf(b, "> %s\n", line)
+		}
+	}
+	b.WriteString("\n")
 }

@@ -57,6 +57,9 @@ type actor struct {
 	params map[string]string
 	// prompt is the history rendered for the model (see buildRequest).
 	prompt prompt
+	// compactAsk, when set, is the instruction of a Compact that waits
+	// for the next model call of the run.
+	compactAsk *string
 	// turnCache keeps the wire encodings of the turns (see TurnCache).
 	turnCache *TurnCache
 	run       *run

@@ -74,8 +74,8 @@ func (a *actor) addTurn(e *edit, t session.Turn) {
 	}
 	t.Index = e.meta.TurnCount
 	t.Created = a.r.now()
+	e.meta.Usage = e.meta.Usage.Add(t.Usage())
 	if t.LLM != nil {
-		e.meta.Usage = e.meta.Usage.Add(t.LLM.Usage)
 		e.meta.AgentVersion = t.LLM.AgentVersion
 	}
 	e.meta.TurnCount++

@@ -2,10 +2,424 @@ package runner
 
 import (
 	"context"
+	"errors"
 
+	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/backend/internal/catalog"
 	"github.com/agents-os/agents/backend/internal/errs"
+	"github.com/agents-os/agents/backend/internal/llm"
 	"github.com/agents-os/agents/backend/internal/session"
+	"github.com/agents-os/agents/backend/internal/store"
+	"github.com/agents-os/agents/backend/internal/tracing"
+	"github.com/agents-os/agents/backend/internal/wire"
 )
+
+// maxCompactions bounds the compactions before one model call: when that
+// many did not bring the request under the threshold, it is sent as it
+// is (and an overflow the provider reports still compacts once more).
+const maxCompactions = 3
+
+// minOutput is the least output a call near the window is sent with.
+const minOutput = 64
+
+// Defaults of the compaction settings an agent leaves at zero, for a
+// model whose limits nobody states.
+const (
+	defaultContextWindow = 32768
+	defaultMaxOutput     = 4096
+	defaultPruneOver     = 1000
+)
+
+// fit is what a session's requests must fit in.
+type fit struct {
+	window, maxOutput, threshold int64
+	settings                     catalog.Compaction
+}
+
+// window returns the limits of the session's model, with what a provider
+// taught this server about its window, and the compaction settings with
+// every zero filled in.
+func (a *actor) window() fit {
+	lim := a.agent.Model.Limits
+	f := fit{window: lim.ContextWindow, maxOutput: lim.MaxOutputTokens, settings: a.agent.Compaction}
+	if f.window <= 0 {
+		f.window = defaultContextWindow
+	}
+	if f.maxOutput <= 0 {
+		f.maxOutput = defaultMaxOutput
+	}
+	if learned, ok := a.r.learned.Load(a.agent.Model.Name); ok {
+		f.window = min(f.window, learned.(int64))
+	}
+	c := &f.settings
+	if c.OutputReserve <= 0 {
+		c.OutputReserve = min(f.maxOutput, 8192)
+	}
+	c.OutputReserve = min(c.OutputReserve, f.window/4)
+	if c.Margin <= 0 {
+		c.Margin = max(f.window/20, 256)
+	}
+	c.Margin = min(c.Margin, f.window/10)
+	if c.PruneOver <= 0 {
+		c.PruneOver = defaultPruneOver
+	}
+	if c.KeepRecent <= 0 {
+		c.KeepRecent = f.window / 4
+	}
+	f.threshold = c.Threshold
+	if f.threshold <= 0 || f.threshold > f.window-c.Margin {
+		f.threshold = f.window - c.OutputReserve - c.Margin
+	}
+	f.maxOutput = min(f.maxOutput, f.window)
+	return f
+}
+
+// learnWindow keeps the window a provider stated for a model, for every
+// session of this server that uses it.
+func (r *Runner) learnWindow(model string, window int64) {
+	if window > 0 && model != "" {
+		r.learned.Store(model, window)
+	}
+}
+
+// LearnedWindow returns the window a provider stated for a model.
+func (r *Runner) LearnedWindow(model string) (int64, bool) {
+	v, ok := r.learned.Load(model)
+	if !ok {
+		return 0, false
+	}
+	return v.(int64), true
+}
+
+// compactPlan is what one compaction does.
+type compactPlan struct {
+	reason, instruction string
+	before              int64
+	// base is the end of the summary in force, cut the new one's; equal
+	// when the compaction only prunes.
+	base, cut int
+	prev      string
+	// pruneEnd and pruneOver say which results are pruned; pruned counts
+	// those newly pruned and saved what that saves.
+	pruneEnd  int
+	pruneOver int64
+	pruned    int
+	saved     int64
+}
+
+// planCompaction decides what a compaction of the history does to bring
+// a request of measured tokens under the threshold: prune the long tool
+// results of older turns when that is enough, else fold the older turns
+// into a summary, keeping the newest turns (up to KeepRecent tokens)
+// whole and never parting a tool call from its result. force (a manual
+// compaction, an overflow) summarises even when pruning would do. ok is
+// false when there is nothing to compact.
+func (a *actor) planCompaction(f fit, measured int64, reason, instruction string, force bool) (compactPlan, bool) {
+	p := &a.prompt
+	turns := a.st.turns
+	n, base := len(turns), p.view.base
+	plan := compactPlan{reason: reason, instruction: instruction, before: measured, base: base, prev: p.view.summary,
+		pruneEnd: p.view.pruneEnd, pruneOver: p.view.pruneOver}
+	keep := f.settings.KeepRecent
+	if force {
+		keep = min(keep, measured/4)
+	}
+	// The newest cut that keeps at least one exchange whole, and the
+	// oldest whose tail fits in keep.
+	cut, last := 0, 0
+	var tail int64
+	for i := n - 1; i > base; i-- {
+		tail += p.turnTokens(i)
+		if !cuttable(turns, i) {
+			continue
+		}
+		if last == 0 {
+			last = i
+		}
+		if tail <= keep {
+			cut = i
+		}
+	}
+	if cut == 0 {
+		cut = last
+	}
+	if cut > 0 {
+		plan.pruneEnd, plan.pruneOver = cut, f.settings.PruneOver
+		for i := base; i < cut; i++ {
+			u := turns[i].User
+			if u == nil {
+				continue
+			}
+			for _, r := range u.ToolResults {
+				before := p.view.pruneOver > 0 && i < p.view.pruneEnd && prunable(r, p.view.pruneOver)
+				if !before && prunable(r, plan.pruneOver) {
+					plan.pruned++
+					plan.saved += int64(p.counter.Message(llm.ToolResultMessage(r.CallID, r.Text)) - p.counter.Message(llm.ToolResultMessage(r.CallID, stub(r))))
+				}
+			}
+		}
+	}
+	switch {
+	case cut == 0:
+		return plan, false
+	case plan.pruned > 0 && !force && measured-plan.saved <= f.threshold:
+		plan.cut = base // pruning is enough
+	default:
+		plan.cut = cut
+	}
+	return plan, true
+}
+
+// cuttable reports whether a summary may end before turn i: the turn
+// before it is not a model turn whose calls turn i answers.
+func cuttable(turns []session.Turn, i int) bool {
+	prev := turns[i-1]
+	return prev.LLM == nil || len(prev.LLM.ToolCalls) == 0
+}
+
+// turnTokens is what turn i weighs in the rendered request.
+func (p *prompt) turnTokens(i int) int64 {
+	k := i - p.view.base
+	if k < 0 || k >= len(p.starts) {
+		return 0
+	}
+	end := len(p.msgs)
+	if k+1 < len(p.starts) {
+		end = p.starts[k+1]
+	}
+	var n int64
+	for j := p.starts[k]; j < end && j < len(p.counts); j++ {
+		n += int64(p.counts[j])
+	}
+	return n
+}
+
+// compactFirst compacts the session before st's model call: a compaction
+// that only prunes is written at once, a summary is asked of the model
+// first. Either way the step starts again once the compaction is stored.
+// With nothing to compact, the call goes as it is.
+func (a *actor) compactFirst(st *step, measured int64, reason, instruction string) {
+	if !a.current(st) {
+		return
+	}
+	run := a.run
+	run.compactions++
+	f := a.window()
+	force := reason != session.CompactThreshold
+	plan, ok := a.planCompaction(f, measured, reason, instruction, force)
+	if !ok {
+		a.cannotCompact(st, reason)
+		return
+	}
+	if plan.cut == plan.base {
+		a.storeCompaction(st, plan, f, llm.Response{})
+		return
+	}
+	e := a.edit()
+	e.updated = false
+	e.emit(a, &agentsv1.Event{Kind: "compaction.started", Body: &agentsv1.Event_CompactionStarted{CompactionStarted: &agentsv1.CompactionStarted{
+		Reason: reason, Tokens: measured, Threshold: f.threshold, ContextWindow: f.window,
+	}}})
+	if err := a.apply(e); err != nil {
+		a.stall(e, err, func() {
+			if a.current(st) {
+				a.summarise(st, plan, f)
+			}
+		})
+		return
+	}
+	a.summarise(st, plan, f)
+}
+
+// cannotCompact goes on when there is nothing to compact: a manual
+// compaction says so, an overflow fails the run (the provider would only
+// refuse again), a threshold sends the request as it is.
+func (a *actor) cannotCompact(st *step, reason string) {
+	switch {
+	case reason == session.CompactOverflow:
+		a.failRun(codeContextExceeded, "the request does not fit in the model's context window, and nothing older is left to compact")
+	case a.run.compactOnly:
+		a.endRun(session.StatusReady, StopDone, "")
+	default:
+		a.run.compactions = maxCompactions // no more tries before this call
+		a.launchStep()
+	}
+}
+
+// summarise asks the model for the summary of the turns the plan folds,
+// off the actor, under the tree's budget and in the run's trace.
+func (a *actor) summarise(st *step, plan compactPlan, f fit) {
+	modelSpec := a.agent.Model
+	if f.settings.Model != "" {
+		modelSpec.Name = f.settings.Model
+	}
+	model, err := a.r.opts.Models(modelSpec)
+	if err != nil {
+		a.failRun("model_error", err.Error())
+		return
+	}
+	prompt := f.settings.Prompt
+	if len(prompt) == 0 {
+		prompt = DefaultCompactionPrompt
+	}
+	req := summaryRequest(modelSpec.Name, prompt, plan.prev, a.st.turns[plan.base:plan.cut], plan.instruction)
+	req.SessionID = a.id
+	req.MaxTokens = int(min(f.maxOutput, 4096))
+	reserve := a.reservation()
+	flavor := modelSpec.Flavor
+	ctx := st.ctx
+	a.r.workers.do(func() {
+		adm, err := a.r.store.Reserve(ctx, reserve)
+		switch {
+		case err != nil && ctx.Err() != nil:
+			a.post(func(a *actor) { a.summaryDone(st, plan, f, llm.Response{}, ctx.Err()) })
+			return
+		case err != nil:
+			a.post(func(a *actor) {
+				if a.current(st) && a.run.ctx.Err() == nil {
+					a.failRun("budget_unavailable", "the budgets could not be read: "+err.Error())
+				}
+			})
+			return
+		case adm.Exceeded != "":
+			a.post(func(a *actor) { a.budgetStopped(st, adm) })
+			return
+		}
+		st.admission, st.admitted = adm, true
+		spanCtx, span := a.r.tracer.StartCompaction(ctx, a.id, plan.reason, plan.before)
+		chatCtx, chat := a.r.tracer.StartChat(spanCtx, flavor, a.id, req)
+		resp, err := model.Stream(chatCtx, req, func(llm.Delta) {})
+		a.r.tracer.EndChat(chat, resp, err)
+		tracing.EndCompaction(span, err)
+		a.post(func(a *actor) { a.summaryDone(st, plan, f, resp, err) })
+	})
+}
+
+// summaryDone takes the summary call's answer.
+func (a *actor) summaryDone(st *step, plan compactPlan, f fit, resp llm.Response, err error) {
+	if !a.current(st) {
+		return
+	}
+	switch {
+	case err != nil && st.cut && isCancel(err):
+		// Cut by a cancel or an interrupt: no summary; the run goes on
+		// (or stops) as after a cut model call.
+		if a.run.stop != "" {
+			a.endRun(session.StatusReady, a.run.stop, "")
+			return
+		}
+		a.launchStep()
+		return
+	case err != nil && a.run.ctx.Err() != nil:
+		return // the server is stopping; the run resumes at the next start
+	case err != nil:
+		a.failRun("compaction_failed", "the summary call failed: "+err.Error())
+		return
+	case resp.Text == "":
+		a.failRun("compaction_failed", "the model wrote an empty summary")
+		return
+	}
+	a.storeCompaction(st, plan, f, resp)
+}
+
+// storeCompaction writes the compaction turn (with the summary call's
+// spend, when there was one), then starts the step again on the
+// compacted history.
+func (a *actor) storeCompaction(st *step, plan compactPlan, f fit, resp llm.Response) {
+	c := session.Compaction{
+		Reason:        plan.reason,
+		PruneEnd:      plan.pruneEnd,
+		PruneOver:     plan.pruneOver,
+		PrunedResults: plan.pruned,
+		TokensBefore:  plan.before,
+		Instruction:   plan.instruction,
+	}
+	if plan.cut > plan.base {
+		c.SummaryEnd, c.Summary = plan.cut, resp.Text
+		c.Model = resp.Model
+		for _, t := range a.st.turns[plan.base:plan.cut] {
+			if t.Compaction == nil {
+				c.SummarizedTurns++
+			}
+		}
+		c.Usage = a.r.opts.Budgets.priced(session.Usage{
+			Prompt:     int64(resp.Usage.PromptTokens),
+			Completion: int64(resp.Usage.CompletionTokens),
+			Cached:     int64(resp.Usage.CachedTokens),
+			Reasoning:  int64(resp.Usage.ReasoningTokens),
+		}, resp.Model, a.agent.Model.Name)
+		if f := a.r.opts.Budgets.OnUsage; f != nil {
+			f(a.owner, a.agent.Model.Name, c.Usage)
+		}
+	}
+	c.TokensAfter = a.measureAfter(c)
+	e := a.edit()
+	a.addTurn(e, session.Turn{Compaction: &c})
+	if plan.cut > plan.base {
+		spent := c.Usage.Spend()
+		e.spend = &store.SpendChange{SessionID: a.id, RootID: e.meta.Root(), Owner: e.meta.Owner, Spend: spent, At: a.r.now()}
+		if st.admitted {
+			e.meta.Budget, e.meta.TreeSpend = st.admission.TreeBudget, st.admission.TreeSpend.Add(spent)
+		}
+	}
+	head := e.turns[len(e.turns)-1]
+	e.emit(a, &agentsv1.Event{Kind: "session.compacted", Body: &agentsv1.Event_SessionCompacted{SessionCompacted: &agentsv1.SessionCompacted{
+		Meta: wire.Meta(e.meta), Turn: wire.TurnForEvent(head),
+	}}})
+	next := func() {
+		if !a.current(st) {
+			return
+		}
+		if a.run.compactOnly {
+			a.endRun(session.StatusReady, StopDone, "")
+			return
+		}
+		a.launchStep()
+	}
+	if err := a.apply(e); err != nil {
+		a.stall(e, err, next)
+		return
+	}
+	next()
+}
+
+// measureAfter is what the request weighs once c is in force.
+func (a *actor) measureAfter(c session.Compaction) int64 {
+	turns := append(a.st.turns[:len(a.st.turns):len(a.st.turns)], session.Turn{Index: len(a.st.turns), Compaction: &c})
+	var p prompt
+	p.model, p.counter = a.prompt.model, a.prompt.counter
+	p.update(a.agent, turns)
+	n, _ := p.measure(turns)
+	return n
+}
+
+// codeContextExceeded is the failure of a request the model's window
+// cannot hold.
+const codeContextExceeded = "context_length_exceeded"
+
+// overflowed handles a provider's context_length_exceeded: the window it
+// states is learned, and the session compacts once and tries again. A
+// second overflow in a row fails the run.
+func (a *actor) overflowed(st *step, err error) bool {
+	var api *llm.APIError
+	if !errors.As(err, &api) || !llm.IsContextOverflow(api) {
+		return false
+	}
+	if window, ok := llm.StatedWindow(api.Message); ok {
+		a.r.learnWindow(a.agent.Model.Name, window)
+	}
+	if a.run.overflowed {
+		a.failRun(codeContextExceeded, err.Error())
+		return true
+	}
+	a.run.overflowed = true
+	measured := st.input
+	if m, _ := a.prompt.measure(a.st.turns); m > measured {
+		measured = m
+	}
+	a.compactFirst(st, measured, session.CompactOverflow, "")
+	return true
+}
 
 // Compacted is what Compact did.
 type Compacted struct {
@@ -17,7 +431,88 @@ type Compacted struct {
 	Pending bool `json:"pending,omitempty"`
 }
 
-// Compact folds the older turns of a session into a summary now.
+type compactCommand struct {
+	Instruction string `json:"instruction,omitempty"`
+}
+
+// Compact folds the older turns of a session into a summary now. A
+// session with no run compacts in a run of its own, and Compact returns
+// once the compaction is stored; a running session compacts before its
+// next model call, and Compact returns at once, pending.
 func (r *Runner) Compact(ctx context.Context, owner, id, instruction string) (Compacted, error) {
-	return Compacted{}, errs.FailedPrecondition("unavailable", "compaction is being built")
+	var done Compacted
+	_, err := r.onHolder(ctx, id, owner, cmdCompact, compactCommand{Instruction: instruction}, &done, func() error {
+		var err error
+		done, err = r.compactLocal(ctx, owner, id, instruction)
+		return err
+	})
+	return done, err
+}
+
+func (r *Runner) compactLocal(ctx context.Context, owner, id, instruction string) (Compacted, error) {
+	var idle <-chan struct{}
+	var from int
+	pending := false
+	_, err := r.control(ctx, owner, id, func(a *actor) error {
+		from = len(a.st.turns)
+		if a.run != nil || a.waiting != nil {
+			a.compactAsk = &instruction
+			pending = true
+			return nil
+		}
+		if err := a.compactNow(instruction); err != nil {
+			return err
+		}
+		idle = a.waitIdle()
+		return nil
+	})
+	if err != nil {
+		return Compacted{}, err
+	}
+	if !pending {
+		select {
+		case <-idle:
+		case <-ctx.Done():
+			return Compacted{}, ctx.Err()
+		}
+	}
+	var done Compacted
+	err = r.withSession(ctx, id, func(a *actor) error {
+		done = Compacted{Meta: a.st.meta, Pending: pending}
+		for i := len(a.st.turns) - 1; i >= from; i-- {
+			if a.st.turns[i].Compaction != nil {
+				t := a.st.turns[i]
+				done.Turn = &t
+				break
+			}
+		}
+		if !pending && done.Turn == nil && a.st.meta.Status != session.StatusFailed && a.st.meta.Status != session.StatusPaused {
+			return errs.FailedPrecondition("nothing_to_compact", "session %s has nothing to compact: its history is all recent turns", id)
+		}
+		return nil
+	})
+	return done, err
+}
+
+// compactNow starts a run that only compacts.
+func (a *actor) compactNow(instruction string) error {
+	if missing := a.missingParams(); len(missing) > 0 {
+		return paramsRequired(missing)
+	}
+	a.refreshAgent()
+	if a.agent == nil {
+		return errs.NotFound("unknown_agent", "agent %q is not loaded", a.st.meta.Agent)
+	}
+	a.prompt.update(a.agent, a.st.turns)
+	measured, _ := a.prompt.measure(a.st.turns)
+	if _, ok := a.planCompaction(a.window(), measured, session.CompactManual, instruction, true); !ok {
+		return errs.FailedPrecondition("nothing_to_compact", "session %s has nothing to compact: its history is all recent turns", a.id)
+	}
+	if err := a.openRun(a.edit(), agentsv1.RunTrigger_RUN_TRIGGER_COMPACT, 0); err != nil {
+		return err
+	}
+	a.run.compactOnly = true
+	a.compactAsk = &instruction
+	a.launchStep()
+	return nil
 }

@@ -108,9 +108,7 @@ func (r *Runner) forkLocal(ctx context.Context, owner, id string, atTurn *int, a
 		Updated:    now,
 	}
 	for _, t := range copied {
-		if t.LLM != nil {
-			fork.Usage = fork.Usage.Add(t.LLM.Usage)
-		}
+		fork.Usage = fork.Usage.Add(t.Usage())
 	}
 	return r.open(ctx, fork, copied, params, func(a *actor, e *edit) error { return a.apply(e) })
 }

@@ -56,8 +56,8 @@ func (r *Runner) ImportSession(ctx context.Context, owner string, meta session.M
 	turns = append([]session.Turn(nil), turns...)
 	for i := range turns {
 		turns[i].Index, turns[i].Created = i, now
-		if t := turns[i]; t.LLM != nil {
-			meta.Usage = meta.Usage.Add(t.LLM.Usage)
+		if t := turns[i]; t.User == nil {
+			meta.Usage = meta.Usage.Add(t.Usage())
 		} else if meta.Title == "" && t.User != nil && t.User.Text != "" {
 			meta.Title = titleFrom(t.User.Text)
 		}

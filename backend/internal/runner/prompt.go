@@ -42,7 +42,9 @@ func toolSpecs(set *catalog.Toolset) []llm.ToolSpec {
 // rendering depends on besides the turns (the system prompt, the agent's
 // mailInToolResult, the model's flavor, as a reload of the agent may
 // bring) renders the whole history again, and so does a history that is
-// not the one rendered plus new turns.
+// not the one rendered plus new turns, and a new compaction turn: from
+// it on, the turns it summarised are sent as its summary and the long
+// tool results it pruned as stubs (see compaction.go).
 //
 // It holds, per turn, the rendered messages (which share the turn's
 // strings, except rendered mail, attachment text and image data URLs) and
@@ -52,37 +54,84 @@ type prompt struct {
 	system           []string
 	mailInToolResult bool
 	flavor           llm.Flavor
-	// turns is how many turns are rendered; lastUser and lastLLM are the
-	// newest of them, to tell a history that grew from one that changed.
-	turns    int
-	lastUser *session.UserTurn
-	lastLLM  *session.LLMTurn
-	msgs     []llm.Message
+	// turns is how many turns are rendered; lastUser, lastLLM and
+	// lastCompaction are the newest of them, to tell a history that grew
+	// from one that changed.
+	turns          int
+	lastUser       *session.UserTurn
+	lastLLM        *session.LLMTurn
+	lastCompaction *session.Compaction
+	// view is what the newest compaction sends instead of the older
+	// turns; base is the first turn rendered whole (the summary's end).
+	view view
+	// starts has, for each turn from base on, the index in msgs of its
+	// first message (a turn may render none).
+	starts []int
+	// since is the first turn whose model call saw this rendering: the
+	// input tokens it reported are the truth for what was sent (measure).
+	since int
+	msgs  []llm.Message
 	// encoded has one entry per message of msgs; nil when a message could
 	// not be encoded, so that the client encodes msgs itself and reports
 	// why.
 	encoded []llm.EncodedMessage
+	// counts has the tokens of the first len(counts) messages, as
+	// counter counts them.
+	counts  []int
+	counter counter
+	model   string
 }
 
 // update renders and encodes the turns not yet rendered.
 func (p *prompt) update(agent *catalog.Agent, turns []session.Turn) {
+	if p.counter == nil || p.model != agent.Model.Name {
+		p.model, p.counter, p.counts = agent.Model.Name, counterFor(agent.Model.Name), nil
+	}
 	flavor := modelFlavor(agent.Model)
 	system := systemPrompt(agent, turns)
-	if !p.current(agent, system, flavor, turns) {
-		*p = prompt{system: system, mailInToolResult: agent.MailInToolResult, flavor: flavor, encoded: []llm.EncodedMessage{}}
-		if len(system) > 0 {
-			p.msgs = append(p.msgs, llm.SystemMessage(strings.Join(system, "\n")))
-			p.encode()
+	if fresh := p.msgs == nil; fresh || !p.current(agent, system, flavor, turns) || compactedSince(turns, p.turns) {
+		since := len(turns)
+		if fresh {
+			// Built again from the history (a session loaded): the calls
+			// since the newest compaction saw this same rendering.
+			since = 0
 		}
+		p.reset(agent, system, flavor, turns, since)
 	}
-	for _, t := range turns[p.turns:] {
-		p.msgs = appendTurn(p.msgs, t, p.mailInToolResult)
+	for i := p.turns; i < len(turns); i++ {
+		p.starts = append(p.starts, len(p.msgs))
+		p.msgs = p.view.appendTurn(p.msgs, turns[i], p.mailInToolResult)
 		p.encode()
 	}
 	p.turns = len(turns)
 	if n := len(turns); n > 0 {
-		p.lastUser, p.lastLLM = turns[n-1].User, turns[n-1].LLM
+		p.lastUser, p.lastLLM, p.lastCompaction = turns[n-1].User, turns[n-1].LLM, turns[n-1].Compaction
 	}
+}
+
+// reset starts the rendering again: the system prompt and, after a
+// compaction, its summary; the turns from the summary's end on follow.
+func (p *prompt) reset(agent *catalog.Agent, system []string, flavor llm.Flavor, turns []session.Turn, since int) {
+	v, at := viewOf(turns)
+	*p = prompt{system: system, mailInToolResult: agent.MailInToolResult, flavor: flavor, encoded: []llm.EncodedMessage{}, view: v, turns: v.base, counter: p.counter, model: p.model}
+	p.since = max(since, at+1)
+	p.msgs = []llm.Message{}
+	if len(system) > 0 {
+		p.msgs = append(p.msgs, llm.SystemMessage(strings.Join(system, "\n")))
+	}
+	p.msgs = append(p.msgs, v.header(p.mailInToolResult)...)
+	p.encode()
+}
+
+// compactedSince reports whether a compaction turn follows the first
+// rendered turns.
+func compactedSince(turns []session.Turn, rendered int) bool {
+	for _, t := range turns[min(rendered, len(turns)):] {
+		if t.Compaction != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // systemPrompt is the agent's system prompt, followed, for a narrowed
@@ -101,14 +150,14 @@ func (p *prompt) current(agent *catalog.Agent, system []string, flavor llm.Flavo
 	if flavor != p.flavor || agent.MailInToolResult != p.mailInToolResult || !slices.Equal(system, p.system) {
 		return false
 	}
-	if p.turns == 0 {
-		return true
+	if p.turns == p.view.base {
+		return len(turns) >= p.turns
 	}
 	if len(turns) < p.turns {
 		return false
 	}
 	last := turns[p.turns-1]
-	return last.User == p.lastUser && last.LLM == p.lastLLM
+	return last.User == p.lastUser && last.LLM == p.lastLLM && last.Compaction == p.lastCompaction
 }
 
 // encode encodes the messages added since it last ran.

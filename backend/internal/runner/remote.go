@@ -51,6 +51,7 @@ const (
 	cmdFork           = "fork_session"
 	cmdRename         = "rename_session"
 	cmdUpdate         = "update_session"
+	cmdCompact        = "compact_session"
 )
 
 const (
@@ -739,6 +740,12 @@ func (r *Runner) dispatch(ctx context.Context, c store.Command) (any, error) {
 			return nil, err
 		}
 		return r.updateLocal(ctx, c.Owner, c.SessionID, b)
+	case cmdCompact:
+		var b compactCommand
+		if err := decode(&b); err != nil {
+			return nil, err
+		}
+		return r.compactLocal(ctx, c.Owner, c.SessionID, b.Instruction)
 	case cmdResume:
 		var b resumeCommand
 		if err := decode(&b); err != nil {

@@ -48,6 +48,12 @@ type run struct {
 	budget string
 	// span is the run's invoke_agent span (see trace.go); ctx carries it.
 	span trace.Span
+	// compactions counts the compactions since the last model answer;
+	// overflowed says the provider refused a request of this run for the
+	// window, and compactOnly that the run only compacts (Compact).
+	compactions int
+	overflowed  bool
+	compactOnly bool
 }
 
 // step is one model call and the tool calls it asked for.
@@ -90,6 +96,8 @@ type step struct {
 	// admitted says there was one.
 	admission store.Admission
 	admitted  bool
+	// input is the request's measured input tokens.
+	input int64
 }
 
 // callState is one tool call of a step.
@@ -213,24 +221,57 @@ func (a *actor) beginStep() {
 			return
 		}
 	}
+	run.steps++
+	a.launchStep()
+}
+
+// launchStep starts the model call of the run's step: the request is
+// measured first, and compacted when it would not fit (see compact.go).
+// A compaction comes back here once it is stored.
+func (a *actor) launchStep() {
+	run := a.run
 	model, err := a.r.opts.Models(a.agent.Model)
 	if err != nil {
 		a.failRun("model_error", err.Error())
 		return
 	}
-	run.steps++
 	ctx, cancel := context.WithCancel(run.ctx)
 	st := &step{ctx: ctx, cancel: cancel, started: a.r.now(), turnIndex: len(a.st.turns), agentVersion: a.agent.Version}
 	st.progress.turnIndex = st.turnIndex
 	run.step = st
 	req := a.buildRequest()
+	measured, withTools := a.prompt.measure(a.st.turns)
+	if ask := a.compactAsk; ask != nil {
+		a.compactAsk = nil
+		a.compactFirst(st, measured, session.CompactManual, *ask)
+		return
+	}
+	fit := a.window()
+	count := a.prompt.counter
 	tools := a.toolset()
-	reserve := a.reservation()
 	flavor := a.agent.Model.Flavor
+	compacting := run.compactions < maxCompactions
 	a.r.workers.do(func() {
+		// Listing the tools may start MCP servers: off the actor.
+		st.tools = tools(ctx)
+		req.Tools = toolSpecs(st.tools)
+		input := measured
+		if !withTools {
+			input += int64(count.Tools(req.Tools))
+		}
+		st.input = input
+		if compacting && input > fit.threshold {
+			a.post(func(a *actor) { a.compactFirst(st, input, session.CompactThreshold, "") })
+			return
+		}
+		if room := fit.window - input; room < fit.maxOutput {
+			// Near the window: the answer gets what is left of it, so the
+			// request is not refused for its output.
+			req.MaxTokens = int(max(room, minOutput))
+		}
 		// The budgets admit the call before it starts, off the actor: the
 		// database decides, for every server on it.
-		adm, err := a.r.store.Reserve(ctx, reserve)
+		adm, err := a.r.store.Reserve(ctx, a.reservation())
 		if err != nil && ctx.Err() != nil {
 			// The step was cut (cancel, interrupt) or the server is
 			// stopping before the call started: as if the model call had
@@ -252,9 +293,6 @@ func (a *actor) beginStep() {
 		}
 		st.admission, st.admitted = adm, true
 		began := time.Now()
-		// Listing the tools may start MCP servers: off the actor.
-		st.tools = tools(ctx)
-		req.Tools = toolSpecs(st.tools)
 		chatCtx, span := a.r.tracer.StartChat(ctx, flavor, a.id, req)
 		resp, err := model.Stream(chatCtx, req, func(d llm.Delta) { a.publishDelta(st, d) })
 		took := time.Since(began)
@@ -314,9 +352,13 @@ func (a *actor) modelDone(st *step, resp llm.Response, err error, took time.Dura
 		if a.run.ctx.Err() != nil {
 			return // the server is stopping; the run resumes at the next start
 		}
+		if a.overflowed(st, err) {
+			return
+		}
 		a.failRun("model_error", err.Error())
 		return
 	}
+	a.run.compactions, a.run.overflowed = 0, false
 	turn := session.LLMTurn{
 		Text:         resp.Text,
 		Thinking:     resp.Thinking,
@@ -418,8 +460,19 @@ func deferredOf(rows []session.DeferredCall) []session.DeferredCall {
 // answered reports whether the history ends with a model answer that
 // called no tool and no mail waits: a run would have nothing to do.
 func (a *actor) answered() bool {
-	n := len(a.st.turns)
-	return n > 0 && a.st.turns[n-1].LLM != nil && len(a.st.turns[n-1].LLM.ToolCalls) == 0 && len(a.st.mail) == 0
+	last := lastExchanged(a.st.turns)
+	return last != nil && last.LLM != nil && len(last.LLM.ToolCalls) == 0 && len(a.st.mail) == 0
+}
+
+// lastExchanged is the newest turn that is not a compaction: a
+// compaction changes what is sent, not where the conversation stands.
+func lastExchanged(turns []session.Turn) *session.Turn {
+	for i := len(turns) - 1; i >= 0; i-- {
+		if turns[i].Compaction == nil {
+			return &turns[i]
+		}
+	}
+	return nil
 }
 
 // roundDone ends a round that made no tool calls: the run continues when

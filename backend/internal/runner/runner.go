@@ -131,6 +131,9 @@ type Runner struct {
 	workers *workers
 	// turnBudget bounds the loaded sessions' turn encodings.
 	turnBudget turnBudget
+	// learned are the context windows providers stated for models in
+	// their context_length_exceeded answers, by model name.
+	learned sync.Map
 
 	// importing makes the imports of this server one at a time, so two
 	// of one session settle as imported and unchanged (see ImportSession).

@@ -286,6 +286,9 @@ type Compaction struct {
 	// PrunedResults counts them.
 	PruneEnd      int `json:"prune_end,omitempty"`
 	PrunedResults int `json:"pruned_results,omitempty"`
+	// PruneOver is the size, in estimated tokens, above which a result
+	// is pruned.
+	PruneOver int64 `json:"prune_over,omitempty"`
 	// TokensBefore and TokensAfter are the measured request before and
 	// after.
 	TokensBefore int64 `json:"tokens_before"`

@@ -214,3 +214,29 @@ func modelErrorType(err error) string {
 	}
 	return semconv.ErrorTypeOther.Value.AsString()
 }
+
+// Attributes of a compaction's span.
+const (
+	attrCompactReason = attribute.Key("agents.compaction.reason")
+	attrTokensBefore  = attribute.Key("agents.compaction.tokens_before")
+)
+
+// StartCompaction starts the span of a compaction of the session
+// conversation (under the run's span that ctx carries): the summary's
+// chat span goes under it.
+func (t *Tracer) StartCompaction(ctx context.Context, conversation, reason string, tokens int64) (context.Context, trace.Span) {
+	return t.tracer.Start(ctx, "compact "+conversation, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(
+		semconv.GenAIConversationID(conversation),
+		attrCompactReason.String(reason),
+		attrTokensBefore.Int64(tokens),
+	))
+}
+
+// EndCompaction ends a compaction's span once its summary call answered,
+// or failed.
+func EndCompaction(span trace.Span, err error) {
+	defer span.End()
+	if err != nil && span.IsRecording() {
+		span.SetStatus(codes.Error, err.Error())
+	}
+}
