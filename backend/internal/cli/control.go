@@ -141,6 +141,43 @@ func (a *app) sessionsPause(cf *clientFlags) *cobra.Command {
 	}
 }
 
+func (a *app) sessionsCompact(cf *clientFlags) *cobra.Command {
+	var instruction, offline string
+	cmd := &cobra.Command{
+		Use:   "compact ID",
+		Short: "Fold a session's older turns into a summary now (nothing is deleted); print what it did",
+		Long: `Compact a session: its older turns are folded into a summary that later
+requests send in their place, and long old tool results are shortened.
+Nothing is deleted: sessions show lists every turn, with the compaction as
+a marker. --instruction says what the summary must keep. A running session
+compacts before its next model call. ID may be a unique prefix.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts := embedOptions{offlineModel: offline}
+			return a.withClientOptions(cmd.Context(), *cf, opts, func(ctx context.Context, c *client.Client) error {
+				id, err := resolveSession(ctx, c, args[0])
+				if err != nil {
+					return err
+				}
+				res, err := c.Sessions.Compact(ctx, connect.NewRequest(&agentsv1.CompactRequest{SessionId: id, Instruction: instruction}))
+				if err != nil {
+					return describe(err)
+				}
+				if res.Msg.GetPending() {
+					fmt.Fprintf(a.stdout, "session %s is running: it compacts before its next model call\n", id)
+					return nil
+				}
+				turn := res.Msg.GetCompaction()
+				fmt.Fprintf(a.stdout, "[%d] %s\n", turn.GetIndex(), compactionLine(turn.GetCompaction()))
+				return nil
+			})
+		},
+	}
+	cmd.Flags().StringVar(&instruction, "instruction", "", `what the summary must keep ("keep the API names")`)
+	cmd.Flags().StringVar(&offline, "offline-model", "", offlineModelUsage)
+	return cmd
+}
+
 func (a *app) sessionsCancel(cf *clientFlags) *cobra.Command {
 	var hard bool
 	cmd := &cobra.Command{

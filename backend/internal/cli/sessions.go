@@ -22,18 +22,19 @@ import (
 )
 
 // sessionsCommand is `agents sessions ls|show|export|rm|resume|import`,
-// the session controls (fork, mail, pause, cancel, interrupt, watch) and
+// the session controls (fork, mail, pause, compact, cancel, interrupt,
+// watch) and
 // the budget of a session's tree.
 func (a *app) sessionsCommand() *cobra.Command {
 	var cf clientFlags
 	cmd := &cobra.Command{
 		Use:   "sessions",
-		Short: "List, show, export, delete, fork, mail, pause, cancel, interrupt, watch and import sessions, and set their budgets (locally or on --attach)",
+		Short: "List, show, export, delete, fork, mail, pause, compact, cancel, interrupt, watch and import sessions, and set their budgets (locally or on --attach)",
 		Args:  cobra.NoArgs,
 	}
 	a.addServerFlags(cmd, &cf)
 	cmd.AddCommand(a.sessionsList(&cf), a.sessionsShow(&cf), a.sessionsExport(&cf), a.sessionsRemove(&cf), a.sessionsResume(&cf),
-		a.sessionsFork(&cf), a.sessionsMail(&cf), a.sessionsPause(&cf), a.sessionsCancel(&cf), a.sessionsInterrupt(&cf), a.sessionsWatch(&cf),
+		a.sessionsFork(&cf), a.sessionsMail(&cf), a.sessionsPause(&cf), a.sessionsCompact(&cf), a.sessionsCancel(&cf), a.sessionsInterrupt(&cf), a.sessionsWatch(&cf),
 		a.sessionsImport(&cf), a.sessionsBudget(&cf))
 	return cmd
 }

@@ -133,6 +133,9 @@ func (a *actor) planCompaction(f fit, measured int64, reason, instruction string
 		if !cuttable(turns, i) {
 			continue
 		}
+		if !answeredBefore(turns[base:i]) {
+			break // a summary of no answer gains nothing
+		}
 		if last == 0 {
 			last = i
 		}
@@ -175,6 +178,16 @@ func (a *actor) planCompaction(f fit, measured int64, reason, instruction string
 func cuttable(turns []session.Turn, i int) bool {
 	prev := turns[i-1]
 	return prev.LLM == nil || len(prev.LLM.ToolCalls) == 0
+}
+
+// answeredBefore reports whether turns hold a model answer.
+func answeredBefore(turns []session.Turn) bool {
+	for _, t := range turns {
+		if t.LLM != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // turnTokens is what turn i weighs in the rendered request.

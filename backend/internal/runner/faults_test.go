@@ -57,6 +57,8 @@ type kernel struct {
 	hub    *events.Hub
 	store  *storefault.Faults
 	model  *modelfault.Faults
+	// fake is the offline model the kernel's agents talk to.
+	fake   *fakellmtest.Server
 	closed bool
 }
 
@@ -81,7 +83,7 @@ func newKernelWith(t *testing.T, d dialect, rules fakellm.Rules, opts kernelOpti
 	t.Helper()
 	ctx := context.Background()
 	llm := fakellmtest.Start(t, rules)
-	k := &kernel{store: &storefault.Faults{}, model: &modelfault.Faults{}}
+	k := &kernel{store: &storefault.Faults{}, model: &modelfault.Faults{}, fake: llm}
 	switch d {
 	case onSQLite:
 		k.path = filepath.Join(t.TempDir(), "kernel.db")

@@ -1,0 +1,189 @@
+package runner_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/agents-os/agents/backend/internal/errs"
+	"github.com/agents-os/agents/backend/internal/runner"
+	"github.com/agents-os/agents/backend/internal/session"
+	"github.com/agents-os/agents/tools/fakellm"
+)
+
+// fakeTokens counts a recorded request as the offline model does: about
+// four characters per token of every message's content.
+func fakeTokens(req fakellm.Request) int {
+	n := 0
+	for _, m := range req.Messages {
+		n += (utf8.RuneCountInString(m.Content) + 3) / 4
+		for _, c := range m.ToolCalls {
+			n += (utf8.RuneCountInString(c.Name)+3)/4 + (utf8.RuneCountInString(c.Arguments)+3)/4
+		}
+	}
+	return n
+}
+
+// A session driven far past its model's window keeps answering: every
+// request stays under the window, the compactions are turns of the log
+// with the turns they cover still there, and the summary is what later
+// requests start from.
+func TestASessionPastItsWindowCompactsAndKeepsEveryTurn(t *testing.T) {
+	t.Parallel()
+	k := newKernel(t, onSQLite, answer)
+	runner.LearnWindow(k.run, "bench-model", 4000)
+	ctx := context.Background()
+	id := k.create(t, "start")
+	k.wait(t, id)
+	line := strings.Repeat("the quick brown fox jumps over the lazy dog ", 10) // 440 bytes
+	const messages = 60
+	for i := range messages {
+		if _, _, err := k.run.PostMessage(ctx, "me", id, runner.Message{Text: line}, runner.RunOptions{}, nil); err != nil {
+			t.Fatalf("message %d: %v", i, err)
+		}
+		if v := k.wait(t, id); v.Meta.Status != session.StatusReady {
+			t.Fatalf("message %d: session %s (%s)", i, v.Meta.Status, v.Meta.StatusReason)
+		}
+	}
+	v := k.wait(t, id)
+	var compactions, users int
+	for _, turn := range v.Turns {
+		switch {
+		case turn.Compaction != nil:
+			compactions++
+			c := turn.Compaction
+			if c.TokensAfter >= c.TokensBefore {
+				t.Errorf("turn %d: compaction from %d to %d tokens", turn.Index, c.TokensBefore, c.TokensAfter)
+			}
+		case turn.User != nil:
+			users++
+		}
+	}
+	if compactions == 0 {
+		t.Fatal("no compaction")
+	}
+	if users != messages+1 {
+		t.Errorf("%d user turns kept, want %d", users, messages+1)
+	}
+	for _, req := range k.fake.Requests() {
+		if n := fakeTokens(req); n > 4000 {
+			t.Errorf("request %d weighs %d tokens, over the window", req.Index, n)
+		}
+	}
+	t.Logf("%d turns, %d compactions, %d requests", len(v.Turns), compactions, len(k.fake.Requests()))
+}
+
+// converse posts messages to a session one run at a time.
+func converse(t *testing.T, k *kernel, id string, n int, text func(i int) string) {
+	t.Helper()
+	for i := range n {
+		if _, _, err := k.run.PostMessage(context.Background(), "me", id, runner.Message{Text: text(i)}, runner.RunOptions{}, nil); err != nil {
+			t.Fatalf("message %d: %v", i, err)
+		}
+		if v := k.wait(t, id); v.Meta.Status != session.StatusReady {
+			t.Fatalf("message %d: session %s (%s)", i, v.Meta.Status, v.Meta.StatusReason)
+		}
+	}
+}
+
+func numbered(i int) string {
+	return fmt.Sprintf("message %d: %s", i, strings.Repeat("the quick brown fox jumps over the lazy dog ", 10))
+}
+
+// sentSummary reports whether a request starts from a summary.
+func sentSummary(req fakellm.Request) bool {
+	for _, m := range req.Messages {
+		if strings.HasPrefix(m.Content, "[Summary of the earlier conversation") {
+			return true
+		}
+	}
+	return false
+}
+
+// A fork at a turn before a compaction goes on from the whole history:
+// its requests hold the turns the compaction summarised, and no summary.
+func TestAForkBeforeACompactionContinuesUncompacted(t *testing.T) {
+	t.Parallel()
+	k := newKernel(t, onSQLite, answer)
+	runner.LearnWindow(k.run, "bench-model", 4000)
+	ctx := context.Background()
+	id := k.create(t, "start")
+	k.wait(t, id)
+	converse(t, k, id, 30, numbered)
+	v := k.wait(t, id)
+	first := -1
+	for _, turn := range v.Turns {
+		if turn.Compaction != nil {
+			first = turn.Index
+			break
+		}
+	}
+	if first < 0 {
+		t.Fatal("no compaction")
+	}
+	if last := k.fake.Requests()[len(k.fake.Requests())-1]; !sentSummary(last) {
+		t.Fatal("the compacted session's last request holds no summary")
+	}
+	// Newest-first: keep the turns up to the sixth.
+	at := len(v.Turns) - 6
+	fork, err := k.run.ForkSession(ctx, "me", id, &at, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k.fake.Reset()
+	converse(t, k, fork.Meta.ID, 1, func(int) string { return "after the fork" })
+	reqs := k.fake.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d requests after the fork, want 1", len(reqs))
+	}
+	if sentSummary(reqs[0]) {
+		t.Error("the fork's request starts from a summary")
+	}
+	if !strings.Contains(string(reqs[0].Body), "message 0:") {
+		t.Error("the fork's request lacks the first message")
+	}
+}
+
+// Compact on an idle session summarises it at once, as a run of its
+// own, and says so; on a running session it waits for the next model
+// call; with nothing to fold it says so.
+func TestCompactByHand(t *testing.T) {
+	t.Parallel()
+	k := newKernel(t, onSQLite, answer)
+	ctx := context.Background()
+	id := k.create(t, "start")
+	k.wait(t, id)
+	if _, err := k.run.Compact(ctx, "me", id, ""); errs.CodeOf(err) != "nothing_to_compact" {
+		t.Fatalf("compacting a one-exchange session: %v, want nothing_to_compact", err)
+	}
+	converse(t, k, id, 6, numbered)
+	done, err := k.run.Compact(ctx, "me", id, "keep the numbers")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if done.Pending || done.Turn == nil || done.Turn.Compaction == nil {
+		t.Fatalf("compact answered %+v, want the compaction turn", done)
+	}
+	c := done.Turn.Compaction
+	if c.Reason != session.CompactManual || c.Instruction != "keep the numbers" || c.SummarizedTurns == 0 || c.Summary == "" {
+		t.Errorf("compaction %+v", c)
+	}
+	if done.Meta.Status != session.StatusReady {
+		t.Errorf("status after compact: %s", done.Meta.Status)
+	}
+	reqs := k.fake.Requests()
+	if !strings.Contains(string(reqs[len(reqs)-1].Body), "Instruction: keep the numbers") {
+		t.Error("the summary request does not carry the instruction")
+	}
+	// The next message starts from the summary.
+	converse(t, k, id, 1, func(int) string { return "go on" })
+	reqs = k.fake.Requests()
+	if !sentSummary(reqs[len(reqs)-1]) {
+		t.Error("the request after the compaction holds no summary")
+	}
+	if v := k.wait(t, id); v.Meta.Usage.Prompt == 0 || v.Meta.TurnCount != len(v.Turns) {
+		t.Errorf("meta after compaction: %+v", v.Meta)
+	}
+}
