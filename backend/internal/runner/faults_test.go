@@ -50,13 +50,13 @@ func eachDialect(t *testing.T, body func(t *testing.T, d dialect)) {
 type kernel struct {
 	// db is the store under the switches; path is its SQLite file, dsn
 	// its PostgreSQL database.
-	db     store.Store
-	path   string
-	dsn    string
-	run    *runner.Runner
-	hub    *events.Hub
-	store  *storefault.Faults
-	model  *modelfault.Faults
+	db    store.Store
+	path  string
+	dsn   string
+	run   *runner.Runner
+	hub   *events.Hub
+	store *storefault.Faults
+	model *modelfault.Faults
 	// fake is the offline model the kernel's agents talk to.
 	fake   *fakellmtest.Server
 	closed bool
