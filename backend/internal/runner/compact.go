@@ -157,7 +157,7 @@ func (a *actor) planCompaction(f fit, measured int64, reason, instruction string
 				before := p.view.pruneOver > 0 && i < p.view.pruneEnd && prunable(r, p.view.pruneOver)
 				if !before && prunable(r, plan.pruneOver) {
 					plan.pruned++
-					plan.saved += int64(p.counter.Message(llm.ToolResultMessage(r.CallID, r.Text)) - p.counter.Message(llm.ToolResultMessage(r.CallID, stub(r))))
+					plan.saved += int64(p.estimator.Message(llm.ToolResultMessage(r.CallID, r.Text)) - p.estimator.Message(llm.ToolResultMessage(r.CallID, stub(r))))
 				}
 			}
 		}
@@ -400,10 +400,8 @@ func (a *actor) storeCompaction(st *step, plan compactPlan, f fit, resp llm.Resp
 func (a *actor) measureAfter(c session.Compaction) int64 {
 	turns := append(a.st.turns[:len(a.st.turns):len(a.st.turns)], session.Turn{Index: len(a.st.turns), Compaction: &c})
 	var p prompt
-	p.model, p.counter = a.prompt.model, a.prompt.counter
 	p.update(a.agent, turns)
-	n, _ := p.measure(turns)
-	return n
+	return p.measure(turns).estimated
 }
 
 // codeContextExceeded is the failure of a request the model's window
@@ -426,10 +424,7 @@ func (a *actor) overflowed(st *step, err error) bool {
 		return true
 	}
 	a.run.overflowed = true
-	measured := st.input
-	if m, _ := a.prompt.measure(a.st.turns); m > measured {
-		measured = m
-	}
+	measured := max(st.input, a.prompt.measure(a.st.turns).estimated)
 	a.compactFirst(st, measured, session.CompactOverflow, "")
 	return true
 }
@@ -517,7 +512,7 @@ func (a *actor) compactNow(instruction string) error {
 		return errs.NotFound("unknown_agent", "agent %q is not loaded", a.st.meta.Agent)
 	}
 	a.prompt.update(a.agent, a.st.turns)
-	measured, _ := a.prompt.measure(a.st.turns)
+	measured := a.prompt.measure(a.st.turns).estimated
 	if _, ok := a.planCompaction(a.window(), measured, session.CompactManual, instruction, true); !ok {
 		return errs.FailedPrecondition("nothing_to_compact", "session %s has nothing to compact: its history is all recent turns", a.id)
 	}

@@ -187,3 +187,73 @@ func TestCompactByHand(t *testing.T) {
 		t.Errorf("meta after compaction: %+v", v.Meta)
 	}
 }
+
+// overflowBody is OpenAI's answer to a request past the window.
+const overflowBody = `{"error":{"message":"This model's maximum context length is 3000 tokens. However, your messages resulted in 3512 tokens. Please reduce the length of the messages.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`
+
+func overflowing(times int) fakellm.Rules {
+	return fakellm.Rules{
+		Rules: []fakellm.Rule{{
+			Name:  "too long",
+			Match: fakellm.Match{UserContains: "big question"},
+			Times: times,
+			Reply: fakellm.Reply{Error: &fakellm.HTTPError{Status: 400, Body: overflowBody}},
+		}},
+		Default: &fakellm.Reply{Text: "done"},
+	}
+}
+
+// A provider's context_length_exceeded compacts the session once and
+// sends the call again: the session answers, and the compaction says why.
+func TestAnOverflowCompactsAndRetriesOnce(t *testing.T) {
+	t.Parallel()
+	k := newKernel(t, onSQLite, overflowing(1))
+	id := k.create(t, "start")
+	k.wait(t, id)
+	converse(t, k, id, 4, numbered)
+	converse(t, k, id, 1, func(int) string { return "big question" })
+	v := k.wait(t, id)
+	var c *session.Compaction
+	for _, turn := range v.Turns {
+		if turn.Compaction != nil {
+			c = turn.Compaction
+		}
+	}
+	if c == nil || c.Reason != session.CompactOverflow || c.Summary == "" {
+		t.Fatalf("compaction %+v, want a summary for an overflow", c)
+	}
+	if last := v.Turns[len(v.Turns)-1]; last.LLM == nil || last.LLM.Text != "done" {
+		t.Errorf("the session's last turn is %+v, want the answer", last)
+	}
+	if w, ok := k.run.LearnedWindow("bench-model"); !ok || w != 3000 {
+		t.Errorf("learned window %d %v, want 3000", w, ok)
+	}
+}
+
+// A session whose retry overflows too fails with context_length_exceeded,
+// and goes on at its next Resume.
+func TestASessionFailedForItsWindowRecovers(t *testing.T) {
+	t.Parallel()
+	k := newKernel(t, onSQLite, overflowing(2))
+	ctx := context.Background()
+	id := k.create(t, "start")
+	k.wait(t, id)
+	converse(t, k, id, 4, numbered)
+	if _, _, err := k.run.PostMessage(ctx, "me", id, runner.Message{Text: "big question"}, runner.RunOptions{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	v := k.wait(t, id)
+	if v.Meta.Status != session.StatusFailed {
+		t.Fatalf("status %s (%s), want failed", v.Meta.Status, v.Meta.StatusReason)
+	}
+	if _, err := k.run.Resume(ctx, "me", id, nil); err != nil {
+		t.Fatal(err)
+	}
+	v = k.wait(t, id)
+	if v.Meta.Status != session.StatusReady {
+		t.Fatalf("status after resume %s (%s), want ready", v.Meta.Status, v.Meta.StatusReason)
+	}
+	if last := v.Turns[len(v.Turns)-1]; last.LLM == nil || last.LLM.Text != "done" {
+		t.Errorf("the session's last turn is %+v, want the answer", last)
+	}
+}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/agents-os/agents/backend/internal/llm"
 	"github.com/agents-os/agents/backend/internal/session"
+	"github.com/agents-os/agents/backend/internal/tokens"
 )
 
 // A compaction keeps a session inside its model's window without
@@ -112,7 +113,7 @@ func (v view) appendTurn(msgs []llm.Message, t session.Turn, mailInToolResult bo
 // is judged by the byte estimate, not the model's tokenizer, so the same
 // history always renders the same way.
 func prunable(r session.ToolResult, over int64) bool {
-	return over > 0 && int64(estimateTokens(r.Text)) > over
+	return over > 0 && int64(tokens.Estimate(r.Text)) > over
 }
 
 // stub is what a pruned tool result is sent as.

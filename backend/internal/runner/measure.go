@@ -3,66 +3,67 @@ package runner
 import (
 	"github.com/agents-os/agents/backend/internal/llm"
 	"github.com/agents-os/agents/backend/internal/session"
+	"github.com/agents-os/agents/backend/internal/tokens"
 )
 
-// counter counts the tokens of what a request sends.
-type counter interface {
-	Message(m llm.Message) int
-	Tools(specs []llm.ToolSpec) int
-}
+// Every request is measured before it is sent, in two steps. The
+// provider's reported input of the newest call that saw the same
+// rendering is the truth for what was sent then; what was added since is
+// counted with the byte-class estimate, which never counts less than the
+// tokenizers it is measured against (BENCHMARKS.md, "Measuring a
+// request") and costs next to nothing, so every step pays only for its
+// new turns. Only a request whose estimate passes the compaction
+// threshold is counted again with the model family's tokenizer (what
+// was added since the provider's figure, off the actor), and that exact
+// measure decides. A tokenizer's vocabulary is loaded the first time a
+// session of its family comes near its window.
 
 // replyPriming is what a chat request adds for the answer's start.
 const replyPriming = 3
 
-// estimateTokens is the conservative byte estimate: an over-count of
-// what any tokenizer makes of realistic text.
-func estimateTokens(s string) int { return (len(s) + 2) / 3 }
-
-// byteCounter counts by the byte estimate.
-type byteCounter struct{}
-
-func (byteCounter) Message(m llm.Message) int {
-	n := 4 + estimateTokens(m.Text)
-	for _, c := range m.ToolCalls {
-		n += 4 + estimateTokens(c.Name) + estimateTokens(c.Arguments)
-	}
-	n += 1105 * len(m.Images)
-	return n
+// measure is a request's measure as the prompt gives it: reported, the
+// provider's input for the messages before from (0 when no call saw
+// this rendering), and estimated, the estimate of the whole request
+// (reported plus the messages from from on, estimated).
+type measure struct {
+	reported  int64
+	from      int
+	estimated int64
 }
 
-func (byteCounter) Tools(specs []llm.ToolSpec) int {
-	n := 0
-	for _, s := range specs {
-		n += 8 + estimateTokens(s.Name) + estimateTokens(s.Description) + estimateTokens(string(s.Parameters))
-	}
-	return n
-}
+// withTools says the measure holds the tools' definitions, as a
+// provider's figure does.
+func (m measure) withTools() bool { return m.reported > 0 }
 
-// counterFor returns the counter of a model.
-func counterFor(model string) counter { return byteCounter{} }
-
-// measure returns the input tokens of the request the prompt renders:
-// what the provider reported for the newest call that saw this rendering,
-// plus what was added since, counted; with no such call, all of it,
-// counted. withTools says the figure holds the tools' definitions (the
-// provider's does).
-func (p *prompt) measure(turns []session.Turn) (tokens int64, withTools bool) {
+// estimate counts the messages not yet counted, and measures the
+// request the prompt renders.
+func (p *prompt) measure(turns []session.Turn) measure {
 	for i := len(p.counts); i < len(p.msgs); i++ {
-		p.counts = append(p.counts, p.counter.Message(p.msgs[i]))
+		p.counts = append(p.counts, p.estimator.Message(p.msgs[i]))
 	}
-	from, reported := 0, int64(0)
+	var m measure
 	for i := p.turns - 1; i >= max(p.since, p.view.base); i-- {
 		if t := turns[i]; t.LLM != nil && t.LLM.Usage.Prompt > 0 {
-			from, reported = p.starts[i-p.view.base], t.LLM.Usage.Prompt
+			m.from, m.reported = p.starts[i-p.view.base], t.LLM.Usage.Prompt
 			break
 		}
 	}
-	var sum int64
-	for _, c := range p.counts[from:] {
-		sum += int64(c)
+	m.estimated = m.reported
+	for _, c := range p.counts[m.from:] {
+		m.estimated += int64(c)
 	}
-	if reported > 0 {
-		return reported + sum, true
+	if m.reported == 0 {
+		m.estimated += replyPriming
 	}
-	return sum + replyPriming, false
+	return m
+}
+
+// exact counts req, measured as m, with the model family's tokenizer
+// where it has one: the provider's figure plus the messages since,
+// counted. It runs off the actor.
+func (m measure) exact(c *tokens.Counter, req llm.Request) int64 {
+	if m.reported > 0 {
+		return m.reported + int64(c.Messages(req.Messages[m.from:]))
+	}
+	return int64(c.Request(req))
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/agents-os/agents/backend/internal/catalog"
 	"github.com/agents-os/agents/backend/internal/llm"
 	"github.com/agents-os/agents/backend/internal/session"
+	"github.com/agents-os/agents/backend/internal/tokens"
 )
 
 // buildRequest turns the session's history into a model request. The
@@ -75,19 +76,23 @@ type prompt struct {
 	// not be encoded, so that the client encodes msgs itself and reports
 	// why.
 	encoded []llm.EncodedMessage
-	// counts has the tokens of the first len(counts) messages, as
-	// counter counts them.
-	counts  []int
-	counter counter
-	model   string
+	// counts has the estimated tokens of the first len(counts) messages
+	// (see measure.go); estimator estimates, counter counts with the
+	// model family's tokenizer, for model.
+	counts    []int
+	estimator *tokens.Counter
+	counter   *tokens.Counter
+	model     string
 }
 
 // update renders and encodes the turns not yet rendered.
 func (p *prompt) update(agent *catalog.Agent, turns []session.Turn) {
-	if p.counter == nil || p.model != agent.Model.Name {
-		p.model, p.counter, p.counts = agent.Model.Name, counterFor(agent.Model.Name), nil
-	}
 	flavor := modelFlavor(agent.Model)
+	if p.counter == nil || p.model != agent.Model.Name || flavor != p.flavor {
+		p.model, p.counts = agent.Model.Name, nil
+		p.counter = tokens.ForModel(agent.Model.Name).WithFlavor(flavor)
+		p.estimator = tokens.ForModel("").WithFlavor(flavor)
+	}
 	system := systemPrompt(agent, turns)
 	if fresh := p.msgs == nil; fresh || !p.current(agent, system, flavor, turns) || compactedSince(turns, p.turns) {
 		since := len(turns)
@@ -113,7 +118,7 @@ func (p *prompt) update(agent *catalog.Agent, turns []session.Turn) {
 // compaction, its summary; the turns from the summary's end on follow.
 func (p *prompt) reset(agent *catalog.Agent, system []string, flavor llm.Flavor, turns []session.Turn, since int) {
 	v, at := viewOf(turns)
-	*p = prompt{system: system, mailInToolResult: agent.MailInToolResult, flavor: flavor, encoded: []llm.EncodedMessage{}, view: v, turns: v.base, counter: p.counter, model: p.model}
+	*p = prompt{system: system, mailInToolResult: agent.MailInToolResult, flavor: flavor, encoded: []llm.EncodedMessage{}, view: v, turns: v.base, counter: p.counter, estimator: p.estimator, model: p.model}
 	p.since = max(since, at+1)
 	p.msgs = []llm.Message{}
 	if len(system) > 0 {

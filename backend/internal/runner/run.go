@@ -240,14 +240,15 @@ func (a *actor) launchStep() {
 	st.progress.turnIndex = st.turnIndex
 	run.step = st
 	req := a.buildRequest()
-	measured, withTools := a.prompt.measure(a.st.turns)
+	measured := a.prompt.measure(a.st.turns)
 	if ask := a.compactAsk; ask != nil {
 		a.compactAsk = nil
-		a.compactFirst(st, measured, session.CompactManual, *ask)
+		a.compactFirst(st, measured.estimated, session.CompactManual, *ask)
 		return
 	}
 	fit := a.window()
-	count := a.prompt.counter
+	p := &a.prompt
+	counter, estimator := p.counter, p.estimator
 	tools := a.toolset()
 	flavor := a.agent.Model.Flavor
 	compacting := run.compactions < maxCompactions
@@ -255,15 +256,20 @@ func (a *actor) launchStep() {
 		// Listing the tools may start MCP servers: off the actor.
 		st.tools = tools(ctx)
 		req.Tools = toolSpecs(st.tools)
-		input := measured
-		if !withTools {
-			input += int64(count.Tools(req.Tools))
+		input := measured.estimated
+		if !measured.withTools() {
+			input += int64(estimator.Tools(req.Tools))
+		}
+		if input > fit.threshold {
+			// Near the window the estimate's margin matters: the
+			// tokenizer decides.
+			input = measured.exact(counter, req)
+			if input > fit.threshold && compacting {
+				a.post(func(a *actor) { a.compactFirst(st, input, session.CompactThreshold, "") })
+				return
+			}
 		}
 		st.input = input
-		if compacting && input > fit.threshold {
-			a.post(func(a *actor) { a.compactFirst(st, input, session.CompactThreshold, "") })
-			return
-		}
 		if room := fit.window - input; room < fit.maxOutput {
 			// Near the window: the answer gets what is left of it, so the
 			// request is not refused for its output.
