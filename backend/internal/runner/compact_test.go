@@ -2,6 +2,7 @@ package runner_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/agents-os/agents/backend/internal/errs"
 	"github.com/agents-os/agents/backend/internal/runner"
 	"github.com/agents-os/agents/backend/internal/session"
+	"github.com/agents-os/agents/backend/internal/store"
 	"github.com/agents-os/agents/tools/fakellm"
 )
 
@@ -255,5 +257,48 @@ func TestASessionFailedForItsWindowRecovers(t *testing.T) {
 	}
 	if last := v.Turns[len(v.Turns)-1]; last.LLM == nil || last.LLM.Text != "done" {
 		t.Errorf("the session's last turn is %+v, want the answer", last)
+	}
+}
+
+// A helper's child is a session of its own: past its window it compacts
+// on its own, its parent untouched, and what its summary cost is spent
+// from the tree.
+func TestAHelpersChildCompactsOnItsOwn(t *testing.T) {
+	t.Parallel()
+	rules := fakellm.Rules{
+		Default: &fakellm.Reply{Text: "done"},
+		Rules: []fakellm.Rule{{Match: fakellm.Match{UserContains: "go"}, Times: 1, Reply: fakellm.Reply{
+			ToolCalls: []fakellm.ToolCall{{Name: "prompt_agent_helper", Arguments: json.RawMessage(`{"prompt":"work"}`)}},
+		}}},
+	}
+	k := newKernel(t, onSQLite, rules)
+	runner.LearnWindow(k.run, "bench-model", 4000)
+	ctx := context.Background()
+	parent := createOn(t, k.run, "boss", "go")
+	pv := k.wait(t, parent)
+	children, _, err := k.run.ListSessions(ctx, "me", store.ListFilter{ParentID: parent})
+	if err != nil || len(children) != 1 {
+		t.Fatalf("children %v, %v", children, err)
+	}
+	child := children[0].ID
+	converse(t, k, child, 30, numbered)
+	cv := k.wait(t, child)
+	var summary *session.Compaction
+	for _, turn := range cv.Turns {
+		if turn.Compaction != nil && turn.Compaction.Summary != "" {
+			summary = turn.Compaction
+		}
+	}
+	if summary == nil {
+		t.Fatal("the child did not compact")
+	}
+	pv = k.wait(t, parent)
+	for _, turn := range pv.Turns {
+		if turn.Compaction != nil {
+			t.Fatal("the parent compacted")
+		}
+	}
+	if cv.Meta.Usage.Prompt <= summary.Usage.Prompt {
+		t.Errorf("the child's usage %+v does not hold its summary's %+v", cv.Meta.Usage, summary.Usage)
 	}
 }
