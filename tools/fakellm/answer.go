@@ -1,6 +1,8 @@
 package fakellm
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"unicode/utf8"
 )
@@ -78,15 +80,36 @@ func estimateTokens(s string) int {
 	return (utf8.RuneCountInString(s) + 3) / 4
 }
 
-func (a answer) estimateUsage(req Request) wireUsage {
-	var u wireUsage
-	for _, m := range req.Messages {
-		u.PromptTokens += estimateTokens(m.Content)
+// countPromptTokens estimates a prompt as real providers bill it: the
+// messages and the tool calls in them, and the tool definitions too, which
+// count against the context window like any message. Parameters are
+// counted compacted so that the sender's indentation does not matter.
+func countPromptTokens(messages []Message, tools []Tool) int {
+	n := 0
+	for _, m := range messages {
+		n += estimateTokens(m.Content)
 		for _, c := range m.ToolCalls {
-			u.PromptTokens += estimateTokens(c.Name) + estimateTokens(c.Arguments)
+			n += estimateTokens(c.Name) + estimateTokens(c.Arguments)
 		}
 	}
-	u.PromptTokens = max(u.PromptTokens, 1)
+	for _, t := range tools {
+		n += estimateTokens(t.Name) + estimateTokens(t.Description) + estimateTokens(compactJSON(t.Parameters))
+	}
+	return max(n, 1)
+}
+
+// compactJSON is raw without insignificant space, or raw as is when it is
+// not JSON.
+func compactJSON(raw json.RawMessage) string {
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return string(raw)
+	}
+	return b.String()
+}
+
+func (a answer) estimateUsage(req Request) wireUsage {
+	u := wireUsage{PromptTokens: req.PromptTokens}
 	u.CompletionTokensDetails.ReasoningTokens = estimateTokens(a.reasoning)
 	u.CompletionTokens = estimateTokens(a.text) + u.CompletionTokensDetails.ReasoningTokens
 	for _, c := range a.toolCalls {

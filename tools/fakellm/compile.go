@@ -9,21 +9,29 @@ import (
 // regexps compiled, durations parsed, arguments compacted. It is never
 // modified after compile, so requests read it without locking.
 type compiledRules struct {
-	model    string
-	rules    []compiledRule
-	fallback compiledReply
+	model         string
+	contextWindow int
+	rules         []compiledRule
+	fallback      compiledReply
+	// summary answers compaction requests no compaction rule matches.
+	summary compiledReply
 }
 
 type compiledRule struct {
-	name  string
-	match matcher
-	times int
-	reply compiledReply
+	name          string
+	match         matcher
+	times         int
+	contextWindow int
+	reply         compiledReply
 }
 
 // builtinDefaultText answers requests no rule matches when Rules.Default
 // is nil.
 const builtinDefaultText = `fakellm: no rule matched; last user message: "{{last_user}}"`
+
+// builtinSummaryText answers compaction requests no compaction rule
+// matches.
+const builtinSummaryText = "{{" + placeholderSummary + "}}"
 
 // Validate reports the first problem in r as a *RulesError, or nil when New
 // would accept r.
@@ -33,15 +41,21 @@ func (r Rules) Validate() error {
 }
 
 func compile(r Rules) (*compiledRules, error) {
-	out := &compiledRules{model: r.Model}
+	out := &compiledRules{model: r.Model, contextWindow: r.ContextWindow}
 	if out.model == "" {
 		out.model = DefaultModel
+	}
+	if r.ContextWindow < 0 {
+		return nil, locate(fieldErrorf("context_window", "must not be negative (0 is unlimited), got %d", r.ContextWindow), -1, "")
+	}
+	var err error
+	if out.summary, err = compileReply("compaction summary", Reply{Text: builtinSummaryText}); err != nil {
+		return nil, locate(err, -1, "")
 	}
 	fallback := Reply{Text: builtinDefaultText}
 	if r.Default != nil {
 		fallback = *r.Default
 	}
-	var err error
 	if out.fallback, err = compileReply("default", fallback); err != nil {
 		return nil, locate(err, -1, "")
 	}
@@ -59,6 +73,9 @@ func compileRule(r Rule) (compiledRule, error) {
 	if r.Times < 0 {
 		return compiledRule{}, fieldErrorf("times", "must not be negative, got %d", r.Times)
 	}
+	if r.ContextWindow < 0 {
+		return compiledRule{}, fieldErrorf("context_window", "must not be negative (0 is the file's window), got %d", r.ContextWindow)
+	}
 	m, err := compileMatch(r.Match)
 	if err != nil {
 		return compiledRule{}, err
@@ -67,7 +84,7 @@ func compileRule(r Rule) (compiledRule, error) {
 	if err != nil {
 		return compiledRule{}, err
 	}
-	return compiledRule{name: r.Name, match: m, times: r.Times, reply: reply}, nil
+	return compiledRule{name: r.Name, match: m, times: r.Times, contextWindow: r.ContextWindow, reply: reply}, nil
 }
 
 // locate wraps a compile error into a *RulesError naming its rule.

@@ -9,6 +9,12 @@
 // what the request contains, so multi-step agent runs are deterministic.
 // Every request is recorded for assertions.
 //
+// For an agent's context management, a context window
+// (Rules.ContextWindow, Rule.ContextWindow) makes requests that do not fit
+// fail as OpenAI's do, with context_length_exceeded, and compaction
+// requests (Request.IsCompaction) get a deterministic, bounded summary
+// unless a compaction rule scripts them.
+//
 // Build a server from Go values with New, or from a file with LoadRules;
 // package fakellmtest starts one inside a test. The rules format is
 // documented in docs/fakellm.md.

@@ -18,6 +18,7 @@ type matcher struct {
 	systemContains     string
 	requestIndex       *int
 	assistantMessages  *int
+	compaction         bool
 }
 
 func compileMatch(m Match) (matcher, error) {
@@ -32,6 +33,7 @@ func compileMatch(m Match) (matcher, error) {
 		systemContains:     m.SystemContains,
 		requestIndex:       clonePtr(m.RequestIndex),
 		assistantMessages:  clonePtr(m.AssistantMessages),
+		compaction:         m.Compaction,
 	}
 	var err error
 	if c.userRegexp, err = compileRegexp("match.user_regexp", m.UserRegexp); err != nil {
@@ -74,7 +76,12 @@ func clonePtr[T any](p *T) *T {
 }
 
 // matches reports whether every condition that is set holds for req.
+// Whether req is a compaction request is always checked: a rule answers
+// either compaction requests or the others, never both.
 func (m matcher) matches(req Request) bool {
+	if m.compaction != req.IsCompaction() {
+		return false
+	}
 	user := req.LastUserText()
 	if m.userContains != "" && !strings.Contains(user, m.userContains) {
 		return false

@@ -28,14 +28,15 @@ func LoadRules(path string) (Rules, error) {
 // *RulesError.
 func ParseRules(data []byte) (Rules, error) {
 	var top struct {
-		Model   string            `json:"model"`
-		Default json.RawMessage   `json:"default"`
-		Rules   []json.RawMessage `json:"rules"`
+		Model         string            `json:"model"`
+		ContextWindow int               `json:"context_window"`
+		Default       json.RawMessage   `json:"default"`
+		Rules         []json.RawMessage `json:"rules"`
 	}
 	if err := decodeStrict(data, &top); err != nil {
 		return Rules{}, jsonError(data, -1, "", "", err)
 	}
-	rules := Rules{Model: top.Model}
+	rules := Rules{Model: top.Model, ContextWindow: top.ContextWindow}
 	if len(top.Default) > 0 && !bytes.Equal(top.Default, []byte("null")) {
 		var reply Reply
 		if err := decodeStrict(top.Default, &reply); err != nil {

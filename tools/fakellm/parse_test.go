@@ -17,18 +17,23 @@ func TestParseRules(t *testing.T) {
 	t.Parallel()
 	rules, err := fakellm.ParseRules([]byte(`{
 		"model": "m1",
+		"context_window": 8000,
 		"default": {"error": {"status": 500}},
 		"rules": [
 			{"name": "a", "times": 2, "match": {"user_regexp": "^x", "assistant_messages": 0, "last_is_tool_result": false},
 			 "reply": {"text": "hi", "chunk_delay": "5ms", "tool_calls": [{"name": "f", "arguments": {"k": [1, 2]}}]}},
-			{"reply": {}}
+			{"reply": {}},
+			{"match": {"compaction": true}, "context_window": 4000, "reply": {"text": "{{summary}}"}}
 		]
 	}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rules.Model != "m1" || rules.Default == nil || rules.Default.Error.Status != 500 || len(rules.Rules) != 2 {
+	if rules.Model != "m1" || rules.ContextWindow != 8000 || rules.Default == nil || rules.Default.Error.Status != 500 || len(rules.Rules) != 3 {
 		t.Fatalf("rules = %+v", rules)
+	}
+	if c := rules.Rules[2]; !c.Match.Compaction || c.ContextWindow != 4000 || rules.Rules[0].ContextWindow != 0 || rules.Rules[0].Match.Compaction {
+		t.Errorf("rules 0 and 2 = %+v, %+v; want the window and compaction on rule 2 only", rules.Rules[0], c)
 	}
 	a := rules.Rules[0]
 	if a.Name != "a" || a.Times != 2 || a.Match.UserRegexp != "^x" || *a.Match.AssistantMessages != 0 ||
@@ -67,6 +72,10 @@ func TestParseRulesErrors(t *testing.T) {
 		{"negative request index", `{"rules": [{"match": {"request_index": -1}, "reply": {}}]}`, 0, "", "match.request_index", "negative"},
 		{"negative assistant messages", `{"rules": [{"match": {"assistant_messages": -2}, "reply": {}}]}`, 0, "", "match.assistant_messages", "negative"},
 		{"negative times", `{"rules": [{"times": -1, "reply": {}}]}`, 0, "", "times", "negative"},
+		{"negative context window", `{"context_window": -1, "rules": []}`, -1, "", "context_window", "negative"},
+		{"negative rule context window", `{"rules": [{"context_window": -4000, "reply": {}}]}`, 0, "", "context_window", "negative"},
+		{"context window as a string", `{"context_window": "4k", "rules": []}`, -1, "", "context_window", "cannot use a JSON string"},
+		{"unknown placeholder lists summary", `{"rules": [{"reply": {"text": "{{sumary}}"}}]}`, 0, "", "reply.text", "{{summary}}"},
 		{"bad chunk delay", `{"rules": [{"reply": {"chunk_delay": "fast"}}]}`, 0, "", "reply.chunk_delay", "Go duration"},
 		{"delay as a number", `{"rules": [{"reply": {"initial_delay": 20}}]}`, 0, "", "reply.initial_delay", "cannot use a JSON number"},
 		{"negative initial delay", `{"rules": [{"reply": {"initial_delay": "-1s"}}]}`, 0, "", "reply.initial_delay", "negative"},

@@ -14,13 +14,15 @@ import (
 // of Requests.
 //
 // Its JSON form (used by the record file and GET /fakellm/requests) holds
-// the index, rule, headers and raw body; unmarshalling it decodes the body
-// again, so the decoded view is restored too.
+// the index, rule, headers, raw body, prompt tokens and context window;
+// unmarshalling it decodes the body again, so the decoded view is restored
+// too.
 type Request struct {
 	// Index is the request's 0-based arrival number (see Match.RequestIndex).
 	Index int `json:"index"`
 	// Rule is the index of the rule that answered, or -1 for the default
-	// reply.
+	// reply or the built-in compaction summary. A request refused for its
+	// length names the rule whose window refused it.
 	Rule int `json:"rule"`
 	// RuleName is the answering rule's name, if it has one.
 	RuleName string `json:"rule_name,omitempty"`
@@ -28,6 +30,17 @@ type Request struct {
 	Header http.Header `json:"header"`
 	// Body is the request body exactly as sent.
 	Body json.RawMessage `json:"body"`
+	// PromptTokens is the server's count of the prompt: about four
+	// characters per token of every message's text, every tool call's name
+	// and arguments, and every offered tool's name, description and
+	// parameters. It is what a context window is checked against, and the
+	// usage's prompt_tokens unless a rule overrides that. Computed from Body
+	// like the decoded view, and kept in the JSON form for scripts reading
+	// a record.
+	PromptTokens int `json:"prompt_tokens"`
+	// ContextWindow is the window that applied to the request, 0 when
+	// unlimited (see Rules.ContextWindow).
+	ContextWindow int `json:"context_window,omitempty"`
 
 	// The fields below are decoded from Body.
 
@@ -37,6 +50,10 @@ type Request struct {
 	Stream   bool      `json:"-"`
 	// IncludeUsage is stream_options.include_usage.
 	IncludeUsage bool `json:"-"`
+	// MaxOutputTokens is the output the request reserves:
+	// max_completion_tokens, or max_tokens when that is absent; 0 when it
+	// sets neither. Both fields also stay in Extra as sent.
+	MaxOutputTokens int `json:"-"`
 	// Extra holds the top-level fields not decoded above, such as
 	// temperature or prompt_cache_key, as sent.
 	Extra map[string]json.RawMessage `json:"-"`
@@ -69,6 +86,12 @@ type Tool struct {
 	Name        string
 	Description string
 	Parameters  json.RawMessage
+}
+
+// ContextExceeded reports whether the request did not fit its context
+// window, so that the server refused it with context_length_exceeded.
+func (r Request) ContextExceeded() bool {
+	return r.ContextWindow > 0 && r.PromptTokens+r.MaxOutputTokens > r.ContextWindow
 }
 
 // LastUserText is the text of the last message with role "user", or "".
@@ -151,6 +174,9 @@ type (
 		Tools         []wireTool     `json:"tools"`
 		Stream        bool           `json:"stream"`
 		StreamOptions *streamOptions `json:"stream_options"`
+		// Decoded to be checked and counted; they stay in Extra too.
+		MaxCompletionTokens *int `json:"max_completion_tokens"`
+		MaxTokens           *int `json:"max_tokens"`
 	}
 	streamOptions struct {
 		IncludeUsage bool `json:"include_usage"`
@@ -214,6 +240,14 @@ func (r *Request) decodeBody() error {
 	}
 	r.Model, r.Stream, r.Extra = wire.Model, wire.Stream, extra
 	r.IncludeUsage = wire.StreamOptions != nil && wire.StreamOptions.IncludeUsage
+	switch {
+	case wire.MaxCompletionTokens != nil:
+		r.MaxOutputTokens = max(0, *wire.MaxCompletionTokens)
+	case wire.MaxTokens != nil:
+		r.MaxOutputTokens = max(0, *wire.MaxTokens)
+	default:
+		r.MaxOutputTokens = 0
+	}
 	r.Messages = make([]Message, len(wire.Messages))
 	for i, wm := range wire.Messages {
 		m, err := wm.decode()
@@ -231,6 +265,7 @@ func (r *Request) decodeBody() error {
 			Parameters:  wt.Function.Parameters,
 		}
 	}
+	r.PromptTokens = countPromptTokens(r.Messages, r.Tools)
 	return nil
 }
 

@@ -2,6 +2,7 @@ package fakellm
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 )
@@ -61,6 +62,24 @@ func errorType(status int) string {
 	default:
 		return "invalid_request_error"
 	}
+}
+
+// writeContextLengthExceeded refuses req as OpenAI refuses a prompt that
+// does not fit the model, with the same status, body and wording (one
+// wording when the request reserves output, another when it does not), so
+// that clients recognize it as they would the provider's.
+func writeContextLengthExceeded(w http.ResponseWriter, req Request) {
+	var message string
+	if req.MaxOutputTokens > 0 {
+		message = fmt.Sprintf("This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the messages, %d in the completion). Please reduce the length of the messages or completion.",
+			req.ContextWindow, req.PromptTokens+req.MaxOutputTokens, req.PromptTokens, req.MaxOutputTokens)
+	} else {
+		message = fmt.Sprintf("This model's maximum context length is %d tokens. However, your messages resulted in %d tokens. Please reduce the length of the messages.",
+			req.ContextWindow, req.PromptTokens)
+	}
+	writeJSON(w, http.StatusBadRequest, wireErrorBody{Error: wireError{
+		Message: message, Type: "invalid_request_error", Param: "messages", Code: "context_length_exceeded",
+	}})
 }
 
 func writeError(w http.ResponseWriter, status int, typ, message string) {

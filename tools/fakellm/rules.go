@@ -20,6 +20,12 @@ type Rules struct {
 	// reply: a short text saying no rule matched, echoing the last user
 	// message.
 	Default *Reply `json:"default,omitempty"`
+	// ContextWindow is the model's context length in tokens, as the server
+	// counts them (Request.PromptTokens): a request whose prompt plus
+	// requested output exceeds it is refused with OpenAI's 400
+	// context_length_exceeded error. Zero means unlimited. A rule's own
+	// ContextWindow replaces it for the requests that rule answers.
+	ContextWindow int `json:"context_window,omitempty"`
 	// Rules are tried in order; the first one that matches answers.
 	Rules []Rule `json:"rules"`
 }
@@ -29,11 +35,17 @@ type Rule struct {
 	// Name shows up in errors and in recorded requests; optional.
 	Name string `json:"name,omitempty"`
 	// Match is the condition; every field that is set must hold. The zero
-	// Match matches every request.
+	// Match matches every request but compaction requests (see
+	// Match.Compaction).
 	Match Match `json:"match,omitzero"`
 	// Times limits the rule to its first Times matches; after that it is
 	// skipped as if it did not match. Zero means no limit.
 	Times int `json:"times,omitempty"`
+	// ContextWindow, when positive, replaces Rules.ContextWindow for the
+	// requests this rule answers, so that one model (matched by name) or
+	// one step can have a small window. A refused request does not use up
+	// one of the rule's Times.
+	ContextWindow int `json:"context_window,omitempty"`
 	// Reply is what the server answers when the rule is chosen.
 	Reply Reply `json:"reply"`
 }
@@ -68,13 +80,20 @@ type Match struct {
 	// answered once, and so on. Unlike RequestIndex it does not depend on
 	// what other conversations the server has seen.
 	AssistantMessages *int `json:"assistant_messages,omitempty"`
+	// Compaction, when set, makes the rule answer compaction requests (see
+	// Request.IsCompaction) and only them. Rules without it never see a
+	// compaction request, so a catch-all rule cannot take one; when no
+	// compaction rule matches, the built-in summary answers.
+	Compaction bool `json:"compaction,omitempty"`
 }
 
 // Reply is what the server answers. It is either an answer (any of Text,
 // Reasoning and ToolCalls, possibly all empty) or an Error.
 //
 // Text, Reasoning and tool-call arguments may contain the placeholders
-// {{last_user}}, {{last_tool_result}}, {{model}} and {{request_index}}.
+// {{last_user}}, {{last_tool_result}}, {{model}}, {{request_index}} and
+// {{summary}} (the built-in summary of a compaction request, empty for any
+// other request).
 type Reply struct {
 	// Text is the assistant's content.
 	Text string `json:"text,omitempty"`

@@ -101,6 +101,12 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	if s.onRequest != nil {
 		s.onRequest(req)
 	}
+	if req.ContextExceeded() {
+		// A provider measures the prompt before anything else, so the
+		// refusal comes at once, before any scripted delay or stream.
+		writeContextLengthExceeded(w, req)
+		return
+	}
 	a := reply.render(req, firstCallNumber, time.Now().Unix())
 
 	ctx := r.Context()
@@ -134,26 +140,42 @@ func (r Request) checkRequired() error {
 }
 
 // admit numbers req, picks the reply (the first rule that matches and has
-// uses left, else the default) and records req, all under one lock so that
-// concurrent requests get distinct indexes and never overdraw Times.
+// uses left, else the built-in summary for a compaction request or the
+// default), sets the context window that applies, and records req, all
+// under one lock so that concurrent requests get distinct indexes and
+// never overdraw Times. A request over its window uses up nothing: the
+// rule did not answer, so the retry after compacting finds it again.
 func (s *Server) admit(req *Request) (reply compiledReply, firstCallNumber int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	req.Index = s.received
 	s.received++
 	req.Rule, reply = -1, s.rules.fallback
+	if req.IsCompaction() {
+		reply = s.rules.summary
+	}
+	req.ContextWindow = s.rules.contextWindow
+	chosen := -1
 	for i, rule := range s.rules.rules {
 		if rule.times > 0 && s.ruleUses[i] >= rule.times {
 			continue
 		}
 		if rule.match.matches(*req) {
-			s.ruleUses[i]++
+			chosen = i
 			req.Rule, req.RuleName, reply = i, rule.name, rule.reply
+			if rule.contextWindow > 0 {
+				req.ContextWindow = rule.contextWindow
+			}
 			break
 		}
 	}
-	firstCallNumber = s.callsIssued + 1
-	s.callsIssued += reply.generatedIDs()
+	if !req.ContextExceeded() {
+		if chosen >= 0 {
+			s.ruleUses[chosen]++
+		}
+		firstCallNumber = s.callsIssued + 1
+		s.callsIssued += reply.generatedIDs()
+	}
 	s.record(*req)
 	return reply, firstCallNumber
 }

@@ -14,11 +14,12 @@ const (
 	placeholderLastToolResult = "last_tool_result"
 	placeholderModel          = "model"
 	placeholderRequestIndex   = "request_index"
+	placeholderSummary        = "summary"
 )
 
 func isPlaceholderName(name string) bool {
 	switch name {
-	case placeholderLastUser, placeholderLastToolResult, placeholderModel, placeholderRequestIndex:
+	case placeholderLastUser, placeholderLastToolResult, placeholderModel, placeholderRequestIndex, placeholderSummary:
 		return true
 	}
 	return false
@@ -54,8 +55,8 @@ func checkPlaceholders(field, s string) error {
 			return nil
 		}
 		if name := rest[:end]; looksLikePlaceholder(name) && !isPlaceholderName(name) {
-			return fieldErrorf(field, "unknown placeholder {{%s}} (known: {{%s}}, {{%s}}, {{%s}}, {{%s}})", name,
-				placeholderLastUser, placeholderLastToolResult, placeholderModel, placeholderRequestIndex)
+			return fieldErrorf(field, "unknown placeholder {{%s}} (known: {{%s}}, {{%s}}, {{%s}}, {{%s}}, {{%s}})", name,
+				placeholderLastUser, placeholderLastToolResult, placeholderModel, placeholderRequestIndex, placeholderSummary)
 		}
 	}
 }
@@ -75,6 +76,7 @@ func newPlaceholders(req Request) placeholders {
 		placeholderLastToolResult, toolResult,
 		placeholderModel, req.Model,
 		placeholderRequestIndex, strconv.Itoa(req.Index),
+		placeholderSummary, compactionSummary(req),
 	}
 	var text, inJSON []string
 	for i := 0; i < len(values); i += 2 {

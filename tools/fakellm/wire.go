@@ -91,6 +91,7 @@ type wireErrorBody struct {
 type wireError struct {
 	Message string `json:"message"`
 	Type    string `json:"type"`
+	Param   string `json:"param,omitempty"`
 	Code    string `json:"code,omitempty"`
 }
 

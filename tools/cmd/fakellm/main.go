@@ -1,7 +1,7 @@
 // Command fakellm serves the offline model: an OpenAI-compatible
 // chat-completions endpoint answering from a rules file.
 //
-//	fakellm --rules FILE [--addr 127.0.0.1:0] [--record FILE] [--quiet]
+//	fakellm --rules FILE [--addr 127.0.0.1:0] [--record FILE] [--context-window N] [--quiet]
 //	fakellm --rules FILE --check
 //
 // The first line it prints on stdout is the base URL to give a client, such
@@ -51,8 +51,12 @@ type options struct {
 	rulesPath  string
 	addr       string
 	recordPath string
-	check      bool
-	quiet      bool
+	// contextWindow replaces the rules file's context_window when
+	// contextWindowSet, which lets 0 lift a window the file sets.
+	contextWindow    int
+	contextWindowSet bool
+	check            bool
+	quiet            bool
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -62,12 +66,19 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.rulesPath, "rules", "", "rules `file` (JSON, see docs/fakellm.md); without it every request gets the default reply")
 	fs.StringVar(&o.addr, "addr", "127.0.0.1:0", "`address` to listen on; port 0 picks a free port")
 	fs.StringVar(&o.recordPath, "record", "", "append every request to `file` as a JSON line")
+	fs.IntVar(&o.contextWindow, "context-window", 0, "the model's context length in `tokens` (about 4 characters each); longer requests get a 400 context_length_exceeded. Replaces the rules file's context_window; 0 is unlimited")
 	fs.BoolVar(&o.check, "check", false, "check the rules file and exit")
 	fs.BoolVar(&o.quiet, "quiet", false, "do not log requests on stderr")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return o, err
 		}
+		return o, errUsage
+	}
+	fs.Visit(func(f *flag.Flag) { o.contextWindowSet = o.contextWindowSet || f.Name == "context-window" })
+	if o.contextWindow < 0 {
+		fmt.Fprintf(stderr, "fakellm: --context-window must not be negative, got %d\n", o.contextWindow)
+		fs.Usage()
 		return o, errUsage
 	}
 	if fs.NArg() > 0 {
@@ -94,6 +105,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if rules, err = fakellm.LoadRules(o.rulesPath); err != nil {
 			return err
 		}
+	}
+	if o.contextWindowSet {
+		rules.ContextWindow = o.contextWindow
 	}
 	if o.check {
 		fmt.Fprintf(stdout, "%s: %d rules, OK\n", o.rulesPath, len(rules.Rules))

@@ -143,6 +143,7 @@ func TestRunRejectsBadFlags(t *testing.T) {
 		{"unknown flag", []string{"--nope"}, errUsage},
 		{"stray argument", []string{"rules.json"}, errUsage},
 		{"check without rules", []string{"--check"}, errUsage},
+		{"negative context window", []string{"--context-window", "-1"}, errUsage},
 		{"help", []string{"-h"}, flag.ErrHelp},
 	}
 	for _, tt := range tests {
@@ -155,6 +156,65 @@ func TestRunRejectsBadFlags(t *testing.T) {
 			}
 			if !strings.Contains(stderr.String(), "-rules") {
 				t.Errorf("stderr = %q, want the usage", stderr.String())
+			}
+		})
+	}
+}
+
+// startRun runs the command with args until the test ends and returns the
+// base URL it prints.
+func startRun(t *testing.T, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	stdout, stdoutWriter := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, append([]string{"--addr", "127.0.0.1:0", "--quiet"}, args...), stdoutWriter, io.Discard)
+		stdoutWriter.Close()
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("run = %v, want a clean stop", err)
+		}
+	})
+	first, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatalf("reading the URL line: %v", err)
+	}
+	return strings.TrimSpace(first)
+}
+
+func TestRunContextWindow(t *testing.T) {
+	t.Parallel()
+	// 400 characters of user text: 100 prompt tokens.
+	long := strings.Repeat("abcd", 100)
+	tests := []struct {
+		name       string
+		rules      string
+		args       []string
+		wantStatus int
+	}{
+		{"unlimited by default", `{"rules": []}`, nil, http.StatusOK},
+		{"flag", `{"rules": []}`, []string{"--context-window", "99"}, http.StatusBadRequest},
+		{"flag large enough", `{"rules": []}`, []string{"--context-window", "100"}, http.StatusOK},
+		{"file", `{"context_window": 99, "rules": []}`, nil, http.StatusBadRequest},
+		{"flag replaces the file's window", `{"context_window": 99, "rules": []}`, []string{"--context-window", "1000"}, http.StatusOK},
+		{"flag 0 lifts the file's window", `{"context_window": 99, "rules": []}`, []string{"--context-window", "0"}, http.StatusOK},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			url := startRun(t, append([]string{"--rules", writeFile(t, "rules.json", tt.rules)}, tt.args...)...)
+			resp, err := http.Post(url+"/chat/completions", "application/json",
+				strings.NewReader(`{"model": "m", "messages": [{"role": "user", "content": "`+long+`"}]}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			data, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != tt.wantStatus {
+				t.Errorf("status = %d, want %d: %s", resp.StatusCode, tt.wantStatus, data)
 			}
 		})
 	}

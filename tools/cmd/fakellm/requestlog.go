@@ -24,14 +24,20 @@ func (l *requestLog) request(req fakellm.Request) {
 	defer l.mu.Unlock()
 	if !l.quiet {
 		rule := "default reply"
+		if req.IsCompaction() {
+			rule = "compaction summary"
+		}
 		if req.Rule >= 0 {
 			rule = fmt.Sprintf("rule %d", req.Rule)
 			if req.RuleName != "" {
 				rule += fmt.Sprintf(" (%q)", req.RuleName)
 			}
 		}
-		fmt.Fprintf(l.stderr, "fakellm: request %d: model %q, %d messages, stream %t: %s\n",
-			req.Index, req.Model, len(req.Messages), req.Stream, rule)
+		if req.ContextExceeded() {
+			rule += fmt.Sprintf(": refused, context_length_exceeded (over the %d-token window)", req.ContextWindow)
+		}
+		fmt.Fprintf(l.stderr, "fakellm: request %d: model %q, %d messages, %d prompt tokens, stream %t: %s\n",
+			req.Index, req.Model, len(req.Messages), req.PromptTokens, req.Stream, rule)
 	}
 	if l.record == nil {
 		return
