@@ -275,9 +275,29 @@ func (a *actor) summarise(st *step, plan compactPlan, f fit) {
 	if len(prompt) == 0 {
 		prompt = DefaultCompactionPrompt
 	}
-	req := summaryRequest(modelSpec.Name, prompt, plan.prev, a.st.turns[plan.base:plan.cut], plan.instruction)
+	// The summary call must fit in the window too: its answer gets room
+	// for a summary, and it folds fewer turns when their transcript would
+	// not fit beside it.
+	output := min(f.maxOutput, max(f.window/8, 256), 4096)
+	var req llm.Request
+	for {
+		req = summaryRequest(modelSpec.Name, prompt, plan.prev, a.st.turns[plan.base:plan.cut], plan.instruction, itemBytes(f.window))
+		input := int64(a.prompt.estimator.Request(req))
+		if input+output <= f.window-f.settings.Margin {
+			break
+		}
+		cut := plan.cut - 1
+		for cut > plan.base && !(cuttable(a.st.turns, cut) && answeredBefore(a.st.turns[plan.base:cut])) {
+			cut--
+		}
+		if cut <= plan.base {
+			a.cannotCompact(st, plan.reason)
+			return
+		}
+		plan.cut = cut
+	}
 	req.SessionID = a.id
-	req.MaxTokens = int(min(f.maxOutput, 4096))
+	req.MaxTokens = int(output)
 	reserve := a.reservation()
 	flavor := modelSpec.Flavor
 	ctx := st.ctx
@@ -365,7 +385,7 @@ func (a *actor) storeCompaction(st *step, plan compactPlan, f fit, resp llm.Resp
 			f(a.owner, a.agent.Model.Name, c.Usage)
 		}
 	}
-	c.TokensAfter = a.measureAfter(c)
+	c.TokensAfter = a.measureAfter(c, plan.before)
 	e := a.edit()
 	a.addTurn(e, session.Turn{Compaction: &c})
 	if plan.cut > plan.base {
@@ -396,12 +416,21 @@ func (a *actor) storeCompaction(st *step, plan compactPlan, f fit, resp llm.Resp
 	next()
 }
 
-// measureAfter is what the request weighs once c is in force.
-func (a *actor) measureAfter(c session.Compaction) int64 {
+// measureAfter is what the request weighs once c is in force: the
+// estimate of the compacted rendering, in the units of the measure that
+// asked for the compaction (the provider's, where it reported one), as
+// the ratio of that measure to the estimate of the rendering before.
+func (a *actor) measureAfter(c session.Compaction, before int64) int64 {
+	a.prompt.update(a.agent, a.st.turns)
+	was := a.prompt.estimate()
 	turns := append(a.st.turns[:len(a.st.turns):len(a.st.turns)], session.Turn{Index: len(a.st.turns), Compaction: &c})
 	var p prompt
 	p.update(a.agent, turns)
-	return p.measure(turns).estimated
+	after := p.estimate()
+	if was <= 0 || before <= 0 {
+		return after
+	}
+	return after * before / was
 }
 
 // codeContextExceeded is the failure of a request the model's window

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/agents-os/agents/backend/internal/errs"
 	"github.com/agents-os/agents/backend/internal/runner"
@@ -15,34 +14,21 @@ import (
 	"github.com/agents-os/agents/tools/fakellm"
 )
 
-// fakeTokens counts a recorded request as the offline model does: about
-// four characters per token of every message's content.
-func fakeTokens(req fakellm.Request) int {
-	n := 0
-	for _, m := range req.Messages {
-		n += (utf8.RuneCountInString(m.Content) + 3) / 4
-		for _, c := range m.ToolCalls {
-			n += (utf8.RuneCountInString(c.Name)+3)/4 + (utf8.RuneCountInString(c.Arguments)+3)/4
-		}
-	}
-	return n
-}
-
 // A session driven far past its model's window keeps answering: every
 // request stays under the window, the compactions are turns of the log
 // with the turns they cover still there, and the summary is what later
 // requests start from.
 func TestASessionPastItsWindowCompactsAndKeepsEveryTurn(t *testing.T) {
 	t.Parallel()
-	k := newKernel(t, onSQLite, answer)
+	k := newKernel(t, onSQLite, fakellm.Rules{ContextWindow: 4000, Default: &fakellm.Reply{Text: "done"}})
 	runner.LearnWindow(k.run, "bench-model", 4000)
 	ctx := context.Background()
 	id := k.create(t, "start")
 	k.wait(t, id)
 	line := strings.Repeat("the quick brown fox jumps over the lazy dog ", 10) // 440 bytes
-	const messages = 60
+	const messages = 100
 	for i := range messages {
-		if _, _, err := k.run.PostMessage(ctx, "me", id, runner.Message{Text: line}, runner.RunOptions{}, nil); err != nil {
+		if _, _, err := k.run.PostMessage(ctx, "me", id, runner.Message{Text: fmt.Sprintf("message %d: %s", i, line)}, runner.RunOptions{}, nil); err != nil {
 			t.Fatalf("message %d: %v", i, err)
 		}
 		if v := k.wait(t, id); v.Meta.Status != session.StatusReady {
@@ -59,6 +45,9 @@ func TestASessionPastItsWindowCompactsAndKeepsEveryTurn(t *testing.T) {
 			if c.TokensAfter >= c.TokensBefore {
 				t.Errorf("turn %d: compaction from %d to %d tokens", turn.Index, c.TokensBefore, c.TokensAfter)
 			}
+			if c.Summary != "" && (c.SummaryEnd >= turn.Index || !strings.Contains(c.Summary, "the user asked")) {
+				t.Errorf("turn %d: summary of the turns before %d: %q", turn.Index, c.SummaryEnd, c.Summary)
+			}
 		case turn.User != nil:
 			users++
 		}
@@ -70,11 +59,15 @@ func TestASessionPastItsWindowCompactsAndKeepsEveryTurn(t *testing.T) {
 		t.Errorf("%d user turns kept, want %d", users, messages+1)
 	}
 	for _, req := range k.fake.Requests() {
-		if n := fakeTokens(req); n > 4000 {
-			t.Errorf("request %d weighs %d tokens, over the window", req.Index, n)
+		if req.ContextExceeded() {
+			t.Errorf("request %d weighs %d tokens, over the window", req.Index, req.PromptTokens)
 		}
 	}
-	t.Logf("%d turns, %d compactions, %d requests", len(v.Turns), compactions, len(k.fake.Requests()))
+	reqs := k.fake.Requests()
+	if last := reqs[len(reqs)-1]; !sentSummary(last) || !strings.Contains(string(last.Body), "message 99") {
+		t.Error("the last request does not start from a summary and end with the last message")
+	}
+	t.Logf("%d turns, %d compactions, %d requests", len(v.Turns), compactions, len(reqs))
 }
 
 // converse posts messages to a session one run at a time.

@@ -129,14 +129,20 @@ var DefaultCompactionPrompt = []string{
 	"Keep what still matters of an earlier summary. Write plain text, as short as it can be while losing nothing that matters. Do not answer the user and do not call tools: only summarise.",
 }
 
-// transcriptItemBytes bounds one entry of a summary's transcript: a
-// longer text is cut in its middle.
-const transcriptItemBytes = 6000
+// maxItemBytes bounds one entry of a summary's transcript: a longer
+// text is cut in its middle. A small window bounds it lower (itemBytes).
+const maxItemBytes = 6000
+
+// itemBytes is the bound of a transcript's entry for a model's window.
+func itemBytes(window int64) int {
+	return int(min(maxItemBytes, max(400, window/2)))
+}
 
 // transcript renders turns for a summary call: one line per message,
 // each led by who spoke, under the previous summary.
 type transcript struct {
-	b strings.Builder
+	b     strings.Builder
+	limit int
 }
 
 func (tr *transcript) line(who, text string) {
@@ -144,8 +150,8 @@ func (tr *transcript) line(who, text string) {
 	if text == "" {
 		return
 	}
-	if len(text) > transcriptItemBytes {
-		half := transcriptItemBytes / 2
+	if len(text) > tr.limit {
+		half := tr.limit / 2
 		text = fmt.Sprintf("%s\n[… %d characters left out …]\n%s", validPrefix(text, half), len(text)-2*half, validSuffix(text, half))
 	}
 	fmt.Fprintf(&tr.b, "[%s] %s\n", who, text)
@@ -172,8 +178,8 @@ func (tr *transcript) turn(t session.Turn) {
 
 // summaryRequest is the request of a summary call: the compaction prompt,
 // then the transcript of what it folds, the previous summary first.
-func summaryRequest(model string, prompt []string, prev string, turns []session.Turn, instruction string) llm.Request {
-	var tr transcript
+func summaryRequest(model string, prompt []string, prev string, turns []session.Turn, instruction string, itemLimit int) llm.Request {
+	tr := transcript{limit: itemLimit}
 	tr.line("summary", prev)
 	for _, t := range turns {
 		tr.turn(t)

@@ -38,9 +38,7 @@ func (m measure) withTools() bool { return m.reported > 0 }
 // estimate counts the messages not yet counted, and measures the
 // request the prompt renders.
 func (p *prompt) measure(turns []session.Turn) measure {
-	for i := len(p.counts); i < len(p.msgs); i++ {
-		p.counts = append(p.counts, p.estimator.Message(p.msgs[i]))
-	}
+	p.count()
 	var m measure
 	for i := p.turns - 1; i >= max(p.since, p.view.base); i-- {
 		if t := turns[i]; t.LLM != nil && t.LLM.Usage.Prompt > 0 {
@@ -56,6 +54,23 @@ func (p *prompt) measure(turns []session.Turn) measure {
 		m.estimated += replyPriming
 	}
 	return m
+}
+
+// count estimates the messages not yet counted.
+func (p *prompt) count() {
+	for i := len(p.counts); i < len(p.msgs); i++ {
+		p.counts = append(p.counts, p.estimator.Message(p.msgs[i]))
+	}
+}
+
+// estimate is the estimate of the rendered messages, all of them.
+func (p *prompt) estimate() int64 {
+	p.count()
+	var sum int64 = replyPriming
+	for _, n := range p.counts {
+		sum += int64(n)
+	}
+	return sum
 }
 
 // exact counts req, measured as m, with the model family's tokenizer

@@ -51,6 +51,7 @@ var shortFields = map[protoreflect.Name]int{
 	"media_type":       maxNameChars,
 	"attachment_names": maxNameChars,
 	"reason":           maxReasonChars,
+	"instruction":      maxReasonChars,
 }
 
 // sizedFields are the long fields, bounded in bytes by Limits (see

@@ -127,6 +127,7 @@ func TestOpenAPIDescribesWhatIsServed(t *testing.T) {
 	call("POST /v1/sessions/{id}/cancel-attached", "POST", "/v1/sessions/"+id+"/cancel-attached", "", 200)
 	call("POST /v1/sessions/{id}/cancel", "POST", "/v1/sessions/"+id+"/cancel", "", 200)
 	call("POST /v1/sessions/{id}/rename", "POST", "/v1/sessions/"+id+"/rename", `{"title": "renamed"}`, 200)
+	call("POST /v1/sessions/{id}/compact", "POST", "/v1/sessions/"+id+"/compact", `{"instruction": "keep the colour"}`, 200)
 	call("PATCH /v1/sessions/{id}", "PATCH", "/v1/sessions/"+id, `{"budget": {"tokens": 100000, "cost_usd": 1.5}, "title": "budgeted"}`, 200)
 	call("PUT /v1/owners/{owner}/budget", "PUT", "/v1/owners/local/budget", `{"tokens": 1000000, "period": "month"}`, 200)
 	call("GET /v1/owners/{owner}/budget", "GET", "/v1/owners/local/budget", "", 200)
