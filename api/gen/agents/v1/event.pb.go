@@ -2125,8 +2125,9 @@ type CompactionStarted struct {
 	Reason string `protobuf:"bytes,1,opt,name=reason,proto3" json:"reason,omitempty"`
 	// The measured input tokens of the request that triggered it.
 	Tokens int64 `protobuf:"varint,2,opt,name=tokens,proto3" json:"tokens,omitempty"`
-	// The threshold it passed and the model's context window.
-	Threshold     int64 `protobuf:"varint,3,opt,name=threshold,proto3" json:"threshold,omitempty"`
+	// The threshold it passed.
+	Threshold int64 `protobuf:"varint,3,opt,name=threshold,proto3" json:"threshold,omitempty"`
+	// The model's context window.
 	ContextWindow int64 `protobuf:"varint,4,opt,name=context_window,json=contextWindow,proto3" json:"context_window,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

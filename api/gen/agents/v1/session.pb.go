@@ -771,9 +771,11 @@ type Compaction struct {
 	PruneEnd int32 `protobuf:"varint,5,opt,name=prune_end,json=pruneEnd,proto3" json:"prune_end,omitempty"`
 	// How many tool results are sent as stubs.
 	PrunedResults int32 `protobuf:"varint,6,opt,name=pruned_results,json=prunedResults,proto3" json:"pruned_results,omitempty"`
-	// The measured input tokens of the request before and after.
+	// The measured input tokens of the request before.
 	TokensBefore int64 `protobuf:"varint,7,opt,name=tokens_before,json=tokensBefore,proto3" json:"tokens_before,omitempty"`
-	TokensAfter  int64 `protobuf:"varint,8,opt,name=tokens_after,json=tokensAfter,proto3" json:"tokens_after,omitempty"`
+	// The input tokens of the request after, estimated in the units of
+	// tokens_before.
+	TokensAfter int64 `protobuf:"varint,8,opt,name=tokens_after,json=tokensAfter,proto3" json:"tokens_after,omitempty"`
 	// The model that wrote the summary; empty when nothing was summarised.
 	Model string `protobuf:"bytes,9,opt,name=model,proto3" json:"model,omitempty"`
 	// Token usage and cost of the summary call; it counts toward the

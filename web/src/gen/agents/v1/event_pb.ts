@@ -1073,13 +1073,15 @@ export type CompactionStarted = Message<"agents.v1.CompactionStarted"> & {
   tokens: bigint;
 
   /**
-   * The threshold it passed and the model's context window.
+   * The threshold it passed.
    *
    * @generated from field: int64 threshold = 3;
    */
   threshold: bigint;
 
   /**
+   * The model's context window.
+   *
    * @generated from field: int64 context_window = 4;
    */
   contextWindow: bigint;

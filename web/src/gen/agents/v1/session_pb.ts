@@ -427,13 +427,16 @@ export type Compaction = Message$1<"agents.v1.Compaction"> & {
   prunedResults: number;
 
   /**
-   * The measured input tokens of the request before and after.
+   * The measured input tokens of the request before.
    *
    * @generated from field: int64 tokens_before = 7;
    */
   tokensBefore: bigint;
 
   /**
+   * The input tokens of the request after, estimated in the units of
+   * tokens_before.
+   *
    * @generated from field: int64 tokens_after = 8;
    */
   tokensAfter: bigint;
