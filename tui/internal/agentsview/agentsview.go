@@ -24,6 +24,7 @@ import (
 	"github.com/agents-os/agents/tui/internal/layout"
 	"github.com/agents-os/agents/tui/internal/msgs"
 	"github.com/agents-os/agents/tui/internal/theme"
+	"github.com/agents-os/agents/tui/internal/units"
 )
 
 // Loaded is the answer of Refresh or Reload.
@@ -371,6 +372,9 @@ func describe(st theme.AppStyles, a *agentsv1.AgentDescriptor, w int) string {
 	} else {
 		field("key", md.GetApiKeyId()+" ("+keyState+")")
 	}
+	if l := limits(md); l != "" {
+		field("window", l)
+	}
 	if n := a.GetMaxSteps(); n > 0 {
 		field("steps", fmt.Sprintf("at most %d per run", n))
 	}
@@ -482,4 +486,24 @@ func plural(n int, word string) string {
 		return "1 " + word
 	}
 	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// limits says how much one request to the model may hold and when the
+// agent's sessions are compacted, "" while the server does not know.
+func limits(md *agentsv1.ModelDescriptor) string {
+	if md.GetContextWindow() <= 0 {
+		return ""
+	}
+	parts := []string{"context window " + units.Grouped(md.GetContextWindow())}
+	if n := md.GetMaxOutputTokens(); n > 0 {
+		parts = append(parts, "max output "+units.Grouped(n))
+	}
+	if n := md.GetCompactThreshold(); n > 0 {
+		parts = append(parts, "compacts above "+units.Grouped(n))
+	}
+	text := strings.Join(parts, " · ")
+	if src := md.GetLimitsSource(); src != "" {
+		text += " (" + src + ")"
+	}
+	return text
 }

@@ -29,3 +29,20 @@ func TestTheDetailsSayTheOfflineModelAnswers(t *testing.T) {
 		t.Errorf("answered by the offline model:\n%s", offline)
 	}
 }
+
+// The model's limits show once the server knows them, and nothing of
+// them before.
+func TestTheDetailsNameTheModelsWindow(t *testing.T) {
+	t.Parallel()
+	st := theme.New(true).App
+	model := &agentsv1.ModelDescriptor{Flavor: "OpenAIv1", Name: "gpt-4o"}
+	agent := &agentsv1.AgentDescriptor{Slug: "boss", Model: model}
+	if d := ansi.Strip(describe(st, agent, 120)); strings.Contains(d, "window") {
+		t.Errorf("limits shown while the server sends none:\n%s", d)
+	}
+	model.ContextWindow, model.MaxOutputTokens, model.CompactThreshold, model.LimitsSource = 128000, 16384, 113000, "builtin"
+	want := "window  context window 128,000 · max output 16,384 · compacts above 113,000 (builtin)"
+	if d := ansi.Strip(describe(st, agent, 120)); !strings.Contains(d, want) {
+		t.Errorf("details lack %q:\n%s", want, d)
+	}
+}

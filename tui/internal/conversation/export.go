@@ -8,48 +8,11 @@ import (
 	"path/filepath"
 	"strings"
 
-	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/tui/internal/keys"
-	"github.com/agents-os/agents/tui/internal/theme"
-	"github.com/agents-os/agents/tui/sanitize"
 )
-
-// exportPrompt asks where to export the session, with a path to accept
-// or edit: an export never lands anywhere the user did not see.
-type exportPrompt struct {
-	in  textinput.Model
-	err string
-}
-
-func newExportPrompt(st theme.ConversationStyles, path string) *exportPrompt {
-	in := textinput.New()
-	in.Prompt = "export to: "
-	in.SetStyles(st.Input)
-	in.SetValue(path)
-	in.CursorEnd()
-	in.Focus()
-	return &exportPrompt{in: in}
-}
-
-func (p *exportPrompt) Update(msg tea.Msg) tea.Cmd {
-	var cmd tea.Cmd
-	p.in, cmd = p.in.Update(msg)
-	return cmd
-}
-
-func (p *exportPrompt) Render(width int, st theme.ConversationStyles) string {
-	p.in.SetWidth(max(width-len(p.in.Prompt)-1, 1))
-	lines := []string{p.in.View()}
-	if p.err != "" {
-		lines = append(lines, st.Error.Render(truncate(sanitize.Text(p.err), width)))
-	} else {
-		lines = append(lines, st.Muted.Render(truncate("markdown; an existing file is never replaced", width)))
-	}
-	return strings.Join(lines, "\n")
-}
 
 // exportPath is the path the prompt offers: a file named after the
 // session in the working directory, in full so it is plain where it goes.
@@ -94,7 +57,7 @@ func (s *Screen) openExport() tea.Cmd {
 	if s.unborn() {
 		return status("nothing to export: the session starts with its first message", nil)
 	}
-	s.export = newExportPrompt(s.st, exportPath(s.meta))
+	s.export = newLinePrompt(s.st, "export to: ", exportPath(s.meta), "", "markdown; an existing file is never replaced")
 	return s.setFocus(focusExport)
 }
 

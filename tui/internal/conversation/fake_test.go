@@ -44,6 +44,8 @@ type fakeSessions struct {
 	exported    string
 	creates     []*agentsv1.CreateSessionRequest
 	hardCancels int
+	compacts    []*agentsv1.CompactRequest
+	compactErr  error
 }
 
 func (f *fakeSessions) CreateSession(_ context.Context, r *connect.Request[agentsv1.CreateSessionRequest]) (*connect.Response[agentsv1.CreateSessionResponse], error) {
@@ -146,6 +148,24 @@ func (f *fakeSessions) Resume(context.Context, *connect.Request[agentsv1.ResumeR
 	defer f.mu.Unlock()
 	f.resumes++
 	return connect.NewResponse(&agentsv1.ResumeResponse{Meta: f.meta}), nil
+}
+
+// Compact answers as the server does: pending on a running session,
+// else with the compaction turn, which it stores.
+func (f *fakeSessions) Compact(_ context.Context, r *connect.Request[agentsv1.CompactRequest]) (*connect.Response[agentsv1.CompactResponse], error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.compacts = append(f.compacts, r.Msg)
+	if f.compactErr != nil {
+		return nil, f.compactErr
+	}
+	if f.meta.GetStatus() == agentsv1.SessionStatus_SESSION_STATUS_RUNNING {
+		return connect.NewResponse(&agentsv1.CompactResponse{Meta: f.meta, Pending: true}), nil
+	}
+	t := compactionTurn(len(f.turns), r.Msg.GetInstruction())
+	f.turns = append(f.turns, t)
+	f.meta.TurnCount = int32(len(f.turns))
+	return connect.NewResponse(&agentsv1.CompactResponse{Meta: f.meta, Compaction: t}), nil
 }
 
 func (f *fakeSessions) ExportSession(_ context.Context, r *connect.Request[agentsv1.ExportSessionRequest]) (*connect.Response[agentsv1.ExportSessionResponse], error) {
@@ -312,6 +332,15 @@ func fewTurns() []*agentsv1.Turn {
 	}
 }
 
+func compactionTurn(i int, instruction string) *agentsv1.Turn {
+	cost := 0.0012
+	return &agentsv1.Turn{Index: int32(i), Kind: &agentsv1.Turn_Compaction{Compaction: &agentsv1.Compaction{
+		Reason: "manual", SummaryEnd: int32(i), SummarizedTurns: int32(i), Summary: "The user asked to fix a flaky test; it was fixed.",
+		TokensBefore: 38204, TokensAfter: 2310, Model: "test-model", Instruction: instruction,
+		Usage: &agentsv1.Usage{PromptTokens: 38000, CompletionTokens: 300, CostUsd: &cost},
+	}}}
+}
+
 func deferred(token, name, args string) *agentsv1.DeferredCall {
 	return &agentsv1.DeferredCall{Token: token, SessionId: sid, Reason: "client_tool",
 		Call: &agentsv1.ToolCall{Id: "call-" + token, Name: name, Arguments: args, Kind: agentsv1.ToolKind_TOOL_KIND_CLIENT, Mode: agentsv1.CallMode_CALL_MODE_DEFERRED}}
@@ -334,6 +363,10 @@ func ev(seq uint64, body any) *agentsv1.Event {
 		e.Kind, e.Body = "text.delta", &agentsv1.Event_TextDelta{TextDelta: b}
 	case *agentsv1.SubcallStarted:
 		e.Kind, e.Body = "subcall.started", &agentsv1.Event_SubcallStarted{SubcallStarted: b}
+	case *agentsv1.CompactionStarted:
+		e.Kind, e.Body = "compaction.started", &agentsv1.Event_CompactionStarted{CompactionStarted: b}
+	case *agentsv1.SessionCompacted:
+		e.Kind, e.Body = "session.compacted", &agentsv1.Event_SessionCompacted{SessionCompacted: b}
 	default:
 		panic(fmt.Sprintf("no event for %T", body))
 	}

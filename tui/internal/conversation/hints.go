@@ -44,6 +44,9 @@ func (s *Screen) Keys() []key.Binding {
 	case focusExport:
 		return []key.Binding{key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "write the file")),
 			key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel"))}
+	case focusCompact:
+		return []key.Binding{key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "compact")),
+			key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel"))}
 	case focusPicker:
 		return []key.Binding{key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "continue with it")),
 			h(keys.Up, "up"), h(keys.Down, "down"), h(keys.Back, "cancel")}
@@ -52,7 +55,7 @@ func (s *Screen) Keys() []key.Binding {
 		h(keys.Expand, "details"), h(keys.Export, "export"), h(keys.ContinueWith, "continue with…"),
 		h(keys.OpenChild, "helper"), h(keys.CopyTurn, "copy"), h(keys.Fork, "fork")}
 	if !s.unborn() {
-		out = append(out, h(keys.HardCancel, "hard cancel"))
+		out = append(out, h(keys.Compact, "compact"), h(keys.HardCancel, "hard cancel"))
 	}
 	out = append(out, controls()...)
 	return append(out, h(keys.Back, "back"))

@@ -29,6 +29,8 @@ func (s *Screen) HandleKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 		return s.pickerKey(msg), true
 	case focusExport:
 		return s.exportKey(msg), true
+	case focusCompact:
+		return s.compactKey(msg), true
 	}
 	if cmd, ok := s.controlKey(msg); ok {
 		return cmd, true
@@ -208,6 +210,8 @@ func (s *Screen) viewKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 		return s.openPicker(), true
 	case s.is(msg, keys.Export):
 		return s.openExport(), true
+	case s.is(msg, keys.Compact):
+		return s.openCompact(), true
 	case s.is(msg, keys.HardCancel):
 		if s.unborn() {
 			return status("the session starts with its first message", nil), true

@@ -39,6 +39,7 @@ const (
 	focusAttach                // the attachment path prompt
 	focusPicker                // choosing the agent to continue with
 	focusExport                // the export path prompt
+	focusCompact               // the compaction's instruction prompt
 )
 
 // Screen is one session's conversation.
@@ -82,12 +83,18 @@ type Screen struct {
 	pending     pendingPanel
 	attach      *attachPrompt
 	picker      *agentPicker
-	export      *exportPrompt
+	export      *linePrompt
+	compact     *linePrompt
 	// creating is set while the first message of an unborn session is
 	// on its way: a second one waits for the session to exist. birth
 	// tells this unborn screen's answer from another's.
 	creating bool
 	birth    uint64
+
+	// compacting is the compaction the run is writing a summary for,
+	// from its compaction.started until the compaction turn arrives or
+	// the run stops.
+	compacting *agentsv1.CompactionStarted
 
 	// stopBudget is the budget the last run.stopped said was spent
 	// (session or owner), which the summary does not keep.
@@ -227,6 +234,10 @@ func (s *Screen) Handle(msg tea.Msg) tea.Cmd {
 		if m.id == s.id {
 			return s.exported(m)
 		}
+	case compactedMsg:
+		if m.id == s.id {
+			return s.compacted(m)
+		}
 	case controlMsg:
 		if m.id == s.id {
 			return s.controlled(m)
@@ -281,7 +292,14 @@ func (s *Screen) event(ev *agentsv1.Event) tea.Cmd {
 	s.pos = posOf(ev)
 	s.tr.Apply(ev)
 	switch b := ev.GetBody().(type) {
+	case *agentsv1.Event_CompactionStarted:
+		s.compacting = b.CompactionStarted
+	case *agentsv1.Event_SessionCompacted:
+		s.compacting = nil
 	case *agentsv1.Event_SessionUpdated:
+		if b.SessionUpdated.GetHeadTurn().GetCompaction() != nil {
+			s.compacting = nil
+		}
 		s.meta = s.keepSpend(b.SessionUpdated.GetMeta())
 		if int(s.meta.GetPendingCalls()) != s.pending.Len() && !s.metaLoading {
 			// Someone answered a call, or a round deferred new ones
@@ -295,9 +313,11 @@ func (s *Screen) event(ev *agentsv1.Event) tea.Cmd {
 		s.setStatus(b.RunStopped.GetStatus(), b.RunStopped.GetReason())
 		s.stopBudget = b.RunStopped.GetBudget()
 		s.liveChildren = nil
+		s.compacting = nil
 	case *agentsv1.Event_SessionFailed:
 		s.setStatus(agentsv1.SessionStatus_SESSION_STATUS_FAILED, b.SessionFailed.GetReason())
 		s.liveChildren = nil
+		s.compacting = nil
 	case *agentsv1.Event_CallsDeferred:
 		s.pending.Add(b.CallsDeferred.GetCalls())
 	case *agentsv1.Event_SubcallStarted:
@@ -358,6 +378,9 @@ func (s *Screen) loaded(m sessionMsg) tea.Cmd {
 		return s.drafts.Settle(s.id, s.status())
 	}
 	s.meta = sess.GetMeta()
+	if s.status() != agentsv1.SessionStatus_SESSION_STATUS_RUNNING {
+		s.compacting = nil // the run stopped while the events were missed
+	}
 	s.tr.Load(sess)
 	s.setPending(sess.GetPendingCalls())
 	s.pos = position{seq: sess.GetSeq(), delta: sess.GetDeltaSeq()}
@@ -497,6 +520,8 @@ func (s *Screen) paste(m tea.PasteMsg) tea.Cmd {
 		return s.attach.Update(m)
 	case focusExport:
 		return s.export.Update(m)
+	case focusCompact:
+		return s.compact.Update(m)
 	}
 	return nil
 }

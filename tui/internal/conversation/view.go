@@ -41,6 +41,8 @@ func (s *Screen) Render(width, height int) string {
 	switch {
 	case s.export != nil:
 		bottom = append(bottom, s.st.Rule.Render(strings.Repeat("─", width)), s.export.Render(width, s.st))
+	case s.compact != nil:
+		bottom = append(bottom, s.st.Rule.Render(strings.Repeat("─", width)), s.compact.Render(width, s.st))
 	case s.attach != nil:
 		bottom = append(bottom, s.st.Rule.Render(strings.Repeat("─", width)), s.attach.Render(width, s.st))
 	default:
@@ -79,6 +81,9 @@ func (s *Screen) renderHeader(width int) string {
 	}
 	left := s.st.Agent.Render(agent) + "  " + s.st.Title.Render(oneLine(title))
 	right := statusLabel(s.st, m)
+	if s.compacting != nil {
+		right = s.st.Accent.Render(compactingLabel(s.compacting))
+	}
 	if m.GetStatus() != agentsv1.SessionStatus_SESSION_STATUS_RUNNING && m.GetStatusReason() == reasonBudget {
 		right = s.st.Error.Render("■ stopped: " + budgetStop(m, s.stopBudget) + " spent")
 	}

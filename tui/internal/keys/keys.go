@@ -73,6 +73,7 @@ const (
 	Fork         Action = "fork"
 	ContinueWith Action = "continue_with"
 	Export       Action = "export"
+	Compact      Action = "compact"
 	Pending      Action = "pending_calls"
 	Draft        Action = "draft"
 )
@@ -140,6 +141,7 @@ func Default() *Map {
 		b(ContinueWith, "transcript", "continue with another agent", "c"),
 		b(Export, "transcript", "export to markdown (asks where)", "e"),
 		b(HardCancel, "transcript", "hard cancel (cancel running tools)", "X"),
+		b(Compact, "transcript", "compact: summarise the older turns", "z"),
 
 		b(Send, "composer", "send (while busy: add to the draft)", "enter"),
 		b(Newline, "composer", "new line", "shift+enter", "alt+enter", "ctrl+j"),

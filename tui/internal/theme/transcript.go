@@ -13,6 +13,9 @@ type TranscriptStyles struct {
 	Tool, ToolError lipgloss.Style
 	OK, Warn        lipgloss.Style
 	Muted           lipgloss.Style
+	// Compaction draws the marker of a compaction turn, Rule the lines
+	// either side of its text.
+	Compaction, Rule lipgloss.Style
 	// SelectedTurn frames the highlighted turn; its left frame is the
 	// gutter every turn leaves free.
 	SelectedTurn lipgloss.Style
@@ -31,6 +34,8 @@ func newTranscriptStyles(p Palette) TranscriptStyles {
 		OK:           lipgloss.NewStyle().Foreground(p.OK),
 		Warn:         lipgloss.NewStyle().Foreground(p.Warn),
 		Muted:        lipgloss.NewStyle().Foreground(p.Muted),
+		Compaction:   lipgloss.NewStyle().Foreground(p.Accent),
+		Rule:         lipgloss.NewStyle().Foreground(p.Border),
 		SelectedTurn: lipgloss.NewStyle().BorderLeft(true).BorderStyle(lipgloss.ThickBorder()).BorderForeground(p.Accent).PaddingLeft(1),
 		Markdown:     newMarkdownStyles(p.Dark),
 	}

@@ -28,6 +28,8 @@ func (v *View) Markdown(index int) string {
 		userMarkdown(&b, k.User)
 	case *agentsv1.Turn_Llm:
 		v.llmMarkdown(&b, k.Llm)
+	case *agentsv1.Turn_Compaction:
+		compactionMarkdown(&b, k.Compaction)
 	}
 	return strings.TrimSpace(b.String()) + "\n"
 }
@@ -109,4 +111,14 @@ func sender(m *agentsv1.MailEnvelope) string {
 		return "system (" + s.System + ")"
 	}
 	return "unknown sender"
+}
+
+func compactionMarkdown(b *strings.Builder, c *agentsv1.Compaction) {
+	fmt.Fprintf(b, "_Context compacted: %s_\n\n", CompactionText(c))
+	if in := c.GetInstruction(); in != "" {
+		fmt.Fprintf(b, "**Instruction:** %s\n\n", in)
+	}
+	if s := strings.TrimSpace(c.GetSummary()); s != "" {
+		b.WriteString(s + "\n")
+	}
 }

@@ -29,6 +29,16 @@ func resultsTurn(index int, results ...*agentsv1.ToolResult) *agentsv1.Turn {
 	return &agentsv1.Turn{Index: int32(index), Kind: &agentsv1.Turn_User{User: &agentsv1.UserTurn{ToolResults: results}}}
 }
 
+func compactionTurn(index int, reason, instruction string) *agentsv1.Turn {
+	cost := 0.0012
+	return &agentsv1.Turn{Index: int32(index), Kind: &agentsv1.Turn_Compaction{Compaction: &agentsv1.Compaction{
+		Reason: reason, SummaryEnd: int32(index), SummarizedTurns: int32(index), PruneEnd: int32(index), PrunedResults: 1,
+		Summary:      "The user asked to **go**; the agent did it.\n\n- nothing is left to do",
+		TokensBefore: 38204, TokensAfter: 2310, Model: "summary-model", Instruction: instruction,
+		Usage: &agentsv1.Usage{PromptTokens: 38000, CompletionTokens: 310, CostUsd: &cost},
+	}}}
+}
+
 func toolCall(id, name, args string) *agentsv1.ToolCall {
 	return &agentsv1.ToolCall{Id: id, Name: name, Arguments: args, Kind: agentsv1.ToolKind_TOOL_KIND_BASH, Mode: agentsv1.CallMode_CALL_MODE_ATTACHED}
 }
@@ -76,6 +86,8 @@ func event(body any) *agentsv1.Event {
 		ev.Kind, ev.Body = "tool_call.delta", &agentsv1.Event_ToolCallDelta{ToolCallDelta: b}
 	case *agentsv1.SessionUpdated:
 		ev.Kind, ev.Body = "session.updated", &agentsv1.Event_SessionUpdated{SessionUpdated: b}
+	case *agentsv1.SessionCompacted:
+		ev.Kind, ev.Body = "session.compacted", &agentsv1.Event_SessionCompacted{SessionCompacted: b}
 	case *agentsv1.ToolStarted:
 		ev.Kind, ev.Body = "tool.started", &agentsv1.Event_ToolStarted{ToolStarted: b}
 	case *agentsv1.ToolProgressed:

@@ -25,6 +25,8 @@ func (v *View) renderTurn(md *markdown, t *agentsv1.Turn, width int, expanded bo
 		out = append(out, v.renderUser(k.User, width)...)
 	case *agentsv1.Turn_Llm:
 		out = append(out, v.renderLLM(k.Llm, md.render(k.Llm.GetText(), width), width, expanded, false)...)
+	case *agentsv1.Turn_Compaction:
+		out = append(out, v.renderCompaction(md, k.Compaction, width, expanded)...)
 	}
 	return out
 }

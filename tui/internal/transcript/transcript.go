@@ -267,6 +267,10 @@ func (v *View) Apply(ev *agentsv1.Event) bool {
 		}
 	case *agentsv1.Event_SessionUpdated:
 		return v.updated(b.SessionUpdated)
+	case *agentsv1.Event_SessionCompacted:
+		// session.updated brings the same turn; whichever comes first
+		// puts it in its place.
+		return v.updated(&agentsv1.SessionUpdated{Meta: b.SessionCompacted.GetMeta(), HeadTurn: b.SessionCompacted.GetTurn()})
 	case *agentsv1.Event_RunStopped:
 		v.status, v.reason = b.RunStopped.GetStatus(), b.RunStopped.GetReason()
 		v.endRun()

@@ -181,6 +181,18 @@ func TestGolden(t *testing.T) {
 			l.GetLlm().Usage = &agentsv1.Usage{PromptTokens: 12345, CompletionTokens: 678, CachedTokens: 10000, ReasoningTokens: 120}
 			v.Load(session(ready, "max_steps", userTurn(0, "Go."), l))
 		}},
+		{"compaction", 120, func(v *View) {
+			v.Load(session(ready, "done", userTurn(0, "Go."), llmTurn(1, "Done."), compactionTurn(2, "manual", "keep the API names"), userTurn(3, "And now?")))
+		}},
+		{"compaction_expanded", 100, func(v *View) {
+			v.Load(session(ready, "done", userTurn(0, "Go."), llmTurn(1, "Done."), compactionTurn(2, "manual", "keep the API names"), userTurn(3, "And now?")))
+			v.Toggle(2)
+		}},
+		{"compaction_pruned", 70, func(v *View) {
+			c := &agentsv1.Compaction{Reason: "overflow", PruneEnd: 2, PrunedResults: 12, TokensBefore: 131072, TokensAfter: 90211}
+			v.Load(session(ready, "done", userTurn(0, "Go."), llmTurn(1, "Done."), &agentsv1.Turn{Index: 2, Kind: &agentsv1.Turn_Compaction{Compaction: c}}))
+			v.Toggle(2)
+		}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -546,5 +558,51 @@ func TestLateDeltaOfStoredTurnIsIgnored(t *testing.T) {
 	}
 	if after := plain(v.Lines(60)); after != before {
 		t.Errorf("after a late delta:\n%s", after)
+	}
+}
+
+// A compaction turn arrives with session.compacted and again with
+// session.updated: once in its place, drawn as a fresh Load draws it,
+// and copied as markdown with its summary and instruction.
+func TestCompactionEventsMatchLoad(t *testing.T) {
+	t.Parallel()
+	turn := compactionTurn(2, "threshold", "")
+	live := newView()
+	live.Load(session(running, "", userTurn(0, "Go."), llmTurn(1, "Done.")))
+	meta := &agentsv1.SessionMeta{Id: parentID, Agent: "coder", Status: running, TurnCount: 3}
+	if !live.Apply(event(&agentsv1.SessionCompacted{Meta: meta, Turn: turn})) {
+		t.Fatal("session.compacted did not change the output")
+	}
+	live.Apply(event(&agentsv1.SessionUpdated{Meta: meta, HeadTurn: turn}))
+	loaded := newView()
+	loaded.Load(session(running, "", userTurn(0, "Go."), llmTurn(1, "Done."), turn))
+	if got, want := plain(live.Lines(70)), plain(loaded.Lines(70)); got != want {
+		t.Errorf("followed live:\n%s\nloaded:\n%s", got, want)
+	}
+	if live.Count() != 3 {
+		t.Errorf("count = %d, want 3", live.Count())
+	}
+	md := loaded.Markdown(2)
+	for _, want := range []string{"_Context compacted: 2 turns summarised · 1 tool result shortened · 38,204 → 2,310 tokens · $0.0012_", "The user asked"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown %q lacks %q", md, want)
+		}
+	}
+}
+
+// Opening the marker draws that turn again, and only it.
+func TestCompactionToggleRendersOnlyItsTurn(t *testing.T) {
+	t.Parallel()
+	v := newView()
+	v.Load(session(ready, "done", userTurn(0, "Go."), llmTurn(1, "Done."), compactionTurn(2, "manual", "")))
+	v.Lines(70)
+	kept := v.turns[1].content
+	before := len(v.Lines(70))
+	v.Toggle(2)
+	if after := len(v.Lines(70)); after <= before {
+		t.Errorf("opening the marker added no lines (%d, then %d)", before, after)
+	}
+	if &v.turns[1].content[0] != &kept[0] {
+		t.Error("another turn was drawn again")
 	}
 }

@@ -50,3 +50,23 @@ func USD(x float64) string {
 		return fmt.Sprintf("$%.0f", x)
 	}
 }
+
+// Grouped is a count in full, its thousands grouped: 38,204.
+func Grouped(n int64) string {
+	s := fmt.Sprintf("%d", n)
+	neg := n < 0
+	if neg {
+		s = s[1:]
+	}
+	var b []byte
+	for i := range len(s) {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b = append(b, ',')
+		}
+		b = append(b, s[i])
+	}
+	if neg {
+		return "-" + string(b)
+	}
+	return string(b)
+}

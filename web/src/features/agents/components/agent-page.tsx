@@ -3,6 +3,7 @@ import { useQuery } from "@connectrpc/connect-query";
 import { useId, useState } from "react";
 import { Link, useNavigate, useParams } from "react-router";
 import { AgentService, ToolKind, type AgentDescriptor } from "../../../gen/agents/v1/agent_pb";
+import { limitsText } from "../lib/limits";
 import { agentPath, isStored } from "../lib/source";
 import { DeleteAgentDialog } from "./delete-agent-dialog";
 
@@ -89,6 +90,12 @@ function Descriptor({ agent }: { agent: AgentDescriptor }) {
             <code>{m?.url || "—"}</code>
             {m?.offline && <> (the server's offline model)</>}
           </dd>
+          {limitsText(m) && (
+            <>
+              <dt>Window</dt>
+              <dd>{limitsText(m)}</dd>
+            </>
+          )}
           <dt>API key</dt>
           <dd>
             {!m?.apiKeyId ? (

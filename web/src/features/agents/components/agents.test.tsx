@@ -40,7 +40,13 @@ function fakeServer() {
   const created: CreateAgentRequest[] = [];
   const updated: UpdateAgentRequest[] = [];
   const deleted: DeleteAgentRequest[] = [];
-  const file = create(AgentDescriptorSchema, { slug: "filed", announce: "From a file", source: AgentSource.FILE, file: "/etc/agents/filed.json" });
+  const file = create(AgentDescriptorSchema, {
+    slug: "filed",
+    announce: "From a file",
+    source: AgentSource.FILE,
+    file: "/etc/agents/filed.json",
+    model: { name: "gpt-4o", contextWindow: 128000n, maxOutputTokens: 16384n, compactThreshold: 113000n, limitsSource: "builtin" },
+  });
   const stored = new Map<string, AgentVersion[]>([
     [
       "writer",
@@ -208,6 +214,16 @@ describe("the agents page", () => {
     expect(note.textContent).toContain("/etc/agents/filed.json");
     expect(note.textContent).toContain("read-only");
     expect(screen.queryByRole("textbox")).toBeNull();
+  });
+
+  it("names the model's window once the server knows it, and nothing of it before", async () => {
+    mount("/agents/filed");
+    const window = await screen.findByText("context window 128,000 · max output 16,384 · compacts above 113,000 (builtin)");
+    expect(window.previousElementSibling?.textContent).toBe("Window");
+    cleanup();
+    mount("/agents/writer");
+    await screen.findByText("Writes, v2");
+    expect(screen.queryByText(/context window/)).toBeNull();
   });
 
   it("lists the versions, opens an old one read-only and edits from it", async () => {

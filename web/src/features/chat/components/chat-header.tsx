@@ -6,13 +6,15 @@ import { SessionStatus, type SessionMeta } from "../../../gen/agents/v1/session_
 import { SessionService } from "../../../gen/agents/v1/session_service_pb";
 import { BudgetMeter } from "../../budgets/components/budget-meter";
 import { controlHelp } from "../lib/controls";
-import { formatUsage, statusLabel } from "../lib/format";
+import { formatTokens, formatUsage, statusLabel } from "../lib/format";
 
 export interface Controls {
   pauseOrResume: () => void;
   cancelRun: () => void;
   hardCancel: () => void;
   forkHead: () => void;
+  // compact opens the form that compacts the session.
+  compact: () => void;
   continueWith: (agent: string) => void;
   remove: () => void;
   exportMarkdown: () => void;
@@ -27,6 +29,8 @@ interface Props {
   agents: AgentDescriptor[];
   busy: boolean;
   working: boolean;
+  // The compaction the run is writing a summary for, while it does.
+  compacting?: { tokens: bigint };
   // Only what reads: the session is another owner's.
   readOnly?: boolean;
   // A narrow screen: the controls fold into one menu, and each says what
@@ -39,7 +43,7 @@ interface Props {
 // against its budget, and controls. Pause or Resume follows the server's
 // status. A server without budgets sends no budget state: then neither
 // the spend nor the Budget control shows.
-export function ChatHeader({ meta, agents, busy, working, readOnly, narrow = false, controls }: Props) {
+export function ChatHeader({ meta, agents, busy, working, compacting, readOnly, narrow = false, controls }: Props) {
   const status = meta?.status;
   const [renaming, setRenaming] = useState(false);
   const usage = (
@@ -75,6 +79,11 @@ export function ChatHeader({ meta, agents, busy, working, readOnly, narrow = fal
           <span className={`badge badge-${statusLabel(status)}`} role="status" aria-label={`Status: ${statusLabel(status)}`}>
             {statusLabel(status)}
           </span>
+          {compacting && (
+            <span className="compacting" role="status" aria-label="Compacting">
+              compacting{compacting.tokens > 0n ? ` ${formatTokens(compacting.tokens)} tokens` : ""}…
+            </span>
+          )}
           {status === SessionStatus.FAILED && meta?.statusReason && <span className="error-text">{meta.statusReason}</span>}
           {meta?.parentId && <Link to={`/sessions/${meta.parentId}`}>parent session</Link>}
           {meta?.forkedFrom && <ForkNote source={meta.forkedFrom} />}
@@ -211,7 +220,7 @@ function WriteControls({
   described,
   controls,
   onRename,
-}: Omit<Props, "readOnly" | "narrow"> & { described: boolean; onRename: () => void }) {
+}: Omit<Props, "readOnly" | "narrow" | "compacting"> & { described: boolean; onRename: () => void }) {
   const [other, setOther] = useState("");
   const status = meta?.status;
   const resumable = status === SessionStatus.PAUSED || status === SessionStatus.FAILED || status === SessionStatus.WAITING;
@@ -250,6 +259,7 @@ function WriteControls({
       />
       <Control label="Hard cancel" help={controlHelp.hardCancel} described={described} onClick={controls.hardCancel} disabled={working || status !== SessionStatus.RUNNING} />
       <Control label="Fork" help={controlHelp.fork} described={described} onClick={controls.forkHead} disabled={working || !meta} />
+      <Control label="Compact" help={controlHelp.compact} described={described} onClick={controls.compact} disabled={working || !meta?.turnCount} />
       <form
         className="continue"
         aria-label="Continue with another agent"

@@ -7,9 +7,10 @@ import axe from "axe-core";
 import { MemoryRouter, Route, Routes, useLocation } from "react-router";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { AgentDescriptorSchema, AgentService, ParamDescriptorSchema, ToolKind } from "../../../gen/agents/v1/agent_pb";
-import { EventSchema, RunStoppedSchema, ToolCallDeltaSchema, type Event } from "../../../gen/agents/v1/event_pb";
+import { CompactionStartedSchema, EventSchema, RunStoppedSchema, SessionCompactedSchema, ToolCallDeltaSchema, type Event } from "../../../gen/agents/v1/event_pb";
 import { MailEnvelopeSchema, MailPriority } from "../../../gen/agents/v1/mail_pb";
 import {
+  CompactionSchema,
   DeferredCallSchema,
   LlmTurnSchema,
   BudgetStateSchema,
@@ -25,6 +26,7 @@ import {
 import {
   DeleteMode,
   SessionService,
+  type CompactRequest,
   type CompleteCallRequest,
   type DeleteSessionRequest,
   type ForkSessionRequest,
@@ -72,6 +74,7 @@ function server(sess: Session, older?: Session, readOnly = false) {
   const renamed: RenameSessionRequest[] = [];
   const updated: UpdateSessionRequest[] = [];
   const resumed: ResumeRequest[] = [];
+  const compacted: CompactRequest[] = [];
   const transport = createRouterTransport(({ service }) => {
     service(SessionService, {
       getSession: (req) => {
@@ -126,6 +129,14 @@ function server(sess: Session, older?: Session, readOnly = false) {
         resumed.push(req);
         return { meta: sess.meta };
       },
+      // A running session compacts before its next step; one with no
+      // run answers with the compaction. Fixture: "fail" is refused.
+      compact: (req) => {
+        compacted.push(req);
+        if (req.instruction === "fail") throw new ConnectError("nothing to compact yet", Code.FailedPrecondition);
+        if (sess.meta?.status === SessionStatus.RUNNING) return { meta: sess.meta, pending: true };
+        return { meta: sess.meta, compaction: compactionTurn(sess.meta?.turnCount ?? 0, req.instruction) };
+      },
       forkSession: (req) => {
         forked.push(req);
         return { session: create(SessionSchema, { meta: create(SessionMetaSchema, { id: "forked", agent: req.agent || "assistant" }) }) };
@@ -141,7 +152,7 @@ function server(sess: Session, older?: Session, readOnly = false) {
       listAgents: () => ({ agents: [create(AgentDescriptorSchema, { slug: "assistant" }), create(AgentDescriptorSchema, { slug: "critic" })] }),
     });
   });
-  return { transport, posted, completed, forked, mailed, deleted, gets, renamed, updated, resumed };
+  return { transport, posted, completed, forked, mailed, deleted, gets, renamed, updated, resumed, compacted };
 }
 
 // Where shows the page's path, for the tests that navigate.
@@ -179,6 +190,37 @@ function running(id: string): Session {
     turns: [create(TurnSchema, { index: 0, kind: { case: "user", value: create(UserTurnSchema, { text: "what time is it?" }) } })],
     inProgress: create(TurnInProgressSchema, { turnIndex: 1, text: "Hel" }),
   });
+}
+
+function compactionTurn(index: number, instruction = "", reason = "manual") {
+  return create(TurnSchema, {
+    index,
+    kind: {
+      case: "compaction",
+      value: create(CompactionSchema, {
+        reason,
+        summaryEnd: index,
+        summarizedTurns: index,
+        summary: "The user asked the **time**; it is noon.",
+        tokensBefore: 38204n,
+        tokensAfter: 2310n,
+        model: "summary-model",
+        instruction,
+        usage: { promptTokens: 38000n, completionTokens: 310n, costUsd: 0.0012 },
+      }),
+    },
+  });
+}
+
+function ready(id: string, turns: number): Session {
+  const sess = running(id);
+  sess.meta!.status = SessionStatus.READY;
+  sess.meta!.turnCount = turns;
+  sess.inProgress = undefined;
+  for (let i = 1; i < turns; i++) {
+    sess.turns.push(create(TurnSchema, { index: i, kind: { case: "llm", value: create(LlmTurnSchema, { text: `answer ${i}` }) } }));
+  }
+  return sess;
 }
 
 function ev(id: string, seq: number, body: Event["body"], delta = 0): StreamUpdate {
@@ -660,5 +702,89 @@ describe("ChatPage", () => {
     expect(note.textContent).toContain("the owner's budget is spent");
     expect(within(note).getByRole("link", { name: "usage" }).getAttribute("href")).toBe("/usage");
     expect(within(note).queryByRole("button", { name: "Raise the budget" })).toBeNull();
+  });
+
+  it("shows a compaction as a marker that opens on its instruction and summary, with the turns it covers still above", async () => {
+    const sess = ready("p-cm", 3);
+    sess.turns.push(compactionTurn(3, "keep the time zone"));
+    sess.meta!.turnCount = 4;
+    const { view } = open(sess);
+    const log = await screen.findByRole("log", { name: "Conversation" });
+    const marker = await within(log).findByRole("article", { name: "Context compacted, turn 4" });
+    expect(within(log).getByRole("article", { name: "You, turn 1" })).toBeTruthy();
+    expect(within(log).getByRole("article", { name: "assistant, turn 3" })).toBeTruthy();
+    const summary = marker.querySelector("summary")!;
+    expect(summary.textContent).toBe("3 turns summarised · 38,204 → 2,310 tokens · $0.0012 · on request");
+    const details = marker.querySelector("details")!;
+    expect(details.open).toBe(false);
+    fireEvent.click(summary);
+    await waitFor(() => expect(details.open).toBe(true));
+    expect(marker.textContent).toContain("Instruction: keep the time zone");
+    expect(marker.textContent).toContain("Turns 1–3 above are sent to the model as this summary, written by summary-model");
+    expect(within(marker).getByText("time").tagName).toBe("STRONG");
+    const res = await axe.run(view.container, { rules: { "color-contrast": { enabled: false } } });
+    expect(res.violations.filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => v.id)).toEqual([]);
+  });
+
+  it("says a compaction that only shortened tool results did, and not why when it was the threshold", async () => {
+    const sess = ready("p-cp", 2);
+    sess.turns.push(create(TurnSchema, { index: 2, kind: { case: "compaction", value: create(CompactionSchema, { reason: "threshold", pruneEnd: 2, prunedResults: 12 }) } }));
+    sess.meta!.turnCount = 3;
+    open(sess);
+    const marker = await screen.findByRole("article", { name: "Context compacted, turn 3" });
+    expect(marker.querySelector("summary")?.textContent).toBe("12 tool results shortened");
+  });
+
+  it("shows that the run compacts while the summary is written, until the compaction arrives", async () => {
+    const { stream } = open(running("p-cing"));
+    await screen.findByRole("status", { name: "Status: running" });
+    stream.push(ev("p-cing", 11, { case: "compactionStarted", value: create(CompactionStartedSchema, { reason: "threshold", tokens: 38204n, threshold: 30000n, contextWindow: 32000n }) }));
+    const note = await screen.findByRole("status", { name: "Compacting" });
+    expect(note.textContent).toBe("compacting 38,204 tokens…");
+    stream.push(
+      ev("p-cing", 12, {
+        case: "sessionCompacted",
+        value: create(SessionCompactedSchema, {
+          meta: create(SessionMetaSchema, { id: "p-cing", agent: "assistant", title: "Clock", status: SessionStatus.RUNNING, turnCount: 2 }),
+          turn: compactionTurn(1, "", "threshold"),
+        }),
+      }),
+    );
+    await screen.findByRole("article", { name: "Context compacted, turn 2" });
+    expect(screen.queryByRole("status", { name: "Compacting" })).toBeNull();
+    // A run that stops mid-compaction ends it too.
+    stream.push(ev("p-cing", 13, { case: "compactionStarted", value: create(CompactionStartedSchema, { reason: "overflow", tokens: 40000n }) }));
+    await screen.findByRole("status", { name: "Compacting" });
+    stream.push(stopped("p-cing", 14));
+    await waitFor(() => expect(screen.queryByRole("status", { name: "Compacting" })).toBeNull());
+  });
+
+  it("compacts a session with no run with the instruction given, and closes once the compaction is stored", async () => {
+    const { compacted } = open(ready("p-cr", 2));
+    await screen.findByRole("article", { name: "You, turn 1" });
+    fireEvent.click(await screen.findByRole("button", { name: "Compact" }));
+    const dialog = await screen.findByRole("dialog", { name: "Compact the session" });
+    fireEvent.change(within(dialog).getByRole("textbox", { name: "What the summary must keep (optional)" }), { target: { value: "  keep the time zone " } });
+    fireEvent.click(within(dialog).getByRole("button", { name: "Compact" }));
+    await waitFor(() => expect(compacted).toHaveLength(1));
+    expect(compacted[0]).toMatchObject({ sessionId: "p-cr", instruction: "keep the time zone" });
+    await waitFor(() => expect(screen.queryByRole("dialog", { name: "Compact the session" })).toBeNull());
+  });
+
+  it("says a running session compacts before its next step, and shows a refusal in the form", async () => {
+    const { compacted } = open(running("p-cq"));
+    await screen.findByRole("status", { name: "Status: running" });
+    fireEvent.click(await screen.findByRole("button", { name: "Compact" }));
+    const dialog = await screen.findByRole("dialog", { name: "Compact the session" });
+    fireEvent.change(within(dialog).getByRole("textbox"), { target: { value: "fail" } });
+    fireEvent.click(within(dialog).getByRole("button", { name: "Compact" }));
+    expect((await within(dialog).findByRole("alert")).textContent).toBe("Could not compact: nothing to compact yet");
+    fireEvent.change(within(dialog).getByRole("textbox"), { target: { value: "" } });
+    fireEvent.click(within(dialog).getByRole("button", { name: "Compact" }));
+    await waitFor(() => expect(compacted).toHaveLength(2));
+    expect(compacted[1]).toMatchObject({ sessionId: "p-cq", instruction: "" });
+    expect((await within(dialog).findByRole("status")).textContent).toBe("The run is under way: the session will compact before the next step.");
+    fireEvent.click(within(dialog).getByRole("button", { name: "OK" }));
+    await waitFor(() => expect(screen.queryByRole("dialog", { name: "Compact the session" })).toBeNull());
   });
 });

@@ -18,6 +18,7 @@ import { drafts } from "../lib/draft-store";
 import { errorText } from "../lib/format";
 import { acceptsInput, isBusy } from "../lib/session-state";
 import { ChatHeader, type Controls } from "./chat-header";
+import { CompactDialog } from "./compact-dialog";
 import { Composer, type ComposerMessage } from "./composer";
 import { DeleteDialog } from "./delete-dialog";
 import { DraftPanel } from "./draft-panel";
@@ -51,6 +52,7 @@ export function ChatSession({ id }: { id: string }) {
   const [working, setWorking] = useState(false);
   const [deleting, setDeleting] = useState(false);
   const [budgeting, setBudgeting] = useState(false);
+  const [compacting, setCompacting] = useState(false);
   const stop = budgetStop(meta, state.stoppedBy);
 
   const post = useMutation(SessionService.method.postMessage);
@@ -61,6 +63,7 @@ export function ChatSession({ id }: { id: string }) {
   const fork = useMutation(SessionService.method.forkSession);
   const rename = useMutation(SessionService.method.renameSession);
   const update = useMutation(SessionService.method.updateSession);
+  const compact = useMutation(SessionService.method.compact);
 
   // The run may have stopped while nobody watched: a draft waiting for it
   // goes now.
@@ -114,6 +117,7 @@ export function ChatSession({ id }: { id: string }) {
     cancelRun: () => void act("Cancel run", () => cancel.mutateAsync({ sessionId: id })),
     hardCancel: () => void act("Hard cancel", () => cancelAttached.mutateAsync({ sessionId: id })),
     forkHead: () => void forkAt(undefined),
+    compact: () => setCompacting(true),
     continueWith: (slug) =>
       void act("Continue", async () => {
         const res = await fork.mutateAsync({ sessionId: id, agent: slug });
@@ -156,7 +160,16 @@ export function ChatSession({ id }: { id: string }) {
 
   return (
     <div className="chat" ref={root}>
-      <ChatHeader meta={meta} agents={agents.data?.agents ?? []} busy={busy} working={working} readOnly={readOnly} narrow={narrow} controls={controls} />
+      <ChatHeader
+        meta={meta}
+        agents={agents.data?.agents ?? []}
+        busy={busy}
+        working={working}
+        compacting={state.compacting}
+        readOnly={readOnly}
+        narrow={narrow}
+        controls={controls}
+      />
       <nav className="chat-tabs" aria-label="Session views">
         <NavLink to={`/sessions/${id}`} end>
           Conversation
@@ -221,6 +234,13 @@ export function ChatSession({ id }: { id: string }) {
         <Route path="mail" element={<MailTab sessionId={id} readOnly={readOnly} />} />
       </Routes>
       {meta && !readOnly && <SessionBudgetDialog open={budgeting} meta={meta} stop={stop} onClose={() => setBudgeting(false)} save={saveBudget} />}
+      {!readOnly && (
+        <CompactDialog
+          open={compacting}
+          onClose={() => setCompacting(false)}
+          compact={(instruction) => compact.mutateAsync({ sessionId: id, instruction })}
+        />
+      )}
       {deleting && meta && (
         <DeleteDialog
           meta={meta}

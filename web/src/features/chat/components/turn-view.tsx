@@ -1,8 +1,8 @@
 import { memo } from "react";
 import { Link } from "react-router";
 import { MailPriority, type MailEnvelope } from "../../../gen/agents/v1/mail_pb";
-import type { Attachment, LlmTurn, Turn, UserTurn } from "../../../gen/agents/v1/session_pb";
-import { formatBytes, mailText, resultLabel, senderOf } from "../lib/format";
+import type { Attachment, Compaction, LlmTurn, Turn, UserTurn } from "../../../gen/agents/v1/session_pb";
+import { compactionReason, compactionText, formatBytes, formatUsage, mailText, resultLabel, senderOf } from "../lib/format";
 import type { CallInfo, LiveTurn } from "../lib/session-state";
 import { MarkdownView } from "./markdown-view";
 import { ToolCallCard } from "./tool-call-card";
@@ -49,8 +49,53 @@ export const TurnView = memo(function TurnView({ turn, agent, calls, onFork }: T
       </article>
     );
   }
+  if (k.case === "compaction") return <CompactionMarker index={turn.index} c={k.value} />;
   return null;
 });
+
+// CompactionMarker is a compaction turn: one line across the
+// conversation that says what it did, opening on the instruction it was
+// given and the summary the model is sent from then on. The turns it
+// covers stay above it as they were.
+function CompactionMarker({ index, c }: { index: number; c: Compaction }) {
+  const reason = compactionReason(c.reason);
+  const cost = formatUsage(c.usage).filter((u) => u.label === "in" || u.label === "out");
+  return (
+    <article className="turn-compaction" aria-label={`Context compacted, turn ${index + 1}`}>
+      <details className="compaction">
+        <summary title="Show the summary">
+          <span>
+            <span className="compaction-text">{compactionText(c)}</span>
+            {reason && <span className="compaction-reason"> · {reason}</span>}
+          </span>
+        </summary>
+        <div className="compaction-body">
+          {c.instruction && (
+            <p>
+              <span className="muted">Instruction:</span> {c.instruction}
+            </p>
+          )}
+          {c.summaryEnd > 0 && c.summary && (
+            <>
+              <p className="muted">
+                Turns 1–{c.summaryEnd} above are sent to the model as this summary{c.model ? `, written by ${c.model}` : ""}:
+              </p>
+              <MarkdownView text={c.summary} />
+            </>
+          )}
+          {c.pruneEnd > 0 && c.prunedResults > 0 && (
+            <p className="muted">
+              {c.prunedResults} long tool result{c.prunedResults === 1 ? "" : "s"} of turns 1–{c.pruneEnd} sent shortened to the model.
+            </p>
+          )}
+          {c.usage && (c.usage.promptTokens > 0n || c.usage.completionTokens > 0n) && (
+            <p className="muted">Summary call: {cost.map((u) => `${u.label} ${u.value}`).join(" · ")}</p>
+          )}
+        </div>
+      </details>
+    </article>
+  );
+}
 
 function LlmBody({ llm, calls }: { llm: Pick<LlmTurn, "text" | "thinking">; calls: CallInfo[] }) {
   return (

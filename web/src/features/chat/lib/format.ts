@@ -3,7 +3,7 @@
 import type { Duration } from "@bufbuild/protobuf/wkt";
 import { ConnectError } from "@connectrpc/connect";
 import type { MailEnvelope } from "../../../gen/agents/v1/mail_pb";
-import { SessionStatus, ToolResultStatus, type Usage } from "../../../gen/agents/v1/session_pb";
+import { SessionStatus, ToolResultStatus, type Compaction, type Usage } from "../../../gen/agents/v1/session_pb";
 
 export function statusLabel(s: SessionStatus | undefined): string {
   switch (s) {
@@ -39,6 +39,32 @@ export function formatCount(n: bigint | number): string {
   if (v >= 10_000) return `${Math.round(v / 1000)}k`;
   if (v >= 1000) return `${(v / 1000).toFixed(1)}k`;
   return String(v);
+}
+
+// formatTokens is a token count in full, its thousands grouped: 38,204.
+export function formatTokens(n: bigint | number): string {
+  return Number(n).toLocaleString("en-US");
+}
+
+// compactionText says what a compaction did, on one line: "41 turns
+// summarised · 38,204 → 2,310 tokens · $0.0012".
+export function compactionText(c: Compaction): string {
+  const parts: string[] = [];
+  if (c.summarizedTurns > 0) parts.push(`${c.summarizedTurns} turn${c.summarizedTurns === 1 ? "" : "s"} summarised`);
+  if (c.prunedResults > 0) parts.push(`${c.prunedResults} tool result${c.prunedResults === 1 ? "" : "s"} shortened`);
+  if (parts.length === 0) parts.push("context compacted");
+  if (c.tokensBefore > 0n) parts.push(`${formatTokens(c.tokensBefore)} → ${formatTokens(c.tokensAfter)} tokens`);
+  const cost = c.usage?.costUsd;
+  if (cost !== undefined && cost > 0) parts.push(formatUsd(cost));
+  return parts.join(" · ");
+}
+
+// compactionReason is the reason a marker names; a compaction at the
+// threshold is the usual one and says nothing.
+export function compactionReason(reason: string): string | undefined {
+  if (reason === "overflow") return "window overflowed";
+  if (reason === "manual") return "on request";
+  return undefined;
 }
 
 // formatUsd words US dollars: cents, or the first digits that count

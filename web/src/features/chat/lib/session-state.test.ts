@@ -1,8 +1,17 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { ToolKind } from "../../../gen/agents/v1/agent_pb";
-import { EventSchema, RunStartedSchema, RunStoppedSchema, ToolCallDeltaSchema, type Event } from "../../../gen/agents/v1/event_pb";
 import {
+  CompactionStartedSchema,
+  EventSchema,
+  RunStartedSchema,
+  RunStoppedSchema,
+  SessionCompactedSchema,
+  ToolCallDeltaSchema,
+  type Event,
+} from "../../../gen/agents/v1/event_pb";
+import {
+  CompactionSchema,
   DeferredCallSchema,
   LlmTurnSchema,
   SessionMetaSchema,
@@ -351,5 +360,37 @@ describe("sessionReducer", () => {
     expect(s.meta?.status).toBe(SessionStatus.RUNNING);
     expect(s.meta?.budget?.spent?.tokens).toBe(500n);
     expect(s.meta?.budget?.left?.tokens).toBe(500n);
+  });
+
+  it("says a compaction runs from its start until its turn arrives, which ends where a fresh load ends", () => {
+    const compaction = create(TurnSchema, {
+      index: 4,
+      kind: { case: "compaction", value: create(CompactionSchema, { reason: "threshold", summaryEnd: 3, summarizedTurns: 3, summary: "noon", tokensBefore: 38204n, tokensAfter: 2310n }) },
+    });
+    let s = loadedWith(session({ seq: 10n, meta: meta(SessionStatus.RUNNING, 4), turns }));
+    s = sessionReducer(s, { type: "event", event: ev(11, { case: "compactionStarted", value: create(CompactionStartedSchema, { reason: "threshold", tokens: 38204n }) }) });
+    expect(s.compacting).toEqual({ reason: "threshold", tokens: 38204n });
+    s = run(s, [
+      { type: "event", event: ev(12, { case: "sessionCompacted", value: create(SessionCompactedSchema, { meta: meta(SessionStatus.RUNNING, 5), turn: compaction }) }) },
+      { type: "event", event: ev(13, { case: "sessionUpdated", value: { $typeName: "agents.v1.SessionUpdated", meta: meta(SessionStatus.RUNNING, 5), headTurn: compaction } }) },
+    ]);
+    expect(s.compacting).toBeUndefined();
+    expect(s).toEqual(loadedWith(session({ seq: 13n, meta: meta(SessionStatus.RUNNING, 5), turns: [...turns, compaction] })));
+  });
+
+  it("forgets a compaction in flight when the run stops or fails", () => {
+    const started = (seq: number) => ev(seq, { case: "compactionStarted", value: create(CompactionStartedSchema, { reason: "overflow", tokens: 9n }) });
+    let s = loadedWith(session({ seq: 10n, meta: meta(SessionStatus.RUNNING, 4), turns }));
+    s = run(s, [
+      { type: "event", event: started(11) },
+      { type: "event", event: ev(12, { case: "runStopped", value: create(RunStoppedSchema, { status: SessionStatus.READY, reason: "cancelled" }) }) },
+    ]);
+    expect(s.compacting).toBeUndefined();
+    s = run(s, [
+      { type: "event", event: ev(13, { case: "runStarted", value: create(RunStartedSchema) }) },
+      { type: "event", event: started(14) },
+      { type: "event", event: ev(15, { case: "sessionFailed", value: { $typeName: "agents.v1.SessionFailed", reason: "model down", code: "model_error" } }) },
+    ]);
+    expect(s.compacting).toBeUndefined();
   });
 });

@@ -82,6 +82,10 @@ export interface SessionState {
   // The code of the last failure (`params_required`, …), until a run
   // starts again.
   failureCode?: string;
+  // The compaction the run is writing a summary for, from its
+  // compaction.started until the compaction turn arrives or the run
+  // stops.
+  compacting?: { reason: string; tokens: bigint };
   // The budget a run stopped for (`session`, `owner`), as its
   // run.stopped said, until a run starts again.
   stoppedBy?: string;
@@ -151,6 +155,8 @@ function load(state: SessionState, sess: Session): SessionState {
   s.meta = state.loaded && meta ? { ...meta, budget: latestSpend(state.meta?.budget, meta.budget) } : meta;
   s.pos = pos;
   s.live = undefined;
+  // The run stopped while the events were missed.
+  if (meta?.status !== SessionStatus.RUNNING) s.compacting = undefined;
   for (const t of sess.turns) store(s, t);
   // Calls that waited and no longer do were answered elsewhere.
   const tokens = new Set(sess.pendingCalls.map((d) => d.token));
@@ -279,10 +285,17 @@ function apply(state: SessionState, ev: Event): SessionState {
       for (const d of b.value.calls) deferred(s, d);
       return s;
     }
+    case "compactionStarted":
+      s.compacting = { reason: b.value.reason, tokens: b.value.tokens };
+      return s;
+    case "sessionCompacted":
     case "sessionUpdated": {
+      // session.compacted and session.updated both bring the compaction
+      // turn: whichever comes first puts it in its place.
       const m = b.value.meta;
       if (m) s.meta = { ...m, budget: latestSpend(s.meta?.budget, m.budget) };
-      const t = b.value.headTurn;
+      const t = b.case === "sessionUpdated" ? b.value.headTurn : b.value.turn;
+      if (t?.kind.case === "compaction") s.compacting = undefined;
       if (t) {
         s.turns = [...s.turns];
         s.calls = { ...s.calls };
@@ -298,11 +311,13 @@ function apply(state: SessionState, ev: Event): SessionState {
     case "runStopped":
       s.meta = withStatus(s, b.value.status, b.value.reason);
       s.stoppedBy = b.value.budget || undefined;
+      s.compacting = undefined;
       endRun(s);
       return s;
     case "sessionFailed":
       s.meta = withStatus(s, SessionStatus.FAILED, b.value.reason);
       s.failureCode = b.value.code;
+      s.compacting = undefined;
       endRun(s);
       return s;
     case "sessionDeleted":
