@@ -35,6 +35,14 @@ type Agent struct {
 	// (OSToolNames, in that order); none unless the file opts in.
 	OSTools []string
 
+	// ContextWindow and MaxOutputTokens, when set, are the limits of the
+	// agent's model, over the config's and the server's; 0: not set.
+	ContextWindow   int64
+	MaxOutputTokens int64
+	// Compaction is how the agent's sessions are compacted, over the
+	// server's settings field by field.
+	Compaction Compaction
+
 	// Helpers are the slugs of the direct helper agents, in declaration
 	// order: agent files found in ToolDirectory and in FileSystemDirectory
 	// toolboxes, then extraAgents. Helpers may form cycles, and an agent may
@@ -123,6 +131,18 @@ type ClientTool struct {
 	Name        string
 	Description string
 	Parameters  json.RawMessage // a JSON Schema object describing the arguments
+}
+
+// Compaction is an agent's "compaction" object. Zero fields are not set:
+// the server's settings apply.
+type Compaction struct {
+	Threshold     int64 // the measured input above which a request is compacted first
+	OutputReserve int64 // room kept for the answer
+	Margin        int64 // room kept for the measure's error
+	PruneOver     int64 // older tool results longer than this many tokens are pruned first
+	KeepRecent    int64 // tokens of the newest turns a summary keeps whole
+	Model         string
+	Prompt        []string // one entry per line
 }
 
 // Param is a value the agent needs from whoever starts a session, such as a

@@ -149,3 +149,66 @@ func (d *decoder) passEnv(c *object) []string {
 	}
 	return names
 }
+
+// limits reads "contextWindow" and "maxOutputTokens", the limits of the
+// agent's model where the server's table and the config have none or
+// the wrong ones.
+func (d *decoder) limits(c *object, a *Agent) {
+	a.ContextWindow = d.tokens(c, "contextWindow", 1)
+	a.MaxOutputTokens = d.tokens(c, "maxOutputTokens", 1)
+	if !d.failed() && a.ContextWindow != 0 && a.MaxOutputTokens > a.ContextWindow {
+		d.failf(c.field("maxOutputTokens"), "%d is more than the contextWindow, %d, which holds the output too", a.MaxOutputTokens, a.ContextWindow)
+	}
+}
+
+// compaction reads "compaction": {threshold, outputReserve, margin,
+// pruneOver, keepRecent, model, prompt}, each over the server's setting.
+// With the agent's own window, the numbers must fit in it.
+func (d *decoder) compaction(c *object, window int64) Compaction {
+	raw, ok := c.get("compaction")
+	if !ok {
+		return Compaction{}
+	}
+	o := d.object(c.field("compaction"), raw)
+	if d.failed() {
+		return Compaction{}
+	}
+	out := Compaction{
+		Threshold:     d.tokens(o, "threshold", 0),
+		OutputReserve: d.tokens(o, "outputReserve", 0),
+		Margin:        d.tokens(o, "margin", 0),
+		PruneOver:     d.tokens(o, "pruneOver", 0),
+		KeepRecent:    d.tokens(o, "keepRecent", 0),
+		Model:         d.optionalString(o, "model"),
+	}
+	if prompt, ok := o.get("prompt"); ok {
+		out.Prompt = d.lines(o.field("prompt"), prompt)
+	}
+	d.warnUnread(o, noIgnoredFields)
+	switch {
+	case d.failed() || window == 0:
+	case out.Threshold >= window:
+		d.failf(o.field("threshold"), "%d is not below the contextWindow, %d", out.Threshold, window)
+	case out.OutputReserve+out.Margin >= window:
+		d.failf(o.field("outputReserve"), "%d and the margin, %d, leave nothing of the contextWindow, %d", out.OutputReserve, out.Margin, window)
+	}
+	return out
+}
+
+// tokens reads a number of tokens that is at least least (1: the field,
+// when present, must say something; 0: 0 means the server's).
+func (d *decoder) tokens(o *object, key string, least int) int64 {
+	raw, ok := o.get(key)
+	if !ok {
+		return 0
+	}
+	n := d.integer(o.field(key), raw)
+	if !d.failed() && n < least {
+		if least == 1 {
+			d.failf(o.field(key), "must be greater than 0, got %d", n)
+		} else {
+			d.failf(o.field(key), "must not be negative, got %d", n)
+		}
+	}
+	return int64(n)
+}

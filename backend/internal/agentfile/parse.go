@@ -236,6 +236,8 @@ func (d *decoder) contents(raw json.RawMessage, where places) *parsed {
 	a.ClientTools = d.clientTools(c)
 	a.MailInToolResult = d.optionalBool(c, "mailInToolResult", false)
 	a.MaxSteps = d.maxSteps(c)
+	d.limits(c, a)
+	a.Compaction = d.compaction(c, a.ContextWindow)
 	a.Params = d.params(c)
 	a.PassEnv = d.passEnv(c)
 	a.Approvals = d.approvals(c)

@@ -31,6 +31,14 @@ func TestParseFileRejectsBadFiles(t *testing.T) {
 		{"client-tool-duplicate.json", "contents.clientTools[1].name", `duplicate client tool "ask_user"`},
 		{"max-steps-zero.json", "contents.maxSteps", "must be greater than 0, got 0"},
 		{"max-steps-fraction.json", "contents.maxSteps", "must be a whole number, got 2.5"},
+		{"context-window-zero.json", "contents.contextWindow", "must be greater than 0, got 0"},
+		{"max-output-over-window.json", "contents.maxOutputTokens", "16000 is more than the contextWindow, 8000, which holds the output too"},
+		{"max-output-fraction.json", "contents.maxOutputTokens", "must be a whole number, got 4096.5"},
+		{"compaction-list.json", "contents.compaction", "must be an object, got list"},
+		{"compaction-negative.json", "contents.compaction.pruneOver", "must not be negative, got -1"},
+		{"compaction-threshold-over-window.json", "contents.compaction.threshold", "8000 is not below the contextWindow, 8000"},
+		{"compaction-no-room.json", "contents.compaction.outputReserve", "7000 and the margin, 1000, leave nothing of the contextWindow, 8000"},
+		{"compaction-prompt-empty.json", "contents.compaction.prompt", "must not be empty"},
 		{"mail-in-tool-result-string.json", "contents.mailInToolResult", "must be true or false, got string"},
 		{"toolbox-tag.json", "contents.bashToolboxes[1].tag", `unknown bash toolbox "Directory" (want FileSystemDirectory or SingleTool)`},
 		{"toolbox-no-path.json", "contents.bashToolboxes[0].contents.Path", "required field is missing"},
@@ -121,6 +129,14 @@ func TestParseFileExtensions(t *testing.T) {
 	if !agent.MailInToolResult || agent.MaxSteps != 12 {
 		t.Errorf("MailInToolResult = %v, MaxSteps = %d", agent.MailInToolResult, agent.MaxSteps)
 	}
+	if agent.ContextWindow != 64000 || agent.MaxOutputTokens != 8000 {
+		t.Errorf("ContextWindow = %d, MaxOutputTokens = %d, want 64000 and 8000", agent.ContextWindow, agent.MaxOutputTokens)
+	}
+	c := agent.Compaction
+	if c.Threshold != 40000 || c.OutputReserve != 6000 || c.Margin != 1000 || c.PruneOver != 2000 || c.KeepRecent != 10000 || c.Model != "gpt-4o-mini" ||
+		!slices.Equal(c.Prompt, []string{"Summarise the conversation so far.", "Keep every decision."}) {
+		t.Errorf("Compaction = %+v", c)
+	}
 	wantParams := []Param{
 		{Name: "github_token", Description: "Token of the user.", Secret: true, Required: true},
 		{Name: "tenant", Required: false},
@@ -139,6 +155,7 @@ func TestParseFileExtensions(t *testing.T) {
 	}
 	wantWarnings := map[string]string{
 		"contents.flavour":               `unknown field; ignored (did you mean "flavor"?)`,
+		"contents.compaction.keepRecnt":  `unknown field; ignored (did you mean "keepRecent"?)`,
 		"contents.parameters[0].scope":   "not supported by this server; ignored",
 		"contents.parameters[0].default": "not supported by this server; ignored",
 	}

@@ -34,8 +34,15 @@ type Agent struct {
 	// Model is the endpoint the agent really talks to (the offline model
 	// when its key is missing and one is configured).
 	Model Model
-	// Compaction is how the agent's sessions are compacted.
-	Compaction Compaction
+	// Compaction is how the agent's sessions are compacted, every number
+	// set for the model's limits; ThresholdSource says where its
+	// Threshold comes from (LimitsAgent, LimitsConfig or
+	// ThresholdComputed).
+	Compaction      Compaction
+	ThresholdSource string
+	// compaction is the agent's settings over the server's, before
+	// Complete: what CompactionFor completes for other limits.
+	compaction Compaction
 	// static is every tool known from the files alone (scripts, helpers,
 	// system and client tools), in offering order.
 	static []tool.Tool
@@ -55,8 +62,17 @@ type Model struct {
 	// set means the agent was pointed at the offline model.
 	KeyPresent bool
 	Offline    bool
-	// Limits are the model's, as configured for this agent.
+	// Limits are the model's, as configured for this agent (an offline
+	// agent keeps those of the model it names).
 	Limits Limits
+}
+
+// CompactionFor returns the agent's compaction settings completed for
+// other limits of its model, such as a window learned from a provider's
+// answer: the agent's and the server's settings still apply, and what
+// they leave out follows the new window.
+func (a *Agent) CompactionFor(l Limits) Compaction {
+	return a.compaction.Complete(l)
 }
 
 // Toolset returns the tools a step offers its model, for a session with

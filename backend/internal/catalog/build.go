@@ -84,6 +84,7 @@ func assemble(f *files, stored []*Agent, storedErrors []*agentfile.Error) *Snaps
 
 func buildAgent(ctx context.Context, lookup func(string) *agentfile.Agent, file *agentfile.Agent, opts Options) (*Agent, []*agentfile.Error) {
 	a := &Agent{Agent: file, Model: resolveModel(file, opts), byName: map[string]tool.Tool{}}
+	a.resolveCompaction(opts.Compaction)
 	var problems []*agentfile.Error
 	report := func(field string, err error) {
 		e := toLoadError(file.File, field, err)
@@ -214,12 +215,37 @@ func helperDescription(helper *agentfile.Agent) string {
 
 func resolveModel(file *agentfile.Agent, opts Options) Model {
 	m := Model{Flavor: file.Flavor, URL: file.ModelURL, Name: file.ModelName, APIKeyID: file.APIKeyID}
+	m.Limits = resolveLimits(file, opts.Models)
 	m.KeyPresent = file.APIKeyID == "" || (opts.HasKey != nil && opts.HasKey(file.APIKeyID))
 	if !m.KeyPresent && opts.OfflineModelURL != "" {
 		m.URL = opts.OfflineModelURL
 		m.Offline = true
 	}
 	return m
+}
+
+// resolveLimits gives the limits of the agent's model (see ModelLimits),
+// the config's found by the exact model name. The name is the file's, so
+// an agent pointed at the offline model keeps the limits of its own.
+func resolveLimits(file *agentfile.Agent, configured map[string]Limits) Limits {
+	own := Limits{ContextWindow: file.ContextWindow, MaxOutputTokens: file.MaxOutputTokens}
+	return ModelLimits(file.ModelName, configured[file.ModelName], own)
+}
+
+// resolveCompaction sets the agent's compaction: its file's settings over
+// the server's, completed for its model's limits.
+func (a *Agent) resolveCompaction(server Compaction) {
+	own := Compaction(a.Agent.Compaction)
+	a.compaction = own.Or(server)
+	a.Compaction = a.compaction.Complete(a.Model.Limits)
+	switch t := a.compaction.Threshold; {
+	case t == 0 || t != a.Compaction.Threshold:
+		a.ThresholdSource = ThresholdComputed
+	case own.Threshold != 0:
+		a.ThresholdSource = LimitsAgent
+	default:
+		a.ThresholdSource = LimitsConfig
+	}
 }
 
 func toLoadError(file, field string, err error) *agentfile.Error {

@@ -27,6 +27,13 @@ type Options struct {
 	// OfflineModelURL, when set, is the model endpoint of every agent whose
 	// API key the server does not hold: the demo and tests run offline.
 	OfflineModelURL string
+	// Models are the config's limits of models, by model name as agents
+	// write it; a zero field is not set. They come before the server's
+	// table and after an agent's own.
+	Models map[string]Limits
+	// Compaction is the server's compaction settings; its zero fields
+	// take the defaults (see Compaction.Complete).
+	Compaction Compaction
 	// Bash is what every bash tool run gets from the server.
 	Bash tool.BashRuntime
 	// MCP connects to the MCP servers agents declare; without it a

@@ -107,6 +107,9 @@ func writeAgent(w io.Writer, ag *agentsv1.AgentDescriptor) {
 		fmt.Fprintf(w, "file      %s\n", ag.GetFile())
 	}
 	fmt.Fprintf(w, "announce  %s\nmodel     %s at %s (%s; %s)\n", ag.GetAnnounce(), m.GetName(), m.GetUrl(), m.GetFlavor(), key)
+	if window := windowText(m); window != "" {
+		fmt.Fprintf(w, "context   %s\n", window)
+	}
 	if len(ag.GetHelpers()) > 0 {
 		fmt.Fprintf(w, "helpers   %s\n", strings.Join(ag.GetHelpers(), ", "))
 	}

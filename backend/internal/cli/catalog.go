@@ -32,6 +32,7 @@ func (a *app) loadCatalog(ctx context.Context, res *config.Resolved, keys config
 	if maybeStored {
 		opts.Only = res.Agent
 	}
+	opts.Models, opts.Compaction = res.Models, res.Compaction
 	opts.HasKey = func(id string) bool {
 		_, ok := keys.Lookup(id)
 		return ok

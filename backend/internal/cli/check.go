@@ -36,6 +36,10 @@ when it exists; or those of the server --attach names) are checked as the
 server loads them now, their problems reported as "stored agent SLUG:
 field: reason": a helper deleted since, a tool outside the directories
 allowed today. Without a database, the files alone are checked.
+Each agent's line says its model's context window and maximum output
+(from the agent file, the config's models, the server's table of
+well-known models, or a default) and the input above which its sessions
+are compacted.
 Warnings (unknown or unsupported fields in the config and agent files, API
 keys not found) do not change the exit status. With --offline-model, an
 agent whose key is not found talks to the offline model: check says so
@@ -93,6 +97,7 @@ instead of warning, and checks the rules file when it names one.`,
 				fmt.Fprintln(a.stdout, p.Error())
 			}
 			for _, ag := range snap.Agents() {
+				fmt.Fprintln(a.stdout, windowLine(ag))
 				switch {
 				case ag.Model.KeyPresent || ag.Model.APIKeyID == "":
 				case offline != "":

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agents-os/agents/backend/internal/agentfile"
+	"github.com/agents-os/agents/backend/internal/catalog"
 	"github.com/agents-os/agents/backend/internal/llm"
 	"github.com/agents-os/agents/backend/internal/session"
 )
@@ -125,6 +126,13 @@ type Resolved struct {
 	// Budgets are the server's budget settings.
 	Budgets Budgets
 
+	// Models are the limits the config file gives models, by model name;
+	// a zero field is not given (the server's table or default applies).
+	Models map[string]catalog.Limits
+	// Compaction is the server's compaction settings; zero fields take
+	// the defaults of catalog.Compaction.Complete.
+	Compaction catalog.Compaction
+
 	// Warnings are problems in the config file that did not stop it from
 	// being used, such as unknown fields.
 	Warnings []*agentfile.Error
@@ -183,6 +191,7 @@ func Resolve(opts Options) (*Resolved, error) {
 		MaxCallTime:    firstNonZero(opts.Flags.MaxModelCallTime, file.MaxModelCallTime, llm.DefaultMaxCallTime),
 	}
 	r.Prices, r.Budgets = file.Prices, file.Budgets
+	r.Models, r.Compaction = file.Models, file.Compaction
 	if r.Budgets.ReserveTokens == 0 {
 		r.Budgets.ReserveTokens = DefaultReserveTokens
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agents-os/agents/backend/internal/agentfile"
+	"github.com/agents-os/agents/backend/internal/catalog"
 	"github.com/agents-os/agents/backend/internal/llm"
 	"github.com/agents-os/agents/backend/internal/session"
 )
@@ -350,6 +351,22 @@ func TestResolveRejectsBadConfig(t *testing.T) {
 		{"misspelt price", `{"prices": {"m": {"input_per_token": 1}}}`, `FILE: prices: must map model names to {"input_per_mtok", "output_per_mtok", "cached_input_per_mtok"} in US dollars per million tokens: json: unknown field "input_per_token"`},
 		{"bad period", `{"budgets": {"owner_default": {"tokens": 5, "period": "week"}}}`, `FILE: budgets.owner_default: period must be "day", "month" or "total", got "week"`},
 		{"negative reservation", `{"budgets": {"reserve_tokens": -1}}`, "FILE: budgets.reserve_tokens: must not be negative"},
+		{"misspelt model limit", `{"models": {"m": {"context_windows": 8000}}}`, `FILE: models: must map model names to {"context_window", "max_output_tokens"} in tokens: json: unknown field "context_windows"`},
+		{"model limits not numbers", `{"models": {"m": {"context_window": "128k"}}}`, `FILE: models: must map model names to {"context_window", "max_output_tokens"} in tokens: json: cannot unmarshal string into Go struct field modelSetting.context_window of type int64`},
+		{"negative window", `{"models": {"m": {"context_window": -1}}}`, "FILE: models.m: context_window must be greater than 0, got -1"},
+		{"zero output", `{"models": {"m": {"max_output_tokens": 0}}}`, "FILE: models.m: max_output_tokens must be greater than 0, got 0"},
+		{"empty model entry", `{"models": {"m": {}}}`, "FILE: models.m: sets neither context_window nor max_output_tokens"},
+		{"blank model name", `{"models": {" ": {"context_window": 8000}}}`, "FILE: models. : a model name must not be empty"},
+		{"output over window", `{"models": {"m": {"context_window": 8000, "max_output_tokens": 9000}}}`, "FILE: models.m: max_output_tokens 9000 is more than context_window 8000, which holds the output too"},
+		{"window without room", `{"compaction": {"output_reserve": 6000, "margin": 2000}, "models": {"m": {"context_window": 8000}}}`,
+			"FILE: models.m: the context window, 8000, leaves no room beside the compaction's output reserve, 6000, and margin, 2000"},
+		{"window without room by default", `{"models": {"m": {"context_window": 300}}}`,
+			"FILE: models.m: the context window, 300, leaves no room beside the compaction's output reserve, 75, and margin, 256"},
+		{"misspelt compaction", `{"compaction": {"treshold": 1000}}`, `FILE: compaction: must be {"threshold", "output_reserve", "margin", "prune_over", "keep_recent", "model", "prompt"}: json: unknown field "treshold"`},
+		{"negative threshold", `{"compaction": {"threshold": -5}}`, "FILE: compaction.threshold: must not be negative, got -5"},
+		{"negative keep recent", `{"compaction": {"keep_recent": -1}}`, "FILE: compaction.keep_recent: must not be negative, got -1"},
+		{"prompt not lines", `{"compaction": {"prompt": 3}}`, "FILE: compaction.prompt: must be a list of lines or a string"},
+		{"empty prompt", `{"compaction": {"prompt": []}}`, "FILE: compaction.prompt: must not be empty"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -409,6 +426,41 @@ func TestResolvePricesAndBudgetsFromTheConfigFile(t *testing.T) {
 	}
 	if r.Budgets.ReserveTokens != 2048 {
 		t.Errorf("reserve tokens = %d, want 2048", r.Budgets.ReserveTokens)
+	}
+}
+
+func TestResolveModelsAndCompactionFromTheConfigFile(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	write(t, filepath.Join(s.project, "agents.json"), `{
+		"models": {
+			"gpt-4o-mini": {"context_window": 128000, "max_output_tokens": 16384},
+			"local-llama": {"context_window": 8192}
+		},
+		"compaction": {"threshold": 90000, "output_reserve": 4096, "prune_over": 2000, "keep_recent": 20000,
+			"model": "gpt-4o-mini", "prompt": "Summarise what was done and what is left."}
+	}`)
+	r := resolve(t, s.options(Flags{}))
+	want := map[string]catalog.Limits{
+		"gpt-4o-mini": {ContextWindow: 128000, MaxOutputTokens: 16384, Source: catalog.LimitsConfig},
+		"local-llama": {ContextWindow: 8192, Source: catalog.LimitsConfig},
+	}
+	if !reflect.DeepEqual(r.Models, want) {
+		t.Errorf("Models = %+v, want %+v", r.Models, want)
+	}
+	c := r.Compaction
+	if c.Threshold != 90000 || c.OutputReserve != 4096 || c.Margin != 0 || c.PruneOver != 2000 || c.KeepRecent != 20000 ||
+		c.Model != "gpt-4o-mini" || !reflect.DeepEqual(c.Prompt, []string{"Summarise what was done and what is left."}) {
+		t.Errorf("Compaction = %+v", c)
+	}
+
+	// Without them, nothing is configured: the catalog's table and
+	// defaults apply.
+	empty := newSandbox(t)
+	write(t, filepath.Join(empty.project, "agents.json"), `{"port": 9000}`)
+	r = resolve(t, empty.options(Flags{}))
+	if r.Models != nil || !reflect.DeepEqual(r.Compaction, catalog.Compaction{}) {
+		t.Errorf("without settings: Models = %v, Compaction = %+v", r.Models, r.Compaction)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agents-os/agents/backend/internal/agentfile"
+	"github.com/agents-os/agents/backend/internal/catalog"
 	"github.com/agents-os/agents/backend/internal/session"
 )
 
@@ -29,6 +30,8 @@ type settings struct {
 	MaxModelCallTime    time.Duration
 	Prices              map[string]session.Price
 	Budgets             Budgets
+	Models              map[string]catalog.Limits
+	Compaction          catalog.Compaction
 }
 
 const durationWanted = `a duration such as "10m" or "90s"`
@@ -76,6 +79,8 @@ func readSettings(path string, home func() (string, error)) (settings, []*agentf
 	r.read("storedAgentToolDirs", &s.StoredAgentToolDirs, "a list of paths")
 	r.read("maxModelOutputBytes", &s.MaxModelOutputBytes, "a whole number of bytes")
 	r.readBudgets(&s)
+	r.readCompaction(&s)
+	r.readModels(&s)
 	var callTime string
 	r.read("maxModelCallTime", &callTime, durationWanted)
 	if r.err == nil && callTime != "" {

@@ -29,6 +29,11 @@ func Agent(a *catalog.Agent, tools *catalog.Toolset, servers []mcptools.Status) 
 			ApiKeyId:      a.Model.APIKeyID,
 			ApiKeyPresent: a.Model.KeyPresent,
 			Offline:       a.Model.Offline,
+			// token_counting is the measure's to say, not the catalog's.
+			ContextWindow:    a.Model.Limits.ContextWindow,
+			MaxOutputTokens:  a.Model.Limits.MaxOutputTokens,
+			LimitsSource:     a.Model.Limits.Source,
+			CompactThreshold: a.Compaction.Threshold,
 		},
 		SystemPrompt:     a.SystemPrompt,
 		Helpers:          a.Helpers,
