@@ -225,12 +225,18 @@ func (a *actor) beginStep() {
 	run.step = st
 	req := a.buildRequest()
 	tools := a.toolset()
-	reserve := a.reservation()
+	budget, maxOutput := a.callBudget(), a.maxOutput()
 	flavor := a.agent.Model.Flavor
 	a.r.workers.do(func() {
+		began := time.Now()
+		// Listing the tools may start MCP servers: off the actor. Their
+		// definitions are part of the input the budgets measure.
+		st.tools = tools(ctx)
+		req.Tools = toolSpecs(st.tools)
+		listed := time.Since(began)
 		// The budgets admit the call before it starts, off the actor: the
 		// database decides, for every server on it.
-		adm, err := a.r.store.Reserve(ctx, reserve)
+		adm, err := a.r.admit(ctx, budget, requestTokens(req), maxOutput)
 		if err != nil && ctx.Err() != nil {
 			// The step was cut (cancel, interrupt) or the server is
 			// stopping before the call started: as if the model call had
@@ -251,10 +257,13 @@ func (a *actor) beginStep() {
 			return
 		}
 		st.admission, st.admitted = adm, true
-		began := time.Now()
-		// Listing the tools may start MCP servers: off the actor.
-		st.tools = tools(ctx)
-		req.Tools = toolSpecs(st.tools)
+		if adm.Output > 0 {
+			// The call may spend no more output than it reserved.
+			req.MaxTokens = int(adm.Output)
+		}
+		// The model's time is the tools' listing and the call, not the
+		// wait for admission.
+		began = time.Now().Add(-listed)
 		chatCtx, span := a.r.tracer.StartChat(ctx, flavor, a.id, req)
 		resp, err := model.Stream(chatCtx, req, func(d llm.Delta) { a.publishDelta(st, d) })
 		took := time.Since(began)
