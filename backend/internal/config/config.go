@@ -203,15 +203,14 @@ type Budgets struct {
 	// OwnerDefault is the budget of every owner without one of its own;
 	// nil for none.
 	OwnerDefault *session.OwnerBudget
-	// ReserveTokens is what each model call reserves, beyond what the
-	// session's previous call used, of the budgets it spends while it
-	// runs, so that calls of one tree or owner running at once cannot
-	// together start past a budget.
+	// ReserveTokens is the output a model call under a budget reserves,
+	// and asks the model for at most, when its model's maximum output is
+	// not known; the call reserves its measured input besides.
 	ReserveTokens int64
 }
 
-// DefaultReserveTokens is the reservation of a model call when the config
-// file sets none: room for a long answer.
+// DefaultReserveTokens is the output a model call reserves when neither
+// its model nor the config file says: room for a long answer.
 const DefaultReserveTokens = 4096
 
 // check rejects flag values out of range; zero ones are not given.

@@ -195,8 +195,8 @@ func configPath(dir, p string, home func() (string, error)) (string, error) {
 type budgetSettings struct {
 	// OwnerDefault is the budget of every owner that has none of its own.
 	OwnerDefault *ownerBudgetSetting `json:"owner_default"`
-	// ReserveTokens is what a model call reserves of a budget for its
-	// answer while it runs; see Budgets.
+	// ReserveTokens is the output a model call reserves of a budget when
+	// its model's maximum output is not known; see Budgets.
 	ReserveTokens *int64 `json:"reserve_tokens"`
 }
 

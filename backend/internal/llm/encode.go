@@ -207,12 +207,22 @@ func requestOptions(d dialect, req Request, stream bool) wireOptions {
 		w.ToolChoice = "auto"
 		w.ParallelToolCalls = &parallel
 	}
-	if d.thinkingBudget > 0 {
-		w.Thinking = &wireThinking{Type: "enabled", BudgetTokens: d.thinkingBudget}
-	}
 	maxTokens := req.MaxTokens
 	if maxTokens == 0 {
 		maxTokens = d.defaultMaxTokens
+	}
+	if d.thinkingBudget > 0 {
+		// Thinking counts in the cap, and Claude refuses thinking of the
+		// cap or more, or of fewer than minThinking tokens: under a cap
+		// smaller than the budget (a spend budget's), thinking takes half
+		// of it, or none.
+		thinking := d.thinkingBudget
+		if maxTokens > 0 && thinking >= maxTokens {
+			thinking = maxTokens / 2
+		}
+		if thinking >= minThinking {
+			w.Thinking = &wireThinking{Type: "enabled", BudgetTokens: thinking}
+		}
 	}
 	if d.maxTokensField == "max_tokens" {
 		w.MaxTokens = maxTokens

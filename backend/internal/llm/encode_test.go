@@ -97,6 +97,21 @@ func TestRequestJSONPerFlavor(t *testing.T) {
 			},
 			absent: []string{"prompt_cache_key", "max_completion_tokens", "tool_choice", "messages.2.reasoning_content"},
 		},
+		{
+			// A cap under the thinking budget (a spend budget's) gives
+			// thinking half of it: Claude refuses thinking of max_tokens
+			// or more.
+			flavor: FlavorClaude,
+			tune:   func(r *Request) { r.MaxTokens = 4096 },
+			want:   map[string]any{"thinking.budget_tokens": 2048.0, "max_tokens": 4096.0},
+		},
+		{
+			// Claude refuses thinking of fewer than 1,024 tokens.
+			flavor: FlavorClaude,
+			tune:   func(r *Request) { r.MaxTokens = 2000 },
+			want:   map[string]any{"max_tokens": 2000.0},
+			absent: []string{"thinking"},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.flavor), func(t *testing.T) {

@@ -71,6 +71,9 @@ type dialect struct {
 	toolCallID func(string) string
 }
 
+// minThinking is the least thinking budget Claude accepts.
+const minThinking = 1024
+
 // dialectFor is the table of flavor differences.
 func dialectFor(f Flavor) dialect {
 	switch f {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agents-os/agents/backend/internal/catalog"
 	"github.com/agents-os/agents/backend/internal/errs"
 	"github.com/agents-os/agents/backend/internal/session"
 	"github.com/agents-os/agents/backend/internal/store"
@@ -20,17 +21,40 @@ const StopBudget = "budget_exceeded"
 // replaces it sooner.
 const reservationTTL = 15 * time.Minute
 
+// defaultMaxOutput is the output a model call may ask for when neither
+// its model's limits nor Budgets.ReserveTokens say.
+const defaultMaxOutput = 4096
+
+// minOutput is the least output worth starting a model call for: a budget
+// that leaves less after the call's input refuses it, rather than start a
+// call cut off before it could answer. 64 tokens hold a short answer or a
+// tool call.
+const minOutput = 64
+
+// A call refused only because other calls in flight hold its budgets
+// waits for them to settle, asking again every admitPoll (doubling up to
+// admitPollMax), for at most admitWait: as long as a model call usually
+// takes, so a budget with room refuses nothing, while a call whose
+// budgets stay held (calls that run for minutes, or a stopped server's
+// reservations, which hold for reservationTTL) pauses with
+// budget_exceeded rather than wait unseen.
+const (
+	admitWait    = 30 * time.Second
+	admitPoll    = 25 * time.Millisecond
+	admitPollMax = 500 * time.Millisecond
+)
+
 // Budgets are the runner's budget settings.
 type Budgets struct {
 	// Prices are what models cost, by model name.
 	Prices map[string]session.Price
 	// OwnerDefault is the budget of an owner with none of its own.
 	OwnerDefault *session.OwnerBudget
-	// ReserveTokens is what a model call reserves for its answer, on top
-	// of what the session's previous call used (the new call's input is
-	// at least that history). Calls of one tree or owner running at once
-	// see each other's reservations as spent, so they cannot together
-	// start past a budget while each spends no more than it reserved.
+	// ReserveTokens is the output a model call under a budget reserves
+	// and asks for at most when its model's maximum output is not known
+	// (defaultMaxOutput when zero). A call reserves its measured input and
+	// that output, capped at what its budgets leave; calls of one tree or
+	// owner running at once see each other's reservations as spent.
 	ReserveTokens int64
 	// OnUsage, when set, is told the usage of every model answer (the
 	// metrics count it by owner and model).
@@ -57,28 +81,79 @@ func (b Budgets) priced(u session.Usage, models ...string) session.Usage {
 	return u
 }
 
-// reservation is what the session's next model call reserves: the
-// previous call's input and output (the next input holds them) and room
-// for the answer.
-func (a *actor) reservation() store.Reservation {
-	var prev int64
-	for i := len(a.st.turns) - 1; i >= 0; i-- {
-		if t := a.st.turns[i].LLM; t != nil {
-			prev = t.Usage.Tokens()
-			break
-		}
+// callBudget is what a step's admission needs of the session, taken on
+// the actor: the worker that lists the step's tools measures the request
+// and asks for the reservation off the actor.
+type callBudget struct {
+	session, root, owner string
+	price                session.Price
+	ownerDefault         *session.OwnerBudget
+	now                  func() time.Time
+}
+
+func (a *actor) callBudget() callBudget {
+	c := callBudget{
+		session: a.id, root: a.st.meta.Root(), owner: a.st.meta.Owner,
+		ownerDefault: a.r.opts.Budgets.OwnerDefault, now: a.r.now,
 	}
-	b := a.r.opts.Budgets
-	var cost session.Nanos
-	if p, ok := b.price(a.agent.Model.Name); ok {
-		cost = p.Cost(session.Usage{Prompt: prev, Completion: b.ReserveTokens})
+	// Priced as the answer will be when the provider names no other
+	// model; the zero price when it has none.
+	c.price, _ = a.r.opts.Budgets.price(a.agent.Model.Name)
+	return c
+}
+
+// maxOutput is the most output a call of the agent's model may produce:
+// the model's limit, unless nobody states one (the catalog's default for
+// an unknown model), where Budgets.ReserveTokens says, else
+// defaultMaxOutput.
+func (a *actor) maxOutput() int64 {
+	lim := a.agent.Model.Limits
+	if n := lim.MaxOutputTokens; n > 0 && lim.Source != catalog.LimitsDefault {
+		return n
 	}
-	now := a.r.now()
+	if n := a.r.opts.Budgets.ReserveTokens; n > 0 {
+		return n
+	}
+	if n := lim.MaxOutputTokens; n > 0 {
+		return n
+	}
+	return defaultMaxOutput
+}
+
+// reservation is what the step's model call asks of its budgets: its
+// input of input tokens, and up to maxOutput tokens of output.
+func (c callBudget) reservation(input, maxOutput int64) store.Reservation {
+	now := c.now()
 	return store.Reservation{
-		SessionID: a.id, RootID: a.st.meta.Root(), Owner: a.st.meta.Owner,
-		Tokens: prev + b.ReserveTokens, Cost: cost,
-		Now: now, Expires: now.Add(reservationTTL),
-		OwnerDefault: b.OwnerDefault,
+		SessionID: c.session, RootID: c.root, Owner: c.owner,
+		Input: input, Output: maxOutput, MinOutput: min(minOutput, maxOutput),
+		Price: c.price,
+		Now:   now, Expires: now.Add(reservationTTL),
+		OwnerDefault: c.ownerDefault,
+	}
+}
+
+// admit asks the budgets to admit a step's model call, input tokens long.
+// A call refused only because other calls in flight hold its budgets
+// waits for them to settle (see admitWait), asking again each time; the
+// refusal stands once the wait is over. It returns ctx's error once ctx
+// is done.
+func (r *Runner) admit(ctx context.Context, c callBudget, input, maxOutput int64) (store.Admission, error) {
+	deadline := time.Now().Add(admitWait)
+	poll := admitPoll
+	for {
+		adm, err := r.store.Reserve(ctx, c.reservation(input, maxOutput))
+		if err != nil || adm.Exceeded == "" || !adm.Held || time.Now().After(deadline) {
+			return adm, err
+		}
+		t := time.NewTimer(poll)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return adm, ctx.Err()
+		case <-t.C:
+		}
+		poll = min(2*poll, admitPollMax)
 	}
 }
 

@@ -19,17 +19,6 @@ import (
 // is (and an overflow the provider reports still compacts once more).
 const maxCompactions = 3
 
-// minOutput is the least output a call near the window is sent with.
-const minOutput = 64
-
-// Defaults of the compaction settings an agent leaves at zero, for a
-// model whose limits nobody states.
-const (
-	defaultContextWindow = 32768
-	defaultMaxOutput     = 4096
-	defaultPruneOver     = 1000
-)
-
 // fit is what a session's requests must fit in.
 type fit struct {
 	window, maxOutput, threshold int64
@@ -37,41 +26,22 @@ type fit struct {
 }
 
 // window returns the limits of the session's model, with what a provider
-// taught this server about its window, and the compaction settings with
-// every zero filled in.
+// taught this server about its window, and the agent's compaction
+// settings for them (the catalog resolves every one).
 func (a *actor) window() fit {
-	lim := a.agent.Model.Limits
-	f := fit{window: lim.ContextWindow, maxOutput: lim.MaxOutputTokens, settings: a.agent.Compaction}
-	if f.window <= 0 {
-		f.window = defaultContextWindow
+	lim, settings := a.agent.Model.Limits, a.agent.Compaction
+	if lim.ContextWindow <= 0 {
+		// An agent the catalog did not resolve (none does today): the
+		// model's table or the default.
+		lim = catalog.ModelLimits(a.agent.Model.Name, catalog.Limits{}, catalog.Limits{})
+		settings = a.agent.CompactionFor(lim)
 	}
-	if f.maxOutput <= 0 {
-		f.maxOutput = defaultMaxOutput
+	if learned, ok := a.r.LearnedWindow(a.agent.Model.Name); ok && learned < lim.ContextWindow {
+		lim.ContextWindow, lim.Source = learned, catalog.LimitsLearned
+		lim.MaxOutputTokens = min(lim.MaxOutputTokens, learned)
+		settings = a.agent.CompactionFor(lim)
 	}
-	if learned, ok := a.r.learned.Load(a.agent.Model.Name); ok {
-		f.window = min(f.window, learned.(int64))
-	}
-	c := &f.settings
-	if c.OutputReserve <= 0 {
-		c.OutputReserve = min(f.maxOutput, 8192)
-	}
-	c.OutputReserve = min(c.OutputReserve, f.window/4)
-	if c.Margin <= 0 {
-		c.Margin = max(f.window/20, 256)
-	}
-	c.Margin = min(c.Margin, f.window/10)
-	if c.PruneOver <= 0 {
-		c.PruneOver = defaultPruneOver
-	}
-	if c.KeepRecent <= 0 {
-		c.KeepRecent = f.window / 4
-	}
-	f.threshold = c.Threshold
-	if f.threshold <= 0 || f.threshold > f.window-c.Margin {
-		f.threshold = f.window - c.OutputReserve - c.Margin
-	}
-	f.maxOutput = min(f.maxOutput, f.window)
-	return f
+	return fit{window: lim.ContextWindow, maxOutput: lim.MaxOutputTokens, threshold: settings.Threshold, settings: settings}
 }
 
 // learnWindow keeps the window a provider stated for a model, for every
@@ -280,9 +250,10 @@ func (a *actor) summarise(st *step, plan compactPlan, f fit) {
 	// not fit beside it.
 	output := min(f.maxOutput, max(f.window/8, 256), 4096)
 	var req llm.Request
+	var input int64
 	for {
 		req = summaryRequest(modelSpec.Name, prompt, plan.prev, a.st.turns[plan.base:plan.cut], plan.instruction, itemBytes(f.window))
-		input := int64(a.prompt.estimator.Request(req))
+		input = int64(a.prompt.estimator.Request(req))
 		if input+output <= f.window-f.settings.Margin {
 			break
 		}
@@ -298,11 +269,11 @@ func (a *actor) summarise(st *step, plan compactPlan, f fit) {
 	}
 	req.SessionID = a.id
 	req.MaxTokens = int(output)
-	reserve := a.reservation()
+	budget := a.callBudget()
 	flavor := modelSpec.Flavor
 	ctx := st.ctx
 	a.r.workers.do(func() {
-		adm, err := a.r.store.Reserve(ctx, reserve)
+		adm, err := a.r.admit(ctx, budget, input, output)
 		switch {
 		case err != nil && ctx.Err() != nil:
 			a.post(func(a *actor) { a.summaryDone(st, plan, f, llm.Response{}, ctx.Err()) })
@@ -319,6 +290,9 @@ func (a *actor) summarise(st *step, plan compactPlan, f fit) {
 			return
 		}
 		st.admission, st.admitted = adm, true
+		if adm.Output > 0 {
+			req.MaxTokens = int(adm.Output)
+		}
 		spanCtx, span := a.r.tracer.StartCompaction(ctx, a.id, plan.reason, plan.before)
 		chatCtx, chat := a.r.tracer.StartChat(spanCtx, flavor, a.id, req)
 		resp, err := model.Stream(chatCtx, req, func(llm.Delta) {})

@@ -250,12 +250,16 @@ func (a *actor) launchStep() {
 	p := &a.prompt
 	counter, estimator := p.counter, p.estimator
 	tools := a.toolset()
+	budget, maxOutput := a.callBudget(), min(fit.maxOutput, a.maxOutput())
 	flavor := a.agent.Model.Flavor
 	compacting := run.compactions < maxCompactions
 	a.r.workers.do(func() {
-		// Listing the tools may start MCP servers: off the actor.
+		began := time.Now()
+		// Listing the tools may start MCP servers: off the actor. Their
+		// definitions are part of the input.
 		st.tools = tools(ctx)
 		req.Tools = toolSpecs(st.tools)
+		listed := time.Since(began)
 		input := measured.estimated
 		if !measured.withTools() {
 			input += int64(estimator.Tools(req.Tools))
@@ -270,14 +274,16 @@ func (a *actor) launchStep() {
 			}
 		}
 		st.input = input
-		if room := fit.window - input; room < fit.maxOutput {
+		output := maxOutput
+		if room := fit.window - input; room < output {
 			// Near the window: the answer gets what is left of it, so the
 			// request is not refused for its output.
-			req.MaxTokens = int(max(room, minOutput))
+			output = max(room, minOutput)
+			req.MaxTokens = int(output)
 		}
 		// The budgets admit the call before it starts, off the actor: the
 		// database decides, for every server on it.
-		adm, err := a.r.store.Reserve(ctx, a.reservation())
+		adm, err := a.r.admit(ctx, budget, input, output)
 		if err != nil && ctx.Err() != nil {
 			// The step was cut (cancel, interrupt) or the server is
 			// stopping before the call started: as if the model call had
@@ -298,7 +304,13 @@ func (a *actor) launchStep() {
 			return
 		}
 		st.admission, st.admitted = adm, true
-		began := time.Now()
+		if adm.Output > 0 {
+			// The call may spend no more output than it reserved.
+			req.MaxTokens = int(adm.Output)
+		}
+		// The model's time is the tools' listing and the call, not the
+		// wait for admission.
+		began = time.Now().Add(-listed)
 		chatCtx, span := a.r.tracer.StartChat(ctx, flavor, a.id, req)
 		resp, err := model.Stream(chatCtx, req, func(d llm.Delta) { a.publishDelta(st, d) })
 		took := time.Since(began)

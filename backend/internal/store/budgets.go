@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -42,17 +43,45 @@ type Budgets interface {
 }
 
 // Reservation asks to admit a model call of a session.
+//
+// The call spends its input whatever it answers, and at most the output
+// it asks for: admission grants it an output cap, what its budgets leave
+// after its input, and the call asks the model for no more. What the call
+// holds while it runs (Input plus the granted output, and their cost) is
+// what the other calls of its tree and owner see as taken, so calls
+// running at once cannot together spend past a budget except by the error
+// of the measure of their inputs.
 type Reservation struct {
 	SessionID, RootID, Owner string
-	// Tokens and Cost are what the call may spend, at most: what the
-	// other calls of the tree and the owner see as taken while it runs.
-	Tokens int64
-	Cost   session.Nanos
+	// Input is the call's input tokens, measured before it is sent; the
+	// measure errs on the high side, since a budget can overrun by what it
+	// under-counts.
+	Input int64
+	// Output is the most output the call would like (the model's maximum
+	// output); MinOutput the least worth starting the call for (at least
+	// 1, at most Output): a budget that leaves less refuses the call.
+	Output, MinOutput int64
+	// Price prices the call's tokens for the cost limits: input at the
+	// input price (none of it counted as cached) and output at the output
+	// price. The zero Price is a model without one: its calls cost
+	// nothing, and no cost limit caps them.
+	Price session.Price
 	// Now is the time of the request; Expires when the reservation
 	// stops holding anything, should its server never settle it.
 	Now, Expires time.Time
 	// OwnerDefault is the budget of an owner that has none of its own.
 	OwnerDefault *session.OwnerBudget
+}
+
+// minOutput is the least output r's call may be granted.
+func (r Reservation) minOutput() int64 { return max(1, min(r.MinOutput, r.Output)) }
+
+// held is what r's call holds while it runs, given its output cap.
+func (r Reservation) held(output int64) session.Spend {
+	return session.Spend{
+		Tokens: r.Input + output,
+		Cost:   r.Price.Cost(session.Usage{Prompt: r.Input, Completion: output}),
+	}
 }
 
 // Budget scopes, as Admission.Exceeded names them.
@@ -63,9 +92,17 @@ const (
 
 // Admission is the answer to a Reservation.
 type Admission struct {
-	// Exceeded is "" when the call may start, else the budget that is
-	// spent: ScopeSession (the tree's) or ScopeOwner.
+	// Exceeded is "" when the call may start, else the budget that has
+	// no room for it: ScopeSession (the tree's) or ScopeOwner.
 	Exceeded string
+	// Held reports a refusal owed only to other calls' reservations: what
+	// is spent leaves room for the call, so it may be admitted once they
+	// settle. False when a budget is spent.
+	Held bool
+	// Output is the output cap of an admitted call under a budget, in
+	// [MinOutput, Output]: the call must ask the model for no more. Zero
+	// when no budget applies, and nothing caps the call.
+	Output int64
 	// TreeBudget is the tree's budget (nil for none) and TreeSpend what
 	// the tree spent.
 	TreeBudget *session.Budget
@@ -139,14 +176,17 @@ const sqlPutReservation = `INSERT INTO reservations (session_id, root_id, owner,
 
 // Reserve implements Budgets. Most calls are under no budget at all: one
 // read, outside any transaction and lock, tells, and such a call reserves
-// nothing, so an unbudgeted step costs no write. A call under a budget is
-// admitted again under the budgets' locks, where the reservations of the
-// calls in flight are counted, and reserves what it may spend. A budget
-// set between the two reads applies from the next call on, as one set
-// while a call runs does.
+// nothing and gets no output cap, so an unbudgeted step costs no write. A
+// call under a budget is judged again under the budgets' locks, where the
+// reservations of the calls in flight are counted, and reserves its input
+// and the output it is granted. A budget set between the two reads
+// applies from the next call on, as one set while a call runs does.
 func (s *SQL) Reserve(ctx context.Context, r Reservation) (Admission, error) {
 	adm, err := s.admission(ctx, s.read, r)
-	if err == nil && !adm.TreeBudget.Limited() && !adm.Owner.Budget.Limited() {
+	if err == nil && (adm.Exceeded != "" || !adm.TreeBudget.Limited() && !adm.Owner.Budget.Limited()) {
+		// A refusal writes nothing, and one judged a moment ago stands:
+		// so a call waiting for others' reservations asks again without
+		// taking the budgets' locks.
 		return adm, nil
 	}
 	err = WithTx(ctx, s.write, func(tx *sqlx.Tx) error {
@@ -163,7 +203,8 @@ func (s *SQL) Reserve(ctx context.Context, r Reservation) (Admission, error) {
 		if adm, err = s.admission(ctx, tx, r); err != nil || adm.Exceeded != "" {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, tx.Rebind(sqlPutReservation), r.SessionID, r.RootID, r.Owner, r.Tokens, int64(r.Cost), nanos(r.Expires)); err != nil {
+		held := r.held(adm.Output)
+		if _, err := tx.ExecContext(ctx, tx.Rebind(sqlPutReservation), r.SessionID, r.RootID, r.Owner, held.Tokens, int64(held.Cost), nanos(r.Expires)); err != nil {
 			return s.translate(err, unknownSession(r.SessionID), "reserve budget for %s", r.SessionID)
 		}
 		return nil
@@ -182,8 +223,7 @@ type admissionReader interface {
 }
 
 // admission reads the budgets, the spend and the other calls'
-// reservations that r's call is judged by, and judges it: Exceeded names
-// the budget that is spent, counting the reservations as spent.
+// reservations that r's call is judged by, and judges it (see judge).
 func (s *SQL) admission(ctx context.Context, q admissionReader, r Reservation) (Admission, error) {
 	var adm Admission
 	var row admissionRow
@@ -213,17 +253,80 @@ func (s *SQL) admission(ctx context.Context, q admissionReader, r Reservation) (
 	default:
 		adm.OwnerSpend = session.Spend{Tokens: row.OwnTotal, Cost: session.Nanos(row.OwnTotalCost)}
 	}
-	// Calls in flight count as spent what they reserved: a call starts
-	// only while something is left beyond them.
 	treeHeld := session.Spend{Tokens: row.TreeHeld, Cost: session.Nanos(row.TreeHeldCost)}
 	ownHeld := session.Spend{Tokens: row.OwnHeld, Cost: session.Nanos(row.OwnHeldCost)}
-	switch {
-	case adm.TreeBudget.Exceeded(adm.TreeSpend.Add(treeHeld)):
-		adm.Exceeded = ScopeSession
-	case adm.Owner.Budget.Limited() && (&adm.Owner.Budget).Exceeded(adm.OwnerSpend.Add(ownHeld)):
-		adm.Exceeded = ScopeOwner
-	}
+	adm.judge(r, treeHeld, ownHeld)
 	return adm, nil
+}
+
+// judge grants r's call its output cap, or refuses it. Under each budget
+// in force (the tree's, the owner's) the call may have what the limits
+// leave after the spend, the other calls' reservations (they count as
+// spent: each may yet spend all it holds) and its own input; a cost limit
+// leaves as many output tokens as its money buys at the output price. The
+// cap is the least of these and Output; below MinOutput the call is
+// refused, by the first budget that leaves too little with what is spent
+// alone (the budget is spent: Held is false), else by the first that
+// leaves too little with the reservations (Held: they may settle).
+func (adm *Admission) judge(r Reservation, treeHeld, ownHeld session.Spend) {
+	type scope struct {
+		name  string
+		b     *session.Budget
+		spent session.Spend
+		held  session.Spend
+	}
+	var scopes []scope
+	if adm.TreeBudget.Limited() {
+		scopes = append(scopes, scope{ScopeSession, adm.TreeBudget, adm.TreeSpend, treeHeld})
+	}
+	if adm.Owner.Budget.Limited() {
+		scopes = append(scopes, scope{ScopeOwner, &adm.Owner.Budget, adm.OwnerSpend, ownHeld})
+	}
+	if len(scopes) == 0 {
+		return
+	}
+	least := r.minOutput()
+	for _, sc := range scopes {
+		if room(sc.b, sc.spent, r) < least {
+			adm.Exceeded = sc.name
+			return
+		}
+	}
+	grant := r.Output
+	for _, sc := range scopes {
+		g := room(sc.b, sc.spent.Add(sc.held), r)
+		if g < least {
+			adm.Exceeded, adm.Held = sc.name, true
+			return
+		}
+		grant = min(grant, g)
+	}
+	adm.Output = grant
+}
+
+// room is how many output tokens b leaves r's call once spent and the
+// call's input are taken; negative when even the input does not fit, and
+// math.MaxInt64 when b does not limit the call's output.
+func room(b *session.Budget, spent session.Spend, r Reservation) int64 {
+	out := int64(math.MaxInt64)
+	if b.Tokens != nil {
+		out = *b.Tokens - spent.Tokens - r.Input
+	}
+	if b.Cost != nil {
+		left := *b.Cost - spent.Cost - r.Price.Cost(session.Usage{Prompt: r.Input})
+		perToken := r.Price.OutputPerMTok * session.NanosPerDollar / 1e6 // nanodollars an output token costs
+		switch {
+		case left <= 0:
+			// Spent, or no money left after the input: a limit reached
+			// stops the calls of a model without a price too.
+			out = -1
+		case perToken > 0:
+			if n := math.Floor(float64(left) / perToken); n < float64(out) {
+				out = int64(n)
+			}
+		}
+	}
+	return out
 }
 
 // ownerBudgetOf is the budget in force for an owner: its own row, else

@@ -184,7 +184,7 @@ func TestServersAdmitAnOwnersLastTokensOnce(t *testing.T) {
 		wg.Go(func() {
 			<-start
 			id := fmt.Sprintf("s%d", i)
-			adm, err := stores[i%servers].Reserve(ctx, store.Reservation{SessionID: id, RootID: id, Owner: "alice", Tokens: 100, Now: at, Expires: at.Add(time.Hour)})
+			adm, err := stores[i%servers].Reserve(ctx, store.Reservation{SessionID: id, RootID: id, Owner: "alice", Input: 50, Output: 50, MinOutput: 10, Now: at, Expires: at.Add(time.Hour)})
 			if err != nil {
 				t.Errorf("reserve %s: %v", id, err)
 				return

@@ -13,9 +13,33 @@ import (
 
 func ptr[T any](v T) *T { return &v }
 
-// reservation asks for a call of id in the tree root, at at(0).
-func reservation(id, root, owner string, tokens int64) store.Reservation {
-	return store.Reservation{SessionID: id, RootID: root, Owner: owner, Tokens: tokens, Now: at(0), Expires: at(time.Hour)}
+// reservation asks for a call of id in the tree root, at at(0), with
+// input tokens of input that would like up to output tokens of output and
+// starts with no less than 10.
+func reservation(id, root, owner string, input, output int64) store.Reservation {
+	return store.Reservation{
+		SessionID: id, RootID: root, Owner: owner,
+		Input: input, Output: output, MinOutput: 10,
+		Now: at(0), Expires: at(time.Hour),
+	}
+}
+
+// admitted fails the test unless adm admits its call with an output cap
+// of output.
+func admitted(t *testing.T, what string, adm store.Admission, output int64) {
+	t.Helper()
+	if adm.Exceeded != "" || adm.Output != output {
+		t.Fatalf("%s: refused by %q (held %v), output cap %d; want admitted with %d", what, adm.Exceeded, adm.Held, adm.Output, output)
+	}
+}
+
+// refused fails the test unless adm refuses its call by scope, held
+// saying whether only other calls' reservations refused it.
+func refused(t *testing.T, what string, adm store.Admission, scope string, held bool) {
+	t.Helper()
+	if adm.Exceeded != scope || adm.Held != held || adm.Output != 0 {
+		t.Fatalf("%s: refused by %q (held %v), output cap %d; want refused by %q (held %v)", what, adm.Exceeded, adm.Held, adm.Output, scope, held)
+	}
 }
 
 // A tree's budget is its root's; the spend a change settles counts for
@@ -34,17 +58,20 @@ func testBudgets(t *testing.T, fresh func(t *testing.T) Opener) {
 		t.Fatalf("child: root %s, budget %+v; want root's 100 tokens", got.Root(), got.Budget)
 	}
 
-	adm, err := s.Reserve(ctx, reservation("root", "root", "alice", 60))
+	// The root's call takes 20 of input and the 40 of output it asks for.
+	adm, err := s.Reserve(ctx, reservation("root", "root", "alice", 20, 40))
 	noErr(t, err, "reserve for root")
-	equal(t, "root's admission", adm.Exceeded, "")
-	// The child's call sees the root's reservation: 60 of 100 taken.
-	adm, err = s.Reserve(ctx, reservation("child", "root", "alice", 60))
+	admitted(t, "root's call", adm, 40)
+	// The child's call sees the root's 60 held: 20 of output are left
+	// after its input.
+	adm, err = s.Reserve(ctx, reservation("child", "root", "alice", 20, 40))
 	noErr(t, err, "reserve for child")
-	equal(t, "child's admission beside 60 reserved", adm.Exceeded, "")
-	// Now 120 are held by others for the root's next call.
-	adm, err = s.Reserve(ctx, reservation("root", "root", "alice", 60))
+	admitted(t, "child's call beside 60 held", adm, 20)
+	// The root's next call replaces its own reservation: the child's 40
+	// are held.
+	adm, err = s.Reserve(ctx, reservation("root", "root", "alice", 20, 40))
 	noErr(t, err, "reserve again for root")
-	equal(t, "root's admission beside the child's 60", adm.Exceeded, "")
+	admitted(t, "root's call beside the child's 40", adm, 40)
 
 	// The root's answer settles: 70 spent, its reservation gone.
 	root.Updated = at(2 * time.Second)
@@ -52,20 +79,25 @@ func testBudgets(t *testing.T, fresh func(t *testing.T) Opener) {
 		SessionID: "root", RootID: "root", Owner: "alice", Spend: session.Spend{Tokens: 70, Cost: 5}, At: at(0),
 	}}), "settle root")
 	if got := mustGet(t, s, "child"); got.TreeSpend != (session.Spend{Tokens: 70, Cost: 5}) {
-		t.Fatalf("tree spend %+v, want 70 tokens", got.TreeSpend)
+		t.Fatalf("tree spent %+v, want 70 tokens", got.TreeSpend)
 	}
-	// 70 spent + the child's 60 held: over 100.
-	adm, err = s.Reserve(ctx, reservation("root", "root", "alice", 10))
+	// 70 spent and the child's 40 held: no room, but only while the
+	// child's call runs.
+	adm, err = s.Reserve(ctx, reservation("root", "root", "alice", 20, 40))
 	noErr(t, err, "reserve after settling")
-	equal(t, "admission past the budget", adm.Exceeded, store.ScopeSession)
+	refused(t, "call beside the child's reservation", adm, store.ScopeSession, true)
 	equal(t, "tree spend read by the admission", adm.TreeSpend, session.Spend{Tokens: 70, Cost: 5})
+	// 70 spent leave no room for 40 of input: the budget is spent.
+	adm, err = s.Reserve(ctx, reservation("root", "root", "alice", 40, 40))
+	noErr(t, err, "reserve past the budget")
+	refused(t, "call past the budget", adm, store.ScopeSession, false)
 
 	// A reservation past its expiry holds nothing.
-	late := reservation("root", "root", "alice", 10)
+	late := reservation("root", "root", "alice", 20, 40)
 	late.Now = at(2 * time.Hour)
 	adm, err = s.Reserve(ctx, late)
 	noErr(t, err, "reserve after the child's expired")
-	equal(t, "admission once the child's reservation expired", adm.Exceeded, "")
+	admitted(t, "call once the child's reservation expired", adm, 10)
 
 	in, total, err := s.OwnerSpend(ctx, "alice", session.PeriodDay, at(0))
 	noErr(t, err, "owner spend")
@@ -87,18 +119,24 @@ func testBudgets(t *testing.T, fresh func(t *testing.T) Opener) {
 	equal(t, "found", found, true)
 	other := newMeta("other", "alice", at(3*time.Second))
 	mustCreate(t, s, other)
-	adm, err = s.Reserve(ctx, reservation("other", "other", "alice", 10))
+	adm, err = s.Reserve(ctx, reservation("other", "other", "alice", 10, 40))
 	noErr(t, err, "reserve past the owner's budget")
-	equal(t, "admission past the owner's 50", adm.Exceeded, store.ScopeOwner)
+	refused(t, "call past the owner's 50", adm, store.ScopeOwner, false)
 	def := &session.OwnerBudget{Budget: session.Budget{Tokens: ptr(int64(1000))}, Period: session.PeriodTotal}
 	bob := newMeta("bob1", "bob", at(4*time.Second))
 	mustCreate(t, s, bob)
-	r := reservation("bob1", "bob1", "bob", 10)
+	r := reservation("bob1", "bob1", "bob", 10, 40)
 	r.OwnerDefault = def
 	adm, err = s.Reserve(ctx, r)
 	noErr(t, err, "reserve under the default")
 	equal(t, "bob's budget", adm.Owner.Source, "default")
-	equal(t, "bob's admission", adm.Exceeded, "")
+	admitted(t, "bob's call", adm, 40)
+	// A call under no budget is not capped.
+	carol := newMeta("carol1", "carol", at(5*time.Second))
+	mustCreate(t, s, carol)
+	adm, err = s.Reserve(ctx, reservation("carol1", "carol1", "carol", 10, 40))
+	noErr(t, err, "reserve under no budget")
+	admitted(t, "carol's call", adm, 0)
 
 	// Removing the tree's limits removes its budget.
 	noErr(t, s.SetTreeBudget(ctx, "root", session.Budget{}, at(0)), "clear tree budget")
@@ -124,7 +162,7 @@ func testReserveRace(t *testing.T, fresh func(t *testing.T) Opener) {
 		go func() {
 			defer wg.Done()
 			id := fmt.Sprintf("s%d", i)
-			adm, err := s.Reserve(ctx, reservation(id, id, "alice", 100))
+			adm, err := s.Reserve(ctx, reservation(id, id, "alice", 50, 50))
 			if err != nil {
 				t.Errorf("reserve %s: %v", id, err)
 				return
@@ -143,4 +181,96 @@ func testReserveRace(t *testing.T, fresh func(t *testing.T) Opener) {
 	if len(ids) != 1 {
 		t.Fatalf("admitted %v, want exactly one", ids)
 	}
+}
+
+// A call is granted the output its budgets leave after what is spent,
+// what the other calls in flight hold and its own input: tokens under a
+// token limit, what the money buys at the output price under a cost
+// limit, the least over the tree's and the owner's budgets.
+func testReserveGrants(t *testing.T, fresh func(t *testing.T) Opener) {
+	s := open(t, fresh(t))
+	ctx := context.Background()
+	noErr(t, s.SetOwnerBudget(ctx, session.OwnerBudget{Owner: "alice", Budget: session.Budget{Tokens: ptr(int64(1000))}, Period: session.PeriodTotal}, at(0)), "set budget")
+	for i := range 5 {
+		mustCreate(t, s, newMeta(fmt.Sprintf("s%d", i), "alice", at(time.Duration(i))))
+	}
+
+	// Tokens, under the owner's 1,000.
+	adm, err := s.Reserve(ctx, reservation("s1", "s1", "alice", 300, 500))
+	noErr(t, err, "reserve s1")
+	admitted(t, "s1, alone", adm, 500)
+	adm, err = s.Reserve(ctx, reservation("s2", "s2", "alice", 100, 500))
+	noErr(t, err, "reserve s2")
+	admitted(t, "s2 beside s1's 800", adm, 100)
+	adm, err = s.Reserve(ctx, reservation("s3", "s3", "alice", 100, 500))
+	noErr(t, err, "reserve s3")
+	refused(t, "s3 beside 1,000 held", adm, store.ScopeOwner, true)
+	// s1 spends less than it held.
+	s1 := newMeta("s1", "alice", at(time.Second))
+	noErr(t, s.Commit(ctx, &store.Change{Meta: &s1, Spend: &store.SpendChange{
+		SessionID: "s1", RootID: "s1", Owner: "alice", Spend: session.Spend{Tokens: 350}, At: at(0),
+	}}), "settle s1")
+	adm, err = s.Reserve(ctx, reservation("s3", "s3", "alice", 100, 500))
+	noErr(t, err, "reserve s3 again")
+	admitted(t, "s3 beside 350 spent and s2's 200", adm, 350)
+	adm, err = s.Reserve(ctx, reservation("s4", "s4", "alice", 700, 500))
+	noErr(t, err, "reserve s4")
+	refused(t, "s4, its input past what is spent", adm, store.ScopeOwner, false)
+
+	// A tree's $0.01 and 8,000 tokens, output at $4 and input at $1 a
+	// million tokens: 4,000 and 1,000 nanodollars a token.
+	price := session.Price{InputPerMTok: 1, OutputPerMTok: 4, CachedInputPerMTok: 0.1}
+	root := newMeta("t", "bob", at(0))
+	noErr(t, s.Commit(ctx, &store.Change{Create: true, Meta: &root, TreeBudget: &session.Budget{Cost: ptr(session.DollarsToNanos(0.01)), Tokens: ptr(int64(8000))}}), "create t")
+	child := newMeta("c", "bob", at(time.Second))
+	child.ParentID, child.Depth = "t", 1
+	mustCreate(t, s, child)
+	priced := func(id string, input int64) store.Reservation {
+		r := reservation(id, "t", "bob", input, 4096)
+		r.Price = price
+		return r
+	}
+	settle := func(id string, sp session.Spend) {
+		t.Helper()
+		m := mustGet(t, s, id)
+		noErr(t, s.Commit(ctx, &store.Change{Meta: &m, Spend: &store.SpendChange{SessionID: id, RootID: "t", Owner: "bob", Spend: sp, At: at(0)}}), "settle %s", id)
+	}
+	adm, err = s.Reserve(ctx, priced("t", 2000))
+	noErr(t, err, "reserve t")
+	// $0.002 of input leaves $0.008: 2,000 output tokens.
+	admitted(t, "t under $0.01", adm, 2000)
+	adm, err = s.Reserve(ctx, priced("c", 1000))
+	noErr(t, err, "reserve c")
+	refused(t, "c beside t's $0.01 held", adm, store.ScopeSession, true)
+	settle("t", session.Spend{Tokens: 2500, Cost: session.DollarsToNanos(0.003)})
+	adm, err = s.Reserve(ctx, priced("c", 1000))
+	noErr(t, err, "reserve c again")
+	// $0.007 left, $0.001 of it for the input: 1,500 output tokens.
+	admitted(t, "c under $0.007 left", adm, 1500)
+	adm, err = s.Reserve(ctx, priced("t", 2900))
+	noErr(t, err, "reserve t beside c")
+	refused(t, "t beside c's $0.007 held", adm, store.ScopeSession, true)
+	settle("c", session.Spend{Tokens: 1000, Cost: session.DollarsToNanos(0.001)})
+	// 3,500 tokens and $0.004 spent: the tighter limit caps the call.
+	adm, err = s.Reserve(ctx, priced("t", 4200))
+	noErr(t, err, "reserve a long input")
+	admitted(t, "t, tokens the tighter", adm, 300)
+	settle("t", session.Spend{})
+	adm, err = s.Reserve(ctx, priced("t", 1000))
+	noErr(t, err, "reserve a short input")
+	admitted(t, "t, cost the tighter", adm, 1250)
+	settle("t", session.Spend{})
+
+	// Under the owner's budget too, the least of the two caps the call,
+	// and the tree is judged first.
+	noErr(t, s.SetOwnerBudget(ctx, session.OwnerBudget{Owner: "bob", Budget: session.Budget{Tokens: ptr(int64(3800))}, Period: session.PeriodDay}, at(0)), "set bob's budget")
+	adm, err = s.Reserve(ctx, priced("c", 100))
+	noErr(t, err, "reserve under both")
+	admitted(t, "c, the owner's the tighter", adm, 200)
+	adm, err = s.Reserve(ctx, priced("c", 400))
+	noErr(t, err, "reserve past the owner's")
+	refused(t, "c past the owner's budget", adm, store.ScopeOwner, false)
+	adm, err = s.Reserve(ctx, priced("c", 5000))
+	noErr(t, err, "reserve past both")
+	refused(t, "c past both budgets", adm, store.ScopeSession, false)
 }

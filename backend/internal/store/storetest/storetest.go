@@ -89,6 +89,7 @@ func Run(t *testing.T, fresh func(t *testing.T) Opener) {
 		{"StoredAgentsReopen", testStoredAgentsReopen},
 		{"Budgets", testBudgets},
 		{"ReserveRace", testReserveRace},
+		{"ReserveGrants", testReserveGrants},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
