@@ -27,21 +27,29 @@ type fit struct {
 
 // window returns the limits of the session's model, with what a provider
 // taught this server about its window, and the agent's compaction
-// settings for them (the catalog resolves every one).
+// settings for them.
 func (a *actor) window() fit {
-	lim, settings := a.agent.Model.Limits, a.agent.Compaction
+	lim, settings := a.r.ModelLimits(a.agent)
+	return fit{window: lim.ContextWindow, maxOutput: lim.MaxOutputTokens, threshold: settings.Threshold, settings: settings}
+}
+
+// ModelLimits returns the limits of an agent's model as this server
+// applies them (the catalog's, or the window a provider stated, when
+// smaller) and the agent's compaction settings for them.
+func (r *Runner) ModelLimits(agent *catalog.Agent) (catalog.Limits, catalog.Compaction) {
+	lim, settings := agent.Model.Limits, agent.Compaction
 	if lim.ContextWindow <= 0 {
-		// An agent the catalog did not resolve (none does today): the
-		// model's table or the default.
-		lim = catalog.ModelLimits(a.agent.Model.Name, catalog.Limits{}, catalog.Limits{})
-		settings = a.agent.CompactionFor(lim)
+		// An agent the catalog did not resolve: the model's table or
+		// the default.
+		lim = catalog.ModelLimits(agent.Model.Name, catalog.Limits{}, catalog.Limits{})
+		settings = agent.CompactionFor(lim)
 	}
-	if learned, ok := a.r.LearnedWindow(a.agent.Model.Name); ok && learned < lim.ContextWindow {
+	if learned, ok := r.LearnedWindow(agent.Model.Name); ok && learned < lim.ContextWindow {
 		lim.ContextWindow, lim.Source = learned, catalog.LimitsLearned
 		lim.MaxOutputTokens = min(lim.MaxOutputTokens, learned)
-		settings = a.agent.CompactionFor(lim)
+		settings = agent.CompactionFor(lim)
 	}
-	return fit{window: lim.ContextWindow, maxOutput: lim.MaxOutputTokens, threshold: settings.Threshold, settings: settings}
+	return lim, settings
 }
 
 // learnWindow keeps the window a provider stated for a model, for every

@@ -36,6 +36,7 @@ func TestGetAgentShowsTheModelsLimits(t *testing.T) {
 		LimitsSource     string `json:"limits_source"`
 		CompactThreshold int64  `json:"compact_threshold"`
 		Offline          bool   `json:"offline"`
+		TokenCounting    string `json:"token_counting"`
 	}
 	cases := []struct {
 		slug string
@@ -43,12 +44,12 @@ func TestGetAgentShowsTheModelsLimits(t *testing.T) {
 	}{
 		// The agent's window and threshold (below 64,000 − 4,096 − 3,200),
 		// the default's output.
-		{"boss", limits{64_000, 4_096, "agent", 40_000, true}},
+		{"boss", limits{64_000, 4_096, "agent", 40_000, true, "estimate"}},
 		// The server's table, under a provider's prefix and a date.
-		{"lead", limits{128_000, 16_384, "builtin", 113_408, true}},
+		{"lead", limits{128_000, 16_384, "builtin", 113_408, true, "tokenizer"}},
 		// An unknown model: the default, 32,768 − 4,096 − 1,638.
-		{"keeper", limits{32_768, 4_096, "default", 27_034, true}},
-		{"scribe", limits{32_768, 2_000, "agent", 29_130, true}},
+		{"keeper", limits{32_768, 4_096, "default", 27_034, true, "estimate"}},
+		{"scribe", limits{32_768, 2_000, "agent", 29_130, true, "estimate"}},
 	}
 	for _, tc := range cases {
 		res, err := e.agents.GetAgent(ctxFor(t), connect.NewRequest(&agentsv1.GetAgentRequest{Slug: tc.slug}))
@@ -56,12 +57,9 @@ func TestGetAgentShowsTheModelsLimits(t *testing.T) {
 			t.Fatal(err)
 		}
 		m := res.Msg.GetAgent().GetModel()
-		got := limits{m.GetContextWindow(), m.GetMaxOutputTokens(), m.GetLimitsSource(), m.GetCompactThreshold(), m.GetOffline()}
+		got := limits{m.GetContextWindow(), m.GetMaxOutputTokens(), m.GetLimitsSource(), m.GetCompactThreshold(), m.GetOffline(), m.GetTokenCounting()}
 		if got != tc.want {
 			t.Errorf("GetAgent %s: model = %+v, want %+v", tc.slug, got, tc.want)
-		}
-		if m.GetTokenCounting() != "" {
-			t.Errorf("GetAgent %s: token_counting = %q, want it left to the measure", tc.slug, m.GetTokenCounting())
 		}
 
 		status, _, body := e.do(http.MethodGet, "/v1/agents/"+tc.slug, "")

@@ -18,7 +18,11 @@ type agentService struct{ s *Server }
 
 func (h *agentService) ListAgents(_ context.Context, _ *connect.Request[agentsv1.ListAgentsRequest]) (*connect.Response[agentsv1.ListAgentsResponse], error) {
 	snap := h.s.catalog.Snapshot()
-	return connect.NewResponse(&agentsv1.ListAgentsResponse{Agents: descriptors(snap), Errors: wire.LoadErrors(snap.Errors)}), nil
+	list := descriptors(snap)
+	for i, a := range snap.Agents() {
+		h.s.applied(list[i].GetModel(), a)
+	}
+	return connect.NewResponse(&agentsv1.ListAgentsResponse{Agents: list, Errors: wire.LoadErrors(snap.Errors)}), nil
 }
 
 // GetAgent describes one agent with every tool it offers: its MCP servers
@@ -32,7 +36,18 @@ func (h *agentService) GetAgent(ctx context.Context, req *connect.Request[agents
 	if err != nil {
 		return nil, err
 	}
-	return connect.NewResponse(&agentsv1.GetAgentResponse{Agent: wire.Agent(a, a.Toolset(ctx, nil), a.MCPStatus(nil))}), nil
+	d := wire.Agent(a, a.Toolset(ctx, nil), a.MCPStatus(nil))
+	h.s.applied(d.GetModel(), a)
+	return connect.NewResponse(&agentsv1.GetAgentResponse{Agent: d}), nil
+}
+
+// applied sets a model's limits to those the server applies: a window a
+// provider stated (in its context_length_exceeded answer) when it is
+// smaller than the agent's.
+func (s *Server) applied(m *agentsv1.ModelDescriptor, a *catalog.Agent) {
+	lim, settings := s.runner.ModelLimits(a)
+	m.ContextWindow, m.MaxOutputTokens, m.LimitsSource = lim.ContextWindow, lim.MaxOutputTokens, lim.Source
+	m.CompactThreshold = settings.Threshold
 }
 
 // ReloadAgents re-reads the agent files for every owner, so with auth on

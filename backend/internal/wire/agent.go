@@ -13,6 +13,7 @@ import (
 	"github.com/agents-os/agents/backend/internal/catalog"
 	"github.com/agents-os/agents/backend/internal/mcptools"
 	"github.com/agents-os/agents/backend/internal/session"
+	"github.com/agents-os/agents/backend/internal/tokens"
 )
 
 // Agent converts a catalog agent to its descriptor, with the tools it
@@ -29,11 +30,11 @@ func Agent(a *catalog.Agent, tools *catalog.Toolset, servers []mcptools.Status) 
 			ApiKeyId:      a.Model.APIKeyID,
 			ApiKeyPresent: a.Model.KeyPresent,
 			Offline:       a.Model.Offline,
-			// token_counting is the measure's to say, not the catalog's.
 			ContextWindow:    a.Model.Limits.ContextWindow,
 			MaxOutputTokens:  a.Model.Limits.MaxOutputTokens,
 			LimitsSource:     a.Model.Limits.Source,
 			CompactThreshold: a.Compaction.Threshold,
+			TokenCounting:    tokens.ForModel(a.Model.Name).Method(),
 		},
 		SystemPrompt:     a.SystemPrompt,
 		Helpers:          a.Helpers,
