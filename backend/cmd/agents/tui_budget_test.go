@@ -26,18 +26,32 @@ func TestTUIShowsTheBudgetThatStoppedARun(t *testing.T) {
 	if out, _ := cli("owners", "usage"); strings.Contains(out, "does not support budgets") {
 		t.Skip("this server does not keep budgets")
 	}
-	// The boss's first call, a tool call, spends more than a token: the
-	// run stops before the second.
-	out, _ := cli("run", "-a", "boss", "--offline-model", f.model, "--budget-tokens", "1", "what is the weather?")
-	out2, err := cli("sessions", "ls", "--json")
+	// The boss answers, with a tool call between; then its tree's budget
+	// is set to what it spent, and the next message stops before its
+	// model call.
+	out, _ := cli("run", "-a", "boss", "--offline-model", f.model, "what is the weather?")
+	out2, err := cli("sessions", "ls", "--roots", "--json")
 	m := regexp.MustCompile(`"id": "([0-9a-f-]{36})"`).FindStringSubmatch(out2)
 	if err != nil || m == nil {
 		t.Fatalf("sessions ls: %v\n%s\n(run said: %s)", err, out2, out)
 	}
+	out3, _ := cli("sessions", "budget", m[1])
+	spent := regexp.MustCompile(`(\d[\d,]*) tokens`).FindStringSubmatch(out3)
+	if spent == nil {
+		t.Fatalf("sessions budget: %s", out3)
+	}
+	tokens := strings.ReplaceAll(spent[1], ",", "")
+	if out, err := cli("sessions", "budget", m[1], "--tokens", tokens); err != nil {
+		t.Fatalf("sessions budget --tokens %s: %v\n%s", tokens, err, out)
+	}
+	out4, _ := cli("sessions", "mail", m[1], "--offline-model", f.model, "and tomorrow?")
+	if !strings.Contains(out4, "budget") {
+		t.Logf("sessions mail said: %s", out4)
+	}
 	term := startTmux(t, f.dir, tuiEnv(f.dir), f.bin, "tui", "--db", db, "--agent-file", boss, "--offline-model", f.model,
 		"--log-file", filepath.Join(f.dir, "tui.log"), "--session", m[1])
 	term.waitFor("bash_weather")
-	screen := term.waitMatch(regexp.MustCompile(`budget \d+ of 1 tokens \(0 left\) · exceeded`), "the budget spent")
+	screen := term.waitMatch(regexp.MustCompile(`budget `+tokens+` of `+tokens+` tokens \(0 left\) · exceeded`), "the budget spent")
 	if !strings.Contains(screen, "■ stopped: session budget spent") {
 		t.Errorf("the header does not say the budget stopped the run:\n%s", screen)
 	}
