@@ -565,6 +565,29 @@ func TestRenameThroughAnotherServer(t *testing.T) {
 	}
 }
 
+func TestCompactThroughAnotherServer(t *testing.T) {
+	t.Parallel()
+	_, l, on := crossFleet(t, time.Minute, "a", "b")
+	ctx := context.Background()
+	id := on["a"].create(t, "bench", "hello")
+	on["a"].wait(t, id)
+	for _, text := range []string{"one", "two", "three"} {
+		if _, _, err := on["a"].run.PostMessage(ctx, "me", id, runner.Message{Text: text}, runner.RunOptions{}, nil); err != nil {
+			t.Fatal(err)
+		}
+		on["a"].wait(t, id)
+	}
+	done, err := on["b"].run.Compact(ctx, "me", id, "keep the numbers")
+	if err != nil || done.Turn == nil || done.Turn.Compaction == nil || done.Turn.Compaction.Instruction != "keep the numbers" {
+		t.Fatalf("compact through b: %+v, %v", done, err)
+	}
+	l.forwarded(t, "compact_session")
+	v := on["a"].wait(t, id)
+	if last := v.Turns[len(v.Turns)-1]; last.Compaction == nil {
+		t.Fatalf("the holder's last turn is %+v, want the compaction", last)
+	}
+}
+
 func TestAnIdempotentPostRetriedThroughAThirdServerGetsTheFirstAnswer(t *testing.T) {
 	t.Parallel()
 	_, l, on := crossFleet(t, time.Minute, "a", "b", "c")
