@@ -37,13 +37,7 @@ func TestSIGKILLDuringACompactionLosesNothingAndSummarisesOnce(t *testing.T) {
 		after := fakellmtest.Start(t, fakellm.Rules{Default: noted})
 		dir := t.TempDir()
 		db := database(t, d, dir)
-		var extra []string
-		switch d {
-		case onPostgres:
-			extra = []string{"--server-id", "crash-test"}
-		case onPostgresFailover:
-			extra = []string{"--lease-ttl", "2s"}
-		}
+		extra := serveFlags(d)
 		files := []string{"testdata/agents/small.json"}
 		first := startServeAgents(t, bin, dir, db, before.URL(), files, "", extra...)
 

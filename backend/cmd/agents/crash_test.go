@@ -353,14 +353,18 @@ func startServeOn(t *testing.T, d dialect, bin, dir, db, modelURL string) *serve
 	for i, name := range crashAgents {
 		files[i] = filepath.Join("testdata/agents", name+".json")
 	}
-	var extra []string
+	return startServeAgents(t, bin, dir, db, modelURL, files, "", serveFlags(d)...)
+}
+
+// serveFlags are the id and lease settings of a crash test's server on d.
+func serveFlags(d dialect) []string {
 	switch d {
 	case onPostgres:
-		extra = []string{"--server-id", "crash-test"}
+		return []string{"--server-id", "crash-test"}
 	case onPostgresFailover:
-		extra = []string{"--lease-ttl", "2s"}
+		return []string{"--lease-ttl", "2s"}
 	}
-	return startServeAgents(t, bin, dir, db, modelURL, files, "", extra...)
+	return nil
 }
 
 // startServeAgents is startServe with the agent files given, listening on

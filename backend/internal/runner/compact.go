@@ -357,15 +357,7 @@ func (a *actor) storeCompaction(st *step, plan compactPlan, f fit, resp llm.Resp
 				c.SummarizedTurns++
 			}
 		}
-		c.Usage = a.r.opts.Budgets.priced(session.Usage{
-			Prompt:     int64(resp.Usage.PromptTokens),
-			Completion: int64(resp.Usage.CompletionTokens),
-			Cached:     int64(resp.Usage.CachedTokens),
-			Reasoning:  int64(resp.Usage.ReasoningTokens),
-		}, resp.Model, a.agent.Model.Name)
-		if f := a.r.opts.Budgets.OnUsage; f != nil {
-			f(a.owner, a.agent.Model.Name, c.Usage)
-		}
+		c.Usage = a.spent(resp)
 	}
 	c.TokensAfter = a.measureAfter(c, plan.before)
 	e := a.edit()

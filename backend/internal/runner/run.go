@@ -383,17 +383,7 @@ func (a *actor) modelDone(st *step, resp llm.Response, err error, took time.Dura
 		Model:        resp.Model,
 		FinishReason: resp.FinishReason,
 		AgentVersion: st.agentVersion,
-		Usage: a.r.opts.Budgets.priced(session.Usage{
-			Prompt:     int64(resp.Usage.PromptTokens),
-			Completion: int64(resp.Usage.CompletionTokens),
-			Cached:     int64(resp.Usage.CachedTokens),
-			Reasoning:  int64(resp.Usage.ReasoningTokens),
-		}, resp.Model, a.agent.Model.Name),
-	}
-	if f := a.r.opts.Budgets.OnUsage; f != nil {
-		// The agent's model, not the name the provider answered with:
-		// metrics label it, and agent files are a bounded set.
-		f(a.owner, a.agent.Model.Name, turn.Usage)
+		Usage:        a.spent(resp),
 	}
 	if err != nil {
 		// Cut short: keep the text that arrived; calls that were still
@@ -449,6 +439,22 @@ func (a *actor) modelDone(st *step, resp llm.Response, err error, took time.Dura
 		return
 	}
 	a.answerStored(st, turn, rows)
+}
+
+// spent is what a model call spent, priced, and told to Budgets.OnUsage.
+func (a *actor) spent(resp llm.Response) session.Usage {
+	u := a.r.opts.Budgets.priced(session.Usage{
+		Prompt:     int64(resp.Usage.PromptTokens),
+		Completion: int64(resp.Usage.CompletionTokens),
+		Cached:     int64(resp.Usage.CachedTokens),
+		Reasoning:  int64(resp.Usage.ReasoningTokens),
+	}, resp.Model, a.agent.Model.Name)
+	if f := a.r.opts.Budgets.OnUsage; f != nil {
+		// The agent's model, not the name the provider answered with:
+		// metrics label it, and agent files are a bounded set.
+		f(a.owner, a.agent.Model.Name, u)
+	}
+	return u
 }
 
 // answerStored goes on once the model's answer is stored: with its tool
