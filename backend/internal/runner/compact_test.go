@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/agents-os/agents/backend/internal/errs"
@@ -294,4 +295,51 @@ func TestAHelpersChildCompactsOnItsOwn(t *testing.T) {
 	if cv.Meta.Usage.Prompt <= summary.Usage.Prompt {
 		t.Errorf("the child's usage %+v does not hold its summary's %+v", cv.Meta.Usage, summary.Usage)
 	}
+}
+
+// The measure of every request is at least what the provider then
+// reports as its prompt tokens, and not far above: the provider's figure
+// for the previous call, plus the new turns estimated high. The offline
+// model counts about four characters a token, tools included.
+func TestEveryRequestIsMeasuredAtLeastAsTheProviderCountsIt(t *testing.T) {
+	t.Parallel()
+	texts := []string{
+		"Plain prose: the committee met on Tuesday and agreed to move the review to the first week of March, pending the budget.",
+		`{"id": "3f2a9c1e-8b7d-4e2f-a1c3-5d6e7f8a9b0c", "items": [{"sku": "A-1042", "qty": 3, "price": 19.99}, {"sku": "B-77", "qty": 1}]}`,
+		"func (s *Server) handle(w http.ResponseWriter, r *http.Request) {\n\tif err := s.check(r); err != nil {\n\t\thttp.Error(w, err.Error(), 400)\n\t}\n}",
+		"会議は火曜日に行われ、三月の第一週にレビューを移すことで合意しました。予算次第です。",
+		"drwxr-xr-x  2 root root 4096 Dec  6 10:12 bin\n-rw-r--r--  1 root root  220 Dec  6 10:12 .bash_logout\n-rw-r--r--  1 root root 3526 Dec  6 10:12 .bashrc",
+	}
+	rules := fakellm.Rules{
+		Rules: []fakellm.Rule{{Match: fakellm.Match{UserContains: "tool"}, Times: 1, Reply: fakellm.Reply{
+			Text:      "Calling the tool.",
+			ToolCalls: []fakellm.ToolCall{{Name: "bash_noop", Arguments: json.RawMessage(`{}`)}},
+		}}},
+		Default: &fakellm.Reply{Text: "Understood: {{last_user}}"},
+	}
+	var inputs []int64
+	var mu sync.Mutex
+	k := newKernelWith(t, onSQLite, rules, kernelOptions{onStep: func(s runner.StepStats) {
+		mu.Lock()
+		inputs = append(inputs, s.Input)
+		mu.Unlock()
+	}})
+	id := k.create(t, "use the tool")
+	k.wait(t, id)
+	converse(t, k, id, 3*len(texts), func(i int) string { return texts[i%len(texts)] })
+	reqs := k.fake.Requests()
+	mu.Lock()
+	defer mu.Unlock()
+	if len(inputs) != len(reqs) {
+		t.Fatalf("%d steps measured, %d requests", len(inputs), len(reqs))
+	}
+	worst := 0.0
+	for i, req := range reqs {
+		ratio := float64(inputs[i]) / float64(req.PromptTokens)
+		if inputs[i] < int64(req.PromptTokens) || ratio > 3 {
+			t.Errorf("request %d measured %d tokens; the provider counted %d", i, inputs[i], req.PromptTokens)
+		}
+		worst = max(worst, ratio)
+	}
+	t.Logf("%d requests, the measure at most %.2f times the provider's count", len(reqs), worst)
 }

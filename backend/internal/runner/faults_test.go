@@ -73,6 +73,8 @@ type kernelOptions struct {
 	via func(dsn string) string
 	// budgets are the runner's prices and budget settings.
 	budgets runner.Budgets
+	// onStep is told the timings and measure of every step.
+	onStep func(runner.StepStats)
 }
 
 func newKernel(t *testing.T, d dialect, rules fakellm.Rules) *kernel {
@@ -131,6 +133,7 @@ func newKernelWith(t *testing.T, d dialect, rules fakellm.Rules, opts kernelOpti
 		Catalog: cat,
 		Models:  k.model.Factory(runner.LLMModels(func(string) (string, bool) { return "", false }, llmclient.Limits{}, nil)),
 		Budgets: opts.budgets,
+		OnStep:  opts.onStep,
 	}
 	var bus *cluster.MemoryBus
 	if d == onPostgres {

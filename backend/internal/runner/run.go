@@ -568,7 +568,7 @@ func (a *actor) reportStep(st *step) {
 	if a.r.opts.OnStep == nil || st.recorded {
 		return
 	}
-	stats := StepStats{SessionID: a.id, Total: a.r.now().Sub(st.started), Model: st.model}
+	stats := StepStats{SessionID: a.id, Total: a.r.now().Sub(st.started), Model: st.model, Input: st.input}
 	if !st.toolsEnded.IsZero() {
 		stats.Tools = st.toolsEnded.Sub(st.toolsStarted)
 	}

@@ -101,6 +101,9 @@ type StepStats struct {
 	Model time.Duration
 	// Tools is the time spent waiting for tool calls.
 	Tools time.Duration
+	// Input is the measured input of the step's model request, in
+	// tokens (see measure.go).
+	Input int64
 }
 
 // Overhead is the server's own time in the step.
