@@ -53,6 +53,31 @@ describeE2E("the chat", () => {
     await page.close();
   });
 
+  test("compact by hand: a marker over the turns it covers, opening on the summary the server stored", async () => {
+    const page = await home();
+    await startSession(page, server.url, "chat");
+    for (const text of ["first note", "second note", "third note"]) {
+      await send(page, text);
+      await waitForTurn(page, `You said: ${text}`);
+      await liveTurn(page).waitFor({ state: "detached", timeout: patience });
+      await waitForStatus(page, "ready");
+    }
+    await page.getByRole("button", { name: "Compact", exact: true }).first().click();
+    const form = page.getByRole("form", { name: "Compact the session" });
+    await form.getByRole("textbox").fill("keep the ordinals");
+    await form.getByRole("button", { name: "Compact", exact: true }).click();
+    const marker = conversation(page).getByRole("article", { name: /^Context compacted, turn \d+$/ });
+    await marker.waitFor({ timeout: patience });
+    expect(await marker.locator("summary").textContent()).toMatch(/^\d+ turns summarised · [\d,]+ → [\d,]+ tokens/);
+    await marker.locator("summary").click();
+    await marker.getByText("Instruction: keep the ordinals").waitFor({ timeout: patience });
+    await marker.getByText(/Summary of the conversation so far/).waitFor({ timeout: patience });
+    // The turns it covers are all still there.
+    await waitForTurn(page, "first note");
+    expect(errorsOf(page)).toEqual([]);
+    await page.close();
+  });
+
   test("a tool card: the counter's bash tool, with its name, arguments and result", async () => {
     const page = await home();
     await startSession(page, server.url, "counter", "one two three four");
