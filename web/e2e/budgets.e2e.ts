@@ -27,11 +27,12 @@ describeE2E("session budgets", () => {
     await page.getByRole("button", { name: "Start a session with counter" }).click();
     await page.waitForURL(/\/sessions\/[^/]+$/, { timeout: patience });
 
-    // The first call ran (the tool call is there), the second did not.
+    // A one-token budget holds no call (its input alone is more): the
+    // run stops before its first model call.
     await stopNote(page).waitFor({ timeout: patience });
     expect(await stopNote(page).textContent()).toContain("the session's budget is spent");
     await waitForStatus(page, "paused");
-    await expect.poll(() => meter(page).textContent(), { timeout: patience }).toMatch(/tokens\s*\d[\d.k]* \/ 1 \(spent\)/);
+    await expect.poll(() => meter(page).textContent(), { timeout: patience }).toMatch(/tokens\s*0 \/ 1 \(1 left\)/);
     expect(await page.getByRole("article").filter({ hasText: "Counted:" }).count()).toBe(0);
     await screenshot(page, "budget-spent");
 

@@ -1,8 +1,8 @@
 import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
-import { BudgetStateSchema, SessionMetaSchema, SessionStatus } from "../../../gen/agents/v1/session_pb";
+import { BudgetStateSchema, SessionMetaSchema, SessionStatus, TurnSchema } from "../../../gen/agents/v1/session_pb";
 import { formatUsd } from "../../chat/lib/format";
-import { budgetStop, fieldsOf, isFieldError, latestSpend, limits, parseLimits } from "./budget";
+import { budgetStop, fieldsOf, isFieldError, latestSpend, limits, nextCallNeeds, parseLimits } from "./budget";
 
 const state = (init: Parameters<typeof create<typeof BudgetStateSchema>>[1]) => create(BudgetStateSchema, init);
 
@@ -78,6 +78,26 @@ describe("budgetStop", () => {
     // As run.stopped said: the tree's, raised since.
     expect(budgetStop(meta("budget_exceeded", false), "session")).toEqual({ by: "session", raised: true });
     expect(budgetStop(meta("budget_exceeded", true), "owner")).toEqual({ by: "owner", raised: false });
+  });
+
+  it("takes the tree's for the stop when what it has left cannot hold the next call", () => {
+    const within = create(SessionMetaSchema, {
+      id: "s",
+      status: SessionStatus.PAUSED,
+      statusReason: "budget_exceeded",
+      budget: { budget: { tokens: 100n }, spent: { tokens: 60n }, left: { tokens: 40n }, exceeded: false },
+    });
+    expect(budgetStop(within, undefined, nextCallNeeds([]))).toEqual({ by: "session", raised: false });
+    expect(budgetStop(within, undefined, 30n)).toEqual({ by: "owner", raised: false });
+  });
+});
+
+describe("nextCallNeeds", () => {
+  it("is the last call's input and answer, and the least output a call starts with", () => {
+    const llm = create(TurnSchema, { index: 1, kind: { case: "llm", value: { usage: { promptTokens: 300n, completionTokens: 20n } } } });
+    const user = create(TurnSchema, { index: 2, kind: { case: "user", value: { text: "more" } } });
+    expect(nextCallNeeds([undefined, llm, user])).toBe(384n);
+    expect(nextCallNeeds([user])).toBe(64n);
   });
 });
 

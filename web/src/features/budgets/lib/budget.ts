@@ -3,7 +3,7 @@
 // page show them, and the limits a form's fields give.
 
 import { create } from "@bufbuild/protobuf";
-import { BudgetSchema, BudgetStateSchema, SpendSchema, type Budget, type BudgetState, type SessionMeta, SessionStatus } from "../../../gen/agents/v1/session_pb";
+import { BudgetSchema, BudgetStateSchema, SpendSchema, type Budget, type BudgetState, type SessionMeta, SessionStatus, type Turn } from "../../../gen/agents/v1/session_pb";
 import { BudgetPeriod, BudgetSource } from "../../../gen/agents/v1/owner_pb";
 import { formatCount, formatUsd } from "../../chat/lib/format";
 
@@ -72,14 +72,36 @@ export type Stop = { by: "session" | "owner"; raised: boolean } | undefined;
 
 // budgetStop is why the session's run stopped for a budget, or undefined
 // when it did not. by is what run.stopped said, when it was seen live;
-// otherwise the tree's budget state tells: still exceeded, it is the
-// tree's; not exceeded, the owner's, unless the tree's was raised since.
-export function budgetStop(meta: SessionMeta | undefined, by?: string): Stop {
+// otherwise the tree's budget state tells: still exceeded, or with less
+// left than need (the least the session's next call reserves: its input,
+// at least the last call's, and some output), it is the tree's;
+// otherwise the owner's, unless the tree's was raised since.
+export function budgetStop(meta: SessionMeta | undefined, by?: string, need?: bigint): Stop {
   if (!meta || meta.status !== SessionStatus.PAUSED || meta.statusReason !== budgetExceeded) return undefined;
   const exceeded = !!meta.budget?.exceeded;
   if (by === "owner") return { by: "owner", raised: false };
   if (by === "session") return { by: "session", raised: !exceeded };
-  return exceeded ? { by: "session", raised: false } : { by: "owner", raised: false };
+  const left = meta.budget?.left?.tokens;
+  const short = need !== undefined && left !== undefined && left < need;
+  return exceeded || short ? { by: "session", raised: false } : { by: "owner", raised: false };
+}
+
+// minOutput is the least output the server starts a model call for: a
+// budget with less left after the call's input refuses it.
+const minOutput = 64n;
+
+// nextCallNeeds is the least the session's next model call reserves of a
+// budget: its input holds the last call's input and answer, and it asks
+// for some output.
+export function nextCallNeeds(turns: readonly (Turn | undefined)[]): bigint {
+  for (let i = turns.length - 1; i >= 0; i--) {
+    const t = turns[i];
+    if (t?.kind.case === "llm") {
+      const u = t.kind.value.usage;
+      return (u?.promptTokens ?? 0n) + (u?.completionTokens ?? 0n) + minOutput;
+    }
+  }
+  return minOutput;
 }
 
 // LimitFields are a budget form's fields as typed: empty is no limit.

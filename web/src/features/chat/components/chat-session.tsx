@@ -9,7 +9,7 @@ import { useShortcut } from "../../../lib/shortcuts";
 import { createSessionClient } from "../../../lib/transport";
 import { BudgetStopNote } from "../../budgets/components/budget-stop-note";
 import { SessionBudgetDialog } from "../../budgets/components/session-budget-dialog";
-import { budgetStop } from "../../budgets/lib/budget";
+import { budgetStop, nextCallNeeds } from "../../budgets/lib/budget";
 import { exportMarkdown } from "../api/export-session";
 import { useDraftsConnected } from "../hooks/use-draft";
 import { useSession } from "../hooks/use-session";
@@ -53,7 +53,7 @@ export function ChatSession({ id }: { id: string }) {
   const [deleting, setDeleting] = useState(false);
   const [budgeting, setBudgeting] = useState(false);
   const [compacting, setCompacting] = useState(false);
-  const stop = budgetStop(meta, state.stoppedBy);
+  const stop = budgetStop(meta, state.stoppedBy, nextCallNeeds(state.turns));
 
   const post = useMutation(SessionService.method.postMessage);
   const pause = useMutation(SessionService.method.pause);
