@@ -193,6 +193,11 @@ func (a *actor) compactFirst(st *step, measured int64, reason, instruction strin
 	if !a.current(st) {
 		return
 	}
+	if err := st.ctx.Err(); err != nil {
+		// Cut (cancel, interrupt) before the call: as a cut model call.
+		a.modelDone(st, llm.Response{}, err, 0)
+		return
+	}
 	run := a.run
 	run.compactions++
 	f := a.window()
@@ -222,6 +227,15 @@ func (a *actor) compactFirst(st *step, measured int64, reason, instruction strin
 	a.summarise(st, plan, f)
 }
 
+// restep starts the step again after a compaction, through the checks
+// of a step boundary: a stop, a pause or a drain asked meanwhile ends the
+// run there, and mail that came meanwhile is folded first. The step was
+// counted once already.
+func (a *actor) restep() {
+	a.run.steps--
+	a.beginStep()
+}
+
 // cannotCompact goes on when there is nothing to compact: a manual
 // compaction says so, an overflow fails the run (the provider would only
 // refuse again), a threshold sends the request as it is.
@@ -233,7 +247,7 @@ func (a *actor) cannotCompact(st *step, reason string) {
 		a.endRun(session.StatusReady, StopDone, "")
 	default:
 		a.run.compactions = maxCompactions // no more tries before this call
-		a.launchStep()
+		a.restep()
 	}
 }
 
@@ -323,7 +337,7 @@ func (a *actor) summaryDone(st *step, plan compactPlan, f fit, resp llm.Response
 			a.endRun(session.StatusReady, a.run.stop, "")
 			return
 		}
-		a.launchStep()
+		a.restep()
 		return
 	case err != nil && a.run.ctx.Err() != nil:
 		return // the server is stopping; the run resumes at the next start
@@ -381,7 +395,7 @@ func (a *actor) storeCompaction(st *step, plan compactPlan, f fit, resp llm.Resp
 			a.endRun(session.StatusReady, StopDone, "")
 			return
 		}
-		a.launchStep()
+		a.restep()
 	}
 	if err := a.apply(e); err != nil {
 		a.stall(e, err, next)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agents-os/agents/backend/internal/errs"
 	"github.com/agents-os/agents/backend/internal/runner"
@@ -342,4 +343,101 @@ func TestEveryRequestIsMeasuredAtLeastAsTheProviderCountsIt(t *testing.T) {
 		worst = max(worst, ratio)
 	}
 	t.Logf("%d requests, the measure at most %.2f times the provider's count", len(reqs), worst)
+}
+
+// A summary call is cut by Cancel like any model call: the run stops, no
+// compaction is stored, and the next message compacts from scratch.
+func TestCancelCutsASummaryCall(t *testing.T) {
+	t.Parallel()
+	rules := fakellm.Rules{
+		Rules: []fakellm.Rule{{Name: "slow summary", Match: fakellm.Match{Compaction: true}, Times: 1, Reply: fakellm.Reply{InitialDelay: "1m", Text: "too late"}}},
+		Default: &fakellm.Reply{Text: "done"},
+	}
+	k := newKernel(t, onSQLite, rules)
+	runner.LearnWindow(k.run, "bench-model", 4000)
+	ctx := context.Background()
+	id := k.create(t, "start")
+	k.wait(t, id)
+	i := 0
+	for ; i < 60 && !summarising(k.fake.Requests()); i++ {
+		if _, _, err := k.run.PostMessage(ctx, "me", id, runner.Message{Text: numbered(i)}, runner.RunOptions{}, nil); err != nil {
+			t.Fatal(err)
+		}
+		for {
+			v, err := k.run.GetSession(ctx, "me", id, false, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v.Meta.Status != session.StatusRunning || summarising(k.fake.Requests()) {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	if !summarising(k.fake.Requests()) {
+		t.Fatal("no summary asked for")
+	}
+	meta, err := k.run.CancelRun(ctx, "me", id)
+	if err != nil || meta.Status != session.StatusReady || meta.StatusReason != runner.StopCancelled {
+		t.Fatalf("cancel: %+v, %v", meta, err)
+	}
+	v := k.wait(t, id)
+	for _, turn := range v.Turns {
+		if turn.Compaction != nil {
+			t.Fatal("a cancelled summary was stored")
+		}
+	}
+	converse(t, k, id, 1, numbered)
+	v = k.wait(t, id)
+	if last := v.Turns[len(v.Turns)-1]; last.LLM == nil || last.LLM.Text != "done" {
+		t.Fatalf("last turn %+v", last)
+	}
+	compacted := false
+	for _, turn := range v.Turns {
+		compacted = compacted || turn.Compaction != nil && turn.Compaction.Summary != ""
+	}
+	if !compacted {
+		t.Error("the message after the cancel did not compact")
+	}
+}
+
+// summarising reports whether the model was asked for a summary.
+func summarising(reqs []fakellm.Request) bool {
+	for _, r := range reqs {
+		if r.IsCompaction() {
+			return true
+		}
+	}
+	return false
+}
+
+// Compact on a running session answers pending, and the run compacts
+// before its next model call.
+func TestCompactOnARunningSessionWaitsForTheNextCall(t *testing.T) {
+	t.Parallel()
+	rules := fakellm.Rules{
+		Rules: []fakellm.Rule{{Match: fakellm.Match{UserContains: "use the tool"}, Times: 1, Reply: fakellm.Reply{
+			Text: strings.Repeat("slowly ", 40), ChunkSize: 7, ChunkDelay: "20ms",
+			ToolCalls: []fakellm.ToolCall{{Name: "bash_noop", Arguments: json.RawMessage(`{}`)}},
+		}}},
+		Default: &fakellm.Reply{Text: "done"},
+	}
+	k := newKernel(t, onSQLite, rules)
+	ctx := context.Background()
+	id := k.create(t, "start")
+	k.wait(t, id)
+	converse(t, k, id, 3, numbered)
+	if _, _, err := k.run.PostMessage(ctx, "me", id, runner.Message{Text: "use the tool"}, runner.RunOptions{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	done, err := k.run.Compact(ctx, "me", id, "")
+	if err != nil || !done.Pending || done.Turn != nil {
+		t.Fatalf("compact a running session: %+v, %v", done, err)
+	}
+	v := k.wait(t, id)
+	n := len(v.Turns)
+	// ... the tool call, its result, the compaction, the answer.
+	if n < 2 || v.Turns[n-2].Compaction == nil || v.Turns[n-2].Compaction.Reason != session.CompactManual || v.Turns[n-1].LLM == nil {
+		t.Fatalf("the run's last turns: %+v, %+v", v.Turns[n-2], v.Turns[n-1])
+	}
 }
