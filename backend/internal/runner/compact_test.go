@@ -350,7 +350,7 @@ func TestEveryRequestIsMeasuredAtLeastAsTheProviderCountsIt(t *testing.T) {
 func TestCancelCutsASummaryCall(t *testing.T) {
 	t.Parallel()
 	rules := fakellm.Rules{
-		Rules: []fakellm.Rule{{Name: "slow summary", Match: fakellm.Match{Compaction: true}, Times: 1, Reply: fakellm.Reply{InitialDelay: "1m", Text: "too late"}}},
+		Rules:   []fakellm.Rule{{Name: "slow summary", Match: fakellm.Match{Compaction: true}, Times: 1, Reply: fakellm.Reply{InitialDelay: "1m", Text: "too late"}}},
 		Default: &fakellm.Reply{Text: "done"},
 	}
 	k := newKernel(t, onSQLite, rules)
