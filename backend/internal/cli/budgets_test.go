@@ -222,7 +222,7 @@ func TestRunWithABudget(t *testing.T) {
 		t.Fatalf("run = %d, want %d; stderr:\n%s", code, exitRunFailed, errOut)
 	}
 	for _, want := range []string{
-		"session " + budgetSession + " stopped: budget_exceeded: the session tree's budget is spent",
+		"session " + budgetSession + " stopped: budget_exceeded: the session tree's budget cannot hold the next model call (its input and some output)",
 		"agents sessions budget " + budgetSession + " --attach " + url + " --tokens N",
 		"agents sessions resume " + budgetSession + " --attach " + url,
 	} {
@@ -272,7 +272,7 @@ func TestBudgetRoundTripOnTheServer(t *testing.T) {
 		t.Skip("this server does not keep budgets")
 	}
 	code, _, errOut := run(t, env, running("run", "-a", "runner", "--budget-tokens", "1", "please", "check")...)
-	m := regexp.MustCompile(`session (\S+) stopped: budget_exceeded: the session tree's budget is spent`).FindStringSubmatch(errOut)
+	m := regexp.MustCompile(`session (\S+) stopped: budget_exceeded: the session tree's budget cannot hold the next model call`).FindStringSubmatch(errOut)
 	if code != exitRunFailed || m == nil {
 		t.Fatalf("run = %d, stderr:\n%s\nwant %d and the budget named", code, errOut, exitRunFailed)
 	}

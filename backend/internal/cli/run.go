@@ -308,12 +308,12 @@ const reasonBudget = "budget_exceeded"
 
 // overBudget says which budget stopped the run and how to go on.
 func (p *runPrinter) overBudget(which string) error {
-	what, raise := "its budget is spent", fmt.Sprintf("agents sessions budget %s%s --tokens N", p.session, p.clientArgs)
+	what, raise := "its budget cannot hold the next model call", fmt.Sprintf("agents sessions budget %s%s --tokens N", p.session, p.clientArgs)
 	switch which {
 	case "session":
-		what = "the session tree's budget is spent"
+		what = "the session tree's budget cannot hold the next model call (its input and some output)"
 	case "owner":
-		what, raise = "the owner's budget is spent", fmt.Sprintf("agents owners budget OWNER%s --tokens N    # with an admin token", p.clientArgs)
+		what, raise = "the owner's budget cannot hold the next model call (its input and some output)", fmt.Sprintf("agents owners budget OWNER%s --tokens N    # with an admin token", p.clientArgs)
 	}
 	return fmt.Errorf("session %s stopped: %s: %s; raise it with\n  %s\nthen continue with\n  agents sessions resume %s%s",
 		p.session, reasonBudget, what, raise, p.session, p.serverArgs)
