@@ -441,3 +441,27 @@ func TestCompactOnARunningSessionWaitsForTheNextCall(t *testing.T) {
 		t.Fatalf("the run's last turns: %+v, %+v", v.Turns[n-2], v.Turns[n-1])
 	}
 }
+
+// A provider whose window is far smaller than the model's known one (a
+// proxy, a local deployment) refuses once: the server learns the window
+// from its message, compacts, and keeps every later request, its output
+// included, inside it.
+func TestAWindowLearnedFromTheProviderHoldsEveryLaterRequest(t *testing.T) {
+	t.Parallel()
+	k := newKernel(t, onSQLite, fakellm.Rules{ContextWindow: 4000, Default: &fakellm.Reply{Text: "done"}})
+	id := createOn(t, k.run, "mini", "start")
+	k.wait(t, id)
+	converse(t, k, id, 60, numbered)
+	refused := 0
+	for _, req := range k.fake.Requests() {
+		if req.ContextExceeded() {
+			refused++
+		}
+	}
+	if refused != 1 {
+		t.Errorf("the provider refused %d requests, want only the one that taught the window", refused)
+	}
+	if w, ok := k.run.LearnedWindow("gpt-4o-mini"); !ok || w != 4000 {
+		t.Errorf("learned %d %v, want 4000", w, ok)
+	}
+}

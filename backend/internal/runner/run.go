@@ -275,9 +275,10 @@ func (a *actor) launchStep() {
 		}
 		st.input = input
 		output := maxOutput
-		if room := fit.window - input; room < output {
-			// Near the window: the answer gets what is left of it, so the
-			// request is not refused for its output.
+		if room := fit.window - input - fit.settings.Margin; room < output {
+			// Near the window: the answer gets what is left of it, less
+			// the margin kept for the measure's error, so the request is
+			// not refused for its output.
 			output = max(room, minOutput)
 			req.MaxTokens = int(output)
 		}
