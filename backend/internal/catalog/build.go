@@ -198,6 +198,10 @@ func (a *Agent) mcpName(name string) bool {
 // tools of one name apart.
 func (a *Agent) add(t tool.Tool, report func(string, error)) {
 	spec := t.Spec()
+	if err := tool.CheckSchema(spec.Parameters); err != nil {
+		report("contents", fmt.Errorf("tool %q from %s is not offered: its %v, and its calls' arguments could not be checked", spec.Name, spec.Source, err))
+		return
+	}
 	if prev, dup := a.byName[spec.Name]; dup {
 		report("contents", fmt.Errorf("tool %q from %s clashes with the one from %s; the second is not offered", spec.Name, spec.Source, prev.Spec().Source))
 		return

@@ -143,3 +143,44 @@ func TestEveryOSToolNameHasItsTool(t *testing.T) {
 		}
 	}
 }
+
+// A tool whose parameters schema cannot be read would have its calls'
+// arguments go unchecked, and with them what an approval judges: it is
+// refused at load, said why, and the agent's other tools are offered.
+func TestAToolWhoseSchemaCannotBeReadIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	agentFile := filepath.Join(dir, "agent.json")
+	writeFile(t, agentFile, `{"tag": "OpenAIAgentDescription", "contents": {
+		"slug": "schemas", "flavor": "OpenAIv1", "modelUrl": "https://example.test/v1", "modelName": "m",
+		"clientTools": [
+			{"name": "loose", "parameters": {"type": "object", "properties": {"cmd": "string"}}},
+			{"name": "typo", "parameters": {"type": "object", "properties": {"n": {"type": 5}}}},
+			{"name": "fine", "parameters": {"type": "object", "properties": {"cmd": {"type": "string"}}, "required": ["cmd"]}}
+		]}}`, 0o644)
+	set := agentfile.Loader{WorkDir: dir}.Load([]string{agentFile}, nil)
+	cat := New(context.Background(), func() *agentfile.Set { return set }, Options{})
+	agent, err := cat.Get("schemas")
+	if err != nil {
+		t.Fatalf("%v (errors: %v)", err, cat.Snapshot().Errors)
+	}
+	var offered []string
+	for _, tl := range agent.Known().List() {
+		offered = append(offered, tl.Spec().Name)
+	}
+	if !slices.Equal(offered, []string{"fine"}) {
+		t.Errorf("offered %v, want only the tool whose schema reads", offered)
+	}
+	var said []string
+	for _, e := range cat.Snapshot().Errors {
+		said = append(said, e.Error())
+	}
+	for _, w := range agent.Warnings {
+		said = append(said, w.Error())
+	}
+	all := strings.Join(said, "\n")
+	for _, name := range []string{`"loose"`, `"typo"`} {
+		if !strings.Contains(all, name) {
+			t.Errorf("nothing says why %s is not offered:\n%s", name, all)
+		}
+	}
+}

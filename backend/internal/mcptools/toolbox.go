@@ -151,10 +151,15 @@ func (b *Toolbox) offer(s *server) []tool.Tool {
 	listed := s.known()
 	out := make([]tool.Tool, 0, len(listed))
 	for _, t := range listed {
+		schema := schemaOf(t)
+		if tool.CheckSchema(schema) != nil {
+			// Its calls' arguments could not be checked: not offered.
+			continue
+		}
 		out = append(out, &mcpTool{server: s, remote: t.Name, spec: tool.Spec{
 			Name:        ToolName(b.decl.Name, t.Name),
 			Description: t.Description,
-			Parameters:  schemaOf(t),
+			Parameters:  schema,
 			Kind:        session.ToolMCP,
 			Source:      "mcp:" + b.decl.Name,
 		}})
