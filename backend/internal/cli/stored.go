@@ -174,14 +174,17 @@ func (a *app) agentsRemove(cf *clientFlags) *cobra.Command {
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.withClient(cmd.Context(), *cf, func(ctx context.Context, c *client.Client) error {
+				// Each slug is tried: one refused does not keep the others.
+				var failed []error
 				for _, slug := range args {
 					res, err := c.Agents.DeleteAgent(ctx, connect.NewRequest(&agentsv1.DeleteAgentRequest{Slug: slug}))
 					if err != nil {
-						return fmt.Errorf("%s: %w", slug, agentError(err))
+						failed = append(failed, fmt.Errorf("%s: %w", slug, agentError(err)))
+						continue
 					}
 					fmt.Fprintf(a.stdout, "deleted agent %s (version %d)\n", res.Msg.GetSlug(), res.Msg.GetVersion())
 				}
-				return nil
+				return errors.Join(failed...)
 			})
 		},
 	}

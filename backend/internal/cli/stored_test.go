@@ -336,11 +336,10 @@ func TestStoredAgentsOnTheServer(t *testing.T) {
 	if code, _, errOut := run(t, env, with("agents", "edit", "filed")...); code != 1 || !strings.Contains(errOut, "read-only") {
 		t.Errorf("edit of a file agent = %d, %q", code, errOut)
 	}
-	if code, _, errOut := run(t, env, with("agents", "rm", "filed")...); code != 1 || !strings.Contains(errOut, "filed: ") {
-		t.Errorf("rm of a file agent = %d, %q", code, errOut)
-	}
-	code, out, errOut = run(t, env, with("agents", "rm", "stored")...)
-	if code != 0 || out != "deleted agent stored (version 2)\n" {
-		t.Errorf("rm = %d, %q, %q", code, out, errOut)
+	// One refusal does not stop the others: each slug is tried, and the
+	// command fails once all were.
+	code, out, errOut = run(t, env, with("agents", "rm", "filed", "nosuch", "stored")...)
+	if code != 1 || !strings.Contains(errOut, "filed: ") || !strings.Contains(errOut, "nosuch: ") || out != "deleted agent stored (version 2)\n" {
+		t.Errorf("rm filed nosuch stored = %d, %q, %q", code, out, errOut)
 	}
 }
