@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"strings"
 	"time"
 
 	"github.com/agents-os/agents/backend/internal/catalog"
@@ -196,7 +195,7 @@ func (r *Runner) updateLocal(ctx context.Context, owner, id string, u Update) (s
 	return r.control(ctx, owner, id, func(a *actor) error {
 		e := a.edit()
 		if u.Title != nil {
-			e.meta.Title = strings.TrimSpace(*u.Title)
+			e.meta.Title = cleanTitle(*u.Title)
 		}
 		if u.Budget != nil {
 			if a.st.meta.ParentID != "" {

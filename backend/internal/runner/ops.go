@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
@@ -120,7 +121,7 @@ func (r *Runner) CreateSession(ctx context.Context, owner string, req CreateRequ
 		ID:      uuid.NewString(),
 		Agent:   agent.Slug,
 		Owner:   owner,
-		Title:   req.Title,
+		Title:   cleanTitle(req.Title),
 		Status:  session.StatusReady,
 		Created: now,
 		Updated: now,
@@ -747,11 +748,29 @@ func attachmentNames(list []session.Attachment) []string {
 // titleFrom makes a title from the first line of a message.
 func titleFrom(text string) string {
 	line, _, _ := strings.Cut(strings.TrimSpace(text), "\n")
+	line = cleanTitle(line)
 	if utf8.RuneCountInString(line) <= maxTitle {
 		return line
 	}
 	runes := []rune(line)
 	return string(runes[:maxTitle-1]) + "…"
+}
+
+// cleanTitle is a title as it is kept: a title is shown on terminals,
+// in lists and in headers, where a control character (an escape
+// sequence that retitles or drives a terminal) must not reach. Tabs and
+// line breaks become spaces; other control characters are dropped.
+func cleanTitle(s string) string {
+	s = strings.Map(func(r rune) rune {
+		switch {
+		case r == '\t' || r == '\n' || r == '\r':
+			return ' '
+		case unicode.IsControl(r):
+			return -1
+		}
+		return r
+	}, s)
+	return strings.TrimSpace(s)
 }
 
 // publicText is an error's text when it is safe to show to a model or a

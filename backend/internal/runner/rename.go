@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"strings"
 
 	"github.com/agents-os/agents/backend/internal/session"
 )
@@ -28,7 +27,7 @@ type renameCommand struct {
 func (r *Runner) renameLocal(ctx context.Context, owner, id, title string) (session.Meta, error) {
 	return r.control(ctx, owner, id, func(a *actor) error {
 		e := a.edit()
-		e.meta.Title = strings.TrimSpace(title)
+		e.meta.Title = cleanTitle(title)
 		return a.apply(e)
 	})
 }
