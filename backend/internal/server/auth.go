@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"unicode"
 
 	"connectrpc.com/connect"
 
@@ -95,6 +96,11 @@ func ParseTokens(data []byte) (*Tokens, error) {
 		}
 		if strings.TrimSpace(e.Owner) == "" {
 			return nil, fmt.Errorf("%s: is required", field("owner"))
+		}
+		if strings.ContainsFunc(e.Owner, unicode.IsControl) {
+			// Every client prints owners' names: an escape sequence in
+			// one would drive the terminal that lists it.
+			return nil, fmt.Errorf("%s: must not hold control characters", field("owner"))
 		}
 		if j, dup := seen[digest]; dup {
 			return nil, fmt.Errorf("tokens[%d]: same token as tokens[%d]", i, j)

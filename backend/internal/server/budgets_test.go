@@ -165,3 +165,14 @@ func TestPatchChangesASessionsBudgetAndTitle(t *testing.T) {
 		t.Errorf("removing the limits: %d %s", status, body)
 	}
 }
+
+// An owner's name is printed by every client: one with a control
+// character (an escape sequence) is refused, not stored.
+func TestAnOwnerNameWithControlCharactersIsRefused(t *testing.T) {
+	t.Parallel()
+	e := start(t, fakellm.Rules{})
+	status, _, body := e.do("PUT", "/v1/owners/eve%1B%5D0%3Bowned%07/budget", `{"tokens": 1000}`)
+	if code, reason, _ := jsonError(t, body); status != 400 || reason != "invalid_argument" {
+		t.Fatalf("PUT with an escape in the owner = %d %s %s", status, code, reason)
+	}
+}

@@ -2,6 +2,8 @@ package server
 
 import (
 	"fmt"
+	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -98,7 +100,14 @@ func checkValue(path string, fd protoreflect.FieldDescriptor, v protoreflect.Val
 	switch fd.Kind() {
 	case protoreflect.StringKind:
 		if max, ok := shortFields[fd.Name()]; ok {
-			return checkChars(path, v.String(), max)
+			if err := checkChars(path, v.String(), max); err != nil {
+				return err
+			}
+		}
+		if fd.Name() == "owner" && strings.ContainsFunc(v.String(), unicode.IsControl) {
+			// Every client prints owners' names: an escape sequence in
+			// one would drive the terminal that lists it.
+			return errs.Invalid("invalid_argument", "%s must not hold control characters", path)
 		}
 	case protoreflect.Int32Kind, protoreflect.Int64Kind, protoreflect.Sint32Kind, protoreflect.Sint64Kind, protoreflect.Sfixed32Kind, protoreflect.Sfixed64Kind:
 		// The numbers of requests are counts and indexes.

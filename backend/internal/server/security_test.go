@@ -623,6 +623,9 @@ func TestParseTokensRefusesBadFilesWithoutQuotingTokens(t *testing.T) {
 		{"short token", `{"tokens": [{"token": "short", "owner": "x"}]}`, "tokens[0].token: must be at least 16"},
 		{"bad digest", `{"tokens": [{"sha256": "xyz", "owner": "x"}]}`, "tokens[0].sha256: must be 64 hexadecimal"},
 		{"no owner", `{"tokens": [{"token": "` + secret + `"}]}`, "tokens[0].owner: is required"},
+		// An owner's name is printed by every client: no escape sequence
+		// in it may drive a terminal.
+		{"control characters in an owner", `{"tokens": [{"token": "` + secret + `", "owner": "eve\u001b]0;owned\u0007"}]}`, "tokens[0].owner: must not hold control characters"},
 		{"same token twice", `{"tokens": [{"token": "` + secret + `", "owner": "x"}, {"sha256": "` + hexDigest(secret) + `", "owner": "y"}]}`, "tokens[1]: same token as tokens[0]"},
 	}
 	for _, tc := range tests {
