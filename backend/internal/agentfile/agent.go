@@ -1,6 +1,14 @@
 package agentfile
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"math"
+)
+
+// MaxStepsLimit is the most maxSteps may be: the API carries an agent's
+// and a run's max steps as 32-bit integers, and more would read back
+// wrapped around.
+const MaxStepsLimit = math.MaxInt32
 
 // Agent is one loaded agent, a root or a helper. Paths are absolute.
 // Treat it as read-only: a Set shares its agents between callers.
@@ -21,7 +29,7 @@ type Agent struct {
 	// Extensions of this server to the agents-exe format.
 	ClientTools      []ClientTool
 	MailInToolResult bool
-	MaxSteps         int // 0: the runner's default
+	MaxSteps         int // 0: the runner's default; at most MaxStepsLimit
 	Params           []Param
 	// PassEnv names variables of the server's environment the agent's bash
 	// tools get too, when set; tools otherwise start from a clean

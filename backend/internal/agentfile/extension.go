@@ -75,8 +75,12 @@ func (d *decoder) maxSteps(c *object) int {
 		return 0
 	}
 	n := d.integer(c.field("maxSteps"), raw)
-	if !d.failed() && n <= 0 {
+	switch {
+	case d.failed():
+	case n <= 0:
 		d.failf(c.field("maxSteps"), "must be greater than 0, got %d", n)
+	case n > MaxStepsLimit:
+		d.failf(c.field("maxSteps"), "must be from 1 to %d, got %d", MaxStepsLimit, n)
 	}
 	return n
 }

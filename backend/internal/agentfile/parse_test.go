@@ -31,6 +31,8 @@ func TestParseFileRejectsBadFiles(t *testing.T) {
 		{"client-tool-duplicate.json", "contents.clientTools[1].name", `duplicate client tool "ask_user"`},
 		{"max-steps-zero.json", "contents.maxSteps", "must be greater than 0, got 0"},
 		{"max-steps-fraction.json", "contents.maxSteps", "must be a whole number, got 2.5"},
+		{"max-steps-huge.json", "contents.maxSteps", "must be from 1 to 2147483647, got 9223372036854775807"},
+		{"max-steps-over-int32.json", "contents.maxSteps", "must be from 1 to 2147483647, got 2147483648"},
 		{"context-window-zero.json", "contents.contextWindow", "must be greater than 0, got 0"},
 		{"max-output-over-window.json", "contents.maxOutputTokens", "16000 is more than the contextWindow, 8000, which holds the output too"},
 		{"max-output-fraction.json", "contents.maxOutputTokens", "must be a whole number, got 4096.5"},

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agents-os/agents/api/client"
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/backend/internal/session"
 )
 
 // budgetFlags are the limits a command sets: --tokens and --cost-usd, or
@@ -66,8 +67,9 @@ func (b *budgetFlags) budget() (*agentsv1.Budget, error) {
 		out.Tokens = proto.Int64(b.tokens)
 	}
 	if f.Changed(costFlag(b.prefix)) {
-		if b.costUSD < 0 {
-			return nil, fmt.Errorf("--%s %g: want 0 or more", costFlag(b.prefix), b.costUSD)
+		// The server refuses it too; refusing here names the flag.
+		if session.CheckDollars(b.costUSD) != nil {
+			return nil, fmt.Errorf("--%s %g: want a number of US dollars from 0 to %.0f", costFlag(b.prefix), b.costUSD, float64(session.MaxDollars))
 		}
 		out.CostUsd = proto.Float64(b.costUSD)
 	}

@@ -168,6 +168,9 @@ func TestBudgetCommands(t *testing.T) {
 		{"remove the limits", []string{"sessions", "budget", budgetSession, "--none"}, 0, []string{"budget    no limit\n"}, nil, ""},
 		{"--none with a limit", []string{"sessions", "budget", budgetSession, "--none", "--tokens", "5"}, 1, nil, nil, "--none removes the limits"},
 		{"a negative limit", []string{"sessions", "budget", budgetSession, "--tokens", "-5"}, 1, nil, nil, "--tokens -5: want 0 or more"},
+		{"a dollar limit too large", []string{"sessions", "budget", budgetSession, "--cost-usd", "1e10"}, 1, nil, nil, "--cost-usd 1e+10: want a number of US dollars from 0 to 1000000000"},
+		{"a dollar limit not a number", []string{"sessions", "budget", budgetSession, "--cost-usd", "NaN"}, 1, nil, nil, "--cost-usd NaN: want a number of US dollars from 0 to 1000000000"},
+		{"an owner's dollar limit too large", []string{"owners", "budget", "alice", "--cost-usd", "1e10"}, 1, nil, nil, "--cost-usd 1e+10: want a number of US dollars from 0 to 1000000000"},
 		{"the server's error as it says it", []string{"sessions", "budget", budgetSession, "--tokens", "7"}, 1, nil, nil,
 			"invalid_argument: budget.tokens: set the budget on the tree's root session"},
 		{"show prints the agent's version and the tree's spend", []string{"sessions", "show", budgetSession}, 0,
@@ -237,6 +240,23 @@ func TestRunWithABudget(t *testing.T) {
 	}
 	if b := f.creates[0].GetBudget(); b.GetTokens() != 2000 || b.GetCostUsd() != 0.25 {
 		t.Errorf("CreateSession budget = %v, want 2000 tokens and $0.25", b)
+	}
+}
+
+// run --budget-usd beyond the most a budget holds is refused before a
+// session starts.
+func TestRunRefusesADollarBudgetOutOfRange(t *testing.T) {
+	t.Parallel()
+	_, env := testEnv(t)
+	f, url := startBudgetServer(t)
+	code, _, errOut := run(t, env, "run", "--attach", url, "--budget-usd", "1e10", "hello")
+	if want := "--budget-usd 1e+10: want a number of US dollars from 0 to 1000000000"; code != 1 || !strings.Contains(errOut, want) {
+		t.Errorf("run = %d, stderr %q; want 1 saying %q", code, errOut, want)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.creates) != 0 {
+		t.Errorf("CreateSession calls = %d, want none", len(f.creates))
 	}
 }
 

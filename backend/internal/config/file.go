@@ -228,9 +228,14 @@ func (r *fieldReader) readBudgets(s *settings) {
 			return
 		}
 		for model, p := range s.Prices {
-			if p.InputPerMTok < 0 || p.OutputPerMTok < 0 || p.CachedInputPerMTok < 0 {
-				r.err = &agentfile.Error{File: r.file, Field: "prices." + model, Reason: "prices must not be negative"}
-				return
+			for _, f := range []struct {
+				name  string
+				price float64
+			}{{"input_per_mtok", p.InputPerMTok}, {"output_per_mtok", p.OutputPerMTok}, {"cached_input_per_mtok", p.CachedInputPerMTok}} {
+				if err := session.CheckDollars(f.price); err != nil {
+					r.err = &agentfile.Error{File: r.file, Field: "prices." + model, Reason: f.name + " " + err.Error()}
+					return
+				}
 			}
 		}
 	}
@@ -276,8 +281,8 @@ func ownerBudget(d *ownerBudgetSetting) (session.OwnerBudget, error) {
 		ob.Budget.Tokens = d.Tokens
 	}
 	if d.CostUSD != nil {
-		if *d.CostUSD < 0 {
-			return ob, fmt.Errorf("cost_usd must not be negative")
+		if err := session.CheckDollars(*d.CostUSD); err != nil {
+			return ob, fmt.Errorf("cost_usd %w", err)
 		}
 		c := session.DollarsToNanos(*d.CostUSD)
 		ob.Budget.Cost = &c

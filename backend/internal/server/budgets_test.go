@@ -153,7 +153,7 @@ func TestPatchChangesASessionsBudgetAndTitle(t *testing.T) {
 	for _, tc := range []struct{ name, body, want string }{
 		{"nothing to change", `{}`, "set budget or title"},
 		{"negative tokens", `{"budget": {"tokens": -1}}`, "budget.tokens is -1: it must not be negative"},
-		{"negative cost", `{"budget": {"cost_usd": -0.5}}`, "budget.cost_usd must be a number of US dollars, not negative"},
+		{"negative cost", `{"budget": {"cost_usd": -0.5}}`, "budget.cost_usd must be a number of US dollars from 0 to 1000000000, got -0.5"},
 	} {
 		status, _, body := e.send(request{method: "PATCH", path: path, body: tc.body})
 		if status != http.StatusBadRequest || !strings.Contains(string(body), tc.want) {

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"math"
 
 	"connectrpc.com/connect"
 
@@ -21,12 +20,16 @@ type ownerService struct {
 
 var _ agentsv1connect.OwnerServiceHandler = (*ownerService)(nil)
 
-// checkCost refuses a negative or non-finite cost limit, naming the
-// field. (Every request's negative integers are refused already, the
-// token limits with them: see checkValue.)
+// checkCost refuses a cost limit session.CheckDollars refuses, naming the
+// field: beyond its range the limit would not hold in Nanos. (Every
+// request's negative integers are refused already, the token limits with
+// them: see checkValue.)
 func checkCost(field string, cost *float64) error {
-	if cost != nil && (*cost < 0 || math.IsNaN(*cost) || math.IsInf(*cost, 0)) {
-		return errs.Invalid("invalid_argument", "%s must be a number of US dollars, not negative", field)
+	if cost == nil {
+		return nil
+	}
+	if err := session.CheckDollars(*cost); err != nil {
+		return errs.Invalid("invalid_argument", "%s %v", field, err)
 	}
 	return nil
 }

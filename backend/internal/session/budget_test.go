@@ -1,6 +1,8 @@
 package session
 
 import (
+	"math"
+	"strings"
 	"testing"
 	"time"
 )
@@ -56,5 +58,33 @@ func TestPeriodKeysAndBounds(t *testing.T) {
 	start, end := PeriodMonth.Bounds(at)
 	if !start.Equal(time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)) || !end.Equal(time.Date(2027, 2, 1, 0, 0, 0, 0, time.UTC)) {
 		t.Errorf("month bounds %s, %s", start, end)
+	}
+}
+
+// Dollar amounts a person sets are bounded well inside what Nanos hold,
+// and a cost computed beyond that saturates rather than wrapping negative.
+func TestDollarAmountsStayWithinWhatNanosHold(t *testing.T) {
+	t.Parallel()
+	for _, d := range []float64{0, 0.25, MaxDollars} {
+		if err := CheckDollars(d); err != nil {
+			t.Errorf("CheckDollars(%v) = %v, want nil", d, err)
+		}
+	}
+	for _, d := range []float64{-0.5, MaxDollars * 1.0001, 1e10, math.NaN(), math.Inf(1)} {
+		err := CheckDollars(d)
+		if err == nil || !strings.Contains(err.Error(), "must be a number of US dollars from 0 to 1000000000") {
+			t.Errorf("CheckDollars(%v) = %v, want the range", d, err)
+		}
+	}
+	if got := DollarsToNanos(MaxDollars); got != MaxNanos {
+		t.Errorf("DollarsToNanos(MaxDollars) = %d, want %d", got, MaxNanos)
+	}
+	for _, d := range []float64{1e10, 9223372037, math.Inf(1)} {
+		if got := DollarsToNanos(d); got != MaxNanos {
+			t.Errorf("DollarsToNanos(%v) = %d, want it saturated at %d", d, got, MaxNanos)
+		}
+	}
+	if got := (Price{InputPerMTok: MaxDollars}).Cost(Usage{Prompt: 1_000_000_000}); got != MaxNanos {
+		t.Errorf("a cost beyond the bound = %d, want %d", got, MaxNanos)
 	}
 }

@@ -4,6 +4,7 @@
 package session
 
 import (
+	"fmt"
 	"math"
 	"time"
 )
@@ -73,8 +74,40 @@ const NanosPerDollar = 1e9
 // Dollars converts to US dollars.
 func (n Nanos) Dollars() float64 { return float64(n) / NanosPerDollar }
 
+// MaxDollars is the most US dollars a budget limit or a price per
+// million tokens may be. A billion dollars is beyond any real budget or
+// price, and as Nanos (1e18) it is a ninth of what an int64 holds: a spend
+// may run past its limit by a call and sums of such amounts add up before
+// they could wrap around to a negative number.
+const MaxDollars = 1e9
+
+// MaxNanos is MaxDollars in Nanos.
+const MaxNanos Nanos = MaxDollars * NanosPerDollar
+
+// CheckDollars refuses what no budget limit or price may be: a negative
+// or non-finite number, or more than MaxDollars.
+func CheckDollars(d float64) error {
+	if math.IsNaN(d) || d < 0 || d > MaxDollars {
+		return fmt.Errorf("must be a number of US dollars from 0 to %.0f, got %v", float64(MaxDollars), d)
+	}
+	return nil
+}
+
 // DollarsToNanos converts US dollars, rounding to the nearest billionth.
-func DollarsToNanos(d float64) Nanos { return Nanos(math.Round(d * NanosPerDollar)) }
+// An amount beyond MaxDollars either way saturates there, and NaN is 0: a
+// cost priced from a usage no one checked must not wrap around to a
+// negative number that lets a budget spend more.
+func DollarsToNanos(d float64) Nanos {
+	switch {
+	case math.IsNaN(d):
+		return 0
+	case d >= MaxDollars:
+		return MaxNanos
+	case d <= -MaxDollars:
+		return -MaxNanos
+	}
+	return Nanos(math.Round(d * NanosPerDollar))
+}
 
 // Usage counts tokens and what they cost.
 type Usage struct {
