@@ -8,9 +8,11 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agents-os/agents/backend/internal/agentfile"
 	"github.com/agents-os/agents/backend/internal/errs"
+	"github.com/agents-os/agents/backend/internal/jsonx"
 	"github.com/agents-os/agents/backend/internal/store"
 )
 
@@ -96,7 +98,9 @@ func (c *Catalog) buildStored(ctx context.Context, f *files, list []Stored) ([]*
 			perr = &agentfile.Error{Field: "contents.slug", Reason: fmt.Sprintf("the agent file %s has the slug %q too; the file agent is served", fileBySlug[s.Slug].File, s.Slug)}
 		}
 		if perr != nil {
-			perr.Agent = s.Slug
+			// The slug is the row's, as stored: a load error must be
+			// UTF-8 to be reported at all.
+			perr.Agent = strings.ToValidUTF8(s.Slug, "\uFFFD")
 			problems = append(problems, perr)
 			continue
 		}
@@ -150,9 +154,15 @@ func (c *Catalog) buildStored(ctx context.Context, f *files, list []Stored) ([]*
 }
 
 // parse reads a stored definition and applies the rules of stored agents
-// that need no other agent: the programs it runs lie in the allowed
-// directories.
+// that need no other agent: it is UTF-8, and the programs it runs lie in
+// the allowed directories. A definition that is not UTF-8 cannot be
+// served (every answer carrying it would fail to encode), so it is
+// refused when stored, and a row an older server stored so is a load
+// error of its own rather than every listing's failure.
 func (c *Catalog) parse(data []byte) (*agentfile.Definition, *agentfile.Error) {
+	if !utf8.Valid(data) {
+		return nil, &agentfile.Error{Reason: fmt.Sprintf("the definition is not UTF-8 (byte %d is not): an agent file's JSON is UTF-8 text", invalidAt(data))}
+	}
 	def, _, perr := agentfile.Loader{WorkDir: c.opts.WorkDir}.ParseDefinition(data)
 	if perr != nil {
 		return nil, perr
@@ -177,6 +187,12 @@ func (c *Catalog) Validate(ctx context.Context, slug string, data []byte, update
 		if err := snap.Writable(slug); err != nil {
 			return "", err
 		}
+	}
+	// A key given twice would keep its last value silently: refused, as
+	// every JSON body the API reads refuses it. Only here, not when the
+	// stored agents are read, so rows stored before keep loading.
+	if field, twice := jsonx.RepeatedKey(data); twice {
+		return "", invalid(&agentfile.Error{Field: field, Reason: "is given twice: give each key once"})
 	}
 	def, perr := c.parse(data)
 	if perr != nil {
@@ -239,6 +255,18 @@ func invalid(e *agentfile.Error) *errs.Error {
 		return errs.Invalid(CodeInvalidAgent, "%s: %s", e.Field, e.Reason).With("field", e.Field)
 	}
 	return errs.Invalid(CodeInvalidAgent, "%s", e.Reason)
+}
+
+// invalidAt is the offset of the first byte of data that is not UTF-8.
+func invalidAt(data []byte) int {
+	for i := 0; i < len(data); {
+		r, size := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && size == 1 {
+			return i
+		}
+		i += size
+	}
+	return len(data)
 }
 
 // checkPrograms refuses a stored agent that would run a program outside

@@ -11,7 +11,9 @@ package jsonx
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
+	"strings"
 )
 
 // MaxDepth is how many levels of lists and objects a JSON value read from
@@ -83,5 +85,81 @@ func stringEnd(data []byte, from int) int {
 			return q
 		}
 		from = q + 1
+	}
+}
+
+// RepeatedKey finds the first key an object of data gives twice, and
+// returns its path (contents.slug, tools[2].name) and true; encoding/json
+// would keep the last value silently, so a reader that must say what it
+// took refuses the document instead. It returns false for JSON without a
+// repeated key and for what is not JSON, which is the decoder's to
+// report. It walks the tokens once, with no recursion.
+func RepeatedKey(data []byte) (string, bool) {
+	type level struct {
+		object bool
+		keys   map[string]bool
+		// key is the object's current key; index the list's next index.
+		key   string
+		index int
+		// expectKey says the next string token of an object is a key.
+		expectKey bool
+	}
+	var stack []*level
+	path := func() string {
+		var b strings.Builder
+		for _, l := range stack {
+			if l.object {
+				if b.Len() > 0 {
+					b.WriteByte('.')
+				}
+				b.WriteString(l.key)
+			} else {
+				fmt.Fprintf(&b, "[%d]", l.index-1)
+			}
+		}
+		return b.String()
+	}
+	// value notes that a value starts in the innermost level.
+	value := func() {
+		if n := len(stack); n > 0 {
+			if top := stack[n-1]; top.object {
+				top.expectKey = true
+			} else {
+				top.index++
+			}
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return "", false
+		}
+		if n := len(stack); n > 0 && stack[n-1].object && stack[n-1].expectKey {
+			if key, ok := tok.(string); ok {
+				top := stack[n-1]
+				if top.keys[key] {
+					top.key = key
+					return path(), true
+				}
+				top.keys[key], top.key, top.expectKey = true, key, false
+				continue
+			}
+		}
+		switch tok {
+		case json.Delim('{'):
+			value()
+			stack = append(stack, &level{object: true, keys: map[string]bool{}, expectKey: true})
+		case json.Delim('['):
+			value()
+			stack = append(stack, &level{})
+		case json.Delim('}'), json.Delim(']'):
+			stack = stack[:len(stack)-1]
+			if len(stack) == 0 {
+				return "", false
+			}
+		default:
+			value()
+		}
 	}
 }

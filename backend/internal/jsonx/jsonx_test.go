@@ -86,3 +86,24 @@ func BenchmarkCheckDepth(b *testing.B) {
 		})
 	}
 }
+
+func TestRepeatedKey(t *testing.T) {
+	cases := []struct {
+		in   string
+		path string
+		ok   bool
+	}{
+		{`{"a": 1, "b": {"c": [1, {"d": 2}]}}`, "", false},
+		{`{"a": 1, "a": 2}`, "a", true},
+		{`{"tag": "x", "contents": {"slug": "d1", "slug": "d2"}}`, "contents.slug", true},
+		{`{"l": [{"x": 1}, {"y": {"z": 1}, "y": 2}]}`, "l[1].y", true},
+		{`{"l": ["a", "a"], "m": {"a": "a"}}`, "", false},
+		{`[{"k": 1}, {"k": 1, "k": 2}]`, "[1].k", true},
+		{`{"a": `, "", false},
+	}
+	for _, tc := range cases {
+		if path, ok := jsonx.RepeatedKey([]byte(tc.in)); path != tc.path || ok != tc.ok {
+			t.Errorf("RepeatedKey(%s) = %q, %v; want %q, %v", tc.in, path, ok, tc.path, tc.ok)
+		}
+	}
+}

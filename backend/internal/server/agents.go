@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"connectrpc.com/connect"
@@ -158,11 +159,19 @@ func (h *agentService) ListAgentVersions(ctx context.Context, req *connect.Reque
 	out := &agentsv1.ListAgentVersionsResponse{}
 	for _, v := range versions {
 		out.Versions = append(out.Versions, &agentsv1.AgentVersion{
-			Slug: v.Slug, Version: v.Version, Definition: v.Definition,
-			CreateTime: wire.Timestamp(v.Created), Author: v.Author, Current: v.Current,
+			Slug: utf8Text(v.Slug), Version: v.Version, Definition: utf8Text(v.Definition),
+			CreateTime: wire.Timestamp(v.Created), Author: utf8Text(v.Author), Current: v.Current,
 		})
 	}
 	return connect.NewResponse(out), nil
+}
+
+// utf8Text is stored text as an answer can carry it. A version an older
+// server stored without checking may not be UTF-8, and an answer holding
+// it would not encode at all; with its bad bytes shown as U+FFFD the
+// history still reads, and is how such an agent is mended.
+func utf8Text(s string) string {
+	return strings.ToValidUTF8(s, "\uFFFD")
 }
 
 // mayWrite refuses a caller that may not change agents: with auth on,

@@ -15,6 +15,7 @@ import (
 	"github.com/agents-os/agents/api/gen/agents/v1/agentsv1connect"
 	"github.com/agents-os/agents/backend/internal/cluster"
 	"github.com/agents-os/agents/backend/internal/server"
+	"github.com/agents-os/agents/backend/internal/store"
 	"github.com/agents-os/agents/backend/internal/store/pgtest"
 	"github.com/agents-os/agents/tools/fakellm"
 )
@@ -378,4 +379,147 @@ func TestAStoredAgentReachesTheOtherServersOfTheDatabase(t *testing.T) {
 		t.Fatalf("delete = %d %s", status, body)
 	}
 	waitFor("the deletion", func(c agentsv1connect.AgentServiceClient) bool { return version(c) == 0 })
+}
+
+// Issue 33: a definition that is not UTF-8 is refused before it is
+// stored, on creation and on update, so no caller's listing ever meets
+// it.
+func TestStoredAgentsRefuseADefinitionThatIsNotUTF8(t *testing.T) {
+	t.Parallel()
+	e := start(t, fakellm.Rules{Default: &fakellm.Reply{Text: "ok"}})
+	garbled := strings.Replace(storedDef("garbled", "PROMPT", ""), "PROMPT", "\xff", 1)
+	status, _, body := e.do(http.MethodPost, "/v1/agents", garbled)
+	if got := decodeAs[errorJSON](t, body); status != http.StatusBadRequest || got.Code != "invalid_argument" || !strings.Contains(got.Message, "UTF-8") {
+		t.Fatalf("POST not UTF-8 = %d %s, want 400 invalid_argument saying UTF-8", status, body)
+	}
+	if status, _, body := e.do(http.MethodPost, "/v1/agents", storedDef("kept", "p", "")); status != http.StatusCreated {
+		t.Fatalf("create = %d %s", status, body)
+	}
+	status, _, body = e.do(http.MethodPut, "/v1/agents/kept", strings.Replace(storedDef("kept", "PROMPT", ""), "PROMPT", "\xff", 1))
+	if got := decodeAs[errorJSON](t, body); status != http.StatusBadRequest || got.Code != "invalid_argument" || !strings.Contains(got.Message, "UTF-8") {
+		t.Fatalf("PUT not UTF-8 = %d %s, want 400 invalid_argument saying UTF-8", status, body)
+	}
+
+	stored, err := e.store.ListStoredAgents(ctxFor(t))
+	if err != nil || len(stored) != 1 || stored[0].Slug != "kept" || stored[0].Version != 1 {
+		t.Fatalf("stored = %+v, %v; want only kept at version 1", stored, err)
+	}
+	if status, _, body := e.do(http.MethodGet, "/v1/agents", ""); status != http.StatusOK || strings.Contains(string(body), "garbled") {
+		t.Fatalf("GET /v1/agents = %d %s", status, body)
+	}
+	if status, _, body := e.do(http.MethodGet, "/v1/agents/garbled/versions", ""); status != http.StatusNotFound && status != http.StatusOK {
+		t.Fatalf("versions of the refused agent = %d %s", status, body)
+	}
+	ctx := ctxFor(t)
+	if _, err := e.agents.ListAgents(ctx, connect.NewRequest(&agentsv1.ListAgentsRequest{})); err != nil {
+		t.Fatalf("ListAgents: %v", err)
+	}
+	if got, err := e.agents.GetAgent(ctx, connect.NewRequest(&agentsv1.GetAgentRequest{Slug: "kept"})); err != nil || got.Msg.GetAgent().GetVersion() != 1 {
+		t.Fatalf("GetAgent = %v, %v", got, err)
+	}
+}
+
+// Issue 33: a stored row that is not UTF-8 (as an older server stored
+// it) is a load error of its own: every other agent still lists, through
+// Connect, the JSON routes and a reload, and the row's versions still
+// answer, before and after it is deleted.
+func TestAStoredAgentThatIsNotUTF8DoesNotTakeTheListingDown(t *testing.T) {
+	t.Parallel()
+	e := start(t, fakellm.Rules{Default: &fakellm.Reply{Text: "ok"}})
+	if status, _, body := e.do(http.MethodPost, "/v1/agents", storedDef("sound", "p", "")); status != http.StatusCreated {
+		t.Fatalf("create = %d %s", status, body)
+	}
+	garbled := strings.Replace(storedDef("garbled", "PROMPT", ""), "PROMPT", "\xff", 1)
+	if _, err := e.store.CreateStoredAgent(ctxFor(t), store.StoredAgent{Slug: "garbled", Definition: garbled, Author: "old", Updated: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+
+	listed := func(what string, status int, body []byte) {
+		t.Helper()
+		list := decodeAs[struct {
+			Agents []agentJSON `json:"agents"`
+			Errors []struct {
+				Agent  string `json:"agent"`
+				Reason string `json:"reason"`
+			} `json:"errors"`
+		}](t, body)
+		slugs := map[string]bool{}
+		for _, a := range list.Agents {
+			slugs[a.Slug] = true
+		}
+		reported := false
+		for _, le := range list.Errors {
+			reported = reported || (le.Agent == "garbled" && strings.Contains(le.Reason, "UTF-8"))
+		}
+		if status != http.StatusOK || !slugs["sound"] || !slugs["boss"] || slugs["garbled"] || !reported {
+			t.Fatalf("%s = %d %s; want sound and boss listed, garbled reported as not UTF-8", what, status, body)
+		}
+	}
+	// The reload reads the row in, as a restart would (the test server
+	// refuses to boot with a load error).
+	status, _, body := e.do(http.MethodPost, "/v1/agents:reload", "")
+	listed("POST /v1/agents:reload", status, body)
+	status, _, body = e.do(http.MethodGet, "/v1/agents", "")
+	listed("GET /v1/agents", status, body)
+
+	ctx := ctxFor(t)
+	res, err := e.agents.ListAgents(ctx, connect.NewRequest(&agentsv1.ListAgentsRequest{}))
+	if err != nil || len(res.Msg.GetAgents()) == 0 {
+		t.Fatalf("ListAgents = %v, %v", res, err)
+	}
+	if _, err := e.agents.GetAgent(ctx, connect.NewRequest(&agentsv1.GetAgentRequest{Slug: "sound"})); err != nil {
+		t.Fatalf("GetAgent sound: %v", err)
+	}
+	if status, _, body := e.do(http.MethodGet, "/v1/agents/garbled", ""); status != http.StatusNotFound {
+		t.Fatalf("GET the garbled agent = %d %s, want 404", status, body)
+	}
+
+	versions := func(when string) {
+		t.Helper()
+		status, _, body := e.do(http.MethodGet, "/v1/agents/garbled/versions", "")
+		got := decodeAs[struct {
+			Versions []struct {
+				Version    int64  `json:"version"`
+				Definition string `json:"definition"`
+			} `json:"versions"`
+		}](t, body)
+		if status != http.StatusOK || len(got.Versions) == 0 || !strings.Contains(got.Versions[len(got.Versions)-1].Definition, `"garbled"`) {
+			t.Fatalf("versions %s = %d %s", when, status, body)
+		}
+	}
+	versions("of the garbled row")
+	if status, _, body := e.do(http.MethodDelete, "/v1/agents/garbled", ""); status != http.StatusOK {
+		t.Fatalf("DELETE the garbled agent = %d %s", status, body)
+	}
+	versions("after its deletion")
+	status, _, body = e.do(http.MethodGet, "/v1/agents", "")
+	if status != http.StatusOK || !strings.Contains(string(body), `"sound"`) || strings.Contains(string(body), "garbled") {
+		t.Fatalf("GET /v1/agents after the deletion = %d %s", status, body)
+	}
+}
+
+// Issue 33: a key given twice in a definition is refused, as every other
+// route refuses it, whichever way the definition comes.
+func TestStoredAgentsRefuseAKeyGivenTwice(t *testing.T) {
+	t.Parallel()
+	e := start(t, fakellm.Rules{Default: &fakellm.Reply{Text: "ok"}})
+	twice := strings.Replace(storedDef("d1", "p", ""), `"slug": "d1"`, `"slug": "d1", "slug": "d2"`, 1)
+	status, _, body := e.do(http.MethodPost, "/v1/agents", twice)
+	if got := decodeAs[errorJSON](t, body); status != http.StatusBadRequest || got.Code != "invalid_argument" || got.Metadata["field"] != "contents.slug" || !strings.Contains(got.Message, "given twice") {
+		t.Fatalf("POST a key given twice = %d %s, want 400 naming contents.slug", status, body)
+	}
+	if _, err := e.agents.CreateAgent(ctxFor(t), connect.NewRequest(&agentsv1.CreateAgentRequest{Definition: twice})); connect.CodeOf(err) != connect.CodeInvalidArgument {
+		t.Fatalf("CreateAgent with a key given twice = %v, want invalid_argument", err)
+	}
+	if status, _, body := e.do(http.MethodPost, "/v1/agents", storedDef("d1", "p", "")); status != http.StatusCreated {
+		t.Fatalf("create = %d %s", status, body)
+	}
+	inner := strings.Replace(storedDef("d1", "p", ""), `"flavor": "OpenAIv1"`, `"flavor": "OpenAIv1", "flavor": "OpenAIv1"`, 1)
+	status, _, body = e.do(http.MethodPut, "/v1/agents/d1", inner)
+	if got := decodeAs[errorJSON](t, body); status != http.StatusBadRequest || got.Metadata["field"] != "contents.flavor" {
+		t.Fatalf("PUT a key given twice = %d %s, want 400 naming contents.flavor", status, body)
+	}
+	if stored, err := e.store.ListStoredAgents(ctxFor(t)); err != nil || len(stored) != 1 || stored[0].Version != 1 {
+		t.Fatalf("stored = %+v, %v; want d1 at version 1 only", stored, err)
+	}
 }
