@@ -316,7 +316,7 @@ func (a *actor) summarise(st *step, plan compactPlan, f fit) {
 			req.MaxTokens = int(adm.Output)
 		}
 		spanCtx, span := a.r.tracer.StartCompaction(ctx, a.id, plan.reason, plan.before)
-		chatCtx, chat := a.r.tracer.StartChat(spanCtx, flavor, a.id, req)
+		chatCtx, chat := a.r.tracer.StartChat(spanCtx, flavor, modelSpec.URL, a.id, req)
 		resp, err := model.Stream(chatCtx, req, func(llm.Delta) {})
 		a.r.tracer.EndChat(chat, resp, err)
 		tracing.EndCompaction(span, err)

@@ -251,7 +251,7 @@ func (a *actor) launchStep() {
 	counter, estimator := p.counter, p.estimator
 	tools := a.toolset()
 	budget, maxOutput := a.callBudget(), min(fit.maxOutput, a.maxOutput())
-	flavor := a.agent.Model.Flavor
+	flavor, endpoint := a.agent.Model.Flavor, a.agent.Model.URL
 	compacting := run.compactions < maxCompactions
 	a.r.workers.do(func() {
 		began := time.Now()
@@ -312,7 +312,7 @@ func (a *actor) launchStep() {
 		// The model's time is the tools' listing and the call, not the
 		// wait for admission.
 		began = time.Now().Add(-listed)
-		chatCtx, span := a.r.tracer.StartChat(ctx, flavor, a.id, req)
+		chatCtx, span := a.r.tracer.StartChat(ctx, flavor, endpoint, a.id, req)
 		resp, err := model.Stream(chatCtx, req, func(d llm.Delta) { a.publishDelta(st, d) })
 		took := time.Since(began)
 		a.r.tracer.EndChat(span, resp, err)
@@ -613,7 +613,7 @@ func (a *actor) markStopped(e *edit, status session.Status, reason, text string)
 		statusReason = reason
 	}
 	e.meta.Status, e.meta.StatusReason = status, statusReason
-	tracing.RunStopped(a.run.span, reason)
+	tracing.RunStopped(a.run.span, reason, a.run.budget)
 	// No model call is in flight once the run stops: what it reserved,
 	// if anything, is free again.
 	e.release = true

@@ -28,7 +28,11 @@ import (
 // ctx, which holds no span.
 func (a *actor) startRunSpan(ctx context.Context, trigger agentsv1.RunTrigger) (context.Context, trace.Span) {
 	how := strings.ToLower(strings.TrimPrefix(trigger.String(), "RUN_TRIGGER_"))
-	return a.r.tracer.StartRun(ctx, a.origin, a.st.meta.Agent, a.id, how)
+	ctx, span := a.r.tracer.StartRun(ctx, a.origin, a.st.meta.Agent, a.id, how)
+	if a.agent != nil {
+		tracing.RunAgent(span, a.agent.Model.Flavor, a.agent.Model.Name, a.agent.Announce, a.agent.Version)
+	}
+	return ctx, span
 }
 
 // log is the runner's logger; during a run that is traced, its lines

@@ -186,11 +186,17 @@ func TestRunIsTracedUnderTheCallersSpanWithItsCallsAndHelper(t *testing.T) {
 		t.Errorf("run's parent = %v, want the caller's remote span %s", run.Parent.SpanID(), callerSpan)
 	}
 	wantAttrs(t, run, map[string]any{
-		"gen_ai.operation.name":  "invoke_agent",
-		"gen_ai.agent.name":      "boss",
-		"gen_ai.conversation.id": id,
-		"agents.run.stop_reason": "done",
+		"gen_ai.operation.name":    "invoke_agent",
+		"gen_ai.agent.name":        "boss",
+		"gen_ai.agent.description": "Uses tools and a helper.",
+		"gen_ai.provider.name":     "openai",
+		"gen_ai.request.model":     tracedModelName,
+		"gen_ai.conversation.id":   id,
+		"agents.run.stop_reason":   "done",
 	})
+	if _, ok := attrs(run)["gen_ai.agent.version"]; ok {
+		t.Errorf("a file agent's run names a version")
+	}
 	if run.Status.Code == codes.Error {
 		t.Errorf("run's status = %v, want no error", run.Status)
 	}
@@ -215,7 +221,11 @@ func TestRunIsTracedUnderTheCallersSpanWithItsCallsAndHelper(t *testing.T) {
 			"gen_ai.usage.input_tokens":  int64(tracedUsageIn),
 			"gen_ai.usage.output_tokens": int64(tracedUsageOut),
 			"gen_ai.conversation.id":     id,
+			"server.address":             "127.0.0.1",
 		})
+		if port := attrs(c)["server.port"].AsInt64(); port <= 0 {
+			t.Errorf("chat's server.port = %d", port)
+		}
 		finishes[strings.Join(attrs(c)["gen_ai.response.finish_reasons"].AsStringSlice(), ",")]++
 	}
 	if finishes["tool_calls"] != 2 || finishes["stop"] != 1 {
@@ -319,4 +329,22 @@ func TestFailedRunWithoutCallerIsARootSpanWithAnError(t *testing.T) {
 		t.Errorf("failed chat's status = %v, want an error", chat.Status)
 	}
 	wantAttrs(t, chat, map[string]any{"error.type": "400"})
+}
+
+// A run its budget stopped says so on its span, naming the budget.
+func TestARunStoppedByItsBudgetSaysWhichOnItsSpan(t *testing.T) {
+	opt, tr := withMemoryTraces(t, false)
+	e := start(t, fakellm.Rules{Default: &fakellm.Reply{Text: "hi"}}, opt)
+	status, _, body := e.do(http.MethodPost, "/v1/sessions?wait=true", `{"agent": "boss", "message": {"text": "go"}, "budget": {"tokens": 1}}`)
+	if status != http.StatusCreated {
+		t.Fatalf("POST /v1/sessions = %d %s", status, body)
+	}
+	var created agentsv1.CreateSessionResponse
+	if err := readAnswer(body, &created); err != nil {
+		t.Fatal(err)
+	}
+	id := created.GetSession().GetMeta().GetId()
+	spans := tr.await(t, "invoke_agent boss")
+	run := find(spans, "invoke_agent boss", id)[0]
+	wantAttrs(t, run, map[string]any{"agents.run.stop_reason": "budget_exceeded", "agents.run.budget": "session"})
 }

@@ -3,6 +3,7 @@ package tracing
 import (
 	"context"
 	"errors"
+	"net/url"
 	"strconv"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -19,6 +20,7 @@ import (
 // namespace is the product's).
 const (
 	attrStopReason = attribute.Key("agents.run.stop_reason")
+	attrBudget     = attribute.Key("agents.run.budget")
 	attrTrigger    = attribute.Key("agents.run.trigger")
 	attrChild      = attribute.Key("agents.tool.child_session.id")
 	attrSuspended  = attribute.Key("agents.tool.suspended")
@@ -50,9 +52,32 @@ func (t *Tracer) StartRun(ctx context.Context, parent trace.SpanContext, agent, 
 	))
 }
 
-// RunStopped notes how a run ended (done, paused, waiting, …).
-func RunStopped(span trace.Span, reason string) {
+// RunAgent notes, on a run's span, the agent that runs: its description,
+// the provider and model it asks, and its version (a stored agent's; 0,
+// a file agent's, names none).
+func RunAgent(span trace.Span, flavor agentfile.Flavor, model, description string, version int64) {
+	if !span.IsRecording() {
+		return
+	}
+	span.SetAttributes(
+		semconv.GenAIProviderNameKey.String(Provider(flavor)),
+		semconv.GenAIRequestModel(model),
+	)
+	if description != "" {
+		span.SetAttributes(semconv.GenAIAgentDescription(description))
+	}
+	if version > 0 {
+		span.SetAttributes(semconv.GenAIAgentVersion(strconv.FormatInt(version, 10)))
+	}
+}
+
+// RunStopped notes how a run ended (done, paused, waiting, …) and, for a
+// run its budget stopped, which budget (session or owner).
+func RunStopped(span trace.Span, reason, budget string) {
 	span.SetAttributes(attrStopReason.String(reason))
+	if budget != "" {
+		span.SetAttributes(attrBudget.String(budget))
+	}
 }
 
 // RunFailed marks a run's span as failed with the failure's code.
@@ -62,8 +87,8 @@ func RunFailed(span trace.Span, code, reason string) {
 }
 
 // StartChat starts the chat span of one model call of agent's model
-// (of flavor) in the session conversation.
-func (t *Tracer) StartChat(ctx context.Context, flavor agentfile.Flavor, conversation string, req llm.Request) (context.Context, trace.Span) {
+// (of flavor, at the endpoint's URL) in the session conversation.
+func (t *Tracer) StartChat(ctx context.Context, flavor agentfile.Flavor, endpoint, conversation string, req llm.Request) (context.Context, trace.Span) {
 	ctx, span := t.tracer.Start(ctx, "chat "+req.Model, trace.WithSpanKind(trace.SpanKindClient))
 	if !span.IsRecording() {
 		return ctx, span
@@ -74,6 +99,9 @@ func (t *Tracer) StartChat(ctx context.Context, flavor agentfile.Flavor, convers
 		semconv.GenAIRequestModel(req.Model),
 		semconv.GenAIConversationID(conversation),
 	)
+	if host, port, ok := hostPort(endpoint); ok {
+		span.SetAttributes(semconv.ServerAddress(host), semconv.ServerPort(port))
+	}
 	if req.MaxTokens > 0 {
 		span.SetAttributes(semconv.GenAIRequestMaxTokens(req.MaxTokens))
 	}
@@ -239,4 +267,25 @@ func EndCompaction(span trace.Span, err error) {
 	if err != nil && span.IsRecording() {
 		span.SetStatus(codes.Error, err.Error())
 	}
+}
+
+// hostPort is the server an endpoint's URL names, with the scheme's port
+// when it gives none.
+func hostPort(endpoint string) (string, int, bool) {
+	u, err := url.Parse(endpoint)
+	if err != nil || u.Hostname() == "" {
+		return "", 0, false
+	}
+	port, err := strconv.Atoi(u.Port())
+	if err != nil {
+		switch u.Scheme {
+		case "https":
+			port = 443
+		case "http":
+			port = 80
+		default:
+			return u.Hostname(), 0, false
+		}
+	}
+	return u.Hostname(), port, true
 }
