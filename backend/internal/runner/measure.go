@@ -1,6 +1,8 @@
 package runner
 
 import (
+	"time"
+
 	"github.com/agents-os/agents/backend/internal/llm"
 	"github.com/agents-os/agents/backend/internal/session"
 	"github.com/agents-os/agents/backend/internal/tokens"
@@ -20,6 +22,10 @@ import (
 
 // replyPriming is what a chat request adds for the answer's start.
 const replyPriming = 3
+
+// tokenizerWait bounds how long a request near the threshold waits for
+// its family's vocabulary to be built (about 0.2 s for o200k_base).
+const tokenizerWait = 3 * time.Second
 
 // measure is a request's measure as the prompt gives it: reported, the
 // provider's input for the messages before from (0 when no call saw

@@ -266,7 +266,17 @@ func (a *actor) launchStep() {
 		}
 		if input > fit.threshold {
 			// Near the window the estimate's margin matters: the
-			// tokenizer decides.
+			// tokenizer decides. Its vocabulary is built on first need:
+			// the first request of a family to come this near waits for
+			// it (a fraction of a second, once), rather than compact on
+			// the estimate.
+			if !counter.Exact() {
+				select {
+				case <-counter.Ready():
+				case <-time.After(tokenizerWait):
+				case <-ctx.Done():
+				}
+			}
 			input = measured.exact(counter, req)
 			if input > fit.threshold && compacting {
 				a.post(func(a *actor) { a.compactFirst(st, input, session.CompactThreshold, "") })
