@@ -433,9 +433,18 @@ func llmTurn(c node, byteUsage node) (*session.LLMTurn, error) {
 			l.FinishReason, _ = first["finish_reason"].(string)
 		}
 	}
+	// The turn's own usage, else the step's, else the provider's raw
+	// answer's (files that recorded neither keep it there only).
 	usage := rsp.get("responseTokenUsage")
 	if usage.missing() {
 		usage = byteUsage.get("stepTokenUsage")
+	}
+	if u := raw.get("usage"); usage.missing() && !u.missing() {
+		if _, err := u.object(); err == nil {
+			// A provider's answer is not the file's own record: a usage
+			// of another shape there is left out, not refused.
+			usage = u
+		}
 	}
 	if l.Usage, err = tokens(usage); err != nil {
 		return nil, err

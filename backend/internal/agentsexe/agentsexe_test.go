@@ -246,3 +246,28 @@ func TestIsConversationFile(t *testing.T) {
 		}
 	}
 }
+
+// Session files of the shape of agents-exe's gh-100.session.json keep a
+// turn's usage only in the provider's raw answer: it is imported from
+// there when the turn records none of its own.
+func TestUsageFromTheRawResponse(t *testing.T) {
+	t.Parallel()
+	doc := `{"sessionId": "6c1f0b8e-5a4e-4a43-9d8e-2f1d3c4b5a60", "turnId": "6c1f0b8e-5a4e-4a43-9d8e-2f1d3c4b5a61", "turns": [
+		{"tag": "LlmTurn", "contents": {"llmResponse": {"responseText": "hi", "responseThinking": null,
+			"rawResponse": {"model": "gpt-4o-mini", "usage": {"prompt_tokens": 1200, "completion_tokens": 34, "prompt_tokens_details": {"cached_tokens": 1000}}}},
+			"llmToolCalls": []}},
+		{"tag": "UserTurn", "contents": {"userQuery": {"text": "hello"}, "userToolResponses": []}}]}`
+	c, err := Decode([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var u session.Usage
+	for _, turn := range c.Turns {
+		if turn.LLM != nil {
+			u = turn.LLM.Usage
+		}
+	}
+	if u.Prompt != 1200 || u.Completion != 34 || u.Cached != 1000 {
+		t.Errorf("usage %+v, want the raw answer's", u)
+	}
+}
