@@ -20,10 +20,6 @@ const StopBudget = "budget_exceeded"
 // replaces it sooner.
 const reservationTTL = 15 * time.Minute
 
-// defaultMaxOutput is the output a model call may ask for when neither
-// its model's limits nor Budgets.ReserveTokens say.
-const defaultMaxOutput = 4096
-
 // minOutput is the least output worth starting a model call for: a budget
 // that leaves less after the call's input refuses it, rather than start a
 // call cut off before it could answer. 64 tokens hold a short answer or a
@@ -51,7 +47,7 @@ type Budgets struct {
 	OwnerDefault *session.OwnerBudget
 	// ReserveTokens is the output a model call under a budget reserves
 	// and asks for at most when its model's maximum output is not known
-	// (defaultMaxOutput when zero). A call reserves its measured input and
+	// (the catalog's default maximum when zero). A call reserves its measured input and
 	// that output, capped at what its budgets leave; calls of one tree or
 	// owner running at once see each other's reservations as spent.
 	ReserveTokens int64
@@ -102,21 +98,15 @@ func (a *actor) callBudget() callBudget {
 }
 
 // maxOutput is the most output a call of the agent's model may produce:
-// the model's limit, unless nobody states one (the catalog's default for
-// an unknown model), where Budgets.ReserveTokens says, else
-// defaultMaxOutput.
+// the model's limit (the catalog resolves one for every model), unless
+// nobody states it (the catalog's default for an unknown model), where
+// Budgets.ReserveTokens says.
 func (a *actor) maxOutput() int64 {
 	lim := a.agent.Model.Limits
-	if n := lim.MaxOutputTokens; n > 0 && lim.Source != catalog.LimitsDefault {
+	if n := a.r.opts.Budgets.ReserveTokens; lim.Source == catalog.LimitsDefault && n > 0 {
 		return n
 	}
-	if n := a.r.opts.Budgets.ReserveTokens; n > 0 {
-		return n
-	}
-	if n := lim.MaxOutputTokens; n > 0 {
-		return n
-	}
-	return defaultMaxOutput
+	return lim.MaxOutputTokens
 }
 
 // reservation is what the step's model call asks of its budgets: its

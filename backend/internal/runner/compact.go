@@ -34,16 +34,11 @@ func (a *actor) window() fit {
 }
 
 // ModelLimits returns the limits of an agent's model as this server
-// applies them (the catalog's, or the window a provider stated, when
-// smaller) and the agent's compaction settings for them.
+// applies them (the catalog's, which resolves every one, or the window a
+// provider stated, when smaller) and the agent's compaction settings for
+// them.
 func (r *Runner) ModelLimits(agent *catalog.Agent) (catalog.Limits, catalog.Compaction) {
 	lim, settings := agent.Model.Limits, agent.Compaction
-	if lim.ContextWindow <= 0 {
-		// An agent the catalog did not resolve: the model's table or
-		// the default.
-		lim = catalog.ModelLimits(agent.Model.Name, catalog.Limits{}, catalog.Limits{})
-		settings = agent.CompactionFor(lim)
-	}
 	if learned, ok := r.LearnedWindow(agent.Model.Name); ok && learned < lim.ContextWindow {
 		lim.ContextWindow, lim.Source = learned, catalog.LimitsLearned
 		lim.MaxOutputTokens = min(lim.MaxOutputTokens, learned)
