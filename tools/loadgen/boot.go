@@ -53,10 +53,23 @@ type BootRows struct {
 // Table implements Result.
 func (r *BootRows) Table() ([]string, [][]string) {
 	header := []string{"binary", "runs", "init MB", "healthz median ms", "min ms", "max ms", "cpu to healthz ms", "idle rss MB", "of it anon MB", "heaviest inits"}
+	compared := len(r.Rows) > 1
+	if compared {
+		header = append(header, "cpu to healthz ÷ base", "idle rss ÷ base")
+	}
 	var rows [][]string
-	for _, b := range r.Rows {
-		rows = append(rows, []string{b.Binary, itoa(b.Runs), strconv.FormatFloat(float64(b.InitBytes)/1e6, 'f', 2, 64),
-			ms(b.Healthz), ms(b.HealthzMin), ms(b.HealthzMax), ms(b.HealthzCPU), mb(b.IdleRSS), mb(b.IdleAnon), strings.Join(b.InitHeaviest, ", ")})
+	for i, b := range r.Rows {
+		row := []string{b.Binary, itoa(b.Runs), strconv.FormatFloat(float64(b.InitBytes)/1e6, 'f', 2, 64),
+			ms(b.Healthz), ms(b.HealthzMin), ms(b.HealthzMax), ms(b.HealthzCPU), mb(b.IdleRSS), mb(b.IdleAnon), strings.Join(b.InitHeaviest, ", ")}
+		if compared {
+			// The first row is the measured binary's, the second the base's.
+			if base := r.Rows[len(r.Rows)-1]; i == 0 {
+				row = append(row, ratio(float64(b.HealthzCPU), float64(base.HealthzCPU)), ratio(float64(b.IdleRSS), float64(base.IdleRSS)))
+			} else {
+				row = append(row, "", "")
+			}
+		}
+		rows = append(rows, row)
 	}
 	return header, rows
 }

@@ -454,3 +454,27 @@ func TestPromptSpreadTakesTurnsBetweenTheServers(t *testing.T) {
 		}
 	}
 }
+
+func TestAComparedRowSaysItsRatioToTheBase(t *testing.T) {
+	rows := &PromptRows{Rows: []PromptRow{
+		{Sessions: 16, PerSession: 10, CPUPerPrompt: Duration(2 * time.Millisecond), PromptsPerSec: 100, Latency: Latency{P50: Duration(4 * time.Millisecond)}, Binary: "bin/agents"},
+		{Sessions: 16, PerSession: 10, CPUPerPrompt: Duration(time.Millisecond), PromptsPerSec: 200, Latency: Latency{P50: Duration(2 * time.Millisecond)}, Binary: "bin/base/agents", Base: true},
+	}}
+	header, table := rows.Table()
+	col := func(name string) int {
+		i := slices.Index(header, name)
+		if i < 0 {
+			t.Fatalf("no column %q in %q", name, header)
+		}
+		return i
+	}
+	if got := table[0][col("cpu/prompt ÷ base")]; got != "2.00×" {
+		t.Errorf("cpu/prompt ratio = %q, want 2.00×", got)
+	}
+	if got := table[0][col("prompts/s ÷ base")]; got != "0.50×" {
+		t.Errorf("prompts/s ratio = %q, want 0.50×", got)
+	}
+	if got := table[1][col("p50 ÷ base")]; got != "" {
+		t.Errorf("the base's own row has a ratio %q", got)
+	}
+}

@@ -26,8 +26,10 @@ type PromptRow struct {
 	ClientCPU     Duration `json:"client_cpu_ms"` // this process: clients and the model
 	RSS           int64    `json:"server_rss_bytes"`
 	Startup       Duration `json:"startup_ms"`
-	// Binary is the agents binary of the row, when the run compares two.
+	// Binary is the agents binary of the row, when the run compares two;
+	// Base marks the rows of the binary compared with (-compare).
 	Binary string `json:"binary,omitempty"`
+	Base   bool   `json:"base,omitempty"`
 	// Runs is how many times the row ran; the row is the median run by
 	// CPU per prompt, and the ranges span all of them.
 	Runs            int         `json:"runs,omitempty"`
@@ -58,10 +60,10 @@ func (r *PromptRows) Table() ([]string, [][]string) {
 	}
 	compared := slices.ContainsFunc(r.Rows, func(p PromptRow) bool { return p.Binary != "" })
 	if compared {
-		header = append(header, "binary")
+		header = append(header, "binary", "cpu/prompt ÷ base", "p50 ÷ base", "prompts/s ÷ base")
 	}
 	var rows [][]string
-	for _, p := range r.Rows {
+	for i, p := range r.Rows {
 		row := []string{itoa(p.Stored), itoa(p.Sessions), fmt.Sprintf("%d×%d", p.Sessions, p.PerSession), itoa(p.Errors),
 			rate(p.PromptsPerSec), ms(p.Latency.P50), ms(p.Latency.P90), ms(p.Latency.P99),
 			ms(p.CPUPerPrompt), ms(p.ServerCPU), ms(p.ClientCPU), mb(p.RSS), ms(p.Startup)}
@@ -72,10 +74,29 @@ func (r *PromptRows) Table() ([]string, [][]string) {
 		}
 		if compared {
 			row = append(row, p.Binary)
+			if base, ok := r.baseOf(i); ok {
+				row = append(row, ratio(float64(p.CPUPerPrompt), float64(base.CPUPerPrompt)),
+					ratio(float64(p.Latency.P50), float64(base.Latency.P50)), ratio(p.PromptsPerSec, base.PromptsPerSec))
+			} else {
+				row = append(row, "", "", "")
+			}
 		}
 		rows = append(rows, row)
 	}
 	return header, rows
+}
+
+// baseOf is the base's row of the same size as row i, when row i is the
+// measured binary's (runPrompts puts it right after the measured one).
+func (r *PromptRows) baseOf(i int) (PromptRow, bool) {
+	if r.Rows[i].Base || i+1 >= len(r.Rows) {
+		return PromptRow{}, false
+	}
+	p, next := r.Rows[i], r.Rows[i+1]
+	if !next.Base || p.Sessions != next.Sessions || p.Stored != next.Stored {
+		return PromptRow{}, false
+	}
+	return next, true
 }
 
 func runPrompts(ctx context.Context, e *env) (Result, error) {
@@ -100,7 +121,7 @@ func runPrompts(ctx context.Context, e *env) (Result, error) {
 				}
 				row := medianRun(rs)
 				if len(bins) > 1 {
-					row.Binary = bins[b]
+					row.Binary, row.Base = bins[b], b > 0
 				}
 				res.Rows = append(res.Rows, row)
 			}

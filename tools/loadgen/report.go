@@ -126,6 +126,14 @@ func describeMachine(bin string) Machine {
 
 func formatFloat(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
+// ratio formats v/base as "1.23×", or "–" when base is zero.
+func ratio(v, base float64) string {
+	if base == 0 {
+		return "–"
+	}
+	return strconv.FormatFloat(v/base, 'f', 2, 64) + "×"
+}
+
 // ms formats a duration in milliseconds, with three significant digits or
 // more.
 func ms(d Duration) string {
