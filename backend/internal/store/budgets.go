@@ -174,15 +174,34 @@ const sqlPutReservation = `INSERT INTO reservations (session_id, root_id, owner,
 	owner = excluded.owner, tokens = excluded.tokens, cost = excluded.cost,
 	expires = excluded.expires`
 
+// sqlBudgetsInForce tells whether a tree or an owner has a budget of
+// its own: most calls have neither, and for them this one read of two
+// keys is the whole admission.
+const sqlAnyBudget = `SELECT EXISTS (SELECT 1 FROM tree_budgets) OR EXISTS (SELECT 1 FROM owner_budgets)`
+
+const sqlBudgetsInForce = `SELECT
+	EXISTS (SELECT 1 FROM tree_budgets WHERE root_id = ?) OR
+	EXISTS (SELECT 1 FROM owner_budgets WHERE owner = ?)`
+
 // Reserve implements Budgets. Most calls are under no budget at all: one
-// read, outside any transaction and lock, tells, and such a call reserves
-// nothing and gets no output cap, so an unbudgeted step costs no write. A
-// call under a budget is judged again under the budgets' locks, where the
-// reservations of the calls in flight are counted, and reserves its input
-// and the output it is granted. A budget set between the two reads
-// applies from the next call on, as one set while a call runs does.
+// read of two keys, outside any transaction and lock, tells, and such a
+// call reads no spend, reserves nothing and gets no output cap, so an
+// unbudgeted step costs no write. A call under a budget is read in full,
+// then judged again under the budgets' locks, where the reservations of
+// the calls in flight are counted, and reserves its input and the output
+// it is granted. A budget set between the reads applies from the next
+// call on, as one set while a call runs does.
 func (s *SQL) Reserve(ctx context.Context, r Reservation) (Admission, error) {
-	adm, err := s.admission(ctx, s.read, r)
+	if r.OwnerDefault == nil || !r.OwnerDefault.Budget.Limited() {
+		inForce, err := s.budgetsInForce(ctx, r)
+		if err != nil {
+			return Admission{}, s.translate(err, nil, "read the budgets of %s", r.SessionID)
+		}
+		if !inForce {
+			return Admission{Owner: ownerBudgetOf(r.Owner, false, sql.NullInt64{}, sql.NullInt64{}, "", r.OwnerDefault)}, nil
+		}
+	}
+	adm, err := s.admission(ctx, s.st.admission.GetContext, r)
 	if err == nil && (adm.Exceeded != "" || !adm.TreeBudget.Limited() && !adm.Owner.Budget.Limited()) {
 		// A refusal writes nothing, and one judged a moment ago stands:
 		// so a call waiting for others' reservations asks again without
@@ -200,11 +219,11 @@ func (s *SQL) Reserve(ctx context.Context, r Reservation) (Admission, error) {
 			}
 		}
 		var err error
-		if adm, err = s.admission(ctx, tx, r); err != nil || adm.Exceeded != "" {
+		if adm, err = s.admission(ctx, s.st.admissionLocked.in(ctx, tx).GetContext, r); err != nil || adm.Exceeded != "" {
 			return err
 		}
 		held := r.held(adm.Output)
-		if _, err := tx.ExecContext(ctx, tx.Rebind(sqlPutReservation), r.SessionID, r.RootID, r.Owner, held.Tokens, int64(held.Cost), nanos(r.Expires)); err != nil {
+		if _, err := s.st.putReservation.in(ctx, tx).ExecContext(ctx, r.SessionID, r.RootID, r.Owner, held.Tokens, int64(held.Cost), nanos(r.Expires)); err != nil {
 			return s.translate(err, unknownSession(r.SessionID), "reserve budget for %s", r.SessionID)
 		}
 		return nil
@@ -215,22 +234,54 @@ func (s *SQL) Reserve(ctx context.Context, r Reservation) (Admission, error) {
 	return adm, err
 }
 
-// admissionReader is where an admission reads: the database, or a
-// transaction holding the budgets' locks.
-type admissionReader interface {
-	GetContext(ctx context.Context, dest any, query string, args ...any) error
-	Rebind(query string) string
+// The states of SQL.budgets: what an embedded database, which one server
+// alone writes, is known to hold.
+const (
+	budgetsUnknown int32 = iota // not read yet
+	budgetsNone                 // no tree or owner budget at all
+	budgetsSome                 // some, or one is being set
+)
+
+// budgetsInForce tells whether r's tree or owner has a budget of its own.
+// On an embedded database every budget is set through this store, so once
+// it has read that there is none anywhere, no call reads again until one
+// is set (noteBudget). A database other servers share is read every time.
+func (s *SQL) budgetsInForce(ctx context.Context, r Reservation) (bool, error) {
+	if s.dialect.Embedded {
+		switch s.budgets.Load() {
+		case budgetsNone:
+			return false, nil
+		case budgetsUnknown:
+			var some bool
+			if err := s.st.anyBudget.GetContext(ctx, &some); err != nil {
+				return false, err
+			}
+			// A budget set meanwhile has moved the state on: it stays.
+			if !some && s.budgets.CompareAndSwap(budgetsUnknown, budgetsNone) {
+				return false, nil
+			}
+		}
+	}
+	var inForce bool
+	err := s.st.budgetsInForce.GetContext(ctx, &inForce, r.RootID, r.Owner)
+	return inForce, err
 }
 
-// admission reads the budgets, the spend and the other calls'
-// reservations that r's call is judged by, and judges it (see judge).
-func (s *SQL) admission(ctx context.Context, q admissionReader, r Reservation) (Admission, error) {
+// noteBudget records, before a budget is written, that the database may
+// hold one: from now on admissions read it.
+func (s *SQL) noteBudget() { s.budgets.Store(budgetsSome) }
+
+// admission reads, with get (sqlAdmission prepared on a pool or bound in
+// a transaction holding the budgets' locks), the budgets, the spend and
+// the other calls' reservations that r's call is judged by, and judges it
+// (see judge).
+func (s *SQL) admission(ctx context.Context, get func(ctx context.Context, dest any, args ...any) error, r Reservation) (Admission, error) {
 	var adm Admission
 	var row admissionRow
 	now := nanos(r.Now)
 	day, month := session.PeriodDay.Key(r.Now), session.PeriodMonth.Key(r.Now)
 	total := string(session.PeriodTotal)
-	err := q.GetContext(ctx, &row, q.Rebind(sqlAdmission),
+	err := get(ctx, &row,
 		r.RootID, r.RootID, r.RootID,
 		r.Owner, r.Owner, r.Owner, r.Owner,
 		r.RootID, r.RootID,
@@ -359,6 +410,7 @@ func (s *SQL) putTreeBudget(ctx context.Context, tx *sqlx.Tx, root string, b ses
 		}
 		return nil
 	}
+	s.noteBudget()
 	if _, err := tx.ExecContext(ctx, tx.Rebind(sqlPutTreeBudget), root, nullTokens(b.Tokens), nullCost(b.Cost), nanos(at)); err != nil {
 		return s.translate(err, unknownSession(root), "set the budget of %s", root)
 	}
@@ -378,6 +430,7 @@ const sqlPutOwnerBudget = `INSERT INTO owner_budgets (owner, tokens, cost, perio
 
 // SetOwnerBudget implements Budgets.
 func (s *SQL) SetOwnerBudget(ctx context.Context, b session.OwnerBudget, at time.Time) error {
+	s.noteBudget()
 	_, err := s.write.ExecContext(ctx, s.write.Rebind(sqlPutOwnerBudget), b.Owner, nullTokens(b.Budget.Tokens), nullCost(b.Budget.Cost), string(b.Period), nanos(at))
 	if err != nil {
 		return s.translate(err, nil, "set the budget of owner %s", b.Owner)
@@ -461,8 +514,26 @@ func (s *SQL) applySpends(ctx context.Context, tx *sqlx.Tx, spends []*SpendChang
 	slices.SortFunc(keys, func(a, b spendKey) int {
 		return cmp.Or(cmp.Compare(a.scope, b.scope), cmp.Compare(a.name, b.name), cmp.Compare(a.period, b.period))
 	})
+	if s.dialect.Embedded {
+		// In the server's process a statement costs no round trip: the
+		// prepared one-row statements, run per row, are cheaper than
+		// compiling a statement of this batch's length.
+		for _, k := range keys {
+			sp := sums[k]
+			if _, err := s.st.addSpend.in(ctx, tx).ExecContext(ctx, k.scope, k.name, k.period, sp.Tokens, int64(sp.Cost)); err != nil {
+				return s.translate(err, nil, "add spend")
+			}
+		}
+		for _, sp := range spends {
+			if err := s.releaseReservation(ctx, tx, sp.SessionID); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	// One statement for every row (each once, so PostgreSQL's upsert
-	// never meets a row twice) and one for the reservations.
+	// never meets a row twice) and one for the reservations: one round
+	// trip each.
 	values := make([]string, len(keys))
 	args := make([]any, 0, 5*len(keys))
 	for i, k := range keys {
@@ -488,10 +559,12 @@ func (s *SQL) applySpends(ctx context.Context, tx *sqlx.Tx, spends []*SpendChang
 	return nil
 }
 
+const sqlReleaseReservation = `DELETE FROM reservations WHERE session_id = ?`
+
 // releaseReservation drops a session's reservation: its call ended with
-// nothing to spend.
+// nothing to spend, or spent.
 func (s *SQL) releaseReservation(ctx context.Context, tx *sqlx.Tx, id string) error {
-	if _, err := tx.ExecContext(ctx, tx.Rebind(`DELETE FROM reservations WHERE session_id = ?`), id); err != nil {
+	if _, err := s.st.releaseReservation.in(ctx, tx).ExecContext(ctx, id); err != nil {
 		return s.translate(err, nil, "release the reservation of %s", id)
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 
 	"github.com/jmoiron/sqlx"
 )
@@ -48,6 +49,10 @@ type Dialect struct {
 	// check when it is fenced, instead of two or three, so one round trip
 	// to the database. See stepSQL.
 	StepStatement bool
+	// Embedded says the database runs in the server's process (SQLite):
+	// a statement costs no round trip, so running a prepared one-row
+	// statement once per row is cheaper than compiling one of many rows.
+	Embedded bool
 	// ReturningSeq reads the seqs of appended events back with RETURNING
 	// (PostgreSQL); without it they come from the last insert id.
 	ReturningSeq bool
@@ -60,8 +65,11 @@ type SQL struct {
 	read, write *sqlx.DB
 	st          *statements
 	dialect     Dialect
-	closeOnce   sync.Once
-	closeErr    error
+	// budgets is what an embedded database holds of budgets
+	// (budgetsUnknown, budgetsNone, budgetsSome): see budgetsInForce.
+	budgets   atomic.Int32
+	closeOnce sync.Once
+	closeErr  error
 }
 
 var _ Store = (*SQL)(nil)

@@ -59,6 +59,8 @@ type statements struct {
 	completePending, putHelperCall, putIdempotency        *writeStmt
 	approvePending, checkFence                            *writeStmt
 	addCommand, finishCommand, pruneCommands              *writeStmt
+	admissionLocked, putReservation, releaseReservation   *writeStmt
+	addSpend                                              *writeStmt
 	// appendEvents[n-1] appends n events.
 	appendEvents [eventBatch]*writeStmt
 	// step[f][n] writes a change of a session's metadata with n new turns
@@ -80,6 +82,7 @@ type statements struct {
 	eventsAll, eventsSession, eventsOwner       *readStmt
 	getLease, orphans, pendingCommands          *readStmt
 	getCommand, watchersOf                      *readStmt
+	anyBudget, budgetsInForce, admission        *readStmt
 	reads                                       []*readStmt
 }
 
@@ -117,6 +120,10 @@ func newStatements(ctx context.Context, read, write *sqlx.DB, d Dialect) *statem
 		{&st.addCommand, sqlAddCommand},
 		{&st.finishCommand, sqlFinishCommand},
 		{&st.pruneCommands, sqlPruneCommands},
+		{&st.admissionLocked, sqlAdmission},
+		{&st.putReservation, sqlPutReservation},
+		{&st.releaseReservation, sqlReleaseReservation},
+		{&st.addSpend, insertSQL(sqlAddSpend, 5, 1) + sqlAddSpendConflict},
 	} {
 		w(ws.dst, ws.query)
 	}
@@ -155,6 +162,9 @@ func newStatements(ctx context.Context, read, write *sqlx.DB, d Dialect) *statem
 		{&st.orphans, sqlOrphans},
 		{&st.pendingCommands, sqlPendingCommands},
 		{&st.getCommand, sqlGetCommand},
+		{&st.anyBudget, sqlAnyBudget},
+		{&st.budgetsInForce, sqlBudgetsInForce},
+		{&st.admission, sqlAdmission},
 	} {
 		*r.dst = &readStmt{db: read, query: read.Rebind(r.query)}
 		st.reads = append(st.reads, *r.dst)

@@ -211,7 +211,7 @@ func connect(ctx context.Context, path string, writer bool, opts Options) (*sqlx
 }
 
 func dialect() store.Dialect {
-	return store.Dialect{Name: "sqlite", Classify: classify}
+	return store.Dialect{Name: "sqlite", Classify: classify, Embedded: true}
 }
 
 // classify reads the extended result code of a driver error.

@@ -274,3 +274,34 @@ func testReserveGrants(t *testing.T, fresh func(t *testing.T) Opener) {
 	noErr(t, err, "reserve past both")
 	refused(t, "c past both budgets", adm, store.ScopeSession, false)
 }
+
+// A budget set after calls were admitted under none (a server that has
+// learned there is none anywhere) judges the next call: on a session
+// being created with one, on a tree, on an owner.
+func testBudgetSetAfterCallsUnderNone(t *testing.T, fresh func(t *testing.T) Opener) {
+	s := open(t, fresh(t))
+	ctx := context.Background()
+	mustCreate(t, s, newMeta("free", "alice", at(0)))
+	for range 2 {
+		adm, err := s.Reserve(ctx, reservation("free", "free", "alice", 20, 40))
+		noErr(t, err, "reserve under no budget")
+		admitted(t, "under no budget", adm, 0)
+	}
+
+	capped := newMeta("capped", "bob", at(0))
+	noErr(t, s.Commit(ctx, &store.Change{Create: true, Meta: &capped, TreeBudget: &session.Budget{Tokens: ptr(int64(30))}}), "create with a budget")
+	adm, err := s.Reserve(ctx, reservation("capped", "capped", "bob", 20, 40))
+	noErr(t, err, "reserve under a new session's budget")
+	admitted(t, "under a new session's budget of 30", adm, 10)
+
+	noErr(t, s.SetTreeBudget(ctx, "free", session.Budget{Tokens: ptr(int64(25))}, at(0)), "set a tree budget")
+	adm, err = s.Reserve(ctx, reservation("free", "free", "alice", 20, 40))
+	noErr(t, err, "reserve under a tree budget set later")
+	refused(t, "under a tree budget of 25 set later", adm, store.ScopeSession, false)
+
+	mustCreate(t, s, newMeta("carol1", "carol", at(0)))
+	noErr(t, s.SetOwnerBudget(ctx, session.OwnerBudget{Owner: "carol", Budget: session.Budget{Tokens: ptr(int64(15))}, Period: session.PeriodTotal}, at(0)), "set an owner budget")
+	adm, err = s.Reserve(ctx, reservation("carol1", "carol1", "carol", 20, 40))
+	noErr(t, err, "reserve under an owner budget set later")
+	refused(t, "under an owner budget of 15 set later", adm, store.ScopeOwner, false)
+}
