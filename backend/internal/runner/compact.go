@@ -373,7 +373,7 @@ func (a *actor) storeCompaction(st *step, plan compactPlan, f fit, resp llm.Resp
 	a.addTurn(e, session.Turn{Compaction: &c})
 	if plan.cut > plan.base {
 		spent := c.Usage.Spend()
-		e.spend = &store.SpendChange{SessionID: a.id, RootID: e.meta.Root(), Owner: e.meta.Owner, Spend: spent, At: a.r.now()}
+		e.spend = &store.SpendChange{SessionID: a.id, RootID: e.meta.Root(), Owner: e.meta.Owner, Spend: spent, At: a.r.now(), Reserved: st.admission.Reserved}
 		if st.admitted {
 			e.meta.Budget, e.meta.TreeSpend = st.admission.TreeBudget, st.admission.TreeSpend.Add(spent)
 		}

@@ -414,7 +414,7 @@ func (a *actor) modelDone(st *step, resp llm.Response, err error, took time.Dura
 	// The answer settles the call's reservation with what it spent, in
 	// the write that stores it.
 	spent := turn.Usage.Spend()
-	e.spend = &store.SpendChange{SessionID: a.id, RootID: e.meta.Root(), Owner: e.meta.Owner, Spend: spent, At: a.r.now()}
+	e.spend = &store.SpendChange{SessionID: a.id, RootID: e.meta.Root(), Owner: e.meta.Owner, Spend: spent, At: a.r.now(), Reserved: st.admission.Reserved}
 	if st.admitted {
 		e.meta.Budget, e.meta.TreeSpend = st.admission.TreeBudget, st.admission.TreeSpend.Add(spent)
 	}

@@ -111,6 +111,9 @@ type Admission struct {
 	// spent in its current period.
 	Owner      session.OwnerBudget
 	OwnerSpend session.Spend
+	// Reserved says the call holds a reservation, which its spend
+	// releases (SpendChange.Reserved).
+	Reserved bool
 }
 
 // SpendChange adds what a model call spent to its tree and owner and
@@ -121,6 +124,9 @@ type SpendChange struct {
 	SessionID, RootID, Owner string
 	Spend                    session.Spend
 	At                       time.Time
+	// Reserved says the call held a reservation (Admission.Reserved): a
+	// call under no budget reserved nothing and has nothing to release.
+	Reserved bool
 }
 
 type admissionRow struct {
@@ -226,6 +232,7 @@ func (s *SQL) Reserve(ctx context.Context, r Reservation) (Admission, error) {
 		if _, err := s.st.putReservation.in(ctx, tx).ExecContext(ctx, r.SessionID, r.RootID, r.Owner, held.Tokens, int64(held.Cost), nanos(r.Expires)); err != nil {
 			return s.translate(err, unknownSession(r.SessionID), "reserve budget for %s", r.SessionID)
 		}
+		adm.Reserved = true
 		return nil
 	})
 	if _, typed := errs.As(err); err != nil && !typed {
@@ -525,6 +532,9 @@ func (s *SQL) applySpends(ctx context.Context, tx *sqlx.Tx, spends []*SpendChang
 			}
 		}
 		for _, sp := range spends {
+			if !sp.Reserved {
+				continue
+			}
 			if err := s.releaseReservation(ctx, tx, sp.SessionID); err != nil {
 				return err
 			}
@@ -545,9 +555,14 @@ func (s *SQL) applySpends(ctx context.Context, tx *sqlx.Tx, spends []*SpendChang
 	if _, err := tx.ExecContext(ctx, tx.Rebind(q), args...); err != nil {
 		return s.translate(err, nil, "add spend")
 	}
-	ids := make([]string, len(spends))
-	for i, sp := range spends {
-		ids[i] = sp.SessionID
+	var ids []string
+	for _, sp := range spends {
+		if sp.Reserved {
+			ids = append(ids, sp.SessionID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
 	}
 	q, in, err := sqlx.In(`DELETE FROM reservations WHERE session_id IN (?)`, ids)
 	if err != nil {

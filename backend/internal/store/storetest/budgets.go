@@ -76,7 +76,7 @@ func testBudgets(t *testing.T, fresh func(t *testing.T) Opener) {
 	// The root's answer settles: 70 spent, its reservation gone.
 	root.Updated = at(2 * time.Second)
 	noErr(t, s.Commit(ctx, &store.Change{Meta: &root, Spend: &store.SpendChange{
-		SessionID: "root", RootID: "root", Owner: "alice", Spend: session.Spend{Tokens: 70, Cost: 5}, At: at(0),
+		SessionID: "root", RootID: "root", Owner: "alice", Spend: session.Spend{Tokens: 70, Cost: 5}, At: at(0), Reserved: true,
 	}}), "settle root")
 	if got := mustGet(t, s, "child"); got.TreeSpend != (session.Spend{Tokens: 70, Cost: 5}) {
 		t.Fatalf("tree spent %+v, want 70 tokens", got.TreeSpend)
@@ -208,7 +208,7 @@ func testReserveGrants(t *testing.T, fresh func(t *testing.T) Opener) {
 	// s1 spends less than it held.
 	s1 := newMeta("s1", "alice", at(time.Second))
 	noErr(t, s.Commit(ctx, &store.Change{Meta: &s1, Spend: &store.SpendChange{
-		SessionID: "s1", RootID: "s1", Owner: "alice", Spend: session.Spend{Tokens: 350}, At: at(0),
+		SessionID: "s1", RootID: "s1", Owner: "alice", Spend: session.Spend{Tokens: 350}, At: at(0), Reserved: true,
 	}}), "settle s1")
 	adm, err = s.Reserve(ctx, reservation("s3", "s3", "alice", 100, 500))
 	noErr(t, err, "reserve s3 again")
@@ -233,7 +233,7 @@ func testReserveGrants(t *testing.T, fresh func(t *testing.T) Opener) {
 	settle := func(id string, sp session.Spend) {
 		t.Helper()
 		m := mustGet(t, s, id)
-		noErr(t, s.Commit(ctx, &store.Change{Meta: &m, Spend: &store.SpendChange{SessionID: id, RootID: "t", Owner: "bob", Spend: sp, At: at(0)}}), "settle %s", id)
+		noErr(t, s.Commit(ctx, &store.Change{Meta: &m, Spend: &store.SpendChange{SessionID: id, RootID: "t", Owner: "bob", Spend: sp, At: at(0), Reserved: true}}), "settle %s", id)
 	}
 	adm, err = s.Reserve(ctx, priced("t", 2000))
 	noErr(t, err, "reserve t")
