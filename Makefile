@@ -179,15 +179,16 @@ bench-load: ## Run the load tool against bin/agents over HTTP (BENCHMARKS.md; LO
 	$(BIN)/loadgen -agents-bin $(BIN)/agents $(LOADGEN_FLAGS)
 
 # make bench-compare BASE=<rev> builds the base revision as make build
-# does (into bin/base-<commit>/, once) and runs it and the working tree
-# in turns on the same offline model: the prompts rows (CONCURRENCY=1,16,
+# does (into bin/rev-<commit>/, once) and runs it and the working tree
+# (or REV=<rev>) in turns on the same offline model: the prompts rows (CONCURRENCY=1,16,
 # REPEAT=3) and start-up, each figure with its ratio to the base. Every
 # performance change in BENCHMARKS.md is reported this way.
 BASE ?=
+REV ?=
 
 .PHONY: bench-compare
 bench-compare: ## Compare the working tree with a base revision, side by side on one machine (BASE=<rev>; BENCHMARKS.md)
-	BASE=$(BASE) BIN=$(BIN) tools/bench-compare.sh
+	BASE=$(BASE) REV=$(REV) BIN=$(BIN) tools/bench-compare.sh
 
 .PHONY: lint
 lint: $(NODE_STAMP) fmtcheck vet ## buf lint, gofmt, go vet, tsc
