@@ -19,16 +19,23 @@ type Usage struct {
 	RSS int64         // resident set size in bytes
 }
 
-// ReadUsage reads pid's CPU time from /proc/<pid>/stat and its RSS from
-// /proc/<pid>/status.
+// ReadUsage reads pid's CPU time from its threads' schedstat, in
+// nanoseconds (threadsCPU), or where the kernel keeps none from
+// /proc/<pid>/stat, in 10 ms ticks; and its RSS from /proc/<pid>/status.
+// A row of 16 × 10 prompts is about 100 ms of a server's CPU: counted in
+// ticks, its CPU per prompt could not tell 0.44 ms from 0.50. (A Go
+// program's threads live as long as it does, so the sum over the live
+// ones is its CPU time.)
 func ReadUsage(pid int) (Usage, error) {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return Usage{}, err
-	}
-	cpu, err := ParseStatCPU(string(stat))
-	if err != nil {
-		return Usage{}, fmt.Errorf("/proc/%d/stat: %w", pid, err)
+	cpu, err := threadsCPU(pid)
+	if err != nil || cpu == 0 {
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			return Usage{}, err
+		}
+		if cpu, err = ParseStatCPU(string(stat)); err != nil {
+			return Usage{}, fmt.Errorf("/proc/%d/stat: %w", pid, err)
+		}
 	}
 	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
