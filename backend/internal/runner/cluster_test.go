@@ -333,18 +333,21 @@ func TestAServerStartedAgainUnderItsIDTakesItsRunsUpAtOnce(t *testing.T) {
 	}
 }
 
+// toolThenDone answers a message with a call of a tool, then the tool's
+// result with "done": a run of two steps.
+var toolThenDone = fakellm.Rules{Rules: []fakellm.Rule{
+	{Match: fakellm.Match{LastIsToolResult: ptr(false)}, Reply: fakellm.Reply{
+		Text: "first a tool", ToolCalls: []fakellm.ToolCall{{Name: "bash_noop", Arguments: json.RawMessage(`{}`)}},
+	}},
+	{Reply: fakellm.Reply{Text: "done"}},
+}}
+
 // A server drained at a step boundary gives its sessions up at once:
 // another takes the run up long before the lease would expire.
 func TestADrainedServerHandsItsRunsOverAtOnce(t *testing.T) {
 	t.Parallel()
-	rules := fakellm.Rules{Rules: []fakellm.Rule{
-		{Match: fakellm.Match{LastIsToolResult: ptr(false)}, Reply: fakellm.Reply{
-			Text: "first a tool", ToolCalls: []fakellm.ToolCall{{Name: "bash_noop", Arguments: json.RawMessage(`{}`)}},
-		}},
-		{Reply: fakellm.Reply{Text: "done"}},
-	}}
 	// A lease outlives the test: only the hand-over can move the run.
-	f := newFleet(t, rules, time.Hour)
+	f := newFleet(t, toolThenDone, time.Hour)
 	// One run at most on a: a session created while its run goes is
 	// refused, for want of a run or, once it drains, for the shutdown.
 	a := f.start(t, "a", func(o *runner.Options) { o.MaxRuns = 1 })
@@ -380,6 +383,66 @@ func TestADrainedServerHandsItsRunsOverAtOnce(t *testing.T) {
 	}
 	if s := b.run.LeaseStats(); s.Failovers != 0 {
 		t.Errorf("b's stats = %+v: a drained session is no failover", s)
+	}
+}
+
+// Issue 33, item 2: a server that drains hands its idle sessions over at
+// once, not when its slowest step ends. With a step held on one of a's
+// sessions for as long as the test likes, a post through b to another
+// session of a, idle, is answered within 5 s (in practice at once) and
+// runs on b; the busy session is handed over once its step ends.
+func TestADrainingServerHandsItsIdleSessionsOverAtOnce(t *testing.T) {
+	t.Parallel()
+	// A lease outlives the test: only the hand-over can move a session.
+	f := newFleet(t, toolThenDone, time.Hour)
+	// One run at most on a: a create is refused, for want of a run or,
+	// once a drains, for the shutdown.
+	a := f.start(t, "a", func(o *runner.Options) { o.MaxRuns = 1 })
+	b := f.start(t, "b")
+	idle := a.create(t, "bench", "hello")
+	a.wait(t, idle)
+	hold := a.model.HoldAfter(1)
+	defer hold.Release()
+	busy := a.create(t, "bench", "slow")
+	<-hold.Held()
+	drained := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		drained <- a.run.Drain(ctx)
+	}()
+	eventually(t, "a drains", func() bool {
+		_, err := a.run.CreateSession(context.Background(), "me", runner.CreateRequest{Agent: "bench", Message: &runner.Message{Text: "x"}})
+		return errs.CodeOf(err) == "shutting_down"
+	})
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, _, err := b.run.PostMessage(ctx, "me", idle, runner.Message{Text: "while a drains"}, runner.RunOptions{}, nil); err != nil {
+		t.Fatalf("post through b to a's idle session while a step of a is in flight: %v", err)
+	}
+	if v := b.wait(t, idle); v.Meta.Status != session.StatusReady || userTurns(v.Turns, "while a drains") != 1 {
+		t.Fatalf("on b: %s (%s) with %d turns", v.Meta.Status, v.Meta.StatusReason, len(v.Turns))
+	}
+	if h := f.holder(t, idle); h != "b" {
+		t.Errorf("the idle session is held by %s, want b", h)
+	}
+	select {
+	case err := <-drained:
+		t.Fatalf("a's drain ended (%v) with its step held", err)
+	default:
+	}
+
+	hold.Release()
+	if err := <-drained; err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "b took the busy session up", func() bool { return b.run.LeaseStats().Claims == 1 })
+	if v := b.wait(t, busy); v.Meta.Status != session.StatusReady || lastText(v) != "done" {
+		t.Fatalf("busy on b: %s (%s) with %d turns", v.Meta.Status, v.Meta.StatusReason, len(v.Turns))
+	}
+	if n := len(a.model.Requests()); n != 3 {
+		t.Errorf("a's model calls = %d, want 3 (the idle session's two, the busy one's first)", n)
 	}
 }
 
