@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/backend/internal/agentfile"
 	"github.com/agents-os/agents/backend/internal/catalog"
 	"github.com/agents-os/agents/backend/internal/cluster"
@@ -443,6 +444,65 @@ func TestADrainingServerHandsItsIdleSessionsOverAtOnce(t *testing.T) {
 	}
 	if n := len(a.model.Requests()); n != 3 {
 		t.Errorf("a's model calls = %d, want 3 (the idle session's two, the busy one's first)", n)
+	}
+}
+
+// Issue 33, item 3: a client that saw an event on one server and
+// reconnects to another whose hub has not published it yet gets every
+// logged event after it, replayed from the shared log, not a snapshot.
+// b's hub follows nothing here: it stays where it started, behind a log
+// that a's run fills.
+func TestReconnectingToAServerBehindTheLogReplaysWhatItMissed(t *testing.T) {
+	t.Parallel()
+	f := newFleet(t, toolThenDone, time.Minute)
+	a, b := f.start(t, "a"), f.start(t, "b")
+	b.hub.SetRelayed()
+	seen, _ := a.hub.Subscribe(events.AllScope(), nil)
+	defer seen.Close()
+	id := a.create(t, "bench", "hello")
+	a.wait(t, id)
+	var logged []*agentsv1.Event
+	eventually(t, "a published every event of the run", func() bool {
+		for {
+			select {
+			case ev := <-seen.C():
+				if ev.GetDeltaSeq() == 0 {
+					logged = append(logged, ev)
+				}
+				continue
+			default:
+			}
+			return len(logged) == f.events(t, id)
+		}
+	})
+	if len(logged) < 3 || b.hub.Seq() >= logged[1].Seq {
+		t.Fatalf("%d events, b's hub at %d: not the case under test", len(logged), b.hub.Seq())
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	sub, err := b.hub.SubscribeAt(ctx, events.SessionScope(id), &events.Position{Seq: logged[0].Seq})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	if sub.Mode() != events.ModeReplay {
+		t.Fatalf("after %d on b, its hub at %d: mode %v, want replay", logged[0].Seq, b.hub.Seq(), sub.Mode())
+	}
+	for _, want := range logged[1:] {
+		select {
+		case got := <-sub.C():
+			if got.GetSeq() != want.GetSeq() || got.GetKind() != want.GetKind() {
+				t.Fatalf("replayed %d %s, want %d %s", got.GetSeq(), got.GetKind(), want.GetSeq(), want.GetKind())
+			}
+		case <-ctx.Done():
+			t.Fatalf("replay stopped before %d %s", want.GetSeq(), want.GetKind())
+		}
+	}
+	select {
+	case ev := <-sub.C():
+		t.Fatalf("replayed %d %s beyond the log", ev.GetSeq(), ev.GetKind())
+	default:
 	}
 }
 
