@@ -447,6 +447,71 @@ func TestADrainingServerHandsItsIdleSessionsOverAtOnce(t *testing.T) {
 	}
 }
 
+// A helper's parent and child on a server that drains in the middle of
+// the child's step, sessions handed over one by one as their runs stop,
+// end up with another server that finishes both: the parent gets the
+// child's answer, once, and nothing is asked of a model twice.
+func TestADrainingServerHandsAHelpersParentAndChildOver(t *testing.T) {
+	t.Parallel()
+	rules := fakellm.Rules{Rules: []fakellm.Rule{
+		{Match: fakellm.Match{SystemContains: "helper of the cluster tests", LastIsToolResult: ptr(false)}, Reply: fakellm.Reply{
+			InitialDelay: "2s",
+			ToolCalls:    []fakellm.ToolCall{{Name: "os_list_sub_sessions", Arguments: json.RawMessage(`{}`)}},
+		}},
+		{Match: fakellm.Match{SystemContains: "helper of the cluster tests"}, Reply: fakellm.Reply{Text: "the helper's answer"}},
+		{Match: fakellm.Match{SystemContains: "boss of the cluster tests", LastIsToolResult: ptr(true)}, Reply: fakellm.Reply{Text: "boss got: {{last_tool_result}}"}},
+		{Match: fakellm.Match{SystemContains: "boss of the cluster tests"}, Reply: fakellm.Reply{ToolCalls: []fakellm.ToolCall{
+			{Name: "prompt_agent_helper", Arguments: json.RawMessage(`{"prompt": "think"}`)},
+		}}},
+	}}
+	// A lease outlives the test: only the hand-over can move a session.
+	f := newFleet(t, rules, time.Hour)
+	a, b := f.start(t, "a"), f.start(t, "b")
+	onA, _ := a.hub.Subscribe(events.AllScope(), nil)
+	defer onA.Close()
+	parent := a.create(t, "boss", "delegate")
+	var child string
+	eventually(t, "the child's run starts", func() bool {
+		for {
+			select {
+			case ev := <-onA.C():
+				if ev.GetKind() == "run.started" && ev.GetSessionId() != parent {
+					child = ev.GetSessionId()
+					return true
+				}
+			default:
+				return false
+			}
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := a.run.Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	a.close()
+	eventually(t, "the parent's run ends", func() bool {
+		m, err := f.db.GetMeta(ctx, parent)
+		return err == nil && m.Status != session.StatusRunning
+	})
+	v := b.wait(t, parent)
+	if n := len(v.Turns); n != 4 || lastText(v) != "boss got: the helper's answer" {
+		t.Fatalf("parent: %s (%s), %d turns, last %q", v.Meta.Status, v.Meta.StatusReason, n, lastText(v))
+	}
+	kid := b.wait(t, child)
+	if len(kid.Turns) != 4 || userTurns(kid.Turns, "think") != 1 {
+		t.Errorf("child: %d turns, %d with its prompt", len(kid.Turns), userTurns(kid.Turns, "think"))
+	}
+	if kids, err := f.db.Children(ctx, parent); err != nil || len(kids) != 1 {
+		t.Errorf("the parent's children: %+v, %v; want one", kids, err)
+	}
+	// Two steps each, none asked twice: a asked the boss's first step
+	// and the child's (unless the drain came late), b the rest.
+	if na, nb := len(a.model.Requests()), len(b.model.Requests()); na+nb != 4 {
+		t.Errorf("model calls: %d on a, %d on b; want 4 in all", na, nb)
+	}
+}
+
 // Issue 33, item 3: a client that saw an event on one server and
 // reconnects to another whose hub has not published it yet gets every
 // logged event after it, replayed from the shared log, not a snapshot.
