@@ -434,9 +434,19 @@ func TestADrainingServerHandsItsIdleSessionsOverAtOnce(t *testing.T) {
 	default:
 	}
 
+	// A client on a waits for the busy session's run: it stops at its
+	// step boundary, and the session is read once handed over.
+	read := make(chan error, 1)
+	go func() {
+		_, err := a.run.GetSession(context.Background(), "me", busy, true, 20*time.Second)
+		read <- err
+	}()
 	hold.Release()
 	if err := <-drained; err != nil {
 		t.Fatal(err)
+	}
+	if err := <-read; err != nil {
+		t.Errorf("read on a of the session its drain stopped: %v", err)
 	}
 	eventually(t, "b took the busy session up", func() bool { return b.run.LeaseStats().Claims == 1 })
 	if v := b.wait(t, busy); v.Meta.Status != session.StatusReady || lastText(v) != "done" {

@@ -363,6 +363,13 @@ func (a *actor) handOverIdle() {
 	a.r.giveUp(ctx, l, needs)
 }
 
+// handedOver reports whether err is the answer of a session this server
+// gave up as it drains (see handOverIdle), or can no longer load: it is
+// read from the store, as a session another server holds is.
+func (r *Runner) handedOver(err error) bool {
+	return r.cluster != nil && r.draining.Load() && errs.CodeOf(err) == errClosing.Code
+}
+
 // giveUp releases a lease taken out of the book and tells the other
 // servers; a release that fails leaves the lease to expire.
 func (r *Runner) giveUp(ctx context.Context, l store.Lease, needs bool) {
