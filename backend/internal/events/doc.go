@@ -25,9 +25,11 @@
 // event's protobuf encoding, not the event, and a replay decodes it; the
 // budgets are small (1 MiB and 256 KiB by default), since the log serves
 // older positions. A subscription
-// after a position the ring no longer covers reads the log (Options.Log);
-// one the log cannot place either (pruned, or beyond anything published)
-// gets a snapshot.
+// after a position the ring no longer covers reads the log (Options.Log),
+// and so does one after a logged event the hub has not been given yet
+// (another server's, committed before this server's follower published
+// it); one the log cannot place either (pruned, or beyond anything in
+// it) gets a snapshot.
 //
 // Deltas are in no log: a replay needs every delta after the position
 // that its scope matches to be in the delta ring. That ring is one for

@@ -231,3 +231,48 @@ func TestFramesCountAgainstRingBytes(t *testing.T) {
 		t.Error("the frame of a pushed-out event is still cached")
 	}
 }
+
+// Issue 33, item 3: a hub behind its log (another server committed
+// events this one has not followed yet) replays, from the log, a
+// position it has not reached itself, then goes on live with no event
+// twice: a client reconnecting to a server that has not caught up
+// misses nothing and gets no snapshot. A position beyond the log too is
+// none anybody published: it gets a snapshot.
+func TestAPositionAheadOfTheHubReplaysFromTheLog(t *testing.T) {
+	for _, relayed := range []bool{true, false} {
+		t.Run(map[bool]string{true: "several servers", false: "one server"}[relayed], func(t *testing.T) {
+			log := &memLog{}
+			h := New(Options{Log: log})
+			if relayed {
+				h.SetRelayed()
+			}
+			h.Start(0)
+			at := func(seq uint64) *agentsv1.Event {
+				return &agentsv1.Event{Seq: seq, SessionId: "s", Owner: "o", Kind: "x"}
+			}
+			for seq := uint64(1); seq <= 6; seq++ {
+				log.evs = append(log.evs, at(seq))
+			}
+			for seq := uint64(1); seq <= 3; seq++ {
+				h.Publish(at(seq))
+			}
+
+			after4 := subscribeAt(t, h, OwnerScope("o"), Position{Seq: 4})
+			after6 := subscribeAt(t, h, AllScope(), Position{Seq: 6})
+			if after4.Mode() != ModeReplay || after6.Mode() != ModeReplay {
+				t.Fatalf("after 4: %v, after 6: %v, with the hub at 3 and the log at 6; want replays", after4.Mode(), after6.Mode())
+			}
+			// The hub catches up, and goes on.
+			log.evs = append(log.evs, at(7))
+			for seq := uint64(4); seq <= 7; seq++ {
+				h.Publish(at(seq))
+			}
+			wantSeqs(t, "after 4", queued(after4), seqRange(5, 7))
+			wantSeqs(t, "after 6", queued(after6), []uint64{7})
+
+			if sub := subscribeAt(t, h, AllScope(), Position{Seq: 9}); sub.Mode() != ModeSnapshot {
+				t.Errorf("after 9, with the log at 7: mode %v, want snapshot", sub.Mode())
+			}
+		})
+	}
+}

@@ -98,11 +98,12 @@ func (h *Hub) Subscribe(scope Scope, after *uint64) (*Subscription, Mode) {
 // live events only (ModeLive). When every event after *after that scope
 // matches is still at hand (the logged ones in the ring or in the log, the
 // deltas in the delta ring), it first receives them, in order, then live
-// ones (ModeReplay). Otherwise (too old, a delta of the scope pushed out,
-// or newer than anything published) it receives live events after
-// SnapshotPosition and the caller owes the client a snapshot
-// (ModeSnapshot): a replay is never given with a gap. It fails only when
-// reading the log fails.
+// ones (ModeReplay); a logged position the log holds but the hub has not
+// published yet (it follows another server's commits) is one of them.
+// Otherwise (too old, a delta of the scope pushed out, or newer than
+// anything the log holds) it receives live events after SnapshotPosition
+// and the caller owes the client a snapshot (ModeSnapshot): a replay is
+// never given with a gap. It fails only when reading the log fails.
 //
 // A position that does not place this hub's deltas (another server's, one
 // of this server before a restart, a bare seq on a server that relays:
@@ -129,11 +130,16 @@ func (h *Hub) SubscribeAt(ctx context.Context, scope Scope, after *Position) (*S
 	if !deltas {
 		p = Position{Seq: after.Seq}
 	}
+	// A position past the hub's newest event is none of this hub's
+	// deltas, but may be a logged event it has not been given yet: one
+	// another server committed, which this server's follower publishes
+	// here in a moment. The log has it, and places it.
+	ahead := h.position().Before(p)
 	switch {
-	case h.position().Before(p) || deltas && !h.deltas.holds(scope, p):
+	case ahead && (h.log == nil || p.Delta != 0), deltas && !h.deltas.holds(scope, p):
 		defer h.mu.Unlock()
 		return h.register(scope, ModeSnapshot, nil, Position{}, false), nil
-	case h.ring.covers(p):
+	case !ahead && h.ring.covers(p):
 		defer h.mu.Unlock()
 		var backlog []*agentsv1.Event
 		if err := h.ring.each(scope, p, func(ev *agentsv1.Event) { backlog = append(backlog, ev) }); err != nil {
@@ -153,9 +159,11 @@ func (h *Hub) SubscribeAt(ctx context.Context, scope Scope, after *Position) (*S
 		defer h.mu.Unlock()
 		return h.register(scope, ModeSnapshot, nil, Position{}, false), nil
 	}
-	// Older than the ring: read the log up to its newest seq, then take
-	// what was published since from the ring. A burst that pushes that
-	// point out of the ring meanwhile makes it read again.
+	// Older than the ring, or newer than the hub: read the log up to its
+	// newest seq, then take what was published since from the ring. A
+	// burst that pushes that point out of the ring meanwhile makes it
+	// read again. The live events up to that seq, which a hub behind the
+	// log publishes later, are skipped (see register).
 	for range 3 {
 		logged, newest, ok, err := h.readLog(ctx, scope, p.Seq)
 		if err != nil {
@@ -195,7 +203,8 @@ func (h *Hub) SubscribeAt(ctx context.Context, scope Scope, after *Position) (*S
 
 // readLog reads from the log the events after seq that scope matches, up
 // to the log's newest seq, which it returns too. ok is false when the log
-// no longer holds all of them (pruned) or holds more than a replay sends.
+// no longer holds all of them (pruned), holds more than a replay sends,
+// or has not reached seq (a position nobody published).
 //
 // The pruner may delete the oldest events at any moment, and the bounds
 // and the events are separate reads. So the newest seq is read first
@@ -206,7 +215,7 @@ func (h *Hub) SubscribeAt(ctx context.Context, scope Scope, after *Position) (*S
 // missing when they were.
 func (h *Hub) readLog(ctx context.Context, scope Scope, seq uint64) (logged []*agentsv1.Event, newest uint64, ok bool, err error) {
 	oldest, newest, err := h.log.Bounds(ctx)
-	if err != nil || !heldFrom(oldest, seq) {
+	if err != nil || !heldFrom(oldest, seq) || newest < seq {
 		return nil, 0, false, err
 	}
 	logged, err = h.log.After(ctx, scope, seq, h.maxReplay+1)

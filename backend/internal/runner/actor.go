@@ -248,6 +248,9 @@ func (a *actor) serve() {
 		if a.lost && a.loadErr == nil {
 			a.abandon()
 		}
+		if a.r.draining.Load() {
+			a.handOverIdle()
+		}
 		a.notePhase()
 		switch {
 		case a.gone():

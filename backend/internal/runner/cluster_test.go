@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/backend/internal/agentfile"
 	"github.com/agents-os/agents/backend/internal/catalog"
 	"github.com/agents-os/agents/backend/internal/cluster"
@@ -333,18 +334,21 @@ func TestAServerStartedAgainUnderItsIDTakesItsRunsUpAtOnce(t *testing.T) {
 	}
 }
 
+// toolThenDone answers a message with a call of a tool, then the tool's
+// result with "done": a run of two steps.
+var toolThenDone = fakellm.Rules{Rules: []fakellm.Rule{
+	{Match: fakellm.Match{LastIsToolResult: ptr(false)}, Reply: fakellm.Reply{
+		Text: "first a tool", ToolCalls: []fakellm.ToolCall{{Name: "bash_noop", Arguments: json.RawMessage(`{}`)}},
+	}},
+	{Reply: fakellm.Reply{Text: "done"}},
+}}
+
 // A server drained at a step boundary gives its sessions up at once:
 // another takes the run up long before the lease would expire.
 func TestADrainedServerHandsItsRunsOverAtOnce(t *testing.T) {
 	t.Parallel()
-	rules := fakellm.Rules{Rules: []fakellm.Rule{
-		{Match: fakellm.Match{LastIsToolResult: ptr(false)}, Reply: fakellm.Reply{
-			Text: "first a tool", ToolCalls: []fakellm.ToolCall{{Name: "bash_noop", Arguments: json.RawMessage(`{}`)}},
-		}},
-		{Reply: fakellm.Reply{Text: "done"}},
-	}}
 	// A lease outlives the test: only the hand-over can move the run.
-	f := newFleet(t, rules, time.Hour)
+	f := newFleet(t, toolThenDone, time.Hour)
 	// One run at most on a: a session created while its run goes is
 	// refused, for want of a run or, once it drains, for the shutdown.
 	a := f.start(t, "a", func(o *runner.Options) { o.MaxRuns = 1 })
@@ -380,6 +384,200 @@ func TestADrainedServerHandsItsRunsOverAtOnce(t *testing.T) {
 	}
 	if s := b.run.LeaseStats(); s.Failovers != 0 {
 		t.Errorf("b's stats = %+v: a drained session is no failover", s)
+	}
+}
+
+// Issue 33, item 2: a server that drains hands its idle sessions over at
+// once, not when its slowest step ends. With a step held on one of a's
+// sessions for as long as the test likes, a post through b to another
+// session of a, idle, is answered within 5 s (in practice at once) and
+// runs on b; the busy session is handed over once its step ends.
+func TestADrainingServerHandsItsIdleSessionsOverAtOnce(t *testing.T) {
+	t.Parallel()
+	// A lease outlives the test: only the hand-over can move a session.
+	f := newFleet(t, toolThenDone, time.Hour)
+	// One run at most on a: a create is refused, for want of a run or,
+	// once a drains, for the shutdown.
+	a := f.start(t, "a", func(o *runner.Options) { o.MaxRuns = 1 })
+	b := f.start(t, "b")
+	idle := a.create(t, "bench", "hello")
+	a.wait(t, idle)
+	hold := a.model.HoldAfter(1)
+	defer hold.Release()
+	busy := a.create(t, "bench", "slow")
+	<-hold.Held()
+	drained := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		drained <- a.run.Drain(ctx)
+	}()
+	eventually(t, "a drains", func() bool {
+		_, err := a.run.CreateSession(context.Background(), "me", runner.CreateRequest{Agent: "bench", Message: &runner.Message{Text: "x"}})
+		return errs.CodeOf(err) == "shutting_down"
+	})
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, _, err := b.run.PostMessage(ctx, "me", idle, runner.Message{Text: "while a drains"}, runner.RunOptions{}, nil); err != nil {
+		t.Fatalf("post through b to a's idle session while a step of a is in flight: %v", err)
+	}
+	if v := b.wait(t, idle); v.Meta.Status != session.StatusReady || userTurns(v.Turns, "while a drains") != 1 {
+		t.Fatalf("on b: %s (%s) with %d turns", v.Meta.Status, v.Meta.StatusReason, len(v.Turns))
+	}
+	if h := f.holder(t, idle); h != "b" {
+		t.Errorf("the idle session is held by %s, want b", h)
+	}
+	select {
+	case err := <-drained:
+		t.Fatalf("a's drain ended (%v) with its step held", err)
+	default:
+	}
+
+	// A client on a waits for the busy session's run: it stops at its
+	// step boundary, and the session is read once handed over.
+	read := make(chan error, 1)
+	go func() {
+		_, err := a.run.GetSession(context.Background(), "me", busy, true, 20*time.Second)
+		read <- err
+	}()
+	hold.Release()
+	if err := <-drained; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-read; err != nil {
+		t.Errorf("read on a of the session its drain stopped: %v", err)
+	}
+	eventually(t, "b took the busy session up", func() bool { return b.run.LeaseStats().Claims == 1 })
+	if v := b.wait(t, busy); v.Meta.Status != session.StatusReady || lastText(v) != "done" {
+		t.Fatalf("busy on b: %s (%s) with %d turns", v.Meta.Status, v.Meta.StatusReason, len(v.Turns))
+	}
+	if n := len(a.model.Requests()); n != 3 {
+		t.Errorf("a's model calls = %d, want 3 (the idle session's two, the busy one's first)", n)
+	}
+}
+
+// A helper's parent and child on a server that drains in the middle of
+// the child's step, sessions handed over one by one as their runs stop,
+// end up with another server that finishes both: the parent gets the
+// child's answer, once, and nothing is asked of a model twice.
+func TestADrainingServerHandsAHelpersParentAndChildOver(t *testing.T) {
+	t.Parallel()
+	rules := fakellm.Rules{Rules: []fakellm.Rule{
+		{Match: fakellm.Match{SystemContains: "helper of the cluster tests", LastIsToolResult: ptr(false)}, Reply: fakellm.Reply{
+			InitialDelay: "2s",
+			ToolCalls:    []fakellm.ToolCall{{Name: "os_list_sub_sessions", Arguments: json.RawMessage(`{}`)}},
+		}},
+		{Match: fakellm.Match{SystemContains: "helper of the cluster tests"}, Reply: fakellm.Reply{Text: "the helper's answer"}},
+		{Match: fakellm.Match{SystemContains: "boss of the cluster tests", LastIsToolResult: ptr(true)}, Reply: fakellm.Reply{Text: "boss got: {{last_tool_result}}"}},
+		{Match: fakellm.Match{SystemContains: "boss of the cluster tests"}, Reply: fakellm.Reply{ToolCalls: []fakellm.ToolCall{
+			{Name: "prompt_agent_helper", Arguments: json.RawMessage(`{"prompt": "think"}`)},
+		}}},
+	}}
+	// A lease outlives the test: only the hand-over can move a session.
+	f := newFleet(t, rules, time.Hour)
+	a, b := f.start(t, "a"), f.start(t, "b")
+	onA, _ := a.hub.Subscribe(events.AllScope(), nil)
+	defer onA.Close()
+	parent := a.create(t, "boss", "delegate")
+	var child string
+	eventually(t, "the child's run starts", func() bool {
+		for {
+			select {
+			case ev := <-onA.C():
+				if ev.GetKind() == "run.started" && ev.GetSessionId() != parent {
+					child = ev.GetSessionId()
+					return true
+				}
+			default:
+				return false
+			}
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := a.run.Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	a.close()
+	eventually(t, "the parent's run ends", func() bool {
+		m, err := f.db.GetMeta(ctx, parent)
+		return err == nil && m.Status != session.StatusRunning
+	})
+	v := b.wait(t, parent)
+	if n := len(v.Turns); n != 4 || lastText(v) != "boss got: the helper's answer" {
+		t.Fatalf("parent: %s (%s), %d turns, last %q", v.Meta.Status, v.Meta.StatusReason, n, lastText(v))
+	}
+	kid := b.wait(t, child)
+	if len(kid.Turns) != 4 || userTurns(kid.Turns, "think") != 1 {
+		t.Errorf("child: %d turns, %d with its prompt", len(kid.Turns), userTurns(kid.Turns, "think"))
+	}
+	if kids, err := f.db.Children(ctx, parent); err != nil || len(kids) != 1 {
+		t.Errorf("the parent's children: %+v, %v; want one", kids, err)
+	}
+	// Two steps each, none asked twice: a asked the boss's first step
+	// and the child's (unless the drain came late), b the rest.
+	if na, nb := len(a.model.Requests()), len(b.model.Requests()); na+nb != 4 {
+		t.Errorf("model calls: %d on a, %d on b; want 4 in all", na, nb)
+	}
+}
+
+// Issue 33, item 3: a client that saw an event on one server and
+// reconnects to another whose hub has not published it yet gets every
+// logged event after it, replayed from the shared log, not a snapshot.
+// b's hub follows nothing here: it stays where it started, behind a log
+// that a's run fills.
+func TestReconnectingToAServerBehindTheLogReplaysWhatItMissed(t *testing.T) {
+	t.Parallel()
+	f := newFleet(t, toolThenDone, time.Minute)
+	a, b := f.start(t, "a"), f.start(t, "b")
+	b.hub.SetRelayed()
+	seen, _ := a.hub.Subscribe(events.AllScope(), nil)
+	defer seen.Close()
+	id := a.create(t, "bench", "hello")
+	a.wait(t, id)
+	var logged []*agentsv1.Event
+	eventually(t, "a published every event of the run", func() bool {
+		for {
+			select {
+			case ev := <-seen.C():
+				if ev.GetDeltaSeq() == 0 {
+					logged = append(logged, ev)
+				}
+				continue
+			default:
+			}
+			return len(logged) == f.events(t, id)
+		}
+	})
+	if len(logged) < 3 || b.hub.Seq() >= logged[1].Seq {
+		t.Fatalf("%d events, b's hub at %d: not the case under test", len(logged), b.hub.Seq())
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	sub, err := b.hub.SubscribeAt(ctx, events.SessionScope(id), &events.Position{Seq: logged[0].Seq})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	if sub.Mode() != events.ModeReplay {
+		t.Fatalf("after %d on b, its hub at %d: mode %v, want replay", logged[0].Seq, b.hub.Seq(), sub.Mode())
+	}
+	for _, want := range logged[1:] {
+		select {
+		case got := <-sub.C():
+			if got.GetSeq() != want.GetSeq() || got.GetKind() != want.GetKind() {
+				t.Fatalf("replayed %d %s, want %d %s", got.GetSeq(), got.GetKind(), want.GetSeq(), want.GetKind())
+			}
+		case <-ctx.Done():
+			t.Fatalf("replay stopped before %d %s", want.GetSeq(), want.GetKind())
+		}
+	}
+	select {
+	case ev := <-sub.C():
+		t.Fatalf("replayed %d %s beyond the log", ev.GetSeq(), ev.GetKind())
+	default:
 	}
 }
 

@@ -28,9 +28,10 @@ import (
 //     session here at once (loseLease): its run is cancelled, nothing more
 //     is written (neither again nor to settle it from the store: that is
 //     the new holder's business), and the actor goes.
-//   - An eviction gives the lease up (releaseLease); Drain and Close give
-//     them all up (handOver), and the other servers take the sessions
-//     that need one at once.
+//   - An eviction gives the lease up (releaseLease); Drain gives each up
+//     as soon as its session has no run (handOverIdle), Drain and Close
+//     give up what is left (handOver), and the other servers take the
+//     sessions that need one at once.
 
 // errLeaseLost is the cause a run is cancelled with when another server
 // took its session over: its calls end without a result to write, and a
@@ -312,18 +313,71 @@ func (r *Runner) handOver(ctx context.Context, closed bool) {
 	for _, l := range r.leases.all() {
 		// Out of the book first: the unloading must not release it too.
 		if !r.leases.takeAt(l.SessionID, l.Epoch) {
-			continue // lost or unloaded meanwhile
+			continue // lost, unloaded or handed over meanwhile
 		}
 		needs := true
 		if !closed {
 			needs = r.letGo(ctx, l.SessionID)
 		}
-		if err := r.store.ReleaseLease(ctx, l.SessionID, l.Holder, l.Epoch); err != nil {
-			r.log.Warn("release lease", "session", l.SessionID, "err", err)
-			continue // it expires instead
-		}
-		r.announceRelease(ctx, l.SessionID, needs)
+		r.giveUp(ctx, l, needs)
 	}
+}
+
+// handOverIdle hands over, while the server drains, every session loaded
+// here that has no run: a post through another server to one of them
+// need not wait for the slowest step of the others. The sessions with a
+// run follow one by one as their runs stop (see actor.handOverIdle).
+func (r *Runner) handOverIdle(ctx context.Context) {
+	for _, id := range r.liveIDs() {
+		a, release, ok := r.loaded(id)
+		if !ok {
+			continue
+		}
+		_ = a.call(ctx, func(a *actor) error {
+			a.handOverIdle()
+			return nil
+		})
+		release()
+	}
+}
+
+// handOverIdle gives the session up to the other servers when the server
+// drains and the session has no run (none of its own, or the one the
+// drain stopped at a step boundary) and nothing left to write: another
+// server takes it up now, not once every run here stopped. The actor
+// then goes, as after letGo; the serve loop calls it after every command
+// while the server drains, so a session loaded meanwhile goes too.
+func (a *actor) handOverIdle() {
+	if !a.r.draining.Load() || a.lease == nil || a.lost || a.gone() ||
+		a.run != nil || a.unsynced != nil || a.doubt != nil || a.next != nil {
+		return
+	}
+	l := *a.lease
+	needs := a.needsServer()
+	a.letGo()
+	if !a.r.leases.takeAt(a.id, l.Epoch) {
+		return // handOver took it, and releases it
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), handOverTimeout)
+	defer cancel()
+	a.r.giveUp(ctx, l, needs)
+}
+
+// handedOver reports whether err is the answer of a session this server
+// gave up as it drains (see handOverIdle), or can no longer load: it is
+// read from the store, as a session another server holds is.
+func (r *Runner) handedOver(err error) bool {
+	return r.cluster != nil && r.draining.Load() && errs.CodeOf(err) == errClosing.Code
+}
+
+// giveUp releases a lease taken out of the book and tells the other
+// servers; a release that fails leaves the lease to expire.
+func (r *Runner) giveUp(ctx context.Context, l store.Lease, needs bool) {
+	if err := r.store.ReleaseLease(ctx, l.SessionID, l.Holder, l.Epoch); err != nil {
+		r.log.Warn("release lease", "session", l.SessionID, "err", err)
+		return
+	}
+	r.announceRelease(ctx, l.SessionID, needs)
 }
 
 // announceRelease tells the other servers a session's lease is given up:
@@ -343,8 +397,7 @@ func (r *Runner) announceRelease(ctx context.Context, id string, needs bool) {
 }
 
 // letGo unloads a session whose lease is being given up, and reports
-// whether it needs a server: a run the store says is going, or mail that
-// would wake it.
+// whether it needs a server (see needsServer).
 func (r *Runner) letGo(ctx context.Context, id string) bool {
 	a, release, ok := r.loaded(id)
 	if !ok {
@@ -353,14 +406,27 @@ func (r *Runner) letGo(ctx context.Context, id string) bool {
 	defer release()
 	needs := true
 	_ = a.call(ctx, func(a *actor) error {
-		st := a.st.meta.Status
-		needs = st == session.StatusRunning || (st == session.StatusReady && len(a.st.mail) > 0)
-		a.closeRun()
-		// As for a lost lease, nothing more is written, a late report of
-		// a call included; but nothing was lost.
-		a.lost, a.moved, a.loadErr = true, errClosing, errClosing
-		a.lease = nil
+		needs = a.needsServer()
+		a.letGo()
 		return nil
 	})
 	return needs
+}
+
+// needsServer says a session let go needs another server to take it up
+// now: a run the store says is going, or mail that would wake it.
+func (a *actor) needsServer() bool {
+	st := a.st.meta.Status
+	return st == session.StatusRunning || (st == session.StatusReady && len(a.st.mail) > 0)
+}
+
+// letGo stops what the actor does for a session whose lease it gives up:
+// its run is closed where it stands, and the actor goes once the command
+// in hand is done.
+func (a *actor) letGo() {
+	a.closeRun()
+	// As for a lost lease, nothing more is written, a late report of a
+	// call included; but nothing was lost.
+	a.lost, a.moved, a.loadErr = true, errClosing, errClosing
+	a.lease = nil
 }

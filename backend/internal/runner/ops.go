@@ -500,7 +500,7 @@ func (r *Runner) ReadSession(ctx context.Context, owner, id string, req ViewRequ
 			idle = a.waitIdle()
 			return nil
 		})
-		if leaseHeld(err) {
+		if leaseHeld(err) || r.handedOver(err) {
 			return r.readElsewhere(ctx, owner, id, req)
 		}
 		if err != nil {
@@ -522,7 +522,7 @@ func (r *Runner) ReadSession(ctx context.Context, owner, id string, req ViewRequ
 		view = a.viewRange(lo, hi)
 		return nil
 	})
-	if leaseHeld(err) {
+	if leaseHeld(err) || r.handedOver(err) {
 		req.Wait = false // waited already
 		return r.readElsewhere(ctx, owner, id, req)
 	}

@@ -271,10 +271,15 @@ func (r *Runner) Close() {
 // store still says running, so the next start resumes the runs where they
 // stopped. Drain returns when no run is active, or ctx's error when it
 // ends first; Close then stops what is left. With other servers on the
-// database, once the runs stopped every lease is given up and the other
-// servers are told, so they take the sessions up at once.
+// database, each session is handed over as soon as it has no run: the
+// idle ones at once, the others as their runs stop; the other servers
+// are told, so they take the sessions up without waiting for the leases
+// to expire.
 func (r *Runner) Drain(ctx context.Context) error {
 	r.draining.Store(true)
+	if r.cluster != nil {
+		r.handOverIdle(ctx)
+	}
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
 	for r.active.Load() > 0 {
