@@ -204,7 +204,7 @@ func (r *Runner) ListMail(ctx context.Context, owner, id string, pendingOnly boo
 	elsewhere := r.runsElsewhere(ctx, id)
 	if !elsewhere {
 		_, err = r.control(ctx, owner, id, func(*actor) error { return nil })
-		elsewhere = leaseHeld(err)
+		elsewhere = leaseHeld(err) || r.handedOver(err)
 	}
 	if elsewhere {
 		_, err = r.metaElsewhere(ctx, owner, id)
