@@ -298,37 +298,39 @@ func TestImportingAnIDAnotherOwnerHoldsMintsOne(t *testing.T) {
 // turn.
 func TestReimportingAGrownFileAddsItsTurns(t *testing.T) {
 	t.Parallel()
-	e := start(t, fakellm.Rules{Default: &fakellm.Reply{Text: "ok"}}, withAgentsDir("testdata/docs"))
-	full := importFile(t, convFile)
-	older := &agentsv1.ImportFile{Name: "older.json", Content: withoutNewestTurns(t, full.GetContent(), 2)}
-	importing := func(f *agentsv1.ImportFile) *agentsv1.ImportResult {
-		t.Helper()
-		res, err := e.sessions.ImportSessions(ctxFor(t), connect.NewRequest(&agentsv1.ImportSessionsRequest{Agent: "helper", Files: []*agentsv1.ImportFile{f}}))
-		if err != nil {
-			t.Fatalf("import: %v", err)
+	eachDialect(t, func(t *testing.T, d dialect) {
+		e := start(t, fakellm.Rules{Default: &fakellm.Reply{Text: "ok"}}, withAgentsDir("testdata/docs"), on(d))
+		full := importFile(t, convFile)
+		older := &agentsv1.ImportFile{Name: "older.json", Content: withoutNewestTurns(t, full.GetContent(), 2)}
+		importing := func(f *agentsv1.ImportFile) *agentsv1.ImportResult {
+			t.Helper()
+			res, err := e.sessions.ImportSessions(ctxFor(t), connect.NewRequest(&agentsv1.ImportSessionsRequest{Agent: "helper", Files: []*agentsv1.ImportFile{f}}))
+			if err != nil {
+				t.Fatalf("import: %v", err)
+			}
+			return res.Msg.GetResults()[0]
 		}
-		return res.Msg.GetResults()[0]
-	}
-	if r := importing(older); r.GetStatus() != agentsv1.ImportStatus_IMPORT_STATUS_IMPORTED || r.GetTurnCount() != convTurns-2 {
-		t.Fatalf("the older file: %v", r)
-	}
-	if r := importing(full); r.GetStatus() != agentsv1.ImportStatus_IMPORT_STATUS_IMPORTED || r.GetSessionId() != convID || !strings.Contains(r.GetReason(), "added 2 turns") {
-		t.Fatalf("the grown file: %v, want imported, saying 2 turns were added", r)
-	}
-	s := e.get(convID)
-	if n := len(s.GetTurns()); n != convTurns || s.GetMeta().GetTurnCount() != convTurns || s.GetTurns()[5].GetLlm().GetText() != "A single dot." ||
-		s.GetMeta().GetUsage().GetPromptTokens() != 1353+1500+1700 {
-		t.Errorf("after the grown file: %d turns, %v", n, s.GetMeta())
-	}
-	if r := importing(full); r.GetStatus() != agentsv1.ImportStatus_IMPORT_STATUS_UNCHANGED {
-		t.Errorf("the grown file again: %v, want unchanged", r)
-	}
-	other := strings.ReplaceAll(string(full.GetContent()), "A single dot.", "Two dots.")
-	r := importing(&agentsv1.ImportFile{Name: "edited.json", Content: []byte(other)})
-	if r.GetStatus() != agentsv1.ImportStatus_IMPORT_STATUS_FAILED || !strings.Contains(r.GetReason(), "turn 5 differs") {
-		t.Errorf("another history: %v, want failed at turn 5", r)
-	}
-	if n := len(e.get(convID).GetTurns()); n != convTurns {
-		t.Errorf("%d turns after a refused import, want %d", n, convTurns)
-	}
+		if r := importing(older); r.GetStatus() != agentsv1.ImportStatus_IMPORT_STATUS_IMPORTED || r.GetTurnCount() != convTurns-2 {
+			t.Fatalf("the older file: %v", r)
+		}
+		if r := importing(full); r.GetStatus() != agentsv1.ImportStatus_IMPORT_STATUS_IMPORTED || r.GetSessionId() != convID || !strings.Contains(r.GetReason(), "added 2 turns") {
+			t.Fatalf("the grown file: %v, want imported, saying 2 turns were added", r)
+		}
+		s := e.get(convID)
+		if n := len(s.GetTurns()); n != convTurns || s.GetMeta().GetTurnCount() != convTurns || s.GetTurns()[5].GetLlm().GetText() != "A single dot." ||
+			s.GetMeta().GetUsage().GetPromptTokens() != 1353+1500+1700 {
+			t.Errorf("after the grown file: %d turns, %v", n, s.GetMeta())
+		}
+		if r := importing(full); r.GetStatus() != agentsv1.ImportStatus_IMPORT_STATUS_UNCHANGED {
+			t.Errorf("the grown file again: %v, want unchanged", r)
+		}
+		other := strings.ReplaceAll(string(full.GetContent()), "A single dot.", "Two dots.")
+		r := importing(&agentsv1.ImportFile{Name: "edited.json", Content: []byte(other)})
+		if r.GetStatus() != agentsv1.ImportStatus_IMPORT_STATUS_FAILED || !strings.Contains(r.GetReason(), "turn 5 differs") {
+			t.Errorf("another history: %v, want failed at turn 5", r)
+		}
+		if n := len(e.get(convID).GetTurns()); n != convTurns {
+			t.Errorf("%d turns after a refused import, want %d", n, convTurns)
+		}
+	})
 }
