@@ -93,7 +93,7 @@ func Unmarshal(data []byte, m proto.Message) error {
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
-	v, err := parseValue(dec)
+	v, err := parseValue(dec, shapeOf(m.ProtoReflect().Descriptor()))
 	if err != nil {
 		return err
 	}
@@ -108,8 +108,10 @@ func Unmarshal(data []byte, m proto.Message) error {
 }
 
 // parseValue reads one JSON value as encoding/json would into an any,
-// refusing what that would let pass silently: a key given twice.
-func parseValue(dec *json.Decoder) (any, error) {
+// refusing what that would let pass silently, a key given twice, and
+// a key the object's shape does not take (nil: any key), as soon as it
+// is read.
+func parseValue(dec *json.Decoder, sh *shape) (any, error) {
 	tok, err := dec.Token()
 	if err != nil {
 		return nil, notJSON(err)
@@ -126,7 +128,14 @@ func parseValue(dec *json.Decoder) (any, error) {
 			if _, dup := obj[k]; dup {
 				return nil, &Error{Field: k, Problem: "is given twice"}
 			}
-			v, err := parseValue(dec)
+			inner := sh
+			if sh != nil {
+				var ok bool
+				if inner, ok = sh.takes(k); !ok {
+					return nil, &Error{Field: k, Problem: notAField(sh.md)}
+				}
+			}
+			v, err := parseValue(dec, inner)
 			if err != nil {
 				return nil, within(err, k)
 			}
@@ -139,7 +148,7 @@ func parseValue(dec *json.Decoder) (any, error) {
 	case json.Delim('['):
 		arr := []any{}
 		for i := 0; dec.More(); i++ {
-			v, err := parseValue(dec)
+			v, err := parseValue(dec, sh)
 			if err != nil {
 				return nil, within(err, "["+strconv.Itoa(i)+"]")
 			}

@@ -33,7 +33,12 @@ func (d decoder) decodeObject(m protoreflect.Message, obj map[string]any, path s
 		return nil
 	}
 	slices.Sort(unknown)
-	return &Error{Field: join(path, unknown[0]), Problem: "is not a field here; the fields are " + strings.Join(Fields(m.Descriptor()), ", ")}
+	return &Error{Field: join(path, unknown[0]), Problem: notAField(m.Descriptor())}
+}
+
+// notAField is the problem of a key no field of md takes.
+func notAField(md protoreflect.MessageDescriptor) string {
+	return "is not a field here; the fields are " + strings.Join(Fields(md), ", ")
 }
 
 // decodeFields reads into m the keys of obj that are m's, marking them

@@ -16,7 +16,7 @@ import (
 )
 
 // agentsCommand is `agents agents ls|show` and the commands that change
-// stored agents (create, edit, rm, versions).
+// stored agents (create, edit, update, rm, versions).
 func (a *app) agentsCommand() *cobra.Command {
 	var cf clientFlags
 	cmd := &cobra.Command{
@@ -25,7 +25,7 @@ func (a *app) agentsCommand() *cobra.Command {
 		Args:  cobra.NoArgs,
 	}
 	a.addServerFlags(cmd, &cf)
-	cmd.AddCommand(a.agentsList(&cf), a.agentsShow(&cf), a.agentsCreate(&cf), a.agentsEdit(&cf), a.agentsRemove(&cf), a.agentsVersions(&cf))
+	cmd.AddCommand(a.agentsList(&cf), a.agentsShow(&cf), a.agentsCreate(&cf), a.agentsEdit(&cf), a.agentsUpdate(&cf), a.agentsRemove(&cf), a.agentsVersions(&cf))
 	return cmd
 }
 

@@ -113,7 +113,7 @@ func TestSessionsAndAgentsCommandsOverEveryTransport(t *testing.T) {
 		{"export as JSON", append([]string{"sessions", "export", alices, "--format", "json"}, overTCP...), 0, []string{`"id":"` + alices + `"`}, nil},
 		{"import", append([]string{"sessions", "import", "-a", "good", convTestFile}, overTCP...), 0, []string{"imported   " + convTestID}, nil},
 		{"an import is its importer's", append([]string{"sessions", "show", convTestID}, overTCP...), 0, []string{"owner    alice", "A single dot."}, nil},
-		{"another owner's import of it", append([]string{"sessions", "import", convTestFile}, overSocket...), 1, nil, []string{convTestID}},
+		{"another owner's import of it gets an id of its own", append([]string{"sessions", "import", convTestFile}, overSocket...), 0, []string{"imported as a new session: the file's session id is not available here"}, []string{convTestID}},
 		{"agents ls", append([]string{"agents", "ls"}, overTCP...), 0, []string{"SLUG", "good", "http://127.0.0.1:1/v1", "a test agent"}, nil},
 		{"agents show", append([]string{"agents", "show", "good"}, overSocket...), 0, []string{"agent     good", "bash_ok", "You test."}, nil},
 		{"agents show unknown", append([]string{"agents", "show", "nope"}, overSocket...), 1, nil, nil},

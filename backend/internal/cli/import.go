@@ -201,7 +201,7 @@ func (a *app) importBatch(ctx context.Context, c *client.Client, agent string, p
 		switch r.GetStatus() {
 		case agentsv1.ImportStatus_IMPORT_STATUS_IMPORTED:
 			t.imported++
-			fmt.Fprintf(a.stdout, "imported   %s  %s  (%s%s)\n", r.GetSessionId(), paths[i], plural(int(r.GetTurnCount()), "turn"), forkNote(r))
+			fmt.Fprintf(a.stdout, "imported   %s  %s  (%s%s%s)\n", r.GetSessionId(), paths[i], plural(int(r.GetTurnCount()), "turn"), forkNote(r), serverNote(r))
 		case agentsv1.ImportStatus_IMPORT_STATUS_UNCHANGED:
 			t.unchanged++
 			fmt.Fprintf(a.stdout, "unchanged  %s  %s  (already imported)\n", r.GetSessionId(), paths[i])
@@ -218,6 +218,15 @@ func forkNote(r *agentsv1.ImportResult) string {
 		return ""
 	}
 	return ", forked from " + r.GetForkedFrom()
+}
+
+// serverNote is what the server said of a file it imported: that it
+// minted the session's id, or added the turns the file gained.
+func serverNote(r *agentsv1.ImportResult) string {
+	if r.GetReason() == "" {
+		return ""
+	}
+	return "; " + r.GetReason()
 }
 
 // fileName is the name a file is sent under: its path, or its base name

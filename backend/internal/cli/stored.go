@@ -109,6 +109,14 @@ func (a *app) editAgent(ctx context.Context, c *client.Client, slug string) erro
 	if ag.GetSource() != agentsv1.AgentSource_AGENT_SOURCE_STORED {
 		return fmt.Errorf("agent %s comes from the file %s and is read-only here: change the file, then reload", slug, ag.GetFile())
 	}
+	// An update that names no agent can store nothing: the server's
+	// answer says whether this caller may change agents at all, before
+	// the user spends an edit on it.
+	_, err = c.Agents.UpdateAgent(ctx, connect.NewRequest(&agentsv1.UpdateAgentRequest{}))
+	switch connect.CodeOf(err) {
+	case connect.CodePermissionDenied, connect.CodeUnauthenticated, connect.CodeUnimplemented:
+		return agentError(err)
+	}
 	version := ag.GetVersion()
 	e := editor.New(ag.GetDefinition(), fmt.Sprintf("Agent %s, version %d. Saved, it becomes version %d.", slug, version, version+1))
 	var last error
@@ -134,15 +142,65 @@ func (a *app) editAgent(ctx context.Context, c *client.Client, slug string) erro
 			last = describe(err)
 			continue
 		}
-		if code, _ := errorReason(err); code == "version_mismatch" {
-			return fmt.Errorf("agent %s changed while you edited it, nothing stored: edit it again (%w)", slug, describe(err))
-		}
 		if err != nil {
-			return agentError(err)
+			return a.keepEdit(slug, doc, err)
 		}
 		fmt.Fprintf(a.stdout, "agent %s: version %d\n", slug, up.Msg.GetAgent().GetVersion())
 		return nil
 	}
+}
+
+// keepEdit answers an edit the server did not store, for a reason
+// another try of the editor cannot mend: the text is kept in a file, and
+// the error says where and how to store it.
+func (a *app) keepEdit(slug, doc string, err error) error {
+	why := agentError(err)
+	if code, _ := errorReason(err); code == "version_mismatch" {
+		why = fmt.Errorf("agent %s changed while you edited it (%w)", slug, describe(err))
+	}
+	f, ferr := os.CreateTemp("", "agents-edit-"+slug+"-*.json")
+	if ferr == nil {
+		_, ferr = f.WriteString(doc)
+		if cerr := f.Close(); ferr == nil {
+			ferr = cerr
+		}
+	}
+	if ferr != nil {
+		return fmt.Errorf("%w; nothing stored, and the edited text could not be kept: %v", why, ferr)
+	}
+	return fmt.Errorf("%w; nothing stored. Your text is kept in %s: compare it with `agents agents show %s`, then store it with `agents agents update %s -f %s`", why, f.Name(), slug, slug, f.Name())
+}
+
+func (a *app) agentsUpdate(cf *clientFlags) *cobra.Command {
+	var file string
+	var expected int64
+	cmd := &cobra.Command{
+		Use:   "update SLUG -f FILE",
+		Short: "Store an agent file's JSON (- reads stdin) as a stored agent's next version; needs an admin token when attached with auth",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			def, err := a.readDefinition(file)
+			if err != nil {
+				return err
+			}
+			req := &agentsv1.UpdateAgentRequest{Slug: args[0], Definition: def}
+			if expected > 0 {
+				req.ExpectedVersion = &expected
+			}
+			return a.withClient(cmd.Context(), *cf, func(ctx context.Context, c *client.Client) error {
+				res, err := c.Agents.UpdateAgent(ctx, connect.NewRequest(req))
+				if err != nil {
+					return agentError(err)
+				}
+				fmt.Fprintf(a.stdout, "agent %s: version %d\n", args[0], res.Msg.GetAgent().GetVersion())
+				return nil
+			})
+		},
+	}
+	cmd.Flags().StringVarP(&file, "file", "f", "", "the agent file to store (- for stdin)")
+	cmd.Flags().Int64Var(&expected, "expected-version", 0, "store only if the agent's current version is this one")
+	_ = cmd.MarkFlagRequired("file")
+	return cmd
 }
 
 // runEditor edits content in the user's editor, on this command's

@@ -109,6 +109,11 @@ func (f *agentStore) CreateAgent(_ context.Context, r *connect.Request[agentsv1.
 }
 
 func (f *agentStore) UpdateAgent(_ context.Context, r *connect.Request[agentsv1.UpdateAgentRequest]) (*connect.Response[agentsv1.UpdateAgentResponse], error) {
+	if r.Msg.GetSlug() == "" {
+		// As the server answers the edit's question whether the caller
+		// may change agents at all.
+		return nil, connect.NewError(connect.CodeInvalidArgument, errors.New("slug is required"))
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.updates = append(f.updates, r.Msg)

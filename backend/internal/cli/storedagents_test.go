@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/agents-os/agents/api/client"
+	"github.com/agents-os/agents/backend/internal/server"
 	"github.com/agents-os/agents/backend/internal/store/sqlite"
 	"github.com/agents-os/agents/tools/fakellm"
 	"github.com/agents-os/agents/tools/fakellm/fakellmtest"
@@ -202,4 +203,81 @@ func TestCheckReportsTheStoredAgents(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "data", "agents", "agents.db")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("check without a database created the default one (%v)", err)
 	}
+}
+
+// Issue 33, item 15: `agents agents edit` against a real server with
+// tokens. A caller who may not change agents is refused before the
+// editor opens. A definition the server does not store after the editor
+// (someone else saved meanwhile) is kept in a file the command names,
+// with the command that stores it, and that command stores it.
+func TestEditKeepsWhatItCouldNotStore(t *testing.T) {
+	t.Parallel()
+	dir, env := testEnv(t)
+	cfg, err := json.Marshal(map[string]any{"db": filepath.Join(dir, "agents.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	configFile := filepath.Join(dir, "agents.json")
+	writeFile(t, configFile, string(cfg), 0o644)
+	tokens, err := server.ParseTokens([]byte(`{"tokens": [{"token": "alice-token-0123456789", "owner": "alice"}, {"token": "admin-token-0123456789", "owner": "root", "admin": true}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := serveForTest(t, env, configFile, tokens)
+	admin := client.New(http.DefaultClient, srv.url, "admin-token-0123456789")
+	t.Cleanup(admin.Close)
+	if _, err := admin.CreateAgent(context.Background(), agentJSON("kept", "")); err != nil {
+		t.Fatal(client.Describe(err))
+	}
+	as := func(owner string) []string {
+		file := filepath.Join(dir, owner+".token")
+		writeFile(t, file, owner+"-token-0123456789\n", 0o600)
+		return []string{"--attach", srv.url, "--token-file", file}
+	}
+
+	// Alice may not: the editor never starts.
+	edits := t.TempDir()
+	script := editorScript(t, edits, `sed -i 's/You test./You test, by alice./' "$1"`)
+	code, _, errOut := run(t, withEditor(env, script), append([]string{"agents", "edit", "kept"}, as("alice")...)...)
+	if code != 1 || !strings.Contains(errOut, "permission_denied") {
+		t.Errorf("alice's edit = %d, %q; want permission_denied", code, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(edits, "seen.0")); err == nil {
+		t.Errorf("the editor opened for a caller who may not save")
+	}
+
+	// The admin edits while someone else saves: nothing is stored, the
+	// edited text is kept and the way to store it is said.
+	other := filepath.Join(dir, "other.json")
+	writeFile(t, other, agentJSON("kept", `, "maxSteps": 7`), 0o644)
+	edits = t.TempDir()
+	script = editorScript(t, edits, `sed -i 's/You test./You test, edited./' "$1" && curl -sSf -o /dev/null -X PUT -H 'Authorization: Bearer admin-token-0123456789' -H 'Content-Type: application/json' --data-binary @`+shellQuote(other)+` `+srv.url+`/v1/agents/kept`)
+	code, _, errOut = run(t, withEditor(env, script), append([]string{"agents", "edit", "kept"}, as("admin")...)...)
+	if code != 1 || !strings.Contains(errOut, "changed while you edited it") {
+		t.Fatalf("edit during another's save = %d, %q", code, errOut)
+	}
+	kept := keptFile(t, errOut)
+	if b, err := os.ReadFile(kept); err != nil || !strings.Contains(string(b), "You test, edited.") || strings.Contains(string(b), "#") {
+		t.Fatalf("the kept file %s = %q, %v; want the edited definition", kept, b, err)
+	}
+	if want := "agents agents update kept -f " + kept; !strings.Contains(errOut, want) {
+		t.Errorf("stderr %q does not say how to store it (%s)", errOut, want)
+	}
+	code, out, errOut := run(t, env, append([]string{"agents", "update", "kept", "-f", kept}, as("admin")...)...)
+	if code != 0 || out != "agent kept: version 3\n" {
+		t.Errorf("update -f the kept file = %d, %q, %q", code, out, errOut)
+	}
+	if def, _, err := admin.StoredDefinition(context.Background(), "kept"); err != nil || !strings.Contains(def, "You test, edited.") {
+		t.Errorf("stored after update -f: %q, %v", def, err)
+	}
+}
+
+// keptFile is the file an edit's error says it kept the text in.
+func keptFile(t *testing.T, errOut string) string {
+	t.Helper()
+	_, rest, ok := strings.Cut(errOut, "kept in ")
+	if !ok {
+		t.Fatalf("stderr %q names no file the text is kept in", errOut)
+	}
+	return strings.TrimRight(strings.Fields(rest)[0], ":;,.")
 }

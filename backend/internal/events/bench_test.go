@@ -2,8 +2,12 @@ package events
 
 import (
 	"fmt"
+	"runtime"
+	"strings"
 	"sync"
 	"testing"
+
+	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 )
 
 // benchScopes returns n scopes: all-scope (every subscriber matches every
@@ -139,4 +143,41 @@ func BenchmarkSubscribeReplay(b *testing.B) {
 		}
 		sub.Close()
 	}
+}
+
+// BenchmarkHeldAfterDeletingSessions publishes 40 sessions' events of
+// 2 MiB in all each into a ring large enough to keep them, deletes the
+// sessions, and reports the heap still in use: what the rings keep of
+// deleted sessions (issue 33: 7 MB each until newer events pushed them
+// out).
+func BenchmarkHeldAfterDeletingSessions(b *testing.B) {
+	body := strings.Repeat("x", 256<<10)
+	var held uint64
+	for b.Loop() {
+		heap := func() uint64 {
+			var m runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&m)
+			return m.HeapAlloc
+		}
+		h := New(Options{RingSize: 4096, RingBytes: 256 << 20})
+		before := heap()
+		for s := range 40 {
+			id := fmt.Sprintf("s%d", s)
+			for range 8 {
+				h.Publish(&agentsv1.Event{SessionId: id, Owner: "o", Kind: "session.updated",
+					Body: &agentsv1.Event_SessionFailed{SessionFailed: &agentsv1.SessionFailed{Reason: body}}})
+			}
+		}
+		for s := range 40 {
+			h.Publish(event(fmt.Sprintf("s%d", s), "o", KindSessionDeleted))
+		}
+		if after := heap(); after > before {
+			held = after - before
+		} else {
+			held = 0
+		}
+		runtime.KeepAlive(h)
+	}
+	b.ReportMetric(float64(held), "B-held")
 }

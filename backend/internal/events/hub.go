@@ -71,6 +71,10 @@ type Options struct {
 	Now func() time.Time
 }
 
+// KindSessionDeleted is the kind of the event that says a session was
+// deleted: the hub drops what its rings hold of the session then.
+const KindSessionDeleted = "session.deleted"
+
 // Hub keeps and fans out events. It is safe for concurrent use.
 //
 // Logged events arrive with the seq the log gave them, in seq order (the
@@ -274,6 +278,10 @@ func (h *Hub) PublishEncoded(ev *agentsv1.Event, body []byte) (uint64, error) {
 	}
 	ev.DeltaSeq = 0
 	h.seq.Store(ev.Seq)
+	if ev.GetKind() == KindSessionDeleted {
+		h.ring.forget(ev.GetSessionId())
+		h.deltas.forget(ev.GetSessionId())
+	}
 	h.keep(&h.ring, ev, body)
 	h.subs.publish(ev)
 	return ev.Seq, nil

@@ -33,19 +33,21 @@ func newLosses(max int) losses {
 }
 
 // add records the delta at p, of session and owner, as lost. Deltas are
-// lost in position order, so p is after every loss before it.
+// pushed out in position order, but a deleted session's are dropped
+// while older ones are still held (ring.forget): each loss keeps the
+// newest position it was given.
 func (l *losses) add(session, owner string, p Position) {
 	if len(l.sessions) >= l.max || len(l.owners) >= l.max {
 		clear(l.sessions)
 		clear(l.owners)
 		l.forgot = l.newest
 	}
-	l.newest = p
+	l.newest = later(l.newest, p)
 	if session != "" {
-		l.sessions[session] = p
+		l.sessions[session] = later(l.sessions[session], p)
 	}
 	if owner != "" || session == "" {
-		l.owners[owner] = p
+		l.owners[owner] = later(l.owners[owner], p)
 	}
 }
 

@@ -126,7 +126,13 @@ func (r *ring) entryAt(p Position) *ringEntry {
 }
 
 func (r *ring) dropOldest() {
-	e := &r.entries[r.head]
+	r.drop(&r.entries[r.head])
+	r.head = (r.head + 1) % len(r.entries)
+	r.n--
+}
+
+// drop lets e go: its bytes leave the budget, its frame the cache.
+func (r *ring) drop(e *ringEntry) {
 	r.lose(e.pos, e.session, e.owner)
 	size := e.size
 	if e.frame != nil {
@@ -138,14 +144,36 @@ func (r *ring) dropOldest() {
 	}
 	r.bytes -= size
 	*e = ringEntry{}
-	r.head = (r.head + 1) % len(r.entries)
-	r.n--
+}
+
+// forget drops every entry of session, a session deleted: no client can
+// use its events any more, and the memory they hold goes with it rather
+// than when newer events push them out. The ring then no longer holds
+// every event after the positions before them, as if they had been
+// pushed out; the entries of other sessions stay.
+func (r *ring) forget(session string) {
+	kept := 0
+	for i := range r.n {
+		e := &r.entries[(r.head+i)%len(r.entries)]
+		if e.session == session {
+			r.drop(e)
+			continue
+		}
+		if kept != i {
+			r.entries[(r.head+kept)%len(r.entries)] = *e
+			*e = ringEntry{}
+		}
+		kept++
+	}
+	r.n = kept
 }
 
 // lose records that the event at p, of session and owner, is not held:
-// the ring no longer covers the positions before it.
+// the ring no longer covers the positions before it. A session's entries
+// forgotten may be newer than the oldest ones pushed out after them: the
+// floor never goes back.
 func (r *ring) lose(p Position, session, owner string) {
-	r.floor = p
+	r.floor = later(r.floor, p)
 	if r.lost != nil {
 		r.lost.add(session, owner, p)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/google/uuid"
@@ -19,6 +20,12 @@ type Imported struct {
 	// Unchanged says the session was there already with this history:
 	// nothing was written.
 	Unchanged bool
+	// Added is how many turns were added to a session imported before
+	// from a file that has grown since.
+	Added int
+	// Minted says the file's session id was not the importer's to take:
+	// the session is stored under an id made for the importer (Meta.ID).
+	Minted bool
 }
 
 // ImportSession stores a session whose history was kept elsewhere (an
@@ -30,9 +37,14 @@ type Imported struct {
 //
 // Importing is idempotent: when owner already has the session and its
 // history begins with turns (it may have gone on since), nothing is
-// written and Unchanged is set. A session with that id and another
-// history, or another owner, is errs.Conflict (session_exists). The
-// session, its turns and its session.created event are one write.
+// written and Unchanged is set. When the session's history is where
+// turns begin (the file grew since it was imported), the turns after it
+// are added. A session of owner's with another history is errs.Conflict
+// (session_exists), naming the first turn that differs. An id another
+// owner holds is answered as a free one would be: the session is stored
+// under an id minted from it for owner, the same each time, so importing
+// the file again finds it (Minted). The session, its turns and its
+// session.created event are one write.
 func (r *Runner) ImportSession(ctx context.Context, owner string, meta session.Meta, turns []session.Turn) (Imported, error) {
 	id, err := uuid.Parse(meta.ID)
 	if err != nil {
@@ -64,28 +76,49 @@ func (r *Runner) ImportSession(ctx context.Context, owner string, meta session.M
 	}
 	// Looking and storing go together: another import of the session on
 	// this server waits, then finds it. One on another server sharing the
-	// database meets it in the store, as a duplicate id.
+	// database meets it in the store, as a duplicate id, and looks again.
 	r.importing.Lock()
 	defer r.importing.Unlock()
-	if found, ok, err := r.imported(ctx, owner, meta.ID, turns); ok || err != nil {
-		return found, err
-	}
-	view, err := r.open(ctx, meta, turns, nil, func(a *actor, e *edit) error { return a.apply(e) })
-	if errs.KindOf(err) == errs.KindConflict {
-		// An import of the same session on another server stored it.
-		if found, ok, ferr := r.imported(ctx, owner, meta.ID, turns); ok || ferr != nil {
-			return found, ferr
+	minted := false
+	for range maxImportLooks {
+		found, ok, err := r.imported(ctx, owner, meta.ID, turns)
+		if errors.Is(err, errOthers) {
+			// Minted from the id, not drawn: the importer's next import
+			// of the file lands on the same session.
+			meta.ID = uuid.NewSHA1(uuid.MustParse(meta.ID), []byte(owner)).String()
+			minted = true
+			continue
 		}
+		if ok || err != nil {
+			found.Minted = minted
+			return found, err
+		}
+		view, err := r.open(ctx, meta, turns, nil, func(a *actor, e *edit) error { return a.apply(e) })
+		if errs.KindOf(err) == errs.KindConflict {
+			continue // stored meanwhile by an import on another server
+		}
+		if err != nil {
+			return Imported{}, err
+		}
+		return Imported{Meta: view.Meta, Minted: minted}, nil
 	}
-	if err != nil {
-		return Imported{}, err
-	}
-	return Imported{Meta: view.Meta}, nil
+	return Imported{}, errs.Conflict("session_exists", "session %s is being imported elsewhere; import again", meta.ID)
 }
 
+// maxImportLooks bounds the ids an import looks at: the file's, those
+// minted from it when they are taken, and again after a concurrent
+// import on another server stored one first.
+const maxImportLooks = 4
+
+// errOthers is imported's answer for an id another owner holds; the
+// importer never sees it.
+var errOthers = errors.New("the session is another owner's")
+
 // imported looks for a session imported before: ok when owner has it
-// with a history that begins with turns, an error when the id is taken
-// otherwise, neither when there is no such session.
+// with a history that begins with turns, or had it with the history
+// turns begin with, whose turns after it it then adds. errOthers when
+// another owner has the id, errs.Conflict when owner has another
+// history under it; neither when there is no such session.
 func (r *Runner) imported(ctx context.Context, owner, id string, turns []session.Turn) (Imported, bool, error) {
 	meta, stored, err := r.store.LoadSession(ctx, id)
 	if errs.KindOf(err) == errs.KindNotFound {
@@ -95,21 +128,59 @@ func (r *Runner) imported(ctx context.Context, owner, id string, turns []session
 		return Imported{}, false, err
 	}
 	if meta.Owner != owner {
-		return Imported{}, false, errs.Conflict("session_exists", "a session with id %s exists already", id)
+		return Imported{}, false, errOthers
 	}
-	if len(stored) < len(turns) {
-		return Imported{}, false, errs.Conflict("session_exists", "session %s exists already with %d turns, fewer than the %d imported", id, len(stored), len(turns))
-	}
-	for i, t := range turns {
-		same, err := sameTurn(t, stored[i])
+	for i := range min(len(stored), len(turns)) {
+		same, err := sameTurn(turns[i], stored[i])
 		if err != nil {
 			return Imported{}, false, err
 		}
 		if !same {
-			return Imported{}, false, errs.Conflict("session_exists", "session %s exists already with another history (turn %d differs)", id, i)
+			return Imported{}, false, errs.Conflict("session_exists", "session %s exists already with another history: turn %d differs from the file's (the session has %d turns, the file %d)", id, i, len(stored), len(turns))
 		}
 	}
-	return Imported{Meta: meta, Unchanged: true}, true, nil
+	if len(stored) >= len(turns) {
+		return Imported{Meta: meta, Unchanged: true}, true, nil
+	}
+	added := turns[len(stored):]
+	meta, err = r.importTurns(ctx, owner, id, len(stored), added)
+	if err != nil {
+		return Imported{}, false, err
+	}
+	return Imported{Meta: meta, Added: len(added)}, true, nil
+}
+
+// importTurns adds turns to owner's session id, whose history had from
+// turns when it was compared with the file's.
+func (r *Runner) importTurns(ctx context.Context, owner, id string, from int, turns []session.Turn) (session.Meta, error) {
+	var meta session.Meta
+	_, err := r.onHolder(ctx, id, owner, cmdImportTurns, importTurnsCommand{From: from, Turns: turns}, &meta, func() error {
+		var err error
+		meta, err = r.importTurnsLocal(ctx, owner, id, from, turns)
+		return err
+	})
+	return meta, err
+}
+
+type importTurnsCommand struct {
+	From  int            `json:"from"`
+	Turns []session.Turn `json:"turns"`
+}
+
+func (r *Runner) importTurnsLocal(ctx context.Context, owner, id string, from int, turns []session.Turn) (session.Meta, error) {
+	return r.control(ctx, owner, id, func(a *actor) error {
+		if a.run != nil {
+			return errs.Conflict("session_exists", "session %s is running: import the file again once it stops", id)
+		}
+		if len(a.st.turns) != from {
+			return errs.Conflict("session_exists", "session %s went on while the file was compared with it: import it again", id)
+		}
+		e := a.edit()
+		for _, t := range turns {
+			a.addTurn(e, t)
+		}
+		return a.apply(e)
+	})
 }
 
 // sameTurn compares what two turns say, not when they were stored: their

@@ -52,6 +52,7 @@ const (
 	cmdRename         = "rename_session"
 	cmdUpdate         = "update_session"
 	cmdCompact        = "compact_session"
+	cmdImportTurns    = "import_turns"
 )
 
 const (
@@ -746,6 +747,12 @@ func (r *Runner) dispatch(ctx context.Context, c store.Command) (any, error) {
 			return nil, err
 		}
 		return r.compactLocal(ctx, c.Owner, c.SessionID, b.Instruction)
+	case cmdImportTurns:
+		var b importTurnsCommand
+		if err := decode(&b); err != nil {
+			return nil, err
+		}
+		return r.importTurnsLocal(ctx, c.Owner, c.SessionID, b.From, b.Turns)
 	case cmdResume:
 		var b resumeCommand
 		if err := decode(&b); err != nil {

@@ -3,6 +3,7 @@ package server_test
 import (
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -77,5 +78,50 @@ func TestBodyFieldsGivenInBothSpellingsAreRefused(t *testing.T) {
 	var ce struct{ Code, Message string }
 	if err := json.Unmarshal(b, &ce); err != nil || status != http.StatusBadRequest || ce.Code != "invalid_argument" || !strings.Contains(ce.Message, "given twice") {
 		t.Errorf("Connect CreateSession with both spellings = %d %s, want 400 invalid_argument, given twice", status, b)
+	}
+}
+
+// unknownKeys is an object of n keys no request has: 800,000 make the
+// 9.5 MB body of issue 33.
+func unknownKeys(n int) string {
+	var b strings.Builder
+	b.WriteString("{")
+	for i := range n {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `"k%06d":1`, i)
+	}
+	b.WriteString("}")
+	return b.String()
+}
+
+// TestSmallBodiesAreBounded (issue 33): a route whose body holds only
+// short fields (PATCH a session, PUT a budget, rename) refuses a body over
+// 64 KiB with 413 before reading it — from its length when it has one,
+// after the limit when it is sent without — rather than read 9.5 MB of
+// unknown keys into memory to answer 400; within the limit an unknown key
+// is refused as ever.
+func TestSmallBodiesAreBounded(t *testing.T) {
+	t.Parallel()
+	e := start(t, bossScript())
+	id := e.create("boss", "hi").GetMeta().GetId()
+	e.wait(id)
+	wide := unknownKeys(800_000)
+	for _, r := range []request{
+		{method: "PATCH", path: "/v1/sessions/" + id, body: wide},
+		{method: "PUT", path: "/v1/owners/local/budget", body: wide},
+		{method: "POST", path: "/v1/sessions/" + id + "/rename", body: wide},
+	} {
+		for _, chunked := range []bool{false, true} {
+			status, body := e.sendBody(r, chunked)
+			if code, reason, _ := jsonError(t, body); status != http.StatusRequestEntityTooLarge || code != "resource_exhausted" || reason != "body_too_large" {
+				t.Errorf("%s %s, 9.5 MB (chunked %v) = %d %s, want 413 body_too_large", r.method, r.path, chunked, status, body)
+			}
+		}
+	}
+	status, _, body := e.do("PATCH", "/v1/sessions/"+id, `{"title": "t", "k000001": 1}`)
+	if code, _, message := jsonError(t, body); status != http.StatusBadRequest || code != "invalid_argument" || !strings.Contains(message, "`k000001` is not a field here") {
+		t.Errorf("PATCH with an unknown key = %d %s, want 400 naming it", status, body)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"connectrpc.com/connect"
 
@@ -61,9 +62,19 @@ func (h *sessionService) importFile(ctx context.Context, agent string, content [
 		r.Status, r.Reason = agentsv1.ImportStatus_IMPORT_STATUS_FAILED, e.Message
 		return r, nil
 	}
+	r.SessionId = got.Meta.ID
 	r.Status = agentsv1.ImportStatus_IMPORT_STATUS_IMPORTED
 	if got.Unchanged {
 		r.Status = agentsv1.ImportStatus_IMPORT_STATUS_UNCHANGED
 	}
+	// Whose the file's id is stays unsaid: only that it was not free.
+	var notes []string
+	if got.Minted {
+		notes = append(notes, "imported as a new session: the file's session id is not available here")
+	}
+	if got.Added > 0 {
+		notes = append(notes, fmt.Sprintf("added %d turns the file gained since it was imported", got.Added))
+	}
+	r.Reason = strings.Join(notes, "; ")
 	return r, nil
 }

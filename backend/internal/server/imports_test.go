@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/backend/internal/apijson"
+	"github.com/agents-os/agents/backend/internal/server"
 	"github.com/agents-os/agents/tools/fakellm"
 )
 
@@ -146,7 +148,7 @@ func TestImportSessions(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r := res.Msg.GetResults()[0]; r.GetStatus() != agentsv1.ImportStatus_IMPORT_STATUS_FAILED || !strings.Contains(r.GetReason(), "another history (turn 5 differs)") {
+		if r := res.Msg.GetResults()[0]; r.GetStatus() != agentsv1.ImportStatus_IMPORT_STATUS_FAILED || !strings.Contains(r.GetReason(), "another history: turn 5 differs") {
 			t.Errorf("another history: %v", r)
 		}
 
@@ -231,4 +233,104 @@ func TestConcurrentImportsOfOneSession(t *testing.T) {
 	if s := e.get(convID); len(s.GetTurns()) != convTurns {
 		t.Errorf("%d turns stored, want %d", len(s.GetTurns()), convTurns)
 	}
+}
+
+// withoutNewestTurns is an agents-exe file with its n newest turns left
+// out (agents-exe lists them newest first): the file as it was before
+// the conversation went on.
+func withoutNewestTurns(t *testing.T, content []byte, n int) []byte {
+	t.Helper()
+	var doc map[string]any
+	if err := json.Unmarshal(content, &doc); err != nil {
+		t.Fatal(err)
+	}
+	doc["turns"] = doc["turns"].([]any)[n:]
+	b, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// importAs imports files as the owner of token and returns the results.
+func (e *env) importAs(token string, files ...*agentsv1.ImportFile) []*agentsv1.ImportResult {
+	e.t.Helper()
+	res, err := e.clientAs(token).ImportSessions(ctxFor(e.t), connect.NewRequest(&agentsv1.ImportSessionsRequest{Agent: "helper", Files: files}))
+	if err != nil {
+		e.t.Fatalf("import: %v", err)
+	}
+	return res.Msg.GetResults()
+}
+
+// Issue 33, item 14: a file whose session id another owner holds is
+// imported as if the id were free, under an id minted for the importer
+// (the same one each time, so importing it again changes nothing), and
+// the answer says so without telling whose the id is; the other owner's
+// session is untouched.
+func TestImportingAnIDAnotherOwnerHoldsMintsOne(t *testing.T) {
+	t.Parallel()
+	e := start(t, fakellm.Rules{Default: &fakellm.Reply{Text: "ok"}}, withAgentsDir("testdata/docs"), withSecurity(server.Security{Tokens: testTokens(t)}))
+	if r := e.importAs(aliceToken, importFile(t, convFile))[0]; r.GetStatus() != agentsv1.ImportStatus_IMPORT_STATUS_IMPORTED || r.GetSessionId() != convID {
+		t.Fatalf("alice's import: %v", r)
+	}
+	r := e.importAs(bobToken, importFile(t, convFile))[0]
+	minted := r.GetSessionId()
+	if r.GetStatus() != agentsv1.ImportStatus_IMPORT_STATUS_IMPORTED || minted == convID || minted == "" || r.GetTurnCount() != convTurns ||
+		!strings.Contains(r.GetReason(), "imported as a new session") || strings.Contains(r.GetReason(), "alice") || strings.Contains(r.GetReason(), "exists") {
+		t.Fatalf("bob's import of alice's id: %v", r)
+	}
+	got, err := e.clientAs(bobToken).GetSession(ctxFor(t), connect.NewRequest(&agentsv1.GetSessionRequest{SessionId: minted}))
+	if err != nil || got.Msg.GetSession().GetMeta().GetOwner() != "bob" || len(got.Msg.GetSession().GetTurns()) != convTurns {
+		t.Fatalf("bob's session %s: %v, %v", minted, got, err)
+	}
+	if again := e.importAs(bobToken, importFile(t, convFile))[0]; again.GetStatus() != agentsv1.ImportStatus_IMPORT_STATUS_UNCHANGED || again.GetSessionId() != minted {
+		t.Errorf("bob's second import: %v, want unchanged as %s", again, minted)
+	}
+	alices, err := e.clientAs(aliceToken).GetSession(ctxFor(t), connect.NewRequest(&agentsv1.GetSessionRequest{SessionId: convID}))
+	if err != nil || alices.Msg.GetSession().GetMeta().GetOwner() != "alice" || len(alices.Msg.GetSession().GetTurns()) != convTurns {
+		t.Errorf("alice's session after bob's imports: %v, %v", alices, err)
+	}
+}
+
+// Issue 33, item 14: a file that grew by two turns since it was imported
+// adds them to the session; importing it again changes nothing; a file
+// whose history differs from the session's is refused, saying at which
+// turn.
+func TestReimportingAGrownFileAddsItsTurns(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, d dialect) {
+		e := start(t, fakellm.Rules{Default: &fakellm.Reply{Text: "ok"}}, withAgentsDir("testdata/docs"), on(d))
+		full := importFile(t, convFile)
+		older := &agentsv1.ImportFile{Name: "older.json", Content: withoutNewestTurns(t, full.GetContent(), 2)}
+		importing := func(f *agentsv1.ImportFile) *agentsv1.ImportResult {
+			t.Helper()
+			res, err := e.sessions.ImportSessions(ctxFor(t), connect.NewRequest(&agentsv1.ImportSessionsRequest{Agent: "helper", Files: []*agentsv1.ImportFile{f}}))
+			if err != nil {
+				t.Fatalf("import: %v", err)
+			}
+			return res.Msg.GetResults()[0]
+		}
+		if r := importing(older); r.GetStatus() != agentsv1.ImportStatus_IMPORT_STATUS_IMPORTED || r.GetTurnCount() != convTurns-2 {
+			t.Fatalf("the older file: %v", r)
+		}
+		if r := importing(full); r.GetStatus() != agentsv1.ImportStatus_IMPORT_STATUS_IMPORTED || r.GetSessionId() != convID || !strings.Contains(r.GetReason(), "added 2 turns") {
+			t.Fatalf("the grown file: %v, want imported, saying 2 turns were added", r)
+		}
+		s := e.get(convID)
+		if n := len(s.GetTurns()); n != convTurns || s.GetMeta().GetTurnCount() != convTurns || s.GetTurns()[5].GetLlm().GetText() != "A single dot." ||
+			s.GetMeta().GetUsage().GetPromptTokens() != 1353+1500+1700 {
+			t.Errorf("after the grown file: %d turns, %v", n, s.GetMeta())
+		}
+		if r := importing(full); r.GetStatus() != agentsv1.ImportStatus_IMPORT_STATUS_UNCHANGED {
+			t.Errorf("the grown file again: %v, want unchanged", r)
+		}
+		other := strings.ReplaceAll(string(full.GetContent()), "A single dot.", "Two dots.")
+		r := importing(&agentsv1.ImportFile{Name: "edited.json", Content: []byte(other)})
+		if r.GetStatus() != agentsv1.ImportStatus_IMPORT_STATUS_FAILED || !strings.Contains(r.GetReason(), "turn 5 differs") {
+			t.Errorf("another history: %v, want failed at turn 5", r)
+		}
+		if n := len(e.get(convID).GetTurns()); n != convTurns {
+			t.Errorf("%d turns after a refused import, want %d", n, convTurns)
+		}
+	})
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -61,6 +62,38 @@ var shortFields = map[protoreflect.Name]int{
 // agents' definitions; and the content of files to import, bounded by the
 // body's limit alone (a conversation file is as long as its history).
 var sizedFields = map[protoreflect.Name]bool{"text": true, "error": true, "data": true, "definition": true, "content": true}
+
+// maxShortBody bounds the body of a route whose message has short fields
+// only (shortFieldsOnly): a few of them at their limits fit many times.
+const maxShortBody = 64 << 10
+
+// shortFieldsOnly reports whether md, through the messages it holds, has
+// no text but short fields (shortFields), no list and no map: what a body
+// of it can carry is bounded by their limits. A message that holds itself is
+// not: it nests without bound.
+func shortFieldsOnly(md protoreflect.MessageDescriptor, outer ...protoreflect.FullName) bool {
+	if slices.Contains(outer, md.FullName()) {
+		return false
+	}
+	fields := md.Fields()
+	for i := range fields.Len() {
+		fd := fields.Get(i)
+		_, short := shortFields[fd.Name()]
+		switch {
+		case fd.IsMap() || fd.IsList():
+			return false
+		case fd.Kind() == protoreflect.StringKind || fd.Kind() == protoreflect.BytesKind:
+			if !short {
+				return false
+			}
+		case fd.Message() != nil && fd.Message().FullName().Parent() != "google.protobuf":
+			if !shortFieldsOnly(fd.Message(), append(outer, md.FullName())...) {
+				return false
+			}
+		}
+	}
+	return true
+}
 
 // checkFields checks every field set in a request message: short text
 // fields against their limits, params against theirs, enums against
