@@ -2778,14 +2778,17 @@ type ImportResult struct {
 	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
 	// What became of it.
 	Status ImportStatus `protobuf:"varint,2,opt,name=status,proto3,enum=agents.v1.ImportStatus" json:"status,omitempty"`
-	// The session's id (agents-exe's own); empty when the file could not
-	// be read.
+	// The session's id (agents-exe's own, or one minted for the caller
+	// when another owner holds that id: reason says so); empty when the
+	// file could not be read.
 	SessionId string `protobuf:"bytes,3,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
 	// Id of the session it was forked from; empty if not a fork.
 	ForkedFrom string `protobuf:"bytes,4,opt,name=forked_from,json=forkedFrom,proto3" json:"forked_from,omitempty"`
 	// Number of turns the file holds.
 	TurnCount int32 `protobuf:"varint,5,opt,name=turn_count,json=turnCount,proto3" json:"turn_count,omitempty"`
-	// Why the file failed: where in it the problem is, and what it is.
+	// Why the file failed (where in it the problem is, and what it is);
+	// for an imported or unchanged file, a note on how it was taken: under
+	// a minted id, or the turns a grown file added.
 	Reason        string `protobuf:"bytes,6,opt,name=reason,proto3" json:"reason,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

@@ -1440,8 +1440,9 @@ export type ImportResult = Message<"agents.v1.ImportResult"> & {
   status: ImportStatus;
 
   /**
-   * The session's id (agents-exe's own); empty when the file could not
-   * be read.
+   * The session's id (agents-exe's own, or one minted for the caller
+   * when another owner holds that id: reason says so); empty when the
+   * file could not be read.
    *
    * @generated from field: string session_id = 3;
    */
@@ -1462,7 +1463,9 @@ export type ImportResult = Message<"agents.v1.ImportResult"> & {
   turnCount: number;
 
   /**
-   * Why the file failed: where in it the problem is, and what it is.
+   * Why the file failed (where in it the problem is, and what it is);
+   * for an imported or unchanged file, a note on how it was taken: under
+   * a minted id, or the turns a grown file added.
    *
    * @generated from field: string reason = 6;
    */
