@@ -182,7 +182,7 @@ func (r *Runner) UpdateSession(ctx context.Context, owner, id string, u Update) 
 }
 
 func (r *Runner) updateLocal(ctx context.Context, owner, id string, u Update) (session.Meta, error) {
-	return r.control(ctx, owner, id, func(a *actor) error {
+	meta, err := r.control(ctx, owner, id, func(a *actor) error {
 		e := a.edit()
 		if u.Title != nil {
 			e.meta.Title = cleanTitle(*u.Title)
@@ -200,6 +200,27 @@ func (r *Runner) updateLocal(ctx context.Context, owner, id string, u Update) (s
 		}
 		return a.apply(e)
 	})
+	if err == nil {
+		err = r.readTree(ctx, &meta)
+	}
+	return meta, err
+}
+
+// readTree gives m its tree's budget and spend as the store has them. An
+// actor's copy is as of its session's last model call: the other
+// sessions of its tree (a root's helpers) spend without telling it. A
+// root without a budget costs no read: with no limit there is nothing
+// left to get wrong, and its spend is as of its last call.
+func (r *Runner) readTree(ctx context.Context, m *session.Meta) error {
+	if m.Budget == nil && m.RootID == "" {
+		return nil
+	}
+	b, spent, err := r.store.TreeBudget(ctx, m.Root())
+	if err != nil {
+		return err
+	}
+	m.Budget, m.TreeSpend = b, spent
+	return nil
 }
 
 // SetOwnerBudget replaces an owner's budget.

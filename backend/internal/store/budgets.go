@@ -30,6 +30,9 @@ type Budgets interface {
 	// Reserve admits a model call and records its reservation, replacing
 	// the session's earlier one; a refused call reserves nothing.
 	Reserve(ctx context.Context, r Reservation) (Admission, error)
+	// TreeBudget returns the budget of the tree rooted at root (nil for
+	// none) and what the whole tree spent.
+	TreeBudget(ctx context.Context, root string) (*session.Budget, session.Spend, error)
 	// SetTreeBudget replaces the budget of the tree rooted at root.
 	SetTreeBudget(ctx context.Context, root string, b session.Budget, at time.Time) error
 	// SetOwnerBudget replaces an owner's own budget.
@@ -342,6 +345,28 @@ func ownerBudgetOf(owner string, set bool, tokens, cost sql.NullInt64, period st
 		return d
 	}
 	return session.OwnerBudget{Owner: owner, Period: session.PeriodTotal, Source: "none"}
+}
+
+// TreeBudget implements Budgets.
+func (s *SQL) TreeBudget(ctx context.Context, root string) (*session.Budget, session.Spend, error) {
+	var row struct {
+		Set       int           `db:"budget_set"`
+		Tokens    sql.NullInt64 `db:"budget_tokens"`
+		Cost      sql.NullInt64 `db:"budget_cost"`
+		Spent     int64         `db:"tree_tokens"`
+		SpentCost int64         `db:"tree_cost"`
+	}
+	err := s.read.GetContext(ctx, &row, s.read.Rebind(`SELECT
+		(SELECT COUNT(*) FROM tree_budgets WHERE root_id = ?) AS budget_set,
+		(SELECT tokens FROM tree_budgets WHERE root_id = ?) AS budget_tokens,
+		(SELECT cost FROM tree_budgets WHERE root_id = ?) AS budget_cost,
+		COALESCE((SELECT tokens FROM spend WHERE scope = 'tree' AND name = ? AND period = 'total'), 0) AS tree_tokens,
+		COALESCE((SELECT cost FROM spend WHERE scope = 'tree' AND name = ? AND period = 'total'), 0) AS tree_cost`),
+		root, root, root, root, root)
+	if err != nil {
+		return nil, session.Spend{}, s.translate(err, nil, "read the budget of %s", root)
+	}
+	return budgetOf(row.Set > 0, row.Tokens, row.Cost), session.Spend{Tokens: row.Spent, Cost: session.Nanos(row.SpentCost)}, nil
 }
 
 const sqlPutTreeBudget = `INSERT INTO tree_budgets (root_id, tokens, cost, updated) VALUES (?, ?, ?, ?)
