@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/agents-os/agents/backend/internal/catalog"
@@ -167,7 +168,9 @@ type Update struct {
 
 // UpdateSession changes a root session's budget or any session's title;
 // a run in flight goes on, and a run stopped by its budget waits for
-// Resume. A session another server holds is changed there.
+// Resume, unless the new budget asks to resume by itself: then the
+// sessions of the tree it paused resume, and the answer says so. A
+// session another server holds is changed there.
 func (r *Runner) UpdateSession(ctx context.Context, owner, id string, u Update) (session.Meta, error) {
 	if u.Budget == nil && u.Title == nil {
 		return session.Meta{}, errs.Invalid("invalid_argument", "set budget or title")
@@ -178,7 +181,46 @@ func (r *Runner) UpdateSession(ctx context.Context, owner, id string, u Update) 
 		meta, err = r.updateLocal(ctx, owner, id, u)
 		return err
 	})
-	return meta, err
+	if err != nil || u.Budget == nil || !u.Budget.AutoResume {
+		return meta, err
+	}
+	// The budget is set whatever the resumes answer: they are logged.
+	if err := r.resumeBelow(ctx, owner, id); err != nil {
+		r.log.Warn("resume a tree its raised budget paused", "session", id, "err", err)
+	}
+	if !pausedByBudget(meta) {
+		return meta, nil
+	}
+	resumed, err := r.resumeOne(ctx, owner, id, nil)
+	if err != nil {
+		r.log.Warn("resume a session its raised budget paused", "session", id, "err", err)
+		return meta, nil
+	}
+	return resumed, r.readTree(ctx, &resumed)
+}
+
+// pausedByBudget reports whether a budget paused the session.
+func pausedByBudget(m session.Meta) bool {
+	return m.Status == session.StatusPaused && m.StatusReason == StopBudget
+}
+
+// resumeBelow resumes the descendants of the session id that a budget
+// paused, without params (a helper's session goes on without its
+// parent's), each on the server that holds it.
+func (r *Runner) resumeBelow(ctx context.Context, owner, id string) error {
+	below, err := r.descendants(ctx, id)
+	if err != nil {
+		return err
+	}
+	for _, m := range below {
+		if !pausedByBudget(m) {
+			continue
+		}
+		if _, err := r.resumeOne(ctx, owner, m.ID, nil); err != nil && errs.KindOf(err) != errs.KindNotFound {
+			return fmt.Errorf("resume %s under %s: %w", m.ID, id, err)
+		}
+	}
+	return nil
 }
 
 func (r *Runner) updateLocal(ctx context.Context, owner, id string, u Update) (session.Meta, error) {
@@ -223,7 +265,8 @@ func (r *Runner) readTree(ctx context.Context, m *session.Meta) error {
 	return nil
 }
 
-// SetOwnerBudget replaces an owner's budget.
+// SetOwnerBudget replaces an owner's budget. One that asks to resume by
+// itself resumes the owner's sessions a budget paused at once.
 func (r *Runner) SetOwnerBudget(ctx context.Context, b session.OwnerBudget) (session.OwnerBudget, error) {
 	if b.Period == "" {
 		b.Period = session.PeriodTotal
@@ -232,7 +275,65 @@ func (r *Runner) SetOwnerBudget(ctx context.Context, b session.OwnerBudget) (ses
 	if err := r.store.SetOwnerBudget(ctx, b, r.now()); err != nil {
 		return session.OwnerBudget{}, err
 	}
+	if b.Budget.AutoResume {
+		r.resumeOwner(ctx, b.Owner)
+	}
 	return b, nil
+}
+
+// resumeOwner resumes the owner's sessions a budget paused, but those
+// whose tree's budget is spent: they would pause again at once. A
+// session may have been paused by its tree's budget and resumed when it
+// has room left too little for its next call: it pauses again. Failures
+// are logged: nobody waits for these resumes.
+func (r *Runner) resumeOwner(ctx context.Context, owner string) {
+	f := store.ListFilter{Owner: owner, Status: session.StatusPaused, PageSize: store.MaxPageSize}
+	for {
+		list, next, err := r.store.ListSessions(ctx, f)
+		if err != nil {
+			r.log.Warn("list the sessions a budget paused", "owner", owner, "err", err)
+			return
+		}
+		for _, m := range list {
+			if !pausedByBudget(m) || m.Budget.Exceeded(m.TreeSpend) {
+				continue
+			}
+			if _, err := r.resumeOne(ctx, owner, m.ID, nil); err != nil && errs.KindOf(err) != errs.KindNotFound {
+				r.log.Warn("resume a session a budget paused", "session", m.ID, "err", err)
+			}
+		}
+		if next == "" {
+			return
+		}
+		f.PageToken = next
+	}
+}
+
+// resumeAtRollover resumes, at each UTC midnight (where every day's and
+// month's period ends), the sessions of the owners whose budget of a day
+// or a month asks to resume by itself. Every server does it: a second
+// Resume of a session that runs again changes nothing.
+func (r *Runner) resumeAtRollover() {
+	defer r.actors.Done()
+	for {
+		_, midnight := session.PeriodDay.Bounds(r.now())
+		for now := r.now(); now.Before(midnight); now = r.now() {
+			t := time.NewTimer(midnight.Sub(now))
+			select {
+			case <-r.ctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
+		}
+		owners, err := r.store.AutoResumeOwners(r.ctx)
+		if err != nil {
+			r.log.Warn("list the owners whose budgets resume by themselves", "err", err)
+		}
+		for _, owner := range owners {
+			r.resumeOwner(r.ctx, owner)
+		}
+	}
 }
 
 // OwnerBudget returns the budget in force for an owner: its own, else

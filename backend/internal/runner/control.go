@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"fmt"
 	"sort"
 	"strings"
 
@@ -116,17 +115,8 @@ func (r *Runner) pauseLocal(ctx context.Context, owner, id string) (session.Meta
 // params, which a helper's session goes on without): resuming the root
 // resumes the tree.
 func (r *Runner) Resume(ctx context.Context, owner, id string, params map[string]string) (session.Meta, error) {
-	below, err := r.descendants(ctx, id)
-	if err != nil {
+	if err := r.resumeBelow(ctx, owner, id); err != nil {
 		return session.Meta{}, err
-	}
-	for _, m := range below {
-		if m.Status != session.StatusPaused || m.StatusReason != StopBudget {
-			continue
-		}
-		if _, err := r.resumeOne(ctx, owner, m.ID, nil); err != nil && errs.KindOf(err) != errs.KindNotFound {
-			return session.Meta{}, fmt.Errorf("resume %s under %s: %w", m.ID, id, err)
-		}
 	}
 	return r.resumeOne(ctx, owner, id, params)
 }

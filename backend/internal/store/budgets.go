@@ -40,6 +40,10 @@ type Budgets interface {
 	// OwnerBudget returns an owner's own budget; found is false when it
 	// has none.
 	OwnerBudget(ctx context.Context, owner string) (b session.OwnerBudget, found bool, err error)
+	// AutoResumeOwners lists the owners whose own budget, of a day or a
+	// month, asks that the sessions it paused resume when its period
+	// rolls over.
+	AutoResumeOwners(ctx context.Context) ([]string, error)
 	// OwnerSpend returns what an owner spent in the period that holds at
 	// and in total.
 	OwnerSpend(ctx context.Context, owner string, period session.Period, at time.Time) (inPeriod, total session.Spend, err error)
@@ -130,6 +134,7 @@ type admissionRow struct {
 	TreeSet       int           `db:"tree_set"`
 	TreeTokens    sql.NullInt64 `db:"tree_tokens"`
 	TreeCost      sql.NullInt64 `db:"tree_cost"`
+	TreeResume    int           `db:"tree_auto_resume"`
 	OwnerSet      int           `db:"owner_set"`
 	OwnerTokens   sql.NullInt64 `db:"owner_tokens"`
 	OwnerCost     sql.NullInt64 `db:"owner_cost"`
@@ -154,6 +159,7 @@ const sqlAdmission = `SELECT
 	(SELECT COUNT(*) FROM tree_budgets WHERE root_id = ?) AS tree_set,
 	(SELECT tokens FROM tree_budgets WHERE root_id = ?) AS tree_tokens,
 	(SELECT cost FROM tree_budgets WHERE root_id = ?) AS tree_cost,
+	COALESCE((SELECT auto_resume FROM tree_budgets WHERE root_id = ?), 0) AS tree_auto_resume,
 	(SELECT COUNT(*) FROM owner_budgets WHERE owner = ?) AS owner_set,
 	(SELECT tokens FROM owner_budgets WHERE owner = ?) AS owner_tokens,
 	(SELECT cost FROM owner_budgets WHERE owner = ?) AS owner_cost,
@@ -234,7 +240,7 @@ func (s *SQL) admission(ctx context.Context, q admissionReader, r Reservation) (
 	day, month := session.PeriodDay.Key(r.Now), session.PeriodMonth.Key(r.Now)
 	total := string(session.PeriodTotal)
 	err := q.GetContext(ctx, &row, q.Rebind(sqlAdmission),
-		r.RootID, r.RootID, r.RootID,
+		r.RootID, r.RootID, r.RootID, r.RootID,
 		r.Owner, r.Owner, r.Owner, r.Owner,
 		r.RootID, r.RootID,
 		r.Owner, total, r.Owner, total,
@@ -245,9 +251,9 @@ func (s *SQL) admission(ctx context.Context, q admissionReader, r Reservation) (
 	if err != nil {
 		return adm, s.translate(err, nil, "read the budgets of %s", r.SessionID)
 	}
-	adm.TreeBudget = budgetOf(row.TreeSet > 0, row.TreeTokens, row.TreeCost)
+	adm.TreeBudget = budgetOf(row.TreeSet > 0, row.TreeTokens, row.TreeCost, row.TreeResume)
 	adm.TreeSpend = session.Spend{Tokens: row.TreeSpent, Cost: session.Nanos(row.TreeSpentCost)}
-	adm.Owner = ownerBudgetOf(r.Owner, row.OwnerSet > 0, row.OwnerTokens, row.OwnerCost, row.OwnerPeriod, r.OwnerDefault)
+	adm.Owner = ownerBudgetOf(r.Owner, row.OwnerSet > 0, row.OwnerTokens, row.OwnerCost, 0, row.OwnerPeriod, r.OwnerDefault)
 	switch adm.Owner.Period {
 	case session.PeriodDay:
 		adm.OwnerSpend = session.Spend{Tokens: row.OwnDay, Cost: session.Nanos(row.OwnDayCost)}
@@ -334,10 +340,10 @@ func room(b *session.Budget, spent session.Spend, r Reservation) int64 {
 
 // ownerBudgetOf is the budget in force for an owner: its own row, else
 // the default, else none.
-func ownerBudgetOf(owner string, set bool, tokens, cost sql.NullInt64, period string, def *session.OwnerBudget) session.OwnerBudget {
+func ownerBudgetOf(owner string, set bool, tokens, cost sql.NullInt64, autoResume int, period string, def *session.OwnerBudget) session.OwnerBudget {
 	switch {
 	case set:
-		b := budgetOf(true, tokens, cost)
+		b := budgetOf(true, tokens, cost, autoResume)
 		return session.OwnerBudget{Owner: owner, Budget: *b, Period: session.Period(period), Source: "owner"}
 	case def != nil:
 		d := *def
@@ -353,6 +359,7 @@ func (s *SQL) TreeBudget(ctx context.Context, root string) (*session.Budget, ses
 		Set       int           `db:"budget_set"`
 		Tokens    sql.NullInt64 `db:"budget_tokens"`
 		Cost      sql.NullInt64 `db:"budget_cost"`
+		Resume    int           `db:"budget_auto_resume"`
 		Spent     int64         `db:"tree_tokens"`
 		SpentCost int64         `db:"tree_cost"`
 	}
@@ -360,17 +367,19 @@ func (s *SQL) TreeBudget(ctx context.Context, root string) (*session.Budget, ses
 		(SELECT COUNT(*) FROM tree_budgets WHERE root_id = ?) AS budget_set,
 		(SELECT tokens FROM tree_budgets WHERE root_id = ?) AS budget_tokens,
 		(SELECT cost FROM tree_budgets WHERE root_id = ?) AS budget_cost,
+		COALESCE((SELECT auto_resume FROM tree_budgets WHERE root_id = ?), 0) AS budget_auto_resume,
 		COALESCE((SELECT tokens FROM spend WHERE scope = 'tree' AND name = ? AND period = 'total'), 0) AS tree_tokens,
 		COALESCE((SELECT cost FROM spend WHERE scope = 'tree' AND name = ? AND period = 'total'), 0) AS tree_cost`),
-		root, root, root, root, root)
+		root, root, root, root, root, root)
 	if err != nil {
 		return nil, session.Spend{}, s.translate(err, nil, "read the budget of %s", root)
 	}
-	return budgetOf(row.Set > 0, row.Tokens, row.Cost), session.Spend{Tokens: row.Spent, Cost: session.Nanos(row.SpentCost)}, nil
+	return budgetOf(row.Set > 0, row.Tokens, row.Cost, row.Resume), session.Spend{Tokens: row.Spent, Cost: session.Nanos(row.SpentCost)}, nil
 }
 
-const sqlPutTreeBudget = `INSERT INTO tree_budgets (root_id, tokens, cost, updated) VALUES (?, ?, ?, ?)
-	ON CONFLICT (root_id) DO UPDATE SET tokens = excluded.tokens, cost = excluded.cost, updated = excluded.updated`
+const sqlPutTreeBudget = `INSERT INTO tree_budgets (root_id, tokens, cost, auto_resume, updated) VALUES (?, ?, ?, ?, ?)
+	ON CONFLICT (root_id) DO UPDATE SET tokens = excluded.tokens, cost = excluded.cost,
+	auto_resume = excluded.auto_resume, updated = excluded.updated`
 
 // SetTreeBudget implements Budgets.
 func (s *SQL) SetTreeBudget(ctx context.Context, root string, b session.Budget, at time.Time) error {
@@ -384,10 +393,18 @@ func (s *SQL) putTreeBudget(ctx context.Context, tx *sqlx.Tx, root string, b ses
 		}
 		return nil
 	}
-	if _, err := tx.ExecContext(ctx, tx.Rebind(sqlPutTreeBudget), root, nullTokens(b.Tokens), nullCost(b.Cost), nanos(at)); err != nil {
+	if _, err := tx.ExecContext(ctx, tx.Rebind(sqlPutTreeBudget), root, nullTokens(b.Tokens), nullCost(b.Cost), boolInt(b.AutoResume), nanos(at)); err != nil {
 		return s.translate(err, unknownSession(root), "set the budget of %s", root)
 	}
 	return nil
+}
+
+// boolInt stores a bool as the integer both dialects read back.
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func nullTokens(n *int64) any {
@@ -397,13 +414,13 @@ func nullTokens(n *int64) any {
 	return *n
 }
 
-const sqlPutOwnerBudget = `INSERT INTO owner_budgets (owner, tokens, cost, period, updated) VALUES (?, ?, ?, ?, ?)
+const sqlPutOwnerBudget = `INSERT INTO owner_budgets (owner, tokens, cost, period, auto_resume, updated) VALUES (?, ?, ?, ?, ?, ?)
 	ON CONFLICT (owner) DO UPDATE SET tokens = excluded.tokens, cost = excluded.cost,
-	period = excluded.period, updated = excluded.updated`
+	period = excluded.period, auto_resume = excluded.auto_resume, updated = excluded.updated`
 
 // SetOwnerBudget implements Budgets.
 func (s *SQL) SetOwnerBudget(ctx context.Context, b session.OwnerBudget, at time.Time) error {
-	_, err := s.write.ExecContext(ctx, s.write.Rebind(sqlPutOwnerBudget), b.Owner, nullTokens(b.Budget.Tokens), nullCost(b.Budget.Cost), string(b.Period), nanos(at))
+	_, err := s.write.ExecContext(ctx, s.write.Rebind(sqlPutOwnerBudget), b.Owner, nullTokens(b.Budget.Tokens), nullCost(b.Budget.Cost), string(b.Period), boolInt(b.Budget.AutoResume), nanos(at))
 	if err != nil {
 		return s.translate(err, nil, "set the budget of owner %s", b.Owner)
 	}
@@ -415,16 +432,28 @@ func (s *SQL) OwnerBudget(ctx context.Context, owner string) (session.OwnerBudge
 	var row struct {
 		Tokens sql.NullInt64 `db:"tokens"`
 		Cost   sql.NullInt64 `db:"cost"`
+		Resume int           `db:"auto_resume"`
 		Period string        `db:"period"`
 	}
-	err := s.read.GetContext(ctx, &row, s.read.Rebind(`SELECT tokens, cost, period FROM owner_budgets WHERE owner = ?`), owner)
+	err := s.read.GetContext(ctx, &row, s.read.Rebind(`SELECT tokens, cost, auto_resume, period FROM owner_budgets WHERE owner = ?`), owner)
 	if err == sql.ErrNoRows {
 		return session.OwnerBudget{}, false, nil
 	}
 	if err != nil {
 		return session.OwnerBudget{}, false, s.translate(err, nil, "read the budget of owner %s", owner)
 	}
-	return ownerBudgetOf(owner, true, row.Tokens, row.Cost, row.Period, nil), true, nil
+	return ownerBudgetOf(owner, true, row.Tokens, row.Cost, row.Resume, row.Period, nil), true, nil
+}
+
+// AutoResumeOwners implements Budgets.
+func (s *SQL) AutoResumeOwners(ctx context.Context) ([]string, error) {
+	var owners []string
+	err := s.read.SelectContext(ctx, &owners, s.read.Rebind(`SELECT owner FROM owner_budgets
+		WHERE auto_resume <> 0 AND period <> ? ORDER BY owner`), string(session.PeriodTotal))
+	if err != nil {
+		return nil, s.translate(err, nil, "list the owners whose budgets resume")
+	}
+	return owners, nil
 }
 
 // OwnerSpend implements Budgets.

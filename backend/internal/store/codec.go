@@ -72,6 +72,7 @@ const metaColumns = `s.id, s.agent, s.owner, s.title, s.status, s.status_reason,
 	(SELECT COUNT(*) FROM tree_budgets b WHERE b.root_id = s.root_id) AS budget_set,
 	(SELECT b.tokens FROM tree_budgets b WHERE b.root_id = s.root_id) AS budget_tokens,
 	(SELECT b.cost FROM tree_budgets b WHERE b.root_id = s.root_id) AS budget_cost,
+	COALESCE((SELECT b.auto_resume FROM tree_budgets b WHERE b.root_id = s.root_id), 0) AS budget_auto_resume,
 	COALESCE((SELECT t.tokens FROM spend t WHERE t.scope = 'tree' AND t.name = s.root_id AND t.period = 'total'), 0) AS tree_tokens,
 	COALESCE((SELECT t.cost FROM spend t WHERE t.scope = 'tree' AND t.name = s.root_id AND t.period = 'total'), 0) AS tree_cost,
 	(SELECT COUNT(*) FROM mail m
@@ -106,6 +107,7 @@ type metaRow struct {
 	BudgetSet       int           `db:"budget_set"`
 	BudgetTokens    sql.NullInt64 `db:"budget_tokens"`
 	BudgetCost      sql.NullInt64 `db:"budget_cost"`
+	BudgetResume    int           `db:"budget_auto_resume"`
 	TreeTokens      int64         `db:"tree_tokens"`
 	TreeCost        int64         `db:"tree_cost"`
 }
@@ -129,7 +131,7 @@ func (r metaRow) meta() session.Meta {
 			Cost:       costOf(r.UsageCost),
 		},
 		RootID:       rootOf(r.ID, r.RootID),
-		Budget:       budgetOf(r.BudgetSet > 0, r.BudgetTokens, r.BudgetCost),
+		Budget:       budgetOf(r.BudgetSet > 0, r.BudgetTokens, r.BudgetCost, r.BudgetResume),
 		TreeSpend:    session.Spend{Tokens: r.TreeTokens, Cost: session.Nanos(r.TreeCost)},
 		PendingMail:  r.PendingMail,
 		PendingCalls: r.PendingCalls,
@@ -157,12 +159,12 @@ func costOf(n sql.NullInt64) *session.Nanos {
 	return &c
 }
 
-// budgetOf reads a budget's limit columns; nil when there is no row.
-func budgetOf(set bool, tokens, cost sql.NullInt64) *session.Budget {
+// budgetOf reads a budget's columns; nil when there is no row.
+func budgetOf(set bool, tokens, cost sql.NullInt64, autoResume int) *session.Budget {
 	if !set {
 		return nil
 	}
-	b := &session.Budget{Cost: costOf(cost)}
+	b := &session.Budget{Cost: costOf(cost), AutoResume: autoResume != 0}
 	if tokens.Valid {
 		b.Tokens = &tokens.Int64
 	}

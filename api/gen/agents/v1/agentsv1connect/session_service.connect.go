@@ -147,8 +147,9 @@ type SessionServiceClient interface {
 	RenameSession(context.Context, *connect.Request[v1.RenameSessionRequest]) (*connect.Response[v1.RenameSessionResponse], error)
 	// UpdateSession changes what the request sets of a session's budget and
 	// title; the run, if any, goes on. A run stopped by `budget_exceeded`
-	// does not restart by itself when the budget is raised: Resume
-	// continues it. Its `session.updated` event carries the change.
+	// does not restart by itself when the budget is raised, unless the
+	// budget sets `auto_resume`: Resume continues it. Its `session.updated`
+	// event carries the change.
 	UpdateSession(context.Context, *connect.Request[v1.UpdateSessionRequest]) (*connect.Response[v1.UpdateSessionResponse], error)
 	// WatchSession delivers the target's `run.stopped` and `session.failed`
 	// events to the watcher as mail until the TTL passes.
@@ -485,8 +486,9 @@ type SessionServiceHandler interface {
 	RenameSession(context.Context, *connect.Request[v1.RenameSessionRequest]) (*connect.Response[v1.RenameSessionResponse], error)
 	// UpdateSession changes what the request sets of a session's budget and
 	// title; the run, if any, goes on. A run stopped by `budget_exceeded`
-	// does not restart by itself when the budget is raised: Resume
-	// continues it. Its `session.updated` event carries the change.
+	// does not restart by itself when the budget is raised, unless the
+	// budget sets `auto_resume`: Resume continues it. Its `session.updated`
+	// event carries the change.
 	UpdateSession(context.Context, *connect.Request[v1.UpdateSessionRequest]) (*connect.Response[v1.UpdateSessionResponse], error)
 	// WatchSession delivers the target's `run.stopped` and `session.failed`
 	// events to the watcher as mail until the TTL passes.

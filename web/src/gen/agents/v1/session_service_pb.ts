@@ -1793,8 +1793,9 @@ export const SessionService: GenService<{
   /**
    * UpdateSession changes what the request sets of a session's budget and
    * title; the run, if any, goes on. A run stopped by `budget_exceeded`
-   * does not restart by itself when the budget is raised: Resume
-   * continues it. Its `session.updated` event carries the change.
+   * does not restart by itself when the budget is raised, unless the
+   * budget sets `auto_resume`: Resume continues it. Its `session.updated`
+   * event carries the change.
    *
    * @generated from rpc agents.v1.SessionService.UpdateSession
    */
