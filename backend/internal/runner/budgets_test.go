@@ -547,4 +547,3 @@ func TestSessionsAnOwnersBudgetPausedResumeWhenItAsks(t *testing.T) {
 		}
 	})
 }
-
