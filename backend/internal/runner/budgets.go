@@ -276,18 +276,20 @@ func (r *Runner) SetOwnerBudget(ctx context.Context, b session.OwnerBudget) (ses
 		return session.OwnerBudget{}, err
 	}
 	if b.Budget.AutoResume {
-		r.resumeOwner(ctx, b.Owner)
+		r.resumePaused(ctx, b.Owner, func(session.OwnerBudget) bool { return true })
 	}
 	return b, nil
 }
 
-// resumeOwner resumes the owner's sessions a budget paused, but those
+// resumePaused resumes the sessions a budget paused of the owner (""
+// for every owner) whose owner's budget in force asks for it, but those
 // whose tree's budget is spent: they would pause again at once. A
-// session may have been paused by its tree's budget and resumed when it
-// has room left too little for its next call: it pauses again. Failures
-// are logged: nobody waits for these resumes.
-func (r *Runner) resumeOwner(ctx context.Context, owner string) {
+// session paused by a budget that still leaves too little for its next
+// call pauses again. Failures are logged: nobody waits for these
+// resumes.
+func (r *Runner) resumePaused(ctx context.Context, owner string, asks func(session.OwnerBudget) bool) {
 	f := store.ListFilter{Owner: owner, Status: session.StatusPaused, PageSize: store.MaxPageSize}
+	budgets := map[string]bool{} // whether each owner's budget asks
 	for {
 		list, next, err := r.store.ListSessions(ctx, f)
 		if err != nil {
@@ -298,7 +300,19 @@ func (r *Runner) resumeOwner(ctx context.Context, owner string) {
 			if !pausedByBudget(m) || m.Budget.Exceeded(m.TreeSpend) {
 				continue
 			}
-			if _, err := r.resumeOne(ctx, owner, m.ID, nil); err != nil && errs.KindOf(err) != errs.KindNotFound {
+			ask, known := budgets[m.Owner]
+			if !known {
+				b, err := r.OwnerBudget(ctx, m.Owner)
+				if err != nil {
+					r.log.Warn("read the budget of an owner", "owner", m.Owner, "err", err)
+				}
+				ask = err == nil && asks(b)
+				budgets[m.Owner] = ask
+			}
+			if !ask {
+				continue
+			}
+			if _, err := r.resumeOne(ctx, m.Owner, m.ID, nil); err != nil && errs.KindOf(err) != errs.KindNotFound {
 				r.log.Warn("resume a session a budget paused", "session", m.ID, "err", err)
 			}
 		}
@@ -310,11 +324,12 @@ func (r *Runner) resumeOwner(ctx context.Context, owner string) {
 }
 
 // resumeAtRollover resumes, at each UTC midnight (where every day's and
-// month's period ends), the sessions of the owners whose budget of a day
-// or a month asks to resume by itself. Every server does it: a second
-// Resume of a session that runs again changes nothing.
+// month's period ends), the sessions a budget paused of the owners whose
+// budget of a day or a month asks to resume by itself. Every server does
+// it: a second Resume of a session that runs again changes nothing.
 func (r *Runner) resumeAtRollover() {
 	defer r.actors.Done()
+	rolls := func(b session.OwnerBudget) bool { return b.Budget.AutoResume && b.Period != session.PeriodTotal }
 	for {
 		_, midnight := session.PeriodDay.Bounds(r.now())
 		for now := r.now(); now.Before(midnight); now = r.now() {
@@ -326,13 +341,7 @@ func (r *Runner) resumeAtRollover() {
 			case <-t.C:
 			}
 		}
-		owners, err := r.store.AutoResumeOwners(r.ctx)
-		if err != nil {
-			r.log.Warn("list the owners whose budgets resume by themselves", "err", err)
-		}
-		for _, owner := range owners {
-			r.resumeOwner(r.ctx, owner)
-		}
+		r.resumePaused(r.ctx, "", rolls)
 	}
 }
 

@@ -40,10 +40,6 @@ type Budgets interface {
 	// OwnerBudget returns an owner's own budget; found is false when it
 	// has none.
 	OwnerBudget(ctx context.Context, owner string) (b session.OwnerBudget, found bool, err error)
-	// AutoResumeOwners lists the owners whose own budget, of a day or a
-	// month, asks that the sessions it paused resume when its period
-	// rolls over.
-	AutoResumeOwners(ctx context.Context) ([]string, error)
 	// OwnerSpend returns what an owner spent in the period that holds at
 	// and in total.
 	OwnerSpend(ctx context.Context, owner string, period session.Period, at time.Time) (inPeriod, total session.Spend, err error)
@@ -443,17 +439,6 @@ func (s *SQL) OwnerBudget(ctx context.Context, owner string) (session.OwnerBudge
 		return session.OwnerBudget{}, false, s.translate(err, nil, "read the budget of owner %s", owner)
 	}
 	return ownerBudgetOf(owner, true, row.Tokens, row.Cost, row.Resume, row.Period, nil), true, nil
-}
-
-// AutoResumeOwners implements Budgets.
-func (s *SQL) AutoResumeOwners(ctx context.Context) ([]string, error) {
-	var owners []string
-	err := s.read.SelectContext(ctx, &owners, s.read.Rebind(`SELECT owner FROM owner_budgets
-		WHERE auto_resume <> 0 AND period <> ? ORDER BY owner`), string(session.PeriodTotal))
-	if err != nil {
-		return nil, s.translate(err, nil, "list the owners whose budgets resume")
-	}
-	return owners, nil
 }
 
 // OwnerSpend implements Budgets.
