@@ -281,12 +281,11 @@ func (r *Runner) SetOwnerBudget(ctx context.Context, b session.OwnerBudget) (ses
 	return b, nil
 }
 
-// resumePaused resumes the sessions a budget paused of the owner (""
-// for every owner) whose owner's budget in force asks for it, but those
-// whose tree's budget is spent: they would pause again at once. A
-// session paused by a budget that still leaves too little for its next
-// call pauses again. Failures are logged: nobody waits for these
-// resumes.
+// resumePaused resumes the owner's sessions (every owner's for "") that
+// a budget paused, where asks says yes to their owner's budget in force.
+// Those whose tree's budget is spent stay paused: they would pause again
+// at once; one whose budgets leave too little for its next call still
+// does. Failures are logged: nobody waits for these resumes.
 func (r *Runner) resumePaused(ctx context.Context, owner string, asks func(session.OwnerBudget) bool) {
 	f := store.ListFilter{Owner: owner, Status: session.StatusPaused, PageSize: store.MaxPageSize}
 	budgets := map[string]bool{} // whether each owner's budget asks
@@ -324,8 +323,8 @@ func (r *Runner) resumePaused(ctx context.Context, owner string, asks func(sessi
 }
 
 // resumeAtRollover resumes, at each UTC midnight (where every day's and
-// month's period ends), the sessions a budget paused of the owners whose
-// budget of a day or a month asks to resume by itself. Every server does
+// month's period ends), the sessions a budget paused whose owner's budget
+// is of a day or a month and asks to resume by itself. Every server does
 // it: a second Resume of a session that runs again changes nothing.
 func (r *Runner) resumeAtRollover() {
 	defer r.actors.Done()
