@@ -88,6 +88,7 @@ func Run(t *testing.T, fresh func(t *testing.T) Opener) {
 		{"StoredAgentRaces", testStoredAgentRaces},
 		{"StoredAgentsReopen", testStoredAgentsReopen},
 		{"Budgets", testBudgets},
+		{"TreeBudgetAndAutoResume", testTreeBudgetAndAutoResume},
 		{"ReserveRace", testReserveRace},
 		{"ReserveGrants", testReserveGrants},
 	}
