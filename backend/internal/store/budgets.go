@@ -130,7 +130,6 @@ type admissionRow struct {
 	TreeSet       int           `db:"tree_set"`
 	TreeTokens    sql.NullInt64 `db:"tree_tokens"`
 	TreeCost      sql.NullInt64 `db:"tree_cost"`
-	TreeResume    int           `db:"tree_auto_resume"`
 	OwnerSet      int           `db:"owner_set"`
 	OwnerTokens   sql.NullInt64 `db:"owner_tokens"`
 	OwnerCost     sql.NullInt64 `db:"owner_cost"`
@@ -152,10 +151,9 @@ type admissionRow struct {
 // sqlAdmission reads, in one statement and so from one snapshot, the
 // budgets, the spend and the reservations of the other calls in flight.
 const sqlAdmission = `SELECT
-	(SELECT COUNT(*) FROM tree_budgets WHERE root_id = ?) AS tree_set,
+	COALESCE((SELECT 1 + auto_resume FROM tree_budgets WHERE root_id = ?), 0) AS tree_set,
 	(SELECT tokens FROM tree_budgets WHERE root_id = ?) AS tree_tokens,
 	(SELECT cost FROM tree_budgets WHERE root_id = ?) AS tree_cost,
-	COALESCE((SELECT auto_resume FROM tree_budgets WHERE root_id = ?), 0) AS tree_auto_resume,
 	(SELECT COUNT(*) FROM owner_budgets WHERE owner = ?) AS owner_set,
 	(SELECT tokens FROM owner_budgets WHERE owner = ?) AS owner_tokens,
 	(SELECT cost FROM owner_budgets WHERE owner = ?) AS owner_cost,
@@ -236,7 +234,7 @@ func (s *SQL) admission(ctx context.Context, q admissionReader, r Reservation) (
 	day, month := session.PeriodDay.Key(r.Now), session.PeriodMonth.Key(r.Now)
 	total := string(session.PeriodTotal)
 	err := q.GetContext(ctx, &row, q.Rebind(sqlAdmission),
-		r.RootID, r.RootID, r.RootID, r.RootID,
+		r.RootID, r.RootID, r.RootID,
 		r.Owner, r.Owner, r.Owner, r.Owner,
 		r.RootID, r.RootID,
 		r.Owner, total, r.Owner, total,
@@ -247,9 +245,10 @@ func (s *SQL) admission(ctx context.Context, q admissionReader, r Reservation) (
 	if err != nil {
 		return adm, s.translate(err, nil, "read the budgets of %s", r.SessionID)
 	}
-	adm.TreeBudget = budgetOf(row.TreeSet > 0, row.TreeTokens, row.TreeCost, row.TreeResume)
+	adm.TreeBudget = budgetOf(row.TreeSet, row.TreeTokens, row.TreeCost)
 	adm.TreeSpend = session.Spend{Tokens: row.TreeSpent, Cost: session.Nanos(row.TreeSpentCost)}
-	adm.Owner = ownerBudgetOf(r.Owner, row.OwnerSet > 0, row.OwnerTokens, row.OwnerCost, 0, row.OwnerPeriod, r.OwnerDefault)
+	// Judging needs the limits only: the admission reads no auto_resume.
+	adm.Owner = ownerBudgetOf(r.Owner, row.OwnerSet, row.OwnerTokens, row.OwnerCost, row.OwnerPeriod, r.OwnerDefault)
 	switch adm.Owner.Period {
 	case session.PeriodDay:
 		adm.OwnerSpend = session.Spend{Tokens: row.OwnDay, Cost: session.Nanos(row.OwnDayCost)}
@@ -334,12 +333,12 @@ func room(b *session.Budget, spent session.Spend, r Reservation) int64 {
 	return out
 }
 
-// ownerBudgetOf is the budget in force for an owner: its own row, else
-// the default, else none.
-func ownerBudgetOf(owner string, set bool, tokens, cost sql.NullInt64, autoResume int, period string, def *session.OwnerBudget) session.OwnerBudget {
+// ownerBudgetOf is the budget in force for an owner: its own row (see
+// budgetOf), else the default, else none.
+func ownerBudgetOf(owner string, row int, tokens, cost sql.NullInt64, period string, def *session.OwnerBudget) session.OwnerBudget {
 	switch {
-	case set:
-		b := budgetOf(true, tokens, cost, autoResume)
+	case row != budgetNone:
+		b := budgetOf(row, tokens, cost)
 		return session.OwnerBudget{Owner: owner, Budget: *b, Period: session.Period(period), Source: "owner"}
 	case def != nil:
 		d := *def
@@ -355,22 +354,20 @@ func (s *SQL) TreeBudget(ctx context.Context, root string) (*session.Budget, ses
 		Set       int           `db:"budget_set"`
 		Tokens    sql.NullInt64 `db:"budget_tokens"`
 		Cost      sql.NullInt64 `db:"budget_cost"`
-		Resume    int           `db:"budget_auto_resume"`
 		Spent     int64         `db:"tree_tokens"`
 		SpentCost int64         `db:"tree_cost"`
 	}
 	err := s.read.GetContext(ctx, &row, s.read.Rebind(`SELECT
-		(SELECT COUNT(*) FROM tree_budgets WHERE root_id = ?) AS budget_set,
+		COALESCE((SELECT 1 + auto_resume FROM tree_budgets WHERE root_id = ?), 0) AS budget_set,
 		(SELECT tokens FROM tree_budgets WHERE root_id = ?) AS budget_tokens,
 		(SELECT cost FROM tree_budgets WHERE root_id = ?) AS budget_cost,
-		COALESCE((SELECT auto_resume FROM tree_budgets WHERE root_id = ?), 0) AS budget_auto_resume,
 		COALESCE((SELECT tokens FROM spend WHERE scope = 'tree' AND name = ? AND period = 'total'), 0) AS tree_tokens,
 		COALESCE((SELECT cost FROM spend WHERE scope = 'tree' AND name = ? AND period = 'total'), 0) AS tree_cost`),
-		root, root, root, root, root, root)
+		root, root, root, root, root)
 	if err != nil {
 		return nil, session.Spend{}, s.translate(err, nil, "read the budget of %s", root)
 	}
-	return budgetOf(row.Set > 0, row.Tokens, row.Cost, row.Resume), session.Spend{Tokens: row.Spent, Cost: session.Nanos(row.SpentCost)}, nil
+	return budgetOf(row.Set, row.Tokens, row.Cost), session.Spend{Tokens: row.Spent, Cost: session.Nanos(row.SpentCost)}, nil
 }
 
 const sqlPutTreeBudget = `INSERT INTO tree_budgets (root_id, tokens, cost, auto_resume, updated) VALUES (?, ?, ?, ?, ?)
@@ -438,7 +435,7 @@ func (s *SQL) OwnerBudget(ctx context.Context, owner string) (session.OwnerBudge
 	if err != nil {
 		return session.OwnerBudget{}, false, s.translate(err, nil, "read the budget of owner %s", owner)
 	}
-	return ownerBudgetOf(owner, true, row.Tokens, row.Cost, row.Resume, row.Period, nil), true, nil
+	return ownerBudgetOf(owner, budgetSet+row.Resume, row.Tokens, row.Cost, row.Period, nil), true, nil
 }
 
 // OwnerSpend implements Budgets.

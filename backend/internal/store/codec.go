@@ -69,10 +69,9 @@ const metaColumns = `s.id, s.agent, s.owner, s.title, s.status, s.status_reason,
 	s.parent_id, s.forked_from, s.turn_count, s.usage_prompt,
 	s.usage_completion, s.usage_cached, s.usage_reasoning, s.depth,
 	s.created, s.updated, s.allowed_tools, s.agent_version, s.root_id, s.usage_cost,
-	(SELECT COUNT(*) FROM tree_budgets b WHERE b.root_id = s.root_id) AS budget_set,
+	COALESCE((SELECT 1 + b.auto_resume FROM tree_budgets b WHERE b.root_id = s.root_id), 0) AS budget_set,
 	(SELECT b.tokens FROM tree_budgets b WHERE b.root_id = s.root_id) AS budget_tokens,
 	(SELECT b.cost FROM tree_budgets b WHERE b.root_id = s.root_id) AS budget_cost,
-	COALESCE((SELECT b.auto_resume FROM tree_budgets b WHERE b.root_id = s.root_id), 0) AS budget_auto_resume,
 	COALESCE((SELECT t.tokens FROM spend t WHERE t.scope = 'tree' AND t.name = s.root_id AND t.period = 'total'), 0) AS tree_tokens,
 	COALESCE((SELECT t.cost FROM spend t WHERE t.scope = 'tree' AND t.name = s.root_id AND t.period = 'total'), 0) AS tree_cost,
 	(SELECT COUNT(*) FROM mail m
@@ -107,7 +106,6 @@ type metaRow struct {
 	BudgetSet       int           `db:"budget_set"`
 	BudgetTokens    sql.NullInt64 `db:"budget_tokens"`
 	BudgetCost      sql.NullInt64 `db:"budget_cost"`
-	BudgetResume    int           `db:"budget_auto_resume"`
 	TreeTokens      int64         `db:"tree_tokens"`
 	TreeCost        int64         `db:"tree_cost"`
 }
@@ -131,7 +129,7 @@ func (r metaRow) meta() session.Meta {
 			Cost:       costOf(r.UsageCost),
 		},
 		RootID:       rootOf(r.ID, r.RootID),
-		Budget:       budgetOf(r.BudgetSet > 0, r.BudgetTokens, r.BudgetCost, r.BudgetResume),
+		Budget:       budgetOf(r.BudgetSet, r.BudgetTokens, r.BudgetCost),
 		TreeSpend:    session.Spend{Tokens: r.TreeTokens, Cost: session.Nanos(r.TreeCost)},
 		PendingMail:  r.PendingMail,
 		PendingCalls: r.PendingCalls,
@@ -159,12 +157,22 @@ func costOf(n sql.NullInt64) *session.Nanos {
 	return &c
 }
 
+// A budget's row, as a read that looks it up gives it in one column
+// (COALESCE(1 + auto_resume, 0)): none, one, or one that resumes what it
+// paused by itself. One column tells both, so reads of a budget cost no
+// more for auto_resume.
+const (
+	budgetNone       = 0
+	budgetSet        = 1
+	budgetAutoResume = 2
+)
+
 // budgetOf reads a budget's columns; nil when there is no row.
-func budgetOf(set bool, tokens, cost sql.NullInt64, autoResume int) *session.Budget {
-	if !set {
+func budgetOf(row int, tokens, cost sql.NullInt64) *session.Budget {
+	if row == budgetNone {
 		return nil
 	}
-	b := &session.Budget{Cost: costOf(cost), AutoResume: autoResume != 0}
+	b := &session.Budget{Cost: costOf(cost), AutoResume: row == budgetAutoResume}
 	if tokens.Valid {
 		b.Tokens = &tokens.Int64
 	}
