@@ -143,7 +143,7 @@ it, and the tree's helpers the budget stopped with it.`,
 	}
 	bf.add(cmd, "", "the session's tree")
 	bf.addNone("the session's tree")
-	bf.addAutoResume("")
+	bf.addAutoResume(" or the owner's budget has room again (raised, or a new day or month)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the budget state as JSON")
 	return cmd
 }

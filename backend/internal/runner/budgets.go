@@ -265,8 +265,9 @@ func (r *Runner) readTree(ctx context.Context, m *session.Meta) error {
 	return nil
 }
 
-// SetOwnerBudget replaces an owner's budget. One that asks to resume by
-// itself resumes the owner's sessions a budget paused at once.
+// SetOwnerBudget replaces an owner's budget, and resumes the owner's
+// sessions a budget paused where the new budget or the session's own asks
+// to resume by itself.
 func (r *Runner) SetOwnerBudget(ctx context.Context, b session.OwnerBudget) (session.OwnerBudget, error) {
 	if b.Period == "" {
 		b.Period = session.PeriodTotal
@@ -275,20 +276,26 @@ func (r *Runner) SetOwnerBudget(ctx context.Context, b session.OwnerBudget) (ses
 	if err := r.store.SetOwnerBudget(ctx, b, r.now()); err != nil {
 		return session.OwnerBudget{}, err
 	}
-	if b.Budget.AutoResume {
-		r.resumePaused(ctx, b.Owner, func(session.OwnerBudget) bool { return true })
-	}
+	r.resumePaused(ctx, b.Owner, autoResumes)
 	return b, nil
 }
 
+// autoResumes reports whether a session a budget paused resumes by itself
+// once its owner's budget has room again: the owner's budget or the
+// session's tree's asks for it.
+func autoResumes(owner session.OwnerBudget, m session.Meta) bool {
+	return owner.Budget.AutoResume || m.Budget != nil && m.Budget.AutoResume
+}
+
 // resumePaused resumes the owner's sessions (every owner's for "") that
-// a budget paused, where asks says yes to their owner's budget in force.
-// Those whose tree's budget is spent stay paused: they would pause again
-// at once; one whose budgets leave too little for its next call still
-// does. Failures are logged: nobody waits for these resumes.
-func (r *Runner) resumePaused(ctx context.Context, owner string, asks func(session.OwnerBudget) bool) {
+// a budget paused, where asks says yes to their owner's budget in force
+// and to the session. Those whose tree's budget is spent stay paused:
+// they would pause again at once; one whose budgets leave too little for
+// its next call still does. Failures are logged: nobody waits for these
+// resumes.
+func (r *Runner) resumePaused(ctx context.Context, owner string, asks func(session.OwnerBudget, session.Meta) bool) {
 	f := store.ListFilter{Owner: owner, Status: session.StatusPaused, PageSize: store.MaxPageSize}
-	budgets := map[string]bool{} // whether each owner's budget asks
+	budgets := map[string]*session.OwnerBudget{} // each owner's in force; nil when unread
 	for {
 		list, next, err := r.store.ListSessions(ctx, f)
 		if err != nil {
@@ -299,16 +306,17 @@ func (r *Runner) resumePaused(ctx context.Context, owner string, asks func(sessi
 			if !pausedByBudget(m) || m.Budget.Exceeded(m.TreeSpend) {
 				continue
 			}
-			ask, known := budgets[m.Owner]
+			b, known := budgets[m.Owner]
 			if !known {
-				b, err := r.OwnerBudget(ctx, m.Owner)
+				ob, err := r.OwnerBudget(ctx, m.Owner)
 				if err != nil {
 					r.log.Warn("read the budget of an owner", "owner", m.Owner, "err", err)
+				} else {
+					b = &ob
 				}
-				ask = err == nil && asks(b)
-				budgets[m.Owner] = ask
+				budgets[m.Owner] = b
 			}
-			if !ask {
+			if b == nil || !asks(*b, m) {
 				continue
 			}
 			if _, err := r.resumeOne(ctx, m.Owner, m.ID, nil); err != nil && errs.KindOf(err) != errs.KindNotFound {
@@ -324,11 +332,14 @@ func (r *Runner) resumePaused(ctx context.Context, owner string, asks func(sessi
 
 // resumeAtRollover resumes, at each UTC midnight (where every day's and
 // month's period ends), the sessions a budget paused whose owner's budget
-// is of a day or a month and asks to resume by itself. Every server does
-// it: a second Resume of a session that runs again changes nothing.
+// is of a day or a month, where it or the session's asks to resume by
+// itself. Every server does it: a second Resume of a session that runs
+// again changes nothing.
 func (r *Runner) resumeAtRollover() {
 	defer r.actors.Done()
-	rolls := func(b session.OwnerBudget) bool { return b.Budget.AutoResume && b.Period != session.PeriodTotal }
+	rolls := func(b session.OwnerBudget, m session.Meta) bool {
+		return b.Period != session.PeriodTotal && autoResumes(b, m)
+	}
 	for {
 		_, midnight := session.PeriodDay.Bounds(r.now())
 		for now := r.now(); now.Before(midnight); now = r.now() {

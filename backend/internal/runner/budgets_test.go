@@ -507,43 +507,63 @@ func TestATreeBudgetRaisedWithAutoResumeResumesTheTree(t *testing.T) {
 
 // A session its owner's budget paused resumes by itself when the owner's
 // period rolls over, and when the owner's budget is raised, if the
-// budget sets auto_resume (issue 33).
+// owner's budget or the session's own sets auto_resume (issue 33).
 func TestSessionsAnOwnersBudgetPausedResumeWhenItAsks(t *testing.T) {
 	t.Parallel()
-	eachDialect(t, func(t *testing.T, d dialect) {
-		// The clock starts a few seconds before a UTC midnight.
-		midnight := time.Date(2026, 12, 8, 0, 0, 0, 0, time.UTC)
-		began := time.Now()
-		answer := fakellm.Rules{Default: &fakellm.Reply{Text: "done", Usage: fakellm.Usage{PromptTokens: 450, CompletionTokens: 50}}}
-		k := newKernelWith(t, d, answer, kernelOptions{budgets: runner.Budgets{ReserveTokens: 10}, now: func() time.Time {
-			return midnight.Add(-3 * time.Second).Add(time.Since(began))
-		}})
-		ctx := context.Background()
-		owner := session.OwnerBudget{Owner: "me", Budget: session.Budget{Tokens: tokens(500), AutoResume: true}, Period: session.PeriodDay}
-		if _, err := k.run.SetOwnerBudget(ctx, owner); err != nil {
-			t.Fatal(err)
-		}
-		// The first session spends the day's budget; the second finds it
-		// spent.
-		awaitStatus(t, k, k.create(t, "hello"), session.StatusReady)
-		second := k.create(t, "hello")
-		if v := awaitStatus(t, k, second, session.StatusPaused); v.Meta.StatusReason != runner.StopBudget {
-			t.Fatalf("second session paused for %q, want %s", v.Meta.StatusReason, runner.StopBudget)
-		}
-		// The day ends: the second session answers on the new day's budget.
-		if v := awaitStatus(t, k, second, session.StatusReady); llmTurns(v) != 1 {
-			t.Fatalf("second session has %d answers, want 1", llmTurns(v))
-		}
-		// A third session finds the new day's budget spent, and answers
-		// once it is raised.
-		third := k.create(t, "hello")
-		awaitStatus(t, k, third, session.StatusPaused)
-		owner.Budget.Tokens = tokens(2000)
-		if _, err := k.run.SetOwnerBudget(ctx, owner); err != nil {
-			t.Fatal(err)
-		}
-		if v := awaitStatus(t, k, third, session.StatusReady); llmTurns(v) != 1 {
-			t.Fatalf("third session has %d answers, want 1", llmTurns(v))
-		}
-	})
+	for _, c := range []struct {
+		name               string
+		byOwner, bySession bool
+	}{
+		{"the owner's budget asks", true, false},
+		{"the session's budget asks", false, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			eachDialect(t, func(t *testing.T, d dialect) {
+				// The clock starts a few seconds before a UTC midnight.
+				midnight := time.Date(2026, 12, 8, 0, 0, 0, 0, time.UTC)
+				began := time.Now()
+				answer := fakellm.Rules{Default: &fakellm.Reply{Text: "done", Usage: fakellm.Usage{PromptTokens: 450, CompletionTokens: 50}}}
+				k := newKernelWith(t, d, answer, kernelOptions{budgets: runner.Budgets{ReserveTokens: 10}, now: func() time.Time {
+					return midnight.Add(-3 * time.Second).Add(time.Since(began))
+				}})
+				ctx := context.Background()
+				owner := session.OwnerBudget{Owner: "me", Budget: session.Budget{Tokens: tokens(500), AutoResume: c.byOwner}, Period: session.PeriodDay}
+				if _, err := k.run.SetOwnerBudget(ctx, owner); err != nil {
+					t.Fatal(err)
+				}
+				create := func() string {
+					v, err := k.run.CreateSession(ctx, "me", runner.CreateRequest{Agent: "bench", Message: &runner.Message{Text: "hello"},
+						Budget: &session.Budget{Tokens: tokens(1_000_000), AutoResume: c.bySession}})
+					if err != nil {
+						t.Fatal(err)
+					}
+					return v.Meta.ID
+				}
+				// The first session spends the day's budget; the second finds
+				// it spent.
+				awaitStatus(t, k, create(), session.StatusReady)
+				second := create()
+				if v := awaitStatus(t, k, second, session.StatusPaused); v.Meta.StatusReason != runner.StopBudget {
+					t.Fatalf("second session paused for %q, want %s", v.Meta.StatusReason, runner.StopBudget)
+				}
+				// The day ends: the second session answers on the new day's
+				// budget.
+				if v := awaitStatus(t, k, second, session.StatusReady); llmTurns(v) != 1 {
+					t.Fatalf("second session has %d answers, want 1", llmTurns(v))
+				}
+				// A third session finds the new day's budget spent, and
+				// answers once it is raised.
+				third := create()
+				awaitStatus(t, k, third, session.StatusPaused)
+				owner.Budget.Tokens = tokens(2000)
+				if _, err := k.run.SetOwnerBudget(ctx, owner); err != nil {
+					t.Fatal(err)
+				}
+				if v := awaitStatus(t, k, third, session.StatusReady); llmTurns(v) != 1 {
+					t.Fatalf("third session has %d answers, want 1", llmTurns(v))
+				}
+			})
+		})
+	}
 }

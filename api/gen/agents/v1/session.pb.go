@@ -1428,11 +1428,13 @@ type Budget struct {
 	// Most US dollars to spend, priced as Usage.cost_usd (models without a
 	// price cost nothing). At least 0.
 	CostUsd *float64 `protobuf:"fixed64,2,opt,name=cost_usd,json=costUsd,proto3,oneof" json:"cost_usd,omitempty"`
-	// The sessions this budget paused (status reason `budget_exceeded`)
-	// resume by themselves, with no Resume, when it is raised, and, for an
-	// owner's budget of a day or a month, when its period rolls over. A
-	// session tree's budget is raised by UpdateSession, an owner's by
-	// SetOwnerBudget. Never set in BudgetState.left.
+	// The sessions a budget paused (status reason `budget_exceeded`)
+	// resume by themselves, with no Resume, when it has room again: on a
+	// session tree's budget, when UpdateSession sets it and when the
+	// owner's budget is raised or its period of a day or a month rolls
+	// over; on an owner's budget, for every session of the owner, when
+	// SetOwnerBudget sets it and when its period rolls over. Never set in
+	// BudgetState.left.
 	AutoResume    bool `protobuf:"varint,3,opt,name=auto_resume,json=autoResume,proto3" json:"auto_resume,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

@@ -103,6 +103,9 @@ type SessionServiceClient interface {
 	PostMessage(context.Context, *connect.Request[v1.PostMessageRequest]) (*connect.Response[v1.PostMessageResponse], error)
 	// Resume continues a paused session, or a waiting one whose deferred
 	// calls are all answered, or a session whose run needs params again.
+	// It first resumes the session's helper sessions (at any depth) that a
+	// budget paused, so resuming a root after raising its budget resumes
+	// its tree.
 	Resume(context.Context, *connect.Request[v1.ResumeRequest]) (*connect.Response[v1.ResumeResponse], error)
 	// CompleteCall answers a deferred call by its continuation token: a
 	// client tool's call with its result, a call that waits for approval
@@ -442,6 +445,9 @@ type SessionServiceHandler interface {
 	PostMessage(context.Context, *connect.Request[v1.PostMessageRequest]) (*connect.Response[v1.PostMessageResponse], error)
 	// Resume continues a paused session, or a waiting one whose deferred
 	// calls are all answered, or a session whose run needs params again.
+	// It first resumes the session's helper sessions (at any depth) that a
+	// budget paused, so resuming a root after raising its budget resumes
+	// its tree.
 	Resume(context.Context, *connect.Request[v1.ResumeRequest]) (*connect.Response[v1.ResumeResponse], error)
 	// CompleteCall answers a deferred call by its continuation token: a
 	// client tool's call with its result, a call that waits for approval

@@ -817,11 +817,13 @@ export type Budget = Message$1<"agents.v1.Budget"> & {
   costUsd?: number | undefined;
 
   /**
-   * The sessions this budget paused (status reason `budget_exceeded`)
-   * resume by themselves, with no Resume, when it is raised, and, for an
-   * owner's budget of a day or a month, when its period rolls over. A
-   * session tree's budget is raised by UpdateSession, an owner's by
-   * SetOwnerBudget. Never set in BudgetState.left.
+   * The sessions a budget paused (status reason `budget_exceeded`)
+   * resume by themselves, with no Resume, when it has room again: on a
+   * session tree's budget, when UpdateSession sets it and when the
+   * owner's budget is raised or its period of a day or a month rolls
+   * over; on an owner's budget, for every session of the owner, when
+   * SetOwnerBudget sets it and when its period rolls over. Never set in
+   * BudgetState.left.
    *
    * @generated from field: bool auto_resume = 3;
    */

@@ -1645,6 +1645,9 @@ export const SessionService: GenService<{
   /**
    * Resume continues a paused session, or a waiting one whose deferred
    * calls are all answered, or a session whose run needs params again.
+   * It first resumes the session's helper sessions (at any depth) that a
+   * budget paused, so resuming a root after raising its budget resumes
+   * its tree.
    *
    * @generated from rpc agents.v1.SessionService.Resume
    */
