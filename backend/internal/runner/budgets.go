@@ -213,7 +213,9 @@ func (r *Runner) resumeBelow(ctx context.Context, owner, id string) error {
 		return err
 	}
 	for _, m := range below {
-		if !pausedByBudget(m) {
+		// A tree has one owner: another's request finds none of it
+		// (the session itself answers that it is unknown).
+		if !pausedByBudget(m) || owner != AnyOwner && m.Owner != owner {
 			continue
 		}
 		if _, err := r.resumeOne(ctx, owner, m.ID, nil); err != nil && errs.KindOf(err) != errs.KindNotFound {

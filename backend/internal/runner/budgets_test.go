@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/backend/internal/errs"
 	"github.com/agents-os/agents/backend/internal/runner"
 	"github.com/agents-os/agents/backend/internal/session"
 	"github.com/agents-os/agents/backend/internal/store"
@@ -453,6 +454,14 @@ func TestResumeOnTheRootResumesTheHelpersItsBudgetPaused(t *testing.T) {
 		root, paused := spentTree(t, k)
 		if _, err := k.run.UpdateSession(ctx, "me", root, runner.Update{Budget: &session.Budget{Tokens: tokens(2000)}}); err != nil {
 			t.Fatal(err)
+		}
+		// Another owner's Resume finds no such session, and resumes none
+		// of the tree.
+		if _, err := k.run.Resume(ctx, "stranger", root, nil); errs.KindOf(err) != errs.KindNotFound {
+			t.Fatalf("another owner's Resume: %v, want not found", err)
+		}
+		if v := k.wait(t, paused); v.Meta.Status != session.StatusPaused {
+			t.Fatalf("after another owner's Resume the helper is %s, want paused", v.Meta.Status)
 		}
 		if _, err := k.run.Resume(ctx, "me", root, nil); err != nil {
 			t.Fatal(err)
