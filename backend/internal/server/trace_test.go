@@ -363,5 +363,17 @@ func TestARunStoppedByItsBudgetSaysWhichOnItsSpan(t *testing.T) {
 	id := created.GetSession().GetMeta().GetId()
 	spans := tr.await(t, "invoke_agent boss")
 	run := find(spans, "invoke_agent boss", id)[0]
-	wantAttrs(t, run, map[string]any{"agents.run.stop_reason": "budget_exceeded", "agents.run.budget": "session"})
+	wantAttrs(t, run, map[string]any{
+		"agents.run.stop_reason":     "budget_exceeded",
+		"agents.run.budget":          "session",
+		"gen_ai.usage.input_tokens":  int64(0),
+		"gen_ai.usage.output_tokens": int64(0),
+	})
+	// Paused, not failed: the run did what its budget allows.
+	if run.Status.Code == codes.Error {
+		t.Errorf("a run its budget stopped has status %v, want no error", run.Status)
+	}
+	if _, ok := attrs(run)["agents.usage.cost_usd"]; ok {
+		t.Errorf("a run of a model without a price names a cost")
+	}
 }
