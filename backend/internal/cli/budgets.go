@@ -21,11 +21,12 @@ import (
 // --none for no limit. prefix names them on commands where a bare
 // --tokens would be unclear (run's --budget-tokens).
 type budgetFlags struct {
-	tokens  int64
-	costUSD float64
-	none    bool
-	cmd     *cobra.Command
-	prefix  string
+	tokens     int64
+	costUSD    float64
+	none       bool
+	autoResume bool
+	cmd        *cobra.Command
+	prefix     string
 }
 
 func (b *budgetFlags) add(cmd *cobra.Command, prefix, what string) {
@@ -33,6 +34,12 @@ func (b *budgetFlags) add(cmd *cobra.Command, prefix, what string) {
 	f := cmd.Flags()
 	f.Int64Var(&b.tokens, prefix+"tokens", 0, "most tokens (input + output) "+what+" may spend")
 	f.Float64Var(&b.costUSD, costFlag(prefix), 0, "most US dollars "+what+" may spend (priced by the server's price table)")
+}
+
+// addAutoResume adds --auto-resume: the sessions the budget pauses
+// resume by themselves when it is raised (and when, if it says).
+func (b *budgetFlags) addAutoResume(when string) {
+	b.cmd.Flags().BoolVar(&b.autoResume, "auto-resume", false, "resume the sessions the budget paused by themselves when it is raised"+when)
 }
 
 // addNone adds --none, which sets a budget without limits.
@@ -56,10 +63,14 @@ func (b *budgetFlags) given() bool {
 // budget is the budget the flags set, nil when none was given.
 func (b *budgetFlags) budget() (*agentsv1.Budget, error) {
 	if !b.given() {
+		if b.autoResume {
+			// It is part of the budget, which a set replaces whole.
+			return nil, errors.New("--auto-resume goes with --tokens, --cost-usd or --none")
+		}
 		return nil, nil
 	}
 	f := b.cmd.Flags()
-	out := &agentsv1.Budget{}
+	out := &agentsv1.Budget{AutoResume: b.autoResume}
 	if f.Changed(b.prefix + "tokens") {
 		if b.tokens < 0 {
 			return nil, fmt.Errorf("--%stokens %d: want 0 or more", b.prefix, b.tokens)
@@ -93,7 +104,8 @@ sessions spend one budget), what the tree spent and what is left; with
 --tokens or --cost-usd, replace its limits (a limit not given is
 removed), with --none remove them all. The budget is set on the tree's
 root session. A run the budget stopped does not restart when it is
-raised: agents sessions resume continues it.`,
+raised, unless --auto-resume is given: agents sessions resume continues
+it, and the tree's helpers the budget stopped with it.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			budget, err := bf.budget()
@@ -131,6 +143,7 @@ raised: agents sessions resume continues it.`,
 	}
 	bf.add(cmd, "", "the session's tree")
 	bf.addNone("the session's tree")
+	bf.addAutoResume(" or the owner's budget has room again (raised, or a new day or month)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the budget state as JSON")
 	return cmd
 }
@@ -152,6 +165,9 @@ func writeBudgetState(w io.Writer, b *agentsv1.BudgetState) {
 	fmt.Fprintf(w, "spent     %s\n", spendText(spent.GetTokens(), spent.GetCostUsd()))
 	if hasLimit(limit) {
 		fmt.Fprintf(w, "left      %s\n", budgetText(left))
+	}
+	if limit.GetAutoResume() {
+		fmt.Fprintln(w, "resumes   by itself when the budget is raised")
 	}
 	if b.GetExceeded() {
 		fmt.Fprintln(w, "exceeded  yes: no model call starts until the budget is raised")
@@ -252,7 +268,7 @@ session of the owner stops at its budget.`,
 					ob = res.Msg.GetBudget()
 				} else {
 					res, err := c.Owners.SetOwnerBudget(ctx, connect.NewRequest(&agentsv1.SetOwnerBudgetRequest{
-						Owner: owner, Tokens: budget.Tokens, CostUsd: budget.CostUsd, Period: p,
+						Owner: owner, Tokens: budget.Tokens, CostUsd: budget.CostUsd, Period: p, AutoResume: budget.GetAutoResume(),
 					}))
 					if err != nil {
 						return budgetError(err)
@@ -269,6 +285,7 @@ session of the owner stops at its budget.`,
 	}
 	bf.add(cmd, "", "the owner's sessions together, per period,")
 	bf.addNone("the owner")
+	bf.addAutoResume(" and when its period ends")
 	cmd.Flags().StringVar(&period, "period", "total", "what the limits cover: day, month (UTC calendar ones) or total")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the budget as JSON")
 	return cmd
@@ -326,6 +343,9 @@ func writeOwnerBudget(w io.Writer, ob *agentsv1.OwnerBudget) {
 		fmt.Fprintf(w, "budget    %s %s (the server's default)\n", budgetText(ob.GetBudget()), periodText(ob.GetPeriod()))
 	default:
 		fmt.Fprintf(w, "budget    %s %s\n", budgetText(ob.GetBudget()), periodText(ob.GetPeriod()))
+	}
+	if ob.GetBudget().GetAutoResume() {
+		fmt.Fprintln(w, "resumes   by itself when the budget is raised or its period ends")
 	}
 }
 

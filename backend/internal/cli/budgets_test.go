@@ -132,7 +132,7 @@ func (f *budgetServer) SetOwnerBudget(_ context.Context, r *connect.Request[agen
 		return nil, connect.NewError(connect.CodePermissionDenied, errors.New("setting a budget needs an admin token"))
 	}
 	f.owner = &agentsv1.OwnerBudget{Owner: r.Msg.GetOwner(), Source: agentsv1.BudgetSource_BUDGET_SOURCE_OWNER,
-		Budget: &agentsv1.Budget{Tokens: r.Msg.Tokens, CostUsd: r.Msg.CostUsd}, Period: r.Msg.GetPeriod()}
+		Budget: &agentsv1.Budget{Tokens: r.Msg.Tokens, CostUsd: r.Msg.CostUsd, AutoResume: r.Msg.GetAutoResume()}, Period: r.Msg.GetPeriod()}
 	return connect.NewResponse(&agentsv1.SetOwnerBudgetResponse{Budget: f.owner}), nil
 }
 
@@ -211,6 +211,46 @@ func TestBudgetCommands(t *testing.T) {
 	}
 	if s := f.sets[0]; s.GetOwner() != "alice" || s.GetTokens() != 100000 || s.CostUsd != nil || s.GetPeriod() != agentsv1.BudgetPeriod_BUDGET_PERIOD_DAY {
 		t.Errorf("SetOwnerBudget = %v", s)
+	}
+}
+
+// --auto-resume sets a budget that resumes the sessions it paused by
+// itself, and the budget says so; it goes with the limits it comes with.
+func TestBudgetCommandsSetAutoResume(t *testing.T) {
+	t.Parallel()
+	_, env := testEnv(t)
+	f, url := startBudgetServer(t)
+	at := []string{"--attach", url}
+	tests := []struct {
+		name      string
+		args      []string
+		code      int
+		want, not []string
+		errWant   string
+	}{
+		{"a session's", []string{"sessions", "budget", budgetSession, "--tokens", "5000", "--auto-resume"}, 0,
+			[]string{"budget    5000 tokens\n", "resumes   by itself when the budget is raised\n"}, nil, ""},
+		{"without limits", []string{"sessions", "budget", budgetSession, "--auto-resume"}, 1, nil, nil,
+			"--auto-resume goes with --tokens, --cost-usd or --none"},
+		{"an owner's", []string{"owners", "budget", "alice", "--tokens", "100000", "--period", "day", "--auto-resume"}, 0,
+			[]string{"budget    100000 tokens per day\n", "resumes   by itself when the budget is raised or its period ends\n"}, nil, ""},
+	}
+	for _, tc := range tests {
+		code, out, errOut := run(t, env, append(tc.args, at...)...)
+		if !checkRun(t, tc.name, code, out, errOut, tc.code, tc.want, tc.not) {
+			continue
+		}
+		if !strings.Contains(errOut, tc.errWant) {
+			t.Errorf("%s: stderr %q lacks %q", tc.name, errOut, tc.errWant)
+		}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.updates) != 1 || !f.updates[0].GetBudget().GetAutoResume() {
+		t.Errorf("UpdateSession calls = %v, want one with auto_resume", f.updates)
+	}
+	if len(f.sets) != 1 || !f.sets[0].GetAutoResume() {
+		t.Errorf("SetOwnerBudget calls = %v, want one with auto_resume", f.sets)
 	}
 }
 

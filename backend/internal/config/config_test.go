@@ -415,7 +415,7 @@ func TestResolvePricesAndBudgetsFromTheConfigFile(t *testing.T) {
 	s := newSandbox(t)
 	write(t, filepath.Join(s.project, "agents.json"), `{
 		"prices": {"gpt-4o-mini": {"input_per_mtok": 0.15, "output_per_mtok": 0.60, "cached_input_per_mtok": 0.075}},
-		"budgets": {"owner_default": {"tokens": 1000000, "cost_usd": 5, "period": "month"}, "reserve_tokens": 2048}
+		"budgets": {"owner_default": {"tokens": 1000000, "cost_usd": 5, "period": "month", "auto_resume": true}, "reserve_tokens": 2048}
 	}`)
 	r := resolve(t, s.options(Flags{}))
 	if p := r.Prices["gpt-4o-mini"]; p != (session.Price{InputPerMTok: 0.15, OutputPerMTok: 0.60, CachedInputPerMTok: 0.075}) {
@@ -423,7 +423,7 @@ func TestResolvePricesAndBudgetsFromTheConfigFile(t *testing.T) {
 	}
 	d := r.Budgets.OwnerDefault
 	if d == nil || d.Period != session.PeriodMonth || d.Budget.Tokens == nil || *d.Budget.Tokens != 1000000 ||
-		d.Budget.Cost == nil || *d.Budget.Cost != 5*session.NanosPerDollar || d.Source != "default" {
+		d.Budget.Cost == nil || *d.Budget.Cost != 5*session.NanosPerDollar || d.Source != "default" || !d.Budget.AutoResume {
 		t.Errorf("owner default = %+v", d)
 	}
 	if r.Budgets.ReserveTokens != 2048 {

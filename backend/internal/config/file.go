@@ -201,9 +201,10 @@ type budgetSettings struct {
 }
 
 type ownerBudgetSetting struct {
-	Tokens  *int64   `json:"tokens"`
-	CostUSD *float64 `json:"cost_usd"`
-	Period  string   `json:"period"`
+	Tokens     *int64   `json:"tokens"`
+	CostUSD    *float64 `json:"cost_usd"`
+	Period     string   `json:"period"`
+	AutoResume bool     `json:"auto_resume"`
 }
 
 // decodeStrict decodes one config field, refusing fields it does not
@@ -245,7 +246,7 @@ func (r *fieldReader) readBudgets(s *settings) {
 	}
 	var b budgetSettings
 	if err := decodeStrict(raw, &b); err != nil {
-		r.err = &agentfile.Error{File: r.file, Field: "budgets", Reason: `must be {"owner_default": {"tokens", "cost_usd", "period"}, "reserve_tokens"}: ` + err.Error()}
+		r.err = &agentfile.Error{File: r.file, Field: "budgets", Reason: `must be {"owner_default": {"tokens", "cost_usd", "period", "auto_resume"}, "reserve_tokens"}: ` + err.Error()}
 		return
 	}
 	if b.ReserveTokens != nil {
@@ -266,7 +267,7 @@ func (r *fieldReader) readBudgets(s *settings) {
 }
 
 func ownerBudget(d *ownerBudgetSetting) (session.OwnerBudget, error) {
-	ob := session.OwnerBudget{Source: "default", Period: session.Period(d.Period)}
+	ob := session.OwnerBudget{Source: "default", Period: session.Period(d.Period), Budget: session.Budget{AutoResume: d.AutoResume}}
 	switch ob.Period {
 	case "":
 		ob.Period = session.PeriodTotal

@@ -11,6 +11,7 @@ import (
 // choice, a whole non-streamed completion. Fields that providers fill in
 // different shapes are kept raw and read leniently.
 type wireChunk struct {
+	ID      string          `json:"id"`
 	Model   string          `json:"model"`
 	Choices []wireChoice    `json:"choices"`
 	Usage   *wireUsage      `json:"usage"`
@@ -114,7 +115,7 @@ type assembler struct {
 	byIndex      map[int]int // provider's tool call index → position in calls
 	finishReason string
 	usage        *wireUsage
-	model        string
+	model, id    string
 	size, limit  int64 // bytes of output held, and the most it may hold
 }
 
@@ -147,6 +148,9 @@ func (a *assembler) reserve(n int) error {
 func (a *assembler) add(c wireChunk) error {
 	if c.Model != "" {
 		a.model = c.Model
+	}
+	if c.ID != "" {
+		a.id = c.ID
 	}
 	if c.Usage != nil {
 		a.usage = c.Usage
@@ -292,6 +296,7 @@ func (a *assembler) response() Response {
 		FinishReason: a.finishReason,
 		Usage:        a.usage.usage(),
 		Model:        a.model,
+		ID:           a.id,
 	}
 	for _, c := range a.calls {
 		if c.id == "" {

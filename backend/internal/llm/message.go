@@ -110,6 +110,9 @@ type Response struct {
 	Usage        Usage
 	// Model is the model the provider says answered, when it says so.
 	Model string
+	// ID is the provider's id of the answer (OpenAI's "chatcmpl-…"), when
+	// it gives one.
+	ID string
 }
 
 // Usage counts tokens as the provider reported them. CachedTokens is part of

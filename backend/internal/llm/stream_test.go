@@ -30,7 +30,7 @@ func TestStreamAssemblesProviderVariants(t *testing.T) {
 				`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"gpt-4.1-mini","choices":[],"usage":{"prompt_tokens":120,"completion_tokens":8,"total_tokens":128,"prompt_tokens_details":{"cached_tokens":64,"audio_tokens":0},"completion_tokens_details":{"reasoning_tokens":3,"audio_tokens":0}}}`,
 			}},
 			want: Response{
-				Text: "Hello", FinishReason: "stop", Model: "gpt-4.1-mini",
+				Text: "Hello", FinishReason: "stop", Model: "gpt-4.1-mini", ID: "chatcmpl-1",
 				Usage: Usage{PromptTokens: 120, CompletionTokens: 8, CachedTokens: 64, ReasoningTokens: 3},
 			},
 			wantText: "Hello",
@@ -83,7 +83,7 @@ func TestStreamAssemblesProviderVariants(t *testing.T) {
 				`{"id":"chatcmpl-9","object":"chat.completion.chunk","model":"qwen3","system_fingerprint":"fp_ollama","choices":[],"usage":{"prompt_tokens":11,"completion_tokens":5,"total_tokens":16}}`,
 			}},
 			want: Response{
-				Text: "Yes", Thinking: "Let me see", FinishReason: "stop", Model: "qwen3",
+				Text: "Yes", Thinking: "Let me see", FinishReason: "stop", Model: "qwen3", ID: "chatcmpl-9",
 				Usage: Usage{PromptTokens: 11, CompletionTokens: 5},
 			},
 			wantText:     "Yes",
@@ -98,7 +98,7 @@ func TestStreamAssemblesProviderVariants(t *testing.T) {
 			}},
 			want: Response{
 				ToolCalls:    []ToolCall{{ID: "D681PevKs", Name: "read_file", Arguments: `{"path": "a.txt"}`}},
-				FinishReason: "tool_calls", Model: "mistral-large-latest",
+				FinishReason: "tool_calls", Model: "mistral-large-latest", ID: "cmpl-m",
 				Usage: Usage{PromptTokens: 90, CompletionTokens: 20},
 			},
 		},
@@ -128,7 +128,7 @@ func TestStreamAssemblesProviderVariants(t *testing.T) {
 				`{"id":"chatcmpl-k","object":"chat.completion.chunk","created":1,"model":"kimi-k2-thinking","choices":[{"index":0,"delta":{},"finish_reason":"stop","usage":{"prompt_tokens":19,"completion_tokens":13,"total_tokens":32,"cached_tokens":16}}]}`,
 			}},
 			want: Response{
-				Text: "Hi", Thinking: "plan", FinishReason: "stop", Model: "kimi-k2-thinking",
+				Text: "Hi", Thinking: "plan", FinishReason: "stop", Model: "kimi-k2-thinking", ID: "chatcmpl-k",
 				Usage: Usage{PromptTokens: 19, CompletionTokens: 13, CachedTokens: 16},
 			},
 			wantText:     "Hi",
@@ -204,7 +204,7 @@ func TestStreamAssemblesProviderVariants(t *testing.T) {
 				body:   `{"id":"x","object":"chat.completion","model":"m1","choices":[{"index":0,"message":{"role":"assistant","content":"Sure","reasoning_content":"why not","tool_calls":[{"id":"t1","type":"function","function":{"name":"ls","arguments":"{}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":3,"completion_tokens":4}}`,
 			},
 			want: Response{
-				Text: "Sure", Thinking: "why not", FinishReason: "tool_calls", Model: "m1",
+				Text: "Sure", Thinking: "why not", FinishReason: "tool_calls", Model: "m1", ID: "x",
 				ToolCalls: []ToolCall{{ID: "t1", Name: "ls", Arguments: "{}"}},
 				Usage:     Usage{PromptTokens: 3, CompletionTokens: 4},
 			},
@@ -344,7 +344,7 @@ func TestComplete(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Complete: %v", err)
 	}
-	want := Response{Text: "Bonjour", Thinking: "French", FinishReason: "stop", Model: "kimi-k2",
+	want := Response{Text: "Bonjour", Thinking: "French", FinishReason: "stop", Model: "kimi-k2", ID: "x",
 		Usage: Usage{PromptTokens: 9, CompletionTokens: 2, CachedTokens: 8}}
 	if !reflect.DeepEqual(resp, want) {
 		t.Errorf("got %+v\nwant %+v", resp, want)

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/agents-os/agents/backend/internal/catalog"
@@ -167,7 +168,9 @@ type Update struct {
 
 // UpdateSession changes a root session's budget or any session's title;
 // a run in flight goes on, and a run stopped by its budget waits for
-// Resume. A session another server holds is changed there.
+// Resume, unless the new budget asks to resume by itself: then the
+// sessions of the tree it paused resume, and the answer says so. A
+// session another server holds is changed there.
 func (r *Runner) UpdateSession(ctx context.Context, owner, id string, u Update) (session.Meta, error) {
 	if u.Budget == nil && u.Title == nil {
 		return session.Meta{}, errs.Invalid("invalid_argument", "set budget or title")
@@ -178,11 +181,52 @@ func (r *Runner) UpdateSession(ctx context.Context, owner, id string, u Update) 
 		meta, err = r.updateLocal(ctx, owner, id, u)
 		return err
 	})
-	return meta, err
+	if err != nil || u.Budget == nil || !u.Budget.AutoResume {
+		return meta, err
+	}
+	// The budget is set whatever the resumes answer: they are logged.
+	if err := r.resumeBelow(ctx, owner, id); err != nil {
+		r.log.Warn("resume a tree its raised budget paused", "session", id, "err", err)
+	}
+	if !pausedByBudget(meta) {
+		return meta, nil
+	}
+	resumed, err := r.resumeOne(ctx, owner, id, nil)
+	if err != nil {
+		r.log.Warn("resume a session its raised budget paused", "session", id, "err", err)
+		return meta, nil
+	}
+	return resumed, r.readTree(ctx, &resumed)
+}
+
+// pausedByBudget reports whether a budget paused the session.
+func pausedByBudget(m session.Meta) bool {
+	return m.Status == session.StatusPaused && m.StatusReason == StopBudget
+}
+
+// resumeBelow resumes the descendants of the session id that a budget
+// paused, without params (a helper's session goes on without its
+// parent's), each on the server that holds it.
+func (r *Runner) resumeBelow(ctx context.Context, owner, id string) error {
+	below, err := r.descendants(ctx, id)
+	if err != nil {
+		return err
+	}
+	for _, m := range below {
+		// A tree has one owner: another's request finds none of it
+		// (the session itself answers that it is unknown).
+		if !pausedByBudget(m) || owner != AnyOwner && m.Owner != owner {
+			continue
+		}
+		if _, err := r.resumeOne(ctx, owner, m.ID, nil); err != nil && errs.KindOf(err) != errs.KindNotFound {
+			return fmt.Errorf("resume %s under %s: %w", m.ID, id, err)
+		}
+	}
+	return nil
 }
 
 func (r *Runner) updateLocal(ctx context.Context, owner, id string, u Update) (session.Meta, error) {
-	return r.control(ctx, owner, id, func(a *actor) error {
+	meta, err := r.control(ctx, owner, id, func(a *actor) error {
 		e := a.edit()
 		if u.Title != nil {
 			e.meta.Title = cleanTitle(*u.Title)
@@ -200,9 +244,32 @@ func (r *Runner) updateLocal(ctx context.Context, owner, id string, u Update) (s
 		}
 		return a.apply(e)
 	})
+	if err == nil {
+		err = r.readTree(ctx, &meta)
+	}
+	return meta, err
 }
 
-// SetOwnerBudget replaces an owner's budget.
+// readTree gives m its tree's budget and spend as the store has them. An
+// actor's copy is as of its session's last model call: the other
+// sessions of its tree (a root's helpers) spend without telling it. A
+// root without a budget costs no read: with no limit there is nothing
+// left to get wrong, and its spend is as of its last call.
+func (r *Runner) readTree(ctx context.Context, m *session.Meta) error {
+	if m.Budget == nil && m.RootID == "" {
+		return nil
+	}
+	b, spent, err := r.store.TreeBudget(ctx, m.Root())
+	if err != nil {
+		return err
+	}
+	m.Budget, m.TreeSpend = b, spent
+	return nil
+}
+
+// SetOwnerBudget replaces an owner's budget, and resumes the owner's
+// sessions a budget paused where the new budget or the session's own asks
+// to resume by itself.
 func (r *Runner) SetOwnerBudget(ctx context.Context, b session.OwnerBudget) (session.OwnerBudget, error) {
 	if b.Period == "" {
 		b.Period = session.PeriodTotal
@@ -211,7 +278,83 @@ func (r *Runner) SetOwnerBudget(ctx context.Context, b session.OwnerBudget) (ses
 	if err := r.store.SetOwnerBudget(ctx, b, r.now()); err != nil {
 		return session.OwnerBudget{}, err
 	}
+	r.resumePaused(ctx, b.Owner, autoResumes)
 	return b, nil
+}
+
+// autoResumes reports whether a session a budget paused resumes by itself
+// once its owner's budget has room again: the owner's budget or the
+// session's tree's asks for it.
+func autoResumes(owner session.OwnerBudget, m session.Meta) bool {
+	return owner.Budget.AutoResume || m.Budget != nil && m.Budget.AutoResume
+}
+
+// resumePaused resumes the owner's sessions (every owner's for "") that
+// a budget paused, where asks says yes to their owner's budget in force
+// and to the session. Those whose tree's budget is spent stay paused:
+// they would pause again at once; one whose budgets leave too little for
+// its next call still does. Failures are logged: nobody waits for these
+// resumes.
+func (r *Runner) resumePaused(ctx context.Context, owner string, asks func(session.OwnerBudget, session.Meta) bool) {
+	f := store.ListFilter{Owner: owner, Status: session.StatusPaused, PageSize: store.MaxPageSize}
+	budgets := map[string]*session.OwnerBudget{} // each owner's in force; nil when unread
+	for {
+		list, next, err := r.store.ListSessions(ctx, f)
+		if err != nil {
+			r.log.Warn("list the sessions a budget paused", "owner", owner, "err", err)
+			return
+		}
+		for _, m := range list {
+			if !pausedByBudget(m) || m.Budget.Exceeded(m.TreeSpend) {
+				continue
+			}
+			b, known := budgets[m.Owner]
+			if !known {
+				ob, err := r.OwnerBudget(ctx, m.Owner)
+				if err != nil {
+					r.log.Warn("read the budget of an owner", "owner", m.Owner, "err", err)
+				} else {
+					b = &ob
+				}
+				budgets[m.Owner] = b
+			}
+			if b == nil || !asks(*b, m) {
+				continue
+			}
+			if _, err := r.resumeOne(ctx, m.Owner, m.ID, nil); err != nil && errs.KindOf(err) != errs.KindNotFound {
+				r.log.Warn("resume a session a budget paused", "session", m.ID, "err", err)
+			}
+		}
+		if next == "" {
+			return
+		}
+		f.PageToken = next
+	}
+}
+
+// resumeAtRollover resumes, at each UTC midnight (where every day's and
+// month's period ends), the sessions a budget paused whose owner's budget
+// is of a day or a month, where it or the session's asks to resume by
+// itself. Every server does it: a second Resume of a session that runs
+// again changes nothing.
+func (r *Runner) resumeAtRollover() {
+	defer r.actors.Done()
+	rolls := func(b session.OwnerBudget, m session.Meta) bool {
+		return b.Period != session.PeriodTotal && autoResumes(b, m)
+	}
+	for {
+		_, midnight := session.PeriodDay.Bounds(r.now())
+		for now := r.now(); now.Before(midnight); now = r.now() {
+			t := time.NewTimer(midnight.Sub(now))
+			select {
+			case <-r.ctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
+		}
+		r.resumePaused(r.ctx, "", rolls)
+	}
 }
 
 // OwnerBudget returns the budget in force for an owner: its own, else

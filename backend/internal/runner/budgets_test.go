@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/backend/internal/errs"
 	"github.com/agents-os/agents/backend/internal/runner"
 	"github.com/agents-os/agents/backend/internal/session"
 	"github.com/agents-os/agents/backend/internal/store"
@@ -360,4 +361,218 @@ func TestNoBudgetExceededWhileTheBudgetHasRoom(t *testing.T) {
 			t.Errorf("spent %d tokens of 4,000", u.Total.Tokens)
 		}
 	})
+}
+
+// treeRules has the boss call its helper twice in one answer (150 tokens)
+// and each helper answer the model once (300 tokens): under a tree budget
+// of 450 tokens one helper spends the tree's last 300 tokens and the
+// other, refused, pauses, while the boss waits for it.
+var treeRules = fakellm.Rules{
+	Default: &fakellm.Reply{Text: "done", Usage: fakellm.Usage{PromptTokens: 5, CompletionTokens: 5}},
+	Rules: []fakellm.Rule{
+		{Match: fakellm.Match{UserContains: "work"}, Reply: fakellm.Reply{Text: "worked", Usage: fakellm.Usage{PromptTokens: 250, CompletionTokens: 50}}},
+		{Match: fakellm.Match{UserContains: "go"}, Times: 1, Reply: fakellm.Reply{
+			ToolCalls: []fakellm.ToolCall{
+				{Name: "prompt_agent_helper", Arguments: json.RawMessage(`{"prompt":"work one"}`)},
+				{Name: "prompt_agent_helper", Arguments: json.RawMessage(`{"prompt":"work two"}`)},
+			},
+			Usage: fakellm.Usage{PromptTokens: 100, CompletionTokens: 50},
+		}},
+	},
+}
+
+// spentTree starts the boss under a budget of 450 tokens and waits until
+// its helpers spent the tree's budget: one helper is paused by it and the
+// boss waits for that helper. It returns the boss's id and the paused
+// helper's. Each helper call reserves about 300 tokens, so the second
+// one waits for the first to settle and then finds the budget spent.
+func spentTree(t *testing.T, k *kernel) (root, paused string) {
+	t.Helper()
+	ctx := context.Background()
+	v, err := k.run.CreateSession(ctx, "me", runner.CreateRequest{Agent: "boss", Message: &runner.Message{Text: "go"}, Budget: &session.Budget{Tokens: tokens(450)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	root = v.Meta.ID
+	if v = k.wait(t, root); v.Meta.Status != session.StatusWaiting {
+		t.Fatalf("boss: %s (%s), want waiting for its paused helper", v.Meta.Status, v.Meta.StatusReason)
+	}
+	children, err := k.db.Children(ctx, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range children {
+		c := k.wait(t, c.ID)
+		if c.Meta.Status == session.StatusPaused && c.Meta.StatusReason == runner.StopBudget {
+			paused = c.Meta.ID
+		}
+	}
+	if len(children) != 2 || paused == "" {
+		t.Fatalf("%d helpers, none paused by the budget", len(children))
+	}
+	return root, paused
+}
+
+// The root of a tree whose helpers spent its budget reads what the whole
+// tree spent, and so does the answer to a change of its budget (issue
+// 33: it said what the root itself had seen, 300 tokens short).
+func TestARootReadsWhatItsTreeSpent(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, d dialect) {
+		k := budgetKernel(t, d, treeRules, 280)
+		ctx := context.Background()
+		root, _ := spentTree(t, k)
+		v, err := k.run.GetSession(ctx, "me", root, false, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := v.Meta.TreeSpend.Tokens; got != 450 {
+			t.Errorf("GET on the root: the tree spent %d tokens, want 450", got)
+		}
+		m, err := k.run.UpdateSession(ctx, "me", root, runner.Update{Budget: &session.Budget{Tokens: tokens(1000)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		left := int64(-1)
+		if l := m.Budget.Left(m.TreeSpend); l != nil && l.Tokens != nil {
+			left = *l.Tokens
+		}
+		if m.TreeSpend.Tokens != 450 || left != 550 {
+			t.Errorf("PATCH on the root: %d tokens spent, %d left; want 450 spent and 550 left", m.TreeSpend.Tokens, left)
+		}
+	})
+}
+
+// Resume on the root of a tree its budget stopped resumes the helpers
+// the budget paused: the tree goes on to its end (issue 33: each helper
+// had to be resumed by hand).
+func TestResumeOnTheRootResumesTheHelpersItsBudgetPaused(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, d dialect) {
+		k := budgetKernel(t, d, treeRules, 280)
+		ctx := context.Background()
+		root, paused := spentTree(t, k)
+		if _, err := k.run.UpdateSession(ctx, "me", root, runner.Update{Budget: &session.Budget{Tokens: tokens(2000)}}); err != nil {
+			t.Fatal(err)
+		}
+		// Another owner's Resume finds no such session, and resumes none
+		// of the tree.
+		if _, err := k.run.Resume(ctx, "stranger", root, nil); errs.KindOf(err) != errs.KindNotFound {
+			t.Fatalf("another owner's Resume: %v, want not found", err)
+		}
+		if v := k.wait(t, paused); v.Meta.Status != session.StatusPaused {
+			t.Fatalf("after another owner's Resume the helper is %s, want paused", v.Meta.Status)
+		}
+		if _, err := k.run.Resume(ctx, "me", root, nil); err != nil {
+			t.Fatal(err)
+		}
+		awaitStatus(t, k, paused, session.StatusReady)
+		v := awaitStatus(t, k, root, session.StatusReady)
+		if got := v.Meta.TreeSpend.Tokens; got != 760 {
+			t.Errorf("the tree spent %d tokens, want 760 (150 + 2 × 300 + 10)", got)
+		}
+	})
+}
+
+// awaitStatus waits, for a bounded time, until the session has the
+// status and no run, and returns it.
+func awaitStatus(t *testing.T, k *kernel, id string, want session.Status) runner.View {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		v := k.wait(t, id)
+		if v.Meta.Status == want {
+			return v
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("session %s: %s (%s), want %s", id, v.Meta.Status, v.Meta.StatusReason, want)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// A tree budget raised with auto_resume resumes the sessions of the tree
+// the budget paused, with no Resume (issue 33).
+func TestATreeBudgetRaisedWithAutoResumeResumesTheTree(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, d dialect) {
+		k := budgetKernel(t, d, treeRules, 280)
+		ctx := context.Background()
+		root, paused := spentTree(t, k)
+		m, err := k.run.UpdateSession(ctx, "me", root, runner.Update{Budget: &session.Budget{Tokens: tokens(2000), AutoResume: true}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Budget == nil || !m.Budget.AutoResume {
+			t.Errorf("the budget is %+v, want it to resume by itself", m.Budget)
+		}
+		awaitStatus(t, k, paused, session.StatusReady)
+		v := awaitStatus(t, k, root, session.StatusReady)
+		if got := v.Meta.TreeSpend.Tokens; got != 760 {
+			t.Errorf("the tree spent %d tokens, want 760", got)
+		}
+	})
+}
+
+// A session its owner's budget paused resumes by itself when the owner's
+// period rolls over, and when the owner's budget is raised, if the
+// owner's budget or the session's own sets auto_resume (issue 33).
+func TestSessionsAnOwnersBudgetPausedResumeWhenItAsks(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name               string
+		byOwner, bySession bool
+	}{
+		{"the owner's budget asks", true, false},
+		{"the session's budget asks", false, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			eachDialect(t, func(t *testing.T, d dialect) {
+				// The clock starts a few seconds before a UTC midnight.
+				midnight := time.Date(2026, 12, 8, 0, 0, 0, 0, time.UTC)
+				began := time.Now()
+				answer := fakellm.Rules{Default: &fakellm.Reply{Text: "done", Usage: fakellm.Usage{PromptTokens: 450, CompletionTokens: 50}}}
+				k := newKernelWith(t, d, answer, kernelOptions{budgets: runner.Budgets{ReserveTokens: 10}, now: func() time.Time {
+					return midnight.Add(-3 * time.Second).Add(time.Since(began))
+				}})
+				ctx := context.Background()
+				owner := session.OwnerBudget{Owner: "me", Budget: session.Budget{Tokens: tokens(500), AutoResume: c.byOwner}, Period: session.PeriodDay}
+				if _, err := k.run.SetOwnerBudget(ctx, owner); err != nil {
+					t.Fatal(err)
+				}
+				create := func() string {
+					v, err := k.run.CreateSession(ctx, "me", runner.CreateRequest{Agent: "bench", Message: &runner.Message{Text: "hello"},
+						Budget: &session.Budget{Tokens: tokens(1_000_000), AutoResume: c.bySession}})
+					if err != nil {
+						t.Fatal(err)
+					}
+					return v.Meta.ID
+				}
+				// The first session spends the day's budget; the second finds
+				// it spent.
+				awaitStatus(t, k, create(), session.StatusReady)
+				second := create()
+				if v := awaitStatus(t, k, second, session.StatusPaused); v.Meta.StatusReason != runner.StopBudget {
+					t.Fatalf("second session paused for %q, want %s", v.Meta.StatusReason, runner.StopBudget)
+				}
+				// The day ends: the second session answers on the new day's
+				// budget.
+				if v := awaitStatus(t, k, second, session.StatusReady); llmTurns(v) != 1 {
+					t.Fatalf("second session has %d answers, want 1", llmTurns(v))
+				}
+				// A third session finds the new day's budget spent, and
+				// answers once it is raised.
+				third := create()
+				awaitStatus(t, k, third, session.StatusPaused)
+				owner.Budget.Tokens = tokens(2000)
+				if _, err := k.run.SetOwnerBudget(ctx, owner); err != nil {
+					t.Fatal(err)
+				}
+				if v := awaitStatus(t, k, third, session.StatusReady); llmTurns(v) != 1 {
+					t.Fatalf("third session has %d answers, want 1", llmTurns(v))
+				}
+			})
+		})
+	}
 }

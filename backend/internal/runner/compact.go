@@ -287,7 +287,7 @@ func (a *actor) summarise(st *step, plan compactPlan, f fit) {
 	req.SessionID = a.id
 	req.MaxTokens = int(output)
 	budget := a.callBudget()
-	flavor := modelSpec.Flavor
+	flavor, agentModel := modelSpec.Flavor, a.agent.Model.Name
 	ctx := st.ctx
 	a.r.workers.do(func() {
 		adm, err := a.r.admit(ctx, budget, input, output)
@@ -313,7 +313,7 @@ func (a *actor) summarise(st *step, plan compactPlan, f fit) {
 		spanCtx, span := a.r.tracer.StartCompaction(ctx, a.id, plan.reason, plan.before)
 		chatCtx, chat := a.r.tracer.StartChat(spanCtx, flavor, modelSpec.URL, a.id, req)
 		resp, err := model.Stream(chatCtx, req, func(llm.Delta) {})
-		a.r.tracer.EndChat(chat, resp, err)
+		a.r.tracer.EndChat(chat, resp, a.r.opts.Budgets.chatCost(chat, resp, agentModel), err)
 		tracing.EndCompaction(span, err)
 		a.post(func(a *actor) { a.summaryDone(st, plan, f, resp, err) })
 	})

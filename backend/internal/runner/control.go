@@ -109,7 +109,20 @@ func (r *Runner) pauseLocal(ctx context.Context, owner, id string) (session.Meta
 // error, or params that a restart lost and the client now resupplies).
 // The params reach another server holding the session in the command,
 // whose body the store clears once it is applied.
+//
+// A budget stops a tree wherever its model calls are, so Resume first
+// resumes the session's descendants that a budget paused (without the
+// params, which a helper's session goes on without): resuming the root
+// resumes the tree.
 func (r *Runner) Resume(ctx context.Context, owner, id string, params map[string]string) (session.Meta, error) {
+	if err := r.resumeBelow(ctx, owner, id); err != nil {
+		return session.Meta{}, err
+	}
+	return r.resumeOne(ctx, owner, id, params)
+}
+
+// resumeOne resumes one session, on the server that holds it.
+func (r *Runner) resumeOne(ctx context.Context, owner, id string, params map[string]string) (session.Meta, error) {
 	var meta session.Meta
 	_, err := r.onHolder(ctx, id, owner, cmdResume, resumeCommand{Params: params}, &meta, func() error {
 		var err error

@@ -75,6 +75,8 @@ type kernelOptions struct {
 	budgets runner.Budgets
 	// onStep is told the timings and measure of every step.
 	onStep func(runner.StepStats)
+	// now is the runner's clock; nil is time.Now.
+	now func() time.Time
 }
 
 func newKernel(t *testing.T, d dialect, rules fakellm.Rules) *kernel {
@@ -134,6 +136,7 @@ func newKernelWith(t *testing.T, d dialect, rules fakellm.Rules, opts kernelOpti
 		Models:  k.model.Factory(runner.LLMModels(func(string) (string, bool) { return "", false }, llmclient.Limits{}, nil)),
 		Budgets: opts.budgets,
 		OnStep:  opts.onStep,
+		Now:     opts.now,
 	}
 	var bus *cluster.MemoryBus
 	if d == onPostgres {

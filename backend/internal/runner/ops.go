@@ -213,6 +213,9 @@ func (r *Runner) open(ctx context.Context, meta session.Meta, turns []session.Tu
 	if err != nil {
 		return View{}, err // view is the actor's to write until fn ran (see actor.call)
 	}
+	if err := r.readTree(ctx, &view.Meta); err != nil {
+		return View{}, err
+	}
 	return view, nil
 }
 
@@ -528,6 +531,9 @@ func (r *Runner) ReadSession(ctx context.Context, owner, id string, req ViewRequ
 	}
 	if err != nil {
 		return View{}, err // view is the actor's to write until fn ran (see actor.call)
+	}
+	if err := r.readTree(ctx, &view.Meta); err != nil {
+		return View{}, err
 	}
 	return view, nil
 }

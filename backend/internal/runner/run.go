@@ -47,7 +47,10 @@ type run struct {
 	// budget, when the run stops for a spent budget, names it.
 	budget string
 	// span is the run's invoke_agent span (see trace.go); ctx carries it.
-	span trace.Span
+	// spent is what the run's model calls spent, kept only while the
+	// span records.
+	span  trace.Span
+	spent session.Usage
 	// compactions counts the compactions since the last model answer;
 	// overflowed says the provider refused a request of this run for the
 	// window, and compactOnly that the run only compacts (Compact).
@@ -251,7 +254,7 @@ func (a *actor) launchStep() {
 	counter, estimator := p.counter, p.estimator
 	tools := a.toolset()
 	budget, maxOutput := a.callBudget(), min(fit.maxOutput, a.maxOutput())
-	flavor, endpoint := a.agent.Model.Flavor, a.agent.Model.URL
+	flavor, endpoint, modelName := a.agent.Model.Flavor, a.agent.Model.URL, a.agent.Model.Name
 	compacting := run.compactions < maxCompactions
 	a.r.workers.do(func() {
 		began := time.Now()
@@ -325,7 +328,7 @@ func (a *actor) launchStep() {
 		chatCtx, span := a.r.tracer.StartChat(ctx, flavor, endpoint, a.id, req)
 		resp, err := model.Stream(chatCtx, req, func(d llm.Delta) { a.publishDelta(st, d) })
 		took := time.Since(began)
-		a.r.tracer.EndChat(span, resp, err)
+		a.r.tracer.EndChat(span, resp, a.r.opts.Budgets.chatCost(span, resp, modelName), err)
 		a.post(func(a *actor) { a.modelDone(st, resp, err, took) })
 	})
 }
@@ -454,18 +457,26 @@ func (a *actor) modelDone(st *step, resp llm.Response, err error, took time.Dura
 
 // spent is what a model call spent, priced, and told to Budgets.OnUsage.
 func (a *actor) spent(resp llm.Response) session.Usage {
-	u := a.r.opts.Budgets.priced(session.Usage{
-		Prompt:     int64(resp.Usage.PromptTokens),
-		Completion: int64(resp.Usage.CompletionTokens),
-		Cached:     int64(resp.Usage.CachedTokens),
-		Reasoning:  int64(resp.Usage.ReasoningTokens),
-	}, resp.Model, a.agent.Model.Name)
+	u := a.r.opts.Budgets.priced(usageOf(resp), resp.Model, a.agent.Model.Name)
 	if f := a.r.opts.Budgets.OnUsage; f != nil {
 		// The agent's model, not the name the provider answered with:
 		// metrics label it, and agent files are a bounded set.
 		f(a.owner, a.agent.Model.Name, u)
 	}
+	if a.run != nil {
+		a.run.traceSpent(u)
+	}
 	return u
+}
+
+// usageOf is the usage the provider reported for an answer.
+func usageOf(resp llm.Response) session.Usage {
+	return session.Usage{
+		Prompt:     int64(resp.Usage.PromptTokens),
+		Completion: int64(resp.Usage.CompletionTokens),
+		Cached:     int64(resp.Usage.CachedTokens),
+		Reasoning:  int64(resp.Usage.ReasoningTokens),
+	}
 }
 
 // answerStored goes on once the model's answer is stored: with its tool
@@ -702,6 +713,9 @@ func (a *actor) closeRun() {
 		return
 	}
 	a.run.cancel()
+	if a.run.span.IsRecording() {
+		tracing.RunSpent(a.run.span, a.run.spent)
+	}
 	a.run.span.End()
 	a.r.slots.give(a.run.owner)
 	a.run = nil

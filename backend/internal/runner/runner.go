@@ -222,8 +222,9 @@ func New(opts Options) *Runner {
 		Publish: opts.Publish,
 	})
 	r.workers = newWorkers(ctx)
-	r.actors.Add(1)
+	r.actors.Add(2)
 	go r.prune()
+	go r.resumeAtRollover()
 	if opts.Cluster != nil {
 		r.joinCluster(*opts.Cluster)
 		r.startCluster()

@@ -8,6 +8,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/backend/internal/llm"
+	"github.com/agents-os/agents/backend/internal/session"
 	"github.com/agents-os/agents/backend/internal/tracing"
 )
 
@@ -42,4 +44,23 @@ func (a *actor) log() *slog.Logger {
 		return a.r.log.With(tracing.LogAttrs(a.run.span)...)
 	}
 	return a.r.log
+}
+
+// chatCost is what a model call's answer cost, priced as the session's
+// usage is (see actor.spent), for its chat span: nil when the span
+// records nothing or no price is known.
+func (b Budgets) chatCost(span trace.Span, resp llm.Response, agentModel string) *session.Nanos {
+	if !span.IsRecording() {
+		return nil
+	}
+	return b.priced(usageOf(resp), resp.Model, agentModel).Cost
+}
+
+// traceSpent adds what a model call of the run spent to the run's sum,
+// which its span notes at its end; nothing when the span records
+// nothing.
+func (r *run) traceSpent(u session.Usage) {
+	if r.span.IsRecording() {
+		r.spent = r.spent.Add(u)
+	}
 }

@@ -17,7 +17,7 @@ import (
 func TestOnlyAnAdminSetsBudgetsAndOwnersReadTheirOwn(t *testing.T) {
 	t.Parallel()
 	e := start(t, bossScript(), withSecurity(server.Security{Tokens: testTokens(t)}))
-	put := request{method: "PUT", path: "/v1/owners/alice/budget", body: `{"tokens": 1000, "cost_usd": 2.5, "period": "month"}`}
+	put := request{method: "PUT", path: "/v1/owners/alice/budget", body: `{"tokens": 1000, "cost_usd": 2.5, "period": "month", "auto_resume": true}`}
 
 	put.header = bearer(aliceToken)
 	if status, _, body := e.send(put); status != http.StatusForbidden {
@@ -33,14 +33,15 @@ func TestOnlyAnAdminSetsBudgetsAndOwnersReadTheirOwn(t *testing.T) {
 		Period string `json:"period"`
 		Source string `json:"source"`
 		Budget struct {
-			Tokens  int64   `json:"tokens"`
-			CostUSD float64 `json:"cost_usd"`
+			Tokens     int64   `json:"tokens"`
+			CostUSD    float64 `json:"cost_usd"`
+			AutoResume bool    `json:"auto_resume"`
 		} `json:"budget"`
 	}
 	if err := json.Unmarshal(body, &got); err != nil {
 		t.Fatal(err)
 	}
-	if got.Owner != "alice" || got.Period != "month" || got.Source != "owner" || got.Budget.Tokens != 1000 || got.Budget.CostUSD != 2.5 {
+	if got.Owner != "alice" || got.Period != "month" || got.Source != "owner" || got.Budget.Tokens != 1000 || got.Budget.CostUSD != 2.5 || !got.Budget.AutoResume {
 		t.Fatalf("budget = %s", body)
 	}
 
@@ -131,7 +132,7 @@ func TestPatchChangesASessionsBudgetAndTitle(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := "/v1/sessions/" + created.ID
-	status, _, body = e.send(request{method: "PATCH", path: path, body: `{"budget": {"tokens": 500, "cost_usd": 0.25}, "title": "capped"}`})
+	status, _, body = e.send(request{method: "PATCH", path: path, body: `{"budget": {"tokens": 500, "cost_usd": 0.25, "auto_resume": true}, "title": "capped"}`})
 	if status != http.StatusOK {
 		t.Fatalf("patch: %d %s", status, body)
 	}
@@ -139,15 +140,16 @@ func TestPatchChangesASessionsBudgetAndTitle(t *testing.T) {
 		Title  string `json:"title"`
 		Budget struct {
 			Budget *struct {
-				Tokens  int64   `json:"tokens"`
-				CostUSD float64 `json:"cost_usd"`
+				Tokens     int64   `json:"tokens"`
+				CostUSD    float64 `json:"cost_usd"`
+				AutoResume bool    `json:"auto_resume"`
 			} `json:"budget"`
 		} `json:"budget"`
 	}
 	if err := json.Unmarshal(body, &meta); err != nil {
 		t.Fatal(err)
 	}
-	if meta.Title != "capped" || meta.Budget.Budget == nil || meta.Budget.Budget.Tokens != 500 || meta.Budget.Budget.CostUSD != 0.25 {
+	if meta.Title != "capped" || meta.Budget.Budget == nil || meta.Budget.Budget.Tokens != 500 || meta.Budget.Budget.CostUSD != 0.25 || !meta.Budget.Budget.AutoResume {
 		t.Fatalf("after the patch: %s", body)
 	}
 	for _, tc := range []struct{ name, body, want string }{

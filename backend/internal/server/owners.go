@@ -85,7 +85,7 @@ func (h *ownerService) SetOwnerBudget(ctx context.Context, req *connect.Request[
 		return nil, err
 	}
 	b := session.OwnerBudget{Owner: m.GetOwner(), Period: period(m.GetPeriod())}
-	if l := wire.BudgetFrom(&agentsv1.Budget{Tokens: m.Tokens, CostUsd: m.CostUsd}); l != nil {
+	if l := wire.BudgetFrom(&agentsv1.Budget{Tokens: m.Tokens, CostUsd: m.CostUsd, AutoResume: m.GetAutoResume()}); l != nil {
 		b.Budget = *l
 	}
 	set, err := h.s.runner.SetOwnerBudget(ctx, b)

@@ -16,6 +16,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/backend/internal/runner"
+	"github.com/agents-os/agents/backend/internal/session"
 	"github.com/agents-os/agents/backend/internal/tracing"
 	"github.com/agents-os/agents/tools/fakellm"
 )
@@ -132,6 +134,9 @@ const (
 	tracedUsageIn   = 11
 	tracedUsageOut  = 7
 	tracedModelName = "test-model"
+	// tracedCost is what a call costs at $1 and $2 per million input and
+	// output tokens.
+	tracedCost = (tracedUsageIn*1 + tracedUsageOut*2) / 1e6
 )
 
 // A run started by a JSON request that carries a traceparent is traced
@@ -144,7 +149,9 @@ func TestRunIsTracedUnderTheCallersSpanWithItsCallsAndHelper(t *testing.T) {
 		rules.Rules[i].Reply.Usage = fakellm.Usage{PromptTokens: tracedUsageIn, CompletionTokens: tracedUsageOut}
 	}
 	opt, tr := withMemoryTraces(t, false)
-	e := start(t, rules, opt)
+	e := start(t, rules, opt, withRunner(func(o *runner.Options) {
+		o.Budgets.Prices = map[string]session.Price{tracedModelName: {InputPerMTok: 1, OutputPerMTok: 2}}
+	}))
 
 	status, _, body := e.do(http.MethodPost, "/v1/sessions", `{"agent": "boss", "message": {"text": "go"}}`, "traceparent", callerParent)
 	if status != http.StatusCreated {
@@ -193,6 +200,10 @@ func TestRunIsTracedUnderTheCallersSpanWithItsCallsAndHelper(t *testing.T) {
 		"gen_ai.request.model":     tracedModelName,
 		"gen_ai.conversation.id":   id,
 		"agents.run.stop_reason":   "done",
+		// The run's own three calls (the helper's run counts its own).
+		"gen_ai.usage.input_tokens":  int64(3 * tracedUsageIn),
+		"gen_ai.usage.output_tokens": int64(3 * tracedUsageOut),
+		"agents.usage.cost_usd":      3 * tracedCost,
 	})
 	if _, ok := attrs(run)["gen_ai.agent.version"]; ok {
 		t.Errorf("a file agent's run names a version")
@@ -206,6 +217,7 @@ func TestRunIsTracedUnderTheCallersSpanWithItsCallsAndHelper(t *testing.T) {
 		t.Fatalf("chat spans of the session: %d, want 3", len(chats))
 	}
 	finishes := map[string]int{}
+	responseIDs := map[string]bool{}
 	for _, c := range chats {
 		if c.Parent.SpanID() != run.SpanContext.SpanID() {
 			t.Errorf("chat's parent = %v, want the run %v", c.Parent.SpanID(), run.SpanContext.SpanID())
@@ -222,7 +234,12 @@ func TestRunIsTracedUnderTheCallersSpanWithItsCallsAndHelper(t *testing.T) {
 			"gen_ai.usage.output_tokens": int64(tracedUsageOut),
 			"gen_ai.conversation.id":     id,
 			"server.address":             "127.0.0.1",
+			"agents.usage.cost_usd":      tracedCost,
 		})
+		if rid := attrs(c)["gen_ai.response.id"].AsString(); !strings.HasPrefix(rid, "chatcmpl-") || responseIDs[rid] {
+			t.Errorf("chat's gen_ai.response.id = %q, want the offline model's id for its answer", rid)
+		}
+		responseIDs[attrs(c)["gen_ai.response.id"].AsString()] = true
 		if port := attrs(c)["server.port"].AsInt64(); port <= 0 {
 			t.Errorf("chat's server.port = %d", port)
 		}
@@ -346,5 +363,17 @@ func TestARunStoppedByItsBudgetSaysWhichOnItsSpan(t *testing.T) {
 	id := created.GetSession().GetMeta().GetId()
 	spans := tr.await(t, "invoke_agent boss")
 	run := find(spans, "invoke_agent boss", id)[0]
-	wantAttrs(t, run, map[string]any{"agents.run.stop_reason": "budget_exceeded", "agents.run.budget": "session"})
+	wantAttrs(t, run, map[string]any{
+		"agents.run.stop_reason":     "budget_exceeded",
+		"agents.run.budget":          "session",
+		"gen_ai.usage.input_tokens":  int64(0),
+		"gen_ai.usage.output_tokens": int64(0),
+	})
+	// Paused, not failed: the run did what its budget allows.
+	if run.Status.Code == codes.Error {
+		t.Errorf("a run its budget stopped has status %v, want no error", run.Status)
+	}
+	if _, ok := attrs(run)["agents.usage.cost_usd"]; ok {
+		t.Errorf("a run of a model without a price names a cost")
+	}
 }

@@ -176,6 +176,10 @@ func (p Price) Cost(u Usage) Nanos {
 type Budget struct {
 	Tokens *int64 `json:"tokens,omitempty"`
 	Cost   *Nanos `json:"cost,omitempty"`
+	// AutoResume asks that the sessions the budget paused resume by
+	// themselves when it is raised and, an owner's, when its period rolls
+	// over. It limits nothing.
+	AutoResume bool `json:"auto_resume,omitempty"`
 }
 
 // Limited reports whether the budget sets a limit.

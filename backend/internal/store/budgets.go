@@ -30,6 +30,9 @@ type Budgets interface {
 	// Reserve admits a model call and records its reservation, replacing
 	// the session's earlier one; a refused call reserves nothing.
 	Reserve(ctx context.Context, r Reservation) (Admission, error)
+	// TreeBudget returns the budget of the tree rooted at root (nil for
+	// none) and what the whole tree spent.
+	TreeBudget(ctx context.Context, root string) (*session.Budget, session.Spend, error)
 	// SetTreeBudget replaces the budget of the tree rooted at root.
 	SetTreeBudget(ctx context.Context, root string, b session.Budget, at time.Time) error
 	// SetOwnerBudget replaces an owner's own budget.
@@ -154,7 +157,7 @@ type admissionRow struct {
 // sqlAdmission reads, in one statement and so from one snapshot, the
 // budgets, the spend and the reservations of the other calls in flight.
 const sqlAdmission = `SELECT
-	(SELECT COUNT(*) FROM tree_budgets WHERE root_id = ?) AS tree_set,
+	COALESCE((SELECT 1 + auto_resume FROM tree_budgets WHERE root_id = ?), 0) AS tree_set,
 	(SELECT tokens FROM tree_budgets WHERE root_id = ?) AS tree_tokens,
 	(SELECT cost FROM tree_budgets WHERE root_id = ?) AS tree_cost,
 	(SELECT COUNT(*) FROM owner_budgets WHERE owner = ?) AS owner_set,
@@ -204,7 +207,7 @@ func (s *SQL) Reserve(ctx context.Context, r Reservation) (Admission, error) {
 			return Admission{}, s.translate(err, nil, "read the budgets of %s", r.SessionID)
 		}
 		if !inForce {
-			return Admission{Owner: ownerBudgetOf(r.Owner, false, sql.NullInt64{}, sql.NullInt64{}, "", r.OwnerDefault)}, nil
+			return Admission{Owner: ownerBudgetOf(r.Owner, budgetNone, sql.NullInt64{}, sql.NullInt64{}, "", r.OwnerDefault)}, nil
 		}
 	}
 	adm, err := s.admission(ctx, s.st.admission.GetContext, r)
@@ -309,9 +312,10 @@ func (s *SQL) admission(ctx context.Context, get func(ctx context.Context, dest 
 	if err != nil {
 		return adm, s.translate(err, nil, "read the budgets of %s", r.SessionID)
 	}
-	adm.TreeBudget = budgetOf(row.TreeSet > 0, row.TreeTokens, row.TreeCost)
+	adm.TreeBudget = budgetOf(row.TreeSet, row.TreeTokens, row.TreeCost)
 	adm.TreeSpend = session.Spend{Tokens: row.TreeSpent, Cost: session.Nanos(row.TreeSpentCost)}
-	adm.Owner = ownerBudgetOf(r.Owner, row.OwnerSet > 0, row.OwnerTokens, row.OwnerCost, row.OwnerPeriod, r.OwnerDefault)
+	// Judging needs the limits only: the admission reads no auto_resume.
+	adm.Owner = ownerBudgetOf(r.Owner, row.OwnerSet, row.OwnerTokens, row.OwnerCost, row.OwnerPeriod, r.OwnerDefault)
 	switch adm.Owner.Period {
 	case session.PeriodDay:
 		adm.OwnerSpend = session.Spend{Tokens: row.OwnDay, Cost: session.Nanos(row.OwnDayCost)}
@@ -396,12 +400,12 @@ func room(b *session.Budget, spent session.Spend, r Reservation) int64 {
 	return out
 }
 
-// ownerBudgetOf is the budget in force for an owner: its own row, else
-// the default, else none.
-func ownerBudgetOf(owner string, set bool, tokens, cost sql.NullInt64, period string, def *session.OwnerBudget) session.OwnerBudget {
+// ownerBudgetOf is the budget in force for an owner: its own row (see
+// budgetOf), else the default, else none.
+func ownerBudgetOf(owner string, row int, tokens, cost sql.NullInt64, period string, def *session.OwnerBudget) session.OwnerBudget {
 	switch {
-	case set:
-		b := budgetOf(true, tokens, cost)
+	case row != budgetNone:
+		b := budgetOf(row, tokens, cost)
 		return session.OwnerBudget{Owner: owner, Budget: *b, Period: session.Period(period), Source: "owner"}
 	case def != nil:
 		d := *def
@@ -411,8 +415,31 @@ func ownerBudgetOf(owner string, set bool, tokens, cost sql.NullInt64, period st
 	return session.OwnerBudget{Owner: owner, Period: session.PeriodTotal, Source: "none"}
 }
 
-const sqlPutTreeBudget = `INSERT INTO tree_budgets (root_id, tokens, cost, updated) VALUES (?, ?, ?, ?)
-	ON CONFLICT (root_id) DO UPDATE SET tokens = excluded.tokens, cost = excluded.cost, updated = excluded.updated`
+// TreeBudget implements Budgets.
+func (s *SQL) TreeBudget(ctx context.Context, root string) (*session.Budget, session.Spend, error) {
+	var row struct {
+		Set       int           `db:"budget_set"`
+		Tokens    sql.NullInt64 `db:"budget_tokens"`
+		Cost      sql.NullInt64 `db:"budget_cost"`
+		Spent     int64         `db:"tree_tokens"`
+		SpentCost int64         `db:"tree_cost"`
+	}
+	err := s.read.GetContext(ctx, &row, s.read.Rebind(`SELECT
+		COALESCE((SELECT 1 + auto_resume FROM tree_budgets WHERE root_id = ?), 0) AS budget_set,
+		(SELECT tokens FROM tree_budgets WHERE root_id = ?) AS budget_tokens,
+		(SELECT cost FROM tree_budgets WHERE root_id = ?) AS budget_cost,
+		COALESCE((SELECT tokens FROM spend WHERE scope = 'tree' AND name = ? AND period = 'total'), 0) AS tree_tokens,
+		COALESCE((SELECT cost FROM spend WHERE scope = 'tree' AND name = ? AND period = 'total'), 0) AS tree_cost`),
+		root, root, root, root, root)
+	if err != nil {
+		return nil, session.Spend{}, s.translate(err, nil, "read the budget of %s", root)
+	}
+	return budgetOf(row.Set, row.Tokens, row.Cost), session.Spend{Tokens: row.Spent, Cost: session.Nanos(row.SpentCost)}, nil
+}
+
+const sqlPutTreeBudget = `INSERT INTO tree_budgets (root_id, tokens, cost, auto_resume, updated) VALUES (?, ?, ?, ?, ?)
+	ON CONFLICT (root_id) DO UPDATE SET tokens = excluded.tokens, cost = excluded.cost,
+	auto_resume = excluded.auto_resume, updated = excluded.updated`
 
 // SetTreeBudget implements Budgets.
 func (s *SQL) SetTreeBudget(ctx context.Context, root string, b session.Budget, at time.Time) error {
@@ -427,10 +454,18 @@ func (s *SQL) putTreeBudget(ctx context.Context, tx *sqlx.Tx, root string, b ses
 		return nil
 	}
 	s.noteBudget()
-	if _, err := tx.ExecContext(ctx, tx.Rebind(sqlPutTreeBudget), root, nullTokens(b.Tokens), nullCost(b.Cost), nanos(at)); err != nil {
+	if _, err := tx.ExecContext(ctx, tx.Rebind(sqlPutTreeBudget), root, nullTokens(b.Tokens), nullCost(b.Cost), boolInt(b.AutoResume), nanos(at)); err != nil {
 		return s.translate(err, unknownSession(root), "set the budget of %s", root)
 	}
 	return nil
+}
+
+// boolInt stores a bool as the integer both dialects read back.
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func nullTokens(n *int64) any {
@@ -440,14 +475,14 @@ func nullTokens(n *int64) any {
 	return *n
 }
 
-const sqlPutOwnerBudget = `INSERT INTO owner_budgets (owner, tokens, cost, period, updated) VALUES (?, ?, ?, ?, ?)
+const sqlPutOwnerBudget = `INSERT INTO owner_budgets (owner, tokens, cost, period, auto_resume, updated) VALUES (?, ?, ?, ?, ?, ?)
 	ON CONFLICT (owner) DO UPDATE SET tokens = excluded.tokens, cost = excluded.cost,
-	period = excluded.period, updated = excluded.updated`
+	period = excluded.period, auto_resume = excluded.auto_resume, updated = excluded.updated`
 
 // SetOwnerBudget implements Budgets.
 func (s *SQL) SetOwnerBudget(ctx context.Context, b session.OwnerBudget, at time.Time) error {
 	s.noteBudget()
-	_, err := s.write.ExecContext(ctx, s.write.Rebind(sqlPutOwnerBudget), b.Owner, nullTokens(b.Budget.Tokens), nullCost(b.Budget.Cost), string(b.Period), nanos(at))
+	_, err := s.write.ExecContext(ctx, s.write.Rebind(sqlPutOwnerBudget), b.Owner, nullTokens(b.Budget.Tokens), nullCost(b.Budget.Cost), string(b.Period), boolInt(b.Budget.AutoResume), nanos(at))
 	if err != nil {
 		return s.translate(err, nil, "set the budget of owner %s", b.Owner)
 	}
@@ -459,16 +494,17 @@ func (s *SQL) OwnerBudget(ctx context.Context, owner string) (session.OwnerBudge
 	var row struct {
 		Tokens sql.NullInt64 `db:"tokens"`
 		Cost   sql.NullInt64 `db:"cost"`
+		Resume int           `db:"auto_resume"`
 		Period string        `db:"period"`
 	}
-	err := s.read.GetContext(ctx, &row, s.read.Rebind(`SELECT tokens, cost, period FROM owner_budgets WHERE owner = ?`), owner)
+	err := s.read.GetContext(ctx, &row, s.read.Rebind(`SELECT tokens, cost, auto_resume, period FROM owner_budgets WHERE owner = ?`), owner)
 	if err == sql.ErrNoRows {
 		return session.OwnerBudget{}, false, nil
 	}
 	if err != nil {
 		return session.OwnerBudget{}, false, s.translate(err, nil, "read the budget of owner %s", owner)
 	}
-	return ownerBudgetOf(owner, true, row.Tokens, row.Cost, row.Period, nil), true, nil
+	return ownerBudgetOf(owner, budgetSet+row.Resume, row.Tokens, row.Cost, row.Period, nil), true, nil
 }
 
 // OwnerSpend implements Budgets.

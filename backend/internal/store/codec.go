@@ -69,7 +69,7 @@ const metaColumns = `s.id, s.agent, s.owner, s.title, s.status, s.status_reason,
 	s.parent_id, s.forked_from, s.turn_count, s.usage_prompt,
 	s.usage_completion, s.usage_cached, s.usage_reasoning, s.depth,
 	s.created, s.updated, s.allowed_tools, s.agent_version, s.root_id, s.usage_cost,
-	(SELECT COUNT(*) FROM tree_budgets b WHERE b.root_id = s.root_id) AS budget_set,
+	COALESCE((SELECT 1 + b.auto_resume FROM tree_budgets b WHERE b.root_id = s.root_id), 0) AS budget_set,
 	(SELECT b.tokens FROM tree_budgets b WHERE b.root_id = s.root_id) AS budget_tokens,
 	(SELECT b.cost FROM tree_budgets b WHERE b.root_id = s.root_id) AS budget_cost,
 	COALESCE((SELECT t.tokens FROM spend t WHERE t.scope = 'tree' AND t.name = s.root_id AND t.period = 'total'), 0) AS tree_tokens,
@@ -129,7 +129,7 @@ func (r metaRow) meta() session.Meta {
 			Cost:       costOf(r.UsageCost),
 		},
 		RootID:       rootOf(r.ID, r.RootID),
-		Budget:       budgetOf(r.BudgetSet > 0, r.BudgetTokens, r.BudgetCost),
+		Budget:       budgetOf(r.BudgetSet, r.BudgetTokens, r.BudgetCost),
 		TreeSpend:    session.Spend{Tokens: r.TreeTokens, Cost: session.Nanos(r.TreeCost)},
 		PendingMail:  r.PendingMail,
 		PendingCalls: r.PendingCalls,
@@ -157,12 +157,22 @@ func costOf(n sql.NullInt64) *session.Nanos {
 	return &c
 }
 
-// budgetOf reads a budget's limit columns; nil when there is no row.
-func budgetOf(set bool, tokens, cost sql.NullInt64) *session.Budget {
-	if !set {
+// A budget's row, as a read that looks it up gives it in one column
+// (COALESCE(1 + auto_resume, 0)): none, one, or one that resumes what it
+// paused by itself. One column tells both, so reads of a budget cost no
+// more for auto_resume.
+const (
+	budgetNone       = 0
+	budgetSet        = 1
+	budgetAutoResume = 2
+)
+
+// budgetOf reads a budget's columns; nil when there is no row.
+func budgetOf(row int, tokens, cost sql.NullInt64) *session.Budget {
+	if row == budgetNone {
 		return nil
 	}
-	b := &session.Budget{Cost: costOf(cost)}
+	b := &session.Budget{Cost: costOf(cost), AutoResume: row == budgetAutoResume}
 	if tokens.Valid {
 		b.Tokens = &tokens.Int64
 	}

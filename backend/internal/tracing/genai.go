@@ -24,6 +24,9 @@ const (
 	attrTrigger    = attribute.Key("agents.run.trigger")
 	attrChild      = attribute.Key("agents.tool.child_session.id")
 	attrSuspended  = attribute.Key("agents.tool.suspended")
+	// attrCost is what model calls cost in US dollars, priced as the
+	// session's usage is: the conventions name no cost.
+	attrCost = attribute.Key("agents.usage.cost_usd")
 )
 
 // Tracer records the spans of runs. Its methods are cheap when it
@@ -80,6 +83,19 @@ func RunStopped(span trace.Span, reason, budget string) {
 	}
 }
 
+// RunSpent notes, on a run's span, what the run's own model calls spent
+// (its helpers' runs note theirs): tokens, and their cost when a price
+// is known.
+func RunSpent(span trace.Span, u session.Usage) {
+	span.SetAttributes(
+		semconv.GenAIUsageInputTokens(int(u.Prompt)),
+		semconv.GenAIUsageOutputTokens(int(u.Completion)),
+	)
+	if u.Cost != nil {
+		span.SetAttributes(attrCost.Float64(u.Cost.Dollars()))
+	}
+}
+
 // RunFailed marks a run's span as failed with the failure's code.
 func RunFailed(span trace.Span, code, reason string) {
 	span.SetAttributes(semconv.ErrorTypeKey.String(code))
@@ -118,14 +134,21 @@ func (t *Tracer) StartChat(ctx context.Context, flavor agentfile.Flavor, endpoin
 	return ctx, span
 }
 
-// EndChat ends a chat span with the model's answer, or its error.
-func (t *Tracer) EndChat(span trace.Span, resp llm.Response, err error) {
+// EndChat ends a chat span with the model's answer and what it cost (nil
+// when no price is known), or its error.
+func (t *Tracer) EndChat(span trace.Span, resp llm.Response, cost *session.Nanos, err error) {
 	defer span.End()
 	if !span.IsRecording() {
 		return
 	}
 	if resp.Model != "" {
 		span.SetAttributes(semconv.GenAIResponseModel(resp.Model))
+	}
+	if resp.ID != "" {
+		span.SetAttributes(semconv.GenAIResponseID(resp.ID))
+	}
+	if cost != nil {
+		span.SetAttributes(attrCost.Float64(cost.Dollars()))
 	}
 	u := resp.Usage
 	span.SetAttributes(

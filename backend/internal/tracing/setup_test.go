@@ -99,7 +99,7 @@ func TestSpansReachTheOTLPReceiverAtShutdown(t *testing.T) {
 	}
 	ctx, run := s.Tracer.StartRun(context.Background(), trace.SpanContext{}, "boss", "s1", "message")
 	_, chat := s.Tracer.StartChat(ctx, agentfile.FlavorMistralV1, "https://api.mistral.ai/v1", "s1", llm.Request{Model: "m1"})
-	s.Tracer.EndChat(chat, llm.Response{Model: "m1-2025", FinishReason: "stop", Usage: llm.Usage{PromptTokens: 5, CompletionTokens: 3}}, nil)
+	s.Tracer.EndChat(chat, llm.Response{Model: "m1-2025", FinishReason: "stop", Usage: llm.Usage{PromptTokens: 5, CompletionTokens: 3}}, nil, nil)
 	_, tool := s.Tracer.StartTool(ctx, session.ToolCall{ID: "call_1", Name: "bash_echo"}, "s1")
 	s.Tracer.EndTool(tool, session.ToolResult{CallID: "call_1", Status: session.ResultOK}, false)
 	run.End()

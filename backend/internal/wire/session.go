@@ -103,7 +103,7 @@ func Budget(b *session.Budget) *agentsv1.Budget {
 	if b == nil {
 		return nil
 	}
-	out := &agentsv1.Budget{Tokens: b.Tokens}
+	out := &agentsv1.Budget{Tokens: b.Tokens, AutoResume: b.AutoResume}
 	if b.Cost != nil {
 		d := b.Cost.Dollars()
 		out.CostUsd = &d
@@ -117,7 +117,7 @@ func BudgetFrom(b *agentsv1.Budget) *session.Budget {
 	if b == nil {
 		return nil
 	}
-	out := &session.Budget{Tokens: b.Tokens}
+	out := &session.Budget{Tokens: b.Tokens, AutoResume: b.GetAutoResume()}
 	if b.CostUsd != nil {
 		c := session.DollarsToNanos(b.GetCostUsd())
 		out.Cost = &c

@@ -224,7 +224,10 @@ type SetOwnerBudgetRequest struct {
 	// Most US dollars per period; absent: no cost limit.
 	CostUsd *float64 `protobuf:"fixed64,3,opt,name=cost_usd,json=costUsd,proto3,oneof" json:"cost_usd,omitempty"`
 	// The period; unspecified means total.
-	Period        BudgetPeriod `protobuf:"varint,4,opt,name=period,proto3,enum=agents.v1.BudgetPeriod" json:"period,omitempty"`
+	Period BudgetPeriod `protobuf:"varint,4,opt,name=period,proto3,enum=agents.v1.BudgetPeriod" json:"period,omitempty"`
+	// The owner's sessions the budget paused resume by themselves when it
+	// is raised and when its period rolls over (see Budget.auto_resume).
+	AutoResume    bool `protobuf:"varint,5,opt,name=auto_resume,json=autoResume,proto3" json:"auto_resume,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -285,6 +288,13 @@ func (x *SetOwnerBudgetRequest) GetPeriod() BudgetPeriod {
 		return x.Period
 	}
 	return BudgetPeriod_BUDGET_PERIOD_UNSPECIFIED
+}
+
+func (x *SetOwnerBudgetRequest) GetAutoResume() bool {
+	if x != nil {
+		return x.AutoResume
+	}
+	return false
 }
 
 // SetOwnerBudgetResponse carries the budget now in force.
@@ -619,12 +629,14 @@ const file_agents_v1_owner_proto_rawDesc = "" +
 	"\x05owner\x18\x01 \x01(\tR\x05owner\x12)\n" +
 	"\x06budget\x18\x02 \x01(\v2\x11.agents.v1.BudgetR\x06budget\x12/\n" +
 	"\x06period\x18\x03 \x01(\x0e2\x17.agents.v1.BudgetPeriodR\x06period\x12/\n" +
-	"\x06source\x18\x04 \x01(\x0e2\x17.agents.v1.BudgetSourceR\x06source\"\xb3\x01\n" +
+	"\x06source\x18\x04 \x01(\x0e2\x17.agents.v1.BudgetSourceR\x06source\"\xd4\x01\n" +
 	"\x15SetOwnerBudgetRequest\x12\x14\n" +
 	"\x05owner\x18\x01 \x01(\tR\x05owner\x12\x1b\n" +
 	"\x06tokens\x18\x02 \x01(\x03H\x00R\x06tokens\x88\x01\x01\x12\x1e\n" +
 	"\bcost_usd\x18\x03 \x01(\x01H\x01R\acostUsd\x88\x01\x01\x12/\n" +
-	"\x06period\x18\x04 \x01(\x0e2\x17.agents.v1.BudgetPeriodR\x06periodB\t\n" +
+	"\x06period\x18\x04 \x01(\x0e2\x17.agents.v1.BudgetPeriodR\x06period\x12\x1f\n" +
+	"\vauto_resume\x18\x05 \x01(\bR\n" +
+	"autoResumeB\t\n" +
 	"\a_tokensB\v\n" +
 	"\t_cost_usd\"H\n" +
 	"\x16SetOwnerBudgetResponse\x12.\n" +

@@ -1427,7 +1427,15 @@ type Budget struct {
 	Tokens *int64 `protobuf:"varint,1,opt,name=tokens,proto3,oneof" json:"tokens,omitempty"`
 	// Most US dollars to spend, priced as Usage.cost_usd (models without a
 	// price cost nothing). At least 0.
-	CostUsd       *float64 `protobuf:"fixed64,2,opt,name=cost_usd,json=costUsd,proto3,oneof" json:"cost_usd,omitempty"`
+	CostUsd *float64 `protobuf:"fixed64,2,opt,name=cost_usd,json=costUsd,proto3,oneof" json:"cost_usd,omitempty"`
+	// The sessions a budget paused (status reason `budget_exceeded`)
+	// resume by themselves, with no Resume, when it has room again: on a
+	// session tree's budget, when UpdateSession sets it and when the
+	// owner's budget is raised or its period of a day or a month rolls
+	// over; on an owner's budget, for every session of the owner, when
+	// SetOwnerBudget sets it and when its period rolls over. Never set in
+	// BudgetState.left.
+	AutoResume    bool `protobuf:"varint,3,opt,name=auto_resume,json=autoResume,proto3" json:"auto_resume,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1474,6 +1482,13 @@ func (x *Budget) GetCostUsd() float64 {
 		return *x.CostUsd
 	}
 	return 0
+}
+
+func (x *Budget) GetAutoResume() bool {
+	if x != nil {
+		return x.AutoResume
+	}
+	return false
 }
 
 // Spend is what was spent.
@@ -1989,10 +2004,12 @@ const file_agents_v1_session_proto_rawDesc = "" +
 	"\rcached_tokens\x18\x03 \x01(\x03R\fcachedTokens\x12)\n" +
 	"\x10reasoning_tokens\x18\x04 \x01(\x03R\x0freasoningTokens\x12\x1e\n" +
 	"\bcost_usd\x18\x05 \x01(\x01H\x00R\acostUsd\x88\x01\x01B\v\n" +
-	"\t_cost_usd\"]\n" +
+	"\t_cost_usd\"~\n" +
 	"\x06Budget\x12\x1b\n" +
 	"\x06tokens\x18\x01 \x01(\x03H\x00R\x06tokens\x88\x01\x01\x12\x1e\n" +
-	"\bcost_usd\x18\x02 \x01(\x01H\x01R\acostUsd\x88\x01\x01B\t\n" +
+	"\bcost_usd\x18\x02 \x01(\x01H\x01R\acostUsd\x88\x01\x01\x12\x1f\n" +
+	"\vauto_resume\x18\x03 \x01(\bR\n" +
+	"autoResumeB\t\n" +
 	"\a_tokensB\v\n" +
 	"\t_cost_usd\":\n" +
 	"\x05Spend\x12\x16\n" +

@@ -157,7 +157,7 @@ CREATE TABLE tree_budgets (
     tokens  INTEGER,
     cost    INTEGER,
     updated INTEGER NOT NULL
-) STRICT;
+, auto_resume INTEGER NOT NULL DEFAULT 0) STRICT;
 
 CREATE TABLE owner_budgets (
     owner   TEXT    NOT NULL PRIMARY KEY,
@@ -165,7 +165,7 @@ CREATE TABLE owner_budgets (
     cost    INTEGER,
     period  TEXT    NOT NULL,
     updated INTEGER NOT NULL
-) STRICT;
+, auto_resume INTEGER NOT NULL DEFAULT 0) STRICT;
 
 CREATE TABLE spend (
     scope  TEXT    NOT NULL,

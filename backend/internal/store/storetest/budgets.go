@@ -147,6 +147,46 @@ func testBudgets(t *testing.T, fresh func(t *testing.T) Opener) {
 
 // Sessions of one owner that ask at once for the last of its budget are
 // admitted one at a time: only the first finds it free.
+// TreeBudget reads a tree's budget and what the whole tree spent, and a
+// budget keeps whether it resumes what it paused by itself: a tree's as
+// every session of the tree reads it, an owner's as OwnerBudget does.
+func testTreeBudgetAndAutoResume(t *testing.T, fresh func(t *testing.T) Opener) {
+	s := open(t, fresh(t))
+	ctx := context.Background()
+	root := newMeta("root", "alice", at(0))
+	noErr(t, s.Commit(ctx, &store.Change{Create: true, Meta: &root, TreeBudget: &session.Budget{Tokens: ptr(int64(100)), AutoResume: true}}), "create root")
+	child := newMeta("child", "alice", at(time.Second))
+	child.ParentID, child.Depth = "root", 1
+	mustCreate(t, s, child)
+	child.Updated = at(2 * time.Second)
+	noErr(t, s.Commit(ctx, &store.Change{Meta: &child, Spend: &store.SpendChange{
+		SessionID: "child", RootID: "root", Owner: "alice", Spend: session.Spend{Tokens: 70, Cost: 5}, At: at(0),
+	}}), "settle the child's call")
+
+	b, spent, err := s.TreeBudget(ctx, "root")
+	noErr(t, err, "read the tree's budget")
+	if b == nil || b.Tokens == nil || *b.Tokens != 100 || !b.AutoResume || spent != (session.Spend{Tokens: 70, Cost: 5}) {
+		t.Fatalf("tree budget %+v, spent %+v; want 100 tokens resuming by itself, 70 spent", b, spent)
+	}
+	if got := mustGet(t, s, "child"); got.Budget == nil || !got.Budget.AutoResume {
+		t.Fatalf("the child reads the budget %+v, want it resuming by itself", got.Budget)
+	}
+	noErr(t, s.SetTreeBudget(ctx, "root", session.Budget{Tokens: ptr(int64(200))}, at(3*time.Second)), "replace the tree's budget")
+	if b, _, err := s.TreeBudget(ctx, "root"); err != nil || b == nil || b.AutoResume {
+		t.Fatalf("replaced budget %+v (%v), want one that does not resume by itself", b, err)
+	}
+	if b, spent, err := s.TreeBudget(ctx, "nosuch"); err != nil || b != nil || spent != (session.Spend{}) {
+		t.Fatalf("a tree with no budget: %+v, %+v, %v", b, spent, err)
+	}
+
+	noErr(t, s.SetOwnerBudget(ctx, session.OwnerBudget{Owner: "alice", Budget: session.Budget{Tokens: ptr(int64(5)), AutoResume: true}, Period: session.PeriodDay}, at(0)), "set the owner's budget")
+	ob, found, err := s.OwnerBudget(ctx, "alice")
+	noErr(t, err, "read the owner's budget")
+	if !found || !ob.Budget.AutoResume || ob.Period != session.PeriodDay {
+		t.Fatalf("owner budget %+v (found %v), want a day's that resumes by itself", ob, found)
+	}
+}
+
 func testReserveRace(t *testing.T, fresh func(t *testing.T) Opener) {
 	s := open(t, fresh(t))
 	ctx := context.Background()

@@ -89,6 +89,7 @@ func Run(t *testing.T, fresh func(t *testing.T) Opener) {
 		{"StoredAgentsReopen", testStoredAgentsReopen},
 		{"Budgets", testBudgets},
 		{"BudgetSetAfterCallsUnderNone", testBudgetSetAfterCallsUnderNone},
+		{"TreeBudgetAndAutoResume", testTreeBudgetAndAutoResume},
 		{"ReserveRace", testReserveRace},
 		{"ReserveGrants", testReserveGrants},
 	}

@@ -103,6 +103,9 @@ type SessionServiceClient interface {
 	PostMessage(context.Context, *connect.Request[v1.PostMessageRequest]) (*connect.Response[v1.PostMessageResponse], error)
 	// Resume continues a paused session, or a waiting one whose deferred
 	// calls are all answered, or a session whose run needs params again.
+	// It first resumes the session's helper sessions (at any depth) that a
+	// budget paused, so resuming a root after raising its budget resumes
+	// its tree.
 	Resume(context.Context, *connect.Request[v1.ResumeRequest]) (*connect.Response[v1.ResumeResponse], error)
 	// CompleteCall answers a deferred call by its continuation token: a
 	// client tool's call with its result, a call that waits for approval
@@ -147,8 +150,9 @@ type SessionServiceClient interface {
 	RenameSession(context.Context, *connect.Request[v1.RenameSessionRequest]) (*connect.Response[v1.RenameSessionResponse], error)
 	// UpdateSession changes what the request sets of a session's budget and
 	// title; the run, if any, goes on. A run stopped by `budget_exceeded`
-	// does not restart by itself when the budget is raised: Resume
-	// continues it. Its `session.updated` event carries the change.
+	// does not restart by itself when the budget is raised, unless the
+	// budget sets `auto_resume`: Resume continues it. Its `session.updated`
+	// event carries the change.
 	UpdateSession(context.Context, *connect.Request[v1.UpdateSessionRequest]) (*connect.Response[v1.UpdateSessionResponse], error)
 	// WatchSession delivers the target's `run.stopped` and `session.failed`
 	// events to the watcher as mail until the TTL passes.
@@ -441,6 +445,9 @@ type SessionServiceHandler interface {
 	PostMessage(context.Context, *connect.Request[v1.PostMessageRequest]) (*connect.Response[v1.PostMessageResponse], error)
 	// Resume continues a paused session, or a waiting one whose deferred
 	// calls are all answered, or a session whose run needs params again.
+	// It first resumes the session's helper sessions (at any depth) that a
+	// budget paused, so resuming a root after raising its budget resumes
+	// its tree.
 	Resume(context.Context, *connect.Request[v1.ResumeRequest]) (*connect.Response[v1.ResumeResponse], error)
 	// CompleteCall answers a deferred call by its continuation token: a
 	// client tool's call with its result, a call that waits for approval
@@ -485,8 +492,9 @@ type SessionServiceHandler interface {
 	RenameSession(context.Context, *connect.Request[v1.RenameSessionRequest]) (*connect.Response[v1.RenameSessionResponse], error)
 	// UpdateSession changes what the request sets of a session's budget and
 	// title; the run, if any, goes on. A run stopped by `budget_exceeded`
-	// does not restart by itself when the budget is raised: Resume
-	// continues it. Its `session.updated` event carries the change.
+	// does not restart by itself when the budget is raised, unless the
+	// budget sets `auto_resume`: Resume continues it. Its `session.updated`
+	// event carries the change.
 	UpdateSession(context.Context, *connect.Request[v1.UpdateSessionRequest]) (*connect.Response[v1.UpdateSessionResponse], error)
 	// WatchSession delivers the target's `run.stopped` and `session.failed`
 	// events to the watcher as mail until the TTL passes.

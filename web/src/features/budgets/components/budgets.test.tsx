@@ -164,10 +164,11 @@ describe("the usage page", () => {
     const form = screen.getByRole("form", { name: "Set the budget of bob" });
     fireEvent.change(within(form).getByRole("textbox", { name: "Most tokens" }), { target: { value: "500" } });
     fireEvent.change(within(form).getByRole("combobox", { name: "Period" }), { target: { value: String(BudgetPeriod.MONTH) } });
+    fireEvent.click(within(form).getByRole("checkbox", { name: /Resume the sessions it paused by themselves/ }));
     fireEvent.click(within(form).getByRole("button", { name: "Save the budget" }));
     await within(form).findByRole("status");
     expect(server.set).toHaveLength(1);
-    expect(server.set[0]).toMatchObject({ owner: "bob", tokens: 500n, period: BudgetPeriod.MONTH });
+    expect(server.set[0]).toMatchObject({ owner: "bob", tokens: 500n, period: BudgetPeriod.MONTH, autoResume: true });
     expect(server.set[0].costUsd).toBeUndefined();
     // The page reads the usage again: the budget now in force shows.
     await waitFor(() => expect(within(screen.getByRole("region", { name: "Usage of bob" })).getByText("set for this owner, per month (UTC)")).toBeTruthy());

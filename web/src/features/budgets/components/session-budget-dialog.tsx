@@ -46,7 +46,9 @@ function BudgetForm({ meta, stop, onClose, save }: Omit<Props, "open">) {
     setError(undefined);
     setBusy(true);
     try {
-      await save(budgetOf(parsed), resume);
+      // The form sets the limits; whether the budget resumes what it
+      // paused by itself is kept as it was (the budget is replaced whole).
+      await save(budgetOf({ ...parsed, autoResume: meta.budget?.budget?.autoResume }), resume);
       onClose();
     } catch (err) {
       setFailure(errorText(err));

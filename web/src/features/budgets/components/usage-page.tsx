@@ -157,18 +157,20 @@ function SetBudget({ owner, usage }: { owner: string; usage?: OwnerUsage }) {
   const current = usage?.budget;
   const [values, setValues] = useState<LimitFields | undefined>();
   const [period, setPeriod] = useState<BudgetPeriod>();
+  const [autoResume, setAutoResume] = useState<boolean>();
   const [error, setError] = useState<FieldError>();
   const id = useId();
   // Until edited, the form shows the budget in force.
   const shown = values ?? fieldsOf(current?.budget);
   const shownPeriod = period ?? (current?.period || BudgetPeriod.TOTAL);
+  const shownAutoResume = autoResume ?? !!current?.budget?.autoResume;
 
   const submit = (e: FormEvent) => {
     e.preventDefault();
     const parsed = parseLimits(shown);
     if (isFieldError(parsed)) return setError(parsed);
     setError(undefined);
-    set.mutate({ owner, ...parsed, period: shownPeriod });
+    set.mutate({ owner, ...parsed, period: shownPeriod, autoResume: shownAutoResume });
   };
 
   return (
@@ -188,6 +190,12 @@ function SetBudget({ owner, usage }: { owner: string; usage?: OwnerUsage }) {
           <option value={BudgetPeriod.MONTH}>per month (UTC)</option>
           <option value={BudgetPeriod.TOTAL}>in total</option>
         </select>
+      </div>
+      <div className="field">
+        <label>
+          <input type="checkbox" checked={shownAutoResume} onChange={(e) => setAutoResume(e.target.checked)} /> Resume the sessions it paused by
+          themselves when it is raised or a new period starts
+        </label>
       </div>
       {set.error && (
         <p role="alert" className="error">

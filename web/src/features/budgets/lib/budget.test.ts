@@ -56,7 +56,7 @@ describe("parseLimits", () => {
   });
 
   it("gives back the fields of a budget", () => {
-    expect(fieldsOf({ $typeName: "agents.v1.Budget", tokens: 300n })).toEqual({ tokens: "300", costUsd: "" });
+    expect(fieldsOf({ $typeName: "agents.v1.Budget", tokens: 300n, autoResume: false })).toEqual({ tokens: "300", costUsd: "" });
     expect(fieldsOf(undefined)).toEqual({ tokens: "", costUsd: "" });
   });
 });

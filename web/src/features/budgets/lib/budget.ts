@@ -144,8 +144,9 @@ export function isFieldError(v: ReturnType<typeof parseLimits>): v is FieldError
   return "field" in v;
 }
 
-// budgetOf is the Budget message of parsed limits.
-export function budgetOf(l: { tokens?: bigint; costUsd?: number }): Budget {
+// budgetOf is the Budget message of parsed limits, and of whether it
+// resumes what it paused by itself.
+export function budgetOf(l: { tokens?: bigint; costUsd?: number; autoResume?: boolean }): Budget {
   return create(BudgetSchema, l);
 }
 

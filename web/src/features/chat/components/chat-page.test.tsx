@@ -656,7 +656,9 @@ describe("ChatPage", () => {
         status: SessionStatus.PAUSED,
         statusReason: "budget_exceeded",
         turnCount: 1,
-        budget: { budget: { tokens: 100n }, spent: { tokens: 130n }, left: { tokens: 0n }, exceeded: true },
+        // The tree's budget resumes by itself when raised: a new one
+        // set here keeps that.
+        budget: { budget: { tokens: 100n, autoResume: true }, spent: { tokens: 130n }, left: { tokens: 0n }, exceeded: true },
       }),
       turns: [create(TurnSchema, { index: 0, kind: { case: "user", value: create(UserTurnSchema, { text: "dig" }) } })],
     });
@@ -680,7 +682,7 @@ describe("ChatPage", () => {
     fireEvent.click(within(form).getByRole("button", { name: "Save and resume" }));
     await waitFor(() => expect(resumed).toHaveLength(1));
     expect(updated).toHaveLength(1);
-    expect(updated[0]).toMatchObject({ sessionId: "p-root", budget: { tokens: 1000n, costUsd: 0.5 } });
+    expect(updated[0]).toMatchObject({ sessionId: "p-root", budget: { tokens: 1000n, costUsd: 0.5, autoResume: true } });
     expect(resumed[0].sessionId).toBe("p-kid");
     await waitFor(() => expect(screen.queryByRole("form", { name: "Set the session budget" })).toBeNull());
   });

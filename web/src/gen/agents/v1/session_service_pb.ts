@@ -1648,6 +1648,9 @@ export const SessionService: GenService<{
   /**
    * Resume continues a paused session, or a waiting one whose deferred
    * calls are all answered, or a session whose run needs params again.
+   * It first resumes the session's helper sessions (at any depth) that a
+   * budget paused, so resuming a root after raising its budget resumes
+   * its tree.
    *
    * @generated from rpc agents.v1.SessionService.Resume
    */
@@ -1796,8 +1799,9 @@ export const SessionService: GenService<{
   /**
    * UpdateSession changes what the request sets of a session's budget and
    * title; the run, if any, goes on. A run stopped by `budget_exceeded`
-   * does not restart by itself when the budget is raised: Resume
-   * continues it. Its `session.updated` event carries the change.
+   * does not restart by itself when the budget is raised, unless the
+   * budget sets `auto_resume`: Resume continues it. Its `session.updated`
+   * event carries the change.
    *
    * @generated from rpc agents.v1.SessionService.UpdateSession
    */
