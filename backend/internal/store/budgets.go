@@ -247,9 +247,9 @@ func (s *SQL) Reserve(ctx context.Context, r Reservation) (Admission, error) {
 // The states of SQL.budgets: what an embedded database, which one server
 // alone writes, is known to hold.
 const (
-	budgetsUnknown int32 = iota // not read yet
-	budgetsNone                 // no tree or owner budget at all
-	budgetsSome                 // some, or one is being set
+	budgetsUnread int32 = iota // not read yet
+	budgetsAbsent                 // no tree or owner budget at all
+	budgetsPresent                 // some, or one is being set
 )
 
 // budgetsInForce tells whether r's tree or owner has a budget of its own.
@@ -259,15 +259,15 @@ const (
 func (s *SQL) budgetsInForce(ctx context.Context, r Reservation) (bool, error) {
 	if s.dialect.Embedded {
 		switch s.budgets.Load() {
-		case budgetsNone:
+		case budgetsAbsent:
 			return false, nil
-		case budgetsUnknown:
+		case budgetsUnread:
 			var some bool
 			if err := s.st.anyBudget.GetContext(ctx, &some); err != nil {
 				return false, err
 			}
 			// A budget set meanwhile has moved the state on: it stays.
-			if !some && s.budgets.CompareAndSwap(budgetsUnknown, budgetsNone) {
+			if !some && s.budgets.CompareAndSwap(budgetsUnread, budgetsAbsent) {
 				return false, nil
 			}
 		}
@@ -283,12 +283,12 @@ func (s *SQL) budgetsInForce(ctx context.Context, r Reservation) (bool, error) {
 // server under a budget since removed counts until it expires, as one
 // a crash leaves always did.)
 func (s *SQL) noReservations() bool {
-	return s.dialect.Embedded && s.budgets.Load() == budgetsNone
+	return s.dialect.Embedded && s.budgets.Load() == budgetsAbsent
 }
 
 // noteBudget records, before a budget is written, that the database may
 // hold one: from now on admissions read it.
-func (s *SQL) noteBudget() { s.budgets.Store(budgetsSome) }
+func (s *SQL) noteBudget() { s.budgets.Store(budgetsPresent) }
 
 // admission reads, with get (sqlAdmission prepared on a pool or bound in
 // a transaction holding the budgets' locks), the budgets, the spend and

@@ -66,7 +66,7 @@ type SQL struct {
 	st          *statements
 	dialect     Dialect
 	// budgets is what an embedded database holds of budgets
-	// (budgetsUnknown, budgetsNone, budgetsSome): see budgetsInForce.
+	// (budgetsUnread, budgetsAbsent, budgetsPresent): see budgetsInForce.
 	budgets   atomic.Int32
 	closeOnce sync.Once
 	closeErr  error
