@@ -247,9 +247,9 @@ func (s *SQL) Reserve(ctx context.Context, r Reservation) (Admission, error) {
 // The states of SQL.budgets: what an embedded database, which one server
 // alone writes, is known to hold.
 const (
-	budgetsUnread int32 = iota // not read yet
-	budgetsAbsent                 // no tree or owner budget at all
-	budgetsPresent                 // some, or one is being set
+	budgetsUnread  int32 = iota // not read yet
+	budgetsAbsent               // no tree or owner budget at all
+	budgetsPresent              // some, or one is being set
 )
 
 // budgetsInForce tells whether r's tree or owner has a budget of its own.
