@@ -108,7 +108,12 @@ func (s *SQL) PruneCommands(ctx context.Context, before time.Time) (int, error) 
 	return int(n), err
 }
 
-const sqlPruneCommands = `DELETE FROM commands WHERE created < ?`
+// sqlPruneCommands keeps every command a holder may still apply: one not
+// finished is pending however old it is (its servers may both have died,
+// and the next holder applies it), unless its session is gone, which no
+// server will hold again.
+const sqlPruneCommands = `DELETE FROM commands WHERE created < ?
+	AND (done IS NOT NULL OR NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id = commands.session_id))`
 
 type commandRow struct {
 	ID        string  `db:"id"`

@@ -233,8 +233,10 @@ type Commands interface {
 	// GetCommand returns a command, errs.NotFound (unknown_command) when
 	// there is none.
 	GetCommand(ctx context.Context, id string) (Command, error)
-	// PruneCommands removes commands created before a time, finished or
-	// not, and returns how many it removed.
+	// PruneCommands removes the commands created before a time that are
+	// finished or whose session is gone, and returns how many it removed.
+	// A pending command of a session that exists is kept: it is applied
+	// when a server next holds the session.
 	PruneCommands(ctx context.Context, before time.Time) (int, error)
 }
 

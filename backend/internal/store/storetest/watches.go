@@ -297,7 +297,7 @@ func testOrphans(t *testing.T, fresh func(t *testing.T) Opener) {
 }
 
 // testCommands: a command is added, found by the holder of its session's
-// lease, finished once, and read back.
+// lease, finished once, read back, and pruned once finished.
 func testCommands(t *testing.T, fresh func(t *testing.T) Opener) {
 	s := open(t, fresh(t))
 	ctx := context.Background()
@@ -336,9 +336,20 @@ func testCommands(t *testing.T, fresh func(t *testing.T) Opener) {
 	_, err = s.GetCommand(ctx, "ghost")
 	wantErr(t, err, errs.KindNotFound, store.CodeUnknownCommand)
 
+	// Pruning removes finished commands and those of sessions that are
+	// gone, never one still waiting for its holder, however old (issue 33:
+	// a command whose servers both died was deleted unapplied).
+	c4 := store.Command{ID: "c4", SessionID: "gone", Owner: "alice", Kind: "pause", Body: `{}`, Created: at(time.Second)}
+	noErr(t, s.AddCommand(ctx, c4), "add c4")
 	n, err := s.PruneCommands(ctx, at(2*time.Second))
 	noErr(t, err, "prune")
 	equal(t, "pruned", n, 2)
-	_, err = s.GetCommand(ctx, "c2")
-	noErr(t, err, "c2 kept")
+	for _, id := range []string{"c1", "c4"} {
+		_, err = s.GetCommand(ctx, id)
+		wantErr(t, err, errs.KindNotFound, store.CodeUnknownCommand)
+	}
+	for _, id := range []string{"c2", "c3"} {
+		_, err = s.GetCommand(ctx, id)
+		noErr(t, err, "%s kept", id)
+	}
 }
