@@ -736,6 +736,40 @@ func TestACommandWhoseHolderLetsTheSessionGoIsAppliedByTheServerWaiting(t *testi
 	l.forwarded(t, "post_message")
 }
 
+// Issue 33, item 4: a command whose holder and forwarding server both
+// died, for a session that is idle, is applied by a server that is left,
+// with no later request to bring it along: the look for sessions without
+// a server finds a session with commands pending as it finds one with
+// mail.
+func TestACommandWhoseServersBothDiedIsAppliedByAServerLeft(t *testing.T) {
+	t.Parallel()
+	f, l, on := crossFleet(t, 500*time.Millisecond, "a", "b", "c")
+	ctx := context.Background()
+	a, b := on["a"], on["b"]
+	id := a.createEmpty(t, "bench")
+	a.db.deaf.Store(true)
+	go func() {
+		// b dies waiting: its answer is that it closes.
+		_, _, _ = b.run.PostMessage(ctx, "me", id, runner.Message{Text: "stranded"}, runner.RunOptions{Hold: true}, nil)
+	}()
+	eventually(t, "the command is stored", func() bool {
+		ids, _ := l.commands("post_message")
+		return len(ids) == 1
+	})
+	b.crash()
+	a.crash()
+	// Read from the store: a read through c would load the session there,
+	// and apply the command, by itself.
+	eventually(t, "a server left applies the stranded post", func() bool {
+		_, turns, err := f.db.LoadSession(ctx, id)
+		return err == nil && userTurns(turns, "stranded") == 1
+	})
+	if h := f.holder(t, id); h != "c" {
+		t.Fatalf("the session is held by %s", h)
+	}
+	l.forwarded(t, "post_message")
+}
+
 func TestGetSessionOnAnotherServerShowsTheStepInFlight(t *testing.T) {
 	t.Parallel()
 	f, _, on := crossFleet(t, time.Minute, "a", "b")

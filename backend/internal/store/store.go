@@ -189,10 +189,11 @@ type Leases interface {
 	// GetLease returns a session's lease, errs.NotFound when it has none.
 	GetLease(ctx context.Context, sessionID string) (Lease, error)
 	// Orphans returns the sessions that need a server but have none: those
-	// running, or ready with undelivered mail (which wakes them), whose
-	// lease is absent or expired at now, oldest first, at most limit. A
-	// session that waits for a client (failed, paused, waiting) needs no
-	// server for its mail until the client comes.
+	// running, ready with undelivered mail (which wakes them), or with a
+	// command pending (whatever their status: a command is a client's
+	// request), whose lease is absent or expired at now, oldest first, at
+	// most limit. A session that waits for a client (failed, paused,
+	// waiting) needs no server for its mail until the client comes.
 	Orphans(ctx context.Context, now time.Time, limit int) ([]string, error)
 }
 

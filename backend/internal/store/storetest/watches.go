@@ -280,17 +280,30 @@ func testOrphans(t *testing.T, fresh func(t *testing.T) Opener) {
 	failed.Status = session.StatusFailed
 	mustCreate(t, s, failed)
 	mustAddMail(t, s, newMail("m2", "failed", at(0)))
+	// A command is a client's request, whatever the session's status;
+	// a finished one asks for nothing (issue 33: an idle session's command
+	// was stranded when its servers both died).
+	paused := newMeta("commanded", "alice", at(5*time.Second))
+	paused.Status = session.StatusPaused
+	mustCreate(t, s, paused)
+	noErr(t, s.AddCommand(ctx, store.Command{ID: "c1", SessionID: "commanded", Owner: "alice", Kind: "resume", Body: `{}`, Created: at(0)}), "add c1")
+	mustCreate(t, s, newMeta("answered", "alice", at(6*time.Second)))
+	noErr(t, s.AddCommand(ctx, store.Command{ID: "c2", SessionID: "answered", Owner: "alice", Kind: "pause", Body: `{}`, Created: at(0)}), "add c2")
+	_, err := s.FinishCommand(ctx, "c2", `{}`, at(time.Second))
+	noErr(t, err, "finish c2")
 	orphans := func(now time.Time) []string {
 		t.Helper()
 		ids, err := s.Orphans(ctx, now, 100)
 		noErr(t, err, "orphans")
 		return ids
 	}
-	equal(t, "without leases", orphans(at(0)), []string{"r1", "r2", "mailed"})
-	_, err := s.AcquireLease(ctx, "r1", "h1", at(0), ttl)
+	equal(t, "without leases", orphans(at(0)), []string{"r1", "r2", "mailed", "commanded"})
+	_, err = s.AcquireLease(ctx, "r1", "h1", at(0), ttl)
 	noErr(t, err, "lease r1")
-	equal(t, "r1 held", orphans(at(time.Second)), []string{"r2", "mailed"})
-	equal(t, "r1 expired", orphans(at(ttl)), []string{"r1", "r2", "mailed"})
+	_, err = s.AcquireLease(ctx, "commanded", "h1", at(0), ttl)
+	noErr(t, err, "lease commanded")
+	equal(t, "r1 and commanded held", orphans(at(time.Second)), []string{"r2", "mailed"})
+	equal(t, "their leases expired", orphans(at(ttl)), []string{"r1", "r2", "mailed", "commanded"})
 	ids, err := s.Orphans(ctx, at(ttl), 1)
 	noErr(t, err, "orphans with a limit")
 	equal(t, "limited", ids, []string{"r1"})
