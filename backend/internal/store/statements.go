@@ -73,14 +73,14 @@ type statements struct {
 	writesErr      error
 
 	// On the read pool, prepared on first use.
-	getMeta, loadTurns, children, countByStatus *readStmt
-	pendingMail, listMail, listPendingMail      *readStmt
-	getDeferred, pendingDeferred, deferredRound *readStmt
-	listWatches, helperChild, getIdempotency    *readStmt
-	eventsAll, eventsSession, eventsOwner       *readStmt
-	getLease, orphans, pendingCommands          *readStmt
-	getCommand, watchersOf                      *readStmt
-	reads                                       []*readStmt
+	getMeta, loadTurns, children, countByStatus         *readStmt
+	pendingMail, listMail, listPendingMail              *readStmt
+	getDeferred, pendingDeferred, deferredRound         *readStmt
+	listWatches, helperChild, getIdempotency            *readStmt
+	eventsAll, eventsSession, eventsOwner               *readStmt
+	getLease, orphans, pendingCommands, waitingCommands *readStmt
+	getCommand, watchersOf                              *readStmt
+	reads                                               []*readStmt
 }
 
 // newStatements sets up every fixed statement on its pool and starts
@@ -154,6 +154,7 @@ func newStatements(ctx context.Context, read, write *sqlx.DB, d Dialect) *statem
 		{&st.getLease, sqlGetLease},
 		{&st.orphans, sqlOrphans},
 		{&st.pendingCommands, sqlPendingCommands},
+		{&st.waitingCommands, sqlWaitingCommands},
 		{&st.getCommand, sqlGetCommand},
 	} {
 		*r.dst = &readStmt{db: read, query: read.Rebind(r.query)}

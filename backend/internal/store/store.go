@@ -217,6 +217,9 @@ type Commands interface {
 	// PendingCommands returns the unfinished commands for sessions whose
 	// lease holder holds (expired or not), oldest first.
 	PendingCommands(ctx context.Context, holder string) ([]Command, error)
+	// HasPendingCommands reports whether a session has unfinished
+	// commands, whoever holds it.
+	HasPendingCommands(ctx context.Context, sessionID string) (bool, error)
 	// FinishCommand records a command's result, once: false when it was
 	// already finished. Its body is cleared (it may hold params, which
 	// the store keeps no longer than needed).

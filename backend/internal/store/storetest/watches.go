@@ -331,6 +331,11 @@ func testCommands(t *testing.T, fresh func(t *testing.T) Opener) {
 	pending, err = s.PendingCommands(ctx, "h2")
 	noErr(t, err, "pending of h2")
 	equal(t, "pending of h2", len(pending), 0)
+	for id, want := range map[string]bool{"x": true, "y": true, "z": false} {
+		has, err := s.HasPendingCommands(ctx, id)
+		noErr(t, err, "has pending %s", id)
+		equal(t, "has pending "+id, has, want)
+	}
 
 	ok, err := s.FinishCommand(ctx, "c1", `{"ok":true}`, at(3*time.Second))
 	noErr(t, err, "finish")
