@@ -127,7 +127,8 @@ const (
 	// server's machine, the network between) within keepAliveIdle +
 	// keepAliveCount × keepAliveInterval, on both sides: the database
 	// ends the backend of a server it cannot reach, and the locks it
-	// held, and a server drops a connection to a database it cannot reach.
+	// held, and a server drops a connection to a database it cannot
+	// reach, one with a statement in flight included (userTimeout).
 	keepAliveIdle     = 5 * time.Second
 	keepAliveInterval = 5 * time.Second
 	keepAliveCount    = 3
@@ -151,6 +152,7 @@ func bound(cfg *pgx.ConnConfig) {
 		KeepAliveConfig: net.KeepAliveConfig{
 			Enable: true, Idle: keepAliveIdle, Interval: keepAliveInterval, Count: keepAliveCount,
 		},
+		Control: userTimeout(keepAliveIdle + keepAliveCount*keepAliveInterval),
 	}
 	cfg.DialFunc = dialer.DialContext
 }
