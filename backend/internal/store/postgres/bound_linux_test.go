@@ -55,6 +55,7 @@ func TestTheStoresSocketsFindADeadPeer(t *testing.T) {
 	for name, want := range map[string]string{
 		"idle_in_transaction_session_timeout": "5000",
 		"lock_timeout":                        "10000",
+		"statement_timeout":                   "60000",
 		"tcp_keepalives_idle":                 "5",
 	} {
 		if got := cfg.RuntimeParams[name]; got != want {

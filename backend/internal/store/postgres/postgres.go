@@ -98,7 +98,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("open %s: %w", where, err)
 	}
-	if err := migrate(ctx, db); err != nil {
+	if err := migrate(ctx, cfg); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open %s: %w", where, err)
 	}
@@ -123,6 +123,10 @@ const (
 	// Above IdleInTransactionTimeout, so a frozen server's lock costs the
 	// others a wait, not an error.
 	LockTimeout = 10 * time.Second
+	// StatementTimeout bounds a statement, so that none holds its locks,
+	// or its caller, for ever: the store's statements take milliseconds.
+	// Migrations, which may take long, are not bounded (see migrate).
+	StatementTimeout = time.Minute
 	// Keepalive probes find a connection whose other end is gone (a
 	// server's machine, the network between) within keepAliveIdle +
 	// keepAliveCount × keepAliveInterval, on both sides: the database
@@ -144,6 +148,7 @@ func bound(cfg *pgx.ConnConfig) {
 	}
 	set("idle_in_transaction_session_timeout", strconv.FormatInt(IdleInTransactionTimeout.Milliseconds(), 10))
 	set("lock_timeout", strconv.FormatInt(LockTimeout.Milliseconds(), 10))
+	set("statement_timeout", strconv.FormatInt(StatementTimeout.Milliseconds(), 10))
 	set("tcp_keepalives_idle", strconv.Itoa(int(keepAliveIdle.Seconds())))
 	set("tcp_keepalives_interval", strconv.Itoa(int(keepAliveInterval.Seconds())))
 	set("tcp_keepalives_count", strconv.Itoa(keepAliveCount))
@@ -189,37 +194,28 @@ func shouldPing(_ context.Context, p stdlib.ShouldPingParams) bool {
 	return p.IdleDuration > time.Second || closedOrTalking(p.Conn.PgConn().Conn())
 }
 
-// migrate runs store.Migrate while it holds the migrations lock on a
-// connection of its own: a server that starts while another migrates
-// waits for it, then finds the schema up to date. The lock is a session
-// lock, so a server that dies mid-migration releases it with its
-// connection, and its migration transaction rolls back.
-func migrate(ctx context.Context, db *sqlx.DB) error {
+// migrate runs store.Migrate while it holds the migrations lock, on
+// connections of its own that no statement or lock timeout bounds (see
+// bound): a migration may take long, and a server that starts while
+// another migrates waits for it, then finds the schema up to date. The
+// lock is a session lock, released as the connections close, so a server
+// that dies mid-migration releases it too, and its migration transaction
+// rolls back.
+func migrate(ctx context.Context, cfg *pgx.ConnConfig) error {
+	unbounded := cfg.Copy()
+	unbounded.RuntimeParams["statement_timeout"] = "0"
+	unbounded.RuntimeParams["lock_timeout"] = "0"
+	db := sqlx.NewDb(stdlib.OpenDB(*unbounded), "pgx")
+	defer db.Close()
 	conn, err := db.Connx(ctx)
 	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
-	// The connection is dropped, not pooled: it waits for the lock with
-	// no lock_timeout, since another server's migration may take long.
-	defer func() {
-		_ = conn.Raw(func(any) error { return driver.ErrBadConn })
-		conn.Close()
-	}()
-	if _, err := conn.ExecContext(ctx, `SET lock_timeout = 0`); err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
+	defer conn.Close()
 	if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_lock($1)`, MigrationsLockKey); err != nil {
 		return fmt.Errorf("take the migrations lock: %w", err)
 	}
-	err = store.Migrate(ctx, db, "postgres")
-	// Unlocking with a fresh context: ctx may be what ended the migration.
-	unlockCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	if _, uerr := conn.ExecContext(unlockCtx, `SELECT pg_advisory_unlock($1)`, MigrationsLockKey); uerr != nil {
-		// Dropping the connection releases it all the same.
-		err = errors.Join(err, fmt.Errorf("release the migrations lock: %w", uerr))
-	}
-	return err
+	return store.Migrate(ctx, db, "postgres")
 }
 
 // Dialect is PostgreSQL's part of the shared SQL.
