@@ -45,8 +45,9 @@ type writeChecker interface {
 }
 
 // readyz answers 200 when the server can do its work: the database
-// answers and, when shared, takes writes, at least one agent is loaded, it is not shutting down and, on a
-// database shared with other servers, its leases were renewed in time.
+// answers and, when shared, takes writes, at least one agent is loaded,
+// it is not shutting down and, on a database shared with other servers,
+// its leases were renewed in time.
 // Otherwise 503 with the problems, so a load balancer sends no traffic.
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	body := healthBody{Status: "ready", Database: "ok"}

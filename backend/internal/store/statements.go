@@ -73,14 +73,15 @@ type statements struct {
 	writesErr      error
 
 	// On the read pool, prepared on first use.
-	getMeta, loadTurns, children, countByStatus         *readStmt
-	pendingMail, listMail, listPendingMail              *readStmt
-	getDeferred, pendingDeferred, deferredRound         *readStmt
-	listWatches, helperChild, getIdempotency            *readStmt
-	eventsAll, eventsSession, eventsOwner               *readStmt
-	getLease, orphans, pendingCommands, waitingCommands *readStmt
-	getCommand, watchersOf                              *readStmt
-	reads                                               []*readStmt
+	getMeta, loadTurns, children, countByStatus *readStmt
+	pendingMail, listMail, listPendingMail      *readStmt
+	getDeferred, pendingDeferred, deferredRound *readStmt
+	listWatches, helperChild, getIdempotency    *readStmt
+	eventsAll, eventsSession, eventsOwner       *readStmt
+	getLease, orphans, pendingCommands          *readStmt
+	getCommand, watchersOf                      *readStmt
+	waitingCommands                             *readStmt
+	reads                                       []*readStmt
 }
 
 // newStatements sets up every fixed statement on its pool and starts

@@ -172,9 +172,8 @@ const writeCheckWait = time.Second
 // writeCheckWait, and lets it go at once. One statement, one round trip:
 // the lock and the setting end with its transaction.
 func (s *Store) CheckWrites(ctx context.Context) error {
-	var set string
-	err := s.db.QueryRowContext(ctx, `SELECT set_config('lock_timeout', $1, true), pg_advisory_xact_lock($2)::text`,
-		strconv.FormatInt(writeCheckWait.Milliseconds(), 10), EventLogLockKey).Scan(&set, new(string))
+	_, err := s.db.ExecContext(ctx, `SELECT set_config('lock_timeout', $1, true), pg_advisory_xact_lock($2)`,
+		strconv.FormatInt(writeCheckWait.Milliseconds(), 10), EventLogLockKey)
 	if err != nil {
 		return fmt.Errorf("take the event log's lock: %w", err)
 	}
