@@ -14,12 +14,14 @@ import (
 )
 
 // Failover, when servers share a database: a session that needs a
-// server (a run the store says is going, or a ready session with mail)
-// and whose lease is absent or expired is an orphan. Every server looks
-// for orphans every half of a lease's life, at once when a server that
-// drains says it gave some up, and at its start (Recover); each tries to
-// take the lease, one wins, and the winner recovers the session exactly
-// as a restart does (see recoverSession). A helper's child goes with its
+// server (a run the store says is going, a ready session with mail, or
+// a command pending: its holder and the server that forwarded it may
+// both have died) and whose lease is absent or expired is an orphan.
+// Every server looks for orphans every half of a lease's life, at once
+// when a server that drains says it gave some up, and at its start
+// (Recover); each tries to take the lease, one wins, and the winner
+// recovers the session exactly as a restart does (see recoverSession)
+// and applies its pending commands. A helper's child goes with its
 // parent: the server that claims the parent claims its children too, so
 // the parent's call waits for a child it runs itself, and the others
 // leave the child alone while its parent is an orphan too, or for a few
@@ -240,6 +242,8 @@ func (r *Runner) claim(ctx context.Context, id string) (ok bool, err error) {
 	})
 	switch {
 	case ok:
+		// Its pending commands are this server's to apply now, in order.
+		r.kickApplier()
 		r.leaseStats.claims.Add(1)
 		if prevErr == nil && prev.Holder != r.cluster.Holder {
 			r.leaseStats.failovers.Add(1)

@@ -255,14 +255,33 @@ func (r *Runner) onHolder(ctx context.Context, id, owner, kind string, body, out
 	}
 	lease, elsewhere := r.holderElsewhere(ctx, id)
 	if !elsewhere {
-		// A write refused for a lease this server lost wrote nothing:
-		// the new holder takes the request.
-		if err := local(); !leaseHeld(err) && errs.CodeOf(err) != store.CodeLeaseLost {
-			return false, err
+		if !r.behindCommands(ctx, id) {
+			// A write refused for a lease this server lost wrote nothing:
+			// the new holder takes the request.
+			if err := local(); !leaseHeld(err) && errs.CodeOf(err) != store.CodeLeaseLost {
+				return false, err
+			}
 		}
 		lease = store.Lease{}
 	}
 	return true, r.forward(ctx, id, owner, kind, body, out, lease)
+}
+
+// behindCommands reports whether a request for a session this server
+// has not loaded must wait behind commands forwarded for it that no
+// server applied yet (their holder died, and the server that forwarded
+// them too): it then becomes a command itself, and whoever takes the
+// session applies them all in the order they came. A loaded session's
+// commands are this server's to apply, as they come.
+func (r *Runner) behindCommands(ctx context.Context, id string) bool {
+	r.mu.Lock()
+	_, live := r.live[id]
+	r.mu.Unlock()
+	if live {
+		return false
+	}
+	pending, err := r.store.HasPendingCommands(ctx, id)
+	return err == nil && pending
 }
 
 // forward stores a command for the session's holder, wakes it and waits

@@ -15,7 +15,7 @@ const readyTimeout = 2 * time.Second
 type healthBody struct {
 	Status   string   `json:"status"`
 	Problems []string `json:"problems,omitempty"`
-	// Database is "ok" or "unreachable" (readyz only).
+	// Database is "ok", "unreachable" or "cannot write" (readyz only).
 	Database string `json:"database,omitempty"`
 	// Leases is set on a database shared with other servers.
 	Leases *leaseHealth `json:"leases,omitempty"`
@@ -36,9 +36,18 @@ func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
 	writeHealth(w, http.StatusOK, healthBody{Status: "ok"})
 }
 
+// writeChecker is a store shared with other servers, whose writes one of
+// them can hold up while the database still answers reads (a server
+// frozen in the middle of a commit): it tells, within a bound, whether a
+// write would go through now.
+type writeChecker interface {
+	CheckWrites(ctx context.Context) error
+}
+
 // readyz answers 200 when the server can do its work: the database
-// answers, at least one agent is loaded, it is not shutting down and, on a
-// database shared with other servers, its leases were renewed in time.
+// answers and, when shared, takes writes, at least one agent is loaded,
+// it is not shutting down and, on a database shared with other servers,
+// its leases were renewed in time.
 // Otherwise 503 with the problems, so a load balancer sends no traffic.
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	body := healthBody{Status: "ready", Database: "ok"}
@@ -51,6 +60,12 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 		s.log.WarnContext(ctx, "readiness: store unreachable", "error", err.Error())
 		body.Database = "unreachable"
 		body.Problems = append(body.Problems, "store unreachable")
+	} else if w, ok := s.store.(writeChecker); ok {
+		if err := w.CheckWrites(ctx); err != nil {
+			s.log.WarnContext(ctx, "readiness: store cannot write", "error", err.Error())
+			body.Database = "cannot write"
+			body.Problems = append(body.Problems, "store cannot write")
+		}
 	}
 	if len(s.catalog.Snapshot().Agents()) == 0 {
 		body.Problems = append(body.Problems, "no agents loaded")

@@ -1,16 +1,21 @@
 package server_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/agents-os/agents/backend/internal/server"
+	"github.com/agents-os/agents/backend/internal/store/postgres"
 	"github.com/agents-os/agents/tools/fakellm"
 )
 
@@ -266,5 +271,38 @@ func TestMetricsReportLeasesAndCrossServerLag(t *testing.T) {
 		if got := metricValue(t, string(body), series); got != -1 {
 			t.Errorf("%s = %v on a server alone on its database, want no such series", series, got)
 		}
+	}
+}
+
+// Issue 33, item 1: on PostgreSQL, /readyz fails while writes cannot go
+// through though the database answers reads: another server holds the
+// lock every write takes (frozen in the middle of a commit, say). It is
+// ready again once the lock is free.
+func TestReadinessFailsWhileTheStoreCannotWrite(t *testing.T) {
+	t.Parallel()
+	e := start(t, fakellm.Rules{Default: &fakellm.Reply{Text: "ok"}}, on(onPostgres))
+	ctx := context.Background()
+	admin, err := pgx.Connect(ctx, e.dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	if _, err := admin.Exec(ctx, `SELECT pg_advisory_lock($1)`, postgres.EventLogLockKey); err != nil {
+		t.Fatal(err)
+	}
+	status, _, body := e.send(request{method: "GET", path: "/readyz"})
+	var got struct {
+		Database string
+		Problems []string
+	}
+	_ = json.Unmarshal(body, &got)
+	if status != http.StatusServiceUnavailable || got.Database != "cannot write" || !slices.Contains(got.Problems, "store cannot write") {
+		t.Errorf("/readyz while another holds the event log's lock = %d %s, want 503, the store cannot write", status, body)
+	}
+	if _, err := admin.Exec(ctx, `SELECT pg_advisory_unlock($1)`, postgres.EventLogLockKey); err != nil {
+		t.Fatal(err)
+	}
+	if status, _, body := e.send(request{method: "GET", path: "/readyz"}); status != http.StatusOK {
+		t.Errorf("/readyz once the lock is free = %d %s, want 200", status, body)
 	}
 }

@@ -48,6 +48,17 @@ const sqlPendingCommands = `SELECT c.id, c.session_id, c.owner, c.kind, c.body, 
 	WHERE c.done IS NULL AND l.holder = ?
 	ORDER BY c.created, c.id`
 
+// HasPendingCommands implements Commands.
+func (s *SQL) HasPendingCommands(ctx context.Context, sessionID string) (bool, error) {
+	var ids []string
+	if err := s.st.waitingCommands.SelectContext(ctx, &ids, sessionID); err != nil {
+		return false, s.translate(err, nil, "look for the pending commands of %s", sessionID)
+	}
+	return len(ids) > 0, nil
+}
+
+const sqlWaitingCommands = `SELECT id FROM commands WHERE session_id = ? AND done IS NULL LIMIT 1`
+
 // FinishCommand implements Commands.
 func (s *SQL) FinishCommand(ctx context.Context, id, result string, at time.Time) (bool, error) {
 	res, err := s.st.finishCommand.ExecContext(ctx, result, nanos(at), id)
@@ -108,7 +119,12 @@ func (s *SQL) PruneCommands(ctx context.Context, before time.Time) (int, error) 
 	return int(n), err
 }
 
-const sqlPruneCommands = `DELETE FROM commands WHERE created < ?`
+// sqlPruneCommands keeps every command a holder may still apply: one not
+// finished is pending however old it is (its servers may both have died,
+// and the next holder applies it), unless its session is gone, which no
+// server will hold again.
+const sqlPruneCommands = `DELETE FROM commands WHERE created < ?
+	AND (done IS NOT NULL OR NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id = commands.session_id))`
 
 type commandRow struct {
 	ID        string  `db:"id"`

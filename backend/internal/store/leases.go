@@ -116,7 +116,8 @@ func (s *SQL) Orphans(ctx context.Context, now time.Time, limit int) ([]string, 
 
 const sqlOrphans = `SELECT s.id FROM sessions s
 	LEFT JOIN run_leases l ON l.session_id = s.id
-	WHERE (s.status = ? OR (s.status = ? AND EXISTS (SELECT 1 FROM mail m WHERE m.session_id = s.id AND m.delivered IS NULL)))
+	WHERE (s.status = ? OR (s.status = ? AND EXISTS (SELECT 1 FROM mail m WHERE m.session_id = s.id AND m.delivered IS NULL))
+			OR EXISTS (SELECT 1 FROM commands c WHERE c.session_id = s.id AND c.done IS NULL))
 		AND (l.session_id IS NULL OR l.expires <= ?)
 	ORDER BY s.created, s.id
 	LIMIT ?`

@@ -83,6 +83,7 @@ type statements struct {
 	getLease, orphans, pendingCommands          *readStmt
 	getCommand, watchersOf                      *readStmt
 	anyBudget, budgetsInForce, admission        *readStmt
+	waitingCommands                             *readStmt
 	reads                                       []*readStmt
 }
 
@@ -161,6 +162,7 @@ func newStatements(ctx context.Context, read, write *sqlx.DB, d Dialect) *statem
 		{&st.getLease, sqlGetLease},
 		{&st.orphans, sqlOrphans},
 		{&st.pendingCommands, sqlPendingCommands},
+		{&st.waitingCommands, sqlWaitingCommands},
 		{&st.getCommand, sqlGetCommand},
 		{&st.anyBudget, sqlAnyBudget},
 		{&st.budgetsInForce, sqlBudgetsInForce},

@@ -189,10 +189,11 @@ type Leases interface {
 	// GetLease returns a session's lease, errs.NotFound when it has none.
 	GetLease(ctx context.Context, sessionID string) (Lease, error)
 	// Orphans returns the sessions that need a server but have none: those
-	// running, or ready with undelivered mail (which wakes them), whose
-	// lease is absent or expired at now, oldest first, at most limit. A
-	// session that waits for a client (failed, paused, waiting) needs no
-	// server for its mail until the client comes.
+	// running, ready with undelivered mail (which wakes them), or with a
+	// command pending (whatever their status: a command is a client's
+	// request), whose lease is absent or expired at now, oldest first, at
+	// most limit. A session that waits for a client (failed, paused,
+	// waiting) needs no server for its mail until the client comes.
 	Orphans(ctx context.Context, now time.Time, limit int) ([]string, error)
 }
 
@@ -216,6 +217,9 @@ type Commands interface {
 	// PendingCommands returns the unfinished commands for sessions whose
 	// lease holder holds (expired or not), oldest first.
 	PendingCommands(ctx context.Context, holder string) ([]Command, error)
+	// HasPendingCommands reports whether a session has unfinished
+	// commands, whoever holds it.
+	HasPendingCommands(ctx context.Context, sessionID string) (bool, error)
 	// FinishCommand records a command's result, once: false when it was
 	// already finished. Its body is cleared (it may hold params, which
 	// the store keeps no longer than needed).
@@ -233,8 +237,10 @@ type Commands interface {
 	// GetCommand returns a command, errs.NotFound (unknown_command) when
 	// there is none.
 	GetCommand(ctx context.Context, id string) (Command, error)
-	// PruneCommands removes commands created before a time, finished or
-	// not, and returns how many it removed.
+	// PruneCommands removes the commands created before a time that are
+	// finished or whose session is gone, and returns how many it removed.
+	// A pending command of a session that exists is kept: it is applied
+	// when a server next holds the session.
 	PruneCommands(ctx context.Context, before time.Time) (int, error)
 }
 

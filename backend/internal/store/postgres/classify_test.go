@@ -37,6 +37,7 @@ func TestClassify(t *testing.T) {
 		{"disk full", pg("53100"), store.ViolationUnavailable},
 		{"io error", pg("58030"), store.ViolationUnavailable},
 		{"lock timeout", pg("55P03"), store.ViolationUnavailable},
+		{"idle in transaction timeout", pg("25P03"), store.ViolationUnavailable},
 		{"statement timeout", pg("57014"), store.ViolationUnavailable},
 		{"read-only standby", pg("25006"), store.ViolationUnavailable},
 		{"bad conn", fmt.Errorf("commit: %w", driver.ErrBadConn), store.ViolationUnavailable},

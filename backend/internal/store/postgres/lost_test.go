@@ -2,6 +2,8 @@ package postgres_test
 
 import (
 	"context"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -148,4 +150,95 @@ func waitingOnTheLock(t *testing.T, admin *pgx.Conn) int {
 	}
 	t.Fatal("no commit waits for the event log's lock")
 	return 0
+}
+
+// TestAWriterFrozenInsideItsTransactionHoldsTheOthersUpOnlyBriefly is
+// issue 33, item 1, at the store: a server that stops talking inside a
+// commit, once it holds the event log's lock (a SIGSTOP, a long pause;
+// here its connection stops carrying what it sends), holds the other
+// servers' commits up only until the database ends its transaction, idle
+// for IdleInTransactionTimeout. Its own commit then fails as the database
+// being unavailable, having stored nothing, and retried stores everything
+// once.
+func TestAWriterFrozenInsideItsTransactionHoldsTheOthersUpOnlyBriefly(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.DSN(t)
+	var armed atomic.Bool
+	frozen, thaw := make(chan struct{}), make(chan struct{})
+	p := pgtest.NewProxy(t, dsn, func() pgtest.Hook {
+		locked := false
+		return func(m pgtest.Message) pgtest.Verdict {
+			if locked {
+				// The message after the lock is not sent while frozen.
+				locked = false
+				close(frozen)
+				<-thaw
+				return pgtest.Forward
+			}
+			// One commit, the first to take the lock once armed, freezes.
+			locked = strings.HasPrefix(m.Query(), "select pg_advisory_xact_lock") && armed.CompareAndSwap(true, false)
+			return pgtest.Forward
+		}
+	})
+	a, err := postgres.Open(ctx, p.DSN(), postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := postgres.Open(ctx, dsn, postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	// Before the stores close, which waits for the frozen commit.
+	defer close(thaw)
+	now := time.Unix(1700000000, 0).UTC()
+	step := func(id string) *store.Change {
+		m := session.Meta{ID: id, Agent: "a", Owner: "o", Status: session.StatusRunning, TurnCount: 1, Created: now, Updated: now.Add(time.Second)}
+		return &store.Change{
+			Meta:     &m,
+			NewTurns: []session.Turn{{Index: 0, Created: m.Updated, User: &session.UserTurn{Text: "hello " + id}}},
+			Events:   []store.Event{{SessionID: id, Owner: "o", Kind: "session.turn", Time: m.Updated, Body: []byte(id)}},
+		}
+	}
+	for _, id := range []string{"on-a", "on-b"} {
+		meta := session.Meta{ID: id, Agent: "a", Owner: "o", Status: session.StatusReady, Created: now, Updated: now}
+		if err := b.CreateSession(ctx, meta, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	armed.Store(true)
+	done := make(chan error, 1)
+	go func() { done <- a.Commit(ctx, step("on-a")) }()
+	<-frozen
+
+	// The other server's commit waits for the lock, and gets it once the
+	// frozen transaction has been idle for the timeout: within the bound.
+	bound := postgres.IdleInTransactionTimeout + 10*time.Second
+	bctx, cancel := context.WithTimeout(ctx, bound)
+	defer cancel()
+	if err := b.Commit(bctx, step("on-b")); err != nil {
+		t.Fatalf("a commit while another server is frozen holding the lock, bounded by %s: %v", bound, err)
+	}
+	select {
+	case err = <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the frozen server's commit did not end after its transaction was")
+	}
+	wantUnavailable(t, "the frozen server's commit", err)
+
+	if _, turns, err := b.LoadSession(ctx, "on-a"); err != nil || len(turns) != 0 {
+		t.Fatalf("the frozen server's commit left %d turns (%v), want none", len(turns), err)
+	}
+	if err := a.Commit(ctx, step("on-a")); err != nil {
+		t.Fatalf("the frozen server's commit, retried: %v", err)
+	}
+	evs, err := b.EventsAfter(ctx, store.EventFilter{All: true}, 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 2 || string(evs[0].Body) != "on-b" || string(evs[1].Body) != "on-a" {
+		t.Fatalf("event log: %+v, want the other server's commit, then the retried one, once each", evs)
+	}
 }

@@ -22,6 +22,7 @@ import (
 	"io"
 	"net"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -66,6 +67,7 @@ func IsDSN(dsn string) bool {
 // Store is the store on one PostgreSQL database.
 type Store struct {
 	*store.SQL
+	db *sqlx.DB
 }
 
 var _ store.Store = (*Store)(nil)
@@ -84,6 +86,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("open postgres: %w", err)
 	}
 	where := fmt.Sprintf("postgres %s@%s:%d/%s", cfg.User, cfg.Host, cfg.Port, cfg.Database)
+	bound(cfg)
 	db := sqlx.NewDb(stdlib.OpenDB(*cfg, stdlib.OptionShouldPing(shouldPing)), "pgx")
 	db.SetMaxOpenConns(opts.MaxConns)
 	db.SetMaxIdleConns(opts.MaxConns)
@@ -95,11 +98,86 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("open %s: %w", where, err)
 	}
-	if err := migrate(ctx, db); err != nil {
+	if err := migrate(ctx, cfg); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open %s: %w", where, err)
 	}
-	return &Store{SQL: store.NewSQL(ctx, db, db, Dialect())}, nil
+	return &Store{SQL: store.NewSQL(ctx, db, db, Dialect()), db: db}, nil
+}
+
+// The bounds of every wait on the database (see bound), the defaults of
+// the settings of the same names, which a DSN may set otherwise
+// (?lock_timeout=30s&…).
+const (
+	// IdleInTransactionTimeout ends, on the database's side, a transaction
+	// whose server stopped talking in the middle of it (frozen, paused,
+	// cut off), and with it the locks it holds: the event log's lock stops
+	// every server's writes while it is held. Well under the lease TTL
+	// (runner.DefaultLeaseTTL), so the others write again before a
+	// frozen server's sessions are even due to move; far above what any
+	// transaction of the store spends between two statements.
+	IdleInTransactionTimeout = 5 * time.Second
+	// LockTimeout bounds a wait for a lock, so that a write held up by
+	// whatever holds one (a transaction that does not end) fails as the
+	// database being unavailable, which is retried, instead of hanging.
+	// Above IdleInTransactionTimeout, so a frozen server's lock costs the
+	// others a wait, not an error.
+	LockTimeout = 10 * time.Second
+	// StatementTimeout bounds a statement, so that none holds its locks,
+	// or its caller, for ever: the store's statements take milliseconds.
+	// Migrations, which may take long, are not bounded (see migrate).
+	StatementTimeout = time.Minute
+	// Keepalive probes find a connection whose other end is gone (a
+	// server's machine, the network between) within keepAliveIdle +
+	// keepAliveCount × keepAliveInterval, on both sides: the database
+	// ends the backend of a server it cannot reach, and the locks it
+	// held, and a server drops a connection to a database it cannot
+	// reach, one with a statement in flight included (userTimeout).
+	keepAliveIdle     = 5 * time.Second
+	keepAliveInterval = 5 * time.Second
+	keepAliveCount    = 3
+)
+
+// bound makes every wait on a connection of cfg end: the settings above,
+// unless the DSN set them, and TCP keepalives on the socket.
+func bound(cfg *pgx.ConnConfig) {
+	set := func(name, value string) {
+		if _, ok := cfg.RuntimeParams[name]; !ok {
+			cfg.RuntimeParams[name] = value
+		}
+	}
+	set("idle_in_transaction_session_timeout", strconv.FormatInt(IdleInTransactionTimeout.Milliseconds(), 10))
+	set("lock_timeout", strconv.FormatInt(LockTimeout.Milliseconds(), 10))
+	set("statement_timeout", strconv.FormatInt(StatementTimeout.Milliseconds(), 10))
+	set("tcp_keepalives_idle", strconv.Itoa(int(keepAliveIdle.Seconds())))
+	set("tcp_keepalives_interval", strconv.Itoa(int(keepAliveInterval.Seconds())))
+	set("tcp_keepalives_count", strconv.Itoa(keepAliveCount))
+	dialer := &net.Dialer{
+		Timeout: cfg.ConnectTimeout,
+		KeepAliveConfig: net.KeepAliveConfig{
+			Enable: true, Idle: keepAliveIdle, Interval: keepAliveInterval, Count: keepAliveCount,
+		},
+		Control: userTimeout(keepAliveIdle + keepAliveCount*keepAliveInterval),
+	}
+	cfg.DialFunc = dialer.DialContext
+}
+
+// writeCheckWait is how long CheckWrites waits for the event log's lock:
+// a commit holds it for milliseconds, so a wait this long means it is
+// held by what does not let go.
+const writeCheckWait = time.Second
+
+// CheckWrites reports whether a change could be written now: it takes
+// the event log's lock, which every change takes, waiting at most
+// writeCheckWait, and lets it go at once. One statement, one round trip:
+// the lock and the setting end with its transaction.
+func (s *Store) CheckWrites(ctx context.Context) error {
+	_, err := s.db.ExecContext(ctx, `SELECT set_config('lock_timeout', $1, true), pg_advisory_xact_lock($2)`,
+		strconv.FormatInt(writeCheckWait.Milliseconds(), 10), EventLogLockKey)
+	if err != nil {
+		return fmt.Errorf("take the event log's lock: %w", err)
+	}
+	return nil
 }
 
 // shouldPing says whether a pooled connection is pinged before it is
@@ -115,12 +193,19 @@ func shouldPing(_ context.Context, p stdlib.ShouldPingParams) bool {
 	return p.IdleDuration > time.Second || closedOrTalking(p.Conn.PgConn().Conn())
 }
 
-// migrate runs store.Migrate while it holds the migrations lock on a
-// connection of its own: a server that starts while another migrates
-// waits for it, then finds the schema up to date. The lock is a session
-// lock, so a server that dies mid-migration releases it with its
-// connection, and its migration transaction rolls back.
-func migrate(ctx context.Context, db *sqlx.DB) error {
+// migrate runs store.Migrate while it holds the migrations lock, on
+// connections of its own that no statement or lock timeout bounds (see
+// bound): a migration may take long, and a server that starts while
+// another migrates waits for it, then finds the schema up to date. The
+// lock is a session lock, released as the connections close, so a server
+// that dies mid-migration releases it too, and its migration transaction
+// rolls back.
+func migrate(ctx context.Context, cfg *pgx.ConnConfig) error {
+	unbounded := cfg.Copy()
+	unbounded.RuntimeParams["statement_timeout"] = "0"
+	unbounded.RuntimeParams["lock_timeout"] = "0"
+	db := sqlx.NewDb(stdlib.OpenDB(*unbounded), "pgx")
+	defer db.Close()
 	conn, err := db.Connx(ctx)
 	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
@@ -129,17 +214,7 @@ func migrate(ctx context.Context, db *sqlx.DB) error {
 	if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_lock($1)`, MigrationsLockKey); err != nil {
 		return fmt.Errorf("take the migrations lock: %w", err)
 	}
-	err = store.Migrate(ctx, db, "postgres")
-	// Unlocking with a fresh context: ctx may be what ended the migration.
-	unlockCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	if _, uerr := conn.ExecContext(unlockCtx, `SELECT pg_advisory_unlock($1)`, MigrationsLockKey); uerr != nil {
-		// The lock must not outlive this open: drop the connection, which
-		// releases it.
-		_ = conn.Raw(func(any) error { return driver.ErrBadConn })
-		err = errors.Join(err, fmt.Errorf("release the migrations lock: %w", uerr))
-	}
-	return err
+	return store.Migrate(ctx, db, "postgres")
 }
 
 // Dialect is PostgreSQL's part of the shared SQL.
@@ -179,6 +254,7 @@ func Classify(err error) store.Violation {
 		case "40001", // serialization_failure
 			"40P01", // deadlock_detected
 			"55P03", // lock_not_available: lock_timeout
+			"25P03", // idle_in_transaction_session_timeout: the transaction was ended, nothing of it kept
 			"57014", // query_canceled: statement_timeout (a canceled context is told apart above)
 			"57P01", // admin_shutdown
 			"57P02", // crash_shutdown

@@ -280,24 +280,37 @@ func testOrphans(t *testing.T, fresh func(t *testing.T) Opener) {
 	failed.Status = session.StatusFailed
 	mustCreate(t, s, failed)
 	mustAddMail(t, s, newMail("m2", "failed", at(0)))
+	// A command is a client's request, whatever the session's status;
+	// a finished one asks for nothing (issue 33: an idle session's command
+	// was stranded when its servers both died).
+	paused := newMeta("commanded", "alice", at(5*time.Second))
+	paused.Status = session.StatusPaused
+	mustCreate(t, s, paused)
+	noErr(t, s.AddCommand(ctx, store.Command{ID: "c1", SessionID: "commanded", Owner: "alice", Kind: "resume", Body: `{}`, Created: at(0)}), "add c1")
+	mustCreate(t, s, newMeta("answered", "alice", at(6*time.Second)))
+	noErr(t, s.AddCommand(ctx, store.Command{ID: "c2", SessionID: "answered", Owner: "alice", Kind: "pause", Body: `{}`, Created: at(0)}), "add c2")
+	_, err := s.FinishCommand(ctx, "c2", `{}`, at(time.Second))
+	noErr(t, err, "finish c2")
 	orphans := func(now time.Time) []string {
 		t.Helper()
 		ids, err := s.Orphans(ctx, now, 100)
 		noErr(t, err, "orphans")
 		return ids
 	}
-	equal(t, "without leases", orphans(at(0)), []string{"r1", "r2", "mailed"})
-	_, err := s.AcquireLease(ctx, "r1", "h1", at(0), ttl)
+	equal(t, "without leases", orphans(at(0)), []string{"r1", "r2", "mailed", "commanded"})
+	_, err = s.AcquireLease(ctx, "r1", "h1", at(0), ttl)
 	noErr(t, err, "lease r1")
-	equal(t, "r1 held", orphans(at(time.Second)), []string{"r2", "mailed"})
-	equal(t, "r1 expired", orphans(at(ttl)), []string{"r1", "r2", "mailed"})
+	_, err = s.AcquireLease(ctx, "commanded", "h1", at(0), ttl)
+	noErr(t, err, "lease commanded")
+	equal(t, "r1 and commanded held", orphans(at(time.Second)), []string{"r2", "mailed"})
+	equal(t, "their leases expired", orphans(at(ttl)), []string{"r1", "r2", "mailed", "commanded"})
 	ids, err := s.Orphans(ctx, at(ttl), 1)
 	noErr(t, err, "orphans with a limit")
 	equal(t, "limited", ids, []string{"r1"})
 }
 
 // testCommands: a command is added, found by the holder of its session's
-// lease, finished once, and read back.
+// lease, finished once, read back, and pruned once finished.
 func testCommands(t *testing.T, fresh func(t *testing.T) Opener) {
 	s := open(t, fresh(t))
 	ctx := context.Background()
@@ -318,6 +331,11 @@ func testCommands(t *testing.T, fresh func(t *testing.T) Opener) {
 	pending, err = s.PendingCommands(ctx, "h2")
 	noErr(t, err, "pending of h2")
 	equal(t, "pending of h2", len(pending), 0)
+	for id, want := range map[string]bool{"x": true, "y": true, "z": false} {
+		has, err := s.HasPendingCommands(ctx, id)
+		noErr(t, err, "has pending %s", id)
+		equal(t, "has pending "+id, has, want)
+	}
 
 	ok, err := s.FinishCommand(ctx, "c1", `{"ok":true}`, at(3*time.Second))
 	noErr(t, err, "finish")
@@ -336,9 +354,20 @@ func testCommands(t *testing.T, fresh func(t *testing.T) Opener) {
 	_, err = s.GetCommand(ctx, "ghost")
 	wantErr(t, err, errs.KindNotFound, store.CodeUnknownCommand)
 
+	// Pruning removes finished commands and those of sessions that are
+	// gone, never one still waiting for its holder, however old (issue 33:
+	// a command whose servers both died was deleted unapplied).
+	c4 := store.Command{ID: "c4", SessionID: "gone", Owner: "alice", Kind: "pause", Body: `{}`, Created: at(time.Second)}
+	noErr(t, s.AddCommand(ctx, c4), "add c4")
 	n, err := s.PruneCommands(ctx, at(2*time.Second))
 	noErr(t, err, "prune")
 	equal(t, "pruned", n, 2)
-	_, err = s.GetCommand(ctx, "c2")
-	noErr(t, err, "c2 kept")
+	for _, id := range []string{"c1", "c4"} {
+		_, err = s.GetCommand(ctx, id)
+		wantErr(t, err, errs.KindNotFound, store.CodeUnknownCommand)
+	}
+	for _, id := range []string{"c2", "c3"} {
+		_, err = s.GetCommand(ctx, id)
+		noErr(t, err, "%s kept", id)
+	}
 }

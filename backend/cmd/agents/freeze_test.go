@@ -1,0 +1,270 @@
+//go:build linux
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"connectrpc.com/connect"
+	"github.com/jackc/pgx/v5"
+
+	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/backend/internal/store/pgtest"
+	"github.com/agents-os/agents/backend/internal/store/postgres"
+	"github.com/agents-os/agents/tools/fakellm/fakellmtest"
+)
+
+// frozenWritesBound is how soon after a server froze holding the event
+// log's lock the other servers write again: PostgreSQL ends the frozen
+// server's transaction once it has been idle for the store's
+// idle_in_transaction_session_timeout (5 s), and the waiting writes then
+// take the lock; the rest is room for a loaded machine.
+const frozenWritesBound = 15 * time.Second
+
+// TestClusterAServerFrozenMidCommitHoldsTheOthersUpOnlyBriefly is issue
+// 33, item 1. Server A writes steadily (sessions created and run) and is
+// frozen (SIGSTOP) while it holds the event log's lock inside a commit,
+// as a long GC pause or a frozen VM would leave it. Server B must write
+// again within frozenWritesBound, its /readyz answering 503 while it
+// cannot write and 200 once it can. A, continued, must not answer ready
+// before it can write, and its interrupted commit is neither lost nor
+// stored twice: every session whose create succeeded exists, once.
+func TestClusterAServerFrozenMidCommitHoldsTheOthersUpOnlyBriefly(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the agents binary and runs it as child processes on PostgreSQL")
+	}
+	t.Parallel()
+	model := fakellmtest.Start(t, oneWriterRules())
+	dsn := pgtest.DSN(t)
+	servers := startCluster(t, 2, dsn, model.URL())
+	a, b := servers[0], servers[1]
+	admin, err := pgx.Connect(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(context.Background())
+
+	// A steady stream of writes through A, each create a session of its
+	// own with a text of its own.
+	stream := &createStream{}
+	stop := make(chan struct{})
+	var writers sync.WaitGroup
+	for w := range 3 {
+		writers.Add(1)
+		go func() {
+			defer writers.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				stream.create(a, fmt.Sprintf("writer %d, message %d", w, i))
+			}
+		}()
+	}
+	stopWriters := sync.OnceFunc(func() { close(stop) })
+	defer func() {
+		stopWriters()
+		_ = a.cmd.Process.Signal(syscall.SIGCONT)
+		writers.Wait()
+	}()
+
+	frozenAt, pid := freezeHoldingTheLock(t, a, admin)
+	t.Logf("A froze holding the event log's lock (backend %d)", pid)
+	stopWriters()
+
+	// B's /readyz, asked while the lock is still held (as read after the
+	// answer), must say B cannot write.
+	sawBlocked := false
+	for !sawBlocked && lockHolder(t, admin) == pid {
+		status, body := getReadyz(t, b.url)
+		if lockHolder(t, admin) != pid {
+			break // released meanwhile: this answer proves nothing
+		}
+		if status != http.StatusServiceUnavailable {
+			t.Fatalf("B's /readyz while A holds the lock frozen = %d %s, want 503", status, body)
+		}
+		sawBlocked = true
+	}
+	if !sawBlocked {
+		t.Fatal("the lock was released before B's /readyz could be asked: no check of the 503")
+	}
+
+	// B writes again within the bound, A still frozen.
+	deadline := frozenAt.Add(frozenWritesBound)
+	for {
+		ctx, cancel := context.WithDeadline(context.Background(), deadline)
+		_, err := b.sessions.CreateSession(ctx, connect.NewRequest(&agentsv1.CreateSessionRequest{
+			Agent: "slow", Message: &agentsv1.Message{Text: "through B while A is frozen"},
+		}))
+		cancel()
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("B could not create a session within %s of A's freeze: %v", frozenWritesBound, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Logf("B wrote again %s after A froze", time.Since(frozenAt).Round(time.Millisecond))
+	waitReady(t, "B, once it writes again", b.url)
+	if !stillFrozen(t, a) {
+		t.Fatal("A is no longer stopped: the test proved nothing")
+	}
+
+	// A goes on. Once it says it is ready, it writes.
+	if err := a.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	writers.Wait()
+	waitReady(t, "A, continued", a.url)
+	id := a.create(t, "slow", "through A once it is ready again")
+	a.waitIdle(t, id)
+
+	// Nothing lost, nothing twice: each session created is listed once,
+	// with its message once.
+	texts := map[string]int{}
+	for _, s := range listSessions(t, b) {
+		for _, text := range userTexts(b.get(t, s.GetId())) {
+			texts[text]++
+		}
+	}
+	t.Logf("%d creates through A succeeded, %d messages stored", len(stream.succeeded()), len(texts))
+	for _, text := range stream.succeeded() {
+		if texts[text] != 1 {
+			t.Errorf("message %q, whose create succeeded, is stored %d times", text, texts[text])
+		}
+	}
+	for text, n := range texts {
+		if n != 1 {
+			t.Errorf("message %q is stored %d times", text, n)
+		}
+	}
+}
+
+// createStream records the messages of the creates that succeeded.
+type createStream struct {
+	mu sync.Mutex
+	ok []string
+}
+
+func (c *createStream) create(p *serveProc, text string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err := p.sessions.CreateSession(ctx, connect.NewRequest(&agentsv1.CreateSessionRequest{
+		Agent: "slow", Message: &agentsv1.Message{Text: text},
+	}))
+	if err != nil {
+		return // A was frozen under it; whether it took effect is checked by its text
+	}
+	c.mu.Lock()
+	c.ok = append(c.ok, text)
+	c.mu.Unlock()
+}
+
+func (c *createStream) succeeded() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.ok...)
+}
+
+// freezeHoldingTheLock stops p (SIGSTOP) at a moment it holds the event
+// log's lock inside a transaction, as its PostgreSQL backend shows, and
+// returns when it froze and that backend. A stop that finds the lock free
+// is undone and tried again a moment later.
+func freezeHoldingTheLock(t *testing.T, p *serveProc, admin *pgx.Conn) (time.Time, int) {
+	t.Helper()
+	for range 300 {
+		if err := p.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+			t.Fatal(err)
+		}
+		at := time.Now()
+		// What the backend was running when the process stopped, and what
+		// the process had sent it already, ends within a moment; then it
+		// waits, idle in its transaction, for good.
+		time.Sleep(100 * time.Millisecond)
+		if pid := lockHolder(t, admin); pid != 0 {
+			time.Sleep(100 * time.Millisecond)
+			if lockHolder(t, admin) == pid {
+				return at, pid
+			}
+		}
+		if err := p.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(30 * time.Millisecond)
+	}
+	t.Fatal("the server never held the event log's lock when it was stopped")
+	return time.Time{}, 0
+}
+
+// lockHolder is the backend that holds the event log's lock idle in its
+// transaction (the frozen server's: nothing else leaves it so), 0 when
+// there is none.
+func lockHolder(t *testing.T, admin *pgx.Conn) int {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	key := postgres.EventLogLockKey
+	var pids []int
+	rows, err := admin.Query(ctx, `SELECT l.pid FROM pg_locks l JOIN pg_stat_activity s ON s.pid = l.pid
+		WHERE l.locktype = 'advisory' AND l.granted AND l.classid = $1 AND l.objid = $2
+			AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+			AND s.state = 'idle in transaction'`, uint32(key>>32), uint32(key))
+	if err == nil {
+		pids, err = pgx.CollectRows(rows, pgx.RowTo[int])
+	}
+	if err != nil {
+		t.Fatalf("read the event log's lock: %v", err)
+	}
+	if len(pids) == 0 {
+		return 0
+	}
+	return pids[0]
+}
+
+// stillFrozen reports whether p is stopped.
+func stillFrozen(t *testing.T, p *serveProc) bool {
+	t.Helper()
+	return mustProc(t, p.cmd.Process.Pid).state == 'T'
+}
+
+// waitReady waits until base's /readyz answers 200, failing after 30s.
+func waitReady(t *testing.T, what, base string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		status, body := getReadyz(t, base)
+		if status == http.StatusOK {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/readyz of %s = %d %s after 30s, want 200", what, status, strings.TrimSpace(body))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func listSessions(t *testing.T, p *serveProc) []*agentsv1.SessionMeta {
+	t.Helper()
+	var all []*agentsv1.SessionMeta
+	token := ""
+	for {
+		res, err := p.sessions.ListSessions(ctxFor(t), connect.NewRequest(&agentsv1.ListSessionsRequest{PageToken: token}))
+		if err != nil {
+			t.Fatalf("list sessions: %v", err)
+		}
+		all = append(all, res.Msg.GetSessions()...)
+		if token = res.Msg.GetNextPageToken(); token == "" {
+			return all
+		}
+	}
+}
