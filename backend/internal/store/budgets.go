@@ -117,6 +117,10 @@ type Admission struct {
 	// Reserved says the call holds a reservation, which its spend
 	// releases (SpendChange.Reserved).
 	Reserved bool
+	// Read says the budgets and the spend were read: a call under no
+	// budget is admitted without reading them, and its TreeSpend is zero,
+	// not the tree's.
+	Read bool
 }
 
 // SpendChange adds what a model call spent to its tree and owner and
@@ -295,7 +299,7 @@ func (s *SQL) noteBudget() { s.budgets.Store(budgetsPresent) }
 // the other calls' reservations that r's call is judged by, and judges it
 // (see judge).
 func (s *SQL) admission(ctx context.Context, get func(ctx context.Context, dest any, args ...any) error, r Reservation) (Admission, error) {
-	var adm Admission
+	adm := Admission{Read: true}
 	var row admissionRow
 	now := nanos(r.Now)
 	day, month := session.PeriodDay.Key(r.Now), session.PeriodMonth.Key(r.Now)
