@@ -49,6 +49,9 @@ type Options struct {
 	// WorkDir is where a stored agent's relative paths are resolved;
 	// empty: the process working directory.
 	WorkDir string
+	// within is ToolDirs made absolute when stored agents are built: the
+	// folders their programs are judged in again when they start.
+	within []string
 	// Only, when set, keeps in each snapshot only the agent with this
 	// slug and its helpers, recursively, when there is one: a server
 	// given a stored agent to serve alone. (A file agent's set is

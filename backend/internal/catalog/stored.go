@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agents-os/agents/backend/internal/agentfile"
+	"github.com/agents-os/agents/backend/internal/confine"
 	"github.com/agents-os/agents/backend/internal/errs"
 	"github.com/agents-os/agents/backend/internal/jsonx"
 	"github.com/agents-os/agents/backend/internal/store"
@@ -139,7 +140,7 @@ func (c *Catalog) buildStored(ctx context.Context, f *files, list []Stored) ([]*
 			agents = append(agents, d.def.Agent)
 		}
 	}
-	built, more := buildAll(ctx, agents, lookup, c.opts)
+	built, more := buildAll(ctx, agents, lookup, c.storedOpts())
 	var out []*Agent
 	for i, a := range built {
 		problems = append(problems, more[i]...)
@@ -220,7 +221,7 @@ func (c *Catalog) Validate(ctx context.Context, slug string, data []byte, update
 	if perr := def.Resolve(lookup); perr != nil {
 		return "", invalid(perr)
 	}
-	built, problems := buildAgent(ctx, lookup, a, c.opts)
+	built, problems := buildAgent(ctx, lookup, a, c.storedOpts())
 	if len(problems) > 0 {
 		return "", invalid(problems[0])
 	}
@@ -305,33 +306,39 @@ func (c *Catalog) checkPrograms(a *agentfile.Agent) *agentfile.Error {
 }
 
 // outside says why path is not under an allowed directory, or "" when it
-// is. Symbolic links are followed on both sides, so a link cannot lead
-// out of an allowed directory.
+// is. Symbolic links are followed on both sides, also where the path
+// does not exist yet, so a link cannot lead out of an allowed directory.
+// (The program is checked again when it starts: see confine.)
 func (c *Catalog) outside(path string) string {
 	if len(c.opts.ToolDirs) == 0 {
 		return fmt.Sprintf("%s: a stored agent runs no program unless the server allows directories for them (agents serve --stored-agent-tool-dirs), and this one allows none", path)
 	}
-	real := c.realPath(path)
-	for _, dir := range c.opts.ToolDirs {
-		rel, err := filepath.Rel(c.realPath(dir), real)
-		if err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-			return ""
-		}
+	if why := confine.Outside(c.absolute(path), c.storedOpts().within); why != "" {
+		return fmt.Sprintf("%s is not under a directory this server allows for the programs of stored agents (%s)", path, strings.Join(c.opts.ToolDirs, ", "))
 	}
-	return fmt.Sprintf("%s is not under a directory this server allows for the programs of stored agents (%s)", path, strings.Join(c.opts.ToolDirs, ", "))
+	return ""
 }
 
-// realPath is path made absolute, its links resolved when it exists.
-func (c *Catalog) realPath(path string) string {
-	if !filepath.IsAbs(path) {
-		base := c.opts.WorkDir
-		if base == "" {
-			base, _ = os.Getwd()
-		}
-		path = filepath.Join(base, path)
+// storedOpts are the options stored agents are built with: their
+// programs are judged again, in the allowed folders, when they start.
+func (c *Catalog) storedOpts() Options {
+	opts := c.opts
+	opts.within = make([]string, len(c.opts.ToolDirs))
+	for i, dir := range c.opts.ToolDirs {
+		opts.within[i] = c.absolute(dir)
 	}
-	if real, err := filepath.EvalSymlinks(path); err == nil {
-		return real
+	return opts
+}
+
+// absolute is path made absolute from the catalog's working directory;
+// not cleaned, since a ".." after a link is confine's to follow.
+func (c *Catalog) absolute(path string) string {
+	if filepath.IsAbs(path) {
+		return path
 	}
-	return filepath.Clean(path)
+	base := c.opts.WorkDir
+	if base == "" {
+		base, _ = os.Getwd()
+	}
+	return base + string(filepath.Separator) + path
 }
