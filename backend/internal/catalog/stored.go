@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -47,6 +48,7 @@ const (
 	CodeAgentExists   = "agent_exists"
 	CodeAgentReadOnly = "agent_read_only"
 	CodeUnknownAgent  = "unknown_agent"
+	CodeAgentInUse    = "agent_in_use"
 )
 
 // withStored reads the stored agents and assembles them with the file
@@ -208,6 +210,10 @@ func (c *Catalog) Validate(ctx context.Context, slug string, data []byte, update
 		return "", errs.Conflict(CodeAgentExists, "the slug %q is the agent file %s's; file agents are read-only to the API, and a slug is unique across files and stored agents", a.Slug, existing.File)
 	case existing != nil:
 		return "", errs.Conflict(CodeAgentExists, "an agent with the slug %q is already stored; update it instead", a.Slug)
+	case !update:
+		if other := snap.folded(a.Slug); other != nil {
+			return "", errs.Conflict(CodeAgentExists, "the slug %q is the agent %q's in other case; slugs differing only in case name one agent", a.Slug, other.Slug)
+		}
 	}
 	lookup := func(s string) *agentfile.Agent {
 		if s == a.Slug {
@@ -244,6 +250,29 @@ func (s *Snapshot) Writable(slug string) error {
 		return errs.Conflict(CodeAgentReadOnly, "agent %q comes from the agent file %s: file agents are read-only to the API (edit the file and reload)", slug, s.files.set.Get(slug).File)
 	}
 	return nil
+}
+
+// folded is the agent whose slug is slug in other case, if any.
+func (s *Snapshot) folded(slug string) *Agent {
+	for other, a := range s.every {
+		if other != slug && strings.EqualFold(other, slug) {
+			return a
+		}
+	}
+	return nil
+}
+
+// Dependents are the stored agents other than slug that name it as a
+// helper, sorted: deleting it would stop them loading.
+func (s *Snapshot) Dependents(slug string) []string {
+	var out []string
+	for _, a := range s.every {
+		if a.Source == SourceStored && a.Slug != slug && slices.Contains(a.Helpers, slug) {
+			out = append(out, a.Slug)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // invalid is a definition's problem as the API reports it: the field

@@ -120,7 +120,8 @@ func (h *agentService) UpdateAgent(ctx context.Context, req *connect.Request[age
 	return connect.NewResponse(&agentsv1.UpdateAgentResponse{Agent: agent}), nil
 }
 
-// DeleteAgent deletes a stored agent; its sessions stay.
+// DeleteAgent deletes a stored agent; its sessions stay. An agent that
+// other stored agents name as a helper is not deleted.
 func (h *agentService) DeleteAgent(ctx context.Context, req *connect.Request[agentsv1.DeleteAgentRequest]) (*connect.Response[agentsv1.DeleteAgentResponse], error) {
 	if err := h.mayWrite(ctx); err != nil {
 		return nil, err
@@ -129,8 +130,14 @@ func (h *agentService) DeleteAgent(ctx context.Context, req *connect.Request[age
 	if slug == "" {
 		return nil, errs.Invalid("invalid_argument", "slug is required")
 	}
-	if err := h.s.catalog.Snapshot().Writable(slug); err != nil {
+	snap := h.s.catalog.Snapshot()
+	if err := snap.Writable(slug); err != nil {
 		return nil, err
+	}
+	if deps := snap.Dependents(slug); len(deps) > 0 {
+		// Deleting it would silently stop them loading.
+		return nil, errs.FailedPrecondition(catalog.CodeAgentInUse, "agent %q is a helper of %s: update them to name it no more, then delete it", slug, strings.Join(deps, ", ")).
+			With("dependents", strings.Join(deps, ","))
 	}
 	stored, err := h.s.store.DeleteStoredAgent(ctx, slug, req.Msg.GetExpectedVersion(), time.Now())
 	if err != nil {

@@ -523,3 +523,74 @@ func TestStoredAgentsRefuseAKeyGivenTwice(t *testing.T) {
 		t.Fatalf("stored = %+v, %v; want d1 at version 1 only", stored, err)
 	}
 }
+
+// Issue 33: slugs that differ only in case name one agent: a stored
+// agent's slug may not be another agent's in other case, stored (on
+// both databases, checked where it is stored) or filed.
+func TestStoredAgentSlugsDifferingOnlyInCaseClash(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, d dialect) {
+		e := start(t, fakellm.Rules{Default: &fakellm.Reply{Text: "ok"}}, on(d))
+		if status, _, body := e.do(http.MethodPost, "/v1/agents", storedDef("probe", "p", "")); status != http.StatusCreated {
+			t.Fatalf("create probe = %d %s", status, body)
+		}
+		for _, slug := range []string{"PROBE", "Probe", "BOSS"} {
+			status, _, body := e.do(http.MethodPost, "/v1/agents", storedDef(slug, "p", ""))
+			if got := decodeAs[errorJSON](t, body); status != http.StatusConflict || got.Reason != "agent_exists" || !strings.Contains(got.Message, strings.ToLower(slug)) {
+				t.Fatalf("create %s = %d %s, want 409 agent_exists naming %s", slug, status, body, strings.ToLower(slug))
+			}
+		}
+		// Past the catalog too: the store refuses it.
+		_, err := e.store.CreateStoredAgent(ctxFor(t), store.StoredAgent{Slug: "pRoBe", Definition: storedDef("pRoBe", "p", ""), Author: "x", Updated: time.Now()})
+		if err == nil || !strings.Contains(err.Error(), `"probe"`) {
+			t.Fatalf("store create pRoBe = %v, want a conflict naming probe", err)
+		}
+		if status, _, body := e.do(http.MethodDelete, "/v1/agents/probe", ""); status != http.StatusOK {
+			t.Fatalf("delete probe = %d %s", status, body)
+		}
+		if status, _, body := e.do(http.MethodPost, "/v1/agents", storedDef("PROBE", "p", "")); status != http.StatusCreated {
+			t.Fatalf("create PROBE once probe is deleted = %d %s", status, body)
+		}
+	})
+}
+
+// Issue 33: a stored agent another stored agent names as a helper is not
+// deleted from under it: failed_precondition (412, as a session with
+// children is) naming the dependents, until they no longer name it.
+func TestDeletingAStoredHelperSomeAgentNamesIsRefused(t *testing.T) {
+	t.Parallel()
+	e := start(t, fakellm.Rules{Default: &fakellm.Reply{Text: "ok"}})
+	for _, def := range []string{
+		storedDef("aide", "p", ""),
+		storedDef("chief", "p", `, "extraAgents": [{"slug": "aide"}]`),
+		storedDef("deputy", "p", `, "extraAgents": [{"slug": "aide", "as": "assistant"}, {"slug": "deputy"}]`),
+	} {
+		if status, _, body := e.do(http.MethodPost, "/v1/agents", def); status != http.StatusCreated {
+			t.Fatalf("create = %d %s", status, body)
+		}
+	}
+	status, _, body := e.do(http.MethodDelete, "/v1/agents/aide", "")
+	if got := decodeAs[errorJSON](t, body); status != http.StatusPreconditionFailed || got.Code != "failed_precondition" || got.Reason != "agent_in_use" ||
+		!strings.Contains(got.Message, "chief") || !strings.Contains(got.Message, "deputy") {
+		t.Fatalf("DELETE a helper in use = %d %s, want failed_precondition agent_in_use naming chief and deputy", status, body)
+	}
+	if _, err := e.agents.DeleteAgent(ctxFor(t), connect.NewRequest(&agentsv1.DeleteAgentRequest{Slug: "aide"})); connect.CodeOf(err) != connect.CodeFailedPrecondition {
+		t.Fatalf("DeleteAgent a helper in use = %v, want failed_precondition", err)
+	}
+	if status, _, body := e.do(http.MethodGet, "/v1/agents/chief", ""); status != http.StatusOK {
+		t.Fatalf("GET the dependent = %d %s", status, body)
+	}
+	// An agent naming itself does not hold itself.
+	if status, _, body := e.do(http.MethodDelete, "/v1/agents/chief", ""); status != http.StatusOK {
+		t.Fatalf("delete chief = %d %s", status, body)
+	}
+	if status, _, body := e.do(http.MethodPut, "/v1/agents/deputy", storedDef("deputy", "p", `, "extraAgents": [{"slug": "deputy"}]`)); status != http.StatusOK {
+		t.Fatalf("update deputy = %d %s", status, body)
+	}
+	if status, _, body := e.do(http.MethodDelete, "/v1/agents/aide", ""); status != http.StatusOK {
+		t.Fatalf("delete aide once nobody names it = %d %s", status, body)
+	}
+	if status, _, body := e.do(http.MethodDelete, "/v1/agents/deputy", ""); status != http.StatusOK {
+		t.Fatalf("delete deputy, its own helper = %d %s", status, body)
+	}
+}

@@ -130,10 +130,20 @@ func (s *SQL) CreateStoredAgent(ctx context.Context, a StoredAgent) (StoredAgent
 			Version int64 `db:"version"`
 			Deleted int64 `db:"deleted"`
 		}
-		err := tx.GetContext(ctx, &prev, tx.Rebind(`SELECT version, deleted FROM stored_agents WHERE slug = ?`), a.Slug)
+		found := tx.GetContext(ctx, &prev, tx.Rebind(`SELECT version, deleted FROM stored_agents WHERE slug = ?`), a.Slug)
 		exists := errs.Conflict(CodeAgentExists, "an agent with the slug %q is already stored", a.Slug)
-		at := nanos(a.Updated)
+		// Slugs differing only in case name one agent (slugs are ASCII,
+		// so lower is the same on both databases).
+		var other string
+		err := tx.GetContext(ctx, &other, tx.Rebind(`SELECT slug FROM stored_agents WHERE deleted = 0 AND lower(slug) = lower(?) AND slug <> ?`), a.Slug, a.Slug)
 		switch {
+		case err == nil:
+			return errs.Conflict(CodeAgentExists, "the slug %q is the stored agent %q's in other case; slugs differing only in case name one agent", a.Slug, other)
+		case !errors.Is(err, sql.ErrNoRows):
+			return s.translate(err, nil, "create stored agent %s", a.Slug)
+		}
+		at := nanos(a.Updated)
+		switch err := found; {
 		case errors.Is(err, sql.ErrNoRows):
 			_, err = tx.ExecContext(ctx, tx.Rebind(`INSERT INTO stored_agents (slug, version, created, updated) VALUES (?, 1, ?, ?)`), a.Slug, at, at)
 			if errs.KindOf(s.translate(err, nil, "")) == errs.KindConflict {
