@@ -25,6 +25,9 @@ type Stored struct {
 	// Definition is the agent file JSON text.
 	Definition       string
 	Created, Updated time.Time
+	// Generation is the version the agent was created at (see
+	// store.StoredAgent).
+	Generation int64
 }
 
 // FromStore reads the stored agents of a store, for Options.Stored.
@@ -36,10 +39,23 @@ func FromStore(st store.Agents) func(ctx context.Context) ([]Stored, error) {
 		}
 		out := make([]Stored, len(list))
 		for i, a := range list {
-			out[i] = Stored{Slug: a.Slug, Version: a.Version, Definition: a.Definition, Created: a.Created, Updated: a.Updated}
+			out[i] = storedOf(a)
 		}
 		return out, nil
 	}
+}
+
+// VersionFromStore reads one version of a stored agent, for
+// Options.StoredVersion.
+func VersionFromStore(st store.Agents) func(ctx context.Context, slug string, version int64) (Stored, error) {
+	return func(ctx context.Context, slug string, version int64) (Stored, error) {
+		a, err := st.StoredAgentVersion(ctx, slug, version)
+		return storedOf(a), err
+	}
+}
+
+func storedOf(a store.StoredAgent) Stored {
+	return Stored{Slug: a.Slug, Version: a.Version, Definition: a.Definition, Created: a.Created, Updated: a.Updated, Generation: a.Generation}
 }
 
 // The machine codes of the catalog's answers about stored agents.
@@ -150,10 +166,85 @@ func (c *Catalog) buildStored(ctx context.Context, f *files, list []Stored) ([]*
 			continue
 		}
 		s := defs[i].stored
-		a.Source, a.Version, a.Definition, a.Created, a.Updated = SourceStored, s.Version, s.Definition, s.Created, s.Updated
+		a.setStored(s)
 		out = append(out, a)
 	}
 	return out, problems
+}
+
+// setStored makes a the stored agent s.
+func (a *Agent) setStored(s Stored) {
+	a.Source, a.Version, a.Definition, a.Created, a.Updated, a.Generation = SourceStored, s.Version, s.Definition, s.Created, s.Updated, s.Generation
+}
+
+// versionKey names one version of one generation of a stored agent.
+type versionKey struct {
+	slug                string
+	generation, version int64
+}
+
+// Version returns a stored agent at one version of its current
+// generation: the agent served when that is its current version, else
+// that version built as stored agents are, with the helpers served now.
+// A version built is kept until the catalog next changes. A file agent
+// has no versions (errs.Invalid); a version the agent does not have is
+// errs.NotFound (unknown_version); one that no longer loads (a helper it
+// names was deleted) errs.Invalid.
+func (c *Catalog) Version(ctx context.Context, slug string, version int64) (*Agent, error) {
+	snap := c.Snapshot()
+	cur, err := snap.Get(slug)
+	switch {
+	case err != nil:
+		return nil, err
+	case cur.Source != SourceStored:
+		return nil, errs.Invalid("invalid_argument", "agent %q comes from an agent file, which has no versions", slug)
+	case cur.Version == version:
+		return cur, nil
+	case c.opts.StoredVersion == nil:
+		return nil, errs.NotFound(store.CodeUnknownVersion, "agent %q has no version %d", slug, version)
+	}
+	key := versionKey{slug: slug, generation: cur.Generation, version: version}
+	c.mu.RLock()
+	built := c.versions[key]
+	c.mu.RUnlock()
+	if built != nil {
+		return built, nil
+	}
+	s, err := c.opts.StoredVersion(ctx, slug, version)
+	if err != nil {
+		return nil, err
+	}
+	if s.Generation != cur.Generation {
+		return nil, errs.NotFound(store.CodeUnknownVersion, "agent %q has no version %d as it is now", slug, version)
+	}
+	def, perr := c.parse([]byte(s.Definition))
+	if perr != nil {
+		return nil, errs.Invalid(CodeInvalidAgent, "version %d of agent %q does not load: %s", version, slug, perr.Error())
+	}
+	lookup := func(h string) *agentfile.Agent {
+		if h == slug {
+			return def.Agent
+		}
+		if a := snap.every[h]; a != nil {
+			return a.Agent
+		}
+		return nil
+	}
+	if perr := def.Resolve(lookup); perr != nil {
+		return nil, errs.Invalid(CodeInvalidAgent, "version %d of agent %q does not load: %s", version, slug, perr.Error())
+	}
+	a, problems := buildAgent(ctx, lookup, def.Agent, c.storedOpts())
+	if a == nil {
+		return nil, errs.Invalid(CodeInvalidAgent, "version %d of agent %q does not load: %s", version, slug, problems[0].Error())
+	}
+	a.setStored(s)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.snap == snap {
+		// Kept only while the helpers it was built with are served.
+		c.versions[key] = a
+	}
+	return a, nil
 }
 
 // parse reads a stored definition and applies the rules of stored agents

@@ -12,6 +12,7 @@ import (
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/backend/internal/catalog"
 	"github.com/agents-os/agents/backend/internal/committer"
+	"github.com/agents-os/agents/backend/internal/errs"
 	"github.com/agents-os/agents/backend/internal/llm"
 	"github.com/agents-os/agents/backend/internal/session"
 	"github.com/agents-os/agents/backend/internal/store"
@@ -193,9 +194,12 @@ func (a *actor) beginStep() {
 		a.endRun(session.StatusReady, StopMaxSteps, "")
 		return
 	}
-	// Each step uses the agent as it is now: a reload reaches live
-	// sessions at their next step.
-	a.refreshAgent()
+	// Each step uses the agent as it is now (or the version the session
+	// is pinned to): a reload reaches live sessions at their next step.
+	if err := a.refreshAgent(); errs.CodeOf(err) == CodeAgentReplaced {
+		a.failRun(CodeAgentReplaced, err.Error())
+		return
+	}
 	if a.agent == nil {
 		a.failRun("unknown_agent", fmt.Sprintf("agent %q is not loaded", a.st.meta.Agent))
 		return
@@ -330,13 +334,12 @@ func (a *actor) launchStep() {
 	})
 }
 
-// refreshAgent takes the current definition of the session's agent.
-func (a *actor) refreshAgent() {
-	if agent, err := a.r.cat.Get(a.st.meta.Agent); err == nil {
-		a.agent = agent
-	} else {
-		a.agent = nil
-	}
+// refreshAgent takes the definition the session's next step runs (see
+// agentFor); nil, with the error saying why, when there is none.
+func (a *actor) refreshAgent() error {
+	agent, err := a.r.agentFor(a.r.ctx, a.st.meta)
+	a.agent = agent
+	return err
 }
 
 // dangling reports whether the history ends with tool calls that have no

@@ -167,10 +167,46 @@ func (h *agentService) ListAgentVersions(ctx context.Context, req *connect.Reque
 	for _, v := range versions {
 		out.Versions = append(out.Versions, &agentsv1.AgentVersion{
 			Slug: utf8Text(v.Slug), Version: v.Version, Definition: utf8Text(v.Definition),
-			CreateTime: wire.Timestamp(v.Created), Author: utf8Text(v.Author), Current: v.Current,
+			CreateTime: wire.Timestamp(v.Created), Author: utf8Text(v.Author), Current: v.Current, RestoredFrom: v.RestoredFrom,
 		})
 	}
 	return connect.NewResponse(out), nil
+}
+
+// RollbackAgent makes an earlier version current again, as a new
+// version holding its definition (restored_from names it): the history
+// keeps the rollback as a change of its own.
+func (h *agentService) RollbackAgent(ctx context.Context, req *connect.Request[agentsv1.RollbackAgentRequest]) (*connect.Response[agentsv1.RollbackAgentResponse], error) {
+	if err := h.mayWrite(ctx); err != nil {
+		return nil, err
+	}
+	slug, version := req.Msg.GetSlug(), req.Msg.GetVersion()
+	if slug == "" {
+		return nil, errs.Invalid("invalid_argument", "slug is required")
+	}
+	if version <= 0 {
+		return nil, errs.Invalid("invalid_argument", "version: %d is not a version (versions start at 1)", version)
+	}
+	if err := h.s.catalog.Snapshot().Writable(slug); err != nil {
+		return nil, err
+	}
+	old, err := h.s.store.StoredAgentVersion(ctx, slug, version)
+	if err != nil {
+		return nil, err
+	}
+	// It must load as it is now: a helper it names may be gone.
+	if _, err := h.s.catalog.Validate(ctx, slug, []byte(old.Definition), true); err != nil {
+		return nil, err
+	}
+	stored, err := h.s.store.UpdateStoredAgent(ctx, store.StoredAgent{Slug: slug, Definition: old.Definition, Author: owner(ctx), Updated: time.Now(), RestoredFrom: version}, req.Msg.GetExpectedVersion())
+	if err != nil {
+		return nil, err
+	}
+	agent, err := h.changed(ctx, stored, false)
+	if err != nil {
+		return nil, err
+	}
+	return connect.NewResponse(&agentsv1.RollbackAgentResponse{Agent: agent}), nil
 }
 
 // utf8Text is stored text as an answer can carry it. A version an older

@@ -594,3 +594,106 @@ func TestDeletingAStoredHelperSomeAgentNamesIsRefused(t *testing.T) {
 		t.Fatalf("delete deputy, its own helper = %d %s", status, body)
 	}
 }
+
+// Issue 33: a session keeps the agent it was created with. Once that
+// agent is deleted and another created under its slug, posting to the
+// session says so (failed_precondition agent_replaced) instead of
+// running the newcomer; a new session runs the newcomer.
+func TestASessionOfADeletedAgentDoesNotRunTheAgentRecreatedUnderItsSlug(t *testing.T) {
+	t.Parallel()
+	e := start(t, fakellm.Rules{Rules: []fakellm.Rule{
+		{Match: fakellm.Match{SystemContains: "newcomer"}, Reply: fakellm.Reply{Text: "the newcomer at work"}},
+		{Reply: fakellm.Reply{Text: "the original at work"}},
+	}})
+	if status, _, body := e.do(http.MethodPost, "/v1/agents", storedDef("phoenix", "You are the original.", "")); status != http.StatusCreated {
+		t.Fatalf("create = %d %s", status, body)
+	}
+	id := e.create("phoenix", "hi").GetMeta().GetId()
+	e.wait(id)
+	if status, _, body := e.do(http.MethodDelete, "/v1/agents/phoenix", ""); status != http.StatusOK {
+		t.Fatalf("delete = %d %s", status, body)
+	}
+	if status, _, body := e.do(http.MethodPost, "/v1/agents", storedDef("phoenix", "You are the newcomer.", "")); status != http.StatusCreated {
+		t.Fatalf("create again = %d %s", status, body)
+	}
+	status, _, body := e.do(http.MethodPost, "/v1/sessions/"+id+"/messages", `{"text": "again"}`)
+	if got := decodeAs[errorJSON](t, body); status != http.StatusPreconditionFailed || got.Reason != "agent_replaced" || !strings.Contains(got.Message, "phoenix") {
+		t.Fatalf("post to the old session = %d %s, want 412 agent_replaced", status, body)
+	}
+	if got := lastTurn(e.wait(id)).GetLlm().GetText(); got != "the original at work" {
+		t.Fatalf("the old session's last answer = %q, want the original's", got)
+	}
+	fresh := e.wait(e.create("phoenix", "hi").GetMeta().GetId())
+	if got := lastTurn(fresh).GetLlm().GetText(); got != "the newcomer at work" {
+		t.Fatalf("a new session's answer = %q, want the newcomer's", got)
+	}
+}
+
+// Issue 33: a session pinned to a version runs that version at every
+// step, whatever is current; rolling back writes the old definition as a
+// new version, which sessions following the latest then run.
+func TestASessionPinnedToAnAgentVersionRunsItAndRollbackRestoresOne(t *testing.T) {
+	t.Parallel()
+	e := start(t, fakellm.Rules{Rules: []fakellm.Rule{
+		{Match: fakellm.Match{SystemContains: "second"}, Reply: fakellm.Reply{Text: "the second at work"}},
+		{Reply: fakellm.Reply{Text: "the first at work"}},
+	}})
+	if status, _, body := e.do(http.MethodPost, "/v1/agents", storedDef("ver", "You are the first.", "")); status != http.StatusCreated {
+		t.Fatalf("create = %d %s", status, body)
+	}
+	if status, _, body := e.do(http.MethodPut, "/v1/agents/ver", storedDef("ver", "You are the second.", "")); status != http.StatusOK {
+		t.Fatalf("update = %d %s", status, body)
+	}
+	status, _, body := e.do(http.MethodPost, "/v1/sessions?wait=true", `{"agent": "ver", "agent_version": 1, "message": {"text": "hi"}}`)
+	if status != http.StatusCreated {
+		t.Fatalf("create a pinned session = %d %s", status, body)
+	}
+	pinned := decodeAs[struct {
+		ID                 string `json:"id"`
+		AgentVersion       int64  `json:"agent_version"`
+		PinnedAgentVersion int64  `json:"pinned_agent_version"`
+	}](t, body)
+	if pinned.AgentVersion != 1 || pinned.PinnedAgentVersion != 1 {
+		t.Fatalf("pinned session = %s, want version 1 pinned and run", body)
+	}
+	id := pinned.ID
+	if got := lastTurn(e.wait(id)).GetLlm().GetText(); got != "the first at work" {
+		t.Fatalf("pinned answer = %q, want version 1's", got)
+	}
+	for _, bad := range []string{`{"agent": "ver", "agent_version": 3}`, `{"agent": "boss", "agent_version": 1}`} {
+		if status, _, body := e.do(http.MethodPost, "/v1/sessions", bad); status != http.StatusBadRequest {
+			t.Fatalf("create %s = %d %s, want 400", bad, status, body)
+		}
+	}
+	following := e.wait(e.create("ver", "hi").GetMeta().GetId())
+	if got := lastTurn(following).GetLlm().GetText(); got != "the second at work" || following.GetMeta().GetPinnedAgentVersion() != 0 {
+		t.Fatalf("following answer = %q (pinned %d), want version 2's", got, following.GetMeta().GetPinnedAgentVersion())
+	}
+
+	status, _, body = e.do(http.MethodPost, "/v1/agents/ver/rollback", `{"version": 1}`)
+	if got := decodeAs[agentJSON](t, body); status != http.StatusOK || got.Version != 3 || !strings.Contains(got.Definition, "You are the first.") {
+		t.Fatalf("rollback = %d %s, want version 3 with version 1's definition", status, body)
+	}
+	status, _, body = e.do(http.MethodGet, "/v1/agents/ver/versions", "")
+	if !strings.Contains(string(body), `"restored_from":1`) {
+		t.Fatalf("versions after a rollback = %d %s, want version 3 restored from 1", status, body)
+	}
+	if got := lastTurn(e.wait(e.create("ver", "hi").GetMeta().GetId())).GetLlm().GetText(); got != "the first at work" {
+		t.Fatalf("answer after the rollback = %q, want version 1's definition", got)
+	}
+	if status, _, body := e.do(http.MethodPost, "/v1/agents/ver/rollback", `{"version": 9}`); status != http.StatusNotFound && status != http.StatusBadRequest {
+		t.Fatalf("rollback to a version never stored = %d %s", status, body)
+	}
+
+	// The pinned session keeps version 1 through an update.
+	if status, _, body := e.do(http.MethodPut, "/v1/agents/ver", storedDef("ver", "You are the second.", "")); status != http.StatusOK {
+		t.Fatalf("update = %d %s", status, body)
+	}
+	if status, _, body := e.do(http.MethodPost, "/v1/sessions/"+id+"/messages", `{"text": "again"}`); status != http.StatusOK && status != http.StatusAccepted {
+		t.Fatalf("post to the pinned session = %d %s", status, body)
+	}
+	s := e.wait(id)
+	if got := lastTurn(s).GetLlm().GetText(); got != "the first at work" || s.GetMeta().GetAgentVersion() != 1 {
+		t.Fatalf("pinned answer after an update = %q at version %d, want version 1's", got, s.GetMeta().GetAgentVersion())
+	}
+}

@@ -52,6 +52,9 @@ const (
 	// AgentServiceListAgentVersionsProcedure is the fully-qualified name of the AgentService's
 	// ListAgentVersions RPC.
 	AgentServiceListAgentVersionsProcedure = "/agents.v1.AgentService/ListAgentVersions"
+	// AgentServiceRollbackAgentProcedure is the fully-qualified name of the AgentService's
+	// RollbackAgent RPC.
+	AgentServiceRollbackAgentProcedure = "/agents.v1.AgentService/RollbackAgent"
 )
 
 // AgentServiceClient is a client for the agents.v1.AgentService service.
@@ -102,6 +105,16 @@ type AgentServiceClient interface {
 	// versions: its list is empty. A slug no agent has or had is
 	// `not_found`.
 	ListAgentVersions(context.Context, *connect.Request[v1.ListAgentVersionsRequest]) (*connect.Response[v1.ListAgentVersionsResponse], error)
+	// RollbackAgent makes an earlier version of a stored agent current
+	// again. It is recorded as a change of its own: a new version whose
+	// definition is the earlier one's, with restored_from naming it, so the
+	// history keeps every step. The version must be one of the agent as it
+	// is now (`not_found` otherwise) and must still load (`invalid_argument`
+	// otherwise: a helper it names may have been deleted). Sessions
+	// following the latest version run it from their next step; pinned
+	// sessions keep their pin. Same rights as UpdateAgent; emits
+	// `agents.changed`.
+	RollbackAgent(context.Context, *connect.Request[v1.RollbackAgentRequest]) (*connect.Response[v1.RollbackAgentResponse], error)
 }
 
 // NewAgentServiceClient constructs a client for the agents.v1.AgentService service. By default, it
@@ -160,6 +173,12 @@ func NewAgentServiceClient(httpClient connect.HTTPClient, baseURL string, opts .
 			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 			connect.WithClientOptions(opts...),
 		),
+		rollbackAgent: connect.NewClient[v1.RollbackAgentRequest, v1.RollbackAgentResponse](
+			httpClient,
+			baseURL+AgentServiceRollbackAgentProcedure,
+			connect.WithSchema(agentServiceMethods.ByName("RollbackAgent")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -172,6 +191,7 @@ type agentServiceClient struct {
 	updateAgent       *connect.Client[v1.UpdateAgentRequest, v1.UpdateAgentResponse]
 	deleteAgent       *connect.Client[v1.DeleteAgentRequest, v1.DeleteAgentResponse]
 	listAgentVersions *connect.Client[v1.ListAgentVersionsRequest, v1.ListAgentVersionsResponse]
+	rollbackAgent     *connect.Client[v1.RollbackAgentRequest, v1.RollbackAgentResponse]
 }
 
 // ListAgents calls agents.v1.AgentService.ListAgents.
@@ -207,6 +227,11 @@ func (c *agentServiceClient) DeleteAgent(ctx context.Context, req *connect.Reque
 // ListAgentVersions calls agents.v1.AgentService.ListAgentVersions.
 func (c *agentServiceClient) ListAgentVersions(ctx context.Context, req *connect.Request[v1.ListAgentVersionsRequest]) (*connect.Response[v1.ListAgentVersionsResponse], error) {
 	return c.listAgentVersions.CallUnary(ctx, req)
+}
+
+// RollbackAgent calls agents.v1.AgentService.RollbackAgent.
+func (c *agentServiceClient) RollbackAgent(ctx context.Context, req *connect.Request[v1.RollbackAgentRequest]) (*connect.Response[v1.RollbackAgentResponse], error) {
+	return c.rollbackAgent.CallUnary(ctx, req)
 }
 
 // AgentServiceHandler is an implementation of the agents.v1.AgentService service.
@@ -257,6 +282,16 @@ type AgentServiceHandler interface {
 	// versions: its list is empty. A slug no agent has or had is
 	// `not_found`.
 	ListAgentVersions(context.Context, *connect.Request[v1.ListAgentVersionsRequest]) (*connect.Response[v1.ListAgentVersionsResponse], error)
+	// RollbackAgent makes an earlier version of a stored agent current
+	// again. It is recorded as a change of its own: a new version whose
+	// definition is the earlier one's, with restored_from naming it, so the
+	// history keeps every step. The version must be one of the agent as it
+	// is now (`not_found` otherwise) and must still load (`invalid_argument`
+	// otherwise: a helper it names may have been deleted). Sessions
+	// following the latest version run it from their next step; pinned
+	// sessions keep their pin. Same rights as UpdateAgent; emits
+	// `agents.changed`.
+	RollbackAgent(context.Context, *connect.Request[v1.RollbackAgentRequest]) (*connect.Response[v1.RollbackAgentResponse], error)
 }
 
 // NewAgentServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -311,6 +346,12 @@ func NewAgentServiceHandler(svc AgentServiceHandler, opts ...connect.HandlerOpti
 		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 		connect.WithHandlerOptions(opts...),
 	)
+	agentServiceRollbackAgentHandler := connect.NewUnaryHandler(
+		AgentServiceRollbackAgentProcedure,
+		svc.RollbackAgent,
+		connect.WithSchema(agentServiceMethods.ByName("RollbackAgent")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/agents.v1.AgentService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case AgentServiceListAgentsProcedure:
@@ -327,6 +368,8 @@ func NewAgentServiceHandler(svc AgentServiceHandler, opts ...connect.HandlerOpti
 			agentServiceDeleteAgentHandler.ServeHTTP(w, r)
 		case AgentServiceListAgentVersionsProcedure:
 			agentServiceListAgentVersionsHandler.ServeHTTP(w, r)
+		case AgentServiceRollbackAgentProcedure:
+			agentServiceRollbackAgentHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -362,4 +405,8 @@ func (UnimplementedAgentServiceHandler) DeleteAgent(context.Context, *connect.Re
 
 func (UnimplementedAgentServiceHandler) ListAgentVersions(context.Context, *connect.Request[v1.ListAgentVersionsRequest]) (*connect.Response[v1.ListAgentVersionsResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("agents.v1.AgentService.ListAgentVersions is not implemented"))
+}
+
+func (UnimplementedAgentServiceHandler) RollbackAgent(context.Context, *connect.Request[v1.RollbackAgentRequest]) (*connect.Response[v1.RollbackAgentResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("agents.v1.AgentService.RollbackAgent is not implemented"))
 }

@@ -1,0 +1,51 @@
+package runner
+
+import (
+	"context"
+
+	"github.com/agents-os/agents/backend/internal/catalog"
+	"github.com/agents-os/agents/backend/internal/errs"
+	"github.com/agents-os/agents/backend/internal/session"
+)
+
+// CodeAgentReplaced is a session whose stored agent was deleted and
+// another created under its slug: the session does not run the newcomer.
+const CodeAgentReplaced = "agent_replaced"
+
+// pinned is agent at version, for a session pinned to it; nil when
+// version is 0 (the session follows the latest). A version the agent
+// does not have, or a file agent, is errs.Invalid.
+func (r *Runner) pinned(ctx context.Context, agent *catalog.Agent, version int64) (*catalog.Agent, error) {
+	if version == 0 {
+		return nil, nil
+	}
+	if version < 0 {
+		return nil, errs.Invalid("invalid_argument", "agent_version: %d is not a version (versions start at 1; 0 follows the latest)", version)
+	}
+	a, err := r.cat.Version(ctx, agent.Slug, version)
+	if err != nil {
+		e, _ := errs.As(err)
+		if e == nil {
+			return nil, err
+		}
+		return nil, errs.Invalid(e.Code, "agent_version: %s", e.Message).With("field", "agent_version")
+	}
+	return a, nil
+}
+
+// agentFor is the agent a session's next step runs: the version it is
+// pinned to, else the current one; never another generation of its
+// stored agent than the one it was created with (CodeAgentReplaced).
+func (r *Runner) agentFor(ctx context.Context, m session.Meta) (*catalog.Agent, error) {
+	cur, err := r.cat.Get(m.Agent)
+	if err != nil {
+		return nil, err
+	}
+	if m.AgentGen != 0 && cur.Generation != m.AgentGen {
+		return nil, errs.FailedPrecondition(CodeAgentReplaced, "the agent %q this session ran was deleted, and the agent now under its slug is another (created at its version %d): fork the session to continue with it", m.Agent, cur.Generation)
+	}
+	if m.AgentPin == 0 {
+		return cur, nil
+	}
+	return r.cat.Version(ctx, m.Agent, m.AgentPin)
+}
