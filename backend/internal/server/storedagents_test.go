@@ -627,6 +627,20 @@ func TestASessionOfADeletedAgentDoesNotRunTheAgentRecreatedUnderItsSlug(t *testi
 	if got := lastTurn(fresh).GetLlm().GetText(); got != "the newcomer at work" {
 		t.Fatalf("a new session's answer = %q, want the newcomer's", got)
 	}
+	// A fork of the old session goes on with the newcomer.
+	status, _, body = e.do(http.MethodPost, "/v1/sessions/"+id+"/fork", `{}`)
+	fork := decodeAs[struct {
+		ID string `json:"id"`
+	}](t, body)
+	if status != http.StatusCreated {
+		t.Fatalf("fork = %d %s", status, body)
+	}
+	if status, _, body := e.do(http.MethodPost, "/v1/sessions/"+fork.ID+"/messages", `{"text": "again"}`); status != http.StatusOK {
+		t.Fatalf("post to the fork = %d %s", status, body)
+	}
+	if got := lastTurn(e.wait(fork.ID)).GetLlm().GetText(); got != "the newcomer at work" {
+		t.Fatalf("the fork's answer = %q, want the newcomer's", got)
+	}
 }
 
 // Issue 33: a session pinned to a version runs that version at every
@@ -695,5 +709,27 @@ func TestASessionPinnedToAnAgentVersionRunsItAndRollbackRestoresOne(t *testing.T
 	s := e.wait(id)
 	if got := lastTurn(s).GetLlm().GetText(); got != "the first at work" || s.GetMeta().GetAgentVersion() != 1 {
 		t.Fatalf("pinned answer after an update = %q at version %d, want version 1's", got, s.GetMeta().GetAgentVersion())
+	}
+
+	// A fork keeps the pin, or moves it.
+	ctx := ctxFor(t)
+	kept, err := e.sessions.ForkSession(ctx, connect.NewRequest(&agentsv1.ForkSessionRequest{SessionId: id}))
+	if err != nil || kept.Msg.GetSession().GetMeta().GetPinnedAgentVersion() != 1 {
+		t.Fatalf("fork = %v, %v; want it pinned to 1 as its source", kept, err)
+	}
+	latest := int64(0)
+	moved, err := e.sessions.ForkSession(ctx, connect.NewRequest(&agentsv1.ForkSessionRequest{SessionId: id, AgentVersion: &latest}))
+	if err != nil || moved.Msg.GetSession().GetMeta().GetPinnedAgentVersion() != 0 {
+		t.Fatalf("fork following the latest = %v, %v", moved, err)
+	}
+	if status, _, body := e.do(http.MethodPost, "/v1/sessions/"+moved.Msg.GetSession().GetMeta().GetId()+"/messages", `{"text": "again"}`); status != http.StatusOK {
+		t.Fatalf("post to the fork = %d %s", status, body)
+	}
+	if got := lastTurn(e.wait(moved.Msg.GetSession().GetMeta().GetId())).GetLlm().GetText(); got != "the second at work" {
+		t.Fatalf("the moved fork's answer = %q, want the latest version's", got)
+	}
+	three := int64(3)
+	if res, err := e.sessions.ForkSession(ctx, connect.NewRequest(&agentsv1.ForkSessionRequest{SessionId: id, AgentVersion: &three})); err != nil || res.Msg.GetSession().GetMeta().GetPinnedAgentVersion() != 3 {
+		t.Fatalf("fork pinned to 3 = %v, %v", res, err)
 	}
 }
