@@ -8,9 +8,20 @@ import (
 	"github.com/agents-os/agents/backend/internal/session"
 )
 
-// CodeAgentReplaced is a session whose stored agent was deleted and
-// another created under its slug: the session does not run the newcomer.
-const CodeAgentReplaced = "agent_replaced"
+// The codes of a session whose stored agent is gone: deleted (or no
+// longer loading), or deleted and another created under its slug, which
+// the session does not run.
+const (
+	CodeAgentDeleted  = "agent_deleted"
+	CodeAgentReplaced = "agent_replaced"
+)
+
+// agentGone reports whether err says a session's stored agent is gone
+// (see agentFor): posting to the session is refused with it.
+func agentGone(err error) bool {
+	code := errs.CodeOf(err)
+	return code == CodeAgentDeleted || code == CodeAgentReplaced
+}
 
 // pinned is agent at version, for a session pinned to it; nil when
 // version is 0 (the session follows the latest). A version the agent
@@ -35,10 +46,14 @@ func (r *Runner) pinned(ctx context.Context, agent *catalog.Agent, version int64
 
 // agentFor is the agent a session's next step runs: the version it is
 // pinned to, else the current one; never another generation of its
-// stored agent than the one it was created with (CodeAgentReplaced).
+// stored agent than the one it was created with (CodeAgentReplaced), and
+// a stored agent no longer served is CodeAgentDeleted.
 func (r *Runner) agentFor(ctx context.Context, m session.Meta) (*catalog.Agent, error) {
 	cur, err := r.cat.Get(m.Agent)
 	if err != nil {
+		if m.AgentGen != 0 {
+			return nil, errs.FailedPrecondition(CodeAgentDeleted, "the stored agent %q this session ran is no longer served: it was deleted (or no longer loads: the agents' load errors say why)", m.Agent)
+		}
 		return nil, err
 	}
 	if m.AgentGen != 0 && cur.Generation != m.AgentGen {

@@ -519,7 +519,7 @@ func (a *actor) compactNow(instruction string) error {
 	if missing := a.missingParams(); len(missing) > 0 {
 		return paramsRequired(missing)
 	}
-	if err := a.refreshAgent(); errs.CodeOf(err) == CodeAgentReplaced {
+	if err := a.refreshAgent(); agentGone(err) {
 		return err
 	}
 	if a.agent == nil {

@@ -196,8 +196,8 @@ func (a *actor) beginStep() {
 	}
 	// Each step uses the agent as it is now (or the version the session
 	// is pinned to): a reload reaches live sessions at their next step.
-	if err := a.refreshAgent(); errs.CodeOf(err) == CodeAgentReplaced {
-		a.failRun(CodeAgentReplaced, err.Error())
+	if err := a.refreshAgent(); agentGone(err) {
+		a.failRun(errs.CodeOf(err), err.Error())
 		return
 	}
 	if a.agent == nil {

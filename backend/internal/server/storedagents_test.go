@@ -595,10 +595,11 @@ func TestDeletingAStoredHelperSomeAgentNamesIsRefused(t *testing.T) {
 	}
 }
 
-// Issue 33: a session keeps the agent it was created with. Once that
-// agent is deleted and another created under its slug, posting to the
-// session says so (failed_precondition agent_replaced) instead of
-// running the newcomer; a new session runs the newcomer.
+// Issue 33: a session keeps the agent it was created with. Posting to it
+// once that agent is deleted says so (failed_precondition
+// agent_deleted); once another is created under its slug, likewise
+// (agent_replaced) instead of running the newcomer; a new session, or a
+// fork, runs the newcomer.
 func TestASessionOfADeletedAgentDoesNotRunTheAgentRecreatedUnderItsSlug(t *testing.T) {
 	t.Parallel()
 	e := start(t, fakellm.Rules{Rules: []fakellm.Rule{
@@ -613,10 +614,14 @@ func TestASessionOfADeletedAgentDoesNotRunTheAgentRecreatedUnderItsSlug(t *testi
 	if status, _, body := e.do(http.MethodDelete, "/v1/agents/phoenix", ""); status != http.StatusOK {
 		t.Fatalf("delete = %d %s", status, body)
 	}
+	status, _, body := e.do(http.MethodPost, "/v1/sessions/"+id+"/messages", `{"text": "again"}`)
+	if got := decodeAs[errorJSON](t, body); status != http.StatusPreconditionFailed || got.Reason != "agent_deleted" {
+		t.Fatalf("post to a session of a deleted agent = %d %s, want 412 agent_deleted", status, body)
+	}
 	if status, _, body := e.do(http.MethodPost, "/v1/agents", storedDef("phoenix", "You are the newcomer.", "")); status != http.StatusCreated {
 		t.Fatalf("create again = %d %s", status, body)
 	}
-	status, _, body := e.do(http.MethodPost, "/v1/sessions/"+id+"/messages", `{"text": "again"}`)
+	status, _, body = e.do(http.MethodPost, "/v1/sessions/"+id+"/messages", `{"text": "again"}`)
 	if got := decodeAs[errorJSON](t, body); status != http.StatusPreconditionFailed || got.Reason != "agent_replaced" || !strings.Contains(got.Message, "phoenix") {
 		t.Fatalf("post to the old session = %d %s, want 412 agent_replaced", status, body)
 	}
