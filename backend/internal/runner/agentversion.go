@@ -44,11 +44,24 @@ func (r *Runner) pinned(ctx context.Context, agent *catalog.Agent, version int64
 	return a, nil
 }
 
+// currentVersion is the version a run of a session starts with and keeps
+// to: its stored agent's current one, when the session is not pinned.
+func (r *Runner) currentVersion(m session.Meta) int64 {
+	if m.AgentPin != 0 {
+		return 0
+	}
+	if cur, err := r.cat.Get(m.Agent); err == nil && cur.Source == catalog.SourceStored {
+		return cur.Version
+	}
+	return 0
+}
+
 // agentFor is the agent a session's next step runs: the version it is
-// pinned to, else the current one; never another generation of its
+// pinned to, else the version its run started with (started, 0: none),
+// else the current one; never another generation of its
 // stored agent than the one it was created with (CodeAgentReplaced), and
 // a stored agent no longer served is CodeAgentDeleted.
-func (r *Runner) agentFor(ctx context.Context, m session.Meta) (*catalog.Agent, error) {
+func (r *Runner) agentFor(ctx context.Context, m session.Meta, started int64) (*catalog.Agent, error) {
 	cur, err := r.cat.Get(m.Agent)
 	if err != nil {
 		if m.AgentGen != 0 {
@@ -59,8 +72,12 @@ func (r *Runner) agentFor(ctx context.Context, m session.Meta) (*catalog.Agent, 
 	if m.AgentGen != 0 && cur.Generation != m.AgentGen {
 		return nil, errs.FailedPrecondition(CodeAgentReplaced, "the agent %q this session ran was deleted, and the agent now under its slug is another (created at its version %d): fork the session to continue with it", m.Agent, cur.Generation)
 	}
-	if m.AgentPin == 0 {
+	want := m.AgentPin
+	if want == 0 {
+		want = started
+	}
+	if want == 0 || want == cur.Version {
 		return cur, nil
 	}
-	return r.cat.Version(ctx, m.Agent, m.AgentPin)
+	return r.cat.Version(ctx, m.Agent, want)
 }

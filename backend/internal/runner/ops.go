@@ -353,7 +353,7 @@ func (r *Runner) postLocal(ctx context.Context, owner, id string, msg Message, o
 			}
 			return err
 		}
-		if _, err := r.agentFor(ctx, a.st.meta); agentGone(err) {
+		if _, err := r.agentFor(ctx, a.st.meta, 0); agentGone(err) {
 			return err
 		}
 		from = len(a.st.turns)

@@ -49,6 +49,10 @@ type run struct {
 	budget string
 	// span is the run's invoke_agent span (see trace.go); ctx carries it.
 	span trace.Span
+	// agentVersion is the version of its stored agent current when the
+	// run started, which every step of the run runs (0: a file agent);
+	// a pinned session runs its pin instead (see agentFor).
+	agentVersion int64
 	// compactions counts the compactions since the last model answer;
 	// overflowed says the provider refused a request of this run for the
 	// window, and compactOnly that the run only compacts (Compact).
@@ -163,7 +167,8 @@ func (a *actor) openRunWith(e *edit, trigger agentsv1.RunTrigger, maxSteps int, 
 	}
 	ctx, cancel := context.WithCancelCause(a.r.ctx)
 	ctx, span := a.startRunSpan(ctx, trigger)
-	a.run = &run{ctx: ctx, cancel: func() { cancel(nil) }, lose: cancel, maxSteps: maxSteps, owner: e.meta.Owner, span: span}
+	a.run = &run{ctx: ctx, cancel: func() { cancel(nil) }, lose: cancel, maxSteps: maxSteps, owner: e.meta.Owner, span: span,
+		agentVersion: a.r.currentVersion(e.meta)}
 	a.r.active.Add(1)
 	return nil
 }
@@ -194,8 +199,10 @@ func (a *actor) beginStep() {
 		a.endRun(session.StatusReady, StopMaxSteps, "")
 		return
 	}
-	// Each step uses the agent as it is now (or the version the session
-	// is pinned to): a reload reaches live sessions at their next step.
+	// Each step takes its agent from the catalog: the version the run
+	// started with (or the session's pin), so a run never mixes versions
+	// of a stored agent; a reload of the files reaches live sessions at
+	// their next step.
 	if err := a.refreshAgent(); agentGone(err) {
 		a.failRun(errs.CodeOf(err), err.Error())
 		return
@@ -337,7 +344,11 @@ func (a *actor) launchStep() {
 // refreshAgent takes the definition the session's next step runs (see
 // agentFor); nil, with the error saying why, when there is none.
 func (a *actor) refreshAgent() error {
-	agent, err := a.r.agentFor(a.r.ctx, a.st.meta)
+	var started int64
+	if a.run != nil {
+		started = a.run.agentVersion
+	}
+	agent, err := a.r.agentFor(a.r.ctx, a.st.meta, started)
 	a.agent = agent
 	return err
 }

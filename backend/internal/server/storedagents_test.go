@@ -262,9 +262,10 @@ func TestStoredAgentsRunToolsUnderTheAllowedDirectories(t *testing.T) {
 	}
 }
 
-// A step in flight finishes on the version it started with; the next
-// step of the same run uses the version stored meanwhile, and each LLM
-// turn says which it ran.
+// A run runs the version current when it started, at every step (issue
+// 33: a run never mixes versions), though a new version is stored
+// meanwhile; the next run takes the new one, and each LLM turn says
+// which it ran.
 func TestASessionKeepsWorkingWhileItsStoredAgentIsEdited(t *testing.T) {
 	t.Parallel()
 	e := start(t, fakellm.Rules{Rules: []fakellm.Rule{
@@ -289,8 +290,18 @@ func TestASessionKeepsWorkingWhileItsStoredAgentIsEdited(t *testing.T) {
 	hold.Release()
 
 	s := e.wait(id)
+	if got := lastTurn(s).GetLlm().GetText(); got != "the old version at work" {
+		t.Fatalf("answer = %q, want the run's second step to run version 1 still", got)
+	}
+	if res := s.GetTurns()[2].GetUser().GetToolResults(); len(res) != 1 || res[0].GetStatus() != agentsv1.ToolResultStatus_TOOL_RESULT_STATUS_OK {
+		t.Fatalf("the tool call of version 1 = %v, want it run", res)
+	}
+	if status, _, body := e.do(http.MethodPost, "/v1/sessions/"+id+"/messages", `{"text": "again"}`); status != http.StatusOK {
+		t.Fatalf("post = %d %s", status, body)
+	}
+	s = e.wait(id)
 	if got := lastTurn(s).GetLlm().GetText(); got != "the new version at work" {
-		t.Fatalf("answer = %q, want the step after the update to use version 2", got)
+		t.Fatalf("answer = %q, want the next run to run version 2", got)
 	}
 	var versions []int64
 	for _, turn := range s.GetTurns() {
@@ -298,11 +309,8 @@ func TestASessionKeepsWorkingWhileItsStoredAgentIsEdited(t *testing.T) {
 			versions = append(versions, l.GetAgentVersion())
 		}
 	}
-	if fmt.Sprint(versions) != "[1 2]" || s.GetMeta().GetAgentVersion() != 2 {
-		t.Fatalf("LLM turns ran versions %v, session says %d; want [1 2] and 2", versions, s.GetMeta().GetAgentVersion())
-	}
-	if res := s.GetTurns()[2].GetUser().GetToolResults(); len(res) != 1 || res[0].GetStatus() != agentsv1.ToolResultStatus_TOOL_RESULT_STATUS_OK {
-		t.Fatalf("the tool call of version 1 = %v, want it run", res)
+	if fmt.Sprint(versions) != "[1 1 2]" || s.GetMeta().GetAgentVersion() != 2 {
+		t.Fatalf("LLM turns ran versions %v, session says %d; want [1 1 2] and 2", versions, s.GetMeta().GetAgentVersion())
 	}
 }
 

@@ -260,8 +260,8 @@ type SessionMeta struct {
 	AgentVersion int64 `protobuf:"varint,19,opt,name=agent_version,json=agentVersion,proto3" json:"agent_version,omitempty"`
 	// The version of its stored agent the session is pinned to
 	// (CreateSessionRequest.agent_version): every step runs it. 0: the
-	// session follows the latest version, each step taking the one current
-	// when it starts.
+	// session follows the latest version, each run taking the one current
+	// when it starts and running it at every step.
 	PinnedAgentVersion int64 `protobuf:"varint,20,opt,name=pinned_agent_version,json=pinnedAgentVersion,proto3" json:"pinned_agent_version,omitempty"`
 	// The generation of the stored agent the session was created with: the
 	// version it was created at. An agent deleted and created again under

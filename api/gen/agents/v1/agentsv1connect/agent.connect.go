@@ -85,9 +85,9 @@ type AgentServiceClient interface {
 	// UpdateAgent replaces a stored agent's definition whole, as a new
 	// version (the old one stays listed by ListAgentVersions). The rules of
 	// CreateAgent apply; the definition's slug must be the agent's
-	// (`invalid_argument` on `contents.slug`: a slug is not renamed). A step
+	// (`invalid_argument` on `contents.slug`: a slug is not renamed). A run
 	// in flight finishes on the version it started with; the session's next
-	// step uses the new one. A file agent is `already_exists` (409, code
+	// run uses the new one (a pinned session keeps its pin). A file agent is `already_exists` (409, code
 	// `agent_read_only`): change its file and reload. An expected_version
 	// that is not the current one is `aborted` (409, code
 	// `version_mismatch`). Emits `agents.changed`.
@@ -111,7 +111,7 @@ type AgentServiceClient interface {
 	// history keeps every step. The version must be one of the agent as it
 	// is now (`not_found` otherwise) and must still load (`invalid_argument`
 	// otherwise: a helper it names may have been deleted). Sessions
-	// following the latest version run it from their next step; pinned
+	// following the latest version run it from their next run; pinned
 	// sessions keep their pin. Same rights as UpdateAgent; emits
 	// `agents.changed`.
 	RollbackAgent(context.Context, *connect.Request[v1.RollbackAgentRequest]) (*connect.Response[v1.RollbackAgentResponse], error)
@@ -262,9 +262,9 @@ type AgentServiceHandler interface {
 	// UpdateAgent replaces a stored agent's definition whole, as a new
 	// version (the old one stays listed by ListAgentVersions). The rules of
 	// CreateAgent apply; the definition's slug must be the agent's
-	// (`invalid_argument` on `contents.slug`: a slug is not renamed). A step
+	// (`invalid_argument` on `contents.slug`: a slug is not renamed). A run
 	// in flight finishes on the version it started with; the session's next
-	// step uses the new one. A file agent is `already_exists` (409, code
+	// run uses the new one (a pinned session keeps its pin). A file agent is `already_exists` (409, code
 	// `agent_read_only`): change its file and reload. An expected_version
 	// that is not the current one is `aborted` (409, code
 	// `version_mismatch`). Emits `agents.changed`.
@@ -288,7 +288,7 @@ type AgentServiceHandler interface {
 	// history keeps every step. The version must be one of the agent as it
 	// is now (`not_found` otherwise) and must still load (`invalid_argument`
 	// otherwise: a helper it names may have been deleted). Sessions
-	// following the latest version run it from their next step; pinned
+	// following the latest version run it from their next run; pinned
 	// sessions keep their pin. Same rights as UpdateAgent; emits
 	// `agents.changed`.
 	RollbackAgent(context.Context, *connect.Request[v1.RollbackAgentRequest]) (*connect.Response[v1.RollbackAgentResponse], error)

@@ -175,8 +175,8 @@ export type SessionMeta = Message$1<"agents.v1.SessionMeta"> & {
   /**
    * The version of its stored agent the session is pinned to
    * (CreateSessionRequest.agent_version): every step runs it. 0: the
-   * session follows the latest version, each step taking the one current
-   * when it starts.
+   * session follows the latest version, each run taking the one current
+   * when it starts and running it at every step.
    *
    * @generated from field: int64 pinned_agent_version = 20;
    */
