@@ -101,9 +101,9 @@ func buildAgent(ctx context.Context, lookup func(string) *agentfile.Agent, file 
 		var errs []error
 		switch box.Kind {
 		case agentfile.FileSystemDirectory:
-			tools, errs = bashtool.DescribeDirMatching(ctx, box.Path, box.BasenameFilter)
+			tools, errs = bashtool.DescribeDirMatching(ctx, box.Path, box.BasenameFilter, opts.within...)
 		case agentfile.SingleTool:
-			tools, errs = bashtool.DescribeFile(ctx, box.Path)
+			tools, errs = bashtool.DescribeFile(ctx, box.Path, opts.within...)
 		}
 		for _, err := range errs {
 			report(field, err)
@@ -111,7 +111,7 @@ func buildAgent(ctx context.Context, lookup func(string) *agentfile.Agent, file 
 		scripts = append(scripts, tools...)
 	}
 	if file.ToolDirectory != "" {
-		tools, errs := bashtool.DescribeDir(ctx, file.ToolDirectory)
+		tools, errs := bashtool.DescribeDir(ctx, file.ToolDirectory, opts.within...)
 		for _, err := range errs {
 			report("contents.toolDirectory", err)
 		}

@@ -286,3 +286,34 @@ case "$1" in describe) echo '{"slug": "hello", "description": "says hello", "arg
 		t.Error("a program outside the allowed folders ran")
 	}
 }
+
+// Issue 33: describing a stored agent's scripts starts them too: a script
+// of an allowed folder that is a link out is not described (nor run).
+func TestAStoredAgentsScriptsLeadingOutAreNotDescribed(t *testing.T) {
+	tools, outside := t.TempDir(), t.TempDir()
+	marker := filepath.Join(t.TempDir(), "ran")
+	hello := `#!/bin/sh
+case "$1" in describe) echo '{"slug": "hello", "description": "says hello", "args": []}' ;; run) echo hello ;; esac
+`
+	writeFile(t, filepath.Join(tools, "box", "hello.sh"), hello, 0o755)
+	writeFile(t, filepath.Join(outside, "evil.sh"), "#!/bin/sh\ntouch "+marker+"\n", 0o755)
+	if err := os.Symlink(filepath.Join(outside, "evil.sh"), filepath.Join(tools, "box", "evil.sh")); err != nil {
+		t.Fatal(err)
+	}
+	stored := []Stored{{Slug: "a", Version: 1, Definition: definition("a", fmt.Sprintf(
+		`, "bashToolboxes": [{"tag": "FileSystemDirectory", "contents": {"Path": %q}}]`, filepath.Join(tools, "box")))}}
+	cat := New(context.Background(), func() *agentfile.Set { return &agentfile.Set{} }, Options{
+		Stored:   func(context.Context) ([]Stored, error) { return stored, nil },
+		ToolDirs: []string{tools},
+	})
+	var reasons []string
+	for _, e := range cat.Snapshot().Errors {
+		reasons = append(reasons, e.Error())
+	}
+	if !strings.Contains(strings.Join(reasons, "\n"), "is not under") {
+		t.Errorf("load errors = %q, want the link out refused", reasons)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("a script outside the allowed folders ran to describe itself")
+	}
+}
