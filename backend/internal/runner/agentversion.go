@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 
+	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/backend/internal/catalog"
 	"github.com/agents-os/agents/backend/internal/errs"
 	"github.com/agents-os/agents/backend/internal/session"
@@ -44,16 +45,23 @@ func (r *Runner) pinned(ctx context.Context, agent *catalog.Agent, version int64
 	return a, nil
 }
 
-// currentVersion is the version a run of a session starts with and keeps
-// to: its stored agent's current one, when the session is not pinned.
-func (r *Runner) currentVersion(m session.Meta) int64 {
+// runVersion is the version of its stored agent a run of a session
+// keeps to (0: a file agent, or a pinned session, which runs its pin): the
+// current one, or, for a run recovered after a restart or a failover, the
+// one it started with (the session's, stored when it started), so that a
+// crash does not make a run mix versions either.
+func (r *Runner) runVersion(m session.Meta, trigger agentsv1.RunTrigger) int64 {
 	if m.AgentPin != 0 {
 		return 0
 	}
-	if cur, err := r.cat.Get(m.Agent); err == nil && cur.Source == catalog.SourceStored {
-		return cur.Version
+	cur, err := r.cat.Get(m.Agent)
+	switch {
+	case err != nil || cur.Source != catalog.SourceStored:
+		return 0
+	case trigger == agentsv1.RunTrigger_RUN_TRIGGER_RECOVERY && m.AgentVersion >= cur.Generation:
+		return m.AgentVersion
 	}
-	return 0
+	return cur.Version
 }
 
 // agentFor is the agent a session's next step runs: the version it is

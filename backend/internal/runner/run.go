@@ -160,6 +160,12 @@ func (a *actor) openRunWith(e *edit, trigger agentsv1.RunTrigger, maxSteps int, 
 		return err
 	}
 	e.meta.Status, e.meta.StatusReason = session.StatusRunning, ""
+	version := a.r.runVersion(e.meta, trigger)
+	if v := max(version, e.meta.AgentPin); v > 0 {
+		// Stored with the run's start: what the session runs, and what
+		// a run recovered after a crash goes on with.
+		e.meta.AgentVersion = v
+	}
 	e.emit(a, &agentsv1.Event{Kind: "run.started", Body: &agentsv1.Event_RunStarted{RunStarted: &agentsv1.RunStarted{Trigger: trigger}}})
 	if err := a.apply(e); err != nil {
 		a.r.slots.give(e.meta.Owner)
@@ -168,7 +174,7 @@ func (a *actor) openRunWith(e *edit, trigger agentsv1.RunTrigger, maxSteps int, 
 	ctx, cancel := context.WithCancelCause(a.r.ctx)
 	ctx, span := a.startRunSpan(ctx, trigger)
 	a.run = &run{ctx: ctx, cancel: func() { cancel(nil) }, lose: cancel, maxSteps: maxSteps, owner: e.meta.Owner, span: span,
-		agentVersion: a.r.currentVersion(e.meta)}
+		agentVersion: version}
 	a.r.active.Add(1)
 	return nil
 }

@@ -746,3 +746,40 @@ func TestASessionPinnedToAnAgentVersionRunsItAndRollbackRestoresOne(t *testing.T
 		t.Fatalf("fork pinned to 3 = %v, %v", res, err)
 	}
 }
+
+// Issue 33: a run recovered after a restart goes on with the version it
+// started with, though another was stored meanwhile: a crash does not
+// make a run mix versions either. The session says the version its run
+// runs from the run's start.
+func TestARecoveredRunKeepsItsAgentVersion(t *testing.T) {
+	t.Parallel()
+	hang, err := filepath.Abs("testdata/tools/hang")
+	if err != nil {
+		t.Fatal(err)
+	}
+	toolbox := fmt.Sprintf(`, "bashToolboxes": [{"tag": "SingleTool", "contents": {"Path": %q}}]`, hang)
+	e := start(t, fakellm.Rules{Rules: []fakellm.Rule{
+		{Match: fakellm.Match{SystemContains: "revised"}, Reply: fakellm.Reply{Text: "the new version at work"}},
+		{Match: fakellm.Match{AssistantMessages: steps(0)}, Reply: fakellm.Reply{Text: "calling hang",
+			ToolCalls: []fakellm.ToolCall{{Name: "bash_hang", Arguments: json.RawMessage(`{}`)}}}},
+		{Reply: fakellm.Reply{Text: "the old version at work"}},
+	}}, withStoredToolDirs(toolsDir(t)))
+	if status, _, body := e.do(http.MethodPost, "/v1/agents", storedDef("steady", "You are the first version.", toolbox)); status != http.StatusCreated {
+		t.Fatalf("create = %d %s", status, body)
+	}
+	feed := e.openSSE("/v1/events")
+	id := e.create("steady", "go").GetMeta().GetId()
+	until(t, feed, kind(id, "tool.started"))
+	feed.cancel()
+	if status, _, body := e.do(http.MethodGet, "/v1/sessions/"+id+"?view=meta", ""); status != http.StatusOK || !strings.Contains(string(body), `"agent_version":1`) {
+		t.Fatalf("the running session = %d %s, want it to say version 1", status, body)
+	}
+	if status, _, body := e.do(http.MethodPut, "/v1/agents/steady", storedDef("steady", "You are the revised version.", toolbox)); status != http.StatusOK {
+		t.Fatalf("update = %d %s", status, body)
+	}
+	e.restart()
+	s := e.wait(id)
+	if got := lastTurn(s).GetLlm().GetText(); got != "the old version at work" || lastTurn(s).GetLlm().GetAgentVersion() != 1 {
+		t.Fatalf("the recovered run answered %q at version %d, want version 1's", got, lastTurn(s).GetLlm().GetAgentVersion())
+	}
+}

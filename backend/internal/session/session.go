@@ -44,8 +44,9 @@ type Meta struct {
 	// AllowedTools are the tools a client allowed for the rest of the
 	// session: their calls skip approval.
 	AllowedTools []string `json:"allowed_tools,omitempty"`
-	// AgentVersion is the version of the agent the session's latest step
-	// ran: a stored agent's, 0 for a file agent.
+	// AgentVersion is the version of its stored agent the session's
+	// current or latest run runs, stored when the run starts (a run
+	// recovered after a crash goes on with it); 0 for a file agent.
 	AgentVersion int64 `json:"agent_version,omitempty"`
 	// AgentPin is the version of its stored agent the session is pinned
 	// to, which every step runs; 0: each step runs the current version.

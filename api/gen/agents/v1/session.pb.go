@@ -254,9 +254,10 @@ type SessionMeta struct {
 	// from the database. An owner's budget is read with
 	// OwnerService.GetOwnerUsage.
 	Budget *BudgetState `protobuf:"bytes,18,opt,name=budget,proto3" json:"budget,omitempty"`
-	// The version of the agent the session's latest step ran (see
-	// AgentDescriptor.version): 0 for a file agent and before the first
-	// step. Each LLM turn records its own (LlmTurn.agent_version).
+	// The version of its stored agent the session's current or latest run
+	// runs, set when the run starts (see AgentDescriptor.version): 0 for a
+	// file agent and before the first run. Each LLM turn records its own
+	// (LlmTurn.agent_version).
 	AgentVersion int64 `protobuf:"varint,19,opt,name=agent_version,json=agentVersion,proto3" json:"agent_version,omitempty"`
 	// The version of its stored agent the session is pinned to
 	// (CreateSessionRequest.agent_version): every step runs it. 0: the

@@ -164,9 +164,10 @@ export type SessionMeta = Message$1<"agents.v1.SessionMeta"> & {
   budget?: BudgetState | undefined;
 
   /**
-   * The version of the agent the session's latest step ran (see
-   * AgentDescriptor.version): 0 for a file agent and before the first
-   * step. Each LLM turn records its own (LlmTurn.agent_version).
+   * The version of its stored agent the session's current or latest run
+   * runs, set when the run starts (see AgentDescriptor.version): 0 for a
+   * file agent and before the first run. Each LLM turn records its own
+   * (LlmTurn.agent_version).
    *
    * @generated from field: int64 agent_version = 19;
    */
