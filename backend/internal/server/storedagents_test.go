@@ -210,6 +210,8 @@ func TestStoredAgentsRules(t *testing.T) {
 	}{
 		{"no admin token", request{method: "POST", path: "/v1/agents", body: storedDef("x", "p", ""), header: alice}, 403, "permission_denied", "", "admin token"},
 		{"no admin token to delete", request{method: "DELETE", path: "/v1/agents/boss", header: alice}, 403, "permission_denied", "", "admin token"},
+		{"no admin token to roll back", request{method: "POST", path: "/v1/agents/boss/rollback", body: `{"version": 1}`, header: alice}, 403, "permission_denied", "", "admin token"},
+		{"roll back a file agent", request{method: "POST", path: "/v1/agents/boss/rollback", body: `{"version": 1}`, header: admin}, 409, "agent_read_only", "", "read-only"},
 		{"missing model url", request{method: "POST", path: "/v1/agents", body: noModelURL, header: admin}, 400, "invalid_agent", "contents.modelUrl", "contents.modelUrl: required"},
 		{"not JSON", request{method: "POST", path: "/v1/agents", body: `{"tag": `, header: admin}, 400, "invalid_agent", "", "line 1"},
 		{"empty body", request{method: "POST", path: "/v1/agents", header: admin}, 400, "invalid_argument", "", "agent file's JSON"},
