@@ -14,7 +14,15 @@ UPDATE stored_agents SET generation = COALESCE((
 ALTER TABLE agent_versions ADD COLUMN restored_from INTEGER NOT NULL DEFAULT 0;
 
 -- The generation of its stored agent a session was created with (0: a
--- file agent, or a session from before), and the version it is pinned
--- to (0: it follows the latest).
+-- file agent), and the version it is pinned to (0: it follows the
+-- latest). A session from before is given the generation of the agent's
+-- life it was created in: the current one's, or, created before it, 1
+-- (a life before, whose first version is not recorded), so that it does
+-- not run an agent created again under its slug since.
 ALTER TABLE sessions ADD COLUMN agent_generation INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE sessions ADD COLUMN agent_pin INTEGER NOT NULL DEFAULT 0;
+UPDATE sessions SET agent_generation = (
+    SELECT CASE WHEN sessions.created >= a.created THEN a.generation ELSE 1 END
+    FROM stored_agents a WHERE a.slug = sessions.agent
+)
+WHERE agent IN (SELECT slug FROM stored_agents);
