@@ -47,9 +47,10 @@ func (r *Runner) pinned(ctx context.Context, agent *catalog.Agent, version int64
 
 // runVersion is the version of its stored agent a run of a session
 // keeps to (0: a file agent, or a pinned session, which runs its pin): the
-// current one, or, for a run recovered after a restart or a failover, the
-// one it started with (the session's, stored when it started), so that a
-// crash does not make a run mix versions either.
+// current one, or, for a run that goes on with the work of the last one
+// (recovered after a restart or a failover, resumed after a pause or a
+// client's answer), the version that one ran (the session's, stored when
+// it started), so that neither a crash nor a wait makes it mix versions.
 func (r *Runner) runVersion(m session.Meta, trigger agentsv1.RunTrigger) int64 {
 	if m.AgentPin != 0 {
 		return 0
@@ -58,7 +59,7 @@ func (r *Runner) runVersion(m session.Meta, trigger agentsv1.RunTrigger) int64 {
 	switch {
 	case err != nil || cur.Source != catalog.SourceStored:
 		return 0
-	case trigger == agentsv1.RunTrigger_RUN_TRIGGER_RECOVERY && m.AgentVersion >= cur.Generation:
+	case goesOn(trigger) && m.AgentVersion >= cur.Generation:
 		return m.AgentVersion
 	}
 	return cur.Version
@@ -88,4 +89,10 @@ func (r *Runner) agentFor(ctx context.Context, m session.Meta, started int64) (*
 		return cur, nil
 	}
 	return r.cat.Version(ctx, m.Agent, want)
+}
+
+// goesOn reports whether a run with this trigger goes on with the work
+// of the session's last run rather than with new input.
+func goesOn(trigger agentsv1.RunTrigger) bool {
+	return trigger == agentsv1.RunTrigger_RUN_TRIGGER_RECOVERY || trigger == agentsv1.RunTrigger_RUN_TRIGGER_RESUME
 }

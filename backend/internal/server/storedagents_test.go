@@ -785,3 +785,34 @@ func TestARecoveredRunKeepsItsAgentVersion(t *testing.T) {
 		t.Fatalf("the recovered run answered %q at version %d, want version 1's", got, lastTurn(s).GetLlm().GetAgentVersion())
 	}
 }
+
+// Issue 33: a run that waits for a client's answer goes on, once
+// answered, with the version it started with, though another was stored
+// meanwhile: resuming does not make a run mix versions.
+func TestAResumedRunKeepsItsAgentVersion(t *testing.T) {
+	t.Parallel()
+	ask := `, "clientTools": [{"name": "ask_user", "description": "Ask the user.", "parameters": {"type": "object", "properties": {"question": {"type": "string"}}, "required": ["question"]}}]`
+	e := start(t, fakellm.Rules{Rules: []fakellm.Rule{
+		{Match: fakellm.Match{SystemContains: "revised"}, Reply: fakellm.Reply{Text: "the new version at work"}},
+		{Match: fakellm.Match{AssistantMessages: steps(0)}, Reply: fakellm.Reply{ToolCalls: []fakellm.ToolCall{
+			{Name: "ask_user", Arguments: json.RawMessage(`{"question": "colour?"}`)}}}},
+		{Reply: fakellm.Reply{Text: "the old version at work"}},
+	}})
+	if status, _, body := e.do(http.MethodPost, "/v1/agents", storedDef("asker", "You are the first version.", ask)); status != http.StatusCreated {
+		t.Fatalf("create = %d %s", status, body)
+	}
+	feed := e.openSSE("/v1/events")
+	id := e.create("asker", "go").GetMeta().GetId()
+	deferred := until(t, feed, kind(id, "calls.deferred")).GetCallsDeferred().GetCalls()
+	feed.cancel()
+	if status, _, body := e.do(http.MethodPut, "/v1/agents/asker", storedDef("asker", "You are the revised version.", ask)); status != http.StatusOK {
+		t.Fatalf("update = %d %s", status, body)
+	}
+	if status, _, body := e.do(http.MethodPost, "/v1/calls/"+deferred[0].GetToken()+"/complete", `{"text": "blue", "resume": true}`); status != http.StatusOK {
+		t.Fatalf("complete = %d %s", status, body)
+	}
+	s := e.wait(id)
+	if got := lastTurn(s).GetLlm().GetText(); got != "the old version at work" || lastTurn(s).GetLlm().GetAgentVersion() != 1 {
+		t.Fatalf("the resumed run answered %q at version %d, want version 1's", got, lastTurn(s).GetLlm().GetAgentVersion())
+	}
+}

@@ -46,7 +46,8 @@ type Meta struct {
 	AllowedTools []string `json:"allowed_tools,omitempty"`
 	// AgentVersion is the version of its stored agent the session's
 	// current or latest run runs, stored when the run starts (a run
-	// recovered after a crash goes on with it); 0 for a file agent.
+	// resumed, or recovered after a crash, goes on with it); 0 for a file
+	// agent.
 	AgentVersion int64 `json:"agent_version,omitempty"`
 	// AgentPin is the version of its stored agent the session is pinned
 	// to, which every step runs; 0: each step runs the current version.
