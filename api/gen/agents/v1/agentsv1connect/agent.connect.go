@@ -74,8 +74,9 @@ type AgentServiceClient interface {
 	// valid agent file: otherwise `invalid_argument` naming the field at
 	// fault (`contents.modelUrl: required`), with the field in the error
 	// detail's metadata (`field`). A slug an agent file or another stored
-	// agent already has is `already_exists` (409, code `agent_exists`; for
-	// a file agent the message says that it is read-only). Its bash
+	// agent already has, also in other case, is `already_exists` (409, code
+	// `agent_exists`; for a file agent the message says that it is
+	// read-only). Its bash
 	// toolboxes, tool directory and MCP server commands must lie under the
 	// directories the operator allows (`serve --stored-agent-tool-dirs`),
 	// else `invalid_argument` naming the field. Its helpers (extraAgents)
@@ -94,11 +95,14 @@ type AgentServiceClient interface {
 	UpdateAgent(context.Context, *connect.Request[v1.UpdateAgentRequest]) (*connect.Response[v1.UpdateAgentResponse], error)
 	// DeleteAgent removes a stored agent. Its sessions stay readable (and
 	// keep naming the versions they ran), but new sessions with it are
-	// `not_found`, and existing ones fail their next step. Its versions are
-	// kept: an agent created again under the slug continues their numbering.
-	// A file agent is `already_exists` (409, code `agent_read_only`); an
-	// expected_version that is not the current one is `aborted` (409).
-	// Emits `agents.changed`.
+	// `not_found`, and posting to its sessions is `failed_precondition`
+	// (code `agent_deleted`). Its versions are kept: an agent created again
+	// under the slug continues their numbering, as a new generation its
+	// old sessions do not run (code `agent_replaced`). An agent other
+	// stored agents name as a helper is not deleted: `failed_precondition`
+	// (code `agent_in_use`) naming them. A file agent is `already_exists`
+	// (409, code `agent_read_only`); an expected_version that is not the
+	// current one is `aborted` (409). Emits `agents.changed`.
 	DeleteAgent(context.Context, *connect.Request[v1.DeleteAgentRequest]) (*connect.Response[v1.DeleteAgentResponse], error)
 	// ListAgentVersions returns every version of a stored agent, newest
 	// first, also after the agent was deleted. A file agent has no stored
@@ -251,8 +255,9 @@ type AgentServiceHandler interface {
 	// valid agent file: otherwise `invalid_argument` naming the field at
 	// fault (`contents.modelUrl: required`), with the field in the error
 	// detail's metadata (`field`). A slug an agent file or another stored
-	// agent already has is `already_exists` (409, code `agent_exists`; for
-	// a file agent the message says that it is read-only). Its bash
+	// agent already has, also in other case, is `already_exists` (409, code
+	// `agent_exists`; for a file agent the message says that it is
+	// read-only). Its bash
 	// toolboxes, tool directory and MCP server commands must lie under the
 	// directories the operator allows (`serve --stored-agent-tool-dirs`),
 	// else `invalid_argument` naming the field. Its helpers (extraAgents)
@@ -271,11 +276,14 @@ type AgentServiceHandler interface {
 	UpdateAgent(context.Context, *connect.Request[v1.UpdateAgentRequest]) (*connect.Response[v1.UpdateAgentResponse], error)
 	// DeleteAgent removes a stored agent. Its sessions stay readable (and
 	// keep naming the versions they ran), but new sessions with it are
-	// `not_found`, and existing ones fail their next step. Its versions are
-	// kept: an agent created again under the slug continues their numbering.
-	// A file agent is `already_exists` (409, code `agent_read_only`); an
-	// expected_version that is not the current one is `aborted` (409).
-	// Emits `agents.changed`.
+	// `not_found`, and posting to its sessions is `failed_precondition`
+	// (code `agent_deleted`). Its versions are kept: an agent created again
+	// under the slug continues their numbering, as a new generation its
+	// old sessions do not run (code `agent_replaced`). An agent other
+	// stored agents name as a helper is not deleted: `failed_precondition`
+	// (code `agent_in_use`) naming them. A file agent is `already_exists`
+	// (409, code `agent_read_only`); an expected_version that is not the
+	// current one is `aborted` (409). Emits `agents.changed`.
 	DeleteAgent(context.Context, *connect.Request[v1.DeleteAgentRequest]) (*connect.Response[v1.DeleteAgentResponse], error)
 	// ListAgentVersions returns every version of a stored agent, newest
 	// first, also after the agent was deleted. A file agent has no stored

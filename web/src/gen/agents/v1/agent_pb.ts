@@ -1079,8 +1079,9 @@ export const AgentService: GenService<{
    * valid agent file: otherwise `invalid_argument` naming the field at
    * fault (`contents.modelUrl: required`), with the field in the error
    * detail's metadata (`field`). A slug an agent file or another stored
-   * agent already has is `already_exists` (409, code `agent_exists`; for
-   * a file agent the message says that it is read-only). Its bash
+   * agent already has, also in other case, is `already_exists` (409, code
+   * `agent_exists`; for a file agent the message says that it is
+   * read-only). Its bash
    * toolboxes, tool directory and MCP server commands must lie under the
    * directories the operator allows (`serve --stored-agent-tool-dirs`),
    * else `invalid_argument` naming the field. Its helpers (extraAgents)
@@ -1115,11 +1116,14 @@ export const AgentService: GenService<{
   /**
    * DeleteAgent removes a stored agent. Its sessions stay readable (and
    * keep naming the versions they ran), but new sessions with it are
-   * `not_found`, and existing ones fail their next step. Its versions are
-   * kept: an agent created again under the slug continues their numbering.
-   * A file agent is `already_exists` (409, code `agent_read_only`); an
-   * expected_version that is not the current one is `aborted` (409).
-   * Emits `agents.changed`.
+   * `not_found`, and posting to its sessions is `failed_precondition`
+   * (code `agent_deleted`). Its versions are kept: an agent created again
+   * under the slug continues their numbering, as a new generation its
+   * old sessions do not run (code `agent_replaced`). An agent other
+   * stored agents name as a helper is not deleted: `failed_precondition`
+   * (code `agent_in_use`) naming them. A file agent is `already_exists`
+   * (409, code `agent_read_only`); an expected_version that is not the
+   * current one is `aborted` (409). Emits `agents.changed`.
    *
    * @generated from rpc agents.v1.AgentService.DeleteAgent
    */
