@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/agents-os/agents/backend/internal/confine"
 )
 
 // describeConcurrency bounds the scripts described at once by DescribeDir.
@@ -23,9 +25,11 @@ const describeConcurrency = 8
 // Scripts are described concurrently. A script that fails does not stop the
 // others: the tools that loaded come back sorted by path, with one error
 // (a *DescribeError) per script that did not. An unreadable directory is a
-// single error and no tools.
-func DescribeDir(ctx context.Context, dir string) ([]Tool, []error) {
-	return DescribeDirMatching(ctx, dir, "")
+// single error and no tools. With within (a stored agent's folders), a
+// script that does not really lie under one of them is such an error,
+// and is not run.
+func DescribeDir(ctx context.Context, dir string, within ...string) ([]Tool, []error) {
+	return DescribeDirMatching(ctx, dir, "", within...)
 }
 
 // DescribeDirMatching is DescribeDir restricted to files whose name
@@ -33,7 +37,7 @@ func DescribeDir(ctx context.Context, dir string) ([]Tool, []error) {
 // directory toolbox; empty keeps every file). Unlike agents-exe, which
 // filters after describing, files left out are not run at all, so a broken
 // script the filter excludes cannot fail the toolbox.
-func DescribeDirMatching(ctx context.Context, dir, basenameFilter string) ([]Tool, []error) {
+func DescribeDirMatching(ctx context.Context, dir, basenameFilter string, within ...string) ([]Tool, []error) {
 	scripts, err := executablesIn(dir, basenameFilter)
 	if err != nil {
 		return nil, []error{err}
@@ -47,7 +51,7 @@ func DescribeDirMatching(ctx context.Context, dir, basenameFilter string) ([]Too
 		wg.Go(func() {
 			slots <- struct{}{}
 			defer func() { <-slots }()
-			tool, err := Describe(ctx, script)
+			tool, err := describeWithin(ctx, script, within)
 			if err != nil {
 				errs[i] = err
 				return
@@ -68,8 +72,8 @@ func DescribeDirMatching(ctx context.Context, dir, basenameFilter string) ([]Too
 
 // DescribeFile describes the tool of a single-file toolbox, returning the
 // same shapes as DescribeDir so both toolbox kinds load alike.
-func DescribeFile(ctx context.Context, path string) ([]Tool, []error) {
-	tool, err := Describe(ctx, path)
+func DescribeFile(ctx context.Context, path string, within ...string) ([]Tool, []error) {
+	tool, err := describeWithin(ctx, path, within)
 	if err != nil {
 		return nil, []error{err}
 	}
@@ -120,4 +124,18 @@ func CheckUniqueNames(tools []Tool) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// describeWithin describes a script; with within set (a stored agent's
+// scripts), only one that really lies under those folders, and from its
+// real path, so that no link leads the describe run elsewhere.
+func describeWithin(ctx context.Context, script string, within []string) (Tool, error) {
+	if len(within) == 0 {
+		return Describe(ctx, script)
+	}
+	real, err := confine.Program(script, within)
+	if err != nil {
+		return Tool{}, &DescribeError{Script: script, Err: err}
+	}
+	return Describe(ctx, real)
 }

@@ -31,6 +31,8 @@ type Agent struct {
 	Version          int64
 	Definition       string
 	Created, Updated time.Time
+	// Generation is a stored agent's (see Stored); 0 for a file agent.
+	Generation int64
 	// Model is the endpoint the agent really talks to (the offline model
 	// when its key is missing and one is configured).
 	Model Model

@@ -101,9 +101,9 @@ func buildAgent(ctx context.Context, lookup func(string) *agentfile.Agent, file 
 		var errs []error
 		switch box.Kind {
 		case agentfile.FileSystemDirectory:
-			tools, errs = bashtool.DescribeDirMatching(ctx, box.Path, box.BasenameFilter)
+			tools, errs = bashtool.DescribeDirMatching(ctx, box.Path, box.BasenameFilter, opts.within...)
 		case agentfile.SingleTool:
-			tools, errs = bashtool.DescribeFile(ctx, box.Path)
+			tools, errs = bashtool.DescribeFile(ctx, box.Path, opts.within...)
 		}
 		for _, err := range errs {
 			report(field, err)
@@ -111,15 +111,17 @@ func buildAgent(ctx context.Context, lookup func(string) *agentfile.Agent, file 
 		scripts = append(scripts, tools...)
 	}
 	if file.ToolDirectory != "" {
-		tools, errs := bashtool.DescribeDir(ctx, file.ToolDirectory)
+		tools, errs := bashtool.DescribeDir(ctx, file.ToolDirectory, opts.within...)
 		for _, err := range errs {
 			report("contents.toolDirectory", err)
 		}
 		scripts = append(scripts, tools...)
 	}
+	bash := opts.Bash
+	bash.Within = opts.within
 	for _, s := range scripts {
 		s.PassEnv = file.PassEnv
-		a.add(tool.NewBash(s, opts.Bash), report)
+		a.add(tool.NewBash(s, bash), report)
 	}
 	for _, h := range file.HelperTools {
 		helper := lookup(h.Slug)
@@ -147,7 +149,7 @@ func buildAgent(ctx context.Context, lookup func(string) *agentfile.Agent, file 
 			report(fmt.Sprintf("contents.mcpServers[%d]", i), fmt.Errorf("MCP server %s: MCP servers are not available here", server.Name))
 			continue
 		}
-		a.mcp = append(a.mcp, opts.MCP.Toolbox(server, file))
+		a.mcp = append(a.mcp, opts.MCP.Toolbox(server, file).Within(opts.within))
 	}
 	if unknown := a.checkApprovals(); len(unknown) > 0 {
 		// A policy on a tool the agent lacks is most likely a misspelt

@@ -42,6 +42,9 @@ type Options struct {
 	// Stored reads the agents stored in the database; nil serves the
 	// agent files alone.
 	Stored func(ctx context.Context) ([]Stored, error)
+	// StoredVersion reads one version of a stored agent (see
+	// Catalog.Version); nil: only current versions are served.
+	StoredVersion func(ctx context.Context, slug string, version int64) (Stored, error)
 	// ToolDirs are the directories a stored agent's bash tools, tool
 	// directory and MCP server programs must lie under; with none, a
 	// stored agent may have none of them.
@@ -49,6 +52,9 @@ type Options struct {
 	// WorkDir is where a stored agent's relative paths are resolved;
 	// empty: the process working directory.
 	WorkDir string
+	// within is ToolDirs made absolute when stored agents are built: the
+	// folders their programs are judged in again when they start.
+	within []string
 	// Only, when set, keeps in each snapshot only the agent with this
 	// slug and its helpers, recursively, when there is one: a server
 	// given a stored agent to serve alone. (A file agent's set is
@@ -71,11 +77,15 @@ type Catalog struct {
 
 	mu   sync.RWMutex
 	snap *Snapshot
+	// versions are the stored agents built at a version other than their
+	// current one (Version); emptied at every swap, since each was built
+	// with the helpers of the snapshot it replaced.
+	versions map[versionKey]*Agent
 }
 
 // New loads the agents once and returns the catalog.
 func New(ctx context.Context, load LoadFunc, opts Options) *Catalog {
-	c := &Catalog{load: load, opts: opts}
+	c := &Catalog{load: load, opts: opts, versions: map[versionKey]*Agent{}}
 	f := buildFiles(ctx, load(), opts)
 	c.snap = c.withStored(ctx, f)
 	return c
@@ -115,6 +125,7 @@ func (c *Catalog) swap(snap *Snapshot) *Snapshot {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.snap = snap
+	c.versions = map[versionKey]*Agent{}
 	if c.opts.MCP != nil {
 		// Under the lock: a reload racing this one must not keep the
 		// servers of a snapshot already replaced.

@@ -6,11 +6,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/agents-os/agents/backend/internal/agentfile"
+	"github.com/agents-os/agents/backend/internal/confine"
 	"github.com/agents-os/agents/backend/internal/errs"
 	"github.com/agents-os/agents/backend/internal/jsonx"
 	"github.com/agents-os/agents/backend/internal/store"
@@ -23,6 +25,9 @@ type Stored struct {
 	// Definition is the agent file JSON text.
 	Definition       string
 	Created, Updated time.Time
+	// Generation is the version the agent was created at (see
+	// store.StoredAgent).
+	Generation int64
 }
 
 // FromStore reads the stored agents of a store, for Options.Stored.
@@ -34,10 +39,23 @@ func FromStore(st store.Agents) func(ctx context.Context) ([]Stored, error) {
 		}
 		out := make([]Stored, len(list))
 		for i, a := range list {
-			out[i] = Stored{Slug: a.Slug, Version: a.Version, Definition: a.Definition, Created: a.Created, Updated: a.Updated}
+			out[i] = storedOf(a)
 		}
 		return out, nil
 	}
+}
+
+// VersionFromStore reads one version of a stored agent, for
+// Options.StoredVersion.
+func VersionFromStore(st store.Agents) func(ctx context.Context, slug string, version int64) (Stored, error) {
+	return func(ctx context.Context, slug string, version int64) (Stored, error) {
+		a, err := st.StoredAgentVersion(ctx, slug, version)
+		return storedOf(a), err
+	}
+}
+
+func storedOf(a store.StoredAgent) Stored {
+	return Stored{Slug: a.Slug, Version: a.Version, Definition: a.Definition, Created: a.Created, Updated: a.Updated, Generation: a.Generation}
 }
 
 // The machine codes of the catalog's answers about stored agents.
@@ -46,6 +64,7 @@ const (
 	CodeAgentExists   = "agent_exists"
 	CodeAgentReadOnly = "agent_read_only"
 	CodeUnknownAgent  = "unknown_agent"
+	CodeAgentInUse    = "agent_in_use"
 )
 
 // withStored reads the stored agents and assembles them with the file
@@ -139,7 +158,7 @@ func (c *Catalog) buildStored(ctx context.Context, f *files, list []Stored) ([]*
 			agents = append(agents, d.def.Agent)
 		}
 	}
-	built, more := buildAll(ctx, agents, lookup, c.opts)
+	built, more := buildAll(ctx, agents, lookup, c.storedOpts())
 	var out []*Agent
 	for i, a := range built {
 		problems = append(problems, more[i]...)
@@ -147,10 +166,85 @@ func (c *Catalog) buildStored(ctx context.Context, f *files, list []Stored) ([]*
 			continue
 		}
 		s := defs[i].stored
-		a.Source, a.Version, a.Definition, a.Created, a.Updated = SourceStored, s.Version, s.Definition, s.Created, s.Updated
+		a.setStored(s)
 		out = append(out, a)
 	}
 	return out, problems
+}
+
+// setStored makes a the stored agent s.
+func (a *Agent) setStored(s Stored) {
+	a.Source, a.Version, a.Definition, a.Created, a.Updated, a.Generation = SourceStored, s.Version, s.Definition, s.Created, s.Updated, s.Generation
+}
+
+// versionKey names one version of one generation of a stored agent.
+type versionKey struct {
+	slug                string
+	generation, version int64
+}
+
+// Version returns a stored agent at one version of its current
+// generation: the agent served when that is its current version, else
+// that version built as stored agents are, with the helpers served now.
+// A version built is kept until the catalog next changes. A file agent
+// has no versions (errs.Invalid); a version the agent does not have is
+// errs.NotFound (unknown_version); one that no longer loads (a helper it
+// names was deleted) errs.Invalid.
+func (c *Catalog) Version(ctx context.Context, slug string, version int64) (*Agent, error) {
+	snap := c.Snapshot()
+	cur, err := snap.Get(slug)
+	switch {
+	case err != nil:
+		return nil, err
+	case cur.Source != SourceStored:
+		return nil, errs.Invalid("invalid_argument", "agent %q comes from an agent file, which has no versions", slug)
+	case cur.Version == version:
+		return cur, nil
+	case c.opts.StoredVersion == nil:
+		return nil, errs.NotFound(store.CodeUnknownVersion, "agent %q has no version %d", slug, version)
+	}
+	key := versionKey{slug: slug, generation: cur.Generation, version: version}
+	c.mu.RLock()
+	built := c.versions[key]
+	c.mu.RUnlock()
+	if built != nil {
+		return built, nil
+	}
+	s, err := c.opts.StoredVersion(ctx, slug, version)
+	if err != nil {
+		return nil, err
+	}
+	if s.Generation != cur.Generation {
+		return nil, errs.NotFound(store.CodeUnknownVersion, "agent %q has no version %d as it is now", slug, version)
+	}
+	def, perr := c.parse([]byte(s.Definition))
+	if perr != nil {
+		return nil, errs.Invalid(CodeInvalidAgent, "version %d of agent %q does not load: %s", version, slug, perr.Error())
+	}
+	lookup := func(h string) *agentfile.Agent {
+		if h == slug {
+			return def.Agent
+		}
+		if a := snap.every[h]; a != nil {
+			return a.Agent
+		}
+		return nil
+	}
+	if perr := def.Resolve(lookup); perr != nil {
+		return nil, errs.Invalid(CodeInvalidAgent, "version %d of agent %q does not load: %s", version, slug, perr.Error())
+	}
+	a, problems := buildAgent(ctx, lookup, def.Agent, c.storedOpts())
+	if a == nil {
+		return nil, errs.Invalid(CodeInvalidAgent, "version %d of agent %q does not load: %s", version, slug, problems[0].Error())
+	}
+	a.setStored(s)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.snap == snap {
+		// Kept only while the helpers it was built with are served.
+		c.versions[key] = a
+	}
+	return a, nil
 }
 
 // parse reads a stored definition and applies the rules of stored agents
@@ -207,6 +301,10 @@ func (c *Catalog) Validate(ctx context.Context, slug string, data []byte, update
 		return "", errs.Conflict(CodeAgentExists, "the slug %q is the agent file %s's; file agents are read-only to the API, and a slug is unique across files and stored agents", a.Slug, existing.File)
 	case existing != nil:
 		return "", errs.Conflict(CodeAgentExists, "an agent with the slug %q is already stored; update it instead", a.Slug)
+	case !update:
+		if other := snap.folded(a.Slug); other != nil {
+			return "", errs.Conflict(CodeAgentExists, "the slug %q is the agent %q's in other case; slugs differing only in case name one agent", a.Slug, other.Slug)
+		}
 	}
 	lookup := func(s string) *agentfile.Agent {
 		if s == a.Slug {
@@ -220,7 +318,7 @@ func (c *Catalog) Validate(ctx context.Context, slug string, data []byte, update
 	if perr := def.Resolve(lookup); perr != nil {
 		return "", invalid(perr)
 	}
-	built, problems := buildAgent(ctx, lookup, a, c.opts)
+	built, problems := buildAgent(ctx, lookup, a, c.storedOpts())
 	if len(problems) > 0 {
 		return "", invalid(problems[0])
 	}
@@ -243,6 +341,29 @@ func (s *Snapshot) Writable(slug string) error {
 		return errs.Conflict(CodeAgentReadOnly, "agent %q comes from the agent file %s: file agents are read-only to the API (edit the file and reload)", slug, s.files.set.Get(slug).File)
 	}
 	return nil
+}
+
+// folded is the agent whose slug is slug in other case, if any.
+func (s *Snapshot) folded(slug string) *Agent {
+	for other, a := range s.every {
+		if other != slug && strings.EqualFold(other, slug) {
+			return a
+		}
+	}
+	return nil
+}
+
+// Dependents are the stored agents other than slug that name it as a
+// helper, sorted: deleting it would stop them loading.
+func (s *Snapshot) Dependents(slug string) []string {
+	var out []string
+	for _, a := range s.every {
+		if a.Source == SourceStored && a.Slug != slug && slices.Contains(a.Helpers, slug) {
+			out = append(out, a.Slug)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // invalid is a definition's problem as the API reports it: the field
@@ -305,33 +426,39 @@ func (c *Catalog) checkPrograms(a *agentfile.Agent) *agentfile.Error {
 }
 
 // outside says why path is not under an allowed directory, or "" when it
-// is. Symbolic links are followed on both sides, so a link cannot lead
-// out of an allowed directory.
+// is. Symbolic links are followed on both sides, also where the path
+// does not exist yet, so a link cannot lead out of an allowed directory.
+// (The program is checked again when it starts: see confine.)
 func (c *Catalog) outside(path string) string {
 	if len(c.opts.ToolDirs) == 0 {
 		return fmt.Sprintf("%s: a stored agent runs no program unless the server allows directories for them (agents serve --stored-agent-tool-dirs), and this one allows none", path)
 	}
-	real := c.realPath(path)
-	for _, dir := range c.opts.ToolDirs {
-		rel, err := filepath.Rel(c.realPath(dir), real)
-		if err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-			return ""
-		}
+	if why := confine.Outside(c.absolute(path), c.storedOpts().within); why != "" {
+		return fmt.Sprintf("%s is not under a directory this server allows for the programs of stored agents (%s)", path, strings.Join(c.opts.ToolDirs, ", "))
 	}
-	return fmt.Sprintf("%s is not under a directory this server allows for the programs of stored agents (%s)", path, strings.Join(c.opts.ToolDirs, ", "))
+	return ""
 }
 
-// realPath is path made absolute, its links resolved when it exists.
-func (c *Catalog) realPath(path string) string {
-	if !filepath.IsAbs(path) {
-		base := c.opts.WorkDir
-		if base == "" {
-			base, _ = os.Getwd()
-		}
-		path = filepath.Join(base, path)
+// storedOpts are the options stored agents are built with: their
+// programs are judged again, in the allowed folders, when they start.
+func (c *Catalog) storedOpts() Options {
+	opts := c.opts
+	opts.within = make([]string, len(c.opts.ToolDirs))
+	for i, dir := range c.opts.ToolDirs {
+		opts.within[i] = c.absolute(dir)
 	}
-	if real, err := filepath.EvalSymlinks(path); err == nil {
-		return real
+	return opts
+}
+
+// absolute is path made absolute from the catalog's working directory;
+// not cleaned, since a ".." after a link is confine's to follow.
+func (c *Catalog) absolute(path string) string {
+	if filepath.IsAbs(path) {
+		return path
 	}
-	return filepath.Clean(path)
+	base := c.opts.WorkDir
+	if base == "" {
+		base, _ = os.Getwd()
+	}
+	return base + string(filepath.Separator) + path
 }

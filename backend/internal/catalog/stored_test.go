@@ -11,6 +11,9 @@ import (
 
 	"github.com/agents-os/agents/backend/internal/agentfile"
 	"github.com/agents-os/agents/backend/internal/errs"
+	"github.com/agents-os/agents/backend/internal/mcptools"
+	"github.com/agents-os/agents/backend/internal/session"
+	"github.com/agents-os/agents/backend/internal/tool"
 )
 
 // definition is a stored agent's JSON; extra goes into contents.
@@ -195,5 +198,122 @@ func TestOnlyLeavesTheSlugsOfTheOthersTaken(t *testing.T) {
 	}
 	if _, err := cat.Validate(ctx, "", []byte(definition("new", `, "extraAgents": [{"slug": "unused"}]`)), false); err != nil {
 		t.Errorf("create naming a stored agent left out as a helper = %v", err)
+	}
+}
+
+// Issue 33: a program's path is judged where it really leads, also when
+// the program is not there yet: a link that points nowhere yet, a file
+// not there yet behind a link out, a ".." after a link.
+func TestValidateFollowsLinksToProgramsNotThereYet(t *testing.T) {
+	tools, outside := t.TempDir(), t.TempDir()
+	if err := os.Symlink(filepath.Join(outside, "later"), filepath.Join(tools, "dangling")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(outside, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(outside, "sub"), filepath.Join(tools, "escape")); err != nil {
+		t.Fatal(err)
+	}
+	pool := mcptools.NewPool(mcptools.Options{})
+	defer pool.Close()
+	cat := New(context.Background(), func() *agentfile.Set { return &agentfile.Set{} }, Options{ToolDirs: []string{tools}, MCP: pool})
+	mcp := func(path string) string {
+		return definition("a", fmt.Sprintf(`, "mcpServers": [{"tag": "McpSimpleBinary", "contents": {"name": "m", "executable": %q}}]`, path))
+	}
+	for name, path := range map[string]string{
+		"a link to a file not there yet":      filepath.Join(tools, "dangling"),
+		"a file not there yet behind a link":  filepath.Join(tools, "escape", "later"),
+		"a folder not there yet behind links": filepath.Join(tools, "escape", "new", "later"),
+		"dot-dot after a link":                filepath.Join(tools, "escape") + "/../later",
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := cat.Validate(context.Background(), "", []byte(mcp(path)), false)
+			if errs.KindOf(err) != errs.KindInvalid || !strings.Contains(err.Error(), "is not under") {
+				t.Fatalf("Validate(%s) = %v, want it refused as outside", path, err)
+			}
+		})
+	}
+}
+
+// Issue 33: a stored agent's program is checked again when it starts: a
+// path that was inside when the agent was stored and leads out since
+// does not run.
+func TestAStoredAgentsProgramsAreCheckedWhenTheyStart(t *testing.T) {
+	tools, outside := t.TempDir(), t.TempDir()
+	marker := filepath.Join(t.TempDir(), "ran")
+	describe := `#!/bin/sh
+case "$1" in describe) echo '{"slug": "hello", "description": "says hello", "args": []}' ;; run) echo hello ;; esac
+`
+	writeFile(t, filepath.Join(tools, "bash", "hello.sh"), describe, 0o755)
+	writeFile(t, filepath.Join(outside, "hello.sh"), "#!/bin/sh\ntouch "+marker+"\n"+strings.TrimPrefix(describe, "#!/bin/sh\n"), 0o755)
+	writeFile(t, filepath.Join(outside, "server"), "#!/bin/sh\ntouch "+marker+"\n", 0o755)
+	pool := mcptools.NewPool(mcptools.Options{})
+	defer pool.Close()
+	stored := []Stored{{Slug: "a", Version: 1, Definition: definition("a", fmt.Sprintf(
+		`, "bashToolboxes": [{"tag": "SingleTool", "contents": {"Path": %q}}], "mcpServers": [{"tag": "McpSimpleBinary", "contents": {"name": "m", "executable": %q}}]`,
+		filepath.Join(tools, "bash", "hello.sh"), filepath.Join(tools, "mcp", "server")))}}
+	cat := New(context.Background(), func() *agentfile.Set { return &agentfile.Set{} }, Options{
+		Stored:   func(context.Context) ([]Stored, error) { return stored, nil },
+		ToolDirs: []string{tools},
+		MCP:      pool,
+	})
+	agent, err := cat.Get("a")
+	if err != nil {
+		t.Fatalf("the agent does not load: %v (%v)", err, cat.Snapshot().Errors)
+	}
+	// Both paths lead out now: the script's folder and the server's.
+	if err := os.RemoveAll(filepath.Join(tools, "bash")); err != nil {
+		t.Fatal(err)
+	}
+	for _, link := range []string{"bash", "mcp"} {
+		if err := os.Symlink(outside, filepath.Join(tools, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set := agent.Toolset(context.Background(), nil)
+	if status := agent.MCPStatus(nil)[0]; !strings.Contains(status.Error, "is not under") {
+		t.Errorf("MCP server status = %+v, want it refused as outside", status)
+	}
+	hello, ok := set.Get("bash_hello")
+	if !ok {
+		t.Fatal("no bash_hello")
+	}
+	if res := hello.Execute(context.Background(), tool.Call{}); res.Status != session.ResultError || !strings.Contains(res.Text, "is not under") {
+		t.Errorf("bash_hello = %+v, want it refused as outside", res)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("a program outside the allowed folders ran")
+	}
+}
+
+// Issue 33: describing a stored agent's scripts starts them too: a script
+// of an allowed folder that is a link out is not described (nor run).
+func TestAStoredAgentsScriptsLeadingOutAreNotDescribed(t *testing.T) {
+	tools, outside := t.TempDir(), t.TempDir()
+	marker := filepath.Join(t.TempDir(), "ran")
+	hello := `#!/bin/sh
+case "$1" in describe) echo '{"slug": "hello", "description": "says hello", "args": []}' ;; run) echo hello ;; esac
+`
+	writeFile(t, filepath.Join(tools, "box", "hello.sh"), hello, 0o755)
+	writeFile(t, filepath.Join(outside, "evil.sh"), "#!/bin/sh\ntouch "+marker+"\n", 0o755)
+	if err := os.Symlink(filepath.Join(outside, "evil.sh"), filepath.Join(tools, "box", "evil.sh")); err != nil {
+		t.Fatal(err)
+	}
+	stored := []Stored{{Slug: "a", Version: 1, Definition: definition("a", fmt.Sprintf(
+		`, "bashToolboxes": [{"tag": "FileSystemDirectory", "contents": {"Path": %q}}]`, filepath.Join(tools, "box")))}}
+	cat := New(context.Background(), func() *agentfile.Set { return &agentfile.Set{} }, Options{
+		Stored:   func(context.Context) ([]Stored, error) { return stored, nil },
+		ToolDirs: []string{tools},
+	})
+	var reasons []string
+	for _, e := range cat.Snapshot().Errors {
+		reasons = append(reasons, e.Error())
+	}
+	if !strings.Contains(strings.Join(reasons, "\n"), "is not under") {
+		t.Errorf("load errors = %q, want the link out refused", reasons)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("a script outside the allowed folders ran to describe itself")
 	}
 }

@@ -30,8 +30,9 @@ func (a *app) runCommand() *cobra.Command {
 	var cf clientFlags
 	var offline string
 	var bf budgetFlags
+	var version int64
 	cmd := &cobra.Command{
-		Use:   "run [-a SLUG] [--attach URL|PATH] [--budget-tokens N] [--budget-usd X] PROMPT…|-",
+		Use:   "run [-a SLUG] [--agent-version N] [--attach URL|PATH] [--budget-tokens N] [--budget-usd X] PROMPT…|-",
 		Short: "Run one prompt against an agent and stream the answer to stdout",
 		Long: `Run one prompt against an agent and stream the answer to stdout.
 Without -a, the server's only root agent runs. A prompt of - is read from
@@ -39,7 +40,8 @@ stdin. Tool calls and helper agents are reported on stderr. The exit
 status is 0 when the agent answered, 3 when the run failed or its budget
 stopped it, 4 when it waits for a client to answer deferred calls
 (agents calls), 130 when interrupted. --budget-tokens and --budget-usd
-give the session a budget its helpers spend too.`,
+give the session a budget its helpers spend too. --agent-version runs that
+version of a stored agent rather than its current one.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			prompt, err := a.textArg(args, "the prompt")
@@ -64,6 +66,8 @@ give the session a budget its helpers spend too.`,
 					Message: &agentsv1.Message{Text: prompt},
 					Params:  params,
 					Budget:  budget,
+
+					AgentVersion: version,
 				}))
 				if err != nil {
 					return "", describe(err)
@@ -75,6 +79,7 @@ give the session a budget its helpers spend too.`,
 	a.addServerFlags(cmd, &cf)
 	bf.add(cmd, "budget-", "the session and its helpers")
 	cmd.Flags().StringVar(&offline, "offline-model", "", offlineModelUsage)
+	cmd.Flags().Int64Var(&version, "agent-version", 0, "run this version of the stored agent (default: its current one)")
 	return cmd
 }
 

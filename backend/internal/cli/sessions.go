@@ -142,7 +142,11 @@ func (a *app) sessionsShow(cf *clientFlags) *cobra.Command {
 func writeSession(w io.Writer, s *agentsv1.Session, thinking bool) {
 	m := s.GetMeta()
 	agent := m.GetAgent()
-	if v := m.GetAgentVersion(); v > 0 {
+	switch v, pin := m.GetAgentVersion(), m.GetPinnedAgentVersion(); {
+	case pin > 0:
+		// Every step runs the version the session is pinned to.
+		agent += fmt.Sprintf(" (pinned to version %d)", pin)
+	case v > 0:
 		// A stored agent: the version its latest step ran.
 		agent += fmt.Sprintf(" (version %d)", v)
 	}

@@ -132,6 +132,7 @@ func (a *app) startStack(ctx context.Context, res *config.Resolved, log *slog.Lo
 		Bash:            tool.BashRuntime{Reaper: reaper},
 		MCP:             s.mcp,
 		Stored:          catalog.FromStore(db),
+		StoredVersion:   catalog.VersionFromStore(db),
 		ToolDirs:        res.StoredAgentToolDirs,
 		WorkDir:         res.WorkDir,
 	})

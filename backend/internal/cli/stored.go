@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"text/tabwriter"
 	"time"
 
@@ -249,6 +250,35 @@ func (a *app) agentsRemove(cf *clientFlags) *cobra.Command {
 	return cmd
 }
 
+func (a *app) agentsRollback(cf *clientFlags) *cobra.Command {
+	var expected int64
+	cmd := &cobra.Command{
+		Use:   "rollback SLUG VERSION",
+		Short: "Make an earlier version of a stored agent current again, written as a new version (needs an admin token when attached with auth)",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			version, err := strconv.ParseInt(args[1], 10, 64)
+			if err != nil || version <= 0 {
+				return fmt.Errorf("%q is not a version: versions are 1, 2, … (agents agents versions %s lists them)", args[1], args[0])
+			}
+			req := &agentsv1.RollbackAgentRequest{Slug: args[0], Version: version}
+			if expected > 0 {
+				req.ExpectedVersion = &expected
+			}
+			return a.withClient(cmd.Context(), *cf, func(ctx context.Context, c *client.Client) error {
+				res, err := c.Agents.RollbackAgent(ctx, connect.NewRequest(req))
+				if err != nil {
+					return agentError(err)
+				}
+				fmt.Fprintf(a.stdout, "agent %s: version %d, restored from version %d\n", args[0], res.Msg.GetAgent().GetVersion(), version)
+				return nil
+			})
+		},
+	}
+	cmd.Flags().Int64Var(&expected, "expected-version", 0, "roll back only if the current version is this one")
+	return cmd
+}
+
 func (a *app) agentsVersions(cf *clientFlags) *cobra.Command {
 	var asJSON bool
 	var show int64
@@ -279,13 +309,16 @@ func (a *app) agentsVersions(cf *clientFlags) *cobra.Command {
 					return errors.New("no stored versions: " + args[0] + " is a file agent")
 				}
 				tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, "VERSION\tCURRENT\tWRITTEN\tAUTHOR")
+				fmt.Fprintln(tw, "VERSION\tCURRENT\tWRITTEN\tAUTHOR\tRESTORED")
 				for _, v := range list {
-					current := ""
+					current, restored := "", ""
 					if v.GetCurrent() {
 						current = "yes"
 					}
-					fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", v.GetVersion(), current, v.GetCreateTime().AsTime().Local().Format(time.DateTime), v.GetAuthor())
+					if from := v.GetRestoredFrom(); from > 0 {
+						restored = fmt.Sprintf("from %d", from)
+					}
+					fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", v.GetVersion(), current, v.GetCreateTime().AsTime().Local().Format(time.DateTime), v.GetAuthor(), restored)
 				}
 				return tw.Flush()
 			})

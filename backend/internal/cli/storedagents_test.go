@@ -143,9 +143,10 @@ func TestRunUsesAStoredAgentOfTheLocalDatabase(t *testing.T) {
 }
 
 // check loads the stored agents of the database as a server would now: a
-// stored agent whose helper was deleted, or whose tool lies outside the
-// directories allowed today, is a problem named by its slug; without a
-// database, check reads the files alone and creates none.
+// stored agent whose helper is gone (a file agent no longer served: a
+// stored helper is not deleted while an agent names it), or whose tool
+// lies outside the directories allowed today, is a problem named by its
+// slug; without a database, check reads the files alone and creates none.
 func TestCheckReportsTheStoredAgents(t *testing.T) {
 	t.Parallel()
 	dir, env := testEnv(t)
@@ -155,17 +156,15 @@ func TestCheckReportsTheStoredAgents(t *testing.T) {
 	writeFile(t, filepath.Join(tools, "ok.sh"), goodTool, 0o755)
 	allow := filepath.Join(dir, "allow.json")
 	writeFile(t, allow, fmt.Sprintf(`{"storedAgentToolDirs": [%q]}`, tools), 0o644)
+	aide := filepath.Join(dir, "agents", "aide.json")
+	writeFile(t, aide, agentJSON("aide", ""), 0o644)
 	db := filepath.Join(dir, "agents.db")
 	server := []string{"--agent-file", filed, "--db", db}
-	allowed := append([]string{"--config", allow}, server...)
-	createStored(t, env, allowed, storedAgent("aide", ""))
+	allowed := append([]string{"--config", allow, "--agent-file", aide}, server...)
 	createStored(t, env, allowed, storedAgent("boss", `, "extraAgents": [{"slug": "aide"}]`))
 	createStored(t, env, allowed, storedAgent("tooly", fmt.Sprintf(`, "bashToolboxes": [{"tag": "SingleTool", "contents": {"Path": %q}}]`, filepath.Join(tools, "ok.sh"))))
 	if code, out, errOut := run(t, env, append([]string{"check"}, allowed...)...); code != 0 || !strings.Contains(out, "4 agents loaded, 0 problems") {
 		t.Fatalf("check of sound stored agents = %d:\n%s%s", code, out, errOut)
-	}
-	if code, _, errOut := run(t, env, append([]string{"agents", "rm", "aide"}, allowed...)...); code != 0 {
-		t.Fatalf("rm aide = %d, %q", code, errOut)
 	}
 	code, out, errOut := run(t, env, append([]string{"check"}, server...)...)
 	for _, want := range []string{
@@ -280,4 +279,51 @@ func keptFile(t *testing.T, errOut string) string {
 		t.Fatalf("stderr %q names no file the text is kept in", errOut)
 	}
 	return strings.TrimRight(strings.Fields(rest)[0], ":;,.")
+}
+
+// Issue 33: agents run --agent-version runs that version of a stored
+// agent, which the session shows; agents rollback makes an earlier
+// version current again as a new version, which versions lists.
+func TestRunPinsAVersionAndRollbackRestoresOne(t *testing.T) {
+	t.Parallel()
+	dir, env := testEnv(t)
+	model := fakellmtest.Start(t, fakellm.Rules{Rules: []fakellm.Rule{
+		{Match: fakellm.Match{SystemContains: "revised"}, Reply: fakellm.Reply{Text: "the revised version"}},
+		{Reply: fakellm.Reply{Text: "the first version"}},
+	}})
+	server := []string{"--db", filepath.Join(dir, "agents.db")}
+	createStored(t, env, server, storedDefinition)
+	script := editorScript(t, t.TempDir(), `sed -i 's/You test./You test, revised./' "$1"`)
+	if code, out, errOut := run(t, withEditor(env, script), append([]string{"agents", "edit", "stored"}, server...)...); code != 0 {
+		t.Fatalf("edit = %d, %q, %q", code, out, errOut)
+	}
+	runAt := func(args ...string) string {
+		t.Helper()
+		code, out, errOut := run(t, env, append(append([]string{"run", "-a", "stored", "--offline-model", model.URL()}, args...), server...)...)
+		if code != 0 {
+			t.Fatalf("run %v = %d, %q, %q", args, code, out, errOut)
+		}
+		return out
+	}
+	if out := runAt("--agent-version", "1", "hi"); out != "the first version\n" {
+		t.Errorf("run --agent-version 1 = %q, want version 1's answer", out)
+	}
+	if out := runAt("hi"); out != "the revised version\n" {
+		t.Errorf("run = %q, want the current version's answer", out)
+	}
+	if code, _, errOut := run(t, env, append([]string{"run", "-a", "stored", "--agent-version", "7", "--offline-model", model.URL(), "hi"}, server...)...); code != 1 || !strings.Contains(errOut, "no version 7") {
+		t.Errorf("run --agent-version 7 = %d, %q; want it refused", code, errOut)
+	}
+
+	code, out, errOut := run(t, env, append([]string{"agents", "rollback", "stored", "1"}, server...)...)
+	if code != 0 || out != "agent stored: version 3, restored from version 1\n" {
+		t.Fatalf("rollback = %d, %q, %q", code, out, errOut)
+	}
+	if out := runAt("hi"); out != "the first version\n" {
+		t.Errorf("run after the rollback = %q, want version 1's answer", out)
+	}
+	code, out, errOut = run(t, env, append([]string{"agents", "versions", "stored"}, server...)...)
+	if code != 0 || !strings.Contains(out, "RESTORED") || !strings.Contains(out, "from 1") {
+		t.Errorf("versions after a rollback = %d:\n%s%s", code, out, errOut)
+	}
 }

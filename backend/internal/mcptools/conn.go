@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agents-os/agents/backend/internal/bashtool"
+	"github.com/agents-os/agents/backend/internal/confine"
 )
 
 // stopGrace is how long a stdio server has to exit once its stdin is
@@ -38,6 +39,9 @@ type conn struct {
 	Args       []string `json:"args,omitempty"`
 	Env        []string `json:"env,omitempty"`
 	Dir        string   `json:"dir,omitempty"`
+	// Within, when set, are the only folders the executable may lie in,
+	// judged when the process starts (a stored agent's: see confine).
+	Within []string `json:"within,omitempty"`
 	// Streamable HTTP.
 	URL     string            `json:"url,omitempty"`
 	Headers map[string]string `json:"headers,omitempty"`
@@ -75,7 +79,13 @@ func (c conn) open(reaper *bashtool.Reaper) (t mcp.Transport, stop func(), err e
 		client := &http.Client{Transport: headerTransport{headers: c.Headers, next: http.DefaultTransport}}
 		return &mcp.StreamableClientTransport{Endpoint: c.URL, HTTPClient: client, MaxRetries: 2, MaxEventSize: maxMessageBytes}, func() {}, nil
 	}
-	cmd := exec.Command(c.Executable, c.Args...)
+	program := c.Executable
+	if len(c.Within) > 0 {
+		if program, err = confine.Program(program, c.Within); err != nil {
+			return nil, nil, err
+		}
+	}
+	cmd := exec.Command(program, c.Args...)
 	cmd.Dir, cmd.Env = c.Dir, c.Env
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

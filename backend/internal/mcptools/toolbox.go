@@ -30,11 +30,21 @@ type Toolbox struct {
 	// passEnv names variables of the server's environment a stdio server
 	// gets on top of the clean base every tool gets (the agent's passEnv).
 	passEnv []string
+	// within are the only folders a stdio server's program may lie in;
+	// none: anywhere.
+	within []string
 }
 
 // Toolbox returns the toolbox of a server the agent file declares.
 func (p *Pool) Toolbox(decl agentfile.MCPServer, agent *agentfile.Agent) *Toolbox {
 	return &Toolbox{pool: p, decl: decl, dir: filepath.Dir(agent.File), passEnv: agent.PassEnv}
+}
+
+// Within confines the server's program to these folders, judged each
+// time its process starts: a stored agent's server. It returns b.
+func (b *Toolbox) Within(dirs []string) *Toolbox {
+	b.within = dirs
+	return b
 }
 
 // Name is the server's name within the agent.
@@ -134,7 +144,7 @@ func (b *Toolbox) declared() (conn, error) {
 		c.URL, c.Headers = b.decl.URL, b.decl.Headers
 		return c, nil
 	}
-	c.Executable, c.Args, c.Dir = b.decl.Executable, b.decl.Args, b.dir
+	c.Executable, c.Args, c.Dir, c.Within = b.decl.Executable, b.decl.Args, b.dir, b.within
 	if strings.ContainsRune(c.Executable, filepath.Separator) && !filepath.IsAbs(c.Executable) {
 		c.Executable = filepath.Join(b.dir, c.Executable)
 	}

@@ -524,7 +524,9 @@ func (a *actor) compactNow(instruction string) error {
 	if missing := a.missingParams(); len(missing) > 0 {
 		return paramsRequired(missing)
 	}
-	a.refreshAgent()
+	if err := a.refreshAgent(); agentGone(err) {
+		return err
+	}
 	if a.agent == nil {
 		return errs.NotFound("unknown_agent", "agent %q is not loaded", a.st.meta.Agent)
 	}

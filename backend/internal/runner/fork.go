@@ -14,16 +14,20 @@ const forkedText = "not run: the session was forked before this call completed"
 
 // ForkSession copies a session up to a turn into a new root session, with
 // forked_from set. atTurn is a 0-based newest-first index (nil: the head);
-// agent, when set, binds the copy to another agent.
+// agent, when set, binds the copy to another agent. agentVersion, when
+// set, pins the copy to that version of its stored agent (0: it follows
+// the latest); nil keeps the source's pin when the copy keeps its agent
+// as it is now.
 //
 // The copy takes the source's params, which live on the server holding
 // the source: a source held elsewhere is forked there.
-func (r *Runner) ForkSession(ctx context.Context, owner, id string, atTurn *int, agent string) (View, error) {
+func (r *Runner) ForkSession(ctx context.Context, owner, id string, atTurn *int, agent string, agentVersion *int64) (View, error) {
 	var view View
 	var fork forkAnswer
-	forwarded, err := r.onHolder(ctx, id, owner, cmdFork, forkCommand{AtTurn: atTurn, Agent: agent}, &fork, func() error {
+	cmd := forkCommand{AtTurn: atTurn, Agent: agent, AgentVersion: agentVersion}
+	forwarded, err := r.onHolder(ctx, id, owner, cmdFork, cmd, &fork, func() error {
 		var err error
-		view, err = r.forkLocal(ctx, owner, id, atTurn, agent, uuid.NewString())
+		view, err = r.forkLocal(ctx, owner, id, cmd, uuid.NewString())
 		return err
 	})
 	if forwarded && err == nil {
@@ -33,8 +37,9 @@ func (r *Runner) ForkSession(ctx context.Context, owner, id string, atTurn *int,
 }
 
 type forkCommand struct {
-	AtTurn *int   `json:"at_turn,omitempty"`
-	Agent  string `json:"agent,omitempty"`
+	AtTurn       *int   `json:"at_turn,omitempty"`
+	Agent        string `json:"agent,omitempty"`
+	AgentVersion *int64 `json:"agent_version,omitempty"`
 }
 
 type forkAnswer struct {
@@ -42,7 +47,8 @@ type forkAnswer struct {
 }
 
 // forkLocal forks on this server (see ForkSession); the copy is forkID.
-func (r *Runner) forkLocal(ctx context.Context, owner, id string, atTurn *int, agent, forkID string) (View, error) {
+func (r *Runner) forkLocal(ctx context.Context, owner, id string, cmd forkCommand, forkID string) (View, error) {
+	atTurn, agent := cmd.AtTurn, cmd.Agent
 	var meta session.Meta
 	var turns []session.Turn
 	var params map[string]string
@@ -74,7 +80,21 @@ func (r *Runner) forkLocal(ctx context.Context, owner, id string, atTurn *int, a
 	if agent == "" {
 		agent = meta.Agent
 	}
-	if _, err := r.cat.Get(agent); err != nil {
+	bound, err := r.cat.Get(agent)
+	if err != nil {
+		return View{}, err
+	}
+	// The copy runs the agent as it is now, of whatever generation:
+	// forking is how a session whose agent was replaced goes on. It keeps
+	// the source's pin only where that version is still the same agent's.
+	pin := int64(0)
+	switch {
+	case cmd.AgentVersion != nil:
+		pin = *cmd.AgentVersion
+	case agent == meta.Agent && bound.Generation == meta.AgentGen:
+		pin = meta.AgentPin
+	}
+	if _, err := r.pinned(ctx, bound, pin); err != nil {
 		return View{}, err
 	}
 	now := r.now()
@@ -106,6 +126,8 @@ func (r *Runner) forkLocal(ctx context.Context, owner, id string, atTurn *int, a
 		TurnCount:  len(copied),
 		Created:    now,
 		Updated:    now,
+		AgentGen:   bound.Generation,
+		AgentPin:   pin,
 	}
 	for _, t := range copied {
 		fork.Usage = fork.Usage.Add(t.Usage())

@@ -41,7 +41,7 @@ import (
 // turn; and the round that waits for clients, from the rows load read.
 func (a *actor) restore(st *state) {
 	a.st = st
-	a.agent, _ = a.r.cat.Get(st.meta.Agent)
+	a.agent, _ = a.r.agentFor(a.r.ctx, st.meta, 0)
 	a.owner = st.meta.Owner
 	a.params = a.r.params.of(a.id)
 	if n := session.NarrowingOf(st.turns); n != nil && len(n.Params) > 0 {

@@ -56,6 +56,9 @@ type CreateRequest struct {
 	// IdempotencyKey makes a retry return the session the first request
 	// created.
 	IdempotencyKey string
+	// AgentVersion pins the session to this version of its stored agent;
+	// 0 follows the latest.
+	AgentVersion int64
 
 	// helperOf, for a helper's child, names the parent's call it answers.
 	helperOf *helperOf
@@ -97,7 +100,8 @@ func (r *Runner) CreateSession(ctx context.Context, owner string, req CreateRequ
 		Hold                   bool
 		MaxSteps               int
 		Budget                 *session.Budget
-	}{req.Agent, req.ParentID, req.Title, req.Message, req.Run.Hold, req.Run.MaxSteps, req.Budget})
+		AgentVersion           int64
+	}{req.Agent, req.ParentID, req.Title, req.Message, req.Run.Hold, req.Run.MaxSteps, req.Budget, req.AgentVersion})
 	if done, err := r.replayed(ctx, owner, idem); err != nil || done != nil {
 		if err != nil {
 			return View{}, err
@@ -107,6 +111,13 @@ func (r *Runner) CreateSession(ctx context.Context, owner string, req CreateRequ
 	agent, err := r.cat.Get(req.Agent)
 	if err != nil {
 		return View{}, err
+	}
+	pin, err := r.pinned(ctx, agent, req.AgentVersion)
+	if err != nil {
+		return View{}, err
+	}
+	if pin != nil {
+		agent = pin
 	}
 	if err := checkMessage(req.Message); err != nil {
 		return View{}, err
@@ -125,6 +136,10 @@ func (r *Runner) CreateSession(ctx context.Context, owner string, req CreateRequ
 		Status:  session.StatusReady,
 		Created: now,
 		Updated: now,
+		// A stored agent's generation: should it be deleted and another
+		// created under its slug, the session does not run that one.
+		AgentGen: agent.Generation,
+		AgentPin: req.AgentVersion,
 	}
 	if req.ParentID != "" {
 		parent, err := r.store.GetMeta(ctx, req.ParentID)
@@ -339,6 +354,9 @@ func (r *Runner) postLocal(ctx context.Context, owner, id string, msg Message, o
 			if err == nil {
 				meta, mailID, from = a.st.meta, done.MailID, done.Turns
 			}
+			return err
+		}
+		if _, err := r.agentFor(ctx, a.st.meta, 0); agentGone(err) {
 			return err
 		}
 		from = len(a.st.turns)

@@ -827,7 +827,7 @@ func (r *Runner) dispatch(ctx context.Context, c store.Command) (any, error) {
 		case err != nil && errs.KindOf(err) != errs.KindNotFound:
 			return nil, err
 		}
-		_, err = r.forkLocal(ctx, c.Owner, c.SessionID, b.AtTurn, b.Agent, forkID)
+		_, err = r.forkLocal(ctx, c.Owner, c.SessionID, b, forkID)
 		return forkAnswer{ID: forkID}, err
 	}
 	return nil, errs.Invalid("unknown_command", "unknown command kind %q", c.Kind)

@@ -12,6 +12,7 @@ import (
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/backend/internal/catalog"
 	"github.com/agents-os/agents/backend/internal/committer"
+	"github.com/agents-os/agents/backend/internal/errs"
 	"github.com/agents-os/agents/backend/internal/llm"
 	"github.com/agents-os/agents/backend/internal/session"
 	"github.com/agents-os/agents/backend/internal/store"
@@ -51,6 +52,10 @@ type run struct {
 	// span records.
 	span  trace.Span
 	spent session.Usage
+	// agentVersion is the version of its stored agent current when the
+	// run started, which every step of the run runs (0: a file agent);
+	// a pinned session runs its pin instead (see agentFor).
+	agentVersion int64
 	// compactions counts the compactions since the last model answer;
 	// overflowed says the provider refused a request of this run for the
 	// window, and compactOnly that the run only compacts (Compact).
@@ -158,6 +163,12 @@ func (a *actor) openRunWith(e *edit, trigger agentsv1.RunTrigger, maxSteps int, 
 		return err
 	}
 	e.meta.Status, e.meta.StatusReason = session.StatusRunning, ""
+	version := a.r.runVersion(e.meta, trigger)
+	if v := max(version, e.meta.AgentPin); v > 0 {
+		// Stored with the run's start: what the session runs, and what
+		// a run recovered after a crash goes on with.
+		e.meta.AgentVersion = v
+	}
 	e.emit(a, &agentsv1.Event{Kind: "run.started", Body: &agentsv1.Event_RunStarted{RunStarted: &agentsv1.RunStarted{Trigger: trigger}}})
 	if err := a.apply(e); err != nil {
 		a.r.slots.give(e.meta.Owner)
@@ -165,7 +176,8 @@ func (a *actor) openRunWith(e *edit, trigger agentsv1.RunTrigger, maxSteps int, 
 	}
 	ctx, cancel := context.WithCancelCause(a.r.ctx)
 	ctx, span := a.startRunSpan(ctx, trigger)
-	a.run = &run{ctx: ctx, cancel: func() { cancel(nil) }, lose: cancel, maxSteps: maxSteps, owner: e.meta.Owner, span: span}
+	a.run = &run{ctx: ctx, cancel: func() { cancel(nil) }, lose: cancel, maxSteps: maxSteps, owner: e.meta.Owner, span: span,
+		agentVersion: version}
 	a.r.active.Add(1)
 	return nil
 }
@@ -196,9 +208,14 @@ func (a *actor) beginStep() {
 		a.endRun(session.StatusReady, StopMaxSteps, "")
 		return
 	}
-	// Each step uses the agent as it is now: a reload reaches live
-	// sessions at their next step.
-	a.refreshAgent()
+	// Each step takes its agent from the catalog: the version the run
+	// started with (or the session's pin), so a run never mixes versions
+	// of a stored agent; a reload of the files reaches live sessions at
+	// their next step.
+	if err := a.refreshAgent(); agentGone(err) {
+		a.failRun(errs.CodeOf(err), err.Error())
+		return
+	}
 	if a.agent == nil {
 		a.failRun("unknown_agent", fmt.Sprintf("agent %q is not loaded", a.st.meta.Agent))
 		return
@@ -333,13 +350,16 @@ func (a *actor) launchStep() {
 	})
 }
 
-// refreshAgent takes the current definition of the session's agent.
-func (a *actor) refreshAgent() {
-	if agent, err := a.r.cat.Get(a.st.meta.Agent); err == nil {
-		a.agent = agent
-	} else {
-		a.agent = nil
+// refreshAgent takes the definition the session's next step runs (see
+// agentFor); nil, with the error saying why, when there is none.
+func (a *actor) refreshAgent() error {
+	var started int64
+	if a.run != nil {
+		started = a.run.agentVersion
 	}
+	agent, err := a.r.agentFor(a.r.ctx, a.st.meta, started)
+	a.agent = agent
+	return err
 }
 
 // dangling reports whether the history ends with tool calls that have no

@@ -120,7 +120,8 @@ func (h *agentService) UpdateAgent(ctx context.Context, req *connect.Request[age
 	return connect.NewResponse(&agentsv1.UpdateAgentResponse{Agent: agent}), nil
 }
 
-// DeleteAgent deletes a stored agent; its sessions stay.
+// DeleteAgent deletes a stored agent; its sessions stay. An agent that
+// other stored agents name as a helper is not deleted.
 func (h *agentService) DeleteAgent(ctx context.Context, req *connect.Request[agentsv1.DeleteAgentRequest]) (*connect.Response[agentsv1.DeleteAgentResponse], error) {
 	if err := h.mayWrite(ctx); err != nil {
 		return nil, err
@@ -129,8 +130,14 @@ func (h *agentService) DeleteAgent(ctx context.Context, req *connect.Request[age
 	if slug == "" {
 		return nil, errs.Invalid("invalid_argument", "slug is required")
 	}
-	if err := h.s.catalog.Snapshot().Writable(slug); err != nil {
+	snap := h.s.catalog.Snapshot()
+	if err := snap.Writable(slug); err != nil {
 		return nil, err
+	}
+	if deps := snap.Dependents(slug); len(deps) > 0 {
+		// Deleting it would silently stop them loading.
+		return nil, errs.FailedPrecondition(catalog.CodeAgentInUse, "agent %q is a helper of %s: update them to name it no more, then delete it", slug, strings.Join(deps, ", ")).
+			With("dependents", strings.Join(deps, ","))
 	}
 	stored, err := h.s.store.DeleteStoredAgent(ctx, slug, req.Msg.GetExpectedVersion(), time.Now())
 	if err != nil {
@@ -160,10 +167,46 @@ func (h *agentService) ListAgentVersions(ctx context.Context, req *connect.Reque
 	for _, v := range versions {
 		out.Versions = append(out.Versions, &agentsv1.AgentVersion{
 			Slug: utf8Text(v.Slug), Version: v.Version, Definition: utf8Text(v.Definition),
-			CreateTime: wire.Timestamp(v.Created), Author: utf8Text(v.Author), Current: v.Current,
+			CreateTime: wire.Timestamp(v.Created), Author: utf8Text(v.Author), Current: v.Current, RestoredFrom: v.RestoredFrom,
 		})
 	}
 	return connect.NewResponse(out), nil
+}
+
+// RollbackAgent makes an earlier version current again, as a new
+// version holding its definition (restored_from names it): the history
+// keeps the rollback as a change of its own.
+func (h *agentService) RollbackAgent(ctx context.Context, req *connect.Request[agentsv1.RollbackAgentRequest]) (*connect.Response[agentsv1.RollbackAgentResponse], error) {
+	if err := h.mayWrite(ctx); err != nil {
+		return nil, err
+	}
+	slug, version := req.Msg.GetSlug(), req.Msg.GetVersion()
+	if slug == "" {
+		return nil, errs.Invalid("invalid_argument", "slug is required")
+	}
+	if version <= 0 {
+		return nil, errs.Invalid("invalid_argument", "version: %d is not a version (versions start at 1)", version)
+	}
+	if err := h.s.catalog.Snapshot().Writable(slug); err != nil {
+		return nil, err
+	}
+	old, err := h.s.store.StoredAgentVersion(ctx, slug, version)
+	if err != nil {
+		return nil, err
+	}
+	// It must load as it is now: a helper it names may be gone.
+	if _, err := h.s.catalog.Validate(ctx, slug, []byte(old.Definition), true); err != nil {
+		return nil, err
+	}
+	stored, err := h.s.store.UpdateStoredAgent(ctx, store.StoredAgent{Slug: slug, Definition: old.Definition, Author: owner(ctx), Updated: time.Now(), RestoredFrom: version}, req.Msg.GetExpectedVersion())
+	if err != nil {
+		return nil, err
+	}
+	agent, err := h.changed(ctx, stored, false)
+	if err != nil {
+		return nil, err
+	}
+	return connect.NewResponse(&agentsv1.RollbackAgentResponse{Agent: agent}), nil
 }
 
 // utf8Text is stored text as an answer can carry it. A version an older

@@ -229,6 +229,7 @@ func (e *env) boot() {
 		OfflineModelURL: e.model.URL(),
 		Bash:            tool.BashRuntime{Limits: bashtool.Limits{Timeout: 2 * time.Second}},
 		Stored:          catalog.FromStore(db),
+		StoredVersion:   catalog.VersionFromStore(db),
 		ToolDirs:        e.toolDirs,
 	})
 	e.srvCatalog = cat

@@ -102,6 +102,8 @@ func TestOpenAPIDescribesWhatIsServed(t *testing.T) {
 	call("POST /v1/agents", "POST", "/v1/agents", stored, 201)
 	call("PUT /v1/agents/{slug}", "PUT", "/v1/agents/kept?expected_version=1", strings.Replace(stored, `"m"}`, `"m2"}`, 1), 200)
 	call("GET /v1/agents/{slug}/versions", "GET", "/v1/agents/kept/versions", "", 200)
+	call("POST /v1/agents/{slug}/rollback", "POST", "/v1/agents/kept/rollback", `{"version": 1, "expected_version": 2}`, 200)
+	call("", "POST", "/v1/agents/kept/rollback", `{"version": 9}`, 404)
 	call("", "PUT", "/v1/agents/kept?expected_version=1", stored, 409)
 	call("", "POST", "/v1/agents", `{"tag": "OpenAIAgentDescription", "contents": {"slug": "bad"}}`, 400)
 	call("DELETE /v1/agents/{slug}", "DELETE", "/v1/agents/kept", "", 200)

@@ -195,6 +195,20 @@ func (s *Server) routeTable() []route {
 			}),
 		},
 		{
+			method: "POST", path: "/v1/agents/{slug}/rollback", rpc: "agents.v1.AgentService.RollbackAgent",
+			body:   &agentsv1.RollbackAgentRequest{},
+			status: http.StatusOK, response: &agentsv1.AgentDescriptor{},
+			serve: s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
+				req := &agentsv1.RollbackAgentRequest{}
+				if err := decodeBody(r, req); err != nil {
+					return nil, 0, err
+				}
+				req.Slug = r.PathValue("slug")
+				res, _, err := unary(r.Context(), s, req, agents.RollbackAgent)
+				return res.GetAgent(), http.StatusOK, err
+			}),
+		},
+		{
 			method: "GET", path: "/v1/agents/{slug}/versions", rpc: "agents.v1.AgentService.ListAgentVersions",
 			status: http.StatusOK, response: &agentsv1.ListAgentVersionsResponse{},
 			serve: s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {

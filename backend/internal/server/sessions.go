@@ -48,6 +48,7 @@ func (h *sessionService) CreateSession(ctx context.Context, req *connect.Request
 		Title:    m.GetTitle(),
 
 		IdempotencyKey: m.GetIdempotencyKey(),
+		AgentVersion:   m.GetAgentVersion(),
 	}
 	if m.Message != nil {
 		msg := message(m.GetMessage())

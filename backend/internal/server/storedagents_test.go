@@ -210,6 +210,8 @@ func TestStoredAgentsRules(t *testing.T) {
 	}{
 		{"no admin token", request{method: "POST", path: "/v1/agents", body: storedDef("x", "p", ""), header: alice}, 403, "permission_denied", "", "admin token"},
 		{"no admin token to delete", request{method: "DELETE", path: "/v1/agents/boss", header: alice}, 403, "permission_denied", "", "admin token"},
+		{"no admin token to roll back", request{method: "POST", path: "/v1/agents/boss/rollback", body: `{"version": 1}`, header: alice}, 403, "permission_denied", "", "admin token"},
+		{"roll back a file agent", request{method: "POST", path: "/v1/agents/boss/rollback", body: `{"version": 1}`, header: admin}, 409, "agent_read_only", "", "read-only"},
 		{"missing model url", request{method: "POST", path: "/v1/agents", body: noModelURL, header: admin}, 400, "invalid_agent", "contents.modelUrl", "contents.modelUrl: required"},
 		{"not JSON", request{method: "POST", path: "/v1/agents", body: `{"tag": `, header: admin}, 400, "invalid_agent", "", "line 1"},
 		{"empty body", request{method: "POST", path: "/v1/agents", header: admin}, 400, "invalid_argument", "", "agent file's JSON"},
@@ -262,9 +264,10 @@ func TestStoredAgentsRunToolsUnderTheAllowedDirectories(t *testing.T) {
 	}
 }
 
-// A step in flight finishes on the version it started with; the next
-// step of the same run uses the version stored meanwhile, and each LLM
-// turn says which it ran.
+// A run runs the version current when it started, at every step (issue
+// 33: a run never mixes versions), though a new version is stored
+// meanwhile; the next run takes the new one, and each LLM turn says
+// which it ran.
 func TestASessionKeepsWorkingWhileItsStoredAgentIsEdited(t *testing.T) {
 	t.Parallel()
 	e := start(t, fakellm.Rules{Rules: []fakellm.Rule{
@@ -289,8 +292,18 @@ func TestASessionKeepsWorkingWhileItsStoredAgentIsEdited(t *testing.T) {
 	hold.Release()
 
 	s := e.wait(id)
+	if got := lastTurn(s).GetLlm().GetText(); got != "the old version at work" {
+		t.Fatalf("answer = %q, want the run's second step to run version 1 still", got)
+	}
+	if res := s.GetTurns()[2].GetUser().GetToolResults(); len(res) != 1 || res[0].GetStatus() != agentsv1.ToolResultStatus_TOOL_RESULT_STATUS_OK {
+		t.Fatalf("the tool call of version 1 = %v, want it run", res)
+	}
+	if status, _, body := e.do(http.MethodPost, "/v1/sessions/"+id+"/messages", `{"text": "again"}`); status != http.StatusOK {
+		t.Fatalf("post = %d %s", status, body)
+	}
+	s = e.wait(id)
 	if got := lastTurn(s).GetLlm().GetText(); got != "the new version at work" {
-		t.Fatalf("answer = %q, want the step after the update to use version 2", got)
+		t.Fatalf("answer = %q, want the next run to run version 2", got)
 	}
 	var versions []int64
 	for _, turn := range s.GetTurns() {
@@ -298,11 +311,8 @@ func TestASessionKeepsWorkingWhileItsStoredAgentIsEdited(t *testing.T) {
 			versions = append(versions, l.GetAgentVersion())
 		}
 	}
-	if fmt.Sprint(versions) != "[1 2]" || s.GetMeta().GetAgentVersion() != 2 {
-		t.Fatalf("LLM turns ran versions %v, session says %d; want [1 2] and 2", versions, s.GetMeta().GetAgentVersion())
-	}
-	if res := s.GetTurns()[2].GetUser().GetToolResults(); len(res) != 1 || res[0].GetStatus() != agentsv1.ToolResultStatus_TOOL_RESULT_STATUS_OK {
-		t.Fatalf("the tool call of version 1 = %v, want it run", res)
+	if fmt.Sprint(versions) != "[1 1 2]" || s.GetMeta().GetAgentVersion() != 2 {
+		t.Fatalf("LLM turns ran versions %v, session says %d; want [1 1 2] and 2", versions, s.GetMeta().GetAgentVersion())
 	}
 }
 
@@ -521,5 +531,288 @@ func TestStoredAgentsRefuseAKeyGivenTwice(t *testing.T) {
 	}
 	if stored, err := e.store.ListStoredAgents(ctxFor(t)); err != nil || len(stored) != 1 || stored[0].Version != 1 {
 		t.Fatalf("stored = %+v, %v; want d1 at version 1 only", stored, err)
+	}
+}
+
+// Issue 33: slugs that differ only in case name one agent: a stored
+// agent's slug may not be another agent's in other case, stored (on
+// both databases, checked where it is stored) or filed.
+func TestStoredAgentSlugsDifferingOnlyInCaseClash(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, d dialect) {
+		e := start(t, fakellm.Rules{Default: &fakellm.Reply{Text: "ok"}}, on(d))
+		if status, _, body := e.do(http.MethodPost, "/v1/agents", storedDef("probe", "p", "")); status != http.StatusCreated {
+			t.Fatalf("create probe = %d %s", status, body)
+		}
+		for _, slug := range []string{"PROBE", "Probe", "BOSS"} {
+			status, _, body := e.do(http.MethodPost, "/v1/agents", storedDef(slug, "p", ""))
+			if got := decodeAs[errorJSON](t, body); status != http.StatusConflict || got.Reason != "agent_exists" || !strings.Contains(got.Message, strings.ToLower(slug)) {
+				t.Fatalf("create %s = %d %s, want 409 agent_exists naming %s", slug, status, body, strings.ToLower(slug))
+			}
+		}
+		// Past the catalog too: the store refuses it.
+		_, err := e.store.CreateStoredAgent(ctxFor(t), store.StoredAgent{Slug: "pRoBe", Definition: storedDef("pRoBe", "p", ""), Author: "x", Updated: time.Now()})
+		if err == nil || !strings.Contains(err.Error(), `"probe"`) {
+			t.Fatalf("store create pRoBe = %v, want a conflict naming probe", err)
+		}
+		if status, _, body := e.do(http.MethodDelete, "/v1/agents/probe", ""); status != http.StatusOK {
+			t.Fatalf("delete probe = %d %s", status, body)
+		}
+		if status, _, body := e.do(http.MethodPost, "/v1/agents", storedDef("PROBE", "p", "")); status != http.StatusCreated {
+			t.Fatalf("create PROBE once probe is deleted = %d %s", status, body)
+		}
+	})
+}
+
+// Issue 33: a stored agent another stored agent names as a helper is not
+// deleted from under it: failed_precondition (412, as a session with
+// children is) naming the dependents, until they no longer name it.
+func TestDeletingAStoredHelperSomeAgentNamesIsRefused(t *testing.T) {
+	t.Parallel()
+	e := start(t, fakellm.Rules{Default: &fakellm.Reply{Text: "ok"}})
+	for _, def := range []string{
+		storedDef("aide", "p", ""),
+		storedDef("chief", "p", `, "extraAgents": [{"slug": "aide"}]`),
+		storedDef("deputy", "p", `, "extraAgents": [{"slug": "aide", "as": "assistant"}, {"slug": "deputy"}]`),
+	} {
+		if status, _, body := e.do(http.MethodPost, "/v1/agents", def); status != http.StatusCreated {
+			t.Fatalf("create = %d %s", status, body)
+		}
+	}
+	status, _, body := e.do(http.MethodDelete, "/v1/agents/aide", "")
+	if got := decodeAs[errorJSON](t, body); status != http.StatusPreconditionFailed || got.Code != "failed_precondition" || got.Reason != "agent_in_use" ||
+		!strings.Contains(got.Message, "chief") || !strings.Contains(got.Message, "deputy") {
+		t.Fatalf("DELETE a helper in use = %d %s, want failed_precondition agent_in_use naming chief and deputy", status, body)
+	}
+	if _, err := e.agents.DeleteAgent(ctxFor(t), connect.NewRequest(&agentsv1.DeleteAgentRequest{Slug: "aide"})); connect.CodeOf(err) != connect.CodeFailedPrecondition {
+		t.Fatalf("DeleteAgent a helper in use = %v, want failed_precondition", err)
+	}
+	if status, _, body := e.do(http.MethodGet, "/v1/agents/chief", ""); status != http.StatusOK {
+		t.Fatalf("GET the dependent = %d %s", status, body)
+	}
+	// An agent naming itself does not hold itself.
+	if status, _, body := e.do(http.MethodDelete, "/v1/agents/chief", ""); status != http.StatusOK {
+		t.Fatalf("delete chief = %d %s", status, body)
+	}
+	if status, _, body := e.do(http.MethodPut, "/v1/agents/deputy", storedDef("deputy", "p", `, "extraAgents": [{"slug": "deputy"}]`)); status != http.StatusOK {
+		t.Fatalf("update deputy = %d %s", status, body)
+	}
+	if status, _, body := e.do(http.MethodDelete, "/v1/agents/aide", ""); status != http.StatusOK {
+		t.Fatalf("delete aide once nobody names it = %d %s", status, body)
+	}
+	if status, _, body := e.do(http.MethodDelete, "/v1/agents/deputy", ""); status != http.StatusOK {
+		t.Fatalf("delete deputy, its own helper = %d %s", status, body)
+	}
+}
+
+// Issue 33: a session keeps the agent it was created with. Posting to it
+// once that agent is deleted says so (failed_precondition
+// agent_deleted); once another is created under its slug, likewise
+// (agent_replaced) instead of running the newcomer; a new session, or a
+// fork, runs the newcomer.
+func TestASessionOfADeletedAgentDoesNotRunTheAgentRecreatedUnderItsSlug(t *testing.T) {
+	t.Parallel()
+	e := start(t, fakellm.Rules{Rules: []fakellm.Rule{
+		{Match: fakellm.Match{SystemContains: "newcomer"}, Reply: fakellm.Reply{Text: "the newcomer at work"}},
+		{Reply: fakellm.Reply{Text: "the original at work"}},
+	}})
+	if status, _, body := e.do(http.MethodPost, "/v1/agents", storedDef("phoenix", "You are the original.", "")); status != http.StatusCreated {
+		t.Fatalf("create = %d %s", status, body)
+	}
+	id := e.create("phoenix", "hi").GetMeta().GetId()
+	e.wait(id)
+	if status, _, body := e.do(http.MethodDelete, "/v1/agents/phoenix", ""); status != http.StatusOK {
+		t.Fatalf("delete = %d %s", status, body)
+	}
+	status, _, body := e.do(http.MethodPost, "/v1/sessions/"+id+"/messages", `{"text": "again"}`)
+	if got := decodeAs[errorJSON](t, body); status != http.StatusPreconditionFailed || got.Reason != "agent_deleted" {
+		t.Fatalf("post to a session of a deleted agent = %d %s, want 412 agent_deleted", status, body)
+	}
+	if status, _, body := e.do(http.MethodPost, "/v1/agents", storedDef("phoenix", "You are the newcomer.", "")); status != http.StatusCreated {
+		t.Fatalf("create again = %d %s", status, body)
+	}
+	status, _, body = e.do(http.MethodPost, "/v1/sessions/"+id+"/messages", `{"text": "again"}`)
+	if got := decodeAs[errorJSON](t, body); status != http.StatusPreconditionFailed || got.Reason != "agent_replaced" || !strings.Contains(got.Message, "phoenix") {
+		t.Fatalf("post to the old session = %d %s, want 412 agent_replaced", status, body)
+	}
+	if got := lastTurn(e.wait(id)).GetLlm().GetText(); got != "the original at work" {
+		t.Fatalf("the old session's last answer = %q, want the original's", got)
+	}
+	fresh := e.wait(e.create("phoenix", "hi").GetMeta().GetId())
+	if got := lastTurn(fresh).GetLlm().GetText(); got != "the newcomer at work" {
+		t.Fatalf("a new session's answer = %q, want the newcomer's", got)
+	}
+	// A fork of the old session goes on with the newcomer.
+	status, _, body = e.do(http.MethodPost, "/v1/sessions/"+id+"/fork", `{}`)
+	fork := decodeAs[struct {
+		ID string `json:"id"`
+	}](t, body)
+	if status != http.StatusCreated {
+		t.Fatalf("fork = %d %s", status, body)
+	}
+	if status, _, body := e.do(http.MethodPost, "/v1/sessions/"+fork.ID+"/messages", `{"text": "again"}`); status != http.StatusOK {
+		t.Fatalf("post to the fork = %d %s", status, body)
+	}
+	if got := lastTurn(e.wait(fork.ID)).GetLlm().GetText(); got != "the newcomer at work" {
+		t.Fatalf("the fork's answer = %q, want the newcomer's", got)
+	}
+}
+
+// Issue 33: a session pinned to a version runs that version at every
+// step, whatever is current; rolling back writes the old definition as a
+// new version, which sessions following the latest then run.
+func TestASessionPinnedToAnAgentVersionRunsItAndRollbackRestoresOne(t *testing.T) {
+	t.Parallel()
+	e := start(t, fakellm.Rules{Rules: []fakellm.Rule{
+		{Match: fakellm.Match{SystemContains: "second"}, Reply: fakellm.Reply{Text: "the second at work"}},
+		{Reply: fakellm.Reply{Text: "the first at work"}},
+	}})
+	if status, _, body := e.do(http.MethodPost, "/v1/agents", storedDef("ver", "You are the first.", "")); status != http.StatusCreated {
+		t.Fatalf("create = %d %s", status, body)
+	}
+	if status, _, body := e.do(http.MethodPut, "/v1/agents/ver", storedDef("ver", "You are the second.", "")); status != http.StatusOK {
+		t.Fatalf("update = %d %s", status, body)
+	}
+	status, _, body := e.do(http.MethodPost, "/v1/sessions?wait=true", `{"agent": "ver", "agent_version": 1, "message": {"text": "hi"}}`)
+	if status != http.StatusCreated {
+		t.Fatalf("create a pinned session = %d %s", status, body)
+	}
+	pinned := decodeAs[struct {
+		ID                 string `json:"id"`
+		AgentVersion       int64  `json:"agent_version"`
+		PinnedAgentVersion int64  `json:"pinned_agent_version"`
+	}](t, body)
+	if pinned.AgentVersion != 1 || pinned.PinnedAgentVersion != 1 {
+		t.Fatalf("pinned session = %s, want version 1 pinned and run", body)
+	}
+	id := pinned.ID
+	if got := lastTurn(e.wait(id)).GetLlm().GetText(); got != "the first at work" {
+		t.Fatalf("pinned answer = %q, want version 1's", got)
+	}
+	for _, bad := range []string{`{"agent": "ver", "agent_version": 3}`, `{"agent": "boss", "agent_version": 1}`} {
+		if status, _, body := e.do(http.MethodPost, "/v1/sessions", bad); status != http.StatusBadRequest {
+			t.Fatalf("create %s = %d %s, want 400", bad, status, body)
+		}
+	}
+	following := e.wait(e.create("ver", "hi").GetMeta().GetId())
+	if got := lastTurn(following).GetLlm().GetText(); got != "the second at work" || following.GetMeta().GetPinnedAgentVersion() != 0 {
+		t.Fatalf("following answer = %q (pinned %d), want version 2's", got, following.GetMeta().GetPinnedAgentVersion())
+	}
+
+	status, _, body = e.do(http.MethodPost, "/v1/agents/ver/rollback", `{"version": 1}`)
+	if got := decodeAs[agentJSON](t, body); status != http.StatusOK || got.Version != 3 || !strings.Contains(got.Definition, "You are the first.") {
+		t.Fatalf("rollback = %d %s, want version 3 with version 1's definition", status, body)
+	}
+	status, _, body = e.do(http.MethodGet, "/v1/agents/ver/versions", "")
+	if !strings.Contains(string(body), `"restored_from":1`) {
+		t.Fatalf("versions after a rollback = %d %s, want version 3 restored from 1", status, body)
+	}
+	if got := lastTurn(e.wait(e.create("ver", "hi").GetMeta().GetId())).GetLlm().GetText(); got != "the first at work" {
+		t.Fatalf("answer after the rollback = %q, want version 1's definition", got)
+	}
+	if status, _, body := e.do(http.MethodPost, "/v1/agents/ver/rollback", `{"version": 9}`); status != http.StatusNotFound && status != http.StatusBadRequest {
+		t.Fatalf("rollback to a version never stored = %d %s", status, body)
+	}
+
+	// The pinned session keeps version 1 through an update.
+	if status, _, body := e.do(http.MethodPut, "/v1/agents/ver", storedDef("ver", "You are the second.", "")); status != http.StatusOK {
+		t.Fatalf("update = %d %s", status, body)
+	}
+	if status, _, body := e.do(http.MethodPost, "/v1/sessions/"+id+"/messages", `{"text": "again"}`); status != http.StatusOK && status != http.StatusAccepted {
+		t.Fatalf("post to the pinned session = %d %s", status, body)
+	}
+	s := e.wait(id)
+	if got := lastTurn(s).GetLlm().GetText(); got != "the first at work" || s.GetMeta().GetAgentVersion() != 1 {
+		t.Fatalf("pinned answer after an update = %q at version %d, want version 1's", got, s.GetMeta().GetAgentVersion())
+	}
+
+	// A fork keeps the pin, or moves it.
+	ctx := ctxFor(t)
+	kept, err := e.sessions.ForkSession(ctx, connect.NewRequest(&agentsv1.ForkSessionRequest{SessionId: id}))
+	if err != nil || kept.Msg.GetSession().GetMeta().GetPinnedAgentVersion() != 1 {
+		t.Fatalf("fork = %v, %v; want it pinned to 1 as its source", kept, err)
+	}
+	latest := int64(0)
+	moved, err := e.sessions.ForkSession(ctx, connect.NewRequest(&agentsv1.ForkSessionRequest{SessionId: id, AgentVersion: &latest}))
+	if err != nil || moved.Msg.GetSession().GetMeta().GetPinnedAgentVersion() != 0 {
+		t.Fatalf("fork following the latest = %v, %v", moved, err)
+	}
+	if status, _, body := e.do(http.MethodPost, "/v1/sessions/"+moved.Msg.GetSession().GetMeta().GetId()+"/messages", `{"text": "again"}`); status != http.StatusOK {
+		t.Fatalf("post to the fork = %d %s", status, body)
+	}
+	if got := lastTurn(e.wait(moved.Msg.GetSession().GetMeta().GetId())).GetLlm().GetText(); got != "the second at work" {
+		t.Fatalf("the moved fork's answer = %q, want the latest version's", got)
+	}
+	three := int64(3)
+	if res, err := e.sessions.ForkSession(ctx, connect.NewRequest(&agentsv1.ForkSessionRequest{SessionId: id, AgentVersion: &three})); err != nil || res.Msg.GetSession().GetMeta().GetPinnedAgentVersion() != 3 {
+		t.Fatalf("fork pinned to 3 = %v, %v", res, err)
+	}
+}
+
+// Issue 33: a run recovered after a restart goes on with the version it
+// started with, though another was stored meanwhile: a crash does not
+// make a run mix versions either. The session says the version its run
+// runs from the run's start.
+func TestARecoveredRunKeepsItsAgentVersion(t *testing.T) {
+	t.Parallel()
+	hang, err := filepath.Abs("testdata/tools/hang")
+	if err != nil {
+		t.Fatal(err)
+	}
+	toolbox := fmt.Sprintf(`, "bashToolboxes": [{"tag": "SingleTool", "contents": {"Path": %q}}]`, hang)
+	e := start(t, fakellm.Rules{Rules: []fakellm.Rule{
+		{Match: fakellm.Match{SystemContains: "revised"}, Reply: fakellm.Reply{Text: "the new version at work"}},
+		{Match: fakellm.Match{AssistantMessages: steps(0)}, Reply: fakellm.Reply{Text: "calling hang",
+			ToolCalls: []fakellm.ToolCall{{Name: "bash_hang", Arguments: json.RawMessage(`{}`)}}}},
+		{Reply: fakellm.Reply{Text: "the old version at work"}},
+	}}, withStoredToolDirs(toolsDir(t)))
+	if status, _, body := e.do(http.MethodPost, "/v1/agents", storedDef("steady", "You are the first version.", toolbox)); status != http.StatusCreated {
+		t.Fatalf("create = %d %s", status, body)
+	}
+	feed := e.openSSE("/v1/events")
+	id := e.create("steady", "go").GetMeta().GetId()
+	until(t, feed, kind(id, "tool.started"))
+	feed.cancel()
+	if status, _, body := e.do(http.MethodGet, "/v1/sessions/"+id+"?view=meta", ""); status != http.StatusOK || !strings.Contains(string(body), `"agent_version":1`) {
+		t.Fatalf("the running session = %d %s, want it to say version 1", status, body)
+	}
+	if status, _, body := e.do(http.MethodPut, "/v1/agents/steady", storedDef("steady", "You are the revised version.", toolbox)); status != http.StatusOK {
+		t.Fatalf("update = %d %s", status, body)
+	}
+	e.restart()
+	s := e.wait(id)
+	if got := lastTurn(s).GetLlm().GetText(); got != "the old version at work" || lastTurn(s).GetLlm().GetAgentVersion() != 1 {
+		t.Fatalf("the recovered run answered %q at version %d, want version 1's", got, lastTurn(s).GetLlm().GetAgentVersion())
+	}
+}
+
+// Issue 33: a run that waits for a client's answer goes on, once
+// answered, with the version it started with, though another was stored
+// meanwhile: resuming does not make a run mix versions.
+func TestAResumedRunKeepsItsAgentVersion(t *testing.T) {
+	t.Parallel()
+	ask := `, "clientTools": [{"name": "ask_user", "description": "Ask the user.", "parameters": {"type": "object", "properties": {"question": {"type": "string"}}, "required": ["question"]}}]`
+	e := start(t, fakellm.Rules{Rules: []fakellm.Rule{
+		{Match: fakellm.Match{SystemContains: "revised"}, Reply: fakellm.Reply{Text: "the new version at work"}},
+		{Match: fakellm.Match{AssistantMessages: steps(0)}, Reply: fakellm.Reply{ToolCalls: []fakellm.ToolCall{
+			{Name: "ask_user", Arguments: json.RawMessage(`{"question": "colour?"}`)}}}},
+		{Reply: fakellm.Reply{Text: "the old version at work"}},
+	}})
+	if status, _, body := e.do(http.MethodPost, "/v1/agents", storedDef("asker", "You are the first version.", ask)); status != http.StatusCreated {
+		t.Fatalf("create = %d %s", status, body)
+	}
+	feed := e.openSSE("/v1/events")
+	id := e.create("asker", "go").GetMeta().GetId()
+	deferred := until(t, feed, kind(id, "calls.deferred")).GetCallsDeferred().GetCalls()
+	feed.cancel()
+	if status, _, body := e.do(http.MethodPut, "/v1/agents/asker", storedDef("asker", "You are the revised version.", ask)); status != http.StatusOK {
+		t.Fatalf("update = %d %s", status, body)
+	}
+	if status, _, body := e.do(http.MethodPost, "/v1/calls/"+deferred[0].GetToken()+"/complete", `{"text": "blue", "resume": true}`); status != http.StatusOK {
+		t.Fatalf("complete = %d %s", status, body)
+	}
+	s := e.wait(id)
+	if got := lastTurn(s).GetLlm().GetText(); got != "the old version at work" || lastTurn(s).GetLlm().GetAgentVersion() != 1 {
+		t.Fatalf("the resumed run answered %q at version %d, want version 1's", got, lastTurn(s).GetLlm().GetAgentVersion())
 	}
 }

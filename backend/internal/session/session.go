@@ -44,9 +44,19 @@ type Meta struct {
 	// AllowedTools are the tools a client allowed for the rest of the
 	// session: their calls skip approval.
 	AllowedTools []string `json:"allowed_tools,omitempty"`
-	// AgentVersion is the version of the agent the session's latest step
-	// ran: a stored agent's, 0 for a file agent.
+	// AgentVersion is the version of its stored agent the session's
+	// current or latest run runs, stored when the run starts (a run
+	// resumed, or recovered after a crash, goes on with it); 0 for a file
+	// agent.
 	AgentVersion int64 `json:"agent_version,omitempty"`
+	// AgentPin is the version of its stored agent the session is pinned
+	// to, which every step runs; 0: each step runs the current version.
+	AgentPin int64 `json:"agent_pin,omitempty"`
+	// AgentGen is the generation of the stored agent the session was
+	// created with (the version that agent was created at): an agent
+	// deleted and created again under the slug is another one, which the
+	// session does not run. 0 for a file agent.
+	AgentGen int64 `json:"agent_generation,omitempty"`
 	// RootID is the root of the session's tree, empty for a root
 	// session (see Root). The sessions of a tree spend one budget.
 	RootID string `json:"root_id,omitempty"`

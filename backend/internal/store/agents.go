@@ -17,6 +17,7 @@ const (
 	CodeUnknownAgent    = "unknown_agent"
 	CodeAgentExists     = "agent_exists"
 	CodeVersionMismatch = "version_mismatch"
+	CodeUnknownVersion  = "unknown_version"
 )
 
 // Agents holds the agents stored in the database and every version of
@@ -44,6 +45,11 @@ type Agents interface {
 	// versions, and returns its last version; expected as for
 	// UpdateStoredAgent.
 	DeleteStoredAgent(ctx context.Context, slug string, expected int64, at time.Time) (StoredAgent, error)
+	// StoredAgentVersion returns one version of an agent as it is now: a
+	// version of its current generation. Another version, or a deleted or
+	// unknown agent, is errs.NotFound (unknown_version, unknown_agent).
+	// Generation is the agent's; Updated is when the version was written.
+	StoredAgentVersion(ctx context.Context, slug string, version int64) (StoredAgent, error)
 	// StoredAgentVersions returns every version of a slug, newest first,
 	// also of a deleted agent; a slug never stored is errs.NotFound
 	// (unknown_agent).
@@ -61,6 +67,12 @@ type StoredAgent struct {
 	// Created is when the agent was created (its first version since it
 	// was last deleted); Updated when this version was written.
 	Created, Updated time.Time
+	// Generation is the version the agent was created at: an agent
+	// deleted and created again under its slug is a new generation.
+	Generation int64
+	// RestoredFrom is the version this one restored (a rollback), given
+	// to UpdateStoredAgent; 0 for a create or an ordinary update.
+	RestoredFrom int64
 }
 
 // AgentVersion is one version of a stored agent.
@@ -72,6 +84,8 @@ type AgentVersion struct {
 	Created    time.Time
 	// Current is set for the version an agent not deleted runs.
 	Current bool
+	// RestoredFrom is the version this one restored, or 0.
+	RestoredFrom int64
 }
 
 func unknownAgent(slug string) *errs.Error {
@@ -85,14 +99,16 @@ type storedAgentRow struct {
 	Author     string `db:"author"`
 	Created    int64  `db:"created"`
 	Updated    int64  `db:"updated"`
+	Generation int64  `db:"generation"`
+	Restored   int64  `db:"restored_from"`
 }
 
 func (r storedAgentRow) agent() StoredAgent {
 	return StoredAgent{Slug: r.Slug, Version: r.Version, Definition: r.Definition, Author: r.Author,
-		Created: fromNanos(r.Created), Updated: fromNanos(r.Updated)}
+		Created: fromNanos(r.Created), Updated: fromNanos(r.Updated), Generation: r.Generation, RestoredFrom: r.Restored}
 }
 
-const sqlStoredAgents = `SELECT a.slug, a.version, v.definition, v.author, a.created, a.updated
+const sqlStoredAgents = `SELECT a.slug, a.version, v.definition, v.author, a.created, a.updated, a.generation, v.restored_from
 	FROM stored_agents a JOIN agent_versions v ON v.slug = a.slug AND v.version = a.version
 	WHERE a.deleted = 0`
 
@@ -130,12 +146,22 @@ func (s *SQL) CreateStoredAgent(ctx context.Context, a StoredAgent) (StoredAgent
 			Version int64 `db:"version"`
 			Deleted int64 `db:"deleted"`
 		}
-		err := tx.GetContext(ctx, &prev, tx.Rebind(`SELECT version, deleted FROM stored_agents WHERE slug = ?`), a.Slug)
+		found := tx.GetContext(ctx, &prev, tx.Rebind(`SELECT version, deleted FROM stored_agents WHERE slug = ?`), a.Slug)
 		exists := errs.Conflict(CodeAgentExists, "an agent with the slug %q is already stored", a.Slug)
-		at := nanos(a.Updated)
+		// Slugs differing only in case name one agent (slugs are ASCII,
+		// so lower is the same on both databases).
+		var other string
+		err := tx.GetContext(ctx, &other, tx.Rebind(`SELECT slug FROM stored_agents WHERE deleted = 0 AND lower(slug) = lower(?) AND slug <> ?`), a.Slug, a.Slug)
 		switch {
+		case err == nil:
+			return errs.Conflict(CodeAgentExists, "the slug %q is the stored agent %q's in other case; slugs differing only in case name one agent", a.Slug, other)
+		case !errors.Is(err, sql.ErrNoRows):
+			return s.translate(err, nil, "create stored agent %s", a.Slug)
+		}
+		at := nanos(a.Updated)
+		switch err := found; {
 		case errors.Is(err, sql.ErrNoRows):
-			_, err = tx.ExecContext(ctx, tx.Rebind(`INSERT INTO stored_agents (slug, version, created, updated) VALUES (?, 1, ?, ?)`), a.Slug, at, at)
+			_, err = tx.ExecContext(ctx, tx.Rebind(`INSERT INTO stored_agents (slug, version, created, updated, generation) VALUES (?, 1, ?, ?, 1)`), a.Slug, at, at)
 			if errs.KindOf(s.translate(err, nil, "")) == errs.KindConflict {
 				return exists // created meanwhile by another server
 			}
@@ -150,14 +176,14 @@ func (s *SQL) CreateStoredAgent(ctx context.Context, a StoredAgent) (StoredAgent
 		default:
 			// Guarded by the version read: a concurrent creation makes it
 			// change no row.
-			res, err := tx.ExecContext(ctx, tx.Rebind(`UPDATE stored_agents SET version = version + 1, created = ?, updated = ?, deleted = 0
+			res, err := tx.ExecContext(ctx, tx.Rebind(`UPDATE stored_agents SET version = version + 1, generation = version + 1, created = ?, updated = ?, deleted = 0
 				WHERE slug = ? AND version = ? AND deleted <> 0`), at, at, a.Slug, prev.Version)
 			if err := s.oneRow(res, err, exists, "create stored agent %s", a.Slug); err != nil {
 				return err
 			}
 			a.Version = prev.Version + 1
 		}
-		a.Created = a.Updated
+		a.Created, a.Generation, a.RestoredFrom = a.Updated, a.Version, 0
 		if err := s.insertAgentVersion(ctx, tx, a); err != nil {
 			return err
 		}
@@ -180,10 +206,10 @@ func (s *SQL) UpdateStoredAgent(ctx context.Context, a StoredAgent, expected int
 			return err
 		}
 		var r storedAgentRow
-		if err := tx.GetContext(ctx, &r, tx.Rebind(`SELECT slug, version, created, updated FROM stored_agents WHERE slug = ?`), a.Slug); err != nil {
+		if err := tx.GetContext(ctx, &r, tx.Rebind(`SELECT slug, version, created, updated, generation FROM stored_agents WHERE slug = ?`), a.Slug); err != nil {
 			return s.translate(err, nil, "update stored agent %s", a.Slug)
 		}
-		a.Version, a.Created = r.Version, fromNanos(r.Created)
+		a.Version, a.Created, a.Generation = r.Version, fromNanos(r.Created), r.Generation
 		if err := s.insertAgentVersion(ctx, tx, a); err != nil {
 			return err
 		}
@@ -225,7 +251,7 @@ func (s *SQL) StoredAgentVersions(ctx context.Context, slug string) ([]AgentVers
 		Current bool `db:"current"`
 	}
 	err := s.read.SelectContext(ctx, &rows, s.read.Rebind(`SELECT v.slug, v.version, v.definition, v.author, v.created, v.created AS updated,
-		(a.deleted = 0 AND a.version = v.version) AS current
+		a.generation, v.restored_from, (a.deleted = 0 AND a.version = v.version) AS current
 		FROM agent_versions v JOIN stored_agents a ON a.slug = v.slug
 		WHERE v.slug = ? ORDER BY v.version DESC`), slug)
 	if err != nil {
@@ -237,14 +263,34 @@ func (s *SQL) StoredAgentVersions(ctx context.Context, slug string) ([]AgentVers
 	out := make([]AgentVersion, len(rows))
 	for i, r := range rows {
 		out[i] = AgentVersion{Slug: r.Slug, Version: r.Version, Definition: r.Definition, Author: r.Author,
-			Created: fromNanos(r.Created), Current: r.Current}
+			Created: fromNanos(r.Created), Current: r.Current, RestoredFrom: r.Restored}
 	}
 	return out, nil
 }
 
+// StoredAgentVersion implements Agents.
+func (s *SQL) StoredAgentVersion(ctx context.Context, slug string, version int64) (StoredAgent, error) {
+	var r storedAgentRow
+	err := s.read.GetContext(ctx, &r, s.read.Rebind(`SELECT v.slug, v.version, v.definition, v.author, a.created, v.created AS updated, a.generation, v.restored_from
+		FROM agent_versions v JOIN stored_agents a ON a.slug = v.slug
+		WHERE v.slug = ? AND v.version = ? AND a.deleted = 0 AND v.version >= a.generation`), slug, version)
+	if err == nil {
+		return r.agent(), nil
+	}
+	if errs.KindOf(s.translate(err, unknownAgent(slug), "")) != errs.KindNotFound {
+		return StoredAgent{}, s.translate(err, nil, "read version %d of agent %s", version, slug)
+	}
+	cur, err := s.GetStoredAgent(ctx, slug)
+	if err != nil {
+		return StoredAgent{}, err
+	}
+	return StoredAgent{}, errs.NotFound(CodeUnknownVersion, "agent %q has no version %d as it is now (it has versions %d to %d)",
+		slug, version, cur.Generation, cur.Version)
+}
+
 func (s *SQL) insertAgentVersion(ctx context.Context, tx *sqlx.Tx, a StoredAgent) error {
-	_, err := tx.ExecContext(ctx, tx.Rebind(`INSERT INTO agent_versions (slug, version, definition, author, created) VALUES (?, ?, ?, ?, ?)`),
-		a.Slug, a.Version, a.Definition, a.Author, nanos(a.Updated))
+	_, err := tx.ExecContext(ctx, tx.Rebind(`INSERT INTO agent_versions (slug, version, definition, author, created, restored_from) VALUES (?, ?, ?, ?, ?, ?)`),
+		a.Slug, a.Version, a.Definition, a.Author, nanos(a.Updated), a.RestoredFrom)
 	return s.translate(err, nil, "store version %d of agent %s", a.Version, a.Slug)
 }
 

@@ -411,7 +411,7 @@ func (s *SQL) writeMeta(ctx context.Context, tx *sqlx.Tx, c *Change, base int, t
 			m.StatusReason, m.ParentID, m.ForkedFrom, m.TurnCount,
 			m.Usage.Prompt, m.Usage.Completion, m.Usage.Cached,
 			m.Usage.Reasoning, m.Depth, nanos(m.Created), nanos(m.Updated),
-			strings.Join(m.AllowedTools, "\n"), m.AgentVersion, root, nullCost(m.Usage.Cost))
+			strings.Join(m.AllowedTools, "\n"), m.AgentVersion, m.AgentGen, m.AgentPin, root, nullCost(m.Usage.Cost))
 		if err != nil {
 			return s.translate(err, nil, "create session %s", m.ID)
 		}

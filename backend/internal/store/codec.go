@@ -68,7 +68,7 @@ func decode(s string, v any) error {
 const metaColumns = `s.id, s.agent, s.owner, s.title, s.status, s.status_reason,
 	s.parent_id, s.forked_from, s.turn_count, s.usage_prompt,
 	s.usage_completion, s.usage_cached, s.usage_reasoning, s.depth,
-	s.created, s.updated, s.allowed_tools, s.agent_version, s.root_id, s.usage_cost,
+	s.created, s.updated, s.allowed_tools, s.agent_version, s.agent_generation, s.agent_pin, s.root_id, s.usage_cost,
 	COALESCE((SELECT 1 + b.auto_resume FROM tree_budgets b WHERE b.root_id = s.root_id), 0) AS budget_set,
 	(SELECT b.tokens FROM tree_budgets b WHERE b.root_id = s.root_id) AS budget_tokens,
 	(SELECT b.cost FROM tree_budgets b WHERE b.root_id = s.root_id) AS budget_cost,
@@ -99,6 +99,8 @@ type metaRow struct {
 	Updated         int64         `db:"updated"`
 	AllowedTools    string        `db:"allowed_tools"`
 	AgentVersion    int64         `db:"agent_version"`
+	AgentGeneration int64         `db:"agent_generation"`
+	AgentPin        int64         `db:"agent_pin"`
 	PendingMail     int           `db:"pending_mail"`
 	PendingCalls    int           `db:"pending_calls"`
 	RootID          string        `db:"root_id"`
@@ -138,6 +140,8 @@ func (r metaRow) meta() session.Meta {
 		Updated:      fromNanos(r.Updated),
 		AllowedTools: splitLines(r.AllowedTools),
 		AgentVersion: r.AgentVersion,
+		AgentPin:     r.AgentPin,
+		AgentGen:     r.AgentGeneration,
 	}
 }
 

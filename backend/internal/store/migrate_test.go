@@ -248,3 +248,76 @@ func TestTheSchemaFileIsEmbedded(t *testing.T) {
 		t.Error("PostgreSQL has an empty database file")
 	}
 }
+
+// Issue 33: migration 9 gives the stored agents from before their
+// generation (the version their current life began at), and the sessions
+// from before the generation they ran: a session of an agent deleted and
+// created again since is not of the current one.
+func TestMigration9GivesAgentsAndTheirSessionsTheirGeneration(t *testing.T) {
+	ctx := context.Background()
+	db := newSQLite(t, "agents.db")
+	ms, err := Migrations("sqlite")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nine *Migration
+	for _, m := range ms {
+		if m.Version == 9 {
+			nine = &m
+			continue
+		}
+		if m.Version > 9 {
+			continue
+		}
+		if _, err := db.ExecContext(ctx, m.SQL); err != nil {
+			t.Fatalf("migration %s: %v", m.Name, err)
+		}
+	}
+	if nine == nil {
+		t.Fatal("no migration 9")
+	}
+	// "phoenix" lived at versions 1-2, was deleted, and lives again since
+	// version 3 (created at 300); "plain" was never deleted; "filed" is
+	// a file agent.
+	for _, q := range []string{
+		`INSERT INTO stored_agents (slug, version, created, updated) VALUES ('phoenix', 4, 300, 400), ('plain', 2, 100, 200)`,
+		`INSERT INTO agent_versions (slug, version, definition, author, created) VALUES
+			('phoenix', 1, '{}', 'a', 100), ('phoenix', 2, '{}', 'a', 150), ('phoenix', 3, '{}', 'a', 300), ('phoenix', 4, '{}', 'a', 400),
+			('plain', 1, '{}', 'a', 100), ('plain', 2, '{}', 'a', 200)`,
+		`INSERT INTO sessions (id, agent, owner, status, created, updated) VALUES
+			('old', 'phoenix', 'o', 'ready', 120, 120), ('new', 'phoenix', 'o', 'ready', 350, 350),
+			('plain', 'plain', 'o', 'ready', 150, 150), ('filed', 'filed', 'o', 'ready', 150, 150)`,
+	} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	if _, err := db.ExecContext(ctx, nine.SQL); err != nil {
+		t.Fatalf("migration 9: %v", err)
+	}
+	var agents []struct {
+		Slug       string `db:"slug"`
+		Generation int64  `db:"generation"`
+	}
+	if err := db.SelectContext(ctx, &agents, `SELECT slug, generation FROM stored_agents ORDER BY slug`); err != nil {
+		t.Fatal(err)
+	}
+	if len(agents) != 2 || agents[0].Generation != 3 || agents[1].Generation != 1 {
+		t.Errorf("generations = %+v, want phoenix 3 and plain 1", agents)
+	}
+	var sessions []struct {
+		ID         string `db:"id"`
+		Generation int64  `db:"agent_generation"`
+	}
+	if err := db.SelectContext(ctx, &sessions, `SELECT id, agent_generation FROM sessions ORDER BY id`); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int64{}
+	for _, s := range sessions {
+		got[s.ID] = s.Generation
+	}
+	// old ran phoenix's first life: any generation but the current one.
+	if got["new"] != 3 || got["old"] == 3 || got["old"] == 0 || got["plain"] != 1 || got["filed"] != 0 {
+		t.Errorf("sessions' generations = %v, want new 3, old another, plain 1, filed 0", got)
+	}
+}

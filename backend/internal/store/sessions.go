@@ -20,8 +20,8 @@ const sqlInsertSession = `INSERT INTO sessions (
 	id, agent, owner, title, status, status_reason, parent_id,
 	forked_from, turn_count, usage_prompt, usage_completion,
 	usage_cached, usage_reasoning, depth, created, updated, allowed_tools,
-	agent_version, root_id, usage_cost)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	agent_version, agent_generation, agent_pin, root_id, usage_cost)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 // GetMeta implements Sessions.
 func (s *SQL) GetMeta(ctx context.Context, id string) (session.Meta, error) {

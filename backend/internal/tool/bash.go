@@ -2,8 +2,11 @@ package tool
 
 import (
 	"context"
+	"fmt"
+	"path/filepath"
 
 	"github.com/agents-os/agents/backend/internal/bashtool"
+	"github.com/agents-os/agents/backend/internal/confine"
 	"github.com/agents-os/agents/backend/internal/session"
 )
 
@@ -15,6 +18,9 @@ type BashRuntime struct {
 	// Reaper records the process groups of running scripts, so the next
 	// start ends those a crash left behind.
 	Reaper *bashtool.Reaper
+	// Within, when set, are the only folders a script may lie in, judged
+	// again at each run (a stored agent's scripts: see confine).
+	Within []string
 }
 
 // Bash is a described script offered as a tool.
@@ -45,10 +51,21 @@ func (b *Bash) Mode() session.CallMode { return session.CallAttached }
 // Execute runs the script with the call's decoded arguments; its stderr
 // lines are the call's progress.
 func (b *Bash) Execute(ctx context.Context, call Call) Result {
-	out := b.script.Run(ctx, call.Args.Values(), bashtool.Env{
+	script, workDir := b.script, ""
+	if len(b.runtime.Within) > 0 {
+		// The script may lead elsewhere since it was described: the real
+		// file runs, in the folder it was described in, or nothing does.
+		real, err := confine.Program(script.Path, b.runtime.Within)
+		if err != nil {
+			return Failed(fmt.Sprintf("%s is not run: %v", script.Name(), err))
+		}
+		script.Path, workDir = real, filepath.Dir(b.script.Path)
+	}
+	out := script.Run(ctx, call.Args.Values(), bashtool.Env{
 		SessionID:  call.Session.ID,
 		AgentSlug:  call.Session.Agent,
 		ToolCallID: call.ID,
+		WorkDir:    workDir,
 		Extra:      call.Session.Params,
 		OnProgress: call.Progress,
 		Reaper:     b.runtime.Reaper,

@@ -47,7 +47,7 @@ func Agent(a *catalog.Agent, tools *catalog.Toolset, servers []mcptools.Status) 
 	}
 	if a.Source == catalog.SourceStored {
 		d.Source = agentsv1.AgentSource_AGENT_SOURCE_STORED
-		d.Version, d.Definition = a.Version, a.Definition
+		d.Version, d.Definition, d.Generation = a.Version, a.Definition, a.Generation
 		d.CreateTime, d.UpdateTime = Timestamp(a.Created), Timestamp(a.Updated)
 	}
 	for _, t := range tools.List() {

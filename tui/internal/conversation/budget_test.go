@@ -155,3 +155,14 @@ func TestHeaderNamesTheAgentVersion(t *testing.T) {
 		t.Errorf("first line %q", line)
 	}
 }
+
+// Issue 33: a session pinned to a version of its stored agent says so.
+func TestHeaderNamesThePinnedAgentVersion(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, ready, fewTurns()...)
+	r.fake.meta.AgentVersion, r.fake.meta.PinnedAgentVersion = 2, 2
+	r.open()
+	if line := strings.Split(ansi.Strip(r.s.renderHeader(100)), "\n")[0]; !strings.HasPrefix(line, "coder v2 (pinned)  Fix the flaky test") {
+		t.Errorf("first line %q", line)
+	}
+}

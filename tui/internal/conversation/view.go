@@ -75,7 +75,11 @@ func (s *Screen) renderHeader(width int) string {
 	if agent == "" {
 		agent = s.id
 	}
-	if v := m.GetAgentVersion(); v > 0 {
+	switch v, pin := m.GetAgentVersion(), m.GetPinnedAgentVersion(); {
+	case pin > 0:
+		// Every step runs the version the session is pinned to.
+		agent += fmt.Sprintf(" v%d (pinned)", pin)
+	case v > 0:
 		// A stored agent: the version its latest step ran.
 		agent += fmt.Sprintf(" v%d", v)
 	}

@@ -143,6 +143,117 @@ func (ToolKind) EnumDescriptor() ([]byte, []int) {
 	return file_agents_v1_agent_proto_rawDescGZIP(), []int{1}
 }
 
+// RollbackAgentRequest names a stored agent and the version to restore.
+type RollbackAgentRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The agent's slug.
+	Slug string `protobuf:"bytes,1,opt,name=slug,proto3" json:"slug,omitempty"`
+	// The version whose definition becomes current again.
+	Version int64 `protobuf:"varint,2,opt,name=version,proto3" json:"version,omitempty"`
+	// When set, the rollback happens only if the current version is this
+	// one; otherwise `aborted`.
+	ExpectedVersion *int64 `protobuf:"varint,3,opt,name=expected_version,json=expectedVersion,proto3,oneof" json:"expected_version,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *RollbackAgentRequest) Reset() {
+	*x = RollbackAgentRequest{}
+	mi := &file_agents_v1_agent_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RollbackAgentRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RollbackAgentRequest) ProtoMessage() {}
+
+func (x *RollbackAgentRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agents_v1_agent_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RollbackAgentRequest.ProtoReflect.Descriptor instead.
+func (*RollbackAgentRequest) Descriptor() ([]byte, []int) {
+	return file_agents_v1_agent_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *RollbackAgentRequest) GetSlug() string {
+	if x != nil {
+		return x.Slug
+	}
+	return ""
+}
+
+func (x *RollbackAgentRequest) GetVersion() int64 {
+	if x != nil {
+		return x.Version
+	}
+	return 0
+}
+
+func (x *RollbackAgentRequest) GetExpectedVersion() int64 {
+	if x != nil && x.ExpectedVersion != nil {
+		return *x.ExpectedVersion
+	}
+	return 0
+}
+
+// RollbackAgentResponse carries the agent at its new version.
+type RollbackAgentResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The agent at the version the rollback wrote.
+	Agent         *AgentDescriptor `protobuf:"bytes,1,opt,name=agent,proto3" json:"agent,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RollbackAgentResponse) Reset() {
+	*x = RollbackAgentResponse{}
+	mi := &file_agents_v1_agent_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RollbackAgentResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RollbackAgentResponse) ProtoMessage() {}
+
+func (x *RollbackAgentResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agents_v1_agent_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RollbackAgentResponse.ProtoReflect.Descriptor instead.
+func (*RollbackAgentResponse) Descriptor() ([]byte, []int) {
+	return file_agents_v1_agent_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *RollbackAgentResponse) GetAgent() *AgentDescriptor {
+	if x != nil {
+		return x.Agent
+	}
+	return nil
+}
+
 // CreateAgentRequest stores a new agent.
 type CreateAgentRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -159,7 +270,7 @@ type CreateAgentRequest struct {
 
 func (x *CreateAgentRequest) Reset() {
 	*x = CreateAgentRequest{}
-	mi := &file_agents_v1_agent_proto_msgTypes[0]
+	mi := &file_agents_v1_agent_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -171,7 +282,7 @@ func (x *CreateAgentRequest) String() string {
 func (*CreateAgentRequest) ProtoMessage() {}
 
 func (x *CreateAgentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_agent_proto_msgTypes[0]
+	mi := &file_agents_v1_agent_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -184,7 +295,7 @@ func (x *CreateAgentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateAgentRequest.ProtoReflect.Descriptor instead.
 func (*CreateAgentRequest) Descriptor() ([]byte, []int) {
-	return file_agents_v1_agent_proto_rawDescGZIP(), []int{0}
+	return file_agents_v1_agent_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *CreateAgentRequest) GetDefinition() string {
@@ -206,7 +317,7 @@ type CreateAgentResponse struct {
 
 func (x *CreateAgentResponse) Reset() {
 	*x = CreateAgentResponse{}
-	mi := &file_agents_v1_agent_proto_msgTypes[1]
+	mi := &file_agents_v1_agent_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -218,7 +329,7 @@ func (x *CreateAgentResponse) String() string {
 func (*CreateAgentResponse) ProtoMessage() {}
 
 func (x *CreateAgentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_agent_proto_msgTypes[1]
+	mi := &file_agents_v1_agent_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -231,7 +342,7 @@ func (x *CreateAgentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateAgentResponse.ProtoReflect.Descriptor instead.
 func (*CreateAgentResponse) Descriptor() ([]byte, []int) {
-	return file_agents_v1_agent_proto_rawDescGZIP(), []int{1}
+	return file_agents_v1_agent_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *CreateAgentResponse) GetAgent() *AgentDescriptor {
@@ -259,7 +370,7 @@ type UpdateAgentRequest struct {
 
 func (x *UpdateAgentRequest) Reset() {
 	*x = UpdateAgentRequest{}
-	mi := &file_agents_v1_agent_proto_msgTypes[2]
+	mi := &file_agents_v1_agent_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -271,7 +382,7 @@ func (x *UpdateAgentRequest) String() string {
 func (*UpdateAgentRequest) ProtoMessage() {}
 
 func (x *UpdateAgentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_agent_proto_msgTypes[2]
+	mi := &file_agents_v1_agent_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -284,7 +395,7 @@ func (x *UpdateAgentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateAgentRequest.ProtoReflect.Descriptor instead.
 func (*UpdateAgentRequest) Descriptor() ([]byte, []int) {
-	return file_agents_v1_agent_proto_rawDescGZIP(), []int{2}
+	return file_agents_v1_agent_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *UpdateAgentRequest) GetSlug() string {
@@ -319,7 +430,7 @@ type UpdateAgentResponse struct {
 
 func (x *UpdateAgentResponse) Reset() {
 	*x = UpdateAgentResponse{}
-	mi := &file_agents_v1_agent_proto_msgTypes[3]
+	mi := &file_agents_v1_agent_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -331,7 +442,7 @@ func (x *UpdateAgentResponse) String() string {
 func (*UpdateAgentResponse) ProtoMessage() {}
 
 func (x *UpdateAgentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_agent_proto_msgTypes[3]
+	mi := &file_agents_v1_agent_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -344,7 +455,7 @@ func (x *UpdateAgentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateAgentResponse.ProtoReflect.Descriptor instead.
 func (*UpdateAgentResponse) Descriptor() ([]byte, []int) {
-	return file_agents_v1_agent_proto_rawDescGZIP(), []int{3}
+	return file_agents_v1_agent_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *UpdateAgentResponse) GetAgent() *AgentDescriptor {
@@ -368,7 +479,7 @@ type DeleteAgentRequest struct {
 
 func (x *DeleteAgentRequest) Reset() {
 	*x = DeleteAgentRequest{}
-	mi := &file_agents_v1_agent_proto_msgTypes[4]
+	mi := &file_agents_v1_agent_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -380,7 +491,7 @@ func (x *DeleteAgentRequest) String() string {
 func (*DeleteAgentRequest) ProtoMessage() {}
 
 func (x *DeleteAgentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_agent_proto_msgTypes[4]
+	mi := &file_agents_v1_agent_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -393,7 +504,7 @@ func (x *DeleteAgentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteAgentRequest.ProtoReflect.Descriptor instead.
 func (*DeleteAgentRequest) Descriptor() ([]byte, []int) {
-	return file_agents_v1_agent_proto_rawDescGZIP(), []int{4}
+	return file_agents_v1_agent_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *DeleteAgentRequest) GetSlug() string {
@@ -423,7 +534,7 @@ type DeleteAgentResponse struct {
 
 func (x *DeleteAgentResponse) Reset() {
 	*x = DeleteAgentResponse{}
-	mi := &file_agents_v1_agent_proto_msgTypes[5]
+	mi := &file_agents_v1_agent_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -435,7 +546,7 @@ func (x *DeleteAgentResponse) String() string {
 func (*DeleteAgentResponse) ProtoMessage() {}
 
 func (x *DeleteAgentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_agent_proto_msgTypes[5]
+	mi := &file_agents_v1_agent_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -448,7 +559,7 @@ func (x *DeleteAgentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteAgentResponse.ProtoReflect.Descriptor instead.
 func (*DeleteAgentResponse) Descriptor() ([]byte, []int) {
-	return file_agents_v1_agent_proto_rawDescGZIP(), []int{5}
+	return file_agents_v1_agent_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *DeleteAgentResponse) GetSlug() string {
@@ -476,7 +587,7 @@ type ListAgentVersionsRequest struct {
 
 func (x *ListAgentVersionsRequest) Reset() {
 	*x = ListAgentVersionsRequest{}
-	mi := &file_agents_v1_agent_proto_msgTypes[6]
+	mi := &file_agents_v1_agent_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -488,7 +599,7 @@ func (x *ListAgentVersionsRequest) String() string {
 func (*ListAgentVersionsRequest) ProtoMessage() {}
 
 func (x *ListAgentVersionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_agent_proto_msgTypes[6]
+	mi := &file_agents_v1_agent_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -501,7 +612,7 @@ func (x *ListAgentVersionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAgentVersionsRequest.ProtoReflect.Descriptor instead.
 func (*ListAgentVersionsRequest) Descriptor() ([]byte, []int) {
-	return file_agents_v1_agent_proto_rawDescGZIP(), []int{6}
+	return file_agents_v1_agent_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ListAgentVersionsRequest) GetSlug() string {
@@ -522,7 +633,7 @@ type ListAgentVersionsResponse struct {
 
 func (x *ListAgentVersionsResponse) Reset() {
 	*x = ListAgentVersionsResponse{}
-	mi := &file_agents_v1_agent_proto_msgTypes[7]
+	mi := &file_agents_v1_agent_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -534,7 +645,7 @@ func (x *ListAgentVersionsResponse) String() string {
 func (*ListAgentVersionsResponse) ProtoMessage() {}
 
 func (x *ListAgentVersionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_agent_proto_msgTypes[7]
+	mi := &file_agents_v1_agent_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -547,7 +658,7 @@ func (x *ListAgentVersionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAgentVersionsResponse.ProtoReflect.Descriptor instead.
 func (*ListAgentVersionsResponse) Descriptor() ([]byte, []int) {
-	return file_agents_v1_agent_proto_rawDescGZIP(), []int{7}
+	return file_agents_v1_agent_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ListAgentVersionsResponse) GetVersions() []*AgentVersion {
@@ -572,14 +683,17 @@ type AgentVersion struct {
 	Author string `protobuf:"bytes,5,opt,name=author,proto3" json:"author,omitempty"`
 	// Whether this version is the agent's current one (false for every
 	// version of a deleted agent).
-	Current       bool `protobuf:"varint,6,opt,name=current,proto3" json:"current,omitempty"`
+	Current bool `protobuf:"varint,6,opt,name=current,proto3" json:"current,omitempty"`
+	// The version this one restored (RollbackAgent); 0 for an ordinary
+	// create or update.
+	RestoredFrom  int64 `protobuf:"varint,7,opt,name=restored_from,json=restoredFrom,proto3" json:"restored_from,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *AgentVersion) Reset() {
 	*x = AgentVersion{}
-	mi := &file_agents_v1_agent_proto_msgTypes[8]
+	mi := &file_agents_v1_agent_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -591,7 +705,7 @@ func (x *AgentVersion) String() string {
 func (*AgentVersion) ProtoMessage() {}
 
 func (x *AgentVersion) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_agent_proto_msgTypes[8]
+	mi := &file_agents_v1_agent_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -604,7 +718,7 @@ func (x *AgentVersion) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentVersion.ProtoReflect.Descriptor instead.
 func (*AgentVersion) Descriptor() ([]byte, []int) {
-	return file_agents_v1_agent_proto_rawDescGZIP(), []int{8}
+	return file_agents_v1_agent_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *AgentVersion) GetSlug() string {
@@ -649,6 +763,13 @@ func (x *AgentVersion) GetCurrent() bool {
 	return false
 }
 
+func (x *AgentVersion) GetRestoredFrom() int64 {
+	if x != nil {
+		return x.RestoredFrom
+	}
+	return 0
+}
+
 // ListAgentsRequest has no fields: every agent is visible to every owner.
 type ListAgentsRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -658,7 +779,7 @@ type ListAgentsRequest struct {
 
 func (x *ListAgentsRequest) Reset() {
 	*x = ListAgentsRequest{}
-	mi := &file_agents_v1_agent_proto_msgTypes[9]
+	mi := &file_agents_v1_agent_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -670,7 +791,7 @@ func (x *ListAgentsRequest) String() string {
 func (*ListAgentsRequest) ProtoMessage() {}
 
 func (x *ListAgentsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_agent_proto_msgTypes[9]
+	mi := &file_agents_v1_agent_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -683,7 +804,7 @@ func (x *ListAgentsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAgentsRequest.ProtoReflect.Descriptor instead.
 func (*ListAgentsRequest) Descriptor() ([]byte, []int) {
-	return file_agents_v1_agent_proto_rawDescGZIP(), []int{9}
+	return file_agents_v1_agent_proto_rawDescGZIP(), []int{11}
 }
 
 // ListAgentsResponse carries the loaded agents and the load problems.
@@ -700,7 +821,7 @@ type ListAgentsResponse struct {
 
 func (x *ListAgentsResponse) Reset() {
 	*x = ListAgentsResponse{}
-	mi := &file_agents_v1_agent_proto_msgTypes[10]
+	mi := &file_agents_v1_agent_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -712,7 +833,7 @@ func (x *ListAgentsResponse) String() string {
 func (*ListAgentsResponse) ProtoMessage() {}
 
 func (x *ListAgentsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_agent_proto_msgTypes[10]
+	mi := &file_agents_v1_agent_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -725,7 +846,7 @@ func (x *ListAgentsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAgentsResponse.ProtoReflect.Descriptor instead.
 func (*ListAgentsResponse) Descriptor() ([]byte, []int) {
-	return file_agents_v1_agent_proto_rawDescGZIP(), []int{10}
+	return file_agents_v1_agent_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ListAgentsResponse) GetAgents() []*AgentDescriptor {
@@ -753,7 +874,7 @@ type GetAgentRequest struct {
 
 func (x *GetAgentRequest) Reset() {
 	*x = GetAgentRequest{}
-	mi := &file_agents_v1_agent_proto_msgTypes[11]
+	mi := &file_agents_v1_agent_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -765,7 +886,7 @@ func (x *GetAgentRequest) String() string {
 func (*GetAgentRequest) ProtoMessage() {}
 
 func (x *GetAgentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_agent_proto_msgTypes[11]
+	mi := &file_agents_v1_agent_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -778,7 +899,7 @@ func (x *GetAgentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAgentRequest.ProtoReflect.Descriptor instead.
 func (*GetAgentRequest) Descriptor() ([]byte, []int) {
-	return file_agents_v1_agent_proto_rawDescGZIP(), []int{11}
+	return file_agents_v1_agent_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *GetAgentRequest) GetSlug() string {
@@ -799,7 +920,7 @@ type GetAgentResponse struct {
 
 func (x *GetAgentResponse) Reset() {
 	*x = GetAgentResponse{}
-	mi := &file_agents_v1_agent_proto_msgTypes[12]
+	mi := &file_agents_v1_agent_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -811,7 +932,7 @@ func (x *GetAgentResponse) String() string {
 func (*GetAgentResponse) ProtoMessage() {}
 
 func (x *GetAgentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_agent_proto_msgTypes[12]
+	mi := &file_agents_v1_agent_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -824,7 +945,7 @@ func (x *GetAgentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAgentResponse.ProtoReflect.Descriptor instead.
 func (*GetAgentResponse) Descriptor() ([]byte, []int) {
-	return file_agents_v1_agent_proto_rawDescGZIP(), []int{12}
+	return file_agents_v1_agent_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *GetAgentResponse) GetAgent() *AgentDescriptor {
@@ -844,7 +965,7 @@ type ReloadAgentsRequest struct {
 
 func (x *ReloadAgentsRequest) Reset() {
 	*x = ReloadAgentsRequest{}
-	mi := &file_agents_v1_agent_proto_msgTypes[13]
+	mi := &file_agents_v1_agent_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -856,7 +977,7 @@ func (x *ReloadAgentsRequest) String() string {
 func (*ReloadAgentsRequest) ProtoMessage() {}
 
 func (x *ReloadAgentsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_agent_proto_msgTypes[13]
+	mi := &file_agents_v1_agent_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -869,7 +990,7 @@ func (x *ReloadAgentsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReloadAgentsRequest.ProtoReflect.Descriptor instead.
 func (*ReloadAgentsRequest) Descriptor() ([]byte, []int) {
-	return file_agents_v1_agent_proto_rawDescGZIP(), []int{13}
+	return file_agents_v1_agent_proto_rawDescGZIP(), []int{15}
 }
 
 // ReloadAgentsResponse reports the result of a reload.
@@ -885,7 +1006,7 @@ type ReloadAgentsResponse struct {
 
 func (x *ReloadAgentsResponse) Reset() {
 	*x = ReloadAgentsResponse{}
-	mi := &file_agents_v1_agent_proto_msgTypes[14]
+	mi := &file_agents_v1_agent_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -897,7 +1018,7 @@ func (x *ReloadAgentsResponse) String() string {
 func (*ReloadAgentsResponse) ProtoMessage() {}
 
 func (x *ReloadAgentsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_agent_proto_msgTypes[14]
+	mi := &file_agents_v1_agent_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -910,7 +1031,7 @@ func (x *ReloadAgentsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReloadAgentsResponse.ProtoReflect.Descriptor instead.
 func (*ReloadAgentsResponse) Descriptor() ([]byte, []int) {
-	return file_agents_v1_agent_proto_rawDescGZIP(), []int{14}
+	return file_agents_v1_agent_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ReloadAgentsResponse) GetAgents() []*AgentDescriptor {
@@ -980,14 +1101,19 @@ type AgentDescriptor struct {
 	CreateTime *timestamppb.Timestamp `protobuf:"bytes,17,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
 	// When the stored agent's current version was written; unset for a
 	// file agent.
-	UpdateTime    *timestamppb.Timestamp `protobuf:"bytes,18,opt,name=update_time,json=updateTime,proto3" json:"update_time,omitempty"`
+	UpdateTime *timestamppb.Timestamp `protobuf:"bytes,18,opt,name=update_time,json=updateTime,proto3" json:"update_time,omitempty"`
+	// The stored agent's generation: the version it was created at. An
+	// agent deleted and created again under its slug starts a new
+	// generation, and the sessions of the old one do not run it. 0 for a
+	// file agent.
+	Generation    int64 `protobuf:"varint,19,opt,name=generation,proto3" json:"generation,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *AgentDescriptor) Reset() {
 	*x = AgentDescriptor{}
-	mi := &file_agents_v1_agent_proto_msgTypes[15]
+	mi := &file_agents_v1_agent_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -999,7 +1125,7 @@ func (x *AgentDescriptor) String() string {
 func (*AgentDescriptor) ProtoMessage() {}
 
 func (x *AgentDescriptor) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_agent_proto_msgTypes[15]
+	mi := &file_agents_v1_agent_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1012,7 +1138,7 @@ func (x *AgentDescriptor) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentDescriptor.ProtoReflect.Descriptor instead.
 func (*AgentDescriptor) Descriptor() ([]byte, []int) {
-	return file_agents_v1_agent_proto_rawDescGZIP(), []int{15}
+	return file_agents_v1_agent_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *AgentDescriptor) GetSlug() string {
@@ -1141,6 +1267,13 @@ func (x *AgentDescriptor) GetUpdateTime() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *AgentDescriptor) GetGeneration() int64 {
+	if x != nil {
+		return x.Generation
+	}
+	return 0
+}
+
 // ModelDescriptor says which model an agent uses and how it is reached.
 type ModelDescriptor struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1179,7 +1312,7 @@ type ModelDescriptor struct {
 
 func (x *ModelDescriptor) Reset() {
 	*x = ModelDescriptor{}
-	mi := &file_agents_v1_agent_proto_msgTypes[16]
+	mi := &file_agents_v1_agent_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1191,7 +1324,7 @@ func (x *ModelDescriptor) String() string {
 func (*ModelDescriptor) ProtoMessage() {}
 
 func (x *ModelDescriptor) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_agent_proto_msgTypes[16]
+	mi := &file_agents_v1_agent_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1204,7 +1337,7 @@ func (x *ModelDescriptor) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelDescriptor.ProtoReflect.Descriptor instead.
 func (*ModelDescriptor) Descriptor() ([]byte, []int) {
-	return file_agents_v1_agent_proto_rawDescGZIP(), []int{16}
+	return file_agents_v1_agent_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ModelDescriptor) GetFlavor() string {
@@ -1304,7 +1437,7 @@ type ToolDescriptor struct {
 
 func (x *ToolDescriptor) Reset() {
 	*x = ToolDescriptor{}
-	mi := &file_agents_v1_agent_proto_msgTypes[17]
+	mi := &file_agents_v1_agent_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1316,7 +1449,7 @@ func (x *ToolDescriptor) String() string {
 func (*ToolDescriptor) ProtoMessage() {}
 
 func (x *ToolDescriptor) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_agent_proto_msgTypes[17]
+	mi := &file_agents_v1_agent_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1329,7 +1462,7 @@ func (x *ToolDescriptor) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolDescriptor.ProtoReflect.Descriptor instead.
 func (*ToolDescriptor) Descriptor() ([]byte, []int) {
-	return file_agents_v1_agent_proto_rawDescGZIP(), []int{17}
+	return file_agents_v1_agent_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ToolDescriptor) GetName() string {
@@ -1386,7 +1519,7 @@ type ParamDescriptor struct {
 
 func (x *ParamDescriptor) Reset() {
 	*x = ParamDescriptor{}
-	mi := &file_agents_v1_agent_proto_msgTypes[18]
+	mi := &file_agents_v1_agent_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1398,7 +1531,7 @@ func (x *ParamDescriptor) String() string {
 func (*ParamDescriptor) ProtoMessage() {}
 
 func (x *ParamDescriptor) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_agent_proto_msgTypes[18]
+	mi := &file_agents_v1_agent_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1411,7 +1544,7 @@ func (x *ParamDescriptor) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ParamDescriptor.ProtoReflect.Descriptor instead.
 func (*ParamDescriptor) Descriptor() ([]byte, []int) {
-	return file_agents_v1_agent_proto_rawDescGZIP(), []int{18}
+	return file_agents_v1_agent_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ParamDescriptor) GetName() string {
@@ -1465,7 +1598,7 @@ type McpServerDescriptor struct {
 
 func (x *McpServerDescriptor) Reset() {
 	*x = McpServerDescriptor{}
-	mi := &file_agents_v1_agent_proto_msgTypes[19]
+	mi := &file_agents_v1_agent_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1477,7 +1610,7 @@ func (x *McpServerDescriptor) String() string {
 func (*McpServerDescriptor) ProtoMessage() {}
 
 func (x *McpServerDescriptor) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_agent_proto_msgTypes[19]
+	mi := &file_agents_v1_agent_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1490,7 +1623,7 @@ func (x *McpServerDescriptor) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use McpServerDescriptor.ProtoReflect.Descriptor instead.
 func (*McpServerDescriptor) Descriptor() ([]byte, []int) {
-	return file_agents_v1_agent_proto_rawDescGZIP(), []int{19}
+	return file_agents_v1_agent_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *McpServerDescriptor) GetName() string {
@@ -1554,7 +1687,7 @@ type AgentLoadError struct {
 
 func (x *AgentLoadError) Reset() {
 	*x = AgentLoadError{}
-	mi := &file_agents_v1_agent_proto_msgTypes[20]
+	mi := &file_agents_v1_agent_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1566,7 +1699,7 @@ func (x *AgentLoadError) String() string {
 func (*AgentLoadError) ProtoMessage() {}
 
 func (x *AgentLoadError) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_agent_proto_msgTypes[20]
+	mi := &file_agents_v1_agent_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1579,7 +1712,7 @@ func (x *AgentLoadError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentLoadError.ProtoReflect.Descriptor instead.
 func (*AgentLoadError) Descriptor() ([]byte, []int) {
-	return file_agents_v1_agent_proto_rawDescGZIP(), []int{20}
+	return file_agents_v1_agent_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *AgentLoadError) GetFile() string {
@@ -1614,7 +1747,14 @@ var File_agents_v1_agent_proto protoreflect.FileDescriptor
 
 const file_agents_v1_agent_proto_rawDesc = "" +
 	"\n" +
-	"\x15agents/v1/agent.proto\x12\tagents.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"4\n" +
+	"\x15agents/v1/agent.proto\x12\tagents.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x89\x01\n" +
+	"\x14RollbackAgentRequest\x12\x12\n" +
+	"\x04slug\x18\x01 \x01(\tR\x04slug\x12\x18\n" +
+	"\aversion\x18\x02 \x01(\x03R\aversion\x12.\n" +
+	"\x10expected_version\x18\x03 \x01(\x03H\x00R\x0fexpectedVersion\x88\x01\x01B\x13\n" +
+	"\x11_expected_version\"I\n" +
+	"\x15RollbackAgentResponse\x120\n" +
+	"\x05agent\x18\x01 \x01(\v2\x1a.agents.v1.AgentDescriptorR\x05agent\"4\n" +
 	"\x12CreateAgentRequest\x12\x1e\n" +
 	"\n" +
 	"definition\x18\x01 \x01(\tR\n" +
@@ -1640,7 +1780,7 @@ const file_agents_v1_agent_proto_rawDesc = "" +
 	"\x18ListAgentVersionsRequest\x12\x12\n" +
 	"\x04slug\x18\x01 \x01(\tR\x04slug\"P\n" +
 	"\x19ListAgentVersionsResponse\x123\n" +
-	"\bversions\x18\x01 \x03(\v2\x17.agents.v1.AgentVersionR\bversions\"\xcb\x01\n" +
+	"\bversions\x18\x01 \x03(\v2\x17.agents.v1.AgentVersionR\bversions\"\xf0\x01\n" +
 	"\fAgentVersion\x12\x12\n" +
 	"\x04slug\x18\x01 \x01(\tR\x04slug\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\x03R\aversion\x12\x1e\n" +
@@ -1650,7 +1790,8 @@ const file_agents_v1_agent_proto_rawDesc = "" +
 	"\vcreate_time\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"createTime\x12\x16\n" +
 	"\x06author\x18\x05 \x01(\tR\x06author\x12\x18\n" +
-	"\acurrent\x18\x06 \x01(\bR\acurrent\"\x13\n" +
+	"\acurrent\x18\x06 \x01(\bR\acurrent\x12#\n" +
+	"\rrestored_from\x18\a \x01(\x03R\frestoredFrom\"\x13\n" +
 	"\x11ListAgentsRequest\"{\n" +
 	"\x12ListAgentsResponse\x122\n" +
 	"\x06agents\x18\x01 \x03(\v2\x1a.agents.v1.AgentDescriptorR\x06agents\x121\n" +
@@ -1662,7 +1803,7 @@ const file_agents_v1_agent_proto_rawDesc = "" +
 	"\x13ReloadAgentsRequest\"}\n" +
 	"\x14ReloadAgentsResponse\x122\n" +
 	"\x06agents\x18\x01 \x03(\v2\x1a.agents.v1.AgentDescriptorR\x06agents\x121\n" +
-	"\x06errors\x18\x02 \x03(\v2\x19.agents.v1.AgentLoadErrorR\x06errors\"\xeb\x05\n" +
+	"\x06errors\x18\x02 \x03(\v2\x19.agents.v1.AgentLoadErrorR\x06errors\"\x8b\x06\n" +
 	"\x0fAgentDescriptor\x12\x12\n" +
 	"\x04slug\x18\x01 \x01(\tR\x04slug\x12\x1a\n" +
 	"\bannounce\x18\x02 \x01(\tR\bannounce\x120\n" +
@@ -1687,7 +1828,10 @@ const file_agents_v1_agent_proto_rawDesc = "" +
 	"\vcreate_time\x18\x11 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"createTime\x12;\n" +
 	"\vupdate_time\x18\x12 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"updateTime\"\xfb\x02\n" +
+	"updateTime\x12\x1e\n" +
+	"\n" +
+	"generation\x18\x13 \x01(\x03R\n" +
+	"generation\"\xfb\x02\n" +
 	"\x0fModelDescriptor\x12\x16\n" +
 	"\x06flavor\x18\x01 \x01(\tR\x06flavor\x12\x10\n" +
 	"\x03url\x18\x02 \x01(\tR\x03url\x12\x12\n" +
@@ -1738,7 +1882,7 @@ const file_agents_v1_agent_proto_rawDesc = "" +
 	"\x10TOOL_KIND_HELPER\x10\x02\x12\x14\n" +
 	"\x10TOOL_KIND_CLIENT\x10\x03\x12\x11\n" +
 	"\rTOOL_KIND_MCP\x10\x04\x12\x14\n" +
-	"\x10TOOL_KIND_SYSTEM\x10\x052\xc8\x04\n" +
+	"\x10TOOL_KIND_SYSTEM\x10\x052\x9c\x05\n" +
 	"\fAgentService\x12N\n" +
 	"\n" +
 	"ListAgents\x12\x1c.agents.v1.ListAgentsRequest\x1a\x1d.agents.v1.ListAgentsResponse\"\x03\x90\x02\x01\x12H\n" +
@@ -1747,7 +1891,8 @@ const file_agents_v1_agent_proto_rawDesc = "" +
 	"\vCreateAgent\x12\x1d.agents.v1.CreateAgentRequest\x1a\x1e.agents.v1.CreateAgentResponse\x12L\n" +
 	"\vUpdateAgent\x12\x1d.agents.v1.UpdateAgentRequest\x1a\x1e.agents.v1.UpdateAgentResponse\x12L\n" +
 	"\vDeleteAgent\x12\x1d.agents.v1.DeleteAgentRequest\x1a\x1e.agents.v1.DeleteAgentResponse\x12c\n" +
-	"\x11ListAgentVersions\x12#.agents.v1.ListAgentVersionsRequest\x1a$.agents.v1.ListAgentVersionsResponse\"\x03\x90\x02\x01B8Z6github.com/agents-os/agents/api/gen/agents/v1;agentsv1b\x06proto3"
+	"\x11ListAgentVersions\x12#.agents.v1.ListAgentVersionsRequest\x1a$.agents.v1.ListAgentVersionsResponse\"\x03\x90\x02\x01\x12R\n" +
+	"\rRollbackAgent\x12\x1f.agents.v1.RollbackAgentRequest\x1a .agents.v1.RollbackAgentResponseB8Z6github.com/agents-os/agents/api/gen/agents/v1;agentsv1b\x06proto3"
 
 var (
 	file_agents_v1_agent_proto_rawDescOnce sync.Once
@@ -1762,73 +1907,78 @@ func file_agents_v1_agent_proto_rawDescGZIP() []byte {
 }
 
 var file_agents_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_agents_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
+var file_agents_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
 var file_agents_v1_agent_proto_goTypes = []any{
 	(AgentSource)(0),                  // 0: agents.v1.AgentSource
 	(ToolKind)(0),                     // 1: agents.v1.ToolKind
-	(*CreateAgentRequest)(nil),        // 2: agents.v1.CreateAgentRequest
-	(*CreateAgentResponse)(nil),       // 3: agents.v1.CreateAgentResponse
-	(*UpdateAgentRequest)(nil),        // 4: agents.v1.UpdateAgentRequest
-	(*UpdateAgentResponse)(nil),       // 5: agents.v1.UpdateAgentResponse
-	(*DeleteAgentRequest)(nil),        // 6: agents.v1.DeleteAgentRequest
-	(*DeleteAgentResponse)(nil),       // 7: agents.v1.DeleteAgentResponse
-	(*ListAgentVersionsRequest)(nil),  // 8: agents.v1.ListAgentVersionsRequest
-	(*ListAgentVersionsResponse)(nil), // 9: agents.v1.ListAgentVersionsResponse
-	(*AgentVersion)(nil),              // 10: agents.v1.AgentVersion
-	(*ListAgentsRequest)(nil),         // 11: agents.v1.ListAgentsRequest
-	(*ListAgentsResponse)(nil),        // 12: agents.v1.ListAgentsResponse
-	(*GetAgentRequest)(nil),           // 13: agents.v1.GetAgentRequest
-	(*GetAgentResponse)(nil),          // 14: agents.v1.GetAgentResponse
-	(*ReloadAgentsRequest)(nil),       // 15: agents.v1.ReloadAgentsRequest
-	(*ReloadAgentsResponse)(nil),      // 16: agents.v1.ReloadAgentsResponse
-	(*AgentDescriptor)(nil),           // 17: agents.v1.AgentDescriptor
-	(*ModelDescriptor)(nil),           // 18: agents.v1.ModelDescriptor
-	(*ToolDescriptor)(nil),            // 19: agents.v1.ToolDescriptor
-	(*ParamDescriptor)(nil),           // 20: agents.v1.ParamDescriptor
-	(*McpServerDescriptor)(nil),       // 21: agents.v1.McpServerDescriptor
-	(*AgentLoadError)(nil),            // 22: agents.v1.AgentLoadError
-	(*timestamppb.Timestamp)(nil),     // 23: google.protobuf.Timestamp
-	(*structpb.Struct)(nil),           // 24: google.protobuf.Struct
+	(*RollbackAgentRequest)(nil),      // 2: agents.v1.RollbackAgentRequest
+	(*RollbackAgentResponse)(nil),     // 3: agents.v1.RollbackAgentResponse
+	(*CreateAgentRequest)(nil),        // 4: agents.v1.CreateAgentRequest
+	(*CreateAgentResponse)(nil),       // 5: agents.v1.CreateAgentResponse
+	(*UpdateAgentRequest)(nil),        // 6: agents.v1.UpdateAgentRequest
+	(*UpdateAgentResponse)(nil),       // 7: agents.v1.UpdateAgentResponse
+	(*DeleteAgentRequest)(nil),        // 8: agents.v1.DeleteAgentRequest
+	(*DeleteAgentResponse)(nil),       // 9: agents.v1.DeleteAgentResponse
+	(*ListAgentVersionsRequest)(nil),  // 10: agents.v1.ListAgentVersionsRequest
+	(*ListAgentVersionsResponse)(nil), // 11: agents.v1.ListAgentVersionsResponse
+	(*AgentVersion)(nil),              // 12: agents.v1.AgentVersion
+	(*ListAgentsRequest)(nil),         // 13: agents.v1.ListAgentsRequest
+	(*ListAgentsResponse)(nil),        // 14: agents.v1.ListAgentsResponse
+	(*GetAgentRequest)(nil),           // 15: agents.v1.GetAgentRequest
+	(*GetAgentResponse)(nil),          // 16: agents.v1.GetAgentResponse
+	(*ReloadAgentsRequest)(nil),       // 17: agents.v1.ReloadAgentsRequest
+	(*ReloadAgentsResponse)(nil),      // 18: agents.v1.ReloadAgentsResponse
+	(*AgentDescriptor)(nil),           // 19: agents.v1.AgentDescriptor
+	(*ModelDescriptor)(nil),           // 20: agents.v1.ModelDescriptor
+	(*ToolDescriptor)(nil),            // 21: agents.v1.ToolDescriptor
+	(*ParamDescriptor)(nil),           // 22: agents.v1.ParamDescriptor
+	(*McpServerDescriptor)(nil),       // 23: agents.v1.McpServerDescriptor
+	(*AgentLoadError)(nil),            // 24: agents.v1.AgentLoadError
+	(*timestamppb.Timestamp)(nil),     // 25: google.protobuf.Timestamp
+	(*structpb.Struct)(nil),           // 26: google.protobuf.Struct
 }
 var file_agents_v1_agent_proto_depIdxs = []int32{
-	17, // 0: agents.v1.CreateAgentResponse.agent:type_name -> agents.v1.AgentDescriptor
-	17, // 1: agents.v1.UpdateAgentResponse.agent:type_name -> agents.v1.AgentDescriptor
-	10, // 2: agents.v1.ListAgentVersionsResponse.versions:type_name -> agents.v1.AgentVersion
-	23, // 3: agents.v1.AgentVersion.create_time:type_name -> google.protobuf.Timestamp
-	17, // 4: agents.v1.ListAgentsResponse.agents:type_name -> agents.v1.AgentDescriptor
-	22, // 5: agents.v1.ListAgentsResponse.errors:type_name -> agents.v1.AgentLoadError
-	17, // 6: agents.v1.GetAgentResponse.agent:type_name -> agents.v1.AgentDescriptor
-	17, // 7: agents.v1.ReloadAgentsResponse.agents:type_name -> agents.v1.AgentDescriptor
-	22, // 8: agents.v1.ReloadAgentsResponse.errors:type_name -> agents.v1.AgentLoadError
-	18, // 9: agents.v1.AgentDescriptor.model:type_name -> agents.v1.ModelDescriptor
-	19, // 10: agents.v1.AgentDescriptor.tools:type_name -> agents.v1.ToolDescriptor
-	20, // 11: agents.v1.AgentDescriptor.params:type_name -> agents.v1.ParamDescriptor
-	21, // 12: agents.v1.AgentDescriptor.mcp_servers:type_name -> agents.v1.McpServerDescriptor
-	22, // 13: agents.v1.AgentDescriptor.warnings:type_name -> agents.v1.AgentLoadError
-	0,  // 14: agents.v1.AgentDescriptor.source:type_name -> agents.v1.AgentSource
-	23, // 15: agents.v1.AgentDescriptor.create_time:type_name -> google.protobuf.Timestamp
-	23, // 16: agents.v1.AgentDescriptor.update_time:type_name -> google.protobuf.Timestamp
-	24, // 17: agents.v1.ToolDescriptor.parameters:type_name -> google.protobuf.Struct
-	1,  // 18: agents.v1.ToolDescriptor.kind:type_name -> agents.v1.ToolKind
-	11, // 19: agents.v1.AgentService.ListAgents:input_type -> agents.v1.ListAgentsRequest
-	13, // 20: agents.v1.AgentService.GetAgent:input_type -> agents.v1.GetAgentRequest
-	15, // 21: agents.v1.AgentService.ReloadAgents:input_type -> agents.v1.ReloadAgentsRequest
-	2,  // 22: agents.v1.AgentService.CreateAgent:input_type -> agents.v1.CreateAgentRequest
-	4,  // 23: agents.v1.AgentService.UpdateAgent:input_type -> agents.v1.UpdateAgentRequest
-	6,  // 24: agents.v1.AgentService.DeleteAgent:input_type -> agents.v1.DeleteAgentRequest
-	8,  // 25: agents.v1.AgentService.ListAgentVersions:input_type -> agents.v1.ListAgentVersionsRequest
-	12, // 26: agents.v1.AgentService.ListAgents:output_type -> agents.v1.ListAgentsResponse
-	14, // 27: agents.v1.AgentService.GetAgent:output_type -> agents.v1.GetAgentResponse
-	16, // 28: agents.v1.AgentService.ReloadAgents:output_type -> agents.v1.ReloadAgentsResponse
-	3,  // 29: agents.v1.AgentService.CreateAgent:output_type -> agents.v1.CreateAgentResponse
-	5,  // 30: agents.v1.AgentService.UpdateAgent:output_type -> agents.v1.UpdateAgentResponse
-	7,  // 31: agents.v1.AgentService.DeleteAgent:output_type -> agents.v1.DeleteAgentResponse
-	9,  // 32: agents.v1.AgentService.ListAgentVersions:output_type -> agents.v1.ListAgentVersionsResponse
-	26, // [26:33] is the sub-list for method output_type
-	19, // [19:26] is the sub-list for method input_type
-	19, // [19:19] is the sub-list for extension type_name
-	19, // [19:19] is the sub-list for extension extendee
-	0,  // [0:19] is the sub-list for field type_name
+	19, // 0: agents.v1.RollbackAgentResponse.agent:type_name -> agents.v1.AgentDescriptor
+	19, // 1: agents.v1.CreateAgentResponse.agent:type_name -> agents.v1.AgentDescriptor
+	19, // 2: agents.v1.UpdateAgentResponse.agent:type_name -> agents.v1.AgentDescriptor
+	12, // 3: agents.v1.ListAgentVersionsResponse.versions:type_name -> agents.v1.AgentVersion
+	25, // 4: agents.v1.AgentVersion.create_time:type_name -> google.protobuf.Timestamp
+	19, // 5: agents.v1.ListAgentsResponse.agents:type_name -> agents.v1.AgentDescriptor
+	24, // 6: agents.v1.ListAgentsResponse.errors:type_name -> agents.v1.AgentLoadError
+	19, // 7: agents.v1.GetAgentResponse.agent:type_name -> agents.v1.AgentDescriptor
+	19, // 8: agents.v1.ReloadAgentsResponse.agents:type_name -> agents.v1.AgentDescriptor
+	24, // 9: agents.v1.ReloadAgentsResponse.errors:type_name -> agents.v1.AgentLoadError
+	20, // 10: agents.v1.AgentDescriptor.model:type_name -> agents.v1.ModelDescriptor
+	21, // 11: agents.v1.AgentDescriptor.tools:type_name -> agents.v1.ToolDescriptor
+	22, // 12: agents.v1.AgentDescriptor.params:type_name -> agents.v1.ParamDescriptor
+	23, // 13: agents.v1.AgentDescriptor.mcp_servers:type_name -> agents.v1.McpServerDescriptor
+	24, // 14: agents.v1.AgentDescriptor.warnings:type_name -> agents.v1.AgentLoadError
+	0,  // 15: agents.v1.AgentDescriptor.source:type_name -> agents.v1.AgentSource
+	25, // 16: agents.v1.AgentDescriptor.create_time:type_name -> google.protobuf.Timestamp
+	25, // 17: agents.v1.AgentDescriptor.update_time:type_name -> google.protobuf.Timestamp
+	26, // 18: agents.v1.ToolDescriptor.parameters:type_name -> google.protobuf.Struct
+	1,  // 19: agents.v1.ToolDescriptor.kind:type_name -> agents.v1.ToolKind
+	13, // 20: agents.v1.AgentService.ListAgents:input_type -> agents.v1.ListAgentsRequest
+	15, // 21: agents.v1.AgentService.GetAgent:input_type -> agents.v1.GetAgentRequest
+	17, // 22: agents.v1.AgentService.ReloadAgents:input_type -> agents.v1.ReloadAgentsRequest
+	4,  // 23: agents.v1.AgentService.CreateAgent:input_type -> agents.v1.CreateAgentRequest
+	6,  // 24: agents.v1.AgentService.UpdateAgent:input_type -> agents.v1.UpdateAgentRequest
+	8,  // 25: agents.v1.AgentService.DeleteAgent:input_type -> agents.v1.DeleteAgentRequest
+	10, // 26: agents.v1.AgentService.ListAgentVersions:input_type -> agents.v1.ListAgentVersionsRequest
+	2,  // 27: agents.v1.AgentService.RollbackAgent:input_type -> agents.v1.RollbackAgentRequest
+	14, // 28: agents.v1.AgentService.ListAgents:output_type -> agents.v1.ListAgentsResponse
+	16, // 29: agents.v1.AgentService.GetAgent:output_type -> agents.v1.GetAgentResponse
+	18, // 30: agents.v1.AgentService.ReloadAgents:output_type -> agents.v1.ReloadAgentsResponse
+	5,  // 31: agents.v1.AgentService.CreateAgent:output_type -> agents.v1.CreateAgentResponse
+	7,  // 32: agents.v1.AgentService.UpdateAgent:output_type -> agents.v1.UpdateAgentResponse
+	9,  // 33: agents.v1.AgentService.DeleteAgent:output_type -> agents.v1.DeleteAgentResponse
+	11, // 34: agents.v1.AgentService.ListAgentVersions:output_type -> agents.v1.ListAgentVersionsResponse
+	3,  // 35: agents.v1.AgentService.RollbackAgent:output_type -> agents.v1.RollbackAgentResponse
+	28, // [28:36] is the sub-list for method output_type
+	20, // [20:28] is the sub-list for method input_type
+	20, // [20:20] is the sub-list for extension type_name
+	20, // [20:20] is the sub-list for extension extendee
+	0,  // [0:20] is the sub-list for field type_name
 }
 
 func init() { file_agents_v1_agent_proto_init() }
@@ -1836,15 +1986,16 @@ func file_agents_v1_agent_proto_init() {
 	if File_agents_v1_agent_proto != nil {
 		return
 	}
-	file_agents_v1_agent_proto_msgTypes[2].OneofWrappers = []any{}
+	file_agents_v1_agent_proto_msgTypes[0].OneofWrappers = []any{}
 	file_agents_v1_agent_proto_msgTypes[4].OneofWrappers = []any{}
+	file_agents_v1_agent_proto_msgTypes[6].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agents_v1_agent_proto_rawDesc), len(file_agents_v1_agent_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   21,
+			NumMessages:   23,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

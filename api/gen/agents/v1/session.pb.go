@@ -254,12 +254,24 @@ type SessionMeta struct {
 	// from the database. An owner's budget is read with
 	// OwnerService.GetOwnerUsage.
 	Budget *BudgetState `protobuf:"bytes,18,opt,name=budget,proto3" json:"budget,omitempty"`
-	// The version of the agent the session's latest step ran (see
-	// AgentDescriptor.version): 0 for a file agent and before the first
-	// step. Each LLM turn records its own (LlmTurn.agent_version).
-	AgentVersion  int64 `protobuf:"varint,19,opt,name=agent_version,json=agentVersion,proto3" json:"agent_version,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// The version of its stored agent the session's current or latest run
+	// runs, set when the run starts (see AgentDescriptor.version): 0 for a
+	// file agent and before the first run. Each LLM turn records its own
+	// (LlmTurn.agent_version).
+	AgentVersion int64 `protobuf:"varint,19,opt,name=agent_version,json=agentVersion,proto3" json:"agent_version,omitempty"`
+	// The version of its stored agent the session is pinned to
+	// (CreateSessionRequest.agent_version): every step runs it. 0: the
+	// session follows the latest version, each run taking the one current
+	// when it starts and running it at every step.
+	PinnedAgentVersion int64 `protobuf:"varint,20,opt,name=pinned_agent_version,json=pinnedAgentVersion,proto3" json:"pinned_agent_version,omitempty"`
+	// The generation of the stored agent the session was created with: the
+	// version it was created at. An agent deleted and created again under
+	// its slug is a new generation, which the session does not run (posting
+	// to it is `failed_precondition`, code `agent_replaced`). 0 for a file
+	// agent.
+	AgentGeneration int64 `protobuf:"varint,21,opt,name=agent_generation,json=agentGeneration,proto3" json:"agent_generation,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *SessionMeta) Reset() {
@@ -421,6 +433,20 @@ func (x *SessionMeta) GetBudget() *BudgetState {
 func (x *SessionMeta) GetAgentVersion() int64 {
 	if x != nil {
 		return x.AgentVersion
+	}
+	return 0
+}
+
+func (x *SessionMeta) GetPinnedAgentVersion() int64 {
+	if x != nil {
+		return x.PinnedAgentVersion
+	}
+	return 0
+}
+
+func (x *SessionMeta) GetAgentGeneration() int64 {
+	if x != nil {
+		return x.AgentGeneration
 	}
 	return 0
 }
@@ -1894,7 +1920,7 @@ var File_agents_v1_session_proto protoreflect.FileDescriptor
 
 const file_agents_v1_session_proto_rawDesc = "" +
 	"\n" +
-	"\x17agents/v1/session.proto\x12\tagents.v1\x1a\x15agents/v1/agent.proto\x1a\x14agents/v1/mail.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa6\x05\n" +
+	"\x17agents/v1/session.proto\x12\tagents.v1\x1a\x15agents/v1/agent.proto\x1a\x14agents/v1/mail.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x83\x06\n" +
 	"\vSessionMeta\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
 	"\x05agent\x18\x02 \x01(\tR\x05agent\x12\x14\n" +
@@ -1919,7 +1945,9 @@ const file_agents_v1_session_proto_rawDesc = "" +
 	"\rallowed_tools\x18\x10 \x03(\tR\fallowedTools\x12\x17\n" +
 	"\aroot_id\x18\x11 \x01(\tR\x06rootId\x12.\n" +
 	"\x06budget\x18\x12 \x01(\v2\x16.agents.v1.BudgetStateR\x06budget\x12#\n" +
-	"\ragent_version\x18\x13 \x01(\x03R\fagentVersion\"\xaf\x02\n" +
+	"\ragent_version\x18\x13 \x01(\x03R\fagentVersion\x120\n" +
+	"\x14pinned_agent_version\x18\x14 \x01(\x03R\x12pinnedAgentVersion\x12)\n" +
+	"\x10agent_generation\x18\x15 \x01(\x03R\x0fagentGeneration\"\xaf\x02\n" +
 	"\aSession\x12*\n" +
 	"\x04meta\x18\x01 \x01(\v2\x16.agents.v1.SessionMetaR\x04meta\x12%\n" +
 	"\x05turns\x18\x02 \x03(\v2\x0f.agents.v1.TurnR\x05turns\x12<\n" +

@@ -220,7 +220,13 @@ type CreateSessionRequest struct {
 	// a parent spends its root's budget; setting one is
 	// `invalid_argument`). Absent: no budget of its own (an owner's budget
 	// still applies).
-	Budget        *Budget `protobuf:"bytes,10,opt,name=budget,proto3" json:"budget,omitempty"`
+	Budget *Budget `protobuf:"bytes,10,opt,name=budget,proto3" json:"budget,omitempty"`
+	// Pin the session to this version of its stored agent: every step runs
+	// it, whatever version is current (SessionMeta.pinned_agent_version).
+	// It must be a version of the agent as it is now (not one of an agent
+	// deleted before it was created again): otherwise `invalid_argument`,
+	// as for a file agent, which has no versions. 0 follows the latest.
+	AgentVersion  int64 `protobuf:"varint,11,opt,name=agent_version,json=agentVersion,proto3" json:"agent_version,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -323,6 +329,13 @@ func (x *CreateSessionRequest) GetBudget() *Budget {
 		return x.Budget
 	}
 	return nil
+}
+
+func (x *CreateSessionRequest) GetAgentVersion() int64 {
+	if x != nil {
+		return x.AgentVersion
+	}
+	return 0
 }
 
 // CreateSessionResponse carries the new session.
@@ -1572,7 +1585,11 @@ type ForkSessionRequest struct {
 	AtTurn *int32 `protobuf:"varint,2,opt,name=at_turn,json=atTurn,proto3,oneof" json:"at_turn,omitempty"`
 	// Agent of the new session; empty keeps the original agent ("continue
 	// with another agent").
-	Agent         string `protobuf:"bytes,3,opt,name=agent,proto3" json:"agent,omitempty"`
+	Agent string `protobuf:"bytes,3,opt,name=agent,proto3" json:"agent,omitempty"`
+	// The version of its stored agent the new session is pinned to, as
+	// CreateSessionRequest.agent_version; 0 follows the latest. Absent:
+	// the source's pin when the agent is the source's, else the latest.
+	AgentVersion  *int64 `protobuf:"varint,4,opt,name=agent_version,json=agentVersion,proto3,oneof" json:"agent_version,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1626,6 +1643,13 @@ func (x *ForkSessionRequest) GetAgent() string {
 		return x.Agent
 	}
 	return ""
+}
+
+func (x *ForkSessionRequest) GetAgentVersion() int64 {
+	if x != nil && x.AgentVersion != nil {
+		return *x.AgentVersion
+	}
+	return 0
 }
 
 // ForkSessionResponse carries the new session.
@@ -2916,7 +2940,7 @@ var File_agents_v1_session_service_proto protoreflect.FileDescriptor
 
 const file_agents_v1_session_service_proto_rawDesc = "" +
 	"\n" +
-	"\x1fagents/v1/session_service.proto\x12\tagents.v1\x1a\x14agents/v1/mail.proto\x1a\x17agents/v1/session.proto\x1a\x1egoogle/protobuf/duration.proto\"\xe4\x03\n" +
+	"\x1fagents/v1/session_service.proto\x12\tagents.v1\x1a\x14agents/v1/mail.proto\x1a\x17agents/v1/session.proto\x1a\x1egoogle/protobuf/duration.proto\"\x89\x04\n" +
 	"\x14CreateSessionRequest\x12\x14\n" +
 	"\x05agent\x18\x01 \x01(\tR\x05agent\x121\n" +
 	"\amessage\x18\x02 \x01(\v2\x12.agents.v1.MessageH\x00R\amessage\x88\x01\x01\x12'\n" +
@@ -2928,7 +2952,8 @@ const file_agents_v1_session_service_proto_rawDesc = "" +
 	"\x04wait\x18\b \x01(\bR\x04wait\x123\n" +
 	"\atimeout\x18\t \x01(\v2\x19.google.protobuf.DurationR\atimeout\x12)\n" +
 	"\x06budget\x18\n" +
-	" \x01(\v2\x11.agents.v1.BudgetR\x06budget\x1a9\n" +
+	" \x01(\v2\x11.agents.v1.BudgetR\x06budget\x12#\n" +
+	"\ragent_version\x18\v \x01(\x03R\fagentVersion\x1a9\n" +
 	"\vParamsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\n" +
@@ -3020,14 +3045,16 @@ const file_agents_v1_session_service_proto_rawDesc = "" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12!\n" +
 	"\fpending_only\x18\x02 \x01(\bR\vpendingOnly\"?\n" +
 	"\x10ListMailResponse\x12+\n" +
-	"\x04mail\x18\x01 \x03(\v2\x17.agents.v1.MailEnvelopeR\x04mail\"s\n" +
+	"\x04mail\x18\x01 \x03(\v2\x17.agents.v1.MailEnvelopeR\x04mail\"\xaf\x01\n" +
 	"\x12ForkSessionRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x1c\n" +
 	"\aat_turn\x18\x02 \x01(\x05H\x00R\x06atTurn\x88\x01\x01\x12\x14\n" +
-	"\x05agent\x18\x03 \x01(\tR\x05agentB\n" +
+	"\x05agent\x18\x03 \x01(\tR\x05agent\x12(\n" +
+	"\ragent_version\x18\x04 \x01(\x03H\x01R\fagentVersion\x88\x01\x01B\n" +
 	"\n" +
-	"\b_at_turn\"C\n" +
+	"\b_at_turnB\x10\n" +
+	"\x0e_agent_version\"C\n" +
 	"\x13ForkSessionResponse\x12,\n" +
 	"\asession\x18\x01 \x01(\v2\x12.agents.v1.SessionR\asession\"\x8a\x02\n" +
 	"\x13ListSessionsRequest\x12\x14\n" +

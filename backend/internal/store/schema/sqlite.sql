@@ -22,7 +22,7 @@ CREATE TABLE sessions (
     depth            INTEGER NOT NULL DEFAULT 0,
     created          INTEGER NOT NULL,
     updated          INTEGER NOT NULL
-, allowed_tools TEXT NOT NULL DEFAULT '', agent_version INTEGER NOT NULL DEFAULT 0, root_id TEXT NOT NULL DEFAULT '', usage_cost INTEGER) STRICT;
+, allowed_tools TEXT NOT NULL DEFAULT '', agent_version INTEGER NOT NULL DEFAULT 0, root_id TEXT NOT NULL DEFAULT '', usage_cost INTEGER, agent_generation INTEGER NOT NULL DEFAULT 0, agent_pin INTEGER NOT NULL DEFAULT 0) STRICT;
 
 CREATE INDEX sessions_created ON sessions (created DESC, id DESC);
 
@@ -141,14 +141,14 @@ CREATE TABLE stored_agents (
     created INTEGER NOT NULL,
     updated INTEGER NOT NULL,
     deleted INTEGER NOT NULL DEFAULT 0
-) STRICT;
+, generation INTEGER NOT NULL DEFAULT 1) STRICT;
 
 CREATE TABLE agent_versions (
     slug       TEXT    NOT NULL REFERENCES stored_agents (slug),
     version    INTEGER NOT NULL,
     definition TEXT    NOT NULL,
     author     TEXT    NOT NULL,
-    created    INTEGER NOT NULL,
+    created    INTEGER NOT NULL, restored_from INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (slug, version)
 ) STRICT;
 

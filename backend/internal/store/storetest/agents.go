@@ -31,7 +31,7 @@ func testStoredAgents(t *testing.T, fresh func(t *testing.T) Opener) {
 
 	a1, err := s.CreateStoredAgent(ctx, storedAgent("a", `{"v":1}`, at(0)))
 	noErr(t, err, "create")
-	equal(t, "created", a1, store.StoredAgent{Slug: "a", Version: 1, Definition: `{"v":1}`, Author: "admin", Created: at(0), Updated: at(0)})
+	equal(t, "created", a1, store.StoredAgent{Slug: "a", Version: 1, Definition: `{"v":1}`, Author: "admin", Created: at(0), Updated: at(0), Generation: 1})
 	_, err = s.CreateStoredAgent(ctx, storedAgent("a", `{"v":"again"}`, at(time.Second)))
 	wantErr(t, err, errs.KindConflict, store.CodeAgentExists)
 	_, err = s.CreateStoredAgent(ctx, storedAgent("b", `{"b":1}`, at(time.Second)))
@@ -39,7 +39,7 @@ func testStoredAgents(t *testing.T, fresh func(t *testing.T) Opener) {
 
 	a2, err := s.UpdateStoredAgent(ctx, storedAgent("a", `{"v":2}`, at(time.Minute)), 1)
 	noErr(t, err, "update at 1")
-	equal(t, "updated", a2, store.StoredAgent{Slug: "a", Version: 2, Definition: `{"v":2}`, Author: "admin", Created: at(0), Updated: at(time.Minute)})
+	equal(t, "updated", a2, store.StoredAgent{Slug: "a", Version: 2, Definition: `{"v":2}`, Author: "admin", Created: at(0), Updated: at(time.Minute), Generation: 1})
 	_, err = s.UpdateStoredAgent(ctx, storedAgent("a", `{"v":"stale"}`, at(time.Minute)), 1)
 	wantErr(t, err, errs.KindAborted, store.CodeVersionMismatch)
 	a3, err := s.UpdateStoredAgent(ctx, storedAgent("a", `{"v":3}`, at(2*time.Minute)), 0)
@@ -81,11 +81,29 @@ func testStoredAgents(t *testing.T, fresh func(t *testing.T) Opener) {
 
 	again, err := s.CreateStoredAgent(ctx, storedAgent("a", `{"v":4}`, at(5*time.Minute)))
 	noErr(t, err, "create again")
-	equal(t, "numbering goes on", again, store.StoredAgent{Slug: "a", Version: 4, Definition: `{"v":4}`, Author: "admin", Created: at(5 * time.Minute), Updated: at(5 * time.Minute)})
+	equal(t, "numbering goes on, a new generation", again, store.StoredAgent{Slug: "a", Version: 4, Definition: `{"v":4}`, Author: "admin", Created: at(5 * time.Minute), Updated: at(5 * time.Minute), Generation: 4})
 	versions, err = s.StoredAgentVersions(ctx, "a")
 	noErr(t, err, "versions")
 	equal(t, "newest first", len(versions), 4)
 	equal(t, "current", []bool{versions[0].Current, versions[1].Current}, []bool{true, false})
+
+	// One version is read only from the agent's current generation.
+	_, err = s.StoredAgentVersion(ctx, "a", 2)
+	wantErr(t, err, errs.KindNotFound, store.CodeUnknownVersion)
+	_, err = s.StoredAgentVersion(ctx, "a", 9)
+	wantErr(t, err, errs.KindNotFound, store.CodeUnknownVersion)
+	_, err = s.StoredAgentVersion(ctx, "ghost", 1)
+	wantErr(t, err, errs.KindNotFound, store.CodeUnknownAgent)
+	restored := storedAgent("a", `{"v":4}`, at(6*time.Minute))
+	restored.RestoredFrom = 4
+	a5, err := s.UpdateStoredAgent(ctx, restored, 4)
+	noErr(t, err, "restore")
+	v4, err := s.StoredAgentVersion(ctx, "a", 4)
+	noErr(t, err, "version 4")
+	equal(t, "version 4", v4, store.StoredAgent{Slug: "a", Version: 4, Definition: `{"v":4}`, Author: "admin", Created: at(5 * time.Minute), Updated: at(5 * time.Minute), Generation: 4})
+	versions, err = s.StoredAgentVersions(ctx, "a")
+	noErr(t, err, "versions after a restore")
+	equal(t, "restored from", []int64{a5.Version, versions[0].RestoredFrom, versions[1].RestoredFrom}, []int64{5, 4, 0})
 }
 
 // testStoredAgentRaces races writers on one agent: guarded updates of one
@@ -148,7 +166,7 @@ func testStoredAgentsReopen(t *testing.T, fresh func(t *testing.T) Opener) {
 	a2, err := s1.UpdateStoredAgent(ctx, storedAgent("a", `{"v":2}`, at(time.Second)), 0)
 	noErr(t, err, "update")
 	m := newMeta("s1", "alice", at(0))
-	m.Agent, m.AgentVersion = "a", 2
+	m.Agent, m.AgentVersion, m.AgentGen, m.AgentPin = "a", 2, 1, 1
 	mustCreate(t, s1, m)
 	noErr(t, s1.Close(), "close")
 
@@ -159,5 +177,6 @@ func testStoredAgentsReopen(t *testing.T, fresh func(t *testing.T) Opener) {
 	versions, err := s2.StoredAgentVersions(ctx, "a")
 	noErr(t, err, "versions after reopening")
 	equal(t, "versions", len(versions), 2)
-	equal(t, "session's agent version", mustGet(t, s2, "s1").AgentVersion, int64(2))
+	got1 := mustGet(t, s2, "s1")
+	equal(t, "session's agent version, generation and pin", []int64{got1.AgentVersion, got1.AgentGen, got1.AgentPin}, []int64{2, 1, 1})
 }

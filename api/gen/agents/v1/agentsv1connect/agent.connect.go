@@ -52,6 +52,9 @@ const (
 	// AgentServiceListAgentVersionsProcedure is the fully-qualified name of the AgentService's
 	// ListAgentVersions RPC.
 	AgentServiceListAgentVersionsProcedure = "/agents.v1.AgentService/ListAgentVersions"
+	// AgentServiceRollbackAgentProcedure is the fully-qualified name of the AgentService's
+	// RollbackAgent RPC.
+	AgentServiceRollbackAgentProcedure = "/agents.v1.AgentService/RollbackAgent"
 )
 
 // AgentServiceClient is a client for the agents.v1.AgentService service.
@@ -71,8 +74,9 @@ type AgentServiceClient interface {
 	// valid agent file: otherwise `invalid_argument` naming the field at
 	// fault (`contents.modelUrl: required`), with the field in the error
 	// detail's metadata (`field`). A slug an agent file or another stored
-	// agent already has is `already_exists` (409, code `agent_exists`; for
-	// a file agent the message says that it is read-only). Its bash
+	// agent already has, also in other case, is `already_exists` (409, code
+	// `agent_exists`; for a file agent the message says that it is
+	// read-only). Its bash
 	// toolboxes, tool directory and MCP server commands must lie under the
 	// directories the operator allows (`serve --stored-agent-tool-dirs`),
 	// else `invalid_argument` naming the field. Its helpers (extraAgents)
@@ -82,26 +86,39 @@ type AgentServiceClient interface {
 	// UpdateAgent replaces a stored agent's definition whole, as a new
 	// version (the old one stays listed by ListAgentVersions). The rules of
 	// CreateAgent apply; the definition's slug must be the agent's
-	// (`invalid_argument` on `contents.slug`: a slug is not renamed). A step
+	// (`invalid_argument` on `contents.slug`: a slug is not renamed). A run
 	// in flight finishes on the version it started with; the session's next
-	// step uses the new one. A file agent is `already_exists` (409, code
+	// run uses the new one (a pinned session keeps its pin). A file agent is `already_exists` (409, code
 	// `agent_read_only`): change its file and reload. An expected_version
 	// that is not the current one is `aborted` (409, code
 	// `version_mismatch`). Emits `agents.changed`.
 	UpdateAgent(context.Context, *connect.Request[v1.UpdateAgentRequest]) (*connect.Response[v1.UpdateAgentResponse], error)
 	// DeleteAgent removes a stored agent. Its sessions stay readable (and
 	// keep naming the versions they ran), but new sessions with it are
-	// `not_found`, and existing ones fail their next step. Its versions are
-	// kept: an agent created again under the slug continues their numbering.
-	// A file agent is `already_exists` (409, code `agent_read_only`); an
-	// expected_version that is not the current one is `aborted` (409).
-	// Emits `agents.changed`.
+	// `not_found`, and posting to its sessions is `failed_precondition`
+	// (code `agent_deleted`). Its versions are kept: an agent created again
+	// under the slug continues their numbering, as a new generation its
+	// old sessions do not run (code `agent_replaced`). An agent other
+	// stored agents name as a helper is not deleted: `failed_precondition`
+	// (code `agent_in_use`) naming them. A file agent is `already_exists`
+	// (409, code `agent_read_only`); an expected_version that is not the
+	// current one is `aborted` (409). Emits `agents.changed`.
 	DeleteAgent(context.Context, *connect.Request[v1.DeleteAgentRequest]) (*connect.Response[v1.DeleteAgentResponse], error)
 	// ListAgentVersions returns every version of a stored agent, newest
 	// first, also after the agent was deleted. A file agent has no stored
 	// versions: its list is empty. A slug no agent has or had is
 	// `not_found`.
 	ListAgentVersions(context.Context, *connect.Request[v1.ListAgentVersionsRequest]) (*connect.Response[v1.ListAgentVersionsResponse], error)
+	// RollbackAgent makes an earlier version of a stored agent current
+	// again. It is recorded as a change of its own: a new version whose
+	// definition is the earlier one's, with restored_from naming it, so the
+	// history keeps every step. The version must be one of the agent as it
+	// is now (`not_found` otherwise) and must still load (`invalid_argument`
+	// otherwise: a helper it names may have been deleted). Sessions
+	// following the latest version run it from their next run; pinned
+	// sessions keep their pin. Same rights as UpdateAgent; emits
+	// `agents.changed`.
+	RollbackAgent(context.Context, *connect.Request[v1.RollbackAgentRequest]) (*connect.Response[v1.RollbackAgentResponse], error)
 }
 
 // NewAgentServiceClient constructs a client for the agents.v1.AgentService service. By default, it
@@ -160,6 +177,12 @@ func NewAgentServiceClient(httpClient connect.HTTPClient, baseURL string, opts .
 			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 			connect.WithClientOptions(opts...),
 		),
+		rollbackAgent: connect.NewClient[v1.RollbackAgentRequest, v1.RollbackAgentResponse](
+			httpClient,
+			baseURL+AgentServiceRollbackAgentProcedure,
+			connect.WithSchema(agentServiceMethods.ByName("RollbackAgent")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -172,6 +195,7 @@ type agentServiceClient struct {
 	updateAgent       *connect.Client[v1.UpdateAgentRequest, v1.UpdateAgentResponse]
 	deleteAgent       *connect.Client[v1.DeleteAgentRequest, v1.DeleteAgentResponse]
 	listAgentVersions *connect.Client[v1.ListAgentVersionsRequest, v1.ListAgentVersionsResponse]
+	rollbackAgent     *connect.Client[v1.RollbackAgentRequest, v1.RollbackAgentResponse]
 }
 
 // ListAgents calls agents.v1.AgentService.ListAgents.
@@ -209,6 +233,11 @@ func (c *agentServiceClient) ListAgentVersions(ctx context.Context, req *connect
 	return c.listAgentVersions.CallUnary(ctx, req)
 }
 
+// RollbackAgent calls agents.v1.AgentService.RollbackAgent.
+func (c *agentServiceClient) RollbackAgent(ctx context.Context, req *connect.Request[v1.RollbackAgentRequest]) (*connect.Response[v1.RollbackAgentResponse], error) {
+	return c.rollbackAgent.CallUnary(ctx, req)
+}
+
 // AgentServiceHandler is an implementation of the agents.v1.AgentService service.
 type AgentServiceHandler interface {
 	// ListAgents returns every agent, file and stored, roots and helpers,
@@ -226,8 +255,9 @@ type AgentServiceHandler interface {
 	// valid agent file: otherwise `invalid_argument` naming the field at
 	// fault (`contents.modelUrl: required`), with the field in the error
 	// detail's metadata (`field`). A slug an agent file or another stored
-	// agent already has is `already_exists` (409, code `agent_exists`; for
-	// a file agent the message says that it is read-only). Its bash
+	// agent already has, also in other case, is `already_exists` (409, code
+	// `agent_exists`; for a file agent the message says that it is
+	// read-only). Its bash
 	// toolboxes, tool directory and MCP server commands must lie under the
 	// directories the operator allows (`serve --stored-agent-tool-dirs`),
 	// else `invalid_argument` naming the field. Its helpers (extraAgents)
@@ -237,26 +267,39 @@ type AgentServiceHandler interface {
 	// UpdateAgent replaces a stored agent's definition whole, as a new
 	// version (the old one stays listed by ListAgentVersions). The rules of
 	// CreateAgent apply; the definition's slug must be the agent's
-	// (`invalid_argument` on `contents.slug`: a slug is not renamed). A step
+	// (`invalid_argument` on `contents.slug`: a slug is not renamed). A run
 	// in flight finishes on the version it started with; the session's next
-	// step uses the new one. A file agent is `already_exists` (409, code
+	// run uses the new one (a pinned session keeps its pin). A file agent is `already_exists` (409, code
 	// `agent_read_only`): change its file and reload. An expected_version
 	// that is not the current one is `aborted` (409, code
 	// `version_mismatch`). Emits `agents.changed`.
 	UpdateAgent(context.Context, *connect.Request[v1.UpdateAgentRequest]) (*connect.Response[v1.UpdateAgentResponse], error)
 	// DeleteAgent removes a stored agent. Its sessions stay readable (and
 	// keep naming the versions they ran), but new sessions with it are
-	// `not_found`, and existing ones fail their next step. Its versions are
-	// kept: an agent created again under the slug continues their numbering.
-	// A file agent is `already_exists` (409, code `agent_read_only`); an
-	// expected_version that is not the current one is `aborted` (409).
-	// Emits `agents.changed`.
+	// `not_found`, and posting to its sessions is `failed_precondition`
+	// (code `agent_deleted`). Its versions are kept: an agent created again
+	// under the slug continues their numbering, as a new generation its
+	// old sessions do not run (code `agent_replaced`). An agent other
+	// stored agents name as a helper is not deleted: `failed_precondition`
+	// (code `agent_in_use`) naming them. A file agent is `already_exists`
+	// (409, code `agent_read_only`); an expected_version that is not the
+	// current one is `aborted` (409). Emits `agents.changed`.
 	DeleteAgent(context.Context, *connect.Request[v1.DeleteAgentRequest]) (*connect.Response[v1.DeleteAgentResponse], error)
 	// ListAgentVersions returns every version of a stored agent, newest
 	// first, also after the agent was deleted. A file agent has no stored
 	// versions: its list is empty. A slug no agent has or had is
 	// `not_found`.
 	ListAgentVersions(context.Context, *connect.Request[v1.ListAgentVersionsRequest]) (*connect.Response[v1.ListAgentVersionsResponse], error)
+	// RollbackAgent makes an earlier version of a stored agent current
+	// again. It is recorded as a change of its own: a new version whose
+	// definition is the earlier one's, with restored_from naming it, so the
+	// history keeps every step. The version must be one of the agent as it
+	// is now (`not_found` otherwise) and must still load (`invalid_argument`
+	// otherwise: a helper it names may have been deleted). Sessions
+	// following the latest version run it from their next run; pinned
+	// sessions keep their pin. Same rights as UpdateAgent; emits
+	// `agents.changed`.
+	RollbackAgent(context.Context, *connect.Request[v1.RollbackAgentRequest]) (*connect.Response[v1.RollbackAgentResponse], error)
 }
 
 // NewAgentServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -311,6 +354,12 @@ func NewAgentServiceHandler(svc AgentServiceHandler, opts ...connect.HandlerOpti
 		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 		connect.WithHandlerOptions(opts...),
 	)
+	agentServiceRollbackAgentHandler := connect.NewUnaryHandler(
+		AgentServiceRollbackAgentProcedure,
+		svc.RollbackAgent,
+		connect.WithSchema(agentServiceMethods.ByName("RollbackAgent")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/agents.v1.AgentService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case AgentServiceListAgentsProcedure:
@@ -327,6 +376,8 @@ func NewAgentServiceHandler(svc AgentServiceHandler, opts ...connect.HandlerOpti
 			agentServiceDeleteAgentHandler.ServeHTTP(w, r)
 		case AgentServiceListAgentVersionsProcedure:
 			agentServiceListAgentVersionsHandler.ServeHTTP(w, r)
+		case AgentServiceRollbackAgentProcedure:
+			agentServiceRollbackAgentHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -362,4 +413,8 @@ func (UnimplementedAgentServiceHandler) DeleteAgent(context.Context, *connect.Re
 
 func (UnimplementedAgentServiceHandler) ListAgentVersions(context.Context, *connect.Request[v1.ListAgentVersionsRequest]) (*connect.Response[v1.ListAgentVersionsResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("agents.v1.AgentService.ListAgentVersions is not implemented"))
+}
+
+func (UnimplementedAgentServiceHandler) RollbackAgent(context.Context, *connect.Request[v1.RollbackAgentRequest]) (*connect.Response[v1.RollbackAgentResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("agents.v1.AgentService.RollbackAgent is not implemented"))
 }

@@ -41,7 +41,7 @@ export function DeleteAgentDialog({ agent, onClose, onSending, onDeleted }: Prop
       >
         <h2 id="delete-agent-title">Delete the agent {agent.slug}?</h2>
         <p id="delete-agent-desc">
-          Its sessions stay readable, but new sessions with it are refused and its sessions' next steps fail. Its {String(agent.version)} version
+          Its sessions stay readable, but new sessions with it and messages to its sessions are refused. An agent another stored agent names as a helper is not deleted. Its {String(agent.version)} version
           {agent.version === 1n ? "" : "s"} stay listed; an agent created again as {agent.slug} goes on from them.
         </p>
         {del.error && (

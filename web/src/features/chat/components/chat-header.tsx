@@ -76,6 +76,7 @@ export function ChatHeader({ meta, agents, busy, working, compacting, readOnly, 
         )}
         <div className="chat-sub">
           {meta?.agent && <Link to={`/agents/${meta.agent}`}>{meta.agent}</Link>}
+          {meta && agentVersionText(meta) && <span className="agent-version">{agentVersionText(meta)}</span>}
           <span className={`badge badge-${statusLabel(status)}`} role="status" aria-label={`Status: ${statusLabel(status)}`}>
             {statusLabel(status)}
           </span>
@@ -329,4 +330,13 @@ function Control({ label, help, keys, described, shortcut, onClick, disabled }: 
       </span>
     </div>
   );
+}
+
+// agentVersionText names the version of its stored agent a session runs:
+// the one it is pinned to, else the one of its current or latest run;
+// nothing for a file agent.
+function agentVersionText(meta: SessionMeta): string {
+  if (meta.pinnedAgentVersion > 0n) return `v${meta.pinnedAgentVersion} (pinned)`;
+  if (meta.agentVersion > 0n) return `v${meta.agentVersion}`;
+  return "";
 }

@@ -300,6 +300,15 @@ describe("ChatPage", () => {
     await waitFor(() => expect(posted.map((p) => [p.message?.text, p.message?.interrupt])).toEqual([["later", false], ["stop, do this", true]]));
   });
 
+  it("names the version of its stored agent a session runs, and says when it is pinned", async () => {
+    const pinned = create(SessionSchema, {
+      seq: 1n,
+      meta: create(SessionMetaSchema, { id: "p-v", agent: "assistant", status: SessionStatus.READY, turnCount: 0, agentVersion: 2n, pinnedAgentVersion: 2n }),
+    });
+    open(pinned);
+    expect(await screen.findByText("v2 (pinned)")).toBeTruthy();
+  });
+
   it("posts at once on a ready session, with the params given", async () => {
     const ready = create(SessionSchema, {
       seq: 1n,

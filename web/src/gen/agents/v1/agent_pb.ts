@@ -12,7 +12,64 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file agents/v1/agent.proto.
  */
 export const file_agents_v1_agent: GenFile = /*@__PURE__*/
-  fileDesc("ChVhZ2VudHMvdjEvYWdlbnQucHJvdG8SCWFnZW50cy52MSIoChJDcmVhdGVBZ2VudFJlcXVlc3QSEgoKZGVmaW5pdGlvbhgBIAEoCSJAChNDcmVhdGVBZ2VudFJlc3BvbnNlEikKBWFnZW50GAEgASgLMhouYWdlbnRzLnYxLkFnZW50RGVzY3JpcHRvciJqChJVcGRhdGVBZ2VudFJlcXVlc3QSDAoEc2x1ZxgBIAEoCRISCgpkZWZpbml0aW9uGAIgASgJEh0KEGV4cGVjdGVkX3ZlcnNpb24YAyABKANIAIgBAUITChFfZXhwZWN0ZWRfdmVyc2lvbiJAChNVcGRhdGVBZ2VudFJlc3BvbnNlEikKBWFnZW50GAEgASgLMhouYWdlbnRzLnYxLkFnZW50RGVzY3JpcHRvciJWChJEZWxldGVBZ2VudFJlcXVlc3QSDAoEc2x1ZxgBIAEoCRIdChBleHBlY3RlZF92ZXJzaW9uGAIgASgDSACIAQFCEwoRX2V4cGVjdGVkX3ZlcnNpb24iNAoTRGVsZXRlQWdlbnRSZXNwb25zZRIMCgRzbHVnGAEgASgJEg8KB3ZlcnNpb24YAiABKAMiKAoYTGlzdEFnZW50VmVyc2lvbnNSZXF1ZXN0EgwKBHNsdWcYASABKAkiRgoZTGlzdEFnZW50VmVyc2lvbnNSZXNwb25zZRIpCgh2ZXJzaW9ucxgBIAMoCzIXLmFnZW50cy52MS5BZ2VudFZlcnNpb24ikwEKDEFnZW50VmVyc2lvbhIMCgRzbHVnGAEgASgJEg8KB3ZlcnNpb24YAiABKAMSEgoKZGVmaW5pdGlvbhgDIAEoCRIvCgtjcmVhdGVfdGltZRgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDgoGYXV0aG9yGAUgASgJEg8KB2N1cnJlbnQYBiABKAgiEwoRTGlzdEFnZW50c1JlcXVlc3QiawoSTGlzdEFnZW50c1Jlc3BvbnNlEioKBmFnZW50cxgBIAMoCzIaLmFnZW50cy52MS5BZ2VudERlc2NyaXB0b3ISKQoGZXJyb3JzGAIgAygLMhkuYWdlbnRzLnYxLkFnZW50TG9hZEVycm9yIh8KD0dldEFnZW50UmVxdWVzdBIMCgRzbHVnGAEgASgJIj0KEEdldEFnZW50UmVzcG9uc2USKQoFYWdlbnQYASABKAsyGi5hZ2VudHMudjEuQWdlbnREZXNjcmlwdG9yIhUKE1JlbG9hZEFnZW50c1JlcXVlc3QibQoUUmVsb2FkQWdlbnRzUmVzcG9uc2USKgoGYWdlbnRzGAEgAygLMhouYWdlbnRzLnYxLkFnZW50RGVzY3JpcHRvchIpCgZlcnJvcnMYAiADKAsyGS5hZ2VudHMudjEuQWdlbnRMb2FkRXJyb3IiuQQKD0FnZW50RGVzY3JpcHRvchIMCgRzbHVnGAEgASgJEhAKCGFubm91bmNlGAIgASgJEikKBW1vZGVsGAMgASgLMhouYWdlbnRzLnYxLk1vZGVsRGVzY3JpcHRvchIVCg1zeXN0ZW1fcHJvbXB0GAQgAygJEigKBXRvb2xzGAUgAygLMhkuYWdlbnRzLnYxLlRvb2xEZXNjcmlwdG9yEg8KB2hlbHBlcnMYBiADKAkSKgoGcGFyYW1zGAcgAygLMhouYWdlbnRzLnYxLlBhcmFtRGVzY3JpcHRvchIMCgRmaWxlGAggASgJEg4KBnBhcmVudBgJIAEoCRIbChNtYWlsX2luX3Rvb2xfcmVzdWx0GAogASgIEhEKCW1heF9zdGVwcxgLIAEoBRIzCgttY3Bfc2VydmVycxgMIAMoCzIeLmFnZW50cy52MS5NY3BTZXJ2ZXJEZXNjcmlwdG9yEisKCHdhcm5pbmdzGA0gAygLMhkuYWdlbnRzLnYxLkFnZW50TG9hZEVycm9yEiYKBnNvdXJjZRgOIAEoDjIWLmFnZW50cy52MS5BZ2VudFNvdXJjZRIPCgd2ZXJzaW9uGA8gASgDEhIKCmRlZmluaXRpb24YECABKAkSLwoLY3JlYXRlX3RpbWUYESABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC3VwZGF0ZV90aW1lGBIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCL3AQoPTW9kZWxEZXNjcmlwdG9yEg4KBmZsYXZvchgBIAEoCRILCgN1cmwYAiABKAkSDAoEbmFtZRgDIAEoCRISCgphcGlfa2V5X2lkGAQgASgJEhcKD2FwaV9rZXlfcHJlc2VudBgFIAEoCBIPCgdvZmZsaW5lGAYgASgIEhYKDmNvbnRleHRfd2luZG93GAcgASgDEhkKEW1heF9vdXRwdXRfdG9rZW5zGAggASgDEhUKDWxpbWl0c19zb3VyY2UYCSABKAkSGQoRY29tcGFjdF90aHJlc2hvbGQYCiABKAMSFgoOdG9rZW5fY291bnRpbmcYCyABKAkikwEKDlRvb2xEZXNjcmlwdG9yEgwKBG5hbWUYASABKAkSEwoLZGVzY3JpcHRpb24YAiABKAkSKwoKcGFyYW1ldGVycxgDIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSIQoEa2luZBgEIAEoDjITLmFnZW50cy52MS5Ub29sS2luZBIOCgZzb3VyY2UYBSABKAkiVgoPUGFyYW1EZXNjcmlwdG9yEgwKBG5hbWUYASABKAkSEwoLZGVzY3JpcHRpb24YAiABKAkSDgoGc2VjcmV0GAMgASgIEhAKCHJlcXVpcmVkGAQgASgIIngKE01jcFNlcnZlckRlc2NyaXB0b3ISDAoEbmFtZRgBIAEoCRIRCgl0cmFuc3BvcnQYAiABKAkSDgoGdGFyZ2V0GAMgASgJEg0KBXN0YXRlGAQgASgJEg0KBWVycm9yGAUgASgJEhIKCnRvb2xfY291bnQYBiABKAUiTAoOQWdlbnRMb2FkRXJyb3ISDAoEZmlsZRgBIAEoCRINCgVmaWVsZBgCIAEoCRIOCgZyZWFzb24YAyABKAkSDQoFYWdlbnQYBCABKAkqWwoLQWdlbnRTb3VyY2USHAoYQUdFTlRfU09VUkNFX1VOU1BFQ0lGSUVEEAASFQoRQUdFTlRfU09VUkNFX0ZJTEUQARIXChNBR0VOVF9TT1VSQ0VfU1RPUkVEEAIqjgEKCFRvb2xLaW5kEhkKFVRPT0xfS0lORF9VTlNQRUNJRklFRBAAEhIKDlRPT0xfS0lORF9CQVNIEAESFAoQVE9PTF9LSU5EX0hFTFBFUhACEhQKEFRPT0xfS0lORF9DTElFTlQQAxIRCg1UT09MX0tJTkRfTUNQEAQSFAoQVE9PTF9LSU5EX1NZU1RFTRAFMsgECgxBZ2VudFNlcnZpY2USTgoKTGlzdEFnZW50cxIcLmFnZW50cy52MS5MaXN0QWdlbnRzUmVxdWVzdBodLmFnZW50cy52MS5MaXN0QWdlbnRzUmVzcG9uc2UiA5ACARJICghHZXRBZ2VudBIaLmFnZW50cy52MS5HZXRBZ2VudFJlcXVlc3QaGy5hZ2VudHMudjEuR2V0QWdlbnRSZXNwb25zZSIDkAIBEk8KDFJlbG9hZEFnZW50cxIeLmFnZW50cy52MS5SZWxvYWRBZ2VudHNSZXF1ZXN0Gh8uYWdlbnRzLnYxLlJlbG9hZEFnZW50c1Jlc3BvbnNlEkwKC0NyZWF0ZUFnZW50Eh0uYWdlbnRzLnYxLkNyZWF0ZUFnZW50UmVxdWVzdBoeLmFnZW50cy52MS5DcmVhdGVBZ2VudFJlc3BvbnNlEkwKC1VwZGF0ZUFnZW50Eh0uYWdlbnRzLnYxLlVwZGF0ZUFnZW50UmVxdWVzdBoeLmFnZW50cy52MS5VcGRhdGVBZ2VudFJlc3BvbnNlEkwKC0RlbGV0ZUFnZW50Eh0uYWdlbnRzLnYxLkRlbGV0ZUFnZW50UmVxdWVzdBoeLmFnZW50cy52MS5EZWxldGVBZ2VudFJlc3BvbnNlEmMKEUxpc3RBZ2VudFZlcnNpb25zEiMuYWdlbnRzLnYxLkxpc3RBZ2VudFZlcnNpb25zUmVxdWVzdBokLmFnZW50cy52MS5MaXN0QWdlbnRWZXJzaW9uc1Jlc3BvbnNlIgOQAgFCOFo2Z2l0aHViLmNvbS9hZ2VudHMtb3MvYWdlbnRzL2FwaS9nZW4vYWdlbnRzL3YxO2FnZW50c3YxYgZwcm90bzM", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
+  fileDesc("ChVhZ2VudHMvdjEvYWdlbnQucHJvdG8SCWFnZW50cy52MSJpChRSb2xsYmFja0FnZW50UmVxdWVzdBIMCgRzbHVnGAEgASgJEg8KB3ZlcnNpb24YAiABKAMSHQoQZXhwZWN0ZWRfdmVyc2lvbhgDIAEoA0gAiAEBQhMKEV9leHBlY3RlZF92ZXJzaW9uIkIKFVJvbGxiYWNrQWdlbnRSZXNwb25zZRIpCgVhZ2VudBgBIAEoCzIaLmFnZW50cy52MS5BZ2VudERlc2NyaXB0b3IiKAoSQ3JlYXRlQWdlbnRSZXF1ZXN0EhIKCmRlZmluaXRpb24YASABKAkiQAoTQ3JlYXRlQWdlbnRSZXNwb25zZRIpCgVhZ2VudBgBIAEoCzIaLmFnZW50cy52MS5BZ2VudERlc2NyaXB0b3IiagoSVXBkYXRlQWdlbnRSZXF1ZXN0EgwKBHNsdWcYASABKAkSEgoKZGVmaW5pdGlvbhgCIAEoCRIdChBleHBlY3RlZF92ZXJzaW9uGAMgASgDSACIAQFCEwoRX2V4cGVjdGVkX3ZlcnNpb24iQAoTVXBkYXRlQWdlbnRSZXNwb25zZRIpCgVhZ2VudBgBIAEoCzIaLmFnZW50cy52MS5BZ2VudERlc2NyaXB0b3IiVgoSRGVsZXRlQWdlbnRSZXF1ZXN0EgwKBHNsdWcYASABKAkSHQoQZXhwZWN0ZWRfdmVyc2lvbhgCIAEoA0gAiAEBQhMKEV9leHBlY3RlZF92ZXJzaW9uIjQKE0RlbGV0ZUFnZW50UmVzcG9uc2USDAoEc2x1ZxgBIAEoCRIPCgd2ZXJzaW9uGAIgASgDIigKGExpc3RBZ2VudFZlcnNpb25zUmVxdWVzdBIMCgRzbHVnGAEgASgJIkYKGUxpc3RBZ2VudFZlcnNpb25zUmVzcG9uc2USKQoIdmVyc2lvbnMYASADKAsyFy5hZ2VudHMudjEuQWdlbnRWZXJzaW9uIqoBCgxBZ2VudFZlcnNpb24SDAoEc2x1ZxgBIAEoCRIPCgd2ZXJzaW9uGAIgASgDEhIKCmRlZmluaXRpb24YAyABKAkSLwoLY3JlYXRlX3RpbWUYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBmF1dGhvchgFIAEoCRIPCgdjdXJyZW50GAYgASgIEhUKDXJlc3RvcmVkX2Zyb20YByABKAMiEwoRTGlzdEFnZW50c1JlcXVlc3QiawoSTGlzdEFnZW50c1Jlc3BvbnNlEioKBmFnZW50cxgBIAMoCzIaLmFnZW50cy52MS5BZ2VudERlc2NyaXB0b3ISKQoGZXJyb3JzGAIgAygLMhkuYWdlbnRzLnYxLkFnZW50TG9hZEVycm9yIh8KD0dldEFnZW50UmVxdWVzdBIMCgRzbHVnGAEgASgJIj0KEEdldEFnZW50UmVzcG9uc2USKQoFYWdlbnQYASABKAsyGi5hZ2VudHMudjEuQWdlbnREZXNjcmlwdG9yIhUKE1JlbG9hZEFnZW50c1JlcXVlc3QibQoUUmVsb2FkQWdlbnRzUmVzcG9uc2USKgoGYWdlbnRzGAEgAygLMhouYWdlbnRzLnYxLkFnZW50RGVzY3JpcHRvchIpCgZlcnJvcnMYAiADKAsyGS5hZ2VudHMudjEuQWdlbnRMb2FkRXJyb3IizQQKD0FnZW50RGVzY3JpcHRvchIMCgRzbHVnGAEgASgJEhAKCGFubm91bmNlGAIgASgJEikKBW1vZGVsGAMgASgLMhouYWdlbnRzLnYxLk1vZGVsRGVzY3JpcHRvchIVCg1zeXN0ZW1fcHJvbXB0GAQgAygJEigKBXRvb2xzGAUgAygLMhkuYWdlbnRzLnYxLlRvb2xEZXNjcmlwdG9yEg8KB2hlbHBlcnMYBiADKAkSKgoGcGFyYW1zGAcgAygLMhouYWdlbnRzLnYxLlBhcmFtRGVzY3JpcHRvchIMCgRmaWxlGAggASgJEg4KBnBhcmVudBgJIAEoCRIbChNtYWlsX2luX3Rvb2xfcmVzdWx0GAogASgIEhEKCW1heF9zdGVwcxgLIAEoBRIzCgttY3Bfc2VydmVycxgMIAMoCzIeLmFnZW50cy52MS5NY3BTZXJ2ZXJEZXNjcmlwdG9yEisKCHdhcm5pbmdzGA0gAygLMhkuYWdlbnRzLnYxLkFnZW50TG9hZEVycm9yEiYKBnNvdXJjZRgOIAEoDjIWLmFnZW50cy52MS5BZ2VudFNvdXJjZRIPCgd2ZXJzaW9uGA8gASgDEhIKCmRlZmluaXRpb24YECABKAkSLwoLY3JlYXRlX3RpbWUYESABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC3VwZGF0ZV90aW1lGBIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBISCgpnZW5lcmF0aW9uGBMgASgDIvcBCg9Nb2RlbERlc2NyaXB0b3ISDgoGZmxhdm9yGAEgASgJEgsKA3VybBgCIAEoCRIMCgRuYW1lGAMgASgJEhIKCmFwaV9rZXlfaWQYBCABKAkSFwoPYXBpX2tleV9wcmVzZW50GAUgASgIEg8KB29mZmxpbmUYBiABKAgSFgoOY29udGV4dF93aW5kb3cYByABKAMSGQoRbWF4X291dHB1dF90b2tlbnMYCCABKAMSFQoNbGltaXRzX3NvdXJjZRgJIAEoCRIZChFjb21wYWN0X3RocmVzaG9sZBgKIAEoAxIWCg50b2tlbl9jb3VudGluZxgLIAEoCSKTAQoOVG9vbERlc2NyaXB0b3ISDAoEbmFtZRgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRIrCgpwYXJhbWV0ZXJzGAMgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIhCgRraW5kGAQgASgOMhMuYWdlbnRzLnYxLlRvb2xLaW5kEg4KBnNvdXJjZRgFIAEoCSJWCg9QYXJhbURlc2NyaXB0b3ISDAoEbmFtZRgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRIOCgZzZWNyZXQYAyABKAgSEAoIcmVxdWlyZWQYBCABKAgieAoTTWNwU2VydmVyRGVzY3JpcHRvchIMCgRuYW1lGAEgASgJEhEKCXRyYW5zcG9ydBgCIAEoCRIOCgZ0YXJnZXQYAyABKAkSDQoFc3RhdGUYBCABKAkSDQoFZXJyb3IYBSABKAkSEgoKdG9vbF9jb3VudBgGIAEoBSJMCg5BZ2VudExvYWRFcnJvchIMCgRmaWxlGAEgASgJEg0KBWZpZWxkGAIgASgJEg4KBnJlYXNvbhgDIAEoCRINCgVhZ2VudBgEIAEoCSpbCgtBZ2VudFNvdXJjZRIcChhBR0VOVF9TT1VSQ0VfVU5TUEVDSUZJRUQQABIVChFBR0VOVF9TT1VSQ0VfRklMRRABEhcKE0FHRU5UX1NPVVJDRV9TVE9SRUQQAiqOAQoIVG9vbEtpbmQSGQoVVE9PTF9LSU5EX1VOU1BFQ0lGSUVEEAASEgoOVE9PTF9LSU5EX0JBU0gQARIUChBUT09MX0tJTkRfSEVMUEVSEAISFAoQVE9PTF9LSU5EX0NMSUVOVBADEhEKDVRPT0xfS0lORF9NQ1AQBBIUChBUT09MX0tJTkRfU1lTVEVNEAUynAUKDEFnZW50U2VydmljZRJOCgpMaXN0QWdlbnRzEhwuYWdlbnRzLnYxLkxpc3RBZ2VudHNSZXF1ZXN0Gh0uYWdlbnRzLnYxLkxpc3RBZ2VudHNSZXNwb25zZSIDkAIBEkgKCEdldEFnZW50EhouYWdlbnRzLnYxLkdldEFnZW50UmVxdWVzdBobLmFnZW50cy52MS5HZXRBZ2VudFJlc3BvbnNlIgOQAgESTwoMUmVsb2FkQWdlbnRzEh4uYWdlbnRzLnYxLlJlbG9hZEFnZW50c1JlcXVlc3QaHy5hZ2VudHMudjEuUmVsb2FkQWdlbnRzUmVzcG9uc2USTAoLQ3JlYXRlQWdlbnQSHS5hZ2VudHMudjEuQ3JlYXRlQWdlbnRSZXF1ZXN0Gh4uYWdlbnRzLnYxLkNyZWF0ZUFnZW50UmVzcG9uc2USTAoLVXBkYXRlQWdlbnQSHS5hZ2VudHMudjEuVXBkYXRlQWdlbnRSZXF1ZXN0Gh4uYWdlbnRzLnYxLlVwZGF0ZUFnZW50UmVzcG9uc2USTAoLRGVsZXRlQWdlbnQSHS5hZ2VudHMudjEuRGVsZXRlQWdlbnRSZXF1ZXN0Gh4uYWdlbnRzLnYxLkRlbGV0ZUFnZW50UmVzcG9uc2USYwoRTGlzdEFnZW50VmVyc2lvbnMSIy5hZ2VudHMudjEuTGlzdEFnZW50VmVyc2lvbnNSZXF1ZXN0GiQuYWdlbnRzLnYxLkxpc3RBZ2VudFZlcnNpb25zUmVzcG9uc2UiA5ACARJSCg1Sb2xsYmFja0FnZW50Eh8uYWdlbnRzLnYxLlJvbGxiYWNrQWdlbnRSZXF1ZXN0GiAuYWdlbnRzLnYxLlJvbGxiYWNrQWdlbnRSZXNwb25zZUI4WjZnaXRodWIuY29tL2FnZW50cy1vcy9hZ2VudHMvYXBpL2dlbi9hZ2VudHMvdjE7YWdlbnRzdjFiBnByb3RvMw", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
+
+/**
+ * RollbackAgentRequest names a stored agent and the version to restore.
+ *
+ * @generated from message agents.v1.RollbackAgentRequest
+ */
+export type RollbackAgentRequest = Message<"agents.v1.RollbackAgentRequest"> & {
+  /**
+   * The agent's slug.
+   *
+   * @generated from field: string slug = 1;
+   */
+  slug: string;
+
+  /**
+   * The version whose definition becomes current again.
+   *
+   * @generated from field: int64 version = 2;
+   */
+  version: bigint;
+
+  /**
+   * When set, the rollback happens only if the current version is this
+   * one; otherwise `aborted`.
+   *
+   * @generated from field: optional int64 expected_version = 3;
+   */
+  expectedVersion?: bigint | undefined;
+};
+
+/**
+ * Describes the message agents.v1.RollbackAgentRequest.
+ * Use `create(RollbackAgentRequestSchema)` to create a new message.
+ */
+export const RollbackAgentRequestSchema: GenMessage<RollbackAgentRequest> = /*@__PURE__*/
+  messageDesc(file_agents_v1_agent, 0);
+
+/**
+ * RollbackAgentResponse carries the agent at its new version.
+ *
+ * @generated from message agents.v1.RollbackAgentResponse
+ */
+export type RollbackAgentResponse = Message<"agents.v1.RollbackAgentResponse"> & {
+  /**
+   * The agent at the version the rollback wrote.
+   *
+   * @generated from field: agents.v1.AgentDescriptor agent = 1;
+   */
+  agent?: AgentDescriptor | undefined;
+};
+
+/**
+ * Describes the message agents.v1.RollbackAgentResponse.
+ * Use `create(RollbackAgentResponseSchema)` to create a new message.
+ */
+export const RollbackAgentResponseSchema: GenMessage<RollbackAgentResponse> = /*@__PURE__*/
+  messageDesc(file_agents_v1_agent, 1);
 
 /**
  * CreateAgentRequest stores a new agent.
@@ -38,7 +95,7 @@ export type CreateAgentRequest = Message<"agents.v1.CreateAgentRequest"> & {
  * Use `create(CreateAgentRequestSchema)` to create a new message.
  */
 export const CreateAgentRequestSchema: GenMessage<CreateAgentRequest> = /*@__PURE__*/
-  messageDesc(file_agents_v1_agent, 0);
+  messageDesc(file_agents_v1_agent, 2);
 
 /**
  * CreateAgentResponse carries the agent as stored.
@@ -60,7 +117,7 @@ export type CreateAgentResponse = Message<"agents.v1.CreateAgentResponse"> & {
  * Use `create(CreateAgentResponseSchema)` to create a new message.
  */
 export const CreateAgentResponseSchema: GenMessage<CreateAgentResponse> = /*@__PURE__*/
-  messageDesc(file_agents_v1_agent, 1);
+  messageDesc(file_agents_v1_agent, 3);
 
 /**
  * UpdateAgentRequest replaces a stored agent's definition.
@@ -98,7 +155,7 @@ export type UpdateAgentRequest = Message<"agents.v1.UpdateAgentRequest"> & {
  * Use `create(UpdateAgentRequestSchema)` to create a new message.
  */
 export const UpdateAgentRequestSchema: GenMessage<UpdateAgentRequest> = /*@__PURE__*/
-  messageDesc(file_agents_v1_agent, 2);
+  messageDesc(file_agents_v1_agent, 4);
 
 /**
  * UpdateAgentResponse carries the agent as stored.
@@ -119,7 +176,7 @@ export type UpdateAgentResponse = Message<"agents.v1.UpdateAgentResponse"> & {
  * Use `create(UpdateAgentResponseSchema)` to create a new message.
  */
 export const UpdateAgentResponseSchema: GenMessage<UpdateAgentResponse> = /*@__PURE__*/
-  messageDesc(file_agents_v1_agent, 3);
+  messageDesc(file_agents_v1_agent, 5);
 
 /**
  * DeleteAgentRequest removes a stored agent.
@@ -148,7 +205,7 @@ export type DeleteAgentRequest = Message<"agents.v1.DeleteAgentRequest"> & {
  * Use `create(DeleteAgentRequestSchema)` to create a new message.
  */
 export const DeleteAgentRequestSchema: GenMessage<DeleteAgentRequest> = /*@__PURE__*/
-  messageDesc(file_agents_v1_agent, 4);
+  messageDesc(file_agents_v1_agent, 6);
 
 /**
  * DeleteAgentResponse reports a deletion.
@@ -176,7 +233,7 @@ export type DeleteAgentResponse = Message<"agents.v1.DeleteAgentResponse"> & {
  * Use `create(DeleteAgentResponseSchema)` to create a new message.
  */
 export const DeleteAgentResponseSchema: GenMessage<DeleteAgentResponse> = /*@__PURE__*/
-  messageDesc(file_agents_v1_agent, 5);
+  messageDesc(file_agents_v1_agent, 7);
 
 /**
  * ListAgentVersionsRequest names one agent.
@@ -197,7 +254,7 @@ export type ListAgentVersionsRequest = Message<"agents.v1.ListAgentVersionsReque
  * Use `create(ListAgentVersionsRequestSchema)` to create a new message.
  */
 export const ListAgentVersionsRequestSchema: GenMessage<ListAgentVersionsRequest> = /*@__PURE__*/
-  messageDesc(file_agents_v1_agent, 6);
+  messageDesc(file_agents_v1_agent, 8);
 
 /**
  * ListAgentVersionsResponse carries an agent's versions.
@@ -218,7 +275,7 @@ export type ListAgentVersionsResponse = Message<"agents.v1.ListAgentVersionsResp
  * Use `create(ListAgentVersionsResponseSchema)` to create a new message.
  */
 export const ListAgentVersionsResponseSchema: GenMessage<ListAgentVersionsResponse> = /*@__PURE__*/
-  messageDesc(file_agents_v1_agent, 7);
+  messageDesc(file_agents_v1_agent, 9);
 
 /**
  * AgentVersion is one version of a stored agent, as it was written.
@@ -268,6 +325,14 @@ export type AgentVersion = Message<"agents.v1.AgentVersion"> & {
    * @generated from field: bool current = 6;
    */
   current: boolean;
+
+  /**
+   * The version this one restored (RollbackAgent); 0 for an ordinary
+   * create or update.
+   *
+   * @generated from field: int64 restored_from = 7;
+   */
+  restoredFrom: bigint;
 };
 
 /**
@@ -275,7 +340,7 @@ export type AgentVersion = Message<"agents.v1.AgentVersion"> & {
  * Use `create(AgentVersionSchema)` to create a new message.
  */
 export const AgentVersionSchema: GenMessage<AgentVersion> = /*@__PURE__*/
-  messageDesc(file_agents_v1_agent, 8);
+  messageDesc(file_agents_v1_agent, 10);
 
 /**
  * ListAgentsRequest has no fields: every agent is visible to every owner.
@@ -290,7 +355,7 @@ export type ListAgentsRequest = Message<"agents.v1.ListAgentsRequest"> & {
  * Use `create(ListAgentsRequestSchema)` to create a new message.
  */
 export const ListAgentsRequestSchema: GenMessage<ListAgentsRequest> = /*@__PURE__*/
-  messageDesc(file_agents_v1_agent, 9);
+  messageDesc(file_agents_v1_agent, 11);
 
 /**
  * ListAgentsResponse carries the loaded agents and the load problems.
@@ -319,7 +384,7 @@ export type ListAgentsResponse = Message<"agents.v1.ListAgentsResponse"> & {
  * Use `create(ListAgentsResponseSchema)` to create a new message.
  */
 export const ListAgentsResponseSchema: GenMessage<ListAgentsResponse> = /*@__PURE__*/
-  messageDesc(file_agents_v1_agent, 10);
+  messageDesc(file_agents_v1_agent, 12);
 
 /**
  * GetAgentRequest names one agent.
@@ -340,7 +405,7 @@ export type GetAgentRequest = Message<"agents.v1.GetAgentRequest"> & {
  * Use `create(GetAgentRequestSchema)` to create a new message.
  */
 export const GetAgentRequestSchema: GenMessage<GetAgentRequest> = /*@__PURE__*/
-  messageDesc(file_agents_v1_agent, 11);
+  messageDesc(file_agents_v1_agent, 13);
 
 /**
  * GetAgentResponse carries one agent.
@@ -361,7 +426,7 @@ export type GetAgentResponse = Message<"agents.v1.GetAgentResponse"> & {
  * Use `create(GetAgentResponseSchema)` to create a new message.
  */
 export const GetAgentResponseSchema: GenMessage<GetAgentResponse> = /*@__PURE__*/
-  messageDesc(file_agents_v1_agent, 12);
+  messageDesc(file_agents_v1_agent, 14);
 
 /**
  * ReloadAgentsRequest has no fields: the server reloads the files it was
@@ -377,7 +442,7 @@ export type ReloadAgentsRequest = Message<"agents.v1.ReloadAgentsRequest"> & {
  * Use `create(ReloadAgentsRequestSchema)` to create a new message.
  */
 export const ReloadAgentsRequestSchema: GenMessage<ReloadAgentsRequest> = /*@__PURE__*/
-  messageDesc(file_agents_v1_agent, 13);
+  messageDesc(file_agents_v1_agent, 15);
 
 /**
  * ReloadAgentsResponse reports the result of a reload.
@@ -405,7 +470,7 @@ export type ReloadAgentsResponse = Message<"agents.v1.ReloadAgentsResponse"> & {
  * Use `create(ReloadAgentsResponseSchema)` to create a new message.
  */
 export const ReloadAgentsResponseSchema: GenMessage<ReloadAgentsResponse> = /*@__PURE__*/
-  messageDesc(file_agents_v1_agent, 14);
+  messageDesc(file_agents_v1_agent, 16);
 
 /**
  * AgentDescriptor describes a loaded agent: what a client needs to show it
@@ -553,6 +618,16 @@ export type AgentDescriptor = Message<"agents.v1.AgentDescriptor"> & {
    * @generated from field: google.protobuf.Timestamp update_time = 18;
    */
   updateTime?: Timestamp | undefined;
+
+  /**
+   * The stored agent's generation: the version it was created at. An
+   * agent deleted and created again under its slug starts a new
+   * generation, and the sessions of the old one do not run it. 0 for a
+   * file agent.
+   *
+   * @generated from field: int64 generation = 19;
+   */
+  generation: bigint;
 };
 
 /**
@@ -560,7 +635,7 @@ export type AgentDescriptor = Message<"agents.v1.AgentDescriptor"> & {
  * Use `create(AgentDescriptorSchema)` to create a new message.
  */
 export const AgentDescriptorSchema: GenMessage<AgentDescriptor> = /*@__PURE__*/
-  messageDesc(file_agents_v1_agent, 15);
+  messageDesc(file_agents_v1_agent, 17);
 
 /**
  * ModelDescriptor says which model an agent uses and how it is reached.
@@ -658,7 +733,7 @@ export type ModelDescriptor = Message<"agents.v1.ModelDescriptor"> & {
  * Use `create(ModelDescriptorSchema)` to create a new message.
  */
 export const ModelDescriptorSchema: GenMessage<ModelDescriptor> = /*@__PURE__*/
-  messageDesc(file_agents_v1_agent, 16);
+  messageDesc(file_agents_v1_agent, 18);
 
 /**
  * ToolDescriptor describes one tool as the model sees it.
@@ -708,7 +783,7 @@ export type ToolDescriptor = Message<"agents.v1.ToolDescriptor"> & {
  * Use `create(ToolDescriptorSchema)` to create a new message.
  */
 export const ToolDescriptorSchema: GenMessage<ToolDescriptor> = /*@__PURE__*/
-  messageDesc(file_agents_v1_agent, 17);
+  messageDesc(file_agents_v1_agent, 19);
 
 /**
  * ParamDescriptor declares a session param of an agent. Param values are
@@ -752,7 +827,7 @@ export type ParamDescriptor = Message<"agents.v1.ParamDescriptor"> & {
  * Use `create(ParamDescriptorSchema)` to create a new message.
  */
 export const ParamDescriptorSchema: GenMessage<ParamDescriptor> = /*@__PURE__*/
-  messageDesc(file_agents_v1_agent, 18);
+  messageDesc(file_agents_v1_agent, 20);
 
 /**
  * McpServerDescriptor names an MCP server declared by an agent file.
@@ -810,7 +885,7 @@ export type McpServerDescriptor = Message<"agents.v1.McpServerDescriptor"> & {
  * Use `create(McpServerDescriptorSchema)` to create a new message.
  */
 export const McpServerDescriptorSchema: GenMessage<McpServerDescriptor> = /*@__PURE__*/
-  messageDesc(file_agents_v1_agent, 19);
+  messageDesc(file_agents_v1_agent, 21);
 
 /**
  * AgentLoadError is one problem found while loading agent files or
@@ -854,7 +929,7 @@ export type AgentLoadError = Message<"agents.v1.AgentLoadError"> & {
  * Use `create(AgentLoadErrorSchema)` to create a new message.
  */
 export const AgentLoadErrorSchema: GenMessage<AgentLoadError> = /*@__PURE__*/
-  messageDesc(file_agents_v1_agent, 20);
+  messageDesc(file_agents_v1_agent, 22);
 
 /**
  * AgentSource says where an agent comes from.
@@ -1004,8 +1079,9 @@ export const AgentService: GenService<{
    * valid agent file: otherwise `invalid_argument` naming the field at
    * fault (`contents.modelUrl: required`), with the field in the error
    * detail's metadata (`field`). A slug an agent file or another stored
-   * agent already has is `already_exists` (409, code `agent_exists`; for
-   * a file agent the message says that it is read-only). Its bash
+   * agent already has, also in other case, is `already_exists` (409, code
+   * `agent_exists`; for a file agent the message says that it is
+   * read-only). Its bash
    * toolboxes, tool directory and MCP server commands must lie under the
    * directories the operator allows (`serve --stored-agent-tool-dirs`),
    * else `invalid_argument` naming the field. Its helpers (extraAgents)
@@ -1023,9 +1099,9 @@ export const AgentService: GenService<{
    * UpdateAgent replaces a stored agent's definition whole, as a new
    * version (the old one stays listed by ListAgentVersions). The rules of
    * CreateAgent apply; the definition's slug must be the agent's
-   * (`invalid_argument` on `contents.slug`: a slug is not renamed). A step
+   * (`invalid_argument` on `contents.slug`: a slug is not renamed). A run
    * in flight finishes on the version it started with; the session's next
-   * step uses the new one. A file agent is `already_exists` (409, code
+   * run uses the new one (a pinned session keeps its pin). A file agent is `already_exists` (409, code
    * `agent_read_only`): change its file and reload. An expected_version
    * that is not the current one is `aborted` (409, code
    * `version_mismatch`). Emits `agents.changed`.
@@ -1040,11 +1116,14 @@ export const AgentService: GenService<{
   /**
    * DeleteAgent removes a stored agent. Its sessions stay readable (and
    * keep naming the versions they ran), but new sessions with it are
-   * `not_found`, and existing ones fail their next step. Its versions are
-   * kept: an agent created again under the slug continues their numbering.
-   * A file agent is `already_exists` (409, code `agent_read_only`); an
-   * expected_version that is not the current one is `aborted` (409).
-   * Emits `agents.changed`.
+   * `not_found`, and posting to its sessions is `failed_precondition`
+   * (code `agent_deleted`). Its versions are kept: an agent created again
+   * under the slug continues their numbering, as a new generation its
+   * old sessions do not run (code `agent_replaced`). An agent other
+   * stored agents name as a helper is not deleted: `failed_precondition`
+   * (code `agent_in_use`) naming them. A file agent is `already_exists`
+   * (409, code `agent_read_only`); an expected_version that is not the
+   * current one is `aborted` (409). Emits `agents.changed`.
    *
    * @generated from rpc agents.v1.AgentService.DeleteAgent
    */
@@ -1065,6 +1144,24 @@ export const AgentService: GenService<{
     methodKind: "unary";
     input: typeof ListAgentVersionsRequestSchema;
     output: typeof ListAgentVersionsResponseSchema;
+  },
+  /**
+   * RollbackAgent makes an earlier version of a stored agent current
+   * again. It is recorded as a change of its own: a new version whose
+   * definition is the earlier one's, with restored_from naming it, so the
+   * history keeps every step. The version must be one of the agent as it
+   * is now (`not_found` otherwise) and must still load (`invalid_argument`
+   * otherwise: a helper it names may have been deleted). Sessions
+   * following the latest version run it from their next run; pinned
+   * sessions keep their pin. Same rights as UpdateAgent; emits
+   * `agents.changed`.
+   *
+   * @generated from rpc agents.v1.AgentService.RollbackAgent
+   */
+  rollbackAgent: {
+    methodKind: "unary";
+    input: typeof RollbackAgentRequestSchema;
+    output: typeof RollbackAgentResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_agents_v1_agent, 0);
