@@ -19,9 +19,6 @@ WEBUI_DIST=backend/internal/webui/dist
 
 REV=${REV:-}
 build() { CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' "$@"; }
-trees=()
-trap 'for t in "${trees[@]}"; do git worktree remove --force "$t" >/dev/null 2>&1 || rm -rf "$t"; done' EXIT
-
 # built REV prints the path of REV's binary, built once per commit.
 built() {
   local commit short out tree
@@ -33,7 +30,8 @@ built() {
   out="$BIN/rev-$short/agents"
   if [[ ! -x $out ]]; then
     tree=$(mktemp -d)
-    trees+=("$tree")
+    # built runs in a subshell of its own: its trap removes the tree.
+    trap 'git worktree remove --force "$tree" >/dev/null 2>&1 || rm -rf "$tree"' EXIT
     git worktree add --detach --quiet "$tree" "$commit"
     if [[ -d $tree/$WEBUI_DIST ]]; then
       find "$tree/$WEBUI_DIST" -mindepth 1 ! -name .gitignore -delete
@@ -57,5 +55,5 @@ else
 fi
 go build -o "$BIN/loadgen" ./tools/cmd/loadgen
 echo "== $bin against $base_bin ($BASE), in turns" >&2
-exec "$BIN/loadgen" -agents-bin "$bin" -compare "$base_bin" \
+"$BIN/loadgen" -agents-bin "$bin" -compare "$base_bin" \
   -scenario "$SCENARIOS" -concurrency "$CONCURRENCY" -repeat "$REPEAT" ${LOADGEN_FLAGS:-}

@@ -26,12 +26,12 @@ func TestWrite(t *testing.T) {
 		{
 			"session summary",
 			&agentsv1.SessionMeta{Id: "s1", Agent: "helper", Status: agentsv1.SessionStatus_SESSION_STATUS_READY, Usage: &agentsv1.Usage{PromptTokens: 12}, CreateTime: when},
-			`{"id":"s1","agent":"helper","owner":"","title":"","status":"ready","status_reason":"","parent_id":"","forked_from":"","turn_count":0,"usage":{"prompt_tokens":12,"completion_tokens":0,"cached_tokens":0,"reasoning_tokens":0,"cost_usd":null},"pending_mail":0,"pending_calls":0,"depth":0,"create_time":"2025-01-02T15:04:05Z","update_time":null,"allowed_tools":[],"root_id":"","budget":null,"agent_version":0}`,
+			`{"id":"s1","agent":"helper","owner":"","title":"","status":"ready","status_reason":"","parent_id":"","forked_from":"","turn_count":0,"usage":{"prompt_tokens":12,"completion_tokens":0,"cached_tokens":0,"reasoning_tokens":0,"cost_usd":null},"pending_mail":0,"pending_calls":0,"depth":0,"create_time":"2025-01-02T15:04:05Z","update_time":null,"allowed_tools":[],"root_id":"","budget":null,"agent_version":0,"pinned_agent_version":0,"agent_generation":0}`,
 		},
 		{
 			"session: the summary at the top",
 			&agentsv1.Session{Meta: &agentsv1.SessionMeta{Id: "s1", Status: agentsv1.SessionStatus_SESSION_STATUS_RUNNING}, Seq: 7, Turns: []*agentsv1.Turn{{Index: 0, Kind: &agentsv1.Turn_User{User: &agentsv1.UserTurn{Text: "hi"}}}}},
-			`{"id":"s1","agent":"","owner":"","title":"","status":"running","status_reason":"","parent_id":"","forked_from":"","turn_count":0,"usage":null,"pending_mail":0,"pending_calls":0,"depth":0,"create_time":null,"update_time":null,"allowed_tools":[],"root_id":"","budget":null,"agent_version":0,"turns":[{"index":0,"create_time":null,"user":{"text":"hi","attachments":[],"tool_results":[],"mail":[]}}],"deferred_calls":[],"seq":7,"delta_seq":0,"in_progress":null,"first_turn_index":0}`,
+			`{"id":"s1","agent":"","owner":"","title":"","status":"running","status_reason":"","parent_id":"","forked_from":"","turn_count":0,"usage":null,"pending_mail":0,"pending_calls":0,"depth":0,"create_time":null,"update_time":null,"allowed_tools":[],"root_id":"","budget":null,"agent_version":0,"pinned_agent_version":0,"agent_generation":0,"turns":[{"index":0,"create_time":null,"user":{"text":"hi","attachments":[],"tool_results":[],"mail":[]}}],"deferred_calls":[],"seq":7,"delta_seq":0,"in_progress":null,"first_turn_index":0}`,
 		},
 		{
 			"mail: the body beside the envelope",
@@ -52,7 +52,7 @@ func TestWrite(t *testing.T) {
 		{
 			"post: the summary when the answer has no session",
 			&agentsv1.PostMessageResponse{Meta: &agentsv1.SessionMeta{Id: "s1"}, MailId: "m1"},
-			`{"mail_id":"m1","session":{"id":"s1","agent":"","owner":"","title":"","status":null,"status_reason":"","parent_id":"","forked_from":"","turn_count":0,"usage":null,"pending_mail":0,"pending_calls":0,"depth":0,"create_time":null,"update_time":null,"allowed_tools":[],"root_id":"","budget":null,"agent_version":0}}`,
+			`{"mail_id":"m1","session":{"id":"s1","agent":"","owner":"","title":"","status":null,"status_reason":"","parent_id":"","forked_from":"","turn_count":0,"usage":null,"pending_mail":0,"pending_calls":0,"depth":0,"create_time":null,"update_time":null,"allowed_tools":[],"root_id":"","budget":null,"agent_version":0,"pinned_agent_version":0,"agent_generation":0}}`,
 		},
 		{
 			"the last page has no next token",

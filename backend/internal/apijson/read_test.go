@@ -82,7 +82,7 @@ func TestReadErrors(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct{ body, want string }{
 		{`{"agent": 7}`, "field `agent` must be a string"},
-		{`{"agent": "a", "mesage": {}}`, "field `mesage` is not a field here; the fields are agent, message, run, params, parent_id, title, idempotency_key, wait, timeout, budget"},
+		{`{"agent": "a", "mesage": {}}`, "field `mesage` is not a field here; the fields are agent, message, run, params, parent_id, title, idempotency_key, wait, timeout, budget, agent_version"},
 		{`{"message": {"text": ["x"]}}`, "field `message.text` must be a string"},
 		{`{"message": {"attachments": [{"size": 1.5}]}}`, "field `message.attachments[0].size` must be a whole number"},
 		{`{"run": {"max_steps": 99999999999}}`, "field `run.max_steps` must be a whole number from -2147483648 to 2147483647"},

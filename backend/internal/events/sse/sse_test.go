@@ -98,7 +98,7 @@ func TestWriteItems(t *testing.T) {
 			},
 			want: "id: 12\n" +
 				"event: snapshot\n" +
-				`data: {"seq":12,"sessions":[{"id":"s1","agent":"helper","owner":"","title":"two\nlines","status":"running","status_reason":"","parent_id":"","forked_from":"","turn_count":0,"usage":null,"pending_mail":0,"pending_calls":0,"depth":0,"create_time":null,"update_time":null,"allowed_tools":[],"root_id":"","budget":null,"agent_version":0}],"delta_seq":0}` + "\n" +
+				`data: {"seq":12,"sessions":[{"id":"s1","agent":"helper","owner":"","title":"two\nlines","status":"running","status_reason":"","parent_id":"","forked_from":"","turn_count":0,"usage":null,"pending_mail":0,"pending_calls":0,"depth":0,"create_time":null,"update_time":null,"allowed_tools":[],"root_id":"","budget":null,"agent_version":0,"pinned_agent_version":0,"agent_generation":0}],"delta_seq":0}` + "\n" +
 				"\n",
 		},
 		{
