@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -142,6 +143,13 @@ func (s *SQL) getStoredAgent(ctx context.Context, q sqlx.QueryerContext, slug st
 func (s *SQL) CreateStoredAgent(ctx context.Context, a StoredAgent) (StoredAgent, error) {
 	var out StoredAgent
 	err := WithTx(ctx, s.write, func(tx *sqlx.Tx) error {
+		if s.dialect.LockName != "" {
+			// Two servers creating one slug in two cases would each find
+			// no other: the slug's folded name is locked first.
+			if _, err := tx.ExecContext(ctx, tx.Rebind(s.dialect.LockName), "agent:"+strings.ToLower(a.Slug)); err != nil {
+				return s.translate(err, nil, "lock the slug %s", a.Slug)
+			}
+		}
 		var prev struct {
 			Version int64 `db:"version"`
 			Deleted int64 `db:"deleted"`

@@ -222,11 +222,11 @@ func (s *SQL) Reserve(ctx context.Context, r Reservation) (Admission, error) {
 		return adm, nil
 	}
 	err = WithTx(ctx, s.write, func(tx *sqlx.Tx) error {
-		if s.dialect.LockBudget != "" {
+		if s.dialect.LockName != "" {
 			// Owner first, then tree: every admission takes them in this
 			// order (a tree has one owner), so two never wait on each other.
 			for _, key := range []string{"owner:" + r.Owner, "tree:" + r.RootID} {
-				if _, err := tx.ExecContext(ctx, tx.Rebind(s.dialect.LockBudget), key); err != nil {
+				if _, err := tx.ExecContext(ctx, tx.Rebind(s.dialect.LockName), key); err != nil {
 					return s.translate(err, nil, "lock budget %s", key)
 				}
 			}

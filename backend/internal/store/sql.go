@@ -22,12 +22,13 @@ type Dialect struct {
 	// `SELECT pg_advisory_xact_lock(…)`). SQLite's single writer needs
 	// none.
 	LockEvents string
-	// LockBudget, when set, is the statement that takes a lock named by
-	// its one argument until the transaction ends, so admissions against
-	// one budget happen one at a time when several servers share the
-	// database (PostgreSQL: an advisory lock on the name's hash). SQLite's
-	// single writer needs none.
-	LockBudget string
+	// LockName, when set, is the statement that takes a lock named by its
+	// one argument until the transaction ends, so that admissions against
+	// one budget, and creations of one stored agent's slug in any case,
+	// happen one at a time when several servers share the database
+	// (PostgreSQL: an advisory lock on the name's hash). SQLite's single
+	// writer needs none.
+	LockName string
 	// ShareLock ends a SELECT that must hold the rows it read until the
 	// transaction ends (PostgreSQL: " FOR SHARE"), so a fenced change and
 	// a server taking the lease over are ordered; SQLite's single writer

@@ -224,7 +224,7 @@ func Dialect() store.Dialect {
 		Classify:      Classify,
 		LockEvents:    fmt.Sprintf("SELECT pg_advisory_xact_lock(%d)", EventLogLockKey),
 		ShareLock:     " FOR SHARE",
-		LockBudget:    "SELECT pg_advisory_xact_lock(hashtextextended(?, 0))",
+		LockName:      "SELECT pg_advisory_xact_lock(hashtextextended(?, 0))",
 		ReturningSeq:  true,
 		StepStatement: true,
 		NotifyEvents:  cluster.ChannelEvents,

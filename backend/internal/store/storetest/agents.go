@@ -2,6 +2,8 @@ package storetest
 
 import (
 	"context"
+	"fmt"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -153,6 +155,33 @@ func testStoredAgentRaces(t *testing.T, fresh func(t *testing.T) Opener) {
 	got, err := s.GetStoredAgent(ctx, "a")
 	noErr(t, err, "get")
 	equal(t, "version", got.Version, int64(2))
+
+	// Slugs differing only in case created at once: one agent (issue 33,
+	// item 8), whichever spelling wins.
+	for round := range 10 {
+		variants := []string{"probe", "PROBE", "Probe", "pRobe", "prObe", "proBe"}
+		for i := range variants {
+			variants[i] += strconv.Itoa(round)
+		}
+		results := make([]error, len(variants))
+		for i, slug := range variants {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, results[i] = s.CreateStoredAgent(ctx, storedAgent(slug, `{}`, at(0)))
+			}()
+		}
+		wg.Wait()
+		wins = 0
+		for _, err := range results {
+			if err == nil {
+				wins++
+			} else {
+				wantErr(t, err, errs.KindConflict, store.CodeAgentExists)
+			}
+		}
+		equal(t, fmt.Sprintf("round %d: creations of one slug in six cases that won", round), wins, 1)
+	}
 }
 
 // testStoredAgentsReopen: stored agents and the agent version of a
