@@ -24,6 +24,7 @@ func testEnv(t *testing.T) (dir string, lookupEnv func(string) (string, bool)) {
 		"HOME":            dir,
 		"XDG_CONFIG_HOME": filepath.Join(dir, "config"),
 		"XDG_DATA_HOME":   filepath.Join(dir, "data"),
+		"TMPDIR":          dir,
 	}
 	return dir, func(k string) (string, bool) { v, ok := env[k]; return v, ok }
 }

@@ -159,7 +159,8 @@ func (a *app) keepEdit(slug, doc string, err error) error {
 	if code, _ := errorReason(err); code == "version_mismatch" {
 		why = fmt.Errorf("agent %s changed while you edited it (%w)", slug, describe(err))
 	}
-	f, ferr := os.CreateTemp("", "agents-edit-"+slug+"-*.json")
+	tmp, _ := a.lookupEnv("TMPDIR") // empty: the system's
+	f, ferr := os.CreateTemp(tmp, "agents-edit-"+slug+"-*.json")
 	if ferr == nil {
 		_, ferr = f.WriteString(doc)
 		if cerr := f.Close(); ferr == nil {

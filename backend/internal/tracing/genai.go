@@ -33,6 +33,10 @@ const (
 // records nothing: attributes are only built for a recording span.
 type Tracer struct {
 	tracer trace.Tracer
+	// off says nothing is recorded (no exporter): a span started is then
+	// the context's own, which ending does nothing to, so a server that
+	// traces nothing builds no span names, options or attributes.
+	off bool
 	// capture records message contents, tool arguments and results
 	// (OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true).
 	capture bool
@@ -46,6 +50,9 @@ type Tracer struct {
 func (t *Tracer) StartRun(ctx context.Context, parent trace.SpanContext, agent, conversation, trigger string) (context.Context, trace.Span) {
 	if parent.IsValid() {
 		ctx = trace.ContextWithSpanContext(ctx, parent)
+	}
+	if t.off {
+		return ctx, trace.SpanFromContext(ctx)
 	}
 	return t.tracer.Start(ctx, "invoke_agent "+agent, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(
 		semconv.GenAIOperationNameInvokeAgent,
@@ -105,6 +112,9 @@ func RunFailed(span trace.Span, code, reason string) {
 // StartChat starts the chat span of one model call of agent's model
 // (of flavor, at the endpoint's URL) in the session conversation.
 func (t *Tracer) StartChat(ctx context.Context, flavor agentfile.Flavor, endpoint, conversation string, req llm.Request) (context.Context, trace.Span) {
+	if t.off {
+		return ctx, trace.SpanFromContext(ctx)
+	}
 	ctx, span := t.tracer.Start(ctx, "chat "+req.Model, trace.WithSpanKind(trace.SpanKindClient))
 	if !span.IsRecording() {
 		return ctx, span
@@ -179,6 +189,9 @@ func (t *Tracer) EndChat(span trace.Span, resp llm.Response, cost *session.Nanos
 // conversation. A helper's run started under the returned context is a
 // child of the span.
 func (t *Tracer) StartTool(ctx context.Context, call session.ToolCall, conversation string) (context.Context, trace.Span) {
+	if t.off {
+		return ctx, trace.SpanFromContext(ctx)
+	}
 	ctx, span := t.tracer.Start(ctx, "execute_tool "+call.Name, trace.WithSpanKind(trace.SpanKindInternal))
 	if !span.IsRecording() {
 		return ctx, span
@@ -276,6 +289,9 @@ const (
 // conversation (under the run's span that ctx carries): the summary's
 // chat span goes under it.
 func (t *Tracer) StartCompaction(ctx context.Context, conversation, reason string, tokens int64) (context.Context, trace.Span) {
+	if t.off {
+		return ctx, trace.SpanFromContext(ctx)
+	}
 	return t.tracer.Start(ctx, "compact "+conversation, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(
 		semconv.GenAIConversationID(conversation),
 		attrCompactReason.String(reason),

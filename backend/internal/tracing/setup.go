@@ -133,7 +133,7 @@ func (s *Setup) Shutdown(ctx context.Context) error {
 // message contents and tool arguments and results are recorded too.
 func NewTracer(provider trace.TracerProvider, capture bool) *Tracer {
 	if provider == nil {
-		provider = noop.NewTracerProvider()
+		return &Tracer{tracer: noop.NewTracerProvider().Tracer(scope), off: true}
 	}
 	return &Tracer{tracer: provider.Tracer(scope), capture: capture}
 }
