@@ -119,5 +119,8 @@ func (s *SQL) insertDeferred(ctx context.Context, tx *sqlx.Tx, cs []deferredInse
 			c := cs[i]
 			return []any{c.token, c.sessionID, c.round, c.call, c.reason, c.created}
 		})
-	return s.translate(err, unknownSession(cs[0].sessionID), "store deferred calls of %s", cs[0].sessionID)
+	if err != nil {
+		return s.translate(err, unknownSession(cs[0].sessionID), "store deferred calls of %s", cs[0].sessionID)
+	}
+	return nil
 }

@@ -26,7 +26,10 @@ func (s *SQL) AddMail(ctx context.Context, m session.Mail) error {
 	}
 	_, err = s.st.addMail.ExecContext(ctx, m.ID, m.SessionID, string(m.Sender.Kind), m.Sender.Name, string(m.Priority),
 		body, nanos(m.Created), nullNanos(m.Delivered))
-	return s.translate(err, unknownSession(m.SessionID), "add mail %s", m.ID)
+	if err != nil {
+		return s.translate(err, unknownSession(m.SessionID), "add mail %s", m.ID)
+	}
+	return nil
 }
 
 const sqlAddMail = `INSERT INTO mail (` + mailColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`

@@ -290,7 +290,10 @@ const (
 func (s *SQL) insertTurns(ctx context.Context, tx *sqlx.Tx, sessionID string, rows []turnRow) error {
 	err := insertRows(ctx, tx, s.st.insertTurn, sqlInsertTurns, turnColumns, len(rows),
 		func(i int) []any { return []any{sessionID, rows[i].Idx, rows[i].Created, rows[i].Payload} })
-	return s.translate(err, unknownSession(sessionID), "append turns to %s", sessionID)
+	if err != nil {
+		return s.translate(err, unknownSession(sessionID), "append turns to %s", sessionID)
+	}
+	return nil
 }
 
 // insertBatch bounds the rows of one INSERT, far below the bind-parameter
