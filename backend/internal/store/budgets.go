@@ -543,6 +543,10 @@ const (
 	tokens = spend.tokens + excluded.tokens, cost = spend.cost + excluded.cost`
 )
 
+// spendRows is how many spend rows one call settles: its tree's total
+// and its owner's total, day and month.
+const spendRows = 4
+
 // spendKey is one row of the spend table.
 type spendKey struct{ scope, name, period string }
 
@@ -571,14 +575,25 @@ func (s *SQL) applySpends(ctx context.Context, tx *sqlx.Tx, spends []*SpendChang
 		return cmp.Or(cmp.Compare(a.scope, b.scope), cmp.Compare(a.name, b.name), cmp.Compare(a.period, b.period))
 	})
 	if s.dialect.Embedded {
-		// In the server's process a statement costs no round trip: the
-		// prepared one-row statements, run per row, are cheaper than
-		// compiling a statement of this batch's length.
-		for _, k := range keys {
-			sp := sums[k]
-			if _, err := s.st.addSpend.in(ctx, tx).ExecContext(ctx, k.scope, k.name, k.period, sp.Tokens, int64(sp.Cost)); err != nil {
+		// In the server's process a statement costs no round trip:
+		// prepared statements of four rows (what one call settles: its
+		// tree's total and its owner's three periods) and of one, run as
+		// often as the batch needs, are cheaper than compiling a statement
+		// of its length.
+		for len(keys) > 0 {
+			stmt, n := s.st.addSpend[1], 1
+			if len(keys) >= spendRows {
+				stmt, n = s.st.addSpend[spendRows], spendRows
+			}
+			args := make([]any, 0, 5*n)
+			for _, k := range keys[:n] {
+				sp := sums[k]
+				args = append(args, k.scope, k.name, k.period, sp.Tokens, int64(sp.Cost))
+			}
+			if _, err := stmt.in(ctx, tx).ExecContext(ctx, args...); err != nil {
 				return s.translate(err, nil, "add spend")
 			}
+			keys = keys[n:]
 		}
 		for _, sp := range spends {
 			if !sp.Reserved || s.noReservations() {

@@ -60,7 +60,8 @@ type statements struct {
 	approvePending, checkFence                            *writeStmt
 	addCommand, finishCommand, pruneCommands              *writeStmt
 	admissionLocked, putReservation, releaseReservation   *writeStmt
-	addSpend                                              *writeStmt
+	// addSpend[n] adds n spend rows (1 or spendRows).
+	addSpend [spendRows + 1]*writeStmt
 	// appendEvents[n-1] appends n events.
 	appendEvents [eventBatch]*writeStmt
 	// step[f][n] writes a change of a session's metadata with n new turns
@@ -124,7 +125,8 @@ func newStatements(ctx context.Context, read, write *sqlx.DB, d Dialect) *statem
 		{&st.admissionLocked, sqlAdmission},
 		{&st.putReservation, sqlPutReservation},
 		{&st.releaseReservation, sqlReleaseReservation},
-		{&st.addSpend, insertSQL(sqlAddSpend, 5, 1) + sqlAddSpendConflict},
+		{&st.addSpend[1], insertSQL(sqlAddSpend, 5, 1) + sqlAddSpendConflict},
+		{&st.addSpend[spendRows], insertSQL(sqlAddSpend, 5, spendRows) + sqlAddSpendConflict},
 	} {
 		w(ws.dst, ws.query)
 	}
