@@ -30,8 +30,10 @@ built() {
   out="$BIN/rev-$short/agents"
   if [[ ! -x $out ]]; then
     tree=$(mktemp -d)
-    # built runs in a subshell of its own: its trap removes the tree.
-    trap 'git worktree remove --force "$tree" >/dev/null 2>&1 || rm -rf "$tree"' EXIT
+    # built runs in a subshell of its own, whose trap removes the tree
+    # (named now: the function's locals are gone when the trap runs).
+    # shellcheck disable=SC2064
+    trap "git worktree remove --force '$tree' >/dev/null 2>&1 || rm -rf '$tree'" EXIT
     git worktree add --detach --quiet "$tree" "$commit"
     if [[ -d $tree/$WEBUI_DIST ]]; then
       find "$tree/$WEBUI_DIST" -mindepth 1 ! -name .gitignore -delete
