@@ -776,6 +776,12 @@ func TestACommandWhoseServersBothDiedIsAppliedByAServerLeft(t *testing.T) {
 	if h := f.holder(t, id); h != "c" {
 		t.Fatalf("the session is held by %s", h)
 	}
+	// No one waits for the command's answer: it is marked finished after
+	// the post it applied is stored.
+	eventually(t, "the command is finished", func() bool {
+		_, finished := l.commands("post_message")
+		return finished == 1
+	})
 	l.forwarded(t, "post_message")
 }
 
