@@ -480,20 +480,7 @@ func TestADrainingServerHandsAHelpersParentAndChildOver(t *testing.T) {
 	onA, _ := a.hub.Subscribe(events.AllScope(), nil)
 	defer onA.Close()
 	parent := a.create(t, "boss", "delegate")
-	var child string
-	eventually(t, "the child's run starts", func() bool {
-		for {
-			select {
-			case ev := <-onA.C():
-				if ev.GetKind() == "run.started" && ev.GetSessionId() != parent {
-					child = ev.GetSessionId()
-					return true
-				}
-			default:
-				return false
-			}
-		}
-	})
+	child := childOf(t, onA, parent, "run.started", "the child's run starts")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	if err := a.run.Drain(ctx); err != nil {
@@ -600,23 +587,10 @@ func TestAHelpersParentAndChildAreRecoveredTogether(t *testing.T) {
 	defer onA.Close()
 	parent := a.create(t, "boss", "delegate")
 	ctx := context.Background()
-	var child string
 	// Until the slow answer streams, the model may not have had the
 	// request (it is sent, not received): the crash would leave the slow
 	// answer to the server that recovers the child, longer than a wait.
-	eventually(t, "the helper's slow answer streams", func() bool {
-		for {
-			select {
-			case ev := <-onA.C():
-				if ev.GetKind() == "text.delta" && ev.GetSessionId() != parent {
-					child = ev.GetSessionId()
-					return true
-				}
-			default:
-				return false
-			}
-		}
-	})
+	child := childOf(t, onA, parent, "text.delta", "the helper's slow answer streams")
 	if kids, err := f.db.Children(ctx, parent); err != nil || len(kids) != 1 || kids[0].ID != child {
 		t.Fatalf("the parent's children: %+v, %v; want %s", kids, err, child)
 	}
@@ -703,4 +677,25 @@ func TestLeaseStatsCountTheLeasesHeldAndTheirRenewal(t *testing.T) {
 	}
 	since := time.Now()
 	eventually(t, "a renewal", func() bool { return a.run.LeaseStats().RenewedAt.After(since) })
+}
+
+// childOf waits on sub for the first event of kind from a session other
+// than parent (its helper's child) and returns that session's id.
+func childOf(t *testing.T, sub *events.Subscription, parent, kind, what string) string {
+	t.Helper()
+	var child string
+	eventually(t, what, func() bool {
+		for {
+			select {
+			case ev := <-sub.C():
+				if ev.GetKind() == kind && ev.GetSessionId() != parent {
+					child = ev.GetSessionId()
+					return true
+				}
+			default:
+				return false
+			}
+		}
+	})
+	return child
 }
