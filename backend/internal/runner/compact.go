@@ -375,12 +375,7 @@ func (a *actor) storeCompaction(st *step, plan compactPlan, f fit, resp llm.Resp
 		spent := c.Usage.Spend()
 		e.spend = &store.SpendChange{SessionID: a.id, RootID: e.meta.Root(), Owner: e.meta.Owner, Spend: spent, At: a.r.now(), Reserved: st.admission.Reserved}
 		if st.admitted {
-			e.meta.Budget, e.meta.TreeSpend = st.admission.TreeBudget, st.admission.TreeSpend.Add(spent)
-			if !st.admission.Read {
-				// Admitted under no budget without reading the tree's spend:
-				// the call adds its own to what the session last saw.
-				e.meta.TreeSpend = a.st.meta.TreeSpend.Add(spent)
-			}
+			e.meta.Budget, e.meta.TreeSpend = st.admission.TreeBudget, st.admission.SpendAfter(e.meta.TreeSpend, spent)
 		}
 	}
 	head := e.turns[len(e.turns)-1]

@@ -439,12 +439,7 @@ func (a *actor) modelDone(st *step, resp llm.Response, err error, took time.Dura
 	spent := turn.Usage.Spend()
 	e.spend = &store.SpendChange{SessionID: a.id, RootID: e.meta.Root(), Owner: e.meta.Owner, Spend: spent, At: a.r.now(), Reserved: st.admission.Reserved}
 	if st.admitted {
-		e.meta.Budget, e.meta.TreeSpend = st.admission.TreeBudget, st.admission.TreeSpend.Add(spent)
-		if !st.admission.Read {
-			// Admitted under no budget without reading the tree's spend:
-			// the call adds its own to what the session last saw.
-			e.meta.TreeSpend = a.st.meta.TreeSpend.Add(spent)
-		}
+		e.meta.Budget, e.meta.TreeSpend = st.admission.TreeBudget, st.admission.SpendAfter(e.meta.TreeSpend, spent)
 	}
 	rows := a.roundRows(st, turn.ToolCalls, reasons)
 	e.deferred = rows

@@ -123,6 +123,17 @@ type Admission struct {
 	Read bool
 }
 
+// SpendAfter is the tree's spend once the call adm admitted spent spent:
+// the spend adm read plus the call's, or, for a call admitted under no
+// budget without reading it, the spend the session saw (seen) plus the
+// call's.
+func (adm Admission) SpendAfter(seen, spent session.Spend) session.Spend {
+	if !adm.Read {
+		return seen.Add(spent)
+	}
+	return adm.TreeSpend.Add(spent)
+}
+
 // SpendChange adds what a model call spent to its tree and owner and
 // releases the session's reservation. Changes apply it last, just before
 // their events, in key order, so transactions that settle the calls of
