@@ -356,12 +356,7 @@ func TestADrainedServerHandsItsRunsOverAtOnce(t *testing.T) {
 	hold := a.model.HoldAfter(1)
 	id := a.create(t, "bench", "hello")
 	<-hold.Held()
-	drained := make(chan error, 1)
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		drained <- a.run.Drain(ctx)
-	}()
+	drained := a.drain()
 	eventually(t, "a drains", func() bool {
 		_, err := a.run.CreateSession(context.Background(), "me", runner.CreateRequest{Agent: "bench", Message: &runner.Message{Text: "x"}})
 		if err == nil {
@@ -406,12 +401,7 @@ func TestADrainingServerHandsItsIdleSessionsOverAtOnce(t *testing.T) {
 	defer hold.Release()
 	busy := a.create(t, "bench", "slow")
 	<-hold.Held()
-	drained := make(chan error, 1)
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		drained <- a.run.Drain(ctx)
-	}()
+	drained := a.drain()
 	eventually(t, "a drains", func() bool {
 		_, err := a.run.CreateSession(context.Background(), "me", runner.CreateRequest{Agent: "bench", Message: &runner.Message{Text: "x"}})
 		return errs.CodeOf(err) == "shutting_down"
@@ -698,4 +688,16 @@ func childOf(t *testing.T, sub *events.Subscription, parent, kind, what string) 
 		}
 	})
 	return child
+}
+
+// drain starts the server's drain, bounded by 20 s; its result comes on
+// the channel.
+func (s *server) drain() <-chan error {
+	drained := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		drained <- s.run.Drain(ctx)
+	}()
+	return drained
 }
