@@ -198,11 +198,12 @@ const sqlPutReservation = `INSERT INTO reservations (session_id, root_id, owner,
 	owner = excluded.owner, tokens = excluded.tokens, cost = excluded.cost,
 	expires = excluded.expires`
 
+// sqlAnyBudget tells whether any tree or owner has a budget at all.
+const sqlAnyBudget = `SELECT EXISTS (SELECT 1 FROM tree_budgets) OR EXISTS (SELECT 1 FROM owner_budgets)`
+
 // sqlBudgetsInForce tells whether a tree or an owner has a budget of
 // its own: most calls have neither, and for them this one read of two
 // keys is the whole admission.
-const sqlAnyBudget = `SELECT EXISTS (SELECT 1 FROM tree_budgets) OR EXISTS (SELECT 1 FROM owner_budgets)`
-
 const sqlBudgetsInForce = `SELECT
 	EXISTS (SELECT 1 FROM tree_budgets WHERE root_id = ?) OR
 	EXISTS (SELECT 1 FROM owner_budgets WHERE owner = ?)`
@@ -430,6 +431,14 @@ func ownerBudgetOf(owner string, row int, tokens, cost sql.NullInt64, period str
 	return session.OwnerBudget{Owner: owner, Period: session.PeriodTotal, Source: "none"}
 }
 
+// sqlTreeBudget reads a tree's budget and spend.
+const sqlTreeBudget = `SELECT
+	COALESCE((SELECT 1 + auto_resume FROM tree_budgets WHERE root_id = ?), 0) AS budget_set,
+	(SELECT tokens FROM tree_budgets WHERE root_id = ?) AS budget_tokens,
+	(SELECT cost FROM tree_budgets WHERE root_id = ?) AS budget_cost,
+	COALESCE((SELECT tokens FROM spend WHERE scope = 'tree' AND name = ? AND period = 'total'), 0) AS tree_tokens,
+	COALESCE((SELECT cost FROM spend WHERE scope = 'tree' AND name = ? AND period = 'total'), 0) AS tree_cost`
+
 // TreeBudget implements Budgets.
 func (s *SQL) TreeBudget(ctx context.Context, root string) (*session.Budget, session.Spend, error) {
 	var row struct {
@@ -439,13 +448,7 @@ func (s *SQL) TreeBudget(ctx context.Context, root string) (*session.Budget, ses
 		Spent     int64         `db:"tree_tokens"`
 		SpentCost int64         `db:"tree_cost"`
 	}
-	err := s.read.GetContext(ctx, &row, s.read.Rebind(`SELECT
-		COALESCE((SELECT 1 + auto_resume FROM tree_budgets WHERE root_id = ?), 0) AS budget_set,
-		(SELECT tokens FROM tree_budgets WHERE root_id = ?) AS budget_tokens,
-		(SELECT cost FROM tree_budgets WHERE root_id = ?) AS budget_cost,
-		COALESCE((SELECT tokens FROM spend WHERE scope = 'tree' AND name = ? AND period = 'total'), 0) AS tree_tokens,
-		COALESCE((SELECT cost FROM spend WHERE scope = 'tree' AND name = ? AND period = 'total'), 0) AS tree_cost`),
-		root, root, root, root, root)
+	err := s.st.treeBudget.GetContext(ctx, &row, root, root, root, root, root)
 	if err != nil {
 		return nil, session.Spend{}, s.translate(err, nil, "read the budget of %s", root)
 	}
@@ -607,7 +610,7 @@ func (s *SQL) applySpends(ctx context.Context, tx *sqlx.Tx, spends []*SpendChang
 			keys = keys[n:]
 		}
 		for _, sp := range spends {
-			if !sp.Reserved || s.noReservations() {
+			if !sp.Reserved {
 				continue
 			}
 			if err := s.releaseReservation(ctx, tx, sp.SessionID); err != nil {

@@ -84,6 +84,7 @@ type statements struct {
 	getLease, orphans, pendingCommands          *readStmt
 	getCommand, watchersOf                      *readStmt
 	anyBudget, budgetsInForce, admission        *readStmt
+	treeBudget                                  *readStmt
 	waitingCommands                             *readStmt
 	reads                                       []*readStmt
 }
@@ -169,6 +170,7 @@ func newStatements(ctx context.Context, read, write *sqlx.DB, d Dialect) *statem
 		{&st.anyBudget, sqlAnyBudget},
 		{&st.budgetsInForce, sqlBudgetsInForce},
 		{&st.admission, sqlAdmission},
+		{&st.treeBudget, sqlTreeBudget},
 	} {
 		*r.dst = &readStmt{db: read, query: read.Rebind(r.query)}
 		st.reads = append(st.reads, *r.dst)
