@@ -1,6 +1,12 @@
 package postgres_test
 
 import (
+	"fmt"
+	"runtime"
+	"sync/atomic"
+	"time"
+
+	"github.com/agents-os/agents/backend/internal/session"
 	"context"
 	"net/url"
 	"testing"
@@ -29,4 +35,60 @@ func BenchmarkCommitStep(b *testing.B) {
 		}
 		return s
 	})
+}
+
+// BenchmarkCommitAcrossServers measures what several servers on one
+// database commit together: each server (a store of its own) has writers
+// committing a session change with two events, as a step does, and the
+// WAL is flushed at each commit as in production. Events must commit in
+// one total order across the servers; what that order costs in commits a
+// second is what this measures, for one server and for two.
+func BenchmarkCommitAcrossServers(b *testing.B) {
+	for _, servers := range []int{1, 2} {
+		b.Run(fmt.Sprintf("servers=%d", servers), func(b *testing.B) {
+			u, err := url.Parse(pgtest.DSN(b))
+			if err != nil {
+				b.Fatal(err)
+			}
+			q := u.Query()
+			q.Set("synchronous_commit", "on")
+			u.RawQuery = q.Encode()
+			ctx := context.Background()
+			var stores []*postgres.Store
+			for range servers {
+				s, err := postgres.Open(ctx, u.String(), postgres.Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.Cleanup(func() { s.Close() })
+				stores = append(stores, s)
+			}
+			const writersPerServer = 8
+			var next atomic.Int64
+			b.SetParallelism((servers*writersPerServer + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				n := next.Add(1)
+				s := stores[int(n)%servers]
+				now := time.Now().UTC()
+				m := session.Meta{ID: fmt.Sprintf("w%d", n), Agent: "a", Owner: "o", Status: session.StatusRunning, Created: now, Updated: now}
+				if err := s.CreateSession(ctx, m, nil); err != nil {
+					b.Error(err)
+					return
+				}
+				for i := 0; pb.Next(); i++ {
+					m.Updated = now.Add(time.Duration(i+1) * time.Microsecond)
+					err := s.Commit(ctx, &store.Change{Meta: &m, Events: []store.Event{
+						{SessionID: m.ID, Owner: "o", Kind: "session.turn", Time: m.Updated, Body: []byte("a turn")},
+						{SessionID: m.ID, Owner: "o", Kind: "session.status", Time: m.Updated, Body: []byte("a status")},
+					}})
+					if err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "commits/s")
+		})
+	}
 }
