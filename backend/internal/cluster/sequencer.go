@@ -18,15 +18,17 @@ import (
 // Sequencer publishes every logged event, this server's and the other
 // servers', to this server's hub, in seq order and once each.
 //
-// Appends to the log take a transaction-scoped advisory lock and take
-// their seqs under it, so seq order is commit order: once an event is
-// committed, every seq below it is committed too or burned for good (a
-// rolled-back transaction's). A reader that sees seq n thus sees every
-// event up to n, and never waits for a missing seq. The sequencer reads
-// the log after the newest seq it published: when this server's
-// committer hands it an event further on (other servers committed in
-// between), when a server's commit notifies ChannelEvents, after the
-// bus reconnects, and on a poll as a safety net.
+// Positions become visible in order (store.EventLog): a reader that sees
+// seq n sees every event up to n, and never waits for a missing seq. The
+// sequencer reads the log after the newest seq it published: when this
+// server's committer hands it an event further on (other servers
+// committed in between), when a server's numbering of events notifies
+// ChannelEvents, after the bus reconnects, and on a poll as a safety
+// net. On the poll it also numbers the events that wait for a position
+// (store.EventLog.NumberEvents): a commit's own numbering is what
+// normally gives them, and this is for one whose server stopped before
+// it, or that could not wait. While some wait, it numbers and reads
+// every pendingPoll.
 type Sequencer struct {
 	hub *events.Hub
 	log store.EventLog
@@ -39,6 +41,9 @@ type Sequencer struct {
 	// lag is how long, in nanoseconds, the newest event read from the
 	// log took from its time to the hub.
 	lag atomic.Int64
+	// pending says events wait for a position: numbering is tried every
+	// pendingPoll until none does.
+	pending atomic.Bool
 
 	wake   chan struct{}
 	ctx    context.Context
@@ -62,6 +67,11 @@ const DefaultPoll = time.Second
 
 // readBatch bounds the events one read of the log returns.
 const readBatch = 500
+
+// pendingPoll is how often the sequencer numbers events while some wait
+// for a position: a transaction that began before theirs holds them back
+// until it ends, mostly for as long as a commit takes.
+const pendingPoll = 10 * time.Millisecond
 
 // NewSequencer starts following log for hub, from the hub's newest seq
 // (hub.Start must have placed it), listening on bus. Close stops it.
@@ -95,7 +105,15 @@ func NewSequencer(hub *events.Hub, log store.EventLog, bus Bus, opts SequencerOp
 // published (read from the log first) is skipped. When the log cannot be
 // read the event is left to the follower, which publishes it, in its
 // place, once the log reads again.
+//
+// An event the commit could not give its position (Seq 0) is published
+// from the log once numbering gives it one.
 func (s *Sequencer) Committed(ev *agentsv1.Event, body []byte) error {
+	if ev.Seq == 0 {
+		s.pending.Store(true)
+		s.kick()
+		return nil
+	}
 	last := s.last.Load()
 	if ev.Seq <= last {
 		return nil
@@ -137,13 +155,16 @@ func (s *Sequencer) loop(poll time.Duration) {
 	defer close(s.done)
 	tick := time.NewTicker(poll)
 	defer tick.Stop()
+	soon := time.NewTimer(pendingPoll)
+	defer soon.Stop()
 	failing := false
+	number := true // the log may hold events a stopped server left unnumbered
 	for {
-		select {
-		case <-s.ctx.Done():
-			return
-		case <-s.wake:
-		case <-tick.C:
+		if number {
+			pending, err := s.log.NumberEvents(s.ctx)
+			if err == nil {
+				s.pending.Store(pending)
+			}
 		}
 		// One line when reading starts failing and one when it works
 		// again, not one per poll while the database is away.
@@ -154,6 +175,19 @@ func (s *Sequencer) loop(poll time.Duration) {
 		case err == nil && failing:
 			failing = false
 			s.lg.Info("reading the event log again", "at", s.last.Load())
+		}
+		if s.pending.Load() {
+			soon.Reset(pendingPoll)
+		}
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-s.wake:
+			number = s.pending.Load()
+		case <-tick.C:
+			number = true
+		case <-soon.C:
+			number = s.pending.Load()
 		}
 	}
 }

@@ -21,6 +21,49 @@ type memLog struct {
 	mu   sync.Mutex
 	rows []store.Event
 	fail error
+	// unnumbered are committed events still without a position, given
+	// one by NumberEvents unless holdBack (a transaction before theirs
+	// still running).
+	unnumbered []*agentsv1.Event
+	holdBack   bool
+}
+
+// appendUnnumbered commits events whose position numbering gives later.
+func (l *memLog) appendUnnumbered(evs ...*agentsv1.Event) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.unnumbered = append(l.unnumbered, evs...)
+}
+
+func (l *memLog) setHoldBack(hold bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.holdBack = hold
+}
+
+func (l *memLog) NumberEvents(context.Context) (bool, error) {
+	l.mu.Lock()
+	if l.fail != nil {
+		l.mu.Unlock()
+		return true, l.fail
+	}
+	if l.holdBack {
+		l.mu.Unlock()
+		return len(l.unnumbered) > 0, nil
+	}
+	evs := l.unnumbered
+	l.unnumbered = nil
+	next := uint64(0)
+	if len(l.rows) > 0 {
+		next = l.rows[len(l.rows)-1].Seq
+	}
+	l.mu.Unlock()
+	for _, ev := range evs {
+		next++
+		ev.Seq = next
+		l.append(ev)
+	}
+	return false, nil
 }
 
 func (l *memLog) append(evs ...*agentsv1.Event) {
@@ -268,4 +311,25 @@ func TestSequencerReportsTheLagOfTheOtherServersEvents(t *testing.T) {
 	if got := st.seq.Lag(); got < 3*time.Second {
 		t.Fatalf("lag after a commit of this server = %v, want the other server's still", got)
 	}
+}
+
+// A commit that could not wait for its events' positions hands them over
+// with seq 0: the sequencer numbers until they have one (a transaction
+// before theirs held them back), then publishes them from the log, in
+// order, with no poll or notification to wake it.
+func TestSequencerPublishesALocalCommitWithoutAPositionOnceItHasOne(t *testing.T) {
+	t.Parallel()
+	st := newSeqTest(t, 0, noPoll)
+	st.want(t)
+	st.log.setHoldBack(true)
+	a, b := logged(0), logged(0)
+	st.log.appendUnnumbered(a, b)
+	for _, ev := range []*agentsv1.Event{logged(0), logged(0)} {
+		if err := st.seq.Committed(ev, body(ev)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.want(t) // held back: nothing yet
+	st.log.setHoldBack(false)
+	st.want(t, 1, 2)
 }

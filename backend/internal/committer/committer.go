@@ -13,6 +13,7 @@ package committer
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync"
 	"time"
@@ -203,13 +204,24 @@ func (c *Committer) loop() {
 	}
 }
 
+// publish gives a committed event to the hub. An event stored without its
+// position (Seq 0: PostgreSQL gives positions after the commit, and this
+// one's could not wait) is left to Options.Publish, whose follower of the
+// log publishes it once it has one; with no follower nothing would.
 func (c *Committer) publish(ev *agentsv1.Event, body []byte) error {
 	if c.opts.Publish != nil {
 		return c.opts.Publish(ev, body)
 	}
+	if ev.Seq == 0 {
+		return errUnpositioned
+	}
 	_, err := c.hub.PublishEncoded(ev, body)
 	return err
 }
+
+// errUnpositioned is publish's error for an event stored without its
+// position on a committer that has no follower of the log.
+var errUnpositioned = errors.New("stored without a position, and nothing follows the log to publish it")
 
 // drain answers the writes still queued when the loop stops: none of
 // them was stored. Close set closed first, so no write comes after.

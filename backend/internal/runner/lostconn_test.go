@@ -47,18 +47,14 @@ func TestALostConnectionMidCommitLosesNothingAndDoesNotWedgeTheRun(t *testing.T)
 	id := k.create(t, "hello")
 	<-hold.Held()
 	// The answer's commit stops inside its transaction, its rows written,
-	// waiting for the event log's lock.
-	if _, err := admin.Exec(ctx, `SELECT pg_advisory_lock($1)`, postgres.EventLogLockKey); err != nil {
-		t.Fatal(err)
-	}
+	// waiting at its append of events.
+	release := pgtest.HoldEventAppends(t, admin)
 	hold.Release()
-	waitForLockWaiter(t, admin)
+	pgtest.AppendWaiter(t, admin)
 	if n := terminateStore(t, admin); n == 0 {
 		t.Fatal("no connection of the store to end")
 	}
-	if _, err := admin.Exec(ctx, `SELECT pg_advisory_unlock($1)`, postgres.EventLogLockKey); err != nil {
-		t.Fatal(err)
-	}
+	release()
 
 	v := k.wait(t, id)
 	if v.Meta.Status != session.StatusReady || len(v.Turns) != 2 || v.Turns[1].LLM.Text != "done" {
@@ -108,28 +104,6 @@ func storedReady(t *testing.T, db store.Store, id string, turns int) {
 	t.Fatalf("stored: %s with %d turns, %v; want ready with %d within 10s", m.Status, m.TurnCount, err, turns)
 }
 
-// waitForLockWaiter waits until a connection of the store waits for an
-// advisory lock in admin's database.
-func waitForLockWaiter(t *testing.T, admin *pgx.Conn) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		var n int
-		err := admin.QueryRow(context.Background(), `SELECT count(*) FROM pg_locks l JOIN pg_database d ON d.oid = l.database
-			WHERE l.locktype = 'advisory' AND NOT l.granted AND d.datname = current_database()`).Scan(&n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if n > 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no commit waited for the event log's lock within 20s")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // terminateStore ends every connection to admin's database but admin's
 // own, waits until their backends are gone, and returns how many it
 // ended.
@@ -150,6 +124,22 @@ func terminateStore(t *testing.T, admin *pgx.Conn) int {
 // answer and the run's end apart, where one commit wrote both.
 func logStory(t *testing.T, db store.Store, id string) []string {
 	t.Helper()
+	// A commit whose reply was lost did not number its events: a
+	// server's follower of the log does it (cluster.Sequencer), which
+	// this kernel has none of.
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		pending, err := db.NumberEvents(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !pending {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("events still wait for their positions after 10s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	evs, err := db.EventsAfter(context.Background(), store.EventFilter{SessionID: id}, 0, 1000)
 	if err != nil {
 		t.Fatal(err)
@@ -316,18 +306,13 @@ func TestAMessageWhoseCommitOutcomeCannotBeToldLeavesTheSessionAsTheStoreHasIt(t
 	var armed atomic.Bool
 	k := newKernelWith(t, onPostgres, answer, kernelOptions{via: func(dsn string) string {
 		proxy = pgtest.NewProxy(t, dsn, func() pgtest.Hook {
-			logged := false // as commitCutter's
+			tr := pgtest.NewAppendTracker()
 			return func(m pgtest.Message) pgtest.Verdict {
-				q := m.Query()
-				switch {
-				case q == "commit" && logged && armed.CompareAndSwap(true, false):
+				if m.Query() == "commit" && tr.Appended() && armed.CompareAndSwap(true, false) {
 					proxy.Refuse(true)
 					return pgtest.CutAll
-				case strings.Contains(q, "pg_advisory_xact_lock"):
-					logged = true
-				case q == "commit" || q == "rollback":
-					logged = false
 				}
+				tr.See(m)
 				return pgtest.Forward
 			}
 		})
@@ -522,21 +507,13 @@ func newCommitCutter(t *testing.T, dsn string) *commitCutter {
 	t.Helper()
 	c := &commitCutter{}
 	c.dsn = pgtest.NewProxy(t, dsn, func() pgtest.Hook {
-		// logged says the transaction under way took the event log's
-		// lock, which the store takes with a statement of no arguments:
-		// pgx sends it as a simple query, as it does COMMIT and ROLLBACK.
-		logged := false
+		tr := pgtest.NewAppendTracker()
 		return func(m pgtest.Message) pgtest.Verdict {
-			q := m.Query()
-			switch {
-			case q == "commit" && logged && c.armed.CompareAndSwap(true, false):
+			if m.Query() == "commit" && tr.Appended() && c.armed.CompareAndSwap(true, false) {
 				c.cut.Add(1)
 				return pgtest.CutThis
-			case strings.Contains(q, "pg_advisory_xact_lock"):
-				logged = true
-			case q == "commit" || q == "rollback":
-				logged = false
 			}
+			tr.See(m)
 			return pgtest.Forward
 		}
 	}).DSN()

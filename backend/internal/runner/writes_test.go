@@ -14,7 +14,7 @@ import (
 	"github.com/agents-os/agents/backend/internal/runner"
 	"github.com/agents-os/agents/backend/internal/session"
 	"github.com/agents-os/agents/backend/internal/store"
-	"github.com/agents-os/agents/backend/internal/store/postgres"
+	"github.com/agents-os/agents/backend/internal/store/pgtest"
 	"github.com/agents-os/agents/backend/internal/store/storefault"
 	"github.com/agents-os/agents/tools/fakellm"
 )
@@ -26,8 +26,8 @@ import (
 
 // lock holds the kernel's database against writes from a connection of
 // its own, as another process would, until the returned func is called:
-// SQLite's write lock on the file, or on PostgreSQL the event log's lock
-// that every commit with events takes.
+// SQLite's write lock on the file, or on PostgreSQL a lock on the events
+// table that stops every commit with events at its append.
 func (k *kernel) lock(t *testing.T) (unlock func()) {
 	t.Helper()
 	ctx := context.Background()
@@ -36,13 +36,9 @@ func (k *kernel) lock(t *testing.T) (unlock func()) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, postgres.EventLogLockKey); err != nil {
-			t.Fatal(err)
-		}
+		release := pgtest.HoldEventAppends(t, conn)
 		return func() {
-			if _, err := conn.Exec(ctx, `SELECT pg_advisory_unlock($1)`, postgres.EventLogLockKey); err != nil {
-				t.Error(err)
-			}
+			release()
 			conn.Close(ctx)
 		}
 	}

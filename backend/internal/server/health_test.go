@@ -15,7 +15,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/agents-os/agents/backend/internal/server"
-	"github.com/agents-os/agents/backend/internal/store/postgres"
 	"github.com/agents-os/agents/tools/fakellm"
 )
 
@@ -274,10 +273,10 @@ func TestMetricsReportLeasesAndCrossServerLag(t *testing.T) {
 	}
 }
 
-// Issue 33, item 1: on PostgreSQL, /readyz fails while writes cannot go
-// through though the database answers reads: another server holds the
-// lock every write takes (frozen in the middle of a commit, say). It is
-// ready again once the lock is free.
+// Issue 33, item 1: on PostgreSQL, /readyz fails while what is written
+// cannot reach readers though the database answers reads: another
+// connection holds the lock every numbering of events takes. It is ready
+// again once the lock is free.
 func TestReadinessFailsWhileTheStoreCannotWrite(t *testing.T) {
 	t.Parallel()
 	e := start(t, fakellm.Rules{Default: &fakellm.Reply{Text: "ok"}}, on(onPostgres))
@@ -287,7 +286,11 @@ func TestReadinessFailsWhileTheStoreCannotWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer admin.Close(ctx)
-	if _, err := admin.Exec(ctx, `SELECT pg_advisory_lock($1)`, postgres.EventLogLockKey); err != nil {
+	tx, err := admin.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, `SELECT last FROM event_positions FOR UPDATE`); err != nil {
 		t.Fatal(err)
 	}
 	status, _, body := e.send(request{method: "GET", path: "/readyz"})
@@ -297,9 +300,9 @@ func TestReadinessFailsWhileTheStoreCannotWrite(t *testing.T) {
 	}
 	_ = json.Unmarshal(body, &got)
 	if status != http.StatusServiceUnavailable || got.Database != "cannot write" || !slices.Contains(got.Problems, "store cannot write") {
-		t.Errorf("/readyz while another holds the event log's lock = %d %s, want 503, the store cannot write", status, body)
+		t.Errorf("/readyz while another holds the event positions' lock = %d %s, want 503, the store cannot write", status, body)
 	}
-	if _, err := admin.Exec(ctx, `SELECT pg_advisory_unlock($1)`, postgres.EventLogLockKey); err != nil {
+	if err := tx.Rollback(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if status, _, body := e.send(request{method: "GET", path: "/readyz"}); status != http.StatusOK {

@@ -55,7 +55,10 @@ type Change struct {
 	// Release drops the reservation of Meta's session without spending:
 	// the call it was for ended with no answer.
 	Release bool
-	// Events are appended to the log. On success each gets its Seq.
+	// Events are appended to the log. On success each gets its Seq, or,
+	// where positions are given after the commit (PostgreSQL), 0 when it
+	// could not be given in time: the event is stored, and the log has it
+	// at its position once it has one (see EventLog.NumberEvents).
 	Events []Event
 }
 
@@ -103,6 +106,9 @@ type Event struct {
 	Kind      string
 	Time      time.Time
 	Body      []byte
+	// id is the row's insertion id where positions are given after the
+	// commit (Dialect.PositionsAfterCommit).
+	id int64
 }
 
 // Commit writes c in one transaction.
@@ -150,6 +156,10 @@ func (s *SQL) CommitAll(ctx context.Context, changes []*Change) []error {
 				out[i] = err
 			}
 		}
+		return out
+	}
+	if s.dialect.PositionsAfterCommit {
+		s.positionCommitted(changes, out)
 	}
 	return out
 }
@@ -195,10 +205,8 @@ func appendSpend(spends []*SpendChange, c *Change) []*SpendChange {
 
 // commitEach writes the changes whose out is nil in one transaction, each
 // in a savepoint, recording in out the error of each change that fails.
-// The events of the changes that did not fail are appended last, as
-// commitTogether does: the event log's lock (Dialect.LockEvents) is then
-// the transaction's last lock, so a transaction that holds it never waits
-// for a row another transaction holds while that one waits for the lock.
+// The events of the changes that did not fail are appended last, in one
+// go, as commitTogether does.
 func (s *SQL) commitEach(ctx context.Context, changes []*Change, preps []*encoded, out []error) error {
 	return WithTx(ctx, s.write, func(tx *sqlx.Tx) error {
 		var all []*Event
@@ -233,7 +241,7 @@ func (s *SQL) commitEach(ctx context.Context, changes []*Change, preps []*encode
 func forgetSeqs(changes []*Change) {
 	for _, c := range changes {
 		for e := range c.Events {
-			c.Events[e].Seq = 0
+			c.Events[e].Seq, c.Events[e].id = 0, 0
 		}
 	}
 }

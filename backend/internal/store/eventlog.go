@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"slices"
 	"time"
@@ -9,10 +10,13 @@ import (
 	"github.com/jmoiron/sqlx"
 )
 
-// The event log. Positions are the log's seq: assigned by the database on
-// insert, never reused, and committed in seq order (one writer on SQLite;
-// an advisory lock around event inserts on PostgreSQL), so a reader that
-// has seen seq n has seen every event up to n.
+// The event log. Positions are the log's seq, never reused, and become
+// visible in seq order, so a reader that has seen seq n has seen every
+// event up to n. SQLite's one writer gives them as it appends, in commit
+// order. On PostgreSQL, where several servers commit at once with no lock
+// between them, events are appended without one and numbered after their
+// commit (number_events, migration 0010): in the order of their
+// transaction ids, once every transaction before theirs has ended.
 
 // EventLog reads and trims the log.
 type EventLog interface {
@@ -22,6 +26,13 @@ type EventLog interface {
 	// EventBounds returns the oldest seq still in the log and the newest
 	// one; both are 0 when the log is empty.
 	EventBounds(ctx context.Context) (oldest, newest uint64, err error)
+	// NumberEvents gives positions to committed events that have none yet
+	// and may have one (a no-op where seqs are given on append), and
+	// reports whether any event is still waiting for its position: one
+	// whose commit could not wait for it, or whose server stopped between
+	// its commit and its numbering, or one behind a transaction still
+	// running.
+	NumberEvents(ctx context.Context) (pending bool, err error)
 	// PruneEvents removes events older than before and events beyond the
 	// newest keep, but never the newest event, which carries the log's
 	// position into the next start. It returns how many it removed. It
@@ -42,8 +53,8 @@ type EventFilter struct {
 // Events are appended up to eventBatch at a time, by one prepared INSERT
 // per batch size. In SQLite the rows of one INSERT get consecutive seqs
 // (AUTOINCREMENT, one writer), so the last insert id gives them all and
-// no row has to come back; a dialect with ReturningSeq reads them back
-// with RETURNING instead.
+// no row has to come back; where positions are given after the commit,
+// the rows' ids come back with RETURNING, for positionCommitted.
 const (
 	sqlAppendEvents = `INSERT INTO events (session_id, owner, kind, time, body) VALUES`
 	eventWidth      = 5
@@ -55,11 +66,6 @@ func (s *SQL) appendEvents(ctx context.Context, tx *sqlx.Tx, evs []*Event) error
 	if len(evs) == 0 {
 		return nil
 	}
-	if s.dialect.LockEvents != "" {
-		if _, err := tx.ExecContext(ctx, s.dialect.LockEvents); err != nil {
-			return s.translate(err, nil, "lock the event log")
-		}
-	}
 	for start := 0; start < len(evs); start += eventBatch {
 		batch := evs[start:min(start+eventBatch, len(evs))]
 		args := make([]any, 0, len(batch)*eventWidth)
@@ -67,14 +73,14 @@ func (s *SQL) appendEvents(ctx context.Context, tx *sqlx.Tx, evs []*Event) error
 			args = append(args, e.SessionID, e.Owner, e.Kind, nanos(e.Time), e.Body)
 		}
 		stmt := s.st.appendEvents[len(batch)-1].in(ctx, tx)
-		if s.dialect.ReturningSeq {
-			var seqs []int64
-			if err := stmt.SelectContext(ctx, &seqs, args...); err != nil {
+		if s.dialect.PositionsAfterCommit {
+			var ids []int64
+			if err := stmt.SelectContext(ctx, &ids, args...); err != nil {
 				return s.translate(err, nil, "append events")
 			}
-			slices.Sort(seqs)
+			slices.Sort(ids)
 			for i := range batch {
-				batch[i].Seq = uint64(seqs[i])
+				batch[i].id = ids[i]
 			}
 			continue
 		}
@@ -93,20 +99,88 @@ func (s *SQL) appendEvents(ctx context.Context, tx *sqlx.Tx, evs []*Event) error
 	return nil
 }
 
-// appendEventsSQL is the INSERT of n events. With NotifyEvents it also
-// notifies the newest seq it appended, so appending more than eventBatch
-// events notifies once per batch, each newer than the one before.
+// appendEventsSQL is the INSERT of n events.
 func (d Dialect) appendEventsSQL(n int) string {
 	q := insertSQL(sqlAppendEvents, eventWidth, n)
-	if d.ReturningSeq {
-		q += " RETURNING seq"
-	}
-	if d.NotifyEvents != "" {
-		q = `WITH appended AS (` + q + `)
-			SELECT seq FROM appended,
-				(SELECT pg_notify('` + d.NotifyEvents + `', CAST(MAX(seq) AS TEXT)) FROM appended) AS notified`
+	if d.PositionsAfterCommit {
+		q += " RETURNING id"
 	}
 	return q
+}
+
+// How long a commit waits for its events' positions (positionCommitted):
+// the transactions that began before it must end first, which takes about
+// one commit of theirs. Past it the commit returns without them, and the
+// events reach readers from the log once they are numbered.
+const (
+	positionWait      = 50 * time.Millisecond
+	positionFirstWait = 200 * time.Microsecond
+	positionMaxWait   = 5 * time.Millisecond
+)
+
+// positionCommitted gives the events of the changes that committed (out[i]
+// nil) their seqs, numbering every event that may have one. Whatever goes
+// wrong here leaves the changes committed: an event without its seq (0) is
+// stored all the same, and numbered by the next call of anyone's.
+func (s *SQL) positionCommitted(changes []*Change, out []error) {
+	var evs []*Event
+	for i, c := range changes {
+		if out[i] == nil {
+			evs = appendEventsOf(evs, c)
+		}
+	}
+	if len(evs) == 0 {
+		return
+	}
+	ids := make([]int64, len(evs))
+	byID := make(map[int64]*Event, len(evs))
+	for i, e := range evs {
+		ids[i] = e.id
+		byID[e.id] = e
+	}
+	ctx := context.Background()
+	deadline := time.Now().Add(positionWait)
+	for wait := positionFirstWait; ; wait = min(2*wait, positionMaxWait) {
+		missing, err := s.numberEvents(ctx, ids, byID)
+		if err != nil || missing == 0 || time.Now().Add(wait).After(deadline) {
+			return
+		}
+		time.Sleep(wait)
+	}
+}
+
+// numberEvents runs number_events for the events byID holds (ids their
+// keys) and gives each the seq it has; it returns how many have none yet.
+func (s *SQL) numberEvents(ctx context.Context, ids []int64, byID map[int64]*Event) (missing int, err error) {
+	var rows []struct {
+		ID  int64         `db:"id"`
+		Seq sql.NullInt64 `db:"seq"`
+	}
+	if err := s.st.numberEvents.SelectContext(ctx, &rows, ids); err != nil {
+		return 0, s.translate(err, nil, "number events")
+	}
+	missing = len(ids)
+	for _, r := range rows {
+		if e := byID[r.ID]; e != nil && r.Seq.Valid {
+			e.Seq = uint64(r.Seq.Int64)
+			missing--
+		}
+	}
+	return missing, nil
+}
+
+// NumberEvents implements EventLog.
+func (s *SQL) NumberEvents(ctx context.Context) (pending bool, err error) {
+	if !s.dialect.PositionsAfterCommit {
+		return false, nil
+	}
+	if _, err := s.numberEvents(ctx, []int64{}, nil); err != nil {
+		return true, err
+	}
+	if err := s.st.eventsPending.GetContext(ctx, &pending); err != nil {
+		return true, s.translate(err, nil, "look for events waiting for a position")
+	}
+	return pending, nil
 }
 
 type eventRow struct {
@@ -151,6 +225,12 @@ const (
 	// An owner's events and the server-wide ones (no owner, no session).
 	sqlEventsOwner = `SELECT ` + eventColumns + ` FROM events
 		WHERE (owner = ? OR (owner = '' AND session_id = '')) AND seq > ? ORDER BY seq LIMIT ?`
+)
+
+// Numbering (PostgreSQL only, its migration 0010).
+const (
+	sqlNumberEvents  = `SELECT id, seq FROM number_events($1)`
+	sqlEventsPending = `SELECT EXISTS (SELECT 1 FROM events WHERE seq IS NULL)`
 )
 
 // EventBounds implements EventLog.

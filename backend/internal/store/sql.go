@@ -16,12 +16,6 @@ type Dialect struct {
 	Name string
 	// Classify tells which constraint, if any, a driver error reports.
 	Classify func(error) Violation
-	// LockEvents, when set, runs in a transaction before it appends to
-	// the event log, so that event commits happen in seq order when
-	// several servers share the database (PostgreSQL:
-	// `SELECT pg_advisory_xact_lock(…)`). SQLite's single writer needs
-	// none.
-	LockEvents string
 	// LockName, when set, is the statement that takes a lock named by its
 	// one argument until the transaction ends, so that admissions against
 	// one budget, and creations of one stored agent's slug in any case,
@@ -34,12 +28,6 @@ type Dialect struct {
 	// a server taking the lease over are ordered; SQLite's single writer
 	// needs none.
 	ShareLock string
-	// NotifyEvents, when set, is the channel the statement that appends
-	// events notifies of the newest seq it appended, to tell the other
-	// servers on the database (PostgreSQL: pg_notify, in the same
-	// statement, delivered only if the transaction commits; it needs
-	// ReturningSeq). SQLite has no other servers.
-	NotifyEvents string
 	// Notifies says a statement can send a notification to the servers
 	// listening on the database (PostgreSQL: pg_notify), delivered only
 	// if its transaction commits. See Commands.SendsNotifications.
@@ -54,9 +42,13 @@ type Dialect struct {
 	// a statement costs no round trip, so running a prepared one-row
 	// statement once per row is cheaper than compiling one of many rows.
 	Embedded bool
-	// ReturningSeq reads the seqs of appended events back with RETURNING
-	// (PostgreSQL); without it they come from the last insert id.
-	ReturningSeq bool
+	// PositionsAfterCommit says events are appended without a seq and
+	// given one after their transaction commits, by the database's
+	// number_events (PostgreSQL, several servers on one database: see
+	// its migration 0010), which also notifies the other servers. Without
+	// it the one writer (SQLite) gives seqs as it appends, from the last
+	// insert id.
+	PositionsAfterCommit bool
 }
 
 // SQL implements Store with queries shared by every dialect. Reads go to

@@ -86,7 +86,11 @@ type statements struct {
 	anyBudget, budgetsInForce, admission        *readStmt
 	treeBudget                                  *readStmt
 	waitingCommands                             *readStmt
-	reads                                       []*readStmt
+	// numberEvents and eventsPending, only where positions are given
+	// after the commit (Dialect.PositionsAfterCommit); numberEvents writes
+	// but runs as a read does, on the pool, outside any transaction.
+	numberEvents, eventsPending *readStmt
+	reads                       []*readStmt
 }
 
 // newStatements sets up every fixed statement on its pool and starts
@@ -174,6 +178,11 @@ func newStatements(ctx context.Context, read, write *sqlx.DB, d Dialect) *statem
 	} {
 		*r.dst = &readStmt{db: read, query: read.Rebind(r.query)}
 		st.reads = append(st.reads, *r.dst)
+	}
+	if d.PositionsAfterCommit {
+		st.numberEvents = &readStmt{db: write, query: sqlNumberEvents}
+		st.eventsPending = &readStmt{db: write, query: sqlEventsPending}
+		st.reads = append(st.reads, st.numberEvents, st.eventsPending)
 	}
 	prepCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	st.stopPreparing, st.writesPrepared = stop, make(chan struct{})

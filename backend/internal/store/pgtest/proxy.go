@@ -41,6 +41,29 @@ func (m Message) Query() string {
 	return strings.ToLower(strings.TrimRight(string(m.Body), "\x00; \n\t"))
 }
 
+// Parsed is the statement name and the lower-cased text of a Parse ('P')
+// message, which prepares a statement of the extended protocol; ok is
+// false for any other message.
+func (m Message) Parsed() (name, query string, ok bool) {
+	if m.Type != 'P' {
+		return "", "", false
+	}
+	name, rest, _ := strings.Cut(string(m.Body), "\x00")
+	query, _, _ = strings.Cut(rest, "\x00")
+	return name, strings.ToLower(query), true
+}
+
+// Bound is the statement name of a Bind ('B') message, which runs a
+// statement a Parse prepared; ok is false for any other message.
+func (m Message) Bound() (statement string, ok bool) {
+	if m.Type != 'B' {
+		return "", false
+	}
+	_, rest, _ := strings.Cut(string(m.Body), "\x00") // the portal
+	statement, _, _ = strings.Cut(rest, "\x00")
+	return statement, true
+}
+
 // A Hook sees each message the client of one connection sends, before
 // the proxy forwards it, and says what becomes of the connection.
 type Hook func(Message) Verdict
@@ -255,3 +278,33 @@ func (c *proxied) close() {
 	c.client.Close()
 	c.server.Close()
 }
+
+// AppendTracker follows the messages of one connection and tells whether
+// the transaction under way appended events: whether it ran a statement
+// prepared from an INSERT into the events table. A proxy's hook uses it
+// to act on the COMMIT of such a transaction.
+type AppendTracker struct {
+	appends  map[string]bool // the connection's statements that append events
+	appended bool
+}
+
+// NewAppendTracker returns a tracker for a connection that has sent
+// nothing yet.
+func NewAppendTracker() *AppendTracker { return &AppendTracker{appends: map[string]bool{}} }
+
+// See follows m; COMMIT and ROLLBACK (simple queries, as pgx sends them)
+// end the transaction.
+func (a *AppendTracker) See(m Message) {
+	if name, query, ok := m.Parsed(); ok {
+		a.appends[name] = strings.HasPrefix(query, "insert into events")
+	}
+	if name, ok := m.Bound(); ok && a.appends[name] {
+		a.appended = true
+	}
+	if q := m.Query(); q == "commit" || q == "rollback" {
+		a.appended = false
+	}
+}
+
+// Appended says the transaction under way appended events.
+func (a *AppendTracker) Appended() bool { return a.appended }

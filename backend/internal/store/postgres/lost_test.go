@@ -2,7 +2,6 @@ package postgres_test
 
 import (
 	"context"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -51,7 +50,7 @@ func TestLostConnectionMidCommit(t *testing.T) {
 				t.Fatal(err)
 			}
 
-			// Another connection holds the event log's lock, so the commit
+			// Another connection holds appends of events, so the commit
 			// stops inside its transaction, its rows written, waiting to
 			// append its events.
 			admin, err := pgx.Connect(ctx, dsn)
@@ -59,9 +58,7 @@ func TestLostConnectionMidCommit(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer admin.Close(ctx)
-			if _, err := admin.Exec(ctx, `SELECT pg_advisory_lock($1)`, postgres.EventLogLockKey); err != nil {
-				t.Fatal(err)
-			}
+			release := pgtest.HoldEventAppends(t, admin)
 			step := func() *store.Change {
 				m := meta
 				m.Status, m.TurnCount, m.Updated = session.StatusRunning, 1, now.Add(time.Second)
@@ -73,16 +70,14 @@ func TestLostConnectionMidCommit(t *testing.T) {
 			}
 			done := make(chan error, 1)
 			go func() { done <- s.Commit(ctx, step()) }()
-			tc.cut(t, admin, p, waitingOnTheLock(t, admin))
+			tc.cut(t, admin, p, pgtest.AppendWaiter(t, admin))
 			select {
 			case err = <-done:
 			case <-time.After(30 * time.Second):
 				t.Fatal("the commit did not return after its connection was lost")
 			}
 			wantUnavailable(t, "commit on a lost connection", err)
-			if _, err := admin.Exec(ctx, `SELECT pg_advisory_unlock($1)`, postgres.EventLogLockKey); err != nil {
-				t.Fatal(err)
-			}
+			release()
 
 			// Nothing of the lost commit is stored. The store's other
 			// connections may be lost too: the pool finds them dead
@@ -128,55 +123,29 @@ func wantUnavailable(t *testing.T, what string, err error) {
 	}
 }
 
-// waitingOnTheLock returns the backend that waits for the event log's
-// lock.
-func waitingOnTheLock(t *testing.T, admin *pgx.Conn) int {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		var pids []int
-		rows, err := admin.Query(context.Background(), `SELECT pid FROM pg_locks
-			WHERE locktype = 'advisory' AND NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`)
-		if err == nil {
-			pids, err = pgx.CollectRows(rows, pgx.RowTo[int])
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(pids) == 1 {
-			return pids[0]
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatal("no commit waits for the event log's lock")
-	return 0
-}
-
-// TestAWriterFrozenInsideItsTransactionHoldsTheOthersUpOnlyBriefly is
-// issue 33, item 1, at the store: a server that stops talking inside a
-// commit, once it holds the event log's lock (a SIGSTOP, a long pause;
-// here its connection stops carrying what it sends), holds the other
-// servers' commits up only until the database ends its transaction, idle
-// for IdleInTransactionTimeout. Its own commit then fails as the database
+// TestAWriterFrozenInsideItsTransactionHoldsNoOtherCommit is issue 33,
+// item 1, at the store, as issue 34 item 5 leaves it: a server that stops
+// talking inside a commit (a SIGSTOP, a long pause; here its connection
+// stops carrying what it sends) holds no lock the other servers' commits
+// need. They commit at once; only the positions of their events wait, as
+// they must, until the database ends the frozen transaction, idle for
+// IdleInTransactionTimeout: it began first, and could still commit
+// events ahead of theirs. The frozen commit then fails as the database
 // being unavailable, having stored nothing, and retried stores everything
 // once.
-func TestAWriterFrozenInsideItsTransactionHoldsTheOthersUpOnlyBriefly(t *testing.T) {
+func TestAWriterFrozenInsideItsTransactionHoldsNoOtherCommit(t *testing.T) {
 	ctx := context.Background()
 	dsn := pgtest.DSN(t)
 	var armed atomic.Bool
 	frozen, thaw := make(chan struct{}), make(chan struct{})
 	p := pgtest.NewProxy(t, dsn, func() pgtest.Hook {
-		locked := false
 		return func(m pgtest.Message) pgtest.Verdict {
-			if locked {
-				// The message after the lock is not sent while frozen.
-				locked = false
+			// One commit, the first once armed, freezes with everything
+			// written, its events too, before it says COMMIT.
+			if m.Query() == "commit" && armed.CompareAndSwap(true, false) {
 				close(frozen)
 				<-thaw
-				return pgtest.Forward
 			}
-			// One commit, the first to take the lock once armed, freezes.
-			locked = strings.HasPrefix(m.Query(), "select pg_advisory_xact_lock") && armed.CompareAndSwap(true, false)
 			return pgtest.Forward
 		}
 	})
@@ -213,32 +182,50 @@ func TestAWriterFrozenInsideItsTransactionHoldsTheOthersUpOnlyBriefly(t *testing
 	go func() { done <- a.Commit(ctx, step("on-a")) }()
 	<-frozen
 
-	// The other server's commit waits for the lock, and gets it once the
-	// frozen transaction has been idle for the timeout: within the bound.
-	bound := postgres.IdleInTransactionTimeout + 10*time.Second
-	bctx, cancel := context.WithTimeout(ctx, bound)
-	defer cancel()
-	if err := b.Commit(bctx, step("on-b")); err != nil {
-		t.Fatalf("a commit while another server is frozen holding the lock, bounded by %s: %v", bound, err)
+	// The other server commits while the frozen transaction is open.
+	onB := step("on-b")
+	if err := b.Commit(ctx, onB); err != nil {
+		t.Fatalf("a commit while another server is frozen inside its transaction: %v", err)
 	}
 	select {
+	case err := <-done:
+		t.Fatalf("the frozen commit ended (%v) before the other server's commit returned: that one waited for it", err)
+	default:
+	}
+	// Its event is stored, without a position while the frozen
+	// transaction could still commit ahead of it.
+	if onB.Events[0].Seq != 0 {
+		t.Fatalf("the other server's event got seq %d while an older transaction was open", onB.Events[0].Seq)
+	}
+	if pending, err := b.NumberEvents(ctx); err != nil || !pending {
+		t.Fatalf("NumberEvents while the frozen transaction is open = %v, %v; want its event pending", pending, err)
+	}
+	if evs, err := b.EventsAfter(ctx, store.EventFilter{All: true}, 0, 100); err != nil || len(evs) != 0 {
+		t.Fatalf("the log while the frozen transaction is open: %+v %v, want no positioned event", evs, err)
+	}
+
+	select {
 	case err = <-done:
-	case <-time.After(30 * time.Second):
+	case <-time.After(postgres.IdleInTransactionTimeout + 30*time.Second):
 		t.Fatal("the frozen server's commit did not end after its transaction was")
 	}
 	wantUnavailable(t, "the frozen server's commit", err)
+	if pending, err := b.NumberEvents(ctx); err != nil || pending {
+		t.Fatalf("NumberEvents once the frozen transaction ended = %v, %v; want none pending", pending, err)
+	}
 
 	if _, turns, err := b.LoadSession(ctx, "on-a"); err != nil || len(turns) != 0 {
 		t.Fatalf("the frozen server's commit left %d turns (%v), want none", len(turns), err)
 	}
-	if err := a.Commit(ctx, step("on-a")); err != nil {
+	onA := step("on-a")
+	if err := a.Commit(ctx, onA); err != nil {
 		t.Fatalf("the frozen server's commit, retried: %v", err)
 	}
 	evs, err := b.EventsAfter(ctx, store.EventFilter{All: true}, 0, 100)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(evs) != 2 || string(evs[0].Body) != "on-b" || string(evs[1].Body) != "on-a" {
-		t.Fatalf("event log: %+v, want the other server's commit, then the retried one, once each", evs)
+	if len(evs) != 2 || string(evs[0].Body) != "on-b" || string(evs[1].Body) != "on-a" || evs[0].Seq != 1 || evs[1].Seq != 2 || onA.Events[0].Seq != 2 {
+		t.Fatalf("event log: %+v, want the other server's commit at 1, then the retried one at 2 (its commit said %d)", evs, onA.Events[0].Seq)
 	}
 }

@@ -6,12 +6,12 @@
 // database/sql driver. Statements are prepared on it once and database/sql
 // compiles each on a connection the first time it runs there.
 //
-// Locks: two advisory locks, with the keys documented in docs/protocol.md,
-// order what several servers do at once. Migrations run under the session
-// lock MigrationsLockKey, held on a connection of its own, so servers that
-// start together on an empty database migrate it once. Every transaction
-// that appends to the event log first takes the transaction lock
-// EventLogLockKey, so events commit in seq order across servers.
+// Order across servers: migrations run under the session advisory lock
+// MigrationsLockKey (docs/protocol.md), held on a connection of its own,
+// so servers that start together on an empty database migrate it once.
+// Commits take no lock between servers: their events are appended without
+// a position and numbered after the commit (number_events, migration
+// 0010), so that positions still follow commit order.
 package postgres
 
 import (
@@ -32,18 +32,15 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/jmoiron/sqlx"
 
-	"github.com/agents-os/agents/backend/internal/cluster"
 	"github.com/agents-os/agents/backend/internal/store"
 )
 
-// The advisory lock keys (docs/protocol.md, "Several servers on one
-// database"): "agents" in ASCII, and the one after it. Advisory locks
-// belong to one database, so they only meet other programs' locks on the
-// same database.
-const (
-	EventLogLockKey   int64 = 0x6167656e7473
-	MigrationsLockKey int64 = EventLogLockKey + 1
-)
+// MigrationsLockKey is the advisory lock key of migrations (docs/protocol.md,
+// "Several servers on one database"): "agents" in ASCII, plus one (the
+// key before it ordered event commits until migration 0010). Advisory
+// locks belong to one database, so they only meet other programs' locks
+// on the same database.
+const MigrationsLockKey int64 = 0x6167656e7473 + 1
 
 // Options tune Open.
 type Options struct {
@@ -111,8 +108,9 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 const (
 	// IdleInTransactionTimeout ends, on the database's side, a transaction
 	// whose server stopped talking in the middle of it (frozen, paused,
-	// cut off), and with it the locks it holds: the event log's lock stops
-	// every server's writes while it is held. Well under the lease TTL
+	// cut off), and with it the locks it holds, and lets the positions of
+	// the events committed after it began be given (number_events waits
+	// for every transaction older than theirs). Well under the lease TTL
 	// (runner.DefaultLeaseTTL), so the others write again before a
 	// frozen server's sessions are even due to move; far above what any
 	// transaction of the store spends between two statements.
@@ -162,20 +160,24 @@ func bound(cfg *pgx.ConnConfig) {
 	cfg.DialFunc = dialer.DialContext
 }
 
-// writeCheckWait is how long CheckWrites waits for the event log's lock:
-// a commit holds it for milliseconds, so a wait this long means it is
-// held by what does not let go.
+// writeCheckWait is how long CheckWrites waits for the event positions'
+// lock: numbering holds it for a moment, within one statement, so a wait
+// this long means it is held by what does not let go.
 const writeCheckWait = time.Second
 
-// CheckWrites reports whether a change could be written now: it takes
-// the event log's lock, which every change takes, waiting at most
-// writeCheckWait, and lets it go at once. One statement, one round trip:
-// the lock and the setting end with its transaction.
+// CheckWrites reports whether what is written now would reach readers:
+// it takes the row lock every numbering of events takes (number_events),
+// waiting at most writeCheckWait, and lets it go at once.
 func (s *Store) CheckWrites(ctx context.Context) error {
-	_, err := s.db.ExecContext(ctx, `SELECT set_config('lock_timeout', $1, true), pg_advisory_xact_lock($2)`,
-		strconv.FormatInt(writeCheckWait.Milliseconds(), 10), EventLogLockKey)
+	err := store.WithTx(ctx, s.db, func(tx *sqlx.Tx) error {
+		if _, err := tx.ExecContext(ctx, `SELECT set_config('lock_timeout', $1, true)`, strconv.FormatInt(writeCheckWait.Milliseconds(), 10)); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `SELECT last FROM event_positions FOR UPDATE`)
+		return err
+	})
 	if err != nil {
-		return fmt.Errorf("take the event log's lock: %w", err)
+		return fmt.Errorf("take the event positions' lock: %w", err)
 	}
 	return nil
 }
@@ -220,15 +222,13 @@ func migrate(ctx context.Context, cfg *pgx.ConnConfig) error {
 // Dialect is PostgreSQL's part of the shared SQL.
 func Dialect() store.Dialect {
 	return store.Dialect{
-		Name:          "postgres",
-		Classify:      Classify,
-		LockEvents:    fmt.Sprintf("SELECT pg_advisory_xact_lock(%d)", EventLogLockKey),
-		ShareLock:     " FOR SHARE",
-		LockName:      "SELECT pg_advisory_xact_lock(hashtextextended(?, 0))",
-		ReturningSeq:  true,
-		StepStatement: true,
-		NotifyEvents:  cluster.ChannelEvents,
-		Notifies:      true,
+		Name:                 "postgres",
+		Classify:             Classify,
+		ShareLock:            " FOR SHARE",
+		LockName:             "SELECT pg_advisory_xact_lock(hashtextextended(?, 0))",
+		PositionsAfterCommit: true,
+		StepStatement:        true,
+		Notifies:             true,
 	}
 }
 
