@@ -6,8 +6,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/agents-os/agents/backend/internal/session"
 	"context"
+	"github.com/agents-os/agents/backend/internal/session"
 	"net/url"
 	"testing"
 
