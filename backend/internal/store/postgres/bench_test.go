@@ -1,16 +1,15 @@
 package postgres_test
 
 import (
+	"context"
 	"fmt"
+	"net/url"
 	"runtime"
 	"sync/atomic"
+	"testing"
 	"time"
 
-	"context"
 	"github.com/agents-os/agents/backend/internal/session"
-	"net/url"
-	"testing"
-
 	"github.com/agents-os/agents/backend/internal/store"
 	"github.com/agents-os/agents/backend/internal/store/pgtest"
 	"github.com/agents-os/agents/backend/internal/store/postgres"
