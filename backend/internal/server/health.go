@@ -36,10 +36,10 @@ func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
 	writeHealth(w, http.StatusOK, healthBody{Status: "ok"})
 }
 
-// writeChecker is a store shared with other servers, whose writes one of
-// them can hold up while the database still answers reads (a server
-// frozen in the middle of a commit): it tells, within a bound, whether a
-// write would go through now.
+// writeChecker is a store shared with other servers, where what is
+// written can be held up while the database still answers reads (the
+// lock that numbering events takes, held by what does not let go): it
+// tells, within a bound, whether a write would reach readers now.
 type writeChecker interface {
 	CheckWrites(ctx context.Context) error
 }

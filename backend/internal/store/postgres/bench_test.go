@@ -14,6 +14,7 @@ import (
 	"github.com/agents-os/agents/backend/internal/store/pgtest"
 	"github.com/agents-os/agents/backend/internal/store/postgres"
 	"github.com/agents-os/agents/backend/internal/store/storetest"
+	"github.com/jackc/pgx/v5"
 )
 
 // BenchmarkCommitStep measures committed steps per second on PostgreSQL
@@ -89,5 +90,42 @@ func BenchmarkCommitAcrossServers(b *testing.B) {
 			})
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "commits/s")
 		})
+	}
+}
+
+// BenchmarkNumberEvents measures the one part of a commit with events
+// that servers do one at a time: numbering (number_events, under the row
+// lock of event_positions), here of one commit's two events, with the WAL
+// flushed at each commit as in production. Its time per op bounds the
+// time the cluster's commits are serialized for, each.
+func BenchmarkNumberEvents(b *testing.B) {
+	u, err := url.Parse(pgtest.DSN(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("synchronous_commit", "on")
+	u.RawQuery = q.Encode()
+	ctx := context.Background()
+	s, err := postgres.Open(ctx, u.String(), postgres.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	admin, err := pgx.Connect(ctx, u.String())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	for b.Loop() {
+		b.StopTimer()
+		if _, err := admin.Exec(ctx, `INSERT INTO events (session_id, owner, kind, time, body)
+			VALUES ('s', 'o', 'session.turn', 1, 'a turn'), ('s', 'o', 'session.status', 1, 'a status')`); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		if pending, err := s.NumberEvents(ctx); err != nil || pending {
+			b.Fatalf("NumberEvents = %v, %v", pending, err)
+		}
 	}
 }
