@@ -111,11 +111,16 @@ func (d Dialect) appendEventsSQL(n int) string {
 // How long a commit waits for its events' positions (positionCommitted):
 // the transactions that began before it must end first, which takes about
 // one commit of theirs. Past it the commit returns without them, and the
-// events reach readers from the log once they are numbered.
+// events reach readers from the log once they are numbered. Meanwhile it
+// looks whether they have them, which costs a read: the server whose
+// commit held them back numbers them as it numbers its own. It numbers
+// them itself only every renumberAfter, for a transaction that numbers
+// nothing (a lease's renewal, say).
 const (
 	positionWait      = 50 * time.Millisecond
 	positionFirstWait = 200 * time.Microsecond
 	positionMaxWait   = 5 * time.Millisecond
+	renumberAfter     = 5 * time.Millisecond
 )
 
 // positionCommitted gives the events of the changes that committed (out[i]
@@ -139,24 +144,32 @@ func (s *SQL) positionCommitted(changes []*Change, out []error) {
 		byID[e.id] = e
 	}
 	ctx := context.Background()
-	deadline := time.Now().Add(positionWait)
-	for wait := positionFirstWait; ; wait = min(2*wait, positionMaxWait) {
-		missing, err := s.numberEvents(ctx, ids, byID)
-		if err != nil || missing == 0 || time.Now().Add(wait).After(deadline) {
+	start := time.Now()
+	deadline, numbered := start.Add(positionWait), start
+	missing, err := s.numberEvents(ctx, s.st.numberEvents, ids, byID)
+	for wait := positionFirstWait; err == nil && missing > 0; wait = min(2*wait, positionMaxWait) {
+		if time.Now().Add(wait).After(deadline) {
 			return
 		}
 		time.Sleep(wait)
+		if now := time.Now(); now.Sub(numbered) >= renumberAfter || now.Add(wait).After(deadline) {
+			numbered = now
+			missing, err = s.numberEvents(ctx, s.st.numberEvents, ids, byID)
+		} else {
+			missing, err = s.numberEvents(ctx, s.st.eventSeqs, ids, byID)
+		}
 	}
 }
 
-// numberEvents runs number_events for the events byID holds (ids their
-// keys) and gives each the seq it has; it returns how many have none yet.
-func (s *SQL) numberEvents(ctx context.Context, ids []int64, byID map[int64]*Event) (missing int, err error) {
+// numberEvents runs stmt, number_events or a read of the seqs, for the
+// events byID holds (ids their keys) and gives each the seq it has; it
+// returns how many have none yet.
+func (s *SQL) numberEvents(ctx context.Context, stmt *readStmt, ids []int64, byID map[int64]*Event) (missing int, err error) {
 	var rows []struct {
 		ID  int64         `db:"id"`
 		Seq sql.NullInt64 `db:"seq"`
 	}
-	if err := s.st.numberEvents.SelectContext(ctx, &rows, ids); err != nil {
+	if err := stmt.SelectContext(ctx, &rows, ids); err != nil {
 		return 0, s.translate(err, nil, "number events")
 	}
 	missing = len(ids)
@@ -174,7 +187,7 @@ func (s *SQL) NumberEvents(ctx context.Context) (pending bool, err error) {
 	if !s.dialect.PositionsAfterCommit {
 		return false, nil
 	}
-	if _, err := s.numberEvents(ctx, []int64{}, nil); err != nil {
+	if _, err := s.numberEvents(ctx, s.st.numberEvents, []int64{}, nil); err != nil {
 		return true, err
 	}
 	if err := s.st.eventsPending.GetContext(ctx, &pending); err != nil {
@@ -230,6 +243,7 @@ const (
 // Numbering (PostgreSQL only, its migration 0010).
 const (
 	sqlNumberEvents  = `SELECT id, seq FROM number_events($1)`
+	sqlEventSeqs     = `SELECT id, seq FROM events WHERE id = ANY ($1)`
 	sqlEventsPending = `SELECT EXISTS (SELECT 1 FROM events WHERE seq IS NULL)`
 )
 

@@ -86,11 +86,12 @@ type statements struct {
 	anyBudget, budgetsInForce, admission        *readStmt
 	treeBudget                                  *readStmt
 	waitingCommands                             *readStmt
-	// numberEvents and eventsPending, only where positions are given
-	// after the commit (Dialect.PositionsAfterCommit); numberEvents writes
-	// but runs as a read does, on the pool, outside any transaction.
-	numberEvents, eventsPending *readStmt
-	reads                       []*readStmt
+	// numberEvents, eventSeqs and eventsPending, only where positions are
+	// given after the commit (Dialect.PositionsAfterCommit); numberEvents
+	// writes but runs as a read does, on the pool, outside any
+	// transaction.
+	numberEvents, eventSeqs, eventsPending *readStmt
+	reads                                  []*readStmt
 }
 
 // newStatements sets up every fixed statement on its pool and starts
@@ -181,8 +182,9 @@ func newStatements(ctx context.Context, read, write *sqlx.DB, d Dialect) *statem
 	}
 	if d.PositionsAfterCommit {
 		st.numberEvents = &readStmt{db: write, query: sqlNumberEvents}
+		st.eventSeqs = &readStmt{db: write, query: sqlEventSeqs}
 		st.eventsPending = &readStmt{db: write, query: sqlEventsPending}
-		st.reads = append(st.reads, st.numberEvents, st.eventsPending)
+		st.reads = append(st.reads, st.numberEvents, st.eventSeqs, st.eventsPending)
 	}
 	prepCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	st.stopPreparing, st.writesPrepared = stop, make(chan struct{})
