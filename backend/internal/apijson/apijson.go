@@ -91,14 +91,26 @@ func Unmarshal(data []byte, m proto.Message) error {
 	if errors.As(jsonx.CheckDepth(data, jsonx.MaxDepth), &deep) {
 		return &Error{Problem: fmt.Sprintf("the body nests lists and objects more than %d levels deep (at byte %d)", deep.Max, deep.Offset)}
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	v, err := parseValue(dec, shapeOf(m.ProtoReflect().Descriptor()))
-	if err != nil {
-		return err
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return &Error{Problem: "the body holds more than one JSON value"}
+	sh := shapeOf(m.ProtoReflect().Descriptor())
+	var (
+		v   any
+		err error
+	)
+	if json.Valid(data) {
+		v, err = parseValid(data, sh)
+		if err != nil {
+			return err
+		}
+	} else {
+		// Read as a decoder reads it, for the error it names.
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.UseNumber()
+		if v, err = parseValue(dec, sh); err != nil {
+			return err
+		}
+		if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+			return &Error{Problem: "the body holds more than one JSON value"}
+		}
 	}
 	obj, ok := v.(map[string]any)
 	if !ok {

@@ -91,13 +91,19 @@ func name(fd protoreflect.FieldDescriptor) string {
 
 // hidden reports a field that is written through another (fallback).
 func hidden(fd protoreflect.FieldDescriptor) bool {
-	for to, from := range fallback {
-		if from == fd.Name() && to.Parent() == fd.Parent().FullName() {
-			return true
-		}
-	}
-	return false
+	return hiddenFields[fd.FullName()]
 }
+
+// hiddenFields are the fields fallback writes others from, by full name:
+// every field of every message read is asked about, so the answer is a
+// lookup rather than a walk over fallback.
+var hiddenFields = func() map[protoreflect.FullName]bool {
+	out := map[protoreflect.FullName]bool{}
+	for to, from := range fallback {
+		out[to.Parent().Append(from)] = true
+	}
+	return out
+}()
 
 // flatRule is the rule of the oneof fd belongs to, if it is flattened.
 func flatRule(fd protoreflect.FieldDescriptor) (oneofRule, bool) {

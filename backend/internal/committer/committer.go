@@ -52,7 +52,11 @@ type Committer struct {
 	// answered: by the loop with its outcome, or, once the loop stopped,
 	// by the drain with ErrClosing; closed (under mu) stops new ones
 	// before the drain, so none is left in a queue nobody reads.
-	in        chan *write
+	in chan *write
+	// commit is held through each group commit and the publishing of
+	// its events, by the loop or by a writer committing its own write
+	// (see Write): one group at a time, its events out in commit order.
+	commit    sync.Mutex
 	mu        sync.RWMutex
 	closed    bool
 	stop      chan struct{}
@@ -117,6 +121,17 @@ func (c *Committer) Write(ctx context.Context, ch *store.Change, evs []*agentsv1
 		c.mu.RUnlock()
 		return ErrClosing
 	}
+	if c.alone() && c.commit.TryLock() {
+		// A write with no other to group with commits on its writer's
+		// goroutine: handing it to the loop and the answer back cost two
+		// goroutine wake-ups a write, a few percent of a lone session's
+		// CPU a prompt (BENCHMARKS.md). Close waits for it (the read
+		// lock).
+		c.commitGroup([]*write{w}, []*store.Change{ch})
+		c.commit.Unlock()
+		c.mu.RUnlock()
+		return <-w.done
+	}
 	select {
 	case c.in <- w:
 	case <-ctx.Done():
@@ -148,6 +163,8 @@ const (
 // alone), publishes the events of those that committed, in order, and
 // answers each writer. While a commit runs, the next writes wait and go
 // in the next group: with many sessions, one commit serves many steps.
+// A write that finds none waiting and no commit running is committed by
+// its own writer instead (Write).
 func (c *Committer) loop() {
 	defer close(c.done)
 	defer c.drain()
@@ -163,6 +180,9 @@ func (c *Committer) loop() {
 		case <-c.stop:
 			return
 		}
+		// The lock first: the writes that come while a writer commits
+		// its own go in this group.
+		c.commit.Lock()
 	more:
 		for len(group) < maxGroup {
 			select {
@@ -180,27 +200,42 @@ func (c *Committer) loop() {
 		for _, w := range group {
 			changes = append(changes, w.change)
 		}
-		// A group commit runs to its end even when the committer is
-		// closing: its writes were taken, and SQLite's transaction is
-		// short. A context that is never done also spares database/sql
-		// and the driver a watcher goroutine for the transaction and for
-		// each of its statements.
-		outcomes := c.store.CommitAll(context.Background(), changes)
-		for i, w := range group {
-			if outcomes[i] == nil {
-				for j, ev := range w.events {
-					ev.Seq = w.change.Events[j].Seq
-					if err := c.publish(ev, w.change.Events[j].Body); err != nil {
-						// The change is stored; only its live delivery
-						// failed, and replay from the log still has it.
-						c.opts.Log.Error("publish a committed event", "session", ev.GetSessionId(), "seq", ev.GetSeq(), "err", err)
-					}
-				}
-			}
-			w.done <- outcomes[i]
-		}
+		c.commitGroup(group, changes)
+		c.commit.Unlock()
 		clear(group)
 		clear(changes)
+	}
+}
+
+// alone reports whether a write would wait for no other: none is queued,
+// and too few runs are in flight for the loop to gather a group (see
+// groupWaitRuns).
+func (c *Committer) alone() bool {
+	return len(c.in) == 0 && (c.opts.Runs == nil || c.opts.Runs() < groupWaitRuns)
+}
+
+// commitGroup commits the changes of group in one transaction, publishes
+// the events of those that committed, in order, and answers each writer.
+// The caller holds c.commit.
+func (c *Committer) commitGroup(group []*write, changes []*store.Change) {
+	// A group commit runs to its end even when the committer is
+	// closing: its writes were taken, and SQLite's transaction is
+	// short. A context that is never done also spares database/sql
+	// and the driver a watcher goroutine for the transaction and for
+	// each of its statements.
+	outcomes := c.store.CommitAll(context.Background(), changes)
+	for i, w := range group {
+		if outcomes[i] == nil {
+			for j, ev := range w.events {
+				ev.Seq = w.change.Events[j].Seq
+				if err := c.publish(ev, w.change.Events[j].Body); err != nil {
+					// The change is stored; only its live delivery
+					// failed, and replay from the log still has it.
+					c.opts.Log.Error("publish a committed event", "session", ev.GetSessionId(), "seq", ev.GetSeq(), "err", err)
+				}
+			}
+		}
+		w.done <- outcomes[i]
 	}
 }
 

@@ -102,3 +102,50 @@ func TestPublishTakesTheCommittedEvents(t *testing.T) {
 		t.Errorf("the hub got events up to %d besides", hub.Seq())
 	}
 }
+
+// Writers that commit their own write and the groups the loop commits
+// take turns: the events go out in seq order, each once.
+func TestConcurrentWritesPublishInSeqOrder(t *testing.T) {
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "c.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	hub := events.New(events.Options{})
+	hub.Start(0)
+	defer hub.Shutdown()
+	var (
+		mu  sync.Mutex
+		got []uint64
+	)
+	c := committer.New(db, hub, committer.Options{Publish: func(ev *agentsv1.Event, _ []byte) error {
+		time.Sleep(50 * time.Microsecond) // a commit that publishes slowly, for another to overtake
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, ev.Seq)
+		return nil
+	}})
+	const writers, each = 8, 25
+	var wg sync.WaitGroup
+	for range writers {
+		wg.Go(func() {
+			for range each {
+				evs := []*agentsv1.Event{{Kind: "agents.changed"}, {Kind: "agents.changed"}}
+				if err := c.Write(ctx, &store.Change{}, evs); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	c.Close()
+	if len(got) != 2*writers*each {
+		t.Fatalf("published %d events, want %d", len(got), 2*writers*each)
+	}
+	for i, seq := range got {
+		if seq != uint64(i+1) {
+			t.Fatalf("event %d published with seq %d, want %d: %v", i, seq, i+1, got)
+		}
+	}
+}

@@ -509,30 +509,14 @@ func (r *Runner) ReadSession(ctx context.Context, owner, id string, req ViewRequ
 	if r.runsElsewhere(ctx, id) {
 		return r.readElsewhere(ctx, owner, id, req)
 	}
-	if req.Wait {
-		var idle <-chan struct{}
-		err := r.withSession(ctx, id, func(a *actor) error {
-			if err := a.authorize(owner); err != nil {
-				return err
-			}
-			if _, _, err := req.Turns.bounds(len(a.st.turns)); err != nil {
-				return err
-			}
-			idle = a.waitIdle()
-			return nil
-		})
-		if leaseHeld(err) || r.handedOver(err) {
-			return r.readElsewhere(ctx, owner, id, req)
-		}
-		if err != nil {
-			return View{}, err
-		}
-		if err := await(ctx, idle, req.Timeout); err != nil {
-			return View{}, err
-		}
-	}
-	var view View
-	err := r.withSession(ctx, id, func(a *actor) error {
+	var (
+		view View
+		read bool
+		idle <-chan struct{}
+	)
+	// look takes the view in the actor's call; with wait, only when no
+	// run is active, and otherwise idle tells when none is.
+	look := func(a *actor) error {
 		if err := a.authorize(owner); err != nil {
 			return err
 		}
@@ -540,11 +524,25 @@ func (r *Runner) ReadSession(ctx context.Context, owner, id string, req ViewRequ
 		if err != nil {
 			return err
 		}
-		view = a.viewRange(lo, hi)
+		if req.Wait && a.run != nil {
+			idle = a.waitIdle()
+			return nil
+		}
+		view, read = a.viewRange(lo, hi), true
 		return nil
-	})
-	if leaseHeld(err) || r.handedOver(err) {
+	}
+	err := r.withSession(ctx, id, look)
+	if !read && err == nil {
+		// A run was active: wait for its end, then read (a prompt's
+		// waiting read that comes after the run ended reads at once, in
+		// one call).
+		if err := await(ctx, idle, req.Timeout); err != nil {
+			return View{}, err
+		}
 		req.Wait = false // waited already
+		err = r.withSession(ctx, id, look)
+	}
+	if leaseHeld(err) || r.handedOver(err) {
 		return r.readElsewhere(ctx, owner, id, req)
 	}
 	if err != nil {

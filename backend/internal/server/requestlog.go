@@ -216,6 +216,11 @@ func codeOfStatus(status int) string {
 
 // levelOfCode logs server faults at ERROR and everything else at INFO.
 func levelOfCode(code string) slog.Level {
+	if code == "ok" {
+		// Most requests: spared connect's parse, whose error for "ok"
+		// is formatted every time.
+		return slog.LevelInfo
+	}
 	var c connect.Code
 	if err := c.UnmarshalText([]byte(code)); err != nil {
 		return slog.LevelInfo
