@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"connectrpc.com/connect"
 	"go.opentelemetry.io/otel/propagation"
@@ -18,6 +19,7 @@ import (
 	"github.com/agents-os/agents/api/gen/agents/v1/agentsv1connect"
 	"github.com/agents-os/agents/backend/internal/catalog"
 	"github.com/agents-os/agents/backend/internal/events"
+	"github.com/agents-os/agents/backend/internal/events/rounds"
 	"github.com/agents-os/agents/backend/internal/runner"
 	"github.com/agents-os/agents/backend/internal/store"
 )
@@ -73,10 +75,13 @@ func (c Security) Validate() error {
 
 // Server holds the handlers of every service.
 type Server struct {
-	log      *slog.Logger
-	catalog  *catalog.Catalog
-	runner   *runner.Runner
-	hub      *events.Hub
+	log     *slog.Logger
+	catalog *catalog.Catalog
+	runner  *runner.Runner
+	hub     *events.Hub
+	// rounds paces every subscriber's writes (see pump).
+	rounds   *rounds.Clock
+	batches  sseBatches
 	store    store.Store
 	metrics  *Metrics
 	leases   Leases
@@ -109,6 +114,7 @@ func New(d Deps) *Server {
 		web:     d.Web,
 		version: d.Version,
 	}
+	s.rounds = rounds.New(func() time.Duration { return coalesceWindow(d.Hub.Subscribers()) }, d.Hub.Position)
 	s.mcp = &mcpEndpoint{s: s}
 	if d.Metrics != nil && d.Runner != nil {
 		d.Metrics.runner.Store(d.Runner)
