@@ -130,19 +130,14 @@ const maxSharedBytes = 1 << 20
 
 // find returns the bytes kept for evs, nil when none are.
 func (c *sseBatches) find(evs []*agentsv1.Event) []byte {
-	var found *sseBatch
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	for _, b := range c.recent {
-		if b != nil && len(b.evs) == len(evs) && b.evs[0] == evs[0] && b.evs[len(evs)-1] == evs[len(evs)-1] {
-			found = b
-			break
+		if b != nil && len(b.evs) == len(evs) && b.evs[0] == evs[0] && slices.Equal(b.evs, evs) {
+			return b.bytes
 		}
 	}
-	c.mu.Unlock()
-	if found == nil || !slices.Equal(found.evs, evs) {
-		return nil
-	}
-	return found.bytes
+	return nil
 }
 
 // bytes returns the frames of evs, one after the other. The bytes are
