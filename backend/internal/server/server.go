@@ -79,7 +79,8 @@ type Server struct {
 	catalog *catalog.Catalog
 	runner  *runner.Runner
 	hub     *events.Hub
-	// rounds paces every subscriber's writes (see pump).
+	// rounds paces every subscriber's writes (see pump), and batches
+	// shares the SSE batches the subscribers of a round write.
 	rounds   *rounds.Clock
 	batches  sseBatches
 	store    store.Store
