@@ -119,13 +119,15 @@ func (out sink) event(ev *agentsv1.Event) error {
 	return out.send(&agentsv1.SubscribeResponse{Item: &agentsv1.SubscribeResponse_Event{Event: ev}})
 }
 
-// maxBatch bounds how many queued events pump gathers before it flushes.
+// maxBatch bounds how many queued events pump writes before it flushes.
 const maxBatch = 256
 
-// The window of the subscribers' rounds (see package rounds): a round
-// starts coalesce after the first event that asks for one (a run's
-// start, its deltas, its turns and its end come within a millisecond or
-// two, and go out together).
+// coalesce is how long pump waits, after the first event of a batch, for
+// the events that usually follow it (a run's start, its deltas, its
+// turns and its end come within a millisecond or two): a subscriber is
+// woken and written to once for them, not once per event. A timer that
+// fires does not wake it again for each event queued meanwhile, as a
+// receive on its queue would.
 //
 // The window grows with the number of subscribers, by coalesce for each
 // coalescePer of them up to maxCoalesce: every event costs a write per
@@ -133,7 +135,8 @@ const maxBatch = 256
 // as for ten, so with a thousand subscribers the server spends most of
 // its time in those writes and a longer window, fewer and larger writes,
 // delivers sooner than a short one (BENCHMARKS.md, "The JSON encoder,
-// the turn cache again, the fan-out window and parked sessions").
+// the turn cache again, the fan-out window and parked sessions"; and
+// "Fan-out to 1,000 subscribers" for the shared rounds tried since).
 const (
 	coalesce    = 2 * time.Millisecond
 	coalescePer = 100
@@ -147,12 +150,10 @@ func coalesceWindow(n int) time.Duration {
 
 // pump sends a subscription to a client: a snapshot or a heartbeat first
 // (so the client knows the stream is open), then events, heartbeats while
-// idle, and a lagged item if the client fell behind. Events are written
-// in the server's rounds (s.rounds): a subscriber with an event queued
-// waits for the next round, then writes the events queued up to the
-// round's cut in one flush, so a subscriber that falls a little behind
-// catches up in one write, not one per event, and the subscribers of a
-// scope write the same batch (see sseBatches).
+// idle, and a lagged item if the client fell behind. Events queued when
+// one arrives, and those that arrive in the coalescing window after it,
+// go out with it in one flush: a subscriber that falls a little behind
+// catches up in a few writes, not one per event.
 func (s *Server) pump(ctx context.Context, sub *events.Subscription, out sink) error {
 	first := heartbeat(s.hub.Seq())
 	if sub.Mode() == events.ModeSnapshot {
@@ -170,83 +171,74 @@ func (s *Server) pump(ctx context.Context, sub *events.Subscription, out sink) e
 	}
 	ticker := time.NewTicker(heartbeatEvery)
 	defer ticker.Stop()
-	// carry is the event after the last round's cut, received from the
-	// queue and written first in the next round.
-	var carry *agentsv1.Event
-	for {
-		ev, ok := carry, true
-		if carry == nil {
+	window := time.NewTimer(time.Hour)
+	window.Stop()
+	defer window.Stop()
+	// drain sends ev and what is queued behind it, up to maxBatch events
+	// in all (n counts them); it reports whether the queue ended.
+	drain := func(ev *agentsv1.Event, ok bool, n *int) (ended bool, err error) {
+		for {
+			if !ok {
+				if lagged, last := sub.Lagged(); lagged {
+					if err := out.send(&agentsv1.SubscribeResponse{Item: &agentsv1.SubscribeResponse_Lagged{Lagged: &agentsv1.Lagged{LastSeq: last.Seq, LastDeltaSeq: last.Delta}}}); err != nil {
+						return true, err
+					}
+				}
+				return true, nil
+			}
+			if err := out.event(ev); err != nil {
+				return false, err
+			}
+			if *n++; *n > maxBatch {
+				return false, nil
+			}
 			select {
-			case <-ctx.Done():
-				return nil
-			case <-ticker.C:
-				if err := out.send(heartbeat(s.hub.Seq())); err != nil {
-					return err
-				}
-				if err := out.flush(); err != nil {
-					return err
-				}
-				continue
 			case ev, ok = <-sub.C():
+			default:
+				return false, nil
 			}
-		}
-		if !ok {
-			return ended(sub, out)
-		}
-		cut, err := s.rounds.Wait(ctx)
-		if err != nil {
-			return nil
-		}
-		carry, ok, err = drain(sub, ev, cut, out)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return ended(sub, out)
 		}
 	}
-}
-
-// drain sends ev and the events queued behind it up to cut, flushing
-// every maxBatch events and at the end. It returns the first event
-// after cut, which waits for the next round, and false when the queue
-// ended. ev is sent whatever its position, so each round sends at least
-// one event: a backlog read from the log may be ahead of the hub.
-func drain(sub *events.Subscription, ev *agentsv1.Event, cut events.Position, out sink) (carry *agentsv1.Event, ok bool, err error) {
-	for n := 1; ; n++ {
-		if err := out.event(ev); err != nil {
-			return nil, true, err
-		}
-		if n%maxBatch == 0 {
-			if err := out.flush(); err != nil {
-				return nil, true, err
-			}
-		}
+	for {
 		select {
-		case ev, ok = <-sub.C():
-		default:
-			return nil, true, out.flush()
-		}
-		if !ok {
-			return nil, false, out.flush()
-		}
-		if cut.Before(events.PositionOf(ev)) {
-			return ev, true, out.flush()
+		case <-ctx.Done():
+			return nil
+		case <-ticker.C:
+			if err := out.send(heartbeat(s.hub.Seq())); err != nil {
+				return err
+			}
+			if err := out.flush(); err != nil {
+				return err
+			}
+		case ev, ok := <-sub.C():
+			n := 0
+			ended, err := drain(ev, ok, &n)
+			if err != nil {
+				return err
+			}
+			if !ended && n <= maxBatch {
+				window.Reset(coalesceWindow(s.hub.Subscribers()))
+				select {
+				case <-ctx.Done():
+					return out.flush()
+				case <-window.C:
+				}
+				select {
+				case ev, ok = <-sub.C():
+					if ended, err = drain(ev, ok, &n); err != nil {
+						return err
+					}
+				default:
+				}
+			}
+			if err := out.flush(); err != nil {
+				return err
+			}
+			if ended {
+				return nil
+			}
 		}
 	}
-}
-
-// ended sends the lagged item of a subscription cut for falling behind;
-// a queue closed for another reason ends the stream as it is.
-func ended(sub *events.Subscription, out sink) error {
-	lagged, last := sub.Lagged()
-	if !lagged {
-		return nil
-	}
-	if err := out.send(&agentsv1.SubscribeResponse{Item: &agentsv1.SubscribeResponse_Lagged{Lagged: &agentsv1.Lagged{LastSeq: last.Seq, LastDeltaSeq: last.Delta}}}); err != nil {
-		return err
-	}
-	return out.flush()
 }
 
 func heartbeat(seq uint64) *agentsv1.SubscribeResponse {

@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"connectrpc.com/connect"
 	"go.opentelemetry.io/otel/propagation"
@@ -19,7 +18,6 @@ import (
 	"github.com/agents-os/agents/api/gen/agents/v1/agentsv1connect"
 	"github.com/agents-os/agents/backend/internal/catalog"
 	"github.com/agents-os/agents/backend/internal/events"
-	"github.com/agents-os/agents/backend/internal/events/rounds"
 	"github.com/agents-os/agents/backend/internal/runner"
 	"github.com/agents-os/agents/backend/internal/store"
 )
@@ -75,14 +73,10 @@ func (c Security) Validate() error {
 
 // Server holds the handlers of every service.
 type Server struct {
-	log     *slog.Logger
-	catalog *catalog.Catalog
-	runner  *runner.Runner
-	hub     *events.Hub
-	// rounds paces every subscriber's writes (see pump), and batches
-	// shares the SSE batches the subscribers of a round write.
-	rounds   *rounds.Clock
-	batches  sseBatches
+	log      *slog.Logger
+	catalog  *catalog.Catalog
+	runner   *runner.Runner
+	hub      *events.Hub
 	store    store.Store
 	metrics  *Metrics
 	leases   Leases
@@ -115,7 +109,6 @@ func New(d Deps) *Server {
 		web:     d.Web,
 		version: d.Version,
 	}
-	s.rounds = rounds.New(func() time.Duration { return coalesceWindow(d.Hub.Subscribers()) }, d.Hub.Position)
 	s.mcp = &mcpEndpoint{s: s}
 	if d.Metrics != nil && d.Runner != nil {
 		d.Metrics.runner.Store(d.Runner)

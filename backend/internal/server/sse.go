@@ -3,7 +3,6 @@ package server
 import (
 	"io"
 	"net/http"
-	"slices"
 	"strings"
 	"sync"
 
@@ -70,118 +69,98 @@ func (s *Server) sseRoute(perSession bool) http.HandlerFunc {
 		if err := rc.Flush(); err != nil {
 			return
 		}
-		// The events of a round are gathered, then written in one piece
-		// that every subscriber of the round with the same events shares
-		// (s.batches).
-		var evs []*agentsv1.Event
-		writeEvents := func() error {
-			if len(evs) == 0 {
+		// A batch is gathered in one buffer, taken from a pool while it is
+		// written: an idle subscriber holds none.
+		var batch *[]byte
+		// queued writes a long batch out in pieces of about
+		// maxBatchBytes: what a subscriber holds stays small.
+		queued := func() error {
+			if len(*batch) < maxBatchBytes {
 				return nil
 			}
-			b, err := s.batches.bytes(s.hub, evs)
-			clear(evs)
-			evs = evs[:0]
-			if err != nil {
-				return err
-			}
-			_, err = w.Write(b)
+			_, err := w.Write(*batch)
+			*batch = (*batch)[:0]
 			return err
 		}
 		_ = s.pump(r.Context(), sub, sink{
 			send: func(item *agentsv1.SubscribeResponse) error {
-				if err := writeEvents(); err != nil {
+				if batch == nil {
+					batch = getBatch()
+				}
+				if err := s.appendSSE(batch, item); err != nil {
 					return err
 				}
-				return s.writeSSE(w, item)
+				return queued()
 			},
 			sendEvent: func(ev *agentsv1.Event) error {
-				evs = append(evs, ev)
-				return nil
+				b, err := s.hub.Frame(ev, events.EncodingSSE, sse.EventFrame)
+				if err != nil {
+					return err
+				}
+				if batch == nil {
+					batch = getBatch()
+				}
+				*batch = append(*batch, b...)
+				return queued()
 			},
 			flush: func() error {
-				if err := writeEvents(); err != nil {
+				if batch == nil {
+					return rc.Flush()
+				}
+				_, err := w.Write(*batch)
+				putBatch(batch)
+				batch = nil
+				if err != nil {
 					return err
 				}
 				return rc.Flush()
 			},
 		})
-	}
-}
-
-// sseBatches keeps the SSE encodings of the newest batches written, so
-// the subscribers that write the same events in a round (those of one
-// scope, see rounds) share one: the events are shared (the hub gives
-// every subscriber the same pointers), so a batch is known by them.
-// What it keeps is bounded by count and by bytes.
-type sseBatches struct {
-	mu     sync.Mutex
-	recent [16]*sseBatch
-	next   int
-	size   int
-}
-
-type sseBatch struct {
-	evs   []*agentsv1.Event
-	bytes []byte
-}
-
-// maxSharedBytes bounds the bytes of the batches kept.
-const maxSharedBytes = 1 << 20
-
-// find returns the bytes kept for evs, nil when none are.
-func (c *sseBatches) find(evs []*agentsv1.Event) []byte {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, b := range c.recent {
-		if b != nil && len(b.evs) == len(evs) && b.evs[0] == evs[0] && slices.Equal(b.evs, evs) {
-			return b.bytes
+		if batch != nil {
+			putBatch(batch)
 		}
 	}
-	return nil
 }
 
-// bytes returns the frames of evs, one after the other. The bytes are
-// shared: nobody may modify them.
-func (c *sseBatches) bytes(hub *events.Hub, evs []*agentsv1.Event) ([]byte, error) {
-	if b := c.find(evs); b != nil {
-		return b, nil
+// A batch is written once it holds maxBatchBytes; its buffer has room
+// for one more frame of up to 4 KiB past that, and one that grew beyond
+// maxPooledBatch (a larger frame) is not kept.
+const (
+	maxBatchBytes  = 16 << 10
+	maxPooledBatch = 64 << 10
+)
+
+var batches = sync.Pool{New: func() any { b := make([]byte, 0, maxBatchBytes+4<<10); return &b }}
+
+func getBatch() *[]byte { return batches.Get().(*[]byte) }
+
+func putBatch(b *[]byte) {
+	if cap(*b) > maxPooledBatch {
+		return
 	}
-	frames := make([][]byte, len(evs))
-	size := 0
-	for i, ev := range evs {
-		f, err := hub.Frame(ev, events.EncodingSSE, sse.EventFrame)
+	*b = (*b)[:0]
+	batches.Put(b)
+}
+
+// appendSSE appends one item's frame to a batch.
+func (s *Server) appendSSE(batch *[]byte, item *agentsv1.SubscribeResponse) error {
+	if ev, ok := item.GetItem().(*agentsv1.SubscribeResponse_Event); ok {
+		b, err := s.hub.Frame(ev.Event, events.EncodingSSE, sse.EventFrame)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		frames[i] = f
-		size += len(f)
+		*batch = append(*batch, b...)
+		return nil
 	}
-	if len(frames) == 1 {
-		return frames[0], nil
-	}
-	out := make([]byte, 0, size)
-	for _, f := range frames {
-		out = append(out, f...)
-	}
-	if size <= maxSharedBytes {
-		b := &sseBatch{evs: slices.Clone(evs), bytes: out}
-		c.mu.Lock()
-		// The oldest go first, until the new one fits.
-		for i := c.next; c.size+size > maxSharedBytes; i = (i + 1) % len(c.recent) {
-			if old := c.recent[i]; old != nil {
-				c.size -= len(old.bytes)
-				c.recent[i] = nil
-			}
-		}
-		if old := c.recent[c.next]; old != nil {
-			c.size -= len(old.bytes)
-		}
-		c.recent[c.next] = b
-		c.size += size
-		c.next = (c.next + 1) % len(c.recent)
-		c.mu.Unlock()
-	}
-	return out, nil
+	return s.writeSSE((*appender)(batch), item)
+}
+
+// appender is an io.Writer appending to a batch.
+type appender []byte
+
+func (a *appender) Write(p []byte) (int, error) {
+	*a = append(*a, p...)
+	return len(p), nil
 }
 
 // writeSSE writes one item; an event's frame is encoded once and shared
