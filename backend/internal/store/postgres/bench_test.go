@@ -22,19 +22,25 @@ import (
 // flush, as they do by default in production (pgtest's databases skip it).
 func BenchmarkCommitStep(b *testing.B) {
 	storetest.BenchCommitStep(b, func(b *testing.B) store.Store {
-		u, err := url.Parse(pgtest.DSN(b))
-		if err != nil {
-			b.Fatal(err)
-		}
-		q := u.Query()
-		q.Set("synchronous_commit", "on")
-		u.RawQuery = q.Encode()
-		s, err := postgres.Open(context.Background(), u.String(), postgres.Options{})
+		s, err := postgres.Open(context.Background(), flushingDSN(b), postgres.Options{})
 		if err != nil {
 			b.Fatal(err)
 		}
 		return s
 	})
+}
+
+// flushingDSN is a new database's URL whose commits wait for the WAL
+// flush, as they do by default in production (pgtest's databases skip it).
+func flushingDSN(b *testing.B) string {
+	u, err := url.Parse(pgtest.DSN(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("synchronous_commit", "on")
+	u.RawQuery = q.Encode()
+	return u.String()
 }
 
 // BenchmarkCommitAcrossServers measures what several servers on one
@@ -46,17 +52,11 @@ func BenchmarkCommitStep(b *testing.B) {
 func BenchmarkCommitAcrossServers(b *testing.B) {
 	for _, servers := range []int{1, 2} {
 		b.Run(fmt.Sprintf("servers=%d", servers), func(b *testing.B) {
-			u, err := url.Parse(pgtest.DSN(b))
-			if err != nil {
-				b.Fatal(err)
-			}
-			q := u.Query()
-			q.Set("synchronous_commit", "on")
-			u.RawQuery = q.Encode()
+			dsn := flushingDSN(b)
 			ctx := context.Background()
 			var stores []*postgres.Store
 			for range servers {
-				s, err := postgres.Open(ctx, u.String(), postgres.Options{})
+				s, err := postgres.Open(ctx, dsn, postgres.Options{})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -99,20 +99,14 @@ func BenchmarkCommitAcrossServers(b *testing.B) {
 // flushed at each commit as in production. Its time per op bounds the
 // time the cluster's commits are serialized for, each.
 func BenchmarkNumberEvents(b *testing.B) {
-	u, err := url.Parse(pgtest.DSN(b))
-	if err != nil {
-		b.Fatal(err)
-	}
-	q := u.Query()
-	q.Set("synchronous_commit", "on")
-	u.RawQuery = q.Encode()
+	dsn := flushingDSN(b)
 	ctx := context.Background()
-	s, err := postgres.Open(ctx, u.String(), postgres.Options{})
+	s, err := postgres.Open(ctx, dsn, postgres.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer s.Close()
-	admin, err := pgx.Connect(ctx, u.String())
+	admin, err := pgx.Connect(ctx, dsn)
 	if err != nil {
 		b.Fatal(err)
 	}
