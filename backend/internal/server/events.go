@@ -134,9 +134,8 @@ const maxBatch = 256
 // subscriber, and a write to a socket costs about the same for one event
 // as for ten, so with a thousand subscribers the server spends most of
 // its time in those writes and a longer window, fewer and larger writes,
-// delivers sooner than a short one (BENCHMARKS.md, "The JSON encoder,
-// the turn cache again, the fan-out window and parked sessions"; and
-// "Fan-out to 1,000 subscribers" for the shared rounds tried since).
+// delivers sooner than a short one (BENCHMARKS.md, "Fan-out to 1,000
+// subscribers", with the shared rounds tried since).
 const (
 	coalesce    = 2 * time.Millisecond
 	coalescePer = 100
