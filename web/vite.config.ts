@@ -14,5 +14,11 @@ export default defineConfig({
   test: {
     environment: "jsdom",
     include: ["src/**/*.test.{ts,tsx}"],
+    setupFiles: ["src/test-setup.ts"],
+    // The tests wait for what the app shows, never for a time: on a
+    // loaded machine (CI beside other builds) rendering a page in jsdom
+    // took seconds, and the defaults (5 s a test, 1 s a wait) failed
+    // tests that were right.
+    testTimeout: 30_000,
   },
 });
