@@ -30,7 +30,7 @@ func (r *Runner) SendMail(ctx context.Context, owner, to string, m Mail) (sessio
 	if m.FromSession != "" {
 		from, err := r.store.GetMeta(ctx, m.FromSession)
 		if err != nil || (owner != AnyOwner && from.Owner != owner) {
-			return session.Mail{}, errs.NotFound("unknown_session", "unknown sending session %s", m.FromSession)
+			return session.Mail{}, errs.NotFound(errs.CodeUnknownSession, "unknown sending session %s", m.FromSession)
 		}
 		sender = session.Sender{Kind: session.SenderSession, Name: from.ID}
 		if m.Body.Kind == session.MailAgentMessage && m.Body.Agent == "" {
@@ -140,7 +140,7 @@ func (r *Runner) mailByID(ctx context.Context, sessionID, id string) (session.Ma
 			return m, nil
 		}
 	}
-	return session.Mail{}, errs.NotFound("unknown_mail", "mail %s is gone", id)
+	return session.Mail{}, errs.NotFound(errs.CodeUnknownMail, "mail %s is gone", id)
 }
 
 // obey carries out control mail, which addMail stored delivered.
@@ -219,11 +219,11 @@ func checkMail(b session.MailBody) error {
 	switch b.Kind {
 	case session.MailUserMessage, session.MailAgentMessage:
 		if b.Text == "" {
-			return errs.Invalid("invalid_argument", "mail text is empty")
+			return errs.Invalid(errs.CodeInvalidArgument, "mail text is empty")
 		}
 	case session.MailStopRun, session.MailCancelCalls, session.MailResume:
 	default:
-		return errs.Invalid("invalid_argument", "unknown mail kind %q", b.Kind)
+		return errs.Invalid(errs.CodeInvalidArgument, "unknown mail kind %q", b.Kind)
 	}
 	return nil
 }

@@ -96,7 +96,7 @@ func (r *Runner) metaElsewhere(ctx context.Context, owner, id string) (session.M
 		return session.Meta{}, err
 	}
 	if owner != AnyOwner && meta.Owner != owner {
-		return session.Meta{}, errs.NotFound("unknown_session", "unknown session %s", id)
+		return session.Meta{}, errs.NotFound(errs.CodeUnknownSession, "unknown session %s", id)
 	}
 	return meta, nil
 }

@@ -217,7 +217,7 @@ func (a *actor) beginStep() {
 		return
 	}
 	if a.agent == nil {
-		a.failRun("unknown_agent", fmt.Sprintf("agent %q is not loaded", a.st.meta.Agent))
+		a.failRun(errs.CodeUnknownAgent, fmt.Sprintf("agent %q is not loaded", a.st.meta.Agent))
 		return
 	}
 	if missing := a.missingParams(); len(missing) > 0 {
@@ -252,7 +252,7 @@ func (a *actor) launchStep() {
 	run := a.run
 	model, err := a.r.opts.Models(a.agent.Model)
 	if err != nil {
-		a.failRun("model_error", err.Error())
+		a.failRun(errs.CodeModelError, err.Error())
 		return
 	}
 	ctx, cancel := context.WithCancel(run.ctx)
@@ -325,7 +325,7 @@ func (a *actor) launchStep() {
 		if err != nil {
 			a.post(func(a *actor) {
 				if a.current(st) && a.run.ctx.Err() == nil {
-					a.failRun("budget_unavailable", "the budgets could not be read: "+err.Error())
+					a.failRun(errs.CodeBudgetUnavailable, "the budgets could not be read: "+err.Error())
 				}
 			})
 			return
@@ -407,7 +407,7 @@ func (a *actor) modelDone(st *step, resp llm.Response, err error, took time.Dura
 		if a.overflowed(st, err) {
 			return
 		}
-		a.failRun("model_error", err.Error())
+		a.failRun(errs.CodeModelError, err.Error())
 		return
 	}
 	a.run.compactions, a.run.overflowed = 0, false

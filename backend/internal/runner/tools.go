@@ -355,7 +355,7 @@ func (r *Runner) runHelper(ctx context.Context, env callEnv, call tool.Call, run
 func (r *Runner) awaitChild(ctx context.Context, id string) (runOutcome, error) {
 	for {
 		out, err := r.awaitRun(ctx, id)
-		if r.cluster == nil || errs.CodeOf(err) != store.CodeLeaseHeld {
+		if r.cluster == nil || errs.CodeOf(err) != errs.CodeLeaseHeld {
 			return out, err
 		}
 		meta, err := r.store.GetMeta(ctx, id)

@@ -106,7 +106,7 @@ func NewMetrics(sessions store.Sessions, hub *events.Hub) *Metrics {
 		reg:     prometheus.NewRegistry(),
 		kinds:   eventKinds(),
 		reasons: labelsOf(runner.StopDone, runner.StopCancelled, runner.StopPaused, runner.StopWaiting, runner.StopMaxSteps, runner.StopBudget),
-		codes:   labelsOf("model_error", "store_error", "unknown_agent", "recovery_failed", "params_required", "budget_unavailable"),
+		codes:   labelsOf(errs.CodeModelError, errs.CodeStoreError, errs.CodeUnknownAgent, errs.CodeRecoveryFailed, errs.CodeParamsRequired, errs.CodeBudgetUnavailable),
 		runsStarted: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "agents_runs_started_total", Help: "Runs started, by what started them.",
 		}, []string{"trigger"}),
@@ -441,7 +441,7 @@ func (s *Server) metricsRoute() http.Handler {
 func (s *Server) adminOnly(what string, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !isAdmin(r.Context()) {
-			s.writeError(w, r, errs.PermissionDenied("permission_denied", "%s need an admin token", what))
+			s.writeError(w, r, errs.PermissionDenied(errs.CodePermissionDenied, "%s need an admin token", what))
 			return
 		}
 		h.ServeHTTP(w, r)

@@ -98,7 +98,7 @@ func testCommitChange(t *testing.T, fresh func(t *testing.T) Opener) {
 	noErr(t, err, "idempotency key")
 	equal(t, "recorded op", rec.Op, "create")
 	_, err = s.Idempotent(ctx, "other", "k1")
-	wantErr(t, err, errs.KindNotFound, "unknown_key")
+	wantErr(t, err, errs.KindNotFound, errs.CodeUnknownKey)
 
 	// A change that fails (the second key is taken) leaves nothing behind:
 	// not its turn, not its mail, not its events.
@@ -131,7 +131,7 @@ func testCommitChange(t *testing.T, fresh func(t *testing.T) Opener) {
 	res := session.ToolResult{CallID: d.Call.ID, Text: "done", Status: session.ResultOK}
 	noErr(t, s.Commit(ctx, &store.Change{Completed: []store.Completion{{Token: "t1", Result: res, At: at(2)}}}), "complete")
 	err = s.Commit(ctx, &store.Change{Completed: []store.Completion{{Token: "t1", Result: res, At: at(3)}}})
-	wantErr(t, err, errs.KindFailedPrecondition, store.CodeCallCompleted)
+	wantErr(t, err, errs.KindFailedPrecondition, errs.CodeCallCompleted)
 
 	// Helper calls and deletes.
 	noErr(t, s.Commit(ctx, &store.Change{HelperCalls: []store.HelperCall{{SessionID: "s", CallID: "c1", ChildID: "child", Created: at(2)}}}), "record helper")
@@ -140,7 +140,7 @@ func testCommitChange(t *testing.T, fresh func(t *testing.T) Opener) {
 	equal(t, "helper child", child, "child")
 	noErr(t, s.Commit(ctx, &store.Change{Delete: []string{"s"}, Events: []store.Event{event("s", "o", "session.deleted", 2)}}), "delete")
 	_, err = s.GetMeta(ctx, "s")
-	wantErr(t, err, errs.KindNotFound, store.CodeUnknownSession)
+	wantErr(t, err, errs.KindNotFound, errs.CodeUnknownSession)
 	child, err = s.HelperChild(ctx, "s", "c1")
 	noErr(t, err, "helper child after delete")
 	equal(t, "helper child after delete", child, "")
@@ -235,7 +235,7 @@ func testCommitAll(t *testing.T, fresh func(t *testing.T) Opener) {
 	changes := []*store.Change{good("a", 1), bad, good("b", 2), {Events: []store.Event{event("", "", "agents.changed", 3)}}}
 	out := s.CommitAll(ctx, changes)
 	noErr(t, out[0], "first change")
-	wantErr(t, out[1], errs.KindConflict, store.CodeTurnConflict)
+	wantErr(t, out[1], errs.KindConflict, errs.CodeTurnConflict)
 	noErr(t, out[2], "third change")
 	noErr(t, out[3], "fourth change")
 	if !(changes[0].Events[0].Seq < changes[2].Events[0].Seq && changes[2].Events[0].Seq < changes[3].Events[0].Seq) {
