@@ -7,6 +7,7 @@ import (
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/backend/internal/errs"
+	"github.com/agents-os/agents/backend/internal/events"
 	"github.com/agents-os/agents/backend/internal/llm"
 	"github.com/agents-os/agents/backend/internal/session"
 	"github.com/agents-os/agents/backend/internal/store"
@@ -142,7 +143,7 @@ func (a *actor) approve(e *edit, st *step, cs *callState, always bool) error {
 	if always && !slices.Contains(e.meta.AllowedTools, cs.call.Name) {
 		e.meta.AllowedTools = append(slices.Clone(e.meta.AllowedTools), cs.call.Name)
 	}
-	e.emit(a, &agentsv1.Event{Kind: "tool.started", Body: &agentsv1.Event_ToolStarted{ToolStarted: &agentsv1.ToolStarted{Call: wire.ToolCall(cs.call)}}})
+	e.emit(a, events.WithKind(&agentsv1.Event{Body: &agentsv1.Event_ToolStarted{ToolStarted: &agentsv1.ToolStarted{Call: wire.ToolCall(cs.call)}}}))
 	if a.run == nil {
 		if err := a.openRun(e, agentsv1.RunTrigger_RUN_TRIGGER_RESUME, 0); err != nil {
 			return err

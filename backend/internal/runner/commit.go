@@ -9,6 +9,7 @@ import (
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/backend/internal/committer"
 	"github.com/agents-os/agents/backend/internal/errs"
+	"github.com/agents-os/agents/backend/internal/events"
 	"github.com/agents-os/agents/backend/internal/session"
 	"github.com/agents-os/agents/backend/internal/store"
 	"github.com/agents-os/agents/backend/internal/wire"
@@ -287,7 +288,7 @@ func (a *actor) settleFromStore(end *edit) {
 			}
 		}
 	} else {
-		e.emit(a, &agentsv1.Event{Kind: "session.failed", Body: &agentsv1.Event_SessionFailed{SessionFailed: &agentsv1.SessionFailed{Reason: reason, Code: errs.CodeStoreError}}})
+		e.emit(a, events.WithKind(&agentsv1.Event{Body: &agentsv1.Event_SessionFailed{SessionFailed: &agentsv1.SessionFailed{Reason: reason, Code: errs.CodeStoreError}}}))
 	}
 	e.meta.Status, e.meta.StatusReason = status, reason
 	a.watchMail(e, status, reason, "")
@@ -326,8 +327,8 @@ func (a *actor) applyNow(e *edit) error {
 		if n := len(e.turns); n > 0 {
 			body.HeadTurn = wire.TurnForEvent(e.turns[n-1])
 		}
-		evs = append(evs, &agentsv1.Event{SessionId: a.id, Owner: e.meta.Owner, Kind: "session.updated",
-			Body: &agentsv1.Event_SessionUpdated{SessionUpdated: body}})
+		evs = append(evs, events.WithKind(&agentsv1.Event{SessionId: a.id, Owner: e.meta.Owner,
+			Body: &agentsv1.Event_SessionUpdated{SessionUpdated: body}}))
 	}
 	evs = append(evs, e.events...)
 	if err := a.write(a.r.ctx, ch, evs); err != nil {

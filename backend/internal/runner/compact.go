@@ -7,6 +7,7 @@ import (
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/backend/internal/catalog"
 	"github.com/agents-os/agents/backend/internal/errs"
+	"github.com/agents-os/agents/backend/internal/events"
 	"github.com/agents-os/agents/backend/internal/llm"
 	"github.com/agents-os/agents/backend/internal/session"
 	"github.com/agents-os/agents/backend/internal/store"
@@ -208,9 +209,9 @@ func (a *actor) compactFirst(st *step, measured int64, reason, instruction strin
 	}
 	e := a.edit()
 	e.updated = false
-	e.emit(a, &agentsv1.Event{Kind: "compaction.started", Body: &agentsv1.Event_CompactionStarted{CompactionStarted: &agentsv1.CompactionStarted{
+	e.emit(a, events.WithKind(&agentsv1.Event{Body: &agentsv1.Event_CompactionStarted{CompactionStarted: &agentsv1.CompactionStarted{
 		Reason: reason, Tokens: measured, Threshold: f.threshold, ContextWindow: f.window,
-	}}})
+	}}}))
 	if err := a.apply(e); err != nil {
 		a.stall(e, err, func() {
 			if a.current(st) {
@@ -379,9 +380,9 @@ func (a *actor) storeCompaction(st *step, plan compactPlan, f fit, resp llm.Resp
 		}
 	}
 	head := e.turns[len(e.turns)-1]
-	e.emit(a, &agentsv1.Event{Kind: "session.compacted", Body: &agentsv1.Event_SessionCompacted{SessionCompacted: &agentsv1.SessionCompacted{
+	e.emit(a, events.WithKind(&agentsv1.Event{Body: &agentsv1.Event_SessionCompacted{SessionCompacted: &agentsv1.SessionCompacted{
 		Meta: wire.Meta(e.meta), Turn: wire.TurnForEvent(head),
-	}}})
+	}}}))
 	next := func() {
 		if !a.current(st) {
 			return

@@ -85,8 +85,8 @@ func (r *Runner) deleteEach(ctx context.Context, targets []string) ([]string, er
 // deleteLocal deletes one session on this server, stopping its run.
 func (r *Runner) deleteLocal(ctx context.Context, target string) error {
 	return r.withSession(ctx, target, func(a *actor) error {
-		ev := &agentsv1.Event{SessionId: a.id, Owner: a.owner, Kind: events.KindSessionDeleted,
-			Body: &agentsv1.Event_SessionDeleted{SessionDeleted: &agentsv1.SessionDeleted{Meta: wire.Meta(a.st.meta)}}}
+		ev := events.WithKind(&agentsv1.Event{SessionId: a.id, Owner: a.owner,
+			Body: &agentsv1.Event_SessionDeleted{SessionDeleted: &agentsv1.SessionDeleted{Meta: wire.Meta(a.st.meta)}}})
 		if err := a.write(ctx, &store.Change{Delete: []string{target}}, []*agentsv1.Event{ev}); err != nil {
 			if committer.Classify(err) != committer.Transient {
 				return err

@@ -6,6 +6,7 @@ import (
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/backend/internal/committer"
 	"github.com/agents-os/agents/backend/internal/errs"
+	"github.com/agents-os/agents/backend/internal/events"
 	"github.com/agents-os/agents/backend/internal/session"
 )
 
@@ -47,9 +48,9 @@ func (r *Runner) SendMail(ctx context.Context, owner, to string, m Mail) (sessio
 // rejected tells a sending session its mail could not be delivered.
 func (r *Runner) rejected(from, owner string, cause error) {
 	code := errs.CodeOf(cause)
-	err := r.announce(r.ctx, &agentsv1.Event{SessionId: from, Owner: owner, Kind: "mail.rejected", Body: &agentsv1.Event_MailRejected{MailRejected: &agentsv1.MailRejected{
+	err := r.announce(r.ctx, events.WithKind(&agentsv1.Event{SessionId: from, Owner: owner, Body: &agentsv1.Event_MailRejected{MailRejected: &agentsv1.MailRejected{
 		Code: code, Reason: publicText(cause),
-	}}})
+	}}}))
 	if err != nil {
 		r.log.Error("announce rejected mail", "session", from, "err", err)
 	}

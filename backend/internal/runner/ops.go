@@ -179,10 +179,10 @@ func (r *Runner) CreateSession(ctx context.Context, owner string, req CreateRequ
 		}
 		if h := req.helperOf; h != nil {
 			e.helpers = []store.HelperCall{{SessionID: meta.ParentID, CallID: h.callID, ChildID: meta.ID, Created: now}}
-			e.events = append(e.events, &agentsv1.Event{SessionId: meta.ParentID, Owner: meta.Owner, Kind: "subcall.started",
+			e.events = append(e.events, events.WithKind(&agentsv1.Event{SessionId: meta.ParentID, Owner: meta.Owner,
 				Body: &agentsv1.Event_SubcallStarted{SubcallStarted: &agentsv1.SubcallStarted{
 					ChildSessionId: meta.ID, Agent: h.agent, CallId: h.callID, Depth: int32(meta.Depth),
-				}}})
+				}}}))
 		}
 		if req.Message == nil || req.Run.Hold {
 			return a.apply(e)
@@ -214,8 +214,8 @@ func (r *Runner) open(ctx context.Context, meta session.Meta, turns []session.Tu
 	var view View
 	err = a.call(ctx, func(a *actor) error {
 		e := &edit{meta: meta, turns: turns, create: true}
-		e.events = append(e.events, &agentsv1.Event{SessionId: meta.ID, Owner: meta.Owner, Kind: "session.created",
-			Body: &agentsv1.Event_SessionCreated{SessionCreated: &agentsv1.SessionCreated{Meta: wire.Meta(meta)}}})
+		e.events = append(e.events, events.WithKind(&agentsv1.Event{SessionId: meta.ID, Owner: meta.Owner,
+			Body: &agentsv1.Event_SessionCreated{SessionCreated: &agentsv1.SessionCreated{Meta: wire.Meta(meta)}}}))
 		a.setParams(params)
 		if err := write(a, e); err != nil {
 			a.deleted = true // never stored: the actor goes
@@ -423,8 +423,8 @@ func (a *actor) addMail(ctx context.Context, m session.Mail, idem keyedRequest) 
 		m.Priority = session.PriorityNormal
 	}
 	ch := &store.Change{NewMail: []session.Mail{m}, Idempotency: a.r.idempotency(a.owner, idem, keyed{SessionID: a.id, MailID: m.ID, Turns: len(a.st.turns)})}
-	ev := &agentsv1.Event{SessionId: a.id, Owner: a.owner, Kind: "mail.accepted",
-		Body: &agentsv1.Event_MailAccepted{MailAccepted: &agentsv1.MailAccepted{Envelope: wire.Mail(m)}}}
+	ev := events.WithKind(&agentsv1.Event{SessionId: a.id, Owner: a.owner,
+		Body: &agentsv1.Event_MailAccepted{MailAccepted: &agentsv1.MailAccepted{Envelope: wire.Mail(m)}}})
 	if err := a.write(ctx, ch, []*agentsv1.Event{ev}); err != nil {
 		if committer.Classify(err) != committer.Transient {
 			return session.Mail{}, err

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/backend/internal/events"
 	"github.com/agents-os/agents/backend/internal/wire"
 
 	"github.com/agents-os/agents/backend/internal/errs"
@@ -306,8 +307,8 @@ func (a *actor) watchMail(e *edit, status session.Status, reason, text string) {
 		e.mail = append(e.mail, m)
 		e.notify = append(e.notify, watchNote{watcher: w, mail: m})
 		if owner, ok := r.watches.owner(w); ok {
-			e.events = append(e.events, &agentsv1.Event{SessionId: w, Owner: owner, Kind: "mail.accepted",
-				Body: &agentsv1.Event_MailAccepted{MailAccepted: &agentsv1.MailAccepted{Envelope: wire.Mail(m)}}})
+			e.events = append(e.events, events.WithKind(&agentsv1.Event{SessionId: w, Owner: owner,
+				Body: &agentsv1.Event_MailAccepted{MailAccepted: &agentsv1.MailAccepted{Envelope: wire.Mail(m)}}}))
 		}
 	}
 }

@@ -8,12 +8,13 @@ import (
 	"time"
 
 	"github.com/agents-os/agents/backend/internal/errs"
+	"github.com/agents-os/agents/backend/internal/events"
 	"github.com/agents-os/agents/backend/internal/session"
 	"github.com/agents-os/agents/backend/internal/store"
 )
 
 func createChange(m session.Meta) *store.Change {
-	return &store.Change{Create: true, Meta: &m, Events: []store.Event{{SessionID: m.ID, Owner: m.Owner, Kind: "session.created", Time: m.Created, Body: []byte("{}")}}}
+	return &store.Change{Create: true, Meta: &m, Events: []store.Event{{SessionID: m.ID, Owner: m.Owner, Kind: events.KindSessionCreated, Time: m.Created, Body: []byte("{}")}}}
 }
 
 func childMeta(id, parent string) session.Meta {

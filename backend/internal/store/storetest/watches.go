@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agents-os/agents/backend/internal/errs"
+	"github.com/agents-os/agents/backend/internal/events"
 	"github.com/agents-os/agents/backend/internal/session"
 	"github.com/agents-os/agents/backend/internal/store"
 )
@@ -214,7 +215,7 @@ func testFencedSteps(t *testing.T, fresh func(t *testing.T) Opener) {
 		meta.TurnCount += len(turns)
 		meta.Updated = meta.Updated.Add(time.Second)
 		return &store.Change{Fence: f, Meta: &meta, NewTurns: turns,
-			Events: []store.Event{{SessionID: "x", Owner: "alice", Kind: "session.updated", Time: meta.Updated, Body: []byte("e")}}}
+			Events: []store.Event{{SessionID: "x", Owner: "alice", Kind: events.KindSessionUpdated, Time: meta.Updated, Body: []byte("e")}}}
 	}
 
 	meta := mustGet(t, s, "x")
