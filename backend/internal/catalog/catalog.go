@@ -200,7 +200,7 @@ func (s *Snapshot) Get(slug string) (*Agent, error) {
 		known[i] = a.Slug
 	}
 	if len(known) == 0 {
-		return nil, errs.NotFound("unknown_agent", "unknown agent %q (no agent is loaded)", slug)
+		return nil, errs.NotFound(errs.CodeUnknownAgent, "unknown agent %q (no agent is loaded)", slug)
 	}
-	return nil, errs.NotFound("unknown_agent", "unknown agent %q (known: %s)", slug, strings.Join(known, ", "))
+	return nil, errs.NotFound(errs.CodeUnknownAgent, "unknown agent %q (known: %s)", slug, strings.Join(known, ", "))
 }

@@ -58,15 +58,6 @@ func storedOf(a store.StoredAgent) Stored {
 	return Stored{Slug: a.Slug, Version: a.Version, Definition: a.Definition, Created: a.Created, Updated: a.Updated, Generation: a.Generation}
 }
 
-// The machine codes of the catalog's answers about stored agents.
-const (
-	CodeInvalidAgent  = "invalid_agent"
-	CodeAgentExists   = "agent_exists"
-	CodeAgentReadOnly = "agent_read_only"
-	CodeUnknownAgent  = "unknown_agent"
-	CodeAgentInUse    = "agent_in_use"
-)
-
 // withStored reads the stored agents and assembles them with the file
 // agents f. When the database does not answer, the stored agents read
 // last are served, and the failure is a load problem.
@@ -197,11 +188,11 @@ func (c *Catalog) Version(ctx context.Context, slug string, version int64) (*Age
 	case err != nil:
 		return nil, err
 	case cur.Source != SourceStored:
-		return nil, errs.Invalid("invalid_argument", "agent %q comes from an agent file, which has no versions", slug)
+		return nil, errs.Invalid(errs.CodeInvalidArgument, "agent %q comes from an agent file, which has no versions", slug)
 	case cur.Version == version:
 		return cur, nil
 	case c.opts.StoredVersion == nil:
-		return nil, errs.NotFound(store.CodeUnknownVersion, "agent %q has no version %d", slug, version)
+		return nil, errs.NotFound(errs.CodeUnknownVersion, "agent %q has no version %d", slug, version)
 	}
 	key := versionKey{slug: slug, generation: cur.Generation, version: version}
 	c.mu.RLock()
@@ -215,11 +206,11 @@ func (c *Catalog) Version(ctx context.Context, slug string, version int64) (*Age
 		return nil, err
 	}
 	if s.Generation != cur.Generation {
-		return nil, errs.NotFound(store.CodeUnknownVersion, "agent %q has no version %d as it is now", slug, version)
+		return nil, errs.NotFound(errs.CodeUnknownVersion, "agent %q has no version %d as it is now", slug, version)
 	}
 	def, perr := c.parse([]byte(s.Definition))
 	if perr != nil {
-		return nil, errs.Invalid(CodeInvalidAgent, "version %d of agent %q does not load: %s", version, slug, perr.Error())
+		return nil, errs.Invalid(errs.CodeInvalidAgent, "version %d of agent %q does not load: %s", version, slug, perr.Error())
 	}
 	lookup := func(h string) *agentfile.Agent {
 		if h == slug {
@@ -231,11 +222,11 @@ func (c *Catalog) Version(ctx context.Context, slug string, version int64) (*Age
 		return nil
 	}
 	if perr := def.Resolve(lookup); perr != nil {
-		return nil, errs.Invalid(CodeInvalidAgent, "version %d of agent %q does not load: %s", version, slug, perr.Error())
+		return nil, errs.Invalid(errs.CodeInvalidAgent, "version %d of agent %q does not load: %s", version, slug, perr.Error())
 	}
 	a, problems := buildAgent(ctx, lookup, def.Agent, c.storedOpts())
 	if a == nil {
-		return nil, errs.Invalid(CodeInvalidAgent, "version %d of agent %q does not load: %s", version, slug, problems[0].Error())
+		return nil, errs.Invalid(errs.CodeInvalidAgent, "version %d of agent %q does not load: %s", version, slug, problems[0].Error())
 	}
 	a.setStored(s)
 	c.mu.Lock()
@@ -298,12 +289,12 @@ func (c *Catalog) Validate(ctx context.Context, slug string, data []byte, update
 		return "", invalid(&agentfile.Error{Field: "contents.slug", Reason: fmt.Sprintf("is %q, but the agent updated is %q: a stored agent keeps its slug (create one under the new slug and delete this one)", a.Slug, slug)})
 	case update:
 	case existing != nil && existing.Source == SourceFile:
-		return "", errs.Conflict(CodeAgentExists, "the slug %q is the agent file %s's; file agents are read-only to the API, and a slug is unique across files and stored agents", a.Slug, existing.File)
+		return "", errs.Conflict(errs.CodeAgentExists, "the slug %q is the agent file %s's; file agents are read-only to the API, and a slug is unique across files and stored agents", a.Slug, existing.File)
 	case existing != nil:
-		return "", errs.Conflict(CodeAgentExists, "an agent with the slug %q is already stored; update it instead", a.Slug)
+		return "", errs.Conflict(errs.CodeAgentExists, "an agent with the slug %q is already stored; update it instead", a.Slug)
 	case !update:
 		if other := snap.folded(a.Slug); other != nil {
-			return "", errs.Conflict(CodeAgentExists, "the slug %q is the agent %q's in other case; slugs differing only in case name one agent", a.Slug, other.Slug)
+			return "", errs.Conflict(errs.CodeAgentExists, "the slug %q is the agent %q's in other case; slugs differing only in case name one agent", a.Slug, other.Slug)
 		}
 	}
 	lookup := func(s string) *agentfile.Agent {
@@ -323,7 +314,7 @@ func (c *Catalog) Validate(ctx context.Context, slug string, data []byte, update
 		return "", invalid(problems[0])
 	}
 	if built == nil {
-		return "", errs.Invalid(CodeInvalidAgent, "the agent does not load")
+		return "", errs.Invalid(errs.CodeInvalidAgent, "the agent does not load")
 	}
 	return a.Slug, nil
 }
@@ -336,9 +327,9 @@ func (s *Snapshot) Writable(slug string) error {
 	a := s.every[slug]
 	switch {
 	case a != nil && a.Source == SourceFile:
-		return errs.Conflict(CodeAgentReadOnly, "agent %q comes from the agent file %s: file agents are read-only to the API (edit the file and reload)", slug, a.File)
+		return errs.Conflict(errs.CodeAgentReadOnly, "agent %q comes from the agent file %s: file agents are read-only to the API (edit the file and reload)", slug, a.File)
 	case a == nil && s.files != nil && s.files.set.Get(slug) != nil:
-		return errs.Conflict(CodeAgentReadOnly, "agent %q comes from the agent file %s: file agents are read-only to the API (edit the file and reload)", slug, s.files.set.Get(slug).File)
+		return errs.Conflict(errs.CodeAgentReadOnly, "agent %q comes from the agent file %s: file agents are read-only to the API (edit the file and reload)", slug, s.files.set.Get(slug).File)
 	}
 	return nil
 }
@@ -371,11 +362,11 @@ func (s *Snapshot) Dependents(slug string) []string {
 func invalid(e *agentfile.Error) *errs.Error {
 	switch {
 	case e.Line > 0:
-		return errs.Invalid(CodeInvalidAgent, "line %d, column %d: %s", e.Line, e.Column, e.Reason)
+		return errs.Invalid(errs.CodeInvalidAgent, "line %d, column %d: %s", e.Line, e.Column, e.Reason)
 	case e.Field != "":
-		return errs.Invalid(CodeInvalidAgent, "%s: %s", e.Field, e.Reason).With("field", e.Field)
+		return errs.Invalid(errs.CodeInvalidAgent, "%s: %s", e.Field, e.Reason).With("field", e.Field)
 	}
-	return errs.Invalid(CodeInvalidAgent, "%s", e.Reason)
+	return errs.Invalid(errs.CodeInvalidAgent, "%s", e.Reason)
 }
 
 // invalidAt is the offset of the first byte of data that is not UTF-8.

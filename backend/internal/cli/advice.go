@@ -8,6 +8,7 @@ import (
 
 	"github.com/agents-os/agents/api/client"
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/backend/internal/errs"
 )
 
 // errorReason is the machine code and metadata a server error carries in
@@ -35,7 +36,7 @@ func describe(err error) error {
 		return nil
 	}
 	out := client.Describe(err)
-	if code, _ := errorReason(err); code == "params_required" {
+	if code, _ := errorReason(err); code == errs.CodeParamsRequired {
 		return fmt.Errorf("%w (give them with --params-file FILE, a JSON object name → value)", out)
 	}
 	return out

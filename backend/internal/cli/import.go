@@ -17,6 +17,7 @@ import (
 	"github.com/agents-os/agents/api/client"
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/backend/internal/agentsexe"
+	"github.com/agents-os/agents/backend/internal/errs"
 )
 
 // An import sends its files in requests of at most this many bytes of
@@ -177,7 +178,7 @@ func (a *app) importBatch(ctx context.Context, c *client.Client, agent string, p
 		req.Files = append(req.Files, &agentsv1.ImportFile{Name: fileName(p), Content: contents[i]})
 	}
 	res, err := c.Sessions.ImportSessions(ctx, connect.NewRequest(req))
-	if reason, _ := errorReason(err); err != nil && (reason == "body_too_large" || connect.CodeOf(err) == connect.CodeResourceExhausted) {
+	if reason, _ := errorReason(err); err != nil && (reason == errs.CodeBodyTooLarge || connect.CodeOf(err) == connect.CodeResourceExhausted) {
 		if len(paths) == 1 {
 			a.importFailed(paths[0], describe(err))
 			t.failed++

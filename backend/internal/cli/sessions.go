@@ -19,6 +19,7 @@ import (
 
 	"github.com/agents-os/agents/api/client"
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/backend/internal/errs"
 )
 
 // sessionsCommand is `agents sessions ls|show|export|rm|resume|import`,
@@ -277,7 +278,7 @@ func (a *app) sessionsRemove(cf *clientFlags) *cobra.Command {
 						return err
 					}
 					res, err := c.Sessions.DeleteSession(ctx, connect.NewRequest(&agentsv1.DeleteSessionRequest{SessionId: id, Mode: mode}))
-					if code, meta := errorReason(err); code == "session_has_children" {
+					if code, meta := errorReason(err); code == errs.CodeSessionHasChildren {
 						n, _ := strconv.Atoi(meta["children"])
 						return fmt.Errorf("session %s has %s: add --cascade to delete them too", id, plural(n, "sub-agent session"))
 					}

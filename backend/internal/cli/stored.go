@@ -15,6 +15,7 @@ import (
 
 	"github.com/agents-os/agents/api/client"
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/backend/internal/errs"
 	"github.com/agents-os/agents/tui/editor"
 )
 
@@ -156,7 +157,7 @@ func (a *app) editAgent(ctx context.Context, c *client.Client, slug string) erro
 // the error says where and how to store it.
 func (a *app) keepEdit(slug, doc string, err error) error {
 	why := agentError(err)
-	if code, _ := errorReason(err); code == "version_mismatch" {
+	if code, _ := errorReason(err); code == errs.CodeVersionMismatch {
 		why = fmt.Errorf("agent %s changed while you edited it (%w)", slug, describe(err))
 	}
 	tmp, _ := a.lookupEnv("TMPDIR") // empty: the system's

@@ -58,7 +58,7 @@ const MaxPayload = 8000
 // answer on every Bus.
 func checkPayload(channel, payload string) error {
 	if len(payload) >= MaxPayload {
-		return errs.TooLarge("notification_too_large", "a notification on %s has %d bytes; it must be under %d", channel, len(payload), MaxPayload)
+		return errs.TooLarge(errs.CodeNotificationTooLarge, "a notification on %s has %d bytes; it must be under %d", channel, len(payload), MaxPayload)
 	}
 	return nil
 }

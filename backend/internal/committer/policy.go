@@ -4,12 +4,11 @@ import (
 	"time"
 
 	"github.com/agents-os/agents/backend/internal/errs"
-	"github.com/agents-os/agents/backend/internal/store"
 )
 
 // ErrClosing is the outcome of a write the committer never took because
 // it is closing: nothing of it was stored.
-var ErrClosing = errs.Unavailable("shutting_down", "the server is shutting down")
+var ErrClosing = errs.Unavailable(errs.CodeShuttingDown, "the server is shutting down")
 
 // Class is what a failed write means for the one who made it.
 type Class int
@@ -51,7 +50,7 @@ func Classify(err error) Class {
 	switch errs.CodeOf(err) {
 	case ErrClosing.Code:
 		return Closing
-	case store.CodeLeaseLost, store.CodeLeaseHeld:
+	case errs.CodeLeaseLost, errs.CodeLeaseHeld:
 		return Lost
 	}
 	e, typed := errs.As(err)

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/agents-os/agents/backend/internal/errs"
-	"github.com/agents-os/agents/backend/internal/store"
 )
 
 func TestClassify(t *testing.T) {
@@ -24,8 +23,8 @@ func TestClassify(t *testing.T) {
 		{errs.NotFound("unknown_session", "gone"), Permanent},
 		{errs.FailedPrecondition("call_completed", "answered"), Permanent},
 		{errs.Invalid("invalid_turns", "bad"), Permanent},
-		{errs.FailedPrecondition(store.CodeLeaseLost, "lost"), Lost},
-		{fmt.Errorf("write: %w", errs.Conflict(store.CodeLeaseHeld, "held")), Lost},
+		{errs.FailedPrecondition(errs.CodeLeaseLost, "lost"), Lost},
+		{fmt.Errorf("write: %w", errs.Conflict(errs.CodeLeaseHeld, "held")), Lost},
 	} {
 		if got := Classify(tc.err); got != tc.want {
 			t.Errorf("Classify(%v) = %d, want %d", tc.err, got, tc.want)

@@ -41,7 +41,7 @@ const (
 )
 
 // Error is a classified error with a stable machine code such as
-// "unknown_session". Message is safe to show to clients.
+// CodeUnknownSession (codes.go). Message is safe to show to clients.
 type Error struct {
 	Kind    Kind
 	Code    string
@@ -86,7 +86,7 @@ func Invalid(code, format string, args ...any) *Error {
 	return newf(KindInvalid, code, format, args...)
 }
 
-// Conflict reports a clash with existing state (session_busy, …).
+// Conflict reports a clash with existing state (session_exists, …).
 func Conflict(code, format string, args ...any) *Error {
 	return newf(KindConflict, code, format, args...)
 }
@@ -160,10 +160,11 @@ func KindOf(err error) Kind {
 	return KindInternal
 }
 
-// CodeOf returns the machine code of err; unclassified errors are "internal".
+// CodeOf returns the machine code of err; unclassified errors are
+// CodeInternal.
 func CodeOf(err error) string {
 	if e, ok := As(err); ok {
 		return e.Code
 	}
-	return "internal"
+	return CodeInternal
 }

@@ -71,10 +71,6 @@ type Options struct {
 	Now func() time.Time
 }
 
-// KindSessionDeleted is the kind of the event that says a session was
-// deleted: the hub drops what its rings hold of the session then.
-const KindSessionDeleted = "session.deleted"
-
 // Hub keeps and fans out events. It is safe for concurrent use.
 //
 // Logged events arrive with the seq the log gave them, in seq order (the
@@ -278,6 +274,7 @@ func (h *Hub) PublishEncoded(ev *agentsv1.Event, body []byte) (uint64, error) {
 	}
 	ev.DeltaSeq = 0
 	h.seq.Store(ev.Seq)
+	// A deleted session's events go with it.
 	if ev.GetKind() == KindSessionDeleted {
 		h.ring.forget(ev.GetSessionId())
 		h.deltas.forget(ev.GetSessionId())

@@ -111,7 +111,7 @@ func (a *actor) call(ctx context.Context, fn func(*actor) error) error {
 			return
 		}
 		if a.deleted {
-			done <- errs.NotFound("unknown_session", "unknown session %s", a.id)
+			done <- errs.NotFound(errs.CodeUnknownSession, "unknown session %s", a.id)
 			return
 		}
 		a.origin = trace.SpanContextFromContext(ctx)

@@ -9,19 +9,11 @@ import (
 	"github.com/agents-os/agents/backend/internal/session"
 )
 
-// The codes of a session whose stored agent is gone: deleted (or no
-// longer loading), or deleted and another created under its slug, which
-// the session does not run.
-const (
-	CodeAgentDeleted  = "agent_deleted"
-	CodeAgentReplaced = "agent_replaced"
-)
-
 // agentGone reports whether err says a session's stored agent is gone
 // (see agentFor): posting to the session is refused with it.
 func agentGone(err error) bool {
 	code := errs.CodeOf(err)
-	return code == CodeAgentDeleted || code == CodeAgentReplaced
+	return code == errs.CodeAgentDeleted || code == errs.CodeAgentReplaced
 }
 
 // pinned is agent at version, for a session pinned to it; nil when
@@ -32,7 +24,7 @@ func (r *Runner) pinned(ctx context.Context, agent *catalog.Agent, version int64
 		return nil, nil
 	}
 	if version < 0 {
-		return nil, errs.Invalid("invalid_argument", "agent_version: %d is not a version (versions start at 1; 0 follows the latest)", version)
+		return nil, errs.Invalid(errs.CodeInvalidArgument, "agent_version: %d is not a version (versions start at 1; 0 follows the latest)", version)
 	}
 	a, err := r.cat.Version(ctx, agent.Slug, version)
 	if err != nil {
@@ -68,18 +60,18 @@ func (r *Runner) runVersion(m session.Meta, trigger agentsv1.RunTrigger) int64 {
 // agentFor is the agent a session's next step runs: the version it is
 // pinned to, else the version its run started with (started, 0: none),
 // else the current one; never another generation of its
-// stored agent than the one it was created with (CodeAgentReplaced), and
-// a stored agent no longer served is CodeAgentDeleted.
+// stored agent than the one it was created with (errs.CodeAgentReplaced), and
+// a stored agent no longer served is errs.CodeAgentDeleted.
 func (r *Runner) agentFor(ctx context.Context, m session.Meta, started int64) (*catalog.Agent, error) {
 	cur, err := r.cat.Get(m.Agent)
 	if err != nil {
 		if m.AgentGen != 0 {
-			return nil, errs.FailedPrecondition(CodeAgentDeleted, "the stored agent %q this session ran is no longer served: it was deleted (or no longer loads: the agents' load errors say why)", m.Agent)
+			return nil, errs.FailedPrecondition(errs.CodeAgentDeleted, "the stored agent %q this session ran is no longer served: it was deleted (or no longer loads: the agents' load errors say why)", m.Agent)
 		}
 		return nil, err
 	}
 	if m.AgentGen != 0 && cur.Generation != m.AgentGen {
-		return nil, errs.FailedPrecondition(CodeAgentReplaced, "the agent %q this session ran was deleted, and the agent now under its slug is another (created at its version %d): fork the session to continue with it", m.Agent, cur.Generation)
+		return nil, errs.FailedPrecondition(errs.CodeAgentReplaced, "the agent %q this session ran was deleted, and the agent now under its slug is another (created at its version %d): fork the session to continue with it", m.Agent, cur.Generation)
 	}
 	want := m.AgentPin
 	if want == 0 {

@@ -7,6 +7,7 @@ import (
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/backend/internal/errs"
+	"github.com/agents-os/agents/backend/internal/events"
 	"github.com/agents-os/agents/backend/internal/llm"
 	"github.com/agents-os/agents/backend/internal/session"
 	"github.com/agents-os/agents/backend/internal/store"
@@ -108,13 +109,13 @@ type ApprovalAnswer struct {
 func checkAnswer(row session.DeferredCall, answer CallAnswer) error {
 	switch {
 	case row.Reason == reasonApproved:
-		return errs.FailedPrecondition("call_completed", "call %s was approved already and runs on the server", row.Call.ID)
+		return errs.FailedPrecondition(errs.CodeCallCompleted, "call %s was approved already and runs on the server", row.Call.ID)
 	case !clientAnswered(row.Reason):
-		return errs.FailedPrecondition("call_not_deferred", "call %s is run by the server, not by a client", row.Call.ID)
+		return errs.FailedPrecondition(errs.CodeCallNotDeferred, "call %s is run by the server, not by a client", row.Call.ID)
 	case row.Reason == reasonApproval && answer.Approval == nil:
-		return errs.Invalid("invalid_argument", "call %s of %s waits for approval: answer it with approval {approve, reason, always}", row.Call.ID, row.Call.Name)
+		return errs.Invalid(errs.CodeInvalidArgument, "call %s of %s waits for approval: answer it with approval {approve, reason, always}", row.Call.ID, row.Call.Name)
 	case row.Reason != reasonApproval && answer.Approval != nil:
-		return errs.Invalid("invalid_argument", "call %s is a client tool's call: answer it with text or error, not approval", row.Call.ID)
+		return errs.Invalid(errs.CodeInvalidArgument, "call %s is a client tool's call: answer it with text or error, not approval", row.Call.ID)
 	}
 	return nil
 }
@@ -127,9 +128,9 @@ func answeredError(row session.DeferredCall, res *session.ToolResult) error {
 		res = row.Result
 	}
 	if row.Reason == reasonApproval && res != nil && res.Status == session.ResultCancelled {
-		return errs.FailedPrecondition("approval_settled", "the approval of call %s (%s) was settled without an answer: %s", row.Call.ID, row.Call.Name, res.Text)
+		return errs.FailedPrecondition(errs.CodeApprovalSettled, "the approval of call %s (%s) was settled without an answer: %s", row.Call.ID, row.Call.Name, res.Text)
 	}
-	return errs.FailedPrecondition("call_completed", "call %s was already completed", row.Call.ID)
+	return errs.FailedPrecondition(errs.CodeCallCompleted, "call %s was already completed", row.Call.ID)
 }
 
 // approve runs an approved call on the server, attached to the round as
@@ -142,7 +143,7 @@ func (a *actor) approve(e *edit, st *step, cs *callState, always bool) error {
 	if always && !slices.Contains(e.meta.AllowedTools, cs.call.Name) {
 		e.meta.AllowedTools = append(slices.Clone(e.meta.AllowedTools), cs.call.Name)
 	}
-	e.emit(a, &agentsv1.Event{Kind: "tool.started", Body: &agentsv1.Event_ToolStarted{ToolStarted: &agentsv1.ToolStarted{Call: wire.ToolCall(cs.call)}}})
+	e.emit(a, events.WithKind(&agentsv1.Event{Body: &agentsv1.Event_ToolStarted{ToolStarted: &agentsv1.ToolStarted{Call: wire.ToolCall(cs.call)}}}))
 	if a.run == nil {
 		if err := a.openRun(e, agentsv1.RunTrigger_RUN_TRIGGER_RESUME, 0); err != nil {
 			return err
@@ -256,7 +257,7 @@ func (g *goneCalls) explain(token string, err error) error {
 	if !ok {
 		return err
 	}
-	return errs.NotFound("unknown_token", "the call of this continuation token was settled without an answer: %s", why)
+	return errs.NotFound(errs.CodeUnknownToken, "the call of this continuation token was settled without an answer: %s", why)
 }
 
 // pendingTokens lists the tokens of the session's open deferred calls.

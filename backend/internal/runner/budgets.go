@@ -173,7 +173,7 @@ type Update struct {
 // session another server holds is changed there.
 func (r *Runner) UpdateSession(ctx context.Context, owner, id string, u Update) (session.Meta, error) {
 	if u.Budget == nil && u.Title == nil {
-		return session.Meta{}, errs.Invalid("invalid_argument", "set budget or title")
+		return session.Meta{}, errs.Invalid(errs.CodeInvalidArgument, "set budget or title")
 	}
 	var meta session.Meta
 	_, err := r.onHolder(ctx, id, owner, cmdUpdate, u, &meta, func() error {
@@ -233,7 +233,7 @@ func (r *Runner) updateLocal(ctx context.Context, owner, id string, u Update) (s
 		}
 		if u.Budget != nil {
 			if a.st.meta.ParentID != "" {
-				return errs.Invalid("invalid_argument", "session %s is a helper's session: it spends the budget of its root session %s; set the budget there", a.id, a.st.meta.Root())
+				return errs.Invalid(errs.CodeInvalidArgument, "session %s is a helper's session: it spends the budget of its root session %s; set the budget there", a.id, a.st.meta.Root())
 			}
 			b := *u.Budget
 			e.treeBudget = &b

@@ -9,6 +9,7 @@ import (
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/backend/internal/committer"
 	"github.com/agents-os/agents/backend/internal/errs"
+	"github.com/agents-os/agents/backend/internal/events"
 	"github.com/agents-os/agents/backend/internal/session"
 	"github.com/agents-os/agents/backend/internal/store"
 	"github.com/agents-os/agents/backend/internal/wire"
@@ -179,11 +180,11 @@ func (a *actor) apply(e *edit) error {
 	return a.applyNow(e)
 }
 
-var errStoreUnavailable = errs.Unavailable(store.CodeStoreUnavailable, "the database refused a write; try again shortly")
+var errStoreUnavailable = errs.Unavailable(errs.CodeStoreUnavailable, "the database refused a write; try again shortly")
 
 // errSessionReloaded answers a request that came while the session was
 // settled from the store (see settleFromStore): it was not carried out.
-var errSessionReloaded = errs.Conflict("session_reloaded", "the session was reloaded from the database; try again")
+var errSessionReloaded = errs.Conflict(errs.CodeSessionReloaded, "the session was reloaded from the database; try again")
 
 // resync writes the edit a failed write left behind. Once it is stored,
 // what waited for it (then) runs next. A failure the store will repeat
@@ -234,7 +235,7 @@ func (a *actor) stall(e *edit, err error, then func()) {
 		// e never reached the store: an earlier write waits (which no run
 		// write should find). The run cannot go on in order.
 		a.log().Error("run write behind a pending one", "session", a.id, "err", err)
-		a.failRun("store_error", "could not store the run's progress")
+		a.failRun(errs.CodeStoreError, "could not store the run's progress")
 	case committer.Classify(err) == committer.Transient:
 		a.log().Warn("the store refused a write for now; keeping it", "session", a.id, "err", err)
 		a.unsynced, a.then, a.attempts = e, then, 1
@@ -287,7 +288,7 @@ func (a *actor) settleFromStore(end *edit) {
 			}
 		}
 	} else {
-		e.emit(a, &agentsv1.Event{Kind: "session.failed", Body: &agentsv1.Event_SessionFailed{SessionFailed: &agentsv1.SessionFailed{Reason: reason, Code: "store_error"}}})
+		e.emit(a, events.WithKind(&agentsv1.Event{Body: &agentsv1.Event_SessionFailed{SessionFailed: &agentsv1.SessionFailed{Reason: reason, Code: errs.CodeStoreError}}}))
 	}
 	e.meta.Status, e.meta.StatusReason = status, reason
 	a.watchMail(e, status, reason, "")
@@ -326,8 +327,8 @@ func (a *actor) applyNow(e *edit) error {
 		if n := len(e.turns); n > 0 {
 			body.HeadTurn = wire.TurnForEvent(e.turns[n-1])
 		}
-		evs = append(evs, &agentsv1.Event{SessionId: a.id, Owner: e.meta.Owner, Kind: "session.updated",
-			Body: &agentsv1.Event_SessionUpdated{SessionUpdated: body}})
+		evs = append(evs, events.WithKind(&agentsv1.Event{SessionId: a.id, Owner: e.meta.Owner,
+			Body: &agentsv1.Event_SessionUpdated{SessionUpdated: body}}))
 	}
 	evs = append(evs, e.events...)
 	if err := a.write(a.r.ctx, ch, evs); err != nil {

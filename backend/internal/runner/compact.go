@@ -7,6 +7,7 @@ import (
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/backend/internal/catalog"
 	"github.com/agents-os/agents/backend/internal/errs"
+	"github.com/agents-os/agents/backend/internal/events"
 	"github.com/agents-os/agents/backend/internal/llm"
 	"github.com/agents-os/agents/backend/internal/session"
 	"github.com/agents-os/agents/backend/internal/store"
@@ -208,9 +209,9 @@ func (a *actor) compactFirst(st *step, measured int64, reason, instruction strin
 	}
 	e := a.edit()
 	e.updated = false
-	e.emit(a, &agentsv1.Event{Kind: "compaction.started", Body: &agentsv1.Event_CompactionStarted{CompactionStarted: &agentsv1.CompactionStarted{
+	e.emit(a, events.WithKind(&agentsv1.Event{Body: &agentsv1.Event_CompactionStarted{CompactionStarted: &agentsv1.CompactionStarted{
 		Reason: reason, Tokens: measured, Threshold: f.threshold, ContextWindow: f.window,
-	}}})
+	}}}))
 	if err := a.apply(e); err != nil {
 		a.stall(e, err, func() {
 			if a.current(st) {
@@ -237,7 +238,7 @@ func (a *actor) restep() {
 func (a *actor) cannotCompact(st *step, reason string) {
 	switch {
 	case reason == session.CompactOverflow:
-		a.failRun(codeContextExceeded, "the request does not fit in the model's context window, and nothing older is left to compact")
+		a.failRun(errs.CodeContextLengthExceeded, "the request does not fit in the model's context window, and nothing older is left to compact")
 	case a.run.compactOnly:
 		a.endRun(session.StatusReady, StopDone, "")
 	default:
@@ -255,7 +256,7 @@ func (a *actor) summarise(st *step, plan compactPlan, f fit) {
 	}
 	model, err := a.r.opts.Models(modelSpec)
 	if err != nil {
-		a.failRun("model_error", err.Error())
+		a.failRun(errs.CodeModelError, err.Error())
 		return
 	}
 	prompt := f.settings.Prompt
@@ -298,7 +299,7 @@ func (a *actor) summarise(st *step, plan compactPlan, f fit) {
 		case err != nil:
 			a.post(func(a *actor) {
 				if a.current(st) && a.run.ctx.Err() == nil {
-					a.failRun("budget_unavailable", "the budgets could not be read: "+err.Error())
+					a.failRun(errs.CodeBudgetUnavailable, "the budgets could not be read: "+err.Error())
 				}
 			})
 			return
@@ -337,10 +338,10 @@ func (a *actor) summaryDone(st *step, plan compactPlan, f fit, resp llm.Response
 	case err != nil && a.run.ctx.Err() != nil:
 		return // the server is stopping; the run resumes at the next start
 	case err != nil:
-		a.failRun("compaction_failed", "the summary call failed: "+err.Error())
+		a.failRun(errs.CodeCompactionFailed, "the summary call failed: "+err.Error())
 		return
 	case resp.Text == "":
-		a.failRun("compaction_failed", "the model wrote an empty summary")
+		a.failRun(errs.CodeCompactionFailed, "the model wrote an empty summary")
 		return
 	}
 	a.storeCompaction(st, plan, f, resp)
@@ -379,9 +380,9 @@ func (a *actor) storeCompaction(st *step, plan compactPlan, f fit, resp llm.Resp
 		}
 	}
 	head := e.turns[len(e.turns)-1]
-	e.emit(a, &agentsv1.Event{Kind: "session.compacted", Body: &agentsv1.Event_SessionCompacted{SessionCompacted: &agentsv1.SessionCompacted{
+	e.emit(a, events.WithKind(&agentsv1.Event{Body: &agentsv1.Event_SessionCompacted{SessionCompacted: &agentsv1.SessionCompacted{
 		Meta: wire.Meta(e.meta), Turn: wire.TurnForEvent(head),
-	}}})
+	}}}))
 	next := func() {
 		if !a.current(st) {
 			return
@@ -416,10 +417,6 @@ func (a *actor) measureAfter(c session.Compaction, before int64) int64 {
 	return after * before / was
 }
 
-// codeContextExceeded is the failure of a request the model's window
-// cannot hold.
-const codeContextExceeded = "context_length_exceeded"
-
 // overflowed handles a provider's context_length_exceeded: the window it
 // states is learned, and the session compacts once and tries again. A
 // second overflow in a row fails the run.
@@ -432,7 +429,7 @@ func (a *actor) overflowed(st *step, err error) bool {
 		a.r.learnWindow(a.agent.Model.Name, window)
 	}
 	if a.run.overflowed {
-		a.failRun(codeContextExceeded, err.Error())
+		a.failRun(errs.CodeContextLengthExceeded, err.Error())
 		return true
 	}
 	a.run.overflowed = true
@@ -507,7 +504,7 @@ func (r *Runner) compactLocal(ctx context.Context, owner, id, instruction string
 			}
 		}
 		if !pending && done.Turn == nil && a.st.meta.Status != session.StatusFailed && a.st.meta.Status != session.StatusPaused {
-			return errs.FailedPrecondition("nothing_to_compact", "session %s has nothing to compact: its history is all recent turns", id)
+			return errs.FailedPrecondition(errs.CodeNothingToCompact, "session %s has nothing to compact: its history is all recent turns", id)
 		}
 		return nil
 	})
@@ -523,12 +520,12 @@ func (a *actor) compactNow(instruction string) error {
 		return err
 	}
 	if a.agent == nil {
-		return errs.NotFound("unknown_agent", "agent %q is not loaded", a.st.meta.Agent)
+		return errs.NotFound(errs.CodeUnknownAgent, "agent %q is not loaded", a.st.meta.Agent)
 	}
 	a.prompt.update(a.agent, a.st.turns)
 	measured := a.prompt.measure(a.st.turns).estimated
 	if _, ok := a.planCompaction(a.window(), measured, session.CompactManual, instruction, true); !ok {
-		return errs.FailedPrecondition("nothing_to_compact", "session %s has nothing to compact: its history is all recent turns", a.id)
+		return errs.FailedPrecondition(errs.CodeNothingToCompact, "session %s has nothing to compact: its history is all recent turns", a.id)
 	}
 	if err := a.openRun(a.edit(), agentsv1.RunTrigger_RUN_TRIGGER_COMPACT, 0); err != nil {
 		return err

@@ -242,7 +242,7 @@ func (a *actor) resumeRun() error {
 	case session.StatusWaiting:
 		if st := a.waiting; st != nil {
 			if n := unanswered(st); n > 0 {
-				return errs.FailedPrecondition("calls_pending", "%d deferred calls are not answered yet", n)
+				return errs.FailedPrecondition(errs.CodeCallsPending, "%d deferred calls are not answered yet", n)
 			}
 			return a.continueRound(a.edit(), st, agentsv1.RunTrigger_RUN_TRIGGER_RESUME)
 		}
@@ -274,6 +274,6 @@ func missingIn(declared []agentfile.Param, values map[string]string) []string {
 }
 
 func paramsRequired(missing []string) error {
-	return errs.FailedPrecondition("params_required", "missing required params: %s", strings.Join(missing, ", ")).
+	return errs.FailedPrecondition(errs.CodeParamsRequired, "missing required params: %s", strings.Join(missing, ", ")).
 		With("missing", strings.Join(missing, ","))
 }

@@ -34,7 +34,7 @@ func (r *Runner) DeleteSession(ctx context.Context, owner, id string, mode Delet
 		return nil, err
 	}
 	if owner != AnyOwner && meta.Owner != owner {
-		return nil, errs.NotFound("unknown_session", "unknown session %s", id)
+		return nil, errs.NotFound(errs.CodeUnknownSession, "unknown session %s", id)
 	}
 	var deleted []string
 	for attempt := 1; ; attempt++ {
@@ -43,7 +43,7 @@ func (r *Runner) DeleteSession(ctx context.Context, owner, id string, mode Delet
 			return deleted, err
 		}
 		if mode != DeleteCascade && len(descendants) > 0 {
-			return nil, errs.FailedPrecondition(store.CodeHasChildren,
+			return nil, errs.FailedPrecondition(errs.CodeSessionHasChildren,
 				"session %s has %d child sessions; delete with mode cascade (agents sessions rm --cascade) to delete them too", id, len(descendants)).
 				With("children", strconv.Itoa(len(descendants)))
 		}
@@ -58,7 +58,7 @@ func (r *Runner) DeleteSession(ctx context.Context, owner, id string, mode Delet
 		// The store refuses to delete a session that has children: one
 		// was made since they were listed (a helper call of a run being
 		// deleted). A cascade takes it too.
-		if mode == DeleteCascade && errs.CodeOf(err) == store.CodeHasChildren && attempt < 5 {
+		if mode == DeleteCascade && errs.CodeOf(err) == errs.CodeSessionHasChildren && attempt < 5 {
 			continue
 		}
 		return deleted, err
@@ -85,8 +85,8 @@ func (r *Runner) deleteEach(ctx context.Context, targets []string) ([]string, er
 // deleteLocal deletes one session on this server, stopping its run.
 func (r *Runner) deleteLocal(ctx context.Context, target string) error {
 	return r.withSession(ctx, target, func(a *actor) error {
-		ev := &agentsv1.Event{SessionId: a.id, Owner: a.owner, Kind: events.KindSessionDeleted,
-			Body: &agentsv1.Event_SessionDeleted{SessionDeleted: &agentsv1.SessionDeleted{Meta: wire.Meta(a.st.meta)}}}
+		ev := events.WithKind(&agentsv1.Event{SessionId: a.id, Owner: a.owner,
+			Body: &agentsv1.Event_SessionDeleted{SessionDeleted: &agentsv1.SessionDeleted{Meta: wire.Meta(a.st.meta)}}})
 		if err := a.write(ctx, &store.Change{Delete: []string{target}}, []*agentsv1.Event{ev}); err != nil {
 			if committer.Classify(err) != committer.Transient {
 				return err

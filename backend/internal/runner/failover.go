@@ -10,7 +10,6 @@ import (
 	"github.com/agents-os/agents/backend/internal/cluster"
 	"github.com/agents-os/agents/backend/internal/errs"
 	"github.com/agents-os/agents/backend/internal/session"
-	"github.com/agents-os/agents/backend/internal/store"
 )
 
 // Failover, when servers share a database: a session that needs a
@@ -254,7 +253,7 @@ func (r *Runner) claim(ctx context.Context, id string) (ok bool, err error) {
 			r.log.Info("claimed session", "session", id, "from", prev.Holder)
 		}
 		return true, nil
-	case errs.CodeOf(err) == store.CodeLeaseHeld || errs.KindOf(err) == errs.KindNotFound:
+	case errs.CodeOf(err) == errs.CodeLeaseHeld || errs.KindOf(err) == errs.KindNotFound:
 		return false, nil // another server won it, or it is gone
 	default:
 		return false, err

@@ -63,7 +63,7 @@ func (r *Runner) forkLocal(ctx context.Context, owner, id string, cmd forkComman
 		keep := n
 		if atTurn != nil {
 			if *atTurn < 0 || *atTurn >= n {
-				return errs.NotFound("unknown_turn", "session %s has no turn %d (it has %d turns; 0 is the newest)", id, *atTurn, n)
+				return errs.NotFound(errs.CodeUnknownTurn, "session %s has no turn %d (it has %d turns; 0 is the newest)", id, *atTurn, n)
 			}
 			keep = n - *atTurn
 		}

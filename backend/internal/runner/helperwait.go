@@ -11,6 +11,7 @@ import (
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/backend/internal/errs"
+	"github.com/agents-os/agents/backend/internal/events"
 	"github.com/agents-os/agents/backend/internal/session"
 )
 
@@ -315,8 +316,8 @@ func (a *actor) cancelResting(st *step) {
 			a.log().Error("cancel a helper's child", "session", a.id, "child", child, "err", err)
 		}
 		cancel()
-		a.r.subcall(a.callEnv(), &agentsv1.Event{Kind: "subcall.failed", Body: &agentsv1.Event_SubcallFailed{SubcallFailed: &agentsv1.SubcallFailed{
+		a.r.subcall(a.callEnv(), events.WithKind(&agentsv1.Event{Body: &agentsv1.Event_SubcallFailed{SubcallFailed: &agentsv1.SubcallFailed{
 			ChildSessionId: child, CallId: cs.call.ID, Reason: "cancelled",
-		}}})
+		}}}))
 	}
 }

@@ -73,7 +73,7 @@ func keyFor(key, op string, what any) keyedRequest {
 // kind, another target or another body. 422, as the IETF draft on the
 // Idempotency-Key header and Stripe answer it: the request is well
 // formed, but the key names another one, and no retry of it can succeed.
-var errKeyReused = errs.Unprocessable("idempotency_key_reused", "the idempotency key was used for another request: a new request needs a new key")
+var errKeyReused = errs.Unprocessable(errs.CodeIdempotencyKeyReused, "the idempotency key was used for another request: a new request needs a new key")
 
 // idempotency returns the record to write with the request's change; nil
 // without a key.
@@ -94,7 +94,7 @@ func (r *Runner) replayed(ctx context.Context, owner string, req keyedRequest) (
 		return nil, nil
 	}
 	if len(req.key) > MaxIdempotencyKey {
-		return nil, errs.Invalid("invalid_argument", "idempotency key is longer than %d characters", MaxIdempotencyKey)
+		return nil, errs.Invalid(errs.CodeInvalidArgument, "idempotency key is longer than %d characters", MaxIdempotencyKey)
 	}
 	rec, err := r.store.Idempotent(ctx, owner, req.key)
 	if errs.KindOf(err) == errs.KindNotFound {
@@ -104,7 +104,7 @@ func (r *Runner) replayed(ctx context.Context, owner string, req keyedRequest) (
 		return nil, err
 	}
 	if rec.Op != req.op {
-		return nil, errs.Unprocessable("idempotency_key_reused", "the idempotency key was used for another kind of request (%s): a new request needs a new key", rec.Op)
+		return nil, errs.Unprocessable(errs.CodeIdempotencyKeyReused, "the idempotency key was used for another kind of request (%s): a new request needs a new key", rec.Op)
 	}
 	var k keyed
 	if err := json.Unmarshal([]byte(rec.Result), &k); err != nil {

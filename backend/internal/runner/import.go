@@ -48,10 +48,10 @@ type Imported struct {
 func (r *Runner) ImportSession(ctx context.Context, owner string, meta session.Meta, turns []session.Turn) (Imported, error) {
 	id, err := uuid.Parse(meta.ID)
 	if err != nil {
-		return Imported{}, errs.Invalid("invalid_argument", "session id %q is not a UUID", meta.ID)
+		return Imported{}, errs.Invalid(errs.CodeInvalidArgument, "session id %q is not a UUID", meta.ID)
 	}
 	if meta.Agent == "" {
-		return Imported{}, errs.Invalid("invalid_argument", "agent is required")
+		return Imported{}, errs.Invalid(errs.CodeInvalidArgument, "agent is required")
 	}
 	now := r.now()
 	meta = session.Meta{
@@ -102,7 +102,7 @@ func (r *Runner) ImportSession(ctx context.Context, owner string, meta session.M
 		}
 		return Imported{Meta: view.Meta, Minted: minted}, nil
 	}
-	return Imported{}, errs.Conflict("session_exists", "session %s is being imported elsewhere; import again", meta.ID)
+	return Imported{}, errs.Conflict(errs.CodeSessionExists, "session %s is being imported elsewhere; import again", meta.ID)
 }
 
 // maxImportLooks bounds the ids an import looks at: the file's, those
@@ -136,7 +136,7 @@ func (r *Runner) imported(ctx context.Context, owner, id string, turns []session
 			return Imported{}, false, err
 		}
 		if !same {
-			return Imported{}, false, errs.Conflict("session_exists", "session %s exists already with another history: turn %d differs from the file's (the session has %d turns, the file %d)", id, i, len(stored), len(turns))
+			return Imported{}, false, errs.Conflict(errs.CodeSessionExists, "session %s exists already with another history: turn %d differs from the file's (the session has %d turns, the file %d)", id, i, len(stored), len(turns))
 		}
 	}
 	if len(stored) >= len(turns) {
@@ -170,10 +170,10 @@ type importTurnsCommand struct {
 func (r *Runner) importTurnsLocal(ctx context.Context, owner, id string, from int, turns []session.Turn) (session.Meta, error) {
 	return r.control(ctx, owner, id, func(a *actor) error {
 		if a.run != nil {
-			return errs.Conflict("session_exists", "session %s is running: import the file again once it stops", id)
+			return errs.Conflict(errs.CodeSessionExists, "session %s is running: import the file again once it stops", id)
 		}
 		if len(a.st.turns) != from {
-			return errs.Conflict("session_exists", "session %s went on while the file was compared with it: import it again", id)
+			return errs.Conflict(errs.CodeSessionExists, "session %s went on while the file was compared with it: import it again", id)
 		}
 		e := a.edit()
 		for _, t := range turns {

@@ -158,7 +158,7 @@ func (a *actor) takeLease(ctx context.Context) error {
 		}
 	}
 	l, err := r.store.AcquireLease(ctx, a.id, r.cluster.Holder, r.now(), r.cluster.LeaseTTL)
-	if errs.CodeOf(err) == store.CodeLeaseHeld {
+	if errs.CodeOf(err) == errs.CodeLeaseHeld {
 		return r.heldElsewhere(ctx, a.id)
 	}
 	if err != nil {
@@ -177,7 +177,7 @@ func (r *Runner) heldElsewhere(ctx context.Context, id string) error {
 	if l, err := r.store.GetLease(ctx, id); err == nil && l.Holder != r.cluster.Holder {
 		holder = l.Holder
 	}
-	return errs.Conflict(store.CodeLeaseHeld, "session %s is run by server %s", id, holder).With("holder", holder)
+	return errs.Conflict(errs.CodeLeaseHeld, "session %s is run by server %s", id, holder).With("holder", holder)
 }
 
 // fence is the lease the actor's writes are made under; nil without one.
@@ -277,7 +277,7 @@ func (r *Runner) renewLeases() {
 		for _, id := range lost {
 			for _, l := range held {
 				if l.SessionID == id {
-					r.leaseLost(l, errs.FailedPrecondition(store.CodeLeaseLost, "the renewal found the lease of %s taken", id))
+					r.leaseLost(l, errs.FailedPrecondition(errs.CodeLeaseLost, "the renewal found the lease of %s taken", id))
 				}
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/backend/internal/committer"
 	"github.com/agents-os/agents/backend/internal/errs"
+	"github.com/agents-os/agents/backend/internal/events"
 	"github.com/agents-os/agents/backend/internal/session"
 )
 
@@ -30,7 +31,7 @@ func (r *Runner) SendMail(ctx context.Context, owner, to string, m Mail) (sessio
 	if m.FromSession != "" {
 		from, err := r.store.GetMeta(ctx, m.FromSession)
 		if err != nil || (owner != AnyOwner && from.Owner != owner) {
-			return session.Mail{}, errs.NotFound("unknown_session", "unknown sending session %s", m.FromSession)
+			return session.Mail{}, errs.NotFound(errs.CodeUnknownSession, "unknown sending session %s", m.FromSession)
 		}
 		sender = session.Sender{Kind: session.SenderSession, Name: from.ID}
 		if m.Body.Kind == session.MailAgentMessage && m.Body.Agent == "" {
@@ -47,9 +48,9 @@ func (r *Runner) SendMail(ctx context.Context, owner, to string, m Mail) (sessio
 // rejected tells a sending session its mail could not be delivered.
 func (r *Runner) rejected(from, owner string, cause error) {
 	code := errs.CodeOf(cause)
-	err := r.announce(r.ctx, &agentsv1.Event{SessionId: from, Owner: owner, Kind: "mail.rejected", Body: &agentsv1.Event_MailRejected{MailRejected: &agentsv1.MailRejected{
+	err := r.announce(r.ctx, events.WithKind(&agentsv1.Event{SessionId: from, Owner: owner, Body: &agentsv1.Event_MailRejected{MailRejected: &agentsv1.MailRejected{
 		Code: code, Reason: publicText(cause),
-	}}})
+	}}}))
 	if err != nil {
 		r.log.Error("announce rejected mail", "session", from, "err", err)
 	}
@@ -140,7 +141,7 @@ func (r *Runner) mailByID(ctx context.Context, sessionID, id string) (session.Ma
 			return m, nil
 		}
 	}
-	return session.Mail{}, errs.NotFound("unknown_mail", "mail %s is gone", id)
+	return session.Mail{}, errs.NotFound(errs.CodeUnknownMail, "mail %s is gone", id)
 }
 
 // obey carries out control mail, which addMail stored delivered.
@@ -219,11 +220,11 @@ func checkMail(b session.MailBody) error {
 	switch b.Kind {
 	case session.MailUserMessage, session.MailAgentMessage:
 		if b.Text == "" {
-			return errs.Invalid("invalid_argument", "mail text is empty")
+			return errs.Invalid(errs.CodeInvalidArgument, "mail text is empty")
 		}
 	case session.MailStopRun, session.MailCancelCalls, session.MailResume:
 	default:
-		return errs.Invalid("invalid_argument", "unknown mail kind %q", b.Kind)
+		return errs.Invalid(errs.CodeInvalidArgument, "unknown mail kind %q", b.Kind)
 	}
 	return nil
 }

@@ -147,7 +147,7 @@ func (r *Runner) CreateSession(ctx context.Context, owner string, req CreateRequ
 			return View{}, err
 		}
 		if owner != AnyOwner && parent.Owner != owner {
-			return View{}, errs.NotFound("unknown_session", "unknown session %s", req.ParentID)
+			return View{}, errs.NotFound(errs.CodeUnknownSession, "unknown session %s", req.ParentID)
 		}
 		meta.ParentID = parent.ID
 		meta.Owner = parent.Owner
@@ -155,7 +155,7 @@ func (r *Runner) CreateSession(ctx context.Context, owner string, req CreateRequ
 		meta.RootID = parent.Root()
 		meta.Budget, meta.TreeSpend = parent.Budget, parent.TreeSpend
 		if req.Budget != nil {
-			return View{}, errs.Invalid("invalid_argument", "budget: a session with a parent spends its root session's budget (%s); set the budget there", parent.Root())
+			return View{}, errs.Invalid(errs.CodeInvalidArgument, "budget: a session with a parent spends its root session's budget (%s); set the budget there", parent.Root())
 		}
 	}
 	if req.Budget.Limited() {
@@ -179,10 +179,10 @@ func (r *Runner) CreateSession(ctx context.Context, owner string, req CreateRequ
 		}
 		if h := req.helperOf; h != nil {
 			e.helpers = []store.HelperCall{{SessionID: meta.ParentID, CallID: h.callID, ChildID: meta.ID, Created: now}}
-			e.events = append(e.events, &agentsv1.Event{SessionId: meta.ParentID, Owner: meta.Owner, Kind: "subcall.started",
+			e.events = append(e.events, events.WithKind(&agentsv1.Event{SessionId: meta.ParentID, Owner: meta.Owner,
 				Body: &agentsv1.Event_SubcallStarted{SubcallStarted: &agentsv1.SubcallStarted{
 					ChildSessionId: meta.ID, Agent: h.agent, CallId: h.callID, Depth: int32(meta.Depth),
-				}}})
+				}}}))
 		}
 		if req.Message == nil || req.Run.Hold {
 			return a.apply(e)
@@ -214,8 +214,8 @@ func (r *Runner) open(ctx context.Context, meta session.Meta, turns []session.Tu
 	var view View
 	err = a.call(ctx, func(a *actor) error {
 		e := &edit{meta: meta, turns: turns, create: true}
-		e.events = append(e.events, &agentsv1.Event{SessionId: meta.ID, Owner: meta.Owner, Kind: "session.created",
-			Body: &agentsv1.Event_SessionCreated{SessionCreated: &agentsv1.SessionCreated{Meta: wire.Meta(meta)}}})
+		e.events = append(e.events, events.WithKind(&agentsv1.Event{SessionId: meta.ID, Owner: meta.Owner,
+			Body: &agentsv1.Event_SessionCreated{SessionCreated: &agentsv1.SessionCreated{Meta: wire.Meta(meta)}}}))
 		a.setParams(params)
 		if err := write(a, e); err != nil {
 			a.deleted = true // never stored: the actor goes
@@ -423,8 +423,8 @@ func (a *actor) addMail(ctx context.Context, m session.Mail, idem keyedRequest) 
 		m.Priority = session.PriorityNormal
 	}
 	ch := &store.Change{NewMail: []session.Mail{m}, Idempotency: a.r.idempotency(a.owner, idem, keyed{SessionID: a.id, MailID: m.ID, Turns: len(a.st.turns)})}
-	ev := &agentsv1.Event{SessionId: a.id, Owner: a.owner, Kind: "mail.accepted",
-		Body: &agentsv1.Event_MailAccepted{MailAccepted: &agentsv1.MailAccepted{Envelope: wire.Mail(m)}}}
+	ev := events.WithKind(&agentsv1.Event{SessionId: a.id, Owner: a.owner,
+		Body: &agentsv1.Event_MailAccepted{MailAccepted: &agentsv1.MailAccepted{Envelope: wire.Mail(m)}}})
 	if err := a.write(ctx, ch, []*agentsv1.Event{ev}); err != nil {
 		if committer.Classify(err) != committer.Transient {
 			return session.Mail{}, err
@@ -573,31 +573,31 @@ func await(ctx context.Context, idle <-chan struct{}, timeout time.Duration) err
 // head.
 func (t Turns) bounds(n int) (lo, hi int, err error) {
 	if t.Limit < 0 || t.Last < 0 {
-		return 0, 0, errs.Invalid("invalid_argument", "turn_limit and last_turns must not be negative")
+		return 0, 0, errs.Invalid(errs.CodeInvalidArgument, "turn_limit and last_turns must not be negative")
 	}
 	if t.None {
 		if t.After != nil || t.Before != nil || t.Limit != 0 || t.Last != 0 {
-			return 0, 0, errs.Invalid("invalid_argument", "meta_only leaves every turn out: it takes no after_turn, before_turn, turn_limit or last_turns")
+			return 0, 0, errs.Invalid(errs.CodeInvalidArgument, "meta_only leaves every turn out: it takes no after_turn, before_turn, turn_limit or last_turns")
 		}
 		return n, n, nil
 	}
 	if t.Limit > 0 && t.Last > 0 {
-		return 0, 0, errs.Invalid("invalid_argument", "turn_limit counts from the start of the range and last_turns from its end: set one of them")
+		return 0, 0, errs.Invalid(errs.CodeInvalidArgument, "turn_limit counts from the start of the range and last_turns from its end: set one of them")
 	}
 	lo, hi = 0, n
 	if t.After != nil {
 		if a := *t.After; a < 0 || a >= n {
-			return 0, 0, errs.Invalid("invalid_argument", "after_turn %d is out of range: %s", a, turnsRange(n, n-1))
+			return 0, 0, errs.Invalid(errs.CodeInvalidArgument, "after_turn %d is out of range: %s", a, turnsRange(n, n-1))
 		}
 		lo = *t.After + 1
 	}
 	if t.Before != nil {
 		b := *t.Before
 		if b < 0 || b > n {
-			return 0, 0, errs.Invalid("invalid_argument", "before_turn %d is out of range: %s", b, turnsRange(n, n))
+			return 0, 0, errs.Invalid(errs.CodeInvalidArgument, "before_turn %d is out of range: %s", b, turnsRange(n, n))
 		}
 		if t.After != nil && b <= *t.After {
-			return 0, 0, errs.Invalid("invalid_argument", "before_turn %d must be greater than after_turn %d", b, *t.After)
+			return 0, 0, errs.Invalid(errs.CodeInvalidArgument, "before_turn %d must be greater than after_turn %d", b, *t.After)
 		}
 		hi = b
 	}
@@ -709,7 +709,7 @@ func (a *actor) viewRange(lo, hi int) View {
 // so ids of other owners cannot be probed.
 func (a *actor) authorize(owner string) error {
 	if owner != AnyOwner && a.st.meta.Owner != owner {
-		return errs.NotFound("unknown_session", "unknown session %s", a.id)
+		return errs.NotFound(errs.CodeUnknownSession, "unknown session %s", a.id)
 	}
 	return nil
 }
@@ -744,10 +744,10 @@ func checkMessage(m *Message) error {
 		return nil
 	}
 	if strings.TrimSpace(m.Text) == "" && len(m.Attachments) == 0 {
-		return errs.Invalid("invalid_argument", "message text is empty")
+		return errs.Invalid(errs.CodeInvalidArgument, "message text is empty")
 	}
 	if !utf8.ValidString(m.Text) {
-		return errs.Invalid("invalid_argument", "message text is not valid UTF-8")
+		return errs.Invalid(errs.CodeInvalidArgument, "message text is not valid UTF-8")
 	}
 	return nil
 }

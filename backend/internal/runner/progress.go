@@ -31,17 +31,17 @@ func (p *progress) add(d llm.Delta) *agentsv1.Event {
 	turn := int32(p.turnIndex)
 	switch c := d.ToolCall; {
 	case d.Text != "":
-		return &agentsv1.Event{Kind: "text.delta", Body: &agentsv1.Event_TextDelta{TextDelta: &agentsv1.TextDelta{Text: d.Text, TurnIndex: turn}}}
+		return events.WithKind(&agentsv1.Event{Body: &agentsv1.Event_TextDelta{TextDelta: &agentsv1.TextDelta{Text: d.Text, TurnIndex: turn}}})
 	case d.Thinking != "":
-		return &agentsv1.Event{Kind: "thinking.delta", Body: &agentsv1.Event_ThinkingDelta{ThinkingDelta: &agentsv1.ThinkingDelta{Text: d.Thinking, TurnIndex: turn}}}
+		return events.WithKind(&agentsv1.Event{Body: &agentsv1.Event_ThinkingDelta{ThinkingDelta: &agentsv1.ThinkingDelta{Text: d.Thinking, TurnIndex: turn}}})
 	case c != nil:
 		id, name, changed := p.calls.add(c.Index, c.ID, c.Name, c.ArgumentsDelta)
 		if !changed {
 			return nil
 		}
-		return &agentsv1.Event{Kind: "tool_call.delta", Body: &agentsv1.Event_ToolCallDelta{ToolCallDelta: &agentsv1.ToolCallDelta{
+		return events.WithKind(&agentsv1.Event{Body: &agentsv1.Event_ToolCallDelta{ToolCallDelta: &agentsv1.ToolCallDelta{
 			TurnIndex: turn, CallIndex: int32(c.Index), CallId: id, Name: name, Arguments: c.ArgumentsDelta,
-		}}}
+		}}})
 	}
 	return nil
 }

@@ -85,7 +85,7 @@ func (a *actor) recoverRun() error {
 		// The run could not go on (the store refused its start, no run
 		// was free): the session must not say running without a run.
 		// It fails, and a client resumes it.
-		a.fail("recovery_failed", "the run could not resume after the restart: "+publicText(err)+"; resume to try again")
+		a.fail(errs.CodeRecoveryFailed, "the run could not resume after the restart: "+publicText(err)+"; resume to try again")
 	}
 	return err
 }
@@ -109,7 +109,7 @@ func (a *actor) resumeInterrupted() error {
 // needParams fails a session whose run needs params a restart lost: a
 // client must resupply them (Resume).
 func (a *actor) needParams(missing []string) {
-	a.fail("params_required", "the server restarted; resupply the params "+strings.Join(missing, ", ")+" with Resume")
+	a.fail(errs.CodeParamsRequired, "the server restarted; resupply the params "+strings.Join(missing, ", ")+" with Resume")
 }
 
 // recoverRound settles the round that was in flight. Every attached call

@@ -210,7 +210,7 @@ func (rm *remote) forget(id string) {
 }
 
 // leaseHeld reports whether err says another server holds the session.
-func leaseHeld(err error) bool { return errs.CodeOf(err) == store.CodeLeaseHeld }
+func leaseHeld(err error) bool { return errs.CodeOf(err) == errs.CodeLeaseHeld }
 
 // runsElsewhere reports whether another server holds the session's live
 // lease, so that a request goes to it without trying to take the
@@ -258,7 +258,7 @@ func (r *Runner) onHolder(ctx context.Context, id, owner, kind string, body, out
 		if !r.behindCommands(ctx, id) {
 			// A write refused for a lease this server lost wrote nothing:
 			// the new holder takes the request.
-			if err := local(); !leaseHeld(err) && errs.CodeOf(err) != store.CodeLeaseLost {
+			if err := local(); !leaseHeld(err) && errs.CodeOf(err) != errs.CodeLeaseLost {
 				return false, err
 			}
 		}
@@ -403,7 +403,7 @@ func (r *Runner) chase(ctx context.Context, cmd store.Command) error {
 // so a holder that has not begun it leaves it alone, unless the holder
 // finished it first, whose answer is then the answer.
 func (r *Runner) abandon(ctx context.Context, cmd store.Command, out any) error {
-	timedOut := errs.Unavailable("command_timeout",
+	timedOut := errs.Unavailable(errs.CodeCommandTimeout,
 		"the server running session %s did not answer within %s; the request may still take effect", cmd.SessionID, CommandTimeout)
 	won, err := r.store.FinishCommand(ctx, cmd.ID, encodeResult(nil, timedOut), r.now())
 	if err != nil {
@@ -531,12 +531,12 @@ func encodeResult(value any, err error) string {
 		} else {
 			// Clients see "internal error"; the accepting server's log
 			// gets the holder's text.
-			res.Error = &commandError{Kind: errs.KindInternal, Code: "internal", Message: err.Error()}
+			res.Error = &commandError{Kind: errs.KindInternal, Code: errs.CodeInternal, Message: err.Error()}
 		}
 	} else if value != nil {
 		b, merr := json.Marshal(value)
 		if merr != nil {
-			res.Error = &commandError{Kind: errs.KindInternal, Code: "internal", Message: "encode the answer: " + merr.Error()}
+			res.Error = &commandError{Kind: errs.KindInternal, Code: errs.CodeInternal, Message: "encode the answer: " + merr.Error()}
 		} else {
 			res.Value = b
 		}
@@ -702,7 +702,7 @@ func (r *Runner) applyCommand(c store.Command) (result string, final bool) {
 	defer cancel()
 	value, err := r.dispatch(ctx, c)
 	switch {
-	case leaseHeld(err), errs.CodeOf(err) == store.CodeLeaseLost, errs.CodeOf(err) == errClosing.Code,
+	case leaseHeld(err), errs.CodeOf(err) == errs.CodeLeaseLost, errs.CodeOf(err) == errClosing.Code,
 		errs.KindOf(err) == errs.KindUnavailable, errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return "", false
 	}
@@ -830,7 +830,7 @@ func (r *Runner) dispatch(ctx context.Context, c store.Command) (any, error) {
 		_, err = r.forkLocal(ctx, c.Owner, c.SessionID, b, forkID)
 		return forkAnswer{ID: forkID}, err
 	}
-	return nil, errs.Invalid("unknown_command", "unknown command kind %q", c.Kind)
+	return nil, errs.Invalid(errs.CodeUnknownCommand, "unknown command kind %q", c.Kind)
 }
 
 // holding runs fn while this server holds the session loaded (its lease

@@ -96,7 +96,7 @@ func (r *Runner) metaElsewhere(ctx context.Context, owner, id string) (session.M
 		return session.Meta{}, err
 	}
 	if owner != AnyOwner && meta.Owner != owner {
-		return session.Meta{}, errs.NotFound("unknown_session", "unknown session %s", id)
+		return session.Meta{}, errs.NotFound(errs.CodeUnknownSession, "unknown session %s", id)
 	}
 	return meta, nil
 }
@@ -147,7 +147,7 @@ func (r *Runner) awaitElsewhere(ctx context.Context, owner, id string, req ViewR
 					continue
 				}
 				switch ev.GetKind() {
-				case "session.updated":
+				case events.KindSessionUpdated:
 					m := ev.GetSessionUpdated().GetMeta()
 					switch {
 					case m.GetStatus() == agentsv1.SessionStatus_SESSION_STATUS_RUNNING:
@@ -161,7 +161,7 @@ func (r *Runner) awaitElsewhere(ctx context.Context, owner, id string, req ViewR
 					default:
 						break wait
 					}
-				case "run.stopped", "session.failed", "session.deleted":
+				case events.KindRunStopped, events.KindSessionFailed, events.KindSessionDeleted:
 					break wait
 				}
 			}
@@ -375,7 +375,7 @@ func (r *Runner) follow(sub *events.Subscription, local func(string) bool) {
 				return
 			}
 			r.remote.progress.take(ev, local)
-			if ev.GetKind() == "session.deleted" {
+			if ev.GetKind() == events.KindSessionDeleted {
 				r.watches.drop(ev.GetSessionId())
 			}
 		}

@@ -195,7 +195,7 @@ func (r *Runner) completeLocal(ctx context.Context, owner string, row session.De
 	}{token, answer.Text, answer.Failed, answer.Approval, resume})
 	err := r.withSession(ctx, row.SessionID, func(a *actor) error {
 		if err := a.authorize(owner); err != nil {
-			return errs.NotFound("unknown_token", "unknown continuation token")
+			return errs.NotFound(errs.CodeUnknownToken, "unknown continuation token")
 		}
 		// A retry is answered before the answer is judged: the call it
 		// answered has its answer now, or runs, which is no reason to

@@ -13,6 +13,7 @@ import (
 	"github.com/agents-os/agents/backend/internal/catalog"
 	"github.com/agents-os/agents/backend/internal/committer"
 	"github.com/agents-os/agents/backend/internal/errs"
+	"github.com/agents-os/agents/backend/internal/events"
 	"github.com/agents-os/agents/backend/internal/llm"
 	"github.com/agents-os/agents/backend/internal/session"
 	"github.com/agents-os/agents/backend/internal/store"
@@ -169,7 +170,7 @@ func (a *actor) openRunWith(e *edit, trigger agentsv1.RunTrigger, maxSteps int, 
 		// a run recovered after a crash goes on with.
 		e.meta.AgentVersion = v
 	}
-	e.emit(a, &agentsv1.Event{Kind: "run.started", Body: &agentsv1.Event_RunStarted{RunStarted: &agentsv1.RunStarted{Trigger: trigger}}})
+	e.emit(a, events.WithKind(&agentsv1.Event{Body: &agentsv1.Event_RunStarted{RunStarted: &agentsv1.RunStarted{Trigger: trigger}}}))
 	if err := a.apply(e); err != nil {
 		a.r.slots.give(e.meta.Owner)
 		return err
@@ -217,7 +218,7 @@ func (a *actor) beginStep() {
 		return
 	}
 	if a.agent == nil {
-		a.failRun("unknown_agent", fmt.Sprintf("agent %q is not loaded", a.st.meta.Agent))
+		a.failRun(errs.CodeUnknownAgent, fmt.Sprintf("agent %q is not loaded", a.st.meta.Agent))
 		return
 	}
 	if missing := a.missingParams(); len(missing) > 0 {
@@ -252,7 +253,7 @@ func (a *actor) launchStep() {
 	run := a.run
 	model, err := a.r.opts.Models(a.agent.Model)
 	if err != nil {
-		a.failRun("model_error", err.Error())
+		a.failRun(errs.CodeModelError, err.Error())
 		return
 	}
 	ctx, cancel := context.WithCancel(run.ctx)
@@ -325,7 +326,7 @@ func (a *actor) launchStep() {
 		if err != nil {
 			a.post(func(a *actor) {
 				if a.current(st) && a.run.ctx.Err() == nil {
-					a.failRun("budget_unavailable", "the budgets could not be read: "+err.Error())
+					a.failRun(errs.CodeBudgetUnavailable, "the budgets could not be read: "+err.Error())
 				}
 			})
 			return
@@ -407,7 +408,7 @@ func (a *actor) modelDone(st *step, resp llm.Response, err error, took time.Dura
 		if a.overflowed(st, err) {
 			return
 		}
-		a.failRun("model_error", err.Error())
+		a.failRun(errs.CodeModelError, err.Error())
 		return
 	}
 	a.run.compactions, a.run.overflowed = 0, false
@@ -448,13 +449,13 @@ func (a *actor) modelDone(st *step, resp llm.Response, err error, took time.Dura
 		for i, d := range deferred {
 			views[i] = wire.DeferredCall(d)
 		}
-		e.emit(a, &agentsv1.Event{Kind: "calls.deferred", Body: &agentsv1.Event_CallsDeferred{CallsDeferred: &agentsv1.CallsDeferred{Calls: views}}})
+		e.emit(a, events.WithKind(&agentsv1.Event{Body: &agentsv1.Event_CallsDeferred{CallsDeferred: &agentsv1.CallsDeferred{Calls: views}}}))
 	}
 	for _, c := range turn.ToolCalls {
 		// The calls the server runs start as soon as the turn is stored:
 		// say so in the same write.
 		if _, ok := st.tools.Get(c.Name); ok && c.Mode != session.CallDeferred {
-			e.emit(a, &agentsv1.Event{Kind: "tool.started", Body: &agentsv1.Event_ToolStarted{ToolStarted: &agentsv1.ToolStarted{Call: wire.ToolCall(c)}}})
+			e.emit(a, events.WithKind(&agentsv1.Event{Body: &agentsv1.Event_ToolStarted{ToolStarted: &agentsv1.ToolStarted{Call: wire.ToolCall(c)}}}))
 		}
 	}
 	if len(turn.ToolCalls) == 0 && (len(a.st.mail) == 0 || a.run.stop != "") {
@@ -662,7 +663,7 @@ func (a *actor) markStopped(e *edit, status session.Status, reason, text string)
 	if reason == StopBudget {
 		stopped.Budget = a.run.budget
 	}
-	e.emit(a, &agentsv1.Event{Kind: "run.stopped", Body: &agentsv1.Event_RunStopped{RunStopped: stopped}})
+	e.emit(a, events.WithKind(&agentsv1.Event{Body: &agentsv1.Event_RunStopped{RunStopped: stopped}}))
 }
 
 // stopReason is how the run ends when it ends at a boundary: the reason
@@ -688,7 +689,7 @@ func (a *actor) fail(code, reason string) {
 	e := a.edit()
 	e.meta.Status, e.meta.StatusReason = session.StatusFailed, reason
 	e.release = true
-	e.emit(a, &agentsv1.Event{Kind: "session.failed", Body: &agentsv1.Event_SessionFailed{SessionFailed: &agentsv1.SessionFailed{Reason: reason, Code: code}}})
+	e.emit(a, events.WithKind(&agentsv1.Event{Body: &agentsv1.Event_SessionFailed{SessionFailed: &agentsv1.SessionFailed{Reason: reason, Code: code}}}))
 	a.settle(e, session.StatusFailed, reason, "")
 }
 

@@ -334,7 +334,7 @@ func (r *Runner) adopt(st *state) (*actor, func(), error) {
 		return nil, nil, errClosing
 	}
 	if _, ok := r.live[st.meta.ID]; ok {
-		return nil, nil, errs.Conflict("session_exists", "session %s is in use; try again", st.meta.ID)
+		return nil, nil, errs.Conflict(errs.CodeSessionExists, "session %s is in use; try again", st.meta.ID)
 	}
 	a := newActor(r, st.meta.ID)
 	a.refs = 1

@@ -45,10 +45,10 @@ func (s *slots) check(owner string) error {
 
 func (s *slots) refuse(owner string) error {
 	if s.max > 0 && s.total >= s.max {
-		return errs.ResourceExhausted("too_many_runs", "the server runs %d sessions at once, its limit; try again when one ends", s.max)
+		return errs.ResourceExhausted(errs.CodeTooManyRuns, "the server runs %d sessions at once, its limit; try again when one ends", s.max)
 	}
 	if s.perOwner > 0 && s.byOwner[owner] >= s.perOwner {
-		return errs.ResourceExhausted("too_many_runs", "%d runs are active for this owner, the limit; try again when one ends", s.perOwner)
+		return errs.ResourceExhausted(errs.CodeTooManyRuns, "%d runs are active for this owner, the limit; try again when one ends", s.perOwner)
 	}
 	return nil
 }

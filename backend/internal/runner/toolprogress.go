@@ -86,8 +86,8 @@ func (p *progressReporter) flush() {
 	if !has {
 		return
 	}
-	ev := &agentsv1.Event{SessionId: p.env.sessionID, Owner: p.env.owner, Kind: "tool.progressed",
-		Body: &agentsv1.Event_ToolProgressed{ToolProgressed: &agentsv1.ToolProgressed{CallId: p.callID, Message: line}}}
+	ev := events.WithKind(&agentsv1.Event{SessionId: p.env.sessionID, Owner: p.env.owner,
+		Body: &agentsv1.Event_ToolProgressed{ToolProgressed: &agentsv1.ToolProgressed{CallId: p.callID, Message: line}}})
 	if err := p.r.announce(p.r.ctx, ev); err != nil && p.r.ctx.Err() == nil {
 		p.r.log.Warn("announce tool progress", "session", p.env.sessionID, "call", p.callID, "err", err)
 	}

@@ -10,6 +10,7 @@ import (
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/backend/internal/catalog"
 	"github.com/agents-os/agents/backend/internal/errs"
+	"github.com/agents-os/agents/backend/internal/events"
 	"github.com/agents-os/agents/backend/internal/session"
 	"github.com/agents-os/agents/backend/internal/store"
 	"github.com/agents-os/agents/backend/internal/tool"
@@ -146,8 +147,8 @@ func (a *actor) callDone(st *step, cs *callState, res session.ToolResult, stoppe
 		st.shutdown = true
 	default:
 		cs.result = &res
-		ev := &agentsv1.Event{SessionId: a.id, Owner: a.owner, Kind: "tool.completed",
-			Body: &agentsv1.Event_ToolCompleted{ToolCompleted: &agentsv1.ToolCompleted{Result: wire.ToolResult(res)}}}
+		ev := events.WithKind(&agentsv1.Event{SessionId: a.id, Owner: a.owner,
+			Body: &agentsv1.Event_ToolCompleted{ToolCompleted: &agentsv1.ToolCompleted{Result: wire.ToolResult(res)}}})
 		if st.running == 1 && cs.token == "" && unanswered(st) == 0 {
 			// The round's last call in a round that goes on at once: its
 			// event goes out with the round's results, in one write.
@@ -319,9 +320,9 @@ func (r *Runner) runHelper(ctx context.Context, env callEnv, call tool.Call, run
 		stopCtx, cancel := context.WithTimeout(r.ctx, 5*time.Second)
 		defer cancel()
 		_, _ = r.CancelRun(stopCtx, "", childID)
-		r.subcall(env, &agentsv1.Event{Kind: "subcall.failed", Body: &agentsv1.Event_SubcallFailed{SubcallFailed: &agentsv1.SubcallFailed{
+		r.subcall(env, events.WithKind(&agentsv1.Event{Body: &agentsv1.Event_SubcallFailed{SubcallFailed: &agentsv1.SubcallFailed{
 			ChildSessionId: childID, CallId: call.ID, Reason: "cancelled",
-		}}})
+		}}}))
 		return tool.Result{Text: "cancelled", Status: session.ResultCancelled, ChildSessionID: childID}
 	}
 	if final.status == session.StatusRunning {
@@ -338,14 +339,14 @@ func (r *Runner) runHelper(ctx context.Context, env callEnv, call tool.Call, run
 		if reason == "" {
 			reason = string(final.status)
 		}
-		r.subcall(env, &agentsv1.Event{Kind: "subcall.failed", Body: &agentsv1.Event_SubcallFailed{SubcallFailed: &agentsv1.SubcallFailed{
+		r.subcall(env, events.WithKind(&agentsv1.Event{Body: &agentsv1.Event_SubcallFailed{SubcallFailed: &agentsv1.SubcallFailed{
 			ChildSessionId: childID, CallId: call.ID, Reason: reason,
-		}}})
+		}}}))
 		return tool.Result{Text: fmt.Sprintf("the helper %s did not answer: %s", helper, reason), Status: session.ResultError, ChildSessionID: childID}
 	}
-	r.subcall(env, &agentsv1.Event{Kind: "subcall.completed", Body: &agentsv1.Event_SubcallCompleted{SubcallCompleted: &agentsv1.SubcallCompleted{
+	r.subcall(env, events.WithKind(&agentsv1.Event{Body: &agentsv1.Event_SubcallCompleted{SubcallCompleted: &agentsv1.SubcallCompleted{
 		ChildSessionId: childID, CallId: call.ID, Text: final.text,
-	}}})
+	}}}))
 	return tool.Result{Text: final.text, Status: session.ResultOK, ChildSessionID: childID}
 }
 
@@ -355,7 +356,7 @@ func (r *Runner) runHelper(ctx context.Context, env callEnv, call tool.Call, run
 func (r *Runner) awaitChild(ctx context.Context, id string) (runOutcome, error) {
 	for {
 		out, err := r.awaitRun(ctx, id)
-		if r.cluster == nil || errs.CodeOf(err) != store.CodeLeaseHeld {
+		if r.cluster == nil || errs.CodeOf(err) != errs.CodeLeaseHeld {
 			return out, err
 		}
 		meta, err := r.store.GetMeta(ctx, id)

@@ -10,11 +10,11 @@ import (
 	"github.com/google/uuid"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/backend/internal/events"
 	"github.com/agents-os/agents/backend/internal/wire"
 
 	"github.com/agents-os/agents/backend/internal/errs"
 	"github.com/agents-os/agents/backend/internal/session"
-	"github.com/agents-os/agents/backend/internal/store"
 )
 
 // Watch TTL bounds.
@@ -122,10 +122,10 @@ func (r *Runner) WatchSession(ctx context.Context, owner, watcher, target string
 		ttl = DefaultWatchTTL
 	}
 	if ttl < 0 || ttl > MaxWatchTTL {
-		return session.Watch{}, errs.Invalid("invalid_argument", "ttl must be between 0 and %s", MaxWatchTTL)
+		return session.Watch{}, errs.Invalid(errs.CodeInvalidArgument, "ttl must be between 0 and %s", MaxWatchTTL)
 	}
 	if watcher == target {
-		return session.Watch{}, errs.Invalid("invalid_argument", "a session cannot watch itself")
+		return session.Watch{}, errs.Invalid(errs.CodeInvalidArgument, "a session cannot watch itself")
 	}
 	watcherOwner := ""
 	for i, id := range []string{watcher, target} {
@@ -134,7 +134,7 @@ func (r *Runner) WatchSession(ctx context.Context, owner, watcher, target string
 			return session.Watch{}, err
 		}
 		if owner != AnyOwner && m.Owner != owner {
-			return session.Watch{}, errs.NotFound("unknown_session", "unknown session %s", id)
+			return session.Watch{}, errs.NotFound(errs.CodeUnknownSession, "unknown session %s", id)
 		}
 		if i == 0 {
 			watcherOwner = m.Owner
@@ -189,7 +189,7 @@ func (r *Runner) UnwatchSession(ctx context.Context, owner, watcher, target stri
 		return err
 	}
 	if owner != AnyOwner && m.Owner != owner {
-		return errs.NotFound("unknown_session", "unknown session %s", watcher)
+		return errs.NotFound(errs.CodeUnknownSession, "unknown session %s", watcher)
 	}
 	if r.cluster == nil {
 		return r.unwatchLocal(ctx, watcher, target)
@@ -307,8 +307,8 @@ func (a *actor) watchMail(e *edit, status session.Status, reason, text string) {
 		e.mail = append(e.mail, m)
 		e.notify = append(e.notify, watchNote{watcher: w, mail: m})
 		if owner, ok := r.watches.owner(w); ok {
-			e.events = append(e.events, &agentsv1.Event{SessionId: w, Owner: owner, Kind: "mail.accepted",
-				Body: &agentsv1.Event_MailAccepted{MailAccepted: &agentsv1.MailAccepted{Envelope: wire.Mail(m)}}})
+			e.events = append(e.events, events.WithKind(&agentsv1.Event{SessionId: w, Owner: owner,
+				Body: &agentsv1.Event_MailAccepted{MailAccepted: &agentsv1.MailAccepted{Envelope: wire.Mail(m)}}}))
 		}
 	}
 }
@@ -336,7 +336,7 @@ func (a *actor) delivered(notes []watchNote) {
 			})
 			if errs.KindOf(err) == errs.KindNotFound {
 				r.watches.remove(n.watcher, a.id)
-			} else if errs.CodeOf(err) == store.CodeLeaseHeld {
+			} else if errs.CodeOf(err) == errs.CodeLeaseHeld {
 				// Another server runs the watcher: it was told of its
 				// mail (see mailStored).
 			} else if err != nil && r.ctx.Err() == nil {

@@ -200,7 +200,7 @@ func TestAPermanentlyRefusedRunEndIsNotRetriedForever(t *testing.T) {
 	t.Parallel()
 	eachDialect(t, func(t *testing.T, d dialect) {
 		k := newKernel(t, d, answer)
-		k.store.FailCommits(storefault.Always, storefault.EndsRun(), errs.NotFound(store.CodeUnknownSession, "unknown session"))
+		k.store.FailCommits(storefault.Always, storefault.EndsRun(), errs.NotFound(errs.CodeUnknownSession, "unknown session"))
 		id := k.create(t, "hello")
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()

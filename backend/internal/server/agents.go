@@ -31,7 +31,7 @@ func (h *agentService) ListAgents(_ context.Context, _ *connect.Request[agentsv1
 // here with the reason.
 func (h *agentService) GetAgent(ctx context.Context, req *connect.Request[agentsv1.GetAgentRequest]) (*connect.Response[agentsv1.GetAgentResponse], error) {
 	if req.Msg.GetSlug() == "" {
-		return nil, errs.Invalid("invalid_argument", "slug is required")
+		return nil, errs.Invalid(errs.CodeInvalidArgument, "slug is required")
 	}
 	a, err := h.s.catalog.Get(req.Msg.GetSlug())
 	if err != nil {
@@ -55,7 +55,7 @@ func (s *Server) applied(m *agentsv1.ModelDescriptor, a *catalog.Agent) {
 // it needs an admin token.
 func (h *agentService) ReloadAgents(ctx context.Context, _ *connect.Request[agentsv1.ReloadAgentsRequest]) (*connect.Response[agentsv1.ReloadAgentsResponse], error) {
 	if !isAdmin(ctx) {
-		return nil, errs.PermissionDenied("permission_denied", "reloading the agents needs an admin token")
+		return nil, errs.PermissionDenied(errs.CodePermissionDenied, "reloading the agents needs an admin token")
 	}
 	snap := h.s.catalog.Reload(ctx)
 	if err := h.s.runner.Announce(ctx, wire.AgentsChanged(snap)); err != nil {
@@ -104,7 +104,7 @@ func (h *agentService) UpdateAgent(ctx context.Context, req *connect.Request[age
 	}
 	slug, def := req.Msg.GetSlug(), req.Msg.GetDefinition()
 	if slug == "" {
-		return nil, errs.Invalid("invalid_argument", "slug is required")
+		return nil, errs.Invalid(errs.CodeInvalidArgument, "slug is required")
 	}
 	if _, err := h.s.catalog.Validate(ctx, slug, []byte(def), true); err != nil {
 		return nil, err
@@ -128,7 +128,7 @@ func (h *agentService) DeleteAgent(ctx context.Context, req *connect.Request[age
 	}
 	slug := req.Msg.GetSlug()
 	if slug == "" {
-		return nil, errs.Invalid("invalid_argument", "slug is required")
+		return nil, errs.Invalid(errs.CodeInvalidArgument, "slug is required")
 	}
 	snap := h.s.catalog.Snapshot()
 	if err := snap.Writable(slug); err != nil {
@@ -136,7 +136,7 @@ func (h *agentService) DeleteAgent(ctx context.Context, req *connect.Request[age
 	}
 	if deps := snap.Dependents(slug); len(deps) > 0 {
 		// Deleting it would silently stop them loading.
-		return nil, errs.FailedPrecondition(catalog.CodeAgentInUse, "agent %q is a helper of %s: update them to name it no more, then delete it", slug, strings.Join(deps, ", ")).
+		return nil, errs.FailedPrecondition(errs.CodeAgentInUse, "agent %q is a helper of %s: update them to name it no more, then delete it", slug, strings.Join(deps, ", ")).
 			With("dependents", strings.Join(deps, ","))
 	}
 	stored, err := h.s.store.DeleteStoredAgent(ctx, slug, req.Msg.GetExpectedVersion(), time.Now())
@@ -154,7 +154,7 @@ func (h *agentService) DeleteAgent(ctx context.Context, req *connect.Request[age
 func (h *agentService) ListAgentVersions(ctx context.Context, req *connect.Request[agentsv1.ListAgentVersionsRequest]) (*connect.Response[agentsv1.ListAgentVersionsResponse], error) {
 	slug := req.Msg.GetSlug()
 	if slug == "" {
-		return nil, errs.Invalid("invalid_argument", "slug is required")
+		return nil, errs.Invalid(errs.CodeInvalidArgument, "slug is required")
 	}
 	if a, err := h.s.catalog.Get(slug); err == nil && a.Source == catalog.SourceFile {
 		return connect.NewResponse(&agentsv1.ListAgentVersionsResponse{}), nil
@@ -182,10 +182,10 @@ func (h *agentService) RollbackAgent(ctx context.Context, req *connect.Request[a
 	}
 	slug, version := req.Msg.GetSlug(), req.Msg.GetVersion()
 	if slug == "" {
-		return nil, errs.Invalid("invalid_argument", "slug is required")
+		return nil, errs.Invalid(errs.CodeInvalidArgument, "slug is required")
 	}
 	if version <= 0 {
-		return nil, errs.Invalid("invalid_argument", "version: %d is not a version (versions start at 1)", version)
+		return nil, errs.Invalid(errs.CodeInvalidArgument, "version: %d is not a version (versions start at 1)", version)
 	}
 	if err := h.s.catalog.Snapshot().Writable(slug); err != nil {
 		return nil, err
@@ -221,7 +221,7 @@ func utf8Text(s string) string {
 // agents are every owner's, so only an admin may.
 func (h *agentService) mayWrite(ctx context.Context) error {
 	if !isAdmin(ctx) {
-		return errs.PermissionDenied("permission_denied", "changing the agents needs an admin token")
+		return errs.PermissionDenied(errs.CodePermissionDenied, "changing the agents needs an admin token")
 	}
 	return nil
 }

@@ -147,12 +147,12 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			token, ok := bearerToken(r)
 			if !ok {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="agents"`)
-				refuse(w, r, errs.Unauthenticated("token_required", "a bearer token is required"))
+				refuse(w, r, errs.Unauthenticated(errs.CodeTokenRequired, "a bearer token is required"))
 				return
 			}
 			if id, ok = tokens.lookup(token); !ok {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="agents", error="invalid_token"`)
-				refuse(w, r, errs.Unauthenticated("invalid_token", "the bearer token is not valid"))
+				refuse(w, r, errs.Unauthenticated(errs.CodeInvalidToken, "the bearer token is not valid"))
 				return
 			}
 		}

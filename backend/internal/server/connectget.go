@@ -19,7 +19,7 @@ func checkGetMessage(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet {
 			if q := r.URL.Query(); q.Get("base64") == "1" && !isQueryBase64(q.Get("message")) {
-				err := errs.Invalid("invalid_argument", "message: the query parameter is not URL-safe base64")
+				err := errs.Invalid(errs.CodeInvalidArgument, "message: the query parameter is not URL-safe base64")
 				ce := connectError(r.Context(), err)
 				noteError(r.Context(), connect.CodeOf(ce).String(), err)
 				_ = errorWriter.Write(w, r, ce)

@@ -29,7 +29,7 @@ func (h *sessionService) Resume(ctx context.Context, req *connect.Request[agents
 func (h *sessionService) CompleteCall(ctx context.Context, req *connect.Request[agentsv1.CompleteCallRequest]) (*connect.Response[agentsv1.CompleteCallResponse], error) {
 	m := req.Msg
 	if m.GetToken() == "" {
-		return nil, errs.Invalid("invalid_argument", "token is required")
+		return nil, errs.Invalid(errs.CodeInvalidArgument, "token is required")
 	}
 	answer := runner.CallAnswer{IdempotencyKey: m.GetIdempotencyKey()}
 	switch r := m.GetResult().(type) {
@@ -40,11 +40,11 @@ func (h *sessionService) CompleteCall(ctx context.Context, req *connect.Request[
 	case *agentsv1.CompleteCallRequest_Approval:
 		ap := r.Approval
 		if ap.GetAlways() && !ap.GetApprove() {
-			return nil, errs.Invalid("invalid_argument", "approval.always allows the tool for the session: it needs approve: true")
+			return nil, errs.Invalid(errs.CodeInvalidArgument, "approval.always allows the tool for the session: it needs approve: true")
 		}
 		answer.Approval = &runner.ApprovalAnswer{Approve: ap.GetApprove(), Reason: ap.GetReason(), Always: ap.GetAlways()}
 	default:
-		return nil, errs.Invalid("invalid_argument", "set text or error, or approval for a call that waits for approval")
+		return nil, errs.Invalid(errs.CodeInvalidArgument, "set text or error, or approval for a call that waits for approval")
 	}
 	meta, remaining, err := h.s.runner.CompleteCall(ctx, owner(ctx), m.GetToken(), answer, m.GetResume(), m.GetParams())
 	if err != nil {
@@ -165,11 +165,11 @@ func (h *sessionService) ForkSession(ctx context.Context, req *connect.Request[a
 func (h *sessionService) WatchSession(ctx context.Context, req *connect.Request[agentsv1.WatchSessionRequest]) (*connect.Response[agentsv1.WatchSessionResponse], error) {
 	m := req.Msg
 	if m.GetWatcherId() == "" || m.GetTargetId() == "" {
-		return nil, errs.Invalid("invalid_argument", "watcher_id and target_id are required")
+		return nil, errs.Invalid(errs.CodeInvalidArgument, "watcher_id and target_id are required")
 	}
 	if m.Ttl != nil {
 		if err := m.GetTtl().CheckValid(); err != nil {
-			return nil, errs.Invalid("invalid_argument", "ttl: %v", err)
+			return nil, errs.Invalid(errs.CodeInvalidArgument, "ttl: %v", err)
 		}
 	}
 	w, err := h.s.runner.WatchSession(ctx, owner(ctx), m.GetWatcherId(), m.GetTargetId(), m.GetTtl().AsDuration())
@@ -182,7 +182,7 @@ func (h *sessionService) WatchSession(ctx context.Context, req *connect.Request[
 func (h *sessionService) UnwatchSession(ctx context.Context, req *connect.Request[agentsv1.UnwatchSessionRequest]) (*connect.Response[agentsv1.UnwatchSessionResponse], error) {
 	m := req.Msg
 	if m.GetWatcherId() == "" || m.GetTargetId() == "" {
-		return nil, errs.Invalid("invalid_argument", "watcher_id and target_id are required")
+		return nil, errs.Invalid(errs.CodeInvalidArgument, "watcher_id and target_id are required")
 	}
 	if err := h.s.runner.UnwatchSession(ctx, owner(ctx), m.GetWatcherId(), m.GetTargetId()); err != nil {
 		return nil, err

@@ -138,7 +138,7 @@ func (b *checkedBody) cutShort() string {
 // refuse sets the error every later read answers: a Connect error, which
 // connect-go passes on as it is, and the request's log line learns.
 func (b *checkedBody) refuse(problem string) {
-	err := errs.Invalid("invalid_argument", "%s", problem)
+	err := errs.Invalid(errs.CodeInvalidArgument, "%s", problem)
 	noteError(b.r.Context(), connect.CodeInvalidArgument.String(), err)
 	b.err = connectError(b.r.Context(), err)
 }

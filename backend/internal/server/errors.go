@@ -70,15 +70,15 @@ func publicError(ctx context.Context, err error) wireError {
 	}
 	switch cause := ctx.Err(); {
 	case errors.Is(cause, context.Canceled):
-		return wireError{code: canceledRow.code, status: canceledRow.status, reason: "canceled", message: "request canceled"}
+		return wireError{code: canceledRow.code, status: canceledRow.status, reason: errs.CodeCanceled, message: "request canceled"}
 	case errors.Is(cause, context.DeadlineExceeded):
-		return wireError{code: deadlineRow.code, status: deadlineRow.status, reason: "deadline_exceeded", message: "deadline exceeded"}
+		return wireError{code: deadlineRow.code, status: deadlineRow.status, reason: errs.CodeDeadlineExceeded, message: "deadline exceeded"}
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		row := kindTable[errs.KindUnavailable]
-		return wireError{code: row.code, status: row.status, reason: "unavailable", message: "the server cut the request short; try again"}
+		return wireError{code: row.code, status: row.status, reason: errs.CodeUnavailable, message: "the server cut the request short; try again"}
 	}
 	row := kindTable[errs.KindInternal]
-	return wireError{code: row.code, status: row.status, reason: "internal", message: "internal error"}
+	return wireError{code: row.code, status: row.status, reason: errs.CodeInternal, message: "internal error"}
 }
 
 // connectError converts a domain error to a Connect error carrying an

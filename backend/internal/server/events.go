@@ -62,21 +62,21 @@ func (s *Server) subscribe(ctx context.Context, scope agentsv1.SubscribeScope, s
 			scope = agentsv1.SubscribeScope_SUBSCRIBE_SCOPE_SESSION
 		case agentsv1.SubscribeScope_SUBSCRIBE_SCOPE_SESSION:
 		default:
-			return nil, errs.Invalid("invalid_argument", "session_id goes with the session scope only: leave the scope out, or leave session_id out for the owner or all scope")
+			return nil, errs.Invalid(errs.CodeInvalidArgument, "session_id goes with the session scope only: leave the scope out, or leave session_id out for the owner or all scope")
 		}
 	}
 	var sc events.Scope
 	if of != "" && scope != agentsv1.SubscribeScope_SUBSCRIBE_SCOPE_OWNER && scope != agentsv1.SubscribeScope_SUBSCRIBE_SCOPE_UNSPECIFIED {
-		return nil, errs.Invalid("invalid_argument", "owner is only for the owner scope")
+		return nil, errs.Invalid(errs.CodeInvalidArgument, "owner is only for the owner scope")
 	}
 	// Connect's field checks bound the owner; this bounds the SSE query's.
 	if utf8.RuneCountInString(of) > maxNameChars {
-		return nil, errs.Invalid("invalid_argument", "owner: at most %d characters", maxNameChars)
+		return nil, errs.Invalid(errs.CodeInvalidArgument, "owner: at most %d characters", maxNameChars)
 	}
 	switch scope {
 	case agentsv1.SubscribeScope_SUBSCRIBE_SCOPE_SESSION:
 		if sessionID == "" {
-			return nil, errs.Invalid("invalid_argument", "session_id is required for the session scope")
+			return nil, errs.Invalid(errs.CodeInvalidArgument, "session_id is required for the session scope")
 		}
 		if _, err := s.readSession(ctx, rpcSubscribe, sessionID, runner.ViewRequest{Turns: runner.Turns{None: true}}); err != nil {
 			return nil, err
@@ -84,7 +84,7 @@ func (s *Server) subscribe(ctx context.Context, scope agentsv1.SubscribeScope, s
 		sc = events.SessionScope(sessionID)
 	case agentsv1.SubscribeScope_SUBSCRIBE_SCOPE_ALL:
 		if !isAdmin(ctx) {
-			return nil, errs.PermissionDenied("permission_denied", "the all scope needs an admin token")
+			return nil, errs.PermissionDenied(errs.CodePermissionDenied, "the all scope needs an admin token")
 		}
 		sc = events.AllScope()
 	default:
@@ -93,7 +93,7 @@ func (s *Server) subscribe(ctx context.Context, scope agentsv1.SubscribeScope, s
 		}
 		if of != owner(ctx) {
 			if !isAdmin(ctx) {
-				return nil, errs.PermissionDenied("permission_denied", "another owner's events need an admin token")
+				return nil, errs.PermissionDenied(errs.CodePermissionDenied, "another owner's events need an admin token")
 			}
 			s.auditRead(ctx, rpcSubscribe, of, "")
 		}

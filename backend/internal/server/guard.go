@@ -31,11 +31,11 @@ func (s *Server) guardBrowsers(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		host := strings.ToLower(hostOnly(r.Host))
 		if !isLoopbackName(host) && !hosts[host] {
-			s.writeError(w, r, errs.PermissionDenied("host_not_allowed", "host %q is not allowed: without auth tokens the server answers loopback names and --allowed-host only", r.Host))
+			s.writeError(w, r, errs.PermissionDenied(errs.CodeHostNotAllowed, "host %q is not allowed: without auth tokens the server answers loopback names and --allowed-host only", r.Host))
 			return
 		}
 		if origin := r.Header.Get("Origin"); origin != "" && !anyOrigin && !origins[normalizeOrigin(origin)] && !isLoopbackOrigin(origin) && !isOwnOrigin(origin, r.Host) {
-			s.writeError(w, r, errs.PermissionDenied("origin_not_allowed", "origin %q is not allowed: add it with --cors-origin", origin))
+			s.writeError(w, r, errs.PermissionDenied(errs.CodeOriginNotAllowed, "origin %q is not allowed: add it with --cors-origin", origin))
 			return
 		}
 		next.ServeHTTP(w, r)

@@ -88,15 +88,15 @@ func decodeBody(r *http.Request, msg proto.Message) error {
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
-			return errs.TooLarge("body_too_large", "request body is larger than %d bytes", tooLarge.Limit)
+			return errs.TooLarge(errs.CodeBodyTooLarge, "request body is larger than %d bytes", tooLarge.Limit)
 		}
-		return errs.Invalid("invalid_argument", "read body: %v", err)
+		return errs.Invalid(errs.CodeInvalidArgument, "read body: %v", err)
 	}
 	if len(strings.TrimSpace(string(body))) == 0 {
 		return nil
 	}
 	if err := apijson.Unmarshal(body, msg); err != nil {
-		return errs.Invalid("invalid_argument", "%v", err)
+		return errs.Invalid(errs.CodeInvalidArgument, "%v", err)
 	}
 	return nil
 }
@@ -123,7 +123,7 @@ func canonicalQuery(q url.Values, params []param, camel []string) (out url.Value
 			continue
 		}
 		if i = slices.Index(camel, key); i >= 0 && q.Has(params[i].name) {
-			return nil, false, errs.Invalid("invalid_argument", "query parameter `%s` is given twice, as %s and as %s: give it once", params[i].name, params[i].name, key)
+			return nil, false, errs.Invalid(errs.CodeInvalidArgument, "query parameter `%s` is given twice, as %s and as %s: give it once", params[i].name, params[i].name, key)
 		}
 		if i < 0 {
 			names := make([]string, len(params))
@@ -131,9 +131,9 @@ func canonicalQuery(q url.Values, params []param, camel []string) (out url.Value
 				names[j] = p.name
 			}
 			if len(names) == 0 {
-				return nil, false, errs.Invalid("invalid_argument", "query parameter `%s` is not taken here: this route takes none", key)
+				return nil, false, errs.Invalid(errs.CodeInvalidArgument, "query parameter `%s` is not taken here: this route takes none", key)
 			}
-			return nil, false, errs.Invalid("invalid_argument", "query parameter `%s` is not taken here; the parameters are %s", key, strings.Join(names, ", "))
+			return nil, false, errs.Invalid(errs.CodeInvalidArgument, "query parameter `%s` is not taken here; the parameters are %s", key, strings.Join(names, ", "))
 		}
 		respelt = true
 	}
@@ -157,7 +157,7 @@ func queryBool(v, name string) (bool, error) {
 	}
 	b, err := strconv.ParseBool(v)
 	if err != nil {
-		return false, errs.Invalid("invalid_argument", "query parameter `%s` must be true or false, not %q", name, v)
+		return false, errs.Invalid(errs.CodeInvalidArgument, "query parameter `%s` must be true or false, not %q", name, v)
 	}
 	return b, nil
 }
@@ -165,7 +165,7 @@ func queryBool(v, name string) (bool, error) {
 func parseInt(v, name string) (int, error) {
 	n, err := strconv.Atoi(v)
 	if err != nil {
-		return 0, errs.Invalid("invalid_argument", "query parameter `%s` must be a whole number, not %q", name, v)
+		return 0, errs.Invalid(errs.CodeInvalidArgument, "query parameter `%s` must be a whole number, not %q", name, v)
 	}
 	return n, nil
 }
@@ -173,7 +173,7 @@ func parseInt(v, name string) (int, error) {
 func parseDuration(v, name string) (time.Duration, error) {
 	d, ok := apijson.ParseDuration(v)
 	if !ok || d < 0 {
-		return 0, errs.Invalid("invalid_argument", "query parameter `%s` must be a duration such as 30s or 10m, or a number of seconds, not %q", name, v)
+		return 0, errs.Invalid(errs.CodeInvalidArgument, "query parameter `%s` must be a duration such as 30s or 10m, or a number of seconds, not %q", name, v)
 	}
 	return d, nil
 }
@@ -186,7 +186,7 @@ func queryEnum(v, name string, ed protoreflect.EnumDescriptor) (protoreflect.Enu
 	}
 	n, ok := apijson.ParseEnum(ed, v)
 	if !ok {
-		return 0, errs.Invalid("invalid_argument", "query parameter `%s` must be one of %s, not %q", name, strings.Join(apijson.EnumNames(ed), ", "), v)
+		return 0, errs.Invalid(errs.CodeInvalidArgument, "query parameter `%s` must be one of %s, not %q", name, strings.Join(apijson.EnumNames(ed), ", "), v)
 	}
 	return n, nil
 }

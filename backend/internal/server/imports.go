@@ -23,10 +23,10 @@ import (
 func (h *sessionService) ImportSessions(ctx context.Context, req *connect.Request[agentsv1.ImportSessionsRequest]) (*connect.Response[agentsv1.ImportSessionsResponse], error) {
 	m := req.Msg
 	if m.GetAgent() == "" {
-		return nil, errs.Invalid("invalid_argument", "agent is required: the agent the imported sessions continue with (agents-exe files do not name theirs)")
+		return nil, errs.Invalid(errs.CodeInvalidArgument, "agent is required: the agent the imported sessions continue with (agents-exe files do not name theirs)")
 	}
 	if len(m.GetFiles()) == 0 {
-		return nil, errs.Invalid("invalid_argument", "files: at least one file is required")
+		return nil, errs.Invalid(errs.CodeInvalidArgument, "files: at least one file is required")
 	}
 	res := &agentsv1.ImportSessionsResponse{}
 	for i, f := range m.GetFiles() {

@@ -140,16 +140,16 @@ func checkValue(path string, fd protoreflect.FieldDescriptor, v protoreflect.Val
 		if fd.Name() == "owner" && strings.ContainsFunc(v.String(), unicode.IsControl) {
 			// Every client prints owners' names: an escape sequence in
 			// one would drive the terminal that lists it.
-			return errs.Invalid("invalid_argument", "%s must not hold control characters", path)
+			return errs.Invalid(errs.CodeInvalidArgument, "%s must not hold control characters", path)
 		}
 	case protoreflect.Int32Kind, protoreflect.Int64Kind, protoreflect.Sint32Kind, protoreflect.Sint64Kind, protoreflect.Sfixed32Kind, protoreflect.Sfixed64Kind:
 		// The numbers of requests are counts and indexes.
 		if n := v.Int(); n < 0 {
-			return errs.Invalid("invalid_argument", "%s is %d: it must not be negative", path, n)
+			return errs.Invalid(errs.CodeInvalidArgument, "%s is %d: it must not be negative", path, n)
 		}
 	case protoreflect.EnumKind:
 		if fd.Enum().Values().ByNumber(v.Enum()) == nil {
-			return errs.Invalid("invalid_argument", "%s %d is not a %s value", path, v.Enum(), fd.Enum().Name())
+			return errs.Invalid(errs.CodeInvalidArgument, "%s %d is not a %s value", path, v.Enum(), fd.Enum().Name())
 		}
 	case protoreflect.MessageKind:
 		if d, ok := v.Message().Interface().(*durationpb.Duration); ok {
@@ -170,9 +170,9 @@ func checkMap(path string, fd protoreflect.FieldDescriptor, m protoreflect.Map) 
 	m.Range(func(k protoreflect.MapKey, v protoreflect.Value) bool {
 		name := k.String()
 		if n := utf8.RuneCountInString(name); n > maxParamNameChars {
-			err = errs.Invalid("invalid_argument", "%s: a param name is %d characters, more than the limit of %d", path, n, maxParamNameChars)
+			err = errs.Invalid(errs.CodeInvalidArgument, "%s: a param name is %d characters, more than the limit of %d", path, n, maxParamNameChars)
 		} else if n := len(v.String()); n > maxParamValueBytes {
-			err = errs.Invalid("invalid_argument", "%s: the value of %q is %d bytes, more than the limit of %d", path, name, n, maxParamValueBytes)
+			err = errs.Invalid(errs.CodeInvalidArgument, "%s: the value of %q is %d bytes, more than the limit of %d", path, name, n, maxParamValueBytes)
 		}
 		return err == nil
 	})
@@ -181,10 +181,10 @@ func checkMap(path string, fd protoreflect.FieldDescriptor, m protoreflect.Map) 
 
 func checkDuration(path string, d *durationpb.Duration) error {
 	if err := d.CheckValid(); err != nil {
-		return errs.Invalid("invalid_argument", "%s: %v", path, err)
+		return errs.Invalid(errs.CodeInvalidArgument, "%s: %v", path, err)
 	}
 	if d.AsDuration() < 0 {
-		return errs.Invalid("invalid_argument", "%s is %v: it must not be negative", path, d.AsDuration())
+		return errs.Invalid(errs.CodeInvalidArgument, "%s is %v: it must not be negative", path, d.AsDuration())
 	}
 	return nil
 }
@@ -195,7 +195,7 @@ func checkChars(field, v string, max int) error {
 		return nil
 	}
 	if n := utf8.RuneCountInString(v); n > max {
-		return errs.Invalid("invalid_argument", "%s is %d characters, more than the limit of %d", field, n, max)
+		return errs.Invalid(errs.CodeInvalidArgument, "%s is %d characters, more than the limit of %d", field, n, max)
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"connectrpc.com/connect"
+	"github.com/agents-os/agents/backend/internal/errs"
 )
 
 // jsonErrors makes the answers nothing in the API writes itself JSON
@@ -62,7 +63,7 @@ func (w *errorRewriter) errorFor(status int) (errorBody, bool) {
 	switch status {
 	case http.StatusNotFound:
 		return errorBody{
-			Code: connect.CodeNotFound.String(), Reason: "unknown_route",
+			Code: connect.CodeNotFound.String(), Reason: errs.CodeUnknownRoute,
 			Message: fmt.Sprintf("no route %s %s: /openapi.json lists the routes", r.Method, r.URL.Path),
 		}, true
 	case http.StatusMethodNotAllowed:
@@ -71,10 +72,10 @@ func (w *errorRewriter) errorFor(status int) (errorBody, bool) {
 		if allow != "" {
 			msg += "; it takes " + strings.ReplaceAll(allow, ", ", " or ")
 		}
-		return errorBody{Code: connect.CodeUnimplemented.String(), Reason: "method_not_allowed", Message: msg}, true
+		return errorBody{Code: connect.CodeUnimplemented.String(), Reason: errs.CodeMethodNotAllowed, Message: msg}, true
 	case http.StatusUnsupportedMediaType:
 		return errorBody{
-			Code: connect.CodeInvalidArgument.String(), Reason: "unsupported_media_type",
+			Code: connect.CodeInvalidArgument.String(), Reason: errs.CodeUnsupportedMediaType,
 			Message: fmt.Sprintf("Content-Type %q is not read on %s: the Connect protocol reads application/json and application/proto, gRPC application/grpc, gRPC-Web application/grpc-web", r.Header.Get("Content-Type"), r.URL.Path),
 		}, true
 	}

@@ -55,7 +55,7 @@ func (s *Server) limitBodies(next http.Handler) http.Handler {
 	refuse := s.refuser()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ContentLength > limit {
-			refuse(w, r, errs.TooLarge("body_too_large", "request body is larger than %d bytes", limit))
+			refuse(w, r, errs.TooLarge(errs.CodeBodyTooLarge, "request body is larger than %d bytes", limit))
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, limit)
@@ -91,17 +91,17 @@ func (s *Server) checkSizes(req any) error {
 	case interface{ GetDefinition() string }:
 		// An agent's definition is bounded as a message is.
 		if n := len(m.GetDefinition()); n > s.limits.MaxMessageBytes {
-			return errs.TooLarge("definition_too_large", "the agent's definition is %d bytes, more than the limit of %d", n, s.limits.MaxMessageBytes)
+			return errs.TooLarge(errs.CodeDefinitionTooLarge, "the agent's definition is %d bytes, more than the limit of %d", n, s.limits.MaxMessageBytes)
 		}
 	}
 	for _, t := range texts {
 		if len(t) > s.limits.MaxMessageBytes {
-			return errs.TooLarge("message_too_large", "message text is %d bytes, more than the limit of %d", len(t), s.limits.MaxMessageBytes)
+			return errs.TooLarge(errs.CodeMessageTooLarge, "message text is %d bytes, more than the limit of %d", len(t), s.limits.MaxMessageBytes)
 		}
 	}
 	for _, a := range attachments {
 		if len(a.GetData()) > s.limits.MaxAttachmentBytes {
-			return errs.TooLarge("attachment_too_large", "attachment %q is %d bytes, more than the limit of %d", a.GetName(), len(a.GetData()), s.limits.MaxAttachmentBytes)
+			return errs.TooLarge(errs.CodeAttachmentTooLarge, "attachment %q is %d bytes, more than the limit of %d", a.GetName(), len(a.GetData()), s.limits.MaxAttachmentBytes)
 		}
 	}
 	return nil

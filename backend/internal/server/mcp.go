@@ -42,7 +42,7 @@ func (e *mcpEndpoint) open(ctx context.Context) (http.Handler, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
-		return nil, errs.Unavailable("shutting_down", "the server is shutting down")
+		return nil, errs.Unavailable(errs.CodeShuttingDown, "the server is shutting down")
 	}
 	if e.handler != nil {
 		return e.handler, nil

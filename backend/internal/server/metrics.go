@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -48,7 +47,7 @@ type Metrics struct {
 	// cluster registers the metrics of a server that shares its
 	// database, once, when New is given their sources.
 	cluster sync.Once
-	// The label sets: the kinds of event (eventKinds), the reasons the
+	// The label sets: the kinds of event (events.Kinds), the reasons the
 	// runner stops a run for (a run a client stopped with a reason of
 	// its own is other), the machine codes of session.failed.
 	kinds, reasons, codes labels
@@ -80,22 +79,6 @@ func (l labels) of(v string) string {
 	return otherLabel
 }
 
-// eventKinds are the kinds of event there are, one per field of the
-// event's body, whose last word is what happened to the rest:
-// session_created is session.created, tool_call_delta tool_call.delta.
-func eventKinds() labels {
-	fields := (&agentsv1.Event{}).ProtoReflect().Descriptor().Oneofs().ByName("body").Fields()
-	kinds := make(labels, fields.Len())
-	for i := range fields.Len() {
-		name := string(fields.Get(i).Name())
-		if cut := strings.LastIndexByte(name, '_'); cut >= 0 {
-			name = name[:cut] + "." + name[cut+1:]
-		}
-		kinds[name] = true
-	}
-	return kinds
-}
-
 // latencyBuckets span a quick tool call to a long model answer, in seconds.
 var latencyBuckets = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300}
 
@@ -104,9 +87,9 @@ var latencyBuckets = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10,
 func NewMetrics(sessions store.Sessions, hub *events.Hub) *Metrics {
 	m := &Metrics{
 		reg:     prometheus.NewRegistry(),
-		kinds:   eventKinds(),
+		kinds:   labelsOf(events.Kinds()...),
 		reasons: labelsOf(runner.StopDone, runner.StopCancelled, runner.StopPaused, runner.StopWaiting, runner.StopMaxSteps, runner.StopBudget),
-		codes:   labelsOf("model_error", "store_error", "unknown_agent", "recovery_failed", "params_required", "budget_unavailable"),
+		codes:   labelsOf(errs.CodeModelError, errs.CodeStoreError, errs.CodeUnknownAgent, errs.CodeRecoveryFailed, errs.CodeParamsRequired, errs.CodeBudgetUnavailable),
 		runsStarted: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "agents_runs_started_total", Help: "Runs started, by what started them.",
 		}, []string{"trigger"}),
@@ -441,7 +424,7 @@ func (s *Server) metricsRoute() http.Handler {
 func (s *Server) adminOnly(what string, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !isAdmin(r.Context()) {
-			s.writeError(w, r, errs.PermissionDenied("permission_denied", "%s need an admin token", what))
+			s.writeError(w, r, errs.PermissionDenied(errs.CodePermissionDenied, "%s need an admin token", what))
 			return
 		}
 		h.ServeHTTP(w, r)

@@ -29,7 +29,7 @@ func checkCost(field string, cost *float64) error {
 		return nil
 	}
 	if err := session.CheckDollars(*cost); err != nil {
-		return errs.Invalid("invalid_argument", "%s %v", field, err)
+		return errs.Invalid(errs.CodeInvalidArgument, "%s %v", field, err)
 	}
 	return nil
 }
@@ -68,7 +68,7 @@ func ownerArg(ctx context.Context, name string) (string, error) {
 		return owner(ctx), nil
 	}
 	if !isAdmin(ctx) {
-		return "", errs.PermissionDenied("permission_denied", "another owner's budget and usage need an admin token")
+		return "", errs.PermissionDenied(errs.CodePermissionDenied, "another owner's budget and usage need an admin token")
 	}
 	return name, nil
 }
@@ -76,10 +76,10 @@ func ownerArg(ctx context.Context, name string) (string, error) {
 func (h *ownerService) SetOwnerBudget(ctx context.Context, req *connect.Request[agentsv1.SetOwnerBudgetRequest]) (*connect.Response[agentsv1.SetOwnerBudgetResponse], error) {
 	m := req.Msg
 	if !isAdmin(ctx) {
-		return nil, errs.PermissionDenied("permission_denied", "setting a budget needs an admin token")
+		return nil, errs.PermissionDenied(errs.CodePermissionDenied, "setting a budget needs an admin token")
 	}
 	if m.GetOwner() == "" {
-		return nil, errs.Invalid("invalid_argument", "owner is required")
+		return nil, errs.Invalid(errs.CodeInvalidArgument, "owner is required")
 	}
 	if err := checkCost("cost_usd", m.CostUsd); err != nil {
 		return nil, err

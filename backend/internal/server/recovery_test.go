@@ -10,7 +10,6 @@ import (
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/backend/internal/errs"
-	"github.com/agents-os/agents/backend/internal/store"
 	"github.com/agents-os/agents/backend/internal/store/storefault"
 	"github.com/agents-os/agents/tools/fakellm"
 )
@@ -134,7 +133,7 @@ func TestAMessageAfterARefusedRoundCommitStillAnswersEveryCall(t *testing.T) {
 				{Name: "bash_echo", Arguments: []byte(`{"word": "b"}`)},
 			}}},
 		}}, withFaults(), on(d))
-		e.faults.FailCommits(1, storefault.WithToolResults(), errs.Conflict(store.CodeTurnConflict, "another writer moved the session"))
+		e.faults.FailCommits(1, storefault.WithToolResults(), errs.Conflict(errs.CodeTurnConflict, "another writer moved the session"))
 
 		id := e.create("boss", "go").GetMeta().GetId()
 		s := e.wait(id)

@@ -85,7 +85,7 @@ func (s *Server) checkRequest(rt route) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if short {
 			if r.ContentLength > maxShortBody {
-				s.writeError(w, r, errs.TooLarge("body_too_large", "request body is larger than %d bytes", maxShortBody))
+				s.writeError(w, r, errs.TooLarge(errs.CodeBodyTooLarge, "request body is larger than %d bytes", maxShortBody))
 				return
 			}
 			r.Body = http.MaxBytesReader(w, r.Body, maxShortBody)
@@ -102,7 +102,7 @@ func (s *Server) checkRequest(rt route) http.HandlerFunc {
 		}
 		if ct := r.Header.Get("Content-Type"); (rt.body != nil || rt.definition) && r.ContentLength != 0 && !isJSON(ct) {
 			writeErrorBody(w, http.StatusUnsupportedMediaType, errorBody{
-				Code: connect.CodeInvalidArgument.String(), Reason: "unsupported_media_type",
+				Code: connect.CodeInvalidArgument.String(), Reason: errs.CodeUnsupportedMediaType,
 				Message: fmt.Sprintf("Content-Type %s is not read here: send JSON with Content-Type application/json (curl --json)", ct),
 			})
 			return
@@ -601,7 +601,7 @@ func listRequest(r *http.Request) (*agentsv1.ListSessionsRequest, error) {
 			return nil, err
 		}
 		if n < 0 || n > store.MaxPageSize {
-			return nil, errs.Invalid("invalid_argument", "query parameter `limit` must be from 0 (the default, %d) to %d, not %d", store.DefaultPageSize, store.MaxPageSize, n)
+			return nil, errs.Invalid(errs.CodeInvalidArgument, "query parameter `limit` must be from 0 (the default, %d) to %d, not %d", store.DefaultPageSize, store.MaxPageSize, n)
 		}
 		req.PageSize = int32(n)
 	}
@@ -610,7 +610,7 @@ func listRequest(r *http.Request) (*agentsv1.ListSessionsRequest, error) {
 	case "all":
 		req.AllOwners = true
 	default:
-		return nil, errs.Invalid("invalid_argument", "query parameter `scope` must be owner or all, not %q", scope)
+		return nil, errs.Invalid(errs.CodeInvalidArgument, "query parameter `scope` must be owner or all, not %q", scope)
 	}
 	return req, nil
 }
@@ -627,7 +627,7 @@ func getRequest(r *http.Request) (*agentsv1.GetSessionRequest, error) {
 	case "meta":
 		req.MetaOnly = true
 	default:
-		return nil, errs.Invalid("invalid_argument", "query parameter `view` must be full or meta, not %q", view)
+		return nil, errs.Invalid(errs.CodeInvalidArgument, "query parameter `view` must be full or meta, not %q", view)
 	}
 	for _, f := range []struct {
 		name string
@@ -647,7 +647,7 @@ func getRequest(r *http.Request) (*agentsv1.GetSessionRequest, error) {
 			return nil, err
 		}
 		if n < 0 || n > math.MaxInt32 {
-			return nil, errs.Invalid("invalid_argument", "query parameter `%s` must be 0 or more, not %d", f.name, n)
+			return nil, errs.Invalid(errs.CodeInvalidArgument, "query parameter `%s` must be 0 or more, not %d", f.name, n)
 		}
 		f.set(int32(n))
 	}
@@ -690,12 +690,12 @@ func readDefinition(r *http.Request) (string, error) {
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
-			return "", errs.TooLarge("body_too_large", "request body is larger than %d bytes", tooLarge.Limit)
+			return "", errs.TooLarge(errs.CodeBodyTooLarge, "request body is larger than %d bytes", tooLarge.Limit)
 		}
-		return "", errs.Invalid("invalid_argument", "read body: %v", err)
+		return "", errs.Invalid(errs.CodeInvalidArgument, "read body: %v", err)
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
-		return "", errs.Invalid("invalid_argument", "the body is the agent's definition: an agent file's JSON (curl --json @agent.json)")
+		return "", errs.Invalid(errs.CodeInvalidArgument, "the body is the agent's definition: an agent file's JSON (curl --json @agent.json)")
 	}
 	return string(body), nil
 }
@@ -708,7 +708,7 @@ func queryVersion(r *http.Request) (*int64, error) {
 	}
 	n, err := strconv.ParseInt(v, 10, 64)
 	if err != nil || n < 1 {
-		return nil, errs.Invalid("invalid_argument", "query parameter `expected_version` must be a version (1, 2, …), not %q", v)
+		return nil, errs.Invalid(errs.CodeInvalidArgument, "query parameter `expected_version` must be a version (1, 2, …), not %q", v)
 	}
 	return &n, nil
 }

@@ -33,7 +33,7 @@ const (
 func (h *sessionService) CreateSession(ctx context.Context, req *connect.Request[agentsv1.CreateSessionRequest]) (*connect.Response[agentsv1.CreateSessionResponse], error) {
 	m := req.Msg
 	if m.GetAgent() == "" {
-		return nil, errs.Invalid("invalid_argument", "agent is required")
+		return nil, errs.Invalid(errs.CodeInvalidArgument, "agent is required")
 	}
 	budget, err := budgetArg(m.GetBudget())
 	if err != nil {
@@ -77,7 +77,7 @@ func (h *sessionService) PostMessage(ctx context.Context, req *connect.Request[a
 		return nil, err
 	}
 	if m.Message == nil {
-		return nil, errs.Invalid("invalid_argument", "message is required")
+		return nil, errs.Invalid(errs.CodeInvalidArgument, "message is required")
 	}
 	opts := runOptions(m.GetRun())
 	opts.IdempotencyKey = m.GetIdempotencyKey()
@@ -129,7 +129,7 @@ func waitTimeout(d *durationpb.Duration) (time.Duration, error) {
 		return defaultWait, nil
 	}
 	if err := d.CheckValid(); err != nil {
-		return 0, errs.Invalid("invalid_argument", "timeout: %v", err)
+		return 0, errs.Invalid(errs.CodeInvalidArgument, "timeout: %v", err)
 	}
 	return min(d.AsDuration(), maxWait), nil
 }
@@ -139,12 +139,12 @@ func ptr[T any](v T) *T { return &v }
 func (h *sessionService) ListSessions(ctx context.Context, req *connect.Request[agentsv1.ListSessionsRequest]) (*connect.Response[agentsv1.ListSessionsResponse], error) {
 	m := req.Msg
 	if m.GetPageSize() < 0 || m.GetPageSize() > store.MaxPageSize {
-		return nil, errs.Invalid("invalid_argument", "page_size must be between 0 and %d", store.MaxPageSize)
+		return nil, errs.Invalid(errs.CodeInvalidArgument, "page_size must be between 0 and %d", store.MaxPageSize)
 	}
 	who := owner(ctx)
 	if m.GetAllOwners() {
 		if !isAdmin(ctx) {
-			return nil, errs.PermissionDenied("permission_denied", "listing every owner's sessions needs an admin token")
+			return nil, errs.PermissionDenied(errs.CodePermissionDenied, "listing every owner's sessions needs an admin token")
 		}
 		who = runner.AnyOwner
 	}
@@ -207,7 +207,7 @@ func (h *sessionService) ExportSession(ctx context.Context, req *connect.Request
 
 func requireID(id string) error {
 	if id == "" {
-		return errs.Invalid("invalid_argument", "session_id is required")
+		return errs.Invalid(errs.CodeInvalidArgument, "session_id is required")
 	}
 	return nil
 }

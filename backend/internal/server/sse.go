@@ -21,7 +21,7 @@ func (s *Server) sseRoute(perSession bool) http.HandlerFunc {
 		q := r.URL.Query()
 		after, err := sse.ParseAfter(r.Header.Get("Last-Event-ID"), q.Get("after"))
 		if err != nil {
-			s.writeError(w, r, errs.Invalid("invalid_argument", "%v", err))
+			s.writeError(w, r, errs.Invalid(errs.CodeInvalidArgument, "%v", err))
 			return
 		}
 		scope := agentsv1.SubscribeScope_SUBSCRIBE_SCOPE_UNSPECIFIED
@@ -39,7 +39,7 @@ func (s *Server) sseRoute(perSession bool) http.HandlerFunc {
 			scope = agentsv1.SubscribeScope_SUBSCRIBE_SCOPE_OWNER
 			of = name
 		case q.Get("scope") != "":
-			s.writeError(w, r, errs.Invalid("invalid_argument", "scope %q: want owner, owner:NAME or all", q.Get("scope")))
+			s.writeError(w, r, errs.Invalid(errs.CodeInvalidArgument, "scope %q: want owner, owner:NAME or all", q.Get("scope")))
 			return
 		}
 		sub, err := s.subscribe(r.Context(), scope, sessionID, of, after)

@@ -13,14 +13,6 @@ import (
 	"github.com/agents-os/agents/backend/internal/errs"
 )
 
-// The machine codes of the stored agents' errors.
-const (
-	CodeUnknownAgent    = "unknown_agent"
-	CodeAgentExists     = "agent_exists"
-	CodeVersionMismatch = "version_mismatch"
-	CodeUnknownVersion  = "unknown_version"
-)
-
 // Agents holds the agents stored in the database and every version of
 // each. Versions of one slug run 1, 2, … and are never reused: a deleted
 // agent keeps its versions, and one created again under its slug goes on
@@ -90,7 +82,7 @@ type AgentVersion struct {
 }
 
 func unknownAgent(slug string) *errs.Error {
-	return errs.NotFound(CodeUnknownAgent, "no stored agent %q", slug)
+	return errs.NotFound(errs.CodeUnknownAgent, "no stored agent %q", slug)
 }
 
 type storedAgentRow struct {
@@ -155,14 +147,14 @@ func (s *SQL) CreateStoredAgent(ctx context.Context, a StoredAgent) (StoredAgent
 			Deleted int64 `db:"deleted"`
 		}
 		found := tx.GetContext(ctx, &prev, tx.Rebind(`SELECT version, deleted FROM stored_agents WHERE slug = ?`), a.Slug)
-		exists := errs.Conflict(CodeAgentExists, "an agent with the slug %q is already stored", a.Slug)
+		exists := errs.Conflict(errs.CodeAgentExists, "an agent with the slug %q is already stored", a.Slug)
 		// Slugs differing only in case name one agent (slugs are ASCII,
 		// so lower is the same on both databases).
 		var other string
 		err := tx.GetContext(ctx, &other, tx.Rebind(`SELECT slug FROM stored_agents WHERE deleted = 0 AND lower(slug) = lower(?) AND slug <> ?`), a.Slug, a.Slug)
 		switch {
 		case err == nil:
-			return errs.Conflict(CodeAgentExists, "the slug %q is the stored agent %q's in other case; slugs differing only in case name one agent", a.Slug, other)
+			return errs.Conflict(errs.CodeAgentExists, "the slug %q is the stored agent %q's in other case; slugs differing only in case name one agent", a.Slug, other)
 		case !errors.Is(err, sql.ErrNoRows):
 			return s.translate(err, nil, "create stored agent %s", a.Slug)
 		}
@@ -292,7 +284,7 @@ func (s *SQL) StoredAgentVersion(ctx context.Context, slug string, version int64
 	if err != nil {
 		return StoredAgent{}, err
 	}
-	return StoredAgent{}, errs.NotFound(CodeUnknownVersion, "agent %q has no version %d as it is now (it has versions %d to %d)",
+	return StoredAgent{}, errs.NotFound(errs.CodeUnknownVersion, "agent %q has no version %d as it is now (it has versions %d to %d)",
 		slug, version, cur.Generation, cur.Version)
 }
 
@@ -336,5 +328,5 @@ func (s *SQL) whyNot(ctx context.Context, tx *sqlx.Tx, slug string, expected int
 }
 
 func versionMismatch(slug string, current, expected int64) *errs.Error {
-	return errs.Aborted(CodeVersionMismatch, "agent %q is at version %d, not %d: read it again and retry", slug, current, expected)
+	return errs.Aborted(errs.CodeVersionMismatch, "agent %q is at version %d, not %d: read it again and retry", slug, current, expected)
 }

@@ -263,17 +263,17 @@ func (s *SQL) prepare(c *Change) (*encoded, error) {
 		if c.Create {
 			p.base = 0
 			if c.Meta.TurnCount != len(c.NewTurns) {
-				return nil, errs.Invalid(CodeInvalidTurns, "session %s: turn count %d but %d turns", c.Meta.ID, c.Meta.TurnCount, len(c.NewTurns))
+				return nil, errs.Invalid(errs.CodeInvalidTurns, "session %s: turn count %d but %d turns", c.Meta.ID, c.Meta.TurnCount, len(c.NewTurns))
 			}
 		}
 		if p.base < 0 {
-			return nil, errs.Invalid(CodeInvalidTurns, "session %s: turn count %d is less than the %d new turns", c.Meta.ID, c.Meta.TurnCount, len(c.NewTurns))
+			return nil, errs.Invalid(errs.CodeInvalidTurns, "session %s: turn count %d is less than the %d new turns", c.Meta.ID, c.Meta.TurnCount, len(c.NewTurns))
 		}
 		if p.turns, err = encodeTurns(c.NewTurns, p.base); err != nil {
 			return nil, err
 		}
 	} else if len(c.NewTurns) > 0 || len(c.DeliveredMail) > 0 || len(c.NewDeferred) > 0 {
-		return nil, errs.Invalid(CodeInvalidTurns, "a change with turns, delivered mail or deferred calls needs the session's metadata")
+		return nil, errs.Invalid(errs.CodeInvalidTurns, "a change with turns, delivered mail or deferred calls needs the session's metadata")
 	}
 	if len(c.NewDeferred) > 0 {
 		if p.deferred, err = encodeDeferred(c.Meta.ID, c.NewDeferred); err != nil {
@@ -283,7 +283,7 @@ func (s *SQL) prepare(c *Change) (*encoded, error) {
 	p.mailBodies = make([]string, len(c.NewMail))
 	for i, m := range c.NewMail {
 		if m.ID == "" {
-			return nil, errs.Invalid(CodeInvalidMail, "mail needs an id")
+			return nil, errs.Invalid(errs.CodeInvalidMail, "mail needs an id")
 		}
 		if p.mailBodies[i], err = encode(m.Body); err != nil {
 			return nil, fmt.Errorf("add mail %s: %w", m.ID, err)
@@ -356,7 +356,7 @@ func (s *SQL) applyRows(ctx context.Context, tx *sqlx.Tx, c *Change, p *encoded)
 		if n, err := res.RowsAffected(); err != nil {
 			return fmt.Errorf("complete deferred call %s: %w", cp.Token, err)
 		} else if n == 0 {
-			return errs.FailedPrecondition(CodeCallCompleted, "call %s was already completed", cp.Token)
+			return errs.FailedPrecondition(errs.CodeCallCompleted, "call %s was already completed", cp.Token)
 		}
 	}
 	if a := c.Approved; a != nil {
@@ -368,7 +368,7 @@ func (s *SQL) applyRows(ctx context.Context, tx *sqlx.Tx, c *Change, p *encoded)
 			if n, err := res.RowsAffected(); err != nil {
 				return fmt.Errorf("approve deferred call %s: %w", token, err)
 			} else if n == 0 {
-				return errs.FailedPrecondition(CodeCallCompleted, "call %s was already completed", token)
+				return errs.FailedPrecondition(errs.CodeCallCompleted, "call %s was already completed", token)
 			}
 		}
 	}
@@ -474,7 +474,7 @@ func (s *SQL) writeStep(ctx context.Context, tx *sqlx.Tx, c *Change, base int, t
 	}
 	switch {
 	case !out.Fenced:
-		return errs.FailedPrecondition(CodeLeaseLost, "lease on session %s was lost", f.SessionID)
+		return errs.FailedPrecondition(errs.CodeLeaseLost, "lease on session %s was lost", f.SessionID)
 	case !out.Written:
 		return s.turnConflict(ctx, tx, m.ID, base)
 	}
@@ -549,7 +549,7 @@ func (s *SQL) noOrphans(ctx context.Context, tx *sqlx.Tx, deleted []string) erro
 		return s.translate(err, nil, "look for children")
 	}
 	if len(left) > 0 {
-		return errs.FailedPrecondition(CodeHasChildren, "session %s has a child session %s", left[0].ParentID, left[0].ID)
+		return errs.FailedPrecondition(errs.CodeSessionHasChildren, "session %s has a child session %s", left[0].ParentID, left[0].ID)
 	}
 	return nil
 }
@@ -592,7 +592,7 @@ func (s *SQL) Idempotent(ctx context.Context, owner, key string) (IdempotencyRec
 		return IdempotencyRecord{}, s.translate(err, nil, "read idempotency key")
 	}
 	if len(rows) == 0 {
-		return IdempotencyRecord{}, errs.NotFound("unknown_key", "no request with this idempotency key")
+		return IdempotencyRecord{}, errs.NotFound(errs.CodeUnknownKey, "no request with this idempotency key")
 	}
 	r := rows[0]
 	return IdempotencyRecord{Owner: owner, Key: key, Op: r.Op, Result: r.Result, Created: fromNanos(r.Created)}, nil

@@ -102,7 +102,7 @@ const sqlFinishCommandAndNotify = `WITH finished AS (` + sqlFinishCommand + ` RE
 func (s *SQL) GetCommand(ctx context.Context, id string) (Command, error) {
 	var r commandRow
 	if err := s.st.getCommand.GetContext(ctx, &r, id); err != nil {
-		return Command{}, s.translate(err, errs.NotFound(CodeUnknownCommand, "unknown command %s", id), "read command %s", id)
+		return Command{}, s.translate(err, errs.NotFound(errs.CodeUnknownCommand, "unknown command %s", id), "read command %s", id)
 	}
 	return r.command(), nil
 }

@@ -68,7 +68,7 @@ func (s *SQL) CompleteDeferred(ctx context.Context, token string, result session
 	if _, err := s.GetDeferred(ctx, token); err != nil {
 		return session.DeferredCall{}, err
 	}
-	return session.DeferredCall{}, errs.FailedPrecondition(CodeCallCompleted, "call %s was already completed", token)
+	return session.DeferredCall{}, errs.FailedPrecondition(errs.CodeCallCompleted, "call %s was already completed", token)
 }
 
 const sqlCompleteDeferred = `UPDATE deferred_calls
@@ -90,7 +90,7 @@ func encodeDeferred(sessionID string, cs []session.DeferredCall) ([]deferredInse
 	out := make([]deferredInsert, len(cs))
 	for i, c := range cs {
 		if c.Token == "" || c.SessionID != sessionID {
-			return nil, errs.Invalid(CodeInvalidCall, "deferred call %q must have a token and belong to session %s", c.Token, sessionID)
+			return nil, errs.Invalid(errs.CodeInvalidCall, "deferred call %q must have a token and belong to session %s", c.Token, sessionID)
 		}
 		call, err := encode(c.Call)
 		if err != nil {

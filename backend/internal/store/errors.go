@@ -8,25 +8,6 @@ import (
 	"github.com/agents-os/agents/backend/internal/errs"
 )
 
-// The machine codes of the errors the store reports.
-const (
-	CodeUnknownSession   = "unknown_session"
-	CodeUnknownToken     = "unknown_token"
-	CodeUnknownMail      = "unknown_mail"
-	CodeAlreadyExists    = "already_exists"
-	CodeCallCompleted    = "call_completed"
-	CodeMailDelivered    = "mail_delivered"
-	CodeTurnConflict     = "turn_conflict"
-	CodeInvalidTurns     = "invalid_turns"
-	CodeInvalidMail      = "invalid_mail"
-	CodeInvalidCall      = "invalid_call"
-	CodeInvalidPageToken = "invalid_page_token"
-	CodeLeaseHeld        = "lease_held"
-	CodeLeaseLost        = "lease_lost"
-	CodeUnknownCommand   = "unknown_command"
-	CodeHasChildren      = "session_has_children"
-)
-
 // Violation is the kind of constraint a driver error reports.
 type Violation int
 
@@ -40,16 +21,12 @@ const (
 	ViolationUnavailable
 )
 
-// CodeStoreUnavailable is the machine code of a write the database
-// refused for now.
-const CodeStoreUnavailable = "store_unavailable"
-
 func unknownSession(id string) *errs.Error {
-	return errs.NotFound(CodeUnknownSession, "unknown session %s", id)
+	return errs.NotFound(errs.CodeUnknownSession, "unknown session %s", id)
 }
 
 func unknownToken(token string) *errs.Error {
-	return errs.NotFound(CodeUnknownToken, "unknown continuation token %s", token)
+	return errs.NotFound(errs.CodeUnknownToken, "unknown continuation token %s", token)
 }
 
 // translate is the one place where an error from the database becomes an
@@ -75,11 +52,11 @@ func (s *SQL) translate(err error, missing *errs.Error, format string, args ...a
 			return &e
 		}
 	case ViolationUnique:
-		e := errs.Conflict(CodeAlreadyExists, "%s: already exists", what)
+		e := errs.Conflict(errs.CodeAlreadyExists, "%s: already exists", what)
 		e.Err = err
 		return e
 	case ViolationUnavailable:
-		e := errs.Unavailable(CodeStoreUnavailable, "the database refused the request for now; retry shortly")
+		e := errs.Unavailable(errs.CodeStoreUnavailable, "the database refused the request for now; retry shortly")
 		e.Err = fmt.Errorf("%s: %w", what, err)
 		return e
 	}

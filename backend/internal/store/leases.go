@@ -22,7 +22,7 @@ func (s *SQL) AcquireLease(ctx context.Context, sessionID, holder string, now ti
 	var l leaseRow
 	err := s.st.acquireLease.GetContext(ctx, &l, sessionID, holder, nanos(now.Add(ttl)), nanos(now), nanos(now))
 	if errors.Is(err, sql.ErrNoRows) {
-		return Lease{}, errs.Conflict(CodeLeaseHeld, "session %s is run by another server", sessionID)
+		return Lease{}, errs.Conflict(errs.CodeLeaseHeld, "session %s is run by another server", sessionID)
 	}
 	if err != nil {
 		return Lease{}, s.translate(err, unknownSession(sessionID), "acquire lease on %s", sessionID)
@@ -97,7 +97,7 @@ func (s *SQL) GetLease(ctx context.Context, sessionID string) (Lease, error) {
 	var l leaseRow
 	err := s.st.getLease.GetContext(ctx, &l, sessionID)
 	if err != nil {
-		return Lease{}, s.translate(err, errs.NotFound("no_lease", "session %s has no lease", sessionID), "read lease of %s", sessionID)
+		return Lease{}, s.translate(err, errs.NotFound(errs.CodeNoLease, "session %s has no lease", sessionID), "read lease of %s", sessionID)
 	}
 	return l.lease(), nil
 }
@@ -136,7 +136,7 @@ func (s *SQL) checkFence(ctx context.Context, tx *sqlx.Tx, f *Fence) error {
 		return s.translate(err, nil, "check the lease of %s", f.SessionID)
 	}
 	if n == 0 {
-		return errs.FailedPrecondition(CodeLeaseLost, "lease on session %s was lost", f.SessionID)
+		return errs.FailedPrecondition(errs.CodeLeaseLost, "lease on session %s was lost", f.SessionID)
 	}
 	return nil
 }

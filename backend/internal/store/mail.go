@@ -18,7 +18,7 @@ import (
 // AddMail implements Mailbox.
 func (s *SQL) AddMail(ctx context.Context, m session.Mail) error {
 	if m.ID == "" {
-		return errs.Invalid(CodeInvalidMail, "mail needs an id")
+		return errs.Invalid(errs.CodeInvalidMail, "mail needs an id")
 	}
 	body, err := encode(m.Body)
 	if err != nil {

@@ -28,7 +28,7 @@ func (c cursor) encode() string {
 const maxPageToken = 512
 
 func decodeCursor(token string) (cursor, error) {
-	bad := errs.Invalid(CodeInvalidPageToken, "malformed page token")
+	bad := errs.Invalid(errs.CodeInvalidPageToken, "malformed page token")
 	if len(token) > maxPageToken {
 		return cursor{}, bad
 	}
@@ -55,7 +55,7 @@ const MaxQueryLength = 256
 // checkQuery refuses a query over MaxQueryLength.
 func checkQuery(q string) error {
 	if n := utf8.RuneCountInString(q); n > MaxQueryLength {
-		return errs.Invalid("invalid_argument", "query is %d characters, more than the limit of %d", n, MaxQueryLength)
+		return errs.Invalid(errs.CodeInvalidArgument, "query is %d characters, more than the limit of %d", n, MaxQueryLength)
 	}
 	return nil
 }

@@ -267,10 +267,10 @@ func encodeTurns(turns []session.Turn, base int) ([]turnRow, error) {
 	rows := make([]turnRow, len(turns))
 	for i, t := range turns {
 		if t.Index != base+i {
-			return nil, errs.Invalid(CodeInvalidTurns, "turn %d at position %d, want index %d", t.Index, i, base+i)
+			return nil, errs.Invalid(errs.CodeInvalidTurns, "turn %d at position %d, want index %d", t.Index, i, base+i)
 		}
 		if t.Sides() != 1 {
-			return nil, errs.Invalid(CodeInvalidTurns, "turn %d must be one of a user turn, an LLM turn and a compaction", t.Index)
+			return nil, errs.Invalid(errs.CodeInvalidTurns, "turn %d must be one of a user turn, an LLM turn and a compaction", t.Index)
 		}
 		payload, err := encode(turnPayload{User: t.User, LLM: t.LLM, Compaction: t.Compaction})
 		if err != nil {

@@ -30,7 +30,7 @@ func (s *SQL) turnConflict(ctx context.Context, tx *sqlx.Tx, id string, base int
 	if err != nil {
 		return s.translate(err, unknownSession(id), "commit step of %s", id)
 	}
-	return errs.Conflict(CodeTurnConflict, "session %s has %d turns; the step appends at %d", id, count, base)
+	return errs.Conflict(errs.CodeTurnConflict, "session %s has %d turns; the step appends at %d", id, count, base)
 }
 
 // sqlDeliver marks mail delivered; its IN list makes its text vary with the
@@ -81,10 +81,10 @@ func (s *SQL) deliverAll(ctx context.Context, tx *sqlx.Tx, sessionID string, ids
 	}
 	for _, id := range ids {
 		if !slices.Contains(known, id) {
-			return errs.NotFound(CodeUnknownMail, "session %s has no mail %s", sessionID, id)
+			return errs.NotFound(errs.CodeUnknownMail, "session %s has no mail %s", sessionID, id)
 		}
 	}
-	return errs.FailedPrecondition(CodeMailDelivered, "mail to session %s was already delivered", sessionID)
+	return errs.FailedPrecondition(errs.CodeMailDelivered, "mail to session %s was already delivered", sessionID)
 }
 
 // dedupe drops repeated ids, keeping the first of each.

@@ -18,7 +18,7 @@ type watchRow struct {
 // PutWatch implements Watches.
 func (s *SQL) PutWatch(ctx context.Context, w session.Watch) error {
 	_, err := s.st.putWatch.ExecContext(ctx, w.WatcherID, w.TargetID, nanos(w.Expires))
-	missing := errs.NotFound(CodeUnknownSession, "unknown session %s or %s", w.WatcherID, w.TargetID)
+	missing := errs.NotFound(errs.CodeUnknownSession, "unknown session %s or %s", w.WatcherID, w.TargetID)
 	return s.translate(err, missing, "put watch %s on %s", w.WatcherID, w.TargetID)
 }
 

@@ -11,6 +11,7 @@ import (
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/backend/internal/agentfile"
 	"github.com/agents-os/agents/backend/internal/catalog"
+	"github.com/agents-os/agents/backend/internal/events"
 	"github.com/agents-os/agents/backend/internal/mcptools"
 	"github.com/agents-os/agents/backend/internal/session"
 	"github.com/agents-os/agents/backend/internal/tokens"
@@ -78,7 +79,7 @@ func AgentsChanged(snap *catalog.Snapshot) *agentsv1.Event {
 	for _, a := range snap.Agents() {
 		changed.Slugs = append(changed.Slugs, a.Slug)
 	}
-	return &agentsv1.Event{Kind: "agents.changed", Body: &agentsv1.Event_AgentsChanged{AgentsChanged: changed}}
+	return events.WithKind(&agentsv1.Event{Body: &agentsv1.Event_AgentsChanged{AgentsChanged: changed}})
 }
 
 // StoredAgentChanged is the agents.changed event after a stored agent was

@@ -89,5 +89,5 @@ func MailBodyFromWire(b *agentsv1.MailBody) (session.MailBody, error) {
 			return session.MailBody{Kind: session.MailResume, Reason: c.Resume.GetReason()}, nil
 		}
 	}
-	return session.MailBody{}, errs.Invalid("invalid_argument", "mail body is empty: set one of userMessage, agentMessage, control")
+	return session.MailBody{}, errs.Invalid(errs.CodeInvalidArgument, "mail body is empty: set one of userMessage, agentMessage, control")
 }

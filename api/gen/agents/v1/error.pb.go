@@ -23,12 +23,14 @@ const (
 
 // ErrorDetail is attached to every error the server returns: a stable
 // machine code next to the Connect code. The JSON routes return the same
-// pair as `{"code", "message"}`.
+// as `{"code", "reason", "message", "metadata"}`, the machine code as
+// `reason`.
 type ErrorDetail struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Stable machine code: `unknown_session`, `unknown_agent`,
-	// `unknown_turn`, `unknown_token`, `session_busy`, `params_required`,
-	// `permission_denied`, `invalid_argument`, …
+	// `unknown_turn`, `unknown_token`, `session_exists`, `params_required`,
+	// `permission_denied`, `invalid_argument`, … (every code is declared in
+	// backend/internal/errs/codes.go).
 	Code string `protobuf:"bytes,1,opt,name=code,proto3" json:"code,omitempty"`
 	// Extra facts about the error (the missing params, the offending field).
 	Metadata      map[string]string `protobuf:"bytes,2,rep,name=metadata,proto3" json:"metadata,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`

@@ -117,9 +117,9 @@ func TestLostConnectionMidCommit(t *testing.T) {
 // error.
 func wantUnavailable(t *testing.T, what string, err error) {
 	t.Helper()
-	if errs.KindOf(err) != errs.KindUnavailable || errs.CodeOf(err) != store.CodeStoreUnavailable {
+	if errs.KindOf(err) != errs.KindUnavailable || errs.CodeOf(err) != errs.CodeStoreUnavailable {
 		t.Fatalf("%s: %v (kind %d, code %q), want unavailable %s",
-			what, err, errs.KindOf(err), errs.CodeOf(err), store.CodeStoreUnavailable)
+			what, err, errs.KindOf(err), errs.CodeOf(err), errs.CodeStoreUnavailable)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agents-os/agents/backend/internal/events"
 	"github.com/agents-os/agents/backend/internal/session"
 	"github.com/agents-os/agents/backend/internal/store"
 )
@@ -230,7 +231,7 @@ func WithEvent(kinds ...string) func(*store.Change) bool {
 // EndsRun matches a commit that records the end of a run: run.stopped or
 // session.failed.
 func EndsRun() func(*store.Change) bool {
-	return WithEvent("run.stopped", "session.failed")
+	return WithEvent(events.KindRunStopped, events.KindSessionFailed)
 }
 
 // WithStatus matches a commit that writes a session with the status.

@@ -27,15 +27,15 @@ func testStoredAgents(t *testing.T, fresh func(t *testing.T) Opener) {
 	noErr(t, err, "list empty")
 	equal(t, "none stored", len(list), 0)
 	_, err = s.GetStoredAgent(ctx, "a")
-	wantErr(t, err, errs.KindNotFound, store.CodeUnknownAgent)
+	wantErr(t, err, errs.KindNotFound, errs.CodeUnknownAgent)
 	_, err = s.StoredAgentVersions(ctx, "a")
-	wantErr(t, err, errs.KindNotFound, store.CodeUnknownAgent)
+	wantErr(t, err, errs.KindNotFound, errs.CodeUnknownAgent)
 
 	a1, err := s.CreateStoredAgent(ctx, storedAgent("a", `{"v":1}`, at(0)))
 	noErr(t, err, "create")
 	equal(t, "created", a1, store.StoredAgent{Slug: "a", Version: 1, Definition: `{"v":1}`, Author: "admin", Created: at(0), Updated: at(0), Generation: 1})
 	_, err = s.CreateStoredAgent(ctx, storedAgent("a", `{"v":"again"}`, at(time.Second)))
-	wantErr(t, err, errs.KindConflict, store.CodeAgentExists)
+	wantErr(t, err, errs.KindConflict, errs.CodeAgentExists)
 	_, err = s.CreateStoredAgent(ctx, storedAgent("b", `{"b":1}`, at(time.Second)))
 	noErr(t, err, "create b")
 
@@ -43,12 +43,12 @@ func testStoredAgents(t *testing.T, fresh func(t *testing.T) Opener) {
 	noErr(t, err, "update at 1")
 	equal(t, "updated", a2, store.StoredAgent{Slug: "a", Version: 2, Definition: `{"v":2}`, Author: "admin", Created: at(0), Updated: at(time.Minute), Generation: 1})
 	_, err = s.UpdateStoredAgent(ctx, storedAgent("a", `{"v":"stale"}`, at(time.Minute)), 1)
-	wantErr(t, err, errs.KindAborted, store.CodeVersionMismatch)
+	wantErr(t, err, errs.KindAborted, errs.CodeVersionMismatch)
 	a3, err := s.UpdateStoredAgent(ctx, storedAgent("a", `{"v":3}`, at(2*time.Minute)), 0)
 	noErr(t, err, "update unguarded")
 	equal(t, "version", a3.Version, int64(3))
 	_, err = s.UpdateStoredAgent(ctx, storedAgent("ghost", `{}`, at(time.Minute)), 0)
-	wantErr(t, err, errs.KindNotFound, store.CodeUnknownAgent)
+	wantErr(t, err, errs.KindNotFound, errs.CodeUnknownAgent)
 
 	got, err := s.GetStoredAgent(ctx, "a")
 	noErr(t, err, "get")
@@ -59,16 +59,16 @@ func testStoredAgents(t *testing.T, fresh func(t *testing.T) Opener) {
 	equal(t, "listed current", list[0], a3)
 
 	_, err = s.DeleteStoredAgent(ctx, "a", 2, at(3*time.Minute))
-	wantErr(t, err, errs.KindAborted, store.CodeVersionMismatch)
+	wantErr(t, err, errs.KindAborted, errs.CodeVersionMismatch)
 	last, err := s.DeleteStoredAgent(ctx, "a", 3, at(3*time.Minute))
 	noErr(t, err, "delete")
 	equal(t, "deleted", last, a3)
 	_, err = s.GetStoredAgent(ctx, "a")
-	wantErr(t, err, errs.KindNotFound, store.CodeUnknownAgent)
+	wantErr(t, err, errs.KindNotFound, errs.CodeUnknownAgent)
 	_, err = s.DeleteStoredAgent(ctx, "a", 0, at(3*time.Minute))
-	wantErr(t, err, errs.KindNotFound, store.CodeUnknownAgent)
+	wantErr(t, err, errs.KindNotFound, errs.CodeUnknownAgent)
 	_, err = s.UpdateStoredAgent(ctx, storedAgent("a", `{}`, at(4*time.Minute)), 0)
-	wantErr(t, err, errs.KindNotFound, store.CodeUnknownAgent)
+	wantErr(t, err, errs.KindNotFound, errs.CodeUnknownAgent)
 	list, err = s.ListStoredAgents(ctx)
 	noErr(t, err, "list after delete")
 	equal(t, "left", len(list), 1)
@@ -91,11 +91,11 @@ func testStoredAgents(t *testing.T, fresh func(t *testing.T) Opener) {
 
 	// One version is read only from the agent's current generation.
 	_, err = s.StoredAgentVersion(ctx, "a", 2)
-	wantErr(t, err, errs.KindNotFound, store.CodeUnknownVersion)
+	wantErr(t, err, errs.KindNotFound, errs.CodeUnknownVersion)
 	_, err = s.StoredAgentVersion(ctx, "a", 9)
-	wantErr(t, err, errs.KindNotFound, store.CodeUnknownVersion)
+	wantErr(t, err, errs.KindNotFound, errs.CodeUnknownVersion)
 	_, err = s.StoredAgentVersion(ctx, "ghost", 1)
-	wantErr(t, err, errs.KindNotFound, store.CodeUnknownAgent)
+	wantErr(t, err, errs.KindNotFound, errs.CodeUnknownAgent)
 	restored := storedAgent("a", `{"v":4}`, at(6*time.Minute))
 	restored.RestoredFrom = 4
 	a5, err := s.UpdateStoredAgent(ctx, restored, 4)
@@ -129,7 +129,7 @@ func testStoredAgentRaces(t *testing.T, fresh func(t *testing.T) Opener) {
 		if err == nil {
 			wins++
 		} else {
-			wantErr(t, err, errs.KindConflict, store.CodeAgentExists)
+			wantErr(t, err, errs.KindConflict, errs.CodeAgentExists)
 		}
 	}
 	equal(t, "creations that won", wins, 1)
@@ -148,7 +148,7 @@ func testStoredAgentRaces(t *testing.T, fresh func(t *testing.T) Opener) {
 		if err == nil {
 			wins++
 		} else {
-			wantErr(t, err, errs.KindAborted, store.CodeVersionMismatch)
+			wantErr(t, err, errs.KindAborted, errs.CodeVersionMismatch)
 		}
 	}
 	equal(t, "guarded updates that won", wins, 1)
@@ -177,7 +177,7 @@ func testStoredAgentRaces(t *testing.T, fresh func(t *testing.T) Opener) {
 			if err == nil {
 				wins++
 			} else {
-				wantErr(t, err, errs.KindConflict, store.CodeAgentExists)
+				wantErr(t, err, errs.KindConflict, errs.CodeAgentExists)
 			}
 		}
 		equal(t, fmt.Sprintf("round %d: creations of one slug in six cases that won", round), wins, 1)

@@ -8,12 +8,13 @@ import (
 	"time"
 
 	"github.com/agents-os/agents/backend/internal/errs"
+	"github.com/agents-os/agents/backend/internal/events"
 	"github.com/agents-os/agents/backend/internal/session"
 	"github.com/agents-os/agents/backend/internal/store"
 )
 
 func createChange(m session.Meta) *store.Change {
-	return &store.Change{Create: true, Meta: &m, Events: []store.Event{{SessionID: m.ID, Owner: m.Owner, Kind: "session.created", Time: m.Created, Body: []byte("{}")}}}
+	return &store.Change{Create: true, Meta: &m, Events: []store.Event{{SessionID: m.ID, Owner: m.Owner, Kind: events.KindSessionCreated, Time: m.Created, Body: []byte("{}")}}}
 }
 
 func childMeta(id, parent string) session.Meta {
@@ -31,19 +32,19 @@ func testCommitKeepsChildrenWithTheirParent(t *testing.T, fresh func(t *testing.
 	ctx := context.Background()
 
 	err := s.Commit(ctx, createChange(childMeta("orphan", "nobody")))
-	wantErr(t, err, errs.KindNotFound, store.CodeUnknownSession)
+	wantErr(t, err, errs.KindNotFound, errs.CodeUnknownSession)
 	_, err = s.GetMeta(ctx, "orphan")
-	wantErr(t, err, errs.KindNotFound, store.CodeUnknownSession)
+	wantErr(t, err, errs.KindNotFound, errs.CodeUnknownSession)
 
 	noErr(t, s.Commit(ctx, createChange(newMeta("p", "alice", at(0)))), "create parent")
 	noErr(t, s.Commit(ctx, createChange(childMeta("c", "p"))), "create child")
 	err = s.Commit(ctx, &store.Change{Delete: []string{"p"}})
-	wantErr(t, err, errs.KindFailedPrecondition, store.CodeHasChildren)
+	wantErr(t, err, errs.KindFailedPrecondition, errs.CodeSessionHasChildren)
 	equal(t, "parent after a refused delete", mustGet(t, s, "p").ID, "p")
 	noErr(t, s.Commit(ctx, &store.Change{Delete: []string{"c", "p"}}), "delete parent and child")
 	for _, id := range []string{"p", "c"} {
 		_, err := s.GetMeta(ctx, id)
-		wantErr(t, err, errs.KindNotFound, store.CodeUnknownSession)
+		wantErr(t, err, errs.KindNotFound, errs.CodeUnknownSession)
 	}
 
 	for i := range 20 {

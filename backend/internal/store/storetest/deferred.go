@@ -43,15 +43,15 @@ func testDeferred(t *testing.T, fresh func(t *testing.T) Opener) {
 	equal(t, "stored completed call", got, want)
 
 	_, err = s.CompleteDeferred(ctx, "t1", session.ToolResult{CallID: "call-t1", Text: "no", Status: session.ResultError}, at(2*time.Hour))
-	wantErr(t, err, errs.KindFailedPrecondition, store.CodeCallCompleted)
+	wantErr(t, err, errs.KindFailedPrecondition, errs.CodeCallCompleted)
 	got, err = s.GetDeferred(ctx, "t1")
 	noErr(t, err, "get after second answer")
 	equal(t, "first answer kept", got, want)
 
 	_, err = s.CompleteDeferred(ctx, "nope", result, at(time.Hour))
-	wantErr(t, err, errs.KindNotFound, store.CodeUnknownToken)
+	wantErr(t, err, errs.KindNotFound, errs.CodeUnknownToken)
 	_, err = s.GetDeferred(ctx, "nope")
-	wantErr(t, err, errs.KindNotFound, store.CodeUnknownToken)
+	wantErr(t, err, errs.KindNotFound, errs.CodeUnknownToken)
 
 	pending, err := s.PendingDeferred(ctx, "s1")
 	noErr(t, err, "pending")
@@ -107,7 +107,7 @@ func testCompleteDeferredRace(t *testing.T, fresh func(t *testing.T) Opener) {
 				texts <- text
 				return
 			}
-			if errs.CodeOf(err) != store.CodeCallCompleted {
+			if errs.CodeOf(err) != errs.CodeCallCompleted {
 				t.Errorf("complete: %v", err)
 			}
 		})

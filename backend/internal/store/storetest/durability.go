@@ -48,7 +48,7 @@ func testReopen(t *testing.T, fresh func(t *testing.T) Opener) {
 	noErr(t, err, "watches")
 	equal(t, "watches", watches, []session.Watch{watch})
 	_, err = s2.AcquireLease(ctx, "s1", "h2", at(time.Minute), time.Hour)
-	wantErr(t, err, errs.KindConflict, store.CodeLeaseHeld)
+	wantErr(t, err, errs.KindConflict, errs.CodeLeaseHeld)
 
 	// Sequences continue where they were: new mail is still delivered last.
 	mustAddMail(t, s2, newMail("m3", "s1", at(0)))

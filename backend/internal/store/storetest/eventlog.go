@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agents-os/agents/backend/internal/errs"
+	"github.com/agents-os/agents/backend/internal/events"
 	"github.com/agents-os/agents/backend/internal/session"
 	"github.com/agents-os/agents/backend/internal/store"
 )
@@ -36,8 +37,8 @@ func testEventLog(t *testing.T, fresh func(t *testing.T) Opener) {
 	var want []uint64
 	last := uint64(0)
 	for i, batch := range [][]store.Event{
-		{event("a", "alice", "run.started", 0)},
-		{event("a", "alice", "x", 1), event("b", "bob", "x", 2), event("", "", "agents.changed", 3)},
+		{event("a", "alice", events.KindRunStarted, 0)},
+		{event("a", "alice", "x", 1), event("b", "bob", "x", 2), event("", "", events.KindAgentsChanged, 3)},
 		{event("b", "bob", "x", 4), event("b", "bob", "x", 5), event("a", "alice", "x", 6), event("a", "alice", "x", 7), event("a", "alice", "x", 8), event("b", "bob", "x", 9)},
 	} {
 		c := &store.Change{Events: batch}
@@ -54,7 +55,7 @@ func testEventLog(t *testing.T, fresh func(t *testing.T) Opener) {
 	noErr(t, err, "read all")
 	equal(t, "all seqs", eventSeqs(all), want)
 	equal(t, "first body", string(all[0].Body), "run.started-0")
-	equal(t, "a server-wide event", all[3].Kind, "agents.changed")
+	equal(t, "a server-wide event", all[3].Kind, events.KindAgentsChanged)
 
 	alice, err := s.EventsAfter(ctx, store.EventFilter{Owner: "alice"}, 0, 0)
 	noErr(t, err, "read alice")
@@ -91,14 +92,14 @@ func testCommitChange(t *testing.T, fresh func(t *testing.T) Opener) {
 	s := open(t, fresh(t))
 	m := newMeta("s", "o", at(0))
 	m.TurnCount = 1
-	c := &store.Change{Create: true, Meta: &m, NewTurns: []session.Turn{userTurn(0, "hi")}, Events: []store.Event{event("s", "o", "session.created", 0)},
+	c := &store.Change{Create: true, Meta: &m, NewTurns: []session.Turn{userTurn(0, "hi")}, Events: []store.Event{event("s", "o", events.KindSessionCreated, 0)},
 		Idempotency: &store.IdempotencyRecord{Owner: "o", Key: "k1", Op: "create", Result: `{"session_id":"s"}`, Created: at(0)}}
 	noErr(t, s.Commit(ctx, c), "create")
 	rec, err := s.Idempotent(ctx, "o", "k1")
 	noErr(t, err, "idempotency key")
 	equal(t, "recorded op", rec.Op, "create")
 	_, err = s.Idempotent(ctx, "other", "k1")
-	wantErr(t, err, errs.KindNotFound, "unknown_key")
+	wantErr(t, err, errs.KindNotFound, errs.CodeUnknownKey)
 
 	// A change that fails (the second key is taken) leaves nothing behind:
 	// not its turn, not its mail, not its events.
@@ -108,7 +109,7 @@ func testCommitChange(t *testing.T, fresh func(t *testing.T) Opener) {
 	m.Status = session.StatusRunning
 	mail := newMail("m1", "s", at(1))
 	bad := &store.Change{Meta: &m, NewTurns: []session.Turn{llmTurn(1, "answer")}, NewMail: []session.Mail{mail},
-		Events:      []store.Event{event("s", "o", "session.updated", 1)},
+		Events:      []store.Event{event("s", "o", events.KindSessionUpdated, 1)},
 		Idempotency: &store.IdempotencyRecord{Owner: "o", Key: "k1", Op: "create", Result: "{}", Created: at(1)}}
 	if err := s.Commit(ctx, bad); err == nil {
 		t.Fatal("a change reusing an idempotency key committed")
@@ -131,16 +132,16 @@ func testCommitChange(t *testing.T, fresh func(t *testing.T) Opener) {
 	res := session.ToolResult{CallID: d.Call.ID, Text: "done", Status: session.ResultOK}
 	noErr(t, s.Commit(ctx, &store.Change{Completed: []store.Completion{{Token: "t1", Result: res, At: at(2)}}}), "complete")
 	err = s.Commit(ctx, &store.Change{Completed: []store.Completion{{Token: "t1", Result: res, At: at(3)}}})
-	wantErr(t, err, errs.KindFailedPrecondition, store.CodeCallCompleted)
+	wantErr(t, err, errs.KindFailedPrecondition, errs.CodeCallCompleted)
 
 	// Helper calls and deletes.
 	noErr(t, s.Commit(ctx, &store.Change{HelperCalls: []store.HelperCall{{SessionID: "s", CallID: "c1", ChildID: "child", Created: at(2)}}}), "record helper")
 	child, err := s.HelperChild(ctx, "s", "c1")
 	noErr(t, err, "helper child")
 	equal(t, "helper child", child, "child")
-	noErr(t, s.Commit(ctx, &store.Change{Delete: []string{"s"}, Events: []store.Event{event("s", "o", "session.deleted", 2)}}), "delete")
+	noErr(t, s.Commit(ctx, &store.Change{Delete: []string{"s"}, Events: []store.Event{event("s", "o", events.KindSessionDeleted, 2)}}), "delete")
 	_, err = s.GetMeta(ctx, "s")
-	wantErr(t, err, errs.KindNotFound, store.CodeUnknownSession)
+	wantErr(t, err, errs.KindNotFound, errs.CodeUnknownSession)
 	child, err = s.HelperChild(ctx, "s", "c1")
 	noErr(t, err, "helper child after delete")
 	equal(t, "helper child after delete", child, "")
@@ -192,7 +193,7 @@ func testCommitAllEvents(t *testing.T, fresh func(t *testing.T) Opener) {
 		m.TurnCount++
 		c := &store.Change{Meta: &m, NewTurns: []session.Turn{userTurn(0, "hi")}}
 		for e := range 7 {
-			c.Events = append(c.Events, event(id, "o", "session.updated", i*10+e))
+			c.Events = append(c.Events, event(id, "o", events.KindSessionUpdated, i*10+e))
 		}
 		changes = append(changes, c)
 	}
@@ -226,16 +227,16 @@ func testCommitAll(t *testing.T, fresh func(t *testing.T) Opener) {
 	good := func(id string, n int) *store.Change {
 		m := mustGet(t, s, id)
 		m.TurnCount++
-		return &store.Change{Meta: &m, NewTurns: []session.Turn{userTurn(m.TurnCount-1, "hi")}, Events: []store.Event{event(id, "o", "session.updated", n)}}
+		return &store.Change{Meta: &m, NewTurns: []session.Turn{userTurn(m.TurnCount-1, "hi")}, Events: []store.Event{event(id, "o", events.KindSessionUpdated, n)}}
 	}
 	stale := mustGet(t, s, "b")
 	stale.TurnCount += 2 // appends at a turn the session does not have
 	bad := &store.Change{Meta: &stale, NewTurns: []session.Turn{userTurn(1, "no")}, NewMail: []session.Mail{newMail("m-bad", "b", at(0))},
-		Events: []store.Event{event("b", "o", "session.updated", 99)}}
-	changes := []*store.Change{good("a", 1), bad, good("b", 2), {Events: []store.Event{event("", "", "agents.changed", 3)}}}
+		Events: []store.Event{event("b", "o", events.KindSessionUpdated, 99)}}
+	changes := []*store.Change{good("a", 1), bad, good("b", 2), {Events: []store.Event{event("", "", events.KindAgentsChanged, 3)}}}
 	out := s.CommitAll(ctx, changes)
 	noErr(t, out[0], "first change")
-	wantErr(t, out[1], errs.KindConflict, store.CodeTurnConflict)
+	wantErr(t, out[1], errs.KindConflict, errs.CodeTurnConflict)
 	noErr(t, out[2], "third change")
 	noErr(t, out[3], "fourth change")
 	if !(changes[0].Events[0].Seq < changes[2].Events[0].Seq && changes[2].Events[0].Seq < changes[3].Events[0].Seq) {

@@ -11,7 +11,6 @@ import (
 
 	"github.com/agents-os/agents/backend/internal/errs"
 	"github.com/agents-os/agents/backend/internal/session"
-	"github.com/agents-os/agents/backend/internal/store"
 )
 
 func testMail(t *testing.T, fresh func(t *testing.T) Opener) {
@@ -79,9 +78,9 @@ func testMailRejects(t *testing.T, fresh func(t *testing.T) Opener) {
 		kind errs.Kind
 		code string
 	}{
-		{"unknown session", newMail("m2", "ghost", at(0)), errs.KindNotFound, store.CodeUnknownSession},
-		{"duplicate id", newMail("m1", "s1", at(0)), errs.KindConflict, store.CodeAlreadyExists},
-		{"no id", newMail("", "s1", at(0)), errs.KindInvalid, store.CodeInvalidMail},
+		{"unknown session", newMail("m2", "ghost", at(0)), errs.KindNotFound, errs.CodeUnknownSession},
+		{"duplicate id", newMail("m1", "s1", at(0)), errs.KindConflict, errs.CodeAlreadyExists},
+		{"no id", newMail("", "s1", at(0)), errs.KindInvalid, errs.CodeInvalidMail},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

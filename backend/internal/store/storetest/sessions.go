@@ -31,7 +31,7 @@ func testCreateAndGet(t *testing.T, fresh func(t *testing.T) Opener) {
 		Updated: at(time.Hour).In(time.FixedZone("X", 5*3600)),
 	}
 	// A child needs its parent to exist.
-	wantErr(t, s.CreateSession(ctx, m, nil), errs.KindNotFound, store.CodeUnknownSession)
+	wantErr(t, s.CreateSession(ctx, m, nil), errs.KindNotFound, errs.CodeUnknownSession)
 	mustCreate(t, s, newMeta("p0", "alice", at(0)))
 	noErr(t, s.CreateSession(ctx, m, nil), "create")
 
@@ -91,9 +91,9 @@ func testCreateWithTurns(t *testing.T, fresh func(t *testing.T) Opener) {
 		t.Fatalf("turns 2 to 2: got %d, want none", len(part))
 	}
 	_, err = s.LoadTurns(ctx, "fork", 2, 4)
-	wantErr(t, err, errs.KindNotFound, store.CodeUnknownSession)
+	wantErr(t, err, errs.KindNotFound, errs.CodeUnknownSession)
 	_, err = s.LoadTurns(ctx, "nobody", 0, 1)
-	wantErr(t, err, errs.KindNotFound, store.CodeUnknownSession)
+	wantErr(t, err, errs.KindNotFound, errs.CodeUnknownSession)
 }
 
 func testCreateRejects(t *testing.T, fresh func(t *testing.T) Opener) {
@@ -110,17 +110,17 @@ func testCreateRejects(t *testing.T, fresh func(t *testing.T) Opener) {
 		kind  errs.Kind
 		code  string
 	}{
-		{"duplicate id", newMeta("taken", "bob", at(time.Second)), nil, errs.KindConflict, store.CodeAlreadyExists},
+		{"duplicate id", newMeta("taken", "bob", at(time.Second)), nil, errs.KindConflict, errs.CodeAlreadyExists},
 		{"count mismatch", func() session.Meta { m := newMeta("n1", "a", at(0)); m.TurnCount = 2; return m }(),
-			[]session.Turn{userTurn(0, "x")}, errs.KindInvalid, store.CodeInvalidTurns},
+			[]session.Turn{userTurn(0, "x")}, errs.KindInvalid, errs.CodeInvalidTurns},
 		{"gap", func() session.Meta { m := newMeta("n2", "a", at(0)); m.TurnCount = 2; return m }(),
-			[]session.Turn{userTurn(0, "x"), llmTurn(2, "y")}, errs.KindInvalid, store.CodeInvalidTurns},
+			[]session.Turn{userTurn(0, "x"), llmTurn(2, "y")}, errs.KindInvalid, errs.CodeInvalidTurns},
 		{"not from zero", func() session.Meta { m := newMeta("n3", "a", at(0)); m.TurnCount = 1; return m }(),
-			[]session.Turn{userTurn(1, "x")}, errs.KindInvalid, store.CodeInvalidTurns},
+			[]session.Turn{userTurn(1, "x")}, errs.KindInvalid, errs.CodeInvalidTurns},
 		{"both sides", func() session.Meta { m := newMeta("n4", "a", at(0)); m.TurnCount = 1; return m }(),
-			[]session.Turn{both}, errs.KindInvalid, store.CodeInvalidTurns},
+			[]session.Turn{both}, errs.KindInvalid, errs.CodeInvalidTurns},
 		{"no side", func() session.Meta { m := newMeta("n5", "a", at(0)); m.TurnCount = 1; return m }(),
-			[]session.Turn{{Index: 0}}, errs.KindInvalid, store.CodeInvalidTurns},
+			[]session.Turn{{Index: 0}}, errs.KindInvalid, errs.CodeInvalidTurns},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -139,10 +139,10 @@ func testUnknownSession(t *testing.T, fresh func(t *testing.T) Opener) {
 	s := open(t, fresh(t))
 	ctx := context.Background()
 	_, err := s.GetMeta(ctx, "nope")
-	wantErr(t, err, errs.KindNotFound, store.CodeUnknownSession)
+	wantErr(t, err, errs.KindNotFound, errs.CodeUnknownSession)
 	_, _, err = s.LoadSession(ctx, "nope")
-	wantErr(t, err, errs.KindNotFound, store.CodeUnknownSession)
-	wantErr(t, s.UpdateMeta(ctx, newMeta("nope", "a", at(0))), errs.KindNotFound, store.CodeUnknownSession)
+	wantErr(t, err, errs.KindNotFound, errs.CodeUnknownSession)
+	wantErr(t, s.UpdateMeta(ctx, newMeta("nope", "a", at(0))), errs.KindNotFound, errs.CodeUnknownSession)
 }
 
 func testUpdateMeta(t *testing.T, fresh func(t *testing.T) Opener) {
@@ -233,7 +233,7 @@ func testListFilters(t *testing.T, fresh func(t *testing.T) Opener) {
 	// A query is bounded, so no pattern grows past what the database
 	// takes; at the bound, even all wildcards, it is a plain listing.
 	_, _, err := s.ListSessions(context.Background(), store.ListFilter{Query: strings.Repeat("x", store.MaxQueryLength+1)})
-	wantErr(t, err, errs.KindInvalid, "invalid_argument")
+	wantErr(t, err, errs.KindInvalid, errs.CodeInvalidArgument)
 	got, _, err := s.ListSessions(context.Background(), store.ListFilter{Query: strings.Repeat("%", store.MaxQueryLength)})
 	noErr(t, err, "list with the longest query")
 	equal(t, "ids", ids(got), []string{})
@@ -350,7 +350,7 @@ func testMalformedPageToken(t *testing.T, fresh func(t *testing.T) Opener) {
 		"MTI6aWQ=====", // padding is not part of the format
 	} {
 		_, _, err := s.ListSessions(context.Background(), store.ListFilter{PageToken: token})
-		wantErr(t, err, errs.KindInvalid, store.CodeInvalidPageToken)
+		wantErr(t, err, errs.KindInvalid, errs.CodeInvalidPageToken)
 	}
 }
 
@@ -414,9 +414,9 @@ func testDeleteCascades(t *testing.T, fresh func(t *testing.T) Opener) {
 	equal(t, "deleted", n, 1)
 
 	_, _, err = s.LoadSession(ctx, "a")
-	wantErr(t, err, errs.KindNotFound, store.CodeUnknownSession)
+	wantErr(t, err, errs.KindNotFound, errs.CodeUnknownSession)
 	_, err = s.GetDeferred(ctx, "ta")
-	wantErr(t, err, errs.KindNotFound, store.CodeUnknownToken)
+	wantErr(t, err, errs.KindNotFound, errs.CodeUnknownToken)
 	mail, err := s.ListMail(ctx, "a", false)
 	noErr(t, err, "mail of a")
 	equal(t, "mail of a", mailIDs(mail), []string{})

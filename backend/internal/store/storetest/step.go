@@ -60,7 +60,7 @@ func testCommitStep(t *testing.T, fresh func(t *testing.T) Opener) {
 	noErr(t, s.CommitStep(ctx, store.StepCommit{Meta: meta}), "commit without turns")
 	equal(t, "status", mustGet(t, s, "s1").Status, session.StatusReady)
 	meta.TurnCount = 2
-	wantErr(t, s.CommitStep(ctx, store.StepCommit{Meta: meta}), errs.KindConflict, store.CodeTurnConflict)
+	wantErr(t, s.CommitStep(ctx, store.StepCommit{Meta: meta}), errs.KindConflict, errs.CodeTurnConflict)
 }
 
 // snapshot is everything a commit may touch.
@@ -110,36 +110,36 @@ func testCommitStepAtomic(t *testing.T, fresh func(t *testing.T) Opener) {
 		{"turn gap", func(c *store.StepCommit) {
 			c.Meta.TurnCount = 5
 			c.NewTurns = []session.Turn{llmTurn(3, "x"), userTurn(4, "y")}
-		}, errs.KindConflict, store.CodeTurnConflict},
+		}, errs.KindConflict, errs.CodeTurnConflict},
 		{"stale writer", func(c *store.StepCommit) {
 			c.Meta.TurnCount = 2
 			c.NewTurns = []session.Turn{llmTurn(1, "x")}
-		}, errs.KindConflict, store.CodeTurnConflict},
+		}, errs.KindConflict, errs.CodeTurnConflict},
 		{"turns not contiguous", func(c *store.StepCommit) {
 			c.NewTurns = []session.Turn{llmTurn(2, "x"), userTurn(4, "y")}
-		}, errs.KindInvalid, store.CodeInvalidTurns},
+		}, errs.KindInvalid, errs.CodeInvalidTurns},
 		{"more turns than count", func(c *store.StepCommit) {
 			c.Meta.TurnCount = 1
-		}, errs.KindInvalid, store.CodeInvalidTurns},
+		}, errs.KindInvalid, errs.CodeInvalidTurns},
 		{"mail already delivered", func(c *store.StepCommit) {
 			c.DeliveredMail = []string{"m1", "m0"}
-		}, errs.KindFailedPrecondition, store.CodeMailDelivered},
+		}, errs.KindFailedPrecondition, errs.CodeMailDelivered},
 		{"unknown mail", func(c *store.StepCommit) {
 			c.DeliveredMail = []string{"m1", "nope"}
-		}, errs.KindNotFound, store.CodeUnknownMail},
+		}, errs.KindNotFound, errs.CodeUnknownMail},
 		{"another session's mail", func(c *store.StepCommit) {
 			c.DeliveredMail = []string{"other-mail"}
-		}, errs.KindNotFound, store.CodeUnknownMail},
+		}, errs.KindNotFound, errs.CodeUnknownMail},
 		{"duplicate token", func(c *store.StepCommit) {
 			c.NewDeferred = append(c.NewDeferred, newDeferred("old", "s1", 1))
-		}, errs.KindConflict, store.CodeAlreadyExists},
+		}, errs.KindConflict, errs.CodeAlreadyExists},
 		{"call of another session", func(c *store.StepCommit) {
 			c.NewDeferred = []session.DeferredCall{newDeferred("new", "other", 1)}
-		}, errs.KindInvalid, store.CodeInvalidCall},
+		}, errs.KindInvalid, errs.CodeInvalidCall},
 		{"unknown session", func(c *store.StepCommit) {
 			c.Meta.ID = "ghost"
 			c.NewDeferred = nil
-		}, errs.KindNotFound, store.CodeUnknownSession},
+		}, errs.KindNotFound, errs.CodeUnknownSession},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -199,7 +199,7 @@ func testCommitStepSingleWriter(t *testing.T, fresh func(t *testing.T) Opener) {
 			won++
 			continue
 		}
-		wantErr(t, err, errs.KindConflict, store.CodeTurnConflict)
+		wantErr(t, err, errs.KindConflict, errs.CodeTurnConflict)
 	}
 	equal(t, "winners", won, 1)
 	got, turns, err := s.LoadSession(ctx, "s1")

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agents-os/agents/backend/internal/errs"
+	"github.com/agents-os/agents/backend/internal/events"
 	"github.com/agents-os/agents/backend/internal/session"
 	"github.com/agents-os/agents/backend/internal/store"
 )
@@ -55,9 +56,9 @@ func testWatches(t *testing.T, fresh func(t *testing.T) Opener) {
 	noErr(t, s.DeleteWatch(ctx, "c", "b"), "unwatch c")
 
 	err = s.PutWatch(ctx, session.Watch{WatcherID: "a", TargetID: "ghost", Expires: at(time.Hour)})
-	wantErr(t, err, errs.KindNotFound, store.CodeUnknownSession)
+	wantErr(t, err, errs.KindNotFound, errs.CodeUnknownSession)
 	err = s.PutWatch(ctx, session.Watch{WatcherID: "ghost", TargetID: "a", Expires: at(time.Hour)})
-	wantErr(t, err, errs.KindNotFound, store.CodeUnknownSession)
+	wantErr(t, err, errs.KindNotFound, errs.CodeUnknownSession)
 
 	// Deleting a session takes its watches, as watcher and as target, in
 	// the delete's own transaction.
@@ -88,10 +89,10 @@ func testLeases(t *testing.T, fresh func(t *testing.T) Opener) {
 		noErr(t, err, "renew")
 		return lost
 	}
-	held := func(err error) { t.Helper(); wantErr(t, err, errs.KindConflict, store.CodeLeaseHeld) }
+	held := func(err error) { t.Helper(); wantErr(t, err, errs.KindConflict, errs.CodeLeaseHeld) }
 
 	_, err := s.GetLease(ctx, "x")
-	wantErr(t, err, errs.KindNotFound, "no_lease")
+	wantErr(t, err, errs.KindNotFound, errs.CodeNoLease)
 	h1 := mustAcquire("h1", sec(0), 1)
 	_, err = acquire("h2", sec(1))
 	held(err)
@@ -120,7 +121,7 @@ func testLeases(t *testing.T, fresh func(t *testing.T) Opener) {
 	mustAcquire("h1", sec(45), 2)
 
 	_, err = s.AcquireLease(ctx, "ghost", "h1", sec(0), ttl)
-	wantErr(t, err, errs.KindNotFound, store.CodeUnknownSession)
+	wantErr(t, err, errs.KindNotFound, errs.CodeUnknownSession)
 }
 
 // testExpireLeases: a server that starts under the id of one that died
@@ -186,7 +187,7 @@ func testFences(t *testing.T, fresh func(t *testing.T) Opener) {
 		{Fence: fence, NewMail: mail("m2", "x")},
 		{NewMail: mail("m3", "y")},
 	})
-	wantErr(t, errs2[0], errs.KindFailedPrecondition, store.CodeLeaseLost)
+	wantErr(t, errs2[0], errs.KindFailedPrecondition, errs.CodeLeaseLost)
 	noErr(t, errs2[1], "unfenced change of the same group")
 	pending, err := s.PendingMail(ctx, "x")
 	noErr(t, err, "pending of x")
@@ -194,7 +195,7 @@ func testFences(t *testing.T, fresh func(t *testing.T) Opener) {
 	pending, err = s.PendingMail(ctx, "y")
 	noErr(t, err, "pending of y")
 	equal(t, "y's mail", mailIDs(pending), []string{"m3"})
-	wantErr(t, s.Commit(ctx, &store.Change{Fence: &store.Fence{SessionID: "y", Holder: "h1", Epoch: 1}}), errs.KindFailedPrecondition, store.CodeLeaseLost)
+	wantErr(t, s.Commit(ctx, &store.Change{Fence: &store.Fence{SessionID: "y", Holder: "h1", Epoch: 1}}), errs.KindFailedPrecondition, errs.CodeLeaseLost)
 }
 
 // testFencedSteps: a step written under a lease (its metadata, with one
@@ -214,7 +215,7 @@ func testFencedSteps(t *testing.T, fresh func(t *testing.T) Opener) {
 		meta.TurnCount += len(turns)
 		meta.Updated = meta.Updated.Add(time.Second)
 		return &store.Change{Fence: f, Meta: &meta, NewTurns: turns,
-			Events: []store.Event{{SessionID: "x", Owner: "alice", Kind: "session.updated", Time: meta.Updated, Body: []byte("e")}}}
+			Events: []store.Event{{SessionID: "x", Owner: "alice", Kind: events.KindSessionUpdated, Time: meta.Updated, Body: []byte("e")}}}
 	}
 
 	meta := mustGet(t, s, "x")
@@ -230,7 +231,7 @@ func testFencedSteps(t *testing.T, fresh func(t *testing.T) Opener) {
 
 	stale := mustGet(t, s, "x")
 	stale.TurnCount = 3
-	wantErr(t, s.Commit(ctx, step(stale, fence, userTurn(3, "again"))), errs.KindConflict, store.CodeTurnConflict)
+	wantErr(t, s.Commit(ctx, step(stale, fence, userTurn(3, "again"))), errs.KindConflict, errs.CodeTurnConflict)
 	_, newest, err := s.EventBounds(ctx)
 	noErr(t, err, "bounds")
 
@@ -239,7 +240,7 @@ func testFencedSteps(t *testing.T, fresh func(t *testing.T) Opener) {
 	before := mustGet(t, s, "x")
 	for _, turns := range [][]session.Turn{nil, {userTurn(4, "lost")}, {userTurn(4, "lost"), llmTurn(5, "lost")}} {
 		c := step(before, fence, turns...)
-		wantErr(t, s.Commit(ctx, c), errs.KindFailedPrecondition, store.CodeLeaseLost)
+		wantErr(t, s.Commit(ctx, c), errs.KindFailedPrecondition, errs.CodeLeaseLost)
 		equal(t, "seq of a failed change's event", c.Events[0].Seq, uint64(0))
 	}
 	after, turns, err := s.LoadSession(ctx, "x")
@@ -253,7 +254,7 @@ func testFencedSteps(t *testing.T, fresh func(t *testing.T) Opener) {
 	// The same steps unfenced, as one server writes them.
 	noErr(t, s.Commit(ctx, step(before, nil, userTurn(4, "four"))), "unfenced step with a turn")
 	noErr(t, s.Commit(ctx, step(mustGet(t, s, "x"), nil)), "unfenced step without turns")
-	wantErr(t, s.Commit(ctx, step(before, nil, userTurn(4, "again"))), errs.KindConflict, store.CodeTurnConflict)
+	wantErr(t, s.Commit(ctx, step(before, nil, userTurn(4, "again"))), errs.KindConflict, errs.CodeTurnConflict)
 	_, turns, err = s.LoadSession(ctx, "x")
 	noErr(t, err, "load after unfenced steps")
 	equal(t, "turns after unfenced steps", turns[4:], []session.Turn{userTurn(4, "four")})
@@ -324,7 +325,7 @@ func testCommands(t *testing.T, fresh func(t *testing.T) Opener) {
 	for _, c := range []store.Command{c2, c1, c3} {
 		noErr(t, s.AddCommand(ctx, c), "add %s", c.ID)
 	}
-	wantErr(t, s.AddCommand(ctx, c1), errs.KindConflict, store.CodeAlreadyExists)
+	wantErr(t, s.AddCommand(ctx, c1), errs.KindConflict, errs.CodeAlreadyExists)
 	pending, err := s.PendingCommands(ctx, "h1")
 	noErr(t, err, "pending")
 	equal(t, "pending of h1", pending, []store.Command{c1, c2})
@@ -352,7 +353,7 @@ func testCommands(t *testing.T, fresh func(t *testing.T) Opener) {
 	noErr(t, err, "pending after finish")
 	equal(t, "pending after finish", pending, []store.Command{c2})
 	_, err = s.GetCommand(ctx, "ghost")
-	wantErr(t, err, errs.KindNotFound, store.CodeUnknownCommand)
+	wantErr(t, err, errs.KindNotFound, errs.CodeUnknownCommand)
 
 	// Pruning removes finished commands and those of sessions that are
 	// gone, never one still waiting for its holder, however old (issue 33:
@@ -364,7 +365,7 @@ func testCommands(t *testing.T, fresh func(t *testing.T) Opener) {
 	equal(t, "pruned", n, 2)
 	for _, id := range []string{"c1", "c4"} {
 		_, err = s.GetCommand(ctx, id)
-		wantErr(t, err, errs.KindNotFound, store.CodeUnknownCommand)
+		wantErr(t, err, errs.KindNotFound, errs.CodeUnknownCommand)
 	}
 	for _, id := range []string{"c2", "c3"} {
 		_, err = s.GetCommand(ctx, id)

@@ -15,15 +15,17 @@ export const file_agents_v1_error: GenFile = /*@__PURE__*/
 /**
  * ErrorDetail is attached to every error the server returns: a stable
  * machine code next to the Connect code. The JSON routes return the same
- * pair as `{"code", "message"}`.
+ * as `{"code", "reason", "message", "metadata"}`, the machine code as
+ * `reason`.
  *
  * @generated from message agents.v1.ErrorDetail
  */
 export type ErrorDetail = Message<"agents.v1.ErrorDetail"> & {
   /**
    * Stable machine code: `unknown_session`, `unknown_agent`,
-   * `unknown_turn`, `unknown_token`, `session_busy`, `params_required`,
-   * `permission_denied`, `invalid_argument`, …
+   * `unknown_turn`, `unknown_token`, `session_exists`, `params_required`,
+   * `permission_denied`, `invalid_argument`, … (every code is declared in
+   * backend/internal/errs/codes.go).
    *
    * @generated from field: string code = 1;
    */
