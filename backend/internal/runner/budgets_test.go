@@ -529,13 +529,27 @@ func TestSessionsAnOwnersBudgetPausedResumeWhenItAsks(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			eachDialect(t, func(t *testing.T, d dialect) {
-				// The clock starts a few seconds before a UTC midnight.
+				// The clock stands a few seconds before a UTC midnight until
+				// the second session is paused, however long that takes on
+				// a loaded machine, then runs from just past midnight.
 				midnight := time.Date(2026, 12, 8, 0, 0, 0, 0, time.UTC)
-				began := time.Now()
+				var clock sync.Mutex
+				var rolled time.Time // when the day ended, on the real clock
+				now := func() time.Time {
+					clock.Lock()
+					defer clock.Unlock()
+					if rolled.IsZero() {
+						return midnight.Add(-3 * time.Second)
+					}
+					return midnight.Add(time.Since(rolled))
+				}
+				endTheDay := func() {
+					clock.Lock()
+					defer clock.Unlock()
+					rolled = time.Now()
+				}
 				answer := fakellm.Rules{Default: &fakellm.Reply{Text: "done", Usage: fakellm.Usage{PromptTokens: 450, CompletionTokens: 50}}}
-				k := newKernelWith(t, d, answer, kernelOptions{budgets: runner.Budgets{ReserveTokens: 10}, now: func() time.Time {
-					return midnight.Add(-3 * time.Second).Add(time.Since(began))
-				}})
+				k := newKernelWith(t, d, answer, kernelOptions{budgets: runner.Budgets{ReserveTokens: 10}, now: now})
 				ctx := context.Background()
 				owner := session.OwnerBudget{Owner: "me", Budget: session.Budget{Tokens: tokens(500), AutoResume: c.byOwner}, Period: session.PeriodDay}
 				if _, err := k.run.SetOwnerBudget(ctx, owner); err != nil {
@@ -558,6 +572,7 @@ func TestSessionsAnOwnersBudgetPausedResumeWhenItAsks(t *testing.T) {
 				}
 				// The day ends: the second session answers on the new day's
 				// budget.
+				endTheDay()
 				if v := awaitStatus(t, k, second, session.StatusReady); llmTurns(v) != 1 {
 					t.Fatalf("second session has %d answers, want 1", llmTurns(v))
 				}
