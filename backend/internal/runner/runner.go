@@ -262,7 +262,8 @@ func (r *Runner) Close() {
 	r.mu.Unlock()
 	r.cancel()
 	// Writes the committer took are committed and answered; later ones
-	// are refused, so no actor waits for a write that never comes.
+	// are refused, so no goroutine waited for below waits for a write
+	// that never comes.
 	r.commits.Close()
 	// Every goroutine ends with the context; those that write to the
 	// store directly (a lease released, a watch dropped, a command
