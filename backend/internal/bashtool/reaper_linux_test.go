@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"go.uber.org/goleak"
 )
 
 // crashServerEnv makes the test binary act as a server that runs hang.sh
@@ -26,7 +28,8 @@ func TestMain(m *testing.M) {
 		runCrashServer(dir)
 		os.Exit(2) // only reached when something went wrong
 	}
-	os.Exit(m.Run())
+	// Every test's processes and their readers end with it.
+	goleak.VerifyTestMain(m)
 }
 
 // runCrashServer runs hang.sh, recording its group under dir/records and

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
+	"go.uber.org/goleak"
 
 	"github.com/agents-os/agents/api/client"
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
@@ -32,11 +33,13 @@ import (
 var binDir = sync.OnceValues(func() (string, error) { return os.MkdirTemp("", "agents-bin-") })
 
 func TestMain(m *testing.M) {
-	code := m.Run()
-	if dir, err := binDir(); err == nil {
-		_ = os.RemoveAll(dir)
-	}
-	os.Exit(code)
+	// Every server a test starts in the process ends with it.
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+		if dir, err := binDir(); err == nil {
+			_ = os.RemoveAll(dir)
+		}
+		os.Exit(code)
+	}))
 }
 
 // buildBinary builds the agents command once per test binary run.

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/agents-os/agents/backend/internal/agentfile"
 	"github.com/agents-os/agents/backend/internal/mcptools"
 	"github.com/agents-os/agents/backend/internal/session"
@@ -35,9 +37,11 @@ func TestMain(m *testing.M) {
 	if out, err := exec.Command("go", "build", "-o", fakeBinary, "github.com/agents-os/agents/tools/cmd/mcpfake").CombinedOutput(); err != nil {
 		panic("build mcpfake: " + err.Error() + "\n" + string(out))
 	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	// Every test's servers and calls end with it.
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+		os.RemoveAll(dir)
+		os.Exit(code)
+	}))
 }
 
 func stdioServer(t *testing.T, pool *mcptools.Pool, executable string) *mcptools.Toolbox {

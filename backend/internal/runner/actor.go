@@ -153,7 +153,6 @@ func (a *actor) post(fn func(*actor)) {
 // loop is the actor's first goroutine. st is the initial state for a
 // session that was just created; nil loads it from the store.
 func (a *actor) loop(st *state) {
-	defer a.r.actors.Done()
 	if st == nil {
 		st, a.loadErr = a.loadHeld(a.r.ctx)
 	}
@@ -199,7 +198,6 @@ func (a *actor) loadHeld(ctx context.Context) (*state, error) {
 // resume is the goroutine of an actor taken out of its parking (see
 // Runner.unparkLocked).
 func (a *actor) resume() {
-	defer a.r.actors.Done()
 	a.serve()
 }
 

@@ -338,7 +338,6 @@ func (r *Runner) resumePaused(ctx context.Context, owner string, asks func(sessi
 // itself. Every server does it: a second Resume of a session that runs
 // again changes nothing.
 func (r *Runner) resumeAtRollover() {
-	defer r.actors.Done()
 	rolls := func(b session.OwnerBudget, m session.Meta) bool {
 		return b.Period != session.PeriodTotal && autoResumes(b, m)
 	}

@@ -109,7 +109,6 @@ func (r *Runner) joinCluster(c Cluster) {
 		c.Bus.OnReconnect(r.notes.reconnected)
 		r.followStoredAgents(c.Bus, c.Holder)
 	}
-	r.actors.Add(2)
-	go r.renewLeases()
-	go r.failover()
+	r.goroutines.Go(r.renewLeases)
+	r.goroutines.Go(r.failover)
 }

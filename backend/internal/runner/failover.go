@@ -117,7 +117,6 @@ func (n *notes) take() (mail map[string]struct{}, released, lostTouch bool) {
 // failover claims orphans every half of a lease's life, and acts on the
 // other servers' notifications as they come.
 func (r *Runner) failover() {
-	defer r.actors.Done()
 	tick := time.NewTicker(r.cluster.LeaseTTL / 2)
 	defer tick.Stop()
 	for {

@@ -204,7 +204,7 @@ func (r *Runner) childMoved(ctx context.Context, parent, child string) {
 func (a *actor) recheckHelpers() {
 	parent := a.id
 	for _, child := range a.restingChildren() {
-		a.r.spawn(func() { a.r.recheckChild(parent, child) })
+		a.r.goroutines.Go(func() { a.r.recheckChild(parent, child) })
 	}
 }
 
@@ -281,22 +281,7 @@ func (a *actor) notePhase() {
 		return
 	}
 	parent, child := a.st.meta.ParentID, a.id
-	a.r.spawn(func() { a.r.childMoved(a.r.ctx, parent, child) })
-}
-
-// spawn runs fn on a goroutine the runner waits for at Close; it does
-// nothing once the runner is closing.
-func (r *Runner) spawn(fn func()) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.closing {
-		return
-	}
-	r.actors.Add(1)
-	go func() {
-		defer r.actors.Done()
-		fn()
-	}()
+	a.r.goroutines.Go(func() { a.r.childMoved(a.r.ctx, parent, child) })
 }
 
 // cancelResting settles the resting calls of a round that is cancelled

@@ -110,8 +110,13 @@ func (b *leaseBook) all() []store.Lease {
 // releaseLease gives up the lease of a session that is unloaded. Called
 // under the runner's mutex, as the actor leaves the live set: the
 // release runs on its own goroutine, and a load of the session waits for
-// it (see takeLease).
+// it (see takeLease). Once the runner closes, the lease stays in the
+// book, where Close gives it up with the others (handOver): no goroutine
+// starts then.
 func (r *Runner) releaseLease(id string) {
+	if r.closing {
+		return
+	}
 	l, ok := r.leases.take(id)
 	if !ok {
 		return
@@ -123,9 +128,7 @@ func (r *Runner) releaseLease(id string) {
 	}
 	r.leases.releasing[id] = done
 	r.leases.mu.Unlock()
-	r.actors.Add(1)
-	go func() {
-		defer r.actors.Done()
+	r.goroutines.Go(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), handOverTimeout)
 		defer cancel()
 		if err := r.store.ReleaseLease(ctx, id, l.Holder, l.Epoch); err != nil {
@@ -140,7 +143,7 @@ func (r *Runner) releaseLease(id string) {
 		}
 		r.leases.mu.Unlock()
 		close(done)
-	}()
+	})
 }
 
 // takeLease takes the lease of the actor's session, before the session
@@ -241,7 +244,6 @@ func (a *actor) abandon() {
 // server that cannot reach the database to renew stops them all before
 // their leases expire, since another server may take them then.
 func (r *Runner) renewLeases() {
-	defer r.actors.Done()
 	ttl := r.cluster.LeaseTTL
 	tick := time.NewTicker(ttl / 3)
 	defer tick.Stop()

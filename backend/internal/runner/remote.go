@@ -176,9 +176,8 @@ func (r *Runner) startCluster() {
 			c.Bus.Listen(cluster.ChannelCommandDone, r.remote.done))
 		c.Bus.OnReconnect(r.kickApplier)
 	}
-	r.actors.Add(2)
-	go r.applyLoop()
-	go r.followProgress()
+	r.goroutines.Go(r.applyLoop)
+	r.goroutines.Go(r.followProgress)
 }
 
 // done takes a notification of a command's end: its id, then, after a
@@ -475,8 +474,10 @@ func (r *Runner) applyWoken(payload string) {
 	if claimed, _ := r.remote.claim(w.SessionID, 0); !claimed {
 		return // the claim under way looks again when it ends
 	}
-	r.actors.Add(1)
-	go r.applySession(w.SessionID, []store.Command{{ID: w.ID, SessionID: w.SessionID, Owner: w.Owner, Kind: w.Kind, Body: w.Body, Created: w.Created}}, true)
+	cmd := store.Command{ID: w.ID, SessionID: w.SessionID, Owner: w.Owner, Kind: w.Kind, Body: w.Body, Created: w.Created}
+	// Refused once the runner closes: the command waits in the store for
+	// the session's next holder.
+	r.goroutines.Go(func() { r.applySession(w.SessionID, []store.Command{cmd}, true) })
 }
 
 // finishCommand records a command's result and tells the server waiting
@@ -576,7 +577,6 @@ func (r *Runner) kickApplier() {
 // applyLoop applies the commands for the sessions this server holds:
 // when woken, and every applyEvery in case a notification was lost.
 func (r *Runner) applyLoop() {
-	defer r.actors.Done()
 	tick := time.NewTicker(applyEvery)
 	defer tick.Stop()
 	for {
@@ -614,8 +614,7 @@ func (r *Runner) applyPending() {
 		if !claimed {
 			continue
 		}
-		r.actors.Add(1)
-		go r.applySession(id, bySession[id], fresh)
+		r.goroutines.Go(func() { r.applySession(id, bySession[id], fresh) })
 	}
 }
 
@@ -657,7 +656,6 @@ func (rm *remote) unclaim(id string) bool {
 // the list was read after the last claim of this server ended (see
 // claim), so its commands need not be read again.
 func (r *Runner) applySession(id string, list []store.Command, fresh bool) {
-	defer r.actors.Done()
 	defer func() {
 		if r.remote.unclaim(id) {
 			r.kickApplier()

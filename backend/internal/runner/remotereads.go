@@ -344,7 +344,6 @@ func toolResultOf(r *agentsv1.ToolResult) session.ToolResult {
 // closes. It also drops from the watch index the sessions deleted by
 // other servers, whose deletes reach this server only as events.
 func (r *Runner) followProgress() {
-	defer r.actors.Done()
 	local := func(id string) bool {
 		r.mu.Lock()
 		defer r.mu.Unlock()

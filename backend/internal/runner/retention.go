@@ -32,7 +32,6 @@ const (
 // prune trims the event log and forgets old idempotency keys (and
 // commands) until the runner closes.
 func (r *Runner) prune() {
-	defer r.actors.Done()
 	ret := r.opts.EventRetention
 	if ret.Age <= 0 {
 		ret.Age = DefaultRetentionAge

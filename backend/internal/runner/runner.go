@@ -142,11 +142,14 @@ type Runner struct {
 	// of one session settle as imported and unchanged (see ImportSession).
 	importing sync.Mutex
 
-	mu      sync.Mutex
-	live    map[string]*actor
+	mu   sync.Mutex
+	live map[string]*actor
+	// closing is set, and goroutines closed, by Close: under mu, a
+	// runner not closing starts any goroutine it asks for.
 	closing bool
 	release release
-	actors  sync.WaitGroup
+	// goroutines are every goroutine the runner starts.
+	goroutines goroutines
 
 	// remote holds the commands and progress that cross servers.
 	remote remote
@@ -214,17 +217,20 @@ func New(opts Options) *Runner {
 		slots:  slots{max: opts.MaxRuns, perOwner: opts.MaxRunsPerOwner},
 	}
 	r.turnBudget.max = opts.TurnCacheBudget
-	r.slots.wake = r.wakeQueued
+	r.slots.wake = func(id string) {
+		// Refused once the runner closes: the mail waits in the store,
+		// and the next start queues the session again (see Recover).
+		r.goroutines.Go(func() { r.wakeQueued(id) })
+	}
 	r.commits = committer.New(opts.Store, opts.Hub, committer.Options{
 		Runs:    func() int { return int(r.active.Load()) },
 		Now:     r.now,
 		Log:     r.log,
 		Publish: opts.Publish,
 	})
-	r.workers = newWorkers(ctx)
-	r.actors.Add(2)
-	go r.prune()
-	go r.resumeAtRollover()
+	r.workers = newWorkers(ctx, &r.goroutines)
+	r.goroutines.Go(r.prune)
+	r.goroutines.Go(r.resumeAtRollover)
 	if opts.Cluster != nil {
 		r.joinCluster(*opts.Cluster)
 		r.startCluster()
@@ -244,6 +250,7 @@ func (r *Runner) Close() {
 	}
 	r.mu.Lock()
 	r.closing = true
+	r.goroutines.close()
 	if r.release.timer != nil {
 		r.release.timer.Stop()
 	}
@@ -255,9 +262,13 @@ func (r *Runner) Close() {
 	r.mu.Unlock()
 	r.cancel()
 	// Writes the committer took are committed and answered; later ones
-	// are refused, so no actor waits for a write that never comes.
+	// are refused, so no goroutine waited for below waits for a write
+	// that never comes.
 	r.commits.Close()
-	r.actors.Wait()
+	// Every goroutine ends with the context; those that write to the
+	// store directly (a lease released, a watch dropped, a command
+	// applied) are done before Close returns and the store is closed.
+	r.goroutines.wait()
 	if r.cluster != nil {
 		// Nothing of the sessions is written any more: other servers
 		// take them now, not at the expiry of their leases.
@@ -315,8 +326,7 @@ func (r *Runner) acquire(id string) (*actor, func(), error) {
 	case !ok:
 		a = newActor(r, id)
 		r.live[id] = a
-		r.actors.Add(1)
-		go a.loop(nil)
+		r.goroutines.Go(func() { a.loop(nil) })
 	case a.parked.Load():
 		r.unparkLocked(a)
 	}
@@ -339,8 +349,7 @@ func (r *Runner) adopt(st *state) (*actor, func(), error) {
 	a := newActor(r, st.meta.ID)
 	a.refs = 1
 	r.live[st.meta.ID] = a
-	r.actors.Add(1)
-	go a.loop(st)
+	r.goroutines.Go(func() { a.loop(st) })
 	return a, func() { r.releaseRef(a) }, nil
 }
 
@@ -429,8 +438,7 @@ func (r *Runner) unpark(a *actor) {
 func (r *Runner) unparkLocked(a *actor) {
 	a.parked.Store(false)
 	a.evict.Stop()
-	r.actors.Add(1)
-	go a.resume()
+	r.goroutines.Go(a.resume)
 }
 
 // forget removes an actor whose session could not be loaded or was

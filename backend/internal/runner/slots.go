@@ -22,7 +22,9 @@ type slots struct {
 	// eviction keeps it, and after a restart Recover queues again the
 	// sessions whose mail finds no free run.
 	queued []string
-	wake   func(id string)
+	// wake starts the wake of a session; called under mu, it must not
+	// block.
+	wake func(id string)
 }
 
 // queue remembers a session to wake when a slot is free.
@@ -91,7 +93,7 @@ func (s *slots) wakeNext() {
 	if len(s.queued) > 0 && s.wake != nil {
 		id := s.queued[0]
 		s.queued = s.queued[1:]
-		go s.wake(id)
+		s.wake(id)
 	}
 }
 

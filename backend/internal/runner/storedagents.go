@@ -38,9 +38,7 @@ func (r *Runner) followStoredAgents(bus cluster.Bus, holder string) {
 		}
 	}))
 	bus.OnReconnect(poke)
-	r.actors.Add(1)
-	go func() {
-		defer r.actors.Done()
+	r.goroutines.Go(func() {
 		for {
 			select {
 			case <-r.ctx.Done():
@@ -49,5 +47,5 @@ func (r *Runner) followStoredAgents(bus cluster.Bus, holder string) {
 				r.cat.ReloadStored(r.ctx)
 			}
 		}
-	}()
+	})
 }

@@ -35,7 +35,11 @@ type progressReporter struct {
 func (r *Runner) newProgress(env callEnv, callID string) *progressReporter {
 	p := &progressReporter{r: r, env: env, callID: callID,
 		wake: make(chan struct{}, 1), done: make(chan struct{}), stopped: make(chan struct{})}
-	go p.loop()
+	if !r.goroutines.Go(p.loop) {
+		// The runner closes: nothing is announced any more, and stop
+		// has no loop to wait for.
+		close(p.stopped)
+	}
 	return p
 }
 
@@ -97,7 +101,7 @@ func (p *progressReporter) flush() {
 // parent's call: its tools starting and reporting, until ctx ends.
 func (r *Runner) followChild(ctx context.Context, childID string, report func(string)) {
 	sub, _ := r.hub.Subscribe(events.SessionScope(childID), nil)
-	go func() {
+	follow := func() {
 		defer sub.Close()
 		for {
 			select {
@@ -117,5 +121,8 @@ func (r *Runner) followChild(ctx context.Context, childID string, report func(st
 				}
 			}
 		}
-	}()
+	}
+	if !r.goroutines.Go(follow) {
+		sub.Close() // the runner closes
+	}
 }

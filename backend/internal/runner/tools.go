@@ -78,13 +78,15 @@ func (a *actor) launch(st *step, cs *callState, rejoin bool) {
 	if t == nil {
 		tools = a.toolset()
 	}
-	go func() {
+	// Refused once the runner closes, when the actor drops its run (see
+	// shutdown): the next start takes the call up.
+	a.r.goroutines.Go(func() {
 		ctx, span := a.r.tracer.StartTool(ctx, call, env.sessionID)
 		res, stopped := a.r.runCall(ctx, env, t, tools, call, rejoin)
 		a.r.tracer.EndTool(span, res, stopped)
 		cancel()
 		a.post(func(a *actor) { a.callDone(st, cs, res, stopped) })
-	}()
+	})
 }
 
 // runCall finds a launched call's tool when it has none yet, and runs

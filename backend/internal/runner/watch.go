@@ -283,7 +283,9 @@ func (a *actor) watchMail(e *edit, status session.Status, reason, text string) {
 	meta := e.meta
 	live, expired := r.watches.of(meta.ID, r.now())
 	if len(expired) > 0 {
-		go r.dropWatches(meta.ID, expired)
+		// Refused once the runner closes: the next start drops them (see
+		// loadWatches).
+		r.goroutines.Go(func() { r.dropWatches(meta.ID, expired) })
 	}
 	if len(live) == 0 {
 		return
@@ -316,14 +318,15 @@ func (a *actor) watchMail(e *edit, status session.Status, reason, text string) {
 // delivered hands stored watch mail to the watchers' actors, which fold
 // it at their next step or wake for it. It runs on its own goroutine:
 // calling another session's actor from inside an actor could deadlock two
-// sessions watching each other. The mail is stored already, so a crash
-// loses nothing: the next start wakes the watcher (see Recover).
+// sessions watching each other. The mail is stored already, so a crash,
+// or a close that refuses the goroutine, loses nothing: the next start
+// wakes the watcher (see Recover).
 func (a *actor) delivered(notes []watchNote) {
 	if len(notes) == 0 {
 		return
 	}
 	r := a.r
-	go func() {
+	r.goroutines.Go(func() {
 		for _, n := range notes {
 			err := r.withSession(r.ctx, n.watcher, func(a *actor) error {
 				if !slices.ContainsFunc(a.st.mail, func(m session.Mail) bool { return m.ID == n.mail.ID }) {
@@ -343,7 +346,7 @@ func (a *actor) delivered(notes []watchNote) {
 				r.log.Error("hand watch mail over", "watcher", n.watcher, "target", a.id, "err", err)
 			}
 		}
-	}()
+	})
 }
 
 // takeMail queues mail that another session's change stored, in the

@@ -14,21 +14,24 @@ const workerIdle = 2 * time.Second
 // worker kept for the next call has grown it already. A worker that gets
 // no task for workerIdle ends, so an idle server keeps none.
 type workers struct {
-	ctx   context.Context
+	ctx context.Context
+	// group starts the workers: the runner's goroutines.
+	group *goroutines
 	tasks chan func() // unbuffered: a send succeeds only when a worker waits
 }
 
-func newWorkers(ctx context.Context) *workers {
-	return &workers{ctx: ctx, tasks: make(chan func())}
+func newWorkers(ctx context.Context, group *goroutines) *workers {
+	return &workers{ctx: ctx, group: group, tasks: make(chan func())}
 }
 
 // do runs fn on a waiting worker, or on a new one when none waits. It
-// never blocks.
+// never blocks. Once the runner closes, fn may not run: its actor drops
+// the run it belongs to (see actor.shutdown).
 func (w *workers) do(fn func()) {
 	select {
 	case w.tasks <- fn:
 	default:
-		go w.work(fn)
+		w.group.Go(func() { w.work(fn) })
 	}
 }
 
