@@ -571,7 +571,10 @@ func TestAHelpersParentAndChildAreRecoveredTogether(t *testing.T) {
 			{Name: "prompt_agent_helper", Arguments: json.RawMessage(`{"prompt": "think"}`)},
 		}}},
 	}}
-	f := newFleet(t, rules, 300*time.Millisecond)
+	// The others leave the child to its parent's holder for a few looks,
+	// every half of a lease's life: long enough, on a loaded machine,
+	// for the holder to recover the parent and then claim the child.
+	f := newFleet(t, rules, time.Second)
 	a := f.start(t, "a")
 	onA, _ := a.hub.Subscribe(events.AllScope(), nil)
 	defer onA.Close()
