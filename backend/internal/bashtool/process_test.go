@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agents-os/agents/backend/internal/eventually"
 )
 
 func TestRunTimeoutKillsTheWholeProcessGroup(t *testing.T) {
@@ -181,14 +183,9 @@ func readPids(t *testing.T, path string) ([]int, bool) {
 // stay a zombie until its new parent reaps it; that counts as gone.
 func waitUntilGone(t *testing.T, pid int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !processGone(pid) {
-		if time.Now().After(deadline) {
-			t.Errorf("process %d is still running", pid)
-			killLeftovers(pid)
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !eventually.Holds(10*time.Second, func() bool { return processGone(pid) }) {
+		t.Errorf("process %d is still running", pid)
+		killLeftovers(pid)
 	}
 }
 

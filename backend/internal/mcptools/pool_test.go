@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agents-os/agents/backend/internal/eventually"
+
 	"go.uber.org/goleak"
 
 	"github.com/agents-os/agents/backend/internal/agentfile"
@@ -124,10 +126,7 @@ func TestACrashedServerIsRestartedAndNoneOutlivesThePool(t *testing.T) {
 		t.Errorf("crash = %+v, want an error result", res)
 	}
 	// The server is seen down, then the next call waits for the restart.
-	deadline := time.Now().Add(5 * time.Second)
-	for box.Status(nil).State == mcptools.StateRunning && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	eventually.Holds(5*time.Second, func() bool { return box.Status(nil).State != mcptools.StateRunning })
 	after, _ := strconv.Atoi(call(t, find(t, tools, "mcp_fake_pid"), "", nil).Text)
 	if after == 0 || after == before {
 		t.Fatalf("pid after the crash = %d, before %d: want a new server", after, before)
@@ -151,13 +150,7 @@ func TestAChangedToolListIsAnnounced(t *testing.T) {
 		t.Fatal(err)
 	}
 	call(t, find(t, tools, "mcp_fake_grow"), "", nil)
-	deadline := time.Now().Add(10 * time.Second)
-	for changed.Load() == 0 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if changed.Load() == 0 {
-		t.Fatal("no change announced")
-	}
+	eventually.Within(t, 10*time.Second, "a change announced", func() bool { return changed.Load() > 0 })
 	find(t, box.Known(nil), "mcp_fake_extra")
 }
 
@@ -229,11 +222,7 @@ func TestRetainStopsOnlyTheServersNoToolboxDeclares(t *testing.T) {
 	// of the agent files as they are now.
 	again := pool.Toolbox(decl("kept"), agent)
 	pool.Retain([]*mcptools.Toolbox{again})
-	deadline := time.Now().Add(10 * time.Second)
-	for alive(dropped) && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if alive(dropped) {
+	if !eventually.Holds(10*time.Second, func() bool { return !alive(dropped) }) {
 		t.Errorf("server %d, declared no more, still runs", dropped)
 	}
 	if st := again.Status(nil); st.State != mcptools.StateRunning {

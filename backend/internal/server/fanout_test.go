@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agents-os/agents/backend/internal/eventually"
+
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/backend/internal/events"
 	"github.com/agents-os/agents/backend/internal/server"
@@ -118,11 +120,7 @@ func readPositions(t *testing.T, s *sseStream, n int) []events.Position {
 // waitSubscribers waits until the hub counts n subscribers.
 func waitSubscribers(t *testing.T, hub *events.Hub, n int) {
 	t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); hub.Subscribers() < n; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the hub counts %d subscribers, want %d", hub.Subscribers(), n)
-		}
-	}
+	eventually.That(t, fmt.Sprintf("the hub counts %d subscribers", n), func() bool { return hub.Subscribers() >= n })
 }
 
 // TestSSESubscribersOfManyScopesGetExactlyTheirEventsInOrder has

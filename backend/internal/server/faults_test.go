@@ -3,7 +3,8 @@ package server_test
 import (
 	"context"
 	"testing"
-	"time"
+
+	"github.com/agents-os/agents/backend/internal/eventually"
 
 	"connectrpc.com/connect"
 
@@ -12,19 +13,6 @@ import (
 	"github.com/agents-os/agents/backend/internal/store/storefault"
 	"github.com/agents-os/agents/tools/fakellm"
 )
-
-// eventually polls cond until it holds, failing the test after a generous
-// deadline; what says what was awaited.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting until %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
 
 // storedStatus is a session's status as the database has it.
 func (e *env) storedStatus(id string) session.Status {
@@ -94,7 +82,7 @@ func TestARefusedRunEndNeverLeavesTheSessionRunningWithoutARun(t *testing.T) {
 
 		e.faults.Clear()
 		// A client polling the session meanwhile does not hold the write up.
-		eventually(t, "the store has the run's end", func() bool {
+		eventually.That(t, "the store has the run's end", func() bool {
 			e.get(id)
 			return e.storedStatus(id) == session.StatusReady
 		})
@@ -147,7 +135,7 @@ func TestARefusedFailureIsStoredLaterAndTheSessionTakesInputAgain(t *testing.T) 
 			t.Fatalf("status = %v, want failed", s.GetMeta().GetStatus())
 		}
 		e.faults.Clear()
-		eventually(t, "the store has the failure", func() bool { return e.storedStatus(id) == session.StatusFailed })
+		eventually.That(t, "the store has the failure", func() bool { return e.storedStatus(id) == session.StatusFailed })
 
 		if res := e.post(id, "try again"); res.GetMailId() != "" {
 			t.Fatalf("post to a failed session became mail %s, want a run", res.GetMailId())
@@ -224,11 +212,11 @@ func TestMailWhileTheStoreMissesARunsEndIsRefusedWhole(t *testing.T) {
 			t.Fatalf("the refused mail was stored: the mailbox holds %d", n)
 		}
 		e.faults.Clear()
-		eventually(t, "the store has the run's end", func() bool { return e.storedStatus(id) == session.StatusReady })
+		eventually.That(t, "the store has the run's end", func() bool { return e.storedStatus(id) == session.StatusReady })
 		if err := send(); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, "the mail is folded", func() bool { return len(e.get(id).GetTurns()) == 4 })
+		eventually.That(t, "the mail is folded", func() bool { return len(e.get(id).GetTurns()) == 4 })
 		if s := e.wait(id); lastTurn(s).GetLlm().GetText() != "answer to [mail from user local]\na note" || len(e.mailOf(id)) != 1 {
 			t.Errorf("after the mail: last turn %v, %d mails", lastTurn(s), len(e.mailOf(id)))
 		}
@@ -251,9 +239,9 @@ func TestWatchMailForAWatcherTheStoreLagsBehindWakesItLater(t *testing.T) {
 
 		e.post(target, "one")
 		e.wait(target)
-		eventually(t, "the watcher has the target's mail", func() bool { return len(e.mailOf(watcher)) == 1 })
+		eventually.That(t, "the watcher has the target's mail", func() bool { return len(e.mailOf(watcher)) == 1 })
 		e.faults.Clear()
-		eventually(t, "the watcher folds the mail", func() bool { return len(foldedMail(e.get(watcher))) == 1 })
+		eventually.That(t, "the watcher folds the mail", func() bool { return len(foldedMail(e.get(watcher))) == 1 })
 		if s := e.wait(watcher); lastTurn(s).GetLlm().GetText() != "seen" || s.GetMeta().GetStatus() != ready {
 			t.Errorf("watcher after the mail: status %v, last turn %v", s.GetMeta().GetStatus(), lastTurn(s))
 		}

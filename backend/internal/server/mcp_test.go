@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agents-os/agents/backend/internal/eventually"
+
 	"connectrpc.com/connect"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -182,7 +184,7 @@ func TestMCPServesRootAgentsAsToolsAndAsksWithProgress(t *testing.T) {
 	// goroutine of their own and a response straight to its caller, so
 	// the last progress note may be handled after the call returned.
 	for _, want := range []string{"calling bash_echo", "asking the helper helper"} {
-		eventually(t, fmt.Sprintf("progress %q", want), func() bool { return slices.Contains(notes.messages(), want) })
+		eventually.That(t, fmt.Sprintf("progress %q", want), func() bool { return slices.Contains(notes.messages(), want) })
 	}
 }
 
@@ -277,10 +279,7 @@ func TestMCPCancelledCallCancelsTheRun(t *testing.T) {
 	}
 	id := list.Msg.GetSessions()[0].GetId()
 	// The text streamed so far reaches the client before the cancel.
-	deadline := time.Now().Add(10 * time.Second)
-	for len(notes.messages()) == 0 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	eventually.Holds(10*time.Second, func() bool { return len(notes.messages()) > 0 })
 	if msgs := notes.messages(); len(msgs) == 0 || msgs[0] != "a " {
 		t.Errorf("progress = %q, want the text streamed so far", msgs)
 	}

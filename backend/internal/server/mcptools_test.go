@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agents-os/agents/backend/internal/eventually"
+
 	"connectrpc.com/connect"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
@@ -207,11 +209,7 @@ func TestAReloadStopsTheMCPServersNoAgentDeclaresAnyMore(t *testing.T) {
 	if status, _, body := e.do(http.MethodPost, "/v1/agents:reload", ""); status != http.StatusOK {
 		t.Fatalf("reload = %d %s", status, body)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for syscall.Kill(dropped, 0) == nil && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if syscall.Kill(dropped, 0) == nil {
+	if !eventually.Holds(10*time.Second, func() bool { return syscall.Kill(dropped, 0) != nil }) {
 		t.Errorf("the server %d no agent declares still runs after the reload", dropped)
 	}
 	if syscall.Kill(kept, 0) != nil {

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agents-os/agents/backend/internal/eventually"
+
 	"connectrpc.com/connect"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
@@ -21,7 +23,7 @@ func withToken() map[string]string { return map[string]string{"API_TOKEN": param
 // evicted waits until no session is loaded.
 func (e *env) evicted() {
 	e.t.Helper()
-	eventually(e.t, "every idle session is evicted", func() bool { return e.runner.LiveSessions() == 0 })
+	eventually.That(e.t, "every idle session is evicted", func() bool { return e.runner.LiveSessions() == 0 })
 }
 
 func quickEviction(o *runner.Options) { o.IdleEvict = 20 * time.Millisecond }

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agents-os/agents/backend/internal/eventually"
+
 	"github.com/agents-os/agents/backend/internal/runner"
 )
 
@@ -23,7 +25,7 @@ func TestIdleSessionsStayLoadedWithoutAGoroutine(t *testing.T) {
 		ids[i] = e.create("helper", "hello").GetMeta().GetId()
 		e.wait(ids[i])
 	}
-	eventually(t, "the idle sessions' goroutines end", func() bool { return actorGoroutines() == 0 })
+	eventually.That(t, "the idle sessions' goroutines end", func() bool { return actorGoroutines() == 0 })
 	if live := e.runner.LiveSessions(); live != n {
 		t.Fatalf("%d sessions loaded, want all %d: parked is not evicted", live, n)
 	}
@@ -60,7 +62,7 @@ func TestParkedSessionsAreEvictedOnTime(t *testing.T) {
 	e := start(t, answerRules(), withRunner(func(o *runner.Options) { o.IdleEvict = 400 * time.Millisecond }))
 	id := e.create("helper", "hello").GetMeta().GetId()
 	e.wait(id)
-	eventually(t, "the parked session is evicted", func() bool { return e.runner.LiveSessions() == 0 })
+	eventually.That(t, "the parked session is evicted", func() bool { return e.runner.LiveSessions() == 0 })
 	e.post(id, "again")
 	if s := e.wait(id); len(s.GetTurns()) != 4 {
 		t.Fatalf("%d turns after the eviction, want 4", len(s.GetTurns()))

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agents-os/agents/backend/internal/eventually"
+
 	"connectrpc.com/connect"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
@@ -178,7 +180,7 @@ func TestARefusedRecoveryFailsTheSessionInsteadOfLeavingItRunning(t *testing.T) 
 		if s.GetMeta().GetStatus() != failed || !strings.Contains(s.GetMeta().GetStatusReason(), "resume") {
 			t.Fatalf("after a refused recovery: status %v (%s), want failed, asking for a resume", s.GetMeta().GetStatus(), s.GetMeta().GetStatusReason())
 		}
-		eventually(t, "the store has the failure", func() bool { return e.storedStatus(id) == "failed" })
+		eventually.That(t, "the store has the failure", func() bool { return e.storedStatus(id) == "failed" })
 		if _, err := e.sessions.Resume(ctxFor(t), connect.NewRequest(&agentsv1.ResumeRequest{SessionId: id})); err != nil {
 			t.Fatal(err)
 		}

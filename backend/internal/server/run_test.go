@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agents-os/agents/backend/internal/eventually"
+
 	"connectrpc.com/connect"
 	"google.golang.org/protobuf/proto"
 
@@ -255,13 +257,7 @@ func TestIdleSessionsAreEvictedAndLoadedAgainOnDemand(t *testing.T) {
 	id := e.create("boss", "go").GetMeta().GetId()
 	before := e.wait(id)
 
-	deadline := time.Now().Add(20 * time.Second)
-	for e.runner.LiveSessions() > 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d sessions still loaded long after they went idle", e.runner.LiveSessions())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	eventually.That(t, "the idle sessions are evicted", func() bool { return e.runner.LiveSessions() == 0 })
 	after := e.wait(id)
 	if len(after.GetTurns()) != len(before.GetTurns()) || after.GetMeta().GetStatus() != before.GetMeta().GetStatus() {
 		t.Errorf("reloaded session = %d turns %v, want %d turns %v", len(after.GetTurns()), after.GetMeta().GetStatus(), len(before.GetTurns()), before.GetMeta().GetStatus())

@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/agents-os/agents/backend/internal/eventually"
+
 	"connectrpc.com/connect"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
@@ -131,7 +133,7 @@ func TestMailWakesASessionOnlyWhenARunIsFree(t *testing.T) {
 	}
 
 	e.cancel(busy)
-	eventually(t, "the sleeper wakes for its mail", func() bool { return len(e.get(sleeper).GetTurns()) == 2 })
+	eventually.That(t, "the sleeper wakes for its mail", func() bool { return len(e.get(sleeper).GetTurns()) == 2 })
 	s := e.wait(sleeper)
 	if s.GetMeta().GetStatus() != ready || lastTurn(s).GetLlm().GetText() != "helped" || e.storedStatus(sleeper) != session.StatusReady {
 		t.Errorf("sleeper after waking: status %v, last turn %v", s.GetMeta().GetStatus(), lastTurn(s))
@@ -159,7 +161,7 @@ func TestAQueuedSessionThatIsGonePassesTheFreeRunOn(t *testing.T) {
 		t.Fatalf("delete = %d %s", status, body)
 	}
 	e.cancel(busy)
-	eventually(t, "the next queued session wakes for its mail", func() bool { return len(e.get(next).GetTurns()) == 2 })
+	eventually.That(t, "the next queued session wakes for its mail", func() bool { return len(e.get(next).GetTurns()) == 2 })
 	if s := e.wait(next); s.GetMeta().GetStatus() != ready || lastTurn(s).GetLlm().GetText() != "helped" {
 		t.Errorf("next after waking: status %v, last turn %v", s.GetMeta().GetStatus(), lastTurn(s))
 	}

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agents-os/agents/backend/internal/eventually"
+
 	"connectrpc.com/connect"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
@@ -362,13 +364,7 @@ func TestAStoredAgentReachesTheOtherServersOfTheDatabase(t *testing.T) {
 	b := start(t, rules, shared, withBus(bus))
 	waitFor := func(what string, ok func(agentsv1connect.AgentServiceClient) bool) {
 		t.Helper()
-		deadline := time.Now().Add(20 * time.Second)
-		for !ok(b.agents) {
-			if time.Now().After(deadline) {
-				t.Fatalf("the other server never saw %s", what)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+		eventually.That(t, "the other server sees "+what, func() bool { return ok(b.agents) })
 	}
 	if status, _, body := a.do(http.MethodPost, "/v1/agents", storedDef("roaming", "p", "")); status != http.StatusCreated {
 		t.Fatalf("create = %d %s", status, body)

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agents-os/agents/backend/internal/eventually"
+
 	"github.com/jackc/pgx/v5"
 
 	"github.com/agents-os/agents/backend/internal/session"
@@ -79,17 +81,12 @@ func TestLeaseRenewalsAndFencedCommitsDoNotDeadlock(t *testing.T) {
 // waitForRowLock waits until a backend waits for a row lock.
 func waitForRowLock(t *testing.T, admin *pgx.Conn) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
+	eventually.Within(t, 30*time.Second, "a backend waits for a row", func() bool {
 		var n int
 		if err := admin.QueryRow(context.Background(), `SELECT COUNT(*) FROM pg_stat_activity
 			WHERE datname = current_database() AND wait_event_type = 'Lock' AND wait_event IN ('transactionid', 'tuple')`).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
-		if n > 0 {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatal("no backend ever waited for a row")
+		return n > 0
+	})
 }
