@@ -12,6 +12,7 @@ import (
 	"time"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/backend/internal/eventually"
 	"github.com/agents-os/agents/tools/fakellm"
 	"github.com/agents-os/agents/tools/fakellm/fakellmtest"
 )
@@ -129,17 +130,11 @@ func pidFiles(t *testing.T, dir string) []string {
 // waitPidFiles waits until the test tool has recorded n runs.
 func waitPidFiles(t *testing.T, dir string, n int) []string {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		files := pidFiles(t, dir)
-		if len(files) >= n {
-			return files
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the tool recorded %d runs within 60s, want %d", len(files), n)
-		}
-		time.Sleep(20 * time.Millisecond)
+	var files []string
+	if !eventually.Holds(60*time.Second, func() bool { files = pidFiles(t, dir); return len(files) >= n }) {
+		t.Fatalf("the tool recorded %d runs within 60s, want %d", len(files), n)
 	}
+	return files
 }
 
 // readPids reads "<tool pid> <background child pid>".

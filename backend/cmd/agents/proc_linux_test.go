@@ -9,7 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
+
+	"github.com/agents-os/agents/backend/internal/eventually"
 )
 
 // proc is one process as /proc/<pid>/stat describes it.
@@ -77,21 +78,18 @@ func (p proc) alive(t *testing.T) bool {
 // survivors, when some still run after the deadline.
 func waitGone(t *testing.T, what string, procs ...proc) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		var left []int
+	var left []int
+	gone := eventually.Holds(eventually.Patience, func() bool {
+		left = nil
 		for _, p := range procs {
 			if p.alive(t) {
 				left = append(left, p.pid)
 			}
 		}
-		if len(left) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: processes %v still run", what, left)
-		}
-		time.Sleep(50 * time.Millisecond)
+		return len(left) == 0
+	})
+	if !gone {
+		t.Fatalf("%s: processes %v still run", what, left)
 	}
 }
 
