@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -141,7 +142,9 @@ func newSeqTest(t *testing.T, start uint64, poll time.Duration) *seqTest {
 }
 
 // want waits until the subscriber got the seqs in want, in that order,
-// and fails on anything else.
+// and fails on anything else. It runs in a synctest bubble, whose clock
+// moves only when every goroutine waits: the deadline costs no time, and
+// "nothing else" is known, not guessed from a pause.
 func (st *seqTest) want(t *testing.T, want ...uint64) {
 	t.Helper()
 	var got []uint64
@@ -157,10 +160,13 @@ func (st *seqTest) want(t *testing.T, want ...uint64) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("subscriber got seqs %v, want %v", got, want)
 	}
+	// Once every goroutine of the test's bubble waits, nothing more is
+	// on the way.
+	synctest.Wait()
 	select {
 	case ev := <-st.sub.C():
 		t.Fatalf("subscriber got seq %d after %v", ev.Seq, want)
-	case <-time.After(20 * time.Millisecond):
+	default:
 	}
 }
 
@@ -168,47 +174,53 @@ const noPoll = time.Hour
 
 func TestSequencerPublishesAGapFromTheLogBeforeALocalCommit(t *testing.T) {
 	t.Parallel()
-	st := newSeqTest(t, 10, noPoll)
-	st.want(t) // the start's read found nothing
-	// Two other servers committed 11 and 12; 13 is this server's.
-	st.log.append(logged(11), logged(12), logged(13))
-	ev := logged(13)
-	if err := st.seq.Committed(ev, body(ev)); err != nil {
-		t.Fatal(err)
-	}
-	st.want(t, 11, 12, 13)
+	synctest.Test(t, func(t *testing.T) {
+		st := newSeqTest(t, 10, noPoll)
+		st.want(t) // the start's read found nothing
+		// Two other servers committed 11 and 12; 13 is this server's.
+		st.log.append(logged(11), logged(12), logged(13))
+		ev := logged(13)
+		if err := st.seq.Committed(ev, body(ev)); err != nil {
+			t.Fatal(err)
+		}
+		st.want(t, 11, 12, 13)
+	})
 }
 
 func TestSequencerSkipsALocalCommitTheLogAlreadyGave(t *testing.T) {
 	t.Parallel()
-	st := newSeqTest(t, 0, noPoll)
-	st.log.append(logged(1), logged(2))
-	if err := st.bus.Notify(context.Background(), ChannelEvents, "2"); err != nil {
-		t.Fatal(err)
-	}
-	st.want(t, 1, 2)
-	for _, seq := range []uint64{1, 2} {
-		ev := logged(seq)
-		if err := st.seq.Committed(ev, body(ev)); err != nil {
+	synctest.Test(t, func(t *testing.T) {
+		st := newSeqTest(t, 0, noPoll)
+		st.log.append(logged(1), logged(2))
+		if err := st.bus.Notify(context.Background(), ChannelEvents, "2"); err != nil {
 			t.Fatal(err)
 		}
-	}
-	st.want(t)
+		st.want(t, 1, 2)
+		for _, seq := range []uint64{1, 2} {
+			ev := logged(seq)
+			if err := st.seq.Committed(ev, body(ev)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		st.want(t)
+	})
 }
 
 // A seq a rolled-back transaction burned is never in the log: the event
 // after it is published at once.
 func TestSequencerNeverWaitsForABurnedSeq(t *testing.T) {
 	t.Parallel()
-	st := newSeqTest(t, 0, noPoll)
-	st.log.append(logged(1), logged(3))
-	for _, seq := range []uint64{1, 3} {
-		ev := logged(seq)
-		if err := st.seq.Committed(ev, body(ev)); err != nil {
-			t.Fatal(err)
+	synctest.Test(t, func(t *testing.T) {
+		st := newSeqTest(t, 0, noPoll)
+		st.log.append(logged(1), logged(3))
+		for _, seq := range []uint64{1, 3} {
+			ev := logged(seq)
+			if err := st.seq.Committed(ev, body(ev)); err != nil {
+				t.Fatal(err)
+			}
 		}
-	}
-	st.want(t, 1, 3)
+		st.want(t, 1, 3)
+	})
 }
 
 // Other servers' events reach the hub on a notification, after a
@@ -218,48 +230,56 @@ func TestSequencerFollowsTheLog(t *testing.T) {
 	t.Parallel()
 	t.Run("on a notification", func(t *testing.T) {
 		t.Parallel()
-		st := newSeqTest(t, 0, noPoll)
-		st.log.append(logged(1), logged(2))
-		if err := st.bus.Notify(context.Background(), ChannelEvents, "2"); err != nil {
-			t.Fatal(err)
-		}
-		st.want(t, 1, 2)
-		// A notification of a seq already published does not read: one
-		// in the log behind the sequencer's back stays unpublished.
-		st.log.append(logged(3))
-		if err := st.bus.Notify(context.Background(), ChannelEvents, "2"); err != nil {
-			t.Fatal(err)
-		}
-		st.want(t)
+		synctest.Test(t, func(t *testing.T) {
+			st := newSeqTest(t, 0, noPoll)
+			st.log.append(logged(1), logged(2))
+			if err := st.bus.Notify(context.Background(), ChannelEvents, "2"); err != nil {
+				t.Fatal(err)
+			}
+			st.want(t, 1, 2)
+			// A notification of a seq already published does not read: one
+			// in the log behind the sequencer's back stays unpublished.
+			st.log.append(logged(3))
+			if err := st.bus.Notify(context.Background(), ChannelEvents, "2"); err != nil {
+				t.Fatal(err)
+			}
+			st.want(t)
+		})
 	})
 	t.Run("after a reconnect", func(t *testing.T) {
 		t.Parallel()
-		st := newSeqTest(t, 0, noPoll)
-		st.log.append(logged(1))
-		st.bus.Reconnect()
-		st.want(t, 1)
+		synctest.Test(t, func(t *testing.T) {
+			st := newSeqTest(t, 0, noPoll)
+			st.log.append(logged(1))
+			st.bus.Reconnect()
+			st.want(t, 1)
+		})
 	})
 	t.Run("on the poll", func(t *testing.T) {
 		t.Parallel()
-		st := newSeqTest(t, 0, 10*time.Millisecond)
-		st.log.append(logged(1), logged(2))
-		st.want(t, 1, 2)
+		synctest.Test(t, func(t *testing.T) {
+			st := newSeqTest(t, 0, 10*time.Millisecond)
+			st.log.append(logged(1), logged(2))
+			st.want(t, 1, 2)
+		})
 	})
 	t.Run("in batches", func(t *testing.T) {
 		t.Parallel()
-		st := newSeqTest(t, 0, noPoll)
-		var want []uint64
-		for seq := uint64(1); seq <= 2*readBatch+7; seq++ {
-			st.log.append(logged(seq))
-			want = append(want, seq)
-		}
-		ev := logged(uint64(len(want) + 1))
-		st.log.append(ev)
-		want = append(want, ev.Seq)
-		if err := st.seq.Committed(ev, body(ev)); err != nil {
-			t.Fatal(err)
-		}
-		st.want(t, want...)
+		synctest.Test(t, func(t *testing.T) {
+			st := newSeqTest(t, 0, noPoll)
+			var want []uint64
+			for seq := uint64(1); seq <= 2*readBatch+7; seq++ {
+				st.log.append(logged(seq))
+				want = append(want, seq)
+			}
+			ev := logged(uint64(len(want) + 1))
+			st.log.append(ev)
+			want = append(want, ev.Seq)
+			if err := st.seq.Committed(ev, body(ev)); err != nil {
+				t.Fatal(err)
+			}
+			st.want(t, want...)
+		})
 	})
 }
 
@@ -267,19 +287,21 @@ func TestSequencerFollowsTheLog(t *testing.T) {
 // the follower publishes both, in order, once the log reads again.
 func TestSequencerLeavesALocalCommitToTheFollowerWhenTheLogFails(t *testing.T) {
 	t.Parallel()
-	st := newSeqTest(t, 0, 10*time.Millisecond)
-	st.want(t)
-	// The log fails first: appended before, the follower's poll could
-	// read both events and leave Committed nothing to do.
-	st.log.setFail(errors.New("connection lost"))
-	st.log.append(logged(1), logged(2))
-	ev := logged(2)
-	if err := st.seq.Committed(ev, body(ev)); err == nil {
-		t.Fatal("Committed with a gap the log cannot read: no error")
-	}
-	st.want(t)
-	st.log.setFail(nil)
-	st.want(t, 1, 2)
+	synctest.Test(t, func(t *testing.T) {
+		st := newSeqTest(t, 0, 10*time.Millisecond)
+		st.want(t)
+		// The log fails first: appended before, the follower's poll could
+		// read both events and leave Committed nothing to do.
+		st.log.setFail(errors.New("connection lost"))
+		st.log.append(logged(1), logged(2))
+		ev := logged(2)
+		if err := st.seq.Committed(ev, body(ev)); err == nil {
+			t.Fatal("Committed with a gap the log cannot read: no error")
+		}
+		st.want(t)
+		st.log.setFail(nil)
+		st.want(t, 1, 2)
+	})
 }
 
 // The lag is how long the newest event read from the log (another
@@ -287,30 +309,32 @@ func TestSequencerLeavesALocalCommitToTheFollowerWhenTheLogFails(t *testing.T) {
 // commits do not count.
 func TestSequencerReportsTheLagOfTheOtherServersEvents(t *testing.T) {
 	t.Parallel()
-	st := newSeqTest(t, 0, noPoll)
-	if got := st.seq.Lag(); got != 0 {
-		t.Fatalf("lag before any event = %v, want 0", got)
-	}
-	ev := logged(1)
-	st.log.mu.Lock()
-	st.log.rows = append(st.log.rows, store.Event{Seq: 1, SessionID: ev.SessionId, Kind: ev.Kind, Time: time.Now().Add(-3 * time.Second), Body: body(ev)})
-	st.log.mu.Unlock()
-	if err := st.bus.Notify(context.Background(), ChannelEvents, "1"); err != nil {
-		t.Fatal(err)
-	}
-	st.want(t, 1)
-	if got := st.seq.Lag(); got < 3*time.Second || got > time.Minute {
-		t.Fatalf("lag after an event 3s old = %v, want 3s and a little", got)
-	}
-	own := logged(2)
-	st.log.append(own)
-	if err := st.seq.Committed(own, body(own)); err != nil {
-		t.Fatal(err)
-	}
-	st.want(t, 2)
-	if got := st.seq.Lag(); got < 3*time.Second {
-		t.Fatalf("lag after a commit of this server = %v, want the other server's still", got)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		st := newSeqTest(t, 0, noPoll)
+		if got := st.seq.Lag(); got != 0 {
+			t.Fatalf("lag before any event = %v, want 0", got)
+		}
+		ev := logged(1)
+		st.log.mu.Lock()
+		st.log.rows = append(st.log.rows, store.Event{Seq: 1, SessionID: ev.SessionId, Kind: ev.Kind, Time: time.Now().Add(-3 * time.Second), Body: body(ev)})
+		st.log.mu.Unlock()
+		if err := st.bus.Notify(context.Background(), ChannelEvents, "1"); err != nil {
+			t.Fatal(err)
+		}
+		st.want(t, 1)
+		if got := st.seq.Lag(); got < 3*time.Second || got > time.Minute {
+			t.Fatalf("lag after an event 3s old = %v, want 3s and a little", got)
+		}
+		own := logged(2)
+		st.log.append(own)
+		if err := st.seq.Committed(own, body(own)); err != nil {
+			t.Fatal(err)
+		}
+		st.want(t, 2)
+		if got := st.seq.Lag(); got < 3*time.Second {
+			t.Fatalf("lag after a commit of this server = %v, want the other server's still", got)
+		}
+	})
 }
 
 // A commit that could not wait for its events' positions hands them over
@@ -319,17 +343,19 @@ func TestSequencerReportsTheLagOfTheOtherServersEvents(t *testing.T) {
 // order, with no poll or notification to wake it.
 func TestSequencerPublishesALocalCommitWithoutAPositionOnceItHasOne(t *testing.T) {
 	t.Parallel()
-	st := newSeqTest(t, 0, noPoll)
-	st.want(t)
-	st.log.setHoldBack(true)
-	a, b := logged(0), logged(0)
-	st.log.appendUnnumbered(a, b)
-	for _, ev := range []*agentsv1.Event{logged(0), logged(0)} {
-		if err := st.seq.Committed(ev, body(ev)); err != nil {
-			t.Fatal(err)
+	synctest.Test(t, func(t *testing.T) {
+		st := newSeqTest(t, 0, noPoll)
+		st.want(t)
+		st.log.setHoldBack(true)
+		a, b := logged(0), logged(0)
+		st.log.appendUnnumbered(a, b)
+		for _, ev := range []*agentsv1.Event{logged(0), logged(0)} {
+			if err := st.seq.Committed(ev, body(ev)); err != nil {
+				t.Fatal(err)
+			}
 		}
-	}
-	st.want(t) // held back: nothing yet
-	st.log.setHoldBack(false)
-	st.want(t, 1, 2)
+		st.want(t) // held back: nothing yet
+		st.log.setHoldBack(false)
+		st.want(t, 1, 2)
+	})
 }
