@@ -44,14 +44,14 @@ func (d Draft) appended(text string, atts []*agentsv1.Attachment) Draft {
 // creates one Drafts, hands it to every conversation.New, and passes
 // every message it receives to Handle.
 type Drafts struct {
-	c       *client.Client
+	c       Poster
 	drafts  map[string]Draft
 	revs    map[string]int // bumped on every change, so an open editor reloads
 	compose map[string]Draft
 }
 
 // NewDrafts returns an empty store that posts through c.
-func NewDrafts(c *client.Client) *Drafts {
+func NewDrafts(c Poster) *Drafts {
 	return &Drafts{c: c, drafts: map[string]Draft{}, revs: map[string]int{}, compose: map[string]Draft{}}
 }
 
@@ -118,7 +118,7 @@ func (d *Drafts) post(id string, dr Draft) tea.Cmd {
 	req := &agentsv1.PostMessageRequest{SessionId: id, Message: &agentsv1.Message{Text: dr.Text, Attachments: dr.Attachments}}
 	return func() tea.Msg {
 		resp, err := call(func(ctx context.Context) (*connect.Response[agentsv1.PostMessageResponse], error) {
-			return c.Sessions.PostMessage(ctx, connect.NewRequest(req))
+			return c.PostMessage(ctx, connect.NewRequest(req))
 		})
 		m := draftSentMsg{id: id, draft: dr, err: err}
 		if err == nil {

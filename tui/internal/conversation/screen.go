@@ -44,7 +44,7 @@ const (
 
 // Screen is one session's conversation.
 type Screen struct {
-	c  *client.Client
+	c  Client
 	km *keys.Map
 	// th is the shell's theme, replaced in place when the terminal's
 	// background changes; st are its styles as the screen last took them.
@@ -108,7 +108,7 @@ type Screen struct {
 
 // New returns the screen of the session id. Nothing is fetched until
 // Init.
-func New(c *client.Client, th *theme.Theme, km *keys.Map, drafts *Drafts, sessionID string) *Screen {
+func New(c Client, th *theme.Theme, km *keys.Map, drafts *Drafts, sessionID string) *Screen {
 	st := th.Conversation
 	s := &Screen{
 		c: c, km: km, th: th, st: st, drafts: drafts, id: sessionID,
@@ -127,7 +127,7 @@ func New(c *client.Client, th *theme.Theme, km *keys.Map, drafts *Drafts, sessio
 // NewUnborn returns the screen of a new session of agent that is not
 // stored yet: its first message creates it, so a new session left
 // without one leaves nothing behind. The composer has the keys.
-func NewUnborn(c *client.Client, th *theme.Theme, km *keys.Map, drafts *Drafts, agent string) *Screen {
+func NewUnborn(c Client, th *theme.Theme, km *keys.Map, drafts *Drafts, agent string) *Screen {
 	s := New(c, th, km, drafts, "")
 	s.birth = births.Add(1)
 	s.loading = false

@@ -25,14 +25,14 @@ import (
 	"github.com/agents-os/agents/tui/internal/keys"
 	"github.com/agents-os/agents/tui/internal/msgs"
 	"github.com/agents-os/agents/tui/internal/theme"
-	"github.com/agents-os/agents/tui/sanitize"
 )
 
 // Config is what the shell is built from.
 type Config struct {
 	// Ctx bounds every call the TUI makes.
-	Ctx    context.Context
-	Client *client.Client
+	Ctx context.Context
+	// Client is the server; link.New makes one of the protocol's client.
+	Client Client
 	Keys   *keys.Map
 	// SessionID opens this session at start.
 	SessionID string
@@ -57,7 +57,7 @@ const (
 // Model is the TUI.
 type Model struct {
 	ctx context.Context
-	c   *client.Client
+	c   Client
 	km  *keys.Map
 	log *slog.Logger
 	// th is shared by every component; a change of background replaces
@@ -111,13 +111,7 @@ func New(cfg Config) *Model {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	// Every part of the TUI, and Subscribe, reads the server through c:
-	// what it brings is cleaned of escape sequences before anything
-	// draws it.
 	c := cfg.Client
-	if c != nil {
-		c = c.Intercepted(sanitize.Interceptor())
-	}
 	th := theme.New(true) // until the terminal says what its background is
 	m := &Model{
 		ctx: ctx, c: c, km: cfg.Keys, log: log, th: th,
