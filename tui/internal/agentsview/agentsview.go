@@ -39,6 +39,19 @@ type Loaded struct {
 // NewSession asks the shell to start a session with an agent.
 type NewSession struct{ Agent string }
 
+// Reply is the answer to a command of the tab: the shell hands it to the
+// tab and to no other component.
+type Reply interface {
+	// reply keeps the replies to this package's own types.
+	reply()
+}
+
+func (Loaded) reply()      {}
+func (editFetched) reply() {}
+func (editReady) reply()   {}
+func (editDone) reply()    {}
+func (editSaved) reply()   {}
+
 // Client is what the tab asks of the server, as the generated Connect
 // client of the agent service asks it.
 type Client interface {

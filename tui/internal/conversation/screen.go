@@ -2,10 +2,12 @@
 // transcript, the pending calls, the draft and the composer, and every
 // control of the session. It is a component of the TUI's one model, not
 // a model itself: the shell creates it with New, routes keys to
-// HandleKey and every other message to Handle, and draws it with Render.
+// HandleKey and what the screen owns (its session's events, snapshots,
+// the connection's changes, pastes, the Replies of its commands) to
+// Handle, and draws it with Render.
 //
 // Drafts (seed §5) outlive the screen: they live in a Drafts store the
-// shell keeps for the whole run and feeds every message, so a draft is
+// shell keeps for the whole run and feeds every event, so a draft is
 // posted when its run stops even while its conversation is closed.
 package conversation
 
@@ -193,8 +195,10 @@ func (s *Screen) Close() tea.Cmd {
 // status reads the session's status; unspecified until it is loaded.
 func (s *Screen) status() agentsv1.SessionStatus { return s.meta.GetStatus() }
 
-// Handle takes every message that is not a key: events, the results of
-// the screen's own commands, pastes and the editor's return.
+// Handle takes what the shell routes to the screen: the events of its
+// session (and the session.updated of others, which may share its
+// tree's budget), snapshots, the connection's changes, pastes, and the
+// replies of the screen's own commands, the editor's return among them.
 func (s *Screen) Handle(msg tea.Msg) tea.Cmd {
 	defer s.syncDraft()
 	switch m := msg.(type) {
@@ -251,7 +255,7 @@ func (s *Screen) Handle(msg tea.Msg) tea.Cmd {
 			return s.completed(m)
 		}
 	case completionMsg:
-		if s.attach != nil {
+		if m.id == s.id && s.attach != nil {
 			s.attach.apply(m)
 		}
 	case attachedMsg:

@@ -327,13 +327,14 @@ func fixtures(f *fakeServer) {
 }
 
 // newTestModel is a shell over the fake server with the default keys and
-// the fixtures' clock.
+// the fixtures' clock, whose test fails if it drops a message of the
+// TUI's own.
 func newTestModel(t *testing.T, c Client, km *keys.Map, mod func(*Config)) *Model {
 	t.Helper()
 	if km == nil {
 		km = keys.Default()
 	}
-	cfg := Config{Ctx: t.Context(), Client: c, Keys: km, Now: now}
+	cfg := Config{Ctx: t.Context(), Client: c, Keys: km, Now: now, Log: watchDrops(t)}
 	if mod != nil {
 		mod(&cfg)
 	}
