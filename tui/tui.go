@@ -15,6 +15,7 @@ import (
 
 	"github.com/agents-os/agents/api/client"
 	"github.com/agents-os/agents/tui/internal/keys"
+	"github.com/agents-os/agents/tui/internal/link"
 	"github.com/agents-os/agents/tui/internal/ui"
 )
 
@@ -56,7 +57,7 @@ func Run(ctx context.Context, c *client.Client, opts Options) error {
 	defer cancel()
 	m := ui.New(ui.Config{
 		Ctx:        ctx,
-		Client:     c,
+		Client:     link.New(c),
 		Keys:       km,
 		SessionID:  opts.SessionID,
 		StopOnQuit: opts.StopOnQuit,

@@ -39,10 +39,32 @@ type Loaded struct {
 // NewSession asks the shell to start a session with an agent.
 type NewSession struct{ Agent string }
 
+// Reply is the answer to a command of the tab: the shell hands it to the
+// tab and to no other component.
+type Reply interface {
+	// reply keeps the replies to this package's own types.
+	reply()
+}
+
+func (Loaded) reply()      {}
+func (editFetched) reply() {}
+func (editReady) reply()   {}
+func (editDone) reply()    {}
+func (editSaved) reply()   {}
+
+// Client is what the tab asks of the server, as the generated Connect
+// client of the agent service asks it.
+type Client interface {
+	ListAgents(context.Context, *connect.Request[agentsv1.ListAgentsRequest]) (*connect.Response[agentsv1.ListAgentsResponse], error)
+	ReloadAgents(context.Context, *connect.Request[agentsv1.ReloadAgentsRequest]) (*connect.Response[agentsv1.ReloadAgentsResponse], error)
+	GetAgent(context.Context, *connect.Request[agentsv1.GetAgentRequest]) (*connect.Response[agentsv1.GetAgentResponse], error)
+	UpdateAgent(context.Context, *connect.Request[agentsv1.UpdateAgentRequest]) (*connect.Response[agentsv1.UpdateAgentResponse], error)
+}
+
 // Agents is the Agents tab.
 type Agents struct {
 	ctx context.Context
-	c   *client.Client
+	c   Client
 	th  *theme.Theme
 	km  *keys.Map
 
@@ -72,7 +94,7 @@ type Agents struct {
 }
 
 // New returns an empty tab; Refresh fills it.
-func New(ctx context.Context, c *client.Client, th *theme.Theme, km *keys.Map) *Agents {
+func New(ctx context.Context, c Client, th *theme.Theme, km *keys.Map) *Agents {
 	in := textinput.New()
 	in.Prompt = "/ "
 	in.Placeholder = "search agents"
@@ -128,7 +150,7 @@ func (m *Agents) filter() {
 func (m *Agents) Refresh() tea.Cmd {
 	ctx, c := m.ctx, m.c
 	return func() tea.Msg {
-		res, err := c.Agents.ListAgents(ctx, connect.NewRequest(&agentsv1.ListAgentsRequest{}))
+		res, err := c.ListAgents(ctx, connect.NewRequest(&agentsv1.ListAgentsRequest{}))
 		if err != nil {
 			return Loaded{Err: err}
 		}
@@ -141,7 +163,7 @@ func (m *Agents) Refresh() tea.Cmd {
 func (m *Agents) Reload() tea.Cmd {
 	ctx, c := m.ctx, m.c
 	return func() tea.Msg {
-		res, err := c.Agents.ReloadAgents(ctx, connect.NewRequest(&agentsv1.ReloadAgentsRequest{}))
+		res, err := c.ReloadAgents(ctx, connect.NewRequest(&agentsv1.ReloadAgentsRequest{}))
 		if err != nil {
 			return Loaded{Err: err, Reloaded: true}
 		}

@@ -78,7 +78,7 @@ func (m *Agents) startEdit() tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(ctx, editTimeout)
 		defer cancel()
-		res, err := c.Agents.GetAgent(ctx, connect.NewRequest(&agentsv1.GetAgentRequest{Slug: slug}))
+		res, err := c.GetAgent(ctx, connect.NewRequest(&agentsv1.GetAgentRequest{Slug: slug}))
 		if err != nil {
 			return editFetched{err: err}
 		}
@@ -169,7 +169,7 @@ func (m *Agents) update(doc string) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(ctx, editTimeout)
 		defer cancel()
-		res, err := c.Agents.UpdateAgent(ctx, connect.NewRequest(req))
+		res, err := c.UpdateAgent(ctx, connect.NewRequest(req))
 		if err != nil {
 			return editSaved{err: err}
 		}

@@ -41,10 +41,17 @@ type Deleted struct {
 	Err error
 }
 
+// Client is what the list asks of the server, as the generated Connect
+// client of the session service asks it.
+type Client interface {
+	pages.Lister
+	DeleteSession(context.Context, *connect.Request[agentsv1.DeleteSessionRequest]) (*connect.Response[agentsv1.DeleteSessionResponse], error)
+}
+
 // Chats is the conversation list.
 type Chats struct {
 	ctx context.Context
-	c   *client.Client
+	c   Client
 	th  *theme.Theme
 	km  *keys.Map
 
@@ -100,7 +107,7 @@ type drawnFrom struct {
 }
 
 // New returns an empty list; Refresh fills it.
-func New(ctx context.Context, c *client.Client, th *theme.Theme, km *keys.Map) *Chats {
+func New(ctx context.Context, c Client, th *theme.Theme, km *keys.Map) *Chats {
 	in := textinput.New()
 	in.Prompt = "/ "
 	in.Placeholder = "search titles and agents"
@@ -125,7 +132,7 @@ func (m *Chats) Refresh() tea.Cmd {
 	gen := m.refresh.Start()
 	ctx, c := m.ctx, m.c
 	return func() tea.Msg {
-		all, err := pages.Sessions(ctx, c.Sessions, &agentsv1.ListSessionsRequest{})
+		all, err := pages.Sessions(ctx, c, &agentsv1.ListSessionsRequest{})
 		return Loaded{Sessions: all, Err: err, generation: gen}
 	}
 }
@@ -346,7 +353,7 @@ func (m *Chats) delete(d deletion) tea.Cmd {
 	}
 	ctx, c := m.ctx, m.c
 	return func() tea.Msg {
-		res, err := c.Sessions.DeleteSession(ctx, connect.NewRequest(&agentsv1.DeleteSessionRequest{SessionId: d.id, Mode: mode}))
+		res, err := c.DeleteSession(ctx, connect.NewRequest(&agentsv1.DeleteSessionRequest{SessionId: d.id, Mode: mode}))
 		if err != nil {
 			return Deleted{Err: err}
 		}

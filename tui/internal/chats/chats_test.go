@@ -10,21 +10,24 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"github.com/agents-os/agents/api/client"
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
-	"github.com/agents-os/agents/api/gen/agents/v1/agentsv1connect"
 	"github.com/agents-os/agents/tui/internal/keys"
 	"github.com/agents-os/agents/tui/internal/msgs"
 	"github.com/agents-os/agents/tui/internal/theme"
 )
 
-// deleter records the delete it is asked for.
-type deleter struct {
-	agentsv1connect.SessionServiceClient
+// fakeServer lists no session and records the delete it is asked for.
+type fakeServer struct {
 	got *agentsv1.DeleteSessionRequest
 }
 
-func (d *deleter) DeleteSession(_ context.Context, req *connect.Request[agentsv1.DeleteSessionRequest]) (*connect.Response[agentsv1.DeleteSessionResponse], error) {
+var _ Client = (*fakeServer)(nil)
+
+func (d *fakeServer) ListSessions(context.Context, *connect.Request[agentsv1.ListSessionsRequest]) (*connect.Response[agentsv1.ListSessionsResponse], error) {
+	return connect.NewResponse(&agentsv1.ListSessionsResponse{}), nil
+}
+
+func (d *fakeServer) DeleteSession(_ context.Context, req *connect.Request[agentsv1.DeleteSessionRequest]) (*connect.Response[agentsv1.DeleteSessionResponse], error) {
 	d.got = req.Msg
 	return connect.NewResponse(&agentsv1.DeleteSessionResponse{DeletedIds: []string{req.Msg.GetSessionId(), "child"}}), nil
 }
@@ -40,8 +43,8 @@ func created(m *agentsv1.SessionMeta) msgs.Event {
 func screen(c *Chats) string { return ansi.Strip(c.Render(80, 10)) }
 
 func TestDeleteAsksAndCascadesToSubSessions(t *testing.T) {
-	d := &deleter{}
-	c := New(t.Context(), &client.Client{Sessions: d}, theme.New(true), keys.Default())
+	d := &fakeServer{}
+	c := New(t.Context(), d, theme.New(true), keys.Default())
 	c.Handle(Loaded{Sessions: []*agentsv1.SessionMeta{meta("root", "", "Root", 1), meta("child", "root", "Child", 1)}})
 
 	c.HandleKey(tea.KeyPressMsg{Code: 'd', Mod: tea.ModCtrl})
@@ -59,7 +62,7 @@ func TestDeleteAsksAndCascadesToSubSessions(t *testing.T) {
 }
 
 func TestEventsDuringARefreshSurviveItsAnswer(t *testing.T) {
-	c := New(t.Context(), &client.Client{}, theme.New(true), keys.Default())
+	c := New(t.Context(), &fakeServer{}, theme.New(true), keys.Default())
 	c.Handle(Loaded{Sessions: []*agentsv1.SessionMeta{meta("a", "", "Old title", 1)}})
 	gen := c.refresh.Start() // in flight; its answer was read before the events below
 	c.Handle(created(meta("b", "", "Made meanwhile", 3)))
@@ -75,7 +78,7 @@ func TestEventsDuringARefreshSurviveItsAnswer(t *testing.T) {
 }
 
 func TestUnreadUntilOpened(t *testing.T) {
-	c := New(t.Context(), &client.Client{}, theme.New(true), keys.Default())
+	c := New(t.Context(), &fakeServer{}, theme.New(true), keys.Default())
 	c.Handle(Loaded{Sessions: []*agentsv1.SessionMeta{meta("a", "", "A", 1), meta("b", "", "B", 1)}})
 	c.SetOpen("b")
 	stop := func(id string) msgs.Event {
@@ -96,7 +99,7 @@ func TestUnreadUntilOpened(t *testing.T) {
 // stream connects): the first one's answer, older than an event that came
 // between them, must not replace what the event showed.
 func TestAnOlderRefreshAnswerIsIgnored(t *testing.T) {
-	c := New(t.Context(), &client.Client{}, theme.New(true), keys.Default())
+	c := New(t.Context(), &fakeServer{}, theme.New(true), keys.Default())
 	first := c.refresh.Start()
 	second := c.refresh.Start()
 	c.Handle(created(meta("b", "", "Made meanwhile", 3)))

@@ -63,20 +63,22 @@ func (p *attachPrompt) Render(width int, st theme.ConversationStyles) string {
 	return strings.Join(lines, "\n")
 }
 
-// completionMsg carries the names that complete prefix.
+// completionMsg carries the names that complete prefix, for the attach
+// prompt of session id.
 type completionMsg struct {
+	id      string
 	prefix  string
 	matches []string
 }
 
 // complete lists the files whose path starts with prefix (a leading ~
 // is the home directory); directories end with a slash.
-func complete(prefix string) tea.Cmd {
+func complete(id, prefix string) tea.Cmd {
 	return func() tea.Msg {
 		dir, base := filepath.Split(expandHome(prefix))
 		entries, err := os.ReadDir(dirOrDot(dir))
 		if err != nil {
-			return completionMsg{prefix: prefix}
+			return completionMsg{id: id, prefix: prefix}
 		}
 		var matches []string
 		for _, e := range entries {
@@ -90,7 +92,7 @@ func complete(prefix string) tea.Cmd {
 			matches = append(matches, name)
 		}
 		sort.Strings(matches)
-		return completionMsg{prefix: prefix, matches: matches}
+		return completionMsg{id: id, prefix: prefix, matches: matches}
 	}
 }
 

@@ -57,7 +57,7 @@ func (s *Screen) compactNow(instruction string) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), compactTimeout)
 		defer cancel()
-		resp, err := c.Sessions.Compact(ctx, connect.NewRequest(req))
+		resp, err := c.Compact(ctx, connect.NewRequest(req))
 		m := compactedMsg{id: id, err: err}
 		if err == nil {
 			m.resp = resp.Msg

@@ -42,16 +42,16 @@ func (d Draft) appended(text string, atts []*agentsv1.Attachment) Draft {
 // It also posts a draft when its session's run stops in a status that
 // accepts input, whether the conversation is on screen or not: the shell
 // creates one Drafts, hands it to every conversation.New, and passes
-// every message it receives to Handle.
+// every event of a session, and the DraftSent of its posts, to Handle.
 type Drafts struct {
-	c       *client.Client
+	c       Poster
 	drafts  map[string]Draft
 	revs    map[string]int // bumped on every change, so an open editor reloads
 	compose map[string]Draft
 }
 
 // NewDrafts returns an empty store that posts through c.
-func NewDrafts(c *client.Client) *Drafts {
+func NewDrafts(c Poster) *Drafts {
 	return &Drafts{c: c, drafts: map[string]Draft{}, revs: map[string]int{}, compose: map[string]Draft{}}
 }
 
@@ -105,8 +105,9 @@ func (d *Drafts) Settle(id string, status agentsv1.SessionStatus) tea.Cmd {
 	return d.Send(id)
 }
 
-// draftSentMsg is the outcome of posting a draft.
-type draftSentMsg struct {
+// DraftSent is the outcome of posting a draft, for the Drafts that
+// posted it.
+type DraftSent struct {
 	id    string
 	draft Draft
 	resp  *agentsv1.PostMessageResponse
@@ -118,9 +119,9 @@ func (d *Drafts) post(id string, dr Draft) tea.Cmd {
 	req := &agentsv1.PostMessageRequest{SessionId: id, Message: &agentsv1.Message{Text: dr.Text, Attachments: dr.Attachments}}
 	return func() tea.Msg {
 		resp, err := call(func(ctx context.Context) (*connect.Response[agentsv1.PostMessageResponse], error) {
-			return c.Sessions.PostMessage(ctx, connect.NewRequest(req))
+			return c.PostMessage(ctx, connect.NewRequest(req))
 		})
-		m := draftSentMsg{id: id, draft: dr, err: err}
+		m := DraftSent{id: id, draft: dr, err: err}
 		if err == nil {
 			m.resp = resp.Msg
 		}
@@ -129,7 +130,7 @@ func (d *Drafts) post(id string, dr Draft) tea.Cmd {
 }
 
 // Handle posts drafts whose session now accepts input, and takes the
-// results of those posts. The shell calls it with every message.
+// results of those posts.
 func (d *Drafts) Handle(msg tea.Msg) tea.Cmd {
 	switch m := msg.(type) {
 	case msgs.Event:
@@ -142,7 +143,7 @@ func (d *Drafts) Handle(msg tea.Msg) tea.Cmd {
 		if st, ok := statusOf(ev); ok {
 			return d.Settle(ev.GetSessionId(), st)
 		}
-	case draftSentMsg:
+	case DraftSent:
 		if m.err != nil {
 			// Nothing typed is lost: the draft comes back, ahead of
 			// whatever was added since.

@@ -9,9 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"connectrpc.com/connect"
 
-	"github.com/agents-os/agents/api/client"
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
-	"github.com/agents-os/agents/api/gen/agents/v1/agentsv1connect"
 	"github.com/agents-os/agents/tui/internal/keys"
 	"github.com/agents-os/agents/tui/internal/msgs"
 	"github.com/agents-os/agents/tui/internal/theme"
@@ -19,12 +17,11 @@ import (
 
 const sid = "5e551011-0000-4000-8000-000000000001"
 
-// fakeSessions is a session service over one session held in memory; it
-// records every request the screen makes.
-type fakeSessions struct {
-	agentsv1connect.SessionServiceClient
-
+// fakeServer is the server of one session held in memory, as a
+// conversation's Client; it records every request the screen makes.
+type fakeServer struct {
 	mu          sync.Mutex
+	agents      []*agentsv1.AgentDescriptor
 	meta        *agentsv1.SessionMeta
 	turns       []*agentsv1.Turn
 	calls       []*agentsv1.DeferredCall
@@ -48,7 +45,7 @@ type fakeSessions struct {
 	compactErr  error
 }
 
-func (f *fakeSessions) CreateSession(_ context.Context, r *connect.Request[agentsv1.CreateSessionRequest]) (*connect.Response[agentsv1.CreateSessionResponse], error) {
+func (f *fakeServer) CreateSession(_ context.Context, r *connect.Request[agentsv1.CreateSessionRequest]) (*connect.Response[agentsv1.CreateSessionResponse], error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.creates = append(f.creates, r.Msg)
@@ -57,14 +54,14 @@ func (f *fakeSessions) CreateSession(_ context.Context, r *connect.Request[agent
 	return connect.NewResponse(&agentsv1.CreateSessionResponse{Session: &agentsv1.Session{Meta: f.meta, Turns: f.turns}}), nil
 }
 
-func (f *fakeSessions) CancelAttached(context.Context, *connect.Request[agentsv1.CancelAttachedRequest]) (*connect.Response[agentsv1.CancelAttachedResponse], error) {
+func (f *fakeServer) CancelAttached(context.Context, *connect.Request[agentsv1.CancelAttachedRequest]) (*connect.Response[agentsv1.CancelAttachedResponse], error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.hardCancels++
 	return connect.NewResponse(&agentsv1.CancelAttachedResponse{Meta: f.meta, Cancelled: 1}), nil
 }
 
-func (f *fakeSessions) GetSession(_ context.Context, r *connect.Request[agentsv1.GetSessionRequest]) (*connect.Response[agentsv1.GetSessionResponse], error) {
+func (f *fakeServer) GetSession(_ context.Context, r *connect.Request[agentsv1.GetSessionRequest]) (*connect.Response[agentsv1.GetSessionResponse], error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	req := r.Msg
@@ -89,7 +86,7 @@ func (f *fakeSessions) GetSession(_ context.Context, r *connect.Request[agentsv1
 	return connect.NewResponse(&agentsv1.GetSessionResponse{Session: s}), nil
 }
 
-func (f *fakeSessions) PostMessage(_ context.Context, r *connect.Request[agentsv1.PostMessageRequest]) (*connect.Response[agentsv1.PostMessageResponse], error) {
+func (f *fakeServer) PostMessage(_ context.Context, r *connect.Request[agentsv1.PostMessageRequest]) (*connect.Response[agentsv1.PostMessageResponse], error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.posts = append(f.posts, r.Msg)
@@ -105,7 +102,7 @@ func (f *fakeSessions) PostMessage(_ context.Context, r *connect.Request[agentsv
 	return connect.NewResponse(resp), nil
 }
 
-func (f *fakeSessions) CompleteCall(_ context.Context, r *connect.Request[agentsv1.CompleteCallRequest]) (*connect.Response[agentsv1.CompleteCallResponse], error) {
+func (f *fakeServer) CompleteCall(_ context.Context, r *connect.Request[agentsv1.CompleteCallRequest]) (*connect.Response[agentsv1.CompleteCallResponse], error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.completes = append(f.completes, r.Msg)
@@ -122,28 +119,28 @@ func (f *fakeSessions) CompleteCall(_ context.Context, r *connect.Request[agents
 	return connect.NewResponse(&agentsv1.CompleteCallResponse{Meta: f.meta, Remaining: int32(len(left))}), nil
 }
 
-func (f *fakeSessions) ForkSession(_ context.Context, r *connect.Request[agentsv1.ForkSessionRequest]) (*connect.Response[agentsv1.ForkSessionResponse], error) {
+func (f *fakeServer) ForkSession(_ context.Context, r *connect.Request[agentsv1.ForkSessionRequest]) (*connect.Response[agentsv1.ForkSessionResponse], error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.forks = append(f.forks, r.Msg)
 	return connect.NewResponse(&agentsv1.ForkSessionResponse{Session: &agentsv1.Session{Meta: &agentsv1.SessionMeta{Id: "f0f0f0f0-fork"}}}), nil
 }
 
-func (f *fakeSessions) CancelRun(context.Context, *connect.Request[agentsv1.CancelRunRequest]) (*connect.Response[agentsv1.CancelRunResponse], error) {
+func (f *fakeServer) CancelRun(context.Context, *connect.Request[agentsv1.CancelRunRequest]) (*connect.Response[agentsv1.CancelRunResponse], error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.cancels++
 	return connect.NewResponse(&agentsv1.CancelRunResponse{Meta: f.meta}), nil
 }
 
-func (f *fakeSessions) Pause(context.Context, *connect.Request[agentsv1.PauseRequest]) (*connect.Response[agentsv1.PauseResponse], error) {
+func (f *fakeServer) Pause(context.Context, *connect.Request[agentsv1.PauseRequest]) (*connect.Response[agentsv1.PauseResponse], error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.pauses++
 	return connect.NewResponse(&agentsv1.PauseResponse{Meta: f.meta}), nil
 }
 
-func (f *fakeSessions) Resume(context.Context, *connect.Request[agentsv1.ResumeRequest]) (*connect.Response[agentsv1.ResumeResponse], error) {
+func (f *fakeServer) Resume(context.Context, *connect.Request[agentsv1.ResumeRequest]) (*connect.Response[agentsv1.ResumeResponse], error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.resumes++
@@ -152,7 +149,7 @@ func (f *fakeSessions) Resume(context.Context, *connect.Request[agentsv1.ResumeR
 
 // Compact answers as the server does: pending on a running session,
 // else with the compaction turn, which it stores.
-func (f *fakeSessions) Compact(_ context.Context, r *connect.Request[agentsv1.CompactRequest]) (*connect.Response[agentsv1.CompactResponse], error) {
+func (f *fakeServer) Compact(_ context.Context, r *connect.Request[agentsv1.CompactRequest]) (*connect.Response[agentsv1.CompactResponse], error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.compacts = append(f.compacts, r.Msg)
@@ -168,26 +165,25 @@ func (f *fakeSessions) Compact(_ context.Context, r *connect.Request[agentsv1.Co
 	return connect.NewResponse(&agentsv1.CompactResponse{Meta: f.meta, Compaction: t}), nil
 }
 
-func (f *fakeSessions) ExportSession(_ context.Context, r *connect.Request[agentsv1.ExportSessionRequest]) (*connect.Response[agentsv1.ExportSessionResponse], error) {
+func (f *fakeServer) ExportSession(_ context.Context, r *connect.Request[agentsv1.ExportSessionRequest]) (*connect.Response[agentsv1.ExportSessionResponse], error) {
 	if r.Msg.GetFormat() != agentsv1.ExportFormat_EXPORT_FORMAT_MARKDOWN {
 		return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("want markdown"))
 	}
 	return connect.NewResponse(&agentsv1.ExportSessionResponse{ContentType: "text/markdown", Content: f.exported}), nil
 }
 
-type fakeAgents struct {
-	agentsv1connect.AgentServiceClient
-	agents []*agentsv1.AgentDescriptor
-}
+var _ Client = (*fakeServer)(nil)
 
-func (f *fakeAgents) ListAgents(context.Context, *connect.Request[agentsv1.ListAgentsRequest]) (*connect.Response[agentsv1.ListAgentsResponse], error) {
+func (f *fakeServer) ListAgents(context.Context, *connect.Request[agentsv1.ListAgentsRequest]) (*connect.Response[agentsv1.ListAgentsResponse], error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	return connect.NewResponse(&agentsv1.ListAgentsResponse{Agents: f.agents}), nil
 }
 
 // rig is a screen over fakes, with what its commands sent the shell.
 type rig struct {
 	t      testing.TB
-	fake   *fakeSessions
+	fake   *fakeServer
 	drafts *Drafts
 	s      *Screen
 	// out collects every message the commands produced.
@@ -196,7 +192,7 @@ type rig struct {
 
 func newRig(t testing.TB, status agentsv1.SessionStatus, turns ...*agentsv1.Turn) *rig {
 	t.Helper()
-	fake := &fakeSessions{
+	fake := &fakeServer{
 		meta: &agentsv1.SessionMeta{
 			Id: sid, Agent: "coder", Title: "Fix the flaky test", Status: status, TurnCount: int32(len(turns)),
 			Usage: &agentsv1.Usage{PromptTokens: 12840, CompletionTokens: 912, CachedTokens: 8192, ReasoningTokens: 120},
@@ -204,12 +200,12 @@ func newRig(t testing.TB, status agentsv1.SessionStatus, turns ...*agentsv1.Turn
 		turns: turns,
 		seq:   10,
 	}
-	c := &client.Client{Sessions: fake, Agents: &fakeAgents{agents: []*agentsv1.AgentDescriptor{
+	fake.agents = []*agentsv1.AgentDescriptor{
 		{Slug: "coder", Announce: "writes code"},
 		{Slug: "reviewer", Announce: "reviews code"},
-	}}}
-	r := &rig{t: t, fake: fake, drafts: NewDrafts(c)}
-	r.s = New(c, theme.New(true), keys.Default(), r.drafts, sid)
+	}
+	r := &rig{t: t, fake: fake, drafts: NewDrafts(fake)}
+	r.s = New(fake, theme.New(true), keys.Default(), r.drafts, sid)
 	r.s.Write() // as after a fork; a list opens with the transcript focused
 	return r
 }

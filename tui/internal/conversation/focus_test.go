@@ -10,7 +10,6 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/agents-os/agents/api/client"
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/tui/internal/keys"
 	"github.com/agents-os/agents/tui/internal/msgs"
@@ -72,10 +71,9 @@ func TestTranscriptLettersRunTheSessionCommands(t *testing.T) {
 // it: a list's letters typed on do not land in the composer.
 func TestOpenedSessionFocusesTheTranscript(t *testing.T) {
 	t.Parallel()
-	fake := &fakeSessions{meta: &agentsv1.SessionMeta{Id: sid, Agent: "coder", Status: ready}, turns: fewTurns(), seq: 1}
-	c := &client.Client{Sessions: fake, Agents: &fakeAgents{}}
-	r := &rig{t: t, fake: fake, drafts: NewDrafts(c)}
-	r.s = New(c, theme.New(true), keys.Default(), r.drafts, sid)
+	fake := &fakeServer{meta: &agentsv1.SessionMeta{Id: sid, Agent: "coder", Status: ready}, turns: fewTurns(), seq: 1}
+	r := &rig{t: t, fake: fake, drafts: NewDrafts(fake)}
+	r.s = New(fake, theme.New(true), keys.Default(), r.drafts, sid)
 	r.open()
 	if r.s.Focused() {
 		t.Fatalf("focus %d, want the transcript", r.s.focus)
@@ -180,10 +178,10 @@ func TestExportAsksWhereAndSaysWhereItWrote(t *testing.T) {
 // the message and becomes its screen.
 func TestUnbornSessionIsCreatedByItsFirstMessage(t *testing.T) {
 	t.Parallel()
-	fake := &fakeSessions{}
-	c := &client.Client{Sessions: fake, Agents: &fakeAgents{agents: []*agentsv1.AgentDescriptor{{Slug: "coder"}, {Slug: "reviewer"}}}}
-	r := &rig{t: t, fake: fake, drafts: NewDrafts(c)}
-	r.s = NewUnborn(c, theme.New(true), keys.Default(), r.drafts, "coder")
+	fake := &fakeServer{}
+	fake.agents = []*agentsv1.AgentDescriptor{{Slug: "coder"}, {Slug: "reviewer"}}
+	r := &rig{t: t, fake: fake, drafts: NewDrafts(fake)}
+	r.s = NewUnborn(fake, theme.New(true), keys.Default(), r.drafts, "coder")
 	r.open()
 	if r.s.focus != focusComposer {
 		t.Errorf("focus %d, want the composer", r.s.focus)
@@ -229,11 +227,10 @@ func TestUnbornSessionIsCreatedByItsFirstMessage(t *testing.T) {
 // Two new sessions of one agent each become their own session.
 func TestTwoUnbornSessionsOfOneAgentStayApart(t *testing.T) {
 	t.Parallel()
-	fake := &fakeSessions{}
-	c := &client.Client{Sessions: fake, Agents: &fakeAgents{}}
-	drafts := NewDrafts(c)
-	one := NewUnborn(c, theme.New(true), keys.Default(), drafts, "coder")
-	two := NewUnborn(c, theme.New(true), keys.Default(), drafts, "coder")
+	fake := &fakeServer{}
+	drafts := NewDrafts(fake)
+	one := NewUnborn(fake, theme.New(true), keys.Default(), drafts, "coder")
+	two := NewUnborn(fake, theme.New(true), keys.Default(), drafts, "coder")
 	r := &rig{t: t, fake: fake, drafts: drafts, s: one}
 	r.typeText("first")
 	cmd, _ := one.HandleKey(press("enter"))
@@ -252,22 +249,21 @@ func TestTwoUnbornSessionsOfOneAgentStayApart(t *testing.T) {
 // new session of the agent, and stores nothing.
 func TestUnbornSessionKeepsItsTextWhenLeft(t *testing.T) {
 	t.Parallel()
-	fake := &fakeSessions{}
-	c := &client.Client{Sessions: fake, Agents: &fakeAgents{}}
-	drafts := NewDrafts(c)
+	fake := &fakeServer{}
+	drafts := NewDrafts(fake)
 	r := &rig{t: t, fake: fake, drafts: drafts}
-	r.s = NewUnborn(c, theme.New(true), keys.Default(), drafts, "coder")
+	r.s = NewUnborn(fake, theme.New(true), keys.Default(), drafts, "coder")
 	r.open()
 	r.typeText("half a thought")
 	r.run(r.s.Close())
 	if len(fake.creates) != 0 {
 		t.Fatalf("leaving created %d sessions", len(fake.creates))
 	}
-	again := NewUnborn(c, theme.New(true), keys.Default(), drafts, "coder")
+	again := NewUnborn(fake, theme.New(true), keys.Default(), drafts, "coder")
 	if got := again.composer.ta.Value(); got != "half a thought" {
 		t.Errorf("the next new session's composer holds %q, want the text left", got)
 	}
-	if other := NewUnborn(c, theme.New(true), keys.Default(), drafts, "reviewer"); other.composer.ta.Value() != "" {
+	if other := NewUnborn(fake, theme.New(true), keys.Default(), drafts, "reviewer"); other.composer.ta.Value() != "" {
 		t.Errorf("another agent's new session got the text")
 	}
 }

@@ -228,7 +228,7 @@ func (s *Screen) viewKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 func (s *Screen) attachKey(msg tea.KeyPressMsg) tea.Cmd {
 	switch {
 	case msg.Code == tea.KeyTab:
-		return complete(s.attach.in.Value())
+		return complete(s.id, s.attach.in.Value())
 	case s.is(msg, keys.Back):
 		s.attach = nil
 		return s.setFocus(focusComposer)

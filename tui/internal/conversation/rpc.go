@@ -69,7 +69,7 @@ func (s *Screen) fetch(kind fetchKind) tea.Cmd {
 	c, id := s.c, s.id
 	return func() tea.Msg {
 		resp, err := call(func(ctx context.Context) (*connect.Response[agentsv1.GetSessionResponse], error) {
-			return c.Sessions.GetSession(ctx, connect.NewRequest(req))
+			return c.GetSession(ctx, connect.NewRequest(req))
 		})
 		m := sessionMsg{id: id, kind: kind, err: err}
 		if err == nil {
@@ -89,7 +89,7 @@ func (s *Screen) fetchAgents() tea.Cmd {
 	c, id := s.c, s.id
 	return func() tea.Msg {
 		resp, err := call(func(ctx context.Context) (*connect.Response[agentsv1.ListAgentsResponse], error) {
-			return c.Agents.ListAgents(ctx, connect.NewRequest(&agentsv1.ListAgentsRequest{}))
+			return c.ListAgents(ctx, connect.NewRequest(&agentsv1.ListAgentsRequest{}))
 		})
 		m := agentsMsg{id: id, err: err}
 		if err == nil {
@@ -112,7 +112,7 @@ func (s *Screen) post(d Draft, interrupt bool) tea.Cmd {
 	req := &agentsv1.PostMessageRequest{SessionId: id, Message: &agentsv1.Message{Text: d.Text, Attachments: d.Attachments, Interrupt: interrupt}}
 	return func() tea.Msg {
 		resp, err := call(func(ctx context.Context) (*connect.Response[agentsv1.PostMessageResponse], error) {
-			return c.Sessions.PostMessage(ctx, connect.NewRequest(req))
+			return c.PostMessage(ctx, connect.NewRequest(req))
 		})
 		m := postedMsg{id: id, sent: d, err: err}
 		if err == nil {
@@ -136,7 +136,7 @@ func (s *Screen) create(d Draft) tea.Cmd {
 	req := &agentsv1.CreateSessionRequest{Agent: s.meta.GetAgent(), Message: &agentsv1.Message{Text: d.Text, Attachments: d.Attachments}}
 	return func() tea.Msg {
 		resp, err := call(func(ctx context.Context) (*connect.Response[agentsv1.CreateSessionResponse], error) {
-			return c.Sessions.CreateSession(ctx, connect.NewRequest(req))
+			return c.CreateSession(ctx, connect.NewRequest(req))
 		})
 		m := createdMsg{birth: birth, sent: d, err: err}
 		if err == nil {
@@ -168,7 +168,7 @@ func (s *Screen) control(done string, f func(context.Context) (*agentsv1.Session
 func (s *Screen) cancelRun(done string) tea.Cmd {
 	c, req := s.c, &agentsv1.CancelRunRequest{SessionId: s.id}
 	return s.control(done, func(ctx context.Context) (*agentsv1.SessionMeta, string, error) {
-		resp, err := c.Sessions.CancelRun(ctx, connect.NewRequest(req))
+		resp, err := c.CancelRun(ctx, connect.NewRequest(req))
 		if err != nil {
 			return nil, "", err
 		}
@@ -179,7 +179,7 @@ func (s *Screen) cancelRun(done string) tea.Cmd {
 func (s *Screen) cancelAttached() tea.Cmd {
 	c, req := s.c, &agentsv1.CancelAttachedRequest{SessionId: s.id}
 	return s.control("hard cancel", func(ctx context.Context) (*agentsv1.SessionMeta, string, error) {
-		resp, err := c.Sessions.CancelAttached(ctx, connect.NewRequest(req))
+		resp, err := c.CancelAttached(ctx, connect.NewRequest(req))
 		if err != nil {
 			return nil, "", err
 		}
@@ -190,7 +190,7 @@ func (s *Screen) cancelAttached() tea.Cmd {
 func (s *Screen) pause() tea.Cmd {
 	c, req := s.c, &agentsv1.PauseRequest{SessionId: s.id}
 	return s.control("pausing at the next step", func(ctx context.Context) (*agentsv1.SessionMeta, string, error) {
-		resp, err := c.Sessions.Pause(ctx, connect.NewRequest(req))
+		resp, err := c.Pause(ctx, connect.NewRequest(req))
 		if err != nil {
 			return nil, "", err
 		}
@@ -201,7 +201,7 @@ func (s *Screen) pause() tea.Cmd {
 func (s *Screen) resume() tea.Cmd {
 	c, req := s.c, &agentsv1.ResumeRequest{SessionId: s.id}
 	return s.control("resumed", func(ctx context.Context) (*agentsv1.SessionMeta, string, error) {
-		resp, err := c.Sessions.Resume(ctx, connect.NewRequest(req))
+		resp, err := c.Resume(ctx, connect.NewRequest(req))
 		if err != nil {
 			return nil, "", err
 		}
@@ -221,7 +221,7 @@ func (s *Screen) fork(req *agentsv1.ForkSessionRequest, what string) tea.Cmd {
 	c, id := s.c, s.id
 	return func() tea.Msg {
 		resp, err := call(func(ctx context.Context) (*connect.Response[agentsv1.ForkSessionResponse], error) {
-			return c.Sessions.ForkSession(ctx, connect.NewRequest(req))
+			return c.ForkSession(ctx, connect.NewRequest(req))
 		})
 		m := forkedMsg{id: id, what: what, err: err}
 		if err == nil {
@@ -243,7 +243,7 @@ func (s *Screen) exportTo(path string) tea.Cmd {
 	c, id := s.c, s.id
 	return func() tea.Msg {
 		resp, err := call(func(ctx context.Context) (*connect.Response[agentsv1.ExportSessionResponse], error) {
-			return c.Sessions.ExportSession(ctx, connect.NewRequest(&agentsv1.ExportSessionRequest{SessionId: id, Format: agentsv1.ExportFormat_EXPORT_FORMAT_MARKDOWN}))
+			return c.ExportSession(ctx, connect.NewRequest(&agentsv1.ExportSessionRequest{SessionId: id, Format: agentsv1.ExportFormat_EXPORT_FORMAT_MARKDOWN}))
 		})
 		if err != nil {
 			return exportedMsg{id: id, path: path, err: client.Describe(err)}
@@ -277,7 +277,7 @@ func (s *Screen) complete(req *agentsv1.CompleteCallRequest) tea.Cmd {
 	c, id := s.c, s.id
 	return func() tea.Msg {
 		resp, err := call(func(ctx context.Context) (*connect.Response[agentsv1.CompleteCallResponse], error) {
-			return c.Sessions.CompleteCall(ctx, connect.NewRequest(req))
+			return c.CompleteCall(ctx, connect.NewRequest(req))
 		})
 		m := completedMsg{id: id, token: req.GetToken(), err: err}
 		if err == nil {

@@ -2,10 +2,12 @@
 // transcript, the pending calls, the draft and the composer, and every
 // control of the session. It is a component of the TUI's one model, not
 // a model itself: the shell creates it with New, routes keys to
-// HandleKey and every other message to Handle, and draws it with Render.
+// HandleKey and what the screen owns (its session's events, snapshots,
+// the connection's changes, pastes, the Replies of its commands) to
+// Handle, and draws it with Render.
 //
 // Drafts (seed §5) outlive the screen: they live in a Drafts store the
-// shell keeps for the whole run and feeds every message, so a draft is
+// shell keeps for the whole run and feeds every event, so a draft is
 // posted when its run stops even while its conversation is closed.
 package conversation
 
@@ -44,7 +46,7 @@ const (
 
 // Screen is one session's conversation.
 type Screen struct {
-	c  *client.Client
+	c  Client
 	km *keys.Map
 	// th is the shell's theme, replaced in place when the terminal's
 	// background changes; st are its styles as the screen last took them.
@@ -108,7 +110,7 @@ type Screen struct {
 
 // New returns the screen of the session id. Nothing is fetched until
 // Init.
-func New(c *client.Client, th *theme.Theme, km *keys.Map, drafts *Drafts, sessionID string) *Screen {
+func New(c Client, th *theme.Theme, km *keys.Map, drafts *Drafts, sessionID string) *Screen {
 	st := th.Conversation
 	s := &Screen{
 		c: c, km: km, th: th, st: st, drafts: drafts, id: sessionID,
@@ -127,7 +129,7 @@ func New(c *client.Client, th *theme.Theme, km *keys.Map, drafts *Drafts, sessio
 // NewUnborn returns the screen of a new session of agent that is not
 // stored yet: its first message creates it, so a new session left
 // without one leaves nothing behind. The composer has the keys.
-func NewUnborn(c *client.Client, th *theme.Theme, km *keys.Map, drafts *Drafts, agent string) *Screen {
+func NewUnborn(c Client, th *theme.Theme, km *keys.Map, drafts *Drafts, agent string) *Screen {
 	s := New(c, th, km, drafts, "")
 	s.birth = births.Add(1)
 	s.loading = false
@@ -193,8 +195,10 @@ func (s *Screen) Close() tea.Cmd {
 // status reads the session's status; unspecified until it is loaded.
 func (s *Screen) status() agentsv1.SessionStatus { return s.meta.GetStatus() }
 
-// Handle takes every message that is not a key: events, the results of
-// the screen's own commands, pastes and the editor's return.
+// Handle takes what the shell routes to the screen: the events of its
+// session (and the session.updated of others, which may share its
+// tree's budget), snapshots, the connection's changes, pastes, and the
+// replies of the screen's own commands, the editor's return among them.
 func (s *Screen) Handle(msg tea.Msg) tea.Cmd {
 	defer s.syncDraft()
 	switch m := msg.(type) {
@@ -251,7 +255,7 @@ func (s *Screen) Handle(msg tea.Msg) tea.Cmd {
 			return s.completed(m)
 		}
 	case completionMsg:
-		if s.attach != nil {
+		if m.id == s.id && s.attach != nil {
 			s.attach.apply(m)
 		}
 	case attachedMsg:

@@ -34,10 +34,15 @@ type Loaded struct {
 	Err      error
 }
 
+// Client is what the tab asks of the server: the listing of sessions.
+type Client interface {
+	pages.Lister
+}
+
 // History is the History tab.
 type History struct {
 	ctx context.Context
-	c   *client.Client
+	c   Client
 	th  *theme.Theme
 	km  *keys.Map
 	now func() time.Time
@@ -74,7 +79,7 @@ type drawnFrom struct {
 
 // New returns an empty History; Refresh fills it. now gives the time
 // ages are measured from.
-func New(ctx context.Context, c *client.Client, th *theme.Theme, km *keys.Map, now func() time.Time) *History {
+func New(ctx context.Context, c Client, th *theme.Theme, km *keys.Map, now func() time.Time) *History {
 	in := textinput.New()
 	in.Prompt = "/ "
 	in.Placeholder = "search titles"
@@ -93,7 +98,7 @@ func (m *History) Refresh() tea.Cmd {
 	gen := m.refresh.Start()
 	ctx, c, q := m.ctx, m.c, m.query
 	return func() tea.Msg {
-		all, err := pages.Sessions(ctx, c.Sessions, &agentsv1.ListSessionsRequest{Query: q})
+		all, err := pages.Sessions(ctx, c, &agentsv1.ListSessionsRequest{Query: q})
 		return Loaded{Gen: gen, Sessions: all, Err: err}
 	}
 }

@@ -8,11 +8,12 @@ import (
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 )
 
-// Event is one event of the subscription, forwarded to every screen.
+// Event is one event of the subscription: the shell hands it to what
+// shows its session, or, for a change of the agents, to the Agents tab.
 type Event struct{ Event *agentsv1.Event }
 
-// Snapshot says events may have been missed: screens refetch what they
-// show.
+// Snapshot says events may have been missed: the lists and the
+// conversations refetch what they show.
 type Snapshot struct{ Snapshot *agentsv1.Snapshot }
 
 // Conn is a change of the connection to the server.

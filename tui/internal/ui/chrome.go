@@ -107,7 +107,7 @@ func (m *Model) renderStatus(w int) string {
 // in at most most cells.
 func (m *Model) renderConn(most int) string {
 	st := m.th.App
-	target := st.Muted.Render(" · " + m.c.Target)
+	target := st.Muted.Render(" · " + m.c.Target())
 	var s string
 	switch {
 	case !m.connKnown:

@@ -63,7 +63,7 @@ func (m *Model) resolveID(arg string) tea.Cmd {
 	}
 	ctx, c := m.ctx, m.c
 	return func() tea.Msg {
-		_, err := c.Sessions.GetSession(ctx, connect.NewRequest(&agentsv1.GetSessionRequest{SessionId: arg, MetaOnly: true}))
+		_, err := c.GetSession(ctx, connect.NewRequest(&agentsv1.GetSessionRequest{SessionId: arg, MetaOnly: true}))
 		if err != nil {
 			return msgs.Status{Err: fmt.Errorf("open %s: %w", arg, client.Describe(err))}
 		}
@@ -77,7 +77,7 @@ const stopTimeout = 5 * time.Second
 
 // stopRuns sends each session a StopRun mail, all at once, and returns
 // when every one was answered.
-func stopRuns(ctx context.Context, c *client.Client, log *slog.Logger, ids []string) tea.Cmd {
+func stopRuns(ctx context.Context, c Client, log *slog.Logger, ids []string) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(ctx, stopTimeout)
 		defer cancel()
@@ -87,7 +87,7 @@ func stopRuns(ctx context.Context, c *client.Client, log *slog.Logger, ids []str
 		var wg sync.WaitGroup
 		for _, id := range ids {
 			wg.Go(func() {
-				_, err := c.Sessions.SendMail(ctx, connect.NewRequest(&agentsv1.SendMailRequest{SessionId: id, Body: body}))
+				_, err := c.SendMail(ctx, connect.NewRequest(&agentsv1.SendMailRequest{SessionId: id, Body: body}))
 				if err != nil {
 					log.Warn("stop run on quit", "session", id, "err", err)
 				}

@@ -22,6 +22,7 @@ import (
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/api/gen/agents/v1/agentsv1connect"
 	"github.com/agents-os/agents/tui/internal/keys"
+	"github.com/agents-os/agents/tui/internal/link"
 )
 
 // fakeServer answers the calls the shell makes from fixed data, over a
@@ -69,16 +70,70 @@ func (f *fakeServer) emit(ev *agentsv1.Event) {
 // fakePage is small, so listing every session takes several pages.
 const fakePage = 2
 
-func newFakeServer(t *testing.T) (*fakeServer, *client.Client) {
+func newFake() *fakeServer {
+	return &fakeServer{events: make(chan *agentsv1.Event, 16)}
+}
+
+// inMemory is the fake as the shell's Client with no server between: its
+// handlers have the calls' shape. Its subscription is up at once and
+// streams what the test feeds, as the fake's Subscribe does over HTTP.
+type inMemory struct {
+	*fakeServer
+	target string
+}
+
+var _ Client = inMemory{}
+
+// newFakeClient is a fake the shell calls directly, named target.
+func newFakeClient(target string) (*fakeServer, Client) {
+	f := newFake()
+	return f, inMemory{fakeServer: f, target: target}
+}
+
+func (c inMemory) Target() string { return c.target }
+
+func (c inMemory) Subscribe(ctx context.Context, _ *agentsv1.SubscribeRequest) <-chan client.Update {
+	out := make(chan client.Update)
+	go func() {
+		defer close(out)
+		send := func(u client.Update) bool {
+			select {
+			case out <- u:
+				return true
+			case <-ctx.Done():
+				return false
+			}
+		}
+		if !send(client.Update{State: &client.ConnState{Connected: true}}) {
+			return
+		}
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case ev := <-c.events:
+				if !send(client.Update{Event: ev}) {
+					return
+				}
+			}
+		}
+	}()
+	return out
+}
+
+// newFakeServer serves the fake over HTTP and returns it with a link to
+// it, as the TUI reaches a real server: through the protocol's client and
+// the sanitizer.
+func newFakeServer(t *testing.T) (*fakeServer, Client) {
 	t.Helper()
-	f := &fakeServer{events: make(chan *agentsv1.Event, 16)}
+	f := newFake()
 	mux := http.NewServeMux()
 	mux.Handle(agentsv1connect.NewAgentServiceHandler(f))
 	mux.Handle(agentsv1connect.NewSessionServiceHandler(f))
 	mux.Handle(agentsv1connect.NewEventServiceHandler(f))
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
-	return f, client.New(srv.Client(), srv.URL, "")
+	return f, link.New(client.New(srv.Client(), srv.URL, ""))
 }
 
 func (f *fakeServer) ListAgents(context.Context, *connect.Request[agentsv1.ListAgentsRequest]) (*connect.Response[agentsv1.ListAgentsResponse], error) {
@@ -272,13 +327,14 @@ func fixtures(f *fakeServer) {
 }
 
 // newTestModel is a shell over the fake server with the default keys and
-// the fixtures' clock.
-func newTestModel(t *testing.T, c *client.Client, km *keys.Map, mod func(*Config)) *Model {
+// the fixtures' clock, whose test fails if it drops a message of the
+// TUI's own.
+func newTestModel(t *testing.T, c Client, km *keys.Map, mod func(*Config)) *Model {
 	t.Helper()
 	if km == nil {
 		km = keys.Default()
 	}
-	cfg := Config{Ctx: t.Context(), Client: c, Keys: km, Now: now}
+	cfg := Config{Ctx: t.Context(), Client: c, Keys: km, Now: now, Log: watchDrops(t)}
 	if mod != nil {
 		mod(&cfg)
 	}

@@ -94,9 +94,8 @@ func event(sessionID string, body any) msgs.Event {
 // started is a shell over the fixtures, sized, connected and loaded.
 func started(t *testing.T, w, h int) (*Model, *fakeServer) {
 	t.Helper()
-	f, c := newFakeServer(t)
+	f, c := newFakeClient("unix:///run/agents/agents.sock")
 	fixtures(f)
-	c.Target = "unix:///run/agents/agents.sock"
 	m := newTestModel(t, c, nil, nil)
 	m.Update(tea.WindowSizeMsg{Width: w, Height: h})
 	drive(m, m.Init())

@@ -11,12 +11,15 @@ import (
 var _ screen = (*conversation.Screen)(nil)
 
 // screen is an open session's conversation, shown over the tabs. Keys go
-// to it first; every event, snapshot and connection change reaches it
-// even while another screen is on top of it.
+// to it first; the events of its session (and every session.updated, for
+// its tree's spend), every snapshot and connection change, and the
+// replies of its session's commands reach it even while another screen
+// is on top of it.
 type screen interface {
 	Init() tea.Cmd
 	// HandleKey reports whether the screen used the key.
 	HandleKey(tea.KeyPressMsg) (tea.Cmd, bool)
+	// Handle takes what the shell routes to the screen, pastes included.
 	Handle(tea.Msg) tea.Cmd
 	Render(w, h int) string
 	SessionID() string

@@ -1,15 +1,17 @@
 // Package ui is the terminal UI's one bubbletea model: it owns the
-// state, the focus and the layout, and routes every message — keys to
-// the screen in front, events to every screen that shows sessions, the
-// answers of commands to the component that asked. The tabs (Chats,
-// Agents, History, Help) and the conversations opened over them are
-// components drawn into the frame this package draws: tab bar, body,
-// status bar.
+// state, the focus and the layout, and routes every message to its owner
+// — keys to whatever holds the keyboard, an event to the lists, the
+// drafts and the screens of its session, the answer of a command to the
+// component that asked. The tabs (Chats, Agents, History, Help) and the
+// conversations opened over them are components drawn into the frame
+// this package draws: tab bar, body, status bar.
 package ui
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"reflect"
 	"time"
 
 	"charm.land/bubbles/v2/key"
@@ -25,14 +27,14 @@ import (
 	"github.com/agents-os/agents/tui/internal/keys"
 	"github.com/agents-os/agents/tui/internal/msgs"
 	"github.com/agents-os/agents/tui/internal/theme"
-	"github.com/agents-os/agents/tui/sanitize"
 )
 
 // Config is what the shell is built from.
 type Config struct {
 	// Ctx bounds every call the TUI makes.
-	Ctx    context.Context
-	Client *client.Client
+	Ctx context.Context
+	// Client is the server; link.New makes one of the protocol's client.
+	Client Client
 	Keys   *keys.Map
 	// SessionID opens this session at start.
 	SessionID string
@@ -57,7 +59,7 @@ const (
 // Model is the TUI.
 type Model struct {
 	ctx context.Context
-	c   *client.Client
+	c   Client
 	km  *keys.Map
 	log *slog.Logger
 	// th is shared by every component; a change of background replaces
@@ -111,13 +113,7 @@ func New(cfg Config) *Model {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	// Every part of the TUI, and Subscribe, reads the server through c:
-	// what it brings is cleaned of escape sequences before anything
-	// draws it.
 	c := cfg.Client
-	if c != nil {
-		c = c.Intercepted(sanitize.Interceptor())
-	}
 	th := theme.New(true) // until the terminal says what its background is
 	m := &Model{
 		ctx: ctx, c: c, km: cfg.Keys, log: log, th: th,
@@ -182,6 +178,12 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.log.Warn("event stream down", "err", msg.State.Err, "retry", msg.State.Retry)
 		}
 		return m, tea.Batch(cmds...)
+	case msgs.Event:
+		return m, m.event(msg)
+	case msgs.Snapshot:
+		// Events may have been missed: whatever shows sessions fetches
+		// them again.
+		return m, tea.Batch(m.chats.Handle(msg), m.history.Handle(msg), m.toScreens(msg))
 	case msgs.OpenSession:
 		m.dialog = nil
 		cmd := m.open(msg.ID)
@@ -216,18 +218,76 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.chats.SetOpen("")
 		m.status = msgs.Status{Text: "new session with " + msg.Agent + ": stored when you send its first message"}
 		return m, s.Init()
+	case chats.Loaded, chats.Deleted:
+		return m, m.chats.Handle(msg)
+	case history.Loaded:
+		return m, m.history.Handle(msg)
+	case agentsview.Reply:
+		return m, m.agents.Handle(msg)
+	case conversation.DraftSent:
+		return m, m.drafts.Handle(msg)
+	case conversation.Reply:
+		return m, m.toSession(msg.Session(), msg)
 	}
-	// Everything else (events, snapshots, the answers of commands) goes
-	// to every component: each takes what is its own.
-	return m, tea.Batch(
-		m.drafts.Handle(msg),
-		m.chats.Handle(msg),
-		m.history.Handle(msg),
-		m.agents.Handle(msg),
-		m.toScreens(msg),
-	)
+	m.unowned(msg)
+	return m, nil
 }
 
+// unownedLog is the log line of a message no component takes.
+const unownedLog = "message without an owner"
+
+// unowned notes a message no component takes. The TUI's own messages
+// each have an owner (the tests fail on one that has none); what is left
+// is bubbletea's and the bubbles' own, such as a cursor's blink, which no
+// component here asks for.
+func (m *Model) unowned(msg tea.Msg) {
+	m.log.Debug(unownedLog, "type", typeName(msg))
+}
+
+// typeName names msg's type with its package's whole path.
+func typeName(msg tea.Msg) string {
+	t := reflect.TypeOf(msg)
+	if t == nil || t.PkgPath() == "" {
+		return fmt.Sprintf("%T", msg)
+	}
+	return t.PkgPath() + "." + t.Name()
+}
+
+// event hands an event to what shows it. A change of the agents is the
+// Agents tab's; an event of a session goes to the lists and the drafts,
+// which follow every session, and to the screens of that session. A
+// session.updated goes to every screen: one of the same tree carries the
+// spend of the budget the screen's session shares.
+func (m *Model) event(msg msgs.Event) tea.Cmd {
+	ev := msg.Event
+	body := ev.GetBody()
+	if _, ok := body.(*agentsv1.Event_AgentsChanged); ok {
+		return m.agents.Handle(msg)
+	}
+	cmds := []tea.Cmd{m.drafts.Handle(msg), m.chats.Handle(msg), m.history.Handle(msg)}
+	_, tree := body.(*agentsv1.Event_SessionUpdated)
+	for _, s := range m.screens {
+		if tree || s.SessionID() == ev.GetSessionId() {
+			cmds = append(cmds, s.Handle(msg))
+		}
+	}
+	return tea.Batch(cmds...)
+}
+
+// toSession hands a reply to the screens of session id: the one that
+// asked, or one opened since on the same session, which takes it as its
+// own. A reply whose screen closed finds none and is dropped.
+func (m *Model) toSession(id string, msg conversation.Reply) tea.Cmd {
+	var cmds []tea.Cmd
+	for _, s := range m.screens {
+		if s.SessionID() == id {
+			cmds = append(cmds, s.Handle(msg))
+		}
+	}
+	return tea.Batch(cmds...)
+}
+
+// toScreens hands msg to every open conversation.
 func (m *Model) toScreens(msg tea.Msg) tea.Cmd {
 	cmds := make([]tea.Cmd, 0, len(m.screens))
 	for _, s := range m.screens {
