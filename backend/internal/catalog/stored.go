@@ -14,7 +14,7 @@ import (
 	"github.com/agents-os/agents/backend/internal/agentfile"
 	"github.com/agents-os/agents/backend/internal/confine"
 	"github.com/agents-os/agents/backend/internal/errs"
-	"github.com/agents-os/agents/backend/internal/jsonx"
+	"github.com/agents-os/agents/backend/internal/jsoncheck"
 	"github.com/agents-os/agents/backend/internal/store"
 )
 
@@ -276,7 +276,7 @@ func (c *Catalog) Validate(ctx context.Context, slug string, data []byte, update
 	// A key given twice would keep its last value silently: refused, as
 	// every JSON body the API reads refuses it. Only here, not when the
 	// stored agents are read, so rows stored before keep loading.
-	if field, twice := jsonx.RepeatedKey(data); twice {
+	if field, twice := jsoncheck.RepeatedKey(data); twice {
 		return "", invalid(&agentfile.Error{Field: field, Reason: "is given twice: give each key once"})
 	}
 	def, perr := c.parse(data)

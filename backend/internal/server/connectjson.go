@@ -7,7 +7,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/agents-os/agents/backend/internal/apijson"
-	"github.com/agents-os/agents/backend/internal/jsonx"
+	"github.com/agents-os/agents/backend/internal/jsoncheck"
 )
 
 // connectJSONCodec is Connect's JSON codec with the API's words in its
@@ -16,7 +16,7 @@ import (
 // `agent` must be a string") instead of quoting the decoder ("proto:
 // (line 1:11): invalid value for string field agent: 5"). What is
 // accepted and what is written are protojson's, as Connect clients
-// expect; a body nested past jsonx.MaxDepth is refused unread.
+// expect; a body nested past jsoncheck.MaxDepth is refused unread.
 type connectJSONCodec struct{}
 
 func (connectJSONCodec) Name() string { return "json" }
@@ -38,7 +38,7 @@ func (connectJSONCodec) Unmarshal(data []byte, m any) error {
 		return errors.New("the body is empty: send a JSON object, {} for no fields")
 	}
 	// Refused before either reader recurses into it.
-	if err := jsonx.CheckDepth(data, jsonx.MaxDepth); err != nil {
+	if err := jsoncheck.Depth(data, jsoncheck.MaxDepth); err != nil {
 		return err
 	}
 	err := protojson.UnmarshalOptions{DiscardUnknown: true}.Unmarshal(data, msg)

@@ -1,4 +1,4 @@
-// Package exepages gives back the pages of the program's own code and
+// Package rsstrim gives back the pages of the program's own code and
 // read-only data that the kernel mapped while the program started and
 // that it no longer uses.
 //
@@ -19,4 +19,4 @@
 // faults its pages in again from the page cache, so the process keeps
 // only what it uses after the call. See BENCHMARKS.md, "Start-up and
 // idle memory: the binary's own pages".
-package exepages
+package rsstrim
