@@ -1,7 +1,12 @@
-// Package apijson is the JSON of the plain HTTP routes (/v1/…) and their
-// event streams: the messages of api/agents/v1, written and read in a form
-// designed for people rather than protobuf's canonical JSON, which the
-// Connect protocol keeps for its generated clients.
+// Package apijson is the JSON the API speaks: the messages of
+// api/agents/v1 as the plain HTTP routes (/v1/…) and their event streams
+// write and read them, in a form designed for people (Marshal,
+// Unmarshal), and as the Connect protocol carries them, protobuf's
+// canonical JSON for its generated clients, whose refusals are explained
+// in the routes' words (ConnectCodec). Both read a body only once it has
+// passed jsoncheck.
+//
+// The routes' form, in detail.
 //
 // Written:
 //

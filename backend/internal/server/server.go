@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 
 	"github.com/agents-os/agents/api/gen/agents/v1/agentsv1connect"
+	"github.com/agents-os/agents/backend/internal/apijson"
 	"github.com/agents-os/agents/backend/internal/catalog"
 	"github.com/agents-os/agents/backend/internal/events"
 	"github.com/agents-os/agents/backend/internal/runner"
@@ -129,7 +130,7 @@ func (s *Server) newMux() *http.ServeMux {
 	opts := []connect.HandlerOption{
 		connect.WithInterceptors(errorInterceptor{log: s.log}, admitInterceptor{s: s}),
 		connect.WithReadMaxBytes(int(s.limits.MaxBodyBytes)),
-		connect.WithCodec(connectJSONCodec{}),
+		connect.WithCodec(apijson.ConnectCodec{}),
 		recoverHandler(s.log),
 	}
 	mux := http.NewServeMux()
