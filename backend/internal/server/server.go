@@ -21,6 +21,7 @@ import (
 	"github.com/agents-os/agents/backend/internal/events"
 	"github.com/agents-os/agents/backend/internal/runner"
 	"github.com/agents-os/agents/backend/internal/store"
+	"github.com/agents-os/agents/backend/internal/storedagents"
 )
 
 // Deps are what the server serves.
@@ -79,6 +80,7 @@ type Server struct {
 	runner   *runner.Runner
 	hub      *events.Hub
 	store    store.Store
+	agents   *storedagents.Service
 	metrics  *Metrics
 	leases   Leases
 	security Security
@@ -111,6 +113,7 @@ func New(d Deps) *Server {
 		version: d.Version,
 	}
 	s.mcp = &mcpEndpoint{s: s}
+	s.agents = storedagents.New(d.Catalog, d.Store, d.Runner, log)
 	if d.Metrics != nil && d.Runner != nil {
 		d.Metrics.runner.Store(d.Runner)
 	}
