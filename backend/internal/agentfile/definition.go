@@ -29,6 +29,18 @@ func (l Loader) ParseDefinition(data []byte) (def *Definition, warnings []*Error
 	return &Definition{Agent: p.agent, extras: p.extras}, warnings, nil
 }
 
+// Names are the slugs its extraAgents entries name, as written, whether
+// or not an agent has them: what deleting an agent would take from it.
+func (d *Definition) Names() []string {
+	var out []string
+	for _, ref := range d.extras {
+		if !slices.Contains(out, ref.slug) {
+			out = append(out, ref.slug)
+		}
+	}
+	return out
+}
+
 // Resolve sets the agent's helpers from its extraAgents entries, looking
 // each slug up with lookup (nil: no agent has it). An entry whose slug no
 // agent has, whose bindings its helper does not take, or whose tool name

@@ -1,7 +1,12 @@
-// Package apijson is the JSON of the plain HTTP routes (/v1/…) and their
-// event streams: the messages of api/agents/v1, written and read in a form
-// designed for people rather than protobuf's canonical JSON, which the
-// Connect protocol keeps for its generated clients.
+// Package apijson is the JSON the API speaks: the messages of
+// api/agents/v1 as the plain HTTP routes (/v1/…) and their event streams
+// write and read them, in a form designed for people (Marshal,
+// Unmarshal), and as the Connect protocol carries them, protobuf's
+// canonical JSON for its generated clients, whose refusals are explained
+// in the routes' words (ConnectCodec). Both read a body only once it has
+// passed jsoncheck.
+//
+// The routes' form, in detail.
 //
 // Written:
 //
@@ -23,7 +28,7 @@
 // bodies — plus durations as "10m" or a number of seconds. Unknown fields
 // are refused, as are a key given twice, a field given under two of its
 // names (parent_id and parentId) or both nested and at the top, and a
-// body nested deeper than jsonx.MaxDepth; every error names the field in
+// body nested deeper than jsoncheck.MaxDepth; every error names the field in
 // the API's words ("field `agent` must be a string").
 package apijson
 
@@ -41,7 +46,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
-	"github.com/agents-os/agents/backend/internal/jsonx"
+	"github.com/agents-os/agents/backend/internal/jsoncheck"
 )
 
 // Marshal writes m in the route representation.
@@ -79,7 +84,7 @@ const maxScratch = 64 << 10
 
 // Unmarshal reads data, one JSON object, into m. Errors are *Error.
 //
-// A body nested deeper than jsonx.MaxDepth is refused before it is
+// A body nested deeper than jsoncheck.MaxDepth is refused before it is
 // parsed, and nothing is built per level but the value itself (the path
 // an error names is put together only for the error), so reading stays
 // linear in the body.
@@ -87,8 +92,8 @@ func Unmarshal(data []byte, m proto.Message) error {
 	if !utf8.Valid(data) {
 		return &Error{Problem: "the body is not UTF-8"}
 	}
-	var deep *jsonx.DepthError
-	if errors.As(jsonx.CheckDepth(data, jsonx.MaxDepth), &deep) {
+	var deep *jsoncheck.DepthError
+	if errors.As(jsoncheck.Depth(data, jsoncheck.MaxDepth), &deep) {
 		return &Error{Problem: fmt.Sprintf("the body nests lists and objects more than %d levels deep (at byte %d)", deep.Max, deep.Offset)}
 	}
 	sh := shapeOf(m.ProtoReflect().Descriptor())

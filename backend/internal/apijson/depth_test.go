@@ -6,7 +6,7 @@ import (
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/backend/internal/apijson"
-	"github.com/agents-os/agents/backend/internal/jsonx"
+	"github.com/agents-os/agents/backend/internal/jsoncheck"
 )
 
 // bracketBomb is a CreateSession body whose message is a list nested n
@@ -16,7 +16,7 @@ func bracketBomb(n int) []byte {
 	return []byte(`{"agent":"probe","message":` + strings.Repeat("[", n) + strings.Repeat("]", n) + `}`)
 }
 
-// TestReadRefusesDeepNesting: a body nested past jsonx.MaxDepth is
+// TestReadRefusesDeepNesting: a body nested past jsoncheck.MaxDepth is
 // refused as a whole before anything is built from it, with the limit
 // in the message; one at the limit is read as usual (and refused here for
 // what it holds, not for its depth).
@@ -28,7 +28,7 @@ func TestReadRefusesDeepNesting(t *testing.T) {
 		t.Errorf("40,000 levels: got %v\nwant %s", err, want)
 	}
 	// 99 list levels in the body's object: 100 in all.
-	err = apijson.Unmarshal(bracketBomb(jsonx.MaxDepth-1), &agentsv1.CreateSessionRequest{})
+	err = apijson.Unmarshal(bracketBomb(jsoncheck.MaxDepth-1), &agentsv1.CreateSessionRequest{})
 	if want := "field `message` must be an object"; err == nil || err.Error() != want {
 		t.Errorf("at the limit: got %v, want %s", err, want)
 	}

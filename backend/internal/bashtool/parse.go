@@ -8,7 +8,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/agents-os/agents/backend/internal/jsonx"
+	"github.com/agents-os/agents/backend/internal/jsoncheck"
 )
 
 // description is what a script prints for "describe" once validated.
@@ -47,9 +47,9 @@ type wireEmptyResult struct {
 // parseDescription decodes and validates the output of "describe". Unknown
 // fields are accepted so that descriptions written for newer agents-exe
 // versions (for example an argument "tier") still load; nesting past
-// jsonx.MaxDepth is refused before decoding.
+// jsoncheck.MaxDepth is refused before decoding.
 func parseDescription(data []byte) (description, error) {
-	if err := jsonx.CheckDepth(data, jsonx.MaxDepth); err != nil {
+	if err := jsoncheck.Depth(data, jsoncheck.MaxDepth); err != nil {
 		return description{}, fmt.Errorf("invalid JSON: %w", err)
 	}
 	var wire wireDescription

@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -14,7 +13,7 @@ import (
 	"github.com/agents-os/agents/backend/internal/agentfile"
 	"github.com/agents-os/agents/backend/internal/confine"
 	"github.com/agents-os/agents/backend/internal/errs"
-	"github.com/agents-os/agents/backend/internal/jsonx"
+	"github.com/agents-os/agents/backend/internal/jsoncheck"
 	"github.com/agents-os/agents/backend/internal/store"
 )
 
@@ -71,7 +70,13 @@ func (c *Catalog) withStored(ctx context.Context, f *files) *Snapshot {
 			c.stored = list
 		}
 	}
-	agents, more := c.buildStored(ctx, f, c.stored)
+	return c.snapshotOf(ctx, f, c.stored, problems)
+}
+
+// snapshotOf builds the stored agents list beside the file agents f into
+// a snapshot, with problems among its load errors.
+func (c *Catalog) snapshotOf(ctx context.Context, f *files, list []Stored, problems []*agentfile.Error) *Snapshot {
+	agents, more := c.buildStored(ctx, f, list)
 	snap := assemble(f, agents, append(problems, more...))
 	if c.opts.Only != "" {
 		snap = snap.only(c.opts.Only)
@@ -276,7 +281,7 @@ func (c *Catalog) Validate(ctx context.Context, slug string, data []byte, update
 	// A key given twice would keep its last value silently: refused, as
 	// every JSON body the API reads refuses it. Only here, not when the
 	// stored agents are read, so rows stored before keep loading.
-	if field, twice := jsonx.RepeatedKey(data); twice {
+	if field, twice := jsoncheck.RepeatedKey(data); twice {
 		return "", invalid(&agentfile.Error{Field: field, Reason: "is given twice: give each key once"})
 	}
 	def, perr := c.parse(data)
@@ -342,19 +347,6 @@ func (s *Snapshot) folded(slug string) *Agent {
 		}
 	}
 	return nil
-}
-
-// Dependents are the stored agents other than slug that name it as a
-// helper, sorted: deleting it would stop them loading.
-func (s *Snapshot) Dependents(slug string) []string {
-	var out []string
-	for _, a := range s.every {
-		if a.Source == SourceStored && a.Slug != slug && slices.Contains(a.Helpers, slug) {
-			out = append(out, a.Slug)
-		}
-	}
-	slices.Sort(out)
-	return out
 }
 
 // invalid is a definition's problem as the API reports it: the field

@@ -7,11 +7,11 @@ import (
 	"time"
 
 	"github.com/agents-os/agents/backend/internal/events"
-	"github.com/agents-os/agents/backend/internal/exepages"
+	"github.com/agents-os/agents/backend/internal/rsstrim"
 )
 
 // An idle server holds mapped the pages of its binary that something once
-// ran, 64 KiB around every page touched (see exepages): the start (every
+// ran, 64 KiB around every page touched (see rsstrim): the start (every
 // package's initialisation, opening the store), then each request, each
 // garbage collection (the tables of the functions on every goroutine's
 // stack and the types of the heap's objects: 5 to 11 MB) and the hourly
@@ -70,7 +70,7 @@ func release(log *slog.Logger, collect bool) {
 	if collect {
 		runtime.GC()
 	}
-	if _, err := exepages.Release(); err != nil {
+	if _, err := rsstrim.Release(); err != nil {
 		log.Warn("give back the binary's pages", "err", err)
 	}
 }

@@ -16,7 +16,7 @@ import (
 
 	"github.com/agents-os/agents/api/client"
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
-	"github.com/agents-os/agents/backend/internal/agentsexe"
+	"github.com/agents-os/agents/backend/internal/convfile"
 	"github.com/agents-os/agents/backend/internal/errs"
 )
 
@@ -117,7 +117,7 @@ func (a *app) importFiles(paths []string) (files []string, failed int) {
 				failed++
 				return nil
 			}
-			if !d.IsDir() && agentsexe.IsConversationFile(path) {
+			if !d.IsDir() && convfile.IsConversationFile(path) {
 				files = append(files, path)
 			}
 			return nil

@@ -15,7 +15,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agents-os/agents/backend/internal/jsonx"
+	"github.com/agents-os/agents/backend/internal/jsoncheck"
 )
 
 // Defaults for the zero fields of Config.
@@ -376,9 +376,9 @@ func (c *Client) readWhole(body io.Reader, status int, emit func(Delta)) (Respon
 }
 
 // decodeAnswer decodes a chunk or a completion, refusing one nested past
-// jsonx.MaxDepth before the decoder recurses into it.
+// jsoncheck.MaxDepth before the decoder recurses into it.
 func decodeAnswer(data []byte, v any) error {
-	if err := jsonx.CheckDepth(data, jsonx.MaxDepth); err != nil {
+	if err := jsoncheck.Depth(data, jsoncheck.MaxDepth); err != nil {
 		return err
 	}
 	return json.Unmarshal(data, v)

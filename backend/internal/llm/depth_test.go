@@ -6,11 +6,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agents-os/agents/backend/internal/jsonx"
+	"github.com/agents-os/agents/backend/internal/jsoncheck"
 )
 
 // TestDeeplyNestedAnswersAreRefused: a stream chunk or a completion that
-// nests past jsonx.MaxDepth (here in a field the client does not even
+// nests past jsoncheck.MaxDepth (here in a field the client does not even
 // read) fails the call before a decoder recurses into it, and is not
 // retried: the same model would send it again.
 func TestDeeplyNestedAnswersAreRefused(t *testing.T) {
@@ -35,9 +35,9 @@ func TestDeeplyNestedAnswersAreRefused(t *testing.T) {
 			} else {
 				_, err = client.Complete(context.Background(), basicRequest())
 			}
-			var de *jsonx.DepthError
+			var de *jsoncheck.DepthError
 			if !errors.As(err, &de) {
-				t.Fatalf("error %v, want a *jsonx.DepthError", err)
+				t.Fatalf("error %v, want a *jsoncheck.DepthError", err)
 			}
 			if Retryable(err) || fake.requestCount() != 1 || len(*waits) != 0 {
 				t.Errorf("a nested answer was retried (%d requests)", fake.requestCount())

@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/agents-os/agents/backend/internal/jsonx"
+	"github.com/agents-os/agents/backend/internal/jsoncheck"
 )
 
 var (
@@ -181,7 +181,7 @@ func parseErrorBody(body []byte) (code, message string) {
 		Type    json.RawMessage `json:"type"`
 		Code    json.RawMessage `json:"code"`
 	}
-	if len(body) == 0 || body[0] != '{' || jsonx.CheckDepth(body, jsonx.MaxDepth) != nil || json.Unmarshal(body, &env) != nil {
+	if len(body) == 0 || body[0] != '{' || jsoncheck.Depth(body, jsoncheck.MaxDepth) != nil || json.Unmarshal(body, &env) != nil {
 		return "", string(body)
 	}
 	if s, ok := jsonString(env.Error); ok {

@@ -24,7 +24,7 @@ func nested(n int) any {
 }
 
 // TestAStructuredResultNestedPastTheLimitFails: a server's structured
-// result nested past jsonx.MaxDepth is not handed to the model: the call
+// result nested past jsoncheck.MaxDepth is not handed to the model: the call
 // fails, saying why. One at the limit is read as usual.
 func TestAStructuredResultNestedPastTheLimitFails(t *testing.T) {
 	s := mcp.NewServer(&mcp.Implementation{Name: "deep", Version: "1"}, nil)

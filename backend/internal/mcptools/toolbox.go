@@ -12,7 +12,7 @@ import (
 
 	"github.com/agents-os/agents/backend/internal/agentfile"
 	"github.com/agents-os/agents/backend/internal/bashtool"
-	"github.com/agents-os/agents/backend/internal/jsonx"
+	"github.com/agents-os/agents/backend/internal/jsoncheck"
 	"github.com/agents-os/agents/backend/internal/session"
 	"github.com/agents-os/agents/backend/internal/tool"
 )
@@ -236,7 +236,7 @@ func (t *mcpTool) Execute(ctx context.Context, call tool.Call) tool.Result {
 // resultText is what the model reads of a call's result: its text
 // content, a line for each other content, or the structured result. The
 // SDK decodes a server's messages up to 1,000 levels deep; a structured
-// result deeper than jsonx.MaxDepth, the bound on all JSON from outside,
+// result deeper than jsoncheck.MaxDepth, the bound on all JSON from outside,
 // is refused here.
 func resultText(res *mcp.CallToolResult) (string, error) {
 	var parts []string
@@ -260,7 +260,7 @@ func resultText(res *mcp.CallToolResult) (string, error) {
 	}
 	if len(parts) == 0 && res.StructuredContent != nil {
 		if b, err := json.Marshal(res.StructuredContent); err == nil {
-			if err := jsonx.CheckDepth(b, jsonx.MaxDepth); err != nil {
+			if err := jsoncheck.Depth(b, jsoncheck.MaxDepth); err != nil {
 				return "", fmt.Errorf("its structured content: %w", err)
 			}
 			return string(b), nil

@@ -2,16 +2,13 @@ package server
 
 import (
 	"context"
-	"fmt"
 	"strings"
-	"time"
 
 	"connectrpc.com/connect"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/backend/internal/catalog"
 	"github.com/agents-os/agents/backend/internal/errs"
-	"github.com/agents-os/agents/backend/internal/store"
 	"github.com/agents-os/agents/backend/internal/wire"
 )
 
@@ -75,91 +72,45 @@ func descriptors(snap *catalog.Snapshot) []*agentsv1.AgentDescriptor {
 	return out
 }
 
-// CreateAgent validates a definition and stores it as a new agent.
+// CreateAgent stores a definition as a new agent.
 func (h *agentService) CreateAgent(ctx context.Context, req *connect.Request[agentsv1.CreateAgentRequest]) (*connect.Response[agentsv1.CreateAgentResponse], error) {
 	if err := h.mayWrite(ctx); err != nil {
 		return nil, err
 	}
-	def := req.Msg.GetDefinition()
-	slug, err := h.s.catalog.Validate(ctx, "", []byte(def), false)
+	a, err := h.s.agents.Create(ctx, owner(ctx), req.Msg.GetDefinition())
 	if err != nil {
 		return nil, err
 	}
-	stored, err := h.s.store.CreateStoredAgent(ctx, store.StoredAgent{Slug: slug, Definition: def, Author: owner(ctx), Updated: time.Now()})
-	if err != nil {
-		return nil, err
-	}
-	agent, err := h.changed(ctx, stored, false)
-	if err != nil {
-		return nil, err
-	}
-	return connect.NewResponse(&agentsv1.CreateAgentResponse{Agent: agent}), nil
+	return connect.NewResponse(&agentsv1.CreateAgentResponse{Agent: served(a)}), nil
 }
 
-// UpdateAgent validates a definition and stores it as the agent's next
-// version.
+// UpdateAgent stores a definition as the agent's next version.
 func (h *agentService) UpdateAgent(ctx context.Context, req *connect.Request[agentsv1.UpdateAgentRequest]) (*connect.Response[agentsv1.UpdateAgentResponse], error) {
 	if err := h.mayWrite(ctx); err != nil {
 		return nil, err
 	}
-	slug, def := req.Msg.GetSlug(), req.Msg.GetDefinition()
-	if slug == "" {
-		return nil, errs.Invalid(errs.CodeInvalidArgument, "slug is required")
-	}
-	if _, err := h.s.catalog.Validate(ctx, slug, []byte(def), true); err != nil {
-		return nil, err
-	}
-	stored, err := h.s.store.UpdateStoredAgent(ctx, store.StoredAgent{Slug: slug, Definition: def, Author: owner(ctx), Updated: time.Now()}, req.Msg.GetExpectedVersion())
+	a, err := h.s.agents.Update(ctx, owner(ctx), req.Msg.GetSlug(), req.Msg.GetDefinition(), req.Msg.GetExpectedVersion())
 	if err != nil {
 		return nil, err
 	}
-	agent, err := h.changed(ctx, stored, false)
-	if err != nil {
-		return nil, err
-	}
-	return connect.NewResponse(&agentsv1.UpdateAgentResponse{Agent: agent}), nil
+	return connect.NewResponse(&agentsv1.UpdateAgentResponse{Agent: served(a)}), nil
 }
 
-// DeleteAgent deletes a stored agent; its sessions stay. An agent that
-// other stored agents name as a helper is not deleted.
+// DeleteAgent deletes a stored agent; its sessions stay.
 func (h *agentService) DeleteAgent(ctx context.Context, req *connect.Request[agentsv1.DeleteAgentRequest]) (*connect.Response[agentsv1.DeleteAgentResponse], error) {
 	if err := h.mayWrite(ctx); err != nil {
 		return nil, err
 	}
-	slug := req.Msg.GetSlug()
-	if slug == "" {
-		return nil, errs.Invalid(errs.CodeInvalidArgument, "slug is required")
-	}
-	snap := h.s.catalog.Snapshot()
-	if err := snap.Writable(slug); err != nil {
-		return nil, err
-	}
-	if deps := snap.Dependents(slug); len(deps) > 0 {
-		// Deleting it would silently stop them loading.
-		return nil, errs.FailedPrecondition(errs.CodeAgentInUse, "agent %q is a helper of %s: update them to name it no more, then delete it", slug, strings.Join(deps, ", ")).
-			With("dependents", strings.Join(deps, ","))
-	}
-	stored, err := h.s.store.DeleteStoredAgent(ctx, slug, req.Msg.GetExpectedVersion(), time.Now())
+	version, err := h.s.agents.Delete(ctx, req.Msg.GetSlug(), req.Msg.GetExpectedVersion())
 	if err != nil {
 		return nil, err
 	}
-	if _, err := h.changed(ctx, stored, true); err != nil {
-		return nil, err
-	}
-	return connect.NewResponse(&agentsv1.DeleteAgentResponse{Slug: slug, Version: stored.Version}), nil
+	return connect.NewResponse(&agentsv1.DeleteAgentResponse{Slug: req.Msg.GetSlug(), Version: version}), nil
 }
 
-// ListAgentVersions lists a stored agent's versions; a file agent has
-// none.
+// ListAgentVersions lists a stored agent's versions.
 func (h *agentService) ListAgentVersions(ctx context.Context, req *connect.Request[agentsv1.ListAgentVersionsRequest]) (*connect.Response[agentsv1.ListAgentVersionsResponse], error) {
-	slug := req.Msg.GetSlug()
-	if slug == "" {
-		return nil, errs.Invalid(errs.CodeInvalidArgument, "slug is required")
-	}
-	if a, err := h.s.catalog.Get(slug); err == nil && a.Source == catalog.SourceFile {
-		return connect.NewResponse(&agentsv1.ListAgentVersionsResponse{}), nil
-	}
-	versions, err := h.s.store.StoredAgentVersions(ctx, slug)
+	versions, err := h.s.agents.Versions(ctx, req.Msg.GetSlug())
 	if err != nil {
 		return nil, err
 	}
@@ -173,40 +124,22 @@ func (h *agentService) ListAgentVersions(ctx context.Context, req *connect.Reque
 	return connect.NewResponse(out), nil
 }
 
-// RollbackAgent makes an earlier version current again, as a new
-// version holding its definition (restored_from names it): the history
-// keeps the rollback as a change of its own.
+// RollbackAgent makes an earlier version current again, as a new version.
 func (h *agentService) RollbackAgent(ctx context.Context, req *connect.Request[agentsv1.RollbackAgentRequest]) (*connect.Response[agentsv1.RollbackAgentResponse], error) {
 	if err := h.mayWrite(ctx); err != nil {
 		return nil, err
 	}
-	slug, version := req.Msg.GetSlug(), req.Msg.GetVersion()
-	if slug == "" {
-		return nil, errs.Invalid(errs.CodeInvalidArgument, "slug is required")
-	}
-	if version <= 0 {
-		return nil, errs.Invalid(errs.CodeInvalidArgument, "version: %d is not a version (versions start at 1)", version)
-	}
-	if err := h.s.catalog.Snapshot().Writable(slug); err != nil {
-		return nil, err
-	}
-	old, err := h.s.store.StoredAgentVersion(ctx, slug, version)
+	a, err := h.s.agents.Rollback(ctx, owner(ctx), req.Msg.GetSlug(), req.Msg.GetVersion(), req.Msg.GetExpectedVersion())
 	if err != nil {
 		return nil, err
 	}
-	// It must load as it is now: a helper it names may be gone.
-	if _, err := h.s.catalog.Validate(ctx, slug, []byte(old.Definition), true); err != nil {
-		return nil, err
-	}
-	stored, err := h.s.store.UpdateStoredAgent(ctx, store.StoredAgent{Slug: slug, Definition: old.Definition, Author: owner(ctx), Updated: time.Now(), RestoredFrom: version}, req.Msg.GetExpectedVersion())
-	if err != nil {
-		return nil, err
-	}
-	agent, err := h.changed(ctx, stored, false)
-	if err != nil {
-		return nil, err
-	}
-	return connect.NewResponse(&agentsv1.RollbackAgentResponse{Agent: agent}), nil
+	return connect.NewResponse(&agentsv1.RollbackAgentResponse{Agent: served(a)}), nil
+}
+
+// served describes an agent as a change left it, with the tools known so
+// far.
+func served(a *catalog.Agent) *agentsv1.AgentDescriptor {
+	return wire.Agent(a, a.Known(), a.MCPStatus(nil))
 }
 
 // utf8Text is stored text as an answer can carry it. A version an older
@@ -224,30 +157,4 @@ func (h *agentService) mayWrite(ctx context.Context) error {
 		return errs.PermissionDenied(errs.CodePermissionDenied, "changing the agents needs an admin token")
 	}
 	return nil
-}
-
-// changed makes a stored agent's change seen: the catalog reads the
-// stored agents again (the next step of each session uses the change),
-// clients hear agents.changed, and the other servers on the database
-// read them too. It returns the agent as now served.
-func (h *agentService) changed(ctx context.Context, a store.StoredAgent, deleted bool) (*agentsv1.AgentDescriptor, error) {
-	// The change is stored: reading it back must not stop with the
-	// request.
-	snap := h.s.catalog.ReloadStored(context.WithoutCancel(ctx))
-	if err := h.s.runner.Announce(ctx, wire.StoredAgentChanged(snap, a.Slug, a.Version, deleted)); err != nil {
-		return nil, err
-	}
-	if err := h.s.runner.StoredAgentsChanged(ctx); err != nil {
-		h.s.log.Warn("tell the other servers of a changed agent", "agent", a.Slug, "error", err.Error())
-	}
-	if deleted {
-		return nil, nil
-	}
-	served, err := snap.Get(a.Slug)
-	if err != nil {
-		// Stored, but refused on reading it back (a helper deleted
-		// meanwhile): the load errors say why.
-		return nil, fmt.Errorf("agent %q was stored at version %d but does not load: %w", a.Slug, a.Version, err)
-	}
-	return wire.Agent(served, served.Known(), served.MCPStatus(nil)), nil
 }

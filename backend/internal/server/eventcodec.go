@@ -9,7 +9,7 @@ import (
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/backend/internal/events"
-	"github.com/agents-os/agents/backend/internal/jsonx"
+	"github.com/agents-os/agents/backend/internal/jsoncheck"
 )
 
 // The event stream's codecs: an event item of a SubscribeResponse is
@@ -80,7 +80,7 @@ func (eventJSONCodec) Unmarshal(b []byte, msg any) error {
 	if len(b) == 0 {
 		return nil
 	}
-	if err := jsonx.CheckDepth(b, jsonx.MaxDepth); err != nil {
+	if err := jsoncheck.Depth(b, jsoncheck.MaxDepth); err != nil {
 		return err
 	}
 	return protojson.UnmarshalOptions{DiscardUnknown: true}.Unmarshal(b, m)

@@ -9,7 +9,7 @@ import (
 	"connectrpc.com/connect"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
-	"github.com/agents-os/agents/backend/internal/agentsexe"
+	"github.com/agents-os/agents/backend/internal/convfile"
 	"github.com/agents-os/agents/backend/internal/errs"
 	"github.com/agents-os/agents/backend/internal/session"
 )
@@ -46,8 +46,8 @@ func (h *sessionService) ImportSessions(ctx context.Context, req *connect.Reques
 
 // importFile imports one file; an error is the server's, not the file's.
 func (h *sessionService) importFile(ctx context.Context, agent string, content []byte) (*agentsv1.ImportResult, error) {
-	c, err := agentsexe.Decode(content)
-	if format := (*agentsexe.Error)(nil); errors.As(err, &format) {
+	c, err := convfile.Decode(content)
+	if format := (*convfile.Error)(nil); errors.As(err, &format) {
 		return &agentsv1.ImportResult{Status: agentsv1.ImportStatus_IMPORT_STATUS_FAILED, Reason: format.Error()}, nil
 	} else if err != nil {
 		return nil, err

@@ -21,8 +21,8 @@ import (
 // The conversations of the agentsexe package's tests, in agents-exe's
 // own encoding.
 const (
-	convFile    = "../agentsexe/testdata/conv.1f7c2d9a-3b4e-4c5d-8e6f-7a8b9c0d1e2f.json"
-	forkFile    = "../agentsexe/testdata/review.session.json"
+	convFile    = "../convfile/testdata/conv.1f7c2d9a-3b4e-4c5d-8e6f-7a8b9c0d1e2f.json"
+	forkFile    = "../convfile/testdata/review.session.json"
 	convID      = "6c1f0b8e-5a4e-4a43-9d8e-2f1d3c4b5a60"
 	forkID      = "a3d5e7f9-1b2c-4d6e-8f01-23456789abcd"
 	convTurns   = 6

@@ -16,10 +16,12 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 
 	"github.com/agents-os/agents/api/gen/agents/v1/agentsv1connect"
+	"github.com/agents-os/agents/backend/internal/apijson"
 	"github.com/agents-os/agents/backend/internal/catalog"
 	"github.com/agents-os/agents/backend/internal/events"
 	"github.com/agents-os/agents/backend/internal/runner"
 	"github.com/agents-os/agents/backend/internal/store"
+	"github.com/agents-os/agents/backend/internal/storedagents"
 )
 
 // Deps are what the server serves.
@@ -78,6 +80,7 @@ type Server struct {
 	runner   *runner.Runner
 	hub      *events.Hub
 	store    store.Store
+	agents   *storedagents.Service
 	metrics  *Metrics
 	leases   Leases
 	security Security
@@ -110,6 +113,7 @@ func New(d Deps) *Server {
 		version: d.Version,
 	}
 	s.mcp = &mcpEndpoint{s: s}
+	s.agents = storedagents.New(d.Catalog, d.Store, d.Runner, log)
 	if d.Metrics != nil && d.Runner != nil {
 		d.Metrics.runner.Store(d.Runner)
 	}
@@ -129,7 +133,7 @@ func (s *Server) newMux() *http.ServeMux {
 	opts := []connect.HandlerOption{
 		connect.WithInterceptors(errorInterceptor{log: s.log}, admitInterceptor{s: s}),
 		connect.WithReadMaxBytes(int(s.limits.MaxBodyBytes)),
-		connect.WithCodec(connectJSONCodec{}),
+		connect.WithCodec(apijson.ConnectCodec{}),
 		recoverHandler(s.log),
 	}
 	mux := http.NewServeMux()

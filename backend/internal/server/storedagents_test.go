@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,10 +13,12 @@ import (
 	"github.com/agents-os/agents/backend/internal/eventually"
 
 	"connectrpc.com/connect"
+	"google.golang.org/protobuf/proto"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/api/gen/agents/v1/agentsv1connect"
 	"github.com/agents-os/agents/backend/internal/cluster"
+	"github.com/agents-os/agents/backend/internal/errs"
 	"github.com/agents-os/agents/backend/internal/server"
 	"github.com/agents-os/agents/backend/internal/store"
 	"github.com/agents-os/agents/backend/internal/store/pgtest"
@@ -69,6 +72,13 @@ type errorJSON struct {
 	Reason   string            `json:"reason"`
 	Message  string            `json:"message"`
 	Metadata map[string]string `json:"metadata"`
+}
+
+// plantAgent creates a stored agent in the store past the catalog's
+// checks, as an older server may have stored it.
+func plantAgent(t *testing.T, e *env, a store.StoredAgent) error {
+	t.Helper()
+	return e.store.Commit(ctxFor(t), &store.Change{Agent: &store.AgentChange{Op: store.AgentCreate, Agent: a}})
 }
 
 func decodeAs[T any](t *testing.T, body []byte) T {
@@ -436,7 +446,7 @@ func TestAStoredAgentThatIsNotUTF8DoesNotTakeTheListingDown(t *testing.T) {
 		t.Fatalf("create = %d %s", status, body)
 	}
 	garbled := strings.Replace(storedDef("garbled", "PROMPT", ""), "PROMPT", "\xff", 1)
-	if _, err := e.store.CreateStoredAgent(ctxFor(t), store.StoredAgent{Slug: "garbled", Definition: garbled, Author: "old", Updated: time.Now()}); err != nil {
+	if err := plantAgent(t, e, store.StoredAgent{Slug: "garbled", Version: 1, Definition: garbled, Author: "old", Updated: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -547,7 +557,7 @@ func TestStoredAgentSlugsDifferingOnlyInCaseClash(t *testing.T) {
 			}
 		}
 		// Past the catalog too: the store refuses it.
-		_, err := e.store.CreateStoredAgent(ctxFor(t), store.StoredAgent{Slug: "pRoBe", Definition: storedDef("pRoBe", "p", ""), Author: "x", Updated: time.Now()})
+		err := plantAgent(t, e, store.StoredAgent{Slug: "pRoBe", Version: 1, Definition: storedDef("pRoBe", "p", ""), Author: "x", Updated: time.Now()})
 		if err == nil || !strings.Contains(err.Error(), `"probe"`) {
 			t.Fatalf("store create pRoBe = %v, want a conflict naming probe", err)
 		}
@@ -598,6 +608,74 @@ func TestDeletingAStoredHelperSomeAgentNamesIsRefused(t *testing.T) {
 	}
 	if status, _, body := e.do(http.MethodDelete, "/v1/agents/deputy", ""); status != http.StatusOK {
 		t.Fatalf("delete deputy, its own helper = %d %s", status, body)
+	}
+}
+
+// The check that a helper is not in use reads the stored agents in the
+// delete's own transaction, not the catalog: an agent naming the helper
+// that this server's catalog has not read yet (created meanwhile, here
+// or by another server) still holds it.
+func TestDeletingAStoredHelperChecksTheAgentsInItsTransaction(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, d dialect) {
+		e := start(t, fakellm.Rules{Default: &fakellm.Reply{Text: "ok"}}, on(d))
+		if status, _, body := e.do(http.MethodPost, "/v1/agents", storedDef("aide", "p", "")); status != http.StatusCreated {
+			t.Fatalf("create = %d %s", status, body)
+		}
+		unseen := store.StoredAgent{Slug: "chief", Version: 1, Definition: storedDef("chief", "p", `, "extraAgents": [{"slug": "aide"}]`), Author: "x", Updated: time.Now()}
+		if err := plantAgent(t, e, unseen); err != nil {
+			t.Fatal(err)
+		}
+		status, _, body := e.do(http.MethodDelete, "/v1/agents/aide", "")
+		if got := decodeAs[errorJSON](t, body); status != http.StatusPreconditionFailed || got.Reason != "agent_in_use" || got.Metadata["dependents"] != "chief" {
+			t.Fatalf("DELETE a helper an agent the catalog has not read names = %d %s, want agent_in_use naming chief", status, body)
+		}
+	})
+}
+
+// A change of a stored agent and its agents.changed event are one
+// transaction: a write that fails leaves neither the agent nor an event,
+// one that succeeds leaves the agent and exactly one event.
+func TestAStoredAgentChangeAndItsEventAreOneWrite(t *testing.T) {
+	t.Parallel()
+	e := start(t, fakellm.Rules{Default: &fakellm.Reply{Text: "ok"}}, withFaults())
+	announced := func() []*agentsv1.AgentsChanged {
+		t.Helper()
+		logged, err := e.store.EventsAfter(ctxFor(t), store.EventFilter{All: true}, 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []*agentsv1.AgentsChanged
+		for _, l := range logged {
+			var ev agentsv1.Event
+			if err := proto.Unmarshal(l.Body, &ev); err != nil {
+				t.Fatal(err)
+			}
+			if c := ev.GetAgentsChanged(); c != nil {
+				out = append(out, c)
+			}
+		}
+		return out
+	}
+	before := len(announced())
+
+	e.faults.RefuseCommits(1, func(c *store.Change) bool { return c.Agent != nil })
+	if status, _, body := e.do(http.MethodPost, "/v1/agents", storedDef("scribe", "p", "")); status < 500 {
+		t.Fatalf("create with its write refused = %d %s, want a server error", status, body)
+	}
+	if _, err := e.store.GetStoredAgent(ctxFor(t), "scribe"); errs.KindOf(err) != errs.KindNotFound {
+		t.Fatalf("the agent of a refused write: %v, want none stored", err)
+	}
+	if got := announced(); len(got) != before {
+		t.Fatalf("events after a refused write: %d agents.changed, want %d", len(got), before)
+	}
+
+	if status, _, body := e.do(http.MethodPost, "/v1/agents", storedDef("scribe", "p", "")); status != http.StatusCreated {
+		t.Fatalf("create = %d %s", status, body)
+	}
+	got := announced()
+	if len(got) != before+1 || got[len(got)-1].GetAgent() != "scribe" || got[len(got)-1].GetVersion() != 1 || !slices.Contains(got[len(got)-1].GetSlugs(), "scribe") {
+		t.Fatalf("events after a create: %v, want one more, announcing scribe at version 1", got)
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -13,10 +12,11 @@ import (
 	"github.com/agents-os/agents/backend/internal/errs"
 )
 
-// Agents holds the agents stored in the database and every version of
+// Agents reads the agents stored in the database and every version of
 // each. Versions of one slug run 1, 2, … and are never reused: a deleted
 // agent keeps its versions, and one created again under its slug goes on
-// from the last.
+// from the last. They are written by a Change (Change.Agent), in the
+// transaction that logs the event announcing them.
 type Agents interface {
 	// ListStoredAgents returns the current version of every agent not
 	// deleted, by slug.
@@ -24,20 +24,6 @@ type Agents interface {
 	// GetStoredAgent returns an agent's current version; a deleted or
 	// unknown slug is errs.NotFound (unknown_agent).
 	GetStoredAgent(ctx context.Context, slug string) (StoredAgent, error)
-	// CreateStoredAgent stores a.Definition as the first version of a new
-	// agent (or the next of a deleted one), written by a.Author at
-	// a.Updated, and returns it. An agent of that slug that is not deleted
-	// is errs.Conflict (agent_exists).
-	CreateStoredAgent(ctx context.Context, a StoredAgent) (StoredAgent, error)
-	// UpdateStoredAgent stores a.Definition as the agent's next version.
-	// With expected > 0 it does so only if the current version is
-	// expected, else errs.Aborted (version_mismatch). A deleted or unknown
-	// slug is errs.NotFound (unknown_agent).
-	UpdateStoredAgent(ctx context.Context, a StoredAgent, expected int64) (StoredAgent, error)
-	// DeleteStoredAgent marks an agent deleted at at, keeping its
-	// versions, and returns its last version; expected as for
-	// UpdateStoredAgent.
-	DeleteStoredAgent(ctx context.Context, slug string, expected int64, at time.Time) (StoredAgent, error)
 	// StoredAgentVersion returns one version of an agent as it is now: a
 	// version of its current generation. Another version, or a deleted or
 	// unknown agent, is errs.NotFound (unknown_version, unknown_agent).
@@ -47,6 +33,42 @@ type Agents interface {
 	// also of a deleted agent; a slug never stored is errs.NotFound
 	// (unknown_agent).
 	StoredAgentVersions(ctx context.Context, slug string) ([]AgentVersion, error)
+}
+
+// AgentOp is what an AgentChange does to its agent.
+type AgentOp int
+
+const (
+	// AgentCreate stores the first version of a new agent, or the next
+	// version of a deleted one.
+	AgentCreate AgentOp = iota + 1
+	// AgentUpdate stores the next version of an agent.
+	AgentUpdate
+	// AgentDelete marks an agent deleted, keeping its versions.
+	AgentDelete
+)
+
+// AgentChange writes one stored agent in a Change. The version is the
+// caller's to name, so that the event announcing the change, written in
+// the same transaction, can say it: Agent.Version must follow the agent's
+// newest version (a create: 1 for a slug never stored; an update), or be
+// its current one (a delete); another is errs.Aborted (version_mismatch).
+// A create of a slug an agent not deleted has, in any case, is
+// errs.Conflict (agent_exists); an update or delete of a deleted or
+// unknown slug errs.NotFound (unknown_agent).
+type AgentChange struct {
+	Op AgentOp
+	// Agent is the version written: Slug, Version, Definition, Author,
+	// RestoredFrom, and Updated, the time of the change. On success
+	// Created and Generation are set as stored.
+	Agent StoredAgent
+	// Check, when set, judges the stored agents as the transaction reads
+	// them (current versions, by slug) before the write; its error fails
+	// the change. Every change of the stored agents takes one lock
+	// first, so what Check read is what the write commits beside: a rule
+	// between agents (a helper named must exist) cannot be broken by
+	// two changes at once.
+	Check func(current []StoredAgent) error
 }
 
 // StoredAgent is a stored agent at one version.
@@ -63,8 +85,8 @@ type StoredAgent struct {
 	// Generation is the version the agent was created at: an agent
 	// deleted and created again under its slug is a new generation.
 	Generation int64
-	// RestoredFrom is the version this one restored (a rollback), given
-	// to UpdateStoredAgent; 0 for a create or an ordinary update.
+	// RestoredFrom is the version this one restored (a rollback); 0 for
+	// a create or an ordinary update.
 	RestoredFrom int64
 }
 
@@ -131,117 +153,125 @@ func (s *SQL) getStoredAgent(ctx context.Context, q sqlx.QueryerContext, slug st
 	return r.agent(), nil
 }
 
-// CreateStoredAgent implements Agents.
-func (s *SQL) CreateStoredAgent(ctx context.Context, a StoredAgent) (StoredAgent, error) {
-	var out StoredAgent
-	err := WithTx(ctx, s.write, func(tx *sqlx.Tx) error {
-		if s.dialect.LockName != "" {
-			// Two servers creating one slug in two cases would each find
-			// no other: the slug's folded name is locked first.
-			if _, err := tx.ExecContext(ctx, tx.Rebind(s.dialect.LockName), "agent:"+strings.ToLower(a.Slug)); err != nil {
-				return s.translate(err, nil, "lock the slug %s", a.Slug)
-			}
+// writeAgent applies an AgentChange inside tx.
+func (s *SQL) writeAgent(ctx context.Context, tx *sqlx.Tx, c *AgentChange) error {
+	a := &c.Agent
+	if s.dialect.LockName != "" {
+		// One lock for every change of the stored agents: two servers
+		// creating one slug in two cases each find the other, and a Check
+		// reads what no other change alters before this one commits.
+		if _, err := tx.ExecContext(ctx, tx.Rebind(s.dialect.LockName), "stored-agents"); err != nil {
+			return s.translate(err, nil, "lock the stored agents")
 		}
-		var prev struct {
-			Version int64 `db:"version"`
-			Deleted int64 `db:"deleted"`
+	}
+	if c.Check != nil {
+		var rows []storedAgentRow
+		if err := tx.SelectContext(ctx, &rows, sqlStoredAgents+` ORDER BY a.slug`); err != nil {
+			return s.translate(err, nil, "list stored agents")
 		}
-		found := tx.GetContext(ctx, &prev, tx.Rebind(`SELECT version, deleted FROM stored_agents WHERE slug = ?`), a.Slug)
-		exists := errs.Conflict(errs.CodeAgentExists, "an agent with the slug %q is already stored", a.Slug)
-		// Slugs differing only in case name one agent (slugs are ASCII,
-		// so lower is the same on both databases).
-		var other string
-		err := tx.GetContext(ctx, &other, tx.Rebind(`SELECT slug FROM stored_agents WHERE deleted = 0 AND lower(slug) = lower(?) AND slug <> ?`), a.Slug, a.Slug)
-		switch {
-		case err == nil:
-			return errs.Conflict(errs.CodeAgentExists, "the slug %q is the stored agent %q's in other case; slugs differing only in case name one agent", a.Slug, other)
-		case !errors.Is(err, sql.ErrNoRows):
-			return s.translate(err, nil, "create stored agent %s", a.Slug)
+		current := make([]StoredAgent, len(rows))
+		for i, r := range rows {
+			current[i] = r.agent()
 		}
-		at := nanos(a.Updated)
-		switch err := found; {
-		case errors.Is(err, sql.ErrNoRows):
-			_, err = tx.ExecContext(ctx, tx.Rebind(`INSERT INTO stored_agents (slug, version, created, updated, generation) VALUES (?, 1, ?, ?, 1)`), a.Slug, at, at)
-			if errs.KindOf(s.translate(err, nil, "")) == errs.KindConflict {
-				return exists // created meanwhile by another server
-			}
-			if err != nil {
-				return s.translate(err, nil, "create stored agent %s", a.Slug)
-			}
-			a.Version = 1
-		case err != nil:
-			return s.translate(err, nil, "create stored agent %s", a.Slug)
-		case prev.Deleted == 0:
-			return exists
-		default:
-			// Guarded by the version read: a concurrent creation makes it
-			// change no row.
-			res, err := tx.ExecContext(ctx, tx.Rebind(`UPDATE stored_agents SET version = version + 1, generation = version + 1, created = ?, updated = ?, deleted = 0
-				WHERE slug = ? AND version = ? AND deleted <> 0`), at, at, a.Slug, prev.Version)
-			if err := s.oneRow(res, err, exists, "create stored agent %s", a.Slug); err != nil {
-				return err
-			}
-			a.Version = prev.Version + 1
-		}
-		a.Created, a.Generation, a.RestoredFrom = a.Updated, a.Version, 0
-		if err := s.insertAgentVersion(ctx, tx, a); err != nil {
+		if err := c.Check(current); err != nil {
 			return err
 		}
-		out = a
-		return nil
-	})
-	return out, err
+	}
+	switch c.Op {
+	case AgentCreate:
+		return s.createAgent(ctx, tx, a)
+	case AgentUpdate:
+		return s.updateAgent(ctx, tx, a)
+	case AgentDelete:
+		return s.deleteAgent(ctx, tx, a)
+	}
+	return fmt.Errorf("change of stored agent %s: unknown operation %d", a.Slug, c.Op)
 }
 
-// UpdateStoredAgent implements Agents.
-func (s *SQL) UpdateStoredAgent(ctx context.Context, a StoredAgent, expected int64) (StoredAgent, error) {
-	var out StoredAgent
-	err := WithTx(ctx, s.write, func(tx *sqlx.Tx) error {
-		res, err := tx.ExecContext(ctx, tx.Rebind(`UPDATE stored_agents SET version = version + 1, updated = ?
-			WHERE slug = ? AND deleted = 0 AND (? = 0 OR version = ?)`), nanos(a.Updated), a.Slug, expected, expected)
-		if err := s.oneRow(res, err, nil, "update stored agent %s", a.Slug); err != nil {
-			if errors.Is(err, errNoRow) {
-				return s.whyNot(ctx, tx, a.Slug, expected)
-			}
-			return err
+func (s *SQL) createAgent(ctx context.Context, tx *sqlx.Tx, a *StoredAgent) error {
+	var prev struct {
+		Version int64 `db:"version"`
+		Deleted int64 `db:"deleted"`
+	}
+	found := tx.GetContext(ctx, &prev, tx.Rebind(`SELECT version, deleted FROM stored_agents WHERE slug = ?`), a.Slug)
+	exists := errs.Conflict(errs.CodeAgentExists, "an agent with the slug %q is already stored", a.Slug)
+	// Slugs differing only in case name one agent (slugs are ASCII,
+	// so lower is the same on both databases).
+	var other string
+	err := tx.GetContext(ctx, &other, tx.Rebind(`SELECT slug FROM stored_agents WHERE deleted = 0 AND lower(slug) = lower(?) AND slug <> ?`), a.Slug, a.Slug)
+	switch {
+	case err == nil:
+		return errs.Conflict(errs.CodeAgentExists, "the slug %q is the stored agent %q's in other case; slugs differing only in case name one agent", a.Slug, other)
+	case !errors.Is(err, sql.ErrNoRows):
+		return s.translate(err, nil, "create stored agent %s", a.Slug)
+	}
+	at := nanos(a.Updated)
+	switch err := found; {
+	case errors.Is(err, sql.ErrNoRows):
+		if a.Version != 1 {
+			return VersionMismatch(a.Slug, 0, a.Version-1)
 		}
-		var r storedAgentRow
-		if err := tx.GetContext(ctx, &r, tx.Rebind(`SELECT slug, version, created, updated, generation FROM stored_agents WHERE slug = ?`), a.Slug); err != nil {
-			return s.translate(err, nil, "update stored agent %s", a.Slug)
+		_, err = tx.ExecContext(ctx, tx.Rebind(`INSERT INTO stored_agents (slug, version, created, updated, generation) VALUES (?, 1, ?, ?, 1)`), a.Slug, at, at)
+		if errs.KindOf(s.translate(err, nil, "")) == errs.KindConflict {
+			return exists // created meanwhile by another server
 		}
-		a.Version, a.Created, a.Generation = r.Version, fromNanos(r.Created), r.Generation
-		if err := s.insertAgentVersion(ctx, tx, a); err != nil {
-			return err
-		}
-		out = a
-		return nil
-	})
-	return out, err
-}
-
-// DeleteStoredAgent implements Agents.
-func (s *SQL) DeleteStoredAgent(ctx context.Context, slug string, expected int64, at time.Time) (StoredAgent, error) {
-	var out StoredAgent
-	err := WithTx(ctx, s.write, func(tx *sqlx.Tx) error {
-		cur, err := s.getStoredAgent(ctx, tx, slug)
 		if err != nil {
+			return s.translate(err, nil, "create stored agent %s", a.Slug)
+		}
+	case err != nil:
+		return s.translate(err, nil, "create stored agent %s", a.Slug)
+	case prev.Deleted == 0:
+		return exists
+	case a.Version != prev.Version+1:
+		return VersionMismatch(a.Slug, prev.Version, a.Version-1)
+	default:
+		// Guarded by the version read: a concurrent creation makes it
+		// change no row.
+		res, err := tx.ExecContext(ctx, tx.Rebind(`UPDATE stored_agents SET version = ?, generation = ?, created = ?, updated = ?, deleted = 0
+			WHERE slug = ? AND version = ? AND deleted <> 0`), a.Version, a.Version, at, at, a.Slug, prev.Version)
+		if err := s.oneRow(res, err, exists, "create stored agent %s", a.Slug); err != nil {
 			return err
 		}
-		if expected > 0 && cur.Version != expected {
-			return versionMismatch(slug, cur.Version, expected)
+	}
+	a.Created, a.Generation, a.RestoredFrom = a.Updated, a.Version, 0
+	return s.insertAgentVersion(ctx, tx, *a)
+}
+
+func (s *SQL) updateAgent(ctx context.Context, tx *sqlx.Tx, a *StoredAgent) error {
+	res, err := tx.ExecContext(ctx, tx.Rebind(`UPDATE stored_agents SET version = ?, updated = ?
+		WHERE slug = ? AND deleted = 0 AND version = ?`), a.Version, nanos(a.Updated), a.Slug, a.Version-1)
+	if err := s.oneRow(res, err, nil, "update stored agent %s", a.Slug); err != nil {
+		if errors.Is(err, errNoRow) {
+			return s.whyNot(ctx, tx, a.Slug, a.Version-1)
 		}
-		res, err := tx.ExecContext(ctx, tx.Rebind(`UPDATE stored_agents SET deleted = ?, updated = ?
-			WHERE slug = ? AND deleted = 0 AND version = ?`), nanos(at), nanos(at), slug, cur.Version)
-		if err := s.oneRow(res, err, nil, "delete stored agent %s", slug); err != nil {
-			if errors.Is(err, errNoRow) {
-				return s.whyNot(ctx, tx, slug, expected)
-			}
-			return err
+		return err
+	}
+	var r storedAgentRow
+	if err := tx.GetContext(ctx, &r, tx.Rebind(`SELECT slug, version, created, updated, generation FROM stored_agents WHERE slug = ?`), a.Slug); err != nil {
+		return s.translate(err, nil, "update stored agent %s", a.Slug)
+	}
+	a.Created, a.Generation = fromNanos(r.Created), r.Generation
+	return s.insertAgentVersion(ctx, tx, *a)
+}
+
+func (s *SQL) deleteAgent(ctx context.Context, tx *sqlx.Tx, a *StoredAgent) error {
+	cur, err := s.getStoredAgent(ctx, tx, a.Slug)
+	if err != nil {
+		return err
+	}
+	if cur.Version != a.Version {
+		return VersionMismatch(a.Slug, cur.Version, a.Version)
+	}
+	res, err := tx.ExecContext(ctx, tx.Rebind(`UPDATE stored_agents SET deleted = ?, updated = ?
+		WHERE slug = ? AND deleted = 0 AND version = ?`), nanos(a.Updated), nanos(a.Updated), a.Slug, cur.Version)
+	if err := s.oneRow(res, err, nil, "delete stored agent %s", a.Slug); err != nil {
+		if errors.Is(err, errNoRow) {
+			return s.whyNot(ctx, tx, a.Slug, a.Version)
 		}
-		out = cur
-		return nil
-	})
-	return out, err
+		return err
+	}
+	a.Created, a.Generation = cur.Created, cur.Generation
+	return nil
 }
 
 // StoredAgentVersions implements Agents.
@@ -324,9 +354,11 @@ func (s *SQL) whyNot(ctx context.Context, tx *sqlx.Tx, slug string, expected int
 	if err != nil {
 		return err
 	}
-	return versionMismatch(slug, cur.Version, expected)
+	return VersionMismatch(slug, cur.Version, expected)
 }
 
-func versionMismatch(slug string, current, expected int64) *errs.Error {
+// VersionMismatch is the error of a change of a stored agent based on a
+// version that is not its current one.
+func VersionMismatch(slug string, current, expected int64) *errs.Error {
 	return errs.Aborted(errs.CodeVersionMismatch, "agent %q is at version %d, not %d: read it again and retry", slug, current, expected)
 }

@@ -55,6 +55,8 @@ type Change struct {
 	// Release drops the reservation of Meta's session without spending:
 	// the call it was for ended with no answer.
 	Release bool
+	// Agent, when set, writes a stored agent (see AgentChange).
+	Agent *AgentChange
 	// Events are appended to the log. On success each gets its Seq, or,
 	// where positions are given after the commit (PostgreSQL), 0 when it
 	// could not be given in time: the event is stored, and the log has it
@@ -386,6 +388,11 @@ func (s *SQL) applyRows(ctx context.Context, tx *sqlx.Tx, c *Change, p *encoded)
 			return s.translate(err, nil, "delete sessions")
 		}
 		if err := s.noOrphans(ctx, tx, c.Delete); err != nil {
+			return err
+		}
+	}
+	if c.Agent != nil {
+		if err := s.writeAgent(ctx, tx, c.Agent); err != nil {
 			return err
 		}
 	}

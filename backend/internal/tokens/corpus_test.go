@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agents-os/agents/backend/internal/agentsexe"
+	"github.com/agents-os/agents/backend/internal/convfile"
 	"github.com/agents-os/agents/backend/internal/llm"
 	"github.com/agents-os/agents/backend/internal/session"
 )
@@ -25,7 +25,7 @@ type conversation struct {
 func corpus(t testing.TB) []conversation {
 	t.Helper()
 	var out []conversation
-	files, err := filepath.Glob("../agentsexe/testdata/*.json")
+	files, err := filepath.Glob("../convfile/testdata/*.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +37,7 @@ func corpus(t testing.TB) []conversation {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c, err := agentsexe.Decode(data)
+		c, err := convfile.Decode(data)
 		if err != nil {
 			t.Fatalf("decode %s: %v", f, err)
 		}

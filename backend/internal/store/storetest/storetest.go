@@ -87,6 +87,7 @@ func Run(t *testing.T, fresh func(t *testing.T) Opener) {
 		{"StoredAgents", testStoredAgents},
 		{"StoredAgentRaces", testStoredAgentRaces},
 		{"StoredAgentsReopen", testStoredAgentsReopen},
+		{"StoredAgentChangesAndTheirEvents", testStoredAgentChangesAndTheirEvents},
 		{"Budgets", testBudgets},
 		{"BudgetSetAfterCallsUnderNone", testBudgetSetAfterCallsUnderNone},
 		{"TreeBudgetAndAutoResume", testTreeBudgetAndAutoResume},

@@ -1,4 +1,4 @@
-// Package agentsexe reads the conversation files agents-exe writes
+// Package convfile reads the conversation files agents-exe writes
 // (`conv.<uuid>.json`, and `*.session.json` where people keep them by
 // name) and maps them to this server's model of sessions, so that old
 // history can be imported.
@@ -21,7 +21,7 @@
 //
 // Nothing in the file names the agent that held the conversation; the
 // importer says which agent the session gets.
-package agentsexe
+package convfile
 
 import (
 	"encoding/base64"
@@ -33,7 +33,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/agents-os/agents/backend/internal/jsonx"
+	"github.com/agents-os/agents/backend/internal/jsoncheck"
 	"github.com/agents-os/agents/backend/internal/session"
 )
 
@@ -92,8 +92,8 @@ func Decode(data []byte) (*Conversation, error) {
 	if !utf8.Valid(data) {
 		return nil, &Error{Problem: "the file is not UTF-8 text"}
 	}
-	var deep *jsonx.DepthError
-	if errors.As(jsonx.CheckDepth(data, jsonx.MaxDepth), &deep) {
+	var deep *jsoncheck.DepthError
+	if errors.As(jsoncheck.Depth(data, jsoncheck.MaxDepth), &deep) {
 		return nil, &Error{Problem: deep.Error()}
 	}
 	v, err := parse(data)

@@ -1,4 +1,4 @@
-package exepages
+package rsstrim
 
 import (
 	"bufio"

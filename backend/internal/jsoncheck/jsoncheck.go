@@ -1,13 +1,16 @@
-// Package jsonx extends encoding/json with what reading untrusted JSON
-// needs besides a decoder: a bound on nesting, checked in one linear pass
-// over the bytes before any decoder recurses into them.
+// Package jsoncheck holds the checks a JSON text from outside passes
+// before any decoder reads it: a bound on nesting (Depth, MaxDepth) and
+// the refusal of a key given twice (RepeatedKey). Each is one linear pass
+// over the bytes.
 //
 // Every JSON a client, a model or an MCP server sends is checked against
 // MaxDepth before it is decoded. Decoders that recurse per level (and
 // build something per level, such as the path an error names) cost
 // memory and time that grow faster than the input; with the depth bound
-// they stay linear in it.
-package jsonx
+// they stay linear in it. A repeated key is refused where the reader must
+// say what it took (a stored agent's definition): encoding/json would
+// keep the last value silently.
+package jsoncheck
 
 import (
 	"bytes"
@@ -34,13 +37,13 @@ func (e *DepthError) Error() string {
 	return fmt.Sprintf("JSON nests lists and objects more than %d levels deep (at byte %d)", e.Max, e.Offset)
 }
 
-// CheckDepth returns a *DepthError when data nests lists and objects more
+// Depth returns a *DepthError when data nests lists and objects more
 // than max levels deep, nil otherwise. It reads each byte once and
 // allocates nothing unless it fails; brackets inside strings, escaped
 // quotes included, do not count. It does not validate the JSON, which is
 // the decoder's work: it only promises that a decoder reading data goes no
 // deeper than max.
-func CheckDepth(data []byte, max int) error {
+func Depth(data []byte, max int) error {
 	depth := 0
 	for i := 0; i < len(data); i++ {
 		switch data[i] {

@@ -1,4 +1,4 @@
-package agentsexe
+package convfile
 
 import (
 	"bytes"

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package exepages
+package rsstrim
 
 // Release does nothing where the pages of the executable cannot be
 // named (no /proc/self/maps).

@@ -1,14 +1,14 @@
-package jsonx_test
+package jsoncheck_test
 
 import (
 	"errors"
 	"strings"
 	"testing"
 
-	"github.com/agents-os/agents/backend/internal/jsonx"
+	"github.com/agents-os/agents/backend/internal/jsoncheck"
 )
 
-func TestCheckDepth(t *testing.T) {
+func TestDepth(t *testing.T) {
 	t.Parallel()
 	nest := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
 	tests := []struct {
@@ -39,35 +39,35 @@ func TestCheckDepth(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			err := jsonx.CheckDepth([]byte(tc.in), tc.max)
+			err := jsoncheck.Depth([]byte(tc.in), tc.max)
 			if tc.offset < 0 {
 				if err != nil {
-					t.Fatalf("CheckDepth(%q, %d) = %v, want nil", tc.in, tc.max, err)
+					t.Fatalf("Depth(%q, %d) = %v, want nil", tc.in, tc.max, err)
 				}
 				return
 			}
-			var de *jsonx.DepthError
+			var de *jsoncheck.DepthError
 			if !errors.As(err, &de) {
-				t.Fatalf("CheckDepth(%q, %d) = %v, want a *DepthError", tc.in, tc.max, err)
+				t.Fatalf("Depth(%q, %d) = %v, want a *DepthError", tc.in, tc.max, err)
 			}
 			if de.Max != tc.max || de.Offset != tc.offset {
-				t.Errorf("CheckDepth(%q, %d) = %+v, want Max %d Offset %d", tc.in, tc.max, de, tc.max, tc.offset)
+				t.Errorf("Depth(%q, %d) = %+v, want Max %d Offset %d", tc.in, tc.max, de, tc.max, tc.offset)
 			}
 		})
 	}
 }
 
-// TestCheckDepthMessage: the error says what the limit is and where the
+// TestDepthMessage: the error says what the limit is and where the
 // input passed it, in words a client can act on.
-func TestCheckDepthMessage(t *testing.T) {
+func TestDepthMessage(t *testing.T) {
 	t.Parallel()
-	err := jsonx.CheckDepth([]byte(strings.Repeat("[", jsonx.MaxDepth+1)), jsonx.MaxDepth)
+	err := jsoncheck.Depth([]byte(strings.Repeat("[", jsoncheck.MaxDepth+1)), jsoncheck.MaxDepth)
 	if err == nil || !strings.Contains(err.Error(), "more than 100 levels") || !strings.Contains(err.Error(), "byte 100") {
 		t.Errorf("error = %v, want it to name the limit of 100 levels and byte 100", err)
 	}
 }
 
-func BenchmarkCheckDepth(b *testing.B) {
+func BenchmarkDepth(b *testing.B) {
 	for _, bc := range []struct {
 		name string
 		data []byte
@@ -79,7 +79,7 @@ func BenchmarkCheckDepth(b *testing.B) {
 			b.SetBytes(int64(len(bc.data)))
 			b.ReportAllocs()
 			for b.Loop() {
-				if err := jsonx.CheckDepth(bc.data, jsonx.MaxDepth); err != nil {
+				if err := jsoncheck.Depth(bc.data, jsoncheck.MaxDepth); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -102,7 +102,7 @@ func TestRepeatedKey(t *testing.T) {
 		{`{"a": `, "", false},
 	}
 	for _, tc := range cases {
-		if path, ok := jsonx.RepeatedKey([]byte(tc.in)); path != tc.path || ok != tc.ok {
+		if path, ok := jsoncheck.RepeatedKey([]byte(tc.in)); path != tc.path || ok != tc.ok {
 			t.Errorf("RepeatedKey(%s) = %q, %v; want %q, %v", tc.in, path, ok, tc.path, tc.ok)
 		}
 	}

@@ -1,6 +1,6 @@
-// Package exepages gives back the pages of the program's own code and
-// read-only data that the kernel mapped while the program started and
-// that it no longer uses.
+// Package rsstrim trims the process's resident set: it gives back the
+// pages of the program's own code and read-only data that the kernel
+// mapped while the program started and that it no longer uses.
 //
 // Why they are many: Go runs the initialisation of every linked package
 // at start (about 260 of them here, spread over the whole 17 MB of code),
@@ -19,4 +19,4 @@
 // faults its pages in again from the page cache, so the process keeps
 // only what it uses after the call. See BENCHMARKS.md, "Start-up and
 // idle memory: the binary's own pages".
-package exepages
+package rsstrim

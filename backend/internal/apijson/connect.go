@@ -1,4 +1,4 @@
-package server
+package apijson
 
 import (
 	"errors"
@@ -6,22 +6,21 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/agents-os/agents/backend/internal/apijson"
-	"github.com/agents-os/agents/backend/internal/jsonx"
+	"github.com/agents-os/agents/backend/internal/jsoncheck"
 )
 
-// connectJSONCodec is Connect's JSON codec with the API's words in its
-// errors: a body protojson refuses is read again by the JSON routes'
-// reader, whose message names the field and what it must be ("field
+// ConnectCodec is the Connect protocol's "json" codec with the API's
+// words in its errors: a body protojson refuses is read again by
+// Unmarshal, whose message names the field and what it must be ("field
 // `agent` must be a string") instead of quoting the decoder ("proto:
 // (line 1:11): invalid value for string field agent: 5"). What is
 // accepted and what is written are protojson's, as Connect clients
-// expect; a body nested past jsonx.MaxDepth is refused unread.
-type connectJSONCodec struct{}
+// expect; a body nested past jsoncheck.MaxDepth is refused unread.
+type ConnectCodec struct{}
 
-func (connectJSONCodec) Name() string { return "json" }
+func (ConnectCodec) Name() string { return "json" }
 
-func (connectJSONCodec) Marshal(m any) ([]byte, error) {
+func (ConnectCodec) Marshal(m any) ([]byte, error) {
 	msg, ok := m.(proto.Message)
 	if !ok {
 		return nil, errors.New("not a protobuf message")
@@ -29,7 +28,7 @@ func (connectJSONCodec) Marshal(m any) ([]byte, error) {
 	return protojson.Marshal(msg)
 }
 
-func (connectJSONCodec) Unmarshal(data []byte, m any) error {
+func (ConnectCodec) Unmarshal(data []byte, m any) error {
 	msg, ok := m.(proto.Message)
 	if !ok {
 		return errors.New("not a protobuf message")
@@ -38,14 +37,14 @@ func (connectJSONCodec) Unmarshal(data []byte, m any) error {
 		return errors.New("the body is empty: send a JSON object, {} for no fields")
 	}
 	// Refused before either reader recurses into it.
-	if err := jsonx.CheckDepth(data, jsonx.MaxDepth); err != nil {
+	if err := jsoncheck.Depth(data, jsoncheck.MaxDepth); err != nil {
 		return err
 	}
 	err := protojson.UnmarshalOptions{DiscardUnknown: true}.Unmarshal(data, msg)
 	if err == nil {
 		return nil
 	}
-	if friendly := apijson.Unmarshal(data, msg.ProtoReflect().New().Interface()); friendly != nil {
+	if friendly := Unmarshal(data, msg.ProtoReflect().New().Interface()); friendly != nil {
 		return friendly
 	}
 	// The JSON routes' reader takes forms protojson does not (lowercase
