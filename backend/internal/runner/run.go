@@ -641,7 +641,11 @@ func (a *actor) addUserTurn(e *edit, u session.UserTurn) {
 
 // endRun records the end of a run.
 func (a *actor) endRun(status session.Status, reason, text string) {
-	e := a.edit()
+	a.endRunWith(a.edit(), status, reason, text)
+}
+
+// endRunWith records the end of a run with e.
+func (a *actor) endRunWith(e *edit, status session.Status, reason, text string) {
 	a.markStopped(e, status, reason, text)
 	a.closeRun()
 	a.settle(e, status, reason, text)
