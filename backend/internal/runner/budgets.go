@@ -155,8 +155,10 @@ func (a *actor) budgetStopped(st *step, adm store.Admission) {
 	}
 	a.run.steps-- // the step never called the model
 	a.run.budget = adm.Exceeded
-	a.st.meta.Budget, a.st.meta.TreeSpend = adm.TreeBudget, adm.TreeSpend
-	a.endRun(session.StatusPaused, StopBudget, "")
+	// What the budgets read is the session's once the end is written.
+	e := a.edit()
+	e.meta.Budget, e.meta.TreeSpend = adm.TreeBudget, adm.TreeSpend
+	a.endRunWith(e, session.StatusPaused, StopBudget, "")
 }
 
 // Update is what UpdateSession changes; nil fields stay.

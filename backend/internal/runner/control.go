@@ -189,15 +189,17 @@ func (a *actor) cancelRun(reason string) error {
 	if st == nil {
 		return nil
 	}
-	a.settlePending(st, session.ResultCancelled, "the run was cancelled")
+	answers := a.settlePending(st, session.ResultCancelled, "the run was cancelled")
 	e := a.edit()
-	a.storeRound(e, st)
+	a.storeRound(e, st, answers...)
 	e.meta.Status, e.meta.StatusReason = session.StatusReady, reason
 	e.meta.PendingCalls = 0
 	e.emit(a, stoppedEvent(session.StatusReady, reason))
 	if err := a.apply(e); err != nil {
 		return err
 	}
+	answered(answers...)
+	a.dropDeferred(st)
 	a.waiting = nil
 	return nil
 }

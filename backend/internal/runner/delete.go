@@ -93,7 +93,7 @@ func (r *Runner) deleteLocal(ctx context.Context, target string) error {
 			}
 			gone, told := a.goneFromStore()
 			if !told {
-				a.doubt = &doubt{landed: a.goneFromStore}
+				a.ws.suspect(&doubt{landed: a.goneFromStore})
 			}
 			if !gone {
 				return err
@@ -106,8 +106,7 @@ func (r *Runner) deleteLocal(ctx context.Context, target string) error {
 		}
 		a.closeRun()
 		r.gone.add(a.pendingTokens(), "its session was deleted")
-		a.deleted = true
-		a.unsynced, a.then, a.next = nil, nil, nil
+		a.ws.end(a.unknown())
 		r.params.forget(target)
 		r.watches.drop(target)
 		return nil

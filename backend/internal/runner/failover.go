@@ -327,7 +327,7 @@ func (r *Runner) mailArrived(id string) {
 // another server stored, as a local AddMail would: urgent mail cuts the
 // step in flight, and an idle session wakes.
 func (a *actor) refreshMail() {
-	if a.gone() || a.lost {
+	if !a.ws.holds() {
 		return
 	}
 	pending, err := a.r.store.PendingMail(a.r.ctx, a.id)

@@ -196,14 +196,14 @@ func (a *actor) fence() *store.Fence {
 // refused before it reaches the store, and the session stops here (see
 // loseLease); the caller gets lease_held, naming the new holder.
 func (a *actor) write(ctx context.Context, ch *store.Change, evs []*agentsv1.Event) error {
-	if a.lost {
-		return a.moved
+	if err := a.ws.writeRefusal(); err != nil {
+		return err
 	}
 	ch.Fence = a.fence()
 	err := a.r.write(ctx, ch, evs)
 	if committer.Classify(err) == committer.Lost {
 		a.loseLease(err)
-		return a.moved
+		return a.ws.writeRefusal()
 	}
 	return err
 }
@@ -212,15 +212,14 @@ func (a *actor) write(ctx context.Context, ch *store.Change, evs []*agentsv1.Eve
 // over: its run is cancelled at once, the actor writes nothing more, and
 // once the command in hand is done it goes (see abandon).
 func (a *actor) loseLease(cause error) {
-	if a.lost {
+	if !a.ws.holds() {
 		return
 	}
-	a.lost = true
 	a.log().Warn("another server took the session over; it stops here", "session", a.id, "cause", cause)
 	if a.run != nil {
 		a.run.lose(errLeaseLost)
 	}
-	a.moved = a.r.heldElsewhere(a.r.ctx, a.id)
+	a.ws.lose(a.r.heldElsewhere(a.r.ctx, a.id))
 }
 
 // abandon unloads a session whose lease was lost, writing nothing: what
@@ -228,9 +227,8 @@ func (a *actor) loseLease(cause error) {
 // it next is told where it runs now.
 func (a *actor) abandon() {
 	a.closeRun()
-	a.unsynced, a.then, a.attempts, a.next = nil, nil, 0, nil
+	a.ws.abandon()
 	a.waiting = nil
-	a.loadErr = a.moved
 	if a.lease != nil {
 		a.r.leases.takeAt(a.id, a.lease.Epoch)
 		a.lease = nil
@@ -350,8 +348,7 @@ func (r *Runner) handOverIdle(ctx context.Context) {
 // then goes, as after letGo; the serve loop calls it after every command
 // while the server drains, so a session loaded meanwhile goes too.
 func (a *actor) handOverIdle() {
-	if !a.r.draining.Load() || a.lease == nil || a.lost || a.gone() ||
-		a.run != nil || a.unsynced != nil || a.doubt != nil || a.next != nil {
+	if !a.r.draining.Load() || a.lease == nil || a.run != nil || !a.ws.quiet() {
 		return
 	}
 	l := *a.lease
@@ -429,6 +426,6 @@ func (a *actor) letGo() {
 	a.closeRun()
 	// As for a lost lease, nothing more is written, a late report of a
 	// call included; but nothing was lost.
-	a.lost, a.moved, a.loadErr = true, errClosing, errClosing
+	a.ws.end(errClosing)
 	a.lease = nil
 }

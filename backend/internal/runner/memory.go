@@ -19,8 +19,12 @@ import (
 //     parent (see notePhase). A session is loaded on first use after
 //     it was evicted and after a restart alike, so both see the same
 //     state. While the session is loaded the actor changes the copy as
-//     the store takes each change (see apply): what only memory holds of
-//     stored state is what an eviction or a restart loses.
+//     the store takes each change (see apply), never before: a write the
+//     store refuses leaves it as it was. The one exception is the end of
+//     a run, which cannot fail: while the store refuses it, the write is
+//     kept (see writestate.go) and memory already says the status it
+//     writes (see settle). What only memory holds of stored state is
+//     what an eviction or a restart loses.
 //   - What the store never holds is kept by the runner beside the actors,
 //     for the session's life in this process: evictions keep it, a
 //     restart loses it, a deletion drops it. That is the session's params

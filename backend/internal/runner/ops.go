@@ -218,7 +218,7 @@ func (r *Runner) open(ctx context.Context, meta session.Meta, turns []session.Tu
 			Body: &agentsv1.Event_SessionCreated{SessionCreated: &agentsv1.SessionCreated{Meta: wire.Meta(meta)}}}))
 		a.setParams(params)
 		if err := write(a, e); err != nil {
-			a.deleted = true // never stored: the actor goes
+			a.ws.end(a.unknown()) // never stored: the actor goes
 			a.r.params.forget(meta.ID)
 			return err
 		}
@@ -403,13 +403,13 @@ func (r *Runner) postLocal(ctx context.Context, owner, id string, msg Message, o
 // addMail stores mail for the session with its mail.accepted event,
 // and, for urgent mail during a run, cuts the step in flight.
 func (a *actor) addMail(ctx context.Context, m session.Mail, idem keyedRequest) (session.Mail, error) {
-	if a.lost {
-		return session.Mail{}, a.moved
+	if err := a.ws.writeRefusal(); err != nil {
+		return session.Mail{}, err
 	}
-	if a.doubt != nil {
+	if a.ws.inDoubt() {
 		return session.Mail{}, errStoreUnavailable // as for apply
 	}
-	if a.unsynced != nil {
+	if a.ws.retrying() {
 		// As for apply: an earlier failed write goes first, or nothing
 		// does.
 		if err := a.resync(); err != nil {
@@ -431,7 +431,7 @@ func (a *actor) addMail(ctx context.Context, m session.Mail, idem keyedRequest) 
 		}
 		landed, told := a.mailLanded(m.ID)
 		if !told {
-			a.doubt = &doubt{landed: func() (bool, bool) { return a.mailLanded(m.ID) }}
+			a.ws.suspect(&doubt{landed: func() (bool, bool) { return a.mailLanded(m.ID) }})
 		}
 		if !landed {
 			return session.Mail{}, err
