@@ -45,6 +45,21 @@ var (
 
 var allPhases = []writePhase{inSync, retrying, inDoubt, retryingInDoubt, leaseLost, gone}
 
+// Every test of the package, outside this file too, fails on an illegal
+// transition where it happens.
+func init() { strictWriteState = true }
+
+func TestAnIllegalTransitionOutsideTestsGivesTheSessionUp(t *testing.T) {
+	strictWriteState = false
+	defer func() { strictWriteState = true }()
+	var w writeState
+	w.relive()
+	w.caughtUp()
+	if !w.gone() || w.err == nil || !strings.Contains(w.err.Error(), "catch up") {
+		t.Fatalf("after an illegal transition: gone %v, err %v; want the session given up, saying why", w.gone(), w.err)
+	}
+}
+
 // mustPanic runs fn and fails unless it panics naming the phase.
 func mustPanic(t *testing.T, p writePhase, fn func()) {
 	t.Helper()
