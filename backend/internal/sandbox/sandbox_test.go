@@ -193,4 +193,3 @@ func TestCarveLeavesOutTheProtected(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
-
