@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"sync"
 	"syscall"
+	"unsafe"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -65,14 +66,28 @@ func launch(args []string) error {
 	if err := restrict(r); err != nil {
 		return err
 	}
+	// Everything the exec needs is made before the limits: once the
+	// memory limit holds, this Go program, which has mapped more than a
+	// tool may, could not allocate again.
+	program, argv := args[1], args[2:]
+	programp, err := syscall.BytePtrFromString(program)
+	if err != nil {
+		return err
+	}
+	argvp, err := syscall.SlicePtrFromStrings(argv)
+	if err != nil {
+		return err
+	}
+	envp, err := syscall.SlicePtrFromStrings(os.Environ())
+	if err != nil {
+		return err
+	}
 	if err := setLimits(r.Limits); err != nil {
 		return err
 	}
-	program, argv := args[1], args[2:]
-	if err := syscall.Exec(program, argv, os.Environ()); err != nil {
-		return fmt.Errorf("%s: %w", program, err)
-	}
-	return nil
+	_, _, errno := syscall.RawSyscall(syscall.SYS_EXECVE,
+		uintptr(unsafe.Pointer(programp)), uintptr(unsafe.Pointer(&argvp[0])), uintptr(unsafe.Pointer(&envp[0])))
+	return fmt.Errorf("%s: %w", program, errno)
 }
 
 // ownProc mounts a /proc of the tool's PID namespace, so it sees its own
@@ -144,15 +159,25 @@ func setLimits(l Limits) error {
 		}
 		return nil
 	}
-	if l.CPUSeconds > 0 {
-		if err := set("CPU time", unix.RLIMIT_CPU, uint64(l.CPUSeconds), uint64(l.CPUSeconds)+1); err != nil {
+	for _, lim := range []struct {
+		name     string
+		resource int
+		n, unit  int64
+		grace    uint64
+	}{
+		{"CPU time", unix.RLIMIT_CPU, l.CPUSeconds, 1, 1},
+		{"memory", unix.RLIMIT_DATA, l.MemoryMB, mb, 0},
+		{"file size", unix.RLIMIT_FSIZE, l.FileSizeMB, mb, 0},
+	} {
+		if lim.n <= 0 {
+			continue // no limit
+		}
+		soft := uint64(lim.n) * uint64(lim.unit)
+		if err := set(lim.name, lim.resource, soft, soft+lim.grace); err != nil {
 			return err
 		}
 	}
-	if err := set("memory", unix.RLIMIT_DATA, uint64(l.MemoryMB)*mb, uint64(l.MemoryMB)*mb); err != nil {
-		return err
-	}
-	return set("file size", unix.RLIMIT_FSIZE, uint64(l.FileSizeMB)*mb, uint64(l.FileSizeMB)*mb)
+	return nil
 }
 
 // runProbe is the launcher's trial of its namespaces: it exits 0 when it

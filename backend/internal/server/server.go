@@ -19,6 +19,7 @@ import (
 	"github.com/agents-os/agents/backend/internal/catalog"
 	"github.com/agents-os/agents/backend/internal/events"
 	"github.com/agents-os/agents/backend/internal/runner"
+	"github.com/agents-os/agents/backend/internal/sandbox"
 	"github.com/agents-os/agents/backend/internal/store"
 )
 
@@ -45,6 +46,8 @@ type Deps struct {
 	Web http.Handler
 	// Version is the binary's, announced to MCP clients.
 	Version string
+	// Sandbox confines the tool processes; /readyz says what it can do.
+	Sandbox *sandbox.Sandbox
 	// Propagator, when set, reads the trace context of requests, which
 	// the runs they start take as their parent.
 	Propagator propagation.TextMapPropagator
@@ -84,6 +87,7 @@ type Server struct {
 	limits   Limits
 	web      http.Handler
 	version  string
+	sandbox  *sandbox.Sandbox
 
 	mux      http.Handler
 	mcp      *mcpEndpoint
@@ -107,7 +111,7 @@ func New(d Deps) *Server {
 		log: log, catalog: d.Catalog, runner: d.Runner, hub: d.Hub, store: d.Store,
 		metrics: d.Metrics, leases: d.Leases, security: d.Security, limits: d.Limits.withDefaults(),
 		web:     d.Web,
-		version: d.Version,
+		version: d.Version, sandbox: d.Sandbox,
 	}
 	s.mcp = &mcpEndpoint{s: s}
 	if d.Metrics != nil && d.Runner != nil {
