@@ -198,6 +198,7 @@ func (a *app) serve(ctx context.Context, sf serveFlags) error {
 	sf.cluster.claimDataDir = true
 	st, err := a.startStack(ctx, res, log, stackOptions{
 		holder:         holder,
+		protect:        []string{sf.authTokens},
 		offlineModel:   sf.offlineModel,
 		security:       sec,
 		limits:         sf.limits,
