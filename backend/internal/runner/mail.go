@@ -64,18 +64,23 @@ func (r *Runner) deliver(ctx context.Context, owner, to string, m session.Mail, 
 	if m.Priority == "" {
 		m.Priority = session.PriorityNormal
 	}
-	var out session.Mail
-	_, err := r.onHolder(ctx, to, owner, cmdMail, mailCommand{Mail: m, Key: key}, &out, func() error {
-		var err error
-		out, err = r.deliverLocal(ctx, owner, to, m, key)
-		return err
-	})
+	out, _, err := onHolder(ctx, r, owner, to, mailCommand{Mail: m, Key: key})
 	return out, err
 }
 
+// mailCommand is SendMail on the session's holder.
 type mailCommand struct {
 	Mail session.Mail `json:"mail"`
 	Key  string       `json:"key,omitempty"`
+}
+
+func (mailCommand) name() string { return "send_mail" }
+
+func (b mailCommand) apply(ctx context.Context, r *Runner, at target) (session.Mail, error) {
+	if at.forwarded() && b.Key == "" {
+		b.Key = at.commandKey()
+	}
+	return r.deliverLocal(ctx, at.owner, at.session, b.Mail, b.Key)
 }
 
 // deliverLocal delivers on this server (see deliver).

@@ -13,7 +13,6 @@ import (
 
 	"github.com/agents-os/agents/backend/internal/cluster"
 	"github.com/agents-os/agents/backend/internal/errs"
-	"github.com/agents-os/agents/backend/internal/session"
 	"github.com/agents-os/agents/backend/internal/store"
 )
 
@@ -35,25 +34,6 @@ import (
 // second apply answers from it. A fork, which takes no key, makes its
 // copy under an id drawn from the command's, which a second apply finds
 // taken.
-
-// The command kinds: one per operation that needs the live session.
-const (
-	cmdPost           = "post_message"
-	cmdMail           = "send_mail"
-	cmdCancel         = "cancel_run"
-	cmdCancelAttached = "cancel_attached"
-	cmdPause          = "pause"
-	cmdResume         = "resume"
-	cmdComplete       = "complete_call"
-	cmdDelete         = "delete_session"
-	cmdWatch          = "watch_session"
-	cmdUnwatch        = "unwatch_session"
-	cmdFork           = "fork_session"
-	cmdRename         = "rename_session"
-	cmdUpdate         = "update_session"
-	cmdCompact        = "compact_session"
-	cmdImportTurns    = "import_turns"
-)
 
 const (
 	// CommandTimeout bounds how long an accepting server waits for the
@@ -245,10 +225,10 @@ func (r *Runner) holderElsewhere(ctx context.Context, id string) (store.Lease, b
 	return l, true
 }
 
-// onHolder runs local when this server holds the session or can take
-// it, and otherwise forwards the command (kind, body) to the holder and
-// decodes its answer into out; forwarded says which.
-func (r *Runner) onHolder(ctx context.Context, id, owner, kind string, body, out any, local func() error) (forwarded bool, err error) {
+// route runs local when this server holds the session or can take it,
+// and otherwise forwards the command (kind, body) to the holder and
+// decodes its answer into out; forwarded says which (see onHolder).
+func (r *Runner) route(ctx context.Context, id, owner, kind string, body, out any, local func() error) (forwarded bool, err error) {
 	if r.cluster == nil {
 		return false, local()
 	}
@@ -291,11 +271,11 @@ func (r *Runner) behindCommands(ctx context.Context, id string) bool {
 // again (a holder that lost it meanwhile leaves the command to the
 // next chase).
 func (r *Runner) forward(ctx context.Context, id, owner, kind string, body, out any, lease store.Lease) error {
-	b, err := json.Marshal(body)
+	b, err := encodeBody(body)
 	if err != nil {
 		return fmt.Errorf("encode %s command: %w", kind, err)
 	}
-	cmd := store.Command{ID: uuid.NewString(), SessionID: id, Owner: owner, Kind: kind, Body: string(b), Created: r.now()}
+	cmd := store.Command{ID: uuid.NewString(), SessionID: id, Owner: owner, Kind: kind, Body: b, Created: r.now()}
 	done := r.remote.await(cmd.ID)
 	defer r.remote.forget(cmd.ID)
 	wake := lease.Holder != "" && lease.Live(r.now())
@@ -705,130 +685,6 @@ func (r *Runner) applyCommand(c store.Command) (result string, final bool) {
 		return "", false
 	}
 	return encodeResult(value, err), true
-}
-
-// commandKey is the idempotency key of a command whose client gave none:
-// a command applied by a holder that died before finishing it, and
-// applied again by the next, is answered from what the first one did.
-func commandKey(id string) string { return "cmd:" + id }
-
-// dispatch applies a command with the operation's local code.
-func (r *Runner) dispatch(ctx context.Context, c store.Command) (any, error) {
-	decode := func(v any) error {
-		if err := json.Unmarshal([]byte(c.Body), v); err != nil {
-			return fmt.Errorf("decode %s command %s: %w", c.Kind, c.ID, err)
-		}
-		return nil
-	}
-	switch c.Kind {
-	case cmdPost:
-		var b postCommand
-		if err := decode(&b); err != nil {
-			return nil, err
-		}
-		if b.Run.IdempotencyKey == "" {
-			b.Run.IdempotencyKey = commandKey(c.ID)
-		}
-		p, err := r.postLocal(ctx, c.Owner, c.SessionID, b.Message, b.Run, b.Params, false)
-		return postAnswer{Meta: p.Meta, MailID: p.MailID, From: p.from}, err
-	case cmdMail:
-		var b mailCommand
-		if err := decode(&b); err != nil {
-			return nil, err
-		}
-		if b.Key == "" {
-			b.Key = commandKey(c.ID)
-		}
-		return r.deliverLocal(ctx, c.Owner, c.SessionID, b.Mail, b.Key)
-	case cmdCancel:
-		return r.cancelLocal(ctx, c.Owner, c.SessionID)
-	case cmdCancelAttached:
-		return r.cancelAttachedLocal(ctx, c.Owner, c.SessionID)
-	case cmdPause:
-		return r.pauseLocal(ctx, c.Owner, c.SessionID)
-	case cmdRename:
-		var b renameCommand
-		if err := decode(&b); err != nil {
-			return nil, err
-		}
-		return r.renameLocal(ctx, c.Owner, c.SessionID, b.Title)
-	case cmdUpdate:
-		var b Update
-		if err := decode(&b); err != nil {
-			return nil, err
-		}
-		return r.updateLocal(ctx, c.Owner, c.SessionID, b)
-	case cmdCompact:
-		var b compactCommand
-		if err := decode(&b); err != nil {
-			return nil, err
-		}
-		return r.compactLocal(ctx, c.Owner, c.SessionID, b.Instruction)
-	case cmdImportTurns:
-		var b importTurnsCommand
-		if err := decode(&b); err != nil {
-			return nil, err
-		}
-		return r.importTurnsLocal(ctx, c.Owner, c.SessionID, b.From, b.Turns)
-	case cmdResume:
-		var b resumeCommand
-		if err := decode(&b); err != nil {
-			return nil, err
-		}
-		return r.resumeLocal(ctx, c.Owner, c.SessionID, b.Params)
-	case cmdComplete:
-		var b completeCommand
-		if err := decode(&b); err != nil {
-			return nil, err
-		}
-		if b.Answer.IdempotencyKey == "" {
-			b.Answer.IdempotencyKey = commandKey(c.ID)
-		}
-		row, err := r.store.GetDeferred(ctx, b.Token)
-		if err != nil {
-			return nil, r.gone.explain(b.Token, err)
-		}
-		return r.completeLocal(ctx, c.Owner, row, b.Answer, b.Resume, b.Params)
-	case cmdDelete:
-		return nil, r.deleteLocal(ctx, c.SessionID)
-	case cmdWatch:
-		var b watchCommand
-		if err := decode(&b); err != nil {
-			return nil, err
-		}
-		var w session.Watch
-		err := r.holding(ctx, c.SessionID, func() error {
-			var err error
-			w, err = r.watchLocal(ctx, b.Watcher, b.WatcherOwner, c.SessionID, b.TTL)
-			return err
-		})
-		return w, err
-	case cmdUnwatch:
-		var b watchCommand
-		if err := decode(&b); err != nil {
-			return nil, err
-		}
-		return nil, r.holding(ctx, c.SessionID, func() error { return r.unwatchLocal(ctx, b.Watcher, c.SessionID) })
-	case cmdFork:
-		var b forkCommand
-		if err := decode(&b); err != nil {
-			return nil, err
-		}
-		// The copy's id is the command's: applied again, the fork finds
-		// the copy the first apply made (the commands of one session are
-		// applied one at a time, so nothing makes it in between).
-		forkID := uuid.NewSHA1(uuid.NameSpaceOID, []byte(commandKey(c.ID))).String()
-		m, err := r.store.GetMeta(ctx, forkID)
-		switch {
-		case err == nil && m.ForkedFrom == c.SessionID:
-			return forkAnswer{ID: forkID}, nil
-		case err != nil && errs.KindOf(err) != errs.KindNotFound:
-			return nil, err
-		}
-		_, err = r.forkLocal(ctx, c.Owner, c.SessionID, b, forkID)
-		return forkAnswer{ID: forkID}, err
-	}
-	return nil, errs.Invalid(errs.CodeUnknownCommand, "unknown command kind %q", c.Kind)
 }
 
 // holding runs fn while this server holds the session loaded (its lease
