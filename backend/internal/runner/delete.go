@@ -108,11 +108,9 @@ func (r *Runner) deleteLocal(ctx context.Context, target string) error {
 				return err
 			}
 		}
-		if a.lease != nil {
-			// Deleted with the session.
-			r.leases.takeAt(a.id, a.lease.Epoch)
-			a.lease = nil
-		}
+		// The hold went with the session.
+		r.place.Deleted(a.hold)
+		a.hold = nil
 		a.closeRun()
 		r.gone.add(a.pendingTokens(), "its session was deleted")
 		a.deleted = true

@@ -124,7 +124,7 @@ func (r *Runner) deliverLocal(ctx context.Context, owner, to string, m session.M
 			if c := committer.Classify(err); c == committer.Closing || c == committer.Lost {
 				// The mail is stored: the next start, or the server that
 				// runs the session now, wakes the session for it (see
-				// Recover and failover.go), so the sender is told the
+				// Recover and placement/leased), so the sender is told the
 				// truth, that it was accepted.
 				return nil
 			}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/agents-os/agents/backend/internal/errs"
+	"github.com/agents-os/agents/backend/internal/placement"
 	"github.com/agents-os/agents/backend/internal/session"
 	"github.com/agents-os/agents/backend/internal/store"
 )
@@ -56,24 +57,16 @@ type none struct{}
 // returns; forwarded says which.
 func onHolder[A any, O operation[A]](ctx context.Context, r *Runner, owner, id string, o O) (ans A, forwarded bool, err error) {
 	var local A
-	forwarded, err = r.route(ctx, id, owner, o.name(), o, &ans, func() error {
+	cmd := placement.Command{SessionID: id, Owner: owner, Kind: o.name(), Body: o}
+	forwarded, err = r.place.Run(ctx, cmd, func() error {
 		var err error
 		local, err = o.apply(ctx, r, target{session: id, owner: owner})
 		return err
-	})
+	}, &ans)
 	if !forwarded {
 		ans = local
 	}
 	return ans, forwarded, err
-}
-
-// encodeBody is an operation's body as its command carries it.
-func encodeBody(body any) (string, error) {
-	b, err := json.Marshal(body)
-	if err != nil {
-		return "", err
-	}
-	return string(b), nil
 }
 
 // receiver is an operation as the holder of a session finds it, by

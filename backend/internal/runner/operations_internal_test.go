@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agents-os/agents/backend/internal/placement"
 )
 
 // Every type of the package that is an operation (it has the apply of
@@ -87,7 +89,7 @@ func TestOperationsRoundTripThroughForwarding(t *testing.T) {
 			}
 			sample := reflect.New(reflect.TypeOf(zero)).Elem()
 			fill(sample, 0)
-			body, err := encodeBody(sample.Interface())
+			body, err := placement.EncodeBody(sample.Interface())
 			if err != nil {
 				t.Fatalf("encode: %v", err)
 			}

@@ -140,9 +140,6 @@ func (r *Runner) WatchSession(ctx context.Context, owner, watcher, target string
 			watcherOwner = m.Owner
 		}
 	}
-	if r.cluster == nil {
-		return r.watchLocal(ctx, watcher, watcherOwner, target, ttl)
-	}
 	// The index is the target's holder's: the watch is put there.
 	w, _, err := onHolder(ctx, r, owner, target, watchCommand{Watcher: watcher, WatcherOwner: watcherOwner, TTL: ttl})
 	return w, err
@@ -159,7 +156,7 @@ func (watchCommand) name() string { return "watch_session" }
 
 func (b watchCommand) apply(ctx context.Context, r *Runner, at target) (session.Watch, error) {
 	var w session.Watch
-	err := r.holding(ctx, at.session, func() error {
+	err := r.place.Holding(ctx, at.session, func() error {
 		var err error
 		w, err = r.watchLocal(ctx, b.Watcher, b.WatcherOwner, at.session, b.TTL)
 		return err
@@ -196,9 +193,6 @@ func (r *Runner) UnwatchSession(ctx context.Context, owner, watcher, target stri
 	if owner != AnyOwner && m.Owner != owner {
 		return errs.NotFound(errs.CodeUnknownSession, "unknown session %s", watcher)
 	}
-	if r.cluster == nil {
-		return r.unwatchLocal(ctx, watcher, target)
-	}
 	_, _, err = onHolder(ctx, r, owner, target, unwatchCommand{Watcher: watcher})
 	return err
 }
@@ -211,7 +205,7 @@ type unwatchCommand struct {
 func (unwatchCommand) name() string { return "unwatch_session" }
 
 func (b unwatchCommand) apply(ctx context.Context, r *Runner, at target) (none, error) {
-	err := r.holding(ctx, at.session, func() error { return r.unwatchLocal(ctx, b.Watcher, at.session) })
+	err := r.place.Holding(ctx, at.session, func() error { return r.unwatchLocal(ctx, b.Watcher, at.session) })
 	if errs.KindOf(err) == errs.KindNotFound {
 		// The target is gone, and its watches with it.
 		err = r.unwatchLocal(ctx, b.Watcher, at.session)
@@ -355,7 +349,7 @@ func (a *actor) delivered(notes []watchNote) {
 				r.watches.remove(n.watcher, a.id)
 			} else if errs.CodeOf(err) == errs.CodeLeaseHeld {
 				// Another server runs the watcher: it was told of its
-				// mail (see mailStored).
+				// mail (see placement.Placement.MailStored).
 			} else if err != nil && r.ctx.Err() == nil {
 				r.log.Error("hand watch mail over", "watcher", n.watcher, "target", a.id, "err", err)
 			}
