@@ -234,7 +234,7 @@ func (a *app) startStack(ctx context.Context, res *config.Resolved, log *slog.Lo
 		Propagator: s.traces.Propagator,
 	}
 	if s.feed != nil {
-		deps.Leases, deps.Feed = leaseReport{s.runner}, s.feed.seq
+		deps.Leases, deps.Feed = leaseReport{s.feed.place}, s.feed.seq
 	}
 	s.server = server.New(deps)
 	started = true

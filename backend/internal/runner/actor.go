@@ -10,8 +10,8 @@ import (
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/backend/internal/catalog"
 	"github.com/agents-os/agents/backend/internal/errs"
+	"github.com/agents-os/agents/backend/internal/placement"
 	"github.com/agents-os/agents/backend/internal/session"
-	"github.com/agents-os/agents/backend/internal/store"
 )
 
 // state is a loaded session: everything the actor owns.
@@ -70,9 +70,10 @@ type actor struct {
 	// phase is where the session was when last looked at, for its parent
 	// (see notePhase).
 	phase phase
-	// lease is the session's run lease when servers share the database
-	// (nil otherwise, and until a session being created is stored).
-	lease *store.Lease
+	// hold is this server's hold on the session (see placement.Hold):
+	// nil until it is taken, before the session is read, or once a
+	// session being created is stored.
+	hold *placement.Hold
 	// origin is the span context of the caller of the command in hand
 	// (see call): a run the command starts is its child (see trace.go).
 	origin trace.SpanContext
@@ -140,7 +141,7 @@ func (a *actor) loop(st *state) {
 		a.ws.end(err)
 	} else {
 		a.restore(st)
-		if a.lease != nil {
+		if a.hold != nil && a.hold.TakeUp {
 			// A session loaded here runs nowhere else: what it was doing
 			// when its last holder stopped (a run, a wake for its mail)
 			// is taken up here, as at a restart, before the request that
@@ -153,26 +154,21 @@ func (a *actor) loop(st *state) {
 	a.serve()
 }
 
-// loadHeld loads the actor's session: with servers sharing the
-// database, once it took the session's lease, and with the watches of
-// the session, which the server that held it kept (see watches).
+// loadHeld loads the actor's session once it holds it, and, for a
+// session that may come from another server, the watches of it, which
+// the server that held it kept (see watches).
 func (a *actor) loadHeld(ctx context.Context) (*state, error) {
-	if a.r.cluster == nil {
-		return a.r.load(ctx, a.id)
-	}
-	if err := a.takeLease(ctx); err != nil {
+	if err := a.takeHold(ctx); err != nil {
 		return nil, err
 	}
 	st, err := a.r.load(ctx, a.id)
-	if err == nil {
+	if err == nil && a.hold.TakeUp {
 		err = a.r.watchersFromStore(ctx, a.id)
 	}
 	if err == nil {
-		// The commands other servers left for the session are now
-		// this server's to apply.
-		a.r.kickApplier()
+		a.r.place.Loaded(a.hold)
 	}
-	// On failure the lease goes when the actor does (see evictLocked).
+	// On failure the hold goes when the actor does (see evictLocked).
 	return st, err
 }
 

@@ -423,11 +423,11 @@ func (a *actor) reload() {
 
 // stored makes a stored edit the actor's state.
 func (a *actor) stored(e *edit) {
-	if e.create && a.r.cluster != nil {
-		// The lease of a session can only be taken once it is stored.
+	if e.create {
+		// The hold of a session can only be taken once it is stored.
 		// Another server that took it in between (it saw a running
 		// session without a server) runs it now.
-		if err := a.takeLease(a.r.ctx); err != nil {
+		if err := a.takeHold(a.r.ctx); err != nil {
 			a.loseLease(err)
 		}
 	}
@@ -452,8 +452,8 @@ func (r *Runner) write(ctx context.Context, ch *store.Change, evs []*agentsv1.Ev
 		// context): say so, as the committer would.
 		return errClosing
 	}
-	if err == nil && r.cluster != nil && len(ch.NewMail) > 0 {
-		r.mailStored(ch.NewMail)
+	if err == nil && len(ch.NewMail) > 0 {
+		r.place.MailStored(ch.NewMail)
 	}
 	return err
 }

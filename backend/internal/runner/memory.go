@@ -32,12 +32,13 @@ import (
 //     whose mail waits for a free run (see slots), which Recover builds
 //     again after a restart from the sessions with pending mail.
 //   - With servers sharing the database, the copy is the truth only
-//     while this server holds the session's run lease: load reads it
-//     only once the lease is taken, and a session whose lease is lost is
-//     unloaded without writing (see lease.go), so a lease taken again
-//     reads the store again. Mail another server stores for a session
-//     held here is taken in when that server says so (refreshMail), and
-//     the watches of a target are read when its lease is taken.
+//     while this server holds the session (see placement.Hold): load
+//     reads it only once the hold is taken, and a session whose hold is
+//     lost is unloaded without writing (see lease.go), so a hold taken
+//     again reads the store again. Mail another server stores for a
+//     session held here is taken in when that server says so
+//     (refreshMail), and the watches of a target are read when a hold
+//     that takes it up is taken.
 
 // restore makes st, just read from the store (or just created), the
 // actor's session, with what the runner kept of it: its params, and a

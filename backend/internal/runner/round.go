@@ -189,21 +189,36 @@ func (r *Runner) CompleteCall(ctx context.Context, owner, token string, answer C
 	if err != nil {
 		return session.Meta{}, 0, r.gone.explain(token, err)
 	}
-	var ans completeAnswer
-	body := completeCommand{Token: token, Answer: answer, Resume: resume, Params: params}
-	_, err = r.onHolder(ctx, row.SessionID, owner, cmdComplete, body, &ans, func() error {
-		var err error
-		ans, err = r.completeLocal(ctx, owner, row, answer, resume, params)
-		return err
-	})
+	body := completeCommand{Token: token, Answer: answer, Resume: resume, Params: params, row: row}
+	ans, _, err := onHolder(ctx, r, owner, row.SessionID, body)
 	return ans.Meta, ans.Remaining, err
 }
 
+// completeCommand is CompleteCall on the holder of the call's session.
 type completeCommand struct {
 	Token  string            `json:"token"`
 	Answer CallAnswer        `json:"answer"`
 	Resume bool              `json:"resume,omitempty"`
 	Params map[string]string `json:"params,omitempty"`
+	// row is the call as the accepting server read it; the holder
+	// reads it again.
+	row session.DeferredCall
+}
+
+func (completeCommand) name() string { return "complete_call" }
+
+func (b completeCommand) apply(ctx context.Context, r *Runner, at target) (completeAnswer, error) {
+	row := b.row
+	if at.forwarded() {
+		if b.Answer.IdempotencyKey == "" {
+			b.Answer.IdempotencyKey = at.commandKey()
+		}
+		var err error
+		if row, err = r.store.GetDeferred(ctx, b.Token); err != nil {
+			return completeAnswer{}, r.gone.explain(b.Token, err)
+		}
+	}
+	return r.completeLocal(ctx, at.owner, row, b.Answer, b.Resume, b.Params)
 }
 
 type completeAnswer struct {
