@@ -3,7 +3,7 @@ import { useQuery } from "@connectrpc/connect-query";
 import { useId, useState } from "react";
 import { Link, useParams } from "react-router";
 import { AgentService, type AgentVersion } from "../../../gen/agents/v1/agent_pb";
-import { errorText } from "../../chat/lib/format";
+import { errorText } from "../../../lib/error-text";
 import { pretty } from "../lib/definition";
 import { agentPath } from "../lib/source";
 import { JsonEditor } from "./json-editor";

@@ -2,7 +2,7 @@ import { useQuery } from "@connectrpc/connect-query";
 import { useId } from "react";
 import { Link } from "react-router";
 import { AgentService } from "../../../gen/agents/v1/agent_pb";
-import { errorText } from "../../chat/lib/format";
+import { errorText } from "../../../lib/error-text";
 import { agentPath, isStored, newAgentPath, sourceLabel, versionLabel } from "../lib/source";
 
 // AgentsPage lists every agent the server offers, file and stored, each

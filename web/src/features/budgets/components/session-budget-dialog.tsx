@@ -1,7 +1,7 @@
 import { useRef, useState, type FormEvent } from "react";
 import { Dialog } from "../../../components/dialog";
 import type { SessionMeta } from "../../../gen/agents/v1/session_pb";
-import { errorText } from "../../chat/lib/format";
+import { errorText } from "../../../lib/error-text";
 import { budgetOf, fieldsOf, isFieldError, parseLimits, type FieldError, type LimitFields, type Stop } from "../lib/budget";
 import { BudgetMeter } from "./budget-meter";
 import { LimitsFields } from "./limits-fields";

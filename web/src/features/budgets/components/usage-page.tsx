@@ -3,8 +3,9 @@ import { createConnectQueryKey, useMutation, useQuery } from "@connectrpc/connec
 import { useQueryClient } from "@tanstack/react-query";
 import { useId, useState, type FormEvent } from "react";
 import { BudgetPeriod, OwnerService, type OwnerUsage } from "../../../gen/agents/v1/owner_pb";
+import { errorText } from "../../../lib/error-text";
 import { useAdmin } from "../../../lib/event-stream-context";
-import { errorText, formatCount, formatUsd } from "../../chat/lib/format";
+import { formatCount, formatUsd } from "../../../lib/format";
 import { isUnimplemented, useOwnUsage } from "../hooks/use-budgets";
 import { currentPeriodLabel, fieldsOf, isFieldError, parseLimits, periodLabel, sourceLabel, type FieldError, type LimitFields } from "../lib/budget";
 import { BudgetMeter } from "./budget-meter";

@@ -1,7 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { BudgetStateSchema, SessionMetaSchema, SessionStatus, TurnSchema } from "../../../gen/agents/v1/session_pb";
-import { formatUsd } from "../../chat/lib/format";
 import { budgetStop, fieldsOf, isFieldError, latestSpend, limits, nextCallNeeds, parseLimits } from "./budget";
 
 const state = (init: Parameters<typeof create<typeof BudgetStateSchema>>[1]) => create(BudgetStateSchema, init);
@@ -30,12 +29,6 @@ describe("limits", () => {
   it("works out what is left when the server did not say", () => {
     const [, cost] = limits(state({ budget: { costUsd: 2 }, spent: { costUsd: 2.5 } }));
     expect(cost).toMatchObject({ left: "$0.00", over: true });
-  });
-});
-
-describe("formatUsd", () => {
-  it("words dollars, cents and what a few tokens cost", () => {
-    expect([0, 0.00001, 0.0012, 0.001, 0.5, 12.345, 2500].map(formatUsd)).toEqual(["$0.00", "<$0.0001", "$0.0012", "$0.001", "$0.50", "$12.35", "$2,500"]);
   });
 });
 

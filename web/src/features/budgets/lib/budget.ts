@@ -5,7 +5,7 @@
 import { create } from "@bufbuild/protobuf";
 import { BudgetSchema, BudgetStateSchema, SpendSchema, type Budget, type BudgetState, type SessionMeta, SessionStatus, type Turn } from "../../../gen/agents/v1/session_pb";
 import { BudgetPeriod, BudgetSource } from "../../../gen/agents/v1/owner_pb";
-import { formatCount, formatUsd } from "../../chat/lib/format";
+import { formatCount, formatUsd } from "../../../lib/format";
 
 // The status reason of a run stopped before a model call because a
 // budget is spent.

@@ -4,9 +4,10 @@ import { Link } from "react-router";
 import type { AgentDescriptor } from "../../../gen/agents/v1/agent_pb";
 import { SessionStatus, type SessionMeta } from "../../../gen/agents/v1/session_pb";
 import { SessionService } from "../../../gen/agents/v1/session_service_pb";
+import { formatTokens } from "../../../lib/format";
 import { BudgetMeter } from "../../budgets/components/budget-meter";
 import { controlHelp } from "../lib/controls";
-import { formatTokens, formatUsage, statusLabel } from "../lib/format";
+import { formatUsage, statusLabel } from "../lib/format";
 
 export interface Controls {
   pauseOrResume: () => void;
