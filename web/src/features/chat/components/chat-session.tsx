@@ -8,15 +8,14 @@ import { errorText } from "../../../lib/error-text";
 import { narrowScreen, useMediaQuery } from "../../../lib/media-query";
 import { useShortcut } from "../../../lib/shortcuts";
 import { createSessionClient } from "../../../lib/transport";
-import { BudgetStopNote } from "../../budgets/components/budget-stop-note";
-import { SessionBudgetDialog } from "../../budgets/components/session-budget-dialog";
-import { budgetStop, nextCallNeeds } from "../../budgets/lib/budget";
 import { exportMarkdown } from "../api/export-session";
 import { useDraftsConnected } from "../hooks/use-draft";
 import { useSession } from "../hooks/use-session";
 import { heldText, holdText } from "../lib/composer-memory";
 import { drafts } from "../lib/draft-store";
 import { acceptsInput, isBusy } from "../lib/session-state";
+import { budgetStop, nextCallNeeds } from "../lib/tree-budget";
+import { BudgetStopNote } from "./budget-stop-note";
 import { ChatHeader, type Controls } from "./chat-header";
 import { CompactDialog } from "./compact-dialog";
 import { Composer, type ComposerMessage } from "./composer";
@@ -25,6 +24,7 @@ import { DraftPanel } from "./draft-panel";
 import { MailTab } from "./mail-tab";
 import { given, ParamsForm } from "./params-form";
 import { PendingCalls } from "./pending-calls";
+import { SessionBudgetDialog } from "./session-budget-dialog";
 import { Transcript } from "./transcript";
 
 // ChatSession is one open session: header and controls, the conversation

@@ -1,6 +1,6 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { useQuery } from "@connectrpc/connect-query";
-import { OwnerService } from "../../../gen/agents/v1/owner_pb";
+import { OwnerService } from "../gen/agents/v1/owner_pb";
 
 // useOwnUsage reads the caller's own usage (GetOwnerUsage with no owner).
 export function useOwnUsage(enabled = true) {
