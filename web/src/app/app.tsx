@@ -7,13 +7,13 @@ import { AgentVersionsPage } from "../features/agents/components/agent-versions"
 import { AgentsPage } from "../features/agents/components/agents-page";
 import { SignIn } from "../features/auth/components/sign-in";
 import { UsagePage } from "../features/budgets/components/usage-page";
-import { useBudgetsSupported } from "../features/budgets/hooks/use-budgets";
 import { SignOutButton } from "../features/auth/components/sign-out-button";
 import { useAuth } from "../features/auth/hooks/use-auth";
 import { ChatPage } from "../features/chat/components/chat-page";
 import { Home } from "../features/sessions/components/home";
 import { Sidebar } from "../features/sessions/components/sidebar";
 import { RevealSessions } from "../features/sessions/hooks/use-reveal-sessions";
+import { useBudgetsSupported } from "../lib/budgets-supported";
 import { narrowScreen, useMediaQuery } from "../lib/media-query";
 import { shortcuts, useShortcut } from "../lib/shortcuts";
 import { ConnectionStatus } from "./connection-status";

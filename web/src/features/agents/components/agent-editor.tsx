@@ -4,9 +4,10 @@ import { useQueryClient } from "@tanstack/react-query";
 import { useId, useMemo, useRef, useState } from "react";
 import { Link, useLocation, useNavigate, useParams } from "react-router";
 import { AgentService, type AgentDescriptor } from "../../../gen/agents/v1/agent_pb";
-import { errorText } from "../../chat/lib/format";
+import { errorText } from "../../../lib/error-text";
+import { agentPath } from "../../../lib/paths";
 import { definitionError, newDefinition, placeAt, placeOf, pretty, syntaxError, type DefinitionError, type Place } from "../lib/definition";
-import { agentPath, isStored } from "../lib/source";
+import { isStored } from "../lib/source";
 import { JsonEditor, type JsonEditorHandle } from "./json-editor";
 
 // NewAgentPage stores a new agent from its definition.

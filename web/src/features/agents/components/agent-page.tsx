@@ -3,8 +3,9 @@ import { useQuery } from "@connectrpc/connect-query";
 import { useId, useState } from "react";
 import { Link, useNavigate, useParams } from "react-router";
 import { AgentService, ToolKind, type AgentDescriptor } from "../../../gen/agents/v1/agent_pb";
+import { agentPath } from "../../../lib/paths";
 import { limitsText } from "../lib/limits";
-import { agentPath, isStored } from "../lib/source";
+import { isStored } from "../lib/source";
 import { DeleteAgentDialog } from "./delete-agent-dialog";
 
 const kindLabels: Record<ToolKind, string> = {

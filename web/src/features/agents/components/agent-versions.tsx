@@ -3,9 +3,9 @@ import { useQuery } from "@connectrpc/connect-query";
 import { useId, useState } from "react";
 import { Link, useParams } from "react-router";
 import { AgentService, type AgentVersion } from "../../../gen/agents/v1/agent_pb";
-import { errorText } from "../../chat/lib/format";
+import { errorText } from "../../../lib/error-text";
+import { agentPath } from "../../../lib/paths";
 import { pretty } from "../lib/definition";
-import { agentPath } from "../lib/source";
 import { JsonEditor } from "./json-editor";
 
 // AgentVersionsPage lists a stored agent's versions, newest first; one

@@ -2,8 +2,9 @@ import { useQuery } from "@connectrpc/connect-query";
 import { useId } from "react";
 import { Link } from "react-router";
 import { AgentService } from "../../../gen/agents/v1/agent_pb";
-import { errorText } from "../../chat/lib/format";
-import { agentPath, isStored, newAgentPath, sourceLabel, versionLabel } from "../lib/source";
+import { errorText } from "../../../lib/error-text";
+import { agentPath, newAgentPath } from "../../../lib/paths";
+import { isStored, sourceLabel, versionLabel } from "../lib/source";
 
 // AgentsPage lists every agent the server offers, file and stored, each
 // with where it comes from and, stored, its version; New agent stores

@@ -2,7 +2,7 @@ import { createConnectQueryKey, useMutation } from "@connectrpc/connect-query";
 import { useQueryClient } from "@tanstack/react-query";
 import { useEffect, useRef } from "react";
 import { AgentService, type AgentDescriptor } from "../../../gen/agents/v1/agent_pb";
-import { errorText } from "../../chat/lib/format";
+import { errorText } from "../../../lib/error-text";
 
 interface Props {
   agent: AgentDescriptor;

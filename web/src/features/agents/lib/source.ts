@@ -1,13 +1,5 @@
 import { AgentSource, type AgentDescriptor } from "../../../gen/agents/v1/agent_pb";
 
-// The page that creates an agent: "+" is in no slug, so no agent's page
-// is hidden behind it.
-export const newAgentPath = "/agents/+new";
-
-export function agentPath(slug: string, page?: "edit" | "versions"): string {
-  return `/agents/${encodeURIComponent(slug)}${page ? `/${page}` : ""}`;
-}
-
 // isStored reports whether an agent is the API's to change.
 export function isStored(a: AgentDescriptor | undefined): boolean {
   return a?.source === AgentSource.STORED;

@@ -2,13 +2,15 @@ import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { createConnectQueryKey, useMutation, useQuery } from "@connectrpc/connect-query";
 import { useQueryClient } from "@tanstack/react-query";
 import { useId, useState, type FormEvent } from "react";
+import { BudgetMeter } from "../../../components/budget-meter";
+import { LimitsFields } from "../../../components/limits-fields";
 import { BudgetPeriod, OwnerService, type OwnerUsage } from "../../../gen/agents/v1/owner_pb";
+import { fieldsOf, isFieldError, parseLimits, type FieldError, type LimitFields } from "../../../lib/budget";
+import { isUnimplemented, useOwnUsage } from "../../../lib/budgets-supported";
+import { errorText } from "../../../lib/error-text";
 import { useAdmin } from "../../../lib/event-stream-context";
-import { errorText, formatCount, formatUsd } from "../../chat/lib/format";
-import { isUnimplemented, useOwnUsage } from "../hooks/use-budgets";
-import { currentPeriodLabel, fieldsOf, isFieldError, parseLimits, periodLabel, sourceLabel, type FieldError, type LimitFields } from "../lib/budget";
-import { BudgetMeter } from "./budget-meter";
-import { LimitsFields } from "./limits-fields";
+import { formatCount, formatUsd } from "../../../lib/format";
+import { currentPeriodLabel, periodLabel, sourceLabel } from "../lib/owner-budget";
 
 // UsagePage is an owner's spend: the caller's own in the current period
 // of its budget and in total, with the budget and what is left; below it

@@ -1,12 +1,13 @@
 import { useQuery } from "@connectrpc/connect-query";
 import { useEffect, useId, useRef, useState, type ReactNode } from "react";
 import { Link } from "react-router";
+import { BudgetMeter } from "../../../components/budget-meter";
 import type { AgentDescriptor } from "../../../gen/agents/v1/agent_pb";
 import { SessionStatus, type SessionMeta } from "../../../gen/agents/v1/session_pb";
 import { SessionService } from "../../../gen/agents/v1/session_service_pb";
-import { BudgetMeter } from "../../budgets/components/budget-meter";
+import { formatTokens } from "../../../lib/format";
 import { controlHelp } from "../lib/controls";
-import { formatTokens, formatUsage, statusLabel } from "../lib/format";
+import { formatUsage, statusLabel } from "../lib/format";
 
 export interface Controls {
   pauseOrResume: () => void;

@@ -1,7 +1,7 @@
 import { useState, type FormEvent } from "react";
 import { Dialog } from "../../../components/dialog";
 import type { CompactResponse } from "../../../gen/agents/v1/session_service_pb";
-import { errorText } from "../lib/format";
+import { errorText } from "../../../lib/error-text";
 
 interface Props {
   open: boolean;

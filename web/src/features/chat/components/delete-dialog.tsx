@@ -2,7 +2,7 @@ import { useMutation, useQuery } from "@connectrpc/connect-query";
 import { useEffect, useRef } from "react";
 import { DeleteMode, SessionService } from "../../../gen/agents/v1/session_service_pb";
 import type { SessionMeta } from "../../../gen/agents/v1/session_pb";
-import { errorText } from "../lib/format";
+import { errorText } from "../../../lib/error-text";
 
 interface Props {
   meta: SessionMeta;

@@ -3,8 +3,9 @@ import { useEffect, useState } from "react";
 import { Link } from "react-router";
 import { MailPriority, type MailEnvelope } from "../../../gen/agents/v1/mail_pb";
 import { SessionService } from "../../../gen/agents/v1/session_service_pb";
+import { errorText } from "../../../lib/error-text";
 import { useEventStream } from "../../../lib/event-stream-context";
-import { errorText, mailText, senderOf } from "../lib/format";
+import { mailText, senderOf } from "../lib/format";
 
 // MailTab is the session's mailbox: every piece of mail or only the
 // pending ones, newest first, and, unless the session is read-only, a

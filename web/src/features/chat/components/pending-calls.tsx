@@ -2,7 +2,8 @@ import { useMutation } from "@connectrpc/connect-query";
 import { useState } from "react";
 import type { DeferredCall } from "../../../gen/agents/v1/session_pb";
 import { SessionService } from "../../../gen/agents/v1/session_service_pb";
-import { errorText, prettyJson } from "../lib/format";
+import { errorText } from "../../../lib/error-text";
+import { prettyJson } from "../lib/format";
 
 interface Props {
   calls: DeferredCall[];

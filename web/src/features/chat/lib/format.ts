@@ -1,9 +1,9 @@
 // How the chat view words things.
 
 import type { Duration } from "@bufbuild/protobuf/wkt";
-import { ConnectError } from "@connectrpc/connect";
 import type { MailEnvelope } from "../../../gen/agents/v1/mail_pb";
 import { SessionStatus, ToolResultStatus, type Compaction, type Usage } from "../../../gen/agents/v1/session_pb";
+import { formatCount, formatTokens, formatUsd } from "../../../lib/format";
 
 export function statusLabel(s: SessionStatus | undefined): string {
   switch (s) {
@@ -33,19 +33,6 @@ export function resultLabel(s: ToolResultStatus): string {
   return "ok";
 }
 
-export function formatCount(n: bigint | number): string {
-  const v = Number(n);
-  if (v >= 1_000_000) return `${(v / 1_000_000).toFixed(1)}M`;
-  if (v >= 10_000) return `${Math.round(v / 1000)}k`;
-  if (v >= 1000) return `${(v / 1000).toFixed(1)}k`;
-  return String(v);
-}
-
-// formatTokens is a token count in full, its thousands grouped: 38,204.
-export function formatTokens(n: bigint | number): string {
-  return Number(n).toLocaleString("en-US");
-}
-
 // compactionText says what a compaction did, on one line: "41 turns
 // summarised · 38,204 → 2,310 tokens · $0.0012".
 export function compactionText(c: Compaction): string {
@@ -65,16 +52,6 @@ export function compactionReason(reason: string): string | undefined {
   if (reason === "overflow") return "window overflowed";
   if (reason === "manual") return "on request";
   return undefined;
-}
-
-// formatUsd words US dollars: cents, or the first digits that count
-// below a cent (what a few tokens cost).
-export function formatUsd(v: number): string {
-  if (v === 0) return "$0.00";
-  if (v < 0.0001) return "<$0.0001";
-  if (v < 0.01) return `$${v.toPrecision(2).replace(/0+$/, "")}`;
-  if (v < 1000) return `$${v.toFixed(2)}`;
-  return `$${Math.round(v).toLocaleString("en-US")}`;
 }
 
 export function formatUsage(u: Usage | undefined): { label: string; value: string }[] {
@@ -164,12 +141,6 @@ export function prettyJson(s: string): string {
 export function firstLine(s: string): string {
   const line = s.split("\n").find((l) => l.trim() !== "") ?? "";
   return line.length > 120 ? `${line.slice(0, 120)}…` : line;
-}
-
-// errorText is what to tell the user of a failed call.
-export function errorText(err: unknown): string {
-  if (err instanceof ConnectError) return err.rawMessage || err.message;
-  return err instanceof Error ? err.message : String(err);
 }
 
 // helperProgress is what a helper's progress line says past the helper

@@ -20,7 +20,7 @@ import {
   type Turn,
 } from "../../../gen/agents/v1/session_pb";
 import { follows, type Position } from "../../../lib/event-stream";
-import { latestSpend } from "../../budgets/lib/budget";
+import { latestSpend } from "./tree-budget";
 
 // Positions are the event stream's: ordered by follows, which does not
 // place one server's deltas after another's at one seq.

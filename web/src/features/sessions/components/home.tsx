@@ -1,12 +1,12 @@
 import { useMutation, useQuery } from "@connectrpc/connect-query";
 import { useEffect, useId, useRef, useState, type FormEvent } from "react";
 import { Link, useLocation, useNavigate, useSearchParams } from "react-router";
+import { LimitsFields } from "../../../components/limits-fields";
 import { AgentService, type AgentDescriptor } from "../../../gen/agents/v1/agent_pb";
 import { SessionService } from "../../../gen/agents/v1/session_service_pb";
-import { newAgentPath } from "../../agents/lib/source";
-import { LimitsFields } from "../../budgets/components/limits-fields";
-import { useBudgetsSupported } from "../../budgets/hooks/use-budgets";
-import { budgetOf, hasLimit, isFieldError, parseLimits, type FieldError, type LimitFields } from "../../budgets/lib/budget";
+import { budgetOf, hasLimit, isFieldError, parseLimits, type FieldError, type LimitFields } from "../../../lib/budget";
+import { useBudgetsSupported } from "../../../lib/budgets-supported";
+import { newAgentPath } from "../../../lib/paths";
 
 // Home starts a new session: an agent picker, the agent's params, an
 // optional first message and title, and, on a server that keeps budgets,

@@ -5,8 +5,11 @@ import { cleanup, fireEvent, render, screen, waitFor, within } from "@testing-li
 import axe from "axe-core";
 import { MemoryRouter, Route, Routes } from "react-router";
 import { afterEach, describe, expect, it } from "vitest";
-import { AgentService } from "../../../gen/agents/v1/agent_pb";
-import { EventService, SubscribeScope } from "../../../gen/agents/v1/event_pb";
+import { AuthStore, type TokenStorage } from "../features/auth/api/auth-store";
+import { UsagePage } from "../features/budgets/components/usage-page";
+import { Home } from "../features/sessions/components/home";
+import { AgentService } from "../gen/agents/v1/agent_pb";
+import { EventService, SubscribeScope } from "../gen/agents/v1/event_pb";
 import {
   BudgetPeriod,
   BudgetSource,
@@ -14,12 +17,9 @@ import {
   OwnerUsageSchema,
   type OwnerUsage,
   type SetOwnerBudgetRequest,
-} from "../../../gen/agents/v1/owner_pb";
-import { SessionService, type CreateSessionRequest } from "../../../gen/agents/v1/session_service_pb";
-import { Providers } from "../../../app/providers";
-import { AuthStore, type TokenStorage } from "../../auth/api/auth-store";
-import { Home } from "../../sessions/components/home";
-import { UsagePage } from "./usage-page";
+} from "../gen/agents/v1/owner_pb";
+import { SessionService, type CreateSessionRequest } from "../gen/agents/v1/session_service_pb";
+import { Providers } from "./providers";
 
 afterEach(cleanup);
 

@@ -1,4 +1,4 @@
-import type { BudgetState } from "../../../gen/agents/v1/session_pb";
+import type { BudgetState } from "../gen/agents/v1/session_pb";
 import { limits } from "../lib/budget";
 
 // BudgetMeter shows what was spent against a budget: per measure

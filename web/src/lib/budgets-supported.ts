@@ -1,8 +1,11 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { useQuery } from "@connectrpc/connect-query";
-import { OwnerService } from "../../../gen/agents/v1/owner_pb";
+import { OwnerService } from "../gen/agents/v1/owner_pb";
 
 // useOwnUsage reads the caller's own usage (GetOwnerUsage with no owner).
+// The usage page shows it, and useBudgetsSupported asks the same query,
+// so the shell's Usage link, the start page's budget fields and the page
+// cost one call.
 export function useOwnUsage(enabled = true) {
   return useQuery(OwnerService.method.getOwnerUsage, {}, { staleTime: 10_000, retry: false, enabled });
 }

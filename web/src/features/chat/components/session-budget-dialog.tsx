@@ -1,10 +1,11 @@
 import { useRef, useState, type FormEvent } from "react";
+import { BudgetMeter } from "../../../components/budget-meter";
 import { Dialog } from "../../../components/dialog";
+import { LimitsFields } from "../../../components/limits-fields";
 import type { SessionMeta } from "../../../gen/agents/v1/session_pb";
-import { errorText } from "../../chat/lib/format";
-import { budgetOf, fieldsOf, isFieldError, parseLimits, type FieldError, type LimitFields, type Stop } from "../lib/budget";
-import { BudgetMeter } from "./budget-meter";
-import { LimitsFields } from "./limits-fields";
+import { budgetOf, fieldsOf, isFieldError, parseLimits, type FieldError, type LimitFields } from "../../../lib/budget";
+import { errorText } from "../../../lib/error-text";
+import type { Stop } from "../lib/tree-budget";
 
 interface Props {
   open: boolean;

@@ -1,5 +1,5 @@
 import { Link } from "react-router";
-import type { Stop } from "../lib/budget";
+import type { Stop } from "../lib/tree-budget";
 
 interface Props {
   stop: Stop;
