@@ -12,6 +12,7 @@ import (
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/backend/internal/errs"
+	"github.com/agents-os/agents/backend/internal/eventually"
 	"github.com/agents-os/agents/backend/internal/runner"
 	"github.com/agents-os/agents/backend/internal/session"
 	"github.com/agents-os/agents/backend/internal/store"
@@ -478,17 +479,11 @@ func TestResumeOnTheRootResumesTheHelpersItsBudgetPaused(t *testing.T) {
 // status and no run, and returns it.
 func awaitStatus(t *testing.T, k *kernel, id string, want session.Status) runner.View {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		v := k.wait(t, id)
-		if v.Meta.Status == want {
-			return v
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("session %s: %s (%s), want %s", id, v.Meta.Status, v.Meta.StatusReason, want)
-		}
-		time.Sleep(20 * time.Millisecond)
+	var v runner.View
+	if !eventually.Holds(eventually.Patience, func() bool { v = k.wait(t, id); return v.Meta.Status == want }) {
+		t.Fatalf("session %s: %s (%s), want %s", id, v.Meta.Status, v.Meta.StatusReason, want)
 	}
+	return v
 }
 
 // A tree budget raised with auto_resume resumes the sessions of the tree

@@ -14,6 +14,7 @@ import (
 	"github.com/agents-os/agents/backend/internal/cluster"
 	"github.com/agents-os/agents/backend/internal/errs"
 	"github.com/agents-os/agents/backend/internal/events"
+	"github.com/agents-os/agents/backend/internal/eventually"
 	llmclient "github.com/agents-os/agents/backend/internal/llm"
 	"github.com/agents-os/agents/backend/internal/placement/leased"
 	"github.com/agents-os/agents/backend/internal/runner"
@@ -136,18 +137,6 @@ func (s *server) wait(t *testing.T, id string) runner.View {
 	return waitOn(t, s.run, id)
 }
 
-// eventually waits until cond holds, failing the test after 20s.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("still not so after 20s: %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // steal gives the session's lease to another holder in the store, as a
 // server would that found it expired.
 func (f *fleet) steal(t *testing.T, id, thief string) {
@@ -208,7 +197,7 @@ func TestASessionLoadedByOneServerIsNotLoadedByAnother(t *testing.T) {
 	}
 	// b is told a let the session go (and remembers who held it for a
 	// moment at most): its next reads take the session up.
-	eventually(t, "b holds the session", func() bool {
+	eventually.That(t, "b holds the session", func() bool {
 		b.wait(t, id)
 		l, err := f.db.GetLease(context.Background(), id)
 		return err == nil && l.Holder == "b"
@@ -228,8 +217,8 @@ func TestAServerWhoseLeaseWasTakenWritesNothingMore(t *testing.T) {
 	f.steal(t, id, "thief")
 	before := f.events(t, id)
 	hold.Release()
-	eventually(t, "the run stopped", func() bool { return a.run.ActiveRuns() == 0 })
-	eventually(t, "a let the session go", func() bool { return a.run.LiveSessions() == 0 })
+	eventually.That(t, "the run stopped", func() bool { return a.run.ActiveRuns() == 0 })
+	eventually.That(t, "a let the session go", func() bool { return a.run.LiveSessions() == 0 })
 	// Read on a, the session is the store's, as the thief left it.
 	if v, err := a.run.GetSession(context.Background(), "me", id, false, 0); err != nil || len(v.Turns) != 1 {
 		t.Fatalf("read on a: %v", err)
@@ -267,7 +256,7 @@ func TestALeaseFoundLostByItsRenewalStopsTheRunAtOnce(t *testing.T) {
 	}
 	before := f.events(t, id)
 	f.steal(t, id, "thief")
-	eventually(t, "the run stopped", func() bool { return a.run.ActiveRuns() == 0 })
+	eventually.That(t, "the run stopped", func() bool { return a.run.ActiveRuns() == 0 })
 	if s := a.place.Stats(); s.Lost != 1 {
 		t.Errorf("stats = %+v, want one lost lease", s)
 	}
@@ -291,7 +280,7 @@ func TestAnotherServerFinishesTheRunOfOneThatDied(t *testing.T) {
 	<-hold.Held()
 	a.crash()
 	hold.Release()
-	eventually(t, "b claimed the session", func() bool { return b.place.Stats().Claims == 1 })
+	eventually.That(t, "b claimed the session", func() bool { return b.place.Stats().Claims == 1 })
 	v := b.wait(t, id)
 	if v.Meta.Status != session.StatusReady || len(v.Turns) != 2 || v.Turns[1].LLM.Text != "done" {
 		t.Fatalf("on b: %s (%s) with %d turns", v.Meta.Status, v.Meta.StatusReason, len(v.Turns))
@@ -362,7 +351,7 @@ func TestADrainedServerHandsItsRunsOverAtOnce(t *testing.T) {
 	id := a.create(t, "bench", "hello")
 	<-hold.Held()
 	drained := a.drain()
-	eventually(t, "a drains", func() bool {
+	eventually.That(t, "a drains", func() bool {
 		_, err := a.run.CreateSession(context.Background(), "me", runner.CreateRequest{Agent: "bench", Message: &runner.Message{Text: "x"}})
 		if err == nil {
 			t.Fatal("a session was created beside the run")
@@ -373,7 +362,7 @@ func TestADrainedServerHandsItsRunsOverAtOnce(t *testing.T) {
 	if err := <-drained; err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "b claimed the session", func() bool { return b.place.Stats().Claims == 1 })
+	eventually.That(t, "b claimed the session", func() bool { return b.place.Stats().Claims == 1 })
 	a.close()
 	v := b.wait(t, id)
 	if v.Meta.Status != session.StatusReady || len(v.Turns) != 4 || v.Turns[3].LLM.Text != "done" {
@@ -407,7 +396,7 @@ func TestADrainingServerHandsItsIdleSessionsOverAtOnce(t *testing.T) {
 	busy := a.create(t, "bench", "slow")
 	<-hold.Held()
 	drained := a.drain()
-	eventually(t, "a drains", func() bool {
+	eventually.That(t, "a drains", func() bool {
 		_, err := a.run.CreateSession(context.Background(), "me", runner.CreateRequest{Agent: "bench", Message: &runner.Message{Text: "x"}})
 		return errs.CodeOf(err) == "shutting_down"
 	})
@@ -443,7 +432,7 @@ func TestADrainingServerHandsItsIdleSessionsOverAtOnce(t *testing.T) {
 	if err := <-read; err != nil {
 		t.Errorf("read on a of the session its drain stopped: %v", err)
 	}
-	eventually(t, "b took the busy session up", func() bool { return b.place.Stats().Claims == 1 })
+	eventually.That(t, "b took the busy session up", func() bool { return b.place.Stats().Claims == 1 })
 	if v := b.wait(t, busy); v.Meta.Status != session.StatusReady || lastText(v) != "done" {
 		t.Fatalf("busy on b: %s (%s) with %d turns", v.Meta.Status, v.Meta.StatusReason, len(v.Turns))
 	}
@@ -482,7 +471,7 @@ func TestADrainingServerHandsAHelpersParentAndChildOver(t *testing.T) {
 		t.Fatal(err)
 	}
 	a.close()
-	eventually(t, "the parent's run ends", func() bool {
+	eventually.That(t, "the parent's run ends", func() bool {
 		m, err := f.db.GetMeta(ctx, parent)
 		return err == nil && m.Status != session.StatusRunning
 	})
@@ -519,7 +508,7 @@ func TestReconnectingToAServerBehindTheLogReplaysWhatItMissed(t *testing.T) {
 	id := a.create(t, "bench", "hello")
 	a.wait(t, id)
 	var logged []*agentsv1.Event
-	eventually(t, "a published every event of the run", func() bool {
+	eventually.That(t, "a published every event of the run", func() bool {
 		for {
 			select {
 			case ev := <-seen.C():
@@ -594,7 +583,7 @@ func TestAHelpersParentAndChildAreRecoveredTogether(t *testing.T) {
 	}
 	a.crash()
 	b, c := f.start(t, "b"), f.start(t, "c")
-	eventually(t, "the parent's run ends", func() bool {
+	eventually.That(t, "the parent's run ends", func() bool {
 		m, err := f.db.GetMeta(ctx, parent)
 		return err == nil && m.Status != session.StatusRunning
 	})
@@ -646,7 +635,7 @@ func TestWatchMailFromAnotherServerWakesTheWatcher(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.wait(t, target)
-	eventually(t, "the watcher ran for its mail", func() bool {
+	eventually.That(t, "the watcher ran for its mail", func() bool {
 		m, err := f.db.GetMeta(ctx, watcher)
 		return err == nil && m.TurnCount == 4 && m.Status == session.StatusReady
 	})
@@ -674,7 +663,7 @@ func TestLeaseStatsCountTheLeasesHeldAndTheirRenewal(t *testing.T) {
 		t.Fatalf("stats with a session loaded = %+v, want one lease held", s)
 	}
 	since := time.Now()
-	eventually(t, "a renewal", func() bool { return a.place.Stats().RenewedAt.After(since) })
+	eventually.That(t, "a renewal", func() bool { return a.place.Stats().RenewedAt.After(since) })
 }
 
 // childOf waits on sub for the first event of kind from a session other
@@ -682,7 +671,7 @@ func TestLeaseStatsCountTheLeasesHeldAndTheirRenewal(t *testing.T) {
 func childOf(t *testing.T, sub *events.Subscription, parent, kind, what string) string {
 	t.Helper()
 	var child string
-	eventually(t, what, func() bool {
+	eventually.That(t, what, func() bool {
 		for {
 			select {
 			case ev := <-sub.C():

@@ -15,6 +15,7 @@ import (
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 
 	"github.com/agents-os/agents/backend/internal/errs"
+	"github.com/agents-os/agents/backend/internal/eventually"
 	"github.com/agents-os/agents/backend/internal/runner"
 	"github.com/agents-os/agents/backend/internal/session"
 	"github.com/agents-os/agents/backend/internal/store"
@@ -96,10 +97,11 @@ func storedReady(t *testing.T, db store.Store, id string, turns int) {
 	t.Helper()
 	var m session.Meta
 	var err error
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if m, err = db.GetMeta(context.Background(), id); err == nil && m.Status == session.StatusReady && m.TurnCount == turns {
-			return
-		}
+	if eventually.Holds(10*time.Second, func() bool {
+		m, err = db.GetMeta(context.Background(), id)
+		return err == nil && m.Status == session.StatusReady && m.TurnCount == turns
+	}) {
+		return
 	}
 	t.Fatalf("stored: %s with %d turns, %v; want ready with %d within 10s", m.Status, m.TurnCount, err, turns)
 }
@@ -127,19 +129,13 @@ func logStory(t *testing.T, db store.Store, id string) []string {
 	// A commit whose reply was lost did not number its events: a
 	// server's follower of the log does it (cluster.Sequencer), which
 	// this kernel has none of.
-	for deadline := time.Now().Add(10 * time.Second); ; {
+	eventually.Within(t, 10*time.Second, "the events have their positions", func() bool {
 		pending, err := db.NumberEvents(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !pending {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("events still wait for their positions after 10s")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return !pending
+	})
 	evs, err := db.EventsAfter(context.Background(), store.EventFilter{SessionID: id}, 0, 1000)
 	if err != nil {
 		t.Fatal(err)

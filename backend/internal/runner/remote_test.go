@@ -14,6 +14,7 @@ import (
 	"github.com/agents-os/agents/backend/internal/cluster"
 	"github.com/agents-os/agents/backend/internal/errs"
 	"github.com/agents-os/agents/backend/internal/events"
+	"github.com/agents-os/agents/backend/internal/eventually"
 	"github.com/agents-os/agents/backend/internal/placement/leased"
 	"github.com/agents-os/agents/backend/internal/runner"
 	"github.com/agents-os/agents/backend/internal/runner/modelfault"
@@ -723,7 +724,7 @@ func TestACommandWhoseHolderLetsTheSessionGoIsAppliedByTheServerWaiting(t *testi
 		meta, _, err := b.run.PostMessage(ctx, "me", id, runner.Message{Text: "left behind"}, runner.RunOptions{Hold: true}, nil)
 		answered <- answer{meta, err}
 	}()
-	eventually(t, "the command is stored", func() bool {
+	eventually.That(t, "the command is stored", func() bool {
 		ids, _ := l.commands("post_message")
 		return len(ids) == 1
 	})
@@ -760,7 +761,7 @@ func TestACommandWhoseServersBothDiedIsAppliedByAServerLeft(t *testing.T) {
 		// b dies waiting: its answer is that it closes.
 		_, _, _ = b.run.PostMessage(ctx, "me", id, runner.Message{Text: "stranded"}, runner.RunOptions{Hold: true}, nil)
 	}()
-	eventually(t, "the command is stored", func() bool {
+	eventually.That(t, "the command is stored", func() bool {
 		ids, _ := l.commands("post_message")
 		return len(ids) == 1
 	})
@@ -768,7 +769,7 @@ func TestACommandWhoseServersBothDiedIsAppliedByAServerLeft(t *testing.T) {
 	a.crash()
 	// Read from the store: a read through c would load the session there,
 	// and apply the command, by itself.
-	eventually(t, "a server left applies the stranded post", func() bool {
+	eventually.That(t, "a server left applies the stranded post", func() bool {
 		_, turns, err := f.db.LoadSession(ctx, id)
 		return err == nil && userTurns(turns, "stranded") == 1
 	})
@@ -777,7 +778,7 @@ func TestACommandWhoseServersBothDiedIsAppliedByAServerLeft(t *testing.T) {
 	}
 	// No one waits for the command's answer: it is marked finished after
 	// the post it applied is stored.
-	eventually(t, "the command is finished", func() bool {
+	eventually.That(t, "the command is finished", func() bool {
 		_, finished := l.commands("post_message")
 		return finished == 1
 	})
@@ -800,20 +801,20 @@ func TestARequestForASessionWithStrandedCommandsIsAppliedAfterThem(t *testing.T)
 	go func() {
 		_, _, _ = b.run.PostMessage(ctx, "me", id, runner.Message{Text: "first"}, runner.RunOptions{Hold: true}, nil)
 	}()
-	eventually(t, "the command is stored", func() bool {
+	eventually.That(t, "the command is stored", func() bool {
 		ids, _ := l.commands("post_message")
 		return len(ids) == 1
 	})
 	b.crash()
 	a.crash()
-	eventually(t, "the dead holder's lease expires", func() bool {
+	eventually.That(t, "the dead holder's lease expires", func() bool {
 		lease, err := f.db.GetLease(ctx, id)
 		return err == nil && !lease.Live(time.Now())
 	})
 	if _, _, err := c.run.PostMessage(ctx, "me", id, runner.Message{Text: "second"}, runner.RunOptions{Hold: true}, nil); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "both posts are stored", func() bool {
+	eventually.That(t, "both posts are stored", func() bool {
 		_, turns, err := f.db.LoadSession(ctx, id)
 		return err == nil && userTurns(turns, "first") == 1 && userTurns(turns, "second") == 1
 	})
@@ -894,7 +895,7 @@ func TestGetSessionOnAnotherServerShowsTheToolCallsBeingWritten(t *testing.T) {
 		t.Fatalf("the holder's step in flight: %+v", want)
 	}
 	var read runner.View
-	eventually(t, "b shows the call being written as a does", func() bool {
+	eventually.That(t, "b shows the call being written as a does", func() bool {
 		if read, err = b.run.GetSession(ctx, "me", id, false, 0); err != nil {
 			t.Fatal(err)
 		}
