@@ -26,6 +26,12 @@ type Agent struct {
 	BashToolboxes []BashToolbox
 	MCPServers    []MCPServer
 
+	// SkillSources are the folders of the agent's Agent Skills, and
+	// AutoEnableSkills the skills active from a session's start (see
+	// skills.go).
+	SkillSources     []SkillSource
+	AutoEnableSkills []string
+
 	// Extensions of this server to the agents-exe format.
 	ClientTools      []ClientTool
 	MailInToolResult bool
@@ -105,6 +111,10 @@ type BashToolbox struct {
 	// BasenameFilter, for FileSystemDirectory only: load only executables
 	// whose file name contains this text ("" loads all).
 	BasenameFilter string
+	// Toolgroup, when set, is the group of an on-demand toolbox: its
+	// tools are offered while a session has the group active (see
+	// activation.go).
+	Toolgroup string
 }
 
 // The MCP server kinds agent files declare.
@@ -134,6 +144,10 @@ type MCPServer struct {
 	// Headers are sent with every request; values may name session
 	// params as {{param:NAME}} (see ExpandParams).
 	Headers map[string]string
+
+	// Toolgroup, when set, is the group of an on-demand server, as for
+	// a bash toolbox.
+	Toolgroup string
 }
 
 // ClientTool is a tool the server does not run: calls to it are deferred to

@@ -44,8 +44,6 @@ func agentsExeOnlyFields() []unsupportedField {
 		{name: "builtinToolboxes", cost: tools},
 		{name: "openApiToolboxes", cost: tools},
 		{name: "postgrestToolboxes", cost: tools},
-		{name: "skillSources", cost: tools},
-		{name: "autoEnableSkills"},
 		{name: "fileSandboxes"},
 		{name: "executionMode"},
 		{name: "toolCallPolicy", cost: policy},
@@ -231,6 +229,7 @@ func (d *decoder) contents(raw json.RawMessage, where places) *parsed {
 	a.BashToolboxes, toolboxDirs = d.bashToolboxes(c, where)
 	p.scanDirs = append(p.scanDirs, toolboxDirs...)
 	a.MCPServers = d.mcpServers(c)
+	d.skills(c, where, a)
 	p.extras = d.extraAgents(c, where)
 
 	a.ClientTools = d.clientTools(c)

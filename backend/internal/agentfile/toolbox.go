@@ -10,8 +10,10 @@ import (
 
 // lifecycleField reports the agents-exe toolbox fields about resource
 // lifetime and progressive disclosure, which this server does not
-// implement. Both the capitalised keys agents-exe decodes and the
-// lower-case ones its documentation shows are recognised.
+// implement for a toolbox that does not read them (bash toolboxes and
+// MCP servers read their activation: see activation.go). Both the
+// capitalised keys agents-exe decodes and the lower-case ones its
+// documentation shows are recognised.
 func lifecycleField(key string) bool {
 	switch key {
 	case "Lifetime", "Activation", "lifetime", "activation":
@@ -84,6 +86,7 @@ func (d *decoder) directoryToolbox(field string, raw json.RawMessage, where plac
 	// definitions; it has no effect, so it is read and dropped quietly.
 	c.get("Root")
 	c.get("root")
+	box.Toolgroup = d.activation(c)
 	d.warnUnread(c, lifecycleField)
 	if d.failed() {
 		return BashToolbox{}, nil
@@ -103,7 +106,7 @@ func (d *decoder) directoryToolbox(field string, raw json.RawMessage, where plac
 // singleTool reads a SingleTool's contents: an object with "Path", or the
 // path alone as a string, a shape agents-exe's documentation shows.
 func (d *decoder) singleTool(field string, raw json.RawMessage, where places) BashToolbox {
-	var written, pathField string
+	var written, pathField, group string
 	if kindOf(raw) == "string" {
 		pathField = field
 		written = d.nonEmptyString(field, raw)
@@ -119,6 +122,7 @@ func (d *decoder) singleTool(field string, raw json.RawMessage, where places) Ba
 			return BashToolbox{}
 		}
 		written = d.nonEmptyString(pathField, pathRaw)
+		group = d.activation(c)
 		d.warnUnread(c, lifecycleField)
 	}
 	if d.failed() {
@@ -128,7 +132,7 @@ func (d *decoder) singleTool(field string, raw json.RawMessage, where places) Ba
 	if info != nil && info.IsDir() {
 		d.warnf(pathField, "%q is a directory; a SingleTool is one executable", written)
 	}
-	return BashToolbox{Kind: SingleTool, Path: path}
+	return BashToolbox{Kind: SingleTool, Path: path, Toolgroup: group}
 }
 
 // mcpServers reads "mcpServers":
@@ -185,6 +189,7 @@ func (d *decoder) mcpServers(c *object) []MCPServer {
 			d.failf(body.field("name"), "duplicate MCP server name %q", server.Name)
 		}
 		seen[server.Name] = true
+		server.Toolgroup = d.activation(body)
 		d.warnUnread(body, lifecycleField)
 		d.warnUnread(entry, noIgnoredFields)
 		servers = append(servers, server)

@@ -23,7 +23,6 @@ func TestLoadWarnsOfEveryUnknownOrUnsupportedField(t *testing.T) {
 			"contents.builtinToolboxes":     tools,
 			"contents.openApiToolboxes":     tools,
 			"contents.fileSandboxes":        "not supported by this server; ignored",
-			"contents.skillSources":         tools,
 			"contents.executionMode":        "not supported by this server; ignored",
 			"contents.toolCallPolicy":       `not supported by this server; ignored: no call is held or deferred by it (write approval rules in "approvals")`,
 			"contents.toolCallPolicyConfig": `not supported by this server; ignored: no call is held or deferred by it (write approval rules in "approvals")`,

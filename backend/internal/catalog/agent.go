@@ -52,6 +52,8 @@ type Agent struct {
 	// mcp are the agent's MCP servers, whose tools are known once the
 	// server runs.
 	mcp []*mcptools.Toolbox
+	// groups are its toolgroups, for progressive disclosure.
+	groups groups
 }
 
 // Model is the resolved model endpoint of an agent.

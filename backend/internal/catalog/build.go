@@ -75,6 +75,8 @@ func assemble(f *files, stored []*Agent, storedErrors []*agentfile.Error) *Snaps
 		snap.sorted = append(snap.sorted, a)
 		if a.Source == SourceStored {
 			snap.Warnings = append(snap.Warnings, a.Warnings...)
+		} else {
+			snap.Warnings = append(snap.Warnings, a.groups.warnings...)
 		}
 	}
 	sort.Slice(snap.sorted, func(i, j int) bool { return snap.sorted[i].Slug < snap.sorted[j].Slug })
@@ -96,6 +98,7 @@ func buildAgent(ctx context.Context, lookup func(string) *agentfile.Agent, file 
 	}
 
 	var scripts []bashtool.Tool
+	var scriptGroups []string // the toolgroup of each script
 	for i, box := range file.BashToolboxes {
 		field := fmt.Sprintf("contents.bashToolboxes[%d]", i)
 		var tools []bashtool.Tool
@@ -110,6 +113,9 @@ func buildAgent(ctx context.Context, lookup func(string) *agentfile.Agent, file 
 			report(field, err)
 		}
 		scripts = append(scripts, tools...)
+		for range tools {
+			scriptGroups = append(scriptGroups, box.Toolgroup)
+		}
 	}
 	if file.ToolDirectory != "" {
 		tools, errs := bashtool.DescribeDir(ctx, file.ToolDirectory, opts.within...)
@@ -127,9 +133,13 @@ func buildAgent(ctx context.Context, lookup func(string) *agentfile.Agent, file 
 		return nil, problems
 	}
 	bash.Policy = policy
-	for _, s := range scripts {
+	for i, s := range scripts {
 		s.PassEnv = file.PassEnv
-		a.add(tool.NewBash(s, bash), report)
+		group := ""
+		if i < len(scriptGroups) {
+			group = scriptGroups[i]
+		}
+		a.addIn(group, tool.NewBash(s, bash), report)
 	}
 	for _, h := range file.HelperTools {
 		helper := lookup(h.Slug)
@@ -157,8 +167,13 @@ func buildAgent(ctx context.Context, lookup func(string) *agentfile.Agent, file 
 			report(fmt.Sprintf("contents.mcpServers[%d]", i), fmt.Errorf("MCP server %s: MCP servers are not available here", server.Name))
 			continue
 		}
-		a.mcp = append(a.mcp, opts.MCP.Toolbox(server, file).Within(opts.within))
+		box := opts.MCP.Toolbox(server, file).Within(opts.within)
+		a.mcp = append(a.mcp, box)
+		a.mcpIn(server.Toolgroup, box.Name())
 	}
+	a.addSkills(ctx, file, bash, opts.within, report)
+	a.finishGroups()
+	a.withBuildWarnings()
 	if unknown := a.checkApprovals(); len(unknown) > 0 {
 		// A policy on a tool the agent lacks is most likely a misspelt
 		// name: the calls it meant to hold would run unchecked.
@@ -204,6 +219,9 @@ func (a *Agent) checkApprovals() []*agentfile.Error {
 	var out []*agentfile.Error
 	for i, p := range a.Approvals {
 		t, ok := a.byName[p.Tool]
+		if !ok {
+			t, ok = a.metaTool(p.Tool)
+		}
 		if !ok && !a.mcpName(p.Tool) {
 			out = append(out, &agentfile.Error{File: a.File, Agent: a.storedSlug(), Field: fmt.Sprintf("contents.approvals[%d].tool", i),
 				Reason: fmt.Sprintf("the agent has no tool %q; it is not loaded, so that no call meant to wait for approval runs unchecked", p.Tool)})

@@ -388,6 +388,12 @@ func (c *Catalog) checkPrograms(a *agentfile.Agent) *agentfile.Error {
 			return &agentfile.Error{Field: "contents.toolDirectory", Reason: why}
 		}
 	}
+	for _, src := range a.SkillSources {
+		// A skill holds scripts, and files its model reads.
+		if why := c.outside(src.Path); why != "" {
+			return &agentfile.Error{Field: src.Field, Reason: why}
+		}
+	}
 	for i, m := range a.MCPServers {
 		if m.Kind != agentfile.MCPKindSimpleBinary {
 			continue

@@ -121,16 +121,17 @@ func (r *Runner) runCall(ctx context.Context, env callEnv, t tool.Tool, tools fu
 // are now, for its agent and with its params: the one way a session's
 // tools are found, by the step that offers them to the model and by a
 // round rebuilt after an eviction or a restart alike, so both see the
-// same tools, those of MCP servers that take the session's params too.
+// same tools, those of MCP servers that take the session's params too,
+// and those of the toolgroups its history activated (see disclosure.go).
 // Call it on the actor; the function it returns may start MCP servers,
 // so run that off the actor.
 func (a *actor) toolset() func(context.Context) *catalog.Toolset {
-	agent, params := a.agent, a.paramsCopy()
+	agent, params, active := a.agent, a.paramsCopy(), a.activeGroups()
 	return func(ctx context.Context) *catalog.Toolset {
 		if agent == nil {
 			return &catalog.Toolset{}
 		}
-		return agent.Toolset(ctx, params)
+		return agent.Disclose(agent.Toolset(ctx, params), active)
 	}
 }
 
