@@ -25,6 +25,9 @@ type Agent struct {
 	ToolDirectory string // "" if none
 	BashToolboxes []BashToolbox
 	MCPServers    []MCPServer
+	// BuiltinToolboxes are tools the server runs itself: SQLite
+	// databases, system information, file editing.
+	BuiltinToolboxes []BuiltinToolbox
 
 	// Extensions of this server to the agents-exe format.
 	ClientTools      []ClientTool

@@ -41,7 +41,6 @@ func agentsExeOnlyFields() []unsupportedField {
 		policy = `no call is held or deferred by it (write approval rules in "approvals")`
 	)
 	return []unsupportedField{
-		{name: "builtinToolboxes", cost: tools},
 		{name: "openApiToolboxes", cost: tools},
 		{name: "postgrestToolboxes", cost: tools},
 		{name: "skillSources", cost: tools},
@@ -231,6 +230,7 @@ func (d *decoder) contents(raw json.RawMessage, where places) *parsed {
 	a.BashToolboxes, toolboxDirs = d.bashToolboxes(c, where)
 	p.scanDirs = append(p.scanDirs, toolboxDirs...)
 	a.MCPServers = d.mcpServers(c)
+	a.BuiltinToolboxes = d.builtinToolboxes(c, where)
 	p.extras = d.extraAgents(c, where)
 
 	a.ClientTools = d.clientTools(c)

@@ -110,6 +110,9 @@ func (r *Runner) deleteLocal(ctx context.Context, target string) error {
 		a.unsynced, a.then, a.next = nil, nil, nil
 		r.params.forget(target)
 		r.watches.drop(target)
+		if r.opts.SessionDeleted != nil {
+			r.opts.SessionDeleted(target)
+		}
 		return nil
 	})
 }
