@@ -117,7 +117,8 @@ type PathPredicate struct {
 }
 
 // systemCapabilities are the SystemToolbox capabilities this server
-// offers, and sessionsCapabilities those it does not, with why.
+// offers; systemCapabilitiesLeftOut are those of agents-exe it does not,
+// with why.
 func systemCapabilities() []string {
 	return []string{"date", "operating-system", "running-user", "hostname", "working-directory", "process-info", "uptime", "list-directory", "execute-command"}
 }
@@ -280,6 +281,11 @@ func (d *decoder) capabilities(c *object, offered []string, leftOut map[string]s
 		}
 	}
 	var out []string
+	defer func() {
+		if len(out) == 0 && !d.failed() {
+			d.warnf(field, "no capability this server offers is enabled: the toolbox offers no tool")
+		}
+	}()
 	for i, name := range d.strings(field, raw) {
 		if d.failed() {
 			return nil

@@ -70,6 +70,8 @@ func TestBuiltinToolboxesLoadAsAgentsExeWritesThem(t *testing.T) {
 		"builtin/file-system-tester.json: contents.builtinToolboxes[1].contents.Capabilities[5]": `capability "scaffold-tool" is not offered by this server; the toolbox is offered without it`,
 		"builtin/readonly.json: contents.builtinToolboxes[1].contents.path":                      "does not exist",
 		"builtin/readonly.json: contents.builtinToolboxes[1].contents.activation":                "not supported by this server; ignored",
+		"builtin/readonly.json: contents.builtinToolboxes[3].contents.capabilities[0]":           `capability "env-vars" is not offered`,
+		"builtin/readonly.json: contents.builtinToolboxes[3].contents.capabilities":              "the toolbox offers no tool",
 	}
 	if len(set.Warnings) != len(wantWarnings) {
 		t.Errorf("warnings:\n%s", strings.Join(errorStrings(set.Warnings), "\n"))

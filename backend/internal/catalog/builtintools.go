@@ -18,6 +18,9 @@ func (a *Agent) addBuiltin(file *agentfile.Agent, opts Options, report func(stri
 	}
 	for i, box := range file.BuiltinToolboxes {
 		field := fmt.Sprintf("contents.builtinToolboxes[%d]", i)
+		if box.Kind != agentfile.SqliteToolboxKind && len(box.Capabilities) == 0 {
+			continue // nothing to offer; the file's warning says so
+		}
 		switch box.Kind {
 		case agentfile.SqliteToolboxKind:
 			tools, err := sqlitetool.Tools(box, opts.SQLite)
