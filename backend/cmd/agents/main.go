@@ -7,8 +7,12 @@ import (
 	"os"
 
 	"github.com/agents-os/agents/backend/internal/cli"
+	"github.com/agents-os/agents/backend/internal/sandbox"
 )
 
 func main() {
+	// Started as a tool's launcher, the program confines itself and
+	// becomes the tool here; nothing of the server has run.
+	sandbox.Main()
 	os.Exit(cli.Execute(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 }

@@ -16,7 +16,9 @@ import (
 var crashAgents = []string{"asker", "slow", "napper", "boss"}
 
 // pidDirEnv names the directory where the test tools record their process
-// ids; the napper agent passes it on to its tool (passEnv).
+// ids; the napper agent passes it on to its tool (passEnv), which runs
+// outside the tool sandbox: in the sandbox's PID namespace its ids would
+// not be the ones the tests look up.
 const pidDirEnv = "CRASH_PID_DIR"
 
 // binDir holds the binary built for the package's tests; TestMain sets it

@@ -42,6 +42,9 @@ type Agent struct {
 	// approval, one policy per tool; every other tool never asks.
 	Approvals []Approval
 
+	// Sandbox is how the agent's tool processes are confined.
+	Sandbox Sandbox
+
 	// OSTools names the operating system tools the agent is offered
 	// (OSToolNames, in that order); none unless the file opts in.
 	OSTools []string

@@ -242,6 +242,7 @@ func (d *decoder) contents(raw json.RawMessage, where places) *parsed {
 	a.PassEnv = d.passEnv(c)
 	a.Approvals = d.approvals(c)
 	a.OSTools = d.osTools(c)
+	a.Sandbox = d.sandbox(c, where)
 	d.checkParamRefs(c, a)
 
 	d.warnUnsupported(c, agentsExeOnlyFields())

@@ -13,8 +13,8 @@ const Shell = "/bin/sh"
 // Command is one command line run by a shell, for the tools that run
 // commands rather than scripts (a SystemToolbox's execute-command). It
 // starts as scripts do, through runProcess: in a process group of its
-// own, from the clean environment, recorded by the reaper, and within
-// whatever confines a script's process.
+// own, from the clean environment, recorded by the reaper, and confined
+// by Env.Confine (the sandbox) when it is set.
 type Command struct {
 	Line  string
 	Stdin []byte
@@ -60,6 +60,7 @@ func RunCommand(ctx context.Context, c Command) CommandResult {
 
 		onStderrLine: c.Env.OnProgress,
 		reaper:       c.Env.Reaper,
+		confine:      c.Env.Confine,
 	})
 	r := CommandResult{ExitCode: -1, Stdout: out.stdout.text(), Stderr: out.stderr.text(),
 		Truncated: out.stdout.truncated() || out.stderr.truncated()}

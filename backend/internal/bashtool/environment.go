@@ -3,6 +3,7 @@ package bashtool
 import (
 	"fmt"
 	"maps"
+	"os/exec"
 	"slices"
 	"strings"
 )
@@ -53,6 +54,11 @@ type Env struct {
 	// Reaper, when set, records the script's process group while it runs,
 	// so that a server started after a crash can kill what is left of it.
 	Reaper *Reaper
+
+	// Confine, when set, rewrites the script's command before it starts,
+	// so that it runs confined (a sandbox's Wrap); an error fails the
+	// call, and the script does not run.
+	Confine func(*exec.Cmd) error
 }
 
 // environment is an ordered set of variables; later sets replace earlier

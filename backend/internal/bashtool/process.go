@@ -29,6 +29,9 @@ type processSpec struct {
 	onStderrLine func(line string)
 	// reaper, when set, records the process group while it runs.
 	reaper *Reaper
+	// confine, when set, rewrites the command before it starts (see
+	// Env.Confine).
+	confine func(*exec.Cmd) error
 }
 
 // stopCause says why a process is no longer running.
@@ -79,6 +82,13 @@ func runProcess(ctx context.Context, spec processSpec) (out processOutcome) {
 	cmd.Dir = spec.dir
 	cmd.Env = spec.env
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdio.stdinRead, stdio.stdoutWrite, stdio.stderrWrite
+	if spec.confine != nil {
+		if err := spec.confine(cmd); err != nil {
+			stdio.closeAll()
+			out.cause, out.startErr = stopNotStarted, err
+			return out
+		}
+	}
 	startInOwnProcessGroup(cmd)
 	exited, err := startAndWait(cmd, spec.reaper.track)
 	// The child has its own copies of these ends now; keeping ours open

@@ -10,9 +10,13 @@ import (
 
 // startInOwnProcessGroup makes the script the leader of a new process
 // group, so that it and everything it starts can be killed with one signal,
-// and, where the system can, makes it die with the server.
+// and, where the system can, makes it die with the server. What else
+// cmd.SysProcAttr asks (a sandbox's namespaces) stays.
 func startInOwnProcessGroup(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setpgid = true
 	dieWithParent(cmd.SysProcAttr)
 }
 

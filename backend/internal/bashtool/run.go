@@ -55,6 +55,7 @@ func (t *Tool) Run(ctx context.Context, args map[string]json.RawMessage, env Env
 
 		onStderrLine: env.OnProgress,
 		reaper:       env.Reaper,
+		confine:      env.Confine,
 	})
 	return t.resultOf(out, limits)
 }

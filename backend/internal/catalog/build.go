@@ -11,6 +11,7 @@ import (
 	"github.com/agents-os/agents/backend/internal/agentfile"
 	"github.com/agents-os/agents/backend/internal/bashtool"
 	"github.com/agents-os/agents/backend/internal/mcptools"
+	"github.com/agents-os/agents/backend/internal/sandbox"
 	"github.com/agents-os/agents/backend/internal/tool"
 )
 
@@ -119,6 +120,13 @@ func buildAgent(ctx context.Context, lookup func(string) *agentfile.Agent, file 
 	}
 	bash := opts.Bash
 	bash.Within = opts.within
+	policy, err := sandboxPolicy(file, bash.Sandbox)
+	if err != nil {
+		// Rather than run its tools unconfined.
+		report("contents.sandbox.required", err)
+		return nil, problems
+	}
+	bash.Policy = policy
 	for _, s := range scripts {
 		s.PassEnv = file.PassEnv
 		a.add(tool.NewBash(s, bash), report)
@@ -141,7 +149,7 @@ func buildAgent(ctx context.Context, lookup func(string) *agentfile.Agent, file 
 		}
 		a.add(t, report)
 	}
-	a.addBuiltin(file, opts, report)
+	a.addBuiltin(file, opts, bash, report)
 	for _, ct := range file.ClientTools {
 		a.add(tool.NewClient(ct.Name, ct.Description, ct.Parameters), report)
 	}
@@ -158,6 +166,35 @@ func buildAgent(ctx context.Context, lookup func(string) *agentfile.Agent, file 
 		return nil, append(problems, unknown...)
 	}
 	return a, problems
+}
+
+// sandboxPolicy is what the agent's file allows its tools, or nil when
+// they run unconfined: the file turns the sandbox off, or the server
+// cannot confine and the file does not require it. Bash tools, a kind
+// older than the sandbox, keep the network unless the file turns it off.
+func sandboxPolicy(file *agentfile.Agent, sb *sandbox.Sandbox) (*sandbox.Policy, error) {
+	settings := file.Sandbox
+	if settings.Disabled {
+		return nil, nil
+	}
+	if st := sb.Status(); !st.Available {
+		if settings.Required {
+			return nil, fmt.Errorf("the agent requires the tool sandbox, which is unavailable here (%s); it is not loaded rather than run its tools unconfined", st.Problem)
+		}
+		return nil, nil
+	}
+	p := &sandbox.Policy{
+		Read:    settings.Readable,
+		Write:   settings.Writable,
+		Network: settings.Network == nil || *settings.Network,
+		Limits: sandbox.Limits{
+			CPUSeconds: settings.Limits.CPUSeconds,
+			MemoryMB:   settings.Limits.MemoryMB,
+			Processes:  settings.Limits.Processes,
+			FileSizeMB: settings.Limits.FileSizeMB,
+		},
+	}
+	return p, nil
 }
 
 // checkApprovals returns a problem for each approval policy naming a tool

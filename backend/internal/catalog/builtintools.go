@@ -8,10 +8,13 @@ import (
 	"github.com/agents-os/agents/backend/internal/devtools"
 	"github.com/agents-os/agents/backend/internal/sqlitetool"
 	"github.com/agents-os/agents/backend/internal/systools"
+	"github.com/agents-os/agents/backend/internal/tool"
 )
 
-// addBuiltin offers the tools of the agent's builtin toolboxes.
-func (a *Agent) addBuiltin(file *agentfile.Agent, opts Options, report func(string, error)) {
+// addBuiltin offers the tools of the agent's builtin toolboxes; bash is
+// what the agent's bash tools run with, and so do its commands (the
+// sandbox's policy included).
+func (a *Agent) addBuiltin(file *agentfile.Agent, opts Options, bash tool.BashRuntime, report func(string, error)) {
 	workDir := opts.WorkDir
 	if workDir == "" {
 		workDir, _ = os.Getwd()
@@ -32,7 +35,7 @@ func (a *Agent) addBuiltin(file *agentfile.Agent, opts Options, report func(stri
 				a.add(t, report)
 			}
 		case agentfile.SystemToolboxKind:
-			a.add(systools.New(box, systools.Runtime{WorkDir: workDir, PassEnv: file.PassEnv, Reaper: opts.Bash.Reaper}), report)
+			a.add(systools.New(box, systools.Runtime{WorkDir: workDir, PassEnv: file.PassEnv, Reaper: bash.Reaper, Sandbox: bash.Sandbox, Policy: bash.Policy}), report)
 		case agentfile.DeveloperToolboxKind:
 			a.add(devtools.New(box, workDir), report)
 		}

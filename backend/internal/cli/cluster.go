@@ -8,6 +8,7 @@ import (
 
 	"github.com/agents-os/agents/backend/internal/cluster"
 	"github.com/agents-os/agents/backend/internal/events"
+	"github.com/agents-os/agents/backend/internal/placement/leased"
 	"github.com/agents-os/agents/backend/internal/runner"
 	"github.com/agents-os/agents/backend/internal/server"
 	"github.com/agents-os/agents/backend/internal/store"
@@ -37,6 +38,8 @@ type clusterFeed struct {
 	bus   *cluster.PGBus
 	seq   *cluster.Sequencer
 	relay *cluster.Relay
+	// place is the runner's placement, set by configure.
+	place *leased.Placement
 }
 
 // startCluster connects this server to the others on the PostgreSQL
@@ -75,11 +78,16 @@ func startCluster(ctx context.Context, dsn, dataDir string, hub *events.Hub, log
 	return f, nil
 }
 
-// configure makes the runner one server of several.
+// configure makes the runner one server of several, its sessions
+// placed under leases on the database its store writes.
 func (f *clusterFeed) configure(o *runner.Options) {
 	o.Publish = f.seq.Committed
 	o.RelayDelta = f.relay.Send
-	o.Cluster = &runner.Cluster{Holder: f.id, LeaseTTL: f.ttl, Bus: f.bus, StoreNotifies: true}
+	f.place = leased.New(leased.Options{
+		Holder: f.id, LeaseTTL: f.ttl, Bus: f.bus, StoreNotifies: true,
+		Store: o.Store, Log: o.Log, Now: o.Now,
+	})
+	o.Placement = f.place
 }
 
 // close stops the feed; the runner that published through it is closed
@@ -90,11 +98,11 @@ func (f *clusterFeed) close() {
 	f.bus.Close()
 }
 
-// leaseReport gives /readyz and /metrics the runner's leases.
-type leaseReport struct{ r *runner.Runner }
+// leaseReport gives /readyz and /metrics the server's leases.
+type leaseReport struct{ p *leased.Placement }
 
 func (l leaseReport) LeaseStats() server.LeaseStats {
-	s := l.r.LeaseStats()
+	s := l.p.Stats()
 	return server.LeaseStats{
 		Held: s.Held, Claims: uint64(s.Claims), Failovers: uint64(s.Failovers), Lost: uint64(s.Lost),
 		RenewedAt: s.RenewedAt, TTL: s.TTL,

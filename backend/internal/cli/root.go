@@ -25,6 +25,8 @@ type app struct {
 	stdout, stderr io.Writer
 	lookupEnv      func(string) (string, bool)
 	flags          config.Flags
+	// launcher says this program confines tools (see toolSandbox).
+	launcher bool
 	// command is the command being run ("serve", "sessions ls"), which a
 	// database's lock file names (see sqlite.Holder).
 	command string
@@ -41,12 +43,14 @@ func (e *exitError) Unwrap() error { return e.err }
 
 // Execute runs the command line and returns the process exit status.
 func Execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	return execute(ctx, args, os.Stdin, stdout, stderr, os.LookupEnv)
+	return execute(ctx, args, os.Stdin, stdout, stderr, os.LookupEnv, true)
 }
 
 // execute is Execute with the input and the environment given, for tests.
-func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, lookupEnv func(string) (string, bool)) int {
-	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, lookupEnv: lookupEnv}
+// launcher says the program is the agents binary, whose main starts as a
+// tool's launcher when asked (see sandbox.Main).
+func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, lookupEnv func(string) (string, bool), launcher ...bool) int {
+	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, lookupEnv: lookupEnv, launcher: len(launcher) > 0 && launcher[0]}
 	root := a.rootCommand()
 	root.SetArgs(args)
 	root.SetOut(stdout)

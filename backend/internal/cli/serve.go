@@ -17,6 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agents-os/agents/backend/internal/placement/leased"
 	"github.com/agents-os/agents/backend/internal/runner"
 	"github.com/agents-os/agents/backend/internal/server"
 	"github.com/agents-os/agents/backend/internal/store/sqlite"
@@ -88,7 +89,7 @@ signal stops it at once.`,
 	f.IntVar(&sf.retention.Count, "event-retention-count", runner.DefaultRetentionCount, "most events the event log keeps for replay")
 	f.StringVar(&sf.webDir, "web-dir", "", "serve the web app from this folder (a build of web/, for development) instead of the one built in")
 	f.StringVar(&sf.cluster.serverID, "server-id", "", "this server's id among the servers of one PostgreSQL database (default: the one kept in the data directory, made on the first start)")
-	f.DurationVar(&sf.cluster.leaseTTL, "lease-ttl", runner.DefaultLeaseTTL, "PostgreSQL: how long a session's run lease lives unrenewed, so how soon another server takes over the runs of one that died")
+	f.DurationVar(&sf.cluster.leaseTTL, "lease-ttl", leased.DefaultLeaseTTL, "PostgreSQL: how long a session's run lease lives unrenewed, so how soon another server takes over the runs of one that died")
 	f.StringVar(&sf.offlineModel, "offline-model", "", "the model of agents whose API key is not configured: a URL, or an offline model's rules file it serves itself")
 	a.addModelFlags(cmd)
 	f.StringVar(&sf.logFormat, "log-format", "json", "log format: json or text")
@@ -198,6 +199,7 @@ func (a *app) serve(ctx context.Context, sf serveFlags) error {
 	sf.cluster.claimDataDir = true
 	st, err := a.startStack(ctx, res, log, stackOptions{
 		holder:         holder,
+		protect:        []string{sf.authTokens},
 		offlineModel:   sf.offlineModel,
 		security:       sec,
 		limits:         sf.limits,

@@ -52,6 +52,9 @@ type stack struct {
 	stopOffline func()
 	// unclaim lets the data directory go, once the store is closed.
 	unclaim func()
+	// stopWorkDirs stops removing the working folders of deleted
+	// sessions.
+	stopWorkDirs func()
 }
 
 // stackOptions tune a stack.
@@ -76,6 +79,8 @@ type stackOptions struct {
 	// cluster configures a server on PostgreSQL (serve's --server-id and
 	// --lease-ttl).
 	cluster clusterOptions
+	// protect are more files no tool may read (serve's tokens file).
+	protect []string
 }
 
 // startStack loads the agents, opens the store and assembles the server.
@@ -125,13 +130,17 @@ func (a *app) startStack(ctx context.Context, res *config.Resolved, log *slog.Lo
 			stopOffline()
 		}
 	}()
-	s := &stack{log: log, stopOffline: stopOffline, unclaim: unclaim}
+	s := &stack{log: log, stopOffline: stopOffline, unclaim: unclaim, stopWorkDirs: func() {}}
+	sb := a.toolSandbox(res, opts.protect)
+	if opts.recover {
+		logSandbox(log, sb)
+	}
 	s.mcp = mcptools.NewPool(mcptools.Options{Log: log, Reaper: reaper, Changed: s.toolsChanged})
 	copies := sqliteCopies(res)
 	cat, err := a.loadCatalog(ctx, res, keys, catalog.Options{
 		SQLite:          copies,
 		OfflineModelURL: offline,
-		Bash:            tool.BashRuntime{Reaper: reaper},
+		Bash:            tool.BashRuntime{Reaper: reaper, Sandbox: sb},
 		MCP:             s.mcp,
 		Stored:          catalog.FromStore(db),
 		StoredVersion:   catalog.VersionFromStore(db),
@@ -167,6 +176,7 @@ func (a *app) startStack(ctx context.Context, res *config.Resolved, log *slog.Lo
 		}
 	}
 	s.store, s.hub = db, hub
+	s.stopWorkDirs = removeWorkDirs(hub, sb, log)
 	s.metrics = server.NewMetrics(db, s.hub)
 	// The metrics follow the hub before anything publishes, so the runs
 	// resumed by Recover are counted too.
@@ -226,11 +236,12 @@ func (a *app) startStack(ctx context.Context, res *config.Resolved, log *slog.Lo
 		Limits:   opts.limits,
 		Web:      opts.web,
 		Version:  Version,
+		Sandbox:  sb,
 
 		Propagator: s.traces.Propagator,
 	}
 	if s.feed != nil {
-		deps.Leases, deps.Feed = leaseReport{s.runner}, s.feed.seq
+		deps.Leases, deps.Feed = leaseReport{s.feed.place}, s.feed.seq
 	}
 	s.server = server.New(deps)
 	started = true
@@ -278,6 +289,7 @@ func (s *stack) close() {
 	}
 	s.mcp.Close()
 	s.hub.Shutdown()
+	s.stopWorkDirs()
 	s.stopMetrics()
 	if err := s.store.Close(); err != nil {
 		s.log.Error("close store", "error", err.Error())

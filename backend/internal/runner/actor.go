@@ -9,10 +9,9 @@ import (
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/backend/internal/catalog"
-	"github.com/agents-os/agents/backend/internal/committer"
 	"github.com/agents-os/agents/backend/internal/errs"
+	"github.com/agents-os/agents/backend/internal/placement"
 	"github.com/agents-os/agents/backend/internal/session"
-	"github.com/agents-os/agents/backend/internal/store"
 )
 
 // state is a loaded session: everything the actor owns.
@@ -46,9 +45,10 @@ type actor struct {
 	evict   *time.Timer
 
 	// The fields below belong to the actor goroutine.
-	st      *state
-	loadErr error
-	agent   *catalog.Agent
+	st *state
+	// ws is where the session stands with the store (see writestate.go).
+	ws    writeState
+	agent *catalog.Agent
 	// owner is the session's owner, which never changes; goroutines of
 	// the session's calls read it.
 	owner string
@@ -63,34 +63,17 @@ type actor struct {
 	// turnCache keeps the wire encodings of the turns (see TurnCache).
 	turnCache *TurnCache
 	run       *run
-	// unsynced is a write of a run the store refused for now (see stall
-	// and settle); it is written again, with backoff, before anything
-	// else. then goes on with the run once it is written, and attempts
-	// counts its failed writes.
-	unsynced *edit
-	then     func()
-	attempts int
-	// doubt is a write that failed with the connection lost, whether it
-	// landed not known for want of a store to ask (see settleDoubt).
-	doubt *doubt
-	// next runs once the command in hand is done: a continuation that
-	// became possible inside a command must not run in the middle of it.
-	next func()
 	// waiting is the round whose deferred calls wait for clients.
 	waiting *step
 	// idleWaiters are closed when no run is active.
 	idleWaiters []chan struct{}
-	deleted     bool
 	// phase is where the session was when last looked at, for its parent
 	// (see notePhase).
 	phase phase
-	// lease is the session's run lease when servers share the database
-	// (nil otherwise, and until a session being created is stored); lost
-	// says another server took it over, and moved is the error that says
-	// so (see loseLease).
-	lease *store.Lease
-	lost  bool
-	moved error
+	// hold is this server's hold on the session (see placement.Hold):
+	// nil until it is taken, before the session is read, or once a
+	// session being created is stored.
+	hold *placement.Hold
 	// origin is the span context of the caller of the command in hand
 	// (see call): a run the command starts is its child (see trace.go).
 	origin trace.SpanContext
@@ -106,12 +89,8 @@ func newActor(r *Runner, id string) *actor {
 func (a *actor) call(ctx context.Context, fn func(*actor) error) error {
 	done := make(chan error, 1)
 	wrapped := func(a *actor) {
-		if a.loadErr != nil {
-			done <- a.loadErr
-			return
-		}
-		if a.deleted {
-			done <- errs.NotFound(errs.CodeUnknownSession, "unknown session %s", a.id)
+		if err := a.ws.refusal(); err != nil {
+			done <- err
 			return
 		}
 		a.origin = trace.SpanContextFromContext(ctx)
@@ -153,13 +132,16 @@ func (a *actor) post(fn func(*actor)) {
 // loop is the actor's first goroutine. st is the initial state for a
 // session that was just created; nil loads it from the store.
 func (a *actor) loop(st *state) {
+	var err error
 	if st == nil {
-		st, a.loadErr = a.loadHeld(a.r.ctx)
+		st, err = a.loadHeld(a.r.ctx)
 	}
 	a.st = st
-	if a.loadErr == nil {
+	if err != nil {
+		a.ws.end(err)
+	} else {
 		a.restore(st)
-		if a.lease != nil {
+		if a.hold != nil && a.hold.TakeUp {
 			// A session loaded here runs nowhere else: what it was doing
 			// when its last holder stopped (a run, a wake for its mail)
 			// is taken up here, as at a restart, before the request that
@@ -172,26 +154,21 @@ func (a *actor) loop(st *state) {
 	a.serve()
 }
 
-// loadHeld loads the actor's session: with servers sharing the
-// database, once it took the session's lease, and with the watches of
-// the session, which the server that held it kept (see watches).
+// loadHeld loads the actor's session once it holds it, and, for a
+// session that may come from another server, the watches of it, which
+// the server that held it kept (see watches).
 func (a *actor) loadHeld(ctx context.Context) (*state, error) {
-	if a.r.cluster == nil {
-		return a.r.load(ctx, a.id)
-	}
-	if err := a.takeLease(ctx); err != nil {
+	if err := a.takeHold(ctx); err != nil {
 		return nil, err
 	}
 	st, err := a.r.load(ctx, a.id)
-	if err == nil {
+	if err == nil && a.hold.TakeUp {
 		err = a.r.watchersFromStore(ctx, a.id)
 	}
 	if err == nil {
-		// The commands other servers left for the session are now
-		// this server's to apply.
-		a.r.kickApplier()
+		a.r.place.Loaded(a.hold)
 	}
-	// On failure the lease goes when the actor does (see evictLocked).
+	// On failure the hold goes when the actor does (see evictLocked).
 	return st, err
 }
 
@@ -222,13 +199,13 @@ func (a *actor) serve() {
 			fn(a)
 		case <-idle.C:
 			switch {
-			case a.unsynced != nil:
+			case a.ws.retrying():
 				if err := a.resync(); err != nil {
-					a.log().Warn("store still refuses the session's write", "session", a.id, "attempts", a.attempts, "err", err)
+					a.log().Warn("store still refuses the session's write", "session", a.id, "attempts", a.ws.attempts, "err", err)
 				}
 			case resyncing:
 				// Another write took the pending one along: not idle yet.
-			case a.gone() && a.r.tryEvict(a):
+			case a.ws.gone() && a.r.tryEvict(a):
 				return
 			case a.evictable() && a.r.parkOrEvict(a, time.Since(idleSince)):
 				return
@@ -238,12 +215,10 @@ func (a *actor) serve() {
 			a.shutdown()
 			return
 		}
-		for a.next != nil && !a.lost {
-			next := a.next
-			a.next = nil
+		for next := a.ws.takeNext(); next != nil; next = a.ws.takeNext() {
 			next()
 		}
-		if a.lost && a.loadErr == nil {
+		if a.ws.lost() {
 			a.abandon()
 		}
 		if a.r.draining.Load() {
@@ -251,7 +226,7 @@ func (a *actor) serve() {
 		}
 		a.notePhase()
 		switch {
-		case a.gone():
+		case a.ws.gone():
 			// Nothing can be done with a session that is not there: stop
 			// new holders from finding this actor, answer the current
 			// ones, and leave once none is left.
@@ -261,9 +236,9 @@ func (a *actor) serve() {
 			}
 			idle.Reset(10 * time.Millisecond)
 			resyncing = false
-		case a.unsynced != nil:
+		case a.ws.retrying():
 			if !resyncing {
-				idle.Reset(committer.Backoff(a.attempts))
+				idle.Reset(a.ws.backoff())
 				resyncing = true
 			}
 		case a.run == nil:
@@ -285,11 +260,13 @@ func (a *actor) wakeForMail() {
 	}
 }
 
-// gone reports whether the session failed to load or was deleted.
-func (a *actor) gone() bool { return a.loadErr != nil || a.deleted }
+// unknown is what a command is told once the session is deleted.
+func (a *actor) unknown() error {
+	return errs.NotFound(errs.CodeUnknownSession, "unknown session %s", a.id)
+}
 
 func (a *actor) evictable() bool {
-	return a.run == nil && len(a.idleWaiters) == 0 && a.unsynced == nil
+	return a.run == nil && len(a.idleWaiters) == 0 && !a.ws.retrying()
 }
 
 // shutdown stops the active run without recording it as stopped: the
@@ -301,7 +278,7 @@ func (a *actor) shutdown() {
 	for {
 		select {
 		case fn := <-a.cmds:
-			a.loadErr = errClosing
+			a.ws.end(errClosing)
 			fn(a)
 		default:
 			return

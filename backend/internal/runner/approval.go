@@ -174,22 +174,20 @@ func (a *actor) settleApprovals(why string, trigger agentsv1.RunTrigger) (int, e
 	if st == nil {
 		return 0, nil
 	}
-	var settled []*callState
+	var settled []callResult
 	for _, cs := range st.calls {
 		if cs.approval && !cs.approved && cs.result == nil {
-			res := session.ToolResult{CallID: cs.call.ID, Name: cs.call.Name, Text: why, Status: session.ResultCancelled}
-			cs.result = &res
-			settled = append(settled, cs)
+			settled = append(settled, callResult{cs: cs, res: session.ToolResult{CallID: cs.call.ID, Name: cs.call.Name, Text: why, Status: session.ResultCancelled}})
 		}
 	}
 	if len(settled) == 0 {
 		return 0, nil
 	}
-	st.resume = true
-	if a.run == nil && unanswered(st) == 0 {
+	if a.run == nil && unanswered(st) == len(settled) {
 		e := a.edit()
 		e.meta.PendingCalls -= len(settled)
-		if err := a.continueRound(e, st, trigger); err == nil {
+		if err := a.continueRound(e, st, trigger, settled...); err == nil {
+			st.resume = true
 			a.dropDeferred(st)
 			return len(settled), nil
 		}
@@ -197,23 +195,17 @@ func (a *actor) settleApprovals(why string, trigger agentsv1.RunTrigger) (int, e
 		// answers are stored below and Resume continues the round.
 	}
 	e := a.edit()
-	for _, cs := range settled {
-		// Stored with the resume the round now has, as a client's answer
-		// would be.
-		c := storeCompletion(cs, a.r.now())
-		c.Resume = true
-		e.completed = append(e.completed, c)
+	for _, an := range settled {
+		// Stored with the resume the round has once they are, as a
+		// client's answer would be.
+		e.completed = append(e.completed, store.Completion{Token: an.cs.token, Result: an.res, At: a.r.now(), Resume: true})
 	}
 	e.meta.PendingCalls -= len(settled)
 	if err := a.apply(e); err != nil {
-		for _, cs := range settled {
-			cs.result = nil
-		}
 		return 0, err
 	}
-	for _, cs := range settled {
-		cs.stored = true
-	}
+	answered(settled...)
+	st.resume = true
 	a.dropDeferred(st)
 	return len(settled), nil
 }

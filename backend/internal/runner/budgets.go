@@ -155,8 +155,10 @@ func (a *actor) budgetStopped(st *step, adm store.Admission) {
 	}
 	a.run.steps-- // the step never called the model
 	a.run.budget = adm.Exceeded
-	a.st.meta.Budget, a.st.meta.TreeSpend = adm.TreeBudget, adm.TreeSpend
-	a.endRun(session.StatusPaused, StopBudget, "")
+	// What the budgets read is the session's once the end is written.
+	e := a.edit()
+	e.meta.Budget, e.meta.TreeSpend = adm.TreeBudget, adm.TreeSpend
+	a.endRunWith(e, session.StatusPaused, StopBudget, "")
 }
 
 // Update is what UpdateSession changes; nil fields stay.
@@ -175,12 +177,7 @@ func (r *Runner) UpdateSession(ctx context.Context, owner, id string, u Update) 
 	if u.Budget == nil && u.Title == nil {
 		return session.Meta{}, errs.Invalid(errs.CodeInvalidArgument, "set budget or title")
 	}
-	var meta session.Meta
-	_, err := r.onHolder(ctx, id, owner, cmdUpdate, u, &meta, func() error {
-		var err error
-		meta, err = r.updateLocal(ctx, owner, id, u)
-		return err
-	})
+	meta, _, err := onHolder(ctx, r, owner, id, updateCommand(u))
 	if err != nil || u.Budget == nil || !u.Budget.AutoResume {
 		return meta, err
 	}
@@ -223,6 +220,15 @@ func (r *Runner) resumeBelow(ctx context.Context, owner, id string) error {
 		}
 	}
 	return nil
+}
+
+// updateCommand is UpdateSession on the session's holder.
+type updateCommand Update
+
+func (updateCommand) name() string { return "update_session" }
+
+func (u updateCommand) apply(ctx context.Context, r *Runner, at target) (session.Meta, error) {
+	return r.updateLocal(ctx, at.owner, at.session, Update(u))
 }
 
 func (r *Runner) updateLocal(ctx context.Context, owner, id string, u Update) (session.Meta, error) {

@@ -15,6 +15,7 @@ import (
 	"github.com/agents-os/agents/backend/internal/errs"
 	"github.com/agents-os/agents/backend/internal/events"
 	llmclient "github.com/agents-os/agents/backend/internal/llm"
+	"github.com/agents-os/agents/backend/internal/placement/leased"
 	"github.com/agents-os/agents/backend/internal/runner"
 	"github.com/agents-os/agents/backend/internal/runner/modelfault"
 	"github.com/agents-os/agents/backend/internal/session"
@@ -60,6 +61,7 @@ func newFleet(t *testing.T, rules fakellm.Rules, ttl time.Duration) *fleet {
 type server struct {
 	name   string
 	run    *runner.Runner
+	place  *leased.Placement
 	hub    *events.Hub
 	model  *modelfault.Faults
 	store  *crashable
@@ -93,11 +95,14 @@ func (f *fleet) start(t *testing.T, name string, tune ...func(*runner.Options)) 
 		Hub:     s.hub,
 		Catalog: f.cat,
 		Models:  s.model.Factory(runner.LLMModels(func(string) (string, bool) { return "", false }, llmclient.Limits{}, nil)),
-		Cluster: &runner.Cluster{Holder: name, LeaseTTL: f.ttl, Bus: f.bus},
 	}
 	for _, fn := range tune {
 		fn(&opts)
 	}
+	if opts.Placement == nil {
+		opts.Placement = leased.New(leased.Options{Holder: name, LeaseTTL: f.ttl, Bus: f.bus, Store: opts.Store})
+	}
+	s.place = opts.Placement.(*leased.Placement)
 	s.run = runner.New(opts)
 	if err := s.run.Recover(ctx); err != nil {
 		t.Fatal(err)
@@ -242,7 +247,7 @@ func TestAServerWhoseLeaseWasTakenWritesNothingMore(t *testing.T) {
 	if n := len(a.model.Requests()); n != 1 {
 		t.Errorf("model calls = %d, want 1", n)
 	}
-	if s := a.run.LeaseStats(); s.Lost != 1 {
+	if s := a.place.Stats(); s.Lost != 1 {
 		t.Errorf("stats = %+v, want one lost lease", s)
 	}
 }
@@ -263,7 +268,7 @@ func TestALeaseFoundLostByItsRenewalStopsTheRunAtOnce(t *testing.T) {
 	before := f.events(t, id)
 	f.steal(t, id, "thief")
 	eventually(t, "the run stopped", func() bool { return a.run.ActiveRuns() == 0 })
-	if s := a.run.LeaseStats(); s.Lost != 1 {
+	if s := a.place.Stats(); s.Lost != 1 {
 		t.Errorf("stats = %+v, want one lost lease", s)
 	}
 	if n := f.events(t, id); n != before {
@@ -286,7 +291,7 @@ func TestAnotherServerFinishesTheRunOfOneThatDied(t *testing.T) {
 	<-hold.Held()
 	a.crash()
 	hold.Release()
-	eventually(t, "b claimed the session", func() bool { return b.run.LeaseStats().Claims == 1 })
+	eventually(t, "b claimed the session", func() bool { return b.place.Stats().Claims == 1 })
 	v := b.wait(t, id)
 	if v.Meta.Status != session.StatusReady || len(v.Turns) != 2 || v.Turns[1].LLM.Text != "done" {
 		t.Fatalf("on b: %s (%s) with %d turns", v.Meta.Status, v.Meta.StatusReason, len(v.Turns))
@@ -294,7 +299,7 @@ func TestAnotherServerFinishesTheRunOfOneThatDied(t *testing.T) {
 	if n := userTurns(v.Turns, "hello"); n != 1 {
 		t.Errorf("the user turn is stored %d times", n)
 	}
-	if s := b.run.LeaseStats(); s.Failovers != 1 {
+	if s := b.place.Stats(); s.Failovers != 1 {
 		t.Errorf("b's stats = %+v, want one failover", s)
 	}
 }
@@ -319,7 +324,7 @@ func TestAServerStartedAgainUnderItsIDTakesItsRunsUpAtOnce(t *testing.T) {
 	}
 
 	again := f.start(t, "a")
-	if s := again.run.LeaseStats(); s.Claims != 1 {
+	if s := again.place.Stats(); s.Claims != 1 {
 		t.Fatalf("stats after the start = %+v, want the session claimed", s)
 	}
 	v := again.wait(t, id)
@@ -368,7 +373,7 @@ func TestADrainedServerHandsItsRunsOverAtOnce(t *testing.T) {
 	if err := <-drained; err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "b claimed the session", func() bool { return b.run.LeaseStats().Claims == 1 })
+	eventually(t, "b claimed the session", func() bool { return b.place.Stats().Claims == 1 })
 	a.close()
 	v := b.wait(t, id)
 	if v.Meta.Status != session.StatusReady || len(v.Turns) != 4 || v.Turns[3].LLM.Text != "done" {
@@ -377,7 +382,7 @@ func TestADrainedServerHandsItsRunsOverAtOnce(t *testing.T) {
 	if n := len(a.model.Requests()); n != 1 {
 		t.Errorf("a's model calls = %d, want 1", n)
 	}
-	if s := b.run.LeaseStats(); s.Failovers != 0 {
+	if s := b.place.Stats(); s.Failovers != 0 {
 		t.Errorf("b's stats = %+v: a drained session is no failover", s)
 	}
 }
@@ -438,7 +443,7 @@ func TestADrainingServerHandsItsIdleSessionsOverAtOnce(t *testing.T) {
 	if err := <-read; err != nil {
 		t.Errorf("read on a of the session its drain stopped: %v", err)
 	}
-	eventually(t, "b took the busy session up", func() bool { return b.run.LeaseStats().Claims == 1 })
+	eventually(t, "b took the busy session up", func() bool { return b.place.Stats().Claims == 1 })
 	if v := b.wait(t, busy); v.Meta.Status != session.StatusReady || lastText(v) != "done" {
 		t.Fatalf("busy on b: %s (%s) with %d turns", v.Meta.Status, v.Meta.StatusReason, len(v.Turns))
 	}
@@ -610,7 +615,7 @@ func TestAHelpersParentAndChildAreRecoveredTogether(t *testing.T) {
 	if hp, hc := f.holder(t, parent), f.holder(t, child); hp != hc {
 		t.Errorf("the parent runs on %s, its child on %s", hp, hc)
 	}
-	if n := b.run.LeaseStats().Claims + c.run.LeaseStats().Claims; n < 1 {
+	if n := b.place.Stats().Claims + c.place.Stats().Claims; n < 1 {
 		t.Errorf("claims = %d", n)
 	}
 }
@@ -654,22 +659,22 @@ func TestWatchMailFromAnotherServerWakesTheWatcher(t *testing.T) {
 	}
 }
 
-// LeaseStats say how many leases the server holds, how long they last
+// Stats say how many leases the server holds, how long they last
 // and when the database last confirmed them, for /readyz and /metrics.
 func TestLeaseStatsCountTheLeasesHeldAndTheirRenewal(t *testing.T) {
 	t.Parallel()
 	f := newFleet(t, answer, 300*time.Millisecond)
 	a := f.start(t, "a")
-	if s := a.run.LeaseStats(); s.Held != 0 || s.TTL != 300*time.Millisecond {
+	if s := a.place.Stats(); s.Held != 0 || s.TTL != 300*time.Millisecond {
 		t.Fatalf("stats of a new server = %+v, want no lease held, a ttl of 300ms", s)
 	}
 	id := a.create(t, "bench", "hello")
 	a.wait(t, id)
-	if s := a.run.LeaseStats(); s.Held != 1 {
+	if s := a.place.Stats(); s.Held != 1 {
 		t.Fatalf("stats with a session loaded = %+v, want one lease held", s)
 	}
 	since := time.Now()
-	eventually(t, "a renewal", func() bool { return a.run.LeaseStats().RenewedAt.After(since) })
+	eventually(t, "a renewal", func() bool { return a.place.Stats().RenewedAt.After(since) })
 }
 
 // childOf waits on sub for the first event of kind from a session other

@@ -154,16 +154,16 @@ func (e *edit) emit(a *actor, ev *agentsv1.Event) {
 // apply writes e and, once it is stored, makes it the actor's state and
 // publishes its events. On failure nothing changed.
 func (a *actor) apply(e *edit) error {
-	if a.lost {
-		return a.moved
+	if err := a.ws.writeRefusal(); err != nil {
+		return err
 	}
-	if a.doubt != nil {
+	if a.ws.inDoubt() {
 		// Memory may not be what the store has: nothing is written on it.
 		return errStoreUnavailable
 	}
-	if a.unsynced != nil {
+	if a.ws.retrying() {
 		// An earlier failed write goes first, or nothing does.
-		moved := len(a.unsynced.turns) > 0
+		moved := len(a.ws.pending.turns) > 0
 		if err := a.resync(); committer.Classify(err) == committer.Permanent {
 			return errSessionReloaded
 		} else if committer.Classify(err) == committer.Lost {
@@ -191,13 +191,13 @@ var errSessionReloaded = errs.Conflict(errs.CodeSessionReloaded, "the session wa
 // however often it is asked is not asked again: the session is settled
 // from what the store holds (see settleFromStore).
 func (a *actor) resync() error {
-	e := a.unsynced
+	e := a.ws.pending
 	if landed, _ := a.landed(e); landed {
 		a.stored(e)
 	} else if err := a.applyNow(e); err != nil {
-		a.attempts++
+		attempts := a.ws.refused()
 		if committer.Classify(err) == committer.Permanent {
-			a.log().Error("the store refused a write for good", "session", a.id, "attempts", a.attempts, "err", err)
+			a.log().Error("the store refused a write for good", "session", a.id, "attempts", attempts, "err", err)
 			a.settleFromStore(e)
 		}
 		return err
@@ -205,16 +205,15 @@ func (a *actor) resync() error {
 	// Mail other sessions' changes handed over while the write waited is
 	// in memory only, and the pending count is computed from it.
 	a.st.meta.PendingMail = len(a.st.mail)
-	then := a.then
-	a.unsynced, a.then, a.attempts = nil, nil, 0
+	then := a.ws.caughtUp()
 	a.delivered(e.notify)
-	a.next = func() {
+	a.ws.queue(func() {
 		if then != nil {
 			then()
 		}
 		// Mail that came while the write waited found no run to fold it.
 		a.wakeForMail()
-	}
+	})
 	return nil
 }
 
@@ -231,18 +230,14 @@ func (a *actor) stall(e *edit, err error, then func()) {
 		// already, and goes no further (see loseLease).
 	case committer.Classify(err) == committer.Closing:
 		a.closeRun()
-	case a.unsynced != nil:
+	case a.ws.retrying():
 		// e never reached the store: an earlier write waits (which no run
 		// write should find). The run cannot go on in order.
 		a.log().Error("run write behind a pending one", "session", a.id, "err", err)
 		a.failRun(errs.CodeStoreError, "could not store the run's progress")
 	case committer.Classify(err) == committer.Transient:
 		a.log().Warn("the store refused a write for now; keeping it", "session", a.id, "err", err)
-		a.unsynced, a.then, a.attempts = e, then, 1
-		if a.doubt != nil && a.doubt.e == e {
-			// resync finds out whether it landed.
-			a.doubt = nil
-		}
+		a.ws.keep(e, then)
 	default:
 		a.log().Error("the store refused a write for good", "session", a.id, "err", err)
 		a.settleFromStore(nil)
@@ -256,13 +251,13 @@ func (a *actor) stall(e *edit, err error, then func()) {
 // that is refused, the session is left as the store has it and takes
 // input again; its next write carries its status.
 func (a *actor) settleFromStore(end *edit) {
-	a.unsynced, a.then, a.attempts = nil, nil, 0
+	a.ws.drop()
 	a.closeRun()
 	a.waiting = nil // until restore rebuilds it from the stored rows
 	st, err := a.r.load(a.r.ctx, a.id)
 	switch {
 	case errs.KindOf(err) == errs.KindNotFound:
-		a.deleted = true
+		a.ws.end(a.unknown())
 		return
 	case err != nil:
 		a.log().Error("reload session", "session", a.id, "err", err)
@@ -337,7 +332,7 @@ func (a *actor) applyNow(e *edit) error {
 		}
 		landed, told := a.landed(e)
 		if !told {
-			a.doubt = &doubt{e: e, landed: func() (bool, bool) { return a.landed(e) }}
+			a.ws.suspect(&doubt{e: e, landed: func() (bool, bool) { return a.landed(e) }})
 		}
 		if !landed {
 			return err
@@ -370,16 +365,6 @@ func (a *actor) landed(e *edit) (landed, told bool) {
 	return m.Updated.Equal(e.meta.Updated), true
 }
 
-// doubt is a write whose outcome is not known (see actor.doubt): e is
-// the edit, when it is one, and landed asks the store whether it landed,
-// told false while the store cannot be asked.
-type doubt struct {
-	e      *edit
-	landed func() (landed, told bool)
-	// after is when the store is asked again, once it could not be.
-	after time.Time
-}
-
 // doubtPause is the least time between two looks at a write in doubt:
 // while the database is away, a session taking commands must not try
 // it for each.
@@ -392,15 +377,16 @@ const doubtPause = 250 * time.Millisecond
 // store (reload). While the store cannot be asked, writes are refused
 // (apply) and reads answer from memory.
 func (a *actor) settleDoubt() {
-	if a.doubt == nil || a.gone() || a.lost || time.Now().Before(a.doubt.after) {
+	d := a.ws.doubtDue(time.Now())
+	if d == nil {
 		return
 	}
-	landed, told := a.doubt.landed()
+	landed, told := d.landed()
 	if !told {
-		a.doubt.after = time.Now().Add(doubtPause)
+		d.after = time.Now().Add(doubtPause)
 		return
 	}
-	a.doubt = nil
+	a.ws.resolved()
 	if landed {
 		a.log().Warn("a write whose outcome was not known is stored; the session is read again", "session", a.id)
 		a.reload()
@@ -414,16 +400,16 @@ func (a *actor) settleDoubt() {
 // tries again.
 func (a *actor) reload() {
 	a.closeRun()
-	a.unsynced, a.then, a.attempts = nil, nil, 0
+	a.ws.drop()
 	a.waiting = nil
 	st, err := a.r.load(a.r.ctx, a.id)
 	switch {
 	case errs.KindOf(err) == errs.KindNotFound:
-		a.deleted = true
+		a.ws.end(a.unknown())
 		return
 	case err != nil:
 		a.log().Warn("read the session again", "session", a.id, "err", err)
-		a.doubt = &doubt{landed: func() (bool, bool) { return true, true }}
+		a.ws.suspect(&doubt{landed: func() (bool, bool) { return true, true }})
 		return
 	}
 	a.restore(st)
@@ -437,11 +423,11 @@ func (a *actor) reload() {
 
 // stored makes a stored edit the actor's state.
 func (a *actor) stored(e *edit) {
-	if e.create && a.r.cluster != nil {
-		// The lease of a session can only be taken once it is stored.
+	if e.create {
+		// The hold of a session can only be taken once it is stored.
 		// Another server that took it in between (it saw a running
 		// session without a server) runs it now.
-		if err := a.takeLease(a.r.ctx); err != nil {
+		if err := a.takeHold(a.r.ctx); err != nil {
 			a.loseLease(err)
 		}
 	}
@@ -466,8 +452,8 @@ func (r *Runner) write(ctx context.Context, ch *store.Change, evs []*agentsv1.Ev
 		// context): say so, as the committer would.
 		return errClosing
 	}
-	if err == nil && r.cluster != nil && len(ch.NewMail) > 0 {
-		r.mailStored(ch.NewMail)
+	if err == nil && len(ch.NewMail) > 0 {
+		r.place.MailStored(ch.NewMail)
 	}
 	return err
 }

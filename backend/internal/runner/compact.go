@@ -448,8 +448,15 @@ type Compacted struct {
 	Pending bool `json:"pending,omitempty"`
 }
 
+// compactCommand is Compact on the session's holder.
 type compactCommand struct {
 	Instruction string `json:"instruction,omitempty"`
+}
+
+func (compactCommand) name() string { return "compact_session" }
+
+func (b compactCommand) apply(ctx context.Context, r *Runner, at target) (Compacted, error) {
+	return r.compactLocal(ctx, at.owner, at.session, b.Instruction)
 }
 
 // Compact folds the older turns of a session into a summary now. A
@@ -457,12 +464,7 @@ type compactCommand struct {
 // once the compaction is stored; a running session compacts before its
 // next model call, and Compact returns at once, pending.
 func (r *Runner) Compact(ctx context.Context, owner, id, instruction string) (Compacted, error) {
-	var done Compacted
-	_, err := r.onHolder(ctx, id, owner, cmdCompact, compactCommand{Instruction: instruction}, &done, func() error {
-		var err error
-		done, err = r.compactLocal(ctx, owner, id, instruction)
-		return err
-	})
+	done, _, err := onHolder(ctx, r, owner, id, compactCommand{Instruction: instruction})
 	return done, err
 }
 

@@ -16,13 +16,17 @@ import (
 // result. Without a run it does nothing. It returns once the run has
 // stopped, with the session as the run left it.
 func (r *Runner) CancelRun(ctx context.Context, owner, id string) (session.Meta, error) {
-	var meta session.Meta
-	_, err := r.onHolder(ctx, id, owner, cmdCancel, struct{}{}, &meta, func() error {
-		var err error
-		meta, err = r.cancelLocal(ctx, owner, id)
-		return err
-	})
+	meta, _, err := onHolder(ctx, r, owner, id, cancelCommand{})
 	return meta, err
+}
+
+// cancelCommand is CancelRun on the session's holder.
+type cancelCommand struct{}
+
+func (cancelCommand) name() string { return "cancel_run" }
+
+func (cancelCommand) apply(ctx context.Context, r *Runner, at target) (session.Meta, error) {
+	return r.cancelLocal(ctx, at.owner, at.session)
 }
 
 // cancelLocal is CancelRun on this server.
@@ -50,13 +54,17 @@ func (r *Runner) cancelLocal(ctx context.Context, owner, id string) (session.Met
 // that wait for approval, which the server would run; they return a
 // cancelled result and the run goes on. It returns how many it cancelled.
 func (r *Runner) CancelAttached(ctx context.Context, owner, id string) (session.Meta, int, error) {
-	var ans cancelledAnswer
-	_, err := r.onHolder(ctx, id, owner, cmdCancelAttached, struct{}{}, &ans, func() error {
-		var err error
-		ans, err = r.cancelAttachedLocal(ctx, owner, id)
-		return err
-	})
+	ans, _, err := onHolder(ctx, r, owner, id, cancelAttachedCommand{})
 	return ans.Meta, ans.Cancelled, err
+}
+
+// cancelAttachedCommand is CancelAttached on the session's holder.
+type cancelAttachedCommand struct{}
+
+func (cancelAttachedCommand) name() string { return "cancel_attached" }
+
+func (cancelAttachedCommand) apply(ctx context.Context, r *Runner, at target) (cancelledAnswer, error) {
+	return r.cancelAttachedLocal(ctx, at.owner, at.session)
 }
 
 // cancelledAnswer is what CancelAttached returns.
@@ -84,13 +92,17 @@ func (r *Runner) cancelAttachedLocal(ctx context.Context, owner, id string) (can
 // Pause stops the run at the next step boundary (status paused). Without a
 // run it does nothing.
 func (r *Runner) Pause(ctx context.Context, owner, id string) (session.Meta, error) {
-	var meta session.Meta
-	_, err := r.onHolder(ctx, id, owner, cmdPause, struct{}{}, &meta, func() error {
-		var err error
-		meta, err = r.pauseLocal(ctx, owner, id)
-		return err
-	})
+	meta, _, err := onHolder(ctx, r, owner, id, pauseCommand{})
 	return meta, err
+}
+
+// pauseCommand is Pause on the session's holder.
+type pauseCommand struct{}
+
+func (pauseCommand) name() string { return "pause" }
+
+func (pauseCommand) apply(ctx context.Context, r *Runner, at target) (session.Meta, error) {
+	return r.pauseLocal(ctx, at.owner, at.session)
 }
 
 func (r *Runner) pauseLocal(ctx context.Context, owner, id string) (session.Meta, error) {
@@ -123,17 +135,19 @@ func (r *Runner) Resume(ctx context.Context, owner, id string, params map[string
 
 // resumeOne resumes one session, on the server that holds it.
 func (r *Runner) resumeOne(ctx context.Context, owner, id string, params map[string]string) (session.Meta, error) {
-	var meta session.Meta
-	_, err := r.onHolder(ctx, id, owner, cmdResume, resumeCommand{Params: params}, &meta, func() error {
-		var err error
-		meta, err = r.resumeLocal(ctx, owner, id, params)
-		return err
-	})
+	meta, _, err := onHolder(ctx, r, owner, id, resumeCommand{Params: params})
 	return meta, err
 }
 
+// resumeCommand is the resume of one session on its holder.
 type resumeCommand struct {
 	Params map[string]string `json:"params,omitempty"`
+}
+
+func (resumeCommand) name() string { return "resume" }
+
+func (b resumeCommand) apply(ctx context.Context, r *Runner, at target) (session.Meta, error) {
+	return r.resumeLocal(ctx, at.owner, at.session, b.Params)
 }
 
 func (r *Runner) resumeLocal(ctx context.Context, owner, id string, params map[string]string) (session.Meta, error) {
@@ -189,15 +203,17 @@ func (a *actor) cancelRun(reason string) error {
 	if st == nil {
 		return nil
 	}
-	a.settlePending(st, session.ResultCancelled, "the run was cancelled")
+	answers := a.settlePending(st, session.ResultCancelled, "the run was cancelled")
 	e := a.edit()
-	a.storeRound(e, st)
+	a.storeRound(e, st, answers...)
 	e.meta.Status, e.meta.StatusReason = session.StatusReady, reason
 	e.meta.PendingCalls = 0
 	e.emit(a, stoppedEvent(session.StatusReady, reason))
 	if err := a.apply(e); err != nil {
 		return err
 	}
+	answered(answers...)
+	a.dropDeferred(st)
 	a.waiting = nil
 	return nil
 }

@@ -70,7 +70,7 @@ func (r *Runner) DeleteSession(ctx context.Context, owner, id string, mode Delet
 func (r *Runner) deleteEach(ctx context.Context, targets []string) ([]string, error) {
 	var deleted []string
 	for _, target := range targets {
-		_, err := r.onHolder(ctx, target, AnyOwner, cmdDelete, struct{}{}, nil, func() error { return r.deleteLocal(ctx, target) })
+		_, _, err := onHolder(ctx, r, AnyOwner, target, deleteCommand{})
 		if err != nil {
 			if errs.KindOf(err) == errs.KindNotFound {
 				continue // deleted meanwhile
@@ -80,6 +80,15 @@ func (r *Runner) deleteEach(ctx context.Context, targets []string) ([]string, er
 		deleted = append(deleted, target)
 	}
 	return deleted, nil
+}
+
+// deleteCommand deletes one session on its holder, stopping its run.
+type deleteCommand struct{}
+
+func (deleteCommand) name() string { return "delete_session" }
+
+func (deleteCommand) apply(ctx context.Context, r *Runner, at target) (none, error) {
+	return none{}, r.deleteLocal(ctx, at.session)
 }
 
 // deleteLocal deletes one session on this server, stopping its run.
@@ -93,21 +102,18 @@ func (r *Runner) deleteLocal(ctx context.Context, target string) error {
 			}
 			gone, told := a.goneFromStore()
 			if !told {
-				a.doubt = &doubt{landed: a.goneFromStore}
+				a.ws.suspect(&doubt{landed: a.goneFromStore})
 			}
 			if !gone {
 				return err
 			}
 		}
-		if a.lease != nil {
-			// Deleted with the session.
-			r.leases.takeAt(a.id, a.lease.Epoch)
-			a.lease = nil
-		}
+		// The hold went with the session.
+		r.place.Deleted(a.hold)
+		a.hold = nil
 		a.closeRun()
 		r.gone.add(a.pendingTokens(), "its session was deleted")
-		a.deleted = true
-		a.unsynced, a.then, a.next = nil, nil, nil
+		a.ws.end(a.unknown())
 		r.params.forget(target)
 		r.watches.drop(target)
 		if r.opts.SessionDeleted != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/agents-os/agents/backend/internal/cluster"
 	"github.com/agents-os/agents/backend/internal/events"
 	llmclient "github.com/agents-os/agents/backend/internal/llm"
+	"github.com/agents-os/agents/backend/internal/placement/leased"
 	"github.com/agents-os/agents/backend/internal/runner"
 	"github.com/agents-os/agents/backend/internal/runner/modelfault"
 	"github.com/agents-os/agents/backend/internal/session"
@@ -143,7 +144,7 @@ func newKernelWith(t *testing.T, d dialect, rules fakellm.Rules, opts kernelOpti
 		// As a server on PostgreSQL runs: one of the servers the database
 		// may have, its sessions under leases.
 		bus = cluster.NewMemoryBus()
-		ro.Cluster = &runner.Cluster{Holder: "kernel", Bus: bus}
+		ro.Placement = leased.New(leased.Options{Holder: "kernel", Bus: bus, Store: st, Now: opts.now})
 	}
 	k.run = runner.New(ro)
 	if err := k.run.Recover(ctx); err != nil {

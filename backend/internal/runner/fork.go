@@ -22,20 +22,14 @@ const forkedText = "not run: the session was forked before this call completed"
 // The copy takes the source's params, which live on the server holding
 // the source: a source held elsewhere is forked there.
 func (r *Runner) ForkSession(ctx context.Context, owner, id string, atTurn *int, agent string, agentVersion *int64) (View, error) {
-	var view View
-	var fork forkAnswer
-	cmd := forkCommand{AtTurn: atTurn, Agent: agent, AgentVersion: agentVersion}
-	forwarded, err := r.onHolder(ctx, id, owner, cmdFork, cmd, &fork, func() error {
-		var err error
-		view, err = r.forkLocal(ctx, owner, id, cmd, uuid.NewString())
-		return err
-	})
+	fork, forwarded, err := onHolder(ctx, r, owner, id, forkCommand{AtTurn: atTurn, Agent: agent, AgentVersion: agentVersion})
 	if forwarded && err == nil {
 		return r.ReadSession(ctx, owner, fork.ID, ViewRequest{})
 	}
-	return view, err
+	return fork.view, err
 }
 
+// forkCommand is ForkSession on the source's holder.
 type forkCommand struct {
 	AtTurn       *int   `json:"at_turn,omitempty"`
 	Agent        string `json:"agent,omitempty"`
@@ -44,6 +38,30 @@ type forkCommand struct {
 
 type forkAnswer struct {
 	ID string `json:"id"`
+	// view is the copy, made on this server.
+	view View
+}
+
+func (forkCommand) name() string { return "fork_session" }
+
+func (b forkCommand) apply(ctx context.Context, r *Runner, at target) (forkAnswer, error) {
+	if !at.forwarded() {
+		view, err := r.forkLocal(ctx, at.owner, at.session, b, uuid.NewString())
+		return forkAnswer{ID: view.Meta.ID, view: view}, err
+	}
+	// The copy's id is the command's: applied again, the fork finds the
+	// copy the first apply made (the commands of one session are applied
+	// one at a time, so nothing makes it in between).
+	forkID := uuid.NewSHA1(uuid.NameSpaceOID, []byte(at.commandKey())).String()
+	m, err := r.store.GetMeta(ctx, forkID)
+	switch {
+	case err == nil && m.ForkedFrom == at.session:
+		return forkAnswer{ID: forkID}, nil
+	case err != nil && errs.KindOf(err) != errs.KindNotFound:
+		return forkAnswer{}, err
+	}
+	_, err = r.forkLocal(ctx, at.owner, at.session, b, forkID)
+	return forkAnswer{ID: forkID}, err
 }
 
 // forkLocal forks on this server (see ForkSession); the copy is forkID.

@@ -257,7 +257,7 @@ const (
 
 func (a *actor) phaseNow() phase {
 	switch {
-	case a.gone():
+	case a.ws.gone():
 		return phaseGone
 	case a.run != nil:
 		return phaseRunning

@@ -153,18 +153,20 @@ func (r *Runner) imported(ctx context.Context, owner, id string, turns []session
 // importTurns adds turns to owner's session id, whose history had from
 // turns when it was compared with the file's.
 func (r *Runner) importTurns(ctx context.Context, owner, id string, from int, turns []session.Turn) (session.Meta, error) {
-	var meta session.Meta
-	_, err := r.onHolder(ctx, id, owner, cmdImportTurns, importTurnsCommand{From: from, Turns: turns}, &meta, func() error {
-		var err error
-		meta, err = r.importTurnsLocal(ctx, owner, id, from, turns)
-		return err
-	})
+	meta, _, err := onHolder(ctx, r, owner, id, importTurnsCommand{From: from, Turns: turns})
 	return meta, err
 }
 
+// importTurnsCommand is importTurns on the session's holder.
 type importTurnsCommand struct {
 	From  int            `json:"from"`
 	Turns []session.Turn `json:"turns"`
+}
+
+func (importTurnsCommand) name() string { return "import_turns" }
+
+func (b importTurnsCommand) apply(ctx context.Context, r *Runner, at target) (session.Meta, error) {
+	return r.importTurnsLocal(ctx, at.owner, at.session, b.From, b.Turns)
 }
 
 func (r *Runner) importTurnsLocal(ctx context.Context, owner, id string, from int, turns []session.Turn) (session.Meta, error) {

@@ -64,18 +64,23 @@ func (r *Runner) deliver(ctx context.Context, owner, to string, m session.Mail, 
 	if m.Priority == "" {
 		m.Priority = session.PriorityNormal
 	}
-	var out session.Mail
-	_, err := r.onHolder(ctx, to, owner, cmdMail, mailCommand{Mail: m, Key: key}, &out, func() error {
-		var err error
-		out, err = r.deliverLocal(ctx, owner, to, m, key)
-		return err
-	})
+	out, _, err := onHolder(ctx, r, owner, to, mailCommand{Mail: m, Key: key})
 	return out, err
 }
 
+// mailCommand is SendMail on the session's holder.
 type mailCommand struct {
 	Mail session.Mail `json:"mail"`
 	Key  string       `json:"key,omitempty"`
+}
+
+func (mailCommand) name() string { return "send_mail" }
+
+func (b mailCommand) apply(ctx context.Context, r *Runner, at target) (session.Mail, error) {
+	if at.forwarded() && b.Key == "" {
+		b.Key = at.commandKey()
+	}
+	return r.deliverLocal(ctx, at.owner, at.session, b.Mail, b.Key)
 }
 
 // deliverLocal delivers on this server (see deliver).
@@ -119,7 +124,7 @@ func (r *Runner) deliverLocal(ctx context.Context, owner, to string, m session.M
 			if c := committer.Classify(err); c == committer.Closing || c == committer.Lost {
 				// The mail is stored: the next start, or the server that
 				// runs the session now, wakes the session for it (see
-				// Recover and failover.go), so the sender is told the
+				// Recover and placement/leased), so the sender is told the
 				// truth, that it was accepted.
 				return nil
 			}

@@ -19,8 +19,12 @@ import (
 //     parent (see notePhase). A session is loaded on first use after
 //     it was evicted and after a restart alike, so both see the same
 //     state. While the session is loaded the actor changes the copy as
-//     the store takes each change (see apply): what only memory holds of
-//     stored state is what an eviction or a restart loses.
+//     the store takes each change (see apply), never before: a write the
+//     store refuses leaves it as it was. The one exception is the end of
+//     a run, which cannot fail: while the store refuses it, the write is
+//     kept (see writestate.go) and memory already says the status it
+//     writes (see settle). What only memory holds of stored state is
+//     what an eviction or a restart loses.
 //   - What the store never holds is kept by the runner beside the actors,
 //     for the session's life in this process: evictions keep it, a
 //     restart loses it, a deletion drops it. That is the session's params
@@ -28,12 +32,13 @@ import (
 //     whose mail waits for a free run (see slots), which Recover builds
 //     again after a restart from the sessions with pending mail.
 //   - With servers sharing the database, the copy is the truth only
-//     while this server holds the session's run lease: load reads it
-//     only once the lease is taken, and a session whose lease is lost is
-//     unloaded without writing (see lease.go), so a lease taken again
-//     reads the store again. Mail another server stores for a session
-//     held here is taken in when that server says so (refreshMail), and
-//     the watches of a target are read when its lease is taken.
+//     while this server holds the session (see placement.Hold): load
+//     reads it only once the hold is taken, and a session whose hold is
+//     lost is unloaded without writing (see lease.go), so a hold taken
+//     again reads the store again. Mail another server stores for a
+//     session held here is taken in when that server says so
+//     (refreshMail), and the watches of a target are read when a hold
+//     that takes it up is taken.
 
 // restore makes st, just read from the store (or just created), the
 // actor's session, with what the runner kept of it: its params, and a

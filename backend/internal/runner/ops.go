@@ -218,7 +218,7 @@ func (r *Runner) open(ctx context.Context, meta session.Meta, turns []session.Tu
 			Body: &agentsv1.Event_SessionCreated{SessionCreated: &agentsv1.SessionCreated{Meta: wire.Meta(meta)}}}))
 		a.setParams(params)
 		if err := write(a, e); err != nil {
-			a.deleted = true // never stored: the actor goes
+			a.ws.end(a.unknown()) // never stored: the actor goes
 			a.r.params.forget(meta.ID)
 			return err
 		}
@@ -301,29 +301,36 @@ func (r *Runner) postMessage(ctx context.Context, owner, id string, msg Message,
 	if err := checkMessage(&msg); err != nil {
 		return Posted{}, err
 	}
-	var p Posted
-	var ans postAnswer
-	forwarded, err := r.onHolder(ctx, id, owner, cmdPost, postCommand{Message: msg, Run: opts, Params: params}, &ans, func() error {
-		var err error
-		p, err = r.postLocal(ctx, owner, id, msg, opts, params, wait)
-		return err
-	})
-	if forwarded {
-		p = Posted{Meta: ans.Meta, MailID: ans.MailID, from: ans.From, elsewhere: true}
-	}
-	return p, err
+	ans, forwarded, err := onHolder(ctx, r, owner, id, postCommand{Message: msg, Run: opts, Params: params, wait: wait})
+	return Posted{Meta: ans.Meta, MailID: ans.MailID, from: ans.From, idle: ans.idle, elsewhere: forwarded}, err
 }
 
+// postCommand is PostMessage on the session's holder.
 type postCommand struct {
 	Message Message           `json:"message"`
 	Run     RunOptions        `json:"run"`
 	Params  map[string]string `json:"params,omitempty"`
+	// wait takes the session's idle channel after the post; a post
+	// forwarded to another server waits for what the store says.
+	wait bool
 }
 
 type postAnswer struct {
 	Meta   session.Meta `json:"meta"`
 	MailID string       `json:"mail_id,omitempty"`
 	From   int          `json:"from"`
+	// idle is the session's idle channel, with wait.
+	idle <-chan struct{}
+}
+
+func (postCommand) name() string { return "post_message" }
+
+func (b postCommand) apply(ctx context.Context, r *Runner, at target) (postAnswer, error) {
+	if at.forwarded() && b.Run.IdempotencyKey == "" {
+		b.Run.IdempotencyKey = at.commandKey()
+	}
+	p, err := r.postLocal(ctx, at.owner, at.session, b.Message, b.Run, b.Params, b.wait)
+	return postAnswer{Meta: p.Meta, MailID: p.MailID, From: p.from, idle: p.idle}, err
 }
 
 // postLocal posts on this server (see postMessage).
@@ -403,13 +410,13 @@ func (r *Runner) postLocal(ctx context.Context, owner, id string, msg Message, o
 // addMail stores mail for the session with its mail.accepted event,
 // and, for urgent mail during a run, cuts the step in flight.
 func (a *actor) addMail(ctx context.Context, m session.Mail, idem keyedRequest) (session.Mail, error) {
-	if a.lost {
-		return session.Mail{}, a.moved
+	if err := a.ws.writeRefusal(); err != nil {
+		return session.Mail{}, err
 	}
-	if a.doubt != nil {
+	if a.ws.inDoubt() {
 		return session.Mail{}, errStoreUnavailable // as for apply
 	}
-	if a.unsynced != nil {
+	if a.ws.retrying() {
 		// As for apply: an earlier failed write goes first, or nothing
 		// does.
 		if err := a.resync(); err != nil {
@@ -431,7 +438,7 @@ func (a *actor) addMail(ctx context.Context, m session.Mail, idem keyedRequest) 
 		}
 		landed, told := a.mailLanded(m.ID)
 		if !told {
-			a.doubt = &doubt{landed: func() (bool, bool) { return a.mailLanded(m.ID) }}
+			a.ws.suspect(&doubt{landed: func() (bool, bool) { return a.mailLanded(m.ID) }})
 		}
 		if !landed {
 			return session.Mail{}, err

@@ -20,24 +20,16 @@ const abortedText = "the server restarted while this call was running; it may or
 // model call is simply made again. Sessions that wait for a helper's
 // child are taken up if the child went on while nobody could tell them.
 //
-// With servers sharing the database, a server recovers only the sessions
-// that need one and have none: it claims them as it does when a server
-// dies (see failover.go), and never takes up a session another live
-// server holds. Leases under its own id are not another's: a server id
-// belongs to one live server, so they are a dead predecessor's, which
-// nobody renews. They are ended first, and their sessions claimed with
-// the others, rather than left to expire.
+// The placement decides what this server recovers: a server alone on
+// its database recovers every session (recoverAll); one of several only
+// the sessions that need a server and have none (see
+// placement/leased).
 func (r *Runner) Recover(ctx context.Context) error {
-	if r.cluster != nil {
-		n, err := r.store.ExpireLeases(ctx, r.cluster.Holder, r.now())
-		if err != nil {
-			return err
-		}
-		if n > 0 {
-			r.log.Info("ended the leases a previous server under this id left", "server_id", r.cluster.Holder, "leases", n)
-		}
-		return r.claimAll(ctx)
-	}
+	return r.place.Recover(ctx)
+}
+
+// recoverAll is the recovery of a server that holds every session.
+func (r *Runner) recoverAll(ctx context.Context) error {
 	if err := r.loadWatches(ctx); err != nil {
 		return err
 	}
@@ -208,6 +200,19 @@ func (r *Runner) recheckHelperWaits(ctx context.Context) error {
 		for _, child := range children {
 			r.recheckChild(m.ID, child)
 		}
+	}
+	return nil
+}
+
+// recoverSession takes up what a session was doing when its server
+// stopped (see Recover): its run, or, for a ready session, a run for its
+// mail. A failed or paused session waits for a client, as it did.
+func (a *actor) recoverSession() error {
+	if err := a.recoverRun(); err != nil {
+		return err
+	}
+	if a.run == nil && a.st.meta.Status == session.StatusReady && len(a.st.mail) > 0 {
+		return a.wake(agentsv1.RunTrigger_RUN_TRIGGER_MAIL)
 	}
 	return nil
 }

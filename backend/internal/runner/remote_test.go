@@ -14,6 +14,7 @@ import (
 	"github.com/agents-os/agents/backend/internal/cluster"
 	"github.com/agents-os/agents/backend/internal/errs"
 	"github.com/agents-os/agents/backend/internal/events"
+	"github.com/agents-os/agents/backend/internal/placement/leased"
 	"github.com/agents-os/agents/backend/internal/runner"
 	"github.com/agents-os/agents/backend/internal/runner/modelfault"
 	"github.com/agents-os/agents/backend/internal/session"
@@ -154,9 +155,7 @@ func crossFleet(t *testing.T, ttl time.Duration, names ...string) (*fleet, *ledg
 		m.server = f.start(t, name, func(o *runner.Options) {
 			m.db = &ledgered{Store: o.Store, l: l, unwritten: make(chan string, 1)}
 			o.Store = m.db
-			c := *o.Cluster
-			c.Bus = hearing{Bus: c.Bus, db: m.db}
-			o.Cluster = &c
+			o.Placement = leased.New(leased.Options{Holder: name, LeaseTTL: f.ttl, Bus: hearing{Bus: f.bus, db: m.db}, Store: m.db})
 			seq := cluster.NewSequencer(o.Hub, m.db, f.bus, cluster.SequencerOptions{Poll: 50 * time.Millisecond})
 			relay, err := cluster.NewRelay(o.Hub, f.bus, name, nil)
 			if err != nil {

@@ -20,6 +20,21 @@ import (
 // remoteProgress). A wait is for the status events every server's hub
 // gets, with a poll of the store as a safety net.
 
+// readPoll is how often a wait for a session another server holds reads
+// the store again, in case an event that ends it was lost.
+const readPoll = 500 * time.Millisecond
+
+// leaseHeld reports whether err says another server holds the session.
+func leaseHeld(err error) bool { return errs.CodeOf(err) == errs.CodeLeaseHeld }
+
+// runsElsewhere reports whether another server holds the session, so
+// that a read goes to the store without trying to take the session
+// first. It is a hint: a load that finds the session held fails with
+// lease_held, which reads from the store too.
+func (r *Runner) runsElsewhere(ctx context.Context, id string) bool {
+	return r.place.Elsewhere(ctx, id)
+}
+
 // readElsewhere is ReadSession for a session another server holds.
 func (r *Runner) readElsewhere(ctx context.Context, owner, id string, req ViewRequest) (View, error) {
 	var read remoteRead
@@ -49,7 +64,7 @@ type remoteRead struct {
 // readMetaElsewhere reads a session's metadata from the store for the
 // owner, with the step in flight and the position before it.
 func (r *Runner) readMetaElsewhere(ctx context.Context, owner, id string) (remoteRead, error) {
-	step, pos := r.remote.progress.of(id)
+	step, pos := r.others.of(id)
 	meta, err := r.metaElsewhere(ctx, owner, id)
 	return remoteRead{meta: meta, step: step, pos: pos}, err
 }
@@ -120,7 +135,7 @@ func (r *Runner) awaitElsewhere(ctx context.Context, owner, id string, req ViewR
 	evs := sub.C()
 	timer := time.NewTimer(req.Timeout)
 	defer timer.Stop()
-	poll := time.NewTicker(commandPoll)
+	poll := time.NewTicker(readPoll)
 	defer poll.Stop()
 	read, err := r.readMetaElsewhere(ctx, owner, id)
 	if err != nil {
@@ -351,7 +366,7 @@ func (r *Runner) followProgress() {
 		return ok
 	}
 	for r.ctx.Err() == nil {
-		r.remote.progress.reset(r.hub.Position())
+		r.others.reset(r.hub.Position())
 		sub, _ := r.hub.Subscribe(events.AllScope(), nil)
 		r.follow(sub, local)
 		sub.Close()
@@ -373,7 +388,7 @@ func (r *Runner) follow(sub *events.Subscription, local func(string) bool) {
 			if !ok {
 				return
 			}
-			r.remote.progress.take(ev, local)
+			r.others.take(ev, local)
 			if ev.GetKind() == events.KindSessionDeleted {
 				r.watches.drop(ev.GetSessionId())
 			}

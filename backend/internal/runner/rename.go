@@ -11,23 +11,21 @@ import (
 // session.updated, as every change of the summary is. A session another
 // server holds is renamed there.
 func (r *Runner) RenameSession(ctx context.Context, owner, id, title string) (session.Meta, error) {
-	var meta session.Meta
-	_, err := r.onHolder(ctx, id, owner, cmdRename, renameCommand{Title: title}, &meta, func() error {
-		var err error
-		meta, err = r.renameLocal(ctx, owner, id, title)
-		return err
-	})
+	meta, _, err := onHolder(ctx, r, owner, id, renameCommand{Title: title})
 	return meta, err
 }
 
+// renameCommand is RenameSession on the session's holder.
 type renameCommand struct {
 	Title string `json:"title"`
 }
 
-func (r *Runner) renameLocal(ctx context.Context, owner, id, title string) (session.Meta, error) {
-	return r.control(ctx, owner, id, func(a *actor) error {
+func (renameCommand) name() string { return "rename_session" }
+
+func (b renameCommand) apply(ctx context.Context, r *Runner, at target) (session.Meta, error) {
+	return r.control(ctx, at.owner, at.session, func(a *actor) error {
 		e := a.edit()
-		e.meta.Title = cleanTitle(title)
+		e.meta.Title = cleanTitle(b.Title)
 		return a.apply(e)
 	})
 }

@@ -60,11 +60,7 @@ func (r *Runner) prune() {
 		if _, err := r.store.PruneIdempotency(r.ctx, now.Add(-IdempotencyTTL)); err != nil && r.ctx.Err() == nil {
 			r.log.Warn("prune idempotency keys", "err", err)
 		}
-		if r.cluster != nil {
-			if _, err := r.store.PruneCommands(r.ctx, now.Add(-commandRetention)); err != nil && r.ctx.Err() == nil {
-				r.log.Warn("prune commands", "err", err)
-			}
-		}
+		r.place.Prune(r.ctx, now)
 	}
 }
 

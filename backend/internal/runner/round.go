@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -62,7 +63,12 @@ func (a *actor) attachedDone(st *step) {
 	}
 	if a.run != nil && a.run.stop != "" {
 		// The run is being cancelled: deferred calls will not be answered.
-		a.settlePending(st, session.ResultCancelled, "the run was cancelled")
+		// Their results join those of the round's calls, in memory until
+		// the round is stored as it goes on (see callsDone).
+		for _, an := range a.settlePending(st, session.ResultCancelled, "the run was cancelled") {
+			an.cs.result = &an.res
+		}
+		a.dropDeferred(st)
 	}
 	if unanswered(st) == 0 && (!st.recorded || st.resume) {
 		a.callsDone(st)
@@ -76,18 +82,42 @@ func (a *actor) attachedDone(st *step) {
 }
 
 // storeRound adds to e the results of a round whose calls all have one,
-// in call order and with the pending mail, as the next user turn, with the
-// answers of its recorded calls that only memory holds. Once e is applied
-// the round no longer waits.
-func (a *actor) storeRound(e *edit, st *step) {
+// or get one with e (answers), in call order and with the pending mail,
+// as the next user turn, with the answers of its recorded calls that
+// the store does not hold yet (unless e completes their rows already).
+// Once e is applied the round no longer waits.
+func (a *actor) storeRound(e *edit, st *step, answers ...callResult) {
 	results := make([]session.ToolResult, len(st.calls))
 	for i, c := range st.calls {
-		results[i] = *c.result
-		if c.token != "" && !c.stored {
-			e.completed = append(e.completed, storeCompletion(c, a.r.now()))
+		res := c.result
+		for _, an := range answers {
+			if an.cs == c {
+				res = &an.res
+			}
+		}
+		results[i] = *res
+		completes := slices.ContainsFunc(e.completed, func(done store.Completion) bool { return done.Token == c.token })
+		if c.token != "" && !c.stored && !completes {
+			e.completed = append(e.completed, store.Completion{Token: c.token, Result: *res, At: a.r.now()})
 		}
 	}
 	a.addUserTurn(e, session.UserTurn{ToolResults: results})
+}
+
+// callResult is a result a call of a round gets with a write: it becomes
+// the call's once the write is stored (see answered), so a write the
+// store refuses leaves the round as it was.
+type callResult struct {
+	cs  *callState
+	res session.ToolResult
+}
+
+// answered makes the answers of a stored write their calls' results.
+func answered(answers ...callResult) {
+	for _, an := range answers {
+		res := an.res
+		an.cs.result, an.cs.stored = &res, an.cs.token != ""
+	}
 }
 
 // unanswered counts the calls of a round without a result.
@@ -101,18 +131,17 @@ func unanswered(st *step) int {
 	return n
 }
 
-// settlePending gives every unanswered call of a round the same result,
-// in memory; storeRound writes them with the round.
-func (a *actor) settlePending(st *step, status session.ResultStatus, text string) {
+// settlePending returns the same result for every unanswered call of a
+// round, for storeRound to write with the round.
+func (a *actor) settlePending(st *step, status session.ResultStatus, text string) []callResult {
 	a.cancelResting(st)
+	var answers []callResult
 	for _, cs := range st.calls {
-		if cs.result != nil {
-			continue
+		if cs.result == nil {
+			answers = append(answers, callResult{cs: cs, res: session.ToolResult{CallID: cs.call.ID, Name: cs.call.Name, Text: text, Status: status}})
 		}
-		res := session.ToolResult{CallID: cs.call.ID, Name: cs.call.Name, Text: text, Status: status}
-		cs.result = &res
 	}
-	a.dropDeferred(st)
+	return answers
 }
 
 // dropDeferred removes a round's answered calls from the pending list:
@@ -160,21 +189,36 @@ func (r *Runner) CompleteCall(ctx context.Context, owner, token string, answer C
 	if err != nil {
 		return session.Meta{}, 0, r.gone.explain(token, err)
 	}
-	var ans completeAnswer
-	body := completeCommand{Token: token, Answer: answer, Resume: resume, Params: params}
-	_, err = r.onHolder(ctx, row.SessionID, owner, cmdComplete, body, &ans, func() error {
-		var err error
-		ans, err = r.completeLocal(ctx, owner, row, answer, resume, params)
-		return err
-	})
+	body := completeCommand{Token: token, Answer: answer, Resume: resume, Params: params, row: row}
+	ans, _, err := onHolder(ctx, r, owner, row.SessionID, body)
 	return ans.Meta, ans.Remaining, err
 }
 
+// completeCommand is CompleteCall on the holder of the call's session.
 type completeCommand struct {
 	Token  string            `json:"token"`
 	Answer CallAnswer        `json:"answer"`
 	Resume bool              `json:"resume,omitempty"`
 	Params map[string]string `json:"params,omitempty"`
+	// row is the call as the accepting server read it; the holder
+	// reads it again.
+	row session.DeferredCall
+}
+
+func (completeCommand) name() string { return "complete_call" }
+
+func (b completeCommand) apply(ctx context.Context, r *Runner, at target) (completeAnswer, error) {
+	row := b.row
+	if at.forwarded() {
+		if b.Answer.IdempotencyKey == "" {
+			b.Answer.IdempotencyKey = at.commandKey()
+		}
+		var err error
+		if row, err = r.store.GetDeferred(ctx, b.Token); err != nil {
+			return completeAnswer{}, r.gone.explain(b.Token, err)
+		}
+	}
+	return r.completeLocal(ctx, at.owner, row, b.Answer, b.Resume, b.Params)
 }
 
 type completeAnswer struct {
@@ -271,16 +315,13 @@ func (r *Runner) completeLocal(ctx context.Context, owner string, row session.De
 		e.idem = r.idempotency(a.owner, idem, keyed{SessionID: a.id, Token: token})
 		e.meta.PendingCalls--
 		if continues {
-			cs.result, cs.stored = &res, true
-			err := a.continueRound(e, st, agentsv1.RunTrigger_RUN_TRIGGER_RESUME)
-			if err != nil {
-				cs.result, cs.stored = nil, false
+			if err := a.continueRound(e, st, agentsv1.RunTrigger_RUN_TRIGGER_RESUME, callResult{cs: cs, res: res}); err != nil {
 				return err
 			}
 		} else if err := a.apply(e); err != nil {
 			return err
 		} else {
-			cs.result, cs.stored = &res, true
+			answered(callResult{cs: cs, res: res})
 		}
 		a.dropDeferred(st)
 		if resume {
@@ -300,13 +341,15 @@ func (r *Runner) completeLocal(ctx context.Context, owner string, row session.De
 	return completeAnswer{Meta: meta, Remaining: remaining}, nil
 }
 
-// continueRound writes e with the round's results as the next user turn
-// and the run's start, then goes on with the next step.
-func (a *actor) continueRound(e *edit, st *step, trigger agentsv1.RunTrigger) error {
-	a.storeRound(e, st)
+// continueRound writes e with the round's results (those its calls have,
+// and answers) as the next user turn and the run's start, then goes on
+// with the next step.
+func (a *actor) continueRound(e *edit, st *step, trigger agentsv1.RunTrigger, answers ...callResult) error {
+	a.storeRound(e, st, answers...)
 	if err := a.openRun(e, trigger, 0); err != nil {
 		return err
 	}
+	answered(answers...)
 	a.waiting = nil
 	a.beginStep()
 	return nil

@@ -641,7 +641,11 @@ func (a *actor) addUserTurn(e *edit, u session.UserTurn) {
 
 // endRun records the end of a run.
 func (a *actor) endRun(status session.Status, reason, text string) {
-	e := a.edit()
+	a.endRunWith(a.edit(), status, reason, text)
+}
+
+// endRunWith records the end of a run with e.
+func (a *actor) endRunWith(e *edit, status session.Status, reason, text string) {
 	a.markStopped(e, status, reason, text)
 	a.closeRun()
 	a.settle(e, status, reason, text)
@@ -705,14 +709,11 @@ func (a *actor) settle(e *edit, status session.Status, reason, text string) {
 	case err == nil:
 		a.delivered(e.notify)
 		return
-	case a.unsynced != nil:
+	case a.ws.retrying():
 		// The earlier failed write is still pending: this one's status,
 		// events and mail follow it.
 		a.log().Warn("store run end behind a pending write", "session", a.id, "err", err)
-		a.unsynced.meta.Status, a.unsynced.meta.StatusReason = e.meta.Status, e.meta.StatusReason
-		a.unsynced.events = append(a.unsynced.events, e.events...)
-		a.unsynced.mail = append(a.unsynced.mail, e.mail...)
-		a.unsynced.notify = append(a.unsynced.notify, e.notify...)
+		a.ws.follow(e)
 	case committer.Classify(err) == committer.Lost:
 		return // another server runs the session now
 	case committer.Classify(err) == committer.Permanent:
@@ -721,7 +722,7 @@ func (a *actor) settle(e *edit, status session.Status, reason, text string) {
 		return
 	default:
 		a.log().Warn("the store refused a run end for now; keeping it", "session", a.id, "err", err)
-		a.unsynced, a.attempts = e, 1
+		a.ws.keep(e, nil)
 	}
 	a.st.meta.Status, a.st.meta.StatusReason = e.meta.Status, e.meta.StatusReason
 }

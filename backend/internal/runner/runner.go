@@ -23,6 +23,7 @@ import (
 	"github.com/agents-os/agents/backend/internal/errs"
 	"github.com/agents-os/agents/backend/internal/events"
 	"github.com/agents-os/agents/backend/internal/llm"
+	"github.com/agents-os/agents/backend/internal/placement"
 	"github.com/agents-os/agents/backend/internal/store"
 	"github.com/agents-os/agents/backend/internal/tool"
 	"github.com/agents-os/agents/backend/internal/tracing"
@@ -87,9 +88,10 @@ type Options struct {
 	RelayDelta func(ev *agentsv1.Event)
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
-	// Cluster is set when several servers share the database; nil: the
-	// only server on its database (SQLite), no leases.
-	Cluster *Cluster
+	// Placement says where sessions live: on this server alone, or on
+	// the server among several that holds each (placement/leased); nil
+	// is placement.Solo, a server alone on its database (SQLite).
+	Placement placement.Placement
 	// Budgets are the prices and the budget settings.
 	Budgets Budgets
 	// Tracer records the runs as traces; nil records none.
@@ -155,27 +157,22 @@ type Runner struct {
 	// goroutines are every goroutine the runner starts.
 	goroutines goroutines
 
-	// remote holds the commands and progress that cross servers.
-	remote remote
+	// place says where each session lives (see placement.Placement).
+	place placement.Placement
+	// others are the steps in flight of the sessions other servers run,
+	// as their deltas build them (see remotereads.go).
+	others remoteProgress
+	// handsOver says the placement hands sessions over to other servers
+	// as this one drains (see actor.handOverIdle).
+	handsOver atomic.Bool
 
 	// draining refuses new runs and ends runs at their next step boundary.
 	draining atomic.Bool
 	// active counts the runs in flight.
 	active atomic.Int64
 
-	// cluster is Options.Cluster with its defaults; nil on a server
-	// alone on its database, which then reads and writes no lease.
-	cluster *Cluster
-	// leases are the leases this server holds (see lease.go), notes the
-	// other servers' notifications not yet acted on, and leaseStats the
-	// counts LeaseStats reports.
-	leases     leaseBook
-	notes      notes
-	leaseStats leaseStats
-	// listening stops the runner's bus listeners.
-	listening []func()
 	// handingOver (guarded by mu) refuses to load sessions once the
-	// leases are given up (see handOver).
+	// placement gives up their holds (see kernel.StopLoading).
 	handingOver bool
 
 	// ctx is cancelled by Close: every run and call derives from it.
@@ -206,6 +203,9 @@ func New(opts Options) *Runner {
 	if opts.Tracer == nil {
 		opts.Tracer = tracing.NewTracer(nil, false)
 	}
+	if opts.Placement == nil {
+		opts.Placement = &placement.Solo{}
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &Runner{
 		opts:   opts,
@@ -215,6 +215,7 @@ func New(opts Options) *Runner {
 		cat:    opts.Catalog,
 		tracer: opts.Tracer,
 		now:    func() time.Time { return opts.Now().UTC() },
+		place:  opts.Placement,
 		live:   map[string]*actor{},
 		ctx:    ctx,
 		cancel: cancel,
@@ -235,10 +236,7 @@ func New(opts Options) *Runner {
 	r.workers = newWorkers(ctx, &r.goroutines)
 	r.goroutines.Go(r.prune)
 	r.goroutines.Go(r.resumeAtRollover)
-	if opts.Cluster != nil {
-		r.joinCluster(*opts.Cluster)
-		r.startCluster()
-	}
+	r.place.Start(ctx, kernel{r})
 	return r
 }
 
@@ -249,9 +247,7 @@ func (r *Runner) ActiveRuns() int { return r.slots.active() }
 // stay `running` in the store, so the next start resumes them (see
 // Recover): a shutdown is handled like a crash, minus the lost work.
 func (r *Runner) Close() {
-	for _, stop := range r.listening {
-		stop()
-	}
+	r.place.Stop()
 	r.mu.Lock()
 	r.closing = true
 	r.goroutines.close()
@@ -270,16 +266,12 @@ func (r *Runner) Close() {
 	// that never comes.
 	r.commits.Close()
 	// Every goroutine ends with the context; those that write to the
-	// store directly (a lease released, a watch dropped, a command
+	// store directly (a hold released, a watch dropped, a command
 	// applied) are done before Close returns and the store is closed.
 	r.goroutines.wait()
-	if r.cluster != nil {
-		// Nothing of the sessions is written any more: other servers
-		// take them now, not at the expiry of their leases.
-		ctx, cancel := context.WithTimeout(context.Background(), handOverTimeout)
-		defer cancel()
-		r.handOver(ctx, true)
-	}
+	// Nothing of the sessions is written any more: other servers take
+	// them now, not at the expiry of their leases.
+	r.place.Close(context.Background())
 }
 
 // Drain prepares a shutdown: new runs are refused, and every active run
@@ -293,9 +285,7 @@ func (r *Runner) Close() {
 // to expire.
 func (r *Runner) Drain(ctx context.Context) error {
 	r.draining.Store(true)
-	if r.cluster != nil {
-		r.handOverIdle(ctx)
-	}
+	r.place.Drain(ctx)
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
 	for r.active.Load() > 0 {
@@ -305,9 +295,7 @@ func (r *Runner) Drain(ctx context.Context) error {
 		case <-tick.C:
 		}
 	}
-	if r.cluster != nil {
-		r.handOver(ctx, false)
-	}
+	r.place.Drained(ctx)
 	return nil
 }
 
@@ -379,8 +367,10 @@ func (r *Runner) evictLocked(a *actor) {
 	if r.live[a.id] == a {
 		delete(r.live, a.id)
 		r.noteEviction()
-		if r.cluster != nil {
-			r.releaseLease(a.id)
+		if !r.closing {
+			// Once the runner closes, the hold stays: Close gives up
+			// what is left (see placement.Placement.Close).
+			r.place.Release(a.id)
 		}
 	}
 	a.turnCache.drop()

@@ -358,7 +358,7 @@ func (r *Runner) runHelper(ctx context.Context, env callEnv, call tool.Call, run
 func (r *Runner) awaitChild(ctx context.Context, id string) (runOutcome, error) {
 	for {
 		out, err := r.awaitRun(ctx, id)
-		if r.cluster == nil || errs.CodeOf(err) != errs.CodeLeaseHeld {
+		if errs.CodeOf(err) != errs.CodeLeaseHeld {
 			return out, err
 		}
 		meta, err := r.store.GetMeta(ctx, id)
@@ -381,7 +381,7 @@ func (r *Runner) awaitChild(ctx context.Context, id string) (runOutcome, error) 
 			}
 			return out, nil
 		}
-		t := time.NewTimer(r.cluster.LeaseTTL / 3)
+		t := time.NewTimer(readPoll)
 		select {
 		case <-ctx.Done():
 			t.Stop()

@@ -140,26 +140,28 @@ func (r *Runner) WatchSession(ctx context.Context, owner, watcher, target string
 			watcherOwner = m.Owner
 		}
 	}
-	if r.cluster == nil {
-		return r.watchLocal(ctx, watcher, watcherOwner, target, ttl)
-	}
 	// The index is the target's holder's: the watch is put there.
-	var w session.Watch
-	body := watchCommand{Watcher: watcher, WatcherOwner: watcherOwner, TTL: ttl}
-	_, err := r.onHolder(ctx, target, owner, cmdWatch, body, &w, func() error {
-		return r.holding(ctx, target, func() error {
-			var err error
-			w, err = r.watchLocal(ctx, watcher, watcherOwner, target, ttl)
-			return err
-		})
-	})
+	w, _, err := onHolder(ctx, r, owner, target, watchCommand{Watcher: watcher, WatcherOwner: watcherOwner, TTL: ttl})
 	return w, err
 }
 
+// watchCommand is WatchSession on the target's holder.
 type watchCommand struct {
 	Watcher      string        `json:"watcher"`
 	WatcherOwner string        `json:"watcher_owner,omitempty"`
 	TTL          time.Duration `json:"ttl,omitempty"`
+}
+
+func (watchCommand) name() string { return "watch_session" }
+
+func (b watchCommand) apply(ctx context.Context, r *Runner, at target) (session.Watch, error) {
+	var w session.Watch
+	err := r.place.Holding(ctx, at.session, func() error {
+		var err error
+		w, err = r.watchLocal(ctx, b.Watcher, b.WatcherOwner, at.session, b.TTL)
+		return err
+	})
+	return w, err
 }
 
 // watchLocal stores a watch and puts it in this server's index.
@@ -191,18 +193,24 @@ func (r *Runner) UnwatchSession(ctx context.Context, owner, watcher, target stri
 	if owner != AnyOwner && m.Owner != owner {
 		return errs.NotFound(errs.CodeUnknownSession, "unknown session %s", watcher)
 	}
-	if r.cluster == nil {
-		return r.unwatchLocal(ctx, watcher, target)
-	}
-	_, err = r.onHolder(ctx, target, owner, cmdUnwatch, watchCommand{Watcher: watcher}, nil, func() error {
-		err := r.holding(ctx, target, func() error { return r.unwatchLocal(ctx, watcher, target) })
-		if errs.KindOf(err) == errs.KindNotFound {
-			// The target is gone, and its watches with it.
-			return r.unwatchLocal(ctx, watcher, target)
-		}
-		return err
-	})
+	_, _, err = onHolder(ctx, r, owner, target, unwatchCommand{Watcher: watcher})
 	return err
+}
+
+// unwatchCommand is UnwatchSession on the target's holder.
+type unwatchCommand struct {
+	Watcher string `json:"watcher"`
+}
+
+func (unwatchCommand) name() string { return "unwatch_session" }
+
+func (b unwatchCommand) apply(ctx context.Context, r *Runner, at target) (none, error) {
+	err := r.place.Holding(ctx, at.session, func() error { return r.unwatchLocal(ctx, b.Watcher, at.session) })
+	if errs.KindOf(err) == errs.KindNotFound {
+		// The target is gone, and its watches with it.
+		err = r.unwatchLocal(ctx, b.Watcher, at.session)
+	}
+	return none{}, err
 }
 
 // unwatchLocal ends a watch in the store and in this server's index.
@@ -341,7 +349,7 @@ func (a *actor) delivered(notes []watchNote) {
 				r.watches.remove(n.watcher, a.id)
 			} else if errs.CodeOf(err) == errs.CodeLeaseHeld {
 				// Another server runs the watcher: it was told of its
-				// mail (see mailStored).
+				// mail (see placement.Placement.MailStored).
 			} else if err != nil && r.ctx.Err() == nil {
 				r.log.Error("hand watch mail over", "watcher", n.watcher, "target", a.id, "err", err)
 			}

@@ -244,3 +244,58 @@ func TestAWriteCommittedWhileClosingReportsItsOutcome(t *testing.T) {
 		}
 	})
 }
+
+// A write the store refuses changes nothing, in memory either: a cancel
+// of a round that waits for an approval, or a refusal of the approval
+// that would go on with the round, refused for now, leaves the call
+// waiting as the store has it, and the approval given next runs it.
+func TestARefusedAnswerOrCancelLeavesTheRoundWaiting(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	eachDialect(t, func(t *testing.T, d dialect) {
+		for _, tc := range []struct {
+			name    string
+			refused func(k *kernel, id, token string) error
+		}{
+			{"cancel", func(k *kernel, id, _ string) error {
+				_, err := k.run.CancelRun(ctx, "me", id)
+				return err
+			}},
+			{"refusal", func(k *kernel, _, token string) error {
+				_, _, err := k.run.CompleteCall(ctx, "me", token, runner.CallAnswer{Approval: &runner.ApprovalAnswer{Reason: "no"}}, true, nil)
+				return err
+			}},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				t.Parallel()
+				k := newKernel(t, d, toolThenAnswer)
+				id := createOn(t, k.run, "guard", "tool please")
+				v := k.wait(t, id)
+				if v.Meta.Status != session.StatusWaiting || len(v.Deferred) != 1 {
+					t.Fatalf("before: %s, %d deferred", v.Meta.Status, len(v.Deferred))
+				}
+				token := v.Deferred[0].Token
+				k.store.RefuseCommits(storefault.Always, storefault.Of(id, func(*store.Change) bool { return true }))
+				if err := tc.refused(k, id, token); err == nil {
+					t.Fatal("a refused write answered as done")
+				}
+				k.store.Clear()
+				v = k.wait(t, id)
+				if v.Meta.Status != session.StatusWaiting || len(v.Deferred) != 1 || v.Meta.PendingCalls != 1 {
+					t.Fatalf("after the refused write: %s, %d deferred, %d pending", v.Meta.Status, len(v.Deferred), v.Meta.PendingCalls)
+				}
+				_, remaining, err := k.run.CompleteCall(ctx, "me", token, runner.CallAnswer{Approval: &runner.ApprovalAnswer{Approve: true}}, true, nil)
+				if err != nil || remaining != 0 {
+					t.Fatalf("the approval after: %d remaining, %v", remaining, err)
+				}
+				v = k.wait(t, id)
+				if v.Meta.Status != session.StatusReady || len(v.Turns) != 4 || v.Turns[3].LLM.Text != "done" {
+					t.Fatalf("after the approval: %s (%s), %d turns", v.Meta.Status, v.Meta.StatusReason, len(v.Turns))
+				}
+				if r := v.Turns[2].User.ToolResults; len(r) != 1 || r[0].Status != session.ResultOK {
+					t.Errorf("tool results = %+v", r)
+				}
+			})
+		}
+	})
+}

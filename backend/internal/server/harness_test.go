@@ -28,6 +28,7 @@ import (
 	"github.com/agents-os/agents/backend/internal/events"
 	"github.com/agents-os/agents/backend/internal/llm"
 	"github.com/agents-os/agents/backend/internal/mcptools"
+	"github.com/agents-os/agents/backend/internal/placement/leased"
 	"github.com/agents-os/agents/backend/internal/runner"
 	"github.com/agents-os/agents/backend/internal/runner/modelfault"
 	"github.com/agents-os/agents/backend/internal/server"
@@ -268,6 +269,7 @@ func (e *env) boot() {
 		MaxRuns:         e.limits.MaxRuns,
 		MaxRunsPerOwner: e.limits.MaxRunsPerOwner,
 	}
+	var placed *leased.Options
 	if e.dsn != "" {
 		// As serve runs on PostgreSQL: one of the servers the database may
 		// have, its sessions under leases, the events it commits published
@@ -278,7 +280,7 @@ func (e *env) boot() {
 		}
 		seq := cluster.NewSequencer(hub, db, bus, cluster.SequencerOptions{Log: log})
 		opts.Publish = seq.Committed
-		opts.Cluster = &runner.Cluster{Holder: holder, Bus: bus}
+		placed = &leased.Options{Holder: holder, Bus: bus}
 		e.stopCluster = func() {
 			seq.Close()
 			if own {
@@ -292,6 +294,10 @@ func (e *env) boot() {
 	}
 	for _, tune := range e.tune {
 		tune(&opts)
+	}
+	if placed != nil {
+		placed.Store, placed.Log, placed.Now = opts.Store, opts.Log, opts.Now
+		opts.Placement = leased.New(*placed)
 	}
 	run := runner.New(opts)
 	if !e.skipRecover {

@@ -19,6 +19,9 @@ type healthBody struct {
 	Database string `json:"database,omitempty"`
 	// Leases is set on a database shared with other servers.
 	Leases *leaseHealth `json:"leases,omitempty"`
+	// Sandbox says whether tool processes are confined (readyz only):
+	// a server that cannot confine still serves, its tools unconfined.
+	Sandbox string `json:"sandbox,omitempty"`
 }
 
 // leaseHealth is the state of a server's run leases in /readyz.
@@ -66,6 +69,9 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 			body.Database = "cannot write"
 			body.Problems = append(body.Problems, "store cannot write")
 		}
+	}
+	if s.sandbox != nil {
+		body.Sandbox = s.sandbox.Status().String()
 	}
 	if len(s.catalog.Snapshot().Agents()) == 0 {
 		body.Problems = append(body.Problems, "no agents loaded")

@@ -20,6 +20,7 @@ import (
 	"github.com/agents-os/agents/backend/internal/catalog"
 	"github.com/agents-os/agents/backend/internal/events"
 	"github.com/agents-os/agents/backend/internal/runner"
+	"github.com/agents-os/agents/backend/internal/sandbox"
 	"github.com/agents-os/agents/backend/internal/store"
 	"github.com/agents-os/agents/backend/internal/storedagents"
 )
@@ -47,6 +48,8 @@ type Deps struct {
 	Web http.Handler
 	// Version is the binary's, announced to MCP clients.
 	Version string
+	// Sandbox confines the tool processes; /readyz says what it can do.
+	Sandbox *sandbox.Sandbox
 	// Propagator, when set, reads the trace context of requests, which
 	// the runs they start take as their parent.
 	Propagator propagation.TextMapPropagator
@@ -87,6 +90,7 @@ type Server struct {
 	limits   Limits
 	web      http.Handler
 	version  string
+	sandbox  *sandbox.Sandbox
 
 	mux      http.Handler
 	mcp      *mcpEndpoint
@@ -110,7 +114,7 @@ func New(d Deps) *Server {
 		log: log, catalog: d.Catalog, runner: d.Runner, hub: d.Hub, store: d.Store,
 		metrics: d.Metrics, leases: d.Leases, security: d.Security, limits: d.Limits.withDefaults(),
 		web:     d.Web,
-		version: d.Version,
+		version: d.Version, sandbox: d.Sandbox,
 	}
 	s.mcp = &mcpEndpoint{s: s}
 	s.agents = storedagents.New(d.Catalog, d.Store, d.Runner, log)

@@ -15,7 +15,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
+	"os/exec"
 	"os/user"
 	"runtime"
 	"strconv"
@@ -25,6 +27,7 @@ import (
 	"github.com/agents-os/agents/backend/internal/agentfile"
 	"github.com/agents-os/agents/backend/internal/bashtool"
 	"github.com/agents-os/agents/backend/internal/dirlist"
+	"github.com/agents-os/agents/backend/internal/sandbox"
 	"github.com/agents-os/agents/backend/internal/session"
 	"github.com/agents-os/agents/backend/internal/tool"
 )
@@ -42,6 +45,11 @@ type Runtime struct {
 	PassEnv []string
 	// Reaper records the process groups of running commands.
 	Reaper *bashtool.Reaper
+	// Sandbox confines the commands when Policy is set, as it confines
+	// the agent's bash tools: each runs in its session's working folder,
+	// the one it may write in, and may read the working directory too.
+	Sandbox *sandbox.Sandbox
+	Policy  *sandbox.Policy
 }
 
 // New returns a SystemToolbox's tool.
@@ -218,13 +226,30 @@ func (s *system) execute(ctx context.Context, call tool.Call, started time.Time)
 	}
 	env := bashtool.Env{SessionID: call.Session.ID, AgentSlug: call.Session.Agent, ToolCallID: call.ID,
 		Extra: call.Session.Params, Reaper: s.rt.Reaper}
+	dir := s.rt.WorkDir
+	if s.rt.Policy != nil {
+		work, err := s.rt.Sandbox.WorkDir(call.Session.ID)
+		if err != nil {
+			return tool.Failed(fmt.Sprintf("execute-command: the command is not run: %v", err))
+		}
+		policy := *s.rt.Policy
+		policy.Read = append(append([]string(nil), policy.Read...), s.rt.WorkDir)
+		policy.Write = append(append([]string(nil), policy.Write...), work)
+		dir = work
+		env.Extra = maps.Clone(env.Extra)
+		if env.Extra == nil {
+			env.Extra = map[string]string{}
+		}
+		env.Extra[tool.EnvWorkDir], env.Extra["TMPDIR"] = work, work
+		env.Confine = func(cmd *exec.Cmd) error { return s.rt.Sandbox.Wrap(cmd, policy) }
+	}
 	if s.box.CommandFilter != "" {
-		if refusal := s.filter(ctx, command, env); refusal != "" {
+		if refusal := s.filter(ctx, command, dir, env); refusal != "" {
 			return tool.Failed("execute-command: " + refusal)
 		}
 	}
 	env.OnProgress = call.Progress
-	r := bashtool.RunCommand(ctx, bashtool.Command{Line: command, Dir: s.rt.WorkDir, PassEnv: s.rt.PassEnv,
+	r := bashtool.RunCommand(ctx, bashtool.Command{Line: command, Dir: dir, PassEnv: s.rt.PassEnv,
 		Env: env, Limits: bashtool.Limits{Timeout: commandTimeout}})
 	if r.Err != nil {
 		return tool.Failed(fmt.Sprintf("execute-command: the command %v\n--- stdout ---\n%s\n--- stderr ---\n%s", r.Err, r.Stdout, r.Stderr))
@@ -235,8 +260,8 @@ func (s *system) execute(ctx context.Context, call tool.Call, started time.Time)
 // filter asks the command filter about command and returns why it is
 // refused, or "" when it is allowed. Anything but a clear answer refuses
 // it, as agents-exe does.
-func (s *system) filter(ctx context.Context, command string, env bashtool.Env) string {
-	r := bashtool.RunCommand(ctx, bashtool.Command{Line: s.box.CommandFilter, Stdin: []byte(command), Dir: s.rt.WorkDir,
+func (s *system) filter(ctx context.Context, command, dir string, env bashtool.Env) string {
+	r := bashtool.RunCommand(ctx, bashtool.Command{Line: s.box.CommandFilter, Stdin: []byte(command), Dir: dir,
 		PassEnv: s.rt.PassEnv, Env: env, Limits: bashtool.Limits{Timeout: commandTimeout}})
 	switch {
 	case r.Err != nil:

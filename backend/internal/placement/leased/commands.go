@@ -1,4 +1,4 @@
-package runner
+package leased
 
 import (
 	"context"
@@ -12,8 +12,9 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/agents-os/agents/backend/internal/cluster"
+	"github.com/agents-os/agents/backend/internal/committer"
 	"github.com/agents-os/agents/backend/internal/errs"
-	"github.com/agents-os/agents/backend/internal/session"
+	"github.com/agents-os/agents/backend/internal/placement"
 	"github.com/agents-os/agents/backend/internal/store"
 )
 
@@ -36,25 +37,6 @@ import (
 // copy under an id drawn from the command's, which a second apply finds
 // taken.
 
-// The command kinds: one per operation that needs the live session.
-const (
-	cmdPost           = "post_message"
-	cmdMail           = "send_mail"
-	cmdCancel         = "cancel_run"
-	cmdCancelAttached = "cancel_attached"
-	cmdPause          = "pause"
-	cmdResume         = "resume"
-	cmdComplete       = "complete_call"
-	cmdDelete         = "delete_session"
-	cmdWatch          = "watch_session"
-	cmdUnwatch        = "unwatch_session"
-	cmdFork           = "fork_session"
-	cmdRename         = "rename_session"
-	cmdUpdate         = "update_session"
-	cmdCompact        = "compact_session"
-	cmdImportTurns    = "import_turns"
-)
-
 const (
 	// CommandTimeout bounds how long an accepting server waits for the
 	// holder's answer.
@@ -71,7 +53,7 @@ const (
 	commandRetention = time.Hour
 )
 
-// remote is the runner's side of the commands: the waiters of commands
+// remote is this server's side of the commands: the waiters of commands
 // this server forwarded, and the sessions whose commands it applies.
 type remote struct {
 	mu sync.Mutex
@@ -86,98 +68,7 @@ type remote struct {
 	ended uint64
 	kick  chan struct{}
 
-	progress remoteProgress
-	holders  remoteHolders
-}
-
-// remoteHolders remembers, for a moment, the leases other servers were
-// found holding, so that a session's requests to a server that does not
-// hold it (every other one, behind a proxy that spreads them) do not each
-// read its lease. A remembered lease is a hint, as the read one is: a
-// read of a session held elsewhere is answered from the store either
-// way, and a command sent to a holder that let the session go meanwhile
-// is found by the next chase (commandPoll). A release the servers are
-// told of (ChannelLeases) is forgotten at once.
-type remoteHolders struct {
-	mu     sync.Mutex
-	leases map[string]rememberedLease
-}
-
-type rememberedLease struct {
-	lease store.Lease
-	until time.Time
-}
-
-// remoteHoldersFor is how long a lease held elsewhere is remembered, at
-// most (never past its expiry).
-const remoteHoldersFor = time.Second
-
-// maxRemoteHolders bounds the leases remembered; past it, the ones no
-// longer worth keeping are swept.
-const maxRemoteHolders = 4096
-
-func (h *remoteHolders) get(id string, now time.Time) (store.Lease, bool) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	rl, ok := h.leases[id]
-	if !ok || !now.Before(rl.until) {
-		return store.Lease{}, false
-	}
-	return rl.lease, true
-}
-
-func (h *remoteHolders) remember(l store.Lease, now time.Time) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.leases == nil {
-		h.leases = map[string]rememberedLease{}
-	}
-	if len(h.leases) >= maxRemoteHolders {
-		for id, rl := range h.leases {
-			if !now.Before(rl.until) {
-				delete(h.leases, id)
-			}
-		}
-		if len(h.leases) >= maxRemoteHolders {
-			clear(h.leases)
-		}
-	}
-	until := now.Add(remoteHoldersFor)
-	if l.Expires.Before(until) {
-		until = l.Expires
-	}
-	h.leases[l.SessionID] = rememberedLease{lease: l, until: until}
-}
-
-func (h *remoteHolders) forget(id string) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	delete(h.leases, id)
-}
-
-// startCluster listens on the bus and starts the applier and the
-// follower of other servers' progress. Called by New, after joinCluster.
-// Without a bus, commands are found and their ends read back by polling
-// alone.
-func (r *Runner) startCluster() {
-	c := r.cluster
-	r.remote.waiters = map[string]chan string{}
-	r.remote.busy = map[string]bool{}
-	r.remote.again = map[string]bool{}
-	r.remote.kick = make(chan struct{}, 1)
-	if c.Bus != nil {
-		r.listening = append(r.listening,
-			c.Bus.Listen(cluster.ChannelCommands, func(payload string) {
-				holder, cmd, _ := strings.Cut(payload, "\n")
-				if holder == c.Holder {
-					r.applyWoken(cmd)
-				}
-			}),
-			c.Bus.Listen(cluster.ChannelCommandDone, r.remote.done))
-		c.Bus.OnReconnect(r.kickApplier)
-	}
-	r.goroutines.Go(r.applyLoop)
-	r.goroutines.Go(r.followProgress)
+	holders remoteHolders
 }
 
 // done takes a notification of a command's end: its id, then, after a
@@ -211,50 +102,41 @@ func (rm *remote) forget(id string) {
 // leaseHeld reports whether err says another server holds the session.
 func leaseHeld(err error) bool { return errs.CodeOf(err) == errs.CodeLeaseHeld }
 
-// runsElsewhere reports whether another server holds the session's live
+// Elsewhere reports whether another server holds the session's live
 // lease, so that a request goes to it without trying to take the
 // session first. It is a hint: a load that finds the lease taken fails
 // with lease_held, which forwards too.
-func (r *Runner) runsElsewhere(ctx context.Context, id string) bool {
-	_, elsewhere := r.holderElsewhere(ctx, id)
+func (p *Placement) Elsewhere(ctx context.Context, id string) bool {
+	_, elsewhere := p.holderElsewhere(ctx, id)
 	return elsewhere
 }
 
-// holderElsewhere is runsElsewhere, with the lease it read.
-func (r *Runner) holderElsewhere(ctx context.Context, id string) (store.Lease, bool) {
-	c := r.cluster
-	if c == nil {
+// holderElsewhere is Elsewhere, with the lease it read.
+func (p *Placement) holderElsewhere(ctx context.Context, id string) (store.Lease, bool) {
+	if p.k.Live(id) {
 		return store.Lease{}, false
 	}
-	r.mu.Lock()
-	_, live := r.live[id]
-	r.mu.Unlock()
-	if live {
-		return store.Lease{}, false
-	}
-	now := r.now()
-	if l, ok := r.remote.holders.get(id, now); ok {
+	now := p.now()
+	if l, ok := p.remote.holders.get(id, now); ok {
 		return l, true
 	}
-	l, err := r.store.GetLease(ctx, id)
-	if err != nil || l.Holder == c.Holder || !l.Live(now) {
-		r.remote.holders.forget(id)
+	l, err := p.store.GetLease(ctx, id)
+	if err != nil || l.Holder == p.opts.Holder || !l.Live(now) {
+		p.remote.holders.forget(id)
 		return l, false
 	}
-	r.remote.holders.remember(l, now)
+	p.remote.holders.remember(l, now)
 	return l, true
 }
 
-// onHolder runs local when this server holds the session or can take
-// it, and otherwise forwards the command (kind, body) to the holder and
-// decodes its answer into out; forwarded says which.
-func (r *Runner) onHolder(ctx context.Context, id, owner, kind string, body, out any, local func() error) (forwarded bool, err error) {
-	if r.cluster == nil {
-		return false, local()
-	}
-	lease, elsewhere := r.holderElsewhere(ctx, id)
+// Run runs local when this server holds the session or can take it,
+// and otherwise forwards the command to the holder and decodes its
+// answer into out; forwarded says which.
+func (p *Placement) Run(ctx context.Context, c placement.Command, local func() error, out any) (forwarded bool, err error) {
+	id := c.SessionID
+	lease, elsewhere := p.holderElsewhere(ctx, id)
 	if !elsewhere {
-		if !r.behindCommands(ctx, id) {
+		if !p.behindCommands(ctx, id) {
 			// A write refused for a lease this server lost wrote nothing:
 			// the new holder takes the request.
 			if err := local(); !leaseHeld(err) && errs.CodeOf(err) != errs.CodeLeaseLost {
@@ -263,7 +145,7 @@ func (r *Runner) onHolder(ctx context.Context, id, owner, kind string, body, out
 		}
 		lease = store.Lease{}
 	}
-	return true, r.forward(ctx, id, owner, kind, body, out, lease)
+	return true, p.forward(ctx, c, out, lease)
 }
 
 // behindCommands reports whether a request for a session this server
@@ -272,14 +154,11 @@ func (r *Runner) onHolder(ctx context.Context, id, owner, kind string, body, out
 // them too): it then becomes a command itself, and whoever takes the
 // session applies them all in the order they came. A loaded session's
 // commands are this server's to apply, as they come.
-func (r *Runner) behindCommands(ctx context.Context, id string) bool {
-	r.mu.Lock()
-	_, live := r.live[id]
-	r.mu.Unlock()
-	if live {
+func (p *Placement) behindCommands(ctx context.Context, id string) bool {
+	if p.k.Live(id) {
 		return false
 	}
-	pending, err := r.store.HasPendingCommands(ctx, id)
+	pending, err := p.store.HasPendingCommands(ctx, id)
 	return err == nil && pending
 }
 
@@ -290,27 +169,28 @@ func (r *Runner) behindCommands(ctx context.Context, id string) bool {
 // as just read: the first wake goes to its holder without reading it
 // again (a holder that lost it meanwhile leaves the command to the
 // next chase).
-func (r *Runner) forward(ctx context.Context, id, owner, kind string, body, out any, lease store.Lease) error {
-	b, err := json.Marshal(body)
+func (p *Placement) forward(ctx context.Context, c placement.Command, out any, lease store.Lease) error {
+	id := c.SessionID
+	b, err := placement.EncodeBody(c.Body)
 	if err != nil {
-		return fmt.Errorf("encode %s command: %w", kind, err)
+		return fmt.Errorf("encode %s command: %w", c.Kind, err)
 	}
-	cmd := store.Command{ID: uuid.NewString(), SessionID: id, Owner: owner, Kind: kind, Body: string(b), Created: r.now()}
-	done := r.remote.await(cmd.ID)
-	defer r.remote.forget(cmd.ID)
-	wake := lease.Holder != "" && lease.Live(r.now())
-	if wake && r.storeNotifies() {
+	cmd := store.Command{ID: uuid.NewString(), SessionID: id, Owner: c.Owner, Kind: c.Kind, Body: b, Created: p.now()}
+	done := p.remote.await(cmd.ID)
+	defer p.remote.forget(cmd.ID)
+	wake := lease.Holder != "" && lease.Live(p.now())
+	if wake && p.storeNotifies() {
 		// The insert wakes the holder itself, as it commits.
 		cmd.Wake = store.Notification{Channel: cluster.ChannelCommands, Payload: wakePayload(lease.Holder, cmd)}
 	}
-	if err := r.store.AddCommand(ctx, cmd); err != nil && (errs.KindOf(err) != errs.KindUnavailable || !r.commandStored(ctx, cmd.ID)) {
+	if err := p.store.AddCommand(ctx, cmd); err != nil && (errs.KindOf(err) != errs.KindUnavailable || !p.commandStored(ctx, cmd.ID)) {
 		return err
 	}
 	if wake {
 		if cmd.Wake.Channel == "" {
-			r.notifyHolder(ctx, id, lease.Holder, wakePayload(lease.Holder, cmd))
+			p.notifyHolder(ctx, id, lease.Holder, wakePayload(lease.Holder, cmd))
 		}
-	} else if err := r.chase(ctx, cmd); err != nil {
+	} else if err := p.chase(ctx, cmd); err != nil {
 		return err
 	}
 	timeout := time.NewTimer(CommandTimeout)
@@ -323,10 +203,10 @@ func (r *Runner) forward(ctx context.Context, id, owner, kind string, body, out 
 		case <-ctx.Done():
 			// As a local call left queued: the command is still applied.
 			return ctx.Err()
-		case <-r.ctx.Done():
-			return errClosing
+		case <-p.ctx.Done():
+			return committer.ErrClosing
 		case <-timeout.C:
-			return r.abandon(ctx, cmd, out)
+			return p.abandon(ctx, cmd, out)
 		case result := <-done:
 			if result != "" {
 				return decodeResult(result, out)
@@ -334,7 +214,7 @@ func (r *Runner) forward(ctx context.Context, id, owner, kind string, body, out 
 		case <-poll.C:
 			chase = true
 		}
-		got, err := r.store.GetCommand(ctx, cmd.ID)
+		got, err := p.store.GetCommand(ctx, cmd.ID)
 		switch {
 		case errs.KindOf(err) == errs.KindUnavailable:
 			continue // the store is away for a moment: the next poll reads again
@@ -344,7 +224,7 @@ func (r *Runner) forward(ctx context.Context, id, owner, kind string, body, out 
 			return decodeResult(got.Result, out)
 		}
 		if chase {
-			if err := r.chase(ctx, cmd); err != nil && errs.KindOf(err) != errs.KindUnavailable {
+			if err := p.chase(ctx, cmd); err != nil && errs.KindOf(err) != errs.KindUnavailable {
 				return err
 			}
 		}
@@ -355,41 +235,40 @@ func (r *Runner) forward(ctx context.Context, id, owner, kind string, body, out 
 // after all: the connection was lost while the database committed it,
 // so the error told nothing, and the holder applies it. Its id is new
 // with the insert, so finding it means it landed.
-func (r *Runner) commandStored(ctx context.Context, id string) bool {
-	_, err := r.store.GetCommand(ctx, id)
+func (p *Placement) commandStored(ctx context.Context, id string) bool {
+	_, err := p.store.GetCommand(ctx, id)
 	return err == nil
 }
 
 // chase makes sure somebody applies the command: it wakes the holder, or,
 // when the lease is free or expired, takes the session here, which
 // applies the command with the others pending for it.
-func (r *Runner) chase(ctx context.Context, cmd store.Command) error {
-	c := r.cluster
-	l, err := r.store.GetLease(ctx, cmd.SessionID)
+func (p *Placement) chase(ctx context.Context, cmd store.Command) error {
+	l, err := p.store.GetLease(ctx, cmd.SessionID)
 	switch {
-	case err == nil && l.Live(r.now()) && l.Holder != c.Holder:
-		r.remote.holders.remember(l, r.now())
-		r.wakeHolder(ctx, cmd.SessionID, l.Holder)
+	case err == nil && l.Live(p.now()) && l.Holder != p.opts.Holder:
+		p.remote.holders.remember(l, p.now())
+		p.wakeHolder(ctx, cmd.SessionID, l.Holder)
 		return nil
 	case err != nil && errs.KindOf(err) != errs.KindNotFound:
 		return err
 	}
-	r.remote.holders.forget(cmd.SessionID)
+	p.remote.holders.forget(cmd.SessionID)
 	// Free, expired or already ours: take it (its load applies what is
 	// pending), or learn who did.
-	err = r.withSession(ctx, cmd.SessionID, func(*actor) error { return nil })
+	err = p.k.Load(ctx, cmd.SessionID)
 	switch {
 	case err == nil:
-		r.kickApplier()
+		p.kickApplier()
 	case leaseHeld(err):
 		// Another server took it first: wake it.
-		if l, err := r.store.GetLease(ctx, cmd.SessionID); err == nil {
-			r.wakeHolder(ctx, cmd.SessionID, l.Holder)
+		if l, err := p.store.GetLease(ctx, cmd.SessionID); err == nil {
+			p.wakeHolder(ctx, cmd.SessionID, l.Holder)
 		}
 	case errs.KindOf(err) == errs.KindNotFound:
 		// The session is gone, and nobody will apply its commands: this
 		// one's answer is that, unless its holder answered first.
-		if _, ferr := r.finishCommand(ctx, cmd.ID, encodeResult(nil, err)); ferr != nil {
+		if _, ferr := p.finishCommand(ctx, cmd.ID, encodeResult(nil, err)); ferr != nil {
 			return ferr
 		}
 	default:
@@ -401,17 +280,17 @@ func (r *Runner) chase(ctx context.Context, cmd store.Command) error {
 // abandon gives up waiting for a command: it is finished with a timeout,
 // so a holder that has not begun it leaves it alone, unless the holder
 // finished it first, whose answer is then the answer.
-func (r *Runner) abandon(ctx context.Context, cmd store.Command, out any) error {
+func (p *Placement) abandon(ctx context.Context, cmd store.Command, out any) error {
 	timedOut := errs.Unavailable(errs.CodeCommandTimeout,
 		"the server running session %s did not answer within %s; the request may still take effect", cmd.SessionID, CommandTimeout)
-	won, err := r.store.FinishCommand(ctx, cmd.ID, encodeResult(nil, timedOut), r.now())
+	won, err := p.store.FinishCommand(ctx, cmd.ID, encodeResult(nil, timedOut), p.now())
 	if err != nil {
 		return err
 	}
 	if won {
 		return timedOut
 	}
-	got, err := r.store.GetCommand(ctx, cmd.ID)
+	got, err := p.store.GetCommand(ctx, cmd.ID)
 	if err != nil {
 		return err
 	}
@@ -419,8 +298,8 @@ func (r *Runner) abandon(ctx context.Context, cmd store.Command, out any) error 
 }
 
 // wakeHolder tells the holder of a session it has commands to apply.
-func (r *Runner) wakeHolder(ctx context.Context, id, holder string) {
-	r.notifyHolder(ctx, id, holder, holder)
+func (p *Placement) wakeHolder(ctx context.Context, id, holder string) {
+	p.notifyHolder(ctx, id, holder, holder)
 }
 
 // wakePayload is the notification that tells the holder of a session of
@@ -436,16 +315,16 @@ func wakePayload(holder string, cmd store.Command) string {
 
 // storeNotifies says the store sends the notifications of command
 // writes itself, in their statements, to the servers the bus reaches.
-func (r *Runner) storeNotifies() bool {
-	return r.cluster.StoreNotifies && r.cluster.Bus != nil && r.store.SendsNotifications()
+func (p *Placement) storeNotifies() bool {
+	return p.opts.StoreNotifies && p.opts.Bus != nil && p.store.SendsNotifications()
 }
 
-func (r *Runner) notifyHolder(ctx context.Context, id, holder, payload string) {
-	if r.cluster.Bus == nil {
+func (p *Placement) notifyHolder(ctx context.Context, id, holder, payload string) {
+	if p.opts.Bus == nil {
 		return // it finds them at its next look
 	}
-	if err := r.cluster.Bus.Notify(ctx, cluster.ChannelCommands, payload); err != nil {
-		r.log.Warn("wake the holder of a session", "session", id, "holder", holder, "err", err)
+	if err := p.opts.Bus.Notify(ctx, cluster.ChannelCommands, payload); err != nil {
+		p.log.Warn("wake the holder of a session", "session", id, "holder", holder, "err", err)
 	}
 }
 
@@ -465,19 +344,19 @@ type wokenCommand struct {
 // Applying a command twice is harmless (see the top of this file), so
 // one a list found first and applied meanwhile is answered from what
 // that did. Anything else is left to the applier's list.
-func (r *Runner) applyWoken(payload string) {
+func (p *Placement) applyWoken(payload string) {
 	var w wokenCommand
 	if payload == "" || json.Unmarshal([]byte(payload), &w) != nil || w.ID == "" || w.SessionID == "" {
-		r.kickApplier()
+		p.kickApplier()
 		return
 	}
-	if claimed, _ := r.remote.claim(w.SessionID, 0); !claimed {
+	if claimed, _ := p.remote.claim(w.SessionID, 0); !claimed {
 		return // the claim under way looks again when it ends
 	}
 	cmd := store.Command{ID: w.ID, SessionID: w.SessionID, Owner: w.Owner, Kind: w.Kind, Body: w.Body, Created: w.Created}
 	// Refused once the runner closes: the command waits in the store for
 	// the session's next holder.
-	r.goroutines.Go(func() { r.applySession(w.SessionID, []store.Command{cmd}, true) })
+	p.k.Go(func() { p.applySession(w.SessionID, []store.Command{cmd}, true) })
 }
 
 // finishCommand records a command's result and tells the server waiting
@@ -486,26 +365,26 @@ func (r *Runner) applyWoken(payload string) {
 // without reading the command back; otherwise (the command was abandoned
 // first, or the answer is long) it carries the id alone. Where the store
 // sends notifications, the finish sends it, in the same statement.
-func (r *Runner) finishCommand(ctx context.Context, id, result string) (bool, error) {
+func (p *Placement) finishCommand(ctx context.Context, id, result string) (bool, error) {
 	carried := id
 	if len(id)+1+len(result) < cluster.MaxPayload {
 		carried = id + " " + result
 	}
-	if r.storeNotifies() {
-		return r.store.FinishCommandAndNotify(ctx, id, result, r.now(),
+	if p.storeNotifies() {
+		return p.store.FinishCommandAndNotify(ctx, id, result, p.now(),
 			store.Notification{Channel: cluster.ChannelCommandDone, Payload: carried},
 			store.Notification{Channel: cluster.ChannelCommandDone, Payload: id})
 	}
-	won, err := r.store.FinishCommand(ctx, id, result, r.now())
-	if err != nil || r.cluster.Bus == nil {
+	won, err := p.store.FinishCommand(ctx, id, result, p.now())
+	if err != nil || p.opts.Bus == nil {
 		return won, err // without a bus, it reads the command back at its next poll
 	}
 	payload := id
 	if won {
 		payload = carried
 	}
-	if err := r.cluster.Bus.Notify(ctx, cluster.ChannelCommandDone, payload); err != nil {
-		r.log.Warn("notify a command's end", "command", id, "err", err)
+	if err := p.opts.Bus.Notify(ctx, cluster.ChannelCommandDone, payload); err != nil {
+		p.log.Warn("notify a command's end", "command", id, "err", err)
 	}
 	return won, nil
 }
@@ -567,37 +446,37 @@ func decodeResult(s string, out any) error {
 }
 
 // kickApplier makes the applier look for pending commands now.
-func (r *Runner) kickApplier() {
+func (p *Placement) kickApplier() {
 	select {
-	case r.remote.kick <- struct{}{}:
+	case p.remote.kick <- struct{}{}:
 	default:
 	}
 }
 
 // applyLoop applies the commands for the sessions this server holds:
 // when woken, and every applyEvery in case a notification was lost.
-func (r *Runner) applyLoop() {
+func (p *Placement) applyLoop() {
 	tick := time.NewTicker(applyEvery)
 	defer tick.Stop()
 	for {
 		select {
-		case <-r.ctx.Done():
+		case <-p.ctx.Done():
 			return
 		case <-tick.C:
-		case <-r.remote.kick:
+		case <-p.remote.kick:
 		}
-		r.applyPending()
+		p.applyPending()
 	}
 }
 
 // applyPending starts applying the pending commands of each session, in
 // order, one session's at a time.
-func (r *Runner) applyPending() {
-	ended := r.remote.endedClaims()
-	list, err := r.store.PendingCommands(r.ctx, r.cluster.Holder)
+func (p *Placement) applyPending() {
+	ended := p.remote.endedClaims()
+	list, err := p.store.PendingCommands(p.ctx, p.opts.Holder)
 	if err != nil {
-		if r.ctx.Err() == nil {
-			r.log.Warn("list pending commands", "err", err)
+		if p.ctx.Err() == nil {
+			p.log.Warn("list pending commands", "err", err)
 		}
 		return
 	}
@@ -610,11 +489,11 @@ func (r *Runner) applyPending() {
 		bySession[c.SessionID] = append(bySession[c.SessionID], c)
 	}
 	for _, id := range order {
-		claimed, fresh := r.remote.claim(id, ended)
+		claimed, fresh := p.remote.claim(id, ended)
 		if !claimed {
 			continue
 		}
-		r.goroutines.Go(func() { r.applySession(id, bySession[id], fresh) })
+		p.k.Go(func() { p.applySession(id, bySession[id], fresh) })
 	}
 }
 
@@ -655,10 +534,10 @@ func (rm *remote) unclaim(id string) bool {
 // leaving it and the rest to whoever holds the session next. fresh says
 // the list was read after the last claim of this server ended (see
 // claim), so its commands need not be read again.
-func (r *Runner) applySession(id string, list []store.Command, fresh bool) {
+func (p *Placement) applySession(id string, list []store.Command, fresh bool) {
 	defer func() {
-		if r.remote.unclaim(id) {
-			r.kickApplier()
+		if p.remote.unclaim(id) {
+			p.kickApplier()
 		}
 	}()
 	for _, c := range list {
@@ -669,9 +548,9 @@ func (r *Runner) applySession(id string, list []store.Command, fresh bool) {
 		cur := c
 		if !fresh {
 			var err error
-			if cur, err = r.store.GetCommand(r.ctx, c.ID); err != nil {
-				if r.ctx.Err() == nil && errs.KindOf(err) != errs.KindNotFound {
-					r.log.Warn("read a command", "command", c.ID, "err", err)
+			if cur, err = p.store.GetCommand(p.ctx, c.ID); err != nil {
+				if p.ctx.Err() == nil && errs.KindOf(err) != errs.KindNotFound {
+					p.log.Warn("read a command", "command", c.ID, "err", err)
 					return
 				}
 				continue
@@ -680,13 +559,13 @@ func (r *Runner) applySession(id string, list []store.Command, fresh bool) {
 		if !cur.Done.IsZero() {
 			continue
 		}
-		result, final := r.applyCommand(cur)
+		result, final := p.applyCommand(cur)
 		if !final {
 			return
 		}
-		if _, err := r.finishCommand(r.ctx, c.ID, result); err != nil {
-			if r.ctx.Err() == nil {
-				r.log.Warn("finish a command", "command", c.ID, "err", err)
+		if _, err := p.finishCommand(p.ctx, c.ID, result); err != nil {
+			if p.ctx.Err() == nil {
+				p.log.Warn("finish a command", "command", c.ID, "err", err)
 			}
 			return
 		}
@@ -695,152 +574,14 @@ func (r *Runner) applySession(id string, list []store.Command, fresh bool) {
 
 // applyCommand applies one command and returns its answer; final is
 // false when it was not applied here and must stay pending.
-func (r *Runner) applyCommand(c store.Command) (result string, final bool) {
-	ctx, cancel := context.WithTimeout(r.ctx, CommandTimeout)
+func (p *Placement) applyCommand(c store.Command) (result string, final bool) {
+	ctx, cancel := context.WithTimeout(p.ctx, CommandTimeout)
 	defer cancel()
-	value, err := r.dispatch(ctx, c)
+	value, err := p.k.Apply(ctx, c)
 	switch {
-	case leaseHeld(err), errs.CodeOf(err) == errs.CodeLeaseLost, errs.CodeOf(err) == errClosing.Code,
+	case leaseHeld(err), errs.CodeOf(err) == errs.CodeLeaseLost, errs.CodeOf(err) == committer.ErrClosing.Code,
 		errs.KindOf(err) == errs.KindUnavailable, errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return "", false
 	}
 	return encodeResult(value, err), true
-}
-
-// commandKey is the idempotency key of a command whose client gave none:
-// a command applied by a holder that died before finishing it, and
-// applied again by the next, is answered from what the first one did.
-func commandKey(id string) string { return "cmd:" + id }
-
-// dispatch applies a command with the operation's local code.
-func (r *Runner) dispatch(ctx context.Context, c store.Command) (any, error) {
-	decode := func(v any) error {
-		if err := json.Unmarshal([]byte(c.Body), v); err != nil {
-			return fmt.Errorf("decode %s command %s: %w", c.Kind, c.ID, err)
-		}
-		return nil
-	}
-	switch c.Kind {
-	case cmdPost:
-		var b postCommand
-		if err := decode(&b); err != nil {
-			return nil, err
-		}
-		if b.Run.IdempotencyKey == "" {
-			b.Run.IdempotencyKey = commandKey(c.ID)
-		}
-		p, err := r.postLocal(ctx, c.Owner, c.SessionID, b.Message, b.Run, b.Params, false)
-		return postAnswer{Meta: p.Meta, MailID: p.MailID, From: p.from}, err
-	case cmdMail:
-		var b mailCommand
-		if err := decode(&b); err != nil {
-			return nil, err
-		}
-		if b.Key == "" {
-			b.Key = commandKey(c.ID)
-		}
-		return r.deliverLocal(ctx, c.Owner, c.SessionID, b.Mail, b.Key)
-	case cmdCancel:
-		return r.cancelLocal(ctx, c.Owner, c.SessionID)
-	case cmdCancelAttached:
-		return r.cancelAttachedLocal(ctx, c.Owner, c.SessionID)
-	case cmdPause:
-		return r.pauseLocal(ctx, c.Owner, c.SessionID)
-	case cmdRename:
-		var b renameCommand
-		if err := decode(&b); err != nil {
-			return nil, err
-		}
-		return r.renameLocal(ctx, c.Owner, c.SessionID, b.Title)
-	case cmdUpdate:
-		var b Update
-		if err := decode(&b); err != nil {
-			return nil, err
-		}
-		return r.updateLocal(ctx, c.Owner, c.SessionID, b)
-	case cmdCompact:
-		var b compactCommand
-		if err := decode(&b); err != nil {
-			return nil, err
-		}
-		return r.compactLocal(ctx, c.Owner, c.SessionID, b.Instruction)
-	case cmdImportTurns:
-		var b importTurnsCommand
-		if err := decode(&b); err != nil {
-			return nil, err
-		}
-		return r.importTurnsLocal(ctx, c.Owner, c.SessionID, b.From, b.Turns)
-	case cmdResume:
-		var b resumeCommand
-		if err := decode(&b); err != nil {
-			return nil, err
-		}
-		return r.resumeLocal(ctx, c.Owner, c.SessionID, b.Params)
-	case cmdComplete:
-		var b completeCommand
-		if err := decode(&b); err != nil {
-			return nil, err
-		}
-		if b.Answer.IdempotencyKey == "" {
-			b.Answer.IdempotencyKey = commandKey(c.ID)
-		}
-		row, err := r.store.GetDeferred(ctx, b.Token)
-		if err != nil {
-			return nil, r.gone.explain(b.Token, err)
-		}
-		return r.completeLocal(ctx, c.Owner, row, b.Answer, b.Resume, b.Params)
-	case cmdDelete:
-		return nil, r.deleteLocal(ctx, c.SessionID)
-	case cmdWatch:
-		var b watchCommand
-		if err := decode(&b); err != nil {
-			return nil, err
-		}
-		var w session.Watch
-		err := r.holding(ctx, c.SessionID, func() error {
-			var err error
-			w, err = r.watchLocal(ctx, b.Watcher, b.WatcherOwner, c.SessionID, b.TTL)
-			return err
-		})
-		return w, err
-	case cmdUnwatch:
-		var b watchCommand
-		if err := decode(&b); err != nil {
-			return nil, err
-		}
-		return nil, r.holding(ctx, c.SessionID, func() error { return r.unwatchLocal(ctx, b.Watcher, c.SessionID) })
-	case cmdFork:
-		var b forkCommand
-		if err := decode(&b); err != nil {
-			return nil, err
-		}
-		// The copy's id is the command's: applied again, the fork finds
-		// the copy the first apply made (the commands of one session are
-		// applied one at a time, so nothing makes it in between).
-		forkID := uuid.NewSHA1(uuid.NameSpaceOID, []byte(commandKey(c.ID))).String()
-		m, err := r.store.GetMeta(ctx, forkID)
-		switch {
-		case err == nil && m.ForkedFrom == c.SessionID:
-			return forkAnswer{ID: forkID}, nil
-		case err != nil && errs.KindOf(err) != errs.KindNotFound:
-			return nil, err
-		}
-		_, err = r.forkLocal(ctx, c.Owner, c.SessionID, b, forkID)
-		return forkAnswer{ID: forkID}, err
-	}
-	return nil, errs.Invalid(errs.CodeUnknownCommand, "unknown command kind %q", c.Kind)
-}
-
-// holding runs fn while this server holds the session loaded (its lease
-// taken), for work beside the actor that must happen on the holder.
-func (r *Runner) holding(ctx context.Context, id string, fn func() error) error {
-	a, release, err := r.acquire(id)
-	if err != nil {
-		return err
-	}
-	defer release()
-	if err := a.call(ctx, func(*actor) error { return nil }); err != nil {
-		return err
-	}
-	return fn()
 }

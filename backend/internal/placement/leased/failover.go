@@ -1,4 +1,4 @@
-package runner
+package leased
 
 import (
 	"context"
@@ -6,7 +6,6 @@ import (
 	"sync"
 	"time"
 
-	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/backend/internal/cluster"
 	"github.com/agents-os/agents/backend/internal/errs"
 	"github.com/agents-os/agents/backend/internal/session"
@@ -19,7 +18,7 @@ import (
 // Every server looks for orphans every half of a lease's life, at once
 // when a server that drains says it gave some up, and at its start
 // (Recover); each tries to take the lease, one wins, and the winner
-// recovers the session exactly as a restart does (see recoverSession)
+// recovers the session exactly as a restart does (Kernel.TakeUp)
 // and applies its pending commands. A helper's child goes with its
 // parent: the server that claims the parent claims its children too, so
 // the parent's call waits for a child it runs itself, and the others
@@ -116,33 +115,33 @@ func (n *notes) take() (mail map[string]struct{}, released, lostTouch bool) {
 
 // failover claims orphans every half of a lease's life, and acts on the
 // other servers' notifications as they come.
-func (r *Runner) failover() {
-	tick := time.NewTicker(r.cluster.LeaseTTL / 2)
+func (p *Placement) failover() {
+	tick := time.NewTicker(p.opts.LeaseTTL / 2)
 	defer tick.Stop()
 	for {
 		look := false
 		select {
-		case <-r.ctx.Done():
+		case <-p.ctx.Done():
 			return
 		case <-tick.C:
 			look = true
-		case <-r.notes.wake:
-			mail, released, lostTouch := r.notes.take()
+		case <-p.notes.wake:
+			mail, released, lostTouch := p.notes.take()
 			for id := range mail {
-				r.mailArrived(id)
+				p.mailArrived(id)
 			}
 			if lostTouch {
 				// Mail notifications may have been missed: every loaded
 				// session reads its mail again.
-				for _, id := range r.liveIDs() {
-					r.mailArrived(id)
+				for _, id := range p.k.LiveIDs() {
+					p.mailArrived(id)
 				}
 			}
 			look = released || lostTouch
 		}
 		if look {
-			if err := r.claimOrphans(r.ctx); err != nil && r.ctx.Err() == nil {
-				r.log.Warn("look for sessions without a server", "err", err)
+			if err := p.claimOrphans(p.ctx); err != nil && p.ctx.Err() == nil {
+				p.log.Warn("look for sessions without a server", "err", err)
 			}
 		}
 	}
@@ -150,31 +149,28 @@ func (r *Runner) failover() {
 
 // claimAll claims orphans until none is left that this server can take:
 // the recovery at start of a server that shares its database.
-func (r *Runner) claimAll(ctx context.Context) error {
+func (p *Placement) claimAll(ctx context.Context) error {
 	for {
-		n, err := r.claimBatch(ctx)
+		n, err := p.claimBatch(ctx)
 		if err != nil || n < orphanBatch {
 			return err
 		}
 	}
 }
 
-func (r *Runner) claimOrphans(ctx context.Context) error {
-	_, err := r.claimBatch(ctx)
+func (p *Placement) claimOrphans(ctx context.Context) error {
+	_, err := p.claimBatch(ctx)
 	return err
 }
 
 // claimBatch claims the orphans of one look and returns how many the
 // look found, or 0 when every one was claimed by some server: a batch
 // that could not be claimed is not looked at again at once.
-func (r *Runner) claimBatch(ctx context.Context) (int, error) {
-	r.mu.Lock()
-	off := r.handingOver || r.closing
-	r.mu.Unlock()
-	if off || r.draining.Load() {
+func (p *Placement) claimBatch(ctx context.Context) (int, error) {
+	if p.closing.Load() || p.draining.Load() {
 		return 0, nil
 	}
-	ids, err := r.store.Orphans(ctx, r.now(), orphanBatch)
+	ids, err := p.store.Orphans(ctx, p.now(), orphanBatch)
 	if err != nil {
 		return 0, err
 	}
@@ -182,10 +178,10 @@ func (r *Runner) claimBatch(ctx context.Context) (int, error) {
 	for _, id := range ids {
 		orphan[id] = true
 	}
-	r.notes.forgetPassed(orphan)
+	p.notes.forgetPassed(orphan)
 	failed := false
 	for _, id := range ids {
-		meta, err := r.store.GetMeta(ctx, id)
+		meta, err := p.store.GetMeta(ctx, id)
 		if err != nil {
 			failed = failed || errs.KindOf(err) != errs.KindNotFound
 			continue
@@ -193,11 +189,11 @@ func (r *Runner) claimBatch(ctx context.Context) (int, error) {
 		if orphan[meta.ParentID] {
 			continue // claimed with its parent
 		}
-		if meta.ParentID != "" && r.heldByAnother(ctx, meta.ParentID) && r.notes.pass(id) {
+		if meta.ParentID != "" && p.heldByAnother(ctx, meta.ParentID) && p.notes.pass(id) {
 			continue
 		}
-		if ok, err := r.claim(ctx, id); ok {
-			r.claimChildren(ctx, id)
+		if ok, err := p.claim(ctx, id); ok {
+			p.claimChildren(ctx, id)
 		} else if err != nil {
 			failed = true
 		}
@@ -210,18 +206,18 @@ func (r *Runner) claimBatch(ctx context.Context) (int, error) {
 
 // claimChildren claims the children of a session this server just took
 // that need a server, and theirs.
-func (r *Runner) claimChildren(ctx context.Context, id string) {
-	children, err := r.store.Children(ctx, id)
+func (p *Placement) claimChildren(ctx context.Context, id string) {
+	children, err := p.store.Children(ctx, id)
 	if err != nil {
-		r.log.Warn("claim the children of a session", "session", id, "err", err)
+		p.log.Warn("claim the children of a session", "session", id, "err", err)
 		return
 	}
 	for _, c := range children {
 		if c.Status != session.StatusRunning && (c.Status != session.StatusReady || c.PendingMail == 0) {
 			continue
 		}
-		if ok, _ := r.claim(ctx, c.ID); ok {
-			r.claimChildren(ctx, c.ID)
+		if ok, _ := p.claim(ctx, c.ID); ok {
+			p.claimChildren(ctx, c.ID)
 		}
 	}
 }
@@ -229,27 +225,24 @@ func (r *Runner) claimChildren(ctx context.Context, id string) {
 // claim tries to take a session that needs a server and recovers it as
 // a restart does. ok says this server took it; err is a failure other
 // than another server's winning it.
-func (r *Runner) claim(ctx context.Context, id string) (ok bool, err error) {
-	if r.leases.has(id) {
+func (p *Placement) claim(ctx context.Context, id string) (ok bool, err error) {
+	if p.leases.has(id) {
 		return false, nil
 	}
-	prev, prevErr := r.store.GetLease(ctx, id)
-	err = r.withSession(ctx, id, func(a *actor) error {
-		ok = true
-		return a.recoverSession()
-	})
+	prev, prevErr := p.store.GetLease(ctx, id)
+	ok, err = p.k.TakeUp(ctx, id)
 	switch {
 	case ok:
 		// Its pending commands are this server's to apply now, in order.
-		r.kickApplier()
-		r.leaseStats.claims.Add(1)
-		if prevErr == nil && prev.Holder != r.cluster.Holder {
-			r.leaseStats.failovers.Add(1)
+		p.kickApplier()
+		p.stats.claims.Add(1)
+		if prevErr == nil && prev.Holder != p.opts.Holder {
+			p.stats.failovers.Add(1)
 		}
 		if err != nil {
-			r.log.Error("recover a claimed session", "session", id, "err", err)
+			p.log.Error("recover a claimed session", "session", id, "err", err)
 		} else {
-			r.log.Info("claimed session", "session", id, "from", prev.Holder)
+			p.log.Info("claimed session", "session", id, "from", prev.Holder)
 		}
 		return true, nil
 	case errs.CodeOf(err) == errs.CodeLeaseHeld || errs.KindOf(err) == errs.KindNotFound:
@@ -260,50 +253,26 @@ func (r *Runner) claim(ctx context.Context, id string) (ok bool, err error) {
 }
 
 // heldByAnother reports whether another live server holds a session.
-func (r *Runner) heldByAnother(ctx context.Context, id string) bool {
-	l, err := r.store.GetLease(ctx, id)
-	return err == nil && l.Holder != r.cluster.Holder && l.Live(r.now())
+func (p *Placement) heldByAnother(ctx context.Context, id string) bool {
+	l, err := p.store.GetLease(ctx, id)
+	return err == nil && l.Holder != p.opts.Holder && l.Live(p.now())
 }
 
-// recoverSession takes up what a session was doing when its server
-// stopped (see Recover): its run, or, for a ready session, a run for its
-// mail. A failed or paused session waits for a client, as it did.
-func (a *actor) recoverSession() error {
-	if err := a.recoverRun(); err != nil {
-		return err
-	}
-	if a.run == nil && a.st.meta.Status == session.StatusReady && len(a.st.mail) > 0 {
-		return a.wake(agentsv1.RunTrigger_RUN_TRIGGER_MAIL)
-	}
-	return nil
-}
-
-// liveIDs lists the sessions loaded here.
-func (r *Runner) liveIDs() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	ids := make([]string, 0, len(r.live))
-	for id := range r.live {
-		ids = append(ids, id)
-	}
-	return ids
-}
-
-// mailStored tells the other servers about mail a change stored for
+// MailStored tells the other servers about mail a change stored for
 // sessions this server does not hold (a watcher's, say), so the holder
 // takes it in.
-func (r *Runner) mailStored(mail []session.Mail) {
-	if r.cluster.Bus == nil {
+func (p *Placement) MailStored(mail []session.Mail) {
+	if p.opts.Bus == nil {
 		return
 	}
 	var told []string
 	for _, m := range mail {
-		if slices.Contains(told, m.SessionID) || r.leases.has(m.SessionID) {
+		if slices.Contains(told, m.SessionID) || p.leases.has(m.SessionID) {
 			continue
 		}
 		told = append(told, m.SessionID)
-		if err := r.cluster.Bus.Notify(r.ctx, cluster.ChannelMail, m.SessionID); err != nil && r.ctx.Err() == nil {
-			r.log.Warn("tell the servers about mail", "session", m.SessionID, "err", err)
+		if err := p.opts.Bus.Notify(p.ctx, cluster.ChannelMail, m.SessionID); err != nil && p.ctx.Err() == nil {
+			p.log.Warn("tell the servers about mail", "session", m.SessionID, "err", err)
 		}
 	}
 }
@@ -311,45 +280,8 @@ func (r *Runner) mailStored(mail []session.Mail) {
 // mailArrived has a session this server holds take in the mail another
 // server stored for it. A session not loaded here is left alone: its
 // holder, or the server that loads it next, reads its mail.
-func (r *Runner) mailArrived(id string) {
-	if !r.leases.has(id) {
-		return
-	}
-	a, release, ok := r.loaded(id)
-	if !ok {
-		return
-	}
-	defer release()
-	a.post(func(a *actor) { a.refreshMail() })
-}
-
-// refreshMail reads the session's pending mail again and takes in what
-// another server stored, as a local AddMail would: urgent mail cuts the
-// step in flight, and an idle session wakes.
-func (a *actor) refreshMail() {
-	if a.gone() || a.lost {
-		return
-	}
-	pending, err := a.r.store.PendingMail(a.r.ctx, a.id)
-	if err != nil {
-		if a.r.ctx.Err() == nil {
-			a.log().Warn("read the mail another server stored", "session", a.id, "err", err)
-		}
-		return
-	}
-	urgent := false
-	for _, m := range pending {
-		if !slices.ContainsFunc(a.st.mail, func(x session.Mail) bool { return x.ID == m.ID }) {
-			a.takeMail(m)
-			urgent = urgent || m.Priority == session.PriorityUrgent
-		}
-	}
-	if urgent {
-		a.interrupt()
-	}
-	if a.run == nil && a.st.meta.Status.AcceptsInput() && len(a.st.mail) > 0 {
-		if err := a.wake(agentsv1.RunTrigger_RUN_TRIGGER_MAIL); err != nil {
-			a.log().Warn("wake for the mail another server stored", "session", a.id, "err", err)
-		}
+func (p *Placement) mailArrived(id string) {
+	if p.leases.has(id) {
+		p.k.MailArrived(id)
 	}
 }
