@@ -25,6 +25,9 @@ type Agent struct {
 	ToolDirectory string // "" if none
 	BashToolboxes []BashToolbox
 	MCPServers    []MCPServer
+	// BuiltinToolboxes are tools the server runs itself: SQLite
+	// databases, system information, file editing.
+	BuiltinToolboxes []BuiltinToolbox
 
 	// SkillSources are the folders of the agent's Agent Skills, and
 	// AutoEnableSkills the skills active from a session's start (see

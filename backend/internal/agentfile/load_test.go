@@ -94,8 +94,11 @@ func TestLoadAgentsExeTree(t *testing.T) {
 		t.Errorf("code-counter toolbox Path = %q, want %q", got, want)
 	}
 
+	if boxes := set.Get("tour-desk").BuiltinToolboxes; len(boxes) != 1 || boxes[0].Kind != SystemToolboxKind || boxes[0].Name != "system" ||
+		strings.Join(boxes[0].Capabilities, ",") != "date" {
+		t.Errorf("tour-desk builtin toolboxes = %+v, want the system toolbox with the date", boxes)
+	}
 	wantWarnings := map[string]string{
-		"tree/desk.json: contents.builtinToolboxes":                     "not supported by this server; ignored",
 		"tree/code/agent.json: contents.bashToolboxes[0].contents.Path": "relative to the working directory",
 	}
 	if len(set.Warnings) != len(wantWarnings) {

@@ -41,7 +41,6 @@ func agentsExeOnlyFields() []unsupportedField {
 		policy = `no call is held or deferred by it (write approval rules in "approvals")`
 	)
 	return []unsupportedField{
-		{name: "builtinToolboxes", cost: tools},
 		{name: "openApiToolboxes", cost: tools},
 		{name: "postgrestToolboxes", cost: tools},
 		{name: "fileSandboxes"},
@@ -230,6 +229,7 @@ func (d *decoder) contents(raw json.RawMessage, where places) *parsed {
 	p.scanDirs = append(p.scanDirs, toolboxDirs...)
 	a.MCPServers = d.mcpServers(c)
 	d.skills(c, where, a)
+	a.BuiltinToolboxes = d.builtinToolboxes(c, where)
 	p.extras = d.extraAgents(c, where)
 
 	a.ClientTools = d.clientTools(c)

@@ -20,14 +20,14 @@ func TestLoadWarnsOfEveryUnknownOrUnsupportedField(t *testing.T) {
 	tools := "not supported by this server; ignored: the agent is offered none of the tools it declares"
 	wantByFile := map[string]map[string]string{
 		"warnings/legacy.json": {
-			"contents.builtinToolboxes":     tools,
-			"contents.openApiToolboxes":     tools,
-			"contents.fileSandboxes":        "not supported by this server; ignored",
-			"contents.executionMode":        "not supported by this server; ignored",
-			"contents.toolCallPolicy":       `not supported by this server; ignored: no call is held or deferred by it (write approval rules in "approvals")`,
-			"contents.toolCallPolicyConfig": `not supported by this server; ignored: no call is held or deferred by it (write approval rules in "approvals")`,
-			"contents.wakeOn":               "not supported by this server; ignored",
-			"contents.bindings":             "not supported by this server; ignored",
+			"contents.builtinToolboxes[0].tag": "not supported by this server; ignored: the agent is offered none of this toolbox's tools",
+			"contents.openApiToolboxes":        tools,
+			"contents.fileSandboxes":           "not supported by this server; ignored",
+			"contents.executionMode":           "not supported by this server; ignored",
+			"contents.toolCallPolicy":          `not supported by this server; ignored: no call is held or deferred by it (write approval rules in "approvals")`,
+			"contents.toolCallPolicyConfig":    `not supported by this server; ignored: no call is held or deferred by it (write approval rules in "approvals")`,
+			"contents.wakeOn":                  "not supported by this server; ignored",
+			"contents.bindings":                "not supported by this server; ignored",
 			// An empty one declares nothing: no warning.
 		},
 		"warnings/misspelt.json": {

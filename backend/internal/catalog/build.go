@@ -159,6 +159,7 @@ func buildAgent(ctx context.Context, lookup func(string) *agentfile.Agent, file 
 		}
 		a.add(t, report)
 	}
+	a.addBuiltin(file, opts, bash, report)
 	for _, ct := range file.ClientTools {
 		a.add(tool.NewClient(ct.Name, ct.Description, ct.Parameters), report)
 	}

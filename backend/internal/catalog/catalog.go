@@ -14,6 +14,7 @@ import (
 	"github.com/agents-os/agents/backend/internal/agentfile"
 	"github.com/agents-os/agents/backend/internal/errs"
 	"github.com/agents-os/agents/backend/internal/mcptools"
+	"github.com/agents-os/agents/backend/internal/sqlitetool"
 	"github.com/agents-os/agents/backend/internal/tool"
 )
 
@@ -36,6 +37,9 @@ type Options struct {
 	Compaction Compaction
 	// Bash is what every bash tool run gets from the server.
 	Bash tool.BashRuntime
+	// SQLite keeps the per-session copies of versioned SQLite
+	// toolboxes; without it such a toolbox is a load problem.
+	SQLite *sqlitetool.Copies
 	// MCP connects to the MCP servers agents declare; without it a
 	// declared server is a load problem.
 	MCP *mcptools.Pool

@@ -394,6 +394,9 @@ func (c *Catalog) checkPrograms(a *agentfile.Agent) *agentfile.Error {
 			return &agentfile.Error{Field: src.Field, Reason: why}
 		}
 	}
+	if e := c.checkBuiltin(a); e != nil {
+		return e
+	}
 	for i, m := range a.MCPServers {
 		if m.Kind != agentfile.MCPKindSimpleBinary {
 			continue

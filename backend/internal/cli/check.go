@@ -57,7 +57,7 @@ instead of warning, and checks the rules file when it names one.`,
 			}
 			pool := mcptools.NewPool(mcptools.Options{})
 			defer pool.Close()
-			opts := catalog.Options{MCP: pool}
+			opts := catalog.Options{MCP: pool, SQLite: sqliteCopies(res)}
 			db, remote, err := a.checkedStore(ctx, res, cf)
 			if err != nil {
 				return err

@@ -136,7 +136,9 @@ func (a *app) startStack(ctx context.Context, res *config.Resolved, log *slog.Lo
 		logSandbox(log, sb)
 	}
 	s.mcp = mcptools.NewPool(mcptools.Options{Log: log, Reaper: reaper, Changed: s.toolsChanged})
+	copies := sqliteCopies(res)
 	cat, err := a.loadCatalog(ctx, res, keys, catalog.Options{
+		SQLite:          copies,
 		OfflineModelURL: offline,
 		Bash:            tool.BashRuntime{Reaper: reaper, Sandbox: sb},
 		MCP:             s.mcp,
@@ -196,6 +198,11 @@ func (a *app) startStack(ctx context.Context, res *config.Resolved, log *slog.Lo
 		Catalog: cat,
 		Models:  runner.LLMModels(keyValue(keys), res.ModelLimits, log),
 		OnStep:  s.metrics.ObserveStep,
+		SessionDeleted: func(id string) {
+			if err := copies.Forget(id); err != nil {
+				log.Warn("remove a deleted session's database copies", "session", id, "err", err)
+			}
+		},
 		Budgets: runner.Budgets{
 			Prices:        res.Prices,
 			OwnerDefault:  res.Budgets.OwnerDefault,

@@ -11,11 +11,11 @@ import (
 // server does not implement and a misspelt one: it loads, with a warning
 // for each.
 func legacyAgent(slug string) string {
-	return agentJSON(slug, `, "builtinToolboxes": [{"tag": "SystemToolbox", "contents": {"name": "system"}}], "maxStep": 3`)
+	return agentJSON(slug, `, "builtinToolboxes": [{"tag": "LuaToolbox", "contents": {"name": "lua"}}], "maxStep": 3`)
 }
 
 var legacyWarnings = []string{
-	`contents.builtinToolboxes: not supported by this server; ignored: the agent is offered none of the tools it declares`,
+	`contents.builtinToolboxes[0].tag: not supported by this server; ignored: the agent is offered none of this toolbox's tools`,
 	`contents.maxStep: unknown field; ignored (did you mean "maxSteps"?)`,
 }
 

@@ -116,6 +116,9 @@ func (r *Runner) deleteLocal(ctx context.Context, target string) error {
 		a.ws.end(a.unknown())
 		r.params.forget(target)
 		r.watches.drop(target)
+		if r.opts.SessionDeleted != nil {
+			r.opts.SessionDeleted(target)
+		}
 		return nil
 	})
 }

@@ -74,6 +74,10 @@ type Options struct {
 	TurnCacheBudget int64
 	// OnStep, when set, is told the timings of every completed step.
 	OnStep func(StepStats)
+	// SessionDeleted, when set, is told each session this server
+	// deleted, once its deletion is stored: what tools kept for it
+	// (a database's per-session copy) can go.
+	SessionDeleted func(id string)
 	// Publish, when set, publishes the committed events in place of the
 	// hub (cluster.Sequencer.Committed: with several servers on one
 	// database, other servers' events come between this server's).

@@ -33,6 +33,7 @@ import (
 	"github.com/agents-os/agents/backend/internal/runner/modelfault"
 	"github.com/agents-os/agents/backend/internal/server"
 	"github.com/agents-os/agents/backend/internal/session"
+	"github.com/agents-os/agents/backend/internal/sqlitetool"
 	"github.com/agents-os/agents/backend/internal/store"
 	"github.com/agents-os/agents/backend/internal/store/pgtest"
 	"github.com/agents-os/agents/backend/internal/store/postgres"
@@ -102,6 +103,8 @@ type env struct {
 	// traces, when set, records the runs and reads the requests' trace
 	// context.
 	traces *tracing.Setup
+	// sqlite keeps the sessions' copies of versioned SQLite toolboxes.
+	sqlite *sqlitetool.Copies
 }
 
 // withStoredToolDirs allows stored agents the programs under dirs.
@@ -232,6 +235,7 @@ func (e *env) boot() {
 		Stored:          catalog.FromStore(db),
 		StoredVersion:   catalog.VersionFromStore(db),
 		ToolDirs:        e.toolDirs,
+		SQLite:          e.sqlite,
 	})
 	e.srvCatalog = cat
 	if errs := cat.Snapshot().Errors; len(errs) > 0 {

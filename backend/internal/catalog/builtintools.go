@@ -1,0 +1,74 @@
+package catalog
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/agents-os/agents/backend/internal/agentfile"
+	"github.com/agents-os/agents/backend/internal/devtools"
+	"github.com/agents-os/agents/backend/internal/sqlitetool"
+	"github.com/agents-os/agents/backend/internal/systools"
+	"github.com/agents-os/agents/backend/internal/tool"
+)
+
+// addBuiltin offers the tools of the agent's builtin toolboxes; bash is
+// what the agent's bash tools run with, and so do its commands (the
+// sandbox's policy included).
+func (a *Agent) addBuiltin(file *agentfile.Agent, opts Options, bash tool.BashRuntime, report func(string, error)) {
+	workDir := opts.WorkDir
+	if workDir == "" {
+		workDir, _ = os.Getwd()
+	}
+	for i, box := range file.BuiltinToolboxes {
+		field := fmt.Sprintf("contents.builtinToolboxes[%d]", i)
+		if box.Kind != agentfile.SqliteToolboxKind && len(box.Capabilities) == 0 {
+			continue // nothing to offer; the file's warning says so
+		}
+		switch box.Kind {
+		case agentfile.SqliteToolboxKind:
+			tools, err := sqlitetool.Tools(box, opts.SQLite)
+			if err != nil {
+				report(field, err)
+				continue
+			}
+			for _, t := range tools {
+				a.add(t, report)
+			}
+		case agentfile.SystemToolboxKind:
+			a.add(systools.New(box, systools.Runtime{WorkDir: workDir, PassEnv: file.PassEnv, Reaper: bash.Reaper, Sandbox: bash.Sandbox, Policy: bash.Policy}), report)
+		case agentfile.DeveloperToolboxKind:
+			a.add(devtools.New(box, workDir), report)
+		}
+	}
+}
+
+// checkBuiltin refuses a stored agent whose builtin toolboxes would
+// reach past what the operator allows: an API call must not be a way to
+// run a command or read and write any file. A SQLite database must lie
+// under a directory allowed for stored agents' programs; a command, a
+// directory listing and a developer toolbox are not for stored agents.
+func (c *Catalog) checkBuiltin(a *agentfile.Agent) *agentfile.Error {
+	for i, box := range a.BuiltinToolboxes {
+		field := fmt.Sprintf("contents.builtinToolboxes[%d]", i)
+		switch box.Kind {
+		case agentfile.SqliteToolboxKind:
+			if why := c.outside(box.Sqlite.Path); why != "" {
+				return &agentfile.Error{Field: field, Reason: why}
+			}
+			if root := box.Sqlite.StorageRoot; root != "" {
+				if why := c.outside(root); why != "" {
+					return &agentfile.Error{Field: field, Reason: why}
+				}
+			}
+		case agentfile.SystemToolboxKind:
+			for _, capability := range box.Capabilities {
+				if capability == "execute-command" || capability == "list-directory" {
+					return &agentfile.Error{Field: field, Reason: fmt.Sprintf("a stored agent may not have the %s capability: it reaches past the directories this server allows", capability)}
+				}
+			}
+		case agentfile.DeveloperToolboxKind:
+			return &agentfile.Error{Field: field, Reason: "a stored agent may not have a DeveloperToolbox: it reads and writes files past the directories this server allows"}
+		}
+	}
+	return nil
+}
