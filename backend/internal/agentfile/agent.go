@@ -25,6 +25,9 @@ type Agent struct {
 	ToolDirectory string // "" if none
 	BashToolboxes []BashToolbox
 	MCPServers    []MCPServer
+	// APIToolboxes are the HTTP APIs whose operations are tools
+	// (openApiToolboxes, then postgrestToolboxes).
+	APIToolboxes []APIToolbox
 
 	// Extensions of this server to the agents-exe format.
 	ClientTools      []ClientTool

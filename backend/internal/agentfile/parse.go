@@ -42,8 +42,6 @@ func agentsExeOnlyFields() []unsupportedField {
 	)
 	return []unsupportedField{
 		{name: "builtinToolboxes", cost: tools},
-		{name: "openApiToolboxes", cost: tools},
-		{name: "postgrestToolboxes", cost: tools},
 		{name: "skillSources", cost: tools},
 		{name: "autoEnableSkills"},
 		{name: "fileSandboxes"},
@@ -239,6 +237,7 @@ func (d *decoder) contents(raw json.RawMessage, where places) *parsed {
 	d.limits(c, a)
 	a.Compaction = d.compaction(c, a.ContextWindow)
 	a.Params = d.params(c)
+	a.APIToolboxes = d.apiToolboxes(c, where, a.Params)
 	a.PassEnv = d.passEnv(c)
 	a.Approvals = d.approvals(c)
 	a.OSTools = d.osTools(c)

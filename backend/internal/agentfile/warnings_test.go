@@ -21,7 +21,6 @@ func TestLoadWarnsOfEveryUnknownOrUnsupportedField(t *testing.T) {
 	wantByFile := map[string]map[string]string{
 		"warnings/legacy.json": {
 			"contents.builtinToolboxes":     tools,
-			"contents.openApiToolboxes":     tools,
 			"contents.fileSandboxes":        "not supported by this server; ignored",
 			"contents.skillSources":         tools,
 			"contents.executionMode":        "not supported by this server; ignored",

@@ -151,6 +151,7 @@ func buildAgent(ctx context.Context, lookup func(string) *agentfile.Agent, file 
 		}
 		a.mcp = append(a.mcp, opts.MCP.Toolbox(server, file).Within(opts.within))
 	}
+	a.addAPIToolboxes(ctx, file, opts, report)
 	if unknown := a.checkApprovals(); len(unknown) > 0 {
 		// A policy on a tool the agent lacks is most likely a misspelt
 		// name: the calls it meant to hold would run unchecked.
