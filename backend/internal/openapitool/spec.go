@@ -49,7 +49,15 @@ type requestBody struct {
 // operations, in the order the description gives them. References are
 // resolved inside the document only: libopenapi's default configuration
 // follows no reference to a file or a remote URL.
-func parseSpec(data []byte) ([]*operation, error) {
+func parseSpec(data []byte) (ops []*operation, err error) {
+	// The description comes from outside the server: should the parser
+	// fail on some shape of it by panicking, that is this description's
+	// load error, not the server's end.
+	defer func() {
+		if p := recover(); p != nil {
+			ops, err = nil, fmt.Errorf("the description could not be read: %v", p)
+		}
+	}()
 	doc, err := libopenapi.NewDocument(data)
 	if err != nil {
 		return nil, fmt.Errorf("not an OpenAPI description: %w", err)
