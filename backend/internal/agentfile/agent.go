@@ -35,6 +35,10 @@ type Agent struct {
 	SkillSources     []SkillSource
 	AutoEnableSkills []string
 
+	// APIToolboxes are the HTTP APIs whose operations are tools
+	// (openApiToolboxes, then postgrestToolboxes).
+	APIToolboxes []APIToolbox
+
 	// Extensions of this server to the agents-exe format.
 	ClientTools      []ClientTool
 	MailInToolResult bool

@@ -36,13 +36,8 @@ func isToolName(name string) bool {
 // server does not implement. Files using them still load; each one that
 // carries something is a warning saying what the agent goes without.
 func agentsExeOnlyFields() []unsupportedField {
-	const (
-		tools  = "the agent is offered none of the tools it declares"
-		policy = `no call is held or deferred by it (write approval rules in "approvals")`
-	)
+	const policy = `no call is held or deferred by it (write approval rules in "approvals")`
 	return []unsupportedField{
-		{name: "openApiToolboxes", cost: tools},
-		{name: "postgrestToolboxes", cost: tools},
 		{name: "fileSandboxes"},
 		{name: "executionMode"},
 		{name: "toolCallPolicy", cost: policy},
@@ -238,6 +233,7 @@ func (d *decoder) contents(raw json.RawMessage, where places) *parsed {
 	d.limits(c, a)
 	a.Compaction = d.compaction(c, a.ContextWindow)
 	a.Params = d.params(c)
+	a.APIToolboxes = d.apiToolboxes(c, where, a.Params)
 	a.PassEnv = d.passEnv(c)
 	a.Approvals = d.approvals(c)
 	a.OSTools = d.osTools(c)

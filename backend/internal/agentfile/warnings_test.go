@@ -17,11 +17,9 @@ func TestLoadWarnsOfEveryUnknownOrUnsupportedField(t *testing.T) {
 		t.Fatalf("errors: %v", errorStrings(set.Errors))
 	}
 
-	tools := "not supported by this server; ignored: the agent is offered none of the tools it declares"
 	wantByFile := map[string]map[string]string{
 		"warnings/legacy.json": {
 			"contents.builtinToolboxes[0].tag": "not supported by this server; ignored: the agent is offered none of this toolbox's tools",
-			"contents.openApiToolboxes":        tools,
 			"contents.fileSandboxes":           "not supported by this server; ignored",
 			"contents.executionMode":           "not supported by this server; ignored",
 			"contents.toolCallPolicy":          `not supported by this server; ignored: no call is held or deferred by it (write approval rules in "approvals")`,

@@ -172,6 +172,7 @@ func buildAgent(ctx context.Context, lookup func(string) *agentfile.Agent, file 
 		a.mcp = append(a.mcp, box)
 		a.mcpIn(server.Toolgroup, box.Name())
 	}
+	a.addAPIToolboxes(ctx, file, opts, report)
 	a.addSkills(ctx, file, bash, opts.within, report)
 	a.finishGroups()
 	a.withBuildWarnings()

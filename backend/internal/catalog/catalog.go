@@ -25,6 +25,9 @@ type LoadFunc func() *agentfile.Set
 type Options struct {
 	// HasKey reports whether the server holds a value for an API key id.
 	HasKey func(id string) bool
+	// Key returns the value of an API key id, for the secrets of HTTP API
+	// toolboxes; nil: the server holds no keys.
+	Key func(id string) (string, bool)
 	// OfflineModelURL, when set, is the model endpoint of every agent whose
 	// API key the server does not hold: the demo and tests run offline.
 	OfflineModelURL string

@@ -37,6 +37,10 @@ func (a *app) loadCatalog(ctx context.Context, res *config.Resolved, keys config
 		_, ok := keys.Lookup(id)
 		return ok
 	}
+	opts.Key = func(id string) (string, bool) {
+		s, ok := keys.Lookup(id)
+		return s.Reveal(), ok
+	}
 	cat := catalog.New(ctx, load, opts)
 	if maybeStored {
 		if err := servedAgent(cat.Snapshot(), res.Agent); err != nil {

@@ -26,14 +26,14 @@ func TestGetAgentCarriesTheWarningsOfItsFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	editAgent(t, path, map[string]any{
-		"openApiToolboxes": []any{map[string]any{"tag": "OpenAPIToolbox", "contents": map[string]any{"specUrl": "https://example.com/openapi.json"}}},
-		"maxStep":          3,
+		"wakeOn":  []any{"mail"},
+		"maxStep": 3,
 	})
 	e := start(t, fakellm.Rules{}, withAgentsDir(dir))
 
 	want := []*agentsv1.AgentLoadError{
 		{File: path, Field: "contents.maxStep", Reason: `unknown field; ignored (did you mean "maxSteps"?)`},
-		{File: path, Field: "contents.openApiToolboxes", Reason: "not supported by this server; ignored: the agent is offered none of the tools it declares"},
+		{File: path, Field: "contents.wakeOn", Reason: "not supported by this server; ignored"},
 	}
 	check := func(how string, got []*agentsv1.AgentLoadError, want []*agentsv1.AgentLoadError) {
 		t.Helper()

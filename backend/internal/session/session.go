@@ -407,6 +407,9 @@ const (
 	ToolClient ToolKind = "client"
 	ToolMCP    ToolKind = "mcp"
 	ToolSystem ToolKind = "system"
+	// ToolHTTP is an operation of an HTTP API (openApiToolboxes,
+	// postgrestToolboxes): the server sends the request.
+	ToolHTTP ToolKind = "http"
 )
 
 // CallMode says where a tool call runs.
