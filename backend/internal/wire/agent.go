@@ -117,6 +117,8 @@ func ToolKind(k session.ToolKind) agentsv1.ToolKind {
 		return agentsv1.ToolKind_TOOL_KIND_MCP
 	case session.ToolSystem:
 		return agentsv1.ToolKind_TOOL_KIND_SYSTEM
+	case session.ToolHTTP:
+		return agentsv1.ToolKind_TOOL_KIND_HTTP
 	}
 	return agentsv1.ToolKind_TOOL_KIND_UNSPECIFIED
 }

@@ -473,6 +473,8 @@ func kindName(k agentsv1.ToolKind) string {
 		return "mcp"
 	case agentsv1.ToolKind_TOOL_KIND_SYSTEM:
 		return "system"
+	case agentsv1.ToolKind_TOOL_KIND_HTTP:
+		return "http"
 	default:
 		return "tool"
 	}

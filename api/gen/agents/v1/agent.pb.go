@@ -94,6 +94,9 @@ const (
 	ToolKind_TOOL_KIND_MCP ToolKind = 4
 	// A built-in tool of the server (mail, sub-sessions, watches).
 	ToolKind_TOOL_KIND_SYSTEM ToolKind = 5
+	// An operation of an HTTP API the server calls (`openApiToolboxes`,
+	// `postgrestToolboxes`).
+	ToolKind_TOOL_KIND_HTTP ToolKind = 6
 )
 
 // Enum value maps for ToolKind.
@@ -105,6 +108,7 @@ var (
 		3: "TOOL_KIND_CLIENT",
 		4: "TOOL_KIND_MCP",
 		5: "TOOL_KIND_SYSTEM",
+		6: "TOOL_KIND_HTTP",
 	}
 	ToolKind_value = map[string]int32{
 		"TOOL_KIND_UNSPECIFIED": 0,
@@ -113,6 +117,7 @@ var (
 		"TOOL_KIND_CLIENT":      3,
 		"TOOL_KIND_MCP":         4,
 		"TOOL_KIND_SYSTEM":      5,
+		"TOOL_KIND_HTTP":        6,
 	}
 )
 
@@ -1875,14 +1880,15 @@ const file_agents_v1_agent_proto_rawDesc = "" +
 	"\vAgentSource\x12\x1c\n" +
 	"\x18AGENT_SOURCE_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11AGENT_SOURCE_FILE\x10\x01\x12\x17\n" +
-	"\x13AGENT_SOURCE_STORED\x10\x02*\x8e\x01\n" +
+	"\x13AGENT_SOURCE_STORED\x10\x02*\xa2\x01\n" +
 	"\bToolKind\x12\x19\n" +
 	"\x15TOOL_KIND_UNSPECIFIED\x10\x00\x12\x12\n" +
 	"\x0eTOOL_KIND_BASH\x10\x01\x12\x14\n" +
 	"\x10TOOL_KIND_HELPER\x10\x02\x12\x14\n" +
 	"\x10TOOL_KIND_CLIENT\x10\x03\x12\x11\n" +
 	"\rTOOL_KIND_MCP\x10\x04\x12\x14\n" +
-	"\x10TOOL_KIND_SYSTEM\x10\x052\x9c\x05\n" +
+	"\x10TOOL_KIND_SYSTEM\x10\x05\x12\x12\n" +
+	"\x0eTOOL_KIND_HTTP\x10\x062\x9c\x05\n" +
 	"\fAgentService\x12N\n" +
 	"\n" +
 	"ListAgents\x12\x1c.agents.v1.ListAgentsRequest\x1a\x1d.agents.v1.ListAgentsResponse\"\x03\x90\x02\x01\x12H\n" +

@@ -15,6 +15,7 @@ const kindLabels: Record<ToolKind, string> = {
   [ToolKind.CLIENT]: "client",
   [ToolKind.MCP]: "MCP",
   [ToolKind.SYSTEM]: "system",
+  [ToolKind.HTTP]: "HTTP",
 };
 
 // AgentPage shows an agent's descriptor: where it comes from, its model,
