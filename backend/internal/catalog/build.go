@@ -95,6 +95,16 @@ func buildAgent(ctx context.Context, lookup func(string) *agentfile.Agent, file 
 		problems = append(problems, e)
 	}
 
+	bash := opts.Bash
+	bash.Within = opts.within
+	policy, err := sandboxPolicy(file, bash.Sandbox)
+	if err != nil {
+		// Rather than run its tools unconfined, describe included.
+		report("contents.sandbox.required", err)
+		return nil, problems
+	}
+	bash.Policy = policy
+	describe := bash.Describer()
 	var scripts []bashtool.Tool
 	for i, box := range file.BashToolboxes {
 		field := fmt.Sprintf("contents.bashToolboxes[%d]", i)
@@ -102,9 +112,9 @@ func buildAgent(ctx context.Context, lookup func(string) *agentfile.Agent, file 
 		var errs []error
 		switch box.Kind {
 		case agentfile.FileSystemDirectory:
-			tools, errs = bashtool.DescribeDirMatching(ctx, box.Path, box.BasenameFilter, opts.within...)
+			tools, errs = describe.Dir(ctx, box.Path, box.BasenameFilter)
 		case agentfile.SingleTool:
-			tools, errs = bashtool.DescribeFile(ctx, box.Path, opts.within...)
+			tools, errs = describe.File(ctx, box.Path)
 		}
 		for _, err := range errs {
 			report(field, err)
@@ -112,21 +122,12 @@ func buildAgent(ctx context.Context, lookup func(string) *agentfile.Agent, file 
 		scripts = append(scripts, tools...)
 	}
 	if file.ToolDirectory != "" {
-		tools, errs := bashtool.DescribeDir(ctx, file.ToolDirectory, opts.within...)
+		tools, errs := describe.Dir(ctx, file.ToolDirectory, "")
 		for _, err := range errs {
 			report("contents.toolDirectory", err)
 		}
 		scripts = append(scripts, tools...)
 	}
-	bash := opts.Bash
-	bash.Within = opts.within
-	policy, err := sandboxPolicy(file, bash.Sandbox)
-	if err != nil {
-		// Rather than run its tools unconfined.
-		report("contents.sandbox.required", err)
-		return nil, problems
-	}
-	bash.Policy = policy
 	for _, s := range scripts {
 		s.PassEnv = file.PassEnv
 		a.add(tool.NewBash(s, bash), report)
@@ -157,7 +158,7 @@ func buildAgent(ctx context.Context, lookup func(string) *agentfile.Agent, file 
 			report(fmt.Sprintf("contents.mcpServers[%d]", i), fmt.Errorf("MCP server %s: MCP servers are not available here", server.Name))
 			continue
 		}
-		a.mcp = append(a.mcp, opts.MCP.Toolbox(server, file).Within(opts.within))
+		a.mcp = append(a.mcp, opts.MCP.Toolbox(server, file).Within(opts.within).Confined(policy))
 	}
 	if unknown := a.checkApprovals(); len(unknown) > 0 {
 		// A policy on a tool the agent lacks is most likely a misspelt
@@ -169,8 +170,9 @@ func buildAgent(ctx context.Context, lookup func(string) *agentfile.Agent, file 
 
 // sandboxPolicy is what the agent's file allows its tools, or nil when
 // they run unconfined: the file turns the sandbox off, or the server
-// cannot confine and the file does not require it. Bash tools, a kind
-// older than the sandbox, keep the network unless the file turns it off.
+// cannot confine and the file does not require it. Bash tools and MCP
+// servers, kinds older than the sandbox, keep the network unless the
+// file turns it off.
 func sandboxPolicy(file *agentfile.Agent, sb *sandbox.Sandbox) (*sandbox.Policy, error) {
 	settings := file.Sandbox
 	if settings.Disabled {

@@ -12,11 +12,12 @@ import (
 )
 
 // toolSandbox is the sandbox of the stack's tool processes: working
-// folders under the data directory, and none of the server's own files
-// readable (its data, database, config, keys, params and tokens). The
-// launcher is this program, when it is the agents binary (whose main
-// starts with sandbox.Main); a test binary has none, and its tools run
-// unconfined.
+// folders of sessions and folders of MCP servers under the data
+// directory, and none of the server's own files readable (its data,
+// database, config, keys, params and tokens). The
+// launcher is this program, when its main starts with sandbox.Main: the
+// agents binary, and the test binary of this package, whose in-process
+// servers so run their tools confined as a real one does.
 func (a *app) toolSandbox(res *config.Resolved, protect []string) *sandbox.Sandbox {
 	launcher := ""
 	if a.launcher {
@@ -36,7 +37,12 @@ func (a *app) toolSandbox(res *config.Resolved, protect []string) *sandbox.Sandb
 			paths = append(paths, p)
 		}
 	}
-	return sandbox.New(sandbox.Options{Launcher: launcher, WorkDir: filepath.Join(res.DataDir, "work"), Protect: paths})
+	return sandbox.New(sandbox.Options{
+		Launcher:   launcher,
+		WorkDir:    filepath.Join(res.DataDir, "work"),
+		ServersDir: filepath.Join(res.DataDir, "mcp"),
+		Protect:    paths,
+	})
 }
 
 // logSandbox says at start whether the tools are confined, and how.

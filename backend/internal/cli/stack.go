@@ -135,7 +135,7 @@ func (a *app) startStack(ctx context.Context, res *config.Resolved, log *slog.Lo
 	if opts.recover {
 		logSandbox(log, sb)
 	}
-	s.mcp = mcptools.NewPool(mcptools.Options{Log: log, Reaper: reaper, Changed: s.toolsChanged})
+	s.mcp = mcptools.NewPool(mcptools.Options{Log: log, Reaper: reaper, Changed: s.toolsChanged, Sandbox: sb})
 	cat, err := a.loadCatalog(ctx, res, keys, catalog.Options{
 		OfflineModelURL: offline,
 		Bash:            tool.BashRuntime{Reaper: reaper, Sandbox: sb},
@@ -185,6 +185,7 @@ func (a *app) startStack(ctx context.Context, res *config.Resolved, log *slog.Lo
 		}
 		s.stopMetrics()
 		s.mcp.Close()
+		s.stopWorkDirs()
 		db.Close()
 		return nil, err
 	}
