@@ -1,14 +1,20 @@
 package cli
 
 import (
+	"context"
 	"errors"
+	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/agents-os/agents/backend/internal/config"
+	"github.com/agents-os/agents/backend/internal/eventually"
 	"github.com/agents-os/agents/backend/internal/sandbox"
 	"github.com/agents-os/agents/tools/fakellm"
 	"github.com/agents-os/agents/tools/fakellm/fakellmtest"
@@ -107,5 +113,60 @@ func TestAnAgentsMCPServerRunsInItsSandbox(t *testing.T) {
 	out = ask(agent("trusted-writer", "You write.", `{"writable": ["`+outside+`"]}`), "trusted-writer", target)
 	if !strings.Contains(out, "wrote "+target) {
 		t.Errorf("a server whose agent allows the write: %q", out)
+	}
+}
+
+// TestTheStartSweepsTheWorkingFoldersOfDeletedSessions: a session's
+// working folder stays while the session does; the folder of a session
+// deleted while no server ran, and a scratch folder a stop left, go at
+// the next start.
+func TestTheStartSweepsTheWorkingFoldersOfDeletedSessions(t *testing.T) {
+	needsSandbox(t)
+	t.Parallel()
+	dir, env := testEnv(t)
+	model := fakellmtest.Start(t, fakellm.Rules{Rules: []fakellm.Rule{
+		{Match: fakellm.Match{AssistantMessages: new(0)}, Reply: fakellm.Reply{ToolCalls: []fakellm.ToolCall{{Name: "bash_ok", Arguments: []byte(`{}`)}}}},
+	}, Default: &fakellm.Reply{Text: "done"}})
+	writeFile(t, filepath.Join(dir, "agents", "tools", "ok"), goodTool, 0o755)
+	agent := filepath.Join(dir, "agents", "runner.json")
+	writeFile(t, agent, agentJSON("runner", `, "bashToolboxes": [{"tag": "FileSystemDirectory", "contents": {"Path": "tools"}}]`), 0o644)
+	if code, out, errOut := run(t, env, "run", "--agent-file", agent, "-a", "runner", "--offline-model", model.URL(), "go"); code != 0 {
+		t.Fatalf("run: exit %d\n%s\n%s", code, out, errOut)
+	}
+	work := filepath.Join(dir, "data", "agents", "work")
+	entries, err := os.ReadDir(work)
+	if err != nil || len(entries) != 1 {
+		t.Fatalf("working folders after one run: %v, %v", entries, err)
+	}
+	live := filepath.Join(work, entries[0].Name())
+	orphan := filepath.Join(work, "9c1e7a52-0000-4000-8000-000000000000")
+	scratch := filepath.Join(work, ".scratch-123")
+	old := time.Now().Add(-time.Hour)
+	for _, d := range []string{live, orphan, scratch} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(d, old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	a := &app{launcher: true, stdout: io.Discard, stderr: io.Discard, lookupEnv: env, flags: config.Flags{AgentFiles: []string{agent}}}
+	res, err := a.resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := a.startStack(context.Background(), res, slog.New(slog.DiscardHandler), stackOptions{offlineModel: model.URL(), recover: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.close()
+	eventually.That(t, "the folders of a deleted session and of a scratch are swept", func() bool {
+		_, errOrphan := os.Stat(orphan)
+		_, errScratch := os.Stat(scratch)
+		return os.IsNotExist(errOrphan) && os.IsNotExist(errScratch)
+	})
+	if _, err := os.Stat(live); err != nil {
+		t.Errorf("the live session's working folder: %v", err)
 	}
 }

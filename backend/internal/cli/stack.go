@@ -175,6 +175,13 @@ func (a *app) startStack(ctx context.Context, res *config.Resolved, log *slog.Lo
 	}
 	s.store, s.hub = db, hub
 	s.stopWorkDirs = removeWorkDirs(hub, sb, log)
+	if opts.recover {
+		stopRemoving, stopSweep := s.stopWorkDirs, sweepWorkDirs(db, sb, log)
+		s.stopWorkDirs = func() {
+			stopSweep()
+			stopRemoving()
+		}
+	}
 	s.metrics = server.NewMetrics(db, s.hub)
 	// The metrics follow the hub before anything publishes, so the runs
 	// resumed by Recover are counted too.
