@@ -88,7 +88,13 @@ func (c conn) confinement() (p sandbox.Policy, ok bool) {
 		return sandbox.Policy{}, false
 	}
 	p = *c.Policy
-	p.Read = append(slices.Clone(p.Read), c.Dir)
+	p.Read = slices.Clone(p.Read)
+	if filepath.IsAbs(c.Dir) {
+		// The agent file's folder. A stored agent has no file: its
+		// server runs in the server's working directory, which it
+		// does not get to read.
+		p.Read = append(p.Read, c.Dir)
+	}
 	p.Write = append(slices.Clone(p.Write), c.Home)
 	return p, true
 }
