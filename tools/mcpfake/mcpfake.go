@@ -14,11 +14,23 @@
 //     list.
 //   - pid: returns the server's process id.
 //   - big {bytes}: returns a text of that many bytes, lines of 16.
+//   - read {path}: returns the file's text; an error result when it
+//     cannot be read.
+//   - write {path, text}: writes the text in the file; an error result
+//     when it cannot be written.
+//   - env {name}: returns the value of a variable of its environment.
+//   - connect {address}: connects over TCP and returns the first line
+//     it reads; an error result when it cannot.
+//
+// read, write and connect are what a sandbox must stop: the sandbox
+// tests call them on the server's own files and a local listener.
 package mcpfake
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"strconv"
@@ -100,7 +112,54 @@ func New(opts Options) *mcp.Server {
 			n := max(in.Bytes, 0)
 			return text(strings.Repeat(line, n/len(line)) + line[:n%len(line)]), nil, nil
 		})
+	mcp.AddTool(s, &mcp.Tool{Name: "read", Description: "Return a file's text."},
+		func(_ context.Context, _ *mcp.CallToolRequest, in struct {
+			Path string `json:"path" jsonschema:"the file"`
+		}) (*mcp.CallToolResult, any, error) {
+			data, err := os.ReadFile(in.Path)
+			if err != nil {
+				return failure(err), nil, nil
+			}
+			return text(string(data)), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "write", Description: "Write a text in a file."},
+		func(_ context.Context, _ *mcp.CallToolRequest, in struct {
+			Path string `json:"path" jsonschema:"the file"`
+			Text string `json:"text" jsonschema:"what to write"`
+		}) (*mcp.CallToolResult, any, error) {
+			if err := os.WriteFile(in.Path, []byte(in.Text), 0o644); err != nil {
+				return failure(err), nil, nil
+			}
+			return text("wrote " + in.Path), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "env", Description: "Return a variable of the server's environment."},
+		func(_ context.Context, _ *mcp.CallToolRequest, in struct {
+			Name string `json:"name" jsonschema:"the variable"`
+		}) (*mcp.CallToolResult, any, error) {
+			return text(os.Getenv(in.Name)), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "connect", Description: "Connect over TCP and return the first line read."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in struct {
+			Address string `json:"address" jsonschema:"host:port"`
+		}) (*mcp.CallToolResult, any, error) {
+			var d net.Dialer
+			c, err := d.DialContext(ctx, "tcp", in.Address)
+			if err != nil {
+				return failure(err), nil, nil
+			}
+			defer c.Close()
+			line, err := bufio.NewReader(c).ReadString('\n')
+			if err != nil {
+				return failure(err), nil, nil
+			}
+			return text(line), nil, nil
+		})
 	return s
+}
+
+// failure is a tool's error result: the model reads it.
+func failure(err error) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}, IsError: true}
 }
 
 // Handler serves one server over streamable HTTP. When token is set,

@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/agents-os/agents/backend/internal/confine"
 )
 
 // Bounds of "describe". A description is small and quick to print; a script
@@ -28,12 +31,43 @@ func (e *DescribeError) Error() string { return e.Script + ": describe: " + e.Er
 
 func (e *DescribeError) Unwrap() error { return e.Err }
 
+// Describer runs "describe": where the scripts may lie, and how their
+// process is confined.
+type Describer struct {
+	// Within, when set, are the only folders a script may lie in (a
+	// stored agent's scripts: see confine); it is run from its real path.
+	Within []string
+	// Confine, when set, rewrites the describe command before it starts,
+	// so that it runs confined (a sandbox's Wrap); release, when not nil,
+	// is called once the process ended. An error fails the describe, and
+	// the script does not run.
+	Confine func(*exec.Cmd) (release func(), err error)
+}
+
 // Describe runs "SCRIPT describe" and validates what it prints. The script
 // runs in its own directory with the base variables of the server's
 // environment only (see Tool.PassEnv; the reserved AGENT_* variables are
 // for runs) and is killed after
 // DescribeTimeout or when ctx ends. Errors are *DescribeError.
 func Describe(ctx context.Context, scriptPath string) (Tool, error) {
+	return Describer{}.describe(ctx, scriptPath)
+}
+
+// Describe is Describe with d's confinement; with d.Within, only a script
+// that really lies in those folders is run, from its real path, so that
+// no link leads the run elsewhere.
+func (d Describer) Describe(ctx context.Context, scriptPath string) (Tool, error) {
+	if len(d.Within) == 0 {
+		return d.describe(ctx, scriptPath)
+	}
+	real, err := confine.Program(scriptPath, d.Within)
+	if err != nil {
+		return Tool{}, &DescribeError{Script: scriptPath, Err: err}
+	}
+	return d.describe(ctx, real)
+}
+
+func (d Describer) describe(ctx context.Context, scriptPath string) (Tool, error) {
 	path, err := filepath.Abs(scriptPath)
 	if err != nil {
 		return Tool{}, &DescribeError{Script: scriptPath, Err: err}
@@ -47,7 +81,7 @@ func Describe(ctx context.Context, scriptPath string) (Tool, error) {
 	if err != nil {
 		return fail(err)
 	}
-	out := runProcess(ctx, processSpec{
+	spec := processSpec{
 		path:      path,
 		args:      []string{"describe"},
 		dir:       filepath.Dir(path),
@@ -55,7 +89,20 @@ func Describe(ctx context.Context, scriptPath string) (Tool, error) {
 		timeout:   DescribeTimeout,
 		maxStdout: maxDescriptionSize,
 		maxStderr: maxDescribeStderrShown,
-	})
+	}
+	if d.Confine != nil {
+		var release func()
+		defer func() {
+			if release != nil {
+				release()
+			}
+		}()
+		spec.confine = func(cmd *exec.Cmd) (err error) {
+			release, err = d.Confine(cmd)
+			return err
+		}
+	}
+	out := runProcess(ctx, spec)
 	switch out.cause {
 	case stopNotStarted:
 		return fail(out.startErr)
@@ -74,17 +121,17 @@ func Describe(ctx context.Context, scriptPath string) (Tool, error) {
 	if out.stdout.truncated() {
 		return fail(fmt.Errorf("description is larger than %d bytes", maxDescriptionSize))
 	}
-	d, err := parseDescription(out.stdout.kept)
+	desc, err := parseDescription(out.stdout.kept)
 	if err != nil {
 		return fail(err)
 	}
 	return Tool{
 		Path:            path,
-		Slug:            d.Slug,
-		Description:     d.Description,
-		Args:            d.Args,
-		EmptyResult:     d.EmptyResult,
-		OutputMediaType: d.OutputMediaType,
+		Slug:            desc.Slug,
+		Description:     desc.Description,
+		Args:            desc.Args,
+		EmptyResult:     desc.EmptyResult,
+		OutputMediaType: desc.OutputMediaType,
 	}, nil
 }
 

@@ -9,8 +9,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-
-	"github.com/agents-os/agents/backend/internal/confine"
 )
 
 // describeConcurrency bounds the scripts described at once by DescribeDir.
@@ -29,7 +27,7 @@ const describeConcurrency = 8
 // script that does not really lie under one of them is such an error,
 // and is not run.
 func DescribeDir(ctx context.Context, dir string, within ...string) ([]Tool, []error) {
-	return DescribeDirMatching(ctx, dir, "", within...)
+	return Describer{Within: within}.Dir(ctx, dir, "")
 }
 
 // DescribeDirMatching is DescribeDir restricted to files whose name
@@ -38,6 +36,11 @@ func DescribeDir(ctx context.Context, dir string, within ...string) ([]Tool, []e
 // filters after describing, files left out are not run at all, so a broken
 // script the filter excludes cannot fail the toolbox.
 func DescribeDirMatching(ctx context.Context, dir, basenameFilter string, within ...string) ([]Tool, []error) {
+	return Describer{Within: within}.Dir(ctx, dir, basenameFilter)
+}
+
+// Dir is DescribeDirMatching with d's confinement.
+func (d Describer) Dir(ctx context.Context, dir, basenameFilter string) ([]Tool, []error) {
 	scripts, err := executablesIn(dir, basenameFilter)
 	if err != nil {
 		return nil, []error{err}
@@ -51,7 +54,7 @@ func DescribeDirMatching(ctx context.Context, dir, basenameFilter string, within
 		wg.Go(func() {
 			slots <- struct{}{}
 			defer func() { <-slots }()
-			tool, err := describeWithin(ctx, script, within)
+			tool, err := d.Describe(ctx, script)
 			if err != nil {
 				errs[i] = err
 				return
@@ -73,7 +76,12 @@ func DescribeDirMatching(ctx context.Context, dir, basenameFilter string, within
 // DescribeFile describes the tool of a single-file toolbox, returning the
 // same shapes as DescribeDir so both toolbox kinds load alike.
 func DescribeFile(ctx context.Context, path string, within ...string) ([]Tool, []error) {
-	tool, err := describeWithin(ctx, path, within)
+	return Describer{Within: within}.File(ctx, path)
+}
+
+// File is DescribeFile with d's confinement.
+func (d Describer) File(ctx context.Context, path string) ([]Tool, []error) {
+	tool, err := d.Describe(ctx, path)
 	if err != nil {
 		return nil, []error{err}
 	}
@@ -124,18 +132,4 @@ func CheckUniqueNames(tools []Tool) error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// describeWithin describes a script; with within set (a stored agent's
-// scripts), only one that really lies under those folders, and from its
-// real path, so that no link leads the describe run elsewhere.
-func describeWithin(ctx context.Context, script string, within []string) (Tool, error) {
-	if len(within) == 0 {
-		return Describe(ctx, script)
-	}
-	real, err := confine.Program(script, within)
-	if err != nil {
-		return Tool{}, &DescribeError{Script: script, Err: err}
-	}
-	return Describe(ctx, real)
 }

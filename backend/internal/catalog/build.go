@@ -97,6 +97,16 @@ func buildAgent(ctx context.Context, lookup func(string) *agentfile.Agent, file 
 		problems = append(problems, e)
 	}
 
+	bash := opts.Bash
+	bash.Within = opts.within
+	policy, err := sandboxPolicy(file, bash.Sandbox)
+	if err != nil {
+		// Rather than run its tools unconfined, describe included.
+		report("contents.sandbox.required", err)
+		return nil, problems
+	}
+	bash.Policy = policy
+	describe := bash.Describer()
 	var scripts []bashtool.Tool
 	var scriptGroups []string // the toolgroup of each script
 	for i, box := range file.BashToolboxes {
@@ -105,9 +115,9 @@ func buildAgent(ctx context.Context, lookup func(string) *agentfile.Agent, file 
 		var errs []error
 		switch box.Kind {
 		case agentfile.FileSystemDirectory:
-			tools, errs = bashtool.DescribeDirMatching(ctx, box.Path, box.BasenameFilter, opts.within...)
+			tools, errs = describe.Dir(ctx, box.Path, box.BasenameFilter)
 		case agentfile.SingleTool:
-			tools, errs = bashtool.DescribeFile(ctx, box.Path, opts.within...)
+			tools, errs = describe.File(ctx, box.Path)
 		}
 		for _, err := range errs {
 			report(field, err)
@@ -118,21 +128,12 @@ func buildAgent(ctx context.Context, lookup func(string) *agentfile.Agent, file 
 		}
 	}
 	if file.ToolDirectory != "" {
-		tools, errs := bashtool.DescribeDir(ctx, file.ToolDirectory, opts.within...)
+		tools, errs := describe.Dir(ctx, file.ToolDirectory, "")
 		for _, err := range errs {
 			report("contents.toolDirectory", err)
 		}
 		scripts = append(scripts, tools...)
 	}
-	bash := opts.Bash
-	bash.Within = opts.within
-	policy, err := sandboxPolicy(file, bash.Sandbox)
-	if err != nil {
-		// Rather than run its tools unconfined.
-		report("contents.sandbox.required", err)
-		return nil, problems
-	}
-	bash.Policy = policy
 	for i, s := range scripts {
 		s.PassEnv = file.PassEnv
 		group := ""
@@ -168,7 +169,7 @@ func buildAgent(ctx context.Context, lookup func(string) *agentfile.Agent, file 
 			report(fmt.Sprintf("contents.mcpServers[%d]", i), fmt.Errorf("MCP server %s: MCP servers are not available here", server.Name))
 			continue
 		}
-		box := opts.MCP.Toolbox(server, file).Within(opts.within)
+		box := opts.MCP.Toolbox(server, file).Within(opts.within).Confined(policy)
 		a.mcp = append(a.mcp, box)
 		a.mcpIn(server.Toolgroup, box.Name())
 	}
@@ -186,8 +187,9 @@ func buildAgent(ctx context.Context, lookup func(string) *agentfile.Agent, file 
 
 // sandboxPolicy is what the agent's file allows its tools, or nil when
 // they run unconfined: the file turns the sandbox off, or the server
-// cannot confine and the file does not require it. Bash tools, a kind
-// older than the sandbox, keep the network unless the file turns it off.
+// cannot confine and the file does not require it. Bash tools and MCP
+// servers, kinds older than the sandbox, keep the network unless the
+// file turns it off.
 func sandboxPolicy(file *agentfile.Agent, sb *sandbox.Sandbox) (*sandbox.Policy, error) {
 	settings := file.Sandbox
 	if settings.Disabled {

@@ -19,6 +19,7 @@ import (
 	"github.com/agents-os/agents/backend/internal/store"
 	"github.com/agents-os/agents/backend/internal/store/postgres"
 	"github.com/agents-os/agents/backend/internal/store/sqlite"
+	"github.com/agents-os/agents/backend/internal/tool"
 	"github.com/agents-os/agents/tools/fakellm"
 )
 
@@ -55,9 +56,12 @@ instead of warning, and checks the rules file when it names one.`,
 			if err != nil {
 				return err
 			}
-			pool := mcptools.NewPool(mcptools.Options{})
+			// The tools are described and the MCP servers started
+			// confined as the server would.
+			sb := a.toolSandbox(res, nil)
+			pool := mcptools.NewPool(mcptools.Options{Sandbox: sb})
 			defer pool.Close()
-			opts := catalog.Options{MCP: pool, SQLite: sqliteCopies(res)}
+			opts := catalog.Options{MCP: pool, SQLite: sqliteCopies(res), Bash: tool.BashRuntime{Sandbox: sb}}
 			db, remote, err := a.checkedStore(ctx, res, cf)
 			if err != nil {
 				return err

@@ -64,7 +64,7 @@ func runWithInput(t *testing.T, lookupEnv func(string) (string, bool), stdin str
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	var stdout, stderr bytes.Buffer
-	code := execute(ctx, args, strings.NewReader(stdin), &stdout, &stderr, lookupEnv)
+	code := execute(ctx, args, strings.NewReader(stdin), &stdout, &stderr, lookupEnv, true)
 	return code, stdout.String(), stderr.String()
 }
 
@@ -285,7 +285,7 @@ func TestModelLimitFlags(t *testing.T) {
 	for _, command := range [][]string{{"serve"}, {"tui"}, {"run"}, {"sessions", "ls"}, {"agents", "ls"}} {
 		t.Run(strings.Join(command, " "), func(t *testing.T) {
 			t.Parallel()
-			a := &app{stdout: io.Discard, stderr: io.Discard, lookupEnv: env}
+			a := &app{launcher: true, stdout: io.Discard, stderr: io.Discard, lookupEnv: env}
 			args := slices.Concat(command, []string{"--config", cfg, "--max-model-output-bytes", "1000"})
 			cmd, rest, err := a.rootCommand().Find(args)
 			if err != nil {

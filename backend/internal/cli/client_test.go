@@ -31,7 +31,7 @@ func serveForTest(t *testing.T, env func(string) (string, bool), configFile stri
 // serveWith is serveForTest with the stack's options given.
 func serveWith(t *testing.T, env func(string) (string, bool), configFile string, opts stackOptions) served {
 	t.Helper()
-	a := &app{stdout: io.Discard, stderr: io.Discard, lookupEnv: env, flags: config.Flags{ConfigFile: configFile}}
+	a := &app{launcher: true, stdout: io.Discard, stderr: io.Discard, lookupEnv: env, flags: config.Flags{ConfigFile: configFile}}
 	res, err := a.resolve()
 	if err != nil {
 		t.Fatal(err)
@@ -89,7 +89,7 @@ func TestSessionsAndAgentsCommandsOverEveryTransport(t *testing.T) {
 	tokenFile := filepath.Join(dir, "alice.token")
 	writeFile(t, tokenFile, "alice-token-0123456789\n", 0o600)
 
-	a := &app{stdout: io.Discard, stderr: io.Discard, lookupEnv: env}
+	a := &app{launcher: true, stdout: io.Discard, stderr: io.Discard, lookupEnv: env}
 	alices := createSession(t, a, clientFlags{attach: srv.url, tokenFile: tokenFile}, "good", "alice's session")
 	locals := createSession(t, a, clientFlags{attach: "unix://" + srv.socket}, "good", "the local session")
 
@@ -148,7 +148,7 @@ func TestSessionsCommandsWithoutAttachUseALocalServer(t *testing.T) {
 
 	// A session made by one in-process server is listed by the next: the
 	// commands share the configured database.
-	a := &app{stdout: io.Discard, stderr: io.Discard, lookupEnv: env, flags: config.Flags{ConfigFile: cfg}}
+	a := &app{launcher: true, stdout: io.Discard, stderr: io.Discard, lookupEnv: env, flags: config.Flags{ConfigFile: cfg}}
 	id := createSession(t, a, clientFlags{}, "good", "made locally")
 	code, out, errOut := run(t, env, "sessions", "ls", "--config", cfg)
 	if code != 0 || !strings.Contains(out, id) || !strings.Contains(out, "made locally") {

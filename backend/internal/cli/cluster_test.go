@@ -25,7 +25,7 @@ import (
 func startPGStack(t *testing.T, dsn, agentFile, model string, opts clusterOptions) (*stack, error) {
 	t.Helper()
 	_, env := testEnv(t)
-	a := &app{stdout: io.Discard, stderr: io.Discard, lookupEnv: env, flags: config.Flags{DB: dsn, AgentFiles: []string{agentFile}}}
+	a := &app{launcher: true, stdout: io.Discard, stderr: io.Discard, lookupEnv: env, flags: config.Flags{DB: dsn, AgentFiles: []string{agentFile}}}
 	res, err := a.resolve()
 	if err != nil {
 		t.Fatal(err)

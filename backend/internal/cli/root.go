@@ -47,10 +47,11 @@ func Execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 // execute is Execute with the input and the environment given, for tests.
-// launcher says the program is the agents binary, whose main starts as a
-// tool's launcher when asked (see sandbox.Main).
-func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, lookupEnv func(string) (string, bool), launcher ...bool) int {
-	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, lookupEnv: lookupEnv, launcher: len(launcher) > 0 && launcher[0]}
+// launcher says the program starts as a tool's launcher when asked (see
+// sandbox.Main): the agents binary does, and so does this package's test
+// binary.
+func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, lookupEnv func(string) (string, bool), launcher bool) int {
+	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, lookupEnv: lookupEnv, launcher: launcher}
 	root := a.rootCommand()
 	root.SetArgs(args)
 	root.SetOut(stdout)

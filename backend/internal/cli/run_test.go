@@ -134,7 +134,7 @@ func TestRunCleansEscapeSequencesOnATerminal(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	var stdout, stderr termBuffer
-	if code := execute(ctx, args, strings.NewReader(""), &stdout, &stderr, env); code != 0 {
+	if code := execute(ctx, args, strings.NewReader(""), &stdout, &stderr, env, true); code != 0 {
 		t.Fatalf("exit %d, stderr %q", code, stderr.String())
 	}
 	if want := "safe text\ndone safe text\n"; stdout.String() != want {

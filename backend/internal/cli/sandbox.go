@@ -1,22 +1,27 @@
 package cli
 
 import (
+	"context"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/agents-os/agents/backend/internal/config"
+	"github.com/agents-os/agents/backend/internal/errs"
 	"github.com/agents-os/agents/backend/internal/events"
 	"github.com/agents-os/agents/backend/internal/sandbox"
+	"github.com/agents-os/agents/backend/internal/store"
 	"github.com/agents-os/agents/backend/internal/store/postgres"
 )
 
 // toolSandbox is the sandbox of the stack's tool processes: working
-// folders under the data directory, and none of the server's own files
-// readable (its data, database, config, keys, params and tokens). The
-// launcher is this program, when it is the agents binary (whose main
-// starts with sandbox.Main); a test binary has none, and its tools run
-// unconfined.
+// folders of sessions and folders of MCP servers under the data
+// directory, and none of the server's own files readable (its data,
+// database, config, keys, params and tokens). The
+// launcher is this program, when its main starts with sandbox.Main: the
+// agents binary, and the test binary of this package, whose in-process
+// servers so run their tools confined as a real one does.
 func (a *app) toolSandbox(res *config.Resolved, protect []string) *sandbox.Sandbox {
 	launcher := ""
 	if a.launcher {
@@ -36,7 +41,12 @@ func (a *app) toolSandbox(res *config.Resolved, protect []string) *sandbox.Sandb
 			paths = append(paths, p)
 		}
 	}
-	return sandbox.New(sandbox.Options{Launcher: launcher, WorkDir: filepath.Join(res.DataDir, "work"), Protect: paths})
+	return sandbox.New(sandbox.Options{
+		Launcher:   launcher,
+		WorkDir:    filepath.Join(res.DataDir, "work"),
+		ServersDir: filepath.Join(res.DataDir, "mcp"),
+		Protect:    paths,
+	})
 }
 
 // logSandbox says at start whether the tools are confined, and how.
@@ -55,7 +65,7 @@ func logSandbox(log *slog.Logger, sb *sandbox.Sandbox) {
 
 // removeWorkDirs removes a session's working folder when the session is
 // deleted, until stop is called. Folders of sessions deleted while the
-// server was not running stay.
+// server was not running are sweepWorkDirs's.
 func removeWorkDirs(hub *events.Hub, sb *sandbox.Sandbox, log *slog.Logger) (stop func()) {
 	done, finished := make(chan struct{}), make(chan struct{})
 	go func() {
@@ -94,5 +104,40 @@ func follow(sub *events.Subscription, done <-chan struct{}, deleted func(id stri
 				deleted(ev.GetSessionId())
 			}
 		}
+	}
+}
+
+// sweepBound is the most working folders one start asks the store
+// about: a data folder of many sessions is swept over several starts.
+const sweepBound = 10000
+
+// sweepWorkDirs removes, in the background, the working folders of
+// sessions deleted while the server was not running to remove them, and
+// the scratch folders a stop left; stop ends the sweep and waits for it.
+// On a shared PostgreSQL each server has a data folder of its own, and
+// sweeps only its own folders.
+func sweepWorkDirs(db store.Store, sb *sandbox.Sandbox, log *slog.Logger) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	started := time.Now()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		sw, err := sb.SweepWorkDirs(ctx, started, sweepBound, func(ctx context.Context, id string) (bool, error) {
+			_, err := db.GetMeta(ctx, id)
+			if errs.KindOf(err) == errs.KindNotFound {
+				return false, nil
+			}
+			return err == nil, err
+		})
+		switch {
+		case err != nil && ctx.Err() == nil:
+			log.Warn("sweep the working folders of deleted sessions", "removed", sw.Removed, "error", err.Error())
+		case sw.Removed > 0 || sw.More:
+			log.Info("working folders of deleted sessions removed", "removed", sw.Removed, "kept", sw.Kept, "more", sw.More)
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/agents-os/agents/api/client"
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/api/gen/agents/v1/agentsv1connect"
+	"github.com/agents-os/agents/backend/internal/sandbox"
 	"github.com/agents-os/agents/backend/internal/store/pgtest"
 	"github.com/agents-os/agents/tools/fakellm"
 	"github.com/agents-os/agents/tools/fakellm/fakellmtest"
@@ -33,6 +34,9 @@ import (
 var binDir = sync.OnceValues(func() (string, error) { return os.MkdirTemp("", "agents-bin-") })
 
 func TestMain(m *testing.M) {
+	// The test binary is the sandbox's launcher, as the agents binary
+	// is: the servers the tests run in the process confine their tools.
+	sandbox.Main()
 	// Every server a test starts in the process ends with it.
 	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
 		if dir, err := binDir(); err == nil {

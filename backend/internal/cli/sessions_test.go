@@ -25,7 +25,7 @@ func TestSessionsListAgentFilter(t *testing.T) {
 	writeFile(t, filepath.Join(agentsDir, "good.json"), agentJSON("good", ""), 0o644)
 	writeFile(t, filepath.Join(agentsDir, "other.json"), agentJSON("other", ""), 0o644)
 	cfg := writeConfig(t, dir, "agents.json", agentsDir)
-	a := &app{stdout: io.Discard, stderr: io.Discard, lookupEnv: env, flags: config.Flags{ConfigFile: cfg}}
+	a := &app{launcher: true, stdout: io.Discard, stderr: io.Discard, lookupEnv: env, flags: config.Flags{ConfigFile: cfg}}
 	good := createSession(t, a, clientFlags{}, "good", "of good")
 	other := createSession(t, a, clientFlags{}, "other", "of other")
 
@@ -51,7 +51,7 @@ func TestSessionPrefixes(t *testing.T) {
 	agentsDir := filepath.Join(dir, "agents")
 	writeFile(t, filepath.Join(agentsDir, "good.json"), agentJSON("good", ""), 0o644)
 	cfg := writeConfig(t, dir, "agents.json", agentsDir)
-	a := &app{stdout: io.Discard, stderr: io.Discard, lookupEnv: env, flags: config.Flags{ConfigFile: cfg}}
+	a := &app{launcher: true, stdout: io.Discard, stderr: io.Discard, lookupEnv: env, flags: config.Flags{ConfigFile: cfg}}
 	// Seventeen ids in sixteen hex digits: two share their first one.
 	byFirst := map[byte][]string{}
 	var ids []string
@@ -110,7 +110,7 @@ func TestSessionsRemoveNamesCascade(t *testing.T) {
 	if code != 0 || out != "done\n" {
 		t.Fatalf("run = %d, %q, %q", code, out, errOut)
 	}
-	a := &app{stdout: io.Discard, stderr: io.Discard, lookupEnv: env, flags: config.Flags{AgentFiles: []string{boss}}}
+	a := &app{launcher: true, stdout: io.Discard, stderr: io.Discard, lookupEnv: env, flags: config.Flags{AgentFiles: []string{boss}}}
 	c, err := a.dial(context.Background(), clientFlags{}, embedOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -135,7 +135,7 @@ func (a *app) startStack(ctx context.Context, res *config.Resolved, log *slog.Lo
 	if opts.recover {
 		logSandbox(log, sb)
 	}
-	s.mcp = mcptools.NewPool(mcptools.Options{Log: log, Reaper: reaper, Changed: s.toolsChanged})
+	s.mcp = mcptools.NewPool(mcptools.Options{Log: log, Reaper: reaper, Changed: s.toolsChanged, Sandbox: sb})
 	copies := sqliteCopies(res)
 	cat, err := a.loadCatalog(ctx, res, keys, catalog.Options{
 		SQLite:          copies,
@@ -177,6 +177,13 @@ func (a *app) startStack(ctx context.Context, res *config.Resolved, log *slog.Lo
 	}
 	s.store, s.hub = db, hub
 	s.stopWorkDirs = removeWorkDirs(hub, sb, log)
+	if opts.recover {
+		stopRemoving, stopSweep := s.stopWorkDirs, sweepWorkDirs(db, sb, log)
+		s.stopWorkDirs = func() {
+			stopSweep()
+			stopRemoving()
+		}
+	}
 	s.metrics = server.NewMetrics(db, s.hub)
 	// The metrics follow the hub before anything publishes, so the runs
 	// resumed by Recover are counted too.
@@ -187,6 +194,7 @@ func (a *app) startStack(ctx context.Context, res *config.Resolved, log *slog.Lo
 		}
 		s.stopMetrics()
 		s.mcp.Close()
+		s.stopWorkDirs()
 		db.Close()
 		return nil, err
 	}

@@ -97,7 +97,7 @@ func TestTUIEmbeddedServerLogsToItsFileAndServesTheDatabase(t *testing.T) {
 	}
 	defer logFile.Close()
 	var stderr strings.Builder
-	a := &app{stdout: io.Discard, stderr: &stderr, lookupEnv: env, flags: config.Flags{ConfigFile: cfg}}
+	a := &app{launcher: true, stdout: io.Discard, stderr: &stderr, lookupEnv: env, flags: config.Flags{ConfigFile: cfg}}
 	c, err := a.dialEmbedded(context.Background(), clientFlags{}, embedOptions{recover: true, log: slog.New(slog.NewTextHandler(logFile, nil))})
 	if err != nil {
 		t.Fatal(err)

@@ -7,7 +7,10 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -16,6 +19,7 @@ import (
 
 	"github.com/agents-os/agents/backend/internal/bashtool"
 	"github.com/agents-os/agents/backend/internal/confine"
+	"github.com/agents-os/agents/backend/internal/sandbox"
 )
 
 // stopGrace is how long a stdio server has to exit once its stdin is
@@ -42,6 +46,10 @@ type conn struct {
 	// Within, when set, are the only folders the executable may lie in,
 	// judged when the process starts (a stored agent's: see confine).
 	Within []string `json:"within,omitempty"`
+	// Policy, when set, confines the process: what its agent allows,
+	// to which open adds its folders; Home is the folder of its own.
+	Policy *sandbox.Policy `json:"policy,omitempty"`
+	Home   string          `json:"home,omitempty"`
 	// Streamable HTTP.
 	URL     string            `json:"url,omitempty"`
 	Headers map[string]string `json:"headers,omitempty"`
@@ -72,9 +80,76 @@ func (c conn) target() string {
 	return strings.Join(append([]string{c.Executable}, c.Args...), " ")
 }
 
+// confinement is what the sandbox allows a confined server: its agent's
+// policy and its own folder; ok is false for a server that runs
+// unconfined.
+func (c conn) confinement() (p sandbox.Policy, ok bool) {
+	if c.Policy == nil {
+		return sandbox.Policy{}, false
+	}
+	p = *c.Policy
+	p.Read = slices.Clone(p.Read)
+	if filepath.IsAbs(c.Dir) {
+		// The agent file's folder. A stored agent has no file: its
+		// server runs in the server's working directory, which it
+		// does not get to read.
+		p.Read = append(p.Read, c.Dir)
+	}
+	p.Write = append(slices.Clone(p.Write), c.Home)
+	return p, true
+}
+
+// confine wraps a confined server's command in the sandbox: it reads
+// its program's folders and the agent file's (where it runs, and where
+// its relative arguments point), and writes in its own folder. (Its
+// tmp is not emptied at start: `agents check` may start the server of
+// an agent whose server runs.)
+func (c conn) confine(cmd *exec.Cmd, sb *sandbox.Sandbox) error {
+	p, ok := c.confinement()
+	if !ok {
+		return nil
+	}
+	if err := sandbox.MakeDir(filepath.Join(c.Home, "tmp")); err != nil {
+		return err
+	}
+	p.Read = append(p.Read, programDirs(cmd.Path)...)
+	return sb.Wrap(cmd, p)
+}
+
+// programDirs are the folders a program needs to read: its own, as named
+// and with links followed (npx is a link into npm's package); and, for a
+// program in a bin folder, the installation around it (its lib and
+// share: a node or a python installed in a folder of its own), unless
+// that is a home folder or the root.
+func programDirs(program string) []string {
+	var dirs []string
+	home, _ := os.UserHomeDir()
+	add := func(path string) {
+		dir := filepath.Dir(path)
+		dirs = append(dirs, dir)
+		if filepath.Base(dir) != "bin" {
+			return
+		}
+		prefix := filepath.Dir(dir)
+		if prefix == "/" || home != "" && (prefix == home || prefix == filepath.Join(home, ".local")) {
+			return
+		}
+		dirs = append(dirs, prefix)
+	}
+	abs, err := filepath.Abs(program)
+	if err != nil {
+		return nil
+	}
+	add(abs)
+	if real, err := filepath.EvalSymlinks(abs); err == nil && real != abs {
+		add(real)
+	}
+	return dirs
+}
+
 // open starts the server's process (stdio) or prepares its HTTP client;
-// stop ends what open started.
-func (c conn) open(reaper *bashtool.Reaper) (t mcp.Transport, stop func(), err error) {
+// stop ends what open started. A confined server starts in sb.
+func (c conn) open(reaper *bashtool.Reaper, sb *sandbox.Sandbox) (t mcp.Transport, stop func(), err error) {
 	if c.URL != "" {
 		client := &http.Client{Transport: headerTransport{headers: c.Headers, next: http.DefaultTransport}}
 		return &mcp.StreamableClientTransport{Endpoint: c.URL, HTTPClient: client, MaxRetries: 2, MaxEventSize: maxMessageBytes}, func() {}, nil
@@ -87,6 +162,9 @@ func (c conn) open(reaper *bashtool.Reaper) (t mcp.Transport, stop func(), err e
 	}
 	cmd := exec.Command(program, c.Args...)
 	cmd.Dir, cmd.Env = c.Dir, c.Env
+	if err := c.confine(cmd, sb); err != nil {
+		return nil, nil, err
+	}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, nil, err

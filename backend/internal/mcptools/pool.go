@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agents-os/agents/backend/internal/bashtool"
+	"github.com/agents-os/agents/backend/internal/sandbox"
 )
 
 // Options tune a pool.
@@ -28,6 +29,9 @@ type Options struct {
 	// StartTimeout bounds starting a server and listing its tools; 20 s
 	// when zero.
 	StartTimeout time.Duration
+	// Sandbox confines the stdio servers of the agents whose toolboxes
+	// are Confined; nil: none is.
+	Sandbox *sandbox.Sandbox
 }
 
 // Pool holds every MCP server connection of the process.

@@ -22,6 +22,7 @@ import (
 
 	"github.com/agents-os/agents/backend/internal/agentfile"
 	"github.com/agents-os/agents/backend/internal/mcptools"
+	"github.com/agents-os/agents/backend/internal/sandbox"
 	"github.com/agents-os/agents/backend/internal/session"
 	"github.com/agents-os/agents/backend/internal/tool"
 	"github.com/agents-os/agents/tools/mcpfake"
@@ -31,6 +32,8 @@ import (
 var fakeBinary string
 
 func TestMain(m *testing.M) {
+	// The test binary is the sandbox's launcher, as the server's is.
+	sandbox.Main()
 	dir, err := os.MkdirTemp("", "mcpfake")
 	if err != nil {
 		panic(err)

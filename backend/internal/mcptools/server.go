@@ -179,7 +179,7 @@ func backoff(failures int) time.Duration {
 }
 
 func (s *server) connect(ctx context.Context) (*mcp.ClientSession, func(), <-chan struct{}, []*mcp.Tool, error) {
-	t, stop, err := s.c.open(s.pool.opts.Reaper)
+	t, stop, err := s.c.open(s.pool.opts.Reaper, s.pool.opts.Sandbox)
 	if err != nil {
 		return nil, nil, nil, nil, fmt.Errorf("%s: %w", s.c.target(), err)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"strings"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/agents-os/agents/backend/internal/agentfile"
 	"github.com/agents-os/agents/backend/internal/bashtool"
 	"github.com/agents-os/agents/backend/internal/jsoncheck"
+	"github.com/agents-os/agents/backend/internal/sandbox"
 	"github.com/agents-os/agents/backend/internal/session"
 	"github.com/agents-os/agents/backend/internal/tool"
 )
@@ -33,17 +35,40 @@ type Toolbox struct {
 	// within are the only folders a stdio server's program may lie in;
 	// none: anywhere.
 	within []string
+	// agent is the slug of the agent declaring the server, which names
+	// a confined server's folder.
+	agent string
+	// policy, when set, confines a stdio server (see Confined).
+	policy *sandbox.Policy
 }
 
 // Toolbox returns the toolbox of a server the agent file declares.
 func (p *Pool) Toolbox(decl agentfile.MCPServer, agent *agentfile.Agent) *Toolbox {
-	return &Toolbox{pool: p, decl: decl, dir: filepath.Dir(agent.File), passEnv: agent.PassEnv}
+	return &Toolbox{pool: p, decl: decl, dir: filepath.Dir(agent.File), passEnv: agent.PassEnv, agent: agent.Slug}
 }
 
 // Within confines the server's program to these folders, judged each
 // time its process starts: a stored agent's server. It returns b.
 func (b *Toolbox) Within(dirs []string) *Toolbox {
 	b.within = dirs
+	return b
+}
+
+// Confined runs a stdio server in the pool's sandbox under what its
+// agent allows (nil: unconfined). To that the server's process adds the
+// folders of its program and the agent file (read), and a folder of its
+// own that outlives its restarts (read and write; see
+// sandbox.ServerDir), which is its HOME, XDG folders and TMPDIR unless
+// the declaration's env says otherwise. The agent's CPU time limit is
+// not applied: the server lives across calls, and a limit on its whole
+// life would end it at some call. It returns b.
+func (b *Toolbox) Confined(p *sandbox.Policy) *Toolbox {
+	if p != nil {
+		confined := *p
+		confined.Limits.CPUSeconds = 0
+		p = &confined
+	}
+	b.policy = p
 	return b
 }
 
@@ -148,12 +173,37 @@ func (b *Toolbox) declared() (conn, error) {
 	if strings.ContainsRune(c.Executable, filepath.Separator) && !filepath.IsAbs(c.Executable) {
 		c.Executable = filepath.Join(b.dir, c.Executable)
 	}
-	env, err := bashtool.Environment(b.passEnv, b.decl.Env)
+	extra := b.decl.Env
+	if b.policy != nil {
+		home, err := b.pool.opts.Sandbox.ServerDir(b.agent, b.decl.Name)
+		if err != nil {
+			return conn{}, fmt.Errorf("MCP server %s: %w", b.decl.Name, err)
+		}
+		// Its folders go to the one it may write in; what the file
+		// sets explicitly wins.
+		extra = homeEnv(home)
+		maps.Copy(extra, b.decl.Env)
+		c.Policy, c.Home = b.policy, home
+	}
+	env, err := bashtool.Environment(b.passEnv, extra)
 	if err != nil {
 		return conn{}, fmt.Errorf("MCP server %s: %w", b.decl.Name, err)
 	}
 	c.Env = env
 	return c, nil
+}
+
+// homeEnv points the folders programs write in by convention (npm's and
+// pip's caches, XDG's, temporary files) to a confined server's own.
+func homeEnv(home string) map[string]string {
+	return map[string]string{
+		"HOME":            home,
+		"XDG_CACHE_HOME":  filepath.Join(home, ".cache"),
+		"XDG_CONFIG_HOME": filepath.Join(home, ".config"),
+		"XDG_DATA_HOME":   filepath.Join(home, ".local", "share"),
+		"XDG_STATE_HOME":  filepath.Join(home, ".local", "state"),
+		"TMPDIR":          filepath.Join(home, "tmp"),
+	}
 }
 
 // offer wraps the server's listed tools as agent tools.
@@ -220,7 +270,7 @@ func (t *mcpTool) Execute(ctx context.Context, call tool.Call) tool.Result {
 		if ctx.Err() != nil {
 			return tool.Result{Text: "cancelled", Status: session.ResultCancelled}
 		}
-		return tool.Failed(capText(fmt.Sprintf("the call to %s failed: %v", t.spec.Name, err)))
+		return t.failed(capText(fmt.Sprintf("the call to %s failed: %v", t.spec.Name, err)))
 	}
 	text, err := resultText(res)
 	if err != nil {
@@ -228,9 +278,19 @@ func (t *mcpTool) Execute(ctx context.Context, call tool.Call) tool.Result {
 	}
 	text = capText(text)
 	if res.IsError {
-		return tool.Failed(text)
+		return t.failed(text)
 	}
 	return tool.OK(text)
+}
+
+// failed is a failed call's result; the model reads, after it, what the
+// sandbox allows a confined server, so that a refused write or
+// connection explains itself.
+func (t *mcpTool) failed(text string) tool.Result {
+	if p, ok := t.server.c.confinement(); ok {
+		text += "\n" + sandbox.Note(t.spec.Name, p)
+	}
+	return tool.Failed(text)
 }
 
 // resultText is what the model reads of a call's result: its text

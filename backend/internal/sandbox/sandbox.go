@@ -103,6 +103,7 @@ var systemDevices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random
 type Sandbox struct {
 	launcher string
 	work     string
+	servers  string
 	protect  []string
 	abi      int
 	reason   string // why the sandbox is unavailable; "" when it is not
@@ -117,6 +118,10 @@ type Options struct {
 	Launcher string
 	// WorkDir holds one working folder per session.
 	WorkDir string
+	// ServersDir holds one folder per agent and long-lived tool process
+	// (an MCP server over stdio): its home, caches and state, which it
+	// keeps across sessions and restarts.
+	ServersDir string
 	// Protect are files and folders no tool may read or write, whatever
 	// its agent allows: the server's database, config, keys and tokens.
 	// The sessions' folder is one too, but for the session's own folder.
@@ -126,8 +131,8 @@ type Options struct {
 // New detects what the kernel offers. It never fails: a kernel without
 // Landlock gives a Sandbox whose Status says so, and Wrap refuses.
 func New(opts Options) *Sandbox {
-	s := &Sandbox{launcher: opts.Launcher, work: opts.WorkDir, ns: &namespaces{}}
-	for _, p := range append(slices.Clone(opts.Protect), opts.WorkDir) {
+	s := &Sandbox{launcher: opts.Launcher, work: opts.WorkDir, servers: opts.ServersDir, ns: &namespaces{}}
+	for _, p := range append(slices.Clone(opts.Protect), opts.WorkDir, opts.ServersDir) {
 		if p != "" {
 			s.protect = append(s.protect, realPath(p))
 		}
@@ -202,10 +207,65 @@ func (s *Sandbox) workDir(sessionID string) (string, error) {
 	if s == nil || s.work == "" {
 		return "", errors.New("no working folders here")
 	}
-	if sessionID == "" || sessionID == "." || sessionID == ".." || strings.ContainsAny(sessionID, `/\`) {
-		return "", fmt.Errorf("%q cannot name a working folder", sessionID)
+	if err := checkName(sessionID); err != nil {
+		return "", fmt.Errorf("working folder: %w", err)
 	}
 	return filepath.Join(s.work, sessionID), nil
+}
+
+// ServerDir returns the folder of an agent's long-lived tool process (an
+// MCP server over stdio), <servers>/<agent>/<name>, without making it:
+// what declares the process names its folder before starting it (see
+// MakeDir). Each agent has its own, so that no agent's server reads or
+// spoils what another's left there.
+func (s *Sandbox) ServerDir(agent, name string) (string, error) {
+	if s == nil || s.servers == "" {
+		return "", errors.New("no folders for tool servers here")
+	}
+	for _, part := range []string{agent, name} {
+		if err := checkName(part); err != nil {
+			return "", err
+		}
+	}
+	return filepath.Join(s.servers, agent, name), nil
+}
+
+// MakeDir makes a folder WorkDir or ServerDir named, readable by the
+// server's user only.
+func MakeDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("tool folder: %w", err)
+	}
+	return nil
+}
+
+// checkName refuses what cannot be one path element.
+func checkName(name string) error {
+	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, `/\`) {
+		return fmt.Errorf("%q cannot name a folder", name)
+	}
+	return nil
+}
+
+// scratchPrefix starts the name of a scratch folder in the sessions'
+// folder; no session id starts with it.
+const scratchPrefix = ".scratch-"
+
+// Scratch makes a folder for a one-off process that belongs to no
+// session (a bash tool's describe), in the sessions' folder, and returns
+// it with its removal.
+func (s *Sandbox) Scratch() (dir string, remove func(), err error) {
+	if s == nil || s.work == "" {
+		return "", nil, errors.New("no working folders here")
+	}
+	if err := os.MkdirAll(s.work, 0o700); err != nil {
+		return "", nil, fmt.Errorf("scratch folder: %w", err)
+	}
+	dir, err = os.MkdirTemp(s.work, scratchPrefix)
+	if err != nil {
+		return "", nil, fmt.Errorf("scratch folder: %w", err)
+	}
+	return dir, func() { _ = os.RemoveAll(dir) }, nil
 }
 
 // rules is a policy as the launcher applies it: every path absolute and
@@ -237,11 +297,18 @@ func (s *Sandbox) rulesOf(p Policy) rules {
 }
 
 // allowed carves one path a tool or its agent names. Inside the
-// sessions' folder only a session's own folder is allowed, whole.
+// sessions' folder only a session's own folder (or a scratch folder) is
+// allowed, whole; inside the servers' folder only one server's folder.
 func (s *Sandbox) allowed(path string) []string {
 	real := realPath(path)
 	if work := realPath(s.work); s.work != "" && within(real, work) {
 		if filepath.Dir(real) != work {
+			return nil
+		}
+		return []string{real}
+	}
+	if servers := realPath(s.servers); s.servers != "" && within(real, servers) {
+		if filepath.Dir(filepath.Dir(real)) != servers {
 			return nil
 		}
 		return []string{real}

@@ -51,7 +51,7 @@ func newFixture(t *testing.T) fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.sb = New(Options{Launcher: exe, WorkDir: filepath.Join(f.data, "work"), Protect: []string{f.data, f.db, filepath.Dir(f.keys)}})
+	f.sb = New(Options{Launcher: exe, WorkDir: filepath.Join(f.data, "work"), ServersDir: filepath.Join(f.data, "mcp"), Protect: []string{f.data, f.db, filepath.Dir(f.keys)}})
 	if st := f.sb.Status(); !st.Available {
 		t.Skipf("the kernel cannot confine here: %s", st.Problem)
 	}
@@ -62,6 +62,12 @@ func newFixture(t *testing.T) fixture {
 // working in session's folder, and returns its output and error.
 func (f fixture) run(t *testing.T, session, script string, p Policy) (string, error) {
 	t.Helper()
+	return f.runWith(t, session, script, p)
+}
+
+// runWith is run with more variables in the script's environment.
+func (f fixture) runWith(t *testing.T, session, script string, p Policy, env ...string) (string, error) {
+	t.Helper()
 	work, err := f.sb.WorkDir(session)
 	if err != nil {
 		t.Fatal(err)
@@ -70,7 +76,7 @@ func (f fixture) run(t *testing.T, session, script string, p Policy) (string, er
 	p.Write = append(p.Write, work)
 	cmd := exec.Command("/bin/sh", "-c", script)
 	cmd.Dir = work
-	cmd.Env = []string{"PATH=/usr/bin:/bin", "TOOLS=" + f.toolDir, "DATA=" + f.data, "DB=" + f.db, "KEYS=" + f.keys}
+	cmd.Env = append([]string{"PATH=/usr/bin:/bin", "TOOLS=" + f.toolDir, "DATA=" + f.data, "DB=" + f.db, "KEYS=" + f.keys}, env...)
 	if err := f.sb.Wrap(cmd, p); err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 	"maps"
 	"os/exec"
 	"path/filepath"
-	"strings"
+	"slices"
 
 	"github.com/agents-os/agents/backend/internal/bashtool"
 	"github.com/agents-os/agents/backend/internal/confine"
@@ -34,6 +34,37 @@ type BashRuntime struct {
 	// its session's working folder (read and write), where it runs.
 	Sandbox *sandbox.Sandbox
 	Policy  *sandbox.Policy
+}
+
+// Describer describes the agent's scripts as the runtime runs them:
+// from within its folders, and confined by its policy, with the network
+// off and nothing to write in but a scratch folder of its own, its
+// TMPDIR, removed after. What its agent allows it to write it may only
+// read: a describe prints a description, and changes nothing.
+func (r BashRuntime) Describer() bashtool.Describer {
+	d := bashtool.Describer{Within: r.Within}
+	if r.Policy == nil {
+		return d
+	}
+	p := *r.Policy
+	p.Read = slices.Concat(p.Read, p.Write)
+	p.Write, p.Network = nil, false
+	d.Confine = func(cmd *exec.Cmd) (func(), error) {
+		scratch, remove, err := r.Sandbox.Scratch()
+		if err != nil {
+			return nil, err
+		}
+		p := p
+		p.Read = append(slices.Clone(p.Read), filepath.Dir(cmd.Path))
+		p.Write = []string{scratch}
+		cmd.Env = append(cmd.Env, "TMPDIR="+scratch)
+		if err := r.Sandbox.Wrap(cmd, p); err != nil {
+			remove()
+			return nil, err
+		}
+		return remove, nil
+	}
+	return d
 }
 
 // Bash is a described script offered as a tool.
@@ -105,28 +136,9 @@ func (b *Bash) Execute(ctx context.Context, call Call) Result {
 	out := script.Run(ctx, call.Args.Values(), env)
 	if out.IsError {
 		if b.runtime.Policy != nil {
-			return Failed(out.Text + "\n" + confinedNote(script.Name(), policy))
+			return Failed(out.Text + "\n" + sandbox.Note(script.Name(), policy))
 		}
 		return Failed(out.Text)
 	}
 	return OK(out.Text)
-}
-
-// confinedNote tells the model, after a confined tool failed, what the
-// sandbox allowed it: a denied write or connection then explains itself.
-func confinedNote(name string, p sandbox.Policy) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "[%s runs in a sandbox: it may write only in %s", name, strings.Join(p.Write, ", "))
-	if p.Network {
-		b.WriteString("; the network is allowed")
-	} else {
-		b.WriteString("; the network is off")
-	}
-	l := p.Limits.WithDefaults()
-	fmt.Fprintf(&b, "; at most %d processes, %d MB of memory, files of %d MB", l.Processes, l.MemoryMB, l.FileSizeMB)
-	if l.CPUSeconds > 0 {
-		fmt.Fprintf(&b, ", %d s of CPU time", l.CPUSeconds)
-	}
-	b.WriteString("]")
-	return b.String()
 }
