@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"net"
 	"net/http"
 	"os"
@@ -19,6 +20,7 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/api/gen/agents/v1/agentsv1connect"
@@ -112,6 +114,40 @@ func TestREADMEQuickStartRunsInOrderOnAFreshHome(t *testing.T) {
 	want := "It is " + result + " (from bash_clock)."
 	if answer != want || !strings.Contains(clockOut, want) {
 		t.Errorf("the clock question was answered %q (printed %q), want %q", answer, clockOut, want)
+	}
+	checkMCPConversation(t, dir, env, base)
+}
+
+// The demo keeps a conversation going over MCP too: the clock question,
+// then a later message in the same session, through agents mcp attached
+// to make run's server.
+func checkMCPConversation(t *testing.T, dir string, env []string, base string) {
+	t.Helper()
+	p := startMCPWithEnv(t, dir, env, "--attach", base)
+	ask := func(arguments map[string]any) string {
+		t.Helper()
+		res, err := p.session.CallTool(ctxFor(t), &mcp.CallToolParams{Name: "ask_assistant", Arguments: arguments})
+		if err != nil {
+			t.Fatalf("call ask_assistant: %v", err)
+		}
+		b, _ := json.Marshal(res.StructuredContent)
+		var out struct {
+			Answer    string `json:"answer"`
+			SessionID string `json:"session_id"`
+		}
+		if err := json.Unmarshal(b, &out); err != nil || res.IsError {
+			t.Fatalf("ask_assistant = %s (error %v, %v)", b, res.IsError, err)
+		}
+		arguments["session_id"] = out.SessionID
+		return out.Answer
+	}
+	args := map[string]any{"prompt": "What time is it?"}
+	if answer := ask(args); !regexp.MustCompile(`It is \d{4}-\d\d-\d\d \d\d:\d\d:\d\d \S+ \(from bash_clock\)\.$`).MatchString(answer) {
+		t.Errorf("over MCP, the clock question was answered %q", answer)
+	}
+	args["prompt"] = "thanks"
+	if answer := ask(args); !strings.Contains(answer, `You said: "thanks"`) {
+		t.Errorf("over MCP, a later message was answered %q", answer)
 	}
 }
 
