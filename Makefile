@@ -81,7 +81,7 @@ AGENTS_CONFIG ?=
 RULES ?= examples/offline-rules.json
 
 .PHONY: run
-run: build ## Build, then serve the example agents and the web app on http://127.0.0.1:7420/, demo data in .demo/ (PORT=, DEMO_DIR=, AGENTS_CONFIG=, RULES=)
+run: build ## Build, then serve the example agents and the web app on http://127.0.0.1:7420/, demo data and logs in .demo/ (PORT=, DEMO_DIR=, AGENTS_CONFIG=, RULES=)
 	PORT=$(PORT) OFFLINE_PORT=$(OFFLINE_PORT) DEMO_DIR=$(DEMO_DIR) BIN=$(BIN) AGENTS_CONFIG=$(AGENTS_CONFIG) RULES=$(RULES) tools/run-example.sh
 
 # make test is every check and the unit and integration tests; the race
@@ -133,7 +133,8 @@ race: ## go test -race the packages whose goroutines share state (RACE_PACKAGES)
 # The black-box suite (backend/cmd/agents) builds the binary and runs it
 # as child processes: crashes and restarts on SQLite and PostgreSQL,
 # several servers on one PostgreSQL database (in make test), the TUI in
-# tmux, agents mcp.
+# tmux, agents mcp, and the README's quick start against make run's
+# script (readme_test.go).
 .PHONY: e2e
 e2e: ## Run the black-box tests: the real binary as child processes, on SQLite and PostgreSQL, and the TUI in tmux
 	go test -count=1 -skip '$(CLUSTER_TESTS)' $(E2E_PACKAGES)

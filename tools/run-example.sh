@@ -6,7 +6,9 @@
 # network. The demo keeps its data
 # (database, tool records) in DEMO_DIR, never in the user's own data
 # directory: its sessions do not mix with the user's, and it cannot touch
-# the tools a real server of the user's is running.
+# the tools a real server of the user's is running. The server's and the
+# offline model's logs go to files in DEMO_DIR, so the summary printed
+# once the server is ready stays readable.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-bin}
@@ -17,7 +19,10 @@ AGENTS_CONFIG=${AGENTS_CONFIG:-}
 RULES=${RULES:-examples/offline-rules.json}
 mkdir -p "$DEMO_DIR"
 DEMO_DIR=$(cd "$DEMO_DIR" && pwd)
+BIN=$(cd "$BIN" && pwd)
 url="http://127.0.0.1:$PORT"
+server_log="$DEMO_DIR/server.log"
+model_log="$DEMO_DIR/offline-model.log"
 
 pids=()
 stop() {
@@ -35,7 +40,7 @@ if [ -n "$AGENTS_CONFIG" ]; then
 fi
 if [ -z "${OPENAI_API_KEY:-}" ]; then
   "$BIN/fakellm" --check --rules "$RULES" >/dev/null
-  "$BIN/fakellm" --rules "$RULES" --addr "127.0.0.1:$OFFLINE_PORT" >/dev/null &
+  "$BIN/fakellm" --rules "$RULES" --addr "127.0.0.1:$OFFLINE_PORT" >/dev/null 2>"$model_log" &
   pids+=($!)
   for _ in $(seq 50); do
     curl -sf "http://127.0.0.1:$OFFLINE_PORT/v1/models" >/dev/null && break
@@ -44,12 +49,16 @@ if [ -z "${OPENAI_API_KEY:-}" ]; then
   args+=(--offline-model "http://127.0.0.1:$OFFLINE_PORT/v1")
 fi
 
-XDG_DATA_HOME="$DEMO_DIR" "$BIN/agents" "${args[@]}" --log-format text &
+XDG_DATA_HOME="$DEMO_DIR" "$BIN/agents" "${args[@]}" --log-format text 2>"$server_log" &
 serve=$!
 pids+=("$serve")
 for _ in $(seq 100); do
   curl -sf "$url/readyz" >/dev/null && break
-  kill -0 "$serve" 2>/dev/null || exit 1
+  if ! kill -0 "$serve" 2>/dev/null; then
+    echo "the server did not start; the end of its log ($server_log):" >&2
+    tail -n 20 "$server_log" >&2
+    exit 1
+  fi
   sleep 0.1
 done
 
@@ -65,6 +74,11 @@ done
     echo "OPENAI_API_KEY is set: the example agents use OpenAI"
   fi
   "$BIN/agents" agents ls --attach "$url"
+  echo
+  echo "the agents command: $BIN/agents; put it on your PATH with"
+  echo "  export PATH=\"$BIN:\$PATH\"      (or make install: /usr/local/bin, PREFIX= for another)"
+  echo "try: $BIN/agents run --attach $url -a assistant \"What time is it?\""
+  echo "the server's log: $server_log (tail -f it to watch the requests)"
   echo
   echo "the web app: $url/ (Ctrl-C stops the server)"
 } >&2

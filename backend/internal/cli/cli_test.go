@@ -229,7 +229,7 @@ func TestInitWritesHereAndItsNextCommandsWorkOffline(t *testing.T) {
 	}
 
 	code, stdout, stderr := run(t, env, "run", "--offline-model", "offline-rules.json", "hello")
-	if code != 0 || !strings.Contains(stdout, "(offline) My tool says: Hello, you!") || !strings.Contains(stderr, "→ bash_hello") {
+	if code != 0 || !strings.Contains(stdout, "(offline) My tool says: Hello, you! Edit offline-rules.json") || !strings.Contains(stderr, "→ bash_hello") {
 		t.Errorf("run right after init = %d\nstdout %q\nstderr %q", code, stdout, stderr)
 	}
 }

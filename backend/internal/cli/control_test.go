@@ -239,3 +239,40 @@ func waitStatus(t *testing.T, c *client.Client, id string, want agentsv1.Session
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// sessions resume on a session that is ready, with nothing to go on
+// with, says so and exits at once (1, as for a session whose calls are
+// not answered yet) rather than wait for a run that never comes.
+func TestResumeOfAReadySessionSaysThereIsNothingToResume(t *testing.T) {
+	t.Parallel()
+	dir, env := testEnv(t)
+	model := fakellmtest.Start(t, controlRules())
+	agent := filepath.Join(dir, "agents", "echo.json")
+	writeFile(t, agent, agentJSON("echo", ""), 0o644)
+	server := []string{"--agent-file", agent, "--offline-model", model.URL()}
+
+	if code, out, errOut := run(t, env, append([]string{"run", "hi"}, server...)...); code != 0 {
+		t.Fatalf("run = %d: %s%s", code, out, errOut)
+	}
+	code, out, _ := run(t, env, "sessions", "ls", "--json", "--agent-file", agent)
+	var listed struct {
+		Sessions []struct{ ID string } `json:"sessions"`
+	}
+	if err := json.Unmarshal([]byte(out), &listed); code != 0 || err != nil || len(listed.Sessions) != 1 {
+		t.Fatalf("sessions ls = %d, %v:\n%s", code, err, out)
+	}
+	id := listed.Sessions[0].ID
+
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var stdout, stderr strings.Builder
+	code = execute(ctx, append([]string{"sessions", "resume", id[:8]}, server...), strings.NewReader(""), &stdout, &stderr, env, true)
+	if ctx.Err() != nil {
+		t.Fatalf("sessions resume of a ready session waited until it was cancelled: %s", stderr.String())
+	}
+	if code != 1 || stdout.String() != "" ||
+		!strings.Contains(stderr.String(), "session "+id+" is ready: it has nothing to resume") ||
+		!strings.Contains(stderr.String(), "agents sessions mail "+id) {
+		t.Errorf("sessions resume of a ready session = %d\nstdout: %s\nstderr: %s", code, stdout.String(), stderr.String())
+	}
+}

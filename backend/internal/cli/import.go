@@ -45,9 +45,10 @@ files agents-exe writes (conv.<uuid>.json) and those kept by name
 Each conversation becomes a session under its agents-exe session id, its
 turns oldest first, a fork keeping the id of the session it was forked
 from. agents-exe files do not say which agent held them: the sessions are
-bound to -a SLUG (default: the server's only root agent), the agent that
-continues them. It need not be loaded: the sessions can be read,
-exported and forked with --with another agent all the same.
+bound to -a SLUG (default: the only root agent of the agent files, as
+for agents run), the agent that continues them. It need not be loaded:
+the sessions can be read, exported and forked with --with another agent
+all the same.
 
 A file already imported is reported unchanged and left as it is; so is a
 session that went on since. A file that is not a conversation is reported
@@ -80,7 +81,7 @@ status is then 1.`,
 	}
 	// This --agent shadows the global one, which would restrict what the
 	// in-process server loads: the agent named here need not be loaded.
-	cmd.Flags().StringVarP(&agent, "agent", "a", "", "agent the imported sessions continue with; it need not be loaded (default: the server's only root agent)")
+	cmd.Flags().StringVarP(&agent, "agent", "a", "", "agent the imported sessions continue with; it need not be loaded (default: the only root agent of the agent files, as for agents run)")
 	return cmd
 }
 

@@ -35,7 +35,8 @@ func (a *app) runCommand() *cobra.Command {
 		Use:   "run [-a SLUG] [--agent-version N] [--attach URL|PATH] [--budget-tokens N] [--budget-usd X] PROMPT…|-",
 		Short: "Run one prompt against an agent and stream the answer to stdout",
 		Long: `Run one prompt against an agent and stream the answer to stdout.
-Without -a, the server's only root agent runs. A prompt of - is read from
+Without -a, the only root agent of the agent files runs (or the only
+stored agent, when the files have none). A prompt of - is read from
 stdin. Tool calls and helper agents are reported on stderr. The exit
 status is 0 when the agent answered, 3 when the run failed or its budget
 stopped it, 4 when it waits for a client to answer deferred calls
@@ -120,23 +121,32 @@ func (a *app) agentToRun(ctx context.Context, c *client.Client) (string, error) 
 	return onlyRootAgent(ctx, c)
 }
 
-// onlyRootAgent is the server's only root agent; none, or more than one,
-// is an error asking for -a.
+// onlyRootAgent is the agent a command without -a means: the only root
+// agent of the agent files, or, when the files have none, the only
+// stored one. Stored agents are added by any client at any time, so one
+// stored beside agents init's example does not take its place; -a names
+// it. No such agent, or more than one, is an error asking for -a.
 func onlyRootAgent(ctx context.Context, c *client.Client) (string, error) {
 	res, err := c.Agents.ListAgents(ctx, connect.NewRequest(&agentsv1.ListAgentsRequest{}))
 	if err != nil {
 		return "", describe(err)
 	}
-	var roots []string
+	var roots, fileRoots []string
 	for _, ag := range res.Msg.GetAgents() {
-		if ag.GetParent() == "" {
-			roots = append(roots, ag.GetSlug())
+		if ag.GetParent() != "" {
+			continue
+		}
+		roots = append(roots, ag.GetSlug())
+		if ag.GetSource() != agentsv1.AgentSource_AGENT_SOURCE_STORED {
+			fileRoots = append(fileRoots, ag.GetSlug())
 		}
 	}
-	switch len(roots) {
-	case 1:
+	switch {
+	case len(fileRoots) == 1:
+		return fileRoots[0], nil
+	case len(fileRoots) == 0 && len(roots) == 1:
 		return roots[0], nil
-	case 0:
+	case len(roots) == 0:
 		return "", errors.New("the server has no agents to run (see agents check)")
 	}
 	return "", fmt.Errorf("-a SLUG is required: the server has %s: %s", plural(len(roots), "agent"), strings.Join(roots, ", "))

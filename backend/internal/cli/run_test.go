@@ -149,3 +149,28 @@ func TestRunCleansEscapeSequencesOnATerminal(t *testing.T) {
 		t.Errorf("stdout into a pipe = %q (exit %d), want the text as the model wrote it", piped, code)
 	}
 }
+
+// Without -a, the only agent of the agent files runs even when agents
+// are stored beside it: agents init's example keeps answering `agents
+// run "…"` once the user stores an agent of their own, which -a names.
+func TestRunTakesTheOnlyFileAgentBesideStoredOnes(t *testing.T) {
+	dir, env := testEnv(t)
+	model := fakellmtest.Start(t, fakellm.Rules{Default: &fakellm.Reply{Text: "you said {{last_user}}"}})
+	agent := filepath.Join(dir, "agents", "runner.json")
+	writeFile(t, agent, agentJSON("runner", ""), 0o644)
+	stored := filepath.Join(dir, "notes.json")
+	writeFile(t, stored, agentJSON("notes", ""), 0o644)
+	server := []string{"--agent-file", agent, "--offline-model", model.URL()}
+
+	if code, out, errOut := run(t, env, "agents", "create", "-f", stored, "--agent-file", agent); code != 0 {
+		t.Fatalf("agents create = %d: %s%s", code, out, errOut)
+	}
+	code, stdout, stderr := run(t, env, append([]string{"run", "--budget-tokens", "50000", "hello"}, server...)...)
+	if code != 0 || stdout != "you said hello\n" {
+		t.Errorf("run without -a beside a stored agent = %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	code, stdout, stderr = run(t, env, append([]string{"run", "-a", "notes", "hi"}, server...)...)
+	if code != 0 || stdout != "you said hi\n" {
+		t.Errorf("run -a of the stored agent = %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+}

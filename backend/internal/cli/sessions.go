@@ -304,7 +304,9 @@ func (a *app) sessionsResume(cf *clientFlags) *cobra.Command {
 		Short: "Continue a paused run, a waiting one whose calls are answered, or a failed one, and follow it",
 		Long: `Continue a session's run and stream its answer to stdout, as agents run
 does, with the same exit statuses. --params-file resupplies params (the
-secret ones a restart forgot). ID may be a unique prefix.`,
+secret ones a restart forgot). ID may be a unique prefix. A ready session
+has nothing to resume: the command says so and exits with status 1 (a
+message goes on with it: agents sessions mail).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			params, err := a.params()
@@ -316,8 +318,13 @@ secret ones a restart forgot). ID may be a unique prefix.`,
 				if err != nil {
 					return "", err
 				}
-				if _, err := c.Sessions.Resume(ctx, connect.NewRequest(&agentsv1.ResumeRequest{SessionId: id, Params: params})); err != nil {
+				res, err := c.Sessions.Resume(ctx, connect.NewRequest(&agentsv1.ResumeRequest{SessionId: id, Params: params}))
+				if err != nil {
 					return "", describe(err)
+				}
+				if res.Msg.GetMeta().GetStatus() == agentsv1.SessionStatus_SESSION_STATUS_READY {
+					// The server started no run: there is none to follow.
+					return "", fmt.Errorf("session %s is ready: it has nothing to resume (no paused, stopped or failed run, no answered calls); go on with a message:\n  agents sessions mail %s%s 'MESSAGE'", id, id, a.serverArgs(*cf, offline))
 				}
 				return id, nil
 			})

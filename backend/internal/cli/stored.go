@@ -42,7 +42,21 @@ func (a *app) agentsCreate(cf *clientFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "create -f FILE",
 		Short: "Store a new agent from an agent file's JSON (- reads stdin); needs an admin token when attached with auth",
-		Args:  cobra.NoArgs,
+		Long: `Store a new agent in the server's database from an agent file's JSON
+(the format of agents/*.json; - reads it from stdin), served beside the
+file agents from then on: agents run -a SLUG, the web app, the TUI and
+MCP clients see it. The server checks it as agents check checks a file;
+a stored agent runs programs (bash tools, MCP servers over stdio) only
+from the folders serve --stored-agent-tool-dirs allows. A file such as
+notes.json:
+
+` + exampleStoredAgent + `
+Without OPENAI_API_KEY (or the key its apiKeyId names), the agent talks
+to the server's offline model, as the file agents do.`,
+		Example: `  agents agents create -f notes.json
+  agents agents create --attach http://127.0.0.1:7420 -f notes.json
+  agents run -a notes "Remember the milk"`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			def, err := a.readDefinition(file)
 			if err != nil {
@@ -63,6 +77,27 @@ func (a *app) agentsCreate(cf *clientFlags) *cobra.Command {
 	_ = cmd.MarkFlagRequired("file")
 	return cmd
 }
+
+// exampleStoredAgent is the agent file agents create's help shows: the
+// least a stored agent needs, with a client tool, since a stored agent
+// runs no program unless the server allows its folder.
+const exampleStoredAgent = `{
+  "tag": "OpenAIAgentDescription",
+  "contents": {
+    "slug": "notes",
+    "flavor": "OpenAIv1",
+    "modelUrl": "https://api.openai.com/v1",
+    "apiKeyId": "openai",
+    "modelName": "gpt-4o-mini",
+    "announce": "Takes notes, and asks when a note is unclear.",
+    "systemPrompt": ["You keep the user's notes. When a note is unclear, ask with ask_user."],
+    "clientTools": [
+      {"name": "ask_user", "description": "Ask the user a question and return their answer.",
+       "parameters": {"type": "object", "properties": {"question": {"type": "string"}}, "required": ["question"]}}
+    ]
+  }
+}
+`
 
 // readDefinition is the agent file at path, or stdin for "-".
 func (a *app) readDefinition(path string) (string, error) {

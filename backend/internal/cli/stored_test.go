@@ -348,3 +348,21 @@ func TestStoredAgentsOnTheServer(t *testing.T) {
 		t.Errorf("rm filed nosuch stored = %d, %q, %q", code, out, errOut)
 	}
 }
+
+// agents create's help shows an agent file, and that file stores as it
+// is shown.
+func TestAgentsCreateHelpShowsAFileThatStores(t *testing.T) {
+	t.Parallel()
+	dir, env := testEnv(t)
+	code, help, _ := run(t, env, "agents", "create", "--help")
+	_, rest, found := strings.Cut(help, "notes.json:\n\n")
+	shown, _, ended := strings.Cut(rest, "\nWithout OPENAI_API_KEY")
+	if code != 0 || !found || !ended || !strings.Contains(shown, `"slug": "notes"`) {
+		t.Fatalf("agents create --help = %d, shows no agent file:\n%s", code, help)
+	}
+	def := filepath.Join(dir, "notes.json")
+	writeFile(t, def, shown, 0o644)
+	if code, out, errOut := run(t, env, "agents", "create", "-f", def, "--db", filepath.Join(dir, "a.db")); code != 0 || out != "created agent notes, version 1\n" {
+		t.Errorf("agents create -f of the help's file = %d: %s%s", code, out, errOut)
+	}
+}
