@@ -211,6 +211,42 @@ a unique prefix.`,
 	return cmd
 }
 
+func (a *app) sessionsSend(cf *clientFlags) *cobra.Command {
+	var offline string
+	cmd := &cobra.Command{
+		Use:   "send ID TEXT…|-",
+		Short: "Go on with a session: post your next message and follow the run it starts",
+		Long: `Post your next message to a session, the text given or stdin for -, as
+the web app and the TUI do: on an idle session it starts a run, which the
+command follows to its end as agents run does, with its exit statuses; a
+running session folds it in at its next step, and the command follows
+that run. A paused or waiting session keeps it until it goes on (agents
+sessions resume). ID may be a unique prefix.`,
+		Args: cobra.MinimumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			text, err := a.textArg(args[1:], "the message")
+			if err != nil {
+				return err
+			}
+			return a.followSession(cmd.Context(), *cf, offline, args[0], func(ctx context.Context, c *client.Client, id string, status agentsv1.SessionStatus) (string, error) {
+				res, err := c.Sessions.PostMessage(ctx, connect.NewRequest(&agentsv1.PostMessageRequest{SessionId: id,
+					Message: &agentsv1.Message{Text: text}}))
+				if err != nil {
+					return "", describe(err)
+				}
+				if acceptsMailRun(status) || status == agentsv1.SessionStatus_SESSION_STATUS_RUNNING {
+					return id, nil
+				}
+				fmt.Fprintf(a.stderr, "session %s is %s: it keeps the message until it goes on (agents sessions resume %s)\n",
+					id, statusName(res.Msg.GetMeta().GetStatus()), id)
+				return "", nil
+			})
+		},
+	}
+	cmd.Flags().StringVar(&offline, "offline-model", "", offlineModelUsage)
+	return cmd
+}
+
 func (a *app) sessionsInterrupt(cf *clientFlags) *cobra.Command {
 	var offline string
 	cmd := &cobra.Command{

@@ -158,6 +158,13 @@ func TestSessionControls(t *testing.T) {
 		t.Fatalf("sessions mail = %d %q %q", code, out, stderr)
 	}
 
+	// send: the next message of an idle session runs as it is (no mail
+	// header), and the command follows that run.
+	code, out, stderr = run(t, env, append([]string{"sessions", "send", id[:8], "and then?"}, local...)...)
+	if code != 0 || out != "heard: and then?\n" {
+		t.Errorf("sessions send = %d %q %q", code, out, stderr)
+	}
+
 	// interrupt on an idle session: the message runs, and is followed.
 	code, out, stderr = run(t, env, append([]string{"sessions", "interrupt", id, "now"}, local...)...)
 	if code != 0 || out != "heard: now\n" {
@@ -272,7 +279,7 @@ func TestResumeOfAReadySessionSaysThereIsNothingToResume(t *testing.T) {
 	}
 	if code != 1 || stdout.String() != "" ||
 		!strings.Contains(stderr.String(), "session "+id+" is ready: it has nothing to resume") ||
-		!strings.Contains(stderr.String(), "agents sessions mail "+id) {
+		!strings.Contains(stderr.String(), "agents sessions send "+id) {
 		t.Errorf("sessions resume of a ready session = %d\nstdout: %s\nstderr: %s", code, stdout.String(), stderr.String())
 	}
 }

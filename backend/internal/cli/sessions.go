@@ -30,12 +30,12 @@ func (a *app) sessionsCommand() *cobra.Command {
 	var cf clientFlags
 	cmd := &cobra.Command{
 		Use:   "sessions",
-		Short: "List, show, export, delete, fork, mail, pause, compact, cancel, interrupt, watch and import sessions, and set their budgets (locally or on --attach)",
+		Short: "List, show, export, delete, fork, send to, mail, pause, compact, cancel, interrupt, watch and import sessions, and set their budgets (locally or on --attach)",
 		Args:  cobra.NoArgs,
 	}
 	a.addServerFlags(cmd, &cf)
 	cmd.AddCommand(a.sessionsList(&cf), a.sessionsShow(&cf), a.sessionsExport(&cf), a.sessionsRemove(&cf), a.sessionsResume(&cf),
-		a.sessionsFork(&cf), a.sessionsMail(&cf), a.sessionsPause(&cf), a.sessionsCompact(&cf), a.sessionsCancel(&cf), a.sessionsInterrupt(&cf), a.sessionsWatch(&cf),
+		a.sessionsFork(&cf), a.sessionsSend(&cf), a.sessionsMail(&cf), a.sessionsPause(&cf), a.sessionsCompact(&cf), a.sessionsCancel(&cf), a.sessionsInterrupt(&cf), a.sessionsWatch(&cf),
 		a.sessionsImport(&cf), a.sessionsBudget(&cf))
 	return cmd
 }
@@ -324,7 +324,7 @@ message goes on with it: agents sessions mail).`,
 				}
 				if res.Msg.GetMeta().GetStatus() == agentsv1.SessionStatus_SESSION_STATUS_READY {
 					// The server started no run: there is none to follow.
-					return "", fmt.Errorf("session %s is ready: it has nothing to resume (no paused, stopped or failed run, no answered calls); go on with a message:\n  agents sessions mail %s%s 'MESSAGE'", id, id, a.serverArgs(*cf, offline))
+					return "", fmt.Errorf("session %s is ready: it has nothing to resume (no paused, stopped or failed run, no answered calls); go on with a message:\n  agents sessions send %s%s 'MESSAGE'", id, id, a.serverArgs(*cf, offline))
 				}
 				return id, nil
 			})
