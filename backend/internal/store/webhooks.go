@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -201,6 +203,11 @@ func (s *SQL) CreateWebhook(ctx context.Context, w *Webhook) error {
 		if err := tx.GetContext(ctx, &newest, `SELECT COALESCE(MAX(seq), 0) FROM events`); err != nil {
 			return s.translate(err, nil, "read the newest event")
 		}
+		// The fan-out starts with the first webhook: nothing before it
+		// is sent to any.
+		if _, err := tx.ExecContext(ctx, tx.Rebind(`INSERT INTO webhook_cursor (id, seq) VALUES (1, ?) ON CONFLICT (id) DO NOTHING`), newest); err != nil {
+			return s.translate(err, nil, "start the webhook cursor")
+		}
 		_, err := tx.ExecContext(ctx, tx.Rebind(`INSERT INTO webhooks (`+webhookColumns+`)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
 			w.ID, w.Owner, w.ServerWide, w.URL, events, w.Secret, w.Description, w.Enabled,
@@ -322,7 +329,11 @@ func (s *SQL) FanOut(ctx context.Context, limit int, plan func(hooks []Webhook, 
 	read := 0
 	err := WithTx(ctx, s.write, func(tx *sqlx.Tx) error {
 		var cursor int64
-		if err := tx.GetContext(ctx, &cursor, `SELECT seq FROM webhook_cursor WHERE id = 1`+s.dialect.RowLock); err != nil {
+		err := tx.GetContext(ctx, &cursor, `SELECT seq FROM webhook_cursor WHERE id = 1`+s.dialect.RowLock)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil // no webhook was ever created
+		}
+		if err != nil {
 			return s.translate(err, nil, "read the webhook cursor")
 		}
 		var rows []eventRow

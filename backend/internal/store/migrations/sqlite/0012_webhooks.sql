@@ -56,10 +56,8 @@ CREATE INDEX webhook_deliveries_due ON webhook_deliveries (status, next_attempt)
 CREATE INDEX webhook_deliveries_log ON webhook_deliveries (webhook_id, created);
 
 -- How far the event log was fanned out to the webhooks: every event up
--- to seq has its delivery rows. One row.
+-- to seq has its delivery rows. One row, made with the first webhook.
 CREATE TABLE webhook_cursor (
     id  INTEGER NOT NULL PRIMARY KEY CHECK (id = 1),
     seq INTEGER NOT NULL
 ) STRICT;
-
-INSERT INTO webhook_cursor (id, seq) SELECT 1, COALESCE(MAX(seq), 0) FROM events;
