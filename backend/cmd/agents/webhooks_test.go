@@ -21,6 +21,7 @@ import (
 
 	"github.com/agents-os/agents/api/client"
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/backend/internal/store/pgtest"
 	"github.com/agents-os/agents/tools/fakellm"
 	"github.com/agents-os/agents/tools/fakellm/fakellmtest"
 )
@@ -431,5 +432,62 @@ func TestAnotherOwnerCannotListOrReadAWebhook(t *testing.T) {
 	got, err := alice.Webhooks.GetWebhook(ctxFor(t), connect.NewRequest(&agentsv1.GetWebhookRequest{WebhookId: id}))
 	if err != nil || got.Msg.GetWebhook().GetStatus() != agentsv1.WebhookStatus_WEBHOOK_STATUS_ENABLED {
 		t.Errorf("alice's webhook after bob's tries: %v, %v", got.Msg.GetWebhook(), err)
+	}
+}
+
+// TestWebhooksFromTwoServersOnOnePostgreSQLDeliverEachRunOnce runs
+// sessions on two servers sharing a database, with one webhook: both
+// dispatchers deliver, from one outbox, a run.stopped for every run of
+// either server, each first answered 500 and retried, none taken twice.
+func TestWebhooksFromTwoServersOnOnePostgreSQLDeliverEachRunOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the agents binary and runs it as a child process")
+	}
+	t.Parallel()
+	dsn := pgtest.DSN(t)
+	model := fakellmtest.Start(t, fakellm.Rules{Default: &fakellm.Reply{Text: "noted: {{last_user}}"}})
+	var servers []*client.Client
+	for i := range 2 {
+		dir := t.TempDir()
+		cfg := filepath.Join(dir, "agents.json")
+		if err := os.WriteFile(cfg, []byte(`{"webhooks": {"allow_private": true, "retry_base": "200ms", "retry_max": "1s"}}`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		p := startServeAgents(t, buildAgents(t), dir, dsn, model.URL(), []string{"testdata/agents/small.json"}, "",
+			"--server-id", fmt.Sprintf("hooks%d", i+1), "--config", cfg)
+		servers = append(servers, client.New(http.DefaultClient, p.url, ""))
+	}
+	r := newHookReceiver(t)
+	_, secret := createHook(t, servers[0], r.srv.URL, "run.stopped")
+	r.mu.Lock()
+	r.secret = secret
+	r.mu.Unlock()
+
+	sessions := map[string]bool{}
+	for i := range 8 {
+		id, _ := runOnce(t, servers[i%2], fmt.Sprintf("note %d", i))
+		sessions[id] = true
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for len(r.runStoppedSessions()) < len(sessions) && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	// Give a second delivery of any of them time to arrive.
+	time.Sleep(time.Second)
+	got := r.runStoppedSessions()
+	for id := range sessions {
+		if got[id] != 1 {
+			t.Errorf("session %s: %d run.stopped taken, want 1", id, got[id])
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.taken) != len(sessions) {
+		t.Errorf("%d webhook-ids taken, want %d", len(r.taken), len(sessions))
+	}
+	for id, n := range r.taken {
+		if n != 1 {
+			t.Errorf("webhook-id %s taken %d times", id, n)
+		}
 	}
 }
