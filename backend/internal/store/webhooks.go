@@ -54,6 +54,9 @@ type Webhooks interface {
 	// many events it read: fewer than limit says the log is read to its
 	// end.
 	FanOut(ctx context.Context, limit int, plan func(hooks []Webhook, evs []Event) []Delivery) (int, error)
+	// NextDelivery returns when the next pending delivery of an enabled
+	// webhook is due and free of any claim; zero when there is none.
+	NextDelivery(ctx context.Context) (time.Time, error)
 	// DueWebhooks returns the enabled webhooks that have a pending
 	// delivery due at now and not claimed.
 	DueWebhooks(ctx context.Context, now time.Time) ([]string, error)
@@ -324,8 +327,19 @@ func (s *SQL) ListDeliveries(ctx context.Context, webhookID, status string, limi
 
 // FanOut implements Webhooks. The cursor row is locked for the
 // transaction, so two servers fanning out at once take turns, and the
-// second starts where the first stopped.
+// second starts where the first stopped. Whether there is anything to
+// do is read first, outside any transaction: the writer (SQLite's one
+// connection, which every run's commits use) is taken only for events
+// that some enabled webhook has not been offered.
 func (s *SQL) FanOut(ctx context.Context, limit int, plan func(hooks []Webhook, evs []Event) []Delivery) (int, error) {
+	var behind []bool
+	if err := s.read.SelectContext(ctx, &behind, `SELECT EXISTS (SELECT 1 FROM events e WHERE e.seq > c.seq)
+		FROM webhook_cursor c WHERE EXISTS (SELECT 1 FROM webhooks WHERE enabled)`); err != nil {
+		return 0, s.translate(err, nil, "look for events to queue for webhooks")
+	}
+	if len(behind) == 0 || !behind[0] {
+		return 0, nil
+	}
 	read := 0
 	err := WithTx(ctx, s.write, func(tx *sqlx.Tx) error {
 		var cursor int64
@@ -370,6 +384,21 @@ func (s *SQL) FanOut(ctx context.Context, limit int, plan func(hooks []Webhook, 
 		return nil
 	})
 	return read, err
+}
+
+// NextDelivery implements Webhooks.
+func (s *SQL) NextDelivery(ctx context.Context) (time.Time, error) {
+	var next sql.NullInt64
+	err := s.read.GetContext(ctx, &next, s.read.Rebind(`SELECT MIN(CASE WHEN d.claim_expires > d.next_attempt THEN d.claim_expires ELSE d.next_attempt END)
+		FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
+		WHERE w.enabled AND d.status = ?`), DeliveryPending)
+	if err != nil {
+		return time.Time{}, s.translate(err, nil, "find the next webhook delivery")
+	}
+	if !next.Valid {
+		return time.Time{}, nil
+	}
+	return fromNanos(next.Int64), nil
 }
 
 // DueWebhooks implements Webhooks.

@@ -45,8 +45,8 @@ type Options struct {
 	// DisableAfter is how long an endpoint may fail continuously before
 	// it is disabled.
 	DisableAfter time.Duration
-	// Poll is how often the store is read for work when nothing woke the
-	// dispatcher: deliveries coming due, events of other servers.
+	// Poll is the longest the store goes unread when nothing else wakes
+	// the dispatcher (see Run).
 	Poll time.Duration
 	// Seq, when set, is the newest event position the server knows
 	// (the hub's): a change starts a fan-out at once.
@@ -66,7 +66,7 @@ const (
 	DefaultRetryBase    = 5 * time.Second
 	DefaultRetryMax     = time.Hour
 	DefaultDisableAfter = 72 * time.Hour
-	DefaultPoll         = time.Second
+	DefaultPoll         = 30 * time.Second
 )
 
 // Limits of the dispatcher's work.
@@ -82,8 +82,8 @@ const (
 	keepDeliveries = 7 * 24 * time.Hour
 	// pruneEvery is how often the log is pruned.
 	pruneEvery = time.Hour
-	// tick is how often the dispatcher looks whether it was woken.
-	tick = 50 * time.Millisecond
+	// tick is how often the dispatcher reads the server's event position.
+	tick = 100 * time.Millisecond
 	// maxErrorText bounds the error kept of an attempt.
 	maxErrorText = 512
 )
@@ -154,42 +154,50 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// Run fans events out and delivers them until ctx ends.
+// Run fans events out and delivers them until ctx ends. It reads the
+// store when the server's event position moves (an event to fan out),
+// when an attempt ends (a slot is free), when the next delivery is due,
+// and at least every Poll (another server's claim that ran out, a
+// webhook enabled elsewhere); otherwise it only reads the position, so
+// an idle server's database is left alone.
 func (d *Dispatcher) Run(ctx context.Context) {
 	defer d.wg.Wait()
 	t := time.NewTicker(tick)
 	defer t.Stop()
 	var (
-		seen                uint64
-		fanned, due, pruned time.Time
+		seen            uint64
+		pollAt, pruneAt time.Time
 	)
 	for {
-		woken := false
 		select {
 		case <-ctx.Done():
 			return
 		case <-d.wake:
-			woken = true
+			pollAt = time.Time{}
 		case <-t.C:
 		}
 		now := d.opts.Now()
-		fresh := false
-		if seq := d.seq(); seq != seen || now.Sub(fanned) >= d.opts.Poll {
-			n, err := d.fanOut(ctx)
-			if err != nil {
-				d.warn(ctx, "queue events for webhooks", err)
-			} else {
-				seen, fanned, fresh = seq, now, n > 0
-			}
+		seq := d.seq()
+		if seq == seen && now.Before(pollAt) {
+			continue
 		}
-		if fresh || woken || now.Sub(due) >= d.opts.Poll {
-			due = now
-			if err := d.dispatch(ctx); err != nil {
-				d.warn(ctx, "deliver webhooks", err)
-			}
+		pollAt = now.Add(d.opts.Poll)
+		if _, err := d.fanOut(ctx); err != nil {
+			d.warn(ctx, "queue events for webhooks", err)
+			continue
 		}
-		if now.Sub(pruned) >= pruneEvery {
-			pruned = now
+		seen = seq
+		if err := d.dispatch(ctx); err != nil {
+			d.warn(ctx, "deliver webhooks", err)
+			continue
+		}
+		if next, err := d.opts.Store.NextDelivery(ctx); err != nil {
+			d.warn(ctx, "find the next webhook delivery", err)
+		} else if !next.IsZero() && next.Before(pollAt) {
+			pollAt = next
+		}
+		if !now.Before(pruneAt) {
+			pruneAt = now.Add(pruneEvery)
 			if _, err := d.opts.Store.PruneDeliveries(ctx, now.Add(-keepDeliveries)); err != nil {
 				d.warn(ctx, "prune webhook deliveries", err)
 			}

@@ -156,6 +156,9 @@ func testWebhookOutbox(t *testing.T, fresh func(t *testing.T) Opener) {
 	w, err := s.GetWebhook(ctx, "wh_a")
 	noErr(t, err, "get")
 	equal(t, "failing since", w.FailingSince, at(5*time.Second))
+	next, err := s.NextDelivery(ctx)
+	noErr(t, err, "next delivery")
+	equal(t, "next delivery: the retry, before the claims' end", next, at(10*time.Second))
 	early, err := s.ClaimDeliveries(ctx, "wh_a", "c4", at(9*time.Second), at(time.Minute), 5)
 	noErr(t, err, "claim before due")
 	equal(t, "claimed before due", len(early), 0)
@@ -205,6 +208,9 @@ func testWebhookOutbox(t *testing.T, fresh func(t *testing.T) Opener) {
 	due, err = s.DueWebhooks(ctx, at(2*time.Hour))
 	noErr(t, err, "due when disabled")
 	equal(t, "due when disabled", len(due), 0)
+	next, err = s.NextDelivery(ctx)
+	noErr(t, err, "next delivery when disabled")
+	equal(t, "next delivery when disabled", next, time.Time{})
 
 	// Ended deliveries are pruned, pending ones kept.
 	pruned, err := s.PruneDeliveries(ctx, at(time.Minute))
