@@ -161,6 +161,7 @@ func (o Options) withDefaults() Options {
 // webhook enabled elsewhere); otherwise it only reads the position, so
 // an idle server's database is left alone.
 func (d *Dispatcher) Run(ctx context.Context) {
+	defer d.client.CloseIdleConnections()
 	defer d.wg.Wait()
 	t := time.NewTicker(tick)
 	defer t.Stop()
