@@ -491,3 +491,91 @@ func TestWebhooksFromTwoServersOnOnePostgreSQLDeliverEachRunOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestAWebhookDeliveryCutByASIGKILLIsDeliveredAfterTheRestart kills the
+// server while its endpoint holds a delivery's first attempt: the
+// restarted server attempts it again, with the same webhook-id, once the
+// dead one's claim ran out, and it is delivered once.
+func TestAWebhookDeliveryCutByASIGKILLIsDeliveredAfterTheRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the agents binary and runs it as a child process")
+	}
+	t.Parallel()
+	eachStore(t, func(t *testing.T, dir, db string) {
+		cfg := filepath.Join(dir, "agents.json")
+		if err := os.WriteFile(cfg, []byte(`{"webhooks": {"allow_private": true, "timeout": "1s"}}`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		model := fakellmtest.Start(t, fakellm.Rules{Default: &fakellm.Reply{Text: "noted"}})
+		start := func() *serveProc {
+			return startServeAgents(t, buildAgents(t), dir, db, model.URL(), []string{"testdata/agents/small.json"}, "",
+				"--config", cfg, "--server-id", "hooks")
+		}
+		first := start()
+		c := client.New(http.DefaultClient, first.url, "")
+
+		var mu sync.Mutex
+		var ids []string
+		held := make(chan struct{})
+		release := make(chan struct{})
+		var once sync.Once
+		endpoint := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			ids = append(ids, r.Header.Get("webhook-id"))
+			n := len(ids)
+			mu.Unlock()
+			if n == 1 {
+				// The first attempt is held until the server that made
+				// it is dead.
+				once.Do(func() { close(held) })
+				<-release
+				return
+			}
+			w.WriteHeader(http.StatusNoContent)
+		}))
+		t.Cleanup(endpoint.Close)
+		t.Cleanup(func() {
+			select {
+			case <-release:
+			default:
+				close(release)
+			}
+		})
+		hook, _ := createHook(t, c, endpoint.URL, "run.stopped")
+		runOnce(t, c, "hold this one")
+		select {
+		case <-held:
+		case <-time.After(20 * time.Second):
+			t.Fatal("the endpoint got no attempt")
+		}
+		first.kill(t)
+		close(release)
+
+		second := start()
+		c = client.New(http.DefaultClient, second.url, "")
+		var d *agentsv1.WebhookDelivery
+		deadline := time.Now().Add(40 * time.Second)
+		for time.Now().Before(deadline) {
+			res, err := c.Webhooks.ListWebhookDeliveries(ctxFor(t), connect.NewRequest(&agentsv1.ListWebhookDeliveriesRequest{WebhookId: hook.GetId()}))
+			if err != nil {
+				t.Fatalf("list deliveries: %v", err)
+			}
+			if ds := res.Msg.GetDeliveries(); len(ds) == 1 && ds[0].GetStatus() == agentsv1.DeliveryStatus_DELIVERY_STATUS_DELIVERED {
+				d = ds[0]
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		if d == nil {
+			t.Fatal("the delivery was not delivered after the restart")
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if len(ids) != 2 || ids[0] != d.GetId() || ids[1] != d.GetId() {
+			t.Errorf("attempts carried webhook-ids %q, want %s twice (the cut attempt and the retry)", ids, d.GetId())
+		}
+		if d.GetAttempts() != 1 {
+			t.Errorf("delivery recorded %d attempts, want 1 (the cut one was never recorded)", d.GetAttempts())
+		}
+	})
+}

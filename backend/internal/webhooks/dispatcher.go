@@ -75,9 +75,11 @@ const (
 	fanOutBatch = 256
 	// maxInFlight bounds the attempts under way on one server.
 	maxInFlight = 64
-	// claimMargin is how much longer than an attempt a claim holds, so
-	// no other server takes a delivery whose attempt is still under way.
-	claimMargin = 30 * time.Second
+	// claimMargin is how much longer than twice an attempt's timeout a
+	// claim holds, so no other server takes a delivery whose attempt is
+	// still under way (or being recorded); a server that died mid-attempt
+	// leaves its deliveries to others once their claims run out.
+	claimMargin = 5 * time.Second
 	// keepDeliveries is how long ended deliveries stay in the log.
 	keepDeliveries = 7 * 24 * time.Hour
 	// pruneEvery is how often the log is pruned.
@@ -307,7 +309,7 @@ func (d *Dispatcher) dispatch(ctx context.Context) error {
 			return err
 		}
 		claim := randomHex(12)
-		ds, err := d.opts.Store.ClaimDeliveries(ctx, id, claim, now, now.Add(d.opts.Timeout+claimMargin), free)
+		ds, err := d.opts.Store.ClaimDeliveries(ctx, id, claim, now, now.Add(2*d.opts.Timeout+claimMargin), free)
 		if err != nil {
 			return err
 		}
