@@ -20,6 +20,7 @@ import (
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/backend/internal/apijson"
+	"github.com/agents-os/agents/backend/internal/errs"
 	"github.com/agents-os/agents/backend/internal/store"
 )
 
@@ -305,6 +306,9 @@ func (d *Dispatcher) dispatch(ctx context.Context) error {
 			continue
 		}
 		w, err := d.opts.Store.GetWebhook(ctx, id)
+		if errs.KindOf(err) == errs.KindNotFound {
+			continue // deleted meanwhile, with its deliveries
+		}
 		if err != nil {
 			return err
 		}
