@@ -435,11 +435,11 @@ func TestAnotherOwnerCannotListOrReadAWebhook(t *testing.T) {
 	}
 }
 
-// TestWebhooksFromTwoServersOnOnePostgreSQLDeliverEachRunOnce runs
+// TestClusterWebhooksDeliverEachRunOnceFromTheServersSharedOutbox runs
 // sessions on two servers sharing a database, with one webhook: both
 // dispatchers deliver, from one outbox, a run.stopped for every run of
 // either server, each first answered 500 and retried, none taken twice.
-func TestWebhooksFromTwoServersOnOnePostgreSQLDeliverEachRunOnce(t *testing.T) {
+func TestClusterWebhooksDeliverEachRunOnceFromTheServersSharedOutbox(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the agents binary and runs it as a child process")
 	}
