@@ -52,9 +52,6 @@ type Options struct {
 	// Seq, when set, is the newest event position the server knows
 	// (the hub's): a change starts a fan-out at once.
 	Seq func() uint64
-	// Client, when set, sends the requests instead of one over Policy's
-	// transport (tests).
-	Client *http.Client
 	// Now is the clock (tests).
 	Now func() time.Time
 }
@@ -111,17 +108,13 @@ type Dispatcher struct {
 func NewDispatcher(opts Options) *Dispatcher {
 	opts = opts.withDefaults()
 	d := &Dispatcher{opts: opts, log: opts.Log, wake: make(chan struct{}, 1), inFlight: map[string]int{}}
-	d.client = opts.Client
-	if d.client == nil {
-		d.client = &http.Client{Transport: opts.Policy.transport(opts.Timeout)}
+	d.client = &http.Client{
+		Transport: opts.Policy.transport(opts.Timeout),
+		Timeout:   opts.Timeout,
+		// A redirect is an answer, not a success: following it would send
+		// the event somewhere its owner did not register.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
-	// A redirect is an answer, not a success: following it would send the
-	// event somewhere its owner did not register (and past the policy's
-	// check of the first address only, were it not for the transport's).
-	c := *d.client
-	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	c.Timeout = opts.Timeout
-	d.client = &c
 	return d
 }
 
