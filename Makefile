@@ -108,13 +108,14 @@ vet: ## go vet every module
 # the kernel, the event hub and its SSE framing, the committer, the
 # stores, the cluster's bus and sequencer, the server, the client's
 # reconnecting subscription, the tool runners' process reaper and MCP
-# pool. The detector triples their time (and its first build of the
+# pool, the webhooks' dispatcher. The detector triples their time (and its first build of the
 # standard library is minutes on a cold machine), so it has a target of
 # its own that testall, and CI, run after make test. The black-box suite
 # has its own too: e2e.
 RACE_PACKAGES := ./api/client/... ./backend/internal/bashtool/... ./backend/internal/cluster/... \
   ./backend/internal/committer/... ./backend/internal/events/... ./backend/internal/mcptools/... \
-  ./backend/internal/runner/... ./backend/internal/server/... ./backend/internal/store/...
+  ./backend/internal/runner/... ./backend/internal/server/... ./backend/internal/store/... \
+  ./backend/internal/webhooks/...
 E2E_PACKAGES := ./backend/cmd/agents/...
 # Of the black-box suite, the several-server tests (two and three agents
 # serve processes on one PostgreSQL database) run in make test too: they

@@ -29,6 +29,7 @@ type Client struct {
 	Sessions agentsv1connect.SessionServiceClient
 	Events   agentsv1connect.EventServiceClient
 	Owners   agentsv1connect.OwnerServiceClient
+	Webhooks agentsv1connect.WebhookServiceClient
 
 	// Target names the server for messages: its URL or socket path.
 	Target string
@@ -83,6 +84,7 @@ func build(h *http.Client, baseURL string, opts []connect.ClientOption) *Client 
 		Sessions: agentsv1connect.NewSessionServiceClient(h, baseURL, opts...),
 		Events:   agentsv1connect.NewEventServiceClient(h, baseURL, opts...),
 		Owners:   agentsv1connect.NewOwnerServiceClient(h, baseURL, opts...),
+		Webhooks: agentsv1connect.NewWebhookServiceClient(h, baseURL, opts...),
 		http:     h,
 		baseURL:  baseURL,
 		opts:     opts,

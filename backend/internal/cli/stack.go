@@ -24,6 +24,7 @@ import (
 	"github.com/agents-os/agents/backend/internal/store/sqlite"
 	"github.com/agents-os/agents/backend/internal/tool"
 	"github.com/agents-os/agents/backend/internal/tracing"
+	"github.com/agents-os/agents/backend/internal/webhooks"
 	"github.com/agents-os/agents/backend/internal/wire"
 )
 
@@ -226,6 +227,13 @@ func (a *app) startStack(ctx context.Context, res *config.Resolved, log *slog.Lo
 	if s.feed != nil {
 		s.feed.configure(&ro)
 	}
+	policy := webhookPolicy(res.Webhooks)
+	if opts.recover {
+		// The process that runs agents delivers their events too; one
+		// that only reads sends nothing.
+		d := webhooks.NewDispatcher(webhookOptions(res.Webhooks, db, policy, hub, log))
+		ro.Background = append(ro.Background, d.Run)
+	}
 	s.runner = runner.New(ro)
 	if opts.recover {
 		if err := s.runner.Recover(ctx); err != nil {
@@ -245,6 +253,7 @@ func (a *app) startStack(ctx context.Context, res *config.Resolved, log *slog.Lo
 		Web:      opts.web,
 		Version:  Version,
 		Sandbox:  sb,
+		Webhooks: webhooks.NewService(db, policy),
 
 		Propagator: s.traces.Propagator,
 	}
@@ -364,4 +373,18 @@ func toolReaper(dataDir string, recover bool, log *slog.Logger) (*bashtool.Reape
 		return nil, fmt.Errorf("tool process records: %w", err)
 	}
 	return reaper, nil
+}
+
+// webhookPolicy is the addresses the config file lets webhooks reach.
+func webhookPolicy(c config.Webhooks) webhooks.Policy {
+	return webhooks.Policy{AllowPrivate: c.AllowPrivate, Allow: c.AllowCIDRs}
+}
+
+// webhookOptions configure the dispatcher from the config file.
+func webhookOptions(c config.Webhooks, db store.Webhooks, p webhooks.Policy, hub *events.Hub, log *slog.Logger) webhooks.Options {
+	return webhooks.Options{
+		Store: db, Log: log.With("component", "webhooks"), Policy: p, Seq: hub.Seq,
+		Timeout: c.Timeout, Concurrency: c.Concurrency,
+		RetryFor: c.RetryFor, RetryBase: c.RetryBase, RetryMax: c.RetryMax, DisableAfter: c.DisableAfter,
+	}
 }

@@ -9,6 +9,7 @@ package config
 
 import (
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -126,6 +127,9 @@ type Resolved struct {
 	// Budgets are the server's budget settings.
 	Budgets Budgets
 
+	// Webhooks are the config file's webhook settings.
+	Webhooks Webhooks
+
 	// Models are the limits the config file gives models, by model name;
 	// a zero field is not given (the server's table or default applies).
 	Models map[string]catalog.Limits
@@ -191,6 +195,7 @@ func Resolve(opts Options) (*Resolved, error) {
 		MaxCallTime:    firstNonZero(opts.Flags.MaxModelCallTime, file.MaxModelCallTime, llm.DefaultMaxCallTime),
 	}
 	r.Prices, r.Budgets = file.Prices, file.Budgets
+	r.Webhooks = file.Webhooks
 	r.Models, r.Compaction = file.Models, file.Compaction
 	if r.Budgets.ReserveTokens == 0 {
 		r.Budgets.ReserveTokens = DefaultReserveTokens
@@ -207,6 +212,25 @@ type Budgets struct {
 	// and asks the model for at most, when its model's maximum output is
 	// not known; the call reserves its measured input besides.
 	ReserveTokens int64
+}
+
+// Webhooks are the config file's webhook settings; zero durations and
+// counts take the server's defaults.
+type Webhooks struct {
+	// AllowPrivate lets webhooks reach loopback, private and link-local
+	// addresses; AllowCIDRs lets them reach those ranges only.
+	AllowPrivate bool
+	AllowCIDRs   []netip.Prefix
+	// Timeout bounds one attempt; Concurrency the attempts under way to
+	// one endpoint.
+	Timeout     time.Duration
+	Concurrency int
+	// RetryFor is how long a delivery is retried, waiting RetryBase after
+	// the first failure, doubling up to RetryMax.
+	RetryFor, RetryBase, RetryMax time.Duration
+	// DisableAfter is how long an endpoint may fail continuously before
+	// the server disables it.
+	DisableAfter time.Duration
 }
 
 // DefaultReserveTokens is the output a model call reserves when neither

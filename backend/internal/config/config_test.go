@@ -358,6 +358,10 @@ func TestResolveRejectsBadConfig(t *testing.T) {
 		{"negative window", `{"models": {"m": {"context_window": -1}}}`, "FILE: models.m: context_window must be greater than 0, got -1"},
 		{"zero output", `{"models": {"m": {"max_output_tokens": 0}}}`, "FILE: models.m: max_output_tokens must be greater than 0, got 0"},
 		{"empty model entry", `{"models": {"m": {}}}`, "FILE: models.m: sets neither context_window nor max_output_tokens"},
+		{"misspelt webhook setting", `{"webhooks": {"allow_loopback": true}}`, `FILE: webhooks: must be {"allow_private", "allow_cidrs", "timeout", "concurrency", "retry_for", "retry_base", "retry_max", "disable_after"}: json: unknown field "allow_loopback"`},
+		{"webhook range", `{"webhooks": {"allow_cidrs": ["10.0.0.0/8", "10.0.0.1"]}}`, `FILE: webhooks.allow_cidrs[1]: must be an address range such as 10.0.0.0/8 or fd00::/8, got "10.0.0.1"`},
+		{"webhook timeout", `{"webhooks": {"timeout": "0s"}}`, `FILE: webhooks.timeout: must be a positive duration such as "10s" or "72h", got "0s"`},
+		{"webhook concurrency", `{"webhooks": {"concurrency": -1}}`, "FILE: webhooks.concurrency: must not be negative"},
 		{"blank model name", `{"models": {" ": {"context_window": 8000}}}`, "FILE: models. : a model name must not be empty"},
 		{"output over window", `{"models": {"m": {"context_window": 8000, "max_output_tokens": 9000}}}`, "FILE: models.m: max_output_tokens 9000 is more than context_window 8000, which holds the output too"},
 		{"window without room", `{"compaction": {"output_reserve": 6000, "margin": 2000}, "models": {"m": {"context_window": 8000}}}`,
@@ -428,6 +432,25 @@ func TestResolvePricesAndBudgetsFromTheConfigFile(t *testing.T) {
 	}
 	if r.Budgets.ReserveTokens != 2048 {
 		t.Errorf("reserve tokens = %d, want 2048", r.Budgets.ReserveTokens)
+	}
+}
+
+func TestResolveWebhooksFromTheConfigFile(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	write(t, filepath.Join(s.project, "agents.json"), `{
+		"webhooks": {"allow_cidrs": ["127.0.0.1/32", "10.20.3.4/16"], "timeout": "5s", "concurrency": 2, "retry_for": "12h", "retry_base": "1s", "retry_max": "10m", "disable_after": "48h"}
+	}`)
+	r := resolve(t, s.options(Flags{}))
+	w := r.Webhooks
+	if w.AllowPrivate || len(w.AllowCIDRs) != 2 || w.AllowCIDRs[0].String() != "127.0.0.1/32" || w.AllowCIDRs[1].String() != "10.20.0.0/16" {
+		t.Errorf("allowed = %v %v", w.AllowPrivate, w.AllowCIDRs)
+	}
+	if w.Timeout != 5*time.Second || w.Concurrency != 2 || w.RetryFor != 12*time.Hour || w.RetryBase != time.Second || w.RetryMax != 10*time.Minute || w.DisableAfter != 48*time.Hour {
+		t.Errorf("webhooks = %+v", w)
+	}
+	if len(r.Warnings) != 0 {
+		t.Errorf("warnings = %v", r.Warnings)
 	}
 }
 

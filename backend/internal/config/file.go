@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -30,6 +32,7 @@ type settings struct {
 	MaxModelCallTime    time.Duration
 	Prices              map[string]session.Price
 	Budgets             Budgets
+	Webhooks            Webhooks
 	Models              map[string]catalog.Limits
 	Compaction          catalog.Compaction
 }
@@ -79,6 +82,7 @@ func readSettings(path string, home func() (string, error)) (settings, []*agentf
 	r.read("storedAgentToolDirs", &s.StoredAgentToolDirs, "a list of paths")
 	r.read("maxModelOutputBytes", &s.MaxModelOutputBytes, "a whole number of bytes")
 	r.readBudgets(&s)
+	r.readWebhooks(&s)
 	r.readCompaction(&s)
 	r.readModels(&s)
 	var callTime string
@@ -289,4 +293,68 @@ func ownerBudget(d *ownerBudgetSetting) (session.OwnerBudget, error) {
 		ob.Budget.Cost = &c
 	}
 	return ob, nil
+}
+
+// webhookSettings is the config file's "webhooks" object.
+type webhookSettings struct {
+	AllowPrivate bool     `json:"allow_private"`
+	AllowCIDRs   []string `json:"allow_cidrs"`
+	Timeout      string   `json:"timeout"`
+	Concurrency  int      `json:"concurrency"`
+	RetryFor     string   `json:"retry_for"`
+	RetryBase    string   `json:"retry_base"`
+	RetryMax     string   `json:"retry_max"`
+	DisableAfter string   `json:"disable_after"`
+}
+
+// readWebhooks reads "webhooks".
+func (r *fieldReader) readWebhooks(s *settings) {
+	r.seen["webhooks"] = true
+	raw, ok := r.fields["webhooks"]
+	if !ok || r.err != nil {
+		return
+	}
+	fail := func(field, reason string) {
+		r.err = &agentfile.Error{File: r.file, Field: "webhooks" + field, Reason: reason}
+	}
+	var w webhookSettings
+	if err := decodeStrict(raw, &w); err != nil {
+		fail("", `must be {"allow_private", "allow_cidrs", "timeout", "concurrency", "retry_for", "retry_base", "retry_max", "disable_after"}: `+err.Error())
+		return
+	}
+	s.Webhooks.AllowPrivate = w.AllowPrivate
+	for i, c := range w.AllowCIDRs {
+		p, err := netip.ParsePrefix(c)
+		if err != nil {
+			fail(fmt.Sprintf(".allow_cidrs[%d]", i), fmt.Sprintf("must be an address range such as 10.0.0.0/8 or fd00::/8, got %q", c))
+			return
+		}
+		s.Webhooks.AllowCIDRs = append(s.Webhooks.AllowCIDRs, p.Masked())
+	}
+	if w.Concurrency < 0 {
+		fail(".concurrency", "must not be negative")
+		return
+	}
+	s.Webhooks.Concurrency = w.Concurrency
+	for _, d := range []struct {
+		name  string
+		value string
+		into  *time.Duration
+	}{
+		{"timeout", w.Timeout, &s.Webhooks.Timeout},
+		{"retry_for", w.RetryFor, &s.Webhooks.RetryFor},
+		{"retry_base", w.RetryBase, &s.Webhooks.RetryBase},
+		{"retry_max", w.RetryMax, &s.Webhooks.RetryMax},
+		{"disable_after", w.DisableAfter, &s.Webhooks.DisableAfter},
+	} {
+		if d.value == "" {
+			continue
+		}
+		v, err := time.ParseDuration(d.value)
+		if err != nil || v <= 0 {
+			fail("."+d.name, "must be a positive duration such as \"10s\" or \"72h\", got "+strconv.Quote(d.value))
+			return
+		}
+		*d.into = v
+	}
 }

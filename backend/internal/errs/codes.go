@@ -51,6 +51,8 @@ const (
 	// that is not stored (not found), or of a kind the receiving server
 	// does not know (invalid).
 	CodeUnknownCommand = "unknown_command"
+	// CodeUnknownWebhook: no webhook with the id, or one of another owner.
+	CodeUnknownWebhook = "unknown_webhook"
 	// CodeNoLease: no server holds a lease on the session.
 	CodeNoLease = "no_lease"
 	// CodeUnknownRoute: a JSON route that does not exist.

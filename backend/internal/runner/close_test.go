@@ -114,3 +114,42 @@ func TestCloseWaitsForAWatchDropInFlight(t *testing.T) {
 		t.Errorf("%d watch drops wrote to the store after Close returned", n)
 	}
 }
+
+// Background work (the webhooks' dispatcher) starts with the runner, is
+// told to stop by Close, and has ended when Close returns, before the
+// store is closed.
+func TestCloseWaitsForBackgroundWork(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "background.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	hub, err := runner.NewHub(ctx, db, events.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hub.Shutdown()
+	cat := catalog.New(ctx, func() *agentfile.Set { return agentfile.Load(nil, nil) }, catalog.Options{HasKey: func(string) bool { return false }})
+	started := make(chan struct{})
+	var ended atomic.Bool
+	r := runner.New(runner.Options{Store: db, Hub: hub, Catalog: cat,
+		Models: runner.LLMModels(func(string) (string, bool) { return "", false }, llmclient.Limits{}, nil),
+		Background: []func(context.Context){func(ctx context.Context) {
+			close(started)
+			<-ctx.Done()
+			time.Sleep(50 * time.Millisecond) // an attempt that takes a while to give up
+			ended.Store(true)
+		}}})
+	select {
+	case <-started:
+	case <-time.After(10 * time.Second):
+		r.Close()
+		t.Fatal("the background work did not start")
+	}
+	r.Close()
+	if !ended.Load() {
+		t.Error("Close returned before the background work ended")
+	}
+}

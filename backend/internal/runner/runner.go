@@ -96,6 +96,11 @@ type Options struct {
 	Budgets Budgets
 	// Tracer records the runs as traces; nil records none.
 	Tracer *tracing.Tracer
+	// Background is work that lives as long as the runner, off the run
+	// path (the webhooks' dispatcher): each runs in the runner's group of
+	// goroutines from New on, and must return once its context ends,
+	// which Close ends and waits for, before the store is closed.
+	Background []func(ctx context.Context)
 }
 
 // StepStats are the timings of one step.
@@ -236,6 +241,9 @@ func New(opts Options) *Runner {
 	r.workers = newWorkers(ctx, &r.goroutines)
 	r.goroutines.Go(r.prune)
 	r.goroutines.Go(r.resumeAtRollover)
+	for _, work := range opts.Background {
+		r.goroutines.Go(func() { work(ctx) })
+	}
 	r.place.Start(ctx, kernel{r})
 	return r
 }

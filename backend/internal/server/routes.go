@@ -117,6 +117,7 @@ func (s *Server) routeTable() []route {
 	agents := &agentService{s: s}
 	sessions := &sessionService{s: s}
 	owners := &ownerService{s: s}
+	hooks := &webhookService{s: s}
 	sse := []string{"text/event-stream"}
 	after := param{name: "after", doc: "Resume after this position (or send Last-Event-ID): seq, an SSE id (seq.delta.tag), or seq.delta_seq with an event's two numbers as they came. The delta part is opaque: it carries the tag of the server process that numbered the delta, and a position another server gave replays the logged events after its seq but none of this server's deltas at that seq."}
 	accessToken := param{name: "access_token", doc: "The bearer token, for clients that cannot set headers (EventSource)."}
@@ -407,6 +408,96 @@ func (s *Server) routeTable() []route {
 			serve: s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
 				res, _, err := unary(r.Context(), s, &agentsv1.GetOwnerUsageRequest{Owner: r.PathValue("owner")}, owners.GetOwnerUsage)
 				return res.GetUsage(), http.StatusOK, err
+			}),
+		},
+		{
+			method: "POST", path: "/v1/webhooks", rpc: "agents.v1.WebhookService.CreateWebhook",
+			body:   &agentsv1.CreateWebhookRequest{},
+			status: http.StatusCreated, response: &agentsv1.CreateWebhookResponse{}, header: "Location",
+			serve: s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
+				req := &agentsv1.CreateWebhookRequest{}
+				if err := decodeBody(r, req); err != nil {
+					return nil, 0, err
+				}
+				res, _, err := unary(r.Context(), s, req, hooks.CreateWebhook)
+				if err != nil {
+					return nil, 0, err
+				}
+				w.Header().Set("Location", "/v1/webhooks/"+res.GetWebhook().GetId())
+				return res, http.StatusCreated, nil
+			}),
+		},
+		{
+			method: "GET", path: "/v1/webhooks", rpc: "agents.v1.WebhookService.ListWebhooks",
+			query:  []param{{name: "scope", doc: "owner (default: the caller's webhooks) or all (every owner's; admin only).", enum: []string{"owner", "all"}}},
+			status: http.StatusOK, response: &agentsv1.ListWebhooksResponse{},
+			serve: s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
+				req := &agentsv1.ListWebhooksRequest{}
+				switch scope := r.URL.Query().Get("scope"); scope {
+				case "", "owner":
+				case "all":
+					req.AllOwners = true
+				default:
+					return nil, 0, errs.Invalid(errs.CodeInvalidArgument, "query parameter `scope` must be owner or all, not %q", scope)
+				}
+				return unary(r.Context(), s, req, hooks.ListWebhooks)
+			}),
+		},
+		{
+			method: "GET", path: "/v1/webhooks/{id}", rpc: "agents.v1.WebhookService.GetWebhook",
+			status: http.StatusOK, response: &agentsv1.Webhook{},
+			serve: s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
+				res, _, err := unary(r.Context(), s, &agentsv1.GetWebhookRequest{WebhookId: r.PathValue("id")}, hooks.GetWebhook)
+				return res.GetWebhook(), http.StatusOK, err
+			}),
+		},
+		{
+			method: "PATCH", path: "/v1/webhooks/{id}", rpc: "agents.v1.WebhookService.UpdateWebhook",
+			body:   &agentsv1.UpdateWebhookRequest{},
+			status: http.StatusOK, response: &agentsv1.Webhook{},
+			serve: s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
+				req := &agentsv1.UpdateWebhookRequest{}
+				if err := decodeBody(r, req); err != nil {
+					return nil, 0, err
+				}
+				req.WebhookId = r.PathValue("id")
+				res, _, err := unary(r.Context(), s, req, hooks.UpdateWebhook)
+				return res.GetWebhook(), http.StatusOK, err
+			}),
+		},
+		{
+			method: "DELETE", path: "/v1/webhooks/{id}", rpc: "agents.v1.WebhookService.DeleteWebhook",
+			status: http.StatusOK, response: &agentsv1.DeleteWebhookResponse{},
+			serve: s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
+				return unary(r.Context(), s, &agentsv1.DeleteWebhookRequest{WebhookId: r.PathValue("id")}, hooks.DeleteWebhook)
+			}),
+		},
+		{
+			method: "GET", path: "/v1/webhooks/{id}/deliveries", rpc: "agents.v1.WebhookService.ListWebhookDeliveries",
+			query: []param{
+				{name: "status", doc: "Only deliveries in this status.", enum: apijson.EnumNames(agentsv1.DeliveryStatus(0).Descriptor())},
+				{name: "limit", kind: "integer", doc: "Most deliveries to return (default 50, at most 500)."},
+			},
+			status: http.StatusOK, response: &agentsv1.ListWebhookDeliveriesResponse{},
+			serve: s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
+				q := r.URL.Query()
+				req := &agentsv1.ListWebhookDeliveriesRequest{WebhookId: r.PathValue("id")}
+				status, err := queryEnum(q.Get("status"), "status", agentsv1.DeliveryStatus(0).Descriptor())
+				if err != nil {
+					return nil, 0, err
+				}
+				req.Status = agentsv1.DeliveryStatus(status)
+				if l := q.Get("limit"); l != "" {
+					n, err := parseInt(l, "limit")
+					if err != nil {
+						return nil, 0, err
+					}
+					if n < 0 || n > store.MaxPageSize {
+						return nil, 0, errs.Invalid(errs.CodeInvalidArgument, "query parameter `limit` must be from 0 (the default, %d) to %d, not %d", store.DefaultPageSize, store.MaxPageSize, n)
+					}
+					req.Limit = int32(n)
+				}
+				return unary(r.Context(), s, req, hooks.ListWebhookDeliveries)
 			}),
 		},
 		{

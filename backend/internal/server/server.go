@@ -23,6 +23,7 @@ import (
 	"github.com/agents-os/agents/backend/internal/sandbox"
 	"github.com/agents-os/agents/backend/internal/store"
 	"github.com/agents-os/agents/backend/internal/storedagents"
+	"github.com/agents-os/agents/backend/internal/webhooks"
 )
 
 // Deps are what the server serves.
@@ -50,6 +51,10 @@ type Deps struct {
 	Version string
 	// Sandbox confines the tool processes; /readyz says what it can do.
 	Sandbox *sandbox.Sandbox
+	// Webhooks, when set, serves WebhookService; without it the server
+	// serves the webhooks of Store with the default Policy (public
+	// endpoints only).
+	Webhooks *webhooks.Service
 	// Propagator, when set, reads the trace context of requests, which
 	// the runs they start take as their parent.
 	Propagator propagation.TextMapPropagator
@@ -84,6 +89,7 @@ type Server struct {
 	hub      *events.Hub
 	store    store.Store
 	agents   *storedagents.Service
+	webhooks *webhooks.Service
 	metrics  *Metrics
 	leases   Leases
 	security Security
@@ -118,6 +124,10 @@ func New(d Deps) *Server {
 	}
 	s.mcp = &mcpEndpoint{s: s}
 	s.agents = storedagents.New(d.Catalog, d.Store, d.Runner, log)
+	s.webhooks = d.Webhooks
+	if s.webhooks == nil && d.Store != nil {
+		s.webhooks = webhooks.NewService(d.Store, webhooks.Policy{})
+	}
 	if d.Metrics != nil && d.Runner != nil {
 		d.Metrics.runner.Store(d.Runner)
 	}
@@ -161,6 +171,9 @@ func (s *Server) newMux() *http.ServeMux {
 	})
 	mount(agentsv1connect.OwnerServiceName, func() (string, http.Handler) {
 		return agentsv1connect.NewOwnerServiceHandler(&ownerService{s: s}, opts...)
+	})
+	mount(agentsv1connect.WebhookServiceName, func() (string, http.Handler) {
+		return agentsv1connect.NewWebhookServiceHandler(&webhookService{s: s}, opts...)
 	})
 	mount(agentsv1connect.EventServiceName, func() (string, http.Handler) {
 		return agentsv1connect.NewEventServiceHandler(&eventService{s: s},

@@ -286,6 +286,15 @@ func (s *SQL) PruneEvents(ctx context.Context, before time.Time, keep int) (int,
 	}
 	// Never the newest event: it carries the position on.
 	cut = min(max(cut, byTime), int64(newest))
+	// Nor one an enabled webhook may still have to be sent: the
+	// webhooks' fan-out has not read it yet (see FanOut).
+	var fanned []int64
+	if err := s.read.SelectContext(ctx, &fanned, `SELECT seq FROM webhook_cursor WHERE EXISTS (SELECT 1 FROM webhooks WHERE enabled)`); err != nil {
+		return 0, s.translate(err, nil, "read the webhook cursor")
+	}
+	if len(fanned) > 0 {
+		cut = min(cut, fanned[0]+1)
+	}
 	removed := 0
 	for from := int64(oldest); from < cut; from += pruneBatch {
 		res, err := s.write.ExecContext(ctx, s.write.Rebind(`DELETE FROM events WHERE seq < ?`), min(cut, from+pruneBatch))

@@ -28,6 +28,15 @@ type Dialect struct {
 	// a server taking the lease over are ordered; SQLite's single writer
 	// needs none.
 	ShareLock string
+	// SkipLocked ends a SELECT whose rows one transaction takes to change,
+	// leaving those another transaction holds to it (PostgreSQL: " FOR
+	// UPDATE SKIP LOCKED"), so servers sharing a database claim different
+	// rows; SQLite's single writer needs none.
+	SkipLocked string
+	// RowLock ends a SELECT whose rows the transaction will change, so a
+	// second one waits for it (PostgreSQL: " FOR UPDATE"); SQLite's single
+	// writer needs none.
+	RowLock string
 	// Notifies says a statement can send a notification to the servers
 	// listening on the database (PostgreSQL: pg_notify), delivered only
 	// if its transaction commits. See Commands.SendsNotifications.

@@ -225,6 +225,8 @@ func Dialect() store.Dialect {
 		Name:                 "postgres",
 		Classify:             Classify,
 		ShareLock:            " FOR SHARE",
+		SkipLocked:           " FOR UPDATE SKIP LOCKED",
+		RowLock:              " FOR UPDATE",
 		LockName:             "SELECT pg_advisory_xact_lock(hashtextextended(?, 0))",
 		PositionsAfterCommit: true,
 		StepStatement:        true,

@@ -188,3 +188,49 @@ CREATE TABLE reservations (
 CREATE INDEX reservations_root ON reservations (root_id);
 
 CREATE INDEX reservations_owner ON reservations (owner);
+
+CREATE TABLE webhooks (
+    id              TEXT    NOT NULL PRIMARY KEY,
+    owner           TEXT    NOT NULL,
+    server_wide     INTEGER NOT NULL DEFAULT 0,
+    url             TEXT    NOT NULL,
+    events          TEXT    NOT NULL,
+    secret          TEXT    NOT NULL,
+    description     TEXT    NOT NULL DEFAULT '',
+    enabled         INTEGER NOT NULL DEFAULT 1,
+    disabled_reason TEXT    NOT NULL DEFAULT '',
+    failing_since   INTEGER NOT NULL DEFAULT 0,
+    after_seq       INTEGER NOT NULL,
+    created         INTEGER NOT NULL,
+    updated         INTEGER NOT NULL
+) STRICT;
+
+CREATE INDEX webhooks_owner ON webhooks (owner);
+
+CREATE TABLE webhook_deliveries (
+    id               TEXT    NOT NULL PRIMARY KEY,
+    webhook_id       TEXT    NOT NULL REFERENCES webhooks (id) ON DELETE CASCADE,
+    seq              INTEGER NOT NULL,
+    kind             TEXT    NOT NULL,
+    session_id       TEXT    NOT NULL,
+    body             BLOB    NOT NULL,
+    status           TEXT    NOT NULL,
+    attempts         INTEGER NOT NULL DEFAULT 0,
+    last_status_code INTEGER NOT NULL DEFAULT 0,
+    last_error       TEXT    NOT NULL DEFAULT '',
+    next_attempt     INTEGER NOT NULL,
+    claim            TEXT    NOT NULL DEFAULT '',
+    claim_expires    INTEGER NOT NULL DEFAULT 0,
+    created          INTEGER NOT NULL,
+    delivered        INTEGER NOT NULL DEFAULT 0,
+    UNIQUE (webhook_id, seq)
+) STRICT;
+
+CREATE INDEX webhook_deliveries_due ON webhook_deliveries (status, next_attempt);
+
+CREATE INDEX webhook_deliveries_log ON webhook_deliveries (webhook_id, created);
+
+CREATE TABLE webhook_cursor (
+    id  INTEGER NOT NULL PRIMARY KEY CHECK (id = 1),
+    seq INTEGER NOT NULL
+) STRICT;

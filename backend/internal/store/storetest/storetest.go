@@ -93,6 +93,10 @@ func Run(t *testing.T, fresh func(t *testing.T) Opener) {
 		{"TreeBudgetAndAutoResume", testTreeBudgetAndAutoResume},
 		{"ReserveRace", testReserveRace},
 		{"ReserveGrants", testReserveGrants},
+		{"Webhooks", testWebhooks},
+		{"WebhookOutbox", testWebhookOutbox},
+		{"WebhookClaimRace", testWebhookClaimRace},
+		{"PruneKeepsUnfannedEvents", testPruneKeepsUnfannedEvents},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

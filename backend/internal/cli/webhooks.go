@@ -1,0 +1,299 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"connectrpc.com/connect"
+	"github.com/spf13/cobra"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/agents-os/agents/api/client"
+	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+)
+
+// webhooksCommand is `agents webhooks`.
+func (a *app) webhooksCommand() *cobra.Command {
+	var cf clientFlags
+	cmd := &cobra.Command{
+		Use:   "webhooks",
+		Short: "Register HTTP endpoints that are sent chosen events, signed (locally or on --attach)",
+		Long: `Webhooks POST chosen events to an HTTP endpoint as they happen: the
+body is the event's JSON, as on the event stream, signed per the Standard
+Webhooks specification with the webhook's secret (see docs/webhooks.md).
+Events: run.stopped, run.failed, call.waiting, budget.exceeded,
+session.idle, schedule.fired, agent.changed.`,
+		Args: cobra.NoArgs,
+	}
+	a.addServerFlags(cmd, &cf)
+	cmd.AddCommand(a.webhooksCreate(&cf), a.webhooksList(&cf), a.webhooksGet(&cf),
+		a.webhooksEnable(&cf, true), a.webhooksEnable(&cf, false), a.webhooksRemove(&cf), a.webhooksDeliveries(&cf))
+	return cmd
+}
+
+func (a *app) webhooksCreate(cf *clientFlags) *cobra.Command {
+	var (
+		events      []string
+		secret      string
+		serverWide  bool
+		description string
+		asJSON      bool
+	)
+	cmd := &cobra.Command{
+		Use:   "create URL --event NAME… [--secret whsec_…] [--server-wide]",
+		Short: "Register an endpoint; prints its secret, which is shown this once",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.withClient(cmd.Context(), *cf, func(ctx context.Context, c *client.Client) error {
+				res, err := c.Webhooks.CreateWebhook(ctx, connect.NewRequest(&agentsv1.CreateWebhookRequest{
+					Url: args[0], Events: splitEvents(events), Secret: secret, ServerWide: serverWide, Description: description,
+				}))
+				if err != nil {
+					return describe(err)
+				}
+				if asJSON {
+					return writeJSON(a.stdout, res.Msg)
+				}
+				w := res.Msg.GetWebhook()
+				fmt.Fprintf(a.stdout, "created webhook %s\n", w.GetId())
+				fmt.Fprintf(a.stdout, "secret %s\n", res.Msg.GetSecret())
+				fmt.Fprintln(a.stdout, "(the secret is shown this once: keep it where the receiver reads it)")
+				return nil
+			})
+		},
+	}
+	f := cmd.Flags()
+	f.StringSliceVarP(&events, "event", "e", nil, "an event to send (repeatable, or comma-separated)")
+	f.StringVar(&secret, "secret", "", "the signing secret, whsec_ and base64 (default: the server makes one)")
+	f.BoolVar(&serverWide, "server-wide", false, "send every owner's events (needs an admin token when attached with auth)")
+	f.StringVar(&description, "description", "", "free text")
+	f.BoolVar(&asJSON, "json", false, "print the webhook and its secret as JSON")
+	_ = cmd.MarkFlagRequired("event")
+	return cmd
+}
+
+// splitEvents accepts --event a,b as --event a --event b, spaces trimmed.
+func splitEvents(in []string) []string {
+	var out []string
+	for _, e := range in {
+		if e = strings.TrimSpace(e); e != "" {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func (a *app) webhooksList(cf *clientFlags) *cobra.Command {
+	var (
+		all    bool
+		asJSON bool
+	)
+	cmd := &cobra.Command{
+		Use:     "ls",
+		Aliases: []string{"list"},
+		Short:   "List webhooks",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.withClient(cmd.Context(), *cf, func(ctx context.Context, c *client.Client) error {
+				res, err := c.Webhooks.ListWebhooks(ctx, connect.NewRequest(&agentsv1.ListWebhooksRequest{AllOwners: all}))
+				if err != nil {
+					return describe(err)
+				}
+				if asJSON {
+					return writeJSON(a.stdout, res.Msg)
+				}
+				tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "ID\tSTATUS\tEVENTS\tURL")
+				for _, w := range res.Msg.GetWebhooks() {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", w.GetId(), webhookStatus(w), strings.Join(w.GetEvents(), ","), w.GetUrl())
+				}
+				return tw.Flush()
+			})
+		},
+	}
+	cmd.Flags().BoolVar(&all, "all", false, "every owner's webhooks (admin only when attached with auth)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the list as JSON")
+	return cmd
+}
+
+func webhookStatus(w *agentsv1.Webhook) string {
+	switch w.GetStatus() {
+	case agentsv1.WebhookStatus_WEBHOOK_STATUS_ENABLED:
+		if w.GetFailingSince() != nil {
+			return "failing"
+		}
+		return "enabled"
+	case agentsv1.WebhookStatus_WEBHOOK_STATUS_FAILING:
+		return "disabled (failing)"
+	}
+	return "disabled"
+}
+
+func (a *app) webhooksGet(cf *clientFlags) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "get ID",
+		Short: "Show a webhook",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.withClient(cmd.Context(), *cf, func(ctx context.Context, c *client.Client) error {
+				res, err := c.Webhooks.GetWebhook(ctx, connect.NewRequest(&agentsv1.GetWebhookRequest{WebhookId: args[0]}))
+				if err != nil {
+					return describe(err)
+				}
+				if asJSON {
+					return writeJSON(a.stdout, res.Msg.GetWebhook())
+				}
+				writeWebhook(a.stdout, res.Msg.GetWebhook())
+				return nil
+			})
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the webhook as JSON")
+	return cmd
+}
+
+func writeWebhook(out io.Writer, w *agentsv1.Webhook) {
+	fmt.Fprintf(out, "id           %s\n", w.GetId())
+	fmt.Fprintf(out, "owner        %s\n", w.GetOwner())
+	fmt.Fprintf(out, "url          %s\n", w.GetUrl())
+	fmt.Fprintf(out, "events       %s\n", strings.Join(w.GetEvents(), ", "))
+	if w.GetServerWide() {
+		fmt.Fprintf(out, "scope        every owner's events\n")
+	}
+	fmt.Fprintf(out, "status       %s\n", webhookStatus(w))
+	if r := w.GetStatusReason(); r != "" {
+		fmt.Fprintf(out, "reason       %s\n", r)
+	}
+	if f := w.GetFailingSince(); f != nil {
+		fmt.Fprintf(out, "failing      since %s\n", stamp(f))
+	}
+	if d := w.GetDescription(); d != "" {
+		fmt.Fprintf(out, "description  %s\n", d)
+	}
+	fmt.Fprintf(out, "created      %s\n", stamp(w.GetCreated()))
+}
+
+func stamp(t *timestamppb.Timestamp) string {
+	if t == nil {
+		return "-"
+	}
+	return t.AsTime().Local().Format(time.DateTime)
+}
+
+func (a *app) webhooksEnable(cf *clientFlags, enable bool) *cobra.Command {
+	use, short, done := "enable ID", "Enable a webhook (one the server disabled for failing too)", "enabled"
+	if !enable {
+		use, short, done = "disable ID", "Disable a webhook: no event is sent to it until it is enabled", "disabled"
+	}
+	return &cobra.Command{
+		Use:   use,
+		Short: short,
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.withClient(cmd.Context(), *cf, func(ctx context.Context, c *client.Client) error {
+				_, err := c.Webhooks.UpdateWebhook(ctx, connect.NewRequest(&agentsv1.UpdateWebhookRequest{WebhookId: args[0], Enabled: &enable}))
+				if err != nil {
+					return describe(err)
+				}
+				fmt.Fprintf(a.stdout, "%s webhook %s\n", done, args[0])
+				return nil
+			})
+		},
+	}
+}
+
+func (a *app) webhooksRemove(cf *clientFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:     "rm ID",
+		Aliases: []string{"delete"},
+		Short:   "Delete a webhook and its delivery log",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.withClient(cmd.Context(), *cf, func(ctx context.Context, c *client.Client) error {
+				if _, err := c.Webhooks.DeleteWebhook(ctx, connect.NewRequest(&agentsv1.DeleteWebhookRequest{WebhookId: args[0]})); err != nil {
+					return describe(err)
+				}
+				fmt.Fprintf(a.stdout, "deleted webhook %s\n", args[0])
+				return nil
+			})
+		},
+	}
+}
+
+func (a *app) webhooksDeliveries(cf *clientFlags) *cobra.Command {
+	var (
+		status string
+		limit  int32
+		asJSON bool
+	)
+	cmd := &cobra.Command{
+		Use:   "deliveries ID [--status pending|delivered|failed] [--limit N]",
+		Short: "Show a webhook's delivery log, newest first",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, ok := map[string]agentsv1.DeliveryStatus{
+				"":          agentsv1.DeliveryStatus_DELIVERY_STATUS_UNSPECIFIED,
+				"pending":   agentsv1.DeliveryStatus_DELIVERY_STATUS_PENDING,
+				"delivered": agentsv1.DeliveryStatus_DELIVERY_STATUS_DELIVERED,
+				"failed":    agentsv1.DeliveryStatus_DELIVERY_STATUS_FAILED,
+			}[status]
+			if !ok {
+				return fmt.Errorf("--status %q: want pending, delivered or failed", status)
+			}
+			return a.withClient(cmd.Context(), *cf, func(ctx context.Context, c *client.Client) error {
+				res, err := c.Webhooks.ListWebhookDeliveries(ctx, connect.NewRequest(&agentsv1.ListWebhookDeliveriesRequest{WebhookId: args[0], Status: st, Limit: limit}))
+				if err != nil {
+					return describe(err)
+				}
+				if asJSON {
+					return writeJSON(a.stdout, res.Msg)
+				}
+				tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "ID\tEVENT\tSTATUS\tATTEMPTS\tLAST\tNEXT")
+				for _, d := range res.Msg.GetDeliveries() {
+					fmt.Fprintf(tw, "%s\t%s #%d\t%s\t%d\t%s\t%s\n", d.GetId(), d.GetKind(), d.GetSeq(), deliveryStatus(d.GetStatus()),
+						d.GetAttempts(), lastAttempt(d), stamp(d.GetNextAttempt()))
+				}
+				return tw.Flush()
+			})
+		},
+	}
+	cmd.Flags().StringVar(&status, "status", "", "only deliveries in this status: pending, delivered or failed")
+	cmd.Flags().Int32Var(&limit, "limit", 0, "most deliveries to show (default 50, at most 500)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the deliveries as JSON")
+	return cmd
+}
+
+func deliveryStatus(s agentsv1.DeliveryStatus) string {
+	switch s {
+	case agentsv1.DeliveryStatus_DELIVERY_STATUS_PENDING:
+		return "pending"
+	case agentsv1.DeliveryStatus_DELIVERY_STATUS_DELIVERED:
+		return "delivered"
+	case agentsv1.DeliveryStatus_DELIVERY_STATUS_FAILED:
+		return "failed"
+	}
+	return "-"
+}
+
+// lastAttempt says how the last attempt went: its HTTP status or error.
+func lastAttempt(d *agentsv1.WebhookDelivery) string {
+	switch {
+	case d.GetAttempts() == 0:
+		return "-"
+	case d.GetLastError() != "":
+		e := d.GetLastError()
+		if len(e) > 60 {
+			e = e[:60] + "…"
+		}
+		return e
+	case d.GetLastStatusCode() != 0:
+		return fmt.Sprintf("HTTP %d", d.GetLastStatusCode())
+	}
+	return "-"
+}

@@ -1,0 +1,313 @@
+package storetest
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agents-os/agents/backend/internal/errs"
+	"github.com/agents-os/agents/backend/internal/events"
+	"github.com/agents-os/agents/backend/internal/store"
+)
+
+func newWebhook(id, owner string) *store.Webhook {
+	return &store.Webhook{
+		ID: id, Owner: owner, URL: "https://example.com/" + id, Events: []string{"run.stopped"},
+		Secret: "whsec_" + id, Enabled: true, Created: at(0), Updated: at(0),
+	}
+}
+
+// everyEvent is a fan-out plan that queues every event to every webhook
+// that was created before it, as package webhooks does for the names it
+// matches.
+func everyEvent(hooks []store.Webhook, evs []store.Event) []store.Delivery {
+	var out []store.Delivery
+	for _, e := range evs {
+		for _, w := range hooks {
+			if e.Seq > w.AfterSeq {
+				out = append(out, store.Delivery{
+					ID: fmt.Sprintf("msg_%s_%d", w.ID, e.Seq), WebhookID: w.ID, Seq: e.Seq, Kind: e.Kind,
+					SessionID: e.SessionID, Body: e.Body, NextAttempt: at(0), Created: at(0),
+				})
+			}
+		}
+	}
+	return out
+}
+
+func commitEvents(t *testing.T, s store.Store, evs ...store.Event) []uint64 {
+	t.Helper()
+	c := &store.Change{Events: evs}
+	noErr(t, s.Commit(context.Background(), c), "commit events")
+	return eventSeqs(c.Events)
+}
+
+// testWebhooks: webhooks are created, read, listed by owner, changed and
+// deleted; an unknown one is unknown_webhook; a new one starts after the
+// log's newest event.
+func testWebhooks(t *testing.T, fresh func(t *testing.T) Opener) {
+	ctx := context.Background()
+	s := open(t, fresh(t))
+	mustCreate(t, s, newMeta("a", "alice", at(0)))
+	seqs := commitEvents(t, s, event("a", "alice", events.KindRunStopped, 0))
+
+	a := newWebhook("wh_a", "alice")
+	noErr(t, s.CreateWebhook(ctx, a), "create")
+	equal(t, "after seq", a.AfterSeq, seqs[0])
+	b := newWebhook("wh_b", "bob")
+	b.ServerWide, b.Events, b.Created = true, []string{"run.failed", "agent.changed"}, at(time.Second)
+	noErr(t, s.CreateWebhook(ctx, b), "create b")
+	wantErr(t, s.CreateWebhook(ctx, newWebhook("wh_a", "alice")), errs.KindConflict, errs.CodeAlreadyExists)
+
+	got, err := s.GetWebhook(ctx, "wh_b")
+	noErr(t, err, "get")
+	equal(t, "events", got.Events, []string{"run.failed", "agent.changed"})
+	equal(t, "server wide", got.ServerWide, true)
+	equal(t, "secret", got.Secret, "whsec_wh_b")
+	equal(t, "created", got.Created, at(time.Second))
+	_, err = s.GetWebhook(ctx, "wh_none")
+	wantErr(t, err, errs.KindNotFound, errs.CodeUnknownWebhook)
+
+	list, err := s.ListWebhooks(ctx, "alice")
+	noErr(t, err, "list alice")
+	equal(t, "alice's", len(list), 1)
+	list, err = s.ListWebhooks(ctx, "")
+	noErr(t, err, "list all")
+	equal(t, "all", []string{list[0].ID, list[1].ID}, []string{"wh_a", "wh_b"})
+
+	got.Enabled, got.DisabledReason, got.URL, got.Updated = false, "broken", "https://example.org/", at(time.Minute)
+	noErr(t, s.UpdateWebhook(ctx, got), "update")
+	again, err := s.GetWebhook(ctx, "wh_b")
+	noErr(t, err, "get after update")
+	equal(t, "enabled", again.Enabled, false)
+	equal(t, "reason", again.DisabledReason, "broken")
+	equal(t, "url", again.URL, "https://example.org/")
+	wantErr(t, s.UpdateWebhook(ctx, store.Webhook{ID: "wh_none"}), errs.KindNotFound, errs.CodeUnknownWebhook)
+
+	noErr(t, s.DeleteWebhook(ctx, "wh_b"), "delete")
+	_, err = s.GetWebhook(ctx, "wh_b")
+	wantErr(t, err, errs.KindNotFound, errs.CodeUnknownWebhook)
+	wantErr(t, s.DeleteWebhook(ctx, "wh_b"), errs.KindNotFound, errs.CodeUnknownWebhook)
+}
+
+// testWebhookOutbox: the fan-out queues each event once per webhook and
+// moves its cursor; a claimed delivery is not claimed again until its
+// claim expires; only the claim's holder records an outcome, and a
+// delivery is delivered once; a webhook failing long enough is disabled.
+func testWebhookOutbox(t *testing.T, fresh func(t *testing.T) Opener) {
+	ctx := context.Background()
+	o := fresh(t)
+	s := o(t)
+	mustCreate(t, s, newMeta("a", "alice", at(0)))
+	commitEvents(t, s, event("a", "alice", "x", 0))
+	noErr(t, s.CreateWebhook(ctx, newWebhook("wh_a", "alice")), "create")
+	seqs := commitEvents(t, s, event("a", "alice", "x", 1), event("a", "alice", "x", 2), event("a", "alice", "x", 3))
+
+	n, err := s.FanOut(ctx, 2, everyEvent)
+	noErr(t, err, "fan out")
+	equal(t, "read", n, 2)
+	n, err = s.FanOut(ctx, 2, everyEvent)
+	noErr(t, err, "fan out the rest")
+	equal(t, "read the rest", n, 1)
+	n, err = s.FanOut(ctx, 2, everyEvent)
+	noErr(t, err, "fan out nothing")
+	equal(t, "read nothing", n, 0)
+	// Across a restart the cursor holds.
+	noErr(t, s.Close(), "close")
+	s = open(t, o)
+	n, err = s.FanOut(ctx, 10, everyEvent)
+	noErr(t, err, "fan out after reopen")
+	equal(t, "read after reopen", n, 0)
+
+	ds, err := s.ListDeliveries(ctx, "wh_a", "", 0)
+	noErr(t, err, "list deliveries")
+	got := []uint64{}
+	for _, d := range ds {
+		got = append(got, d.Seq)
+	}
+	equal(t, "queued, newest first", got, []uint64{seqs[2], seqs[1], seqs[0]})
+	equal(t, "status", ds[0].Status, store.DeliveryPending)
+
+	due, err := s.DueWebhooks(ctx, at(time.Second))
+	noErr(t, err, "due")
+	equal(t, "due", due, []string{"wh_a"})
+	first, err := s.ClaimDeliveries(ctx, "wh_a", "c1", at(time.Second), at(time.Minute), 2)
+	noErr(t, err, "claim")
+	equal(t, "claimed", len(first), 2)
+	equal(t, "claim", first[0].Claim, "c1")
+	second, err := s.ClaimDeliveries(ctx, "wh_a", "c2", at(2*time.Second), at(time.Minute), 5)
+	noErr(t, err, "claim the rest")
+	equal(t, "claimed the rest", len(second), 1)
+	none, err := s.ClaimDeliveries(ctx, "wh_a", "c3", at(3*time.Second), at(time.Minute), 5)
+	noErr(t, err, "claim again")
+	equal(t, "claimed while held", len(none), 0)
+
+	// The wrong claim records nothing.
+	held, err := s.RecordAttempt(ctx, store.Attempt{DeliveryID: first[0].ID, WebhookID: "wh_a", Claim: "c2", At: at(4 * time.Second), Delivered: true})
+	noErr(t, err, "record under another claim")
+	equal(t, "held under another claim", held, false)
+	// A failure: pending again, retried at Next; the webhook fails since.
+	held, err = s.RecordAttempt(ctx, store.Attempt{DeliveryID: first[0].ID, WebhookID: "wh_a", Claim: "c1", At: at(5 * time.Second),
+		StatusCode: 500, Error: "HTTP 500", Next: at(10 * time.Second)})
+	noErr(t, err, "record failure")
+	equal(t, "held", held, true)
+	w, err := s.GetWebhook(ctx, "wh_a")
+	noErr(t, err, "get")
+	equal(t, "failing since", w.FailingSince, at(5*time.Second))
+	next, err := s.NextDelivery(ctx)
+	noErr(t, err, "next delivery")
+	equal(t, "next delivery: the retry, before the claims' end", next, at(10*time.Second))
+	early, err := s.ClaimDeliveries(ctx, "wh_a", "c4", at(9*time.Second), at(time.Minute), 5)
+	noErr(t, err, "claim before due")
+	equal(t, "claimed before due", len(early), 0)
+	retry, err := s.ClaimDeliveries(ctx, "wh_a", "c5", at(10*time.Second), at(time.Minute), 5)
+	noErr(t, err, "claim when due")
+	if len(retry) != 1 || retry[0].ID != first[0].ID || retry[0].Attempts != 1 || retry[0].LastStatusCode != 500 {
+		t.Fatalf("claimed when due = %+v, want %s after one attempt that got 500", retry, first[0].ID)
+	}
+	// Success, once: the holder's second record, and the first claim's,
+	// find it delivered.
+	held, err = s.RecordAttempt(ctx, store.Attempt{DeliveryID: first[0].ID, WebhookID: "wh_a", Claim: "c5", At: at(11 * time.Second), Delivered: true, StatusCode: 200})
+	noErr(t, err, "record success")
+	equal(t, "success held", held, true)
+	for _, claim := range []string{"c5", "c1"} {
+		held, err = s.RecordAttempt(ctx, store.Attempt{DeliveryID: first[0].ID, WebhookID: "wh_a", Claim: claim, At: at(12 * time.Second), Delivered: true})
+		noErr(t, err, "record success again")
+		equal(t, "second success held under "+claim, held, false)
+	}
+	delivered, err := s.ListDeliveries(ctx, "wh_a", store.DeliveryDelivered, 0)
+	noErr(t, err, "list delivered")
+	if len(delivered) != 1 || delivered[0].Attempts != 2 || !delivered[0].Delivered.Equal(at(11*time.Second)) || delivered[0].LastError != "" {
+		t.Fatalf("delivered = %+v, want one after 2 attempts", delivered)
+	}
+	w, err = s.GetWebhook(ctx, "wh_a")
+	noErr(t, err, "get")
+	equal(t, "failing since after a success", w.FailingSince, time.Time{})
+
+	// Failures from at(20s) on; at(20s)+1h it has failed long enough.
+	held, err = s.RecordAttempt(ctx, store.Attempt{DeliveryID: first[1].ID, WebhookID: "wh_a", Claim: "c1", At: at(20 * time.Second), Error: "refused",
+		Next: at(time.Hour), DisableIfFailingSince: at(20*time.Second - time.Hour), DisableReason: "failing"})
+	noErr(t, err, "record failure")
+	equal(t, "held", held, true)
+	w, err = s.GetWebhook(ctx, "wh_a")
+	noErr(t, err, "get")
+	equal(t, "enabled while failing briefly", w.Enabled, true)
+	held, err = s.RecordAttempt(ctx, store.Attempt{DeliveryID: second[0].ID, WebhookID: "wh_a", Claim: "c2", At: at(time.Hour + 20*time.Second), Error: "refused",
+		DisableIfFailingSince: at(20 * time.Second), DisableReason: "failing for an hour"})
+	noErr(t, err, "record the last failure")
+	equal(t, "held", held, true)
+	w, err = s.GetWebhook(ctx, "wh_a")
+	noErr(t, err, "get")
+	equal(t, "enabled after failing long", w.Enabled, false)
+	equal(t, "reason", w.DisabledReason, "failing for an hour")
+	failed, err := s.ListDeliveries(ctx, "wh_a", store.DeliveryFailed, 0)
+	noErr(t, err, "list failed")
+	equal(t, "given up", len(failed), 1)
+	due, err = s.DueWebhooks(ctx, at(2*time.Hour))
+	noErr(t, err, "due when disabled")
+	equal(t, "due when disabled", len(due), 0)
+	next, err = s.NextDelivery(ctx)
+	noErr(t, err, "next delivery when disabled")
+	equal(t, "next delivery when disabled", next, time.Time{})
+
+	// Ended deliveries are pruned, pending ones kept.
+	pruned, err := s.PruneDeliveries(ctx, at(time.Minute))
+	noErr(t, err, "prune")
+	equal(t, "pruned", pruned, 2)
+	left, err := s.ListDeliveries(ctx, "wh_a", "", 0)
+	noErr(t, err, "list after prune")
+	equal(t, "left", len(left), 1)
+	noErr(t, s.DeleteWebhook(ctx, "wh_a"), "delete")
+	left, err = s.ListDeliveries(ctx, "wh_a", "", 0)
+	noErr(t, err, "list after delete")
+	equal(t, "left after delete", len(left), 0)
+}
+
+// testWebhookClaimRace: dispatchers claiming at once never claim one
+// delivery twice, and fan-outs at once queue each event once. They share
+// one store, whose pool gives each its own connection where the database
+// has several (PostgreSQL).
+func testWebhookClaimRace(t *testing.T, fresh func(t *testing.T) Opener) {
+	ctx := context.Background()
+	s := open(t, fresh(t))
+	other := s
+	mustCreate(t, s, newMeta("a", "alice", at(0)))
+	noErr(t, s.CreateWebhook(ctx, newWebhook("wh_a", "alice")), "create")
+	var evs []store.Event
+	for i := range 40 {
+		evs = append(evs, event("a", "alice", "x", i))
+	}
+	commitEvents(t, s, evs...)
+
+	var wg sync.WaitGroup
+	for _, st := range []store.Store{s, other} {
+		wg.Go(func() {
+			for {
+				n, err := st.FanOut(ctx, 7, everyEvent)
+				if err != nil {
+					t.Errorf("fan out: %v", err)
+					return
+				}
+				if n == 0 {
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	all, err := s.ListDeliveries(ctx, "wh_a", "", 100)
+	noErr(t, err, "list")
+	equal(t, "queued", len(all), 40)
+
+	var mu sync.Mutex
+	claimed := map[string]string{}
+	for i, st := range []store.Store{s, other, s, other} {
+		wg.Go(func() {
+			claim := fmt.Sprintf("c%d", i)
+			for {
+				ds, err := st.ClaimDeliveries(ctx, "wh_a", claim, at(time.Second), at(time.Minute), 3)
+				if err != nil {
+					t.Errorf("claim: %v", err)
+					return
+				}
+				if len(ds) == 0 {
+					return
+				}
+				mu.Lock()
+				for _, d := range ds {
+					if prev, ok := claimed[d.ID]; ok {
+						t.Errorf("delivery %s claimed by %s and %s", d.ID, prev, claim)
+					}
+					claimed[d.ID] = claim
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	equal(t, "claimed", len(claimed), 40)
+}
+
+// testPruneKeepsUnfannedEvents: the log keeps the events the webhooks'
+// fan-out has not read while a webhook is enabled.
+func testPruneKeepsUnfannedEvents(t *testing.T, fresh func(t *testing.T) Opener) {
+	ctx := context.Background()
+	s := open(t, fresh(t))
+	mustCreate(t, s, newMeta("a", "alice", at(0)))
+	noErr(t, s.CreateWebhook(ctx, newWebhook("wh_a", "alice")), "create")
+	seqs := commitEvents(t, s, event("a", "alice", "x", 0), event("a", "alice", "x", 1), event("a", "alice", "x", 2))
+	_, err := s.PruneEvents(ctx, at(time.Hour), 1)
+	noErr(t, err, "prune")
+	oldest, _, err := s.EventBounds(ctx)
+	noErr(t, err, "bounds")
+	equal(t, "oldest kept before the fan-out", oldest, seqs[0])
+	_, err = s.FanOut(ctx, 2, everyEvent)
+	noErr(t, err, "fan out")
+	_, err = s.PruneEvents(ctx, at(time.Hour), 1)
+	noErr(t, err, "prune")
+	oldest, _, err = s.EventBounds(ctx)
+	noErr(t, err, "bounds")
+	equal(t, "oldest kept after the fan-out", oldest, seqs[2])
+}
