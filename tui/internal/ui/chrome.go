@@ -93,14 +93,16 @@ func (m *Model) renderTabs(w int) string {
 }
 
 // renderStatus is the status bar: the last result or error on the left,
-// the connection on the right, always.
+// shortened at a word when it must, the connection on the right, always.
 func (m *Model) renderStatus(w int) string {
 	st := m.th.App
-	left := st.Status.Render(m.status.Text)
+	right := m.renderConn(w*2/3) + " "
+	room := max(w-ansi.StringWidth(right)-2, 0)
+	left := st.Status.Render(layout.Words(m.status.Text, room))
 	if m.status.Err != nil {
-		left = st.Error.Render(m.status.Err.Error())
+		left = st.Error.Render(layout.Words(m.status.Err.Error(), room))
 	}
-	return layout.Columns(" "+left, m.renderConn(w*2/3)+" ", w)
+	return layout.Columns(" "+left, right, w)
 }
 
 // renderConn says whether the event stream is up, and to which server,
