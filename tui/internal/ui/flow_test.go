@@ -273,7 +273,10 @@ func TestFlowQQuitsWhereNoTextFieldHasTheKeyboard(t *testing.T) {
 	fl.press("backspace", "esc")
 	// The third row is "Approve the deploy"; in its composer q is text.
 	fl.press("down", "down", "enter")
-	fl.waitFor("the conversation", func(s string) bool { tabs, _, _ := strings.Cut(s, "\n"); return strings.Contains(tabs, "› Approve the deploy") })
+	fl.waitFor("the conversation", func(s string) bool {
+		tabs, _, _ := strings.Cut(s, "\n")
+		return strings.Contains(tabs, "› Approve the deploy")
+	})
 	fl.press("i")
 	fl.typeText("q")
 	fl.waitFor("q typed in the composer", func(s string) bool { return strings.Contains(s, "│ q") })
