@@ -58,9 +58,14 @@ func TestTUIShowsStreamingArgumentsAsText(t *testing.T) {
 		if strings.Contains(screen, "looking at his watch once more") {
 			t.Skip("the call was complete before the screen was read; nothing streamed to look at")
 		}
-		for !strings.Contains(screen, "boss heard:") {
+		// Read as it streams, to the call's end.
+		deadline := time.Now().Add(30 * time.Second)
+		for !strings.Contains(screen, "✓ helper aide") {
 			if strings.Contains(screen, `\u003e`) || strings.Contains(screen, `{"prompt"`) {
 				t.Fatalf("the streaming arguments show as JSON:\n%s", screen)
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the call did not end within 30s:\n%s", screen)
 			}
 			time.Sleep(50 * time.Millisecond)
 			screen = term.capture()
