@@ -112,8 +112,9 @@ func Scroll(lines []string, top, h int, more string) (shown []string, clamped in
 }
 
 // Words shortens plain text to at most w cells at a word boundary,
-// ending in "…" when it cut, so no word is shown in part. A first word
-// longer than w is cut within, as nothing else would show.
+// ending in "…" when it cut, so no word is shown in part. A long word
+// (a path, an address) that would leave less than half the room used is
+// cut within instead, as most of it says more than nothing.
 func Words(s string, w int) string {
 	if ansi.StringWidth(s) <= w {
 		return s
@@ -133,7 +134,7 @@ func Words(s string, w int) string {
 		}
 		out = next
 	}
-	if out == "" {
+	if ansi.StringWidth(out)*2 < w {
 		return ansi.Truncate(s, w, "…")
 	}
 	// A word that is only a separator ("·", "—") does not end a line.

@@ -96,20 +96,27 @@ func (m *Model) renderTabs(w int) string {
 // shortened at a word when it must, the connection on the right, always.
 func (m *Model) renderStatus(w int) string {
 	st := m.th.App
-	right := m.renderConn(w*2/3) + " "
-	room := max(w-ansi.StringWidth(right)-2, 0)
-	left := st.Status.Render(layout.Words(m.status.Text, room))
+	text, style := m.status.Text, st.Status
 	if m.status.Err != nil {
-		left = st.Error.Render(layout.Words(m.status.Err.Error(), room))
+		text, style = m.status.Err.Error(), st.Error
 	}
-	return layout.Columns(" "+left, right, w)
+	// The server's address gives way first, then the text's last words.
+	right := m.renderConn(w*2/3, true) + " "
+	if ansi.StringWidth(text) > w-ansi.StringWidth(right)-2 {
+		right = m.renderConn(w*2/3, false) + " "
+	}
+	room := max(w-ansi.StringWidth(right)-2, 0)
+	return layout.Columns(" "+style.Render(layout.Words(text, room)), right, w)
 }
 
-// renderConn says whether the event stream is up, and to which server,
-// in at most most cells.
-func (m *Model) renderConn(most int) string {
+// renderConn says whether the event stream is up, and, with target, to
+// which server, in at most most cells.
+func (m *Model) renderConn(most int, withTarget bool) string {
 	st := m.th.App
-	target := st.Muted.Render(" · " + m.c.Target())
+	target := ""
+	if withTarget {
+		target = st.Muted.Render(" · " + m.c.Target())
+	}
 	var s string
 	switch {
 	case !m.connKnown:
