@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -62,6 +63,7 @@ func Run(ctx context.Context, c *client.Client, opts Options) error {
 		SessionID:  opts.SessionID,
 		StopOnQuit: opts.StopOnQuit,
 		Log:        log,
+		Redraw:     5 * time.Second,
 	})
 	popts := []tea.ProgramOption{tea.WithContext(ctx)}
 	if opts.Input != nil {

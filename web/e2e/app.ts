@@ -35,6 +35,16 @@ export async function startSession(page: Page, baseUrl: string, agent: string, m
   return sessionIdOf(page);
 }
 
+/**
+ * Picks an action of the session header's More menu (the rarely used
+ * controls on a desktop: Hard cancel, Compact, Continue with…, Rename,
+ * Budget, Export, Delete).
+ */
+export async function moreAction(page: Page, name: string): Promise<void> {
+  await page.getByRole("toolbar", { name: "Session controls" }).getByRole("button", { name: "More" }).click();
+  await page.getByRole("menu", { name: "More" }).getByRole("menuitem", { name, exact: true }).click();
+}
+
 /** The transcript. */
 export function conversation(page: Page): Locator {
   return page.getByRole("log", { name: "Conversation" });

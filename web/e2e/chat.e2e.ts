@@ -4,6 +4,7 @@ import {
   composer,
   conversation,
   liveTurn,
+  moreAction,
   patience,
   recordStreamedText,
   send,
@@ -62,7 +63,7 @@ describeE2E("the chat", () => {
       await liveTurn(page).waitFor({ state: "detached", timeout: patience });
       await waitForStatus(page, "ready");
     }
-    await page.getByRole("button", { name: "Compact", exact: true }).first().click();
+    await moreAction(page, "Compact");
     const form = page.getByRole("form", { name: "Compact the session" });
     await form.getByRole("textbox").fill("keep the ordinals");
     await form.getByRole("button", { name: "Compact", exact: true }).click();
@@ -205,7 +206,7 @@ describeE2E("the chat", () => {
     const page = await home();
     const id = await startSession(page, server.url, "chat", "name me");
     await waitForTurn(page, "You said: name me");
-    await page.getByRole("toolbar", { name: "Session controls" }).getByRole("button", { name: "Rename" }).click();
+    await moreAction(page, "Rename");
     const field = page.getByRole("textbox", { name: "Session title" });
     await field.fill("Renamed from the page");
     await field.press("Enter");

@@ -33,6 +33,12 @@ const tmuxCols, tmuxRows = 100, 30
 // status can be read.
 func startTmux(t *testing.T, dir string, env []string, argv ...string) *tmuxTerm {
 	t.Helper()
+	return startTmuxSized(t, tmuxCols, tmuxRows, dir, env, argv...)
+}
+
+// startTmuxSized is startTmux in a terminal of cols×rows cells.
+func startTmuxSized(t *testing.T, cols, rows int, dir string, env []string, argv ...string) *tmuxTerm {
+	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skip("tmux is not installed")
 	}
@@ -63,7 +69,7 @@ func startTmux(t *testing.T, dir string, env []string, argv ...string) *tmuxTerm
 		t.Fatal(err)
 	}
 	m.tmux("-f", conf, "new-session", "-d", "-s", m.name,
-		"-x", fmt.Sprint(tmuxCols), "-y", fmt.Sprint(tmuxRows), script)
+		"-x", fmt.Sprint(cols), "-y", fmt.Sprint(rows), script)
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("last screen:\n%s", m.capture())

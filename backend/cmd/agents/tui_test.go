@@ -36,6 +36,10 @@ func tuiAgentFiles() []string {
 	return files
 }
 
+// quotedPrompt is a helper call's arguments as a model's JSON encoder
+// writes them, > escaped.
+const quotedPrompt = `{"prompt":"\u003e\u003e What time is it? asked the white rabbit, looking at his watch once more"}`
+
 // tellerStory streams for about ten seconds: long enough to type a draft,
 // pause or interrupt while it runs.
 var tellerStory = strings.Repeat("and then ", 100)
@@ -66,6 +70,12 @@ func tuiRules() fakellm.Rules {
 			}},
 			{Name: "slow report", Match: fakellm.Match{SystemContains: tuiBossPrompt, UserContains: "slowly", AssistantMessages: new(1)}, Reply: fakellm.Reply{
 				Text: "walked: {{last_tool_result}}",
+			}},
+			// Asked to quote, the boss writes its helper call slowly, its
+			// arguments escaped as a JSON encoder escapes > (\u003e): the
+			// call streams for a few seconds.
+			{Name: "quote", Match: fakellm.Match{SystemContains: tuiBossPrompt, UserContains: "quote", AssistantMessages: new(0)}, Reply: fakellm.Reply{
+				ToolCalls: []fakellm.ToolCall{{Name: "prompt_agent_aide", RawArguments: quotedPrompt}}, ChunkSize: 3, ChunkDelay: "120ms",
 			}},
 			{Name: "weather", Match: fakellm.Match{SystemContains: tuiBossPrompt, AssistantMessages: new(0)}, Reply: fakellm.Reply{
 				ToolCalls: []fakellm.ToolCall{{Name: "bash_weather", Arguments: json.RawMessage(`{}`)}},
@@ -118,13 +128,19 @@ func newTUIFixture(t *testing.T) *tuiFixture {
 // embedded runs `agents tui` with its own server in the process.
 func (f *tuiFixture) embedded(t *testing.T, extra ...string) *tmuxTerm {
 	t.Helper()
+	return f.embeddedSized(t, tmuxCols, tmuxRows, extra...)
+}
+
+// embeddedSized is embedded in a terminal of cols×rows cells.
+func (f *tuiFixture) embeddedSized(t *testing.T, cols, rows int, extra ...string) *tmuxTerm {
+	t.Helper()
 	args := []string{f.bin, "tui", "--db", filepath.Join(f.dir, "agents.db"), "--offline-model", f.model,
 		"--log-file", filepath.Join(f.dir, "tui.log")}
 	for _, file := range tuiAgentFiles() {
 		abs, _ := filepath.Abs(file)
 		args = append(args, "--agent-file", abs)
 	}
-	return startTmux(t, f.dir, tuiEnv(f.dir), append(args, extra...)...)
+	return startTmuxSized(t, cols, rows, f.dir, tuiEnv(f.dir), append(args, extra...)...)
 }
 
 // attached runs `agents tui --attach url`.

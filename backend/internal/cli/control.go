@@ -20,19 +20,21 @@ import (
 
 func (a *app) sessionsFork(cf *clientFlags) *cobra.Command {
 	var atTurn int
-	var agent string
+	var agent, title string
 	cmd := &cobra.Command{
 		Use:   "fork ID",
 		Short: "Copy a session up to a turn into a new session, optionally with another agent; print the new id",
 		Long: `Copy a session into a new one and print the new session's id. Every turn
 is kept unless --at-turn N keeps only the turns up to N (counted from 0,
 the first turn, as sessions show numbers them). --with SLUG binds the new
-session to another agent: "continue with another agent". ID may be a
-unique prefix.`,
+session to another agent: "continue with another agent". The new session
+is titled after its source and where it was cut ("Plan (fork at turn 3)")
+unless --title names it. A fork cut at a question holds it unanswered:
+"agents sessions resume" runs it. ID may be a unique prefix.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.onSession(cmd.Context(), *cf, args[0], func(ctx context.Context, c *client.Client, id string) error {
-				req := &agentsv1.ForkSessionRequest{SessionId: id, Agent: agent}
+				req := &agentsv1.ForkSessionRequest{SessionId: id, Agent: agent, Title: title}
 				if cmd.Flags().Changed("at-turn") {
 					meta, err := c.Sessions.GetSession(ctx, connect.NewRequest(&agentsv1.GetSessionRequest{SessionId: id, MetaOnly: true}))
 					if err != nil {
@@ -57,6 +59,7 @@ unique prefix.`,
 	}
 	cmd.Flags().IntVar(&atTurn, "at-turn", 0, "keep the turns up to this one (0 is the first); default: every turn")
 	cmd.Flags().StringVar(&agent, "with", "", "agent of the new session (default: the same agent)")
+	cmd.Flags().StringVar(&title, "title", "", `title of the new session (default: "<source title> (fork at turn N)")`)
 	return cmd
 }
 

@@ -304,9 +304,10 @@ func (a *app) sessionsResume(cf *clientFlags) *cobra.Command {
 		Short: "Continue a paused run, a waiting one whose calls are answered, or a failed one, and follow it",
 		Long: `Continue a session's run and stream its answer to stdout, as agents run
 does, with the same exit statuses. --params-file resupplies params (the
-secret ones a restart forgot). ID may be a unique prefix. A ready session
-has nothing to resume: the command says so and exits with status 1 (a
-message goes on with it: agents sessions mail).`,
+secret ones a restart forgot). ID may be a unique prefix. A fork cut at a
+question runs it. A ready session with nothing else to run has nothing to
+resume: the command says so and exits with status 1 (a message goes on
+with it: agents sessions send).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			params, err := a.params()

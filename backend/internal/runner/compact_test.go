@@ -125,7 +125,7 @@ func TestAForkBeforeACompactionContinuesUncompacted(t *testing.T) {
 	}
 	// Newest-first: keep the turns up to the sixth.
 	at := len(v.Turns) - 6
-	fork, err := k.run.ForkSession(ctx, "me", id, &at, "", nil)
+	fork, err := k.run.ForkSession(ctx, "me", id, runner.ForkRequest{AtTurn: &at})
 	if err != nil {
 		t.Fatal(err)
 	}

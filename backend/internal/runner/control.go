@@ -252,7 +252,9 @@ func (a *actor) resumeRun() error {
 	}
 	switch a.st.meta.Status {
 	case session.StatusReady:
-		if len(a.st.mail) == 0 {
+		// A ready session runs again only for mail, or for a question
+		// nobody answered: a fork cut at a user turn holds one.
+		if len(a.st.mail) == 0 && !a.questioned() {
 			return nil
 		}
 	case session.StatusWaiting:

@@ -2,6 +2,8 @@ package runner
 
 import (
 	"context"
+	"fmt"
+	"strings"
 
 	"github.com/google/uuid"
 
@@ -12,17 +14,30 @@ import (
 // forkedText is the result of a call the fork cut off before it ran.
 const forkedText = "not run: the session was forked before this call completed"
 
+// ForkRequest says where and how to fork a session.
+type ForkRequest struct {
+	// AtTurn is the 0-based newest-first index of the last turn kept
+	// (nil: the head).
+	AtTurn *int
+	// Agent, when set, binds the copy to another agent.
+	Agent string
+	// AgentVersion, when set, pins the copy to that version of its stored
+	// agent (0: it follows the latest); nil keeps the source's pin when the
+	// copy keeps its agent as it is now.
+	AgentVersion *int64
+	// Title is the copy's title; empty names it after its source and the
+	// turn it was cut at (forkTitle).
+	Title string
+}
+
 // ForkSession copies a session up to a turn into a new root session, with
-// forked_from set. atTurn is a 0-based newest-first index (nil: the head);
-// agent, when set, binds the copy to another agent. agentVersion, when
-// set, pins the copy to that version of its stored agent (0: it follows
-// the latest); nil keeps the source's pin when the copy keeps its agent
-// as it is now.
+// forked_from set (see ForkRequest).
 //
 // The copy takes the source's params, which live on the server holding
 // the source: a source held elsewhere is forked there.
-func (r *Runner) ForkSession(ctx context.Context, owner, id string, atTurn *int, agent string, agentVersion *int64) (View, error) {
-	fork, forwarded, err := onHolder(ctx, r, owner, id, forkCommand{AtTurn: atTurn, Agent: agent, AgentVersion: agentVersion})
+func (r *Runner) ForkSession(ctx context.Context, owner, id string, req ForkRequest) (View, error) {
+	cmd := forkCommand{AtTurn: req.AtTurn, Agent: req.Agent, AgentVersion: req.AgentVersion, Title: req.Title}
+	fork, forwarded, err := onHolder(ctx, r, owner, id, cmd)
 	if forwarded && err == nil {
 		return r.ReadSession(ctx, owner, fork.ID, ViewRequest{})
 	}
@@ -34,6 +49,7 @@ type forkCommand struct {
 	AtTurn       *int   `json:"at_turn,omitempty"`
 	Agent        string `json:"agent,omitempty"`
 	AgentVersion *int64 `json:"agent_version,omitempty"`
+	Title        string `json:"title,omitempty"`
 }
 
 type forkAnswer struct {
@@ -134,11 +150,15 @@ func (r *Runner) forkLocal(ctx context.Context, owner, id string, cmd forkComman
 		}
 		copied = append(copied, session.Turn{Index: n, Created: now, User: &session.UserTurn{ToolResults: kept}})
 	}
+	title := cleanTitle(cmd.Title)
+	if title == "" {
+		title = forkTitle(meta.Title, len(turns))
+	}
 	fork := session.Meta{
 		ID:         forkID,
 		Agent:      agent,
 		Owner:      meta.Owner,
-		Title:      meta.Title,
+		Title:      title,
 		Status:     session.StatusReady,
 		ForkedFrom: meta.ID,
 		TurnCount:  len(copied),
@@ -151,4 +171,18 @@ func (r *Runner) forkLocal(ctx context.Context, owner, id string, cmd forkComman
 		fork.Usage = fork.Usage.Add(t.Usage())
 	}
 	return r.open(ctx, fork, copied, params, func(a *actor, e *edit) error { return a.apply(e) })
+}
+
+// forkTitle names a fork after its source and the turn it was cut at,
+// counted from 1, so that a list tells the two apart: "Plan (fork at turn
+// 3)". A long source title is shortened to leave room for the note.
+func forkTitle(source string, turn int) string {
+	source = cleanTitle(source)
+	if source == "" {
+		return fmt.Sprintf("Fork at turn %d", turn)
+	}
+	if runes := []rune(source); len(runes) > maxTitle {
+		source = strings.TrimSpace(string(runes[:maxTitle-1])) + "…"
+	}
+	return fmt.Sprintf("%s (fork at turn %d)", source, turn)
 }

@@ -546,7 +546,7 @@ func TestForkThroughAnotherServer(t *testing.T) {
 	f, l, on := crossFleet(t, time.Minute, "a", "b")
 	id := on["a"].create(t, "bench", "hello")
 	on["a"].wait(t, id)
-	v, err := on["b"].run.ForkSession(context.Background(), "me", id, nil, "", nil)
+	v, err := on["b"].run.ForkSession(context.Background(), "me", id, runner.ForkRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -683,7 +683,7 @@ func TestAForkIsNotMadeTwiceWhenItsHolderDiesBeforeFinishingIt(t *testing.T) {
 	}
 	answered := make(chan answer, 1)
 	go func() {
-		v, err := b.run.ForkSession(ctx, "me", id, nil, "", nil)
+		v, err := b.run.ForkSession(ctx, "me", id, runner.ForkRequest{})
 		answered <- answer{v, err}
 	}()
 	<-a.db.unwritten

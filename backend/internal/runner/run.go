@@ -531,6 +531,13 @@ func (a *actor) answered() bool {
 	return last != nil && last.LLM != nil && len(last.LLM.ToolCalls) == 0 && len(a.st.mail) == 0
 }
 
+// questioned reports whether the conversation ends with a user turn the
+// model has not answered yet.
+func (a *actor) questioned() bool {
+	last := lastExchanged(a.st.turns)
+	return last != nil && last.User != nil
+}
+
 // lastExchanged is the newest turn that is not a compaction: a
 // compaction changes what is sent, not where the conversation stands.
 func lastExchanged(turns []session.Turn) *session.Turn {

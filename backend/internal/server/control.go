@@ -155,7 +155,7 @@ func (h *sessionService) ForkSession(ctx context.Context, req *connect.Request[a
 		v := int(m.GetAtTurn())
 		at = &v
 	}
-	view, err := h.s.runner.ForkSession(ctx, owner(ctx), m.GetSessionId(), at, m.GetAgent(), m.AgentVersion)
+	view, err := h.s.runner.ForkSession(ctx, owner(ctx), m.GetSessionId(), runner.ForkRequest{AtTurn: at, Agent: m.GetAgent(), AgentVersion: m.AgentVersion, Title: m.GetTitle()})
 	if err != nil {
 		return nil, err
 	}

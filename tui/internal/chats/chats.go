@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/textinput"
@@ -25,6 +26,7 @@ import (
 	"github.com/agents-os/agents/tui/internal/msgs"
 	"github.com/agents-os/agents/tui/internal/pages"
 	"github.com/agents-os/agents/tui/internal/theme"
+	"github.com/agents-os/agents/tui/internal/units"
 )
 
 // Loaded is the answer of Refresh: every session of the owner.
@@ -78,6 +80,8 @@ type Chats struct {
 	// its text, with the sessions above them in the tree for context.
 	search textinput.Model
 	query  string
+
+	now func() time.Time
 }
 
 type row struct {
@@ -104,15 +108,18 @@ type drawnFrom struct {
 	w, depth         int
 	selected, unread bool
 	dark             bool
+	// age is the when column, as it reads at the drawing.
+	age string
 }
 
-// New returns an empty list; Refresh fills it.
-func New(ctx context.Context, c Client, th *theme.Theme, km *keys.Map) *Chats {
+// New returns an empty list; Refresh fills it. now is the clock the when
+// column measures with.
+func New(ctx context.Context, c Client, th *theme.Theme, km *keys.Map, now func() time.Time) *Chats {
 	in := textinput.New()
 	in.Prompt = "/ "
 	in.Placeholder = "search titles and agents"
 	m := &Chats{
-		ctx: ctx, c: c, th: th, km: km,
+		ctx: ctx, c: c, th: th, km: km, now: now,
 		metas:  map[string]*agentsv1.SessionMeta{},
 		unread: map[string]bool{},
 		cache:  map[string]rendered{},
@@ -465,6 +472,8 @@ func (m *Chats) matching() []row {
 const (
 	agentWidth = 16
 	turnsWidth = 6
+	// whenWidth fits the longest age, "999d", and a space before it.
+	whenWidth = 6
 )
 
 // Render draws the list in w×h cells.
@@ -493,7 +502,8 @@ func (m *Chats) Render(w, h int) string {
 	case len(m.rows) > 0:
 		lines = append(lines, layout.Row(w,
 			[]layout.Seg{{Text: "      session", Style: st.Muted}},
-			[]layout.Seg{{Text: fmt.Sprintf("%-*s", agentWidth, "agent"), Style: st.Muted}, {Text: fmt.Sprintf("%*s", turnsWidth, "turns"), Style: st.Muted}},
+			[]layout.Seg{{Text: fmt.Sprintf("%-*s", agentWidth, "agent"), Style: st.Muted}, {Text: fmt.Sprintf("%*s", turnsWidth, "turns"), Style: st.Muted},
+				{Text: fmt.Sprintf("%*s", whenWidth, "when"), Style: st.Muted}},
 			nil))
 		room := h - len(lines)
 		if foot != "" {
@@ -525,7 +535,8 @@ func (m *Chats) confirmQuestion() string {
 func (m *Chats) renderRow(r row, w int, selected bool) string {
 	meta := m.metas[r.id]
 	unread := m.unread[r.id]
-	from := drawnFrom{meta: meta, w: w, depth: r.depth, selected: selected, unread: unread, dark: m.th.Dark}
+	age := units.Age(m.now().Sub(meta.GetUpdateTime().AsTime()))
+	from := drawnFrom{meta: meta, w: w, depth: r.depth, selected: selected, unread: unread, dark: m.th.Dark, age: age}
 	if c, ok := m.cache[r.id]; ok && c.from == from {
 		return c.s
 	}
@@ -556,6 +567,7 @@ func (m *Chats) renderRow(r row, w int, selected bool) string {
 	right := []layout.Seg{
 		{Text: " " + layout.Pad(meta.GetAgent(), agentWidth-1), Style: st.Muted},
 		{Text: fmt.Sprintf("%*d", turnsWidth, meta.GetTurnCount()), Style: st.Muted},
+		{Text: fmt.Sprintf("%*s", whenWidth, age), Style: st.Muted},
 	}
 	s := layout.Row(w, left, right, bg)
 	m.cache[r.id] = rendered{from: from, s: s}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"connectrpc.com/connect"
@@ -44,7 +45,7 @@ func screen(c *Chats) string { return ansi.Strip(c.Render(80, 10)) }
 
 func TestDeleteAsksAndCascadesToSubSessions(t *testing.T) {
 	d := &fakeServer{}
-	c := New(t.Context(), d, theme.New(true), keys.Default())
+	c := New(t.Context(), d, theme.New(true), keys.Default(), time.Now)
 	c.Handle(Loaded{Sessions: []*agentsv1.SessionMeta{meta("root", "", "Root", 1), meta("child", "root", "Child", 1)}})
 
 	c.HandleKey(tea.KeyPressMsg{Code: 'd', Mod: tea.ModCtrl})
@@ -62,7 +63,7 @@ func TestDeleteAsksAndCascadesToSubSessions(t *testing.T) {
 }
 
 func TestEventsDuringARefreshSurviveItsAnswer(t *testing.T) {
-	c := New(t.Context(), &fakeServer{}, theme.New(true), keys.Default())
+	c := New(t.Context(), &fakeServer{}, theme.New(true), keys.Default(), time.Now)
 	c.Handle(Loaded{Sessions: []*agentsv1.SessionMeta{meta("a", "", "Old title", 1)}})
 	gen := c.refresh.Start() // in flight; its answer was read before the events below
 	c.Handle(created(meta("b", "", "Made meanwhile", 3)))
@@ -78,7 +79,7 @@ func TestEventsDuringARefreshSurviveItsAnswer(t *testing.T) {
 }
 
 func TestUnreadUntilOpened(t *testing.T) {
-	c := New(t.Context(), &fakeServer{}, theme.New(true), keys.Default())
+	c := New(t.Context(), &fakeServer{}, theme.New(true), keys.Default(), time.Now)
 	c.Handle(Loaded{Sessions: []*agentsv1.SessionMeta{meta("a", "", "A", 1), meta("b", "", "B", 1)}})
 	c.SetOpen("b")
 	stop := func(id string) msgs.Event {
@@ -99,7 +100,7 @@ func TestUnreadUntilOpened(t *testing.T) {
 // stream connects): the first one's answer, older than an event that came
 // between them, must not replace what the event showed.
 func TestAnOlderRefreshAnswerIsIgnored(t *testing.T) {
-	c := New(t.Context(), &fakeServer{}, theme.New(true), keys.Default())
+	c := New(t.Context(), &fakeServer{}, theme.New(true), keys.Default(), time.Now)
 	first := c.refresh.Start()
 	second := c.refresh.Start()
 	c.Handle(created(meta("b", "", "Made meanwhile", 3)))

@@ -166,3 +166,14 @@ func TestHeaderNamesThePinnedAgentVersion(t *testing.T) {
 		t.Errorf("first line %q", line)
 	}
 }
+
+// A fork cut at a question holds it unanswered, ready: the pause/resume
+// key runs it.
+func TestResumeRunsAForkThatEndsWithAQuestion(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, ready, fewTurns()[:3]...).open()
+	r.keys("ctrl+p")
+	if r.fake.resumes != 1 {
+		t.Errorf("resumes = %d, want 1", r.fake.resumes)
+	}
+}

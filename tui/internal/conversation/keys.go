@@ -327,6 +327,10 @@ func (s *Screen) pauseOrResume() tea.Cmd {
 			// Its budget stopped the run; once raised, Resume goes on.
 			return s.resume()
 		}
+		if s.tr.EndsWithQuestion() {
+			// A fork cut at a question: Resume runs it.
+			return s.resume()
+		}
 	}
 	return status("no run to pause or resume", nil)
 }

@@ -466,7 +466,12 @@ func (s *Screen) forked(m forkedMsg) tea.Cmd {
 		return status("", fmt.Errorf("%s: %w", m.what, client.Describe(m.err)))
 	}
 	id := m.session.GetMeta().GetId()
-	return tea.Batch(emit(msgs.OpenSession{ID: id, Write: true}), status(m.what+": opened "+id, nil))
+	what := m.what + ": opened " + id
+	if turns := m.session.GetTurns(); len(turns) > 0 && turns[len(turns)-1].GetUser() != nil {
+		// Cut at a question, the fork holds it unanswered.
+		what += fmt.Sprintf("; %s runs its question", s.keyName(keys.Pause))
+	}
+	return tea.Batch(emit(msgs.OpenSession{ID: id, Write: true}), status(what, nil))
 }
 
 // completed takes the answer to CompleteCall. A call answered elsewhere

@@ -10,6 +10,7 @@ import (
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/tui/internal/badge"
 	"github.com/agents-os/agents/tui/internal/keys"
+	"github.com/agents-os/agents/tui/internal/layout"
 	"github.com/agents-os/agents/tui/internal/units"
 )
 
@@ -37,7 +38,9 @@ func (s *Screen) Render(width, height int) string {
 	if d := s.renderDraft(width); d != "" {
 		bottom = append(bottom, d)
 	}
-	s.composer.ta.Placeholder = s.placeholder()
+	// The placeholder holds on the composer's one line: whole hints, or
+	// whole words, as fit after its prompt and the cursor.
+	s.composer.ta.Placeholder = layout.Parts(s.placeholder(), " · ", width-ansi.StringWidth(s.composer.ta.Prompt)-1)
 	switch {
 	case s.export != nil:
 		bottom = append(bottom, s.st.Rule.Render(strings.Repeat("─", width)), s.export.Render(width, s.st))
@@ -185,16 +188,17 @@ func (s *Screen) renderDraft(width int) string {
 }
 
 // placeholder says what enter does now: send, or add to the draft; with
-// the transcript focused, how to come back to the composer.
-func (s *Screen) placeholder() string {
+// the transcript focused, how to come back to the composer. Its parts go
+// from the most needed; a narrow composer shows those that fit.
+func (s *Screen) placeholder() []string {
 	if s.focus != focusComposer {
-		return fmt.Sprintf("%s to type here", s.keyName(keys.Focus))
+		return []string{fmt.Sprintf("%s to type here", s.keyName(keys.Focus))}
 	}
 	if s.meta != nil && !acceptsInput(s.status()) {
-		return fmt.Sprintf("Busy: %s adds to the draft · %s interrupts with this message", s.keyName(keys.Send), s.keyName(keys.Interrupt))
+		return []string{fmt.Sprintf("Busy: %s adds to the draft", s.keyName(keys.Send)), fmt.Sprintf("%s interrupts with this message", s.keyName(keys.Interrupt))}
 	}
-	return fmt.Sprintf("Write a message · %s sends · %s new line · %s attach · %s editor",
-		s.keyName(keys.Send), s.keyName(keys.Newline), s.keyName(keys.Attach), s.keyName(keys.Editor))
+	return []string{"Write a message", s.keyName(keys.Send) + " sends", s.keyName(keys.Newline) + " new line",
+		s.keyName(keys.Attach) + " attach", s.keyName(keys.Editor) + " editor"}
 }
 
 // keyName is the first key bound to a, as the hints show it.

@@ -23,6 +23,7 @@ import (
 	"github.com/agents-os/agents/tui/internal/msgs"
 	"github.com/agents-os/agents/tui/internal/pages"
 	"github.com/agents-os/agents/tui/internal/theme"
+	"github.com/agents-os/agents/tui/internal/units"
 )
 
 // Loaded is the answer of a listing for one query.
@@ -330,7 +331,7 @@ func (m *History) columns(agent, status, turns, age string) string {
 }
 
 func (m *History) renderRow(s *agentsv1.SessionMeta, w int, selected bool) string {
-	from := drawnFrom{meta: s, w: w, depth: m.depth[s.GetId()], selected: selected, dark: m.th.Dark, age: age(m.now().Sub(s.GetUpdateTime().AsTime()))}
+	from := drawnFrom{meta: s, w: w, depth: m.depth[s.GetId()], selected: selected, dark: m.th.Dark, age: units.Age(m.now().Sub(s.GetUpdateTime().AsTime()))}
 	if c, ok := m.cache[s.GetId()]; ok && c.from == from {
 		return c.s
 	}
@@ -373,19 +374,5 @@ func statusName(s agentsv1.SessionStatus) string {
 		return "failed"
 	default:
 		return "ready"
-	}
-}
-
-// age is how long ago, in the fewest characters that stay readable.
-func age(d time.Duration) string {
-	switch {
-	case d < time.Minute:
-		return "now"
-	case d < time.Hour:
-		return fmt.Sprintf("%dm", int(d/time.Minute))
-	case d < 24*time.Hour:
-		return fmt.Sprintf("%dh", int(d/time.Hour))
-	default:
-		return fmt.Sprintf("%dd", int(d/(24*time.Hour)))
 	}
 }

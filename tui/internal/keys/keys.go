@@ -35,14 +35,17 @@ type Map struct {
 
 // Actions. Global.
 const (
-	Quit       Action = "quit"
-	NextTab    Action = "next_tab"
-	PrevTab    Action = "prev_tab"
-	Help       Action = "help"
-	Reload     Action = "reload_agents"
-	NewSession Action = "new_session"
-	OpenByID   Action = "open_session"
-	Back       Action = "back"
+	Quit Action = "quit"
+	// QuitOutsideText quits where no text field has the keyboard: it
+	// is a letter, which a text field types.
+	QuitOutsideText Action = "quit_outside_text"
+	NextTab         Action = "next_tab"
+	PrevTab         Action = "prev_tab"
+	Help            Action = "help"
+	Reload          Action = "reload_agents"
+	NewSession      Action = "new_session"
+	OpenByID        Action = "open_session"
+	Back            Action = "back"
 )
 
 // Lists (Chats, Agents, History).
@@ -105,6 +108,7 @@ func b(a Action, group, help string, keys ...string) *Binding {
 func Default() *Map {
 	return newMap([]*Binding{
 		b(Quit, "global", "quit", "ctrl+c", "ctrl+q"),
+		b(QuitOutsideText, "global", "quit, where no text field has the keyboard", "q"),
 		b(NextTab, "global", "next tab", "tab"),
 		b(PrevTab, "global", "previous tab", "shift+tab"),
 		b(Help, "global", "help", "f1"),

@@ -110,3 +110,57 @@ func Scroll(lines []string, top, h int, more string) (shown []string, clamped in
 	}
 	return shown, top
 }
+
+// Words shortens plain text to at most w cells at a word boundary,
+// ending in "…" when it cut, so no word is shown in part. A long word
+// (a path, an address) that would leave less than half the room used is
+// cut within instead, as most of it says more than nothing.
+func Words(s string, w int) string {
+	if ansi.StringWidth(s) <= w {
+		return s
+	}
+	if w <= 1 {
+		return ansi.Truncate(s, max(w, 0), "")
+	}
+	fields := strings.Fields(s)
+	out := ""
+	for _, f := range fields {
+		next := f
+		if out != "" {
+			next = out + " " + f
+		}
+		if ansi.StringWidth(next)+1 > w {
+			break
+		}
+		out = next
+	}
+	if ansi.StringWidth(out)*2 < w {
+		return ansi.Truncate(s, w, "…")
+	}
+	// A word that is only a separator ("·", "—") does not end a line.
+	for _, sep := range []string{" ·", " —", " -", ",", ":", ";"} {
+		out = strings.TrimSuffix(out, sep)
+	}
+	return out + "…"
+}
+
+// Parts joins as many of parts, from the first, as fit in w cells with
+// sep between them: a hint line drops whole hints, never half of one.
+// When even the first does not fit, it is shortened with Words.
+func Parts(parts []string, sep string, w int) string {
+	out := ""
+	for i, p := range parts {
+		next := p
+		if i > 0 {
+			next = out + sep + p
+		}
+		if ansi.StringWidth(next) > w {
+			if i == 0 {
+				return Words(p, w)
+			}
+			break
+		}
+		out = next
+	}
+	return out
+}

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -58,8 +60,23 @@ func oneLine(text string) string {
 func shortArgs(args string) string {
 	var obj map[string]json.RawMessage
 	if json.Unmarshal([]byte(args), &obj) != nil {
-		return oneLine(args)
+		// Arguments still streaming read as what they hold so far, their
+		// strings unescaped, and "…" for the rest to come.
+		closed, ok := closeJSON(args)
+		if !ok || json.Unmarshal([]byte(closed), &obj) != nil {
+			return oneLine(args)
+		}
+		if len(obj) == 0 {
+			return "…"
+		}
+		return shortObject(obj) + "…"
 	}
+	return shortObject(obj)
+}
+
+// shortObject is an object of arguments on one line: a lone argument's
+// value, else key=value pairs by key.
+func shortObject(obj map[string]json.RawMessage) string {
 	keys := make([]string, 0, len(obj))
 	for k := range obj {
 		keys = append(keys, k)
@@ -82,13 +99,97 @@ func shortArgs(args string) string {
 	return strings.Join(parts, " ")
 }
 
-// prettyJSON indents JSON arguments; malformed JSON stays as written.
+// prettyJSON indents JSON arguments; arguments cut short (still
+// streaming) are indented as far as they go, then "…"; other malformed
+// JSON stays as written.
 func prettyJSON(args string) string {
-	var buf bytes.Buffer
-	if json.Indent(&buf, []byte(args), "", "  ") != nil {
+	if out, ok := indentJSON(args); ok {
+		return out
+	}
+	closed, ok := closeJSON(args)
+	if !ok {
 		return args
 	}
-	return buf.String()
+	out, ok := indentJSON(closed)
+	if !ok {
+		return args
+	}
+	return out + "\n…"
+}
+
+// indentJSON indents JSON with its strings as they read: a model's
+// encoder may have escaped <, > and & (\u003e), which say nothing to a
+// person. Keys keep their order and numbers stay as written.
+func indentJSON(s string) (string, bool) {
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.UseNumber()
+	var b strings.Builder
+	if indentValue(dec, &b, "") != nil {
+		return "", false
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return "", false
+	}
+	return b.String(), true
+}
+
+// indentValue writes the next value of dec, indented from prefix.
+func indentValue(dec *json.Decoder, b *strings.Builder, prefix string) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	switch t := tok.(type) {
+	case json.Delim:
+		closing := "}"
+		if t == '[' {
+			closing = "]"
+		}
+		b.WriteString(t.String())
+		n := 0
+		for dec.More() {
+			if n > 0 {
+				b.WriteString(",")
+			}
+			b.WriteString("\n" + prefix + "  ")
+			if t == '{' {
+				key, err := dec.Token()
+				if err != nil {
+					return err
+				}
+				b.WriteString(quoteJSON(key.(string)) + ": ")
+			}
+			if err := indentValue(dec, b, prefix+"  "); err != nil {
+				return err
+			}
+			n++
+		}
+		if _, err := dec.Token(); err != nil {
+			return err
+		}
+		if n > 0 {
+			b.WriteString("\n" + prefix)
+		}
+		b.WriteString(closing)
+	case string:
+		b.WriteString(quoteJSON(t))
+	case json.Number:
+		b.WriteString(t.String())
+	case bool:
+		b.WriteString(strconv.FormatBool(t))
+	case nil:
+		b.WriteString("null")
+	}
+	return nil
+}
+
+// quoteJSON is s as a JSON string, <, > and & left as they are.
+func quoteJSON(s string) string {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s)
+	return strings.TrimSuffix(buf.String(), "\n")
 }
 
 // duration is a call's duration, short.

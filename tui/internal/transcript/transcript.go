@@ -589,6 +589,27 @@ func (v *View) FirstIndex() int { return v.first }
 // Count is the number of turns of the session, loaded or not.
 func (v *View) Count() int { return v.total }
 
+// EndsWithQuestion reports whether the session's newest turn (past any
+// compaction) is a user turn the model has not answered and nothing is
+// streaming: a fork cut at a question. Without the newest turn loaded it
+// cannot tell, and says no.
+func (v *View) EndsWithQuestion() bool {
+	if v.live != nil || v.first+len(v.turns) != v.total {
+		return false
+	}
+	for i := len(v.turns) - 1; i >= 0; i-- {
+		t := v.turns[i].turn
+		switch {
+		case t == nil:
+			return false
+		case t.GetCompaction() != nil:
+			continue
+		}
+		return t.GetUser() != nil
+	}
+	return false
+}
+
 // entry is the loaded turn with that index, nil when there is none.
 func (v *View) entry(index int) *entry {
 	i := index - v.first

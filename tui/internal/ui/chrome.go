@@ -93,21 +93,30 @@ func (m *Model) renderTabs(w int) string {
 }
 
 // renderStatus is the status bar: the last result or error on the left,
-// the connection on the right, always.
+// shortened at a word when it must, the connection on the right, always.
 func (m *Model) renderStatus(w int) string {
 	st := m.th.App
-	left := st.Status.Render(m.status.Text)
+	text, style := m.status.Text, st.Status
 	if m.status.Err != nil {
-		left = st.Error.Render(m.status.Err.Error())
+		text, style = m.status.Err.Error(), st.Error
 	}
-	return layout.Columns(" "+left, m.renderConn(w*2/3)+" ", w)
+	// The server's address gives way first, then the text's last words.
+	right := m.renderConn(w*2/3, true) + " "
+	if ansi.StringWidth(text) > w-ansi.StringWidth(right)-2 {
+		right = m.renderConn(w*2/3, false) + " "
+	}
+	room := max(w-ansi.StringWidth(right)-2, 0)
+	return layout.Columns(" "+style.Render(layout.Words(text, room)), right, w)
 }
 
-// renderConn says whether the event stream is up, and to which server,
-// in at most most cells.
-func (m *Model) renderConn(most int) string {
+// renderConn says whether the event stream is up, and, with target, to
+// which server, in at most most cells.
+func (m *Model) renderConn(most int, withTarget bool) string {
 	st := m.th.App
-	target := st.Muted.Render(" · " + m.c.Target())
+	target := ""
+	if withTarget {
+		target = st.Muted.Render(" · " + m.c.Target())
+	}
 	var s string
 	switch {
 	case !m.connKnown:

@@ -253,3 +253,36 @@ func recipients(mail []*agentsv1.SendMailRequest) []string {
 	}
 	return ids
 }
+
+// q is a letter where a text field has the keyboard (the search line, the
+// composer) and quits everywhere else; the footer names the quit key that
+// works where the focus is.
+func TestFlowQQuitsWhereNoTextFieldHasTheKeyboard(t *testing.T) {
+	fl := startFlow(t, nil, nil)
+	footer := func(s string) string {
+		lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+		return lines[len(lines)-2]
+	}
+	frame := fl.waitFor("the list's keys", func(s string) bool { return strings.HasSuffix(strings.TrimSpace(footer(s)), "q quit") })
+	fl.press("/")
+	fl.typeText("q")
+	frame = fl.waitFor("q typed in the search", func(s string) bool { return strings.Contains(s, "/ q") })
+	if !strings.HasSuffix(strings.TrimSpace(footer(frame)), "ctrl+c quit") {
+		t.Errorf("searching, the footer ends %q, want the quit key that is not a letter", footer(frame))
+	}
+	fl.press("backspace", "esc")
+	// The third row is "Approve the deploy"; in its composer q is text.
+	fl.press("down", "down", "enter")
+	fl.waitFor("the conversation", func(s string) bool {
+		tabs, _, _ := strings.Cut(s, "\n")
+		return strings.Contains(tabs, "› Approve the deploy")
+	})
+	fl.press("i")
+	fl.typeText("q")
+	fl.waitFor("q typed in the composer", func(s string) bool { return strings.Contains(s, "│ q") })
+	// On the transcript it quits.
+	fl.press("esc")
+	fl.waitFor("the transcript's keys", func(s string) bool { return strings.HasSuffix(strings.TrimSpace(footer(s)), "q quit") })
+	fl.press("q")
+	fl.tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second))
+}

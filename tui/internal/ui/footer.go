@@ -1,8 +1,10 @@
 package ui
 
 import (
-	"charm.land/bubbles/v2/help"
+	"strings"
+
 	"charm.land/bubbles/v2/key"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/agents-os/agents/tui/internal/keys"
 	"github.com/agents-os/agents/tui/internal/layout"
@@ -10,17 +12,65 @@ import (
 
 // renderFooter is the line of keys above the status bar: those of
 // whatever has the keyboard now (a dialog, the conversation's focused
-// part, the tab), most used first, cut to the width with an ellipsis.
+// part, the tab), most used first, as many whole ones as fit, then an
+// ellipsis; the quit key always ends the line.
 func (m *Model) renderFooter(w int) string {
 	st := m.th.App
-	h := help.New()
-	h.ShortSeparator = " · "
-	h.Styles.ShortKey = st.Key
-	h.Styles.ShortDesc = st.Muted
-	h.Styles.ShortSeparator = st.Muted
-	h.Styles.Ellipsis = st.Muted
-	h.SetWidth(max(w-1, 1))
-	return layout.Pad(" "+h.ShortHelpView(m.footerKeys()), w)
+	hint := func(b key.Binding) string {
+		return st.Key.Render(b.Help().Key) + " " + st.Muted.Render(b.Help().Desc)
+	}
+	sep := st.Muted.Render(" · ")
+	quit := hint(m.quitHint())
+	room := w - 1 - ansi.StringWidth(quit) - ansi.StringWidth(sep)
+	if room < 1 {
+		return layout.Pad(" "+quit, w)
+	}
+	// Whole hints only: bubbles' help view adds one past its width when
+	// its ellipsis would not fit either.
+	var shown []string
+	used, cut := 0, false
+	for _, b := range m.footerKeys() {
+		if !b.Enabled() {
+			continue
+		}
+		h := hint(b)
+		need := ansi.StringWidth(h)
+		if len(shown) > 0 {
+			need += ansi.StringWidth(sep)
+		}
+		if used+need > room {
+			cut = true
+			break
+		}
+		shown = append(shown, h)
+		used += need
+	}
+	ellipsis := st.Muted.Render(" …")
+	for cut && len(shown) > 0 && used+ansi.StringWidth(ellipsis) > room {
+		last := shown[len(shown)-1]
+		shown = shown[:len(shown)-1]
+		used -= ansi.StringWidth(last)
+		if len(shown) > 0 {
+			used -= ansi.StringWidth(sep)
+		}
+	}
+	line := strings.Join(shown, sep)
+	switch {
+	case cut:
+		line += ellipsis + sep
+	case line != "":
+		line += sep
+	}
+	return layout.Pad(" "+line+quit, w)
+}
+
+// quitHint is the quit key that works now: q, unless a text field would
+// type it.
+func (m *Model) quitHint() key.Binding {
+	if m.typing() {
+		return keys.Hint(m.km, "quit", keys.Quit)
+	}
+	return keys.Hint(m.km, "quit", keys.QuitOutsideText)
 }
 
 // footerKeys are the keys the footer shows.
@@ -32,7 +82,7 @@ func (m *Model) footerKeys() []key.Binding {
 		return t.Keys()
 	}
 	h := func(a keys.Action, desc string) key.Binding { return keys.Hint(m.km, desc, a) }
-	global := []key.Binding{h(keys.NewSession, "new session"), h(keys.OpenByID, "open by id"), h(keys.NextTab, "next tab"), h(keys.Help, "help"), h(keys.Quit, "quit")}
+	global := []key.Binding{h(keys.NewSession, "new session"), h(keys.OpenByID, "open by id"), h(keys.NextTab, "next tab"), h(keys.Help, "help")}
 	list := []key.Binding{h(keys.Open, "open"), keys.Hint(m.km, "move", keys.Up, keys.Down), h(keys.Search, "search")}
 	searching := []key.Binding{label("type", "search"), h(keys.Open, "done"), h(keys.Back, "done"), label("up/down", "to the rows")}
 	switch m.tab {

@@ -42,8 +42,12 @@ type Config struct {
 	// started that is still running.
 	StopOnQuit bool
 	Log        *slog.Logger
-	// Now is the clock History measures ages with; time.Now when nil.
+	// Now is the clock the session lists measure ages with; time.Now
+	// when nil.
 	Now func() time.Time
+	// Redraw, when set, redraws the screen that often, so the ages the
+	// lists show ("15s", "4m") stay true while nothing else happens.
+	Redraw time.Duration
 }
 
 type tab int
@@ -97,6 +101,8 @@ type Model struct {
 	// started are the sessions this TUI created or started a run in.
 	started  map[string]bool
 	quitting bool
+
+	redraw time.Duration
 }
 
 // New builds the shell; Init starts it.
@@ -119,7 +125,8 @@ func New(cfg Config) *Model {
 		ctx: ctx, c: c, km: cfg.Keys, log: log, th: th,
 		sessionAtStart: cfg.SessionID,
 		stopOnQuit:     cfg.StopOnQuit,
-		chats:          chats.New(ctx, c, th, cfg.Keys),
+		redraw:         cfg.Redraw,
+		chats:          chats.New(ctx, c, th, cfg.Keys, now),
 		agents:         agentsview.New(ctx, c, th, cfg.Keys),
 		history:        history.New(ctx, c, th, cfg.Keys, now),
 		help:           help.New(th, cfg.Keys),
@@ -141,12 +148,25 @@ func (m *Model) Init() tea.Cmd {
 	if m.sessionAtStart != "" {
 		cmds = append(cmds, m.open(m.sessionAtStart))
 	}
-	return tea.Batch(cmds...)
+	return tea.Batch(append(cmds, m.tick())...)
+}
+
+// redrawTick is the clock's message: the screen is drawn again.
+type redrawTick struct{}
+
+// tick waits for the next redraw, when the shell has a clock.
+func (m *Model) tick() tea.Cmd {
+	if m.redraw <= 0 {
+		return nil
+	}
+	return tea.Tick(m.redraw, func(time.Time) tea.Msg { return redrawTick{} })
 }
 
 // Update routes one message.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
+	case redrawTick:
+		return m, m.tick()
 	case tea.WindowSizeMsg:
 		m.w, m.h = msg.Width, msg.Height
 		return m, nil
@@ -375,6 +395,9 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		}
 	}
 	switch {
+	case key.Matches(msg, km.Get(keys.QuitOutsideText)):
+		// Whatever types text has had the key by now and left it.
+		return m.quit()
 	case key.Matches(msg, km.Get(keys.Help)):
 		m.tab = helpTab
 		return m.closeScreens()
@@ -389,6 +412,26 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.agents.Reload()
 	}
 	return nil
+}
+
+// typing reports whether a text field (or a prompt that reads letters)
+// has the keyboard, where a letter is not a command.
+func (m *Model) typing() bool {
+	if m.dialog != nil {
+		return true
+	}
+	if t := m.top(); t != nil {
+		return t.Focused()
+	}
+	switch m.tab {
+	case chatsTab:
+		return m.chats.Focused()
+	case historyTab:
+		return m.history.Focused()
+	case agentsTab:
+		return m.agents.Searching()
+	}
+	return false
 }
 
 func (m *Model) switchTab(msg tea.KeyPressMsg) (tea.Cmd, bool) {

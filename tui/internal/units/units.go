@@ -2,7 +2,10 @@
 // for people: 12.3 KB, 950, 12.3k, 1.2M.
 package units
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // Bytes is a byte count.
 func Bytes(n int64) string {
@@ -69,4 +72,23 @@ func Grouped(n int64) string {
 		return "-" + string(b)
 	}
 	return string(b)
+}
+
+// Age is how long ago something happened, in the fewest characters that
+// stay readable: "now" for the last few seconds, then 15s, 4m, 3h, 2d, so
+// that sessions made seconds apart read apart. A moment ahead of the
+// clock (a server's clock a little fast) is now.
+func Age(d time.Duration) string {
+	switch {
+	case d < 5*time.Second:
+		return "now"
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d/time.Second))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d/time.Minute))
+	case d < 24*time.Hour:
+		return fmt.Sprintf("%dh", int(d/time.Hour))
+	default:
+		return fmt.Sprintf("%dd", int(d/(24*time.Hour)))
+	}
 }

@@ -11,18 +11,23 @@ const units: [Intl.RelativeTimeFormatUnit, number][] = [
 
 const format = new Intl.RelativeTimeFormat(undefined, { numeric: "auto", style: "narrow" });
 
-// relativeTime says how long ago a moment was: "now", "5 min. ago", …
+// relativeTime says how long ago a moment was: "now" for the last few
+// seconds, then "20 sec. ago", "5 min. ago", "3 hr. ago", … so that
+// sessions made a minute apart read apart. A moment ahead of this clock
+// (the server's runs a little fast) is "now".
 export function relativeTime(ms: number, now = Date.now()): string {
-  const s = Math.round((ms - now) / 1000);
-  if (Math.abs(s) < 45) return "now";
+  const s = Math.min(0, Math.round((ms - now) / 1000));
+  if (s > -5) return "now";
+  if (s > -60) return format.format(Math.round(s / 5) * 5 || -5, "second");
   for (const [unit, size] of units) {
-    if (Math.abs(s) >= size * 0.9 || unit === "minute") return format.format(Math.round(s / size), unit);
+    if (-s >= size * 0.9 || unit === "minute") return format.format(Math.round(s / size), unit);
   }
   return "now";
 }
 
-// useNow re-renders every interval, so relative times stay true.
-export function useNow(intervalMs = 30_000): number {
+// useNow re-renders every interval, so relative times stay true to their
+// step (five seconds under a minute).
+export function useNow(intervalMs = 5_000): number {
   const [now, setNow] = useState(() => Date.now());
   useEffect(() => {
     const t = setInterval(() => setNow(Date.now()), intervalMs);

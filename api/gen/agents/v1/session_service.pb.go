@@ -1589,7 +1589,11 @@ type ForkSessionRequest struct {
 	// The version of its stored agent the new session is pinned to, as
 	// CreateSessionRequest.agent_version; 0 follows the latest. Absent:
 	// the source's pin when the agent is the source's, else the latest.
-	AgentVersion  *int64 `protobuf:"varint,4,opt,name=agent_version,json=agentVersion,proto3,oneof" json:"agent_version,omitempty"`
+	AgentVersion *int64 `protobuf:"varint,4,opt,name=agent_version,json=agentVersion,proto3,oneof" json:"agent_version,omitempty"`
+	// The new session's title. Empty names it after its source and the
+	// turn it was cut at: "<source title> (fork at turn N)", N counting
+	// the turns kept from 1.
+	Title         string `protobuf:"bytes,5,opt,name=title,proto3" json:"title,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1650,6 +1654,13 @@ func (x *ForkSessionRequest) GetAgentVersion() int64 {
 		return *x.AgentVersion
 	}
 	return 0
+}
+
+func (x *ForkSessionRequest) GetTitle() string {
+	if x != nil {
+		return x.Title
+	}
+	return ""
 }
 
 // ForkSessionResponse carries the new session.
@@ -3045,13 +3056,14 @@ const file_agents_v1_session_service_proto_rawDesc = "" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12!\n" +
 	"\fpending_only\x18\x02 \x01(\bR\vpendingOnly\"?\n" +
 	"\x10ListMailResponse\x12+\n" +
-	"\x04mail\x18\x01 \x03(\v2\x17.agents.v1.MailEnvelopeR\x04mail\"\xaf\x01\n" +
+	"\x04mail\x18\x01 \x03(\v2\x17.agents.v1.MailEnvelopeR\x04mail\"\xc5\x01\n" +
 	"\x12ForkSessionRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x1c\n" +
 	"\aat_turn\x18\x02 \x01(\x05H\x00R\x06atTurn\x88\x01\x01\x12\x14\n" +
 	"\x05agent\x18\x03 \x01(\tR\x05agent\x12(\n" +
-	"\ragent_version\x18\x04 \x01(\x03H\x01R\fagentVersion\x88\x01\x01B\n" +
+	"\ragent_version\x18\x04 \x01(\x03H\x01R\fagentVersion\x88\x01\x01\x12\x14\n" +
+	"\x05title\x18\x05 \x01(\tR\x05titleB\n" +
 	"\n" +
 	"\b_at_turnB\x10\n" +
 	"\x0e_agent_version\"C\n" +

@@ -2,12 +2,14 @@ import { useQuery } from "@connectrpc/connect-query";
 import { useEffect, useId, useRef, useState, type ReactNode } from "react";
 import { Link } from "react-router";
 import { BudgetMeter } from "../../../components/budget-meter";
+import { MenuButton, type MenuItem } from "../../../components/menu-button";
 import type { AgentDescriptor } from "../../../gen/agents/v1/agent_pb";
 import { SessionStatus, type SessionMeta } from "../../../gen/agents/v1/session_pb";
 import { SessionService } from "../../../gen/agents/v1/session_service_pb";
 import { formatTokens } from "../../../lib/format";
 import { controlHelp } from "../lib/controls";
 import { formatUsage, statusLabel } from "../lib/format";
+import { ContinueDialog } from "./continue-dialog";
 
 export interface Controls {
   pauseOrResume: () => void;
@@ -58,8 +60,8 @@ export function ChatHeader({ meta, agents, busy, working, compacting, readOnly, 
     </dl>
   );
   const spend = meta?.budget && <BudgetMeter state={meta.budget} label="Budget" className={meta.budget.exceeded ? "exceeded" : undefined} />;
-  const write = !readOnly && (
-    <WriteControls meta={meta} agents={agents} busy={busy} working={working} described={narrow} controls={controls} onRename={() => setRenaming(true)} />
+  const write = !readOnly && narrow && (
+    <WriteControls meta={meta} agents={agents} busy={busy} working={working} described controls={controls} onRename={() => setRenaming(true)} />
   );
   return (
     <header className={`chat-header${narrow ? " narrow" : ""}`}>
@@ -90,8 +92,12 @@ export function ChatHeader({ meta, agents, busy, working, compacting, readOnly, 
           {meta?.parentId && <Link to={`/sessions/${meta.parentId}`}>parent session</Link>}
           {meta?.forkedFrom && <ForkNote source={meta.forkedFrom} />}
         </div>
-        {!narrow && usage}
-        {!narrow && spend}
+        {!narrow && (
+          <div className="chat-metrics">
+            {usage}
+            {spend}
+          </div>
+        )}
       </div>
       {readOnly ? (
         <div className="chat-controls" role="toolbar" aria-label="Session controls">
@@ -106,9 +112,7 @@ export function ChatHeader({ meta, agents, busy, working, compacting, readOnly, 
           {write}
         </ActionsMenu>
       ) : (
-        <div className="chat-controls" role="toolbar" aria-label="Session controls">
-          {write}
-        </div>
+        <DesktopControls meta={meta} agents={agents} busy={busy} working={working} controls={controls} onRename={() => setRenaming(true)} />
       )}
     </header>
   );
@@ -212,18 +216,52 @@ function ActionsMenu({ children }: { children: ReactNode }) {
   );
 }
 
-// WriteControls are the controls that change the session. Described, each
-// stop control says what it does beside it; otherwise its tooltip does.
-function WriteControls({
+// DesktopControls keep the controls a run needs in view (pause or resume,
+// cancel, fork) and group the rarely used ones in a menu, so the header
+// stays a few lines high.
+function DesktopControls({
   meta,
   agents,
   busy,
   working,
-  described,
   controls,
   onRename,
-}: Omit<Props, "readOnly" | "narrow" | "compacting"> & { described: boolean; onRename: () => void }) {
-  const [other, setOther] = useState("");
+}: Omit<Props, "readOnly" | "narrow" | "compacting"> & { onRename: () => void }) {
+  const [continuing, setContinuing] = useState(false);
+  const status = meta?.status;
+  const items: MenuItem[] = [
+    { label: "Hard cancel", title: controlHelp.hardCancel, onSelect: controls.hardCancel, disabled: working || status !== SessionStatus.RUNNING },
+    { label: "Compact", title: controlHelp.compact, onSelect: controls.compact, disabled: working || !meta?.turnCount },
+    { label: "Continue with…", title: controlHelp.continueWith, onSelect: () => setContinuing(true), disabled: working || !meta },
+    { label: "Rename", onSelect: onRename, disabled: working || !meta },
+    ...(meta?.budget ? [{ label: "Budget", onSelect: controls.budget, disabled: working }] : []),
+    { label: "Export", title: "Download the session as Markdown", onSelect: controls.exportMarkdown, disabled: !meta },
+    { label: "Delete", onSelect: controls.remove, disabled: !meta, danger: true },
+  ];
+  return (
+    <div className="chat-controls" role="toolbar" aria-label="Session controls">
+      <StopControls meta={meta} busy={busy} working={working} described={false} controls={controls} />
+      <Control label="Fork" help={controlHelp.fork} described={false} onClick={controls.forkHead} disabled={working || !meta} />
+      <MenuButton label="More" items={items} />
+      <ContinueDialog
+        open={continuing}
+        onClose={() => setContinuing(false)}
+        current={meta?.agent}
+        agents={agents}
+        continueWith={controls.continueWith}
+      />
+    </div>
+  );
+}
+
+// StopControls are Pause (or Resume) and Cancel run.
+function StopControls({
+  meta,
+  busy,
+  working,
+  described,
+  controls,
+}: Pick<Props, "meta" | "busy" | "working" | "controls"> & { described: boolean }) {
   const status = meta?.status;
   const resumable = status === SessionStatus.PAUSED || status === SessionStatus.FAILED || status === SessionStatus.WAITING;
   // A waiting run goes on once its calls are answered: Resume cannot
@@ -259,6 +297,27 @@ function WriteControls({
         onClick={controls.cancelRun}
         disabled={working || !(busy || status === SessionStatus.PAUSED)}
       />
+    </>
+  );
+}
+
+// WriteControls are the controls that change the session, all of them, as
+// a narrow screen's Actions panel holds them: each stop control says what
+// it does beside it.
+function WriteControls({
+  meta,
+  agents,
+  busy,
+  working,
+  described,
+  controls,
+  onRename,
+}: Omit<Props, "readOnly" | "narrow" | "compacting"> & { described: boolean; onRename: () => void }) {
+  const [other, setOther] = useState("");
+  const status = meta?.status;
+  return (
+    <>
+      <StopControls meta={meta} busy={busy} working={working} described={described} controls={controls} />
       <Control label="Hard cancel" help={controlHelp.hardCancel} described={described} onClick={controls.hardCancel} disabled={working || status !== SessionStatus.RUNNING} />
       <Control label="Fork" help={controlHelp.fork} described={described} onClick={controls.forkHead} disabled={working || !meta} />
       <Control label="Compact" help={controlHelp.compact} described={described} onClick={controls.compact} disabled={working || !meta?.turnCount} />

@@ -231,6 +231,12 @@ function stopped(id: string, seq: number): StreamUpdate {
   return ev(id, seq, { case: "runStopped", value: create(RunStoppedSchema, { status: SessionStatus.READY, reason: "done", steps: 1, text: "" }) });
 }
 
+// moreItem opens the header's More menu and finds an item of it.
+async function moreItem(name: string): Promise<HTMLElement> {
+  fireEvent.click(await screen.findByRole("button", { name: "More" }));
+  return screen.findByRole("menuitem", { name });
+}
+
 describe("ChatPage", () => {
   it("shows the turns and the partial answer at once, then streams on", async () => {
     const { stream } = open(running("p-1"));
@@ -369,7 +375,7 @@ describe("ChatPage", () => {
     expect(screen.getByRole("button", { name: "Export" })).toBeTruthy();
     // Nothing that writes.
     expect(screen.queryByRole("textbox", { name: "Message" })).toBeNull();
-    for (const name of ["Approve", "Pause", "Resume", "Cancel run", "Hard cancel", "Fork", "Fork here", "Continue", "Delete"]) {
+    for (const name of ["Approve", "Pause", "Resume", "Cancel run", "Hard cancel", "Fork", "Fork here", "More", "Continue", "Delete"]) {
       expect(screen.queryByRole("button", { name }), name).toBeNull();
     }
     expect(completed).toEqual([]);
@@ -417,12 +423,65 @@ describe("ChatPage", () => {
     await waitFor(() => expect(screen.getByLabelText("Location").textContent).toBe("/sessions/forked"));
   });
 
+  it("offers to run a fork that ends with a question, with its own agent, and not once it is answered", async () => {
+    const fork = ready("p-q", 1);
+    fork.meta!.forkedFrom = "source";
+    const { resumed } = open(fork);
+    const note = await screen.findByRole("region", { name: "Not answered yet" });
+    expect(note.textContent).toContain("This fork ends with a question");
+    expect(note.textContent).toContain("assistant");
+    fireEvent.click(within(note).getByRole("button", { name: "Run" }));
+    await waitFor(() => expect(resumed).toHaveLength(1));
+    expect(resumed[0]).toMatchObject({ sessionId: "p-q" });
+    cleanup();
+    open(ready("p-a", 2));
+    await screen.findByRole("article", { name: "assistant, turn 2" });
+    expect(screen.queryByRole("region", { name: "Not answered yet" })).toBeNull();
+  });
+
+  it("keeps the main controls in view and the others in a More menu the keyboard works", async () => {
+    open(ready("p-menu", 2));
+    const bar = await screen.findByRole("toolbar", { name: "Session controls" });
+    for (const name of ["Pause", "Cancel run", "Fork", "More"]) within(bar).getByRole("button", { name });
+    expect(within(bar).queryByRole("button", { name: "Delete" })).toBeNull();
+    const more = within(bar).getByRole("button", { name: "More" });
+    expect(more.getAttribute("aria-haspopup")).toBe("menu");
+    expect(more.getAttribute("aria-expanded")).toBe("false");
+    fireEvent.keyDown(more, { key: "ArrowDown" });
+    const menu = await screen.findByRole("menu", { name: "More" });
+    expect(more.getAttribute("aria-expanded")).toBe("true");
+    const items = within(menu).getAllByRole("menuitem");
+    expect(items.map((i) => i.textContent)).toEqual(["Hard cancel", "Compact", "Continue with…", "Rename", "Export", "Delete"]);
+    await waitFor(() => expect(document.activeElement).toBe(items[0]));
+    // A ready session has nothing to hard-cancel: the item says so and does nothing.
+    expect(items[0].getAttribute("aria-disabled")).toBe("true");
+    fireEvent.keyDown(items[0], { key: "Enter" });
+    expect(screen.getByRole("menu")).toBeTruthy();
+    fireEvent.keyDown(menu, { key: "ArrowUp" });
+    expect(document.activeElement).toBe(items[5]);
+    fireEvent.keyDown(menu, { key: "Home" });
+    fireEvent.keyDown(menu, { key: "ArrowDown" });
+    expect(document.activeElement).toBe(items[1]);
+    fireEvent.keyDown(menu, { key: "Escape" });
+    await waitFor(() => expect(screen.queryByRole("menu")).toBeNull());
+    expect(document.activeElement).toBe(more);
+    // Enter on an item picks it and closes the menu.
+    fireEvent.keyDown(more, { key: "ArrowUp" });
+    const last = await screen.findByRole("menuitem", { name: "Delete" });
+    await waitFor(() => expect(document.activeElement).toBe(last));
+    fireEvent.keyDown(last, { key: "Enter" });
+    await screen.findByRole("alertdialog", { name: "Delete this session?" });
+    expect(screen.queryByRole("menu")).toBeNull();
+  });
+
   it("continues with another agent", async () => {
     const { forked } = open(running("p-8"));
-    const pick = await screen.findByRole("combobox", { name: "Agent to continue with" });
+    fireEvent.click(await moreItem("Continue with…"));
+    const dialog = await screen.findByRole("dialog", { name: "Continue with another agent" });
+    const pick = within(dialog).getByRole("combobox", { name: "Agent to continue with" });
     await within(pick).findByRole("option", { name: "critic" });
     fireEvent.change(pick, { target: { value: "critic" } });
-    fireEvent.click(screen.getByRole("button", { name: "Continue" }));
+    fireEvent.click(within(dialog).getByRole("button", { name: "Continue" }));
     await waitFor(() => expect(forked).toHaveLength(1));
     expect(forked[0]).toMatchObject({ sessionId: "p-8", agent: "critic" });
     expect(forked[0].atTurn).toBeUndefined();
@@ -466,7 +525,7 @@ describe("ChatPage", () => {
   it("deletes after confirming, with the sub-sessions named", async () => {
     const { deleted } = open(running("p-11"));
     await screen.findByRole("status", { name: "Status: running" });
-    fireEvent.click(screen.getByRole("button", { name: "Delete" }));
+    fireEvent.click(await moreItem("Delete"));
     const dialog = await screen.findByRole("alertdialog", { name: "Delete this session?" });
     await within(dialog).findByText(/researcher: digging/);
     fireEvent.click(within(dialog).getByRole("button", { name: "Delete with 1 sub-session" }));
@@ -521,8 +580,8 @@ describe("ChatPage", () => {
     expect(resume.disabled).toBe(true);
     expect(resume.title).toMatch(/answer it/);
     expect(within(bar).getByRole("button", { name: "Cancel run" }).title).toMatch(/running tools are cancelled/);
-    expect(within(bar).getByRole("button", { name: "Hard cancel" }).title).toMatch(/running tool calls.*run goes on/);
     expect(screen.getByRole("button", { name: "Interrupt" }).title).toMatch(/go on with this message/);
+    expect((await moreItem("Hard cancel")).title).toMatch(/running tool calls.*run goes on/);
     // The status line says waiting once.
     const log = screen.getByRole("log", { name: "Conversation" });
     await waitFor(() => expect(log.querySelector(".status-line")?.textContent).toBe("waiting"));
@@ -595,13 +654,13 @@ describe("ChatPage", () => {
   it("renames the session from its heading, and shows the title the server then announces", async () => {
     const { renamed, stream } = open(running("p-ren"));
     await screen.findByRole("heading", { name: "Clock" });
-    fireEvent.click(await screen.findByRole("button", { name: "Rename" }));
+    fireEvent.click(await moreItem("Rename"));
     const field = screen.getByRole("textbox", { name: "Session title" }) as HTMLInputElement;
     expect(field.value).toBe("Clock");
     // Escape leaves it as it was.
     fireEvent.keyDown(field, { key: "Escape" });
     await screen.findByRole("heading", { name: "Clock" });
-    fireEvent.click(screen.getByRole("button", { name: "Rename" }));
+    fireEvent.click(await moreItem("Rename"));
     fireEvent.change(screen.getByRole("textbox", { name: "Session title" }), { target: { value: "  Time zones " } });
     fireEvent.click(screen.getByRole("button", { name: "Save" }));
     await waitFor(() => expect(renamed).toHaveLength(1));
@@ -643,14 +702,16 @@ describe("ChatPage", () => {
       }),
     );
     await waitFor(() => expect(screen.getByLabelText("Budget").textContent).toContain("4.9k / 5.0k (100 left)"));
-    expect(screen.getByRole("button", { name: "Budget" })).toBeTruthy();
+    expect(await moreItem("Budget")).toBeTruthy();
   });
 
   it("shows neither spend nor Budget where the server keeps no budgets", async () => {
     open(running("p-nb"));
     await screen.findByRole("heading", { name: "Clock" });
     expect(screen.queryByLabelText("Budget")).toBeNull();
-    expect(screen.queryByRole("button", { name: "Budget" })).toBeNull();
+    fireEvent.click(screen.getByRole("button", { name: "More" }));
+    await screen.findByRole("menuitem", { name: "Export" });
+    expect(screen.queryByRole("menuitem", { name: "Budget" })).toBeNull();
   });
 
   it("marks a run stopped at its budget, raises the budget on the tree's root and resumes", async () => {
@@ -773,7 +834,7 @@ describe("ChatPage", () => {
   it("compacts a session with no run with the instruction given, and closes once the compaction is stored", async () => {
     const { compacted } = open(ready("p-cr", 2));
     await screen.findByRole("article", { name: "You, turn 1" });
-    fireEvent.click(await screen.findByRole("button", { name: "Compact" }));
+    fireEvent.click(await moreItem("Compact"));
     const dialog = await screen.findByRole("dialog", { name: "Compact the session" });
     fireEvent.change(within(dialog).getByRole("textbox", { name: "What the summary must keep (optional)" }), { target: { value: "  keep the time zone " } });
     fireEvent.click(within(dialog).getByRole("button", { name: "Compact" }));
@@ -785,7 +846,7 @@ describe("ChatPage", () => {
   it("says a running session compacts before its next step, and shows a refusal in the form", async () => {
     const { compacted } = open(running("p-cq"));
     await screen.findByRole("status", { name: "Status: running" });
-    fireEvent.click(await screen.findByRole("button", { name: "Compact" }));
+    fireEvent.click(await moreItem("Compact"));
     const dialog = await screen.findByRole("dialog", { name: "Compact the session" });
     fireEvent.change(within(dialog).getByRole("textbox"), { target: { value: "fail" } });
     fireEvent.click(within(dialog).getByRole("button", { name: "Compact" }));

@@ -9,15 +9,21 @@
 //     "Attach"; each attachment chip a button "Remove <file name>"
 //   - the session controls (toolbar "Session controls"): buttons "Pause"
 //     or "Resume" (the server's status decides which), "Cancel run",
-//     "Hard cancel", "Fork" (at the head), combobox "Agent to continue
-//     with" and button "Continue", "Rename" (a form "Rename the session"
-//     with textbox "Session title", "Save", "Cancel"), "Export",
-//     "Delete"; the delete dialog
-//     is an "alertdialog" with "Cancel" and "Delete session" (or "Delete
-//     with N sub-sessions")
+//     "Fork" (at the head) and "More", a menu button whose menu "More"
+//     has the menuitems "Hard cancel", "Compact", "Continue with…" (a
+//     dialog "Continue with another agent" with combobox "Agent to
+//     continue with" and button "Continue"), "Rename" (a form "Rename the
+//     session" with textbox "Session title", "Save", "Cancel"),
+//     "Budget", "Export" and "Delete"; the delete dialog is an
+//     "alertdialog" with "Cancel" and "Delete session" (or "Delete with
+//     N sub-sessions")
 //   - on a narrow screen (lib/media-query.ts) the toolbar is the panel
-//     of a button "Actions", hidden until it is pressed; the app's bar
-//     has a button "Sessions" that opens the session list as a drawer
+//     of a button "Actions", hidden until it is pressed, where every
+//     control is a button (the agent to continue with a combobox); the
+//     app's bar has a button "Sessions" that opens the session list as a
+//     drawer
+//   - a fork that ends with a question: region "Not answered yet" with
+//     button "Run"
 //   - a session the server does not have: heading "No such session" and
 //     link "Back to the start page", nothing else
 //   - per turn: button "Fork here"

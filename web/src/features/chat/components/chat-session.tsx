@@ -13,7 +13,7 @@ import { useDraftsConnected } from "../hooks/use-draft";
 import { useSession } from "../hooks/use-session";
 import { heldText, holdText } from "../lib/composer-memory";
 import { drafts } from "../lib/draft-store";
-import { acceptsInput, isBusy } from "../lib/session-state";
+import { acceptsInput, awaitsRun, isBusy } from "../lib/session-state";
 import { budgetStop, nextCallNeeds } from "../lib/tree-budget";
 import { BudgetStopNote } from "./budget-stop-note";
 import { ChatHeader, type Controls } from "./chat-header";
@@ -196,6 +196,17 @@ export function ChatSession({ id }: { id: string }) {
         </p>
       )}
       <BudgetStopNote stop={stop} readOnly={readOnly} working={working} onRaise={() => setBudgeting(true)} onResume={() => void resumeRun()} />
+      {!readOnly && awaitsRun(state) && (
+        <div role="region" aria-label="Not answered yet" className="banner awaits-run">
+          <p>
+            {meta?.forkedFrom ? "This fork ends with a question" : "This session ends with a question"} that has no answer yet. Run it with{" "}
+            <strong>{meta?.agent}</strong>, or write a message below.
+          </p>
+          <button type="button" className="primary" onClick={() => void act("Run", () => resume.mutateAsync({ sessionId: id, params: given(params) }))} disabled={working}>
+            Run
+          </button>
+        </div>
+      )}
       {notice && (
         <p role="alert" className="error-text banner">
           {notice}

@@ -9,5 +9,6 @@ export const controlHelp = {
   hardCancel: "Cancel only the running tool calls: each tells the model it was cancelled, and the run goes on.",
   interrupt: "Cut the step short (the model's answer and the running tools are cancelled) and go on with this message; with nothing written, end the run.",
   fork: "Copy the session up to its newest turn into a new session.",
+  continueWith: "Copy the session into a new one that another agent answers from here.",
   compact: "Send the older turns to the model as a summary from now on (a running session compacts before its next step). Nothing is deleted.",
 } as const;

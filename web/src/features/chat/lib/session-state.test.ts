@@ -26,7 +26,7 @@ import {
   type Session,
   type Turn,
 } from "../../../gen/agents/v1/session_pb";
-import { callsOf, initialState, sessionReducer, type SessionAction, type SessionState } from "./session-state";
+import { awaitsRun, callsOf, initialState, sessionReducer, type SessionAction, type SessionState } from "./session-state";
 
 const id = "s-1";
 
@@ -392,5 +392,23 @@ describe("sessionReducer", () => {
       { type: "event", event: ev(15, { case: "sessionFailed", value: { $typeName: "agents.v1.SessionFailed", reason: "model down", code: "model_error" } }) },
     ]);
     expect(s.compacting).toBeUndefined();
+  });
+});
+
+describe("awaitsRun", () => {
+  const ready = (n: number) => loadedWith(session({ seq: 5n, meta: meta(SessionStatus.READY, n), turns: turns.slice(0, n) }));
+
+  it("is true for a ready session that ends with a question, as a fork cut there", () => {
+    expect(awaitsRun(ready(1))).toBe(true);
+    // Tool results with no answer after them: the model has not seen them.
+    expect(awaitsRun(ready(3))).toBe(true);
+  });
+
+  it("is false once the model answered, while a run goes on, and before everything up to the head is loaded", () => {
+    expect(awaitsRun(ready(4))).toBe(false);
+    expect(awaitsRun(ready(2))).toBe(false);
+    expect(awaitsRun(loadedWith(session({ seq: 5n, meta: meta(SessionStatus.RUNNING, 1), turns: turns.slice(0, 1) })))).toBe(false);
+    expect(awaitsRun(loadedWith(session({ seq: 5n, meta: meta(SessionStatus.READY, 3), turns: turns.slice(0, 1) })))).toBe(false);
+    expect(awaitsRun(initialState(id))).toBe(false);
   });
 });

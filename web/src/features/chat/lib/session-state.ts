@@ -439,6 +439,23 @@ export function isBusy(status: SessionStatus | undefined): boolean {
   return status === SessionStatus.RUNNING || status === SessionStatus.WAITING;
 }
 
+// awaitsRun reports whether the session is ready and ends with a user
+// turn nobody answered: a fork cut at a question holds it so, and Resume
+// runs it.
+export function awaitsRun(s: SessionState): boolean {
+  const m = s.meta;
+  if (!s.loaded || !m || m.status !== SessionStatus.READY || s.live) return false;
+  // Only what is loaded up to the session's last turn can tell.
+  if (lastTurnIndex(s) !== m.turnCount - 1) return false;
+  for (let i = s.turns.length - 1; i >= 0; i--) {
+    const t = s.turns[i];
+    if (!t) return false;
+    if (t.kind.case === "compaction") continue;
+    return t.kind.case === "user";
+  }
+  return false;
+}
+
 // lastTurnIndex is the index of the newest turn held, -1 without one.
 export function lastTurnIndex(s: SessionState): number {
   return s.first + s.turns.length - 1;
