@@ -26,6 +26,7 @@ type Store interface {
 	Commands
 	EventLog
 	Budgets
+	Schedules
 	// Commit writes one change of the runner, with its events, in one
 	// transaction; on success each event has its seq.
 	Commit(ctx context.Context, c *Change) error

@@ -93,6 +93,8 @@ func Run(t *testing.T, fresh func(t *testing.T) Opener) {
 		{"TreeBudgetAndAutoResume", testTreeBudgetAndAutoResume},
 		{"ReserveRace", testReserveRace},
 		{"ReserveGrants", testReserveGrants},
+		{"Schedules", testSchedules},
+		{"FiringsClaimOnce", testFiringsClaimOnce},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
