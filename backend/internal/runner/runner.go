@@ -96,6 +96,10 @@ type Options struct {
 	Budgets Budgets
 	// Tracer records the runs as traces; nil records none.
 	Tracer *tracing.Tracer
+	// ScheduleGrace is how late a schedule's firing may be and still
+	// fire as itself; a time further past was missed (see
+	// DefaultScheduleGrace, the value at zero).
+	ScheduleGrace time.Duration
 }
 
 // StepStats are the timings of one step.
@@ -175,6 +179,10 @@ type Runner struct {
 	// placement gives up their holds (see kernel.StopLoading).
 	handingOver bool
 
+	// scheduleWake has the scheduler loop look at once (see
+	// wakeScheduler).
+	scheduleWake chan struct{}
+
 	// ctx is cancelled by Close: every run and call derives from it.
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -220,6 +228,8 @@ func New(opts Options) *Runner {
 		ctx:    ctx,
 		cancel: cancel,
 		slots:  slots{max: opts.MaxRuns, perOwner: opts.MaxRunsPerOwner},
+
+		scheduleWake: make(chan struct{}, 1),
 	}
 	r.turnBudget.max = opts.TurnCacheBudget
 	r.slots.wake = func(id string) {
@@ -237,6 +247,7 @@ func New(opts Options) *Runner {
 	r.goroutines.Go(r.prune)
 	r.goroutines.Go(r.resumeAtRollover)
 	r.place.Start(ctx, kernel{r})
+	r.goroutines.Go(r.runSchedules)
 	return r
 }
 
