@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"time"
 
 	"connectrpc.com/connect"
 
@@ -139,9 +140,9 @@ func patchSchedule(m *agentsv1.UpdateScheduleRequest, spec *schedule.Spec, enabl
 	}
 	switch {
 	case m.Cron != nil:
-		spec.Cron, spec.Every, spec.At = m.GetCron(), "", zeroTime
+		spec.Cron, spec.Every, spec.At = m.GetCron(), "", time.Time{}
 	case m.Every != nil:
-		spec.Cron, spec.Every, spec.At = "", m.GetEvery(), zeroTime
+		spec.Cron, spec.Every, spec.At = "", m.GetEvery(), time.Time{}
 	case m.At != nil:
 		spec.Cron, spec.Every, spec.At = "", "", m.GetAt().AsTime()
 	}

@@ -87,7 +87,8 @@ const (
 	// Missed times do not fire; the schedule goes on from its next time.
 	ScheduleMissed_SCHEDULE_MISSED_SKIP ScheduleMissed = 1
 	// However many times were missed, exactly one catch-up firing stands
-	// for them all (for the latest), then the schedule goes on.
+	// for them all (its fire_time is the first one missed), then the
+	// schedule goes on from now.
 	ScheduleMissed_SCHEDULE_MISSED_ONCE ScheduleMissed = 2
 )
 
@@ -419,7 +420,8 @@ type ScheduleFiring struct {
 	// The schedule.
 	ScheduleId string `protobuf:"bytes,1,opt,name=schedule_id,json=scheduleId,proto3" json:"schedule_id,omitempty"`
 	// The time the firing stands for: one of the schedule's times (for a
-	// catch-up, the latest missed one; for FireSchedule, the request's).
+	// catch-up, the first one missed; for FireSchedule, when it was
+	// asked).
 	// A schedule fires at most once for each.
 	FireTime *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=fire_time,json=fireTime,proto3" json:"fire_time,omitempty"`
 	// When it fired.

@@ -185,7 +185,8 @@ export type ScheduleFiring = Message<"agents.v1.ScheduleFiring"> & {
 
   /**
    * The time the firing stands for: one of the schedule's times (for a
-   * catch-up, the latest missed one; for FireSchedule, the request's).
+   * catch-up, the first one missed; for FireSchedule, when it was
+   * asked).
    * A schedule fires at most once for each.
    *
    * @generated from field: google.protobuf.Timestamp fire_time = 2;
@@ -893,7 +894,8 @@ export enum ScheduleMissed {
 
   /**
    * However many times were missed, exactly one catch-up firing stands
-   * for them all (for the latest), then the schedule goes on.
+   * for them all (its fire_time is the first one missed), then the
+   * schedule goes on from now.
    *
    * @generated from enum value: SCHEDULE_MISSED_ONCE = 2;
    */
