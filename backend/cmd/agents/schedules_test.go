@@ -62,10 +62,10 @@ func call(t *testing.T, base, token, method, path, body string, out any) int {
 }
 
 type firingJSON struct {
-	FireTime  time.Time `json:"fireTime"`
+	FireTime  time.Time `json:"fire_time"`
 	Status    string    `json:"status"`
-	SessionID string    `json:"sessionId"`
-	CatchUp   bool      `json:"catchUp"`
+	SessionID string    `json:"session_id"`
+	CatchUp   bool      `json:"catch_up"`
 	Outcome   string    `json:"outcome"`
 }
 
@@ -84,7 +84,7 @@ func createSchedule(t *testing.T, base, token, body string) string {
 	t.Helper()
 	var sc struct {
 		ID          string      `json:"id"`
-		NextFirings []time.Time `json:"nextFirings"`
+		NextFirings []time.Time `json:"next_firings"`
 	}
 	if code := call(t, base, token, "POST", "/v1/schedules", body, &sc); code != 201 {
 		t.Fatalf("create schedule: %d", code)
