@@ -195,3 +195,34 @@ func TestMissedTimesAreSkippedOrCaughtUpOnce(t *testing.T) {
 		}
 	}
 }
+
+// A schedule fired on one server posts to a session another server
+// holds through that server, as any operation: the message is in the
+// session once, with its firing.
+func TestAFiringForASessionHeldElsewhereIsForwardedToItsHolder(t *testing.T) {
+	t.Parallel()
+	f := newFleet(t, answer, time.Minute)
+	a, b := f.start(t, "a"), f.start(t, "b")
+	ctx := context.Background()
+	id := a.create(t, "bench", "hello")
+	a.wait(t, id)
+	sc, err := b.run.CreateSchedule(ctx, "me", schedule.Spec{SessionID: id, Every: "1h", Text: "from b"}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fired, err := b.run.FireSchedule(ctx, "me", sc.ID)
+	if err != nil || fired.Status != store.FiringPosted || fired.SessionID != id {
+		t.Fatalf("fire through b: %+v, %v", fired, err)
+	}
+	if h := f.holder(t, id); h != "a" || b.run.LiveSessions() != 0 {
+		t.Fatalf("after the firing: held by %s, %d sessions loaded on b", h, b.run.LiveSessions())
+	}
+	v := a.wait(t, id)
+	if n := userTurns(v.Turns, "from b"); n != 1 {
+		t.Fatalf("the fired message is in %d turns", n)
+	}
+	firings, err := a.run.ListFirings(ctx, "me", sc.ID, 10)
+	if err != nil || len(firings) != 1 {
+		t.Fatalf("firings: %v, %v", firings, err)
+	}
+}
