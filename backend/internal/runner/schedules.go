@@ -43,8 +43,19 @@ type ScheduleView struct {
 }
 
 // CreateSchedule stores a schedule for owner, enabled unless told
-// otherwise.
-func (r *Runner) CreateSchedule(ctx context.Context, owner string, spec schedule.Spec, enabled bool) (ScheduleView, error) {
+// otherwise. With an idempotency key, a retry returns the schedule the
+// first request created.
+func (r *Runner) CreateSchedule(ctx context.Context, owner string, spec schedule.Spec, enabled bool, key string) (ScheduleView, error) {
+	idem := keyFor(key, opSchedule, struct {
+		Spec    schedule.Spec
+		Enabled bool
+	}{spec, enabled})
+	if done, err := r.replayed(ctx, owner, idem); err != nil || done != nil {
+		if err != nil {
+			return ScheduleView{}, err
+		}
+		return r.GetSchedule(ctx, owner, done.ScheduleID)
+	}
 	now := r.now()
 	spec.Anchor = now
 	tm, err := r.checkSchedule(ctx, owner, &spec, false)
@@ -59,7 +70,14 @@ func (r *Runner) CreateSchedule(ctx context.Context, owner string, spec schedule
 	if sc.Spec, err = spec.Encode(); err != nil {
 		return ScheduleView{}, err
 	}
-	if err := r.store.CreateSchedule(ctx, sc); err != nil {
+	ch := &store.Change{Schedule: &sc, Idempotency: r.idempotency(owner, idem, keyed{ScheduleID: sc.ID})}
+	if err := r.write(ctx, ch, nil); err != nil {
+		if errs.KindOf(err) == errs.KindConflict && key != "" {
+			// The same key raced this request and won: answer as it did.
+			if done, rerr := r.replayed(ctx, owner, idem); rerr == nil && done != nil {
+				return r.GetSchedule(ctx, owner, done.ScheduleID)
+			}
+		}
 		return ScheduleView{}, err
 	}
 	r.wakeScheduler()

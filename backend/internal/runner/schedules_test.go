@@ -21,7 +21,7 @@ func TestAnIntervalScheduleStartsOneSessionPerTick(t *testing.T) {
 	eachDialect(t, func(t *testing.T, d dialect) {
 		k := newKernel(t, d, answer)
 		ctx := context.Background()
-		sc, err := k.run.CreateSchedule(ctx, "me", schedule.Spec{Agent: "bench", Every: "1s", Text: "tick"}, true)
+		sc, err := k.run.CreateSchedule(ctx, "me", schedule.Spec{Agent: "bench", Every: "1s", Text: "tick"}, true, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -80,11 +80,11 @@ func TestAScheduleOfABusySessionSkipsOrQueues(t *testing.T) {
 		ctx := context.Background()
 		id := k.create(t, "hello")
 		k.wait(t, id)
-		skip, err := k.run.CreateSchedule(ctx, "me", schedule.Spec{SessionID: id, Cron: "0 7 * * 1-5", Timezone: "Europe/Paris", Text: "check"}, true)
+		skip, err := k.run.CreateSchedule(ctx, "me", schedule.Spec{SessionID: id, Cron: "0 7 * * 1-5", Timezone: "Europe/Paris", Text: "check"}, true, "")
 		if err != nil {
 			t.Fatal(err)
 		}
-		queue, err := k.run.CreateSchedule(ctx, "me", schedule.Spec{SessionID: id, Every: "1h", Text: "queued", Overlap: schedule.OverlapQueue}, true)
+		queue, err := k.run.CreateSchedule(ctx, "me", schedule.Spec{SessionID: id, Every: "1h", Text: "queued", Overlap: schedule.OverlapQueue}, true, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -129,7 +129,7 @@ func TestAnotherOwnersScheduleIsNotFound(t *testing.T) {
 	t.Parallel()
 	k := newKernel(t, onSQLite, answer)
 	ctx := context.Background()
-	sc, err := k.run.CreateSchedule(ctx, "me", schedule.Spec{Agent: "bench", Every: "1h", Text: "x"}, true)
+	sc, err := k.run.CreateSchedule(ctx, "me", schedule.Spec{Agent: "bench", Every: "1h", Text: "x"}, true, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +153,7 @@ func TestAnotherOwnersScheduleIsNotFound(t *testing.T) {
 	}
 	// A schedule of another owner's session cannot be made either.
 	id := k.create(t, "mine")
-	if _, err := k.run.CreateSchedule(ctx, "eve", schedule.Spec{SessionID: id, Every: "1h", Text: "x"}, true); errs.CodeOf(err) != errs.CodeUnknownSession {
+	if _, err := k.run.CreateSchedule(ctx, "eve", schedule.Spec{SessionID: id, Every: "1h", Text: "x"}, true, ""); errs.CodeOf(err) != errs.CodeUnknownSession {
 		t.Errorf("a schedule of another owner's session: %v", err)
 	}
 }
@@ -165,7 +165,7 @@ func TestMissedTimesAreSkippedOrCaughtUpOnce(t *testing.T) {
 	k := newKernel(t, onSQLite, answer)
 	ctx := context.Background()
 	for _, missed := range []schedule.Missed{schedule.MissedSkip, schedule.MissedOnce} {
-		sc, err := k.run.CreateSchedule(ctx, "me", schedule.Spec{Agent: "bench", Every: "1m", Text: string(missed), Missed: missed}, true)
+		sc, err := k.run.CreateSchedule(ctx, "me", schedule.Spec{Agent: "bench", Every: "1m", Text: string(missed), Missed: missed}, true, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -206,7 +206,7 @@ func TestAFiringForASessionHeldElsewhereIsForwardedToItsHolder(t *testing.T) {
 	ctx := context.Background()
 	id := a.create(t, "bench", "hello")
 	a.wait(t, id)
-	sc, err := b.run.CreateSchedule(ctx, "me", schedule.Spec{SessionID: id, Every: "1h", Text: "from b"}, true)
+	sc, err := b.run.CreateSchedule(ctx, "me", schedule.Spec{SessionID: id, Every: "1h", Text: "from b"}, true, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,5 +224,29 @@ func TestAFiringForASessionHeldElsewhereIsForwardedToItsHolder(t *testing.T) {
 	firings, err := a.run.ListFirings(ctx, "me", sc.ID, 10)
 	if err != nil || len(firings) != 1 {
 		t.Fatalf("firings: %v, %v", firings, err)
+	}
+}
+
+// A create retried with its idempotency key answers with the schedule
+// the first made; the key with another body is refused.
+func TestACreateRetriedWithItsKeyMakesOneSchedule(t *testing.T) {
+	t.Parallel()
+	k := newKernel(t, onSQLite, answer)
+	ctx := context.Background()
+	spec := schedule.Spec{Agent: "bench", Every: "1h", Text: "x"}
+	first, err := k.run.CreateSchedule(ctx, "me", spec, true, "key-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := k.run.CreateSchedule(ctx, "me", spec, true, "key-1")
+	if err != nil || again.ID != first.ID {
+		t.Fatalf("the retry made %s (%v), want %s", again.ID, err, first.ID)
+	}
+	spec.Text = "y"
+	if _, err := k.run.CreateSchedule(ctx, "me", spec, true, "key-1"); errs.CodeOf(err) != errs.CodeIdempotencyKeyReused {
+		t.Fatalf("the key with another body: %v", err)
+	}
+	if list, err := k.run.ListSchedules(ctx, "me", store.ScheduleFilter{}); err != nil || len(list) != 1 {
+		t.Fatalf("%d schedules, %v; want 1", len(list), err)
 	}
 }

@@ -564,6 +564,7 @@ func (s *Server) scheduleRoutes() []route {
 				if err := decodeBody(r, req); err != nil {
 					return nil, 0, err
 				}
+				req.IdempotencyKey = idempotencyKey(r, req.IdempotencyKey)
 				res, _, err := unary(r.Context(), s, req, schedules.CreateSchedule)
 				if err != nil {
 					return nil, 0, err

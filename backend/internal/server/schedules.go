@@ -75,7 +75,7 @@ func (h *scheduleService) CreateSchedule(ctx context.Context, req *connect.Reque
 		spec.At = m.GetAt().AsTime()
 	}
 	enabled := m.Enabled == nil || m.GetEnabled()
-	v, err := h.s.runner.CreateSchedule(ctx, owner(ctx), spec, enabled)
+	v, err := h.s.runner.CreateSchedule(ctx, owner(ctx), spec, enabled, m.GetIdempotencyKey())
 	if err != nil {
 		return nil, err
 	}

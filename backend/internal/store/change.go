@@ -57,6 +57,8 @@ type Change struct {
 	Release bool
 	// Agent, when set, writes a stored agent (see AgentChange).
 	Agent *AgentChange
+	// Schedule, when set, creates a schedule (see Schedules.CreateSchedule).
+	Schedule *Schedule
 	// Firing, when set, records a schedule's firing the change does (see
 	// FiringClaim); a firing claimed already fails the change.
 	Firing *FiringClaim
@@ -399,6 +401,11 @@ func (s *SQL) applyRows(ctx context.Context, tx *sqlx.Tx, c *Change, p *encoded)
 	}
 	if c.Agent != nil {
 		if err := s.writeAgent(ctx, tx, c.Agent); err != nil {
+			return err
+		}
+	}
+	if c.Schedule != nil {
+		if err := s.insertSchedule(ctx, tx, *c.Schedule); err != nil {
 			return err
 		}
 	}

@@ -16,7 +16,8 @@ import (
 // effect is; see FiringClaim.
 type Schedules interface {
 	// CreateSchedule stores a new schedule; a duplicate id is
-	// errs.Conflict.
+	// errs.Conflict. (A Change with Schedule does the same in its
+	// transaction, with an idempotency record.)
 	CreateSchedule(ctx context.Context, sc Schedule) error
 	// UpdateSchedule writes every field of a schedule but its owner and
 	// creation time; an unknown id is errs.NotFound (unknown_schedule).
@@ -160,7 +161,12 @@ func dueNanos(t time.Time) int64 {
 }
 
 func (s *SQL) CreateSchedule(ctx context.Context, sc Schedule) error {
-	_, err := s.write.ExecContext(ctx, s.write.Rebind(`INSERT INTO schedules (`+scheduleColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+	return WithTx(ctx, s.write, func(tx *sqlx.Tx) error { return s.insertSchedule(ctx, tx, sc) })
+}
+
+// insertSchedule writes a new schedule inside tx.
+func (s *SQL) insertSchedule(ctx context.Context, tx *sqlx.Tx, sc Schedule) error {
+	_, err := tx.ExecContext(ctx, tx.Rebind(`INSERT INTO schedules (`+scheduleColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`),
 		sc.ID, sc.Owner, sc.Agent, sc.SessionID, sc.Spec, sc.Enabled, dueNanos(sc.NextDue), nanos(sc.Created), nanos(sc.Updated))
 	return s.translate(err, nil, "create schedule %s", sc.ID)
 }

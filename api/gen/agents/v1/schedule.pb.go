@@ -584,9 +584,16 @@ type CreateScheduleRequest struct {
 	// What a firing does while its session is busy.
 	Overlap ScheduleOverlap `protobuf:"varint,12,opt,name=overlap,proto3,enum=agents.v1.ScheduleOverlap" json:"overlap,omitempty"`
 	// What becomes of missed times.
-	Missed        ScheduleMissed `protobuf:"varint,13,opt,name=missed,proto3,enum=agents.v1.ScheduleMissed" json:"missed,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Missed ScheduleMissed `protobuf:"varint,13,opt,name=missed,proto3,enum=agents.v1.ScheduleMissed" json:"missed,omitempty"`
+	// A client-chosen key (up to 200 characters) that makes a retry safe:
+	// the same key from the same owner within 24 hours returns the
+	// schedule the first request created instead of creating another. As
+	// for CreateSession, the key names one request (reused with another
+	// body: `invalid_argument`, code idempotency_key_reused). The JSON
+	// route also takes it as the Idempotency-Key header.
+	IdempotencyKey string `protobuf:"bytes,14,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *CreateScheduleRequest) Reset() {
@@ -708,6 +715,13 @@ func (x *CreateScheduleRequest) GetMissed() ScheduleMissed {
 		return x.Missed
 	}
 	return ScheduleMissed_SCHEDULE_MISSED_UNSPECIFIED
+}
+
+func (x *CreateScheduleRequest) GetIdempotencyKey() string {
+	if x != nil {
+		return x.IdempotencyKey
+	}
+	return ""
 }
 
 // CreateScheduleResponse carries the new schedule.
@@ -1672,7 +1686,7 @@ const file_agents_v1_schedule_proto_rawDesc = "" +
 	"\aoutcome\x18\t \x01(\x0e2\x18.agents.v1.SessionStatusR\aoutcome\x12%\n" +
 	"\x0eoutcome_reason\x18\n" +
 	" \x01(\tR\routcomeReason\x126\n" +
-	"\bfinished\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\bfinished\"\xc0\x04\n" +
+	"\bfinished\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\bfinished\"\xe9\x04\n" +
 	"\x15CreateScheduleRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05agent\x18\x02 \x01(\tR\x05agent\x12\x1d\n" +
@@ -1688,7 +1702,8 @@ const file_agents_v1_schedule_proto_rawDesc = "" +
 	" \x03(\v2,.agents.v1.CreateScheduleRequest.ParamsEntryR\x06params\x12\x1d\n" +
 	"\aenabled\x18\v \x01(\bH\x00R\aenabled\x88\x01\x01\x124\n" +
 	"\aoverlap\x18\f \x01(\x0e2\x1a.agents.v1.ScheduleOverlapR\aoverlap\x121\n" +
-	"\x06missed\x18\r \x01(\x0e2\x19.agents.v1.ScheduleMissedR\x06missed\x1a9\n" +
+	"\x06missed\x18\r \x01(\x0e2\x19.agents.v1.ScheduleMissedR\x06missed\x12'\n" +
+	"\x0fidempotency_key\x18\x0e \x01(\tR\x0eidempotencyKey\x1a9\n" +
 	"\vParamsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\n" +
