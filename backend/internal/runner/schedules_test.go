@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agents-os/agents/backend/internal/errs"
+	"github.com/agents-os/agents/backend/internal/events"
 	"github.com/agents-os/agents/backend/internal/eventually"
 	"github.com/agents-os/agents/backend/internal/runner"
 	"github.com/agents-os/agents/backend/internal/schedule"
@@ -54,6 +55,9 @@ func TestAnIntervalScheduleStartsOneSessionPerTick(t *testing.T) {
 			v := k.wait(t, f.SessionID)
 			if v.Meta.Agent != "bench" || v.Turns[0].User.Text != "tick" {
 				t.Errorf("session %s: agent %s, first turn %+v", f.SessionID, v.Meta.Agent, v.Turns[0].User)
+			}
+			if n := firedEvents(t, k.db, f.SessionID); n != 1 {
+				t.Errorf("session %s has %d schedule.fired events, want 1", f.SessionID, n)
 			}
 		}
 		eventually.That(t, "every firing has its outcome", func() bool {
@@ -249,4 +253,20 @@ func TestACreateRetriedWithItsKeyMakesOneSchedule(t *testing.T) {
 	if list, err := k.run.ListSchedules(ctx, "me", store.ScheduleFilter{}); err != nil || len(list) != 1 {
 		t.Fatalf("%d schedules, %v; want 1", len(list), err)
 	}
+}
+
+// firedEvents counts the schedule.fired events of a session in the log.
+func firedEvents(t *testing.T, db store.Store, id string) int {
+	t.Helper()
+	evs, err := db.EventsAfter(context.Background(), store.EventFilter{SessionID: id}, 0, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range evs {
+		if e.Kind == events.KindScheduleFired {
+			n++
+		}
+	}
+	return n
 }
