@@ -270,3 +270,30 @@ func firedEvents(t *testing.T, db store.Store, id string) int {
 	}
 	return n
 }
+
+// A firing that cannot send its message is recorded as failed, saying
+// why, with its event; the schedule goes on.
+func TestAFiringThatCannotPostIsRecordedAsFailed(t *testing.T) {
+	t.Parallel()
+	k := newKernel(t, onSQLite, answer)
+	ctx := context.Background()
+	id := k.create(t, "hello")
+	k.wait(t, id)
+	sc, err := k.run.CreateSchedule(ctx, "me", schedule.Spec{SessionID: id, Every: "1h", Text: "x"}, true, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := k.run.DeleteSession(ctx, "me", id, runner.DeleteSingle); err != nil {
+		t.Fatal(err)
+	}
+	f, err := k.run.FireSchedule(ctx, "me", sc.ID)
+	if err != nil || f.Status != store.FiringFailed || f.Reason != "unknown session "+id {
+		t.Fatalf("fire at a deleted session: %+v, %v", f, err)
+	}
+	if v, err := k.run.GetSchedule(ctx, "me", sc.ID); err != nil || !v.Enabled || v.Last == nil || v.Last.Status != store.FiringFailed {
+		t.Fatalf("the schedule after a failed firing: %+v, %v", v, err)
+	}
+	if n := firedEvents(t, k.db, id); n != 1 {
+		t.Errorf("%d schedule.fired events for the failed firing, want 1", n)
+	}
+}
