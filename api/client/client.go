@@ -30,6 +30,8 @@ type Client struct {
 	Events   agentsv1connect.EventServiceClient
 	Owners   agentsv1connect.OwnerServiceClient
 	Webhooks agentsv1connect.WebhookServiceClient
+	// Schedules keeps the schedules.
+	Schedules agentsv1connect.ScheduleServiceClient
 
 	// Target names the server for messages: its URL or socket path.
 	Target string
@@ -80,14 +82,15 @@ func New(h *http.Client, baseURL, token string) *Client {
 
 func build(h *http.Client, baseURL string, opts []connect.ClientOption) *Client {
 	return &Client{
-		Agents:   agentsv1connect.NewAgentServiceClient(h, baseURL, opts...),
-		Sessions: agentsv1connect.NewSessionServiceClient(h, baseURL, opts...),
-		Events:   agentsv1connect.NewEventServiceClient(h, baseURL, opts...),
-		Owners:   agentsv1connect.NewOwnerServiceClient(h, baseURL, opts...),
-		Webhooks: agentsv1connect.NewWebhookServiceClient(h, baseURL, opts...),
-		http:     h,
-		baseURL:  baseURL,
-		opts:     opts,
+		Agents:    agentsv1connect.NewAgentServiceClient(h, baseURL, opts...),
+		Sessions:  agentsv1connect.NewSessionServiceClient(h, baseURL, opts...),
+		Events:    agentsv1connect.NewEventServiceClient(h, baseURL, opts...),
+		Owners:    agentsv1connect.NewOwnerServiceClient(h, baseURL, opts...),
+		Webhooks:  agentsv1connect.NewWebhookServiceClient(h, baseURL, opts...),
+		Schedules: agentsv1connect.NewScheduleServiceClient(h, baseURL, opts...),
+		http:      h,
+		baseURL:   baseURL,
+		opts:      opts,
 	}
 }
 

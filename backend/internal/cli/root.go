@@ -88,7 +88,7 @@ func (a *app) rootCommand() *cobra.Command {
 	pf.StringVar(&a.flags.ParamsFile, "params-file", "", "session params, a JSON object name → value")
 	pf.StringVar(&a.flags.APIKeysFile, "api-keys", "", `API keys file {"keys": [{"id", "value"}]}`)
 	root.AddCommand(a.serveCommand(), a.tuiCommand(), a.runCommand(), a.checkCommand(), a.versionCommand(),
-		a.initCommand(), a.pathsCommand(), a.sessionsCommand(), a.agentsCommand(), a.mcpCommand(), a.callsCommand(), a.ownersCommand(), a.webhooksCommand())
+		a.initCommand(), a.pathsCommand(), a.sessionsCommand(), a.agentsCommand(), a.mcpCommand(), a.callsCommand(), a.ownersCommand(), a.schedulesCommand(), a.webhooksCommand())
 	return root
 }
 

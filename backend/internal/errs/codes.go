@@ -57,6 +57,9 @@ const (
 	CodeNoLease = "no_lease"
 	// CodeUnknownRoute: a JSON route that does not exist.
 	CodeUnknownRoute = "unknown_route"
+	// CodeUnknownSchedule: no schedule with the id, or one of another
+	// owner.
+	CodeUnknownSchedule = "unknown_schedule"
 )
 
 // Codes of a clash with what exists (KindConflict, and KindAborted for
@@ -84,6 +87,9 @@ const (
 	// CodeVersionMismatch: an expected_version that is no longer the
 	// stored agent's (KindAborted): read again and retry.
 	CodeVersionMismatch = "version_mismatch"
+	// CodeFiringClaimed: a schedule's firing was claimed already, by this
+	// server or another one sharing the database.
+	CodeFiringClaimed = "firing_claimed"
 )
 
 // Codes of an operation the current state refuses

@@ -28,6 +28,7 @@ const (
 	KindToolCallDelta     = "tool_call.delta"
 	KindCompactionStarted = "compaction.started"
 	KindSessionCompacted  = "session.compacted"
+	KindScheduleFired     = "schedule.fired"
 )
 
 // WithKind sets ev's kind from its body and returns it. Events are built
@@ -83,6 +84,8 @@ func KindOf(ev *agentsv1.Event) string {
 		return KindCompactionStarted
 	case *agentsv1.Event_SessionCompacted:
 		return KindSessionCompacted
+	case *agentsv1.Event_ScheduleFired:
+		return KindScheduleFired
 	}
 	return ""
 }

@@ -49,6 +49,11 @@ type edit struct {
 	spend *store.SpendChange
 	// release frees what the session's model call reserved.
 	release bool
+	// firing is a schedule's firing the change does.
+	firing *store.FiringClaim
+	// outcome records how the run stopped on the firings that started
+	// it.
+	outcome *store.RunOutcome
 }
 
 // edit starts a change from the session as it is.
@@ -315,6 +320,8 @@ func (a *actor) applyNow(e *edit) error {
 		TreeBudget:    e.treeBudget,
 		Spend:         e.spend,
 		Release:       e.release,
+		Firing:        e.firing,
+		RunOutcome:    e.outcome,
 	}
 	var evs []*agentsv1.Event
 	if e.updated && !e.create {

@@ -23,6 +23,7 @@ const (
 	opPost     = "post_message"
 	opMail     = "send_mail"
 	opComplete = "complete_call"
+	opSchedule = "create_schedule"
 )
 
 // IdempotencyTTL is how long a key is remembered.
@@ -35,6 +36,8 @@ const MaxIdempotencyKey = 200
 type keyed struct {
 	SessionID string `json:"session_id,omitempty"`
 	MailID    string `json:"mail_id,omitempty"`
+	// ScheduleID is the schedule a create made.
+	ScheduleID string `json:"schedule_id,omitempty"`
 	// Token is the deferred call a completion answered.
 	Token string `json:"token,omitempty"`
 	// Turns is the session's turn count when a post or mail was

@@ -111,7 +111,7 @@ func (r *Runner) deliverLocal(ctx context.Context, owner, to string, m session.M
 			now := a.r.now()
 			m.Delivered = &now
 		}
-		stored, err := a.addMail(ctx, m, idem)
+		stored, err := a.addMail(ctx, m, idem, nil)
 		if err != nil {
 			return err
 		}

@@ -122,6 +122,7 @@ var operationList = []receiver{
 	registered[updateCommand, session.Meta]{},
 	registered[compactCommand, Compacted]{},
 	registered[importTurnsCommand, session.Meta]{},
+	registered[fireCommand, store.Firing]{},
 }
 
 // operations are the operations by name; never written after start.

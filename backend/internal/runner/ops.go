@@ -62,6 +62,8 @@ type CreateRequest struct {
 
 	// helperOf, for a helper's child, names the parent's call it answers.
 	helperOf *helperOf
+	// firing, for a schedule's firing, is stored with the session.
+	firing *store.FiringClaim
 }
 
 type helperOf struct {
@@ -184,6 +186,7 @@ func (r *Runner) CreateSession(ctx context.Context, owner string, req CreateRequ
 					ChildSessionId: meta.ID, Agent: h.agent, CallId: h.callID, Depth: int32(meta.Depth),
 				}}}))
 		}
+		startedBy(e, req.firing)
 		if req.Message == nil || req.Run.Hold {
 			return a.apply(e)
 		}
@@ -373,7 +376,7 @@ func (r *Runner) postLocal(ctx context.Context, owner, id string, msg Message, o
 				Sender:   session.Sender{Kind: session.SenderUser, Name: a.st.meta.Owner},
 				Priority: priorityOf(msg.Interrupt),
 				Body:     session.MailBody{Kind: session.MailUserMessage, Text: msg.Text, AttachmentNames: attachmentNames(msg.Attachments), Attachments: msg.Attachments},
-			}, idem)
+			}, idem, nil)
 			if err != nil {
 				return err
 			}
@@ -409,7 +412,7 @@ func (r *Runner) postLocal(ctx context.Context, owner, id string, msg Message, o
 
 // addMail stores mail for the session with its mail.accepted event,
 // and, for urgent mail during a run, cuts the step in flight.
-func (a *actor) addMail(ctx context.Context, m session.Mail, idem keyedRequest) (session.Mail, error) {
+func (a *actor) addMail(ctx context.Context, m session.Mail, idem keyedRequest, claim *store.FiringClaim) (session.Mail, error) {
 	if err := a.ws.writeRefusal(); err != nil {
 		return session.Mail{}, err
 	}
@@ -430,9 +433,14 @@ func (a *actor) addMail(ctx context.Context, m session.Mail, idem keyedRequest) 
 		m.Priority = session.PriorityNormal
 	}
 	ch := &store.Change{NewMail: []session.Mail{m}, Idempotency: a.r.idempotency(a.owner, idem, keyed{SessionID: a.id, MailID: m.ID, Turns: len(a.st.turns)})}
-	ev := events.WithKind(&agentsv1.Event{SessionId: a.id, Owner: a.owner,
-		Body: &agentsv1.Event_MailAccepted{MailAccepted: &agentsv1.MailAccepted{Envelope: wire.Mail(m)}}})
-	if err := a.write(ctx, ch, []*agentsv1.Event{ev}); err != nil {
+	evs := []*agentsv1.Event{events.WithKind(&agentsv1.Event{SessionId: a.id, Owner: a.owner,
+		Body: &agentsv1.Event_MailAccepted{MailAccepted: &agentsv1.MailAccepted{Envelope: wire.Mail(m)}}})}
+	if claim != nil {
+		// A schedule's firing that queues its message: stored with it.
+		ch.Firing = claim
+		evs = append(evs, firedEvent(claim.Firing, a.owner))
+	}
+	if err := a.write(ctx, ch, evs); err != nil {
 		if committer.Classify(err) != committer.Transient {
 			return session.Mail{}, err
 		}

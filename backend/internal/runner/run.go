@@ -670,6 +670,7 @@ func (a *actor) markStopped(e *edit, status session.Status, reason, text string)
 	// No model call is in flight once the run stops: what it reserved,
 	// if anything, is free again.
 	e.release = true
+	e.outcome = &store.RunOutcome{SessionID: a.id, Status: string(status), Reason: reason, At: a.r.now()}
 	stopped := &agentsv1.RunStopped{Status: statusWire(status), Reason: reason, Steps: int32(a.run.steps), Text: text}
 	if reason == StopBudget {
 		stopped.Budget = a.run.budget
@@ -700,6 +701,7 @@ func (a *actor) fail(code, reason string) {
 	e := a.edit()
 	e.meta.Status, e.meta.StatusReason = session.StatusFailed, reason
 	e.release = true
+	e.outcome = &store.RunOutcome{SessionID: a.id, Status: string(session.StatusFailed), Reason: code, At: a.r.now()}
 	e.emit(a, events.WithKind(&agentsv1.Event{Body: &agentsv1.Event_SessionFailed{SessionFailed: &agentsv1.SessionFailed{Reason: reason, Code: code}}}))
 	a.settle(e, session.StatusFailed, reason, "")
 }

@@ -101,6 +101,10 @@ type Options struct {
 	// goroutines from New on, and must return once its context ends,
 	// which Close ends and waits for, before the store is closed.
 	Background []func(ctx context.Context)
+	// ScheduleGrace is how late a schedule's firing may be and still
+	// fire as itself; a time further past was missed (see
+	// DefaultScheduleGrace, the value at zero).
+	ScheduleGrace time.Duration
 }
 
 // StepStats are the timings of one step.
@@ -180,6 +184,10 @@ type Runner struct {
 	// placement gives up their holds (see kernel.StopLoading).
 	handingOver bool
 
+	// scheduleWake has the scheduler loop look at once (see
+	// wakeScheduler).
+	scheduleWake chan struct{}
+
 	// ctx is cancelled by Close: every run and call derives from it.
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -225,6 +233,8 @@ func New(opts Options) *Runner {
 		ctx:    ctx,
 		cancel: cancel,
 		slots:  slots{max: opts.MaxRuns, perOwner: opts.MaxRunsPerOwner},
+
+		scheduleWake: make(chan struct{}, 1),
 	}
 	r.turnBudget.max = opts.TurnCacheBudget
 	r.slots.wake = func(id string) {
@@ -245,6 +255,7 @@ func New(opts Options) *Runner {
 		r.goroutines.Go(func() { work(ctx) })
 	}
 	r.place.Start(ctx, kernel{r})
+	r.goroutines.Go(r.runSchedules)
 	return r
 }
 

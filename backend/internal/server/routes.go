@@ -125,7 +125,7 @@ func (s *Server) routeTable() []route {
 	expectedVersion := param{name: "expected_version", kind: "integer", doc: "Change the agent only if its current version is this one (else 409, code version_mismatch)."}
 	timeoutParam := param{name: "timeout", doc: "Longest wait, such as 30s or 2m, or a number of seconds (default 30s, at most 5m)."}
 
-	return []route{
+	return append([]route{
 		{
 			method: "GET", path: "/v1/agents", rpc: "agents.v1.AgentService.ListAgents",
 			status: http.StatusOK, response: &agentsv1.ListAgentsResponse{},
@@ -627,6 +627,104 @@ func (s *Server) routeTable() []route {
 			query:  []param{after, accessToken},
 			status: http.StatusOK, produces: sse, header: replayHeader,
 			serve: s.sseRoute(true),
+		},
+	}, s.scheduleRoutes()...)
+}
+
+// scheduleRoutes are the routes of ScheduleService.
+func (s *Server) scheduleRoutes() []route {
+	schedules := &scheduleService{s: s}
+	// byID is a route of one schedule whose request has only its id.
+	byID := func(method, path, rpc string, response proto.Message, call func(r *http.Request, id string) (proto.Message, error)) route {
+		return route{
+			method: method, path: path, rpc: rpc,
+			status: http.StatusOK, response: response,
+			serve: s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
+				res, err := call(r, r.PathValue("id"))
+				return res, http.StatusOK, err
+			}),
+		}
+	}
+	return []route{
+		{
+			method: "POST", path: "/v1/schedules", rpc: "agents.v1.ScheduleService.CreateSchedule",
+			body:   &agentsv1.CreateScheduleRequest{},
+			status: http.StatusCreated, response: &agentsv1.Schedule{}, header: "Location",
+			serve: s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
+				req := &agentsv1.CreateScheduleRequest{}
+				if err := decodeBody(r, req); err != nil {
+					return nil, 0, err
+				}
+				req.IdempotencyKey = idempotencyKey(r, req.IdempotencyKey)
+				res, _, err := unary(r.Context(), s, req, schedules.CreateSchedule)
+				if err != nil {
+					return nil, 0, err
+				}
+				w.Header().Set("Location", "/v1/schedules/"+res.GetSchedule().GetId())
+				return res.GetSchedule(), http.StatusCreated, nil
+			}),
+		},
+		{
+			method: "GET", path: "/v1/schedules", rpc: "agents.v1.ScheduleService.ListSchedules",
+			query: []param{
+				{name: "agent", doc: "Only the schedules of this agent."},
+				{name: "session_id", doc: "Only the schedules that post to this session."},
+			},
+			status: http.StatusOK, response: &agentsv1.ListSchedulesResponse{},
+			serve: s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
+				q := r.URL.Query()
+				return unary(r.Context(), s, &agentsv1.ListSchedulesRequest{Agent: q.Get("agent"), SessionId: q.Get("session_id")}, schedules.ListSchedules)
+			}),
+		},
+		byID("GET", "/v1/schedules/{id}", "agents.v1.ScheduleService.GetSchedule", &agentsv1.Schedule{}, func(r *http.Request, id string) (proto.Message, error) {
+			res, _, err := unary(r.Context(), s, &agentsv1.GetScheduleRequest{ScheduleId: id}, schedules.GetSchedule)
+			return res.GetSchedule(), err
+		}),
+		{
+			method: "PATCH", path: "/v1/schedules/{id}", rpc: "agents.v1.ScheduleService.UpdateSchedule",
+			body:   &agentsv1.UpdateScheduleRequest{},
+			status: http.StatusOK, response: &agentsv1.Schedule{},
+			serve: s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
+				req := &agentsv1.UpdateScheduleRequest{}
+				if err := decodeBody(r, req); err != nil {
+					return nil, 0, err
+				}
+				req.ScheduleId = r.PathValue("id")
+				res, _, err := unary(r.Context(), s, req, schedules.UpdateSchedule)
+				return res.GetSchedule(), http.StatusOK, err
+			}),
+		},
+		byID("DELETE", "/v1/schedules/{id}", "agents.v1.ScheduleService.DeleteSchedule", &agentsv1.DeleteScheduleResponse{}, func(r *http.Request, id string) (proto.Message, error) {
+			res, _, err := unary(r.Context(), s, &agentsv1.DeleteScheduleRequest{ScheduleId: id}, schedules.DeleteSchedule)
+			return res, err
+		}),
+		byID("POST", "/v1/schedules/{id}/pause", "agents.v1.ScheduleService.PauseSchedule", &agentsv1.Schedule{}, func(r *http.Request, id string) (proto.Message, error) {
+			res, _, err := unary(r.Context(), s, &agentsv1.PauseScheduleRequest{ScheduleId: id}, schedules.PauseSchedule)
+			return res.GetSchedule(), err
+		}),
+		byID("POST", "/v1/schedules/{id}/resume", "agents.v1.ScheduleService.ResumeSchedule", &agentsv1.Schedule{}, func(r *http.Request, id string) (proto.Message, error) {
+			res, _, err := unary(r.Context(), s, &agentsv1.ResumeScheduleRequest{ScheduleId: id}, schedules.ResumeSchedule)
+			return res.GetSchedule(), err
+		}),
+		byID("POST", "/v1/schedules/{id}/fire", "agents.v1.ScheduleService.FireSchedule", &agentsv1.ScheduleFiring{}, func(r *http.Request, id string) (proto.Message, error) {
+			res, _, err := unary(r.Context(), s, &agentsv1.FireScheduleRequest{ScheduleId: id}, schedules.FireSchedule)
+			return res.GetFiring(), err
+		}),
+		{
+			method: "GET", path: "/v1/schedules/{id}/firings", rpc: "agents.v1.ScheduleService.ListFirings",
+			query:  []param{{name: "limit", kind: "integer", doc: "Most firings to return (default 50, at most 500)."}},
+			status: http.StatusOK, response: &agentsv1.ListFiringsResponse{},
+			serve: s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
+				req := &agentsv1.ListFiringsRequest{ScheduleId: r.PathValue("id")}
+				if v := r.URL.Query().Get("limit"); v != "" {
+					n, err := strconv.ParseInt(v, 10, 32)
+					if err != nil || n < 0 {
+						return nil, 0, errs.Invalid(errs.CodeInvalidArgument, "limit is a number of firings, not %q", v)
+					}
+					req.Limit = int32(n)
+				}
+				return unary(r.Context(), s, req, schedules.ListFirings)
+			}),
 		},
 	}
 }

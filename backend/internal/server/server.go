@@ -175,6 +175,9 @@ func (s *Server) newMux() *http.ServeMux {
 	mount(agentsv1connect.WebhookServiceName, func() (string, http.Handler) {
 		return agentsv1connect.NewWebhookServiceHandler(&webhookService{s: s}, opts...)
 	})
+	mount(agentsv1connect.ScheduleServiceName, func() (string, http.Handler) {
+		return agentsv1connect.NewScheduleServiceHandler(&scheduleService{s: s}, opts...)
+	})
 	mount(agentsv1connect.EventServiceName, func() (string, http.Handler) {
 		return agentsv1connect.NewEventServiceHandler(&eventService{s: s},
 			append(opts, connect.WithCodec(eventProtoCodec{s.hub}), connect.WithCodec(eventJSONCodec{s.hub}))...)

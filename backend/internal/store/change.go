@@ -57,6 +57,14 @@ type Change struct {
 	Release bool
 	// Agent, when set, writes a stored agent (see AgentChange).
 	Agent *AgentChange
+	// Schedule, when set, creates a schedule (see Schedules.CreateSchedule).
+	Schedule *Schedule
+	// Firing, when set, records a schedule's firing the change does (see
+	// FiringClaim); a firing claimed already fails the change.
+	Firing *FiringClaim
+	// RunOutcome, when set, records how a run stopped on the firings that
+	// started it or posted to its session.
+	RunOutcome *RunOutcome
 	// Events are appended to the log. On success each gets its Seq, or,
 	// where positions are given after the commit (PostgreSQL), 0 when it
 	// could not be given in time: the event is stored, and the log has it
@@ -393,6 +401,21 @@ func (s *SQL) applyRows(ctx context.Context, tx *sqlx.Tx, c *Change, p *encoded)
 	}
 	if c.Agent != nil {
 		if err := s.writeAgent(ctx, tx, c.Agent); err != nil {
+			return err
+		}
+	}
+	if c.Schedule != nil {
+		if err := s.insertSchedule(ctx, tx, *c.Schedule); err != nil {
+			return err
+		}
+	}
+	if c.Firing != nil {
+		if err := s.claimFiring(ctx, tx, c.Firing); err != nil {
+			return err
+		}
+	}
+	if c.RunOutcome != nil {
+		if err := s.recordOutcome(ctx, tx, c.RunOutcome); err != nil {
 			return err
 		}
 	}

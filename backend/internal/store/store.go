@@ -27,6 +27,7 @@ type Store interface {
 	EventLog
 	Budgets
 	Webhooks
+	Schedules
 	// Commit writes one change of the runner, with its events, in one
 	// transaction; on success each event has its seq.
 	Commit(ctx context.Context, c *Change) error

@@ -35,9 +35,6 @@ const (
 	NameAgentChanged = "agent.changed"
 )
 
-// KindScheduleFired is the kind of the event a schedule's firing logs.
-const KindScheduleFired = "schedule.fired"
-
 // Names lists every name a webhook may subscribe to.
 func Names() []string {
 	return []string{NameRunStopped, NameRunFailed, NameCallWaiting, NameBudgetExceeded,
@@ -52,7 +49,7 @@ func namesOf(ev store.Event) ([]string, error) {
 		return []string{NameRunFailed}, nil
 	case events.KindCallsDeferred:
 		return []string{NameCallWaiting}, nil
-	case KindScheduleFired:
+	case events.KindScheduleFired:
 		return []string{NameScheduleFired}, nil
 	case events.KindAgentsChanged:
 		return []string{NameAgentChanged}, nil

@@ -48,7 +48,7 @@ func TestNamesOfTheStreamsEvents(t *testing.T) {
 			t.Errorf("%s: names %v, %v; want %v", tc.name, got, err, tc.want)
 		}
 	}
-	got, err := namesOf(store.Event{Kind: KindScheduleFired, Body: []byte("not read")})
+	got, err := namesOf(store.Event{Kind: events.KindScheduleFired, Body: []byte("not read")})
 	if err != nil || !slices.Equal(got, []string{NameScheduleFired}) {
 		t.Errorf("schedule.fired: %v, %v", got, err)
 	}

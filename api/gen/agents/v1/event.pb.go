@@ -572,6 +572,7 @@ type Event struct {
 	//	*Event_ToolCallDelta
 	//	*Event_CompactionStarted
 	//	*Event_SessionCompacted
+	//	*Event_ScheduleFired
 	Body          isEvent_Body `protobuf_oneof:"body"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -845,6 +846,15 @@ func (x *Event) GetSessionCompacted() *SessionCompacted {
 	return nil
 }
 
+func (x *Event) GetScheduleFired() *ScheduleFired {
+	if x != nil {
+		if x, ok := x.Body.(*Event_ScheduleFired); ok {
+			return x.ScheduleFired
+		}
+	}
+	return nil
+}
+
 type isEvent_Body interface {
 	isEvent_Body()
 }
@@ -954,6 +964,11 @@ type Event_SessionCompacted struct {
 	SessionCompacted *SessionCompacted `protobuf:"bytes,30,opt,name=session_compacted,json=sessionCompacted,proto3,oneof"`
 }
 
+type Event_ScheduleFired struct {
+	// `schedule.fired`
+	ScheduleFired *ScheduleFired `protobuf:"bytes,31,opt,name=schedule_fired,json=scheduleFired,proto3,oneof"`
+}
+
 func (*Event_SessionCreated) isEvent_Body() {}
 
 func (*Event_SessionUpdated) isEvent_Body() {}
@@ -995,6 +1010,8 @@ func (*Event_ToolCallDelta) isEvent_Body() {}
 func (*Event_CompactionStarted) isEvent_Body() {}
 
 func (*Event_SessionCompacted) isEvent_Body() {}
+
+func (*Event_ScheduleFired) isEvent_Body() {}
 
 // SessionCreated: a session was created.
 type SessionCreated struct {
@@ -2247,11 +2264,59 @@ func (x *SessionCompacted) GetTurn() *Turn {
 	return nil
 }
 
+// ScheduleFired: a schedule fired. The event's session is the one the
+// firing started or posted to (none when it failed before it had one);
+// its owner is the schedule's.
+type ScheduleFired struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The firing, as ListFirings shows it.
+	Firing        *ScheduleFiring `protobuf:"bytes,1,opt,name=firing,proto3" json:"firing,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ScheduleFired) Reset() {
+	*x = ScheduleFired{}
+	mi := &file_agents_v1_event_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScheduleFired) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScheduleFired) ProtoMessage() {}
+
+func (x *ScheduleFired) ProtoReflect() protoreflect.Message {
+	mi := &file_agents_v1_event_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScheduleFired.ProtoReflect.Descriptor instead.
+func (*ScheduleFired) Descriptor() ([]byte, []int) {
+	return file_agents_v1_event_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *ScheduleFired) GetFiring() *ScheduleFiring {
+	if x != nil {
+		return x.Firing
+	}
+	return nil
+}
+
 var File_agents_v1_event_proto protoreflect.FileDescriptor
 
 const file_agents_v1_event_proto_rawDesc = "" +
 	"\n" +
-	"\x15agents/v1/event.proto\x12\tagents.v1\x1a\x15agents/v1/agent.proto\x1a\x14agents/v1/mail.proto\x1a\x17agents/v1/session.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xbe\x01\n" +
+	"\x15agents/v1/event.proto\x12\tagents.v1\x1a\x15agents/v1/agent.proto\x1a\x14agents/v1/mail.proto\x1a\x18agents/v1/schedule.proto\x1a\x17agents/v1/session.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xbe\x01\n" +
 	"\x10SubscribeRequest\x12/\n" +
 	"\x05scope\x18\x01 \x01(\x0e2\x19.agents.v1.SubscribeScopeR\x05scope\x12\x1d\n" +
 	"\n" +
@@ -2275,7 +2340,7 @@ const file_agents_v1_event_proto_rawDesc = "" +
 	"\blast_seq\x18\x01 \x01(\x04R\alastSeq\x12$\n" +
 	"\x0elast_delta_seq\x18\x02 \x01(\x04R\flastDeltaSeq\"\x1d\n" +
 	"\tHeartbeat\x12\x10\n" +
-	"\x03seq\x18\x01 \x01(\x04R\x03seq\"\xba\f\n" +
+	"\x03seq\x18\x01 \x01(\x04R\x03seq\"\xfd\f\n" +
 	"\x05Event\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12\x1d\n" +
 	"\n" +
@@ -2308,7 +2373,8 @@ const file_agents_v1_event_proto_rawDesc = "" +
 	"\x0eagents_changed\x18\x1b \x01(\v2\x18.agents.v1.AgentsChangedH\x00R\ragentsChanged\x12B\n" +
 	"\x0ftool_call_delta\x18\x1c \x01(\v2\x18.agents.v1.ToolCallDeltaH\x00R\rtoolCallDelta\x12M\n" +
 	"\x12compaction_started\x18\x1d \x01(\v2\x1c.agents.v1.CompactionStartedH\x00R\x11compactionStarted\x12J\n" +
-	"\x11session_compacted\x18\x1e \x01(\v2\x1b.agents.v1.SessionCompactedH\x00R\x10sessionCompactedB\x06\n" +
+	"\x11session_compacted\x18\x1e \x01(\v2\x1b.agents.v1.SessionCompactedH\x00R\x10sessionCompacted\x12A\n" +
+	"\x0eschedule_fired\x18\x1f \x01(\v2\x18.agents.v1.ScheduleFiredH\x00R\rscheduleFiredB\x06\n" +
 	"\x04body\"<\n" +
 	"\x0eSessionCreated\x12*\n" +
 	"\x04meta\x18\x01 \x01(\v2\x16.agents.v1.SessionMetaR\x04meta\"j\n" +
@@ -2387,7 +2453,9 @@ const file_agents_v1_event_proto_rawDesc = "" +
 	"\x0econtext_window\x18\x04 \x01(\x03R\rcontextWindow\"c\n" +
 	"\x10SessionCompacted\x12*\n" +
 	"\x04meta\x18\x01 \x01(\v2\x16.agents.v1.SessionMetaR\x04meta\x12#\n" +
-	"\x04turn\x18\x02 \x01(\v2\x0f.agents.v1.TurnR\x04turn*\x82\x01\n" +
+	"\x04turn\x18\x02 \x01(\v2\x0f.agents.v1.TurnR\x04turn\"B\n" +
+	"\rScheduleFired\x121\n" +
+	"\x06firing\x18\x01 \x01(\v2\x19.agents.v1.ScheduleFiringR\x06firing*\x82\x01\n" +
 	"\x0eSubscribeScope\x12\x1f\n" +
 	"\x1bSUBSCRIBE_SCOPE_UNSPECIFIED\x10\x00\x12\x1b\n" +
 	"\x17SUBSCRIBE_SCOPE_SESSION\x10\x01\x12\x19\n" +
@@ -2417,7 +2485,7 @@ func file_agents_v1_event_proto_rawDescGZIP() []byte {
 }
 
 var file_agents_v1_event_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_agents_v1_event_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
+var file_agents_v1_event_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
 var file_agents_v1_event_proto_goTypes = []any{
 	(SubscribeScope)(0),           // 0: agents.v1.SubscribeScope
 	(RunTrigger)(0),               // 1: agents.v1.RunTrigger
@@ -2448,15 +2516,17 @@ var file_agents_v1_event_proto_goTypes = []any{
 	(*AgentsChanged)(nil),         // 26: agents.v1.AgentsChanged
 	(*CompactionStarted)(nil),     // 27: agents.v1.CompactionStarted
 	(*SessionCompacted)(nil),      // 28: agents.v1.SessionCompacted
-	(*SessionMeta)(nil),           // 29: agents.v1.SessionMeta
-	(*timestamppb.Timestamp)(nil), // 30: google.protobuf.Timestamp
-	(*Turn)(nil),                  // 31: agents.v1.Turn
-	(SessionStatus)(0),            // 32: agents.v1.SessionStatus
-	(*ToolCall)(nil),              // 33: agents.v1.ToolCall
-	(*ToolResult)(nil),            // 34: agents.v1.ToolResult
-	(*DeferredCall)(nil),          // 35: agents.v1.DeferredCall
-	(*MailEnvelope)(nil),          // 36: agents.v1.MailEnvelope
-	(*AgentLoadError)(nil),        // 37: agents.v1.AgentLoadError
+	(*ScheduleFired)(nil),         // 29: agents.v1.ScheduleFired
+	(*SessionMeta)(nil),           // 30: agents.v1.SessionMeta
+	(*timestamppb.Timestamp)(nil), // 31: google.protobuf.Timestamp
+	(*Turn)(nil),                  // 32: agents.v1.Turn
+	(SessionStatus)(0),            // 33: agents.v1.SessionStatus
+	(*ToolCall)(nil),              // 34: agents.v1.ToolCall
+	(*ToolResult)(nil),            // 35: agents.v1.ToolResult
+	(*DeferredCall)(nil),          // 36: agents.v1.DeferredCall
+	(*MailEnvelope)(nil),          // 37: agents.v1.MailEnvelope
+	(*AgentLoadError)(nil),        // 38: agents.v1.AgentLoadError
+	(*ScheduleFiring)(nil),        // 39: agents.v1.ScheduleFiring
 }
 var file_agents_v1_event_proto_depIdxs = []int32{
 	0,  // 0: agents.v1.SubscribeRequest.scope:type_name -> agents.v1.SubscribeScope
@@ -2464,8 +2534,8 @@ var file_agents_v1_event_proto_depIdxs = []int32{
 	4,  // 2: agents.v1.SubscribeResponse.snapshot:type_name -> agents.v1.Snapshot
 	5,  // 3: agents.v1.SubscribeResponse.lagged:type_name -> agents.v1.Lagged
 	6,  // 4: agents.v1.SubscribeResponse.heartbeat:type_name -> agents.v1.Heartbeat
-	29, // 5: agents.v1.Snapshot.sessions:type_name -> agents.v1.SessionMeta
-	30, // 6: agents.v1.Event.time:type_name -> google.protobuf.Timestamp
+	30, // 5: agents.v1.Snapshot.sessions:type_name -> agents.v1.SessionMeta
+	31, // 6: agents.v1.Event.time:type_name -> google.protobuf.Timestamp
 	8,  // 7: agents.v1.Event.session_created:type_name -> agents.v1.SessionCreated
 	9,  // 8: agents.v1.Event.session_updated:type_name -> agents.v1.SessionUpdated
 	10, // 9: agents.v1.Event.session_deleted:type_name -> agents.v1.SessionDeleted
@@ -2487,26 +2557,28 @@ var file_agents_v1_event_proto_depIdxs = []int32{
 	16, // 25: agents.v1.Event.tool_call_delta:type_name -> agents.v1.ToolCallDelta
 	27, // 26: agents.v1.Event.compaction_started:type_name -> agents.v1.CompactionStarted
 	28, // 27: agents.v1.Event.session_compacted:type_name -> agents.v1.SessionCompacted
-	29, // 28: agents.v1.SessionCreated.meta:type_name -> agents.v1.SessionMeta
-	29, // 29: agents.v1.SessionUpdated.meta:type_name -> agents.v1.SessionMeta
-	31, // 30: agents.v1.SessionUpdated.head_turn:type_name -> agents.v1.Turn
-	29, // 31: agents.v1.SessionDeleted.meta:type_name -> agents.v1.SessionMeta
-	1,  // 32: agents.v1.RunStarted.trigger:type_name -> agents.v1.RunTrigger
-	32, // 33: agents.v1.RunStopped.status:type_name -> agents.v1.SessionStatus
-	33, // 34: agents.v1.ToolStarted.call:type_name -> agents.v1.ToolCall
-	34, // 35: agents.v1.ToolCompleted.result:type_name -> agents.v1.ToolResult
-	35, // 36: agents.v1.CallsDeferred.calls:type_name -> agents.v1.DeferredCall
-	36, // 37: agents.v1.MailAccepted.envelope:type_name -> agents.v1.MailEnvelope
-	37, // 38: agents.v1.AgentsChanged.errors:type_name -> agents.v1.AgentLoadError
-	29, // 39: agents.v1.SessionCompacted.meta:type_name -> agents.v1.SessionMeta
-	31, // 40: agents.v1.SessionCompacted.turn:type_name -> agents.v1.Turn
-	2,  // 41: agents.v1.EventService.Subscribe:input_type -> agents.v1.SubscribeRequest
-	3,  // 42: agents.v1.EventService.Subscribe:output_type -> agents.v1.SubscribeResponse
-	42, // [42:43] is the sub-list for method output_type
-	41, // [41:42] is the sub-list for method input_type
-	41, // [41:41] is the sub-list for extension type_name
-	41, // [41:41] is the sub-list for extension extendee
-	0,  // [0:41] is the sub-list for field type_name
+	29, // 28: agents.v1.Event.schedule_fired:type_name -> agents.v1.ScheduleFired
+	30, // 29: agents.v1.SessionCreated.meta:type_name -> agents.v1.SessionMeta
+	30, // 30: agents.v1.SessionUpdated.meta:type_name -> agents.v1.SessionMeta
+	32, // 31: agents.v1.SessionUpdated.head_turn:type_name -> agents.v1.Turn
+	30, // 32: agents.v1.SessionDeleted.meta:type_name -> agents.v1.SessionMeta
+	1,  // 33: agents.v1.RunStarted.trigger:type_name -> agents.v1.RunTrigger
+	33, // 34: agents.v1.RunStopped.status:type_name -> agents.v1.SessionStatus
+	34, // 35: agents.v1.ToolStarted.call:type_name -> agents.v1.ToolCall
+	35, // 36: agents.v1.ToolCompleted.result:type_name -> agents.v1.ToolResult
+	36, // 37: agents.v1.CallsDeferred.calls:type_name -> agents.v1.DeferredCall
+	37, // 38: agents.v1.MailAccepted.envelope:type_name -> agents.v1.MailEnvelope
+	38, // 39: agents.v1.AgentsChanged.errors:type_name -> agents.v1.AgentLoadError
+	30, // 40: agents.v1.SessionCompacted.meta:type_name -> agents.v1.SessionMeta
+	32, // 41: agents.v1.SessionCompacted.turn:type_name -> agents.v1.Turn
+	39, // 42: agents.v1.ScheduleFired.firing:type_name -> agents.v1.ScheduleFiring
+	2,  // 43: agents.v1.EventService.Subscribe:input_type -> agents.v1.SubscribeRequest
+	3,  // 44: agents.v1.EventService.Subscribe:output_type -> agents.v1.SubscribeResponse
+	44, // [44:45] is the sub-list for method output_type
+	43, // [43:44] is the sub-list for method input_type
+	43, // [43:43] is the sub-list for extension type_name
+	43, // [43:43] is the sub-list for extension extendee
+	0,  // [0:43] is the sub-list for field type_name
 }
 
 func init() { file_agents_v1_event_proto_init() }
@@ -2516,6 +2588,7 @@ func file_agents_v1_event_proto_init() {
 	}
 	file_agents_v1_agent_proto_init()
 	file_agents_v1_mail_proto_init()
+	file_agents_v1_schedule_proto_init()
 	file_agents_v1_session_proto_init()
 	file_agents_v1_event_proto_msgTypes[0].OneofWrappers = []any{}
 	file_agents_v1_event_proto_msgTypes[1].OneofWrappers = []any{
@@ -2546,6 +2619,7 @@ func file_agents_v1_event_proto_init() {
 		(*Event_ToolCallDelta)(nil),
 		(*Event_CompactionStarted)(nil),
 		(*Event_SessionCompacted)(nil),
+		(*Event_ScheduleFired)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -2553,7 +2627,7 @@ func file_agents_v1_event_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agents_v1_event_proto_rawDesc), len(file_agents_v1_event_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   27,
+			NumMessages:   28,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -189,6 +189,39 @@ CREATE INDEX reservations_root ON reservations (root_id);
 
 CREATE INDEX reservations_owner ON reservations (owner);
 
+CREATE TABLE schedules (
+    id         TEXT    NOT NULL PRIMARY KEY,
+    owner      TEXT    NOT NULL,
+    agent      TEXT    NOT NULL DEFAULT '',
+    session_id TEXT    NOT NULL DEFAULT '',
+    spec       TEXT    NOT NULL,
+    enabled    INTEGER NOT NULL,
+    next_due   INTEGER NOT NULL DEFAULT 0,
+    created    INTEGER NOT NULL,
+    updated    INTEGER NOT NULL
+) STRICT;
+
+CREATE INDEX schedules_owner ON schedules (owner, created, id);
+
+CREATE INDEX schedules_due ON schedules (next_due) WHERE next_due > 0;
+
+CREATE TABLE schedule_firings (
+    schedule_id    TEXT    NOT NULL REFERENCES schedules (id) ON DELETE CASCADE,
+    fire_time      INTEGER NOT NULL,
+    fired          INTEGER NOT NULL,
+    status         TEXT    NOT NULL,
+    session_id     TEXT    NOT NULL DEFAULT '',
+    reason         TEXT    NOT NULL DEFAULT '',
+    catch_up       INTEGER NOT NULL DEFAULT 0,
+    manual         INTEGER NOT NULL DEFAULT 0,
+    outcome        TEXT    NOT NULL DEFAULT '',
+    outcome_reason TEXT    NOT NULL DEFAULT '',
+    finished       INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (schedule_id, fire_time)
+) STRICT;
+
+CREATE INDEX schedule_firings_open ON schedule_firings (session_id) WHERE finished = 0 AND session_id <> '';
+
 CREATE TABLE webhooks (
     id              TEXT    NOT NULL PRIMARY KEY,
     owner           TEXT    NOT NULL,

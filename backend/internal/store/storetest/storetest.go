@@ -97,6 +97,8 @@ func Run(t *testing.T, fresh func(t *testing.T) Opener) {
 		{"WebhookOutbox", testWebhookOutbox},
 		{"WebhookClaimRace", testWebhookClaimRace},
 		{"PruneKeepsUnfannedEvents", testPruneKeepsUnfannedEvents},
+		{"Schedules", testSchedules},
+		{"FiringsClaimOnce", testFiringsClaimOnce},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
