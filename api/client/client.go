@@ -25,10 +25,11 @@ import (
 
 // Client talks to one server.
 type Client struct {
-	Agents   agentsv1connect.AgentServiceClient
-	Sessions agentsv1connect.SessionServiceClient
-	Events   agentsv1connect.EventServiceClient
-	Owners   agentsv1connect.OwnerServiceClient
+	Agents    agentsv1connect.AgentServiceClient
+	Sessions  agentsv1connect.SessionServiceClient
+	Events    agentsv1connect.EventServiceClient
+	Owners    agentsv1connect.OwnerServiceClient
+	Schedules agentsv1connect.ScheduleServiceClient
 
 	// Target names the server for messages: its URL or socket path.
 	Target string
@@ -79,13 +80,14 @@ func New(h *http.Client, baseURL, token string) *Client {
 
 func build(h *http.Client, baseURL string, opts []connect.ClientOption) *Client {
 	return &Client{
-		Agents:   agentsv1connect.NewAgentServiceClient(h, baseURL, opts...),
-		Sessions: agentsv1connect.NewSessionServiceClient(h, baseURL, opts...),
-		Events:   agentsv1connect.NewEventServiceClient(h, baseURL, opts...),
-		Owners:   agentsv1connect.NewOwnerServiceClient(h, baseURL, opts...),
-		http:     h,
-		baseURL:  baseURL,
-		opts:     opts,
+		Agents:    agentsv1connect.NewAgentServiceClient(h, baseURL, opts...),
+		Sessions:  agentsv1connect.NewSessionServiceClient(h, baseURL, opts...),
+		Events:    agentsv1connect.NewEventServiceClient(h, baseURL, opts...),
+		Owners:    agentsv1connect.NewOwnerServiceClient(h, baseURL, opts...),
+		Schedules: agentsv1connect.NewScheduleServiceClient(h, baseURL, opts...),
+		http:      h,
+		baseURL:   baseURL,
+		opts:      opts,
 	}
 }
 

@@ -31,6 +31,7 @@ type fakeServer struct {
 	agentsv1connect.UnimplementedAgentServiceHandler
 	agentsv1connect.UnimplementedSessionServiceHandler
 	agentsv1connect.UnimplementedEventServiceHandler
+	agentsv1connect.UnimplementedScheduleServiceHandler
 
 	mu       sync.Mutex
 	agents   []*agentsv1.AgentDescriptor
@@ -131,6 +132,7 @@ func newFakeServer(t *testing.T) (*fakeServer, Client) {
 	mux.Handle(agentsv1connect.NewAgentServiceHandler(f))
 	mux.Handle(agentsv1connect.NewSessionServiceHandler(f))
 	mux.Handle(agentsv1connect.NewEventServiceHandler(f))
+	mux.Handle(agentsv1connect.NewScheduleServiceHandler(f))
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	return f, link.New(client.New(srv.Client(), srv.URL, ""))
