@@ -101,18 +101,19 @@ describeE2E("the schedules page", () => {
   test("the form marks a cron expression the server refuses at its field, and makes the schedule once it is right", async () => {
     const page = await openPage(browser, server.url + "/schedules");
     await page.getByRole("link", { name: "New schedule" }).click();
-    await page.getByRole("combobox", { name: "Agent" }).selectOption("chat");
-    await page.getByRole("radio", { name: "at the times of a cron expression" }).check();
-    const cron = page.getByRole("textbox", { name: "Cron expression" });
+    const form = page.getByRole("main");
+    await form.getByRole("combobox", { name: "Agent", exact: true }).selectOption("chat");
+    await form.getByRole("radio", { name: "at the times of a cron expression" }).check();
+    const cron = form.getByRole("textbox", { name: "Cron expression" });
     await cron.fill("0 7 * *");
-    await page.getByRole("combobox", { name: "Time zone" }).selectOption("Europe/Paris");
-    await page.getByRole("textbox", { name: "Message" }).fill("good morning");
-    await page.getByRole("button", { name: "Create the schedule" }).click();
+    await form.getByRole("combobox", { name: "Time zone" }).selectOption("Europe/Paris");
+    await form.getByRole("textbox", { name: "Message", exact: true }).fill("good morning");
+    await form.getByRole("button", { name: "Create the schedule" }).click();
     await expect.poll(() => cron.getAttribute("aria-invalid"), { timeout: patience }).toBe("true");
     await noSeriousViolations(page);
 
     await cron.fill("0 7 * * 1-5");
-    await page.getByRole("button", { name: "Create the schedule" }).click();
+    await form.getByRole("button", { name: "Create the schedule" }).click();
     await page.waitForURL(/\/schedules\/[^/+]+$/, { timeout: patience });
     await page.getByText("cron 0 7 * * 1-5 in Europe/Paris").waitFor({ timeout: patience });
     // Its next times are at 07:00 in Paris, on weekdays.
