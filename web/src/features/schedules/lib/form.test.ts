@@ -73,6 +73,8 @@ describe("a refusal of the server", () => {
     expect(refusalOf(refused('timezone: unknown time zone "Mars/Base"')).field).toBe("timezone");
     expect(refusalOf(refused("message.text: required")).field).toBe("text");
     expect(refusalOf(refused("every: at least 1s")).field).toBe("every");
+    expect(refusalOf(refused('cron expression "0 7 * *": expected 5 fields')).field).toBe("cron");
+    expect(refusalOf(refused("Timezone Mars/Base is unknown")).field).toBe("timezone");
   });
 
   it("of a target that is not there goes to the target", () => {

@@ -121,20 +121,26 @@ const fieldNames: Record<string, FormField> = {
   missed: "missed",
 };
 
+// A message that starts with the name of a field no other word is
+// spelled as ("cron expression …", "timezone …").
+const leadingField = /^(cron|every|timezone|session_id)\b/i;
+
 // The machine codes of a target that is not there, for the field that
 // named it.
 const codeFields: Record<string, FormField> = { unknown_agent: "agent", unknown_session: "sessionId" };
 
 // refusalOf is where a failed CreateSchedule belongs: the field the
 // server named (the error detail's `field`, else the `field: reason`
-// its message starts with), the target a not-found code names, or none.
+// its message starts with, else a field's name it starts with), the
+// target a not-found code names, or none.
 export function refusalOf(err: unknown): FieldError {
   const e = ConnectError.from(err);
   const message = e.rawMessage || e.message;
   const details = e.findDetails(ErrorDetailSchema);
-  const named = details.find((d) => d.metadata.field)?.metadata.field ?? /^([A-Za-z_][\w.]*): /.exec(message)?.[1];
+  const named =
+    details.find((d) => d.metadata.field)?.metadata.field ?? /^([A-Za-z_][\w.]*): /.exec(message)?.[1] ?? leadingField.exec(message)?.[1];
   if (named && (e.code === Code.InvalidArgument || e.code === Code.NotFound)) {
-    const field = fieldNames[named] ?? fieldNames[named.split(".")[0]];
+    const field = fieldNames[named] ?? fieldNames[named.toLowerCase()] ?? fieldNames[named.split(".")[0]];
     if (field) return { field, message };
   }
   for (const d of details) {
