@@ -10,7 +10,7 @@ import { UsagePage } from "../features/budgets/components/usage-page";
 import { SignOutButton } from "../features/auth/components/sign-out-button";
 import { useAuth } from "../features/auth/hooks/use-auth";
 import { ChatPage } from "../features/chat/components/chat-page";
-import { NewSchedulePage } from "../features/schedules/components/new-schedule-page";
+import { EditSchedulePage, NewSchedulePage } from "../features/schedules/components/schedule-editor";
 import { SchedulePage } from "../features/schedules/components/schedule-page";
 import { SchedulesPage } from "../features/schedules/components/schedules-page";
 import { Home } from "../features/sessions/components/home";
@@ -130,6 +130,7 @@ export function App() {
           <Route path={schedulesPath} element={<SchedulesPage />} />
           <Route path={newSchedulePath} element={<NewSchedulePage />} />
           <Route path="/schedules/:id" element={<SchedulePage />} />
+          <Route path="/schedules/:id/edit" element={<EditSchedulePage />} />
           <Route path="/usage" element={<UsagePage />} />
           <Route path="*" element={<NotFound />} />
         </Routes>

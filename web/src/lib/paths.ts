@@ -15,10 +15,10 @@ export function sessionPath(id: string): string {
 }
 
 // The schedules, the page that creates one, and a schedule's page with
-// its firings.
+// its firings, or its edit page.
 export const schedulesPath = "/schedules";
 export const newSchedulePath = "/schedules/+new";
 
-export function schedulePath(id: string): string {
-  return `/schedules/${encodeURIComponent(id)}`;
+export function schedulePath(id: string, page?: "edit"): string {
+  return `/schedules/${encodeURIComponent(id)}${page ? `/${page}` : ""}`;
 }

@@ -5,7 +5,7 @@ import { Link, useNavigate, useParams } from "react-router";
 import { RelativeTime, useNow } from "../../../components/relative-time";
 import { FiringStatus, ScheduleService, type Schedule, type ScheduleFiring } from "../../../gen/agents/v1/schedule_pb";
 import { errorText } from "../../../lib/error-text";
-import { schedulesPath, sessionPath } from "../../../lib/paths";
+import { schedulePath, schedulesPath, sessionPath } from "../../../lib/paths";
 import { useScheduleActions } from "../hooks/use-schedule-actions";
 import { absoluteTime, firingStatusText, firingTags, outcomeText, scheduleName, timingOf } from "../lib/spec";
 import { DeleteScheduleDialog } from "./delete-schedule-dialog";
@@ -18,7 +18,7 @@ import "./schedules.css";
 const historyLimit = 100;
 
 // SchedulePage is one schedule: what it does and when, its next five
-// times, pause or resume, fire now and delete, and its firings: when
+// times, pause or resume, edit, fire now and delete, and its firings: when
 // each stood for, what it did, the session it started or posted to, and
 // how that session's run ended.
 export function SchedulePage() {
@@ -71,6 +71,9 @@ function Actions({ schedule: s, onDelete }: { schedule: Schedule; onDelete: () =
   return (
     <div className="page-actions" role="toolbar" aria-label="Schedule actions">
       <PauseToggle schedule={s} />
+      <Link to={schedulePath(s.id, "edit")} className="button">
+        Edit
+      </Link>
       <button
         type="button"
         className="button"

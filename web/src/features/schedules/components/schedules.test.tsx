@@ -17,11 +17,12 @@ import {
   ScheduleSchema,
   ScheduleService,
   type CreateScheduleRequest,
+  type UpdateScheduleRequest,
   type Schedule,
   type ScheduleFiring,
 } from "../../../gen/agents/v1/schedule_pb";
 import { SessionStatus } from "../../../gen/agents/v1/session_pb";
-import { NewSchedulePage } from "./new-schedule-page";
+import { EditSchedulePage, NewSchedulePage } from "./schedule-editor";
 import { SchedulePage } from "./schedule-page";
 import { SchedulesPage } from "./schedules-page";
 
@@ -35,6 +36,7 @@ const hour = 3_600_000;
 // found; firing adds to the history, newest first.
 function fakeServer() {
   const created: CreateScheduleRequest[] = [];
+  const updated: UpdateScheduleRequest[] = [];
   const schedules = new Map<string, Schedule>();
   const firings = new Map<string, ScheduleFiring[]>();
   const next = (every: number, from = Date.now()) => [1, 2, 3, 4, 5].map((i) => timestampFromMs(from + i * every));
@@ -101,6 +103,19 @@ function fakeServer() {
         const s = add({ ...fields, enabled: req.enabled ?? true, nextFirings: req.every ? next(hour) : [] });
         return { schedule: s };
       },
+      updateSchedule: (req) => {
+        updated.push(req);
+        const s = get(req.scheduleId);
+        if (req.cron !== undefined && req.cron.split(" ").length !== 5) throw refuse("cron", `cron: expected 5 fields, found ${req.cron.split(" ").length}`);
+        if (req.name !== undefined) s.name = req.name;
+        if (req.every !== undefined) {
+          Object.assign(s, { every: req.every, cron: "", at: undefined, nextFirings: next(2 * hour) });
+        }
+        if (req.cron !== undefined) Object.assign(s, { cron: req.cron, every: "", at: undefined });
+        if (req.timezone !== undefined) s.timezone = req.timezone;
+        if (req.message) s.message = req.message;
+        return { schedule: s };
+      },
       pauseSchedule: (req) => {
         const s = get(req.scheduleId);
         s.enabled = false;
@@ -134,7 +149,7 @@ function fakeServer() {
       listFirings: (req) => ({ firings: firings.get(req.scheduleId) ?? [] }),
     });
   });
-  return { transport, created, schedules, hourly, mornings };
+  return { transport, created, updated, schedules, hourly, mornings };
 }
 
 function Where() {
@@ -153,6 +168,7 @@ function mount(path: string, server = fakeServer()) {
             <Route path="/schedules" element={<SchedulesPage />} />
             <Route path="/schedules/+new" element={<NewSchedulePage />} />
             <Route path="/schedules/:id" element={<SchedulePage />} />
+            <Route path="/schedules/:id/edit" element={<EditSchedulePage />} />
           </Routes>
         </MemoryRouter>
       </QueryClientProvider>
@@ -369,5 +385,47 @@ describe("the new-schedule form", () => {
     expect(zones[0]).toBe("UTC");
     expect(zones).toContain("Europe/Paris");
     expect(zones).toContain("America/Los_Angeles");
+  });
+});
+
+describe("the edit form", () => {
+  const field = (name: string | RegExp) => screen.getByLabelText(name) as HTMLInputElement;
+
+  it("starts from the schedule and sends only what changed", async () => {
+    const { updated, view } = mount("/schedules/sch-1");
+    fireEvent.click(within(await screen.findByRole("toolbar", { name: "Schedule actions" })).getByRole("link", { name: "Edit" }));
+    await screen.findByRole("heading", { name: "Edit Hourly check" });
+    expect(field("Name (optional)").value).toBe("Hourly check");
+    expect(field("Every").value).toBe("1h0m0s");
+    expect(field("Message").value).toBe("check the queue");
+    expect((screen.getByRole("radio", { name: "starts a new session of an agent" }) as HTMLInputElement).checked).toBe(true);
+    await waitFor(() => expect((field("Agent") as unknown as HTMLSelectElement).value).toBe("chat"));
+    // Paused or not is the schedule page's to change.
+    expect(screen.queryByLabelText("Create it paused")).toBeNull();
+    expect(await violations(view.container)).toEqual([]);
+    fireEvent.change(field("Every"), { target: { value: "2h" } });
+    fireEvent.click(screen.getByRole("button", { name: "Save the schedule" }));
+    await waitFor(() => expect(where()).toBe("/schedules/sch-1"));
+    expect(updated).toHaveLength(1);
+    expect(updated[0]).toMatchObject({ scheduleId: "sch-1", every: "2h" });
+    expect(updated[0].name).toBeUndefined();
+    expect(updated[0].cron).toBeUndefined();
+    expect(updated[0].message).toBeUndefined();
+    await screen.findByText("every 2h");
+  });
+
+  it("marks a refused field, and saves nothing when nothing changed", async () => {
+    const { updated } = mount("/schedules/sch-2/edit");
+    await screen.findByRole("heading", { name: "Edit sch-2" });
+    expect(field("Session id").value).toBe("s-42");
+    expect(field("Time zone").value).toBe("Europe/Paris");
+    fireEvent.change(field("Cron expression"), { target: { value: "0 7 *" } });
+    fireEvent.click(screen.getByRole("button", { name: "Save the schedule" }));
+    await waitFor(() => expect(field("Cron expression").getAttribute("aria-invalid")).toBe("true"));
+    expect(updated).toHaveLength(1);
+    fireEvent.change(field("Cron expression"), { target: { value: "0 7 * * 1-5" } });
+    fireEvent.click(screen.getByRole("button", { name: "Save the schedule" }));
+    await waitFor(() => expect(where()).toBe("/schedules/sch-2"));
+    expect(updated).toHaveLength(1);
   });
 });

@@ -1,10 +1,10 @@
 import { create } from "@bufbuild/protobuf";
-import { timestampMs } from "@bufbuild/protobuf/wkt";
+import { timestampFromDate, timestampMs } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
 import { ErrorDetailSchema } from "../../../gen/agents/v1/error_pb";
-import { ScheduleMissed, ScheduleOverlap } from "../../../gen/agents/v1/schedule_pb";
-import { createRequest, emptyForm, refusalOf, timeZones, wallTimeToMs, type ScheduleForm } from "./form";
+import { ScheduleMissed, ScheduleOverlap, ScheduleSchema } from "../../../gen/agents/v1/schedule_pb";
+import { changes, createRequest, emptyForm, formOf, refusalOf, timeZones, updateRequest, wallTimeOf, wallTimeToMs, type ScheduleForm } from "./form";
 
 const form = (f: Partial<ScheduleForm>): ScheduleForm => ({ ...emptyForm("Europe/Paris"), agent: "chat", text: "Check the queue", ...f });
 
@@ -115,5 +115,82 @@ describe("timeZones", () => {
     expect(zones).toContain("Europe/Paris");
     expect(zones).toContain("Etc/Unknown");
     expect(new Set(zones).size).toBe(zones.length);
+  });
+});
+
+describe("the form of a stored schedule", () => {
+  const stored = create(ScheduleSchema, {
+    id: "sch-1",
+    name: "Mornings",
+    sessionId: "s-1",
+    cron: "0 7 * * 1-5",
+    timezone: "Europe/Paris",
+    message: { text: "good morning" },
+    overlap: ScheduleOverlap.QUEUE,
+    enabled: true,
+  });
+
+  it("holds what the schedule holds, its unset rules as the server reads them", () => {
+    expect(formOf(stored, "Asia/Tokyo")).toEqual({
+      name: "Mornings",
+      target: "session",
+      agent: "",
+      sessionId: "s-1",
+      timing: "cron",
+      cron: "0 7 * * 1-5",
+      every: "",
+      at: "",
+      timezone: "Europe/Paris",
+      text: "good morning",
+      overlap: ScheduleOverlap.QUEUE,
+      missed: ScheduleMissed.SKIP,
+      paused: false,
+    });
+    // A cron expression with no zone is read in UTC; an interval takes the viewer's.
+    expect(formOf(create(ScheduleSchema, { cron: "@daily" }), "Asia/Tokyo").timezone).toBe("UTC");
+    expect(formOf(create(ScheduleSchema, { every: "1h" }), "Asia/Tokyo")).toMatchObject({ timing: "every", every: "1h", timezone: "Asia/Tokyo", paused: true });
+  });
+
+  it("holds one time as the wall time in its zone, and gives the same moment back", () => {
+    const at = new Date("2026-12-24T06:00:00Z");
+    const f = formOf(create(ScheduleSchema, { agent: "chat", at: timestampFromDate(at), timezone: "Europe/Paris" }));
+    expect(f).toMatchObject({ timing: "at", at: "2026-12-24T07:00", timezone: "Europe/Paris" });
+    expect(wallTimeToMs(f.at, f.timezone)).toBe(at.getTime());
+    expect(wallTimeOf(at.getTime(), "America/New_York")).toBe("2026-12-24T01:00");
+  });
+
+  it("updates only what changed", () => {
+    const before = formOf(stored);
+    const update = (f: Partial<ScheduleForm>) => {
+      const r = updateRequest("sch-1", before, { ...before, ...f });
+      if ("error" in r) throw new Error(r.error.message);
+      return r.request;
+    };
+    expect(changes(update({}))).toBe(false);
+    expect(update({ name: "Weekday mornings" })).toEqual({ scheduleId: "sch-1", name: "Weekday mornings" });
+    expect(update({ cron: "0 8 * * 1-5" })).toEqual({ scheduleId: "sch-1", cron: "0 8 * * 1-5" });
+    expect(update({ timezone: "Europe/London" })).toEqual({ scheduleId: "sch-1", timezone: "Europe/London" });
+    expect(update({ timing: "every", every: "30m" })).toEqual({ scheduleId: "sch-1", every: "30m" });
+    expect(update({ target: "agent", agent: "chat" })).toEqual({ scheduleId: "sch-1", agent: "chat" });
+    expect(update({ text: "hello", overlap: ScheduleOverlap.SKIP, missed: ScheduleMissed.ONCE })).toEqual({
+      scheduleId: "sch-1",
+      message: { text: "hello" },
+      overlap: ScheduleOverlap.SKIP,
+      missed: ScheduleMissed.ONCE,
+    });
+  });
+
+  it("sends one time again when its zone changes: it is another moment", () => {
+    const before = formOf(create(ScheduleSchema, { agent: "chat", at: timestampFromDate(new Date("2026-12-24T06:00:00Z")), timezone: "Europe/Paris", message: { text: "x" } }));
+    const r = updateRequest("sch-1", before, { ...before, timezone: "UTC" });
+    if ("error" in r) throw new Error(r.error.message);
+    expect(r.request.timezone).toBe("UTC");
+    expect(new Date(timestampMs(r.request.at as never)).toISOString()).toBe("2026-12-24T07:00:00.000Z");
+  });
+
+  it("refuses what it would refuse of a new one", () => {
+    const before = formOf(stored);
+    const r = updateRequest("sch-1", before, { ...before, cron: " " });
+    expect("error" in r && r.error.field).toBe("cron");
   });
 });

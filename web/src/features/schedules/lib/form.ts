@@ -1,12 +1,19 @@
-// The new-schedule form: its fields as the page holds them (text, as the
-// inputs give it), the CreateScheduleRequest they make, and which field a
-// refusal of the server's belongs to, so the page shows it there.
+// The schedule form: its fields as the page holds them (text, as the
+// inputs give it), the form of a stored schedule, the CreateSchedule
+// or UpdateSchedule request they make, and which field a refusal of the
+// server's belongs to, so the page shows it there.
 
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import { timestampFromMs } from "@bufbuild/protobuf/wkt";
+import { timestampDate, timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { ErrorDetailSchema } from "../../../gen/agents/v1/error_pb";
-import { ScheduleMissed, ScheduleOverlap, type CreateScheduleRequestSchema } from "../../../gen/agents/v1/schedule_pb";
+import {
+  ScheduleMissed,
+  ScheduleOverlap,
+  type CreateScheduleRequestSchema,
+  type Schedule,
+  type UpdateScheduleRequestSchema,
+} from "../../../gen/agents/v1/schedule_pb";
 
 export type TargetKind = "agent" | "session";
 export type TimingKind = "cron" | "every" | "at";
@@ -62,6 +69,66 @@ export function emptyForm(timezone = localZone()): ScheduleForm {
 }
 
 export type CreateRequest = MessageInitShape<typeof CreateScheduleRequestSchema>;
+export type UpdateRequest = MessageInitShape<typeof UpdateScheduleRequestSchema>;
+
+// formOf is the form of a stored schedule, to edit: its one time as a
+// wall time in its zone; an unset rule as the server reads it (skip).
+export function formOf(s: Schedule, fallbackZone = localZone()): ScheduleForm {
+  const timing: TimingKind = s.cron ? "cron" : s.at ? "at" : "every";
+  const timezone = s.timezone || (s.cron ? "UTC" : fallbackZone);
+  return {
+    name: s.name,
+    target: s.sessionId ? "session" : "agent",
+    agent: s.agent,
+    sessionId: s.sessionId,
+    timing,
+    cron: s.cron,
+    every: s.every,
+    at: s.at ? wallTimeOf(timestampDate(s.at).getTime(), timezone) : "",
+    timezone,
+    text: s.message?.text ?? "",
+    overlap: s.overlap || ScheduleOverlap.SKIP,
+    missed: s.missed || ScheduleMissed.SKIP,
+    paused: !s.enabled,
+  };
+}
+
+// updateRequest is the UpdateSchedule request that makes a schedule
+// whose form was before what the form is now: only what changed, a
+// target or a timing whole (the server counts the next firing from
+// now when the timing changes, so an unchanged one is not sent); or the
+// first field to fill or fix. Pausing is not the form's: Pause does it.
+export function updateRequest(id: string, before: ScheduleForm, now: ScheduleForm): { request: UpdateRequest } | { error: FieldError } {
+  const checked = createRequest({ ...now, paused: false });
+  if ("error" in checked) return checked;
+  const c = checked.request;
+  const req: UpdateRequest = { scheduleId: id };
+  if (now.name.trim() !== before.name.trim()) req.name = now.name.trim();
+  const target = (f: ScheduleForm) => (f.target === "agent" ? `agent:${f.agent.trim()}` : `session:${f.sessionId.trim()}`);
+  if (target(now) !== target(before)) {
+    if (now.target === "agent") req.agent = c.agent;
+    else req.sessionId = c.sessionId;
+  }
+  const value = (f: ScheduleForm) => `${f.timing}:${f.timing === "cron" ? f.cron.trim() : f.timing === "every" ? f.every.trim() : f.at}`;
+  const zoned = now.timing !== "every";
+  const zoneChanged = zoned && now.timezone !== before.timezone;
+  // One time read in another zone is another moment: it is sent again.
+  if (value(now) !== value(before) || (now.timing === "at" && zoneChanged)) {
+    if (now.timing === "cron") req.cron = c.cron;
+    else if (now.timing === "every") req.every = c.every;
+    else req.at = c.at;
+  }
+  if (zoneChanged) req.timezone = now.timezone;
+  if (now.text !== before.text) req.message = { text: now.text };
+  if (now.target === "session" && now.overlap !== before.overlap) req.overlap = now.overlap;
+  if (now.missed !== before.missed) req.missed = now.missed;
+  return { request: req };
+}
+
+// changed reports whether an update request changes anything.
+export function changes(req: UpdateRequest): boolean {
+  return Object.keys(req).some((k) => k !== "scheduleId");
+}
 
 // createRequest is the request the form makes, or the first field a
 // person must fill or fix before it is sent. The server checks the rest
@@ -184,6 +251,18 @@ export function wallTimeToMs(wall: string, zone: string): number | undefined {
   const guess = asUtc - offset;
   const again = offsetAt(guess, zone);
   return again === offset ? guess : Math.max(guess, asUtc - again);
+}
+
+// wallTimeOf is a moment as a datetime-local input's value, a wall time
+// in an IANA zone ("2026-12-24T07:00").
+export function wallTimeOf(ms: number, zone: string): string {
+  let offset = 0;
+  try {
+    offset = offsetAt(ms, zone);
+  } catch {
+    // An unknown zone: the moment in UTC.
+  }
+  return new Date(ms + offset).toISOString().slice(0, 16);
 }
 
 // offsetAt is how far a zone's wall clock is ahead of UTC at a moment,

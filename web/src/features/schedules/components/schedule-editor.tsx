@@ -1,41 +1,90 @@
 import { useMutation, useQuery } from "@connectrpc/connect-query";
 import { useId, useMemo, useRef, useState, type FormEvent, type ReactNode } from "react";
-import { Link, useNavigate, useSearchParams } from "react-router";
+import { Link, useNavigate, useParams, useSearchParams } from "react-router";
 import { AgentService } from "../../../gen/agents/v1/agent_pb";
-import { ScheduleMissed, ScheduleOverlap, ScheduleService } from "../../../gen/agents/v1/schedule_pb";
+import { ScheduleMissed, ScheduleOverlap, ScheduleService, type Schedule } from "../../../gen/agents/v1/schedule_pb";
+import { errorText } from "../../../lib/error-text";
 import { schedulePath, schedulesPath } from "../../../lib/paths";
 import { useRefreshSchedules } from "../hooks/use-schedule-actions";
-import { createRequest, emptyForm, localZone, refusalOf, timeZones, type FieldError, type FormField, type ScheduleForm } from "../lib/form";
+import {
+  changes,
+  createRequest,
+  emptyForm,
+  formOf,
+  localZone,
+  refusalOf,
+  timeZones,
+  updateRequest,
+  type FieldError,
+  type FormField,
+  type ScheduleForm,
+} from "../lib/form";
+import { scheduleName } from "../lib/spec";
 import "./schedules.css";
 
-// NewSchedulePage makes a schedule: its target (an agent, each firing a
-// new session of it, or a session, each firing posting to it), its
-// timing (a cron expression or one time, read in a time zone, or an
-// interval), the message, and what becomes of missed times and of a
-// firing while the session is busy. ?agent= or ?session= picks the
-// target. A field the server refuses is marked, its reason beside it.
+// NewSchedulePage makes a schedule. ?agent= or ?session= picks the
+// target.
 export function NewSchedulePage() {
   const [params] = useSearchParams();
-  const navigate = useNavigate();
-  const refresh = useRefreshSchedules();
-  const heading = useId();
-  const [form, setForm] = useState<ScheduleForm>(() => {
+  const [initial] = useState<ScheduleForm>(() => {
     const f = emptyForm();
     const session = params.get("session");
     if (session) return { ...f, target: "session", sessionId: session };
     return { ...f, agent: params.get("agent") ?? "" };
   });
+  return <ScheduleEditor initial={initial} />;
+}
+
+// EditSchedulePage changes a schedule: what the form changes is sent,
+// and nothing else; a changed timing counts the next firing from now.
+export function EditSchedulePage() {
+  const { id = "" } = useParams();
+  const q = useQuery(ScheduleService.method.getSchedule, { scheduleId: id });
+  const heading = useId();
+  const s = q.data?.schedule;
+  if (q.isPending) return <p className="page-content">Loading…</p>;
+  if (q.error || !s)
+    return (
+      <section className="page-content" aria-labelledby={heading}>
+        <h1 id={heading}>Edit the schedule</h1>
+        <p role="alert" className="error">
+          Could not load the schedule: {q.error ? errorText(q.error) : "the server sent none"}
+        </p>
+      </section>
+    );
+  // Keyed by id, read once: a change made elsewhere meanwhile does not
+  // replace what is being edited.
+  return <ScheduleEditor key={s.id} schedule={s} initial={formOf(s)} />;
+}
+
+// ScheduleEditor is the form of a schedule, new or stored: its target
+// (an agent, each firing a new session of it, or a session, each firing
+// posting to it), its timing (a cron expression or one time, read in a
+// time zone, or an interval), the message, and what becomes of missed
+// times and of a firing while the session is busy. A field the server
+// refuses is marked, its reason beside it.
+function ScheduleEditor({ schedule, initial }: { schedule?: Schedule; initial: ScheduleForm }) {
+  const navigate = useNavigate();
+  const refresh = useRefreshSchedules();
+  const heading = useId();
+  const [form, setForm] = useState<ScheduleForm>(initial);
   const [error, setError] = useState<FieldError>();
   const agents = useQuery(AgentService.method.listAgents, {});
-  const zones = useMemo(() => timeZones(localZone()), []);
+  const zones = useMemo(() => timeZones(localZone(), initial.timezone), [initial.timezone]);
   const formRef = useRef<HTMLFormElement>(null);
+  const done = async (id?: string) => {
+    await refresh();
+    navigate(id ? schedulePath(id) : schedulesPath);
+  };
   const create = useMutation(ScheduleService.method.createSchedule, {
-    onSuccess: async (res) => {
-      await refresh();
-      navigate(res.schedule ? schedulePath(res.schedule.id) : schedulesPath);
-    },
+    onSuccess: (res) => done(res.schedule?.id),
     onError: (err) => show(refusalOf(err)),
   });
+  const update = useMutation(ScheduleService.method.updateSchedule, {
+    onSuccess: (res) => done(res.schedule?.id ?? schedule?.id),
+    onError: (err) => show(refusalOf(err)),
+  });
+  const pending = create.isPending || update.isPending;
 
   // show marks a refusal and takes the focus to its field.
   const show = (e: FieldError) => {
@@ -48,6 +97,13 @@ export function NewSchedulePage() {
   };
   const submit = (e: FormEvent) => {
     e.preventDefault();
+    if (schedule) {
+      const r = updateRequest(schedule.id, initial, form);
+      if ("error" in r) return show(r.error);
+      setError(undefined);
+      if (!changes(r.request)) return navigate(schedulePath(schedule.id));
+      return update.mutate(r.request);
+    }
     const r = createRequest(form);
     if ("error" in r) return show(r.error);
     setError(undefined);
@@ -72,7 +128,7 @@ export function NewSchedulePage() {
   return (
     <section className="page-content schedule-editor" aria-labelledby={heading}>
       <header className="page-header">
-        <h1 id={heading}>New schedule</h1>
+        <h1 id={heading}>{schedule ? `Edit ${scheduleName(schedule)}` : "New schedule"}</h1>
       </header>
       <form ref={formRef} onSubmit={submit} aria-labelledby={heading} noValidate>
         <Field label="Name (optional)" id={id("name")} error={fieldError("name")}>
@@ -175,21 +231,26 @@ export function NewSchedulePage() {
         <Field label="Message" id={id("text")} error={fieldError("text")}>
           <textarea id={id("text")} rows={4} value={form.text} onChange={(e) => set("text", e.target.value)} {...described("text")} />
         </Field>
-        <div className="field check">
-          <input id={`${heading}-paused`} type="checkbox" checked={form.paused} onChange={(e) => set("paused", e.target.checked)} />
-          <label htmlFor={`${heading}-paused`}>Create it paused</label>
-        </div>
+        {!schedule && (
+          <div className="field check">
+            <input id={`${heading}-paused`} type="checkbox" checked={form.paused} onChange={(e) => set("paused", e.target.checked)} />
+            <label htmlFor={`${heading}-paused`}>Create it paused</label>
+          </div>
+        )}
+        {schedule && (
+          <p className="muted">A changed timing or time zone counts the next firing from now. Pause and resume it from its page.</p>
+        )}
 
         {error && !error.field && (
           <p role="alert" className="error">
-            Could not create the schedule: {error.message}
+            Could not {schedule ? "save" : "create"} the schedule: {error.message}
           </p>
         )}
         <div className="actions">
-          <button type="submit" className="button primary" disabled={create.isPending}>
-            {create.isPending ? "Creating…" : "Create the schedule"}
+          <button type="submit" className="button primary" disabled={pending}>
+            {pending ? "Saving…" : schedule ? "Save the schedule" : "Create the schedule"}
           </button>
-          <Link to={schedulesPath} className="button">
+          <Link to={schedule ? schedulePath(schedule.id) : schedulesPath} className="button">
             Cancel
           </Link>
         </div>
