@@ -477,32 +477,35 @@ func (m *Schedules) renderFirings(w, h int) string {
 	if s != nil {
 		zone = displayZone(s)
 	}
-	// The session column is as wide as the longest id shown.
-	sessionW := len("session")
-	for _, x := range f.list {
-		sessionW = max(sessionW, ansi.StringWidth(x.GetSessionId()))
+	// Each column is as wide as its longest cell; the outcome takes the
+	// rest.
+	type row struct{ at, did, session, outcome string }
+	rows := make([]row, len(f.list))
+	head := row{"time", "did", "session", "outcome"}
+	atW, didW, sessionW := len(head.at), len(head.did), len(head.session)
+	for i, x := range f.list {
+		r := row{at: Absolute(x.GetFireTime().AsTime(), zone), did: FiringStatus(x), session: x.GetSessionId(), outcome: Outcome(x)}
+		for _, t := range FiringTags(x) {
+			r.did += " (" + t + ")"
+		}
+		if r.session == "" {
+			r.session = "—"
+		}
+		if x.GetReason() != "" {
+			r.outcome = x.GetReason()
+		}
+		rows[i] = r
+		atW, didW, sessionW = max(atW, ansi.StringWidth(r.at)), max(didW, ansi.StringWidth(r.did)), max(sessionW, ansi.StringWidth(r.session))
 	}
-	columns := func(at, did, session, outcome string) string {
-		return fmt.Sprintf("%-26s %-28s %-*s %s", at, did, sessionW, session, outcome)
+	columns := func(r row) string {
+		return fmt.Sprintf("%-*s  %-*s  %-*s  %s", atW, r.at, didW, r.did, sessionW, r.session, r.outcome)
 	}
-	lines = append(lines, st.Muted.Render("  "+columns("time", "did", "session", "outcome")))
+	lines = append(lines, st.Muted.Render("  "+columns(head)))
 	bodyH := h - len(lines)
 	from, to := f.cur.Window(bodyH, len(f.list))
 	for i := from; i < to; i++ {
 		x := f.list[i]
-		did := FiringStatus(x)
-		for _, t := range FiringTags(x) {
-			did += " (" + t + ")"
-		}
-		session := x.GetSessionId()
-		if session == "" {
-			session = "—"
-		}
-		outcome := Outcome(x)
-		if x.GetReason() != "" {
-			outcome = x.GetReason()
-		}
-		row := columns(Absolute(x.GetFireTime().AsTime(), zone), did, session, outcome)
+		row := columns(rows[i])
 		bg := st.Selected.GetBackground()
 		pointer := "› "
 		if i != f.cur.Index() {

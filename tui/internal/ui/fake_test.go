@@ -50,6 +50,12 @@ type fakeServer struct {
 	// getErr, when set, is GetSession's answer.
 	getErr error
 
+	// schedules and their firings, by schedule id; paused are the
+	// schedules PauseSchedule was asked to pause.
+	schedules []*agentsv1.Schedule
+	firings   map[string][]*agentsv1.ScheduleFiring
+	paused    []string
+
 	events chan *agentsv1.Event
 	seq    uint64
 }
