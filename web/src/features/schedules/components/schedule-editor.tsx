@@ -86,8 +86,10 @@ function ScheduleEditor({ schedule, initial }: { schedule?: Schedule; initial: S
   });
   const pending = create.isPending || update.isPending;
 
-  // show marks a refusal and takes the focus to its field.
+  // show marks a refusal at its field and takes the focus there; one of
+  // a field the form does not show now is said above the buttons.
   const show = (e: FieldError) => {
+    if (e.field && !shown(form, e.field)) e = { message: e.message };
     setError(e);
     if (e.field) requestAnimationFrame(() => formRef.current?.querySelector<HTMLElement>(`[name="${e.field}"]`)?.focus());
   };
@@ -257,6 +259,26 @@ function ScheduleEditor({ schedule, initial }: { schedule?: Schedule; initial: S
       </form>
     </section>
   );
+}
+
+// shown is whether the form shows a field: the target's, the timing's
+// and the time zone of a cron expression or a time.
+function shown(f: ScheduleForm, field: FormField): boolean {
+  switch (field) {
+    case "agent":
+      return f.target === "agent";
+    case "sessionId":
+    case "overlap":
+      return f.target === "session";
+    case "cron":
+    case "every":
+    case "at":
+      return f.timing === field;
+    case "timezone":
+      return f.timing !== "every";
+    default:
+      return true;
+  }
 }
 
 function Field({ label, id, hint, error, children }: { label: string; id: string; hint?: string; error: ReactNode; children: ReactNode }) {

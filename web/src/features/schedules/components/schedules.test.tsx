@@ -99,6 +99,7 @@ function fakeServer() {
           throw new ConnectError(`no agent ${req.agent}`, Code.NotFound, undefined, [{ desc: ErrorDetailSchema, value: create(ErrorDetailSchema, { code: "unknown_agent" }) }]);
         if (req.cron && req.cron.split(" ").length !== 5) throw refuse("cron", `cron: expected 5 fields, found ${req.cron.split(" ").length}`);
         if (req.timezone === "Mars/Base") throw refuse("timezone", "timezone: unknown time zone Mars/Base");
+        if (req.message?.text === "refuse the overlap") throw refuse("overlap", "overlap: not for an agent");
         const { $typeName: _, ...fields } = req;
         const s = add({ ...fields, enabled: req.enabled ?? true, nextFirings: req.every ? next(hour) : [] });
         return { schedule: s };
@@ -376,6 +377,18 @@ describe("the new-schedule form", () => {
     await waitFor(() => expect(field("Agent").getAttribute("aria-invalid")).toBe("true"));
     expect(created[0].at && new Date(Number(created[0].at.seconds) * 1000).toISOString()).toBe("2027-01-04T00:30:00.000Z");
     expect(created[0].timezone).toBe("Asia/Tokyo");
+  });
+
+  it("says a refusal of a field it does not show above the buttons", async () => {
+    mount("/schedules/+new?agent=chat");
+    await screen.findByRole("option", { name: "chat" });
+    // The fake refuses this message naming overlap, which a schedule of
+    // an agent does not show.
+    fireEvent.change(field("Message"), { target: { value: "refuse the overlap" } });
+    fireEvent.click(screen.getByRole("button", { name: "Create the schedule" }));
+    const alert = await screen.findByText("Could not create the schedule: overlap: not for an agent");
+    expect(alert.getAttribute("role")).toBe("alert");
+    expect(screen.queryByRole("combobox", { name: "While the session is busy" })).toBeNull();
   });
 
   it("offers the browser's time zones", async () => {
