@@ -48,7 +48,7 @@ const (
 	Back            Action = "back"
 )
 
-// Lists (Chats, Agents, History).
+// Lists (Chats, Agents, History, Schedules).
 const (
 	Up     Action = "up"
 	Down   Action = "down"
@@ -57,6 +57,9 @@ const (
 	Delete Action = "delete"
 	// EditAgent edits the selected stored agent (the Agents tab).
 	EditAgent Action = "edit_agent"
+	// PauseSchedule pauses or resumes the selected schedule (the
+	// Schedules tab).
+	PauseSchedule Action = "pause_schedule"
 )
 
 // Conversation.
@@ -123,6 +126,7 @@ func Default() *Map {
 		b(Search, "list", "search", "/"),
 		b(Delete, "list", "delete (asks first)", "ctrl+d"),
 		b(EditAgent, "list", "edit the stored agent in $EDITOR (Agents)", "e"),
+		b(PauseSchedule, "list", "pause / resume the schedule (Schedules)", "p"),
 
 		b(PageUp, "conversation", "scroll up", "pgup"),
 		b(PageDown, "conversation", "scroll down", "pgdown"),

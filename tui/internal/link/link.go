@@ -18,6 +18,7 @@ import (
 type Link struct {
 	agentsv1connect.SessionServiceClient
 	agentsv1connect.AgentServiceClient
+	agentsv1connect.ScheduleServiceClient
 
 	c *client.Client
 }
@@ -27,7 +28,7 @@ type Link struct {
 // cleaned before anything draws it.
 func New(c *client.Client) *Link {
 	c = c.Intercepted(sanitize.Interceptor())
-	return &Link{SessionServiceClient: c.Sessions, AgentServiceClient: c.Agents, c: c}
+	return &Link{SessionServiceClient: c.Sessions, AgentServiceClient: c.Agents, ScheduleServiceClient: c.Schedules, c: c}
 }
 
 // Subscribe follows the events req selects, reconnecting by itself;

@@ -59,6 +59,8 @@ func (m *Model) renderTab(w, h int) string {
 		return m.chats.Render(w, h)
 	case agentsTab:
 		return m.agents.Render(w, h)
+	case schedulesTab:
+		return m.schedules.Render(w, h)
 	case historyTab:
 		return m.history.Render(w, h)
 	default:
@@ -74,7 +76,7 @@ func (m *Model) renderTabs(w int) string {
 	if n := m.chats.Unread(); n > 0 {
 		chats = fmt.Sprintf("Chats %s", st.Unread.Render(fmt.Sprintf("•%d", n)))
 	}
-	names := []string{chats, "Agents", "History", "Help"}
+	names := []string{chats, "Agents", "History", "Schedules", "Help"}
 	t := m.top()
 	var b strings.Builder
 	for i, name := range names {

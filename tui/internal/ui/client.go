@@ -12,6 +12,7 @@ import (
 	"github.com/agents-os/agents/tui/internal/conversation"
 	"github.com/agents-os/agents/tui/internal/history"
 	"github.com/agents-os/agents/tui/internal/link"
+	"github.com/agents-os/agents/tui/internal/schedulesview"
 )
 
 // Client is everything the TUI asks of its server: what each component
@@ -21,6 +22,7 @@ type Client interface {
 	chats.Client
 	history.Client
 	agentsview.Client
+	schedulesview.Client
 	conversation.Client
 	// SendMail stops, on quit, the runs an embedded TUI started.
 	SendMail(context.Context, *connect.Request[agentsv1.SendMailRequest]) (*connect.Response[agentsv1.SendMailResponse], error)

@@ -31,6 +31,7 @@ type fakeServer struct {
 	agentsv1connect.UnimplementedAgentServiceHandler
 	agentsv1connect.UnimplementedSessionServiceHandler
 	agentsv1connect.UnimplementedEventServiceHandler
+	agentsv1connect.UnimplementedScheduleServiceHandler
 
 	mu       sync.Mutex
 	agents   []*agentsv1.AgentDescriptor
@@ -48,6 +49,12 @@ type fakeServer struct {
 	turns map[string][]*agentsv1.Turn
 	// getErr, when set, is GetSession's answer.
 	getErr error
+
+	// schedules and their firings, by schedule id; paused are the
+	// schedules PauseSchedule was asked to pause.
+	schedules []*agentsv1.Schedule
+	firings   map[string][]*agentsv1.ScheduleFiring
+	paused    []string
 
 	events chan *agentsv1.Event
 	seq    uint64
@@ -131,6 +138,7 @@ func newFakeServer(t *testing.T) (*fakeServer, Client) {
 	mux.Handle(agentsv1connect.NewAgentServiceHandler(f))
 	mux.Handle(agentsv1connect.NewSessionServiceHandler(f))
 	mux.Handle(agentsv1connect.NewEventServiceHandler(f))
+	mux.Handle(agentsv1connect.NewScheduleServiceHandler(f))
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	return f, link.New(client.New(srv.Client(), srv.URL, ""))
@@ -264,7 +272,7 @@ func session(n int, title, agent string, st agentsv1.SessionStatus, turns int32,
 }
 
 // fixtures fills the server with sessions in every status, nested two
-// levels deep, and a few agents.
+// levels deep, a few agents and two schedules, one paused.
 func fixtures(f *fakeServer) {
 	const (
 		ready   = agentsv1.SessionStatus_SESSION_STATUS_READY
@@ -284,6 +292,14 @@ func fixtures(f *fakeServer) {
 		session(3, "Child: summarise issue 42", "researcher", ready, 2, id(1)),
 		session(2, "", "coder", ready, 0, ""),
 		session(1, "Plan the 2.0 release", "planner", running, 12, ""),
+	}
+	// 07:00 in Paris on the weekdays after now().
+	mornings := []*timestamppb.Timestamp{timestamppb.New(time.Date(2025, 3, 17, 6, 0, 0, 0, time.UTC)), timestamppb.New(time.Date(2025, 3, 18, 6, 0, 0, 0, time.UTC))}
+	f.schedules = []*agentsv1.Schedule{
+		{Id: "sch-1", Name: "Weekday mornings", Agent: "planner", Cron: "0 7 * * 1-5", Timezone: "Europe/Paris", Enabled: true, NextFirings: mornings,
+			Message:    &agentsv1.Message{Text: "What is on today?"},
+			LastFiring: &agentsv1.ScheduleFiring{ScheduleId: "sch-1", FireTime: timestamppb.New(time.Date(2025, 3, 14, 6, 0, 0, 0, time.UTC)), Status: agentsv1.FiringStatus_FIRING_STATUS_STARTED, SessionId: id(1)}},
+		{Id: "sch-2", SessionId: id(6), Every: "24h0m0s", Overlap: agentsv1.ScheduleOverlap_SCHEDULE_OVERLAP_QUEUE, Message: &agentsv1.Message{Text: "Add today's numbers."}},
 	}
 	f.agents = []*agentsv1.AgentDescriptor{
 		{

@@ -99,6 +99,12 @@ func (m *Model) footerKeys() []key.Binding {
 			return searching
 		}
 		return append(list, global...)
+	case schedulesTab:
+		if m.schedules.ShowingFirings() {
+			return append([]key.Binding{h(keys.Open, "open the session"), keys.Hint(m.km, "move", keys.Up, keys.Down), h(keys.PauseSchedule, "pause / resume"),
+				h(keys.Back, "back to the schedules")}, global...)
+		}
+		return append([]key.Binding{h(keys.Open, "firings"), keys.Hint(m.km, "move", keys.Up, keys.Down), h(keys.PauseSchedule, "pause / resume")}, global...)
 	case agentsTab:
 		if m.agents.Searching() {
 			return searching

@@ -158,6 +158,14 @@ func TestGoldenHistorySearch(t *testing.T) {
 func TestGoldenHelp(t *testing.T) {
 	eachSize(t, func(t *testing.T, w, h int) {
 		m, _ := started(t, w, h)
+		press(m, "f1")
+		golden.RequireEqual(t, view(t, m))
+	})
+}
+
+func TestGoldenSchedules(t *testing.T) {
+	eachSize(t, func(t *testing.T, w, h int) {
+		m, _ := started(t, w, h)
 		press(m, "tab", "tab", "tab")
 		golden.RequireEqual(t, view(t, m))
 	})

@@ -2,7 +2,8 @@
 // state, the focus and the layout, and routes every message to its owner
 // — keys to whatever holds the keyboard, an event to the lists, the
 // drafts and the screens of its session, the answer of a command to the
-// component that asked. The tabs (Chats, Agents, History, Help) and the
+// component that asked. The tabs (Chats, Agents, History, Schedules,
+// Help) and the
 // conversations opened over them are components drawn into the frame
 // this package draws: tab bar, body, status bar.
 package ui
@@ -26,6 +27,7 @@ import (
 	"github.com/agents-os/agents/tui/internal/history"
 	"github.com/agents-os/agents/tui/internal/keys"
 	"github.com/agents-os/agents/tui/internal/msgs"
+	"github.com/agents-os/agents/tui/internal/schedulesview"
 	"github.com/agents-os/agents/tui/internal/theme"
 )
 
@@ -56,6 +58,7 @@ const (
 	chatsTab tab = iota
 	agentsTab
 	historyTab
+	schedulesTab
 	helpTab
 	tabCount
 )
@@ -76,10 +79,11 @@ type Model struct {
 	w, h int
 	tab  tab
 
-	chats   *chats.Chats
-	agents  *agentsview.Agents
-	history *history.History
-	help    *help.Help
+	chats     *chats.Chats
+	agents    *agentsview.Agents
+	schedules *schedulesview.Schedules
+	history   *history.History
+	help      *help.Help
 
 	// screens are the open conversations, the one in front last; Back
 	// returns to the one before.
@@ -128,6 +132,7 @@ func New(cfg Config) *Model {
 		redraw:         cfg.Redraw,
 		chats:          chats.New(ctx, c, th, cfg.Keys, now),
 		agents:         agentsview.New(ctx, c, th, cfg.Keys),
+		schedules:      schedulesview.New(ctx, c, th, cfg.Keys, now),
 		history:        history.New(ctx, c, th, cfg.Keys, now),
 		help:           help.New(th, cfg.Keys),
 		started:        map[string]bool{},
@@ -144,7 +149,7 @@ func New(cfg Config) *Model {
 
 // Init asks the terminal for its background and fetches every list.
 func (m *Model) Init() tea.Cmd {
-	cmds := []tea.Cmd{tea.RequestBackgroundColor, m.chats.Refresh(), m.agents.Refresh(), m.history.Refresh()}
+	cmds := []tea.Cmd{tea.RequestBackgroundColor, m.chats.Refresh(), m.agents.Refresh(), m.schedules.Refresh(), m.history.Refresh()}
 	if m.sessionAtStart != "" {
 		cmds = append(cmds, m.open(m.sessionAtStart))
 	}
@@ -192,7 +197,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.State.Connected && !wasUp {
 			// The lists were fetched before the stream was up (or while it
 			// was down): what happened in between is only in a fresh list.
-			cmds = append(cmds, m.chats.Refresh(), m.history.Refresh())
+			cmds = append(cmds, m.chats.Refresh(), m.history.Refresh(), m.schedules.Refresh())
 		}
 		if !msg.State.Connected && msg.State.Err != nil {
 			m.log.Warn("event stream down", "err", msg.State.Err, "retry", msg.State.Retry)
@@ -203,7 +208,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case msgs.Snapshot:
 		// Events may have been missed: whatever shows sessions fetches
 		// them again.
-		return m, tea.Batch(m.chats.Handle(msg), m.history.Handle(msg), m.toScreens(msg))
+		return m, tea.Batch(m.chats.Handle(msg), m.history.Handle(msg), m.schedules.Handle(msg), m.toScreens(msg))
 	case msgs.OpenSession:
 		m.dialog = nil
 		cmd := m.open(msg.ID)
@@ -244,6 +249,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.history.Handle(msg)
 	case agentsview.Reply:
 		return m, m.agents.Handle(msg)
+	case schedulesview.Reply:
+		return m, m.schedules.Handle(msg)
 	case conversation.DraftSent:
 		return m, m.drafts.Handle(msg)
 	case conversation.Reply:
@@ -284,7 +291,7 @@ func (m *Model) event(msg msgs.Event) tea.Cmd {
 	if _, ok := body.(*agentsv1.Event_AgentsChanged); ok {
 		return m.agents.Handle(msg)
 	}
-	cmds := []tea.Cmd{m.drafts.Handle(msg), m.chats.Handle(msg), m.history.Handle(msg)}
+	cmds := []tea.Cmd{m.drafts.Handle(msg), m.chats.Handle(msg), m.history.Handle(msg), m.schedules.Handle(msg)}
 	_, tree := body.(*agentsv1.Event_SessionUpdated)
 	for _, s := range m.screens {
 		if tree || s.SessionID() == ev.GetSessionId() {
@@ -453,6 +460,8 @@ func (m *Model) tabKeys(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 		return m.chats.HandleKey(msg)
 	case agentsTab:
 		return m.agents.HandleKey(msg)
+	case schedulesTab:
+		return m.schedules.HandleKey(msg)
 	case historyTab:
 		return m.history.HandleKey(msg)
 	default:

@@ -1,4 +1,4 @@
-import { create } from "@bufbuild/protobuf";
+import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, createRouterTransport, type Interceptor } from "@connectrpc/connect";
 import { act, cleanup, fireEvent, render, screen, waitFor, within } from "@testing-library/react";
@@ -9,6 +9,7 @@ import { AgentService, ToolKind } from "../gen/agents/v1/agent_pb";
 import { EventSchema, EventService, SubscribeScope, type Event } from "../gen/agents/v1/event_pb";
 import { SessionMetaSchema, SessionStatus, type SessionMeta } from "../gen/agents/v1/session_pb";
 import { SessionService } from "../gen/agents/v1/session_service_pb";
+import { FiringStatus, ScheduleService, type ScheduleSchema } from "../gen/agents/v1/schedule_pb";
 import { AuthStore, type TokenStorage } from "../features/auth/api/auth-store";
 import { Home } from "../features/sessions/components/home";
 import { Sidebar } from "../features/sessions/components/sidebar";
@@ -51,6 +52,8 @@ function fakeServer(opts: { token?: string; sessions?: SessionMeta[]; admin?: bo
   // The listings asked for: "all" (every owner's) or "own".
   const listed: string[] = [];
   const admin = opts.admin ?? true;
+  // The schedules ListSchedules answers, as a test sets them.
+  const schedules: { list: MessageInitShape<typeof ScheduleSchema>[]; listings: number } = { list: [], listings: 0 };
   const routes = (router: Parameters<Parameters<typeof createRouterTransport>[0]>[0]) => {
     router.service(AgentService, {
       listAgents: () => ({
@@ -88,6 +91,12 @@ function fakeServer(opts: { token?: string; sessions?: SessionMeta[]; admin?: bo
         return { session: { meta: { id: "new-id", agent: req.agent } } };
       },
     });
+    router.service(ScheduleService, {
+      listSchedules: () => {
+        schedules.listings++;
+        return { schedules: schedules.list };
+      },
+    });
     router.service(EventService, {
       async *subscribe(req, ctx) {
         if (req.scope === SubscribeScope.ALL && !admin) throw new ConnectError("the all scope needs an admin token", Code.PermissionDenied);
@@ -120,7 +129,7 @@ function fakeServer(opts: { token?: string; sessions?: SessionMeta[]; admin?: bo
     };
     return createRouterTransport(routes, { router: { interceptors: [check] }, transport: { interceptors: [auth] } });
   };
-  return { makeTransport, events, created, listed };
+  return { makeTransport, events, created, listed, schedules };
 }
 
 function memoryStorage(): TokenStorage["session"] {
@@ -179,6 +188,34 @@ describe("the app", () => {
     fireEvent.change(screen.getByRole("searchbox", { name: "Search sessions" }), { target: { value: "trains" } });
     expect(screen.queryByRole("link", { name: /from curl/ })).toBeNull();
     expect(screen.getByRole("link", { name: /find trains/ })).toBeTruthy();
+  });
+
+  it("links the schedules from the bar, and lists them again when one fires", async () => {
+    const server = fakeServer();
+    const at = Date.now() + 3_600_000;
+    const hourly = { id: "sch-1", name: "Hourly check", agent: "assistant", every: "1h", enabled: true };
+    server.schedules.list = [{ ...hourly, nextFirings: [timestampFromMs(at)] }];
+    mount(<App />, server);
+    fireEvent.click(within(await screen.findByRole("banner")).getByRole("link", { name: "Schedules" }));
+    const item = await screen.findByRole("listitem", { name: "Hourly check" });
+    expect(item.textContent).not.toContain("Last");
+    const listings = server.schedules.listings;
+
+    // It fired: its next time moved on and its last firing is known.
+    server.schedules.list = [
+      {
+        ...hourly,
+        nextFirings: [timestampFromMs(at + 3_600_000)],
+        lastFiring: { scheduleId: "sch-1", fireTime: timestampFromMs(Date.now()), status: FiringStatus.STARTED, sessionId: "s-9" },
+      },
+    ];
+    act(() => {
+      server.events.push(
+        create(EventSchema, { seq: 2n, sessionId: "s-9", body: { case: "scheduleFired", value: { firing: { scheduleId: "sch-1", sessionId: "s-9", status: FiringStatus.STARTED } } } }),
+      );
+    });
+    await waitFor(() => expect(screen.getByRole("listitem", { name: "Hourly check" }).textContent).toContain("Last"));
+    expect(server.schedules.listings).toBeGreaterThan(listings);
   });
 
   it("starts a session with the agent picked", async () => {

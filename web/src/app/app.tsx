@@ -10,11 +10,15 @@ import { UsagePage } from "../features/budgets/components/usage-page";
 import { SignOutButton } from "../features/auth/components/sign-out-button";
 import { useAuth } from "../features/auth/hooks/use-auth";
 import { ChatPage } from "../features/chat/components/chat-page";
+import { EditSchedulePage, NewSchedulePage } from "../features/schedules/components/schedule-editor";
+import { SchedulePage } from "../features/schedules/components/schedule-page";
+import { SchedulesPage } from "../features/schedules/components/schedules-page";
 import { Home } from "../features/sessions/components/home";
 import { Sidebar } from "../features/sessions/components/sidebar";
 import { RevealSessions } from "../features/sessions/hooks/use-reveal-sessions";
 import { useBudgetsSupported } from "../lib/budgets-supported";
 import { narrowScreen, useMediaQuery } from "../lib/media-query";
+import { newSchedulePath, schedulesPath } from "../lib/paths";
 import { shortcuts, useShortcut } from "../lib/shortcuts";
 import { ConnectionStatus } from "./connection-status";
 
@@ -92,6 +96,9 @@ export function App() {
           <NavLink to="/agents" className="button">
             Agents
           </NavLink>
+          <NavLink to={schedulesPath} className="button">
+            Schedules
+          </NavLink>
           {budgets && (
             <NavLink to="/usage" className="button">
               Usage
@@ -120,6 +127,10 @@ export function App() {
           <Route path="/agents/:slug" element={<AgentPage />} />
           <Route path="/agents/:slug/edit" element={<EditAgentPage />} />
           <Route path="/agents/:slug/versions" element={<AgentVersionsPage />} />
+          <Route path={schedulesPath} element={<SchedulesPage />} />
+          <Route path={newSchedulePath} element={<NewSchedulePage />} />
+          <Route path="/schedules/:id" element={<SchedulePage />} />
+          <Route path="/schedules/:id/edit" element={<EditSchedulePage />} />
           <Route path="/usage" element={<UsagePage />} />
           <Route path="*" element={<NotFound />} />
         </Routes>

@@ -4,6 +4,7 @@ import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
 import { useEffect, useMemo, useRef, useState, useSyncExternalStore, type ReactNode } from "react";
 import { AuthStore } from "../features/auth/api/auth-store";
 import { AgentService } from "../gen/agents/v1/agent_pb";
+import { ScheduleService } from "../gen/agents/v1/schedule_pb";
 import { AuthContext } from "../features/auth/hooks/use-auth";
 import { EventStream } from "../lib/event-stream";
 import { EventStreamContext } from "../lib/event-stream-context";
@@ -63,12 +64,18 @@ export function Providers({
     lastToken.current = auth.token;
   }, [queryClient, blocked, auth.token]);
 
-  // Reloaded agents: every agent query is asked again.
+  // Reloaded agents: every agent query is asked again. A schedule
+  // fired: every schedule query (its next times, its last firing, its
+  // history).
   useEffect(
     () =>
       stream.on((u) => {
-        if (u.event?.body.case === "agentsChanged") {
+        const body = u.event?.body.case;
+        if (body === "agentsChanged") {
           void queryClient.invalidateQueries({ queryKey: createConnectQueryKey({ schema: AgentService, cardinality: undefined }) });
+        }
+        if (body === "scheduleFired") {
+          void queryClient.invalidateQueries({ queryKey: createConnectQueryKey({ schema: ScheduleService, cardinality: undefined }) });
         }
       }),
     [stream, queryClient],
