@@ -24,4 +24,10 @@ describe("relativeTime", () => {
   it("reads a moment a little ahead of this clock as now", () => {
     expect(relativeTime(now + 20_000, now)).toBe("now");
   });
+
+  it("reads a moment further ahead as to come", () => {
+    expect(relativeTime(now + 3_600_000, now)).toMatch(/1/);
+    expect(relativeTime(now + 3_600_000, now)).not.toBe(relativeTime(now - 3_600_000, now));
+    expect(relativeTime(now + 5 * 60_000, now)).toMatch(/5/);
+  });
 });
