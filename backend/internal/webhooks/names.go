@@ -16,7 +16,7 @@ import (
 const (
 	// NameRunStopped: every run.stopped (a run ended without failing,
 	// whatever its reason).
-	NameRunStopped = "run.stopped"
+	NameRunStopped = events.KindRunStopped
 	// NameRunFailed: session.failed (a run failed).
 	NameRunFailed = "run.failed"
 	// NameCallWaiting: calls.deferred (a run waits for a client tool's
@@ -29,7 +29,7 @@ const (
 	NameSessionIdle = "session.idle"
 	// NameScheduleFired: schedule.fired (a schedule started a session or
 	// posted to one).
-	NameScheduleFired = "schedule.fired"
+	NameScheduleFired = events.KindScheduleFired
 	// NameAgentChanged: agents.changed (agents reloaded, a stored agent
 	// created, updated or deleted).
 	NameAgentChanged = "agent.changed"

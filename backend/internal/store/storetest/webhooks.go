@@ -14,7 +14,7 @@ import (
 
 func newWebhook(id, owner string) *store.Webhook {
 	return &store.Webhook{
-		ID: id, Owner: owner, URL: "https://example.com/" + id, Events: []string{"run.stopped"},
+		ID: id, Owner: owner, URL: "https://example.com/" + id, Events: []string{"budget.exceeded"},
 		Secret: "whsec_" + id, Enabled: true, Created: at(0), Updated: at(0),
 	}
 }
