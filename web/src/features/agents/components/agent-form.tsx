@@ -283,11 +283,15 @@ function Check({ checked, onChange, label, note }: { checked: boolean; onChange:
   const id = useId();
   return (
     <div className="field check">
-      <input id={id} type="checkbox" checked={checked} onChange={(e) => onChange(e.target.checked)} />
-      <label htmlFor={id}>
-        <span className="choice-name">{label}</span>
-        {note && <span className="muted choice-note">{note}</span>}
+      <input id={id} type="checkbox" checked={checked} onChange={(e) => onChange(e.target.checked)} aria-describedby={note ? `${id}-note` : undefined} />
+      <label htmlFor={id} className="choice-name">
+        {label}
       </label>
+      {note && (
+        <span id={`${id}-note`} className="muted choice-note">
+          {note}
+        </span>
+      )}
     </div>
   );
 }

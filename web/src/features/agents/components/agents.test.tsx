@@ -225,8 +225,8 @@ describe("the agents page", () => {
 
     fireEvent.change(within(form).getByRole("textbox", { name: "System prompt" }), { target: { value: "You write.\nBriefly." } });
     // Helpers and tools are picked from what the server has.
-    fireEvent.click(within(form).getByRole("checkbox", { name: /^filed/ }));
-    fireEvent.click(within(form).getByRole("checkbox", { name: /^bash_clock/ }));
+    fireEvent.click(within(form).getByRole("checkbox", { name: "filed" }));
+    fireEvent.click(within(form).getByRole("checkbox", { name: "bash_clock" }));
     fireEvent.click(within(form).getByRole("checkbox", { name: "os_send_mail" }));
     fireEvent.click(within(form).getByRole("button", { name: "Add an approval" }));
     fireEvent.change(within(form).getByRole("combobox", { name: "Tool of approval 1" }), { target: { value: "bash_clock" } });
