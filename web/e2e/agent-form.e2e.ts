@@ -1,9 +1,11 @@
-import { join } from "node:path";
+import { cp, mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { basename, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Browser, Locator, Page } from "playwright-core";
-import { expect, test } from "vitest";
+import { afterAll, beforeAll, expect, test } from "vitest";
 import { patience, seriousViolations, send, waitForTurn, type AxeViolation } from "./app";
-import { type AgentsServer, describeE2E, errorsOf, openPage, screenshot, withServerAndBrowser } from "./harness";
+import { agentFiles, type AgentsServer, describeE2E, errorsOf, launchBrowser, openPage, screenshot, startServer } from "./harness";
 
 // The agent form against the real server: an agent made with the form
 // alone (its tool and helper picked from what the server has), a refusal
@@ -12,19 +14,27 @@ import { type AgentsServer, describeE2E, errorsOf, openPage, screenshot, withSer
 // with axe on the form and the diff. A text field with suggestions is
 // found by its label: Chromium names its role combobox or textbox by
 // whether its suggestions were there when it was drawn.
-const toolsDir = fileURLToPath(new URL("./agents/tools", import.meta.url));
-
 describeE2E("the agent form and the diff of versions", () => {
   let server: AgentsServer;
   let browser: Browser;
-  // The word counter is a program of the server's own agents; a stored
-  // agent may run it since its folder is allowed.
-  withServerAndBrowser(
-    (s, b) => {
-      [server, browser] = [s, b];
-    },
-    { args: ["--stored-agent-tool-dirs", toolsDir] },
-  );
+  // The test agents, copied to a folder of their own so that the paths
+  // the pages show are that folder's. The word counter is a program of
+  // the server's own agents; a stored agent may run it since its folder
+  // is allowed.
+  let copy: string;
+  let toolsDir: string;
+  beforeAll(async () => {
+    copy = await mkdtemp(join(tmpdir(), "agents-e2e-form-"));
+    for (const dir of ["agents", "helpers"]) await cp(fileURLToPath(new URL(`./${dir}`, import.meta.url)), join(copy, dir), { recursive: true });
+    toolsDir = join(copy, "agents", "tools");
+    const files = agentFiles.map((f) => join(copy, "agents", basename(f)));
+    [server, browser] = await Promise.all([startServer({ agentFiles: files, args: ["--stored-agent-tool-dirs", toolsDir] }), launchBrowser()]);
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await server?.stop();
+    if (copy) await rm(copy, { recursive: true, force: true });
+  });
 
   const form = (page: Page): Locator => page.getByRole("group", { name: "Agent form" });
   const json = (page: Page): Locator => page.getByRole("textbox", { name: "Agent definition (JSON)" });
