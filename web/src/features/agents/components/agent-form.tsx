@@ -173,7 +173,7 @@ export function AgentForm({ text, onChange, agent, error }: Props) {
         ) : (
           <div className="choices">
             {helperChoices.map((slug) => {
-              const a = others.find((x) => x.slug === slug);
+              const a = agents.find((x) => x.slug === slug);
               return (
                 <Check key={slug} checked={form.helpers.includes(slug)} onChange={(on) => set({ helpers: toggle(form.helpers, slug, on) })} label={slug} note={a ? a.announce : "not on the server"} />
               );

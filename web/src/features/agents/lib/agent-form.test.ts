@@ -182,6 +182,13 @@ describe("writeForm", () => {
     othersUnchanged(tabs, out, "extraAgents");
   });
 
+  it("indents with tabs a text indented with tabs", () => {
+    const tabs = full.replace(/^( +)/gm, (s) => "\t".repeat(s.length / 2));
+    const out = writeForm(tabs, { ...form(tabs), osTools: ["send_mail"] });
+    expect(out).toContain('\n\t\t"osTools": [\n\t\t\t"send_mail"\n\t\t],\n');
+    othersUnchanged(tabs, out, "osTools");
+  });
+
   it("returns text it cannot read unchanged", () => {
     expect(writeForm("{oops", form())).toBe("{oops");
   });
@@ -200,5 +207,35 @@ describe("formFieldOf", () => {
     expect(formFieldOf("contents.clientTools[0].name")).toBeUndefined();
     expect(formFieldOf("contents")).toBeUndefined();
     expect(formFieldOf(undefined)).toBeUndefined();
+  });
+});
+
+// Every agent file of the repository (the examples, the test agents, the
+// agent file parser's test data) goes through the form and comes back as
+// it was, and a change of one field changes that field alone.
+describe("the repository's agent files through the form", () => {
+  const found = import.meta.glob<string>(["../../../../../examples/**/*.json", "../../../../e2e/agents/*.json", "../../../../../backend/internal/agentfile/testdata/**/*.json"], {
+    query: "?raw",
+    import: "default",
+    eager: true,
+  });
+  const files = Object.entries(found)
+    .map(([f, text]) => ({ f, text }))
+    .filter(({ text }) => readForm(text) !== undefined);
+
+  it("finds enough of them to mean something", () => {
+    expect(files.length).toBeGreaterThan(20);
+  });
+
+  it("round-trips each unchanged, and changes one field alone", () => {
+    for (const { f, text } of files) {
+      const read = readForm(text)!;
+      expect(writeForm(text, read), f).toBe(text);
+      const out = writeForm(text, { ...read, modelName: read.modelName + "-x", limits: { ...read.limits, maxSteps: "7" } });
+      const [a, b] = [JSON.parse(text).contents, JSON.parse(out).contents];
+      expect({ ...b, modelName: a.modelName, maxSteps: a.maxSteps }, f).toEqual(a);
+      expect(b.modelName, f).toBe(read.modelName + "-x");
+      expect(b.maxSteps, f).toBe(7);
+    }
   });
 });

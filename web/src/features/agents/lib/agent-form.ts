@@ -140,9 +140,12 @@ class Editor {
   constructor(public text: string) {}
 
   set(path: JSONPath, value: Json | undefined, insert = false) {
-    const tabSize = /\n( +)"/.exec(this.text)?.[1].length ?? 2;
+    // New text is indented as the text's first indented key is.
+    const indent = /\n([ \t]+)"/.exec(this.text)?.[1] ?? "  ";
+    const insertSpaces = !indent.startsWith("\t");
+    const tabSize = insertSpaces ? indent.length : 1;
     const eol = this.text.includes("\r\n") ? "\r\n" : "\n";
-    const edits = modify(this.text, path, value, { formattingOptions: { insertSpaces: true, tabSize, eol }, isArrayInsertion: insert });
+    const edits = modify(this.text, path, value, { formattingOptions: { insertSpaces, tabSize, eol }, isArrayInsertion: insert });
     this.text = applyEdits(this.text, edits);
   }
 }
