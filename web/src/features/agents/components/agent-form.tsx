@@ -10,6 +10,7 @@ import {
   writeForm,
   type AgentForm as Form,
   type ApprovalRow,
+  type BudgetForm,
   type FieldAt,
   type FormField,
   type LimitName,
@@ -33,7 +34,7 @@ interface Props {
 
 // formFieldId is the id of a field's control, for focusing the field an
 // error names.
-export const formFieldId = (base: string, at: FieldAt) => `${base}-${at.field}${at.index === undefined ? "" : `-${at.index}`}`;
+export const formFieldId = (base: string, at: FieldAt) => `${base}-${at.field}${at.index === undefined ? "" : `-${at.index}`}${at.key === undefined ? "" : `-${at.key}`}`;
 
 const limitLabels: Record<LimitName, { label: string; hint: string }> = {
   maxSteps: { label: "Most steps a run", hint: "model calls one run may make" },
@@ -252,9 +253,11 @@ export function AgentForm({ text, onChange, agent, error }: Props) {
         </button>
       </fieldset>
 
+      <BudgetFields idBase={id("budget")} value={form.budget} onChange={(budget) => set({ budget })} error={error?.at.field === "budget" ? error : undefined} />
+
       <fieldset>
         <legend>Limits</legend>
-        <p className="muted hint">Left empty, the server's defaults hold. A session's spend is bounded by its budget and its owner's.</p>
+        <p className="muted hint">Left empty, the server's defaults hold.</p>
         <div className="form-row">
           {limitNames.map((n) => (
             <div className="field" key={n}>
@@ -276,6 +279,56 @@ export function AgentForm({ text, onChange, agent, error }: Props) {
         </div>
       </fieldset>
     </div>
+  );
+}
+
+// BudgetFields are the agent's budget: the limits a session started with
+// it gets when its client sets none.
+function BudgetFields({ idBase, value, onChange, error }: { idBase: string; value: BudgetForm; onChange: (b: BudgetForm) => void; error?: FieldError }) {
+  const field = (key: "tokens" | "costUsd", label: string, mode: "numeric" | "decimal") => {
+    const id = `${idBase}-${key}`;
+    const bad = error?.at.key === key;
+    return (
+      <div className="field">
+        <label htmlFor={id}>{label}</label>
+        <input
+          id={id}
+          type="text"
+          inputMode={mode}
+          autoComplete="off"
+          placeholder="no limit"
+          value={value[key]}
+          onChange={(e) => onChange({ ...value, [key]: e.target.value })}
+          aria-invalid={bad || undefined}
+          aria-describedby={bad ? `${id}-error` : undefined}
+        />
+        {bad && (
+          <p id={`${id}-error`} className="error field-error">
+            {error.message}
+          </p>
+        )}
+      </div>
+    );
+  };
+  const whole = error && error.at.key !== "tokens" && error.at.key !== "costUsd";
+  return (
+    <fieldset id={idBase} tabIndex={-1} aria-describedby={whole ? `${idBase}-error` : undefined}>
+      <legend>Budget</legend>
+      <p className="muted hint">
+        What a session started with this agent may spend, its helpers' sessions included, when whoever starts it sets no budget. The owner's budget
+        applies besides.
+      </p>
+      <div className="form-row">
+        {field("tokens", "Most tokens", "numeric")}
+        {field("costUsd", "Most US dollars", "decimal")}
+      </div>
+      <Check checked={value.autoResume} onChange={(autoResume) => onChange({ ...value, autoResume })} label="Resume by itself when the budget is raised" />
+      {whole && (
+        <p id={`${idBase}-error`} className="error field-error">
+          {error.message}
+        </p>
+      )}
+    </fieldset>
   );
 }
 

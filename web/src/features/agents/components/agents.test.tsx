@@ -231,6 +231,7 @@ describe("the agents page", () => {
     fireEvent.click(within(form).getByRole("button", { name: "Add an approval" }));
     fireEvent.change(within(form).getByRole("combobox", { name: "Tool of approval 1" }), { target: { value: "bash_clock" } });
     fireEvent.change(within(form).getByRole("textbox", { name: "Most steps a run" }), { target: { value: "8" } });
+    fireEvent.change(within(form).getByRole("textbox", { name: "Most US dollars" }), { target: { value: "2.5" } });
     // The key is named, never its value; the server says whether it has it.
     fireEvent.change(within(form).getByRole("combobox", { name: "API key" }), { target: { value: "openai" } });
     expect(within(form).getByText(/The server has this key\./)).toBeTruthy();
@@ -246,6 +247,7 @@ describe("the agents page", () => {
       osTools: ["send_mail"],
       approvals: [{ tool: "bash_clock", approval: "always" }],
       maxSteps: 8,
+      budget: { costUsd: 2.5 },
     });
     expect(await violations(view.container)).toEqual([]);
     fireEvent.click(screen.getByRole("button", { name: "Save as a new version" }));

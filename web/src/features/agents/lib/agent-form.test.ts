@@ -72,6 +72,7 @@ describe("readForm", () => {
         { entry: 1, tool: "bash_run", policy: "when", rules: [{ arg: "command", matches: "^rm " }] },
       ],
       limits: { maxSteps: "12", maxOutputTokens: "", contextWindow: "" },
+      budget: { tokens: "", costUsd: "", autoResume: false },
     });
   });
 
@@ -173,6 +174,19 @@ describe("writeForm", () => {
     expect(readForm(out)?.limits).toEqual({ maxSteps: "", maxOutputTokens: "4096", contextWindow: "32k" });
   });
 
+  it("sets the budget key by key, and removes it when nothing is left set", () => {
+    const f = form();
+    const out = writeForm(full, { ...f, budget: { tokens: "200000", costUsd: "1.50", autoResume: false } });
+    expect(contents(out).budget).toEqual({ tokens: 200000, costUsd: 1.5 });
+    othersUnchanged(full, out, "budget");
+    const withNote = out.replace('"costUsd": 1.5', '"costUsd": 1.5, "note": "kept"');
+    const resumed = writeForm(withNote, { ...form(withNote), budget: { tokens: "", costUsd: "1.50", autoResume: true } });
+    expect(contents(resumed).budget).toEqual({ costUsd: 1.5, note: "kept", autoResume: true });
+    expect(readForm(resumed)?.budget).toEqual({ tokens: "", costUsd: "1.5", autoResume: true });
+    expect(contents(writeForm(out, { ...form(out), budget: { tokens: "", costUsd: "", autoResume: false } })).budget).toBeUndefined();
+    expect(contents(writeForm(full, { ...f, budget: { tokens: "lots", costUsd: "", autoResume: false } })).budget).toEqual({ tokens: "lots" });
+  });
+
   it("keeps the text's indent and line ends", () => {
     const tabs = full.replace(/^( +)/gm, (s) => " ".repeat(s.length * 2)).replace(/\n/g, "\r\n");
     const out = writeForm(tabs, { ...form(tabs), helpers: [...form(tabs).helpers, "librarian"] });
@@ -201,6 +215,8 @@ describe("formFieldOf", () => {
     expect(formFieldOf("contents.extraAgents[0].bindings.X")).toEqual({ field: "helpers", index: 0 });
     expect(formFieldOf("contents.bashToolboxes[2]")).toEqual({ field: "tools", index: 2 });
     expect(formFieldOf("contents.maxSteps")).toEqual({ field: "maxSteps" });
+    expect(formFieldOf("contents.budget.costUsd")).toEqual({ field: "budget", key: "costUsd" });
+    expect(formFieldOf("contents.budget")).toEqual({ field: "budget" });
   });
 
   it("leaves fields the form does not show to the JSON editor", () => {

@@ -54,6 +54,15 @@ export interface AgentForm {
   osTools: string[];
   approvals: ApprovalRow[];
   limits: Record<LimitName, string>;
+  // The budget a session started with the agent gets when its client
+  // sets none (`budget`); empty texts: no such limit.
+  budget: BudgetForm;
+}
+
+export interface BudgetForm {
+  tokens: string;
+  costUsd: string;
+  autoResume: boolean;
 }
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -131,7 +140,20 @@ export function readForm(definition: string): AgentForm | undefined {
     osTools: osToolsOf(c.osTools),
     approvals: list(c.approvals).map(approvalOf),
     limits: { maxSteps: limitOf(c.maxSteps), maxOutputTokens: limitOf(c.maxOutputTokens), contextWindow: limitOf(c.contextWindow) },
+    budget: budgetOf(c.budget),
   };
+}
+
+function budgetOf(v: Json | undefined): BudgetForm {
+  const b = isObject(v) ? v : {};
+  return { tokens: limitOf(b.tokens), costUsd: limitOf(b.costUsd), autoResume: b.autoResume === true };
+}
+
+// numberOf is a typed number as JSON: a number when it is one (whole for
+// tokens), else the text as typed, for the server to refuse at its field.
+function numberOf(v: string, whole: boolean): Json {
+  const ok = whole ? /^\d+$/.test(v) : /^\d+(\.\d+)?$/.test(v);
+  return ok && Number.isFinite(Number(v)) && (!whole || Number.isSafeInteger(Number(v))) ? Number(v) : v;
 }
 
 // An edit of the text: a value written at a path, or (undefined) the
@@ -183,9 +205,35 @@ export function writeForm(definition: string, form: AgentForm): string {
   for (const key of limitNames) {
     const v = form.limits[key].trim();
     if (v === was.limits[key]) continue;
-    ed.set(c(key), v === "" ? undefined : /^\d+$/.test(v) && Number.isSafeInteger(Number(v)) ? Number(v) : v);
+    ed.set(c(key), v === "" ? undefined : numberOf(v, true));
   }
+
+  writeBudget(ed, c0.budget, was.budget, form.budget);
   return ed.text;
+}
+
+// writeBudget brings `budget` to the form's: each key changed in place
+// (the object's other keys stay); a budget left with nothing set goes.
+function writeBudget(ed: Editor, current: Json | undefined, was: BudgetForm, want: BudgetForm) {
+  const tokens = want.tokens.trim();
+  const cost = want.costUsd.trim();
+  if (tokens === was.tokens && cost === was.costUsd && want.autoResume === was.autoResume) return;
+  if (tokens === "" && cost === "" && !want.autoResume) {
+    ed.set(c("budget"), undefined);
+    return;
+  }
+  const value = {
+    tokens: tokens === "" ? undefined : numberOf(tokens, true),
+    costUsd: cost === "" ? undefined : numberOf(cost, false),
+    autoResume: want.autoResume || undefined,
+  };
+  if (!isObject(current)) {
+    ed.set(c("budget"), Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as JsonObject);
+    return;
+  }
+  if (tokens !== was.tokens) ed.set(c("budget", "tokens"), value.tokens);
+  if (cost !== was.costUsd) ed.set(c("budget", "costUsd"), value.costUsd);
+  if (want.autoResume !== was.autoResume) ed.set(c("budget", "autoResume"), value.autoResume);
 }
 
 const sameSet = (a: string[], b: string[]) => a.length === b.length && a.every((x) => b.includes(x));
@@ -260,7 +308,7 @@ function entryOf(row: ApprovalRow): Json {
 }
 
 // The form's places an error of the server can name.
-export type FormField = "slug" | "announce" | "flavor" | "modelUrl" | "modelName" | "apiKeyId" | "systemPrompt" | "helpers" | "tools" | "osTools" | "approvals" | LimitName;
+export type FormField = "slug" | "announce" | "flavor" | "modelUrl" | "modelName" | "apiKeyId" | "systemPrompt" | "helpers" | "tools" | "osTools" | "approvals" | "budget" | LimitName;
 
 const fieldOfKey: Record<string, FormField> = {
   slug: "slug",
@@ -277,6 +325,7 @@ const fieldOfKey: Record<string, FormField> = {
   maxSteps: "maxSteps",
   maxOutputTokens: "maxOutputTokens",
   contextWindow: "contextWindow",
+  budget: "budget",
 };
 
 // FieldAt is where in the form a server's error belongs: the field, and
@@ -284,15 +333,20 @@ const fieldOfKey: Record<string, FormField> = {
 export interface FieldAt {
   field: FormField;
   index?: number;
+  // The key within an object field (`tokens` of `budget`).
+  key?: string;
 }
 
 // formFieldOf maps the field a server's error names
 // (`contents.approvals[1].tool`) to the form's field; undefined for a
 // field the form does not show (the JSON editor marks it).
 export function formFieldOf(field: string | undefined): FieldAt | undefined {
-  const m = field && /^contents\.([A-Za-z]+)(?:\[(\d+)\])?/.exec(field);
+  const m = field && /^contents\.([A-Za-z]+)(?:\[(\d+)\])?(?:\.([A-Za-z]+))?/.exec(field);
   if (!m) return undefined;
   const f = fieldOfKey[m[1]];
   if (!f) return undefined;
-  return m[2] === undefined ? { field: f } : { field: f, index: Number(m[2]) };
+  const at: FieldAt = { field: f };
+  if (m[2] !== undefined) at.index = Number(m[2]);
+  if (f === "budget" && m[3] !== undefined) at.key = m[3];
+  return at;
 }
