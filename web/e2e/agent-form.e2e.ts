@@ -126,6 +126,7 @@ describeE2E("the agent form and the diff of versions", () => {
     await f.getByRole("textbox", { name: "Announce" }).fill("Counts words, briefly.");
     await f.getByRole("textbox", { name: "Most steps a run" }).fill("6");
     await f.getByRole("checkbox", { name: "os_read_session" }).check();
+    await f.getByRole("textbox", { name: "Most tokens" }).fill("50000");
     await screenshot(page, "agent-form");
     await noSeriousViolations(page);
     await page.getByRole("button", { name: "Save as a new version" }).click();
@@ -137,7 +138,12 @@ describeE2E("the agent form and the diff of versions", () => {
       osTools: ["read_session"],
       params: [{ name: "tenant", required: false }],
       extraAgents: [{ slug: "chat" }],
+      budget: { tokens: 50000 },
     });
+    // A session started with none gets the agent's budget.
+    const res = await server.request("POST", "/v1/sessions", { agent: "clerk" });
+    expect(res.status).toBe(201);
+    expect(((await res.json()) as { budget: { budget: { tokens: number } | null } }).budget.budget?.tokens).toBe(50000);
 
     await page.goto(server.url + "/agents/clerk/versions");
     const diff = page.getByRole("region", { name: "Changes from version 1 to version 2" });
@@ -146,7 +152,7 @@ describeE2E("the agent form and the diff of versions", () => {
     const removed = await diff.locator("tr.removed td:last-child").allTextContents();
     expect(removed.map((l) => l.trim())).toEqual(['"announce": "Counts words for the desk.",']);
     expect(added.map((l) => l.trim())).toEqual(
-      expect.arrayContaining(['"announce": "Counts words, briefly.",', '"maxSteps": 6,', '"osTools": [', '"read_session"', '"name": "tenant",']),
+      expect.arrayContaining(['"announce": "Counts words, briefly.",', '"maxSteps": 6,', '"osTools": [', '"read_session"', '"name": "tenant",', '"budget": {', '"tokens": 50000']),
     );
     await page.getByRole("region", { name: "Compare versions of clerk" }).scrollIntoViewIfNeeded();
     await screenshot(page, "agent-diff");
