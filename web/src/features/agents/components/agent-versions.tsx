@@ -44,7 +44,6 @@ export function AgentVersionsPage() {
           ))}
         </ol>
       )}
-      {versions.length >= 2 && <Compare slug={slug} versions={versions} />}
       {shown && (
         <section className="version-view" aria-label={`Version ${shown.version}`}>
           <h2>Version {String(shown.version)}</h2>
@@ -56,6 +55,7 @@ export function AgentVersionsPage() {
           </div>
         </section>
       )}
+      {versions.length >= 2 && <Compare slug={slug} versions={versions} />}
     </section>
   );
 }
