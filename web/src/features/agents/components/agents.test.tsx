@@ -48,6 +48,7 @@ function fakeServer() {
     file: "/etc/agents/filed.json",
     model: { name: "gpt-4o", contextWindow: 128000n, maxOutputTokens: 16384n, compactThreshold: 113000n, limitsSource: "builtin", apiKeyId: "openai", apiKeyPresent: true },
     tools: [{ name: "bash_clock", description: "Tells the time.", kind: ToolKind.BASH, source: "/opt/tools/clock" }],
+    budget: { tokens: 50000n, costUsd: 1.5 },
   });
   const stored = new Map<string, AgentVersion[]>([
     [
@@ -311,10 +312,12 @@ describe("the agents page", () => {
     mount("/agents/filed");
     const window = await screen.findByText("context window 128,000 · max output 16,384 · compacts above 113,000 (builtin)");
     expect(window.previousElementSibling?.textContent).toBe("Window");
+    expect(screen.getByText("Budget").nextElementSibling?.textContent).toMatch(/^50,000 tokens · \$1\.50 for a session started with it/);
     cleanup();
     mount("/agents/writer");
     await screen.findByText("Writes, v2");
     expect(screen.queryByText(/context window/)).toBeNull();
+    expect(screen.getByText("Budget").nextElementSibling?.textContent).toBe("none of its own (the owner's budget applies)");
   });
 
   it("lists the versions, opens an old one read-only and edits from it", async () => {
