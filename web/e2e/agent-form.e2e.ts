@@ -131,6 +131,7 @@ describeE2E("the agent form and the diff of versions", () => {
     await noSeriousViolations(page);
     await page.getByRole("button", { name: "Save as a new version" }).click();
     await page.waitForURL(/\/agents\/clerk$/, { timeout: patience });
+    await page.getByText("50,000 tokens for a session started with it").waitFor({ timeout: patience });
     const saved = await definitionOf("clerk");
     expect(saved.contents).toMatchObject({
       announce: "Counts words, briefly.",
