@@ -53,9 +53,12 @@ export function AgentForm({ text, onChange, agent, error }: Props) {
   const base = useId();
   const list = useQuery(AgentService.method.listAgents, {});
   const form = useMemo(() => readForm(text), [text]);
-  // The field the server named takes the focus, so it is where one looks.
+  // The field the server named takes the focus, so it is where one
+  // looks: the entry's own control, else its list's.
   useEffect(() => {
-    if (error) document.getElementById(formFieldId(base, error.at))?.focus();
+    if (!error) return;
+    const el = document.getElementById(formFieldId(base, error.at)) ?? document.getElementById(formFieldId(base, { field: error.at.field }));
+    el?.focus();
   }, [error, base]);
   const agents = list.data?.agents ?? [];
   const server = useMemo(() => serverToolbox(agents), [agents]);

@@ -78,6 +78,11 @@ function fakeServer() {
       throw new ConnectError("contents.modelUrl: required", Code.InvalidArgument, undefined, [
         { desc: ErrorDetailSchema, value: create(ErrorDetailSchema, { code: "invalid_agent", metadata: { field: "contents.modelUrl" } }) },
       ]);
+    const ghost = (c.extraAgents ?? []).findIndex((h: { slug: string }) => h.slug !== "filed" && !stored.has(h.slug));
+    if (ghost >= 0)
+      throw new ConnectError(`contents.extraAgents[${ghost}].slug: unknown agent "${c.extraAgents[ghost].slug}"`, Code.InvalidArgument, undefined, [
+        { desc: ErrorDetailSchema, value: create(ErrorDetailSchema, { code: "invalid_agent", metadata: { field: `contents.extraAgents[${ghost}].slug` } }) },
+      ]);
     const tools = ["bash_clock", ...(c.extraAgents ?? []).map((h: { slug: string }) => `prompt_agent_${h.slug}`)];
     const bad = (c.approvals ?? []).findIndex((a: { tool: string }) => !tools.includes(a.tool));
     if (bad >= 0)
@@ -280,6 +285,19 @@ describe("the agents page", () => {
     expect(JSON.parse(editor().value).contents.approvals).toEqual([{ tool: "bash_clock", approval: "always" }]);
     fireEvent.click(screen.getByRole("button", { name: "Save as a new version" }));
     await waitFor(() => expect(where()).toBe("/agents/writer"));
+  });
+
+  it("shows a refused helper at the helpers, which take the focus", async () => {
+    mount("/agents/writer/edit");
+    const form = await screen.findByRole("group", { name: "Agent form" });
+    fireEvent.change(editor(), { target: { value: editor().value.replace('"announce"', '"extraAgents": [{ "slug": "ghost" }],\n    "announce"') } });
+    expect(within(form).getByRole("checkbox", { name: "ghost" }).getAttribute("aria-describedby")).toBeTruthy();
+    expect((within(form).getByRole("checkbox", { name: "ghost" }) as HTMLInputElement).checked).toBe(true);
+    fireEvent.click(screen.getByRole("button", { name: "Save as a new version" }));
+    await screen.findByRole("alert", { name: "The server refused the definition" });
+    const helpers = within(form).getByRole("group", { name: "Helpers" });
+    expect(document.activeElement).toBe(helpers);
+    expect(document.getElementById(helpers.getAttribute("aria-describedby")!)?.textContent).toBe('unknown agent "ghost"');
   });
 
   it("compares two versions as a line diff", async () => {
