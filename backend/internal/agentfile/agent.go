@@ -3,6 +3,8 @@ package agentfile
 import (
 	"encoding/json"
 	"math"
+
+	"github.com/agents-os/agents/backend/internal/session"
 )
 
 // MaxStepsLimit is the most maxSteps may be: the API carries an agent's
@@ -51,6 +53,9 @@ type Agent struct {
 	// Approvals are the tools whose calls may wait for a person's
 	// approval, one policy per tool; every other tool never asks.
 	Approvals []Approval
+	// Budget is the budget of the session tree a root session of the
+	// agent starts with when its client sets none; nil: none.
+	Budget *session.Budget
 
 	// Sandbox is how the agent's tool processes are confined.
 	Sandbox Sandbox

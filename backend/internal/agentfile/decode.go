@@ -190,6 +190,22 @@ func (d *decoder) integer(field string, raw json.RawMessage) int {
 	return n
 }
 
+func (d *decoder) number(field string, raw json.RawMessage) float64 {
+	if d.failed() {
+		return 0
+	}
+	if k := kindOf(raw); k != "number" {
+		d.failf(field, "must be a number, got %s", k)
+		return 0
+	}
+	text := string(bytes.TrimSpace(raw))
+	f, err := strconv.ParseFloat(text, 64)
+	if err != nil {
+		d.failf(field, "must be a number, got %s", text)
+	}
+	return f
+}
+
 func (d *decoder) list(field string, raw json.RawMessage) []json.RawMessage {
 	if d.failed() {
 		return nil

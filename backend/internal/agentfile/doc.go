@@ -6,8 +6,9 @@
 //	{"tag": "OpenAIAgentDescription", "contents": {"slug": ..., "flavor": ..., ...}}
 //
 // Files written for agents-exe load unchanged; the fields this server adds
-// (clientTools, mailInToolResult, maxSteps, params, passEnv, osTools) live in the same
-// "contents" object. docs/agent-files.md is the user-facing reference.
+// (clientTools, mailInToolResult, maxSteps, budget, params, passEnv,
+// osTools) live in the same "contents" object. docs/agent-files.md is the
+// user-facing reference.
 //
 // Loading never stops at the first bad file: Load returns every agent that
 // loaded, plus one Error per bad file in the form "file: field: reason".

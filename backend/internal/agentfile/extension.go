@@ -3,6 +3,8 @@ package agentfile
 import (
 	"encoding/json"
 	"strings"
+
+	"github.com/agents-os/agents/backend/internal/session"
 )
 
 // emptyParameters is the schema of a client tool that takes no arguments,
@@ -83,6 +85,41 @@ func (d *decoder) maxSteps(c *object) int {
 		d.failf(c.field("maxSteps"), "must be from 1 to %d, got %d", MaxStepsLimit, n)
 	}
 	return n
+}
+
+// budget reads "budget": {tokens, costUsd, autoResume}, the budget a
+// root session of the agent starts with when its client sets none. It
+// sets a limit: tokens, costUsd or both, each greater than 0.
+func (d *decoder) budget(c *object) *session.Budget {
+	raw, ok := c.get("budget")
+	if !ok {
+		return nil
+	}
+	o := d.object(c.field("budget"), raw)
+	if d.failed() {
+		return nil
+	}
+	b := &session.Budget{AutoResume: d.optionalBool(o, "autoResume", false)}
+	if _, ok := o.get("tokens"); ok {
+		n := d.tokens(o, "tokens", 1)
+		b.Tokens = &n
+	}
+	if raw, ok := o.get("costUsd"); ok {
+		dollars := d.number(o.field("costUsd"), raw)
+		if err := session.CheckDollars(dollars); !d.failed() && (err != nil || dollars == 0) {
+			d.failf(o.field("costUsd"), "must be a number of US dollars greater than 0 and at most %.0f, got %v", float64(session.MaxDollars), dollars)
+		}
+		cost := session.DollarsToNanos(dollars)
+		b.Cost = &cost
+	}
+	d.warnUnread(o, noIgnoredFields)
+	if !d.failed() && !b.Limited() {
+		d.failf(c.field("budget"), "sets no limit: give tokens, costUsd or both")
+	}
+	if d.failed() {
+		return nil
+	}
+	return b
 }
 
 // paramFieldNotSupported reports the agents-exe parameter fields this

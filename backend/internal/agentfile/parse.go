@@ -236,6 +236,7 @@ func (d *decoder) contents(raw json.RawMessage, where places) *parsed {
 	a.APIToolboxes = d.apiToolboxes(c, where, a.Params)
 	a.PassEnv = d.passEnv(c)
 	a.Approvals = d.approvals(c)
+	a.Budget = d.budget(c)
 	a.OSTools = d.osTools(c)
 	a.Sandbox = d.sandbox(c, where)
 	d.checkParamRefs(c, a)

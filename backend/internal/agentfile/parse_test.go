@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/agents-os/agents/backend/internal/session"
 )
 
 func TestParseFileRejectsBadFiles(t *testing.T) {
@@ -55,6 +57,10 @@ func TestParseFileRejectsBadFiles(t *testing.T) {
 		{"extra-agent-bindings-empty.json", "contents.extraAgents[0].bindings", "must bind at least one argument"},
 		{"os-tools-unknown.json", "contents.osTools[1]", `unknown operating system tool "fork_bomb" (want one of send_mail, spawn_session, watch_session, list_sub_sessions, read_session)`},
 		{"os-tools-duplicate.json", "contents.osTools[1]", `duplicate tool "watch_session"`},
+		{"budget-empty.json", "contents.budget", "sets no limit: give tokens, costUsd or both"},
+		{"budget-zero-tokens.json", "contents.budget.tokens", "must be greater than 0, got 0"},
+		{"budget-cost-string.json", "contents.budget.costUsd", "must be a number, got string"},
+		{"budget-cost-negative.json", "contents.budget.costUsd", "must be a number of US dollars greater than 0"},
 		{"os-tools-string.json", "contents.osTools", "must be true, false or a list of tool names, got string"},
 		{"param-duplicate.json", "contents.parameters[0].name", `duplicate parameter "token"`},
 		{"pass-env-name.json", "contents.passEnv[1]", `"MY VAR" is not a variable name`},
@@ -130,6 +136,9 @@ func TestParseFileExtensions(t *testing.T) {
 	}
 	if !agent.MailInToolResult || agent.MaxSteps != 12 {
 		t.Errorf("MailInToolResult = %v, MaxSteps = %d", agent.MailInToolResult, agent.MaxSteps)
+	}
+	if b := agent.Budget; b == nil || b.Tokens == nil || *b.Tokens != 200000 || b.Cost == nil || *b.Cost != session.DollarsToNanos(1.5) || !b.AutoResume {
+		t.Errorf("Budget = %+v, want 200,000 tokens, $1.50 and autoResume", b)
 	}
 	if agent.ContextWindow != 64000 || agent.MaxOutputTokens != 8000 {
 		t.Errorf("ContextWindow = %d, MaxOutputTokens = %d, want 64000 and 8000", agent.ContextWindow, agent.MaxOutputTokens)

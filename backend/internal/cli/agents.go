@@ -110,6 +110,9 @@ func writeAgent(w io.Writer, ag *agentsv1.AgentDescriptor) {
 	if window := windowText(m); window != "" {
 		fmt.Fprintf(w, "context   %s\n", window)
 	}
+	if b := ag.GetBudget(); b != nil {
+		fmt.Fprintf(w, "budget    %s for a session tree started with none\n", agentBudgetText(b))
+	}
 	if len(ag.GetHelpers()) > 0 {
 		fmt.Fprintf(w, "helpers   %s\n", strings.Join(ag.GetHelpers(), ", "))
 	}
@@ -146,4 +149,20 @@ func writeLoadErrors(w io.Writer, list []*agentsv1.AgentLoadError) {
 		}
 		fmt.Fprintln(w, "not loaded:", strings.Join(parts, ": "))
 	}
+}
+
+// agentBudgetText words an agent's budget: "50,000 tokens, $1.50, resumes
+// by itself".
+func agentBudgetText(b *agentsv1.AgentBudget) string {
+	var parts []string
+	if b.Tokens != nil {
+		parts = append(parts, thousands(b.GetTokens())+" tokens")
+	}
+	if b.CostUsd != nil {
+		parts = append(parts, fmt.Sprintf("$%.2f", b.GetCostUsd()))
+	}
+	if b.GetAutoResume() {
+		parts = append(parts, "resumes by itself")
+	}
+	return strings.Join(parts, ", ")
 }

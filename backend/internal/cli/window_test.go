@@ -57,3 +57,22 @@ func TestThousandsGroupsDigitsInThrees(t *testing.T) {
 		}
 	}
 }
+
+// agents show prints an agent's budget, which its sessions get when
+// their client sets none.
+func TestShowPrintsAnAgentsBudget(t *testing.T) {
+	t.Parallel()
+	dir, env := testEnv(t)
+	agentsDir := filepath.Join(dir, "agents")
+	writeFile(t, filepath.Join(agentsDir, "frugal.json"), agentJSON("frugal", `, "budget": {"tokens": 50000, "costUsd": 1.5}`), 0o644)
+	b, err := json.Marshal(map[string]any{"agentsDirectories": []string{agentsDir}, "db": filepath.Join(dir, "agents.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "agents.json")
+	writeFile(t, cfg, string(b), 0o644)
+	code, out, errOut := run(t, env, "agents", "show", "frugal", "--config", cfg)
+	checkRun(t, "agents show", code, out, errOut, 0, []string{
+		"budget    50,000 tokens, $1.50 for a session tree started with none\n",
+	}, nil)
+}

@@ -586,3 +586,42 @@ func TestSessionsAnOwnersBudgetPausedResumeWhenItAsks(t *testing.T) {
 		})
 	}
 }
+
+// An agent's own budget is the budget of a root session started with it
+// when the client sets none: the run stops at it. A budget the client
+// sets wins, an empty one meaning no limit.
+func TestAnAgentsBudgetIsARootSessionsWhenTheClientSetsNone(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, d dialect) {
+		k := budgetKernel(t, d, toolLoop, 10)
+		ctx := context.Background()
+		v, err := k.run.CreateSession(ctx, "me", runner.CreateRequest{Agent: "capped", Message: &runner.Message{Text: "loop"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b := v.Meta.Budget; b == nil || b.Tokens == nil || *b.Tokens != 200 {
+			t.Fatalf("budget %+v, want the agent's 200 tokens", b)
+		}
+		v = k.wait(t, v.Meta.ID)
+		if v.Meta.Status != session.StatusPaused || v.Meta.StatusReason != runner.StopBudget || v.Meta.TreeSpend.Tokens > 200 {
+			t.Fatalf("status %s (%s) after %d tokens, want paused (%s) within 200", v.Meta.Status, v.Meta.StatusReason, v.Meta.TreeSpend.Tokens, runner.StopBudget)
+		}
+
+		for _, c := range []struct {
+			name string
+			set  *session.Budget
+			want *int64
+		}{
+			{"its own", &session.Budget{Tokens: tokens(5000)}, tokens(5000)},
+			{"none", &session.Budget{}, nil},
+		} {
+			v, err := k.run.CreateSession(ctx, "me", runner.CreateRequest{Agent: "capped", Budget: c.set})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := v.Meta.Budget; (c.want == nil) != !got.Limited() || (c.want != nil && *got.Tokens != *c.want) {
+				t.Fatalf("a client that sets %s: budget %+v", c.name, got)
+			}
+		}
+	})
+}

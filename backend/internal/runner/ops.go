@@ -160,8 +160,14 @@ func (r *Runner) CreateSession(ctx context.Context, owner string, req CreateRequ
 			return View{}, errs.Invalid(errs.CodeInvalidArgument, "budget: a session with a parent spends its root session's budget (%s); set the budget there", parent.Root())
 		}
 	}
-	if req.Budget.Limited() {
+	switch {
+	case req.Budget.Limited():
 		meta.Budget = req.Budget
+	case req.Budget == nil && req.ParentID == "" && agent.Budget.Limited():
+		// The agent's own budget, when the client set none (an empty
+		// one it set says: no limit).
+		b := *agent.Budget
+		meta.Budget = &b
 	}
 	var turns []session.Turn
 	if req.Message != nil {

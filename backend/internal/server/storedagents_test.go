@@ -890,3 +890,48 @@ func TestAResumedRunKeepsItsAgentVersion(t *testing.T) {
 		t.Fatalf("the resumed run answered %q at version %d, want version 1's", got, lastTurn(s).GetLlm().GetAgentVersion())
 	}
 }
+
+// A stored agent's budget is in its descriptor, and a root session
+// started with none, over the JSON routes, gets it; `budget: {}` starts
+// one with no limit.
+func TestAStoredAgentsBudgetIsItsSessionsWhenTheyAskForNone(t *testing.T) {
+	t.Parallel()
+	e := start(t, fakellm.Rules{Default: &fakellm.Reply{Text: "hello"}})
+	def := storedDef("frugal", "You are frugal.", `, "budget": {"tokens": 5000, "costUsd": 0.25}`)
+	status, _, body := e.do(http.MethodPost, "/v1/agents", def)
+	if status != http.StatusCreated {
+		t.Fatalf("POST /v1/agents = %d %s", status, body)
+	}
+	type budget struct {
+		Tokens  *int64   `json:"tokens"`
+		CostUSD *float64 `json:"cost_usd"`
+	}
+	got := decodeAs[struct {
+		Budget *budget `json:"budget"`
+	}](t, body)
+	if b := got.Budget; b == nil || b.Tokens == nil || *b.Tokens != 5000 || b.CostUSD == nil || *b.CostUSD != 0.25 {
+		t.Fatalf("descriptor budget = %+v, want 5,000 tokens and $0.25 (%s)", b, body)
+	}
+	for _, c := range []struct {
+		body string
+		want *int64
+	}{
+		{`{"agent": "frugal"}`, proto.Int64(5000)},
+		{`{"agent": "frugal", "budget": {"tokens": 7}}`, proto.Int64(7)},
+		{`{"agent": "frugal", "budget": {}}`, nil},
+	} {
+		status, _, body := e.do(http.MethodPost, "/v1/sessions", c.body)
+		if status != http.StatusCreated {
+			t.Fatalf("POST /v1/sessions %s = %d %s", c.body, status, body)
+		}
+		s := decodeAs[struct {
+			Budget struct {
+				Budget *budget `json:"budget"`
+			} `json:"budget"`
+		}](t, body)
+		b := s.Budget.Budget
+		if (c.want == nil) != (b == nil) || (c.want != nil && (b.Tokens == nil || *b.Tokens != *c.want)) {
+			t.Errorf("POST /v1/sessions %s: budget %+v, want %v tokens", c.body, b, c.want)
+		}
+	}
+}

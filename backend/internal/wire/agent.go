@@ -6,6 +6,7 @@ package wire
 import (
 	"fmt"
 
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
@@ -45,6 +46,12 @@ func Agent(a *catalog.Agent, tools *catalog.Toolset, servers []mcptools.Status) 
 		MaxSteps:         int32(a.MaxSteps),
 		Warnings:         LoadErrors(a.Warnings),
 		Source:           agentsv1.AgentSource_AGENT_SOURCE_FILE,
+	}
+	if b := a.Budget; b.Limited() {
+		d.Budget = &agentsv1.AgentBudget{Tokens: b.Tokens, AutoResume: b.AutoResume}
+		if b.Cost != nil {
+			d.Budget.CostUsd = proto.Float64(b.Cost.Dollars())
+		}
 	}
 	if a.Source == catalog.SourceStored {
 		d.Source = agentsv1.AgentSource_AGENT_SOURCE_STORED

@@ -400,6 +400,16 @@ func describe(st theme.AppStyles, a *agentsv1.AgentDescriptor, w int) string {
 	if n := a.GetMaxSteps(); n > 0 {
 		field("steps", fmt.Sprintf("at most %d per run", n))
 	}
+	if b := a.GetBudget(); b != nil {
+		var parts []string
+		if b.Tokens != nil {
+			parts = append(parts, units.Grouped(b.GetTokens())+" tokens")
+		}
+		if b.CostUsd != nil {
+			parts = append(parts, fmt.Sprintf("$%.2f", b.GetCostUsd()))
+		}
+		field("budget", strings.Join(parts, " · ")+" a session tree, unless its client sets one")
+	}
 
 	line("")
 	line(st.Heading.Render("System prompt"))

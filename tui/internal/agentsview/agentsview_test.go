@@ -46,3 +46,20 @@ func TestTheDetailsNameTheModelsWindow(t *testing.T) {
 		t.Errorf("details lack %q:\n%s", want, d)
 	}
 }
+
+// An agent's budget, which its sessions get when their client sets none,
+// shows in its details.
+func TestTheDetailsNameTheAgentsBudget(t *testing.T) {
+	t.Parallel()
+	st := theme.New(true).App
+	agent := &agentsv1.AgentDescriptor{Slug: "boss", Model: &agentsv1.ModelDescriptor{Name: "gpt-4o"}}
+	if d := ansi.Strip(describe(st, agent, 120)); strings.Contains(d, "budget") {
+		t.Errorf("a budget shown for an agent without one:\n%s", d)
+	}
+	tokens, cost := int64(50000), 1.5
+	agent.Budget = &agentsv1.AgentBudget{Tokens: &tokens, CostUsd: &cost}
+	want := "budget  50,000 tokens · $1.50 a session tree, unless its client sets one"
+	if d := ansi.Strip(describe(st, agent, 120)); !strings.Contains(d, want) {
+		t.Errorf("details lack %q:\n%s", want, d)
+	}
+}

@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { BudgetStateSchema } from "../gen/agents/v1/session_pb";
-import { fieldsOf, isFieldError, limits, parseLimits } from "./budget";
+import { budgetText, fieldsOf, isFieldError, limits, parseLimits } from "./budget";
 
 const state = (init: Parameters<typeof create<typeof BudgetStateSchema>>[1]) => create(BudgetStateSchema, init);
 
@@ -51,5 +51,14 @@ describe("parseLimits", () => {
   it("gives back the fields of a budget", () => {
     expect(fieldsOf({ $typeName: "agents.v1.Budget", tokens: 300n, autoResume: false })).toEqual({ tokens: "300", costUsd: "" });
     expect(fieldsOf(undefined)).toEqual({ tokens: "", costUsd: "" });
+  });
+});
+
+describe("budgetText", () => {
+  it("words the limits a budget sets, and nothing for none", () => {
+    expect(budgetText({ tokens: 50000n, costUsd: 1.5 })).toBe("50,000 tokens · $1.50");
+    expect(budgetText({ costUsd: 0.25 })).toBe("$0.25");
+    expect(budgetText({})).toBeUndefined();
+    expect(budgetText(undefined)).toBeUndefined();
   });
 });

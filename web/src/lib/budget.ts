@@ -4,7 +4,7 @@
 
 import { create } from "@bufbuild/protobuf";
 import { BudgetSchema, type Budget, type BudgetState } from "../gen/agents/v1/session_pb";
-import { formatCount, formatUsd } from "./format";
+import { formatCount, formatTokens, formatUsd } from "./format";
 
 // Limit is one measure of a budget: what was spent, and, when the budget
 // limits it, the limit and what is left.
@@ -104,4 +104,13 @@ export function isFieldError(v: ReturnType<typeof parseLimits>): v is FieldError
 // resumes what it paused by itself.
 export function budgetOf(l: { tokens?: bigint; costUsd?: number; autoResume?: boolean }): Budget {
   return create(BudgetSchema, l);
+}
+
+// budgetText words a budget's limits: "50,000 tokens · $1.50"; undefined
+// for one that limits nothing.
+export function budgetText(b: { tokens?: bigint; costUsd?: number } | undefined): string | undefined {
+  const parts: string[] = [];
+  if (b?.tokens !== undefined) parts.push(`${formatTokens(b.tokens)} tokens`);
+  if (b?.costUsd !== undefined) parts.push(formatUsd(b.costUsd));
+  return parts.length ? parts.join(" · ") : undefined;
 }

@@ -1111,7 +1111,11 @@ type AgentDescriptor struct {
 	// agent deleted and created again under its slug starts a new
 	// generation, and the sessions of the old one do not run it. 0 for a
 	// file agent.
-	Generation    int64 `protobuf:"varint,19,opt,name=generation,proto3" json:"generation,omitempty"`
+	Generation int64 `protobuf:"varint,19,opt,name=generation,proto3" json:"generation,omitempty"`
+	// The budget a root session started with the agent gets when its
+	// client sets none (the agent file's `budget`); absent when it has
+	// none.
+	Budget        *AgentBudget `protobuf:"bytes,20,opt,name=budget,proto3" json:"budget,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1279,6 +1283,78 @@ func (x *AgentDescriptor) GetGeneration() int64 {
 	return 0
 }
 
+func (x *AgentDescriptor) GetBudget() *AgentBudget {
+	if x != nil {
+		return x.Budget
+	}
+	return nil
+}
+
+// AgentBudget is an agent's budget, in the shape of Budget (which
+// session.proto holds, and this file cannot import).
+type AgentBudget struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Most tokens to spend, input and output.
+	Tokens *int64 `protobuf:"varint,1,opt,name=tokens,proto3,oneof" json:"tokens,omitempty"`
+	// Most US dollars to spend.
+	CostUsd *float64 `protobuf:"fixed64,2,opt,name=cost_usd,json=costUsd,proto3,oneof" json:"cost_usd,omitempty"`
+	// The sessions it paused resume by themselves when it is raised.
+	AutoResume    bool `protobuf:"varint,3,opt,name=auto_resume,json=autoResume,proto3" json:"auto_resume,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AgentBudget) Reset() {
+	*x = AgentBudget{}
+	mi := &file_agents_v1_agent_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AgentBudget) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AgentBudget) ProtoMessage() {}
+
+func (x *AgentBudget) ProtoReflect() protoreflect.Message {
+	mi := &file_agents_v1_agent_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AgentBudget.ProtoReflect.Descriptor instead.
+func (*AgentBudget) Descriptor() ([]byte, []int) {
+	return file_agents_v1_agent_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *AgentBudget) GetTokens() int64 {
+	if x != nil && x.Tokens != nil {
+		return *x.Tokens
+	}
+	return 0
+}
+
+func (x *AgentBudget) GetCostUsd() float64 {
+	if x != nil && x.CostUsd != nil {
+		return *x.CostUsd
+	}
+	return 0
+}
+
+func (x *AgentBudget) GetAutoResume() bool {
+	if x != nil {
+		return x.AutoResume
+	}
+	return false
+}
+
 // ModelDescriptor says which model an agent uses and how it is reached.
 type ModelDescriptor struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1317,7 +1393,7 @@ type ModelDescriptor struct {
 
 func (x *ModelDescriptor) Reset() {
 	*x = ModelDescriptor{}
-	mi := &file_agents_v1_agent_proto_msgTypes[18]
+	mi := &file_agents_v1_agent_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1329,7 +1405,7 @@ func (x *ModelDescriptor) String() string {
 func (*ModelDescriptor) ProtoMessage() {}
 
 func (x *ModelDescriptor) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_agent_proto_msgTypes[18]
+	mi := &file_agents_v1_agent_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1342,7 +1418,7 @@ func (x *ModelDescriptor) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelDescriptor.ProtoReflect.Descriptor instead.
 func (*ModelDescriptor) Descriptor() ([]byte, []int) {
-	return file_agents_v1_agent_proto_rawDescGZIP(), []int{18}
+	return file_agents_v1_agent_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ModelDescriptor) GetFlavor() string {
@@ -1442,7 +1518,7 @@ type ToolDescriptor struct {
 
 func (x *ToolDescriptor) Reset() {
 	*x = ToolDescriptor{}
-	mi := &file_agents_v1_agent_proto_msgTypes[19]
+	mi := &file_agents_v1_agent_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1454,7 +1530,7 @@ func (x *ToolDescriptor) String() string {
 func (*ToolDescriptor) ProtoMessage() {}
 
 func (x *ToolDescriptor) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_agent_proto_msgTypes[19]
+	mi := &file_agents_v1_agent_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1467,7 +1543,7 @@ func (x *ToolDescriptor) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolDescriptor.ProtoReflect.Descriptor instead.
 func (*ToolDescriptor) Descriptor() ([]byte, []int) {
-	return file_agents_v1_agent_proto_rawDescGZIP(), []int{19}
+	return file_agents_v1_agent_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ToolDescriptor) GetName() string {
@@ -1524,7 +1600,7 @@ type ParamDescriptor struct {
 
 func (x *ParamDescriptor) Reset() {
 	*x = ParamDescriptor{}
-	mi := &file_agents_v1_agent_proto_msgTypes[20]
+	mi := &file_agents_v1_agent_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1536,7 +1612,7 @@ func (x *ParamDescriptor) String() string {
 func (*ParamDescriptor) ProtoMessage() {}
 
 func (x *ParamDescriptor) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_agent_proto_msgTypes[20]
+	mi := &file_agents_v1_agent_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1549,7 +1625,7 @@ func (x *ParamDescriptor) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ParamDescriptor.ProtoReflect.Descriptor instead.
 func (*ParamDescriptor) Descriptor() ([]byte, []int) {
-	return file_agents_v1_agent_proto_rawDescGZIP(), []int{20}
+	return file_agents_v1_agent_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ParamDescriptor) GetName() string {
@@ -1603,7 +1679,7 @@ type McpServerDescriptor struct {
 
 func (x *McpServerDescriptor) Reset() {
 	*x = McpServerDescriptor{}
-	mi := &file_agents_v1_agent_proto_msgTypes[21]
+	mi := &file_agents_v1_agent_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1615,7 +1691,7 @@ func (x *McpServerDescriptor) String() string {
 func (*McpServerDescriptor) ProtoMessage() {}
 
 func (x *McpServerDescriptor) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_agent_proto_msgTypes[21]
+	mi := &file_agents_v1_agent_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1628,7 +1704,7 @@ func (x *McpServerDescriptor) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use McpServerDescriptor.ProtoReflect.Descriptor instead.
 func (*McpServerDescriptor) Descriptor() ([]byte, []int) {
-	return file_agents_v1_agent_proto_rawDescGZIP(), []int{21}
+	return file_agents_v1_agent_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *McpServerDescriptor) GetName() string {
@@ -1692,7 +1768,7 @@ type AgentLoadError struct {
 
 func (x *AgentLoadError) Reset() {
 	*x = AgentLoadError{}
-	mi := &file_agents_v1_agent_proto_msgTypes[22]
+	mi := &file_agents_v1_agent_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1704,7 +1780,7 @@ func (x *AgentLoadError) String() string {
 func (*AgentLoadError) ProtoMessage() {}
 
 func (x *AgentLoadError) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_agent_proto_msgTypes[22]
+	mi := &file_agents_v1_agent_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1717,7 +1793,7 @@ func (x *AgentLoadError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentLoadError.ProtoReflect.Descriptor instead.
 func (*AgentLoadError) Descriptor() ([]byte, []int) {
-	return file_agents_v1_agent_proto_rawDescGZIP(), []int{22}
+	return file_agents_v1_agent_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *AgentLoadError) GetFile() string {
@@ -1808,7 +1884,7 @@ const file_agents_v1_agent_proto_rawDesc = "" +
 	"\x13ReloadAgentsRequest\"}\n" +
 	"\x14ReloadAgentsResponse\x122\n" +
 	"\x06agents\x18\x01 \x03(\v2\x1a.agents.v1.AgentDescriptorR\x06agents\x121\n" +
-	"\x06errors\x18\x02 \x03(\v2\x19.agents.v1.AgentLoadErrorR\x06errors\"\x8b\x06\n" +
+	"\x06errors\x18\x02 \x03(\v2\x19.agents.v1.AgentLoadErrorR\x06errors\"\xbb\x06\n" +
 	"\x0fAgentDescriptor\x12\x12\n" +
 	"\x04slug\x18\x01 \x01(\tR\x04slug\x12\x1a\n" +
 	"\bannounce\x18\x02 \x01(\tR\bannounce\x120\n" +
@@ -1836,7 +1912,15 @@ const file_agents_v1_agent_proto_rawDesc = "" +
 	"updateTime\x12\x1e\n" +
 	"\n" +
 	"generation\x18\x13 \x01(\x03R\n" +
-	"generation\"\xfb\x02\n" +
+	"generation\x12.\n" +
+	"\x06budget\x18\x14 \x01(\v2\x16.agents.v1.AgentBudgetR\x06budget\"\x83\x01\n" +
+	"\vAgentBudget\x12\x1b\n" +
+	"\x06tokens\x18\x01 \x01(\x03H\x00R\x06tokens\x88\x01\x01\x12\x1e\n" +
+	"\bcost_usd\x18\x02 \x01(\x01H\x01R\acostUsd\x88\x01\x01\x12\x1f\n" +
+	"\vauto_resume\x18\x03 \x01(\bR\n" +
+	"autoResumeB\t\n" +
+	"\a_tokensB\v\n" +
+	"\t_cost_usd\"\xfb\x02\n" +
 	"\x0fModelDescriptor\x12\x16\n" +
 	"\x06flavor\x18\x01 \x01(\tR\x06flavor\x12\x10\n" +
 	"\x03url\x18\x02 \x01(\tR\x03url\x12\x12\n" +
@@ -1913,7 +1997,7 @@ func file_agents_v1_agent_proto_rawDescGZIP() []byte {
 }
 
 var file_agents_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_agents_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
+var file_agents_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
 var file_agents_v1_agent_proto_goTypes = []any{
 	(AgentSource)(0),                  // 0: agents.v1.AgentSource
 	(ToolKind)(0),                     // 1: agents.v1.ToolKind
@@ -1935,56 +2019,58 @@ var file_agents_v1_agent_proto_goTypes = []any{
 	(*ReloadAgentsRequest)(nil),       // 17: agents.v1.ReloadAgentsRequest
 	(*ReloadAgentsResponse)(nil),      // 18: agents.v1.ReloadAgentsResponse
 	(*AgentDescriptor)(nil),           // 19: agents.v1.AgentDescriptor
-	(*ModelDescriptor)(nil),           // 20: agents.v1.ModelDescriptor
-	(*ToolDescriptor)(nil),            // 21: agents.v1.ToolDescriptor
-	(*ParamDescriptor)(nil),           // 22: agents.v1.ParamDescriptor
-	(*McpServerDescriptor)(nil),       // 23: agents.v1.McpServerDescriptor
-	(*AgentLoadError)(nil),            // 24: agents.v1.AgentLoadError
-	(*timestamppb.Timestamp)(nil),     // 25: google.protobuf.Timestamp
-	(*structpb.Struct)(nil),           // 26: google.protobuf.Struct
+	(*AgentBudget)(nil),               // 20: agents.v1.AgentBudget
+	(*ModelDescriptor)(nil),           // 21: agents.v1.ModelDescriptor
+	(*ToolDescriptor)(nil),            // 22: agents.v1.ToolDescriptor
+	(*ParamDescriptor)(nil),           // 23: agents.v1.ParamDescriptor
+	(*McpServerDescriptor)(nil),       // 24: agents.v1.McpServerDescriptor
+	(*AgentLoadError)(nil),            // 25: agents.v1.AgentLoadError
+	(*timestamppb.Timestamp)(nil),     // 26: google.protobuf.Timestamp
+	(*structpb.Struct)(nil),           // 27: google.protobuf.Struct
 }
 var file_agents_v1_agent_proto_depIdxs = []int32{
 	19, // 0: agents.v1.RollbackAgentResponse.agent:type_name -> agents.v1.AgentDescriptor
 	19, // 1: agents.v1.CreateAgentResponse.agent:type_name -> agents.v1.AgentDescriptor
 	19, // 2: agents.v1.UpdateAgentResponse.agent:type_name -> agents.v1.AgentDescriptor
 	12, // 3: agents.v1.ListAgentVersionsResponse.versions:type_name -> agents.v1.AgentVersion
-	25, // 4: agents.v1.AgentVersion.create_time:type_name -> google.protobuf.Timestamp
+	26, // 4: agents.v1.AgentVersion.create_time:type_name -> google.protobuf.Timestamp
 	19, // 5: agents.v1.ListAgentsResponse.agents:type_name -> agents.v1.AgentDescriptor
-	24, // 6: agents.v1.ListAgentsResponse.errors:type_name -> agents.v1.AgentLoadError
+	25, // 6: agents.v1.ListAgentsResponse.errors:type_name -> agents.v1.AgentLoadError
 	19, // 7: agents.v1.GetAgentResponse.agent:type_name -> agents.v1.AgentDescriptor
 	19, // 8: agents.v1.ReloadAgentsResponse.agents:type_name -> agents.v1.AgentDescriptor
-	24, // 9: agents.v1.ReloadAgentsResponse.errors:type_name -> agents.v1.AgentLoadError
-	20, // 10: agents.v1.AgentDescriptor.model:type_name -> agents.v1.ModelDescriptor
-	21, // 11: agents.v1.AgentDescriptor.tools:type_name -> agents.v1.ToolDescriptor
-	22, // 12: agents.v1.AgentDescriptor.params:type_name -> agents.v1.ParamDescriptor
-	23, // 13: agents.v1.AgentDescriptor.mcp_servers:type_name -> agents.v1.McpServerDescriptor
-	24, // 14: agents.v1.AgentDescriptor.warnings:type_name -> agents.v1.AgentLoadError
+	25, // 9: agents.v1.ReloadAgentsResponse.errors:type_name -> agents.v1.AgentLoadError
+	21, // 10: agents.v1.AgentDescriptor.model:type_name -> agents.v1.ModelDescriptor
+	22, // 11: agents.v1.AgentDescriptor.tools:type_name -> agents.v1.ToolDescriptor
+	23, // 12: agents.v1.AgentDescriptor.params:type_name -> agents.v1.ParamDescriptor
+	24, // 13: agents.v1.AgentDescriptor.mcp_servers:type_name -> agents.v1.McpServerDescriptor
+	25, // 14: agents.v1.AgentDescriptor.warnings:type_name -> agents.v1.AgentLoadError
 	0,  // 15: agents.v1.AgentDescriptor.source:type_name -> agents.v1.AgentSource
-	25, // 16: agents.v1.AgentDescriptor.create_time:type_name -> google.protobuf.Timestamp
-	25, // 17: agents.v1.AgentDescriptor.update_time:type_name -> google.protobuf.Timestamp
-	26, // 18: agents.v1.ToolDescriptor.parameters:type_name -> google.protobuf.Struct
-	1,  // 19: agents.v1.ToolDescriptor.kind:type_name -> agents.v1.ToolKind
-	13, // 20: agents.v1.AgentService.ListAgents:input_type -> agents.v1.ListAgentsRequest
-	15, // 21: agents.v1.AgentService.GetAgent:input_type -> agents.v1.GetAgentRequest
-	17, // 22: agents.v1.AgentService.ReloadAgents:input_type -> agents.v1.ReloadAgentsRequest
-	4,  // 23: agents.v1.AgentService.CreateAgent:input_type -> agents.v1.CreateAgentRequest
-	6,  // 24: agents.v1.AgentService.UpdateAgent:input_type -> agents.v1.UpdateAgentRequest
-	8,  // 25: agents.v1.AgentService.DeleteAgent:input_type -> agents.v1.DeleteAgentRequest
-	10, // 26: agents.v1.AgentService.ListAgentVersions:input_type -> agents.v1.ListAgentVersionsRequest
-	2,  // 27: agents.v1.AgentService.RollbackAgent:input_type -> agents.v1.RollbackAgentRequest
-	14, // 28: agents.v1.AgentService.ListAgents:output_type -> agents.v1.ListAgentsResponse
-	16, // 29: agents.v1.AgentService.GetAgent:output_type -> agents.v1.GetAgentResponse
-	18, // 30: agents.v1.AgentService.ReloadAgents:output_type -> agents.v1.ReloadAgentsResponse
-	5,  // 31: agents.v1.AgentService.CreateAgent:output_type -> agents.v1.CreateAgentResponse
-	7,  // 32: agents.v1.AgentService.UpdateAgent:output_type -> agents.v1.UpdateAgentResponse
-	9,  // 33: agents.v1.AgentService.DeleteAgent:output_type -> agents.v1.DeleteAgentResponse
-	11, // 34: agents.v1.AgentService.ListAgentVersions:output_type -> agents.v1.ListAgentVersionsResponse
-	3,  // 35: agents.v1.AgentService.RollbackAgent:output_type -> agents.v1.RollbackAgentResponse
-	28, // [28:36] is the sub-list for method output_type
-	20, // [20:28] is the sub-list for method input_type
-	20, // [20:20] is the sub-list for extension type_name
-	20, // [20:20] is the sub-list for extension extendee
-	0,  // [0:20] is the sub-list for field type_name
+	26, // 16: agents.v1.AgentDescriptor.create_time:type_name -> google.protobuf.Timestamp
+	26, // 17: agents.v1.AgentDescriptor.update_time:type_name -> google.protobuf.Timestamp
+	20, // 18: agents.v1.AgentDescriptor.budget:type_name -> agents.v1.AgentBudget
+	27, // 19: agents.v1.ToolDescriptor.parameters:type_name -> google.protobuf.Struct
+	1,  // 20: agents.v1.ToolDescriptor.kind:type_name -> agents.v1.ToolKind
+	13, // 21: agents.v1.AgentService.ListAgents:input_type -> agents.v1.ListAgentsRequest
+	15, // 22: agents.v1.AgentService.GetAgent:input_type -> agents.v1.GetAgentRequest
+	17, // 23: agents.v1.AgentService.ReloadAgents:input_type -> agents.v1.ReloadAgentsRequest
+	4,  // 24: agents.v1.AgentService.CreateAgent:input_type -> agents.v1.CreateAgentRequest
+	6,  // 25: agents.v1.AgentService.UpdateAgent:input_type -> agents.v1.UpdateAgentRequest
+	8,  // 26: agents.v1.AgentService.DeleteAgent:input_type -> agents.v1.DeleteAgentRequest
+	10, // 27: agents.v1.AgentService.ListAgentVersions:input_type -> agents.v1.ListAgentVersionsRequest
+	2,  // 28: agents.v1.AgentService.RollbackAgent:input_type -> agents.v1.RollbackAgentRequest
+	14, // 29: agents.v1.AgentService.ListAgents:output_type -> agents.v1.ListAgentsResponse
+	16, // 30: agents.v1.AgentService.GetAgent:output_type -> agents.v1.GetAgentResponse
+	18, // 31: agents.v1.AgentService.ReloadAgents:output_type -> agents.v1.ReloadAgentsResponse
+	5,  // 32: agents.v1.AgentService.CreateAgent:output_type -> agents.v1.CreateAgentResponse
+	7,  // 33: agents.v1.AgentService.UpdateAgent:output_type -> agents.v1.UpdateAgentResponse
+	9,  // 34: agents.v1.AgentService.DeleteAgent:output_type -> agents.v1.DeleteAgentResponse
+	11, // 35: agents.v1.AgentService.ListAgentVersions:output_type -> agents.v1.ListAgentVersionsResponse
+	3,  // 36: agents.v1.AgentService.RollbackAgent:output_type -> agents.v1.RollbackAgentResponse
+	29, // [29:37] is the sub-list for method output_type
+	21, // [21:29] is the sub-list for method input_type
+	21, // [21:21] is the sub-list for extension type_name
+	21, // [21:21] is the sub-list for extension extendee
+	0,  // [0:21] is the sub-list for field type_name
 }
 
 func init() { file_agents_v1_agent_proto_init() }
@@ -1995,13 +2081,14 @@ func file_agents_v1_agent_proto_init() {
 	file_agents_v1_agent_proto_msgTypes[0].OneofWrappers = []any{}
 	file_agents_v1_agent_proto_msgTypes[4].OneofWrappers = []any{}
 	file_agents_v1_agent_proto_msgTypes[6].OneofWrappers = []any{}
+	file_agents_v1_agent_proto_msgTypes[18].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agents_v1_agent_proto_rawDesc), len(file_agents_v1_agent_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   23,
+			NumMessages:   24,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -218,8 +218,9 @@ type CreateSessionRequest struct {
 	// Budget of the session's tree: the session and every helper session
 	// under it spend it together. Only for a root session (a session with
 	// a parent spends its root's budget; setting one is
-	// `invalid_argument`). Absent: no budget of its own (an owner's budget
-	// still applies).
+	// `invalid_argument`). Absent: the agent's budget (its file's
+	// `budget`), or none when it has none; `{}`: none. An owner's budget
+	// applies besides.
 	Budget *Budget `protobuf:"bytes,10,opt,name=budget,proto3" json:"budget,omitempty"`
 	// Pin the session to this version of its stored agent: every step runs
 	// it, whatever version is current (SessionMeta.pinned_agent_version).

@@ -7,7 +7,9 @@ import { AgentService, type AgentDescriptor } from "../../../gen/agents/v1/agent
 import { errorText } from "../../../lib/error-text";
 import { agentPath } from "../../../lib/paths";
 import { definitionError, newDefinition, placeAt, placeOf, pretty, syntaxError, type DefinitionError, type Place } from "../lib/definition";
+import { formFieldOf } from "../lib/agent-form";
 import { isStored } from "../lib/source";
+import { AgentForm, type FieldError } from "./agent-form";
 import { JsonEditor, type JsonEditorHandle } from "./json-editor";
 
 // NewAgentPage stores a new agent from its definition.
@@ -67,6 +69,7 @@ function AgentEditor({ agent, initial, fromVersion }: EditorProps) {
   const queryClient = useQueryClient();
   const heading = useId();
   const errorId = useId();
+  const jsonHeading = useId();
   const editor = useRef<JsonEditorHandle>(null);
   const start = initial ?? (agent ? (agent.definition.includes("\n") ? agent.definition : pretty(agent.definition)) : newDefinition);
   const [text, setText] = useState(start);
@@ -90,6 +93,12 @@ function AgentEditor({ agent, initial, fromVersion }: EditorProps) {
     return undefined;
   }, [syntax, failure, text]);
 
+  // The server's refusal, next to the form's field it names.
+  const fieldError: FieldError | undefined = useMemo(() => {
+    const at = failure?.code === Code.InvalidArgument ? formFieldOf(failure.field) : undefined;
+    return at && failure ? { at, message: failure.message.replace(/^[^\s:]+: /, "") } : undefined;
+  }, [failure]);
+
   const save = () => {
     if (syntax) {
       editor.current?.reveal(syntax.place);
@@ -99,6 +108,9 @@ function AgentEditor({ agent, initial, fromVersion }: EditorProps) {
     const onError = (err: unknown) => {
       const e = definitionError(err);
       setFailure(e);
+      // A field the form shows takes the focus there; another is
+      // selected in the JSON.
+      if (formFieldOf(e.field)) return;
       const p = e.field ? placeOf(text, e.field) : e.line ? placeAt(text, e.line, e.column ?? 1) : undefined;
       if (p) editor.current?.reveal(p);
     };
@@ -148,7 +160,15 @@ function AgentEditor({ agent, initial, fromVersion }: EditorProps) {
           </div>
         ) : null}
       </div>
-      <JsonEditor ref={editor} label="Agent definition (JSON)" value={text} onChange={setText} mark={mark} describedBy={mark ? errorId : undefined} />
+      <AgentForm text={text} onChange={setText} agent={agent} error={fieldError} />
+      <section className="json-section" aria-labelledby={jsonHeading}>
+        <h2 id={jsonHeading}>Definition (JSON)</h2>
+        <p className="muted">
+          The whole definition, which the form edits too: everything the form does not show (toolbox directories, MCP servers, client tools,
+          params, …) is written here, and what either changes is in both.
+        </p>
+        <JsonEditor ref={editor} label="Agent definition (JSON)" value={text} onChange={setText} mark={mark} describedBy={mark ? errorId : undefined} />
+      </section>
       <div className="actions">
         <button type="button" className="button primary" onClick={save} disabled={pending}>
           {pending ? "Saving…" : agent ? "Save as a new version" : "Create the agent"}

@@ -3,6 +3,7 @@ import { useQuery } from "@connectrpc/connect-query";
 import { useId, useState } from "react";
 import { Link, useNavigate, useParams } from "react-router";
 import { AgentService, ToolKind, type AgentDescriptor } from "../../../gen/agents/v1/agent_pb";
+import { budgetText } from "../../../lib/budget";
 import { agentPath } from "../../../lib/paths";
 import { limitsText } from "../lib/limits";
 import { isStored } from "../lib/source";
@@ -127,6 +128,17 @@ function Descriptor({ agent }: { agent: AgentDescriptor }) {
           )}
           <dt>Step limit</dt>
           <dd>{agent.maxSteps || "server default"}</dd>
+          <dt>Budget</dt>
+          <dd>
+            {budgetText(agent.budget) ? (
+              <>
+                {budgetText(agent.budget)} for a session started with it and its helpers' sessions, unless whoever starts it sets one
+                {agent.budget?.autoResume && "; resumes by itself when raised"}
+              </>
+            ) : (
+              "none of its own (the owner's budget applies)"
+            )}
+          </dd>
           <dt>Mail</dt>
           <dd>{agent.mailInToolResult ? "folded into the last tool result" : "folded into a new user turn"}</dd>
           {isStored(agent) ? (

@@ -12,6 +12,7 @@ import {
   AgentService,
   AgentSource,
   AgentVersionSchema,
+  ToolKind,
   type AgentDescriptor,
   type AgentVersion,
   type CreateAgentRequest,
@@ -45,7 +46,9 @@ function fakeServer() {
     announce: "From a file",
     source: AgentSource.FILE,
     file: "/etc/agents/filed.json",
-    model: { name: "gpt-4o", contextWindow: 128000n, maxOutputTokens: 16384n, compactThreshold: 113000n, limitsSource: "builtin" },
+    model: { name: "gpt-4o", contextWindow: 128000n, maxOutputTokens: 16384n, compactThreshold: 113000n, limitsSource: "builtin", apiKeyId: "openai", apiKeyPresent: true },
+    tools: [{ name: "bash_clock", description: "Tells the time.", kind: ToolKind.BASH, source: "/opt/tools/clock" }],
+    budget: { tokens: 50000n, costUsd: 1.5 },
   });
   const stored = new Map<string, AgentVersion[]>([
     [
@@ -74,6 +77,17 @@ function fakeServer() {
     if (!c.modelUrl)
       throw new ConnectError("contents.modelUrl: required", Code.InvalidArgument, undefined, [
         { desc: ErrorDetailSchema, value: create(ErrorDetailSchema, { code: "invalid_agent", metadata: { field: "contents.modelUrl" } }) },
+      ]);
+    const ghost = (c.extraAgents ?? []).findIndex((h: { slug: string }) => h.slug !== "filed" && !stored.has(h.slug));
+    if (ghost >= 0)
+      throw new ConnectError(`contents.extraAgents[${ghost}].slug: unknown agent "${c.extraAgents[ghost].slug}"`, Code.InvalidArgument, undefined, [
+        { desc: ErrorDetailSchema, value: create(ErrorDetailSchema, { code: "invalid_agent", metadata: { field: `contents.extraAgents[${ghost}].slug` } }) },
+      ]);
+    const tools = ["bash_clock", ...(c.extraAgents ?? []).map((h: { slug: string }) => `prompt_agent_${h.slug}`)];
+    const bad = (c.approvals ?? []).findIndex((a: { tool: string }) => !tools.includes(a.tool));
+    if (bad >= 0)
+      throw new ConnectError(`contents.approvals[${bad}].tool: the agent has no tool "${c.approvals[bad].tool}"`, Code.InvalidArgument, undefined, [
+        { desc: ErrorDetailSchema, value: create(ErrorDetailSchema, { code: "invalid_agent", metadata: { field: `contents.approvals[${bad}].tool` } }) },
       ]);
     return c.slug as string;
   };
@@ -172,8 +186,11 @@ describe("the agents page", () => {
     expect(editor().getAttribute("aria-invalid")).toBe("true");
     expect(view.container.querySelector(".json-backdrop mark")?.textContent).toBe('"contents"');
     expect(view.container.querySelector(".json-gutter .marked")?.textContent).toBe("3");
-    // The editor selected the place.
-    expect(text.slice(editor().selectionStart, editor().selectionEnd)).toBe('"contents"');
+    // The form's field says it too, and has the focus.
+    const endpoint = screen.getByRole("textbox", { name: "Endpoint" });
+    expect(endpoint.getAttribute("aria-invalid")).toBe("true");
+    expect(document.getElementById(endpoint.getAttribute("aria-describedby")!)?.textContent).toBe("required");
+    expect(document.activeElement).toBe(endpoint);
     expect(await violations(view.container)).toEqual([]);
 
     fireEvent.change(editor(), { target: { value: definition("poet", "Rhymes") } });
@@ -203,6 +220,99 @@ describe("the agents page", () => {
     await screen.findByText("Writes, v3");
   });
 
+  it("edits through the form: each change is written into the definition, every other field kept", async () => {
+    const { updated, view } = mount("/agents/writer/edit");
+    const form = await screen.findByRole("group", { name: "Agent form" });
+    const before = JSON.parse(editor().value);
+    // The form and the JSON hold one definition: a change in the JSON
+    // shows in the form.
+    fireEvent.change(editor(), { target: { value: editor().value.replace('"modelName": "m"', '"modelName": "m2"') } });
+    expect((within(form).getByRole("textbox", { name: "Model name" }) as HTMLInputElement).value).toBe("m2");
+
+    fireEvent.change(within(form).getByRole("textbox", { name: "System prompt" }), { target: { value: "You write.\nBriefly." } });
+    // Helpers and tools are picked from what the server has.
+    fireEvent.click(within(form).getByRole("checkbox", { name: "filed" }));
+    fireEvent.click(within(form).getByRole("checkbox", { name: "bash_clock" }));
+    fireEvent.click(within(form).getByRole("checkbox", { name: "os_send_mail" }));
+    fireEvent.click(within(form).getByRole("button", { name: "Add an approval" }));
+    fireEvent.change(within(form).getByRole("combobox", { name: "Tool of approval 1" }), { target: { value: "bash_clock" } });
+    fireEvent.change(within(form).getByRole("textbox", { name: "Most steps a run" }), { target: { value: "8" } });
+    fireEvent.change(within(form).getByRole("textbox", { name: "Most US dollars" }), { target: { value: "2.5" } });
+    // The key is named, never its value; the server says whether it has it.
+    fireEvent.change(within(form).getByRole("combobox", { name: "API key" }), { target: { value: "openai" } });
+    expect(within(form).getByText(/The server has this key\./)).toBeTruthy();
+
+    const after = JSON.parse(editor().value);
+    expect(after.contents).toEqual({
+      ...before.contents,
+      modelName: "m2",
+      apiKeyId: "openai",
+      systemPrompt: ["You write.", "Briefly."],
+      extraAgents: [{ slug: "filed" }],
+      bashToolboxes: [{ tag: "SingleTool", contents: { Path: "/opt/tools/clock" } }],
+      osTools: ["send_mail"],
+      approvals: [{ tool: "bash_clock", approval: "always" }],
+      maxSteps: 8,
+      budget: { costUsd: 2.5 },
+    });
+    expect(await violations(view.container)).toEqual([]);
+    fireEvent.click(screen.getByRole("button", { name: "Save as a new version" }));
+    await waitFor(() => expect(where()).toBe("/agents/writer"));
+    expect(JSON.parse(updated[0].definition)).toEqual(after);
+  });
+
+  it("shows a refusal next to the form's field it names", async () => {
+    const { view } = mount("/agents/writer/edit");
+    const form = await screen.findByRole("group", { name: "Agent form" });
+    fireEvent.click(within(form).getByRole("button", { name: "Add an approval" }));
+    fireEvent.click(within(form).getByRole("button", { name: "Add an approval" }));
+    fireEvent.change(within(form).getByRole("combobox", { name: "Tool of approval 1" }), { target: { value: "bash_clock" } });
+    fireEvent.change(within(form).getByRole("combobox", { name: "Tool of approval 2" }), { target: { value: "bash_deploy" } });
+    fireEvent.change(within(form).getByRole("combobox", { name: "Policy of approval 2" }), { target: { value: "when" } });
+    fireEvent.change(within(form).getByRole("textbox", { name: "Argument" }), { target: { value: "env" } });
+    fireEvent.change(within(form).getByRole("textbox", { name: "Matches (regular expression)" }), { target: { value: "^prod$" } });
+    expect(JSON.parse(editor().value).contents.approvals[1]).toEqual({ tool: "bash_deploy", when: [{ arg: "env", matches: "^prod$" }] });
+    fireEvent.click(screen.getByRole("button", { name: "Save as a new version" }));
+    await screen.findByRole("alert", { name: "The server refused the definition" });
+    const tool = within(form).getByRole("combobox", { name: "Tool of approval 2" });
+    expect(tool.getAttribute("aria-invalid")).toBe("true");
+    expect(document.getElementById(tool.getAttribute("aria-describedby")!)?.textContent).toBe('the agent has no tool "bash_deploy"');
+    expect(within(form).getByRole("combobox", { name: "Tool of approval 1" }).getAttribute("aria-invalid")).toBeNull();
+    expect(document.activeElement).toBe(tool);
+    expect(await violations(view.container)).toEqual([]);
+    // Removing the row removes its entry, and the save goes through.
+    fireEvent.click(within(form).getByRole("button", { name: "Remove approval 2" }));
+    expect(JSON.parse(editor().value).contents.approvals).toEqual([{ tool: "bash_clock", approval: "always" }]);
+    fireEvent.click(screen.getByRole("button", { name: "Save as a new version" }));
+    await waitFor(() => expect(where()).toBe("/agents/writer"));
+  });
+
+  it("shows a refused helper at the helpers, which take the focus", async () => {
+    mount("/agents/writer/edit");
+    const form = await screen.findByRole("group", { name: "Agent form" });
+    fireEvent.change(editor(), { target: { value: editor().value.replace('"announce"', '"extraAgents": [{ "slug": "ghost" }],\n    "announce"') } });
+    expect(within(form).getByRole("checkbox", { name: "ghost" }).getAttribute("aria-describedby")).toBeTruthy();
+    expect((within(form).getByRole("checkbox", { name: "ghost" }) as HTMLInputElement).checked).toBe(true);
+    fireEvent.click(screen.getByRole("button", { name: "Save as a new version" }));
+    await screen.findByRole("alert", { name: "The server refused the definition" });
+    const helpers = within(form).getByRole("group", { name: "Helpers" });
+    expect(document.activeElement).toBe(helpers);
+    expect(document.getElementById(helpers.getAttribute("aria-describedby")!)?.textContent).toBe('unknown agent "ghost"');
+  });
+
+  it("compares two versions as a line diff", async () => {
+    const { view } = mount("/agents/writer/versions");
+    const compare = await screen.findByRole("region", { name: "Changes from version 1 to version 2" });
+    const rows = [...compare.querySelectorAll("tr.added, tr.removed")].map((r) => r.textContent);
+    expect(rows).toEqual(['3−removed    "announce": "Writes, v1",', '3+added    "announce": "Writes, v2",']);
+    const section = screen.getByRole("region", { name: "Compare versions of writer" });
+    expect(within(section).getByRole("status").textContent).toContain("1 line added, 1 line removed from version 1 to version 2");
+    expect(await violations(view.container)).toEqual([]);
+    // The same version on both sides: nothing differs.
+    fireEvent.change(screen.getByRole("combobox", { name: "From" }), { target: { value: "2" } });
+    expect(within(section).getByRole("status").textContent).toBe("Versions 2 and 2 mean the same: no line differs.");
+  });
+
   it("keeps a file agent read-only, saying it comes from a file", async () => {
     mount("/agents/filed");
     await screen.findByText(/From an agent file: read-only here/);
@@ -220,10 +330,12 @@ describe("the agents page", () => {
     mount("/agents/filed");
     const window = await screen.findByText("context window 128,000 · max output 16,384 · compacts above 113,000 (builtin)");
     expect(window.previousElementSibling?.textContent).toBe("Window");
+    expect(screen.getByText("Budget").nextElementSibling?.textContent).toMatch(/^50,000 tokens · \$1\.50 for a session started with it/);
     cleanup();
     mount("/agents/writer");
     await screen.findByText("Writes, v2");
     expect(screen.queryByText(/context window/)).toBeNull();
+    expect(screen.getByText("Budget").nextElementSibling?.textContent).toBe("none of its own (the owner's budget applies)");
   });
 
   it("lists the versions, opens an old one read-only and edits from it", async () => {

@@ -4,7 +4,7 @@ import { Link, useLocation, useNavigate, useSearchParams } from "react-router";
 import { LimitsFields } from "../../../components/limits-fields";
 import { AgentService, type AgentDescriptor } from "../../../gen/agents/v1/agent_pb";
 import { SessionService } from "../../../gen/agents/v1/session_service_pb";
-import { budgetOf, hasLimit, isFieldError, parseLimits, type FieldError, type LimitFields } from "../../../lib/budget";
+import { budgetOf, budgetText, hasLimit, isFieldError, parseLimits, type FieldError, type LimitFields } from "../../../lib/budget";
 import { useBudgetsSupported } from "../../../lib/budgets-supported";
 import { newAgentPath } from "../../../lib/paths";
 
@@ -156,7 +156,9 @@ export function Home() {
               <summary>Budget (optional)</summary>
               <LimitsFields
                 legend="Budget of the session"
-                hint="The session and its helper sessions spend it together; at a limit the run stops before its next model call. Empty: no limit."
+                hint={`The session and its helper sessions spend it together; at a limit the run stops before its next model call. Empty: ${
+                  budgetText(agent?.budget) ? `the agent's budget, ${budgetText(agent?.budget)}` : "no limit"
+                }.`}
                 values={limits}
                 onChange={setLimits}
                 error={limitError}

@@ -99,8 +99,9 @@ export type CreateSessionRequest = Message<"agents.v1.CreateSessionRequest"> & {
    * Budget of the session's tree: the session and every helper session
    * under it spend it together. Only for a root session (a session with
    * a parent spends its root's budget; setting one is
-   * `invalid_argument`). Absent: no budget of its own (an owner's budget
-   * still applies).
+   * `invalid_argument`). Absent: the agent's budget (its file's
+   * `budget`), or none when it has none; `{}`: none. An owner's budget
+   * applies besides.
    *
    * @generated from field: agents.v1.Budget budget = 10;
    */

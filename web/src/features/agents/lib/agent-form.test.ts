@@ -1,0 +1,257 @@
+import { describe, expect, it } from "vitest";
+import { formFieldOf, readForm, writeForm, type AgentForm } from "./agent-form";
+
+// A definition with every kind of field: those the form edits, spelt as
+// agent files spell them (a one-line prompt, a `when` that is one rule, a
+// tool path as a bare string), and those it does not (clientTools,
+// params, a directory toolbox, narrowed helpers, unknown keys).
+const full = `{
+  "tag": "OpenAIAgentDescription",
+  "contents": {
+    "slug": "desk",
+    "flavor": "OpenAIv1",
+    "modelUrl": "https://api.openai.com/v1",
+    "apiKeyId": "openai",
+    "modelName": "gpt-4o-mini",
+    "announce": "Answers the desk.",
+    "systemPrompt": "You answer the desk.",
+    "toolDirectory": "tools",
+    "bashToolboxes": [
+      { "tag": "FileSystemDirectory", "contents": { "Path": "/opt/tools", "BasenameFilter": ".sh" } },
+      { "tag": "SingleTool", "contents": "/opt/bin/clock" }
+    ],
+    "extraAgents": [
+      { "slug": "historian", "path": "./history/agent.json" },
+      { "slug": "reviewer", "as": "go_reviewer", "with": ["Go only."] }
+    ],
+    "clientTools": [{ "name": "ask_user" }],
+    "approvals": [
+      { "tool": "bash_deploy", "approval": "always", "note": "kept" },
+      { "tool": "bash_run", "when": { "arg": "command", "matches": "^rm " } }
+    ],
+    "params": [{ "name": "tenant", "required": false }],
+    "osTools": true,
+    "maxSteps": 12,
+    "compaction": { "threshold": 60000 },
+    "x-unknown": { "kept": [1, 2, 3] }
+  }
+}
+`;
+
+const form = (text = full): AgentForm => {
+  const f = readForm(text);
+  if (!f) throw new Error("not readable");
+  return f;
+};
+
+const contents = (text: string) => JSON.parse(text).contents as Record<string, unknown>;
+
+// Every key of contents but those named is the same in both texts.
+function othersUnchanged(before: string, after: string, ...changed: string[]) {
+  const a = contents(before);
+  const b = contents(after);
+  for (const k of new Set([...Object.keys(a), ...Object.keys(b)])) if (!changed.includes(k)) expect(b[k], k).toEqual(a[k]);
+  expect(JSON.parse(after).tag).toBe(JSON.parse(before).tag);
+}
+
+describe("readForm", () => {
+  it("reads the fields the form shows, in every spelling a file uses", () => {
+    expect(form()).toEqual({
+      slug: "desk",
+      announce: "Answers the desk.",
+      flavor: "OpenAIv1",
+      modelUrl: "https://api.openai.com/v1",
+      modelName: "gpt-4o-mini",
+      apiKeyId: "openai",
+      systemPrompt: "You answer the desk.",
+      helpers: ["historian", "reviewer"],
+      tools: ["/opt/bin/clock"],
+      osTools: ["send_mail", "spawn_session", "watch_session", "list_sub_sessions", "read_session"],
+      approvals: [
+        { entry: 0, tool: "bash_deploy", policy: "always", rules: [] },
+        { entry: 1, tool: "bash_run", policy: "when", rules: [{ arg: "command", matches: "^rm " }] },
+      ],
+      limits: { maxSteps: "12", maxOutputTokens: "", contextWindow: "" },
+      budget: { tokens: "", costUsd: "", autoResume: false },
+    });
+  });
+
+  it("reads nothing from text that is not a definition", () => {
+    expect(readForm("{")).toBeUndefined();
+    expect(readForm("[]")).toBeUndefined();
+    expect(readForm('{"tag": "x"}')).toBeUndefined();
+  });
+});
+
+describe("writeForm", () => {
+  it("leaves the text exactly as it was when nothing changed (round trip)", () => {
+    expect(writeForm(full, form())).toBe(full);
+    const compact = JSON.stringify(JSON.parse(full));
+    expect(writeForm(compact, form(compact))).toBe(compact);
+  });
+
+  it("changes one text field in place, and nothing else of the text", () => {
+    const out = writeForm(full, { ...form(), modelName: "gpt-4o" });
+    expect(out).toBe(full.replace('"modelName": "gpt-4o-mini"', '"modelName": "gpt-4o"'));
+    expect(readForm(out)?.modelName).toBe("gpt-4o");
+  });
+
+  it("removes an optional text emptied, keeps a required one empty for the server to name", () => {
+    const out = writeForm(full, { ...form(), apiKeyId: "", modelUrl: "" });
+    expect(contents(out).apiKeyId).toBeUndefined();
+    expect(contents(out).modelUrl).toBe("");
+    othersUnchanged(full, out, "apiKeyId", "modelUrl");
+  });
+
+  it("writes the prompt as lines", () => {
+    const out = writeForm(full, { ...form(), systemPrompt: "You answer the desk.\nBriefly." });
+    expect(contents(out).systemPrompt).toEqual(["You answer the desk.", "Briefly."]);
+    othersUnchanged(full, out, "systemPrompt");
+    expect(readForm(out)?.systemPrompt).toBe("You answer the desk.\nBriefly.");
+  });
+
+  it("adds and removes helpers, keeping a narrowed helper's entry whole", () => {
+    const out = writeForm(full, { ...form(), helpers: ["reviewer", "librarian"] });
+    expect(contents(out).extraAgents).toEqual([{ slug: "reviewer", as: "go_reviewer", with: ["Go only."] }, { slug: "librarian" }]);
+    othersUnchanged(full, out, "extraAgents");
+    const none = writeForm(out, { ...form(out), helpers: [] });
+    expect(contents(none).extraAgents).toBeUndefined();
+  });
+
+  it("adds a helper to an agent that had none", () => {
+    const bare = '{"tag": "OpenAIAgentDescription", "contents": {"slug": "a"}}';
+    expect(contents(writeForm(bare, { ...form(bare), helpers: ["b"] })).extraAgents).toEqual([{ slug: "b" }]);
+  });
+
+  it("picks single tools, leaving directory toolboxes alone", () => {
+    const out = writeForm(full, { ...form(), tools: ["/opt/bin/weather"] });
+    expect(contents(out).bashToolboxes).toEqual([
+      { tag: "FileSystemDirectory", contents: { Path: "/opt/tools", BasenameFilter: ".sh" } },
+      { tag: "SingleTool", contents: { Path: "/opt/bin/weather" } },
+    ]);
+    othersUnchanged(full, out, "bashToolboxes");
+  });
+
+  it("lists the operating system tools chosen, in the server's order", () => {
+    const out = writeForm(full, { ...form(), osTools: ["read_session", "send_mail"] });
+    expect(contents(out).osTools).toEqual(["send_mail", "read_session"]);
+    othersUnchanged(full, out, "osTools");
+    expect(contents(writeForm(out, { ...form(out), osTools: [] })).osTools).toBeUndefined();
+  });
+
+  it("edits approvals row by row: an entry's other keys stay, removed rows go, new rows are appended", () => {
+    const f = form();
+    const rows = [
+      { ...f.approvals[0], tool: "bash_ship" },
+      { tool: "prompt_agent_historian", policy: "never" as const, rules: [] },
+    ];
+    const out = writeForm(full, { ...f, approvals: rows });
+    expect(contents(out).approvals).toEqual([
+      { tool: "bash_ship", approval: "always", note: "kept" },
+      { tool: "prompt_agent_historian", approval: "never" },
+    ]);
+    othersUnchanged(full, out, "approvals");
+
+    const when = writeForm(full, { ...f, approvals: [{ ...f.approvals[0], policy: "when", rules: [{ arg: "env", matches: "^prod$" }] }, f.approvals[1]] });
+    expect(contents(when).approvals).toEqual([
+      { tool: "bash_deploy", note: "kept", when: [{ arg: "env", matches: "^prod$" }] },
+      { tool: "bash_run", when: { arg: "command", matches: "^rm " } },
+    ]);
+
+    const dropFirst = writeForm(full, { ...f, approvals: [f.approvals[1]] });
+    expect(contents(dropFirst).approvals).toEqual([{ tool: "bash_run", when: { arg: "command", matches: "^rm " } }]);
+    expect(contents(writeForm(full, { ...f, approvals: [] })).approvals).toBeUndefined();
+  });
+
+  it("writes limits as whole numbers, removes them emptied, and leaves a wrong one for the server to name", () => {
+    const f = form();
+    const out = writeForm(full, { ...f, limits: { maxSteps: "", maxOutputTokens: "4096", contextWindow: "32k" } });
+    const c = contents(out);
+    expect(c.maxSteps).toBeUndefined();
+    expect(c.maxOutputTokens).toBe(4096);
+    expect(c.contextWindow).toBe("32k");
+    othersUnchanged(full, out, "maxSteps", "maxOutputTokens", "contextWindow");
+    expect(readForm(out)?.limits).toEqual({ maxSteps: "", maxOutputTokens: "4096", contextWindow: "32k" });
+  });
+
+  it("sets the budget key by key, and removes it when nothing is left set", () => {
+    const f = form();
+    const out = writeForm(full, { ...f, budget: { tokens: "200000", costUsd: "1.50", autoResume: false } });
+    expect(contents(out).budget).toEqual({ tokens: 200000, costUsd: 1.5 });
+    othersUnchanged(full, out, "budget");
+    const withNote = out.replace('"costUsd": 1.5', '"costUsd": 1.5, "note": "kept"');
+    const resumed = writeForm(withNote, { ...form(withNote), budget: { tokens: "", costUsd: "1.50", autoResume: true } });
+    expect(contents(resumed).budget).toEqual({ costUsd: 1.5, note: "kept", autoResume: true });
+    expect(readForm(resumed)?.budget).toEqual({ tokens: "", costUsd: "1.5", autoResume: true });
+    expect(contents(writeForm(out, { ...form(out), budget: { tokens: "", costUsd: "", autoResume: false } })).budget).toBeUndefined();
+    expect(contents(writeForm(full, { ...f, budget: { tokens: "lots", costUsd: "", autoResume: false } })).budget).toEqual({ tokens: "lots" });
+  });
+
+  it("keeps the text's indent and line ends", () => {
+    const tabs = full.replace(/^( +)/gm, (s) => " ".repeat(s.length * 2)).replace(/\n/g, "\r\n");
+    const out = writeForm(tabs, { ...form(tabs), helpers: [...form(tabs).helpers, "librarian"] });
+    expect(out).toContain('\r\n            {\r\n                "slug": "librarian"\r\n            }\r\n');
+    expect(out).not.toMatch(/[^\r]\n/);
+    expect(JSON.parse(out).contents.extraAgents).toHaveLength(3);
+    othersUnchanged(tabs, out, "extraAgents");
+  });
+
+  it("indents with tabs a text indented with tabs", () => {
+    const tabs = full.replace(/^( +)/gm, (s) => "\t".repeat(s.length / 2));
+    const out = writeForm(tabs, { ...form(tabs), osTools: ["send_mail"] });
+    expect(out).toContain('\n\t\t"osTools": [\n\t\t\t"send_mail"\n\t\t],\n');
+    othersUnchanged(tabs, out, "osTools");
+  });
+
+  it("returns text it cannot read unchanged", () => {
+    expect(writeForm("{oops", form())).toBe("{oops");
+  });
+});
+
+describe("formFieldOf", () => {
+  it("maps the server's field to the form's", () => {
+    expect(formFieldOf("contents.modelUrl")).toEqual({ field: "modelUrl" });
+    expect(formFieldOf("contents.approvals[1].tool")).toEqual({ field: "approvals", index: 1 });
+    expect(formFieldOf("contents.extraAgents[0].bindings.X")).toEqual({ field: "helpers", index: 0 });
+    expect(formFieldOf("contents.bashToolboxes[2]")).toEqual({ field: "tools", index: 2 });
+    expect(formFieldOf("contents.maxSteps")).toEqual({ field: "maxSteps" });
+    expect(formFieldOf("contents.budget.costUsd")).toEqual({ field: "budget", key: "costUsd" });
+    expect(formFieldOf("contents.budget")).toEqual({ field: "budget" });
+  });
+
+  it("leaves fields the form does not show to the JSON editor", () => {
+    expect(formFieldOf("contents.clientTools[0].name")).toBeUndefined();
+    expect(formFieldOf("contents")).toBeUndefined();
+    expect(formFieldOf(undefined)).toBeUndefined();
+  });
+});
+
+// Every agent file of the repository (the examples, the test agents, the
+// agent file parser's test data) goes through the form and comes back as
+// it was, and a change of one field changes that field alone.
+describe("the repository's agent files through the form", () => {
+  const found = import.meta.glob<string>(["../../../../../examples/**/*.json", "../../../../e2e/agents/*.json", "../../../../../backend/internal/agentfile/testdata/**/*.json"], {
+    query: "?raw",
+    import: "default",
+    eager: true,
+  });
+  const files = Object.entries(found)
+    .map(([f, text]) => ({ f, text }))
+    .filter(({ text }) => readForm(text) !== undefined);
+
+  it("finds enough of them to mean something", () => {
+    expect(files.length).toBeGreaterThan(20);
+  });
+
+  it("round-trips each unchanged, and changes one field alone", () => {
+    for (const { f, text } of files) {
+      const read = readForm(text)!;
+      expect(writeForm(text, read), f).toBe(text);
+      const out = writeForm(text, { ...read, modelName: read.modelName + "-x", limits: { ...read.limits, maxSteps: "7" } });
+      const [a, b] = [JSON.parse(text).contents, JSON.parse(out).contents];
+      expect({ ...b, modelName: a.modelName, maxSteps: a.maxSteps }, f).toEqual(a);
+      expect(b.modelName, f).toBe(read.modelName + "-x");
+      expect(b.maxSteps, f).toBe(7);
+    }
+  });
+});
