@@ -93,6 +93,7 @@ func Run(t *testing.T, fresh func(t *testing.T) Opener) {
 		{"TreeBudgetAndAutoResume", testTreeBudgetAndAutoResume},
 		{"ReserveRace", testReserveRace},
 		{"ReserveGrants", testReserveGrants},
+		{"UsageSeries", testUsageSeries},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
