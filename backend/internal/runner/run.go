@@ -419,6 +419,7 @@ func (a *actor) modelDone(st *step, resp llm.Response, err error, took time.Dura
 		FinishReason: resp.FinishReason,
 		AgentVersion: st.agentVersion,
 		Usage:        a.spent(resp),
+		Duration:     took,
 	}
 	if err != nil {
 		// Cut short: keep the text that arrived; calls that were still
