@@ -49,19 +49,19 @@ describeE2E("an operator's view", () => {
     await figure.waitFor({ timeout: patience });
     // Drawn: uPlot's canvas is in the figure.
     await chart.locator(".chart-canvas canvas").first().waitFor({ timeout: patience });
-    expect(await figure.getAttribute("aria-label")).toMatch(/by 4 groups; .*budget 5,000/);
+    expect(await figure.getAttribute("aria-label")).toMatch(/by 4 groups; .*budget 5.0k tokens/);
     return chart;
   }
 
   test("the usage page draws tokens per day by agent with the budget as a line, and the same numbers as a table", async () => {
     const page = await openPage(browser, `${server.url}/usage`, { viewport: { width: 1280, height: 1000 } });
     const chart = await usageChart(page);
-    for (const name of ["boss", "researcher", "counter", "chat", "budget 5,000"]) await chart.locator(".chart-legend").getByText(name).first().waitFor({ timeout: patience });
+    for (const name of ["boss", "researcher", "counter", "chat", "budget 5.0k"]) await chart.locator(".chart-legend").getByText(name).first().waitFor({ timeout: patience });
     await chart.getByText("The numbers, as a table").click();
-    const table = chart.getByRole("table", { name: "Usage per UTC day, by agent" });
+    const table = chart.getByRole("table", { name: "Tokens (input and output) per UTC day, by agent" });
     await table.waitFor({ timeout: patience });
     const head = await table.locator("thead").textContent();
-    for (const name of ["Day", "boss", "researcher", "counter", "chat", "Total", "Spent in period (budget 5,000)"]) expect(head).toContain(name);
+    for (const name of ["Day", "boss", "researcher", "counter", "chat", "Total", "Spent in period (budget 5.0k)"]) expect(head).toContain(name);
     expect(await table.locator("tbody tr").count()).toBe(1);
     await chart.getByText("The numbers, as a table").click();
     await page.getByRole("heading", { name: "Over time (UTC)" }).scrollIntoViewIfNeeded();
@@ -98,10 +98,10 @@ describeE2E("an operator's view", () => {
     // helper's own run.
     await expect.poll(async () => (await list.getByRole("listitem").allTextContents()).map((t) => t.replace(/\s+/g, " ")), { timeout: patience }).toEqual(
       expect.arrayContaining([
-        expect.stringMatching(/^Run: run \(message\).*tok/),
+        expect.stringMatching(/^Run: run \(message\) — [\d.]+ m?s, \d+ tok$/),
         expect.stringMatching(/^Step: step 1/),
-        expect.stringMatching(/^Model call: e2e-model \d.*tok/),
-        expect.stringMatching(/^Helper: prompt_agent_researcher/),
+        expect.stringMatching(/^Model call: e2e-model — [\d.]+ m?s, \d+ tok$/),
+        expect.stringMatching(/^Helper: prompt_agent_researcher↗ — [\d.]+ m?s, \d+ tok$/),
         expect.stringMatching(/^Step: step 2/),
       ]),
     );

@@ -70,7 +70,7 @@ export function UsageChart({ owner, usage, admin }: { owner?: string; usage: Own
       ) : chart && series ? (
         <>
           <ChartFigure chart={chart} line={line} bucket={series.bucket} measure={measure} fmt={fmt} unit={unit} />
-          <ChartTable chart={chart} line={line} bucket={series.bucket} fmt={fmt} groupBy={groupBy} unit={unit} />
+          <ChartTable chart={chart} line={line} bucket={series.bucket} measure={measure} fmt={fmt} groupBy={groupBy} unit={unit} />
         </>
       ) : null}
     </section>
@@ -82,16 +82,17 @@ export function UsageChart({ owner, usage, admin }: { owner?: string; usage: Own
 // summary and the table instead. Where no canvas can be drawn the table
 // stands alone.
 function ChartFigure(props: { chart: Chart; line?: BudgetLine; bucket: UsageBucket; measure: Measure; fmt: (v: number) => string; unit: string }) {
-  const { chart, line, bucket, fmt, unit } = props;
+  const { chart, line, bucket, measure, fmt, unit } = props;
   const host = useRef<HTMLDivElement>(null);
+  const said = (v: number) => (measure === "tokens" ? `${fmt(v)} tokens` : fmt(v));
   const [failed, setFailed] = useState(false);
   const sum = chart.totals.reduce((a, b) => a + b, 0);
   const peak = chart.totals.reduce((best, v, i) => (v > chart.totals[best] ? i : best), 0);
   const summary =
     chart.groups.length === 0
       ? `No model calls in the ${chart.starts.length} ${unit}s shown.`
-      : `${fmt(sum)} over ${chart.starts.length} ${unit}s by ${chart.groups.length} ${chart.groups.length === 1 ? "group" : "groups"}; most on ${bucketLabel(chart.starts[peak], bucket)} (${fmt(chart.totals[peak])})` +
-        (line ? `; budget ${fmt(line.limit)}, highest spend in a period ${fmt(Math.max(...line.spent))}.` : ".");
+      : `${said(sum)} over ${chart.starts.length} ${unit}s by ${chart.groups.length} ${chart.groups.length === 1 ? "group" : "groups"}; most on ${bucketLabel(chart.starts[peak], bucket)} (${said(chart.totals[peak])})` +
+        (line ? `; budget ${said(line.limit)}, highest spend in a period ${said(Math.max(...line.spent))}.` : ".");
 
   useEffect(() => {
     const el = host.current;
@@ -176,8 +177,8 @@ function ChartFigure(props: { chart: Chart; line?: BudgetLine; bucket: UsageBuck
 
 // ChartTable is the chart's numbers: one row per bucket with a call,
 // each group's value and the total.
-function ChartTable(props: { chart: Chart; line?: BudgetLine; bucket: UsageBucket; fmt: (v: number) => string; groupBy: GroupBy; unit: string }) {
-  const { chart, line, bucket, fmt, groupBy, unit } = props;
+function ChartTable(props: { chart: Chart; line?: BudgetLine; bucket: UsageBucket; measure: Measure; fmt: (v: number) => string; groupBy: GroupBy; unit: string }) {
+  const { chart, line, bucket, measure, fmt, groupBy, unit } = props;
   const rows = chart.starts.map((start, i) => ({ start, i })).filter(({ i }) => chart.totals[i] > 0);
   return (
     <details className="chart-table">
@@ -188,7 +189,7 @@ function ChartTable(props: { chart: Chart; line?: BudgetLine; bucket: UsageBucke
         <div className="table-scroll">
           <table>
             <caption>
-              Usage per UTC {unit}, by {groupBy}
+              {measure === "tokens" ? "Tokens (input and output)" : "Cost in US dollars"} per UTC {unit}, by {groupBy}
             </caption>
             <thead>
               <tr>

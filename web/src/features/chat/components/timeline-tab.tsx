@@ -23,6 +23,19 @@ const statusWords: Record<BarStatus, string> = {
   running: "running",
 };
 
+// facts words a bar's duration, tokens, cost and, unless it is done,
+// its status.
+function facts(bar: Bar, end: number): { text: string; title?: string; className?: string }[] {
+  const out: { text: string; title?: string; className?: string }[] = [
+    { text: bar.end === undefined ? `${formatDuration(end - bar.start)}…` : formatDuration(end - bar.start) },
+  ];
+  const tokens = bar.tokensIn + bar.tokensOut;
+  if (tokens > 0) out.push({ text: `${formatCount(tokens)} tok`, title: `${formatCount(bar.tokensIn)} in, ${formatCount(bar.tokensOut)} out` });
+  if (bar.cost !== undefined) out.push({ text: formatUsd(bar.cost) });
+  if (bar.status !== "ok") out.push({ text: statusWords[bar.status], className: `wf-status wf-status-${bar.status}` });
+  return out;
+}
+
 // TimelineTab is the session's runs as a waterfall: each run, step,
 // model call, tool call and helper session a bar placed on one time axis,
 // nested as they ran, with its duration, tokens and cost, and live while
@@ -51,7 +64,6 @@ export function TimelineTab({ sessionId }: { sessionId: string }) {
             const end = bar.end ?? now;
             const left = ((bar.start - span.start) / total) * 100;
             const width = Math.max(0.4, ((end - bar.start) / total) * 100);
-            const tokens = bar.tokensIn + bar.tokensOut;
             return (
               <li key={bar.key} className={`wf-row wf-${bar.kind} wf-${bar.status}`}>
                 <div className="wf-label" style={{ paddingInlineStart: `${depth * 0.9}rem` }}>
@@ -67,12 +79,12 @@ export function TimelineTab({ sessionId }: { sessionId: string }) {
                   <div className="wf-bar" style={{ left: `${left}%`, width: `${width}%` }} />
                 </div>
                 <div className="wf-facts">
-                  <span>{bar.end === undefined ? `${formatDuration(end - bar.start)}…` : formatDuration(end - bar.start)}</span>
-                  {tokens > 0 && (
-                    <span title={`${formatCount(bar.tokensIn)} in, ${formatCount(bar.tokensOut)} out`}>{formatCount(tokens)} tok</span>
-                  )}
-                  {bar.cost !== undefined && <span>{formatUsd(bar.cost)}</span>}
-                  {bar.status !== "ok" && <span className={`wf-status wf-status-${bar.status}`}>{statusWords[bar.status]}</span>}
+                  {facts(bar, end).map((f, i) => (
+                    <span key={f.text} className={f.className} title={f.title}>
+                      <span className="visually-hidden">{i === 0 ? " — " : ", "}</span>
+                      {f.text}
+                    </span>
+                  ))}
                 </div>
               </li>
             );
