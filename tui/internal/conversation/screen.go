@@ -98,6 +98,9 @@ type Screen struct {
 	// the run stops.
 	compacting *agentsv1.CompactionStarted
 
+	// timeline shows the runs as a waterfall in place of the transcript.
+	timeline bool
+
 	// stopBudget is the budget the last run.stopped said was spent
 	// (session or owner), which the summary does not keep.
 	stopBudget string

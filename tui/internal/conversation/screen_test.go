@@ -702,3 +702,28 @@ func (r *rig) opened(id string) bool {
 	}
 	return false
 }
+
+// t shows the runs as a waterfall in place of the transcript; t again or
+// esc brings the transcript back.
+func TestTimelineKeyShowsTheRuns(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, ready, fewTurns()...).open()
+	r.keys("esc", "t")
+	frame := ansi.Strip(r.s.Render(100, 30))
+	for _, want := range []string{"timeline of the loaded turns · t or esc: the transcript", "run 1 · ", "run 2 · ", "  test-model "} {
+		if !strings.Contains(frame, want) {
+			t.Errorf("timeline frame lacks %q:\n%s", want, frame)
+		}
+	}
+	if strings.Contains(frame, "races the server's shutdown") {
+		t.Errorf("the transcript shows beside the timeline:\n%s", frame)
+	}
+	r.keys("esc")
+	if frame := ansi.Strip(r.s.Render(100, 30)); !strings.Contains(frame, "races the server's shutdown") {
+		t.Errorf("esc did not bring the transcript back:\n%s", frame)
+	}
+	r.keys("t", "t")
+	if frame := ansi.Strip(r.s.Render(100, 30)); strings.Contains(frame, "timeline of the loaded turns") {
+		t.Errorf("t twice leaves the timeline:\n%s", frame)
+	}
+}
