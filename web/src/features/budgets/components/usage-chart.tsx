@@ -5,7 +5,7 @@ import "uplot/dist/uPlot.min.css";
 import { OwnerService, UsageBucket, type OwnerUsage } from "../../../gen/agents/v1/owner_pb";
 import { errorText } from "../../../lib/error-text";
 import { formatCount, formatUsd } from "../../../lib/format";
-import { bucketLabel, budgetLine, chartOf, stacked, type BudgetLine, type Chart, type GroupBy, type Measure } from "../lib/usage-series";
+import { bucketLabel, bucketMs, budgetLine, chartOf, stacked, type BudgetLine, type Chart, type GroupBy, type Measure } from "../lib/usage-series";
 
 // The groups' colours: mid tones that read on the light and the dark
 // background alike, in an order where neighbours differ.
@@ -105,21 +105,28 @@ function ChartFigure(props: { chart: Chart; line?: BudgetLine; bucket: UsageBuck
         if (cancelled) return;
         const ink = getComputedStyle(el).color;
         const grid = "rgba(128, 128, 128, 0.2)";
-        const bars = UPlot.paths.bars?.({ size: [0.7, 48], align: 1 });
+        // Each bucket's bar and step stand on [start, start + bucket), so
+        // the axis runs to the end of the last bucket.
+        const bars = UPlot.paths.bars?.({ size: [0.8, 48], align: 1 });
+        const steps = UPlot.paths.stepped?.({ align: 1 });
+        const first = chart.starts[0] / 1000;
+        const last = (chart.starts[chart.starts.length - 1] + bucketMs(bucket)) / 1000;
         const series: uPlot.Series[] = [{}];
-        const data: uPlot.AlignedData = [chart.starts.map((t) => t / 1000)];
+        // One point more, at the end of the last bucket: no bar, and the
+        // lines' last step drawn to the end.
+        const data: uPlot.AlignedData = [[...chart.starts.map((t) => t / 1000), last]];
         // The largest stack first, so the smaller ones paint over it.
         const stacks = stacked(chart);
         for (let i = chart.groups.length - 1; i >= 0; i--) {
           const colour = PALETTE[i % PALETTE.length];
           series.push({ label: chart.groups[i].name, stroke: colour, fill: colour, paths: bars, points: { show: false } });
-          data.push(stacks[i]);
+          data.push([...stacks[i], null]);
         }
         if (line) {
-          series.push({ label: "spent in the budget's period", stroke: ink, width: 2, points: { show: false } });
-          data.push(line.spent);
-          series.push({ label: "budget", stroke: BUDGET_COLOUR, width: 2, dash: [6, 4], points: { show: false } });
-          data.push(line.spent.map(() => line.limit));
+          series.push({ label: "spent in the budget's period", stroke: ink, width: 2, paths: steps, points: { show: false } });
+          data.push([...line.spent, line.spent[line.spent.length - 1]]);
+          series.push({ label: "budget", stroke: BUDGET_COLOUR, width: 2, dash: [6, 4], paths: steps, points: { show: false } });
+          data.push([...line.spent, 0].map(() => line.limit));
         }
         const width = () => Math.max(280, el.clientWidth);
         const opts: uPlot.Options = {
@@ -128,7 +135,7 @@ function ChartFigure(props: { chart: Chart; line?: BudgetLine; bucket: UsageBuck
           legend: { show: false },
           cursor: { show: false },
           tzDate: (ts) => UPlot.tzDate(new Date(ts * 1000), "Etc/UTC"),
-          scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, Math.max(max, line?.limit ?? 0) * 1.08 || 1] } },
+          scales: { x: { time: true, range: () => [first, last] }, y: { range: (_u, _min, max) => [0, Math.max(max, line?.limit ?? 0) * 1.08 || 1] } },
           axes: [
             { stroke: ink, grid: { stroke: grid }, ticks: { stroke: grid } },
             { stroke: ink, grid: { stroke: grid }, ticks: { stroke: grid }, size: 64, values: (_u, ticks) => ticks.map(fmt) },
