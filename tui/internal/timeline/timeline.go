@@ -213,10 +213,12 @@ func Render(runs []*Bar, width int, now time.Time, loc *time.Location) []string 
 				e = now
 			}
 			label := strings.Repeat("  ", depth) + b.Label
+			facts := dur(e.Sub(b.Start), b.Running())
 			if b.Kind == Helper && b.Child != "" {
-				label += " → " + badge.ShortID(b.Child)
+				// The helper's session, which o opens from the transcript.
+				facts += " · ↳" + badge.ShortID(b.Child)
 			}
-			facts := dur(e.Sub(b.Start), b.Running()) + spendText(b)
+			facts += spendText(b)
 			if b.Failed {
 				facts += " · failed"
 			}

@@ -51,7 +51,7 @@ func TestTheTurnsOfARunMakeItsWaterfall(t *testing.T) {
 		"run 1 · 12:00:00 · 4.0s · 350 tok · $0.03",
 		"  small              █████████                          1.0s · 120 tok · $0.01",
 		"    bash_clock       ········█████                      500ms",
-		"    prompt_agent_re… ········██████████████████         2.0s",
+		"    prompt_agent_re… ········██████████████████         2.0s · ↳4bcfb63d",
 		"  small              ·························█████████ 1.0s · 230 tok · $0.02",
 		"run 2 · 12:00:10 · 2.0s…",
 		"  model call         ██████████████████████████████████ 2.0s…",
