@@ -8,6 +8,7 @@ import { extent, formatDuration, helperSessions, rowsOf, running, timelineOf, ty
 
 const T0 = Date.UTC(2026, 2, 1, 12);
 let seq = 0n;
+let turnIndex = 0;
 type Body = MessageInitShape<typeof EventSchema>["body"];
 // ev is an event of session at T0 + ms.
 const ev = (session: string, ms: number, body: Body): Event =>
@@ -20,6 +21,7 @@ const answer = (s: string, ms: number, took: number | undefined, usage: { in: nu
     case: "sessionUpdated",
     value: {
       headTurn: {
+        index: ++turnIndex,
         createTime: timestampFromMs(T0 + ms),
         kind: {
           case: "llm",
@@ -40,7 +42,7 @@ const toolDone = (s: string, ms: number, id: string, name: string, status = Tool
 const results = (s: string, ms: number, ids: string[]) =>
   ev(s, ms, {
     case: "sessionUpdated",
-    value: { headTurn: { createTime: timestampFromMs(T0 + ms), kind: { case: "user", value: { toolResults: ids.map((callId) => ({ callId, status: ToolResultStatus.OK })) } } } },
+    value: { headTurn: { index: ++turnIndex, createTime: timestampFromMs(T0 + ms), kind: { case: "user", value: { toolResults: ids.map((callId) => ({ callId, status: ToolResultStatus.OK })) } } } },
   });
 
 // shape is a tree as [kind label start end tokens cost children].
@@ -138,6 +140,13 @@ describe("timelineOf", () => {
     expect(runs.length).toBe(2);
     expect(runs[0].children[0].children[1].end).toBe(T0 + 5001);
     expect(running(runs)).toBe(false);
+  });
+
+  it("counts a turn once, whatever event carried it again", () => {
+    const a = answer("p", 400, 300, { in: 1, out: 1 });
+    const again = create(EventSchema, { ...a, seq: ++seq });
+    const runs = timelineOf("p", new Map([["p", [started("p", 0), a, again, stopped("p", 410)]]]));
+    expect(runs[0].children.length).toBe(1);
   });
 
   it("cancels what a failed run left running", () => {

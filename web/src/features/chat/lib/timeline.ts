@@ -103,6 +103,8 @@ function runsOf(sessionId: string, events: readonly Event[]): Bar[] {
   // Where the next model call begins when its duration is unknown.
   let mark = 0;
   const calls = new Map<string, Bar>();
+  // A turn counts once, whatever event carried it again.
+  const turns = new Set<number>();
   const key = (what: string, ev: Event) => `${sessionId}:${what}:${ev.seq}`;
 
   const ensureRun = (ev: Event, t: number): Bar => {
@@ -156,7 +158,8 @@ function runsOf(sessionId: string, events: readonly Event[]): Bar[] {
         break;
       case "sessionUpdated": {
         const turn = b.value.headTurn;
-        if (!turn) break;
+        if (!turn || turns.has(turn.index)) break;
+        turns.add(turn.index);
         const at = turn.createTime ? timestampMs(turn.createTime) : t;
         if (turn.kind.case === "llm") {
           const r = ensureRun(ev, t);
