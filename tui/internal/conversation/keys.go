@@ -214,6 +214,9 @@ func (s *Screen) viewKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 		return s.openCompact(), true
 	case s.is(msg, keys.Timeline):
 		s.timeline = !s.timeline
+		if s.timeline {
+			return timelineTick(s.id), true
+		}
 		return nil, true
 	case s.is(msg, keys.Back) && s.timeline:
 		s.timeline = false
