@@ -72,6 +72,11 @@ describeE2E("an operator's view", () => {
     await chart.getByRole("combobox", { name: "By" }).selectOption("model");
     await chart.getByRole("combobox", { name: "Per" }).selectOption({ label: "hour, last 48" });
     await chart.getByRole("img", { name: /^Usage per hour: .* by 1 group;/ }).waitFor({ timeout: patience });
+    // An admin (auth is off: everyone is) sums every owner's, by owner,
+    // against no one budget.
+    await chart.getByRole("combobox", { name: "By" }).selectOption("owner");
+    await chart.getByRole("img", { name: /^Usage per hour: [\d.k]+ tokens over 48 hours by 1 group; most on .*\)\.$/ }).waitFor({ timeout: patience });
+    expect(await chart.locator(".chart-legend").textContent()).not.toContain("budget");
     expect(errorsOf(page)).toEqual([]);
     await page.close();
   });
