@@ -5,12 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"connectrpc.com/connect"
 	"github.com/spf13/cobra"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/agents-os/agents/api/client"
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
@@ -292,18 +295,28 @@ session of the owner stops at its budget.`,
 }
 
 func (a *app) ownersUsage(cf *clientFlags) *cobra.Command {
-	var asJSON bool
+	var (
+		asJSON, allOwners    bool
+		series, since, until string
+	)
 	cmd := &cobra.Command{
 		Use:   "usage [OWNER]",
-		Short: "Show what an owner spent in the budget's current period and in total",
-		Args:  cobra.MaximumNArgs(1),
+		Short: "Show what an owner spent in the budget's current period and in total, and over time with --series",
+		Example: `  agents owners usage alice
+  agents owners usage --series day                     # the last 30 UTC days, by agent and model
+  agents owners usage --series hour --since 2026-03-01T08:00:00Z --until 2026-03-01T20:00:00Z
+  agents owners usage --series day --since 7d --all-owners   # every owner's (an admin token)`,
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			owner := ""
+			req := &agentsv1.GetOwnerUsageRequest{AllOwners: allOwners}
 			if len(args) == 1 {
-				owner = args[0]
+				req.Owner = args[0]
+			}
+			if err := seriesFlags(req, series, since, until, time.Now()); err != nil {
+				return err
 			}
 			return a.withClient(cmd.Context(), *cf, func(ctx context.Context, c *client.Client) error {
-				res, err := c.Owners.GetOwnerUsage(ctx, connect.NewRequest(&agentsv1.GetOwnerUsageRequest{Owner: owner}))
+				res, err := c.Owners.GetOwnerUsage(ctx, connect.NewRequest(req))
 				if err != nil {
 					return budgetError(err)
 				}
@@ -325,12 +338,116 @@ func (a *app) ownersUsage(cf *clientFlags) *cobra.Command {
 					fmt.Fprintln(a.stdout, "exceeded  yes: no model call of the owner starts until the budget is raised or the period ends")
 				}
 				fmt.Fprintf(a.stdout, "total     %s\n", spendText(u.GetTotal().GetTokens(), u.GetTotal().GetCostUsd()))
+				if s := u.GetSeries(); s != nil {
+					fmt.Fprintln(a.stdout)
+					writeUsageSeries(a.stdout, s, allOwners)
+				}
 				return nil
 			})
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the usage as JSON")
+	cmd.Flags().StringVar(&series, "series", "", "also print the usage over time, per UTC day or hour: day or hour")
+	cmd.Flags().StringVar(&since, "since", "", "start of the series: an RFC 3339 time, a date (2026-03-01) or an age such as 7d or 12h (default: 30 days or 48 hours before --until)")
+	cmd.Flags().StringVar(&until, "until", "", "end of the series, as --since (default: the end of the current day or hour)")
+	cmd.Flags().BoolVar(&allOwners, "all-owners", false, "the series counts every owner's sessions, by owner (an admin token)")
 	return cmd
+}
+
+// seriesFlags sets the usage series --series, --since and --until ask
+// for on req; now is what ages count back from.
+func seriesFlags(req *agentsv1.GetOwnerUsageRequest, series, since, until string, now time.Time) error {
+	switch series {
+	case "":
+		if since != "" || until != "" || req.AllOwners {
+			return errors.New("--since, --until and --all-owners shape the usage series: add --series day or --series hour")
+		}
+		return nil
+	case "day":
+		req.Bucket = agentsv1.UsageBucket_USAGE_BUCKET_DAY
+	case "hour":
+		req.Bucket = agentsv1.UsageBucket_USAGE_BUCKET_HOUR
+	default:
+		return fmt.Errorf("--series %q: want day or hour", series)
+	}
+	for _, f := range []struct {
+		name, v string
+		dst     **timestamppb.Timestamp
+	}{{"since", since, &req.Since}, {"until", until, &req.Until}} {
+		if f.v == "" {
+			continue
+		}
+		t, err := parseWhen(f.v, now)
+		if err != nil {
+			return fmt.Errorf("--%s %q: want an RFC 3339 time, a date (2026-03-01) or an age such as 7d or 12h", f.name, f.v)
+		}
+		*f.dst = timestamppb.New(t)
+	}
+	return nil
+}
+
+// parseWhen reads a time as the usage flags take it: RFC 3339, a date
+// (midnight UTC), or an age before now in days (7d) or as a Go duration
+// (12h, 90m).
+func parseWhen(v string, now time.Time) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339, v); err == nil {
+		return t, nil
+	}
+	if t, err := time.Parse(time.DateOnly, v); err == nil {
+		return t, nil
+	}
+	if days, ok := strings.CutSuffix(v, "d"); ok {
+		n, err := strconv.Atoi(days)
+		if err != nil || n < 0 {
+			return time.Time{}, errors.New("bad age")
+		}
+		return now.AddDate(0, 0, -n), nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return time.Time{}, errors.New("bad age")
+	}
+	return now.Add(-d), nil
+}
+
+// writeUsageSeries prints a usage series as a table, one row per bucket,
+// (owner,) agent and model, and a total line.
+func writeUsageSeries(w io.Writer, s *agentsv1.UsageSeries, byOwner bool) {
+	layout, unit := time.DateOnly, "day"
+	if s.GetBucket() == agentsv1.UsageBucket_USAGE_BUCKET_HOUR {
+		layout, unit = "2006-01-02 15:04", "hour"
+	}
+	fmt.Fprintf(w, "usage per UTC %s, %s to %s\n", unit, s.GetSince().AsTime().UTC().Format(layout), s.GetUntil().AsTime().UTC().Format(layout))
+	if len(s.GetPoints()) == 0 {
+		fmt.Fprintln(w, "no model calls")
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	head := strings.ToUpper(unit) + "\t"
+	if byOwner {
+		head += "OWNER\t"
+	}
+	fmt.Fprintln(tw, head+"AGENT\tMODEL\tCALLS\tIN\tOUT\tCOST")
+	var calls, in, out int64
+	var cost float64
+	for _, p := range s.GetPoints() {
+		fmt.Fprintf(tw, "%s\t", p.GetStart().AsTime().UTC().Format(layout))
+		if byOwner {
+			fmt.Fprintf(tw, "%s\t", p.GetOwner())
+		}
+		model := p.GetModel()
+		if model == "" {
+			model = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\n", p.GetAgent(), model, p.GetCalls(), p.GetPromptTokens(), p.GetCompletionTokens(), usd(p.GetCostUsd()))
+		calls, in, out, cost = calls+p.GetCalls(), in+p.GetPromptTokens(), out+p.GetCompletionTokens(), cost+p.GetCostUsd()
+	}
+	fmt.Fprint(tw, "total\t")
+	if byOwner {
+		fmt.Fprint(tw, "\t")
+	}
+	fmt.Fprintf(tw, "\t\t%d\t%d\t%d\t%s\n", calls, in, out, usd(cost))
+	tw.Flush()
 }
 
 func writeOwnerBudget(w io.Writer, ob *agentsv1.OwnerBudget) {

@@ -10,9 +10,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"connectrpc.com/connect"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/api/gen/agents/v1/agentsv1connect"
@@ -139,12 +141,28 @@ func (f *budgetServer) SetOwnerBudget(_ context.Context, r *connect.Request[agen
 func (f *budgetServer) GetOwnerUsage(_ context.Context, r *connect.Request[agentsv1.GetOwnerUsageRequest]) (*connect.Response[agentsv1.GetOwnerUsageResponse], error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return connect.NewResponse(&agentsv1.GetOwnerUsageResponse{Usage: &agentsv1.OwnerUsage{
+	u := &agentsv1.OwnerUsage{
 		Owner: "alice", Budget: f.owner,
 		Current: &agentsv1.BudgetState{Budget: f.owner.GetBudget(), Spent: &agentsv1.Spend{Tokens: 120000, CostUsd: 4.5},
 			Left: &agentsv1.Budget{CostUsd: proto.Float64(0.5)}},
 		Total: &agentsv1.Spend{Tokens: 900000, CostUsd: 31.25},
-	}}), nil
+	}
+	if b := r.Msg.GetBucket(); b != agentsv1.UsageBucket_USAGE_BUCKET_UNSPECIFIED {
+		// The series echoes the range asked for (or 2026-03-01 to 03),
+		// with two rows on its first day.
+		since, until := r.Msg.GetSince(), r.Msg.GetUntil()
+		if since == nil {
+			since = timestamppb.New(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC))
+		}
+		if until == nil {
+			until = timestamppb.New(time.Date(2026, 3, 3, 0, 0, 0, 0, time.UTC))
+		}
+		u.Series = &agentsv1.UsageSeries{Bucket: b, Since: since, Until: until, Points: []*agentsv1.UsagePoint{
+			{Start: since, Owner: "alice", Agent: "coder", Model: "small", Calls: 3, PromptTokens: 3000, CompletionTokens: 300, CostUsd: 0.25},
+			{Start: since, Owner: "bob", Agent: "reviewer", Calls: 1, PromptTokens: 10, CompletionTokens: 1},
+		}}
+	}
+	return connect.NewResponse(&agentsv1.GetOwnerUsageResponse{Usage: u}), nil
 }
 
 func TestBudgetCommands(t *testing.T) {
@@ -185,6 +203,21 @@ func TestBudgetCommands(t *testing.T) {
 		{"usage", []string{"owners", "usage"}, 0,
 			[]string{"spent     120000 tokens, $4.50\n", "total     900000 tokens, $31.25\n"}, nil, ""},
 		{"usage as JSON", []string{"owners", "usage", "--json"}, 0, []string{`"costUsd": 31.25`}, nil, ""},
+		{"usage per day", []string{"owners", "usage", "--series", "day"}, 0, []string{
+			"total     900000 tokens, $31.25\n\nusage per UTC day, 2026-03-01 to 2026-03-03\n",
+			"DAY         AGENT     MODEL  CALLS  IN    OUT  COST\n",
+			"2026-03-01  coder     small  3      3000  300  $0.25\n",
+			"2026-03-01  reviewer  -      1      10    1    $0.00\n",
+			"total                        4      3010  301  $0.25\n",
+		}, []string{"OWNER"}, ""},
+		{"every owner's usage per hour", []string{"owners", "usage", "--series", "hour", "--since", "2026-03-02T08:30:00Z", "--until", "2026-03-03", "--all-owners"}, 0, []string{
+			"usage per UTC hour, 2026-03-02 08:30 to 2026-03-03 00:00\n",
+			"HOUR              OWNER  AGENT     MODEL  CALLS  IN    OUT  COST\n",
+			"2026-03-02 08:30  bob    reviewer  -      1      10    1    $0.00\n",
+		}, nil, ""},
+		{"a bad series", []string{"owners", "usage", "--series", "week"}, 1, nil, nil, `--series "week": want day or hour`},
+		{"a range with no series", []string{"owners", "usage", "--since", "7d"}, 1, nil, nil, "add --series day or --series hour"},
+		{"a since that is no time", []string{"owners", "usage", "--series", "day", "--since", "yesterday"}, 1, nil, nil, `--since "yesterday": want an RFC 3339 time`},
 	}
 	for _, tc := range tests {
 		// Sequential: the budget each row sets is what the next reads.
@@ -361,5 +394,27 @@ func TestBudgetRoundTripOnTheServer(t *testing.T) {
 	code, out, errOut = run(t, env, resume...)
 	if code != 0 || !strings.Contains(out, "The tool said fine") {
 		t.Errorf("sessions resume = %d:\n%s%s", code, out, errOut)
+	}
+}
+
+func TestParseWhen(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
+	for v, want := range map[string]time.Time{
+		"2026-03-01T08:00:00Z":      time.Date(2026, 3, 1, 8, 0, 0, 0, time.UTC),
+		"2026-03-01T08:00:00+01:00": time.Date(2026, 3, 1, 7, 0, 0, 0, time.UTC),
+		"2026-03-01":                time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC),
+		"7d":                        time.Date(2026, 3, 3, 12, 0, 0, 0, time.UTC),
+		"12h":                       time.Date(2026, 3, 10, 0, 0, 0, 0, time.UTC),
+	} {
+		got, err := parseWhen(v, now)
+		if err != nil || !got.Equal(want) {
+			t.Errorf("parseWhen(%q) = %v, %v; want %v", v, got, err, want)
+		}
+	}
+	for _, v := range []string{"", "yesterday", "-3d", "-1h", "xd"} {
+		if got, err := parseWhen(v, now); err == nil {
+			t.Errorf("parseWhen(%q) = %v, want an error", v, got)
+		}
 	}
 }

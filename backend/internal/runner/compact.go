@@ -374,7 +374,10 @@ func (a *actor) storeCompaction(st *step, plan compactPlan, f fit, resp llm.Resp
 	a.addTurn(e, session.Turn{Compaction: &c})
 	if plan.cut > plan.base {
 		spent := c.Usage.Spend()
-		e.spend = &store.SpendChange{SessionID: a.id, RootID: e.meta.Root(), Owner: e.meta.Owner, Spend: spent, At: a.r.now(), Reserved: st.admission.Reserved}
+		e.spend = &store.SpendChange{
+			SessionID: a.id, RootID: e.meta.Root(), Owner: e.meta.Owner, Spend: spent, At: a.r.now(), Reserved: st.admission.Reserved,
+			Agent: e.meta.Agent, Model: c.Model, Prompt: c.Usage.Prompt, Completion: c.Usage.Completion,
+		}
 		if st.admitted {
 			e.meta.Budget, e.meta.TreeSpend = st.admission.TreeBudget, st.admission.SpendAfter(e.meta.TreeSpend, spent)
 		}

@@ -419,6 +419,7 @@ func (a *actor) modelDone(st *step, resp llm.Response, err error, took time.Dura
 		FinishReason: resp.FinishReason,
 		AgentVersion: st.agentVersion,
 		Usage:        a.spent(resp),
+		Duration:     took,
 	}
 	if err != nil {
 		// Cut short: keep the text that arrived; calls that were still
@@ -438,7 +439,10 @@ func (a *actor) modelDone(st *step, resp llm.Response, err error, took time.Dura
 	// The answer settles the call's reservation with what it spent, in
 	// the write that stores it.
 	spent := turn.Usage.Spend()
-	e.spend = &store.SpendChange{SessionID: a.id, RootID: e.meta.Root(), Owner: e.meta.Owner, Spend: spent, At: a.r.now(), Reserved: st.admission.Reserved}
+	e.spend = &store.SpendChange{
+		SessionID: a.id, RootID: e.meta.Root(), Owner: e.meta.Owner, Spend: spent, At: a.r.now(), Reserved: st.admission.Reserved,
+		Agent: e.meta.Agent, Model: turn.Model, Prompt: turn.Usage.Prompt, Completion: turn.Usage.Completion,
+	}
 	if st.admitted {
 		e.meta.Budget, e.meta.TreeSpend = st.admission.TreeBudget, st.admission.SpendAfter(e.meta.TreeSpend, spent)
 	}

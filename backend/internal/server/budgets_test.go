@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agents-os/agents/backend/internal/runner"
 	"github.com/agents-os/agents/backend/internal/server"
@@ -176,5 +177,84 @@ func TestAnOwnerNameWithControlCharactersIsRefused(t *testing.T) {
 	status, _, body := e.do("PUT", "/v1/owners/eve%1B%5D0%3Bowned%07/budget", `{"tokens": 1000}`)
 	if code, reason, _ := jsonError(t, body); status != 400 || reason != "invalid_argument" {
 		t.Fatalf("PUT with an escape in the owner = %d %s %s", status, code, reason)
+	}
+}
+
+// GET /v1/owners/{owner}/usage?bucket=day adds the usage over time: the
+// owner's model calls per UTC day, by agent and model; an admin may ask
+// for every owner's, each row naming its owner; a bad range is a 400.
+func TestUsageSeriesSumsModelCallsPerBucket(t *testing.T) {
+	t.Parallel()
+	rules := fakellm.Rules{Default: &fakellm.Reply{Text: "hi", Usage: fakellm.Usage{PromptTokens: 1000, CompletionTokens: 500}}}
+	e := start(t, rules, withSecurity(server.Security{Tokens: testTokens(t)}), withRunner(func(o *runner.Options) {
+		o.Budgets.Prices = map[string]session.Price{"test-model": {InputPerMTok: 1, OutputPerMTok: 2}}
+	}))
+	today := time.Now().UTC().Truncate(24 * time.Hour)
+	for _, token := range []string{aliceToken, aliceToken, bobToken} {
+		if status, _, body := e.send(request{method: "POST", path: "/v1/sessions?wait=true", body: `{"agent": "boss", "message": {"text": "hi"}}`, header: bearer(token)}); status != http.StatusCreated {
+			t.Fatalf("create: %d %s", status, body)
+		}
+	}
+	type point struct {
+		Start            string  `json:"start"`
+		Owner            string  `json:"owner"`
+		Agent            string  `json:"agent"`
+		Model            string  `json:"model"`
+		Calls            int64   `json:"calls"`
+		PromptTokens     int64   `json:"prompt_tokens"`
+		CompletionTokens int64   `json:"completion_tokens"`
+		CostUSD          float64 `json:"cost_usd"`
+	}
+	read := func(path, token string) (since, until string, points []point) {
+		t.Helper()
+		status, _, body := e.send(request{method: "GET", path: path, header: bearer(token)})
+		if status != http.StatusOK {
+			t.Fatalf("GET %s: %d %s", path, status, body)
+		}
+		var u struct {
+			Series struct {
+				Bucket string  `json:"bucket"`
+				Since  string  `json:"since"`
+				Until  string  `json:"until"`
+				Points []point `json:"points"`
+			} `json:"series"`
+		}
+		if err := json.Unmarshal(body, &u); err != nil {
+			t.Fatal(err)
+		}
+		return u.Series.Since, u.Series.Until, u.Series.Points
+	}
+	if !time.Now().UTC().Truncate(24 * time.Hour).Equal(today) {
+		t.Skip("the calls were made on both sides of a UTC midnight")
+	}
+	since, until, points := read("/v1/owners/alice/usage?bucket=day", aliceToken)
+	if since != today.AddDate(0, 0, -29).Format(time.RFC3339) || until != today.AddDate(0, 0, 1).Format(time.RFC3339) {
+		t.Errorf("default range %s – %s, want the 30 days to the end of today", since, until)
+	}
+	// Two calls of 1000 input tokens at $1 and 500 output at $2 per
+	// million: $0.004.
+	want := point{Start: today.Format(time.RFC3339), Owner: "alice", Agent: "boss", Model: "test-model", Calls: 2, PromptTokens: 2000, CompletionTokens: 1000, CostUSD: 0.004}
+	if len(points) != 1 || points[0] != want {
+		t.Fatalf("alice's days = %+v, want %+v", points, want)
+	}
+	_, _, points = read("/v1/owners/bob/usage?bucket=hour&all_owners=true&since="+today.Format(time.RFC3339), adminToken)
+	if len(points) != 2 || points[0].Owner != "alice" || points[1].Owner != "bob" || points[1].Calls != 1 {
+		t.Fatalf("every owner's hours = %+v, want alice's and bob's", points)
+	}
+
+	for _, tc := range []struct {
+		name, path, token string
+		want              int
+	}{
+		{"every owner's as alice", "/v1/owners/alice/usage?bucket=day&all_owners=true", aliceToken, 403},
+		{"since after until", "/v1/owners/alice/usage?bucket=day&since=2026-03-05T00:00:00Z&until=2026-03-01T00:00:00Z", aliceToken, 400},
+		{"too many hours", "/v1/owners/alice/usage?bucket=hour&since=2026-01-01T00:00:00Z&until=2026-03-01T00:00:00Z", aliceToken, 400},
+		{"a since that is no time", "/v1/owners/alice/usage?bucket=day&since=yesterday", aliceToken, 400},
+		{"an unknown bucket", "/v1/owners/alice/usage?bucket=week", aliceToken, 400},
+		{"a range with no bucket", "/v1/owners/alice/usage?since=2026-03-01T00:00:00Z", aliceToken, 400},
+	} {
+		if status, _, body := e.send(request{method: "GET", path: tc.path, header: bearer(tc.token)}); status != tc.want {
+			t.Errorf("%s: %d %s, want %d", tc.name, status, body, tc.want)
+		}
 	}
 }

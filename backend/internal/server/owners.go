@@ -2,8 +2,10 @@ package server
 
 import (
 	"context"
+	"time"
 
 	"connectrpc.com/connect"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/api/gen/agents/v1/agentsv1connect"
@@ -125,7 +127,61 @@ func (h *ownerService) GetOwnerUsage(ctx context.Context, req *connect.Request[a
 	if !u.Start.IsZero() {
 		out.PeriodStart, out.PeriodEnd = wire.Timestamp(u.Start), wire.Timestamp(u.End)
 	}
+	if out.Series, err = h.series(ctx, name, req.Msg); err != nil {
+		return nil, err
+	}
 	return connect.NewResponse(&agentsv1.GetOwnerUsageResponse{Usage: out}), nil
+}
+
+// series reads the usage series a GetOwnerUsage request asks for, of the
+// owner name or, with all_owners, of every owner; nil for none.
+func (h *ownerService) series(ctx context.Context, name string, m *agentsv1.GetOwnerUsageRequest) (*agentsv1.UsageSeries, error) {
+	var bucket time.Duration
+	switch m.GetBucket() {
+	case agentsv1.UsageBucket_USAGE_BUCKET_UNSPECIFIED:
+		if m.GetAllOwners() || m.Since != nil || m.Until != nil {
+			return nil, errs.Invalid(errs.CodeInvalidArgument, "since, until and all_owners shape a usage series: ask for one with bucket (hour or day)")
+		}
+		return nil, nil
+	case agentsv1.UsageBucket_USAGE_BUCKET_HOUR:
+		bucket = runner.Hour
+	case agentsv1.UsageBucket_USAGE_BUCKET_DAY:
+		bucket = runner.Day
+	default:
+		return nil, errs.Invalid(errs.CodeInvalidArgument, "unknown usage bucket %d", m.GetBucket())
+	}
+	if m.GetAllOwners() {
+		if !isAdmin(ctx) {
+			return nil, errs.PermissionDenied(errs.CodePermissionDenied, "every owner's usage needs an admin token")
+		}
+		name = ""
+	}
+	var since, until time.Time
+	for _, f := range []struct {
+		name string
+		ts   *timestamppb.Timestamp
+		dst  *time.Time
+	}{{"since", m.Since, &since}, {"until", m.Until, &until}} {
+		if f.ts == nil {
+			continue
+		}
+		if err := f.ts.CheckValid(); err != nil {
+			return nil, errs.Invalid(errs.CodeInvalidArgument, "%s: %v", f.name, err)
+		}
+		*f.dst = f.ts.AsTime()
+	}
+	q, points, err := h.s.runner.UsageSeries(ctx, name, bucket, since, until)
+	if err != nil {
+		return nil, err
+	}
+	out := &agentsv1.UsageSeries{Bucket: m.GetBucket(), Since: wire.Timestamp(q.Since), Until: wire.Timestamp(q.Until), Points: make([]*agentsv1.UsagePoint, len(points))}
+	for i, p := range points {
+		out.Points[i] = &agentsv1.UsagePoint{
+			Start: wire.Timestamp(p.Start), Owner: p.Owner, Agent: p.Agent, Model: p.Model, Calls: p.Calls,
+			PromptTokens: p.Prompt, CompletionTokens: p.Completion, CostUsd: p.Cost.Dollars(),
+		}
+	}
+	return out, nil
 }
 
 func period(p agentsv1.BudgetPeriod) session.Period {

@@ -9,10 +9,12 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"time"
 
 	"connectrpc.com/connect"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/backend/internal/apijson"
@@ -404,9 +406,19 @@ func (s *Server) routeTable() []route {
 		},
 		{
 			method: "GET", path: "/v1/owners/{owner}/usage", rpc: "agents.v1.OwnerService.GetOwnerUsage",
+			query: []param{
+				{name: "bucket", doc: "Add the usage over time, summed per UTC hour or day: hour or day.", enum: apijson.EnumNames(agentsv1.UsageBucket(0).Descriptor())},
+				{name: "since", doc: "Start of the series, an RFC 3339 time, rounded down to its bucket (default: 30 days or 48 hours before until)."},
+				{name: "until", doc: "End of the series, an RFC 3339 time, rounded up to its bucket (default: the end of the current bucket). At most 366 days or 744 hours."},
+				{name: "all_owners", kind: "boolean", doc: "The series counts every owner's calls, each row naming its owner (admin only)."},
+			},
 			status: http.StatusOK, response: &agentsv1.OwnerUsage{},
 			serve: s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
-				res, _, err := unary(r.Context(), s, &agentsv1.GetOwnerUsageRequest{Owner: r.PathValue("owner")}, owners.GetOwnerUsage)
+				req, err := usageRequest(r)
+				if err != nil {
+					return nil, 0, err
+				}
+				res, _, err := unary(r.Context(), s, req, owners.GetOwnerUsage)
 				return res.GetUsage(), http.StatusOK, err
 			}),
 		},
@@ -800,6 +812,36 @@ func listRequest(r *http.Request) (*agentsv1.ListSessionsRequest, error) {
 		req.AllOwners = true
 	default:
 		return nil, errs.Invalid(errs.CodeInvalidArgument, "query parameter `scope` must be owner or all, not %q", scope)
+	}
+	return req, nil
+}
+
+// usageRequest is the GetOwnerUsage request of GET
+// /v1/owners/{owner}/usage.
+func usageRequest(r *http.Request) (*agentsv1.GetOwnerUsageRequest, error) {
+	q := r.URL.Query()
+	req := &agentsv1.GetOwnerUsageRequest{Owner: r.PathValue("owner")}
+	bucket, err := queryEnum(q.Get("bucket"), "bucket", agentsv1.UsageBucket(0).Descriptor())
+	if err != nil {
+		return nil, err
+	}
+	req.Bucket = agentsv1.UsageBucket(bucket)
+	for _, f := range []struct {
+		name string
+		dst  **timestamppb.Timestamp
+	}{{"since", &req.Since}, {"until", &req.Until}} {
+		v := q.Get(f.name)
+		if v == "" {
+			continue
+		}
+		t, err := time.Parse(time.RFC3339Nano, v)
+		if err != nil {
+			return nil, errs.Invalid(errs.CodeInvalidArgument, "query parameter `%s` must be an RFC 3339 time such as 2026-03-01T00:00:00Z, not %q", f.name, v)
+		}
+		*f.dst = timestamppb.New(t)
+	}
+	if req.AllOwners, err = queryBool(q.Get("all_owners"), "all_owners"); err != nil {
+		return nil, err
 	}
 	return req, nil
 }

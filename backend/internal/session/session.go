@@ -388,6 +388,8 @@ type LLMTurn struct {
 	// AgentVersion is the version of the agent the step ran (a stored
 	// agent's; 0 for a file agent).
 	AgentVersion int64 `json:"agent_version,omitempty"`
+	// Duration is how long the model call took, request to last byte.
+	Duration time.Duration `json:"duration,omitempty"`
 }
 
 // Attachment is a file sent with a message.

@@ -43,6 +43,9 @@ type Budgets interface {
 	// OwnerSpend returns what an owner spent in the period that holds at
 	// and in total.
 	OwnerSpend(ctx context.Context, owner string, period session.Period, at time.Time) (inPeriod, total session.Spend, err error)
+	// UsageSeries sums the model calls of q's range per bucket, owner,
+	// agent and model.
+	UsageSeries(ctx context.Context, q UsageQuery) ([]UsagePoint, error)
 }
 
 // Reservation asks to admit a model call of a session.
@@ -142,6 +145,11 @@ type SpendChange struct {
 	SessionID, RootID, Owner string
 	Spend                    session.Spend
 	At                       time.Time
+	// The call as the usage series counts it (model_calls): the session's
+	// agent, the model that answered, and the tokens split into input and
+	// output (Spend.Tokens is their sum).
+	Agent, Model       string
+	Prompt, Completion int64
 	// Reserved says the call held a reservation (Admission.Reserved): a
 	// call under no budget reserved nothing and has nothing to release.
 	Reserved bool
@@ -569,6 +577,9 @@ type spendKey struct{ scope, name, period string }
 func (s *SQL) applySpends(ctx context.Context, tx *sqlx.Tx, spends []*SpendChange) error {
 	if len(spends) == 0 {
 		return nil
+	}
+	if err := s.addModelCalls(ctx, tx, spends); err != nil {
+		return err
 	}
 	sums := map[spendKey]session.Spend{}
 	for _, sp := range spends {

@@ -62,6 +62,8 @@ type statements struct {
 	admissionLocked, putReservation, releaseReservation   *writeStmt
 	// addSpend[n] adds n spend rows (1 or spendRows).
 	addSpend [spendRows + 1]*writeStmt
+	// addModelCall records one model call for the usage series.
+	addModelCall *writeStmt
 	// appendEvents[n-1] appends n events.
 	appendEvents [eventBatch]*writeStmt
 	// step[f][n] writes a change of a session's metadata with n new turns
@@ -133,6 +135,7 @@ func newStatements(ctx context.Context, read, write *sqlx.DB, d Dialect) *statem
 		{&st.releaseReservation, sqlReleaseReservation},
 		{&st.addSpend[1], insertSQL(sqlAddSpend, 5, 1) + sqlAddSpendConflict},
 		{&st.addSpend[spendRows], insertSQL(sqlAddSpend, 5, spendRows) + sqlAddSpendConflict},
+		{&st.addModelCall, insertSQL(sqlAddModelCalls, modelCallColumns, 1)},
 	} {
 		w(ws.dst, ws.query)
 	}

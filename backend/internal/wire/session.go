@@ -214,6 +214,9 @@ func turn(t session.Turn, withData bool) *agentsv1.Turn {
 			Interrupted:  t.LLM.Interrupted,
 			AgentVersion: t.LLM.AgentVersion,
 		}
+		if t.LLM.Duration > 0 {
+			l.Duration = durationpb.New(t.LLM.Duration)
+		}
 		for _, c := range t.LLM.ToolCalls {
 			l.ToolCalls = append(l.ToolCalls, ToolCall(c))
 		}

@@ -212,6 +212,15 @@ func (s *Screen) viewKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 		return s.openExport(), true
 	case s.is(msg, keys.Compact):
 		return s.openCompact(), true
+	case s.is(msg, keys.Timeline):
+		s.timeline = !s.timeline
+		if s.timeline {
+			return timelineTick(s.id), true
+		}
+		return nil, true
+	case s.is(msg, keys.Back) && s.timeline:
+		s.timeline = false
+		return nil, true
 	case s.is(msg, keys.HardCancel):
 		if s.unborn() {
 			return status("the session starts with its first message", nil), true

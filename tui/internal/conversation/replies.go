@@ -26,32 +26,35 @@ var (
 	_ Reply = attachedMsg{}
 	_ Reply = editorReadyMsg{}
 	_ Reply = editorDoneMsg{}
+	_ Reply = timelineTickMsg{}
 )
 
-func (m sessionMsg) Session() string     { return m.id }
-func (m agentsMsg) Session() string      { return m.id }
-func (m postedMsg) Session() string      { return m.id }
-func (m createdMsg) Session() string     { return "" }
-func (m controlMsg) Session() string     { return m.id }
-func (m forkedMsg) Session() string      { return m.id }
-func (m exportedMsg) Session() string    { return m.id }
-func (m completedMsg) Session() string   { return m.id }
-func (m compactedMsg) Session() string   { return m.id }
-func (m completionMsg) Session() string  { return m.id }
-func (m attachedMsg) Session() string    { return m.id }
-func (m editorReadyMsg) Session() string { return m.id }
-func (m editorDoneMsg) Session() string  { return m.id }
+func (m sessionMsg) Session() string      { return m.id }
+func (m agentsMsg) Session() string       { return m.id }
+func (m postedMsg) Session() string       { return m.id }
+func (m createdMsg) Session() string      { return "" }
+func (m controlMsg) Session() string      { return m.id }
+func (m forkedMsg) Session() string       { return m.id }
+func (m exportedMsg) Session() string     { return m.id }
+func (m completedMsg) Session() string    { return m.id }
+func (m compactedMsg) Session() string    { return m.id }
+func (m completionMsg) Session() string   { return m.id }
+func (m attachedMsg) Session() string     { return m.id }
+func (m editorReadyMsg) Session() string  { return m.id }
+func (m editorDoneMsg) Session() string   { return m.id }
+func (m timelineTickMsg) Session() string { return m.id }
 
-func (sessionMsg) reply()     {}
-func (agentsMsg) reply()      {}
-func (postedMsg) reply()      {}
-func (createdMsg) reply()     {}
-func (controlMsg) reply()     {}
-func (forkedMsg) reply()      {}
-func (exportedMsg) reply()    {}
-func (completedMsg) reply()   {}
-func (compactedMsg) reply()   {}
-func (completionMsg) reply()  {}
-func (attachedMsg) reply()    {}
-func (editorReadyMsg) reply() {}
-func (editorDoneMsg) reply()  {}
+func (sessionMsg) reply()      {}
+func (agentsMsg) reply()       {}
+func (postedMsg) reply()       {}
+func (createdMsg) reply()      {}
+func (controlMsg) reply()      {}
+func (forkedMsg) reply()       {}
+func (exportedMsg) reply()     {}
+func (completedMsg) reply()    {}
+func (compactedMsg) reply()    {}
+func (completionMsg) reply()   {}
+func (attachedMsg) reply()     {}
+func (editorReadyMsg) reply()  {}
+func (editorDoneMsg) reply()   {}
+func (timelineTickMsg) reply() {}

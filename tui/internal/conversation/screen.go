@@ -16,6 +16,7 @@ import (
 	"os"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"charm.land/bubbles/v2/textarea"
 	tea "charm.land/bubbletea/v2"
@@ -97,6 +98,9 @@ type Screen struct {
 	// from its compaction.started until the compaction turn arrives or
 	// the run stops.
 	compacting *agentsv1.CompactionStarted
+
+	// timeline shows the runs as a waterfall in place of the transcript.
+	timeline bool
 
 	// stopBudget is the budget the last run.stopped said was spent
 	// (session or owner), which the summary does not keep.
@@ -270,8 +274,22 @@ func (s *Screen) Handle(msg tea.Msg) tea.Cmd {
 		if m.id == s.id {
 			return s.edited(m)
 		}
+	case timelineTickMsg:
+		// While the timeline shows, what runs grows with the clock, not
+		// only with the events.
+		if m.id == s.id && s.timeline {
+			return timelineTick(s.id)
+		}
 	}
 	return nil
+}
+
+// timelineTickMsg redraws the timeline of session id.
+type timelineTickMsg struct{ id string }
+
+// timelineTick asks for a redraw of the timeline in a second.
+func timelineTick(id string) tea.Cmd {
+	return tea.Tick(time.Second, func(time.Time) tea.Msg { return timelineTickMsg{id: id} })
 }
 
 // reload fetches the session again, holding events until it arrives.

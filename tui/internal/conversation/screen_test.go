@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	tea "charm.land/bubbletea/v2"
 	"connectrpc.com/connect"
 	"github.com/charmbracelet/x/ansi"
 
@@ -701,4 +702,51 @@ func (r *rig) opened(id string) bool {
 		}
 	}
 	return false
+}
+
+// t shows the runs as a waterfall in place of the transcript; t again or
+// esc brings the transcript back.
+func TestTimelineKeyShowsTheRuns(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, ready, fewTurns()...).open()
+	r.keys("esc")
+	// t: the timeline, redrawn each second while it shows (the tick is
+	// not run here: it would tick for ever).
+	timeline := func() tea.Cmd {
+		t.Helper()
+		cmd, ok := r.s.HandleKey(press("t"))
+		if !ok {
+			t.Fatal("t was not the screen's")
+		}
+		return cmd
+	}
+	if timeline() == nil {
+		t.Fatal("showing the timeline asks for no redraw")
+	}
+	frame := ansi.Strip(r.s.Render(100, 30))
+	for _, want := range []string{"timeline of the loaded turns · t or esc: the transcript", "run 1 · ", "run 2 · ", "  test-model "} {
+		if !strings.Contains(frame, want) {
+			t.Errorf("timeline frame lacks %q:\n%s", want, frame)
+		}
+	}
+	if strings.Contains(frame, "races the server's shutdown") {
+		t.Errorf("the transcript shows beside the timeline:\n%s", frame)
+	}
+	if cmd := r.s.Handle(timelineTickMsg{id: r.s.id}); cmd == nil {
+		t.Errorf("a tick while the timeline shows asks for no next one")
+	}
+	r.keys("esc")
+	if frame := ansi.Strip(r.s.Render(100, 30)); !strings.Contains(frame, "races the server's shutdown") {
+		t.Errorf("esc did not bring the transcript back:\n%s", frame)
+	}
+	if cmd := r.s.Handle(timelineTickMsg{id: r.s.id}); cmd != nil {
+		t.Errorf("a tick once the timeline is gone asks for another")
+	}
+	timeline()
+	if timeline() != nil {
+		t.Errorf("hiding the timeline asks for a redraw")
+	}
+	if frame := ansi.Strip(r.s.Render(100, 30)); strings.Contains(frame, "timeline of the loaded turns") {
+		t.Errorf("t twice leaves the timeline:\n%s", frame)
+	}
 }

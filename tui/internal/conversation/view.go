@@ -3,6 +3,7 @@ package conversation
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
@@ -11,6 +12,7 @@ import (
 	"github.com/agents-os/agents/tui/internal/badge"
 	"github.com/agents-os/agents/tui/internal/keys"
 	"github.com/agents-os/agents/tui/internal/layout"
+	"github.com/agents-os/agents/tui/internal/timeline"
 	"github.com/agents-os/agents/tui/internal/units"
 )
 
@@ -133,6 +135,9 @@ func (s *Screen) renderView(width, height int) string {
 	if s.loading && s.tr.Count() == 0 {
 		return fitLines([]string{s.st.Muted.Render("loading…")}, width, height)
 	}
+	if s.timeline {
+		return s.renderTimeline(width, height)
+	}
 	lines := s.tr.Lines(width)
 	bottom := max(len(lines)-height, 0)
 	if s.follow || s.offset > bottom {
@@ -150,6 +155,18 @@ func (s *Screen) renderView(width, height int) string {
 		shown[height-1] = s.st.Muted.Render(fmt.Sprintf("↓ %s more (%s)", units.Count(below, "line", "lines"), s.keyName(keys.PageDown)))
 	}
 	return fitLines(shown, width, height)
+}
+
+// renderTimeline draws the session's runs as a waterfall, the newest at
+// the bottom, under a line that says how to go back.
+func (s *Screen) renderTimeline(width, height int) string {
+	runs := timeline.Of(s.tr.Turns(), s.status() == agentsv1.SessionStatus_SESSION_STATUS_RUNNING)
+	lines := timeline.Render(runs, width, time.Now(), time.Local)
+	head := s.st.Muted.Render(fmt.Sprintf("timeline of the loaded turns · %s or esc: the transcript", s.keyName(keys.Timeline)))
+	if len(lines) > height-1 {
+		lines = lines[len(lines)-(height-1):]
+	}
+	return fitLines(append([]string{head}, lines...), width, height)
 }
 
 // renderDraft draws the draft: one line (its first line and size) when

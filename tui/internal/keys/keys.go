@@ -80,6 +80,7 @@ const (
 	ContinueWith Action = "continue_with"
 	Export       Action = "export"
 	Compact      Action = "compact"
+	Timeline     Action = "timeline"
 	Pending      Action = "pending_calls"
 	Draft        Action = "draft"
 )
@@ -150,6 +151,7 @@ func Default() *Map {
 		b(Export, "transcript", "export to markdown (asks where)", "e"),
 		b(HardCancel, "transcript", "hard cancel (cancel running tools)", "X"),
 		b(Compact, "transcript", "compact: summarise the older turns", "z"),
+		b(Timeline, "transcript", "show / hide the timeline of runs", "t"),
 
 		b(Send, "composer", "send (while busy: add to the draft)", "enter"),
 		b(Newline, "composer", "new line", "shift+enter", "alt+enter", "ctrl+j"),

@@ -583,6 +583,17 @@ func (v *View) turnCalls(index int) []*call {
 	return out
 }
 
+// Turns returns the stored turns loaded, oldest first.
+func (v *View) Turns() []*agentsv1.Turn {
+	out := make([]*agentsv1.Turn, 0, len(v.turns))
+	for _, e := range v.turns {
+		if e.turn != nil {
+			out = append(out, e.turn)
+		}
+	}
+	return out
+}
+
 // FirstIndex is the lowest index of the turns loaded.
 func (v *View) FirstIndex() int { return v.first }
 

@@ -139,6 +139,59 @@ func (BudgetSource) EnumDescriptor() ([]byte, []int) {
 	return file_agents_v1_owner_proto_rawDescGZIP(), []int{1}
 }
 
+// UsageBucket is the span each point of a usage series sums.
+type UsageBucket int32
+
+const (
+	// Not set: no series.
+	UsageBucket_USAGE_BUCKET_UNSPECIFIED UsageBucket = 0
+	// One UTC hour.
+	UsageBucket_USAGE_BUCKET_HOUR UsageBucket = 1
+	// One UTC calendar day.
+	UsageBucket_USAGE_BUCKET_DAY UsageBucket = 2
+)
+
+// Enum value maps for UsageBucket.
+var (
+	UsageBucket_name = map[int32]string{
+		0: "USAGE_BUCKET_UNSPECIFIED",
+		1: "USAGE_BUCKET_HOUR",
+		2: "USAGE_BUCKET_DAY",
+	}
+	UsageBucket_value = map[string]int32{
+		"USAGE_BUCKET_UNSPECIFIED": 0,
+		"USAGE_BUCKET_HOUR":        1,
+		"USAGE_BUCKET_DAY":         2,
+	}
+)
+
+func (x UsageBucket) Enum() *UsageBucket {
+	p := new(UsageBucket)
+	*p = x
+	return p
+}
+
+func (x UsageBucket) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (UsageBucket) Descriptor() protoreflect.EnumDescriptor {
+	return file_agents_v1_owner_proto_enumTypes[2].Descriptor()
+}
+
+func (UsageBucket) Type() protoreflect.EnumType {
+	return &file_agents_v1_owner_proto_enumTypes[2]
+}
+
+func (x UsageBucket) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use UsageBucket.Descriptor instead.
+func (UsageBucket) EnumDescriptor() ([]byte, []int) {
+	return file_agents_v1_owner_proto_rawDescGZIP(), []int{2}
+}
+
 // OwnerBudget is the budget in force for an owner.
 type OwnerBudget struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -435,11 +488,25 @@ func (x *GetOwnerBudgetResponse) GetBudget() *OwnerBudget {
 	return nil
 }
 
-// GetOwnerUsageRequest names the owner.
+// GetOwnerUsageRequest names the owner and, to have the usage over time
+// as well, the series' buckets and range.
 type GetOwnerUsageRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The owner; empty is the caller. Another owner's needs an admin token.
-	Owner         string `protobuf:"bytes,1,opt,name=owner,proto3" json:"owner,omitempty"`
+	Owner string `protobuf:"bytes,1,opt,name=owner,proto3" json:"owner,omitempty"`
+	// The series' bucket; unspecified: no series.
+	Bucket UsageBucket `protobuf:"varint,2,opt,name=bucket,proto3,enum=agents.v1.UsageBucket" json:"bucket,omitempty"`
+	// Start of the series, rounded down to its bucket (UTC). Absent: 30
+	// days before the end for days, 48 hours for hours.
+	Since *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=since,proto3" json:"since,omitempty"`
+	// End of the series, rounded up to its bucket (UTC). Absent: the end
+	// of the current bucket. A range of no bucket or of more than 366 days
+	// or 744 hours (31 days) is `invalid_argument`.
+	Until *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=until,proto3" json:"until,omitempty"`
+	// The series counts every owner's model calls, each row naming its
+	// owner. Needs an admin token; the rest of the answer stays the named
+	// owner's.
+	AllOwners     bool `protobuf:"varint,5,opt,name=all_owners,json=allOwners,proto3" json:"all_owners,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -481,6 +548,222 @@ func (x *GetOwnerUsageRequest) GetOwner() string {
 	return ""
 }
 
+func (x *GetOwnerUsageRequest) GetBucket() UsageBucket {
+	if x != nil {
+		return x.Bucket
+	}
+	return UsageBucket_USAGE_BUCKET_UNSPECIFIED
+}
+
+func (x *GetOwnerUsageRequest) GetSince() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Since
+	}
+	return nil
+}
+
+func (x *GetOwnerUsageRequest) GetUntil() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Until
+	}
+	return nil
+}
+
+func (x *GetOwnerUsageRequest) GetAllOwners() bool {
+	if x != nil {
+		return x.AllOwners
+	}
+	return false
+}
+
+// UsageSeries is usage over time: what the model calls of a range spent,
+// per bucket, broken down by owner, agent and model.
+type UsageSeries struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The bucket.
+	Bucket UsageBucket `protobuf:"varint,1,opt,name=bucket,proto3,enum=agents.v1.UsageBucket" json:"bucket,omitempty"`
+	// Start of the first bucket (UTC).
+	Since *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=since,proto3" json:"since,omitempty"`
+	// End of the last bucket (UTC): the range is [since, until).
+	Until *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=until,proto3" json:"until,omitempty"`
+	// One row per bucket, owner, agent and model that made a model call,
+	// ordered by bucket, owner, agent, model. Buckets with no call have
+	// no row.
+	Points        []*UsagePoint `protobuf:"bytes,4,rep,name=points,proto3" json:"points,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UsageSeries) Reset() {
+	*x = UsageSeries{}
+	mi := &file_agents_v1_owner_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UsageSeries) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UsageSeries) ProtoMessage() {}
+
+func (x *UsageSeries) ProtoReflect() protoreflect.Message {
+	mi := &file_agents_v1_owner_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UsageSeries.ProtoReflect.Descriptor instead.
+func (*UsageSeries) Descriptor() ([]byte, []int) {
+	return file_agents_v1_owner_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *UsageSeries) GetBucket() UsageBucket {
+	if x != nil {
+		return x.Bucket
+	}
+	return UsageBucket_USAGE_BUCKET_UNSPECIFIED
+}
+
+func (x *UsageSeries) GetSince() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Since
+	}
+	return nil
+}
+
+func (x *UsageSeries) GetUntil() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Until
+	}
+	return nil
+}
+
+func (x *UsageSeries) GetPoints() []*UsagePoint {
+	if x != nil {
+		return x.Points
+	}
+	return nil
+}
+
+// UsagePoint is what the model calls of one bucket, owner, agent and
+// model spent.
+type UsagePoint struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Start of the bucket (UTC).
+	Start *timestamppb.Timestamp `protobuf:"bytes,1,opt,name=start,proto3" json:"start,omitempty"`
+	// The owner of the sessions that made the calls.
+	Owner string `protobuf:"bytes,2,opt,name=owner,proto3" json:"owner,omitempty"`
+	// The agent (slug) of those sessions.
+	Agent string `protobuf:"bytes,3,opt,name=agent,proto3" json:"agent,omitempty"`
+	// The model that answered, as the provider named it; empty when it
+	// gave no name.
+	Model string `protobuf:"bytes,4,opt,name=model,proto3" json:"model,omitempty"`
+	// Model calls (conversation summaries included).
+	Calls int64 `protobuf:"varint,5,opt,name=calls,proto3" json:"calls,omitempty"`
+	// Input tokens.
+	PromptTokens int64 `protobuf:"varint,6,opt,name=prompt_tokens,json=promptTokens,proto3" json:"prompt_tokens,omitempty"`
+	// Output tokens.
+	CompletionTokens int64 `protobuf:"varint,7,opt,name=completion_tokens,json=completionTokens,proto3" json:"completion_tokens,omitempty"`
+	// Cost in US dollars under the server's price table; calls of models
+	// without a price count as free.
+	CostUsd       float64 `protobuf:"fixed64,8,opt,name=cost_usd,json=costUsd,proto3" json:"cost_usd,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UsagePoint) Reset() {
+	*x = UsagePoint{}
+	mi := &file_agents_v1_owner_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UsagePoint) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UsagePoint) ProtoMessage() {}
+
+func (x *UsagePoint) ProtoReflect() protoreflect.Message {
+	mi := &file_agents_v1_owner_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UsagePoint.ProtoReflect.Descriptor instead.
+func (*UsagePoint) Descriptor() ([]byte, []int) {
+	return file_agents_v1_owner_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *UsagePoint) GetStart() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Start
+	}
+	return nil
+}
+
+func (x *UsagePoint) GetOwner() string {
+	if x != nil {
+		return x.Owner
+	}
+	return ""
+}
+
+func (x *UsagePoint) GetAgent() string {
+	if x != nil {
+		return x.Agent
+	}
+	return ""
+}
+
+func (x *UsagePoint) GetModel() string {
+	if x != nil {
+		return x.Model
+	}
+	return ""
+}
+
+func (x *UsagePoint) GetCalls() int64 {
+	if x != nil {
+		return x.Calls
+	}
+	return 0
+}
+
+func (x *UsagePoint) GetPromptTokens() int64 {
+	if x != nil {
+		return x.PromptTokens
+	}
+	return 0
+}
+
+func (x *UsagePoint) GetCompletionTokens() int64 {
+	if x != nil {
+		return x.CompletionTokens
+	}
+	return 0
+}
+
+func (x *UsagePoint) GetCostUsd() float64 {
+	if x != nil {
+		return x.CostUsd
+	}
+	return 0
+}
+
 // GetOwnerUsageResponse carries the owner's usage.
 type GetOwnerUsageResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -492,7 +775,7 @@ type GetOwnerUsageResponse struct {
 
 func (x *GetOwnerUsageResponse) Reset() {
 	*x = GetOwnerUsageResponse{}
-	mi := &file_agents_v1_owner_proto_msgTypes[6]
+	mi := &file_agents_v1_owner_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -504,7 +787,7 @@ func (x *GetOwnerUsageResponse) String() string {
 func (*GetOwnerUsageResponse) ProtoMessage() {}
 
 func (x *GetOwnerUsageResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_owner_proto_msgTypes[6]
+	mi := &file_agents_v1_owner_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -517,7 +800,7 @@ func (x *GetOwnerUsageResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetOwnerUsageResponse.ProtoReflect.Descriptor instead.
 func (*GetOwnerUsageResponse) Descriptor() ([]byte, []int) {
-	return file_agents_v1_owner_proto_rawDescGZIP(), []int{6}
+	return file_agents_v1_owner_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *GetOwnerUsageResponse) GetUsage() *OwnerUsage {
@@ -543,14 +826,17 @@ type OwnerUsage struct {
 	// left.
 	Current *BudgetState `protobuf:"bytes,5,opt,name=current,proto3" json:"current,omitempty"`
 	// Everything the owner ever spent.
-	Total         *Spend `protobuf:"bytes,6,opt,name=total,proto3" json:"total,omitempty"`
+	Total *Spend `protobuf:"bytes,6,opt,name=total,proto3" json:"total,omitempty"`
+	// The usage over time the request asked for; absent when it asked
+	// for none.
+	Series        *UsageSeries `protobuf:"bytes,7,opt,name=series,proto3" json:"series,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *OwnerUsage) Reset() {
 	*x = OwnerUsage{}
-	mi := &file_agents_v1_owner_proto_msgTypes[7]
+	mi := &file_agents_v1_owner_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -562,7 +848,7 @@ func (x *OwnerUsage) String() string {
 func (*OwnerUsage) ProtoMessage() {}
 
 func (x *OwnerUsage) ProtoReflect() protoreflect.Message {
-	mi := &file_agents_v1_owner_proto_msgTypes[7]
+	mi := &file_agents_v1_owner_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -575,7 +861,7 @@ func (x *OwnerUsage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OwnerUsage.ProtoReflect.Descriptor instead.
 func (*OwnerUsage) Descriptor() ([]byte, []int) {
-	return file_agents_v1_owner_proto_rawDescGZIP(), []int{7}
+	return file_agents_v1_owner_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *OwnerUsage) GetOwner() string {
@@ -620,6 +906,13 @@ func (x *OwnerUsage) GetTotal() *Spend {
 	return nil
 }
 
+func (x *OwnerUsage) GetSeries() *UsageSeries {
+	if x != nil {
+		return x.Series
+	}
+	return nil
+}
+
 var File_agents_v1_owner_proto protoreflect.FileDescriptor
 
 const file_agents_v1_owner_proto_rawDesc = "" +
@@ -644,11 +937,31 @@ const file_agents_v1_owner_proto_rawDesc = "" +
 	"\x15GetOwnerBudgetRequest\x12\x14\n" +
 	"\x05owner\x18\x01 \x01(\tR\x05owner\"H\n" +
 	"\x16GetOwnerBudgetResponse\x12.\n" +
-	"\x06budget\x18\x01 \x01(\v2\x16.agents.v1.OwnerBudgetR\x06budget\",\n" +
+	"\x06budget\x18\x01 \x01(\v2\x16.agents.v1.OwnerBudgetR\x06budget\"\xdf\x01\n" +
 	"\x14GetOwnerUsageRequest\x12\x14\n" +
-	"\x05owner\x18\x01 \x01(\tR\x05owner\"D\n" +
+	"\x05owner\x18\x01 \x01(\tR\x05owner\x12.\n" +
+	"\x06bucket\x18\x02 \x01(\x0e2\x16.agents.v1.UsageBucketR\x06bucket\x120\n" +
+	"\x05since\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x05since\x120\n" +
+	"\x05until\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x05until\x12\x1d\n" +
+	"\n" +
+	"all_owners\x18\x05 \x01(\bR\tallOwners\"\xd0\x01\n" +
+	"\vUsageSeries\x12.\n" +
+	"\x06bucket\x18\x01 \x01(\x0e2\x16.agents.v1.UsageBucketR\x06bucket\x120\n" +
+	"\x05since\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x05since\x120\n" +
+	"\x05until\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x05until\x12-\n" +
+	"\x06points\x18\x04 \x03(\v2\x15.agents.v1.UsagePointR\x06points\"\x83\x02\n" +
+	"\n" +
+	"UsagePoint\x120\n" +
+	"\x05start\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\x05start\x12\x14\n" +
+	"\x05owner\x18\x02 \x01(\tR\x05owner\x12\x14\n" +
+	"\x05agent\x18\x03 \x01(\tR\x05agent\x12\x14\n" +
+	"\x05model\x18\x04 \x01(\tR\x05model\x12\x14\n" +
+	"\x05calls\x18\x05 \x01(\x03R\x05calls\x12#\n" +
+	"\rprompt_tokens\x18\x06 \x01(\x03R\fpromptTokens\x12+\n" +
+	"\x11completion_tokens\x18\a \x01(\x03R\x10completionTokens\x12\x19\n" +
+	"\bcost_usd\x18\b \x01(\x01R\acostUsd\"D\n" +
 	"\x15GetOwnerUsageResponse\x12+\n" +
-	"\x05usage\x18\x01 \x01(\v2\x15.agents.v1.OwnerUsageR\x05usage\"\xa6\x02\n" +
+	"\x05usage\x18\x01 \x01(\v2\x15.agents.v1.OwnerUsageR\x05usage\"\xd6\x02\n" +
 	"\n" +
 	"OwnerUsage\x12\x14\n" +
 	"\x05owner\x18\x01 \x01(\tR\x05owner\x12.\n" +
@@ -657,7 +970,8 @@ const file_agents_v1_owner_proto_rawDesc = "" +
 	"\n" +
 	"period_end\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tperiodEnd\x120\n" +
 	"\acurrent\x18\x05 \x01(\v2\x16.agents.v1.BudgetStateR\acurrent\x12&\n" +
-	"\x05total\x18\x06 \x01(\v2\x10.agents.v1.SpendR\x05total*v\n" +
+	"\x05total\x18\x06 \x01(\v2\x10.agents.v1.SpendR\x05total\x12.\n" +
+	"\x06series\x18\a \x01(\v2\x16.agents.v1.UsageSeriesR\x06series*v\n" +
 	"\fBudgetPeriod\x12\x1d\n" +
 	"\x19BUDGET_PERIOD_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11BUDGET_PERIOD_DAY\x10\x01\x12\x17\n" +
@@ -667,7 +981,11 @@ const file_agents_v1_owner_proto_rawDesc = "" +
 	"\x19BUDGET_SOURCE_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12BUDGET_SOURCE_NONE\x10\x01\x12\x19\n" +
 	"\x15BUDGET_SOURCE_DEFAULT\x10\x02\x12\x17\n" +
-	"\x13BUDGET_SOURCE_OWNER\x10\x032\x9f\x02\n" +
+	"\x13BUDGET_SOURCE_OWNER\x10\x03*X\n" +
+	"\vUsageBucket\x12\x1c\n" +
+	"\x18USAGE_BUCKET_UNSPECIFIED\x10\x00\x12\x15\n" +
+	"\x11USAGE_BUCKET_HOUR\x10\x01\x12\x14\n" +
+	"\x10USAGE_BUCKET_DAY\x10\x022\x9f\x02\n" +
 	"\fOwnerService\x12Z\n" +
 	"\x0eSetOwnerBudget\x12 .agents.v1.SetOwnerBudgetRequest\x1a!.agents.v1.SetOwnerBudgetResponse\"\x03\x90\x02\x02\x12Z\n" +
 	"\x0eGetOwnerBudget\x12 .agents.v1.GetOwnerBudgetRequest\x1a!.agents.v1.GetOwnerBudgetResponse\"\x03\x90\x02\x01\x12W\n" +
@@ -685,48 +1003,60 @@ func file_agents_v1_owner_proto_rawDescGZIP() []byte {
 	return file_agents_v1_owner_proto_rawDescData
 }
 
-var file_agents_v1_owner_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_agents_v1_owner_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
+var file_agents_v1_owner_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
+var file_agents_v1_owner_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
 var file_agents_v1_owner_proto_goTypes = []any{
 	(BudgetPeriod)(0),              // 0: agents.v1.BudgetPeriod
 	(BudgetSource)(0),              // 1: agents.v1.BudgetSource
-	(*OwnerBudget)(nil),            // 2: agents.v1.OwnerBudget
-	(*SetOwnerBudgetRequest)(nil),  // 3: agents.v1.SetOwnerBudgetRequest
-	(*SetOwnerBudgetResponse)(nil), // 4: agents.v1.SetOwnerBudgetResponse
-	(*GetOwnerBudgetRequest)(nil),  // 5: agents.v1.GetOwnerBudgetRequest
-	(*GetOwnerBudgetResponse)(nil), // 6: agents.v1.GetOwnerBudgetResponse
-	(*GetOwnerUsageRequest)(nil),   // 7: agents.v1.GetOwnerUsageRequest
-	(*GetOwnerUsageResponse)(nil),  // 8: agents.v1.GetOwnerUsageResponse
-	(*OwnerUsage)(nil),             // 9: agents.v1.OwnerUsage
-	(*Budget)(nil),                 // 10: agents.v1.Budget
-	(*timestamppb.Timestamp)(nil),  // 11: google.protobuf.Timestamp
-	(*BudgetState)(nil),            // 12: agents.v1.BudgetState
-	(*Spend)(nil),                  // 13: agents.v1.Spend
+	(UsageBucket)(0),               // 2: agents.v1.UsageBucket
+	(*OwnerBudget)(nil),            // 3: agents.v1.OwnerBudget
+	(*SetOwnerBudgetRequest)(nil),  // 4: agents.v1.SetOwnerBudgetRequest
+	(*SetOwnerBudgetResponse)(nil), // 5: agents.v1.SetOwnerBudgetResponse
+	(*GetOwnerBudgetRequest)(nil),  // 6: agents.v1.GetOwnerBudgetRequest
+	(*GetOwnerBudgetResponse)(nil), // 7: agents.v1.GetOwnerBudgetResponse
+	(*GetOwnerUsageRequest)(nil),   // 8: agents.v1.GetOwnerUsageRequest
+	(*UsageSeries)(nil),            // 9: agents.v1.UsageSeries
+	(*UsagePoint)(nil),             // 10: agents.v1.UsagePoint
+	(*GetOwnerUsageResponse)(nil),  // 11: agents.v1.GetOwnerUsageResponse
+	(*OwnerUsage)(nil),             // 12: agents.v1.OwnerUsage
+	(*Budget)(nil),                 // 13: agents.v1.Budget
+	(*timestamppb.Timestamp)(nil),  // 14: google.protobuf.Timestamp
+	(*BudgetState)(nil),            // 15: agents.v1.BudgetState
+	(*Spend)(nil),                  // 16: agents.v1.Spend
 }
 var file_agents_v1_owner_proto_depIdxs = []int32{
-	10, // 0: agents.v1.OwnerBudget.budget:type_name -> agents.v1.Budget
+	13, // 0: agents.v1.OwnerBudget.budget:type_name -> agents.v1.Budget
 	0,  // 1: agents.v1.OwnerBudget.period:type_name -> agents.v1.BudgetPeriod
 	1,  // 2: agents.v1.OwnerBudget.source:type_name -> agents.v1.BudgetSource
 	0,  // 3: agents.v1.SetOwnerBudgetRequest.period:type_name -> agents.v1.BudgetPeriod
-	2,  // 4: agents.v1.SetOwnerBudgetResponse.budget:type_name -> agents.v1.OwnerBudget
-	2,  // 5: agents.v1.GetOwnerBudgetResponse.budget:type_name -> agents.v1.OwnerBudget
-	9,  // 6: agents.v1.GetOwnerUsageResponse.usage:type_name -> agents.v1.OwnerUsage
-	2,  // 7: agents.v1.OwnerUsage.budget:type_name -> agents.v1.OwnerBudget
-	11, // 8: agents.v1.OwnerUsage.period_start:type_name -> google.protobuf.Timestamp
-	11, // 9: agents.v1.OwnerUsage.period_end:type_name -> google.protobuf.Timestamp
-	12, // 10: agents.v1.OwnerUsage.current:type_name -> agents.v1.BudgetState
-	13, // 11: agents.v1.OwnerUsage.total:type_name -> agents.v1.Spend
-	3,  // 12: agents.v1.OwnerService.SetOwnerBudget:input_type -> agents.v1.SetOwnerBudgetRequest
-	5,  // 13: agents.v1.OwnerService.GetOwnerBudget:input_type -> agents.v1.GetOwnerBudgetRequest
-	7,  // 14: agents.v1.OwnerService.GetOwnerUsage:input_type -> agents.v1.GetOwnerUsageRequest
-	4,  // 15: agents.v1.OwnerService.SetOwnerBudget:output_type -> agents.v1.SetOwnerBudgetResponse
-	6,  // 16: agents.v1.OwnerService.GetOwnerBudget:output_type -> agents.v1.GetOwnerBudgetResponse
-	8,  // 17: agents.v1.OwnerService.GetOwnerUsage:output_type -> agents.v1.GetOwnerUsageResponse
-	15, // [15:18] is the sub-list for method output_type
-	12, // [12:15] is the sub-list for method input_type
-	12, // [12:12] is the sub-list for extension type_name
-	12, // [12:12] is the sub-list for extension extendee
-	0,  // [0:12] is the sub-list for field type_name
+	3,  // 4: agents.v1.SetOwnerBudgetResponse.budget:type_name -> agents.v1.OwnerBudget
+	3,  // 5: agents.v1.GetOwnerBudgetResponse.budget:type_name -> agents.v1.OwnerBudget
+	2,  // 6: agents.v1.GetOwnerUsageRequest.bucket:type_name -> agents.v1.UsageBucket
+	14, // 7: agents.v1.GetOwnerUsageRequest.since:type_name -> google.protobuf.Timestamp
+	14, // 8: agents.v1.GetOwnerUsageRequest.until:type_name -> google.protobuf.Timestamp
+	2,  // 9: agents.v1.UsageSeries.bucket:type_name -> agents.v1.UsageBucket
+	14, // 10: agents.v1.UsageSeries.since:type_name -> google.protobuf.Timestamp
+	14, // 11: agents.v1.UsageSeries.until:type_name -> google.protobuf.Timestamp
+	10, // 12: agents.v1.UsageSeries.points:type_name -> agents.v1.UsagePoint
+	14, // 13: agents.v1.UsagePoint.start:type_name -> google.protobuf.Timestamp
+	12, // 14: agents.v1.GetOwnerUsageResponse.usage:type_name -> agents.v1.OwnerUsage
+	3,  // 15: agents.v1.OwnerUsage.budget:type_name -> agents.v1.OwnerBudget
+	14, // 16: agents.v1.OwnerUsage.period_start:type_name -> google.protobuf.Timestamp
+	14, // 17: agents.v1.OwnerUsage.period_end:type_name -> google.protobuf.Timestamp
+	15, // 18: agents.v1.OwnerUsage.current:type_name -> agents.v1.BudgetState
+	16, // 19: agents.v1.OwnerUsage.total:type_name -> agents.v1.Spend
+	9,  // 20: agents.v1.OwnerUsage.series:type_name -> agents.v1.UsageSeries
+	4,  // 21: agents.v1.OwnerService.SetOwnerBudget:input_type -> agents.v1.SetOwnerBudgetRequest
+	6,  // 22: agents.v1.OwnerService.GetOwnerBudget:input_type -> agents.v1.GetOwnerBudgetRequest
+	8,  // 23: agents.v1.OwnerService.GetOwnerUsage:input_type -> agents.v1.GetOwnerUsageRequest
+	5,  // 24: agents.v1.OwnerService.SetOwnerBudget:output_type -> agents.v1.SetOwnerBudgetResponse
+	7,  // 25: agents.v1.OwnerService.GetOwnerBudget:output_type -> agents.v1.GetOwnerBudgetResponse
+	11, // 26: agents.v1.OwnerService.GetOwnerUsage:output_type -> agents.v1.GetOwnerUsageResponse
+	24, // [24:27] is the sub-list for method output_type
+	21, // [21:24] is the sub-list for method input_type
+	21, // [21:21] is the sub-list for extension type_name
+	21, // [21:21] is the sub-list for extension extendee
+	0,  // [0:21] is the sub-list for field type_name
 }
 
 func init() { file_agents_v1_owner_proto_init() }
@@ -741,8 +1071,8 @@ func file_agents_v1_owner_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agents_v1_owner_proto_rawDesc), len(file_agents_v1_owner_proto_rawDesc)),
-			NumEnums:      2,
-			NumMessages:   8,
+			NumEnums:      3,
+			NumMessages:   10,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

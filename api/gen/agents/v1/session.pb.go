@@ -1015,7 +1015,12 @@ type LlmTurn struct {
 	// The version of the session's agent this step ran: a step finishes on
 	// the version it started with, even when the agent is updated meanwhile.
 	// 0 for a file agent.
-	AgentVersion  int64 `protobuf:"varint,8,opt,name=agent_version,json=agentVersion,proto3" json:"agent_version,omitempty"`
+	AgentVersion int64 `protobuf:"varint,8,opt,name=agent_version,json=agentVersion,proto3" json:"agent_version,omitempty"`
+	// How long the model call took, from sending the request to the end of
+	// its answer: the call started this long before create_time (the
+	// answer is stored as it ends). Absent for turns stored before servers
+	// kept it.
+	Duration      *durationpb.Duration `protobuf:"bytes,9,opt,name=duration,proto3" json:"duration,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1104,6 +1109,13 @@ func (x *LlmTurn) GetAgentVersion() int64 {
 		return x.AgentVersion
 	}
 	return 0
+}
+
+func (x *LlmTurn) GetDuration() *durationpb.Duration {
+	if x != nil {
+		return x.Duration
+	}
+	return nil
 }
 
 // ToolCall is one call the model asked for.
@@ -1994,7 +2006,7 @@ const file_agents_v1_session_proto_rawDesc = "" +
 	"\x04text\x18\x01 \x01(\tR\x04text\x127\n" +
 	"\vattachments\x18\x02 \x03(\v2\x15.agents.v1.AttachmentR\vattachments\x128\n" +
 	"\ftool_results\x18\x03 \x03(\v2\x15.agents.v1.ToolResultR\vtoolResults\x12+\n" +
-	"\x04mail\x18\x04 \x03(\v2\x17.agents.v1.MailEnvelopeR\x04mail\"\x97\x02\n" +
+	"\x04mail\x18\x04 \x03(\v2\x17.agents.v1.MailEnvelopeR\x04mail\"\xce\x02\n" +
 	"\aLlmTurn\x12\x12\n" +
 	"\x04text\x18\x01 \x01(\tR\x04text\x12\x1a\n" +
 	"\bthinking\x18\x02 \x01(\tR\bthinking\x122\n" +
@@ -2004,7 +2016,8 @@ const file_agents_v1_session_proto_rawDesc = "" +
 	"\x05model\x18\x05 \x01(\tR\x05model\x12#\n" +
 	"\rfinish_reason\x18\x06 \x01(\tR\ffinishReason\x12 \n" +
 	"\vinterrupted\x18\a \x01(\bR\vinterrupted\x12#\n" +
-	"\ragent_version\x18\b \x01(\x03R\fagentVersion\"\x9e\x01\n" +
+	"\ragent_version\x18\b \x01(\x03R\fagentVersion\x125\n" +
+	"\bduration\x18\t \x01(\v2\x19.google.protobuf.DurationR\bduration\"\x9e\x01\n" +
 	"\bToolCall\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1c\n" +
@@ -2126,8 +2139,8 @@ var file_agents_v1_session_proto_goTypes = []any{
 	(*Watch)(nil),                 // 20: agents.v1.Watch
 	(*timestamppb.Timestamp)(nil), // 21: google.protobuf.Timestamp
 	(*MailEnvelope)(nil),          // 22: agents.v1.MailEnvelope
-	(ToolKind)(0),                 // 23: agents.v1.ToolKind
-	(*durationpb.Duration)(nil),   // 24: google.protobuf.Duration
+	(*durationpb.Duration)(nil),   // 23: google.protobuf.Duration
+	(ToolKind)(0),                 // 24: agents.v1.ToolKind
 }
 var file_agents_v1_session_proto_depIdxs = []int32{
 	0,  // 0: agents.v1.SessionMeta.status:type_name -> agents.v1.SessionStatus
@@ -2151,22 +2164,23 @@ var file_agents_v1_session_proto_depIdxs = []int32{
 	22, // 18: agents.v1.UserTurn.mail:type_name -> agents.v1.MailEnvelope
 	10, // 19: agents.v1.LlmTurn.tool_calls:type_name -> agents.v1.ToolCall
 	13, // 20: agents.v1.LlmTurn.usage:type_name -> agents.v1.Usage
-	23, // 21: agents.v1.ToolCall.kind:type_name -> agents.v1.ToolKind
-	1,  // 22: agents.v1.ToolCall.mode:type_name -> agents.v1.CallMode
-	2,  // 23: agents.v1.ToolResult.status:type_name -> agents.v1.ToolResultStatus
-	24, // 24: agents.v1.ToolResult.duration:type_name -> google.protobuf.Duration
-	14, // 25: agents.v1.BudgetState.budget:type_name -> agents.v1.Budget
-	15, // 26: agents.v1.BudgetState.spent:type_name -> agents.v1.Spend
-	14, // 27: agents.v1.BudgetState.left:type_name -> agents.v1.Budget
-	10, // 28: agents.v1.DeferredCall.call:type_name -> agents.v1.ToolCall
-	21, // 29: agents.v1.DeferredCall.create_time:type_name -> google.protobuf.Timestamp
-	12, // 30: agents.v1.Message.attachments:type_name -> agents.v1.Attachment
-	21, // 31: agents.v1.Watch.expire_time:type_name -> google.protobuf.Timestamp
-	32, // [32:32] is the sub-list for method output_type
-	32, // [32:32] is the sub-list for method input_type
-	32, // [32:32] is the sub-list for extension type_name
-	32, // [32:32] is the sub-list for extension extendee
-	0,  // [0:32] is the sub-list for field type_name
+	23, // 21: agents.v1.LlmTurn.duration:type_name -> google.protobuf.Duration
+	24, // 22: agents.v1.ToolCall.kind:type_name -> agents.v1.ToolKind
+	1,  // 23: agents.v1.ToolCall.mode:type_name -> agents.v1.CallMode
+	2,  // 24: agents.v1.ToolResult.status:type_name -> agents.v1.ToolResultStatus
+	23, // 25: agents.v1.ToolResult.duration:type_name -> google.protobuf.Duration
+	14, // 26: agents.v1.BudgetState.budget:type_name -> agents.v1.Budget
+	15, // 27: agents.v1.BudgetState.spent:type_name -> agents.v1.Spend
+	14, // 28: agents.v1.BudgetState.left:type_name -> agents.v1.Budget
+	10, // 29: agents.v1.DeferredCall.call:type_name -> agents.v1.ToolCall
+	21, // 30: agents.v1.DeferredCall.create_time:type_name -> google.protobuf.Timestamp
+	12, // 31: agents.v1.Message.attachments:type_name -> agents.v1.Attachment
+	21, // 32: agents.v1.Watch.expire_time:type_name -> google.protobuf.Timestamp
+	33, // [33:33] is the sub-list for method output_type
+	33, // [33:33] is the sub-list for method input_type
+	33, // [33:33] is the sub-list for extension type_name
+	33, // [33:33] is the sub-list for extension extendee
+	0,  // [0:33] is the sub-list for field type_name
 }
 
 func init() { file_agents_v1_session_proto_init() }

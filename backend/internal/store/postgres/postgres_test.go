@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/jmoiron/sqlx"
 
 	"github.com/agents-os/agents/backend/internal/session"
@@ -201,4 +203,14 @@ func TestServersAdmitAnOwnersLastTokensOnce(t *testing.T) {
 	if len(admitted) != 1 {
 		t.Fatalf("admitted %v, want exactly one", admitted)
 	}
+}
+
+func TestMigration13RecordsPastModelCalls(t *testing.T) {
+	cfg, err := pgx.ParseConfig(pgtest.DSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := sqlx.NewDb(stdlib.OpenDB(*cfg), "pgx")
+	t.Cleanup(func() { db.Close() })
+	storetest.MigrationRecordsPastModelCalls(t, db, "postgres")
 }

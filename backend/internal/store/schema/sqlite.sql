@@ -267,3 +267,18 @@ CREATE TABLE webhook_cursor (
     id  INTEGER NOT NULL PRIMARY KEY CHECK (id = 1),
     seq INTEGER NOT NULL
 ) STRICT;
+
+CREATE TABLE model_calls (
+    at         INTEGER NOT NULL,
+    owner      TEXT    NOT NULL,
+    agent      TEXT    NOT NULL,
+    model      TEXT    NOT NULL,
+    session_id TEXT    NOT NULL,
+    prompt     INTEGER NOT NULL,
+    completion INTEGER NOT NULL,
+    cost       INTEGER NOT NULL
+) STRICT;
+
+CREATE INDEX model_calls_owner_at ON model_calls (owner, at);
+
+CREATE INDEX model_calls_at ON model_calls (at);

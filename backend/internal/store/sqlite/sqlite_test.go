@@ -258,3 +258,13 @@ func TestMigrationDialectsMatch(t *testing.T) {
 		}
 	}
 }
+
+func TestMigration13RecordsPastModelCalls(t *testing.T) {
+	db, err := sqlx.Open("sqlite", filepath.Join(t.TempDir(), "agents.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetMaxOpenConns(1)
+	t.Cleanup(func() { db.Close() })
+	storetest.MigrationRecordsPastModelCalls(t, db, "sqlite")
+}

@@ -345,3 +345,58 @@ func testBudgetSetAfterCallsUnderNone(t *testing.T, fresh func(t *testing.T) Ope
 	noErr(t, err, "reserve under an owner budget set later")
 	refused(t, "under an owner budget of 15 set later", adm, store.ScopeOwner, false)
 }
+
+// Every settled model call counts in the usage series: summed per UTC
+// bucket, owner, agent and model, in the range asked, one owner's or
+// every owner's; a batch of calls settles as single ones do.
+func testUsageSeries(t *testing.T, fresh func(t *testing.T) Opener) {
+	s := open(t, fresh(t))
+	ctx := context.Background()
+	day := func(d int, h time.Duration) time.Time {
+		return time.Date(2026, 3, d, 0, 0, 0, 0, time.UTC).Add(h)
+	}
+	a := newMeta("a", "alice", day(1, 0))
+	b := newMeta("b", "bob", day(1, 0))
+	b.Agent = "reviewer"
+	mustCreate(t, s, a)
+	mustCreate(t, s, b)
+	call := func(m session.Meta, model string, prompt, completion int64, cost session.Nanos, when time.Time) *store.Change {
+		return &store.Change{Meta: &m, Spend: &store.SpendChange{
+			SessionID: m.ID, RootID: m.ID, Owner: m.Owner, Spend: session.Spend{Tokens: prompt + completion, Cost: cost}, At: when,
+			Agent: m.Agent, Model: model, Prompt: prompt, Completion: completion,
+		}}
+	}
+	// Alice: two calls of one model on the 1st (one a second before
+	// midnight), one of another on the 1st, one on the 2nd. Bob: one on
+	// the 2nd, committed in one batch with one of Alice's.
+	noErr(t, s.Commit(ctx, call(a, "small", 100, 10, 1000, day(1, 9*time.Hour))), "alice 1")
+	noErr(t, s.Commit(ctx, call(a, "small", 200, 20, 2000, day(2, -time.Second))), "alice 2")
+	noErr(t, s.Commit(ctx, call(a, "large", 50, 5, 0, day(1, 10*time.Hour))), "alice 3")
+	for i, err := range s.CommitAll(ctx, []*store.Change{
+		call(a, "small", 1, 2, 3, day(2, 0)),
+		call(b, "large", 7, 8, 9, day(2, 23*time.Hour)),
+	}) {
+		noErr(t, err, "batch %d", i)
+	}
+
+	series, err := s.UsageSeries(ctx, store.UsageQuery{Owner: "alice", Since: day(1, 0), Until: day(3, 0), Bucket: 24 * time.Hour})
+	noErr(t, err, "alice's series")
+	equal(t, "alice's days", series, []store.UsagePoint{
+		{Start: day(1, 0), Owner: "alice", Agent: "coder", Model: "large", Calls: 1, Prompt: 50, Completion: 5},
+		{Start: day(1, 0), Owner: "alice", Agent: "coder", Model: "small", Calls: 2, Prompt: 300, Completion: 30, Cost: 3000},
+		{Start: day(2, 0), Owner: "alice", Agent: "coder", Model: "small", Calls: 1, Prompt: 1, Completion: 2, Cost: 3},
+	})
+
+	series, err = s.UsageSeries(ctx, store.UsageQuery{Since: day(2, 0), Until: day(3, 0), Bucket: time.Hour})
+	noErr(t, err, "every owner's hours of the 2nd")
+	equal(t, "every owner's hours", series, []store.UsagePoint{
+		{Start: day(2, 0), Owner: "alice", Agent: "coder", Model: "small", Calls: 1, Prompt: 1, Completion: 2, Cost: 3},
+		{Start: day(2, 23*time.Hour), Owner: "bob", Agent: "reviewer", Model: "large", Calls: 1, Prompt: 7, Completion: 8, Cost: 9},
+	})
+
+	series, err = s.UsageSeries(ctx, store.UsageQuery{Owner: "carol", Since: day(1, 0), Until: day(3, 0), Bucket: time.Hour})
+	noErr(t, err, "carol's series")
+	if len(series) != 0 {
+		t.Fatalf("carol made no call, series %+v", series)
+	}
+}

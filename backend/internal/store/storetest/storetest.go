@@ -99,6 +99,7 @@ func Run(t *testing.T, fresh func(t *testing.T) Opener) {
 		{"PruneKeepsUnfannedEvents", testPruneKeepsUnfannedEvents},
 		{"Schedules", testSchedules},
 		{"FiringsClaimOnce", testFiringsClaimOnce},
+		{"UsageSeries", testUsageSeries},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

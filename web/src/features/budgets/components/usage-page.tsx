@@ -10,6 +10,7 @@ import { isUnimplemented, useOwnUsage } from "../../../lib/budgets-supported";
 import { errorText } from "../../../lib/error-text";
 import { useAdmin } from "../../../lib/event-stream-context";
 import { formatCount, formatUsd } from "../../../lib/format";
+import { UsageChart } from "./usage-chart";
 import { currentPeriodLabel, periodLabel, sourceLabel } from "../lib/owner-budget";
 
 // UsagePage is an owner's spend: the caller's own in the current period
@@ -36,7 +37,7 @@ export function UsagePage() {
         )
       ) : own.data.usage ? (
         <>
-          <UsageView usage={own.data.usage} title={own.data.usage.owner ? `Yours (${own.data.usage.owner})` : "Yours"} />
+          <UsageView usage={own.data.usage} title={own.data.usage.owner ? `Yours (${own.data.usage.owner})` : "Yours"} mine />
           <OwnerLookup owner={owner} onOwner={setOwner} />
           {owner !== undefined && <OtherOwner owner={owner} />}
         </>
@@ -47,8 +48,9 @@ export function UsagePage() {
 
 // UsageView is one owner's usage: the current period's spend against the
 // budget, and everything spent.
-function UsageView({ usage, title }: { usage: OwnerUsage; title: string }) {
+function UsageView({ usage, title, mine }: { usage: OwnerUsage; title: string; mine?: boolean }) {
   const id = useId();
+  const admin = useAdmin();
   const b = usage.budget;
   const start = usage.periodStart && timestampDate(usage.periodStart);
   const end = usage.periodEnd && timestampDate(usage.periodEnd);
@@ -95,6 +97,7 @@ function UsageView({ usage, title }: { usage: OwnerUsage; title: string }) {
           </dl>
         </>
       )}
+      <UsageChart owner={mine ? undefined : usage.owner} usage={usage} admin={mine && admin === true} />
     </section>
   );
 }

@@ -22,6 +22,7 @@ import { Composer, type ComposerMessage } from "./composer";
 import { DeleteDialog } from "./delete-dialog";
 import { DraftPanel } from "./draft-panel";
 import { MailTab } from "./mail-tab";
+import { TimelineTab } from "./timeline-tab";
 import { given, ParamsForm } from "./params-form";
 import { PendingCalls } from "./pending-calls";
 import { SessionBudgetDialog } from "./session-budget-dialog";
@@ -175,6 +176,7 @@ export function ChatSession({ id }: { id: string }) {
           Conversation
         </NavLink>
         <NavLink to={`/sessions/${id}/mail`}>Mail{meta?.pendingMail ? ` (${meta.pendingMail})` : ""}</NavLink>
+        <NavLink to={`/sessions/${id}/timeline`}>Timeline</NavLink>
       </nav>
       {error && !state.loaded && (
         <p role="alert" className="error-text banner">
@@ -243,6 +245,7 @@ export function ChatSession({ id }: { id: string }) {
           }
         />
         <Route path="mail" element={<MailTab sessionId={id} readOnly={readOnly} />} />
+        <Route path="timeline" element={<TimelineTab key={id} sessionId={id} />} />
       </Routes>
       {meta && !readOnly && <SessionBudgetDialog open={budgeting} meta={meta} stop={stop} onClose={() => setBudgeting(false)} save={saveBudget} />}
       {!readOnly && (

@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file agents/v1/owner.proto.
  */
 export const file_agents_v1_owner: GenFile = /*@__PURE__*/
-  fileDesc("ChVhZ2VudHMvdjEvb3duZXIucHJvdG8SCWFnZW50cy52MSKRAQoLT3duZXJCdWRnZXQSDQoFb3duZXIYASABKAkSIQoGYnVkZ2V0GAIgASgLMhEuYWdlbnRzLnYxLkJ1ZGdldBInCgZwZXJpb2QYAyABKA4yFy5hZ2VudHMudjEuQnVkZ2V0UGVyaW9kEicKBnNvdXJjZRgEIAEoDjIXLmFnZW50cy52MS5CdWRnZXRTb3VyY2UiqAEKFVNldE93bmVyQnVkZ2V0UmVxdWVzdBINCgVvd25lchgBIAEoCRITCgZ0b2tlbnMYAiABKANIAIgBARIVCghjb3N0X3VzZBgDIAEoAUgBiAEBEicKBnBlcmlvZBgEIAEoDjIXLmFnZW50cy52MS5CdWRnZXRQZXJpb2QSEwoLYXV0b19yZXN1bWUYBSABKAhCCQoHX3Rva2Vuc0ILCglfY29zdF91c2QiQAoWU2V0T3duZXJCdWRnZXRSZXNwb25zZRImCgZidWRnZXQYASABKAsyFi5hZ2VudHMudjEuT3duZXJCdWRnZXQiJgoVR2V0T3duZXJCdWRnZXRSZXF1ZXN0Eg0KBW93bmVyGAEgASgJIkAKFkdldE93bmVyQnVkZ2V0UmVzcG9uc2USJgoGYnVkZ2V0GAEgASgLMhYuYWdlbnRzLnYxLk93bmVyQnVkZ2V0IiUKFEdldE93bmVyVXNhZ2VSZXF1ZXN0Eg0KBW93bmVyGAEgASgJIj0KFUdldE93bmVyVXNhZ2VSZXNwb25zZRIkCgV1c2FnZRgBIAEoCzIVLmFnZW50cy52MS5Pd25lclVzYWdlIu8BCgpPd25lclVzYWdlEg0KBW93bmVyGAEgASgJEiYKBmJ1ZGdldBgCIAEoCzIWLmFnZW50cy52MS5Pd25lckJ1ZGdldBIwCgxwZXJpb2Rfc3RhcnQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnBlcmlvZF9lbmQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEicKB2N1cnJlbnQYBSABKAsyFi5hZ2VudHMudjEuQnVkZ2V0U3RhdGUSHwoFdG90YWwYBiABKAsyEC5hZ2VudHMudjEuU3BlbmQqdgoMQnVkZ2V0UGVyaW9kEh0KGUJVREdFVF9QRVJJT0RfVU5TUEVDSUZJRUQQABIVChFCVURHRVRfUEVSSU9EX0RBWRABEhcKE0JVREdFVF9QRVJJT0RfTU9OVEgQAhIXChNCVURHRVRfUEVSSU9EX1RPVEFMEAMqeQoMQnVkZ2V0U291cmNlEh0KGUJVREdFVF9TT1VSQ0VfVU5TUEVDSUZJRUQQABIWChJCVURHRVRfU09VUkNFX05PTkUQARIZChVCVURHRVRfU09VUkNFX0RFRkFVTFQQAhIXChNCVURHRVRfU09VUkNFX09XTkVSEAMynwIKDE93bmVyU2VydmljZRJaCg5TZXRPd25lckJ1ZGdldBIgLmFnZW50cy52MS5TZXRPd25lckJ1ZGdldFJlcXVlc3QaIS5hZ2VudHMudjEuU2V0T3duZXJCdWRnZXRSZXNwb25zZSIDkAICEloKDkdldE93bmVyQnVkZ2V0EiAuYWdlbnRzLnYxLkdldE93bmVyQnVkZ2V0UmVxdWVzdBohLmFnZW50cy52MS5HZXRPd25lckJ1ZGdldFJlc3BvbnNlIgOQAgESVwoNR2V0T3duZXJVc2FnZRIfLmFnZW50cy52MS5HZXRPd25lclVzYWdlUmVxdWVzdBogLmFnZW50cy52MS5HZXRPd25lclVzYWdlUmVzcG9uc2UiA5ACAUI4WjZnaXRodWIuY29tL2FnZW50cy1vcy9hZ2VudHMvYXBpL2dlbi9hZ2VudHMvdjE7YWdlbnRzdjFiBnByb3RvMw", [file_agents_v1_session, file_google_protobuf_timestamp]);
+  fileDesc("ChVhZ2VudHMvdjEvb3duZXIucHJvdG8SCWFnZW50cy52MSKRAQoLT3duZXJCdWRnZXQSDQoFb3duZXIYASABKAkSIQoGYnVkZ2V0GAIgASgLMhEuYWdlbnRzLnYxLkJ1ZGdldBInCgZwZXJpb2QYAyABKA4yFy5hZ2VudHMudjEuQnVkZ2V0UGVyaW9kEicKBnNvdXJjZRgEIAEoDjIXLmFnZW50cy52MS5CdWRnZXRTb3VyY2UiqAEKFVNldE93bmVyQnVkZ2V0UmVxdWVzdBINCgVvd25lchgBIAEoCRITCgZ0b2tlbnMYAiABKANIAIgBARIVCghjb3N0X3VzZBgDIAEoAUgBiAEBEicKBnBlcmlvZBgEIAEoDjIXLmFnZW50cy52MS5CdWRnZXRQZXJpb2QSEwoLYXV0b19yZXN1bWUYBSABKAhCCQoHX3Rva2Vuc0ILCglfY29zdF91c2QiQAoWU2V0T3duZXJCdWRnZXRSZXNwb25zZRImCgZidWRnZXQYASABKAsyFi5hZ2VudHMudjEuT3duZXJCdWRnZXQiJgoVR2V0T3duZXJCdWRnZXRSZXF1ZXN0Eg0KBW93bmVyGAEgASgJIkAKFkdldE93bmVyQnVkZ2V0UmVzcG9uc2USJgoGYnVkZ2V0GAEgASgLMhYuYWdlbnRzLnYxLk93bmVyQnVkZ2V0IrcBChRHZXRPd25lclVzYWdlUmVxdWVzdBINCgVvd25lchgBIAEoCRImCgZidWNrZXQYAiABKA4yFi5hZ2VudHMudjEuVXNhZ2VCdWNrZXQSKQoFc2luY2UYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEikKBXVudGlsGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBISCgphbGxfb3duZXJzGAUgASgIIrIBCgtVc2FnZVNlcmllcxImCgZidWNrZXQYASABKA4yFi5hZ2VudHMudjEuVXNhZ2VCdWNrZXQSKQoFc2luY2UYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEikKBXVudGlsGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIlCgZwb2ludHMYBCADKAsyFS5hZ2VudHMudjEuVXNhZ2VQb2ludCK3AQoKVXNhZ2VQb2ludBIpCgVzdGFydBgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDQoFb3duZXIYAiABKAkSDQoFYWdlbnQYAyABKAkSDQoFbW9kZWwYBCABKAkSDQoFY2FsbHMYBSABKAMSFQoNcHJvbXB0X3Rva2VucxgGIAEoAxIZChFjb21wbGV0aW9uX3Rva2VucxgHIAEoAxIQCghjb3N0X3VzZBgIIAEoASI9ChVHZXRPd25lclVzYWdlUmVzcG9uc2USJAoFdXNhZ2UYASABKAsyFS5hZ2VudHMudjEuT3duZXJVc2FnZSKXAgoKT3duZXJVc2FnZRINCgVvd25lchgBIAEoCRImCgZidWRnZXQYAiABKAsyFi5hZ2VudHMudjEuT3duZXJCdWRnZXQSMAoMcGVyaW9kX3N0YXJ0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpwZXJpb2RfZW5kGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBInCgdjdXJyZW50GAUgASgLMhYuYWdlbnRzLnYxLkJ1ZGdldFN0YXRlEh8KBXRvdGFsGAYgASgLMhAuYWdlbnRzLnYxLlNwZW5kEiYKBnNlcmllcxgHIAEoCzIWLmFnZW50cy52MS5Vc2FnZVNlcmllcyp2CgxCdWRnZXRQZXJpb2QSHQoZQlVER0VUX1BFUklPRF9VTlNQRUNJRklFRBAAEhUKEUJVREdFVF9QRVJJT0RfREFZEAESFwoTQlVER0VUX1BFUklPRF9NT05USBACEhcKE0JVREdFVF9QRVJJT0RfVE9UQUwQAyp5CgxCdWRnZXRTb3VyY2USHQoZQlVER0VUX1NPVVJDRV9VTlNQRUNJRklFRBAAEhYKEkJVREdFVF9TT1VSQ0VfTk9ORRABEhkKFUJVREdFVF9TT1VSQ0VfREVGQVVMVBACEhcKE0JVREdFVF9TT1VSQ0VfT1dORVIQAypYCgtVc2FnZUJ1Y2tldBIcChhVU0FHRV9CVUNLRVRfVU5TUEVDSUZJRUQQABIVChFVU0FHRV9CVUNLRVRfSE9VUhABEhQKEFVTQUdFX0JVQ0tFVF9EQVkQAjKfAgoMT3duZXJTZXJ2aWNlEloKDlNldE93bmVyQnVkZ2V0EiAuYWdlbnRzLnYxLlNldE93bmVyQnVkZ2V0UmVxdWVzdBohLmFnZW50cy52MS5TZXRPd25lckJ1ZGdldFJlc3BvbnNlIgOQAgISWgoOR2V0T3duZXJCdWRnZXQSIC5hZ2VudHMudjEuR2V0T3duZXJCdWRnZXRSZXF1ZXN0GiEuYWdlbnRzLnYxLkdldE93bmVyQnVkZ2V0UmVzcG9uc2UiA5ACARJXCg1HZXRPd25lclVzYWdlEh8uYWdlbnRzLnYxLkdldE93bmVyVXNhZ2VSZXF1ZXN0GiAuYWdlbnRzLnYxLkdldE93bmVyVXNhZ2VSZXNwb25zZSIDkAIBQjhaNmdpdGh1Yi5jb20vYWdlbnRzLW9zL2FnZW50cy9hcGkvZ2VuL2FnZW50cy92MTthZ2VudHN2MWIGcHJvdG8z", [file_agents_v1_session, file_google_protobuf_timestamp]);
 
 /**
  * OwnerBudget is the budget in force for an owner.
@@ -174,7 +174,8 @@ export const GetOwnerBudgetResponseSchema: GenMessage<GetOwnerBudgetResponse> = 
   messageDesc(file_agents_v1_owner, 4);
 
 /**
- * GetOwnerUsageRequest names the owner.
+ * GetOwnerUsageRequest names the owner and, to have the usage over time
+ * as well, the series' buckets and range.
  *
  * @generated from message agents.v1.GetOwnerUsageRequest
  */
@@ -185,6 +186,39 @@ export type GetOwnerUsageRequest = Message<"agents.v1.GetOwnerUsageRequest"> & {
    * @generated from field: string owner = 1;
    */
   owner: string;
+
+  /**
+   * The series' bucket; unspecified: no series.
+   *
+   * @generated from field: agents.v1.UsageBucket bucket = 2;
+   */
+  bucket: UsageBucket;
+
+  /**
+   * Start of the series, rounded down to its bucket (UTC). Absent: 30
+   * days before the end for days, 48 hours for hours.
+   *
+   * @generated from field: google.protobuf.Timestamp since = 3;
+   */
+  since?: Timestamp | undefined;
+
+  /**
+   * End of the series, rounded up to its bucket (UTC). Absent: the end
+   * of the current bucket. A range of no bucket or of more than 366 days
+   * or 744 hours (31 days) is `invalid_argument`.
+   *
+   * @generated from field: google.protobuf.Timestamp until = 4;
+   */
+  until?: Timestamp | undefined;
+
+  /**
+   * The series counts every owner's model calls, each row naming its
+   * owner. Needs an admin token; the rest of the answer stays the named
+   * owner's.
+   *
+   * @generated from field: bool all_owners = 5;
+   */
+  allOwners: boolean;
 };
 
 /**
@@ -193,6 +227,124 @@ export type GetOwnerUsageRequest = Message<"agents.v1.GetOwnerUsageRequest"> & {
  */
 export const GetOwnerUsageRequestSchema: GenMessage<GetOwnerUsageRequest> = /*@__PURE__*/
   messageDesc(file_agents_v1_owner, 5);
+
+/**
+ * UsageSeries is usage over time: what the model calls of a range spent,
+ * per bucket, broken down by owner, agent and model.
+ *
+ * @generated from message agents.v1.UsageSeries
+ */
+export type UsageSeries = Message<"agents.v1.UsageSeries"> & {
+  /**
+   * The bucket.
+   *
+   * @generated from field: agents.v1.UsageBucket bucket = 1;
+   */
+  bucket: UsageBucket;
+
+  /**
+   * Start of the first bucket (UTC).
+   *
+   * @generated from field: google.protobuf.Timestamp since = 2;
+   */
+  since?: Timestamp | undefined;
+
+  /**
+   * End of the last bucket (UTC): the range is [since, until).
+   *
+   * @generated from field: google.protobuf.Timestamp until = 3;
+   */
+  until?: Timestamp | undefined;
+
+  /**
+   * One row per bucket, owner, agent and model that made a model call,
+   * ordered by bucket, owner, agent, model. Buckets with no call have
+   * no row.
+   *
+   * @generated from field: repeated agents.v1.UsagePoint points = 4;
+   */
+  points: UsagePoint[];
+};
+
+/**
+ * Describes the message agents.v1.UsageSeries.
+ * Use `create(UsageSeriesSchema)` to create a new message.
+ */
+export const UsageSeriesSchema: GenMessage<UsageSeries> = /*@__PURE__*/
+  messageDesc(file_agents_v1_owner, 6);
+
+/**
+ * UsagePoint is what the model calls of one bucket, owner, agent and
+ * model spent.
+ *
+ * @generated from message agents.v1.UsagePoint
+ */
+export type UsagePoint = Message<"agents.v1.UsagePoint"> & {
+  /**
+   * Start of the bucket (UTC).
+   *
+   * @generated from field: google.protobuf.Timestamp start = 1;
+   */
+  start?: Timestamp | undefined;
+
+  /**
+   * The owner of the sessions that made the calls.
+   *
+   * @generated from field: string owner = 2;
+   */
+  owner: string;
+
+  /**
+   * The agent (slug) of those sessions.
+   *
+   * @generated from field: string agent = 3;
+   */
+  agent: string;
+
+  /**
+   * The model that answered, as the provider named it; empty when it
+   * gave no name.
+   *
+   * @generated from field: string model = 4;
+   */
+  model: string;
+
+  /**
+   * Model calls (conversation summaries included).
+   *
+   * @generated from field: int64 calls = 5;
+   */
+  calls: bigint;
+
+  /**
+   * Input tokens.
+   *
+   * @generated from field: int64 prompt_tokens = 6;
+   */
+  promptTokens: bigint;
+
+  /**
+   * Output tokens.
+   *
+   * @generated from field: int64 completion_tokens = 7;
+   */
+  completionTokens: bigint;
+
+  /**
+   * Cost in US dollars under the server's price table; calls of models
+   * without a price count as free.
+   *
+   * @generated from field: double cost_usd = 8;
+   */
+  costUsd: number;
+};
+
+/**
+ * Describes the message agents.v1.UsagePoint.
+ * Use `create(UsagePointSchema)` to create a new message.
+ */
+export const UsagePointSchema: GenMessage<UsagePoint> = /*@__PURE__*/
+  messageDesc(file_agents_v1_owner, 7);
 
 /**
  * GetOwnerUsageResponse carries the owner's usage.
@@ -213,7 +365,7 @@ export type GetOwnerUsageResponse = Message<"agents.v1.GetOwnerUsageResponse"> &
  * Use `create(GetOwnerUsageResponseSchema)` to create a new message.
  */
 export const GetOwnerUsageResponseSchema: GenMessage<GetOwnerUsageResponse> = /*@__PURE__*/
-  messageDesc(file_agents_v1_owner, 6);
+  messageDesc(file_agents_v1_owner, 8);
 
 /**
  * OwnerUsage is what an owner spent.
@@ -264,6 +416,14 @@ export type OwnerUsage = Message<"agents.v1.OwnerUsage"> & {
    * @generated from field: agents.v1.Spend total = 6;
    */
   total?: Spend | undefined;
+
+  /**
+   * The usage over time the request asked for; absent when it asked
+   * for none.
+   *
+   * @generated from field: agents.v1.UsageSeries series = 7;
+   */
+  series?: UsageSeries | undefined;
 };
 
 /**
@@ -271,7 +431,7 @@ export type OwnerUsage = Message<"agents.v1.OwnerUsage"> & {
  * Use `create(OwnerUsageSchema)` to create a new message.
  */
 export const OwnerUsageSchema: GenMessage<OwnerUsage> = /*@__PURE__*/
-  messageDesc(file_agents_v1_owner, 7);
+  messageDesc(file_agents_v1_owner, 9);
 
 /**
  * BudgetPeriod is the span an owner's budget covers; its spend starts
@@ -357,6 +517,40 @@ export enum BudgetSource {
  */
 export const BudgetSourceSchema: GenEnum<BudgetSource> = /*@__PURE__*/
   enumDesc(file_agents_v1_owner, 1);
+
+/**
+ * UsageBucket is the span each point of a usage series sums.
+ *
+ * @generated from enum agents.v1.UsageBucket
+ */
+export enum UsageBucket {
+  /**
+   * Not set: no series.
+   *
+   * @generated from enum value: USAGE_BUCKET_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * One UTC hour.
+   *
+   * @generated from enum value: USAGE_BUCKET_HOUR = 1;
+   */
+  HOUR = 1,
+
+  /**
+   * One UTC calendar day.
+   *
+   * @generated from enum value: USAGE_BUCKET_DAY = 2;
+   */
+  DAY = 2,
+}
+
+/**
+ * Describes the enum agents.v1.UsageBucket.
+ */
+export const UsageBucketSchema: GenEnum<UsageBucket> = /*@__PURE__*/
+  enumDesc(file_agents_v1_owner, 2);
 
 /**
  * OwnerService sets and reads what owners may spend. Every session of an

@@ -1,0 +1,91 @@
+package timeline
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+)
+
+var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+func at(ms int) *timestamppb.Timestamp {
+	return timestamppb.New(t0.Add(time.Duration(ms) * time.Millisecond))
+}
+
+func user(i, ms int, text string, results ...*agentsv1.ToolResult) *agentsv1.Turn {
+	return &agentsv1.Turn{Index: int32(i), CreateTime: at(ms), Kind: &agentsv1.Turn_User{User: &agentsv1.UserTurn{Text: text, ToolResults: results}}}
+}
+
+func answer(i, ms, took int, in, out int64, cost *float64, calls ...*agentsv1.ToolCall) *agentsv1.Turn {
+	return &agentsv1.Turn{Index: int32(i), CreateTime: at(ms), Kind: &agentsv1.Turn_Llm{Llm: &agentsv1.LlmTurn{
+		Model: "small", Duration: durationpb.New(time.Duration(took) * time.Millisecond), ToolCalls: calls,
+		Usage: &agentsv1.Usage{PromptTokens: in, CompletionTokens: out, CostUsd: cost},
+	}}}
+}
+
+func result(id string, took int, child string) *agentsv1.ToolResult {
+	return &agentsv1.ToolResult{CallId: id, Status: agentsv1.ToolResultStatus_TOOL_RESULT_STATUS_OK, Duration: durationpb.New(time.Duration(took) * time.Millisecond), ChildSessionId: child}
+}
+
+func TestTheTurnsOfARunMakeItsWaterfall(t *testing.T) {
+	t.Parallel()
+	turns := []*agentsv1.Turn{
+		user(0, 0, "what time is it?"),
+		answer(1, 1000, 1000, 100, 20, proto.Float64(0.01),
+			&agentsv1.ToolCall{Id: "c1", Name: "bash_clock"},
+			&agentsv1.ToolCall{Id: "h1", Name: "prompt_agent_researcher", Kind: agentsv1.ToolKind_TOOL_KIND_HELPER}),
+		user(2, 3000, "", result("c1", 500, ""), result("h1", 2000, "4bcfb63d-f043-44c8-a01e-f07f1d609349")),
+		answer(3, 4000, 1000, 200, 30, proto.Float64(0.02)),
+		user(4, 10000, "and tomorrow?"),
+	}
+	runs := Of(turns, true)
+	got := strings.Join(Render(runs, 80, t0.Add(12*time.Second), time.UTC), "\n")
+	want := strings.Join([]string{
+		"run 1 · 12:00:00 · 4.0s · 350 tok · $0.03",
+		"  small              █████████                          1.0s · 120 tok · $0.01",
+		"    bash_clock       ········█████                      500ms",
+		"    prompt_agent_re… ········██████████████████         2.0s · ↳4bcfb63d",
+		"  small              ·························█████████ 1.0s · 230 tok · $0.02",
+		"run 2 · 12:00:10 · 2.0s…",
+		"  model call         ██████████████████████████████████ 2.0s…",
+	}, "\n")
+	if got != want {
+		t.Errorf("rendered\n%s\nwant\n%s", got, want)
+	}
+}
+
+// A helper's call names its session; a call without its result yet runs,
+// and so does its run; every line fits the width.
+func TestACallWithoutItsResultRuns(t *testing.T) {
+	t.Parallel()
+	turns := []*agentsv1.Turn{
+		user(0, 0, "count"),
+		answer(1, 500, 400, 10, 2, nil, &agentsv1.ToolCall{Id: "c1", Name: "bash_slow"}),
+	}
+	runs := Of(turns, true)
+	if len(runs) != 1 || !runs[0].Running() || !runs[0].Children[0].Children[0].Running() {
+		t.Fatalf("runs %+v: want one running, its tool call running", runs)
+	}
+	for _, width := range []int{40, 80, 120} {
+		for _, l := range Render(runs, width, t0.Add(2*time.Second), time.UTC) {
+			if w := ansi.StringWidth(l); w > width {
+				t.Errorf("width %d: line %q is %d wide", width, l, w)
+			}
+		}
+	}
+	done := append(turns, user(2, 900, "", result("c1", 300, "")), answer(3, 1200, 250, 5, 1, nil))
+	runs = Of(done, false)
+	if runs[0].Running() || !runs[0].End.Equal(t0.Add(1200*time.Millisecond)) {
+		t.Fatalf("run ends %v, want at the last answer", runs[0].End)
+	}
+	if got := Render(nil, 80, t0, time.UTC); len(got) != 1 || !strings.HasPrefix(got[0], "no runs yet") {
+		t.Errorf("no runs: %q", got)
+	}
+}
