@@ -108,6 +108,21 @@ func (a *app) dial(ctx context.Context, cf clientFlags, opts embedOptions) (*cli
 // withClient runs f with a client of the server cf names (see dial) and
 // closes the client when f returns, which stops a server started for
 // the command.
+// idCommand is a command on one object its only argument names: act
+// asks the server with that id and prints what it answers.
+func (a *app) idCommand(cf *clientFlags, use, short string, act func(ctx context.Context, c *client.Client, id string) error) *cobra.Command {
+	return &cobra.Command{
+		Use:   use,
+		Short: short,
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.withClient(cmd.Context(), *cf, func(ctx context.Context, c *client.Client) error {
+				return act(ctx, c, args[0])
+			})
+		},
+	}
+}
+
 func (a *app) withClient(ctx context.Context, cf clientFlags, f func(context.Context, *client.Client) error) error {
 	return a.withClientOptions(ctx, cf, embedOptions{}, f)
 }

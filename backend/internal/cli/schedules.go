@@ -247,54 +247,35 @@ func (a *app) schedulesList(cf *clientFlags) *cobra.Command {
 
 func (a *app) schedulesGet(cf *clientFlags) *cobra.Command {
 	var asJSON bool
-	cmd := &cobra.Command{
-		Use:   "get ID",
-		Short: "Show a schedule, its next firing times and its last firing",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.withClient(cmd.Context(), *cf, func(ctx context.Context, c *client.Client) error {
-				res, err := c.Schedules.GetSchedule(ctx, connect.NewRequest(&agentsv1.GetScheduleRequest{ScheduleId: args[0]}))
-				if err != nil {
-					return describe(err)
-				}
-				return a.showSchedule(res.Msg.GetSchedule(), asJSON)
-			})
-		},
-	}
+	cmd := a.idCommand(cf, "get ID", "Show a schedule, its next firing times and its last firing", func(ctx context.Context, c *client.Client, id string) error {
+		res, err := c.Schedules.GetSchedule(ctx, connect.NewRequest(&agentsv1.GetScheduleRequest{ScheduleId: id}))
+		if err != nil {
+			return describe(err)
+		}
+		return a.showSchedule(res.Msg.GetSchedule(), asJSON)
+	})
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the schedule as JSON")
 	return cmd
 }
 
 // schedulesSetEnabled is `agents schedules pause` or `resume`.
 func (a *app) schedulesSetEnabled(cf *clientFlags, on bool) *cobra.Command {
-	use, short := "pause ID", "Stop a schedule firing until it is resumed"
 	if on {
-		use, short = "resume ID", "Let a paused schedule fire again, from now on"
+		return a.idCommand(cf, "resume ID", "Let a paused schedule fire again, from now on", func(ctx context.Context, c *client.Client, id string) error {
+			res, err := c.Schedules.ResumeSchedule(ctx, connect.NewRequest(&agentsv1.ResumeScheduleRequest{ScheduleId: id}))
+			if err != nil {
+				return describe(err)
+			}
+			return a.showSchedule(res.Msg.GetSchedule(), false)
+		})
 	}
-	return &cobra.Command{
-		Use:   use,
-		Short: short,
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.withClient(cmd.Context(), *cf, func(ctx context.Context, c *client.Client) error {
-				var sc *agentsv1.Schedule
-				if on {
-					res, err := c.Schedules.ResumeSchedule(ctx, connect.NewRequest(&agentsv1.ResumeScheduleRequest{ScheduleId: args[0]}))
-					if err != nil {
-						return describe(err)
-					}
-					sc = res.Msg.GetSchedule()
-				} else {
-					res, err := c.Schedules.PauseSchedule(ctx, connect.NewRequest(&agentsv1.PauseScheduleRequest{ScheduleId: args[0]}))
-					if err != nil {
-						return describe(err)
-					}
-					sc = res.Msg.GetSchedule()
-				}
-				return a.showSchedule(sc, false)
-			})
-		},
-	}
+	return a.idCommand(cf, "pause ID", "Stop a schedule firing until it is resumed", func(ctx context.Context, c *client.Client, id string) error {
+		res, err := c.Schedules.PauseSchedule(ctx, connect.NewRequest(&agentsv1.PauseScheduleRequest{ScheduleId: id}))
+		if err != nil {
+			return describe(err)
+		}
+		return a.showSchedule(res.Msg.GetSchedule(), false)
+	})
 }
 
 func (a *app) schedulesRemove(cf *clientFlags) *cobra.Command {
@@ -319,24 +300,17 @@ func (a *app) schedulesRemove(cf *clientFlags) *cobra.Command {
 
 func (a *app) schedulesFire(cf *clientFlags) *cobra.Command {
 	var asJSON bool
-	cmd := &cobra.Command{
-		Use:   "fire ID",
-		Short: "Fire a schedule now, once (its times are unchanged)",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.withClient(cmd.Context(), *cf, func(ctx context.Context, c *client.Client) error {
-				res, err := c.Schedules.FireSchedule(ctx, connect.NewRequest(&agentsv1.FireScheduleRequest{ScheduleId: args[0]}))
-				if err != nil {
-					return describe(err)
-				}
-				if asJSON {
-					return writeJSON(a.stdout, res.Msg.GetFiring())
-				}
-				writeFirings(a.stdout, []*agentsv1.ScheduleFiring{res.Msg.GetFiring()})
-				return nil
-			})
-		},
-	}
+	cmd := a.idCommand(cf, "fire ID", "Fire a schedule now, once (its times are unchanged)", func(ctx context.Context, c *client.Client, id string) error {
+		res, err := c.Schedules.FireSchedule(ctx, connect.NewRequest(&agentsv1.FireScheduleRequest{ScheduleId: id}))
+		if err != nil {
+			return describe(err)
+		}
+		if asJSON {
+			return writeJSON(a.stdout, res.Msg.GetFiring())
+		}
+		writeFirings(a.stdout, []*agentsv1.ScheduleFiring{res.Msg.GetFiring()})
+		return nil
+	})
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the firing as JSON")
 	return cmd
 }
@@ -389,7 +363,7 @@ func when(sc *agentsv1.Schedule) string {
 	case sc.GetEvery() != "":
 		return "every " + sc.GetEvery()
 	}
-	return "at " + localTime(sc.GetAt())
+	return "at " + stamp(sc.GetAt())
 }
 
 func target(sc *agentsv1.Schedule) string {
@@ -397,13 +371,6 @@ func target(sc *agentsv1.Schedule) string {
 		return "agent " + sc.GetAgent()
 	}
 	return "session " + sc.GetSessionId()
-}
-
-func localTime(t *timestamppb.Timestamp) string {
-	if t == nil {
-		return "-"
-	}
-	return t.AsTime().Local().Format(time.DateTime)
 }
 
 func writeSchedule(w io.Writer, sc *agentsv1.Schedule) {
@@ -425,10 +392,10 @@ func writeSchedule(w io.Writer, sc *agentsv1.Schedule) {
 		if i == 0 {
 			label = "next      "
 		}
-		fmt.Fprintf(w, "%s%s\n", label, localTime(t))
+		fmt.Fprintf(w, "%s%s\n", label, stamp(t))
 	}
 	if f := sc.GetLastFiring(); f != nil {
-		fmt.Fprintf(w, "last      %s %s\n", localTime(f.GetFireTime()), firingSummary(f))
+		fmt.Fprintf(w, "last      %s %s\n", stamp(f.GetFireTime()), firingSummary(f))
 	}
 }
 
@@ -441,7 +408,7 @@ func writeSchedules(w io.Writer, list []*agentsv1.Schedule) {
 			state = "paused"
 		}
 		if n := sc.GetNextFirings(); len(n) > 0 {
-			next = localTime(n[0])
+			next = stamp(n[0])
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", sc.GetId(), sc.GetOwner(), target(sc), when(sc), state, next, sc.GetName())
 	}
@@ -491,7 +458,7 @@ func writeFirings(w io.Writer, list []*agentsv1.ScheduleFiring) {
 		if session == "" {
 			session = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", localTime(f.GetFireTime()), status, session, outcome, strings.Join(note, "; "))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", stamp(f.GetFireTime()), status, session, outcome, strings.Join(note, "; "))
 	}
 	_ = tw.Flush()
 }

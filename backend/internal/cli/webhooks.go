@@ -135,24 +135,17 @@ func webhookStatus(w *agentsv1.Webhook) string {
 
 func (a *app) webhooksGet(cf *clientFlags) *cobra.Command {
 	var asJSON bool
-	cmd := &cobra.Command{
-		Use:   "get ID",
-		Short: "Show a webhook",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.withClient(cmd.Context(), *cf, func(ctx context.Context, c *client.Client) error {
-				res, err := c.Webhooks.GetWebhook(ctx, connect.NewRequest(&agentsv1.GetWebhookRequest{WebhookId: args[0]}))
-				if err != nil {
-					return describe(err)
-				}
-				if asJSON {
-					return writeJSON(a.stdout, res.Msg.GetWebhook())
-				}
-				writeWebhook(a.stdout, res.Msg.GetWebhook())
-				return nil
-			})
-		},
-	}
+	cmd := a.idCommand(cf, "get ID", "Show a webhook", func(ctx context.Context, c *client.Client, id string) error {
+		res, err := c.Webhooks.GetWebhook(ctx, connect.NewRequest(&agentsv1.GetWebhookRequest{WebhookId: id}))
+		if err != nil {
+			return describe(err)
+		}
+		if asJSON {
+			return writeJSON(a.stdout, res.Msg.GetWebhook())
+		}
+		writeWebhook(a.stdout, res.Msg.GetWebhook())
+		return nil
+	})
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the webhook as JSON")
 	return cmd
 }
@@ -190,39 +183,25 @@ func (a *app) webhooksEnable(cf *clientFlags, enable bool) *cobra.Command {
 	if !enable {
 		use, short, done = "disable ID", "Disable a webhook: no event is sent to it until it is enabled", "disabled"
 	}
-	return &cobra.Command{
-		Use:   use,
-		Short: short,
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.withClient(cmd.Context(), *cf, func(ctx context.Context, c *client.Client) error {
-				_, err := c.Webhooks.UpdateWebhook(ctx, connect.NewRequest(&agentsv1.UpdateWebhookRequest{WebhookId: args[0], Enabled: &enable}))
-				if err != nil {
-					return describe(err)
-				}
-				fmt.Fprintf(a.stdout, "%s webhook %s\n", done, args[0])
-				return nil
-			})
-		},
-	}
+	return a.idCommand(cf, use, short, func(ctx context.Context, c *client.Client, id string) error {
+		if _, err := c.Webhooks.UpdateWebhook(ctx, connect.NewRequest(&agentsv1.UpdateWebhookRequest{WebhookId: id, Enabled: &enable})); err != nil {
+			return describe(err)
+		}
+		fmt.Fprintf(a.stdout, "%s webhook %s\n", done, id)
+		return nil
+	})
 }
 
 func (a *app) webhooksRemove(cf *clientFlags) *cobra.Command {
-	return &cobra.Command{
-		Use:     "rm ID",
-		Aliases: []string{"delete"},
-		Short:   "Delete a webhook and its delivery log",
-		Args:    cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.withClient(cmd.Context(), *cf, func(ctx context.Context, c *client.Client) error {
-				if _, err := c.Webhooks.DeleteWebhook(ctx, connect.NewRequest(&agentsv1.DeleteWebhookRequest{WebhookId: args[0]})); err != nil {
-					return describe(err)
-				}
-				fmt.Fprintf(a.stdout, "deleted webhook %s\n", args[0])
-				return nil
-			})
-		},
-	}
+	cmd := a.idCommand(cf, "rm ID", "Delete a webhook and its delivery log", func(ctx context.Context, c *client.Client, id string) error {
+		if _, err := c.Webhooks.DeleteWebhook(ctx, connect.NewRequest(&agentsv1.DeleteWebhookRequest{WebhookId: id})); err != nil {
+			return describe(err)
+		}
+		fmt.Fprintf(a.stdout, "deleted webhook %s\n", id)
+		return nil
+	})
+	cmd.Aliases = []string{"delete"}
+	return cmd
 }
 
 func (a *app) webhooksDeliveries(cf *clientFlags) *cobra.Command {
