@@ -2,7 +2,6 @@ import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, createRouterTransport, type Interceptor } from "@connectrpc/connect";
 import { act, cleanup, fireEvent, render, screen, waitFor, within } from "@testing-library/react";
-import axe from "axe-core";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { MemoryRouter } from "react-router";
 import { AgentService, ToolKind } from "../gen/agents/v1/agent_pb";
@@ -18,6 +17,7 @@ import type { TransportOptions } from "../lib/transport";
 import { App } from "./app";
 import { Providers } from "./providers";
 import { Route, Routes } from "react-router";
+import { seriousViolations } from "../testing/a11y";
 
 // The chat feature is tested on its own; here the route only needs to exist.
 vi.mock("../features/chat/components/chat-page", () => ({ ChatPage: () => <p>chat</p> }));
@@ -149,14 +149,6 @@ function mount(node: React.ReactNode, server = fakeServer(), path = "/") {
   return { ...view, server, authStore };
 }
 
-// violations are axe's findings of serious or critical impact.
-async function violations(root: Element) {
-  const res = await axe.run(root, { rules: { "color-contrast": { enabled: false } }, resultTypes: ["violations"] });
-  return res.violations
-    .filter((v) => v.impact === "serious" || v.impact === "critical")
-    .map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
-}
-
 afterEach(() => {
   cleanup();
 });
@@ -238,7 +230,7 @@ describe("the app", () => {
     const server = fakeServer({ token: "sesame" });
     const { authStore } = mount(<App />, server);
     const field = await screen.findByLabelText("Token");
-    expect(await violations(document.body)).toEqual([]);
+    expect(await seriousViolations(document.body)).toEqual([]);
     fireEvent.change(field, { target: { value: "sesame" } });
     fireEvent.click(screen.getByRole("checkbox", { name: "Remember on this device" }));
     fireEvent.click(screen.getByRole("button", { name: "Sign in" }));
@@ -256,7 +248,7 @@ describe("the app", () => {
     expect(screen.getByRole("navigation", { name: "Sessions" })).toBeTruthy();
     expect(screen.getByRole("main")).toBeTruthy();
     expect(screen.getByRole("banner")).toBeTruthy();
-    expect(await violations(container)).toEqual([]);
+    expect(await seriousViolations(container)).toEqual([]);
   });
 
   it("has no serious accessibility problems: the agent page", async () => {
@@ -270,7 +262,7 @@ describe("the app", () => {
     await screen.findByText("bash_clock");
     expect(screen.getByText("GITHUB_TOKEN")).toBeTruthy();
     expect(screen.getByRole("link", { name: "Start a session" }).getAttribute("href")).toBe("/?agent=assistant");
-    expect(await violations(container)).toEqual([]);
+    expect(await seriousViolations(container)).toEqual([]);
   });
 
   it("lists a non-admin's own sessions without asking for every owner's first", async () => {
@@ -309,6 +301,6 @@ describe("the app", () => {
     const dialog = await screen.findByRole("dialog", { name: "Keyboard shortcuts" });
     expect(within(dialog).getByText("New session")).toBeTruthy();
     expect(within(dialog).getByText("Search sessions")).toBeTruthy();
-    expect(await violations(dialog)).toEqual([]);
+    expect(await seriousViolations(dialog)).toEqual([]);
   });
 });

@@ -2,7 +2,6 @@ import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, createRouterTransport } from "@connectrpc/connect";
 import { cleanup, fireEvent, render, screen, waitFor, within } from "@testing-library/react";
-import axe from "axe-core";
 import { MemoryRouter, Route, Routes } from "react-router";
 import { afterEach, describe, expect, it } from "vitest";
 import { AuthStore, type TokenStorage } from "../features/auth/api/auth-store";
@@ -20,6 +19,7 @@ import {
 } from "../gen/agents/v1/owner_pb";
 import { SessionService, type CreateSessionRequest } from "../gen/agents/v1/session_service_pb";
 import { Providers } from "./providers";
+import { seriousViolations } from "../testing/a11y";
 
 afterEach(cleanup);
 
@@ -103,11 +103,6 @@ function mount(server: ReturnType<typeof fakeServer>, path: string) {
   );
 }
 
-async function violations(root: Element) {
-  const res = await axe.run(root, { rules: { "color-contrast": { enabled: false } }, resultTypes: ["violations"] });
-  return res.violations.filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
-}
-
 describe("a new session's budget", () => {
   it("is sent with the session when given, its field marked when wrong", async () => {
     const server = fakeServer();
@@ -147,7 +142,7 @@ describe("the usage page", () => {
     expect(period.textContent).toContain("$0.50 / $2.00 ($1.50 left)");
     expect(within(yours).getByLabelText("Spent in total").textContent).toContain("123k");
     expect(within(yours).getByLabelText("Spent in total").textContent).toContain("$7.25");
-    expect(await violations(container)).toEqual([]);
+    expect(await seriousViolations(container)).toEqual([]);
   });
 
   it("lets an admin look up an owner and set its budget", async () => {

@@ -4,8 +4,7 @@ import { Code, ConnectError, createRouterTransport } from "@connectrpc/connect";
 import { TransportProvider } from "@connectrpc/connect-query";
 import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
 import { cleanup, fireEvent, render, screen, waitFor, within } from "@testing-library/react";
-import axe from "axe-core";
-import { MemoryRouter, Route, Routes, useLocation } from "react-router";
+import { MemoryRouter, Route, Routes } from "react-router";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   AgentDescriptorSchema,
@@ -24,6 +23,8 @@ import { EditAgentPage, NewAgentPage } from "./agent-editor";
 import { AgentPage } from "./agent-page";
 import { AgentVersionsPage } from "./agent-versions";
 import { AgentsPage } from "./agents-page";
+import { seriousViolations } from "../../../testing/a11y";
+import { Where, where } from "../../../testing/where";
 
 afterEach(cleanup);
 
@@ -126,10 +127,6 @@ function fakeServer() {
   return { transport, created, updated, deleted };
 }
 
-function Where() {
-  return <output aria-label="Location">{useLocation().pathname}</output>;
-}
-
 function mount(path: string, server = fakeServer()) {
   const qc = new QueryClient({ defaultOptions: { queries: { retry: false } } });
   const view = render(
@@ -151,13 +148,7 @@ function mount(path: string, server = fakeServer()) {
   return { ...server, view };
 }
 
-const where = () => screen.getByLabelText("Location").textContent;
 const editor = () => screen.getByRole("textbox", { name: "Agent definition (JSON)" }) as HTMLTextAreaElement;
-
-async function violations(root: Element) {
-  const res = await axe.run(root, { rules: { "color-contrast": { enabled: false } }, resultTypes: ["violations"] });
-  return res.violations.filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
-}
 
 describe("the agents page", () => {
   it("lists every agent with its source and, stored, its version", async () => {
@@ -171,7 +162,7 @@ describe("the agents page", () => {
     expect(writer.textContent).toContain("v2");
     expect(within(writer).getByRole("link", { name: "writer" }).getAttribute("href")).toBe("/agents/writer");
     expect(screen.getByRole("link", { name: "New agent" }).getAttribute("href")).toBe("/agents/+new");
-    expect(await violations(view.container)).toEqual([]);
+    expect(await seriousViolations(view.container)).toEqual([]);
   });
 
   it("creates an agent, marking the field the server refused where it belongs", async () => {
@@ -191,7 +182,7 @@ describe("the agents page", () => {
     expect(endpoint.getAttribute("aria-invalid")).toBe("true");
     expect(document.getElementById(endpoint.getAttribute("aria-describedby")!)?.textContent).toBe("required");
     expect(document.activeElement).toBe(endpoint);
-    expect(await violations(view.container)).toEqual([]);
+    expect(await seriousViolations(view.container)).toEqual([]);
 
     fireEvent.change(editor(), { target: { value: definition("poet", "Rhymes") } });
     fireEvent.click(screen.getByRole("button", { name: "Create the agent" }));
@@ -255,7 +246,7 @@ describe("the agents page", () => {
       maxSteps: 8,
       budget: { costUsd: 2.5 },
     });
-    expect(await violations(view.container)).toEqual([]);
+    expect(await seriousViolations(view.container)).toEqual([]);
     fireEvent.click(screen.getByRole("button", { name: "Save as a new version" }));
     await waitFor(() => expect(where()).toBe("/agents/writer"));
     expect(JSON.parse(updated[0].definition)).toEqual(after);
@@ -279,7 +270,7 @@ describe("the agents page", () => {
     expect(document.getElementById(tool.getAttribute("aria-describedby")!)?.textContent).toBe('the agent has no tool "bash_deploy"');
     expect(within(form).getByRole("combobox", { name: "Tool of approval 1" }).getAttribute("aria-invalid")).toBeNull();
     expect(document.activeElement).toBe(tool);
-    expect(await violations(view.container)).toEqual([]);
+    expect(await seriousViolations(view.container)).toEqual([]);
     // Removing the row removes its entry, and the save goes through.
     fireEvent.click(within(form).getByRole("button", { name: "Remove approval 2" }));
     expect(JSON.parse(editor().value).contents.approvals).toEqual([{ tool: "bash_clock", approval: "always" }]);
@@ -307,7 +298,7 @@ describe("the agents page", () => {
     expect(rows).toEqual(['3−removed    "announce": "Writes, v1",', '3+added    "announce": "Writes, v2",']);
     const section = screen.getByRole("region", { name: "Compare versions of writer" });
     expect(within(section).getByRole("status").textContent).toContain("1 line added, 1 line removed from version 1 to version 2");
-    expect(await violations(view.container)).toEqual([]);
+    expect(await seriousViolations(view.container)).toEqual([]);
     // The same version on both sides: nothing differs.
     fireEvent.change(screen.getByRole("combobox", { name: "From" }), { target: { value: "2" } });
     expect(within(section).getByRole("status").textContent).toBe("Versions 2 and 2 mean the same: no line differs.");
@@ -347,7 +338,7 @@ describe("the agents page", () => {
     const old = screen.getByRole("textbox", { name: "Definition of version 1" }) as HTMLTextAreaElement;
     expect(old.readOnly).toBe(true);
     expect(old.value).toContain("Writes, v1");
-    expect(await violations(view.container)).toEqual([]);
+    expect(await seriousViolations(view.container)).toEqual([]);
     fireEvent.click(screen.getByRole("link", { name: "Edit from this version" }));
     await waitFor(() => expect(editor().value).toContain("Writes, v1"));
     expect(screen.getByText(/starting from the text of version 1/)).toBeTruthy();

@@ -4,7 +4,7 @@ import { TransportProvider } from "@connectrpc/connect-query";
 import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
 import { act, cleanup, fireEvent, render, screen, waitFor, within } from "@testing-library/react";
 import axe from "axe-core";
-import { MemoryRouter, Route, Routes, useLocation } from "react-router";
+import { MemoryRouter, Route, Routes } from "react-router";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { AgentDescriptorSchema, AgentService, ParamDescriptorSchema, ToolKind } from "../../../gen/agents/v1/agent_pb";
 import { CompactionStartedSchema, EventSchema, RunStoppedSchema, SessionCompactedSchema, ToolCallDeltaSchema, type Event } from "../../../gen/agents/v1/event_pb";
@@ -42,6 +42,7 @@ import { EventStreamContext } from "../../../lib/event-stream-context";
 import { shortcuts, useShortcutList } from "../../../lib/shortcuts";
 import { createEventClient } from "../../../lib/transport";
 import { ChatPage } from "./chat-page";
+import { Where } from "../../../testing/where";
 
 // A stream the test drives.
 class TestStream extends EventStream {
@@ -153,11 +154,6 @@ function server(sess: Session, older?: Session, readOnly = false) {
     });
   });
   return { transport, posted, completed, forked, mailed, deleted, gets, renamed, updated, resumed, compacted };
-}
-
-// Where shows the page's path, for the tests that navigate.
-function Where() {
-  return <output aria-label="Location">{useLocation().pathname}</output>;
 }
 
 function open(sess: Session, path = `/sessions/${sess.meta?.id}`, older?: Session, readOnly = false) {

@@ -4,8 +4,7 @@ import { Code, ConnectError, createRouterTransport } from "@connectrpc/connect";
 import { TransportProvider } from "@connectrpc/connect-query";
 import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
 import { cleanup, fireEvent, render, screen, waitFor, within } from "@testing-library/react";
-import axe from "axe-core";
-import { MemoryRouter, Route, Routes, useLocation } from "react-router";
+import { MemoryRouter, Route, Routes } from "react-router";
 import { afterEach, describe, expect, it } from "vitest";
 import { AgentDescriptorSchema, AgentService } from "../../../gen/agents/v1/agent_pb";
 import { ErrorDetailSchema } from "../../../gen/agents/v1/error_pb";
@@ -25,6 +24,8 @@ import { SessionStatus } from "../../../gen/agents/v1/session_pb";
 import { EditSchedulePage, NewSchedulePage } from "./schedule-editor";
 import { SchedulePage } from "./schedule-page";
 import { SchedulesPage } from "./schedules-page";
+import { seriousViolations } from "../../../testing/a11y";
+import { Where, where } from "../../../testing/where";
 
 afterEach(cleanup);
 
@@ -153,11 +154,6 @@ function fakeServer() {
   return { transport, created, updated, schedules, hourly, mornings };
 }
 
-function Where() {
-  const l = useLocation();
-  return <output aria-label="Location">{l.pathname + l.search}</output>;
-}
-
 function mount(path: string, server = fakeServer()) {
   const qc = new QueryClient({ defaultOptions: { queries: { retry: false } } });
   const view = render(
@@ -178,12 +174,6 @@ function mount(path: string, server = fakeServer()) {
   return { ...server, view };
 }
 
-const where = () => screen.getByLabelText("Location").textContent;
-
-async function violations(root: Element) {
-  const res = await axe.run(root, { rules: { "color-contrast": { enabled: false } }, resultTypes: ["violations"] });
-  return res.violations.filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
-}
 
 const item = async (name: string) => within(await screen.findByRole("list", { name: "Schedules" })).getByRole("listitem", { name });
 
@@ -214,7 +204,7 @@ describe("the schedules page", () => {
     expect(mornings.textContent).toContain("paused");
     expect(mornings.textContent).toContain("Paused: it does not fire until it is resumed.");
     expect(within(mornings).queryByRole("list", { name: "Next firings" })).toBeNull();
-    expect(await violations(view.container)).toEqual([]);
+    expect(await seriousViolations(view.container)).toEqual([]);
   });
 
   it("pauses a schedule and resumes it", async () => {
@@ -271,7 +261,7 @@ describe("a schedule's page", () => {
     // Its message and its rules, in full.
     expect(view.container.textContent).toContain("check the queue");
     expect(view.container.textContent).toContain("Missed times");
-    expect(await violations(view.container)).toEqual([]);
+    expect(await seriousViolations(view.container)).toEqual([]);
   });
 
   it("fires it now, by hand, and the firing joins the history", async () => {
@@ -316,7 +306,7 @@ describe("the new-schedule form", () => {
     fireEvent.change(field("Name (optional)"), { target: { value: "Count" } });
     fireEvent.change(field("Every"), { target: { value: "15m" } });
     fireEvent.change(field("Message"), { target: { value: "count these words" } });
-    expect(await violations(view.container)).toEqual([]);
+    expect(await seriousViolations(view.container)).toEqual([]);
     fireEvent.click(screen.getByRole("button", { name: "Create the schedule" }));
     await waitFor(() => expect(where()).toBe("/schedules/sch-3"));
     expect(created).toHaveLength(1);
@@ -351,7 +341,7 @@ describe("the new-schedule form", () => {
     const cron = field("Cron expression");
     await waitFor(() => expect(cron.getAttribute("aria-invalid")).toBe("true"));
     expect(document.getElementById(cron.getAttribute("aria-describedby")!)?.textContent).toBe("cron: expected 5 fields, found 4");
-    expect(await violations(view.container)).toEqual([]);
+    expect(await seriousViolations(view.container)).toEqual([]);
     fireEvent.change(cron, { target: { value: "0 7 * * 1-5" } });
     fireEvent.click(screen.getByRole("button", { name: "Create the schedule" }));
     await waitFor(() => expect(where()).toBe("/schedules/sch-3"));
@@ -415,7 +405,7 @@ describe("the edit form", () => {
     await waitFor(() => expect((field("Agent") as unknown as HTMLSelectElement).value).toBe("chat"));
     // Paused or not is the schedule page's to change.
     expect(screen.queryByLabelText("Create it paused")).toBeNull();
-    expect(await violations(view.container)).toEqual([]);
+    expect(await seriousViolations(view.container)).toEqual([]);
     fireEvent.change(field("Every"), { target: { value: "2h" } });
     fireEvent.click(screen.getByRole("button", { name: "Save the schedule" }));
     await waitFor(() => expect(where()).toBe("/schedules/sch-1"));
