@@ -140,6 +140,9 @@ describeE2E("the schedules page", () => {
     expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBe(0);
     const box = await list(page).boundingBox();
     expect(box && box.x >= 0 && box.x + box.width <= 390).toBe(true);
+    // Signed out, the bar keeps every page's link on one line.
+    const bar = await page.getByRole("banner").boundingBox();
+    expect(bar && bar.width <= 390 && bar.height < 60).toBe(true);
     await screenshot(page, "phone-schedules");
     await noSeriousViolations(page);
     expect(errorsOf(page)).toEqual([]);

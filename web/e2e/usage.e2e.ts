@@ -95,8 +95,11 @@ describeE2E("owner usage and budgets", () => {
     await page.getByRole("region", { name: "Yours (bob)" }).waitFor({ timeout: patience });
     for (const name of ["Agents", "Usage", "Sign out"]) expect(await page.getByRole("banner").getByRole(name === "Sign out" ? "button" : "link", { name, exact: true }).isVisible()).toBe(true);
     expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBe(0);
+    // Signed in, every page's link and Sign out outgrow one line of a
+    // phone: the bar takes a second line rather than widen the page
+    // (signed out, it stays one line: schedules.e2e.ts).
     const bar = await page.getByRole("banner").boundingBox();
-    expect(bar && bar.width <= 390 && bar.height < 60).toBe(true);
+    expect(bar && bar.width <= 390 && bar.height < 100).toBe(true);
     await screenshot(page, "phone-usage");
     expect(unexpected(page)).toEqual([]);
     await page.close();
