@@ -56,6 +56,8 @@ type stack struct {
 	// stopWorkDirs stops removing the working folders of deleted
 	// sessions.
 	stopWorkDirs func()
+	// waitProbe waits for the sandbox's probe started with the stack.
+	waitProbe func()
 }
 
 // stackOptions tune a stack.
@@ -126,15 +128,32 @@ func (a *app) startStack(ctx context.Context, res *config.Resolved, log *slog.Lo
 		db.Close()
 		return nil, err
 	}
+	s := &stack{log: log, stopOffline: stopOffline, unclaim: unclaim, stopWorkDirs: func() {}, waitProbe: func() {}}
 	defer func() {
 		if !started {
+			s.waitProbe()
 			stopOffline()
 		}
 	}()
-	s := &stack{log: log, stopOffline: stopOffline, unclaim: unclaim, stopWorkDirs: func() {}}
 	sb := a.toolSandbox(res, opts.protect)
 	if opts.recover {
-		logSandbox(log, sb)
+		// Whether tools get namespaces is learnt by starting one probe
+		// process, which costs about as much as the rest of the start:
+		// it runs once the server is up (a tool call before then probes
+		// at once, and this reuses its answer).
+		probed, stop := make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(probed)
+			select {
+			case <-time.After(sandboxProbeDelay):
+				logSandbox(log, sb)
+			case <-stop:
+			}
+		}()
+		s.waitProbe = sync.OnceFunc(func() {
+			close(stop)
+			<-probed
+		})
 	}
 	s.mcp = mcptools.NewPool(mcptools.Options{Log: log, Reaper: reaper, Changed: s.toolsChanged, Sandbox: sb})
 	copies := sqliteCopies(res)
@@ -307,6 +326,7 @@ func (s *stack) close() {
 	s.mcp.Close()
 	s.hub.Shutdown()
 	s.stopWorkDirs()
+	s.waitProbe()
 	s.stopMetrics()
 	if err := s.store.Close(); err != nil {
 		s.log.Error("close store", "error", err.Error())
@@ -314,6 +334,10 @@ func (s *stack) close() {
 	s.unclaim()
 	s.stopOffline()
 }
+
+// sandboxProbeDelay is how long after its start a server learns, and
+// logs, how its tools are confined.
+const sandboxProbeDelay = 200 * time.Millisecond
 
 // traceFlushTimeout bounds how long exporting the last spans may delay
 // the exit.
