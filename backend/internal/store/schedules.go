@@ -328,11 +328,14 @@ func (s *SQL) claimFiring(ctx context.Context, tx *sqlx.Tx, c *FiringClaim) erro
 	return err
 }
 
+// sqlRecordOutcome writes how a run stopped on the firings that wait
+// for it; prepared, since every run's stop runs it.
+const sqlRecordOutcome = `UPDATE schedule_firings SET outcome = ?, outcome_reason = ?, finished = ?
+	WHERE session_id = ? AND finished = 0 AND session_id <> '' AND status IN ('started', 'posted', 'queued')`
+
 // recordOutcome writes how a run stopped on the firings that wait for it.
 func (s *SQL) recordOutcome(ctx context.Context, tx *sqlx.Tx, o *RunOutcome) error {
-	_, err := tx.ExecContext(ctx, tx.Rebind(`UPDATE schedule_firings SET outcome = ?, outcome_reason = ?, finished = ?
-		WHERE session_id = ? AND finished = 0 AND session_id <> '' AND status IN ('started', 'posted', 'queued')`),
-		o.Status, o.Reason, nanos(o.At), o.SessionID)
+	_, err := s.st.recordOutcome.in(ctx, tx).ExecContext(ctx, o.Status, o.Reason, nanos(o.At), o.SessionID)
 	return s.translate(err, nil, "record the run outcome of %s on its firings", o.SessionID)
 }
 

@@ -64,6 +64,9 @@ type statements struct {
 	addSpend [spendRows + 1]*writeStmt
 	// addModelCall records one model call for the usage series.
 	addModelCall *writeStmt
+	// recordOutcome writes a run's end on the firings that wait for it,
+	// at every run's stop.
+	recordOutcome *writeStmt
 	// appendEvents[n-1] appends n events.
 	appendEvents [eventBatch]*writeStmt
 	// step[f][n] writes a change of a session's metadata with n new turns
@@ -136,6 +139,7 @@ func newStatements(ctx context.Context, read, write *sqlx.DB, d Dialect) *statem
 		{&st.addSpend[1], insertSQL(sqlAddSpend, 5, 1) + sqlAddSpendConflict},
 		{&st.addSpend[spendRows], insertSQL(sqlAddSpend, 5, spendRows) + sqlAddSpendConflict},
 		{&st.addModelCall, insertSQL(sqlAddModelCalls, modelCallColumns, 1)},
+		{&st.recordOutcome, sqlRecordOutcome},
 	} {
 		w(ws.dst, ws.query)
 	}
