@@ -320,24 +320,17 @@ func (a *app) schedulesFirings(cf *clientFlags) *cobra.Command {
 		limit  int32
 		asJSON bool
 	)
-	cmd := &cobra.Command{
-		Use:   "firings ID",
-		Short: "List a schedule's firings, newest first, with the session each started and its outcome",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.withClient(cmd.Context(), *cf, func(ctx context.Context, c *client.Client) error {
-				res, err := c.Schedules.ListFirings(ctx, connect.NewRequest(&agentsv1.ListFiringsRequest{ScheduleId: args[0], Limit: limit}))
-				if err != nil {
-					return describe(err)
-				}
-				if asJSON {
-					return writeJSON(a.stdout, res.Msg)
-				}
-				writeFirings(a.stdout, res.Msg.GetFirings())
-				return nil
-			})
-		},
-	}
+	cmd := a.idCommand(cf, "firings ID", "List a schedule's firings, newest first, with the session each started and its outcome", func(ctx context.Context, c *client.Client, id string) error {
+		res, err := c.Schedules.ListFirings(ctx, connect.NewRequest(&agentsv1.ListFiringsRequest{ScheduleId: id, Limit: limit}))
+		if err != nil {
+			return describe(err)
+		}
+		if asJSON {
+			return writeJSON(a.stdout, res.Msg)
+		}
+		writeFirings(a.stdout, res.Msg.GetFirings())
+		return nil
+	})
 	cmd.Flags().Int32Var(&limit, "limit", 0, "most firings to show (default 50, at most 500)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the firings as JSON")
 	return cmd
