@@ -1,5 +1,6 @@
 import { useEffect, useRef, useState, type KeyboardEvent, type MouseEvent } from "react";
-import { Link, NavLink, Route, Routes, useLocation } from "react-router";
+import { Link, NavLink, Route, Routes, useLocation, useNavigate } from "react-router";
+import { MenuButton } from "../components/menu-button";
 import { ShortcutHelpDialog } from "../components/shortcut-help-dialog";
 import { EditAgentPage, NewAgentPage } from "../features/agents/components/agent-editor";
 import { AgentPage } from "../features/agents/components/agent-page";
@@ -13,12 +14,15 @@ import { ChatPage } from "../features/chat/components/chat-page";
 import { EditSchedulePage, NewSchedulePage } from "../features/schedules/components/schedule-editor";
 import { SchedulePage } from "../features/schedules/components/schedule-page";
 import { SchedulesPage } from "../features/schedules/components/schedules-page";
+import { NewWebhookPage } from "../features/webhooks/components/new-webhook";
+import { WebhookPage } from "../features/webhooks/components/webhook-page";
+import { WebhooksPage } from "../features/webhooks/components/webhooks-page";
 import { Home } from "../features/sessions/components/home";
 import { Sidebar } from "../features/sessions/components/sidebar";
 import { RevealSessions } from "../features/sessions/hooks/use-reveal-sessions";
 import { useBudgetsSupported } from "../lib/budgets-supported";
 import { narrowScreen, useMediaQuery } from "../lib/media-query";
-import { newSchedulePath, schedulesPath } from "../lib/paths";
+import { newSchedulePath, newWebhookPath, schedulesPath, webhooksPath } from "../lib/paths";
 import { shortcuts, useShortcut } from "../lib/shortcuts";
 import { ConnectionStatus } from "./connection-status";
 
@@ -99,10 +103,19 @@ export function App() {
           <NavLink to={schedulesPath} className="button">
             Schedules
           </NavLink>
-          {budgets && (
-            <NavLink to="/usage" className="button">
-              Usage
-            </NavLink>
+          {narrow ? (
+            <MorePages pages={[...(budgets ? [{ label: "Usage", path: "/usage" }] : []), { label: "Webhooks", path: webhooksPath }]} />
+          ) : (
+            <>
+              <NavLink to={webhooksPath} className="button">
+                Webhooks
+              </NavLink>
+              {budgets && (
+                <NavLink to="/usage" className="button">
+                  Usage
+                </NavLink>
+              )}
+            </>
           )}
           {!narrow && (
             <button type="button" className="button" onClick={() => setHelp(true)} aria-keyshortcuts="?">
@@ -131,6 +144,9 @@ export function App() {
           <Route path={newSchedulePath} element={<NewSchedulePage />} />
           <Route path="/schedules/:id" element={<SchedulePage />} />
           <Route path="/schedules/:id/edit" element={<EditSchedulePage />} />
+          <Route path={webhooksPath} element={<WebhooksPage />} />
+          <Route path={newWebhookPath} element={<NewWebhookPage />} />
+          <Route path="/webhooks/:id" element={<WebhookPage />} />
           <Route path="/usage" element={<UsagePage />} />
           <Route path="*" element={<NotFound />} />
         </Routes>
@@ -142,6 +158,22 @@ export function App() {
 
 // The id of the element that holds the session list (the drawer).
 const sessionsId = "sessions";
+
+// MorePages is the bar's menu of the pages a phone's bar has no room
+// for beside the others, so it stays one line; it is marked as the
+// current page's while one of them is open.
+function MorePages({ pages }: { pages: { label: string; path: string }[] }) {
+  const navigate = useNavigate();
+  const { pathname } = useLocation();
+  const current = pages.some((p) => pathname === p.path || pathname.startsWith(`${p.path}/`));
+  return (
+    <MenuButton
+      label="More"
+      buttonClassName={`button${current ? " current" : ""}`}
+      items={pages.map((p) => ({ label: p.label, onSelect: () => navigate(p.path) }))}
+    />
+  );
+}
 
 function NotFound() {
   return (

@@ -17,7 +17,8 @@ export interface MenuItem {
 // and gives focus back to the button, Tab or a click elsewhere closes
 // it. A disabled item stays in the list, focusable and marked
 // aria-disabled, so a keyboard user learns it is there.
-export function MenuButton({ label, items, className }: { label: string; items: MenuItem[]; className?: string }) {
+// buttonClassName styles the button itself (the bar's look, say).
+export function MenuButton({ label, items, className, buttonClassName }: { label: string; items: MenuItem[]; className?: string; buttonClassName?: string }) {
   const [open, setOpen] = useState(false);
   // The item to focus when the menu opens.
   const [start, setStart] = useState<"first" | "last">("first");
@@ -100,6 +101,7 @@ export function MenuButton({ label, items, className }: { label: string; items: 
       <button
         ref={button}
         type="button"
+        className={buttonClassName}
         aria-haspopup="menu"
         aria-expanded={open}
         aria-controls={open ? id : undefined}

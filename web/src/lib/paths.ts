@@ -1,5 +1,5 @@
 // The paths of the pages other pages link to (the agents, a session,
-// the schedules); app/app.tsx routes them.
+// the schedules, the webhooks); app/app.tsx routes them.
 
 // The page that creates an agent: "+" is in no slug, so no agent's page
 // is hidden behind it.
@@ -21,4 +21,13 @@ export const newSchedulePath = "/schedules/+new";
 
 export function schedulePath(id: string, page?: "edit"): string {
   return `/schedules/${encodeURIComponent(id)}${page ? `/${page}` : ""}`;
+}
+
+// The webhooks, the page that registers one, and a webhook's page with
+// its deliveries.
+export const webhooksPath = "/webhooks";
+export const newWebhookPath = "/webhooks/+new";
+
+export function webhookPath(id: string): string {
+  return `/webhooks/${encodeURIComponent(id)}`;
 }

@@ -1,0 +1,90 @@
+import { timestampDate } from "@bufbuild/protobuf/wkt";
+import { useQuery } from "@connectrpc/connect-query";
+import { RelativeTime, useNow } from "../../../components/relative-time";
+import { WebhookService, type Webhook, type WebhookDelivery } from "../../../gen/agents/v1/webhook_pb";
+import { deliveryStatusText, outcomeText, scopeText, stateText } from "../lib/webhooks";
+
+// How often a webhook's last delivery is read again on its own.
+const lastDeliveryRefreshMs = 15_000;
+
+// WebhookFacts is what a webhook is sent and how it fares: its events,
+// whose events, its description, why it is disabled, since when its
+// deliveries fail, and (unless its page lists them all) its last
+// delivery.
+export function WebhookFacts({ webhook: w, last = true }: { webhook: Webhook; last?: boolean }) {
+  const now = useNow();
+  const why = stateText(w);
+  const failing = w.failingSince && timestampDate(w.failingSince);
+  return (
+    <dl className="facts webhook-facts">
+      <dt>Events</dt>
+      <dd>
+        <ul className="webhook-events" aria-label="Events">
+          {w.events.map((e) => (
+            <li key={e}>
+              <code>{e}</code>
+            </li>
+          ))}
+        </ul>
+      </dd>
+      <dt>Sent</dt>
+      <dd>{scopeText(w)}</dd>
+      {w.description && (
+        <>
+          <dt>About</dt>
+          <dd className="webhook-description">{w.description}</dd>
+        </>
+      )}
+      {why && (
+        <>
+          <dt>State</dt>
+          <dd>{why}</dd>
+        </>
+      )}
+      {failing && (
+        <>
+          <dt>Failing</dt>
+          <dd className="error">
+            every attempt since <RelativeTime ms={failing.getTime()} now={now} /> failed
+          </dd>
+        </>
+      )}
+      {last && (
+        <>
+          <dt>Last</dt>
+          <dd>
+            <LastDelivery webhook={w} now={now} />
+          </dd>
+        </>
+      )}
+    </dl>
+  );
+}
+
+// LastDelivery is the newest delivery to a webhook: its event, where it
+// stands and what its last attempt got.
+function LastDelivery({ webhook, now }: { webhook: Webhook; now: number }) {
+  const q = useQuery(WebhookService.method.listWebhookDeliveries, { webhookId: webhook.id, limit: 1 }, { refetchInterval: lastDeliveryRefreshMs });
+  const d = q.data?.deliveries[0];
+  if (q.isPending) return <span className="muted">…</span>;
+  if (q.error) return <span className="muted">unknown</span>;
+  if (!d) return <span className="muted">nothing delivered yet</span>;
+  return <DeliverySummary delivery={d} now={now} />;
+}
+
+// DeliverySummary is a delivery in one line: "run.stopped delivered
+// (HTTP 204), 2 min. ago", or pending with its last attempt's outcome.
+function DeliverySummary({ delivery: d, now }: { delivery: WebhookDelivery; now: number }) {
+  const status = deliveryStatusText(d.status);
+  const at = d.delivered ?? d.created;
+  return (
+    <span className="delivery-summary">
+      <code>{d.kind}</code> <span className={`delivery-status status-${status}`}>{status}</span> ({outcomeText(d)})
+      {at && (
+        <>
+          , <RelativeTime ms={timestampDate(at).getTime()} now={now} />
+        </>
+      )}
+    </span>
+  );
+}
