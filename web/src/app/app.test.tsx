@@ -210,6 +210,27 @@ describe("the app", () => {
     expect(server.schedules.listings).toBeGreaterThan(listings);
   });
 
+  it("links the webhooks from the bar", async () => {
+    mount(<App />);
+    fireEvent.click(within(await screen.findByRole("banner")).getByRole("link", { name: "Webhooks" }));
+    await screen.findByRole("heading", { name: "Webhooks", level: 1 });
+  });
+
+  it("keeps a phone's bar to one line: the webhooks are in its More menu", async () => {
+    vi.stubGlobal("matchMedia", (media: string) => ({ matches: true, media, addEventListener: () => {}, removeEventListener: () => {} }));
+    try {
+      mount(<App />);
+      const bar = await screen.findByRole("banner");
+      expect(within(bar).queryByRole("link", { name: "Webhooks" })).toBeNull();
+      fireEvent.click(within(bar).getByRole("button", { name: "More" }));
+      fireEvent.click(within(screen.getByRole("menu", { name: "More" })).getByRole("menuitem", { name: "Webhooks" }));
+      await screen.findByRole("heading", { name: "Webhooks", level: 1 });
+      expect(within(bar).getByRole("button", { name: "More" }).classList.contains("current")).toBe(true);
+    } finally {
+      vi.unstubAllGlobals();
+    }
+  });
+
   it("starts a session with the agent picked", async () => {
     const { server } = mount(
       <Routes>

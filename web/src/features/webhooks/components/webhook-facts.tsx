@@ -45,7 +45,8 @@ export function WebhookFacts({ webhook: w, last = true }: { webhook: Webhook; la
         <>
           <dt>Failing</dt>
           <dd className="error">
-            every attempt since <RelativeTime ms={failing.getTime()} now={now} /> failed
+            every attempt failed since <time dateTime={failing.toISOString()}>{failing.toLocaleString()}</time> (
+            <RelativeTime ms={failing.getTime()} now={now} />)
           </dd>
         </>
       )}
