@@ -2,7 +2,7 @@ import { useMutation } from "@connectrpc/connect-query";
 import { Dialog } from "../../../components/dialog";
 import { WebhookService, type Webhook } from "../../../gen/agents/v1/webhook_pb";
 import { errorText } from "../../../lib/error-text";
-import { useRefreshWebhooks } from "../hooks/use-webhook-actions";
+import { useForgetWebhook } from "../hooks/use-webhook-actions";
 
 interface Props {
   webhook: Webhook;
@@ -13,12 +13,12 @@ interface Props {
 // DeleteWebhookDialog confirms deleting a webhook: it and its delivery
 // log go; a delivery already under way may still arrive.
 export function DeleteWebhookDialog({ webhook, onClose, onDeleted }: Props) {
-  const refresh = useRefreshWebhooks();
+  const forget = useForgetWebhook();
   const del = useMutation(WebhookService.method.deleteWebhook, {
     onSuccess: async () => {
       onDeleted?.();
       onClose();
-      await refresh();
+      await forget(webhook.id);
     },
   });
   return (

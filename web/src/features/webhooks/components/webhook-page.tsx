@@ -30,7 +30,13 @@ export function WebhookPage() {
   const heading = useId();
   // Once deleted, the webhook is not read again: it is gone.
   const [gone, setGone] = useState(false);
-  const q = useQuery(WebhookService.method.getWebhook, { webhookId: id }, { enabled: !gone, refetchInterval: endedRefreshMs });
+  // While its deliveries fail, it is read as often as its log, so a
+  // delivery that got through clears its failing mark with it.
+  const q = useQuery(
+    WebhookService.method.getWebhook,
+    { webhookId: id },
+    { enabled: !gone, refetchInterval: (query) => (query.state.data?.webhook?.failingSince ? pendingRefreshMs : endedRefreshMs) },
+  );
   const [deleting, setDeleting] = useState(false);
   const w = q.data?.webhook;
   return (
@@ -146,6 +152,12 @@ function Deliveries({ webhook, enabled }: { webhook: Webhook; enabled: boolean }
   );
 }
 
+// shortId is the start of a long id, enough to tell sessions apart in a
+// narrow column; the link's title and name carry it whole.
+function shortId(id: string): string {
+  return id.length > 12 ? `${id.slice(0, 8)}…` : id;
+}
+
 function DeliveryRow({ delivery: d, now }: { delivery: WebhookDelivery; now: number }) {
   const created = d.created && timestampDate(d.created);
   const delivered = d.delivered && timestampDate(d.delivered);
@@ -162,7 +174,9 @@ function DeliveryRow({ delivery: d, now }: { delivery: WebhookDelivery; now: num
         )}
         {d.sessionId && (
           <div>
-            <Link to={sessionPath(d.sessionId)}>{d.sessionId}</Link>
+            <Link to={sessionPath(d.sessionId)} title={d.sessionId} aria-label={`session ${d.sessionId}`}>
+              {shortId(d.sessionId)}
+            </Link>
           </div>
         )}
       </td>

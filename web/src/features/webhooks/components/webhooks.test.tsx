@@ -206,7 +206,7 @@ describe("the webhooks page", () => {
   });
 
   it("deletes a webhook only once confirmed", async () => {
-    const { webhooks } = mount("/webhooks");
+    const { webhooks, listed } = mount("/webhooks");
     fireEvent.click(within(await item("https://ops.example.com/agents")).getByRole("button", { name: "Delete" }));
     const dialog = screen.getByRole("dialog", { name: "Delete the webhook?" });
     expect(dialog.textContent).toContain("https://ops.example.com/agents");
@@ -214,9 +214,15 @@ describe("the webhooks page", () => {
     expect(screen.queryByRole("dialog")).toBeNull();
     expect(webhooks.has("wh_1")).toBe(true);
     fireEvent.click(within(await item("https://ops.example.com/agents")).getByRole("button", { name: "Delete" }));
+    await waitFor(() => expect(listed.some((r) => r.webhookId === "wh_1")).toBe(true));
+    const asked = listed.length;
     fireEvent.click(within(screen.getByRole("dialog")).getByRole("button", { name: "Delete the webhook" }));
     await waitFor(() => expect(within(screen.getByRole("list", { name: "Webhooks" })).queryByRole("listitem", { name: "https://ops.example.com/agents" })).toBeNull());
     expect(webhooks.has("wh_1")).toBe(false);
+    // Its last delivery is not asked for again: the server would answer
+    // not found.
+    await waitFor(() => expect(screen.queryByRole("dialog")).toBeNull());
+    expect(listed.slice(asked).filter((r) => r.webhookId === "wh_1")).toEqual([]);
   });
 
   it("lists every owner's for an admin who asks", async () => {
@@ -317,7 +323,7 @@ describe("a webhook's page", () => {
     const [pending, delivered] = rows.map(cells);
     expect(pending[0]).toContain("session.failed");
     expect(pending[0]).toContain("#12");
-    expect(within(rows[0]).getByRole("link", { name: "s-9" }).getAttribute("href")).toBe("/sessions/s-9");
+    expect(within(rows[0]).getByRole("link", { name: "session s-9" }).getAttribute("href")).toBe("/sessions/s-9");
     expect(pending[1]).toContain("pending");
     expect(pending[1]).toContain("answered 500 Internal Server Error");
     expect(pending.slice(2, 4)).toEqual(["2", "500"]);

@@ -1,6 +1,7 @@
 import { createConnectQueryKey, useMutation } from "@connectrpc/connect-query";
 import { useQueryClient } from "@tanstack/react-query";
-import { WebhookService } from "../../../gen/agents/v1/webhook_pb";
+import { create } from "@bufbuild/protobuf";
+import { ListWebhooksResponseSchema, WebhookService, type ListWebhooksResponse } from "../../../gen/agents/v1/webhook_pb";
 
 // useRefreshWebhooks is what makes every webhooks query ask again: the
 // list, a webhook, its deliveries.
@@ -14,4 +15,19 @@ export function useRefreshWebhooks(): () => Promise<void> {
 export function useEnableWebhook() {
   const refresh = useRefreshWebhooks();
   return useMutation(WebhookService.method.updateWebhook, { onSuccess: () => void refresh() });
+}
+
+// useForgetWebhook is what a deleted webhook leaves: it goes from every
+// list at once, and only the lists are read again; its own queries (its
+// last delivery, its page) are not, for the server knows it no more and
+// would answer not found.
+export function useForgetWebhook(): (id: string) => Promise<void> {
+  const queryClient = useQueryClient();
+  return (id) => {
+    const lists = createConnectQueryKey({ schema: WebhookService.method.listWebhooks, cardinality: undefined });
+    queryClient.setQueriesData<ListWebhooksResponse>({ queryKey: lists }, (old) =>
+      old ? create(ListWebhooksResponseSchema, { webhooks: old.webhooks.filter((w) => w.id !== id) }) : old,
+    );
+    return queryClient.invalidateQueries({ queryKey: lists });
+  };
 }

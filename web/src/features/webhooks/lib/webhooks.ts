@@ -142,5 +142,5 @@ export function attemptsText(n: number): string {
 
 // scopeText says whose events a webhook is sent.
 export function scopeText(w: Webhook): string {
-  return w.serverWide ? "every owner's events" : w.owner ? `the events of ${w.owner}` : "your events";
+  return w.serverWide ? "every owner's events" : w.owner ? `its owner's events (${w.owner})` : "its owner's events";
 }
