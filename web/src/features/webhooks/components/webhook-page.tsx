@@ -6,7 +6,7 @@ import { RelativeTime, useNow } from "../../../components/relative-time";
 import { DeliveryStatus, WebhookService, type Webhook, type WebhookDelivery } from "../../../gen/agents/v1/webhook_pb";
 import { errorText } from "../../../lib/error-text";
 import { sessionPath, webhooksPath } from "../../../lib/paths";
-import { deliveryStatusText } from "../lib/webhooks";
+import { deliveryStatusText, dueText } from "../lib/webhooks";
 import { DeleteWebhookDialog } from "./delete-webhook-dialog";
 import { EnableToggle } from "./enable-toggle";
 import { WebhookFacts } from "./webhook-facts";
@@ -17,9 +17,11 @@ import "./webhooks.css";
 const logLimit = 100;
 
 // How often the log is read again: often while a delivery waits for its
-// next attempt, less so once every one has ended.
+// next attempt, less so once every one has ended (a new event's delivery
+// shows within that). The webhook itself is read as often, so its
+// failing mark comes and goes with its deliveries.
 const pendingRefreshMs = 5_000;
-const endedRefreshMs = 30_000;
+const idleRefreshMs = 10_000;
 
 // WebhookPage is one webhook: where it is sent, what, its state, enable
 // or disable and delete, and its deliveries, newest first, read again
@@ -30,12 +32,10 @@ export function WebhookPage() {
   const heading = useId();
   // Once deleted, the webhook is not read again: it is gone.
   const [gone, setGone] = useState(false);
-  // While its deliveries fail, it is read as often as its log, so a
-  // delivery that got through clears its failing mark with it.
   const q = useQuery(
     WebhookService.method.getWebhook,
     { webhookId: id },
-    { enabled: !gone, refetchInterval: (query) => (query.state.data?.webhook?.failingSince ? pendingRefreshMs : endedRefreshMs) },
+    { enabled: !gone, refetchInterval: (query) => (query.state.data?.webhook?.failingSince ? pendingRefreshMs : idleRefreshMs) },
   );
   const [deleting, setDeleting] = useState(false);
   const w = q.data?.webhook;
@@ -99,7 +99,7 @@ function Deliveries({ webhook, enabled }: { webhook: Webhook; enabled: boolean }
   const q = useQuery(
     WebhookService.method.listWebhookDeliveries,
     { webhookId: webhook.id, status, limit: logLimit },
-    { enabled, refetchInterval: (query) => ((query.state.data?.deliveries ?? []).some((d) => d.status === DeliveryStatus.PENDING) ? pendingRefreshMs : endedRefreshMs) },
+    { enabled, refetchInterval: (query) => ((query.state.data?.deliveries ?? []).some((d) => d.status === DeliveryStatus.PENDING) ? pendingRefreshMs : idleRefreshMs) },
   );
   const now = useNow();
   const deliveries = q.data?.deliveries ?? [];
@@ -187,14 +187,15 @@ function DeliveryRow({ delivery: d, now }: { delivery: WebhookDelivery; now: num
             <RelativeTime ms={delivered.getTime()} now={now} />
           </div>
         )}
-        {d.lastError && <div className="delivery-error">{d.lastError}</div>}
+        {/* An error that is only the status is in its own column. */}
+        {d.lastError && d.lastError !== `HTTP ${d.lastStatusCode}` && <div className="delivery-error">{d.lastError}</div>}
       </td>
       <td>{d.attempts}</td>
       <td>{d.lastStatusCode ? d.lastStatusCode : <span className="muted">{d.attempts ? "no answer" : "none"}</span>}</td>
       <td>
         {d.status === DeliveryStatus.PENDING && next ? (
           <>
-            <RelativeTime ms={next.getTime()} now={now} />
+            {dueText(next.getTime(), now) ?? <RelativeTime ms={next.getTime()} now={now} />}
             <div className="muted">
               <time dateTime={next.toISOString()}>{next.toLocaleTimeString()}</time>
             </div>

@@ -3,7 +3,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
 import { ErrorDetailSchema } from "../../../gen/agents/v1/error_pb";
 import { DeliveryStatus, WebhookDeliverySchema, WebhookSchema, WebhookStatus } from "../../../gen/agents/v1/webhook_pb";
-import { createRequest, emptyForm, outcomeText, refusalOf, stateOf, stateText } from "./webhooks";
+import { createRequest, dueText, emptyForm, outcomeText, refusalOf, stateOf, stateText } from "./webhooks";
 
 describe("the new-webhook form's request", () => {
   it("sends the URL trimmed and the events in the server's order", () => {
@@ -64,9 +64,18 @@ describe("a delivery's outcome", () => {
   it("is the last answer's status and error, or that none was made", () => {
     expect(outcomeText(create(WebhookDeliverySchema, { status: DeliveryStatus.PENDING }))).toBe("not attempted yet");
     expect(outcomeText(create(WebhookDeliverySchema, { status: DeliveryStatus.DELIVERED, attempts: 1, lastStatusCode: 204 }))).toBe("HTTP 204");
-    expect(outcomeText(create(WebhookDeliverySchema, { status: DeliveryStatus.PENDING, attempts: 2, lastStatusCode: 500, lastError: "answered 500" }))).toBe(
-      "HTTP 500: answered 500",
+    expect(outcomeText(create(WebhookDeliverySchema, { status: DeliveryStatus.PENDING, attempts: 2, lastStatusCode: 502, lastError: "reading the answer: connection reset" }))).toBe(
+      "HTTP 502: reading the answer: connection reset",
     );
     expect(outcomeText(create(WebhookDeliverySchema, { status: DeliveryStatus.PENDING, attempts: 1, lastError: "connection refused" }))).toBe("connection refused");
+    // An error that names the status says it once.
+    expect(outcomeText(create(WebhookDeliverySchema, { status: DeliveryStatus.PENDING, attempts: 1, lastStatusCode: 500, lastError: "HTTP 500" }))).toBe("HTTP 500");
+  });
+
+  it("says when the next attempt is due, to the second under a minute", () => {
+    const now = Date.UTC(2026, 11, 7, 12);
+    expect(dueText(now - 1000, now)).toBe("due now");
+    expect(dueText(now + 12_000, now)).toMatch(/12/);
+    expect(dueText(now + 5 * 60_000, now)).toBeUndefined();
   });
 });

@@ -131,8 +131,21 @@ export function deliveryStatusText(s: DeliveryStatus): string {
 export function outcomeText(d: WebhookDelivery): string {
   if (d.attempts === 0) return "not attempted yet";
   const code = d.lastStatusCode ? `HTTP ${d.lastStatusCode}` : "";
-  if (d.lastError) return code ? `${code}: ${d.lastError}` : d.lastError;
+  // The server's error may name the status itself ("HTTP 500").
+  if (d.lastError) return code && !d.lastError.includes(String(d.lastStatusCode)) ? `${code}: ${d.lastError}` : d.lastError;
   return code || "no answer";
+}
+
+const seconds = new Intl.RelativeTimeFormat(undefined, { numeric: "always", style: "narrow" });
+
+// dueText says when a next attempt is due, to the second while it is
+// under a minute away (retries start seconds apart); undefined past that,
+// for the app's relative time to say.
+export function dueText(ms: number, now: number): string | undefined {
+  const ahead = Math.round((ms - now) / 1000);
+  if (ahead <= 0) return "due now";
+  if (ahead < 60) return seconds.format(ahead, "second");
+  return undefined;
 }
 
 // attemptsText counts a delivery's attempts.
