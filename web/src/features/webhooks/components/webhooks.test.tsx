@@ -324,8 +324,8 @@ describe("a webhook's page", () => {
     expect(pending[0]).toContain("session.failed");
     expect(pending[0]).toContain("#12");
     expect(within(rows[0]).getByRole("link", { name: "session s-9" }).getAttribute("href")).toBe("/sessions/s-9");
-    expect(pending[1]).toContain("pending");
-    expect(pending[1]).toContain("HTTP 500");
+    // Its error only names the status, which has its column.
+    expect(pending[1]).toBe("pending");
     expect(pending.slice(2, 4)).toEqual(["2", "500"]);
     expect(pending[4]).toMatch(/^in 2 ?m/);
     expect(delivered[1]).toContain("delivered");
