@@ -99,6 +99,8 @@ func Run(t *testing.T, fresh func(t *testing.T) Opener) {
 		{"PruneKeepsUnfannedEvents", testPruneKeepsUnfannedEvents},
 		{"Schedules", testSchedules},
 		{"FiringsClaimOnce", testFiringsClaimOnce},
+		{"SchedulesWithTheirLastFiring", testSchedulesWithTheirLastFiring},
+		{"SchedulesGoWithTheirSession", testSchedulesGoWithTheirSession},
 		{"UsageSeries", testUsageSeries},
 	}
 	for _, tc := range tests {
