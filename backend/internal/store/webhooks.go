@@ -27,9 +27,10 @@ import (
 // delivered at most once.
 type Webhooks interface {
 	// CreateWebhook stores w, which is sent the events logged from now on
-	// (it sets w.AfterSeq to the log's newest seq). A duplicate id is
-	// errs.Conflict.
-	CreateWebhook(ctx context.Context, w *Webhook) error
+	// (it sets w.AfterSeq to the log's newest seq), and key, when set, in
+	// the same transaction (see Store.Idempotent). A duplicate id, or a
+	// key its owner recorded already, is errs.Conflict.
+	CreateWebhook(ctx context.Context, w *Webhook, key *IdempotencyRecord) error
 	// GetWebhook returns a webhook, errs.NotFound (unknown_webhook) when
 	// there is none.
 	GetWebhook(ctx context.Context, id string) (Webhook, error)
@@ -196,7 +197,7 @@ func eventsJSON(names []string) (string, error) {
 }
 
 // CreateWebhook implements Webhooks.
-func (s *SQL) CreateWebhook(ctx context.Context, w *Webhook) error {
+func (s *SQL) CreateWebhook(ctx context.Context, w *Webhook, key *IdempotencyRecord) error {
 	events, err := eventsJSON(w.Events)
 	if err != nil {
 		return err
@@ -217,6 +218,11 @@ func (s *SQL) CreateWebhook(ctx context.Context, w *Webhook) error {
 			w.DisabledReason, nanos(w.FailingSince), newest, nanos(w.Created), nanos(w.Updated))
 		if err != nil {
 			return s.translate(err, nil, "create webhook %s", w.ID)
+		}
+		if key != nil {
+			if _, err := tx.ExecContext(ctx, tx.Rebind(sqlPutIdempotency), key.Owner, key.Key, key.Op, key.Result, nanos(key.Created)); err != nil {
+				return s.translate(err, nil, "record idempotency key")
+			}
 		}
 		w.AfterSeq = uint64(newest)
 		return nil

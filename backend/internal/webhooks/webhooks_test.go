@@ -436,3 +436,46 @@ func TestAnotherOwnersWebhookIsUnknown(t *testing.T) {
 		t.Errorf("an unknown event: %v", err)
 	}
 }
+
+// A create retried with its idempotency key answers with the webhook
+// the first made, and its secret; the key with another body, or one
+// used for another operation, is refused; the key is its owner's.
+func TestACreateRetriedWithItsKeyMakesOneWebhook(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	alice := Caller{Owner: "alice"}
+	req := Create{URL: "http://127.0.0.1:9/hook", Events: []string{NameRunStopped}, Key: "hook-1"}
+	first, secret, err := f.svc.Create(ctx, alice, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, secretAgain, err := f.svc.Create(ctx, alice, req)
+	if err != nil || again.ID != first.ID || secretAgain != secret {
+		t.Fatalf("the retry made %s (%v), want %s with its secret", again.ID, err, first.ID)
+	}
+	other := req
+	other.Description = "another"
+	if _, _, err := f.svc.Create(ctx, alice, other); errs.CodeOf(err) != errs.CodeIdempotencyKeyReused {
+		t.Errorf("the key with another body: %v", err)
+	}
+	key := &store.IdempotencyRecord{Owner: "alice", Key: "schedule-1", Op: "create_schedule", Result: `{"schedule_id":"x"}`, Created: time.Now()}
+	if err := f.st.Commit(ctx, &store.Change{Idempotency: key}); err != nil {
+		t.Fatal(err)
+	}
+	other = req
+	other.Key = "schedule-1"
+	if _, _, err := f.svc.Create(ctx, alice, other); errs.CodeOf(err) != errs.CodeIdempotencyKeyReused {
+		t.Errorf("a schedule's key: %v", err)
+	}
+	other.Key = strings.Repeat("k", MaxKey+1)
+	if _, _, err := f.svc.Create(ctx, alice, other); errs.KindOf(err) != errs.KindInvalid {
+		t.Errorf("a key too long: %v", err)
+	}
+	if bobs, _, err := f.svc.Create(ctx, Caller{Owner: "bob"}, req); err != nil || bobs.ID == first.ID {
+		t.Errorf("bob's create with alice's key: %s, %v; want a webhook of his own", bobs.ID, err)
+	}
+	if ws, err := f.svc.List(ctx, alice, false); err != nil || len(ws) != 1 {
+		t.Errorf("alice has %d webhooks (%v), want 1", len(ws), err)
+	}
+}

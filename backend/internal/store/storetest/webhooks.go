@@ -54,12 +54,12 @@ func testWebhooks(t *testing.T, fresh func(t *testing.T) Opener) {
 	seqs := commitEvents(t, s, event("a", "alice", events.KindRunStopped, 0))
 
 	a := newWebhook("wh_a", "alice")
-	noErr(t, s.CreateWebhook(ctx, a), "create")
+	noErr(t, s.CreateWebhook(ctx, a, nil), "create")
 	equal(t, "after seq", a.AfterSeq, seqs[0])
 	b := newWebhook("wh_b", "bob")
 	b.ServerWide, b.Events, b.Created = true, []string{"run.failed", "agent.changed"}, at(time.Second)
-	noErr(t, s.CreateWebhook(ctx, b), "create b")
-	wantErr(t, s.CreateWebhook(ctx, newWebhook("wh_a", "alice")), errs.KindConflict, errs.CodeAlreadyExists)
+	noErr(t, s.CreateWebhook(ctx, b, nil), "create b")
+	wantErr(t, s.CreateWebhook(ctx, newWebhook("wh_a", "alice"), nil), errs.KindConflict, errs.CodeAlreadyExists)
 
 	got, err := s.GetWebhook(ctx, "wh_b")
 	noErr(t, err, "get")
@@ -90,6 +90,17 @@ func testWebhooks(t *testing.T, fresh func(t *testing.T) Opener) {
 	_, err = s.GetWebhook(ctx, "wh_b")
 	wantErr(t, err, errs.KindNotFound, errs.CodeUnknownWebhook)
 	wantErr(t, s.DeleteWebhook(ctx, "wh_b"), errs.KindNotFound, errs.CodeUnknownWebhook)
+
+	// A keyed create records its key with the webhook; the key again
+	// creates nothing.
+	key := &store.IdempotencyRecord{Owner: "alice", Key: "k1", Op: "create_webhook", Result: `{"webhook_id":"wh_k"}`, Created: at(0)}
+	noErr(t, s.CreateWebhook(ctx, newWebhook("wh_k", "alice"), key), "create with a key")
+	rec, err := s.Idempotent(ctx, "alice", "k1")
+	noErr(t, err, "read the key")
+	equal(t, "the key's result", rec.Result, key.Result)
+	wantErr(t, s.CreateWebhook(ctx, newWebhook("wh_k2", "alice"), key), errs.KindConflict, errs.CodeAlreadyExists)
+	_, err = s.GetWebhook(ctx, "wh_k2")
+	wantErr(t, err, errs.KindNotFound, errs.CodeUnknownWebhook)
 }
 
 // testWebhookOutbox: the fan-out queues each event once per webhook and
@@ -102,7 +113,7 @@ func testWebhookOutbox(t *testing.T, fresh func(t *testing.T) Opener) {
 	s := o(t)
 	mustCreate(t, s, newMeta("a", "alice", at(0)))
 	commitEvents(t, s, event("a", "alice", "x", 0))
-	noErr(t, s.CreateWebhook(ctx, newWebhook("wh_a", "alice")), "create")
+	noErr(t, s.CreateWebhook(ctx, newWebhook("wh_a", "alice"), nil), "create")
 	seqs := commitEvents(t, s, event("a", "alice", "x", 1), event("a", "alice", "x", 2), event("a", "alice", "x", 3))
 
 	n, err := s.FanOut(ctx, 2, everyEvent)
@@ -234,7 +245,7 @@ func testWebhookClaimRace(t *testing.T, fresh func(t *testing.T) Opener) {
 	s := open(t, fresh(t))
 	other := s
 	mustCreate(t, s, newMeta("a", "alice", at(0)))
-	noErr(t, s.CreateWebhook(ctx, newWebhook("wh_a", "alice")), "create")
+	noErr(t, s.CreateWebhook(ctx, newWebhook("wh_a", "alice"), nil), "create")
 	var evs []store.Event
 	for i := range 40 {
 		evs = append(evs, event("a", "alice", "x", i))
@@ -296,7 +307,7 @@ func testPruneKeepsUnfannedEvents(t *testing.T, fresh func(t *testing.T) Opener)
 	ctx := context.Background()
 	s := open(t, fresh(t))
 	mustCreate(t, s, newMeta("a", "alice", at(0)))
-	noErr(t, s.CreateWebhook(ctx, newWebhook("wh_a", "alice")), "create")
+	noErr(t, s.CreateWebhook(ctx, newWebhook("wh_a", "alice"), nil), "create")
 	seqs := commitEvents(t, s, event("a", "alice", "x", 0), event("a", "alice", "x", 1), event("a", "alice", "x", 2))
 	_, err := s.PruneEvents(ctx, at(time.Hour), 1)
 	noErr(t, err, "prune")
