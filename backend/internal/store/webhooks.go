@@ -72,6 +72,13 @@ type Webhooks interface {
 	// PruneDeliveries removes the deliveries that ended (delivered or
 	// failed) before a time, and returns how many.
 	PruneDeliveries(ctx context.Context, before time.Time) (int, error)
+	// AbandonDeliveries fails, with reason, the pending deliveries of
+	// disabled webhooks created before a time (whose retries would have
+	// run out) and under no claim at now, and returns how many: no
+	// attempt is made while a webhook is disabled, so they would wait
+	// for ever. Like every ended delivery, PruneDeliveries removes them
+	// in time. (A deleted webhook's deliveries go with it.)
+	AbandonDeliveries(ctx context.Context, createdBefore, now time.Time, reason string) (int, error)
 }
 
 // Webhook is a registered endpoint.
@@ -503,6 +510,20 @@ func (s *SQL) PruneDeliveries(ctx context.Context, before time.Time) (int, error
 		DeliveryPending, nanos(before))
 	if err != nil {
 		return 0, s.translate(err, nil, "prune webhook deliveries")
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
+}
+
+// AbandonDeliveries implements Webhooks.
+func (s *SQL) AbandonDeliveries(ctx context.Context, createdBefore, now time.Time, reason string) (int, error) {
+	res, err := s.write.ExecContext(ctx, s.write.Rebind(`UPDATE webhook_deliveries
+		SET status = ?, last_error = ?, next_attempt = 0, claim = '', claim_expires = 0
+		WHERE status = ? AND created < ? AND claim_expires <= ?
+		AND webhook_id IN (SELECT id FROM webhooks WHERE NOT enabled)`),
+		DeliveryFailed, reason, DeliveryPending, nanos(createdBefore), nanos(now))
+	if err != nil {
+		return 0, s.translate(err, nil, "abandon the deliveries of disabled webhooks")
 	}
 	n, err := res.RowsAffected()
 	return int(n), err

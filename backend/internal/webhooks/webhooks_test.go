@@ -479,3 +479,39 @@ func TestACreateRetriedWithItsKeyMakesOneWebhook(t *testing.T) {
 		t.Errorf("alice has %d webhooks (%v), want 1", len(ws), err)
 	}
 }
+
+// The deliveries waiting for a disabled webhook, which no attempt is
+// made of, fail once their retry window is over, saying why; a deleted
+// webhook's go with it.
+func TestTheDeliveriesOfADisabledWebhookAreAbandoned(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	off, _ := f.register("http://127.0.0.1:9/off", NameRunStopped)
+	gone, _ := f.register("http://127.0.0.1:9/gone", NameRunStopped)
+	f.runStopped("x")
+	if _, err := f.st.FanOut(ctx, 10, NewDispatcher(Options{}).plan); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.deliveries(off.ID)) != 1 || len(f.deliveries(gone.ID)) != 1 {
+		t.Fatalf("deliveries queued: %d and %d, want one each", len(f.deliveries(off.ID)), len(f.deliveries(gone.ID)))
+	}
+	disabled := false
+	if _, err := f.svc.Update(ctx, Caller{Owner: "alice"}, off.ID, Update{Enabled: &disabled}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.svc.Delete(ctx, Caller{Owner: "alice"}, gone.ID); err != nil {
+		t.Fatal(err)
+	}
+	f.start(Options{RetryFor: time.Millisecond})
+	waitFor(t, "the delivery abandoned", func() bool {
+		ds := f.deliveries(off.ID)
+		return len(ds) == 1 && ds[0].Status == store.DeliveryFailed
+	})
+	if d := f.deliveries(off.ID)[0]; d.Attempts != 0 || !strings.Contains(d.LastError, "disabled") {
+		t.Errorf("abandoned delivery = %+v, want no attempt and why", d)
+	}
+	if ds, err := f.st.ListDeliveries(ctx, gone.ID, "", 10); err != nil || len(ds) != 0 {
+		t.Errorf("a deleted webhook's deliveries: %+v, %v", ds, err)
+	}
+}
