@@ -283,4 +283,4 @@ CREATE INDEX model_calls_owner_at ON model_calls (owner, at);
 
 CREATE INDEX model_calls_at ON model_calls (at);
 
-CREATE INDEX schedules_session ON schedules (session_id) WHERE session_id <> '';
+CREATE INDEX schedules_session ON schedules (session_id);
