@@ -29,6 +29,7 @@ const (
 	KindCompactionStarted = "compaction.started"
 	KindSessionCompacted  = "session.compacted"
 	KindScheduleFired     = "schedule.fired"
+	KindScheduleChanged   = "schedule.changed"
 )
 
 // WithKind sets ev's kind from its body and returns it. Events are built
@@ -86,6 +87,8 @@ func KindOf(ev *agentsv1.Event) string {
 		return KindSessionCompacted
 	case *agentsv1.Event_ScheduleFired:
 		return KindScheduleFired
+	case *agentsv1.Event_ScheduleChanged:
+		return KindScheduleChanged
 	}
 	return ""
 }

@@ -96,7 +96,12 @@ func (r *Runner) deleteLocal(ctx context.Context, target string) error {
 	return r.withSession(ctx, target, func(a *actor) error {
 		ev := events.WithKind(&agentsv1.Event{SessionId: a.id, Owner: a.owner,
 			Body: &agentsv1.Event_SessionDeleted{SessionDeleted: &agentsv1.SessionDeleted{Meta: wire.Meta(a.st.meta)}}})
-		if err := a.write(ctx, &store.Change{Delete: []string{target}}, []*agentsv1.Event{ev}); err != nil {
+		// The schedules that post to the session go with it.
+		schedules, err := r.schedulesGoneWith(ctx, target)
+		if err != nil {
+			return err
+		}
+		if err := a.write(ctx, &store.Change{Delete: []string{target}}, append([]*agentsv1.Event{ev}, schedules...)); err != nil {
 			if committer.Classify(err) != committer.Transient {
 				return err
 			}

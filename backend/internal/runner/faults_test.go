@@ -78,6 +78,9 @@ type kernelOptions struct {
 	onStep func(runner.StepStats)
 	// now is the runner's clock; nil is time.Now.
 	now func() time.Time
+	// wrap, when set, is the store as the runner sees it, over the
+	// store with its switches.
+	wrap func(store.Store) store.Store
 }
 
 func newKernel(t *testing.T, d dialect, rules fakellm.Rules) *kernel {
@@ -125,7 +128,10 @@ func newKernelWith(t *testing.T, d dialect, rules fakellm.Rules, opts kernelOpti
 	cat := catalog.New(ctx, func() *agentfile.Set {
 		return agentfile.Load(nil, []string{"testdata/bench/agents", "testdata/cluster/agents"})
 	}, catalog.Options{HasKey: func(string) bool { return false }, OfflineModelURL: llm.URL()})
-	st := storefault.Wrap(k.db, k.store)
+	var st store.Store = storefault.Wrap(k.db, k.store)
+	if opts.wrap != nil {
+		st = opts.wrap(st)
+	}
 	var err error
 	if k.hub, err = runner.NewHub(ctx, st, events.Options{}); err != nil {
 		t.Fatal(err)

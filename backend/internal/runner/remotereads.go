@@ -357,7 +357,8 @@ func toolResultOf(r *agentsv1.ToolResult) session.ToolResult {
 
 // followProgress feeds remoteProgress from the hub until the runner
 // closes. It also drops from the watch index the sessions deleted by
-// other servers, whose deletes reach this server only as events.
+// other servers, whose deletes reach this server only as events, and
+// wakes the scheduler when a schedule changed.
 func (r *Runner) followProgress() {
 	local := func(id string) bool {
 		r.mu.Lock()
@@ -389,8 +390,11 @@ func (r *Runner) follow(sub *events.Subscription, local func(string) bool) {
 				return
 			}
 			r.others.take(ev, local)
-			if ev.GetKind() == events.KindSessionDeleted {
+			switch ev.GetKind() {
+			case events.KindSessionDeleted:
 				r.watches.drop(ev.GetSessionId())
+			case events.KindScheduleChanged:
+				r.wakeScheduler()
 			}
 		}
 	}

@@ -105,6 +105,10 @@ type Options struct {
 	// fire as itself; a time further past was missed (see
 	// DefaultScheduleGrace, the value at zero).
 	ScheduleGrace time.Duration
+	// SchedulePoll is the longest the scheduler sleeps when no schedule
+	// is due sooner and no schedule.changed event wakes it (see
+	// DefaultSchedulePoll, the value at zero).
+	SchedulePoll time.Duration
 }
 
 // StepStats are the timings of one step.

@@ -32,14 +32,13 @@ import (
 // the schedule's missed rule.
 const DefaultScheduleGrace = 15 * time.Second
 
-// ScheduleView is a schedule as a client sees it.
+// ScheduleView is a schedule as a client sees it, with its last firing
+// (Schedule.Last).
 type ScheduleView struct {
 	store.Schedule
 	Spec schedule.Spec
 	// Next are the next firing times.
 	Next []time.Time
-	// Last is the newest firing, nil before the first.
-	Last *store.Firing
 }
 
 // CreateSchedule stores a schedule for owner, enabled unless told
@@ -71,7 +70,7 @@ func (r *Runner) CreateSchedule(ctx context.Context, owner string, spec schedule
 		return ScheduleView{}, err
 	}
 	ch := &store.Change{Schedule: &sc, Idempotency: r.idempotency(owner, idem, keyed{ScheduleID: sc.ID})}
-	if err := r.write(ctx, ch, nil); err != nil {
+	if err := r.write(ctx, ch, []*agentsv1.Event{scheduleChanged(owner, sc.ID, agentsv1.ScheduleChange_SCHEDULE_CHANGE_CREATED)}); err != nil {
 		if errs.KindOf(err) == errs.KindConflict && key != "" {
 			// The same key raced this request and won: answer as it did.
 			if done, rerr := r.replayed(ctx, owner, idem); rerr == nil && done != nil {
@@ -81,7 +80,15 @@ func (r *Runner) CreateSchedule(ctx context.Context, owner string, spec schedule
 		return ScheduleView{}, err
 	}
 	r.wakeScheduler()
-	return r.scheduleView(ctx, sc)
+	return r.scheduleView(sc)
+}
+
+// scheduleChanged announces a change of a schedule to its owner's
+// clients, and to the schedulers of the servers sharing the database
+// (see follow), which look at their next times again.
+func scheduleChanged(owner, id string, change agentsv1.ScheduleChange) *agentsv1.Event {
+	return events.WithKind(&agentsv1.Event{Owner: owner,
+		Body: &agentsv1.Event_ScheduleChanged{ScheduleChanged: &agentsv1.ScheduleChanged{ScheduleId: id, Change: change}}})
 }
 
 // checkSchedule checks a spec and its target: an agent that exists with
@@ -155,7 +162,7 @@ func (r *Runner) GetSchedule(ctx context.Context, owner, id string) (ScheduleVie
 	if err != nil {
 		return ScheduleView{}, err
 	}
-	return r.scheduleView(ctx, sc)
+	return r.scheduleView(sc)
 }
 
 // ListSchedules lists the schedules f selects of owner's (AnyOwner:
@@ -168,7 +175,7 @@ func (r *Runner) ListSchedules(ctx context.Context, owner string, f store.Schedu
 	}
 	out := make([]ScheduleView, 0, len(list))
 	for _, sc := range list {
-		v, err := r.scheduleView(ctx, sc)
+		v, err := r.scheduleView(sc)
 		if err != nil {
 			return nil, err
 		}
@@ -179,7 +186,8 @@ func (r *Runner) ListSchedules(ctx context.Context, owner string, f store.Schedu
 
 // UpdateSchedule changes a schedule of owner's with change, which edits
 // its spec and enabled flag. A new timing, or a schedule enabled again,
-// counts its next time from now.
+// counts its next time from now. The change is announced as a pause or
+// a resume when it turned the schedule off or on, else as an update.
 func (r *Runner) UpdateSchedule(ctx context.Context, owner, id string, change func(spec *schedule.Spec, enabled *bool) error) (ScheduleView, error) {
 	sc, spec, err := r.ownSchedule(ctx, owner, id)
 	if err != nil {
@@ -208,19 +216,43 @@ func (r *Runner) UpdateSchedule(ctx context.Context, owner, id string, change fu
 	if sc.Spec, err = spec.Encode(); err != nil {
 		return ScheduleView{}, err
 	}
-	if err := r.store.UpdateSchedule(ctx, sc); err != nil {
+	what := agentsv1.ScheduleChange_SCHEDULE_CHANGE_UPDATED
+	switch {
+	case wasEnabled && !sc.Enabled:
+		what = agentsv1.ScheduleChange_SCHEDULE_CHANGE_PAUSED
+	case !wasEnabled && sc.Enabled:
+		what = agentsv1.ScheduleChange_SCHEDULE_CHANGE_RESUMED
+	}
+	ch := &store.Change{ScheduleChange: &store.ScheduleChange{Update: &sc}}
+	if err := r.write(ctx, ch, []*agentsv1.Event{scheduleChanged(sc.Owner, sc.ID, what)}); err != nil {
 		return ScheduleView{}, err
 	}
 	r.wakeScheduler()
-	return r.scheduleView(ctx, sc)
+	return r.scheduleView(sc)
 }
 
 // DeleteSchedule deletes a schedule of owner's with its firings.
 func (r *Runner) DeleteSchedule(ctx context.Context, owner, id string) error {
-	if _, _, err := r.ownSchedule(ctx, owner, id); err != nil {
+	sc, _, err := r.ownSchedule(ctx, owner, id)
+	if err != nil {
 		return err
 	}
-	return r.store.DeleteSchedule(ctx, id)
+	ch := &store.Change{ScheduleChange: &store.ScheduleChange{Delete: id}}
+	return r.write(ctx, ch, []*agentsv1.Event{scheduleChanged(sc.Owner, id, agentsv1.ScheduleChange_SCHEDULE_CHANGE_DELETED)})
+}
+
+// schedulesGoneWith announces the deletion of the schedules that post to
+// a session, which the session's delete takes with it (store.Change.Delete).
+func (r *Runner) schedulesGoneWith(ctx context.Context, sessionID string) ([]*agentsv1.Event, error) {
+	list, err := r.store.ListSchedules(ctx, store.ScheduleFilter{SessionID: sessionID})
+	if err != nil {
+		return nil, err
+	}
+	evs := make([]*agentsv1.Event, len(list))
+	for i, sc := range list {
+		evs[i] = scheduleChanged(sc.Owner, sc.ID, agentsv1.ScheduleChange_SCHEDULE_CHANGE_DELETED)
+	}
+	return evs, nil
 }
 
 // ListFirings lists the firings of a schedule of owner's, newest first.
@@ -242,9 +274,8 @@ func (r *Runner) FireSchedule(ctx context.Context, owner, id string) (store.Firi
 	return r.fire(ctx, sc, spec, store.FiringClaim{Firing: store.Firing{ScheduleID: sc.ID, FireTime: now, Fired: now, Manual: true}})
 }
 
-// scheduleView is sc as a client sees it: its spec, next times and last
-// firing.
-func (r *Runner) scheduleView(ctx context.Context, sc store.Schedule) (ScheduleView, error) {
+// scheduleView is sc as a client sees it: its spec and next times.
+func (r *Runner) scheduleView(sc store.Schedule) (ScheduleView, error) {
 	spec, err := schedule.Decode(sc.Spec)
 	if err != nil {
 		return ScheduleView{}, err
@@ -254,13 +285,6 @@ func (r *Runner) scheduleView(ctx context.Context, sc store.Schedule) (ScheduleV
 		if tm, err := spec.Timing(); err == nil {
 			v.Next = append([]time.Time{sc.NextDue}, schedule.Next(tm, sc.NextDue, schedule.Upcoming-1)...)
 		}
-	}
-	last, err := r.store.ListFirings(ctx, sc.ID, 1)
-	if err != nil {
-		return ScheduleView{}, err
-	}
-	if len(last) > 0 {
-		v.Last = &last[0]
 	}
 	return v, nil
 }
@@ -449,13 +473,22 @@ func (b fireCommand) apply(ctx context.Context, r *Runner, at target) (store.Fir
 }
 
 // The scheduler: every server runs one loop that fires the schedules due
-// and sleeps until the next one is (or schedulePoll passes, for the
-// schedules other servers sharing the database created or changed). Of
+// and sleeps until the next one is, or a schedule changes (its own
+// server wakes it; the others when schedule.changed reaches them), or
+// the poll passes (a safety net under those events). Of
 // servers that find one schedule due together, one fires it (see
 // fireDue); the others find it claimed.
 
-// schedulePoll is the longest the loop sleeps.
-const schedulePoll = 5 * time.Second
+// DefaultSchedulePoll is the longest the loop sleeps (Options.SchedulePoll
+// at zero).
+const DefaultSchedulePoll = 5 * time.Second
+
+func (r *Runner) schedulePoll() time.Duration {
+	if r.opts.SchedulePoll > 0 {
+		return r.opts.SchedulePoll
+	}
+	return DefaultSchedulePoll
+}
 
 // scheduleBatch is how many due schedules one read takes.
 const scheduleBatch = 32
@@ -476,7 +509,8 @@ func (r *Runner) runSchedules() {
 }
 
 // wakeScheduler has the loop look again now: a schedule was created or
-// changed.
+// changed, here or, as its schedule.changed event says, on another
+// server sharing the database.
 func (r *Runner) wakeScheduler() {
 	select {
 	case r.scheduleWake <- struct{}{}:
@@ -488,7 +522,7 @@ func (r *Runner) wakeScheduler() {
 // sleep.
 func (r *Runner) fireDueSchedules() time.Duration {
 	if r.draining.Load() {
-		return schedulePoll // the other servers, or the next start, fire them
+		return r.schedulePoll() // the other servers, or the next start, fire them
 	}
 	held := false
 	for {
@@ -512,9 +546,9 @@ func (r *Runner) fireDueSchedules() time.Duration {
 			break
 		}
 	}
-	wait := schedulePoll
+	wait := r.schedulePoll()
 	if next, err := r.store.NextDue(r.ctx); err == nil && !next.IsZero() {
-		wait = min(max(next.Sub(r.now()), 0), schedulePoll)
+		wait = min(max(next.Sub(r.now()), 0), r.schedulePoll())
 	}
 	if held {
 		wait = max(wait, time.Second)

@@ -2,8 +2,15 @@ package runner_test
 
 import (
 	"context"
+	"slices"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 
 	"github.com/agents-os/agents/backend/internal/errs"
 	"github.com/agents-os/agents/backend/internal/events"
@@ -272,7 +279,9 @@ func firedEvents(t *testing.T, db store.Store, id string) int {
 }
 
 // A firing that cannot send its message is recorded as failed, saying
-// why, with its event; the schedule goes on.
+// why, with its event; the schedule goes on. (A schedule outlives its
+// session only in a database an older server deleted the session from,
+// which kept its schedules.)
 func TestAFiringThatCannotPostIsRecordedAsFailed(t *testing.T) {
 	t.Parallel()
 	k := newKernel(t, onSQLite, answer)
@@ -283,8 +292,8 @@ func TestAFiringThatCannotPostIsRecordedAsFailed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := k.run.DeleteSession(ctx, "me", id, runner.DeleteSingle); err != nil {
-		t.Fatal(err)
+	if n, err := k.db.DeleteSessions(ctx, id); err != nil || n != 1 {
+		t.Fatalf("delete the session under its schedule: %d, %v", n, err)
 	}
 	f, err := k.run.FireSchedule(ctx, "me", sc.ID)
 	if err != nil || f.Status != store.FiringFailed || f.Reason != "unknown session "+id {
@@ -295,5 +304,211 @@ func TestAFiringThatCannotPostIsRecordedAsFailed(t *testing.T) {
 	}
 	if n := firedEvents(t, k.db, id); n != 1 {
 		t.Errorf("%d schedule.fired events for the failed firing, want 1", n)
+	}
+}
+
+// firingReads counts the reads of a schedule's firings.
+type firingReads struct {
+	store.Store
+	n atomic.Int32
+}
+
+func (f *firingReads) ListFirings(ctx context.Context, id string, limit int) ([]store.Firing, error) {
+	f.n.Add(1)
+	return f.Store.ListFirings(ctx, id, limit)
+}
+
+// Listing schedules reads each one's last firing in the same query as
+// the schedules, not with a query of its own.
+func TestListingSchedulesReadsTheirLastFiringsWithThem(t *testing.T) {
+	t.Parallel()
+	reads := &firingReads{}
+	k := newKernelWith(t, onSQLite, answer, kernelOptions{wrap: func(s store.Store) store.Store {
+		reads.Store = s
+		return reads
+	}})
+	ctx := context.Background()
+	id := k.create(t, "hello")
+	k.wait(t, id)
+	var fired []store.Firing
+	for i := range 3 {
+		sc, err := k.run.CreateSchedule(ctx, "me", schedule.Spec{SessionID: id, Every: "1h", Text: "x"}, true, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 1 {
+			continue // never fired
+		}
+		f, err := k.run.FireSchedule(ctx, "me", sc.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		k.wait(t, id)
+		fired = append(fired, f)
+	}
+	reads.n.Store(0)
+	list, err := k.run.ListSchedules(ctx, "me", store.ScheduleFilter{})
+	if err != nil || len(list) != 3 {
+		t.Fatalf("%d schedules, %v", len(list), err)
+	}
+	if n := reads.n.Load(); n != 0 {
+		t.Errorf("listing 3 schedules read firings %d times, want 0", n)
+	}
+	for i, want := range []*store.Firing{&fired[0], nil, &fired[1]} {
+		got := list[i].Last
+		if (got == nil) != (want == nil) || got != nil && (got.FireTime != want.FireTime || got.Status != want.Status) {
+			t.Errorf("schedule %d: last firing %+v, want %+v", i, got, want)
+		}
+	}
+}
+
+// scheduleChanges lists the schedule.changed events of an owner in the
+// log: each schedule's id and what happened to it.
+func scheduleChanges(t *testing.T, db store.Store, owner string) []string {
+	t.Helper()
+	evs, err := db.EventsAfter(context.Background(), store.EventFilter{Owner: owner}, 0, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range evs {
+		if e.Kind != events.KindScheduleChanged {
+			continue
+		}
+		ev := &agentsv1.Event{}
+		if err := proto.Unmarshal(e.Body, ev); err != nil {
+			t.Fatal(err)
+		}
+		c := ev.GetScheduleChanged()
+		if e.SessionID != "" || ev.GetOwner() != owner {
+			t.Errorf("schedule.changed of session %q, owner %q", e.SessionID, ev.GetOwner())
+		}
+		out = append(out, c.GetScheduleId()+" "+strings.TrimPrefix(c.GetChange().String(), "SCHEDULE_CHANGE_"))
+	}
+	return out
+}
+
+// Deleting a session deletes the schedules that post to it, on each
+// database, for a session deleted alone or with the sessions below it;
+// each deletion is announced. The schedules of agents stay.
+func TestDeletingASessionDeletesItsSchedules(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, d dialect) {
+		k := newKernel(t, d, answer)
+		ctx := context.Background()
+		root := k.create(t, "hello")
+		k.wait(t, root)
+		child, err := k.run.CreateSession(ctx, "me", runner.CreateRequest{Agent: "bench", ParentID: root, Message: &runner.Message{Text: "below"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		k.wait(t, child.Meta.ID)
+		alone := k.create(t, "alone")
+		k.wait(t, alone)
+		target := func(sessionID string) string {
+			spec := schedule.Spec{SessionID: sessionID, Every: "1h", Text: "x"}
+			if sessionID == "" {
+				spec.Agent = "bench"
+			}
+			sc, err := k.run.CreateSchedule(ctx, "me", spec, true, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			return sc.ID
+		}
+		onRoot, onChild, onAlone, onAgent := target(root), target(child.Meta.ID), target(alone), target("")
+
+		if _, err := k.run.DeleteSession(ctx, "me", alone, runner.DeleteSingle); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := k.run.DeleteSession(ctx, "me", root, runner.DeleteCascade); err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range []string{onRoot, onChild, onAlone} {
+			if _, err := k.run.GetSchedule(ctx, "me", id); errs.CodeOf(err) != errs.CodeUnknownSchedule {
+				t.Errorf("schedule %s of a deleted session: %v", id, err)
+			}
+		}
+		list, err := k.run.ListSchedules(ctx, "me", store.ScheduleFilter{})
+		var left []string
+		for _, sc := range list {
+			left = append(left, sc.ID)
+		}
+		if err != nil || !slices.Equal(left, []string{onAgent}) {
+			t.Errorf("schedules left: %v, %v; want %s", left, err, onAgent)
+		}
+		got := scheduleChanges(t, k.db, "me")
+		want := []string{onRoot + " CREATED", onChild + " CREATED", onAlone + " CREATED", onAgent + " CREATED",
+			onAlone + " DELETED", onChild + " DELETED", onRoot + " DELETED"}
+		if !slices.Equal(got, want) {
+			t.Errorf("schedule.changed events:\n got  %v\n want %v", got, want)
+		}
+		// No schedule is made to post to a session that is gone.
+		if _, err := k.run.CreateSchedule(ctx, "me", schedule.Spec{SessionID: root, Every: "1h", Text: "x"}, true, ""); errs.CodeOf(err) != errs.CodeUnknownSession {
+			t.Errorf("a schedule of a deleted session: %v", err)
+		}
+	})
+}
+
+// Creating, changing, pausing, resuming and deleting a schedule each
+// emit schedule.changed, to its owner.
+func TestEveryChangeOfAScheduleIsAnnounced(t *testing.T) {
+	t.Parallel()
+	k := newKernel(t, onSQLite, answer)
+	ctx := context.Background()
+	sc, err := k.run.CreateSchedule(ctx, "me", schedule.Spec{Agent: "bench", Every: "1h", Text: "x"}, true, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, change := range []func(spec *schedule.Spec, enabled *bool){
+		func(spec *schedule.Spec, _ *bool) { spec.Text = "y" },
+		func(_ *schedule.Spec, enabled *bool) { *enabled = false },
+		func(spec *schedule.Spec, _ *bool) { spec.Every = "2h" },
+		func(_ *schedule.Spec, enabled *bool) { *enabled = true },
+	} {
+		if _, err := k.run.UpdateSchedule(ctx, "me", sc.ID, func(spec *schedule.Spec, enabled *bool) error {
+			change(spec, enabled)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := k.run.DeleteSchedule(ctx, "me", sc.ID); err != nil {
+		t.Fatal(err)
+	}
+	got := scheduleChanges(t, k.db, "me")
+	var want []string
+	for _, c := range []string{"CREATED", "UPDATED", "PAUSED", "UPDATED", "RESUMED", "DELETED"} {
+		want = append(want, sc.ID+" "+c)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("schedule.changed events:\n got  %v\n want %v", got, want)
+	}
+}
+
+// A schedule made on one server fires on another sharing the database
+// once it is due, though that server polls the store only hourly here:
+// schedule.changed wakes its scheduler.
+func TestAScheduleMadeOnOneServerWakesTheOthersScheduler(t *testing.T) {
+	t.Parallel()
+	f := newFleet(t, answer, time.Minute)
+	hourly := func(o *runner.Options) { o.SchedulePoll = time.Hour }
+	a, b := f.start(t, "a", hourly), f.start(t, "b", hourly)
+	ctx := context.Background()
+	// a fires nothing: b must.
+	if err := a.run.Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	sc, err := a.run.CreateSchedule(ctx, "me", schedule.Spec{Agent: "bench", At: time.Now().Add(time.Second), Text: "from a"}, true, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fired []store.Firing
+	eventually.That(t, "b fires the schedule", func() bool {
+		fired, err = b.run.ListFirings(ctx, "me", sc.ID, 10)
+		return err == nil && len(fired) == 1
+	})
+	if fired[0].Status != store.FiringStarted || f.holder(t, fired[0].SessionID) != "b" {
+		t.Errorf("the firing: %+v, its session held by %s", fired[0], f.holder(t, fired[0].SessionID))
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/api/gen/agents/v1/agentsv1connect"
 	"github.com/agents-os/agents/backend/internal/store/storefault"
 	"github.com/agents-os/agents/tools/fakellm"
 )
@@ -399,5 +400,31 @@ func TestARetriedApprovalWithItsKeyGetsTheFirstAnswer(t *testing.T) {
 	e.keyed(http.MethodPost, path, `{"approval": {"approve": true}}`, "approve-1", http.StatusOK, again)
 	if n := len(e.model.Requests()); n != 2 {
 		t.Errorf("model requests = %d, want 2", n)
+	}
+}
+
+// A webhook's create retried with its key answers with the webhook the
+// first made, secret included, as CreateSchedule's does; the key with
+// another body is refused.
+func TestARetriedWebhookCreateWithItsKeyMakesOneWebhook(t *testing.T) {
+	t.Parallel()
+	e := start(t, fakellm.Rules{Default: &fakellm.Reply{Text: "hello back"}})
+	const body = `{"url": "https://93.184.215.14/hook", "events": ["run.stopped"]}`
+	first, again := &agentsv1.CreateWebhookResponse{}, &agentsv1.CreateWebhookResponse{}
+	e.keyed(http.MethodPost, "/v1/webhooks", body, "hook-1", http.StatusCreated, first)
+	e.keyed(http.MethodPost, "/v1/webhooks", body, "hook-1", http.StatusCreated, again)
+	if again.GetWebhook().GetId() != first.GetWebhook().GetId() || again.GetSecret() != first.GetSecret() || first.GetSecret() == "" {
+		t.Errorf("the retry answered %s, want %s with the same secret", again.GetWebhook().GetId(), first.GetWebhook().GetId())
+	}
+	hooks := agentsv1connect.NewWebhookServiceClient(e.http.Client(), e.http.URL)
+	overConnect, err := hooks.CreateWebhook(ctxFor(t), connect.NewRequest(&agentsv1.CreateWebhookRequest{
+		Url: "https://93.184.215.14/hook", Events: []string{"run.stopped"}, IdempotencyKey: "hook-1"}))
+	if err != nil || overConnect.Msg.GetWebhook().GetId() != first.GetWebhook().GetId() {
+		t.Errorf("the retry over Connect: %v, %v", overConnect, err)
+	}
+	e.refusedReuse("a webhook's key with another URL", http.MethodPost, "/v1/webhooks", `{"url": "https://93.184.215.15/hook", "events": ["run.stopped"]}`, "hook-1")
+	res, err := hooks.ListWebhooks(ctxFor(t), connect.NewRequest(&agentsv1.ListWebhooksRequest{}))
+	if err != nil || len(res.Msg.GetWebhooks()) != 1 {
+		t.Errorf("webhooks: %v, %v; want one", res, err)
 	}
 }

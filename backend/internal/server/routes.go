@@ -431,6 +431,7 @@ func (s *Server) routeTable() []route {
 				if err := decodeBody(r, req); err != nil {
 					return nil, 0, err
 				}
+				req.IdempotencyKey = idempotencyKey(r, req.IdempotencyKey)
 				res, _, err := unary(r.Context(), s, req, hooks.CreateWebhook)
 				if err != nil {
 					return nil, 0, err

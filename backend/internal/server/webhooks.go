@@ -41,6 +41,7 @@ func (h *webhookService) CreateWebhook(ctx context.Context, req *connect.Request
 	m := req.Msg
 	w, secret, err := ops.Create(ctx, caller(ctx), webhooks.Create{
 		URL: m.GetUrl(), Events: m.GetEvents(), Secret: m.GetSecret(), ServerWide: m.GetServerWide(), Description: m.GetDescription(),
+		Key: m.GetIdempotencyKey(),
 	})
 	if err != nil {
 		return nil, err

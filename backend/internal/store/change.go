@@ -43,7 +43,8 @@ type Change struct {
 	// in flight, not for approvals still open.
 	Approved    *Approved
 	HelperCalls []HelperCall
-	// Delete removes sessions with everything that belongs to them.
+	// Delete removes sessions with everything that belongs to them,
+	// and the schedules that post to them.
 	Delete      []string
 	Idempotency *IdempotencyRecord
 	// TreeBudget, when set, replaces the budget of the tree whose root is
@@ -59,6 +60,8 @@ type Change struct {
 	Agent *AgentChange
 	// Schedule, when set, creates a schedule (see Schedules.CreateSchedule).
 	Schedule *Schedule
+	// ScheduleChange, when set, changes or deletes a schedule.
+	ScheduleChange *ScheduleChange
 	// Firing, when set, records a schedule's firing the change does (see
 	// FiringClaim); a firing claimed already fails the change.
 	Firing *FiringClaim
@@ -398,6 +401,9 @@ func (s *SQL) applyRows(ctx context.Context, tx *sqlx.Tx, c *Change, p *encoded)
 		if err := s.noOrphans(ctx, tx, c.Delete); err != nil {
 			return err
 		}
+		if err := s.deleteSchedulesOf(ctx, tx, c.Delete); err != nil {
+			return err
+		}
 	}
 	if c.Agent != nil {
 		if err := s.writeAgent(ctx, tx, c.Agent); err != nil {
@@ -406,6 +412,11 @@ func (s *SQL) applyRows(ctx context.Context, tx *sqlx.Tx, c *Change, p *encoded)
 	}
 	if c.Schedule != nil {
 		if err := s.insertSchedule(ctx, tx, *c.Schedule); err != nil {
+			return err
+		}
+	}
+	if c.ScheduleChange != nil {
+		if err := s.changeSchedule(ctx, tx, c.ScheduleChange); err != nil {
 			return err
 		}
 	}

@@ -21,14 +21,17 @@ type Schedules interface {
 	CreateSchedule(ctx context.Context, sc Schedule) error
 	// UpdateSchedule writes every field of a schedule but its owner and
 	// creation time; an unknown id is errs.NotFound (unknown_schedule).
+	// (A Change with ScheduleChange does the same in its transaction.)
 	UpdateSchedule(ctx context.Context, sc Schedule) error
-	// GetSchedule returns a schedule, errs.NotFound (unknown_schedule)
-	// when there is none.
+	// GetSchedule returns a schedule with its last firing, errs.NotFound
+	// (unknown_schedule) when there is none.
 	GetSchedule(ctx context.Context, id string) (Schedule, error)
-	// ListSchedules returns the schedules f selects, oldest first.
+	// ListSchedules returns the schedules f selects, oldest first, each
+	// with its last firing, in one query.
 	ListSchedules(ctx context.Context, f ScheduleFilter) ([]Schedule, error)
 	// DeleteSchedule removes a schedule and its firings; an unknown id is
-	// errs.NotFound (unknown_schedule).
+	// errs.NotFound (unknown_schedule). (A Change with ScheduleChange does
+	// the same in its transaction.)
 	DeleteSchedule(ctx context.Context, id string) error
 	// DueSchedules returns up to limit enabled schedules whose next time
 	// is at or before now, the most overdue first.
@@ -57,6 +60,20 @@ type Schedule struct {
 	// NextDue is when it fires next; zero when it fires no more.
 	NextDue          time.Time
 	Created, Updated time.Time
+	// Last is the newest firing, nil before the first. GetSchedule and
+	// ListSchedules read it; the writes do not look at it.
+	Last *Firing
+}
+
+// ScheduleChange changes or deletes a schedule in a Change, so the
+// schedule.changed event that says so is stored with it. A session
+// target is held as CreateSchedule holds it.
+type ScheduleChange struct {
+	// Update, when set, is written as UpdateSchedule writes it.
+	Update *Schedule
+	// Delete, when set, is the id of a schedule deleted with its
+	// firings, as DeleteSchedule deletes it.
+	Delete string
 }
 
 // ScheduleFilter selects schedules; zero fields select all.
@@ -166,13 +183,40 @@ func (s *SQL) CreateSchedule(ctx context.Context, sc Schedule) error {
 
 // insertSchedule writes a new schedule inside tx.
 func (s *SQL) insertSchedule(ctx context.Context, tx *sqlx.Tx, sc Schedule) error {
+	if err := s.holdTarget(ctx, tx, sc.SessionID); err != nil {
+		return err
+	}
 	_, err := tx.ExecContext(ctx, tx.Rebind(`INSERT INTO schedules (`+scheduleColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`),
 		sc.ID, sc.Owner, sc.Agent, sc.SessionID, sc.Spec, sc.Enabled, dueNanos(sc.NextDue), nanos(sc.Created), nanos(sc.Updated))
 	return s.translate(err, nil, "create schedule %s", sc.ID)
 }
 
+// holdTarget locks the row of the session a schedule posts to ("" for
+// none) until tx ends, or fails with unknown_session when it is gone. A
+// schedule is deleted with its session (deleteSchedulesOf): a delete
+// that commits first leaves no row to hold, and one that comes later
+// waits for tx and finds the schedule, so none is left behind.
+func (s *SQL) holdTarget(ctx context.Context, tx *sqlx.Tx, sessionID string) error {
+	if sessionID == "" {
+		return nil
+	}
+	res, err := tx.ExecContext(ctx, tx.Rebind(`UPDATE sessions SET updated = updated WHERE id = ?`), sessionID)
+	if err != nil {
+		return s.translate(err, nil, "hold session %s", sessionID)
+	}
+	return oneRow(res, unknownSession(sessionID), "hold session %s", sessionID)
+}
+
 func (s *SQL) UpdateSchedule(ctx context.Context, sc Schedule) error {
-	res, err := s.write.ExecContext(ctx, s.write.Rebind(`UPDATE schedules SET agent = ?, session_id = ?, spec = ?, enabled = ?, next_due = ?, updated = ? WHERE id = ?`),
+	return WithTx(ctx, s.write, func(tx *sqlx.Tx) error { return s.updateSchedule(ctx, tx, sc) })
+}
+
+// updateSchedule writes a schedule inside tx.
+func (s *SQL) updateSchedule(ctx context.Context, tx *sqlx.Tx, sc Schedule) error {
+	if err := s.holdTarget(ctx, tx, sc.SessionID); err != nil {
+		return err
+	}
+	res, err := tx.ExecContext(ctx, tx.Rebind(`UPDATE schedules SET agent = ?, session_id = ?, spec = ?, enabled = ?, next_due = ?, updated = ? WHERE id = ?`),
 		sc.Agent, sc.SessionID, sc.Spec, sc.Enabled, dueNanos(sc.NextDue), nanos(sc.Updated), sc.ID)
 	if err != nil {
 		return s.translate(err, nil, "update schedule %s", sc.ID)
@@ -180,9 +224,51 @@ func (s *SQL) UpdateSchedule(ctx context.Context, sc Schedule) error {
 	return oneRow(res, unknownSchedule(sc.ID), "update schedule %s", sc.ID)
 }
 
+// changeSchedule writes a change's ScheduleChange inside tx.
+func (s *SQL) changeSchedule(ctx context.Context, tx *sqlx.Tx, c *ScheduleChange) error {
+	if c.Update != nil {
+		if err := s.updateSchedule(ctx, tx, *c.Update); err != nil {
+			return err
+		}
+	}
+	if c.Delete != "" {
+		return s.deleteSchedule(ctx, tx, c.Delete)
+	}
+	return nil
+}
+
+// sqlSchedulesWithLast reads schedules with their newest firing, which
+// the primary key of the firings finds for each: one query for a list,
+// however long. The firing's columns are read as "last.…" (see
+// scheduleLastRow), their zero values when it has none.
+const sqlSchedulesWithLast = `SELECT s.id, s.owner, s.agent, s.session_id, s.spec, s.enabled, s.next_due, s.created, s.updated,
+	COALESCE(f.schedule_id, '') AS "last.schedule_id", COALESCE(f.fire_time, 0) AS "last.fire_time",
+	COALESCE(f.fired, 0) AS "last.fired", COALESCE(f.status, '') AS "last.status",
+	COALESCE(f.session_id, '') AS "last.session_id", COALESCE(f.reason, '') AS "last.reason",
+	COALESCE(f.catch_up, FALSE) AS "last.catch_up", COALESCE(f.manual, FALSE) AS "last.manual",
+	COALESCE(f.outcome, '') AS "last.outcome", COALESCE(f.outcome_reason, '') AS "last.outcome_reason",
+	COALESCE(f.finished, 0) AS "last.finished"
+	FROM schedules s LEFT JOIN schedule_firings f ON f.schedule_id = s.id
+	AND f.fire_time = (SELECT MAX(fire_time) FROM schedule_firings WHERE schedule_id = s.id)`
+
+// scheduleLastRow is a row of sqlSchedulesWithLast.
+type scheduleLastRow struct {
+	scheduleRow
+	Last firingRow `db:"last"`
+}
+
+func (r scheduleLastRow) schedule() Schedule {
+	sc := r.scheduleRow.schedule()
+	if r.Last.ScheduleID != "" {
+		f := r.Last.firing()
+		sc.Last = &f
+	}
+	return sc
+}
+
 func (s *SQL) GetSchedule(ctx context.Context, id string) (Schedule, error) {
-	var rows []scheduleRow
-	if err := s.read.SelectContext(ctx, &rows, s.read.Rebind(`SELECT `+scheduleColumns+` FROM schedules WHERE id = ?`), id); err != nil {
+	var rows []scheduleLastRow
+	if err := s.read.SelectContext(ctx, &rows, s.read.Rebind(sqlSchedulesWithLast+` WHERE s.id = ?`), id); err != nil {
 		return Schedule{}, s.translate(err, nil, "read schedule %s", id)
 	}
 	if len(rows) == 0 {
@@ -192,19 +278,23 @@ func (s *SQL) GetSchedule(ctx context.Context, id string) (Schedule, error) {
 }
 
 func (s *SQL) ListSchedules(ctx context.Context, f ScheduleFilter) ([]Schedule, error) {
-	q := `SELECT ` + scheduleColumns + ` FROM schedules WHERE 1 = 1`
+	q := sqlSchedulesWithLast + ` WHERE 1 = 1`
 	var args []any
-	for _, c := range []struct{ col, v string }{{"owner", f.Owner}, {"agent", f.Agent}, {"session_id", f.SessionID}} {
+	for _, c := range []struct{ col, v string }{{"s.owner", f.Owner}, {"s.agent", f.Agent}, {"s.session_id", f.SessionID}} {
 		if c.v != "" {
 			q += ` AND ` + c.col + ` = ?`
 			args = append(args, c.v)
 		}
 	}
-	var rows []scheduleRow
-	if err := s.read.SelectContext(ctx, &rows, s.read.Rebind(q+` ORDER BY created, id`), args...); err != nil {
+	var rows []scheduleLastRow
+	if err := s.read.SelectContext(ctx, &rows, s.read.Rebind(q+` ORDER BY s.created, s.id`), args...); err != nil {
 		return nil, s.translate(err, nil, "list schedules")
 	}
-	return schedulesOf(rows), nil
+	out := make([]Schedule, len(rows))
+	for i, r := range rows {
+		out[i] = r.schedule()
+	}
+	return out, nil
 }
 
 func schedulesOf(rows []scheduleRow) []Schedule {
@@ -216,17 +306,41 @@ func schedulesOf(rows []scheduleRow) []Schedule {
 }
 
 func (s *SQL) DeleteSchedule(ctx context.Context, id string) error {
-	return WithTx(ctx, s.write, func(tx *sqlx.Tx) error {
-		// The firings go first: SQLite's foreign keys may be off.
-		if _, err := tx.ExecContext(ctx, tx.Rebind(`DELETE FROM schedule_firings WHERE schedule_id = ?`), id); err != nil {
-			return s.translate(err, nil, "delete the firings of schedule %s", id)
-		}
-		res, err := tx.ExecContext(ctx, tx.Rebind(`DELETE FROM schedules WHERE id = ?`), id)
-		if err != nil {
-			return s.translate(err, nil, "delete schedule %s", id)
-		}
-		return oneRow(res, unknownSchedule(id), "delete schedule %s", id)
-	})
+	return WithTx(ctx, s.write, func(tx *sqlx.Tx) error { return s.deleteSchedule(ctx, tx, id) })
+}
+
+// deleteSchedule deletes a schedule and its firings inside tx.
+func (s *SQL) deleteSchedule(ctx context.Context, tx *sqlx.Tx, id string) error {
+	// The firings go first: SQLite's foreign keys may be off.
+	if _, err := tx.ExecContext(ctx, tx.Rebind(`DELETE FROM schedule_firings WHERE schedule_id = ?`), id); err != nil {
+		return s.translate(err, nil, "delete the firings of schedule %s", id)
+	}
+	res, err := tx.ExecContext(ctx, tx.Rebind(`DELETE FROM schedules WHERE id = ?`), id)
+	if err != nil {
+		return s.translate(err, nil, "delete schedule %s", id)
+	}
+	return oneRow(res, unknownSchedule(id), "delete schedule %s", id)
+}
+
+// deleteSchedulesOf deletes, with their firings, the schedules that post
+// to sessions a change deletes: a schedule whose session is gone could
+// only fail.
+func (s *SQL) deleteSchedulesOf(ctx context.Context, tx *sqlx.Tx, sessionIDs []string) error {
+	q, args, err := sqlx.In(`DELETE FROM schedule_firings WHERE schedule_id IN (SELECT id FROM schedules WHERE session_id IN (?))`, sessionIDs)
+	if err != nil {
+		return fmt.Errorf("delete the schedules of deleted sessions: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, tx.Rebind(q), args...); err != nil {
+		return s.translate(err, nil, "delete the firings of the schedules of deleted sessions")
+	}
+	q, args, err = sqlx.In(`DELETE FROM schedules WHERE session_id IN (?)`, sessionIDs)
+	if err != nil {
+		return fmt.Errorf("delete the schedules of deleted sessions: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, tx.Rebind(q), args...); err != nil {
+		return s.translate(err, nil, "delete the schedules of deleted sessions")
+	}
+	return nil
 }
 
 func (s *SQL) DueSchedules(ctx context.Context, now time.Time, limit int) ([]Schedule, error) {
@@ -292,14 +406,19 @@ func (s *SQL) ListFirings(ctx context.Context, scheduleID string, limit int) ([]
 	}
 	out := make([]Firing, len(rows))
 	for i, r := range rows {
-		out[i] = Firing{ScheduleID: r.ScheduleID, FireTime: fromNanos(r.FireTime), Fired: fromNanos(r.Fired),
-			Status: r.Status, SessionID: r.SessionID, Reason: r.Reason, CatchUp: r.CatchUp, Manual: r.Manual,
-			Outcome: r.Outcome, OutcomeReason: r.OutcomeReason}
-		if r.Finished > 0 {
-			out[i].Finished = fromNanos(r.Finished)
-		}
+		out[i] = r.firing()
 	}
 	return out, nil
+}
+
+func (r firingRow) firing() Firing {
+	f := Firing{ScheduleID: r.ScheduleID, FireTime: fromNanos(r.FireTime), Fired: fromNanos(r.Fired),
+		Status: r.Status, SessionID: r.SessionID, Reason: r.Reason, CatchUp: r.CatchUp, Manual: r.Manual,
+		Outcome: r.Outcome, OutcomeReason: r.OutcomeReason}
+	if r.Finished > 0 {
+		f.Finished = fromNanos(r.Finished)
+	}
+	return f
 }
 
 // claimFiring writes a change's firing inside its transaction.

@@ -27,9 +27,10 @@ import (
 // delivered at most once.
 type Webhooks interface {
 	// CreateWebhook stores w, which is sent the events logged from now on
-	// (it sets w.AfterSeq to the log's newest seq). A duplicate id is
-	// errs.Conflict.
-	CreateWebhook(ctx context.Context, w *Webhook) error
+	// (it sets w.AfterSeq to the log's newest seq), and key, when set, in
+	// the same transaction (see Store.Idempotent). A duplicate id, or a
+	// key its owner recorded already, is errs.Conflict.
+	CreateWebhook(ctx context.Context, w *Webhook, key *IdempotencyRecord) error
 	// GetWebhook returns a webhook, errs.NotFound (unknown_webhook) when
 	// there is none.
 	GetWebhook(ctx context.Context, id string) (Webhook, error)
@@ -71,6 +72,13 @@ type Webhooks interface {
 	// PruneDeliveries removes the deliveries that ended (delivered or
 	// failed) before a time, and returns how many.
 	PruneDeliveries(ctx context.Context, before time.Time) (int, error)
+	// AbandonDeliveries fails, with reason, the pending deliveries of
+	// disabled webhooks created before a time (whose retries would have
+	// run out) and under no claim at now, and returns how many: no
+	// attempt is made while a webhook is disabled, so they would wait
+	// for ever. Like every ended delivery, PruneDeliveries removes them
+	// in time. (A deleted webhook's deliveries go with it.)
+	AbandonDeliveries(ctx context.Context, createdBefore, now time.Time, reason string) (int, error)
 }
 
 // Webhook is a registered endpoint.
@@ -196,7 +204,7 @@ func eventsJSON(names []string) (string, error) {
 }
 
 // CreateWebhook implements Webhooks.
-func (s *SQL) CreateWebhook(ctx context.Context, w *Webhook) error {
+func (s *SQL) CreateWebhook(ctx context.Context, w *Webhook, key *IdempotencyRecord) error {
 	events, err := eventsJSON(w.Events)
 	if err != nil {
 		return err
@@ -217,6 +225,11 @@ func (s *SQL) CreateWebhook(ctx context.Context, w *Webhook) error {
 			w.DisabledReason, nanos(w.FailingSince), newest, nanos(w.Created), nanos(w.Updated))
 		if err != nil {
 			return s.translate(err, nil, "create webhook %s", w.ID)
+		}
+		if key != nil {
+			if _, err := tx.ExecContext(ctx, tx.Rebind(sqlPutIdempotency), key.Owner, key.Key, key.Op, key.Result, nanos(key.Created)); err != nil {
+				return s.translate(err, nil, "record idempotency key")
+			}
 		}
 		w.AfterSeq = uint64(newest)
 		return nil
@@ -497,6 +510,20 @@ func (s *SQL) PruneDeliveries(ctx context.Context, before time.Time) (int, error
 		DeliveryPending, nanos(before))
 	if err != nil {
 		return 0, s.translate(err, nil, "prune webhook deliveries")
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
+}
+
+// AbandonDeliveries implements Webhooks.
+func (s *SQL) AbandonDeliveries(ctx context.Context, createdBefore, now time.Time, reason string) (int, error) {
+	res, err := s.write.ExecContext(ctx, s.write.Rebind(`UPDATE webhook_deliveries
+		SET status = ?, last_error = ?, next_attempt = 0, claim = '', claim_expires = 0
+		WHERE status = ? AND created < ? AND claim_expires <= ?
+		AND webhook_id IN (SELECT id FROM webhooks WHERE NOT enabled)`),
+		DeliveryFailed, reason, DeliveryPending, nanos(createdBefore), nanos(now))
+	if err != nil {
+		return 0, s.translate(err, nil, "abandon the deliveries of disabled webhooks")
 	}
 	n, err := res.RowsAffected()
 	return int(n), err

@@ -195,10 +195,23 @@ func (d *Dispatcher) Run(ctx context.Context) {
 		}
 		if !now.Before(pruneAt) {
 			pruneAt = now.Add(pruneEvery)
-			if _, err := d.opts.Store.PruneDeliveries(ctx, now.Add(-keepDeliveries)); err != nil {
-				d.warn(ctx, "prune webhook deliveries", err)
-			}
+			d.prune(ctx, now)
 		}
+	}
+}
+
+// prune fails the deliveries that wait for a disabled webhook past their
+// retry window, which would otherwise wait for ever, and removes the
+// deliveries that ended keepDeliveries ago.
+func (d *Dispatcher) prune(ctx context.Context, now time.Time) {
+	reason := fmt.Sprintf("abandoned: the webhook was disabled until its %s of retries ran out", d.opts.RetryFor)
+	if n, err := d.opts.Store.AbandonDeliveries(ctx, now.Add(-d.opts.RetryFor), now, reason); err != nil {
+		d.warn(ctx, "abandon the deliveries of disabled webhooks", err)
+	} else if n > 0 {
+		d.log.Info("abandoned the deliveries of disabled webhooks", "deliveries", n)
+	}
+	if _, err := d.opts.Store.PruneDeliveries(ctx, now.Add(-keepDeliveries)); err != nil {
+		d.warn(ctx, "prune webhook deliveries", err)
 	}
 }
 

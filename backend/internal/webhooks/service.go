@@ -2,6 +2,9 @@ package webhooks
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"slices"
 	"strings"
 	"time"
@@ -10,16 +13,23 @@ import (
 	"github.com/agents-os/agents/backend/internal/store"
 )
 
+// Store is what the service keeps webhooks in: the webhooks, and the
+// idempotency keys of the requests that created them.
+type Store interface {
+	store.Webhooks
+	Idempotent(ctx context.Context, owner, key string) (store.IdempotencyRecord, error)
+}
+
 // Service is the operations on webhooks, for the server's handlers.
 type Service struct {
-	store  store.Webhooks
+	store  Store
 	policy Policy
 	now    func() time.Time
 }
 
 // NewService returns the operations over st, checking endpoints against
 // p.
-func NewService(st store.Webhooks, p Policy) *Service {
+func NewService(st Store, p Policy) *Service {
 	return &Service{store: st, policy: p, now: time.Now}
 }
 
@@ -37,6 +47,10 @@ type Create struct {
 	Secret      string
 	ServerWide  bool
 	Description string
+	// Key, when set, makes a retry safe, as CreateSchedule's: the same
+	// key from the same owner returns the webhook the first request
+	// created, with its secret.
+	Key string
 }
 
 // Update changes a webhook; nil fields stay as they are, and so do
@@ -79,10 +93,17 @@ func checkDescription(d string) error {
 }
 
 // Create registers a webhook and returns it with its secret, which is
-// shown this once.
+// shown this once, and again to a retry with the request's key.
 func (s *Service) Create(ctx context.Context, c Caller, req Create) (store.Webhook, string, error) {
 	if req.ServerWide && !c.Admin {
 		return store.Webhook{}, "", errs.PermissionDenied(errs.CodePermissionDenied, "a server-wide webhook needs an admin token")
+	}
+	hash := requestHash(req)
+	if id, err := s.replayed(ctx, c.Owner, req.Key, hash); err != nil || id != "" {
+		if err != nil {
+			return store.Webhook{}, "", err
+		}
+		return s.created(ctx, id)
 	}
 	u, err := s.policy.CheckURL(ctx, req.URL)
 	if err != nil {
@@ -106,10 +127,90 @@ func (s *Service) Create(ctx context.Context, c Caller, req Create) (store.Webho
 		ID: "wh_" + randomHex(12), Owner: c.Owner, ServerWide: req.ServerWide, URL: u, Events: events,
 		Secret: secret, Description: req.Description, Enabled: true, Created: now, Updated: now,
 	}
-	if err := s.store.CreateWebhook(ctx, &w); err != nil {
+	var key *store.IdempotencyRecord
+	if req.Key != "" {
+		result, _ := json.Marshal(keyed{WebhookID: w.ID, Request: hash})
+		key = &store.IdempotencyRecord{Owner: c.Owner, Key: req.Key, Op: opCreate, Result: string(result), Created: now}
+	}
+	if err := s.store.CreateWebhook(ctx, &w, key); err != nil {
+		if errs.KindOf(err) == errs.KindConflict && req.Key != "" {
+			// The same key raced this request and won: answer as it did.
+			if id, rerr := s.replayed(ctx, c.Owner, req.Key, hash); rerr == nil && id != "" {
+				return s.created(ctx, id)
+			}
+		}
 		return store.Webhook{}, "", err
 	}
 	return w, secret, nil
+}
+
+// Idempotency keys, as the runner keeps them for its creates: the key
+// is recorded with the webhook it created and the hash of the request,
+// in one transaction, and remembered as long as the runner's (a day).
+
+// opCreate is the operation of a create's key; a key an owner used for
+// another operation is refused.
+const opCreate = "create_webhook"
+
+// MaxKey bounds a key's length, as the runner's.
+const MaxKey = 200
+
+// keyed is what a keyed create recorded.
+type keyed struct {
+	WebhookID string `json:"webhook_id"`
+	// Request is the hash of the request (requestHash).
+	Request string `json:"request"`
+}
+
+// requestHash binds a key to one request: used again with another
+// body, it is refused rather than answered with what the first did.
+func requestHash(req Create) string {
+	req.Key = ""
+	h := sha256.New()
+	h.Write([]byte(opCreate + "\n"))
+	// A plain struct of strings and bools encodes without error.
+	_ = json.NewEncoder(h).Encode(req)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// replayed returns the webhook an earlier create with the key made, ""
+// when the key is new (or empty); idempotency_key_reused when the key
+// belongs to another request.
+func (s *Service) replayed(ctx context.Context, owner, key, hash string) (string, error) {
+	if key == "" {
+		return "", nil
+	}
+	if len(key) > MaxKey {
+		return "", errs.Invalid(errs.CodeInvalidArgument, "idempotency key is longer than %d characters", MaxKey)
+	}
+	rec, err := s.store.Idempotent(ctx, owner, key)
+	if errs.KindOf(err) == errs.KindNotFound {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	if rec.Op != opCreate {
+		return "", errs.Unprocessable(errs.CodeIdempotencyKeyReused, "the idempotency key was used for another kind of request (%s): a new request needs a new key", rec.Op)
+	}
+	var k keyed
+	if err := json.Unmarshal([]byte(rec.Result), &k); err != nil {
+		return "", err
+	}
+	if k.Request != hash {
+		return "", errs.Unprocessable(errs.CodeIdempotencyKeyReused, "the idempotency key was used for another request: a new request needs a new key")
+	}
+	return k.WebhookID, nil
+}
+
+// created answers a retried create: the webhook as it is now, with its
+// secret. One deleted since is unknown_webhook.
+func (s *Service) created(ctx context.Context, id string) (store.Webhook, string, error) {
+	w, err := s.store.GetWebhook(ctx, id)
+	if err != nil {
+		return store.Webhook{}, "", err
+	}
+	return w, w.Secret, nil
 }
 
 // List returns the caller's webhooks, every owner's with all (an

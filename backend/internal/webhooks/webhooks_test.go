@@ -436,3 +436,82 @@ func TestAnotherOwnersWebhookIsUnknown(t *testing.T) {
 		t.Errorf("an unknown event: %v", err)
 	}
 }
+
+// A create retried with its idempotency key answers with the webhook
+// the first made, and its secret; the key with another body, or one
+// used for another operation, is refused; the key is its owner's.
+func TestACreateRetriedWithItsKeyMakesOneWebhook(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	alice := Caller{Owner: "alice"}
+	req := Create{URL: "http://127.0.0.1:9/hook", Events: []string{NameRunStopped}, Key: "hook-1"}
+	first, secret, err := f.svc.Create(ctx, alice, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, secretAgain, err := f.svc.Create(ctx, alice, req)
+	if err != nil || again.ID != first.ID || secretAgain != secret {
+		t.Fatalf("the retry made %s (%v), want %s with its secret", again.ID, err, first.ID)
+	}
+	other := req
+	other.Description = "another"
+	if _, _, err := f.svc.Create(ctx, alice, other); errs.CodeOf(err) != errs.CodeIdempotencyKeyReused {
+		t.Errorf("the key with another body: %v", err)
+	}
+	key := &store.IdempotencyRecord{Owner: "alice", Key: "schedule-1", Op: "create_schedule", Result: `{"schedule_id":"x"}`, Created: time.Now()}
+	if err := f.st.Commit(ctx, &store.Change{Idempotency: key}); err != nil {
+		t.Fatal(err)
+	}
+	other = req
+	other.Key = "schedule-1"
+	if _, _, err := f.svc.Create(ctx, alice, other); errs.CodeOf(err) != errs.CodeIdempotencyKeyReused {
+		t.Errorf("a schedule's key: %v", err)
+	}
+	other.Key = strings.Repeat("k", MaxKey+1)
+	if _, _, err := f.svc.Create(ctx, alice, other); errs.KindOf(err) != errs.KindInvalid {
+		t.Errorf("a key too long: %v", err)
+	}
+	if bobs, _, err := f.svc.Create(ctx, Caller{Owner: "bob"}, req); err != nil || bobs.ID == first.ID {
+		t.Errorf("bob's create with alice's key: %s, %v; want a webhook of his own", bobs.ID, err)
+	}
+	if ws, err := f.svc.List(ctx, alice, false); err != nil || len(ws) != 1 {
+		t.Errorf("alice has %d webhooks (%v), want 1", len(ws), err)
+	}
+}
+
+// The deliveries waiting for a disabled webhook, which no attempt is
+// made of, fail once their retry window is over, saying why; a deleted
+// webhook's go with it.
+func TestTheDeliveriesOfADisabledWebhookAreAbandoned(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	off, _ := f.register("http://127.0.0.1:9/off", NameRunStopped)
+	gone, _ := f.register("http://127.0.0.1:9/gone", NameRunStopped)
+	f.runStopped("x")
+	if _, err := f.st.FanOut(ctx, 10, NewDispatcher(Options{}).plan); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.deliveries(off.ID)) != 1 || len(f.deliveries(gone.ID)) != 1 {
+		t.Fatalf("deliveries queued: %d and %d, want one each", len(f.deliveries(off.ID)), len(f.deliveries(gone.ID)))
+	}
+	disabled := false
+	if _, err := f.svc.Update(ctx, Caller{Owner: "alice"}, off.ID, Update{Enabled: &disabled}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.svc.Delete(ctx, Caller{Owner: "alice"}, gone.ID); err != nil {
+		t.Fatal(err)
+	}
+	f.start(Options{RetryFor: time.Millisecond})
+	waitFor(t, "the delivery abandoned", func() bool {
+		ds := f.deliveries(off.ID)
+		return len(ds) == 1 && ds[0].Status == store.DeliveryFailed
+	})
+	if d := f.deliveries(off.ID)[0]; d.Attempts != 0 || !strings.Contains(d.LastError, "disabled") {
+		t.Errorf("abandoned delivery = %+v, want no attempt and why", d)
+	}
+	if ds, err := f.st.ListDeliveries(ctx, gone.ID, "", 10); err != nil || len(ds) != 0 {
+		t.Errorf("a deleted webhook's deliveries: %+v, %v", ds, err)
+	}
+}

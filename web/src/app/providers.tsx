@@ -65,7 +65,8 @@ export function Providers({
   }, [queryClient, blocked, auth.token]);
 
   // Reloaded agents: every agent query is asked again. A schedule
-  // fired: every schedule query (its next times, its last firing, its
+  // fired, or was created, changed or deleted (here or elsewhere): every
+  // schedule query (the list, its next times, its last firing, its
   // history).
   useEffect(
     () =>
@@ -74,7 +75,7 @@ export function Providers({
         if (body === "agentsChanged") {
           void queryClient.invalidateQueries({ queryKey: createConnectQueryKey({ schema: AgentService, cardinality: undefined }) });
         }
-        if (body === "scheduleFired") {
+        if (body === "scheduleFired" || body === "scheduleChanged") {
           void queryClient.invalidateQueries({ queryKey: createConnectQueryKey({ schema: ScheduleService, cardinality: undefined }) });
         }
       }),

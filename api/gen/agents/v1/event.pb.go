@@ -573,6 +573,7 @@ type Event struct {
 	//	*Event_CompactionStarted
 	//	*Event_SessionCompacted
 	//	*Event_ScheduleFired
+	//	*Event_ScheduleChanged
 	Body          isEvent_Body `protobuf_oneof:"body"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -855,6 +856,15 @@ func (x *Event) GetScheduleFired() *ScheduleFired {
 	return nil
 }
 
+func (x *Event) GetScheduleChanged() *ScheduleChanged {
+	if x != nil {
+		if x, ok := x.Body.(*Event_ScheduleChanged); ok {
+			return x.ScheduleChanged
+		}
+	}
+	return nil
+}
+
 type isEvent_Body interface {
 	isEvent_Body()
 }
@@ -969,6 +979,11 @@ type Event_ScheduleFired struct {
 	ScheduleFired *ScheduleFired `protobuf:"bytes,31,opt,name=schedule_fired,json=scheduleFired,proto3,oneof"`
 }
 
+type Event_ScheduleChanged struct {
+	// `schedule.changed`
+	ScheduleChanged *ScheduleChanged `protobuf:"bytes,32,opt,name=schedule_changed,json=scheduleChanged,proto3,oneof"`
+}
+
 func (*Event_SessionCreated) isEvent_Body() {}
 
 func (*Event_SessionUpdated) isEvent_Body() {}
@@ -1012,6 +1027,8 @@ func (*Event_CompactionStarted) isEvent_Body() {}
 func (*Event_SessionCompacted) isEvent_Body() {}
 
 func (*Event_ScheduleFired) isEvent_Body() {}
+
+func (*Event_ScheduleChanged) isEvent_Body() {}
 
 // SessionCreated: a session was created.
 type SessionCreated struct {
@@ -2312,6 +2329,64 @@ func (x *ScheduleFired) GetFiring() *ScheduleFiring {
 	return nil
 }
 
+// ScheduleChanged: a schedule was created, changed, paused, resumed or
+// deleted (by a client, or with the session it posts to). Its owner is
+// the schedule's; it has no session. It carries what happened, not the
+// schedule: GetSchedule reads it as it is now.
+type ScheduleChanged struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The schedule.
+	ScheduleId string `protobuf:"bytes,1,opt,name=schedule_id,json=scheduleId,proto3" json:"schedule_id,omitempty"`
+	// What happened to it.
+	Change        ScheduleChange `protobuf:"varint,2,opt,name=change,proto3,enum=agents.v1.ScheduleChange" json:"change,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ScheduleChanged) Reset() {
+	*x = ScheduleChanged{}
+	mi := &file_agents_v1_event_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScheduleChanged) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScheduleChanged) ProtoMessage() {}
+
+func (x *ScheduleChanged) ProtoReflect() protoreflect.Message {
+	mi := &file_agents_v1_event_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScheduleChanged.ProtoReflect.Descriptor instead.
+func (*ScheduleChanged) Descriptor() ([]byte, []int) {
+	return file_agents_v1_event_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *ScheduleChanged) GetScheduleId() string {
+	if x != nil {
+		return x.ScheduleId
+	}
+	return ""
+}
+
+func (x *ScheduleChanged) GetChange() ScheduleChange {
+	if x != nil {
+		return x.Change
+	}
+	return ScheduleChange_SCHEDULE_CHANGE_UNSPECIFIED
+}
+
 var File_agents_v1_event_proto protoreflect.FileDescriptor
 
 const file_agents_v1_event_proto_rawDesc = "" +
@@ -2340,7 +2415,7 @@ const file_agents_v1_event_proto_rawDesc = "" +
 	"\blast_seq\x18\x01 \x01(\x04R\alastSeq\x12$\n" +
 	"\x0elast_delta_seq\x18\x02 \x01(\x04R\flastDeltaSeq\"\x1d\n" +
 	"\tHeartbeat\x12\x10\n" +
-	"\x03seq\x18\x01 \x01(\x04R\x03seq\"\xfd\f\n" +
+	"\x03seq\x18\x01 \x01(\x04R\x03seq\"\xc6\r\n" +
 	"\x05Event\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12\x1d\n" +
 	"\n" +
@@ -2374,7 +2449,8 @@ const file_agents_v1_event_proto_rawDesc = "" +
 	"\x0ftool_call_delta\x18\x1c \x01(\v2\x18.agents.v1.ToolCallDeltaH\x00R\rtoolCallDelta\x12M\n" +
 	"\x12compaction_started\x18\x1d \x01(\v2\x1c.agents.v1.CompactionStartedH\x00R\x11compactionStarted\x12J\n" +
 	"\x11session_compacted\x18\x1e \x01(\v2\x1b.agents.v1.SessionCompactedH\x00R\x10sessionCompacted\x12A\n" +
-	"\x0eschedule_fired\x18\x1f \x01(\v2\x18.agents.v1.ScheduleFiredH\x00R\rscheduleFiredB\x06\n" +
+	"\x0eschedule_fired\x18\x1f \x01(\v2\x18.agents.v1.ScheduleFiredH\x00R\rscheduleFired\x12G\n" +
+	"\x10schedule_changed\x18  \x01(\v2\x1a.agents.v1.ScheduleChangedH\x00R\x0fscheduleChangedB\x06\n" +
 	"\x04body\"<\n" +
 	"\x0eSessionCreated\x12*\n" +
 	"\x04meta\x18\x01 \x01(\v2\x16.agents.v1.SessionMetaR\x04meta\"j\n" +
@@ -2455,7 +2531,11 @@ const file_agents_v1_event_proto_rawDesc = "" +
 	"\x04meta\x18\x01 \x01(\v2\x16.agents.v1.SessionMetaR\x04meta\x12#\n" +
 	"\x04turn\x18\x02 \x01(\v2\x0f.agents.v1.TurnR\x04turn\"B\n" +
 	"\rScheduleFired\x121\n" +
-	"\x06firing\x18\x01 \x01(\v2\x19.agents.v1.ScheduleFiringR\x06firing*\x82\x01\n" +
+	"\x06firing\x18\x01 \x01(\v2\x19.agents.v1.ScheduleFiringR\x06firing\"e\n" +
+	"\x0fScheduleChanged\x12\x1f\n" +
+	"\vschedule_id\x18\x01 \x01(\tR\n" +
+	"scheduleId\x121\n" +
+	"\x06change\x18\x02 \x01(\x0e2\x19.agents.v1.ScheduleChangeR\x06change*\x82\x01\n" +
 	"\x0eSubscribeScope\x12\x1f\n" +
 	"\x1bSUBSCRIBE_SCOPE_UNSPECIFIED\x10\x00\x12\x1b\n" +
 	"\x17SUBSCRIBE_SCOPE_SESSION\x10\x01\x12\x19\n" +
@@ -2485,7 +2565,7 @@ func file_agents_v1_event_proto_rawDescGZIP() []byte {
 }
 
 var file_agents_v1_event_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_agents_v1_event_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
+var file_agents_v1_event_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
 var file_agents_v1_event_proto_goTypes = []any{
 	(SubscribeScope)(0),           // 0: agents.v1.SubscribeScope
 	(RunTrigger)(0),               // 1: agents.v1.RunTrigger
@@ -2517,16 +2597,18 @@ var file_agents_v1_event_proto_goTypes = []any{
 	(*CompactionStarted)(nil),     // 27: agents.v1.CompactionStarted
 	(*SessionCompacted)(nil),      // 28: agents.v1.SessionCompacted
 	(*ScheduleFired)(nil),         // 29: agents.v1.ScheduleFired
-	(*SessionMeta)(nil),           // 30: agents.v1.SessionMeta
-	(*timestamppb.Timestamp)(nil), // 31: google.protobuf.Timestamp
-	(*Turn)(nil),                  // 32: agents.v1.Turn
-	(SessionStatus)(0),            // 33: agents.v1.SessionStatus
-	(*ToolCall)(nil),              // 34: agents.v1.ToolCall
-	(*ToolResult)(nil),            // 35: agents.v1.ToolResult
-	(*DeferredCall)(nil),          // 36: agents.v1.DeferredCall
-	(*MailEnvelope)(nil),          // 37: agents.v1.MailEnvelope
-	(*AgentLoadError)(nil),        // 38: agents.v1.AgentLoadError
-	(*ScheduleFiring)(nil),        // 39: agents.v1.ScheduleFiring
+	(*ScheduleChanged)(nil),       // 30: agents.v1.ScheduleChanged
+	(*SessionMeta)(nil),           // 31: agents.v1.SessionMeta
+	(*timestamppb.Timestamp)(nil), // 32: google.protobuf.Timestamp
+	(*Turn)(nil),                  // 33: agents.v1.Turn
+	(SessionStatus)(0),            // 34: agents.v1.SessionStatus
+	(*ToolCall)(nil),              // 35: agents.v1.ToolCall
+	(*ToolResult)(nil),            // 36: agents.v1.ToolResult
+	(*DeferredCall)(nil),          // 37: agents.v1.DeferredCall
+	(*MailEnvelope)(nil),          // 38: agents.v1.MailEnvelope
+	(*AgentLoadError)(nil),        // 39: agents.v1.AgentLoadError
+	(*ScheduleFiring)(nil),        // 40: agents.v1.ScheduleFiring
+	(ScheduleChange)(0),           // 41: agents.v1.ScheduleChange
 }
 var file_agents_v1_event_proto_depIdxs = []int32{
 	0,  // 0: agents.v1.SubscribeRequest.scope:type_name -> agents.v1.SubscribeScope
@@ -2534,8 +2616,8 @@ var file_agents_v1_event_proto_depIdxs = []int32{
 	4,  // 2: agents.v1.SubscribeResponse.snapshot:type_name -> agents.v1.Snapshot
 	5,  // 3: agents.v1.SubscribeResponse.lagged:type_name -> agents.v1.Lagged
 	6,  // 4: agents.v1.SubscribeResponse.heartbeat:type_name -> agents.v1.Heartbeat
-	30, // 5: agents.v1.Snapshot.sessions:type_name -> agents.v1.SessionMeta
-	31, // 6: agents.v1.Event.time:type_name -> google.protobuf.Timestamp
+	31, // 5: agents.v1.Snapshot.sessions:type_name -> agents.v1.SessionMeta
+	32, // 6: agents.v1.Event.time:type_name -> google.protobuf.Timestamp
 	8,  // 7: agents.v1.Event.session_created:type_name -> agents.v1.SessionCreated
 	9,  // 8: agents.v1.Event.session_updated:type_name -> agents.v1.SessionUpdated
 	10, // 9: agents.v1.Event.session_deleted:type_name -> agents.v1.SessionDeleted
@@ -2558,27 +2640,29 @@ var file_agents_v1_event_proto_depIdxs = []int32{
 	27, // 26: agents.v1.Event.compaction_started:type_name -> agents.v1.CompactionStarted
 	28, // 27: agents.v1.Event.session_compacted:type_name -> agents.v1.SessionCompacted
 	29, // 28: agents.v1.Event.schedule_fired:type_name -> agents.v1.ScheduleFired
-	30, // 29: agents.v1.SessionCreated.meta:type_name -> agents.v1.SessionMeta
-	30, // 30: agents.v1.SessionUpdated.meta:type_name -> agents.v1.SessionMeta
-	32, // 31: agents.v1.SessionUpdated.head_turn:type_name -> agents.v1.Turn
-	30, // 32: agents.v1.SessionDeleted.meta:type_name -> agents.v1.SessionMeta
-	1,  // 33: agents.v1.RunStarted.trigger:type_name -> agents.v1.RunTrigger
-	33, // 34: agents.v1.RunStopped.status:type_name -> agents.v1.SessionStatus
-	34, // 35: agents.v1.ToolStarted.call:type_name -> agents.v1.ToolCall
-	35, // 36: agents.v1.ToolCompleted.result:type_name -> agents.v1.ToolResult
-	36, // 37: agents.v1.CallsDeferred.calls:type_name -> agents.v1.DeferredCall
-	37, // 38: agents.v1.MailAccepted.envelope:type_name -> agents.v1.MailEnvelope
-	38, // 39: agents.v1.AgentsChanged.errors:type_name -> agents.v1.AgentLoadError
-	30, // 40: agents.v1.SessionCompacted.meta:type_name -> agents.v1.SessionMeta
-	32, // 41: agents.v1.SessionCompacted.turn:type_name -> agents.v1.Turn
-	39, // 42: agents.v1.ScheduleFired.firing:type_name -> agents.v1.ScheduleFiring
-	2,  // 43: agents.v1.EventService.Subscribe:input_type -> agents.v1.SubscribeRequest
-	3,  // 44: agents.v1.EventService.Subscribe:output_type -> agents.v1.SubscribeResponse
-	44, // [44:45] is the sub-list for method output_type
-	43, // [43:44] is the sub-list for method input_type
-	43, // [43:43] is the sub-list for extension type_name
-	43, // [43:43] is the sub-list for extension extendee
-	0,  // [0:43] is the sub-list for field type_name
+	30, // 29: agents.v1.Event.schedule_changed:type_name -> agents.v1.ScheduleChanged
+	31, // 30: agents.v1.SessionCreated.meta:type_name -> agents.v1.SessionMeta
+	31, // 31: agents.v1.SessionUpdated.meta:type_name -> agents.v1.SessionMeta
+	33, // 32: agents.v1.SessionUpdated.head_turn:type_name -> agents.v1.Turn
+	31, // 33: agents.v1.SessionDeleted.meta:type_name -> agents.v1.SessionMeta
+	1,  // 34: agents.v1.RunStarted.trigger:type_name -> agents.v1.RunTrigger
+	34, // 35: agents.v1.RunStopped.status:type_name -> agents.v1.SessionStatus
+	35, // 36: agents.v1.ToolStarted.call:type_name -> agents.v1.ToolCall
+	36, // 37: agents.v1.ToolCompleted.result:type_name -> agents.v1.ToolResult
+	37, // 38: agents.v1.CallsDeferred.calls:type_name -> agents.v1.DeferredCall
+	38, // 39: agents.v1.MailAccepted.envelope:type_name -> agents.v1.MailEnvelope
+	39, // 40: agents.v1.AgentsChanged.errors:type_name -> agents.v1.AgentLoadError
+	31, // 41: agents.v1.SessionCompacted.meta:type_name -> agents.v1.SessionMeta
+	33, // 42: agents.v1.SessionCompacted.turn:type_name -> agents.v1.Turn
+	40, // 43: agents.v1.ScheduleFired.firing:type_name -> agents.v1.ScheduleFiring
+	41, // 44: agents.v1.ScheduleChanged.change:type_name -> agents.v1.ScheduleChange
+	2,  // 45: agents.v1.EventService.Subscribe:input_type -> agents.v1.SubscribeRequest
+	3,  // 46: agents.v1.EventService.Subscribe:output_type -> agents.v1.SubscribeResponse
+	46, // [46:47] is the sub-list for method output_type
+	45, // [45:46] is the sub-list for method input_type
+	45, // [45:45] is the sub-list for extension type_name
+	45, // [45:45] is the sub-list for extension extendee
+	0,  // [0:45] is the sub-list for field type_name
 }
 
 func init() { file_agents_v1_event_proto_init() }
@@ -2620,6 +2704,7 @@ func file_agents_v1_event_proto_init() {
 		(*Event_CompactionStarted)(nil),
 		(*Event_SessionCompacted)(nil),
 		(*Event_ScheduleFired)(nil),
+		(*Event_ScheduleChanged)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -2627,7 +2712,7 @@ func file_agents_v1_event_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agents_v1_event_proto_rawDesc), len(file_agents_v1_event_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   28,
+			NumMessages:   29,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -133,6 +133,71 @@ func (ScheduleMissed) EnumDescriptor() ([]byte, []int) {
 	return file_agents_v1_schedule_proto_rawDescGZIP(), []int{1}
 }
 
+// ScheduleChange says what happened to a schedule (`schedule.changed`).
+type ScheduleChange int32
+
+const (
+	// Not set.
+	ScheduleChange_SCHEDULE_CHANGE_UNSPECIFIED ScheduleChange = 0
+	// It was created.
+	ScheduleChange_SCHEDULE_CHANGE_CREATED ScheduleChange = 1
+	// It was changed (UpdateSchedule), still enabled or still paused.
+	ScheduleChange_SCHEDULE_CHANGE_UPDATED ScheduleChange = 2
+	// It was paused (PauseSchedule, or an update that set enabled false).
+	ScheduleChange_SCHEDULE_CHANGE_PAUSED ScheduleChange = 3
+	// It was resumed (ResumeSchedule, or an update that set enabled true).
+	ScheduleChange_SCHEDULE_CHANGE_RESUMED ScheduleChange = 4
+	// It was deleted: by DeleteSchedule, or with the session it posts to.
+	ScheduleChange_SCHEDULE_CHANGE_DELETED ScheduleChange = 5
+)
+
+// Enum value maps for ScheduleChange.
+var (
+	ScheduleChange_name = map[int32]string{
+		0: "SCHEDULE_CHANGE_UNSPECIFIED",
+		1: "SCHEDULE_CHANGE_CREATED",
+		2: "SCHEDULE_CHANGE_UPDATED",
+		3: "SCHEDULE_CHANGE_PAUSED",
+		4: "SCHEDULE_CHANGE_RESUMED",
+		5: "SCHEDULE_CHANGE_DELETED",
+	}
+	ScheduleChange_value = map[string]int32{
+		"SCHEDULE_CHANGE_UNSPECIFIED": 0,
+		"SCHEDULE_CHANGE_CREATED":     1,
+		"SCHEDULE_CHANGE_UPDATED":     2,
+		"SCHEDULE_CHANGE_PAUSED":      3,
+		"SCHEDULE_CHANGE_RESUMED":     4,
+		"SCHEDULE_CHANGE_DELETED":     5,
+	}
+)
+
+func (x ScheduleChange) Enum() *ScheduleChange {
+	p := new(ScheduleChange)
+	*p = x
+	return p
+}
+
+func (x ScheduleChange) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ScheduleChange) Descriptor() protoreflect.EnumDescriptor {
+	return file_agents_v1_schedule_proto_enumTypes[2].Descriptor()
+}
+
+func (ScheduleChange) Type() protoreflect.EnumType {
+	return &file_agents_v1_schedule_proto_enumTypes[2]
+}
+
+func (x ScheduleChange) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ScheduleChange.Descriptor instead.
+func (ScheduleChange) EnumDescriptor() ([]byte, []int) {
+	return file_agents_v1_schedule_proto_rawDescGZIP(), []int{2}
+}
+
 // FiringStatus says what a firing did.
 type FiringStatus int32
 
@@ -183,11 +248,11 @@ func (x FiringStatus) String() string {
 }
 
 func (FiringStatus) Descriptor() protoreflect.EnumDescriptor {
-	return file_agents_v1_schedule_proto_enumTypes[2].Descriptor()
+	return file_agents_v1_schedule_proto_enumTypes[3].Descriptor()
 }
 
 func (FiringStatus) Type() protoreflect.EnumType {
-	return &file_agents_v1_schedule_proto_enumTypes[2]
+	return &file_agents_v1_schedule_proto_enumTypes[3]
 }
 
 func (x FiringStatus) Number() protoreflect.EnumNumber {
@@ -196,7 +261,7 @@ func (x FiringStatus) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use FiringStatus.Descriptor instead.
 func (FiringStatus) EnumDescriptor() ([]byte, []int) {
-	return file_agents_v1_schedule_proto_rawDescGZIP(), []int{2}
+	return file_agents_v1_schedule_proto_rawDescGZIP(), []int{3}
 }
 
 // Schedule is a stored schedule.
@@ -1786,7 +1851,14 @@ const file_agents_v1_schedule_proto_rawDesc = "" +
 	"\x0eScheduleMissed\x12\x1f\n" +
 	"\x1bSCHEDULE_MISSED_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14SCHEDULE_MISSED_SKIP\x10\x01\x12\x18\n" +
-	"\x14SCHEDULE_MISSED_ONCE\x10\x02*\xb1\x01\n" +
+	"\x14SCHEDULE_MISSED_ONCE\x10\x02*\xc1\x01\n" +
+	"\x0eScheduleChange\x12\x1f\n" +
+	"\x1bSCHEDULE_CHANGE_UNSPECIFIED\x10\x00\x12\x1b\n" +
+	"\x17SCHEDULE_CHANGE_CREATED\x10\x01\x12\x1b\n" +
+	"\x17SCHEDULE_CHANGE_UPDATED\x10\x02\x12\x1a\n" +
+	"\x16SCHEDULE_CHANGE_PAUSED\x10\x03\x12\x1b\n" +
+	"\x17SCHEDULE_CHANGE_RESUMED\x10\x04\x12\x1b\n" +
+	"\x17SCHEDULE_CHANGE_DELETED\x10\x05*\xb1\x01\n" +
 	"\fFiringStatus\x12\x1d\n" +
 	"\x19FIRING_STATUS_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15FIRING_STATUS_STARTED\x10\x01\x12\x18\n" +
@@ -1817,94 +1889,95 @@ func file_agents_v1_schedule_proto_rawDescGZIP() []byte {
 	return file_agents_v1_schedule_proto_rawDescData
 }
 
-var file_agents_v1_schedule_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
+var file_agents_v1_schedule_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
 var file_agents_v1_schedule_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
 var file_agents_v1_schedule_proto_goTypes = []any{
 	(ScheduleOverlap)(0),           // 0: agents.v1.ScheduleOverlap
 	(ScheduleMissed)(0),            // 1: agents.v1.ScheduleMissed
-	(FiringStatus)(0),              // 2: agents.v1.FiringStatus
-	(*Schedule)(nil),               // 3: agents.v1.Schedule
-	(*ScheduleFiring)(nil),         // 4: agents.v1.ScheduleFiring
-	(*CreateScheduleRequest)(nil),  // 5: agents.v1.CreateScheduleRequest
-	(*CreateScheduleResponse)(nil), // 6: agents.v1.CreateScheduleResponse
-	(*GetScheduleRequest)(nil),     // 7: agents.v1.GetScheduleRequest
-	(*GetScheduleResponse)(nil),    // 8: agents.v1.GetScheduleResponse
-	(*ListSchedulesRequest)(nil),   // 9: agents.v1.ListSchedulesRequest
-	(*ListSchedulesResponse)(nil),  // 10: agents.v1.ListSchedulesResponse
-	(*UpdateScheduleRequest)(nil),  // 11: agents.v1.UpdateScheduleRequest
-	(*UpdateScheduleResponse)(nil), // 12: agents.v1.UpdateScheduleResponse
-	(*DeleteScheduleRequest)(nil),  // 13: agents.v1.DeleteScheduleRequest
-	(*DeleteScheduleResponse)(nil), // 14: agents.v1.DeleteScheduleResponse
-	(*PauseScheduleRequest)(nil),   // 15: agents.v1.PauseScheduleRequest
-	(*PauseScheduleResponse)(nil),  // 16: agents.v1.PauseScheduleResponse
-	(*ResumeScheduleRequest)(nil),  // 17: agents.v1.ResumeScheduleRequest
-	(*ResumeScheduleResponse)(nil), // 18: agents.v1.ResumeScheduleResponse
-	(*FireScheduleRequest)(nil),    // 19: agents.v1.FireScheduleRequest
-	(*FireScheduleResponse)(nil),   // 20: agents.v1.FireScheduleResponse
-	(*ListFiringsRequest)(nil),     // 21: agents.v1.ListFiringsRequest
-	(*ListFiringsResponse)(nil),    // 22: agents.v1.ListFiringsResponse
-	nil,                            // 23: agents.v1.Schedule.ParamsEntry
-	nil,                            // 24: agents.v1.CreateScheduleRequest.ParamsEntry
-	nil,                            // 25: agents.v1.UpdateScheduleRequest.ParamsEntry
-	(*timestamppb.Timestamp)(nil),  // 26: google.protobuf.Timestamp
-	(*Message)(nil),                // 27: agents.v1.Message
-	(*Budget)(nil),                 // 28: agents.v1.Budget
-	(SessionStatus)(0),             // 29: agents.v1.SessionStatus
+	(ScheduleChange)(0),            // 2: agents.v1.ScheduleChange
+	(FiringStatus)(0),              // 3: agents.v1.FiringStatus
+	(*Schedule)(nil),               // 4: agents.v1.Schedule
+	(*ScheduleFiring)(nil),         // 5: agents.v1.ScheduleFiring
+	(*CreateScheduleRequest)(nil),  // 6: agents.v1.CreateScheduleRequest
+	(*CreateScheduleResponse)(nil), // 7: agents.v1.CreateScheduleResponse
+	(*GetScheduleRequest)(nil),     // 8: agents.v1.GetScheduleRequest
+	(*GetScheduleResponse)(nil),    // 9: agents.v1.GetScheduleResponse
+	(*ListSchedulesRequest)(nil),   // 10: agents.v1.ListSchedulesRequest
+	(*ListSchedulesResponse)(nil),  // 11: agents.v1.ListSchedulesResponse
+	(*UpdateScheduleRequest)(nil),  // 12: agents.v1.UpdateScheduleRequest
+	(*UpdateScheduleResponse)(nil), // 13: agents.v1.UpdateScheduleResponse
+	(*DeleteScheduleRequest)(nil),  // 14: agents.v1.DeleteScheduleRequest
+	(*DeleteScheduleResponse)(nil), // 15: agents.v1.DeleteScheduleResponse
+	(*PauseScheduleRequest)(nil),   // 16: agents.v1.PauseScheduleRequest
+	(*PauseScheduleResponse)(nil),  // 17: agents.v1.PauseScheduleResponse
+	(*ResumeScheduleRequest)(nil),  // 18: agents.v1.ResumeScheduleRequest
+	(*ResumeScheduleResponse)(nil), // 19: agents.v1.ResumeScheduleResponse
+	(*FireScheduleRequest)(nil),    // 20: agents.v1.FireScheduleRequest
+	(*FireScheduleResponse)(nil),   // 21: agents.v1.FireScheduleResponse
+	(*ListFiringsRequest)(nil),     // 22: agents.v1.ListFiringsRequest
+	(*ListFiringsResponse)(nil),    // 23: agents.v1.ListFiringsResponse
+	nil,                            // 24: agents.v1.Schedule.ParamsEntry
+	nil,                            // 25: agents.v1.CreateScheduleRequest.ParamsEntry
+	nil,                            // 26: agents.v1.UpdateScheduleRequest.ParamsEntry
+	(*timestamppb.Timestamp)(nil),  // 27: google.protobuf.Timestamp
+	(*Message)(nil),                // 28: agents.v1.Message
+	(*Budget)(nil),                 // 29: agents.v1.Budget
+	(SessionStatus)(0),             // 30: agents.v1.SessionStatus
 }
 var file_agents_v1_schedule_proto_depIdxs = []int32{
-	26, // 0: agents.v1.Schedule.at:type_name -> google.protobuf.Timestamp
-	27, // 1: agents.v1.Schedule.message:type_name -> agents.v1.Message
-	28, // 2: agents.v1.Schedule.budget:type_name -> agents.v1.Budget
-	23, // 3: agents.v1.Schedule.params:type_name -> agents.v1.Schedule.ParamsEntry
+	27, // 0: agents.v1.Schedule.at:type_name -> google.protobuf.Timestamp
+	28, // 1: agents.v1.Schedule.message:type_name -> agents.v1.Message
+	29, // 2: agents.v1.Schedule.budget:type_name -> agents.v1.Budget
+	24, // 3: agents.v1.Schedule.params:type_name -> agents.v1.Schedule.ParamsEntry
 	0,  // 4: agents.v1.Schedule.overlap:type_name -> agents.v1.ScheduleOverlap
 	1,  // 5: agents.v1.Schedule.missed:type_name -> agents.v1.ScheduleMissed
-	26, // 6: agents.v1.Schedule.created:type_name -> google.protobuf.Timestamp
-	26, // 7: agents.v1.Schedule.updated:type_name -> google.protobuf.Timestamp
-	26, // 8: agents.v1.Schedule.next_firings:type_name -> google.protobuf.Timestamp
-	4,  // 9: agents.v1.Schedule.last_firing:type_name -> agents.v1.ScheduleFiring
-	26, // 10: agents.v1.ScheduleFiring.fire_time:type_name -> google.protobuf.Timestamp
-	26, // 11: agents.v1.ScheduleFiring.fired:type_name -> google.protobuf.Timestamp
-	2,  // 12: agents.v1.ScheduleFiring.status:type_name -> agents.v1.FiringStatus
-	29, // 13: agents.v1.ScheduleFiring.outcome:type_name -> agents.v1.SessionStatus
-	26, // 14: agents.v1.ScheduleFiring.finished:type_name -> google.protobuf.Timestamp
-	26, // 15: agents.v1.CreateScheduleRequest.at:type_name -> google.protobuf.Timestamp
-	27, // 16: agents.v1.CreateScheduleRequest.message:type_name -> agents.v1.Message
-	28, // 17: agents.v1.CreateScheduleRequest.budget:type_name -> agents.v1.Budget
-	24, // 18: agents.v1.CreateScheduleRequest.params:type_name -> agents.v1.CreateScheduleRequest.ParamsEntry
+	27, // 6: agents.v1.Schedule.created:type_name -> google.protobuf.Timestamp
+	27, // 7: agents.v1.Schedule.updated:type_name -> google.protobuf.Timestamp
+	27, // 8: agents.v1.Schedule.next_firings:type_name -> google.protobuf.Timestamp
+	5,  // 9: agents.v1.Schedule.last_firing:type_name -> agents.v1.ScheduleFiring
+	27, // 10: agents.v1.ScheduleFiring.fire_time:type_name -> google.protobuf.Timestamp
+	27, // 11: agents.v1.ScheduleFiring.fired:type_name -> google.protobuf.Timestamp
+	3,  // 12: agents.v1.ScheduleFiring.status:type_name -> agents.v1.FiringStatus
+	30, // 13: agents.v1.ScheduleFiring.outcome:type_name -> agents.v1.SessionStatus
+	27, // 14: agents.v1.ScheduleFiring.finished:type_name -> google.protobuf.Timestamp
+	27, // 15: agents.v1.CreateScheduleRequest.at:type_name -> google.protobuf.Timestamp
+	28, // 16: agents.v1.CreateScheduleRequest.message:type_name -> agents.v1.Message
+	29, // 17: agents.v1.CreateScheduleRequest.budget:type_name -> agents.v1.Budget
+	25, // 18: agents.v1.CreateScheduleRequest.params:type_name -> agents.v1.CreateScheduleRequest.ParamsEntry
 	0,  // 19: agents.v1.CreateScheduleRequest.overlap:type_name -> agents.v1.ScheduleOverlap
 	1,  // 20: agents.v1.CreateScheduleRequest.missed:type_name -> agents.v1.ScheduleMissed
-	3,  // 21: agents.v1.CreateScheduleResponse.schedule:type_name -> agents.v1.Schedule
-	3,  // 22: agents.v1.GetScheduleResponse.schedule:type_name -> agents.v1.Schedule
-	3,  // 23: agents.v1.ListSchedulesResponse.schedules:type_name -> agents.v1.Schedule
-	26, // 24: agents.v1.UpdateScheduleRequest.at:type_name -> google.protobuf.Timestamp
-	27, // 25: agents.v1.UpdateScheduleRequest.message:type_name -> agents.v1.Message
-	28, // 26: agents.v1.UpdateScheduleRequest.budget:type_name -> agents.v1.Budget
-	25, // 27: agents.v1.UpdateScheduleRequest.params:type_name -> agents.v1.UpdateScheduleRequest.ParamsEntry
+	4,  // 21: agents.v1.CreateScheduleResponse.schedule:type_name -> agents.v1.Schedule
+	4,  // 22: agents.v1.GetScheduleResponse.schedule:type_name -> agents.v1.Schedule
+	4,  // 23: agents.v1.ListSchedulesResponse.schedules:type_name -> agents.v1.Schedule
+	27, // 24: agents.v1.UpdateScheduleRequest.at:type_name -> google.protobuf.Timestamp
+	28, // 25: agents.v1.UpdateScheduleRequest.message:type_name -> agents.v1.Message
+	29, // 26: agents.v1.UpdateScheduleRequest.budget:type_name -> agents.v1.Budget
+	26, // 27: agents.v1.UpdateScheduleRequest.params:type_name -> agents.v1.UpdateScheduleRequest.ParamsEntry
 	0,  // 28: agents.v1.UpdateScheduleRequest.overlap:type_name -> agents.v1.ScheduleOverlap
 	1,  // 29: agents.v1.UpdateScheduleRequest.missed:type_name -> agents.v1.ScheduleMissed
-	3,  // 30: agents.v1.UpdateScheduleResponse.schedule:type_name -> agents.v1.Schedule
-	3,  // 31: agents.v1.PauseScheduleResponse.schedule:type_name -> agents.v1.Schedule
-	3,  // 32: agents.v1.ResumeScheduleResponse.schedule:type_name -> agents.v1.Schedule
-	4,  // 33: agents.v1.FireScheduleResponse.firing:type_name -> agents.v1.ScheduleFiring
-	4,  // 34: agents.v1.ListFiringsResponse.firings:type_name -> agents.v1.ScheduleFiring
-	5,  // 35: agents.v1.ScheduleService.CreateSchedule:input_type -> agents.v1.CreateScheduleRequest
-	7,  // 36: agents.v1.ScheduleService.GetSchedule:input_type -> agents.v1.GetScheduleRequest
-	9,  // 37: agents.v1.ScheduleService.ListSchedules:input_type -> agents.v1.ListSchedulesRequest
-	11, // 38: agents.v1.ScheduleService.UpdateSchedule:input_type -> agents.v1.UpdateScheduleRequest
-	13, // 39: agents.v1.ScheduleService.DeleteSchedule:input_type -> agents.v1.DeleteScheduleRequest
-	15, // 40: agents.v1.ScheduleService.PauseSchedule:input_type -> agents.v1.PauseScheduleRequest
-	17, // 41: agents.v1.ScheduleService.ResumeSchedule:input_type -> agents.v1.ResumeScheduleRequest
-	19, // 42: agents.v1.ScheduleService.FireSchedule:input_type -> agents.v1.FireScheduleRequest
-	21, // 43: agents.v1.ScheduleService.ListFirings:input_type -> agents.v1.ListFiringsRequest
-	6,  // 44: agents.v1.ScheduleService.CreateSchedule:output_type -> agents.v1.CreateScheduleResponse
-	8,  // 45: agents.v1.ScheduleService.GetSchedule:output_type -> agents.v1.GetScheduleResponse
-	10, // 46: agents.v1.ScheduleService.ListSchedules:output_type -> agents.v1.ListSchedulesResponse
-	12, // 47: agents.v1.ScheduleService.UpdateSchedule:output_type -> agents.v1.UpdateScheduleResponse
-	14, // 48: agents.v1.ScheduleService.DeleteSchedule:output_type -> agents.v1.DeleteScheduleResponse
-	16, // 49: agents.v1.ScheduleService.PauseSchedule:output_type -> agents.v1.PauseScheduleResponse
-	18, // 50: agents.v1.ScheduleService.ResumeSchedule:output_type -> agents.v1.ResumeScheduleResponse
-	20, // 51: agents.v1.ScheduleService.FireSchedule:output_type -> agents.v1.FireScheduleResponse
-	22, // 52: agents.v1.ScheduleService.ListFirings:output_type -> agents.v1.ListFiringsResponse
+	4,  // 30: agents.v1.UpdateScheduleResponse.schedule:type_name -> agents.v1.Schedule
+	4,  // 31: agents.v1.PauseScheduleResponse.schedule:type_name -> agents.v1.Schedule
+	4,  // 32: agents.v1.ResumeScheduleResponse.schedule:type_name -> agents.v1.Schedule
+	5,  // 33: agents.v1.FireScheduleResponse.firing:type_name -> agents.v1.ScheduleFiring
+	5,  // 34: agents.v1.ListFiringsResponse.firings:type_name -> agents.v1.ScheduleFiring
+	6,  // 35: agents.v1.ScheduleService.CreateSchedule:input_type -> agents.v1.CreateScheduleRequest
+	8,  // 36: agents.v1.ScheduleService.GetSchedule:input_type -> agents.v1.GetScheduleRequest
+	10, // 37: agents.v1.ScheduleService.ListSchedules:input_type -> agents.v1.ListSchedulesRequest
+	12, // 38: agents.v1.ScheduleService.UpdateSchedule:input_type -> agents.v1.UpdateScheduleRequest
+	14, // 39: agents.v1.ScheduleService.DeleteSchedule:input_type -> agents.v1.DeleteScheduleRequest
+	16, // 40: agents.v1.ScheduleService.PauseSchedule:input_type -> agents.v1.PauseScheduleRequest
+	18, // 41: agents.v1.ScheduleService.ResumeSchedule:input_type -> agents.v1.ResumeScheduleRequest
+	20, // 42: agents.v1.ScheduleService.FireSchedule:input_type -> agents.v1.FireScheduleRequest
+	22, // 43: agents.v1.ScheduleService.ListFirings:input_type -> agents.v1.ListFiringsRequest
+	7,  // 44: agents.v1.ScheduleService.CreateSchedule:output_type -> agents.v1.CreateScheduleResponse
+	9,  // 45: agents.v1.ScheduleService.GetSchedule:output_type -> agents.v1.GetScheduleResponse
+	11, // 46: agents.v1.ScheduleService.ListSchedules:output_type -> agents.v1.ListSchedulesResponse
+	13, // 47: agents.v1.ScheduleService.UpdateSchedule:output_type -> agents.v1.UpdateScheduleResponse
+	15, // 48: agents.v1.ScheduleService.DeleteSchedule:output_type -> agents.v1.DeleteScheduleResponse
+	17, // 49: agents.v1.ScheduleService.PauseSchedule:output_type -> agents.v1.PauseScheduleResponse
+	19, // 50: agents.v1.ScheduleService.ResumeSchedule:output_type -> agents.v1.ResumeScheduleResponse
+	21, // 51: agents.v1.ScheduleService.FireSchedule:output_type -> agents.v1.FireScheduleResponse
+	23, // 52: agents.v1.ScheduleService.ListFirings:output_type -> agents.v1.ListFiringsResponse
 	44, // [44:53] is the sub-list for method output_type
 	35, // [35:44] is the sub-list for method input_type
 	35, // [35:35] is the sub-list for extension type_name
@@ -1925,7 +1998,7 @@ func file_agents_v1_schedule_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agents_v1_schedule_proto_rawDesc), len(file_agents_v1_schedule_proto_rawDesc)),
-			NumEnums:      3,
+			NumEnums:      4,
 			NumMessages:   23,
 			NumExtensions: 0,
 			NumServices:   1,

@@ -291,9 +291,18 @@ type CreateWebhookRequest struct {
 	// token when auth is on.
 	ServerWide bool `protobuf:"varint,4,opt,name=server_wide,json=serverWide,proto3" json:"server_wide,omitempty"`
 	// Free text.
-	Description   string `protobuf:"bytes,5,opt,name=description,proto3" json:"description,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Description string `protobuf:"bytes,5,opt,name=description,proto3" json:"description,omitempty"`
+	// A client-chosen key (up to 200 characters) that makes a retry safe:
+	// the same key from the same owner within 24 hours returns the webhook
+	// the first request created, with its secret, instead of creating
+	// another. As for CreateSchedule, the key names one request: reused
+	// with another body or for another operation it is refused
+	// (invalid_argument, 422 on the JSON routes, code
+	// idempotency_key_reused). The JSON route also takes it as the
+	// Idempotency-Key header.
+	IdempotencyKey string `protobuf:"bytes,6,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *CreateWebhookRequest) Reset() {
@@ -357,6 +366,13 @@ func (x *CreateWebhookRequest) GetServerWide() bool {
 func (x *CreateWebhookRequest) GetDescription() string {
 	if x != nil {
 		return x.Description
+	}
+	return ""
+}
+
+func (x *CreateWebhookRequest) GetIdempotencyKey() string {
+	if x != nil {
+		return x.IdempotencyKey
 	}
 	return ""
 }
@@ -1084,14 +1100,15 @@ const file_agents_v1_webhook_proto_rawDesc = "" +
 	"\acreated\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\acreated\x124\n" +
 	"\aupdated\x18\n" +
 	" \x01(\v2\x1a.google.protobuf.TimestampR\aupdated\x12?\n" +
-	"\rfailing_since\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\ffailingSince\"\x9b\x01\n" +
+	"\rfailing_since\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\ffailingSince\"\xc4\x01\n" +
 	"\x14CreateWebhookRequest\x12\x10\n" +
 	"\x03url\x18\x01 \x01(\tR\x03url\x12\x16\n" +
 	"\x06events\x18\x02 \x03(\tR\x06events\x12\x16\n" +
 	"\x06secret\x18\x03 \x01(\tR\x06secret\x12\x1f\n" +
 	"\vserver_wide\x18\x04 \x01(\bR\n" +
 	"serverWide\x12 \n" +
-	"\vdescription\x18\x05 \x01(\tR\vdescription\"]\n" +
+	"\vdescription\x18\x05 \x01(\tR\vdescription\x12'\n" +
+	"\x0fidempotency_key\x18\x06 \x01(\tR\x0eidempotencyKey\"]\n" +
 	"\x15CreateWebhookResponse\x12,\n" +
 	"\awebhook\x18\x01 \x01(\v2\x12.agents.v1.WebhookR\awebhook\x12\x16\n" +
 	"\x06secret\x18\x02 \x01(\tR\x06secret\"4\n" +

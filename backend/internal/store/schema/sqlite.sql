@@ -282,3 +282,5 @@ CREATE TABLE model_calls (
 CREATE INDEX model_calls_owner_at ON model_calls (owner, at);
 
 CREATE INDEX model_calls_at ON model_calls (at);
+
+CREATE INDEX schedules_session ON schedules (session_id);

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agents-os/agents/backend/internal/errs"
+	"github.com/agents-os/agents/backend/internal/events"
 	"github.com/agents-os/agents/backend/internal/session"
 	"github.com/agents-os/agents/backend/internal/store"
 )
@@ -129,4 +130,102 @@ func testFiringsClaimOnce(t *testing.T, fresh func(t *testing.T) Opener) {
 	wg.Wait()
 	close(won)
 	equal(t, "claims won", len(won), 1)
+}
+
+// testSchedulesWithTheirLastFiring: a schedule is read and listed with
+// its newest firing, none before the first.
+func testSchedulesWithTheirLastFiring(t *testing.T, fresh func(t *testing.T) Opener) {
+	ctx := context.Background()
+	s := open(t, fresh(t))
+	for i, id := range []string{"a", "b", "c"} {
+		sc := newSchedule(id, "o", at(time.Minute))
+		sc.Created = at(time.Duration(i) * time.Second)
+		noErr(t, s.CreateSchedule(ctx, sc), "create %s", id)
+	}
+	fire := func(id string, fireTime time.Duration, status string) store.Firing {
+		f := store.Firing{ScheduleID: id, FireTime: at(fireTime), Fired: at(fireTime + time.Second), Status: status, Reason: "r" + id}
+		noErr(t, s.Commit(ctx, &store.Change{Firing: &store.FiringClaim{Firing: f}}), "fire %s", id)
+		return f
+	}
+	fire("a", time.Minute, store.FiringSkipped)
+	lastA := fire("a", 3*time.Minute, store.FiringFailed)
+	fire("a", 2*time.Minute, store.FiringSkipped) // an older time, fired later
+	lastC := fire("c", time.Minute, store.FiringSkipped)
+
+	list, err := s.ListSchedules(ctx, store.ScheduleFilter{Owner: "o"})
+	noErr(t, err, "list")
+	equal(t, "schedules", len(list), 3)
+	equal(t, "a's last firing", list[0].Last, &lastA)
+	equal(t, "b's last firing", list[1].Last, (*store.Firing)(nil))
+	equal(t, "c's last firing", list[2].Last, &lastC)
+	got, err := s.GetSchedule(ctx, "a")
+	noErr(t, err, "get a")
+	equal(t, "a's last firing, read alone", got.Last, &lastA)
+	got, err = s.GetSchedule(ctx, "b")
+	noErr(t, err, "get b")
+	equal(t, "b's last firing, read alone", got.Last, (*store.Firing)(nil))
+}
+
+// testSchedulesGoWithTheirSession: deleting sessions deletes, in the
+// same change, the schedules that post to them, with their firings; a
+// schedule cannot be made to post to a session that is gone. A change
+// also updates and deletes a schedule, with its event.
+func testSchedulesGoWithTheirSession(t *testing.T, fresh func(t *testing.T) Opener) {
+	ctx := context.Background()
+	s := open(t, fresh(t))
+	mustCreate(t, s, newMeta("root", "o", at(0)))
+	child := newMeta("child", "o", at(time.Second))
+	child.ParentID = "root"
+	mustCreate(t, s, child)
+	mustCreate(t, s, newMeta("other", "o", at(2*time.Second)))
+	onSession := func(id, sessionID string) store.Schedule {
+		sc := newSchedule(id, "o", at(time.Minute))
+		sc.Agent, sc.SessionID = "", sessionID
+		noErr(t, s.CreateSchedule(ctx, sc), "create %s", id)
+		return sc
+	}
+	onSession("to-root", "root")
+	onSession("to-child", "child")
+	onSession("to-other", "other")
+	noErr(t, s.CreateSchedule(ctx, newSchedule("to-agent", "o", at(time.Minute))), "create to-agent")
+	claim := &store.FiringClaim{Firing: store.Firing{ScheduleID: "to-child", FireTime: at(time.Minute), Fired: at(time.Minute), Status: store.FiringSkipped}}
+	noErr(t, s.Commit(ctx, &store.Change{Firing: claim}), "fire to-child")
+
+	noErr(t, s.Commit(ctx, &store.Change{Delete: []string{"child", "root"}}), "delete the tree")
+	list, err := s.ListSchedules(ctx, store.ScheduleFilter{})
+	noErr(t, err, "list")
+	var left []string
+	for _, sc := range list {
+		left = append(left, sc.ID)
+	}
+	equal(t, "schedules left", left, []string{"to-agent", "to-other"})
+	firings, err := s.ListFirings(ctx, "to-child", 10)
+	noErr(t, err, "firings of a deleted schedule")
+	equal(t, "firings of a deleted schedule", len(firings), 0)
+
+	// No schedule is made, or moved, to post to a session that is gone.
+	gone := newSchedule("late", "o", at(time.Minute))
+	gone.Agent, gone.SessionID = "", "root"
+	wantErr(t, s.CreateSchedule(ctx, gone), errs.KindNotFound, errs.CodeUnknownSession)
+	wantErr(t, s.Commit(ctx, &store.Change{Schedule: &gone}), errs.KindNotFound, errs.CodeUnknownSession)
+	moved := list[0]
+	moved.Last, moved.SessionID = nil, "child"
+	wantErr(t, s.UpdateSchedule(ctx, moved), errs.KindNotFound, errs.CodeUnknownSession)
+	wantErr(t, s.Commit(ctx, &store.Change{ScheduleChange: &store.ScheduleChange{Update: &moved}}), errs.KindNotFound, errs.CodeUnknownSession)
+
+	// A change updates a schedule, or deletes one, with its event.
+	paused := list[0]
+	paused.Last, paused.Enabled, paused.NextDue, paused.Updated = nil, false, time.Time{}, at(time.Hour)
+	ev := event("", "o", events.KindScheduleChanged, 1)
+	noErr(t, s.Commit(ctx, &store.Change{ScheduleChange: &store.ScheduleChange{Update: &paused}, Events: []store.Event{ev}}), "pause")
+	got, err := s.GetSchedule(ctx, paused.ID)
+	noErr(t, err, "get paused")
+	equal(t, "paused", got, paused)
+	noErr(t, s.Commit(ctx, &store.Change{ScheduleChange: &store.ScheduleChange{Delete: "to-agent"}, Events: []store.Event{ev}}), "delete to-agent")
+	_, err = s.GetSchedule(ctx, "to-agent")
+	wantErr(t, err, errs.KindNotFound, errs.CodeUnknownSchedule)
+	wantErr(t, s.Commit(ctx, &store.Change{ScheduleChange: &store.ScheduleChange{Delete: "to-agent"}, Events: []store.Event{ev}}), errs.KindNotFound, errs.CodeUnknownSchedule)
+	logged, err := s.EventsAfter(ctx, store.EventFilter{Owner: "o"}, 0, 10)
+	noErr(t, err, "events")
+	equal(t, "schedule.changed events logged", len(logged), 2)
 }

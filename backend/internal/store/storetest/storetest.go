@@ -96,9 +96,12 @@ func Run(t *testing.T, fresh func(t *testing.T) Opener) {
 		{"Webhooks", testWebhooks},
 		{"WebhookOutbox", testWebhookOutbox},
 		{"WebhookClaimRace", testWebhookClaimRace},
+		{"AbandonedDeliveries", testAbandonedDeliveries},
 		{"PruneKeepsUnfannedEvents", testPruneKeepsUnfannedEvents},
 		{"Schedules", testSchedules},
 		{"FiringsClaimOnce", testFiringsClaimOnce},
+		{"SchedulesWithTheirLastFiring", testSchedulesWithTheirLastFiring},
+		{"SchedulesGoWithTheirSession", testSchedulesGoWithTheirSession},
 		{"UsageSeries", testUsageSeries},
 	}
 	for _, tc := range tests {

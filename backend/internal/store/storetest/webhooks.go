@@ -54,12 +54,12 @@ func testWebhooks(t *testing.T, fresh func(t *testing.T) Opener) {
 	seqs := commitEvents(t, s, event("a", "alice", events.KindRunStopped, 0))
 
 	a := newWebhook("wh_a", "alice")
-	noErr(t, s.CreateWebhook(ctx, a), "create")
+	noErr(t, s.CreateWebhook(ctx, a, nil), "create")
 	equal(t, "after seq", a.AfterSeq, seqs[0])
 	b := newWebhook("wh_b", "bob")
 	b.ServerWide, b.Events, b.Created = true, []string{"run.failed", "agent.changed"}, at(time.Second)
-	noErr(t, s.CreateWebhook(ctx, b), "create b")
-	wantErr(t, s.CreateWebhook(ctx, newWebhook("wh_a", "alice")), errs.KindConflict, errs.CodeAlreadyExists)
+	noErr(t, s.CreateWebhook(ctx, b, nil), "create b")
+	wantErr(t, s.CreateWebhook(ctx, newWebhook("wh_a", "alice"), nil), errs.KindConflict, errs.CodeAlreadyExists)
 
 	got, err := s.GetWebhook(ctx, "wh_b")
 	noErr(t, err, "get")
@@ -90,6 +90,17 @@ func testWebhooks(t *testing.T, fresh func(t *testing.T) Opener) {
 	_, err = s.GetWebhook(ctx, "wh_b")
 	wantErr(t, err, errs.KindNotFound, errs.CodeUnknownWebhook)
 	wantErr(t, s.DeleteWebhook(ctx, "wh_b"), errs.KindNotFound, errs.CodeUnknownWebhook)
+
+	// A keyed create records its key with the webhook; the key again
+	// creates nothing.
+	key := &store.IdempotencyRecord{Owner: "alice", Key: "k1", Op: "create_webhook", Result: `{"webhook_id":"wh_k"}`, Created: at(0)}
+	noErr(t, s.CreateWebhook(ctx, newWebhook("wh_k", "alice"), key), "create with a key")
+	rec, err := s.Idempotent(ctx, "alice", "k1")
+	noErr(t, err, "read the key")
+	equal(t, "the key's result", rec.Result, key.Result)
+	wantErr(t, s.CreateWebhook(ctx, newWebhook("wh_k2", "alice"), key), errs.KindConflict, errs.CodeAlreadyExists)
+	_, err = s.GetWebhook(ctx, "wh_k2")
+	wantErr(t, err, errs.KindNotFound, errs.CodeUnknownWebhook)
 }
 
 // testWebhookOutbox: the fan-out queues each event once per webhook and
@@ -102,7 +113,7 @@ func testWebhookOutbox(t *testing.T, fresh func(t *testing.T) Opener) {
 	s := o(t)
 	mustCreate(t, s, newMeta("a", "alice", at(0)))
 	commitEvents(t, s, event("a", "alice", "x", 0))
-	noErr(t, s.CreateWebhook(ctx, newWebhook("wh_a", "alice")), "create")
+	noErr(t, s.CreateWebhook(ctx, newWebhook("wh_a", "alice"), nil), "create")
 	seqs := commitEvents(t, s, event("a", "alice", "x", 1), event("a", "alice", "x", 2), event("a", "alice", "x", 3))
 
 	n, err := s.FanOut(ctx, 2, everyEvent)
@@ -234,7 +245,7 @@ func testWebhookClaimRace(t *testing.T, fresh func(t *testing.T) Opener) {
 	s := open(t, fresh(t))
 	other := s
 	mustCreate(t, s, newMeta("a", "alice", at(0)))
-	noErr(t, s.CreateWebhook(ctx, newWebhook("wh_a", "alice")), "create")
+	noErr(t, s.CreateWebhook(ctx, newWebhook("wh_a", "alice"), nil), "create")
 	var evs []store.Event
 	for i := range 40 {
 		evs = append(evs, event("a", "alice", "x", i))
@@ -296,7 +307,7 @@ func testPruneKeepsUnfannedEvents(t *testing.T, fresh func(t *testing.T) Opener)
 	ctx := context.Background()
 	s := open(t, fresh(t))
 	mustCreate(t, s, newMeta("a", "alice", at(0)))
-	noErr(t, s.CreateWebhook(ctx, newWebhook("wh_a", "alice")), "create")
+	noErr(t, s.CreateWebhook(ctx, newWebhook("wh_a", "alice"), nil), "create")
 	seqs := commitEvents(t, s, event("a", "alice", "x", 0), event("a", "alice", "x", 1), event("a", "alice", "x", 2))
 	_, err := s.PruneEvents(ctx, at(time.Hour), 1)
 	noErr(t, err, "prune")
@@ -310,4 +321,65 @@ func testPruneKeepsUnfannedEvents(t *testing.T, fresh func(t *testing.T) Opener)
 	oldest, _, err = s.EventBounds(ctx)
 	noErr(t, err, "bounds")
 	equal(t, "oldest kept after the fan-out", oldest, seqs[2])
+}
+
+// testAbandonedDeliveries: the pending deliveries of a disabled webhook,
+// which no dispatcher attempts, are failed once their retries would have
+// run out (not while claimed), then pruned as every ended delivery; an
+// enabled webhook's are left to their retries; a deleted webhook's went
+// with it.
+func testAbandonedDeliveries(t *testing.T, fresh func(t *testing.T) Opener) {
+	ctx := context.Background()
+	s := open(t, fresh(t))
+	mustCreate(t, s, newMeta("a", "alice", at(0)))
+	for _, id := range []string{"wh_on", "wh_off", "wh_gone"} {
+		noErr(t, s.CreateWebhook(ctx, newWebhook(id, "alice"), nil), "create %s", id)
+	}
+	commitEvents(t, s, event("a", "alice", "x", 1), event("a", "alice", "x", 2))
+	_, err := s.FanOut(ctx, 10, everyEvent)
+	noErr(t, err, "fan out")
+	claimed, err := s.ClaimDeliveries(ctx, "wh_off", "c1", at(time.Second), at(time.Hour), 1)
+	noErr(t, err, "claim")
+	equal(t, "claimed", len(claimed), 1)
+	off, err := s.GetWebhook(ctx, "wh_off")
+	noErr(t, err, "get wh_off")
+	off.Enabled = false
+	noErr(t, s.UpdateWebhook(ctx, off), "disable wh_off")
+	noErr(t, s.DeleteWebhook(ctx, "wh_gone"), "delete wh_gone")
+
+	statuses := func(id string) map[string]int {
+		t.Helper()
+		ds, err := s.ListDeliveries(ctx, id, "", 10)
+		noErr(t, err, "deliveries of %s", id)
+		out := map[string]int{}
+		for _, d := range ds {
+			out[d.Status]++
+			if d.Status == store.DeliveryFailed && (d.LastError != "disabled" || !d.NextAttempt.IsZero()) {
+				t.Errorf("abandoned delivery %+v", d)
+			}
+		}
+		return out
+	}
+	n, err := s.AbandonDeliveries(ctx, at(0), at(time.Minute), "disabled")
+	noErr(t, err, "abandon within the retry window")
+	equal(t, "abandoned within the retry window", n, 0)
+	n, err = s.AbandonDeliveries(ctx, at(time.Minute), at(time.Minute), "disabled")
+	noErr(t, err, "abandon")
+	equal(t, "abandoned while one is claimed", n, 1)
+	equal(t, "wh_off", statuses("wh_off"), map[string]int{store.DeliveryFailed: 1, store.DeliveryPending: 1})
+	n, err = s.AbandonDeliveries(ctx, at(time.Minute), at(2*time.Hour), "disabled")
+	noErr(t, err, "abandon once the claim ran out")
+	equal(t, "abandoned once the claim ran out", n, 1)
+	held, err := s.RecordAttempt(ctx, store.Attempt{DeliveryID: claimed[0].ID, WebhookID: "wh_off", Claim: "c1", At: at(2 * time.Hour), Delivered: true})
+	noErr(t, err, "record a late attempt")
+	equal(t, "a late attempt of an abandoned delivery holds", held, false)
+	equal(t, "wh_off", statuses("wh_off"), map[string]int{store.DeliveryFailed: 2})
+	equal(t, "wh_on", statuses("wh_on"), map[string]int{store.DeliveryPending: 2})
+	equal(t, "wh_gone", statuses("wh_gone"), map[string]int{})
+
+	pruned, err := s.PruneDeliveries(ctx, at(time.Second))
+	noErr(t, err, "prune")
+	equal(t, "pruned", pruned, 2)
+	equal(t, "wh_off after pruning", statuses("wh_off"), map[string]int{})
+	equal(t, "wh_on after pruning", statuses("wh_on"), map[string]int{store.DeliveryPending: 2})
 }

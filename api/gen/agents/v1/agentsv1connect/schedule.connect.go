@@ -80,7 +80,8 @@ type ScheduleServiceClient interface {
 	// `session_id` the target whole; the next firing is counted from now.
 	UpdateSchedule(context.Context, *connect.Request[v1.UpdateScheduleRequest]) (*connect.Response[v1.UpdateScheduleResponse], error)
 	// DeleteSchedule deletes a schedule and its firings. The sessions its
-	// firings started stay.
+	// firings started stay. (Deleting a session deletes the schedules that
+	// post to it, in the same transaction.)
 	DeleteSchedule(context.Context, *connect.Request[v1.DeleteScheduleRequest]) (*connect.Response[v1.DeleteScheduleResponse], error)
 	// PauseSchedule stops a schedule firing until ResumeSchedule (enabled
 	// false). Pausing a paused schedule changes nothing.
@@ -243,7 +244,8 @@ type ScheduleServiceHandler interface {
 	// `session_id` the target whole; the next firing is counted from now.
 	UpdateSchedule(context.Context, *connect.Request[v1.UpdateScheduleRequest]) (*connect.Response[v1.UpdateScheduleResponse], error)
 	// DeleteSchedule deletes a schedule and its firings. The sessions its
-	// firings started stay.
+	// firings started stay. (Deleting a session deletes the schedules that
+	// post to it, in the same transaction.)
 	DeleteSchedule(context.Context, *connect.Request[v1.DeleteScheduleRequest]) (*connect.Response[v1.DeleteScheduleResponse], error)
 	// PauseSchedule stops a schedule firing until ResumeSchedule (enabled
 	// false). Pausing a paused schedule changes nothing.

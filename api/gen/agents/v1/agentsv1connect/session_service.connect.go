@@ -143,7 +143,9 @@ type SessionServiceClient interface {
 	// `wait` it returns once the session is not running (or the timeout
 	// passes).
 	GetSession(context.Context, *connect.Request[v1.GetSessionRequest]) (*connect.Response[v1.GetSessionResponse], error)
-	// DeleteSession deletes a session, cancelling its run first.
+	// DeleteSession deletes a session, cancelling its run first. The
+	// schedules that post to a deleted session go with it, in the same
+	// transaction, each announced by `schedule.changed`.
 	DeleteSession(context.Context, *connect.Request[v1.DeleteSessionRequest]) (*connect.Response[v1.DeleteSessionResponse], error)
 	// RenameSession gives a session another title; the run, if any, goes
 	// on. Its `session.updated` event carries the new title.
@@ -485,7 +487,9 @@ type SessionServiceHandler interface {
 	// `wait` it returns once the session is not running (or the timeout
 	// passes).
 	GetSession(context.Context, *connect.Request[v1.GetSessionRequest]) (*connect.Response[v1.GetSessionResponse], error)
-	// DeleteSession deletes a session, cancelling its run first.
+	// DeleteSession deletes a session, cancelling its run first. The
+	// schedules that post to a deleted session go with it, in the same
+	// transaction, each announced by `schedule.changed`.
 	DeleteSession(context.Context, *connect.Request[v1.DeleteSessionRequest]) (*connect.Response[v1.DeleteSessionResponse], error)
 	// RenameSession gives a session another title; the run, if any, goes
 	// on. Its `session.updated` event carries the new title.

@@ -56,7 +56,8 @@ const (
 // WebhookServiceClient is a client for the agents.v1.WebhookService service.
 type WebhookServiceClient interface {
 	// CreateWebhook registers an endpoint. The answer carries its secret,
-	// the only time the server shows it.
+	// the only time the server shows it (and to a retry with the request's
+	// idempotency key).
 	CreateWebhook(context.Context, *connect.Request[v1.CreateWebhookRequest]) (*connect.Response[v1.CreateWebhookResponse], error)
 	// ListWebhooks lists the caller's webhooks (with all_owners, an admin's
 	// view of every owner's).
@@ -171,7 +172,8 @@ func (c *webhookServiceClient) ListWebhookDeliveries(ctx context.Context, req *c
 // WebhookServiceHandler is an implementation of the agents.v1.WebhookService service.
 type WebhookServiceHandler interface {
 	// CreateWebhook registers an endpoint. The answer carries its secret,
-	// the only time the server shows it.
+	// the only time the server shows it (and to a retry with the request's
+	// idempotency key).
 	CreateWebhook(context.Context, *connect.Request[v1.CreateWebhookRequest]) (*connect.Response[v1.CreateWebhookResponse], error)
 	// ListWebhooks lists the caller's webhooks (with all_owners, an admin's
 	// view of every owner's).

@@ -1806,7 +1806,9 @@ export const SessionService: GenService<{
     output: typeof GetSessionResponseSchema;
   },
   /**
-   * DeleteSession deletes a session, cancelling its run first.
+   * DeleteSession deletes a session, cancelling its run first. The
+   * schedules that post to a deleted session go with it, in the same
+   * transaction, each announced by `schedule.changed`.
    *
    * @generated from rpc agents.v1.SessionService.DeleteSession
    */
