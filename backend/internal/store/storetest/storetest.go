@@ -100,6 +100,7 @@ func Run(t *testing.T, fresh func(t *testing.T) Opener) {
 		{"Schedules", testSchedules},
 		{"FiringsClaimOnce", testFiringsClaimOnce},
 		{"UsageSeries", testUsageSeries},
+		{"SpendOfAGroup", testSpendOfAGroup},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
