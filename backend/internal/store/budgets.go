@@ -267,12 +267,12 @@ func (s *SQL) Reserve(ctx context.Context, r Reservation) (Admission, error) {
 	return adm, err
 }
 
-// The states of SQL.budgets: what an embedded database, which one server
-// alone writes, is known to hold.
+// The states of SQL.budgets and SQL.firings: what an embedded database,
+// which one server alone writes, is known to hold of some rows.
 const (
-	budgetsUnread  int32 = iota // not read yet
-	budgetsAbsent               // no tree or owner budget at all
-	budgetsPresent              // some, or one is being set
+	rowsUnread  int32 = iota // not read yet
+	rowsAbsent               // none at all
+	rowsPresent              // some, or some are being written
 )
 
 // budgetsInForce tells whether r's tree or owner has a budget of its own.
@@ -282,15 +282,15 @@ const (
 func (s *SQL) budgetsInForce(ctx context.Context, r Reservation) (bool, error) {
 	if s.dialect.Embedded {
 		switch s.budgets.Load() {
-		case budgetsAbsent:
+		case rowsAbsent:
 			return false, nil
-		case budgetsUnread:
+		case rowsUnread:
 			var some bool
 			if err := s.st.anyBudget.GetContext(ctx, &some); err != nil {
 				return false, err
 			}
 			// A budget set meanwhile has moved the state on: it stays.
-			if !some && s.budgets.CompareAndSwap(budgetsUnread, budgetsAbsent) {
+			if !some && s.budgets.CompareAndSwap(rowsUnread, rowsAbsent) {
 				return false, nil
 			}
 		}
@@ -306,12 +306,12 @@ func (s *SQL) budgetsInForce(ctx context.Context, r Reservation) (bool, error) {
 // server under a budget since removed counts until it expires, as one
 // a crash leaves always did.)
 func (s *SQL) noReservations() bool {
-	return s.dialect.Embedded && s.budgets.Load() == budgetsAbsent
+	return s.dialect.Embedded && s.budgets.Load() == rowsAbsent
 }
 
 // noteBudget records, before a budget is written, that the database may
 // hold one: from now on admissions read it.
-func (s *SQL) noteBudget() { s.budgets.Store(budgetsPresent) }
+func (s *SQL) noteBudget() { s.budgets.Store(rowsPresent) }
 
 // admission reads, with get (sqlAdmission prepared on a pool or bound in
 // a transaction holding the budgets' locks), the budgets, the spend and

@@ -101,6 +101,7 @@ func Run(t *testing.T, fresh func(t *testing.T) Opener) {
 		{"FiringsClaimOnce", testFiringsClaimOnce},
 		{"UsageSeries", testUsageSeries},
 		{"SpendOfAGroup", testSpendOfAGroup},
+		{"RunOutcomes", testRunOutcomes},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
