@@ -52,7 +52,7 @@ import (
 // reader pool of SQLite and a single pgx pool of PostgreSQL.
 type statements struct {
 	// On the write pool, prepared in the background (prepareWrites).
-	insertSession, insertTurn, commitMeta, updateMeta     *writeStmt
+	insertSession, commitMeta, updateMeta                 *writeStmt
 	deliverOne, insertDeferred, addMail, completeDeferred *writeStmt
 	acquireLease, renewLease, releaseLease                *writeStmt
 	putWatch, deleteWatch, deleteExpiredWatches           *writeStmt
@@ -60,6 +60,8 @@ type statements struct {
 	approvePending, checkFence                            *writeStmt
 	addCommand, finishCommand, pruneCommands              *writeStmt
 	admissionLocked, putReservation, releaseReservation   *writeStmt
+	// insertTurns[n] appends n turns (1 to stepTurns).
+	insertTurns [stepTurns + 1]*writeStmt
 	// addSpend[n] adds n spend rows (1 or spendRows).
 	addSpend [spendRows + 1]*writeStmt
 	// addModelCall[n] records n model calls for the usage series (1 or
@@ -113,7 +115,8 @@ func newStatements(ctx context.Context, read, write *sqlx.DB, d Dialect) *statem
 		query string
 	}{
 		{&st.insertSession, sqlInsertSession},
-		{&st.insertTurn, insertSQL(sqlInsertTurns, turnColumns, 1)},
+		{&st.insertTurns[1], insertSQL(sqlInsertTurns, turnColumns, 1)},
+		{&st.insertTurns[2], insertSQL(sqlInsertTurns, turnColumns, 2)},
 		{&st.commitMeta, sqlCommitMeta},
 		{&st.updateMeta, sqlUpdateMeta},
 		{&st.deliverOne, sqlDeliverOne},
