@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -268,12 +267,12 @@ func (s *SQL) Reserve(ctx context.Context, r Reservation) (Admission, error) {
 	return adm, err
 }
 
-// The states of SQL.budgets: what an embedded database, which one server
-// alone writes, is known to hold.
+// The states of SQL.budgets and SQL.firings: what an embedded database,
+// which one server alone writes, is known to hold of some rows.
 const (
-	budgetsUnread  int32 = iota // not read yet
-	budgetsAbsent               // no tree or owner budget at all
-	budgetsPresent              // some, or one is being set
+	rowsUnread  int32 = iota // not read yet
+	rowsAbsent               // none at all
+	rowsPresent              // some, or some are being written
 )
 
 // budgetsInForce tells whether r's tree or owner has a budget of its own.
@@ -283,15 +282,15 @@ const (
 func (s *SQL) budgetsInForce(ctx context.Context, r Reservation) (bool, error) {
 	if s.dialect.Embedded {
 		switch s.budgets.Load() {
-		case budgetsAbsent:
+		case rowsAbsent:
 			return false, nil
-		case budgetsUnread:
+		case rowsUnread:
 			var some bool
 			if err := s.st.anyBudget.GetContext(ctx, &some); err != nil {
 				return false, err
 			}
 			// A budget set meanwhile has moved the state on: it stays.
-			if !some && s.budgets.CompareAndSwap(budgetsUnread, budgetsAbsent) {
+			if !some && s.budgets.CompareAndSwap(rowsUnread, rowsAbsent) {
 				return false, nil
 			}
 		}
@@ -307,12 +306,12 @@ func (s *SQL) budgetsInForce(ctx context.Context, r Reservation) (bool, error) {
 // server under a budget since removed counts until it expires, as one
 // a crash leaves always did.)
 func (s *SQL) noReservations() bool {
-	return s.dialect.Embedded && s.budgets.Load() == budgetsAbsent
+	return s.dialect.Embedded && s.budgets.Load() == rowsAbsent
 }
 
 // noteBudget records, before a budget is written, that the database may
 // hold one: from now on admissions read it.
-func (s *SQL) noteBudget() { s.budgets.Store(budgetsPresent) }
+func (s *SQL) noteBudget() { s.budgets.Store(rowsPresent) }
 
 // admission reads, with get (sqlAdmission prepared on a pool or bound in
 // a transaction holding the budgets' locks), the budgets, the spend and
@@ -599,26 +598,16 @@ func (s *SQL) applySpends(ctx context.Context, tx *sqlx.Tx, spends []*SpendChang
 	slices.SortFunc(keys, func(a, b spendKey) int {
 		return cmp.Or(cmp.Compare(a.scope, b.scope), cmp.Compare(a.name, b.name), cmp.Compare(a.period, b.period))
 	})
+	args := make([]any, 0, 5*len(keys))
+	for _, k := range keys {
+		sp := sums[k]
+		args = append(args, k.scope, k.name, k.period, sp.Tokens, int64(sp.Cost))
+	}
 	if s.dialect.Embedded {
-		// In the server's process a statement costs no round trip:
-		// prepared statements of four rows (what one call settles: its
-		// tree's total and its owner's three periods) and of one, run as
-		// often as the batch needs, are cheaper than compiling a statement
-		// of its length.
-		for len(keys) > 0 {
-			stmt, n := s.st.addSpend[1], 1
-			if len(keys) >= spendRows {
-				stmt, n = s.st.addSpend[spendRows], spendRows
-			}
-			args := make([]any, 0, 5*n)
-			for _, k := range keys[:n] {
-				sp := sums[k]
-				args = append(args, k.scope, k.name, k.period, sp.Tokens, int64(sp.Cost))
-			}
-			if _, err := stmt.in(ctx, tx).ExecContext(ctx, args...); err != nil {
-				return s.translate(err, nil, "add spend")
-			}
-			keys = keys[n:]
+		// Prepared statements of four rows (what one call settles: its
+		// tree's total and its owner's three periods) and of one.
+		if err := execRows(ctx, tx, s.st.addSpend[:], 5, args); err != nil {
+			return s.translate(err, nil, "add spend")
 		}
 		for _, sp := range spends {
 			if !sp.Reserved {
@@ -633,14 +622,7 @@ func (s *SQL) applySpends(ctx context.Context, tx *sqlx.Tx, spends []*SpendChang
 	// One statement for every row (each once, so PostgreSQL's upsert
 	// never meets a row twice) and one for the reservations: one round
 	// trip each.
-	values := make([]string, len(keys))
-	args := make([]any, 0, 5*len(keys))
-	for i, k := range keys {
-		sp := sums[k]
-		values[i] = "(?, ?, ?, ?, ?)"
-		args = append(args, k.scope, k.name, k.period, sp.Tokens, int64(sp.Cost))
-	}
-	q := sqlAddSpend + strings.Join(values, ", ") + sqlAddSpendConflict
+	q := insertSQL(sqlAddSpend, 5, len(keys)) + sqlAddSpendConflict
 	if _, err := tx.ExecContext(ctx, tx.Rebind(q), args...); err != nil {
 		return s.translate(err, nil, "add spend")
 	}

@@ -421,13 +421,19 @@ func (s *SQL) applyRows(ctx context.Context, tx *sqlx.Tx, c *Change, p *encoded)
 		}
 	}
 	if c.Firing != nil {
+		// Before the write: from now on run outcomes are recorded.
+		s.firings.Store(rowsPresent)
 		if err := s.claimFiring(ctx, tx, c.Firing); err != nil {
 			return err
 		}
 	}
 	if c.RunOutcome != nil {
-		if err := s.recordOutcome(ctx, tx, c.RunOutcome); err != nil {
+		if wanted, err := s.outcomeWanted(ctx, tx); err != nil {
 			return err
+		} else if wanted {
+			if err := s.recordOutcome(ctx, tx, c.RunOutcome); err != nil {
+				return err
+			}
 		}
 	}
 	if r := c.Idempotency; r != nil {
@@ -437,6 +443,38 @@ func (s *SQL) applyRows(ctx context.Context, tx *sqlx.Tx, c *Change, p *encoded)
 	}
 	return nil
 }
+
+// outcomeWanted tells whether a run's outcome may have a firing to land
+// on. Every run's stop records its outcome, and most servers have no
+// schedule: on an embedded database every firing is claimed through this
+// store (applyRows), so once it has read that none waits for an outcome,
+// no stop writes one until a firing is claimed. A database other servers
+// share is written every time.
+func (s *SQL) outcomeWanted(ctx context.Context, tx *sqlx.Tx) (bool, error) {
+	if !s.dialect.Embedded {
+		return true, nil
+	}
+	switch s.firings.Load() {
+	case rowsAbsent:
+		return false, nil
+	case rowsPresent:
+		return true, nil
+	}
+	var some bool
+	if err := tx.GetContext(ctx, &some, sqlOpenFirings); err != nil {
+		return false, s.translate(err, nil, "look for firings waiting for a run")
+	}
+	if some {
+		s.firings.Store(rowsPresent)
+		return true, nil
+	}
+	// A firing claimed meanwhile has moved the state on: it stays.
+	return !s.firings.CompareAndSwap(rowsUnread, rowsAbsent), nil
+}
+
+// sqlOpenFirings asks whether any firing waits for its run's outcome;
+// run once a start, it is not prepared.
+const sqlOpenFirings = `SELECT EXISTS (SELECT 1 FROM schedule_firings WHERE finished = 0 AND session_id <> '')`
 
 // writeMeta inserts a new session or updates an existing one, guarded by
 // its turn count, and appends the new turns.

@@ -52,7 +52,7 @@ type EventFilter struct {
 
 // Events are appended up to eventBatch at a time, by one prepared INSERT
 // per batch size. In SQLite the rows of one INSERT get consecutive seqs
-// (AUTOINCREMENT, one writer), so the last insert id gives them all and
+// (the rowid, one writer), so the last insert id gives them all and
 // no row has to come back; where positions are given after the commit,
 // the rows' ids come back with RETURNING, for positionCommitted.
 const (
@@ -284,7 +284,9 @@ func (s *SQL) PruneEvents(ctx context.Context, before time.Time, keep int) (int,
 	if len(recent) > 0 {
 		byTime = recent[0]
 	}
-	// Never the newest event: it carries the position on.
+	// Never the newest event: it carries the position on, and on SQLite
+	// it is what keeps a seq from being given twice (the next is one
+	// more than the largest; its migration 0014).
 	cut = min(max(cut, byTime), int64(newest))
 	// Nor one an enabled webhook may still have to be sent: the
 	// webhooks' fan-out has not read it yet (see FanOut).

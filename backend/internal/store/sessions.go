@@ -282,14 +282,27 @@ func encodeTurns(turns []session.Turn, base int) ([]turnRow, error) {
 }
 
 // sqlInsertTurns heads the INSERT of turns; turnColumns is its width.
+// stepTurns is the most turns a step appends (a model's answer with tool
+// calls, then the user turn with their results): the INSERTs of up to
+// that many are prepared.
 const (
 	sqlInsertTurns = `INSERT INTO turns (session_id, idx, created, payload) VALUES`
 	turnColumns    = 4
+	stepTurns      = 2
 )
 
 func (s *SQL) insertTurns(ctx context.Context, tx *sqlx.Tx, sessionID string, rows []turnRow) error {
-	err := insertRows(ctx, tx, s.st.insertTurn, sqlInsertTurns, turnColumns, len(rows),
-		func(i int) []any { return []any{sessionID, rows[i].Idx, rows[i].Created, rows[i].Payload} })
+	var err error
+	if len(rows) <= stepTurns {
+		args := make([]any, 0, turnColumns*len(rows))
+		for _, r := range rows {
+			args = append(args, sessionID, r.Idx, r.Created, r.Payload)
+		}
+		err = execRows(ctx, tx, s.st.insertTurns[:], turnColumns, args)
+	} else {
+		err = insertRows(ctx, tx, s.st.insertTurns[1], sqlInsertTurns, turnColumns, len(rows),
+			func(i int) []any { return []any{sessionID, rows[i].Idx, rows[i].Created, rows[i].Payload} })
+	}
 	if err != nil {
 		return s.translate(err, unknownSession(sessionID), "append turns to %s", sessionID)
 	}

@@ -67,9 +67,12 @@ type SQL struct {
 	read, write *sqlx.DB
 	st          *statements
 	dialect     Dialect
-	// budgets is what an embedded database holds of budgets
-	// (budgetsUnread, budgetsAbsent, budgetsPresent): see budgetsInForce.
-	budgets   atomic.Int32
+	// budgets is what an embedded database holds of budgets (rowsUnread,
+	// rowsAbsent, rowsPresent): see budgetsInForce.
+	budgets atomic.Int32
+	// firings is what it holds of firings waiting for their run's
+	// outcome: see outcomeWanted.
+	firings   atomic.Int32
 	closeOnce sync.Once
 	closeErr  error
 }

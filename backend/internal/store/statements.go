@@ -52,7 +52,7 @@ import (
 // reader pool of SQLite and a single pgx pool of PostgreSQL.
 type statements struct {
 	// On the write pool, prepared in the background (prepareWrites).
-	insertSession, insertTurn, commitMeta, updateMeta     *writeStmt
+	insertSession, commitMeta, updateMeta                 *writeStmt
 	deliverOne, insertDeferred, addMail, completeDeferred *writeStmt
 	acquireLease, renewLease, releaseLease                *writeStmt
 	putWatch, deleteWatch, deleteExpiredWatches           *writeStmt
@@ -60,10 +60,13 @@ type statements struct {
 	approvePending, checkFence                            *writeStmt
 	addCommand, finishCommand, pruneCommands              *writeStmt
 	admissionLocked, putReservation, releaseReservation   *writeStmt
+	// insertTurns[n] appends n turns (1 to stepTurns).
+	insertTurns [stepTurns + 1]*writeStmt
 	// addSpend[n] adds n spend rows (1 or spendRows).
 	addSpend [spendRows + 1]*writeStmt
-	// addModelCall records one model call for the usage series.
-	addModelCall *writeStmt
+	// addModelCall[n] records n model calls for the usage series (1 or
+	// modelCallRows).
+	addModelCall [modelCallRows + 1]*writeStmt
 	// recordOutcome writes a run's end on the firings that wait for it,
 	// at every run's stop.
 	recordOutcome *writeStmt
@@ -112,7 +115,8 @@ func newStatements(ctx context.Context, read, write *sqlx.DB, d Dialect) *statem
 		query string
 	}{
 		{&st.insertSession, sqlInsertSession},
-		{&st.insertTurn, insertSQL(sqlInsertTurns, turnColumns, 1)},
+		{&st.insertTurns[1], insertSQL(sqlInsertTurns, turnColumns, 1)},
+		{&st.insertTurns[2], insertSQL(sqlInsertTurns, turnColumns, 2)},
 		{&st.commitMeta, sqlCommitMeta},
 		{&st.updateMeta, sqlUpdateMeta},
 		{&st.deliverOne, sqlDeliverOne},
@@ -138,7 +142,8 @@ func newStatements(ctx context.Context, read, write *sqlx.DB, d Dialect) *statem
 		{&st.releaseReservation, sqlReleaseReservation},
 		{&st.addSpend[1], insertSQL(sqlAddSpend, 5, 1) + sqlAddSpendConflict},
 		{&st.addSpend[spendRows], insertSQL(sqlAddSpend, 5, spendRows) + sqlAddSpendConflict},
-		{&st.addModelCall, insertSQL(sqlAddModelCalls, modelCallColumns, 1)},
+		{&st.addModelCall[1], insertSQL(sqlAddModelCalls, modelCallColumns, 1)},
+		{&st.addModelCall[modelCallRows], insertSQL(sqlAddModelCalls, modelCallColumns, modelCallRows)},
 		{&st.recordOutcome, sqlRecordOutcome},
 	} {
 		w(ws.dst, ws.query)
@@ -413,6 +418,26 @@ func insertSQL(head string, width, rows int) string {
 		q.WriteString(tuple)
 	}
 	return q.String()
+}
+
+// execRows runs an INSERT of rows, width arguments each in args, inside
+// tx, through prepared statements of fixed sizes: stmts[n], when set, is
+// the statement of n rows, and stmts[1] must be set. The largest that
+// fits goes first, as often as it fits. In the server's process a
+// statement costs no round trip, so prepared statements run a few times
+// are cheaper than compiling one of the batch's length.
+func execRows(ctx context.Context, tx *sqlx.Tx, stmts []*writeStmt, width int, args []any) error {
+	for len(args) > 0 {
+		n := min(len(args)/width, len(stmts)-1)
+		for stmts[n] == nil {
+			n--
+		}
+		if _, err := stmts[n].in(ctx, tx).ExecContext(ctx, args[:n*width]...); err != nil {
+			return err
+		}
+		args = args[n*width:]
+	}
+	return nil
 }
 
 // oneLine shortens a statement for an error message.

@@ -36,6 +36,10 @@ const (
 	modelCallColumns = 8
 )
 
+// modelCallRows is the largest INSERT of model calls that is prepared
+// besides the one-row one; see execRows.
+const modelCallRows = 4
+
 // addModelCalls records each spend's model call for the usage series, in
 // the transaction that adds its spend.
 func (s *SQL) addModelCalls(ctx context.Context, tx *sqlx.Tx, spends []*SpendChange) error {
@@ -43,12 +47,13 @@ func (s *SQL) addModelCalls(ctx context.Context, tx *sqlx.Tx, spends []*SpendCha
 	for _, sp := range spends {
 		args = append(args, nanos(sp.At), sp.Owner, sp.Agent, sp.Model, sp.SessionID, sp.Prompt, sp.Completion, int64(sp.Spend.Cost))
 	}
-	if len(spends) == 1 {
-		if _, err := s.st.addModelCall.in(ctx, tx).ExecContext(ctx, args...); err != nil {
-			return s.translate(err, nil, "record a model call")
+	if s.dialect.Embedded || len(spends) == 1 {
+		if err := execRows(ctx, tx, s.st.addModelCall[:], modelCallColumns, args); err != nil {
+			return s.translate(err, nil, "record model calls")
 		}
 		return nil
 	}
+	// One statement, one round trip.
 	if _, err := tx.ExecContext(ctx, tx.Rebind(insertSQL(sqlAddModelCalls, modelCallColumns, len(spends))), args...); err != nil {
 		return s.translate(err, nil, "record model calls")
 	}

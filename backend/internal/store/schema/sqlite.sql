@@ -89,16 +89,6 @@ CREATE TABLE run_leases (
     expires    INTEGER NOT NULL
 , epoch INTEGER NOT NULL DEFAULT 0) STRICT;
 
-CREATE TABLE events (
-    seq        INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
-    session_id TEXT    NOT NULL DEFAULT '',
-    owner      TEXT    NOT NULL DEFAULT '',
-    kind       TEXT    NOT NULL,
-    time       INTEGER NOT NULL,
-    -- The event as protobuf binary (seq left out: it is the column).
-    body       BLOB    NOT NULL
-) STRICT;
-
 CREATE TABLE idempotency_keys (
     owner   TEXT    NOT NULL,
     key     TEXT    NOT NULL,
@@ -282,5 +272,15 @@ CREATE TABLE model_calls (
 CREATE INDEX model_calls_owner_at ON model_calls (owner, at);
 
 CREATE INDEX model_calls_at ON model_calls (at);
+
+CREATE TABLE "events" (
+    seq        INTEGER NOT NULL PRIMARY KEY,
+    session_id TEXT    NOT NULL DEFAULT '',
+    owner      TEXT    NOT NULL DEFAULT '',
+    kind       TEXT    NOT NULL,
+    time       INTEGER NOT NULL,
+    -- The event as protobuf binary (seq left out: it is the column).
+    body       BLOB    NOT NULL
+) STRICT;
 
 CREATE INDEX schedules_session ON schedules (session_id);

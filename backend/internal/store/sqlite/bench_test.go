@@ -20,3 +20,15 @@ func BenchmarkCommitStep(b *testing.B) {
 		return s
 	})
 }
+
+// BenchmarkCommitPrompts measures the store's write path per prompt on an
+// SQLite file (storetest.BenchCommitPrompts).
+func BenchmarkCommitPrompts(b *testing.B) {
+	storetest.BenchCommitPrompts(b, func(b *testing.B) store.Store {
+		s, err := Open(context.Background(), filepath.Join(b.TempDir(), "bench.db"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		return s
+	})
+}

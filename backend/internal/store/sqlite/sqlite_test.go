@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
@@ -267,4 +268,64 @@ func TestMigration13RecordsPastModelCalls(t *testing.T) {
 	db.SetMaxOpenConns(1)
 	t.Cleanup(func() { db.Close() })
 	storetest.MigrationRecordsPastModelCalls(t, db, "sqlite")
+}
+
+// TestMigration14KeepsTheEventLog: migration 14 copies the event log
+// with its seqs, and the next event is positioned after the largest,
+// also when older events were pruned.
+func TestMigration14KeepsTheEventLog(t *testing.T) {
+	ctx := context.Background()
+	db, err := sqlx.Open("sqlite", filepath.Join(t.TempDir(), "agents.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetMaxOpenConns(1)
+	t.Cleanup(func() { db.Close() })
+	ms, err := store.Migrations("sqlite")
+	if err != nil {
+		t.Fatal(err)
+	}
+	exec := func(q string) {
+		t.Helper()
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%.60s: %v", q, err)
+		}
+	}
+	for _, m := range ms {
+		if m.Version < 14 {
+			exec(m.SQL)
+		}
+	}
+	exec(`INSERT INTO events (session_id, owner, kind, time, body) VALUES
+		('s', 'o', 'a', 1, x'01'), ('s', 'o', 'b', 2, x'02'), ('', '', 'c', 3, x'03'), ('t', 'p', 'd', 4, x'0404')`)
+	exec(`DELETE FROM events WHERE seq < 3`)
+	for _, m := range ms {
+		if m.Version == 14 {
+			exec(m.SQL)
+		}
+	}
+	exec(`INSERT INTO events (session_id, owner, kind, time, body) VALUES ('t', 'p', 'e', 5, x'05')`)
+	type event struct {
+		Seq       int64  `db:"seq"`
+		SessionID string `db:"session_id"`
+		Owner     string `db:"owner"`
+		Kind      string `db:"kind"`
+		Time      int64  `db:"time"`
+		Body      []byte `db:"body"`
+	}
+	var got []event
+	if err := db.SelectContext(ctx, &got, `SELECT seq, session_id, owner, kind, time, body FROM events ORDER BY seq`); err != nil {
+		t.Fatal(err)
+	}
+	want := []event{{3, "", "", "c", 3, []byte{3}}, {4, "t", "p", "d", 4, []byte{4, 4}}, {5, "t", "p", "e", 5, []byte{5}}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("events after migration 14:\n got %+v\nwant %+v", got, want)
+	}
+	var counters int
+	if err := db.GetContext(ctx, &counters, `SELECT COUNT(*) FROM sqlite_sequence WHERE name = 'events'`); err != nil {
+		t.Fatal(err)
+	}
+	if counters != 0 {
+		t.Fatal("the events' AUTOINCREMENT counter is still there")
+	}
 }

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/agents-os/agents/backend/internal/events"
 	"github.com/agents-os/agents/backend/internal/session"
 	"github.com/agents-os/agents/backend/internal/store"
 )
@@ -87,4 +89,87 @@ func (st *stepper) step(b *testing.B) {
 		b.Fatal(err)
 	}
 	st.n++
+}
+
+// BenchCommitPrompts measures what the store's write path costs a prompt
+// as the server writes it with many sessions prompting at once: each
+// prompt is two changes, the run's start (the user's turn, the session
+// running) and its end (the model's turn, the session ready again, the
+// call's spend and the run's outcome), each with its events, and the
+// committer writes groups of four changes in one transaction. It reports
+// the process's CPU time per prompt (a commit's time also waits for the
+// disk).
+func BenchCommitPrompts(b *testing.B, open func(b *testing.B) store.Store) {
+	const sessions, group = 16, 4
+	ctx := context.Background()
+	s := open(b)
+	b.Cleanup(func() { s.Close() })
+	steppers := make([]*stepper, sessions)
+	for i := range steppers {
+		steppers[i] = newStepper(b, s, fmt.Sprintf("s%02d", i))
+		steppers[i].meta.Status = session.StatusReady
+	}
+	body := make([]byte, 240)
+	changes := make([]*store.Change, 0, group)
+	next, prompts := 0, 0
+	b.ResetTimer()
+	cpu0 := cpuTime(b)
+	for b.Loop() {
+		changes = changes[:0]
+		for range group {
+			st := steppers[next%sessions]
+			changes = append(changes, st.promptChange(body))
+			next++
+		}
+		for i, err := range s.CommitAll(ctx, changes) {
+			if err != nil {
+				b.Fatalf("change %d: %v", i, err)
+			}
+		}
+		prompts += group
+	}
+	b.ReportMetric(float64((cpuTime(b)-cpu0).Nanoseconds())/float64(prompts)*2, "cpu-ns/prompt")
+}
+
+// promptChange is the next change of a session that prompts over and
+// over: its run's start when it is ready, its run's end when it runs.
+func (st *stepper) promptChange(body []byte) *store.Change {
+	now := time.Now().UTC()
+	m := &st.meta
+	i := m.TurnCount
+	c := &store.Change{Meta: m}
+	run := events.KindRunStopped
+	if m.Status == session.StatusReady {
+		run = events.KindRunStarted
+		m.Status = session.StatusRunning
+		c.NewTurns = []session.Turn{{Index: i, Created: now, User: &session.UserTurn{Text: "what changed since yesterday?"}}}
+	} else {
+		usage := session.Usage{Prompt: 2000, Completion: 150, Cached: 1800}
+		m.Status = session.StatusReady
+		m.Usage = m.Usage.Add(usage)
+		c.NewTurns = []session.Turn{{Index: i, Created: now, LLM: &session.LLMTurn{Text: "Two commits: the store and the committer.", Usage: usage, Model: "m", FinishReason: "stop"}}}
+		c.Spend = &store.SpendChange{SessionID: m.ID, RootID: m.Root(), Owner: m.Owner, Spend: session.Spend{Tokens: 2150}, At: now,
+			Agent: m.Agent, Model: "m", Prompt: 2000, Completion: 150}
+		c.RunOutcome = &store.RunOutcome{SessionID: m.ID, Status: string(session.StatusReady), At: now}
+	}
+	m.TurnCount++
+	m.Updated = now
+	// A copy: the store reads the change's metadata after this call
+	// returns, and the next change of the session changes it.
+	meta := *m
+	c.Meta = &meta
+	c.Events = []store.Event{
+		{SessionID: m.ID, Owner: m.Owner, Kind: events.KindSessionUpdated, Time: now, Body: body},
+		{SessionID: m.ID, Owner: m.Owner, Kind: run, Time: now, Body: body},
+	}
+	return c
+}
+
+// cpuTime is the CPU time the process has used, user and system.
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -400,3 +400,53 @@ func testUsageSeries(t *testing.T, fresh func(t *testing.T) Opener) {
 		t.Fatalf("carol made no call, series %+v", series)
 	}
 }
+
+// testSpendOfAGroup: a group commit of many calls, over several trees and
+// owners, adds every call's spend to its rows and records every call, so
+// however the store splits the rows into statements none is lost or
+// counted twice.
+func testSpendOfAGroup(t *testing.T, fresh func(t *testing.T) Opener) {
+	s := open(t, fresh(t))
+	ctx := context.Background()
+	when := time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC)
+	const trees = 7
+	var changes []*store.Change
+	for i := range trees {
+		owner := "alice"
+		if i%3 == 2 {
+			owner = "bob"
+		}
+		m := newMeta(fmt.Sprintf("t%d", i), owner, when)
+		mustCreate(t, s, m)
+		// Every tree makes i+1 calls in the group.
+		for c := range i + 1 {
+			changes = append(changes, &store.Change{Spend: &store.SpendChange{
+				SessionID: m.ID, RootID: m.ID, Owner: owner, Spend: session.Spend{Tokens: 10, Cost: 100}, At: when.Add(time.Duration(c) * time.Second),
+				Agent: m.Agent, Model: "m", Prompt: 7, Completion: 3,
+			}})
+		}
+	}
+	for i, err := range s.CommitAll(ctx, changes) {
+		noErr(t, err, "call %d", i)
+	}
+	for i := range trees {
+		_, spent, err := s.TreeBudget(ctx, fmt.Sprintf("t%d", i))
+		noErr(t, err, "tree %d", i)
+		equal(t, fmt.Sprintf("tree %d's spend", i), spent, session.Spend{Tokens: 10 * int64(i+1), Cost: 100 * session.Nanos(i+1)})
+	}
+	for owner, n := range map[string]int64{"alice": 1 + 2 + 4 + 5 + 7, "bob": 3 + 6} {
+		day, total, err := s.OwnerSpend(ctx, owner, session.PeriodDay, when)
+		noErr(t, err, "%s's spend", owner)
+		want := session.Spend{Tokens: 10 * n, Cost: 100 * session.Nanos(n)}
+		equal(t, owner+"'s day", day, want)
+		equal(t, owner+"'s total", total, want)
+		month, _, err := s.OwnerSpend(ctx, owner, session.PeriodMonth, when)
+		noErr(t, err, "%s's month", owner)
+		equal(t, owner+"'s month", month, want)
+		series, err := s.UsageSeries(ctx, store.UsageQuery{Owner: owner, Since: when, Until: when.Add(time.Hour), Bucket: time.Hour})
+		noErr(t, err, "%s's series", owner)
+		equal(t, owner+"'s calls", series, []store.UsagePoint{
+			{Start: when, Owner: owner, Agent: "coder", Model: "m", Calls: n, Prompt: 7 * n, Completion: 3 * n, Cost: 100 * session.Nanos(n)},
+		})
+	}
+}

@@ -103,6 +103,8 @@ func Run(t *testing.T, fresh func(t *testing.T) Opener) {
 		{"SchedulesWithTheirLastFiring", testSchedulesWithTheirLastFiring},
 		{"SchedulesGoWithTheirSession", testSchedulesGoWithTheirSession},
 		{"UsageSeries", testUsageSeries},
+		{"SpendOfAGroup", testSpendOfAGroup},
+		{"RunOutcomes", testRunOutcomes},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
