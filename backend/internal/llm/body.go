@@ -1,6 +1,9 @@
 package llm
 
-import "io"
+import (
+	"bytes"
+	"io"
+)
 
 // requestBody is a request body as the pieces it is sent from: prefix,
 // then the encoded messages joined with commas, then suffix. Messages a
@@ -46,6 +49,24 @@ func (b requestBody) bytes() []byte {
 		out = append(out, b.piece(i)...)
 	}
 	return out
+}
+
+// maxFlatBody is the largest body sent from one slice of its own. The
+// transport writes a body it knows is in memory into its buffer behind
+// the headers, and a request that fits the buffer (4 KiB) goes out in one
+// write; any other body makes it send the headers alone first. A larger
+// body would not fit anyway: it is sent from its pieces, with no copy of
+// its own.
+const maxFlatBody = 3 << 10
+
+// httpBody is the body as a request sends it, and how to read it again
+// for a retry on a fresh connection.
+func (b requestBody) httpBody() (io.Reader, func() (io.ReadCloser, error)) {
+	if b.size() <= maxFlatBody {
+		flat := b.bytes()
+		return bytes.NewReader(flat), func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(flat)), nil }
+	}
+	return b.reader(), func() (io.ReadCloser, error) { return io.NopCloser(b.reader()), nil }
 }
 
 // reader reads the body from its start.

@@ -158,33 +158,6 @@ func endpointFor(base *url.URL) string {
 	return u.String()
 }
 
-// maxIdleConnsPerHost is how many idle connections a client keeps to its
-// endpoint: one per session streaming from it at once, up to a bound.
-const maxIdleConnsPerHost = 256
-
-// idleConnTimeout closes a connection to a model that no call used for
-// this long (the default transport's is 90 s). Each idle connection
-// keeps two goroutines and its buffers; a server that went quiet drops
-// them within half a minute, and a busy one reuses them long before.
-const idleConnTimeout = 30 * time.Second
-
-// newTransport is http.DefaultTransport with a larger idle pool, whose
-// connections close sooner when unused (idleConnTimeout). The
-// default keeps 2 idle connections per host, so with more sessions than
-// that calling one endpoint at once, most calls would dial (and TLS
-// handshake) a fresh connection and leave the old one in TIME_WAIT.
-func newTransport() http.RoundTripper {
-	base, ok := http.DefaultTransport.(*http.Transport)
-	if !ok {
-		return http.DefaultTransport
-	}
-	t := base.Clone()
-	t.MaxIdleConns = max(t.MaxIdleConns, maxIdleConnsPerHost)
-	t.MaxIdleConnsPerHost = maxIdleConnsPerHost
-	t.IdleConnTimeout = idleConnTimeout
-	return t
-}
-
 func orDefault[T int | int64 | time.Duration](v, def T) T {
 	if v <= 0 {
 		return def
@@ -265,12 +238,13 @@ func (c *Client) attempt(ctx context.Context, body requestBody, stream bool, emi
 	idle := startIdleTimer(c.idleTimeout, func() { cancel(ErrIdleTimeout) })
 	defer idle.stop()
 
-	httpReq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint, body.reader())
+	reqBody, getBody := body.httpBody()
+	httpReq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint, reqBody)
 	if err != nil {
 		return Response{}, fmt.Errorf("llm: build request: %w", err)
 	}
 	httpReq.ContentLength = int64(body.size())
-	httpReq.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(body.reader()), nil }
+	httpReq.GetBody = getBody
 	httpReq.Header.Set("Content-Type", "application/json")
 	httpReq.Header.Set("Accept", "application/json")
 	if stream {
