@@ -3,7 +3,6 @@ package llm
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,7 +14,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agents-os/agents/backend/internal/jsoncheck"
 )
 
 // Defaults for the zero fields of Config.
@@ -286,6 +284,7 @@ func (c *Client) readStream(body io.Reader, status int, emit func(Delta)) (Respo
 	asm := newAssembler(emit, c.maxOutputBytes)
 	events := newSSEReader(body, rawBound(c.maxOutputBytes))
 	defer events.release()
+	var parser chunkParser
 	for {
 		data, err := events.next()
 		if errors.Is(err, errEventTooLarge) {
@@ -310,7 +309,7 @@ func (c *Client) readStream(body io.Reader, status int, emit func(Delta)) (Respo
 			return asm.response(), nil
 		}
 		var chunk wireChunk
-		if err := decodeAnswer(data, &chunk); err != nil {
+		if err := parser.decodeAnswer(data, &chunk); err != nil {
 			return asm.response(), fmt.Errorf("llm: malformed stream chunk: %w", err)
 		}
 		if chunk.hasError() {
@@ -333,7 +332,8 @@ func (c *Client) readWhole(body io.Reader, status int, emit func(Delta)) (Respon
 		return Response{}, outputTooLarge(c.maxOutputBytes)
 	}
 	var completion wireChunk
-	if err := decodeAnswer(data, &completion); err != nil {
+	var parser chunkParser
+	if err := parser.decodeAnswer(data, &completion); err != nil {
 		return Response{}, fmt.Errorf("llm: malformed completion: %w", err)
 	}
 	if completion.hasError() {
@@ -347,15 +347,6 @@ func (c *Client) readWhole(body io.Reader, status int, emit func(Delta)) (Respon
 		return asm.response(), err
 	}
 	return asm.response(), nil
-}
-
-// decodeAnswer decodes a chunk or a completion, refusing one nested past
-// jsoncheck.MaxDepth before the decoder recurses into it.
-func decodeAnswer(data []byte, v any) error {
-	if err := jsoncheck.Depth(data, jsoncheck.MaxDepth); err != nil {
-		return err
-	}
-	return json.Unmarshal(data, v)
 }
 
 // rawBound is the most bytes one stream event, or a whole completion, may

@@ -62,16 +62,20 @@ type wireUsage struct {
 	OutputTokens     int `json:"output_tokens"`
 	// CachedTokens at the top level is Kimi's; PromptCacheHitTokens is
 	// DeepSeek's; NumCachedTokens is Mistral's.
-	CachedTokens         int `json:"cached_tokens"`
-	PromptCacheHitTokens int `json:"prompt_cache_hit_tokens"`
-	NumCachedTokens      int `json:"num_cached_tokens"`
-	ReasoningTokens      int `json:"reasoning_tokens"`
-	PromptTokensDetails  *struct {
-		CachedTokens int `json:"cached_tokens"`
-	} `json:"prompt_tokens_details"`
-	CompletionTokensDetails *struct {
-		ReasoningTokens int `json:"reasoning_tokens"`
-	} `json:"completion_tokens_details"`
+	CachedTokens            int                   `json:"cached_tokens"`
+	PromptCacheHitTokens    int                   `json:"prompt_cache_hit_tokens"`
+	NumCachedTokens         int                   `json:"num_cached_tokens"`
+	ReasoningTokens         int                   `json:"reasoning_tokens"`
+	PromptTokensDetails     *wireCachedDetails    `json:"prompt_tokens_details"`
+	CompletionTokensDetails *wireReasoningDetails `json:"completion_tokens_details"`
+}
+
+type wireCachedDetails struct {
+	CachedTokens int `json:"cached_tokens"`
+}
+
+type wireReasoningDetails struct {
+	ReasoningTokens int `json:"reasoning_tokens"`
 }
 
 func (u *wireUsage) usage() Usage {
