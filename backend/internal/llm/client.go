@@ -13,7 +13,6 @@ import (
 	"net/url"
 	"strings"
 	"time"
-
 )
 
 // Defaults for the zero fields of Config.
@@ -285,6 +284,7 @@ func (c *Client) readStream(body io.Reader, status int, emit func(Delta)) (Respo
 	events := newSSEReader(body, rawBound(c.maxOutputBytes))
 	defer events.release()
 	var parser chunkParser
+	var chunk wireChunk
 	for {
 		data, err := events.next()
 		if errors.Is(err, errEventTooLarge) {
@@ -308,7 +308,7 @@ func (c *Client) readStream(body io.Reader, status int, emit func(Delta)) (Respo
 		if bytes.Equal(data, []byte("[DONE]")) {
 			return asm.response(), nil
 		}
-		var chunk wireChunk
+		chunk = wireChunk{}
 		if err := parser.decodeAnswer(data, &chunk); err != nil {
 			return asm.response(), fmt.Errorf("llm: malformed stream chunk: %w", err)
 		}
