@@ -61,12 +61,14 @@ const maxFlatBody = 3 << 10
 
 // httpBody is the body as a request sends it, and how to read it again
 // for a retry on a fresh connection.
-func (b requestBody) httpBody() (io.Reader, func() (io.ReadCloser, error)) {
+func (b requestBody) httpBody() (io.ReadCloser, func() (io.ReadCloser, error)) {
 	if b.size() <= maxFlatBody {
+		// As io.NopCloser of a bytes.Reader, which the transport knows is
+		// in memory.
 		flat := b.bytes()
-		return bytes.NewReader(flat), func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(flat)), nil }
+		return io.NopCloser(bytes.NewReader(flat)), func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(flat)), nil }
 	}
-	return b.reader(), func() (io.ReadCloser, error) { return io.NopCloser(b.reader()), nil }
+	return io.NopCloser(b.reader()), func() (io.ReadCloser, error) { return io.NopCloser(b.reader()), nil }
 }
 
 // reader reads the body from its start.

@@ -3,6 +3,7 @@ package llm
 import (
 	"encoding/json"
 	"fmt"
+	"mime"
 	"reflect"
 	"strings"
 	"testing"
@@ -220,4 +221,34 @@ func BenchmarkDecodeChunk(b *testing.B) {
 			}
 		}
 	})
+}
+
+// jsonString reads a string as encoding/json does.
+func FuzzJSONString(f *testing.F) {
+	for _, s := range []string{`""`, `"Done."`, `"h\u00e9 \ud83d\ude42 \ud83d"`, "\"a\xffb\"", `"a" `, `"a"b"`, `"\q"`, `"`, `null`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		got, gotOK := jsonString(raw)
+		var want string
+		wantOK := len(raw) > 0 && raw[0] == '"' && json.Unmarshal(raw, &want) == nil
+		if got != want || gotOK != wantOK {
+			t.Fatalf("%q: %q, %v; encoding/json %q, %v", raw, got, gotOK, want, wantOK)
+		}
+	})
+}
+
+// isJSON reads a Content-Type as mime.ParseMediaType does.
+func TestIsJSON(t *testing.T) {
+	t.Parallel()
+	for _, ct := range []string{
+		"application/json", " Application/JSON ", "application/jſon", "APPLICATION/JSON\t",
+		"text/event-stream", "", "application/json; charset=utf-8", "application/json;",
+		"application/json; charset", "application/json ;x=1", "application/jsonx", "application /json",
+	} {
+		mediaType, _, err := mime.ParseMediaType(ct)
+		if want := err == nil && mediaType == "application/json"; isJSON(ct) != want {
+			t.Errorf("isJSON(%q) = %v, want %v", ct, !want, want)
+		}
+	}
 }

@@ -92,16 +92,20 @@ func redacted(secret string) string {
 
 // Client calls one chat-completions endpoint. It is safe for concurrent use.
 type Client struct {
-	endpoint       string
-	apiKey         string
-	flavor         Flavor
-	dialect        dialect
-	http           *http.Client
-	retry          retryPolicy
-	maxCallTime    time.Duration
+	endpoint    string
+	apiKey      string
+	flavor      Flavor
+	dialect     dialect
+	http        *http.Client
+	retry       retryPolicy
+	maxCallTime time.Duration
+	// callTooLong is the error of a call that took longer than maxCallTime.
+	callTooLong    error
 	maxOutputBytes int64
 	idleTimeout    time.Duration
-	log            *slog.Logger
+	// authorization is the Authorization header's value, nil without a key.
+	authorization []string
+	log           *slog.Logger
 	// sleep waits between attempts; tests replace it to see the waits
 	// without spending them.
 	sleep func(context.Context, time.Duration) error
@@ -133,6 +137,10 @@ func New(cfg Config) (*Client, error) {
 		idleTimeout:    orDefault(cfg.IdleTimeout, DefaultIdleTimeout),
 		log:            cfg.Logger,
 		sleep:          sleep,
+	}
+	c.callTooLong = callTooLong(c.maxCallTime)
+	if c.authorization = nil; c.apiKey != "" {
+		c.authorization = []string{"Bearer " + c.apiKey}
 	}
 	if c.http == nil {
 		c.http = &http.Client{Transport: newTransport()}
@@ -194,7 +202,7 @@ func (c *Client) call(ctx context.Context, req Request, stream bool, onDelta fun
 	if err != nil {
 		return Response{}, err
 	}
-	ctx, cancel := context.WithTimeoutCause(ctx, c.maxCallTime, callTooLong(c.maxCallTime))
+	ctx, cancel := context.WithTimeoutCause(ctx, c.maxCallTime, c.callTooLong)
 	defer cancel()
 
 	delivered := false
@@ -235,20 +243,21 @@ func (c *Client) attempt(ctx context.Context, body requestBody, stream bool, emi
 	idle := startIdleTimer(c.idleTimeout, func() { cancel(ErrIdleTimeout) })
 	defer idle.stop()
 
-	reqBody, getBody := body.httpBody()
-	httpReq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint, reqBody)
+	httpReq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint, nil)
 	if err != nil {
 		return Response{}, fmt.Errorf("llm: build request: %w", err)
 	}
+	httpReq.Body, httpReq.GetBody = body.httpBody()
 	httpReq.ContentLength = int64(body.size())
-	httpReq.GetBody = getBody
-	httpReq.Header.Set("Content-Type", "application/json")
-	httpReq.Header.Set("Accept", "application/json")
+	// The header's keys are canonical and its values shared by every
+	// request: neither the client nor the transport changes them.
+	httpReq.Header["Content-Type"] = jsonMediaType
+	httpReq.Header["Accept"] = jsonMediaType
 	if stream {
-		httpReq.Header.Set("Accept", "text/event-stream")
+		httpReq.Header["Accept"] = eventStreamMediaType
 	}
-	if c.apiKey != "" {
-		httpReq.Header.Set("Authorization", "Bearer "+c.apiKey)
+	if c.authorization != nil {
+		httpReq.Header["Authorization"] = c.authorization
 	}
 
 	httpResp, err := c.http.Do(httpReq)
@@ -377,7 +386,18 @@ func contextFailure(cause error) error {
 	return fmt.Errorf("llm: call ended: %w", cause)
 }
 
+var (
+	jsonMediaType        = []string{"application/json"}
+	eventStreamMediaType = []string{"text/event-stream"}
+)
+
+// isJSON says whether a Content-Type is application/json. One with no
+// parameters, as a stream's always is, is read without
+// mime.ParseMediaType, which makes a map for them; the two agree on it.
 func isJSON(contentType string) bool {
+	if !strings.Contains(contentType, ";") {
+		return strings.TrimSpace(strings.ToLower(contentType)) == "application/json"
+	}
 	mediaType, _, err := mime.ParseMediaType(contentType)
 	return err == nil && mediaType == "application/json"
 }
