@@ -779,6 +779,12 @@ func (p *chunkParser) skipString() (plain, ok bool) {
 	}
 	plain = true
 	for i := p.pos + 1; i < len(d); i++ {
+		for i < len(d) && plainStringByte[d[i]] {
+			i++
+		}
+		if i >= len(d) {
+			break
+		}
 		switch c := d[i]; {
 		case c == '"':
 			p.pos = i + 1
@@ -792,13 +798,8 @@ func (p *chunkParser) skipString() (plain, ok bool) {
 			switch d[i] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 			case 'u':
-				if i+4 >= len(d) {
+				if hex4(d[i+1:]) < 0 {
 					return false, false
-				}
-				for _, h := range d[i+1 : i+5] {
-					if hexValue(h) < 0 {
-						return false, false
-					}
 				}
 				i += 4
 			default:
@@ -806,12 +807,21 @@ func (p *chunkParser) skipString() (plain, ok bool) {
 			}
 		case c < 0x20:
 			return false, false
-		case c >= utf8.RuneSelf:
+		default: // not ASCII
 			plain = false
 		}
 	}
 	return false, false
 }
+
+// plainStringByte is true for the bytes a string holds as they are:
+// ASCII, but for control characters, the quote and the backslash.
+var plainStringByte = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 func hexValue(c byte) rune {
 	switch {
