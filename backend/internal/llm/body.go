@@ -44,8 +44,12 @@ func (b *requestBody) piece(i, n int) []byte {
 
 var comma = []byte{','}
 
-// bytes is the whole body in one slice.
+// bytes is the whole body in one slice: the prefix itself when it is the
+// whole body.
 func (b requestBody) bytes() []byte {
+	if len(b.messages) == 0 && len(b.suffix) == 0 {
+		return b.prefix
+	}
 	out := make([]byte, 0, b.size())
 	n := b.pieces()
 	for i := range n {
