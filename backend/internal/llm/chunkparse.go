@@ -23,7 +23,9 @@ import (
 // are then exactly what they always were.
 //
 // The raw fields of what it reads (Content, Arguments, Error, …) are
-// slices of the text read: they stay valid as long as it does.
+// slices of the text read: they stay valid as long as it does. Its
+// choices and their deltas are the parser's own, kept for the next chunk:
+// they stay valid until the parser reads another.
 type chunkParser struct {
 	data  []byte
 	pos   int
@@ -32,6 +34,10 @@ type chunkParser struct {
 	// come back: each chunk of a stream repeats its id and model.
 	seen [4]string
 	next int
+	// choiceRoom and deltaRoom hold the last chunk's choices and deltas,
+	// their room reused for the next.
+	choiceRoom []wireChoice
+	deltaRoom  []wireDelta
 }
 
 // decodeAnswer decodes a chunk or a completion, refusing one nested past
@@ -84,6 +90,7 @@ func (s *fieldSet) once(i int) bool {
 
 func (p *chunkParser) chunk(data []byte, c *wireChunk) bool {
 	p.data, p.pos, p.depth = data, 0, 0
+	p.deltaRoom = p.deltaRoom[:0]
 	p.space()
 	if !p.enter('{') {
 		return false
@@ -128,7 +135,10 @@ func (p *chunkParser) choices(dst *[]wireChoice) bool {
 		return false
 	}
 	// An empty list is an empty slice, not nil, as encoding/json has it.
-	out := []wireChoice{}
+	out := p.choiceRoom[:0]
+	if out == nil {
+		out = make([]wireChoice, 0, 1)
+	}
 	for first := true; ; first = false {
 		end, ok := p.element(first)
 		if !ok {
@@ -142,6 +152,7 @@ func (p *chunkParser) choices(dst *[]wireChoice) bool {
 			return false
 		}
 	}
+	p.choiceRoom = out
 	*dst = out
 	return true
 }
@@ -187,7 +198,9 @@ func (p *chunkParser) delta(dst **wireDelta) bool {
 	if !p.enter('{') {
 		return false
 	}
-	d := &wireDelta{}
+	// A delta read before the room grew keeps its place in the old room.
+	p.deltaRoom = append(p.deltaRoom, wireDelta{})
+	d := &p.deltaRoom[len(p.deltaRoom)-1]
 	var seen fieldSet
 	for first := true; ; first = false {
 		key, end, ok := p.key(first)
