@@ -8,7 +8,8 @@ import (
 // requestBody is a request body as the pieces it is sent from: prefix,
 // then the encoded messages joined with commas, then suffix. Messages a
 // caller keeps (Request.Encoded) are read from where they are kept, not
-// copied into a buffer the size of the history for every call.
+// copied into a buffer the size of the history for every call; only a
+// body of at most maxFlatBody is written whole, as its prefix alone.
 type requestBody struct {
 	prefix   []byte
 	messages []EncodedMessage

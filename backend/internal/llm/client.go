@@ -139,7 +139,7 @@ func New(cfg Config) (*Client, error) {
 		sleep:          sleep,
 	}
 	c.callTooLong = callTooLong(c.maxCallTime)
-	if c.authorization = nil; c.apiKey != "" {
+	if c.apiKey != "" {
 		c.authorization = []string{"Bearer " + c.apiKey}
 	}
 	if c.http == nil {
