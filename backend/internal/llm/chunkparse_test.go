@@ -159,7 +159,8 @@ func TestChunkParserReadsAsEncodingJSON(t *testing.T) {
 }
 
 // A chunk of text costs no allocation: each stream keeps its id and model
-// once, not once a chunk, and reuses its choices and deltas.
+// once, not once a chunk, and reuses its choices and deltas. Not parallel:
+// testing.AllocsPerRun counts the whole process.
 func TestChunkParserReadsTextWithoutAllocating(t *testing.T) {
 	var parser chunkParser
 	chunk := []byte(providerChunks[1])
