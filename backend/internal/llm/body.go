@@ -1,11 +1,15 @@
 package llm
 
-import "io"
+import (
+	"bytes"
+	"io"
+)
 
 // requestBody is a request body as the pieces it is sent from: prefix,
 // then the encoded messages joined with commas, then suffix. Messages a
 // caller keeps (Request.Encoded) are read from where they are kept, not
-// copied into a buffer the size of the history for every call.
+// copied into a buffer the size of the history for every call; only a
+// body of at most maxFlatBody is written whole, as its prefix alone.
 type requestBody struct {
 	prefix   []byte
 	messages []EncodedMessage
@@ -25,11 +29,13 @@ func (b requestBody) size() int {
 // messages and the commas between them, the suffix.
 func (b requestBody) pieces() int { return 2 + max(0, 2*len(b.messages)-1) }
 
-func (b requestBody) piece(i int) []byte {
+// piece is piece i of the body's n pieces. It takes a pointer, and n, to
+// stay cheap when called for each of thousands of messages.
+func (b *requestBody) piece(i, n int) []byte {
 	switch {
 	case i == 0:
 		return b.prefix
-	case i == b.pieces()-1:
+	case i == n-1:
 		return b.suffix
 	case i%2 == 0:
 		return comma
@@ -39,13 +45,38 @@ func (b requestBody) piece(i int) []byte {
 
 var comma = []byte{','}
 
-// bytes is the whole body in one slice.
+// bytes is the whole body in one slice: the prefix itself when it is the
+// whole body.
 func (b requestBody) bytes() []byte {
+	if len(b.messages) == 0 && len(b.suffix) == 0 {
+		return b.prefix
+	}
 	out := make([]byte, 0, b.size())
-	for i := range b.pieces() {
-		out = append(out, b.piece(i)...)
+	n := b.pieces()
+	for i := range n {
+		out = append(out, b.piece(i, n)...)
 	}
 	return out
+}
+
+// maxFlatBody is the largest body sent from one slice of its own. The
+// transport writes a body it knows is in memory into its buffer behind
+// the headers, and a request that fits the buffer (4 KiB) goes out in one
+// write; any other body makes it send the headers alone first. A larger
+// body would not fit anyway: it is sent from its pieces, with no copy of
+// its own.
+const maxFlatBody = 3 << 10
+
+// httpBody is the body as a request sends it, and how to read it again
+// for a retry on a fresh connection.
+func (b requestBody) httpBody() (io.ReadCloser, func() (io.ReadCloser, error)) {
+	if b.size() <= maxFlatBody {
+		// As io.NopCloser of a bytes.Reader, which the transport knows is
+		// in memory.
+		flat := b.bytes()
+		return io.NopCloser(bytes.NewReader(flat)), func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(flat)), nil }
+	}
+	return io.NopCloser(b.reader()), func() (io.ReadCloser, error) { return io.NopCloser(b.reader()), nil }
 }
 
 // reader reads the body from its start.
@@ -59,12 +90,11 @@ type bodyReader struct {
 
 func (r *bodyReader) Read(p []byte) (int, error) {
 	n := 0
-	for n < len(p) && r.next < r.body.pieces() {
-		piece := r.body.piece(r.next)[r.off:]
-		k := copy(p[n:], piece)
+	for pieces := r.body.pieces(); n < len(p) && r.next < pieces; {
+		piece := r.body.piece(r.next, pieces)
+		k := copy(p[n:], piece[r.off:])
 		n += k
-		r.off += k
-		if k == len(piece) {
+		if r.off += k; r.off == len(piece) {
 			r.next, r.off = r.next+1, 0
 		}
 	}
@@ -77,8 +107,8 @@ func (r *bodyReader) Read(p []byte) (int, error) {
 // WriteTo writes what is left of the body to w, piece by piece.
 func (r *bodyReader) WriteTo(w io.Writer) (int64, error) {
 	var total int64
-	for ; r.next < r.body.pieces(); r.next, r.off = r.next+1, 0 {
-		n, err := w.Write(r.body.piece(r.next)[r.off:])
+	for pieces := r.body.pieces(); r.next < pieces; r.next, r.off = r.next+1, 0 {
+		n, err := w.Write(r.body.piece(r.next, pieces)[r.off:])
 		total += int64(n)
 		if err != nil {
 			r.off += n

@@ -46,3 +46,33 @@ func TestRequestBodyReader(t *testing.T) {
 		})
 	}
 }
+
+// A body too large to be written whole is sent from its pieces, with the
+// same bytes as the body written whole from the messages.
+func TestLargeBodyFromPiecesMatchesWholeBody(t *testing.T) {
+	t.Parallel()
+	for _, flavor := range flavors {
+		req := wideConversation()
+		for len(req.Messages) < 200 {
+			req.Messages = append(req.Messages, req.Messages[1:]...)
+		}
+		whole, err := encodeRequest(dialectFor(flavor), req, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if req.Encoded, err = EncodeMessages(flavor, req.Messages); err != nil {
+			t.Fatal(err)
+		}
+		pieces, err := encodeRequest(dialectFor(flavor), req, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pieces.size() <= maxFlatBody || len(pieces.messages) != len(req.Messages) {
+			t.Fatalf("%s: a body of %d bytes in %d messages is not sent from its pieces", flavor, pieces.size(), len(pieces.messages))
+		}
+		got, err := io.ReadAll(pieces.reader())
+		if err != nil || !bytes.Equal(got, whole.bytes()) {
+			t.Errorf("%s: body from pieces differs from the whole body (%v)", flavor, err)
+		}
+	}
+}

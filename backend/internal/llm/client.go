@@ -3,7 +3,6 @@ package llm
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,8 +13,6 @@ import (
 	"net/url"
 	"strings"
 	"time"
-
-	"github.com/agents-os/agents/backend/internal/jsoncheck"
 )
 
 // Defaults for the zero fields of Config.
@@ -95,16 +92,20 @@ func redacted(secret string) string {
 
 // Client calls one chat-completions endpoint. It is safe for concurrent use.
 type Client struct {
-	endpoint       string
-	apiKey         string
-	flavor         Flavor
-	dialect        dialect
-	http           *http.Client
-	retry          retryPolicy
-	maxCallTime    time.Duration
+	endpoint    string
+	apiKey      string
+	flavor      Flavor
+	dialect     dialect
+	http        *http.Client
+	retry       retryPolicy
+	maxCallTime time.Duration
+	// callTooLong is the error of a call that took longer than maxCallTime.
+	callTooLong    error
 	maxOutputBytes int64
 	idleTimeout    time.Duration
-	log            *slog.Logger
+	// authorization is the Authorization header's value, nil without a key.
+	authorization []string
+	log           *slog.Logger
 	// sleep waits between attempts; tests replace it to see the waits
 	// without spending them.
 	sleep func(context.Context, time.Duration) error
@@ -137,6 +138,10 @@ func New(cfg Config) (*Client, error) {
 		log:            cfg.Logger,
 		sleep:          sleep,
 	}
+	c.callTooLong = callTooLong(c.maxCallTime)
+	if c.apiKey != "" {
+		c.authorization = []string{"Bearer " + c.apiKey}
+	}
 	if c.http == nil {
 		c.http = &http.Client{Transport: newTransport()}
 	}
@@ -156,33 +161,6 @@ func endpointFor(base *url.URL) string {
 	}
 	u.RawPath = ""
 	return u.String()
-}
-
-// maxIdleConnsPerHost is how many idle connections a client keeps to its
-// endpoint: one per session streaming from it at once, up to a bound.
-const maxIdleConnsPerHost = 256
-
-// idleConnTimeout closes a connection to a model that no call used for
-// this long (the default transport's is 90 s). Each idle connection
-// keeps two goroutines and its buffers; a server that went quiet drops
-// them within half a minute, and a busy one reuses them long before.
-const idleConnTimeout = 30 * time.Second
-
-// newTransport is http.DefaultTransport with a larger idle pool, whose
-// connections close sooner when unused (idleConnTimeout). The
-// default keeps 2 idle connections per host, so with more sessions than
-// that calling one endpoint at once, most calls would dial (and TLS
-// handshake) a fresh connection and leave the old one in TIME_WAIT.
-func newTransport() http.RoundTripper {
-	base, ok := http.DefaultTransport.(*http.Transport)
-	if !ok {
-		return http.DefaultTransport
-	}
-	t := base.Clone()
-	t.MaxIdleConns = max(t.MaxIdleConns, maxIdleConnsPerHost)
-	t.MaxIdleConnsPerHost = maxIdleConnsPerHost
-	t.IdleConnTimeout = idleConnTimeout
-	return t
 }
 
 func orDefault[T int | int64 | time.Duration](v, def T) T {
@@ -224,7 +202,7 @@ func (c *Client) call(ctx context.Context, req Request, stream bool, onDelta fun
 	if err != nil {
 		return Response{}, err
 	}
-	ctx, cancel := context.WithTimeoutCause(ctx, c.maxCallTime, callTooLong(c.maxCallTime))
+	ctx, cancel := context.WithTimeoutCause(ctx, c.maxCallTime, c.callTooLong)
 	defer cancel()
 
 	delivered := false
@@ -265,19 +243,21 @@ func (c *Client) attempt(ctx context.Context, body requestBody, stream bool, emi
 	idle := startIdleTimer(c.idleTimeout, func() { cancel(ErrIdleTimeout) })
 	defer idle.stop()
 
-	httpReq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint, body.reader())
+	httpReq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint, nil)
 	if err != nil {
 		return Response{}, fmt.Errorf("llm: build request: %w", err)
 	}
+	httpReq.Body, httpReq.GetBody = body.httpBody()
 	httpReq.ContentLength = int64(body.size())
-	httpReq.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(body.reader()), nil }
-	httpReq.Header.Set("Content-Type", "application/json")
-	httpReq.Header.Set("Accept", "application/json")
+	// The header's keys are canonical and its values shared by every
+	// request: neither the client nor the transport changes them.
+	httpReq.Header["Content-Type"] = jsonMediaType
+	httpReq.Header["Accept"] = jsonMediaType
 	if stream {
-		httpReq.Header.Set("Accept", "text/event-stream")
+		httpReq.Header["Accept"] = eventStreamMediaType
 	}
-	if c.apiKey != "" {
-		httpReq.Header.Set("Authorization", "Bearer "+c.apiKey)
+	if c.authorization != nil {
+		httpReq.Header["Authorization"] = c.authorization
 	}
 
 	httpResp, err := c.http.Do(httpReq)
@@ -312,6 +292,8 @@ func (c *Client) readStream(body io.Reader, status int, emit func(Delta)) (Respo
 	asm := newAssembler(emit, c.maxOutputBytes)
 	events := newSSEReader(body, rawBound(c.maxOutputBytes))
 	defer events.release()
+	var parser chunkParser
+	var chunk wireChunk
 	for {
 		data, err := events.next()
 		if errors.Is(err, errEventTooLarge) {
@@ -335,8 +317,8 @@ func (c *Client) readStream(body io.Reader, status int, emit func(Delta)) (Respo
 		if bytes.Equal(data, []byte("[DONE]")) {
 			return asm.response(), nil
 		}
-		var chunk wireChunk
-		if err := decodeAnswer(data, &chunk); err != nil {
+		chunk = wireChunk{}
+		if err := parser.decodeAnswer(data, &chunk); err != nil {
 			return asm.response(), fmt.Errorf("llm: malformed stream chunk: %w", err)
 		}
 		if chunk.hasError() {
@@ -359,7 +341,8 @@ func (c *Client) readWhole(body io.Reader, status int, emit func(Delta)) (Respon
 		return Response{}, outputTooLarge(c.maxOutputBytes)
 	}
 	var completion wireChunk
-	if err := decodeAnswer(data, &completion); err != nil {
+	var parser chunkParser
+	if err := parser.decodeAnswer(data, &completion); err != nil {
 		return Response{}, fmt.Errorf("llm: malformed completion: %w", err)
 	}
 	if completion.hasError() {
@@ -373,15 +356,6 @@ func (c *Client) readWhole(body io.Reader, status int, emit func(Delta)) (Respon
 		return asm.response(), err
 	}
 	return asm.response(), nil
-}
-
-// decodeAnswer decodes a chunk or a completion, refusing one nested past
-// jsoncheck.MaxDepth before the decoder recurses into it.
-func decodeAnswer(data []byte, v any) error {
-	if err := jsoncheck.Depth(data, jsoncheck.MaxDepth); err != nil {
-		return err
-	}
-	return json.Unmarshal(data, v)
 }
 
 // rawBound is the most bytes one stream event, or a whole completion, may
@@ -412,7 +386,18 @@ func contextFailure(cause error) error {
 	return fmt.Errorf("llm: call ended: %w", cause)
 }
 
+var (
+	jsonMediaType        = []string{"application/json"}
+	eventStreamMediaType = []string{"text/event-stream"}
+)
+
+// isJSON says whether a Content-Type is application/json. One with no
+// parameters, as a stream's always is, is read without
+// mime.ParseMediaType, which makes a map for them; the two agree on it.
 func isJSON(contentType string) bool {
+	if !strings.Contains(contentType, ";") {
+		return strings.TrimSpace(strings.ToLower(contentType)) == "application/json"
+	}
 	mediaType, _, err := mime.ParseMediaType(contentType)
 	return err == nil && mediaType == "application/json"
 }

@@ -62,16 +62,20 @@ type wireUsage struct {
 	OutputTokens     int `json:"output_tokens"`
 	// CachedTokens at the top level is Kimi's; PromptCacheHitTokens is
 	// DeepSeek's; NumCachedTokens is Mistral's.
-	CachedTokens         int `json:"cached_tokens"`
-	PromptCacheHitTokens int `json:"prompt_cache_hit_tokens"`
-	NumCachedTokens      int `json:"num_cached_tokens"`
-	ReasoningTokens      int `json:"reasoning_tokens"`
-	PromptTokensDetails  *struct {
-		CachedTokens int `json:"cached_tokens"`
-	} `json:"prompt_tokens_details"`
-	CompletionTokensDetails *struct {
-		ReasoningTokens int `json:"reasoning_tokens"`
-	} `json:"completion_tokens_details"`
+	CachedTokens            int                   `json:"cached_tokens"`
+	PromptCacheHitTokens    int                   `json:"prompt_cache_hit_tokens"`
+	NumCachedTokens         int                   `json:"num_cached_tokens"`
+	ReasoningTokens         int                   `json:"reasoning_tokens"`
+	PromptTokensDetails     *wireCachedDetails    `json:"prompt_tokens_details"`
+	CompletionTokensDetails *wireReasoningDetails `json:"completion_tokens_details"`
+}
+
+type wireCachedDetails struct {
+	CachedTokens int `json:"cached_tokens"`
+}
+
+type wireReasoningDetails struct {
+	ReasoningTokens int `json:"reasoning_tokens"`
 }
 
 func (u *wireUsage) usage() Usage {
@@ -133,7 +137,7 @@ func newAssembler(emit func(Delta), limit int64) *assembler {
 	if emit == nil {
 		emit = func(Delta) {}
 	}
-	return &assembler{emit: emit, byIndex: map[int]int{}, limit: limit}
+	return &assembler{emit: emit, limit: limit}
 }
 
 // reserve counts n more bytes of output, or fails if they pass the limit.
@@ -244,6 +248,9 @@ func (a *assembler) addToolCall(tc wireToolCallDelta) error {
 	if fresh {
 		a.calls = append(a.calls, call)
 		if tc.Index != nil {
+			if a.byIndex == nil {
+				a.byIndex = map[int]int{}
+			}
 			a.byIndex[*tc.Index] = pos
 		}
 	}
@@ -316,6 +323,12 @@ func (a *assembler) response() Response {
 func jsonString(raw json.RawMessage) (string, bool) {
 	if len(raw) == 0 || raw[0] != '"' {
 		return "", false
+	}
+	// As chunkParser reads strings, which is as encoding/json does; what
+	// is not one string alone is left to encoding/json.
+	p := chunkParser{data: raw}
+	if s, ok := p.stringValue(); ok && p.pos == len(raw) {
+		return s, true
 	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {

@@ -161,18 +161,25 @@ func encodeRequest(d dialect, req Request, stream bool) (requestBody, error) {
 	if err != nil {
 		return requestBody{}, err
 	}
-	prefix := append(append([]byte(`{"model":`), model...), `,"messages":`...)
-	// The options' fields follow the messages: the object's "{" gives way
-	// to a comma, or to nothing when it has no fields.
-	suffix := opts[1:]
-	if len(opts) > len("{}") {
-		suffix = append([]byte{','}, suffix...)
-	}
 	if encodedFor(d.flavor, req) {
+		messages := requestBody{messages: req.Encoded}.size()
+		if size := len(`{"model":,"messages":[]`) + len(model) + messages + len(opts); size <= maxFlatBody {
+			// A small body is written whole, to be sent from one slice.
+			flat := appendBodyHead(make([]byte, 0, size), model)
+			flat = append(flat, '[')
+			for i, m := range req.Encoded {
+				if i > 0 {
+					flat = append(flat, ',')
+				}
+				flat = append(flat, m.json...)
+			}
+			flat = append(flat, ']')
+			return requestBody{prefix: appendBodyTail(flat, opts)}, nil
+		}
 		return requestBody{
-			prefix:   append(prefix, '['),
+			prefix:   append(appendBodyHead(nil, model), '['),
 			messages: req.Encoded,
-			suffix:   append([]byte{']'}, suffix...),
+			suffix:   appendBodyTail([]byte{']'}, opts),
 		}, nil
 	}
 	wms := make([]wireMessage, 0, len(req.Messages))
@@ -187,7 +194,25 @@ func encodeRequest(d dialect, req Request, stream bool) (requestBody, error) {
 	if err != nil {
 		return requestBody{}, err
 	}
-	return requestBody{prefix: append(prefix, messages...), suffix: suffix}, nil
+	return requestBody{prefix: appendBodyTail(append(appendBodyHead(nil, model), messages...), opts)}, nil
+}
+
+// appendBodyHead appends what comes before the messages' list: the model,
+// as JSON, and the messages' key.
+func appendBodyHead(b, model []byte) []byte {
+	b = append(b, `{"model":`...)
+	b = append(b, model...)
+	return append(b, `,"messages":`...)
+}
+
+// appendBodyTail appends what comes after the messages' list: the fields
+// of opts, an object in JSON, whose "{" gives way to a comma, or to
+// nothing when it has no fields.
+func appendBodyTail(b, opts []byte) []byte {
+	if len(opts) > len("{}") {
+		b = append(b, ',')
+	}
+	return append(b, opts[1:]...)
 }
 
 // requestOptions is everything of req's body but its model and messages.

@@ -20,6 +20,9 @@ var errEventTooLarge = errors.New("llm: stream event too large")
 type sseReader struct {
 	r     *bufio.Reader
 	limit int
+	// data holds the event next returns, and long a line longer than r's
+	// buffer; both are kept from one event to the next.
+	data, long []byte
 }
 
 // lineOverhead is what a line may hold besides an event's data: the
@@ -28,30 +31,40 @@ const lineOverhead = len("data: \r\n")
 
 // newSSEReader uses bufio's default 4 KiB buffer: a longer line is
 // collected across refills. A stream is opened per model call, so the
-// buffers are pooled: release gives one back when its stream is read.
+// readers are pooled with their buffers: release gives one back when its
+// stream is read.
 func newSSEReader(r io.Reader, limit int) *sseReader {
-	br := sseBuffers.Get().(*bufio.Reader)
-	br.Reset(r)
-	return &sseReader{r: br, limit: limit}
+	s := sseReaders.Get().(*sseReader)
+	s.r.Reset(r)
+	s.limit = limit
+	return s
 }
 
-var sseBuffers = sync.Pool{New: func() any { return bufio.NewReader(nil) }}
+var sseReaders = sync.Pool{New: func() any { return &sseReader{r: bufio.NewReader(nil)} }}
 
-// release gives the reader's buffer back; the reader is not used again.
-// What next returned stays valid: it is never the buffer's.
+// maxPooledEvent is the longest event or line whose buffer a reader keeps
+// in the pool; one a rare large event grew is dropped with its stream.
+const maxPooledEvent = 64 << 10
+
+// release gives the reader back; neither it nor what next returned is
+// used again.
 func (s *sseReader) release() {
-	if s.r == nil {
-		return
-	}
 	s.r.Reset(nil)
-	sseBuffers.Put(s.r)
-	s.r = nil
+	if cap(s.data) > maxPooledEvent {
+		s.data = nil
+	}
+	if cap(s.long) > maxPooledEvent {
+		s.long = nil
+	}
+	sseReaders.Put(s)
 }
 
 // next returns the data of the next event, its data lines joined by "\n". It
-// returns io.EOF once the body ends with no event pending.
+// returns io.EOF once the body ends with no event pending. The data is
+// valid until the next call.
 func (s *sseReader) next() ([]byte, error) {
-	var data []byte
+	data := s.data[:0]
+	defer func() { s.data = data[:0] }()
 	haveData := false
 	for {
 		line, err := s.line()
@@ -104,7 +117,8 @@ func (s *sseReader) line() ([]byte, error) {
 		}
 		return frag, err
 	}
-	line := append([]byte(nil), frag...)
+	line := append(s.long[:0], frag...)
+	defer func() { s.long = line[:0] }()
 	for errors.Is(err, bufio.ErrBufferFull) {
 		if len(line) > maxLine {
 			return nil, errEventTooLarge
