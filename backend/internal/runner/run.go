@@ -347,7 +347,7 @@ func (a *actor) launchStep() {
 		resp, err := model.Stream(chatCtx, req, func(d llm.Delta) { a.publishDelta(st, d) })
 		took := time.Since(began)
 		a.r.tracer.EndChat(span, resp, a.r.opts.Budgets.chatCost(span, resp, modelName), err)
-		a.post(func(a *actor) { a.modelDone(st, resp, err, took) })
+		a.report(func(a *actor) { a.modelDone(st, resp, err, took) })
 	})
 }
 
@@ -675,11 +675,19 @@ func (a *actor) markStopped(e *edit, status session.Status, reason, text string)
 	// if anything, is free again.
 	e.release = true
 	e.outcome = &store.RunOutcome{SessionID: a.id, Status: string(status), Reason: reason, At: a.r.now()}
-	stopped := &agentsv1.RunStopped{Status: statusWire(status), Reason: reason, Steps: int32(a.run.steps), Text: text}
+	// Every run's end has the event: its messages are one allocation.
+	p := &struct {
+		ev      agentsv1.Event
+		body    agentsv1.Event_RunStopped
+		stopped agentsv1.RunStopped
+	}{}
+	p.stopped = agentsv1.RunStopped{Status: statusWire(status), Reason: reason, Steps: int32(a.run.steps), Text: text}
 	if reason == StopBudget {
-		stopped.Budget = a.run.budget
+		p.stopped.Budget = a.run.budget
 	}
-	e.emit(a, events.WithKind(&agentsv1.Event{Body: &agentsv1.Event_RunStopped{RunStopped: stopped}}))
+	p.body.RunStopped = &p.stopped
+	p.ev.Body = &p.body
+	e.emit(a, events.WithKind(&p.ev))
 }
 
 // stopReason is how the run ends when it ends at a boundary: the reason
