@@ -170,7 +170,16 @@ func (a *actor) openRunWith(e *edit, trigger agentsv1.RunTrigger, maxSteps int, 
 		// a run recovered after a crash goes on with.
 		e.meta.AgentVersion = v
 	}
-	e.emit(a, events.WithKind(&agentsv1.Event{Body: &agentsv1.Event_RunStarted{RunStarted: &agentsv1.RunStarted{Trigger: trigger}}}))
+	// Every run's start has the event: its messages are one allocation.
+	started := &struct {
+		ev      agentsv1.Event
+		body    agentsv1.Event_RunStarted
+		started agentsv1.RunStarted
+	}{}
+	started.started.Trigger = trigger
+	started.body.RunStarted = &started.started
+	started.ev.Body = &started.body
+	e.emit(a, events.WithKind(&started.ev))
 	if err := a.apply(e); err != nil {
 		a.r.slots.give(e.meta.Owner)
 		return err
