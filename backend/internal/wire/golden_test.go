@@ -52,7 +52,7 @@ func goldenTurns() map[string]session.Turn {
 			Usage:     session.Usage{Prompt: 10, Completion: 5, Cost: &cost},
 			ToolCalls: []session.ToolCall{{ID: "c1", Name: "ls", Arguments: `{"a":1}`}, {ID: "c2", Name: "ask", Mode: session.CallDeferred}},
 		}},
-		"llm-plain": {Index: 1, Created: created, LLM: &session.LLMTurn{Text: "hi", Model: "m", FinishReason: "stop"}},
+		"llm-plain":   {Index: 1, Created: created, LLM: &session.LLMTurn{Text: "hi", Model: "m", FinishReason: "stop"}},
 		"interrupted": {Index: 7, Created: created, LLM: &session.LLMTurn{Text: "cut", Interrupted: true}},
 		"compaction": {Index: 9, Created: created, Compaction: &session.Compaction{
 			Reason: session.CompactThreshold, SummaryEnd: 4, Summary: "sum", SummarizedTurns: 4, PruneEnd: 2, PrunedResults: 1,
