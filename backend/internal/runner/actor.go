@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -28,23 +27,11 @@ type state struct {
 	round []session.DeferredCall
 }
 
-// actor is the single writer of one live session. Its code runs on its
-// goroutine, one command at a time, or, for a command that finds it idle
-// (nothing queued, nothing running), on the caller's own goroutine (see
-// direct): a prompt's requests and its model's answer need not wait for
-// the actor's goroutine to be scheduled, twice each. turn is held by
-// whichever runs it.
+// actor is the single writer of one live session.
 type actor struct {
 	r    *Runner
 	id   string
 	cmds chan func(*actor)
-	// turn is held while the actor's code runs, on its goroutine or on a
-	// caller's (see direct).
-	turn sync.Mutex
-	// queued counts the commands sent to cmds and not yet run: a command
-	// runs directly only when none is, so commands sent from one
-	// goroutine run in order.
-	queued atomic.Int32
 	// refs counts holders (guarded by Runner.mu); an actor with holders is
 	// never evicted.
 	refs int
@@ -57,19 +44,8 @@ type actor struct {
 	parkGen uint64
 	evict   *time.Timer
 
-	// The fields below belong to whoever holds turn.
+	// The fields below belong to the actor goroutine.
 	st *state
-	// serving says a goroutine serves the actor (see serve): only then
-	// does a command run directly, the goroutine taking care of its
-	// timer's work.
-	serving bool
-	// idle is the serving goroutine's timer: the actor parks when it
-	// fires with nothing to do since idleSince; resyncing says it is set
-	// for the next resync instead, which commands do not push back, or a
-	// session polled often would never write.
-	idle      *time.Timer
-	idleSince time.Time
-	resyncing bool
 	// ws is where the session stands with the store (see writestate.go).
 	ws    writeState
 	agent *catalog.Agent
@@ -104,26 +80,27 @@ type actor struct {
 }
 
 func newActor(r *Runner, id string) *actor {
-	idle := time.NewTimer(time.Hour)
-	idle.Stop()
-	return &actor{r: r, id: id, cmds: make(chan func(*actor), 64), idle: idle}
+	return &actor{r: r, id: id, cmds: make(chan func(*actor), 64)}
 }
 
 // call runs fn on the actor goroutine and waits for its result. A caller
 // that gives up (ctx done) leaves fn queued: it still runs, so what fn
 // writes is not the caller's to read once call returned an error.
 func (a *actor) call(ctx context.Context, fn func(*actor) error) error {
-	var err error
-	if a.direct(func(a *actor) { err = a.command(ctx, fn) }) {
-		return err
-	}
 	done := make(chan error, 1)
-	wrapped := func(a *actor) { done <- a.command(ctx, fn) }
-	a.queued.Add(1)
+	wrapped := func(a *actor) {
+		if err := a.ws.refusal(); err != nil {
+			done <- err
+			return
+		}
+		a.origin = trace.SpanContextFromContext(ctx)
+		err := fn(a)
+		a.origin = trace.SpanContext{}
+		done <- err
+	}
 	select {
 	case a.cmds <- wrapped:
 	case <-ctx.Done():
-		a.queued.Add(-1)
 		return ctx.Err()
 	}
 	select {
@@ -134,57 +111,14 @@ func (a *actor) call(ctx context.Context, fn func(*actor) error) error {
 	}
 }
 
-// command runs the command fn of a caller whose context is ctx.
-func (a *actor) command(ctx context.Context, fn func(*actor) error) error {
-	if err := a.ws.refusal(); err != nil {
-		return err
-	}
-	a.origin = trace.SpanContextFromContext(ctx)
-	err := fn(a)
-	a.origin = trace.SpanContext{}
-	return err
-}
-
-// direct runs fn on the caller's goroutine, as the actor's goroutine
-// would, when the actor is served and idle: nothing queued, no command
-// running. It reports false, having run nothing, otherwise. A caller
-// holding another actor's turn is as that actor's goroutine was: a call
-// from it may run directly (it waited for the actor anyway), a report
-// may not (see report).
-func (a *actor) direct(fn func(*actor)) bool {
-	if a.queued.Load() != 0 || !a.turn.TryLock() {
-		return false
-	}
-	if !a.serving || a.queued.Load() != 0 {
-		a.turn.Unlock()
-		return false
-	}
-	a.settleDoubt()
-	fn(a)
-	a.afterCommand(true)
-	a.turn.Unlock()
-	return true
-}
-
-// report runs fn, the report of a goroutine that holds no actor's turn
-// (a model call's worker), directly when the actor is idle, and queues
-// it otherwise (see post).
-func (a *actor) report(fn func(*actor)) {
-	if !a.direct(fn) {
-		a.post(fn)
-	}
-}
-
 // post queues fn from another goroutine (a model or tool call reporting
 // back). It must never be called from the actor goroutine itself. Once the
 // runner closes, reports are dropped: the actor is gone and the store
 // still says running, so the next start redoes the work.
 func (a *actor) post(fn func(*actor)) {
-	a.queued.Add(1)
 	select {
 	case a.cmds <- fn:
 	case <-a.r.ctx.Done():
-		a.queued.Add(-1)
 		return
 	}
 	// A report of a call the actor no longer waits for may come after it
@@ -198,9 +132,6 @@ func (a *actor) post(fn func(*actor)) {
 // loop is the actor's first goroutine. st is the initial state for a
 // session that was just created; nil loads it from the store.
 func (a *actor) loop(st *state) {
-	a.turn.Lock()
-	defer a.serve()
-	defer a.turn.Unlock()
 	var err error
 	if st == nil {
 		st, err = a.loadHeld(a.r.ctx)
@@ -220,6 +151,7 @@ func (a *actor) loop(st *state) {
 			}
 		}
 	}
+	a.serve()
 }
 
 // loadHeld loads the actor's session once it holds it, and, for a
@@ -254,105 +186,67 @@ const parkDelay = 100 * time.Millisecond
 // serve runs the actor's commands until it parks, is evicted or the
 // runner closes.
 func (a *actor) serve() {
-	a.turn.Lock()
-	a.serving = true
-	a.idleSince = time.Now()
-	a.idle.Reset(min(parkDelay, a.r.opts.IdleEvict))
-	a.resyncing = false
-	a.turn.Unlock()
-	for a.serveOne() {
-	}
-}
-
-// serveOne runs the next command or the timer's work, and reports false
-// when the goroutine must end.
-func (a *actor) serveOne() bool {
-	select {
-	case fn := <-a.cmds:
-		a.turn.Lock()
-		defer a.turn.Unlock()
-		a.settleDoubt()
-		fn(a)
-		a.queued.Add(-1)
-	case <-a.idle.C:
-		a.turn.Lock()
-		defer a.turn.Unlock()
-		switch {
-		case a.ws.retrying():
-			if err := a.resync(); err != nil {
-				a.log().Warn("store still refuses the session's write", "session", a.id, "attempts", a.ws.attempts, "err", err)
+	idleSince := time.Now()
+	idle := time.NewTimer(min(parkDelay, a.r.opts.IdleEvict))
+	defer idle.Stop()
+	// resyncing says the timer is set for the next resync: commands do
+	// not push it back, or a session polled often would never write.
+	resyncing := false
+	for {
+		select {
+		case fn := <-a.cmds:
+			a.settleDoubt()
+			fn(a)
+		case <-idle.C:
+			switch {
+			case a.ws.retrying():
+				if err := a.resync(); err != nil {
+					a.log().Warn("store still refuses the session's write", "session", a.id, "attempts", a.ws.attempts, "err", err)
+				}
+			case resyncing:
+				// Another write took the pending one along: not idle yet.
+			case a.ws.gone() && a.r.tryEvict(a):
+				return
+			case a.evictable() && a.r.parkOrEvict(a, time.Since(idleSince)):
+				return
 			}
-		case a.resyncing:
-			// Another write took the pending one along: not idle yet.
-		case a.ws.gone() && a.r.tryEvict(a):
-			return a.leave()
-		case a.run == nil && time.Since(a.idleSince) < min(parkDelay, a.r.opts.IdleEvict):
-			// A command that ran directly while the timer fired set it
-			// again.
-			return true
-		case a.evictable() && a.r.parkOrEvict(a, time.Since(a.idleSince)):
-			return a.leave()
+			resyncing = false
+		case <-a.r.ctx.Done():
+			a.shutdown()
+			return
 		}
-		a.resyncing = false
-	case <-a.r.ctx.Done():
-		a.turn.Lock()
-		defer a.turn.Unlock()
-		a.shutdown()
-		return a.leave()
-	}
-	if a.afterCommand(false) {
-		return a.leave()
-	}
-	return true
-}
-
-// leave ends the serving goroutine (the caller holds turn): commands
-// are queued from now on, for a goroutine started again (Runner.unpark)
-// or for none.
-func (a *actor) leave() bool {
-	a.serving = false
-	a.idle.Stop()
-	return false
-}
-
-// afterCommand does what follows every command, on the actor's goroutine
-// or on the caller's (direct): what waited for a write, the session's
-// loss or hand-over, its parent's news, and the timer. It reports true
-// when the actor's goroutine must end, which direct never ends: it
-// leaves a session that is gone to the timer, soon.
-func (a *actor) afterCommand(direct bool) bool {
-	for next := a.ws.takeNext(); next != nil; next = a.ws.takeNext() {
-		next()
-	}
-	if a.ws.lost() {
-		a.abandon()
-	}
-	if a.r.draining.Load() {
-		a.handOverIdle()
-	}
-	a.notePhase()
-	switch {
-	case a.ws.gone():
-		// Nothing can be done with a session that is not there: stop
-		// new holders from finding this actor, answer the current
-		// ones, and leave once none is left.
-		a.r.forget(a)
-		if !direct && a.r.tryEvict(a) {
-			return true
+		for next := a.ws.takeNext(); next != nil; next = a.ws.takeNext() {
+			next()
 		}
-		a.idle.Reset(10 * time.Millisecond)
-		a.resyncing = false
-	case a.ws.retrying():
-		if !a.resyncing {
-			a.idle.Reset(a.ws.backoff())
-			a.resyncing = true
+		if a.ws.lost() {
+			a.abandon()
 		}
-	case a.run == nil:
-		a.idle.Reset(min(parkDelay, a.r.opts.IdleEvict))
-		a.idleSince = time.Now()
-		a.resyncing = false
+		if a.r.draining.Load() {
+			a.handOverIdle()
+		}
+		a.notePhase()
+		switch {
+		case a.ws.gone():
+			// Nothing can be done with a session that is not there: stop
+			// new holders from finding this actor, answer the current
+			// ones, and leave once none is left.
+			a.r.forget(a)
+			if a.r.tryEvict(a) {
+				return
+			}
+			idle.Reset(10 * time.Millisecond)
+			resyncing = false
+		case a.ws.retrying():
+			if !resyncing {
+				idle.Reset(a.ws.backoff())
+				resyncing = true
+			}
+		case a.run == nil:
+			idle.Reset(min(parkDelay, a.r.opts.IdleEvict))
+			idleSince = time.Now()
+			resyncing = false
+		}
 	}
-	return false
 }
 
 // wakeForMail starts a run for mail that arrived while the session could
@@ -386,7 +280,6 @@ func (a *actor) shutdown() {
 		case fn := <-a.cmds:
 			a.ws.end(errClosing)
 			fn(a)
-			a.queued.Add(-1)
 		default:
 			return
 		}

@@ -356,7 +356,7 @@ func (a *actor) launchStep() {
 		resp, err := model.Stream(chatCtx, req, func(d llm.Delta) { a.publishDelta(st, d) })
 		took := time.Since(began)
 		a.r.tracer.EndChat(span, resp, a.r.opts.Budgets.chatCost(span, resp, modelName), err)
-		a.report(func(a *actor) { a.modelDone(st, resp, err, took) })
+		a.post(func(a *actor) { a.modelDone(st, resp, err, took) })
 	})
 }
 
