@@ -12,11 +12,11 @@ import (
 // sessions loaded) and every prompt allocates, so with Go's default (a
 // collection each time the heap doubles) it collects many times a
 // second under load, and a lone session's prompt pays for the marking of
-// a heap that hardly changes. The server lets the heap grow by at least
-// gcHeadroom between collections, up to gcMaxPercent of the live heap:
-// a small heap collects a few times less often, for a few MB more, and a
-// heap of gcHeadroom or more collects as by default. An operator who
-// sets GOGC keeps it.
+// a heap that hardly changes. The server sets the GC percent that lets
+// the heap grow by gcHeadroom between collections, within gcMinPercent
+// and gcMaxPercent: a heap under 16 MB grows by four times itself (a
+// fresh server's goal is about 16 MB, not 4), and one of gcHeadroom or
+// more collects as by default. An operator who sets GOGC keeps it.
 const (
 	gcHeadroom   = 64 << 20
 	gcMaxPercent = 400
