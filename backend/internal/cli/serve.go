@@ -138,6 +138,7 @@ func (sf serveFlags) webApp() (http.Handler, error) {
 }
 
 func (a *app) serve(ctx context.Context, sf serveFlags) error {
+	defer tuneGC()()
 	log, err := a.newLogger(sf.logFormat)
 	if err != nil {
 		return err

@@ -323,16 +323,12 @@ func (a *actor) applyNow(e *edit) error {
 		Firing:        e.firing,
 		RunOutcome:    e.outcome,
 	}
-	var evs []*agentsv1.Event
+	evs := e.events
 	if e.updated && !e.create {
-		body := &agentsv1.SessionUpdated{Meta: wire.Meta(e.meta)}
-		if n := len(e.turns); n > 0 {
-			body.HeadTurn = wire.TurnForEvent(e.turns[n-1])
-		}
-		evs = append(evs, events.WithKind(&agentsv1.Event{SessionId: a.id, Owner: e.meta.Owner,
-			Body: &agentsv1.Event_SessionUpdated{SessionUpdated: body}}))
+		evs = make([]*agentsv1.Event, 0, 1+len(e.events))
+		evs = append(evs, a.updatedEvent(e))
+		evs = append(evs, e.events...)
 	}
-	evs = append(evs, e.events...)
 	if err := a.write(a.r.ctx, ch, evs); err != nil {
 		if committer.Classify(err) != committer.Transient {
 			return err
@@ -347,6 +343,24 @@ func (a *actor) applyNow(e *edit) error {
 	}
 	a.stored(e)
 	return nil
+}
+
+// updatedEvent is the session.updated event of e: its new metadata and
+// the newest of its turns. Every write of a step has one, so its
+// messages are one allocation.
+func (a *actor) updatedEvent(e *edit) *agentsv1.Event {
+	p := &struct {
+		ev   agentsv1.Event
+		body agentsv1.Event_SessionUpdated
+		upd  agentsv1.SessionUpdated
+	}{}
+	p.upd.Meta = wire.Meta(e.meta)
+	if n := len(e.turns); n > 0 {
+		p.upd.HeadTurn = wire.TurnForEvent(e.turns[n-1])
+	}
+	p.body.SessionUpdated = &p.upd
+	p.ev = agentsv1.Event{SessionId: a.id, Owner: e.meta.Owner, Body: &p.body}
+	return events.WithKind(&p.ev)
 }
 
 // landed reports whether a failed write is stored after all: the

@@ -344,10 +344,8 @@ func (b postCommand) apply(ctx context.Context, r *Runner, at target) (postAnswe
 
 // postLocal posts on this server (see postMessage).
 func (r *Runner) postLocal(ctx context.Context, owner, id string, msg Message, opts RunOptions, params map[string]string, wait bool) (Posted, error) {
-	var meta session.Meta
-	var mailID string
-	var from int
-	var idle <-chan struct{}
+	// One allocation for what the actor's call writes.
+	p := &Posted{}
 	idem := keyFor(opts.IdempotencyKey, opPost, struct {
 		Session  string
 		Message  Message
@@ -361,21 +359,21 @@ func (r *Runner) postLocal(ctx context.Context, owner, id string, msg Message, o
 		if wait {
 			// The wait starts after the post, in this call, so that it
 			// is for the run the post started or joined.
-			defer func() { idle = a.waitIdle() }()
+			defer func() { p.idle = a.waitIdle() }()
 		}
 		if done, err := r.replayed(ctx, a.owner, idem); err != nil || done != nil {
 			if err == nil && done.SessionID != id {
 				err = errKeyReused
 			}
 			if err == nil {
-				meta, mailID, from = a.st.meta, done.MailID, done.Turns
+				p.Meta, p.MailID, p.from = a.st.meta, done.MailID, done.Turns
 			}
 			return err
 		}
 		if _, err := r.agentFor(ctx, a.st.meta, 0); agentGone(err) {
 			return err
 		}
-		from = len(a.st.turns)
+		p.from = len(a.st.turns)
 		if a.run != nil || !a.st.meta.Status.AcceptsInput() {
 			a.setParams(params)
 			m, err := a.addMail(ctx, session.Mail{
@@ -386,8 +384,8 @@ func (r *Runner) postLocal(ctx context.Context, owner, id string, msg Message, o
 			if err != nil {
 				return err
 			}
-			mailID = m.ID
-			meta = a.st.meta
+			p.MailID = m.ID
+			p.Meta = a.st.meta
 			return nil
 		}
 		if missing := missingIn(a.agentParams(), a.withParams(params)); len(missing) > 0 && !opts.Hold {
@@ -398,7 +396,7 @@ func (r *Runner) postLocal(ctx context.Context, owner, id string, msg Message, o
 		if e.meta.Title == "" {
 			e.meta.Title = titleFrom(msg.Text)
 		}
-		e.idem = r.idempotency(a.owner, idem, keyed{SessionID: id, Turns: from})
+		e.idem = r.idempotency(a.owner, idem, keyed{SessionID: id, Turns: p.from})
 		a.addUserTurn(e, session.UserTurn{Text: msg.Text, Attachments: msg.Attachments})
 		if opts.Hold {
 			if err := a.apply(e); err != nil {
@@ -407,13 +405,13 @@ func (r *Runner) postLocal(ctx context.Context, owner, id string, msg Message, o
 		} else if err := a.startRun(e, agentsv1.RunTrigger_RUN_TRIGGER_MESSAGE, opts.MaxSteps); err != nil {
 			return err
 		}
-		meta = a.st.meta
+		p.Meta = a.st.meta
 		return nil
 	})
 	if err != nil {
 		return Posted{}, err // what fn writes is the actor's until it ran (see actor.call)
 	}
-	return Posted{Meta: meta, MailID: mailID, from: from, idle: idle}, nil
+	return *p, nil
 }
 
 // addMail stores mail for the session with its mail.accepted event,
@@ -530,49 +528,57 @@ func (r *Runner) ReadSession(ctx context.Context, owner, id string, req ViewRequ
 	if r.runsElsewhere(ctx, id) {
 		return r.readElsewhere(ctx, owner, id, req)
 	}
-	var (
-		view View
-		read bool
-		idle <-chan struct{}
-	)
-	// look takes the view in the actor's call; with wait, only when no
-	// run is active, and otherwise idle tells when none is.
-	look := func(a *actor) error {
-		if err := a.authorize(owner); err != nil {
-			return err
-		}
-		lo, hi, err := req.Turns.bounds(len(a.st.turns))
-		if err != nil {
-			return err
-		}
-		if req.Wait && a.run != nil {
-			idle = a.waitIdle()
-			return nil
-		}
-		view, read = a.viewRange(lo, hi), true
-		return nil
-	}
-	err := r.withSession(ctx, id, look)
-	if !read && err == nil {
+	// One allocation for what the actor's call writes.
+	rd := &sessionRead{owner: owner, req: req}
+	err := r.withSession(ctx, id, rd.look)
+	if !rd.read && err == nil {
 		// A run was active: wait for its end, then read (a prompt's
 		// waiting read that comes after the run ended reads at once, in
 		// one call).
-		if err := await(ctx, idle, req.Timeout); err != nil {
+		if err := await(ctx, rd.idle, req.Timeout); err != nil {
 			return View{}, err
 		}
-		req.Wait = false // waited already
-		err = r.withSession(ctx, id, look)
+		rd.req.Wait = false // waited already
+		err = r.withSession(ctx, id, rd.look)
 	}
 	if leaseHeld(err) || r.handedOver(err) {
-		return r.readElsewhere(ctx, owner, id, req)
+		return r.readElsewhere(ctx, owner, id, rd.req)
 	}
 	if err != nil {
 		return View{}, err // view is the actor's to write until fn ran (see actor.call)
 	}
+	view := rd.view
 	if err := r.readTree(ctx, &view.Meta); err != nil {
 		return View{}, err
 	}
 	return view, nil
+}
+
+// sessionRead is a ReadSession in the actor's calls.
+type sessionRead struct {
+	owner string
+	req   ViewRequest
+	view  View
+	read  bool
+	idle  <-chan struct{}
+}
+
+// look takes the view in the actor's call; with wait, only when no run
+// is active, and otherwise idle tells when none is.
+func (rd *sessionRead) look(a *actor) error {
+	if err := a.authorize(rd.owner); err != nil {
+		return err
+	}
+	lo, hi, err := rd.req.Turns.bounds(len(a.st.turns))
+	if err != nil {
+		return err
+	}
+	if rd.req.Wait && a.run != nil {
+		rd.idle = a.waitIdle()
+		return nil
+	}
+	rd.view, rd.read = a.viewRange(lo, hi), true
+	return nil
 }
 
 // await waits until idle is closed or timeout passes; it returns ctx's

@@ -31,7 +31,17 @@ func (p *progress) add(d llm.Delta) *agentsv1.Event {
 	turn := int32(p.turnIndex)
 	switch c := d.ToolCall; {
 	case d.Text != "":
-		return events.WithKind(&agentsv1.Event{Body: &agentsv1.Event_TextDelta{TextDelta: &agentsv1.TextDelta{Text: d.Text, TurnIndex: turn}}})
+		// The most frequent event of all: its messages are one
+		// allocation.
+		ev := &struct {
+			ev    agentsv1.Event
+			body  agentsv1.Event_TextDelta
+			delta agentsv1.TextDelta
+		}{}
+		ev.delta = agentsv1.TextDelta{Text: d.Text, TurnIndex: turn}
+		ev.body.TextDelta = &ev.delta
+		ev.ev.Body = &ev.body
+		return events.WithKind(&ev.ev)
 	case d.Thinking != "":
 		return events.WithKind(&agentsv1.Event{Body: &agentsv1.Event_ThinkingDelta{ThinkingDelta: &agentsv1.ThinkingDelta{Text: d.Thinking, TurnIndex: turn}}})
 	case c != nil:

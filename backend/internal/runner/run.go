@@ -170,7 +170,16 @@ func (a *actor) openRunWith(e *edit, trigger agentsv1.RunTrigger, maxSteps int, 
 		// a run recovered after a crash goes on with.
 		e.meta.AgentVersion = v
 	}
-	e.emit(a, events.WithKind(&agentsv1.Event{Body: &agentsv1.Event_RunStarted{RunStarted: &agentsv1.RunStarted{Trigger: trigger}}}))
+	// Every run's start has the event: its messages are one allocation.
+	started := &struct {
+		ev      agentsv1.Event
+		body    agentsv1.Event_RunStarted
+		started agentsv1.RunStarted
+	}{}
+	started.started.Trigger = trigger
+	started.body.RunStarted = &started.started
+	started.ev.Body = &started.body
+	e.emit(a, events.WithKind(&started.ev))
 	if err := a.apply(e); err != nil {
 		a.r.slots.give(e.meta.Owner)
 		return err
@@ -675,11 +684,19 @@ func (a *actor) markStopped(e *edit, status session.Status, reason, text string)
 	// if anything, is free again.
 	e.release = true
 	e.outcome = &store.RunOutcome{SessionID: a.id, Status: string(status), Reason: reason, At: a.r.now()}
-	stopped := &agentsv1.RunStopped{Status: statusWire(status), Reason: reason, Steps: int32(a.run.steps), Text: text}
+	// Every run's end has the event: its messages are one allocation.
+	p := &struct {
+		ev      agentsv1.Event
+		body    agentsv1.Event_RunStopped
+		stopped agentsv1.RunStopped
+	}{}
+	p.stopped = agentsv1.RunStopped{Status: statusWire(status), Reason: reason, Steps: int32(a.run.steps), Text: text}
 	if reason == StopBudget {
-		stopped.Budget = a.run.budget
+		p.stopped.Budget = a.run.budget
 	}
-	e.emit(a, events.WithKind(&agentsv1.Event{Body: &agentsv1.Event_RunStopped{RunStopped: stopped}}))
+	p.body.RunStopped = &p.stopped
+	p.ev.Body = &p.body
+	e.emit(a, events.WithKind(&p.ev))
 }
 
 // stopReason is how the run ends when it ends at a boundary: the reason

@@ -255,11 +255,13 @@ func (p Period) Bounds(t time.Time) (start, end time.Time) {
 // "day:2026-12-02", "month:2026-12".
 func (p Period) Key(t time.Time) string {
 	t = t.UTC()
+	// Built in a buffer on the stack: every model call's spend names two.
+	var buf [len("month:") + len("2006-01-02")]byte
 	switch p {
 	case PeriodDay:
-		return "day:" + t.Format("2006-01-02")
+		return string(t.AppendFormat(append(buf[:0], "day:"...), "2006-01-02"))
 	case PeriodMonth:
-		return "month:" + t.Format("2006-01")
+		return string(t.AppendFormat(append(buf[:0], "month:"...), "2006-01"))
 	}
 	return string(PeriodTotal)
 }

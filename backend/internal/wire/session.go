@@ -31,9 +31,11 @@ func StatusFromWire(s agentsv1.SessionStatus) session.Status {
 	return ""
 }
 
-// Meta converts session metadata.
+// Meta converts session metadata. Every session.updated event carries
+// it, so its messages are one allocation (metaParts).
 func Meta(m session.Meta) *agentsv1.SessionMeta {
-	return &agentsv1.SessionMeta{
+	p := &metaParts{}
+	p.meta = agentsv1.SessionMeta{
 		Id:                 m.ID,
 		Agent:              m.Agent,
 		Owner:              m.Owner,
@@ -43,19 +45,94 @@ func Meta(m session.Meta) *agentsv1.SessionMeta {
 		ParentId:           m.ParentID,
 		ForkedFrom:         m.ForkedFrom,
 		TurnCount:          int32(m.TurnCount),
-		Usage:              Usage(m.Usage),
+		Usage:              p.usage.set(m.Usage),
 		PendingMail:        int32(m.PendingMail),
 		PendingCalls:       int32(m.PendingCalls),
 		Depth:              int32(m.Depth),
-		CreateTime:         Timestamp(m.Created),
-		UpdateTime:         Timestamp(m.Updated),
+		CreateTime:         p.created.set(m.Created),
+		UpdateTime:         p.updated.set(m.Updated),
 		AllowedTools:       m.AllowedTools,
 		AgentVersion:       m.AgentVersion,
 		PinnedAgentVersion: m.AgentPin,
 		AgentGeneration:    m.AgentGen,
 		RootId:             m.Root(),
-		Budget:             BudgetState(m.Budget, m.TreeSpend),
+		Budget:             p.budget.set(m.Budget, m.TreeSpend),
 	}
+	return &p.meta
+}
+
+// metaParts are the messages of one SessionMeta.
+type metaParts struct {
+	meta             agentsv1.SessionMeta
+	usage            usageParts
+	created, updated timestampPart
+	budget           budgetStateParts
+}
+
+// usageParts are a Usage message and its cost.
+type usageParts struct {
+	usage agentsv1.Usage
+	cost  float64
+}
+
+// set makes p the wire form of u and returns it.
+func (p *usageParts) set(u session.Usage) *agentsv1.Usage {
+	p.usage = agentsv1.Usage{PromptTokens: u.Prompt, CompletionTokens: u.Completion, CachedTokens: u.Cached, ReasoningTokens: u.Reasoning}
+	if u.Cost != nil {
+		p.cost = u.Cost.Dollars()
+		p.usage.CostUsd = &p.cost
+	}
+	return &p.usage
+}
+
+// timestampPart is a Timestamp message.
+type timestampPart struct{ ts timestamppb.Timestamp }
+
+// set makes p the wire form of t and returns it; nil for the zero time,
+// as Timestamp.
+func (p *timestampPart) set(t time.Time) *timestamppb.Timestamp {
+	if t.IsZero() {
+		return nil
+	}
+	p.ts = timestamppb.Timestamp{Seconds: t.Unix(), Nanos: int32(t.Nanosecond())}
+	return &p.ts
+}
+
+// budgetStateParts are a BudgetState message and the messages in it.
+type budgetStateParts struct {
+	state         agentsv1.BudgetState
+	spent         agentsv1.Spend
+	budget, left  agentsv1.Budget
+	limit, remain float64
+}
+
+// set makes p the wire form of BudgetState(b, spent) and returns it.
+func (p *budgetStateParts) set(b *session.Budget, spent session.Spend) *agentsv1.BudgetState {
+	if !b.Limited() {
+		b = nil
+	}
+	p.spent = agentsv1.Spend{Tokens: spent.Tokens, CostUsd: spent.Cost.Dollars()}
+	p.state = agentsv1.BudgetState{
+		Budget:   setBudget(&p.budget, &p.limit, b),
+		Spent:    &p.spent,
+		Left:     setBudget(&p.left, &p.remain, b.Left(spent)),
+		Exceeded: b.Exceeded(spent),
+	}
+	return &p.state
+}
+
+// setBudget makes out (with cost) the wire form of b, as Budget, and
+// returns it; nil for nil.
+func setBudget(out *agentsv1.Budget, cost *float64, b *session.Budget) *agentsv1.Budget {
+	if b == nil {
+		return nil
+	}
+	*out = agentsv1.Budget{Tokens: b.Tokens, AutoResume: b.AutoResume}
+	if b.Cost != nil {
+		*cost = b.Cost.Dollars()
+		out.CostUsd = cost
+	}
+	return out
 }
 
 // MetaFrom reads back metadata that Meta converted, as a session.updated
@@ -107,12 +184,11 @@ func Budget(b *session.Budget) *agentsv1.Budget {
 	if b == nil {
 		return nil
 	}
-	out := &agentsv1.Budget{Tokens: b.Tokens, AutoResume: b.AutoResume}
-	if b.Cost != nil {
-		d := b.Cost.Dollars()
-		out.CostUsd = &d
+	var p struct {
+		budget agentsv1.Budget
+		cost   float64
 	}
-	return out
+	return setBudget(&p.budget, &p.cost, b)
 }
 
 // BudgetFrom reads a budget's limits; nil for nil. The caller checked
@@ -137,10 +213,7 @@ func Spend(s session.Spend) *agentsv1.Spend {
 // BudgetState converts a budget (nil for none) and what was spent
 // against it.
 func BudgetState(b *session.Budget, spent session.Spend) *agentsv1.BudgetState {
-	if !b.Limited() {
-		b = nil
-	}
-	return &agentsv1.BudgetState{Budget: Budget(b), Spent: Spend(spent), Left: Budget(b.Left(spent)), Exceeded: b.Exceeded(spent)}
+	return new(budgetStateParts).set(b, spent)
 }
 
 // Metas converts a list of metadata.
@@ -154,12 +227,7 @@ func Metas(list []session.Meta) []*agentsv1.SessionMeta {
 
 // Usage converts token usage.
 func Usage(u session.Usage) *agentsv1.Usage {
-	out := &agentsv1.Usage{PromptTokens: u.Prompt, CompletionTokens: u.Completion, CachedTokens: u.Cached, ReasoningTokens: u.Reasoning}
-	if u.Cost != nil {
-		d := u.Cost.Dollars()
-		out.CostUsd = &d
-	}
-	return out
+	return new(usageParts).set(u)
 }
 
 // Session converts a whole session.
@@ -186,16 +254,22 @@ func Turn(t session.Turn) *agentsv1.Turn { return turn(t, true) }
 func TurnForEvent(t session.Turn) *agentsv1.Turn { return turn(t, false) }
 
 func turn(t session.Turn, withData bool) *agentsv1.Turn {
-	out := &agentsv1.Turn{Index: int32(t.Index), CreateTime: Timestamp(t.Created)}
 	switch {
 	case t.User != nil:
-		u := &agentsv1.UserTurn{Text: t.User.Text}
-		for _, a := range t.User.Attachments {
-			wa := &agentsv1.Attachment{Name: a.Name, MediaType: a.MediaType, Size: int64(len(a.Data))}
-			if withData {
-				wa.Data = a.Data
+		p := &userTurnParts{}
+		out := p.turn.set(t)
+		u := &p.user
+		u.Text = t.User.Text
+		if n := len(t.User.Attachments); n > 0 {
+			atts := make([]agentsv1.Attachment, n)
+			u.Attachments = make([]*agentsv1.Attachment, n)
+			for i, a := range t.User.Attachments {
+				atts[i] = agentsv1.Attachment{Name: a.Name, MediaType: a.MediaType, Size: int64(len(a.Data))}
+				if withData {
+					atts[i].Data = a.Data
+				}
+				u.Attachments[i] = &atts[i]
 			}
-			u.Attachments = append(u.Attachments, wa)
 		}
 		for _, r := range t.User.ToolResults {
 			u.ToolResults = append(u.ToolResults, ToolResult(r))
@@ -203,28 +277,67 @@ func turn(t session.Turn, withData bool) *agentsv1.Turn {
 		for _, m := range t.User.Mail {
 			u.Mail = append(u.Mail, Mail(m))
 		}
-		out.Kind = &agentsv1.Turn_User{User: u}
+		p.kind.User = u
+		out.Kind = &p.kind
+		return out
 	case t.LLM != nil:
-		l := &agentsv1.LlmTurn{
+		p := &llmTurnParts{}
+		out := p.turn.set(t)
+		p.llm = agentsv1.LlmTurn{
 			Text:         t.LLM.Text,
 			Thinking:     t.LLM.Thinking,
-			Usage:        Usage(t.LLM.Usage),
+			Usage:        p.usage.set(t.LLM.Usage),
 			Model:        t.LLM.Model,
 			FinishReason: t.LLM.FinishReason,
 			Interrupted:  t.LLM.Interrupted,
 			AgentVersion: t.LLM.AgentVersion,
 		}
 		if t.LLM.Duration > 0 {
-			l.Duration = durationpb.New(t.LLM.Duration)
+			p.duration = durationpb.Duration{Seconds: int64(t.LLM.Duration / time.Second), Nanos: int32(t.LLM.Duration % time.Second)}
+			p.llm.Duration = &p.duration
 		}
 		for _, c := range t.LLM.ToolCalls {
-			l.ToolCalls = append(l.ToolCalls, ToolCall(c))
+			p.llm.ToolCalls = append(p.llm.ToolCalls, ToolCall(c))
 		}
-		out.Kind = &agentsv1.Turn_Llm{Llm: l}
-	case t.Compaction != nil:
+		p.kind.Llm = &p.llm
+		out.Kind = &p.kind
+		return out
+	}
+	p := &turnParts{}
+	out := p.set(t)
+	if t.Compaction != nil {
 		out.Kind = &agentsv1.Turn_Compaction{Compaction: Compaction(*t.Compaction)}
 	}
 	return out
+}
+
+// turnParts are a Turn message and its time.
+type turnParts struct {
+	turn    agentsv1.Turn
+	created timestampPart
+}
+
+// set makes p a turn's index and time and returns the Turn.
+func (p *turnParts) set(t session.Turn) *agentsv1.Turn {
+	p.turn = agentsv1.Turn{Index: int32(t.Index), CreateTime: p.created.set(t.Created)}
+	return &p.turn
+}
+
+// userTurnParts are the messages of a user turn, in one allocation.
+type userTurnParts struct {
+	turn turnParts
+	kind agentsv1.Turn_User
+	user agentsv1.UserTurn
+}
+
+// llmTurnParts are the messages of a model's turn, in one allocation:
+// every step stores one and announces it.
+type llmTurnParts struct {
+	turn     turnParts
+	kind     agentsv1.Turn_Llm
+	llm      agentsv1.LlmTurn
+	usage    usageParts
+	duration durationpb.Duration
 }
 
 // Compaction converts a compaction turn's record.
