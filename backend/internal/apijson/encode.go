@@ -27,8 +27,8 @@ import (
 type encoder struct {
 	buf []byte
 	// Replace, when set, may give the encoding of a field's value to write
-	// instead of encoding it (see MarshalReplacing).
-	replace func(m protoreflect.Message, fd protoreflect.FieldDescriptor) ([]byte, bool)
+	// instead of encoding it (see Replacer).
+	replace Replacer
 }
 
 // fieldPlan is what the rules say of one field of a message type.
@@ -136,8 +136,8 @@ func (e *encoder) fields(m protoreflect.Message, first *bool) error {
 		e.comma(first)
 		e.buf = append(e.buf, fp.key...)
 		if e.replace != nil {
-			if b, ok := e.replace(m, fd); ok {
-				e.buf = append(e.buf, b...)
+			if b, ok := e.replace(e.buf, m, fd); ok {
+				e.buf = b
 				continue
 			}
 		}

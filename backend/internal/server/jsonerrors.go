@@ -16,7 +16,9 @@ import (
 // with no body at all.
 func jsonErrors(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		next.ServeHTTP(&errorRewriter{ResponseWriter: w, r: r}, r)
+		st, r := withState(r)
+		st.rewriter = errorRewriter{ResponseWriter: w, r: r}
+		next.ServeHTTP(&st.rewriter, r)
 	})
 }
 

@@ -30,14 +30,12 @@ type sessionSlot struct {
 	view    runner.View
 }
 
-type sessionSlotKey struct{}
-
 // sessionFor is sessionOf for a handler: on a JSON route that asked for
 // a slot the turns are left out of the message and recorded in the slot,
 // for the route to write from the cache.
 func sessionFor(ctx context.Context, view runner.View) *agentsv1.Session {
-	slot, _ := ctx.Value(sessionSlotKey{}).(*sessionSlot)
-	if slot == nil || slot.session != nil || len(view.Turns) == 0 {
+	st := stateOf(ctx)
+	if st == nil || !st.slotted || st.slot.session != nil || len(view.Turns) == 0 {
 		// A slot holds one session: a second one is answered whole.
 		return sessionOf(view)
 	}
@@ -45,7 +43,7 @@ func sessionFor(ctx context.Context, view runner.View) *agentsv1.Session {
 	view.Turns = nil
 	out := sessionOf(view)
 	view.Turns = turns
-	slot.session, slot.view = out, view
+	st.slot.session, st.slot.view = out, view
 	return out
 }
 
@@ -56,27 +54,28 @@ var sessionTurnsField = sync.OnceValue(func() protoreflect.FieldDescriptor {
 	return (&agentsv1.Session{}).ProtoReflect().Descriptor().Fields().ByName("turns")
 })
 
-// marshalSession writes msg, which holds slot.session, with the view's
+// appendSession appends msg, which holds slot.session, with the view's
 // turns in that session.
-func marshalSession(msg proto.Message, slot *sessionSlot) ([]byte, error) {
+func appendSession(dst []byte, msg proto.Message, slot *sessionSlot) ([]byte, error) {
 	var written bool
 	var turnsErr error
 	turnsField := sessionTurnsField()
-	b, err := apijson.MarshalReplacing(msg, func(m protoreflect.Message, fd protoreflect.FieldDescriptor) ([]byte, bool) {
+	start := len(dst)
+	b, err := apijson.AppendReplacing(dst, msg, func(dst []byte, m protoreflect.Message, fd protoreflect.FieldDescriptor) ([]byte, bool) {
 		if fd != turnsField || m.Interface() != proto.Message(slot.session) {
-			return nil, false
+			return dst, false
 		}
-		turns, err := turnsJSON(slot.view)
+		out, err := appendTurns(dst, slot.view)
 		if err != nil {
 			turnsErr = err
-			return nil, false
+			return dst, false
 		}
 		written = true
-		return turns, true
+		return out, true
 	})
 	switch {
 	case turnsErr != nil:
-		return nil, turnsErr
+		return b, turnsErr
 	case err != nil || written:
 		return b, err
 	}
@@ -84,14 +83,13 @@ func marshalSession(msg proto.Message, slot *sessionSlot) ([]byte, error) {
 	for _, t := range slot.view.Turns {
 		slot.session.Turns = append(slot.session.Turns, wire.Turn(t))
 	}
-	return apijson.Marshal(msg)
+	return apijson.AppendReplacing(b[:start], msg, nil)
 }
 
-// turnsJSON is the JSON array of the view's turns, each from the turn
-// cache when it has it (and kept there when it did not).
-func turnsJSON(view runner.View) ([]byte, error) {
-	encs := make([][]byte, len(view.Turns))
-	n := 2 + len(encs)
+// appendTurns appends the JSON array of the view's turns, each from the
+// turn cache when it has it (and kept there when it did not).
+func appendTurns(dst []byte, view runner.View) ([]byte, error) {
+	dst = append(dst, '[')
 	for i, t := range view.Turns {
 		idx := view.FirstTurn + i
 		b := view.Cache.Get(idx)
@@ -102,16 +100,10 @@ func turnsJSON(view runner.View) ([]byte, error) {
 			}
 			view.Cache.Put(idx, b)
 		}
-		encs[i] = b
-		n += len(b)
-	}
-	out := make([]byte, 0, n)
-	out = append(out, '[')
-	for i, b := range encs {
 		if i > 0 {
-			out = append(out, ',')
+			dst = append(dst, ',')
 		}
-		out = append(out, b...)
+		dst = append(dst, b...)
 	}
-	return append(out, ']'), nil
+	return append(dst, ']'), nil
 }
