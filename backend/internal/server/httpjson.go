@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -116,7 +117,7 @@ func decodeBody(r *http.Request, msg proto.Message) error {
 		}
 		return errs.Invalid(errs.CodeInvalidArgument, "read body: %v", err)
 	}
-	if len(strings.TrimSpace(string(body))) == 0 {
+	if len(bytes.TrimSpace(body)) == 0 {
 		return nil
 	}
 	if err := apijson.Unmarshal(body, msg); err != nil {
@@ -128,7 +129,7 @@ func decodeBody(r *http.Request, msg proto.Message) error {
 // isJSON reports whether a Content-Type is JSON; none at all is taken as
 // JSON, so a bare `curl -X POST` with no body passes.
 func isJSON(contentType string) bool {
-	if contentType == "" {
+	if contentType == "" || contentType == "application/json" {
 		return true
 	}
 	mt, _, err := mime.ParseMediaType(contentType)

@@ -123,7 +123,15 @@ func (s *Server) logRequests(next http.Handler) http.Handler {
 		if rec.err != nil {
 			attrs = append(attrs, slog.String("error", rec.err.Error()))
 		}
-		s.log.LogAttrs(r.Context(), levelOfCode(code), "request", attrs...)
+		// The line goes to the handler as Logger.LogAttrs would send it,
+		// without the caller's program counter, which it looks up on
+		// every call and only a handler with AddSource writes (none does:
+		// this line's would always name this function).
+		if level, h := levelOfCode(code), s.log.Handler(); h.Enabled(r.Context(), level) {
+			line := slog.NewRecord(time.Now(), level, "request", 0)
+			line.AddAttrs(attrs...)
+			_ = h.Handle(r.Context(), line)
+		}
 		if s.metrics != nil {
 			s.metrics.observeRequest(procedure, code, elapsed)
 		}
