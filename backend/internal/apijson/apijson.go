@@ -69,8 +69,11 @@ func Marshal(m proto.Message) ([]byte, error) {
 // kept (a stored turn never changes). ok false leaves the field to the
 // encoder, and dst as it was. The field's key, and its place among the
 // members, are the encoder's. A replacement must be one JSON value in
-// this representation.
-type Replacer func(dst []byte, m protoreflect.Message, fd protoreflect.FieldDescriptor) (out []byte, ok bool)
+// this representation. (An interface rather than a function: a closure
+// the encoder holds would be allocated with what it captures.)
+type Replacer interface {
+	Replace(dst []byte, m protoreflect.Message, fd protoreflect.FieldDescriptor) (out []byte, ok bool)
+}
 
 // AppendReplacing appends m's encoding to dst, where replace, when not
 // nil, may give the encoding of a field's value (see Replacer). It is

@@ -206,7 +206,7 @@ func (e *encoder) planned(plan *messagePlan, m protoreflect.Message, first *bool
 		e.comma(first)
 		e.buf = append(e.buf, fp.key...)
 		if e.replace != nil {
-			if b, ok := e.replace(e.buf, m, fd); ok {
+			if b, ok := e.replace.Replace(e.buf, m, fd); ok {
 				e.buf = b
 				continue
 			}

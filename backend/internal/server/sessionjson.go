@@ -28,6 +28,12 @@ import (
 type sessionSlot struct {
 	session *agentsv1.Session
 	view    runner.View
+	// written says the turns were written in the answer, err why they
+	// could not be (see Replace).
+	written bool
+	err     error
+	// turns is Session.turns, looked up once per answer.
+	turns protoreflect.FieldDescriptor
 }
 
 // sessionFor is sessionOf for a handler: on a JSON route that asked for
@@ -57,26 +63,13 @@ var sessionTurnsField = sync.OnceValue(func() protoreflect.FieldDescriptor {
 // appendSession appends msg, which holds slot.session, with the view's
 // turns in that session.
 func appendSession(dst []byte, msg proto.Message, slot *sessionSlot) ([]byte, error) {
-	var written bool
-	var turnsErr error
-	turnsField := sessionTurnsField()
 	start := len(dst)
-	b, err := apijson.AppendReplacing(dst, msg, func(dst []byte, m protoreflect.Message, fd protoreflect.FieldDescriptor) ([]byte, bool) {
-		if fd != turnsField || m.Interface() != proto.Message(slot.session) {
-			return dst, false
-		}
-		out, err := appendTurns(dst, slot.view)
-		if err != nil {
-			turnsErr = err
-			return dst, false
-		}
-		written = true
-		return out, true
-	})
+	slot.written, slot.err, slot.turns = false, nil, sessionTurnsField()
+	b, err := apijson.AppendReplacing(dst, msg, slot)
 	switch {
-	case turnsErr != nil:
-		return b, turnsErr
-	case err != nil || written:
+	case slot.err != nil:
+		return b, slot.err
+	case err != nil || slot.written:
 		return b, err
 	}
 	// Not the message the slot was filled for: put the turns back.
@@ -84,6 +77,21 @@ func appendSession(dst []byte, msg proto.Message, slot *sessionSlot) ([]byte, er
 		slot.session.Turns = append(slot.session.Turns, wire.Turn(t))
 	}
 	return apijson.AppendReplacing(b[:start], msg, nil)
+}
+
+// Replace writes the turns of slot.session from the cache (see
+// apijson.Replacer).
+func (slot *sessionSlot) Replace(dst []byte, m protoreflect.Message, fd protoreflect.FieldDescriptor) ([]byte, bool) {
+	if fd != slot.turns || m.Interface() != proto.Message(slot.session) {
+		return dst, false
+	}
+	out, err := appendTurns(dst, slot.view)
+	if err != nil {
+		slot.err = err
+		return dst, false
+	}
+	slot.written = true
+	return out, true
 }
 
 // appendTurns appends the JSON array of the view's turns, each from the
