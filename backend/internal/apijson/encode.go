@@ -163,13 +163,9 @@ func (e *encoder) planMessage(plan *messagePlan, m protoreflect.Message) error {
 	return nil
 }
 
-// fields writes m's fields as members of the object being written, so an
-// inlined message or a flattened oneof adds its own to its holder's.
-func (e *encoder) fields(m protoreflect.Message, first *bool) error {
-	return e.planned(planOf(m.Descriptor()), m, first)
-}
-
-// planned is fields with m's plan.
+// planned writes m's fields, as its plan says, as members of the object
+// being written, so an inlined message or a flattened oneof adds its own
+// to its holder's.
 func (e *encoder) planned(plan *messagePlan, m protoreflect.Message, first *bool) error {
 	// The member set of the oneof last met: a oneof's members are asked
 	// which is set once, not each whether it is.

@@ -17,8 +17,14 @@ import (
 func jsonErrors(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		st, r := withState(r)
-		st.rewriter = errorRewriter{ResponseWriter: w, r: r}
-		next.ServeHTTP(&st.rewriter, r)
+		rw := &st.rewriter
+		if rw.ResponseWriter != nil {
+			// The request passed here already (nothing sends one through
+			// twice today): the state's writer is the outer one.
+			rw = &errorRewriter{}
+		}
+		*rw = errorRewriter{ResponseWriter: w, r: r}
+		next.ServeHTTP(rw, r)
 	})
 }
 
