@@ -51,27 +51,39 @@ import (
 
 // Marshal writes m in the route representation.
 func Marshal(m proto.Message) ([]byte, error) {
-	return MarshalReplacing(m, nil)
-}
-
-// MarshalReplacing is Marshal where replace may give, for a field of a
-// message being written, the encoding of its value to write instead:
-// a value encoded earlier and kept (a stored turn never changes). The
-// field's key, and its place among the members, are the encoder's. A
-// replacement must be one JSON value in this representation.
-func MarshalReplacing(m proto.Message, replace func(m protoreflect.Message, fd protoreflect.FieldDescriptor) ([]byte, bool)) ([]byte, error) {
 	scratch := scratchBuffers.Get().(*[]byte)
-	e := encoder{buf: (*scratch)[:0], replace: replace}
-	err := e.message(m.ProtoReflect())
+	b, err := AppendReplacing((*scratch)[:0], m, nil)
 	var out []byte
 	if err == nil {
-		out = bytes.Clone(e.buf)
+		out = bytes.Clone(b)
 	}
-	if cap(e.buf) <= maxScratch {
-		*scratch = e.buf
+	if cap(b) <= maxScratch {
+		*scratch = b
 		scratchBuffers.Put(scratch)
 	}
 	return out, err
+}
+
+// A Replacer may give, for a field of a message being written, the
+// encoding of its value, appended to dst: a value encoded earlier and
+// kept (a stored turn never changes). ok false leaves the field to the
+// encoder, and dst as it was. The field's key, and its place among the
+// members, are the encoder's. A replacement must be one JSON value in
+// this representation. (An interface rather than a function: a closure
+// the encoder holds would be allocated with what it captures.)
+type Replacer interface {
+	Replace(dst []byte, m protoreflect.Message, fd protoreflect.FieldDescriptor) (out []byte, ok bool)
+}
+
+// AppendReplacing appends m's encoding to dst, where replace, when not
+// nil, may give the encoding of a field's value (see Replacer). It is
+// for a caller that writes the encoding out and keeps its buffer for the
+// next: an answer written to its response needs no copy of its own. On
+// an error the bytes after len(dst) are undefined.
+func AppendReplacing(dst []byte, m proto.Message, replace Replacer) ([]byte, error) {
+	e := encoder{buf: dst, replace: replace}
+	err := e.message(m.ProtoReflect())
+	return e.buf, err
 }
 
 // An answer is written into a scratch buffer kept from earlier answers and

@@ -27,8 +27,8 @@ import (
 type encoder struct {
 	buf []byte
 	// Replace, when set, may give the encoding of a field's value to write
-	// instead of encoding it (see MarshalReplacing).
-	replace func(m protoreflect.Message, fd protoreflect.FieldDescriptor) ([]byte, bool)
+	// instead of encoding it (see Replacer).
+	replace Replacer
 }
 
 // fieldPlan is what the rules say of one field of a message type.
@@ -39,6 +39,7 @@ type fieldPlan struct {
 	// oneof: the field is a member of a real oneof and written only when
 	// set; flat, when the oneof is flattened, holds its rule.
 	oneof bool
+	od    protoreflect.OneofDescriptor
 	flat  *oneofRule
 	// flatKey is `"key":` of a flattened oneof whose key names the member
 	// with its proto name (not ofField), and member the name as written.
@@ -49,21 +50,62 @@ type fieldPlan struct {
 	alt protoreflect.FieldDescriptor
 	// emptyNull writes an empty string as null.
 	emptyNull bool
+	// plain: a singular field without presence (a string, a number, a
+	// bool, an enum), whose value is written whether set or not, so it
+	// is read with Get alone; message: a singular message field, set
+	// when the message Get gives is valid. Both are outside oneofs and
+	// without alt. Every other field is asked Has first.
+	plain, message bool
+	// enums, for a plain enum field, are the written forms of its
+	// values by number (nil for a number the enum skips); a number past
+	// them is written as enumJSON writes it.
+	enums [][]byte
+	// sub is the plan of a message field's messages (of a list's
+	// elements), nil for other fields and maps.
+	sub *messagePlan
 }
 
 type messagePlan struct {
 	fields []fieldPlan
+	// wellKnown: the type is one of google.protobuf's (see wellKnown).
+	wellKnown bool
 }
+
+// maxEnumTable bounds the enum numbers a field's plan keeps the written
+// form of: the API's enums number their values from 0 up.
+const maxEnumTable = 64
 
 var plans sync.Map // protoreflect.MessageDescriptor → *messagePlan
 
-// planOf is the plan of messages of md's type, made on first use.
+// planOf is the plan of messages of md's type, made on first use with
+// the plans of the messages its fields hold, which its own refers to:
+// a message's fields are written without looking their plans up.
 func planOf(md protoreflect.MessageDescriptor) *messagePlan {
 	if p, ok := plans.Load(md); ok {
 		return p.(*messagePlan)
 	}
+	building := map[protoreflect.MessageDescriptor]*messagePlan{}
+	p := buildPlan(md, building)
+	// Published once all are complete, as they refer to one another. A
+	// plan made meanwhile elsewhere is as good as these.
+	for md, b := range building {
+		plans.LoadOrStore(md, b)
+	}
+	return p
+}
+
+// buildPlan makes the plan of md's messages and, in building, those of
+// the messages its fields hold that have none yet.
+func buildPlan(md protoreflect.MessageDescriptor, building map[protoreflect.MessageDescriptor]*messagePlan) *messagePlan {
+	if p, ok := plans.Load(md); ok {
+		return p.(*messagePlan)
+	}
+	if p, ok := building[md]; ok {
+		return p
+	}
 	fields := md.Fields()
 	p := &messagePlan{}
+	building[md] = p
 	for i := range fields.Len() {
 		fd := fields.Get(i)
 		if hidden(fd) {
@@ -71,7 +113,7 @@ func planOf(md protoreflect.MessageDescriptor) *messagePlan {
 		}
 		fp := fieldPlan{fd: fd, key: appendKey(nil, name(fd)), inlined: inlined[fd.FullName()], emptyNull: emptyIsNull[fd.FullName()]}
 		if o := fd.ContainingOneof(); o != nil && !o.IsSynthetic() {
-			fp.oneof = true
+			fp.oneof, fp.od = true, o
 			if rule, ok := flatRule(fd); ok {
 				fp.flat = &rule
 				if !rule.ofField {
@@ -83,36 +125,60 @@ func planOf(md protoreflect.MessageDescriptor) *messagePlan {
 		if from, ok := fallback[fd.FullName()]; ok {
 			fp.alt = fields.ByName(from)
 		}
+		if !fp.oneof && !fp.inlined && fp.alt == nil && !fd.IsList() && !fd.IsMap() {
+			fp.message = fd.Message() != nil
+			fp.plain = !fp.message && !fd.HasPresence()
+		}
+		if fp.plain && fd.Kind() == protoreflect.EnumKind {
+			fp.enums = enumTable(fd.Enum())
+		}
+		if fd.Message() != nil && !fd.IsMap() {
+			fp.sub = buildPlan(fd.Message(), building)
+		}
 		p.fields = append(p.fields, fp)
 	}
-	actual, _ := plans.LoadOrStore(md, p)
-	return actual.(*messagePlan)
+	p.wellKnown = md.FullName().Parent() == "google.protobuf"
+	return p
 }
 
 // message writes m as one JSON value: an object, or the form of a
 // well-known type.
 func (e *encoder) message(m protoreflect.Message) error {
-	if ok, err := e.wellKnown(m); ok {
-		return err
+	return e.planMessage(planOf(m.Descriptor()), m)
+}
+
+// planMessage is message with m's plan.
+func (e *encoder) planMessage(plan *messagePlan, m protoreflect.Message) error {
+	if plan.wellKnown {
+		if ok, err := e.wellKnown(m); ok {
+			return err
+		}
 	}
 	e.buf = append(e.buf, '{')
 	first := true
-	if err := e.fields(m, &first); err != nil {
+	if err := e.planned(plan, m, &first); err != nil {
 		return err
 	}
 	e.buf = append(e.buf, '}')
 	return nil
 }
 
-// fields writes m's fields as members of the object being written, so an
-// inlined message or a flattened oneof adds its own to its holder's.
-func (e *encoder) fields(m protoreflect.Message, first *bool) error {
-	plan := planOf(m.Descriptor())
+// planned writes m's fields, as its plan says, as members of the object
+// being written, so an inlined message or a flattened oneof adds its own
+// to its holder's.
+func (e *encoder) planned(plan *messagePlan, m protoreflect.Message, first *bool) error {
+	// The member set of the oneof last met: a oneof's members are asked
+	// which is set once, not each whether it is.
+	var od protoreflect.OneofDescriptor
+	var set protoreflect.FieldDescriptor
 	for i := range plan.fields {
 		fp := &plan.fields[i]
 		fd := fp.fd
 		if fp.oneof {
-			if !m.Has(fd) {
+			if fp.od != od {
+				od, set = fp.od, m.WhichOneof(fp.od)
+			}
+			if fd != set {
 				continue // only the member set is written
 			}
 			if fp.flat != nil {
@@ -121,14 +187,14 @@ func (e *encoder) fields(m protoreflect.Message, first *bool) error {
 					e.buf = append(e.buf, fp.flatKey...)
 					e.buf = append(e.buf, fp.member...)
 				}
-				if err := e.fields(m.Get(fd).Message(), first); err != nil {
+				if err := e.planned(fp.sub, m.Get(fd).Message(), first); err != nil {
 					return err
 				}
 				continue
 			}
 		}
 		if fp.inlined {
-			if err := e.fields(m.Get(fd).Message(), first); err != nil {
+			if err := e.planned(fp.sub, m.Get(fd).Message(), first); err != nil {
 				return err
 			}
 			continue
@@ -136,18 +202,35 @@ func (e *encoder) fields(m protoreflect.Message, first *bool) error {
 		e.comma(first)
 		e.buf = append(e.buf, fp.key...)
 		if e.replace != nil {
-			if b, ok := e.replace(m, fd); ok {
-				e.buf = append(e.buf, b...)
+			if b, ok := e.replace.Replace(e.buf, m, fd); ok {
+				e.buf = b
 				continue
 			}
+		}
+		if fp.plain {
+			// Most fields: a value written as it is, set or not, so no Has.
+			if err := e.plain(fp, m.Get(fd)); err != nil {
+				return err
+			}
+			continue
+		}
+		if fp.message {
+			// Get gives an unset message as an invalid one: no Has.
+			v := m.Get(fd)
+			if err := e.field(fd, fp.sub, v, v.Message().IsValid(), false); err != nil {
+				return err
+			}
+			continue
 		}
 		// An empty list or map is written without Get, which makes a new
 		// empty one for every unset repeated field.
 		var v protoreflect.Value
 		has := m.Has(fd)
+		sub := fp.sub
 		switch {
 		case !has && fp.alt != nil:
 			v, has = m.Get(fp.alt), m.Has(fp.alt)
+			sub = nil // a message of the alt's type
 		case !has && fd.IsList():
 			e.buf = append(e.buf, "[]"...)
 			continue
@@ -157,11 +240,22 @@ func (e *encoder) fields(m protoreflect.Message, first *bool) error {
 		default:
 			v = m.Get(fd)
 		}
-		if err := e.field(fd, v, has, fp.emptyNull); err != nil {
+		if err := e.field(fd, sub, v, has, fp.emptyNull); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// plain writes the value of a plain field (see fieldPlan).
+func (e *encoder) plain(fp *fieldPlan, v protoreflect.Value) error {
+	if fp.enums != nil {
+		if n := v.Enum(); n >= 0 && int(n) < len(fp.enums) && fp.enums[n] != nil {
+			e.buf = append(e.buf, fp.enums[n]...)
+			return nil
+		}
+	}
+	return e.field(fp.fd, nil, v, true, fp.emptyNull)
 }
 
 func (e *encoder) comma(first *bool) {
@@ -171,7 +265,9 @@ func (e *encoder) comma(first *bool) {
 	*first = false
 }
 
-func (e *encoder) field(fd protoreflect.FieldDescriptor, v protoreflect.Value, has, emptyNull bool) error {
+// field writes v, the value of fd; sub, when not nil, is the plan of its
+// messages.
+func (e *encoder) field(fd protoreflect.FieldDescriptor, sub *messagePlan, v protoreflect.Value, has, emptyNull bool) error {
 	switch {
 	case fd.IsList():
 		e.buf = append(e.buf, '[')
@@ -180,7 +276,7 @@ func (e *encoder) field(fd protoreflect.FieldDescriptor, v protoreflect.Value, h
 			if i > 0 {
 				e.buf = append(e.buf, ',')
 			}
-			if err := e.singular(fd, list.Get(i)); err != nil {
+			if err := e.singular(fd, sub, list.Get(i)); err != nil {
 				return err
 			}
 		}
@@ -200,7 +296,7 @@ func (e *encoder) field(fd protoreflect.FieldDescriptor, v protoreflect.Value, h
 				e.buf = append(e.buf, ',')
 			}
 			e.buf = appendKey(e.buf, k.String())
-			if err := e.singular(fd.MapValue(), m.Get(k)); err != nil {
+			if err := e.singular(fd.MapValue(), nil, m.Get(k)); err != nil {
 				return err
 			}
 		}
@@ -215,10 +311,10 @@ func (e *encoder) field(fd protoreflect.FieldDescriptor, v protoreflect.Value, h
 		e.buf = append(e.buf, "null"...)
 		return nil
 	}
-	return e.singular(fd, v)
+	return e.singular(fd, sub, v)
 }
 
-func (e *encoder) singular(fd protoreflect.FieldDescriptor, v protoreflect.Value) error {
+func (e *encoder) singular(fd protoreflect.FieldDescriptor, sub *messagePlan, v protoreflect.Value) error {
 	switch fd.Kind() {
 	case protoreflect.BoolKind:
 		e.buf = strconv.AppendBool(e.buf, v.Bool())
@@ -245,6 +341,9 @@ func (e *encoder) singular(fd protoreflect.FieldDescriptor, v protoreflect.Value
 	case protoreflect.EnumKind:
 		e.buf = append(e.buf, enumJSON(fd.Enum(), v.Enum())...)
 	case protoreflect.MessageKind, protoreflect.GroupKind:
+		if sub != nil {
+			return e.planMessage(sub, v.Message())
+		}
 		return e.message(v.Message())
 	default:
 		return fmt.Errorf("apijson: %s has kind %v", fd.FullName(), fd.Kind())
@@ -270,6 +369,24 @@ func enumJSON(ed protoreflect.EnumDescriptor, n protoreflect.EnumNumber) []byte 
 	b := appendString(nil, enumName(ev))
 	enumCache.Store(ev.FullName(), b)
 	return b
+}
+
+// enumTable is the written form of ed's values numbered below
+// maxEnumTable, by number, as enumJSON writes them.
+func enumTable(ed protoreflect.EnumDescriptor) [][]byte {
+	values := ed.Values()
+	var table [][]byte
+	for i := range values.Len() {
+		n := values.Get(i).Number()
+		if n < 0 || n >= maxEnumTable {
+			continue
+		}
+		if int(n) >= len(table) {
+			table = append(table, make([][]byte, int(n)+1-len(table))...)
+		}
+		table[n] = enumJSON(ed, n)
+	}
+	return table
 }
 
 const (

@@ -191,10 +191,12 @@ func asLocal(next http.Handler) http.Handler {
 }
 
 func serveAs(next http.Handler, w http.ResponseWriter, r *http.Request, id identity) {
-	if rec := recordOf(r.Context()); rec != nil {
-		rec.owner = id.owner
+	st, r := withState(r)
+	st.id, st.hasID = id, true
+	if st.recorded {
+		st.record.owner = id.owner
 	}
-	next.ServeHTTP(w, r.WithContext(withIdentity(r.Context(), id)))
+	next.ServeHTTP(w, r)
 }
 
 // bearerToken reads the token of the Authorization header or, on the

@@ -23,7 +23,7 @@ func slowReply(calls ...fakellm.ToolCall) fakellm.Reply {
 }
 
 // until reads the stream until an event satisfies match and returns it.
-func until(t *testing.T, s *sseStream, match func(*agentsv1.Event) bool) *agentsv1.Event {
+func until(t testing.TB, s *sseStream, match func(*agentsv1.Event) bool) *agentsv1.Event {
 	t.Helper()
 	// Heartbeats keep a quiet stream going: the wait has a deadline of
 	// its own.

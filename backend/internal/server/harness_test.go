@@ -50,7 +50,7 @@ import (
 // database of its own), the test agents and the offline model: the whole
 // mux, reached over HTTP.
 type env struct {
-	t      *testing.T
+	t      testing.TB
 	dbPath string
 	// dsn, when set, is the PostgreSQL database the server runs on
 	// instead of the file at dbPath.
@@ -190,7 +190,7 @@ func withWeb(h http.Handler) option { return func(e *env) { e.web = h } }
 
 // start boots a server whose agents talk to an offline model scripted by
 // rules.
-func start(t *testing.T, rules fakellm.Rules, opts ...option) *env {
+func start(t testing.TB, rules fakellm.Rules, opts ...option) *env {
 	t.Helper()
 	e := &env{t: t, dbPath: filepath.Join(t.TempDir(), "agents.db"), model: fakellmtest.Start(t, rules), agentsDir: "testdata/agents"}
 	for _, o := range opts {
@@ -354,14 +354,14 @@ func fastRetryModels(m catalog.Model) (runner.Model, error) {
 	return llm.New(llm.Config{BaseURL: m.URL, Flavor: llm.FlavorOpenAI, MaxAttempts: 2, BackoffBase: time.Millisecond, MaxDelay: 10 * time.Millisecond})
 }
 
-type testWriter struct{ t *testing.T }
+type testWriter struct{ t testing.TB }
 
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimRight(string(p), "\n"))
 	return len(p), nil
 }
 
-func ctxFor(t *testing.T) context.Context {
+func ctxFor(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
 	return ctx
@@ -420,7 +420,7 @@ func (e *env) do(method, path, body string, header ...string) (int, http.Header,
 }
 
 // jsonError decodes the error body of a JSON route.
-func jsonError(t *testing.T, body []byte) (code, reason, message string) {
+func jsonError(t testing.TB, body []byte) (code, reason, message string) {
 	t.Helper()
 	var e struct{ Code, Reason, Message string }
 	if err := json.Unmarshal(body, &e); err != nil {
@@ -495,7 +495,7 @@ func (e *env) openSSE(path string, header ...string) *sseStream {
 }
 
 // next returns the next frame, failing the test after a generous wait.
-func (s *sseStream) next(t *testing.T) (sseFrame, bool) {
+func (s *sseStream) next(t testing.TB) (sseFrame, bool) {
 	t.Helper()
 	select {
 	case f, ok := <-s.frames:
@@ -507,7 +507,7 @@ func (s *sseStream) next(t *testing.T) (sseFrame, bool) {
 }
 
 // event decodes an SSE frame's data as an Event.
-func (f sseFrame) eventOf(t *testing.T) *agentsv1.Event {
+func (f sseFrame) eventOf(t testing.TB) *agentsv1.Event {
 	t.Helper()
 	ev := &agentsv1.Event{}
 	if err := apijson.Unmarshal([]byte(f.data), ev); err != nil {

@@ -1,7 +1,7 @@
 package server
 
 import (
-	"context"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -31,26 +32,50 @@ func (s *Server) jsonRoute(fn func(w http.ResponseWriter, r *http.Request) (prot
 	return func(w http.ResponseWriter, r *http.Request) {
 		// A handler answering with a session leaves its turns in the slot,
 		// to be written from the turn cache (sessionFor).
-		slot := &sessionSlot{}
-		r = r.WithContext(context.WithValue(r.Context(), sessionSlotKey{}, slot))
+		st, r := withState(r)
+		st.slot, st.slotted = sessionSlot{}, true
+		slot := &st.slot
 		msg, status, err := fn(w, r)
 		if err != nil {
 			s.writeError(w, r, err)
 			return
 		}
-		var b []byte
+		buf := answerBuffers.Get().(*[]byte)
+		defer putAnswerBuffer(buf)
+		b := (*buf)[:0]
 		if slot.session != nil {
-			b, err = marshalSession(msg, slot)
+			b, err = appendSession(b, msg, slot)
 		} else {
-			b, err = apijson.Marshal(msg)
+			b, err = apijson.AppendReplacing(b, msg, nil)
 		}
+		*buf = b
 		if err != nil {
 			s.writeError(w, r, err)
 			return
 		}
-		w.Header().Set("Content-Type", "application/json")
+		w.Header()["Content-Type"] = jsonContentType
 		w.WriteHeader(status)
-		_, _ = w.Write(append(b, '\n'))
+		*buf = append(b, '\n')
+		_, _ = w.Write(*buf)
+	}
+}
+
+// jsonContentType is the Content-Type of the JSON answers, assigned
+// rather than set: Header.Set makes a slice for the value every time.
+// Nothing changes a header's values in place.
+var jsonContentType = []string{"application/json"}
+
+// An answer is encoded into a buffer kept from earlier answers and
+// written from it: the response copies what it is written, so the
+// answer needs no allocation of its own. Buffers grown past
+// maxAnswerBuffer (a long session's) are left to the collector.
+var answerBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+
+const maxAnswerBuffer = 64 << 10
+
+func putAnswerBuffer(buf *[]byte) {
+	if cap(*buf) <= maxAnswerBuffer {
+		answerBuffers.Put(buf)
 	}
 }
 
@@ -92,7 +117,7 @@ func decodeBody(r *http.Request, msg proto.Message) error {
 		}
 		return errs.Invalid(errs.CodeInvalidArgument, "read body: %v", err)
 	}
-	if len(strings.TrimSpace(string(body))) == 0 {
+	if len(bytes.TrimSpace(body)) == 0 {
 		return nil
 	}
 	if err := apijson.Unmarshal(body, msg); err != nil {
@@ -104,7 +129,7 @@ func decodeBody(r *http.Request, msg proto.Message) error {
 // isJSON reports whether a Content-Type is JSON; none at all is taken as
 // JSON, so a bare `curl -X POST` with no body passes.
 func isJSON(contentType string) bool {
-	if contentType == "" {
+	if contentType == "" || contentType == "application/json" {
 		return true
 	}
 	mt, _, err := mime.ParseMediaType(contentType)

@@ -11,16 +11,10 @@ type identity struct {
 	admin bool
 }
 
-type identityKey struct{}
-
-// withIdentity returns ctx carrying the caller's identity.
-func withIdentity(ctx context.Context, id identity) context.Context {
-	return context.WithValue(ctx, identityKey{}, id)
-}
-
+// identityOf is the caller of ctx's request (set by serveAs).
 func identityOf(ctx context.Context) identity {
-	if id, ok := ctx.Value(identityKey{}).(identity); ok {
-		return id
+	if st := stateOf(ctx); st != nil && st.hasID {
+		return st.id
 	}
 	// Without auth there is one local user, who may see everything.
 	return identity{owner: LocalOwner, admin: true}

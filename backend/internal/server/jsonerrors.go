@@ -16,7 +16,15 @@ import (
 // with no body at all.
 func jsonErrors(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		next.ServeHTTP(&errorRewriter{ResponseWriter: w, r: r}, r)
+		st, r := withState(r)
+		rw := &st.rewriter
+		if rw.ResponseWriter != nil {
+			// The request passed here already (nothing sends one through
+			// twice today): the state's writer is the outer one.
+			rw = &errorRewriter{}
+		}
+		*rw = errorRewriter{ResponseWriter: w, r: r}
+		next.ServeHTTP(rw, r)
 	})
 }
 

@@ -58,7 +58,10 @@ func (s *Server) limitBodies(next http.Handler) http.Handler {
 			refuse(w, r, errs.TooLarge(errs.CodeBodyTooLarge, "request body is larger than %d bytes", limit))
 			return
 		}
-		r.Body = http.MaxBytesReader(w, r.Body, limit)
+		if r.Body != http.NoBody {
+			// A request without a body (a GET) has nothing to limit.
+			r.Body = http.MaxBytesReader(w, r.Body, limit)
+		}
 		next.ServeHTTP(w, r)
 	})
 }

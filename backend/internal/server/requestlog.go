@@ -27,11 +27,13 @@ type requestRecord struct {
 	err error
 }
 
-type requestRecordKey struct{}
-
+// recordOf returns the record of ctx's request, nil when the request
+// layer does not log it.
 func recordOf(ctx context.Context) *requestRecord {
-	rec, _ := ctx.Value(requestRecordKey{}).(*requestRecord)
-	return rec
+	if st := stateOf(ctx); st != nil && st.recorded {
+		return &st.record
+	}
+	return nil
 }
 
 // noteError records a handler's error for the request's log line. It
@@ -91,9 +93,10 @@ func (s *Server) logRequests(next http.Handler) http.Handler {
 			s.open.Add(1)
 			defer func() { s.open.Add(-1); s.served.Add(1) }()
 		}
-		rec := &requestRecord{}
-		sw := &statusWriter{ResponseWriter: w}
-		next.ServeHTTP(sw, r.WithContext(context.WithValue(r.Context(), requestRecordKey{}, rec)))
+		st := &requestState{recorded: true}
+		rec, sw := &st.record, &st.status
+		sw.ResponseWriter = w
+		next.ServeHTTP(sw, r.WithContext(context.WithValue(r.Context(), requestStateKey{}, st)))
 		elapsed := time.Since(start)
 
 		status := sw.status
@@ -120,7 +123,15 @@ func (s *Server) logRequests(next http.Handler) http.Handler {
 		if rec.err != nil {
 			attrs = append(attrs, slog.String("error", rec.err.Error()))
 		}
-		s.log.LogAttrs(r.Context(), levelOfCode(code), "request", attrs...)
+		// The line goes to the handler as Logger.LogAttrs would send it,
+		// without the caller's program counter, which it looks up on
+		// every call and only a handler with AddSource writes (none does:
+		// this line's would always name this function).
+		if level, h := levelOfCode(code), s.log.Handler(); h.Enabled(r.Context(), level) {
+			line := slog.NewRecord(time.Now(), level, "request", 0)
+			line.AddAttrs(attrs...)
+			_ = h.Handle(r.Context(), line)
+		}
 		if s.metrics != nil {
 			s.metrics.observeRequest(procedure, code, elapsed)
 		}

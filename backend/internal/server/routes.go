@@ -93,13 +93,16 @@ func (s *Server) checkRequest(rt route) http.HandlerFunc {
 			r.Body = http.MaxBytesReader(w, r.Body, maxShortBody)
 		}
 		if r.URL.RawQuery != "" {
-			q, respelt, err := canonicalQuery(r.URL.Query(), rt.query, camel)
+			q, respelt, err := canonicalQuery(queryOf(r), rt.query, camel)
 			if err != nil {
 				s.writeError(w, r, err)
 				return
 			}
 			if respelt {
 				r.URL.RawQuery = q.Encode()
+				if st := stateOf(r.Context()); st != nil {
+					st.query, st.rawQuery = q, r.URL.RawQuery
+				}
 			}
 		}
 		if ct := r.Header.Get("Content-Type"); (rt.body != nil || rt.definition) && r.ContentLength != 0 && !isJSON(ct) {
@@ -289,7 +292,7 @@ func (s *Server) routeTable() []route {
 			query:  []param{{name: "mode", doc: "single (default) or cascade: also delete the sub-agent sessions.", enum: apijson.EnumNames(agentsv1.DeleteMode(0).Descriptor())}},
 			status: http.StatusOK, response: &agentsv1.DeleteSessionResponse{},
 			serve: s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
-				mode, err := queryEnum(r.URL.Query().Get("mode"), "mode", agentsv1.DeleteMode(0).Descriptor())
+				mode, err := queryEnum(queryOf(r).Get("mode"), "mode", agentsv1.DeleteMode(0).Descriptor())
 				if err != nil {
 					return nil, 0, err
 				}
@@ -446,7 +449,7 @@ func (s *Server) routeTable() []route {
 			status: http.StatusOK, response: &agentsv1.ListWebhooksResponse{},
 			serve: s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
 				req := &agentsv1.ListWebhooksRequest{}
-				switch scope := r.URL.Query().Get("scope"); scope {
+				switch scope := queryOf(r).Get("scope"); scope {
 				case "", "owner":
 				case "all":
 					req.AllOwners = true
@@ -493,7 +496,7 @@ func (s *Server) routeTable() []route {
 			},
 			status: http.StatusOK, response: &agentsv1.ListWebhookDeliveriesResponse{},
 			serve: s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
-				q := r.URL.Query()
+				q := queryOf(r)
 				req := &agentsv1.ListWebhookDeliveriesRequest{WebhookId: r.PathValue("id")}
 				status, err := queryEnum(q.Get("status"), "status", agentsv1.DeliveryStatus(0).Descriptor())
 				if err != nil {
@@ -547,7 +550,7 @@ func (s *Server) routeTable() []route {
 			query:  []param{{name: "pending", kind: "boolean", doc: "Only undelivered mail."}},
 			status: http.StatusOK, response: &agentsv1.ListMailResponse{},
 			serve: s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
-				pending, err := queryBool(r.URL.Query().Get("pending"), "pending")
+				pending, err := queryBool(queryOf(r).Get("pending"), "pending")
 				if err != nil {
 					return nil, 0, err
 				}
@@ -685,7 +688,7 @@ func (s *Server) scheduleRoutes() []route {
 			},
 			status: http.StatusOK, response: &agentsv1.ListSchedulesResponse{},
 			serve: s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
-				q := r.URL.Query()
+				q := queryOf(r)
 				return unary(r.Context(), s, &agentsv1.ListSchedulesRequest{Agent: q.Get("agent"), SessionId: q.Get("session_id")}, schedules.ListSchedules)
 			}),
 		},
@@ -729,7 +732,7 @@ func (s *Server) scheduleRoutes() []route {
 			status: http.StatusOK, response: &agentsv1.ListFiringsResponse{},
 			serve: s.jsonRoute(func(w http.ResponseWriter, r *http.Request) (proto.Message, int, error) {
 				req := &agentsv1.ListFiringsRequest{ScheduleId: r.PathValue("id")}
-				if v := r.URL.Query().Get("limit"); v != "" {
+				if v := queryOf(r).Get("limit"); v != "" {
 					n, err := strconv.ParseInt(v, 10, 32)
 					if err != nil || n < 0 {
 						return nil, 0, errs.Invalid(errs.CodeInvalidArgument, "limit is a number of firings, not %q", v)
@@ -757,7 +760,7 @@ func unary[Req, Res any](ctx context.Context, s *Server, req *Req, fn func(conte
 
 func (s *Server) exportRoute(sessions *sessionService) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		format := r.URL.Query().Get("format")
+		format := queryOf(r).Get("format")
 		if format == "md" {
 			format = "markdown"
 		}
@@ -778,7 +781,7 @@ func (s *Server) exportRoute(sessions *sessionService) http.HandlerFunc {
 }
 
 func listRequest(r *http.Request) (*agentsv1.ListSessionsRequest, error) {
-	q := r.URL.Query()
+	q := queryOf(r)
 	// The query is the field query; name it as this route spells it.
 	if err := checkChars("q", q.Get("q"), maxQueryChars); err != nil {
 		return nil, err
@@ -820,7 +823,7 @@ func listRequest(r *http.Request) (*agentsv1.ListSessionsRequest, error) {
 // usageRequest is the GetOwnerUsage request of GET
 // /v1/owners/{owner}/usage.
 func usageRequest(r *http.Request) (*agentsv1.GetOwnerUsageRequest, error) {
-	q := r.URL.Query()
+	q := queryOf(r)
 	req := &agentsv1.GetOwnerUsageRequest{Owner: r.PathValue("owner")}
 	bucket, err := queryEnum(q.Get("bucket"), "bucket", agentsv1.UsageBucket(0).Descriptor())
 	if err != nil {
@@ -849,7 +852,7 @@ func usageRequest(r *http.Request) (*agentsv1.GetOwnerUsageRequest, error) {
 
 // getRequest is the GetSession request of GET /v1/sessions/{id}.
 func getRequest(r *http.Request) (*agentsv1.GetSessionRequest, error) {
-	q := r.URL.Query()
+	q := queryOf(r)
 	req := &agentsv1.GetSessionRequest{SessionId: r.PathValue("id")}
 	if err := queryWait(r, &req.Wait, &req.Timeout); err != nil {
 		return nil, err
@@ -861,27 +864,30 @@ func getRequest(r *http.Request) (*agentsv1.GetSessionRequest, error) {
 	default:
 		return nil, errs.Invalid(errs.CodeInvalidArgument, "query parameter `view` must be full or meta, not %q", view)
 	}
-	for _, f := range []struct {
-		name string
-		set  func(int32)
-	}{
-		{"after_turn", func(n int32) { req.AfterTurn = &n }},
-		{"before_turn", func(n int32) { req.BeforeTurn = &n }},
-		{"limit", func(n int32) { req.TurnLimit = n }},
-		{"last", func(n int32) { req.LastTurns = n }},
-	} {
-		v := q.Get(f.name)
+	// Each parameter is read in turn, without a table of setters: this is
+	// every waiting GET's path, and closures are allocations.
+	for _, name := range [...]string{"after_turn", "before_turn", "limit", "last"} {
+		v := q.Get(name)
 		if v == "" {
 			continue
 		}
-		n, err := parseInt(v, f.name)
+		n, err := parseInt(v, name)
 		if err != nil {
 			return nil, err
 		}
 		if n < 0 || n > math.MaxInt32 {
-			return nil, errs.Invalid(errs.CodeInvalidArgument, "query parameter `%s` must be 0 or more, not %d", f.name, n)
+			return nil, errs.Invalid(errs.CodeInvalidArgument, "query parameter `%s` must be 0 or more, not %d", name, n)
 		}
-		f.set(int32(n))
+		switch name {
+		case "after_turn":
+			req.AfterTurn = proto.Int32(int32(n))
+		case "before_turn":
+			req.BeforeTurn = proto.Int32(int32(n))
+		case "limit":
+			req.TurnLimit = int32(n)
+		case "last":
+			req.LastTurns = int32(n)
+		}
 	}
 	return req, nil
 }
@@ -889,7 +895,7 @@ func getRequest(r *http.Request) (*agentsv1.GetSessionRequest, error) {
 // queryWait reads the wait and timeout query parameters into a request's
 // fields; each, when present, wins over the body.
 func queryWait(r *http.Request, wait *bool, timeout **durationpb.Duration) error {
-	q := r.URL.Query()
+	q := queryOf(r)
 	if v := q.Get("wait"); v != "" {
 		b, err := queryBool(v, "wait")
 		if err != nil {
@@ -934,7 +940,7 @@ func readDefinition(r *http.Request) (string, error) {
 
 // queryVersion reads the expected_version parameter; absent is nil.
 func queryVersion(r *http.Request) (*int64, error) {
-	v := r.URL.Query().Get("expected_version")
+	v := queryOf(r).Get("expected_version")
 	if v == "" {
 		return nil, nil
 	}

@@ -28,16 +28,20 @@ import (
 type sessionSlot struct {
 	session *agentsv1.Session
 	view    runner.View
+	// written says the turns were written in the answer, err why they
+	// could not be (see Replace).
+	written bool
+	err     error
+	// turns is Session.turns, looked up once per answer.
+	turns protoreflect.FieldDescriptor
 }
-
-type sessionSlotKey struct{}
 
 // sessionFor is sessionOf for a handler: on a JSON route that asked for
 // a slot the turns are left out of the message and recorded in the slot,
 // for the route to write from the cache.
 func sessionFor(ctx context.Context, view runner.View) *agentsv1.Session {
-	slot, _ := ctx.Value(sessionSlotKey{}).(*sessionSlot)
-	if slot == nil || slot.session != nil || len(view.Turns) == 0 {
+	st := stateOf(ctx)
+	if st == nil || !st.slotted || st.slot.session != nil || len(view.Turns) == 0 {
 		// A slot holds one session: a second one is answered whole.
 		return sessionOf(view)
 	}
@@ -45,7 +49,7 @@ func sessionFor(ctx context.Context, view runner.View) *agentsv1.Session {
 	view.Turns = nil
 	out := sessionOf(view)
 	view.Turns = turns
-	slot.session, slot.view = out, view
+	st.slot.session, st.slot.view = out, view
 	return out
 }
 
@@ -56,42 +60,44 @@ var sessionTurnsField = sync.OnceValue(func() protoreflect.FieldDescriptor {
 	return (&agentsv1.Session{}).ProtoReflect().Descriptor().Fields().ByName("turns")
 })
 
-// marshalSession writes msg, which holds slot.session, with the view's
+// appendSession appends msg, which holds slot.session, with the view's
 // turns in that session.
-func marshalSession(msg proto.Message, slot *sessionSlot) ([]byte, error) {
-	var written bool
-	var turnsErr error
-	turnsField := sessionTurnsField()
-	b, err := apijson.MarshalReplacing(msg, func(m protoreflect.Message, fd protoreflect.FieldDescriptor) ([]byte, bool) {
-		if fd != turnsField || m.Interface() != proto.Message(slot.session) {
-			return nil, false
-		}
-		turns, err := turnsJSON(slot.view)
-		if err != nil {
-			turnsErr = err
-			return nil, false
-		}
-		written = true
-		return turns, true
-	})
+func appendSession(dst []byte, msg proto.Message, slot *sessionSlot) ([]byte, error) {
+	start := len(dst)
+	slot.written, slot.err, slot.turns = false, nil, sessionTurnsField()
+	b, err := apijson.AppendReplacing(dst, msg, slot)
 	switch {
-	case turnsErr != nil:
-		return nil, turnsErr
-	case err != nil || written:
+	case slot.err != nil:
+		return b, slot.err
+	case err != nil || slot.written:
 		return b, err
 	}
 	// Not the message the slot was filled for: put the turns back.
 	for _, t := range slot.view.Turns {
 		slot.session.Turns = append(slot.session.Turns, wire.Turn(t))
 	}
-	return apijson.Marshal(msg)
+	return apijson.AppendReplacing(b[:start], msg, nil)
 }
 
-// turnsJSON is the JSON array of the view's turns, each from the turn
-// cache when it has it (and kept there when it did not).
-func turnsJSON(view runner.View) ([]byte, error) {
-	encs := make([][]byte, len(view.Turns))
-	n := 2 + len(encs)
+// Replace writes the turns of slot.session from the cache (see
+// apijson.Replacer).
+func (slot *sessionSlot) Replace(dst []byte, m protoreflect.Message, fd protoreflect.FieldDescriptor) ([]byte, bool) {
+	if fd != slot.turns || m.Interface() != proto.Message(slot.session) {
+		return dst, false
+	}
+	out, err := appendTurns(dst, slot.view)
+	if err != nil {
+		slot.err = err
+		return dst, false
+	}
+	slot.written = true
+	return out, true
+}
+
+// appendTurns appends the JSON array of the view's turns, each from the
+// turn cache when it has it (and kept there when it did not).
+func appendTurns(dst []byte, view runner.View) ([]byte, error) {
+	dst = append(dst, '[')
 	for i, t := range view.Turns {
 		idx := view.FirstTurn + i
 		b := view.Cache.Get(idx)
@@ -102,16 +108,10 @@ func turnsJSON(view runner.View) ([]byte, error) {
 			}
 			view.Cache.Put(idx, b)
 		}
-		encs[i] = b
-		n += len(b)
-	}
-	out := make([]byte, 0, n)
-	out = append(out, '[')
-	for i, b := range encs {
 		if i > 0 {
-			out = append(out, ',')
+			dst = append(dst, ',')
 		}
-		out = append(out, b...)
+		dst = append(dst, b...)
 	}
-	return append(out, ']'), nil
+	return append(dst, ']'), nil
 }
