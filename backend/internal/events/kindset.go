@@ -45,12 +45,10 @@ var (
 	}()
 )
 
-// bitOf returns the bit of ev's kind.
+// bitOf returns the bit of ev's kind: the kind it carries, which is its
+// SSE frame's name, and which WithKind makes its body's.
 func bitOf(ev *agentsv1.Event) kindSet {
 	if bit, ok := kindBits[ev.GetKind()]; ok {
-		return bit
-	}
-	if bit, ok := kindBits[KindOf(ev)]; ok {
 		return bit
 	}
 	return noKind
