@@ -100,6 +100,11 @@ func (s *Server) subscribe(ctx context.Context, scope agentsv1.SubscribeScope, s
 		}
 		sc = events.OwnerScope(of)
 	}
+	for _, k := range kinds { // as the owner: Connect's checks bound them
+		if utf8.RuneCountInString(k) > maxSlugChars {
+			return nil, errs.Invalid(errs.CodeInvalidArgument, "kinds: a kind has at most %d characters", maxSlugChars)
+		}
+	}
 	sc, err := sc.OfKinds(kinds...)
 	if err != nil {
 		return nil, errs.Invalid(errs.CodeInvalidArgument, "kinds: %v", err)

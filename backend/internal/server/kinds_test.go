@@ -144,6 +144,10 @@ func TestAnUnknownKindIsRefused(t *testing.T) {
 			t.Errorf("GET %s: %d %s, want 400 invalid_argument naming run.stoped and listing the kinds", path, status, body)
 		}
 	}
+	long := strings.Repeat("x", 1000)
+	if status, _, body := e.do(http.MethodGet, "/v1/events?kinds="+long, ""); status != http.StatusBadRequest || strings.Contains(string(body), long) {
+		t.Errorf("a kind of 1,000 characters: %d %.200s, want 400 not quoting it", status, body)
+	}
 	ctx, cancel := context.WithCancel(ctxFor(t))
 	defer cancel()
 	stream, err := e.events.Subscribe(ctx, connect.NewRequest(&agentsv1.SubscribeRequest{Kinds: []string{"run.stoped"}}))
