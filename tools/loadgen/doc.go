@@ -11,7 +11,8 @@
 //     server CPU per prompt, RSS.
 //   - fanout: S subscribers of GET /v1/events while sessions prompt;
 //     events delivered/s, delay until a subscriber sees run.stopped,
-//     server CPU per event and subscriber.
+//     server CPU per event and subscriber; with -fanout-kinds the
+//     subscribers take only those kinds of event.
 //   - getsession: GetSession against session length.
 //   - stored: the prompts workload with many stored sessions.
 //   - startup: time from exec to the `listening` line with many stored

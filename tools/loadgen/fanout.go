@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 )
@@ -11,6 +12,7 @@ import (
 // FanoutRow is one run of the fan-out workload.
 type FanoutRow struct {
 	Subscribers   int      `json:"subscribers"`
+	Kinds         string   `json:"kinds,omitempty"` // the subscribers' filter; empty: every kind
 	Sessions      int      `json:"sessions"`
 	PerSession    int      `json:"prompts_per_session"`
 	Rate          float64  `json:"prompts_per_s_paced,omitempty"` // 0: unpaced
@@ -21,6 +23,7 @@ type FanoutRow struct {
 	Missing       int      `json:"missing"` // run.stopped events a subscriber that did not lag never got
 	Events        int      `json:"events"`  // events received, summed over subscribers
 	Wall          Duration `json:"wall_ms"`
+	PromptsPerSec float64  `json:"prompts_per_s"`
 	EventsPerSec  float64  `json:"events_per_s"`
 	Delay         Latency  `json:"delay_ms"` // run.stopped: receive time − the event's time
 	Latency       Latency  `json:"prompt_latency_ms"`
@@ -48,15 +51,19 @@ func (r *FanoutRows) failed() bool {
 
 // Table implements Result.
 func (r *FanoutRows) Table() ([]string, [][]string) {
-	header := []string{"subscribers", "prompts", "errors", "lagged", "missing", "events", "events/s", "delay p50 ms", "delay p99 ms", "cpu/event/sub µs", "cpu/prompt ms", "prompt p50 ms", "prompt p99 ms", "server cpu ms", "client cpu ms", "rss MB"}
+	header := []string{"subscribers", "kinds", "prompts", "errors", "lagged", "missing", "events", "prompts/s", "events/s", "delay p50 ms", "delay p99 ms", "cpu/event/sub µs", "cpu/prompt ms", "prompt p50 ms", "prompt p99 ms", "server cpu ms", "client cpu ms", "rss MB"}
 	var rows [][]string
 	for _, f := range r.Rows {
 		prompts := fmt.Sprintf("%d×%d", f.Sessions, f.PerSession)
 		if f.Rate > 0 {
 			prompts += fmt.Sprintf(" at %g/s", f.Rate)
 		}
-		rows = append(rows, []string{itoa(f.Subscribers), prompts, itoa(f.Errors), itoa(f.Lagged), itoa(f.Missing),
-			itoa(f.Events), rate(f.EventsPerSec), ms(f.Delay.P50), ms(f.Delay.P99), us(f.CPUPerEvent), ms(f.CPUPerPrompt),
+		kinds := f.Kinds
+		if kinds == "" {
+			kinds = "all"
+		}
+		rows = append(rows, []string{itoa(f.Subscribers), kinds, prompts, itoa(f.Errors), itoa(f.Lagged), itoa(f.Missing),
+			itoa(f.Events), rate(f.PromptsPerSec), rate(f.EventsPerSec), ms(f.Delay.P50), ms(f.Delay.P99), us(f.CPUPerEvent), ms(f.CPUPerPrompt),
 			ms(f.Latency.P50), ms(f.Latency.P99), ms(f.ServerCPU), ms(f.ClientCPU), mb(f.RSS)})
 	}
 	return header, rows
@@ -80,7 +87,7 @@ func runFanout(ctx context.Context, e *env) (Result, error) {
 }
 
 func fanoutRun(ctx context.Context, e *env, subscribers, sessions, perSession int) (FanoutRow, error) {
-	row := FanoutRow{Subscribers: subscribers, Sessions: sessions, PerSession: perSession, Rate: e.cfg.FanoutRate, StoppedWanted: sessions * perSession}
+	row := FanoutRow{Subscribers: subscribers, Kinds: strings.Join(e.cfg.FanoutKinds, ","), Sessions: sessions, PerSession: perSession, Rate: e.cfg.FanoutRate, StoppedWanted: sessions * perSession}
 	srv, c, err := e.start(fmt.Sprintf("fanout-%d", subscribers), "")
 	if err != nil {
 		return row, err
@@ -113,7 +120,7 @@ func fanoutMeasure(ctx context.Context, e *env, srv *Server, c *client, row *Fan
 	defer cancel()
 	subs := make([]*subscriber, row.Subscribers)
 	err = parallel(subCtx, row.Subscribers, 32, func(i int) error {
-		s, err := subscribe(subCtx, hc, srv.URL)
+		s, err := subscribe(subCtx, hc, srv.URL, row.Kinds)
 		subs[i] = s
 		return err
 	})
@@ -188,6 +195,7 @@ func fanoutMeasure(ctx context.Context, e *env, srv *Server, c *client, row *Fan
 		row.CPUPerEvent = row.ServerCPU / Duration(row.Events)
 	}
 	if row.Prompts > 0 {
+		row.PromptsPerSec = float64(row.Prompts) / time.Duration(m.wall).Seconds()
 		row.CPUPerPrompt = row.ServerCPU / Duration(row.Prompts)
 	}
 	return nil

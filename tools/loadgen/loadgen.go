@@ -52,6 +52,10 @@ type Config struct {
 	// sessions together; 0 lets each session prompt again as soon as it
 	// is answered.
 	FanoutRate float64
+	// FanoutKinds, when set, are the only kinds of event the fan-out's
+	// subscribers take (GET /v1/events?kinds=…); run.stopped must be
+	// one, the delay being measured to it.
+	FanoutKinds []string
 
 	Turns    []int // getsession: session lengths
 	GetCalls int   // getsession: calls per length

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"sync"
 	"time"
 )
@@ -100,9 +101,14 @@ type subscriber struct {
 	err     error           // why the stream ended early
 }
 
-// subscribe opens the owner's event stream.
-func subscribe(ctx context.Context, hc *http.Client, base string) (*subscriber, error) {
-	req, err := http.NewRequestWithContext(ctx, "GET", base+"/v1/events", nil)
+// subscribe opens the owner's event stream, of the kinds given (a
+// comma-separated list; empty for every kind).
+func subscribe(ctx context.Context, hc *http.Client, base, kinds string) (*subscriber, error) {
+	path := "/v1/events"
+	if kinds != "" {
+		path += "?kinds=" + url.QueryEscape(kinds)
+	}
+	req, err := http.NewRequestWithContext(ctx, "GET", base+path, nil)
 	if err != nil {
 		return nil, err
 	}

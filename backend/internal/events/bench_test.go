@@ -11,14 +11,18 @@ import (
 )
 
 // benchScopes returns n scopes: all-scope (every subscriber matches every
-// event, the worst case) or one session each (an event matches one
-// subscriber, the common case).
+// event, the worst case), one session each (an event matches one
+// subscriber, the common case), or all-scope of another kind than the
+// events published (every subscriber is in the bucket, none wants them).
 func benchScopes(layout string, n int) []Scope {
 	scopes := make([]Scope, n)
 	for i := range scopes {
 		scopes[i] = AllScope()
-		if layout == "sessions" {
+		switch layout {
+		case "sessions":
 			scopes[i] = SessionScope(fmt.Sprintf("s%d", i))
+		case "otherkinds":
+			scopes[i], _ = AllScope().OfKinds(KindRunStopped)
 		}
 	}
 	return scopes
@@ -30,9 +34,9 @@ func benchScopes(layout string, n int) []Scope {
 // fill, so nobody is cut and every send is a plain buffered send.
 func BenchmarkPublish(b *testing.B) {
 	const queue = 4096
-	for _, layout := range []string{"all", "sessions"} {
+	for _, layout := range []string{"all", "sessions", "otherkinds"} {
 		for _, n := range []int{0, 1, 64, 512} {
-			if layout == "sessions" && n == 0 {
+			if layout != "all" && n == 0 {
 				continue
 			}
 			b.Run(fmt.Sprintf("%s/subs=%d", layout, n), func(b *testing.B) {

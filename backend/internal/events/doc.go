@@ -53,7 +53,10 @@
 // non-blocking channel send per matching subscriber; subscribers are indexed
 // by scope, so an event only touches the subscribers of its session and owner,
 // the all-scope subscribers, and (for server-wide events only) every owner
-// subscriber. A subscriber whose queue is full is cut on the spot: its channel
+// subscriber. A scope may be narrowed to some kinds (Scope.OfKinds); the
+// index keeps each subscriber's kinds beside it, so one that wants none of
+// an event's kind costs a bit test and is never queued to or woken. A
+// subscriber whose queue is full is cut on the spot: its channel
 // is closed with the reason lagged and it is dropped from the index, so a slow
 // client can never slow the runner.
 //

@@ -32,6 +32,10 @@ const (
 	KindScheduleChanged   = "schedule.changed"
 )
 
+// deltaKinds are the kinds published as deltas (Hub.PublishDelta): not
+// logged, placed by the hub's delta counter.
+var deltaKinds = [...]string{KindTextDelta, KindThinkingDelta, KindToolCallDelta}
+
 // WithKind sets ev's kind from its body and returns it. Events are built
 // through it and never name their kind, so none can carry a kind its body
 // disagrees with.

@@ -206,7 +206,8 @@ func (r *ring) reset(p Position) {
 }
 
 // each calls f, oldest first, for every event after p that scope
-// matches, decoded anew.
+// matches, decoded anew (the kinds are read from the decoded event: a
+// replay is rare, and an entry stays small).
 func (r *ring) each(scope Scope, p Position, f func(*agentsv1.Event)) error {
 	for i := range r.n {
 		e := &r.entries[(r.head+i)%len(r.entries)]
@@ -216,6 +217,9 @@ func (r *ring) each(scope Scope, p Position, f func(*agentsv1.Event)) error {
 		ev := &agentsv1.Event{}
 		if err := proto.Unmarshal(e.body, ev); err != nil {
 			return fmt.Errorf("events: decode the event at %v: %w", e.pos, err)
+		}
+		if !scope.wants(bitOf(ev)) {
+			continue
 		}
 		ev.Seq, ev.DeltaSeq = e.pos.Seq, e.pos.Delta
 		f(ev)

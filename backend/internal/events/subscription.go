@@ -3,6 +3,7 @@ package events
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync/atomic"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
@@ -63,6 +64,10 @@ type Subscription struct {
 	mode     Mode
 	snapshot Position
 	ch       chan *agentsv1.Event
+	// visit is the kinds of event the hub's index offers the
+	// subscription: those of its scope, and the logged ones too while it
+	// holds deltas back (they open their sessions, see lets).
+	visit kindSet
 
 	// last is the position of the newest event queued (or where the
 	// subscription began); ended makes ending idempotent. Both are
@@ -130,6 +135,10 @@ func (h *Hub) SubscribeAt(ctx context.Context, scope Scope, after *Position) (*S
 	if !deltas {
 		p = Position{Seq: after.Seq}
 	}
+	// A scope that takes no delta needs none held, and none replayed:
+	// losing some never stands in its way.
+	held := !deltas && scope.wantsDeltas()
+	deltas = deltas && scope.wantsDeltas()
 	// A position past the hub's newest event is none of this hub's
 	// deltas, but may be a logged event it has not been given yet: one
 	// another server committed, which this server's follower publishes
@@ -151,7 +160,7 @@ func (h *Hub) SubscribeAt(ctx context.Context, scope Scope, after *Position) (*S
 				return nil, err
 			}
 		}
-		return h.register(scope, ModeReplay, backlog, Position{}, !deltas), nil
+		return h.register(scope, ModeReplay, backlog, Position{}, held), nil
 	}
 	h.mu.Unlock()
 	if h.log == nil {
@@ -192,7 +201,7 @@ func (h *Hub) SubscribeAt(ctx context.Context, scope Scope, after *Position) (*S
 			h.mu.Unlock()
 			return nil, err
 		}
-		s := h.register(scope, ModeReplay, backlog, upTo, !deltas)
+		s := h.register(scope, ModeReplay, backlog, upTo, held)
 		h.mu.Unlock()
 		return s, nil
 	}
@@ -227,6 +236,11 @@ func (h *Hub) readLog(ctx context.Context, scope Scope, seq uint64) (logged []*a
 	}
 	for len(logged) > 0 && logged[len(logged)-1].Seq > newest {
 		logged = logged[:len(logged)-1]
+	}
+	if scope.kinds != 0 {
+		// The log selects by scope; the kinds are sifted here, so the
+		// replay bound counts every event of the scope.
+		logged = slices.DeleteFunc(logged, func(ev *agentsv1.Event) bool { return !scope.wants(bitOf(ev)) })
 	}
 	return logged, newest, true, nil
 }
@@ -265,9 +279,13 @@ func (h *Hub) withDeltas(scope Scope, p Position, logged []*agentsv1.Event) ([]*
 // logged event (see SubscribeAt). Called under the hub's mutex.
 func (h *Hub) register(scope Scope, mode Mode, backlog []*agentsv1.Event, seen Position, held bool) *Subscription {
 	cur := h.position()
-	s := &Subscription{hub: h, scope: scope, mode: mode, snapshot: cur, last: cur}
+	s := &Subscription{hub: h, scope: scope, mode: mode, snapshot: cur, last: cur, visit: everyKind}
+	if scope.kinds != 0 {
+		s.visit = scope.kinds
+	}
 	if held {
 		s.open = map[string]struct{}{}
+		s.visit |= everyKind &^ deltaSet
 	}
 	if cur.Before(seen) {
 		s.last = seen
@@ -354,16 +372,19 @@ func (s *Subscription) Close() {
 	s.end(reasonClosed)
 }
 
-// offer queues ev without blocking. When the queue is full it cuts the
-// subscription as lagged and returns false; the caller drops it from the
-// index. Called under the hub's mutex.
-func (s *Subscription) offer(ev *agentsv1.Event) bool {
+// offer queues ev, whose kind's bit is bit, without blocking. When the
+// queue is full it cuts the subscription as lagged and returns false; the
+// caller drops it from the index. Called under the hub's mutex.
+func (s *Subscription) offer(ev *agentsv1.Event, bit kindSet) bool {
 	p := PositionOf(ev)
 	if !s.last.Before(p) {
 		return true // already replayed from the log
 	}
 	if s.open != nil && !s.lets(ev) {
 		return true
+	}
+	if !s.scope.wants(bit) {
+		return true // offered only to open its session
 	}
 	select {
 	case s.ch <- ev:

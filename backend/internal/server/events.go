@@ -40,7 +40,7 @@ func (h *eventService) Subscribe(ctx context.Context, req *connect.Request[agent
 	if m.After != nil {
 		after = &events.Position{Seq: m.GetAfter(), Delta: m.GetAfterDelta()}
 	}
-	sub, err := h.s.subscribe(ctx, m.GetScope(), m.GetSessionId(), m.GetOwner(), after)
+	sub, err := h.s.subscribe(ctx, m.GetScope(), m.GetSessionId(), m.GetOwner(), m.GetKinds(), after)
 	if err != nil {
 		return err
 	}
@@ -54,8 +54,9 @@ func (h *eventService) Subscribe(ctx context.Context, req *connect.Request[agent
 // subscription. A session id implies the session scope; with another
 // scope it is refused, not ignored: streaming more than the session asked
 // for is the one wrong answer. of names the owner of an owner scope,
-// empty for the caller's own.
-func (s *Server) subscribe(ctx context.Context, scope agentsv1.SubscribeScope, sessionID, of string, after *events.Position) (*events.Subscription, error) {
+// empty for the caller's own; kinds, when not empty, are the only kinds
+// it gets.
+func (s *Server) subscribe(ctx context.Context, scope agentsv1.SubscribeScope, sessionID, of string, kinds []string, after *events.Position) (*events.Subscription, error) {
 	if sessionID != "" {
 		switch scope {
 		case agentsv1.SubscribeScope_SUBSCRIBE_SCOPE_UNSPECIFIED:
@@ -98,6 +99,15 @@ func (s *Server) subscribe(ctx context.Context, scope agentsv1.SubscribeScope, s
 			s.auditRead(ctx, rpcSubscribe, of, "")
 		}
 		sc = events.OwnerScope(of)
+	}
+	for _, k := range kinds { // as the owner: Connect's checks bound them
+		if utf8.RuneCountInString(k) > maxSlugChars {
+			return nil, errs.Invalid(errs.CodeInvalidArgument, "kinds: a kind has at most %d characters", maxSlugChars)
+		}
+	}
+	sc, err := sc.OfKinds(kinds...)
+	if err != nil {
+		return nil, errs.Invalid(errs.CodeInvalidArgument, "kinds: %v", err)
 	}
 	return s.hub.SubscribeAt(ctx, sc, after)
 }

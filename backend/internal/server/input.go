@@ -41,6 +41,7 @@ var shortFields = map[protoreflect.Name]int{
 	"title":            maxTitleChars,
 	"agent":            maxSlugChars,
 	"slug":             maxSlugChars,
+	"kinds":            maxSlugChars,
 	"session_id":       maxIDChars,
 	"parent_id":        maxIDChars,
 	"watcher_id":       maxIDChars,

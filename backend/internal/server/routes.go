@@ -125,6 +125,7 @@ func (s *Server) routeTable() []route {
 	hooks := &webhookService{s: s}
 	sse := []string{"text/event-stream"}
 	after := param{name: "after", doc: "Resume after this position (or send Last-Event-ID): seq, an SSE id (seq.delta.tag), or seq.delta_seq with an event's two numbers as they came. The delta part is opaque: it carries the tag of the server process that numbered the delta, and a position another server gave replays the logged events after its seq but none of this server's deltas at that seq."}
+	kinds := param{name: "kinds", doc: "Only events of these kinds, comma-separated (kinds=run.stopped,session.failed); absent is every kind. An unknown kind is refused. A reconnect with Last-Event-ID and the same kinds misses none of them."}
 	accessToken := param{name: "access_token", doc: "The bearer token, for clients that cannot set headers (EventSource)."}
 	waitParam := param{name: "wait", kind: "boolean", doc: "Answer once the session is not running."}
 	expectedVersion := param{name: "expected_version", kind: "integer", doc: "Change the agent only if its current version is this one (else 409, code version_mismatch)."}
@@ -633,14 +634,14 @@ func (s *Server) routeTable() []route {
 			query: []param{
 				{name: "scope", doc: "owner (default: the caller's sessions), owner:NAME (that owner's; another owner's needs an admin token, and the read is logged) or all (admin only)."},
 				{name: "session_id", doc: "One session's events, as /v1/sessions/{id}/events: it implies the session scope, and goes with no other."},
-				after, accessToken,
+				kinds, after, accessToken,
 			},
 			status: http.StatusOK, produces: sse, header: replayHeader,
 			serve: s.sseRoute(false),
 		},
 		{
 			method: "GET", path: "/v1/sessions/{id}/events", rpc: "agents.v1.EventService.Subscribe",
-			query:  []param{after, accessToken},
+			query:  []param{kinds, after, accessToken},
 			status: http.StatusOK, produces: sse, header: replayHeader,
 			serve: s.sseRoute(true),
 		},

@@ -14,8 +14,8 @@ import (
 
 // sseRoute serves a subscription as Server-Sent Events: GET /v1/events
 // (scope=owner, owner:NAME or all, or session_id) or, with perSession,
-// GET /v1/sessions/{id}/events. A reconnecting client sends Last-Event-ID
-// (or ?after=).
+// GET /v1/sessions/{id}/events, narrowed to some kinds by kinds=. A
+// reconnecting client sends Last-Event-ID (or ?after=).
 func (s *Server) sseRoute(perSession bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
@@ -42,7 +42,7 @@ func (s *Server) sseRoute(perSession bool) http.HandlerFunc {
 			s.writeError(w, r, errs.Invalid(errs.CodeInvalidArgument, "scope %q: want owner, owner:NAME or all", q.Get("scope")))
 			return
 		}
-		sub, err := s.subscribe(r.Context(), scope, sessionID, of, after)
+		sub, err := s.subscribe(r.Context(), scope, sessionID, of, sse.ParseKinds(q["kinds"]), after)
 		if err != nil {
 			s.writeError(w, r, err)
 			return

@@ -119,6 +119,10 @@ func parseFlags(args []string, stderr io.Writer) (loadgen.Config, bool, error) {
 	fs.Var(&s.subscribers, "subscribers", "fanout: SSE `subscribers`, a list (default 200,1000; quick 50,200)")
 	fs.IntVar(&s.fanoutSessions, "fanout-sessions", 0, "fanout: sessions prompting meanwhile (default 16)")
 	fs.Float64Var(&cfg.FanoutRate, "fanout-rate", 0, "fanout: prompts per second the sessions make together, paced; 0 for each session prompting again as soon as it is answered (the server as busy as it gets)")
+	fs.Func("fanout-kinds", "fanout: the subscribers take only these event `kinds`, a comma-separated list that must hold run.stopped (the delay is measured to it); default every kind", func(v string) error {
+		cfg.FanoutKinds = strings.Split(v, ",")
+		return nil
+	})
 	fs.Var(&s.turns, "turns", "getsession: session `lengths` in turns, a list (default 10,100,1000; quick 10,100)")
 	fs.IntVar(&s.getCalls, "get-calls", 0, "getsession: calls per length (default 200; quick 50)")
 	fs.IntVar(&s.stored, "stored", 0, "stored and startup: sessions in the database (default 100000; quick 10000)")
@@ -149,6 +153,7 @@ func parseFlags(args []string, stderr io.Writer) (loadgen.Config, bool, error) {
 		base = loadgen.QuickConfig()
 	}
 	base.AgentsBin, base.Compare, base.ModelURL, base.Keep, base.PostWait, base.WaitWhole, base.ServeArgs, base.ProfileDir, base.FineHeap, base.FanoutRate = cfg.AgentsBin, cfg.Compare, cfg.ModelURL, cfg.Keep, cfg.PostWait, cfg.WaitWhole, serveArgs, cfg.ProfileDir, cfg.FineHeap, cfg.FanoutRate
+	base.FanoutKinds = cfg.FanoutKinds
 	if scenarios != "" {
 		base.Scenarios = strings.Split(scenarios, ",")
 	}
@@ -203,6 +208,9 @@ func check(c loadgen.Config) error {
 	}
 	if c.FanoutRate < 0 {
 		return errors.New("-fanout-rate cannot be negative")
+	}
+	if len(c.FanoutKinds) > 0 && !contains(c.FanoutKinds, "run.stopped") {
+		return errors.New("-fanout-kinds must hold run.stopped: the delay is measured to it")
 	}
 	if c.IdleMore < 0 || c.IdleAfter < 0 || c.EvictWait < 0 || c.IdleEvict < 0 {
 		return errors.New("-idle-more, -idle-after, -evict-wait and -idle-evict cannot be negative")

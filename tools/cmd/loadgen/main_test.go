@@ -51,8 +51,12 @@ func TestParseFlags(t *testing.T) {
 	if paced, _, err := parseFlags([]string{"-quick", "-fanout-rate", "50"}, io.Discard); err != nil || paced.FanoutRate != 50 {
 		t.Errorf("parseFlags(-quick -fanout-rate 50) = FanoutRate %v, %v; want 50", paced.FanoutRate, err)
 	}
+	if k, _, err := parseFlags([]string{"-fanout-kinds", "run.stopped,session.updated"}, io.Discard); err != nil || !slices.Equal(k.FanoutKinds, []string{"run.stopped", "session.updated"}) {
+		t.Errorf("parseFlags(-fanout-kinds run.stopped,session.updated) = FanoutKinds %q, %v", k.FanoutKinds, err)
+	}
 	for _, args := range [][]string{
 		{"-scenario", "nope"}, {"-prompts", "0"}, {"-concurrency", "1,x"}, {"extra"}, {"-turns", ""}, {"-idle-more", "-1"}, {"-fanout-rate", "-1"}, {"-repeat", "0"},
+		{"-fanout-kinds", "session.updated"},
 	} {
 		if _, _, err := parseFlags(args, io.Discard); !errors.Is(err, errUsage) {
 			t.Errorf("parseFlags(%q) = %v, want a usage error", args, err)

@@ -165,7 +165,15 @@ type SubscribeRequest struct {
 	// For the owner scope, whose sessions: empty is the caller's owner.
 	// Another owner's needs an admin token, and the server logs the read.
 	// The SSE route spells it `scope=owner:NAME`.
-	Owner         string `protobuf:"bytes,5,opt,name=owner,proto3" json:"owner,omitempty"`
+	Owner string `protobuf:"bytes,5,opt,name=owner,proto3" json:"owner,omitempty"`
+	// Only events of these kinds (an Event's `kind`: "run.stopped",
+	// "session.updated", ...); empty is every kind. An unknown kind is
+	// refused with invalid_argument. Snapshot, lagged and heartbeat items
+	// come as without it. A lagged item's position is that of the last event
+	// delivered, and a reconnect with it (and the same kinds) replays every
+	// event of the kinds after it: none is missed. The SSE routes spell it
+	// `kinds=run.stopped,session.failed`.
+	Kinds         []string `protobuf:"bytes,6,rep,name=kinds,proto3" json:"kinds,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -233,6 +241,13 @@ func (x *SubscribeRequest) GetOwner() string {
 		return x.Owner
 	}
 	return ""
+}
+
+func (x *SubscribeRequest) GetKinds() []string {
+	if x != nil {
+		return x.Kinds
+	}
+	return nil
 }
 
 // SubscribeResponse is one item of a subscription stream.
@@ -2391,7 +2406,7 @@ var File_agents_v1_event_proto protoreflect.FileDescriptor
 
 const file_agents_v1_event_proto_rawDesc = "" +
 	"\n" +
-	"\x15agents/v1/event.proto\x12\tagents.v1\x1a\x15agents/v1/agent.proto\x1a\x14agents/v1/mail.proto\x1a\x18agents/v1/schedule.proto\x1a\x17agents/v1/session.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xbe\x01\n" +
+	"\x15agents/v1/event.proto\x12\tagents.v1\x1a\x15agents/v1/agent.proto\x1a\x14agents/v1/mail.proto\x1a\x18agents/v1/schedule.proto\x1a\x17agents/v1/session.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd4\x01\n" +
 	"\x10SubscribeRequest\x12/\n" +
 	"\x05scope\x18\x01 \x01(\x0e2\x19.agents.v1.SubscribeScopeR\x05scope\x12\x1d\n" +
 	"\n" +
@@ -2399,7 +2414,8 @@ const file_agents_v1_event_proto_rawDesc = "" +
 	"\x05after\x18\x03 \x01(\x04H\x00R\x05after\x88\x01\x01\x12\x1f\n" +
 	"\vafter_delta\x18\x04 \x01(\x04R\n" +
 	"afterDelta\x12\x14\n" +
-	"\x05owner\x18\x05 \x01(\tR\x05ownerB\b\n" +
+	"\x05owner\x18\x05 \x01(\tR\x05owner\x12\x14\n" +
+	"\x05kinds\x18\x06 \x03(\tR\x05kindsB\b\n" +
 	"\x06_after\"\xdb\x01\n" +
 	"\x11SubscribeResponse\x12(\n" +
 	"\x05event\x18\x01 \x01(\v2\x10.agents.v1.EventH\x00R\x05event\x121\n" +

@@ -1,6 +1,8 @@
 package sse
 
 import (
+	"strings"
+
 	"github.com/agents-os/agents/backend/internal/events"
 )
 
@@ -22,4 +24,20 @@ func ParseAfter(lastEventID, after string) (*events.Position, error) {
 		return nil, err
 	}
 	return &p, nil
+}
+
+// ParseKinds returns the kinds the kinds query parameters name: each a
+// comma-separated list, spaces around a name ignored, empty names
+// skipped. None means every kind; whether a name is a kind is the hub's
+// to say (events.Scope.OfKinds).
+func ParseKinds(params []string) []string {
+	var kinds []string
+	for _, p := range params {
+		for k := range strings.SplitSeq(p, ",") {
+			if k = strings.TrimSpace(k); k != "" {
+				kinds = append(kinds, k)
+			}
+		}
+	}
+	return kinds
 }
