@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 )
@@ -22,33 +23,35 @@ const everyKind = ^kindSet(0)
 // subscription receives.
 const noKind = kindSet(1) << 63
 
-var (
-	// kindBits maps each kind to its bit.
-	kindBits = func() map[string]kindSet {
-		kinds := Kinds()
-		if len(kinds) >= 63 {
-			panic("events: more kinds than a kindSet has bits")
-		}
-		bits := make(map[string]kindSet, len(kinds))
-		for i, k := range kinds {
-			bits[k] = 1 << i
-		}
-		return bits
-	}()
-	// deltaSet holds the kinds published as deltas.
-	deltaSet = func() kindSet {
-		var set kindSet
-		for _, k := range deltaKinds {
-			set |= kindBits[k]
-		}
-		return set
-	}()
-)
+// kindBits maps each kind to its bit. It is made on first use: listing
+// the kinds reflects over the event's protobuf types, which a server
+// should not pay for at start-up.
+var kindBits = sync.OnceValue(func() map[string]kindSet {
+	kinds := Kinds()
+	if len(kinds) >= 63 {
+		panic("events: more kinds than a kindSet has bits")
+	}
+	bits := make(map[string]kindSet, len(kinds))
+	for i, k := range kinds {
+		bits[k] = 1 << i
+	}
+	return bits
+})
+
+// deltaSet holds the kinds published as deltas.
+var deltaSet = sync.OnceValue(func() kindSet {
+	var set kindSet
+	bits := kindBits()
+	for _, k := range deltaKinds {
+		set |= bits[k]
+	}
+	return set
+})
 
 // bitOf returns the bit of ev's kind: the kind it carries, which is its
 // SSE frame's name, and which WithKind makes its body's.
 func bitOf(ev *agentsv1.Event) kindSet {
-	if bit, ok := kindBits[ev.GetKind()]; ok {
+	if bit, ok := kindBits()[ev.GetKind()]; ok {
 		return bit
 	}
 	return noKind
@@ -61,7 +64,7 @@ var ErrUnknownKind = errors.New("unknown event kind")
 func kindSetOf(kinds []string) (kindSet, error) {
 	var set kindSet
 	for _, k := range kinds {
-		bit, ok := kindBits[k]
+		bit, ok := kindBits()[k]
 		if !ok {
 			return 0, fmt.Errorf("%w %q: the kinds are %s", ErrUnknownKind, k, strings.Join(Kinds(), ", "))
 		}
@@ -74,7 +77,7 @@ func kindSetOf(kinds []string) (kindSet, error) {
 func (k kindSet) names() []string {
 	var out []string
 	for _, name := range Kinds() {
-		if k&kindBits[name] != 0 {
+		if k&kindBits()[name] != 0 {
 			out = append(out, name)
 		}
 	}

@@ -70,7 +70,7 @@ func (s Scope) Matches(ev *agentsv1.Event) bool {
 func (s Scope) wants(bit kindSet) bool { return s.kinds == 0 || s.kinds&bit != 0 }
 
 // wantsDeltas reports whether the scope takes any delta.
-func (s Scope) wantsDeltas() bool { return s.wants(deltaSet) }
+func (s Scope) wantsDeltas() bool { return s.wants(deltaSet()) }
 
 // matches is Matches, kinds aside, for an event of session and owner.
 func (s Scope) matches(session, owner string) bool {

@@ -285,7 +285,7 @@ func (h *Hub) register(scope Scope, mode Mode, backlog []*agentsv1.Event, seen P
 	}
 	if held {
 		s.open = map[string]struct{}{}
-		s.visit |= everyKind &^ deltaSet
+		s.visit |= everyKind &^ deltaSet()
 	}
 	if cur.Before(seen) {
 		s.last = seen
