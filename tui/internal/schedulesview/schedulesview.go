@@ -164,7 +164,8 @@ func (m *Schedules) List() []*agentsv1.Schedule { return m.list }
 func (m *Schedules) ShowingFirings() bool { return m.firings != nil }
 
 // Handle takes the tab's answers, and lists again what an event says
-// changed: a schedule fired, or the run a firing started stopped.
+// changed: a schedule fired or changed, or the run a firing started
+// stopped.
 func (m *Schedules) Handle(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case Loaded:
@@ -205,11 +206,12 @@ func (m *Schedules) Handle(msg tea.Msg) tea.Cmd {
 }
 
 // event lists again what ev changed: every schedule when one fired (its
-// next times and last firing moved), with its firings when they are
-// open; the firings when a run one of them started stopped.
+// next times and last firing moved) or was created, changed, paused or
+// deleted anywhere, with its firings when they are open; the firings
+// when a run one of them started stopped.
 func (m *Schedules) event(ev *agentsv1.Event) tea.Cmd {
 	switch ev.GetBody().(type) {
-	case *agentsv1.Event_ScheduleFired:
+	case *agentsv1.Event_ScheduleFired, *agentsv1.Event_ScheduleChanged:
 		return m.refetch()
 	case *agentsv1.Event_RunStopped, *agentsv1.Event_SessionFailed:
 		if f := m.firings; f != nil && ev.GetSessionId() != "" {

@@ -383,3 +383,17 @@ func TestOutcome(t *testing.T) {
 		}
 	}
 }
+
+// A schedule created, changed, paused or deleted elsewhere (the web app,
+// the CLI, another server) lists the schedules again.
+func TestAChangedScheduleListsTheSchedulesAgain(t *testing.T) {
+	t.Parallel()
+	f := newFake()
+	m := loaded(t, f)
+	before := f.lists
+	runAll(m, m.Handle(msgs.Event{Event: &agentsv1.Event{Body: &agentsv1.Event_ScheduleChanged{ScheduleChanged: &agentsv1.ScheduleChanged{
+		ScheduleId: "sch-9", Change: agentsv1.ScheduleChange_SCHEDULE_CHANGE_CREATED}}}}))
+	if f.lists != before+1 {
+		t.Fatalf("%d listings after schedule.changed; want %d", f.lists, before+1)
+	}
+}
