@@ -216,13 +216,15 @@ describe("the app", () => {
     await screen.findByRole("heading", { name: "Webhooks", level: 1 });
   });
 
-  it("keeps a phone's bar to one line: the webhooks are in its More menu", async () => {
+  it("keeps a phone's bar to one line: the schedules and webhooks are in its More menu", async () => {
     vi.stubGlobal("matchMedia", (media: string) => ({ matches: true, media, addEventListener: () => {}, removeEventListener: () => {} }));
     try {
       mount(<App />);
       const bar = await screen.findByRole("banner");
       expect(within(bar).queryByRole("link", { name: "Webhooks" })).toBeNull();
+      expect(within(bar).queryByRole("link", { name: "Schedules" })).toBeNull();
       fireEvent.click(within(bar).getByRole("button", { name: "More" }));
+      expect(within(screen.getByRole("menu", { name: "More" })).getByRole("menuitem", { name: "Schedules" })).toBeTruthy();
       fireEvent.click(within(screen.getByRole("menu", { name: "More" })).getByRole("menuitem", { name: "Webhooks" }));
       await screen.findByRole("heading", { name: "Webhooks", level: 1 });
       expect(within(bar).getByRole("button", { name: "More" }).classList.contains("current")).toBe(true);

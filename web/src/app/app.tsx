@@ -100,13 +100,25 @@ export function App() {
           <NavLink to="/agents" className="button">
             Agents
           </NavLink>
-          <NavLink to={schedulesPath} className="button">
-            Schedules
-          </NavLink>
           {narrow ? (
-            <MorePages pages={[...(budgets ? [{ label: "Usage", path: "/usage" }] : []), { label: "Webhooks", path: webhooksPath }]} />
+            <>
+              {budgets && (
+                <NavLink to="/usage" className="button">
+                  Usage
+                </NavLink>
+              )}
+              <MorePages
+                pages={[
+                  { label: "Schedules", path: schedulesPath },
+                  { label: "Webhooks", path: webhooksPath },
+                ]}
+              />
+            </>
           ) : (
             <>
+              <NavLink to={schedulesPath} className="button">
+                Schedules
+              </NavLink>
               <NavLink to={webhooksPath} className="button">
                 Webhooks
               </NavLink>
