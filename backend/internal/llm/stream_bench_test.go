@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/agents-os/agents/backend/internal/cputime"
 )
 
 // benchStream is the answer of the load tool's offline model: a short
@@ -56,14 +58,14 @@ func BenchmarkStream(b *testing.B) {
 			}
 			req := Request{Model: "load-model", Messages: msgs, Encoded: enc, SessionID: "e397e056-82d5-4294-b6c9-155acf41859a"}
 			b.ReportAllocs()
-			cpuBefore, cpuKnown := processCPU()
+			cpuBefore, cpuKnown := cputime.Process()
 			for b.Loop() {
 				resp, err := c.Stream(context.Background(), req, func(Delta) {})
 				if err != nil || resp.Text != "Done." {
 					b.Fatal(resp, err)
 				}
 			}
-			if cpuAfter, _ := processCPU(); cpuKnown {
+			if cpuAfter, _ := cputime.Process(); cpuKnown {
 				b.ReportMetric(float64(cpuAfter-cpuBefore)/float64(time.Microsecond)/float64(b.N), "cpu-µs/op")
 			}
 		})

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agents-os/agents/backend/internal/agentfile"
 	"github.com/agents-os/agents/backend/internal/catalog"
+	"github.com/agents-os/agents/backend/internal/cputime"
 	"github.com/agents-os/agents/backend/internal/events"
 	"github.com/agents-os/agents/backend/internal/llm"
 	"github.com/agents-os/agents/backend/internal/runner"
@@ -141,7 +142,7 @@ func benchSteps(b *testing.B, db store.Store, tool string, sessions int) {
 	var drivers sync.WaitGroup
 	b.ReportAllocs()
 	b.ResetTimer()
-	cpuBefore, cpuKnown := processCPU()
+	cpuBefore, cpuKnown := cputime.Process()
 	for range sessions {
 		drivers.Go(func() {
 			if err := drive(ctx, run); err != nil && ctx.Err() == nil {
@@ -155,7 +156,7 @@ func benchSteps(b *testing.B, db store.Store, tool string, sessions int) {
 	case <-ctx.Done():
 	}
 	b.StopTimer()
-	cpuAfter, _ := processCPU()
+	cpuAfter, _ := cputime.Process()
 	// Steps still in flight finish or are abandoned by Close; only the
 	// first b.N were timed and recorded.
 	cancel()

@@ -4,10 +4,10 @@ import (
 	"context"
 	"fmt"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/agents-os/agents/backend/internal/cputime"
 	"github.com/agents-os/agents/backend/internal/events"
 	"github.com/agents-os/agents/backend/internal/session"
 	"github.com/agents-os/agents/backend/internal/store"
@@ -167,9 +167,9 @@ func (st *stepper) promptChange(body []byte) *store.Change {
 
 // cpuTime is the CPU time the process has used, user and system.
 func cpuTime(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
+	t, ok := cputime.Process()
+	if !ok {
+		b.Fatal("cannot read the process's CPU time here")
 	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return t
 }

@@ -1,15 +1,15 @@
 //go:build unix
 
-package runner_test
+package cputime
 
 import (
 	"syscall"
 	"time"
 )
 
-// processCPU is the CPU time (user and system) the process has used so
-// far, every thread included.
-func processCPU() (time.Duration, bool) {
+// Process is the CPU time (user and system) the process has used so far,
+// every thread included; false where it cannot be read.
+func Process() (time.Duration, bool) {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0, false
