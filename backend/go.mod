@@ -8,6 +8,7 @@ require (
 	github.com/agents-os/agents/api v0.0.0
 	github.com/agents-os/agents/tools v0.0.0
 	github.com/agents-os/agents/tui v0.0.0
+	github.com/aymanbagabas/go-udiff v0.4.1
 	github.com/bluekeyes/go-gitdiff v0.9.0
 	github.com/google/jsonschema-go v0.4.3
 	github.com/google/uuid v1.6.0

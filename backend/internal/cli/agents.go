@@ -25,7 +25,7 @@ func (a *app) agentsCommand() *cobra.Command {
 		Args:  cobra.NoArgs,
 	}
 	a.addServerFlags(cmd, &cf)
-	cmd.AddCommand(a.agentsList(&cf), a.agentsShow(&cf), a.agentsCreate(&cf), a.agentsEdit(&cf), a.agentsUpdate(&cf), a.agentsRemove(&cf), a.agentsVersions(&cf), a.agentsRollback(&cf))
+	cmd.AddCommand(a.agentsList(&cf), a.agentsShow(&cf), a.agentsCreate(&cf), a.agentsEdit(&cf), a.agentsUpdate(&cf), a.agentsRemove(&cf), a.agentsVersions(&cf), a.agentsDiff(&cf), a.agentsRollback(&cf))
 	return cmd
 }
 

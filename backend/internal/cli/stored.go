@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	udiff "github.com/aymanbagabas/go-udiff"
 	"io"
 	"os"
 	"strconv"
@@ -314,6 +315,92 @@ func (a *app) agentsRollback(cf *clientFlags) *cobra.Command {
 	}
 	cmd.Flags().Int64Var(&expected, "expected-version", 0, "roll back only if the current version is this one")
 	return cmd
+}
+
+// agentsDiff prints what changed between two versions of a stored agent
+// as a unified diff: by default from the version before the current one
+// to the current one, as `agents agents versions` lists them.
+func (a *app) agentsDiff(cf *clientFlags) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "diff SLUG [FROM [TO]]",
+		Short: "Show what changed between two versions of a stored agent, as a unified diff (default: the current version against the one before it)",
+		Example: `  agents agents diff reviewer          # the last change
+  agents agents diff reviewer 2        # version 2 against the current one
+  agents agents diff reviewer 2 5      # version 2 against version 5`,
+		Args: cobra.RangeArgs(1, 3),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var want []int64
+			for _, arg := range args[1:] {
+				v, err := strconv.ParseInt(arg, 10, 64)
+				if err != nil || v <= 0 {
+					return fmt.Errorf("%q is not a version: versions are 1, 2, … (agents agents versions %s lists them)", arg, args[0])
+				}
+				want = append(want, v)
+			}
+			return a.withClient(cmd.Context(), *cf, func(ctx context.Context, c *client.Client) error {
+				res, err := c.Agents.ListAgentVersions(ctx, connect.NewRequest(&agentsv1.ListAgentVersionsRequest{Slug: args[0]}))
+				if err != nil {
+					return agentError(err)
+				}
+				from, to, err := diffVersions(args[0], res.Msg.GetVersions(), want)
+				if err != nil {
+					return err
+				}
+				_, err = io.WriteString(a.stdout, udiff.Unified(
+					fmt.Sprintf("%s version %d", args[0], from.GetVersion()),
+					fmt.Sprintf("%s version %d", args[0], to.GetVersion()),
+					from.GetDefinition(), to.GetDefinition()))
+				return err
+			})
+		},
+	}
+	return cmd
+}
+
+// diffVersions picks the two versions a diff compares: want holds the
+// versions named on the command line (none, FROM, or FROM and TO); the
+// list is newest first.
+func diffVersions(slug string, list []*agentsv1.AgentVersion, want []int64) (from, to *agentsv1.AgentVersion, err error) {
+	if len(list) == 0 {
+		return nil, nil, errors.New("no stored versions: " + slug + " is a file agent")
+	}
+	find := func(v int64) (*agentsv1.AgentVersion, error) {
+		for _, av := range list {
+			if av.GetVersion() == v {
+				return av, nil
+			}
+		}
+		return nil, fmt.Errorf("agent %s has no version %d (agents agents versions %s lists them)", slug, v, slug)
+	}
+	current := list[0]
+	for _, av := range list {
+		if av.GetCurrent() {
+			current = av
+			break
+		}
+	}
+	switch len(want) {
+	case 0:
+		to = current
+		for _, av := range list {
+			if av.GetVersion() < current.GetVersion() && (from == nil || av.GetVersion() > from.GetVersion()) {
+				from = av
+			}
+		}
+		if from == nil {
+			return nil, nil, fmt.Errorf("agent %s has one version only: nothing to compare it with", slug)
+		}
+		return from, to, nil
+	case 1:
+		from, err = find(want[0])
+		return from, current, err
+	default:
+		if from, err = find(want[0]); err != nil {
+			return nil, nil, err
+		}
+		to, err = find(want[1])
+		return from, to, err
+	}
 }
 
 func (a *app) agentsVersions(cf *clientFlags) *cobra.Command {

@@ -305,6 +305,11 @@ func TestRunPinsAVersionAndRollbackRestoresOne(t *testing.T) {
 		}
 		return out
 	}
+	code, out, errOut := run(t, env, append([]string{"agents", "diff", "stored"}, server...)...)
+	if code != 0 || !strings.Contains(out, "--- stored version 1\n+++ stored version 2\n") ||
+		!strings.Contains(out, "\n-") || !strings.Contains(out, "revised") {
+		t.Errorf("diff after an edit = %d:\n%s%s", code, out, errOut)
+	}
 	if out := runAt("--agent-version", "1", "hi"); out != "the first version\n" {
 		t.Errorf("run --agent-version 1 = %q, want version 1's answer", out)
 	}
@@ -315,7 +320,7 @@ func TestRunPinsAVersionAndRollbackRestoresOne(t *testing.T) {
 		t.Errorf("run --agent-version 7 = %d, %q; want it refused", code, errOut)
 	}
 
-	code, out, errOut := run(t, env, append([]string{"agents", "rollback", "stored", "1"}, server...)...)
+	code, out, errOut = run(t, env, append([]string{"agents", "rollback", "stored", "1"}, server...)...)
 	if code != 0 || out != "agent stored: version 3, restored from version 1\n" {
 		t.Fatalf("rollback = %d, %q, %q", code, out, errOut)
 	}
@@ -325,5 +330,16 @@ func TestRunPinsAVersionAndRollbackRestoresOne(t *testing.T) {
 	code, out, errOut = run(t, env, append([]string{"agents", "versions", "stored"}, server...)...)
 	if code != 0 || !strings.Contains(out, "RESTORED") || !strings.Contains(out, "from 1") {
 		t.Errorf("versions after a rollback = %d:\n%s%s", code, out, errOut)
+	}
+	// Version 3 restored version 1: the same definition, so no diff; and
+	// from 2 to 3 the edit is taken back.
+	if code, out, errOut := run(t, env, append([]string{"agents", "diff", "stored", "1"}, server...)...); code != 0 || out != "" {
+		t.Errorf("diff 1 against the restored current = %d, %q, %q; want no difference", code, out, errOut)
+	}
+	if code, out, errOut := run(t, env, append([]string{"agents", "diff", "stored", "2", "3"}, server...)...); code != 0 || !strings.Contains(out, "+++ stored version 3") || !strings.Contains(out, "\n-") {
+		t.Errorf("diff 2 3 = %d:\n%s%s", code, out, errOut)
+	}
+	if code, _, errOut := run(t, env, append([]string{"agents", "diff", "stored", "9"}, server...)...); code != 1 || !strings.Contains(errOut, "no version 9") {
+		t.Errorf("diff 9 = %d, %q; want it refused", code, errOut)
 	}
 }
