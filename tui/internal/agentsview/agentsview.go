@@ -59,6 +59,7 @@ type Client interface {
 	ReloadAgents(context.Context, *connect.Request[agentsv1.ReloadAgentsRequest]) (*connect.Response[agentsv1.ReloadAgentsResponse], error)
 	GetAgent(context.Context, *connect.Request[agentsv1.GetAgentRequest]) (*connect.Response[agentsv1.GetAgentResponse], error)
 	UpdateAgent(context.Context, *connect.Request[agentsv1.UpdateAgentRequest]) (*connect.Response[agentsv1.UpdateAgentResponse], error)
+	ListAgentVersions(context.Context, *connect.Request[agentsv1.ListAgentVersionsRequest]) (*connect.Response[agentsv1.ListAgentVersionsResponse], error)
 }
 
 // Agents is the Agents tab.
@@ -83,6 +84,9 @@ type Agents struct {
 
 	// edit is the edit of a stored agent under way, if any.
 	edit *editing
+	// history, when set, shows a stored agent's versions in the
+	// descriptor's place.
+	history *history
 
 	// detail caches the selected descriptor's lines at a width.
 	detail struct {
@@ -200,8 +204,13 @@ func (m *Agents) Handle(msg tea.Msg) tea.Cmd {
 		}
 	case msgs.Event:
 		if _, ok := msg.Event.GetBody().(*agentsv1.Event_AgentsChanged); ok {
+			if m.history != nil {
+				return tea.Batch(m.Refresh(), m.fetchVersions())
+			}
 			return m.Refresh()
 		}
+	case versionsFetched:
+		return m.takeVersions(msg)
 	case editFetched, editReady, editDone, editSaved:
 		if m.edit != nil {
 			return m.handleEdit(msg)
@@ -230,14 +239,22 @@ func (m *Agents) HandleKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 		}
 	}
 	switch {
+	case m.history != nil && key.Matches(msg, km.Get(keys.Back)):
+		m.closeVersions()
+	case m.history != nil && key.Matches(msg, km.Get(keys.OlderVersion)):
+		m.stepVersion(1)
+	case m.history != nil && key.Matches(msg, km.Get(keys.NewerVersion)):
+		m.stepVersion(-1)
+	case key.Matches(msg, km.Get(keys.AgentVersions)):
+		return m.toggleVersions(), true
 	case key.Matches(msg, km.Get(keys.Search)):
 		return m.search.Focus(), true
 	case key.Matches(msg, km.Get(keys.Up)):
 		m.cur.Move(-1, len(m.shown))
-		m.scroll = 0
+		m.closeVersions()
 	case key.Matches(msg, km.Get(keys.Down)):
 		m.cur.Move(1, len(m.shown))
-		m.scroll = 0
+		m.closeVersions()
 	case key.Matches(msg, km.Get(keys.PageDown)):
 		m.scroll += max(1, m.detailH-1)
 	case key.Matches(msg, km.Get(keys.PageUp)):
@@ -335,7 +352,11 @@ func (m *Agents) renderDetail(w, h int) []string {
 	d := &m.detail
 	if d.agent != a || d.w != w || d.dark != m.th.Dark {
 		d.agent, d.w, d.dark = a, w, m.th.Dark
-		d.lines = strings.Split(describe(m.th.App, a, w), "\n")
+		if m.history != nil {
+			d.lines = strings.Split(renderHistory(m.th.App, m.history, w), "\n")
+		} else {
+			d.lines = strings.Split(describe(m.th.App, a, w), "\n")
+		}
 	}
 	m.detailH = h
 	more := m.th.App.Muted.Render(m.km.Get(keys.PageDown).Help().Key + " for more")

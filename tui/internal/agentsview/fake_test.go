@@ -24,6 +24,8 @@ type fakeServer struct {
 	reloads  int
 	// reloadErr, when set, is ReloadAgents' answer.
 	reloadErr error
+	// versions are ListAgentVersions' answers by slug, newest first.
+	versions map[string][]*agentsv1.AgentVersion
 }
 
 var _ Client = (*fakeServer)(nil)
@@ -47,6 +49,16 @@ func (f *fakeServer) ReloadAgents(context.Context, *connect.Request[agentsv1.Rel
 
 func (f *fakeServer) GetAgent(context.Context, *connect.Request[agentsv1.GetAgentRequest]) (*connect.Response[agentsv1.GetAgentResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("not in this fake"))
+}
+
+func (f *fakeServer) ListAgentVersions(_ context.Context, req *connect.Request[agentsv1.ListAgentVersionsRequest]) (*connect.Response[agentsv1.ListAgentVersionsResponse], error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	list, ok := f.versions[req.Msg.GetSlug()]
+	if !ok {
+		return nil, connect.NewError(connect.CodeNotFound, errors.New("no agent "+req.Msg.GetSlug()))
+	}
+	return connect.NewResponse(&agentsv1.ListAgentVersionsResponse{Versions: list}), nil
 }
 
 func (f *fakeServer) UpdateAgent(context.Context, *connect.Request[agentsv1.UpdateAgentRequest]) (*connect.Response[agentsv1.UpdateAgentResponse], error) {

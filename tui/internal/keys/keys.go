@@ -57,6 +57,11 @@ const (
 	Delete Action = "delete"
 	// EditAgent edits the selected stored agent (the Agents tab).
 	EditAgent Action = "edit_agent"
+	// AgentVersions shows / hides the selected stored agent's versions,
+	// and OlderVersion and NewerVersion pick the one whose change shows.
+	AgentVersions Action = "agent_versions"
+	OlderVersion  Action = "older_version"
+	NewerVersion  Action = "newer_version"
 	// PauseSchedule pauses or resumes the selected schedule (the
 	// Schedules tab).
 	PauseSchedule Action = "pause_schedule"
@@ -127,6 +132,9 @@ func Default() *Map {
 		b(Search, "list", "search", "/"),
 		b(Delete, "list", "delete (asks first)", "ctrl+d"),
 		b(EditAgent, "list", "edit the stored agent in $EDITOR (Agents)", "e"),
+		b(AgentVersions, "list", "show / hide the stored agent's versions and what each changed (Agents)", "v"),
+		b(OlderVersion, "list", "the change of an older version (Agents, versions shown)", "["),
+		b(NewerVersion, "list", "the change of a newer version (Agents, versions shown)", "]"),
 		b(PauseSchedule, "list", "pause / resume the schedule (Schedules)", "p"),
 
 		b(PageUp, "conversation", "scroll up", "pgup"),

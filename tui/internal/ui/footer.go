@@ -109,8 +109,12 @@ func (m *Model) footerKeys() []key.Binding {
 		if m.agents.Searching() {
 			return searching
 		}
+		if m.agents.ShowingVersions() {
+			return append([]key.Binding{keys.Hint(m.km, "older / newer", keys.OlderVersion, keys.NewerVersion), keys.Hint(m.km, "scroll", keys.PageUp, keys.PageDown),
+				h(keys.Back, "back to the agent")}, global...)
+		}
 		return append([]key.Binding{h(keys.Open, "new session with it"), keys.Hint(m.km, "move", keys.Up, keys.Down), h(keys.Search, "search"),
-			h(keys.EditAgent, "edit"), keys.Hint(m.km, "scroll the agent", keys.PageUp, keys.PageDown)}, global...)
+			h(keys.EditAgent, "edit"), h(keys.AgentVersions, "versions"), keys.Hint(m.km, "scroll the agent", keys.PageUp, keys.PageDown)}, global...)
 	}
 	return append([]key.Binding{keys.Hint(m.km, "scroll", keys.Up, keys.Down)}, global...)
 }
