@@ -43,6 +43,8 @@ type fakeServer struct {
 	hardCancels int
 	compacts    []*agentsv1.CompactRequest
 	compactErr  error
+	// others are the other sessions GetSession answers with (helpers).
+	others map[string]*agentsv1.Session
 }
 
 func (f *fakeServer) CreateSession(_ context.Context, r *connect.Request[agentsv1.CreateSessionRequest]) (*connect.Response[agentsv1.CreateSessionResponse], error) {
@@ -68,6 +70,9 @@ func (f *fakeServer) GetSession(_ context.Context, r *connect.Request[agentsv1.G
 	f.gets = append(f.gets, req)
 	if f.getErr != nil {
 		return nil, f.getErr
+	}
+	if o, ok := f.others[req.GetSessionId()]; ok {
+		return connect.NewResponse(&agentsv1.GetSessionResponse{Session: o}), nil
 	}
 	s := &agentsv1.Session{Meta: f.meta, PendingCalls: f.calls, Seq: f.seq, DeltaSeq: f.deltaSeq, InProgress: f.live}
 	if req.GetMetaOnly() {

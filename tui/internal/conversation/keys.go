@@ -215,7 +215,7 @@ func (s *Screen) viewKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 	case s.is(msg, keys.Timeline):
 		s.timeline = !s.timeline
 		if s.timeline {
-			return timelineTick(s.id), true
+			return tea.Batch(timelineTick(s.id), s.fetchHelpers()), true
 		}
 		return nil, true
 	case s.is(msg, keys.Back) && s.timeline:

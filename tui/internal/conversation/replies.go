@@ -27,6 +27,7 @@ var (
 	_ Reply = editorReadyMsg{}
 	_ Reply = editorDoneMsg{}
 	_ Reply = timelineTickMsg{}
+	_ Reply = helperMsg{}
 )
 
 func (m sessionMsg) Session() string      { return m.id }

@@ -99,8 +99,10 @@ type Screen struct {
 	// the run stops.
 	compacting *agentsv1.CompactionStarted
 
-	// timeline shows the runs as a waterfall in place of the transcript.
+	// timeline shows the runs as a waterfall in place of the transcript;
+	// helpers are the helper sessions it nests, by id.
 	timeline bool
+	helpers  map[string]*helperTurns
 
 	// stopBudget is the budget the last run.stopped said was spent
 	// (session or owner), which the summary does not keep.
@@ -278,7 +280,11 @@ func (s *Screen) Handle(msg tea.Msg) tea.Cmd {
 		// While the timeline shows, what runs grows with the clock, not
 		// only with the events.
 		if m.id == s.id && s.timeline {
-			return timelineTick(s.id)
+			return tea.Batch(timelineTick(s.id), s.fetchHelpers())
+		}
+	case helperMsg:
+		if m.id == s.id {
+			s.helperLoaded(m)
 		}
 	}
 	return nil

@@ -6,10 +6,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"connectrpc.com/connect"
 	"github.com/charmbracelet/x/ansi"
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/agents-os/agents/api/client"
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
@@ -748,5 +751,71 @@ func TestTimelineKeyShowsTheRuns(t *testing.T) {
 	}
 	if frame := ansi.Strip(r.s.Render(100, 30)); strings.Contains(frame, "timeline of the loaded turns") {
 		t.Errorf("t twice leaves the timeline:\n%s", frame)
+	}
+}
+
+// The timeline nests under a helper call the steps of the runs its
+// helper session made, fetched while the timeline shows: again on a tick
+// while the helper runs, not once it has stopped.
+func TestTimelineNestsTheHelpersRuns(t *testing.T) {
+	t.Parallel()
+	const child = "4bcfb63d-f043-44c8-a01e-f07f1d609349"
+	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	at := func(s int) *timestamppb.Timestamp { return timestamppb.New(t0.Add(time.Duration(s) * time.Second)) }
+	ask := &agentsv1.Turn{Index: 1, CreateTime: at(1), Kind: &agentsv1.Turn_Llm{Llm: &agentsv1.LlmTurn{Model: "test-model", Duration: durationpb.New(time.Second),
+		ToolCalls: []*agentsv1.ToolCall{{Id: "h1", Name: "prompt_agent_researcher", Kind: agentsv1.ToolKind_TOOL_KIND_HELPER}}}}}
+	first := userTurn(0, "find out")
+	first.CreateTime = at(0)
+	r := newRig(t, agentsv1.SessionStatus_SESSION_STATUS_RUNNING, first, ask).open()
+	helperRun := func(status agentsv1.SessionStatus, turns ...*agentsv1.Turn) {
+		r.fake.mu.Lock()
+		defer r.fake.mu.Unlock()
+		r.fake.others = map[string]*agentsv1.Session{child: {Meta: &agentsv1.SessionMeta{Id: child, Status: status}, Turns: turns}}
+	}
+	question := userTurn(0, "what is the answer?")
+	question.CreateTime = at(1)
+	lookup := &agentsv1.Turn{Index: 1, CreateTime: at(2), Kind: &agentsv1.Turn_Llm{Llm: &agentsv1.LlmTurn{Model: "helper-model", Duration: durationpb.New(time.Second),
+		Usage:     &agentsv1.Usage{PromptTokens: 1000, CompletionTokens: 200},
+		ToolCalls: []*agentsv1.ToolCall{{Id: "c1", Name: "bash_lookup"}}}}}
+	helperRun(agentsv1.SessionStatus_SESSION_STATUS_RUNNING, question, lookup)
+	// The helper call runs: its session is known from subcall.started.
+	r.s.Handle(msgs.Event{Event: &agentsv1.Event{SessionId: sid, Seq: 11, Body: &agentsv1.Event_SubcallStarted{SubcallStarted: &agentsv1.SubcallStarted{CallId: "h1", ChildSessionId: child, Agent: "researcher"}}}})
+
+	r.keys("esc")
+	// t shows the timeline and fetches the helper; the batch's redraw
+	// tick, which waits a second, is left to run out on its own.
+	show, _ := r.s.HandleKey(press("t"))
+	before := len(r.fake.gets)
+	for _, c := range show().(tea.BatchMsg) {
+		done := make(chan tea.Msg, 1)
+		go func() { done <- c() }()
+		select {
+		case m := <-done:
+			r.run(func() tea.Msg { return m })
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	if n := len(r.fake.gets) - before; n != 1 {
+		t.Fatalf("showing the timeline fetched %d helper sessions, want 1", n)
+	}
+	fetch := func() int {
+		t.Helper()
+		before := len(r.fake.gets)
+		r.run(r.s.fetchHelpers())
+		return len(r.fake.gets) - before
+	}
+	frame := ansi.Strip(r.s.Render(120, 30))
+	for _, want := range []string{"prompt_agent_rese", "    helper-model", "      bash_lookup", "1.2k tok"} {
+		if !strings.Contains(frame, want) {
+			t.Errorf("timeline lacks %q:\n%s", want, frame)
+		}
+	}
+	if n := fetch(); n != 1 {
+		t.Errorf("a tick while the helper runs fetched %d, want it again", n)
+	}
+	helperRun(agentsv1.SessionStatus_SESSION_STATUS_READY, question, lookup)
+	fetch()
+	if n := fetch(); n != 0 {
+		t.Errorf("a tick after the helper stopped fetched %d, want none", n)
 	}
 }

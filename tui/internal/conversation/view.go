@@ -3,7 +3,6 @@ package conversation
 import (
 	"fmt"
 	"strings"
-	"time"
 
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
@@ -12,7 +11,6 @@ import (
 	"github.com/agents-os/agents/tui/internal/badge"
 	"github.com/agents-os/agents/tui/internal/keys"
 	"github.com/agents-os/agents/tui/internal/layout"
-	"github.com/agents-os/agents/tui/internal/timeline"
 	"github.com/agents-os/agents/tui/internal/units"
 )
 
@@ -155,18 +153,6 @@ func (s *Screen) renderView(width, height int) string {
 		shown[height-1] = s.st.Muted.Render(fmt.Sprintf("↓ %s more (%s)", units.Count(below, "line", "lines"), s.keyName(keys.PageDown)))
 	}
 	return fitLines(shown, width, height)
-}
-
-// renderTimeline draws the session's runs as a waterfall, the newest at
-// the bottom, under a line that says how to go back.
-func (s *Screen) renderTimeline(width, height int) string {
-	runs := timeline.Of(s.tr.Turns(), s.status() == agentsv1.SessionStatus_SESSION_STATUS_RUNNING)
-	lines := timeline.Render(runs, width, time.Now(), time.Local)
-	head := s.st.Muted.Render(fmt.Sprintf("timeline of the loaded turns · %s or esc: the transcript", s.keyName(keys.Timeline)))
-	if len(lines) > height-1 {
-		lines = lines[len(lines)-(height-1):]
-	}
-	return fitLines(append([]string{head}, lines...), width, height)
 }
 
 // renderDraft draws the draft: one line (its first line and size) when

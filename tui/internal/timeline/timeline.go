@@ -10,7 +10,7 @@
 // and its result carries its duration; a helper call names its child
 // session. A user turn with text or mail starts a run. What has begun and
 // not ended (the model answering, a tool running, a call waiting for its
-// answer) runs to now.
+// answer) runs to now. Nest puts the helpers' own runs under their calls.
 package timeline
 
 import (
@@ -46,8 +46,10 @@ type Bar struct {
 	Cost *float64
 	// Failed says a tool call ended in an error or was cancelled.
 	Failed bool
-	// Child is a helper call's session.
+	// Child is a helper call's session; CallID is a tool or helper
+	// call's id.
 	Child    string
+	CallID   string
 	Children []*Bar
 }
 
@@ -126,7 +128,7 @@ func Of(turns []*agentsv1.Turn, running bool) []*Bar {
 				if c.GetKind() == agentsv1.ToolKind_TOOL_KIND_HELPER {
 					kind = Helper
 				}
-				call := &Bar{Kind: kind, Label: c.GetName(), Start: at}
+				call := &Bar{Kind: kind, Label: c.GetName(), Start: at, CallID: c.GetId()}
 				step.Children = append(step.Children, call)
 				open[c.GetId()] = call
 			}
@@ -151,6 +153,67 @@ func Of(turns []*agentsv1.Turn, running bool) []*Bar {
 	return runs
 }
 
+// maxNesting bounds how deep helpers' runs are nested under their calls.
+const maxNesting = 4
+
+// Nest puts under each helper call the steps of the runs its helper
+// session made, deepest first, and counts the helper's tokens and cost
+// in the call's, and in its run's, as the web app's timeline does.
+// childOf names the session of a helper call whose turns do not yet (the
+// call still runs), "" when unknown; runsOf derives a helper session's
+// runs, nil while they are not known. A helper met twice (a loop in the
+// tree) is nested once.
+func Nest(runs []*Bar, childOf func(callID string) string, runsOf func(session string) []*Bar) {
+	seen := map[string]bool{}
+	var nest func(bars []*Bar, depth int)
+	nest = func(bars []*Bar, depth int) {
+		for _, b := range bars {
+			if b.Kind == Helper && b.Child == "" && childOf != nil {
+				b.Child = childOf(b.CallID)
+			}
+			if b.Kind == Helper && b.Child != "" && !seen[b.Child] && depth < maxNesting {
+				seen[b.Child] = true
+				child := runsOf(b.Child)
+				nest(child, depth+1)
+				for _, r := range child {
+					addHelpers(r)
+					b.Children = append(b.Children, r.Children...)
+					b.add(r)
+				}
+				continue
+			}
+			nest(b.Children, depth)
+		}
+	}
+	nest(runs, 0)
+	for _, r := range runs {
+		addHelpers(r)
+	}
+}
+
+// addHelpers counts in a run the spend of the helper calls of its steps.
+func addHelpers(r *Bar) {
+	for _, step := range r.Children {
+		for _, c := range step.Children {
+			if c.Kind == Helper {
+				r.add(c)
+			}
+		}
+	}
+}
+
+// add counts o's tokens and cost in b's.
+func (b *Bar) add(o *Bar) {
+	b.In, b.Out = b.In+o.In, b.Out+o.Out
+	if o.Cost != nil {
+		c := *o.Cost
+		if b.Cost != nil {
+			c += *b.Cost
+		}
+		b.Cost = &c
+	}
+}
+
 // settle ends a run with the last of its bars (or leaves it running, the
 // last run of a running session) and sums its tokens and cost.
 func settle(r *Bar, live bool) {
@@ -169,14 +232,7 @@ func settle(r *Bar, live bool) {
 	}
 	for _, s := range r.Children {
 		walk(s)
-		r.In, r.Out = r.In+s.In, r.Out+s.Out
-		if s.Cost != nil {
-			c := *s.Cost
-			if r.Cost != nil {
-				c += *r.Cost
-			}
-			r.Cost = &c
-		}
+		r.add(s)
 	}
 	if !live {
 		r.End = end

@@ -89,3 +89,64 @@ func TestACallWithoutItsResultRuns(t *testing.T) {
 		t.Errorf("no runs: %q", got)
 	}
 }
+
+// A helper call holds the steps of its helper's runs, and its tokens and
+// cost; a helper that calls a helper nests again; a loop in the tree is
+// nested once; a helper still running is named by childOf; an unknown
+// helper nests nothing.
+func TestHelpersRunsNestUnderTheirCalls(t *testing.T) {
+	t.Parallel()
+	helperCall := func(id string) *agentsv1.ToolCall {
+		return &agentsv1.ToolCall{Id: id, Name: "prompt_agent_" + id, Kind: agentsv1.ToolKind_TOOL_KIND_HELPER}
+	}
+	parent := Of([]*agentsv1.Turn{
+		user(0, 0, "go"),
+		answer(1, 1000, 1000, 100, 10, proto.Float64(0.01), helperCall("a"), helperCall("b")),
+		user(2, 5000, "", result("a", 3000, "child-a")),
+	}, true)
+	sessions := map[string][]*Bar{
+		"child-a": Of([]*agentsv1.Turn{
+			user(0, 1000, "question"),
+			answer(1, 2000, 1000, 300, 30, proto.Float64(0.03), helperCall("c")),
+			user(2, 3000, "", result("c", 800, "child-c")),
+		}, false),
+		"child-c": Of([]*agentsv1.Turn{
+			user(0, 2100, "deeper"),
+			answer(1, 2900, 700, 50, 5, nil, helperCall("loop")),
+			user(2, 2950, "", result("loop", 10, "child-a")),
+		}, false),
+		"child-b": Of([]*agentsv1.Turn{user(0, 1100, "other"), answer(1, 1500, 300, 7, 3, nil)}, true),
+	}
+	Nest(parent, func(callID string) string {
+		if callID == "b" {
+			return "child-b"
+		}
+		return ""
+	}, func(id string) []*Bar { return sessions[id] })
+
+	step := parent[0].Children[0]
+	a, b := step.Children[0], step.Children[1]
+	if a.Child != "child-a" || len(a.Children) != 1 || a.In != 350 || a.Out != 35 || a.Cost == nil || *a.Cost != 0.03 {
+		t.Fatalf("helper a: child %q, %d steps, %d+%d tokens, cost %v; want child-a's step with its tokens (and child-c's) and cost", a.Child, len(a.Children), a.In, a.Out, a.Cost)
+	}
+	c := a.Children[0].Children[0]
+	if c.Child != "child-c" || len(c.Children) != 1 {
+		t.Fatalf("helper c: child %q, %d steps; want child-c's step", c.Child, len(c.Children))
+	}
+	if loop := c.Children[0].Children[0]; loop.Child != "child-a" || len(loop.Children) != 0 {
+		t.Errorf("the loop back to child-a nested %d steps; want none", len(loop.Children))
+	}
+	// child-b runs: its answer, then the model answering again.
+	if b.Child != "child-b" || len(b.Children) != 2 || b.Children[0].Label != "small" || !b.Children[1].Running() {
+		t.Errorf("running helper b: child %q, %d steps; want child-b's step and its live model call", b.Child, len(b.Children))
+	}
+	if r := parent[0]; r.In != 100+350+7 || r.Out != 10+35+3 {
+		t.Errorf("the run counts %d+%d tokens; want its own and its helpers'", r.In, r.Out)
+	}
+
+	lone := Of([]*agentsv1.Turn{user(0, 0, "go"), answer(1, 500, 500, 1, 1, nil, helperCall("x")), user(2, 900, "", result("x", 300, "gone"))}, false)
+	Nest(lone, nil, func(string) []*Bar { return nil })
+	if h := lone[0].Children[0].Children[0]; len(h.Children) != 0 || h.In != 0 {
+		t.Errorf("an unknown helper nested %d steps, %d tokens", len(h.Children), h.In)
+	}
+}

@@ -629,3 +629,12 @@ func (v *View) entry(index int) *entry {
 	}
 	return v.turns[i]
 }
+
+// ChildOf names the helper session a helper call runs, as its events
+// told it; "" when they have not.
+func (v *View) ChildOf(callID string) string {
+	if c, ok := v.calls[callID]; ok {
+		return c.child
+	}
+	return ""
+}
