@@ -139,6 +139,7 @@ func Scenarios() []Scenario {
 	return []Scenario{
 		{"prompts", "concurrent sessions × prompts: prompts/s, latency, server CPU per prompt, RSS", runPrompts},
 		{"fanout", "SSE subscribers while sessions prompt: events/s, delivery delay, server CPU per event and subscriber", runFanout},
+		{"fanfloor", "the fan-out's floor on this machine, no server: the CPU a prompt costs to move its events to N subscribers over loopback, by prompts a write", runFloor},
 		{"getsession", "GetSession against session length: latency, server CPU per call", runGetSession},
 		{"stored", "prompt cost with many stored sessions (seeded into SQLite)", runStored},
 		{"startup", "start-up time with many stored sessions (exec to `listening`)", runStartup},
