@@ -48,7 +48,7 @@ const (
 	Back            Action = "back"
 )
 
-// Lists (Chats, Agents, History, Schedules).
+// Lists (Chats, Agents, History, Schedules, Webhooks).
 const (
 	Up     Action = "up"
 	Down   Action = "down"
@@ -60,6 +60,9 @@ const (
 	// PauseSchedule pauses or resumes the selected schedule (the
 	// Schedules tab).
 	PauseSchedule Action = "pause_schedule"
+	// ToggleWebhook disables or enables the selected webhook (the
+	// Webhooks tab).
+	ToggleWebhook Action = "toggle_webhook"
 )
 
 // Conversation.
@@ -128,6 +131,7 @@ func Default() *Map {
 		b(Delete, "list", "delete (asks first)", "ctrl+d"),
 		b(EditAgent, "list", "edit the stored agent in $EDITOR (Agents)", "e"),
 		b(PauseSchedule, "list", "pause / resume the schedule (Schedules)", "p"),
+		b(ToggleWebhook, "list", "disable / enable the webhook (Webhooks)", "p"),
 
 		b(PageUp, "conversation", "scroll up", "pgup"),
 		b(PageDown, "conversation", "scroll down", "pgdown"),
