@@ -107,9 +107,9 @@ func (a *app) webhooksList(cf *clientFlags) *cobra.Command {
 					return writeJSON(a.stdout, res.Msg)
 				}
 				tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, "ID\tSTATUS\tEVENTS\tURL")
+				fmt.Fprintln(tw, "ID\tSTATUS\tLAST\tEVENTS\tURL")
 				for _, w := range res.Msg.GetWebhooks() {
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", w.GetId(), webhookStatus(w), strings.Join(w.GetEvents(), ","), w.GetUrl())
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", w.GetId(), webhookStatus(w), lastOutcome(w.GetLastDelivery()), strings.Join(w.GetEvents(), ","), w.GetUrl())
 				}
 				return tw.Flush()
 			})
@@ -168,7 +168,31 @@ func writeWebhook(out io.Writer, w *agentsv1.Webhook) {
 	if d := w.GetDescription(); d != "" {
 		fmt.Fprintf(out, "description  %s\n", d)
 	}
+	if d := w.GetLastDelivery(); d != nil {
+		fmt.Fprintf(out, "last         %s #%d %s, %s (queued %s)\n", d.GetKind(), d.GetSeq(), lastOutcome(d), attempts(d.GetAttempts()), stamp(d.GetCreated()))
+	} else {
+		fmt.Fprintf(out, "last         none yet\n")
+	}
 	fmt.Fprintf(out, "created      %s\n", stamp(w.GetCreated()))
+}
+
+// lastOutcome is where a delivery stands and what its last attempt got:
+// "delivered HTTP 204", "pending HTTP 503"; "-" for none.
+func lastOutcome(d *agentsv1.WebhookDelivery) string {
+	if d == nil {
+		return "-"
+	}
+	if last := lastAttempt(d); last != "-" {
+		return deliveryStatus(d.GetStatus()) + " " + last
+	}
+	return deliveryStatus(d.GetStatus())
+}
+
+func attempts(n int32) string {
+	if n == 1 {
+		return "1 attempt"
+	}
+	return fmt.Sprintf("%d attempts", n)
 }
 
 func stamp(t *timestamppb.Timestamp) string {

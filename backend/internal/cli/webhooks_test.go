@@ -28,11 +28,11 @@ func TestWebhooksCommands(t *testing.T) {
 		t.Fatalf("create printed %q, want the id and the secret", out)
 	}
 	code, out, errOut = cmd("ls")
-	checkRun(t, "ls", code, out, errOut, 0, []string{id[1], "enabled", "run.stopped,call.waiting", "https://93.184.215.14/hook"}, []string{secret[1]})
+	checkRun(t, "ls", code, out, errOut, 0, []string{id[1], "enabled", "LAST", "run.stopped,call.waiting", "https://93.184.215.14/hook"}, []string{secret[1]})
 	code, out, errOut = cmd("disable", id[1])
 	checkRun(t, "disable", code, out, errOut, 0, []string{"disabled webhook " + id[1]}, nil)
 	code, out, errOut = cmd("get", id[1])
-	checkRun(t, "get", code, out, errOut, 0, []string{"status       disabled", "description  ops", "events       run.stopped, call.waiting"}, []string{secret[1]})
+	checkRun(t, "get", code, out, errOut, 0, []string{"status       disabled", "description  ops", "events       run.stopped, call.waiting", "last         none yet"}, []string{secret[1]})
 	code, out, errOut = cmd("get", id[1], "--json")
 	checkRun(t, "get --json", code, out, errOut, 0, []string{`"status": "WEBHOOK_STATUS_DISABLED"`}, []string{secret[1], "whsec_"})
 	code, out, errOut = cmd("deliveries", id[1], "--status", "failed")

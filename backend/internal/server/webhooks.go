@@ -121,12 +121,16 @@ func (h *webhookService) ListWebhookDeliveries(ctx context.Context, req *connect
 	return connect.NewResponse(out), nil
 }
 
-// webhookMessage is a webhook on the wire, without its secret.
+// webhookMessage is a webhook on the wire, without its secret, with
+// its last delivery when the store read one.
 func webhookMessage(w store.Webhook) *agentsv1.Webhook {
 	out := &agentsv1.Webhook{
 		Id: w.ID, Owner: w.Owner, Url: w.URL, Events: w.Events, ServerWide: w.ServerWide,
 		Description: w.Description, Created: wire.Timestamp(w.Created), Updated: wire.Timestamp(w.Updated),
 		FailingSince: wire.Timestamp(w.FailingSince),
+	}
+	if w.Last != nil {
+		out.LastDelivery = deliveryMessage(*w.Last)
 	}
 	switch {
 	case w.Enabled:

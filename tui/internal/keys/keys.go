@@ -48,7 +48,7 @@ const (
 	Back            Action = "back"
 )
 
-// Lists (Chats, Agents, History, Schedules).
+// Lists (Chats, Agents, History, Schedules, Webhooks).
 const (
 	Up     Action = "up"
 	Down   Action = "down"
@@ -65,6 +65,9 @@ const (
 	// PauseSchedule pauses or resumes the selected schedule (the
 	// Schedules tab).
 	PauseSchedule Action = "pause_schedule"
+	// ToggleWebhook disables or enables the selected webhook (the
+	// Webhooks tab).
+	ToggleWebhook Action = "toggle_webhook"
 )
 
 // Conversation.
@@ -136,6 +139,7 @@ func Default() *Map {
 		b(OlderVersion, "list", "the change of an older version (Agents, versions shown)", "["),
 		b(NewerVersion, "list", "the change of a newer version (Agents, versions shown)", "]"),
 		b(PauseSchedule, "list", "pause / resume the schedule (Schedules)", "p"),
+		b(ToggleWebhook, "list", "disable / enable the webhook (Webhooks)", "p"),
 
 		b(PageUp, "conversation", "scroll up", "pgup"),
 		b(PageDown, "conversation", "scroll down", "pgdown"),

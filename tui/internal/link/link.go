@@ -19,6 +19,7 @@ type Link struct {
 	agentsv1connect.SessionServiceClient
 	agentsv1connect.AgentServiceClient
 	agentsv1connect.ScheduleServiceClient
+	agentsv1connect.WebhookServiceClient
 
 	c *client.Client
 }
@@ -28,7 +29,7 @@ type Link struct {
 // cleaned before anything draws it.
 func New(c *client.Client) *Link {
 	c = c.Intercepted(sanitize.Interceptor())
-	return &Link{SessionServiceClient: c.Sessions, AgentServiceClient: c.Agents, ScheduleServiceClient: c.Schedules, c: c}
+	return &Link{SessionServiceClient: c.Sessions, AgentServiceClient: c.Agents, ScheduleServiceClient: c.Schedules, WebhookServiceClient: c.Webhooks, c: c}
 }
 
 // Subscribe follows the events req selects, reconnecting by itself;

@@ -61,6 +61,8 @@ func (m *Model) renderTab(w, h int) string {
 		return m.agents.Render(w, h)
 	case schedulesTab:
 		return m.schedules.Render(w, h)
+	case webhooksTab:
+		return m.webhooks.Render(w, h)
 	case historyTab:
 		return m.history.Render(w, h)
 	default:
@@ -76,7 +78,7 @@ func (m *Model) renderTabs(w int) string {
 	if n := m.chats.Unread(); n > 0 {
 		chats = fmt.Sprintf("Chats %s", st.Unread.Render(fmt.Sprintf("•%d", n)))
 	}
-	names := []string{chats, "Agents", "History", "Schedules", "Help"}
+	names := []string{chats, "Agents", "History", "Schedules", "Webhooks", "Help"}
 	t := m.top()
 	var b strings.Builder
 	for i, name := range names {

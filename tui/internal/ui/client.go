@@ -13,6 +13,7 @@ import (
 	"github.com/agents-os/agents/tui/internal/history"
 	"github.com/agents-os/agents/tui/internal/link"
 	"github.com/agents-os/agents/tui/internal/schedulesview"
+	"github.com/agents-os/agents/tui/internal/webhooksview"
 )
 
 // Client is everything the TUI asks of its server: what each component
@@ -23,6 +24,7 @@ type Client interface {
 	history.Client
 	agentsview.Client
 	schedulesview.Client
+	webhooksview.Client
 	conversation.Client
 	// SendMail stops, on quit, the runs an embedded TUI started.
 	SendMail(context.Context, *connect.Request[agentsv1.SendMailRequest]) (*connect.Response[agentsv1.SendMailResponse], error)

@@ -32,6 +32,7 @@ type fakeServer struct {
 	agentsv1connect.UnimplementedSessionServiceHandler
 	agentsv1connect.UnimplementedEventServiceHandler
 	agentsv1connect.UnimplementedScheduleServiceHandler
+	agentsv1connect.UnimplementedWebhookServiceHandler
 
 	mu       sync.Mutex
 	agents   []*agentsv1.AgentDescriptor
@@ -55,6 +56,10 @@ type fakeServer struct {
 	schedules []*agentsv1.Schedule
 	firings   map[string][]*agentsv1.ScheduleFiring
 	paused    []string
+
+	// webhooks and their deliveries, by webhook id, newest first.
+	webhooks   []*agentsv1.Webhook
+	deliveries map[string][]*agentsv1.WebhookDelivery
 
 	events chan *agentsv1.Event
 	seq    uint64
@@ -139,6 +144,7 @@ func newFakeServer(t *testing.T) (*fakeServer, Client) {
 	mux.Handle(agentsv1connect.NewSessionServiceHandler(f))
 	mux.Handle(agentsv1connect.NewEventServiceHandler(f))
 	mux.Handle(agentsv1connect.NewScheduleServiceHandler(f))
+	mux.Handle(agentsv1connect.NewWebhookServiceHandler(f))
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	return f, link.New(client.New(srv.Client(), srv.URL, ""))
@@ -301,6 +307,7 @@ func fixtures(f *fakeServer) {
 			LastFiring: &agentsv1.ScheduleFiring{ScheduleId: "sch-1", FireTime: timestamppb.New(time.Date(2025, 3, 14, 6, 0, 0, 0, time.UTC)), Status: agentsv1.FiringStatus_FIRING_STATUS_STARTED, SessionId: id(1)}},
 		{Id: "sch-2", SessionId: id(6), Every: "24h0m0s", Overlap: agentsv1.ScheduleOverlap_SCHEDULE_OVERLAP_QUEUE, Message: &agentsv1.Message{Text: "Add today's numbers."}},
 	}
+	webhookFixtures(f)
 	f.agents = []*agentsv1.AgentDescriptor{
 		{
 			Slug:     "coder",

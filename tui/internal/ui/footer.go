@@ -105,6 +105,16 @@ func (m *Model) footerKeys() []key.Binding {
 				h(keys.Back, "back to the schedules")}, global...)
 		}
 		return append([]key.Binding{h(keys.Open, "firings"), keys.Hint(m.km, "move", keys.Up, keys.Down), h(keys.PauseSchedule, "pause / resume")}, global...)
+	case webhooksTab:
+		switch {
+		case m.webhooks.Confirming():
+			return []key.Binding{label("y", "delete"), label("n", "keep")}
+		case m.webhooks.ShowingDeliveries():
+			return append([]key.Binding{keys.Hint(m.km, "move", keys.Up, keys.Down), h(keys.ToggleWebhook, "disable / enable"),
+				h(keys.Back, "back to the webhooks")}, global...)
+		}
+		return append([]key.Binding{h(keys.Open, "deliveries"), keys.Hint(m.km, "move", keys.Up, keys.Down), h(keys.ToggleWebhook, "disable / enable"),
+			h(keys.Delete, "delete")}, global...)
 	case agentsTab:
 		if m.agents.Searching() {
 			return searching

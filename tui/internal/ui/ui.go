@@ -3,7 +3,7 @@
 // — keys to whatever holds the keyboard, an event to the lists, the
 // drafts and the screens of its session, the answer of a command to the
 // component that asked. The tabs (Chats, Agents, History, Schedules,
-// Help) and the
+// Webhooks, Help) and the
 // conversations opened over them are components drawn into the frame
 // this package draws: tab bar, body, status bar.
 package ui
@@ -29,6 +29,7 @@ import (
 	"github.com/agents-os/agents/tui/internal/msgs"
 	"github.com/agents-os/agents/tui/internal/schedulesview"
 	"github.com/agents-os/agents/tui/internal/theme"
+	"github.com/agents-os/agents/tui/internal/webhooksview"
 )
 
 // Config is what the shell is built from.
@@ -59,6 +60,7 @@ const (
 	agentsTab
 	historyTab
 	schedulesTab
+	webhooksTab
 	helpTab
 	tabCount
 )
@@ -82,6 +84,7 @@ type Model struct {
 	chats     *chats.Chats
 	agents    *agentsview.Agents
 	schedules *schedulesview.Schedules
+	webhooks  *webhooksview.Webhooks
 	history   *history.History
 	help      *help.Help
 
@@ -133,6 +136,7 @@ func New(cfg Config) *Model {
 		chats:          chats.New(ctx, c, th, cfg.Keys, now),
 		agents:         agentsview.New(ctx, c, th, cfg.Keys),
 		schedules:      schedulesview.New(ctx, c, th, cfg.Keys, now),
+		webhooks:       webhooksview.New(ctx, c, th, cfg.Keys, now),
 		history:        history.New(ctx, c, th, cfg.Keys, now),
 		help:           help.New(th, cfg.Keys),
 		started:        map[string]bool{},
@@ -149,7 +153,7 @@ func New(cfg Config) *Model {
 
 // Init asks the terminal for its background and fetches every list.
 func (m *Model) Init() tea.Cmd {
-	cmds := []tea.Cmd{tea.RequestBackgroundColor, m.chats.Refresh(), m.agents.Refresh(), m.schedules.Refresh(), m.history.Refresh()}
+	cmds := []tea.Cmd{tea.RequestBackgroundColor, m.chats.Refresh(), m.agents.Refresh(), m.schedules.Refresh(), m.webhooks.Refresh(), m.history.Refresh()}
 	if m.sessionAtStart != "" {
 		cmds = append(cmds, m.open(m.sessionAtStart))
 	}
@@ -171,7 +175,7 @@ func (m *Model) tick() tea.Cmd {
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case redrawTick:
-		return m, m.tick()
+		return m, tea.Batch(m.poll(), m.tick())
 	case tea.WindowSizeMsg:
 		m.w, m.h = msg.Width, msg.Height
 		return m, nil
@@ -197,7 +201,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.State.Connected && !wasUp {
 			// The lists were fetched before the stream was up (or while it
 			// was down): what happened in between is only in a fresh list.
-			cmds = append(cmds, m.chats.Refresh(), m.history.Refresh(), m.schedules.Refresh())
+			cmds = append(cmds, m.chats.Refresh(), m.history.Refresh(), m.schedules.Refresh(), m.webhooks.Refresh())
 		}
 		if !msg.State.Connected && msg.State.Err != nil {
 			m.log.Warn("event stream down", "err", msg.State.Err, "retry", msg.State.Retry)
@@ -208,7 +212,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case msgs.Snapshot:
 		// Events may have been missed: whatever shows sessions fetches
 		// them again.
-		return m, tea.Batch(m.chats.Handle(msg), m.history.Handle(msg), m.schedules.Handle(msg), m.toScreens(msg))
+		return m, tea.Batch(m.chats.Handle(msg), m.history.Handle(msg), m.schedules.Handle(msg), m.webhooks.Handle(msg), m.toScreens(msg))
 	case msgs.OpenSession:
 		m.dialog = nil
 		cmd := m.open(msg.ID)
@@ -251,6 +255,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.agents.Handle(msg)
 	case schedulesview.Reply:
 		return m, m.schedules.Handle(msg)
+	case webhooksview.Reply:
+		return m, m.webhooks.Handle(msg)
 	case conversation.DraftSent:
 		return m, m.drafts.Handle(msg)
 	case conversation.Reply:
@@ -437,8 +443,19 @@ func (m *Model) typing() bool {
 		return m.history.Focused()
 	case agentsTab:
 		return m.agents.Searching()
+	case webhooksTab:
+		return m.webhooks.Confirming()
 	}
 	return false
+}
+
+// poll reads the webhooks again while their tab is shown: no event
+// says a delivery was made.
+func (m *Model) poll() tea.Cmd {
+	if m.tab != webhooksTab || m.top() != nil {
+		return nil
+	}
+	return m.webhooks.Poll()
 }
 
 func (m *Model) switchTab(msg tea.KeyPressMsg) (tea.Cmd, bool) {
@@ -451,7 +468,8 @@ func (m *Model) switchTab(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 		return nil, false
 	}
 	// A conversation is shown over the tabs: choosing a tab leaves it.
-	return m.closeScreens(), true
+	// The Webhooks tab, read only while shown, catches up as it shows.
+	return tea.Batch(m.closeScreens(), m.poll()), true
 }
 
 func (m *Model) tabKeys(msg tea.KeyPressMsg) (tea.Cmd, bool) {
@@ -462,6 +480,8 @@ func (m *Model) tabKeys(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 		return m.agents.HandleKey(msg)
 	case schedulesTab:
 		return m.schedules.HandleKey(msg)
+	case webhooksTab:
+		return m.webhooks.HandleKey(msg)
 	case historyTab:
 		return m.history.HandleKey(msg)
 	default:

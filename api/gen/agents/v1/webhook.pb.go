@@ -164,7 +164,14 @@ type Webhook struct {
 	Updated *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=updated,proto3" json:"updated,omitempty"`
 	// Since when every attempt to deliver to it failed; absent while the
 	// last attempt succeeded.
-	FailingSince  *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=failing_since,json=failingSince,proto3" json:"failing_since,omitempty"`
+	FailingSince *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=failing_since,json=failingSince,proto3" json:"failing_since,omitempty"`
+	// Its newest delivery (of the latest event queued for it): where it
+	// stands, what its last attempt got (HTTP status, error) and when it
+	// was queued and delivered, as ListWebhookDeliveries gives it; absent
+	// until an event is queued for it, and once its log is pruned. Every
+	// answer that carries a webhook fills it, so a list shows how each
+	// fares without asking for its deliveries.
+	LastDelivery  *WebhookDelivery `protobuf:"bytes,12,opt,name=last_delivery,json=lastDelivery,proto3" json:"last_delivery,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -272,6 +279,13 @@ func (x *Webhook) GetUpdated() *timestamppb.Timestamp {
 func (x *Webhook) GetFailingSince() *timestamppb.Timestamp {
 	if x != nil {
 		return x.FailingSince
+	}
+	return nil
+}
+
+func (x *Webhook) GetLastDelivery() *WebhookDelivery {
+	if x != nil {
+		return x.LastDelivery
 	}
 	return nil
 }
@@ -1086,7 +1100,7 @@ var File_agents_v1_webhook_proto protoreflect.FileDescriptor
 
 const file_agents_v1_webhook_proto_rawDesc = "" +
 	"\n" +
-	"\x17agents/v1/webhook.proto\x12\tagents.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa0\x03\n" +
+	"\x17agents/v1/webhook.proto\x12\tagents.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xe1\x03\n" +
 	"\aWebhook\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
 	"\x05owner\x18\x02 \x01(\tR\x05owner\x12\x10\n" +
@@ -1100,7 +1114,8 @@ const file_agents_v1_webhook_proto_rawDesc = "" +
 	"\acreated\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\acreated\x124\n" +
 	"\aupdated\x18\n" +
 	" \x01(\v2\x1a.google.protobuf.TimestampR\aupdated\x12?\n" +
-	"\rfailing_since\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\ffailingSince\"\xc4\x01\n" +
+	"\rfailing_since\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\ffailingSince\x12?\n" +
+	"\rlast_delivery\x18\f \x01(\v2\x1a.agents.v1.WebhookDeliveryR\flastDelivery\"\xc4\x01\n" +
 	"\x14CreateWebhookRequest\x12\x10\n" +
 	"\x03url\x18\x01 \x01(\tR\x03url\x12\x16\n" +
 	"\x06events\x18\x02 \x03(\tR\x06events\x12\x16\n" +
@@ -1222,33 +1237,34 @@ var file_agents_v1_webhook_proto_depIdxs = []int32{
 	16, // 1: agents.v1.Webhook.created:type_name -> google.protobuf.Timestamp
 	16, // 2: agents.v1.Webhook.updated:type_name -> google.protobuf.Timestamp
 	16, // 3: agents.v1.Webhook.failing_since:type_name -> google.protobuf.Timestamp
-	2,  // 4: agents.v1.CreateWebhookResponse.webhook:type_name -> agents.v1.Webhook
-	2,  // 5: agents.v1.ListWebhooksResponse.webhooks:type_name -> agents.v1.Webhook
-	2,  // 6: agents.v1.GetWebhookResponse.webhook:type_name -> agents.v1.Webhook
-	2,  // 7: agents.v1.UpdateWebhookResponse.webhook:type_name -> agents.v1.Webhook
-	1,  // 8: agents.v1.WebhookDelivery.status:type_name -> agents.v1.DeliveryStatus
-	16, // 9: agents.v1.WebhookDelivery.next_attempt:type_name -> google.protobuf.Timestamp
-	16, // 10: agents.v1.WebhookDelivery.created:type_name -> google.protobuf.Timestamp
-	16, // 11: agents.v1.WebhookDelivery.delivered:type_name -> google.protobuf.Timestamp
-	1,  // 12: agents.v1.ListWebhookDeliveriesRequest.status:type_name -> agents.v1.DeliveryStatus
-	13, // 13: agents.v1.ListWebhookDeliveriesResponse.deliveries:type_name -> agents.v1.WebhookDelivery
-	3,  // 14: agents.v1.WebhookService.CreateWebhook:input_type -> agents.v1.CreateWebhookRequest
-	5,  // 15: agents.v1.WebhookService.ListWebhooks:input_type -> agents.v1.ListWebhooksRequest
-	7,  // 16: agents.v1.WebhookService.GetWebhook:input_type -> agents.v1.GetWebhookRequest
-	9,  // 17: agents.v1.WebhookService.UpdateWebhook:input_type -> agents.v1.UpdateWebhookRequest
-	11, // 18: agents.v1.WebhookService.DeleteWebhook:input_type -> agents.v1.DeleteWebhookRequest
-	14, // 19: agents.v1.WebhookService.ListWebhookDeliveries:input_type -> agents.v1.ListWebhookDeliveriesRequest
-	4,  // 20: agents.v1.WebhookService.CreateWebhook:output_type -> agents.v1.CreateWebhookResponse
-	6,  // 21: agents.v1.WebhookService.ListWebhooks:output_type -> agents.v1.ListWebhooksResponse
-	8,  // 22: agents.v1.WebhookService.GetWebhook:output_type -> agents.v1.GetWebhookResponse
-	10, // 23: agents.v1.WebhookService.UpdateWebhook:output_type -> agents.v1.UpdateWebhookResponse
-	12, // 24: agents.v1.WebhookService.DeleteWebhook:output_type -> agents.v1.DeleteWebhookResponse
-	15, // 25: agents.v1.WebhookService.ListWebhookDeliveries:output_type -> agents.v1.ListWebhookDeliveriesResponse
-	20, // [20:26] is the sub-list for method output_type
-	14, // [14:20] is the sub-list for method input_type
-	14, // [14:14] is the sub-list for extension type_name
-	14, // [14:14] is the sub-list for extension extendee
-	0,  // [0:14] is the sub-list for field type_name
+	13, // 4: agents.v1.Webhook.last_delivery:type_name -> agents.v1.WebhookDelivery
+	2,  // 5: agents.v1.CreateWebhookResponse.webhook:type_name -> agents.v1.Webhook
+	2,  // 6: agents.v1.ListWebhooksResponse.webhooks:type_name -> agents.v1.Webhook
+	2,  // 7: agents.v1.GetWebhookResponse.webhook:type_name -> agents.v1.Webhook
+	2,  // 8: agents.v1.UpdateWebhookResponse.webhook:type_name -> agents.v1.Webhook
+	1,  // 9: agents.v1.WebhookDelivery.status:type_name -> agents.v1.DeliveryStatus
+	16, // 10: agents.v1.WebhookDelivery.next_attempt:type_name -> google.protobuf.Timestamp
+	16, // 11: agents.v1.WebhookDelivery.created:type_name -> google.protobuf.Timestamp
+	16, // 12: agents.v1.WebhookDelivery.delivered:type_name -> google.protobuf.Timestamp
+	1,  // 13: agents.v1.ListWebhookDeliveriesRequest.status:type_name -> agents.v1.DeliveryStatus
+	13, // 14: agents.v1.ListWebhookDeliveriesResponse.deliveries:type_name -> agents.v1.WebhookDelivery
+	3,  // 15: agents.v1.WebhookService.CreateWebhook:input_type -> agents.v1.CreateWebhookRequest
+	5,  // 16: agents.v1.WebhookService.ListWebhooks:input_type -> agents.v1.ListWebhooksRequest
+	7,  // 17: agents.v1.WebhookService.GetWebhook:input_type -> agents.v1.GetWebhookRequest
+	9,  // 18: agents.v1.WebhookService.UpdateWebhook:input_type -> agents.v1.UpdateWebhookRequest
+	11, // 19: agents.v1.WebhookService.DeleteWebhook:input_type -> agents.v1.DeleteWebhookRequest
+	14, // 20: agents.v1.WebhookService.ListWebhookDeliveries:input_type -> agents.v1.ListWebhookDeliveriesRequest
+	4,  // 21: agents.v1.WebhookService.CreateWebhook:output_type -> agents.v1.CreateWebhookResponse
+	6,  // 22: agents.v1.WebhookService.ListWebhooks:output_type -> agents.v1.ListWebhooksResponse
+	8,  // 23: agents.v1.WebhookService.GetWebhook:output_type -> agents.v1.GetWebhookResponse
+	10, // 24: agents.v1.WebhookService.UpdateWebhook:output_type -> agents.v1.UpdateWebhookResponse
+	12, // 25: agents.v1.WebhookService.DeleteWebhook:output_type -> agents.v1.DeleteWebhookResponse
+	15, // 26: agents.v1.WebhookService.ListWebhookDeliveries:output_type -> agents.v1.ListWebhookDeliveriesResponse
+	21, // [21:27] is the sub-list for method output_type
+	15, // [15:21] is the sub-list for method input_type
+	15, // [15:15] is the sub-list for extension type_name
+	15, // [15:15] is the sub-list for extension extendee
+	0,  // [0:15] is the sub-list for field type_name
 }
 
 func init() { file_agents_v1_webhook_proto_init() }

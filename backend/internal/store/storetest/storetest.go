@@ -95,6 +95,7 @@ func Run(t *testing.T, fresh func(t *testing.T) Opener) {
 		{"ReserveGrants", testReserveGrants},
 		{"Webhooks", testWebhooks},
 		{"WebhookOutbox", testWebhookOutbox},
+		{"WebhookLastDelivery", testWebhookLastDelivery},
 		{"WebhookClaimRace", testWebhookClaimRace},
 		{"AbandonedDeliveries", testAbandonedDeliveries},
 		{"PruneKeepsUnfannedEvents", testPruneKeepsUnfannedEvents},

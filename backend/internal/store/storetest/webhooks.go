@@ -383,3 +383,83 @@ func testAbandonedDeliveries(t *testing.T, fresh func(t *testing.T) Opener) {
 	equal(t, "wh_off after pruning", statuses("wh_off"), map[string]int{})
 	equal(t, "wh_on after pruning", statuses("wh_on"), map[string]int{store.DeliveryPending: 2})
 }
+
+// testWebhookLastDelivery: a webhook is read and listed with its newest
+// delivery (the latest event's), where it stands and what its last
+// attempt got, without its body; one with none has none.
+func testWebhookLastDelivery(t *testing.T, fresh func(t *testing.T) Opener) {
+	ctx := context.Background()
+	s := open(t, fresh(t))
+	mustCreate(t, s, newMeta("a", "alice", at(0)))
+	for _, id := range []string{"wh_failing", "wh_fine"} {
+		noErr(t, s.CreateWebhook(ctx, newWebhook(id, "alice"), nil), "create %s", id)
+	}
+	seqs := commitEvents(t, s, event("a", "alice", "x", 1), event("a", "alice", "y", 2))
+	_, err := s.FanOut(ctx, 10, everyEvent)
+	noErr(t, err, "fan out")
+	// Created after the fan-out: nothing queued for it.
+	quiet := newWebhook("wh_quiet", "alice")
+	quiet.Created = at(time.Second)
+	noErr(t, s.CreateWebhook(ctx, quiet, nil), "create wh_quiet")
+
+	for _, id := range []string{"wh_failing", "wh_fine"} {
+		ds, err := s.ClaimDeliveries(ctx, id, "c_"+id, at(time.Second), at(time.Hour), 10)
+		noErr(t, err, "claim %s", id)
+		equal(t, "claimed of "+id, len(ds), 2)
+		for _, d := range ds {
+			a := store.Attempt{DeliveryID: d.ID, WebhookID: id, Claim: "c_" + id, At: at(2 * time.Second)}
+			if id == "wh_fine" {
+				a.Delivered, a.StatusCode = true, 204
+			} else {
+				a.StatusCode, a.Error, a.Next = 503, "HTTP 503", at(time.Minute)
+			}
+			held, err := s.RecordAttempt(ctx, a)
+			noErr(t, err, "record %s", d.ID)
+			equal(t, "held "+d.ID, held, true)
+		}
+	}
+
+	check := func(what string, w store.Webhook, want *store.Delivery) {
+		t.Helper()
+		if want == nil {
+			if w.Last != nil {
+				t.Errorf("%s: last delivery %+v, want none", what, *w.Last)
+			}
+			return
+		}
+		if w.Last == nil {
+			t.Fatalf("%s: no last delivery, want %+v", what, *want)
+		}
+		equal(t, what+": last delivery", *w.Last, *want)
+	}
+	failing := &store.Delivery{ID: fmt.Sprintf("msg_wh_failing_%d", seqs[1]), WebhookID: "wh_failing", Seq: seqs[1], Kind: "y", SessionID: "a",
+		Status: store.DeliveryPending, Attempts: 1, LastStatusCode: 503, LastError: "HTTP 503", NextAttempt: at(time.Minute), Created: at(0)}
+	fine := &store.Delivery{ID: fmt.Sprintf("msg_wh_fine_%d", seqs[1]), WebhookID: "wh_fine", Seq: seqs[1], Kind: "y", SessionID: "a",
+		Status: store.DeliveryDelivered, Attempts: 1, LastStatusCode: 204, Created: at(0), Delivered: at(2 * time.Second)}
+
+	list, err := s.ListWebhooks(ctx, "alice")
+	noErr(t, err, "list")
+	equal(t, "listed", len(list), 3)
+	check("listed wh_failing", list[0], failing)
+	check("listed wh_fine", list[1], fine)
+	check("listed wh_quiet", list[2], nil)
+	all, err := s.ListWebhooks(ctx, "")
+	noErr(t, err, "list every owner's")
+	equal(t, "every owner's", len(all), 3)
+	check("every owner's wh_failing", all[0], failing)
+
+	got, err := s.GetWebhook(ctx, "wh_failing")
+	noErr(t, err, "get")
+	check("got wh_failing", got, failing)
+	equal(t, "failing since", got.FailingSince, at(2*time.Second))
+	got, err = s.GetWebhook(ctx, "wh_quiet")
+	noErr(t, err, "get wh_quiet")
+	check("got wh_quiet", got, nil)
+
+	// Its log pruned, a webhook has no last delivery.
+	_, err = s.PruneDeliveries(ctx, at(time.Hour))
+	noErr(t, err, "prune")
+	got, err = s.GetWebhook(ctx, "wh_fine")
+	noErr(t, err, "get after prune")
+	check("wh_fine after its log was pruned", got, nil)
+}

@@ -1,16 +1,12 @@
 import { timestampDate } from "@bufbuild/protobuf/wkt";
-import { useQuery } from "@connectrpc/connect-query";
 import { RelativeTime, useNow } from "../../../components/relative-time";
-import { WebhookService, type Webhook, type WebhookDelivery } from "../../../gen/agents/v1/webhook_pb";
+import type { Webhook, WebhookDelivery } from "../../../gen/agents/v1/webhook_pb";
 import { deliveryStatusText, outcomeText, scopeText, stateText } from "../lib/webhooks";
-
-// How often a webhook's last delivery is read again on its own.
-const lastDeliveryRefreshMs = 15_000;
 
 // WebhookFacts is what a webhook is sent and how it fares: its events,
 // whose events, its description, why it is disabled, since when its
 // deliveries fail, and (unless its page lists them all) its last
-// delivery.
+// delivery, which the webhook carries.
 export function WebhookFacts({ webhook: w, last = true }: { webhook: Webhook; last?: boolean }) {
   const now = useNow();
   const why = stateText(w);
@@ -54,23 +50,12 @@ export function WebhookFacts({ webhook: w, last = true }: { webhook: Webhook; la
         <>
           <dt>Last</dt>
           <dd>
-            <LastDelivery webhook={w} now={now} />
+            {w.lastDelivery ? <DeliverySummary delivery={w.lastDelivery} now={now} /> : <span className="muted">nothing delivered yet</span>}
           </dd>
         </>
       )}
     </dl>
   );
-}
-
-// LastDelivery is the newest delivery to a webhook: its event, where it
-// stands and what its last attempt got.
-function LastDelivery({ webhook, now }: { webhook: Webhook; now: number }) {
-  const q = useQuery(WebhookService.method.listWebhookDeliveries, { webhookId: webhook.id, limit: 1 }, { refetchInterval: lastDeliveryRefreshMs });
-  const d = q.data?.deliveries[0];
-  if (q.isPending) return <span className="muted">…</span>;
-  if (q.error) return <span className="muted">unknown</span>;
-  if (!d) return <span className="muted">nothing delivered yet</span>;
-  return <DeliverySummary delivery={d} now={now} />;
 }
 
 // DeliverySummary is a delivery in one line: "run.stopped delivered

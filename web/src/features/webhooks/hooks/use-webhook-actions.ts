@@ -19,7 +19,7 @@ export function useEnableWebhook() {
 
 // useForgetWebhook is what a deleted webhook leaves: it goes from every
 // list at once, and only the lists are read again; its own queries (its
-// last delivery, its page) are not, for the server knows it no more and
+// page, its deliveries) are not, for the server knows it no more and
 // would answer not found.
 export function useForgetWebhook(): (id: string) => Promise<void> {
   const queryClient = useQueryClient();
