@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -38,12 +39,19 @@ func BenchmarkCommitPrompts(b *testing.B) {
 }
 
 // BenchmarkWALFrames counts the pages a prompt writes to the WAL as
-// BenchmarkCommitPrompts commits it, groups of four changes of sixteen
-// sessions: a commit's cost is mostly its frames (two writes each, and
-// their checksum), so this says which tables and indexes a prompt's CPU
-// goes to. It reports frames per prompt and logs them per b-tree.
+// BenchmarkCommitPrompts commits it, sixteen sessions prompting, with
+// groups of one, four and sixteen changes a commit: a commit's cost is
+// mostly its frames (two writes each, and their checksum), so this says
+// which tables and indexes a prompt's CPU goes to. It reports frames per
+// prompt and per commit, and logs them per b-tree.
 func BenchmarkWALFrames(b *testing.B) {
-	const sessions, group = 16, 4
+	for _, group := range []int{1, 4, 16} {
+		b.Run(fmt.Sprintf("group=%d", group), func(b *testing.B) { benchWALFrames(b, group) })
+	}
+}
+
+func benchWALFrames(b *testing.B, group int) {
+	const sessions = 16
 	ctx := context.Background()
 	path := filepath.Join(b.TempDir(), "bench.db")
 	s, err := Open(ctx, path)
@@ -55,7 +63,7 @@ func BenchmarkWALFrames(b *testing.B) {
 	// Some history first, so that pages fill and split as they would
 	// in a database in use; then a WAL that only the measured commits
 	// write, and no checkpoint to restart it.
-	for range 2000 {
+	for range 8000 / group {
 		p.Commit(ctx, group)
 	}
 	for _, q := range []string{`PRAGMA wal_checkpoint(TRUNCATE)`, `PRAGMA wal_autocheckpoint = 0`} {
@@ -92,8 +100,7 @@ func BenchmarkWALFrames(b *testing.B) {
 		}
 		frames[name]++
 	}
-	names := slices.Sorted(maps.Keys(frames))
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(frames)) {
 		b.Logf("%-28s %5.2f frames a commit", name, float64(frames[name])/float64(commits))
 	}
 	prompts := float64(commits*group) / 2
