@@ -104,31 +104,53 @@ func BenchCommitPrompts(b *testing.B, open func(b *testing.B) store.Store) {
 	ctx := context.Background()
 	s := open(b)
 	b.Cleanup(func() { s.Close() })
-	steppers := make([]*stepper, sessions)
-	for i := range steppers {
-		steppers[i] = newStepper(b, s, fmt.Sprintf("s%02d", i))
-		steppers[i].meta.Status = session.StatusReady
-	}
-	body := make([]byte, 240)
-	changes := make([]*store.Change, 0, group)
-	next, prompts := 0, 0
+	p := NewPrompts(b, s, sessions)
+	prompts := 0
 	b.ResetTimer()
 	cpu0 := cpuTime(b)
 	for b.Loop() {
-		changes = changes[:0]
-		for range group {
-			st := steppers[next%sessions]
-			changes = append(changes, st.promptChange(body))
-			next++
-		}
-		for i, err := range s.CommitAll(ctx, changes) {
-			if err != nil {
-				b.Fatalf("change %d: %v", i, err)
-			}
-		}
+		p.Commit(ctx, group)
 		prompts += group
 	}
 	b.ReportMetric(float64((cpuTime(b)-cpu0).Nanoseconds())/float64(prompts)*2, "cpu-ns/prompt")
+}
+
+// Prompts writes what sessions prompting over and over write, as
+// BenchCommitPrompts does: a prompt is two changes, its run's start and
+// its run's end.
+type Prompts struct {
+	b        *testing.B
+	s        store.Store
+	steppers []*stepper
+	body     []byte
+	changes  []*store.Change
+	next     int
+}
+
+// NewPrompts creates sessions ready to prompt in s.
+func NewPrompts(b *testing.B, s store.Store, sessions int) *Prompts {
+	p := &Prompts{b: b, s: s, body: make([]byte, 240)}
+	for i := range sessions {
+		st := newStepper(b, s, fmt.Sprintf("s%02d", i))
+		st.meta.Status = session.StatusReady
+		p.steppers = append(p.steppers, st)
+	}
+	return p
+}
+
+// Commit commits the next n changes, of the sessions in turn, in one
+// group commit.
+func (p *Prompts) Commit(ctx context.Context, n int) {
+	p.changes = p.changes[:0]
+	for range n {
+		p.changes = append(p.changes, p.steppers[p.next%len(p.steppers)].promptChange(p.body))
+		p.next++
+	}
+	for i, err := range p.s.CommitAll(ctx, p.changes) {
+		if err != nil {
+			p.b.Fatalf("change %d: %v", i, err)
+		}
+	}
 }
 
 // promptChange is the next change of a session that prompts over and
