@@ -102,6 +102,7 @@ func Run(t *testing.T, fresh func(t *testing.T) Opener) {
 		{"FiringsClaimOnce", testFiringsClaimOnce},
 		{"SchedulesWithTheirLastFiring", testSchedulesWithTheirLastFiring},
 		{"SchedulesGoWithTheirSession", testSchedulesGoWithTheirSession},
+		{"SchedulesGoWithDeletedSessions", testSchedulesGoWithDeletedSessions},
 		{"UsageSeries", testUsageSeries},
 		{"SpendOfAGroup", testSpendOfAGroup},
 		{"RunOutcomes", testRunOutcomes},
