@@ -104,6 +104,8 @@ func Run(t *testing.T, fresh func(t *testing.T) Opener) {
 		{"SchedulesGoWithTheirSession", testSchedulesGoWithTheirSession},
 		{"SchedulesGoWithDeletedSessions", testSchedulesGoWithDeletedSessions},
 		{"UsageSeries", testUsageSeries},
+		{"UsageFold", testUsageFold},
+		{"UsageFoldRace", testUsageFoldRace},
 		{"SpendOfAGroup", testSpendOfAGroup},
 		{"RunOutcomes", testRunOutcomes},
 	}
