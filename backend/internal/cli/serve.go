@@ -87,6 +87,7 @@ signal stops it at once.`,
 	f.DurationVar(&sf.idleEvict, "idle-evict", runner.DefaultIdleEvict, "how long an idle session stays loaded in memory")
 	f.DurationVar(&sf.retention.Age, "event-retention", runner.DefaultRetentionAge, "how long the event log keeps events for replay")
 	f.IntVar(&sf.retention.Count, "event-retention-count", runner.DefaultRetentionCount, "most events the event log keeps for replay")
+	f.DurationVar(&sf.retention.ModelCalls, "model-call-retention", runner.DefaultModelCallRetention, "how long each model call is kept on its own before it is folded into its hour's sums (usage series read the same)")
 	f.StringVar(&sf.webDir, "web-dir", "", "serve the web app from this folder (a build of web/, for development) instead of the one built in")
 	f.StringVar(&sf.cluster.serverID, "server-id", "", "this server's id among the servers of one PostgreSQL database (default: the one kept in the data directory, made on the first start)")
 	f.DurationVar(&sf.cluster.leaseTTL, "lease-ttl", leased.DefaultLeaseTTL, "PostgreSQL: how long a session's run lease lives unrenewed, so how soon another server takes over the runs of one that died")
@@ -199,16 +200,16 @@ func (a *app) serve(ctx context.Context, sf serveFlags) error {
 	}
 	sf.cluster.claimDataDir = true
 	st, err := a.startStack(ctx, res, log, stackOptions{
-		holder:         holder,
-		protect:        []string{sf.authTokens},
-		offlineModel:   sf.offlineModel,
-		security:       sec,
-		limits:         sf.limits,
-		eventRetention: sf.retention,
-		idleEvict:      sf.idleEvict,
-		cluster:        sf.cluster,
-		recover:        true,
-		web:            web,
+		holder:       holder,
+		protect:      []string{sf.authTokens},
+		offlineModel: sf.offlineModel,
+		security:     sec,
+		limits:       sf.limits,
+		retention:    sf.retention,
+		idleEvict:    sf.idleEvict,
+		cluster:      sf.cluster,
+		recover:      true,
+		web:          web,
 	})
 	if errors.Is(err, sqlite.ErrLocked) {
 		return fmt.Errorf("%w (stop it first, or give this server another --db)", err)

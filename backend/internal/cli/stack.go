@@ -65,8 +65,9 @@ type stackOptions struct {
 	offlineModel string
 	security     server.Security
 	limits       server.Limits
-	// eventRetention bounds the event log; zero fields take the defaults.
-	eventRetention runner.Retention
+	// retention bounds the event log and the model calls kept one by
+	// one; zero fields take the defaults.
+	retention runner.Retention
 	// idleEvict is how long an idle session stays loaded (zero: the
 	// default).
 	idleEvict time.Duration
@@ -240,7 +241,7 @@ func (a *app) startStack(ctx context.Context, res *config.Resolved, log *slog.Lo
 
 		MaxRuns:         opts.limits.MaxRuns,
 		MaxRunsPerOwner: opts.limits.MaxRunsPerOwner,
-		EventRetention:  opts.eventRetention,
+		Retention:       opts.retention,
 		IdleEvict:       opts.idleEvict,
 	}
 	if s.feed != nil {

@@ -5,20 +5,42 @@ import (
 )
 
 // Retention bounds the event log: events older than Age, and all but the
-// newest Count, are pruned. A client further behind gets a snapshot.
+// newest Count, are pruned. A client further behind gets a snapshot. It
+// also bounds the model calls kept one by one: those older than
+// ModelCalls are folded into their hour's sums, which usage series read
+// alike (store.FoldModelCalls).
 type Retention struct {
-	Age   time.Duration
-	Count int
+	Age        time.Duration
+	Count      int
+	ModelCalls time.Duration
 }
 
-// Defaults of Retention fields left at zero.
+// Defaults of Retention fields left at zero. A week of model calls is
+// kept one by one: what the usage series read of them is the same once
+// folded, so the window only bounds the table, and leaves a week of
+// single calls to look at in the database.
 const (
-	DefaultRetentionAge   = 24 * time.Hour
-	DefaultRetentionCount = 100_000
+	DefaultRetentionAge       = 24 * time.Hour
+	DefaultRetentionCount     = 100_000
+	DefaultModelCallRetention = 7 * 24 * time.Hour
 )
 
-// pruneEvery is how often the event log, the idempotency keys and the
-// commands are trimmed, and pruneQuietEvery how often when no event was
+// withDefaults is ret with its zero fields set to their defaults.
+func (ret Retention) withDefaults() Retention {
+	if ret.Age <= 0 {
+		ret.Age = DefaultRetentionAge
+	}
+	if ret.Count <= 0 {
+		ret.Count = DefaultRetentionCount
+	}
+	if ret.ModelCalls <= 0 {
+		ret.ModelCalls = DefaultModelCallRetention
+	}
+	return ret
+}
+
+// pruneEvery is how often the event log, the idempotency keys, the
+// commands and the model calls are trimmed, and pruneQuietEvery how often when no event was
 // published since the last trim. A quiet server's log only ages: keeping
 // its oldest events and keys up to an hour past their retention harms no
 // one, and the trim's queries were the only work an idle server did every
@@ -29,16 +51,10 @@ const (
 	pruneQuietEvery = time.Hour
 )
 
-// prune trims the event log and forgets old idempotency keys (and
-// commands) until the runner closes.
+// prune trims the event log, forgets old idempotency keys (and commands)
+// and folds old model calls until the runner closes.
 func (r *Runner) prune() {
-	ret := r.opts.EventRetention
-	if ret.Age <= 0 {
-		ret.Age = DefaultRetentionAge
-	}
-	if ret.Count <= 0 {
-		ret.Count = DefaultRetentionCount
-	}
+	ret := r.opts.Retention.withDefaults()
 	tick := time.NewTicker(pruneEvery)
 	defer tick.Stop()
 	var last lastTrim
@@ -54,14 +70,23 @@ func (r *Runner) prune() {
 			continue
 		}
 		last = lastTrim{at: now, seq: newest}
-		if _, err := r.store.PruneEvents(r.ctx, now.Add(-ret.Age), ret.Count); err != nil && r.ctx.Err() == nil {
-			r.log.Warn("prune event log", "err", err)
-		}
-		if _, err := r.store.PruneIdempotency(r.ctx, now.Add(-IdempotencyTTL)); err != nil && r.ctx.Err() == nil {
-			r.log.Warn("prune idempotency keys", "err", err)
-		}
-		r.place.Prune(r.ctx, now)
+		r.trim(now, ret)
 	}
+}
+
+// trim does one trim at now. A quiet server's model calls only age too:
+// no call is made without an event.
+func (r *Runner) trim(now time.Time, ret Retention) {
+	if _, err := r.store.PruneEvents(r.ctx, now.Add(-ret.Age), ret.Count); err != nil && r.ctx.Err() == nil {
+		r.log.Warn("prune event log", "err", err)
+	}
+	if _, err := r.store.PruneIdempotency(r.ctx, now.Add(-IdempotencyTTL)); err != nil && r.ctx.Err() == nil {
+		r.log.Warn("prune idempotency keys", "err", err)
+	}
+	if _, err := r.store.FoldModelCalls(r.ctx, now.Add(-ret.ModelCalls)); err != nil && r.ctx.Err() == nil {
+		r.log.Warn("fold model calls", "err", err)
+	}
+	r.place.Prune(r.ctx, now)
 }
 
 // lastTrim is when the last trim ran and the newest event then.

@@ -66,8 +66,9 @@ type Options struct {
 	// MaxRunsPerOwner those of one owner; zero means no limit. Every run
 	// counts, whoever starts it.
 	MaxRuns, MaxRunsPerOwner int
-	// EventRetention bounds the event log.
-	EventRetention Retention
+	// Retention bounds the event log and the model calls kept one by
+	// one; zero fields take the defaults.
+	Retention Retention
 	// TurnCacheBudget bounds the bytes of turn encodings the loaded
 	// sessions keep (see TurnCache); 0 is DefaultTurnCacheBudget, a
 	// negative budget keeps none.

@@ -2,6 +2,7 @@ package runner_test
 
 import (
 	"context"
+	"database/sql"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -293,9 +294,7 @@ func TestAFiringThatCannotPostIsRecordedAsFailed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n, err := k.db.DeleteSessions(ctx, id); err != nil || n != 1 {
-		t.Fatalf("delete the session under its schedule: %d, %v", n, err)
-	}
+	deleteLeavingSchedules(t, k, id)
 	f, err := k.run.FireSchedule(ctx, "me", sc.ID)
 	if err != nil || f.Status != store.FiringFailed || f.Reason != "unknown session "+id {
 		t.Fatalf("fire at a deleted session: %+v, %v", f, err)
@@ -305,6 +304,36 @@ func TestAFiringThatCannotPostIsRecordedAsFailed(t *testing.T) {
 	}
 	if n := firedEvents(t, k.db, id); n != 1 {
 		t.Errorf("%d schedule.fired events for the failed firing, want 1", n)
+	}
+}
+
+// deleteLeavingSchedules deletes a session of k's SQLite database as an
+// older server did: the session's rows go, the schedules that post to it
+// stay.
+func deleteLeavingSchedules(t *testing.T, k *kernel, id string) {
+	t.Helper()
+	ctx := context.Background()
+	db, err := sql.Open("sqlite", k.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	for _, q := range []string{`PRAGMA busy_timeout = 10000`, `PRAGMA foreign_keys = ON`} {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := conn.ExecContext(ctx, `DELETE FROM sessions WHERE id = ?`, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		t.Fatalf("delete the session under its schedule: %d, %v", n, err)
 	}
 }
 

@@ -45,6 +45,12 @@ type Budgets interface {
 	// UsageSeries sums the model calls of q's range per bucket, owner,
 	// agent and model.
 	UsageSeries(ctx context.Context, q UsageQuery) ([]UsagePoint, error)
+	// FoldModelCalls sums the model calls made before a time per UTC
+	// hour, owner, agent and model, keeps the sums for the usage series
+	// and deletes the calls, and returns how many it folded. The series
+	// reads the same after as before, and servers sharing a database may
+	// fold at once: each call is folded once.
+	FoldModelCalls(ctx context.Context, before time.Time) (int, error)
 }
 
 // Reservation asks to admit a model call of a session.

@@ -240,7 +240,8 @@ func (s *SQL) UpdateMeta(ctx context.Context, meta session.Meta) error {
 const sqlUpdateMeta = `UPDATE sessions SET ` + metaSet + ` WHERE id = ?`
 
 // DeleteSessions implements Sessions. The rows that belong to a session go
-// with it through ON DELETE CASCADE.
+// with it through ON DELETE CASCADE; the schedules that post to it, in
+// the same transaction (deleteSchedulesOf), as a change's Delete does.
 func (s *SQL) DeleteSessions(ctx context.Context, ids ...string) (int, error) {
 	if len(ids) == 0 {
 		return 0, nil
@@ -249,13 +250,19 @@ func (s *SQL) DeleteSessions(ctx context.Context, ids ...string) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("delete sessions: %w", err)
 	}
-	res, err := s.write.ExecContext(ctx, s.write.Rebind(q), args...)
+	var n int64
+	err = WithTx(ctx, s.write, func(tx *sqlx.Tx) error {
+		res, err := tx.ExecContext(ctx, tx.Rebind(q), args...)
+		if err != nil {
+			return s.translate(err, nil, "delete sessions")
+		}
+		if n, err = res.RowsAffected(); err != nil {
+			return fmt.Errorf("delete sessions: %w", err)
+		}
+		return s.deleteSchedulesOf(ctx, tx, ids)
+	})
 	if err != nil {
-		return 0, s.translate(err, nil, "delete sessions")
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return 0, fmt.Errorf("delete sessions: %w", err)
+		return 0, err
 	}
 	return int(n), nil
 }

@@ -85,7 +85,8 @@ type Sessions interface {
 	// CommitStep writes the outcome of one step in a single transaction.
 	CommitStep(ctx context.Context, c StepCommit) error
 	// DeleteSessions removes sessions with their turns, mail, deferred
-	// calls, watches and leases. Unknown ids are skipped; it returns how
+	// calls, watches and leases, and the schedules that post to them with
+	// their firings. Unknown ids are skipped; it returns how
 	// many sessions were deleted. Children are not deleted with their
 	// parent: the caller decides (single or cascade).
 	DeleteSessions(ctx context.Context, ids ...string) (int, error)

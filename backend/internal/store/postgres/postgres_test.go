@@ -3,6 +3,8 @@ package postgres_test
 import (
 	"context"
 	"fmt"
+	"net/url"
+	"reflect"
 	"slices"
 	"sync"
 	"testing"
@@ -12,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/jmoiron/sqlx"
 
+	"github.com/agents-os/agents/backend/internal/eventually"
 	"github.com/agents-os/agents/backend/internal/session"
 	"github.com/agents-os/agents/backend/internal/store"
 	"github.com/agents-os/agents/backend/internal/store/pgtest"
@@ -213,4 +216,119 @@ func TestMigration13RecordsPastModelCalls(t *testing.T) {
 	db := sqlx.NewDb(stdlib.OpenDB(*cfg), "pgx")
 	t.Cleanup(func() { db.Close() })
 	storetest.MigrationRecordsPastModelCalls(t, db, "postgres")
+}
+
+// Servers sharing a database fold each model call once, however their
+// folds interleave.
+func TestServersFoldModelCallsAtOnce(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	stores := make([]store.Store, 3)
+	for i := range stores {
+		s, err := postgres.Open(context.Background(), dsn, postgres.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		stores[i] = s
+	}
+	storetest.ConcurrentFolds(t, stores...)
+}
+
+// Two servers fold the same calls at once, the first held up before it
+// adds them to their hours (another transaction holds the table of
+// hours) until the second has started: each call is folded once, the
+// second finding gone those the first folded.
+func TestServersFoldingTheSameCallsFoldEachOnce(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.DSN(t)
+	// The folds wait for the lock as long as the test holds it, not the
+	// store's lock_timeout, which a loaded machine may reach.
+	waitLong, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := waitLong.Query()
+	q.Set("lock_timeout", "5min")
+	waitLong.RawQuery = q.Encode()
+	var stores [2]*postgres.Store
+	for i := range stores {
+		s, err := postgres.Open(ctx, waitLong.String(), postgres.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		stores[i] = s
+	}
+	hour := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	m := session.Meta{ID: "s", Agent: "coder", Owner: "alice", Status: session.StatusReady, Created: hour, Updated: hour}
+	if err := stores[0].CreateSession(ctx, m, nil); err != nil {
+		t.Fatal(err)
+	}
+	const calls = 10
+	for i := range calls {
+		c := &store.Change{Spend: &store.SpendChange{SessionID: "s", RootID: "s", Owner: "alice", Spend: session.Spend{Tokens: 3, Cost: 5},
+			At: hour.Add(time.Duration(i) * time.Minute), Agent: "coder", Model: "m", Prompt: 2, Completion: 1}}
+		if err := stores[0].Commit(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	admin, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	tx, err := admin.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	if _, err := tx.Exec(ctx, `LOCK TABLE model_call_hours IN SHARE MODE`); err != nil {
+		t.Fatal(err)
+	}
+	waiting := func(n int) {
+		t.Helper()
+		eventually.Within(t, 30*time.Second, fmt.Sprintf("%d folds wait for a lock", n), func() bool {
+			var got int
+			if err := admin.QueryRow(ctx, `SELECT COUNT(*) FROM pg_stat_activity
+				WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&got); err != nil {
+				t.Fatal(err)
+			}
+			return got >= n
+		})
+	}
+	type result struct {
+		n   int
+		err error
+	}
+	done := make(chan result, len(stores))
+	for i, s := range stores {
+		go func() {
+			n, err := s.FoldModelCalls(ctx, hour.Add(time.Hour))
+			done <- result{n, err}
+		}()
+		waiting(i + 1)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	folded := 0
+	for range stores {
+		r := <-done
+		if r.err != nil {
+			t.Fatalf("fold: %v", r.err)
+		}
+		folded += r.n
+	}
+	if folded != calls {
+		t.Fatalf("folded %d calls, want %d", folded, calls)
+	}
+	series, err := stores[1].UsageSeries(ctx, store.UsageQuery{Since: hour, Until: hour.Add(time.Hour), Bucket: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []store.UsagePoint{{Start: hour, Owner: "alice", Agent: "coder", Model: "m", Calls: calls, Prompt: 2 * calls, Completion: calls, Cost: 5 * calls}}
+	if !reflect.DeepEqual(series, want) {
+		t.Fatalf("series %+v, want %+v", series, want)
+	}
 }

@@ -284,3 +284,17 @@ CREATE TABLE "events" (
 ) STRICT;
 
 CREATE INDEX schedules_session ON schedules (session_id);
+
+CREATE TABLE model_call_hours (
+    hour       INTEGER NOT NULL,
+    owner      TEXT    NOT NULL,
+    agent      TEXT    NOT NULL,
+    model      TEXT    NOT NULL,
+    calls      INTEGER NOT NULL,
+    prompt     INTEGER NOT NULL,
+    completion INTEGER NOT NULL,
+    cost       INTEGER NOT NULL,
+    PRIMARY KEY (hour, owner, agent, model)
+) STRICT;
+
+CREATE INDEX model_call_hours_owner ON model_call_hours (owner, hour);

@@ -229,3 +229,35 @@ func testSchedulesGoWithTheirSession(t *testing.T, fresh func(t *testing.T) Open
 	noErr(t, err, "events")
 	equal(t, "schedule.changed events logged", len(logged), 2)
 }
+
+// testSchedulesGoWithDeletedSessions: DeleteSessions, like a change that
+// deletes sessions, deletes the schedules that post to them with their
+// firings, and leaves the others.
+func testSchedulesGoWithDeletedSessions(t *testing.T, fresh func(t *testing.T) Opener) {
+	ctx := context.Background()
+	s := open(t, fresh(t))
+	mustCreate(t, s, newMeta("a", "o", at(0)))
+	mustCreate(t, s, newMeta("b", "o", at(time.Second)))
+	for id, sessionID := range map[string]string{"to-a": "a", "to-b": "b"} {
+		sc := newSchedule(id, "o", at(time.Minute))
+		sc.Agent, sc.SessionID = "", sessionID
+		noErr(t, s.CreateSchedule(ctx, sc), "create %s", id)
+	}
+	noErr(t, s.CreateSchedule(ctx, newSchedule("to-agent", "o", at(time.Minute))), "create to-agent")
+	claim := &store.FiringClaim{Firing: store.Firing{ScheduleID: "to-a", FireTime: at(time.Minute), Fired: at(time.Minute), Status: store.FiringSkipped}}
+	noErr(t, s.Commit(ctx, &store.Change{Firing: claim}), "fire to-a")
+
+	n, err := s.DeleteSessions(ctx, "a", "ghost")
+	noErr(t, err, "delete a")
+	equal(t, "deleted", n, 1)
+	list, err := s.ListSchedules(ctx, store.ScheduleFilter{})
+	noErr(t, err, "list")
+	var left []string
+	for _, sc := range list {
+		left = append(left, sc.ID)
+	}
+	equal(t, "schedules left", left, []string{"to-agent", "to-b"})
+	firings, err := s.ListFirings(ctx, "to-a", 10)
+	noErr(t, err, "firings of a deleted schedule")
+	equal(t, "firings of a deleted schedule", len(firings), 0)
+}

@@ -103,7 +103,10 @@ func Run(t *testing.T, fresh func(t *testing.T) Opener) {
 		{"FiringsClaimOnce", testFiringsClaimOnce},
 		{"SchedulesWithTheirLastFiring", testSchedulesWithTheirLastFiring},
 		{"SchedulesGoWithTheirSession", testSchedulesGoWithTheirSession},
+		{"SchedulesGoWithDeletedSessions", testSchedulesGoWithDeletedSessions},
 		{"UsageSeries", testUsageSeries},
+		{"UsageFold", testUsageFold},
+		{"UsageFoldRace", testUsageFoldRace},
 		{"SpendOfAGroup", testSpendOfAGroup},
 		{"RunOutcomes", testRunOutcomes},
 	}
