@@ -63,7 +63,7 @@ func (a *Agent) toolForScript(ctx context.Context, call tool.Call, name string) 
 	if t, ok := a.Toolset(ctx, call.Session.Params).Get(name); ok {
 		return t, nil
 	}
-	return nil, errors.New("the agent has no such tool")
+	return nil, luatool.ErrNoSuchTool
 }
 
 // checkBuiltin refuses a stored agent whose builtin toolboxes would

@@ -30,8 +30,12 @@ import (
 )
 
 // Resolve finds the tool a script calls by name among the calling
-// agent's own, or says why it cannot be called from a script.
+// agent's own, or says why it cannot be called from a script:
+// ErrNoSuchTool when the agent has none of that name.
 type Resolve func(ctx context.Context, call tool.Call, name string) (tool.Tool, error)
+
+// ErrNoSuchTool is Resolve's error for a name the agent has no tool of.
+var ErrNoSuchTool = errors.New("the agent has no such tool")
 
 // maxAnswer bounds what a call answers, as a bash tool's output is
 // bounded.

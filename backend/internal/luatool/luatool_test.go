@@ -3,7 +3,6 @@ package luatool
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -206,7 +205,7 @@ func TestToolsCallOnlyAllowedTools(t *testing.T) {
 		case "client":
 			return echo{mode: session.CallDeferred}, nil
 		}
-		return nil, errors.New("the agent has no such tool")
+		return nil, ErrNoSuchTool
 	}
 	box := luaBox()
 	box.Lua.AllowedTools = []string{"echo", "client", "ghost"}

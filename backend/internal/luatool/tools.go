@@ -2,6 +2,7 @@ package luatool
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -77,8 +78,11 @@ func (r *run) callTool(L *lua.LState, name string, args any) *lua.LTable {
 		target = tool.HelperPrefix + rest
 	}
 	t, err := r.toolbox.resolve(r.ctx, r.call, target)
-	if err != nil {
+	switch {
+	case errors.Is(err, ErrNoSuchTool):
 		return fail("not-found", fmt.Sprintf("tool %q: %v", name, err))
+	case err != nil:
+		return fail("not-allowed", fmt.Sprintf("tool %q: %v", name, err))
 	}
 	if t.Mode() != session.CallAttached {
 		return fail("error", fmt.Sprintf("tool %q is answered by a client, which a script cannot wait for", name))
