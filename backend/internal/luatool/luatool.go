@@ -122,6 +122,12 @@ func (t *Toolbox) Execute(ctx context.Context, call tool.Call) tool.Result {
 	stopWatch := watchMemory(ctx, cancel, int64(t.box.Lua.MaxMemoryMB)<<20)
 	values, err := run.do(script)
 	stopWatch()
+	if err == nil && ctx.Err() != nil {
+		// Stopped, but the script caught it (a coroutine's resume, a
+		// pcall) and went on to return: it ran past its limits all
+		// the same.
+		err = ctx.Err()
+	}
 	if err != nil {
 		return tool.Failed(t.explain(ctx, limit, err))
 	}

@@ -262,6 +262,10 @@ func TestErrorsAreToolErrors(t *testing.T) {
 	if res.Status != session.ResultError || !strings.HasPrefix(res.Text, "timeout: ") {
 		t.Errorf("endless loop → %s %s", res.Status, res.Text)
 	}
+	res = exec(t, tl, map[string]any{"script": `local co = coroutine.create(function() while true do end end) return coroutine.resume(co)`, "timeout": 0.2})
+	if res.Status != session.ResultError || !strings.HasPrefix(res.Text, "timeout: ") {
+		t.Errorf("endless coroutine → %s %s", res.Status, res.Text)
+	}
 	res = exec(t, tl, map[string]any{"script": `time.sleep(100)`, "timeout": 0.2})
 	if res.Status != session.ResultError || !strings.HasPrefix(res.Text, "timeout: ") {
 		t.Errorf("long sleep → %s %s", res.Status, res.Text)
