@@ -287,3 +287,19 @@ func TestMemoryLimitStopsTheScript(t *testing.T) {
 		t.Errorf("garbage → %s", got)
 	}
 }
+
+// BenchmarkExecute is one call of a trivial script: a fresh state with
+// its libraries and modules, the script, the answer.
+func BenchmarkExecute(b *testing.B) {
+	tl := New(luaBox(), b.TempDir(), nil)
+	args, err := tool.DecodeArgs(tl.Spec(), `{"script": "return json.encode({n = 1})"}`)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if res := tl.Execute(context.Background(), tool.Call{ID: "c1", Args: args}); res.Status != session.ResultOK {
+			b.Fatal(res.Text)
+		}
+	}
+}

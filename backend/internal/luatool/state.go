@@ -12,10 +12,11 @@ import (
 
 // The sizes of a script's state. The call stack bounds recursion (a
 // script recursing forever gets "stack overflow", not the server); the
-// registry, Lua's value stack, may grow from 64 Ki to 1 Mi slots (16 MB).
+// registry, Lua's value stack, starts small (4 Ki slots, 64 KB: most
+// scripts need no more) and may grow to 1 Mi slots (16 MB).
 const (
 	callStackSize    = 256
-	registrySize     = 64 << 10
+	registrySize     = 4 << 10
 	registryMaxSize  = 1 << 20
 	registryGrowStep = 32 << 10
 )
