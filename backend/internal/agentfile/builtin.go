@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 )
 
 // The builtin toolbox kinds agent files may declare in "builtinToolboxes",
@@ -15,11 +16,8 @@ const (
 	SqliteToolboxKind    = "SqliteToolbox"
 	SystemToolboxKind    = "SystemToolbox"
 	DeveloperToolboxKind = "DeveloperToolbox"
+	LuaToolboxKind       = "LuaToolbox"
 )
-
-// luaToolboxKind is agents-exe's Lua interpreter toolbox, which this
-// server does not offer: a file declaring one still loads, with a warning.
-const luaToolboxKind = "LuaToolbox"
 
 // The tool names agents-exe gives a builtin toolbox's tools, around the
 // toolbox's name: sqlite_<name>_query, system_<name>_system_info, ….
@@ -31,12 +29,20 @@ const (
 	SystemToolSuffix    = "_system_info"
 	DeveloperToolPrefix = "developer_"
 	DeveloperToolSuffix = "_developer_tools"
+	LuaToolPrefix       = "lua_"
+	LuaToolSuffix       = "_execute"
+)
+
+// The limits of a LuaToolbox that leaves them out.
+const (
+	DefaultLuaTimeout     = 30 * time.Second
+	DefaultLuaMaxMemoryMB = 256
 )
 
 // BuiltinToolbox is one entry of "builtinToolboxes": tools the server
 // itself runs, named after the toolbox.
 type BuiltinToolbox struct {
-	Kind        string // SqliteToolboxKind, SystemToolboxKind or DeveloperToolboxKind
+	Kind        string // SqliteToolboxKind, SystemToolboxKind, DeveloperToolboxKind or LuaToolboxKind
 	Name        string
 	Description string
 
@@ -50,8 +56,23 @@ type BuiltinToolbox struct {
 	// command every requested command is passed to on stdin first; it
 	// prints {"acceptance": "allowed"|"refused", "note": …}.
 	CommandFilter string
-	// Sandbox confines a DeveloperToolbox's file access.
+	// Sandbox confines a DeveloperToolbox's file access, and a
+	// LuaToolbox's fs module.
 	Sandbox FileSandbox
+	// Lua is what a LuaToolbox's scripts may use besides files.
+	Lua LuaLimits
+}
+
+// LuaLimits bound a LuaToolbox's scripts.
+type LuaLimits struct {
+	// MaxMemoryMB bounds what one script may allocate.
+	MaxMemoryMB int
+	// Timeout bounds one script's run ("maxExecutionTimeSeconds").
+	Timeout time.Duration
+	// AllowedTools are the agent's tools a script may call; AllowedHosts
+	// the hosts its http module may reach. Empty: none.
+	AllowedTools []string
+	AllowedHosts []string
 }
 
 // SqliteAccess is how a SqliteToolbox reaches its database.
@@ -176,11 +197,10 @@ func (d *decoder) builtinToolboxes(c *object, where places) []BuiltinToolbox {
 		switch kind {
 		case SqliteToolboxKind, SystemToolboxKind, DeveloperToolboxKind:
 			box = d.builtinToolbox(kind, field, contents, where)
-		case luaToolboxKind:
-			d.warnf(entry.field("tag"), "not supported by this server; ignored: the agent is offered none of this toolbox's tools")
-			continue
+		case LuaToolboxKind:
+			box = d.luaToolbox(field, contents, where)
 		default:
-			d.failf(entry.field("tag"), "unknown builtin toolbox %q (want %s, %s or %s)", kind, SqliteToolboxKind, SystemToolboxKind, DeveloperToolboxKind)
+			d.failf(entry.field("tag"), "unknown builtin toolbox %q (want %s, %s, %s or %s)", kind, SqliteToolboxKind, SystemToolboxKind, DeveloperToolboxKind, LuaToolboxKind)
 		}
 		d.warnUnread(entry, noIgnoredFields)
 		if d.failed() {
@@ -557,6 +577,8 @@ func (b BuiltinToolbox) ToolNames() []string {
 		return []string{SystemToolPrefix + b.Name + SystemToolSuffix}
 	case DeveloperToolboxKind:
 		return []string{DeveloperToolPrefix + b.Name + DeveloperToolSuffix}
+	case LuaToolboxKind:
+		return []string{LuaToolPrefix + b.Name + LuaToolSuffix}
 	}
 	return nil
 }

@@ -19,14 +19,14 @@ func TestLoadWarnsOfEveryUnknownOrUnsupportedField(t *testing.T) {
 
 	wantByFile := map[string]map[string]string{
 		"warnings/legacy.json": {
-			"contents.builtinToolboxes[0].tag": "not supported by this server; ignored: the agent is offered none of this toolbox's tools",
-			"contents.fileSandboxes":           "not supported by this server; ignored",
-			"contents.executionMode":           "not supported by this server; ignored",
-			"contents.toolCallPolicy":          `not supported by this server; ignored: no call is held or deferred by it (write approval rules in "approvals")`,
-			"contents.toolCallPolicyConfig":    `not supported by this server; ignored: no call is held or deferred by it (write approval rules in "approvals")`,
-			"contents.wakeOn":                  "not supported by this server; ignored",
-			"contents.bindings":                "not supported by this server; ignored",
-			// An empty one declares nothing: no warning.
+			"contents.fileSandboxes":        "not supported by this server; ignored",
+			"contents.executionMode":        "not supported by this server; ignored",
+			"contents.toolCallPolicy":       `not supported by this server; ignored: no call is held or deferred by it (write approval rules in "approvals")`,
+			"contents.toolCallPolicyConfig": `not supported by this server; ignored: no call is held or deferred by it (write approval rules in "approvals")`,
+			"contents.wakeOn":               "not supported by this server; ignored",
+			"contents.bindings":             "not supported by this server; ignored",
+			// An empty one declares nothing: no warning. Its LuaToolbox
+			// loads: no warning either.
 		},
 		"warnings/misspelt.json": {
 			"contents.sytemPrompt":                `unknown field; ignored (did you mean "systemPrompt"?)`,

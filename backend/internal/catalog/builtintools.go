@@ -1,11 +1,14 @@
 package catalog
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os"
 
 	"github.com/agents-os/agents/backend/internal/agentfile"
 	"github.com/agents-os/agents/backend/internal/devtools"
+	"github.com/agents-os/agents/backend/internal/luatool"
 	"github.com/agents-os/agents/backend/internal/sqlitetool"
 	"github.com/agents-os/agents/backend/internal/systools"
 	"github.com/agents-os/agents/backend/internal/tool"
@@ -21,7 +24,7 @@ func (a *Agent) addBuiltin(file *agentfile.Agent, opts Options, bash tool.BashRu
 	}
 	for i, box := range file.BuiltinToolboxes {
 		field := fmt.Sprintf("contents.builtinToolboxes[%d]", i)
-		if box.Kind != agentfile.SqliteToolboxKind && len(box.Capabilities) == 0 {
+		if (box.Kind == agentfile.SystemToolboxKind || box.Kind == agentfile.DeveloperToolboxKind) && len(box.Capabilities) == 0 {
 			continue // nothing to offer; the file's warning says so
 		}
 		switch box.Kind {
@@ -38,8 +41,29 @@ func (a *Agent) addBuiltin(file *agentfile.Agent, opts Options, bash tool.BashRu
 			a.add(systools.New(box, systools.Runtime{WorkDir: workDir, PassEnv: file.PassEnv, Reaper: bash.Reaper, Sandbox: bash.Sandbox, Policy: bash.Policy}), report)
 		case agentfile.DeveloperToolboxKind:
 			a.add(devtools.New(box, workDir), report)
+		case agentfile.LuaToolboxKind:
+			a.add(luatool.New(box, workDir, a.toolForScript), report)
 		}
 	}
+}
+
+// toolForScript finds the tool a Lua script calls among the agent's own
+// (its MCP servers' included). A tool an approval policy holds is not
+// callable from a script: the script cannot wait for the approval, and
+// the call must not run unchecked.
+func (a *Agent) toolForScript(ctx context.Context, call tool.Call, name string) (tool.Tool, error) {
+	for _, p := range a.Approvals {
+		if p.Tool == name {
+			return nil, errors.New("calls of it wait for approval, which a script cannot wait for")
+		}
+	}
+	if t, ok := a.byName[name]; ok {
+		return t, nil
+	}
+	if t, ok := a.Toolset(ctx, call.Session.Params).Get(name); ok {
+		return t, nil
+	}
+	return nil, luatool.ErrNoSuchTool
 }
 
 // checkBuiltin refuses a stored agent whose builtin toolboxes would
@@ -68,6 +92,10 @@ func (c *Catalog) checkBuiltin(a *agentfile.Agent) *agentfile.Error {
 			}
 		case agentfile.DeveloperToolboxKind:
 			return &agentfile.Error{Field: field, Reason: "a stored agent may not have a DeveloperToolbox: it reads and writes files past the directories this server allows"}
+		case agentfile.LuaToolboxKind:
+			if box.Sandbox.Predicate.Kind != agentfile.PredAlwaysDeny {
+				return &agentfile.Error{Field: field, Reason: "a stored agent's LuaToolbox may not have a file sandbox: its scripts would read and write files past the directories this server allows"}
+			}
 		}
 	}
 	return nil

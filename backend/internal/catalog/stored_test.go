@@ -118,6 +118,8 @@ func TestValidateRefusesWhatAFileCheckRefuses(t *testing.T) {
 		{"a link out of the tool dirs", open, definition("a", single(filepath.Join(link, "x.sh"))), false, errs.KindInvalid, "is not under"},
 		{"mcp program outside", open, definition("a", `, "mcpServers": [{"tag": "McpSimpleBinary", "contents": {"name": "m", "executable": "sh"}}]`), false, errs.KindInvalid, "contents.mcpServers[0].executable: "},
 		{"unknown helper", open, definition("a", `, "extraAgents": [{"slug": "nobody"}]`), false, errs.KindInvalid, "contents.extraAgents[0].slug: no agent has"},
+		{"lua with files", open, definition("a", `, "builtinToolboxes": [{"tag": "LuaToolbox", "contents": {"name": "l", "allowedPaths": ["/"]}}]`), false, errs.KindInvalid, "contents.builtinToolboxes[0]: a stored agent's LuaToolbox may not have a file sandbox"},
+		{"lua without files", open, definition("a", `, "builtinToolboxes": [{"tag": "LuaToolbox", "contents": {"name": "l", "allowedHosts": ["example.com"]}}]`), false, 0, ""},
 		{"fine", open, definition("a", single(script)+`, "extraAgents": [{"slug": "filed"}, {"slug": "a", "as": "again"}]`), false, 0, ""},
 	}
 	for _, tc := range cases {

@@ -11,12 +11,34 @@ import (
 // server does not implement and a misspelt one: it loads, with a warning
 // for each.
 func legacyAgent(slug string) string {
-	return agentJSON(slug, `, "builtinToolboxes": [{"tag": "LuaToolbox", "contents": {"name": "lua"}}], "maxStep": 3`)
+	return agentJSON(slug, `, "executionMode": "asynchronous", "maxStep": 3`)
 }
 
 var legacyWarnings = []string{
-	`contents.builtinToolboxes[0].tag: not supported by this server; ignored: the agent is offered none of this toolbox's tools`,
+	`contents.executionMode: not supported by this server; ignored`,
 	`contents.maxStep: unknown field; ignored (did you mean "maxSteps"?)`,
+}
+
+// A LuaToolbox loads with no warning and offers its tool.
+func TestCheckAndShowOfALuaToolbox(t *testing.T) {
+	t.Parallel()
+	dir, env := testEnv(t)
+	file := filepath.Join(dir, "agents", "lua.json")
+	writeFile(t, file, agentJSON("lua", `, "builtinToolboxes": [{"tag": "LuaToolbox", "contents": {"name": "lua", "description": "Run Lua."}}]`), 0o644)
+	withKey := func(k string) (string, bool) {
+		if k == "TEST_KEY" {
+			return "a key", true
+		}
+		return env(k)
+	}
+	code, out, _ := run(t, withKey, "check", "--agent-file", file)
+	if code != 0 || !strings.Contains(out, "0 problems, 0 warnings") {
+		t.Errorf("check = %d:\n%s", code, out)
+	}
+	code, out, _ = run(t, withKey, "agents", "show", "lua", "--agent-file", file, "--db", filepath.Join(dir, "a.db"))
+	if code != 0 || !strings.Contains(out, "lua_lua_execute") {
+		t.Errorf("agents show = %d:\n%s", code, out)
+	}
 }
 
 func TestCheckPrintsTheWarningsOfAgentFiles(t *testing.T) {
