@@ -67,6 +67,10 @@ type actor struct {
 	waiting *step
 	// idleWaiters are closed when no run is active.
 	idleWaiters []chan struct{}
+	// idleReads are the waiting reads of the session (ReadSession with
+	// Wait) while a run is active; dueReads those whose run ended, to be
+	// answered once the command in hand is done (see answerReads).
+	idleReads, dueReads []*sessionRead
 	// phase is where the session was when last looked at, for its parent
 	// (see notePhase).
 	phase phase
@@ -224,6 +228,7 @@ func (a *actor) serve() {
 		if a.r.draining.Load() {
 			a.handOverIdle()
 		}
+		a.answerReads()
 		a.notePhase()
 		switch {
 		case a.ws.gone():
@@ -266,7 +271,7 @@ func (a *actor) unknown() error {
 }
 
 func (a *actor) evictable() bool {
-	return a.run == nil && len(a.idleWaiters) == 0 && !a.ws.retrying()
+	return a.run == nil && len(a.idleWaiters) == 0 && len(a.idleReads) == 0 && len(a.dueReads) == 0 && !a.ws.retrying()
 }
 
 // shutdown stops the active run without recording it as stopped: the
@@ -274,6 +279,7 @@ func (a *actor) evictable() bool {
 func (a *actor) shutdown() {
 	a.closeRun()
 	a.wakeIdleWaiters()
+	a.releaseReads()
 	// Answer anything still queued so no caller waits forever.
 	for {
 		select {
@@ -326,7 +332,14 @@ func (a *actor) waitIdle() <-chan struct{} {
 	return ch
 }
 
-func (a *actor) wakeIdleWaiters() { wake(&a.idleWaiters) }
+// wakeIdleWaiters wakes whoever waits for no run to be active; the
+// waiting reads are answered once the command in hand is done.
+func (a *actor) wakeIdleWaiters() {
+	wake(&a.idleWaiters)
+	a.dueReads = append(a.dueReads, a.idleReads...)
+	clear(a.idleReads)
+	a.idleReads = a.idleReads[:0]
+}
 
 // wake closes the channels of waiters and forgets them.
 func wake(waiters *[]chan struct{}) {
