@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -91,7 +92,7 @@ func newActor(r *Runner, id string) *actor {
 // that gives up (ctx done) leaves fn queued: it still runs, so what fn
 // writes is not the caller's to read once call returned an error.
 func (a *actor) call(ctx context.Context, fn func(*actor) error) error {
-	done := make(chan error, 1)
+	done := doneChans.Get().(chan error)
 	wrapped := func(a *actor) {
 		if err := a.ws.refusal(); err != nil {
 			done <- err
@@ -105,15 +106,22 @@ func (a *actor) call(ctx context.Context, fn func(*actor) error) error {
 	select {
 	case a.cmds <- wrapped:
 	case <-ctx.Done():
+		doneChans.Put(done)
 		return ctx.Err()
 	}
 	select {
 	case err := <-done:
+		doneChans.Put(done)
 		return err
 	case <-ctx.Done():
+		// wrapped still sends on done: it is not given back.
 		return ctx.Err()
 	}
 }
+
+// doneChans are call's answer channels: one a command otherwise, a
+// prompt's two requests take three.
+var doneChans = sync.Pool{New: func() any { return make(chan error, 1) }}
 
 // post queues fn from another goroutine (a model or tool call reporting
 // back). It must never be called from the actor goroutine itself. Once the
