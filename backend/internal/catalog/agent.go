@@ -49,6 +49,9 @@ type Agent struct {
 	// system and client tools), in offering order.
 	static []tool.Tool
 	byName map[string]tool.Tool
+	// own is static as a Toolset, built once (see buildAgent): every step of
+	// an agent without MCP servers is offered this one.
+	own *Toolset
 	// mcp are the agent's MCP servers, whose tools are known once the
 	// server runs.
 	mcp []*mcptools.Toolbox
@@ -84,10 +87,10 @@ func (a *Agent) CompactionFor(l Limits) Compaction {
 // start on this first need. A server that cannot start offers nothing;
 // its status says why, and the other tools are offered.
 func (a *Agent) Toolset(ctx context.Context, params map[string]string) *Toolset {
-	set := &Toolset{byName: make(map[string]tool.Tool, len(a.static))}
-	for _, t := range a.static {
-		set.add(t)
+	if len(a.mcp) == 0 && a.own != nil {
+		return a.own
 	}
+	set := a.staticSet()
 	for _, box := range a.mcp {
 		tools, _ := box.Tools(ctx, params)
 		for _, t := range tools {
@@ -100,10 +103,7 @@ func (a *Agent) Toolset(ctx context.Context, params map[string]string) *Toolset 
 // Known is Toolset without starting any server: what clients are shown
 // of an agent nobody uses yet.
 func (a *Agent) Known() *Toolset {
-	set := &Toolset{byName: make(map[string]tool.Tool, len(a.static))}
-	for _, t := range a.static {
-		set.add(t)
-	}
+	set := a.staticSet()
 	for _, box := range a.mcp {
 		for _, t := range box.Known(nil) {
 			set.add(t)
@@ -122,7 +122,17 @@ func (a *Agent) MCPStatus(params map[string]string) []mcptools.Status {
 	return out
 }
 
-// Toolset is the tools offered at one step, by name.
+// staticSet returns a new Toolset of the agent's static tools.
+func (a *Agent) staticSet() *Toolset {
+	set := &Toolset{byName: make(map[string]tool.Tool, len(a.static))}
+	for _, t := range a.static {
+		set.add(t)
+	}
+	return set
+}
+
+// Toolset is the tools offered at one step, by name. It is not changed
+// once it is returned: steps share one.
 type Toolset struct {
 	list   []tool.Tool
 	byName map[string]tool.Tool

@@ -182,6 +182,7 @@ func buildAgent(ctx context.Context, lookup func(string) *agentfile.Agent, file 
 		// name: the calls it meant to hold would run unchecked.
 		return nil, append(problems, unknown...)
 	}
+	a.own = a.staticSet()
 	return a, problems
 }
 

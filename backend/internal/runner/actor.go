@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -67,6 +68,10 @@ type actor struct {
 	waiting *step
 	// idleWaiters are closed when no run is active.
 	idleWaiters []chan struct{}
+	// idleReads are the waiting reads of the session (ReadSession with
+	// Wait) while a run is active; dueReads those whose run ended, to be
+	// answered once the command in hand is done (see answerReads).
+	idleReads, dueReads []*sessionRead
 	// phase is where the session was when last looked at, for its parent
 	// (see notePhase).
 	phase phase
@@ -87,7 +92,7 @@ func newActor(r *Runner, id string) *actor {
 // that gives up (ctx done) leaves fn queued: it still runs, so what fn
 // writes is not the caller's to read once call returned an error.
 func (a *actor) call(ctx context.Context, fn func(*actor) error) error {
-	done := make(chan error, 1)
+	done := doneChans.Get().(chan error)
 	wrapped := func(a *actor) {
 		if err := a.ws.refusal(); err != nil {
 			done <- err
@@ -101,15 +106,22 @@ func (a *actor) call(ctx context.Context, fn func(*actor) error) error {
 	select {
 	case a.cmds <- wrapped:
 	case <-ctx.Done():
+		doneChans.Put(done)
 		return ctx.Err()
 	}
 	select {
 	case err := <-done:
+		doneChans.Put(done)
 		return err
 	case <-ctx.Done():
+		// wrapped still sends on done: it is not given back.
 		return ctx.Err()
 	}
 }
+
+// doneChans are call's answer channels: one a command otherwise, a
+// prompt's two requests take three.
+var doneChans = sync.Pool{New: func() any { return make(chan error, 1) }}
 
 // post queues fn from another goroutine (a model or tool call reporting
 // back). It must never be called from the actor goroutine itself. Once the
@@ -224,6 +236,7 @@ func (a *actor) serve() {
 		if a.r.draining.Load() {
 			a.handOverIdle()
 		}
+		a.answerReads()
 		a.notePhase()
 		switch {
 		case a.ws.gone():
@@ -266,7 +279,7 @@ func (a *actor) unknown() error {
 }
 
 func (a *actor) evictable() bool {
-	return a.run == nil && len(a.idleWaiters) == 0 && !a.ws.retrying()
+	return a.run == nil && len(a.idleWaiters) == 0 && len(a.idleReads) == 0 && len(a.dueReads) == 0 && !a.ws.retrying()
 }
 
 // shutdown stops the active run without recording it as stopped: the
@@ -274,6 +287,7 @@ func (a *actor) evictable() bool {
 func (a *actor) shutdown() {
 	a.closeRun()
 	a.wakeIdleWaiters()
+	a.releaseReads()
 	// Answer anything still queued so no caller waits forever.
 	for {
 		select {
@@ -326,7 +340,14 @@ func (a *actor) waitIdle() <-chan struct{} {
 	return ch
 }
 
-func (a *actor) wakeIdleWaiters() { wake(&a.idleWaiters) }
+// wakeIdleWaiters wakes whoever waits for no run to be active; the
+// waiting reads are answered once the command in hand is done.
+func (a *actor) wakeIdleWaiters() {
+	wake(&a.idleWaiters)
+	a.dueReads = append(a.dueReads, a.idleReads...)
+	clear(a.idleReads)
+	a.idleReads = a.idleReads[:0]
+}
 
 // wake closes the channels of waiters and forgets them.
 func wake(waiters *[]chan struct{}) {

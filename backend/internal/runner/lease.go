@@ -94,6 +94,7 @@ func (a *actor) abandon() {
 	a.r.place.Lost(a.id, a.hold)
 	a.hold = nil
 	wake(&a.idleWaiters)
+	a.releaseReads()
 }
 
 // handOverIdle gives the session up to the other servers when the server

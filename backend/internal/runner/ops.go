@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -296,7 +297,7 @@ func (r *Runner) PostMessageWait(ctx context.Context, owner, id string, msg Mess
 		p.View, err = r.viewElsewhere(ctx, id, read, sel)
 		return p, err
 	}
-	if err := await(ctx, p.idle, timeout); err != nil {
+	if _, err := await(ctx, p.idle, timeout); err != nil {
 		return Posted{}, err
 	}
 	p.View, err = r.ReadSession(ctx, owner, id, ViewRequest{Turns: sel})
@@ -532,14 +533,20 @@ func (r *Runner) ReadSession(ctx context.Context, owner, id string, req ViewRequ
 	rd := &sessionRead{owner: owner, req: req}
 	err := r.withSession(ctx, id, rd.look)
 	if !rd.read && err == nil {
-		// A run was active: wait for its end, then read (a prompt's
-		// waiting read that comes after the run ended reads at once, in
-		// one call).
-		if err := await(ctx, rd.idle, req.Timeout); err != nil {
-			return View{}, err
+		// A run was active: wait for its end. The actor reads the
+		// session for the wait once the command that ended the run is
+		// done (see answerReads); a wait it could not answer, or that
+		// timed out, reads in a call of its own.
+		woken, waitErr := await(ctx, rd.idle, req.Timeout)
+		if waitErr != nil {
+			return View{}, waitErr
 		}
 		rd.req.Wait = false // waited already
-		err = r.withSession(ctx, id, rd.look)
+		if woken && rd.answered {
+			rd.view, rd.read = rd.answer, true
+		} else {
+			err = r.withSession(ctx, id, rd.look)
+		}
 	}
 	if leaseHeld(err) || r.handedOver(err) {
 		return r.readElsewhere(ctx, owner, id, rd.req)
@@ -560,11 +567,16 @@ type sessionRead struct {
 	req   ViewRequest
 	view  View
 	read  bool
-	idle  <-chan struct{}
+	// idle is closed once the run the read waits for ended; answer is
+	// the session the actor read for it then, when answered (both
+	// written before idle is closed, and only then).
+	idle     chan struct{}
+	answer   View
+	answered bool
 }
 
 // look takes the view in the actor's call; with wait, only when no run
-// is active, and otherwise idle tells when none is.
+// is active, and otherwise the read waits for the run's end (idle).
 func (rd *sessionRead) look(a *actor) error {
 	if err := a.authorize(rd.owner); err != nil {
 		return err
@@ -574,25 +586,67 @@ func (rd *sessionRead) look(a *actor) error {
 		return err
 	}
 	if rd.req.Wait && a.run != nil {
-		rd.idle = a.waitIdle()
+		rd.idle = make(chan struct{})
+		a.idleReads = append(a.idleReads, rd)
 		return nil
+	}
+	if rd.idle != nil {
+		// It waited and timed out: the actor must not answer it too.
+		a.forgetRead(rd)
 	}
 	rd.view, rd.read = a.viewRange(lo, hi), true
 	return nil
 }
 
-// await waits until idle is closed or timeout passes; it returns ctx's
-// error if ctx ends first.
-func await(ctx context.Context, idle <-chan struct{}, timeout time.Duration) error {
+// answerReads answers the reads that waited for the run that ended
+// with the session as that run's last command left it, as the read's
+// own call would have right after (see look), without the call. A read
+// the actor cannot answer now is woken to ask itself, and meets what
+// refuses it.
+func (a *actor) answerReads() {
+	for i, rd := range a.dueReads {
+		a.dueReads[i] = nil
+		if a.ws.refusal() == nil && !a.ws.inDoubt() && a.authorize(rd.owner) == nil {
+			if lo, hi, err := rd.req.Turns.bounds(len(a.st.turns)); err == nil {
+				rd.answer, rd.answered = a.viewRange(lo, hi), true
+			}
+		}
+		close(rd.idle)
+	}
+	a.dueReads = a.dueReads[:0]
+}
+
+// releaseReads wakes the waiting reads unanswered: each asks in a call
+// of its own, which tells it why the actor can no longer answer.
+func (a *actor) releaseReads() {
+	for _, reads := range []*[]*sessionRead{&a.idleReads, &a.dueReads} {
+		for _, rd := range *reads {
+			close(rd.idle)
+		}
+		*reads = nil
+	}
+}
+
+// forgetRead takes rd off the waiting reads.
+func (a *actor) forgetRead(rd *sessionRead) {
+	for _, reads := range []*[]*sessionRead{&a.idleReads, &a.dueReads} {
+		*reads = slices.DeleteFunc(*reads, func(r *sessionRead) bool { return r == rd })
+	}
+}
+
+// await waits until idle is closed (woken) or timeout passes; it returns
+// ctx's error if ctx ends first.
+func await(ctx context.Context, idle <-chan struct{}, timeout time.Duration) (woken bool, err error) {
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	select {
 	case <-idle:
+		return true, nil
 	case <-timer.C:
 	case <-ctx.Done():
-		return ctx.Err()
+		return false, ctx.Err()
 	}
-	return nil
+	return false, nil
 }
 
 // bounds checks the selection against a session of n turns and returns

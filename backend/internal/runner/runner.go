@@ -330,15 +330,25 @@ var errClosing = committer.ErrClosing
 // acquire returns the live actor of a session, loading it if needed, and
 // holds it in memory until release is called.
 func (r *Runner) acquire(id string) (*actor, func(), error) {
+	a, err := r.hold(id)
+	if err != nil {
+		return nil, nil, err
+	}
+	return a, func() { r.releaseRef(a) }, nil
+}
+
+// hold is acquire without the release function: its caller calls
+// releaseRef itself.
+func (r *Runner) hold(id string) (*actor, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closing {
-		return nil, nil, errClosing
+		return nil, errClosing
 	}
 	a, ok := r.live[id]
 	switch {
 	case !ok && r.handingOver:
-		return nil, nil, errClosing
+		return nil, errClosing
 	case !ok:
 		a = newActor(r, id)
 		r.live[id] = a
@@ -347,7 +357,7 @@ func (r *Runner) acquire(id string) (*actor, func(), error) {
 		r.unparkLocked(a)
 	}
 	a.refs++
-	return a, func() { r.releaseRef(a) }, nil
+	return a, nil
 }
 
 // adopt registers an actor for a session that was just created, with its
@@ -488,11 +498,11 @@ func (r *Runner) loaded(id string) (*actor, func(), bool) {
 
 // withSession runs fn inside the session's actor and returns its error.
 func (r *Runner) withSession(ctx context.Context, id string, fn func(a *actor) error) error {
-	a, release, err := r.acquire(id)
+	a, err := r.hold(id)
 	if err != nil {
 		return err
 	}
-	defer release()
+	defer r.releaseRef(a)
 	return a.call(ctx, fn)
 }
 

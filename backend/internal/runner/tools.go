@@ -126,7 +126,7 @@ func (r *Runner) runCall(ctx context.Context, env callEnv, t tool.Tool, tools fu
 // Call it on the actor; the function it returns may start MCP servers,
 // so run that off the actor.
 func (a *actor) toolset() func(context.Context) *catalog.Toolset {
-	agent, params, active := a.agent, a.paramsCopy(), a.activeGroups()
+	agent, params, active := a.agent, a.paramsSnapshot(), a.activeGroups()
 	return func(ctx context.Context) *catalog.Toolset {
 		if agent == nil {
 			return &catalog.Toolset{}
@@ -176,6 +176,16 @@ func (a *actor) callDone(st *step, cs *callState, res session.ToolResult, stoppe
 	if st.running == 0 {
 		a.attachedDone(st)
 	}
+}
+
+// paramsSnapshot is paramsCopy for a reader that never writes to it:
+// nil for a session without params, most of them, which spares every
+// step a map.
+func (a *actor) paramsSnapshot() map[string]string {
+	if len(a.params) == 0 {
+		return nil
+	}
+	return a.paramsCopy()
 }
 
 func (a *actor) paramsCopy() map[string]string {
