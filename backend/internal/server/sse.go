@@ -79,16 +79,7 @@ func (s *Server) sseRoute(perSession bool) http.HandlerFunc {
 			out.to, out.flush = conn, nil
 		}
 		_ = s.pump(r.Context(), sub, sink{
-			send: func(item *agentsv1.SubscribeResponse) error {
-				if ev, ok := item.GetItem().(*agentsv1.SubscribeResponse_Event); ok {
-					return s.queueEvent(out, ev.Event)
-				}
-				var b bytes.Buffer
-				if err := s.writeSSE(&b, item); err != nil {
-					return err
-				}
-				return out.add(b.Bytes())
-			},
+			send:      func(item *agentsv1.SubscribeResponse) error { return s.queueItem(out, item) },
 			sendEvent: func(ev *agentsv1.Event) error { return s.queueEvent(out, ev) },
 			flush:     out.write,
 		})
@@ -157,8 +148,7 @@ func (b *sseBatch) drop() {
 	b.frames, b.size = b.frames[:0], 0
 }
 
-// queueEvent queues an event's frame, encoded once and shared by every
-// subscriber (Hub.Frame).
+// queueEvent queues an event's frame.
 func (s *Server) queueEvent(out *sseBatch, ev *agentsv1.Event) error {
 	b, err := s.hub.Frame(ev, events.EncodingSSE, sse.EventFrame)
 	if err != nil {
@@ -167,22 +157,23 @@ func (s *Server) queueEvent(out *sseBatch, ev *agentsv1.Event) error {
 	return out.add(b)
 }
 
-// writeSSE writes one item; an event's frame is encoded once and shared
+// queueItem queues one item; an event's frame is encoded once and shared
 // by every subscriber (Hub.Frame).
-func (s *Server) writeSSE(w io.Writer, item *agentsv1.SubscribeResponse) error {
+func (s *Server) queueItem(out *sseBatch, item *agentsv1.SubscribeResponse) error {
+	var b bytes.Buffer
+	var err error
 	switch it := item.GetItem().(type) {
 	case *agentsv1.SubscribeResponse_Event:
-		b, err := s.hub.Frame(it.Event, events.EncodingSSE, sse.EventFrame)
-		if err != nil {
-			return err
-		}
-		_, err = w.Write(b)
-		return err
+		return s.queueEvent(out, it.Event)
 	case *agentsv1.SubscribeResponse_Snapshot:
-		return sse.WriteSnapshot(w, it.Snapshot)
+		err = sse.WriteSnapshot(&b, it.Snapshot)
 	case *agentsv1.SubscribeResponse_Lagged:
-		return sse.WriteLagged(w, it.Lagged)
+		err = sse.WriteLagged(&b, it.Lagged)
 	default:
-		return sse.WriteComment(w, "ping")
+		err = sse.WriteComment(&b, "ping")
 	}
+	if err != nil {
+		return err
+	}
+	return out.add(b.Bytes())
 }
