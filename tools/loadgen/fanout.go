@@ -175,12 +175,12 @@ func fanoutMeasure(ctx context.Context, e *env, srv *Server, c *client, row *Fan
 	var delays []time.Duration
 	for _, s := range subs {
 		s.mu.Lock()
-		row.Events += s.frames
+		row.Events += int(s.frames.Load())
 		delays = append(delays, s.delays...)
 		if s.lagged {
 			row.Lagged++
 		} else {
-			row.Missing += row.StoppedWanted - s.stopped
+			row.Missing += row.StoppedWanted - int(s.stopped.Load())
 		}
 		if s.err != nil {
 			errs.add(fmt.Errorf("event stream: %w", s.err))

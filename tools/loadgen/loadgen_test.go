@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/iotest"
 	"time"
 )
 
@@ -164,31 +166,38 @@ func TestReadFrames(t *testing.T) {
 		"event: run.stopped\ndata:" + strings.Repeat("x", 100<<10) + "\n\n" +
 		"event: cut\ndata: never ended"
 	type frame struct{ kind, data string }
-	var got []frame
-	err := ReadFrames(strings.NewReader(stream), func(kind string, data []byte) bool {
-		got = append(got, frame{kind, string(data)})
-		return true
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	want := []frame{
 		{"session.updated", `{"a":1}`},
 		{"text.delta", "one\ntwo"},
 		{"message", "no kind"},
 		{"run.stopped", strings.Repeat("x", 100<<10)},
 	}
-	if len(got) != len(want) {
-		t.Fatalf("got %d frames, want %d: %v", len(got), len(want), got)
-	}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Errorf("frame %d = %.40q, want %.40q", i, got[i], want[i])
+	// Frames split between reads anywhere are parsed whole.
+	for name, r := range map[string]io.Reader{
+		"one read":       strings.NewReader(stream),
+		"byte by byte":   iotest.OneByteReader(strings.NewReader(stream)),
+		"half of a read": iotest.HalfReader(strings.NewReader(stream)),
+	} {
+		var got []frame
+		err := ReadFrames(r, func(kind, data []byte, _ time.Time) bool {
+			got = append(got, frame{string(kind), string(data)})
+			return true
+		})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("%s: got %d frames, want %d: %.200v", name, len(got), len(want), got)
+		}
+		for i := range want {
+			if got[i] != want[i] {
+				t.Errorf("%s: frame %d = %.40q, want %.40q", name, i, got[i], want[i])
+			}
 		}
 	}
 
 	n := 0
-	_ = ReadFrames(strings.NewReader("data: 1\n\ndata: 2\n\n"), func(string, []byte) bool { n++; return false })
+	_ = ReadFrames(strings.NewReader("data: 1\n\ndata: 2\n\n"), func([]byte, []byte, time.Time) bool { n++; return false })
 	if n != 1 {
 		t.Errorf("ReadFrames went on after fn returned false: %d calls", n)
 	}

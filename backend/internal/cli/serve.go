@@ -327,7 +327,8 @@ func listenUnix(path string) (net.Listener, error) {
 }
 
 // newHTTPServer serves HTTP/1.1 and unencrypted HTTP/2 (for gRPC and
-// Connect streaming clients) on one listener.
+// Connect streaming clients) on one listener. Its event streams write to
+// the connection itself (server.ConnContext).
 func newHTTPServer(h http.Handler) *http.Server {
 	var protocols http.Protocols
 	protocols.SetHTTP1(true)
@@ -336,5 +337,6 @@ func newHTTPServer(h http.Handler) *http.Server {
 		Handler:           h,
 		Protocols:         &protocols,
 		ReadHeaderTimeout: 10 * time.Second,
+		ConnContext:       server.ConnContext,
 	}
 }

@@ -157,6 +157,48 @@ func coalesceWindow(n int) time.Duration {
 	return min(maxCoalesce, coalesce*time.Duration(max(1, n/coalescePer)))
 }
 
+// eventRate is how many events a second a subscriber takes, as observed
+// batch after batch: a subscriber of a few kinds (a dashboard of
+// run.stopped) takes a fraction of what the hub publishes.
+type eventRate struct {
+	perSecond float64
+	last      time.Time // when the last batch began
+	known     bool
+}
+
+// observe counts a batch of n events that began at now.
+func (r *eventRate) observe(n int, now time.Time) {
+	if !r.last.IsZero() {
+		if gap := now.Sub(r.last).Seconds(); gap > 0 {
+			rate := float64(n) / gap
+			if !r.known {
+				r.perSecond, r.known = rate, true
+			} else {
+				r.perSecond += (rate - r.perSecond) / 4
+			}
+		}
+	}
+	r.last = now
+}
+
+// window is how long a subscriber at this rate waits after the first
+// event of a batch, the hub's window being hub: as long as the hub's when
+// another event is expected in it, shorter as fewer are, down to
+// coalesce, which still gathers the events of one run. Waiting for
+// events that seldom come only delays the one in hand: a dashboard that
+// takes a run.stopped now and then gets it sooner, and one busy enough
+// to gather several still saves the writes.
+func (r *eventRate) window(hub time.Duration) time.Duration {
+	if !r.known {
+		return hub
+	}
+	expected := r.perSecond * hub.Seconds()
+	if expected >= 1 {
+		return hub
+	}
+	return max(coalesce, time.Duration(float64(hub)*expected))
+}
+
 // pump sends a subscription to a client: a snapshot or a heartbeat first
 // (so the client knows the stream is open), then events, heartbeats while
 // idle, and a lagged item if the client fell behind. Events queued when
@@ -180,6 +222,7 @@ func (s *Server) pump(ctx context.Context, sub *events.Subscription, out sink) e
 	}
 	ticker := time.NewTicker(heartbeatEvery)
 	defer ticker.Stop()
+	var rate eventRate
 	window := time.NewTimer(time.Hour)
 	window.Stop()
 	defer window.Stop()
@@ -220,13 +263,14 @@ func (s *Server) pump(ctx context.Context, sub *events.Subscription, out sink) e
 				return err
 			}
 		case ev, ok := <-sub.C():
+			began := time.Now()
 			n := 0
 			ended, err := drain(ev, ok, &n)
 			if err != nil {
 				return err
 			}
 			if !ended && n <= maxBatch {
-				window.Reset(coalesceWindow(s.hub.Subscribers()))
+				window.Reset(rate.window(coalesceWindow(s.hub.Subscribers())))
 				select {
 				case <-ctx.Done():
 					return out.flush()
@@ -240,6 +284,7 @@ func (s *Server) pump(ctx context.Context, sub *events.Subscription, out sink) e
 				default:
 				}
 			}
+			rate.observe(n, began)
 			if err := out.flush(); err != nil {
 				return err
 			}

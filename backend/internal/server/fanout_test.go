@@ -245,3 +245,26 @@ func TestSSEASubscriberThatDoesNotReadHoldsNoOtherBack(t *testing.T) {
 		t.Errorf("%d subscribers were cut as lagged, want the one that does not read", e.hub.Lagged())
 	}
 }
+
+// TestSSEAClientThatHangsUpEndsItsSubscription: an idle stream whose
+// client closes the connection ends before anything is written to it,
+// though the route writes to the connection itself (ConnContext): net/http
+// still watches the connection and cancels the request.
+func TestSSEAClientThatHangsUpEndsItsSubscription(t *testing.T) {
+	e := start(t, fakellm.Rules{Default: &fakellm.Reply{Text: "ok"}})
+	before := e.hub.Subscribers()
+
+	conn, err := net.Dial("tcp", strings.TrimPrefix(e.http.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fmt.Fprintf(conn, "GET /v1/events HTTP/1.1\r\nHost: %s\r\nAccept: text/event-stream\r\n\r\n", conn.RemoteAddr()); err != nil {
+		t.Fatal(err)
+	}
+	if line, err := bufio.NewReader(conn).ReadString('\n'); err != nil || !strings.Contains(line, "200") {
+		t.Fatalf("status line: %q, %v", line, err)
+	}
+	waitSubscribers(t, e.hub, before+1)
+	conn.Close()
+	eventually.That(t, "the hub counts the subscribers it had before", func() bool { return e.hub.Subscribers() == before })
+}

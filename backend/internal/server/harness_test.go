@@ -311,7 +311,10 @@ func (e *env) boot() {
 		Propagator: propagator,
 	})
 	e.store, e.hub, e.runner, e.srv = db, hub, run, srv
-	e.http = httptest.NewServer(srv.Handler())
+	// As serve serves it: event streams write to the connection itself.
+	e.http = httptest.NewUnstartedServer(srv.Handler())
+	e.http.Config.ConnContext = server.ConnContext
+	e.http.Start()
 	e.agents = agentsv1connect.NewAgentServiceClient(e.http.Client(), e.http.URL)
 	e.sessions = agentsv1connect.NewSessionServiceClient(e.http.Client(), e.http.URL)
 	e.events = agentsv1connect.NewEventServiceClient(e.http.Client(), e.http.URL)
