@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -18,7 +17,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agents-os/agents/backend/internal/logwriter"
 	"github.com/agents-os/agents/backend/internal/placement/leased"
 	"github.com/agents-os/agents/backend/internal/runner"
 	"github.com/agents-os/agents/backend/internal/server"
@@ -100,21 +98,14 @@ signal stops it at once.`,
 	return cmd
 }
 
-// newLogger returns the server's logger and the one of its request
-// lines, both on out: the request lines may wait up to
-// logwriter.FlushAfter to share a write, every other line goes out at
-// once with them ahead of it.
-func newLogger(format string, out *logwriter.Writer) (log, requests *slog.Logger, err error) {
-	var handler func(io.Writer) slog.Handler
+func (a *app) newLogger(format string) (*slog.Logger, error) {
 	switch format {
 	case "json":
-		handler = func(w io.Writer) slog.Handler { return slog.NewJSONHandler(w, nil) }
+		return slog.New(slog.NewJSONHandler(a.stderr, nil)), nil
 	case "text":
-		handler = func(w io.Writer) slog.Handler { return slog.NewTextHandler(w, nil) }
-	default:
-		return nil, nil, fmt.Errorf("--log-format %q: want json or text", format)
+		return slog.New(slog.NewTextHandler(a.stderr, nil)), nil
 	}
-	return slog.New(handler(out)), slog.New(handler(out.Deferred())), nil
+	return nil, fmt.Errorf("--log-format %q: want json or text", format)
 }
 
 // security builds the server's security settings from the flags.
@@ -149,11 +140,7 @@ func (sf serveFlags) webApp() (http.Handler, error) {
 
 func (a *app) serve(ctx context.Context, sf serveFlags) error {
 	defer tuneGC()()
-	logOut := logwriter.New(a.stderr)
-	// After the listeners have closed and the deferred calls below have
-	// run: every line logged is written.
-	defer logOut.Close()
-	log, requestLog, err := newLogger(sf.logFormat, logOut)
+	log, err := a.newLogger(sf.logFormat)
 	if err != nil {
 		return err
 	}
@@ -223,7 +210,6 @@ func (a *app) serve(ctx context.Context, sf serveFlags) error {
 		cluster:      sf.cluster,
 		recover:      true,
 		web:          web,
-		requestLog:   requestLog,
 	})
 	if errors.Is(err, sqlite.ErrLocked) {
 		return fmt.Errorf("%w (stop it first, or give this server another --db)", err)

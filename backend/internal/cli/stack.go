@@ -85,9 +85,6 @@ type stackOptions struct {
 	cluster clusterOptions
 	// protect are more files no tool may read (serve's tokens file).
 	protect []string
-	// requestLog, when set, takes the server's request lines (see
-	// server.Deps).
-	requestLog *slog.Logger
 }
 
 // startStack loads the agents, opens the store and assembles the server.
@@ -265,19 +262,18 @@ func (a *app) startStack(ctx context.Context, res *config.Resolved, log *slog.Lo
 		}
 	}
 	deps := server.Deps{
-		Log:        log,
-		RequestLog: opts.requestLog,
-		Catalog:    cat,
-		Runner:     s.runner,
-		Hub:        s.hub,
-		Store:      db,
-		Metrics:    s.metrics,
-		Security:   opts.security,
-		Limits:     opts.limits,
-		Web:        opts.web,
-		Version:    Version,
-		Sandbox:    sb,
-		Webhooks:   webhooks.NewService(db, policy),
+		Log:      log,
+		Catalog:  cat,
+		Runner:   s.runner,
+		Hub:      s.hub,
+		Store:    db,
+		Metrics:  s.metrics,
+		Security: opts.security,
+		Limits:   opts.limits,
+		Web:      opts.web,
+		Version:  Version,
+		Sandbox:  sb,
+		Webhooks: webhooks.NewService(db, policy),
 
 		Propagator: s.traces.Propagator,
 	}

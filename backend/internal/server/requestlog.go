@@ -127,7 +127,7 @@ func (s *Server) logRequests(next http.Handler) http.Handler {
 		// without the caller's program counter, which it looks up on
 		// every call and only a handler with AddSource writes (none does:
 		// this line's would always name this function).
-		if level, h := levelOfCode(code), s.requestLog.Handler(); h.Enabled(r.Context(), level) {
+		if level, h := levelOfCode(code), s.log.Handler(); h.Enabled(r.Context(), level) {
 			line := slog.NewRecord(time.Now(), level, "request", 0)
 			line.AddAttrs(attrs...)
 			_ = h.Handle(r.Context(), line)

@@ -28,13 +28,10 @@ import (
 
 // Deps are what the server serves.
 type Deps struct {
-	Log *slog.Logger
-	// RequestLog, when set, takes the request lines (see logRequests)
-	// instead of Log: a logger whose lines may wait to share a write.
-	RequestLog *slog.Logger
-	Catalog    *catalog.Catalog
-	Runner     *runner.Runner
-	Hub        *events.Hub
+	Log     *slog.Logger
+	Catalog *catalog.Catalog
+	Runner  *runner.Runner
+	Hub     *events.Hub
 	// Store answers readiness probes, the run limits and the sessions
 	// metric.
 	Store store.Store
@@ -86,22 +83,20 @@ func (c Security) Validate() error {
 
 // Server holds the handlers of every service.
 type Server struct {
-	log *slog.Logger
-	// requestLog writes one line per request.
-	requestLog *slog.Logger
-	catalog    *catalog.Catalog
-	runner     *runner.Runner
-	hub        *events.Hub
-	store      store.Store
-	agents     *storedagents.Service
-	webhooks   *webhooks.Service
-	metrics    *Metrics
-	leases     Leases
-	security   Security
-	limits     Limits
-	web        http.Handler
-	version    string
-	sandbox    *sandbox.Sandbox
+	log      *slog.Logger
+	catalog  *catalog.Catalog
+	runner   *runner.Runner
+	hub      *events.Hub
+	store    store.Store
+	agents   *storedagents.Service
+	webhooks *webhooks.Service
+	metrics  *Metrics
+	leases   Leases
+	security Security
+	limits   Limits
+	web      http.Handler
+	version  string
+	sandbox  *sandbox.Sandbox
 
 	mux      http.Handler
 	mcp      *mcpEndpoint
@@ -121,12 +116,8 @@ func New(d Deps) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	requestLog := d.RequestLog
-	if requestLog == nil {
-		requestLog = log
-	}
 	s := &Server{
-		log: log, requestLog: requestLog, catalog: d.Catalog, runner: d.Runner, hub: d.Hub, store: d.Store,
+		log: log, catalog: d.Catalog, runner: d.Runner, hub: d.Hub, store: d.Store,
 		metrics: d.Metrics, leases: d.Leases, security: d.Security, limits: d.Limits.withDefaults(),
 		web:     d.Web,
 		version: d.Version, sandbox: d.Sandbox,
