@@ -239,8 +239,30 @@ func (d *developer) patch(path, patch string) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	data, err := readFile(real)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	out, file, err := ApplyPatch(data, patch)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.save(path, real, out); err != nil {
+		return nil, err
+	}
+	res := patchResult{Path: path, HunksApplied: len(file.TextFragments)}
+	for _, f := range file.TextFragments {
+		res.LinesChanged += f.LinesAdded + f.LinesDeleted
+	}
+	return res, nil
+}
+
+// ApplyPatch applies a unified diff of one file, or its hunks alone (as
+// agents-exe takes them: the file is the one named), to data, the file's
+// content (nil for a file not there yet). It returns the new content and
+// the diff's file, or why the patch was not applied.
+func ApplyPatch(data []byte, patch string) ([]byte, *gitdiff.File, error) {
 	if strings.HasPrefix(strings.TrimLeft(patch, "\n"), "@@") {
-		// Hunks alone, as agents-exe takes them: the file is the one named.
 		patch = "--- a/file\n+++ b/file\n" + strings.TrimLeft(patch, "\n")
 	}
 	if !strings.HasSuffix(patch, "\n") {
@@ -249,28 +271,17 @@ func (d *developer) patch(path, patch string) (any, error) {
 	files, _, err := gitdiff.Parse(strings.NewReader(patch))
 	switch {
 	case err != nil:
-		return nil, fmt.Errorf("the patch is not a unified diff: %v", err)
+		return nil, nil, fmt.Errorf("the patch is not a unified diff: %v", err)
 	case len(files) != 1:
-		return nil, fmt.Errorf("the patch must change one file, it changes %d", len(files))
+		return nil, nil, fmt.Errorf("the patch must change one file, it changes %d", len(files))
 	case files[0].IsBinary:
-		return nil, errors.New("binary patches are not applied")
-	}
-	data, err := readFile(real)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, err
+		return nil, nil, errors.New("binary patches are not applied")
 	}
 	var out bytes.Buffer
 	if err := gitdiff.Apply(&out, bytes.NewReader(data), files[0]); err != nil {
-		return nil, fmt.Errorf("the patch does not apply (nothing was changed): %v", err)
+		return nil, nil, fmt.Errorf("the patch does not apply (nothing was changed): %v", err)
 	}
-	if err := d.save(path, real, out.Bytes()); err != nil {
-		return nil, err
-	}
-	res := patchResult{Path: path, HunksApplied: len(files[0].TextFragments)}
-	for _, f := range files[0].TextFragments {
-		res.LinesChanged += f.LinesAdded + f.LinesDeleted
-	}
-	return res, nil
+	return out.Bytes(), files[0], nil
 }
 
 func (d *developer) list(path string, recursive, hidden bool) (any, error) {

@@ -1,7 +1,6 @@
 package luatool
 
 import (
-	"bytes"
 	"errors"
 	"io/fs"
 	"os"
@@ -9,8 +8,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/bluekeyes/go-gitdiff/gitdiff"
 	lua "github.com/yuin/gopher-lua"
+
+	"github.com/agents-os/agents/backend/internal/devtools"
 )
 
 // fsModule: files, each path judged by the toolbox's file sandbox. A
@@ -130,33 +130,18 @@ func (r *run) patch(path, patch string) error {
 	if err != nil {
 		return err
 	}
-	if strings.HasPrefix(strings.TrimLeft(patch, "\n"), "@@") {
-		patch = "--- a/file\n+++ b/file\n" + strings.TrimLeft(patch, "\n")
-	}
-	if !strings.HasSuffix(patch, "\n") {
-		patch += "\n"
-	}
-	files, _, err := gitdiff.Parse(strings.NewReader(patch))
-	switch {
-	case err != nil:
-		return errors.New("the patch is not a unified diff: " + err.Error())
-	case len(files) != 1:
-		return errors.New("the patch must change exactly one file")
-	case files[0].IsBinary:
-		return errors.New("binary patches are not applied")
-	}
 	data, err := os.ReadFile(real)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	var out bytes.Buffer
-	if err := gitdiff.Apply(&out, bytes.NewReader(data), files[0]); err != nil {
-		return errors.New("the patch does not apply (nothing was changed): " + err.Error())
-	}
-	if err := r.toolbox.sandbox.CheckSize(path, int64(out.Len())); err != nil {
+	out, _, err := devtools.ApplyPatch(data, patch)
+	if err != nil {
 		return err
 	}
-	return os.WriteFile(real, out.Bytes(), 0o644)
+	if err := r.toolbox.sandbox.CheckSize(path, int64(len(out))); err != nil {
+		return err
+	}
+	return os.WriteFile(real, out, 0o644)
 }
 
 // fsFailed returns nil and why, or raises the error when the sandbox
