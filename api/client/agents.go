@@ -1,9 +1,12 @@
 package client
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"connectrpc.com/connect"
 
@@ -88,4 +91,21 @@ func errorDetail(err error) *agentsv1.ErrorDetail {
 		}
 	}
 	return nil
+}
+
+// DiffableDefinition is an agent's definition as two versions are best
+// compared line by line: as it was given, unless it is JSON on one line
+// (as an API client may send it), which is indented first so a change
+// shows as the lines it touched rather than as the whole document.
+func DiffableDefinition(definition string) string {
+	trimmed := strings.TrimSpace(definition)
+	if strings.Contains(trimmed, "\n") || !json.Valid([]byte(trimmed)) {
+		return definition
+	}
+	var out bytes.Buffer
+	if err := json.Indent(&out, []byte(trimmed), "", "  "); err != nil {
+		return definition
+	}
+	out.WriteByte('\n')
+	return out.String()
 }

@@ -356,3 +356,17 @@ func requireToken(token string, next http.Handler) http.Handler {
 		_, _ = w.Write([]byte(`{"code": "unauthenticated", "message": "` + msg + `"}`))
 	})
 }
+
+// A one-line JSON definition is compared indented; any other is left as
+// it was given.
+func TestDiffableDefinition(t *testing.T) {
+	t.Parallel()
+	if got := DiffableDefinition(`{"a":1,"b":[2]}`); got != "{\n  \"a\": 1,\n  \"b\": [\n    2\n  ]\n}\n" {
+		t.Errorf("one line of JSON: %q", got)
+	}
+	for _, def := range []string{"{\n  \"a\": 1\n}\n", "not json", ""} {
+		if got := DiffableDefinition(def); got != def {
+			t.Errorf("%q became %q", def, got)
+		}
+	}
+}

@@ -349,7 +349,7 @@ func (a *app) agentsDiff(cf *clientFlags) *cobra.Command {
 				_, err = io.WriteString(a.stdout, udiff.Unified(
 					fmt.Sprintf("%s version %d", args[0], from.GetVersion()),
 					fmt.Sprintf("%s version %d", args[0], to.GetVersion()),
-					from.GetDefinition(), to.GetDefinition()))
+					client.DiffableDefinition(from.GetDefinition()), client.DiffableDefinition(to.GetDefinition())))
 				return err
 			})
 		},

@@ -153,12 +153,13 @@ func renderHistory(st theme.AppStyles, h *history, w int) string {
 	}
 	if before == nil {
 		b.WriteString(st.Muted.Render(fmt.Sprintf("v%d is the first version: its whole definition.", shown.GetVersion())) + "\n")
-		for line := range strings.Lines(shown.GetDefinition()) {
+		for line := range strings.Lines(client.DiffableDefinition(shown.GetDefinition())) {
 			b.WriteString(st.Title.Render(strings.TrimRight(line, "\n")) + "\n")
 		}
 		return b.String()
 	}
-	diff := udiff.Unified(fmt.Sprintf("v%d", before.GetVersion()), fmt.Sprintf("v%d", shown.GetVersion()), before.GetDefinition(), shown.GetDefinition())
+	diff := udiff.Unified(fmt.Sprintf("v%d", before.GetVersion()), fmt.Sprintf("v%d", shown.GetVersion()),
+		client.DiffableDefinition(before.GetDefinition()), client.DiffableDefinition(shown.GetDefinition()))
 	if diff == "" {
 		b.WriteString(st.Muted.Render(fmt.Sprintf("v%d has the same definition as v%d.", shown.GetVersion(), before.GetVersion())) + "\n")
 		return b.String()
