@@ -132,7 +132,7 @@ func loaded(t *testing.T, f *fakeServer) *Schedules {
 	m := New(t.Context(), f, theme.New(true), keys.Default(), func() time.Time { return now })
 	m.Handle(m.Refresh()())
 	if !m.Loaded() {
-		t.Fatalf("not loaded: %v", m.err)
+		t.Fatalf("not loaded: %v", m.list.Err)
 	}
 	return m
 }

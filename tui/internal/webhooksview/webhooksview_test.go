@@ -152,7 +152,7 @@ func loaded(t *testing.T, f *fakeServer) (*Webhooks, *clock) {
 	m := New(t.Context(), f, theme.New(true), keys.Default(), c.now)
 	m.Handle(m.Refresh()())
 	if !m.Loaded() {
-		t.Fatalf("not loaded: %v", m.err)
+		t.Fatalf("not loaded: %v", m.list.Err)
 	}
 	return m, c
 }
