@@ -189,7 +189,7 @@ func (m *Agents) Handle(msg tea.Msg) tea.Cmd {
 		if msg.Err != nil {
 			m.err = client.Describe(msg.Err)
 			if msg.Reloaded {
-				return status("", fmt.Errorf("reload agents: %w", m.err))
+				return msgs.Say("", fmt.Errorf("reload agents: %w", m.err))
 			}
 			return nil
 		}
@@ -200,7 +200,7 @@ func (m *Agents) Handle(msg tea.Msg) tea.Cmd {
 			if n := len(m.errs); n > 0 {
 				text += fmt.Sprintf(", %s", plural(n, "load problem"))
 			}
-			return status(text, nil)
+			return msgs.Say(text, nil)
 		}
 	case msgs.Event:
 		if _, ok := msg.Event.GetBody().(*agentsv1.Event_AgentsChanged); ok {
@@ -530,10 +530,6 @@ func (m *Agents) problems(w, most int) []string {
 		out = append(out, ansi.Truncate("  "+where+": "+e.GetReason(), w, "…"))
 	}
 	return out
-}
-
-func status(text string, err error) tea.Cmd {
-	return func() tea.Msg { return msgs.Status{Text: text, Err: err} }
 }
 
 func plural(n int, word string) string {

@@ -13,6 +13,7 @@ import (
 	"github.com/agents-os/agents/api/client"
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/tui/editor"
+	"github.com/agents-os/agents/tui/internal/msgs"
 )
 
 // Editing a stored agent, as kubectl edit does: its definition goes to a
@@ -69,9 +70,9 @@ func (m *Agents) startEdit() tea.Cmd {
 	case a == nil:
 		return nil
 	case m.edit != nil:
-		return status("an agent is being edited already", nil)
+		return msgs.Say("an agent is being edited already", nil)
 	case a.GetSource() != agentsv1.AgentSource_AGENT_SOURCE_STORED:
-		return status("", fmt.Errorf("%s is read-only: a file agent; change %s, then reload agents", a.GetSlug(), a.GetFile()))
+		return msgs.Say("", fmt.Errorf("%s is read-only: a file agent; change %s, then reload agents", a.GetSlug(), a.GetFile()))
 	}
 	ctx, c, slug := m.ctx, m.c, a.GetSlug()
 	m.edit = &editing{slug: slug}
@@ -103,7 +104,7 @@ func (m *Agents) handleEdit(msg tea.Msg) tea.Cmd {
 	case editFetched:
 		if msg.err != nil {
 			m.edit = nil
-			return status("", fmt.Errorf("edit %s: %w", e.slug, client.Describe(msg.err)))
+			return msgs.Say("", fmt.Errorf("edit %s: %w", e.slug, client.Describe(msg.err)))
 		}
 		a := msg.agent
 		e.version = a.GetVersion()
@@ -112,7 +113,7 @@ func (m *Agents) handleEdit(msg tea.Msg) tea.Cmd {
 	case editReady:
 		if msg.err != nil {
 			m.edit = nil
-			return status("", fmt.Errorf("editor: %w", msg.err))
+			return msgs.Say("", fmt.Errorf("editor: %w", msg.err))
 		}
 		path := msg.path
 		return tea.ExecProcess(editor.Cmd(os.Getenv, path), func(err error) tea.Msg {
@@ -126,16 +127,16 @@ func (m *Agents) handleEdit(msg tea.Msg) tea.Cmd {
 	case editDone:
 		if msg.err != nil {
 			m.edit = nil
-			return status("", fmt.Errorf("editor: %w", msg.err))
+			return msgs.Say("", fmt.Errorf("editor: %w", msg.err))
 		}
 		doc, outcome := e.doc.Take(msg.saved)
 		switch outcome {
 		case editor.Emptied:
 			m.edit = nil
-			return status("edit of "+e.slug+" cancelled: the file was emptied", nil)
+			return msgs.Say("edit of "+e.slug+" cancelled: the file was emptied", nil)
 		case editor.Unchanged:
 			m.edit = nil
-			return status("edit of "+e.slug+" cancelled: no change", nil)
+			return msgs.Say("edit of "+e.slug+" cancelled: no change", nil)
 		}
 		if err := editor.Valid(doc); err != nil {
 			return m.openEditor(err)
@@ -150,13 +151,13 @@ func (m *Agents) handleEdit(msg tea.Msg) tea.Cmd {
 			// Changed elsewhere since the edit began: nothing is
 			// overwritten.
 			m.edit = nil
-			return status("", fmt.Errorf("%s changed while you edited it, nothing saved: edit it again", e.slug))
+			return msgs.Say("", fmt.Errorf("%s changed while you edited it, nothing saved: edit it again", e.slug))
 		case msg.err != nil:
 			m.edit = nil
-			return status("", fmt.Errorf("save %s: %w", e.slug, client.Describe(msg.err)))
+			return msgs.Say("", fmt.Errorf("save %s: %w", e.slug, client.Describe(msg.err)))
 		}
 		m.edit = nil
-		return tea.Batch(status(fmt.Sprintf("saved %s, version %d", e.slug, msg.agent.GetVersion()), nil), m.Refresh())
+		return tea.Batch(msgs.Say(fmt.Sprintf("saved %s, version %d", e.slug, msg.agent.GetVersion()), nil), m.Refresh())
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agents-os/agents/api/client"
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/tui/internal/msgs"
 	"github.com/agents-os/agents/tui/internal/theme"
 )
 
@@ -52,7 +53,7 @@ func (m *Agents) toggleVersions() tea.Cmd {
 	case a == nil:
 		return nil
 	case a.GetSource() != agentsv1.AgentSource_AGENT_SOURCE_STORED:
-		return status("", fmt.Errorf("%s has no versions: a file agent (%s)", a.GetSlug(), a.GetFile()))
+		return msgs.Say("", fmt.Errorf("%s has no versions: a file agent (%s)", a.GetSlug(), a.GetFile()))
 	}
 	m.history = &history{slug: a.GetSlug()}
 	m.scroll, m.detail.agent = 0, nil
@@ -87,7 +88,7 @@ func (m *Agents) takeVersions(msg versionsFetched) tea.Cmd {
 	}
 	if msg.err != nil {
 		m.closeVersions()
-		return status("", fmt.Errorf("versions of %s: %w", msg.slug, client.Describe(msg.err)))
+		return msgs.Say("", fmt.Errorf("versions of %s: %w", msg.slug, client.Describe(msg.err)))
 	}
 	var was int64
 	if h.loaded && h.at < len(h.versions) {

@@ -167,12 +167,12 @@ func (m *Chats) Handle(msg tea.Msg) tea.Cmd {
 		m.stale = true
 	case Deleted:
 		if msg.Err != nil {
-			return status("", client.Describe(msg.Err))
+			return msgs.Say("", client.Describe(msg.Err))
 		}
 		for _, id := range msg.IDs {
 			m.remove(id)
 		}
-		return status(fmt.Sprintf("deleted %s", plural(len(msg.IDs), "session")), nil)
+		return msgs.Say(fmt.Sprintf("deleted %s", plural(len(msg.IDs), "session")), nil)
 	case msgs.Event:
 		m.refresh.Seen(msg.Event)
 		m.apply(msg.Event)
@@ -576,10 +576,6 @@ func (m *Chats) renderRow(r row, w int, selected bool) string {
 
 func open(id string) tea.Cmd {
 	return func() tea.Msg { return msgs.OpenSession{ID: id} }
-}
-
-func status(text string, err error) tea.Cmd {
-	return func() tea.Msg { return msgs.Status{Text: text, Err: err} }
 }
 
 func plural(n int, word string) string {

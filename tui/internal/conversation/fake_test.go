@@ -12,6 +12,7 @@ import (
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/tui/internal/keys"
 	"github.com/agents-os/agents/tui/internal/msgs"
+	"github.com/agents-os/agents/tui/internal/tabtest"
 	"github.com/agents-os/agents/tui/internal/theme"
 )
 
@@ -288,31 +289,7 @@ func (r *rig) lastStatus() msgs.Status {
 }
 
 // press builds the key a name such as "enter", "ctrl+r" or "[" stands for.
-func press(name string) tea.KeyPressMsg {
-	switch name {
-	case "enter":
-		return tea.KeyPressMsg{Code: tea.KeyEnter}
-	case "esc":
-		return tea.KeyPressMsg{Code: tea.KeyEscape}
-	case "tab":
-		return tea.KeyPressMsg{Code: tea.KeyTab}
-	case "backspace":
-		return tea.KeyPressMsg{Code: tea.KeyBackspace}
-	case "up":
-		return tea.KeyPressMsg{Code: tea.KeyUp}
-	case "down":
-		return tea.KeyPressMsg{Code: tea.KeyDown}
-	case "pgup":
-		return tea.KeyPressMsg{Code: tea.KeyPgUp}
-	case "pgdown":
-		return tea.KeyPressMsg{Code: tea.KeyPgDown}
-	}
-	if len(name) > 5 && name[:5] == "ctrl+" {
-		return tea.KeyPressMsg{Code: rune(name[5]), Mod: tea.ModCtrl}
-	}
-	r := []rune(name)[0]
-	return tea.KeyPressMsg{Code: r, Text: name}
-}
+func press(name string) tea.KeyPressMsg { return tabtest.Key(name) }
 
 // Builders of turns, calls and events.
 

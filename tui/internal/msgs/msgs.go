@@ -4,6 +4,8 @@
 package msgs
 
 import (
+	tea "charm.land/bubbletea/v2"
+
 	"github.com/agents-os/agents/api/client"
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 )
@@ -39,6 +41,11 @@ type Back struct{}
 type Status struct {
 	Text string
 	Err  error
+}
+
+// Say is the command that puts a result, or an error, in the status bar.
+func Say(text string, err error) tea.Cmd {
+	return func() tea.Msg { return Status{Text: text, Err: err} }
 }
 
 // Started says this TUI created a session (or started a run in it), so

@@ -14,14 +14,15 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 	"connectrpc.com/connect"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/agents-os/agents/api/client"
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
-	"github.com/agents-os/agents/tui/internal/cursor"
 	"github.com/agents-os/agents/tui/internal/keys"
 	"github.com/agents-os/agents/tui/internal/layout"
+	"github.com/agents-os/agents/tui/internal/listing"
 	"github.com/agents-os/agents/tui/internal/msgs"
 	"github.com/agents-os/agents/tui/internal/theme"
 )
@@ -78,26 +79,12 @@ type Schedules struct {
 	km  *keys.Map
 	now func() time.Time
 
-	list   []*agentsv1.Schedule
-	cur    cursor.Cursor
-	loaded bool
-	err    error
-	// none says the server keeps no schedules (it does not serve them).
-	none bool
+	list listing.List[*agentsv1.Schedule]
 	// toggling are the schedules whose pause or resume is under way.
 	toggling map[string]bool
 
 	// firings is the list of one schedule's firings, while it is open.
-	firings *firings
-}
-
-// firings is the open list of a schedule's firings.
-type firings struct {
-	id     string
-	list   []*agentsv1.ScheduleFiring
-	cur    cursor.Cursor
-	loaded bool
-	err    error
+	firings *listing.Sub[*agentsv1.ScheduleFiring]
 }
 
 // New returns an empty tab; Refresh fills it. now is the clock next
@@ -155,10 +142,10 @@ func (m *Schedules) toggle(s *agentsv1.Schedule) tea.Cmd {
 }
 
 // Loaded reports whether the schedules were listed at least once.
-func (m *Schedules) Loaded() bool { return m.loaded }
+func (m *Schedules) Loaded() bool { return m.list.Loaded }
 
 // List is the schedules as last listed, oldest first.
-func (m *Schedules) List() []*agentsv1.Schedule { return m.list }
+func (m *Schedules) List() []*agentsv1.Schedule { return m.list.Items }
 
 // ShowingFirings reports whether a schedule's firings are open.
 func (m *Schedules) ShowingFirings() bool { return m.firings != nil }
@@ -169,34 +156,19 @@ func (m *Schedules) ShowingFirings() bool { return m.firings != nil }
 func (m *Schedules) Handle(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case Loaded:
-		if msg.Err != nil {
-			m.none = connect.CodeOf(msg.Err) == connect.CodeUnimplemented
-			m.err = client.Describe(msg.Err)
-			return nil
-		}
-		m.setList(msg.Schedules)
-		m.err, m.none, m.loaded = nil, false, true
+		m.list.Take(msg.Schedules, msg.Err)
 	case Toggled:
 		delete(m.toggling, msg.ID)
 		if msg.Err != nil {
-			return status("", fmt.Errorf("%s: %w", verb(m.byID(msg.ID)), client.Describe(msg.Err)))
+			return msgs.Say("", fmt.Errorf("%s: %w", verb(m.list.ByID(msg.ID)), client.Describe(msg.Err)))
 		}
-		m.replace(msg.Schedule)
+		m.list.Replace(msg.Schedule)
 		if msg.Schedule.GetEnabled() {
-			return status("resumed "+name(msg.Schedule), nil)
+			return msgs.Say("resumed "+name(msg.Schedule), nil)
 		}
-		return status("paused "+name(msg.Schedule), nil)
+		return msgs.Say("paused "+name(msg.Schedule), nil)
 	case FiringsLoaded:
-		f := m.firings
-		if f == nil || f.id != msg.ID {
-			return nil
-		}
-		if msg.Err != nil {
-			f.err = client.Describe(msg.Err)
-			return nil
-		}
-		f.list, f.err, f.loaded = msg.Firings, nil, true
-		f.cur.Set(f.cur.Index(), len(f.list))
+		m.firings.Take(msg.ID, msg.Firings, msg.Err)
 	case msgs.Snapshot:
 		return m.refetch()
 	case msgs.Event:
@@ -215,9 +187,9 @@ func (m *Schedules) event(ev *agentsv1.Event) tea.Cmd {
 		return m.refetch()
 	case *agentsv1.Event_RunStopped, *agentsv1.Event_SessionFailed:
 		if f := m.firings; f != nil && ev.GetSessionId() != "" {
-			for _, x := range f.list {
+			for _, x := range f.Items {
 				if x.GetSessionId() == ev.GetSessionId() {
-					return m.listFirings(f.id)
+					return m.listFirings(f.ID)
 				}
 			}
 		}
@@ -229,50 +201,9 @@ func (m *Schedules) event(ev *agentsv1.Event) tea.Cmd {
 func (m *Schedules) refetch() tea.Cmd {
 	cmds := []tea.Cmd{m.Refresh()}
 	if m.firings != nil {
-		cmds = append(cmds, m.listFirings(m.firings.id))
+		cmds = append(cmds, m.listFirings(m.firings.ID))
 	}
 	return tea.Batch(cmds...)
-}
-
-// setList takes a new listing, keeping the selection on its schedule.
-func (m *Schedules) setList(list []*agentsv1.Schedule) {
-	selected := ""
-	if s := m.selected(); s != nil {
-		selected = s.GetId()
-	}
-	m.list = list
-	at := m.cur.Index()
-	for i, s := range list {
-		if s.GetId() == selected {
-			at = i
-		}
-	}
-	m.cur.Set(at, len(m.list))
-}
-
-// replace puts a schedule's new state in the list.
-func (m *Schedules) replace(s *agentsv1.Schedule) {
-	for i, x := range m.list {
-		if x.GetId() == s.GetId() {
-			m.list[i] = s
-		}
-	}
-}
-
-func (m *Schedules) byID(id string) *agentsv1.Schedule {
-	for _, s := range m.list {
-		if s.GetId() == id {
-			return s
-		}
-	}
-	return nil
-}
-
-func (m *Schedules) selected() *agentsv1.Schedule {
-	if i := m.cur.Index(); i < len(m.list) {
-		return m.list[i]
-	}
-	return nil
 }
 
 // HandleKey moves through the schedules or the firings, pauses or
@@ -285,16 +216,16 @@ func (m *Schedules) HandleKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 		case key.Matches(msg, km.Get(keys.Back)):
 			m.firings = nil
 		case key.Matches(msg, km.Get(keys.Up)):
-			f.cur.Move(-1, len(f.list))
+			f.Move(-1)
 		case key.Matches(msg, km.Get(keys.Down)):
-			f.cur.Move(1, len(f.list))
+			f.Move(1)
 		case key.Matches(msg, km.Get(keys.Open)):
-			if i := f.cur.Index(); i < len(f.list) && f.list[i].GetSessionId() != "" {
-				id := f.list[i].GetSessionId()
+			if i := f.Cur.Index(); i < len(f.Items) && f.Items[i].GetSessionId() != "" {
+				id := f.Items[i].GetSessionId()
 				return func() tea.Msg { return msgs.OpenSession{ID: id} }, true
 			}
 		case key.Matches(msg, km.Get(keys.PauseSchedule)):
-			if s := m.byID(f.id); s != nil {
+			if s := m.list.ByID(f.ID); s != nil {
 				return m.toggle(s), true
 			}
 		default:
@@ -304,16 +235,16 @@ func (m *Schedules) HandleKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 	}
 	switch {
 	case key.Matches(msg, km.Get(keys.Up)):
-		m.cur.Move(-1, len(m.list))
+		m.list.Move(-1)
 	case key.Matches(msg, km.Get(keys.Down)):
-		m.cur.Move(1, len(m.list))
+		m.list.Move(1)
 	case key.Matches(msg, km.Get(keys.PauseSchedule)):
-		if s := m.selected(); s != nil {
+		if s := m.list.Selected(); s != nil {
 			return m.toggle(s), true
 		}
 	case key.Matches(msg, km.Get(keys.Open)):
-		if s := m.selected(); s != nil {
-			m.firings = &firings{id: s.GetId()}
+		if s := m.list.Selected(); s != nil {
+			m.firings = listing.Open[*agentsv1.ScheduleFiring](s.GetId())
 			return m.listFirings(s.GetId()), true
 		}
 	default:
@@ -326,66 +257,28 @@ func (m *Schedules) HandleKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 // selected one on the right; or the firings of the one opened.
 func (m *Schedules) Render(w, h int) string {
 	st := m.th.App
-	switch {
-	case m.none:
-		return layout.Fit(st.Muted.Render("This server keeps no schedules."), w, h)
-	case !m.loaded && m.err != nil:
-		return layout.Fit(st.Error.Render("cannot list schedules: "+m.err.Error()), w, h)
-	case !m.loaded:
-		return layout.Fit(st.Muted.Render("loading schedules…"), w, h)
-	case m.firings != nil:
+	if gate, ok := m.list.Gate(st, "schedules", w, h); ok {
+		return gate
+	}
+	if m.firings != nil {
 		return m.renderFirings(w, h)
 	}
-	var top []string
-	if m.err != nil {
-		top = append(top, st.Error.Render("cannot list schedules: "+m.err.Error()))
-	}
-	if len(m.list) == 0 {
-		top = append(top, st.Muted.Render("No schedules: make one with `agents schedules`, the API or the web app."))
-		return layout.Fit(strings.Join(top, "\n"), w, h)
-	}
-	bodyH := h - len(top)
-	listW := min(44, max(20, w*2/5))
-	detailW := w - listW - 3
-	list := m.renderList(listW, bodyH)
-	detail := strings.Split(layout.Fit(m.describe(m.selected(), detailW), detailW, bodyH), "\n")
-	sep := st.Muted.Render(" │ ")
-	lines := top
-	for i := range bodyH {
-		lines = append(lines, list[i]+sep+detail[i])
-	}
-	return layout.Fit(strings.Join(lines, "\n"), w, h)
-}
-
-func (m *Schedules) renderList(w, h int) []string {
-	st := m.th.App
-	from, to := m.cur.Window(h, len(m.list))
-	out := make([]string, 0, h)
 	now := m.now()
-	for i := from; i < to; i++ {
-		s := m.list[i]
-		pointer, bg := "  ", st.Selected.GetBackground()
-		if i != m.cur.Index() {
-			bg = nil
-		} else {
-			pointer = "› "
-		}
-		left := []layout.Seg{{Text: pointer, Style: st.Heading}, {Text: name(s), Style: st.Title}}
-		var right []layout.Seg
-		switch next := nextFiring(s); {
-		case !s.GetEnabled():
-			right = append(right, layout.Seg{Text: " paused", Style: st.Paused})
-		case next.IsZero():
-			right = append(right, layout.Seg{Text: " done", Style: st.Muted})
-		default:
-			right = append(right, layout.Seg{Text: " " + until(next.Sub(now)), Style: st.Key})
-		}
-		out = append(out, layout.Row(w, left, right, bg))
-	}
-	for len(out) < h {
-		out = append(out, strings.Repeat(" ", w))
-	}
-	return out
+	return m.list.Render(st, listing.Split[*agentsv1.Schedule]{
+		Noun:  "schedules",
+		Empty: "No schedules: make one with `agents schedules`, the API or the web app.",
+		Row: func(s *agentsv1.Schedule) (string, layout.Seg) {
+			switch next := nextFiring(s); {
+			case !s.GetEnabled():
+				return name(s), layout.Seg{Text: " paused", Style: st.Paused}
+			case next.IsZero():
+				return name(s), layout.Seg{Text: " done", Style: st.Muted}
+			default:
+				return name(s), layout.Seg{Text: " " + until(next.Sub(now)), Style: st.Key}
+			}
+		},
+		Describe: m.describe,
+	}, w, h)
 }
 
 // describe is a schedule in full, in w cells: what each firing does,
@@ -458,21 +351,17 @@ func (m *Schedules) describe(s *agentsv1.Schedule, w int) string {
 func (m *Schedules) renderFirings(w, h int) string {
 	st := m.th.App
 	f := m.firings
-	s := m.byID(f.id)
-	title := f.id
+	s := m.list.ByID(f.ID)
+	title := f.ID
 	if s != nil {
 		title = name(s) + " " + state(st, s)
 	}
 	lines := []string{st.Heading.Render("Firings of ") + st.Title.Bold(true).Render(title)}
-	switch {
-	case f.err != nil:
-		lines = append(lines, st.Error.Render("cannot list firings: "+f.err.Error()))
-	case !f.loaded:
-		lines = append(lines, st.Muted.Render("loading firings…"))
-	case len(f.list) == 0:
-		lines = append(lines, st.Muted.Render("It has not fired yet."))
+	note, ready := f.Note(st, "firings", "It has not fired yet.")
+	if note != "" {
+		lines = append(lines, note)
 	}
-	if !f.loaded || len(f.list) == 0 {
+	if !ready {
 		return layout.Fit(strings.Join(lines, "\n"), w, h)
 	}
 	zone := ""
@@ -482,10 +371,10 @@ func (m *Schedules) renderFirings(w, h int) string {
 	// Each column is as wide as its longest cell; the outcome takes the
 	// rest.
 	type row struct{ at, did, session, outcome string }
-	rows := make([]row, len(f.list))
+	rows := make([]row, len(f.Items))
 	head := row{"time", "did", "session", "outcome"}
 	atW, didW, sessionW := len(head.at), len(head.did), len(head.session)
-	for i, x := range f.list {
+	for i, x := range f.Items {
 		r := row{at: Absolute(x.GetFireTime().AsTime(), zone), did: FiringStatus(x), session: x.GetSessionId(), outcome: Outcome(x)}
 		for _, t := range FiringTags(x) {
 			r.did += " (" + t + ")"
@@ -503,22 +392,12 @@ func (m *Schedules) renderFirings(w, h int) string {
 		return fmt.Sprintf("%-*s  %-*s  %-*s  %s", atW, r.at, didW, r.did, sessionW, r.session, r.outcome)
 	}
 	lines = append(lines, st.Muted.Render("  "+columns(head)))
-	bodyH := h - len(lines)
-	from, to := f.cur.Window(bodyH, len(f.list))
-	for i := from; i < to; i++ {
-		x := f.list[i]
-		row := columns(rows[i])
-		bg := st.Selected.GetBackground()
-		pointer := "› "
-		if i != f.cur.Index() {
-			bg, pointer = nil, "  "
+	lines = append(lines, f.Rows(st, func(i int) (string, lipgloss.Style) {
+		if f.Items[i].GetStatus() == agentsv1.FiringStatus_FIRING_STATUS_FAILED {
+			return columns(rows[i]), st.Failed
 		}
-		style := st.Title
-		if x.GetStatus() == agentsv1.FiringStatus_FIRING_STATUS_FAILED {
-			style = st.Failed
-		}
-		lines = append(lines, layout.Row(w, []layout.Seg{{Text: pointer, Style: st.Heading}, {Text: row, Style: style}}, nil, bg))
-	}
+		return columns(rows[i]), st.Title
+	}, w, h-len(lines))...)
 	return layout.Fit(strings.Join(lines, "\n"), w, h)
 }
 
@@ -714,8 +593,4 @@ func Outcome(f *agentsv1.ScheduleFiring) string {
 		return label + " (" + f.GetOutcomeReason() + ")"
 	}
 	return label
-}
-
-func status(text string, err error) tea.Cmd {
-	return func() tea.Msg { return msgs.Status{Text: text, Err: err} }
 }

@@ -18,6 +18,7 @@ import (
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/tui/internal/keys"
 	"github.com/agents-os/agents/tui/internal/msgs"
+	"github.com/agents-os/agents/tui/internal/tabtest"
 	"github.com/agents-os/agents/tui/internal/theme"
 )
 
@@ -132,25 +133,12 @@ func loaded(t *testing.T, f *fakeServer) *Schedules {
 	m := New(t.Context(), f, theme.New(true), keys.Default(), func() time.Time { return now })
 	m.Handle(m.Refresh()())
 	if !m.Loaded() {
-		t.Fatalf("not loaded: %v", m.err)
+		t.Fatalf("not loaded: %v", m.list.Err)
 	}
 	return m
 }
 
-func press(m *Schedules, k string) (tea.Cmd, bool) {
-	var msg tea.KeyPressMsg
-	switch k {
-	case "enter":
-		msg = tea.KeyPressMsg{Code: tea.KeyEnter}
-	case "esc":
-		msg = tea.KeyPressMsg{Code: tea.KeyEscape}
-	case "down":
-		msg = tea.KeyPressMsg{Code: tea.KeyDown}
-	default:
-		msg = tea.KeyPressMsg{Code: rune(k[0]), Text: k}
-	}
-	return m.HandleKey(msg)
-}
+func press(m *Schedules, k string) (tea.Cmd, bool) { return m.HandleKey(tabtest.Key(k)) }
 
 // answer runs cmd and hands its answer to the tab, returning what the
 // tab asks next (a status line), run.
@@ -298,21 +286,8 @@ func TestAFiringListsTheSchedulesAgain(t *testing.T) {
 	}
 }
 
-// runAll runs cmd, a batch's every command, and hands the answers to
-// the tab.
-func runAll(m *Schedules, cmd tea.Cmd) {
-	if cmd == nil {
-		return
-	}
-	switch msg := cmd().(type) {
-	case tea.BatchMsg:
-		for _, c := range msg {
-			runAll(m, c)
-		}
-	default:
-		runAll(m, m.Handle(msg))
-	}
-}
+// runAll runs cmd to its end.
+func runAll(m *Schedules, cmd tea.Cmd) { tabtest.Run(m.Handle, cmd) }
 
 func TestAServerWithoutSchedulesSaysSo(t *testing.T) {
 	t.Parallel()

@@ -5,11 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"image/color"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
-	"unicode"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
@@ -18,6 +15,7 @@ import (
 	"github.com/agents-os/agents/api/client"
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/tui/internal/msgs"
+	"github.com/agents-os/agents/tui/internal/tabtest"
 )
 
 // sizes are the terminals every golden view is drawn at: the smallest
@@ -36,30 +34,7 @@ func view(t *testing.T, m *Model) string {
 	return b.String()
 }
 
-func keyPress(s string) tea.KeyPressMsg {
-	switch s {
-	case "enter":
-		return tea.KeyPressMsg{Code: tea.KeyEnter}
-	case "tab":
-		return tea.KeyPressMsg{Code: tea.KeyTab}
-	case "down":
-		return tea.KeyPressMsg{Code: tea.KeyDown}
-	case "esc":
-		return tea.KeyPressMsg{Code: tea.KeyEscape}
-	}
-	if n, err := strconv.Atoi(strings.TrimPrefix(s, "f")); err == nil && s[0] == 'f' {
-		return tea.KeyPressMsg{Code: tea.KeyF1 + rune(n-1)}
-	}
-	if k, ok := strings.CutPrefix(s, "ctrl+"); ok {
-		return tea.KeyPressMsg{Code: []rune(k)[0], Mod: tea.ModCtrl}
-	}
-	r := []rune(s)[0]
-	if unicode.IsUpper(r) {
-		// As a terminal reports it: the key, shifted.
-		return tea.KeyPressMsg{Code: unicode.ToLower(r), ShiftedCode: r, Text: s, Mod: tea.ModShift}
-	}
-	return tea.KeyPressMsg{Code: r, Text: s}
-}
+func keyPress(s string) tea.KeyPressMsg { return tabtest.Key(s) }
 
 func press(m *Model, keys ...string) {
 	for _, k := range keys {

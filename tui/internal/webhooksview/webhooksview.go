@@ -18,14 +18,15 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 	"connectrpc.com/connect"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/agents-os/agents/api/client"
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
-	"github.com/agents-os/agents/tui/internal/cursor"
 	"github.com/agents-os/agents/tui/internal/keys"
 	"github.com/agents-os/agents/tui/internal/layout"
+	"github.com/agents-os/agents/tui/internal/listing"
 	"github.com/agents-os/agents/tui/internal/msgs"
 	"github.com/agents-os/agents/tui/internal/theme"
 	"github.com/agents-os/agents/tui/internal/units"
@@ -94,12 +95,7 @@ type Webhooks struct {
 	km  *keys.Map
 	now func() time.Time
 
-	list   []*agentsv1.Webhook
-	cur    cursor.Cursor
-	loaded bool
-	err    error
-	// none says the server keeps no webhooks (it does not serve them).
-	none bool
+	list listing.List[*agentsv1.Webhook]
 	// asked is when the webhooks were last asked for, which Poll counts
 	// from.
 	asked time.Time
@@ -110,16 +106,7 @@ type Webhooks struct {
 
 	// deliveries is the list of one webhook's deliveries, while it is
 	// open.
-	deliveries *deliveries
-}
-
-// deliveries is the open list of a webhook's deliveries.
-type deliveries struct {
-	id     string
-	list   []*agentsv1.WebhookDelivery
-	cur    cursor.Cursor
-	loaded bool
-	err    error
+	deliveries *listing.Sub[*agentsv1.WebhookDelivery]
 }
 
 // New returns an empty tab; Refresh fills it. now is the clock ages are
@@ -145,7 +132,7 @@ func (m *Webhooks) Refresh() tea.Cmd {
 // passed since they were last asked for; the shell calls it while the
 // tab is shown.
 func (m *Webhooks) Poll() tea.Cmd {
-	if m.none || m.now().Sub(m.asked) < PollEvery {
+	if m.list.None || m.now().Sub(m.asked) < PollEvery {
 		return nil
 	}
 	return m.refetch()
@@ -191,10 +178,10 @@ func (m *Webhooks) delete(w *agentsv1.Webhook) tea.Cmd {
 }
 
 // Loaded reports whether the webhooks were listed at least once.
-func (m *Webhooks) Loaded() bool { return m.loaded }
+func (m *Webhooks) Loaded() bool { return m.list.Loaded }
 
 // List is the webhooks as last listed, oldest first.
-func (m *Webhooks) List() []*agentsv1.Webhook { return m.list }
+func (m *Webhooks) List() []*agentsv1.Webhook { return m.list.Items }
 
 // ShowingDeliveries reports whether a webhook's deliveries are open.
 func (m *Webhooks) ShowingDeliveries() bool { return m.deliveries != nil }
@@ -208,40 +195,28 @@ func (m *Webhooks) Confirming() bool { return m.confirm != nil }
 func (m *Webhooks) Handle(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case Loaded:
-		if msg.Err != nil {
-			m.none = connect.CodeOf(msg.Err) == connect.CodeUnimplemented
-			m.err = client.Describe(msg.Err)
-			return nil
-		}
-		m.setList(msg.Webhooks)
-		m.err, m.none, m.loaded = nil, false, true
+		m.list.Take(msg.Webhooks, msg.Err)
 	case Toggled:
 		delete(m.toggling, msg.ID)
 		if msg.Err != nil {
-			return status("", fmt.Errorf("%s %s: %w", verb(m.byID(msg.ID)), msg.ID, client.Describe(msg.Err)))
+			return msgs.Say("", fmt.Errorf("%s %s: %w", verb(m.list.ByID(msg.ID)), msg.ID, client.Describe(msg.Err)))
 		}
-		m.replace(msg.Webhook)
+		m.list.Replace(msg.Webhook)
 		if enabled(msg.Webhook) {
-			return status("enabled "+msg.Webhook.GetUrl(), nil)
+			return msgs.Say("enabled "+msg.Webhook.GetUrl(), nil)
 		}
-		return status("disabled "+msg.Webhook.GetUrl(), nil)
+		return msgs.Say("disabled "+msg.Webhook.GetUrl(), nil)
 	case Deleted:
 		if msg.Err != nil {
-			return status("", fmt.Errorf("delete %s: %w", msg.URL, client.Describe(msg.Err)))
+			return msgs.Say("", fmt.Errorf("delete %s: %w", msg.URL, client.Describe(msg.Err)))
 		}
-		m.remove(msg.ID)
-		return tea.Batch(status("deleted "+msg.URL, nil), m.Refresh())
+		m.list.Remove(msg.ID)
+		if m.deliveries != nil && m.deliveries.ID == msg.ID {
+			m.deliveries = nil
+		}
+		return tea.Batch(msgs.Say("deleted "+msg.URL, nil), m.Refresh())
 	case DeliveriesLoaded:
-		d := m.deliveries
-		if d == nil || d.id != msg.ID {
-			return nil
-		}
-		if msg.Err != nil {
-			d.err = client.Describe(msg.Err)
-			return nil
-		}
-		d.list, d.err, d.loaded = msg.Deliveries, nil, true
-		d.cur.Set(d.cur.Index(), len(d.list))
+		m.deliveries.Take(msg.ID, msg.Deliveries, msg.Err)
 	case msgs.Snapshot:
 		return m.refetch()
 	}
@@ -252,66 +227,9 @@ func (m *Webhooks) Handle(msg tea.Msg) tea.Cmd {
 func (m *Webhooks) refetch() tea.Cmd {
 	cmds := []tea.Cmd{m.Refresh()}
 	if m.deliveries != nil {
-		cmds = append(cmds, m.listDeliveries(m.deliveries.id))
+		cmds = append(cmds, m.listDeliveries(m.deliveries.ID))
 	}
 	return tea.Batch(cmds...)
-}
-
-// setList takes a new listing, keeping the selection on its webhook.
-func (m *Webhooks) setList(list []*agentsv1.Webhook) {
-	selected := ""
-	if w := m.selected(); w != nil {
-		selected = w.GetId()
-	}
-	m.list = list
-	at := m.cur.Index()
-	for i, w := range list {
-		if w.GetId() == selected {
-			at = i
-		}
-	}
-	m.cur.Set(at, len(m.list))
-}
-
-// replace puts a webhook's new state in the list.
-func (m *Webhooks) replace(w *agentsv1.Webhook) {
-	for i, x := range m.list {
-		if x.GetId() == w.GetId() {
-			m.list[i] = w
-		}
-	}
-}
-
-// remove takes a deleted webhook off the list at once, and closes its
-// deliveries.
-func (m *Webhooks) remove(id string) {
-	list := m.list[:0:0]
-	for _, w := range m.list {
-		if w.GetId() != id {
-			list = append(list, w)
-		}
-	}
-	m.list = list
-	m.cur.Set(m.cur.Index(), len(m.list))
-	if m.deliveries != nil && m.deliveries.id == id {
-		m.deliveries = nil
-	}
-}
-
-func (m *Webhooks) byID(id string) *agentsv1.Webhook {
-	for _, w := range m.list {
-		if w.GetId() == id {
-			return w
-		}
-	}
-	return nil
-}
-
-func (m *Webhooks) selected() *agentsv1.Webhook {
-	if i := m.cur.Index(); i < len(m.list) {
-		return m.list[i]
-	}
-	return nil
 }
 
 // HandleKey moves through the webhooks or the deliveries, enables or
@@ -334,11 +252,11 @@ func (m *Webhooks) HandleKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 		case key.Matches(msg, km.Get(keys.Back)):
 			m.deliveries = nil
 		case key.Matches(msg, km.Get(keys.Up)):
-			d.cur.Move(-1, len(d.list))
+			d.Move(-1)
 		case key.Matches(msg, km.Get(keys.Down)):
-			d.cur.Move(1, len(d.list))
+			d.Move(1)
 		case key.Matches(msg, km.Get(keys.ToggleWebhook)):
-			if w := m.byID(d.id); w != nil {
+			if w := m.list.ByID(d.ID); w != nil {
 				return m.toggle(w), true
 			}
 		default:
@@ -348,18 +266,18 @@ func (m *Webhooks) HandleKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 	}
 	switch {
 	case key.Matches(msg, km.Get(keys.Up)):
-		m.cur.Move(-1, len(m.list))
+		m.list.Move(-1)
 	case key.Matches(msg, km.Get(keys.Down)):
-		m.cur.Move(1, len(m.list))
+		m.list.Move(1)
 	case key.Matches(msg, km.Get(keys.ToggleWebhook)):
-		if w := m.selected(); w != nil {
+		if w := m.list.Selected(); w != nil {
 			return m.toggle(w), true
 		}
 	case key.Matches(msg, km.Get(keys.Delete)):
-		m.confirm = m.selected()
+		m.confirm = m.list.Selected()
 	case key.Matches(msg, km.Get(keys.Open)):
-		if w := m.selected(); w != nil {
-			m.deliveries = &deliveries{id: w.GetId()}
+		if w := m.list.Selected(); w != nil {
+			m.deliveries = listing.Open[*agentsv1.WebhookDelivery](w.GetId())
 			return m.listDeliveries(w.GetId()), true
 		}
 	default:
@@ -373,82 +291,44 @@ func (m *Webhooks) HandleKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 // deliveries of the one opened.
 func (m *Webhooks) Render(w, h int) string {
 	st := m.th.App
-	switch {
-	case m.none:
-		return layout.Fit(st.Muted.Render("This server keeps no webhooks."), w, h)
-	case !m.loaded && m.err != nil:
-		return layout.Fit(st.Error.Render("cannot list webhooks: "+m.err.Error()), w, h)
-	case !m.loaded:
-		return layout.Fit(st.Muted.Render("loading webhooks…"), w, h)
-	case m.deliveries != nil:
+	if gate, ok := m.list.Gate(st, "webhooks", w, h); ok {
+		return gate
+	}
+	if m.deliveries != nil {
 		return m.renderDeliveries(w, h)
 	}
-	var top []string
-	if m.err != nil {
-		top = append(top, st.Error.Render("cannot list webhooks: "+m.err.Error()))
-	}
-	if len(m.list) == 0 {
-		top = append(top, st.Muted.Render("No webhooks: register one with `agents webhooks create`, the API or the web app."))
-		return layout.Fit(strings.Join(top, "\n"), w, h)
-	}
-	bodyH := h - len(top)
 	foot := ""
 	if m.confirm != nil {
 		foot = st.Prompt.Render(fmt.Sprintf("Delete the webhook to %s and its delivery log? y/n", m.confirm.GetUrl()))
-		bodyH--
 	}
-	bodyH = max(0, bodyH)
-	listW := min(44, max(20, w*2/5))
-	detailW := max(0, w-listW-3)
-	list := m.renderList(listW, bodyH)
-	detail := strings.Split(layout.Fit(m.describe(m.selected(), detailW), detailW, bodyH), "\n")
-	sep := st.Muted.Render(" │ ")
-	lines := top
-	for i := range bodyH {
-		lines = append(lines, list[i]+sep+detail[i])
-	}
-	if foot != "" {
-		lines = append(lines, layout.Pad(foot, w))
-	}
-	return layout.Fit(strings.Join(lines, "\n"), w, h)
+	return m.list.Render(st, listing.Split[*agentsv1.Webhook]{
+		Noun:     "webhooks",
+		Empty:    "No webhooks: register one with `agents webhooks create`, the API or the web app.",
+		Row:      func(x *agentsv1.Webhook) (string, layout.Seg) { return Address(x.GetUrl()), m.mark(x) },
+		Describe: m.describe,
+		Foot:     foot,
+	}, w, h)
 }
 
-func (m *Webhooks) renderList(w, h int) []string {
+// mark is what the list says of a webhook at its row's right: how its
+// last delivery went, or that it is not sent events.
+func (m *Webhooks) mark(x *agentsv1.Webhook) layout.Seg {
 	st := m.th.App
-	from, to := m.cur.Window(h, len(m.list))
-	out := make([]string, 0, h)
-	for i := from; i < to; i++ {
-		x := m.list[i]
-		pointer, bg := "  ", st.Selected.GetBackground()
-		if i != m.cur.Index() {
-			bg = nil
-		} else {
-			pointer = "› "
+	switch x.GetStatus() {
+	case agentsv1.WebhookStatus_WEBHOOK_STATUS_FAILING:
+		return layout.Seg{Text: " failing", Style: st.Failed}
+	case agentsv1.WebhookStatus_WEBHOOK_STATUS_ENABLED:
+		text, ok := Mark(x.GetLastDelivery())
+		style := st.Connected
+		if !ok {
+			style = st.Failed
 		}
-		left := []layout.Seg{{Text: pointer, Style: st.Heading}, {Text: Address(x.GetUrl()), Style: st.Title}}
-		var right []layout.Seg
-		switch x.GetStatus() {
-		case agentsv1.WebhookStatus_WEBHOOK_STATUS_FAILING:
-			right = append(right, layout.Seg{Text: " failing", Style: st.Failed})
-		case agentsv1.WebhookStatus_WEBHOOK_STATUS_ENABLED:
-			text, ok := Mark(x.GetLastDelivery())
-			style := st.Connected
-			if !ok {
-				style = st.Failed
-			}
-			if text == "" {
-				text, style = "—", st.Muted
-			}
-			right = append(right, layout.Seg{Text: " " + text, Style: style})
-		default:
-			right = append(right, layout.Seg{Text: " disabled", Style: st.Paused})
+		if text == "" {
+			text, style = "—", st.Muted
 		}
-		out = append(out, layout.Row(w, left, right, bg))
+		return layout.Seg{Text: " " + text, Style: style}
 	}
-	for len(out) < h {
-		out = append(out, strings.Repeat(" ", w))
-	}
-	return out
+	return layout.Seg{Text: " disabled", Style: st.Paused}
 }
 
 // describe is a webhook in full, in w cells: where it is sent, what,
@@ -506,8 +386,8 @@ func (m *Webhooks) describe(x *agentsv1.Webhook, w int) string {
 func (m *Webhooks) renderDeliveries(w, h int) string {
 	st := m.th.App
 	d := m.deliveries
-	title := d.id
-	x := m.byID(d.id)
+	title := d.ID
+	x := m.list.ByID(d.ID)
 	if x != nil {
 		title = Address(x.GetUrl())
 	}
@@ -515,15 +395,11 @@ func (m *Webhooks) renderDeliveries(w, h int) string {
 	if x != nil {
 		lines[0] += " " + state(st, x)
 	}
-	switch {
-	case d.err != nil:
-		lines = append(lines, st.Error.Render("cannot list deliveries: "+d.err.Error()))
-	case !d.loaded:
-		lines = append(lines, st.Muted.Render("loading deliveries…"))
-	case len(d.list) == 0:
-		lines = append(lines, st.Muted.Render("No delivery yet: it is sent the events it names from its creation on."))
+	note, ready := d.Note(st, "deliveries", "No delivery yet: it is sent the events it names from its creation on.")
+	if note != "" {
+		lines = append(lines, note)
 	}
-	if !d.loaded || len(d.list) == 0 {
+	if !ready {
 		return layout.Fit(strings.Join(lines, "\n"), w, h)
 	}
 	now := m.now()
@@ -531,9 +407,9 @@ func (m *Webhooks) renderDeliveries(w, h int) string {
 	// rest.
 	type row struct{ age, event, status, tries, outcome string }
 	head := row{"age", "event", "status", "tries", "outcome"}
-	rows := make([]row, len(d.list))
+	rows := make([]row, len(d.Items))
 	ageW, eventW, statusW, triesW := len(head.age), len(head.event), len(head.status), len(head.tries)
-	for i, x := range d.list {
+	for i, x := range d.Items {
 		r := row{age: units.Age(now.Sub(x.GetCreated().AsTime())), event: fmt.Sprintf("%s #%d", x.GetKind(), x.GetSeq()),
 			status: Status(x.GetStatus()), tries: fmt.Sprint(x.GetAttempts()), outcome: Outcome(x)}
 		if next := x.GetNextAttempt(); next != nil && x.GetStatus() == agentsv1.DeliveryStatus_DELIVERY_STATUS_PENDING {
@@ -547,24 +423,18 @@ func (m *Webhooks) renderDeliveries(w, h int) string {
 		return fmt.Sprintf("%*s  %-*s  %-*s  %*s  %s", ageW, r.age, eventW, r.event, statusW, r.status, triesW, r.tries, r.outcome)
 	}
 	lines = append(lines, st.Muted.Render("  "+columns(head)))
-	bodyH := h - len(lines)
-	from, to := d.cur.Window(bodyH, len(d.list))
-	for i := from; i < to; i++ {
-		bg, pointer := st.Selected.GetBackground(), "› "
-		if i != d.cur.Index() {
-			bg, pointer = nil, "  "
-		}
+	lines = append(lines, d.Rows(st, func(i int) (string, lipgloss.Style) {
 		style := st.Title
-		switch d.list[i].GetStatus() {
+		switch x := d.Items[i]; x.GetStatus() {
 		case agentsv1.DeliveryStatus_DELIVERY_STATUS_FAILED:
 			style = st.Failed
 		case agentsv1.DeliveryStatus_DELIVERY_STATUS_PENDING:
-			if d.list[i].GetAttempts() > 0 {
+			if x.GetAttempts() > 0 {
 				style = st.Waiting
 			}
 		}
-		lines = append(lines, layout.Row(w, []layout.Seg{{Text: pointer, Style: st.Heading}, {Text: columns(rows[i]), Style: style}}, nil, bg))
-	}
+		return columns(rows[i]), style
+	}, w, h-len(lines))...)
 	return layout.Fit(strings.Join(lines, "\n"), w, h)
 }
 
@@ -684,8 +554,4 @@ func until(d time.Duration) string {
 		return fmt.Sprintf("in %ds", int(d/time.Second))
 	}
 	return "in " + units.Age(d)
-}
-
-func status(text string, err error) tea.Cmd {
-	return func() tea.Msg { return msgs.Status{Text: text, Err: err} }
 }

@@ -18,6 +18,7 @@ import (
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/tui/internal/keys"
 	"github.com/agents-os/agents/tui/internal/msgs"
+	"github.com/agents-os/agents/tui/internal/tabtest"
 	"github.com/agents-os/agents/tui/internal/theme"
 )
 
@@ -152,48 +153,16 @@ func loaded(t *testing.T, f *fakeServer) (*Webhooks, *clock) {
 	m := New(t.Context(), f, theme.New(true), keys.Default(), c.now)
 	m.Handle(m.Refresh()())
 	if !m.Loaded() {
-		t.Fatalf("not loaded: %v", m.err)
+		t.Fatalf("not loaded: %v", m.list.Err)
 	}
 	return m, c
 }
 
-func press(m *Webhooks, k string) (tea.Cmd, bool) {
-	var msg tea.KeyPressMsg
-	switch k {
-	case "enter":
-		msg = tea.KeyPressMsg{Code: tea.KeyEnter}
-	case "esc":
-		msg = tea.KeyPressMsg{Code: tea.KeyEscape}
-	case "down":
-		msg = tea.KeyPressMsg{Code: tea.KeyDown}
-	case "ctrl+d":
-		msg = tea.KeyPressMsg{Code: 'd', Mod: tea.ModCtrl}
-	default:
-		msg = tea.KeyPressMsg{Code: rune(k[0]), Text: k}
-	}
-	return m.HandleKey(msg)
-}
+func press(m *Webhooks, k string) (tea.Cmd, bool) { return m.HandleKey(tabtest.Key(k)) }
 
-// run runs cmd, batches included, and hands every answer to the tab;
-// it returns the status lines the tab asked for.
-func run(m *Webhooks, cmd tea.Cmd) []msgs.Status {
-	if cmd == nil {
-		return nil
-	}
-	var out []msgs.Status
-	switch msg := cmd().(type) {
-	case tea.BatchMsg:
-		for _, c := range msg {
-			out = append(out, run(m, c)...)
-		}
-	case msgs.Status:
-		out = append(out, msg)
-	case nil:
-	default:
-		out = append(out, run(m, m.Handle(msg))...)
-	}
-	return out
-}
+// run runs cmd to its end; it returns the status lines the tab asked
+// for.
+func run(m *Webhooks, cmd tea.Cmd) []msgs.Status { return tabtest.Run(m.Handle, cmd) }
 
 func screen(m *Webhooks) string { return ansi.Strip(m.Render(120, 30)) }
 
