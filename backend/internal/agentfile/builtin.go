@@ -195,10 +195,8 @@ func (d *decoder) builtinToolboxes(c *object, where places) []BuiltinToolbox {
 		field := entry.field("contents")
 		var box BuiltinToolbox
 		switch kind {
-		case SqliteToolboxKind, SystemToolboxKind, DeveloperToolboxKind:
+		case SqliteToolboxKind, SystemToolboxKind, DeveloperToolboxKind, LuaToolboxKind:
 			box = d.builtinToolbox(kind, field, contents, where)
-		case LuaToolboxKind:
-			box = d.luaToolbox(field, contents, where)
 		default:
 			d.failf(entry.field("tag"), "unknown builtin toolbox %q (want %s, %s, %s or %s)", kind, SqliteToolboxKind, SystemToolboxKind, DeveloperToolboxKind, LuaToolboxKind)
 		}
@@ -224,16 +222,25 @@ func (d *decoder) builtinToolbox(kind, field string, raw json.RawMessage, where 
 		return BuiltinToolbox{}
 	}
 	box := BuiltinToolbox{Kind: kind}
-	nameKey, nameRaw, ok := c.getFirst("Name", "name")
+	// agents-exe's Lua toolbox documents its keys in lower case, the
+	// others capitalised: a missing one is named as its documentation
+	// writes it.
+	name, desc := [2]string{"Name", "name"}, [2]string{"Description", "description"}
+	if kind == LuaToolboxKind {
+		name, desc = [2]string{"name", "Name"}, [2]string{"description", "Description"}
+	}
+	nameKey, nameRaw, ok := c.getFirst(name[0], name[1])
 	if !ok {
 		d.failf(c.field(nameKey), "required field is missing")
 		return box
 	}
 	box.Name = d.nonEmptyString(c.field(nameKey), nameRaw)
-	if descKey, descRaw, ok := c.getFirst("Description", "description"); ok {
+	if descKey, descRaw, ok := c.getFirst(desc[0], desc[1]); ok {
 		box.Description = d.str(c.field(descKey), descRaw)
 	}
 	switch kind {
+	case LuaToolboxKind:
+		d.luaToolbox(c, &box, c.field(nameKey), where)
 	case SqliteToolboxKind:
 		// The promote tool has the longest name of a SQLite toolbox.
 		d.checkBuiltinName(c.field(nameKey), box.Name, SqliteToolPrefix, SqlitePromoteSuffix)

@@ -1,7 +1,6 @@
 package agentfile
 
 import (
-	"encoding/json"
 	"time"
 )
 
@@ -9,7 +8,8 @@ import (
 // step's tool call, and so the session, for that long.
 const maxLuaTimeout = time.Hour
 
-// luaToolbox reads the contents of a LuaToolbox entry,
+// luaToolbox reads what a LuaToolbox entry adds to a builtin toolbox's
+// name and description,
 //
 //	{"name": "lua", "description": "…", "maxMemoryMB": 128, "maxExecutionTimeSeconds": 60,
 //	 "allowedTools": ["sqlite_notes_query"], "allowedHosts": ["api.example.com"],
@@ -19,22 +19,8 @@ const maxLuaTimeout = time.Hour
 // as its test agents write them. The deprecated "allowedPaths" are read
 // as a sandbox of DirectoryRecursive entries when there is no
 // "fileSandbox".
-func (d *decoder) luaToolbox(field string, raw json.RawMessage, where places) BuiltinToolbox {
-	c := d.object(field, raw)
-	if d.failed() {
-		return BuiltinToolbox{}
-	}
-	box := BuiltinToolbox{Kind: LuaToolboxKind}
-	nameKey, nameRaw, ok := c.getFirst("name", "Name")
-	if !ok {
-		d.failf(c.field(nameKey), "required field is missing")
-		return box
-	}
-	box.Name = d.nonEmptyString(c.field(nameKey), nameRaw)
-	d.checkBuiltinName(c.field(nameKey), box.Name, LuaToolPrefix, LuaToolSuffix)
-	if key, raw, ok := c.getFirst("description", "Description"); ok {
-		box.Description = d.str(c.field(key), raw)
-	}
+func (d *decoder) luaToolbox(c *object, box *BuiltinToolbox, nameField string, where places) {
+	d.checkBuiltinName(nameField, box.Name, LuaToolPrefix, LuaToolSuffix)
 	box.Lua = LuaLimits{MaxMemoryMB: DefaultLuaMaxMemoryMB, Timeout: DefaultLuaTimeout}
 	if key, raw, ok := c.getFirst("maxMemoryMB", "MaxMemoryMB"); ok {
 		n := d.integer(c.field(key), raw)
@@ -73,8 +59,6 @@ func (d *decoder) luaToolbox(field string, raw json.RawMessage, where places) Bu
 	default:
 		box.Sandbox = FileSandbox{Predicate: PathPredicate{Kind: PredAlwaysDeny}}
 	}
-	d.warnUnread(c, lifecycleField)
-	return box
 }
 
 // allowedPaths is the sandbox agents-exe's deprecated "allowedPaths"
