@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -30,19 +31,36 @@ import (
 
 // startCluster starts n servers on the database dsn at once, each in a
 // directory of its own (its data directory, so its tool records, apart),
-// named s1…sn, with the extra flags of serve.
+// named s1…sn, with the extra flags of serve. Each connects as the
+// application agents-s1…agents-sn, so a test can tell which server's
+// backend is which in pg_stat_activity.
 func startCluster(t *testing.T, n int, dsn, modelURL string, extra ...string) []*serveProc {
 	t.Helper()
 	bin := buildAgents(t)
 	procs := make([]*serveProc, n)
 	for i := range procs {
 		args := append([]string{"--server-id", fmt.Sprintf("s%d", i+1)}, extra...)
-		procs[i] = spawnServe(t, bin, t.TempDir(), dsn, modelURL, crashAgentFiles(t), "", args...)
+		app := fmt.Sprintf("agents-s%d", i+1)
+		procs[i] = spawnServe(t, bin, t.TempDir(), withApplicationName(t, dsn, app), modelURL, crashAgentFiles(t), "", args...)
+		procs[i].dbApplication = app
 	}
 	for _, p := range procs {
 		p.awaitListening(t)
 	}
 	return procs
+}
+
+// withApplicationName is dsn with its connections named app.
+func withApplicationName(t *testing.T, dsn, app string) string {
+	t.Helper()
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("application_name", app)
+	u.RawQuery = q.Encode()
+	return u.String()
 }
 
 // clusterFirstAnswer is streamed in small pieces, so that its deltas

@@ -335,6 +335,9 @@ type serveProc struct {
 	logs     *lineLog
 	exited   chan struct{}
 	sessions agentsv1connect.SessionServiceClient
+	// dbApplication is the application_name of its PostgreSQL
+	// connections, when a test gave it one (startCluster does).
+	dbApplication string
 }
 
 // startServe runs `agents serve` on a free port and waits until it
