@@ -169,7 +169,11 @@ func writeWebhook(out io.Writer, w *agentsv1.Webhook) {
 		fmt.Fprintf(out, "description  %s\n", d)
 	}
 	if d := w.GetLastDelivery(); d != nil {
-		fmt.Fprintf(out, "last         %s #%d %s, %s (queued %s)\n", d.GetKind(), d.GetSeq(), lastOutcome(d), attempts(d.GetAttempts()), stamp(d.GetCreated()))
+		when := "queued " + stamp(d.GetCreated())
+		if t := d.GetLastAttempt(); t != nil {
+			when += ", last tried " + stamp(t)
+		}
+		fmt.Fprintf(out, "last         %s #%d %s, %s (%s)\n", d.GetKind(), d.GetSeq(), lastOutcome(d), attempts(d.GetAttempts()), when)
 	} else {
 		fmt.Fprintf(out, "last         none yet\n")
 	}
@@ -182,10 +186,10 @@ func lastOutcome(d *agentsv1.WebhookDelivery) string {
 	if d == nil {
 		return "-"
 	}
-	if last := lastAttempt(d); last != "-" {
-		return deliveryStatus(d.GetStatus()) + " " + last
+	if last := lastResult(d); last != "-" {
+		return client.DeliveryStatusName(d.GetStatus()) + " " + last
 	}
-	return deliveryStatus(d.GetStatus())
+	return client.DeliveryStatusName(d.GetStatus())
 }
 
 func attempts(n int32) string {
@@ -256,13 +260,7 @@ func (a *app) webhooksDeliveries(cf *clientFlags) *cobra.Command {
 				if asJSON {
 					return writeJSON(a.stdout, res.Msg)
 				}
-				tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, "ID\tEVENT\tSTATUS\tATTEMPTS\tLAST\tNEXT")
-				for _, d := range res.Msg.GetDeliveries() {
-					fmt.Fprintf(tw, "%s\t%s #%d\t%s\t%d\t%s\t%s\n", d.GetId(), d.GetKind(), d.GetSeq(), deliveryStatus(d.GetStatus()),
-						d.GetAttempts(), lastAttempt(d), stamp(d.GetNextAttempt()))
-				}
-				return tw.Flush()
+				return writeDeliveries(a.stdout, res.Msg.GetDeliveries())
 			})
 		},
 	}
@@ -272,20 +270,21 @@ func (a *app) webhooksDeliveries(cf *clientFlags) *cobra.Command {
 	return cmd
 }
 
-func deliveryStatus(s agentsv1.DeliveryStatus) string {
-	switch s {
-	case agentsv1.DeliveryStatus_DELIVERY_STATUS_PENDING:
-		return "pending"
-	case agentsv1.DeliveryStatus_DELIVERY_STATUS_DELIVERED:
-		return "delivered"
-	case agentsv1.DeliveryStatus_DELIVERY_STATUS_FAILED:
-		return "failed"
+// writeDeliveries is a delivery log as a table: each delivery's event,
+// where it stands, its attempts, when the last was made (TRIED) and what
+// it got (LAST), and when the next is due.
+func writeDeliveries(out io.Writer, ds []*agentsv1.WebhookDelivery) error {
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tEVENT\tSTATUS\tATTEMPTS\tTRIED\tLAST\tNEXT")
+	for _, d := range ds {
+		fmt.Fprintf(tw, "%s\t%s #%d\t%s\t%d\t%s\t%s\t%s\n", d.GetId(), d.GetKind(), d.GetSeq(), client.DeliveryStatusName(d.GetStatus()),
+			d.GetAttempts(), stamp(d.GetLastAttempt()), lastResult(d), stamp(d.GetNextAttempt()))
 	}
-	return "-"
+	return tw.Flush()
 }
 
-// lastAttempt says how the last attempt went: its HTTP status or error.
-func lastAttempt(d *agentsv1.WebhookDelivery) string {
+// lastResult says how the last attempt went: its HTTP status or error.
+func lastResult(d *agentsv1.WebhookDelivery) string {
 	switch {
 	case d.GetAttempts() == 0:
 		return "-"

@@ -5,6 +5,11 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 )
 
 // The webhooks commands against an in-process server: a webhook is
@@ -54,5 +59,48 @@ func TestWebhooksCommands(t *testing.T) {
 	code, _, errOut = cmd("get", id[1])
 	if code == 0 || !strings.Contains(errOut, "unknown webhook") {
 		t.Errorf("get after rm = %d, %q", code, errOut)
+	}
+}
+
+// The delivery log says when each delivery was last tried, beside what
+// that attempt got; one not tried yet says so with "-". A webhook's last
+// delivery says when it was queued and, once tried, last tried.
+func TestDeliveriesSayWhenTheyWereLastTried(t *testing.T) {
+	t.Parallel()
+	queued := time.Date(2026, 12, 7, 13, 0, 0, 0, time.UTC)
+	tried := queued.Add(3 * time.Hour)
+	retrying := &agentsv1.WebhookDelivery{Id: "msg_2", Kind: "run.failed", Seq: 12, Status: agentsv1.DeliveryStatus_DELIVERY_STATUS_PENDING,
+		Attempts: 4, LastStatusCode: 503, LastError: "HTTP 503", LastAttempt: timestamppb.New(tried),
+		NextAttempt: timestamppb.New(tried.Add(time.Minute)), Created: timestamppb.New(queued)}
+	waiting := &agentsv1.WebhookDelivery{Id: "msg_3", Kind: "run.stopped", Seq: 13, Status: agentsv1.DeliveryStatus_DELIVERY_STATUS_PENDING,
+		NextAttempt: timestamppb.New(tried), Created: timestamppb.New(tried)}
+	var b strings.Builder
+	if err := writeDeliveries(&b, []*agentsv1.WebhookDelivery{waiting, retrying}); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("the log is %q, want a head and 2 rows", b.String())
+	}
+	for i, want := range [][]string{
+		{"ID", "EVENT", "STATUS", "ATTEMPTS", "TRIED", "LAST", "NEXT"},
+		{"msg_3", "run.stopped", "#13", "pending", "0", "-", "-", stamp(waiting.GetNextAttempt())},
+		{"msg_2", "run.failed", "#12", "pending", "4", stamp(retrying.GetLastAttempt()), "HTTP 503", stamp(retrying.GetNextAttempt())},
+	} {
+		// A stamp is a date and a time: two fields.
+		if got := strings.Fields(lines[i]); strings.Join(got, " ") != strings.Join(want, " ") {
+			t.Errorf("line %d = %q, want the fields %q", i, lines[i], want)
+		}
+	}
+
+	b.Reset()
+	writeWebhook(&b, &agentsv1.Webhook{Id: "wh_1", LastDelivery: retrying})
+	if want := "last         run.failed #12 pending HTTP 503, 4 attempts (queued " + stamp(retrying.GetCreated()) + ", last tried " + stamp(retrying.GetLastAttempt()) + ")"; !strings.Contains(b.String(), want) {
+		t.Errorf("webhook:\n%s\nwant the line %q", b.String(), want)
+	}
+	b.Reset()
+	writeWebhook(&b, &agentsv1.Webhook{Id: "wh_1", LastDelivery: waiting})
+	if want := "last         run.stopped #13 pending, 0 attempts (queued " + stamp(waiting.GetCreated()) + ")\n"; !strings.Contains(b.String(), want) {
+		t.Errorf("webhook:\n%s\nwant the line %q", b.String(), want)
 	}
 }

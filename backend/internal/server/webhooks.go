@@ -147,7 +147,7 @@ func deliveryMessage(d store.Delivery) *agentsv1.WebhookDelivery {
 	out := &agentsv1.WebhookDelivery{
 		Id: d.ID, WebhookId: d.WebhookID, Seq: d.Seq, Kind: d.Kind, SessionId: d.SessionID,
 		Attempts: int32(d.Attempts), LastStatusCode: int32(d.LastStatusCode), LastError: d.LastError,
-		Created: wire.Timestamp(d.Created), Delivered: wire.Timestamp(d.Delivered),
+		LastAttempt: wire.Timestamp(d.LastAttempt), Created: wire.Timestamp(d.Created), Delivered: wire.Timestamp(d.Delivered),
 	}
 	switch d.Status {
 	case store.DeliveryPending:

@@ -58,8 +58,9 @@ func TestWebhooksCarryTheirLastDelivery(t *testing.T) {
 		if d.GetId() != "msg_last" || d.GetSeq() != newest.Seq || d.GetKind() != newest.Kind ||
 			d.GetStatus() != agentsv1.DeliveryStatus_DELIVERY_STATUS_PENDING || d.GetAttempts() != 1 ||
 			d.GetLastStatusCode() != 503 || d.GetLastError() != "HTTP 503" ||
-			!d.GetNextAttempt().AsTime().Equal(time.Unix(400, 0)) || !d.GetCreated().AsTime().Equal(time.Unix(100, 0)) {
-			t.Errorf("%s: last delivery %v, want msg_last pending after an attempt that got 503", what, d)
+			!d.GetNextAttempt().AsTime().Equal(time.Unix(400, 0)) || !d.GetCreated().AsTime().Equal(time.Unix(100, 0)) ||
+			!d.GetLastAttempt().AsTime().Equal(time.Unix(300, 0)) || d.GetDelivered() != nil {
+			t.Errorf("%s: last delivery %v, want msg_last pending after an attempt at 300 that got 503", what, d)
 		}
 		if !w.GetFailingSince().AsTime().Equal(time.Unix(300, 0)) {
 			t.Errorf("%s: failing since %v, want the failed attempt's time", what, w.GetFailingSince())
@@ -75,6 +76,11 @@ func TestWebhooksCarryTheirLastDelivery(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("read", got.Msg.GetWebhook())
+	logged, err := hooks.ListWebhookDeliveries(ctx, connect.NewRequest(&agentsv1.ListWebhookDeliveriesRequest{WebhookId: id}))
+	if err != nil || len(logged.Msg.GetDeliveries()) != 1 {
+		t.Fatalf("deliveries: %v, %v; want msg_last", logged, err)
+	}
+	check("logged", &agentsv1.Webhook{LastDelivery: logged.Msg.GetDeliveries()[0], FailingSince: got.Msg.GetWebhook().GetFailingSince()})
 	off := false
 	updated, err := hooks.UpdateWebhook(ctx, connect.NewRequest(&agentsv1.UpdateWebhookRequest{WebhookId: id, Enabled: &off}))
 	if err != nil {
@@ -94,13 +100,28 @@ func TestWebhooksCarryTheirLastDelivery(t *testing.T) {
 				Status         string `json:"status"`
 				LastStatusCode int    `json:"last_status_code"`
 				LastError      string `json:"last_error"`
+				LastAttempt    string `json:"last_attempt"`
 			} `json:"last_delivery"`
 		} `json:"webhooks"`
 	}
 	if err := json.Unmarshal(body, &listed); status != http.StatusOK || err != nil || len(listed.Webhooks) != 1 {
 		t.Fatalf("GET /v1/webhooks = %d %s (%v)", status, body, err)
 	}
-	if l := listed.Webhooks[0].LastDelivery; l.ID != "msg_last" || l.Status != "pending" || l.LastStatusCode != 503 || l.LastError != "HTTP 503" {
-		t.Errorf("GET /v1/webhooks: last delivery %+v, want msg_last pending after a 503", l)
+	if l := listed.Webhooks[0].LastDelivery; l.ID != "msg_last" || l.Status != "pending" || l.LastStatusCode != 503 || l.LastError != "HTTP 503" ||
+		l.LastAttempt != "1970-01-01T00:05:00Z" {
+		t.Errorf("GET /v1/webhooks: last delivery %+v, want msg_last pending after a 503 at 300", l)
+	}
+	status, _, body = e.do(http.MethodGet, "/v1/webhooks/"+id+"/deliveries", "")
+	var log struct {
+		Deliveries []struct {
+			ID          string `json:"id"`
+			LastAttempt string `json:"last_attempt"`
+		} `json:"deliveries"`
+	}
+	if err := json.Unmarshal(body, &log); status != http.StatusOK || err != nil || len(log.Deliveries) != 1 {
+		t.Fatalf("GET /v1/webhooks/%s/deliveries = %d %s (%v)", id, status, body, err)
+	}
+	if d := log.Deliveries[0]; d.ID != "msg_last" || d.LastAttempt != "1970-01-01T00:05:00Z" {
+		t.Errorf("GET /v1/webhooks/%s/deliveries: %+v, want msg_last last tried at 300", id, d)
 	}
 }

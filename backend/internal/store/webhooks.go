@@ -128,8 +128,12 @@ type Delivery struct {
 	LastStatusCode int
 	LastError      string
 	NextAttempt    time.Time
-	Created        time.Time
-	Delivered      time.Time
+	// LastAttempt is when the outcome of its latest attempt was recorded;
+	// zero until it is tried (and for attempts made before the time was
+	// kept, unless they delivered it).
+	LastAttempt time.Time
+	Created     time.Time
+	Delivered   time.Time
 	// Claim names the claim it was read under (ClaimDeliveries).
 	Claim string
 }
@@ -137,7 +141,9 @@ type Delivery struct {
 // Attempt is the outcome of one attempt to deliver.
 type Attempt struct {
 	DeliveryID, WebhookID, Claim string
-	At                           time.Time
+	// At is when the attempt ended, recorded as the delivery's last
+	// attempt (and as its delivered time when it delivered).
+	At time.Time
 	// Delivered says the endpoint took it; else StatusCode (0: no answer)
 	// and Error say why not.
 	Delivered  bool
@@ -201,6 +207,7 @@ type webhookWithLastRow struct {
 	LastStatusCode sql.NullInt64  `db:"last_status_code"`
 	LastError      sql.NullString `db:"last_error"`
 	LastNext       sql.NullInt64  `db:"last_next_attempt"`
+	LastTried      sql.NullInt64  `db:"last_last_attempt"`
 	LastCreated    sql.NullInt64  `db:"last_created"`
 	LastDelivered  sql.NullInt64  `db:"last_delivered"`
 }
@@ -214,8 +221,8 @@ const sqlWebhooksWithLast = `SELECT w.id, w.owner, w.server_wide, w.url, w.event
 	w.disabled_reason, w.failing_since, w.after_seq, w.created, w.updated,
 	d.id AS last_id, d.seq AS last_seq, d.kind AS last_kind, d.session_id AS last_session_id,
 	d.status AS last_status, d.attempts AS last_attempts, d.last_status_code AS last_status_code,
-	d.last_error AS last_error, d.next_attempt AS last_next_attempt, d.created AS last_created,
-	d.delivered AS last_delivered
+	d.last_error AS last_error, d.next_attempt AS last_next_attempt, d.last_attempt AS last_last_attempt,
+	d.created AS last_created, d.delivered AS last_delivered
 	FROM webhooks w LEFT JOIN webhook_deliveries d ON d.id = (
 		SELECT l.id FROM webhook_deliveries l WHERE l.webhook_id = w.id ORDER BY l.seq DESC LIMIT 1)`
 
@@ -228,8 +235,8 @@ func (r webhookWithLastRow) webhook() (Webhook, error) {
 		ID: r.LastID.String, WebhookID: w.ID, Seq: uint64(r.LastSeq.Int64), Kind: r.LastKind.String,
 		SessionID: r.LastSessionID.String, Status: r.LastStatus.String, Attempts: int(r.LastAttempts.Int64),
 		LastStatusCode: int(r.LastStatusCode.Int64), LastError: r.LastError.String,
-		NextAttempt: fromNanos(r.LastNext.Int64), Created: fromNanos(r.LastCreated.Int64),
-		Delivered: fromNanos(r.LastDelivered.Int64),
+		NextAttempt: fromNanos(r.LastNext.Int64), LastAttempt: fromNanos(r.LastTried.Int64),
+		Created: fromNanos(r.LastCreated.Int64), Delivered: fromNanos(r.LastDelivered.Int64),
 	}
 	return w, nil
 }
@@ -354,13 +361,14 @@ type deliveryRow struct {
 	LastStatusCode int    `db:"last_status_code"`
 	LastError      string `db:"last_error"`
 	NextAttempt    int64  `db:"next_attempt"`
+	LastAttempt    int64  `db:"last_attempt"`
 	Claim          string `db:"claim"`
 	Created        int64  `db:"created"`
 	Delivered      int64  `db:"delivered"`
 }
 
 const deliveryColumns = `id, webhook_id, seq, kind, session_id, body, status, attempts,
-	last_status_code, last_error, next_attempt, claim, created, delivered`
+	last_status_code, last_error, next_attempt, last_attempt, claim, created, delivered`
 
 func deliveriesOf(rows []deliveryRow) []Delivery {
 	out := make([]Delivery, len(rows))
@@ -368,7 +376,7 @@ func deliveriesOf(rows []deliveryRow) []Delivery {
 		out[i] = Delivery{
 			ID: r.ID, WebhookID: r.WebhookID, Seq: uint64(r.Seq), Kind: r.Kind, SessionID: r.SessionID,
 			Body: r.Body, Status: r.Status, Attempts: r.Attempts, LastStatusCode: r.LastStatusCode,
-			LastError: r.LastError, NextAttempt: fromNanos(r.NextAttempt), Claim: r.Claim,
+			LastError: r.LastError, NextAttempt: fromNanos(r.NextAttempt), LastAttempt: fromNanos(r.LastAttempt), Claim: r.Claim,
 			Created: fromNanos(r.Created), Delivered: fromNanos(r.Delivered),
 		}
 	}
@@ -532,9 +540,9 @@ func (s *SQL) RecordAttempt(ctx context.Context, a Attempt) (bool, error) {
 	held := false
 	err := WithTx(ctx, s.write, func(tx *sqlx.Tx) error {
 		res, err := tx.ExecContext(ctx, tx.Rebind(`UPDATE webhook_deliveries SET status = ?, attempts = attempts + 1,
-			last_status_code = ?, last_error = ?, next_attempt = ?, delivered = ?, claim = '', claim_expires = 0
+			last_status_code = ?, last_error = ?, next_attempt = ?, last_attempt = ?, delivered = ?, claim = '', claim_expires = 0
 			WHERE id = ? AND claim = ? AND status = ?`),
-			status, a.StatusCode, a.Error, next, delivered, a.DeliveryID, a.Claim, DeliveryPending)
+			status, a.StatusCode, a.Error, next, nanos(a.At), delivered, a.DeliveryID, a.Claim, DeliveryPending)
 		if err != nil {
 			return s.translate(err, nil, "record an attempt of delivery %s", a.DeliveryID)
 		}

@@ -278,8 +278,9 @@ func TestA500IsRetriedUntilTheEndpointTakesIt(t *testing.T) {
 		return len(ds) == 1 && ds[0].Status == store.DeliveryDelivered
 	})
 	d := f.deliveries(w.ID)[0]
-	if d.Attempts != 3 || d.LastStatusCode != 200 || d.LastError != "" || d.Seq != seq || d.Kind != events.KindRunStopped {
-		t.Errorf("delivery = %+v, want run.stopped #%d delivered at the third attempt", d, seq)
+	if d.Attempts != 3 || d.LastStatusCode != 200 || d.LastError != "" || d.Seq != seq || d.Kind != events.KindRunStopped ||
+		d.Delivered.IsZero() || !d.LastAttempt.Equal(d.Delivered) {
+		t.Errorf("delivery = %+v, want run.stopped #%d delivered at the third attempt, its last", d, seq)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -378,8 +379,8 @@ func TestADeliveryIsGivenUpAfterItsRetryWindow(t *testing.T) {
 		return len(ds) == 1 && ds[0].Status == store.DeliveryFailed
 	})
 	d := f.deliveries(w.ID)[0]
-	if d.Attempts < 2 || d.LastStatusCode != 500 || !d.NextAttempt.IsZero() {
-		t.Errorf("failed delivery = %+v, want several attempts that got 500", d)
+	if d.Attempts < 2 || d.LastStatusCode != 500 || !d.NextAttempt.IsZero() || d.LastAttempt.Before(d.Created) {
+		t.Errorf("failed delivery = %+v, want several attempts that got 500, the last timed", d)
 	}
 }
 

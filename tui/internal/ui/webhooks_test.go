@@ -16,7 +16,8 @@ import (
 )
 
 // webhookFixtures are two webhooks: one whose last delivery waits for a
-// retry after a 503, failing for three hours; one the server disabled.
+// retry after a 503 three minutes ago, failing for three hours; one the
+// server disabled.
 func webhookFixtures(f *fakeServer) {
 	f.webhooks = []*agentsv1.Webhook{
 		{Id: "wh_1", Owner: "alice", Url: "https://ops.example.com/agents", Events: []string{"run.stopped", "run.failed"},
@@ -27,9 +28,9 @@ func webhookFixtures(f *fakeServer) {
 	f.deliveries = map[string][]*agentsv1.WebhookDelivery{
 		"wh_1": {
 			{Id: "msg_2", WebhookId: "wh_1", Seq: 12, Kind: "session.failed", SessionId: id(7), Status: agentsv1.DeliveryStatus_DELIVERY_STATUS_PENDING,
-				Attempts: 2, LastStatusCode: 503, LastError: "HTTP 503", NextAttempt: at(24*60 + 2), Created: at(21 * 60)},
+				Attempts: 2, LastStatusCode: 503, LastError: "HTTP 503", LastAttempt: at(24*60 - 3), NextAttempt: at(24*60 + 2), Created: at(21 * 60)},
 			{Id: "msg_1", WebhookId: "wh_1", Seq: 7, Kind: "run.stopped", SessionId: id(1), Status: agentsv1.DeliveryStatus_DELIVERY_STATUS_DELIVERED,
-				Attempts: 1, LastStatusCode: 204, Created: at(20 * 60), Delivered: at(20 * 60)},
+				Attempts: 1, LastStatusCode: 204, LastAttempt: at(20 * 60), Created: at(20 * 60), Delivered: at(20 * 60)},
 		},
 	}
 }
@@ -106,7 +107,7 @@ func TestFlowWebhooksTab(t *testing.T) {
 	fl.press("tab", "tab", "tab", "tab")
 	fl.waitFor("the webhooks", func(s string) bool {
 		return strings.Contains(s, "› ops.example.com/agents") && strings.Contains(s, "✗ 503") && strings.Contains(s, "failing") &&
-			strings.Contains(s, "session.failed pending (HTTP 503)")
+			strings.Contains(s, "session.failed pending (HTTP 503), last tried")
 	})
 	fl.press("p")
 	fl.waitFor("the webhook disabled", func(s string) bool {

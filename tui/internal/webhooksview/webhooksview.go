@@ -364,7 +364,7 @@ func (m *Webhooks) describe(x *agentsv1.Webhook, w int) string {
 	}
 	if f := x.GetFailingSince(); f != nil {
 		at := f.AsTime()
-		field("failing", st.Failed.Render("since "+units.Age(now.Sub(at))+" ago")+" "+st.Muted.Render(at.UTC().Format("Mon 2 Jan 15:04 UTC")))
+		field("failing", st.Failed.Render("since "+ago(now.Sub(at)))+" "+st.Muted.Render(at.UTC().Format("Mon 2 Jan 15:04 UTC")))
 	}
 	if d := x.GetLastDelivery(); d != nil {
 		wrapped("last", Summary(d, now))
@@ -381,8 +381,8 @@ func (m *Webhooks) describe(x *agentsv1.Webhook, w int) string {
 }
 
 // renderDeliveries is the open webhook's deliveries, newest first: when
-// each was queued, its event, where it stands, its attempts and what the
-// last one got, or when the next is due.
+// each was queued, its event, where it stands, its attempts, when the
+// last one was made and what it got, and when the next is due.
 func (m *Webhooks) renderDeliveries(w, h int) string {
 	st := m.th.App
 	d := m.deliveries
@@ -405,22 +405,28 @@ func (m *Webhooks) renderDeliveries(w, h int) string {
 	now := m.now()
 	// Each column is as wide as its longest cell; the outcome takes the
 	// rest.
-	type row struct{ age, event, status, tries, outcome string }
-	head := row{"age", "event", "status", "tries", "outcome"}
+	type row struct{ age, event, status, tries, tried, outcome string }
+	head := row{"age", "event", "status", "tries", "last try", "outcome"}
 	rows := make([]row, len(d.Items))
-	ageW, eventW, statusW, triesW := len(head.age), len(head.event), len(head.status), len(head.tries)
+	ageW, eventW, statusW, triesW, triedW := len(head.age), len(head.event), len(head.status), len(head.tries), len(head.tried)
 	for i, x := range d.Items {
 		r := row{age: units.Age(now.Sub(x.GetCreated().AsTime())), event: fmt.Sprintf("%s #%d", x.GetKind(), x.GetSeq()),
-			status: Status(x.GetStatus()), tries: fmt.Sprint(x.GetAttempts()), outcome: Outcome(x)}
+			status: client.DeliveryStatusName(x.GetStatus()), tries: fmt.Sprint(x.GetAttempts()), tried: "—", outcome: Outcome(x)}
+		if last := x.GetLastAttempt(); last != nil {
+			r.tried = ago(now.Sub(last.AsTime()))
+		}
 		if next := x.GetNextAttempt(); next != nil && x.GetStatus() == agentsv1.DeliveryStatus_DELIVERY_STATUS_PENDING {
 			r.outcome += " · next " + until(next.AsTime().Sub(now))
 		}
 		rows[i] = r
 		ageW, eventW = max(ageW, ansi.StringWidth(r.age)), max(eventW, ansi.StringWidth(r.event))
 		statusW, triesW = max(statusW, ansi.StringWidth(r.status)), max(triesW, ansi.StringWidth(r.tries))
+		triedW = max(triedW, ansi.StringWidth(r.tried))
 	}
+	// pad fills a cell to w cells: fmt counts bytes, and "—" is three.
+	pad := func(s string, w int) string { return s + strings.Repeat(" ", max(0, w-ansi.StringWidth(s))) }
 	columns := func(r row) string {
-		return fmt.Sprintf("%*s  %-*s  %-*s  %*s  %s", ageW, r.age, eventW, r.event, statusW, r.status, triesW, r.tries, r.outcome)
+		return fmt.Sprintf("%*s  %-*s  %-*s  %*s  %s  %s", ageW, r.age, eventW, r.event, statusW, r.status, triesW, r.tries, pad(r.tried, triedW), r.outcome)
 	}
 	lines = append(lines, st.Muted.Render("  "+columns(head)))
 	lines = append(lines, d.Rows(st, func(i int) (string, lipgloss.Style) {
@@ -480,19 +486,6 @@ func Scope(w *agentsv1.Webhook) string {
 	return "its owner's events"
 }
 
-// Status is where a delivery stands, in a word.
-func Status(s agentsv1.DeliveryStatus) string {
-	switch s {
-	case agentsv1.DeliveryStatus_DELIVERY_STATUS_PENDING:
-		return "pending"
-	case agentsv1.DeliveryStatus_DELIVERY_STATUS_DELIVERED:
-		return "delivered"
-	case agentsv1.DeliveryStatus_DELIVERY_STATUS_FAILED:
-		return "failed"
-	}
-	return "unknown"
-}
-
 // Outcome is what a delivery's last attempt got: the endpoint's HTTP
 // status, what went wrong, or that none was made yet.
 func Outcome(d *agentsv1.WebhookDelivery) string {
@@ -518,13 +511,17 @@ func Outcome(d *agentsv1.WebhookDelivery) string {
 }
 
 // Summary is a delivery in one line: "run.stopped delivered (HTTP 204),
-// 2m ago", or pending with its last attempt's outcome.
+// 2m ago"; "session.failed pending (HTTP 503), last tried 3m ago" while
+// it is retried, or when it was queued before any attempt.
 func Summary(d *agentsv1.WebhookDelivery, now time.Time) string {
-	at := d.GetCreated()
-	if d.GetDelivered() != nil {
-		at = d.GetDelivered()
+	when := ago(now.Sub(d.GetCreated().AsTime()))
+	switch {
+	case d.GetDelivered() != nil:
+		when = ago(now.Sub(d.GetDelivered().AsTime()))
+	case d.GetLastAttempt() != nil:
+		when = "last tried " + ago(now.Sub(d.GetLastAttempt().AsTime()))
 	}
-	return fmt.Sprintf("%s %s (%s), %s ago", d.GetKind(), Status(d.GetStatus()), Outcome(d), units.Age(now.Sub(at.AsTime())))
+	return fmt.Sprintf("%s %s (%s), %s", d.GetKind(), client.DeliveryStatusName(d.GetStatus()), Outcome(d), when)
 }
 
 // Mark is a delivery in a few cells, for the list: the HTTP status its
@@ -542,6 +539,15 @@ func Mark(d *agentsv1.WebhookDelivery) (text string, ok bool) {
 		return "✗ " + fmt.Sprint(d.GetLastStatusCode()), false
 	}
 	return "✗ error", false
+}
+
+// ago is how long ago a time was: "42s ago", "3h ago"; "just now" for
+// the last few seconds.
+func ago(d time.Duration) string {
+	if age := units.Age(d); age != "now" {
+		return age + " ago"
+	}
+	return "just now"
 }
 
 // until is how far off a time is: "in 42s", "in 5m"; "due" once it

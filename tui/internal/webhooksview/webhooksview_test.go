@@ -127,9 +127,10 @@ func newFake() *fakeServer {
 		deliveries: map[string][]*agentsv1.WebhookDelivery{
 			"wh_1": {
 				{Id: "msg_2", WebhookId: "wh_1", Seq: 12, Kind: "session.failed", Status: agentsv1.DeliveryStatus_DELIVERY_STATUS_PENDING,
-					Attempts: 2, LastStatusCode: 503, LastError: "HTTP 503", NextAttempt: ts(42 * time.Second), Created: ts(-2 * time.Hour)},
+					Attempts: 2, LastStatusCode: 503, LastError: "HTTP 503", LastAttempt: ts(-18 * time.Second), NextAttempt: ts(42 * time.Second),
+					Created: ts(-2 * time.Hour)},
 				{Id: "msg_1", WebhookId: "wh_1", Seq: 7, Kind: "run.stopped", Status: agentsv1.DeliveryStatus_DELIVERY_STATUS_DELIVERED,
-					Attempts: 1, LastStatusCode: 204, Created: ts(-3 * time.Hour), Delivered: ts(-3 * time.Hour)},
+					Attempts: 1, LastStatusCode: 204, LastAttempt: ts(-3 * time.Hour), Created: ts(-3 * time.Hour), Delivered: ts(-3 * time.Hour)},
 				{Id: "msg_0", WebhookId: "wh_1", Seq: 3, Kind: "run.failed", Status: agentsv1.DeliveryStatus_DELIVERY_STATUS_FAILED,
 					Attempts: 9, LastError: "dial tcp: connection refused", Created: ts(-30 * time.Hour)},
 			},
@@ -174,14 +175,14 @@ func TestTheListShowsEachWebhooksStateAndLastOutcome(t *testing.T) {
 		"› ops.example.com/agents", "✗ 503", // its last attempt got a 503
 		"gone.example.com/hook", "failing", // disabled by the server
 		"10.0.0.7/in", "✓ 200", // delivered
-		// The selected one in full.
+		// The selected one in full; its last delivery is retried.
 		"● enabled",
 		"url       https://ops.example.com/agents",
 		"events    run.stopped, run.failed",
 		"sent      its owner's events",
 		"about     the ops room",
 		"failing   since 2h ago Mon 7 Dec 11:00 UTC",
-		"last      session.failed pending (HTTP 503), 2h ago",
+		"last      session.failed pending (HTTP 503), last tried 18s ago",
 		"owner     alice",
 		"enter deliveries · p disable · ctrl+d delete",
 	} {
@@ -286,10 +287,11 @@ func TestTheDeliveriesOfTheSelectedWebhook(t *testing.T) {
 	out := screen(m)
 	for _, want := range []string{
 		"Deliveries to ops.example.com/agents ● enabled",
-		"age  event               status     tries  outcome",
-		"2h  session.failed #12  pending        2  HTTP 503 · next in 42s",
-		"3h  run.stopped #7      delivered      1  HTTP 204",
-		"1d  run.failed #3       failed         9  dial tcp: connection refused",
+		"age  event               status     tries  last try  outcome",
+		"2h  session.failed #12  pending        2  18s ago   HTTP 503 · next in 42s",
+		"3h  run.stopped #7      delivered      1  3h ago    HTTP 204",
+		// Its attempts were made before servers timed them.
+		"1d  run.failed #3       failed         9  —         dial tcp: connection refused",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the deliveries lack %q:\n%s", want, out)
@@ -320,6 +322,7 @@ func TestPollReadsAgainOnlyWhenDue(t *testing.T) {
 	f.mu.Lock()
 	f.deliveries["wh_1"][0].Status, f.deliveries["wh_1"][0].Attempts = agentsv1.DeliveryStatus_DELIVERY_STATUS_DELIVERED, 3
 	f.deliveries["wh_1"][0].LastStatusCode, f.deliveries["wh_1"][0].LastError = 200, ""
+	f.deliveries["wh_1"][0].LastAttempt, f.deliveries["wh_1"][0].Delivered = ts(PollEvery-2*time.Second), ts(PollEvery-2*time.Second)
 	f.mu.Unlock()
 	c.t = c.t.Add(PollEvery)
 	run(m, m.Poll())
@@ -327,7 +330,7 @@ func TestPollReadsAgainOnlyWhenDue(t *testing.T) {
 	if lists != 2 || !slices.Equal(of, []string{"wh_1", "wh_1"}) {
 		t.Fatalf("after PollEvery: %d lists, deliveries of %v; want 2 and wh_1 twice", lists, of)
 	}
-	if out := screen(m); !strings.Contains(out, "session.failed #12  delivered      3  HTTP 200") {
+	if out := screen(m); !strings.Contains(out, "session.failed #12  delivered      3  just now  HTTP 200") {
 		t.Errorf("the deliveries did not catch up:\n%s", out)
 	}
 	if m.Poll() != nil {

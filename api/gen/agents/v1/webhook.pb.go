@@ -167,10 +167,10 @@ type Webhook struct {
 	FailingSince *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=failing_since,json=failingSince,proto3" json:"failing_since,omitempty"`
 	// Its newest delivery (of the latest event queued for it): where it
 	// stands, what its last attempt got (HTTP status, error) and when it
-	// was queued and delivered, as ListWebhookDeliveries gives it; absent
-	// until an event is queued for it, and once its log is pruned. Every
-	// answer that carries a webhook fills it, so a list shows how each
-	// fares without asking for its deliveries.
+	// was queued, last tried and delivered, as ListWebhookDeliveries gives
+	// it; absent until an event is queued for it, and once its log is
+	// pruned. Every answer that carries a webhook fills it, so a list
+	// shows how each fares without asking for its deliveries.
 	LastDelivery  *WebhookDelivery `protobuf:"bytes,12,opt,name=last_delivery,json=lastDelivery,proto3" json:"last_delivery,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -867,7 +867,14 @@ type WebhookDelivery struct {
 	// When the event was queued for the endpoint.
 	Created *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=created,proto3" json:"created,omitempty"`
 	// When it was delivered.
-	Delivered     *timestamppb.Timestamp `protobuf:"bytes,12,opt,name=delivered,proto3" json:"delivered,omitempty"`
+	Delivered *timestamppb.Timestamp `protobuf:"bytes,12,opt,name=delivered,proto3" json:"delivered,omitempty"`
+	// When it was last tried: when its latest attempt, successful or not,
+	// ended (what it got is last_status_code and last_error), so a
+	// delivery retrying for hours shows how recently it was sent. Absent
+	// until it is tried; equal to delivered once delivered. A delivery
+	// still pending or failed whose attempts were all made before servers
+	// recorded this has none.
+	LastAttempt   *timestamppb.Timestamp `protobuf:"bytes,13,opt,name=last_attempt,json=lastAttempt,proto3" json:"last_attempt,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -982,6 +989,13 @@ func (x *WebhookDelivery) GetCreated() *timestamppb.Timestamp {
 func (x *WebhookDelivery) GetDelivered() *timestamppb.Timestamp {
 	if x != nil {
 		return x.Delivered
+	}
+	return nil
+}
+
+func (x *WebhookDelivery) GetLastAttempt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.LastAttempt
 	}
 	return nil
 }
@@ -1153,7 +1167,7 @@ const file_agents_v1_webhook_proto_rawDesc = "" +
 	"\x14DeleteWebhookRequest\x12\x1d\n" +
 	"\n" +
 	"webhook_id\x18\x01 \x01(\tR\twebhookId\"\x17\n" +
-	"\x15DeleteWebhookResponse\"\xcc\x03\n" +
+	"\x15DeleteWebhookResponse\"\x8b\x04\n" +
 	"\x0fWebhookDelivery\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1d\n" +
 	"\n" +
@@ -1170,7 +1184,8 @@ const file_agents_v1_webhook_proto_rawDesc = "" +
 	"\fnext_attempt\x18\n" +
 	" \x01(\v2\x1a.google.protobuf.TimestampR\vnextAttempt\x124\n" +
 	"\acreated\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\acreated\x128\n" +
-	"\tdelivered\x18\f \x01(\v2\x1a.google.protobuf.TimestampR\tdelivered\"\x86\x01\n" +
+	"\tdelivered\x18\f \x01(\v2\x1a.google.protobuf.TimestampR\tdelivered\x12=\n" +
+	"\flast_attempt\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\vlastAttempt\"\x86\x01\n" +
 	"\x1cListWebhookDeliveriesRequest\x12\x1d\n" +
 	"\n" +
 	"webhook_id\x18\x01 \x01(\tR\twebhookId\x121\n" +
@@ -1246,25 +1261,26 @@ var file_agents_v1_webhook_proto_depIdxs = []int32{
 	16, // 10: agents.v1.WebhookDelivery.next_attempt:type_name -> google.protobuf.Timestamp
 	16, // 11: agents.v1.WebhookDelivery.created:type_name -> google.protobuf.Timestamp
 	16, // 12: agents.v1.WebhookDelivery.delivered:type_name -> google.protobuf.Timestamp
-	1,  // 13: agents.v1.ListWebhookDeliveriesRequest.status:type_name -> agents.v1.DeliveryStatus
-	13, // 14: agents.v1.ListWebhookDeliveriesResponse.deliveries:type_name -> agents.v1.WebhookDelivery
-	3,  // 15: agents.v1.WebhookService.CreateWebhook:input_type -> agents.v1.CreateWebhookRequest
-	5,  // 16: agents.v1.WebhookService.ListWebhooks:input_type -> agents.v1.ListWebhooksRequest
-	7,  // 17: agents.v1.WebhookService.GetWebhook:input_type -> agents.v1.GetWebhookRequest
-	9,  // 18: agents.v1.WebhookService.UpdateWebhook:input_type -> agents.v1.UpdateWebhookRequest
-	11, // 19: agents.v1.WebhookService.DeleteWebhook:input_type -> agents.v1.DeleteWebhookRequest
-	14, // 20: agents.v1.WebhookService.ListWebhookDeliveries:input_type -> agents.v1.ListWebhookDeliveriesRequest
-	4,  // 21: agents.v1.WebhookService.CreateWebhook:output_type -> agents.v1.CreateWebhookResponse
-	6,  // 22: agents.v1.WebhookService.ListWebhooks:output_type -> agents.v1.ListWebhooksResponse
-	8,  // 23: agents.v1.WebhookService.GetWebhook:output_type -> agents.v1.GetWebhookResponse
-	10, // 24: agents.v1.WebhookService.UpdateWebhook:output_type -> agents.v1.UpdateWebhookResponse
-	12, // 25: agents.v1.WebhookService.DeleteWebhook:output_type -> agents.v1.DeleteWebhookResponse
-	15, // 26: agents.v1.WebhookService.ListWebhookDeliveries:output_type -> agents.v1.ListWebhookDeliveriesResponse
-	21, // [21:27] is the sub-list for method output_type
-	15, // [15:21] is the sub-list for method input_type
-	15, // [15:15] is the sub-list for extension type_name
-	15, // [15:15] is the sub-list for extension extendee
-	0,  // [0:15] is the sub-list for field type_name
+	16, // 13: agents.v1.WebhookDelivery.last_attempt:type_name -> google.protobuf.Timestamp
+	1,  // 14: agents.v1.ListWebhookDeliveriesRequest.status:type_name -> agents.v1.DeliveryStatus
+	13, // 15: agents.v1.ListWebhookDeliveriesResponse.deliveries:type_name -> agents.v1.WebhookDelivery
+	3,  // 16: agents.v1.WebhookService.CreateWebhook:input_type -> agents.v1.CreateWebhookRequest
+	5,  // 17: agents.v1.WebhookService.ListWebhooks:input_type -> agents.v1.ListWebhooksRequest
+	7,  // 18: agents.v1.WebhookService.GetWebhook:input_type -> agents.v1.GetWebhookRequest
+	9,  // 19: agents.v1.WebhookService.UpdateWebhook:input_type -> agents.v1.UpdateWebhookRequest
+	11, // 20: agents.v1.WebhookService.DeleteWebhook:input_type -> agents.v1.DeleteWebhookRequest
+	14, // 21: agents.v1.WebhookService.ListWebhookDeliveries:input_type -> agents.v1.ListWebhookDeliveriesRequest
+	4,  // 22: agents.v1.WebhookService.CreateWebhook:output_type -> agents.v1.CreateWebhookResponse
+	6,  // 23: agents.v1.WebhookService.ListWebhooks:output_type -> agents.v1.ListWebhooksResponse
+	8,  // 24: agents.v1.WebhookService.GetWebhook:output_type -> agents.v1.GetWebhookResponse
+	10, // 25: agents.v1.WebhookService.UpdateWebhook:output_type -> agents.v1.UpdateWebhookResponse
+	12, // 26: agents.v1.WebhookService.DeleteWebhook:output_type -> agents.v1.DeleteWebhookResponse
+	15, // 27: agents.v1.WebhookService.ListWebhookDeliveries:output_type -> agents.v1.ListWebhookDeliveriesResponse
+	22, // [22:28] is the sub-list for method output_type
+	16, // [16:22] is the sub-list for method input_type
+	16, // [16:16] is the sub-list for extension type_name
+	16, // [16:16] is the sub-list for extension extendee
+	0,  // [0:16] is the sub-list for field type_name
 }
 
 func init() { file_agents_v1_webhook_proto_init() }

@@ -218,6 +218,16 @@ func TestMigration13RecordsPastModelCalls(t *testing.T) {
 	storetest.MigrationRecordsPastModelCalls(t, db, "postgres")
 }
 
+func TestMigration17TimesDeliveredAttempts(t *testing.T) {
+	cfg, err := pgx.ParseConfig(pgtest.DSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := sqlx.NewDb(stdlib.OpenDB(*cfg), "pgx")
+	t.Cleanup(func() { db.Close() })
+	storetest.MigrationTimesDeliveredAttempts(t, db, "postgres")
+}
+
 // Servers sharing a database fold each model call once, however their
 // folds interleave.
 func TestServersFoldModelCallsAtOnce(t *testing.T) {

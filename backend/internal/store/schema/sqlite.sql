@@ -245,7 +245,7 @@ CREATE TABLE webhook_deliveries (
     claim            TEXT    NOT NULL DEFAULT '',
     claim_expires    INTEGER NOT NULL DEFAULT 0,
     created          INTEGER NOT NULL,
-    delivered        INTEGER NOT NULL DEFAULT 0,
+    delivered        INTEGER NOT NULL DEFAULT 0, last_attempt INTEGER NOT NULL DEFAULT 0,
     UNIQUE (webhook_id, seq)
 ) STRICT;
 

@@ -270,6 +270,16 @@ func TestMigration13RecordsPastModelCalls(t *testing.T) {
 	storetest.MigrationRecordsPastModelCalls(t, db, "sqlite")
 }
 
+func TestMigration17TimesDeliveredAttempts(t *testing.T) {
+	db, err := sqlx.Open("sqlite", filepath.Join(t.TempDir(), "agents.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetMaxOpenConns(1)
+	t.Cleanup(func() { db.Close() })
+	storetest.MigrationTimesDeliveredAttempts(t, db, "sqlite")
+}
+
 // TestMigration14KeepsTheEventLog: migration 14 copies the event log
 // with its seqs, and the next event is positioned after the largest,
 // also when older events were pruned.

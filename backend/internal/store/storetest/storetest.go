@@ -96,6 +96,7 @@ func Run(t *testing.T, fresh func(t *testing.T) Opener) {
 		{"Webhooks", testWebhooks},
 		{"WebhookOutbox", testWebhookOutbox},
 		{"WebhookLastDelivery", testWebhookLastDelivery},
+		{"WebhookLastAttempt", testWebhookLastAttempt},
 		{"WebhookClaimRace", testWebhookClaimRace},
 		{"AbandonedDeliveries", testAbandonedDeliveries},
 		{"PruneKeepsUnfannedEvents", testPruneKeepsUnfannedEvents},

@@ -433,9 +433,10 @@ func testWebhookLastDelivery(t *testing.T, fresh func(t *testing.T) Opener) {
 		equal(t, what+": last delivery", *w.Last, *want)
 	}
 	failing := &store.Delivery{ID: fmt.Sprintf("msg_wh_failing_%d", seqs[1]), WebhookID: "wh_failing", Seq: seqs[1], Kind: "y", SessionID: "a",
-		Status: store.DeliveryPending, Attempts: 1, LastStatusCode: 503, LastError: "HTTP 503", NextAttempt: at(time.Minute), Created: at(0)}
+		Status: store.DeliveryPending, Attempts: 1, LastStatusCode: 503, LastError: "HTTP 503", NextAttempt: at(time.Minute),
+		LastAttempt: at(2 * time.Second), Created: at(0)}
 	fine := &store.Delivery{ID: fmt.Sprintf("msg_wh_fine_%d", seqs[1]), WebhookID: "wh_fine", Seq: seqs[1], Kind: "y", SessionID: "a",
-		Status: store.DeliveryDelivered, Attempts: 1, LastStatusCode: 204, Created: at(0), Delivered: at(2 * time.Second)}
+		Status: store.DeliveryDelivered, Attempts: 1, LastStatusCode: 204, LastAttempt: at(2 * time.Second), Created: at(0), Delivered: at(2 * time.Second)}
 
 	list, err := s.ListWebhooks(ctx, "alice")
 	noErr(t, err, "list")
@@ -462,4 +463,69 @@ func testWebhookLastDelivery(t *testing.T, fresh func(t *testing.T) Opener) {
 	got, err = s.GetWebhook(ctx, "wh_fine")
 	noErr(t, err, "get after prune")
 	check("wh_fine after its log was pruned", got, nil)
+}
+
+// testWebhookLastAttempt: a delivery records when it was last tried:
+// never, until an attempt's outcome is recorded; a failed attempt sets
+// it and a retry moves it, failed or delivered (then it is the delivered
+// time); a record under a claim that no longer holds leaves it; a
+// webhook's last delivery carries it.
+func testWebhookLastAttempt(t *testing.T, fresh func(t *testing.T) Opener) {
+	ctx := context.Background()
+	s := open(t, fresh(t))
+	mustCreate(t, s, newMeta("a", "alice", at(0)))
+	noErr(t, s.CreateWebhook(ctx, newWebhook("wh_a", "alice"), nil), "create")
+	commitEvents(t, s, event("a", "alice", "x", 1))
+	_, err := s.FanOut(ctx, 10, everyEvent)
+	noErr(t, err, "fan out")
+	// tried is the delivery's last attempt as listed and as the
+	// webhook's last delivery.
+	tried := func(what string, want time.Time) {
+		t.Helper()
+		ds, err := s.ListDeliveries(ctx, "wh_a", "", 10)
+		noErr(t, err, "list")
+		if len(ds) != 1 {
+			t.Fatalf("%s: %d deliveries, want 1", what, len(ds))
+		}
+		equal(t, what+": listed last attempt", ds[0].LastAttempt, want)
+		w, err := s.GetWebhook(ctx, "wh_a")
+		noErr(t, err, "get")
+		if w.Last == nil {
+			t.Fatalf("%s: the webhook has no last delivery", what)
+		}
+		equal(t, what+": the webhook's last delivery's last attempt", w.Last.LastAttempt, want)
+	}
+	tried("queued", time.Time{})
+
+	attempt := func(claim string, now time.Time, a store.Attempt) store.Delivery {
+		t.Helper()
+		ds, err := s.ClaimDeliveries(ctx, "wh_a", claim, now, now.Add(time.Minute), 10)
+		noErr(t, err, "claim %s", claim)
+		if len(ds) != 1 {
+			t.Fatalf("claim %s: %d deliveries, want 1", claim, len(ds))
+		}
+		a.DeliveryID, a.WebhookID, a.Claim = ds[0].ID, "wh_a", claim
+		held, err := s.RecordAttempt(ctx, a)
+		noErr(t, err, "record under %s", claim)
+		equal(t, "held under "+claim, held, true)
+		return ds[0]
+	}
+	attempt("c1", at(time.Second), store.Attempt{At: at(5 * time.Second), StatusCode: 503, Error: "HTTP 503", Next: at(10 * time.Second)})
+	tried("failed once", at(5*time.Second))
+	// The retry is claimed with the first attempt's time, then moves it.
+	retry := attempt("c2", at(10*time.Second), store.Attempt{At: at(12 * time.Second), Error: "connection refused", Next: at(time.Minute)})
+	equal(t, "claimed for the retry: last attempt", retry.LastAttempt, at(5*time.Second))
+	tried("failed twice", at(12*time.Second))
+	// A late record of a lost claim changes nothing.
+	held, err := s.RecordAttempt(ctx, store.Attempt{DeliveryID: retry.ID, WebhookID: "wh_a", Claim: "c1", At: at(20 * time.Second), Delivered: true})
+	noErr(t, err, "record under a lost claim")
+	equal(t, "held under a lost claim", held, false)
+	tried("after a lost claim's record", at(12*time.Second))
+	attempt("c3", at(time.Minute), store.Attempt{At: at(time.Minute + time.Second), Delivered: true, StatusCode: 204})
+	tried("delivered", at(time.Minute+time.Second))
+	ds, err := s.ListDeliveries(ctx, "wh_a", store.DeliveryDelivered, 10)
+	noErr(t, err, "list delivered")
+	if len(ds) != 1 || ds[0].Attempts != 3 || !ds[0].Delivered.Equal(ds[0].LastAttempt) {
+		t.Errorf("delivered = %+v, want one after 3 attempts, delivered at its last", ds)
+	}
 }

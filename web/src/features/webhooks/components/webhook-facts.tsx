@@ -1,7 +1,7 @@
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { RelativeTime, useNow } from "../../../components/relative-time";
 import type { Webhook, WebhookDelivery } from "../../../gen/agents/v1/webhook_pb";
-import { deliveryStatusText, outcomeText, scopeText, stateText } from "../lib/webhooks";
+import { deliveryStatusText, outcomeText, scopeText, stateText, triedAt } from "../lib/webhooks";
 
 // WebhookFacts is what a webhook is sent and how it fares: its events,
 // whose events, its description, why it is disabled, since when its
@@ -59,16 +59,21 @@ export function WebhookFacts({ webhook: w, last = true }: { webhook: Webhook; la
 }
 
 // DeliverySummary is a delivery in one line: "run.stopped delivered
-// (HTTP 204), 2 min. ago", or pending with its last attempt's outcome.
+// (HTTP 204), 2 min. ago"; "session.failed pending (HTTP 503), last
+// tried 3 min. ago" while it is retried, or when it was queued before any
+// attempt.
 function DeliverySummary({ delivery: d, now }: { delivery: WebhookDelivery; now: number }) {
   const status = deliveryStatusText(d.status);
-  const at = d.delivered ?? d.created;
+  const tried = triedAt(d);
+  const stamp = d.delivered ?? d.created;
+  const at = tried ?? (stamp && timestampDate(stamp));
   return (
     <span className="delivery-summary">
       <code>{d.kind}</code> <span className={`delivery-status status-${status}`}>{status}</span> ({outcomeText(d)})
       {at && (
         <>
-          , <RelativeTime ms={timestampDate(at).getTime()} now={now} />
+          , {tried && "last tried "}
+          <RelativeTime ms={at.getTime()} now={now} />
         </>
       )}
     </span>

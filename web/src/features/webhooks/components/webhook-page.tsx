@@ -6,7 +6,7 @@ import { RelativeTime, useNow } from "../../../components/relative-time";
 import { DeliveryStatus, WebhookService, type Webhook, type WebhookDelivery } from "../../../gen/agents/v1/webhook_pb";
 import { errorText } from "../../../lib/error-text";
 import { sessionPath, webhooksPath } from "../../../lib/paths";
-import { deliveryStatusText, dueText } from "../lib/webhooks";
+import { deliveryStatusText, dueText, triedAt } from "../lib/webhooks";
 import { DeleteWebhookDialog } from "./delete-webhook-dialog";
 import { EnableToggle } from "./enable-toggle";
 import { WebhookFacts } from "./webhook-facts";
@@ -91,8 +91,9 @@ const filters: { label: string; status: DeliveryStatus }[] = [
 ];
 
 // Deliveries is a webhook's delivery log, newest first: each event, where
-// its delivery stands, its attempts, the last answer's HTTP status and
-// error, and when the next attempt is due.
+// its delivery stands and since when (delivered, or last tried), its
+// attempts, the last answer's HTTP status and error, and when the next
+// attempt is due.
 function Deliveries({ webhook, enabled }: { webhook: Webhook; enabled: boolean }) {
   const heading = useId();
   const [status, setStatus] = useState(DeliveryStatus.UNSPECIFIED);
@@ -162,6 +163,7 @@ function DeliveryRow({ delivery: d, now }: { delivery: WebhookDelivery; now: num
   const created = d.created && timestampDate(d.created);
   const delivered = d.delivered && timestampDate(d.delivered);
   const next = d.nextAttempt && timestampDate(d.nextAttempt);
+  const tried = triedAt(d);
   const status = deliveryStatusText(d.status);
   return (
     <tr>
@@ -185,6 +187,11 @@ function DeliveryRow({ delivery: d, now }: { delivery: WebhookDelivery; now: num
         {delivered && (
           <div className="muted">
             <RelativeTime ms={delivered.getTime()} now={now} />
+          </div>
+        )}
+        {tried && (
+          <div className="muted">
+            last tried <RelativeTime ms={tried.getTime()} now={now} />
           </div>
         )}
         {/* An error that is only the status is in its own column. */}

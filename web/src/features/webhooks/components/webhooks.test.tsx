@@ -1,5 +1,5 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
-import { timestampFromMs } from "@bufbuild/protobuf/wkt";
+import { timestampDate, timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, createRouterTransport } from "@connectrpc/connect";
 import { TransportProvider } from "@connectrpc/connect-query";
 import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
@@ -73,6 +73,7 @@ function fakeServer(opts: { admin?: boolean } = {}) {
       attempts: 2,
       lastStatusCode: 500,
       lastError: "HTTP 500",
+      lastAttempt: timestampFromMs(Date.now() - minute / 3),
       nextAttempt: timestampFromMs(Date.now() + 2 * minute),
       created: timestampFromMs(Date.now() - minute),
     }),
@@ -85,6 +86,7 @@ function fakeServer(opts: { admin?: boolean } = {}) {
       status: DeliveryStatus.DELIVERED,
       attempts: 1,
       lastStatusCode: 204,
+      lastAttempt: timestampFromMs(Date.now() - 10 * minute),
       created: timestampFromMs(Date.now() - 10 * minute),
       delivered: timestampFromMs(Date.now() - 10 * minute),
     }),
@@ -182,8 +184,8 @@ describe("the webhooks page", () => {
     expect(events.map((e) => e.textContent)).toEqual(["run.stopped", "run.failed"]);
     expect(ops.textContent).toContain("enabled");
     expect(ops.textContent).toContain("the ops room");
-    // The newest delivery: pending after a 500.
-    expect(ops.textContent).toContain("session.failed pending (HTTP 500)");
+    // The newest delivery: pending after a 500, and when that was.
+    expect(ops.textContent).toMatch(/session\.failed pending \(HTTP 500\), last tried \S.* ago/);
     expect(within(ops).getByRole("link", { name: "Deliveries" }).getAttribute("href")).toBe("/webhooks/wh_1");
 
     // Disabled by the server for failing: it says why and since when.
@@ -314,8 +316,9 @@ describe("the new-webhook form", () => {
 });
 
 describe("a webhook's page", () => {
-  it("lists its deliveries with their event, outcome, attempts, status code and next attempt", async () => {
-    const { view, listed } = mount("/webhooks/wh_1");
+  it("lists its deliveries with their event, outcome, last attempt, attempts, status code and next attempt", async () => {
+    const server = mount("/webhooks/wh_1");
+    const { view, listed } = server;
     const table = await screen.findByRole("table", { name: "Deliveries" });
     const rows = within(table).getAllByRole("row").slice(1);
     expect(rows).toHaveLength(2);
@@ -324,11 +327,16 @@ describe("a webhook's page", () => {
     expect(pending[0]).toContain("session.failed");
     expect(pending[0]).toContain("#12");
     expect(within(rows[0]).getByRole("link", { name: "session s-9" }).getAttribute("href")).toBe("/sessions/s-9");
-    // Its error only names the status, which has its column.
-    expect(pending[1]).toBe("pending");
+    // Retried: when it was last tried. Its error only names the status,
+    // which has its column.
+    expect(pending[1]).toMatch(/^pendinglast tried \S.* ago$/);
+    expect(within(rows[0]).getAllByRole("cell")[1].querySelector("time")?.getAttribute("dateTime")).toBe(
+      timestampDate(server.deliveries.get("wh_1")![0].lastAttempt!).toISOString(),
+    );
     expect(pending.slice(2, 4)).toEqual(["2", "500"]);
     expect(pending[4]).toMatch(/^in 2 ?m/);
-    expect(delivered[1]).toContain("delivered");
+    // Delivered: when, which was its last attempt.
+    expect(delivered[1]).toMatch(/^delivered\S.* ago$/);
     expect(delivered.slice(2, 5)).toEqual(["1", "204", "none"]);
     expect(await seriousViolations(view.container)).toEqual([]);
 

@@ -1,9 +1,10 @@
 import { create } from "@bufbuild/protobuf";
+import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
 import { ErrorDetailSchema } from "../../../gen/agents/v1/error_pb";
 import { DeliveryStatus, WebhookDeliverySchema, WebhookSchema, WebhookStatus } from "../../../gen/agents/v1/webhook_pb";
-import { createRequest, dueText, emptyForm, outcomeText, refusalOf, stateOf, stateText } from "./webhooks";
+import { createRequest, dueText, emptyForm, outcomeText, refusalOf, stateOf, stateText, triedAt } from "./webhooks";
 
 describe("the new-webhook form's request", () => {
   it("sends the URL trimmed and the events in the server's order", () => {
@@ -77,5 +78,16 @@ describe("a delivery's outcome", () => {
     expect(dueText(now - 1000, now)).toBe("due now");
     expect(dueText(now + 12_000, now)).toMatch(/12/);
     expect(dueText(now + 5 * 60_000, now)).toBeUndefined();
+  });
+
+  it("says when it was last tried, unless it was delivered then", () => {
+    const at = Date.UTC(2026, 11, 7, 12);
+    expect(triedAt(create(WebhookDeliverySchema, { status: DeliveryStatus.PENDING }))).toBeUndefined();
+    expect(triedAt(create(WebhookDeliverySchema, { status: DeliveryStatus.PENDING, attempts: 3, lastAttempt: timestampFromMs(at) }))?.getTime()).toBe(at);
+    expect(triedAt(create(WebhookDeliverySchema, { status: DeliveryStatus.FAILED, attempts: 9, lastAttempt: timestampFromMs(at) }))?.getTime()).toBe(at);
+    // Tried before servers timed attempts.
+    expect(triedAt(create(WebhookDeliverySchema, { status: DeliveryStatus.FAILED, attempts: 9 }))).toBeUndefined();
+    // Its delivered time says it.
+    expect(triedAt(create(WebhookDeliverySchema, { status: DeliveryStatus.DELIVERED, attempts: 1, lastAttempt: timestampFromMs(at), delivered: timestampFromMs(at) }))).toBeUndefined();
   });
 });

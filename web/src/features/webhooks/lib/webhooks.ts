@@ -3,6 +3,7 @@
 // which field of the form a refusal of the server's belongs to.
 
 import type { MessageInitShape } from "@bufbuild/protobuf";
+import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { ErrorDetailSchema } from "../../../gen/agents/v1/error_pb";
 import {
@@ -134,6 +135,15 @@ export function outcomeText(d: WebhookDelivery): string {
   // The server's error may name the status itself ("HTTP 500").
   if (d.lastError) return code && !d.lastError.includes(String(d.lastStatusCode)) ? `${code}: ${d.lastError}` : d.lastError;
   return code || "no answer";
+}
+
+// triedAt is when a delivery not delivered was last tried, undefined
+// before any attempt (or when its attempts were made before servers
+// timed them). A delivered one's last attempt is its delivered time,
+// which says as much.
+export function triedAt(d: WebhookDelivery): Date | undefined {
+  if (d.status === DeliveryStatus.DELIVERED || !d.lastAttempt) return undefined;
+  return timestampDate(d.lastAttempt);
 }
 
 const seconds = new Intl.RelativeTimeFormat(undefined, { numeric: "always", style: "narrow" });
