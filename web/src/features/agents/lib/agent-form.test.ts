@@ -118,6 +118,13 @@ describe("writeForm", () => {
     expect(contents(none).extraAgents).toBeUndefined();
   });
 
+  it("removes the last entry of a list written on one line, and only that entry", () => {
+    const line = '{"tag": "OpenAIAgentDescription", "contents": {"slug": "a", "extraAgents": [{"slug": "b"}, {"slug": "c"}], "osTools": ["send_mail"]}}';
+    expect(writeForm(line, { ...form(line), helpers: ["b"] })).toBe(line.replace(', {"slug": "c"}', ""));
+    expect(writeForm(line, { ...form(line), helpers: ["c"] })).toBe(line.replace('{"slug": "b"}, ', ""));
+    expect(writeForm(line, { ...form(line), osTools: [] })).toBe(line.replace(', "osTools": ["send_mail"]', ""));
+  });
+
   it("adds a helper to an agent that had none", () => {
     const bare = '{"tag": "OpenAIAgentDescription", "contents": {"slug": "a"}}';
     expect(contents(writeForm(bare, { ...form(bare), helpers: ["b"] })).extraAgents).toEqual([{ slug: "b" }]);

@@ -5,7 +5,7 @@
 // other field, and the spelling and layout of the text around an edit,
 // stays as it was, so the form and the JSON editor hold one definition.
 
-import { applyEdits, modify, parse, type JSONPath, type ParseError } from "jsonc-parser";
+import { applyEdits, findNodeAtLocation, modify, parse, parseTree, type JSONPath, type ParseError } from "jsonc-parser";
 
 // The flavors an agent file names, as agents-exe spells them.
 export const flavors = ["OpenAIv1", "MistralV1", "KimiV1", "ClaudeV1"] as const;
@@ -162,6 +162,7 @@ class Editor {
   constructor(public text: string) {}
 
   set(path: JSONPath, value: Json | undefined, insert = false) {
+    if (value === undefined) return this.remove(path);
     // New text is indented as the text's first indented key is.
     const indent = /\n([ \t]+)"/.exec(this.text)?.[1] ?? "  ";
     const insertSpaces = !indent.startsWith("\t");
@@ -169,6 +170,24 @@ class Editor {
     const eol = this.text.includes("\r\n") ? "\r\n" : "\n";
     const edits = modify(this.text, path, value, { formattingOptions: { insertSpaces, tabSize, eol }, isArrayInsertion: insert });
     this.text = applyEdits(this.text, edits);
+  }
+
+  // remove cuts a field or an entry out of the text with the separator
+  // between it and its neighbour, and nothing else: the rest of its line
+  // keeps its layout. (jsonc-parser's own removal reformats the line, and
+  // cuts the last entry of a list written on one line wrongly.)
+  private remove(path: JSONPath) {
+    const root = parseTree(this.text);
+    const node = root && findNodeAtLocation(root, path);
+    if (!node?.parent) return;
+    const item = node.parent.type === "property" ? node.parent : node;
+    const list = item.parent;
+    if (!list?.children) return;
+    const i = list.children.indexOf(item);
+    const end = (n: { offset: number; length: number }) => n.offset + n.length;
+    const [from, to] =
+      i > 0 ? [end(list.children[i - 1]), end(item)] : i + 1 < list.children.length ? [item.offset, list.children[i + 1].offset] : [list.offset + 1, end(list) - 1];
+    this.text = this.text.slice(0, from) + this.text.slice(to);
   }
 }
 
