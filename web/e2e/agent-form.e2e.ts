@@ -9,8 +9,8 @@ import { agentFiles, type AgentsServer, describeE2E, errorsOf, launchBrowser, op
 
 // The agent form against the real server: an agent made with the form
 // alone (its tool and helper picked from what the server has), a refusal
-// shown at the form's field, an edit that keeps what only the JSON shows,
-// and the diff between its two versions; on a desktop and on a phone,
+// shown at the form's field, an edit that keeps what only the JSON shows
+// and adds an MCP server, and the diff between its two versions; on a desktop and on a phone,
 // with axe on the form and the diff. A text field with suggestions is
 // found by its label: Chromium names its role combobox or textbox by
 // whether its suggestions were there when it was drawn.
@@ -127,6 +127,15 @@ describeE2E("the agent form and the diff of versions", () => {
     await f.getByRole("textbox", { name: "Most steps a run" }).fill("6");
     await f.getByRole("checkbox", { name: "os_read_session" }).check();
     await f.getByRole("textbox", { name: "Most tokens" }).fill("50000");
+    // The param written in the JSON shows in the form; an MCP server added
+    // with the form sends it as a header (reached only once a session
+    // gives the param).
+    expect(await f.getByRole("textbox", { name: "Name of param 1" }).inputValue()).toBe("tenant");
+    await f.getByRole("button", { name: "Add an MCP server" }).click();
+    await f.getByRole("textbox", { name: "Name of MCP server 1" }).fill("tickets");
+    await f.getByRole("combobox", { name: "Kind of MCP server 1" }).selectOption("McpStreamableHttp");
+    await f.getByRole("textbox", { name: "URL of MCP server 1" }).fill("https://tickets.invalid/mcp");
+    await f.getByRole("textbox", { name: "Headers of MCP server 1" }).fill("X-Tenant: {{param:tenant}}");
     await screenshot(page, "agent-form");
     await noSeriousViolations(page);
     await page.getByRole("button", { name: "Save as a new version" }).click();
@@ -138,6 +147,7 @@ describeE2E("the agent form and the diff of versions", () => {
       maxSteps: 6,
       osTools: ["read_session"],
       params: [{ name: "tenant", required: false }],
+      mcpServers: [{ tag: "McpStreamableHttp", contents: { name: "tickets", url: "https://tickets.invalid/mcp", headers: { "X-Tenant": "{{param:tenant}}" } } }],
       extraAgents: [{ slug: "chat" }],
       budget: { tokens: 50000 },
     });

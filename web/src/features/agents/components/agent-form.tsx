@@ -1,9 +1,12 @@
 import { useQuery } from "@connectrpc/connect-query";
-import { useEffect, useId, useMemo, type ReactNode } from "react";
+import { useEffect, useId, useMemo, useState, type ReactNode } from "react";
 import { AgentService, ToolKind, type AgentDescriptor } from "../../../gen/agents/v1/agent_pb";
 import {
   flavors,
+  hasBothParamLists,
   limitNames,
+  mcpKinds,
+  normalLines,
   osToolNames,
   readForm,
   singleToolPath,
@@ -14,6 +17,9 @@ import {
   type FieldAt,
   type FormField,
   type LimitName,
+  type LineField,
+  type McpRow,
+  type ParamRow,
   type Policy,
 } from "../lib/agent-form";
 
@@ -54,10 +60,15 @@ export function AgentForm({ text, onChange, agent, error }: Props) {
   const list = useQuery(AgentService.method.listAgents, {});
   const form = useMemo(() => readForm(text), [text]);
   // The field the server named takes the focus, so it is where one
-  // looks: the entry's own control, else its list's.
+  // looks: the entry's control for the key named, else the entry's own
+  // control, else its list's.
   useEffect(() => {
     if (!error) return;
-    const el = document.getElementById(formFieldId(base, error.at)) ?? document.getElementById(formFieldId(base, { field: error.at.field }));
+    const { field, index } = error.at;
+    const el =
+      document.getElementById(formFieldId(base, error.at)) ??
+      document.getElementById(formFieldId(base, { field, index })) ??
+      document.getElementById(formFieldId(base, { field }));
     el?.focus();
   }, [error, base]);
   const agents = list.data?.agents ?? [];
@@ -108,6 +119,10 @@ export function AgentForm({ text, onChange, agent, error }: Props) {
   );
   const keyIds = [...new Set(agents.map((a) => a.model?.apiKeyId ?? "").filter(Boolean))].sort();
   const toolNames = approvalTools(form, agent, server, text);
+  // A list's error with no entry shows at the list; one of an entry, at
+  // its row.
+  const listError = (field: "mcpServers" | "params") => (error?.at.field === field && error.at.index === undefined ? describedBy(field) : {});
+  const rowError = (field: "mcpServers" | "params", i: number) => (error?.at.field === field && error.at.index === i ? { message: error.message, key: error.at.key } : undefined);
 
   return (
     <div className="agent-form" role="group" aria-label="Agent form">
@@ -226,6 +241,37 @@ export function AgentForm({ text, onChange, agent, error }: Props) {
         {extra.length > 0 && <p className="muted hint">Also in the JSON below: {extra.join(", ")}.</p>}
       </fieldset>
 
+      <fieldset id={id("mcpServers")} tabIndex={-1} {...listError("mcpServers")}>
+        <legend>MCP servers</legend>
+        <p className="muted hint">
+          Each server's tools are offered as mcp_NAME_TOOL: a program speaking MCP on its standard input and output, or a server reached over HTTP.
+        </p>
+        {form.mcpServers.length > 0 && (
+          <ol className="approval-list">
+            {form.mcpServers.map((row, i) => (
+              <McpEditor
+                key={i}
+                row={row}
+                index={i}
+                idBase={id("mcpServers", i)}
+                taken={form.mcpServers.some((r, j) => j !== i && r.name !== "" && r.name === row.name)}
+                error={rowError("mcpServers", i)}
+                onChange={(r) => set({ mcpServers: form.mcpServers.map((x, j) => (j === i ? r : x)) })}
+                onRemove={() => set({ mcpServers: form.mcpServers.filter((_, j) => j !== i) })}
+              />
+            ))}
+          </ol>
+        )}
+        {error?.at.field === "mcpServers" && error.at.index === undefined && errorNote("mcpServers")}
+        <button
+          type="button"
+          className="button"
+          onClick={() => set({ mcpServers: [...form.mcpServers, { kind: "McpSimpleBinary", name: "", executable: "", args: "", env: "", url: "", headers: "", locked: [] }] })}
+        >
+          Add an MCP server
+        </button>
+      </fieldset>
+
       <fieldset id={id("approvals")} tabIndex={-1} {...(error?.at.field === "approvals" && error.at.index === undefined ? describedBy("approvals") : {})}>
         <legend>Approvals</legend>
         <p className="muted hint">Calls of these tools wait for a person to approve them; every other tool never asks.</p>
@@ -253,6 +299,34 @@ export function AgentForm({ text, onChange, agent, error }: Props) {
         {error?.at.field === "approvals" && error.at.index === undefined && errorNote("approvals")}
         <button type="button" className="button" onClick={() => set({ approvals: [...form.approvals, { tool: "", policy: "always", rules: [] }] })}>
           Add an approval
+        </button>
+      </fieldset>
+
+      <fieldset id={id("params")} tabIndex={-1} {...listError("params")}>
+        <legend>Params</legend>
+        <p className="muted hint">
+          Values each session of the agent is given by whoever starts it, such as a per-user token; a header of an MCP server names one as {"{{param:NAME}}"}.
+        </p>
+        {form.params.length > 0 && (
+          <ol className="approval-list">
+            {form.params.map((row, i) => (
+              <ParamEditor
+                key={i}
+                row={row}
+                index={i}
+                idBase={id("params", i)}
+                taken={form.params.some((r, j) => j !== i && r.name !== "" && r.name === row.name)}
+                error={rowError("params", i)}
+                onChange={(r) => set({ params: form.params.map((x, j) => (j === i ? r : x)) })}
+                onRemove={() => set({ params: form.params.filter((_, j) => j !== i) })}
+              />
+            ))}
+          </ol>
+        )}
+        {hasBothParamLists(text) && <p className="muted hint">Also in the JSON below: agents-exe's parameters, read as more params.</p>}
+        {error?.at.field === "params" && error.at.index === undefined && errorNote("params")}
+        <button type="button" className="button" onClick={() => set({ params: [...form.params, { name: "", description: "", secret: false, required: true }] })}>
+          Add a param
         </button>
       </fieldset>
 
@@ -428,6 +502,194 @@ function ApprovalEditor(props: {
   );
 }
 
+// RowError is the server's refusal of a list's entry, and the key of the
+// entry it names, if any.
+interface RowError {
+  message: string;
+  key?: string;
+}
+
+// rowControl marks a row's control when the error names its key, or, for
+// the row's own control (the name), when it names none the row shows.
+function rowControl(idBase: string, error: RowError | undefined, key: string | undefined, shown: string[], hint?: string) {
+  const mine = error && (error.key === key || (key === undefined && (error.key === undefined || !shown.includes(error.key))));
+  const ids = [mine ? `${idBase}-error` : undefined, hint].filter(Boolean).join(" ");
+  return { "aria-invalid": mine || undefined, "aria-describedby": ids || undefined };
+}
+
+const validMcpName = (name: string) => /^[A-Za-z0-9_-]+$/.test(name);
+
+const kindLabels: Record<string, string> = { McpSimpleBinary: "program over stdio (McpSimpleBinary)", McpStreamableHttp: "over HTTP (McpStreamableHttp)" };
+
+// The keys of an MCP server's contents each kind shows.
+const shownKeys: Record<string, string[]> = { McpSimpleBinary: ["tag", "executable", "args", "env"], McpStreamableHttp: ["tag", "url", "headers"] };
+
+// McpEditor is one MCP server: its name and kind, then the kind's fields.
+// The name's hint says what the server will refuse; the server decides.
+function McpEditor(props: { row: McpRow; index: number; idBase: string; taken: boolean; error?: RowError; onChange: (r: McpRow) => void; onRemove: () => void }) {
+  const { row, index, idBase, taken, error, onChange, onRemove } = props;
+  const n = index + 1;
+  const shown = shownKeys[row.kind] ?? ["tag"];
+  const nameHint = row.name === "" ? undefined : !validMcpName(row.name) ? "Letters, digits, - and _ only: the name is part of its tools' names." : taken ? "Another MCP server has this name." : undefined;
+  const control = (key: string | undefined, hint?: string) => rowControl(idBase, error, key, shown, hint);
+  const textInput = (key: "executable" | "url", label: string, mode?: "url") => (
+    <div className="field">
+      <label htmlFor={`${idBase}-${key}`}>
+        {label} of MCP server {n}
+      </label>
+      <input id={`${idBase}-${key}`} type="text" autoComplete="off" spellCheck={false} inputMode={mode} value={row[key]} onChange={(e) => onChange({ ...row, [key]: e.target.value })} {...control(key)} />
+    </div>
+  );
+  const lines = (key: LineField, label: string, hint: string) => (
+    <LinesInput id={`${idBase}-${key}`} field={key} label={`${label} of MCP server ${n}`} hint={hint} value={row[key]} locked={row.locked.includes(key)} onChange={(t) => onChange({ ...row, [key]: t })} control={control} />
+  );
+  return (
+    <li className="approval-row">
+      <div className="form-row">
+        <div className="field">
+          <label htmlFor={idBase}>Name of MCP server {n}</label>
+          <input id={idBase} type="text" autoComplete="off" spellCheck={false} value={row.name} onChange={(e) => onChange({ ...row, name: e.target.value })} {...control(undefined, nameHint && `${idBase}-hint`)} />
+          {nameHint && (
+            <p id={`${idBase}-hint`} className="muted hint">
+              {nameHint}
+            </p>
+          )}
+        </div>
+        <div className="field">
+          <label htmlFor={`${idBase}-tag`}>Kind of MCP server {n}</label>
+          <select id={`${idBase}-tag`} value={row.kind} onChange={(e) => onChange({ ...row, kind: e.target.value })} {...control("tag")}>
+            {!(mcpKinds as readonly string[]).includes(row.kind) && <option value={row.kind}>{row.kind || "(none)"}</option>}
+            {mcpKinds.map((k) => (
+              <option key={k} value={k}>
+                {kindLabels[k]}
+              </option>
+            ))}
+          </select>
+        </div>
+        <button type="button" className="button remove" onClick={onRemove} aria-label={`Remove MCP server ${n}`}>
+          Remove
+        </button>
+      </div>
+      {row.kind === "McpSimpleBinary" && (
+        <>
+          {textInput("executable", "Program")}
+          <div className="form-row">
+            {lines("args", "Arguments", "One a line, as the program gets it: no quoting.")}
+            {lines("env", "Environment", "NAME=value, one a line.")}
+          </div>
+        </>
+      )}
+      {row.kind === "McpStreamableHttp" && (
+        <>
+          {textInput("url", "URL", "url")}
+          {lines("headers", "Headers", "Name: value, one a line; a value may name a param as {{param:NAME}}.")}
+        </>
+      )}
+      {error && (
+        <p id={`${idBase}-error`} className="error field-error">
+          {error.message}
+        </p>
+      )}
+    </li>
+  );
+}
+
+// LinesInput edits a list as lines of text. What is typed stays as typed
+// (a blank line, a key without its value yet) while it means what the
+// definition holds; a change of the definition elsewhere shows anew. A
+// list lines cannot hold shows read-only, as JSON.
+function LinesInput(props: {
+  id: string;
+  field: LineField;
+  label: string;
+  hint: string;
+  value: string;
+  locked: boolean;
+  onChange: (t: string) => void;
+  control: (key: string, hint?: string) => object;
+}) {
+  const { id, field, label, hint, value, locked, onChange, control } = props;
+  const [draft, setDraft] = useState<string>();
+  const shown = draft !== undefined && normalLines(field, draft) === value ? draft : value;
+  return (
+    <div className="field">
+      <label htmlFor={id}>{label}</label>
+      <textarea
+        id={id}
+        rows={Math.min(6, Math.max(2, shown.split("\n").length + 1))}
+        spellCheck={false}
+        readOnly={locked}
+        value={shown}
+        onChange={(e) => {
+          setDraft(e.target.value);
+          onChange(e.target.value);
+        }}
+        {...control(field, `${id}-hint`)}
+      />
+      <p id={`${id}-hint`} className="muted hint">
+        {locked ? "Edit these in the JSON below: lines cannot hold them." : hint}
+      </p>
+    </div>
+  );
+}
+
+// ParamEditor is one param: its name, what it is for, whether it is
+// secret and whether a session needs it.
+function ParamEditor(props: { row: ParamRow; index: number; idBase: string; taken: boolean; error?: RowError; onChange: (r: ParamRow) => void; onRemove: () => void }) {
+  const { row, index, idBase, taken, error, onChange, onRemove } = props;
+  const n = index + 1;
+  const shown = ["name", "description", "secret", "required"];
+  const nameHint = /\s/.test(row.name) ? "No spaces." : taken ? "Another param has this name." : undefined;
+  const control = (key: string | undefined, hint?: string) => rowControl(idBase, error, key, shown, hint);
+  const check = (key: "secret" | "required", label: string) => (
+    <div className="field check">
+      <input id={`${idBase}-${key}`} type="checkbox" checked={row[key]} onChange={(e) => onChange({ ...row, [key]: e.target.checked })} {...control(key)} />
+      <label htmlFor={`${idBase}-${key}`}>
+        {label}
+        <span className="visually-hidden"> (param {n})</span>
+      </label>
+    </div>
+  );
+  return (
+    <li className="approval-row">
+      <div className="form-row">
+        <div className="field">
+          <label htmlFor={idBase}>Name of param {n}</label>
+          <input id={idBase} type="text" autoComplete="off" spellCheck={false} value={row.name} onChange={(e) => onChange({ ...row, name: e.target.value })} {...control(undefined, nameHint && `${idBase}-hint`)} />
+          {nameHint && (
+            <p id={`${idBase}-hint`} className="muted hint">
+              {nameHint}
+            </p>
+          )}
+        </div>
+        <div className="field">
+          <label htmlFor={`${idBase}-description`}>Description of param {n}</label>
+          <input
+            id={`${idBase}-description`}
+            type="text"
+            autoComplete="off"
+            value={row.description}
+            onChange={(e) => onChange({ ...row, description: e.target.value })}
+            {...control("description")}
+          />
+        </div>
+        <button type="button" className="button remove" onClick={onRemove} aria-label={`Remove param ${n}`}>
+          Remove
+        </button>
+      </div>
+      <div className="choices inline">
+        {check("secret", "Secret: never stored, logged or shown")}
+        {check("required", "Required to start a run")}
+      </div>
+      {error && (
+        <p id={`${idBase}-error`} className="error field-error">
+          {error.message}
+        </p>
+      )}
+    </li>
+  );
+}
+
 // A program the server's agents run as a bash tool.
 interface ServerTool {
   path: string;
@@ -459,7 +721,6 @@ function otherToolboxes(text: string): string[] {
   const parts: [number, string, string][] = [
     [c.toolDirectory ? 1 : 0, "a tool directory", "tool directories"],
     [dirs, "a directory toolbox", "directory toolboxes"],
-    [count(c.mcpServers), "an MCP server", "MCP servers"],
     [count(c.clientTools), "a client tool", "client tools"],
     [count(c.builtinToolboxes), "a builtin toolbox", "builtin toolboxes"],
     [count(c.openApiToolboxes), "an OpenAPI toolbox", "OpenAPI toolboxes"],

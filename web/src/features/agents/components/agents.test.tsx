@@ -90,6 +90,11 @@ function fakeServer() {
       throw new ConnectError(`contents.approvals[${bad}].tool: the agent has no tool "${c.approvals[bad].tool}"`, Code.InvalidArgument, undefined, [
         { desc: ErrorDetailSchema, value: create(ErrorDetailSchema, { code: "invalid_agent", metadata: { field: `contents.approvals[${bad}].tool` } }) },
       ]);
+    const badServer = (c.mcpServers ?? []).findIndex((m: { contents: { name: string } }) => !/^[A-Za-z0-9_-]+$/.test(m.contents.name));
+    if (badServer >= 0)
+      throw new ConnectError(`contents.mcpServers[${badServer}].contents.name: "${c.mcpServers[badServer].contents.name}" must be letters, digits, - and _ only`, Code.InvalidArgument, undefined, [
+        { desc: ErrorDetailSchema, value: create(ErrorDetailSchema, { code: "invalid_agent", metadata: { field: `contents.mcpServers[${badServer}].contents.name` } }) },
+      ]);
     return c.slug as string;
   };
   const write = (slug: string, text: string) => {
@@ -276,6 +281,47 @@ describe("the agents page", () => {
     expect(JSON.parse(editor().value).contents.approvals).toEqual([{ tool: "bash_clock", approval: "always" }]);
     fireEvent.click(screen.getByRole("button", { name: "Save as a new version" }));
     await waitFor(() => expect(where()).toBe("/agents/writer"));
+  });
+
+  it("adds an MCP server and a param through the form, and shows a refused server name at its row", async () => {
+    const { updated, view } = mount("/agents/writer/edit");
+    const form = await screen.findByRole("group", { name: "Agent form" });
+    const before = JSON.parse(editor().value).contents;
+    fireEvent.click(within(form).getByRole("button", { name: "Add an MCP server" }));
+    fireEvent.change(within(form).getByRole("textbox", { name: "Name of MCP server 1" }), { target: { value: "tickets desk" } });
+    expect(within(form).getByText(/^Letters, digits, - and _ only/)).toBeTruthy();
+    fireEvent.change(within(form).getByRole("combobox", { name: "Kind of MCP server 1" }), { target: { value: "McpStreamableHttp" } });
+    fireEvent.change(within(form).getByRole("textbox", { name: "URL of MCP server 1" }), { target: { value: "https://tickets.example/mcp" } });
+    // A line typed stays as typed until it means something.
+    const headers = within(form).getByRole("textbox", { name: "Headers of MCP server 1" }) as HTMLTextAreaElement;
+    fireEvent.change(headers, { target: { value: "Authorization: Bearer {{param:token}}\n" } });
+    expect(headers.value).toBe("Authorization: Bearer {{param:token}}\n");
+    fireEvent.click(within(form).getByRole("button", { name: "Add a param" }));
+    fireEvent.change(within(form).getByRole("textbox", { name: "Name of param 1" }), { target: { value: "token" } });
+    fireEvent.change(within(form).getByRole("textbox", { name: "Description of param 1" }), { target: { value: "Your ticket token." } });
+    fireEvent.click(within(form).getByRole("checkbox", { name: "Secret: never stored, logged or shown (param 1)" }));
+    expect(JSON.parse(editor().value).contents).toEqual({
+      ...before,
+      mcpServers: [{ tag: "McpStreamableHttp", contents: { name: "tickets desk", url: "https://tickets.example/mcp", headers: { Authorization: "Bearer {{param:token}}" } } }],
+      params: [{ name: "token", description: "Your ticket token.", secret: true }],
+    });
+    expect(await seriousViolations(view.container)).toEqual([]);
+
+    // The server has the last word on the name: its refusal shows at it.
+    fireEvent.click(screen.getByRole("button", { name: "Save as a new version" }));
+    await screen.findByRole("alert", { name: "The server refused the definition" });
+    const name = within(form).getByRole("textbox", { name: "Name of MCP server 1" });
+    expect(name.getAttribute("aria-invalid")).toBe("true");
+    expect(name.getAttribute("aria-describedby")!.split(" ").map((id) => document.getElementById(id)?.textContent)).toContain(
+      '"tickets desk" must be letters, digits, - and _ only',
+    );
+    expect(document.activeElement).toBe(name);
+    expect(await seriousViolations(view.container)).toEqual([]);
+
+    fireEvent.change(name, { target: { value: "tickets" } });
+    fireEvent.click(screen.getByRole("button", { name: "Save as a new version" }));
+    await waitFor(() => expect(where()).toBe("/agents/writer"));
+    expect(JSON.parse(updated[1].definition).contents.mcpServers[0].contents.name).toBe("tickets");
   });
 
   it("shows a refused helper at the helpers, which take the focus", async () => {

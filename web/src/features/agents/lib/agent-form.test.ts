@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { formFieldOf, readForm, writeForm, type AgentForm } from "./agent-form";
+import { formFieldOf, normalLines, readForm, writeForm, type AgentForm, type McpRow, type ParamRow } from "./agent-form";
 
 // A definition with every kind of field: those the form edits, spelt as
 // agent files spell them (a one-line prompt, a `when` that is one rule, a
-// tool path as a bare string), and those it does not (clientTools,
-// params, a directory toolbox, narrowed helpers, unknown keys).
+// tool path as a bare string), and those it does not (clientTools, a
+// directory toolbox, narrowed helpers, unknown keys, in entries too).
 const full = `{
   "tag": "OpenAIAgentDescription",
   "contents": {
@@ -25,11 +25,21 @@ const full = `{
       { "slug": "reviewer", "as": "go_reviewer", "with": ["Go only."] }
     ],
     "clientTools": [{ "name": "ask_user" }],
+    "mcpServers": [
+      {
+        "tag": "McpSimpleBinary",
+        "contents": { "name": "browser", "executable": "npx", "args": ["some-mcp-server@latest", "--headless"], "env": { "BROWSER_HEADLESS": "1", "LANG": "C" }, "x-kept": true }
+      },
+      {
+        "tag": "McpStreamableHttp",
+        "contents": { "name": "tickets", "url": "https://tickets.example/mcp", "headers": { "Authorization": "Bearer {{param:TICKETS_TOKEN}}" } }
+      }
+    ],
     "approvals": [
       { "tool": "bash_deploy", "approval": "always", "note": "kept" },
       { "tool": "bash_run", "when": { "arg": "command", "matches": "^rm " } }
     ],
-    "params": [{ "name": "tenant", "required": false }],
+    "params": [{ "name": "tenant", "required": false }, { "name": "TICKETS_TOKEN", "description": "Your token.", "secret": true, "scope": "kept" }],
     "osTools": true,
     "maxSteps": 12,
     "compaction": { "threshold": 60000 },
@@ -67,9 +77,17 @@ describe("readForm", () => {
       helpers: ["historian", "reviewer"],
       tools: ["/opt/bin/clock"],
       osTools: ["send_mail", "spawn_session", "watch_session", "list_sub_sessions", "read_session"],
+      mcpServers: [
+        { entry: 0, kind: "McpSimpleBinary", name: "browser", executable: "npx", args: "some-mcp-server@latest\n--headless", env: "BROWSER_HEADLESS=1\nLANG=C", url: "", headers: "", locked: [] },
+        { entry: 1, kind: "McpStreamableHttp", name: "tickets", executable: "", args: "", env: "", url: "https://tickets.example/mcp", headers: "Authorization: Bearer {{param:TICKETS_TOKEN}}", locked: [] },
+      ],
       approvals: [
         { entry: 0, tool: "bash_deploy", policy: "always", rules: [] },
         { entry: 1, tool: "bash_run", policy: "when", rules: [{ arg: "command", matches: "^rm " }] },
+      ],
+      params: [
+        { entry: 0, name: "tenant", description: "", secret: false, required: false },
+        { entry: 1, name: "TICKETS_TOKEN", description: "Your token.", secret: true, required: true },
       ],
       limits: { maxSteps: "12", maxOutputTokens: "", contextWindow: "" },
       budget: { tokens: "", costUsd: "", autoResume: false },
@@ -194,6 +212,101 @@ describe("writeForm", () => {
     expect(contents(writeForm(full, { ...f, budget: { tokens: "lots", costUsd: "", autoResume: false } })).budget).toEqual({ tokens: "lots" });
   });
 
+  it("edits an MCP server field by field, in place, keeping the keys the form does not show", () => {
+    const f = form();
+    const edit = (i: number, patch: Partial<McpRow>) => writeForm(full, { ...f, mcpServers: f.mcpServers.map((r, j) => (j === i ? { ...r, ...patch } : r)) });
+    expect(edit(0, { name: "web" })).toBe(full.replace('"name": "browser"', '"name": "web"'));
+    expect(edit(0, { env: "BROWSER_HEADLESS=0\nLANG=C" })).toBe(full.replace('"BROWSER_HEADLESS": "1"', '"BROWSER_HEADLESS": "0"'));
+    expect(edit(1, { url: "https://desk.example/mcp" })).toBe(full.replace("https://tickets.example/mcp", "https://desk.example/mcp"));
+    const args = edit(0, { args: "other-server\n--port=9\n\"quoted arg\"" });
+    expect(contents(args).mcpServers).toEqual([
+      { tag: "McpSimpleBinary", contents: { name: "browser", executable: "npx", args: ["other-server", "--port=9", '"quoted arg"'], env: { BROWSER_HEADLESS: "1", LANG: "C" }, "x-kept": true } },
+      (contents(full).mcpServers as unknown[])[1],
+    ]);
+    othersUnchanged(full, args, "mcpServers");
+    expect(readForm(args)?.mcpServers[0].args).toBe("other-server\n--port=9\n\"quoted arg\"");
+
+    // A header added and one dropped, key by key; emptied, the object goes.
+    const headers = edit(1, { headers: "X-Tenant: {{param:tenant}}\n\n" });
+    expect((contents(headers).mcpServers as { contents: unknown }[])[1].contents).toEqual({ name: "tickets", url: "https://tickets.example/mcp", headers: { "X-Tenant": "{{param:tenant}}" } });
+    expect((contents(edit(0, { env: "", args: "" })).mcpServers as { contents: unknown }[])[0].contents).toEqual({ name: "browser", executable: "npx", "x-kept": true });
+    // Reordered, the env is written anew in the new order.
+    const reordered = edit(0, { env: "LANG=C\nBROWSER_HEADLESS=1" });
+    expect(Object.keys((contents(reordered).mcpServers as { contents: { env: object } }[])[0].contents.env)).toEqual(["LANG", "BROWSER_HEADLESS"]);
+  });
+
+  it("adds and removes MCP servers, and switches a server's kind", () => {
+    const f = form();
+    const added: McpRow = { kind: "McpStreamableHttp", name: "wiki", executable: "", args: "", env: "", url: "https://wiki.example/mcp", headers: "Authorization: Bearer x", locked: [] };
+    const out = writeForm(full, { ...f, mcpServers: [f.mcpServers[1], added] });
+    expect(contents(out).mcpServers).toEqual([
+      (contents(full).mcpServers as unknown[])[1],
+      { tag: "McpStreamableHttp", contents: { name: "wiki", url: "https://wiki.example/mcp", headers: { Authorization: "Bearer x" } } },
+    ]);
+    othersUnchanged(full, out, "mcpServers");
+    expect(contents(writeForm(full, { ...f, mcpServers: [] })).mcpServers).toBeUndefined();
+    const bare = '{"tag": "OpenAIAgentDescription", "contents": {"slug": "a"}}';
+    const first = writeForm(bare, { ...form(bare), mcpServers: [{ ...added, kind: "McpSimpleBinary", name: "fs", executable: "mcp-fs", args: "--root\n/srv" }] });
+    expect(contents(first).mcpServers).toEqual([{ tag: "McpSimpleBinary", contents: { name: "fs", executable: "mcp-fs", args: ["--root", "/srv"] } }]);
+
+    // The program's fields go, the unknown key stays, the URL is written
+    // even empty for the server to name.
+    const switched = writeForm(full, { ...f, mcpServers: [{ ...f.mcpServers[0], kind: "McpStreamableHttp" }, f.mcpServers[1]] });
+    expect((contents(switched).mcpServers as unknown[])[0]).toEqual({ tag: "McpStreamableHttp", contents: { name: "browser", "x-kept": true, url: "" } });
+    othersUnchanged(full, switched, "mcpServers");
+    expect(readForm(switched)?.mcpServers[0]).toMatchObject({ kind: "McpStreamableHttp", name: "browser", url: "", args: "", env: "" });
+  });
+
+  it("leaves lists that lines cannot hold read-only and as they are", () => {
+    const odd = full.replace('"args": ["some-mcp-server@latest", "--headless"]', '"args": ["two\\nlines", ""]');
+    const row = form(odd).mcpServers[0];
+    expect(row.locked).toEqual(["args"]);
+    expect(row.args).toBe('["two\\nlines",""]');
+    const out = writeForm(odd, { ...form(odd), mcpServers: [{ ...row, name: "web" }, form(odd).mcpServers[1]] });
+    expect(out).toBe(odd.replace('"name": "browser"', '"name": "web"'));
+  });
+
+  it("reads lines of env and headers as the text will hold them", () => {
+    expect(normalLines("env", "A=1\n\nB\nA=2\nC=x=y")).toBe("A=2\nB=\nC=x=y");
+    expect(normalLines("headers", "Authorization:Bearer x  \nX-A")).toBe("Authorization: Bearer x\nX-A: ");
+    expect(normalLines("args", "a\n\nb")).toBe("a\n\nb");
+  });
+
+  it("edits params row by row: a flag is written when it is not its default or the entry spelt it", () => {
+    const f = form();
+    const edit = (rows: ParamRow[]) => writeForm(full, { ...f, params: rows });
+    expect(edit([{ ...f.params[0], required: true }, f.params[1]])).toBe(full.replace('"required": false', '"required": true'));
+    expect(edit([f.params[0], { ...f.params[1], description: "" }])).toBe(full.replace(', "description": "Your token."', ""));
+    const out = edit([
+      { ...f.params[1], secret: false },
+      { name: "region", description: "Where.", secret: false, required: true },
+      { name: "debug", description: "", secret: true, required: false },
+    ]);
+    expect(contents(out).params).toEqual([
+      { name: "TICKETS_TOKEN", description: "Your token.", secret: false, scope: "kept" },
+      { name: "region", description: "Where." },
+      { name: "debug", secret: true, required: false },
+    ]);
+    othersUnchanged(full, out, "params");
+    expect(contents(edit([])).params).toBeUndefined();
+  });
+
+  it("reads agents-exe's parameters when params is absent, and writes them back there", () => {
+    const exe = full.replace('"params": [', '"parameters": [');
+    const f = form(exe);
+    expect(f.params.map((p) => p.name)).toEqual(["tenant", "TICKETS_TOKEN"]);
+    expect(writeForm(exe, f)).toBe(exe);
+    const out = writeForm(exe, { ...f, params: [{ ...f.params[0], name: "org" }] });
+    expect(contents(out).params).toBeUndefined();
+    expect(contents(out).parameters).toEqual([{ name: "org", required: false }]);
+    othersUnchanged(exe, out, "parameters");
+    // Both there: the form edits params, parameters stays.
+    const both = full.replace('"osTools"', '"parameters": [{ "name": "extra" }],\n    "osTools"');
+    const changed = writeForm(both, { ...form(both), params: [] });
+    expect(contents(changed).params).toBeUndefined();
+    expect(contents(changed).parameters).toEqual([{ name: "extra" }]);
+  });
+
   it("keeps the text's indent and line ends", () => {
     const tabs = full.replace(/^( +)/gm, (s) => " ".repeat(s.length * 2)).replace(/\n/g, "\r\n");
     const out = writeForm(tabs, { ...form(tabs), helpers: [...form(tabs).helpers, "librarian"] });
@@ -224,6 +337,12 @@ describe("formFieldOf", () => {
     expect(formFieldOf("contents.maxSteps")).toEqual({ field: "maxSteps" });
     expect(formFieldOf("contents.budget.costUsd")).toEqual({ field: "budget", key: "costUsd" });
     expect(formFieldOf("contents.budget")).toEqual({ field: "budget" });
+    expect(formFieldOf("contents.mcpServers[1].contents.name")).toEqual({ field: "mcpServers", index: 1, key: "name" });
+    expect(formFieldOf("contents.mcpServers[0].contents.headers.Authorization")).toEqual({ field: "mcpServers", index: 0, key: "headers" });
+    expect(formFieldOf("contents.mcpServers[0].tag")).toEqual({ field: "mcpServers", index: 0, key: "tag" });
+    expect(formFieldOf("contents.mcpServers[0].contents")).toEqual({ field: "mcpServers", index: 0 });
+    expect(formFieldOf("contents.params[2].name")).toEqual({ field: "params", index: 2, key: "name" });
+    expect(formFieldOf("contents.parameters[0].name")).toEqual({ field: "params", index: 0, key: "name" });
   });
 
   it("leaves fields the form does not show to the JSON editor", () => {

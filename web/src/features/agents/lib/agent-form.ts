@@ -1,5 +1,6 @@
 // The agent form edits the fields of a definition people change most
-// (model, key, prompt, tools, helpers, approvals, limits) in the JSON
+// (model, key, prompt, tools, helpers, MCP servers, approvals, params,
+// limits) in the JSON
 // text itself: it reads them from the text, and writes back only the
 // fields whose value changed, as jsonc-parser edits of the text. Every
 // other field, and the spelling and layout of the text around an edit,
@@ -34,6 +35,39 @@ export interface ApprovalRow {
   rules: Rule[];
 }
 
+// The kinds of MCP server an agent file names (`tag` of an `mcpServers`
+// entry): a program speaking MCP on its standard input and output, and a
+// server reached over streamable HTTP.
+export const mcpKinds = ["McpSimpleBinary", "McpStreamableHttp"] as const;
+
+// McpRow is one entry of `mcpServers`, its lists as lines of text:
+// `args` one a line, `env` as NAME=value lines, `headers` as "Name: value"
+// lines. locked names those of them whose value lines cannot hold (a
+// value spanning lines, a key with "=", a value that is not a string):
+// the form shows them read-only, and writes them only if they change.
+export interface McpRow {
+  entry?: number;
+  kind: string;
+  name: string;
+  executable: string;
+  args: string;
+  env: string;
+  url: string;
+  headers: string;
+  locked: LineField[];
+}
+
+export type LineField = "args" | "env" | "headers";
+
+// ParamRow is one entry of `params` (or of agents-exe's `parameters`).
+export interface ParamRow {
+  entry?: number;
+  name: string;
+  description: string;
+  secret: boolean;
+  required: boolean;
+}
+
 // AgentForm is what the form shows. Texts are as typed: a limit that is
 // not a whole number is written as it is, for the server to refuse at its
 // field.
@@ -52,7 +86,9 @@ export interface AgentForm {
   tools: string[];
   // The operating system tools asked for.
   osTools: string[];
+  mcpServers: McpRow[];
   approvals: ApprovalRow[];
+  params: ParamRow[];
   limits: Record<LimitName, string>;
   // The budget a session started with the agent gets when its client
   // sets none (`budget`); empty texts: no such limit.
@@ -138,10 +174,94 @@ export function readForm(definition: string): AgentForm | undefined {
     helpers: unique(list(c.extraAgents).map(helperSlug)),
     tools: unique(list(c.bashToolboxes).map((e) => singleToolPath(e) ?? "")),
     osTools: osToolsOf(c.osTools),
+    mcpServers: list(c.mcpServers).map(mcpRowOf),
     approvals: list(c.approvals).map(approvalOf),
+    params: list(c[paramsKey(c)]).map(paramRowOf),
     limits: { maxSteps: limitOf(c.maxSteps), maxOutputTokens: limitOf(c.maxOutputTokens), contextWindow: limitOf(c.contextWindow) },
     budget: budgetOf(c.budget),
   };
+}
+
+// Lines of text for the lists of an MCP server. Args are one a line, as
+// the program gets them (no quoting); env and headers are a key and a
+// value a line, split at the first separator; lines left blank are
+// skipped, and a key given twice keeps its last value.
+const argsOfLines = (t: string): string[] => (t === "" ? [] : t.split("\n"));
+const linesOfArgs = (args: string[]) => args.join("\n");
+
+type Pairs = [string, string][];
+const separator: Record<"env" | "headers", string> = { env: "=", headers: ":" };
+
+function pairsOfLines(field: "env" | "headers", t: string): Pairs {
+  const out = new Map<string, string>();
+  for (const line of t.split("\n")) {
+    if (line.trim() === "") continue;
+    const at = line.indexOf(separator[field]);
+    const key = (at < 0 ? line : line.slice(0, at)).trim();
+    const value = at < 0 ? "" : line.slice(at + 1);
+    out.set(key, field === "headers" ? value.trim() : value);
+  }
+  return [...out];
+}
+
+const linesOfPairs = (field: "env" | "headers", pairs: Pairs) => pairs.map(([k, v]) => (field === "env" ? `${k}=${v}` : `${k}: ${v}`)).join("\n");
+
+// normalLines is what a text of lines comes back as once written and read:
+// the form shows a draft as typed while it means what the text holds.
+export function normalLines(field: LineField, t: string): string {
+  return field === "args" ? t : linesOfPairs(field, pairsOfLines(field, t));
+}
+
+const samePairs = (a: Pairs, b: Pairs) => a.length === b.length && a.every(([k, v], i) => k === b[i][0] && v === b[i][1]);
+const sameList = (a: string[], b: string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
+
+function mcpRowOf(entry: Json, i: number): McpRow {
+  const e = isObject(entry) ? entry : {};
+  const body = isObject(e.contents) ? e.contents : {};
+  const locked: LineField[] = [];
+  const lines = (field: LineField, v: Json | undefined): string => {
+    if (v === undefined || v === null) return "";
+    if (field === "args") {
+      const args = Array.isArray(v) && v.every((a) => typeof a === "string") ? (v as string[]) : undefined;
+      if (args && sameList(argsOfLines(linesOfArgs(args)), args)) return linesOfArgs(args);
+    } else if (isObject(v) && Object.values(v).every((x) => typeof x === "string")) {
+      const pairs = Object.entries(v) as Pairs;
+      const t = linesOfPairs(field, pairs);
+      if (samePairs(pairsOfLines(field, t), pairs)) return t;
+    }
+    locked.push(field);
+    return JSON.stringify(v);
+  };
+  return {
+    entry: i,
+    kind: text(e.tag),
+    name: text(body.name),
+    executable: text(body.executable),
+    args: lines("args", body.args),
+    env: lines("env", body.env),
+    url: text(body.url),
+    headers: lines("headers", body.headers),
+    locked,
+  };
+}
+
+// paramsKey is the key a definition's params are under: `params`, or
+// agents-exe's `parameters` when only that one is there.
+function paramsKey(c: JsonObject): "params" | "parameters" {
+  const has = (k: string) => c[k] !== undefined && c[k] !== null;
+  return !has("params") && has("parameters") ? "parameters" : "params";
+}
+
+// hasBothParamLists says a definition has `parameters` besides `params`:
+// the form edits `params`, and the JSON alone the other.
+export function hasBothParamLists(definition: string): boolean {
+  const c = contentsOf(definition);
+  return !!c && c.params != null && c.parameters != null;
+}
+
+function paramRowOf(entry: Json, i: number): ParamRow {
+  const e = isObject(entry) ? entry : {};
+  return { entry: i, name: text(e.name), description: text(e.description), secret: e.secret === true, required: e.required !== false };
 }
 
 function budgetOf(v: Json | undefined): BudgetForm {
@@ -219,7 +339,9 @@ export function writeForm(definition: string, form: AgentForm): string {
     ed.set(c("osTools"), list.length ? list : undefined);
   }
 
+  writeMcpServers(ed, c0.mcpServers, was.mcpServers, form.mcpServers);
   writeApprovals(ed, c0.approvals, was.approvals, form.approvals);
+  writeParams(ed, paramsKey(c0), c0[paramsKey(c0)], was.params, form.params);
 
   for (const key of limitNames) {
     const v = form.limits[key].trim();
@@ -282,52 +404,201 @@ function writeSet(ed: Editor, field: string, current: Json | undefined, was: str
 const ruleJson = (rules: Rule[]): Json => rules.map((r) => ({ arg: r.arg, matches: r.matches }));
 const sameRules = (a: Rule[], b: Rule[]) => a.length === b.length && a.every((r, i) => r.arg === b[i].arg && r.matches === b[i].matches);
 
-// writeApprovals brings `approvals` to the rows: entries whose row was
-// removed go, rows kept change only the keys that changed (an entry's
-// other keys stay), new rows are appended.
-function writeApprovals(ed: Editor, current: Json | undefined, was: ApprovalRow[], rows: ApprovalRow[]) {
+// writeRows brings a list field to its rows: entries whose row was
+// removed go, rows kept are edited in place (edit gets the entry's index
+// once the removed ones are gone), new rows are appended; a list left
+// empty goes. Rows keep the order of their entries.
+function writeRows<R extends { entry?: number }>(
+  ed: Editor,
+  path: JSONPath,
+  current: Json | undefined,
+  was: R[],
+  rows: R[],
+  same: (a: R, b: R) => boolean,
+  edit: (at: JSONPath, row: R, old: R, entry: Json) => void,
+  make: (row: R) => Json,
+) {
   const kept = new Set(rows.flatMap((r) => (r.entry === undefined ? [] : [r.entry])));
   const removed = was.filter((r) => r.entry !== undefined && !kept.has(r.entry)).map((r) => r.entry!);
   const added = rows.filter((r) => r.entry === undefined);
-  if (removed.length === 0 && added.length === 0 && rows.every((r) => sameRow(r, was.find((w) => w.entry === r.entry)))) return;
+  const oldOf = (r: R) => was.find((w) => w.entry === r.entry);
+  if (removed.length === 0 && added.length === 0 && rows.every((r) => oldOf(r) !== undefined && same(r, oldOf(r)!))) return;
   if (rows.length === 0) {
-    ed.set(c("approvals"), undefined);
+    ed.set(path, undefined);
     return;
   }
   if (!Array.isArray(current)) {
-    ed.set(c("approvals"), rows.map(entryOf));
+    ed.set(path, rows.map(make));
     return;
   }
-  for (const i of [...removed].sort((a, b) => b - a)) ed.set(c("approvals", i), undefined);
+  for (const i of [...removed].sort((a, b) => b - a)) ed.set([...path, i], undefined);
   // What is left of the entries, in order, is the kept rows.
   const keptRows = rows.filter((r) => r.entry !== undefined).sort((a, b) => a.entry! - b.entry!);
   keptRows.forEach((row, at) => {
-    const old = was.find((w) => w.entry === row.entry)!;
-    if (row.tool !== old.tool) ed.set(c("approvals", at, "tool"), row.tool);
-    if (row.policy !== old.policy) {
-      if (row.policy === "when") {
-        ed.set(c("approvals", at, "approval"), undefined);
-        ed.set(c("approvals", at, "when"), ruleJson(row.rules));
-      } else {
-        ed.set(c("approvals", at, "when"), undefined);
-        ed.set(c("approvals", at, "approval"), row.policy);
-      }
-    } else if (row.policy === "when" && !sameRules(row.rules, old.rules)) {
-      ed.set(c("approvals", at, "when"), ruleJson(row.rules));
-    }
+    const old = oldOf(row)!;
+    if (!same(row, old)) edit([...path, at], row, old, current[row.entry!]);
   });
-  for (const row of added) ed.set(c("approvals", -1), entryOf(row), true);
+  for (const row of added) ed.set([...path, -1], make(row), true);
 }
 
-const sameRow = (a: ApprovalRow, b: ApprovalRow | undefined) =>
-  b !== undefined && a.tool === b.tool && a.policy === b.policy && (a.policy !== "when" || sameRules(a.rules, b.rules));
+// writeApprovals brings `approvals` to the rows; a row kept changes only
+// the keys that changed (an entry's other keys stay).
+function writeApprovals(ed: Editor, current: Json | undefined, was: ApprovalRow[], rows: ApprovalRow[]) {
+  writeRows(ed, c("approvals"), current, was, rows, sameRow, (at, row, old) => {
+    if (row.tool !== old.tool) ed.set([...at, "tool"], row.tool);
+    if (row.policy !== old.policy) {
+      if (row.policy === "when") {
+        ed.set([...at, "approval"], undefined);
+        ed.set([...at, "when"], ruleJson(row.rules));
+      } else {
+        ed.set([...at, "when"], undefined);
+        ed.set([...at, "approval"], row.policy);
+      }
+    } else if (row.policy === "when" && !sameRules(row.rules, old.rules)) {
+      ed.set([...at, "when"], ruleJson(row.rules));
+    }
+  }, entryOf);
+}
+
+const sameRow = (a: ApprovalRow, b: ApprovalRow) =>
+  a.tool === b.tool && a.policy === b.policy && (a.policy !== "when" || sameRules(a.rules, b.rules));
 
 function entryOf(row: ApprovalRow): Json {
   return row.policy === "when" ? { tool: row.tool, when: ruleJson(row.rules) } : { tool: row.tool, approval: row.policy };
 }
 
+// The keys of an MCP server's contents that belong to each kind; a
+// switch of kind removes the old kind's.
+const mcpKeys: Record<(typeof mcpKinds)[number], string[]> = { McpSimpleBinary: ["executable", "args", "env"], McpStreamableHttp: ["url", "headers"] };
+
+const sameMcp = (a: McpRow, b: McpRow) =>
+  a.kind === b.kind &&
+  a.name === b.name &&
+  a.executable === b.executable &&
+  a.url === b.url &&
+  sameList(argsOfLines(a.args), argsOfLines(b.args)) &&
+  samePairs(pairsOfLines("env", a.env), pairsOfLines("env", b.env)) &&
+  samePairs(pairsOfLines("headers", a.headers), pairsOfLines("headers", b.headers));
+
+// mcpContents is an MCP server's contents as a new entry holds them:
+// the name, the kind's required field even empty (for the server to
+// name), its lists when they have something.
+function mcpContents(row: McpRow): JsonObject {
+  const out: JsonObject = { name: row.name };
+  if (row.kind === "McpSimpleBinary") {
+    out.executable = row.executable;
+    if (row.args !== "") out.args = argsOfLines(row.args);
+    if (pairsOfLines("env", row.env).length) out.env = Object.fromEntries(pairsOfLines("env", row.env));
+  } else if (row.kind === "McpStreamableHttp") {
+    out.url = row.url;
+    if (pairsOfLines("headers", row.headers).length) out.headers = Object.fromEntries(pairsOfLines("headers", row.headers));
+  }
+  return out;
+}
+
+const mcpEntry = (row: McpRow): Json => ({ tag: row.kind, contents: mcpContents(row) });
+
+// writeMcpServers brings `mcpServers` to the rows. A row kept is edited
+// field by field in its entry's contents, so keys the form does not show
+// stay; a switch of kind sets the tag, removes the old kind's fields and
+// writes the new kind's.
+function writeMcpServers(ed: Editor, current: Json | undefined, was: McpRow[], rows: McpRow[]) {
+  writeRows(
+    ed,
+    c("mcpServers"),
+    current,
+    was,
+    rows,
+    sameMcp,
+    (at, row, old, entry) => {
+      if (!isObject(entry)) return ed.set(at, mcpEntry(row));
+      if (row.kind !== old.kind) ed.set([...at, "tag"], row.kind);
+      const body = [...at, "contents"];
+      if (!isObject(entry.contents)) return ed.set(body, mcpContents(row));
+      if (row.name !== old.name) ed.set([...body, "name"], row.name);
+      if (row.kind !== old.kind) {
+        for (const key of mcpKeys[old.kind as keyof typeof mcpKeys] ?? []) if (key in entry.contents) ed.set([...body, key], undefined);
+        for (const [key, value] of Object.entries(mcpContents(row))) if (key !== "name") ed.set([...body, key], value);
+        return;
+      }
+      if (row.executable !== old.executable) ed.set([...body, "executable"], row.executable);
+      if (row.url !== old.url) ed.set([...body, "url"], row.url);
+      const args = argsOfLines(row.args);
+      if (!sameList(args, argsOfLines(old.args))) ed.set([...body, "args"], args.length ? args : undefined);
+      for (const field of ["env", "headers"] as const)
+        writePairs(ed, [...body, field], entry.contents[field], pairsOfLines(field, old[field]), pairsOfLines(field, row[field]));
+    },
+    mcpEntry,
+  );
+}
+
+// writePairs brings an object of strings (env, headers) to the pairs
+// wanted: key by key in place while the keys kept stay in their order and
+// new ones come after them; else, reordered, the object is written anew.
+// An object left empty goes.
+function writePairs(ed: Editor, path: JSONPath, current: Json | undefined, was: Pairs, want: Pairs) {
+  if (samePairs(was, want)) return;
+  if (want.length === 0) return ed.set(path, undefined);
+  const keys = want.map(([k]) => k);
+  const kept = was.filter(([k]) => keys.includes(k)).map(([k]) => k);
+  const inPlace = isObject(current) && samePairs(Object.entries(current) as Pairs, was) && kept.every((k, i) => keys[i] === k);
+  if (!inPlace) return ed.set(path, Object.fromEntries(want));
+  for (const [k] of was) if (!keys.includes(k)) ed.set([...path, k], undefined);
+  for (const [k, v] of want) if (was.find(([x]) => x === k)?.[1] !== v) ed.set([...path, k], v);
+}
+
+const sameParam = (a: ParamRow, b: ParamRow) => a.name === b.name && a.description === b.description && a.secret === b.secret && a.required === b.required;
+
+// paramEntry is a new param as a file writes it: the defaults
+// (secret false, required true) left out.
+function paramEntry(row: ParamRow): Json {
+  const out: JsonObject = { name: row.name };
+  if (row.description !== "") out.description = row.description;
+  if (row.secret) out.secret = true;
+  if (!row.required) out.required = false;
+  return out;
+}
+
+// writeParams brings the params list (under the key the text uses) to the
+// rows. A flag is written when it differs from its default, or when the
+// entry already spells it out.
+function writeParams(ed: Editor, key: string, current: Json | undefined, was: ParamRow[], rows: ParamRow[]) {
+  writeRows(
+    ed,
+    c(key),
+    current,
+    was,
+    rows,
+    sameParam,
+    (at, row, old, entry) => {
+      if (!isObject(entry)) return ed.set(at, paramEntry(row));
+      if (row.name !== old.name) ed.set([...at, "name"], row.name);
+      if (row.description !== old.description) ed.set([...at, "description"], row.description === "" ? undefined : row.description);
+      const flag = (k: "secret" | "required", v: boolean, fallback: boolean) => ed.set([...at, k], k in entry || v !== fallback ? v : undefined);
+      if (row.secret !== old.secret) flag("secret", row.secret, false);
+      if (row.required !== old.required) flag("required", row.required, true);
+    },
+    paramEntry,
+  );
+}
+
 // The form's places an error of the server can name.
-export type FormField = "slug" | "announce" | "flavor" | "modelUrl" | "modelName" | "apiKeyId" | "systemPrompt" | "helpers" | "tools" | "osTools" | "approvals" | "budget" | LimitName;
+export type FormField =
+  | "slug"
+  | "announce"
+  | "flavor"
+  | "modelUrl"
+  | "modelName"
+  | "apiKeyId"
+  | "systemPrompt"
+  | "helpers"
+  | "tools"
+  | "osTools"
+  | "mcpServers"
+  | "approvals"
+  | "params"
+  | "budget"
+  | LimitName;
 
 const fieldOfKey: Record<string, FormField> = {
   slug: "slug",
@@ -340,7 +611,10 @@ const fieldOfKey: Record<string, FormField> = {
   extraAgents: "helpers",
   bashToolboxes: "tools",
   osTools: "osTools",
+  mcpServers: "mcpServers",
   approvals: "approvals",
+  params: "params",
+  parameters: "params",
   maxSteps: "maxSteps",
   maxOutputTokens: "maxOutputTokens",
   contextWindow: "contextWindow",
@@ -352,20 +626,25 @@ const fieldOfKey: Record<string, FormField> = {
 export interface FieldAt {
   field: FormField;
   index?: number;
-  // The key within an object field (`tokens` of `budget`).
+  // The key within an object field (`tokens` of `budget`) or an entry
+  // (`url` of an MCP server, `name` of a param).
   key?: string;
 }
 
+// The form's fields whose keys an error may name.
+const keyed: FormField[] = ["budget", "mcpServers", "params"];
+
 // formFieldOf maps the field a server's error names
-// (`contents.approvals[1].tool`) to the form's field; undefined for a
-// field the form does not show (the JSON editor marks it).
+// (`contents.approvals[1].tool`, `contents.mcpServers[0].contents.url`)
+// to the form's field; undefined for a field the form does not show (the
+// JSON editor marks it).
 export function formFieldOf(field: string | undefined): FieldAt | undefined {
-  const m = field && /^contents\.([A-Za-z]+)(?:\[(\d+)\])?(?:\.([A-Za-z]+))?/.exec(field);
+  const m = field && /^contents\.([A-Za-z]+)(?:\[(\d+)\])?(?:\.contents)?(?:\.([A-Za-z]+))?/.exec(field);
   if (!m) return undefined;
   const f = fieldOfKey[m[1]];
   if (!f) return undefined;
   const at: FieldAt = { field: f };
   if (m[2] !== undefined) at.index = Number(m[2]);
-  if (f === "budget" && m[3] !== undefined) at.key = m[3];
+  if (keyed.includes(f) && m[3] !== undefined) at.key = m[3];
   return at;
 }
