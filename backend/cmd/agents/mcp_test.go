@@ -14,11 +14,13 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"connectrpc.com/connect"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/backend/internal/eventually"
 	"github.com/agents-os/agents/tools/fakellm"
 	"github.com/agents-os/agents/tools/fakellm/fakellmtest"
 )
@@ -39,6 +41,24 @@ type mcpProc struct {
 	session  *mcp.ClientSession
 	mu       sync.Mutex
 	progress []string
+}
+
+// expectProgress fails t unless a progress notification said message.
+// It waits for one a moment: the client SDK hands notifications to a
+// goroutine of their own, so the call's result, sent after them, may be
+// read first.
+func (p *mcpProc) expectProgress(t *testing.T, message string) {
+	t.Helper()
+	seen := func() bool {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return slices.Contains(p.progress, message)
+	}
+	if !eventually.Holds(10*time.Second, seen) {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		t.Errorf("progress = %q, want %q", p.progress, message)
+	}
 }
 
 // startMCP runs `agents mcp` with args in dir and connects to it.
@@ -131,11 +151,7 @@ func TestMCPOverStdioServesTheAgentsOfAnEmbeddedServer(t *testing.T) {
 	if answer != "boss heard: aide says hello" || session == "" {
 		t.Errorf("answer %q in session %q, want the boss's final text", answer, session)
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if !slices.Contains(p.progress, "asking the helper aide") {
-		t.Errorf("progress = %q, want the helper call reported", p.progress)
-	}
+	p.expectProgress(t, "asking the helper aide")
 }
 
 func TestMCPOverStdioAttachedServesARunningServer(t *testing.T) {
@@ -199,11 +215,7 @@ func TestMCPOverStdioAttachedActsAsTheTokensOwner(t *testing.T) {
 			if answer != "boss heard: aide says hello" {
 				t.Errorf("answer = %q, want the boss's final text", answer)
 			}
-			p.mu.Lock()
-			if !slices.Contains(p.progress, "asking the helper aide") {
-				t.Errorf("progress = %q, want the helper call reported", p.progress)
-			}
-			p.mu.Unlock()
+			p.expectProgress(t, "asking the helper aide")
 			if got := sessionAs(t, srv, aliceToken, session); got.Owner != "alice" || got.Agent != "boss" {
 				t.Errorf("session on the server = %+v, want alice's boss session", got)
 			}
