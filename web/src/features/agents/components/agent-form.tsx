@@ -246,30 +246,26 @@ export function AgentForm({ text, onChange, agent, error }: Props) {
         <p className="muted hint">
           Each server's tools are offered as mcp_NAME_TOOL: a program speaking MCP on its standard input and output, or a server reached over HTTP.
         </p>
-        {form.mcpServers.length > 0 && (
-          <ol className="approval-list">
-            {form.mcpServers.map((row, i) => (
-              <McpEditor
-                key={i}
-                row={row}
-                index={i}
-                idBase={id("mcpServers", i)}
-                taken={form.mcpServers.some((r, j) => j !== i && r.name !== "" && r.name === row.name)}
-                error={rowError("mcpServers", i)}
-                onChange={(r) => set({ mcpServers: form.mcpServers.map((x, j) => (j === i ? r : x)) })}
-                onRemove={() => set({ mcpServers: form.mcpServers.filter((_, j) => j !== i) })}
-              />
-            ))}
-          </ol>
-        )}
-        {error?.at.field === "mcpServers" && error.at.index === undefined && errorNote("mcpServers")}
-        <button
-          type="button"
-          className="button"
-          onClick={() => set({ mcpServers: [...form.mcpServers, { kind: "McpSimpleBinary", name: "", executable: "", args: "", env: "", url: "", headers: "", locked: [] }] })}
+        <Rows
+          rows={form.mcpServers}
+          onChange={(mcpServers) => set({ mcpServers })}
+          newRow={() => ({ kind: "McpSimpleBinary", name: "", executable: "", args: "", env: "", url: "", headers: "", locked: [] })}
+          addLabel="Add an MCP server"
+          after={error?.at.field === "mcpServers" && error.at.index === undefined && errorNote("mcpServers")}
         >
-          Add an MCP server
-        </button>
+          {(row, i, change, remove) => (
+            <McpEditor
+              key={i}
+              row={row}
+              index={i}
+              idBase={id("mcpServers", i)}
+              taken={form.mcpServers.some((r, j) => j !== i && r.name !== "" && r.name === row.name)}
+              error={rowError("mcpServers", i)}
+              onChange={change}
+              onRemove={remove}
+            />
+          )}
+        </Rows>
       </fieldset>
 
       <fieldset id={id("approvals")} tabIndex={-1} {...(error?.at.field === "approvals" && error.at.index === undefined ? describedBy("approvals") : {})}>
@@ -280,26 +276,26 @@ export function AgentForm({ text, onChange, agent, error }: Props) {
             <option key={n} value={n} />
           ))}
         </datalist>
-        {form.approvals.length > 0 && (
-          <ol className="approval-list">
-            {form.approvals.map((row, i) => (
-              <ApprovalEditor
-                key={i}
-                row={row}
-                index={i}
-                idBase={id("approvals", i)}
-                toolsList={`${base}-tools`}
-                error={errorAt("approvals", i)}
-                onChange={(r) => set({ approvals: form.approvals.map((x, j) => (j === i ? r : x)) })}
-                onRemove={() => set({ approvals: form.approvals.filter((_, j) => j !== i) })}
-              />
-            ))}
-          </ol>
-        )}
-        {error?.at.field === "approvals" && error.at.index === undefined && errorNote("approvals")}
-        <button type="button" className="button" onClick={() => set({ approvals: [...form.approvals, { tool: "", policy: "always", rules: [] }] })}>
-          Add an approval
-        </button>
+        <Rows
+          rows={form.approvals}
+          onChange={(approvals) => set({ approvals })}
+          newRow={(): ApprovalRow => ({ tool: "", policy: "always", rules: [] })}
+          addLabel="Add an approval"
+          after={error?.at.field === "approvals" && error.at.index === undefined && errorNote("approvals")}
+        >
+          {(row, i, change, remove) => (
+            <ApprovalEditor
+              key={i}
+              row={row}
+              index={i}
+              idBase={id("approvals", i)}
+              toolsList={`${base}-tools`}
+              error={errorAt("approvals", i)}
+              onChange={change}
+              onRemove={remove}
+            />
+          )}
+        </Rows>
       </fieldset>
 
       <fieldset id={id("params")} tabIndex={-1} {...listError("params")}>
@@ -307,27 +303,31 @@ export function AgentForm({ text, onChange, agent, error }: Props) {
         <p className="muted hint">
           Values each session of the agent is given by whoever starts it, such as a per-user token; a header of an MCP server names one as {"{{param:NAME}}"}.
         </p>
-        {form.params.length > 0 && (
-          <ol className="approval-list">
-            {form.params.map((row, i) => (
-              <ParamEditor
-                key={i}
-                row={row}
-                index={i}
-                idBase={id("params", i)}
-                taken={form.params.some((r, j) => j !== i && r.name !== "" && r.name === row.name)}
-                error={rowError("params", i)}
-                onChange={(r) => set({ params: form.params.map((x, j) => (j === i ? r : x)) })}
-                onRemove={() => set({ params: form.params.filter((_, j) => j !== i) })}
-              />
-            ))}
-          </ol>
-        )}
-        {hasBothParamLists(text) && <p className="muted hint">Also in the JSON below: agents-exe's parameters, read as more params.</p>}
-        {error?.at.field === "params" && error.at.index === undefined && errorNote("params")}
-        <button type="button" className="button" onClick={() => set({ params: [...form.params, { name: "", description: "", secret: false, required: true }] })}>
-          Add a param
-        </button>
+        <Rows
+          rows={form.params}
+          onChange={(params) => set({ params })}
+          newRow={() => ({ name: "", description: "", secret: false, required: true })}
+          addLabel="Add a param"
+          after={
+            <>
+              {hasBothParamLists(text) && <p className="muted hint">Also in the JSON below: agents-exe's parameters, read as more params.</p>}
+              {error?.at.field === "params" && error.at.index === undefined && errorNote("params")}
+            </>
+          }
+        >
+          {(row, i, change, remove) => (
+            <ParamEditor
+              key={i}
+              row={row}
+              index={i}
+              idBase={id("params", i)}
+              taken={form.params.some((r, j) => j !== i && r.name !== "" && r.name === row.name)}
+              error={rowError("params", i)}
+              onChange={change}
+              onRemove={remove}
+            />
+          )}
+        </Rows>
       </fieldset>
 
       <BudgetFields idBase={id("budget")} value={form.budget} onChange={(budget) => set({ budget })} error={error?.at.field === "budget" ? error : undefined} />
@@ -361,6 +361,40 @@ export function AgentForm({ text, onChange, agent, error }: Props) {
 
 // BudgetFields are the agent's budget: the limits a session started with
 // it gets when its client sets none.
+// Rows is a list of the form whose entries are edited in place: each row
+// (children draws it, given how to change and remove it), what follows the
+// list (after: its hints and errors), and the button that adds a row.
+function Rows<T>(props: {
+  rows: T[];
+  onChange: (rows: T[]) => void;
+  newRow: () => T;
+  addLabel: string;
+  after?: ReactNode;
+  children: (row: T, index: number, change: (row: T) => void, remove: () => void) => ReactNode;
+}) {
+  const { rows, onChange } = props;
+  return (
+    <>
+      {rows.length > 0 && (
+        <ol className="approval-list">
+          {rows.map((row, i) =>
+            props.children(
+              row,
+              i,
+              (r) => onChange(rows.map((x, j) => (j === i ? r : x))),
+              () => onChange(rows.filter((_, j) => j !== i)),
+            ),
+          )}
+        </ol>
+      )}
+      {props.after}
+      <button type="button" className="button" onClick={() => onChange([...rows, props.newRow()])}>
+        {props.addLabel}
+      </button>
+    </>
+  );
+}
+
 function BudgetFields({ idBase, value, onChange, error }: { idBase: string; value: BudgetForm; onChange: (b: BudgetForm) => void; error?: FieldError }) {
   const field = (key: "tokens" | "costUsd", label: string, mode: "numeric" | "decimal") => {
     const id = `${idBase}-${key}`;
