@@ -121,7 +121,11 @@ export function AgentForm({ text, onChange, agent, error }: Props) {
   const toolNames = approvalTools(form, agent, server, text);
   // A list's error with no entry shows at the list; one of an entry, at
   // its row.
-  const listError = (field: "mcpServers" | "params") => (error?.at.field === field && error.at.index === undefined ? describedBy(field) : {});
+  // A refusal of a list as a whole (no row named) describes the list's
+  // fieldset, and its note follows the rows.
+  const wholeList = (field: "mcpServers" | "approvals" | "params") => error?.at.field === field && error.at.index === undefined;
+  const listError = (field: "mcpServers" | "approvals" | "params") => (wholeList(field) ? describedBy(field) : {});
+  const listNote = (field: "mcpServers" | "approvals" | "params") => wholeList(field) && errorNote(field);
   const rowError = (field: "mcpServers" | "params", i: number) => (error?.at.field === field && error.at.index === i ? { message: error.message, key: error.at.key } : undefined);
 
   return (
@@ -251,7 +255,7 @@ export function AgentForm({ text, onChange, agent, error }: Props) {
           onChange={(mcpServers) => set({ mcpServers })}
           newRow={() => ({ kind: "McpSimpleBinary", name: "", executable: "", args: "", env: "", url: "", headers: "", locked: [] })}
           addLabel="Add an MCP server"
-          after={error?.at.field === "mcpServers" && error.at.index === undefined && errorNote("mcpServers")}
+          after={listNote("mcpServers")}
         >
           {(row, i, change, remove) => (
             <McpEditor
@@ -268,7 +272,7 @@ export function AgentForm({ text, onChange, agent, error }: Props) {
         </Rows>
       </fieldset>
 
-      <fieldset id={id("approvals")} tabIndex={-1} {...(error?.at.field === "approvals" && error.at.index === undefined ? describedBy("approvals") : {})}>
+      <fieldset id={id("approvals")} tabIndex={-1} {...listError("approvals")}>
         <legend>Approvals</legend>
         <p className="muted hint">Calls of these tools wait for a person to approve them; every other tool never asks.</p>
         <datalist id={`${base}-tools`}>
@@ -281,7 +285,7 @@ export function AgentForm({ text, onChange, agent, error }: Props) {
           onChange={(approvals) => set({ approvals })}
           newRow={(): ApprovalRow => ({ tool: "", policy: "always", rules: [] })}
           addLabel="Add an approval"
-          after={error?.at.field === "approvals" && error.at.index === undefined && errorNote("approvals")}
+          after={listNote("approvals")}
         >
           {(row, i, change, remove) => (
             <ApprovalEditor
@@ -311,7 +315,7 @@ export function AgentForm({ text, onChange, agent, error }: Props) {
           after={
             <>
               {hasBothParamLists(text) && <p className="muted hint">Also in the JSON below: agents-exe's parameters, read as more params.</p>}
-              {error?.at.field === "params" && error.at.index === undefined && errorNote("params")}
+              {listNote("params")}
             </>
           }
         >
