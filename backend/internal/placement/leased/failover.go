@@ -167,6 +167,8 @@ func (p *Placement) claimOrphans(ctx context.Context) error {
 // look found, or 0 when every one was claimed by some server: a batch
 // that could not be claimed is not looked at again at once.
 func (p *Placement) claimBatch(ctx context.Context) (int, error) {
+	p.claiming.Lock()
+	defer p.claiming.Unlock()
 	if p.closing.Load() || p.draining.Load() {
 		return 0, nil
 	}

@@ -16,6 +16,7 @@ import (
 	"context"
 	"log/slog"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -76,6 +77,10 @@ type Placement struct {
 	// draining stops the claims of sessions without a server, and
 	// closing too (see claimBatch).
 	draining, closing atomic.Bool
+	// claiming makes the looks for sessions without a server one at a
+	// time: the recovery at start and the failover loop may look at once,
+	// find the same session, and both take it up.
+	claiming sync.Mutex
 }
 
 var _ placement.Placement = (*Placement)(nil)
