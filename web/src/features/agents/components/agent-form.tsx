@@ -263,7 +263,7 @@ export function AgentForm({ text, onChange, agent, error }: Props) {
               row={row}
               index={i}
               idBase={id("mcpServers", i)}
-              taken={form.mcpServers.some((r, j) => j !== i && r.name !== "" && r.name === row.name)}
+              taken={nameTaken(form.mcpServers, i)}
               error={rowError("mcpServers", i)}
               onChange={change}
               onRemove={remove}
@@ -325,7 +325,7 @@ export function AgentForm({ text, onChange, agent, error }: Props) {
               row={row}
               index={i}
               idBase={id("params", i)}
-              taken={form.params.some((r, j) => j !== i && r.name !== "" && r.name === row.name)}
+              taken={nameTaken(form.params, i)}
               error={rowError("params", i)}
               onChange={change}
               onRemove={remove}
@@ -554,6 +554,10 @@ function rowControl(idBase: string, error: RowError | undefined, key: string | u
   const ids = [mine ? `${idBase}-error` : undefined, hint].filter(Boolean).join(" ");
   return { "aria-invalid": mine || undefined, "aria-describedby": ids || undefined };
 }
+
+// nameTaken reports whether row i's name, when it has one, is another
+// row's too: MCP servers' and params' names are unique in their list.
+const nameTaken = (rows: { name: string }[], i: number) => rows[i].name !== "" && rows.some((r, j) => j !== i && r.name === rows[i].name);
 
 const validMcpName = (name: string) => /^[A-Za-z0-9_-]+$/.test(name);
 
