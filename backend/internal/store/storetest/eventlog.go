@@ -266,13 +266,14 @@ func testCommitAll(t *testing.T, fresh func(t *testing.T) Opener) {
 	wantErr(t, out[1], errs.KindConflict, errs.CodeTurnConflict)
 	noErr(t, out[2], "third change")
 	noErr(t, out[3], "fourth change")
-	if !(changes[0].Events[0].Seq < changes[2].Events[0].Seq && changes[2].Events[0].Seq < changes[3].Events[0].Seq) {
-		t.Fatalf("seqs %d, %d, %d are not in the changes' order", changes[0].Events[0].Seq, changes[2].Events[0].Seq, changes[3].Events[0].Seq)
-	}
 	equal(t, "the failed change's event seq", changes[1].Events[0].Seq, uint64(0))
+	seqs := []uint64{committedSeq(t, s, changes[0].Events[0]), committedSeq(t, s, changes[2].Events[0]), committedSeq(t, s, changes[3].Events[0])}
+	if !(seqs[0] < seqs[1] && seqs[1] < seqs[2]) {
+		t.Fatalf("seqs %v are not in the changes' order", seqs)
+	}
 	all, err := s.EventsAfter(ctx, store.EventFilter{All: true}, 0, 0)
 	noErr(t, err, "read events")
-	equal(t, "events stored", eventSeqs(all), []uint64{changes[0].Events[0].Seq, changes[2].Events[0].Seq, changes[3].Events[0].Seq})
+	equal(t, "events stored", eventSeqs(all), seqs)
 	equal(t, "a's turns", mustGet(t, s, "a").TurnCount, 1)
 	equal(t, "b's turns", mustGet(t, s, "b").TurnCount, 1)
 	pending, err := s.PendingMail(ctx, "b")

@@ -232,6 +232,11 @@ func testFencedSteps(t *testing.T, fresh func(t *testing.T) Opener) {
 	stale := mustGet(t, s, "x")
 	stale.TurnCount = 3
 	wantErr(t, s.Commit(ctx, step(stale, fence, userTurn(3, "again"))), errs.KindConflict, errs.CodeTurnConflict)
+	// Every committed event numbered first (a PostgreSQL commit may return
+	// before its events have positions), so that the newest cannot move
+	// below but by a failed change's event.
+	_, err = s.NumberEvents(ctx)
+	noErr(t, err, "number events")
 	_, newest, err := s.EventBounds(ctx)
 	noErr(t, err, "bounds")
 
