@@ -61,7 +61,7 @@ func TestLeaseRenewalsAndFencedCommitsDoNotDeadlock(t *testing.T) {
 		_, err := s.RenewLeases(ctx, "h1", leases, now, time.Minute)
 		done <- err
 	}()
-	waitForRowLock(t, other)
+	waitForRowLock(t, dsn)
 	if _, err := tx.Exec(ctx, fence, "x"); err != nil {
 		t.Fatalf("the fenced commit's second lease: %v", err)
 	}
@@ -78,12 +78,21 @@ func TestLeaseRenewalsAndFencedCommitsDoNotDeadlock(t *testing.T) {
 	}
 }
 
-// waitForRowLock waits until a backend waits for a row lock.
-func waitForRowLock(t *testing.T, admin *pgx.Conn) {
+// waitForRowLock waits until a backend waits for a row lock. It reads
+// on a connection of its own, outside any transaction: inside one,
+// pg_stat_activity lists the backends of its first read until the
+// transaction ends, and one that connected later is never seen.
+func waitForRowLock(t *testing.T, dsn string) {
 	t.Helper()
+	ctx := context.Background()
+	watch, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer watch.Close(ctx)
 	eventually.Within(t, 30*time.Second, "a backend waits for a row", func() bool {
 		var n int
-		if err := admin.QueryRow(context.Background(), `SELECT COUNT(*) FROM pg_stat_activity
+		if err := watch.QueryRow(ctx, `SELECT COUNT(*) FROM pg_stat_activity
 			WHERE datname = current_database() AND wait_event_type = 'Lock' AND wait_event IN ('transactionid', 'tuple')`).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
