@@ -267,33 +267,6 @@ export function AgentForm({ text, onChange, agent, error }: Props) {
         </Rows>
       </fieldset>
 
-      <fieldset id={id("mcpServers")} tabIndex={-1} {...listError("mcpServers")}>
-        <legend>MCP servers</legend>
-        <p className="muted hint">
-          Each server's tools are offered as mcp_NAME_TOOL: a program speaking MCP on its standard input and output, or a server reached over HTTP.
-        </p>
-        <Rows
-          rows={form.mcpServers}
-          onChange={(mcpServers) => set({ mcpServers })}
-          newRow={() => ({ kind: "McpSimpleBinary", name: "", executable: "", args: "", env: "", url: "", headers: "", locked: [] })}
-          addLabel="Add an MCP server"
-          after={listNote("mcpServers")}
-        >
-          {(row, i, change, remove) => (
-            <McpEditor
-              key={i}
-              row={row}
-              index={i}
-              idBase={id("mcpServers", i)}
-              taken={nameTaken(form.mcpServers, i)}
-              error={rowError("mcpServers", i)}
-              onChange={change}
-              onRemove={remove}
-            />
-          )}
-        </Rows>
-      </fieldset>
-
       <fieldset id={id("clientTools")} tabIndex={-1} {...listError("clientTools")}>
         <legend>Client tools</legend>
         <p className="muted hint">
@@ -314,6 +287,33 @@ export function AgentForm({ text, onChange, agent, error }: Props) {
               idBase={id("clientTools", i)}
               taken={nameTaken(form.clientTools, i)}
               error={rowError("clientTools", i)}
+              onChange={change}
+              onRemove={remove}
+            />
+          )}
+        </Rows>
+      </fieldset>
+
+      <fieldset id={id("mcpServers")} tabIndex={-1} {...listError("mcpServers")}>
+        <legend>MCP servers</legend>
+        <p className="muted hint">
+          Each server's tools are offered as mcp_NAME_TOOL: a program speaking MCP on its standard input and output, or a server reached over HTTP.
+        </p>
+        <Rows
+          rows={form.mcpServers}
+          onChange={(mcpServers) => set({ mcpServers })}
+          newRow={() => ({ kind: "McpSimpleBinary", name: "", executable: "", args: "", env: "", url: "", headers: "", locked: [] })}
+          addLabel="Add an MCP server"
+          after={listNote("mcpServers")}
+        >
+          {(row, i, change, remove) => (
+            <McpEditor
+              key={i}
+              row={row}
+              index={i}
+              idBase={id("mcpServers", i)}
+              taken={nameTaken(form.mcpServers, i)}
+              error={rowError("mcpServers", i)}
               onChange={change}
               onRemove={remove}
             />
@@ -890,7 +890,9 @@ function ArgEditor(props: { arg: ArgRow; label: string; idBase: string; taken: (
     <li>
       <div className="form-row">
         <div className="field">
-          <label htmlFor={idBase}>Name of {label}</label>
+          <label htmlFor={idBase}>
+            Name<span className="visually-hidden"> of {label}</span>
+          </label>
           <input
             id={idBase}
             type="text"
@@ -910,7 +912,9 @@ function ArgEditor(props: { arg: ArgRow; label: string; idBase: string; taken: (
           )}
         </div>
         <div className="field narrow">
-          <label htmlFor={`${idBase}-type`}>Type of {label}</label>
+          <label htmlFor={`${idBase}-type`}>
+            Type<span className="visually-hidden"> of {label}</span>
+          </label>
           <select id={`${idBase}-type`} value={arg.type} onChange={(e) => onChange({ ...arg, type: e.target.value })}>
             {!(argTypes as readonly string[]).includes(arg.type) && <option value={arg.type}>{arg.type}</option>}
             {argTypes.map((t) => (
@@ -921,7 +925,9 @@ function ArgEditor(props: { arg: ArgRow; label: string; idBase: string; taken: (
           </select>
         </div>
         <div className="field">
-          <label htmlFor={`${idBase}-description`}>Description of {label}</label>
+          <label htmlFor={`${idBase}-description`}>
+            Description<span className="visually-hidden"> of {label}</span>
+          </label>
           <input
             id={`${idBase}-description`}
             type="text"
