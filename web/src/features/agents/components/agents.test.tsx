@@ -105,6 +105,11 @@ function fakeServer() {
       throw new ConnectError(`contents.clientTools[${badClient}].name: "${c.clientTools[badClient].name}": use 1 to 64 letters, digits, "-" or "_"`, Code.InvalidArgument, undefined, [
         { desc: ErrorDetailSchema, value: create(ErrorDetailSchema, { code: "invalid_agent", metadata: { field: `contents.clientTools[${badClient}].name` } }) },
       ]);
+    const badSchema = (c.clientTools ?? []).findIndex((t: { parameters?: { type?: string } }) => t.parameters?.type !== undefined && t.parameters.type !== "object");
+    if (badSchema >= 0)
+      throw new ConnectError(`contents.clientTools[${badSchema}].parameters.type: must be "object" (tool arguments are an object)`, Code.InvalidArgument, undefined, [
+        { desc: ErrorDetailSchema, value: create(ErrorDetailSchema, { code: "invalid_agent", metadata: { field: `contents.clientTools[${badSchema}].parameters.type` } }) },
+      ]);
     // As a server that allows /opt for stored agents' programs.
     const outside = (c.bashToolboxes ?? []).findIndex((b: { contents: { Path: string } | string }) => !(typeof b.contents === "string" ? b.contents : b.contents.Path).startsWith("/opt/"));
     if (outside >= 0)
@@ -416,6 +421,21 @@ describe("the agents page", () => {
     // The rest of the row is still the form's.
     fireEvent.change(within(form).getByRole("textbox", { name: "Name of client tool 1" }), { target: { value: "choose" } });
     expect(JSON.parse(editor().value).contents.clientTools).toEqual([{ name: "choose", parameters: { type: "object", properties: { n: { type: ["integer", "null"] } } } }]);
+  });
+
+  it("shows a refused schema at its client tool's arguments", async () => {
+    const { view } = mount("/agents/writer/edit");
+    const form = await screen.findByRole("group", { name: "Agent form" });
+    const tools = '"clientTools": [{ "name": "pick" }, { "name": "ask", "parameters": { "type": "string" } }],\n    "announce"';
+    fireEvent.change(editor(), { target: { value: editor().value.replace('"announce"', tools) } });
+    fireEvent.click(screen.getByRole("button", { name: "Save as a new version" }));
+    await screen.findByRole("alert", { name: "The server refused the definition" });
+    const schema = within(form).getByRole("textbox", { name: "Arguments of client tool 2 (JSON Schema)" });
+    expect(schema.getAttribute("aria-invalid")).toBe("true");
+    expect(schema.getAttribute("aria-describedby")!.split(" ").map((id) => document.getElementById(id)?.textContent)).toContain('must be "object" (tool arguments are an object)');
+    expect(document.activeElement).toBe(schema);
+    expect(within(form).getByRole("group", { name: "Arguments of client tool 1" }).getAttribute("aria-describedby")).toBeNull();
+    expect(await seriousViolations(view.container)).toEqual([]);
   });
 
   it("adds a directory toolbox beside a single tool, and shows a folder the server refuses at its row", async () => {
