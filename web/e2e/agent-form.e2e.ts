@@ -10,8 +10,9 @@ import { agentFiles, type AgentsServer, describeE2E, errorsOf, launchBrowser, op
 // The agent form against the real server: an agent made with the form
 // alone (its tool and helper picked from what the server has), a refusal
 // shown at the form's field, an edit that keeps what only the JSON shows
-// and adds an MCP server, and the diff between its two versions; on a desktop and on a phone,
-// with axe on the form and the diff. A text field with suggestions is
+// and adds an MCP server, and the diff between its two versions; on a
+// desktop and on a phone, with axe on the form and the diff; then a
+// client tool added, and a directory toolbox refused at its row. A text field with suggestions is
 // found by its label: Chromium names its role combobox or textbox by
 // whether its suggestions were there when it was drawn.
 describeE2E("the agent form and the diff of versions", () => {
@@ -192,4 +193,56 @@ describeE2E("the agent form and the diff of versions", () => {
       await page.close();
     });
   }
+
+  test("a client tool added with the form is saved; a folder the server does not allow is refused at its row", async () => {
+    const page = await openPage(browser, server.url + "/agents/clerk/edit", { viewport: { width: 1280, height: 900 } });
+    const f = form(page);
+    await f.waitFor({ timeout: patience });
+    // A directory toolbox outside the folder the server allows programs in.
+    await f.getByRole("button", { name: "Add a directory toolbox" }).click();
+    await f.getByRole("textbox", { name: "Folder of directory toolbox 1" }).fill(join(copy, "helpers"));
+    await f.getByRole("textbox", { name: "File name filter of directory toolbox 1" }).fill(".sh");
+    // A client tool and its argument.
+    await f.getByRole("button", { name: "Add a client tool" }).click();
+    await f.getByRole("textbox", { name: "Name of client tool 1" }).fill("ask_user");
+    await f.getByRole("textbox", { name: "Description of client tool 1" }).fill("Ask the user a question.");
+    const args = f.getByRole("group", { name: "Arguments of client tool 1" });
+    await args.getByRole("button", { name: "Add an argument" }).click();
+    await args.getByRole("textbox", { name: "Name of argument 1 of client tool 1" }).fill("question");
+    await args.getByRole("textbox", { name: "Description of argument 1 of client tool 1" }).fill("What to ask.");
+    await args.getByRole("checkbox", { name: "Required (argument 1 of client tool 1)" }).check();
+    const clientTool = {
+      name: "ask_user",
+      description: "Ask the user a question.",
+      parameters: { type: "object", properties: { question: { type: "string", description: "What to ask." } }, required: ["question"] },
+    };
+    expect(JSON.parse(await json(page).inputValue()).contents).toMatchObject({
+      bashToolboxes: [{ tag: "SingleTool" }, { tag: "FileSystemDirectory", contents: { Path: join(copy, "helpers"), BasenameFilter: ".sh" } }],
+      clientTools: [clientTool],
+    });
+    await noSeriousViolations(page);
+
+    // The server names the list's second entry: the directory's row, not
+    // the single tool before it.
+    await page.getByRole("button", { name: "Save as a new version" }).click();
+    await page.getByRole("alert", { name: "The server refused the definition" }).waitFor({ timeout: patience });
+    const folder = f.getByRole("textbox", { name: "Folder of directory toolbox 1" });
+    await expect.poll(() => folder.getAttribute("aria-invalid"), { timeout: patience }).toBe("true");
+    const why = page.locator(`#${(await folder.getAttribute("aria-describedby"))!.replace(/:/g, "\\:")}`);
+    expect(await why.textContent()).toContain("is not under a directory this server allows for the programs of stored agents");
+    expect(await folder.evaluate((el) => el === document.activeElement)).toBe(true);
+    await f.getByRole("group", { name: "Client tools" }).scrollIntoViewIfNeeded();
+    await screenshot(page, "agent-form-toolboxes");
+    await noSeriousViolations(page);
+
+    await f.getByRole("button", { name: "Remove directory toolbox 1" }).click();
+    await page.getByRole("button", { name: "Save as a new version" }).click();
+    await page.waitForURL(/\/agents\/clerk$/, { timeout: patience });
+    const saved = await definitionOf("clerk");
+    expect(saved.contents.clientTools).toEqual([clientTool]);
+    expect(saved.contents.bashToolboxes).toEqual([{ tag: "SingleTool", contents: { Path: join(toolsDir, "word_count") } }]);
+    expect(saved.contents.mcpServers).toHaveLength(1);
+    expect(unexpected(page)).toEqual([]);
+    await page.close();
+  });
 });

@@ -75,6 +75,9 @@ function AgentEditor({ agent, initial, fromVersion }: EditorProps) {
   const [text, setText] = useState(start);
   // The server's last word on the text, kept until the next save.
   const [failure, setFailure] = useState<DefinitionError>();
+  // The text the server refused: its entries are what the refusal's field
+  // counts (a directory toolbox among the single tools).
+  const [refused, setRefused] = useState(text);
   const done = async (slug: string) => {
     await queryClient.invalidateQueries({ queryKey: createConnectQueryKey({ schema: AgentService, cardinality: undefined }) });
     navigate(agentPath(slug));
@@ -95,9 +98,9 @@ function AgentEditor({ agent, initial, fromVersion }: EditorProps) {
 
   // The server's refusal, next to the form's field it names.
   const fieldError: FieldError | undefined = useMemo(() => {
-    const at = failure?.code === Code.InvalidArgument ? formFieldOf(failure.field) : undefined;
+    const at = failure?.code === Code.InvalidArgument ? formFieldOf(failure.field, refused) : undefined;
     return at && failure ? { at, message: failure.message.replace(/^[^\s:]+: /, "") } : undefined;
-  }, [failure]);
+  }, [failure, refused]);
 
   const save = () => {
     if (syntax) {
@@ -107,10 +110,11 @@ function AgentEditor({ agent, initial, fromVersion }: EditorProps) {
     setFailure(undefined);
     const onError = (err: unknown) => {
       const e = definitionError(err);
+      setRefused(text);
       setFailure(e);
       // A field the form shows takes the focus there; another is
       // selected in the JSON.
-      if (formFieldOf(e.field)) return;
+      if (formFieldOf(e.field, text)) return;
       const p = e.field ? placeOf(text, e.field) : e.line ? placeAt(text, e.line, e.column ?? 1) : undefined;
       if (p) editor.current?.reveal(p);
     };
@@ -164,8 +168,8 @@ function AgentEditor({ agent, initial, fromVersion }: EditorProps) {
       <section className="json-section" aria-labelledby={jsonHeading}>
         <h2 id={jsonHeading}>Definition (JSON)</h2>
         <p className="muted">
-          The whole definition, which the form edits too: everything the form does not show (toolbox directories, MCP servers, client tools,
-          params, …) is written here, and what either changes is in both.
+          The whole definition, which the form edits too: everything the form does not show (a tool directory, builtin, OpenAPI and PostgREST
+          toolboxes, skills, the sandbox, compaction, …) is written here, and what either changes is in both.
         </p>
         <JsonEditor ref={editor} label="Agent definition (JSON)" value={text} onChange={setText} mark={mark} describedBy={mark ? errorId : undefined} />
       </section>

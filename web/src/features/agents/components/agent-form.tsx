@@ -2,6 +2,7 @@ import { useQuery } from "@connectrpc/connect-query";
 import { useEffect, useId, useMemo, useState, type ReactNode } from "react";
 import { AgentService, ToolKind, type AgentDescriptor } from "../../../gen/agents/v1/agent_pb";
 import {
+  argTypes,
   flavors,
   hasBothParamLists,
   limitNames,
@@ -9,11 +10,13 @@ import {
   normalLines,
   osToolNames,
   readForm,
-  singleToolPath,
   writeForm,
   type AgentForm as Form,
   type ApprovalRow,
+  type ArgRow,
   type BudgetForm,
+  type ClientToolRow,
+  type DirectoryRow,
   type FieldAt,
   type FormField,
   type LimitName,
@@ -118,15 +121,16 @@ export function AgentForm({ text, onChange, agent, error }: Props) {
     form.tools,
   );
   const keyIds = [...new Set(agents.map((a) => a.model?.apiKeyId ?? "").filter(Boolean))].sort();
-  const toolNames = approvalTools(form, agent, server, text);
+  const toolNames = approvalTools(form, agent, server);
   // A list's error with no entry shows at the list; one of an entry, at
   // its row.
   // A refusal of a list as a whole (no row named) describes the list's
   // fieldset, and its note follows the rows.
-  const wholeList = (field: "mcpServers" | "approvals" | "params") => error?.at.field === field && error.at.index === undefined;
-  const listError = (field: "mcpServers" | "approvals" | "params") => (wholeList(field) ? describedBy(field) : {});
-  const listNote = (field: "mcpServers" | "approvals" | "params") => wholeList(field) && errorNote(field);
-  const rowError = (field: "mcpServers" | "params", i: number) => (error?.at.field === field && error.at.index === i ? { message: error.message, key: error.at.key } : undefined);
+  type ListField = "directories" | "mcpServers" | "clientTools" | "approvals" | "params";
+  const wholeList = (field: ListField) => error?.at.field === field && error.at.index === undefined;
+  const listError = (field: ListField) => (wholeList(field) ? describedBy(field) : {});
+  const listNote = (field: ListField) => wholeList(field) && errorNote(field);
+  const rowError = (field: Exclude<ListField, "approvals">, i: number) => (error?.at.field === field && error.at.index === i ? { message: error.message, key: error.at.key } : undefined);
 
   return (
     <div className="agent-form" role="group" aria-label="Agent form">
@@ -243,6 +247,51 @@ export function AgentForm({ text, onChange, agent, error }: Props) {
           {errorNote("osTools")}
         </fieldset>
         {extra.length > 0 && <p className="muted hint">Also in the JSON below: {extra.join(", ")}.</p>}
+      </fieldset>
+
+      <fieldset id={id("directories")} tabIndex={-1} {...listError("directories")}>
+        <legend>Directory toolboxes</legend>
+        <p className="muted hint">
+          Folders of bash tools: every executable in the folder is a tool, bash_SLUG, or only those whose file name holds the filter.
+        </p>
+        <Rows
+          rows={form.directories}
+          onChange={(directories) => set({ directories })}
+          newRow={(): DirectoryRow => ({ path: "", filter: "", locked: false, json: "" })}
+          addLabel="Add a directory toolbox"
+          after={listNote("directories")}
+        >
+          {(row, i, change, remove) => (
+            <DirectoryEditor key={i} row={row} index={i} idBase={id("directories", i)} error={rowError("directories", i)} onChange={change} onRemove={remove} />
+          )}
+        </Rows>
+      </fieldset>
+
+      <fieldset id={id("clientTools")} tabIndex={-1} {...listError("clientTools")}>
+        <legend>Client tools</legend>
+        <p className="muted hint">
+          Tools the server does not run: a call waits until a client (this app, the terminal UI, a program of yours) answers it.
+        </p>
+        <Rows
+          rows={form.clientTools}
+          onChange={(clientTools) => set({ clientTools })}
+          newRow={(): ClientToolRow => ({ name: "", description: "", args: [], locked: false, schema: "" })}
+          addLabel="Add a client tool"
+          after={listNote("clientTools")}
+        >
+          {(row, i, change, remove) => (
+            <ClientToolEditor
+              key={i}
+              row={row}
+              index={i}
+              idBase={id("clientTools", i)}
+              taken={nameTaken(form.clientTools, i)}
+              error={rowError("clientTools", i)}
+              onChange={change}
+              onRemove={remove}
+            />
+          )}
+        </Rows>
       </fieldset>
 
       <fieldset id={id("mcpServers")} tabIndex={-1} {...listError("mcpServers")}>
@@ -363,8 +412,6 @@ export function AgentForm({ text, onChange, agent, error }: Props) {
   );
 }
 
-// BudgetFields are the agent's budget: the limits a session started with
-// it gets when its client sets none.
 // Rows is a list of the form whose entries are edited in place: each row
 // (children draws it, given how to change and remove it), what follows the
 // list (after: its hints and errors), and the button that adds a row.
@@ -399,6 +446,8 @@ function Rows<T>(props: {
   );
 }
 
+// BudgetFields are the agent's budget: the limits a session started with
+// it gets when its client sets none.
 function BudgetFields({ idBase, value, onChange, error }: { idBase: string; value: BudgetForm; onChange: (b: BudgetForm) => void; error?: FieldError }) {
   const field = (key: "tokens" | "costUsd", label: string, mode: "numeric" | "decimal") => {
     const id = `${idBase}-${key}`;
@@ -548,7 +597,9 @@ interface RowError {
 }
 
 // rowControl marks a row's control when the error names its key, or, for
-// the row's own control (the name), when it names none the row shows.
+// the row's own control (key undefined: the name, a folder), when it
+// names none of the keys of the row's other controls (shown), its own
+// included.
 function rowControl(idBase: string, error: RowError | undefined, key: string | undefined, shown: string[], hint?: string) {
   const mine = error && (error.key === key || (key === undefined && (error.key === undefined || !shown.includes(error.key))));
   const ids = [mine ? `${idBase}-error` : undefined, hint].filter(Boolean).join(" ");
@@ -556,7 +607,8 @@ function rowControl(idBase: string, error: RowError | undefined, key: string | u
 }
 
 // nameTaken reports whether row i's name, when it has one, is another
-// row's too: MCP servers' and params' names are unique in their list.
+// row's too: MCP servers', client tools' and params' names are unique in
+// their list.
 const nameTaken = (rows: { name: string }[], i: number) => rows[i].name !== "" && rows.some((r, j) => j !== i && r.name === rows[i].name);
 
 const validMcpName = (name: string) => /^[A-Za-z0-9_-]+$/.test(name);
@@ -675,12 +727,241 @@ function LinesInput(props: {
   );
 }
 
+// DirectoryEditor is one directory toolbox: its folder and its filter. An
+// entry the row cannot hold shows read-only.
+function DirectoryEditor(props: { row: DirectoryRow; index: number; idBase: string; error?: RowError; onChange: (r: DirectoryRow) => void; onRemove: () => void }) {
+  const { row, index, idBase, error, onChange, onRemove } = props;
+  const n = index + 1;
+  // The folder is the row's own control: an error of the entry, or of its
+  // path, shows there.
+  const control = (key: string | undefined, hint?: string) => rowControl(idBase, error, key, ["filter"], hint);
+  return (
+    <li className="approval-row">
+      <div className="form-row">
+        {row.locked ? (
+          <div className="field">
+            <label htmlFor={idBase}>Directory toolbox {n}</label>
+            <textarea id={idBase} rows={2} spellCheck={false} readOnly value={row.json} {...control(undefined, `${idBase}-hint`)} />
+            <p id={`${idBase}-hint`} className="muted hint">
+              Edit this one in the JSON below: the form cannot hold it.
+            </p>
+          </div>
+        ) : (
+          <>
+            <div className="field">
+              <label htmlFor={idBase}>Folder of directory toolbox {n}</label>
+              <input id={idBase} type="text" autoComplete="off" spellCheck={false} value={row.path} onChange={(e) => onChange({ ...row, path: e.target.value })} {...control(undefined)} />
+            </div>
+            <div className="field">
+              <label htmlFor={`${idBase}-filter`}>File name filter of directory toolbox {n}</label>
+              <input
+                id={`${idBase}-filter`}
+                type="text"
+                autoComplete="off"
+                spellCheck={false}
+                placeholder="every executable"
+                value={row.filter}
+                onChange={(e) => onChange({ ...row, filter: e.target.value })}
+                {...control("filter")}
+              />
+            </div>
+          </>
+        )}
+        <button type="button" className="button remove" onClick={onRemove} aria-label={`Remove directory toolbox ${n}`}>
+          Remove
+        </button>
+      </div>
+      {error && (
+        <p id={`${idBase}-error`} className="error field-error">
+          {error.message}
+        </p>
+      )}
+    </li>
+  );
+}
+
+// ClientToolEditor is one client tool: its name, what it does, and its
+// arguments, each a property of its parameters' schema. A schema the
+// arguments cannot hold shows read-only.
+function ClientToolEditor(props: { row: ClientToolRow; index: number; idBase: string; taken: boolean; error?: RowError; onChange: (r: ClientToolRow) => void; onRemove: () => void }) {
+  const { row, index, idBase, taken, error, onChange, onRemove } = props;
+  const n = index + 1;
+  // The name is the row's own control: an error of the entry, or of its
+  // name, shows there.
+  const shown = ["description", "parameters"];
+  const nameHint = row.name === "" ? undefined : !validToolName(row.name) ? "1 to 64 letters, digits, - and _: the model calls the tool by it." : taken ? "Another client tool has this name." : undefined;
+  const control = (key: string | undefined, hint?: string) => rowControl(idBase, error, key, shown, hint);
+  const argsError = error?.key === "parameters";
+  const setArg = (i: number, arg: ArgRow) => onChange({ ...row, args: row.args.map((a, j) => (j === i ? arg : a)) });
+  const addArg = () => {
+    const names = row.args.map((a) => a.name);
+    let k = row.args.length + 1;
+    while (names.includes(`arg${k}`)) k++;
+    onChange({ ...row, args: [...row.args, { name: `arg${k}`, type: "string", description: "", required: false, extra: [] }] });
+  };
+  return (
+    <li className="approval-row">
+      <div className="form-row">
+        <div className="field">
+          <label htmlFor={idBase}>Name of client tool {n}</label>
+          <input id={idBase} type="text" autoComplete="off" spellCheck={false} value={row.name} onChange={(e) => onChange({ ...row, name: e.target.value })} {...control(undefined, nameHint && `${idBase}-hint`)} />
+          {nameHint && (
+            <p id={`${idBase}-hint`} className="muted hint">
+              {nameHint}
+            </p>
+          )}
+        </div>
+        <div className="field">
+          <label htmlFor={`${idBase}-description`}>Description of client tool {n}</label>
+          <input
+            id={`${idBase}-description`}
+            type="text"
+            autoComplete="off"
+            value={row.description}
+            onChange={(e) => onChange({ ...row, description: e.target.value })}
+            {...control("description")}
+          />
+        </div>
+        <button type="button" className="button remove" onClick={onRemove} aria-label={`Remove client tool ${n}`}>
+          Remove
+        </button>
+      </div>
+      {row.locked ? (
+        <div className="field">
+          <label htmlFor={`${idBase}-parameters`}>Arguments of client tool {n} (JSON Schema)</label>
+          <textarea
+            id={`${idBase}-parameters`}
+            rows={Math.min(8, row.schema.split("\n").length)}
+            spellCheck={false}
+            readOnly
+            value={row.schema}
+            {...control("parameters", `${idBase}-parameters-hint`)}
+          />
+          <p id={`${idBase}-parameters-hint`} className="muted hint">
+            Edit these in the JSON below: the form's arguments cannot hold this schema.
+          </p>
+        </div>
+      ) : (
+        <fieldset id={`${idBase}-parameters`} tabIndex={-1} className="nested" aria-describedby={argsError ? `${idBase}-error` : undefined}>
+          <legend>Arguments of client tool {n}</legend>
+          {row.args.length === 0 && <p className="muted hint">None: the tool takes no arguments.</p>}
+          {row.args.length > 0 && (
+            <ul className="rule-list">
+              {row.args.map((a, i) => (
+                <ArgEditor
+                  key={i}
+                  arg={a}
+                  label={`argument ${i + 1} of client tool ${n}`}
+                  idBase={`${idBase}-arg-${i}`}
+                  taken={(name) => row.args.some((b, j) => j !== i && b.name === name)}
+                  onChange={(arg) => setArg(i, arg)}
+                  onRemove={() => onChange({ ...row, args: row.args.filter((_, j) => j !== i) })}
+                />
+              ))}
+            </ul>
+          )}
+          <button type="button" className="button link" onClick={addArg}>
+            Add an argument
+          </button>
+        </fieldset>
+      )}
+      {error && (
+        <p id={`${idBase}-error`} className="error field-error">
+          {error.message}
+        </p>
+      )}
+    </li>
+  );
+}
+
+const validToolName = (name: string) => /^[A-Za-z0-9_-]{1,64}$/.test(name);
+
+// ArgEditor is one argument of a client tool. Its name is a key of the
+// schema's properties, which holds no name twice and none empty: a name
+// typed that it cannot hold stays in the field, said so, and is not
+// written until it can be.
+function ArgEditor(props: { arg: ArgRow; label: string; idBase: string; taken: (name: string) => boolean; onChange: (a: ArgRow) => void; onRemove: () => void }) {
+  const { arg, label, idBase, taken, onChange, onRemove } = props;
+  const [draft, setDraft] = useState<string>();
+  const holds = (name: string) => name !== "" && !taken(name);
+  const name = draft !== undefined && (draft === arg.name || !holds(draft)) ? draft : arg.name;
+  const nameHint = name === arg.name ? undefined : name === "" ? "Not written until it has a name." : "Not written: another argument has this name.";
+  return (
+    <li>
+      <div className="form-row">
+        <div className="field">
+          <label htmlFor={idBase}>
+            Name<span className="visually-hidden"> of {label}</span>
+          </label>
+          <input
+            id={idBase}
+            type="text"
+            autoComplete="off"
+            spellCheck={false}
+            value={name}
+            onChange={(e) => {
+              setDraft(e.target.value);
+              if (holds(e.target.value)) onChange({ ...arg, name: e.target.value });
+            }}
+            aria-describedby={nameHint ? `${idBase}-hint` : undefined}
+          />
+          {nameHint && (
+            <p id={`${idBase}-hint`} className="muted hint">
+              {nameHint}
+            </p>
+          )}
+        </div>
+        <div className="field narrow">
+          <label htmlFor={`${idBase}-type`}>
+            Type<span className="visually-hidden"> of {label}</span>
+          </label>
+          <select id={`${idBase}-type`} value={arg.type} onChange={(e) => onChange({ ...arg, type: e.target.value })}>
+            {!(argTypes as readonly string[]).includes(arg.type) && <option value={arg.type}>{arg.type}</option>}
+            {argTypes.map((t) => (
+              <option key={t} value={t}>
+                {t || "any"}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div className="field">
+          <label htmlFor={`${idBase}-description`}>
+            Description<span className="visually-hidden"> of {label}</span>
+          </label>
+          <input
+            id={`${idBase}-description`}
+            type="text"
+            autoComplete="off"
+            value={arg.description}
+            onChange={(e) => onChange({ ...arg, description: e.target.value })}
+            aria-describedby={arg.extra.length ? `${idBase}-extra` : undefined}
+          />
+        </div>
+        <div className="field check">
+          <input id={`${idBase}-required`} type="checkbox" checked={arg.required} onChange={(e) => onChange({ ...arg, required: e.target.checked })} />
+          <label htmlFor={`${idBase}-required`}>
+            Required<span className="visually-hidden"> ({label})</span>
+          </label>
+        </div>
+        <button type="button" className="button remove" onClick={onRemove} aria-label={`Remove ${label}`}>
+          Remove
+        </button>
+      </div>
+      {arg.extra.length > 0 && (
+        <p id={`${idBase}-extra`} className="muted hint">
+          Also in the JSON below, kept as they are: {arg.extra.join(", ")}.
+        </p>
+      )}
+    </li>
+  );
+}
+
 // ParamEditor is one param: its name, what it is for, whether it is
 // secret and whether a session needs it.
 function ParamEditor(props: { row: ParamRow; index: number; idBase: string; taken: boolean; error?: RowError; onChange: (r: ParamRow) => void; onRemove: () => void }) {
   const { row, index, idBase, taken, error, onChange, onRemove } = props;
   const n = index + 1;
-  const shown = ["name", "description", "secret", "required"];
+  const shown = ["description", "secret", "required"];
   const nameHint = /\s/.test(row.name) ? "No spaces." : taken ? "Another param has this name." : undefined;
   const control = (key: string | undefined, hint?: string) => rowControl(idBase, error, key, shown, hint);
   const check = (key: "secret" | "required", label: string) => (
@@ -759,11 +1040,8 @@ function otherToolboxes(text: string): string[] {
     return [];
   }
   const count = (v: unknown) => (Array.isArray(v) ? v.length : 0);
-  const dirs = Array.isArray(c.bashToolboxes) ? c.bashToolboxes.filter((e) => singleToolPath(e) === undefined).length : 0;
   const parts: [number, string, string][] = [
     [c.toolDirectory ? 1 : 0, "a tool directory", "tool directories"],
-    [dirs, "a directory toolbox", "directory toolboxes"],
-    [count(c.clientTools), "a client tool", "client tools"],
     [count(c.builtinToolboxes), "a builtin toolbox", "builtin toolboxes"],
     [count(c.openApiToolboxes), "an OpenAPI toolbox", "OpenAPI toolboxes"],
     [count(c.postgrestToolboxes), "a PostgREST toolbox", "PostgREST toolboxes"],
@@ -775,7 +1053,7 @@ function otherToolboxes(text: string): string[] {
 // approvalTools suggests the tool names an approval may name: the
 // agent's tools as the server described them, and those the form gives
 // it now.
-function approvalTools(form: Form, agent: AgentDescriptor | undefined, server: ServerTool[], text: string): string[] {
+function approvalTools(form: Form, agent: AgentDescriptor | undefined, server: ServerTool[]): string[] {
   const names = new Set<string>(agent?.tools.map((t) => t.name) ?? []);
   for (const p of form.tools) {
     const t = server.find((x) => x.path === p);
@@ -783,12 +1061,7 @@ function approvalTools(form: Form, agent: AgentDescriptor | undefined, server: S
   }
   for (const h of form.helpers) names.add(`prompt_agent_${h}`);
   for (const n of form.osTools) names.add(`os_${n}`);
-  try {
-    const tools = JSON.parse(text).contents?.clientTools;
-    if (Array.isArray(tools)) for (const t of tools) if (typeof t?.name === "string") names.add(t.name);
-  } catch {
-    // The form is not shown for text that is not JSON.
-  }
+  for (const t of form.clientTools) if (t.name !== "") names.add(t.name);
   return [...names].sort();
 }
 

@@ -95,6 +95,27 @@ function fakeServer() {
       throw new ConnectError(`contents.mcpServers[${badServer}].contents.name: "${c.mcpServers[badServer].contents.name}" must be letters, digits, - and _ only`, Code.InvalidArgument, undefined, [
         { desc: ErrorDetailSchema, value: create(ErrorDetailSchema, { code: "invalid_agent", metadata: { field: `contents.mcpServers[${badServer}].contents.name` } }) },
       ]);
+    const badParam = (c.params ?? []).findIndex((p: { name: string }) => /\s/.test(p.name));
+    if (badParam >= 0)
+      throw new ConnectError(`contents.params[${badParam}].name: "${c.params[badParam].name}" must not contain spaces`, Code.InvalidArgument, undefined, [
+        { desc: ErrorDetailSchema, value: create(ErrorDetailSchema, { code: "invalid_agent", metadata: { field: `contents.params[${badParam}].name` } }) },
+      ]);
+    const badClient = (c.clientTools ?? []).findIndex((t: { name: string }) => !/^[A-Za-z0-9_-]{1,64}$/.test(t.name));
+    if (badClient >= 0)
+      throw new ConnectError(`contents.clientTools[${badClient}].name: "${c.clientTools[badClient].name}": use 1 to 64 letters, digits, "-" or "_"`, Code.InvalidArgument, undefined, [
+        { desc: ErrorDetailSchema, value: create(ErrorDetailSchema, { code: "invalid_agent", metadata: { field: `contents.clientTools[${badClient}].name` } }) },
+      ]);
+    const badSchema = (c.clientTools ?? []).findIndex((t: { parameters?: { type?: string } }) => t.parameters?.type !== undefined && t.parameters.type !== "object");
+    if (badSchema >= 0)
+      throw new ConnectError(`contents.clientTools[${badSchema}].parameters.type: must be "object" (tool arguments are an object)`, Code.InvalidArgument, undefined, [
+        { desc: ErrorDetailSchema, value: create(ErrorDetailSchema, { code: "invalid_agent", metadata: { field: `contents.clientTools[${badSchema}].parameters.type` } }) },
+      ]);
+    // As a server that allows /opt for stored agents' programs.
+    const outside = (c.bashToolboxes ?? []).findIndex((b: { contents: { Path: string } | string }) => !(typeof b.contents === "string" ? b.contents : b.contents.Path).startsWith("/opt/"));
+    if (outside >= 0)
+      throw new ConnectError(`contents.bashToolboxes[${outside}]: not under a directory this server allows for the programs of stored agents (/opt)`, Code.InvalidArgument, undefined, [
+        { desc: ErrorDetailSchema, value: create(ErrorDetailSchema, { code: "invalid_agent", metadata: { field: `contents.bashToolboxes[${outside}]` } }) },
+      ]);
     return c.slug as string;
   };
   const write = (slug: string, text: string) => {
@@ -322,6 +343,142 @@ describe("the agents page", () => {
     fireEvent.click(screen.getByRole("button", { name: "Save as a new version" }));
     await waitFor(() => expect(where()).toBe("/agents/writer"));
     expect(JSON.parse(updated[1].definition).contents.mcpServers[0].contents.name).toBe("tickets");
+  });
+
+  it("adds a client tool and its arguments through the form, and shows a refused name at its row", async () => {
+    const { updated, view } = mount("/agents/writer/edit");
+    const form = await screen.findByRole("group", { name: "Agent form" });
+    const before = JSON.parse(editor().value).contents;
+    fireEvent.click(within(form).getByRole("button", { name: "Add a client tool" }));
+    fireEvent.change(within(form).getByRole("textbox", { name: "Name of client tool 1" }), { target: { value: "ask user" } });
+    expect(within(form).getByText(/^1 to 64 letters, digits, - and _/)).toBeTruthy();
+    fireEvent.change(within(form).getByRole("textbox", { name: "Description of client tool 1" }), { target: { value: "Ask the user." } });
+    const args = within(form).getByRole("group", { name: "Arguments of client tool 1" });
+    expect(within(args).getByText("None: the tool takes no arguments.")).toBeTruthy();
+    fireEvent.click(within(args).getByRole("button", { name: "Add an argument" }));
+    fireEvent.change(within(args).getByRole("textbox", { name: "Name of argument 1 of client tool 1" }), { target: { value: "question" } });
+    fireEvent.click(within(args).getByRole("checkbox", { name: "Required (argument 1 of client tool 1)" }));
+    fireEvent.click(within(args).getByRole("button", { name: "Add an argument" }));
+    fireEvent.change(within(args).getByRole("combobox", { name: "Type of argument 2 of client tool 1" }), { target: { value: "boolean" } });
+    // A name the schema cannot hold twice stays in its field, unwritten.
+    const second = within(args).getByRole("textbox", { name: "Name of argument 2 of client tool 1" }) as HTMLInputElement;
+    fireEvent.change(second, { target: { value: "question" } });
+    expect(second.value).toBe("question");
+    expect(within(args).getByText("Not written: another argument has this name.")).toBeTruthy();
+    fireEvent.change(second, { target: { value: "urgent" } });
+    fireEvent.change(within(args).getByRole("textbox", { name: "Description of argument 2 of client tool 1" }), { target: { value: "Say so first." } });
+    expect(JSON.parse(editor().value).contents).toEqual({
+      ...before,
+      clientTools: [
+        {
+          name: "ask user",
+          description: "Ask the user.",
+          parameters: { type: "object", properties: { question: { type: "string" }, urgent: { type: "boolean", description: "Say so first." } }, required: ["question"] },
+        },
+      ],
+    });
+    // An approval may name it.
+    expect([...document.querySelectorAll("datalist option")].map((o) => o.getAttribute("value"))).toContain("ask user");
+    expect(await seriousViolations(view.container)).toEqual([]);
+
+    fireEvent.click(screen.getByRole("button", { name: "Save as a new version" }));
+    await screen.findByRole("alert", { name: "The server refused the definition" });
+    const name = within(form).getByRole("textbox", { name: "Name of client tool 1" });
+    expect(name.getAttribute("aria-invalid")).toBe("true");
+    expect(name.getAttribute("aria-describedby")!.split(" ").map((id) => document.getElementById(id)?.textContent)).toContain('"ask user": use 1 to 64 letters, digits, "-" or "_"');
+    expect(document.activeElement).toBe(name);
+    expect(await seriousViolations(view.container)).toEqual([]);
+
+    fireEvent.change(name, { target: { value: "ask_user" } });
+    fireEvent.click(screen.getByRole("button", { name: "Save as a new version" }));
+    await waitFor(() => expect(where()).toBe("/agents/writer"));
+    expect(JSON.parse(updated[1].definition).contents.clientTools[0].name).toBe("ask_user");
+  });
+
+  it("marks a refused param name at its field", async () => {
+    const { view } = mount("/agents/writer/edit");
+    const form = await screen.findByRole("group", { name: "Agent form" });
+    fireEvent.click(within(form).getByRole("button", { name: "Add a param" }));
+    fireEvent.change(within(form).getByRole("textbox", { name: "Name of param 1" }), { target: { value: "api token" } });
+    fireEvent.click(screen.getByRole("button", { name: "Save as a new version" }));
+    await screen.findByRole("alert", { name: "The server refused the definition" });
+    const name = within(form).getByRole("textbox", { name: "Name of param 1" });
+    expect(name.getAttribute("aria-invalid")).toBe("true");
+    expect(name.getAttribute("aria-describedby")!.split(" ").map((id) => document.getElementById(id)?.textContent)).toContain('"api token" must not contain spaces');
+    expect(document.activeElement).toBe(name);
+    expect(await seriousViolations(view.container)).toEqual([]);
+  });
+
+  it("shows a client tool's schema the form cannot hold read-only", async () => {
+    mount("/agents/writer/edit");
+    const form = await screen.findByRole("group", { name: "Agent form" });
+    const tool = '"clientTools": [{ "name": "pick", "parameters": { "type": "object", "properties": { "n": { "type": ["integer", "null"] } } } }],\n    "announce"';
+    fireEvent.change(editor(), { target: { value: editor().value.replace('"announce"', tool) } });
+    const schema = within(form).getByRole("textbox", { name: "Arguments of client tool 1 (JSON Schema)" }) as HTMLTextAreaElement;
+    expect(schema.readOnly).toBe(true);
+    expect(JSON.parse(schema.value).properties.n.type).toEqual(["integer", "null"]);
+    expect(within(form).getByText(/^Edit these in the JSON below/)).toBeTruthy();
+    // The rest of the row is still the form's.
+    fireEvent.change(within(form).getByRole("textbox", { name: "Name of client tool 1" }), { target: { value: "choose" } });
+    expect(JSON.parse(editor().value).contents.clientTools).toEqual([{ name: "choose", parameters: { type: "object", properties: { n: { type: ["integer", "null"] } } } }]);
+  });
+
+  it("shows a refused schema at its client tool's arguments", async () => {
+    const { view } = mount("/agents/writer/edit");
+    const form = await screen.findByRole("group", { name: "Agent form" });
+    const tools = '"clientTools": [{ "name": "pick" }, { "name": "ask", "parameters": { "type": "string" } }],\n    "announce"';
+    fireEvent.change(editor(), { target: { value: editor().value.replace('"announce"', tools) } });
+    fireEvent.click(screen.getByRole("button", { name: "Save as a new version" }));
+    await screen.findByRole("alert", { name: "The server refused the definition" });
+    const schema = within(form).getByRole("textbox", { name: "Arguments of client tool 2 (JSON Schema)" });
+    expect(schema.getAttribute("aria-invalid")).toBe("true");
+    expect(schema.getAttribute("aria-describedby")!.split(" ").map((id) => document.getElementById(id)?.textContent)).toContain('must be "object" (tool arguments are an object)');
+    expect(document.activeElement).toBe(schema);
+    expect(within(form).getByRole("group", { name: "Arguments of client tool 1" }).getAttribute("aria-describedby")).toBeNull();
+    expect(await seriousViolations(view.container)).toEqual([]);
+  });
+
+  it("adds a directory toolbox beside a single tool, and shows a folder the server refuses at its row", async () => {
+    const { updated, view } = mount("/agents/writer/edit");
+    const form = await screen.findByRole("group", { name: "Agent form" });
+    fireEvent.click(await within(form).findByRole("checkbox", { name: "bash_clock" }));
+    fireEvent.click(within(form).getByRole("button", { name: "Add a directory toolbox" }));
+    fireEvent.change(within(form).getByRole("textbox", { name: "Folder of directory toolbox 1" }), { target: { value: "/srv/tools" } });
+    fireEvent.change(within(form).getByRole("textbox", { name: "File name filter of directory toolbox 1" }), { target: { value: ".sh" } });
+    expect(JSON.parse(editor().value).contents.bashToolboxes).toEqual([
+      { tag: "SingleTool", contents: { Path: "/opt/tools/clock" } },
+      { tag: "FileSystemDirectory", contents: { Path: "/srv/tools", BasenameFilter: ".sh" } },
+    ]);
+    expect(await seriousViolations(view.container)).toEqual([]);
+
+    // The server names the second entry of bashToolboxes: the directory's
+    // row, not the single tools.
+    fireEvent.click(screen.getByRole("button", { name: "Save as a new version" }));
+    await screen.findByRole("alert", { name: "The server refused the definition" });
+    const folder = within(form).getByRole("textbox", { name: "Folder of directory toolbox 1" });
+    expect(folder.getAttribute("aria-invalid")).toBe("true");
+    expect(document.getElementById(folder.getAttribute("aria-describedby")!)?.textContent).toMatch(/^not under a directory this server allows/);
+    expect(document.activeElement).toBe(folder);
+    expect(within(form).getByRole("group", { name: "Tools" }).getAttribute("aria-describedby")).toBeNull();
+    expect(await seriousViolations(view.container)).toEqual([]);
+
+    fireEvent.change(folder, { target: { value: "/opt/tools" } });
+    fireEvent.click(screen.getByRole("button", { name: "Save as a new version" }));
+    await waitFor(() => expect(where()).toBe("/agents/writer"));
+    expect(JSON.parse(updated[1].definition).contents.bashToolboxes[1]).toEqual({ tag: "FileSystemDirectory", contents: { Path: "/opt/tools", BasenameFilter: ".sh" } });
+  });
+
+  it("shows a directory toolbox the form cannot hold read-only, and removes it", async () => {
+    mount("/agents/writer/edit");
+    const form = await screen.findByRole("group", { name: "Agent form" });
+    const boxes = '"bashToolboxes": [{ "tag": "FileSystemDirectory", "contents": { "Path": 7 } }],\n    "announce"';
+    fireEvent.change(editor(), { target: { value: editor().value.replace('"announce"', boxes) } });
+    const entry = within(form).getByRole("textbox", { name: "Directory toolbox 1" }) as HTMLTextAreaElement;
+    expect(entry.readOnly).toBe(true);
+    expect(entry.value).toBe('{"Path":7}');
+    expect(within(form).getByText(/^Edit this one in the JSON below/)).toBeTruthy();
+    fireEvent.click(within(form).getByRole("button", { name: "Remove directory toolbox 1" }));
+    expect(JSON.parse(editor().value).contents.bashToolboxes).toBeUndefined();
   });
 
   it("shows a refused helper at the helpers, which take the focus", async () => {

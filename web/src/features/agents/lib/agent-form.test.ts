@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { formFieldOf, normalLines, readForm, writeForm, type AgentForm, type McpRow, type ParamRow } from "./agent-form";
+import { formFieldOf, normalLines, readForm, writeForm, type AgentForm, type ArgRow, type ClientToolRow, type DirectoryRow, type McpRow, type ParamRow } from "./agent-form";
 
 // A definition with every kind of field: those the form edits, spelt as
 // agent files spell them (a one-line prompt, a `when` that is one rule, a
-// tool path as a bare string), and those it does not (clientTools, a
-// directory toolbox, narrowed helpers, unknown keys, in entries too).
+// tool path as a bare string), and those it does not (a tool directory,
+// narrowed helpers, unknown keys, in entries too).
 const full = `{
   "tag": "OpenAIAgentDescription",
   "contents": {
@@ -24,7 +24,10 @@ const full = `{
       { "slug": "historian", "path": "./history/agent.json" },
       { "slug": "reviewer", "as": "go_reviewer", "with": ["Go only."] }
     ],
-    "clientTools": [{ "name": "ask_user" }],
+    "clientTools": [
+      { "name": "ask_user", "description": "Ask the user.", "parameters": { "type": "object", "properties": { "question": { "type": "string", "description": "What to ask." }, "choices": { "type": "array", "items": { "type": "string" } } }, "required": ["question"] } },
+      { "name": "pick_file" }
+    ],
     "mcpServers": [
       {
         "tag": "McpSimpleBinary",
@@ -77,9 +80,24 @@ describe("readForm", () => {
       helpers: ["historian", "reviewer"],
       tools: ["/opt/bin/clock"],
       osTools: ["send_mail", "spawn_session", "watch_session", "list_sub_sessions", "read_session"],
+      directories: [{ entry: 0, path: "/opt/tools", filter: ".sh", locked: false, json: '{"Path":"/opt/tools","BasenameFilter":".sh"}' }],
       mcpServers: [
         { entry: 0, kind: "McpSimpleBinary", name: "browser", executable: "npx", args: "some-mcp-server@latest\n--headless", env: "BROWSER_HEADLESS=1\nLANG=C", url: "", headers: "", locked: [] },
         { entry: 1, kind: "McpStreamableHttp", name: "tickets", executable: "", args: "", env: "", url: "https://tickets.example/mcp", headers: "Authorization: Bearer {{param:TICKETS_TOKEN}}", locked: [] },
+      ],
+      clientTools: [
+        {
+          entry: 0,
+          name: "ask_user",
+          description: "Ask the user.",
+          args: [
+            { key: "question", name: "question", type: "string", description: "What to ask.", required: true, extra: [] },
+            { key: "choices", name: "choices", type: "array", description: "", required: false, extra: ["items"] },
+          ],
+          locked: false,
+          schema: "",
+        },
+        { entry: 1, name: "pick_file", description: "", args: [], locked: false, schema: "" },
       ],
       approvals: [
         { entry: 0, tool: "bash_deploy", policy: "always", rules: [] },
@@ -266,6 +284,117 @@ describe("writeForm", () => {
     expect(out).toBe(odd.replace('"name": "browser"', '"name": "web"'));
   });
 
+  it("edits a directory toolbox in place, under the keys it spells, leaving the single tools alone", () => {
+    const f = form();
+    const edit = (rows: DirectoryRow[]) => writeForm(full, { ...f, directories: rows });
+    expect(edit([{ ...f.directories[0], path: "/srv/tools" }])).toBe(full.replace('"Path": "/opt/tools"', '"Path": "/srv/tools"'));
+    expect(edit([{ ...f.directories[0], filter: "" }])).toBe(full.replace(', "BasenameFilter": ".sh"', ""));
+    const lower = full.replace('"Path": "/opt/tools", "BasenameFilter": ".sh"', '"path": "/opt/tools", "activation": "always"');
+    const lf = form(lower);
+    expect(lf.directories[0]).toMatchObject({ path: "/opt/tools", filter: "" });
+    const out = writeForm(lower, { ...lf, directories: [{ ...lf.directories[0], path: "/srv/tools", filter: "-tool" }] });
+    expect((contents(out).bashToolboxes as unknown[])[0]).toEqual({ tag: "FileSystemDirectory", contents: { path: "/srv/tools", activation: "always", BasenameFilter: "-tool" } });
+    othersUnchanged(lower, out, "bashToolboxes");
+  });
+
+  it("adds and removes directory toolboxes among single tools, and a change of both lands right", () => {
+    const f = form();
+    const added: DirectoryRow = { path: "tools/dev", filter: "", locked: false, json: "" };
+    const out = writeForm(full, { ...f, directories: [added] });
+    expect(contents(out).bashToolboxes).toEqual([
+      { tag: "SingleTool", contents: "/opt/bin/clock" },
+      { tag: "FileSystemDirectory", contents: { Path: "tools/dev" } },
+    ]);
+    othersUnchanged(full, out, "bashToolboxes");
+    expect(readForm(out)?.directories).toEqual([{ entry: 1, path: "tools/dev", filter: "", locked: false, json: '{"Path":"tools/dev"}' }]);
+    // The last directory gone, the single tool stays; the last of both
+    // gone, so does the list.
+    expect(contents(writeForm(full, { ...f, directories: [] })).bashToolboxes).toEqual([{ tag: "SingleTool", contents: "/opt/bin/clock" }]);
+    expect(contents(writeForm(full, { ...f, directories: [], tools: [] })).bashToolboxes).toBeUndefined();
+    // A directory edited and a single tool swapped in one write.
+    const both = writeForm(full, { ...f, directories: [{ ...f.directories[0], filter: ".py" }], tools: ["/opt/bin/weather"] });
+    expect(contents(both).bashToolboxes).toEqual([
+      { tag: "FileSystemDirectory", contents: { Path: "/opt/tools", BasenameFilter: ".py" } },
+      { tag: "SingleTool", contents: { Path: "/opt/bin/weather" } },
+    ]);
+    const bare = '{"tag": "OpenAIAgentDescription", "contents": {"slug": "a"}}';
+    expect(contents(writeForm(bare, { ...form(bare), directories: [{ ...added, filter: ".sh" }] })).bashToolboxes).toEqual([
+      { tag: "FileSystemDirectory", contents: { Path: "tools/dev", BasenameFilter: ".sh" } },
+    ]);
+  });
+
+  it("leaves a directory toolbox it cannot hold read-only", () => {
+    const odd = full.replace('"Path": "/opt/tools", "BasenameFilter": ".sh"', '"Path": ["/opt/tools"]');
+    const row = form(odd).directories[0];
+    expect(row).toMatchObject({ locked: true, json: '{"Path":["/opt/tools"]}' });
+    expect(writeForm(odd, form(odd))).toBe(odd);
+    expect(contents(writeForm(odd, { ...form(odd), directories: [] })).bashToolboxes).toEqual([{ tag: "SingleTool", contents: "/opt/bin/clock" }]);
+  });
+
+  it("edits a client tool and its arguments in place, keeping what the form does not show", () => {
+    const f = form();
+    const edit = (patch: Partial<ClientToolRow>) => writeForm(full, { ...f, clientTools: [{ ...f.clientTools[0], ...patch }, f.clientTools[1]] });
+    const args = f.clientTools[0].args;
+    const withArgs = (...rows: ArgRow[]) => edit({ args: rows });
+    const tool = (text: string) => (contents(text).clientTools as { parameters?: unknown }[])[0];
+    expect(edit({ name: "ask" })).toBe(full.replace('"name": "ask_user"', '"name": "ask"'));
+    expect(edit({ description: "" })).toBe(full.replace(' "description": "Ask the user.",', ""));
+    // Renamed in place: the argument keeps its place and its other keys.
+    expect(withArgs(args[0], { ...args[1], name: "options" })).toBe(full.replace('"choices": {', '"options": {'));
+    expect(withArgs({ ...args[0], description: "" }, args[1])).toBe(full.replace(', "description": "What to ask."', ""));
+    expect(withArgs(args[0], { ...args[1], type: "string" })).toBe(full.replace('"type": "array"', '"type": "string"'));
+    expect(tool(withArgs({ ...args[0], name: "q" }, { ...args[1], required: true })).parameters).toEqual({
+      type: "object",
+      properties: { q: { type: "string", description: "What to ask." }, choices: { type: "array", items: { type: "string" } } },
+      required: ["q", "choices"],
+    });
+    expect(tool(withArgs(args[1], { name: "urgent", type: "boolean", description: "", required: false, extra: [] })).parameters).toEqual({
+      type: "object",
+      properties: { choices: { type: "array", items: { type: "string" } }, urgent: { type: "boolean" } },
+    });
+    // With no argument left, the schema goes; one that holds more stays.
+    expect(tool(withArgs()).parameters).toBeUndefined();
+    const more = full.replace('"required": ["question"] }', '"required": ["question"], "additionalProperties": false }');
+    const mf = form(more);
+    expect((contents(writeForm(more, { ...mf, clientTools: [{ ...mf.clientTools[0], args: [] }, mf.clientTools[1]] })).clientTools as { parameters?: unknown }[])[0].parameters).toEqual({
+      type: "object",
+      properties: {},
+      additionalProperties: false,
+    });
+    othersUnchanged(full, withArgs(args[0]), "clientTools");
+  });
+
+  it("adds and removes client tools", () => {
+    const f = form();
+    const added: ClientToolRow = {
+      name: "confirm",
+      description: "Ask for a yes or a no.",
+      args: [{ name: "question", type: "string", description: "", required: true, extra: [] }],
+      locked: false,
+      schema: "",
+    };
+    const out = writeForm(full, { ...f, clientTools: [f.clientTools[1], added] });
+    expect(contents(out).clientTools).toEqual([
+      { name: "pick_file" },
+      { name: "confirm", description: "Ask for a yes or a no.", parameters: { type: "object", properties: { question: { type: "string" } }, required: ["question"] } },
+    ]);
+    othersUnchanged(full, out, "clientTools");
+    // A tool that took none is given its first argument.
+    const first = writeForm(full, { ...f, clientTools: [f.clientTools[0], { ...f.clientTools[1], args: added.args }] });
+    expect((contents(first).clientTools as unknown[])[1]).toEqual({ name: "pick_file", parameters: { type: "object", properties: { question: { type: "string" } }, required: ["question"] } });
+    expect(contents(writeForm(full, { ...f, clientTools: [] })).clientTools).toBeUndefined();
+  });
+
+  it("leaves a schema the arguments cannot hold read-only and as it is", () => {
+    const odd = full.replace('"question": { "type": "string", "description": "What to ask." }', '"question": { "type": ["string", "null"] }');
+    const row = form(odd).clientTools[0];
+    expect(row).toMatchObject({ locked: true, args: [] });
+    expect(JSON.parse(row.schema).properties.question.type).toEqual(["string", "null"]);
+    expect(writeForm(odd, { ...form(odd), clientTools: [{ ...row, name: "ask" }, form(odd).clientTools[1]] })).toBe(odd.replace('"name": "ask_user"', '"name": "ask"'));
+    for (const schema of ['"parameters": []', '"parameters": { "type": "string" }', '"parameters": { "required": ["nope"] }', '"parameters": { "properties": { "a": 1 } }'])
+      expect(form(full.replace('"name": "pick_file"', `"name": "pick_file", ${schema}`)).clientTools[1].locked, schema).toBe(true);
+  });
+
   it("reads lines of env and headers as the text will hold them", () => {
     expect(normalLines("env", "A=1\n\nB\nA=2\nC=x=y")).toBe("A=2\nB=\nC=x=y");
     expect(normalLines("headers", "Authorization:Bearer x  \nX-A")).toBe("Authorization: Bearer x\nX-A: ");
@@ -345,8 +474,19 @@ describe("formFieldOf", () => {
     expect(formFieldOf("contents.parameters[0].name")).toEqual({ field: "params", index: 0, key: "name" });
   });
 
+  it("maps a client tool's field, and tells a directory toolbox from a single tool", () => {
+    expect(formFieldOf("contents.clientTools[1].name")).toEqual({ field: "clientTools", index: 1, key: "name" });
+    expect(formFieldOf("contents.clientTools[0].parameters.type")).toEqual({ field: "clientTools", index: 0, key: "parameters" });
+    const mixed = full.replace('"bashToolboxes": [', '"bashToolboxes": [\n      { "tag": "SingleTool", "contents": "/opt/bin/first" },');
+    expect(formFieldOf("contents.bashToolboxes[1].contents.Path", mixed)).toEqual({ field: "directories", index: 0, key: "path" });
+    expect(formFieldOf("contents.bashToolboxes[1].contents.basenameFilter", mixed)).toEqual({ field: "directories", index: 0, key: "filter" });
+    expect(formFieldOf("contents.bashToolboxes[1]", mixed)).toEqual({ field: "directories", index: 0 });
+    expect(formFieldOf("contents.bashToolboxes[2]", mixed)).toEqual({ field: "tools", index: 2 });
+    expect(formFieldOf("contents.bashToolboxes[1]")).toEqual({ field: "tools", index: 1 });
+  });
+
   it("leaves fields the form does not show to the JSON editor", () => {
-    expect(formFieldOf("contents.clientTools[0].name")).toBeUndefined();
+    expect(formFieldOf("contents.toolDirectory")).toBeUndefined();
     expect(formFieldOf("contents")).toBeUndefined();
     expect(formFieldOf(undefined)).toBeUndefined();
   });

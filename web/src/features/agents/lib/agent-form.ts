@@ -1,6 +1,6 @@
 // The agent form edits the fields of a definition people change most
-// (model, key, prompt, tools, helpers, MCP servers, approvals, params,
-// limits) in the JSON
+// (model, key, prompt, tools, helpers, MCP servers, client tools,
+// approvals, params, limits) in the JSON
 // text itself: it reads them from the text, and writes back only the
 // fields whose value changed, as jsonc-parser edits of the text. Every
 // other field, and the spelling and layout of the text around an edit,
@@ -59,6 +59,50 @@ export interface McpRow {
 
 export type LineField = "args" | "env" | "headers";
 
+// DirectoryRow is one `FileSystemDirectory` entry of `bashToolboxes`:
+// every executable in the folder is a tool, or, with a filter, those
+// whose file name holds it. entry is the entry's index in the whole list
+// (single tools share it). locked: contents the row cannot hold (not an
+// object, a path that is not a string), shown read-only as json.
+export interface DirectoryRow {
+  entry?: number;
+  path: string;
+  filter: string;
+  locked: boolean;
+  json: string;
+}
+
+// The types an argument of a client tool may have in the form; "" is an
+// argument of any type (no `type`).
+export const argTypes = ["string", "number", "integer", "boolean", "array", "object", ""] as const;
+
+// ArgRow is one argument of a client tool: a property of its parameters'
+// JSON Schema. key is the property's name in the text (none for one
+// added in the form); extra names the property's keys the form does not
+// show (`enum`, `items`), which stay.
+export interface ArgRow {
+  key?: string;
+  name: string;
+  type: string;
+  description: string;
+  required: boolean;
+  extra: string[];
+}
+
+// ClientToolRow is one entry of `clientTools`, a tool a client answers.
+// Its arguments are the properties of `parameters`; a schema those rows
+// cannot hold exactly (a property that is not an object, a type that is
+// a list, `required` naming what is not a property) is locked: shown
+// read-only as schema, and left as it is.
+export interface ClientToolRow {
+  entry?: number;
+  name: string;
+  description: string;
+  args: ArgRow[];
+  locked: boolean;
+  schema: string;
+}
+
 // ParamRow is one entry of `params` (or of agents-exe's `parameters`).
 export interface ParamRow {
   entry?: number;
@@ -86,7 +130,10 @@ export interface AgentForm {
   tools: string[];
   // The operating system tools asked for.
   osTools: string[];
+  // The `FileSystemDirectory` bash toolboxes.
+  directories: DirectoryRow[];
   mcpServers: McpRow[];
+  clientTools: ClientToolRow[];
   approvals: ApprovalRow[];
   params: ParamRow[];
   limits: Record<LimitName, string>;
@@ -174,12 +221,73 @@ export function readForm(definition: string): AgentForm | undefined {
     helpers: unique(list(c.extraAgents).map(helperSlug)),
     tools: unique(list(c.bashToolboxes).map((e) => singleToolPath(e) ?? "")),
     osTools: osToolsOf(c.osTools),
+    directories: list(c.bashToolboxes).flatMap((e, i) => (isDirectory(e) ? [directoryRowOf(e, i)] : [])),
     mcpServers: list(c.mcpServers).map(mcpRowOf),
+    clientTools: list(c.clientTools).map(clientToolRowOf),
     approvals: list(c.approvals).map(approvalOf),
     params: list(c[paramsKey(c)]).map(paramRowOf),
     limits: { maxSteps: limitOf(c.maxSteps), maxOutputTokens: limitOf(c.maxOutputTokens), contextWindow: limitOf(c.contextWindow) },
     budget: budgetOf(c.budget),
   };
+}
+
+// isDirectory says a bash toolbox entry is a directory toolbox.
+const isDirectory = (entry: Json): boolean => isObject(entry) && entry.tag === "FileSystemDirectory";
+
+// The keys of a directory toolbox's contents, in either spelling the
+// server reads: the capitalised one agents-exe decodes, or lower case.
+const pathKeys = ["Path", "path"];
+const filterKeys = ["BasenameFilter", "basenameFilter"];
+const firstKey = (o: JsonObject, keys: string[]) => keys.find((k) => o[k] !== undefined && o[k] !== null);
+
+function directoryRowOf(entry: Json, i: number): DirectoryRow {
+  const body = isObject(entry) ? entry.contents : undefined;
+  const json = JSON.stringify(body ?? null);
+  if (!isObject(body)) return { entry: i, path: "", filter: "", locked: body !== undefined && body !== null, json };
+  const pathKey = firstKey(body, pathKeys);
+  const filterKey = firstKey(body, filterKeys);
+  const path = pathKey ? body[pathKey] : "";
+  const filter = filterKey ? body[filterKey] : "";
+  if (typeof path !== "string" || typeof filter !== "string") return { entry: i, path: "", filter: "", locked: true, json };
+  return { entry: i, path, filter, locked: false, json };
+}
+
+// The keys of an argument's schema the form shows.
+const argKeys = ["type", "description"];
+
+function clientToolRowOf(entry: Json, i: number): ClientToolRow {
+  const e = isObject(entry) ? entry : {};
+  const parameters = e.parameters ?? undefined;
+  const args = parameters === undefined || parameters === null ? [] : argsOf(parameters);
+  return {
+    entry: i,
+    name: text(e.name),
+    description: text(e.description),
+    args: args ?? [],
+    locked: args === undefined,
+    schema: args === undefined ? JSON.stringify(parameters, null, 2) : "",
+  };
+}
+
+// argsOf reads a client tool's parameters as arguments; undefined for a
+// schema the rows cannot hold exactly.
+function argsOf(parameters: Json): ArgRow[] | undefined {
+  if (!isObject(parameters)) return undefined;
+  if (parameters.type !== undefined && parameters.type !== "object") return undefined;
+  const props = parameters.properties ?? {};
+  const required = parameters.required ?? [];
+  if (!isObject(props) || !Array.isArray(required) || !required.every((r) => typeof r === "string")) return undefined;
+  const names = Object.keys(props);
+  if (new Set(required).size !== required.length || !required.every((r) => names.includes(r as string))) return undefined;
+  const out: ArgRow[] = [];
+  for (const [name, p] of Object.entries(props)) {
+    if (!isObject(p)) return undefined;
+    const type = p.type ?? "";
+    const description = p.description ?? "";
+    if (typeof type !== "string" || typeof description !== "string") return undefined;
+    out.push({ key: name, name, type, description, required: required.includes(name), extra: Object.keys(p).filter((k) => !argKeys.includes(k)) });
+  }
+  return out;
 }
 
 // Lines of text for the lists of an MCP server. Args are one a line, as
@@ -292,6 +400,15 @@ class Editor {
     this.text = applyEdits(this.text, edits);
   }
 
+  // rename gives the field at path another key, in place: the field keeps
+  // its place among its neighbours and its value its layout.
+  rename(path: JSONPath, key: string) {
+    const root = parseTree(this.text);
+    const name = root && findNodeAtLocation(root, path)?.parent?.children?.[0];
+    if (!name) return;
+    this.text = this.text.slice(0, name.offset) + JSON.stringify(key) + this.text.slice(name.offset + name.length);
+  }
+
   // remove cuts a field or an entry out of the text with the separator
   // between it and its neighbour, and nothing else: the rest of its line
   // keeps its layout. (jsonc-parser's own removal reformats the line, and
@@ -330,7 +447,11 @@ export function writeForm(definition: string, form: AgentForm): string {
   if (form.systemPrompt !== was.systemPrompt) ed.set(c("systemPrompt"), form.systemPrompt === "" ? undefined : form.systemPrompt.split("\n"));
 
   writeSet(ed, "extraAgents", c0.extraAgents, was.helpers, form.helpers, helperSlug, (slug) => ({ slug }));
-  writeSet(ed, "bashToolboxes", c0.bashToolboxes, was.tools, form.tools, (e) => singleToolPath(e) ?? "", (path) => ({ tag: "SingleTool", contents: { Path: path } }));
+  // Directory toolboxes and single tools share bashToolboxes: the single
+  // tools are written second, from the list as the directories left it.
+  writeDirectories(ed, c0.bashToolboxes, was.directories, form.directories);
+  const boxes = contentsOf(ed.text)?.bashToolboxes;
+  writeSet(ed, "bashToolboxes", boxes, was.tools, form.tools, (e) => singleToolPath(e) ?? "", (path) => ({ tag: "SingleTool", contents: { Path: path } }));
 
   if (!sameSet(form.osTools, was.osTools)) {
     const chosen = osToolNames.filter((n) => form.osTools.includes(n));
@@ -340,6 +461,7 @@ export function writeForm(definition: string, form: AgentForm): string {
   }
 
   writeMcpServers(ed, c0.mcpServers, was.mcpServers, form.mcpServers);
+  writeClientTools(ed, c0.clientTools, was.clientTools, form.clientTools);
   writeApprovals(ed, c0.approvals, was.approvals, form.approvals);
   writeParams(ed, paramsKey(c0), c0[paramsKey(c0)], was.params, form.params);
 
@@ -407,7 +529,8 @@ const sameRules = (a: Rule[], b: Rule[]) => a.length === b.length && a.every((r,
 // writeRows brings a list field to its rows: entries whose row was
 // removed go, rows kept are edited in place (edit gets the entry's index
 // once the removed ones are gone), new rows are appended; a list left
-// empty goes. Rows keep the order of their entries.
+// empty goes. Rows keep the order of their entries. The rows may be some
+// of the list's entries only (its directory toolboxes): the others stay.
 function writeRows<R extends { entry?: number }>(
   ed: Editor,
   path: JSONPath,
@@ -423,7 +546,8 @@ function writeRows<R extends { entry?: number }>(
   const added = rows.filter((r) => r.entry === undefined);
   const oldOf = (r: R) => was.find((w) => w.entry === r.entry);
   if (removed.length === 0 && added.length === 0 && rows.every((r) => oldOf(r) !== undefined && same(r, oldOf(r)!))) return;
-  if (rows.length === 0) {
+  const others = (Array.isArray(current) ? current.length : 0) - was.filter((r) => r.entry !== undefined).length;
+  if (rows.length === 0 && others === 0) {
     ed.set(path, undefined);
     return;
   }
@@ -432,12 +556,12 @@ function writeRows<R extends { entry?: number }>(
     return;
   }
   for (const i of [...removed].sort((a, b) => b - a)) ed.set([...path, i], undefined);
-  // What is left of the entries, in order, is the kept rows.
-  const keptRows = rows.filter((r) => r.entry !== undefined).sort((a, b) => a.entry! - b.entry!);
-  keptRows.forEach((row, at) => {
-    const old = oldOf(row)!;
-    if (!same(row, old)) edit([...path, at], row, old, current[row.entry!]);
-  });
+  // An entry kept moves up by the entries removed before it.
+  const after = (i: number) => i - removed.filter((r) => r < i).length;
+  for (const row of rows) {
+    const old = row.entry === undefined ? undefined : oldOf(row);
+    if (old && !same(row, old)) edit([...path, after(row.entry!)], row, old, current[row.entry!]);
+  }
   for (const row of added) ed.set([...path, -1], make(row), true);
 }
 
@@ -582,6 +706,116 @@ function writeParams(ed: Editor, key: string, current: Json | undefined, was: Pa
   );
 }
 
+const sameDirectory = (a: DirectoryRow, b: DirectoryRow) => a.path === b.path && a.filter === b.filter;
+
+// directoryContents is a directory toolbox's contents as a new entry
+// holds them: the path even empty (for the server to name), the filter
+// when there is one.
+function directoryContents(row: DirectoryRow): JsonObject {
+  return row.filter === "" ? { Path: row.path } : { Path: row.path, BasenameFilter: row.filter };
+}
+
+// writeDirectories brings the directory toolboxes of `bashToolboxes` to
+// the rows, each kept entry's path and filter edited in place under the
+// key it spells them with; the single tools between them stay.
+function writeDirectories(ed: Editor, current: Json | undefined, was: DirectoryRow[], rows: DirectoryRow[]) {
+  writeRows(
+    ed,
+    c("bashToolboxes"),
+    current,
+    was,
+    rows,
+    sameDirectory,
+    (at, row, old, entry) => {
+      const body = isObject(entry) ? entry.contents : undefined;
+      if (!isObject(body)) return ed.set([...at, "contents"], directoryContents(row));
+      if (row.path !== old.path) ed.set([...at, "contents", firstKey(body, pathKeys) ?? "Path"], row.path);
+      if (row.filter !== old.filter) ed.set([...at, "contents", firstKey(body, filterKeys) ?? "BasenameFilter"], row.filter === "" ? undefined : row.filter);
+    },
+    (row) => ({ tag: "FileSystemDirectory", contents: directoryContents(row) }),
+  );
+}
+
+const sameArg = (a: ArgRow, b: ArgRow) => a.name === b.name && a.type === b.type && a.description === b.description && a.required === b.required;
+const sameArgs = (a: ArgRow[], b: ArgRow[]) => a.length === b.length && a.every((x, i) => x.key === b[i].key && sameArg(x, b[i]));
+
+const sameClientTool = (a: ClientToolRow, b: ClientToolRow) => a.name === b.name && a.description === b.description && sameArgs(a.args, b.args);
+
+// argSchema is a new argument's schema: its type and description, those
+// given.
+function argSchema(arg: ArgRow): JsonObject {
+  const out: JsonObject = {};
+  if (arg.type !== "") out.type = arg.type;
+  if (arg.description !== "") out.description = arg.description;
+  return out;
+}
+
+const requiredOf = (args: ArgRow[]) => args.filter((a) => a.required).map((a) => a.name);
+
+// parametersOf is the schema of a client tool's arguments, as the server
+// wants it: an object schema, its properties and the names required.
+function parametersOf(args: ArgRow[]): JsonObject {
+  const out: JsonObject = { type: "object", properties: Object.fromEntries(args.map((a) => [a.name, argSchema(a)])) };
+  if (requiredOf(args).length) out.required = requiredOf(args);
+  return out;
+}
+
+function clientToolEntry(row: ClientToolRow): Json {
+  const out: JsonObject = { name: row.name };
+  if (row.description !== "") out.description = row.description;
+  if (row.args.length) out.parameters = parametersOf(row.args);
+  return out;
+}
+
+// writeClientTools brings `clientTools` to the rows, each kept entry's
+// name, description and arguments edited in place (its other keys stay).
+function writeClientTools(ed: Editor, current: Json | undefined, was: ClientToolRow[], rows: ClientToolRow[]) {
+  writeRows(
+    ed,
+    c("clientTools"),
+    current,
+    was,
+    rows,
+    sameClientTool,
+    (at, row, old, entry) => {
+      if (!isObject(entry)) return ed.set(at, clientToolEntry(row));
+      if (row.name !== old.name) ed.set([...at, "name"], row.name);
+      if (row.description !== old.description) ed.set([...at, "description"], row.description === "" ? undefined : row.description);
+      if (!row.locked) writeArgs(ed, [...at, "parameters"], entry.parameters ?? undefined, old.args, row.args);
+    },
+    clientToolEntry,
+  );
+}
+
+// writeArgs brings a client tool's parameters to its arguments: each
+// property renamed, retyped or described in place (its other keys, and
+// the schema's, stay), removed ones gone, new ones appended, `required`
+// written anew when its names change. A schema left with no argument and
+// nothing else goes.
+function writeArgs(ed: Editor, path: JSONPath, current: Json | undefined, was: ArgRow[], want: ArgRow[]) {
+  if (sameArgs(was, want)) return;
+  const bare = !isObject(current) || Object.keys(current).every((k) => ["type", "properties", "required"].includes(k));
+  if (want.length === 0 && bare) return ed.set(path, undefined);
+  if (!isObject(current) || !isObject(current.properties ?? {})) return ed.set(path, parametersOf(want));
+  const props = [...path, "properties"];
+  if (!isObject(current.properties)) ed.set(props, {});
+  const keys = want.flatMap((a) => (a.key === undefined ? [] : [a.key]));
+  for (const a of was) if (a.key !== undefined && !keys.includes(a.key)) ed.set([...props, a.key], undefined);
+  for (const a of want) {
+    const old = was.find((w) => w.key !== undefined && w.key === a.key);
+    if (!old) {
+      ed.set([...props, a.name], argSchema(a));
+      continue;
+    }
+    if (a.name !== old.name) ed.rename([...props, old.name], a.name);
+    if (a.type !== old.type) ed.set([...props, a.name, "type"], a.type === "" ? undefined : a.type);
+    if (a.description !== old.description) ed.set([...props, a.name, "description"], a.description === "" ? undefined : a.description);
+  }
+  const had = Array.isArray(current.required) ? current.required : [];
+  const required = requiredOf(want);
+  if (!sameSet(required, had.filter((r): r is string => typeof r === "string"))) ed.set([...path, "required"], required.length ? required : undefined);
+}
+
 // The form's places an error of the server can name.
 export type FormField =
   | "slug"
@@ -594,7 +828,9 @@ export type FormField =
   | "helpers"
   | "tools"
   | "osTools"
+  | "directories"
   | "mcpServers"
+  | "clientTools"
   | "approvals"
   | "params"
   | "budget"
@@ -612,6 +848,7 @@ const fieldOfKey: Record<string, FormField> = {
   bashToolboxes: "tools",
   osTools: "osTools",
   mcpServers: "mcpServers",
+  clientTools: "clientTools",
   approvals: "approvals",
   params: "params",
   parameters: "params",
@@ -632,19 +869,34 @@ export interface FieldAt {
 }
 
 // The form's fields whose keys an error may name.
-const keyed: FormField[] = ["budget", "mcpServers", "params"];
+const keyed: FormField[] = ["budget", "mcpServers", "clientTools", "params", "directories"];
+
+// The keys of a directory toolbox's contents, as its row names them.
+const directoryKeys: Record<string, string> = { Path: "path", path: "path", BasenameFilter: "filter", basenameFilter: "filter" };
 
 // formFieldOf maps the field a server's error names
 // (`contents.approvals[1].tool`, `contents.mcpServers[0].contents.url`)
 // to the form's field; undefined for a field the form does not show (the
-// JSON editor marks it).
-export function formFieldOf(field: string | undefined): FieldAt | undefined {
+// JSON editor marks it). The definition refused tells an entry of
+// `bashToolboxes` that is a directory toolbox, whose index is then its
+// row's, from a single tool.
+export function formFieldOf(field: string | undefined, definition?: string): FieldAt | undefined {
   const m = field && /^contents\.([A-Za-z]+)(?:\[(\d+)\])?(?:\.contents)?(?:\.([A-Za-z]+))?/.exec(field);
   if (!m) return undefined;
-  const f = fieldOfKey[m[1]];
+  let f = fieldOfKey[m[1]];
   if (!f) return undefined;
+  let index = m[2] === undefined ? undefined : Number(m[2]);
+  let key: string | undefined = m[3];
+  if (f === "tools" && index !== undefined && definition !== undefined) {
+    const boxes = contentsOf(definition)?.bashToolboxes;
+    if (Array.isArray(boxes) && isDirectory(boxes[index])) {
+      f = "directories";
+      index = boxes.slice(0, index).filter(isDirectory).length;
+      key = key === undefined ? undefined : (directoryKeys[key] ?? key);
+    }
+  }
   const at: FieldAt = { field: f };
-  if (m[2] !== undefined) at.index = Number(m[2]);
-  if (keyed.includes(f) && m[3] !== undefined) at.key = m[3];
+  if (index !== undefined) at.index = index;
+  if (keyed.includes(f) && key !== undefined) at.key = key;
   return at;
 }
