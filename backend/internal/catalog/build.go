@@ -245,11 +245,12 @@ func (a *Agent) checkApprovals() []*agentfile.Error {
 	return out
 }
 
-// mcpName reports whether name is under the prefix of one of the agent's
-// MCP servers.
+// mcpName reports whether name is a tool name under the prefix of one of
+// the agent's MCP servers: the prefix and something after it (the bare
+// prefix names no tool, and an approval of it would hold nothing).
 func (a *Agent) mcpName(name string) bool {
 	for _, box := range a.mcp {
-		if strings.HasPrefix(name, mcptools.ToolName(box.Name(), "")) {
+		if prefix := mcptools.ToolName(box.Name(), ""); len(name) > len(prefix) && strings.HasPrefix(name, prefix) {
 			return true
 		}
 	}

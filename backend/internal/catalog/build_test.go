@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/agents-os/agents/backend/internal/agentfile"
+	"github.com/agents-os/agents/backend/internal/mcptools"
 	"github.com/agents-os/agents/backend/internal/session"
 	"github.com/agents-os/agents/backend/internal/tool"
 )
@@ -85,6 +86,39 @@ func TestApprovalsNamingUnknownToolsRefuseTheAgent(t *testing.T) {
 	problems := cat.Snapshot().Errors
 	if len(problems) != 1 || problems[0].Field != "contents.approvals[0].tool" || !strings.Contains(problems[0].Reason, `no tool "ask_usr"`) {
 		t.Errorf("problems = %v, want one about ask_usr", problems)
+	}
+}
+
+// An MCP server's tools are known only once it runs, so an approval may
+// name any tool under its prefix; the bare prefix names none.
+func TestApprovalsOfMCPToolsNeedAToolName(t *testing.T) {
+	dir := t.TempDir()
+	write := func(slug, tool string) string {
+		path := filepath.Join(dir, slug+".json")
+		writeFile(t, path, `{"tag": "OpenAIAgentDescription", "contents": {
+			"slug": "`+slug+`", "flavor": "OpenAIv1", "modelUrl": "https://example.test/v1", "modelName": "m",
+			"mcpServers": [{"tag": "McpSimpleBinary", "contents": {"name": "files", "executable": "/bin/true", "args": []}}],
+			"approvals": [{"tool": "`+tool+`", "approval": "always"}]}}`, 0o644)
+		return path
+	}
+	good := write("named", "mcp_files_write")
+	bare := write("bare", "mcp_files_")
+	set := agentfile.Loader{WorkDir: dir}.Load([]string{good, bare}, nil)
+	if err := set.Err(); err != nil {
+		t.Fatal(err)
+	}
+	pool := mcptools.NewPool(mcptools.Options{})
+	defer pool.Close()
+	cat := New(context.Background(), func() *agentfile.Set { return set }, Options{MCP: pool})
+	if _, err := cat.Get("named"); err != nil {
+		t.Errorf("named: %v, want it loaded", err)
+	}
+	if _, err := cat.Get("bare"); err == nil {
+		t.Error("bare loaded, want it refused")
+	}
+	problems := cat.Snapshot().Errors
+	if len(problems) != 1 || problems[0].Field != "contents.approvals[0].tool" || !strings.Contains(problems[0].Reason, `no tool "mcp_files_"`) {
+		t.Errorf("problems = %v, want one about mcp_files_", problems)
 	}
 }
 
