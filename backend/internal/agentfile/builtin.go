@@ -61,6 +61,10 @@ type BuiltinToolbox struct {
 	Sandbox FileSandbox
 	// Lua is what a LuaToolbox's scripts may use besides files.
 	Lua LuaLimits
+
+	// Toolgroup, when set, is the group of an on-demand toolbox, as for
+	// a bash toolbox.
+	Toolgroup string
 }
 
 // LuaLimits bound a LuaToolbox's scripts.
@@ -267,7 +271,8 @@ func (d *decoder) builtinToolbox(kind, field string, raw json.RawMessage, where 
 			d.warnf(c.field("FileSandbox"), "no file sandbox allows any path: every file and directory the toolbox is asked for is refused")
 		}
 	}
-	d.warnUnread(c, lifecycleField)
+	box.Toolgroup = d.activation(c)
+	d.warnLifetime(c)
 	return box
 }
 

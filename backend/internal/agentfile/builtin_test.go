@@ -58,7 +58,7 @@ func TestBuiltinToolboxesLoadAsAgentsExeWritesThem(t *testing.T) {
 	}
 
 	ro := set.Get("guidelines").BuiltinToolboxes
-	if ro[0].Sqlite.Access != SqliteReadOnly || ro[1].Sqlite.Access != SqliteVersioned || ro[2].Sandbox.MaxFileSize != 1024 || ro[2].Sandbox.Name != "docs" {
+	if ro[0].Sqlite.Access != SqliteReadOnly || ro[1].Sqlite.Access != SqliteVersioned || ro[1].Toolgroup != "" || ro[2].Sandbox.MaxFileSize != 1024 || ro[2].Sandbox.Name != "docs" {
 		t.Errorf("guidelines toolboxes = %+v", ro)
 	}
 
@@ -69,7 +69,6 @@ func TestBuiltinToolboxesLoadAsAgentsExeWritesThem(t *testing.T) {
 		"builtin/file-system-tester.json: contents.builtinToolboxes[0].contents.Capabilities[8]": `capability "list-sessions" is not offered by this server`,
 		"builtin/file-system-tester.json: contents.builtinToolboxes[1].contents.Capabilities[5]": `capability "scaffold-tool" is not offered by this server; the toolbox is offered without it`,
 		"builtin/readonly.json: contents.builtinToolboxes[1].contents.path":                      "does not exist",
-		"builtin/readonly.json: contents.builtinToolboxes[1].contents.activation":                "not supported by this server; ignored",
 		"builtin/readonly.json: contents.builtinToolboxes[3].contents.capabilities[0]":           `capability "env-vars" is not offered`,
 		"builtin/readonly.json: contents.builtinToolboxes[3].contents.capabilities":              "the toolbox offers no tool",
 	}

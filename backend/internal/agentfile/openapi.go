@@ -67,6 +67,9 @@ type APIToolbox struct {
 	// AllowedMethods, for PostgREST, are the HTTP methods offered as
 	// tools, upper-case; empty: GET, HEAD and OPTIONS.
 	AllowedMethods []string
+	// Toolgroup, when set, is the group of an on-demand toolbox, as for
+	// a bash toolbox.
+	Toolgroup string
 }
 
 // EndpointFilter is a predicate on an API's endpoints, in agents-exe's
@@ -283,7 +286,8 @@ func (d *decoder) apiToolbox(o *object, kind APIKind, where places, params []Par
 			}
 		}
 	}
-	d.warnUnread(o, lifecycleField)
+	box.Toolgroup = d.activation(o)
+	d.warnLifetime(o)
 	return box
 }
 

@@ -8,18 +8,27 @@ import (
 	"strings"
 )
 
-// lifecycleField reports the agents-exe toolbox fields about resource
-// lifetime and progressive disclosure, which this server does not
-// implement for a toolbox that does not read them (bash toolboxes and
-// MCP servers read their activation: see activation.go). Both the
-// capitalised keys agents-exe decodes and the lower-case ones its
-// documentation shows are recognised.
-func lifecycleField(key string) bool {
-	switch key {
-	case "Lifetime", "Activation", "lifetime", "activation":
-		return true
+// lifetimeFields are agents-exe's "Lifetime" toolbox key, capitalised
+// as its records would decode it and in lower case as its examples write
+// it. Its decoder reads neither (the examples write "conversation"), and
+// here how long a toolbox lives is its kind's: each is warned of, and
+// ignored. See warnLifetime.
+func lifetimeFields() []unsupportedField {
+	const cost = "how long a toolbox lives is its kind's here: " +
+		"a bash, Lua, system or developer tool and an HTTP API keep nothing between calls, " +
+		"a versioned SQLite database is a copy per session, " +
+		"an MCP server one process or connection shared by the sessions"
+	return []unsupportedField{{name: "Lifetime", cost: cost}, {name: "lifetime", cost: cost}}
+}
+
+// warnLifetime warns of a toolbox's lifetime, then of every other key
+// of o nobody read: call it once the toolbox's known keys are read.
+func (d *decoder) warnLifetime(o *object) {
+	if o == nil {
+		return
 	}
-	return false
+	d.warnUnsupported(o, lifetimeFields())
+	d.warnUnread(o, noIgnoredFields)
 }
 
 // bashToolboxes reads "bashToolboxes": a list of tagged entries,
@@ -87,7 +96,7 @@ func (d *decoder) directoryToolbox(field string, raw json.RawMessage, where plac
 	c.get("Root")
 	c.get("root")
 	box.Toolgroup = d.activation(c)
-	d.warnUnread(c, lifecycleField)
+	d.warnLifetime(c)
 	if d.failed() {
 		return BashToolbox{}, nil
 	}
@@ -123,7 +132,7 @@ func (d *decoder) singleTool(field string, raw json.RawMessage, where places) Ba
 		}
 		written = d.nonEmptyString(pathField, pathRaw)
 		group = d.activation(c)
-		d.warnUnread(c, lifecycleField)
+		d.warnLifetime(c)
 	}
 	if d.failed() {
 		return BashToolbox{}
@@ -190,7 +199,7 @@ func (d *decoder) mcpServers(c *object) []MCPServer {
 		}
 		seen[server.Name] = true
 		server.Toolgroup = d.activation(body)
-		d.warnUnread(body, lifecycleField)
+		d.warnLifetime(body)
 		d.warnUnread(entry, noIgnoredFields)
 		servers = append(servers, server)
 	}

@@ -14,7 +14,8 @@ import (
 	"github.com/agents-os/agents/backend/internal/tool"
 )
 
-// addBuiltin offers the tools of the agent's builtin toolboxes; bash is
+// addBuiltin offers the tools of the agent's builtin toolboxes, those of
+// an on-demand one in its toolgroup (see disclosure.go); bash is
 // what the agent's bash tools run with, and so do its commands (the
 // sandbox's policy included).
 func (a *Agent) addBuiltin(file *agentfile.Agent, opts Options, bash tool.BashRuntime, report func(string, error)) {
@@ -35,14 +36,14 @@ func (a *Agent) addBuiltin(file *agentfile.Agent, opts Options, bash tool.BashRu
 				continue
 			}
 			for _, t := range tools {
-				a.add(t, report)
+				a.addIn(box.Toolgroup, t, report)
 			}
 		case agentfile.SystemToolboxKind:
-			a.add(systools.New(box, systools.Runtime{WorkDir: workDir, PassEnv: file.PassEnv, Reaper: bash.Reaper, Sandbox: bash.Sandbox, Policy: bash.Policy}), report)
+			a.addIn(box.Toolgroup, systools.New(box, systools.Runtime{WorkDir: workDir, PassEnv: file.PassEnv, Reaper: bash.Reaper, Sandbox: bash.Sandbox, Policy: bash.Policy}), report)
 		case agentfile.DeveloperToolboxKind:
-			a.add(devtools.New(box, workDir), report)
+			a.addIn(box.Toolgroup, devtools.New(box, workDir), report)
 		case agentfile.LuaToolboxKind:
-			a.add(luatool.New(box, workDir, a.toolForScript), report)
+			a.addIn(box.Toolgroup, luatool.New(box, workDir, a.toolForScript), report)
 		}
 	}
 }

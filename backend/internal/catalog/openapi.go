@@ -9,7 +9,8 @@ import (
 )
 
 // addAPIToolboxes offers the operations of the agent's HTTP APIs
-// (openApiToolboxes, postgrestToolboxes). Each description is read now;
+// (openApiToolboxes, postgrestToolboxes), those of an on-demand toolbox
+// in its toolgroup (see disclosure.go). Each description is read now;
 // one that cannot be read is a load problem naming its toolbox, and the
 // agent goes without its tools.
 func (a *Agent) addAPIToolboxes(ctx context.Context, file *agentfile.Agent, opts Options, report func(string, error)) {
@@ -26,7 +27,7 @@ func (a *Agent) addAPIToolboxes(ctx context.Context, file *agentfile.Agent, opts
 				report(box.Field, fmt.Errorf("tool %q is not offered: a tool name is at most 64 letters, digits, - and _ (give the toolbox a shorter \"name\", or leave the operation out with a \"filter\")", name))
 				continue
 			}
-			a.add(t, report)
+			a.addIn(box.Toolgroup, t, report)
 		}
 	}
 }

@@ -2,6 +2,8 @@ package server_test
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -138,4 +140,88 @@ func TestOnDemandToolsAndSkillsAreDisclosedAsTheModelAsks(t *testing.T) {
 	if got := lastTurn(s).GetLlm().GetText(); got != "reviewed" {
 		t.Errorf("the skill's run ended with %q, want the model to have run the script and read the file", got)
 	}
+}
+
+// An on-demand SQLite toolbox (agents-exe's "Activation" in a builtin
+// toolbox) is disclosed as a bash toolbox is: its query tool is not
+// offered, and a call of it is refused, until meta_activate_tool names
+// its group; from the next step on it is offered and answers, and still
+// after a restart of the server, since the group is the history's.
+func TestAnOnDemandSQLiteToolboxIsOfferedOnceItsGroupIsActive(t *testing.T) {
+	t.Parallel()
+	agents := filepath.Join(t.TempDir(), "agents")
+	if err := os.MkdirAll(agents, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(agents, "keeper.json"), []byte(`{"tag": "OpenAIAgentDescription", "contents": {
+		"slug": "keeper", "flavor": "OpenAIv1", "modelUrl": "https://models.invalid/v1", "apiKeyId": "kimi", "modelName": "test-model",
+		"systemPrompt": "You are the notes keeper.",
+		"builtinToolboxes": [
+			{"tag": "SqliteToolbox", "contents": {"Name": "notes", "Description": "The team's notes.",
+				"Versioning": {"tag": "SqliteReadWrite", "path": "notes.db"},
+				"Activation": {"tag": "on-demand", "toolgroup": "notes"}}},
+			{"tag": "SystemToolbox", "contents": {"Name": "sys", "Capabilities": ["date"]}}]}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	step := func(user, result string, reply fakellm.Reply) fakellm.Rule {
+		no := false
+		m := fakellm.Match{SystemContains: "the notes keeper"}
+		if user != "" {
+			m.UserContains, m.LastIsToolResult = user, &no
+		} else {
+			m.ToolResultContains = result
+		}
+		return fakellm.Rule{Times: 1, Match: m, Reply: reply}
+	}
+	query := call("sqlite_notes_query", `{"sql": "SELECT 40 + 2 AS n"}`)
+	e := start(t, fakellm.Rules{Rules: []fakellm.Rule{
+		step("count the notes", "", query),
+		step("", `unknown tool "sqlite_notes_query"`, call("meta_activate_tool", `{"toolgroup": "notes"}`)),
+		step("", "Toolgroup 'notes' activated", query),
+		step("", `[[42]]`, fakellm.Reply{Text: "42 notes"}),
+		step("again", "", query),
+		step("", `[[42]]`, fakellm.Reply{Text: "still 42"}),
+	}, Default: &fakellm.Reply{Text: "ok"}}, withAgentsDir(agents))
+
+	id := e.create("keeper", "count the notes").GetMeta().GetId()
+	s := e.wait(id)
+	reqs := e.model.Requests()
+	if len(reqs) != 4 {
+		t.Fatalf("the run made %d model requests, want 4: %v", len(reqs), lastTurn(s))
+	}
+	offered := func(i int, name string, want bool) {
+		t.Helper()
+		if got := slices.Contains(reqs[i].ToolNames(), name); got != want {
+			t.Errorf("request %d: %s offered = %v, want %v (tools %v)", i, name, got, want, reqs[i].ToolNames())
+		}
+	}
+	offered(0, "sqlite_notes_query", false)
+	offered(0, "meta_activate_tool", true)
+	offered(0, "system_sys_system_info", true)
+	offered(1, "sqlite_notes_query", false)
+	offered(2, "sqlite_notes_query", true)
+	offered(2, "meta_deactivate_tool", true)
+	offered(3, "sqlite_notes_query", true)
+	var statuses []agentsv1.ToolResultStatus
+	for _, turn := range s.GetTurns() {
+		for _, r := range turn.GetUser().GetToolResults() {
+			statuses = append(statuses, r.GetStatus())
+		}
+	}
+	ok, failed := agentsv1.ToolResultStatus_TOOL_RESULT_STATUS_OK, agentsv1.ToolResultStatus_TOOL_RESULT_STATUS_ERROR
+	if !slices.Equal(statuses, []agentsv1.ToolResultStatus{failed, ok, ok}) {
+		t.Errorf("tool results = %v, want the refused call, the activation and the query", statuses)
+	}
+	if got := lastTurn(s).GetLlm().GetText(); got != "42 notes" {
+		t.Errorf("the run ended with %q, want the query's answer", got)
+	}
+
+	e.restart()
+	before := len(e.model.Requests())
+	e.post(id, "again")
+	if got := lastTurn(e.wait(id)).GetLlm().GetText(); got != "still 42" {
+		t.Errorf("after a restart the run ended with %q, want the query to have answered", got)
+	}
+	reqs = e.model.Requests()[before:]
+	offered(0, "sqlite_notes_query", true)
 }
