@@ -145,6 +145,25 @@ func (s *ledgered) FinishCommand(ctx context.Context, id, result string, at time
 	return ok, err
 }
 
+// dyingTTL is the lease of the fleets whose holder dies as it finishes a
+// command: long enough that a loaded machine renews it before it lapses
+// (with 500 ms, a renewal late under load let the other server take the
+// session and apply the command itself, and the test waited for ever for
+// a death that could not come), short enough that the survivor takes the
+// session soon after.
+const dyingTTL = 2 * time.Second
+
+// awaitUnwritten waits until m applied a command and died before it could
+// say so.
+func awaitUnwritten(t *testing.T, m *member) {
+	t.Helper()
+	select {
+	case <-m.db.unwritten:
+	case <-time.After(time.Minute):
+		t.Fatal("the holder applied no command within a minute: its lease lapsed first, and the other server applied it")
+	}
+}
+
 // crossFleet starts the named members of a fleet sharing a ledger.
 func crossFleet(t *testing.T, ttl time.Duration, names ...string) (*fleet, *ledger, map[string]*member) {
 	t.Helper()
@@ -629,7 +648,7 @@ func TestAnIdempotentPostRetriedThroughAThirdServerGetsTheFirstAnswer(t *testing
 
 func TestACommandIsNotAppliedTwiceWhenItsHolderDiesBeforeFinishingIt(t *testing.T) {
 	t.Parallel()
-	f, l, on := crossFleet(t, 500*time.Millisecond, "a", "b")
+	f, l, on := crossFleet(t, dyingTTL, "a", "b")
 	ctx := context.Background()
 	id := on["a"].createEmpty(t, "bench")
 	a, b := on["a"], on["b"]
@@ -645,7 +664,7 @@ func TestACommandIsNotAppliedTwiceWhenItsHolderDiesBeforeFinishingIt(t *testing.
 	}()
 	// a applied the post and dies before it could say so; its lease
 	// expires, and b takes the session.
-	<-a.db.unwritten
+	awaitUnwritten(t, a)
 	a.crash()
 	got := <-answered
 	if got.err != nil {
@@ -671,7 +690,7 @@ func TestACommandIsNotAppliedTwiceWhenItsHolderDiesBeforeFinishingIt(t *testing.
 // command, so the next holder applying it again finds the copy made.
 func TestAForkIsNotMadeTwiceWhenItsHolderDiesBeforeFinishingIt(t *testing.T) {
 	t.Parallel()
-	f, l, on := crossFleet(t, 500*time.Millisecond, "a", "b")
+	f, l, on := crossFleet(t, dyingTTL, "a", "b")
 	ctx := context.Background()
 	a, b := on["a"], on["b"]
 	id := a.create(t, "bench", "hello")
@@ -686,7 +705,7 @@ func TestAForkIsNotMadeTwiceWhenItsHolderDiesBeforeFinishingIt(t *testing.T) {
 		v, err := b.run.ForkSession(ctx, "me", id, runner.ForkRequest{})
 		answered <- answer{v, err}
 	}()
-	<-a.db.unwritten
+	awaitUnwritten(t, a)
 	a.crash()
 	got := <-answered
 	if got.err != nil {
