@@ -145,13 +145,13 @@ func (s *ledgered) FinishCommand(ctx context.Context, id, result string, at time
 	return ok, err
 }
 
-// dyingTTL is the lease of the fleets whose holder dies as it finishes a
-// command: long enough that a loaded machine renews it before it lapses
-// (with 500 ms, a renewal late under load let the other server take the
-// session and apply the command itself, and the test waited for ever for
-// a death that could not come), short enough that the survivor takes the
-// session soon after.
-const dyingTTL = 2 * time.Second
+// crashTTL is the lease of the fleets whose tests crash the holder of a
+// session after another server forwarded it a command: long enough that
+// a loaded machine renews it before it lapses, short enough that a
+// survivor takes the session soon after the crash. With 500 ms, a renewal
+// late under load let the other server take the session and apply the
+// command itself, and a test waited for a forwarding that never came.
+const crashTTL = 2 * time.Second
 
 // awaitUnwritten waits until m applied a command and died before it could
 // say so.
@@ -648,7 +648,7 @@ func TestAnIdempotentPostRetriedThroughAThirdServerGetsTheFirstAnswer(t *testing
 
 func TestACommandIsNotAppliedTwiceWhenItsHolderDiesBeforeFinishingIt(t *testing.T) {
 	t.Parallel()
-	f, l, on := crossFleet(t, dyingTTL, "a", "b")
+	f, l, on := crossFleet(t, crashTTL, "a", "b")
 	ctx := context.Background()
 	id := on["a"].createEmpty(t, "bench")
 	a, b := on["a"], on["b"]
@@ -690,7 +690,7 @@ func TestACommandIsNotAppliedTwiceWhenItsHolderDiesBeforeFinishingIt(t *testing.
 // command, so the next holder applying it again finds the copy made.
 func TestAForkIsNotMadeTwiceWhenItsHolderDiesBeforeFinishingIt(t *testing.T) {
 	t.Parallel()
-	f, l, on := crossFleet(t, dyingTTL, "a", "b")
+	f, l, on := crossFleet(t, crashTTL, "a", "b")
 	ctx := context.Background()
 	a, b := on["a"], on["b"]
 	id := a.create(t, "bench", "hello")
@@ -771,7 +771,7 @@ func TestACommandWhoseHolderLetsTheSessionGoIsAppliedByTheServerWaiting(t *testi
 // mail.
 func TestACommandWhoseServersBothDiedIsAppliedByAServerLeft(t *testing.T) {
 	t.Parallel()
-	f, l, on := crossFleet(t, 500*time.Millisecond, "a", "b", "c")
+	f, l, on := crossFleet(t, crashTTL, "a", "b", "c")
 	ctx := context.Background()
 	a, b := on["a"], on["b"]
 	id := a.createEmpty(t, "bench")
@@ -809,7 +809,7 @@ func TestACommandWhoseServersBothDiedIsAppliedByAServerLeft(t *testing.T) {
 // after them, in the order they came, not before.
 func TestARequestForASessionWithStrandedCommandsIsAppliedAfterThem(t *testing.T) {
 	t.Parallel()
-	f, l, on := crossFleet(t, 500*time.Millisecond, "a", "b", "c")
+	f, l, on := crossFleet(t, crashTTL, "a", "b", "c")
 	ctx := context.Background()
 	a, b, c := on["a"], on["b"], on["c"]
 	id := a.createEmpty(t, "bench")
