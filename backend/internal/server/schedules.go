@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"connectrpc.com/connect"
@@ -115,7 +116,9 @@ func (h *scheduleService) UpdateSchedule(ctx context.Context, req *connect.Reque
 		return nil, err
 	}
 	v, err := h.s.runner.UpdateSchedule(ctx, scheduleOwner(ctx), m.GetScheduleId(), func(spec *schedule.Spec, enabled *bool) error {
-		patchSchedule(m, spec, enabled)
+		if err := patchSchedule(m, spec, enabled); err != nil {
+			return err
+		}
 		if m.Budget != nil {
 			spec.Budget = b
 		}
@@ -127,8 +130,25 @@ func (h *scheduleService) UpdateSchedule(ctx context.Context, req *connect.Reque
 	return connect.NewResponse(&agentsv1.UpdateScheduleResponse{Schedule: scheduleOf(v)}), nil
 }
 
-// patchSchedule applies to spec what an update sets.
-func patchSchedule(m *agentsv1.UpdateScheduleRequest, spec *schedule.Spec, enabled *bool) {
+// patchSchedule applies to spec what an update sets. An update names at
+// most one target and one timing: given two, which one it meant is not
+// for the server to guess.
+func patchSchedule(m *agentsv1.UpdateScheduleRequest, spec *schedule.Spec, enabled *bool) error {
+	if m.Agent != nil && m.SessionId != nil {
+		return errs.Invalid(errs.CodeInvalidArgument, "agent: give agent or session_id, not both").With("field", "agent")
+	}
+	var timings []string
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{{"cron", m.Cron != nil}, {"every", m.Every != nil}, {"at", m.At != nil}} {
+		if f.set {
+			timings = append(timings, f.name)
+		}
+	}
+	if len(timings) > 1 {
+		return errs.Invalid(errs.CodeInvalidArgument, "%s: give one of cron, every and at, not %s", timings[0], strings.Join(timings, " and ")).With("field", timings[0])
+	}
 	if m.Name != nil {
 		spec.Name = m.GetName()
 	}
@@ -165,6 +185,7 @@ func patchSchedule(m *agentsv1.UpdateScheduleRequest, spec *schedule.Spec, enabl
 	if m.GetMissed() != agentsv1.ScheduleMissed_SCHEDULE_MISSED_UNSPECIFIED {
 		spec.Missed = missedOf(m.GetMissed())
 	}
+	return nil
 }
 
 func (h *scheduleService) DeleteSchedule(ctx context.Context, req *connect.Request[agentsv1.DeleteScheduleRequest]) (*connect.Response[agentsv1.DeleteScheduleResponse], error) {
