@@ -253,12 +253,22 @@ func (d *decoder) checkSlug(field, slug string) {
 	if d.failed() {
 		return
 	}
+	if err := CheckSlug(slug); err != nil {
+		d.failf(field, "%s", err)
+	}
+}
+
+// CheckSlug says what keeps slug from being an agent's, nil when nothing
+// does: for a request that names an agent it need not find loaded (an
+// import binds sessions to it), a slug no agent can have is a mistake.
+func CheckSlug(slug string) error {
 	switch {
 	case !slugPattern.MatchString(slug):
-		d.failf(field, "%q: use only letters, digits, \"-\" and \"_\" (the slug names the tool prompt_agent_<slug>)", slug)
+		return fmt.Errorf("%q: use only letters, digits, \"-\" and \"_\" (the slug names the tool prompt_agent_<slug>)", slug)
 	case len(slug) > maxSlugLength:
-		d.failf(field, "%q is %d characters; at most %d fit in the tool name prompt_agent_<slug>", slug, len(slug), maxSlugLength)
+		return fmt.Errorf("%q is %d characters; at most %d fit in the tool name prompt_agent_<slug>", slug, len(slug), maxSlugLength)
 	}
+	return nil
 }
 
 func (d *decoder) checkModelURL(field, raw string) {
