@@ -143,7 +143,7 @@ func (l Loader) ParseFile(path string) (*Agent, []*Error, error) {
 func parse(data []byte, file, workDir string) (p *parsed, warnings []*Error, err *Error, notAgent bool) {
 	p, warnings, err, notAgent = parseIn(data, places{fileDir: filepath.Dir(file), workDir: workDir})
 	if p != nil {
-		p.agent.File = file
+		p.agent.File, p.agent.Shown = file, displayPath(workDir, file)
 	}
 	return p, warnings, err, notAgent
 }

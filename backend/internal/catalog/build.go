@@ -90,7 +90,7 @@ func buildAgent(ctx context.Context, lookup func(string) *agentfile.Agent, file 
 	a.resolveCompaction(opts.Compaction)
 	var problems []*agentfile.Error
 	report := func(field string, err error) {
-		e := toLoadError(file.File, field, err)
+		e := toLoadError(file.Shown, field, err)
 		if file.File == "" {
 			e.Agent = file.Slug
 		}
@@ -228,7 +228,7 @@ func (a *Agent) checkApprovals() []*agentfile.Error {
 			t, ok = a.metaTool(p.Tool)
 		}
 		if !ok && !a.mcpName(p.Tool) {
-			out = append(out, &agentfile.Error{File: a.File, Agent: a.storedSlug(), Field: fmt.Sprintf("contents.approvals[%d].tool", i),
+			out = append(out, &agentfile.Error{File: a.Shown, Agent: a.storedSlug(), Field: fmt.Sprintf("contents.approvals[%d].tool", i),
 				Reason: fmt.Sprintf("the agent has no tool %q; it is not loaded, so that no call meant to wait for approval runs unchecked", p.Tool)})
 			continue
 		}
@@ -237,7 +237,7 @@ func (a *Agent) checkApprovals() []*agentfile.Error {
 				break
 			}
 			if why := tool.ArgumentProblem(t.Spec(), r.Arg); why != "" {
-				out = append(out, &agentfile.Error{File: a.File, Agent: a.storedSlug(), Field: fmt.Sprintf("contents.approvals[%d].when", i),
+				out = append(out, &agentfile.Error{File: a.Shown, Agent: a.storedSlug(), Field: fmt.Sprintf("contents.approvals[%d].when", i),
 					Reason: fmt.Sprintf("the rule on %q can never match: %s; the agent is not loaded, so that no call meant to wait for approval runs unchecked", r.Arg, why)})
 			}
 		}
