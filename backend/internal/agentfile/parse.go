@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+
+	"github.com/agents-os/agents/backend/internal/jsoncheck"
 )
 
 // AgentTag is the "tag" every agent file carries.
@@ -142,6 +144,12 @@ func (l Loader) ParseFile(path string) (*Agent, []*Error, error) {
 // warnings come back without File; the caller knows how to show it.
 func parse(data []byte, file, workDir string) (p *parsed, warnings []*Error, err *Error, notAgent bool) {
 	p, warnings, err, notAgent = parseIn(data, places{fileDir: filepath.Dir(file), workDir: workDir})
+	// agents-exe takes a key given twice at its last value, so a file may
+	// hold one and still load; the API refuses such a definition, so the
+	// file says so before it is stored.
+	if field, twice := jsoncheck.RepeatedKey(data); twice && !notAgent {
+		warnings = append(warnings, &Error{Field: field, Reason: "is given twice; the last value is used (give each key once: the API refuses to store it so)"})
+	}
 	if p != nil {
 		p.agent.File, p.agent.Shown = file, displayPath(workDir, file)
 	}
