@@ -176,6 +176,7 @@ func buildAgent(ctx context.Context, lookup func(string) *agentfile.Agent, file 
 	a.addAPIToolboxes(ctx, file, opts, report)
 	a.addSkills(ctx, file, bash, opts.within, report)
 	a.finishGroups()
+	a.checkScriptTools(file)
 	a.withBuildWarnings()
 	if unknown := a.checkApprovals(); len(unknown) > 0 {
 		// A policy on a tool the agent lacks is most likely a misspelt
@@ -243,6 +244,35 @@ func (a *Agent) checkApprovals() []*agentfile.Error {
 		}
 	}
 	return out
+}
+
+// checkScriptTools warns of each name a LuaToolbox's allowedTools gives
+// that is none of the agent's tools: most likely a misspelt name, whose
+// calls from a script could only be not-found. A helper under
+// agents-exe's io_ name is the helper's tool; an MCP tool is known only
+// once its server runs, so any name under a server's prefix is taken.
+func (a *Agent) checkScriptTools(file *agentfile.Agent) {
+	for i, box := range file.BuiltinToolboxes {
+		if box.Kind != agentfile.LuaToolboxKind {
+			continue
+		}
+		for j, name := range box.Lua.AllowedTools {
+			if _, ok := a.byName[name]; ok {
+				continue
+			}
+			if h, ok := strings.CutPrefix(name, "io_"+tool.HelperPrefix); ok {
+				if _, ok := a.byName[tool.HelperPrefix+h]; ok {
+					continue
+				}
+			}
+			if _, ok := a.metaTool(name); ok || a.mcpName(name) {
+				continue
+			}
+			a.groups.warnings = append(a.groups.warnings, &agentfile.Error{File: file.Shown, Agent: a.storedSlug(),
+				Field:  fmt.Sprintf("contents.builtinToolboxes[%d].contents.allowedTools[%d]", i, j),
+				Reason: fmt.Sprintf("the agent has no tool %q: a script's call of it is not-found", name)})
+		}
+	}
 }
 
 // mcpName reports whether name is under the prefix of one of the agent's
