@@ -65,6 +65,9 @@ func (h *scheduleService) CreateSchedule(ctx context.Context, req *connect.Reque
 	if err != nil {
 		return nil, err
 	}
+	if err := scheduleMessage(m.GetMessage()); err != nil {
+		return nil, err
+	}
 	msg := message(m.GetMessage())
 	spec := schedule.Spec{
 		Name: m.GetName(), Agent: m.GetAgent(), SessionID: m.GetSessionId(),
@@ -130,6 +133,17 @@ func (h *scheduleService) UpdateSchedule(ctx context.Context, req *connect.Reque
 	return connect.NewResponse(&agentsv1.UpdateScheduleResponse{Schedule: scheduleOf(v)}), nil
 }
 
+// scheduleMessage refuses what a schedule's message cannot keep: a
+// firing never interrupts a run (with overlap queue, its message joins
+// the run at its next step), so an interrupting one would be stored
+// without it.
+func scheduleMessage(m *agentsv1.Message) error {
+	if m.GetInterrupt() {
+		return errs.Invalid(errs.CodeInvalidArgument, "message.interrupt: a schedule's message does not interrupt a run (with overlap queue it joins the run at its next step); leave interrupt out").With("field", "message.interrupt")
+	}
+	return nil
+}
+
 // patchSchedule applies to spec what an update sets. An update names at
 // most one target and one timing: given two, which one it meant is not
 // for the server to guess.
@@ -170,6 +184,9 @@ func patchSchedule(m *agentsv1.UpdateScheduleRequest, spec *schedule.Spec, enabl
 		spec.Timezone = m.GetTimezone()
 	}
 	if m.Message != nil {
+		if err := scheduleMessage(m.GetMessage()); err != nil {
+			return err
+		}
 		msg := message(m.GetMessage())
 		spec.Text, spec.Attachments = msg.Text, msg.Attachments
 	}
