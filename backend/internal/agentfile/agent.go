@@ -82,7 +82,11 @@ type Agent struct {
 	// under several names, each narrowed its own way.
 	HelperTools []HelperTool
 
-	File   string // absolute path of the agent file
+	File string // absolute path of the agent file
+	// Shown is File as messages show it: relative to the working
+	// directory when inside it. The problems found later, as the tools
+	// are built, name the file as the loader's own do.
+	Shown  string
 	Parent string // slug of the agent that first declared it as a helper; "" for roots
 
 	// Warnings are the problems found in the agent's file that did not

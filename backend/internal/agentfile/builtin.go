@@ -435,7 +435,7 @@ func (d *decoder) databasePath(field, written string, access SqliteAccess, where
 	case info != nil && info.IsDir():
 		d.failf(field, "%q is a directory, not a database file", written)
 	case info == nil && access == SqliteReadOnly:
-		d.failf(field, "%q does not exist: a read-only database must", written)
+		d.failf(field, "%q does not exist: a read-only database must exist when the agent loads (SqliteReadWrite creates a missing one)", written)
 	case info == nil:
 		if dir, err := statDir(filepath.Dir(path)); err != nil || !dir {
 			d.failf(field, "%q cannot be created: its folder %s does not exist", written, filepath.Dir(path))

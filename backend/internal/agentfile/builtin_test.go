@@ -92,7 +92,7 @@ func TestBuiltinToolboxErrorsNameTheField(t *testing.T) {
 		{"no name", `{"tag": "SystemToolbox", "contents": {"Capabilities": ["date"]}}`, "contents.builtinToolboxes[0].contents.Name", "required field is missing"},
 		{"bad name", `{"tag": "SystemToolbox", "contents": {"Name": "my box", "Capabilities": ["date"]}}`, "contents.builtinToolboxes[0].contents.Name", "system_my box_system_info"},
 		{"unknown capability", `{"tag": "SystemToolbox", "contents": {"Name": "s", "Capabilities": ["telepathy"]}}`, "contents.builtinToolboxes[0].contents.Capabilities[0]", `unknown capability "telepathy"`},
-		{"read-only database missing", `{"tag": "SqliteToolbox", "contents": {"Name": "g", "Versioning": {"tag": "SqliteReadOnly", "path": "nowhere.db"}}}`, "contents.builtinToolboxes[0].contents.Versioning.path", "a read-only database must"},
+		{"read-only database missing", `{"tag": "SqliteToolbox", "contents": {"Name": "g", "Versioning": {"tag": "SqliteReadOnly", "path": "nowhere.db"}}}`, "contents.builtinToolboxes[0].contents.Versioning.path", "a read-only database must exist when the agent loads"},
 		{"database folder missing", `{"tag": "SqliteToolbox", "contents": {"Name": "g", "Versioning": {"tag": "SqliteReadWrite", "path": "no/such/dir/x.db"}}}`, "contents.builtinToolboxes[0].contents.Versioning.path", "its folder"},
 		{"database is a folder", `{"tag": "SqliteToolbox", "contents": {"Name": "g", "Versioning": {"tag": "SqliteReadWrite", "path": "."}}}`, "contents.builtinToolboxes[0].contents.Versioning.path", "is a directory"},
 		{"unknown versioning", `{"tag": "SqliteToolbox", "contents": {"Name": "g", "Versioning": {"tag": "SqliteMagic", "path": "x.db"}}}`, "contents.builtinToolboxes[0].contents.Versioning.tag", `unknown versioning "SqliteMagic"`},

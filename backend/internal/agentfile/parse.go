@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+
+	"github.com/agents-os/agents/backend/internal/jsoncheck"
 )
 
 // AgentTag is the "tag" every agent file carries.
@@ -142,8 +144,14 @@ func (l Loader) ParseFile(path string) (*Agent, []*Error, error) {
 // warnings come back without File; the caller knows how to show it.
 func parse(data []byte, file, workDir string) (p *parsed, warnings []*Error, err *Error, notAgent bool) {
 	p, warnings, err, notAgent = parseIn(data, places{fileDir: filepath.Dir(file), workDir: workDir})
+	// agents-exe takes a key given twice at its last value, so a file may
+	// hold one and still load; the API refuses such a definition, so the
+	// file says so before it is stored.
+	if field, twice := jsoncheck.RepeatedKey(data); twice && !notAgent {
+		warnings = append(warnings, &Error{Field: field, Reason: "is given twice; the last value is used (give each key once: the API refuses to store it so)"})
+	}
 	if p != nil {
-		p.agent.File = file
+		p.agent.File, p.agent.Shown = file, displayPath(workDir, file)
 	}
 	return p, warnings, err, notAgent
 }
@@ -253,12 +261,22 @@ func (d *decoder) checkSlug(field, slug string) {
 	if d.failed() {
 		return
 	}
+	if err := CheckSlug(slug); err != nil {
+		d.failf(field, "%s", err)
+	}
+}
+
+// CheckSlug says what keeps slug from being an agent's, nil when nothing
+// does: for a request that names an agent it need not find loaded (an
+// import binds sessions to it), a slug no agent can have is a mistake.
+func CheckSlug(slug string) error {
 	switch {
 	case !slugPattern.MatchString(slug):
-		d.failf(field, "%q: use only letters, digits, \"-\" and \"_\" (the slug names the tool prompt_agent_<slug>)", slug)
+		return fmt.Errorf("%q: use only letters, digits, \"-\" and \"_\" (the slug names the tool prompt_agent_<slug>)", slug)
 	case len(slug) > maxSlugLength:
-		d.failf(field, "%q is %d characters; at most %d fit in the tool name prompt_agent_<slug>", slug, len(slug), maxSlugLength)
+		return fmt.Errorf("%q is %d characters; at most %d fit in the tool name prompt_agent_<slug>", slug, len(slug), maxSlugLength)
 	}
+	return nil
 }
 
 func (d *decoder) checkModelURL(field, raw string) {

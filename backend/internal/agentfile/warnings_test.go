@@ -1,6 +1,8 @@
 package agentfile
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -94,5 +96,34 @@ func TestSuggestField(t *testing.T) {
 		if got := suggestField(tc.key, known); got != tc.want {
 			t.Errorf("suggestField(%q) = %q, want %q", tc.key, got, tc.want)
 		}
+	}
+}
+
+// A key given twice in an agent file loads with the last value, as
+// agents-exe reads it, and a warning naming the field: the API refuses
+// such a definition, and the file should say why before it is stored.
+func TestLoadWarnsOfAKeyGivenTwice(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "twice.json")
+	if err := os.WriteFile(path, []byte(`{"tag": "OpenAIAgentDescription", "contents": {
+		"slug": "twice", "flavor": "OpenAIv1", "modelUrl": "http://x/v1", "modelName": "m",
+		"systemPrompt": ["first"], "systemPrompt": ["second"]}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	set := Loader{WorkDir: dir}.Load([]string{path}, nil)
+	if len(set.Errors) != 0 {
+		t.Fatalf("errors: %v", errorStrings(set.Errors))
+	}
+	a := set.Get("twice")
+	if a == nil || len(a.SystemPrompt) != 1 || a.SystemPrompt[0] != "second" {
+		t.Fatalf("agent %+v, want the last systemPrompt", a)
+	}
+	if len(set.Warnings) != 1 || set.Warnings[0].File != "twice.json" || set.Warnings[0].Field != "contents.systemPrompt" ||
+		!strings.Contains(set.Warnings[0].Reason, "given twice") {
+		t.Errorf("warnings = %v, want one naming contents.systemPrompt", errorStrings(set.Warnings))
+	}
+	if len(a.Warnings) != 1 {
+		t.Errorf("agent warnings = %v", errorStrings(a.Warnings))
 	}
 }

@@ -90,7 +90,7 @@ func buildAgent(ctx context.Context, lookup func(string) *agentfile.Agent, file 
 	a.resolveCompaction(opts.Compaction)
 	var problems []*agentfile.Error
 	report := func(field string, err error) {
-		e := toLoadError(file.File, field, err)
+		e := toLoadError(file.Shown, field, err)
 		if file.File == "" {
 			e.Agent = file.Slug
 		}
@@ -176,6 +176,7 @@ func buildAgent(ctx context.Context, lookup func(string) *agentfile.Agent, file 
 	a.addAPIToolboxes(ctx, file, opts, report)
 	a.addSkills(ctx, file, bash, opts.within, report)
 	a.finishGroups()
+	a.checkScriptTools(file)
 	a.withBuildWarnings()
 	if unknown := a.checkApprovals(); len(unknown) > 0 {
 		// A policy on a tool the agent lacks is most likely a misspelt
@@ -228,7 +229,7 @@ func (a *Agent) checkApprovals() []*agentfile.Error {
 			t, ok = a.metaTool(p.Tool)
 		}
 		if !ok && !a.mcpName(p.Tool) {
-			out = append(out, &agentfile.Error{File: a.File, Agent: a.storedSlug(), Field: fmt.Sprintf("contents.approvals[%d].tool", i),
+			out = append(out, &agentfile.Error{File: a.Shown, Agent: a.storedSlug(), Field: fmt.Sprintf("contents.approvals[%d].tool", i),
 				Reason: fmt.Sprintf("the agent has no tool %q; it is not loaded, so that no call meant to wait for approval runs unchecked", p.Tool)})
 			continue
 		}
@@ -237,12 +238,41 @@ func (a *Agent) checkApprovals() []*agentfile.Error {
 				break
 			}
 			if why := tool.ArgumentProblem(t.Spec(), r.Arg); why != "" {
-				out = append(out, &agentfile.Error{File: a.File, Agent: a.storedSlug(), Field: fmt.Sprintf("contents.approvals[%d].when", i),
+				out = append(out, &agentfile.Error{File: a.Shown, Agent: a.storedSlug(), Field: fmt.Sprintf("contents.approvals[%d].when", i),
 					Reason: fmt.Sprintf("the rule on %q can never match: %s; the agent is not loaded, so that no call meant to wait for approval runs unchecked", r.Arg, why)})
 			}
 		}
 	}
 	return out
+}
+
+// checkScriptTools warns of each name a LuaToolbox's allowedTools gives
+// that is none of the agent's tools: most likely a misspelt name, whose
+// calls from a script could only be not-found. A helper under
+// agents-exe's io_ name is the helper's tool; an MCP tool is known only
+// once its server runs, so any name under a server's prefix is taken.
+func (a *Agent) checkScriptTools(file *agentfile.Agent) {
+	for i, box := range file.BuiltinToolboxes {
+		if box.Kind != agentfile.LuaToolboxKind {
+			continue
+		}
+		for j, name := range box.Lua.AllowedTools {
+			if _, ok := a.byName[name]; ok {
+				continue
+			}
+			if h, ok := strings.CutPrefix(name, "io_"+tool.HelperPrefix); ok {
+				if _, ok := a.byName[tool.HelperPrefix+h]; ok {
+					continue
+				}
+			}
+			if _, ok := a.metaTool(name); ok || a.mcpName(name) {
+				continue
+			}
+			a.groups.warnings = append(a.groups.warnings, &agentfile.Error{File: file.Shown, Agent: a.storedSlug(),
+				Field:  fmt.Sprintf("contents.builtinToolboxes[%d].contents.allowedTools[%d]", i, j),
+				Reason: fmt.Sprintf("the agent has no tool %q: a script's call of it is not-found", name)})
+		}
+	}
 }
 
 // mcpName reports whether name is a tool name under the prefix of one of

@@ -218,3 +218,29 @@ func TestAToolWhoseSchemaCannotBeReadIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// The problems found while the tools are built name the file as the
+// loader's own do: relative to the working directory when inside it,
+// so one agent's problems show one file, however they were found.
+func TestToolProblemsNameTheFileAsTheLoaderDoes(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "agents", "desk.json")
+	writeFile(t, path, `{"tag": "OpenAIAgentDescription", "contents": {
+		"slug": "desk", "flavor": "OpenAIv1", "modelUrl": "https://example.test/v1", "modelName": "m",
+		"sytemPrompt": ["a warning of the loader"],
+		"bashToolboxes": [{"tag": "FileSystemDirectory", "contents": {"Path": "missing-tools"}}],
+		"clientTools": [{"name": "ask_user"}], "approvals": [{"tool": "ask_usr", "approval": "always"}]}}`, 0o644)
+	set := agentfile.Loader{WorkDir: dir}.Load([]string{path}, nil)
+	cat := New(context.Background(), func() *agentfile.Set { return set }, Options{})
+	snap := cat.Snapshot()
+	want := filepath.Join("agents", "desk.json")
+	all := append(append([]*agentfile.Error(nil), snap.Errors...), snap.Warnings...)
+	if len(snap.Errors) == 0 || len(snap.Warnings) == 0 {
+		t.Fatalf("errors %v, warnings %v: want both", snap.Errors, snap.Warnings)
+	}
+	for _, e := range all {
+		if e.File != want {
+			t.Errorf("%v: file %q, want %q", e, e.File, want)
+		}
+	}
+}

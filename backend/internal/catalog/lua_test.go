@@ -58,3 +58,35 @@ esac
 		}
 	}
 }
+
+// A name in allowedTools that is none of the agent's tools (a misspelt
+// one) loads with a warning naming it: a script's call of it could only
+// be not-found. A helper under agents-exe's io_ name and a tool under an
+// MCP server's prefix, known once the server runs, are taken.
+func TestLuaAllowedToolsTheAgentLacksWarn(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "tools", "show.sh"), `#!/bin/sh
+case "$1" in
+  describe) echo '{"slug": "show", "description": "says show", "args": []}' ;;
+  run) printf show ;;
+esac
+`, 0o755)
+	agentFile := filepath.Join(dir, "agent.json")
+	writeFile(t, agentFile, `{"tag": "OpenAIAgentDescription", "contents": {
+		"slug": "scripted", "flavor": "OpenAIv1", "modelUrl": "https://example.test/v1", "modelName": "m",
+		"toolDirectory": "tools", "extraAgents": [{"slug": "scripted", "path": "agent.json"}],
+		"builtinToolboxes": [{"tag": "LuaToolbox", "contents": {"name": "lua",
+			"allowedTools": ["bash_show", "bash_shwo", "io_prompt_agent_scripted", "prompt_agent_scripted", "lua_lua_execute"]}}]}}`, 0o644)
+	set := agentfile.Loader{WorkDir: dir}.Load([]string{agentFile}, nil)
+	if err := set.Err(); err != nil {
+		t.Fatal(err)
+	}
+	cat := New(context.Background(), func() *agentfile.Set { return set }, Options{WorkDir: dir})
+	if _, err := cat.Get("scripted"); err != nil {
+		t.Fatalf("%v (errors %v)", err, cat.Snapshot().Errors)
+	}
+	w := cat.Snapshot().Warnings
+	if len(w) != 1 || w[0].Field != "contents.builtinToolboxes[0].contents.allowedTools[1]" || !strings.Contains(w[0].Reason, `"bash_shwo"`) {
+		t.Errorf("warnings = %v, want one about bash_shwo", w)
+	}
+}

@@ -22,6 +22,13 @@ func (a *Agent) addAPIToolboxes(ctx context.Context, file *agentfile.Agent, opts
 			report(box.Field, fmt.Errorf("the toolbox offers no tools: %w", err))
 			continue
 		}
+		if len(tools) == 0 {
+			// Loads, as a builtin toolbox with no capability does, but
+			// says so: a misspelt filter would take every tool silently.
+			a.groups.warnings = append(a.groups.warnings, &agentfile.Error{File: file.Shown, Agent: a.storedSlug(), Field: box.Field,
+				Reason: "the toolbox offers no tool: the description has no operation its filter (and, for PostgREST, its AllowedMethods) keeps"})
+			continue
+		}
 		for _, t := range tools {
 			if name := t.Spec().Name; !isToolName(name) {
 				report(box.Field, fmt.Errorf("tool %q is not offered: a tool name is at most 64 letters, digits, - and _ (give the toolbox a shorter \"name\", or leave the operation out with a \"filter\")", name))

@@ -113,3 +113,34 @@ func errorsOf(c *Catalog) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// A toolbox that comes out with no tool (its filter keeps no operation,
+// a misspelt prefix say) loads with a warning naming it, as a builtin
+// toolbox with no capability does: otherwise the agent silently goes
+// without the tools its file asks for.
+func TestAnAPIToolboxWithNoOperationWarns(t *testing.T) {
+	t.Parallel()
+	srv, _ := itemsAPI(t)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "agent.json")
+	writeFile(t, file, `{"tag": "OpenAIAgentDescription", "contents": {
+		"slug": "caller", "flavor": "OpenAIv1", "modelUrl": "https://example.test/v1", "modelName": "m",
+		"openApiToolboxes": [{"tag": "OpenAPIServer", "contents": {"SpecUrl": "`+srv.URL+`/openapi.json", "BaseUrl": "`+srv.URL+`", "Name": "items",
+			"Filter": {"tag": "PathPrefix", "contents": "/itmes"}}}]}}`, 0o644)
+	set := agentfile.Loader{WorkDir: dir}.Load([]string{file}, nil)
+	cat := New(context.Background(), func() *agentfile.Set { return set }, Options{})
+	a, err := cat.Get("caller")
+	if err != nil {
+		t.Fatalf("%v (errors %v)", err, cat.Snapshot().Errors)
+	}
+	if len(a.Known().List()) != 0 {
+		t.Fatalf("tools %v, want none", a.Known().List())
+	}
+	warnings := cat.Snapshot().Warnings
+	if len(warnings) != 1 || warnings[0].Field != "contents.openApiToolboxes[0]" || !strings.Contains(warnings[0].Reason, "no tool") {
+		t.Errorf("warnings = %v, want one naming the toolbox", warnings)
+	}
+	if len(a.Agent.Warnings) != 1 {
+		t.Errorf("the agent's warnings = %v", a.Agent.Warnings)
+	}
+}

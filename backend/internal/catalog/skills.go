@@ -39,7 +39,7 @@ func (a *Agent) addSkills(ctx context.Context, file *agentfile.Agent, runtime to
 		for _, path := range found {
 			s, warnings, err := skills.Load(path)
 			for _, w := range warnings {
-				a.groups.warnings = append(a.groups.warnings, &agentfile.Error{File: file.File, Agent: a.storedSlug(), Field: src.Field, Reason: w})
+				a.groups.warnings = append(a.groups.warnings, &agentfile.Error{File: file.Shown, Agent: a.storedSlug(), Field: src.Field, Reason: w})
 			}
 			if err != nil {
 				report(src.Field, fmt.Errorf("skill not offered: %w", err))
@@ -67,7 +67,7 @@ func (a *Agent) addSkills(ctx context.Context, file *agentfile.Agent, runtime to
 	}
 	for i, name := range file.AutoEnableSkills {
 		if _, ok := from[name]; !ok {
-			a.groups.warnings = append(a.groups.warnings, &agentfile.Error{File: file.File, Agent: a.storedSlug(),
+			a.groups.warnings = append(a.groups.warnings, &agentfile.Error{File: file.Shown, Agent: a.storedSlug(),
 				Field: fmt.Sprintf("contents.autoEnableSkills[%d]", i), Reason: fmt.Sprintf("no skill %q is offered; ignored", name)})
 			continue
 		}

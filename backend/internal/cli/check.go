@@ -211,7 +211,7 @@ func missingKey(ag *catalog.Agent, id string) *agentfile.Error {
 // agentProblem is a problem of an agent's field, named by its file, or by
 // its slug for a stored agent.
 func agentProblem(ag *catalog.Agent, field, reason string) *agentfile.Error {
-	e := &agentfile.Error{File: ag.File, Field: field, Reason: reason}
+	e := &agentfile.Error{File: ag.Shown, Field: field, Reason: reason}
 	if ag.Source == catalog.SourceStored {
 		e.Agent = ag.Slug
 	}

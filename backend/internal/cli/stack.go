@@ -176,7 +176,14 @@ func (a *app) startStack(ctx context.Context, res *config.Resolved, log *slog.Lo
 	s.catalog = cat
 	snap := cat.Snapshot()
 	for _, e := range snap.Errors {
-		log.Warn("agent file not loaded", "problem", e.Error())
+		// Not every problem keeps its agent from loading (a tool folder
+		// that is missing leaves the agent without those tools): the
+		// line says what is wrong and where, as a warning's does.
+		attrs := []any{"file", e.File, "field", e.Field, "problem", e.Reason}
+		if e.Agent != "" {
+			attrs = append(attrs, "agent", e.Agent)
+		}
+		log.Warn("agent file problem", attrs...)
 	}
 	logWarnings(log, snap.Warnings)
 	log.Info("agents loaded", "count", len(snap.Agents()), "from", res.AgentsFrom)

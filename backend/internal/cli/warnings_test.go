@@ -153,3 +153,36 @@ func TestCheckWarnsAboutModelsWithoutAPrice(t *testing.T) {
 		t.Errorf("output lacks %q:\n%s", want, out)
 	}
 }
+
+// serve logs each load problem with its file and field, and does not say
+// the file was not loaded when it was: a tool folder that is missing
+// leaves its agent loaded, without those tools.
+func TestServeLogsLoadProblemsWithTheirFileAndField(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "desk.json")
+	writeFile(t, file, `{"tag": "OpenAIAgentDescription", "contents": {"slug": "desk", "flavor": "OpenAIv1",
+		"modelUrl": "http://127.0.0.1:1/v1", "modelName": "m", "toolDirectory": "tools"}}`, 0o644)
+	p := startServe(t, dir, "--agent-file", file, "--db", filepath.Join(dir, "agents.db"))
+
+	type entry struct {
+		Level   string `json:"level"`
+		Msg     string `json:"msg"`
+		File    string `json:"file"`
+		Field   string `json:"field"`
+		Problem string `json:"problem"`
+	}
+	var got []entry
+	for _, line := range strings.Split(p.stderr.String(), "\n") {
+		var e entry
+		if json.Unmarshal([]byte(line), &e) == nil && strings.Contains(e.Msg, "agent file") && e.Msg != "agent file warning" {
+			got = append(got, e)
+		}
+	}
+	if len(got) != 1 {
+		t.Fatalf("%d load problems logged, want 1:\n%s", len(got), p.stderr)
+	}
+	if e := got[0]; e.Msg != "agent file problem" || e.Level != "WARN" || e.File != "desk.json" || e.Field != "contents.toolDirectory" || e.Problem == "" {
+		t.Errorf("logged %+v, want an agent file problem of desk.json's contents.toolDirectory", e)
+	}
+}

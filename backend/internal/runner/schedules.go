@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/backend/internal/agentfile"
 	"github.com/agents-os/agents/backend/internal/committer"
 	"github.com/agents-os/agents/backend/internal/errs"
 	"github.com/agents-os/agents/backend/internal/events"
@@ -119,6 +120,9 @@ func (r *Runner) checkSchedule(ctx context.Context, owner string, spec *schedule
 		if err != nil {
 			return nil, err
 		}
+		if err := noSecretParams(agent.Params, spec.Params); err != nil {
+			return nil, err
+		}
 		if missing := missingIn(agent.Params, spec.Params); len(missing) > 0 {
 			return nil, paramsRequired(missing)
 		}
@@ -131,7 +135,24 @@ func (r *Runner) checkSchedule(ctx context.Context, owner string, spec *schedule
 	if owner != AnyOwner && m.Owner != owner {
 		return nil, unknownSession(spec.SessionID)
 	}
+	if agent, err := r.cat.Get(m.Agent); err == nil {
+		if err := noSecretParams(agent.Params, spec.Params); err != nil {
+			return nil, err
+		}
+	}
 	return tm, nil
+}
+
+// noSecretParams refuses a schedule's params that name a secret param
+// of its agent: a schedule stores its params and shows them in every
+// answer, and a secret is never stored nor returned.
+func noSecretParams(declared []agentfile.Param, given map[string]string) error {
+	for _, p := range declared {
+		if _, ok := given[p.Name]; ok && p.Secret {
+			return errs.Invalid(errs.CodeInvalidArgument, "params.%s: the agent declares %s secret, and a schedule stores its params and shows them: a secret is never stored (give a schedule no secret)", p.Name, p.Name).With("field", "params."+p.Name)
+		}
+	}
+	return nil
 }
 
 func unknownSession(id string) error {

@@ -210,10 +210,37 @@ func parseCron(expr string, loc *time.Location) (Timing, error) {
 	if !ok {
 		return nil, invalid("cron", "cron %q is not a calendar expression", expr)
 	}
+	if !daysHappen(spec) {
+		return nil, invalid("cron", "cron %q never fires: no month it names has the day of the month it names", expr)
+	}
 	// The expression is matched against the wall clock of loc, counted
 	// as if it were UTC's (see cronTiming).
 	spec.Location = time.UTC
 	return cronTiming{spec: spec, loc: loc}, nil
+}
+
+// daysHappen says whether some month the spec names has a day of the
+// month it names (the 29th of February counts). Only days of the month
+// can rule every firing out: a day of the week always comes, and when
+// both are restricted either one fires, as in cron. A spec with no such
+// day (30 February) would be stored and never fire.
+func daysHappen(s *cron.SpecSchedule) bool {
+	const star = 1 << 63 // the parser's mark of a field given as *
+	if s.Dom&star != 0 || s.Dow&star == 0 {
+		return true
+	}
+	days := [13]int{0, 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31}
+	for m := 1; m <= 12; m++ {
+		if s.Month&(1<<m) == 0 {
+			continue
+		}
+		for d := 1; d <= days[m]; d++ {
+			if s.Dom&(1<<d) != 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // cronTiming matches a cron expression against the wall clock of its

@@ -112,6 +112,8 @@ func TestCheckRefusesNamingTheField(t *testing.T) {
 		{"a bad field", Spec{Agent: "a", Text: "x", Cron: "61 * * * *"}, "cron"},
 		{"a zone inside cron", Spec{Agent: "a", Text: "x", Cron: "CRON_TZ=Europe/Paris 0 7 * * *"}, "cron"},
 		{"@every", Spec{Agent: "a", Text: "x", Cron: "@every 1m"}, "cron"},
+		{"a day no month has", Spec{Agent: "a", Text: "x", Cron: "0 0 30 2 *"}, "cron"},
+		{"days none of the months has", Spec{Agent: "a", Text: "x", Cron: "0 0 31 4,6,9,11 *"}, "cron"},
 		{"a bad interval", Spec{Agent: "a", Text: "x", Every: "often", Anchor: anchor}, "every"},
 		{"too short an interval", Spec{Agent: "a", Text: "x", Every: "500ms", Anchor: anchor}, "every"},
 		{"an unknown zone", Spec{Agent: "a", Text: "x", Cron: "* * * * *", Timezone: "Mars/Olympus"}, "timezone"},
@@ -128,6 +130,24 @@ func TestCheckRefusesNamingTheField(t *testing.T) {
 				t.Fatalf("got %v, want invalid naming %s", err, tc.field)
 			}
 		})
+	}
+}
+
+// Days some month has are kept, however rare: the 29th of February, a
+// 31st in one month of those named, a day of the month or of the week
+// (either fires when both are given).
+func TestCheckKeepsDaysThatHappen(t *testing.T) {
+	t.Parallel()
+	for _, expr := range []string{"0 0 29 2 *", "0 0 31 4,7 *", "0 0 30 2 1", "0 0 * 2 *", "@monthly"} {
+		spec := Spec{Agent: "a", Text: "x", Cron: expr}
+		tm, err := spec.Check()
+		if err != nil {
+			t.Errorf("%s: %v", expr, err)
+			continue
+		}
+		if tm.Next(utc("2026-12-07T10:00:00Z")).IsZero() {
+			t.Errorf("%s never fires", expr)
+		}
 	}
 }
 

@@ -428,3 +428,23 @@ func TestARetriedWebhookCreateWithItsKeyMakesOneWebhook(t *testing.T) {
 		t.Errorf("webhooks: %v, %v; want one", res, err)
 	}
 }
+
+// A key in the Idempotency-Key header and another in the body name two
+// requests: refused, as any value given twice, rather than one of them
+// winning in silence. The same key both ways is one key.
+func TestAKeyInTheHeaderAndAnotherInTheBodyIsRefused(t *testing.T) {
+	t.Parallel()
+	e := start(t, fakellm.Rules{Default: &fakellm.Reply{Text: "ok"}})
+	status, _, b := e.do(http.MethodPost, "/v1/sessions", `{"agent": "helper", "idempotency_key": "in-body"}`, "Idempotency-Key", "in-header")
+	if _, _, msg := jsonError(t, b); status != http.StatusBadRequest || !strings.Contains(msg, "Idempotency-Key") {
+		t.Errorf("two keys = %d %s, want 400 naming the header", status, b)
+	}
+	if n := e.countSessions(); n != 0 {
+		t.Errorf("%d sessions after the refused create", n)
+	}
+	status, _, b = e.do(http.MethodPost, "/v1/schedules", `{"agent": "helper", "every": "1h", "message": {"text": "x"}, "idempotency_key": "in-body"}`, "Idempotency-Key", "in-header")
+	if status != http.StatusBadRequest {
+		t.Errorf("two keys for a schedule = %d %s, want 400", status, b)
+	}
+	e.keyed(http.MethodPost, "/v1/sessions", `{"agent": "helper", "idempotency_key": "same"}`, "same", http.StatusCreated, nil)
+}

@@ -9,6 +9,7 @@ import (
 	"connectrpc.com/connect"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/backend/internal/agentfile"
 	"github.com/agents-os/agents/backend/internal/convfile"
 	"github.com/agents-os/agents/backend/internal/errs"
 	"github.com/agents-os/agents/backend/internal/session"
@@ -24,6 +25,9 @@ func (h *sessionService) ImportSessions(ctx context.Context, req *connect.Reques
 	m := req.Msg
 	if m.GetAgent() == "" {
 		return nil, errs.Invalid(errs.CodeInvalidArgument, "agent is required: the agent the imported sessions continue with (agents-exe files do not name theirs)")
+	}
+	if err := agentfile.CheckSlug(m.GetAgent()); err != nil {
+		return nil, errs.Invalid(errs.CodeInvalidArgument, "agent: %v: the sessions would be bound to an agent that cannot exist", err)
 	}
 	if len(m.GetFiles()) == 0 {
 		return nil, errs.Invalid(errs.CodeInvalidArgument, "files: at least one file is required")

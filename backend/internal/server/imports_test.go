@@ -188,6 +188,8 @@ func TestImportSessionsRefusesBadRequests(t *testing.T) {
 		{`{"files": [{"name": "a.json", "content": ""}]}`, "agent is required"},
 		{`{"agent": "helper", "files": []}`, "files: at least one file is required"},
 		{`{"agent": "helper", "files": [{"name": "a.json", "content": "not base64!"}]}`, "files[0].content"},
+		// No agent can ever have this slug: the sessions could never run.
+		{`{"agent": "no such/agent!", "files": [{"name": "a.json", "content": "` + base64.StdEncoding.EncodeToString(importFile(t, convFile).GetContent()) + `"}]}`, `agent: "no such/agent!"`},
 	} {
 		code, _, raw := e.do("POST", "/v1/sessions:import", tc.body)
 		if _, _, msg := jsonError(t, raw); code != http.StatusBadRequest || !strings.Contains(msg, tc.want) {

@@ -238,7 +238,11 @@ func (s *Server) routeTable() []route {
 				if err := queryWait(r, &req.Wait, &req.Timeout); err != nil {
 					return nil, 0, err
 				}
-				req.IdempotencyKey = idempotencyKey(r, req.IdempotencyKey)
+				key, err := idempotencyKey(r, req.IdempotencyKey)
+				if err != nil {
+					return nil, 0, err
+				}
+				req.IdempotencyKey = key
 				res, _, err := unary(r.Context(), s, req, sessions.CreateSession)
 				if err != nil {
 					return nil, 0, err
@@ -315,7 +319,11 @@ func (s *Server) routeTable() []route {
 					return nil, 0, err
 				}
 				req.SessionId = r.PathValue("id")
-				req.IdempotencyKey = idempotencyKey(r, req.IdempotencyKey)
+				key, err := idempotencyKey(r, req.IdempotencyKey)
+				if err != nil {
+					return nil, 0, err
+				}
+				req.IdempotencyKey = key
 				if err := queryWait(r, &req.Wait, &req.Timeout); err != nil {
 					return nil, 0, err
 				}
@@ -435,7 +443,11 @@ func (s *Server) routeTable() []route {
 				if err := decodeBody(r, req); err != nil {
 					return nil, 0, err
 				}
-				req.IdempotencyKey = idempotencyKey(r, req.IdempotencyKey)
+				key, err := idempotencyKey(r, req.IdempotencyKey)
+				if err != nil {
+					return nil, 0, err
+				}
+				req.IdempotencyKey = key
 				res, _, err := unary(r.Context(), s, req, hooks.CreateWebhook)
 				if err != nil {
 					return nil, 0, err
@@ -541,7 +553,11 @@ func (s *Server) routeTable() []route {
 					return nil, 0, err
 				}
 				req.SessionId = r.PathValue("id")
-				req.IdempotencyKey = idempotencyKey(r, req.IdempotencyKey)
+				key, err := idempotencyKey(r, req.IdempotencyKey)
+				if err != nil {
+					return nil, 0, err
+				}
+				req.IdempotencyKey = key
 				res, _, err := unary(r.Context(), s, req, sessions.SendMail)
 				return res.GetEnvelope(), http.StatusCreated, err
 			}),
@@ -607,7 +623,11 @@ func (s *Server) routeTable() []route {
 					return nil, 0, err
 				}
 				req.Token = r.PathValue("token")
-				req.IdempotencyKey = idempotencyKey(r, req.IdempotencyKey)
+				key, err := idempotencyKey(r, req.IdempotencyKey)
+				if err != nil {
+					return nil, 0, err
+				}
+				req.IdempotencyKey = key
 				return unary(r.Context(), s, req, sessions.CompleteCall)
 			}),
 		},
@@ -672,7 +692,11 @@ func (s *Server) scheduleRoutes() []route {
 				if err := decodeBody(r, req); err != nil {
 					return nil, 0, err
 				}
-				req.IdempotencyKey = idempotencyKey(r, req.IdempotencyKey)
+				key, err := idempotencyKey(r, req.IdempotencyKey)
+				if err != nil {
+					return nil, 0, err
+				}
+				req.IdempotencyKey = key
 				res, _, err := unary(r.Context(), s, req, schedules.CreateSchedule)
 				if err != nil {
 					return nil, 0, err
@@ -914,13 +938,18 @@ func queryWait(r *http.Request, wait *bool, timeout **durationpb.Duration) error
 	return nil
 }
 
-// idempotencyKey is the request's Idempotency-Key header, which wins over
-// a key in the body.
-func idempotencyKey(r *http.Request, body string) string {
-	if k := r.Header.Get("Idempotency-Key"); k != "" {
-		return k
+// idempotencyKey is the request's key: its Idempotency-Key header or the
+// body's idempotency_key. Two different keys name two requests, and
+// neither may win in silence (as for any value given twice): refused.
+func idempotencyKey(r *http.Request, body string) (string, error) {
+	header := r.Header.Get("Idempotency-Key")
+	switch {
+	case header == "":
+		return body, nil
+	case body != "" && body != header:
+		return "", errs.Invalid(errs.CodeInvalidArgument, "the Idempotency-Key header %q and the body's idempotency_key %q differ: give the key once", header, body)
 	}
-	return body
+	return header, nil
 }
 
 // readDefinition reads a body that is an agent file's JSON, as it is.

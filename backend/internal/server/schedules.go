@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"connectrpc.com/connect"
@@ -64,6 +65,9 @@ func (h *scheduleService) CreateSchedule(ctx context.Context, req *connect.Reque
 	if err != nil {
 		return nil, err
 	}
+	if err := scheduleMessage(m.GetMessage()); err != nil {
+		return nil, err
+	}
 	msg := message(m.GetMessage())
 	spec := schedule.Spec{
 		Name: m.GetName(), Agent: m.GetAgent(), SessionID: m.GetSessionId(),
@@ -115,7 +119,9 @@ func (h *scheduleService) UpdateSchedule(ctx context.Context, req *connect.Reque
 		return nil, err
 	}
 	v, err := h.s.runner.UpdateSchedule(ctx, scheduleOwner(ctx), m.GetScheduleId(), func(spec *schedule.Spec, enabled *bool) error {
-		patchSchedule(m, spec, enabled)
+		if err := patchSchedule(m, spec, enabled); err != nil {
+			return err
+		}
 		if m.Budget != nil {
 			spec.Budget = b
 		}
@@ -127,8 +133,36 @@ func (h *scheduleService) UpdateSchedule(ctx context.Context, req *connect.Reque
 	return connect.NewResponse(&agentsv1.UpdateScheduleResponse{Schedule: scheduleOf(v)}), nil
 }
 
-// patchSchedule applies to spec what an update sets.
-func patchSchedule(m *agentsv1.UpdateScheduleRequest, spec *schedule.Spec, enabled *bool) {
+// scheduleMessage refuses what a schedule's message cannot keep: a
+// firing never interrupts a run (with overlap queue, its message joins
+// the run at its next step), so an interrupting one would be stored
+// without it.
+func scheduleMessage(m *agentsv1.Message) error {
+	if m.GetInterrupt() {
+		return errs.Invalid(errs.CodeInvalidArgument, "message.interrupt: a schedule's message does not interrupt a run (with overlap queue it joins the run at its next step); leave interrupt out").With("field", "message.interrupt")
+	}
+	return nil
+}
+
+// patchSchedule applies to spec what an update sets. An update names at
+// most one target and one timing: given two, which one it meant is not
+// for the server to guess.
+func patchSchedule(m *agentsv1.UpdateScheduleRequest, spec *schedule.Spec, enabled *bool) error {
+	if m.Agent != nil && m.SessionId != nil {
+		return errs.Invalid(errs.CodeInvalidArgument, "agent: give agent or session_id, not both").With("field", "agent")
+	}
+	var timings []string
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{{"cron", m.Cron != nil}, {"every", m.Every != nil}, {"at", m.At != nil}} {
+		if f.set {
+			timings = append(timings, f.name)
+		}
+	}
+	if len(timings) > 1 {
+		return errs.Invalid(errs.CodeInvalidArgument, "%s: give one of cron, every and at, not %s", timings[0], strings.Join(timings, " and ")).With("field", timings[0])
+	}
 	if m.Name != nil {
 		spec.Name = m.GetName()
 	}
@@ -150,6 +184,9 @@ func patchSchedule(m *agentsv1.UpdateScheduleRequest, spec *schedule.Spec, enabl
 		spec.Timezone = m.GetTimezone()
 	}
 	if m.Message != nil {
+		if err := scheduleMessage(m.GetMessage()); err != nil {
+			return err
+		}
 		msg := message(m.GetMessage())
 		spec.Text, spec.Attachments = msg.Text, msg.Attachments
 	}
@@ -165,6 +202,7 @@ func patchSchedule(m *agentsv1.UpdateScheduleRequest, spec *schedule.Spec, enabl
 	if m.GetMissed() != agentsv1.ScheduleMissed_SCHEDULE_MISSED_UNSPECIFIED {
 		spec.Missed = missedOf(m.GetMissed())
 	}
+	return nil
 }
 
 func (h *scheduleService) DeleteSchedule(ctx context.Context, req *connect.Request[agentsv1.DeleteScheduleRequest]) (*connect.Response[agentsv1.DeleteScheduleResponse], error) {

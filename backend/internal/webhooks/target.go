@@ -37,7 +37,8 @@ var special = []netip.Prefix{
 	netip.MustParsePrefix("64:ff9b:1::/48"),
 }
 
-// refused says why addr may not be dialled, "" when it may.
+// refused says why addr may not be dialled, as the kind of address with
+// its article ("a loopback"), "" when it may.
 func (p Policy) refused(addr netip.Addr) string {
 	addr = addr.Unmap()
 	if p.AllowPrivate {
@@ -50,19 +51,19 @@ func (p Policy) refused(addr netip.Addr) string {
 	}
 	switch {
 	case addr.IsLoopback():
-		return "loopback"
+		return "a loopback"
 	case addr.IsPrivate():
-		return "private"
+		return "a private"
 	case addr.IsLinkLocalUnicast(), addr.IsLinkLocalMulticast():
-		return "link-local"
+		return "a link-local"
 	case addr.IsUnspecified():
-		return "unspecified"
+		return "an unspecified"
 	case addr.IsMulticast(), addr.IsInterfaceLocalMulticast():
-		return "multicast"
+		return "a multicast"
 	}
 	for _, pr := range special {
 		if pr.Contains(addr) {
-			return "reserved"
+			return "a reserved"
 		}
 	}
 	return ""
@@ -107,7 +108,7 @@ func (p Policy) CheckURL(ctx context.Context, raw string) (string, error) {
 	host := u.Hostname()
 	if addr, err := netip.ParseAddr(host); err == nil {
 		if why := p.refused(addr); why != "" {
-			return "", bad("%s is a %s address, which webhooks may not reach: %s", host, why, consent)
+			return "", bad("%s is %s address, which webhooks may not reach: %s", host, why, consent)
 		}
 		return u.String(), nil
 	}
@@ -119,7 +120,7 @@ func (p Policy) CheckURL(ctx context.Context, raw string) (string, error) {
 	}
 	for _, addr := range addrs {
 		if why := p.refused(addr); why != "" {
-			return "", bad("host %s resolves to %s, a %s address, which webhooks may not reach: %s", host, addr.Unmap(), why, consent)
+			return "", bad("host %s resolves to %s, %s address, which webhooks may not reach: %s", host, addr.Unmap(), why, consent)
 		}
 	}
 	return u.String(), nil
@@ -142,7 +143,7 @@ func (p Policy) transport(timeout time.Duration) *http.Transport {
 				return fmt.Errorf("%w: %s", errRefusedAddress, address)
 			}
 			if why := p.refused(ap.Addr()); why != "" {
-				return fmt.Errorf("%w: %s is a %s address (%s)", errRefusedAddress, ap.Addr().Unmap(), why, consent)
+				return fmt.Errorf("%w: %s is %s address (%s)", errRefusedAddress, ap.Addr().Unmap(), why, consent)
 			}
 			return nil
 		},

@@ -94,7 +94,7 @@ func TestCheckURLRefusesWhatWebhooksMayNotReach(t *testing.T) {
 		{"http://192.168.1.1/hook", Policy{}, "private"},
 		{"http://169.254.169.254/latest", Policy{}, "link-local"},
 		{"http://[::ffff:127.0.0.1]/hook", Policy{}, "loopback"},
-		{"http://0.0.0.0/hook", Policy{}, "unspecified"},
+		{"http://0.0.0.0/hook", Policy{}, "an unspecified address"},
 		{"http://100.64.0.1/hook", Policy{}, "reserved"},
 		{"ftp://example.com/hook", Policy{}, "http or https"},
 		{"file:///etc/passwd", Policy{}, "http or https"},
