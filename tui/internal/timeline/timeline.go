@@ -84,6 +84,9 @@ func Of(turns []*agentsv1.Turn, running bool) []*Bar {
 		return run
 	}
 	var last time.Time // when the last turn was stored
+	// answered says the last turn was an answer that asked for no tool:
+	// the run ended there, and what comes next starts another.
+	answered := false
 	for _, t := range turns {
 		at := t.GetCreateTime().AsTime()
 		switch k := t.GetKind().(type) {
@@ -134,7 +137,9 @@ func Of(turns []*agentsv1.Turn, running bool) []*Bar {
 			}
 			run.Children = append(run.Children, step)
 		case *agentsv1.Turn_Compaction:
-			if run == nil {
+			// One asked for while the session was idle runs on its own, as
+			// the server runs it; one before a model call is that call's.
+			if run == nil || answered {
 				newRun(at)
 			}
 			s := &Bar{Kind: Summary, Label: "summary", Start: at, End: at}
@@ -142,6 +147,7 @@ func Of(turns []*agentsv1.Turn, running bool) []*Bar {
 			run.Children = append(run.Children, s)
 		}
 		last = at
+		answered = t.GetLlm() != nil && len(t.GetLlm().GetToolCalls()) == 0
 	}
 	if running && run != nil && len(open) == 0 {
 		// Nothing runs but the model: it is answering.

@@ -150,3 +150,37 @@ func TestHelpersRunsNestUnderTheirCalls(t *testing.T) {
 		t.Errorf("an unknown helper nested %d steps, %d tokens", len(h.Children), h.In)
 	}
 }
+
+func compaction(i, ms int, reason string, in, out int64) *agentsv1.Turn {
+	return &agentsv1.Turn{Index: int32(i), CreateTime: at(ms), Kind: &agentsv1.Turn_Compaction{Compaction: &agentsv1.Compaction{
+		Reason: reason, Usage: &agentsv1.Usage{PromptTokens: in, CompletionTokens: out},
+	}}}
+}
+
+// A compaction asked for while the session is idle is a run of its own,
+// as the server runs it: it does not stretch the run before it to the
+// time it was asked. One made before a model call belongs to that call's
+// run.
+func TestACompactionAfterTheAnswerIsARunOfItsOwn(t *testing.T) {
+	t.Parallel()
+	runs := Of([]*agentsv1.Turn{
+		user(0, 0, "a note"),
+		answer(1, 1000, 1000, 100, 10, nil),
+		compaction(2, 30000, "manual", 80, 20),
+		user(3, 40000, "another note"),
+		compaction(4, 40100, "threshold", 70, 10),
+		answer(5, 41000, 800, 60, 5, nil),
+	}, false)
+	if len(runs) != 3 {
+		t.Fatalf("%d runs, want 3: the message's, the compaction's, the next message's", len(runs))
+	}
+	if got := runs[0].End.Sub(runs[0].Start); got != time.Second {
+		t.Errorf("the first run took %v, want 1s: the compaction after it is not its own", got)
+	}
+	if k := runs[1].Children; len(k) != 1 || k[0].Kind != Summary || runs[1].In != 80 {
+		t.Errorf("the second run holds %+v, want the summary alone", k)
+	}
+	if k := runs[2].Children; len(k) != 2 || k[0].Kind != Summary || k[1].Kind != Model {
+		t.Errorf("the third run holds %+v, want its summary, then its model call", k)
+	}
+}
