@@ -21,6 +21,9 @@ func TestHeaderSpendLine(t *testing.T) {
 	}{
 		{name: "a server without budgets", budget: nil},
 		{name: "no limits, the session spent it all", budget: &agentsv1.BudgetState{Spent: &agentsv1.Spend{Tokens: 13752}}},
+		// A fork's turns, copied from its source, count in its usage but
+		// were spent by the source's tree.
+		{name: "no limits, a fork that has not run", budget: &agentsv1.BudgetState{Spent: &agentsv1.Spend{}}},
 		{
 			name:   "no limits, helpers spent too",
 			budget: &agentsv1.BudgetState{Budget: &agentsv1.Budget{}, Spent: &agentsv1.Spend{Tokens: 30000, CostUsd: 0.0042}},
