@@ -61,7 +61,7 @@ func TestTranscriptLettersRunTheSessionCommands(t *testing.T) {
 	if r.s.picker == nil {
 		t.Errorf("c in the transcript opened no agent picker")
 	}
-	r.keys("esc", "esc", "e")
+	r.keys("esc", "e")
 	if r.s.export == nil {
 		t.Errorf("e in the transcript opened no export prompt")
 	}
@@ -112,6 +112,44 @@ func TestKeysFollowTheFocus(t *testing.T) {
 	}
 	if v := ansi.Strip(r.s.Render(80, 20)); strings.Contains(v, "Write a message") {
 		t.Errorf("the transcript has the keys and the composer still says Write a message:\n%s", v)
+	}
+}
+
+// The agent picker, opened from the transcript, goes back to it when
+// cancelled, as export and compact do: a letter typed on is a command
+// again, not text in the composer.
+func TestCancelledPickerGoesBackToTheTranscript(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, ready, fewTurns()...).open()
+	r.keys("esc", "c", "esc")
+	if r.s.picker != nil || r.s.focus != focusView {
+		t.Errorf("after esc: picker open %v, focus %d; want the transcript", r.s.picker != nil, r.s.focus)
+	}
+}
+
+// The pending calls' footer names each key once with what it does, and
+// while a rejection's reason is typed it offers only what works there.
+func TestPendingKeysSayWhatTheyDo(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, waiting, fewTurns()...)
+	c := deferred("tok-1", "bash_deploy", `{}`)
+	c.Reason = "approval"
+	r.fake.calls = []*agentsv1.DeferredCall{c, deferred("tok-2", "ask_user", `{}`)}
+	r.open()
+	r.keys("ctrl+l")
+	got := strings.Join(helps(r.s.Keys()), " · ")
+	if !strings.Contains(got, "up/down move") || strings.Contains(got, "up up") {
+		t.Errorf("panel keys %q, want up/down move", got)
+	}
+	r.keys("r")
+	got = strings.Join(helps(r.s.Keys()), " · ")
+	if !strings.Contains(got, "enter reject") || strings.Contains(got, "ctrl+d") {
+		t.Errorf("keys while typing a reason %q, want enter reject and no ctrl+d (it does not fail the call there)", got)
+	}
+	r.keys("esc", "down")
+	got = strings.Join(helps(r.s.Keys()), " · ")
+	if !strings.Contains(got, "enter answer") || !strings.Contains(got, "up/down move") {
+		t.Errorf("keys on a client call %q, want enter answer and up/down move", got)
 	}
 }
 

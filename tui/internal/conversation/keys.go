@@ -258,8 +258,9 @@ func (s *Screen) pickerKey(msg tea.KeyPressMsg) tea.Cmd {
 	case s.is(msg, keys.Down):
 		s.picker.Move(1)
 	case s.is(msg, keys.Back):
+		// Back where c opened it, as export and compact go.
 		s.picker = nil
-		return s.setFocus(focusComposer)
+		return s.setFocus(focusView)
 	case msg.Code == tea.KeyEnter:
 		a := s.picker.Selected()
 		s.picker = nil
