@@ -10,6 +10,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"charm.land/bubbles/v2/key"
 )
@@ -208,6 +209,19 @@ func Hint(m *Map, desc string, actions ...Action) key.Binding {
 		}
 	}
 	return key.NewBinding(key.WithKeys(ks...), key.WithHelp(strings.Join(names, "/"), desc))
+}
+
+// Unprinted are a's keys that a text field does not type: all but the
+// single characters (k, j, /). Where typing goes into a filter, only
+// those do a's action.
+func (m *Map) Unprinted(a Action) []string {
+	var out []string
+	for _, k := range m.Get(a).Keys() {
+		if utf8.RuneCountInString(k) != 1 {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // Bindings lists every binding, in the order of Default.
