@@ -39,6 +39,7 @@ type fakeServer struct {
 	cancels     int
 	pauses      int
 	resumes     int
+	resumeErr   error
 	exported    string
 	creates     []*agentsv1.CreateSessionRequest
 	hardCancels int
@@ -150,6 +151,9 @@ func (f *fakeServer) Resume(context.Context, *connect.Request[agentsv1.ResumeReq
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.resumes++
+	if f.resumeErr != nil {
+		return nil, f.resumeErr
+	}
 	return connect.NewResponse(&agentsv1.ResumeResponse{Meta: f.meta}), nil
 }
 

@@ -479,7 +479,7 @@ func (s *Screen) created(m createdMsg) tea.Cmd {
 // controlled takes the answer to a run control.
 func (s *Screen) controlled(m controlMsg) tea.Cmd {
 	if m.err != nil {
-		return status("", fmt.Errorf("%s: %w", m.done, client.Describe(m.err)))
+		return status("", fmt.Errorf("%s: %w", m.what, client.Describe(m.err)))
 	}
 	return status(m.done, nil)
 }

@@ -819,3 +819,32 @@ func TestTimelineNestsTheHelpersRuns(t *testing.T) {
 		t.Errorf("a tick after the helper stopped fetched %d, want none", n)
 	}
 }
+
+// A run that waits for its pending calls goes on once they are answered:
+// pause / resume says so rather than asking the server, which refuses.
+func TestResumeWhileCallsWaitPointsAtThem(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, waiting, fewTurns()...)
+	r.fake.calls = []*agentsv1.DeferredCall{deferred("tok-1", "ask_user", `{}`)}
+	r.open()
+	r.keys("ctrl+p")
+	if r.fake.resumes != 0 {
+		t.Errorf("resumes = %d, want none while a call waits", r.fake.resumes)
+	}
+	if st := r.lastStatus(); st.Err != nil || !strings.Contains(st.Text, "ctrl+l") {
+		t.Errorf("status %+v, want the key that answers the calls", st)
+	}
+}
+
+// A refused control says what was refused, not what it would have done.
+func TestRefusedResumeSaysItDidNotResume(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, paused, fewTurns()...)
+	r.fake.resumeErr = connect.NewError(connect.CodeFailedPrecondition, errors.New("not paused"))
+	r.open()
+	r.keys("ctrl+p")
+	st := r.lastStatus()
+	if st.Err == nil || strings.HasPrefix(st.Err.Error(), "resumed") || !strings.Contains(st.Err.Error(), "not paused") {
+		t.Errorf("status %+v, want an error saying the resume failed", st)
+	}
+}
