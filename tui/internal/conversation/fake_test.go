@@ -349,6 +349,8 @@ func ev(seq uint64, body any) *agentsv1.Event {
 		e.Kind, e.Body = "compaction.started", &agentsv1.Event_CompactionStarted{CompactionStarted: b}
 	case *agentsv1.SessionCompacted:
 		e.Kind, e.Body = "session.compacted", &agentsv1.Event_SessionCompacted{SessionCompacted: b}
+	case *agentsv1.MailAccepted:
+		e.Kind, e.Body = "mail.accepted", &agentsv1.Event_MailAccepted{MailAccepted: b}
 	default:
 		panic(fmt.Sprintf("no event for %T", body))
 	}

@@ -325,3 +325,18 @@ func TestSentDraftClosesItsPanel(t *testing.T) {
 		t.Errorf("draft panel open %v, focus %d; want it closed, the composer focused", r.s.draftOpen, r.s.focus)
 	}
 }
+
+// A draft sent now while the run goes on is stored as mail: the status
+// line says when the model reads it, as for a message sent while busy.
+func TestDraftSentAsMailSaysWhenItIsRead(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, waiting, fewTurns()...).open()
+	r.typeText("and the docs")
+	r.keys("enter", "ctrl+s")
+	if len(r.fake.posts) != 1 {
+		t.Fatalf("posts = %d, want the draft sent", len(r.fake.posts))
+	}
+	if st := r.lastStatus(); !strings.Contains(st.Text, "next step") {
+		t.Errorf("status %+v, want it to say the draft reaches the model at its next step", st)
+	}
+}
