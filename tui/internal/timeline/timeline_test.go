@@ -184,3 +184,28 @@ func TestACompactionAfterTheAnswerIsARunOfItsOwn(t *testing.T) {
 		t.Errorf("the third run holds %+v, want its summary, then its model call", k)
 	}
 }
+
+// A line's facts show whole when the width has room for them: the bars
+// give way, not the helper's tokens and cost.
+func TestLongFactsShowWholeOnAWideScreen(t *testing.T) {
+	t.Parallel()
+	runs := Of([]*agentsv1.Turn{
+		user(0, 0, "go"),
+		answer(1, 1000, 1000, 100, 10, proto.Float64(0.01), &agentsv1.ToolCall{Id: "h1", Name: "prompt_agent_researcher", Kind: agentsv1.ToolKind_TOOL_KIND_HELPER}),
+		user(2, 3000, "", result("h1", 2000, "4bcfb63d-f043-44c8-a01e-f07f1d609349")),
+	}, false)
+	child := Of([]*agentsv1.Turn{user(0, 1100, "question"), answer(1, 2900, 1700, 1200, 300, proto.Float64(0.0123))}, false)
+	Nest(runs, nil, func(string) []*Bar { return child })
+	lines := Render(runs, 120, t0.Add(4*time.Second), time.UTC)
+	want := "2.0s · ↳4bcfb63d · 1.5k tok · $0.01"
+	found := false
+	for _, l := range lines {
+		found = found || strings.HasSuffix(l, want)
+		if w := ansi.StringWidth(l); w > 120 {
+			t.Errorf("line %q is %d wide", l, w)
+		}
+	}
+	if !found {
+		t.Errorf("no line ends in %q:\n%s", want, strings.Join(lines, "\n"))
+	}
+}
