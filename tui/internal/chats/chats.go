@@ -289,6 +289,9 @@ func (m *Chats) editSearch(msg tea.Msg) tea.Cmd {
 	if q := strings.TrimSpace(m.search.Value()); q != m.query {
 		m.query = q
 		m.stale = true
+		// Unless the selected session still matches, the first that does
+		// is selected.
+		m.cur.Set(0, len(m.rows))
 	}
 	return cmd
 }
@@ -427,7 +430,9 @@ func (m *Chats) rebuild() {
 	if m.query != "" {
 		m.rows = m.matching()
 	}
-	at := 0
+	// The selected session where it is now; gone (deleted), the row that
+	// took its place.
+	at := m.cur.Index()
 	for i, r := range m.rows {
 		if r.id == m.selected {
 			at = i

@@ -137,3 +137,23 @@ func TestColumnsLineUpAndGiveWayToTitles(t *testing.T) {
 		}
 	}
 }
+
+// Deleting the selected session selects the row that takes its place,
+// not the top of the list.
+func TestDeleteKeepsTheSelectionsPlace(t *testing.T) {
+	t.Parallel()
+	c := New(t.Context(), &fakeServer{}, theme.New(true), keys.Default(), time.Now)
+	c.Handle(Loaded{Sessions: []*agentsv1.SessionMeta{meta("a", "", "Alpha", 1), meta("b", "", "Bravo", 1), meta("c", "", "Charlie", 1)}})
+	c.HandleKey(tea.KeyPressMsg{Code: 'j', Text: "j"})
+	c.HandleKey(tea.KeyPressMsg{Code: 'd', Mod: tea.ModCtrl})
+	cmd, _ := c.HandleKey(tea.KeyPressMsg{Code: 'y', Text: "y"})
+	c.Handle(cmd())
+	for _, l := range strings.Split(screen(c), "\n") {
+		if strings.HasPrefix(l, "›") && !strings.Contains(l, "Alpha") {
+			t.Errorf("selected %q after deleting Bravo, want Alpha, which took its place", l)
+		}
+	}
+	if s := screen(c); strings.Contains(s, "Bravo") || !strings.Contains(s, "› ") {
+		t.Errorf("after the delete:\n%s", s)
+	}
+}
