@@ -180,3 +180,18 @@ func TestResumeRunsAForkThatEndsWithAQuestion(t *testing.T) {
 		t.Errorf("resumes = %d, want 1", r.fake.resumes)
 	}
 }
+
+// A long failure keeps the agent and the title in the first line: the
+// status gives way.
+func TestHeaderKeepsTheTitleBesideALongFailure(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, failed, fewTurns()...)
+	r.fake.meta.StatusReason = `llm: send request: Post "http://127.0.0.1:7499/v1/chat/completions": dial tcp 127.0.0.1:7499: connect: connection refused`
+	r.open()
+	first := strings.Split(ansi.Strip(r.s.renderHeader(100)), "\n")[0]
+	for _, want := range []string{"coder", "Fix the flaky test", "✗ failed"} {
+		if !strings.Contains(first, want) {
+			t.Errorf("first line %q lacks %q", first, want)
+		}
+	}
+}
