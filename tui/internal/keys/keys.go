@@ -259,5 +259,39 @@ func Load(path string) (*Map, error) {
 		}
 		x.Binding = key.NewBinding(key.WithKeys(ks...), key.WithHelp(strings.Join(ks, "/"), x.Help().Desc))
 	}
+	if err := m.globalKeysAlone(); err != nil {
+		return nil, fmt.Errorf("keymap %s: %w", path, err)
+	}
 	return m, nil
+}
+
+// globalKeysAlone checks that no key of the whole screen (quit, the
+// tabs, help, …) is another action's too: the whole screen takes it
+// first, so the other action would never run, though the Help tab lists
+// it. Other actions may share keys, as the parts that have them never
+// have the keyboard at once ([ in Agents and in a transcript).
+func (m *Map) globalKeysAlone() error {
+	owner := map[string]Action{}
+	for _, x := range m.bindings {
+		if x.Group != "global" {
+			continue
+		}
+		for _, k := range x.Keys() {
+			if other, ok := owner[k]; ok {
+				return fmt.Errorf("%q is the key of both %s and %s: give one of them another key", k, other, x.Action)
+			}
+			owner[k] = x.Action
+		}
+	}
+	for _, x := range m.bindings {
+		if x.Group == "global" {
+			continue
+		}
+		for _, k := range x.Keys() {
+			if other, ok := owner[k]; ok {
+				return fmt.Errorf("%q is the key of both %s and %s: give one of them another key", k, other, x.Action)
+			}
+		}
+	}
+	return nil
 }
