@@ -9,6 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"connectrpc.com/connect"
 	udiff "github.com/aymanbagabas/go-udiff"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/agents-os/agents/api/client"
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
@@ -155,7 +156,9 @@ func renderHistory(st theme.AppStyles, h *history, w int) string {
 	if before == nil {
 		b.WriteString(st.Muted.Render(fmt.Sprintf("v%d is the first version: its whole definition.", shown.GetVersion())) + "\n")
 		for line := range strings.Lines(client.DiffableDefinition(shown.GetDefinition())) {
-			b.WriteString(st.Title.Render(strings.TrimRight(line, "\n")) + "\n")
+			for _, part := range wrap(strings.TrimRight(line, "\n"), w) {
+				b.WriteString(st.Title.Render(part) + "\n")
+			}
 		}
 		return b.String()
 	}
@@ -177,7 +180,19 @@ func renderHistory(st theme.AppStyles, h *history, w int) string {
 		case strings.HasPrefix(line, "-"):
 			style = st.Failed
 		}
-		b.WriteString(style.Render(line) + "\n")
+		for _, part := range wrap(line, w) {
+			b.WriteString(style.Render(part) + "\n")
+		}
 	}
 	return strings.TrimRight(b.String(), "\n")
+}
+
+// wrap cuts a line of a definition or its diff into lines of w cells, so
+// a change near the end of a long line (a prompt) shows; the pieces keep
+// the line's colour.
+func wrap(line string, w int) []string {
+	if w <= 0 || ansi.StringWidth(line) <= w {
+		return []string{line}
+	}
+	return strings.Split(ansi.Hardwrap(line, w, true), "\n")
 }

@@ -88,3 +88,27 @@ func TestVersionsShowWhatEachVersionChanged(t *testing.T) {
 		t.Errorf("esc leaves the versions shown:\n%s", view())
 	}
 }
+
+// A changed line wider than the pane wraps: the change near its end shows.
+func TestALongChangedLineWraps(t *testing.T) {
+	t.Parallel()
+	long := "You are a careful researcher who reads the sources twice. Answer the question you are given in "
+	v1 := "{\n  \"systemPrompt\": [\"" + long + "three sentences.\"]\n}\n"
+	v2 := "{\n  \"systemPrompt\": [\"" + long + "two sentences.\"]\n}\n"
+	f := &fakeServer{
+		agents: []*agentsv1.AgentDescriptor{{Slug: "scribe", Source: agentsv1.AgentSource_AGENT_SOURCE_STORED, Version: 2}},
+		versions: map[string][]*agentsv1.AgentVersion{"scribe": {
+			{Slug: "scribe", Version: 2, Definition: v2, Current: true},
+			{Slug: "scribe", Version: 1, Definition: v1},
+		}},
+	}
+	a := New(t.Context(), f, theme.New(true), keys.Default())
+	a.Handle(a.Refresh()())
+	a.Handle(press(a, "v")())
+	out := ansi.Strip(a.Render(100, 40))
+	for _, want := range []string{"three sentences", "two sentences"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the change lacks %q:\n%s", want, out)
+		}
+	}
+}

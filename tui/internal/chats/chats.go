@@ -14,6 +14,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 	"connectrpc.com/connect"
 	"google.golang.org/protobuf/proto"
 
@@ -288,6 +289,9 @@ func (m *Chats) editSearch(msg tea.Msg) tea.Cmd {
 	if q := strings.TrimSpace(m.search.Value()); q != m.query {
 		m.query = q
 		m.stale = true
+		// Unless the selected session still matches, the first that does
+		// is selected.
+		m.cur.Set(0, len(m.rows))
 	}
 	return cmd
 }
@@ -426,7 +430,9 @@ func (m *Chats) rebuild() {
 	if m.query != "" {
 		m.rows = m.matching()
 	}
-	at := 0
+	// The selected session where it is now; gone (deleted), the row that
+	// took its place.
+	at := m.cur.Index()
 	for i, r := range m.rows {
 		if r.id == m.selected {
 			at = i
@@ -476,6 +482,27 @@ const (
 	whenWidth = 6
 )
 
+// minTitle is the room a row's title keeps on a narrow terminal: the
+// columns give way to it, the turns first, then the age, then the agent.
+const minTitle = 16
+
+// columns are the right-hand cells of a row, or of the header, in w
+// cells: each column's text in its width, with a space before it.
+func columns(w int, agent, turns, when string, style lipgloss.Style) []layout.Seg {
+	keep := layout.Keep(w, 6+minTitle, []int{agentWidth, turnsWidth, whenWidth}, []int{1, 2, 0})
+	var out []layout.Seg
+	if keep[0] {
+		out = append(out, layout.Seg{Text: " " + layout.Pad(agent, agentWidth-1), Style: style})
+	}
+	if keep[1] {
+		out = append(out, layout.Seg{Text: fmt.Sprintf("%*s", turnsWidth, turns), Style: style})
+	}
+	if keep[2] {
+		out = append(out, layout.Seg{Text: fmt.Sprintf("%*s", whenWidth, when), Style: style})
+	}
+	return out
+}
+
 // Render draws the list in w×h cells.
 func (m *Chats) Render(w, h int) string {
 	m.rebuild()
@@ -502,8 +529,7 @@ func (m *Chats) Render(w, h int) string {
 	case len(m.rows) > 0:
 		lines = append(lines, layout.Row(w,
 			[]layout.Seg{{Text: "      session", Style: st.Muted}},
-			[]layout.Seg{{Text: fmt.Sprintf("%-*s", agentWidth, "agent"), Style: st.Muted}, {Text: fmt.Sprintf("%*s", turnsWidth, "turns"), Style: st.Muted},
-				{Text: fmt.Sprintf("%*s", whenWidth, "when"), Style: st.Muted}},
+			columns(w, "agent", "turns", "when", st.Muted),
 			nil))
 		room := h - len(lines)
 		if foot != "" {
@@ -564,11 +590,7 @@ func (m *Chats) renderRow(r row, w int, selected bool) string {
 		{Text: " " + indent, Style: st.Muted},
 		{Text: badge.Title(meta), Style: title},
 	}
-	right := []layout.Seg{
-		{Text: " " + layout.Pad(meta.GetAgent(), agentWidth-1), Style: st.Muted},
-		{Text: fmt.Sprintf("%*d", turnsWidth, meta.GetTurnCount()), Style: st.Muted},
-		{Text: fmt.Sprintf("%*s", whenWidth, age), Style: st.Muted},
-	}
+	right := columns(w, meta.GetAgent(), fmt.Sprint(meta.GetTurnCount()), age, st.Muted)
 	s := layout.Row(w, left, right, bg)
 	m.cache[r.id] = rendered{from: from, s: s}
 	return s

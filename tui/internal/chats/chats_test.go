@@ -110,3 +110,50 @@ func TestAnOlderRefreshAnswerIsIgnored(t *testing.T) {
 		t.Errorf("a session created between two refreshes was lost:\n%s", s)
 	}
 }
+
+// The header names the columns where the rows show them; on a narrow
+// terminal the columns give way so each row still shows its title.
+func TestColumnsLineUpAndGiveWayToTitles(t *testing.T) {
+	t.Parallel()
+	c := New(t.Context(), &fakeServer{}, theme.New(true), keys.Default(), time.Now)
+	m := meta("a", "", "Plan the trip to Lisbon", 1)
+	m.Agent, m.TurnCount = "planner", 12
+	c.Handle(Loaded{Sessions: []*agentsv1.SessionMeta{m}})
+	column := func(line, word string) int {
+		i := strings.Index(line, word)
+		if i < 0 {
+			return -1
+		}
+		return ansi.StringWidth(line[:i])
+	}
+	for _, w := range []int{120, 80, 40, 30} {
+		lines := strings.Split(ansi.Strip(c.Render(w, 5)), "\n")
+		head, row := lines[0], lines[1]
+		if !strings.Contains(row, "Plan the trip") {
+			t.Errorf("width %d: the row shows no title: %q", w, row)
+		}
+		if a, b := column(head, "agent"), column(row, "planner"); a != b {
+			t.Errorf("width %d: the header's agent at %d, the row's at %d:\n%s\n%s", w, a, b, head, row)
+		}
+	}
+}
+
+// Deleting the selected session selects the row that takes its place,
+// not the top of the list.
+func TestDeleteKeepsTheSelectionsPlace(t *testing.T) {
+	t.Parallel()
+	c := New(t.Context(), &fakeServer{}, theme.New(true), keys.Default(), time.Now)
+	c.Handle(Loaded{Sessions: []*agentsv1.SessionMeta{meta("a", "", "Alpha", 1), meta("b", "", "Bravo", 1), meta("c", "", "Charlie", 1)}})
+	c.HandleKey(tea.KeyPressMsg{Code: 'j', Text: "j"})
+	c.HandleKey(tea.KeyPressMsg{Code: 'd', Mod: tea.ModCtrl})
+	cmd, _ := c.HandleKey(tea.KeyPressMsg{Code: 'y', Text: "y"})
+	c.Handle(cmd())
+	for _, l := range strings.Split(screen(c), "\n") {
+		if strings.HasPrefix(l, "›") && !strings.Contains(l, "Alpha") {
+			t.Errorf("selected %q after deleting Bravo, want Alpha, which took its place", l)
+		}
+	}
+	if s := screen(c); strings.Contains(s, "Bravo") || !strings.Contains(s, "› ") {
+		t.Errorf("after the delete:\n%s", s)
+	}
+}

@@ -25,8 +25,10 @@ func spendPart(st theme.ConversationStyles, m *agentsv1.SessionMeta) string {
 	}
 	spent, limit, left := b.GetSpent(), b.GetBudget(), b.GetLeft()
 	if limit == nil || limit.Tokens == nil && limit.CostUsd == nil {
+		// Less than its own is a fork's: the turns it copied count in its
+		// usage, but its source's tree spent them.
 		u := m.GetUsage()
-		if spent.GetTokens() == u.GetPromptTokens()+u.GetCompletionTokens() {
+		if spent.GetTokens() <= u.GetPromptTokens()+u.GetCompletionTokens() {
 			return ""
 		}
 		text := "tree spent " + units.Tokens(spent.GetTokens()) + " tokens"

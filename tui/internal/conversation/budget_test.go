@@ -21,6 +21,9 @@ func TestHeaderSpendLine(t *testing.T) {
 	}{
 		{name: "a server without budgets", budget: nil},
 		{name: "no limits, the session spent it all", budget: &agentsv1.BudgetState{Spent: &agentsv1.Spend{Tokens: 13752}}},
+		// A fork's turns, copied from its source, count in its usage but
+		// were spent by the source's tree.
+		{name: "no limits, a fork that has not run", budget: &agentsv1.BudgetState{Spent: &agentsv1.Spend{}}},
 		{
 			name:   "no limits, helpers spent too",
 			budget: &agentsv1.BudgetState{Budget: &agentsv1.Budget{}, Spent: &agentsv1.Spend{Tokens: 30000, CostUsd: 0.0042}},
@@ -175,5 +178,20 @@ func TestResumeRunsAForkThatEndsWithAQuestion(t *testing.T) {
 	r.keys("ctrl+p")
 	if r.fake.resumes != 1 {
 		t.Errorf("resumes = %d, want 1", r.fake.resumes)
+	}
+}
+
+// A long failure keeps the agent and the title in the first line: the
+// status gives way.
+func TestHeaderKeepsTheTitleBesideALongFailure(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, failed, fewTurns()...)
+	r.fake.meta.StatusReason = `llm: send request: Post "http://127.0.0.1:7499/v1/chat/completions": dial tcp 127.0.0.1:7499: connect: connection refused`
+	r.open()
+	first := strings.Split(ansi.Strip(r.s.renderHeader(100)), "\n")[0]
+	for _, want := range []string{"coder", "Fix the flaky test", "✗ failed"} {
+		if !strings.Contains(first, want) {
+			t.Errorf("first line %q lacks %q", first, want)
+		}
 	}
 }

@@ -151,11 +151,11 @@ func (d *Drafts) Handle(msg tea.Msg) tea.Cmd {
 			d.set(m.id, m.draft.appended(cur.Text, cur.Attachments))
 			return status("", client.Describe(m.err))
 		}
-		var cmds []tea.Cmd
-		if m.resp.GetMailId() == "" {
-			cmds = append(cmds, emit(msgs.Started{ID: m.id}))
+		if m.resp.GetMailId() != "" {
+			// Stored as mail: the run goes on and reads it.
+			return status("draft sent: it reaches the model at its next step", nil)
 		}
-		return tea.Batch(append(cmds, status("draft sent", nil))...)
+		return tea.Batch(emit(msgs.Started{ID: m.id}), status("draft sent", nil))
 	}
 	return nil
 }

@@ -39,6 +39,7 @@ type fakeServer struct {
 	cancels     int
 	pauses      int
 	resumes     int
+	resumeErr   error
 	exported    string
 	creates     []*agentsv1.CreateSessionRequest
 	hardCancels int
@@ -150,6 +151,9 @@ func (f *fakeServer) Resume(context.Context, *connect.Request[agentsv1.ResumeReq
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.resumes++
+	if f.resumeErr != nil {
+		return nil, f.resumeErr
+	}
 	return connect.NewResponse(&agentsv1.ResumeResponse{Meta: f.meta}), nil
 }
 
@@ -345,6 +349,8 @@ func ev(seq uint64, body any) *agentsv1.Event {
 		e.Kind, e.Body = "compaction.started", &agentsv1.Event_CompactionStarted{CompactionStarted: b}
 	case *agentsv1.SessionCompacted:
 		e.Kind, e.Body = "session.compacted", &agentsv1.Event_SessionCompacted{SessionCompacted: b}
+	case *agentsv1.MailAccepted:
+		e.Kind, e.Body = "mail.accepted", &agentsv1.Event_MailAccepted{MailAccepted: b}
 	default:
 		panic(fmt.Sprintf("no event for %T", body))
 	}

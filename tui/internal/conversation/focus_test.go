@@ -61,7 +61,7 @@ func TestTranscriptLettersRunTheSessionCommands(t *testing.T) {
 	if r.s.picker == nil {
 		t.Errorf("c in the transcript opened no agent picker")
 	}
-	r.keys("esc", "esc", "e")
+	r.keys("esc", "e")
 	if r.s.export == nil {
 		t.Errorf("e in the transcript opened no export prompt")
 	}
@@ -112,6 +112,44 @@ func TestKeysFollowTheFocus(t *testing.T) {
 	}
 	if v := ansi.Strip(r.s.Render(80, 20)); strings.Contains(v, "Write a message") {
 		t.Errorf("the transcript has the keys and the composer still says Write a message:\n%s", v)
+	}
+}
+
+// The agent picker, opened from the transcript, goes back to it when
+// cancelled, as export and compact do: a letter typed on is a command
+// again, not text in the composer.
+func TestCancelledPickerGoesBackToTheTranscript(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, ready, fewTurns()...).open()
+	r.keys("esc", "c", "esc")
+	if r.s.picker != nil || r.s.focus != focusView {
+		t.Errorf("after esc: picker open %v, focus %d; want the transcript", r.s.picker != nil, r.s.focus)
+	}
+}
+
+// The pending calls' footer names each key once with what it does, and
+// while a rejection's reason is typed it offers only what works there.
+func TestPendingKeysSayWhatTheyDo(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, waiting, fewTurns()...)
+	c := deferred("tok-1", "bash_deploy", `{}`)
+	c.Reason = "approval"
+	r.fake.calls = []*agentsv1.DeferredCall{c, deferred("tok-2", "ask_user", `{}`)}
+	r.open()
+	r.keys("ctrl+l")
+	got := strings.Join(helps(r.s.Keys()), " · ")
+	if !strings.Contains(got, "up/down move") || strings.Contains(got, "up up") {
+		t.Errorf("panel keys %q, want up/down move", got)
+	}
+	r.keys("r")
+	got = strings.Join(helps(r.s.Keys()), " · ")
+	if !strings.Contains(got, "enter reject") || strings.Contains(got, "ctrl+d") {
+		t.Errorf("keys while typing a reason %q, want enter reject and no ctrl+d (it does not fail the call there)", got)
+	}
+	r.keys("esc", "down")
+	got = strings.Join(helps(r.s.Keys()), " · ")
+	if !strings.Contains(got, "enter answer") || !strings.Contains(got, "up/down move") {
+		t.Errorf("keys on a client call %q, want enter answer and up/down move", got)
 	}
 }
 
@@ -285,5 +323,20 @@ func TestSentDraftClosesItsPanel(t *testing.T) {
 	r.send(tea.KeyPressMsg{}) // any message: the screen syncs after each
 	if r.s.draftOpen || r.s.focus != focusComposer {
 		t.Errorf("draft panel open %v, focus %d; want it closed, the composer focused", r.s.draftOpen, r.s.focus)
+	}
+}
+
+// A draft sent now while the run goes on is stored as mail: the status
+// line says when the model reads it, as for a message sent while busy.
+func TestDraftSentAsMailSaysWhenItIsRead(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, waiting, fewTurns()...).open()
+	r.typeText("and the docs")
+	r.keys("enter", "ctrl+s")
+	if len(r.fake.posts) != 1 {
+		t.Fatalf("posts = %d, want the draft sent", len(r.fake.posts))
+	}
+	if st := r.lastStatus(); !strings.Contains(st.Text, "next step") {
+		t.Errorf("status %+v, want it to say the draft reaches the model at its next step", st)
 	}
 }

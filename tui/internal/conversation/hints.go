@@ -30,14 +30,17 @@ func (s *Screen) Keys() []key.Binding {
 		return []key.Binding{h(keys.SendNow, "send now"), h(keys.Editor, "$EDITOR"), h(keys.Back, "close the draft")}
 	case focusPending:
 		p := &s.pending
+		move := keys.Hint(s.km, "move", keys.Up, keys.Down)
 		switch {
+		case p.answering && p.rejecting:
+			return []key.Binding{h(keys.Answer, "reject"), h(keys.Back, "stop answering")}
 		case p.answering:
 			return []key.Binding{h(keys.Answer, "send"), h(keys.Fail, "fail the call"), h(keys.Back, "stop answering")}
 		case isApproval(p.Selected()):
 			return []key.Binding{h(keys.Approve, "approve"), h(keys.AlwaysAllow, "always allow"), h(keys.Reject, "reject"),
-				h(keys.Fail, "reject, no reason"), h(keys.Up, "up"), h(keys.Down, "down"), h(keys.Back, "close")}
+				h(keys.Fail, "reject, no reason"), move, h(keys.Back, "close")}
 		}
-		return []key.Binding{h(keys.Answer, "answer"), h(keys.Fail, "fail the call"), h(keys.Up, "up"), h(keys.Down, "down"), h(keys.Back, "close")}
+		return []key.Binding{h(keys.Answer, "answer"), h(keys.Fail, "fail the call"), move, h(keys.Back, "close")}
 	case focusAttach:
 		return []key.Binding{key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "attach")),
 			key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "complete")), h(keys.Back, "cancel")}
@@ -49,7 +52,7 @@ func (s *Screen) Keys() []key.Binding {
 			key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel"))}
 	case focusPicker:
 		return []key.Binding{key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "continue with it")),
-			h(keys.Up, "up"), h(keys.Down, "down"), h(keys.Back, "cancel")}
+			keys.Hint(s.km, "move", keys.Up, keys.Down), h(keys.Back, "cancel")}
 	}
 	out := []key.Binding{h(keys.Focus, "write"), keys.Hint(s.km, "turns", keys.PrevTurn, keys.NextTurn),
 		h(keys.Expand, "details"), h(keys.Export, "export"), h(keys.ContinueWith, "continue with…"),

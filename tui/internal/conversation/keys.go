@@ -9,6 +9,7 @@ import (
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/tui/internal/keys"
 	"github.com/agents-os/agents/tui/internal/msgs"
+	"github.com/agents-os/agents/tui/internal/units"
 )
 
 func (s *Screen) is(msg tea.KeyPressMsg, a keys.Action) bool {
@@ -80,7 +81,7 @@ func (s *Screen) controlKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 	case s.is(msg, keys.Interrupt):
 		return s.interrupt(), true
 	case s.is(msg, keys.CancelRun):
-		return s.cancelRun("run cancelled"), true
+		return s.cancelRun("cancel the run", "run cancelled"), true
 	case s.is(msg, keys.Pause):
 		return s.pauseOrResume(), true
 	case s.is(msg, keys.Fork):
@@ -258,8 +259,9 @@ func (s *Screen) pickerKey(msg tea.KeyPressMsg) tea.Cmd {
 	case s.is(msg, keys.Down):
 		s.picker.Move(1)
 	case s.is(msg, keys.Back):
+		// Back where c opened it, as export and compact go.
 		s.picker = nil
-		return s.setFocus(focusComposer)
+		return s.setFocus(focusView)
 	case msg.Code == tea.KeyEnter:
 		a := s.picker.Selected()
 		s.picker = nil
@@ -315,7 +317,7 @@ func (s *Screen) interrupt() tea.Cmd {
 		if acceptsInput(s.status()) {
 			return status("nothing to interrupt", nil)
 		}
-		return s.cancelRun("interrupted")
+		return s.cancelRun("interrupt", "interrupted")
 	}
 	s.composer.Reset()
 	s.follow = true
@@ -328,8 +330,14 @@ func (s *Screen) pauseOrResume() tea.Cmd {
 	switch s.status() {
 	case agentsv1.SessionStatus_SESSION_STATUS_RUNNING:
 		return s.pause()
-	case agentsv1.SessionStatus_SESSION_STATUS_PAUSED, agentsv1.SessionStatus_SESSION_STATUS_FAILED,
-		agentsv1.SessionStatus_SESSION_STATUS_WAITING:
+	case agentsv1.SessionStatus_SESSION_STATUS_WAITING:
+		if n := s.pending.Len(); n > 0 {
+			// The run goes on once they are answered; the server refuses
+			// to resume it before.
+			return status(fmt.Sprintf("the run waits for %s: %s answers them", units.Count(n, "pending call", "pending calls"), s.keyName(keys.Pending)), nil)
+		}
+		return s.resume()
+	case agentsv1.SessionStatus_SESSION_STATUS_PAUSED, agentsv1.SessionStatus_SESSION_STATUS_FAILED:
 		return s.resume()
 	case agentsv1.SessionStatus_SESSION_STATUS_READY:
 		if s.meta.GetStatusReason() == reasonBudget {

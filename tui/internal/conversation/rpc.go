@@ -149,25 +149,27 @@ func (s *Screen) create(d Draft) tea.Cmd {
 // controlMsg is the outcome of a run control: what was done, and the
 // session's summary afterwards.
 type controlMsg struct {
-	id   string
-	done string
-	meta *agentsv1.SessionMeta
-	err  error
+	id string
+	// what names the control in its error ("resume: …"); done is what
+	// the status line says once it is done.
+	what, done string
+	meta       *agentsv1.SessionMeta
+	err        error
 }
 
-func (s *Screen) control(done string, f func(context.Context) (*agentsv1.SessionMeta, string, error)) tea.Cmd {
+func (s *Screen) control(what, done string, f func(context.Context) (*agentsv1.SessionMeta, string, error)) tea.Cmd {
 	id := s.id
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), rpcTimeout)
 		defer cancel()
 		meta, more, err := f(ctx)
-		return controlMsg{id: id, done: done + more, meta: meta, err: err}
+		return controlMsg{id: id, what: what, done: done + more, meta: meta, err: err}
 	}
 }
 
-func (s *Screen) cancelRun(done string) tea.Cmd {
+func (s *Screen) cancelRun(what, done string) tea.Cmd {
 	c, req := s.c, &agentsv1.CancelRunRequest{SessionId: s.id}
-	return s.control(done, func(ctx context.Context) (*agentsv1.SessionMeta, string, error) {
+	return s.control(what, done, func(ctx context.Context) (*agentsv1.SessionMeta, string, error) {
 		resp, err := c.CancelRun(ctx, connect.NewRequest(req))
 		if err != nil {
 			return nil, "", err
@@ -178,7 +180,7 @@ func (s *Screen) cancelRun(done string) tea.Cmd {
 
 func (s *Screen) cancelAttached() tea.Cmd {
 	c, req := s.c, &agentsv1.CancelAttachedRequest{SessionId: s.id}
-	return s.control("hard cancel", func(ctx context.Context) (*agentsv1.SessionMeta, string, error) {
+	return s.control("hard cancel", "hard cancel", func(ctx context.Context) (*agentsv1.SessionMeta, string, error) {
 		resp, err := c.CancelAttached(ctx, connect.NewRequest(req))
 		if err != nil {
 			return nil, "", err
@@ -189,7 +191,7 @@ func (s *Screen) cancelAttached() tea.Cmd {
 
 func (s *Screen) pause() tea.Cmd {
 	c, req := s.c, &agentsv1.PauseRequest{SessionId: s.id}
-	return s.control("pausing at the next step", func(ctx context.Context) (*agentsv1.SessionMeta, string, error) {
+	return s.control("pause", "pausing at the next step", func(ctx context.Context) (*agentsv1.SessionMeta, string, error) {
 		resp, err := c.Pause(ctx, connect.NewRequest(req))
 		if err != nil {
 			return nil, "", err
@@ -200,7 +202,7 @@ func (s *Screen) pause() tea.Cmd {
 
 func (s *Screen) resume() tea.Cmd {
 	c, req := s.c, &agentsv1.ResumeRequest{SessionId: s.id}
-	return s.control("resumed", func(ctx context.Context) (*agentsv1.SessionMeta, string, error) {
+	return s.control("resume", "resumed", func(ctx context.Context) (*agentsv1.SessionMeta, string, error) {
 		resp, err := c.Resume(ctx, connect.NewRequest(req))
 		if err != nil {
 			return nil, "", err

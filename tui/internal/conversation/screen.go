@@ -335,6 +335,13 @@ func (s *Screen) event(ev *agentsv1.Event) tea.Cmd {
 			s.metaLoading = true
 			return s.fetch(fetchMeta)
 		}
+	case *agentsv1.Event_MailAccepted:
+		// No summary of the session comes with it: ask for one, which
+		// counts the mail, so the header says it waits.
+		if !s.metaLoading {
+			s.metaLoading = true
+			return s.fetch(fetchMeta)
+		}
 	case *agentsv1.Event_RunStarted:
 		s.setStatus(agentsv1.SessionStatus_SESSION_STATUS_RUNNING, "")
 	case *agentsv1.Event_RunStopped:
@@ -479,7 +486,7 @@ func (s *Screen) created(m createdMsg) tea.Cmd {
 // controlled takes the answer to a run control.
 func (s *Screen) controlled(m controlMsg) tea.Cmd {
 	if m.err != nil {
-		return status("", fmt.Errorf("%s: %w", m.done, client.Describe(m.err)))
+		return status("", fmt.Errorf("%s: %w", m.what, client.Describe(m.err)))
 	}
 	return status(m.done, nil)
 }

@@ -11,6 +11,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"connectrpc.com/connect"
 	"github.com/charmbracelet/x/ansi"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -817,5 +818,48 @@ func TestTimelineNestsTheHelpersRuns(t *testing.T) {
 	fetch()
 	if n := fetch(); n != 0 {
 		t.Errorf("a tick after the helper stopped fetched %d, want none", n)
+	}
+}
+
+// A run that waits for its pending calls goes on once they are answered:
+// pause / resume says so rather than asking the server, which refuses.
+func TestResumeWhileCallsWaitPointsAtThem(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, waiting, fewTurns()...)
+	r.fake.calls = []*agentsv1.DeferredCall{deferred("tok-1", "ask_user", `{}`)}
+	r.open()
+	r.keys("ctrl+p")
+	if r.fake.resumes != 0 {
+		t.Errorf("resumes = %d, want none while a call waits", r.fake.resumes)
+	}
+	if st := r.lastStatus(); st.Err != nil || !strings.Contains(st.Text, "ctrl+l") {
+		t.Errorf("status %+v, want the key that answers the calls", st)
+	}
+}
+
+// A refused control says what was refused, not what it would have done.
+func TestRefusedResumeSaysItDidNotResume(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, paused, fewTurns()...)
+	r.fake.resumeErr = connect.NewError(connect.CodeFailedPrecondition, errors.New("not paused"))
+	r.open()
+	r.keys("ctrl+p")
+	st := r.lastStatus()
+	if st.Err == nil || strings.HasPrefix(st.Err.Error(), "resumed") || !strings.Contains(st.Err.Error(), "not paused") {
+		t.Errorf("status %+v, want an error saying the resume failed", st)
+	}
+}
+
+// Mail stored for the session (a draft sent while calls wait, another
+// client's message during a run) shows in the header as it is accepted,
+// not only at the next summary of the session.
+func TestAcceptedMailShowsAsPending(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, waiting, fewTurns()...).open()
+	r.fake.meta = proto.CloneOf(r.fake.meta) // the server's, apart from the screen's
+	r.fake.meta.PendingMail = 1
+	r.event(ev(r.fake.seq+1, &agentsv1.MailAccepted{Envelope: &agentsv1.MailEnvelope{Id: "m1"}}))
+	if h := ansi.Strip(r.s.renderHeader(100)); !strings.Contains(h, "1 mail pending") {
+		t.Errorf("header %q, want 1 mail pending", h)
 	}
 }

@@ -94,6 +94,11 @@ func (s *Screen) renderHeader(width int) string {
 	if m.GetStatus() != agentsv1.SessionStatus_SESSION_STATUS_RUNNING && m.GetStatusReason() == reasonBudget {
 		right = s.st.Error.Render("■ stopped: " + budgetStop(m, s.stopBudget) + " spent")
 	}
+	// A long status (a failure's reason) gives way to the agent and the
+	// title, down to half the line.
+	if most := width - min(ansi.StringWidth(left), width/2) - 1; ansi.StringWidth(right) > most {
+		right = truncate(right, most)
+	}
 	gap := width - ansi.StringWidth(right) - 1
 	line1 := fit(truncate(left, max(gap, 0)), max(gap, 0)) + " " + right
 	if gap < 1 {

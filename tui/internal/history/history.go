@@ -13,6 +13,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/agents-os/agents/api/client"
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
@@ -314,7 +315,7 @@ func (m *History) Render(w, h int) string {
 	default:
 		lines = append(lines, layout.Row(w,
 			[]layout.Seg{{Text: "      session", Style: st.Muted}},
-			[]layout.Seg{{Text: m.columns("agent", "status", "turns", "age"), Style: st.Muted}},
+			[]layout.Seg{{Text: columns(w, "agent", "status", "turns", "age"), Style: st.Muted}},
 			nil))
 		room := h - len(lines)
 		m.height = room
@@ -326,8 +327,31 @@ func (m *History) Render(w, h int) string {
 	return layout.Fit(strings.Join(lines, "\n"), w, h)
 }
 
-func (m *History) columns(agent, status, turns, age string) string {
-	return fmt.Sprintf(" %s %s %*s %*s", layout.Pad(agent, agentWidth-1), layout.Pad(status, statusWidth-1), turnsWidth, turns, ageWidth, age)
+// minTitle is the room a row's title keeps on a narrow terminal: the
+// columns give way to it, the turns first, then the status, the age and
+// the agent.
+const minTitle = 16
+
+// columns are the right-hand cells of a row, or of the header, in w
+// cells: each column's text in its width, with a space before it.
+func columns(w int, agent, status, turns, age string) string {
+	cells := []string{
+		" " + layout.Pad(agent, agentWidth-1),
+		" " + layout.Pad(status, statusWidth-1),
+		fmt.Sprintf(" %*s", turnsWidth, turns),
+		fmt.Sprintf(" %*s", ageWidth, age),
+	}
+	widths := make([]int, len(cells))
+	for i, c := range cells {
+		widths[i] = ansi.StringWidth(c)
+	}
+	var b strings.Builder
+	for i, keep := range layout.Keep(w, 6+minTitle, widths, []int{2, 1, 3, 0}) {
+		if keep {
+			b.WriteString(cells[i])
+		}
+	}
+	return b.String()
 }
 
 func (m *History) renderRow(s *agentsv1.SessionMeta, w int, selected bool) string {
@@ -356,7 +380,7 @@ func (m *History) renderRow(s *agentsv1.SessionMeta, w int, selected bool) strin
 		{Text: sub, Style: st.Muted},
 		{Text: badge.Title(s), Style: st.Title},
 	}
-	right := []layout.Seg{{Text: m.columns(s.GetAgent(), statusName(s.GetStatus()), fmt.Sprint(s.GetTurnCount()), from.age), Style: st.Muted}}
+	right := []layout.Seg{{Text: columns(w, s.GetAgent(), statusName(s.GetStatus()), fmt.Sprint(s.GetTurnCount()), from.age), Style: st.Muted}}
 	out := layout.Row(w, left, right, bg)
 	m.cache[s.GetId()] = rendered{from: from, s: out}
 	return out

@@ -107,3 +107,25 @@ func TestAnOlderListingsAnswerIsDropped(t *testing.T) {
 		t.Fatalf("the older answer replaced the newer:\n%s", strings.Join(lines, "\n"))
 	}
 }
+
+// On a narrow terminal the columns give way so each row still shows its
+// title, and the header still names the columns shown.
+func TestNarrowRowsKeepTheirTitles(t *testing.T) {
+	t.Parallel()
+	f := &fakeServer{sessions: []*agentsv1.SessionMeta{meta("a", "", "Plan the trip to Lisbon", 1)}}
+	h := newHistory(t, f)
+	h.Handle(h.Refresh()())
+	for _, w := range []int{100, 60, 40, 30} {
+		lines := strings.Split(ansi.Strip(h.Render(w, 6)), "\n")
+		at := lineOf(lines, "Plan the trip")
+		if at < 0 {
+			t.Errorf("width %d: the row shows no title:\n%s", w, strings.Join(lines, "\n"))
+			continue
+		}
+		row, head := lines[at], lines[at-1]
+		i, j := strings.Index(head, "agent"), strings.Index(row, "coder")
+		if (i < 0) != (j < 0) || i >= 0 && ansi.StringWidth(head[:i]) != ansi.StringWidth(row[:j]) {
+			t.Errorf("width %d: header and row do not line up:\n%s\n%s", w, head, row)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"charm.land/bubbles/v2/key"
 )
@@ -132,8 +133,8 @@ func Default() *Map {
 		b(Up, "list", "up", "up", "k"),
 		b(Down, "list", "down", "down", "j"),
 		b(Open, "list", "open", "enter"),
-		b(Search, "list", "search", "/"),
-		b(Delete, "list", "delete (asks first)", "ctrl+d"),
+		b(Search, "list", "search (Chats, Agents, History)", "/"),
+		b(Delete, "list", "delete, asking first (Chats, Webhooks)", "ctrl+d"),
 		b(EditAgent, "list", "edit the stored agent in $EDITOR (Agents)", "e"),
 		b(AgentVersions, "list", "show / hide the stored agent's versions and what each changed (Agents)", "v"),
 		b(OlderVersion, "list", "the change of an older version (Agents, versions shown)", "["),
@@ -210,6 +211,19 @@ func Hint(m *Map, desc string, actions ...Action) key.Binding {
 	return key.NewBinding(key.WithKeys(ks...), key.WithHelp(strings.Join(names, "/"), desc))
 }
 
+// Unprinted are a's keys that a text field does not type: all but the
+// single characters (k, j, /). Where typing goes into a filter, only
+// those do a's action.
+func (m *Map) Unprinted(a Action) []string {
+	var out []string
+	for _, k := range m.Get(a).Keys() {
+		if utf8.RuneCountInString(k) != 1 {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
 // Bindings lists every binding, in the order of Default.
 func (m *Map) Bindings() []*Binding { return m.bindings }
 
@@ -245,5 +259,39 @@ func Load(path string) (*Map, error) {
 		}
 		x.Binding = key.NewBinding(key.WithKeys(ks...), key.WithHelp(strings.Join(ks, "/"), x.Help().Desc))
 	}
+	if err := m.globalKeysAlone(); err != nil {
+		return nil, fmt.Errorf("keymap %s: %w", path, err)
+	}
 	return m, nil
+}
+
+// globalKeysAlone checks that no key of the whole screen (quit, the
+// tabs, help, …) is another action's too: the whole screen takes it
+// first, so the other action would never run, though the Help tab lists
+// it. Other actions may share keys, as the parts that have them never
+// have the keyboard at once ([ in Agents and in a transcript).
+func (m *Map) globalKeysAlone() error {
+	owner := map[string]Action{}
+	for _, x := range m.bindings {
+		if x.Group != "global" {
+			continue
+		}
+		for _, k := range x.Keys() {
+			if other, ok := owner[k]; ok {
+				return fmt.Errorf("%q is the key of both %s and %s: give one of them another key", k, other, x.Action)
+			}
+			owner[k] = x.Action
+		}
+	}
+	for _, x := range m.bindings {
+		if x.Group == "global" {
+			continue
+		}
+		for _, k := range x.Keys() {
+			if other, ok := owner[k]; ok {
+				return fmt.Errorf("%q is the key of both %s and %s: give one of them another key", k, other, x.Action)
+			}
+		}
+	}
+	return nil
 }

@@ -48,7 +48,34 @@ func Columns(left, right string, w int) string {
 	if rw >= w {
 		return Pad(right, w)
 	}
+	if ansi.StringWidth(left) > w-rw && w-rw > 1 {
+		// Cut, it keeps a space before right, so the two do not read as
+		// one word.
+		return Pad(left, w-rw-1) + " " + right
+	}
 	return Pad(left, w-rw) + right
+}
+
+// Keep says which of a table's right-hand columns, of the given widths,
+// show in w cells so the left part (a title) keeps at least minLeft: the
+// columns giveWay names go first, in its order, until it does. A narrow
+// terminal then still shows each row's title rather than every column
+// but it.
+func Keep(w, minLeft int, widths, giveWay []int) []bool {
+	keep := make([]bool, len(widths))
+	used := 0
+	for i, cw := range widths {
+		keep[i] = true
+		used += cw
+	}
+	for _, i := range giveWay {
+		if w-used >= minLeft {
+			break
+		}
+		keep[i] = false
+		used -= widths[i]
+	}
+	return keep
 }
 
 // Seg is a piece of a row: plain text and the style it is drawn in.

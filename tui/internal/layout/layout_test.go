@@ -48,3 +48,52 @@ func TestParts(t *testing.T) {
 		}
 	}
 }
+
+// A left part cut short keeps a space before the right one, so the two
+// never read as one word ("…on day 1 at …f1 help").
+func TestColumnsKeepAGapWhereTheyCut(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		left, right string
+		w           int
+		want        string
+	}{
+		{"tabs", "f1 help", 20, "tabs         f1 help"},
+		{"tabs › a long title", "f1 help", 20, "tabs › a lo… f1 help"},
+		{"exactly", "right", 12, "exactlyright"},
+		{"left", "right is wider", 10, "right is …"},
+	} {
+		if got := Columns(c.left, c.right, c.w); got != c.want {
+			t.Errorf("Columns(%q, %q, %d) = %q, want %q", c.left, c.right, c.w, got, c.want)
+		}
+	}
+}
+
+// The columns that give way first go until the left part has its room;
+// those that fit stay in their order.
+func TestKeepColumns(t *testing.T) {
+	t.Parallel()
+	widths := []int{16, 6, 6} // agent, turns, when
+	giveWay := []int{1, 2, 0} // turns first, then when, then agent
+	for _, c := range []struct {
+		w    int
+		want []bool
+	}{
+		{120, []bool{true, true, true}},
+		{50, []bool{true, true, true}},
+		{40, []bool{true, false, true}},
+		{34, []bool{true, false, false}},
+		{20, []bool{false, false, false}},
+	} {
+		got := Keep(c.w, 16, widths, giveWay)
+		if len(got) != len(c.want) {
+			t.Fatalf("Keep(%d) = %v, want %v", c.w, got, c.want)
+		}
+		for i := range got {
+			if got[i] != c.want[i] {
+				t.Errorf("Keep(%d) = %v, want %v", c.w, got, c.want)
+				break
+			}
+		}
+	}
+}

@@ -291,11 +291,25 @@ func (m *Schedules) describe(s *agentsv1.Schedule, w int) string {
 	var b strings.Builder
 	line := func(s string) { b.WriteString(s + "\n") }
 	field := func(label, value string) { line(st.Muted.Render(fmt.Sprintf("%-9s", label)) + " " + value) }
+	// wrapped fields go on over the next lines on a narrow terminal, as
+	// the webhooks' do, rather than being cut.
+	// A tail (a session's id) ends the last line, cut there when it must
+	// be: the firings list it whole.
+	wrapped := func(label, value, tail string) {
+		ls := strings.Split(ansi.Wrap(value, max(1, w-10), ""), "\n")
+		ls[len(ls)-1] += tail
+		for i, l := range ls {
+			if i > 0 {
+				label = ""
+			}
+			field(label, l)
+		}
+	}
 	now := m.now()
 
 	line(st.Title.Bold(true).Render(name(s)) + " " + state(st, s))
-	field("target", Target(s))
-	field("when", Timing(s))
+	wrapped("target", Target(s), "")
+	wrapped("when", Timing(s), "")
 	zone := displayZone(s)
 	switch next := s.GetNextFirings(); {
 	case !s.GetEnabled():
@@ -313,11 +327,11 @@ func (m *Schedules) describe(s *agentsv1.Schedule, w int) string {
 		}
 	}
 	if f := s.GetLastFiring(); f != nil {
-		text := FiringStatus(f) + ", " + ago(now.Sub(f.GetFireTime().AsTime()))
+		tail := ""
 		if f.GetSessionId() != "" {
-			text += " · " + f.GetSessionId()
+			tail = " · " + f.GetSessionId()
 		}
-		field("last", text)
+		wrapped("last", FiringStatus(f)+", "+ago(now.Sub(f.GetFireTime().AsTime())), tail)
 	}
 	if s.GetSessionId() != "" {
 		busy := "skip the firing"

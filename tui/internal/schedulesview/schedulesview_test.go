@@ -372,3 +372,27 @@ func TestAChangedScheduleListsTheSchedulesAgain(t *testing.T) {
 		t.Fatalf("%d listings after schedule.changed; want %d", f.lists, before+1)
 	}
 }
+
+// On a narrow terminal the details wrap, as the webhooks' do: what a
+// firing does and when stay readable whole.
+func TestNarrowDetailsWrap(t *testing.T) {
+	t.Parallel()
+	m := loaded(t, newFake())
+	press(m, "down")
+	out := ansi.Strip(m.Render(56, 30))
+	var details []string // the right-hand pane, beside the list
+	for _, l := range strings.Split(out, "\n") {
+		if _, right, ok := strings.Cut(l, "│"); ok {
+			details = append(details, right)
+		}
+	}
+	flat := strings.Join(strings.Fields(strings.Join(details, " ")), " ")
+	for _, want := range []string{"posts to session s-42", "cron 0 7 * * 1-5 in Europe/Paris"} {
+		if !strings.Contains(flat, want) {
+			t.Errorf("the narrow tab lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "…") {
+		t.Errorf("the narrow tab cut a detail:\n%s", out)
+	}
+}

@@ -84,6 +84,9 @@ func Of(turns []*agentsv1.Turn, running bool) []*Bar {
 		return run
 	}
 	var last time.Time // when the last turn was stored
+	// answered says the last turn was an answer that asked for no tool:
+	// the run ended there, and what comes next starts another.
+	answered := false
 	for _, t := range turns {
 		at := t.GetCreateTime().AsTime()
 		switch k := t.GetKind().(type) {
@@ -134,7 +137,9 @@ func Of(turns []*agentsv1.Turn, running bool) []*Bar {
 			}
 			run.Children = append(run.Children, step)
 		case *agentsv1.Turn_Compaction:
-			if run == nil {
+			// One asked for while the session was idle runs on its own, as
+			// the server runs it; one before a model call is that call's.
+			if run == nil || answered {
 				newRun(at)
 			}
 			s := &Bar{Kind: Summary, Label: "summary", Start: at, End: at}
@@ -142,6 +147,7 @@ func Of(turns []*agentsv1.Turn, running bool) []*Bar {
 			run.Children = append(run.Children, s)
 		}
 		last = at
+		answered = t.GetLlm() != nil && len(t.GetLlm().GetToolCalls()) == 0
 	}
 	if running && run != nil && len(open) == 0 {
 		// Nothing runs but the model: it is answering.
@@ -250,17 +256,20 @@ func Render(runs []*Bar, width int, now time.Time, loc *time.Location) []string 
 	if len(runs) == 0 {
 		return []string{"no runs yet: the timeline shows each run once the session has one"}
 	}
-	labelW := min(22, max(width/4, 8))
-	factsW := 24
-	barW := max(width-labelW-factsW-2, 4)
-	var out []string
+	// A line of the waterfall: a run's heading alone, or a call's label,
+	// bar (from, to on its run's span) and facts.
+	type row struct {
+		head, label, facts string
+		from, to, span     time.Duration
+	}
+	var rows []row
+	widest := 0
 	for _, r := range runs {
 		end := r.End
 		if r.Running() {
 			end = now
 		}
-		head := fmt.Sprintf("%s · %s · %s%s", r.Label, r.Start.In(loc).Format("15:04:05"), dur(end.Sub(r.Start), r.Running()), spendText(r))
-		out = append(out, ansi.Truncate(head, width, "…"))
+		rows = append(rows, row{head: fmt.Sprintf("%s · %s · %s%s", r.Label, r.Start.In(loc).Format("15:04:05"), dur(end.Sub(r.Start), r.Running()), spendText(r))})
 		span := max(end.Sub(r.Start), time.Millisecond)
 		var line func(b *Bar, depth int)
 		line = func(b *Bar, depth int) {
@@ -268,7 +277,6 @@ func Render(runs []*Bar, width int, now time.Time, loc *time.Location) []string 
 			if b.Running() {
 				e = now
 			}
-			label := strings.Repeat("  ", depth) + b.Label
 			facts := dur(e.Sub(b.Start), b.Running())
 			if b.Kind == Helper && b.Child != "" {
 				// The helper's session, which o opens from the transcript.
@@ -278,7 +286,8 @@ func Render(runs []*Bar, width int, now time.Time, loc *time.Location) []string 
 			if b.Failed {
 				facts += " · failed"
 			}
-			out = append(out, fit(label, labelW)+" "+bar(b.Start.Sub(r.Start), e.Sub(r.Start), span, barW)+" "+ansi.Truncate(facts, factsW, "…"))
+			widest = max(widest, ansi.StringWidth(facts))
+			rows = append(rows, row{label: strings.Repeat("  ", depth) + b.Label, facts: facts, from: b.Start.Sub(r.Start), to: e.Sub(r.Start), span: span})
 			for _, c := range b.Children {
 				line(c, depth+1)
 			}
@@ -286,6 +295,19 @@ func Render(runs []*Bar, width int, now time.Time, loc *time.Location) []string 
 		for _, s := range r.Children {
 			line(s, 1)
 		}
+	}
+	// The facts take the room they need when the bars keep a quarter of
+	// the width; on a narrow screen they are cut instead.
+	labelW := min(22, max(width/4, 8))
+	factsW := max(24, min(widest, width-labelW-2-max(width/4, 4)))
+	barW := max(width-labelW-factsW-2, 4)
+	out := make([]string, 0, len(rows))
+	for _, x := range rows {
+		if x.head != "" {
+			out = append(out, ansi.Truncate(x.head, width, "…"))
+			continue
+		}
+		out = append(out, fit(x.label, labelW)+" "+bar(x.from, x.to, x.span, barW)+" "+ansi.Truncate(x.facts, factsW, "…"))
 	}
 	return out
 }

@@ -150,3 +150,62 @@ func TestHelpersRunsNestUnderTheirCalls(t *testing.T) {
 		t.Errorf("an unknown helper nested %d steps, %d tokens", len(h.Children), h.In)
 	}
 }
+
+func compaction(i, ms int, reason string, in, out int64) *agentsv1.Turn {
+	return &agentsv1.Turn{Index: int32(i), CreateTime: at(ms), Kind: &agentsv1.Turn_Compaction{Compaction: &agentsv1.Compaction{
+		Reason: reason, Usage: &agentsv1.Usage{PromptTokens: in, CompletionTokens: out},
+	}}}
+}
+
+// A compaction asked for while the session is idle is a run of its own,
+// as the server runs it: it does not stretch the run before it to the
+// time it was asked. One made before a model call belongs to that call's
+// run.
+func TestACompactionAfterTheAnswerIsARunOfItsOwn(t *testing.T) {
+	t.Parallel()
+	runs := Of([]*agentsv1.Turn{
+		user(0, 0, "a note"),
+		answer(1, 1000, 1000, 100, 10, nil),
+		compaction(2, 30000, "manual", 80, 20),
+		user(3, 40000, "another note"),
+		compaction(4, 40100, "threshold", 70, 10),
+		answer(5, 41000, 800, 60, 5, nil),
+	}, false)
+	if len(runs) != 3 {
+		t.Fatalf("%d runs, want 3: the message's, the compaction's, the next message's", len(runs))
+	}
+	if got := runs[0].End.Sub(runs[0].Start); got != time.Second {
+		t.Errorf("the first run took %v, want 1s: the compaction after it is not its own", got)
+	}
+	if k := runs[1].Children; len(k) != 1 || k[0].Kind != Summary || runs[1].In != 80 {
+		t.Errorf("the second run holds %+v, want the summary alone", k)
+	}
+	if k := runs[2].Children; len(k) != 2 || k[0].Kind != Summary || k[1].Kind != Model {
+		t.Errorf("the third run holds %+v, want its summary, then its model call", k)
+	}
+}
+
+// A line's facts show whole when the width has room for them: the bars
+// give way, not the helper's tokens and cost.
+func TestLongFactsShowWholeOnAWideScreen(t *testing.T) {
+	t.Parallel()
+	runs := Of([]*agentsv1.Turn{
+		user(0, 0, "go"),
+		answer(1, 1000, 1000, 100, 10, proto.Float64(0.01), &agentsv1.ToolCall{Id: "h1", Name: "prompt_agent_researcher", Kind: agentsv1.ToolKind_TOOL_KIND_HELPER}),
+		user(2, 3000, "", result("h1", 2000, "4bcfb63d-f043-44c8-a01e-f07f1d609349")),
+	}, false)
+	child := Of([]*agentsv1.Turn{user(0, 1100, "question"), answer(1, 2900, 1700, 1200, 300, proto.Float64(0.0123))}, false)
+	Nest(runs, nil, func(string) []*Bar { return child })
+	lines := Render(runs, 120, t0.Add(4*time.Second), time.UTC)
+	want := "2.0s · ↳4bcfb63d · 1.5k tok · $0.01"
+	found := false
+	for _, l := range lines {
+		found = found || strings.HasSuffix(l, want)
+		if w := ansi.StringWidth(l); w > 120 {
+			t.Errorf("line %q is %d wide", l, w)
+		}
+	}
+	if !found {
+		t.Errorf("no line ends in %q:\n%s", want, strings.Join(lines, "\n"))
+	}
+}

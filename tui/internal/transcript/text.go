@@ -24,13 +24,17 @@ func wrapPlain(text string, width int) []string {
 	return strings.Split(ansi.Wrap(text, max(width, 1), ""), "\n")
 }
 
-// indent puts prefix before every line, wrapping the lines at what is
-// left of width.
+// indent puts prefix before the first line and as many spaces before
+// the others, wrapping the lines at what is left of width: a label or a
+// mark ("✗ failed: ") is not repeated, the text goes on under itself.
 func indent(prefix string, st lipgloss.Style, text string, width int) []string {
 	w := ansi.StringWidth(prefix)
 	lines := wrapPlain(text, width-w)
 	for i, l := range lines {
 		lines[i] = prefix + st.Render(l)
+		if i == 0 {
+			prefix = strings.Repeat(" ", w)
+		}
 	}
 	return lines
 }

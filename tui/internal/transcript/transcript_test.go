@@ -606,3 +606,19 @@ func TestCompactionToggleRendersOnlyItsTurn(t *testing.T) {
 		t.Error("another turn was drawn again")
 	}
 }
+
+// A failure's reason too long for one line goes on under itself: the
+// mark is not repeated, which would read as a second failure.
+func TestALongFailureWrapsUnderItsMark(t *testing.T) {
+	t.Parallel()
+	v := newView()
+	v.Load(session(running, "", userTurn(0, "Hello?")))
+	v.Apply(event(&agentsv1.SessionFailed{Reason: `llm: send request: Post "http://127.0.0.1:7499/v1/chat/completions": dial tcp 127.0.0.1:7499: connect: connection refused`, Code: "model_error"}))
+	out := plain(v.Lines(60))
+	if n := strings.Count(out, "✗ failed"); n != 1 {
+		t.Errorf("%d failure marks, want 1:\n%s", n, out)
+	}
+	if !strings.Contains(out, "refused") {
+		t.Errorf("the reason is cut:\n%s", out)
+	}
+}

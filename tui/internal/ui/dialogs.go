@@ -139,8 +139,18 @@ func (p *agentPicker) HandleKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 }
 
 func (p *agentPicker) Keys() []key.Binding {
-	return []key.Binding{label("enter", "start"), label("type", "filter"),
-		label(p.km.Get(keys.Up).Help().Key+"/"+p.km.Get(keys.Down).Help().Key, "move"), label(p.km.Get(keys.Back).Help().Key, "cancel")}
+	out := []key.Binding{label("enter", "start"), label("type", "filter")}
+	// j and k type into the filter: only the other keys move.
+	var move []string
+	for _, a := range []keys.Action{keys.Up, keys.Down} {
+		if ks := p.km.Unprinted(a); len(ks) > 0 {
+			move = append(move, ks[0])
+		}
+	}
+	if len(move) > 0 {
+		out = append(out, label(strings.Join(move, "/"), "move"))
+	}
+	return append(out, label(p.km.Get(keys.Back).Help().Key, "cancel"))
 }
 
 func (p *agentPicker) Render(w int) string {

@@ -43,3 +43,17 @@ func TestAgentPickerBackspaceErasesAWholeCharacter(t *testing.T) {
 		t.Fatalf("filter %q after backspace, want %q", p.filter, "r")
 	}
 }
+
+// The picker's footer offers only the keys that move in it: j and k type
+// into its filter.
+func TestAgentPickerOffersNoLetterToMove(t *testing.T) {
+	p := &agentPicker{th: theme.New(true), km: keys.Default(), agents: func() []*agentsv1.AgentDescriptor { return nil }}
+	var got []string
+	for _, b := range p.Keys() {
+		got = append(got, b.Help().Key+" "+b.Help().Desc)
+	}
+	footer := strings.Join(got, " · ")
+	if !strings.Contains(footer, "up/down move") || strings.Contains(footer, "/k") {
+		t.Errorf("footer %q, want up/down move and no letter", footer)
+	}
+}

@@ -68,6 +68,13 @@ func TestOpenByIDTakesAPrefixAndStaysPutWhenItFails(t *testing.T) {
 	if len(m.screens) != 1 || m.status.Err == nil || !strings.Contains(m.status.Err.Error(), "is the start of 9 session ids") {
 		t.Errorf("an ambiguous prefix: %d screens, status %+v", len(m.screens), m.status)
 	}
+	// Once a session opens, the error of the try before it goes.
+	press(m, "ctrl+o")
+	typeText(m, "00000003")
+	press(m, "enter")
+	if top := m.top(); top == nil || top.SessionID() != id(3) || m.status.Err != nil {
+		t.Errorf("after opening %s: status %+v, want the last error gone", id(3), m.status)
+	}
 }
 
 // History lists each sub-session right under its parent, whatever their

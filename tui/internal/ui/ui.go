@@ -215,6 +215,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, tea.Batch(m.chats.Handle(msg), m.history.Handle(msg), m.schedules.Handle(msg), m.webhooks.Handle(msg), m.toScreens(msg))
 	case msgs.OpenSession:
 		m.dialog = nil
+		if m.status.Err != nil {
+			// What failed before (a prefix of no id) is not what shows.
+			m.status = msgs.Status{}
+		}
 		cmd := m.open(msg.ID)
 		if msg.Write {
 			cmd = tea.Batch(cmd, m.top().Write())
