@@ -412,17 +412,19 @@ func (s *Screen) answer(text string, fail bool) tea.Cmd {
 		return nil
 	}
 	req := &agentsv1.CompleteCallRequest{Token: c.GetToken(), Resume: s.pending.Len()-len(s.pending.sending) == 1}
+	done := "call answered"
 	if fail {
 		if text == "" {
 			text = "the user declined this call"
 		}
 		req.Result = &agentsv1.CompleteCallRequest_Error{Error: text}
+		done = "call failed"
 	} else {
 		req.Result = &agentsv1.CompleteCallRequest_Text{Text: text}
 	}
 	s.pending.sending[c.GetToken()] = true
 	s.pending.StopAnswer()
-	return s.complete(req)
+	return s.complete(req, done)
 }
 
 // decide answers the selected call that waits for approval: approved (and
@@ -437,9 +439,16 @@ func (s *Screen) decide(approve, always bool, reason string) tea.Cmd {
 	req := &agentsv1.CompleteCallRequest{Token: c.GetToken(), Result: &agentsv1.CompleteCallRequest_Approval{
 		Approval: &agentsv1.Approval{Approve: approve, Always: always, Reason: reason},
 	}}
+	done := "call rejected"
+	switch {
+	case approve && always:
+		done = fmt.Sprintf("call approved, and %s's later calls in this session", c.GetCall().GetName())
+	case approve:
+		done = "call approved"
+	}
 	s.pending.sending[c.GetToken()] = true
 	s.pending.StopAnswer()
-	return s.complete(req)
+	return s.complete(req, done)
 }
 
 // scroll moves the viewport by delta lines. Reaching the top fetches the

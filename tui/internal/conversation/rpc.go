@@ -271,17 +271,19 @@ func writeNew(path string, data []byte) error {
 type completedMsg struct {
 	id    string
 	token string
-	resp  *agentsv1.CompleteCallResponse
-	err   error
+	// done says what the answer did, for the status line.
+	done string
+	resp *agentsv1.CompleteCallResponse
+	err  error
 }
 
-func (s *Screen) complete(req *agentsv1.CompleteCallRequest) tea.Cmd {
+func (s *Screen) complete(req *agentsv1.CompleteCallRequest, done string) tea.Cmd {
 	c, id := s.c, s.id
 	return func() tea.Msg {
 		resp, err := call(func(ctx context.Context) (*connect.Response[agentsv1.CompleteCallResponse], error) {
 			return c.CompleteCall(ctx, connect.NewRequest(req))
 		})
-		m := completedMsg{id: id, token: req.GetToken(), err: err}
+		m := completedMsg{id: id, token: req.GetToken(), done: done, err: err}
 		if err == nil {
 			m.resp = resp.Msg
 		}

@@ -519,9 +519,9 @@ func (s *Screen) completed(m completedMsg) tea.Cmd {
 		s.setFocus(focusComposer)
 	}
 	if n := m.resp.GetRemaining(); n > 0 {
-		return status(fmt.Sprintf("call answered; %d more to go", n), nil)
+		return status(fmt.Sprintf("%s; %d more to go", m.done, n), nil)
 	}
-	return status("call answered", nil)
+	return status(m.done, nil)
 }
 
 // attached takes a file read for the composer.

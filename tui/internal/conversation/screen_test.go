@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -365,11 +366,19 @@ func TestPendingApprovalApproveRejectAndAlwaysAllow(t *testing.T) {
 		t.Fatalf("typing on an approval: answering %v, completes %d; want neither", r.s.pending.answering, len(r.fake.completes))
 	}
 
+	var said []string
 	r.keys("a")
+	said = append(said, r.lastStatus().Text)
 	r.keys("r")
 	r.typeText("not today")
 	r.keys("enter")
+	said = append(said, r.lastStatus().Text)
 	r.keys("A")
+	said = append(said, r.lastStatus().Text)
+	// The status says what the answer did, not only that one was given.
+	if want := []string{"call approved; 2 more to go", "call rejected; 1 more to go", "call approved, and bash_deploy's later calls in this session"}; !reflect.DeepEqual(said, want) {
+		t.Errorf("status lines %q, want %q", said, want)
+	}
 	if len(r.fake.completes) != 3 {
 		t.Fatalf("completes = %d, want 3", len(r.fake.completes))
 	}
