@@ -876,8 +876,11 @@ func getRequest(r *http.Request) (*agentsv1.GetSessionRequest, error) {
 		if err != nil {
 			return nil, err
 		}
-		if n < 0 || n > math.MaxInt32 {
+		if n < 0 {
 			return nil, errs.Invalid(errs.CodeInvalidArgument, "query parameter `%s` must be 0 or more, not %d", name, n)
+		}
+		if n > math.MaxInt32 {
+			return nil, errs.Invalid(errs.CodeInvalidArgument, "query parameter `%s` must be at most %d, not %d", name, math.MaxInt32, n)
 		}
 		switch name {
 		case "after_turn":
