@@ -134,10 +134,20 @@ func (a *app) sessionsPause(cf *clientFlags) *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.onSession(cmd.Context(), *cf, args[0], func(ctx context.Context, c *client.Client, id string) error {
-				if _, err := c.Sessions.Pause(ctx, connect.NewRequest(&agentsv1.PauseRequest{SessionId: id})); err != nil {
+				res, err := c.Sessions.Pause(ctx, connect.NewRequest(&agentsv1.PauseRequest{SessionId: id}))
+				if err != nil {
 					return describe(err)
 				}
-				fmt.Fprintf(a.stderr, "session %s pauses at its next step; continue it with\n  agents sessions resume %s%s\n", id, id, a.serverArgs(*cf, ""))
+				resume := fmt.Sprintf("agents sessions resume %s%s", id, a.serverArgs(*cf, ""))
+				switch st := res.Msg.GetMeta().GetStatus(); st {
+				case agentsv1.SessionStatus_SESSION_STATUS_RUNNING:
+					fmt.Fprintf(a.stderr, "session %s pauses at its next step; continue it with\n  %s\n", id, resume)
+				case agentsv1.SessionStatus_SESSION_STATUS_PAUSED:
+					fmt.Fprintf(a.stderr, "session %s is paused already; continue it with\n  %s\n", id, resume)
+				default:
+					// Only a run going on pauses: nothing changed.
+					fmt.Fprintf(a.stderr, "session %s is %s: it has no run going to pause\n", id, statusName(st))
+				}
 				return nil
 			})
 		},
@@ -201,9 +211,17 @@ a unique prefix.`,
 					fmt.Fprintf(a.stderr, "session %s: %s cancelled\n", id, plural(int(res.Msg.GetCancelled()), "tool call"))
 					return nil
 				}
+				before, err := c.Sessions.GetSession(ctx, connect.NewRequest(&agentsv1.GetSessionRequest{SessionId: id, MetaOnly: true}))
+				if err != nil {
+					return describe(err)
+				}
 				res, err := c.Sessions.CancelRun(ctx, connect.NewRequest(&agentsv1.CancelRunRequest{SessionId: id}))
 				if err != nil {
 					return describe(err)
+				}
+				if before.Msg.GetSession().GetMeta().GetStatus() == agentsv1.SessionStatus_SESSION_STATUS_READY {
+					fmt.Fprintf(a.stderr, "session %s is ready: it had no run to cancel\n", id)
+					return nil
 				}
 				fmt.Fprintf(a.stderr, "session %s: run cancelled, now %s\n", id, statusName(res.Msg.GetMeta().GetStatus()))
 				return nil

@@ -216,6 +216,13 @@ func TestSessionControls(t *testing.T) {
 	if code, _, stderr := run(t, env, append([]string{"sessions", "cancel", "--hard", slow}, attach...)...); code != 0 || !strings.Contains(stderr, "0 tool calls cancelled") {
 		t.Errorf("sessions cancel --hard = %d %q", code, stderr)
 	}
+	// A ready session has nothing to pause or cancel, and is told so.
+	if code, _, stderr := run(t, env, append([]string{"sessions", "pause", slow}, attach...)...); code != 0 || stderr != "session "+slow+" is ready: it has no run going to pause\n" {
+		t.Errorf("sessions pause of a ready session = %d %q", code, stderr)
+	}
+	if code, _, stderr := run(t, env, append([]string{"sessions", "cancel", slow}, attach...)...); code != 0 || stderr != "session "+slow+" is ready: it had no run to cancel\n" {
+		t.Errorf("sessions cancel of a ready session = %d %q", code, stderr)
+	}
 
 	// interrupt of a running session: the step is cut short, the run
 	// goes on with the message, and the command follows it.
