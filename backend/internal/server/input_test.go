@@ -31,6 +31,7 @@ func TestJSONRoutesRejectBadInputWithClearErrors(t *testing.T) {
 		{"bad page token", "GET", "/v1/sessions?page_token=garbage", "", 400, "invalid_argument", "", ""},
 		{"bad delete mode", "DELETE", "/v1/sessions/x?mode=all", "", 400, "invalid_argument", "invalid_argument", "cascade"},
 		{"unknown agent by slug", "GET", "/v1/agents/nope", "", 404, "not_found", "unknown_agent", "nope"},
+		{"watch without a target", "POST", "/v1/sessions/x/watch", `{}`, 400, "invalid_argument", "invalid_argument", "target_id is required: the session to watch"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
