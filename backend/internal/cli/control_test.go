@@ -290,3 +290,16 @@ func TestResumeOfAReadySessionSaysThereIsNothingToResume(t *testing.T) {
 		t.Errorf("sessions resume of a ready session = %d\nstdout: %s\nstderr: %s", code, stdout.String(), stderr.String())
 	}
 }
+
+// sessions ls --limit takes what a page may hold, and says so in the
+// flag's words before it asks any server.
+func TestSessionsListLimitIsAPageSize(t *testing.T) {
+	t.Parallel()
+	_, env := testEnv(t)
+	for _, limit := range []string{"0", "501", "4294967346"} {
+		code, _, stderr := run(t, env, "sessions", "ls", "--limit", limit)
+		if want := "--limit " + limit + ": want 1 to 500"; code != 1 || !strings.Contains(stderr, want) {
+			t.Errorf("sessions ls --limit %s = %d %q, want 1 saying %q", limit, code, stderr, want)
+		}
+	}
+}
