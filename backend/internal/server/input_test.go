@@ -140,6 +140,8 @@ func TestBadInputIsNeverAServerError(t *testing.T) {
 		{"unknown priority", "POST", s + "/mail", `{"body": {"userMessage": {"text": "x"}}, "priority": "MAIL_PRIORITY_SOON"}`, 400, "priority"},
 		{"numeric unknown priority", "POST", s + "/mail", `{"body": {"userMessage": {"text": "x"}}, "priority": 42}`, 400, "priority"},
 		{"empty mail", "POST", s + "/mail", `{"body": {}}`, 400, "mail body is empty"},
+		{"control mail without its order", "POST", s + "/mail", `{"kind": "control"}`, 400, "control mail needs its order"},
+		{"a text with control mail", "POST", s + "/mail", `{"kind": "control", "control": "stop_run", "text": "x"}`, 400, "field `text` belongs to user_message or agent_message, not to the control given"},
 		{"answer and error", "POST", "/v1/calls/t/complete", `{"text": "a", "error": "b"}`, 400, "field `error` cannot be given with `text`"},
 		{"no answer", "POST", "/v1/calls/t/complete", `{}`, 400, "text or error"},
 		{"bad after", "GET", "/v1/events?after=-1", "", 400, "event position"},
