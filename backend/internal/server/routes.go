@@ -84,7 +84,14 @@ func (s *Server) checkRequest(rt route) http.HandlerFunc {
 	if rt.body != nil {
 		short = shortFieldsOnly(rt.body.ProtoReflect().Descriptor())
 	}
+	readsNoBody := rt.body == nil && !rt.definition && rt.method != http.MethodGet && rt.method != http.MethodHead
 	return func(w http.ResponseWriter, r *http.Request) {
+		if readsNoBody {
+			if err := noBody(r); err != nil {
+				s.writeError(w, r, err)
+				return
+			}
+		}
 		if short {
 			if r.ContentLength > maxShortBody {
 				s.writeError(w, r, errs.TooLarge(errs.CodeBodyTooLarge, "request body is larger than %d bytes", maxShortBody))
