@@ -139,6 +139,8 @@ func TestBadInputIsNeverAServerError(t *testing.T) {
 		{"negative ttl", "POST", s + "/watch", `{"targetId": "x", "ttl": "-5s"}`, 400, "ttl"},
 		{"unknown priority", "POST", s + "/mail", `{"body": {"userMessage": {"text": "x"}}, "priority": "MAIL_PRIORITY_SOON"}`, 400, "priority"},
 		{"numeric unknown priority", "POST", s + "/mail", `{"body": {"userMessage": {"text": "x"}}, "priority": 42}`, 400, "priority"},
+		{"a body naming another session than the path", "POST", s + "/messages", `{"session_id": "other", "text": "x"}`, 400, "field `session_id` is \"other\", but the path names \"" + id + "\": leave it out of the body"},
+		{"a body naming another token than the path", "POST", "/v1/calls/t/complete", `{"token": "u", "text": "x"}`, 400, "field `token` is \"u\", but the path names \"t\""},
 		{"a field on a route that takes no body", "POST", s + "/cancel", `{"reason": "stop"}`, 400, "field `reason` is not a field here: this route takes no body"},
 		{"not JSON on a route that takes no body", "POST", s + "/pause", `{x`, 400, "this route takes no body: send none, or {}"},
 		{"a list on a route that takes no body", "POST", s + "/cancel-attached", `[]`, 400, "this route takes no body"},
@@ -162,6 +164,10 @@ func TestBadInputIsNeverAServerError(t *testing.T) {
 				t.Errorf("error = %s %q, want invalid_argument …%q…", code, message, tc.message)
 			}
 		})
+	}
+	// The same id in the body as in the path is no contradiction.
+	if status, _, body := e.do("POST", s+"/rename", `{"session_id": "`+id+`", "title": "same"}`); status != 200 {
+		t.Errorf("rename with the path's id in the body = %d %s", status, body)
 	}
 	e.stop()
 	for _, l := range requestLines(t, log.String()) {

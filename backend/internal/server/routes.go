@@ -217,7 +217,9 @@ func (s *Server) routeTable() []route {
 				if err := decodeBody(r, req); err != nil {
 					return nil, 0, err
 				}
-				req.Slug = r.PathValue("slug")
+				if err := fromPath(r, "slug", "slug", &req.Slug); err != nil {
+					return nil, 0, err
+				}
 				res, _, err := unary(r.Context(), s, req, agents.RollbackAgent)
 				return res.GetAgent(), http.StatusOK, err
 			}),
@@ -321,7 +323,9 @@ func (s *Server) routeTable() []route {
 				if err := decodeBody(r, req); err != nil {
 					return nil, 0, err
 				}
-				req.SessionId = r.PathValue("id")
+				if err := fromPath(r, "id", "session_id", &req.SessionId); err != nil {
+					return nil, 0, err
+				}
 				req.IdempotencyKey = idempotencyKey(r, req.IdempotencyKey)
 				if err := queryWait(r, &req.Wait, &req.Timeout); err != nil {
 					return nil, 0, err
@@ -361,7 +365,9 @@ func (s *Server) routeTable() []route {
 				if err := decodeBody(r, req); err != nil {
 					return nil, 0, err
 				}
-				req.SessionId = r.PathValue("id")
+				if err := fromPath(r, "id", "session_id", &req.SessionId); err != nil {
+					return nil, 0, err
+				}
 				return unary(r.Context(), s, req, sessions.Compact)
 			}),
 		},
@@ -374,7 +380,9 @@ func (s *Server) routeTable() []route {
 				if err := decodeBody(r, req); err != nil {
 					return nil, 0, err
 				}
-				req.SessionId = r.PathValue("id")
+				if err := fromPath(r, "id", "session_id", &req.SessionId); err != nil {
+					return nil, 0, err
+				}
 				res, _, err := unary(r.Context(), s, req, sessions.RenameSession)
 				return res.GetMeta(), http.StatusOK, err
 			}),
@@ -388,7 +396,9 @@ func (s *Server) routeTable() []route {
 				if err := decodeBody(r, req); err != nil {
 					return nil, 0, err
 				}
-				req.SessionId = r.PathValue("id")
+				if err := fromPath(r, "id", "session_id", &req.SessionId); err != nil {
+					return nil, 0, err
+				}
 				res, _, err := unary(r.Context(), s, req, sessions.UpdateSession)
 				return res.GetMeta(), http.StatusOK, err
 			}),
@@ -402,7 +412,9 @@ func (s *Server) routeTable() []route {
 				if err := decodeBody(r, req); err != nil {
 					return nil, 0, err
 				}
-				req.Owner = r.PathValue("owner")
+				if err := fromPath(r, "owner", "owner", &req.Owner); err != nil {
+					return nil, 0, err
+				}
 				res, _, err := unary(r.Context(), s, req, owners.SetOwnerBudget)
 				return res.GetBudget(), http.StatusOK, err
 			}),
@@ -484,7 +496,9 @@ func (s *Server) routeTable() []route {
 				if err := decodeBody(r, req); err != nil {
 					return nil, 0, err
 				}
-				req.WebhookId = r.PathValue("id")
+				if err := fromPath(r, "id", "webhook_id", &req.WebhookId); err != nil {
+					return nil, 0, err
+				}
 				res, _, err := unary(r.Context(), s, req, hooks.UpdateWebhook)
 				return res.GetWebhook(), http.StatusOK, err
 			}),
@@ -533,7 +547,9 @@ func (s *Server) routeTable() []route {
 				if err := decodeBody(r, req); err != nil {
 					return nil, 0, err
 				}
-				req.SessionId = r.PathValue("id")
+				if err := fromPath(r, "id", "session_id", &req.SessionId); err != nil {
+					return nil, 0, err
+				}
 				res, _, err := unary(r.Context(), s, req, sessions.Resume)
 				return res.GetMeta(), http.StatusOK, err
 			}),
@@ -547,7 +563,9 @@ func (s *Server) routeTable() []route {
 				if err := decodeBody(r, req); err != nil {
 					return nil, 0, err
 				}
-				req.SessionId = r.PathValue("id")
+				if err := fromPath(r, "id", "session_id", &req.SessionId); err != nil {
+					return nil, 0, err
+				}
 				req.IdempotencyKey = idempotencyKey(r, req.IdempotencyKey)
 				res, _, err := unary(r.Context(), s, req, sessions.SendMail)
 				return res.GetEnvelope(), http.StatusCreated, err
@@ -574,7 +592,9 @@ func (s *Server) routeTable() []route {
 				if err := decodeBody(r, req); err != nil {
 					return nil, 0, err
 				}
-				req.SessionId = r.PathValue("id")
+				if err := fromPath(r, "id", "session_id", &req.SessionId); err != nil {
+					return nil, 0, err
+				}
 				res, _, err := unary(r.Context(), s, req, sessions.ForkSession)
 				if err != nil {
 					return nil, 0, err
@@ -592,7 +612,9 @@ func (s *Server) routeTable() []route {
 				if err := decodeBody(r, req); err != nil {
 					return nil, 0, err
 				}
-				req.WatcherId = r.PathValue("id")
+				if err := fromPath(r, "id", "watcher_id", &req.WatcherId); err != nil {
+					return nil, 0, err
+				}
 				res, _, err := unary(r.Context(), s, req, sessions.WatchSession)
 				return res.GetWatch(), http.StatusOK, err
 			}),
@@ -613,7 +635,9 @@ func (s *Server) routeTable() []route {
 				if err := decodeBody(r, req); err != nil {
 					return nil, 0, err
 				}
-				req.Token = r.PathValue("token")
+				if err := fromPath(r, "token", "token", &req.Token); err != nil {
+					return nil, 0, err
+				}
 				req.IdempotencyKey = idempotencyKey(r, req.IdempotencyKey)
 				return unary(r.Context(), s, req, sessions.CompleteCall)
 			}),
@@ -713,7 +737,9 @@ func (s *Server) scheduleRoutes() []route {
 				if err := decodeBody(r, req); err != nil {
 					return nil, 0, err
 				}
-				req.ScheduleId = r.PathValue("id")
+				if err := fromPath(r, "id", "schedule_id", &req.ScheduleId); err != nil {
+					return nil, 0, err
+				}
 				res, _, err := unary(r.Context(), s, req, schedules.UpdateSchedule)
 				return res.GetSchedule(), http.StatusOK, err
 			}),
@@ -921,6 +947,17 @@ func queryWait(r *http.Request, wait *bool, timeout **durationpb.Duration) error
 		}
 		*timeout = durationpb.New(d)
 	}
+	return nil
+}
+
+// fromPath sets a request's field to what the route's path gives it. A
+// body may give the field too, but only the same: neither silently wins.
+func fromPath(r *http.Request, key, field string, to *string) error {
+	v := r.PathValue(key)
+	if *to != "" && *to != v {
+		return errs.Invalid(errs.CodeInvalidArgument, "field `%s` is %q, but the path names %q: leave it out of the body", field, *to, v)
+	}
+	*to = v
 	return nil
 }
 
