@@ -331,13 +331,22 @@ func (a *app) watch(ctx context.Context, c *client.Client, cf clientFlags, arg s
 	if err != nil {
 		return err
 	}
-	subCtx, unsubscribe := context.WithCancel(ctx)
-	defer unsubscribe()
-	updates := c.Subscribe(subCtx, &agentsv1.SubscribeRequest{Scope: agentsv1.SubscribeScope_SUBSCRIBE_SCOPE_OWNER})
+	// The session as it stands, with the step in flight, and then the
+	// events from the position it reflects: an answer joined midway is
+	// printed whole, nothing twice.
+	res, err := c.Sessions.GetSession(ctx, connect.NewRequest(&agentsv1.GetSessionRequest{SessionId: id, MetaOnly: true}))
+	if err != nil {
+		return describe(err)
+	}
+	now := res.Msg.GetSession()
 	newPrinter := func() *runPrinter {
 		return &runPrinter{out: a.stdout, log: a.stderr, session: id, turn: -1, serverArgs: a.serverArgs(cf, ""), clientArgs: a.serverArgs(cf, "")}
 	}
 	p := newPrinter()
+	subCtx, unsubscribe := context.WithCancel(ctx)
+	defer unsubscribe()
+	seq := now.GetSeq()
+	updates := c.Subscribe(subCtx, &agentsv1.SubscribeRequest{Scope: agentsv1.SubscribeScope_SUBSCRIBE_SCOPE_OWNER, After: &seq, AfterDelta: now.GetDeltaSeq()})
 	started := false
 	for u := range updates {
 		var done bool
@@ -345,12 +354,9 @@ func (a *app) watch(ctx context.Context, c *client.Client, cf clientFlags, arg s
 		switch {
 		case u.State != nil && u.State.Connected && !started:
 			started = true
-			res, err := c.Sessions.GetSession(ctx, connect.NewRequest(&agentsv1.GetSessionRequest{SessionId: id, MetaOnly: true}))
-			if err != nil {
-				return describe(err)
-			}
-			m := res.Msg.GetSession().GetMeta()
+			m := now.GetMeta()
 			fmt.Fprintf(a.stderr, "watching session %s (%s, %s)\n", id, m.GetAgent(), statusName(m.GetStatus()))
+			p.inProgress(now.GetInProgress())
 			continue
 		case u.State != nil && !u.State.Connected:
 			if !started {

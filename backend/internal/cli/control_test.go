@@ -303,3 +303,45 @@ func TestSessionsListLimitIsAPageSize(t *testing.T) {
 		}
 	}
 }
+
+// A watch that joins a run mid-answer prints the text the model wrote
+// before it came, then the rest: the answer whole, nothing twice.
+func TestWatchJoinedMidAnswerPrintsTheWholeAnswer(t *testing.T) {
+	t.Parallel()
+	dir, env := testEnv(t)
+	model := fakellmtest.Start(t, controlRules())
+	agents := filepath.Join(dir, "agents")
+	writeFile(t, filepath.Join(agents, "tools", "ok"), goodTool, 0o755)
+	writeFile(t, filepath.Join(agents, "echo.json"), agentJSON("echo", `, "bashToolboxes": [{"tag": "FileSystemDirectory", "contents": {"Path": "tools"}}]`), 0o644)
+	cfg := writeConfig(t, dir, "agents.json", agents)
+	srv := serveWith(t, env, cfg, stackOptions{offlineModel: model.URL()})
+	c, err := client.Dial(srv.url, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := t.Context()
+	created, err := c.Sessions.CreateSession(ctx, connect.NewRequest(&agentsv1.CreateSessionRequest{Agent: "echo", Message: &agentsv1.Message{Text: "slow"}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := created.Msg.GetSession().GetMeta().GetId()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		res, err := c.Sessions.GetSession(ctx, connect.NewRequest(&agentsv1.GetSessionRequest{SessionId: id, MetaOnly: true}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Count(res.Msg.GetSession().GetInProgress().GetText(), "tick") >= 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the answer did not start")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	code, out, stderr := run(t, env, "sessions", "watch", "--once", id, "--attach", srv.url)
+	if code != 0 || out != strings.Repeat("tick ", 40)+"\nwalked\n" {
+		t.Errorf("sessions watch --once joined mid-answer = %d\nstdout %q\nstderr %q\nwant every tick, then walked", code, out, stderr)
+	}
+}

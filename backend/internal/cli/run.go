@@ -264,6 +264,18 @@ type runPrinter struct {
 	waitingHelper string
 }
 
+// inProgress prints the text of the step in flight as far as the model
+// wrote it, for a printer that joins a run midway; the text deltas that
+// follow go on from there.
+func (p *runPrinter) inProgress(step *agentsv1.TurnInProgress) {
+	if step.GetText() == "" {
+		return
+	}
+	p.turn = step.GetTurnIndex()
+	fmt.Fprint(p.out, step.GetText())
+	p.wrote, p.newline = true, strings.HasSuffix(step.GetText(), "\n")
+}
+
 // event prints one event; done reports that the run is over and with
 // which outcome.
 func (p *runPrinter) event(ev *agentsv1.Event) (done bool, err error) {
