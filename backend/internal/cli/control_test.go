@@ -345,3 +345,37 @@ func TestWatchJoinedMidAnswerPrintsTheWholeAnswer(t *testing.T) {
 		t.Errorf("sessions watch --once joined mid-answer = %d\nstdout %q\nstderr %q\nwant every tick, then walked", code, out, stderr)
 	}
 }
+
+// sessions rm finds every session it is given before it deletes any: a
+// mistyped id among them deletes none.
+func TestSessionsRmDeletesNoneWhenAnIDIsUnknown(t *testing.T) {
+	t.Parallel()
+	dir, env := testEnv(t)
+	model := fakellmtest.Start(t, controlRules())
+	agents := filepath.Join(dir, "agents")
+	writeFile(t, filepath.Join(agents, "echo.json"), agentJSON("echo", ""), 0o644)
+	cfg := writeConfig(t, dir, "agents.json", agents)
+	srv := serveWith(t, env, cfg, stackOptions{offlineModel: model.URL()})
+	c, err := client.Dial(srv.url, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var ids []string
+	for range 2 {
+		res, err := c.Sessions.CreateSession(t.Context(), connect.NewRequest(&agentsv1.CreateSessionRequest{Agent: "echo"}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, res.Msg.GetSession().GetMeta().GetId())
+	}
+	code, out, stderr := run(t, env, "sessions", "rm", ids[0], "nosuchid", ids[1], "--attach", srv.url)
+	if code != 1 || out != "" || !strings.Contains(stderr, `no session id starts with "nosuchid"`) {
+		t.Errorf("sessions rm with an unknown id = %d %q %q, want 1, nothing deleted", code, out, stderr)
+	}
+	for _, id := range ids {
+		if _, err := c.Sessions.GetSession(t.Context(), connect.NewRequest(&agentsv1.GetSessionRequest{SessionId: id, MetaOnly: true})); err != nil {
+			t.Errorf("session %s: %v, want it kept", id, err)
+		}
+	}
+}

@@ -276,11 +276,17 @@ func (a *app) sessionsRemove(cf *clientFlags) *cobra.Command {
 				mode = agentsv1.DeleteMode_DELETE_MODE_CASCADE
 			}
 			return a.withClient(cmd.Context(), *cf, func(ctx context.Context, c *client.Client) error {
-				for _, arg := range args {
+				// Every session is found before any is deleted: a
+				// mistyped id deletes none.
+				ids := make([]string, len(args))
+				for i, arg := range args {
 					id, err := resolveSession(ctx, c, arg)
 					if err != nil {
 						return err
 					}
+					ids[i] = id
+				}
+				for _, id := range ids {
 					res, err := c.Sessions.DeleteSession(ctx, connect.NewRequest(&agentsv1.DeleteSessionRequest{SessionId: id, Mode: mode}))
 					if code, meta := errorReason(err); code == errs.CodeSessionHasChildren {
 						n, _ := strconv.Atoi(meta["children"])
