@@ -219,8 +219,10 @@ a unique prefix.`,
 				if err != nil {
 					return describe(err)
 				}
-				if before.Msg.GetSession().GetMeta().GetStatus() == agentsv1.SessionStatus_SESSION_STATUS_READY {
-					fmt.Fprintf(a.stderr, "session %s is ready: it had no run to cancel\n", id)
+				switch st := before.Msg.GetSession().GetMeta().GetStatus(); st {
+				case agentsv1.SessionStatus_SESSION_STATUS_READY, agentsv1.SessionStatus_SESSION_STATUS_FAILED:
+					// A failed run is over: cancel leaves it as it is.
+					fmt.Fprintf(a.stderr, "session %s is %s: it had no run to cancel\n", id, statusName(st))
 					return nil
 				}
 				fmt.Fprintf(a.stderr, "session %s: run cancelled, now %s\n", id, statusName(res.Msg.GetMeta().GetStatus()))
