@@ -20,7 +20,8 @@ import (
 
 // controlRules: "slow" takes two steps, the first streaming for a few
 // seconds then calling a tool (time to pause, cancel or watch it),
-// "think" answers with its reasoning, the rest echo.
+// "think" answers with its reasoning, "refuse" fails the run, the rest
+// echo.
 func controlRules() fakellm.Rules {
 	return fakellm.Rules{Rules: []fakellm.Rule{
 		{Match: fakellm.Match{UserContains: "slow", AssistantMessages: new(0)}, Reply: fakellm.Reply{
@@ -29,6 +30,7 @@ func controlRules() fakellm.Rules {
 		}},
 		{Match: fakellm.Match{UserContains: "slow", AssistantMessages: new(1)}, Reply: fakellm.Reply{Text: "walked"}},
 		{Match: fakellm.Match{UserContains: "think"}, Reply: fakellm.Reply{Reasoning: "first I weigh it\nthen I decide", Text: "decided"}},
+		{Match: fakellm.Match{UserContains: "refuse"}, Reply: fakellm.Reply{Error: &fakellm.HTTPError{Status: 400, Message: "refused"}}},
 	}, Default: &fakellm.Reply{Text: "heard: {{last_user}}"}}
 }
 
@@ -377,5 +379,16 @@ func TestSessionsRmDeletesNoneWhenAnIDIsUnknown(t *testing.T) {
 		if _, err := c.Sessions.GetSession(t.Context(), connect.NewRequest(&agentsv1.GetSessionRequest{SessionId: id, MetaOnly: true})); err != nil {
 			t.Errorf("session %s: %v, want it kept", id, err)
 		}
+	}
+
+	// A failed session has no run to cancel either.
+	failed, err := c.Sessions.CreateSession(t.Context(), connect.NewRequest(&agentsv1.CreateSessionRequest{Agent: "echo", Message: &agentsv1.Message{Text: "refuse"}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := failed.Msg.GetSession().GetMeta().GetId()
+	waitStatus(t, c, id, agentsv1.SessionStatus_SESSION_STATUS_FAILED)
+	if code, _, stderr := run(t, env, "sessions", "cancel", id, "--attach", srv.url); code != 0 || stderr != "session "+id+" is failed: it had no run to cancel\n" {
+		t.Errorf("sessions cancel of a failed session = %d %q", code, stderr)
 	}
 }
