@@ -157,6 +157,17 @@ func onlyRootAgent(ctx context.Context, c *client.Client) (string, error) {
 // start returns the session whose run to follow, or "" when there is
 // none.
 func (a *app) follow(ctx context.Context, cf clientFlags, offline string, start func(context.Context, *client.Client) (string, error)) error {
+	return a.followHelped(ctx, cf, offline, func(ctx context.Context, c *client.Client) (string, []string, error) {
+		id, err := start(ctx, c)
+		return id, nil, err
+	})
+}
+
+// followHelped is follow for a start that also names the helper sessions
+// the run waits for already (an answer to a helper's call continues the
+// run that waited for the helper): the calls they come to wait for are
+// the run's to report.
+func (a *app) followHelped(ctx context.Context, cf clientFlags, offline string, start func(context.Context, *client.Client) (string, []string, error)) error {
 	return a.withClientOptions(ctx, cf, embedOptions{offlineModel: offline}, func(ctx context.Context, c *client.Client) error {
 		ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 		defer stop()
@@ -170,11 +181,14 @@ func (a *app) follow(ctx context.Context, cf clientFlags, offline string, start 
 		for u := range updates {
 			switch {
 			case u.State != nil && u.State.Connected && p == nil:
-				id, err := start(ctx, c)
+				id, helpers, err := start(ctx, c)
 				if err != nil || id == "" {
 					return err
 				}
 				p = &runPrinter{out: a.stdout, log: a.stderr, session: id, turn: -1, serverArgs: a.serverArgs(cf, offline), clientArgs: a.serverArgs(cf, "")}
+				for _, h := range helpers {
+					p.helper(h)
+				}
 			case u.State != nil && !u.State.Connected:
 				if p == nil {
 					return client.Describe(fmt.Errorf("subscribe: %w", u.State.Err))
