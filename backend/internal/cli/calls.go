@@ -246,6 +246,39 @@ func waitingRoot(ctx context.Context, c *client.Client, id string) (root string,
 	return m.GetId(), helpers, nil
 }
 
+// waitingHelpers are the helpers' sessions the run of id waits for, the
+// nearest first: the child its status reason names while it waits for
+// it, that child's in turn, and so on.
+func waitingHelpers(ctx context.Context, c *client.Client, id string) ([]string, error) {
+	var chain []string
+	for {
+		res, err := c.Sessions.GetSession(ctx, connect.NewRequest(&agentsv1.GetSessionRequest{SessionId: id, MetaOnly: true}))
+		if err != nil {
+			return nil, describe(err)
+		}
+		m := res.Msg.GetSession().GetMeta()
+		if m.GetStatus() != agentsv1.SessionStatus_SESSION_STATUS_WAITING {
+			return chain, nil
+		}
+		children, err := listAllSessions(ctx, c, &agentsv1.ListSessionsRequest{ParentId: id})
+		if err != nil {
+			return nil, err
+		}
+		next := ""
+		for _, child := range children {
+			if strings.Contains(m.GetStatusReason(), child.GetId()) {
+				next = child.GetId()
+				break
+			}
+		}
+		if next == "" {
+			return chain, nil
+		}
+		chain = append(chain, next)
+		id = next
+	}
+}
+
 // answer builds the request that answers a call from the words of the
 // command line, stdin for "-", or a JSON value.
 func (a *app) answer(words []string, value string, failing bool) (*agentsv1.CompleteCallRequest, error) {

@@ -272,6 +272,14 @@ func TestAnsweringAHelpersCallAdvisesItsNextCall(t *testing.T) {
 	if code != exitRunWaiting || !strings.Contains(stderr, "waits for its helper's session") || !strings.Contains(stderr, `bash_echo {"word":"rm-it"}`) {
 		t.Fatalf("%v = %d, stderr %q; want the helper's approval advised", args, code, stderr)
 	}
+	// sessions resume of the run that waits for its helper, which still
+	// waits: the helper's call is advised too.
+	_, parent, _ := strings.Cut(stderr, "agents: session ")
+	parent, _, _ = strings.Cut(parent, " ")
+	code, _, resumed := run(t, env, "sessions", "resume", parent, "--agent-file", agent, "--offline-model", model.URL())
+	if code != exitRunWaiting || !strings.Contains(resumed, `bash_echo {"word":"rm-it"}`) {
+		t.Fatalf("sessions resume %s = %d, stderr %q; want the helper's approval advised", parent, code, resumed)
+	}
 	args = advised(t, stderr, "agents calls approve", "", "")
 	if code, out, errOut := run(t, env, args...); code != 0 || out != "The helper said: Hello echo: rm-it\n" {
 		t.Fatalf("%v = %d, stdout %q, stderr %q; want the run that waited followed to its answer", args, code, out, errOut)

@@ -370,7 +370,9 @@ func (a *app) watch(ctx context.Context, c *client.Client, cf clientFlags, arg s
 			// Events were missed: the session says how it stands.
 			done, err = p.settled(ctx, c)
 		case u.Event != nil && started:
-			done, err = p.event(u.Event)
+			if done, err = p.event(u.Event); done {
+				err = p.helpersCalls(ctx, c, err)
+			}
 		}
 		if !done {
 			continue

@@ -202,7 +202,7 @@ func (a *app) followHelped(ctx context.Context, cf clientFlags, offline string, 
 				}
 			case u.Event != nil && p != nil:
 				if done, err := p.event(u.Event); done {
-					return err
+					return p.helpersCalls(ctx, c, err)
 				}
 			}
 		}
@@ -408,6 +408,28 @@ func (p *runPrinter) settled(ctx context.Context, c *client.Client) (done bool, 
 		}
 	}
 	return p.event(&agentsv1.Event{SessionId: p.session, Body: &agentsv1.Event_RunStopped{RunStopped: &agentsv1.RunStopped{Status: m.GetStatus(), Reason: reason}}})
+}
+
+// helpersCalls completes err, the end of a run that waits, when the
+// run's events named no call it waits for: the calls are then those of
+// the helper's session it waits for, which deferred them before this
+// command came (a resume of a run whose helper still waits).
+func (p *runPrinter) helpersCalls(ctx context.Context, c *client.Client, err error) error {
+	var stopped *exitError
+	if !errors.As(err, &stopped) || stopped.code != exitRunWaiting || len(p.deferred) > 0 {
+		return err
+	}
+	chain, lookErr := waitingHelpers(ctx, c, p.session)
+	if lookErr != nil || len(chain) == 0 {
+		return err
+	}
+	helper := chain[len(chain)-1]
+	calls, lookErr := pendingCalls(ctx, c, helper)
+	if lookErr != nil || len(calls) == 0 {
+		return err
+	}
+	p.deferred, p.waitingHelper = calls, helper
+	return &exitError{code: exitRunWaiting, err: p.waiting()}
 }
 
 // waiting says which calls the run waits for and the commands that
