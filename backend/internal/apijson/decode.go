@@ -33,7 +33,48 @@ func (d decoder) decodeObject(m protoreflect.Message, obj map[string]any, path s
 		return nil
 	}
 	slices.Sort(unknown)
+	if why := ofAnotherMember(m, unknown[0]); why != "" {
+		return &Error{Field: join(path, unknown[0]), Problem: why}
+	}
 	return &Error{Field: join(path, unknown[0]), Problem: notAField(m.Descriptor())}
+}
+
+// ofAnotherMember says, of a key no field took, which members of a
+// flattened oneof it belongs to when another member was given (a mail
+// of kind control with a text): the list of the message's fields holds
+// it, so "is not a field here" would not say what is wrong. It is ""
+// for a key of no member.
+func ofAnotherMember(m protoreflect.Message, key string) string {
+	fields := m.Descriptor().Fields()
+	for i := range fields.Len() {
+		fd := fields.Get(i)
+		if _, ok := flatRule(fd); ok {
+			o := fd.ContainingOneof()
+			if m.WhichOneof(o) != fd {
+				continue
+			}
+			var owners []string
+			for j := range o.Fields().Len() {
+				other := o.Fields().Get(j)
+				if other != fd && (key == name(other) || slices.Contains(Fields(other.Message()), key)) {
+					owners = append(owners, name(other))
+				}
+			}
+			if len(owners) > 0 && !slices.Contains(Fields(fd.Message()), key) {
+				return fmt.Sprintf("belongs to %s, not to the %s given: give the fields of one of %s", strings.Join(owners, " or "), name(fd), strings.Join(memberNames(o), ", "))
+			}
+			if why := ofAnotherMember(m.Get(fd).Message(), key); why != "" {
+				return why
+			}
+			continue
+		}
+		if inlined[fd.FullName()] && m.Has(fd) {
+			if why := ofAnotherMember(m.Get(fd).Message(), key); why != "" {
+				return why
+			}
+		}
+	}
+	return ""
 }
 
 // notAField is the problem of a key no field of md takes.

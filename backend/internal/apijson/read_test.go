@@ -129,3 +129,20 @@ func TestReadAliases(t *testing.T) {
 		t.Fatalf("parent: %v, %v; want parent_id p1", req, err)
 	}
 }
+
+// A key of one member of a flattened oneof, given with another member,
+// is refused naming both, not as a key that is no field (the list of
+// fields would hold it).
+func TestReadRefusesAKeyOfAnotherMember(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ body, want string }{
+		{`{"kind": "control", "control": "stop_run", "text": "x"}`, "field `text` belongs to user_message or agent_message, not to the control given: give the fields of one of user_message, agent_message, control"},
+		{`{"kind": "user_message", "text": "x", "control": "stop_run"}`, "field `control` belongs to control, not to the user_message given: give the fields of one of user_message, agent_message, control"},
+		{`{"kind": "user_message", "text": "x", "agent": "a"}`, "field `agent` belongs to agent_message, not to the user_message given: give the fields of one of user_message, agent_message, control"},
+	} {
+		err := apijson.Unmarshal([]byte(tc.body), &agentsv1.SendMailRequest{})
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("%s: got %v\nwant %s", tc.body, err, tc.want)
+		}
+	}
+}

@@ -183,9 +183,9 @@ type versionKey struct {
 // generation: the agent served when that is its current version, else
 // that version built as stored agents are, with the helpers served now.
 // A version built is kept until the catalog next changes. A file agent
-// has no versions (errs.Invalid); a version the agent does not have is
-// errs.NotFound (unknown_version); one that no longer loads (a helper it
-// names was deleted) errs.Invalid.
+// has no versions (errs.Invalid, unknown_version); a version the agent
+// does not have is errs.NotFound (unknown_version); one that no longer
+// loads (a helper it names was deleted) errs.Invalid.
 func (c *Catalog) Version(ctx context.Context, slug string, version int64) (*Agent, error) {
 	snap := c.Snapshot()
 	cur, err := snap.Get(slug)
@@ -193,7 +193,7 @@ func (c *Catalog) Version(ctx context.Context, slug string, version int64) (*Age
 	case err != nil:
 		return nil, err
 	case cur.Source != SourceStored:
-		return nil, errs.Invalid(errs.CodeInvalidArgument, "agent %q comes from an agent file, which has no versions", slug)
+		return nil, errs.Invalid(errs.CodeUnknownVersion, "agent %q comes from an agent file, which has no versions", slug)
 	case cur.Version == version:
 		return cur, nil
 	case c.opts.StoredVersion == nil:

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -317,5 +318,17 @@ case "$1" in describe) echo '{"slug": "hello", "description": "says hello", "arg
 	}
 	if _, err := os.Stat(marker); err == nil {
 		t.Error("a script outside the allowed folders ran to describe itself")
+	}
+}
+
+// A file agent has no versions: asking for one is invalid, with the code
+// a version a stored agent does not have gets.
+func TestAFileAgentHasNoVersions(t *testing.T) {
+	var stored []Stored
+	cat := storedCatalog(t, &stored)
+	_, err := cat.Version(context.Background(), "filed", 3)
+	var e *errs.Error
+	if !errors.As(err, &e) || e.Kind != errs.KindInvalid || e.Code != errs.CodeUnknownVersion || !strings.Contains(e.Message, "which has no versions") {
+		t.Errorf("version 3 of a file agent: %v, want invalid, unknown_version", err)
 	}
 }

@@ -116,7 +116,7 @@ answered, and the command follows it.`
 		if req.Params, err = a.params(); err != nil {
 			return err
 		}
-		return a.follow(cmd.Context(), *cf, *offline, a.completeCall(*cf, *offline, args[0], req))
+		return a.followHelped(cmd.Context(), *cf, *offline, a.completeCall(*cf, *offline, args[0], req))
 	}
 	if !failing {
 		cmd.Flags().StringVar(&value, "json", "", "the result as a JSON value")
@@ -165,7 +165,7 @@ it, when the call is a helper's.`
 		if req.Params, err = a.params(); err != nil {
 			return err
 		}
-		return a.follow(cmd.Context(), *cf, *offline, a.completeCall(*cf, *offline, args[0], req))
+		return a.followHelped(cmd.Context(), *cf, *offline, a.completeCall(*cf, *offline, args[0], req))
 	}
 	if approving {
 		cmd.Flags().BoolVar(&always, "always", false, "also allow the tool's later calls in the session without asking")
@@ -176,25 +176,27 @@ it, when the call is a helper's.`
 // completeCall is the start of a command that answers the call arg (a
 // token or a unique prefix of one) with req: the session to follow is
 // the run that goes on with the answer, which is the one that waited for
-// the call's session, when it is a helper's child (see waitingRoot); ""
-// when no run continues, with what the user can do next on stderr.
-func (a *app) completeCall(cf clientFlags, offline, arg string, req *agentsv1.CompleteCallRequest) func(context.Context, *client.Client) (string, error) {
-	return func(ctx context.Context, c *client.Client) (string, error) {
+// the call's session, when it is a helper's child (see waitingRoot),
+// with the helpers' sessions between them; "" when no run continues,
+// with what the user can do next on stderr.
+func (a *app) completeCall(cf clientFlags, offline, arg string, req *agentsv1.CompleteCallRequest) func(context.Context, *client.Client) (string, []string, error) {
+	return func(ctx context.Context, c *client.Client) (string, []string, error) {
 		token, owner, err := resolveCall(ctx, c, arg)
 		if err != nil {
-			return "", err
+			return "", nil, err
 		}
 		req.Token = token
 		// Found before the answer, which takes the waiting runs up.
 		root := owner
+		var helpers []string
 		if owner != "" {
-			if root, err = waitingRoot(ctx, c, owner); err != nil {
-				return "", err
+			if root, helpers, err = waitingRoot(ctx, c, owner); err != nil {
+				return "", nil, err
 			}
 		}
 		res, err := c.Sessions.CompleteCall(ctx, connect.NewRequest(req))
 		if err != nil {
-			return "", describe(err)
+			return "", nil, describe(err)
 		}
 		id, left := res.Msg.GetMeta().GetId(), int(res.Msg.GetRemaining())
 		switch {
@@ -203,19 +205,20 @@ func (a *app) completeCall(cf clientFlags, offline, arg string, req *agentsv1.Co
 		case !req.GetResume():
 			fmt.Fprintf(a.stderr, "answered every call; continue the run with\n  agents sessions resume %s%s\n", id, a.serverArgs(cf, offline))
 		case root != "":
-			return root, nil // the run continues: follow it
+			return root, helpers, nil // the run continues: follow it
 		default:
-			return id, nil
+			return id, nil, nil
 		}
-		return "", nil
+		return "", nil, nil
 	}
 }
 
 // waitingRoot is the session whose run waits for id's, through its
 // helpers' children: id's parent when it waits for its helper session
 // id, that one's parent when it waits for it in turn, and so on; id
-// when no parent waits for it.
-func waitingRoot(ctx context.Context, c *client.Client, id string) (string, error) {
+// when no parent waits for it. helpers are the sessions below the root
+// that it waits for, id included when it is not the root.
+func waitingRoot(ctx context.Context, c *client.Client, id string) (root string, helpers []string, err error) {
 	meta := func(id string) (*agentsv1.SessionMeta, error) {
 		res, err := c.Sessions.GetSession(ctx, connect.NewRequest(&agentsv1.GetSessionRequest{SessionId: id, MetaOnly: true}))
 		if err != nil {
@@ -225,21 +228,55 @@ func waitingRoot(ctx context.Context, c *client.Client, id string) (string, erro
 	}
 	m, err := meta(id)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	for m.GetParentId() != "" {
 		parent, err := meta(m.GetParentId())
 		if err != nil {
-			return "", err
+			return "", nil, err
 		}
 		// The status reason of a session that waits for its helper's
 		// child names the child.
 		if parent.GetStatus() != agentsv1.SessionStatus_SESSION_STATUS_WAITING || !strings.Contains(parent.GetStatusReason(), m.GetId()) {
 			break
 		}
+		helpers = append(helpers, m.GetId())
 		m = parent
 	}
-	return m.GetId(), nil
+	return m.GetId(), helpers, nil
+}
+
+// waitingHelpers are the helpers' sessions the run of id waits for, the
+// nearest first: the child its status reason names while it waits for
+// it, that child's in turn, and so on.
+func waitingHelpers(ctx context.Context, c *client.Client, id string) ([]string, error) {
+	var chain []string
+	for {
+		res, err := c.Sessions.GetSession(ctx, connect.NewRequest(&agentsv1.GetSessionRequest{SessionId: id, MetaOnly: true}))
+		if err != nil {
+			return nil, describe(err)
+		}
+		m := res.Msg.GetSession().GetMeta()
+		if m.GetStatus() != agentsv1.SessionStatus_SESSION_STATUS_WAITING {
+			return chain, nil
+		}
+		children, err := listAllSessions(ctx, c, &agentsv1.ListSessionsRequest{ParentId: id})
+		if err != nil {
+			return nil, err
+		}
+		next := ""
+		for _, child := range children {
+			if strings.Contains(m.GetStatusReason(), child.GetId()) {
+				next = child.GetId()
+				break
+			}
+		}
+		if next == "" {
+			return chain, nil
+		}
+		chain = append(chain, next)
+		id = next
+	}
 }
 
 // answer builds the request that answers a call from the words of the

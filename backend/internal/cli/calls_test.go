@@ -240,3 +240,48 @@ func TestRunWaitingForItsHelpersApprovalIsApprovedFromTheCommandLine(t *testing.
 		t.Errorf("approve of an unknown prefix = %d, %q", code, errOut)
 	}
 }
+
+// An answer to a helper's call follows the run that waited for the
+// helper; when the helper then waits for another call (an approval after
+// a client tool's answer), the command advises the one that answers it,
+// as agents run does, not a list of the waiting run's own calls, which
+// has none.
+func TestAnsweringAHelpersCallAdvisesItsNextCall(t *testing.T) {
+	dir, env := testEnv(t)
+	yes := true
+	model := fakellmtest.Start(t, fakellm.Rules{Rules: []fakellm.Rule{
+		{Match: fakellm.Match{SystemContains: "You help.", ToolResultContains: "echo:"}, Reply: fakellm.Reply{Text: "Hello {{last_tool_result}}"}},
+		{Match: fakellm.Match{SystemContains: "You help.", LastIsToolResult: &yes}, Reply: fakellm.Reply{ToolCalls: []fakellm.ToolCall{{Name: "bash_echo", Arguments: json.RawMessage(`{"word": "rm-it"}`)}}}},
+		{Match: fakellm.Match{SystemContains: "You help."}, Reply: fakellm.Reply{ToolCalls: []fakellm.ToolCall{{Name: "ask_user", Arguments: json.RawMessage(`{"question": "name?"}`)}}}},
+		{Match: fakellm.Match{LastIsToolResult: &yes}, Reply: fakellm.Reply{Text: "The helper said: {{last_tool_result}}"}},
+		{Match: fakellm.Match{}, Reply: fakellm.Reply{ToolCalls: []fakellm.ToolCall{{Name: "prompt_agent_aide", Arguments: json.RawMessage(`{"prompt": "greet"}`)}}}},
+	}})
+	echo := filepath.Join(dir, "tools", "echo")
+	writeFile(t, echo, echoTool, 0o755)
+	writeFile(t, filepath.Join(dir, "agents", "aide.json"), strings.Replace(agentJSON("aide", askTool+`, "bashToolboxes": [{"tag": "SingleTool", "contents": {"Path": "`+echo+`"}}],
+		"approvals": [{"tool": "bash_echo", "approval": "always"}]`), "You test.", "You help.", 1), 0o644)
+	agent := filepath.Join(dir, "agents", "boss.json")
+	writeFile(t, agent, agentJSON("boss", `, "extraAgents": [{"slug": "aide", "path": "aide.json"}]`), 0o644)
+
+	code, _, stderr := run(t, env, "run", "--agent-file", agent, "-a", "boss", "--offline-model", model.URL(), "delegate")
+	if code != exitRunWaiting {
+		t.Fatalf("run = %d, want %d; stderr %s", code, exitRunWaiting, stderr)
+	}
+	args := advised(t, stderr, "agents calls complete", "'RESULT'", "Ada")
+	code, _, stderr = run(t, env, args...)
+	if code != exitRunWaiting || !strings.Contains(stderr, "waits for its helper's session") || !strings.Contains(stderr, `bash_echo {"word":"rm-it"}`) {
+		t.Fatalf("%v = %d, stderr %q; want the helper's approval advised", args, code, stderr)
+	}
+	// sessions resume of the run that waits for its helper, which still
+	// waits: the helper's call is advised too.
+	_, parent, _ := strings.Cut(stderr, "agents: session ")
+	parent, _, _ = strings.Cut(parent, " ")
+	code, _, resumed := run(t, env, "sessions", "resume", parent, "--agent-file", agent, "--offline-model", model.URL())
+	if code != exitRunWaiting || !strings.Contains(resumed, `bash_echo {"word":"rm-it"}`) {
+		t.Fatalf("sessions resume %s = %d, stderr %q; want the helper's approval advised", parent, code, resumed)
+	}
+	args = advised(t, stderr, "agents calls approve", "", "")
+	if code, out, errOut := run(t, env, args...); code != 0 || out != "The helper said: Hello echo: rm-it\n" {
+		t.Fatalf("%v = %d, stdout %q, stderr %q; want the run that waited followed to its answer", args, code, out, errOut)
+	}
+}

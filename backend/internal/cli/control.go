@@ -134,10 +134,20 @@ func (a *app) sessionsPause(cf *clientFlags) *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.onSession(cmd.Context(), *cf, args[0], func(ctx context.Context, c *client.Client, id string) error {
-				if _, err := c.Sessions.Pause(ctx, connect.NewRequest(&agentsv1.PauseRequest{SessionId: id})); err != nil {
+				res, err := c.Sessions.Pause(ctx, connect.NewRequest(&agentsv1.PauseRequest{SessionId: id}))
+				if err != nil {
 					return describe(err)
 				}
-				fmt.Fprintf(a.stderr, "session %s pauses at its next step; continue it with\n  agents sessions resume %s%s\n", id, id, a.serverArgs(*cf, ""))
+				resume := fmt.Sprintf("agents sessions resume %s%s", id, a.serverArgs(*cf, ""))
+				switch st := res.Msg.GetMeta().GetStatus(); st {
+				case agentsv1.SessionStatus_SESSION_STATUS_RUNNING:
+					fmt.Fprintf(a.stderr, "session %s pauses at its next step; continue it with\n  %s\n", id, resume)
+				case agentsv1.SessionStatus_SESSION_STATUS_PAUSED:
+					fmt.Fprintf(a.stderr, "session %s is paused already; continue it with\n  %s\n", id, resume)
+				default:
+					// Only a run going on pauses: nothing changed.
+					fmt.Fprintf(a.stderr, "session %s is %s: it has no run going to pause\n", id, statusName(st))
+				}
 				return nil
 			})
 		},
@@ -201,9 +211,19 @@ a unique prefix.`,
 					fmt.Fprintf(a.stderr, "session %s: %s cancelled\n", id, plural(int(res.Msg.GetCancelled()), "tool call"))
 					return nil
 				}
+				before, err := c.Sessions.GetSession(ctx, connect.NewRequest(&agentsv1.GetSessionRequest{SessionId: id, MetaOnly: true}))
+				if err != nil {
+					return describe(err)
+				}
 				res, err := c.Sessions.CancelRun(ctx, connect.NewRequest(&agentsv1.CancelRunRequest{SessionId: id}))
 				if err != nil {
 					return describe(err)
+				}
+				switch st := before.Msg.GetSession().GetMeta().GetStatus(); st {
+				case agentsv1.SessionStatus_SESSION_STATUS_READY, agentsv1.SessionStatus_SESSION_STATUS_FAILED:
+					// A failed run is over: cancel leaves it as it is.
+					fmt.Fprintf(a.stderr, "session %s is %s: it had no run to cancel\n", id, statusName(st))
+					return nil
 				}
 				fmt.Fprintf(a.stderr, "session %s: run cancelled, now %s\n", id, statusName(res.Msg.GetMeta().GetStatus()))
 				return nil
@@ -313,13 +333,22 @@ func (a *app) watch(ctx context.Context, c *client.Client, cf clientFlags, arg s
 	if err != nil {
 		return err
 	}
-	subCtx, unsubscribe := context.WithCancel(ctx)
-	defer unsubscribe()
-	updates := c.Subscribe(subCtx, &agentsv1.SubscribeRequest{Scope: agentsv1.SubscribeScope_SUBSCRIBE_SCOPE_OWNER})
+	// The session as it stands, with the step in flight, and then the
+	// events from the position it reflects: an answer joined midway is
+	// printed whole, nothing twice.
+	res, err := c.Sessions.GetSession(ctx, connect.NewRequest(&agentsv1.GetSessionRequest{SessionId: id, MetaOnly: true}))
+	if err != nil {
+		return describe(err)
+	}
+	now := res.Msg.GetSession()
 	newPrinter := func() *runPrinter {
 		return &runPrinter{out: a.stdout, log: a.stderr, session: id, turn: -1, serverArgs: a.serverArgs(cf, ""), clientArgs: a.serverArgs(cf, "")}
 	}
 	p := newPrinter()
+	subCtx, unsubscribe := context.WithCancel(ctx)
+	defer unsubscribe()
+	seq := now.GetSeq()
+	updates := c.Subscribe(subCtx, &agentsv1.SubscribeRequest{Scope: agentsv1.SubscribeScope_SUBSCRIBE_SCOPE_OWNER, After: &seq, AfterDelta: now.GetDeltaSeq()})
 	started := false
 	for u := range updates {
 		var done bool
@@ -327,12 +356,9 @@ func (a *app) watch(ctx context.Context, c *client.Client, cf clientFlags, arg s
 		switch {
 		case u.State != nil && u.State.Connected && !started:
 			started = true
-			res, err := c.Sessions.GetSession(ctx, connect.NewRequest(&agentsv1.GetSessionRequest{SessionId: id, MetaOnly: true}))
-			if err != nil {
-				return describe(err)
-			}
-			m := res.Msg.GetSession().GetMeta()
+			m := now.GetMeta()
 			fmt.Fprintf(a.stderr, "watching session %s (%s, %s)\n", id, m.GetAgent(), statusName(m.GetStatus()))
+			p.inProgress(now.GetInProgress())
 			continue
 		case u.State != nil && !u.State.Connected:
 			if !started {
@@ -344,7 +370,9 @@ func (a *app) watch(ctx context.Context, c *client.Client, cf clientFlags, arg s
 			// Events were missed: the session says how it stands.
 			done, err = p.settled(ctx, c)
 		case u.Event != nil && started:
-			done, err = p.event(u.Event)
+			if done, err = p.event(u.Event); done {
+				err = p.helpersCalls(ctx, c, err)
+			}
 		}
 		if !done {
 			continue

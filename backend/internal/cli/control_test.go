@@ -20,7 +20,8 @@ import (
 
 // controlRules: "slow" takes two steps, the first streaming for a few
 // seconds then calling a tool (time to pause, cancel or watch it),
-// "think" answers with its reasoning, the rest echo.
+// "think" answers with its reasoning, "refuse" fails the run, the rest
+// echo.
 func controlRules() fakellm.Rules {
 	return fakellm.Rules{Rules: []fakellm.Rule{
 		{Match: fakellm.Match{UserContains: "slow", AssistantMessages: new(0)}, Reply: fakellm.Reply{
@@ -29,6 +30,7 @@ func controlRules() fakellm.Rules {
 		}},
 		{Match: fakellm.Match{UserContains: "slow", AssistantMessages: new(1)}, Reply: fakellm.Reply{Text: "walked"}},
 		{Match: fakellm.Match{UserContains: "think"}, Reply: fakellm.Reply{Reasoning: "first I weigh it\nthen I decide", Text: "decided"}},
+		{Match: fakellm.Match{UserContains: "refuse"}, Reply: fakellm.Reply{Error: &fakellm.HTTPError{Status: 400, Message: "refused"}}},
 	}, Default: &fakellm.Reply{Text: "heard: {{last_user}}"}}
 }
 
@@ -216,6 +218,13 @@ func TestSessionControls(t *testing.T) {
 	if code, _, stderr := run(t, env, append([]string{"sessions", "cancel", "--hard", slow}, attach...)...); code != 0 || !strings.Contains(stderr, "0 tool calls cancelled") {
 		t.Errorf("sessions cancel --hard = %d %q", code, stderr)
 	}
+	// A ready session has nothing to pause or cancel, and is told so.
+	if code, _, stderr := run(t, env, append([]string{"sessions", "pause", slow}, attach...)...); code != 0 || stderr != "session "+slow+" is ready: it has no run going to pause\n" {
+		t.Errorf("sessions pause of a ready session = %d %q", code, stderr)
+	}
+	if code, _, stderr := run(t, env, append([]string{"sessions", "cancel", slow}, attach...)...); code != 0 || stderr != "session "+slow+" is ready: it had no run to cancel\n" {
+		t.Errorf("sessions cancel of a ready session = %d %q", code, stderr)
+	}
 
 	// interrupt of a running session: the step is cut short, the run
 	// goes on with the message, and the command follows it.
@@ -281,5 +290,105 @@ func TestResumeOfAReadySessionSaysThereIsNothingToResume(t *testing.T) {
 		!strings.Contains(stderr.String(), "session "+id+" is ready: it has nothing to resume") ||
 		!strings.Contains(stderr.String(), "agents sessions send "+id) {
 		t.Errorf("sessions resume of a ready session = %d\nstdout: %s\nstderr: %s", code, stdout.String(), stderr.String())
+	}
+}
+
+// sessions ls --limit takes what a page may hold, and says so in the
+// flag's words before it asks any server.
+func TestSessionsListLimitIsAPageSize(t *testing.T) {
+	t.Parallel()
+	_, env := testEnv(t)
+	for _, limit := range []string{"0", "501", "4294967346"} {
+		code, _, stderr := run(t, env, "sessions", "ls", "--limit", limit)
+		if want := "--limit " + limit + ": want 1 to 500"; code != 1 || !strings.Contains(stderr, want) {
+			t.Errorf("sessions ls --limit %s = %d %q, want 1 saying %q", limit, code, stderr, want)
+		}
+	}
+}
+
+// A watch that joins a run mid-answer prints the text the model wrote
+// before it came, then the rest: the answer whole, nothing twice.
+func TestWatchJoinedMidAnswerPrintsTheWholeAnswer(t *testing.T) {
+	t.Parallel()
+	dir, env := testEnv(t)
+	model := fakellmtest.Start(t, controlRules())
+	agents := filepath.Join(dir, "agents")
+	writeFile(t, filepath.Join(agents, "tools", "ok"), goodTool, 0o755)
+	writeFile(t, filepath.Join(agents, "echo.json"), agentJSON("echo", `, "bashToolboxes": [{"tag": "FileSystemDirectory", "contents": {"Path": "tools"}}]`), 0o644)
+	cfg := writeConfig(t, dir, "agents.json", agents)
+	srv := serveWith(t, env, cfg, stackOptions{offlineModel: model.URL()})
+	c, err := client.Dial(srv.url, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := t.Context()
+	created, err := c.Sessions.CreateSession(ctx, connect.NewRequest(&agentsv1.CreateSessionRequest{Agent: "echo", Message: &agentsv1.Message{Text: "slow"}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := created.Msg.GetSession().GetMeta().GetId()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		res, err := c.Sessions.GetSession(ctx, connect.NewRequest(&agentsv1.GetSessionRequest{SessionId: id, MetaOnly: true}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Count(res.Msg.GetSession().GetInProgress().GetText(), "tick") >= 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the answer did not start")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	code, out, stderr := run(t, env, "sessions", "watch", "--once", id, "--attach", srv.url)
+	if code != 0 || out != strings.Repeat("tick ", 40)+"\nwalked\n" {
+		t.Errorf("sessions watch --once joined mid-answer = %d\nstdout %q\nstderr %q\nwant every tick, then walked", code, out, stderr)
+	}
+}
+
+// sessions rm finds every session it is given before it deletes any: a
+// mistyped id among them deletes none.
+func TestSessionsRmDeletesNoneWhenAnIDIsUnknown(t *testing.T) {
+	t.Parallel()
+	dir, env := testEnv(t)
+	model := fakellmtest.Start(t, controlRules())
+	agents := filepath.Join(dir, "agents")
+	writeFile(t, filepath.Join(agents, "echo.json"), agentJSON("echo", ""), 0o644)
+	cfg := writeConfig(t, dir, "agents.json", agents)
+	srv := serveWith(t, env, cfg, stackOptions{offlineModel: model.URL()})
+	c, err := client.Dial(srv.url, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var ids []string
+	for range 2 {
+		res, err := c.Sessions.CreateSession(t.Context(), connect.NewRequest(&agentsv1.CreateSessionRequest{Agent: "echo"}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, res.Msg.GetSession().GetMeta().GetId())
+	}
+	code, out, stderr := run(t, env, "sessions", "rm", ids[0], "nosuchid", ids[1], "--attach", srv.url)
+	if code != 1 || out != "" || !strings.Contains(stderr, `no session id starts with "nosuchid"`) {
+		t.Errorf("sessions rm with an unknown id = %d %q %q, want 1, nothing deleted", code, out, stderr)
+	}
+	for _, id := range ids {
+		if _, err := c.Sessions.GetSession(t.Context(), connect.NewRequest(&agentsv1.GetSessionRequest{SessionId: id, MetaOnly: true})); err != nil {
+			t.Errorf("session %s: %v, want it kept", id, err)
+		}
+	}
+
+	// A failed session has no run to cancel either.
+	failed, err := c.Sessions.CreateSession(t.Context(), connect.NewRequest(&agentsv1.CreateSessionRequest{Agent: "echo", Message: &agentsv1.Message{Text: "refuse"}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := failed.Msg.GetSession().GetMeta().GetId()
+	waitStatus(t, c, id, agentsv1.SessionStatus_SESSION_STATUS_FAILED)
+	if code, _, stderr := run(t, env, "sessions", "cancel", id, "--attach", srv.url); code != 0 || stderr != "session "+id+" is failed: it had no run to cancel\n" {
+		t.Errorf("sessions cancel of a failed session = %d %q", code, stderr)
 	}
 }

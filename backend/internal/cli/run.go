@@ -157,6 +157,17 @@ func onlyRootAgent(ctx context.Context, c *client.Client) (string, error) {
 // start returns the session whose run to follow, or "" when there is
 // none.
 func (a *app) follow(ctx context.Context, cf clientFlags, offline string, start func(context.Context, *client.Client) (string, error)) error {
+	return a.followHelped(ctx, cf, offline, func(ctx context.Context, c *client.Client) (string, []string, error) {
+		id, err := start(ctx, c)
+		return id, nil, err
+	})
+}
+
+// followHelped is follow for a start that also names the helper sessions
+// the run waits for already (an answer to a helper's call continues the
+// run that waited for the helper): the calls they come to wait for are
+// the run's to report.
+func (a *app) followHelped(ctx context.Context, cf clientFlags, offline string, start func(context.Context, *client.Client) (string, []string, error)) error {
 	return a.withClientOptions(ctx, cf, embedOptions{offlineModel: offline}, func(ctx context.Context, c *client.Client) error {
 		ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 		defer stop()
@@ -170,11 +181,14 @@ func (a *app) follow(ctx context.Context, cf clientFlags, offline string, start 
 		for u := range updates {
 			switch {
 			case u.State != nil && u.State.Connected && p == nil:
-				id, err := start(ctx, c)
+				id, helpers, err := start(ctx, c)
 				if err != nil || id == "" {
 					return err
 				}
 				p = &runPrinter{out: a.stdout, log: a.stderr, session: id, turn: -1, serverArgs: a.serverArgs(cf, offline), clientArgs: a.serverArgs(cf, "")}
+				for _, h := range helpers {
+					p.helper(h)
+				}
 			case u.State != nil && !u.State.Connected:
 				if p == nil {
 					return client.Describe(fmt.Errorf("subscribe: %w", u.State.Err))
@@ -188,7 +202,7 @@ func (a *app) follow(ctx context.Context, cf clientFlags, offline string, start 
 				}
 			case u.Event != nil && p != nil:
 				if done, err := p.event(u.Event); done {
-					return err
+					return p.helpersCalls(ctx, c, err)
 				}
 			}
 		}
@@ -262,6 +276,18 @@ type runPrinter struct {
 	// waitingHelper is the helper's session whose calls stopped the
 	// command, "" when they are the run's own.
 	waitingHelper string
+}
+
+// inProgress prints the text of the step in flight as far as the model
+// wrote it, for a printer that joins a run midway; the text deltas that
+// follow go on from there.
+func (p *runPrinter) inProgress(step *agentsv1.TurnInProgress) {
+	if step.GetText() == "" {
+		return
+	}
+	p.turn = step.GetTurnIndex()
+	fmt.Fprint(p.out, step.GetText())
+	p.wrote, p.newline = true, strings.HasSuffix(step.GetText(), "\n")
 }
 
 // event prints one event; done reports that the run is over and with
@@ -382,6 +408,28 @@ func (p *runPrinter) settled(ctx context.Context, c *client.Client) (done bool, 
 		}
 	}
 	return p.event(&agentsv1.Event{SessionId: p.session, Body: &agentsv1.Event_RunStopped{RunStopped: &agentsv1.RunStopped{Status: m.GetStatus(), Reason: reason}}})
+}
+
+// helpersCalls completes err, the end of a run that waits, when the
+// run's events named no call it waits for: the calls are then those of
+// the helper's session it waits for, which deferred them before this
+// command came (a resume of a run whose helper still waits).
+func (p *runPrinter) helpersCalls(ctx context.Context, c *client.Client, err error) error {
+	var stopped *exitError
+	if !errors.As(err, &stopped) || stopped.code != exitRunWaiting || len(p.deferred) > 0 {
+		return err
+	}
+	chain, lookErr := waitingHelpers(ctx, c, p.session)
+	if lookErr != nil || len(chain) == 0 {
+		return err
+	}
+	helper := chain[len(chain)-1]
+	calls, lookErr := pendingCalls(ctx, c, helper)
+	if lookErr != nil || len(calls) == 0 {
+		return err
+	}
+	p.deferred, p.waitingHelper = calls, helper
+	return &exitError{code: exitRunWaiting, err: p.waiting()}
 }
 
 // waiting says which calls the run waits for and the commands that

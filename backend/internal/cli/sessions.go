@@ -20,6 +20,7 @@ import (
 	"github.com/agents-os/agents/api/client"
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
 	"github.com/agents-os/agents/backend/internal/errs"
+	"github.com/agents-os/agents/backend/internal/store"
 )
 
 // sessionsCommand is `agents sessions ls|show|export|rm|resume|import`,
@@ -52,6 +53,9 @@ func (a *app) sessionsList(cf *clientFlags) *cobra.Command {
 		Short:   "List sessions, newest first",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if limit < 1 || limit > store.MaxPageSize {
+				return fmt.Errorf("--limit %d: want 1 to %d", limit, store.MaxPageSize)
+			}
 			req := &agentsv1.ListSessionsRequest{Agent: agent, Query: q, RootsOnly: roots, AllOwners: all, PageSize: int32(limit)}
 			if status != "" {
 				v, ok := agentsv1.SessionStatus_value["SESSION_STATUS_"+strings.ToUpper(status)]
@@ -89,7 +93,7 @@ func (a *app) sessionsList(cf *clientFlags) *cobra.Command {
 	f.StringVarP(&agent, "agent", "a", "", "only sessions of this agent")
 	f.StringVar(&status, "status", "", "only sessions in this status (ready, running, waiting, paused, failed)")
 	f.StringVar(&q, "query", "", "only sessions whose title contains this")
-	f.IntVar(&limit, "limit", 50, "most sessions to list")
+	f.IntVar(&limit, "limit", 50, "most sessions to list (at most 500)")
 	f.BoolVar(&asJSON, "json", false, "print the response as JSON")
 	return cmd
 }
@@ -272,11 +276,17 @@ func (a *app) sessionsRemove(cf *clientFlags) *cobra.Command {
 				mode = agentsv1.DeleteMode_DELETE_MODE_CASCADE
 			}
 			return a.withClient(cmd.Context(), *cf, func(ctx context.Context, c *client.Client) error {
-				for _, arg := range args {
+				// Every session is found before any is deleted: a
+				// mistyped id deletes none.
+				ids := make([]string, len(args))
+				for i, arg := range args {
 					id, err := resolveSession(ctx, c, arg)
 					if err != nil {
 						return err
 					}
+					ids[i] = id
+				}
+				for _, id := range ids {
 					res, err := c.Sessions.DeleteSession(ctx, connect.NewRequest(&agentsv1.DeleteSessionRequest{SessionId: id, Mode: mode}))
 					if code, meta := errorReason(err); code == errs.CodeSessionHasChildren {
 						n, _ := strconv.Atoi(meta["children"])

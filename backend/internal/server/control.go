@@ -164,8 +164,8 @@ func (h *sessionService) ForkSession(ctx context.Context, req *connect.Request[a
 
 func (h *sessionService) WatchSession(ctx context.Context, req *connect.Request[agentsv1.WatchSessionRequest]) (*connect.Response[agentsv1.WatchSessionResponse], error) {
 	m := req.Msg
-	if m.GetWatcherId() == "" || m.GetTargetId() == "" {
-		return nil, errs.Invalid(errs.CodeInvalidArgument, "watcher_id and target_id are required")
+	if err := watchIDs(m.GetWatcherId(), m.GetTargetId()); err != nil {
+		return nil, err
 	}
 	if m.Ttl != nil {
 		if err := m.GetTtl().CheckValid(); err != nil {
@@ -181,13 +181,25 @@ func (h *sessionService) WatchSession(ctx context.Context, req *connect.Request[
 
 func (h *sessionService) UnwatchSession(ctx context.Context, req *connect.Request[agentsv1.UnwatchSessionRequest]) (*connect.Response[agentsv1.UnwatchSessionResponse], error) {
 	m := req.Msg
-	if m.GetWatcherId() == "" || m.GetTargetId() == "" {
-		return nil, errs.Invalid(errs.CodeInvalidArgument, "watcher_id and target_id are required")
+	if err := watchIDs(m.GetWatcherId(), m.GetTargetId()); err != nil {
+		return nil, err
 	}
 	if err := h.s.runner.UnwatchSession(ctx, owner(ctx), m.GetWatcherId(), m.GetTargetId()); err != nil {
 		return nil, err
 	}
 	return connect.NewResponse(&agentsv1.UnwatchSessionResponse{}), nil
+}
+
+// watchIDs names the id a watch request lacks (the JSON routes give the
+// watcher in the path, so a body without a target lacks only that).
+func watchIDs(watcher, target string) error {
+	switch {
+	case watcher == "":
+		return errs.Invalid(errs.CodeInvalidArgument, "watcher_id is required: the session that watches")
+	case target == "":
+		return errs.Invalid(errs.CodeInvalidArgument, "target_id is required: the session to watch")
+	}
+	return nil
 }
 
 func watch(w session.Watch) *agentsv1.Watch {

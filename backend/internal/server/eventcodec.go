@@ -8,8 +8,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	agentsv1 "github.com/agents-os/agents/api/gen/agents/v1"
+	"github.com/agents-os/agents/backend/internal/apijson"
 	"github.com/agents-os/agents/backend/internal/events"
-	"github.com/agents-os/agents/backend/internal/jsoncheck"
 )
 
 // The event stream's codecs: an event item of a SubscribeResponse is
@@ -80,10 +80,7 @@ func (eventJSONCodec) Unmarshal(b []byte, msg any) error {
 	if len(b) == 0 {
 		return nil
 	}
-	if err := jsoncheck.Depth(b, jsoncheck.MaxDepth); err != nil {
-		return err
-	}
-	return protojson.UnmarshalOptions{DiscardUnknown: true}.Unmarshal(b, m)
+	return apijson.ConnectCodec{}.Unmarshal(b, m)
 }
 
 var errNotProto = errors.New("not a protobuf message")

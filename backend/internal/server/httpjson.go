@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"mime"
 	"net/http"
 	"net/url"
@@ -124,6 +125,29 @@ func decodeBody(r *http.Request, msg proto.Message) error {
 		return errs.Invalid(errs.CodeInvalidArgument, "%v", err)
 	}
 	return nil
+}
+
+// noBody refuses a body on a route that reads none (cancel, pause, a
+// DELETE), unless it is empty or {}: what it asks would be ignored, and
+// the request done without it.
+func noBody(r *http.Request) error {
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxShortBody))
+	if err != nil {
+		return errs.Invalid(errs.CodeInvalidArgument, "read body: %v", err)
+	}
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 {
+		return nil
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(body, &obj) != nil || obj == nil {
+		return errs.Invalid(errs.CodeInvalidArgument, "this route takes no body: send none, or {}")
+	}
+	if len(obj) == 0 {
+		return nil
+	}
+	keys := slices.Sorted(maps.Keys(obj))
+	return errs.Invalid(errs.CodeInvalidArgument, "field `%s` is not a field here: this route takes no body", keys[0])
 }
 
 // isJSON reports whether a Content-Type is JSON; none at all is taken as

@@ -31,6 +31,7 @@ func TestJSONRoutesRejectBadInputWithClearErrors(t *testing.T) {
 		{"bad page token", "GET", "/v1/sessions?page_token=garbage", "", 400, "invalid_argument", "", ""},
 		{"bad delete mode", "DELETE", "/v1/sessions/x?mode=all", "", 400, "invalid_argument", "invalid_argument", "cascade"},
 		{"unknown agent by slug", "GET", "/v1/agents/nope", "", 404, "not_found", "unknown_agent", "nope"},
+		{"watch without a target", "POST", "/v1/sessions/x/watch", `{}`, 400, "invalid_argument", "invalid_argument", "target_id is required: the session to watch"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -138,7 +139,15 @@ func TestBadInputIsNeverAServerError(t *testing.T) {
 		{"negative ttl", "POST", s + "/watch", `{"targetId": "x", "ttl": "-5s"}`, 400, "ttl"},
 		{"unknown priority", "POST", s + "/mail", `{"body": {"userMessage": {"text": "x"}}, "priority": "MAIL_PRIORITY_SOON"}`, 400, "priority"},
 		{"numeric unknown priority", "POST", s + "/mail", `{"body": {"userMessage": {"text": "x"}}, "priority": 42}`, 400, "priority"},
+		{"a body naming another session than the path", "POST", s + "/messages", `{"session_id": "other", "text": "x"}`, 400, "field `session_id` is \"other\", but the path names \"" + id + "\": leave it out of the body"},
+		{"a body naming another token than the path", "POST", "/v1/calls/t/complete", `{"token": "u", "text": "x"}`, 400, "field `token` is \"u\", but the path names \"t\""},
+		{"a field on a route that takes no body", "POST", s + "/cancel", `{"reason": "stop"}`, 400, "field `reason` is not a field here: this route takes no body"},
+		{"not JSON on a route that takes no body", "POST", s + "/pause", `{x`, 400, "this route takes no body: send none, or {}"},
+		{"a list on a route that takes no body", "POST", s + "/cancel-attached", `[]`, 400, "this route takes no body"},
+		{"a body on a DELETE", "DELETE", s, `{"mode": "cascade"}`, 400, "field `mode` is not a field here: this route takes no body"},
 		{"empty mail", "POST", s + "/mail", `{"body": {}}`, 400, "mail body is empty"},
+		{"control mail without its order", "POST", s + "/mail", `{"kind": "control"}`, 400, "control mail needs its order"},
+		{"a text with control mail", "POST", s + "/mail", `{"kind": "control", "control": "stop_run", "text": "x"}`, 400, "field `text` belongs to user_message or agent_message, not to the control given"},
 		{"answer and error", "POST", "/v1/calls/t/complete", `{"text": "a", "error": "b"}`, 400, "field `error` cannot be given with `text`"},
 		{"no answer", "POST", "/v1/calls/t/complete", `{}`, 400, "text or error"},
 		{"bad after", "GET", "/v1/events?after=-1", "", 400, "event position"},
@@ -155,6 +164,10 @@ func TestBadInputIsNeverAServerError(t *testing.T) {
 				t.Errorf("error = %s %q, want invalid_argument …%q…", code, message, tc.message)
 			}
 		})
+	}
+	// The same id in the body as in the path is no contradiction.
+	if status, _, body := e.do("POST", s+"/rename", `{"session_id": "`+id+`", "title": "same"}`); status != 200 {
+		t.Errorf("rename with the path's id in the body = %d %s", status, body)
 	}
 	e.stop()
 	for _, l := range requestLines(t, log.String()) {

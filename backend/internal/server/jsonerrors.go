@@ -82,9 +82,15 @@ func (w *errorRewriter) errorFor(status int) (errorBody, bool) {
 		}
 		return errorBody{Code: connect.CodeUnimplemented.String(), Reason: errs.CodeMethodNotAllowed, Message: msg}, true
 	case http.StatusUnsupportedMediaType:
+		connectTypes := "application/json and application/proto"
+		if strings.Contains(w.Header().Get("Accept-Post"), "application/connect+") {
+			// A streaming procedure (Subscribe): Connect frames its
+			// messages, and says so in the type.
+			connectTypes = "application/connect+json and application/connect+proto"
+		}
 		return errorBody{
 			Code: connect.CodeInvalidArgument.String(), Reason: errs.CodeUnsupportedMediaType,
-			Message: fmt.Sprintf("Content-Type %q is not read on %s: the Connect protocol reads application/json and application/proto, gRPC application/grpc, gRPC-Web application/grpc-web", r.Header.Get("Content-Type"), r.URL.Path),
+			Message: fmt.Sprintf("Content-Type %q is not read on %s: the Connect protocol reads %s, gRPC application/grpc, gRPC-Web application/grpc-web", r.Header.Get("Content-Type"), r.URL.Path, connectTypes),
 		}, true
 	}
 	return errorBody{}, false

@@ -142,6 +142,7 @@ func TestEveryAnswerIsJSON(t *testing.T) {
 		{"wrong method", "DELETE", "/v1/agents", "", "", 405, "method_not_allowed", "DELETE is not served on /v1/agents", "GET, HEAD, POST"},
 		{"wrong content type", "POST", "/v1/sessions", `agent=boss`, "application/x-www-form-urlencoded", 415, "unsupported_media_type", "curl --json", ""},
 		{"the Connect paths' 415", "POST", "/agents.v1.AgentService/ListAgents", `{}`, "text/plain", 415, "unsupported_media_type", "application/json and application/proto", ""},
+		{"a streaming procedure's 415 names the streaming types", "POST", "/agents.v1.EventService/Subscribe", `{}`, "application/json", 415, "unsupported_media_type", "reads application/connect+json and application/connect+proto", ""},
 		{"unknown procedure", "POST", "/agents.v1.AgentService/Nope", `{}`, "application/json", 404, "", "", ""},
 		{"unknown query parameter", "GET", "/v1/sessions?colour=blue", "", "", 400, "invalid_argument", "query parameter `colour` is not taken here; the parameters are agent, status", ""},
 		{"query parameter where none is taken", "GET", "/v1/agents?x=1", "", "", 400, "invalid_argument", "query parameter `x` is not taken here: this route takes none", ""},

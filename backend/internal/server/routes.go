@@ -84,7 +84,14 @@ func (s *Server) checkRequest(rt route) http.HandlerFunc {
 	if rt.body != nil {
 		short = shortFieldsOnly(rt.body.ProtoReflect().Descriptor())
 	}
+	readsNoBody := rt.body == nil && !rt.definition && rt.method != http.MethodGet && rt.method != http.MethodHead
 	return func(w http.ResponseWriter, r *http.Request) {
+		if readsNoBody {
+			if err := noBody(r); err != nil {
+				s.writeError(w, r, err)
+				return
+			}
+		}
 		if short {
 			if r.ContentLength > maxShortBody {
 				s.writeError(w, r, errs.TooLarge(errs.CodeBodyTooLarge, "request body is larger than %d bytes", maxShortBody))
@@ -210,7 +217,9 @@ func (s *Server) routeTable() []route {
 				if err := decodeBody(r, req); err != nil {
 					return nil, 0, err
 				}
-				req.Slug = r.PathValue("slug")
+				if err := fromPath(r, "slug", "slug", &req.Slug); err != nil {
+					return nil, 0, err
+				}
 				res, _, err := unary(r.Context(), s, req, agents.RollbackAgent)
 				return res.GetAgent(), http.StatusOK, err
 			}),
@@ -318,7 +327,9 @@ func (s *Server) routeTable() []route {
 				if err := decodeBody(r, req); err != nil {
 					return nil, 0, err
 				}
-				req.SessionId = r.PathValue("id")
+				if err := fromPath(r, "id", "session_id", &req.SessionId); err != nil {
+					return nil, 0, err
+				}
 				key, err := idempotencyKey(r, req.IdempotencyKey)
 				if err != nil {
 					return nil, 0, err
@@ -362,7 +373,9 @@ func (s *Server) routeTable() []route {
 				if err := decodeBody(r, req); err != nil {
 					return nil, 0, err
 				}
-				req.SessionId = r.PathValue("id")
+				if err := fromPath(r, "id", "session_id", &req.SessionId); err != nil {
+					return nil, 0, err
+				}
 				return unary(r.Context(), s, req, sessions.Compact)
 			}),
 		},
@@ -375,7 +388,9 @@ func (s *Server) routeTable() []route {
 				if err := decodeBody(r, req); err != nil {
 					return nil, 0, err
 				}
-				req.SessionId = r.PathValue("id")
+				if err := fromPath(r, "id", "session_id", &req.SessionId); err != nil {
+					return nil, 0, err
+				}
 				res, _, err := unary(r.Context(), s, req, sessions.RenameSession)
 				return res.GetMeta(), http.StatusOK, err
 			}),
@@ -389,7 +404,9 @@ func (s *Server) routeTable() []route {
 				if err := decodeBody(r, req); err != nil {
 					return nil, 0, err
 				}
-				req.SessionId = r.PathValue("id")
+				if err := fromPath(r, "id", "session_id", &req.SessionId); err != nil {
+					return nil, 0, err
+				}
 				res, _, err := unary(r.Context(), s, req, sessions.UpdateSession)
 				return res.GetMeta(), http.StatusOK, err
 			}),
@@ -403,7 +420,9 @@ func (s *Server) routeTable() []route {
 				if err := decodeBody(r, req); err != nil {
 					return nil, 0, err
 				}
-				req.Owner = r.PathValue("owner")
+				if err := fromPath(r, "owner", "owner", &req.Owner); err != nil {
+					return nil, 0, err
+				}
 				res, _, err := unary(r.Context(), s, req, owners.SetOwnerBudget)
 				return res.GetBudget(), http.StatusOK, err
 			}),
@@ -489,7 +508,9 @@ func (s *Server) routeTable() []route {
 				if err := decodeBody(r, req); err != nil {
 					return nil, 0, err
 				}
-				req.WebhookId = r.PathValue("id")
+				if err := fromPath(r, "id", "webhook_id", &req.WebhookId); err != nil {
+					return nil, 0, err
+				}
 				res, _, err := unary(r.Context(), s, req, hooks.UpdateWebhook)
 				return res.GetWebhook(), http.StatusOK, err
 			}),
@@ -538,7 +559,9 @@ func (s *Server) routeTable() []route {
 				if err := decodeBody(r, req); err != nil {
 					return nil, 0, err
 				}
-				req.SessionId = r.PathValue("id")
+				if err := fromPath(r, "id", "session_id", &req.SessionId); err != nil {
+					return nil, 0, err
+				}
 				res, _, err := unary(r.Context(), s, req, sessions.Resume)
 				return res.GetMeta(), http.StatusOK, err
 			}),
@@ -552,7 +575,9 @@ func (s *Server) routeTable() []route {
 				if err := decodeBody(r, req); err != nil {
 					return nil, 0, err
 				}
-				req.SessionId = r.PathValue("id")
+				if err := fromPath(r, "id", "session_id", &req.SessionId); err != nil {
+					return nil, 0, err
+				}
 				key, err := idempotencyKey(r, req.IdempotencyKey)
 				if err != nil {
 					return nil, 0, err
@@ -583,7 +608,9 @@ func (s *Server) routeTable() []route {
 				if err := decodeBody(r, req); err != nil {
 					return nil, 0, err
 				}
-				req.SessionId = r.PathValue("id")
+				if err := fromPath(r, "id", "session_id", &req.SessionId); err != nil {
+					return nil, 0, err
+				}
 				res, _, err := unary(r.Context(), s, req, sessions.ForkSession)
 				if err != nil {
 					return nil, 0, err
@@ -601,7 +628,9 @@ func (s *Server) routeTable() []route {
 				if err := decodeBody(r, req); err != nil {
 					return nil, 0, err
 				}
-				req.WatcherId = r.PathValue("id")
+				if err := fromPath(r, "id", "watcher_id", &req.WatcherId); err != nil {
+					return nil, 0, err
+				}
 				res, _, err := unary(r.Context(), s, req, sessions.WatchSession)
 				return res.GetWatch(), http.StatusOK, err
 			}),
@@ -622,7 +651,9 @@ func (s *Server) routeTable() []route {
 				if err := decodeBody(r, req); err != nil {
 					return nil, 0, err
 				}
-				req.Token = r.PathValue("token")
+				if err := fromPath(r, "token", "token", &req.Token); err != nil {
+					return nil, 0, err
+				}
 				key, err := idempotencyKey(r, req.IdempotencyKey)
 				if err != nil {
 					return nil, 0, err
@@ -730,7 +761,9 @@ func (s *Server) scheduleRoutes() []route {
 				if err := decodeBody(r, req); err != nil {
 					return nil, 0, err
 				}
-				req.ScheduleId = r.PathValue("id")
+				if err := fromPath(r, "id", "schedule_id", &req.ScheduleId); err != nil {
+					return nil, 0, err
+				}
 				res, _, err := unary(r.Context(), s, req, schedules.UpdateSchedule)
 				return res.GetSchedule(), http.StatusOK, err
 			}),
@@ -900,8 +933,11 @@ func getRequest(r *http.Request) (*agentsv1.GetSessionRequest, error) {
 		if err != nil {
 			return nil, err
 		}
-		if n < 0 || n > math.MaxInt32 {
+		if n < 0 {
 			return nil, errs.Invalid(errs.CodeInvalidArgument, "query parameter `%s` must be 0 or more, not %d", name, n)
+		}
+		if n > math.MaxInt32 {
+			return nil, errs.Invalid(errs.CodeInvalidArgument, "query parameter `%s` must be at most %d, not %d", name, math.MaxInt32, n)
 		}
 		switch name {
 		case "after_turn":
@@ -935,6 +971,17 @@ func queryWait(r *http.Request, wait *bool, timeout **durationpb.Duration) error
 		}
 		*timeout = durationpb.New(d)
 	}
+	return nil
+}
+
+// fromPath sets a request's field to what the route's path gives it. A
+// body may give the field too, but only the same: neither silently wins.
+func fromPath(r *http.Request, key, field string, to *string) error {
+	v := r.PathValue(key)
+	if *to != "" && *to != v {
+		return errs.Invalid(errs.CodeInvalidArgument, "field `%s` is %q, but the path names %q: leave it out of the body", field, *to, v)
+	}
+	*to = v
 	return nil
 }
 

@@ -149,7 +149,7 @@ func TestGetSessionBadRangesAreInvalid(t *testing.T) {
 		{"after_turn=99&wait=true&timeout=5m", &agentsv1.GetSessionRequest{AfterTurn: proto.Int32(99), Wait: true, Timeout: durationpb.New(5 * time.Minute)}, "after_turn 99"},
 		{"view=turns", nil, "query parameter `view` must be full or meta, not \"turns\""},
 		{"last=many", nil, "query parameter `last` must be a whole number, not \"many\""},
-		{"after_turn=99999999999", nil, "after_turn"},
+		{"after_turn=99999999999", nil, "query parameter `after_turn` must be at most 2147483647, not 99999999999"},
 	} {
 		t.Run(tc.query, func(t *testing.T) {
 			status, _, body := e.getJSON(id, tc.query)

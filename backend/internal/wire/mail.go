@@ -88,6 +88,7 @@ func MailBodyFromWire(b *agentsv1.MailBody) (session.MailBody, error) {
 		case *agentsv1.ControlMessage_Resume:
 			return session.MailBody{Kind: session.MailResume, Reason: c.Resume.GetReason()}, nil
 		}
+		return session.MailBody{}, errs.Invalid(errs.CodeInvalidArgument, "control mail needs its order: control is one of stop_run, cancel_calls, resume")
 	}
-	return session.MailBody{}, errs.Invalid(errs.CodeInvalidArgument, "mail body is empty: set one of userMessage, agentMessage, control")
+	return session.MailBody{}, errs.Invalid(errs.CodeInvalidArgument, "mail body is empty: set one of user_message, agent_message, control")
 }
