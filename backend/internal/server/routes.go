@@ -247,11 +247,9 @@ func (s *Server) routeTable() []route {
 				if err := queryWait(r, &req.Wait, &req.Timeout); err != nil {
 					return nil, 0, err
 				}
-				key, err := idempotencyKey(r, req.IdempotencyKey)
-				if err != nil {
+				if err := idempotencyKey(r, &req.IdempotencyKey); err != nil {
 					return nil, 0, err
 				}
-				req.IdempotencyKey = key
 				res, _, err := unary(r.Context(), s, req, sessions.CreateSession)
 				if err != nil {
 					return nil, 0, err
@@ -330,11 +328,9 @@ func (s *Server) routeTable() []route {
 				if err := fromPath(r, "id", "session_id", &req.SessionId); err != nil {
 					return nil, 0, err
 				}
-				key, err := idempotencyKey(r, req.IdempotencyKey)
-				if err != nil {
+				if err := idempotencyKey(r, &req.IdempotencyKey); err != nil {
 					return nil, 0, err
 				}
-				req.IdempotencyKey = key
 				if err := queryWait(r, &req.Wait, &req.Timeout); err != nil {
 					return nil, 0, err
 				}
@@ -462,11 +458,9 @@ func (s *Server) routeTable() []route {
 				if err := decodeBody(r, req); err != nil {
 					return nil, 0, err
 				}
-				key, err := idempotencyKey(r, req.IdempotencyKey)
-				if err != nil {
+				if err := idempotencyKey(r, &req.IdempotencyKey); err != nil {
 					return nil, 0, err
 				}
-				req.IdempotencyKey = key
 				res, _, err := unary(r.Context(), s, req, hooks.CreateWebhook)
 				if err != nil {
 					return nil, 0, err
@@ -578,11 +572,9 @@ func (s *Server) routeTable() []route {
 				if err := fromPath(r, "id", "session_id", &req.SessionId); err != nil {
 					return nil, 0, err
 				}
-				key, err := idempotencyKey(r, req.IdempotencyKey)
-				if err != nil {
+				if err := idempotencyKey(r, &req.IdempotencyKey); err != nil {
 					return nil, 0, err
 				}
-				req.IdempotencyKey = key
 				res, _, err := unary(r.Context(), s, req, sessions.SendMail)
 				return res.GetEnvelope(), http.StatusCreated, err
 			}),
@@ -654,11 +646,9 @@ func (s *Server) routeTable() []route {
 				if err := fromPath(r, "token", "token", &req.Token); err != nil {
 					return nil, 0, err
 				}
-				key, err := idempotencyKey(r, req.IdempotencyKey)
-				if err != nil {
+				if err := idempotencyKey(r, &req.IdempotencyKey); err != nil {
 					return nil, 0, err
 				}
-				req.IdempotencyKey = key
 				return unary(r.Context(), s, req, sessions.CompleteCall)
 			}),
 		},
@@ -723,11 +713,9 @@ func (s *Server) scheduleRoutes() []route {
 				if err := decodeBody(r, req); err != nil {
 					return nil, 0, err
 				}
-				key, err := idempotencyKey(r, req.IdempotencyKey)
-				if err != nil {
+				if err := idempotencyKey(r, &req.IdempotencyKey); err != nil {
 					return nil, 0, err
 				}
-				req.IdempotencyKey = key
 				res, _, err := unary(r.Context(), s, req, schedules.CreateSchedule)
 				if err != nil {
 					return nil, 0, err
@@ -985,18 +973,20 @@ func fromPath(r *http.Request, key, field string, to *string) error {
 	return nil
 }
 
-// idempotencyKey is the request's key: its Idempotency-Key header or the
-// body's idempotency_key. Two different keys name two requests, and
-// neither may win in silence (as for any value given twice): refused.
-func idempotencyKey(r *http.Request, body string) (string, error) {
+// idempotencyKey sets *key, the body's idempotency_key, to the request's
+// key: its Idempotency-Key header or the body's. Two different keys name
+// two requests, and neither may win in silence (as for any value given
+// twice): refused.
+func idempotencyKey(r *http.Request, key *string) error {
 	header := r.Header.Get("Idempotency-Key")
 	switch {
 	case header == "":
-		return body, nil
-	case body != "" && body != header:
-		return "", errs.Invalid(errs.CodeInvalidArgument, "the Idempotency-Key header %q and the body's idempotency_key %q differ: give the key once", header, body)
+	case *key != "" && *key != header:
+		return errs.Invalid(errs.CodeInvalidArgument, "the Idempotency-Key header %q and the body's idempotency_key %q differ: give the key once", header, *key)
+	default:
+		*key = header
 	}
-	return header, nil
+	return nil
 }
 
 // readDefinition reads a body that is an agent file's JSON, as it is.
