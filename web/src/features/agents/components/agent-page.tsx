@@ -180,7 +180,8 @@ function Descriptor({ agent }: { agent: AgentDescriptor }) {
                 <div className="tool-head">
                   <code className="tool-name">{t.name}</code>
                   <span className={`kind kind-${kindLabels[t.kind]}`}>{kindLabels[t.kind]}</span>
-                  {t.source && <span className="muted">{t.source}</span>}
+                  {/* A client or a system tool's source is its kind again: said once. */}
+                  {t.source && t.source !== kindLabels[t.kind] && <span className="muted">{t.source}</span>}
                 </div>
                 {t.description && <p>{t.description}</p>}
                 {t.parameters && (

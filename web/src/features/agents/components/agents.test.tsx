@@ -48,7 +48,12 @@ function fakeServer() {
     source: AgentSource.FILE,
     file: "/etc/agents/filed.json",
     model: { name: "gpt-4o", contextWindow: 128000n, maxOutputTokens: 16384n, compactThreshold: 113000n, limitsSource: "builtin", apiKeyId: "openai", apiKeyPresent: true },
-    tools: [{ name: "bash_clock", description: "Tells the time.", kind: ToolKind.BASH, source: "/opt/tools/clock" }],
+    tools: [
+      { name: "bash_clock", description: "Tells the time.", kind: ToolKind.BASH, source: "/opt/tools/clock" },
+      // As the server describes them: a client or a system tool's source is its kind.
+      { name: "ask_user", description: "Asks the user.", kind: ToolKind.CLIENT, source: "client" },
+      { name: "os_send_mail", description: "Sends mail.", kind: ToolKind.SYSTEM, source: "system" },
+    ],
     budget: { tokens: 50000n, costUsd: 1.5 },
   });
   const stored = new Map<string, AgentVersion[]>([
@@ -518,6 +523,13 @@ describe("the agents page", () => {
     expect(note.textContent).toContain("/etc/agents/filed.json");
     expect(note.textContent).toContain("read-only");
     expect(screen.queryByRole("textbox")).toBeNull();
+  });
+
+  it("names each tool's kind once: a source that only repeats the kind is not shown again", async () => {
+    mount("/agents/filed");
+    const heads = () => screen.getAllByRole("listitem").map((li) => li.querySelector(".tool-head")?.textContent).filter(Boolean);
+    await screen.findByText("ask_user");
+    expect(heads()).toEqual(["bash_clockbash/opt/tools/clock", "ask_userclient", "os_send_mailsystem"]);
   });
 
   it("names the model's window once the server knows it, and nothing of it before", async () => {
