@@ -37,6 +37,11 @@ config=()
 if [ -n "$AGENTS_CONFIG" ]; then
   config=(--config "$AGENTS_CONFIG")
   args+=("${config[@]}")
+else
+  # The example agents' programs are offered to agents made in the
+  # clients too (the web app's agent form ticks them): the demo lets a
+  # stored agent run them. A config of the user's says its own.
+  args+=(--stored-agent-tool-dirs examples/agents)
 fi
 if [ -z "${OPENAI_API_KEY:-}" ]; then
   "$BIN/fakellm" --check --rules "$RULES" >/dev/null
