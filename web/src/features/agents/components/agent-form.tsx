@@ -130,7 +130,50 @@ export function AgentForm({ text, onChange, agent, error }: Props) {
   const wholeList = (field: ListField) => error?.at.field === field && error.at.index === undefined;
   const listError = (field: ListField) => (wholeList(field) ? describedBy(field) : {});
   const listNote = (field: ListField) => wholeList(field) && errorNote(field);
-  const rowError = (field: Exclude<ListField, "approvals">, i: number) => (error?.at.field === field && error.at.index === i ? { message: error.message, key: error.at.key } : undefined);
+  const rowError = (field: ListField, i: number) => (error?.at.field === field && error.at.index === i ? { message: error.message, key: error.at.key } : undefined);
+  // What every row editor of a list is given: where it is, its refusal,
+  // and how it changes or leaves its list. (The approvals' editor reads
+  // its refusal in its own terms, and is given that after these.)
+  const rowProps = <T,>(field: ListField, i: number, onChange: (row: T) => void, onRemove: () => void) => ({
+    index: i,
+    idBase: id(field, i),
+    error: rowError(field, i),
+    onChange,
+    onRemove,
+  });
+  // listSection is one list of the form: its fieldset, what it is for,
+  // its rows and the button that adds one. A refusal of the list as a
+  // whole describes the fieldset, and its note follows the rows.
+  const listSection = <F extends ListField>(list: {
+    field: F;
+    legend: string;
+    hint: ReactNode;
+    before?: ReactNode;
+    after?: ReactNode;
+    newRow: () => Form[F][number];
+    addLabel: string;
+    row: (row: Form[F][number], index: number, change: (row: Form[F][number]) => void, remove: () => void) => ReactNode;
+  }) => (
+    <fieldset id={id(list.field)} tabIndex={-1} {...listError(list.field)}>
+      <legend>{list.legend}</legend>
+      <p className="muted hint">{list.hint}</p>
+      {list.before}
+      <Rows
+        rows={form[list.field] as Form[F][number][]}
+        onChange={(rows) => set({ [list.field]: rows })}
+        newRow={list.newRow}
+        addLabel={list.addLabel}
+        after={
+          <>
+            {list.after}
+            {listNote(list.field)}
+          </>
+        }
+      >
+        {list.row}
+      </Rows>
+    </fieldset>
+  );
 
   return (
     <div className="agent-form" role="group" aria-label="Agent form">
@@ -249,139 +292,62 @@ export function AgentForm({ text, onChange, agent, error }: Props) {
         {extra.length > 0 && <p className="muted hint">Also in the JSON below: {extra.join(", ")}.</p>}
       </fieldset>
 
-      <fieldset id={id("directories")} tabIndex={-1} {...listError("directories")}>
-        <legend>Directory toolboxes</legend>
-        <p className="muted hint">
-          Folders of bash tools: every executable in the folder is a tool, bash_SLUG, or only those whose file name holds the filter.
-        </p>
-        <Rows
-          rows={form.directories}
-          onChange={(directories) => set({ directories })}
-          newRow={(): DirectoryRow => ({ path: "", filter: "", locked: false, json: "" })}
-          addLabel="Add a directory toolbox"
-          after={listNote("directories")}
-        >
-          {(row, i, change, remove) => (
-            <DirectoryEditor key={i} row={row} index={i} idBase={id("directories", i)} error={rowError("directories", i)} onChange={change} onRemove={remove} />
-          )}
-        </Rows>
-      </fieldset>
+      {listSection({
+        field: "directories",
+        legend: "Directory toolboxes",
+        hint: "Folders of bash tools: every executable in the folder is a tool, bash_SLUG, or only those whose file name holds the filter.",
+        newRow: (): DirectoryRow => ({ path: "", filter: "", locked: false, json: "" }),
+        addLabel: "Add a directory toolbox",
+        row: (row, i, change, remove) => <DirectoryEditor key={i} row={row} {...rowProps("directories", i, change, remove)} />,
+      })}
 
-      <fieldset id={id("clientTools")} tabIndex={-1} {...listError("clientTools")}>
-        <legend>Client tools</legend>
-        <p className="muted hint">
-          Tools the server does not run: a call waits until a client (this app, the terminal UI, a program of yours) answers it.
-        </p>
-        <Rows
-          rows={form.clientTools}
-          onChange={(clientTools) => set({ clientTools })}
-          newRow={(): ClientToolRow => ({ name: "", description: "", args: [], locked: false, schema: "" })}
-          addLabel="Add a client tool"
-          after={listNote("clientTools")}
-        >
-          {(row, i, change, remove) => (
-            <ClientToolEditor
-              key={i}
-              row={row}
-              index={i}
-              idBase={id("clientTools", i)}
-              taken={nameTaken(form.clientTools, i)}
-              error={rowError("clientTools", i)}
-              onChange={change}
-              onRemove={remove}
-            />
-          )}
-        </Rows>
-      </fieldset>
+      {listSection({
+        field: "clientTools",
+        legend: "Client tools",
+        hint: "Tools the server does not run: a call waits until a client (this app, the terminal UI, a program of yours) answers it.",
+        newRow: (): ClientToolRow => ({ name: "", description: "", args: [], locked: false, schema: "" }),
+        addLabel: "Add a client tool",
+        row: (row, i, change, remove) => (
+          <ClientToolEditor key={i} row={row} taken={nameTaken(form.clientTools, i)} {...rowProps("clientTools", i, change, remove)} />
+        ),
+      })}
 
-      <fieldset id={id("mcpServers")} tabIndex={-1} {...listError("mcpServers")}>
-        <legend>MCP servers</legend>
-        <p className="muted hint">
-          Each server's tools are offered as mcp_NAME_TOOL: a program speaking MCP on its standard input and output, or a server reached over HTTP.
-        </p>
-        <Rows
-          rows={form.mcpServers}
-          onChange={(mcpServers) => set({ mcpServers })}
-          newRow={() => ({ kind: "McpSimpleBinary", name: "", executable: "", args: "", env: "", url: "", headers: "", locked: [] })}
-          addLabel="Add an MCP server"
-          after={listNote("mcpServers")}
-        >
-          {(row, i, change, remove) => (
-            <McpEditor
-              key={i}
-              row={row}
-              index={i}
-              idBase={id("mcpServers", i)}
-              taken={nameTaken(form.mcpServers, i)}
-              error={rowError("mcpServers", i)}
-              onChange={change}
-              onRemove={remove}
-            />
-          )}
-        </Rows>
-      </fieldset>
+      {listSection({
+        field: "mcpServers",
+        legend: "MCP servers",
+        hint: "Each server's tools are offered as mcp_NAME_TOOL: a program speaking MCP on its standard input and output, or a server reached over HTTP.",
+        newRow: (): McpRow => ({ kind: "McpSimpleBinary", name: "", executable: "", args: "", env: "", url: "", headers: "", locked: [] }),
+        addLabel: "Add an MCP server",
+        row: (row, i, change, remove) => <McpEditor key={i} row={row} taken={nameTaken(form.mcpServers, i)} {...rowProps("mcpServers", i, change, remove)} />,
+      })}
 
-      <fieldset id={id("approvals")} tabIndex={-1} {...listError("approvals")}>
-        <legend>Approvals</legend>
-        <p className="muted hint">Calls of these tools wait for a person to approve them; every other tool never asks.</p>
-        <datalist id={`${base}-tools`}>
-          {toolNames.map((n) => (
-            <option key={n} value={n} />
-          ))}
-        </datalist>
-        <Rows
-          rows={form.approvals}
-          onChange={(approvals) => set({ approvals })}
-          newRow={(): ApprovalRow => ({ tool: "", policy: "always", rules: [] })}
-          addLabel="Add an approval"
-          after={listNote("approvals")}
-        >
-          {(row, i, change, remove) => (
-            <ApprovalEditor
-              key={i}
-              row={row}
-              index={i}
-              idBase={id("approvals", i)}
-              toolsList={`${base}-tools`}
-              error={errorAt("approvals", i)}
-              onChange={change}
-              onRemove={remove}
-            />
-          )}
-        </Rows>
-      </fieldset>
+      {listSection({
+        field: "approvals",
+        legend: "Approvals",
+        hint: "Calls of these tools wait for a person to approve them; every other tool never asks.",
+        before: (
+          <datalist id={`${base}-tools`}>
+            {toolNames.map((n) => (
+              <option key={n} value={n} />
+            ))}
+          </datalist>
+        ),
+        newRow: (): ApprovalRow => ({ tool: "", policy: "always", rules: [] }),
+        addLabel: "Add an approval",
+        row: (row, i, change, remove) => (
+          <ApprovalEditor key={i} row={row} toolsList={`${base}-tools`} {...rowProps("approvals", i, change, remove)} error={errorAt("approvals", i)} />
+        ),
+      })}
 
-      <fieldset id={id("params")} tabIndex={-1} {...listError("params")}>
-        <legend>Params</legend>
-        <p className="muted hint">
-          Values each session of the agent is given by whoever starts it, such as a per-user token; a header of an MCP server names one as {"{{param:NAME}}"}.
-        </p>
-        <Rows
-          rows={form.params}
-          onChange={(params) => set({ params })}
-          newRow={() => ({ name: "", description: "", secret: false, required: true })}
-          addLabel="Add a param"
-          after={
-            <>
-              {hasBothParamLists(text) && <p className="muted hint">Also in the JSON below: agents-exe's parameters, read as more params.</p>}
-              {listNote("params")}
-            </>
-          }
-        >
-          {(row, i, change, remove) => (
-            <ParamEditor
-              key={i}
-              row={row}
-              index={i}
-              idBase={id("params", i)}
-              taken={nameTaken(form.params, i)}
-              error={rowError("params", i)}
-              onChange={change}
-              onRemove={remove}
-            />
-          )}
-        </Rows>
-      </fieldset>
+      {listSection({
+        field: "params",
+        legend: "Params",
+        hint: <>Values each session of the agent is given by whoever starts it, such as a per-user token; a header of an MCP server names one as {"{{param:NAME}}"}.</>,
+        newRow: (): ParamRow => ({ name: "", description: "", secret: false, required: true }),
+        addLabel: "Add a param",
+        after: hasBothParamLists(text) && <p className="muted hint">Also in the JSON below: agents-exe's parameters, read as more params.</p>,
+        row: (row, i, change, remove) => <ParamEditor key={i} row={row} taken={nameTaken(form.params, i)} {...rowProps("params", i, change, remove)} />,
+      })}
 
       <BudgetFields idBase={id("budget")} value={form.budget} onChange={(budget) => set({ budget })} error={error?.at.field === "budget" ? error : undefined} />
 
