@@ -76,20 +76,7 @@ func TestServeLogsTheWarningsOfAgentFilesAtStart(t *testing.T) {
 	writeFile(t, file, legacyAgent("legacy"), 0o644)
 	p := startServe(t, dir, "--agent-file", file, "--db", filepath.Join(dir, "agents.db"))
 
-	type entry struct {
-		Level   string `json:"level"`
-		Msg     string `json:"msg"`
-		File    string `json:"file"`
-		Field   string `json:"field"`
-		Problem string `json:"problem"`
-	}
-	var got []entry
-	for _, line := range strings.Split(p.stderr.String(), "\n") {
-		var e entry
-		if json.Unmarshal([]byte(line), &e) == nil && e.Msg == "agent file warning" {
-			got = append(got, e)
-		}
-	}
+	got := loadLog(p.stderr.String(), func(msg string) bool { return msg == "agent file warning" })
 	if len(got) != len(legacyWarnings) {
 		t.Fatalf("%d agent file warnings logged, want %d:\n%s", len(got), len(legacyWarnings), p.stderr)
 	}
@@ -165,24 +152,32 @@ func TestServeLogsLoadProblemsWithTheirFileAndField(t *testing.T) {
 		"modelUrl": "http://127.0.0.1:1/v1", "modelName": "m", "toolDirectory": "tools"}}`, 0o644)
 	p := startServe(t, dir, "--agent-file", file, "--db", filepath.Join(dir, "agents.db"))
 
-	type entry struct {
-		Level   string `json:"level"`
-		Msg     string `json:"msg"`
-		File    string `json:"file"`
-		Field   string `json:"field"`
-		Problem string `json:"problem"`
-	}
-	var got []entry
-	for _, line := range strings.Split(p.stderr.String(), "\n") {
-		var e entry
-		if json.Unmarshal([]byte(line), &e) == nil && strings.Contains(e.Msg, "agent file") && e.Msg != "agent file warning" {
-			got = append(got, e)
-		}
-	}
+	got := loadLog(p.stderr.String(), func(msg string) bool { return strings.Contains(msg, "agent file") && msg != "agent file warning" })
 	if len(got) != 1 {
 		t.Fatalf("%d load problems logged, want 1:\n%s", len(got), p.stderr)
 	}
 	if e := got[0]; e.Msg != "agent file problem" || e.Level != "WARN" || e.File != "desk.json" || e.Field != "contents.toolDirectory" || e.Problem == "" {
 		t.Errorf("logged %+v, want an agent file problem of desk.json's contents.toolDirectory", e)
 	}
+}
+
+// loadLogEntry is a line serve logs about an agent file.
+type loadLogEntry struct {
+	Level   string `json:"level"`
+	Msg     string `json:"msg"`
+	File    string `json:"file"`
+	Field   string `json:"field"`
+	Problem string `json:"problem"`
+}
+
+// loadLog reads the JSON log lines of stderr whose message keep takes.
+func loadLog(stderr string, keep func(msg string) bool) []loadLogEntry {
+	var got []loadLogEntry
+	for _, line := range strings.Split(stderr, "\n") {
+		var e loadLogEntry
+		if json.Unmarshal([]byte(line), &e) == nil && keep(e.Msg) {
+			got = append(got, e)
+		}
+	}
+	return got
 }
