@@ -572,6 +572,30 @@ function rowControl(idBase: string, error: RowError | undefined, key: string | u
   return { "aria-invalid": mine || undefined, "aria-describedby": ids || undefined };
 }
 
+// NameField is a row's name: its input, and the hint that says why the
+// name will not do, which describes it.
+function NameField(props: {
+  id: string;
+  label: string;
+  value: string;
+  onChange: (name: string) => void;
+  hint: string | undefined;
+  control: (key: string | undefined, hint?: string) => object;
+}) {
+  const { id, hint } = props;
+  return (
+    <div className="field">
+      <label htmlFor={id}>{props.label}</label>
+      <input id={id} type="text" autoComplete="off" spellCheck={false} value={props.value} onChange={(e) => props.onChange(e.target.value)} {...props.control(undefined, hint && `${id}-hint`)} />
+      {hint && (
+        <p id={`${id}-hint`} className="muted hint">
+          {hint}
+        </p>
+      )}
+    </div>
+  );
+}
+
 // nameTaken reports whether row i's name, when it has one, is another
 // row's too: MCP servers', client tools' and params' names are unique in
 // their list.
@@ -606,15 +630,7 @@ function McpEditor(props: { row: McpRow; index: number; idBase: string; taken: b
   return (
     <li className="approval-row">
       <div className="form-row">
-        <div className="field">
-          <label htmlFor={idBase}>Name of MCP server {n}</label>
-          <input id={idBase} type="text" autoComplete="off" spellCheck={false} value={row.name} onChange={(e) => onChange({ ...row, name: e.target.value })} {...control(undefined, nameHint && `${idBase}-hint`)} />
-          {nameHint && (
-            <p id={`${idBase}-hint`} className="muted hint">
-              {nameHint}
-            </p>
-          )}
-        </div>
+        <NameField id={idBase} label={`Name of MCP server ${n}`} value={row.name} onChange={(name) => onChange({ ...row, name })} hint={nameHint} control={control} />
         <div className="field">
           <label htmlFor={`${idBase}-tag`}>Kind of MCP server {n}</label>
           <select id={`${idBase}-tag`} value={row.kind} onChange={(e) => onChange({ ...row, kind: e.target.value })} {...control("tag")}>
@@ -768,15 +784,7 @@ function ClientToolEditor(props: { row: ClientToolRow; index: number; idBase: st
   return (
     <li className="approval-row">
       <div className="form-row">
-        <div className="field">
-          <label htmlFor={idBase}>Name of client tool {n}</label>
-          <input id={idBase} type="text" autoComplete="off" spellCheck={false} value={row.name} onChange={(e) => onChange({ ...row, name: e.target.value })} {...control(undefined, nameHint && `${idBase}-hint`)} />
-          {nameHint && (
-            <p id={`${idBase}-hint`} className="muted hint">
-              {nameHint}
-            </p>
-          )}
-        </div>
+        <NameField id={idBase} label={`Name of client tool ${n}`} value={row.name} onChange={(name) => onChange({ ...row, name })} hint={nameHint} control={control} />
         <div className="field">
           <label htmlFor={`${idBase}-description`}>Description of client tool {n}</label>
           <input
@@ -942,15 +950,7 @@ function ParamEditor(props: { row: ParamRow; index: number; idBase: string; take
   return (
     <li className="approval-row">
       <div className="form-row">
-        <div className="field">
-          <label htmlFor={idBase}>Name of param {n}</label>
-          <input id={idBase} type="text" autoComplete="off" spellCheck={false} value={row.name} onChange={(e) => onChange({ ...row, name: e.target.value })} {...control(undefined, nameHint && `${idBase}-hint`)} />
-          {nameHint && (
-            <p id={`${idBase}-hint`} className="muted hint">
-              {nameHint}
-            </p>
-          )}
-        </div>
+        <NameField id={idBase} label={`Name of param ${n}`} value={row.name} onChange={(name) => onChange({ ...row, name })} hint={nameHint} control={control} />
         <div className="field">
           <label htmlFor={`${idBase}-description`}>Description of param {n}</label>
           <input
