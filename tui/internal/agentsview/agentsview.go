@@ -23,6 +23,7 @@ import (
 	"github.com/agents-os/agents/tui/internal/keys"
 	"github.com/agents-os/agents/tui/internal/layout"
 	"github.com/agents-os/agents/tui/internal/msgs"
+	"github.com/agents-os/agents/tui/internal/pages"
 	"github.com/agents-os/agents/tui/internal/theme"
 	"github.com/agents-os/agents/tui/internal/units"
 )
@@ -34,6 +35,8 @@ type Loaded struct {
 	Err    error
 	// Reloaded says the server read its agent files again.
 	Reloaded bool
+	// generation is the listing that asked; only the newest one counts.
+	generation int
 }
 
 // NewSession asks the shell to start a session with an agent.
@@ -81,6 +84,9 @@ type Agents struct {
 
 	loaded bool
 	err    error
+	// refresh tells the newest listing's answer from older ones still in
+	// flight, which may predate a change.
+	refresh pages.Refresh
 
 	// edit is the edit of a stored agent under way, if any.
 	edit *editing
@@ -152,26 +158,26 @@ func (m *Agents) filter() {
 
 // Refresh lists the agents again.
 func (m *Agents) Refresh() tea.Cmd {
-	ctx, c := m.ctx, m.c
+	ctx, c, gen := m.ctx, m.c, m.refresh.Start()
 	return func() tea.Msg {
 		res, err := c.ListAgents(ctx, connect.NewRequest(&agentsv1.ListAgentsRequest{}))
 		if err != nil {
-			return Loaded{Err: err}
+			return Loaded{Err: err, generation: gen}
 		}
-		return Loaded{Agents: res.Msg.GetAgents(), Errors: res.Msg.GetErrors()}
+		return Loaded{Agents: res.Msg.GetAgents(), Errors: res.Msg.GetErrors(), generation: gen}
 	}
 }
 
 // Reload asks the server to read its agent files again and describe
 // their tools anew.
 func (m *Agents) Reload() tea.Cmd {
-	ctx, c := m.ctx, m.c
+	ctx, c, gen := m.ctx, m.c, m.refresh.Start()
 	return func() tea.Msg {
 		res, err := c.ReloadAgents(ctx, connect.NewRequest(&agentsv1.ReloadAgentsRequest{}))
 		if err != nil {
-			return Loaded{Err: err, Reloaded: true}
+			return Loaded{Err: err, Reloaded: true, generation: gen}
 		}
-		return Loaded{Agents: res.Msg.GetAgents(), Errors: res.Msg.GetErrors(), Reloaded: true}
+		return Loaded{Agents: res.Msg.GetAgents(), Errors: res.Msg.GetErrors(), Reloaded: true, generation: gen}
 	}
 }
 
@@ -186,22 +192,28 @@ func (m *Agents) List() []*agentsv1.AgentDescriptor { return m.agents }
 func (m *Agents) Handle(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case Loaded:
-		if msg.Err != nil {
-			m.err = client.Describe(msg.Err)
-			if msg.Reloaded {
-				return msgs.Say("", fmt.Errorf("reload agents: %w", m.err))
+		// Only the newest listing's answer is the list: an older one
+		// still in flight may predate a change. A reload overtaken by a
+		// later listing still says how it went.
+		if _, newest := m.refresh.Done(msg.generation); newest {
+			if msg.Err != nil {
+				m.err = client.Describe(msg.Err)
+			} else {
+				m.agents, m.errs, m.err, m.loaded = msg.Agents, msg.Errors, nil, true
+				m.filter()
 			}
+		}
+		if !msg.Reloaded {
 			return nil
 		}
-		m.agents, m.errs, m.err, m.loaded = msg.Agents, msg.Errors, nil, true
-		m.filter()
-		if msg.Reloaded {
-			text := fmt.Sprintf("reloaded %s", plural(len(m.agents), "agent"))
-			if n := len(m.errs); n > 0 {
-				text += fmt.Sprintf(", %s", plural(n, "load problem"))
-			}
-			return msgs.Say(text, nil)
+		if msg.Err != nil {
+			return msgs.Say("", fmt.Errorf("reload agents: %w", client.Describe(msg.Err)))
 		}
+		text := fmt.Sprintf("reloaded %s", plural(len(msg.Agents), "agent"))
+		if n := len(msg.Errors); n > 0 {
+			text += fmt.Sprintf(", %s", plural(n, "load problem"))
+		}
+		return msgs.Say(text, nil)
 	case msgs.Event:
 		if _, ok := msg.Event.GetBody().(*agentsv1.Event_AgentsChanged); ok {
 			if m.history != nil {

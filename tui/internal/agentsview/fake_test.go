@@ -114,3 +114,21 @@ func TestAChangeOfTheAgentsListsThemAgain(t *testing.T) {
 		t.Fatalf("%d listings, %d agents; want 2 and 2", f.lists, len(a.List()))
 	}
 }
+
+// Two listings in flight answer in any order: the older answer, which
+// may predate the change the newer one was asked for, does not replace
+// the newer.
+func TestAnOlderListingAnsweringLastIsIgnored(t *testing.T) {
+	t.Parallel()
+	f := &fakeServer{agents: []*agentsv1.AgentDescriptor{{Slug: "coder"}}}
+	a := New(t.Context(), f, theme.New(true), keys.Default())
+	first := a.Refresh()
+	old := first()
+	f.agents = append(f.agents, &agentsv1.AgentDescriptor{Slug: "writer"})
+	cmd := a.Handle(msgs.Event{Event: &agentsv1.Event{Body: &agentsv1.Event_AgentsChanged{AgentsChanged: &agentsv1.AgentsChanged{}}}})
+	a.Handle(cmd())
+	a.Handle(old)
+	if len(a.List()) != 2 {
+		t.Fatalf("%d agents listed after the older answer came last; want the newer listing's 2", len(a.List()))
+	}
+}
